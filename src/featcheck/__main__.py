@@ -1,0 +1,5 @@
+"""`python -m featcheck` runs the command-line interface."""
+
+from featcheck.cli import main
+
+main()

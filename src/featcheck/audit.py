@@ -1,0 +1,260 @@
+"""The audit: manifest -> resolution -> rules -> findings, for a project or for saved tree text."""
+
+from __future__ import annotations
+
+import os
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from featcheck.cargo.metadata import PackageInfo, WorkspaceMetadata
+from featcheck.cargo.runner import CargoRunner
+from featcheck.cargo.tree_text import ParsedTree, TreeTextError, local_leaves, parse_tree_text
+from featcheck.errors import FeatcheckError
+from featcheck.findings import Finding, Location, Severity
+from featcheck.graph import DependencyGraph, Node
+from featcheck.locate import Cut, Locator, ManifestCache
+from featcheck.lockfile import LockfileGuard
+from featcheck.manifest.document import read_manifest
+from featcheck.rules import ALL_RULES, BuildView, Detection, Rule
+from featcheck.suggest import FeatureSearch
+
+
+@dataclass(frozen=True)
+class AuditOptions:
+    """What to audit and how to call cargo."""
+
+    packages: tuple[str, ...] = ()
+    """Members to audit (`-p`); empty means every member the path selects."""
+    targets: tuple[str, ...] = ()
+    """Target triples; empty means the host."""
+    offline: bool = False
+    locked: bool = False
+    timeout: float = 300.0
+
+
+@dataclass
+class AuditResult:
+    """Findings plus what was audited, for renderers."""
+
+    root: Path
+    """The audited root: locations are relative to it."""
+    findings: list[Finding] = field(default_factory=list)
+    members: list[str] = field(default_factory=list)
+    targets: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+def find_manifest(path: Path) -> Path:
+    """The Cargo.toml that PATH names (a directory or the manifest itself), made absolute."""
+    path = path.absolute()
+    if path.is_dir():
+        manifest = path / "Cargo.toml"
+        if not manifest.is_file():
+            raise FeatcheckError("not a Cargo project: no Cargo.toml here", path=path)
+        return manifest
+    if not path.exists():
+        raise FeatcheckError("no such file or directory", path=path)
+    if path.suffix != ".toml":
+        raise FeatcheckError("expected a directory or a Cargo.toml", path=path)
+    return path
+
+
+def _select_members(
+    metadata: WorkspaceMetadata, manifest: Path, packages: tuple[str, ...]
+) -> list[PackageInfo]:
+    members = list(metadata.members)
+    if manifest.resolve() != (metadata.root / "Cargo.toml").resolve():
+        # A package inside a workspace: audit that member, with the workspace's lockfile.
+        members = [m for m in members if m.manifest_path.resolve() == manifest.resolve()]
+    if packages:
+        names = {m.name for m in metadata.members}
+        unknown = [p for p in packages if p not in names]
+        if unknown:
+            raise FeatcheckError(
+                f"no workspace member named {', '.join(unknown)}"
+                f" (members: {', '.join(sorted(names))})"
+            )
+        members = [m for m in metadata.members if m.name in packages]
+    return members
+
+
+def audit_project(path: Path, options: AuditOptions) -> AuditResult:
+    """Audit every selected member on every target, as cargo resolves it."""
+    manifest = find_manifest(path)
+    read_manifest(manifest)  # a broken manifest gets featcheck's one-line error, not cargo's
+    root = manifest.parent
+    runner = CargoRunner(
+        manifest.parent, offline=options.offline, locked=options.locked, timeout=options.timeout
+    )
+    with LockfileGuard.around(manifest):
+        metadata = runner.metadata(manifest)
+        members = _select_members(metadata, manifest, options.packages)
+        targets = list(options.targets) or [runner.host_triple()]
+        jobs = [(member, target) for member in members for target in targets]
+        workers = max(1, min(len(jobs), os.cpu_count() or 1))
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            trees = list(pool.map(lambda job: runner.tree(manifest, job[0].id, job[1]), jobs))
+    result = AuditResult(root, members=[m.name for m in members], targets=targets)
+    manifests = ManifestCache()
+    locator = Locator(metadata, root, manifests)
+    search = FeatureSearch(metadata)
+    for (member, target), text in zip(jobs, trees, strict=True):
+        try:
+            parsed = parse_tree_text(text)
+        except TreeTextError as error:
+            raise FeatcheckError(
+                f"could not read cargo tree output for {member.name}: {error}"
+            ) from None
+        member_node = parsed.roots[0]
+        view = BuildView(parsed.graph, (member_node,))
+        for rule in ALL_RULES:
+            for detection in rule.detect(view):
+                cfg = runner.target_cfg(target)
+                cut = locator.find_cut(parsed.graph, member_node, detection.node, cfg)
+                location = locator.location(cut) if cut is not None else None
+                suggestion = _suggestion(metadata, search, detection, cut)
+                result.findings.append(
+                    _finding(rule, detection, member, target, location, suggestion)
+                )
+    result.findings.sort(key=_finding_order)
+    return result
+
+
+def _suggestion(
+    metadata: WorkspaceMetadata, search: FeatureSearch, detection: Detection, cut: Cut | None
+) -> str:
+    """The change to make, in words, computed from the feature tables."""
+    node, feature = detection.node, detection.feature
+    direct = (
+        f'depend on {node.name} directly: {node.name} = {{ version = "={node.version}", '
+        f'default-features = false, features = ["{feature}"] }}'
+    )
+    declared = metadata.find(cut.dependency.name, cut.dependency.version) if cut else None
+    goal = metadata.find(node.name, node.version)
+    if cut is None or declared is None or goal is None:
+        return f"enable the `{feature}` feature of {node.name} {node.version}, or {direct}"
+    if declared.id == goal.id:
+        return f'add "{feature}" to the features of {cut.site.key}'
+    options = [
+        f
+        for f in search.enabling_features(declared, goal, feature)
+        if f not in cut.dependency.features
+    ]
+    named = [f for f in options if f != "default"]
+    if named:
+        return (
+            f'add "{named[0]}" to the features of {cut.site.key} '
+            f"({declared.name} {declared.version} passes it on to {node.name})"
+        )
+    if "default" in options and cut.disables_defaults:
+        return (
+            f"{declared.name} {declared.version} turns on {node.name}/{feature} only through "
+            f"its defaults: remove `default-features = false`, or {direct}"
+        )
+    return f"{declared.name} {declared.version} does not pass `{feature}` on: {direct}"
+
+
+def _finding(
+    rule: Rule,
+    detection: Detection,
+    member: PackageInfo | None,
+    target: str | None,
+    location: Location | None,
+    suggestion: str,
+) -> Finding:
+    severity = rule.severity
+    message = detection.message
+    if member is not None and member.is_library_only:
+        # A library's features are chosen by the binaries that use it.
+        severity = Severity.INFO
+        message += (
+            f" when {member.name} is built alone; binaries that use this library must "
+            f"enable `{detection.feature}` themselves"
+        )
+    return Finding(
+        code=rule.code,
+        rule=rule.name,
+        severity=severity,
+        member=member.name if member is not None else None,
+        crate=detection.node.name,
+        crate_version=detection.node.version,
+        feature=detection.feature,
+        target=target,
+        message=message,
+        location=location,
+        why=rule.why,
+        suggestion=suggestion,
+        notes=(detection.evidence, *detection.notes) if detection.evidence else detection.notes,
+    )
+
+
+def _finding_order(finding: Finding) -> tuple[str, str, str, str, str]:
+    return (
+        finding.member or "",
+        finding.target or "",
+        finding.code,
+        finding.crate,
+        finding.crate_version,
+    )
+
+
+def audit_tree_text(text: str, source_name: str) -> AuditResult:
+    """Audit text saved from `cargo tree -f '{p} [{f}]'` (no manifests, no cargo)."""
+    try:
+        parsed = parse_tree_text(text)
+    except TreeTextError as error:
+        raise FeatcheckError(str(error), path=source_name, line=error.line) from None
+    roots = _tree_members(parsed)
+    view = BuildView(parsed.graph, tuple(roots), parsed.has_structure)
+    result = AuditResult(Path("."), members=[r.name for r in roots])
+    if parsed.saw_dev_or_build_sections:
+        result.notes.append(
+            "this tree was printed with dev- and build-dependency edges: the features shown may "
+            "include ones only tests or build scripts get; print it with `cargo tree -e normal`"
+        )
+    if not parsed.inverted and len(parsed.roots) > 1:
+        result.notes.append(
+            "this tree was printed for the whole workspace, so cargo unified the features of "
+            "all members; `cargo build -p MEMBER` may get fewer: print it with -p MEMBER"
+        )
+    for rule in ALL_RULES:
+        for detection in rule.detect(view):
+            owners = _owners(parsed.graph, roots, detection.node, view.structured)
+            notes = list(detection.notes)
+            member_name: str | None = None
+            if len(owners) == 1:
+                member_name = owners[0].name
+            else:
+                names = ", ".join(sorted({o.name for o in owners}))
+                notes.append(
+                    "the saved tree cannot tell which member this build belongs to"
+                    + (f" (it is reached from {names})" if names else "")
+                )
+            finding = _finding(
+                rule,
+                replace(detection, notes=tuple(notes)),
+                None,
+                None,
+                None,
+                f"enable the `{detection.feature}` feature of {detection.node.name} "
+                f"{detection.node.version}; run featcheck on the project itself to get the "
+                "manifest line to change",
+            )
+            result.findings.append(replace(finding, member=member_name))
+    result.findings.sort(key=_finding_order)
+    return result
+
+
+def _tree_members(parsed: ParsedTree) -> list[Node]:
+    """The packages the saved tree was built for."""
+    if not parsed.inverted:
+        return list(parsed.roots)
+    return local_leaves(parsed.graph, parsed.graph.nodes())
+
+
+def _owners(graph: DependencyGraph, roots: list[Node], node: Node, structured: bool) -> list[Node]:
+    if not structured:
+        return list(roots) if len(roots) == 1 else []
+    ancestors = graph.ancestors(node)
+    return [r for r in roots if r in ancestors or r == node]

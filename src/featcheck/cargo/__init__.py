@@ -1,0 +1,1 @@
+"""Talking to cargo: running it, and reading what it prints."""

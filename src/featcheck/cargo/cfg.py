@@ -1,0 +1,116 @@
+"""Decide whether a `[target.X]` dependency table applies to the target being audited.
+
+cargo evaluates `cfg(...)` expressions against the values `rustc --print cfg --target T` prints;
+featcheck does the same so that it can tell which of several declarations a build uses.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_TOKEN = re.compile(
+    r'\s*(?:(?P<ident>[A-Za-z_][A-Za-z0-9_]*)|(?P<string>"(?:[^"\\]|\\.)*")|(?P<punct>[(),=]))'
+)
+
+
+@dataclass(frozen=True)
+class TargetCfg:
+    """The cfg values of one target, as printed by `rustc --print cfg`."""
+
+    triple: str
+    names: frozenset[str]
+    """Bare cfg names such as `unix` or `debug_assertions`."""
+    pairs: frozenset[tuple[str, str]]
+    """`key="value"` settings such as ("target_os", "linux")."""
+
+    @classmethod
+    def parse(cls, triple: str, text: str) -> TargetCfg:
+        """Read `rustc --print cfg` output."""
+        names: set[str] = set()
+        pairs: set[tuple[str, str]] = set()
+        for line in text.splitlines():
+            line = line.strip()
+            if not line:
+                continue
+            if "=" in line:
+                key, _, value = line.partition("=")
+                pairs.add((key.strip(), value.strip().strip('"')))
+            else:
+                names.add(line)
+        return cls(triple, frozenset(names), frozenset(pairs))
+
+    def applies(self, platform: str | None) -> bool:
+        """True when a dependency declared for `platform` (None: every platform) is used."""
+        if platform is None:
+            return True
+        platform = platform.strip()
+        if not platform.startswith("cfg("):
+            return platform == self.triple
+        return _Evaluator(platform[len("cfg") :], self).evaluate()
+
+
+class _Evaluator:
+    """A recursive-descent reader of `(predicate)` where predicate is all/any/not/name/pair."""
+
+    def __init__(self, text: str, cfg: TargetCfg) -> None:
+        self.tokens = self._tokenize(text)
+        self.position = 0
+        self.cfg = cfg
+
+    @staticmethod
+    def _tokenize(text: str) -> list[str]:
+        tokens: list[str] = []
+        index = 0
+        while index < len(text):
+            match = _TOKEN.match(text, index)
+            if match is None:
+                if text[index:].strip():
+                    raise ValueError(f"cannot read cfg expression {text!r}")
+                break
+            tokens.append(match.group(match.lastgroup or 0))
+            index = match.end()
+        return tokens
+
+    def _next(self) -> str:
+        if self.position >= len(self.tokens):
+            raise ValueError("cfg expression ends too early")
+        token = self.tokens[self.position]
+        self.position += 1
+        return token
+
+    def _expect(self, token: str) -> None:
+        if self._next() != token:
+            raise ValueError(f"expected {token!r} in cfg expression")
+
+    def evaluate(self) -> bool:
+        self._expect("(")
+        value = self._predicate()
+        self._expect(")")
+        return value
+
+    def _predicate(self) -> bool:
+        name = self._next()
+        if name in ("all", "any", "not") and self._peek() == "(":
+            self._expect("(")
+            values: list[bool] = []
+            while self._peek() != ")":
+                values.append(self._predicate())
+                if self._peek() == ",":
+                    self._next()
+            self._expect(")")
+            if name == "all":
+                return all(values)
+            if name == "any":
+                return any(values)
+            if len(values) != 1:
+                raise ValueError("not(...) takes exactly one predicate")
+            return not values[0]
+        if self._peek() == "=":
+            self._next()
+            value = self._next().strip('"')
+            return (name, value) in self.cfg.pairs
+        return name in self.cfg.names
+
+    def _peek(self) -> str | None:
+        return self.tokens[self.position] if self.position < len(self.tokens) else None

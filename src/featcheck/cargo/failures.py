@@ -1,0 +1,93 @@
+"""Recognise cargo's failures by their shape, not their exact words.
+
+cargo rewords its messages between releases (1.95 prints "specificationm ... is ambiguous", older
+releases word it otherwise), so each situation is recognised by the parts that carry meaning: the
+`did not match`/`ambiguous` verdict, the indented `name@version` candidates, `nothing to print`.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+from dataclasses import dataclass, field
+
+
+class FailureKind(enum.Enum):
+    """What a cargo tree/metadata failure means for an audit."""
+
+    NO_MATCH = "no-match"
+    """The package asked for is not in the graph (exit 101)."""
+    AMBIGUOUS = "ambiguous"
+    """Several versions match the package asked for (exit 101); `candidates` lists them."""
+    NOTHING_TO_PRINT = "nothing-to-print"
+    """The package is in the lockfile but filtered out by edge kinds or target (exit 0)."""
+    LOCK_OUTDATED = "lock-outdated"
+    """`--locked`/`--frozen` was given and Cargo.lock needs updating."""
+    OFFLINE_MISSING = "offline-missing"
+    """Offline, and something needed is not in the local cache."""
+    OTHER = "other"
+
+
+@dataclass(frozen=True)
+class CargoFailure:
+    """A classified cargo message."""
+
+    kind: FailureKind
+    summary: str
+    """cargo's own reason in at most two lines."""
+    candidates: tuple[str, ...] = field(default_factory=tuple)
+
+
+_CANDIDATE = re.compile(r"^\s+([A-Za-z_][A-Za-z0-9_-]*@[0-9][^\s]*)\s*$")
+_ERROR_LINE = re.compile(r"^\s*error(\[[^\]]*\])?:\s*(?P<text>.*)$")
+
+
+def summarize(stderr: str, limit: int = 2) -> str:
+    """cargo's reason for failing, in at most `limit` lines: the error and its last cause."""
+    lines = [line.rstrip() for line in stderr.splitlines() if line.strip()]
+    errors = [i for i, line in enumerate(lines) if _ERROR_LINE.match(line)]
+    if not errors:
+        useful = [
+            line.strip()
+            for line in lines
+            if not line.lstrip().startswith(
+                ("Updating", "Downloading", "Downloaded", "Locking", "Blocking", "Adding")
+            )
+        ]
+        return "\n".join(useful[-limit:]) if useful else "cargo failed without a message"
+    first = errors[0]
+    match = _ERROR_LINE.match(lines[first])
+    assert match is not None
+    summary = [match["text"].strip() or lines[first].strip()]
+    # "Caused by:" chains end with the most specific reason; a "-->" line names the place.
+    rest = lines[first + 1 :]
+    location = next((line.strip() for line in rest if line.strip().startswith("-->")), None)
+    if location:
+        summary.append(location)
+    elif "Caused by:" in (line.strip() for line in rest):
+        causes = [line.strip() for line in rest if line.strip() and line.strip() != "Caused by:"]
+        if causes:
+            summary.append(causes[-1])
+    return "\n".join(summary[:limit])
+
+
+def classify(stderr: str) -> CargoFailure:
+    """Classify cargo's stderr (or saved output) into one of the situations an audit handles."""
+    lowered = stderr.lower()
+    summary = summarize(stderr)
+    if "nothing to print" in lowered and "error" not in lowered:
+        return CargoFailure(FailureKind.NOTHING_TO_PRINT, "nothing to print")
+    if "ambiguous" in lowered:
+        candidates = tuple(m[1] for line in stderr.splitlines() if (m := _CANDIDATE.match(line)))
+        return CargoFailure(FailureKind.AMBIGUOUS, summary, candidates)
+    if "did not match any packages" in lowered or (
+        "package id specification" in lowered and "did not match" in lowered
+    ):
+        return CargoFailure(FailureKind.NO_MATCH, summary)
+    if "--locked" in lowered or "--frozen" in lowered:
+        return CargoFailure(FailureKind.LOCK_OUTDATED, summary)
+    if "offline" in lowered and any(
+        clue in lowered for clue in ("no matching package", "not available", "failed to download")
+    ):
+        return CargoFailure(FailureKind.OFFLINE_MISSING, summary)
+    return CargoFailure(FailureKind.OTHER, summary)

@@ -1,0 +1,117 @@
+"""Package data from `cargo metadata --format-version 1`: members, manifests, feature tables.
+
+Only package data is taken from metadata. Its `resolve.nodes[].features` are a union over dev-
+and build-dependencies and every target, so they never decide a verdict (see `resolution`).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from featcheck.errors import FeatcheckError
+
+
+@dataclass(frozen=True)
+class DependencyDeclaration:
+    """One entry of a package's dependency tables, as cargo normalised it."""
+
+    name: str
+    """The depended-on package's real name (after `package = ...` renames)."""
+    rename: str | None
+    """The key the manifest uses when it differs from the package name."""
+    req: str
+    """The version requirement, e.g. `=0.22.1` or `^1`."""
+    kind: str
+    """`normal`, `dev` or `build`."""
+    target: str | None
+    """`cfg(...)` expression or target triple of a `[target.X]` table; None if unconditional."""
+    optional: bool
+    uses_default_features: bool
+    features: tuple[str, ...]
+    path: str | None
+    """Absolute directory of a path dependency."""
+
+    @property
+    def key(self) -> str:
+        """The name under which the dependency is declared in the manifest."""
+        return self.rename or self.name
+
+
+@dataclass(frozen=True)
+class PackageInfo:
+    """One package of the resolve: identity, manifest and feature table."""
+
+    id: str
+    """cargo's package ID spec, usable with `cargo tree -p`."""
+    name: str
+    version: str
+    manifest_path: Path
+    is_registry: bool
+    features: dict[str, tuple[str, ...]]
+    dependencies: tuple[DependencyDeclaration, ...]
+    target_kinds: frozenset[str]
+
+    @property
+    def is_library_only(self) -> bool:
+        """True when the package builds no binary: its features are chosen by its dependents."""
+        return "bin" not in self.target_kinds
+
+
+@dataclass(frozen=True)
+class WorkspaceMetadata:
+    """The workspace as cargo sees it."""
+
+    root: Path
+    members: tuple[PackageInfo, ...]
+    packages: dict[str, PackageInfo]
+
+    def find(self, name: str, version: str) -> PackageInfo | None:
+        """The package with this name and version, if metadata lists it."""
+        for package in self.packages.values():
+            if package.name == name and package.version == version:
+                return package
+        return None
+
+
+def _declaration(raw: dict[str, Any]) -> DependencyDeclaration:
+    return DependencyDeclaration(
+        name=raw["name"],
+        rename=raw.get("rename"),
+        req=raw.get("req", "*"),
+        kind=raw.get("kind") or "normal",
+        target=raw.get("target"),
+        optional=bool(raw.get("optional", False)),
+        uses_default_features=bool(raw.get("uses_default_features", True)),
+        features=tuple(raw.get("features", ())),
+        path=raw.get("path"),
+    )
+
+
+def _package(raw: dict[str, Any]) -> PackageInfo:
+    kinds: set[str] = set()
+    for target in raw.get("targets", ()):
+        kinds.update(target.get("kind", ()))
+    return PackageInfo(
+        id=raw["id"],
+        name=raw["name"],
+        version=raw["version"],
+        manifest_path=Path(raw["manifest_path"]),
+        is_registry=str(raw.get("source") or "").startswith(("registry+", "sparse+")),
+        features={k: tuple(v) for k, v in raw.get("features", {}).items()},
+        dependencies=tuple(_declaration(d) for d in raw.get("dependencies", ())),
+        target_kinds=frozenset(kinds),
+    )
+
+
+def parse_metadata(text: str) -> WorkspaceMetadata:
+    """Read `cargo metadata --format-version 1` output."""
+    try:
+        data = json.loads(text)
+        packages = {p["id"]: _package(p) for p in data["packages"]}
+        members = tuple(packages[i] for i in data["workspace_members"])
+        return WorkspaceMetadata(Path(data["workspace_root"]), members, packages)
+    except (ValueError, KeyError, TypeError) as error:
+        raise FeatcheckError(f"cargo metadata printed something unexpected ({error})") from None

@@ -1,0 +1,113 @@
+"""The resolved dependency graph of one build: packages, their features, and normal edges."""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True, order=True)
+class PackageRef:
+    """A package as cargo tree names it: name, version and, for non-registry packages, source."""
+
+    name: str
+    version: str
+    source: str | None = None
+    """A local path or git URL as printed by `{p}`; None for registry packages."""
+
+    @property
+    def is_local(self) -> bool:
+        """True for path packages: workspace members and path dependencies the user owns."""
+        return self.source is not None and not self.source.startswith(
+            ("http://", "https://", "git+", "registry+", "sparse+", "ssh://")
+        )
+
+    def __str__(self) -> str:
+        return f"{self.name} v{self.version}"
+
+
+@dataclass(frozen=True, order=True)
+class Node:
+    """One compiled unit of a package: the same package built with other features is another."""
+
+    package: PackageRef
+    features: frozenset[str]
+    proc_macro: bool = False
+
+    @property
+    def name(self) -> str:
+        """The package name."""
+        return self.package.name
+
+    @property
+    def version(self) -> str:
+        """The package version."""
+        return self.package.version
+
+
+@dataclass
+class DependencyGraph:
+    """Nodes and dependent -> dependency edges of one resolved build (normal edges only)."""
+
+    _dependencies: dict[Node, set[Node]] = field(default_factory=dict)
+
+    def add_node(self, node: Node) -> None:
+        """Add a node without edges (no-op if present)."""
+        self._dependencies.setdefault(node, set())
+
+    def add_edge(self, dependent: Node, dependency: Node) -> None:
+        """Record that `dependent` depends on `dependency`."""
+        self.add_node(dependency)
+        self._dependencies.setdefault(dependent, set()).add(dependency)
+
+    def nodes(self) -> Iterator[Node]:
+        """Every node, in insertion order."""
+        return iter(self._dependencies)
+
+    def named(self, name: str) -> list[Node]:
+        """Every node of the package called `name` (several versions or feature sets)."""
+        return [n for n in self._dependencies if n.name == name]
+
+    def dependencies(self, node: Node) -> set[Node]:
+        """The direct dependencies of `node`."""
+        return self._dependencies.get(node, set())
+
+    def dependents_map(self) -> dict[Node, set[Node]]:
+        """dependency -> its direct dependents."""
+        reverse: dict[Node, set[Node]] = {n: set() for n in self._dependencies}
+        for dependent, deps in self._dependencies.items():
+            for dep in deps:
+                reverse[dep].add(dependent)
+        return reverse
+
+    def ancestors(self, target: Node) -> set[Node]:
+        """Every node from which `target` can be reached (not including `target`)."""
+        reverse = self.dependents_map()
+        seen: set[Node] = set()
+        queue = deque([target])
+        while queue:
+            for dependent in reverse.get(queue.popleft(), ()):
+                if dependent not in seen:
+                    seen.add(dependent)
+                    queue.append(dependent)
+        return seen
+
+    def path(self, start: Node, goal: Node) -> list[Node] | None:
+        """A shortest dependency path from `start` to `goal`, both included, or None."""
+        previous: dict[Node, Node | None] = {start: None}
+        queue = deque([start])
+        while queue:
+            current = queue.popleft()
+            if current == goal:
+                chain: list[Node] = []
+                step: Node | None = current
+                while step is not None:
+                    chain.append(step)
+                    step = previous[step]
+                return chain[::-1]
+            for dep in sorted(self.dependencies(current)):
+                if dep not in previous:
+                    previous[dep] = current
+                    queue.append(dep)
+        return None

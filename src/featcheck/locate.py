@@ -1,0 +1,204 @@
+"""Find the manifest line a user must edit: the declaration that cut a feature off.
+
+A backend crate loses its default features when every declaration on the way to it says
+`default-features = false`. Walking the resolved graph from the member towards the backend, the
+first declaration the user owns (in a workspace member's or path dependency's manifest) that
+turns the defaults off is the place to edit; it may sit in a member's `Cargo.toml` or in the
+workspace root's `[workspace.dependencies]`. When no declaration of the user's cuts the
+defaults (a third-party crate did), the member's own dependency on the way is the place.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import deque
+from dataclasses import dataclass
+from pathlib import Path
+
+from featcheck.cargo import semver
+from featcheck.cargo.cfg import TargetCfg
+from featcheck.cargo.metadata import DependencyDeclaration, PackageInfo, WorkspaceMetadata
+from featcheck.findings import Location
+from featcheck.graph import DependencyGraph, Node
+from featcheck.manifest.declarations import DeclarationSite, declaration_sites, workspace_site
+from featcheck.manifest.document import ManifestDocument, read_manifest
+from featcheck.manifest.spans import Entry
+
+
+@dataclass(frozen=True)
+class Cut:
+    """The declaration to edit, and what it declares."""
+
+    site: DeclarationSite
+    """Where the location points (a member's entry, or the workspace entry it inherits)."""
+    entry: Entry
+    """The span: `default-features = false` when that is the cut, else the declaration key."""
+    dependency: Node
+    """The package declared there (e.g. burn 0.22.1)."""
+    owner: PackageInfo
+    """The local package whose build uses this declaration."""
+    disables_defaults: bool
+
+
+class ManifestCache:
+    """Each manifest is read and indexed once per audit."""
+
+    def __init__(self) -> None:
+        self._documents: dict[Path, ManifestDocument] = {}
+
+    def get(self, path: Path) -> ManifestDocument:
+        """The parsed manifest at `path`."""
+        resolved = path.resolve()
+        if resolved not in self._documents:
+            self._documents[resolved] = read_manifest(resolved)
+        return self._documents[resolved]
+
+
+class Locator:
+    """Maps graph nodes to manifests and finds the cut for a finding."""
+
+    def __init__(
+        self, metadata: WorkspaceMetadata, audited_root: Path, manifests: ManifestCache
+    ) -> None:
+        self.metadata = metadata
+        self.audited_root = audited_root
+        self.manifests = manifests
+        self._local = {
+            (p.name, p.version, str(p.manifest_path.parent)): p
+            for p in metadata.packages.values()
+            if not p.is_registry
+        }
+
+    def local_package(self, node: Node) -> PackageInfo | None:
+        """The metadata of a path package (workspace member or path dependency)."""
+        if not node.package.is_local:
+            return None
+        key = (node.name, node.version, node.package.source or "")
+        found = self._local.get(key)
+        if found is not None:
+            return found
+        candidates = [p for (n, v, _), p in self._local.items() if (n, v) == key[:2]]
+        return candidates[0] if len(candidates) == 1 else None
+
+    def find_cut(
+        self, graph: DependencyGraph, root: Node, backend: Node, cfg: TargetCfg | None
+    ) -> Cut | None:
+        """The declaration to edit for `backend` as built for the member at `root`."""
+        on_the_way = graph.ancestors(backend) | {backend}
+        first_link: Cut | None = None
+        for owner_node in self._local_nodes_towards(graph, root, on_the_way):
+            owner = self.local_package(owner_node)
+            if owner is None:
+                continue
+            for dependency in sorted(graph.dependencies(owner_node)):
+                if dependency not in on_the_way:
+                    continue
+                cut = self._cut_for_link(owner, dependency, cfg)
+                if cut is None:
+                    continue
+                if cut.disables_defaults:
+                    return cut
+                first_link = first_link or cut
+        return first_link
+
+    def _local_nodes_towards(
+        self, graph: DependencyGraph, root: Node, on_the_way: set[Node]
+    ) -> list[Node]:
+        """Local packages that lead to the backend, nearest to the member first."""
+        order: list[Node] = []
+        seen = {root}
+        queue = deque([root])
+        while queue:
+            node = queue.popleft()
+            if node.package.is_local and node in on_the_way:
+                order.append(node)
+            for dependency in sorted(graph.dependencies(node)):
+                if dependency not in seen and dependency in on_the_way:
+                    seen.add(dependency)
+                    queue.append(dependency)
+        return order
+
+    def _declarations(
+        self, owner: PackageInfo, dependency: Node, cfg: TargetCfg | None
+    ) -> list[DependencyDeclaration]:
+        return [
+            d
+            for d in owner.dependencies
+            if d.kind == "normal"
+            and d.name == dependency.name
+            and (cfg is None or _applies(cfg, d.target))
+            and (d.path is not None or semver.matches(d.req, dependency.version))
+        ]
+
+    def _cut_for_link(
+        self, owner: PackageInfo, dependency: Node, cfg: TargetCfg | None
+    ) -> Cut | None:
+        declarations = self._declarations(owner, dependency, cfg)
+        if not declarations:
+            return None
+        # Defaults stay on if any declaration on this edge keeps them.
+        disables = all(not d.uses_default_features for d in declarations)
+        manifest = self.manifests.get(owner.manifest_path)
+        root = self._workspace_root_manifest()
+        sites = declaration_sites(manifest, "normal", dependency.name, cfg, root)
+        sites = [s for s in sites if self._site_matches(s, root, dependency)] or sites
+        if not sites:
+            return None
+        sites.sort(key=lambda s: _line_of(s))
+        site = sites[0]
+        if disables:
+            for candidate in (site, self._inherited(site, root)):
+                if candidate is None:
+                    continue
+                written = candidate.default_features_entry()
+                if written is not None and candidate.disables_defaults():
+                    return Cut(candidate, written[1], dependency, owner, True)
+        entry = site.key_entry()
+        if entry is None:
+            return None
+        return Cut(site, entry, dependency, owner, disables)
+
+    def _workspace_root_manifest(self) -> ManifestDocument | None:
+        path = self.metadata.root / "Cargo.toml"
+        return self.manifests.get(path) if path.is_file() else None
+
+    @staticmethod
+    def _inherited(site: DeclarationSite, root: ManifestDocument | None) -> DeclarationSite | None:
+        if not site.inherits or root is None:
+            return None
+        return workspace_site(root, site.key)
+
+    def _site_matches(
+        self, site: DeclarationSite, root: ManifestDocument | None, dependency: Node
+    ) -> bool:
+        source = self._inherited(site, root) or site
+        if source.local_path is not None:
+            return True
+        version = source.version
+        return version is None or semver.matches(version, dependency.version)
+
+    def location(self, cut: Cut) -> Location:
+        """The cut's span as a Location relative to the audited root."""
+        entry = cut.entry
+        value = entry.value or entry.key
+        relative = os.path.relpath(cut.site.manifest.path, self.audited_root)
+        return Location(
+            file=relative.replace(os.sep, "/"),
+            line=entry.key.line,
+            column=entry.key.column,
+            end_line=value.end_line,
+            end_column=value.end_column,
+            source_line=cut.site.manifest.line_text(entry.key.line),
+        )
+
+
+def _applies(cfg: TargetCfg, platform: str | None) -> bool:
+    try:
+        return cfg.applies(platform)
+    except ValueError:
+        return True
+
+
+def _line_of(site: DeclarationSite) -> int:
+    entry = site.key_entry()
+    return entry.key.line if entry is not None else 0

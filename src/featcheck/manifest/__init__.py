@@ -1,0 +1,1 @@
+"""Reading and locating things in Cargo manifests."""

@@ -1,0 +1,437 @@
+"""Source positions for the keys and values of a TOML document.
+
+featcheck reports its findings at exact places in ``Cargo.toml`` files (1-based
+line and column), but tomlkit -- which we use to parse and edit manifests while
+keeping their formatting -- does not say where anything was written. This
+module fills that gap: :func:`index_spans` makes one linear pass over the text
+with a small hand-written scanner and maps every key path the document defines
+to the place of its key and of its value.
+
+The scanner trusts its input to be valid TOML: callers parse the text with
+tomlkit first, which reports syntax errors far better than we could. It checks
+only what it needs to find its way, so some invalid documents are indexed
+without complaint. Whatever the input, it never loops without consuming text
+and fails with nothing but :class:`ValueError`.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+from dataclasses import dataclass
+from typing import TypeAlias
+
+KeyPath: TypeAlias = tuple[str | int, ...]
+"""Where a value sits: table keys are ``str``, array item indexes are ``int``."""
+
+
+@dataclass(frozen=True)
+class Span:
+    """A region of the text.
+
+    ``line``/``column`` are the 1-based position of its first character;
+    ``end_line``/``end_column`` the 1-based position just past its last
+    character (exclusive end). Columns count Unicode code points; a byte order
+    mark at the start of the text is not counted.
+    """
+
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+
+
+@dataclass(frozen=True)
+class Entry:
+    """Where one key path is defined.
+
+    ``key`` is where the key (or the last segment of a table header) is
+    written; for an array item it is the item itself, and for an item of an
+    array of tables the whole ``[[header]]``. ``value`` is the whole value
+    (a string with its quotes, an array with its brackets, a whole inline
+    table); it is ``None`` for tables introduced by a ``[header]``, a
+    ``[[header]]`` or implicitly by a dotted key.
+    """
+
+    key: Span
+    value: Span | None
+
+
+def index_spans(text: str) -> dict[KeyPath, Entry]:
+    """Map every key path that ``text`` defines to where it is written.
+
+    When a path appears more than once (legal only for implicit tables), the
+    first appearance wins. The dict is in document order.
+
+    Raises:
+        ValueError: the scanner could not follow the text (it is not TOML).
+    """
+    return _Scanner(text).scan()
+
+
+# Valid nesting is never this deep; stopping here turns hostile input into a
+# ValueError well before Python's recursion limit could raise RecursionError.
+_MAX_DEPTH = 100
+
+# Every pattern is a single character class repeated: it matches in linear time
+# and cannot backtrack, while running far faster than a Python-level loop.
+_BLANK = re.compile(r"[ \t]*")
+_BLANK_AND_NEWLINES = re.compile(r"[ \t\r\n]*")
+_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
+# Numbers, booleans, inf/nan and date-times are made only of these characters
+# (the space a date-time may contain is handled separately).
+_SCALAR = re.compile(r"[A-Za-z0-9_+\-.:]+")
+_BASIC_CHARS = re.compile(r'[^"\\\n]*')
+_MULTILINE_BASIC_CHARS = re.compile(r'[^"\\]*')
+_FULL_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+
+_SIMPLE_ESCAPES = {
+    "b": "\b",
+    "t": "\t",
+    "n": "\n",
+    "f": "\f",
+    "r": "\r",
+    "e": "\x1b",
+    '"': '"',
+    "\\": "\\",
+}
+_HEX_ESCAPE_LENGTHS = {"x": 2, "u": 4, "U": 8}
+_HEX_DIGITS = frozenset("0123456789abcdefABCDEF")
+
+# Holds a value's slot in document order until its span is known. Each one is
+# replaced once the value is read; if reading fails, the whole dict is dropped.
+_PLACEHOLDER = Entry(Span(0, 0, 0, 0), None)
+
+
+class _Scanner:
+    """One pass over one document; ``pos`` only ever moves forward."""
+
+    def __init__(self, text: str) -> None:
+        self._text = text
+        self._pos = 1 if text.startswith("\ufeff") else 0
+        self._line_starts = _line_starts(text, self._pos)
+        self._entries: dict[KeyPath, Entry] = {}
+        # How many items each array of tables has so far, so that headers
+        # below ``[[bin]]`` resolve into its latest item.
+        self._table_array_sizes: dict[KeyPath, int] = {}
+
+    def scan(self) -> dict[KeyPath, Entry]:
+        table: KeyPath = ()
+        while True:
+            self._skip_blank_lines()
+            if self._pos >= len(self._text):
+                return self._entries
+            if self._text[self._pos] == "[":
+                table = self._header()
+            else:
+                self._keyval(table, depth=0)
+            self._expect_end_of_line()
+
+    # -- positions and errors ---------------------------------------------
+
+    def _location(self, offset: int) -> tuple[int, int]:
+        line = bisect_right(self._line_starts, offset)
+        return line, offset - self._line_starts[line - 1] + 1
+
+    def _span(self, start: int, end: int) -> Span:
+        return Span(*self._location(start), *self._location(end))
+
+    def _error(self, message: str, offset: int | None = None) -> ValueError:
+        line, column = self._location(self._pos if offset is None else offset)
+        return ValueError(f"line {line}, column {column}: {message}")
+
+    def _peek(self, length: int = 1) -> str:
+        return self._text[self._pos : self._pos + length]
+
+    def _expect(self, char: str) -> None:
+        if self._peek() != char:
+            raise self._error(f"expected {char!r}")
+        self._pos += 1
+
+    def _define(self, path: KeyPath, key: Span, value: Span | None) -> None:
+        # First appearance wins: later ones can only re-open implicit tables.
+        self._entries.setdefault(path, Entry(key, value))
+
+    def _reserve(self, path: KeyPath) -> bool:
+        """Claim ``path`` for a value about to be read, if it is new.
+
+        Claiming it before reading the value keeps the dict in document order:
+        an inline table or array lands ahead of the entries inside it. The
+        caller replaces the placeholder once the value's span is known.
+        """
+        if path in self._entries:
+            return False
+        self._entries[path] = _PLACEHOLDER
+        return True
+
+    # -- whitespace and comments ------------------------------------------
+
+    def _skip_blank(self) -> None:
+        match = _BLANK.match(self._text, self._pos)
+        assert match is not None  # a pattern that can match nothing always matches
+        self._pos = match.end()
+
+    def _skip_comment(self) -> None:
+        if self._peek() == "#":
+            newline = self._text.find("\n", self._pos)
+            self._pos = len(self._text) if newline < 0 else newline
+
+    def _skip_blank_lines(self) -> None:
+        """Skip whitespace, newlines and comments (between expressions and
+        inside arrays and, as TOML 1.1 and tomlkit allow, inline tables)."""
+        while True:
+            match = _BLANK_AND_NEWLINES.match(self._text, self._pos)
+            assert match is not None
+            self._pos = match.end()
+            if self._peek() != "#":
+                return
+            self._skip_comment()
+
+    def _expect_end_of_line(self) -> None:
+        self._skip_blank()
+        self._skip_comment()
+        if self._pos < len(self._text) and self._text[self._pos] not in "\r\n":
+            raise self._error("expected the end of the line")
+
+    # -- keys and headers -------------------------------------------------
+
+    def _simple_key(self) -> tuple[str, Span]:
+        start = self._pos
+        char = self._peek()
+        if self._peek(3) in ('"""', "'''"):
+            raise self._error("a key cannot be a multi-line string")
+        if char == '"':
+            body_end = self._basic_string_end()
+            name = self._decode_basic(start + 1, body_end - 1)
+        elif char == "'":
+            body_end = self._literal_string_end()
+            name = self._text[start + 1 : body_end - 1]
+        else:
+            match = _BARE_KEY.match(self._text, start)
+            if match is None:
+                raise self._error("expected a key")
+            body_end = match.end()
+            name = match.group()
+        self._pos = body_end
+        return name, self._span(start, body_end)
+
+    def _dotted_key(self) -> list[tuple[str, Span]]:
+        segments = [self._simple_key()]
+        while True:
+            self._skip_blank()
+            if self._peek() != ".":
+                return segments
+            self._pos += 1
+            self._skip_blank()
+            segments.append(self._simple_key())
+
+    def _header(self) -> KeyPath:
+        """Read ``[a.b]`` or ``[[a.b]]`` and return the table it opens."""
+        start = self._pos
+        is_array = self._peek(2) == "[["
+        self._pos += 2 if is_array else 1
+        self._skip_blank()
+        segments = self._dotted_key()
+        for _ in range(2 if is_array else 1):
+            self._expect("]")
+        header = self._span(start, self._pos)
+
+        path: KeyPath = ()
+        for name, key in segments[:-1]:
+            path = (*path, name)
+            self._define(path, key, None)
+            # A header below an array of tables extends its latest item.
+            size = self._table_array_sizes.get(path)
+            if size is not None:
+                path = (*path, size - 1)
+        name, key = segments[-1]
+        path = (*path, name)
+        self._define(path, key, None)
+        if is_array:
+            index = self._table_array_sizes.get(path, 0)
+            self._table_array_sizes[path] = index + 1
+            path = (*path, index)
+            self._define(path, header, None)
+        return path
+
+    # -- key/value pairs and values ---------------------------------------
+
+    def _keyval(self, table: KeyPath, depth: int) -> None:
+        segments = self._dotted_key()
+        path = table
+        for name, key in segments[:-1]:
+            path = (*path, name)
+            self._define(path, key, None)
+        name, key = segments[-1]
+        path = (*path, name)
+        self._skip_blank()
+        self._expect("=")
+        self._skip_blank()
+        is_new = self._reserve(path)
+        value = self._value(path, depth)
+        if is_new:
+            self._entries[path] = Entry(key, value)
+
+    def _value(self, path: KeyPath, depth: int) -> Span:
+        if depth > _MAX_DEPTH:
+            raise self._error("values nested too deeply")
+        start = self._pos
+        char = self._peek()
+        if char == "[":
+            self._array(path, depth)
+        elif char == "{":
+            self._inline_table(path, depth)
+        elif char == '"':
+            self._pos = self._basic_string_end()
+        elif char == "'":
+            self._pos = self._literal_string_end()
+        else:
+            self._pos = self._scalar_end()
+        return self._span(start, self._pos)
+
+    def _array(self, path: KeyPath, depth: int) -> None:
+        self._pos += 1  # "["
+        index = 0
+        while True:
+            self._skip_blank_lines()
+            if self._peek() == "]":
+                break
+            item_path = (*path, index)
+            is_new = self._reserve(item_path)
+            item = self._value(item_path, depth + 1)
+            if is_new:
+                self._entries[item_path] = Entry(item, item)
+            index += 1
+            self._skip_blank_lines()
+            if self._peek() == ",":
+                self._pos += 1
+            elif self._peek() != "]":
+                raise self._error("expected ',' or ']'")
+        self._pos += 1  # "]"
+
+    def _inline_table(self, path: KeyPath, depth: int) -> None:
+        self._pos += 1  # "{"
+        while True:
+            self._skip_blank_lines()
+            if self._peek() == "}":
+                break
+            self._keyval(path, depth + 1)
+            self._skip_blank_lines()
+            if self._peek() == ",":
+                self._pos += 1
+            elif self._peek() != "}":
+                raise self._error("expected ',' or '}'")
+        self._pos += 1  # "}"
+
+    def _scalar_end(self) -> int:
+        match = _SCALAR.match(self._text, self._pos)
+        if match is None:
+            raise self._error("expected a value")
+        end = match.end()
+        # "1979-05-27 07:32:00": a date-time may separate date and time with a
+        # space; only a full date directly followed by " <digit>" is one.
+        if (
+            _FULL_DATE.fullmatch(match.group())
+            and self._text[end : end + 1] == " "
+            and self._text[end + 1 : end + 2].isdigit()
+        ):
+            time = _SCALAR.match(self._text, end + 1)
+            assert time is not None  # it starts with a digit
+            end = time.end()
+        return end
+
+    # -- strings ----------------------------------------------------------
+
+    def _basic_string_end(self) -> int:
+        """Offset just past the basic string (either kind) starting at pos."""
+        if self._peek(3) == '"""':
+            return self._multiline_basic_string_end()
+        text = self._text
+        pos = self._pos + 1
+        while True:
+            match = _BASIC_CHARS.match(text, pos)
+            assert match is not None
+            pos = match.end()
+            char = text[pos : pos + 1]
+            if char == '"':
+                return pos + 1
+            if char != "\\":  # newline or end of text
+                raise self._error("unterminated string", pos)
+            pos += 2  # the escape's first character can never end the string
+
+    def _multiline_basic_string_end(self) -> int:
+        text = self._text
+        pos = self._pos + 3
+        while True:
+            match = _MULTILINE_BASIC_CHARS.match(text, pos)
+            assert match is not None
+            pos = match.end()
+            if pos >= len(text):
+                raise self._error("unterminated string")
+            if text[pos] == "\\":
+                pos += 2
+            elif text.startswith('"""', pos):
+                return _past_extra_quotes(text, pos + 3, '"')
+            else:
+                pos += 1  # a lone quote inside the string
+
+    def _literal_string_end(self) -> int:
+        text = self._text
+        if text.startswith("'''", self._pos):
+            close = text.find("'''", self._pos + 3)
+            if close < 0:
+                raise self._error("unterminated string")
+            return _past_extra_quotes(text, close + 3, "'")
+        close = text.find("'", self._pos + 1)
+        newline = text.find("\n", self._pos + 1, len(text) if close < 0 else close)
+        if close < 0 or newline >= 0:
+            raise self._error("unterminated string")
+        return close + 1
+
+    def _decode_basic(self, start: int, end: int) -> str:
+        """Decode the escapes of the single-line basic string text[start:end]."""
+        text = self._text
+        parts: list[str] = []
+        pos = start
+        while True:
+            backslash = text.find("\\", pos, end)
+            if backslash < 0:
+                parts.append(text[pos:end])
+                return "".join(parts)
+            parts.append(text[pos:backslash])
+            code = text[backslash + 1 : backslash + 2]
+            pos = backslash + 2
+            if code in _SIMPLE_ESCAPES:
+                parts.append(_SIMPLE_ESCAPES[code])
+                continue
+            length = _HEX_ESCAPE_LENGTHS.get(code, 0)
+            digits = text[pos : pos + length]
+            if not length or len(digits) != length or not set(digits) <= _HEX_DIGITS:
+                raise self._error("invalid escape sequence", backslash)
+            code_point = int(digits, 16)
+            if code_point > 0x10FFFF or 0xD800 <= code_point <= 0xDFFF:
+                raise self._error("escape is not a Unicode scalar value", backslash)
+            parts.append(chr(code_point))
+            pos += length
+
+
+def _line_starts(text: str, first: int) -> list[int]:
+    """Offsets where each line starts; ``first`` skips a byte order mark."""
+    starts = [first]
+    newline = text.find("\n")
+    while newline >= 0:
+        starts.append(newline + 1)
+        newline = text.find("\n", newline + 1)
+    return starts
+
+
+def _past_extra_quotes(text: str, pos: int, quote: str) -> int:
+    '''Step over up to two quotes that end a multi-line string's content.
+
+    TOML lets ``"""a""""`` hold ``a"``: the delimiter is the last three quotes.
+    '''
+    for _ in range(2):
+        if text[pos : pos + 1] != quote:
+            break
+        pos += 1
+    return pos

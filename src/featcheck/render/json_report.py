@@ -1,0 +1,62 @@
+"""`--format json`: the documented, versioned schema (see README, "JSON output").
+
+Version 1. Adding a field is not a breaking change; renaming, removing or changing the meaning
+of one is, and bumps SCHEMA_VERSION.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from featcheck import __version__
+from featcheck.audit import AuditResult
+from featcheck.findings import Finding, Severity
+
+SCHEMA_VERSION = 1
+
+
+def finding_to_dict(finding: Finding) -> dict[str, Any]:
+    """One finding in schema version 1."""
+    location = finding.location
+    return {
+        "code": finding.code,
+        "rule": finding.rule,
+        "severity": finding.severity.label,
+        "member": finding.member,
+        "crate": finding.crate,
+        "crate_version": finding.crate_version,
+        "feature": finding.feature,
+        "target": finding.target,
+        "message": finding.message,
+        "location": None
+        if location is None
+        else {
+            "file": location.file,
+            "line": location.line,
+            "column": location.column,
+            "end_line": location.end_line,
+            "end_column": location.end_column,
+        },
+        "why": finding.why,
+        "suggestion": finding.suggestion,
+        "notes": list(finding.notes),
+        "fix": None,
+    }
+
+
+def render_json(result: AuditResult) -> str:
+    """The whole result as one JSON document."""
+    counts = {s.label: 0 for s in sorted(Severity, reverse=True)}
+    for finding in result.findings:
+        counts[finding.severity.label] += 1
+    document = {
+        "version": SCHEMA_VERSION,
+        "tool": {"name": "featcheck", "version": __version__},
+        "members": result.members,
+        "targets": result.targets,
+        "notes": result.notes,
+        "summary": counts,
+        "findings": [finding_to_dict(f) for f in result.findings],
+    }
+    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"

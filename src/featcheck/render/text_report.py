@@ -1,0 +1,86 @@
+"""The terminal report: findings grouped by member, the manifest line quoted, the fix spelled out.
+
+Colour comes from rich, which turns itself off when output is not a terminal or NO_COLOR is set.
+"""
+
+from __future__ import annotations
+
+from itertools import groupby
+from typing import TextIO
+
+from rich.console import Console
+from rich.markup import escape
+
+from featcheck.audit import AuditResult
+from featcheck.findings import Finding, Severity
+
+_STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "bold yellow", Severity.INFO: "bold cyan"}
+
+
+def _quote(finding: Finding) -> list[str]:
+    """The manifest line with a caret underline, as compilers draw it."""
+    location = finding.location
+    if location is None or not location.source_line:
+        return []
+    number = str(location.line)
+    pad = " " * len(number)
+    width = (
+        location.end_column - location.column
+        if location.end_line == location.line
+        else len(location.source_line) - location.column + 1
+    )
+    underline = " " * (location.column - 1) + "^" * max(1, width)
+    return [
+        f"[blue]{pad} |[/]",
+        f"[blue]{number} |[/] {escape(location.source_line)}",
+        f"[blue]{pad} |[/] [bold]{underline}[/]",
+    ]
+
+
+def _render_finding(finding: Finding) -> list[str]:
+    style = _STYLE[finding.severity]
+    lines = [
+        f"[{style}]{finding.severity.label}[{finding.code}][/] [bold]{escape(finding.message)}[/]"
+    ]
+    location = finding.location
+    if location is not None:
+        lines.append(f"  [blue]-->[/] {escape(location.file)}:{location.line}:{location.column}")
+        lines.extend("  " + line for line in _quote(finding))
+    for note in finding.notes:
+        lines.append(f"  [blue]=[/] note: {escape(note)}")
+    if finding.why:
+        lines.append(f"  [blue]=[/] why: {escape(finding.why)}")
+    if finding.suggestion:
+        lines.append(f"  [blue]=[/] [green]fix:[/] {escape(finding.suggestion)}")
+    return lines
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}{'' if count == 1 else 's'}"
+
+
+def render_text(result: AuditResult, stream: TextIO | None = None) -> None:
+    """Print the report to `stream` (stdout by default)."""
+    console = Console(file=stream, highlight=False, soft_wrap=True)
+    for note in result.notes:
+        console.print(f"[yellow]note:[/] {escape(note)}")
+    member_of = lambda f: (f.member or "(unknown member)", f.target or "")  # noqa: E731
+    for (member, target), findings in groupby(result.findings, key=member_of):
+        heading = f"[bold]{escape(member)}[/]" + (f" [dim]({escape(target)})[/]" if target else "")
+        console.print(heading)
+        for finding in findings:
+            for line in _render_finding(finding):
+                console.print(line)
+            console.print()
+    scope = f"{_plural(len(result.members), 'member')}"
+    if result.targets:
+        scope += f", {', '.join(result.targets)}"
+    if not result.findings:
+        console.print(f"[green]no findings[/] ({escape(scope)})")
+        return
+    counts = [
+        _plural(sum(1 for f in result.findings if f.severity is s), s.label)
+        for s in sorted(Severity, reverse=True)
+        if any(f.severity is s for f in result.findings)
+    ]
+    console.print(f"{', '.join(counts)} ({escape(scope)})")
