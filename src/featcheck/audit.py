@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from featcheck.cargo.failures import FailureKind, classify
 from featcheck.cargo.metadata import PackageInfo, WorkspaceMetadata
 from featcheck.cargo.runner import CargoRunner
 from featcheck.cargo.tree_text import ParsedTree, TreeTextError, local_leaves, parse_tree_text
@@ -31,6 +33,8 @@ class AuditOptions:
     offline: bool = False
     locked: bool = False
     timeout: float = 300.0
+    on_command: Callable[[list[str]], None] | None = None
+    """Called with each cargo/rustc command line before it runs (the CLI's --verbose)."""
 
 
 @dataclass
@@ -85,7 +89,11 @@ def audit_project(path: Path, options: AuditOptions) -> AuditResult:
     read_manifest(manifest)  # a broken manifest gets featcheck's one-line error, not cargo's
     root = manifest.parent
     runner = CargoRunner(
-        manifest.parent, offline=options.offline, locked=options.locked, timeout=options.timeout
+        manifest.parent,
+        offline=options.offline,
+        locked=options.locked,
+        timeout=options.timeout,
+        on_command=options.on_command,
     )
     with LockfileGuard.around(manifest):
         metadata = runner.metadata(manifest)
@@ -204,6 +212,9 @@ def audit_tree_text(text: str, source_name: str) -> AuditResult:
     try:
         parsed = parse_tree_text(text)
     except TreeTextError as error:
+        if error.line is None:
+            # No tree at all: the saved text may be cargo's answer instead of a tree.
+            return _cargo_answer_instead_of_tree(text, source_name)
         raise FeatcheckError(str(error), path=source_name, line=error.line) from None
     roots = _tree_members(parsed)
     view = BuildView(parsed.graph, tuple(roots), parsed.has_structure)
@@ -244,6 +255,34 @@ def audit_tree_text(text: str, source_name: str) -> AuditResult:
             result.findings.append(replace(finding, member=member_name))
     result.findings.sort(key=_finding_order)
     return result
+
+
+def _cargo_answer_instead_of_tree(text: str, source_name: str) -> AuditResult:
+    """Saved `cargo tree -i CRATE` output can be cargo's message rather than a tree."""
+    failure = classify(text)
+    result = AuditResult(Path("."))
+    if failure.kind is FailureKind.NOTHING_TO_PRINT:
+        result.notes.append(
+            "cargo printed nothing: the crate is in the lockfile but not built with these "
+            "edges and this target, so nothing here can be single-threaded"
+        )
+        return result
+    if failure.kind is FailureKind.NO_MATCH:
+        result.notes.append(
+            f"cargo says the crate is not in the dependency graph: {failure.summary}"
+        )
+        return result
+    if failure.kind is FailureKind.AMBIGUOUS:
+        versions = ", ".join(failure.candidates) or "several versions"
+        raise FeatcheckError(
+            f"cargo found several versions ({versions}): save one tree per version, "
+            "e.g. cargo tree -e normal -f '{p} [{f}]' -i "
+            + (failure.candidates or ("CRATE@VERSION",))[0],
+            path=source_name,
+        )
+    raise FeatcheckError(
+        "no dependency lines found: expected output of cargo tree -f '{p} [{f}]'", path=source_name
+    )
 
 
 def _tree_members(parsed: ParsedTree) -> list[Node]:

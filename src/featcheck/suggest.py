@@ -86,8 +86,16 @@ class FeatureSearch:
     ) -> list[str]:
         """Features of `declared` that switch on `goal_feature` of `goal_package`, best first.
 
-        A feature named like the goal comes first, `default` last.
+        A feature named like the goal comes first, `default` last. Features that only get
+        there by switching on `default` themselves (burn's `doc`) are left out: they are the
+        defaults under another name, and advice to turn on `doc` would mislead.
         """
         goal = (goal_package.id, goal_feature)
-        found = [f for f in declared.features if self.reaches((declared.id, f), goal)]
+        defaults = (declared.id, "default")
+        found = [
+            f
+            for f in declared.features
+            if self.reaches((declared.id, f), goal)
+            and (f == "default" or not self.reaches((declared.id, f), defaults))
+        ]
         return sorted(found, key=lambda f: (f != goal_feature, f == "default", len(f), f))

@@ -6,7 +6,7 @@ import os
 import shutil
 import subprocess
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -37,6 +37,8 @@ class CargoRunner:
     offline: bool = False
     locked: bool = False
     timeout: float = 300.0
+    on_command: Callable[[list[str]], None] | None = None
+    """Called with each command line (program name first) just before it runs (--verbose)."""
     _cfg_cache: dict[str, TargetCfg] = field(default_factory=dict)
     _host: str | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -54,6 +56,8 @@ class CargoRunner:
             raise FeatcheckError(
                 f"{program} not found on PATH: install Rust (https://rustup.rs) or add it to PATH"
             )
+        if self.on_command is not None:
+            self.on_command([program, *args])
         try:
             done = subprocess.run(
                 [executable, *args],

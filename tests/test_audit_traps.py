@@ -1,0 +1,184 @@
+"""Every trap of the core audit, end to end: real cargo (offline, stub registry), real CLI.
+
+Each case lists the findings a user must see — member, crate, version, missing feature, severity
+and the manifest place to edit — and nothing else: a silence is a verdict too.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+from conftest import CRATES, WORKSPACES, run_featcheck
+
+HOST = "x86_64-unknown-linux-gnu"
+
+
+@dataclass(frozen=True)
+class Expected:
+    member: str
+    code: str
+    crate_version: str
+    feature: str
+    severity: str
+    place: str  # file:line:column
+
+
+def _found(report: dict[str, Any]) -> set[Expected]:
+    return {
+        Expected(
+            f["member"],
+            f["code"],
+            f["crate_version"],
+            f["feature"],
+            f["severity"],
+            "{file}:{line}:{column}".format(**f["location"]),
+        )
+        for f in report["findings"]
+    }
+
+
+CASES: dict[str, set[Expected]] = {
+    # dev-dependencies turn rayon on for tests only; `cargo build` gets [std].
+    "dev-only-rayon": {Expected("app", "FC001", "0.22.1", "rayon", "error", "Cargo.toml:8:31")},
+    # bench (defaults) enables rayon at the workspace root; app alone does not get it.
+    "workspace-unification": {
+        Expected("app", "FC001", "0.22.1", "rayon", "error", "app/Cargo.toml:8:31")
+    },
+    # The cut lives in [workspace.dependencies]; server adds rayon through dotted keys.
+    "workspace-inheritance": {
+        Expected("trainer", "FC001", "0.22.1", "rayon", "error", "Cargo.toml:6:31")
+    },
+    "renamed": {Expected("app", "FC001", "0.22.1", "rayon", "error", "Cargo.toml:8:47")},
+    # [dependencies.burn] table with `# "rayon",` commented out: point at default-features.
+    "table-form": {Expected("app", "FC001", "0.22.1", "rayon", "error", "Cargo.toml:9:1")},
+    # Only the cfg(target_os = "linux") table applies on the host.
+    "target-specific": {Expected("app", "FC001", "0.22.1", "rayon", "error", "Cargo.toml:8:31")},
+    # Build-dependency features do not reach the normal build (resolver 2/3).
+    "build-dependency": {Expected("app", "FC001", "0.22.1", "rayon", "error", "Cargo.toml:8:31")},
+    # Resolver 1 unifies dev-dependency features into the build: rayon is on.
+    "resolver-1": set(),
+    # burn-flex 0.22.1 lacks rayon; burn 0.21.0 with defaults brings its own burn-flex with it.
+    "two-versions": {Expected("app", "FC001", "0.22.1", "rayon", "error", "Cargo.toml:8:31")},
+    # burn >= 0.19 needs multi-threads; before 0.19 threading came with std.
+    "old-burn-ndarray": {
+        Expected(
+            "burn020-ndarray",
+            "FC002",
+            "0.20.1",
+            "multi-threads",
+            "error",
+            "burn020-ndarray/Cargo.toml:8:31",
+        ),
+        Expected(
+            "burn018-ndarray-nostd",
+            "FC002",
+            "0.18.0",
+            "std",
+            "error",
+            "burn018-ndarray-nostd/Cargo.toml:8:31",
+        ),
+    },
+    # burn-flex is linked into every 0.22 build, but no backend is selected here.
+    "library-no-backend": set(),
+    "gpu-only": set(),
+    # A library's features are chosen by its binaries: info, not a failure.
+    "library-with-flex": {Expected("model", "FC001", "0.22.1", "rayon", "info", "Cargo.toml:8:31")},
+    "direct-flex": {Expected("app", "FC001", "0.22.1", "rayon", "error", "Cargo.toml:9:36")},
+    # The backend comes from a crate feature; the cut is still default-features on burn.
+    "crate-feature": {Expected("app", "FC001", "0.22.1", "rayon", "error", "Cargo.toml:8:31")},
+    # The binary inherits the library's cut: the place to edit is in model's manifest.
+    "lib-chain": {
+        Expected("cli", "FC001", "0.22.1", "rayon", "error", "model/Cargo.toml:8:31"),
+        Expected("model", "FC001", "0.22.1", "rayon", "info", "model/Cargo.toml:8:31"),
+    },
+}
+
+
+@pytest.mark.parametrize("workspace", sorted(CASES))
+def test_trap_gives_cargos_answer_member_by_member(workspace: str, offline_cargo: object) -> None:
+    result = run_featcheck(str(WORKSPACES / workspace), "--format", "json")
+    assert result.returncode in (0, 1), result.stderr
+    report = json.loads(result.stdout)
+    assert _found(report) == CASES[workspace]
+    failing = any(e.severity != "info" for e in CASES[workspace])
+    assert result.returncode == (1 if failing else 0)
+    assert report["targets"] == [HOST]
+
+
+def test_other_target_uses_that_targets_tables(offline_cargo: object) -> None:
+    result = run_featcheck(
+        str(WORKSPACES / "target-specific"),
+        "--target",
+        "x86_64-pc-windows-msvc",
+        "--format",
+        "json",
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert json.loads(result.stdout)["findings"] == []
+
+
+def test_several_targets_are_audited_each_on_its_own(offline_cargo: object) -> None:
+    result = run_featcheck(
+        str(WORKSPACES / "target-specific"),
+        "--target",
+        "x86_64-pc-windows-msvc",
+        "--target",
+        HOST,
+        "--format",
+        "json",
+    )
+    report = json.loads(result.stdout)
+    assert [f["target"] for f in report["findings"]] == [HOST]
+    assert report["targets"] == ["x86_64-pc-windows-msvc", HOST]
+
+
+def test_package_flag_narrows_to_one_member(offline_cargo: object) -> None:
+    result = run_featcheck(
+        str(WORKSPACES / "workspace-unification"), "-p", "bench", "--format", "json"
+    )
+    assert result.returncode == 0
+    assert json.loads(result.stdout)["members"] == ["bench"]
+
+
+def test_a_member_directory_audits_that_member_with_the_workspace(offline_cargo: object) -> None:
+    result = run_featcheck(
+        str(WORKSPACES / "workspace-inheritance" / "trainer"), "--format", "json"
+    )
+    report = json.loads(result.stdout)
+    assert report["members"] == ["trainer"]
+    # Locations are relative to the audited directory: the cut is in the workspace root.
+    assert [f["location"]["file"] for f in report["findings"]] == ["../Cargo.toml"]
+
+
+def test_fixes_are_computed_from_feature_tables(offline_cargo: object) -> None:
+    result = run_featcheck(str(WORKSPACES / "old-burn-ndarray"), "--format", "json")
+    by_member = {f["member"]: f["suggestion"] for f in json.loads(result.stdout)["findings"]}
+    # burn 0.20.1 has no multi-threads passthrough: only its defaults, or a direct dependency.
+    assert "remove `default-features = false`" in by_member["burn020-ndarray"]
+    assert 'features = ["multi-threads"]' in by_member["burn020-ndarray"]
+    assert by_member["burn018-ndarray-nostd"].startswith('add "std" to the features of burn')
+
+
+@pytest.mark.parametrize(
+    ("crate", "code"),
+    [
+        ("pitb-exec-cpu", 1),
+        ("pitb-exec-cpu-simd", 0),
+        ("pitb-exec-cpu-default", 0),
+        ("pitb-exec-cpu-amx", 0),
+    ],
+)
+def test_example_crates(crate: str, code: int, offline_cargo: object) -> None:
+    result = run_featcheck(str(CRATES / crate))
+    assert result.returncode == code, result.stdout + result.stderr
+    if code:
+        assert "error[FC001] burn-flex 0.22.1 is built without `rayon`" in result.stdout
+        assert "--> Cargo.toml:9:31" in result.stdout
+        assert '9 | burn = { version = "=0.22.1", default-features = false' in result.stdout
+        assert 'fix: add "rayon" to the features of burn' in result.stdout
+        assert result.stdout.count("error[") == 1
+    else:
+        assert "no findings" in result.stdout

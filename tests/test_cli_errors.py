@@ -1,0 +1,117 @@
+"""Bad input gets one clear line naming the file (and line), exit code 2, never a traceback."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import CRATES, TREES, run_featcheck
+
+TEMPLATE = (CRATES / "pitb-exec-cpu" / "Cargo.toml").read_text()
+
+
+def _assert_one_clear_line(stderr: str, *parts: str) -> None:
+    assert "Traceback" not in stderr
+    lines = [line for line in stderr.splitlines() if line.strip()]
+    assert 1 <= len(lines) <= 2, stderr
+    assert lines[0].startswith("featcheck: error: ")
+    for part in parts:
+        assert part in stderr
+
+
+def _project(tmp_path: Path, manifest: str) -> Path:
+    (tmp_path / "src").mkdir(exist_ok=True)
+    (tmp_path / "src" / "main.rs").write_text("fn main() {}\n")
+    (tmp_path / "Cargo.toml").write_text(manifest)
+    return tmp_path
+
+
+def test_malformed_manifest_names_file_line_and_column(tmp_path: Path) -> None:
+    project = _project(tmp_path, '[package]\nname = "app"\nversion = "0.1.0\nedition = "2024"\n')
+    result = run_featcheck(str(project))
+    assert result.returncode == 2
+    _assert_one_clear_line(result.stderr, f"{project / 'Cargo.toml'}:3:", "invalid TOML")
+
+
+def test_invalid_utf8_manifest(tmp_path: Path) -> None:
+    (tmp_path / "Cargo.toml").write_bytes(b'[package]\nname = "\xff"\n')
+    result = run_featcheck(str(tmp_path))
+    assert result.returncode == 2
+    _assert_one_clear_line(result.stderr, "Cargo.toml:2:9: invalid UTF-8")
+
+
+def test_directory_without_manifest(tmp_path: Path) -> None:
+    result = run_featcheck(str(tmp_path))
+    assert result.returncode == 2
+    _assert_one_clear_line(result.stderr, "not a Cargo project")
+
+
+def test_missing_path(tmp_path: Path) -> None:
+    result = run_featcheck(str(tmp_path / "nowhere" / "Cargo.toml"))
+    assert result.returncode == 2
+    _assert_one_clear_line(result.stderr, "no such file or directory")
+
+
+def test_cargo_not_on_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    project = _project(tmp_path, TEMPLATE)
+    empty = tmp_path / "empty-bin"
+    empty.mkdir()
+    monkeypatch.setenv("PATH", str(empty))
+    result = run_featcheck(str(project))
+    assert result.returncode == 2
+    _assert_one_clear_line(result.stderr, "cargo not found on PATH")
+
+
+def test_cargo_failing_to_resolve_gives_cargos_reason(
+    tmp_path: Path, offline_cargo: object
+) -> None:
+    manifest = TEMPLATE.replace('"=0.22.1"', '"=9.9.9"')
+    project = _project(tmp_path, manifest)
+    result = run_featcheck(str(project))
+    assert result.returncode == 2
+    _assert_one_clear_line(result.stderr, "cargo metadata failed", "burn")
+    assert not (project / "Cargo.lock").exists()
+
+
+def test_unknown_member(offline_cargo: object) -> None:
+    result = run_featcheck(str(CRATES / "pitb-exec-cpu"), "-p", "nope")
+    assert result.returncode == 2
+    _assert_one_clear_line(result.stderr, "no workspace member named nope")
+
+
+def test_unknown_target(offline_cargo: object) -> None:
+    result = run_featcheck(str(CRATES / "pitb-exec-cpu"), "--target", "not-a-triple")
+    assert result.returncode == 2
+    _assert_one_clear_line(result.stderr)
+
+
+def test_usage_error_exits_2() -> None:
+    result = run_featcheck("--format", "yaml", ".")
+    assert result.returncode == 2
+    assert "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize("text", ["", "hello\n", "\x00\xff garbage"])
+def test_tree_input_that_is_not_a_tree(text: str) -> None:
+    result = run_featcheck("--tree", "-", stdin=text)
+    assert result.returncode == 2
+    _assert_one_clear_line(result.stderr, "<stdin>")
+
+
+def test_tree_without_features_names_the_line() -> None:
+    result = run_featcheck("--tree", "-", stdin="app v0.1.0 (/src/app)\n")
+    assert result.returncode == 2
+    _assert_one_clear_line(result.stderr, "<stdin>:1: ", "-f '{p} [{f}]'")
+
+
+def test_tree_file_that_does_not_exist(tmp_path: Path) -> None:
+    result = run_featcheck("--tree", str(tmp_path / "missing.txt"))
+    assert result.returncode == 2
+    _assert_one_clear_line(result.stderr, "missing.txt: cannot read")
+
+
+def test_saved_ambiguity_error_lists_the_versions() -> None:
+    stderr = (TREES / "two-versions.invert-burn-flex.stderr.txt").read_text()
+    result = run_featcheck("--tree", "-", stdin=stderr)
+    assert result.returncode == 2
+    _assert_one_clear_line(result.stderr, "burn-flex@0.21.0, burn-flex@0.22.1")

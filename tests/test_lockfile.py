@@ -1,0 +1,50 @@
+"""featcheck never changes the user's Cargo.lock, even when cargo would rewrite it."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from conftest import CRATES, run_featcheck
+
+
+def _copy_template(tmp_path: Path) -> Path:
+    project = tmp_path / "app"
+    shutil.copytree(CRATES / "pitb-exec-cpu", project, ignore=shutil.ignore_patterns("target"))
+    return project
+
+
+def test_missing_lockfile_is_not_left_behind(tmp_path: Path, offline_cargo: object) -> None:
+    project = _copy_template(tmp_path)
+    (project / "Cargo.lock").unlink()
+    result = run_featcheck(str(project), "--format", "json")
+    assert result.returncode == 1, result.stderr
+    assert json.loads(result.stdout)["findings"][0]["feature"] == "rayon"
+    assert not (project / "Cargo.lock").exists()
+
+
+def test_stale_lockfile_is_audited_as_the_next_build_resolves_it_and_kept(
+    tmp_path: Path, offline_cargo: object
+) -> None:
+    project = _copy_template(tmp_path)
+    manifest = project / "Cargo.toml"
+    # Adding rayon pulls new packages in: the lockfile is now out of date.
+    manifest.write_text(manifest.read_text().replace('"optim"]', '"optim", "rayon"]'))
+    before = (project / "Cargo.lock").read_bytes()
+    result = run_featcheck(str(project), "--format", "json")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert json.loads(result.stdout)["findings"] == []
+    assert (project / "Cargo.lock").read_bytes() == before
+
+
+def test_locked_refuses_a_stale_lockfile_with_cargos_reason(
+    tmp_path: Path, offline_cargo: object
+) -> None:
+    project = _copy_template(tmp_path)
+    manifest = project / "Cargo.toml"
+    manifest.write_text(manifest.read_text().replace('"optim"]', '"optim", "rayon"]'))
+    result = run_featcheck(str(project), "--locked")
+    assert result.returncode == 2
+    assert "Cargo.lock is out of date" in result.stderr
+    assert "Traceback" not in result.stderr

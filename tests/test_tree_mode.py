@@ -1,0 +1,74 @@
+"""`featcheck --tree`: saved cargo tree text, the workflow of CI logs and of the measurement."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from conftest import TREES, run_featcheck
+
+
+def _audit(name: str) -> tuple[int, dict[str, Any]]:
+    result = run_featcheck("--tree", str(TREES / name), "--format", "json")
+    assert result.returncode in (0, 1), result.stderr
+    return result.returncode, json.loads(result.stdout)
+
+
+def test_inverted_tree_from_stdin_finds_what_the_project_audit_finds() -> None:
+    text = (TREES / "pitb-exec-cpu.invert-burn-flex.txt").read_text()
+    result = run_featcheck("--tree", "-", stdin=text)
+    assert result.returncode == 1
+    assert "pitb-exec-cpu" in result.stdout
+    assert "error[FC001] burn-flex 0.22.1 is built without `rayon`" in result.stdout
+
+
+def test_fast_build_is_clean() -> None:
+    code, report = _audit("pitb-exec-cpu-simd.invert-burn-flex.txt")
+    assert code == 0 and report["findings"] == []
+
+
+def test_findings_from_tree_text_have_no_location_or_target() -> None:
+    _, report = _audit("pitb-exec-cpu.normal.indent.txt")
+    (finding,) = report["findings"]
+    assert finding["member"] == "pitb-exec-cpu"
+    assert finding["location"] is None and finding["target"] is None
+    assert "run featcheck on the project" in finding["suggestion"]
+
+
+def test_depth_zero_tree_says_what_it_cannot_tell() -> None:
+    code, report = _audit("pitb-exec-cpu.invert-burn-flex.depth0.txt")
+    (finding,) = report["findings"]
+    assert code == 1
+    assert finding["member"] is None
+    assert any("cannot tell which member" in note for note in finding["notes"])
+    assert any("cannot tell whether it is the selected backend" in n for n in finding["notes"])
+
+
+def test_default_edges_are_reported_as_a_hole() -> None:
+    # The dev-dependency's rayon is unified into this tree: the build itself lacks it.
+    code, report = _audit("dev-only-rayon.all-edges.txt")
+    assert code == 0
+    assert any("cargo tree -e normal" in note for note in report["notes"])
+    code, report = _audit("dev-only-rayon.normal.txt")
+    assert code == 1
+
+
+def test_workspace_root_tree_warns_about_unification() -> None:
+    code, report = _audit("workspace-unification.root.txt")
+    assert code == 0
+    assert any("-p MEMBER" in note for note in report["notes"])
+    code, report = _audit("workspace-unification.p-app.txt")
+    assert code == 1 and report["findings"][0]["member"] == "app"
+
+
+def test_nothing_to_print_is_clean() -> None:
+    text = (TREES / "target-specific.invert-burn-flex.apple-darwin.stderr.txt").read_text()
+    result = run_featcheck("--tree", "-", "--format", "json", stdin=text)
+    assert result.returncode == 0
+    assert "nothing" in json.loads(result.stdout)["notes"][0]
+
+
+def test_one_version_of_two() -> None:
+    code, report = _audit("two-versions.invert-burn-flex-0.22.1.txt")
+    assert code == 1
+    assert [(f["crate_version"], f["member"]) for f in report["findings"]] == [("0.22.1", "app")]
