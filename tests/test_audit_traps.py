@@ -7,13 +7,24 @@ and the manifest place to edit — and nothing else: a silence is a verdict too.
 from __future__ import annotations
 
 import json
+import subprocess
 from dataclasses import dataclass
 from typing import Any
 
 import pytest
 from conftest import CRATES, WORKSPACES, run_featcheck
 
-HOST = "x86_64-unknown-linux-gnu"
+
+def _host() -> str:
+    try:
+        output = subprocess.run(["rustc", "-vV"], capture_output=True, text=True).stdout
+    except OSError:
+        return "unknown"  # the cargo fixtures skip these tests then
+    hosts = [line[5:].strip() for line in output.splitlines() if line.startswith("host:")]
+    return hosts[0] if hosts else "unknown"
+
+
+HOST = _host()
 
 
 @dataclass(frozen=True)
