@@ -60,7 +60,8 @@ CASES: dict[str, set[Expected]] = {
     },
     # The cut lives in [workspace.dependencies]; server adds rayon through dotted keys.
     "workspace-inheritance": {
-        Expected("trainer", "FC001", "0.22.1", "rayon", "error", "Cargo.toml:6:31")
+        Expected("trainer", "FC001", "0.22.1", "rayon", "error", "Cargo.toml:6:31"),
+        Expected("server", "FC003", "0.22.1", "simd", "warning", "Cargo.toml:6:31"),
     },
     "renamed": {Expected("app", "FC001", "0.22.1", "rayon", "error", "Cargo.toml:8:47")},
     # [dependencies.burn] table with `# "rayon",` commented out: point at default-features.
@@ -69,8 +70,8 @@ CASES: dict[str, set[Expected]] = {
     "target-specific": {Expected("app", "FC001", "0.22.1", "rayon", "error", "Cargo.toml:8:31")},
     # Build-dependency features do not reach the normal build (resolver 2/3).
     "build-dependency": {Expected("app", "FC001", "0.22.1", "rayon", "error", "Cargo.toml:8:31")},
-    # Resolver 1 unifies dev-dependency features into the build: rayon is on.
-    "resolver-1": set(),
+    # Resolver 1 unifies dev-dependency features into the build: rayon is on (simd is not).
+    "resolver-1": {Expected("app", "FC003", "0.22.1", "simd", "warning", "Cargo.toml:8:31")},
     # burn-flex 0.22.1 lacks rayon; burn 0.21.0 with defaults brings its own burn-flex with it.
     "two-versions": {Expected("app", "FC001", "0.22.1", "rayon", "error", "Cargo.toml:8:31")},
     # burn >= 0.19 needs multi-threads; before 0.19 threading came with std.
@@ -94,7 +95,12 @@ CASES: dict[str, set[Expected]] = {
     },
     # burn-flex is linked into every 0.22 build, but no backend is selected here.
     "library-no-backend": set(),
-    "gpu-only": set(),
+    # No CPU backend is selected here either; the GPU backend lost fusion and autotune
+    # with burn's defaults.
+    "gpu-only": {
+        Expected("app", "FC004", "0.22.1", "fusion", "warning", "Cargo.toml:8:31"),
+        Expected("app", "FC005", "0.22.1", "autotune", "warning", "Cargo.toml:8:31"),
+    },
     # A library's features are chosen by its binaries: info, not a failure.
     "library-with-flex": {Expected("model", "FC001", "0.22.1", "rayon", "info", "Cargo.toml:8:31")},
     "direct-flex": {Expected("app", "FC001", "0.22.1", "rayon", "error", "Cargo.toml:9:36")},
@@ -120,15 +126,14 @@ def test_trap_gives_cargos_answer_member_by_member(workspace: str, offline_cargo
 
 
 def test_other_target_uses_that_targets_tables(offline_cargo: object) -> None:
+    windows = "x86_64-pc-windows-msvc"
     result = run_featcheck(
-        str(WORKSPACES / "target-specific"),
-        "--target",
-        "x86_64-pc-windows-msvc",
-        "--format",
-        "json",
+        str(WORKSPACES / "target-specific"), "--target", windows, "--format", "json"
     )
-    assert result.returncode == 0, result.stdout + result.stderr
-    assert json.loads(result.stdout)["findings"] == []
+    # The cfg(windows) table has rayon (no FC001) but not simd: the finding points at it.
+    assert _found(json.loads(result.stdout)) == {
+        Expected("app", "FC003", "0.22.1", "simd", "warning", "Cargo.toml:11:31")
+    }
 
 
 def test_several_targets_are_audited_each_on_its_own(offline_cargo: object) -> None:
@@ -138,12 +143,16 @@ def test_several_targets_are_audited_each_on_its_own(offline_cargo: object) -> N
         "x86_64-pc-windows-msvc",
         "--target",
         HOST,
+        "--target",
+        "aarch64-apple-darwin",
         "--format",
         "json",
     )
     report = json.loads(result.stdout)
-    assert [f["target"] for f in report["findings"]] == [HOST]
-    assert report["targets"] == ["x86_64-pc-windows-msvc", HOST]
+    by_target = {(f["target"], f["code"]) for f in report["findings"]}
+    # Neither cfg table applies to macOS: no burn at all there.
+    assert by_target == {("x86_64-pc-windows-msvc", "FC003"), (HOST, "FC001")}
+    assert report["targets"] == ["x86_64-pc-windows-msvc", HOST, "aarch64-apple-darwin"]
 
 
 def test_package_flag_narrows_to_one_member(offline_cargo: object) -> None:

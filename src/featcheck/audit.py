@@ -18,7 +18,7 @@ from featcheck.graph import DependencyGraph, Node
 from featcheck.locate import Cut, Locator, ManifestCache
 from featcheck.lockfile import LockfileGuard
 from featcheck.manifest.document import read_manifest
-from featcheck.rules import ALL_RULES, BuildView, Detection, Rule
+from featcheck.rules import BuildView, Detection, Rule, select_rules
 from featcheck.suggest import FeatureSearch
 
 
@@ -33,6 +33,10 @@ class AuditOptions:
     offline: bool = False
     locked: bool = False
     timeout: float = 300.0
+    select: tuple[str, ...] = ()
+    """Rules to run besides the defaults (codes or names), e.g. the opt-in hints."""
+    ignore: tuple[str, ...] = ()
+    """Rules not to run."""
     on_command: Callable[[list[str]], None] | None = None
     """Called with each cargo/rustc command line before it runs (the CLI's --verbose)."""
 
@@ -47,6 +51,13 @@ class AuditResult:
     members: list[str] = field(default_factory=list)
     targets: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+
+
+def _rules(options: AuditOptions) -> tuple[Rule, ...]:
+    try:
+        return select_rules(options.select, options.ignore)
+    except ValueError as error:
+        raise FeatcheckError(str(error)) from None
 
 
 def find_manifest(path: Path) -> Path:
@@ -85,6 +96,7 @@ def _select_members(
 
 def audit_project(path: Path, options: AuditOptions) -> AuditResult:
     """Audit every selected member on every target, as cargo resolves it."""
+    rules = _rules(options)
     manifest = find_manifest(path)
     read_manifest(manifest)  # a broken manifest gets featcheck's one-line error, not cargo's
     root = manifest.parent
@@ -115,8 +127,8 @@ def audit_project(path: Path, options: AuditOptions) -> AuditResult:
                 f"could not read cargo tree output for {member.name}: {error}"
             ) from None
         member_node = parsed.roots[0]
-        view = BuildView(parsed.graph, (member_node,))
-        for rule in ALL_RULES:
+        view = BuildView(parsed.graph, (member_node,), target=target)
+        for rule in rules:
             for detection in rule.detect(view):
                 cfg = runner.target_cfg(target)
                 cut = locator.find_cut(parsed.graph, member_node, detection.node, cfg)
@@ -207,8 +219,11 @@ def _finding_order(finding: Finding) -> tuple[str, str, str, str, str]:
     )
 
 
-def audit_tree_text(text: str, source_name: str) -> AuditResult:
+def audit_tree_text(
+    text: str, source_name: str, options: AuditOptions | None = None
+) -> AuditResult:
     """Audit text saved from `cargo tree -f '{p} [{f}]'` (no manifests, no cargo)."""
+    rules = _rules(options or AuditOptions())
     try:
         parsed = parse_tree_text(text)
     except TreeTextError as error:
@@ -229,7 +244,7 @@ def audit_tree_text(text: str, source_name: str) -> AuditResult:
             "this tree was printed for the whole workspace, so cargo unified the features of "
             "all members; `cargo build -p MEMBER` may get fewer: print it with -p MEMBER"
         )
-    for rule in ALL_RULES:
+    for rule in rules:
         for detection in rule.detect(view):
             owners = _owners(parsed.graph, roots, detection.node, view.structured)
             notes = list(detection.notes)

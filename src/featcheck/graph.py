@@ -93,8 +93,11 @@ class DependencyGraph:
                     queue.append(dependent)
         return seen
 
-    def path(self, start: Node, goal: Node) -> list[Node] | None:
-        """A shortest dependency path from `start` to `goal`, both included, or None."""
+    def path(
+        self, start: Node, goal: Node, avoiding: frozenset[Node] = frozenset()
+    ) -> list[Node] | None:
+        """A shortest dependency path from `start` to `goal` (both included) that passes
+        through none of `avoiding`, or None."""
         previous: dict[Node, Node | None] = {start: None}
         queue = deque([start])
         while queue:
@@ -107,7 +110,7 @@ class DependencyGraph:
                     step = previous[step]
                 return chain[::-1]
             for dep in sorted(self.dependencies(current)):
-                if dep not in previous:
+                if dep not in previous and dep not in avoiding:
                     previous[dep] = current
                     queue.append(dep)
         return None
