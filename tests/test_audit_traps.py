@@ -202,3 +202,50 @@ def test_example_crates(crate: str, code: int, offline_cargo: object) -> None:
         assert result.stdout.count("error[") == 1
     else:
         assert "no findings" in result.stdout
+
+
+CHAIN_0_22 = (
+    "would arrive through burn default → burn-core/default → burn-tensor/default → "
+    "burn-dispatch/default → burn-flex/default → rayon"
+)
+
+
+@pytest.mark.parametrize(
+    ("workspace", "member", "expected"),
+    [
+        (
+            "dev-only-rayon",
+            "app",
+            [
+                CHAIN_0_22,
+                "cut at Cargo.toml:8: `default-features = false` on burn",
+                "enabled only for tests and benches, through [dev-dependencies] burn (line 11): "
+                "the build itself does not get it",
+            ],
+        ),
+        (
+            "workspace-unification",
+            "app",
+            [
+                CHAIN_0_22,
+                "cut at app/Cargo.toml:8: `default-features = false` on burn",
+                "enabled in the workspace-wide build by member bench, not when app is built "
+                "alone (cargo build -p app, cargo install)",
+            ],
+        ),
+        (
+            "old-burn-ndarray",
+            "burn020-ndarray",
+            [
+                "would arrive through burn default → burn-ndarray/default → multi-threads",
+                "cut at burn020-ndarray/Cargo.toml:8: `default-features = false` on burn",
+            ],
+        ),
+    ],
+)
+def test_every_finding_shows_its_why_chain(
+    workspace: str, member: str, expected: list[str], offline_cargo: object
+) -> None:
+    result = run_featcheck(str(WORKSPACES / workspace), "--format", "json")
+    (finding,) = [f for f in json.loads(result.stdout)["findings"] if f["member"] == member]
+    assert finding["chain"] == expected

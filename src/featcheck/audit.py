@@ -13,9 +13,10 @@ from featcheck.cargo.metadata import PackageInfo, WorkspaceMetadata
 from featcheck.cargo.runner import CargoRunner
 from featcheck.cargo.tree_text import ParsedTree, TreeTextError, local_leaves, parse_tree_text
 from featcheck.errors import FeatcheckError
+from featcheck.explain import Explainer
 from featcheck.findings import Finding, Location, Severity
 from featcheck.graph import DependencyGraph, Node
-from featcheck.locate import Cut, Locator, ManifestCache
+from featcheck.locate import Locator, ManifestCache
 from featcheck.lockfile import LockfileGuard
 from featcheck.manifest.document import read_manifest
 from featcheck.rules import BuildView, Detection, Rule, select_rules
@@ -116,63 +117,43 @@ def audit_project(path: Path, options: AuditOptions) -> AuditResult:
         with ThreadPoolExecutor(max_workers=workers) as pool:
             trees = list(pool.map(lambda job: runner.tree(manifest, job[0].id, job[1]), jobs))
     result = AuditResult(root, members=[m.name for m in members], targets=targets)
-    manifests = ManifestCache()
-    locator = Locator(metadata, root, manifests)
-    search = FeatureSearch(metadata)
+    builds: dict[tuple[str, str], ParsedTree] = {}
     for (member, target), text in zip(jobs, trees, strict=True):
         try:
-            parsed = parse_tree_text(text)
+            builds[(member.id, target)] = parse_tree_text(text)
         except TreeTextError as error:
             raise FeatcheckError(
                 f"could not read cargo tree output for {member.name}: {error}"
             ) from None
+    locator = Locator(metadata, root, ManifestCache())
+    explainer = Explainer(
+        metadata, FeatureSearch(metadata), locator, {k: b.graph for k, b in builds.items()}
+    )
+    for member, target in jobs:
+        parsed = builds[(member.id, target)]
         member_node = parsed.roots[0]
         view = BuildView(parsed.graph, (member_node,), target=target)
         for rule in rules:
             for detection in rule.detect(view):
                 cfg = runner.target_cfg(target)
                 cut = locator.find_cut(parsed.graph, member_node, detection.node, cfg)
-                location = locator.location(cut) if cut is not None else None
-                suggestion = _suggestion(metadata, search, detection, cut)
+                finding = _finding(
+                    rule,
+                    detection,
+                    member,
+                    target,
+                    locator.location(cut) if cut is not None else None,
+                    explainer.suggestion(detection, cut),
+                )
                 result.findings.append(
-                    _finding(rule, detection, member, target, location, suggestion)
+                    replace(
+                        finding,
+                        chain=explainer.chain(detection, cut, member, target, cfg),
+                        declaration=locator.declaration(cut) if cut is not None else None,
+                    )
                 )
     result.findings.sort(key=_finding_order)
     return result
-
-
-def _suggestion(
-    metadata: WorkspaceMetadata, search: FeatureSearch, detection: Detection, cut: Cut | None
-) -> str:
-    """The change to make, in words, computed from the feature tables."""
-    node, feature = detection.node, detection.feature
-    direct = (
-        f'depend on {node.name} directly: {node.name} = {{ version = "={node.version}", '
-        f'default-features = false, features = ["{feature}"] }}'
-    )
-    declared = metadata.find(cut.dependency.name, cut.dependency.version) if cut else None
-    goal = metadata.find(node.name, node.version)
-    if cut is None or declared is None or goal is None:
-        return f"enable the `{feature}` feature of {node.name} {node.version}, or {direct}"
-    if declared.id == goal.id:
-        return f'add "{feature}" to the features of {cut.site.key}'
-    options = [
-        f
-        for f in search.enabling_features(declared, goal, feature)
-        if f not in cut.dependency.features
-    ]
-    named = [f for f in options if f != "default"]
-    if named:
-        return (
-            f'add "{named[0]}" to the features of {cut.site.key} '
-            f"({declared.name} {declared.version} passes it on to {node.name})"
-        )
-    if "default" in options and cut.disables_defaults:
-        return (
-            f"{declared.name} {declared.version} turns on {node.name}/{feature} only through "
-            f"its defaults: remove `default-features = false`, or {direct}"
-        )
-    return f"{declared.name} {declared.version} does not pass `{feature}` on: {direct}"
 
 
 def _finding(

@@ -74,3 +74,8 @@ class Finding:
     """The change to make, in words."""
     notes: tuple[str, ...] = field(default_factory=tuple)
     """Caveats about how the verdict was reached (e.g. what saved tree text cannot show)."""
+    chain: tuple[str, ...] = field(default_factory=tuple)
+    """The why chain: how the feature would arrive, what cut it, where else it is enabled."""
+    declaration: Location | None = None
+    """The whole dependency declaration that `location` lies in (key to end of value; the
+    `[dependencies.x]` header to its last key for the table form), for suppression comments."""

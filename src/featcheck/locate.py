@@ -22,7 +22,7 @@ from featcheck.findings import Location
 from featcheck.graph import DependencyGraph, Node
 from featcheck.manifest.declarations import DeclarationSite, declaration_sites, workspace_site
 from featcheck.manifest.document import ManifestDocument, read_manifest
-from featcheck.manifest.spans import Entry
+from featcheck.manifest.spans import Entry, Span
 
 
 @dataclass(frozen=True)
@@ -179,16 +179,28 @@ class Locator:
 
     def location(self, cut: Cut) -> Location:
         """The cut's span as a Location relative to the audited root."""
-        entry = cut.entry
-        value = entry.value or entry.key
-        relative = os.path.relpath(cut.site.manifest.path, self.audited_root)
+        return self._span_location(cut.site, cut.entry.key, cut.entry.value or cut.entry.key)
+
+    def declaration(self, cut: Cut) -> Location | None:
+        """The whole declaration the cut lies in: its key (or table header) to its last value."""
+        site = cut.site
+        start = site.key_entry()
+        if start is None:
+            return None
+        depth = len(site.path)
+        inside = [e for p, e in site.manifest.spans.items() if p[:depth] == site.path]
+        end = max((e.value or e.key for e in inside), key=lambda s: (s.end_line, s.end_column))
+        return self._span_location(site, start.key, end)
+
+    def _span_location(self, site: DeclarationSite, start: Span, end: Span) -> Location:
+        relative = os.path.relpath(site.manifest.path, self.audited_root)
         return Location(
             file=relative.replace(os.sep, "/"),
-            line=entry.key.line,
-            column=entry.key.column,
-            end_line=value.end_line,
-            end_column=value.end_column,
-            source_line=cut.site.manifest.line_text(entry.key.line),
+            line=start.line,
+            column=start.column,
+            end_line=end.end_line,
+            end_column=end.end_column,
+            source_line=site.manifest.line_text(start.line),
         )
 
 

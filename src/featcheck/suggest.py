@@ -7,6 +7,7 @@ burn 0.22 passes `rayon` through to burn-flex, burn 0.21 does not, and only the 
 
 from __future__ import annotations
 
+import itertools
 from collections import deque
 from collections.abc import Iterator
 
@@ -25,7 +26,8 @@ class FeatureSearch:
         for package in metadata.packages.values():
             self._by_name.setdefault(package.name, []).append(package)
 
-    def _resolve(self, declaration: DependencyDeclaration) -> PackageInfo | None:
+    def resolve(self, declaration: DependencyDeclaration) -> PackageInfo | None:
+        """The package a declaration resolves to (the newest matching version in the resolve)."""
         candidates = [
             p
             for p in self._by_name.get(declaration.name, [])
@@ -41,7 +43,7 @@ class FeatureSearch:
     def _activate(self, package: PackageInfo, key: str) -> Iterator[_State]:
         """States switched on when `package` turns on its dependency `key`."""
         for declaration in self._declarations(package, key):
-            dependency = self._resolve(declaration)
+            dependency = self.resolve(declaration)
             if dependency is None:
                 continue
             if declaration.uses_default_features:
@@ -61,25 +63,49 @@ class FeatureSearch:
                 if not weak:
                     yield from self._activate(package, key)
                 for declaration in self._declarations(package, key):
-                    dependency = self._resolve(declaration)
+                    dependency = self.resolve(declaration)
                     if dependency is not None:
                         yield dependency.id, feature
             else:
                 yield package.id, item
 
-    def reaches(self, start: _State, goal: _State) -> bool:
-        """True when switching on `start` switches on `goal` (ignoring weak-dep conditions)."""
-        seen = {start}
+    def chain(self, start: _State, goal: _State) -> list[_State] | None:
+        """The shortest chain of features from `start` to `goal`, both included, or None.
+
+        Weak `dep?/feature` entries are followed as if the dependency were on: the chain says
+        how the feature *would* arrive, which is what a user needs to see.
+        """
+        previous: dict[_State, _State | None] = {start: None}
         queue = deque([start])
         while queue:
             state = queue.popleft()
             if state == goal:
-                return True
+                chain: list[_State] = []
+                step: _State | None = state
+                while step is not None:
+                    chain.append(step)
+                    step = previous[step]
+                return chain[::-1]
             for following in self._expand(state):
-                if following not in seen and following[0] in self.metadata.packages:
-                    seen.add(following)
+                if following not in previous and following[0] in self.metadata.packages:
+                    previous[following] = state
                     queue.append(following)
-        return False
+        return None
+
+    def reaches(self, start: _State, goal: _State) -> bool:
+        """True when switching on `start` switches on `goal`."""
+        return self.chain(start, goal) is not None
+
+    def describe(self, chain: list[_State]) -> str:
+        """`burn default → burn-core/default → … → burn-flex/rayon`, naming each package once."""
+        packages = self.metadata.packages
+        first_package, first_feature = chain[0]
+        parts = [f"{packages[first_package].name} {first_feature}"]
+        for (previous, _), (package_id, feature) in itertools.pairwise(chain):
+            # A feature of the same package needs no package name again.
+            name = "" if package_id == previous else f"{packages[package_id].name}/"
+            parts.append(name + feature)
+        return " → ".join(parts)
 
     def enabling_features(
         self, declared: PackageInfo, goal_package: PackageInfo, goal_feature: str

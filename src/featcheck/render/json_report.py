@@ -41,6 +41,7 @@ def finding_to_dict(finding: Finding) -> dict[str, Any]:
         "why": finding.why,
         "suggestion": finding.suggestion,
         "notes": list(finding.notes),
+        "chain": list(finding.chain),
         "fix": None,
     }
 

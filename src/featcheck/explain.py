@@ -1,0 +1,157 @@
+"""What a finding says besides its verdict: the change to make, and the "why" chain.
+
+The chain shows the path by which the missing feature would have arrived (from the real feature
+tables), the declaration that cut it, and where else it *is* enabled — for tests only through
+`[dev-dependencies]`, or in the workspace build by another member — because those are the reasons
+a user's own `cargo tree` may have shown the feature and made them believe all was well.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from featcheck.cargo.cfg import TargetCfg
+from featcheck.cargo.metadata import PackageInfo, WorkspaceMetadata
+from featcheck.graph import DependencyGraph, Node
+from featcheck.locate import Cut, Locator
+from featcheck.manifest.declarations import declaration_sites
+from featcheck.rules import Detection
+from featcheck.suggest import FeatureSearch
+
+
+@dataclass
+class Explainer:
+    """Computes suggestions and chains for the findings of one audit."""
+
+    metadata: WorkspaceMetadata
+    search: FeatureSearch
+    locator: Locator
+    builds: Mapping[tuple[str, str], DependencyGraph]
+    """Every audited (member id, target) build, to say which other member enables a feature."""
+
+    def suggestion(self, detection: Detection, cut: Cut | None) -> str:
+        """The change to make, in words, computed from the feature tables."""
+        node, feature = detection.node, detection.feature
+        direct = (
+            f'depend on {node.name} directly: {node.name} = {{ version = "={node.version}", '
+            f'default-features = false, features = ["{feature}"] }}'
+        )
+        declared = self._declared(cut)
+        goal = self.metadata.find(node.name, node.version)
+        if cut is None or declared is None or goal is None:
+            return f"enable the `{feature}` feature of {node.name} {node.version}, or {direct}"
+        if declared.id == goal.id:
+            return f'add "{feature}" to the features of {cut.site.key}'
+        options = [
+            f
+            for f in self.search.enabling_features(declared, goal, feature)
+            if f not in cut.dependency.features
+        ]
+        named = [f for f in options if f != "default"]
+        if named:
+            return (
+                f'add "{named[0]}" to the features of {cut.site.key} '
+                f"({declared.name} {declared.version} passes it on to {node.name})"
+            )
+        if "default" in options and cut.disables_defaults:
+            return (
+                f"{declared.name} {declared.version} turns on {node.name}/{feature} only through "
+                f"its defaults: remove `default-features = false`, or {direct}"
+            )
+        return f"{declared.name} {declared.version} does not pass `{feature}` on: {direct}"
+
+    def chain(
+        self,
+        detection: Detection,
+        cut: Cut | None,
+        member: PackageInfo,
+        target: str,
+        cfg: TargetCfg,
+    ) -> tuple[str, ...]:
+        """The why chain, one line per link."""
+        lines: list[str] = []
+        goal = self.metadata.find(detection.node.name, detection.node.version)
+        declared = self._declared(cut)
+        if cut is not None and declared is not None and goal is not None:
+            lines.extend(self._feature_path(cut, declared, goal, detection.feature))
+        if goal is not None:
+            for kind in ("dev", "build"):
+                lines.extend(self._other_kind(kind, member, goal, detection.feature, cfg))
+        lines.extend(self._other_members(detection.node, detection.feature, member, target))
+        return tuple(lines)
+
+    def _declared(self, cut: Cut | None) -> PackageInfo | None:
+        if cut is None:
+            return None
+        return self.metadata.find(cut.dependency.name, cut.dependency.version)
+
+    def _feature_path(
+        self, cut: Cut, declared: PackageInfo, goal: PackageInfo, feature: str
+    ) -> list[str]:
+        target_state = (goal.id, feature)
+        where = self.locator.location(cut)
+        place = f"{where.file}:{where.line}"
+        if cut.disables_defaults:
+            path = self.search.chain((declared.id, "default"), target_state)
+            if path is not None:
+                return [
+                    f"would arrive through {self.search.describe(path)}",
+                    f"cut at {place}: `default-features = false` on {cut.site.key}",
+                ]
+        for start in self.search.enabling_features(declared, goal, feature):
+            path = self.search.chain((declared.id, start), target_state)
+            if path is not None:
+                return [
+                    f"would arrive through {self.search.describe(path)}, not enabled at {place}"
+                ]
+        return [f"no feature of {declared.name} {declared.version} turns it on ({place})"]
+
+    def _other_kind(
+        self, kind: str, member: PackageInfo, goal: PackageInfo, feature: str, cfg: TargetCfg
+    ) -> list[str]:
+        """Dev- or build-dependencies of the member that turn the feature on where the build
+        of the member itself does not get it (resolver 2 and 3 keep them apart)."""
+        lines = []
+        manifest = self.locator.manifests.get(member.manifest_path)
+        for declaration in member.dependencies:
+            if declaration.kind != kind or not cfg.applies(declaration.target):
+                continue
+            starts = [
+                *declaration.features,
+                *(["default"] if declaration.uses_default_features else []),
+            ]
+            package = self.search.resolve(declaration)
+            if package is None:
+                continue
+            if not any(self.search.reaches((package.id, s), (goal.id, feature)) for s in starts):
+                continue
+            sites = declaration_sites(manifest, kind, declaration.name, cfg)
+            entry = sites[0].key_entry() if sites else None
+            line = f" (line {entry.key.line})" if entry is not None else ""
+            who = "tests and benches" if kind == "dev" else "the build script"
+            lines.append(
+                f"enabled only for {who}, through [{kind}-dependencies] {declaration.key}{line}:"
+                " the build itself does not get it"
+            )
+        return lines
+
+    def _other_members(
+        self, node: Node, feature: str, member: PackageInfo, target: str
+    ) -> list[str]:
+        """Members whose own build has the feature: unified in a workspace-wide build only."""
+        enabling = sorted(
+            other.name
+            for other in self.metadata.members
+            if other.id != member.id
+            and any(
+                n.package == node.package and feature in n.features
+                for n in self.builds.get((other.id, target), DependencyGraph()).named(node.name)
+            )
+        )
+        if not enabling:
+            return []
+        return [
+            f"enabled in the workspace-wide build by member {', '.join(enabling)}, not when "
+            f"{member.name} is built alone (cargo build -p {member.name}, cargo install)"
+        ]
