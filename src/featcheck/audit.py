@@ -6,8 +6,10 @@ import os
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 
+from featcheck.cargo.cfg import TargetCfg
 from featcheck.cargo.failures import FailureKind, classify
 from featcheck.cargo.metadata import PackageInfo, WorkspaceMetadata
 from featcheck.cargo.runner import CargoRunner
@@ -15,6 +17,8 @@ from featcheck.cargo.tree_text import ParsedTree, TreeTextError, local_leaves, p
 from featcheck.errors import FeatcheckError
 from featcheck.explain import Explainer
 from featcheck.findings import Finding, Location, Severity
+from featcheck.fixes.confirm import FixConfirmer
+from featcheck.fixes.plan import candidate_edits, choose_fix
 from featcheck.graph import DependencyGraph, Node
 from featcheck.locate import Locator, ManifestCache
 from featcheck.lockfile import LockfileGuard
@@ -38,6 +42,8 @@ class AuditOptions:
     """Rules to run besides the defaults (codes or names), e.g. the opt-in hints."""
     ignore: tuple[str, ...] = ()
     """Rules not to run."""
+    confirm_fixes: bool = True
+    """Let cargo resolve each candidate fix on a temporary copy before calling it safe."""
     on_command: Callable[[list[str]], None] | None = None
     """Called with each cargo/rustc command line before it runs (the CLI's --verbose)."""
 
@@ -100,7 +106,6 @@ def audit_project(path: Path, options: AuditOptions) -> AuditResult:
     rules = _rules(options)
     manifest = find_manifest(path)
     read_manifest(manifest)  # a broken manifest gets featcheck's one-line error, not cargo's
-    root = manifest.parent
     runner = CargoRunner(
         manifest.parent,
         offline=options.offline,
@@ -112,11 +117,89 @@ def audit_project(path: Path, options: AuditOptions) -> AuditResult:
         metadata = runner.metadata(manifest)
         members = _select_members(metadata, manifest, options.packages)
         targets = list(options.targets) or [runner.host_triple()]
-        jobs = [(member, target) for member in members for target in targets]
-        workers = max(1, min(len(jobs), os.cpu_count() or 1))
-        with ThreadPoolExecutor(max_workers=workers) as pool:
-            trees = list(pool.map(lambda job: runner.tree(manifest, job[0].id, job[1]), jobs))
+        builds = _resolve_builds(runner, manifest, members, targets)
+    root = manifest.parent
     result = AuditResult(root, members=[m.name for m in members], targets=targets)
+    locator = Locator(metadata, root, ManifestCache())
+    search = FeatureSearch(metadata)
+    placer = _FindingPlacer(
+        metadata,
+        locator,
+        search,
+        Explainer(metadata, search, locator, {k: b.graph for k, b in builds.items()}),
+        FixConfirmer(metadata.root, offline=options.offline, timeout=options.timeout)
+        if options.confirm_fixes
+        else None,
+    )
+    for member in members:
+        for target in targets:
+            parsed = builds[(member.id, target)]
+            view = BuildView(parsed.graph, (parsed.roots[0],), target=target)
+            cfg = runner.target_cfg(target)
+            for rule in rules:
+                for detection in rule.detect(view):
+                    result.findings.append(placer.place(rule, detection, member, view, cfg))
+    result.findings.sort(key=_finding_order)
+    return result
+
+
+@dataclass
+class _FindingPlacer:
+    """Turns a rule's detection into a finding: location, suggestion, chain and fixes."""
+
+    metadata: WorkspaceMetadata
+    locator: Locator
+    search: FeatureSearch
+    explainer: Explainer
+    confirmer: FixConfirmer | None
+
+    def place(
+        self, rule: Rule, detection: Detection, member: PackageInfo, view: BuildView, cfg: TargetCfg
+    ) -> Finding:
+        target = view.target or ""
+        cut = self.locator.find_cut(view.graph, view.roots[0], detection.node, cfg)
+        finding = _finding(
+            rule,
+            detection,
+            member,
+            target,
+            self.locator.location(cut) if cut is not None else None,
+            self.explainer.suggestion(detection, cut),
+        )
+        finding = replace(finding, chain=self.explainer.chain(detection, cut, member, target, cfg))
+        if cut is None:
+            return finding
+        candidates = candidate_edits(
+            self.metadata, self.search, detection.node, detection.feature, rule.companions, cut
+        )
+        confirm = None
+        if self.confirmer is not None:
+            confirm = partial(
+                self.confirmer.confirm,
+                member=member,
+                target=target,
+                node=detection.node,
+                feature=detection.feature,
+            )
+        fix, alternatives = choose_fix(
+            [tuple(self.locator.place(edit) for edit in c) for c in candidates], confirm
+        )
+        return replace(
+            finding,
+            declaration=self.locator.declaration(cut),
+            fix=fix,
+            alternatives=alternatives,
+        )
+
+
+def _resolve_builds(
+    runner: CargoRunner, manifest: Path, members: list[PackageInfo], targets: list[str]
+) -> dict[tuple[str, str], ParsedTree]:
+    """What cargo builds for each (member, target): one `cargo tree` each, run in parallel."""
+    jobs = [(member, target) for member in members for target in targets]
+    workers = max(1, min(len(jobs), os.cpu_count() or 1))
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        trees = list(pool.map(lambda job: runner.tree(manifest, job[0].id, job[1]), jobs))
     builds: dict[tuple[str, str], ParsedTree] = {}
     for (member, target), text in zip(jobs, trees, strict=True):
         try:
@@ -125,35 +208,7 @@ def audit_project(path: Path, options: AuditOptions) -> AuditResult:
             raise FeatcheckError(
                 f"could not read cargo tree output for {member.name}: {error}"
             ) from None
-    locator = Locator(metadata, root, ManifestCache())
-    explainer = Explainer(
-        metadata, FeatureSearch(metadata), locator, {k: b.graph for k, b in builds.items()}
-    )
-    for member, target in jobs:
-        parsed = builds[(member.id, target)]
-        member_node = parsed.roots[0]
-        view = BuildView(parsed.graph, (member_node,), target=target)
-        for rule in rules:
-            for detection in rule.detect(view):
-                cfg = runner.target_cfg(target)
-                cut = locator.find_cut(parsed.graph, member_node, detection.node, cfg)
-                finding = _finding(
-                    rule,
-                    detection,
-                    member,
-                    target,
-                    locator.location(cut) if cut is not None else None,
-                    explainer.suggestion(detection, cut),
-                )
-                result.findings.append(
-                    replace(
-                        finding,
-                        chain=explainer.chain(detection, cut, member, target, cfg),
-                        declaration=locator.declaration(cut) if cut is not None else None,
-                    )
-                )
-    result.findings.sort(key=_finding_order)
-    return result
+    return builds
 
 
 def _finding(

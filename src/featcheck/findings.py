@@ -5,6 +5,8 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass, field
 
+from featcheck.fixes.model import Fix
+
 
 class Severity(enum.IntEnum):
     """How much a finding matters; ordered so that `>=` compares levels."""
@@ -76,6 +78,10 @@ class Finding:
     """Caveats about how the verdict was reached (e.g. what saved tree text cannot show)."""
     chain: tuple[str, ...] = field(default_factory=tuple)
     """The why chain: how the feature would arrive, what cut it, where else it is enabled."""
+    fix: Fix | None = None
+    """The smallest change cargo confirmed (what `--fix` applies), if any."""
+    alternatives: tuple[Fix, ...] = field(default_factory=tuple)
+    """Other candidate changes, smallest first (unconfirmed unless marked)."""
     declaration: Location | None = None
     """The whole dependency declaration that `location` lies in (key to end of value; the
     `[dependencies.x]` header to its last key for the table form), for suppression comments."""

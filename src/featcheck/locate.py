@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import os
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from featcheck.cargo import semver
 from featcheck.cargo.cfg import TargetCfg
 from featcheck.cargo.metadata import DependencyDeclaration, PackageInfo, WorkspaceMetadata
 from featcheck.findings import Location
+from featcheck.fixes.model import Edit
 from featcheck.graph import DependencyGraph, Node
 from featcheck.manifest.declarations import DeclarationSite, declaration_sites, workspace_site
 from featcheck.manifest.document import ManifestDocument, read_manifest
@@ -176,6 +177,15 @@ class Locator:
             return True
         version = source.version
         return version is None or semver.matches(version, dependency.version)
+
+    def place(self, edit: Edit) -> Edit:
+        """The edit with its file (relative to the audited root) and declaration line filled."""
+        relative = os.path.relpath(edit.manifest, self.audited_root).replace(os.sep, "/")
+        line = 0
+        if edit.action != "add-dependency":
+            entry = self.manifests.get(edit.manifest).entry(edit.declaration)
+            line = entry.key.line if entry is not None else 0
+        return replace(edit, file=relative, line=line)
 
     def location(self, cut: Cut) -> Location:
         """The cut's span as a Location relative to the audited root."""

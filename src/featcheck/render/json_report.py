@@ -12,6 +12,7 @@ from typing import Any
 from featcheck import __version__
 from featcheck.audit import AuditResult
 from featcheck.findings import Finding, Severity
+from featcheck.fixes.model import Fix
 
 SCHEMA_VERSION = 1
 
@@ -42,7 +43,31 @@ def finding_to_dict(finding: Finding) -> dict[str, Any]:
         "suggestion": finding.suggestion,
         "notes": list(finding.notes),
         "chain": list(finding.chain),
-        "fix": None,
+        "fix": fix_to_dict(finding.fix),
+        "alternatives": [fix_to_dict(f) for f in finding.alternatives],
+    }
+
+
+def fix_to_dict(fix: Fix | None) -> dict[str, Any] | None:
+    """A fix: what to change, where, and whether cargo confirmed it."""
+    if fix is None:
+        return None
+    return {
+        "description": fix.description,
+        "safe": fix.safe,
+        "confirmed": fix.confirmed,
+        "note": fix.note,
+        "edits": [
+            {
+                "file": edit.file,
+                "line": edit.line or None,
+                "action": edit.action,
+                "declaration": [str(key) for key in edit.declaration],
+                "features": list(edit.features),
+                "version": edit.version or None,
+            }
+            for edit in fix.edits
+        ],
     }
 
 

@@ -86,6 +86,8 @@ class Rule(ABC):
     doc: RuleDoc
     enabled_by_default: bool = True
     """Hints are opt-in (`--select`), so that a project with nothing wrong stays silent."""
+    companions: tuple[str, ...] = ()
+    """Features the fix also adds where they are missing (FC001 adds `simd` with `rayon`)."""
 
     @property
     def why(self) -> str:

@@ -16,6 +16,7 @@ class FlexWithoutRayon(MissingFeatureRule):
     crates = ("burn-flex",)
     feature = "rayon"
     consequence = "every matmul runs on one core"
+    companions = ("simd",)
     doc = RuleDoc(
         what=(
             "Flags a build in which burn's Flex CPU backend is selected (the `flex` feature "

@@ -1,0 +1,1 @@
+"""Fixes: edits to manifests that turn a missing feature on, computed, confirmed, applied."""

@@ -1,0 +1,246 @@
+"""Apply an Edit to a manifest's text, touching nothing but the edited declaration.
+
+Edits are made in the text at the positions the span index gives, so that every comment, quote
+style, order and blank line stays as the user wrote it (a multi-line features array keeps its
+indentation, trailing comma and commented-out items). tomlkit then checks the result: the new
+document must parse and equal the old one with exactly the intended change, or the edit is
+refused.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from typing import Any
+
+import tomlkit
+import tomlkit.exceptions
+
+from featcheck.fixes.model import Edit
+from featcheck.manifest.spans import Entry, KeyPath, Span, index_spans
+
+_DEPENDENCIES_HEADER = re.compile(r"^\s*\[\s*dependencies\s*\]\s*(#.*)?$")
+_ANY_HEADER = re.compile(r"^\s*\[")
+_DEFAULT_FEATURES_KEYS = ("default-features", "default_features")
+
+
+class EditError(ValueError):
+    """The edit cannot be made safely; the message says why."""
+
+
+class _Text:
+    """The manifest text with 1-based (line, column) <-> offset conversion."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.starts = [0]
+        for index, char in enumerate(text):
+            if char == "\n":
+                self.starts.append(index + 1)
+
+    def offset(self, line: int, column: int) -> int:
+        return self.starts[line - 1] + column - 1
+
+    def start(self, span: Span) -> int:
+        return self.offset(span.line, span.column)
+
+    def end(self, span: Span) -> int:
+        return self.offset(span.end_line, span.end_column)
+
+    def line_of(self, offset: int) -> tuple[int, int]:
+        """(start, end) offsets of the line holding `offset`, end excluding the newline."""
+        start = self.text.rfind("\n", 0, offset) + 1
+        end = self.text.find("\n", offset)
+        return start, len(self.text) if end < 0 else end
+
+    @property
+    def newline(self) -> str:
+        return "\r\n" if "\r\n" in self.text else "\n"
+
+
+def _quote_of(items: list[Entry], doc: _Text) -> str:
+    """The quote character the array already uses, so an added item looks like its siblings."""
+    for item in items:
+        if item.value is not None and doc.text[doc.start(item.value)] == "'":
+            return "'"
+    return '"'
+
+
+def _render(features: tuple[str, ...], quote: str) -> list[str]:
+    return [f"{quote}{f}{quote}" for f in features]
+
+
+def _add_to_array(
+    doc: _Text, spans: dict[KeyPath, Entry], path: KeyPath, new: tuple[str, ...]
+) -> str:
+    array = spans[path].value
+    assert array is not None
+    items = [spans[p] for p in spans if len(p) == len(path) + 1 and p[:-1] == path]
+    quote = _quote_of(items, doc)
+    rendered = _render(new, quote)
+    text = doc.text
+    if not items:
+        open_bracket = doc.start(array)
+        return text[: open_bracket + 1] + ", ".join(rendered) + text[open_bracket + 1 :]
+    last = items[-1].value or items[-1].key
+    last_end = doc.end(last)
+    close = doc.end(array) - 1  # the `]`
+    if array.line == array.end_line:
+        return text[:last_end] + "".join(", " + r for r in rendered) + text[last_end:]
+    # Multi-line: one item per line at the last item's indentation, keeping the comma style.
+    line_start, _ = doc.line_of(doc.start(last))
+    line = text[line_start:]
+    indent = line[: len(line) - len(line.lstrip(" \t"))]
+    between = re.sub(r"#[^\n]*", "", text[last_end:close])
+    trailing_comma = "," in between
+    close_line_start, _ = doc.line_of(close)
+    if text[close_line_start:close].strip():
+        raise EditError("the features array closes on a line with items; edit it by hand")
+    nl = doc.newline
+    if trailing_comma:
+        block = "".join(f"{indent}{r},{nl}" for r in rendered)
+        return text[:close_line_start] + block + text[close_line_start:]
+    block = "".join(
+        f"{indent}{r}{',' if i < len(rendered) - 1 else ''}{nl}" for i, r in enumerate(rendered)
+    )
+    return text[:last_end] + "," + text[last_end:close_line_start] + block + text[close_line_start:]
+
+
+def _declaration_end(spans: dict[KeyPath, Entry], path: KeyPath) -> Span:
+    inside = [e.value or e.key for p, e in spans.items() if p[: len(path)] == path]
+    return max(inside, key=lambda s: (s.end_line, s.end_column))
+
+
+def _add_features(doc: _Text, spans: dict[KeyPath, Entry], edit: Edit) -> str:
+    path = edit.declaration
+    declaration = spans.get(path)
+    if declaration is None:
+        raise EditError(f"cannot find {'.'.join(map(str, path))}")
+    features_path = (*path, "features")
+    if features_path in spans and spans[features_path].value is not None:
+        return _add_to_array(doc, spans, features_path, edit.features)
+    text = doc.text
+    listed = "[" + ", ".join(_render(edit.features, '"')) + "]"
+    value = declaration.value
+    if value is not None:
+        start, end = doc.start(value), doc.end(value)
+        if text[start] == "{":
+            inner = text[start + 1 : end - 1]
+            if not inner.strip():
+                return text[:start] + f"{{ features = {listed} }}" + text[end:]
+            last = start + 1 + len(inner.rstrip())
+            return text[:last] + f", features = {listed}" + text[last:]
+        # `burn = "0.22"`: the version string becomes an inline table.
+        return text[:start] + f"{{ version = {text[start:end]}, features = {listed} }}" + text[end:]
+    # A [dependencies.burn] table or dotted keys: a new line after the declaration's last line.
+    end_span = _declaration_end(spans, path)
+    _, line_end = doc.line_of(doc.end(end_span) - 1)
+    key_line_start, _ = doc.line_of(doc.start(declaration.key))
+    key_line = text[key_line_start : doc.end(declaration.key)].strip()
+    if key_line.startswith("["):
+        new_line = f"features = {listed}"
+    else:
+        new_line = f"{key_line}.features = {listed}"
+    return text[:line_end] + doc.newline + new_line + text[line_end:]
+
+
+def _remove_default_features(doc: _Text, spans: dict[KeyPath, Entry], edit: Edit) -> str:
+    path = edit.declaration
+    found = [(*path, k) for k in _DEFAULT_FEATURES_KEYS if (*path, k) in spans]
+    if not found:
+        raise EditError("no `default-features` key to remove")
+    entry = spans[found[0]]
+    assert entry.value is not None
+    text = doc.text
+    start, end = doc.start(entry.key), doc.end(entry.value)
+    declaration = spans.get(path)
+    if declaration is not None and declaration.value is not None:
+        # Inside an inline table: take one neighbouring comma with it.
+        after = re.match(r"\s*,[ \t]*", text[end:])
+        if after:
+            return text[:start] + text[end + after.end() :]
+        before = re.search(r",\s*$", text[:start])
+        if before:
+            return text[: before.start()] + text[end:]
+        return text[:start] + text[end:]
+    line_start, line_end = doc.line_of(start)
+    rest = re.sub(r"^\s*(#.*)?$", "", text[end:line_end])
+    prefix = text[line_start:start].strip()  # `burn.` for dotted keys
+    if (prefix and not prefix.endswith(".")) or rest:
+        raise EditError("`default-features` shares its line with other keys; edit it by hand")
+    next_line = line_end + (2 if text[line_end : line_end + 2] == "\r\n" else 1)
+    return text[:line_start] + text[min(next_line, len(text)) :]
+
+
+def _add_dependency(doc: _Text, edit: Edit) -> str:
+    name = str(edit.declaration[-1])
+    listed = ", ".join(_render(edit.features, '"'))
+    line = (
+        f'{name} = {{ version = "{edit.version}", default-features = false, '
+        f"features = [{listed}] }}"
+    )
+    lines = doc.text.splitlines(keepends=True)
+    nl = doc.newline
+    for index, current in enumerate(lines):
+        if not _DEPENDENCIES_HEADER.match(current):
+            continue
+        end = index + 1
+        while end < len(lines) and not _ANY_HEADER.match(lines[end]):
+            end += 1
+        while end > index + 1 and not lines[end - 1].strip():
+            end -= 1  # keep the blank lines before the next table where they are
+        if not lines[end - 1].endswith("\n"):
+            lines[end - 1] += nl
+        lines.insert(end, line + nl)
+        return "".join(lines)
+    text = doc.text
+    separator = "" if text.endswith("\n") or not text else nl
+    return text + separator + nl + "[dependencies]" + nl + line + nl
+
+
+def _expected(data: dict[str, Any], edit: Edit) -> dict[str, Any]:
+    """The document's values after the edit, to check the text edit against."""
+    expected = copy.deepcopy(data)
+    node: Any = expected
+    for key in edit.declaration[:-1]:
+        node = node.setdefault(key, {})
+    key = edit.declaration[-1]
+    if edit.action == "add-dependency":
+        node[key] = {
+            "version": edit.version,
+            "default-features": False,
+            "features": list(edit.features),
+        }
+        return expected
+    value = node[key]
+    if isinstance(value, str):
+        value = node[key] = {"version": value}
+    if edit.action == "add-features":
+        value["features"] = [*value.get("features", []), *edit.features]
+    else:
+        for name in _DEFAULT_FEATURES_KEYS:
+            value.pop(name, None)
+    return expected
+
+
+def apply_edit(text: str, edit: Edit) -> str:
+    """The manifest text with `edit` made; raises EditError when it cannot be made safely."""
+    try:
+        before = tomlkit.parse(text).unwrap()
+        spans = index_spans(text)
+    except (tomlkit.exceptions.TOMLKitError, ValueError) as error:
+        raise EditError(f"cannot read the manifest: {error}") from None
+    doc = _Text(text)
+    if edit.action == "add-features":
+        result = _add_features(doc, spans, edit)
+    elif edit.action == "remove-default-features":
+        result = _remove_default_features(doc, spans, edit)
+    else:
+        result = _add_dependency(doc, edit)
+    try:
+        after = tomlkit.parse(result).unwrap()
+    except tomlkit.exceptions.TOMLKitError as error:
+        raise EditError(f"the edit would break the manifest ({error})") from None
+    if after != _expected(before, edit):
+        raise EditError("the edit would change more than the declaration; edit it by hand")
+    return result

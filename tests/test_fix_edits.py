@@ -1,0 +1,147 @@
+"""Edits to manifests touch only the edited declaration: comments, quotes, order stay."""
+
+from __future__ import annotations
+
+import difflib
+from pathlib import Path
+
+import pytest
+
+from featcheck.fixes.edits import EditError, apply_edit
+from featcheck.fixes.model import Edit
+
+MANIFEST = Path("Cargo.toml")
+SOURCE = """\
+# The model crate.
+[package]
+name = "model"
+
+[dependencies.burn]
+version = "=0.22.1"
+default-features = false  # small binary
+features = [
+    "std",
+    "flex",   # the CPU backend
+    # "rayon",
+]
+
+[dependencies]
+inline = { version = "1", default-features = false, features = ['std', 'flex'] }  # keep
+plain = "0.22"
+dotted.version = "1"
+dotted.default-features = false
+bare = { version = "1", default-features = false }
+no-comma = { version = "1", features = [
+  "x"
+] }
+
+[dev-dependencies]
+z = "1"
+"""
+
+
+def _diff(after: str) -> list[str]:
+    return [
+        line
+        for line in difflib.unified_diff(SOURCE.splitlines(), after.splitlines(), lineterm="", n=0)
+        if line[:1] in "+-" and not line.startswith(("+++", "---"))
+    ]
+
+
+def _edit(key: str, action: str = "add-features", *features: str) -> Edit:
+    return Edit(MANIFEST, ("dependencies", key), action, features)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("edit", "expected"),
+    [
+        (
+            _edit("burn", "add-features", "rayon", "simd"),
+            ['+    "rayon",', '+    "simd",'],
+        ),
+        (
+            _edit("inline", "add-features", "rayon"),
+            [
+                "-inline = { version = \"1\", default-features = false, features = ['std', 'flex'] }  # keep",
+                "+inline = { version = \"1\", default-features = false, features = ['std', 'flex', 'rayon'] }  # keep",
+            ],
+        ),
+        (
+            _edit("plain", "add-features", "rayon"),
+            ['-plain = "0.22"', '+plain = { version = "0.22", features = ["rayon"] }'],
+        ),
+        (_edit("dotted", "add-features", "rayon"), ['+dotted.features = ["rayon"]']),
+        (
+            _edit("bare", "add-features", "rayon"),
+            [
+                '-bare = { version = "1", default-features = false }',
+                '+bare = { version = "1", default-features = false, features = ["rayon"] }',
+            ],
+        ),
+        (_edit("no-comma", "add-features", "rayon"), ['-  "x"', '+  "x",', '+  "rayon"']),
+        (
+            _edit("burn", "remove-default-features"),
+            ["-default-features = false  # small binary"],
+        ),
+        (
+            _edit("inline", "remove-default-features"),
+            [
+                "-inline = { version = \"1\", default-features = false, features = ['std', 'flex'] }  # keep",
+                "+inline = { version = \"1\", features = ['std', 'flex'] }  # keep",
+            ],
+        ),
+        (_edit("dotted", "remove-default-features"), ["-dotted.default-features = false"]),
+        (
+            _edit("bare", "remove-default-features"),
+            ['-bare = { version = "1", default-features = false }', '+bare = { version = "1" }'],
+        ),
+        (
+            Edit(MANIFEST, ("dependencies", "burn-flex"), "add-dependency", ("rayon",), "=0.22.1"),
+            [
+                '+burn-flex = { version = "=0.22.1", default-features = false, '
+                'features = ["rayon"] }'
+            ],
+        ),
+    ],
+    ids=lambda value: value.describe() if isinstance(value, Edit) else "",
+)
+def test_edit_changes_only_its_declaration(edit: Edit, expected: list[str]) -> None:
+    assert _diff(apply_edit(SOURCE, edit)) == expected
+
+
+def test_new_dependency_goes_at_the_end_of_the_dependencies_table() -> None:
+    after = apply_edit(
+        SOURCE, Edit(MANIFEST, ("dependencies", "burn-flex"), "add-dependency", ("rayon",), "=1")
+    )
+    lines = after.splitlines()
+    index = lines.index(
+        'burn-flex = { version = "=1", default-features = false, features = ["rayon"] }'
+    )
+    assert (
+        lines[index - 1] == "] }"
+        and lines[index + 1] == ""
+        and lines[index + 2] == "[dev-dependencies]"
+    )
+
+
+def test_crlf_files_stay_crlf() -> None:
+    source = SOURCE.replace("\n", "\r\n")
+    after = apply_edit(source, _edit("burn", "add-features", "rayon"))
+    assert '    "rayon",\r\n' in after
+    assert "\n" not in after.replace("\r\n", "")
+
+
+def test_workspace_dependency_is_edited_in_place() -> None:
+    source = '[workspace]\nmembers = ["a"]\n\n[workspace.dependencies]\nburn = { version = "=0.22.1", default-features = false, features = ["std"] }\n'
+    edit = Edit(MANIFEST, ("workspace", "dependencies", "burn"), "add-features", ("rayon",))
+    assert apply_edit(source, edit).splitlines()[4].endswith('features = ["std", "rayon"] }')
+
+
+def test_unsafe_edits_are_refused() -> None:
+    with pytest.raises(EditError):
+        apply_edit(SOURCE, _edit("missing", "add-features", "rayon"))
+    with pytest.raises(EditError):
+        apply_edit(SOURCE, _edit("plain", "remove-default-features"))
+    closing = '[dependencies]\nburn = { version = "1", features = [\n  "std"] }\n'
+    with pytest.raises(EditError, match="edit it by hand"):
+        apply_edit(closing, _edit("burn", "add-features", "rayon"))
