@@ -8,11 +8,11 @@ write is put back byte for byte afterwards (or removed, if there was none).
 
 from __future__ import annotations
 
-import os
-import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+
+from featcheck.fileio import write_atomic
 
 
 def _candidate_lockfiles(manifest: Path) -> list[Path]:
@@ -25,23 +25,6 @@ def _candidate_lockfiles(manifest: Path) -> list[Path]:
         if directory.parent == directory:
             return found
         directory = directory.parent
-
-
-def restore_file(path: Path, content: bytes | None) -> None:
-    """Put `content` back at `path` atomically (or remove the file when content is None)."""
-    if content is None:
-        path.unlink(missing_ok=True)
-        return
-    mode = path.stat().st_mode & 0o7777 if path.exists() else 0o644
-    handle, temporary = tempfile.mkstemp(prefix=".featcheck-", dir=path.parent)
-    try:
-        with os.fdopen(handle, "wb") as stream:
-            stream.write(content)
-        os.chmod(temporary, mode)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
 
 
 class LockfileGuard:
@@ -68,5 +51,9 @@ class LockfileGuard:
                     current = None
                 except OSError:
                     continue
-                if current != content:
-                    restore_file(path, content)
+                if current == content:
+                    continue
+                if content is None:
+                    path.unlink(missing_ok=True)
+                else:
+                    write_atomic(path, content)

@@ -1,0 +1,98 @@
+"""`--fix` and `--diff`: gather the safe fixes per file, show them, write them.
+
+Edits of several findings can meet in one declaration (`fusion` and `autotune` on burn): they
+are applied one after the other, each on the text the previous one left, and features already
+present are not added twice.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import tomlkit
+
+from featcheck.errors import FeatcheckError
+from featcheck.fileio import write_atomic
+from featcheck.findings import Finding
+from featcheck.fixes.edits import EditError, apply_edit
+from featcheck.fixes.model import Edit
+
+
+@dataclass(frozen=True)
+class FileChange:
+    """One manifest's text before and after the safe fixes."""
+
+    path: Path
+    display: str
+    """The path relative to the audited root, as findings show it."""
+    original: bytes
+    updated: str
+
+
+def _present_features(text: str, declaration: tuple[str | int, ...]) -> set[str]:
+    node = tomlkit.parse(text).unwrap()
+    for key in declaration:
+        if not isinstance(node, dict) or key not in node:
+            return set()
+        node = node[key]
+    features = node.get("features", []) if isinstance(node, dict) else []
+    return {f for f in features if isinstance(f, str)}
+
+
+def _narrowed(text: str, edit: Edit) -> Edit | None:
+    """The edit without what the text already has; None when nothing is left to do."""
+    if edit.action != "add-features":
+        return edit
+    missing = tuple(f for f in edit.features if f not in _present_features(text, edit.declaration))
+    return replace(edit, features=missing) if missing else None
+
+
+def plan_changes(findings: list[Finding]) -> list[FileChange]:
+    """The changes the safe fixes of `findings` make, one per file, in finding order."""
+    edits: dict[Path, list[Edit]] = {}
+    for finding in findings:
+        if finding.fix is None or not finding.fix.safe:
+            continue
+        for edit in finding.fix.edits:
+            queue = edits.setdefault(edit.manifest, [])
+            if edit not in queue:
+                queue.append(edit)
+    changes: list[FileChange] = []
+    for path, queue in edits.items():
+        try:
+            original = path.read_bytes()
+            text = original.decode("utf-8")
+        except (OSError, UnicodeDecodeError) as error:
+            raise FeatcheckError(f"cannot read: {error}", path=path) from None
+        updated = text
+        for edit in queue:
+            narrowed = _narrowed(updated, edit)
+            if narrowed is None:
+                continue
+            try:
+                updated = apply_edit(updated, narrowed)
+            except EditError as error:
+                raise FeatcheckError(f"cannot apply the fix: {error}", path=path) from None
+        if updated != text:
+            changes.append(FileChange(path, queue[0].file or str(path), original, updated))
+    return changes
+
+
+def render_diff(changes: list[FileChange]) -> str:
+    """A unified diff of every change, with paths relative to the audited root."""
+    chunks: list[str] = []
+    for change in changes:
+        before = change.original.decode("utf-8").splitlines(keepends=True)
+        after = change.updated.splitlines(keepends=True)
+        chunks.extend(
+            difflib.unified_diff(before, after, f"a/{change.display}", f"b/{change.display}")
+        )
+    return "".join(chunks)
+
+
+def write_changes(changes: list[FileChange]) -> None:
+    """Write every change atomically; a file changed since it was read is left alone."""
+    for change in changes:
+        write_atomic(change.path, change.updated.encode("utf-8"), expected=change.original)
