@@ -22,8 +22,10 @@ class FlexWithoutRayon(MissingFeatureRule):
             "Flags a build in which burn's Flex CPU backend is selected (the `flex` feature "
             "resolved on burn, burn-core, burn-tensor or burn-dispatch, or burn-flex a direct "
             "dependency of a crate you own) and burn-flex is compiled without its `rayon` "
-            "feature. burn 0.22 links burn-flex into every build; a build that does not select "
-            "Flex (a GPU-only application, a backend-agnostic library) is not flagged."
+            "feature. burn-flex can be in a build without being its backend (burn's 0.22 "
+            "development branch links it into every build; burn-train pulls it in): a build "
+            "that does not select Flex (a GPU-only application, a backend-agnostic library) is "
+            "not flagged."
         ),
         why=(
             "burn-flex hands matmul to gemm with `Parallelism::Rayon` only when it is compiled "

@@ -1,8 +1,8 @@
 """When a build actually uses a crate, rather than merely linking it.
 
-burn 0.22 links burn-flex into every build, GPU-only and backend-agnostic ones included; gemm and
-matrixmultiply come in under burn's own backends. A rule must fire only where the crate does the
-work, so each rule asks one of these questions.
+burn-flex can be linked without being the backend (burn's 0.22 development branch links it into
+every build, burn-train pulls it in); gemm and matrixmultiply come in under burn's own backends.
+A rule must fire only where the crate does the work, so each rule asks one of these questions.
 """
 
 from __future__ import annotations
