@@ -19,7 +19,7 @@ class GemmWithoutRayon(MissingFeatureRule):
     doc = RuleDoc(
         what=(
             "Flags gemm built without `rayon` when your crates reach it other than through "
-            "burn-flex (FC001 covers that path)."
+            "burn-flex or faer (FC001 and FC010 cover those paths)."
         ),
         why=(
             "gemm defaults to f16, rayon and std; declared with `default-features = false` it "
@@ -33,4 +33,5 @@ class GemmWithoutRayon(MissingFeatureRule):
     )
 
     def in_use(self, view: BuildView, node: Node) -> str | None:
-        return used_outside(view, node, ("burn-flex",))
+        # Through burn-flex or faer, FC001 and FC010 report it at the crate the user named.
+        return used_outside(view, node, ("burn-flex", "faer"))

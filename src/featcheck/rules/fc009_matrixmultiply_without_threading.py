@@ -28,8 +28,10 @@ class MatrixmultiplyWithoutThreading(MissingFeatureRule):
         ),
         example='ndarray = { version = "0.16", features = ["rayon"] }',
         fix=(
-            "Depend on matrixmultiply directly with the feature; cargo unifies it into "
-            'ndarray\'s copy.\n\nmatrixmultiply = { version = "0.3", features = ["threading"] }'
+            "ndarray 0.16 and later pass it through as `matrixmultiply-threading`; otherwise "
+            "depend on matrixmultiply directly with the feature (cargo unifies it into "
+            "ndarray's copy).\n\n"
+            'ndarray = { version = "0.16", features = ["rayon", "matrixmultiply-threading"] }'
         ),
         ignore="For small matrices, where threads cost more than they give. Say why.",
     )

@@ -53,5 +53,7 @@ def used_outside(view: BuildView, node: Node, covered_by: tuple[str, ...]) -> st
         path = view.graph.path(root, node, avoiding=blocked)
         if path is not None:
             via = path[-2].name if len(path) > 1 else root.name
+            if not covered_by:
+                return f"{node.name} is a dependency of {via}"
             return f"{node.name} is used by {via}, not only through {', '.join(covered_by)}"
     return None
