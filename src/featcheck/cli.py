@@ -5,16 +5,22 @@ Exit codes: 0 no finding at or above the failing level, 1 findings, 2 usage, inp
 
 from __future__ import annotations
 
+import os
+import shlex
 import sys
+from contextlib import AbstractContextManager, nullcontext
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from typer.core import TyperGroup
 
 from featcheck import __version__
 from featcheck.errors import FeatcheckError
+
+if TYPE_CHECKING:
+    from featcheck.audit import AuditResult
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 _GROUP_FLAGS = ("--help", "-h", "--version")
@@ -29,11 +35,28 @@ class _DefaultToCheck(TyperGroup):
         return super().parse_args(ctx, args)
 
 
+# `\b` keeps click from re-wrapping the example lines.
+_EXAMPLES = (
+    "\b\n"
+    "Examples:\n"
+    "  featcheck                    audit the Cargo project in the current directory\n"
+    "  featcheck crates/app -p app --target aarch64-apple-darwin\n"
+    "  featcheck . --format sarif > featcheck.sarif\n"
+    "  cargo tree -e normal -f '{p} [{f}]' -i burn-flex | featcheck --tree -\n"
+    "  cargo featcheck              the same audit, as a cargo subcommand\n"
+    "\n"
+    "\b\n"
+    "Exit codes: 0 clean, 1 findings at or above --fail-on, 2 usage, input or cargo error.\n"
+    "Formats: text (default), json, sarif (code scanning), github (annotations and job\n"
+    "summary; the default when GITHUB_ACTIONS=true). NO_COLOR turns colour off."
+)
+
 app = typer.Typer(
     cls=_DefaultToCheck,
     add_completion=False,
     no_args_is_help=False,
     rich_markup_mode=None,
+    context_settings={"help_option_names": ["-h", "--help"]},
     help="Audit the resolved Cargo feature set of a Rust project for silent performance losses.",
 )
 
@@ -41,6 +64,8 @@ app = typer.Typer(
 class OutputFormat(str, Enum):
     text = "text"
     json = "json"
+    github = "github"
+    sarif = "sarif"
 
 
 class FailOn(str, Enum):
@@ -56,7 +81,7 @@ def _version(value: bool) -> None:
         raise typer.Exit(EXIT_CLEAN)
 
 
-@app.callback()
+@app.callback(epilog=_EXAMPLES)
 def _root(
     version: Annotated[
         bool,
@@ -66,24 +91,27 @@ def _root(
     """Audit the resolved Cargo feature set of a Rust project for silent performance losses."""
 
 
-@app.command(
-    epilog=(
-        "Examples:  featcheck .   |   featcheck crates/app -p app --target "
-        "aarch64-apple-darwin   |   cargo tree -e normal -f '{p} [{f}]' -i burn-flex | "
-        "featcheck --tree -"
-    )
-)
+@app.command(epilog=_EXAMPLES)
 def check(
     path: Annotated[
         Path, typer.Argument(help="A directory with a Cargo.toml, or the Cargo.toml itself.")
     ] = Path("."),
     package: Annotated[
         list[str] | None,
-        typer.Option("--package", "-p", help="Audit only this workspace member (repeatable)."),
+        typer.Option(
+            "--package",
+            "-p",
+            metavar="MEMBER",
+            help="Audit only this workspace member (repeatable).",
+        ),
     ] = None,
     target: Annotated[
         list[str] | None,
-        typer.Option("--target", help="Audit for this target triple (repeatable; default: host)."),
+        typer.Option(
+            "--target",
+            metavar="TRIPLE",
+            help="Audit for this target triple (repeatable; default: host).",
+        ),
     ] = None,
     tree: Annotated[
         str | None,
@@ -94,8 +122,12 @@ def check(
         ),
     ] = None,
     output_format: Annotated[
-        OutputFormat, typer.Option("--format", help="Output format.")
-    ] = OutputFormat.text,
+        OutputFormat | None,
+        typer.Option(
+            "--format",
+            help="Output format  [default: github when GITHUB_ACTIONS=true, else text]",
+        ),
+    ] = None,
     fail_on: Annotated[
         FailOn, typer.Option("--fail-on", help="Lowest severity that makes the exit code 1.")
     ] = FailOn.warning,
@@ -104,8 +136,29 @@ def check(
         bool, typer.Option("--locked", help="Pass --locked to cargo (fail if Cargo.lock is stale).")
     ] = False,
     timeout: Annotated[
-        float, typer.Option("--timeout", help="Seconds to wait for each cargo call.")
+        float,
+        typer.Option("--timeout", metavar="SECONDS", help="Seconds to wait for each cargo call."),
     ] = 300.0,
+    quiet: Annotated[
+        bool,
+        typer.Option(
+            "--quiet",
+            "-q",
+            help="Text format: print only findings (nothing when clean), no notes or summary.",
+        ),
+    ] = False,
+    verbose: Annotated[
+        bool,
+        typer.Option("--verbose", "-v", help="Print each cargo and rustc command to stderr."),
+    ] = False,
+    trust_checkout: Annotated[
+        bool,
+        typer.Option(
+            "--trust-checkout",
+            help="Let cargo obey the project's rust-toolchain.toml and .cargo/config.toml, "
+            "which can run the project's own programs (default: it runs none).",
+        ),
+    ] = False,
 ) -> None:
     """Audit a project (or saved cargo tree text) and report what costs performance.
 
@@ -120,29 +173,90 @@ def check(
             text = _read_tree_input(tree)
             result = audit_tree_text(text, "<stdin>" if tree == "-" else tree)
         else:
+            terminal = _Terminal(spinner=not quiet)
             options = AuditOptions(
                 packages=tuple(package or ()),
                 targets=tuple(target or ()),
                 offline=offline,
                 locked=locked,
                 timeout=timeout,
+                on_command=terminal.show_command if verbose else None,
+                trust_checkout=trust_checkout,
             )
-            result = audit_project(path, options)
+            with terminal.working("Resolving features with cargo"):
+                result = audit_project(path, options)
     except FeatcheckError as error:
         _fail(error)
-    if output_format is OutputFormat.json:
-        from featcheck.render.json_report import render_json
-
-        sys.stdout.write(render_json(result))
-    else:
-        from featcheck.render.text_report import render_text
-
-        render_text(result)
+    _render(result, output_format or _default_format(), quiet)
     if fail_on is not FailOn.never:
         level = Severity.parse(fail_on.value)
         if any(f.severity >= level for f in result.findings):
             raise typer.Exit(EXIT_FINDINGS)
     raise typer.Exit(EXIT_CLEAN)
+
+
+# --- terminal manners, machine formats and `cargo featcheck` (issue 4) ---------------------
+
+
+class _Terminal:
+    """stderr while an audit runs: a spinner on a terminal, cargo commands with --verbose."""
+
+    def __init__(self, *, spinner: bool) -> None:
+        from rich.console import Console
+
+        # rich drops colour when stderr is not a terminal or NO_COLOR is set.
+        self.console = Console(stderr=True, highlight=False, soft_wrap=True)
+        # Only a real terminal gets the animation (FORCE_COLOR must not put it in CI logs).
+        self.spinner = spinner and sys.stderr.isatty()
+
+    def show_command(self, command: list[str]) -> None:
+        """Print one command line (called from the audit's worker threads)."""
+        self.console.print(f"featcheck: running: {shlex.join(command)}", markup=False, style="dim")
+
+    def working(self, what: str) -> AbstractContextManager[object]:
+        """A spinner for the duration of the block, or nothing when stderr is not a terminal."""
+        if not self.spinner:
+            return nullcontext()
+        return self.console.status(f"{what}...", spinner="dots")
+
+
+def _default_format() -> OutputFormat:
+    """github inside GitHub Actions (GITHUB_ACTIONS=true), text everywhere else."""
+    return OutputFormat.github if os.environ.get("GITHUB_ACTIONS") == "true" else OutputFormat.text
+
+
+def _render(result: AuditResult, output_format: OutputFormat, quiet: bool) -> None:
+    if output_format is OutputFormat.json:
+        from featcheck.render.json_report import render_json
+
+        sys.stdout.write(render_json(result))
+    elif output_format is OutputFormat.sarif:
+        from featcheck.render.sarif import render_sarif
+
+        sys.stdout.write(render_sarif(result))
+    elif output_format is OutputFormat.github:
+        from featcheck.render.github import write_github
+
+        write_github(result, sys.stdout)
+    elif quiet:
+        from featcheck.render.text_report import render_findings
+
+        render_findings(result)
+    else:
+        from featcheck.render.text_report import render_text
+
+        render_text(result)
+
+
+def cargo_main() -> None:
+    """Entry point of `cargo featcheck`: cargo runs `cargo-featcheck featcheck ARGS...`."""
+    args = sys.argv[1:]
+    if args[:1] == ["featcheck"]:
+        args = args[1:]
+    app(args=args, prog_name="cargo featcheck")
+
+
+# --- end of issue 4 additions -------------------------------------------------------------
 
 
 def _read_tree_input(name: str) -> str:

@@ -48,6 +48,8 @@ def _render_finding(finding: Finding) -> list[str]:
         lines.extend("  " + line for line in _quote(finding))
     for note in finding.notes:
         lines.append(f"  [blue]=[/] note: {escape(note)}")
+    for link in finding.chain:
+        lines.append(f"  [blue]=[/] chain: {escape(link)}")
     if finding.why:
         lines.append(f"  [blue]=[/] why: {escape(finding.why)}")
     if finding.suggestion:
@@ -59,11 +61,7 @@ def _plural(count: int, word: str) -> str:
     return f"{count} {word}{'' if count == 1 else 's'}"
 
 
-def render_text(result: AuditResult, stream: TextIO | None = None) -> None:
-    """Print the report to `stream` (stdout by default)."""
-    console = Console(file=stream, highlight=False, soft_wrap=True)
-    for note in result.notes:
-        console.print(f"[yellow]note:[/] {escape(note)}")
+def _print_findings(console: Console, result: AuditResult) -> None:
     member_of = lambda f: (f.member or "(unknown member)", f.target or "")  # noqa: E731
     for (member, target), findings in groupby(result.findings, key=member_of):
         heading = f"[bold]{escape(member)}[/]" + (f" [dim]({escape(target)})[/]" if target else "")
@@ -72,6 +70,19 @@ def render_text(result: AuditResult, stream: TextIO | None = None) -> None:
             for line in _render_finding(finding):
                 console.print(line)
             console.print()
+
+
+def render_findings(result: AuditResult, stream: TextIO | None = None) -> None:
+    """Print only the findings, without notes or the summary line (nothing when there are none)."""
+    _print_findings(Console(file=stream, highlight=False, soft_wrap=True), result)
+
+
+def render_text(result: AuditResult, stream: TextIO | None = None) -> None:
+    """Print the report to `stream` (stdout by default)."""
+    console = Console(file=stream, highlight=False, soft_wrap=True)
+    for note in result.notes:
+        console.print(f"[yellow]note:[/] {escape(note)}")
+    _print_findings(console, result)
     scope = f"{_plural(len(result.members), 'member')}"
     if result.targets:
         scope += f", {', '.join(result.targets)}"

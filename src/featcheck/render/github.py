@@ -1,0 +1,313 @@
+"""`--format github`: GitHub Actions workflow commands, plus a Markdown job summary.
+
+Each finding becomes one `::error`/`::warning`/`::notice` command that the runner turns into an
+annotation on the manifest line to edit. The runner keeps only the first 10 annotations of each
+level in a step and silently drops the rest, so featcheck emits at most that many per level and
+one closing `::notice::` that says how many more there are. When `GITHUB_STEP_SUMMARY` is set the
+job summary (appended to that file) lists every finding, within GitHub's 1 MiB cap per step.
+
+Paths are relative to the repository root (`GITHUB_WORKSPACE`) when it is set, because that is
+what annotations attach to; otherwise they are the finding's path relative to the audited root.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import TextIO
+from urllib.parse import quote
+
+from featcheck.audit import AuditResult
+from featcheck.findings import Finding, Location, Severity
+
+ANNOTATIONS_PER_LEVEL = 10
+"""Annotations of one level that GitHub keeps per step; it drops the rest without a word."""
+SUMMARY_LIMIT = 1024 * 1024
+"""GitHub's cap on one step's job summary, in bytes."""
+_SUMMARY_RESERVE = 1024
+"""Bytes kept free for the line that says rows were left out."""
+
+LEVELS: Mapping[Severity, str] = {
+    Severity.ERROR: "error",
+    Severity.WARNING: "warning",
+    Severity.INFO: "notice",
+}
+
+
+def escape_data(text: str) -> str:
+    """Escape a workflow command's message (what follows the second `::`)."""
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def escape_property(text: str) -> str:
+    """Escape a workflow command's property value (`file=`, `title=`, ...)."""
+    return escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def repository_path(result: AuditResult, location: Location, workspace: str | None) -> str:
+    """The finding's file relative to `workspace` (the repository root) when given and inside it.
+
+    Otherwise the path as the finding gives it: relative to the audited root.
+    """
+    if not workspace:
+        return location.file
+    full = Path(os.path.normpath(os.path.abspath(result.root / location.file)))
+    base = Path(os.path.normpath(os.path.abspath(workspace)))
+    for candidate, root in ((full, base), (full.resolve(), base.resolve())):
+        try:
+            return candidate.relative_to(root).as_posix()
+        except ValueError:
+            continue
+    return location.file
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}{'' if count == 1 else 's'}"
+
+
+def count_line(result: AuditResult) -> str:
+    """`1 error (1 member, x86_64-unknown-linux-gnu)`, as the text report ends."""
+    scope = _plural(len(result.members), "member")
+    if result.targets:
+        scope += f", {', '.join(result.targets)}"
+    if not result.findings:
+        return f"no findings ({scope})"
+    counts = [
+        _plural(sum(1 for f in result.findings if f.severity is s), s.label)
+        for s in sorted(Severity, reverse=True)
+        if any(f.severity is s for f in result.findings)
+    ]
+    return f"{', '.join(counts)} ({scope})"
+
+
+def annotation_message(finding: Finding) -> str:
+    """What the annotation says: the verdict, whose build it is, and the fix."""
+    lines = [finding.message]
+    where = [
+        part
+        for part in (
+            f"member {finding.member}" if finding.member else "",
+            f"target {finding.target}" if finding.target else "",
+        )
+        if part
+    ]
+    if where:
+        lines.append(", ".join(where))
+    if finding.suggestion:
+        lines.append(f"fix: {finding.suggestion}")
+    return "\n".join(lines)
+
+
+def annotation(finding: Finding, path: str | None) -> str:
+    """One workflow command for one finding; `path` None gives an annotation without a file."""
+    properties: list[tuple[str, str]] = []
+    location = finding.location
+    if location is not None and path is not None:
+        properties += [
+            ("file", path),
+            ("line", str(location.line)),
+            ("col", str(location.column)),
+            ("endLine", str(location.end_line)),
+            ("endColumn", str(location.end_column)),
+        ]
+    properties.append(("title", f"{finding.code} {finding.rule}"))
+    rendered = ",".join(f"{key}={escape_property(value)}" for key, value in properties)
+    return f"::{LEVELS[finding.severity]} {rendered}::{escape_data(annotation_message(finding))}"
+
+
+def render_annotations(
+    result: AuditResult, *, workspace: str | None = None, summary_written: bool = False
+) -> str:
+    """The workflow commands for `result`, at most ANNOTATIONS_PER_LEVEL per level.
+
+    When some findings do not fit, a closing `::notice::` says how many; it is a notice itself,
+    so notice-level findings then get one slot fewer and the closing notice is always kept.
+    """
+    totals = {level: 0 for level in LEVELS}
+    for finding in result.findings:
+        totals[finding.severity] += 1
+    caps = dict.fromkeys(LEVELS, ANNOTATIONS_PER_LEVEL)
+    if any(total > ANNOTATIONS_PER_LEVEL for total in totals.values()):
+        caps[Severity.INFO] = ANNOTATIONS_PER_LEVEL - 1
+    shown = dict.fromkeys(LEVELS, 0)
+    lines = [f"featcheck: note: {' '.join(note.splitlines())}" for note in result.notes]
+    for finding in result.findings:
+        if shown[finding.severity] >= caps[finding.severity]:
+            continue
+        shown[finding.severity] += 1
+        location = finding.location
+        path = repository_path(result, location, workspace) if location is not None else None
+        lines.append(annotation(finding, path))
+    omitted = len(result.findings) - sum(shown.values())
+    if omitted:
+        where = (
+            f"the job summary lists all {len(result.findings)}"
+            if summary_written
+            else "run featcheck with --format text to see them all"
+        )
+        lines.append(
+            "::notice::"
+            + escape_data(
+                f"featcheck: {_plural(omitted, 'more finding')} not shown as annotations "
+                f"(GitHub shows at most {ANNOTATIONS_PER_LEVEL} per level in a step); {where}"
+            )
+        )
+    lines.append(f"featcheck: {count_line(result)}")
+    return "\n".join(lines) + "\n"
+
+
+@dataclass(frozen=True)
+class SourceLinks:
+    """Where the audited commit can be browsed, for links from the job summary."""
+
+    server: str
+    repository: str
+    sha: str
+
+    @classmethod
+    def from_environment(cls, environ: Mapping[str, str]) -> SourceLinks | None:
+        """From GITHUB_SERVER_URL, GITHUB_REPOSITORY and GITHUB_SHA when all three are set."""
+        server = environ.get("GITHUB_SERVER_URL", "")
+        repository = environ.get("GITHUB_REPOSITORY", "")
+        sha = environ.get("GITHUB_SHA", "")
+        if not (server and repository and sha):
+            return None
+        return cls(server.rstrip("/"), repository, sha)
+
+    def url(self, path: str, line: int) -> str:
+        """The file at the audited commit, scrolled to `line`."""
+        return f"{self.server}/{self.repository}/blob/{self.sha}/{quote(path)}#L{line}"
+
+
+def escape_cell(text: str) -> str:
+    """Text safe inside one Markdown table cell: pipes escaped, line breaks as <br>."""
+    text = text.replace("|", "\\|")
+    return "<br>".join(line.strip() for line in text.strip().splitlines()) or " "
+
+
+def _place(
+    result: AuditResult, finding: Finding, workspace: str | None, links: SourceLinks | None
+) -> str:
+    location = finding.location
+    if location is None:
+        return "(no manifest)"
+    path = repository_path(result, location, workspace)
+    text = escape_cell(f"{path}:{location.line}")
+    relative = not PurePosixPath(path).is_absolute() and not path.startswith("../")
+    if links is not None and workspace and relative:
+        label = text.replace("[", "\\[").replace("]", "\\]")
+        return f"[{label}]({links.url(path, location.line)})"
+    return text
+
+
+def _row(
+    result: AuditResult, finding: Finding, workspace: str | None, links: SourceLinks | None
+) -> str:
+    cells = [
+        finding.severity.label,
+        f"{finding.code} {finding.rule}",
+        finding.member or "(unknown)",
+        f"{finding.crate} {finding.crate_version}",
+        finding.feature,
+        finding.target or "(not recorded)",
+    ]
+    escaped = [escape_cell(cell) for cell in cells]
+    escaped.append(_place(result, finding, workspace, links))
+    escaped.append(escape_cell(finding.suggestion or finding.message))
+    return "| " + " | ".join(escaped) + " |\n"
+
+
+def _audited(result: AuditResult, workspace: str | None) -> str:
+    if not workspace or not result.root.is_absolute():
+        return result.root.name or "."
+    root = os.path.normpath(result.root)
+    base = os.path.normpath(os.path.abspath(workspace))
+    relative = os.path.relpath(root, base)
+    return result.root.name if relative.startswith("..") else Path(relative).as_posix()
+
+
+def render_summary(
+    result: AuditResult,
+    *,
+    workspace: str | None = None,
+    links: SourceLinks | None = None,
+    budget: int = SUMMARY_LIMIT,
+) -> str:
+    """The job summary in Markdown: counts, then a table of every finding that fits in `budget`.
+
+    `budget` is in UTF-8 bytes; rows that do not fit are counted in a closing line instead.
+    """
+    parts = [f"## featcheck: {escape_cell(_audited(result, workspace))}\n\n"]
+    parts.append(f"**{escape_cell(count_line(result))}**\n\n")
+    for note in result.notes:
+        parts.append(f"> note: {escape_cell(note)}\n\n")
+    if result.findings:
+        parts.append(
+            "| Severity | Rule | Member | Crate | Feature | Target | Manifest | Fix |\n"
+            "|---|---|---|---|---|---|---|---|\n"
+        )
+    used = sum(len(part.encode("utf-8")) for part in parts)
+    limit = budget - _SUMMARY_RESERVE
+    left_out = 0
+    for finding in result.findings:
+        row = _row(result, finding, workspace, links)
+        size = len(row.encode("utf-8"))
+        if left_out or used + size > limit:
+            left_out += 1
+            continue
+        parts.append(row)
+        used += size
+    if left_out:
+        parts.append(
+            f"\n{_plural(left_out, 'more finding')} left out to keep this summary under "
+            f"{SUMMARY_LIMIT // (1024 * 1024)} MiB; run featcheck with --format json for all.\n"
+        )
+    parts.append("\n")
+    return "".join(parts)
+
+
+def append_step_summary(result: AuditResult, path: str, environ: Mapping[str, str]) -> bool:
+    """Append the summary to the file at `path`; False when there is no room left in it."""
+    try:
+        existing = os.path.getsize(path)
+    except OSError:
+        existing = 0
+    budget = SUMMARY_LIMIT - existing
+    if budget <= 2 * _SUMMARY_RESERVE:
+        return False
+    text = render_summary(
+        result,
+        workspace=environ.get("GITHUB_WORKSPACE"),
+        links=SourceLinks.from_environment(environ),
+        budget=budget,
+    )
+    with open(path, "a", encoding="utf-8") as summary:
+        summary.write(text)
+    return True
+
+
+def write_github(
+    result: AuditResult, stream: TextIO, environ: Mapping[str, str] | None = None
+) -> None:
+    """Write the annotations to `stream` and, when GITHUB_STEP_SUMMARY is set, the summary."""
+    environ = os.environ if environ is None else environ
+    summary_path = environ.get("GITHUB_STEP_SUMMARY", "")
+    written = False
+    problem = ""
+    if summary_path:
+        try:
+            written = append_step_summary(result, summary_path, environ)
+            if not written:
+                problem = "the step summary is full"
+        except OSError as error:
+            problem = f"cannot write the step summary: {error.strerror or error}"
+    if problem:
+        # Plain log text, not an annotation: it must not take a finding's warning slot.
+        stream.write(f"featcheck: warning: {' '.join(problem.splitlines())}\n")
+    stream.write(
+        render_annotations(
+            result, workspace=environ.get("GITHUB_WORKSPACE"), summary_written=written
+        )
+    )

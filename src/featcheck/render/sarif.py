@@ -1,0 +1,168 @@
+"""`--format sarif`: SARIF 2.1.0, as GitHub code scanning (`upload-sarif`) accepts it.
+
+The driver lists every rule in featcheck's catalogue, whether or not it fired, so that code
+scanning knows the rules; each result points at the manifest span to edit. Artifact URIs are
+relative to the repository root (`GITHUB_WORKSPACE`) when it is set, else to the audited root,
+percent-encoded, with `uriBaseId` `%SRCROOT%`. Each result carries a `partialFingerprints`
+entry computed from what the finding is about (rule, member, crate, version, feature, target,
+file) and not from line numbers, so an alert keeps its identity when lines above it move.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Mapping
+from typing import Any
+from urllib.parse import quote
+
+from featcheck import __version__
+from featcheck.audit import AuditResult
+from featcheck.findings import Finding, Severity
+from featcheck.render.github import repository_path
+from featcheck.rules import ALL_RULES, Rule
+
+SARIF_VERSION = "2.1.0"
+SARIF_SCHEMA = (
+    "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
+)
+INFORMATION_URI = "https://github.com/featcheck/featcheck"
+RULES_DOC_URL = "https://github.com/featcheck/featcheck/blob/main/docs/rules.md"
+"""The rule reference; a rule's helpUri adds the anchor of its `## FC001 `name`` heading."""
+FINGERPRINT_KEY = "featcheck/v1"
+SOURCE_ROOT = "%SRCROOT%"
+
+LEVELS: Mapping[Severity, str] = {
+    Severity.ERROR: "error",
+    Severity.WARNING: "warning",
+    Severity.INFO: "note",
+}
+
+
+def help_uri(rule: Rule) -> str:
+    """The rule's section in docs/rules.md (GitHub's anchor for "## FC001 `flex-without-rayon`")."""
+    return f"{RULES_DOC_URL}#{rule.code.lower()}-{rule.name}"
+
+
+def rule_descriptor(rule: Rule) -> dict[str, Any]:
+    """One `reportingDescriptor` for the driver's rule list."""
+    uri = help_uri(rule)
+    return {
+        "id": rule.code,
+        "name": rule.name,
+        "shortDescription": {"text": rule.summary},
+        "fullDescription": {"text": rule.why},
+        "help": {
+            "text": f"{rule.summary}.\n\n{rule.why}\n\nSee {uri}",
+            "markdown": f"**{rule.summary}.**\n\n{rule.why}\n\n[{rule.code} in the rule reference]"
+            f"({uri})",
+        },
+        "helpUri": uri,
+        "defaultConfiguration": {"level": LEVELS[rule.severity]},
+        "properties": {"tags": ["performance", "cargo-features"], "precision": "very-high"},
+    }
+
+
+def fingerprint(finding: Finding, path: str) -> str:
+    """sha256 of what the finding is about; deliberately free of line and column numbers.
+
+    `path` is the manifest's repository-relative path ("" for a finding without one).
+    """
+    parts = (
+        finding.code,
+        finding.member or "",
+        finding.crate,
+        finding.crate_version,
+        finding.feature,
+        finding.target or "",
+        path,
+    )
+    return hashlib.sha256("|".join(parts).encode("utf-8")).hexdigest()
+
+
+def result_message(finding: Finding) -> str:
+    """The verdict, whose build it is, and the fix, in one text."""
+    text = finding.message
+    where = [
+        part
+        for part in (
+            f"member {finding.member}" if finding.member else "",
+            f"target {finding.target}" if finding.target else "",
+        )
+        if part
+    ]
+    if where:
+        text += f" ({', '.join(where)})"
+    if finding.suggestion:
+        text += f". Fix: {finding.suggestion}"
+    return text
+
+
+def sarif_result(
+    finding: Finding, result: AuditResult, rule_index: Mapping[str, int], workspace: str | None
+) -> dict[str, Any]:
+    """One SARIF result; a finding without a manifest location gets no `locations`."""
+    location = finding.location
+    path = repository_path(result, location, workspace) if location is not None else ""
+    entry: dict[str, Any] = {"ruleId": finding.code}
+    if finding.code in rule_index:
+        entry["ruleIndex"] = rule_index[finding.code]
+    entry["level"] = LEVELS[finding.severity]
+    entry["message"] = {"text": result_message(finding)}
+    if location is not None:
+        entry["locations"] = [
+            {
+                "physicalLocation": {
+                    "artifactLocation": {"uri": quote(path), "uriBaseId": SOURCE_ROOT},
+                    "region": {
+                        "startLine": location.line,
+                        "startColumn": location.column,
+                        "endLine": location.end_line,
+                        "endColumn": location.end_column,
+                    },
+                }
+            }
+        ]
+    entry["partialFingerprints"] = {FINGERPRINT_KEY: fingerprint(finding, path)}
+    entry["properties"] = {
+        "member": finding.member,
+        "target": finding.target,
+        "crate": finding.crate,
+        "crateVersion": finding.crate_version,
+        "feature": finding.feature,
+        "notes": list(finding.notes),
+    }
+    return entry
+
+
+def sarif_document(result: AuditResult, environ: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """The SARIF log as a JSON-ready dict."""
+    environ = os.environ if environ is None else environ
+    workspace = environ.get("GITHUB_WORKSPACE") or None
+    rule_index = {rule.code: index for index, rule in enumerate(ALL_RULES)}
+    invocation: dict[str, Any] = {"executionSuccessful": True}
+    if result.notes:
+        invocation["toolExecutionNotifications"] = [
+            {"level": "warning", "message": {"text": note}} for note in result.notes
+        ]
+    run: dict[str, Any] = {
+        "tool": {
+            "driver": {
+                "name": "featcheck",
+                "version": __version__,
+                "semanticVersion": __version__,
+                "informationUri": INFORMATION_URI,
+                "rules": [rule_descriptor(rule) for rule in ALL_RULES],
+            }
+        },
+        "invocations": [invocation],
+        "columnKind": "unicodeCodePoints",
+        "results": [sarif_result(f, result, rule_index, workspace) for f in result.findings],
+    }
+    return {"$schema": SARIF_SCHEMA, "version": SARIF_VERSION, "runs": [run]}
+
+
+def render_sarif(result: AuditResult, environ: Mapping[str, str] | None = None) -> str:
+    """The whole result as one SARIF 2.1.0 document."""
+    return json.dumps(sarif_document(result, environ), indent=2, ensure_ascii=False) + "\n"

@@ -1,0 +1,230 @@
+"""The composite GitHub Action (action.yml), its steps run locally the way the runner runs them.
+
+Each `run:` script is executed with `bash --noprofile --norc -eo pipefail` (the runner's `shell:
+bash`) in a copy of the repository (GITHUB_WORKSPACE), with the step's `env:` block evaluated
+from the inputs and earlier steps' outputs, as the runner would.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from actions_support import clear_actions_environment
+from conftest import CRATES, REPO
+
+ACTION = REPO / "action.yml"
+EXPRESSION = re.compile(r"\$\{\{\s*(.*?)\s*\}\}")
+ANNOTATION = (
+    "::error file=crates/pitb-exec-cpu/Cargo.toml,line=9,col=31,endLine=9,endColumn=55,"
+    "title=FC001 flex-without-rayon::burn-flex 0.22.1 is built without `rayon`: "
+    "every matmul runs on one core%0Amember pitb-exec-cpu, target "
+)
+
+
+@pytest.fixture(autouse=True)
+def _outside_actions(monkeypatch: pytest.MonkeyPatch) -> None:
+    clear_actions_environment(monkeypatch)
+
+
+def _action() -> dict[str, Any]:
+    action: dict[str, Any] = yaml.safe_load(ACTION.read_text())
+    return action
+
+
+def test_inputs_reach_scripts_only_through_env() -> None:
+    action = _action()
+    assert action["runs"]["using"] == "composite"
+    assert set(action["inputs"]) == {"path", "args", "sarif", "sarif-file"}
+    assert {name: spec["default"] for name, spec in action["inputs"].items()} == {
+        "path": ".",
+        "args": "",
+        "sarif": "false",
+        "sarif-file": "featcheck.sarif",
+    }
+    for step in action["runs"]["steps"]:
+        assert step["shell"] == "bash"
+        assert "${{" not in step["run"], step["name"]
+
+
+@dataclass
+class ActionRun:
+    status: int
+    """The exit status of the first failing step, or 0."""
+    output: str
+    """What the steps printed (stdout and stderr)."""
+    summary: str
+    workspace: Path
+
+
+def _evaluate(value: str, inputs: dict[str, str], outputs: dict[str, dict[str, str]]) -> str:
+    """The subset of GitHub expressions the action's env blocks use."""
+
+    def one(match: re.Match[str]) -> str:
+        expression = match.group(1)
+        if expression.startswith("inputs."):
+            return inputs[expression.removeprefix("inputs.")]
+        step, outputs_word, name = expression.removeprefix("steps.").split(".")
+        assert expression.startswith("steps.") and outputs_word == "outputs", expression
+        return outputs.get(step, {}).get(name, "")
+
+    return EXPRESSION.sub(one, value)
+
+
+def _workspace(tmp_path: Path) -> Path:
+    """A copy of the repository's example crates, as actions/checkout would leave them."""
+    workspace = tmp_path / "workspace"
+    for name in ("pitb-exec-cpu", "pitb-exec-cpu-simd"):
+        shutil.copytree(
+            CRATES / name, workspace / "crates" / name, ignore=shutil.ignore_patterns("target")
+        )
+    return workspace
+
+
+def run_action(
+    tmp_path: Path,
+    with_: dict[str, str],
+    *,
+    action_path: Path = REPO,
+    skip_install: bool = True,
+) -> ActionRun:
+    """Run the action's steps in order, stopping at the first that fails, like the runner."""
+    action = _action()
+    inputs = {name: str(spec.get("default", "")) for name, spec in action["inputs"].items()}
+    inputs.update(with_)
+    workspace = _workspace(tmp_path)
+    summary = tmp_path / "step-summary.md"
+    summary.touch()
+    scripts_dir = Path(sys.executable).parent
+    base_env = {
+        **os.environ,
+        "GITHUB_ACTIONS": "true",
+        "GITHUB_WORKSPACE": str(workspace),
+        "GITHUB_STEP_SUMMARY": str(summary),
+        "GITHUB_ACTION_PATH": str(action_path),
+        "RUNNER_TEMP": str(tmp_path / "runner-temp"),
+        "PATH": os.pathsep.join([str(scripts_dir), os.environ.get("PATH", "")]),
+    }
+    (tmp_path / "runner-temp").mkdir()
+    if skip_install:
+        base_env["FEATCHECK_SKIP_INSTALL"] = "1"
+    outputs: dict[str, dict[str, str]] = {}
+    printed: list[str] = []
+    for index, step in enumerate(action["runs"]["steps"]):
+        output_file = tmp_path / f"output-{index}"
+        output_file.touch()
+        script = tmp_path / f"step-{index}.sh"
+        script.write_text(step["run"])
+        env = {
+            **base_env,
+            "GITHUB_OUTPUT": str(output_file),
+            **{
+                name: _evaluate(str(value), inputs, outputs)
+                for name, value in step.get("env", {}).items()
+            },
+        }
+        done = subprocess.run(
+            ["bash", "--noprofile", "--norc", "-eo", "pipefail", str(script)],
+            cwd=workspace,
+            env=env,
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=300,
+        )
+        printed.append(done.stdout + done.stderr)
+        if "id" in step:
+            outputs[step["id"]] = dict(
+                line.split("=", 1) for line in output_file.read_text().splitlines() if "=" in line
+            )
+        if done.returncode != 0:
+            return ActionRun(done.returncode, "".join(printed), summary.read_text(), workspace)
+    return ActionRun(0, "".join(printed), summary.read_text(), workspace)
+
+
+def test_findings_fail_the_step_with_an_annotation_on_the_burn_line(
+    offline_cargo: Path, tmp_path: Path
+) -> None:
+    run = run_action(tmp_path, {"path": "crates/pitb-exec-cpu"})
+    assert run.status == 1, run.output
+    [annotation] = [line for line in run.output.splitlines() if line.startswith("::")]
+    assert annotation.startswith(ANNOTATION)
+    assert "## featcheck: crates/pitb-exec-cpu\n" in run.summary
+    assert "| Severity | Rule | Member | Crate | Feature | Target | Manifest | Fix |" in run.summary
+    assert (
+        "| error | FC001 flex-without-rayon | pitb-exec-cpu | burn-flex 0.22.1 | rayon |"
+    ) in run.summary
+    assert "| crates/pitb-exec-cpu/Cargo.toml:9 |" in run.summary
+    assert not (run.workspace / "featcheck.sarif").exists()
+
+
+def test_sarif_is_written_too_and_the_status_stays_featchecks(
+    offline_cargo: Path, tmp_path: Path
+) -> None:
+    run = run_action(
+        tmp_path, {"path": "crates/pitb-exec-cpu", "sarif": "true", "sarif-file": "out.sarif"}
+    )
+    assert run.status == 1, run.output
+    assert "featcheck: wrote SARIF to out.sarif" in run.output
+    document = json.loads((run.workspace / "out.sarif").read_text())
+    [result] = document["runs"][0]["results"]
+    location = result["locations"][0]["physicalLocation"]
+    assert location["artifactLocation"]["uri"] == "crates/pitb-exec-cpu/Cargo.toml"
+    assert location["region"]["startLine"] == 9
+
+
+def test_a_clean_crate_passes_and_args_are_split_like_a_shell(
+    offline_cargo: Path, tmp_path: Path
+) -> None:
+    run = run_action(
+        tmp_path,
+        {
+            "path": "crates/pitb-exec-cpu-simd",
+            "args": "--fail-on 'error' -p \"pitb-exec-cpu-simd\"",
+            "sarif": "true",
+        },
+    )
+    assert run.status == 0, run.output
+    assert [line for line in run.output.splitlines() if line.startswith("::")] == []
+    assert "featcheck: no findings (1 member, " in run.output
+    assert "**no findings (1 member, " in run.summary
+    document = json.loads((run.workspace / "featcheck.sarif").read_text())
+    assert document["runs"][0]["results"] == []
+
+
+def test_inputs_are_data_not_code(offline_cargo: Path, tmp_path: Path) -> None:
+    run = run_action(tmp_path, {"path": 'x"; echo INJECTED; echo "$(echo SUBSTITUTED)', "args": ""})
+    assert run.status == 2, run.output
+    assert "INJECTED\n" not in run.output
+    assert "SUBSTITUTED" not in run.output.replace("$(echo SUBSTITUTED)", "")
+    assert "featcheck: error: " in run.output
+
+
+@pytest.mark.network
+def test_the_install_step_installs_from_the_action_checkout(
+    offline_cargo: Path, tmp_path: Path
+) -> None:
+    """Without the testing hook: a virtual environment with featcheck from GITHUB_ACTION_PATH."""
+    checkout = tmp_path / "action-checkout"
+    shutil.copytree(
+        REPO,
+        checkout,
+        ignore=shutil.ignore_patterns(
+            ".git", ".venv", "fixtures", "target", "*.egg-info", "build", ".*_cache", ".hypothesis"
+        ),
+    )
+    run = run_action(
+        tmp_path, {"path": "crates/pitb-exec-cpu"}, action_path=checkout, skip_install=False
+    )
+    assert run.status == 1, run.output
+    assert any(line.startswith(ANNOTATION) for line in run.output.splitlines())
+    assert (tmp_path / "runner-temp" / "featcheck-venv" / "bin" / "featcheck").exists()

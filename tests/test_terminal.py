@@ -1,0 +1,114 @@
+"""Terminal manners: --quiet, --verbose, the spinner, colour, --version and --help."""
+
+from __future__ import annotations
+
+import os
+import pty
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from actions_support import clear_actions_environment
+from conftest import CRATES, run_featcheck
+
+from featcheck import __version__
+
+COLOUR = re.compile(r"\x1b\[[0-9;]*(3[0-9]|9[0-7])(;[0-9]+)*m")
+ANY_ESCAPE = re.compile(r"\x1b\[")
+
+
+@pytest.fixture(autouse=True)
+def _outside_actions(monkeypatch: pytest.MonkeyPatch) -> None:
+    clear_actions_environment(monkeypatch)
+
+
+def test_quiet_prints_only_findings(offline_cargo: Path) -> None:
+    done = run_featcheck(str(CRATES / "pitb-exec-cpu"), "-q")
+    assert done.returncode == 1
+    assert done.stdout.startswith("pitb-exec-cpu (")
+    assert "error[FC001]" in done.stdout
+    assert "1 error (1 member" not in done.stdout
+    assert done.stderr == ""
+
+
+def test_quiet_prints_nothing_on_success(offline_cargo: Path) -> None:
+    done = run_featcheck(str(CRATES / "pitb-exec-cpu-simd"), "--quiet")
+    assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
+
+
+def test_verbose_shows_each_cargo_command_on_stderr(offline_cargo: Path) -> None:
+    done = run_featcheck(str(CRATES / "pitb-exec-cpu-simd"), "-v")
+    assert done.returncode == 0
+    commands = [
+        line.removeprefix("featcheck: running: ")
+        for line in done.stderr.splitlines()
+        if line.startswith("featcheck: running: ")
+    ]
+    assert any(c.startswith("cargo metadata --format-version 1 --manifest-path ") for c in commands)
+    assert any(c.startswith("cargo tree --manifest-path ") and " -e normal " in c for c in commands)
+    assert done.stdout.startswith("no findings")
+
+
+def _in_terminal(args: list[str], env: dict[str, str]) -> str:
+    """Run featcheck with stdout and stderr on a pseudo-terminal; return all it drew."""
+    leader, follower = pty.openpty()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "featcheck", *args],
+        stdin=subprocess.DEVNULL,
+        stdout=follower,
+        stderr=follower,
+        env=env,
+    )
+    os.close(follower)
+    chunks: list[bytes] = []
+    while True:
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:  # EIO: the child closed the terminal
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    process.wait(timeout=120)
+    os.close(leader)
+    return b"".join(chunks).decode("utf-8", errors="replace")
+
+
+def test_spinner_and_colour_only_on_a_terminal(offline_cargo: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "FORCE_COLOR")}
+    env.update(TERM="xterm-256color", COLUMNS="200")
+    drawn = _in_terminal([str(CRATES / "pitb-exec-cpu")], env)
+    assert "Resolving features with cargo" in drawn
+    assert COLOUR.search(drawn), drawn[:500]
+
+    no_colour = _in_terminal([str(CRATES / "pitb-exec-cpu")], {**env, "NO_COLOR": "1"})
+    assert "error[FC001]" in no_colour
+    assert not COLOUR.search(no_colour)
+
+    piped = subprocess.run(
+        [sys.executable, "-m", "featcheck", str(CRATES / "pitb-exec-cpu")],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
+    assert piped.returncode == 1
+    assert not ANY_ESCAPE.search(piped.stdout + piped.stderr)
+    assert "Resolving features" not in piped.stderr
+
+
+def test_version() -> None:
+    done = run_featcheck("--version")
+    assert (done.returncode, done.stdout) == (0, f"featcheck {__version__}\n")
+
+
+@pytest.mark.parametrize("args", [["--help"], ["-h"], ["check", "--help"], [".", "-h"]])
+def test_help_has_examples(args: list[str]) -> None:
+    done = run_featcheck(*args)
+    assert done.returncode == 0, done.stderr
+    examples = done.stdout.split("Examples:")[1]
+    assert "  featcheck crates/app -p app --target aarch64-apple-darwin\n" in examples
+    assert "cargo tree -e normal -f '{p} [{f}]' -i burn-flex | featcheck --tree -" in examples
+    assert "Exit codes: 0 clean, 1 findings" in examples
