@@ -37,6 +37,15 @@ def write_offline_cargo_home(cargo_home: Path) -> None:
     )
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _outside_github_actions() -> Iterator[None]:
+    """Run as on a developer's machine even when the suite itself runs inside GitHub Actions:
+    featcheck picks its default format from GITHUB_ACTIONS. Tests that need these set them."""
+    saved = {k: os.environ.pop(k) for k in list(os.environ) if k.startswith("GITHUB_")}
+    yield
+    os.environ.update(saved)
+
+
 @pytest.fixture(scope="session")
 def offline_cargo_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """One offline CARGO_HOME for the whole session."""

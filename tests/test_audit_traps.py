@@ -106,6 +106,12 @@ CASES: dict[str, set[Expected]] = {
     "direct-flex": {Expected("app", "FC001", "0.22.1", "rayon", "error", "Cargo.toml:9:36")},
     # The backend comes from a crate feature; the cut is still default-features on burn.
     "crate-feature": {Expected("app", "FC001", "0.22.1", "rayon", "error", "Cargo.toml:8:31")},
+    # The same loss one level down, for crates used without burn.
+    "gemm-direct": {Expected("app", "FC008", "0.19.0", "rayon", "warning", "Cargo.toml:8:28")},
+    "ndarray-direct": {
+        Expected("app", "FC009", "0.3.11", "threading", "warning", "Cargo.toml:8:1")
+    },
+    "faer-direct": {Expected("app", "FC010", "0.24.4", "rayon", "warning", "Cargo.toml:8:28")},
     # The binary inherits the library's cut: the place to edit is in model's manifest.
     "lib-chain": {
         Expected("cli", "FC001", "0.22.1", "rayon", "error", "model/Cargo.toml:8:31"),
@@ -249,3 +255,25 @@ def test_every_finding_shows_its_why_chain(
     result = run_featcheck(str(WORKSPACES / workspace), "--format", "json")
     (finding,) = [f for f in json.loads(result.stdout)["findings"] if f["member"] == member]
     assert finding["chain"] == expected
+
+
+@pytest.mark.parametrize(
+    ("target", "code", "feature"),
+    [
+        ("aarch64-apple-darwin", "FC006", "apple-amx"),
+        ("x86_64-unknown-linux-gnu", "FC007", "x86-v4"),
+    ],
+)
+def test_hints_are_opt_in_info_for_their_target_only(
+    target: str, code: str, feature: str, offline_cargo: object
+) -> None:
+    crate = str(CRATES / "pitb-exec-cpu-simd")
+    quiet = run_featcheck(crate, "--target", target, "--format", "json")
+    assert json.loads(quiet.stdout)["findings"] == []
+    hinted = run_featcheck(crate, "--target", target, "--select", code, "--format", "json")
+    assert hinted.returncode == 0  # info never fails
+    (finding,) = json.loads(hinted.stdout)["findings"]
+    assert (finding["code"], finding["severity"], finding["feature"]) == (code, "info", feature)
+    other = "x86_64-unknown-linux-gnu" if code == "FC006" else "aarch64-apple-darwin"
+    elsewhere = run_featcheck(crate, "--target", other, "--select", code, "--format", "json")
+    assert json.loads(elsewhere.stdout)["findings"] == []

@@ -30,7 +30,7 @@ def test_stale_lockfile_is_audited_as_the_next_build_resolves_it_and_kept(
     project = _copy_template(tmp_path)
     manifest = project / "Cargo.toml"
     # Adding rayon pulls new packages in: the lockfile is now out of date.
-    manifest.write_text(manifest.read_text().replace('"optim"]', '"optim", "rayon"]'))
+    manifest.write_text(manifest.read_text().replace('"optim"]', '"optim", "rayon", "simd"]'))
     before = (project / "Cargo.lock").read_bytes()
     result = run_featcheck(str(project), "--format", "json")
     assert result.returncode == 0, result.stdout + result.stderr

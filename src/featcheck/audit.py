@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
@@ -46,6 +47,10 @@ class AuditOptions:
     """Let cargo resolve each candidate fix on a temporary copy before calling it safe."""
     on_command: Callable[[list[str]], None] | None = None
     """Called with each cargo/rustc command line before it runs (the CLI's --verbose)."""
+    trust_checkout: bool = False
+    """Let cargo obey the checkout's rust-toolchain.toml and .cargo/config.toml (runs its code)."""
+    update_lockfile: bool = False
+    """Keep what cargo writes to Cargo.lock (after --fix), instead of restoring the user's."""
 
 
 @dataclass
@@ -112,8 +117,9 @@ def audit_project(path: Path, options: AuditOptions) -> AuditResult:
         locked=options.locked,
         timeout=options.timeout,
         on_command=options.on_command,
+        trust_checkout=options.trust_checkout,
     )
-    with LockfileGuard.around(manifest):
+    with nullcontext() if options.update_lockfile else LockfileGuard.around(manifest):
         metadata = runner.metadata(manifest)
         members = _select_members(metadata, manifest, options.packages)
         targets = list(options.targets) or [runner.host_triple()]
@@ -127,7 +133,12 @@ def audit_project(path: Path, options: AuditOptions) -> AuditResult:
         locator,
         search,
         Explainer(metadata, search, locator, {k: b.graph for k, b in builds.items()}),
-        FixConfirmer(metadata.root, offline=options.offline, timeout=options.timeout)
+        FixConfirmer(
+            metadata.root,
+            offline=options.offline,
+            timeout=options.timeout,
+            trust_checkout=options.trust_checkout,
+        )
         if options.confirm_fixes
         else None,
     )

@@ -9,9 +9,10 @@ import os
 import shlex
 import sys
 from contextlib import AbstractContextManager, nullcontext
+from dataclasses import replace
 from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 from typer.core import TyperGroup
@@ -159,6 +160,30 @@ def check(
             "which can run the project's own programs (default: it runs none).",
         ),
     ] = False,
+    select: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--select",
+            metavar="CODES",
+            help="Also run these rules (codes or names, comma-separated), e.g. the hints.",
+        ),
+    ] = None,
+    ignore: Annotated[
+        list[str] | None,
+        typer.Option("--ignore", metavar="CODES", help="Do not run these rules."),
+    ] = None,
+    fix: Annotated[
+        bool,
+        typer.Option(
+            "--fix",
+            help="Apply the fixes cargo confirmed, show the diff, then audit again "
+            "(cargo may update Cargo.lock for the new features, as `cargo add` would).",
+        ),
+    ] = False,
+    diff: Annotated[
+        bool,
+        typer.Option("--diff", help="Print the diff --fix would apply, and change nothing."),
+    ] = False,
 ) -> None:
     """Audit a project (or saved cargo tree text) and report what costs performance.
 
@@ -166,33 +191,103 @@ def check(
     does (`cargo tree -e normal -p MEMBER --target T`), then applies the rules.
     """
     from featcheck.audit import AuditOptions, audit_project, audit_tree_text
-    from featcheck.findings import Severity
 
+    terminal = _Terminal(spinner=not quiet)
+    options = AuditOptions(
+        packages=tuple(package or ()),
+        targets=tuple(target or ()),
+        offline=offline,
+        locked=locked,
+        timeout=timeout,
+        select=_codes(select),
+        ignore=_codes(ignore),
+        on_command=terminal.show_command if verbose else None,
+        trust_checkout=trust_checkout,
+    )
     try:
         if tree is not None:
+            if fix or diff:
+                raise FeatcheckError("--fix and --diff need the project, not saved tree text")
             text = _read_tree_input(tree)
-            result = audit_tree_text(text, "<stdin>" if tree == "-" else tree)
+            result = audit_tree_text(text, "<stdin>" if tree == "-" else tree, options)
         else:
-            terminal = _Terminal(spinner=not quiet)
-            options = AuditOptions(
-                packages=tuple(package or ()),
-                targets=tuple(target or ()),
-                offline=offline,
-                locked=locked,
-                timeout=timeout,
-                on_command=terminal.show_command if verbose else None,
-                trust_checkout=trust_checkout,
-            )
             with terminal.working("Resolving features with cargo"):
                 result = audit_project(path, options)
+            if diff:
+                _show_diff(result)
+            if fix:
+                _apply_fixes(result)
+                with terminal.working("Auditing again"):
+                    result = audit_project(path, replace(options, update_lockfile=True))
     except FeatcheckError as error:
         _fail(error)
     _render(result, output_format or _default_format(), quiet)
-    if fail_on is not FailOn.never:
-        level = Severity.parse(fail_on.value)
-        if any(f.severity >= level for f in result.findings):
-            raise typer.Exit(EXIT_FINDINGS)
-    raise typer.Exit(EXIT_CLEAN)
+    raise typer.Exit(_exit_code(result, fail_on))
+
+
+def _codes(values: list[str] | None) -> tuple[str, ...]:
+    """`--select FC001,FC003 --select FC006` -> ("FC001", "FC003", "FC006")."""
+    return tuple(
+        code.strip() for value in values or () for code in value.split(",") if code.strip()
+    )
+
+
+def _exit_code(result: AuditResult, fail_on: FailOn) -> int:
+    from featcheck.findings import Severity
+
+    if fail_on is FailOn.never:
+        return EXIT_CLEAN
+    level = Severity.parse(fail_on.value)
+    return EXIT_FINDINGS if any(f.severity >= level for f in result.findings) else EXIT_CLEAN
+
+
+def _show_diff(result: AuditResult) -> None:
+    """`--diff`: the diff on stdout, nothing written; exit 1 when there is something to fix."""
+    from featcheck.fixes.apply import plan_changes, render_diff
+
+    changes = plan_changes(result.findings)
+    sys.stdout.write(render_diff(changes))
+    unfixable = sum(1 for f in result.findings if f.fix is None and f.location is not None)
+    print(
+        f"featcheck: {len(changes)} file(s) would change"
+        + (f"; {unfixable} finding(s) have no confirmed fix" if unfixable else ""),
+        file=sys.stderr,
+    )
+    raise typer.Exit(EXIT_FINDINGS if changes else EXIT_CLEAN)
+
+
+def _apply_fixes(result: AuditResult) -> None:
+    """`--fix`: write the confirmed fixes and show what changed (on stderr)."""
+    from featcheck.fixes.apply import plan_changes, render_diff, write_changes
+
+    changes = plan_changes(result.findings)
+    write_changes(changes)
+    sys.stderr.write(render_diff(changes))
+    print(f"featcheck: fixed {len(changes)} file(s)", file=sys.stderr)
+
+
+@app.command("rules")
+def list_rules() -> None:
+    """List every rule: code, name, default severity, what it checks."""
+    from featcheck.rules import ALL_RULES
+
+    for rule in ALL_RULES:
+        severity = rule.severity.label + ("" if rule.enabled_by_default else ", opt-in")
+        print(f"{rule.code}  {rule.name:34} {severity:15} {rule.summary}")
+
+
+@app.command("rule")
+def show_rule(
+    code: Annotated[str, typer.Argument(help="A rule code or name, e.g. FC001.")],
+) -> None:
+    """Print one rule's documentation."""
+    from featcheck.rules import rule_by_code
+    from featcheck.rules.docs import rule_markdown
+
+    rule = rule_by_code(code)
+    if rule is None:
+        _fail(FeatcheckError(f"unknown rule {code!r} (see `featcheck rules`)"))
+    print(rule_markdown(rule), end="")
 
 
 # --- terminal manners, machine formats and `cargo featcheck` (issue 4) ---------------------
@@ -270,7 +365,7 @@ def _read_tree_input(name: str) -> str:
     return data.decode("utf-8", errors="replace")
 
 
-def _fail(error: FeatcheckError) -> None:
+def _fail(error: FeatcheckError) -> NoReturn:
     lines = str(error).splitlines() or ["unknown error"]
     print(f"featcheck: error: {lines[0]}", file=sys.stderr)
     for line in lines[1:]:
