@@ -15,6 +15,7 @@ from featcheck.cargo.failures import FailureKind, classify
 from featcheck.cargo.metadata import PackageInfo, WorkspaceMetadata
 from featcheck.cargo.runner import CargoRunner
 from featcheck.cargo.tree_text import ParsedTree, TreeTextError, local_leaves, parse_tree_text
+from featcheck.config import load_config
 from featcheck.errors import FeatcheckError
 from featcheck.explain import Explainer
 from featcheck.findings import Finding, Location, Severity
@@ -26,6 +27,7 @@ from featcheck.lockfile import LockfileGuard
 from featcheck.manifest.document import read_manifest
 from featcheck.rules import BuildView, Detection, Rule, select_rules
 from featcheck.suggest import FeatureSearch
+from featcheck.suppress import apply_suppressions
 
 
 @dataclass(frozen=True)
@@ -63,6 +65,10 @@ class AuditResult:
     members: list[str] = field(default_factory=list)
     targets: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    suppressed: dict[str, int] = field(default_factory=dict)
+    """How many findings each rule had that a suppression with a reason silenced."""
+    fail_on: str | None = None
+    """The failing level the project's configuration sets (the command line wins)."""
 
 
 def _rules(options: AuditOptions) -> tuple[Rule, ...]:
@@ -108,7 +114,7 @@ def _select_members(
 
 def audit_project(path: Path, options: AuditOptions) -> AuditResult:
     """Audit every selected member on every target, as cargo resolves it."""
-    rules = _rules(options)
+    _rules(options)  # an unknown --select/--ignore code fails before cargo runs
     manifest = find_manifest(path)
     read_manifest(manifest)  # a broken manifest gets featcheck's one-line error, not cargo's
     runner = CargoRunner(
@@ -121,12 +127,18 @@ def audit_project(path: Path, options: AuditOptions) -> AuditResult:
     )
     with nullcontext() if options.update_lockfile else LockfileGuard.around(manifest):
         metadata = runner.metadata(manifest)
+        config = load_config(metadata.root, {m.name: m.manifest_path for m in metadata.members})
         members = _select_members(metadata, manifest, options.packages)
-        targets = list(options.targets) or [runner.host_triple()]
+        # A lone member's own [package.metadata.featcheck] counts as the project's settings.
+        settings = config.for_member(members[0].name) if len(members) == 1 else config
+        targets = list(options.targets or settings.targets) or [runner.host_triple()]
         builds = _resolve_builds(runner, manifest, members, targets)
     root = manifest.parent
-    result = AuditResult(root, members=[m.name for m in members], targets=targets)
-    locator = Locator(metadata, root, ManifestCache())
+    result = AuditResult(
+        root, members=[m.name for m in members], targets=targets, fail_on=settings.fail_on
+    )
+    manifests = ManifestCache()
+    locator = Locator(metadata, root, manifests)
     search = FeatureSearch(metadata)
     placer = _FindingPlacer(
         metadata,
@@ -142,15 +154,29 @@ def audit_project(path: Path, options: AuditOptions) -> AuditResult:
         if options.confirm_fixes
         else None,
     )
+    codes_run: set[str] = set()
     for member in members:
+        member_rules = config.for_member(member.name).rules(options.select, options.ignore)
+        codes_run.update(rule.code for rule in member_rules)
         for target in targets:
             parsed = builds[(member.id, target)]
             view = BuildView(parsed.graph, (parsed.roots[0],), target=target)
             cfg = runner.target_cfg(target)
-            for rule in rules:
+            for rule in member_rules:
                 for detection in rule.detect(view):
                     result.findings.append(placer.place(rule, detection, member, view, cfg))
-    result.findings.sort(key=_finding_order)
+    suppression = apply_suppressions(
+        result.findings,
+        config,
+        root,
+        [metadata.root / "Cargo.toml", *(m.manifest_path for m in members)],
+        members=result.members,
+        targets=targets,
+        rules=codes_run,
+        read=manifests.get,
+    )
+    result.findings = sorted(suppression.findings, key=_finding_order)
+    result.suppressed = suppression.suppressed_counts()
     return result
 
 

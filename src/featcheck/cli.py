@@ -130,8 +130,13 @@ def check(
         ),
     ] = None,
     fail_on: Annotated[
-        FailOn, typer.Option("--fail-on", help="Lowest severity that makes the exit code 1.")
-    ] = FailOn.warning,
+        FailOn | None,
+        typer.Option(
+            "--fail-on",
+            help="Lowest severity that makes the exit code 1  [default: the configuration's "
+            "fail-on, else warning]",
+        ),
+    ] = None,
     offline: Annotated[bool, typer.Option("--offline", help="Pass --offline to cargo.")] = False,
     locked: Annotated[
         bool, typer.Option("--locked", help="Pass --locked to cargo (fail if Cargo.lock is stale).")
@@ -232,12 +237,13 @@ def _codes(values: list[str] | None) -> tuple[str, ...]:
     )
 
 
-def _exit_code(result: AuditResult, fail_on: FailOn) -> int:
+def _exit_code(result: AuditResult, fail_on: FailOn | None) -> int:
     from featcheck.findings import Severity
 
-    if fail_on is FailOn.never:
+    chosen = fail_on.value if fail_on is not None else result.fail_on or "warning"
+    if chosen == "never":
         return EXIT_CLEAN
-    level = Severity.parse(fail_on.value)
+    level = Severity.parse(chosen)
     return EXIT_FINDINGS if any(f.severity >= level for f in result.findings) else EXIT_CLEAN
 
 
@@ -269,9 +275,9 @@ def _apply_fixes(result: AuditResult) -> None:
 @app.command("rules")
 def list_rules() -> None:
     """List every rule: code, name, default severity, what it checks."""
-    from featcheck.rules import ALL_RULES
+    from featcheck.rules.docs import documented_rules
 
-    for rule in ALL_RULES:
+    for rule in documented_rules():
         severity = rule.severity.label + ("" if rule.enabled_by_default else ", opt-in")
         print(f"{rule.code}  {rule.name:34} {severity:15} {rule.summary}")
 
@@ -281,10 +287,9 @@ def show_rule(
     code: Annotated[str, typer.Argument(help="A rule code or name, e.g. FC001.")],
 ) -> None:
     """Print one rule's documentation."""
-    from featcheck.rules import rule_by_code
-    from featcheck.rules.docs import rule_markdown
+    from featcheck.rules.docs import find_documented, rule_markdown
 
-    rule = rule_by_code(code)
+    rule = find_documented(code)
     if rule is None:
         _fail(FeatcheckError(f"unknown rule {code!r} (see `featcheck rules`)"))
     print(rule_markdown(rule), end="")

@@ -83,6 +83,7 @@ def render_json(result: AuditResult) -> str:
         "targets": result.targets,
         "notes": result.notes,
         "summary": counts,
+        "suppressed": result.suppressed,
         "findings": [finding_to_dict(f) for f in result.findings],
     }
     return json.dumps(document, indent=2, ensure_ascii=False) + "\n"

@@ -21,7 +21,7 @@ from featcheck import __version__
 from featcheck.audit import AuditResult
 from featcheck.findings import Finding, Severity
 from featcheck.render.github import repository_path
-from featcheck.rules import ALL_RULES, Rule
+from featcheck.rules.docs import Documented, documented_rules
 
 SARIF_VERSION = "2.1.0"
 SARIF_SCHEMA = (
@@ -40,12 +40,12 @@ LEVELS: Mapping[Severity, str] = {
 }
 
 
-def help_uri(rule: Rule) -> str:
+def help_uri(rule: Documented) -> str:
     """The rule's section in docs/rules.md (GitHub's anchor for "## FC001 `flex-without-rayon`")."""
     return f"{RULES_DOC_URL}#{rule.code.lower()}-{rule.name}"
 
 
-def rule_descriptor(rule: Rule) -> dict[str, Any]:
+def rule_descriptor(rule: Documented) -> dict[str, Any]:
     """One `reportingDescriptor` for the driver's rule list."""
     uri = help_uri(rule)
     return {
@@ -140,7 +140,7 @@ def sarif_document(result: AuditResult, environ: Mapping[str, str] | None = None
     """The SARIF log as a JSON-ready dict."""
     environ = os.environ if environ is None else environ
     workspace = environ.get("GITHUB_WORKSPACE") or None
-    rule_index = {rule.code: index for index, rule in enumerate(ALL_RULES)}
+    rule_index = {rule.code: index for index, rule in enumerate(documented_rules())}
     invocation: dict[str, Any] = {"executionSuccessful": True}
     if result.notes:
         invocation["toolExecutionNotifications"] = [
@@ -153,7 +153,7 @@ def sarif_document(result: AuditResult, environ: Mapping[str, str] | None = None
                 "version": __version__,
                 "semanticVersion": __version__,
                 "informationUri": INFORMATION_URI,
-                "rules": [rule_descriptor(rule) for rule in ALL_RULES],
+                "rules": [rule_descriptor(rule) for rule in documented_rules()],
             }
         },
         "invocations": [invocation],

@@ -61,9 +61,17 @@ def _plural(count: int, word: str) -> str:
     return f"{count} {word}{'' if count == 1 else 's'}"
 
 
+def _group(finding: Finding) -> tuple[str, str]:
+    """Findings are listed per member and target; unused suppressions under "configuration"."""
+    if finding.member is not None:
+        member = finding.member
+    else:
+        member = "configuration" if finding.code == "FC900" else "(unknown member)"
+    return member, finding.target or ""
+
+
 def _print_findings(console: Console, result: AuditResult) -> None:
-    member_of = lambda f: (f.member or "(unknown member)", f.target or "")  # noqa: E731
-    for (member, target), findings in groupby(result.findings, key=member_of):
+    for (member, target), findings in groupby(result.findings, key=_group):
         heading = f"[bold]{escape(member)}[/]" + (f" [dim]({escape(target)})[/]" if target else "")
         console.print(heading)
         for finding in findings:
@@ -86,6 +94,8 @@ def render_text(result: AuditResult, stream: TextIO | None = None) -> None:
     scope = f"{_plural(len(result.members), 'member')}"
     if result.targets:
         scope += f", {', '.join(result.targets)}"
+    if result.suppressed:
+        scope += f"; {sum(result.suppressed.values())} suppressed"
     if not result.findings:
         console.print(f"[green]no findings[/] ({escape(scope)})")
         return

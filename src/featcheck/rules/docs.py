@@ -6,7 +6,42 @@ the file and the rules drift apart.
 
 from __future__ import annotations
 
-from featcheck.rules import ALL_RULES, Rule
+from typing import Protocol
+
+from featcheck.findings import Severity
+from featcheck.rules import ALL_RULES, RuleDoc
+from featcheck.suppress import UNUSED_SUPPRESSION
+
+
+class Documented(Protocol):
+    """What the catalogue shows of a rule; FC900 (unused-suppression) is one too."""
+
+    @property
+    def code(self) -> str: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def severity(self) -> Severity: ...
+    @property
+    def summary(self) -> str: ...
+    @property
+    def doc(self) -> RuleDoc: ...
+    @property
+    def enabled_by_default(self) -> bool: ...
+    @property
+    def why(self) -> str: ...
+
+
+def documented_rules() -> tuple[Documented, ...]:
+    """Every catalogue entry: the rules, then FC900, which reports unused suppressions."""
+    return (*ALL_RULES, UNUSED_SUPPRESSION)
+
+
+def find_documented(code: str) -> Documented | None:
+    """The catalogue entry with this code or name (case-insensitive)."""
+    wanted = code.strip().lower()
+    return next((r for r in documented_rules() if wanted in (r.code.lower(), r.name)), None)
+
 
 _SECTIONS = (
     ("What it checks", "what"),
@@ -17,7 +52,7 @@ _SECTIONS = (
 )
 
 
-def _body(rule: Rule, heading: str) -> list[str]:
+def _body(rule: Documented, heading: str) -> list[str]:
     lines = [
         f"{heading} {rule.code} `{rule.name}`",
         "",
@@ -38,7 +73,7 @@ def _body(rule: Rule, heading: str) -> list[str]:
     return lines
 
 
-def rule_markdown(rule: Rule, heading: str = "#") -> str:
+def rule_markdown(rule: Documented, heading: str = "#") -> str:
     """One rule's full documentation."""
     return "\n".join(_body(rule, heading)) + "\n"
 
@@ -53,13 +88,13 @@ def catalogue_markdown() -> str:
         "| code | name | default severity | checks |",
         "|---|---|---|---|",
     ]
-    for rule in ALL_RULES:
+    for rule in documented_rules():
         severity = rule.severity.label + ("" if rule.enabled_by_default else " (opt-in)")
         lines.append(
             f"| [{rule.code}](#{rule.code.lower()}-{rule.name}) | `{rule.name}` | {severity} "
             f"| {rule.summary} |"
         )
-    for rule in ALL_RULES:
+    for rule in documented_rules():
         lines += ["", *_body(rule, "##")]
     return "\n".join(lines) + "\n"
 

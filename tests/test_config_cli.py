@@ -1,0 +1,100 @@
+"""Configuration and suppressions as a user meets them: through the CLI, on real projects."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from conftest import CRATES, WORKSPACES, run_featcheck
+
+
+def _copy(source: Path, tmp_path: Path) -> Path:
+    project = tmp_path / source.name
+    shutil.copytree(source, project)
+    return project
+
+
+def test_inline_allow_with_a_reason_silences_the_finding(
+    tmp_path: Path, offline_cargo: object
+) -> None:
+    project = _copy(WORKSPACES / "table-form", tmp_path)
+    manifest = project / "Cargo.toml"
+    manifest.write_text(
+        manifest.read_text().replace(
+            '    # "rayon",', '    # "rayon",  # featcheck: allow(FC001) slower for 64x64 matrices'
+        )
+    )
+    result = run_featcheck(str(project), "--format", "json")
+    assert result.returncode == 0, result.stdout
+    report = json.loads(result.stdout)
+    assert report["findings"] == [] and report["suppressed"] == {"FC001": 1}
+    assert "1 suppressed" in run_featcheck(str(project)).stdout
+
+
+def test_allow_entry_in_workspace_metadata_and_unused_entries_are_reported(
+    tmp_path: Path, offline_cargo: object
+) -> None:
+    project = _copy(WORKSPACES / "workspace-unification", tmp_path)
+    manifest = project / "Cargo.toml"
+    manifest.write_text(
+        manifest.read_text()
+        + "\n[workspace.metadata.featcheck]\n"
+        + 'allow = [\n  { code = "FC001", member = "app", reason = "wasm only" },\n'
+        + '  { code = "FC004", reason = "stale" },\n]\n'
+    )
+    result = run_featcheck(str(project), "--format", "json")
+    report = json.loads(result.stdout)
+    assert report["suppressed"] == {"FC001": 1}
+    (unused,) = report["findings"]
+    assert unused["code"] == "FC900" and unused["severity"] == "warning"
+    assert unused["location"]["file"] == "Cargo.toml"
+    assert "stale" in unused["message"]
+    assert result.returncode == 1
+
+
+def test_featcheck_toml_sets_rules_targets_and_failing_level(
+    tmp_path: Path, offline_cargo: object
+) -> None:
+    project = _copy(CRATES / "pitb-exec-cpu-simd", tmp_path)
+    (project / "featcheck.toml").write_text(
+        'select = ["FC006"]\ntargets = ["aarch64-apple-darwin"]\nfail-on = "info"\n'
+    )
+    result = run_featcheck(str(project), "--format", "json")
+    report = json.loads(result.stdout)
+    assert report["targets"] == ["aarch64-apple-darwin"]
+    assert [f["code"] for f in report["findings"]] == ["FC006"]
+    assert result.returncode == 1  # fail-on = "info"
+    assert run_featcheck(str(project), "--fail-on", "warning").returncode == 0
+
+
+def test_unknown_configuration_key_is_an_error_at_its_place(
+    tmp_path: Path, offline_cargo: object
+) -> None:
+    project = _copy(CRATES / "pitb-exec-cpu", tmp_path)
+    (project / "featcheck.toml").write_text('select = ["FC001"]\nfail_on = "error"\n')
+    result = run_featcheck(str(project))
+    assert result.returncode == 2
+    assert "featcheck.toml:2:1: " in result.stderr and "fail-on" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_allow_without_reason_is_refused(tmp_path: Path, offline_cargo: object) -> None:
+    project = _copy(CRATES / "pitb-exec-cpu", tmp_path)
+    manifest = project / "Cargo.toml"
+    text = manifest.read_text().replace('"optim"] }', '"optim"] }  # featcheck: allow(FC001)')
+    manifest.write_text(text)
+    result = run_featcheck(str(project))
+    assert result.returncode == 2
+    assert "Cargo.toml:9:" in result.stderr and "reason" in result.stderr
+
+
+def test_rules_command_lists_the_catalogue_and_explains_one(offline_cargo: object) -> None:
+    listing = run_featcheck("rules")
+    assert listing.returncode == 0
+    codes = [line.split()[0] for line in listing.stdout.splitlines()]
+    assert codes[0] == "FC001" and "FC010" in codes and codes[-1] == "FC900"
+    one = run_featcheck("rule", "flex-without-rayon")
+    assert one.stdout.startswith("# FC001 `flex-without-rayon`")
+    assert "21.4 ms" in one.stdout
+    assert run_featcheck("rule", "FC999").returncode == 2
