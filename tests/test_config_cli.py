@@ -98,3 +98,16 @@ def test_rules_command_lists_the_catalogue_and_explains_one(offline_cargo: objec
     assert one.stdout.startswith("# FC001 `flex-without-rayon`")
     assert "21.4 ms" in one.stdout
     assert run_featcheck("rule", "FC999").returncode == 2
+
+
+def test_inline_allow_on_the_members_inheriting_line(tmp_path: Path, offline_cargo: object) -> None:
+    project = _copy(WORKSPACES / "workspace-inheritance", tmp_path)
+    manifest = project / "trainer" / "Cargo.toml"
+    manifest.write_text(
+        manifest.read_text().replace(
+            '"autodiff"] }', '"autodiff"] }  # featcheck: allow(FC001) embedded target'
+        )
+    )
+    report = json.loads(run_featcheck(str(project), "--format", "json").stdout)
+    assert report["suppressed"] == {"FC001": 1}
+    assert {f["code"] for f in report["findings"]} == {"FC003"}  # server's, untouched

@@ -27,7 +27,7 @@ from featcheck.lockfile import LockfileGuard
 from featcheck.manifest.document import read_manifest
 from featcheck.rules import BuildView, Detection, Rule, select_rules
 from featcheck.suggest import FeatureSearch
-from featcheck.suppress import apply_suppressions
+from featcheck.suppress import apply_suppressions, declaration_spans
 
 
 @dataclass(frozen=True)
@@ -174,6 +174,7 @@ def audit_project(path: Path, options: AuditOptions) -> AuditResult:
         targets=targets,
         rules=codes_run,
         read=manifests.get,
+        spans=_suppression_places,
     )
     result.findings = sorted(suppression.findings, key=_finding_order)
     result.suppressed = suppression.suppressed_counts()
@@ -224,9 +225,16 @@ class _FindingPlacer:
         return replace(
             finding,
             declaration=self.locator.declaration(cut),
+            inherited_by=self.locator.inheriting_declaration(cut),
             fix=fix,
             alternatives=alternatives,
         )
+
+
+def _suppression_places(finding: Finding) -> tuple[Location, ...]:
+    """Lines where an inline `# featcheck: allow` counts for `finding`."""
+    inherited = (finding.inherited_by,) if finding.inherited_by is not None else ()
+    return (*declaration_spans(finding), *inherited)
 
 
 def _resolve_builds(

@@ -83,5 +83,8 @@ class Finding:
     alternatives: tuple[Fix, ...] = field(default_factory=tuple)
     """Other candidate changes, smallest first (unconfirmed unless marked)."""
     declaration: Location | None = None
+    inherited_by: Location | None = None
+    """For a cut in `[workspace.dependencies]`: the member's own `workspace = true` declaration,
+    where an inline suppression comment counts too."""
     """The whole dependency declaration that `location` lies in (key to end of value; the
     `[dependencies.x]` header to its last key for the table form), for suppression comments."""

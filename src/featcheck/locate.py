@@ -39,6 +39,8 @@ class Cut:
     owner: PackageInfo
     """The local package whose build uses this declaration."""
     disables_defaults: bool
+    inheriting: DeclarationSite | None = None
+    """The member's own `workspace = true` declaration when `site` is the workspace entry."""
 
 
 class ManifestCache:
@@ -153,7 +155,8 @@ class Locator:
                     continue
                 written = candidate.default_features_entry()
                 if written is not None and candidate.disables_defaults():
-                    return Cut(candidate, written[1], dependency, owner, True)
+                    inheriting = site if candidate is not site else None
+                    return Cut(candidate, written[1], dependency, owner, True, inheriting)
         entry = site.key_entry()
         if entry is None:
             return None
@@ -193,7 +196,13 @@ class Locator:
 
     def declaration(self, cut: Cut) -> Location | None:
         """The whole declaration the cut lies in: its key (or table header) to its last value."""
-        site = cut.site
+        return self._declaration_of(cut.site)
+
+    def inheriting_declaration(self, cut: Cut) -> Location | None:
+        """The member's `burn = { workspace = true }` line, when the cut is inherited."""
+        return self._declaration_of(cut.inheriting) if cut.inheriting is not None else None
+
+    def _declaration_of(self, site: DeclarationSite) -> Location | None:
         start = site.key_entry()
         if start is None:
             return None
