@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Hashable, Iterable, Iterator
 from dataclasses import dataclass, field
+from typing import TypeVar
+
+T = TypeVar("T", bound=Hashable)
 
 
 @dataclass(frozen=True, order=True)
@@ -98,19 +101,28 @@ class DependencyGraph:
     ) -> list[Node] | None:
         """A shortest dependency path from `start` to `goal` (both included) that passes
         through none of `avoiding`, or None."""
-        previous: dict[Node, Node | None] = {start: None}
-        queue = deque([start])
-        while queue:
-            current = queue.popleft()
-            if current == goal:
-                chain: list[Node] = []
-                step: Node | None = current
-                while step is not None:
-                    chain.append(step)
-                    step = previous[step]
-                return chain[::-1]
-            for dep in sorted(self.dependencies(current)):
-                if dep not in previous and dep not in avoiding:
-                    previous[dep] = current
-                    queue.append(dep)
-        return None
+        return shortest_path(
+            start,
+            goal,
+            lambda node: [d for d in sorted(self.dependencies(node)) if d not in avoiding],
+        )
+
+
+def shortest_path(start: T, goal: T, neighbours: Callable[[T], Iterable[T]]) -> list[T] | None:
+    """Breadth-first search from `start` to `goal`; the path with both ends, or None."""
+    previous: dict[T, T | None] = {start: None}
+    queue = deque([start])
+    while queue:
+        current = queue.popleft()
+        if current == goal:
+            chain: list[T] = []
+            step: T | None = current
+            while step is not None:
+                chain.append(step)
+                step = previous[step]
+            return chain[::-1]
+        for following in neighbours(current):
+            if following not in previous:
+                previous[following] = current
+                queue.append(following)
+    return None

@@ -8,11 +8,11 @@ burn 0.22 passes `rayon` through to burn-flex, burn 0.21 does not, and only the 
 from __future__ import annotations
 
 import itertools
-from collections import deque
 from collections.abc import Iterator
 
 from featcheck.cargo import semver
 from featcheck.cargo.metadata import DependencyDeclaration, PackageInfo, WorkspaceMetadata
+from featcheck.graph import shortest_path
 
 _State = tuple[str, str]  # (package id, feature)
 
@@ -75,22 +75,10 @@ class FeatureSearch:
         Weak `dep?/feature` entries are followed as if the dependency were on: the chain says
         how the feature *would* arrive, which is what a user needs to see.
         """
-        previous: dict[_State, _State | None] = {start: None}
-        queue = deque([start])
-        while queue:
-            state = queue.popleft()
-            if state == goal:
-                chain: list[_State] = []
-                step: _State | None = state
-                while step is not None:
-                    chain.append(step)
-                    step = previous[step]
-                return chain[::-1]
-            for following in self._expand(state):
-                if following not in previous and following[0] in self.metadata.packages:
-                    previous[following] = state
-                    queue.append(following)
-        return None
+        packages = self.metadata.packages
+        return shortest_path(
+            start, goal, lambda state: [s for s in self._expand(state) if s[0] in packages]
+        )
 
     def reaches(self, start: _State, goal: _State) -> bool:
         """True when switching on `start` switches on `goal`."""

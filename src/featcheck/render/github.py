@@ -21,6 +21,7 @@ from urllib.parse import quote
 
 from featcheck.audit import AuditResult
 from featcheck.findings import Finding, Location, Severity
+from featcheck.render.common import build_of, count_line, plural
 
 ANNOTATIONS_PER_LEVEL = 10
 """Annotations of one level that GitHub keeps per step; it drops the rest without a word."""
@@ -63,38 +64,11 @@ def repository_path(result: AuditResult, location: Location, workspace: str | No
     return location.file
 
 
-def _plural(count: int, word: str) -> str:
-    return f"{count} {word}{'' if count == 1 else 's'}"
-
-
-def count_line(result: AuditResult) -> str:
-    """`1 error (1 member, x86_64-unknown-linux-gnu)`, as the text report ends."""
-    scope = _plural(len(result.members), "member")
-    if result.targets:
-        scope += f", {', '.join(result.targets)}"
-    if not result.findings:
-        return f"no findings ({scope})"
-    counts = [
-        _plural(sum(1 for f in result.findings if f.severity is s), s.label)
-        for s in sorted(Severity, reverse=True)
-        if any(f.severity is s for f in result.findings)
-    ]
-    return f"{', '.join(counts)} ({scope})"
-
-
 def annotation_message(finding: Finding) -> str:
     """What the annotation says: the verdict, whose build it is, and the fix."""
     lines = [finding.message]
-    where = [
-        part
-        for part in (
-            f"member {finding.member}" if finding.member else "",
-            f"target {finding.target}" if finding.target else "",
-        )
-        if part
-    ]
-    if where:
-        lines.append(", ".join(where))
+    if build_of(finding):
+        lines.append(build_of(finding))
     if finding.suggestion:
         lines.append(f"fix: {finding.suggestion}")
     return "\n".join(lines)
@@ -150,7 +124,7 @@ def render_annotations(
         lines.append(
             "::notice::"
             + escape_data(
-                f"featcheck: {_plural(omitted, 'more finding')} not shown as annotations "
+                f"featcheck: {plural(omitted, 'more finding')} not shown as annotations "
                 f"(GitHub shows at most {ANNOTATIONS_PER_LEVEL} per level in a step); {where}"
             )
         )
@@ -261,7 +235,7 @@ def render_summary(
         used += size
     if left_out:
         parts.append(
-            f"\n{_plural(left_out, 'more finding')} left out to keep this summary under "
+            f"\n{plural(left_out, 'more finding')} left out to keep this summary under "
             f"{SUMMARY_LIMIT // (1024 * 1024)} MiB; run featcheck with --format json for all.\n"
         )
     parts.append("\n")

@@ -20,6 +20,7 @@ from urllib.parse import quote
 from featcheck import __version__
 from featcheck.audit import AuditResult
 from featcheck.findings import Finding, Severity
+from featcheck.render.common import build_of
 from featcheck.render.github import repository_path
 from featcheck.rules.docs import Documented, documented_rules
 
@@ -84,16 +85,8 @@ def fingerprint(finding: Finding, path: str) -> str:
 def result_message(finding: Finding) -> str:
     """The verdict, whose build it is, and the fix, in one text."""
     text = finding.message
-    where = [
-        part
-        for part in (
-            f"member {finding.member}" if finding.member else "",
-            f"target {finding.target}" if finding.target else "",
-        )
-        if part
-    ]
-    if where:
-        text += f" ({', '.join(where)})"
+    if build_of(finding):
+        text += f" ({build_of(finding)})"
     if finding.suggestion:
         text += f". Fix: {finding.suggestion}"
     return text

@@ -13,6 +13,7 @@ from rich.markup import escape
 
 from featcheck.audit import AuditResult
 from featcheck.findings import Finding, Severity
+from featcheck.render.common import count_line
 
 _STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "bold yellow", Severity.INFO: "bold cyan"}
 
@@ -57,10 +58,6 @@ def _render_finding(finding: Finding) -> list[str]:
     return lines
 
 
-def _plural(count: int, word: str) -> str:
-    return f"{count} {word}{'' if count == 1 else 's'}"
-
-
 def _group(finding: Finding) -> tuple[str, str]:
     """Findings are listed per member and target; unused suppressions under "configuration"."""
     if finding.member is not None:
@@ -91,17 +88,6 @@ def render_text(result: AuditResult, stream: TextIO | None = None) -> None:
     for note in result.notes:
         console.print(f"[yellow]note:[/] {escape(note)}")
     _print_findings(console, result)
-    scope = f"{_plural(len(result.members), 'member')}"
-    if result.targets:
-        scope += f", {', '.join(result.targets)}"
-    if result.suppressed:
-        scope += f"; {sum(result.suppressed.values())} suppressed"
-    if not result.findings:
-        console.print(f"[green]no findings[/] ({escape(scope)})")
-        return
-    counts = [
-        _plural(sum(1 for f in result.findings if f.severity is s), s.label)
-        for s in sorted(Severity, reverse=True)
-        if any(f.severity is s for f in result.findings)
-    ]
-    console.print(f"{', '.join(counts)} ({escape(scope)})")
+    line = count_line(result)
+    style = "green" if not result.findings else "bold"
+    console.print(f"[{style}]{escape(line)}[/]")
