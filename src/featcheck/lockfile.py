@@ -35,6 +35,8 @@ class LockfileGuard:
     def around(manifest: Path) -> Iterator[None]:
         snapshots: dict[Path, bytes | None] = {}
         for path in _candidate_lockfiles(manifest):
+            if path.exists() and not path.is_file():
+                continue  # a FIFO or device would block or never end; cargo cannot use it
             try:
                 snapshots[path] = path.read_bytes()
             except FileNotFoundError:
@@ -56,4 +58,4 @@ class LockfileGuard:
                 if content is None:
                     path.unlink(missing_ok=True)
                 else:
-                    write_atomic(path, content)
+                    write_atomic(path, content, restoring=True)

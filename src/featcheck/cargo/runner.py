@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import re
 import shutil
+import signal
 import subprocess
 import threading
 from collections.abc import Callable, Sequence
@@ -11,13 +14,26 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from featcheck.cargo.cfg import TargetCfg
+from featcheck.cargo.checkout_config import checkout_config_args, default_cargo_home
 from featcheck.cargo.failures import CargoFailure, FailureKind, classify
 from featcheck.cargo.metadata import WorkspaceMetadata, parse_metadata
+from featcheck.cargo.toolchain import Toolchain, neutral_directory, resolve_toolchain
 from featcheck.errors import FeatcheckError
 
 # `{p} [{f}]` gives "name vX (source) [features]" per line; `--prefix depth` makes the nesting
 # unambiguous and `--charset ascii` keeps the text independent of the terminal.
 TREE_FORMAT = "{p} [{f}]"
+
+
+@dataclass(frozen=True)
+class _Setup:
+    """How every command of one runner runs: binaries, environment, working directory."""
+
+    toolchain: Toolchain | None
+    environment: dict[str, str]
+    cwd: Path
+    config_args: list[str]
+    """`--config` arguments with the data parts of the checkout's cargo configuration."""
 
 
 @dataclass(frozen=True)
@@ -31,7 +47,14 @@ class CargoOutput:
 
 @dataclass
 class CargoRunner:
-    """Runs cargo in one workspace with the user's network and lockfile choices."""
+    """Runs cargo in one workspace with the user's network and lockfile choices.
+
+    By default nothing the checkout supplies is run: cargo and rustc are the real binaries of
+    the toolchain the user installed (see toolchain.py), cargo runs from a neutral directory
+    with only the data parts of the checkout's `.cargo/config.toml` (see checkout_config.py),
+    and its environment names the compiler and disables wrappers. `trust_checkout` restores
+    plain `cargo` in the checkout, honouring its toolchain file and configuration.
+    """
 
     workdir: Path
     offline: bool = False
@@ -39,47 +62,87 @@ class CargoRunner:
     timeout: float = 300.0
     on_command: Callable[[list[str]], None] | None = None
     """Called with each command line (program name first) just before it runs (--verbose)."""
+    trust_checkout: bool = False
+    """Run `cargo`/`rustc` from PATH in the checkout, obeying its toolchain and configuration."""
     _cfg_cache: dict[str, TargetCfg] = field(default_factory=dict)
     _host: str | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
+    _setup: _Setup | None = None
+    _setup_lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @property
+    def toolchain(self) -> Toolchain | None:
+        """The toolchain cargo and rustc come from (None when the checkout is trusted)."""
+        return self._prepared().toolchain
 
     def _environment(self) -> dict[str, str]:
+        return dict(self._prepared().environment)
+
+    def _prepared(self) -> _Setup:
+        with self._setup_lock:
+            if self._setup is None:
+                self._setup = self._prepare()
+            return self._setup
+
+    def _prepare(self) -> _Setup:
         env = dict(os.environ)
         # Plain, stable text: no colours or progress bars in what featcheck parses.
         env["CARGO_TERM_COLOR"] = "never"
         env["CARGO_TERM_PROGRESS_WHEN"] = "never"
-        return env
+        if self.trust_checkout:
+            return _Setup(None, env, self.workdir, [])
+        toolchain = resolve_toolchain(self.workdir)
+        rustc = str(toolchain.rustc)
+        # The environment beats every configuration file: the real compiler, no wrappers.
+        # (An empty wrapper setting disables one set in a configuration file.)
+        env.update(
+            {
+                "RUSTC": rustc,
+                "CARGO_BUILD_RUSTC": rustc,
+                "RUSTC_WRAPPER": "",
+                "RUSTC_WORKSPACE_WRAPPER": "",
+                "CARGO_BUILD_RUSTC_WRAPPER": "",
+                "CARGO_BUILD_RUSTC_WORKSPACE_WRAPPER": "",
+            }
+        )
+        if toolchain.rustup_name is not None:
+            # Anything that reaches a rustup proxy gets this toolchain, not the checkout's.
+            env["RUSTUP_TOOLCHAIN"] = toolchain.rustup_name
+        config = checkout_config_args(self.workdir, env, default_cargo_home(env))
+        return _Setup(toolchain, env, neutral_directory(), config)
 
     def _run(self, program: str, args: Sequence[str]) -> CargoOutput:
-        executable = shutil.which(program)
-        if executable is None:
-            raise FeatcheckError(
-                f"{program} not found on PATH: install Rust (https://rustup.rs) or add it to PATH"
-            )
+        setup = self._prepared()
+        if setup.toolchain is None:
+            executable = shutil.which(program)
+            if executable is None:
+                raise FeatcheckError(
+                    f"{program} not found on PATH: install Rust (https://rustup.rs) "
+                    "or add it to PATH"
+                )
+        else:
+            executable = str(setup.toolchain.cargo if program == "cargo" else setup.toolchain.rustc)
+            if program == "cargo":
+                args = [*args, *setup.config_args]
         if self.on_command is not None:
             self.on_command([program, *args])
-        try:
-            done = subprocess.run(
-                [executable, *args],
-                cwd=self.workdir,
-                env=self._environment(),
-                capture_output=True,
-                timeout=self.timeout,
-                check=False,
-                stdin=subprocess.DEVNULL,
-            )
-        except subprocess.TimeoutExpired:
-            raise FeatcheckError(
-                f"`{program} {' '.join(args[:2])}` did not finish within {self.timeout:g} s"
-                " (raise --timeout, or check for a lock held by another cargo)"
-            ) from None
-        except OSError as error:
-            raise FeatcheckError(f"could not run {program}: {error.strerror or error}") from None
-        return CargoOutput(
-            done.returncode,
-            done.stdout.decode("utf-8", errors="replace"),
-            done.stderr.decode("utf-8", errors="replace"),
+        output = _execute(
+            [executable, *args],
+            cwd=setup.cwd,
+            env=setup.environment,
+            timeout=self.timeout,
+            what=f"`{program} {' '.join(args[:2])}`",
         )
+        if output.returncode == 0:
+            return output
+        return CargoOutput(output.returncode, output.stdout, _locations(output.stderr, setup.cwd))
+
+    def _target_argument(self, target: str) -> str:
+        """A custom target file (`x.json`) named relative to the audited directory, as when
+        cargo ran there, made absolute for cargo and rustc running elsewhere."""
+        if target.endswith(".json") and not Path(target).is_absolute():
+            return str(self.workdir.absolute() / target)
+        return target
 
     def _cargo_flags(self) -> list[str]:
         flags: list[str] = []
@@ -100,7 +163,8 @@ class CargoRunner:
 
     def metadata(self, manifest_path: Path) -> WorkspaceMetadata:
         """The workspace's packages and feature tables (one call for the whole audit)."""
-        args = ["metadata", "--format-version", "1", "--manifest-path", str(manifest_path)]
+        manifest = str(manifest_path.absolute())  # cargo may run in another directory
+        args = ["metadata", "--format-version", "1", "--manifest-path", manifest]
         output = self._run("cargo", [*args, *self._cargo_flags()])
         if output.returncode != 0:
             raise self._failure("cargo metadata", output)
@@ -111,13 +175,13 @@ class CargoRunner:
         args = [
             "tree",
             "--manifest-path",
-            str(manifest_path),
+            str(manifest_path.absolute()),
             "-e",
             "normal",
             "-p",
             package_spec,
             "--target",
-            target,
+            self._target_argument(target),
             "-f",
             TREE_FORMAT,
             "--prefix",
@@ -152,7 +216,8 @@ class CargoRunner:
         """cfg values for `triple` (`rustc --print cfg --target`), once per target."""
         with self._lock:
             if triple not in self._cfg_cache:
-                output = self._run("rustc", ["--print", "cfg", "--target", triple])
+                target = self._target_argument(triple)
+                output = self._run("rustc", ["--print", "cfg", "--target", target])
                 if output.returncode != 0:
                     raise FeatcheckError(
                         f"rustc does not know target {triple!r}: "
@@ -160,3 +225,79 @@ class CargoRunner:
                     )
                 self._cfg_cache[triple] = TargetCfg.parse(triple, output.stdout)
             return self._cfg_cache[triple]
+
+
+_LOCATION = re.compile(r"^(?P<lead>\s*-->\s+)(?P<path>.+?)(?P<place>(:\d+)+)?$", re.MULTILINE)
+
+
+def _locations(stderr: str, cwd: Path) -> str:
+    """cargo's `--> FILE:LINE:COL` names FILE relative to cargo's working directory; name it
+    relative to featcheck's own (or absolutely, outside it) so that it can be opened."""
+
+    def rewrite(match: re.Match[str]) -> str:
+        path = match["path"]
+        full = os.path.normpath(os.path.join(cwd, path))
+        try:
+            here = os.getcwd()
+            shown = os.path.relpath(full, here) if Path(full).is_relative_to(here) else full
+        except (OSError, ValueError):
+            shown = full
+        return match["lead"] + shown + (match["place"] or "")
+
+    return _LOCATION.sub(rewrite, stderr)
+
+
+def _execute(
+    argv: list[str], *, cwd: Path, env: dict[str, str], timeout: float, what: str
+) -> CargoOutput:
+    """Run one command; on timeout (or Ctrl-C) end it and everything it started."""
+    try:
+        process = subprocess.Popen(
+            argv,
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            # Its own process group, so a timeout also ends the programs it started (which
+            # would otherwise hold the pipes open and keep featcheck waiting).
+            start_new_session=os.name == "posix",
+        )
+    except OSError as error:
+        raise FeatcheckError(
+            f"could not run {Path(argv[0]).name}: {error.strerror or error}"
+        ) from None
+    try:
+        stdout, stderr = process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        _end(process)
+        raise FeatcheckError(
+            f"{what} did not finish within {timeout:g} s"
+            " (raise --timeout, or check for a lock held by another cargo)"
+        ) from None
+    except BaseException:
+        _end(process)
+        raise
+    return CargoOutput(
+        process.returncode,
+        stdout.decode("utf-8", errors="replace"),
+        stderr.decode("utf-8", errors="replace"),
+    )
+
+
+def _end(process: subprocess.Popen[bytes]) -> None:
+    """Kill the process group, reap the process and close its pipes."""
+    if os.name == "posix":
+        with contextlib.suppress(OSError):
+            os.killpg(process.pid, signal.SIGKILL)
+    process.kill()
+    try:
+        process.communicate(timeout=5)
+    except subprocess.TimeoutExpired:  # something left the group and holds a pipe open
+        pass
+    finally:
+        for stream in (process.stdout, process.stderr):
+            if stream is not None:
+                stream.close()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            process.wait(timeout=5)

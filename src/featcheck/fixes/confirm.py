@@ -30,6 +30,7 @@ class FixConfirmer:
     workspace_root: Path
     offline: bool = False
     timeout: float = 300.0
+    trust_checkout: bool = False
 
     def confirm(
         self,
@@ -54,7 +55,9 @@ class FixConfirmer:
                 return False, "the manifest to edit lies outside the workspace"
             except (OSError, EditError) as error:
                 return False, f"could not prepare the check: {error}"
-            runner = CargoRunner(copy, offline=self.offline, timeout=self.timeout)
+            runner = CargoRunner(
+                copy, offline=self.offline, timeout=self.timeout, trust_checkout=self.trust_checkout
+            )
             try:
                 text = runner.tree(copy / "Cargo.toml", f"{member.name}@{member.version}", target)
                 graph = parse_tree_text(text).graph

@@ -1,0 +1,334 @@
+"""Which cargo and rustc an audit runs, chosen without running anything from the checkout.
+
+Running `cargo` in someone else's checkout can run their programs before cargo reads a single
+manifest: the rustup proxy obeys the checkout's `rust-toolchain.toml` (a `path` toolchain is
+the checkout's own `bin/cargo`). featcheck therefore reads the toolchain file itself (it is
+data: TOML, or one line naming a channel), refuses a `path` toolchain unless the user trusts the
+checkout, asks rustup for the real binaries of the named toolchain from a neutral directory,
+and runs those binaries directly. Without rustup, the cargo and rustc on PATH are used.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import json
+import os
+import re
+import shutil
+import stat
+import subprocess
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import tomlkit
+from tomlkit.exceptions import ParseError
+
+from featcheck.errors import FeatcheckError
+
+TOOLCHAIN_FILES = ("rust-toolchain", "rust-toolchain.toml")
+"""In the order rustup prefers them when both are in one directory."""
+
+MAX_CONFIG_BYTES = 1 << 20
+"""Toolchain and cargo configuration files are small; a larger one is not read."""
+
+_RUSTUP_TIMEOUT = 60.0
+
+
+def neutral_directory() -> Path:
+    """A working directory no checkout controls: the root of the file system.
+
+    cargo reads `.cargo/config.toml` from its working directory and every directory above it,
+    and rustup looks for toolchain files the same way; the root has no parent a user can write.
+    """
+    return Path(os.path.abspath(os.sep))
+
+
+def read_small_file(path: Path, what: str) -> bytes:
+    """The bytes of a regular file of at most MAX_CONFIG_BYTES.
+
+    A FIFO, device or directory is refused without blocking on it.
+    """
+    try:
+        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError as error:
+        raise FeatcheckError(
+            f"cannot read this {what}: {error.strerror or error}", path=path
+        ) from None
+    try:
+        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+            raise FeatcheckError(f"this {what} is not a regular file", path=path)
+        with os.fdopen(descriptor, "rb", closefd=False) as stream:
+            data = stream.read(MAX_CONFIG_BYTES + 1)
+    except OSError as error:
+        raise FeatcheckError(
+            f"cannot read this {what}: {error.strerror or error}", path=path
+        ) from None
+    finally:
+        os.close(descriptor)
+    if len(data) > MAX_CONFIG_BYTES:
+        raise FeatcheckError(f"this {what} is larger than {MAX_CONFIG_BYTES} bytes", path=path)
+    return data
+
+
+@dataclass(frozen=True)
+class ToolchainRequest:
+    """What selects the toolchain for a directory, as rustup would find it."""
+
+    name: str | None
+    """A toolchain name (channel or custom name); None means rustup's default."""
+    path: str | None = None
+    """`[toolchain] path`: a toolchain directory the checkout supplies."""
+    origin: Path | None = None
+    """The toolchain file (or settings file) that said so."""
+    line: int | None = None
+    """The line of `channel`/`path` in `origin`."""
+    why: str = "rustup's default toolchain"
+
+
+@dataclass(frozen=True)
+class Toolchain:
+    """The real binaries an audit runs."""
+
+    cargo: Path
+    rustc: Path
+    rustup_name: str | None
+    """The rustup toolchain to pin with RUSTUP_TOOLCHAIN; None without rustup."""
+    why: str
+
+
+# --- reading toolchain files ---------------------------------------------------------------
+
+
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]*")
+
+
+def _line_of(text: str, key: str) -> int:
+    pattern = re.compile(rf"^\s*(?:{re.escape(key)}|\"{re.escape(key)}\"|'{re.escape(key)}')\s*=")
+    for number, line in enumerate(text.splitlines(), 1):
+        if pattern.match(line):
+            return number
+    return 1
+
+
+def parse_toolchain_file(path: Path) -> ToolchainRequest:
+    """Read a `rust-toolchain` or `rust-toolchain.toml` file the way rustup does, as data.
+
+    A one-line `rust-toolchain` is a legacy channel name; anything else is TOML with a
+    `[toolchain]` table holding `channel` or `path`.
+    """
+    data = read_small_file(path, "toolchain file")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = data[: error.start].count(b"\n") + 1
+        raise FeatcheckError("invalid UTF-8 in toolchain file", path=path, line=line) from None
+    why = f"{path.name} in {path.parent}"
+    if path.name == "rust-toolchain" and len(text.splitlines()) == 1:
+        legacy = text.strip()
+        if not legacy:
+            raise FeatcheckError("empty toolchain file", path=path, line=1)
+        return ToolchainRequest(_checked_name(legacy, path, 1), origin=path, line=1, why=why)
+    if not text.strip():
+        raise FeatcheckError("empty toolchain file", path=path, line=1)
+    try:
+        document = tomlkit.parse(text).unwrap()
+    except ParseError as error:
+        raise FeatcheckError(
+            f"invalid TOML in toolchain file: {error}", path=path, line=error.line
+        ) from None
+    except Exception as error:  # tomlkit raises a few other types on hostile input
+        raise FeatcheckError(f"invalid TOML in toolchain file: {error}", path=path) from None
+    table = document.get("toolchain")
+    if not isinstance(table, dict):
+        raise FeatcheckError("toolchain file without a [toolchain] table", path=path, line=1)
+    channel, directory = table.get("channel"), table.get("path")
+    if channel is not None and directory is not None:
+        raise FeatcheckError(
+            "toolchain file names both a channel and a path", path=path, line=_line_of(text, "path")
+        )
+    if directory is not None:
+        line = _line_of(text, "path")
+        if not isinstance(directory, str):
+            raise FeatcheckError("toolchain `path` is not a string", path=path, line=line)
+        return ToolchainRequest(None, path=directory, origin=path, line=line, why=why)
+    if channel is not None:
+        line = _line_of(text, "channel")
+        if not isinstance(channel, str):
+            raise FeatcheckError("toolchain `channel` is not a string", path=path, line=line)
+        return ToolchainRequest(_checked_name(channel, path, line), origin=path, line=line, why=why)
+    # Only components/targets/profile: rustup uses its default toolchain.
+    return ToolchainRequest(None, origin=path, line=1, why=why)
+
+
+def _checked_name(name: str, origin: Path, line: int) -> str:
+    """A toolchain name, never a path (RUSTUP_TOOLCHAIN accepts paths) nor an option."""
+    if not _NAME.fullmatch(name):
+        raise FeatcheckError(
+            f"toolchain {name!r} is not a toolchain name (a channel such as `stable`, `1.85` "
+            "or `nightly-2026-01-01`)",
+            path=origin,
+            line=line,
+        )
+    return name
+
+
+def find_toolchain_request(start: Path, overrides: Mapping[Path, str]) -> ToolchainRequest:
+    """The nearest directory override or toolchain file from `start` upward, as rustup finds it.
+
+    At each directory rustup checks its own `rustup override set` entries first, then
+    `rust-toolchain`, then `rust-toolchain.toml`; the first hit decides.
+    """
+    directory = start.absolute()
+    with contextlib.suppress(OSError):
+        directory = directory.resolve()
+    for candidate in (directory, *directory.parents):
+        if candidate in overrides:
+            return ToolchainRequest(
+                _checked_name(overrides[candidate], Path("settings.toml"), 1),
+                why=f"rustup override for {candidate}",
+            )
+        for name in TOOLCHAIN_FILES:
+            file = candidate / name
+            try:
+                present = file.exists()
+            except OSError:
+                present = False
+            if present:
+                return parse_toolchain_file(file)
+    return ToolchainRequest(None)
+
+
+def _rustup_home() -> Path:
+    home = os.environ.get("RUSTUP_HOME")
+    return Path(home) if home else Path.home() / ".rustup"
+
+
+def rustup_overrides() -> dict[Path, str]:
+    """`rustup override set` entries from RUSTUP_HOME/settings.toml (the user's own)."""
+    settings = _rustup_home() / "settings.toml"
+    try:
+        text = read_small_file(settings, "rustup settings file").decode()
+        document = tomlkit.parse(text).unwrap()
+    except Exception:  # absent or unreadable: no overrides
+        return {}
+    table = document.get("overrides")
+    if not isinstance(table, dict):
+        return {}
+    return {Path(k): v for k, v in table.items() if isinstance(k, str) and isinstance(v, str)}
+
+
+# --- asking rustup --------------------------------------------------------------------------
+
+
+def _is_rustup_proxy(cargo: str, rustup: str | None) -> bool:
+    if rustup is not None:
+        try:
+            if os.path.samefile(cargo, rustup):
+                return True
+        except OSError:
+            pass
+    return Path(os.path.realpath(cargo)).stem in ("rustup", "rustup-init")
+
+
+def _rustup(rustup: str, *args: str) -> str:
+    """Run rustup (the user's own program) from a neutral directory; its stdout."""
+    env = {k: v for k, v in os.environ.items() if k != "RUSTUP_TOOLCHAIN"}
+    try:
+        done = subprocess.run(
+            [rustup, *args],
+            cwd=neutral_directory(),
+            env=env,
+            capture_output=True,
+            timeout=_RUSTUP_TIMEOUT,
+            check=False,
+            stdin=subprocess.DEVNULL,
+        )
+    except subprocess.TimeoutExpired:
+        raise FeatcheckError(f"`rustup {' '.join(args)}` did not finish") from None
+    except OSError as error:
+        raise FeatcheckError(f"could not run rustup: {error.strerror or error}") from None
+    if done.returncode != 0:
+        message = done.stderr.decode("utf-8", errors="replace").strip().splitlines()
+        reason = next((m for m in message if m.startswith("error")), message[0] if message else "")
+        raise _RustupError(reason.removeprefix("error:").strip() or "no message")
+    return done.stdout.decode("utf-8", errors="replace").strip()
+
+
+class _RustupError(Exception):
+    pass
+
+
+@functools.lru_cache(maxsize=32)
+def _rustup_binaries(rustup: str, name: str, rustup_home: str) -> tuple[Path, Path]:
+    del rustup_home  # part of the cache key only
+    cargo = Path(_rustup(rustup, "which", "cargo", "--toolchain", name))
+    rustc = Path(_rustup(rustup, "which", "rustc", "--toolchain", name))
+    return cargo, rustc
+
+
+@functools.lru_cache(maxsize=4)
+def _rustup_default(rustup: str, rustup_home: str) -> str:
+    del rustup_home
+    answer = _rustup(rustup, "default").split()
+    if not answer or answer[0] in ("no", "error:"):
+        raise _RustupError("no default toolchain is configured (`rustup default stable`)")
+    return answer[0]
+
+
+def resolve_toolchain(workdir: Path) -> Toolchain:
+    """The real cargo and rustc for auditing `workdir`, without running anything it supplies.
+
+    Raises FeatcheckError for a `path` toolchain (the checkout's own binaries), an invalid
+    toolchain file, or a toolchain that is not installed.
+    """
+    cargo = shutil.which("cargo")
+    if cargo is None:
+        raise FeatcheckError(
+            "cargo not found on PATH: install Rust (https://rustup.rs) or add it to PATH"
+        )
+    rustup = shutil.which("rustup")
+    if not _is_rustup_proxy(cargo, rustup):
+        return _plain_toolchain(Path(cargo))
+    if rustup is None:
+        raise FeatcheckError(
+            f"{cargo} is a rustup proxy but rustup is not on PATH; add it, "
+            "or put the toolchain's own bin directory first on PATH"
+        )
+    pinned = os.environ.get("RUSTUP_TOOLCHAIN")
+    if pinned:
+        request = ToolchainRequest(pinned, why="RUSTUP_TOOLCHAIN")
+    else:
+        request = find_toolchain_request(workdir, rustup_overrides())
+    if request.path is not None:
+        raise FeatcheckError(
+            f"toolchain `path = {json.dumps(request.path)}` would make rustup run cargo and "
+            "rustc from the checkout itself; featcheck runs no code from the project "
+            "(pass --trust-checkout if you trust it)",
+            path=request.origin,
+            line=request.line,
+        )
+    home = str(_rustup_home())
+    try:
+        name = request.name or _rustup_default(rustup, home)
+        real_cargo, real_rustc = _rustup_binaries(rustup, name, home)
+    except _RustupError as error:
+        message = f"rustup cannot provide the toolchain: {error}"
+        if request.origin is None:
+            message = f"rustup cannot provide the toolchain ({request.why}): {error}"
+        if "not installed" in str(error) and request.name:
+            message += f" (run `rustup toolchain install {request.name}`)"
+        raise FeatcheckError(message, path=request.origin, line=request.line) from None
+    return Toolchain(real_cargo, real_rustc, name, request.why)
+
+
+def _plain_toolchain(cargo: Path) -> Toolchain:
+    """No rustup: the cargo on PATH, and the rustc next to it (else the one on PATH)."""
+    sibling = cargo.parent / ("rustc" + (".exe" if cargo.suffix == ".exe" else ""))
+    rustc: str | None = str(sibling) if os.access(sibling, os.X_OK) else shutil.which("rustc")
+    if rustc is None:
+        raise FeatcheckError(
+            "rustc not found on PATH: install Rust (https://rustup.rs) or add it to PATH"
+        )
+    return Toolchain(cargo, Path(rustc), None, "cargo and rustc on PATH")
