@@ -204,7 +204,7 @@ def test_example_crates(crate: str, code: int, offline_cargo: object) -> None:
         assert "error[FC001] burn-flex 0.22.1 is built without `rayon`" in result.stdout
         assert "--> Cargo.toml:9:31" in result.stdout
         assert '9 | burn = { version = "=0.22.1", default-features = false' in result.stdout
-        assert 'fix: add "rayon" to the features of burn' in result.stdout
+        assert 'fix: add "rayon", "simd" to the features of burn (Cargo.toml:9)' in result.stdout
         assert result.stdout.count("error[") == 1
     else:
         assert "no findings" in result.stdout

@@ -53,7 +53,15 @@ def _render_finding(finding: Finding) -> list[str]:
         lines.append(f"  [blue]=[/] chain: {escape(link)}")
     if finding.why:
         lines.append(f"  [blue]=[/] why: {escape(finding.why)}")
-    if finding.suggestion:
+    if finding.fix is not None:
+        where = ", ".join(
+            sorted({f"{e.file}:{e.line}" if e.line else e.file for e in finding.fix.edits})
+        )
+        lines.append(
+            f"  [blue]=[/] [green]fix:[/] {escape(finding.fix.description)} ({escape(where)}); "
+            "cargo confirmed it, `--fix` applies it"
+        )
+    elif finding.suggestion:
         lines.append(f"  [blue]=[/] [green]fix:[/] {escape(finding.suggestion)}")
     return lines
 
