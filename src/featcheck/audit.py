@@ -25,6 +25,7 @@ from featcheck.graph import DependencyGraph, Node
 from featcheck.locate import Locator, ManifestCache
 from featcheck.lockfile import LockfileGuard
 from featcheck.manifest.document import read_manifest
+from featcheck.resolution import resolve_builds, resolver_version, target_cfgs
 from featcheck.rules import BuildView, Detection, Rule, select_rules
 from featcheck.suggest import FeatureSearch
 from featcheck.suppress import apply_suppressions, declaration_spans
@@ -53,6 +54,9 @@ class AuditOptions:
     """Let cargo obey the checkout's rust-toolchain.toml and .cargo/config.toml (runs its code)."""
     update_lockfile: bool = False
     """Keep what cargo writes to Cargo.lock (after --fix), instead of restoring the user's."""
+    resolver: str = "featcheck"
+    """`featcheck`: resolve features in-process from the one `cargo metadata` call (proven equal
+    to cargo's answer); `cargo`: ask `cargo tree -e normal` once per member and target."""
 
 
 @dataclass
@@ -109,6 +113,8 @@ def _select_members(
                 f" (members: {', '.join(sorted(names))})"
             )
         members = [m for m in metadata.members if m.name in packages]
+    if not members:
+        raise FeatcheckError("no workspace member to audit here", path=manifest)
     return members
 
 
@@ -117,6 +123,7 @@ def audit_project(path: Path, options: AuditOptions) -> AuditResult:
     _rules(options)  # an unknown --select/--ignore code fails before cargo runs
     manifest = find_manifest(path)
     read_manifest(manifest)  # a broken manifest gets featcheck's one-line error, not cargo's
+    manifests = ManifestCache()
     runner = CargoRunner(
         manifest.parent,
         offline=options.offline,
@@ -132,12 +139,15 @@ def audit_project(path: Path, options: AuditOptions) -> AuditResult:
         # A lone member's own [package.metadata.featcheck] counts as the project's settings.
         settings = config.for_member(members[0].name) if len(members) == 1 else config
         targets = list(options.targets or settings.targets) or [runner.host_triple()]
-        builds = _resolve_builds(runner, manifest, members, targets)
+        builds = (
+            _resolve_builds(runner, manifest, members, targets)
+            if options.resolver == "cargo"
+            else _resolve_in_process(runner, metadata, manifests, members, targets)
+        )
     root = manifest.parent
     result = AuditResult(
         root, members=[m.name for m in members], targets=targets, fail_on=settings.fail_on
     )
-    manifests = ManifestCache()
     locator = Locator(metadata, root, manifests)
     search = FeatureSearch(metadata)
     placer = _FindingPlacer(
@@ -237,10 +247,35 @@ def _suppression_places(finding: Finding) -> tuple[Location, ...]:
     return (*declaration_spans(finding), *inherited)
 
 
+def _resolve_in_process(
+    runner: CargoRunner,
+    metadata: WorkspaceMetadata,
+    manifests: ManifestCache,
+    members: list[PackageInfo],
+    targets: list[str],
+) -> dict[tuple[str, str], ParsedTree]:
+    """What cargo builds for each (member, target), by featcheck's own resolver over metadata."""
+    cfgs, host = target_cfgs(runner, targets)
+    root_manifest = manifests.get(metadata.root / "Cargo.toml")
+    graphs = resolve_builds(
+        metadata.raw,
+        [m.id for m in members],
+        cfgs,
+        resolver_version(root_manifest.data),
+        host=host,
+    )
+    builds: dict[tuple[str, str], ParsedTree] = {}
+    for key, graph in graphs.items():
+        member_node = next(graph.nodes())  # the member comes first, as in cargo tree's output
+        builds[key] = ParsedTree(graph, False, True, False, [member_node])
+    return builds
+
+
 def _resolve_builds(
     runner: CargoRunner, manifest: Path, members: list[PackageInfo], targets: list[str]
 ) -> dict[tuple[str, str], ParsedTree]:
-    """What cargo builds for each (member, target): one `cargo tree` each, run in parallel."""
+    """What cargo builds for each (member, target), asked of cargo itself (`--resolver cargo`):
+    one `cargo tree` each, run in parallel."""
     jobs = [(member, target) for member in members for target in targets]
     workers = max(1, min(len(jobs), os.cpu_count() or 1))
     with ThreadPoolExecutor(max_workers=workers) as pool:

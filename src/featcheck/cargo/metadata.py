@@ -7,7 +7,7 @@ and build-dependencies and every target, so they never decide a verdict (see `re
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -67,6 +67,8 @@ class WorkspaceMetadata:
     root: Path
     members: tuple[PackageInfo, ...]
     packages: dict[str, PackageInfo]
+    raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    """The whole `cargo metadata` document, for featcheck's own feature resolver."""
 
     def find(self, name: str, version: str) -> PackageInfo | None:
         """The package with this name and version, if metadata lists it."""
@@ -112,6 +114,6 @@ def parse_metadata(text: str) -> WorkspaceMetadata:
         data = json.loads(text)
         packages = {p["id"]: _package(p) for p in data["packages"]}
         members = tuple(packages[i] for i in data["workspace_members"])
-        return WorkspaceMetadata(Path(data["workspace_root"]), members, packages)
+        return WorkspaceMetadata(Path(data["workspace_root"]), members, packages, data)
     except (ValueError, KeyError, TypeError) as error:
         raise FeatcheckError(f"cargo metadata printed something unexpected ({error})") from None

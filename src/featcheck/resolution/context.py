@@ -1,0 +1,120 @@
+"""One build's view of the dependency edges: which declarations count, and for which platform.
+
+cargo's feature resolver asks "which deps of this package, built for the target or for the host,
+take part?" over and over (`FeatureResolver::deps`). The answer depends only on the package, the
+host/target side, the audited target and the resolver version, so it is computed once per
+package and side here and shared by every member resolved for that target.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from featcheck.cargo.cfg import TargetCfg
+from featcheck.resolution.index import BUILD, DEV, NORMAL, Edge, PackageIndex
+
+DepList = tuple[tuple[Edge, int], ...]
+"""(declaration, unit key of the dependency) pairs; a unit key is `package * 2 + host`."""
+
+
+@dataclass(frozen=True)
+class FeatureOptions:
+    """cargo's `FeatureOpts` for `cargo build`/`cargo tree -e normal` (no dev units)."""
+
+    decouple_host_deps: bool
+    """Resolver 2+: build-deps and proc-macros get their own feature set."""
+    decouple_dev_deps: bool
+    """Resolver 2+: dev-dependencies do not count when nothing is built for tests."""
+    ignore_inactive_targets: bool
+    """Resolver 2+: `[target.X]` dependencies for other platforms do not count."""
+
+    @classmethod
+    def for_resolver(cls, resolver: int) -> FeatureOptions:
+        """Resolver 1 unifies everything; 2 and 3 (3 changes only version picking) decouple."""
+        modern = resolver >= 2
+        return cls(modern, modern, modern)
+
+    @property
+    def track_for_host(self) -> bool:
+        """Whether host units are told apart while walking (cargo's `track_for_host`)."""
+        return self.decouple_host_deps or self.ignore_inactive_targets
+
+
+class BuildContext:
+    """Edge lists of every package for one target, resolver version and host."""
+
+    def __init__(
+        self, index: PackageIndex, target: TargetCfg, host: TargetCfg, resolver: int
+    ) -> None:
+        self.index = index
+        self.target = target
+        self.host = host
+        self.resolver = resolver
+        self.options = FeatureOptions.for_resolver(resolver)
+        self.feature_mask = -1 if self.options.decouple_host_deps else -2
+        """ANDed with a unit key: resolver 1 keeps one feature set for host and target."""
+        self._applies: tuple[dict[str, bool], dict[str, bool]] = ({}, {})
+        self._feature_deps: dict[int, DepList] = {}
+        self._dev_deps: dict[int, DepList] = {}
+        self._tree_deps: dict[int, DepList] = {}
+
+    def platform_active(self, platform: str | None, on_host: bool) -> bool:
+        """Whether a `[target.X]` table applies when building for the host or the target."""
+        if platform is None:
+            return True
+        cache = self._applies[on_host]
+        known = cache.get(platform)
+        if known is None:
+            known = cache[platform] = (self.host if on_host else self.target).applies(platform)
+        return known
+
+    def _dependency_key(self, edge: Edge, host: bool) -> int:
+        """cargo's `lib_fk`: host units stay host; build-deps and proc-macros become host."""
+        if not host and self.options.track_for_host:
+            host = edge.kind == BUILD or self.index.packages[edge.dep].proc_macro
+        return edge.dep * 2 + host
+
+    def feature_deps(self, key: int) -> DepList:
+        """The edges the feature resolver follows from unit `key` (dev-deps: `dev_deps`)."""
+        found = self._feature_deps.get(key)
+        if found is None:
+            found = self._feature_deps[key] = self._collect(key, dev=False)
+        return found
+
+    def dev_deps(self, key: int) -> DepList:
+        """Dev-dependency edges, which resolver 1 follows from the roots of the resolve only."""
+        found = self._dev_deps.get(key)
+        if found is None:
+            found = self._dev_deps[key] = self._collect(key, dev=True)
+        return found
+
+    def _collect(self, key: int, dev: bool) -> DepList:
+        package, host = self.index.packages[key >> 1], bool(key & 1)
+        options = self.options
+        found: list[tuple[Edge, int]] = []
+        for edge in package.edges:
+            if (edge.kind == DEV) != dev:
+                continue
+            if (
+                options.ignore_inactive_targets
+                and edge.platform is not None
+                and not self.platform_active(edge.platform, host or edge.kind == BUILD)
+            ):
+                continue
+            found.append((edge, self._dependency_key(edge, host)))
+        return tuple(found)
+
+    def tree_deps(self, key: int) -> DepList:
+        """Normal edges `cargo tree -e normal` draws from a unit, optional or not."""
+        found = self._tree_deps.get(key)
+        if found is None:
+            package, host = self.index.packages[key >> 1], bool(key & 1)
+            edges: list[tuple[Edge, int]] = []
+            for edge in package.edges:
+                if edge.kind != NORMAL or not self.platform_active(edge.platform, host):
+                    continue
+                # cargo tree's rule: host units stay host, proc-macros become host.
+                dep_host = host or self.index.packages[edge.dep].proc_macro
+                edges.append((edge, edge.dep * 2 + dep_host))
+            found = self._tree_deps[key] = tuple(edges)
+        return found

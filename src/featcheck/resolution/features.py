@@ -1,0 +1,179 @@
+"""cargo's feature resolver (`core/resolver/features.rs`) for one member on one target.
+
+The rules are cargo's, step for step: a package is activated with the feature values its
+dependent asks for, its non-optional dependencies follow, `dep:x` and `x/f` turn optional
+dependencies on, and a weak `x?/f` waits until something else turns `x` on. cargo recurses; this
+walks a work stack instead, so deep graphs cannot hit Python's recursion limit. The result is the
+same because every rule only ever adds to the sets it writes, so the order of the steps cannot
+change where they end up.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from featcheck.resolution.context import BuildContext, DepList
+from featcheck.resolution.values import DEP, FEATURE, FeatureValue, parse_feature_value
+
+# Work items are (key, value): a value of kind _ACTIVATE means "build this unit and follow its
+# non-optional dependencies"; every other value is a feature value applied to the unit.
+_ACTIVATE = -1
+_ACTIVATE_VALUE = FeatureValue(_ACTIVATE, "")
+
+
+@dataclass
+class FeatureState:
+    """What one build turned on, by unit key (`package * 2 + host`, masked for resolver 1)."""
+
+    features: dict[int, set[str]] = field(default_factory=dict)
+    """Enabled features of every unit the build compiles (cargo's `activated_features`)."""
+    dependencies: dict[int, set[str]] = field(default_factory=dict)
+    """Optional dependencies turned on, by manifest key (cargo's `activated_dependencies`)."""
+
+
+Seed = tuple[int, FeatureValue]
+"""A step handed from a build's own packages to the packages below them."""
+
+
+def build_roots(context: BuildContext, member: int, current: int | None) -> tuple[int, ...]:
+    """The packages cargo resolves for `-p MEMBER`: MEMBER, and with resolver 1 `current`.
+
+    `current` is the package cargo runs for (the manifest in the working directory or given
+    with `--manifest-path`). With resolver 1 in a workspace whose root is a package, cargo
+    resolves that package alongside every `-p` one (`members_with_features_old`), so its
+    features and dev-dependencies count even though only MEMBER is built.
+    """
+    if current is not None and current != member and context.resolver == 1:
+        return (member, current)
+    return (member,)
+
+
+def resolve_features(
+    context: BuildContext, member: int, current: int | None = None
+) -> FeatureState:
+    """Features of `cargo build -p MEMBER --target T` with default features, in one go."""
+    resolver = _Resolver(context, build_roots(context, member, current), split=False)
+    return resolver.run()
+
+
+def resolve_roots(
+    context: BuildContext, roots: tuple[int, ...]
+) -> tuple[FeatureState, frozenset[Seed]]:
+    """The roots' own features, and the steps they hand to their dependencies.
+
+    Splitting here lets many members share one `resolve_below`: members that ask the same of
+    the same dependencies get the same answer below themselves. Only the roots' own units are
+    in the returned state.
+    """
+    resolver = _Resolver(context, roots, split=True)
+    return resolver.run(), frozenset(resolver.seeds)
+
+
+def resolve_below(context: BuildContext, seeds: frozenset[Seed]) -> FeatureState:
+    """Everything `seeds` turn on below the roots that handed them over."""
+    resolver = _Resolver(context, (), split=False)
+    resolver.stack.extend(seeds)
+    return resolver.run()
+
+
+class _Resolver:
+    def __init__(self, context: BuildContext, roots: tuple[int, ...], split: bool) -> None:
+        self.context = context
+        self.packages = context.index.packages
+        self.mask = context.feature_mask
+        self.roots = roots
+        self.split = split
+        self.with_dev = not context.options.decouple_dev_deps
+        self.state = FeatureState()
+        self.processed: set[int] = set()
+        self.deferred: dict[tuple[int, str], set[str]] = {}
+        self.stack: list[Seed] = []
+        self.seeds: list[Seed] = []
+
+    def deps(self, key: int) -> DepList:
+        """cargo's `deps()`: dev-dependencies only of the roots, and only for resolver 1."""
+        found = self.context.feature_deps(key)
+        if self.with_dev and key >> 1 in self.roots:
+            # The dependency resolve behind `cargo tree -p X` holds dev-deps of its roots only.
+            return found + self.context.dev_deps(key)
+        return found
+
+    def activate(self, key: int, requested: tuple[FeatureValue, ...]) -> None:
+        """cargo's `activate_pkg`: queue the unit itself, then the values asked of it."""
+        self.stack.append((key, _ACTIVATE_VALUE))
+        self.stack.extend((key, value) for value in requested)
+
+    def run(self) -> FeatureState:
+        for root in self.roots:
+            package = self.packages[root]
+            requested: tuple[FeatureValue, ...] = ()
+            if "default" in package.features:
+                requested = (FeatureValue(FEATURE, "default"),)
+            key = root * 2
+            if self.context.options.track_for_host and package.proc_macro:
+                # cargo activates a selected proc-macro for both sides (see `do_resolve`).
+                self.activate(key, requested)
+                key += 1
+            self.activate(key, requested)
+        stack, features, mask, packages = self.stack, self.state.features, self.mask, self.packages
+        roots, split, seeds = self.roots, self.split, self.seeds
+        while stack:
+            key, value = stack.pop()
+            if split and key >> 1 not in roots:
+                seeds.append((key, value))
+                continue
+            kind = value.kind
+            if kind == FEATURE:
+                enabled = features.get(key & mask)
+                if enabled is None:
+                    enabled = features[key & mask] = set()
+                elif value.name in enabled:
+                    continue
+                enabled.add(value.name)
+                for implied in packages[key >> 1].features.get(value.name, ()):
+                    stack.append((key, implied))
+            elif kind == _ACTIVATE:
+                self._follow_dependencies(key)
+            elif kind == DEP:
+                self._activate_dependency(key, value.name)
+            else:
+                self._activate_dep_feature(key, value)
+        return self.state
+
+    def _follow_dependencies(self, key: int) -> None:
+        self.state.features.setdefault(key & self.mask, set())
+        if key in self.processed:
+            # Features added later are pushed straight to the unit, so one visit suffices.
+            return
+        self.processed.add(key)
+        for edge, dep_key in self.deps(key):
+            if not edge.optional:
+                self.activate(dep_key, edge.requested)
+
+    def _activate_dependency(self, key: int, dep_name: str) -> None:
+        """`dep:x`: mark x on, hand it any weak features that waited, and activate it."""
+        self.state.dependencies.setdefault(key & self.mask, set()).add(dep_name)
+        waiting = self.deferred.pop((key, dep_name), ())
+        for edge, dep_key in self.deps(key):
+            if edge.name_in_toml != dep_name:
+                continue
+            self.activate(dep_key, edge.requested)
+            self.stack.extend((dep_key, parse_feature_value(f)) for f in waiting)
+
+    def _activate_dep_feature(self, key: int, value: FeatureValue) -> None:
+        """`x/f` and `x?/f`: feature f of every declaration of x that takes part."""
+        dep_name = value.name
+        for edge, dep_key in self.deps(key):
+            if edge.name_in_toml != dep_name:
+                continue
+            if edge.optional:
+                turned_on = self.state.dependencies.get(key & self.mask, ())
+                if value.weak and dep_name not in turned_on:
+                    # Weak: wait in case something turns the dependency on later.
+                    self.deferred.setdefault((key, dep_name), set()).add(value.dep_feature)
+                    continue
+                self.stack.append((key, FeatureValue(DEP, dep_name)))
+                if not value.weak and dep_name in self.packages[key >> 1].features:
+                    # `x/f` also turns on the implicit feature `x`, unless `dep:x` hid it.
+                    self.stack.append((key, FeatureValue(FEATURE, dep_name)))
+            self.stack.append((dep_key, parse_feature_value(value.dep_feature)))

@@ -1,0 +1,113 @@
+"""Resolve the features of every member's build from one `cargo metadata` call.
+
+`cargo tree -e normal -p MEMBER --target T` costs a cargo start per member and target; the same
+answer follows from `cargo metadata --format-version 1` (every package's feature table and
+declarations, and the resolved edges) plus each target's `rustc --print cfg`. This module runs
+cargo's feature resolver over that data for each (member, target) and returns the graph
+`cargo tree` would print, so the rest of featcheck can use either path.
+"""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from enum import Enum
+from typing import Any
+
+from featcheck.cargo.cfg import TargetCfg
+from featcheck.cargo.runner import CargoRunner
+from featcheck.errors import FeatcheckError
+from featcheck.graph import DependencyGraph
+from featcheck.resolution.context import BuildContext
+from featcheck.resolution.index import PackageIndex, build_index
+from featcheck.resolution.session import TargetSession
+
+
+def _member_index(index: PackageIndex, member: str) -> int:
+    """A member by package id, or by name when that names exactly one workspace member."""
+    if member in index.by_id:
+        return index.by_id[member]
+    named = [i for i in index.members if index.packages[index.by_id[i]].ref.name == member]
+    if len(named) == 1:
+        return index.by_id[named[0]]
+    raise FeatcheckError(f"{member!r} is not a package of this cargo metadata output")
+
+
+@contextmanager
+def _no_cyclic_gc() -> Iterator[None]:
+    """Pause the cyclic garbage collector: resolving allocates many small objects and none are
+    cycles, and with a big metadata already in memory each pass would rescan all of it (it
+    nearly doubles the time for hundreds of members)."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+class _Current(Enum):
+    FROM_METADATA = "from metadata"
+
+
+def resolve_builds(
+    metadata_json: Mapping[str, Any],
+    members: Sequence[str],
+    cfgs: Sequence[TargetCfg],
+    resolver: int,
+    *,
+    host: TargetCfg | None = None,
+    current: str | _Current | None = _Current.FROM_METADATA,
+    index: PackageIndex | None = None,
+) -> dict[tuple[str, str], DependencyGraph]:
+    """The graph of `cargo build -p MEMBER --target T` for every member and target.
+
+    Keys are (member package id, target triple). `metadata_json` is the parsed output of
+    `cargo metadata --format-version 1` run without `--filter-platform` or feature flags (its
+    resolve must hold every platform's edges). `resolver` is 1, 2 or 3 (see `resolver_version`).
+    `host` is the cfg of the machine cargo runs on: build scripts, proc-macros and their
+    dependencies are built for it, so their `[target.X]` tables are evaluated against it. It
+    defaults to each target's own cfg, which is exact when auditing the host target.
+
+    `current` is the package id of the manifest cargo would run for (`--manifest-path`, or the
+    working directory's); None for a virtual manifest. It matters only for resolver 1, where
+    cargo resolves that package along with the `-p` one. By default it is metadata's
+    `resolve.root`, right whenever the builds are meant for the manifest metadata ran for.
+    Pass `index` to reuse a `build_index(metadata_json)` already made.
+    """
+    if resolver not in (1, 2, 3):
+        raise FeatcheckError(f"unknown feature resolver {resolver} (cargo knows 1, 2, 3)")
+    with _no_cyclic_gc():
+        return _resolve_all(metadata_json, members, cfgs, resolver, host, current, index)
+
+
+def _resolve_all(
+    metadata_json: Mapping[str, Any],
+    members: Sequence[str],
+    cfgs: Sequence[TargetCfg],
+    resolver: int,
+    host: TargetCfg | None,
+    current: str | _Current | None,
+    index: PackageIndex | None,
+) -> dict[tuple[str, str], DependencyGraph]:
+    if index is None:
+        index = build_index(metadata_json)
+    if current is _Current.FROM_METADATA:
+        current = (metadata_json.get("resolve") or {}).get("root")
+    current_position = None if current is None else _member_index(index, current)
+    positions = [_member_index(index, member) for member in members]
+    graphs: dict[tuple[str, str], DependencyGraph] = {}
+    for cfg in cfgs:
+        session = TargetSession(BuildContext(index, cfg, host or cfg, resolver))
+        for position in positions:
+            key = (index.packages[position].id, cfg.triple)
+            graphs[key] = session.graph(position, current_position)
+    return graphs
+
+
+def target_cfgs(runner: CargoRunner, triples: Iterable[str]) -> tuple[list[TargetCfg], TargetCfg]:
+    """The cfg of each audited target and of the host, one `rustc --print cfg` each (cached)."""
+    cfgs = [runner.target_cfg(triple) for triple in triples]
+    return cfgs, runner.target_cfg(runner.host_triple())

@@ -1,0 +1,83 @@
+"""Resolve many members on one target, sharing the work their dependencies have in common.
+
+A workspace's members mostly ask the same of the same dependencies (the same `burn` features,
+the same library member). Everything below a member depends only on what the member asks of
+its dependencies (the seeds `resolve_roots` returns), so the resolution below the members
+(`resolve_below`) and the graph drawn from it are computed once per distinct set of seeds and
+shared. This is what keeps hundreds of members close to the cost of one `cargo metadata`.
+
+Sharing is exact: cargo rules out cycles through normal and build dependencies, so nothing below
+a member can reach back into it. A dev-dependency cycle (which resolver 1 follows from the
+audited member) can, and with resolver 1 the package cargo runs for is resolved alongside the
+member and may sit below it; such a member is resolved in one go instead, without sharing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from featcheck.graph import DependencyGraph
+from featcheck.resolution.context import BuildContext
+from featcheck.resolution.features import (
+    FeatureState,
+    Seed,
+    build_roots,
+    resolve_below,
+    resolve_features,
+    resolve_roots,
+)
+from featcheck.resolution.tree import Edges, GraphBuilder, build_graph, root_key
+
+
+@dataclass
+class _Below:
+    """The shared resolution below some members, and the graphs drawn from it."""
+
+    state: FeatureState
+    packages: frozenset[int]
+    """Every package with a unit in `state`: a member among them means a cycle."""
+    builder: GraphBuilder
+    walks: dict[tuple[int, ...], Edges]
+
+
+class TargetSession:
+    """Resolves members one by one on one target, reusing what lies below them."""
+
+    def __init__(self, context: BuildContext) -> None:
+        self.context = context
+        self._below: dict[frozenset[Seed], _Below] = {}
+
+    def _shared(self, seeds: frozenset[Seed]) -> _Below:
+        below = self._below.get(seeds)
+        if below is None:
+            state = resolve_below(self.context, seeds)
+            packages = frozenset(key >> 1 for key in state.features)
+            builder = GraphBuilder(self.context, state)
+            below = self._below[seeds] = _Below(state, packages, builder, {})
+        return below
+
+    def graph(self, member: int, current: int | None) -> DependencyGraph:
+        """The graph of `cargo build -p MEMBER` (cargo run for `current`) on this target."""
+        roots = build_roots(self.context, member, current)
+        own, seeds = resolve_roots(self.context, roots)
+        below = self._shared(seeds)
+        # The member's own units come from `own`; the units below it from the shared state.
+        state = FeatureState(
+            {**below.state.features, **own.features},
+            {**below.state.dependencies, **own.dependencies},
+        )
+        top = GraphBuilder(self.context, state)
+        root = root_key(self.context, member)
+        children = top.children(root)
+        if not below.packages.isdisjoint(roots) or any(key >> 1 in roots for key in children):
+            # A root below the member (a dev-dependency cycle, or with resolver 1 the current
+            # package as a dependency): its units are not in the shared state.
+            return build_graph(
+                self.context, resolve_features(self.context, member, current), member
+            )
+        walk = below.walks.get(tuple(children))
+        if walk is None:
+            walk = below.walks[tuple(children)] = below.builder.walk(children)
+        edges: Edges = {top.node(root): {below.builder.node(key) for key in children}}
+        edges.update((node, set(deps)) for node, deps in walk.items())
+        return DependencyGraph(edges)
