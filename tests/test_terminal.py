@@ -38,17 +38,31 @@ def test_quiet_prints_nothing_on_success(offline_cargo: Path) -> None:
     assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
 
 
+def _commands(stderr: str) -> list[str]:
+    return [
+        line.removeprefix("featcheck: running: ")
+        for line in stderr.splitlines()
+        if line.startswith("featcheck: running: ")
+    ]
+
+
 def test_verbose_shows_each_cargo_command_on_stderr(offline_cargo: Path) -> None:
     done = run_featcheck(str(CRATES / "pitb-exec-cpu-simd"), "-v")
     assert done.returncode == 0
-    commands = [
-        line.removeprefix("featcheck: running: ")
-        for line in done.stderr.splitlines()
-        if line.startswith("featcheck: running: ")
-    ]
-    assert any(c.startswith("cargo metadata --format-version 1 --manifest-path ") for c in commands)
-    assert any(c.startswith("cargo tree --manifest-path ") and " -e normal " in c for c in commands)
+    commands = _commands(done.stderr)
+    # One cargo metadata call; featcheck resolves the features itself.
+    assert (
+        sum(c.startswith("cargo metadata --format-version 1 --manifest-path ") for c in commands)
+        == 1
+    )
+    assert not any(c.startswith("cargo tree ") for c in commands)
     assert done.stdout.startswith("no findings")
+    with_cargo = _commands(
+        run_featcheck(str(CRATES / "pitb-exec-cpu-simd"), "-v", "--resolver", "cargo").stderr
+    )
+    assert any(
+        c.startswith("cargo tree --manifest-path ") and " -e normal " in c for c in with_cargo
+    )
 
 
 def _in_terminal(args: list[str], env: dict[str, str]) -> str:

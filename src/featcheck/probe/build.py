@@ -1,0 +1,380 @@
+"""Build the probe for one backend configuration, once: cached by everything that shapes it.
+
+Layout under the user's cache directory ($XDG_CACHE_HOME, else ~/.cache):
+
+    featcheck/probe/target/          one cargo target directory shared by every configuration,
+                                     so a second configuration recompiles only what differs
+    featcheck/probe/<key>/           one configuration: Cargo.toml, Cargo.lock, src/, the binary
+
+`<key>` hashes the probe's sources, the generated manifest, the member's Cargo.lock, `rustc -vV`
+and the RUSTFLAGS variables; a configuration whose binary exists is not built again, so a second
+probe starts timing as soon as cargo has resolved the member.
+
+Only registry crates (at the member's locked versions) and the probe crate itself are compiled;
+cargo runs in the cache directory, so nothing of the audited checkout is read but its lockfile.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import shutil
+import signal
+import subprocess
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from featcheck.cargo.runner import CargoRunner
+from featcheck.cargo.tree_text import TreeTextError, parse_tree_text
+from featcheck.errors import FeatcheckError
+from featcheck.probe.manifest import PACKAGE, render_cargo_toml
+from featcheck.probe.progress import BuildProgress, count_packages
+from featcheck.probe.resolve import BackendConfig
+
+CRATE_DIR = Path(__file__).parent / "crate"
+"""The probe crate's sources, shipped inside the package (see pyproject's package-data)."""
+CACHE_VERSION = "1"
+_FLAG_VARIABLES = ("RUSTFLAGS", "CARGO_ENCODED_RUSTFLAGS", "CARGO_BUILD_RUSTFLAGS")
+_NETWORK_SIGNS = (
+    "failed to download",
+    "could not resolve host",
+    "couldn't resolve host",
+    "failed to query replaced source",
+    "network failure",
+    "spurious network error",
+    "failed to get `",
+    "unable to update registry",
+    "failed to update registry",
+    "download of ",
+)
+_OFFLINE_SIGNS = (
+    "--offline was specified",
+    "attempting to make an http request, but --offline",
+    "offline mode",
+)
+
+
+def cache_root() -> Path:
+    """$XDG_CACHE_HOME/featcheck/probe, or ~/.cache/featcheck/probe."""
+    base = os.environ.get("XDG_CACHE_HOME", "")
+    root = Path(base) if base and Path(base).is_absolute() else Path.home() / ".cache"
+    return root / "featcheck" / "probe"
+
+
+@dataclass(frozen=True)
+class Toolset:
+    """The cargo binary and environment every probe command runs with."""
+
+    cargo: str
+    environment: dict[str, str]
+    rustc_version: str
+    """`rustc -vV`, part of the cache key."""
+
+
+def find_toolset(workdir: Path, target_dir: Path) -> Toolset:
+    """cargo and rustc as featcheck's runner picks them (the user's toolchain, not one the
+    checkout names), plus a C linker; a clear one-line error when one is missing."""
+    if shutil.which("cargo") is None:
+        raise FeatcheckError(
+            "cargo not found on PATH: the probe compiles with cargo; install Rust "
+            "(https://rustup.rs) or add it to PATH"
+        )
+    environment = dict(os.environ)
+    cargo, rustc = "cargo", "rustc"
+    toolchain = CargoRunner(workdir).toolchain
+    if toolchain is not None:
+        cargo, rustc = str(toolchain.cargo), str(toolchain.rustc)
+        environment["RUSTC"] = rustc
+        if toolchain.rustup_name is not None:
+            environment["RUSTUP_TOOLCHAIN"] = toolchain.rustup_name
+    if os.name != "nt":
+        linker = environment.get("CC") or "cc"
+        if shutil.which(linker.split()[0] if linker.split() else "cc") is None:
+            raise FeatcheckError(
+                f"no C toolchain: `{linker}` is not on PATH, and Rust links programs with it; "
+                "install one (Debian/Ubuntu: build-essential; macOS: xcode-select --install)"
+            )
+    environment.update(
+        {
+            "CARGO_TARGET_DIR": str(target_dir),
+            "CARGO_TERM_COLOR": "never",
+            "CARGO_TERM_PROGRESS_WHEN": "never",
+        }
+    )
+    environment.pop("CARGO_BUILD_TARGET", None)  # the probe runs here: build for the host
+    try:
+        version = subprocess.run(
+            [rustc, "-vV"], capture_output=True, text=True, check=True, timeout=60, env=environment
+        ).stdout
+    except (OSError, subprocess.SubprocessError) as error:
+        raise FeatcheckError(f"could not run `rustc -vV`: {error}") from None
+    return Toolset(cargo, environment, version)
+
+
+def probe_sources() -> dict[str, bytes]:
+    """The probe crate's source files, relative path -> content."""
+    sources = {
+        path.relative_to(CRATE_DIR).as_posix(): path.read_bytes()
+        for path in sorted((CRATE_DIR / "src").rglob("*.rs"))
+    }
+    if "src/main.rs" not in sources:
+        raise FeatcheckError(f"featcheck's probe crate is missing from {CRATE_DIR}: reinstall")
+    return sources
+
+
+def cache_key(config: BackendConfig, toolset: Toolset, *, mlp: bool) -> str:
+    """A hash of everything that makes a different probe binary."""
+    digest = hashlib.sha256(f"featcheck-probe-cache {CACHE_VERSION}\n".encode())
+    for name, content in probe_sources().items():
+        digest.update(f"{name} {len(content)}\n".encode() + content)
+    digest.update(render_cargo_toml(config, PACKAGE, mlp=mlp).encode())
+    digest.update(config.lockfile or b"<no lockfile>")
+    digest.update(toolset.rustc_version.encode())
+    for variable in _FLAG_VARIABLES:
+        digest.update(f"{variable}={toolset.environment.get(variable, '')}\n".encode())
+    return digest.hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class BuiltProbe:
+    """A probe binary and how it came to be."""
+
+    binary: Path
+    key: str
+    cached: bool
+    seconds: float
+    """Seconds spent preparing it (resolving, verifying, compiling; ~0 when cached)."""
+
+
+def classify_build_failure(stderr: str, *, offline: bool) -> str:
+    """One line saying why cargo failed, with what to do."""
+    lowered = stderr.lower()
+    first = next(
+        (line.strip() for line in stderr.splitlines() if line.strip().startswith("error")),
+        (stderr.strip().splitlines() or ["no message"])[-1].strip(),
+    )
+    if "linker `" in lowered and "not found" in lowered:
+        return (
+            f"no C toolchain: cargo could not find the linker ({first}); install one "
+            "(Debian/Ubuntu: build-essential; macOS: xcode-select --install)"
+        )
+    if any(sign in lowered for sign in _OFFLINE_SIGNS) or (
+        offline and "failed to get `" in lowered
+    ):
+        return (
+            "the local registry cache lacks crates the probe needs, and --offline keeps cargo "
+            f"off the network ({first}); run once with network access"
+        )
+    if any(sign in lowered for sign in _NETWORK_SIGNS):
+        return (
+            "cargo could not download crates the probe needs: no network? "
+            f"({first}); with a filled registry cache, --offline works without one"
+        )
+    if "error[e" in lowered or "could not compile `featcheck-probe`" in lowered:
+        return (
+            "the probe crate does not compile against this burn version (it is written for "
+            f"burn 0.22): {first}"
+        )
+    return f"cargo failed: {first}"
+
+
+class ProbeBuilder:
+    """Prepares, verifies and compiles probe configurations in the cache."""
+
+    def __init__(
+        self,
+        workdir: Path,
+        *,
+        offline: bool,
+        timeout: float,
+        say: Callable[[str], None],
+        on_command: Callable[[list[str]], None] | None = None,
+        root: Path | None = None,
+    ) -> None:
+        self.root = root if root is not None else cache_root()
+        self.target_dir = self.root / "target"
+        self.offline = offline
+        self.timeout = timeout
+        self.say = say
+        self.on_command = on_command
+        self.toolset = find_toolset(workdir, self.target_dir)
+
+    def _flags(self) -> list[str]:
+        return ["--offline"] if self.offline else []
+
+    def _cargo(self, directory: Path, args: list[str]) -> str:
+        command = [self.toolset.cargo, *args, *self._flags()]
+        if self.on_command is not None:
+            self.on_command(["cargo", *command[1:]])
+        try:
+            output = subprocess.run(
+                command,
+                cwd=directory,
+                env=self.toolset.environment,
+                capture_output=True,
+                text=True,
+                timeout=self.timeout,
+                check=False,
+                stdin=subprocess.DEVNULL,
+            )
+        except subprocess.TimeoutExpired:
+            raise FeatcheckError(
+                f"`cargo {args[0]}` for the probe did not finish within {self.timeout:g} s"
+            ) from None
+        except OSError as error:
+            raise FeatcheckError(f"could not run cargo: {error.strerror or error}") from None
+        if output.returncode != 0:
+            raise FeatcheckError(classify_build_failure(output.stderr, offline=self.offline))
+        return output.stdout
+
+    def prepare(self, config: BackendConfig, *, mlp: bool) -> tuple[Path, str]:
+        """Write the configuration's crate into the cache; returns (its directory, key)."""
+        key = cache_key(config, self.toolset, mlp=mlp)
+        directory = self.root / key
+        (directory / "src").mkdir(parents=True, exist_ok=True)
+        for name, content in probe_sources().items():
+            path = directory / name
+            path.parent.mkdir(parents=True, exist_ok=True)
+            _write_if_changed(path, content)
+        manifest = render_cargo_toml(config, f"{PACKAGE}-{key}", mlp=mlp)
+        _write_if_changed(directory / "Cargo.toml", manifest.encode())
+        if config.lockfile is not None and not (directory / "Cargo.lock").exists():
+            _write_if_changed(directory / "Cargo.lock", config.lockfile)
+        return directory, key
+
+    def verify(self, directory: Path, config: BackendConfig) -> None:
+        """cargo tree must show the member's exact features on every pinned crate."""
+        text = self._cargo(
+            directory,
+            ["tree", "-e", "normal", "-f", "{p} [{f}]", "--prefix", "depth", "--charset", "ascii"],
+        )
+        try:
+            graph = parse_tree_text(text).graph
+        except TreeTextError as error:
+            raise FeatcheckError(f"could not read the probe's cargo tree: {error}") from None
+        for pin in config.pins:
+            nodes = [n for n in graph.named(pin.name) if n.version == pin.version]
+            got = sorted({f for n in nodes for f in n.features})
+            if len(nodes) != 1 or got != sorted(pin.features):
+                found = ", ".join(f"{n.version} [{','.join(sorted(n.features))}]" for n in nodes)
+                raise FeatcheckError(
+                    f"cannot reproduce {config.member}'s build: it builds {pin}, the probe would "
+                    f"build {pin.name} {found or 'not at all'}; refusing to time something else"
+                )
+
+    def build(self, config: BackendConfig, *, mlp: bool) -> BuiltProbe:
+        """The probe binary for `config`, compiled now or taken from the cache."""
+        started = time.monotonic()
+        directory, key = self.prepare(config, mlp=mlp)
+        binary = directory / _exe(f"{PACKAGE}-{key}")
+        stamp = directory / "built.json"
+        if binary.is_file() and stamp.is_file():
+            return BuiltProbe(binary, key, True, time.monotonic() - started)
+        self.say(
+            f"checking that the probe reproduces {config.member}'s {config.backend} (cargo tree)"
+        )
+        self.verify(directory, config)
+        total = count_packages(
+            self._cargo(directory, ["tree", "-e", "normal,build", "--prefix", "none", "-f", "{p}"])
+        )
+        self.say(
+            f"building the probe for {config.backend} ({total} crates, release profile; the "
+            f"first build takes minutes, later probes reuse it: {directory})"
+        )
+        self._compile(directory, key, total)
+        built = self.target_dir / "release" / _exe(f"{PACKAGE}-{key}")
+        if not built.is_file():
+            raise FeatcheckError(f"cargo reported success but {built.name} was not built")
+        partial = binary.with_name(binary.name + ".partial")
+        shutil.copy2(built, partial)
+        os.replace(partial, binary)
+        seconds = time.monotonic() - started
+        stamp.write_text(json.dumps({"key": key, "seconds": round(seconds, 1)}) + "\n")
+        return BuiltProbe(binary, key, False, seconds)
+
+    def _compile(self, directory: Path, key: str, total: int) -> None:
+        command = [
+            self.toolset.cargo,
+            "build",
+            "--release",
+            "--bin",
+            f"{PACKAGE}-{key}",
+            *self._flags(),
+        ]
+        if self.on_command is not None:
+            self.on_command(["cargo", *command[1:]])
+        progress = BuildProgress(total)
+        tail: deque[str] = deque(maxlen=200)
+        try:
+            process = subprocess.Popen(
+                command,
+                cwd=directory,
+                env=self.toolset.environment,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+                text=True,
+                errors="replace",
+                start_new_session=os.name == "posix",
+            )
+        except OSError as error:
+            raise FeatcheckError(f"could not run cargo: {error.strerror or error}") from None
+        timed_out = threading.Event()
+
+        def expire() -> None:
+            timed_out.set()
+            _kill(process)
+
+        timer = threading.Timer(self.timeout, expire)
+        timer.daemon = True
+        timer.start()
+        try:
+            assert process.stderr is not None
+            for line in process.stderr:
+                tail.append(line)
+                progress.line(line)
+            process.wait()
+        except BaseException:
+            progress.abandon()
+            _kill(process)
+            raise
+        finally:
+            timer.cancel()
+        if timed_out.is_set():
+            progress.abandon()
+            raise FeatcheckError(
+                f"building the probe did not finish within {self.timeout:g} s (raise --timeout)"
+            )
+        if process.returncode != 0:
+            progress.abandon()
+            raise FeatcheckError(classify_build_failure("".join(tail), offline=self.offline))
+        progress.done()
+
+
+def _exe(name: str) -> str:
+    return name + (".exe" if os.name == "nt" else "")
+
+
+def _write_if_changed(path: Path, content: bytes) -> None:
+    with contextlib.suppress(OSError):
+        if path.read_bytes() == content:
+            return
+    temporary = path.with_name(path.name + f".{os.getpid()}.tmp")
+    temporary.write_bytes(content)
+    os.replace(temporary, path)
+
+
+def _kill(process: subprocess.Popen[str]) -> None:
+    if os.name == "posix":
+        with contextlib.suppress(OSError):
+            os.killpg(process.pid, signal.SIGKILL)
+    with contextlib.suppress(OSError):
+        process.kill()
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        process.wait(timeout=10)

@@ -1,0 +1,202 @@
+"""`featcheck probe`: resolve the member, build the probe (cached), time it, decide.
+
+The probe is the only part of featcheck that compiles and runs code: registry crates at the
+member's locked versions plus featcheck's own probe crate, built in the user's cache directory.
+The audited crate, its build script and its path dependencies are never compiled or run.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from featcheck.errors import FeatcheckError
+from featcheck.probe.build import BuiltProbe, ProbeBuilder
+from featcheck.probe.measure import Measurement, TorchStats, measure, measure_torch, usable_cores
+from featcheck.probe.resolve import BackendConfig, MemberResolution, resolve_member
+from featcheck.probe.verdict import Decision, check_n, decide
+
+DEFAULT_N = 1024
+
+
+@dataclass(frozen=True)
+class ProbeOptions:
+    """What `featcheck probe` was asked to do."""
+
+    path: Path = Path(".")
+    package: str | None = None
+    n: int = DEFAULT_N
+    compare_fix: bool = False
+    offline: bool = False
+    mlp: bool = False
+    timeout: float = 300.0
+    """Seconds for each cargo resolution and each probe run."""
+    build_timeout: float = 3600.0
+    """Seconds for one probe build (at least `timeout`)."""
+    on_command: Callable[[list[str]], None] | None = None
+
+
+@dataclass
+class VariantResult:
+    """One build of the probe, measured and judged."""
+
+    config: BackendConfig
+    build: BuiltProbe
+    measurement: Measurement
+    decision: Decision
+
+
+@dataclass
+class ProbeReport:
+    """Everything the renderers show."""
+
+    member: str
+    target: str
+    n: int
+    cores: int
+    mlp: bool
+    current: VariantResult
+    fixed: VariantResult | None = None
+    compare: bool = False
+    torch: TorchStats | None = None
+    fix_description: str | None = None
+    notes: list[str] = field(default_factory=list)
+    seconds_to_timing: float = 0.0
+    """From the start of the command to the first timed run (resolving, building or not)."""
+
+
+def _fix_changes(
+    resolution: MemberResolution, options: ProbeOptions, say: Callable[[str], None]
+) -> tuple[dict[Path, str], str | None]:
+    """What `featcheck --fix` would write for this member (path -> new text), and in words."""
+    from featcheck.audit import AuditOptions, audit_project
+    from featcheck.fixes.apply import plan_changes
+
+    say(f"auditing {resolution.member.name} for featcheck's fix (cargo confirms it)")
+    result = audit_project(
+        resolution.manifest,
+        AuditOptions(
+            packages=(resolution.member.name,),
+            targets=(resolution.config.target,),
+            offline=options.offline,
+            timeout=options.timeout,
+            on_command=options.on_command,
+        ),
+    )
+    findings = [f for f in result.findings if f.member == resolution.member.name]
+    changes = plan_changes(findings)
+    described = "; ".join(
+        f"{f.code}: {f.fix.description}" for f in findings if f.fix is not None and f.fix.safe
+    )
+    return {change.path: change.updated for change in changes}, described or None
+
+
+def _torch(n: int, say: Callable[[str], None]) -> TorchStats | None:
+    if importlib.util.find_spec("torch") is None:
+        return None
+    say("timing PyTorch's matmul the same way (torch is importable here)")
+    try:
+        torch = importlib.import_module("torch")
+        return measure_torch(torch, n)
+    except Exception as error:  # a broken torch install must not sink the probe's result
+        say(f"PyTorch could not be timed: {error}")
+        return None
+
+
+def run_probe(options: ProbeOptions, say: Callable[[str], None]) -> ProbeReport:
+    """Run the whole probe; raises FeatcheckError (one line) on any failure."""
+    from featcheck.audit import find_manifest
+    from featcheck.manifest.document import read_manifest
+
+    started = time.monotonic()
+    try:
+        check_n(options.n)
+    except ValueError as error:
+        raise FeatcheckError(str(error)) from None
+    manifest = find_manifest(options.path)
+    read_manifest(manifest)
+    # cargo, rustc and a linker first: no point resolving what cannot be built.
+    builder = ProbeBuilder(
+        manifest.parent,
+        offline=options.offline,
+        timeout=max(options.build_timeout, options.timeout),
+        say=say,
+        on_command=options.on_command,
+    )
+    say("resolving the member's features with cargo (nothing of the checkout is built or run)")
+    resolution = resolve_member(
+        manifest,
+        options.package,
+        offline=options.offline,
+        timeout=options.timeout,
+        on_command=options.on_command,
+    )
+    config = resolution.config
+    configs = [config]
+    notes: list[str] = []
+    preset = os.environ.get("RAYON_NUM_THREADS")
+    if preset is not None:
+        notes.append(
+            f"RAYON_NUM_THREADS={preset} is set here; the probe sets it to 1 for one run and "
+            "unsets it for the all-core run"
+        )
+    fix_description: str | None = None
+    if options.compare_fix:
+        changes, fix_description = _fix_changes(resolution, options, say)
+        if not changes:
+            notes.append(f"featcheck has no confirmed fix for {config.member}: nothing to compare")
+        else:
+            from featcheck.probe.resolve import resolve_with_changes
+
+            fixed = resolve_with_changes(
+                resolution,
+                changes,
+                offline=options.offline,
+                timeout=options.timeout,
+                on_command=options.on_command,
+            )
+            if fixed.pins == config.pins:
+                notes.append(
+                    f"featcheck's fix does not change {config.backend}: nothing to compare"
+                )
+            else:
+                configs.append(fixed)
+    builds: list[BuiltProbe] = []
+    for variant in configs:
+        built = builder.build(variant, mlp=options.mlp)
+        if built.cached:
+            say(f"using the probe built before for {variant.backend} ({built.binary.parent})")
+        builds.append(built)
+    cores = usable_cores()
+    seconds_to_timing = time.monotonic() - started
+    measurements = measure(
+        [b.binary for b in builds],
+        options.n,
+        cores=cores,
+        mlp=options.mlp,
+        timeout=options.timeout,
+        say=say,
+    )
+    variants = [
+        VariantResult(c, b, m, decide(m.single, m.every, cores, m.idle_cores))
+        for c, b, m in zip(configs, builds, measurements, strict=True)
+    ]
+    return ProbeReport(
+        member=config.member,
+        target=config.target,
+        n=options.n,
+        cores=cores,
+        mlp=options.mlp,
+        current=variants[0],
+        fixed=variants[1] if len(variants) > 1 else None,
+        compare=options.compare_fix,
+        torch=_torch(options.n, say) if options.compare_fix else None,
+        fix_description=fix_description,
+        notes=notes,
+        seconds_to_timing=seconds_to_timing,
+    )

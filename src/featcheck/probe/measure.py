@@ -1,0 +1,259 @@
+"""Run probe binaries and combine their JSON lines into per-configuration statistics.
+
+Every configuration runs twice with `RAYON_NUM_THREADS=1` and twice with it unset, the rounds
+of all configurations interleaved (1, all, 1, all, ...) so that a burst of load elsewhere hits
+them alike. Per configuration the best minimum and the best median over rounds are kept (as in
+the published measurement), and the parallelism is total CPU time over total wall time of the
+timed loops. While an all-core round runs, /proc/stat tells how many of this process's cores
+stayed idle (Linux only), which the verdict needs to trust a single-threaded result.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from featcheck.errors import FeatcheckError
+from featcheck.probe.verdict import RunStats
+
+ROUNDS = 2
+WARMUP = 3
+TIMED_RUNS = 20
+
+
+def usable_cores() -> int:
+    """Cores this process may run on (its affinity mask where the platform has one)."""
+    affinity = getattr(os, "sched_getaffinity", None)
+    if affinity is not None:
+        try:
+            return len(affinity(0))
+        except OSError:
+            pass
+    return os.cpu_count() or 1
+
+
+def _usable_cpu_ids() -> set[int] | None:
+    affinity = getattr(os, "sched_getaffinity", None)
+    if affinity is None:
+        return None
+    try:
+        return set(affinity(0))
+    except OSError:
+        return None
+
+
+def cpu_times(stat_text: str, cpus: set[int] | None) -> tuple[float, float] | None:
+    """(idle, total) jiffies summed over `cpus` from /proc/stat text (None: every cpuN line)."""
+    idle = total = 0.0
+    found = False
+    for line in stat_text.splitlines():
+        name, _, rest = line.partition(" ")
+        if not name.startswith("cpu") or name == "cpu":
+            continue
+        try:
+            number = int(name[3:])
+            values = [float(v) for v in rest.split()]
+        except ValueError:
+            continue
+        if cpus is not None and number not in cpus:
+            continue
+        if len(values) < 4:
+            continue
+        found = True
+        # user nice system idle iowait irq softirq steal (guest time is inside user)
+        idle += values[3] + (values[4] if len(values) > 4 else 0.0)
+        total += sum(values[:8])
+    return (idle, total) if found else None
+
+
+def _read_cpu_times() -> tuple[float, float] | None:
+    try:
+        with open("/proc/stat", encoding="ascii") as stat:
+            return cpu_times(stat.read(), _usable_cpu_ids())
+    except OSError:
+        return None
+
+
+@dataclass
+class _Accumulator:
+    """The rounds of one configuration with one thread setting."""
+
+    mins: list[float] = field(default_factory=list)
+    medians: list[float] = field(default_factory=list)
+    cpu_ms: float = 0.0
+    wall_ms: float = 0.0
+    cpu_known: bool = True
+    mlp: list[dict[str, Any]] = field(default_factory=list)
+
+    def add(self, workload: dict[str, Any]) -> None:
+        self.mins.append(float(workload["min_ms"]))
+        self.medians.append(float(workload["median_ms"]))
+        self.wall_ms += float(workload["wall_ms"])
+        if workload.get("cpu_ms") is None:
+            self.cpu_known = False
+        else:
+            self.cpu_ms += float(workload["cpu_ms"])
+
+    def stats(self, threads: int, rayon: str | None) -> RunStats:
+        parallelism = self.cpu_ms / self.wall_ms if self.cpu_known and self.wall_ms > 0 else None
+        return RunStats(threads, min(self.mins), min(self.medians), parallelism, rayon)
+
+    def mlp_stats(self) -> dict[str, Any] | None:
+        if not self.mlp:
+            return None
+        inner = _Accumulator()
+        for workload in self.mlp:
+            inner.add(workload)
+        stats = inner.stats(0, None)
+        return {
+            "min_ms": round(stats.min_ms, 4),
+            "median_ms": round(stats.median_ms, 4),
+            "parallelism": None if stats.parallelism is None else round(stats.parallelism, 3),
+        }
+
+
+@dataclass
+class Measurement:
+    """One configuration's two thread settings, measured."""
+
+    single: RunStats
+    every: RunStats
+    idle_cores: float | None
+    mlp: dict[str, dict[str, Any] | None]
+    """"1" and "all" -> the MLP step's statistics (None without --mlp)."""
+
+
+def parse_probe_output(stdout: str) -> dict[str, Any]:
+    """The probe's JSON line (the last line of its stdout)."""
+    lines = [line for line in stdout.splitlines() if line.strip()]
+    try:
+        data = json.loads(lines[-1]) if lines else None
+    except ValueError:
+        data = None
+    if not isinstance(data, dict) or data.get("probe") != 1 or "matmul" not in data:
+        raise FeatcheckError(f"the probe printed something unexpected: {stdout.strip()[:200]!r}")
+    return data
+
+
+def run_once(
+    binary: Path, n: int, *, threads: int | None, mlp: bool, timeout: float
+) -> tuple[dict[str, Any], float | None]:
+    """Run the probe once; returns its JSON and the average idle cores during the run."""
+    environment = dict(os.environ)
+    environment.pop("RAYON_NUM_THREADS", None)
+    if threads is not None:
+        environment["RAYON_NUM_THREADS"] = str(threads)
+    command = [str(binary), "--n", str(n), "--warmup", str(WARMUP), "--runs", str(TIMED_RUNS)]
+    if mlp:
+        command.append("--mlp")
+    before = _read_cpu_times()
+    started = time.monotonic()
+    try:
+        output = subprocess.run(
+            command,
+            env=environment,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+            stdin=subprocess.DEVNULL,
+        )
+    except subprocess.TimeoutExpired:
+        raise FeatcheckError(f"the probe did not finish within {timeout:g} s") from None
+    except OSError as error:
+        raise FeatcheckError(f"could not run the probe: {error.strerror or error}") from None
+    elapsed = time.monotonic() - started
+    after = _read_cpu_times()
+    if output.returncode != 0:
+        message = (output.stderr.strip().splitlines() or ["no message"])[-1]
+        raise FeatcheckError(f"the probe failed (exit {output.returncode}): {message}")
+    idle: float | None = None
+    if before is not None and after is not None and after[1] > before[1] and elapsed > 0:
+        cores = usable_cores()
+        idle = cores * (after[0] - before[0]) / (after[1] - before[1])
+    return parse_probe_output(output.stdout), idle
+
+
+def measure(
+    binaries: Sequence[Path],
+    n: int,
+    *,
+    cores: int,
+    mlp: bool,
+    timeout: float,
+    say: Callable[[str], None],
+) -> list[Measurement]:
+    """Measure every binary with 1 thread and all threads, rounds interleaved."""
+    singles = [_Accumulator() for _ in binaries]
+    alls = [_Accumulator() for _ in binaries]
+    idles: list[list[float]] = [[] for _ in binaries]
+    say(
+        f"timing {len(binaries) * 2 * ROUNDS} probe runs ({WARMUP} warm-up + {TIMED_RUNS} timed "
+        f"matmuls each): RAYON_NUM_THREADS=1, then all {cores} cores, {ROUNDS} rounds"
+    )
+    for _ in range(ROUNDS):
+        for index, binary in enumerate(binaries):
+            for threads, into in ((1, singles[index]), (None, alls[index])):
+                data, idle = run_once(binary, n, threads=threads, mlp=mlp, timeout=timeout)
+                into.add(data["matmul"])
+                if isinstance(data.get("mlp"), dict):
+                    into.mlp.append(data["mlp"])
+                if threads is None and idle is not None:
+                    idles[index].append(idle)
+    return [
+        Measurement(
+            single.stats(1, "1"),
+            every.stats(cores, None),
+            sum(idle) / len(idle) if idle else None,
+            {"1": single.mlp_stats(), "all": every.mlp_stats()},
+        )
+        for single, every, idle in zip(singles, alls, idles, strict=True)
+    ]
+
+
+@dataclass(frozen=True)
+class TorchStats:
+    """PyTorch's matmul, timed the same way in this process."""
+
+    version: str
+    threads: int
+    stats: RunStats
+
+
+def measure_torch(torch: ModuleType, n: int) -> TorchStats:
+    """Time `a @ b` for n x n float32 tensors: warm-up, then timed runs, min and median."""
+    a = torch.rand(n, n, dtype=torch.float32)
+    b = torch.rand(n, n, dtype=torch.float32)
+    mins: list[float] = []
+    medians: list[float] = []
+    cpu = wall = 0.0
+    for _ in range(ROUNDS):
+        for _ in range(WARMUP):
+            a @ b
+        samples: list[float] = []
+        cpu_start, wall_start = time.process_time(), time.perf_counter()
+        for _ in range(TIMED_RUNS):
+            start = time.perf_counter()
+            a @ b
+            samples.append((time.perf_counter() - start) * 1e3)
+        cpu += time.process_time() - cpu_start
+        wall += time.perf_counter() - wall_start
+        samples.sort()
+        middle = len(samples) // 2
+        mins.append(samples[0])
+        medians.append(
+            samples[middle] if len(samples) % 2 else (samples[middle - 1] + samples[middle]) / 2
+        )
+    threads = int(torch.get_num_threads())
+    return TorchStats(
+        str(torch.__version__),
+        threads,
+        RunStats(threads, min(mins), min(medians), cpu / wall if wall > 0 else None),
+    )

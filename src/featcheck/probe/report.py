@@ -1,0 +1,279 @@
+"""The probe's output: text with a small bar chart, or one JSON object.
+
+The JSON schema is versioned like the audit's: adding a field keeps `version`; renaming,
+removing or changing the meaning of one bumps it.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from featcheck import __version__
+from featcheck.probe.command import ProbeReport, VariantResult
+from featcheck.probe.measure import ROUNDS, TIMED_RUNS, WARMUP
+from featcheck.probe.resolve import BackendConfig
+from featcheck.probe.verdict import RunStats, Verdict
+
+SCHEMA_VERSION = 1
+TORCH_NOTE = (
+    "PyTorch runs with its default threads: torch.set_num_threads does not govern BLAS "
+    "backends such as Accelerate, so its row is not limited like RAYON_NUM_THREADS=1"
+)
+
+
+def _round(value: float | None, digits: int = 4) -> float | None:
+    return None if value is None else round(value, digits)
+
+
+def _run_json(stats: RunStats, mlp: dict[str, Any] | None) -> dict[str, Any]:
+    return {
+        "threads": stats.threads,
+        "rayon_num_threads": stats.rayon_num_threads,
+        "min_ms": _round(stats.min_ms),
+        "median_ms": _round(stats.median_ms),
+        "parallelism": _round(stats.parallelism, 3),
+        "mlp": mlp,
+    }
+
+
+def _config_json(config: BackendConfig) -> dict[str, Any]:
+    return {
+        "crate": config.backend.name,
+        "crate_version": config.backend.version,
+        "features": list(config.backend.features),
+        "burn_version": config.burn_version,
+        "pins": [
+            {"name": p.name, "version": p.version, "features": list(p.features)}
+            for p in config.pins
+        ],
+    }
+
+
+def _variant_json(variant: VariantResult) -> dict[str, Any]:
+    m = variant.measurement
+    d = variant.decision
+    return {
+        **_config_json(variant.config),
+        "verdict": d.verdict.value,
+        "reason": d.reason,
+        "speedup": _round(d.speedup, 3),
+        "parallelism": _round(d.parallelism, 3),
+        "idle_cores": _round(d.idle_cores, 2),
+        "runs": [_run_json(m.single, m.mlp["1"]), _run_json(m.every, m.mlp["all"])],
+        "build": {
+            "key": variant.build.key,
+            "cached": variant.build.cached,
+            "seconds": round(variant.build.seconds, 1),
+        },
+    }
+
+
+def report_json(report: ProbeReport) -> dict[str, Any]:
+    """The probe's result as a JSON-ready dict."""
+    current = _variant_json(report.current)
+    data: dict[str, Any] = {
+        "version": SCHEMA_VERSION,
+        "tool": {"name": "featcheck", "version": __version__},
+        "member": report.member,
+        "target": report.target,
+        "n": report.n,
+        "cores": report.cores,
+        "rounds": ROUNDS,
+        "warmup": WARMUP,
+        "timed_runs": TIMED_RUNS,
+        **current,
+        "seconds_to_timing": round(report.seconds_to_timing, 1),
+        "notes": list(report.notes),
+    }
+    if report.compare:
+        base = report.current.measurement.every.min_ms
+        variants = [{"label": "current", **current, "vs_current": 1.0}]
+        if report.fixed is not None:
+            fixed = _variant_json(report.fixed)
+            variants.append(
+                {
+                    "label": "with featcheck's fix",
+                    "fix": report.fix_description,
+                    **fixed,
+                    "vs_current": _round(base / report.fixed.measurement.every.min_ms, 3),
+                }
+            )
+        if report.torch is not None:
+            t = report.torch
+            variants.append(
+                {
+                    "label": f"PyTorch {t.version}",
+                    "crate": "torch",
+                    "crate_version": t.version,
+                    "threads": t.threads,
+                    "min_ms": _round(t.stats.min_ms),
+                    "median_ms": _round(t.stats.median_ms),
+                    "parallelism": _round(t.stats.parallelism, 3),
+                    "vs_current": _round(base / t.stats.min_ms, 3),
+                    "note": TORCH_NOTE,
+                }
+            )
+        data["variants"] = variants
+    return data
+
+
+def render_json(report: ProbeReport) -> str:
+    """One JSON object and a newline."""
+    return json.dumps(report_json(report), indent=2) + "\n"
+
+
+# --- text ------------------------------------------------------------------------------------
+
+
+def _bar(value: float, largest: float, width: int, fancy: bool) -> str:
+    if largest <= 0:
+        return ""
+    cells = value / largest * width
+    if not fancy:
+        return "#" * max(1, round(cells))
+    eighths = max(1, round(cells * 8))
+    return "█" * (eighths // 8) + ("", "▏", "▎", "▍", "▌", "▋", "▊", "▉")[eighths % 8]
+
+
+def _features(config: BackendConfig) -> str:
+    return f"{config.backend.name} [{','.join(config.backend.features)}]"
+
+
+def _times(stats: RunStats) -> str:
+    return f"{stats.min_ms:8.2f} / {stats.median_ms:8.2f} ms"
+
+
+def _busy(stats: RunStats) -> str:
+    return "   ? cores" if stats.parallelism is None else f"{stats.parallelism:4.2f} cores"
+
+
+def _verdict_style(verdict: Verdict) -> str:
+    return {Verdict.SINGLE: "bold red", Verdict.MULTI: "bold green"}.get(verdict, "bold yellow")
+
+
+def text_lines(report: ProbeReport, fancy: bool) -> list[tuple[str, str]]:
+    """(text, rich style) per line."""
+    current = report.current
+    config = current.config
+    gemm = [str(p) for p in config.pins[1:]]
+    lines: list[tuple[str, str]] = [
+        (f"featcheck probe: {report.member} ({report.target})", "bold"),
+        (
+            f"  {config.backend} via burn {config.burn_version}"
+            + (f"; {', '.join(gemm)}" if gemm else ""),
+            "",
+        ),
+        (
+            f"  {report.n}x{report.n} f32 matmul on Device::flex(): {WARMUP} warm-up + "
+            f"{TIMED_RUNS} timed runs, best of {ROUNDS} rounds; {report.cores} cores usable",
+            "",
+        ),
+        ("", ""),
+    ]
+    rows = [("RAYON_NUM_THREADS=1", current.measurement.single)]
+    rows.append((f"all cores ({report.cores})", current.measurement.every))
+    largest = max(stats.min_ms for _, stats in rows)
+    lines.append((f"  {'run':<22} {'min / median':>22}  {'busy':>10}", "dim"))
+    for label, stats in rows:
+        lines.append(
+            (
+                f"  {label:<22} {_times(stats)}  {_busy(stats)}  "
+                + _bar(stats.min_ms, largest, 30, fancy),
+                "",
+            )
+        )
+    for key, label in (("1", "RAYON_NUM_THREADS=1"), ("all", f"all cores ({report.cores})")):
+        mlp = current.measurement.mlp.get(key)
+        if mlp is not None:
+            busy = mlp["parallelism"]
+            lines.append(
+                (
+                    f"  mlp step, {label:<12} {mlp['min_ms']:8.2f} / {mlp['median_ms']:8.2f} ms"
+                    + ("" if busy is None else f"  {busy:4.2f} cores"),
+                    "dim",
+                )
+            )
+    decision = current.decision
+    lines += [
+        ("", ""),
+        (f"{decision.verdict.value}: {decision.reason}", _verdict_style(decision.verdict)),
+    ]
+    if decision.verdict is Verdict.SINGLE and not report.compare:
+        lines.append(
+            (
+                "  = run `featcheck` on the project for the fix, or `featcheck probe "
+                "--compare-fix` to time it",
+                "",
+            )
+        )
+    if report.compare:
+        lines.append(("", ""))
+        lines += _compare_lines(report, fancy)
+    for note in report.notes:
+        lines.append((f"note: {note}", "dim"))
+    lines.append(("", ""))
+    lines.append((_build_line(report), "dim"))
+    return lines
+
+
+def _compare_lines(report: ProbeReport, fancy: bool) -> list[tuple[str, str]]:
+    base = report.current.measurement.every.min_ms
+    rows: list[tuple[str, RunStats]] = [
+        (f"current: {_features(report.current.config)}", report.current.measurement.every)
+    ]
+    if report.fixed is not None:
+        rows.append(
+            (f"featcheck's fix: {_features(report.fixed.config)}", report.fixed.measurement.every)
+        )
+    if report.torch is not None:
+        rows.append(
+            (f"PyTorch {report.torch.version} ({report.torch.threads} threads)", report.torch.stats)
+        )
+    width = max(len(label) for label, _ in rows)
+    largest = max(stats.min_ms for _, stats in rows)
+    header = f"  {'build (all cores)':<{width}}  {'matmul min / median':>22}  {'vs current':>13}"
+    lines: list[tuple[str, str]] = [(header, "dim")]
+    for index, (label, stats) in enumerate(rows):
+        ratio = base / stats.min_ms if stats.min_ms > 0 else 0.0
+        versus = "1x" if index == 0 else f"{ratio:.2f}x " + ("faster" if ratio >= 1 else "slower")
+        lines.append(
+            (
+                f"  {label:<{width}}  {_times(stats)}  {versus:>13}  "
+                + _bar(stats.min_ms, largest, 24, fancy),
+                "",
+            )
+        )
+    if report.fixed is not None:
+        d = report.fixed.decision
+        if report.fix_description:
+            lines.append((f"  fix: {report.fix_description}", "dim"))
+        lines.append((f"  with the fix: {d.verdict.value}: {d.reason}", "dim"))
+    if report.torch is not None:
+        lines.append((f"  note: {TORCH_NOTE}", "dim"))
+    return lines
+
+
+def _build_line(report: ProbeReport) -> str:
+    parts = []
+    for variant in (report.current, report.fixed):
+        if variant is None:
+            continue
+        build = variant.build
+        how = "cached" if build.cached else f"built in {build.seconds:.0f} s"
+        parts.append(f"{variant.config.label}: {how}")
+    return (
+        "probe build: "
+        + "; ".join(parts)
+        + f"; timing began {report.seconds_to_timing:.1f} s after the start"
+    )
+
+
+def render_text(report: ProbeReport) -> None:
+    """Print the text report on stdout: colours and block bars on a terminal, plain in a pipe."""
+    from rich.console import Console
+
+    console = Console(highlight=False, soft_wrap=True)
+    fancy = console.is_terminal
+    for text, style in text_lines(report, fancy):
+        console.print(text, style=style or None, markup=False)

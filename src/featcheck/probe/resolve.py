@@ -1,0 +1,259 @@
+"""What the probe must reproduce: the backend crates the member builds, as cargo resolves them.
+
+featcheck asks cargo (through the audit's hardened runner, which runs nothing of the checkout)
+for the member's resolved graph on the host, and reads off burn-flex's version and features,
+the features of the gemm crates below it (the matmul kernel: a feature set there, such as gemm's
+own `rayon`, changes what runs), the burn version that selects Flex, the workspace's
+Cargo.lock, and the optimisation settings of its release profile. Only data leaves the checkout.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import tomlkit
+from tomlkit.exceptions import TOMLKitError
+
+from featcheck.cargo.metadata import PackageInfo, WorkspaceMetadata
+from featcheck.cargo.runner import CargoRunner
+from featcheck.cargo.tree_text import TreeTextError, parse_tree_text
+from featcheck.errors import FeatcheckError
+from featcheck.graph import DependencyGraph, Node
+from featcheck.lockfile import LockfileGuard
+
+BACKEND = "burn-flex"
+FACADE = "burn"
+_NOT_COPIED = shutil.ignore_patterns("target", ".git", ".hg", ".jj", "node_modules", ".venv")
+
+# [profile.release] keys that change the code the probe times, and the values cargo accepts.
+# Everything else (build-override, rustflags, debug info, ...) is left out: the probe copies
+# data only, and none of the rest changes how fast a matmul runs.
+_PROFILE_KEYS: dict[str, Callable[[object], bool]] = {
+    "opt-level": lambda v: (
+        v in (0, 1, 2, 3, "s", "z") or (isinstance(v, str) and v in ("0", "1", "2", "3"))
+    ),
+    "lto": lambda v: isinstance(v, bool) or v in ("fat", "thin", "off"),
+    "codegen-units": lambda v: isinstance(v, int) and not isinstance(v, bool) and 0 < v < 65536,
+    "panic": lambda v: v in ("unwind", "abort"),
+    "debug-assertions": lambda v: isinstance(v, bool),
+    "overflow-checks": lambda v: isinstance(v, bool),
+}
+
+
+@dataclass(frozen=True)
+class Pin:
+    """A crate the probe depends on directly, at the member's version and exact features."""
+
+    name: str
+    version: str
+    features: tuple[str, ...]
+
+    def __str__(self) -> str:
+        return f"{self.name} {self.version} [{','.join(self.features)}]"
+
+
+@dataclass(frozen=True)
+class BackendConfig:
+    """Everything the probe's manifest and lockfile need to build what the member builds."""
+
+    member: str
+    target: str
+    burn_version: str
+    """The burn version whose `flex` feature gives the probe its API (burn-flex's, if the member
+    uses burn-flex without burn)."""
+    pins: tuple[Pin, ...]
+    """burn-flex first, then the gemm crates below it, sorted."""
+    lockfile: bytes | None = None
+    """The workspace's Cargo.lock as the audit resolved it."""
+    profile: dict[str, Any] = field(default_factory=dict)
+    """The release profile's speed-relevant settings (see _PROFILE_KEYS)."""
+    label: str = "current"
+
+    @property
+    def backend(self) -> Pin:
+        """burn-flex's pin."""
+        return self.pins[0]
+
+
+def select_member(metadata: WorkspaceMetadata, manifest: Path, package: str | None) -> PackageInfo:
+    """The one member to probe: `-p`, else the member whose manifest PATH names."""
+    members = list(metadata.members)
+    names = sorted(m.name for m in members)
+    if package:
+        chosen = [m for m in members if m.name == package]
+        if not chosen:
+            raise FeatcheckError(
+                f"no workspace member named {package} (members: {', '.join(names)})"
+            )
+        return chosen[0]
+    if manifest.resolve() != (metadata.root / "Cargo.toml").resolve():
+        members = [m for m in members if m.manifest_path.resolve() == manifest.resolve()]
+    if len(members) != 1:
+        raise FeatcheckError(
+            "the probe times one member: choose it with -p MEMBER "
+            f"(members: {', '.join(names) or 'none'})"
+        )
+    return members[0]
+
+
+def _descendants(graph: DependencyGraph, start: Node) -> list[Node]:
+    seen = {start}
+    queue = deque([start])
+    while queue:
+        for dependency in graph.dependencies(queue.popleft()):
+            if dependency not in seen:
+                seen.add(dependency)
+                queue.append(dependency)
+    seen.discard(start)
+    return sorted(seen)
+
+
+def _is_gemm(name: str) -> bool:
+    return name == "gemm" or name.startswith("gemm-")
+
+
+def backend_from_graph(graph: DependencyGraph, member: str, target: str) -> BackendConfig:
+    """burn-flex and the gemm crates below it, as the member's resolved graph builds them."""
+    backends = graph.named(BACKEND)
+    if not backends:
+        raise FeatcheckError(
+            f"{member} does not build {BACKEND} (burn's CPU backend Flex) for {target}: "
+            "there is nothing for the probe to time"
+        )
+    versions = sorted({n.version for n in backends})
+    if len(backends) > 1:
+        raise FeatcheckError(
+            f"{member} builds {BACKEND} {len(backends)} times ({', '.join(versions)}, or with "
+            "different features): the probe times one build; audit it with `featcheck` instead"
+        )
+    node = backends[0]
+    below = [n for n in _descendants(graph, node) if _is_gemm(n.name)]
+    for candidate in (node, *below):
+        if candidate.package.source is not None:
+            raise FeatcheckError(
+                f"{candidate.name} {candidate.version} comes from {candidate.package.source}, "
+                "not a registry: the probe builds registry crates only"
+            )
+    pins = [Pin(n.name, n.version, tuple(sorted(n.features))) for n in (node, *below)]
+    names = [p.name for p in pins]
+    if len(names) != len(set(names)):
+        raise FeatcheckError(
+            f"{member} builds several versions of a gemm crate below {BACKEND}: "
+            "the probe cannot pin them all"
+        )
+    facades = sorted(
+        {n.version for n in graph.named(FACADE) if n.package.source is None},
+        key=lambda v: (v != node.version, v),
+    )
+    return BackendConfig(
+        member=member,
+        target=target,
+        burn_version=facades[0] if facades else node.version,
+        pins=tuple(pins),
+    )
+
+
+def release_profile(workspace_manifest: Path) -> dict[str, Any]:
+    """The speed-relevant `[profile.release]` settings of the workspace root's manifest."""
+    try:
+        document = tomlkit.parse(workspace_manifest.read_text(encoding="utf-8")).unwrap()
+    except (OSError, UnicodeDecodeError, TOMLKitError):
+        return {}
+    table = document.get("profile", {})
+    table = table.get("release", {}) if isinstance(table, dict) else {}
+    if not isinstance(table, dict):
+        return {}
+    return {k: v for k, v in table.items() if k in _PROFILE_KEYS and _PROFILE_KEYS[k](v)}
+
+
+@dataclass
+class MemberResolution:
+    """The member's backend configuration plus what --compare-fix needs to redo it."""
+
+    config: BackendConfig
+    metadata: WorkspaceMetadata
+    member: PackageInfo
+    manifest: Path
+
+
+def _resolved_graph(runner: CargoRunner, manifest: Path, spec: str, target: str) -> DependencyGraph:
+    text = runner.tree(manifest, spec, target)
+    try:
+        return parse_tree_text(text).graph
+    except TreeTextError as error:
+        raise FeatcheckError(f"could not read cargo tree output: {error}") from None
+
+
+def resolve_member(
+    manifest: Path,
+    package: str | None,
+    *,
+    offline: bool,
+    timeout: float,
+    on_command: Callable[[list[str]], None] | None = None,
+) -> MemberResolution:
+    """Resolve the member with cargo (no code of the checkout runs; Cargo.lock is put back)."""
+    runner = CargoRunner(manifest.parent, offline=offline, timeout=timeout, on_command=on_command)
+    with LockfileGuard.around(manifest):
+        metadata = runner.metadata(manifest)
+        member = select_member(metadata, manifest, package)
+        target = runner.host_triple()
+        graph = _resolved_graph(runner, manifest, member.id, target)
+        lock_path = metadata.root / "Cargo.lock"
+        lockfile = lock_path.read_bytes() if lock_path.is_file() else None
+    config = replace(
+        backend_from_graph(graph, member.name, target),
+        lockfile=lockfile,
+        profile=release_profile(metadata.root / "Cargo.toml"),
+    )
+    return MemberResolution(config, metadata, member, manifest)
+
+
+def resolve_with_changes(
+    resolution: MemberResolution,
+    changes: dict[Path, str],
+    *,
+    offline: bool,
+    timeout: float,
+    on_command: Callable[[list[str]], None] | None = None,
+) -> BackendConfig:
+    """The backend configuration after `changes` (manifest path -> new text), resolved by cargo
+    on a temporary copy of the workspace; the copy's Cargo.lock is what `--fix` would leave."""
+    root = resolution.metadata.root
+    with tempfile.TemporaryDirectory(prefix="featcheck-probe-fix-") as temporary:
+        copy = Path(temporary) / "workspace"
+        try:
+            shutil.copytree(root, copy, ignore=_NOT_COPIED, symlinks=True)
+            for path, text in changes.items():
+                (copy / path.resolve().relative_to(root.resolve())).write_text(
+                    text, encoding="utf-8"
+                )
+            manifest = copy / resolution.manifest.resolve().relative_to(root.resolve())
+        except ValueError:
+            raise FeatcheckError(
+                "the fix edits a manifest outside the workspace: --compare-fix cannot copy it"
+            ) from None
+        except OSError as error:
+            raise FeatcheckError(
+                f"could not copy the workspace for --compare-fix: {error}"
+            ) from None
+        runner = CargoRunner(copy, offline=offline, timeout=timeout, on_command=on_command)
+        member = resolution.member
+        graph = _resolved_graph(
+            runner, manifest, f"{member.name}@{member.version}", resolution.config.target
+        )
+        lock_path = copy / "Cargo.lock"
+        lockfile = lock_path.read_bytes() if lock_path.is_file() else None
+        profile = release_profile(copy / "Cargo.toml")
+    return replace(
+        backend_from_graph(graph, member.name, resolution.config.target),
+        lockfile=lockfile,
+        profile=profile,
+        label="with featcheck's fix",
+    )

@@ -1,0 +1,715 @@
+"""`featcheck probe` without compiling anything: verdicts, n, the generated manifest, cargo's
+verification on the stub registry, progress lines, error messages, the report and its JSON.
+
+The real build-and-time test is tests/test_probe_slow.py (FEATCHECK_SLOW=1).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import io
+import json
+import os
+import re
+import shutil
+import stat
+import sys
+import textwrap
+from dataclasses import replace
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+import tomlkit
+from conftest import REPO, WORKSPACES, run_featcheck
+
+from featcheck.cargo.tree_text import parse_tree_text
+from featcheck.errors import FeatcheckError
+from featcheck.probe import build as probe_build
+from featcheck.probe.build import (
+    CRATE_DIR,
+    BuiltProbe,
+    ProbeBuilder,
+    cache_key,
+    cache_root,
+    classify_build_failure,
+)
+from featcheck.probe.command import ProbeOptions, ProbeReport, VariantResult, run_probe
+from featcheck.probe.manifest import render_cargo_toml
+from featcheck.probe.measure import (
+    Measurement,
+    TorchStats,
+    cpu_times,
+    measure_torch,
+    parse_probe_output,
+)
+from featcheck.probe.progress import BuildProgress, count_packages, parse_status
+from featcheck.probe.report import render_json, report_json, text_lines
+from featcheck.probe.resolve import (
+    BackendConfig,
+    Pin,
+    backend_from_graph,
+    release_profile,
+    resolve_member,
+)
+from featcheck.probe.verdict import (
+    MIN_WORK,
+    Decision,
+    RunStats,
+    Verdict,
+    check_n,
+    decide,
+)
+
+# --- verdicts on synthetic timings -----------------------------------------------------------
+
+
+def _runs(
+    single_ms: float, all_ms: float, parallelism: float | None, cores: int = 2
+) -> tuple[RunStats, RunStats]:
+    return (
+        RunStats(1, single_ms, single_ms * 1.05, 1.0, "1"),
+        RunStats(cores, all_ms, all_ms * 1.05, parallelism),
+    )
+
+
+@pytest.mark.parametrize(
+    ("single_ms", "all_ms", "parallelism", "idle", "verdict", "words"),
+    [
+        # The published case: no rayon, one core whatever RAYON_NUM_THREADS says.
+        (21.4, 21.6, 1.01, 0.95, Verdict.SINGLE, "gemm runs on one core"),
+        # Unknown idle time (not Linux): the timings alone decide.
+        (21.4, 21.6, 1.01, None, Verdict.SINGLE, "one core busy"),
+        # rayon on two free cores.
+        (21.6, 12.0, 1.85, 0.05, Verdict.MULTI, "several cores"),
+        # Exactly at the thresholds counts as multi-threaded.
+        (24.0, 20.0, 1.3, 0.0, Verdict.MULTI, "several cores"),
+        # One core busy and no faster, but the other core was taken: cannot tell.
+        (21.4, 21.5, 1.0, 0.1, Verdict.INCONCLUSIVE, "other cores were busy"),
+        # Several cores busy but not faster: contention.
+        (21.4, 20.0, 1.6, None, Verdict.INCONCLUSIVE, "not 1.2x faster"),
+        # Faster on one core while the other was taken: the busy cores are the reason.
+        (30.0, 21.4, 1.02, 0.2, Verdict.INCONCLUSIVE, "other cores were busy"),
+        # Faster without more CPU: timing noise.
+        (30.0, 21.4, 1.02, 0.9, Verdict.INCONCLUSIVE, "without using more CPU"),
+        # Between the two parallelism thresholds.
+        (21.4, 21.0, 1.2, 0.9, Verdict.INCONCLUSIVE, "between 1.15"),
+        # Just at the single-threaded limits: not single.
+        (22.0, 20.0, 1.15, 0.9, Verdict.INCONCLUSIVE, "noise too high"),
+    ],
+)
+def test_verdict_thresholds(
+    single_ms: float,
+    all_ms: float,
+    parallelism: float,
+    idle: float | None,
+    verdict: Verdict,
+    words: str,
+) -> None:
+    single, every = _runs(single_ms, all_ms, parallelism)
+    decision = decide(single, every, cores=2, idle_cores=idle)
+    assert decision.verdict is verdict, decision.reason
+    assert words in decision.reason
+    assert decision.speedup == pytest.approx(single_ms / all_ms)
+
+
+def test_one_core_is_inconclusive_and_says_so() -> None:
+    single, every = _runs(21.4, 21.4, 1.0, cores=1)
+    decision = decide(single, every, cores=1, idle_cores=0.0)
+    assert decision.verdict is Verdict.INCONCLUSIVE
+    assert "only one core" in decision.reason
+
+
+def test_no_cpu_clock_is_inconclusive() -> None:
+    single, every = _runs(21.4, 10.0, None)
+    decision = decide(single, every, cores=8)
+    assert decision.verdict is Verdict.INCONCLUSIVE
+    assert "CPU clock" in decision.reason
+
+
+# --- n ---------------------------------------------------------------------------------------
+
+
+def test_n_below_ten_times_the_parallel_threshold_is_refused() -> None:
+    assert MIN_WORK == 10 * 192**3
+    check_n(1024)
+    check_n(414)
+    for n in (413, 192, 0):
+        with pytest.raises(ValueError, match=r"n >= 414|positive"):
+            check_n(n)
+
+
+def test_the_probe_crate_refuses_the_same_n() -> None:
+    source = (CRATE_DIR / "src" / "main.rs").read_text()
+    assert "const PARALLEL_THRESHOLD: u128 = 192 * 192 * 192;" in source
+    assert "const MIN_WORK: u128 = 10 * PARALLEL_THRESHOLD;" in source
+    assert "const DEFAULT_RUNS: usize = 20;" in source
+
+
+def test_cli_refuses_small_n_before_running_cargo() -> None:
+    result = run_featcheck("probe", str(WORKSPACES / "crate-feature"), "--n", "100")
+    assert result.returncode == 2
+    assert result.stdout == ""
+    lines = result.stderr.strip().splitlines()
+    assert lines == [lines[0]] and "--n 100 is too small" in lines[0] and "n >= 414" in lines[0]
+
+
+def test_probe_help_says_what_it_compiles_and_runs() -> None:
+    result = run_featcheck("probe", "--help")
+    assert result.returncode == 0
+    text = " ".join(result.stdout.split())
+    assert "only part of featcheck that compiles and runs code" in text
+    assert "registry crates at the versions your Cargo.lock pins" in text
+    assert "featcheck's own small probe crate" in text
+    assert "never builds or runs your crate, its build script" in text
+    for flag in ("--compare-fix", "--format", "--offline", "--mlp", "--n", "--package"):
+        assert flag in text
+
+
+# --- the probe's manifest --------------------------------------------------------------------
+
+CONFIG = BackendConfig(
+    member="app",
+    target="x86_64-unknown-linux-gnu",
+    burn_version="0.22.1",
+    pins=(
+        Pin("burn-flex", "0.22.1", ("std",)),
+        Pin("gemm", "0.19.0", ("f16", "gemm-f16", "std")),
+        Pin("gemm-common", "0.19.0", ("f16", "half", "std", "sysctl")),
+    ),
+    lockfile=b"# lock\n",
+    profile={"lto": "fat", "codegen-units": 1, "opt-level": 3},
+)
+
+
+def test_manifest_pins_the_resolved_features_exactly() -> None:
+    text = render_cargo_toml(CONFIG, "featcheck-probe-abc", mlp=False)
+    document = tomlkit.parse(text).unwrap()
+    dependencies = document["dependencies"]
+    assert dependencies["burn"] == {
+        "version": "=0.22.1",
+        "default-features": False,
+        "features": ["std", "flex"],
+    }
+    assert dependencies["burn-flex"] == {
+        "version": "=0.22.1",
+        "default-features": False,
+        "features": ["std"],
+    }
+    assert dependencies["gemm-common"]["features"] == ["f16", "half", "std", "sysctl"]
+    assert set(dependencies) == {"burn", "burn-flex", "gemm", "gemm-common"}
+    assert document["target"]["cfg(unix)"]["dependencies"] == {"libc": "0.2"}
+    assert document["bin"] == [{"name": "featcheck-probe-abc", "path": "src/main.rs"}]
+    assert document["features"] == {"default": [], "mlp": ["burn/autodiff", "burn/optim"]}
+    assert document["profile"]["release"] == {
+        "debug": False,
+        "codegen-units": 1,
+        "lto": "fat",
+        "opt-level": 3,
+    }
+    assert document["workspace"] == {}
+    assert "/" not in document["package"]["name"]
+
+
+def test_manifest_with_mlp_turns_the_workload_on() -> None:
+    document = tomlkit.parse(render_cargo_toml(CONFIG, "p", mlp=True)).unwrap()
+    assert document["features"]["default"] == ["mlp"]
+
+
+def test_release_profile_keeps_only_speed_settings(tmp_path: Path) -> None:
+    manifest = tmp_path / "Cargo.toml"
+    manifest.write_text(
+        textwrap.dedent(
+            """\
+            [package]
+            name = "x"
+            [profile.release]
+            opt-level = 3
+            lto = "thin"
+            codegen-units = 1
+            panic = "abort"
+            debug = true
+            strip = true
+            rustflags = ["-Zevil"]
+            incremental = true
+            overflow-checks = "yes"
+            [profile.release.build-override]
+            opt-level = 0
+            """
+        )
+    )
+    assert release_profile(manifest) == {
+        "opt-level": 3,
+        "lto": "thin",
+        "codegen-units": 1,
+        "panic": "abort",
+    }
+    (tmp_path / "broken.toml").write_text("[profile")
+    assert release_profile(tmp_path / "broken.toml") == {}
+
+
+# --- reading the member's graph --------------------------------------------------------------
+
+TREE = """\
+0app v0.1.0 (/w/app) []
+1burn v0.22.1 [flex,std]
+2burn-core v0.22.1 [flex,std]
+3burn-dispatch v0.22.1 [flex,std]
+4burn-flex v0.22.1 [rayon,std]
+5gemm v0.19.0 [f16,gemm-f16,rayon,std]
+6gemm-common v0.19.0 [f16,rayon,std]
+6gemm-f32 v0.19.0 [rayon,std]
+5rayon v1.12.0 []
+1gemm-common v0.18.2 [std]
+"""
+
+
+def test_backend_from_graph_pins_burn_flex_and_the_gemm_crates_below_it() -> None:
+    config = backend_from_graph(parse_tree_text(TREE).graph, "app", "x86_64-unknown-linux-gnu")
+    assert config.burn_version == "0.22.1"
+    assert config.backend == Pin("burn-flex", "0.22.1", ("rayon", "std"))
+    # gemm-common 0.18.2 is not below burn-flex: it is not pinned.
+    assert [str(p) for p in config.pins[1:]] == [
+        "gemm 0.19.0 [f16,gemm-f16,rayon,std]",
+        "gemm-common 0.19.0 [f16,rayon,std]",
+        "gemm-f32 0.19.0 [rayon,std]",
+    ]
+
+
+def test_backend_from_graph_refuses_what_it_cannot_reproduce() -> None:
+    target = "x86_64-unknown-linux-gnu"
+    with pytest.raises(FeatcheckError, match="does not build burn-flex"):
+        backend_from_graph(parse_tree_text("0app v0.1.0 (/w) []\n").graph, "app", target)
+    git = TREE.replace(
+        "4burn-flex v0.22.1 [rayon,std]",
+        "4burn-flex v0.22.1 (https://github.com/tracel-ai/burn#abc) [rayon,std]",
+    )
+    with pytest.raises(FeatcheckError, match="registry crates only"):
+        backend_from_graph(parse_tree_text(git).graph, "app", target)
+    two = TREE + "1burn-flex v0.21.0 [std]\n"
+    with pytest.raises(FeatcheckError, match="builds burn-flex 2 times"):
+        backend_from_graph(parse_tree_text(two).graph, "app", target)
+
+
+# --- against real cargo and the stub registry (no compiling) ---------------------------------
+
+
+def _project(tmp_path: Path, name: str) -> Path:
+    project = tmp_path / name
+    shutil.copytree(WORKSPACES / name, project)
+    return project
+
+
+def test_resolve_and_verify_on_the_stub_registry(tmp_path: Path, offline_cargo: Path) -> None:
+    project = _project(tmp_path, "crate-feature")
+    lock_before = (project / "Cargo.lock").read_bytes()
+    resolution = resolve_member(project / "Cargo.toml", None, offline=True, timeout=120)
+    config = resolution.config
+    assert (project / "Cargo.lock").read_bytes() == lock_before
+    assert config.member == "app"
+    assert config.backend == Pin("burn-flex", "0.22.1", ("std",))
+    assert {p.name for p in config.pins} >= {"burn-flex", "gemm", "gemm-common", "gemm-f32"}
+    assert config.lockfile == lock_before
+
+    builder = ProbeBuilder(project, offline=True, timeout=120, say=print, root=tmp_path / "cache")
+    directory, key = builder.prepare(config, mlp=False)
+    assert directory == tmp_path / "cache" / key
+    assert (directory / "src" / "main.rs").read_bytes() == (CRATE_DIR / "src/main.rs").read_bytes()
+    assert (directory / "Cargo.lock").read_bytes() == lock_before
+    builder.verify(directory, config)  # cargo resolves exactly the member's features
+
+    # A feature set the probe cannot reproduce (burn's `std` turns on burn-flex's) is refused.
+    impossible = replace(config, pins=(Pin("burn-flex", "0.22.1", ("rayon",)),))
+    directory, _ = builder.prepare(impossible, mlp=False)
+    with pytest.raises(FeatcheckError, match="cannot reproduce app's build"):
+        builder.verify(directory, impossible)
+
+
+def test_two_versions_of_burn_flex_are_refused(tmp_path: Path, offline_cargo: Path) -> None:
+    project = _project(tmp_path, "two-versions")
+    with pytest.raises(FeatcheckError, match="builds burn-flex 2 times"):
+        resolve_member(project / "Cargo.toml", None, offline=True, timeout=120)
+
+
+def test_compare_fix_resolves_the_fixed_feature_set(tmp_path: Path, offline_cargo: Path) -> None:
+    from featcheck.probe.command import _fix_changes
+    from featcheck.probe.resolve import resolve_with_changes
+
+    project = _project(tmp_path, "crate-feature")
+    manifest_before = (project / "Cargo.toml").read_text()
+    resolution = resolve_member(project / "Cargo.toml", None, offline=True, timeout=120)
+    options = ProbeOptions(path=project, offline=True, timeout=120)
+    changes, described = _fix_changes(resolution, options, print)
+    assert changes and described and "FC001" in described
+    fixed = resolve_with_changes(resolution, changes, offline=True, timeout=120)
+    assert "rayon" in fixed.backend.features
+    assert fixed.label == "with featcheck's fix"
+    assert fixed.lockfile is not None
+    assert (project / "Cargo.toml").read_text() == manifest_before  # the user's files untouched
+
+
+def test_missing_c_toolchain_is_one_clear_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if shutil.which("cargo") is None:
+        pytest.skip("cargo is not installed")
+    monkeypatch.setenv("CC", "featcheck-no-such-cc")
+    with pytest.raises(FeatcheckError, match="no C toolchain: `featcheck-no-such-cc`"):
+        ProbeBuilder(tmp_path, offline=True, timeout=10, say=print, root=tmp_path / "c")
+
+
+def test_missing_cargo_is_one_clear_error(tmp_path: Path) -> None:
+    project = _project(tmp_path, "crate-feature")
+    python_only = tmp_path / "bin"
+    python_only.mkdir()
+    result = run_featcheck_with_path("probe", str(project), path=str(python_only))
+    assert result.returncode == 2
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert "cargo" in result.stderr and "not found" in result.stderr
+
+
+def run_featcheck_with_path(*args: str, path: str) -> Any:
+    import subprocess
+
+    return subprocess.run(
+        [sys.executable, "-m", "featcheck", *args],
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**os.environ, "PATH": path, "NO_COLOR": "1", "RUSTUP_HOME": "/nonexistent"},
+    )
+
+
+@pytest.mark.parametrize(
+    ("stderr", "offline", "expected"),
+    [
+        ("error: linker `cc` not found\n  = note: No such file", False, "no C toolchain"),
+        (
+            "error: failed to download from `https://static.crates.io/crates/x`\n"
+            "Caused by:\n  [6] Couldn't resolve host name",
+            False,
+            "no network?",
+        ),
+        (
+            "error: failed to get `rayon` as a dependency of package `featcheck-probe`\n"
+            "Caused by:\n  attempting to make an HTTP request, but --offline was specified",
+            True,
+            "--offline keeps cargo off the network",
+        ),
+        (
+            "error[E0425]: cannot find function `flex` in this scope\n"
+            "error: could not compile `featcheck-probe` (bin)",
+            False,
+            "does not compile against this burn version",
+        ),
+        ("error: something else entirely", False, "cargo failed: error: something else"),
+    ],
+)
+def test_build_failures_become_one_line(stderr: str, offline: bool, expected: str) -> None:
+    message = classify_build_failure(stderr, offline=offline)
+    assert expected in message
+    assert "\n" not in message
+
+
+# --- cache -----------------------------------------------------------------------------------
+
+
+def test_cache_root_follows_xdg(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    assert cache_root() == tmp_path / "featcheck" / "probe"
+    monkeypatch.setenv("XDG_CACHE_HOME", "relative/ignored")
+    assert cache_root() == Path.home() / ".cache" / "featcheck" / "probe"
+
+
+def test_cache_key_covers_what_shapes_the_binary() -> None:
+    toolset = probe_build.Toolset("cargo", {}, "rustc 1.95.0\nhost: x86_64-unknown-linux-gnu\n")
+    key = cache_key(CONFIG, toolset, mlp=False)
+    assert key == cache_key(CONFIG, toolset, mlp=False)
+    assert re.fullmatch(r"[0-9a-f]{16}", key)
+    others = [
+        cache_key(CONFIG, toolset, mlp=True),
+        cache_key(replace(CONFIG, lockfile=b"# other lock\n"), toolset, mlp=False),
+        cache_key(
+            replace(CONFIG, pins=(Pin("burn-flex", "0.22.1", ("rayon", "std")),)),
+            toolset,
+            mlp=False,
+        ),
+        cache_key(replace(CONFIG, profile={}), toolset, mlp=False),
+        cache_key(CONFIG, replace(toolset, rustc_version="rustc 1.96.0\n"), mlp=False),
+        cache_key(
+            CONFIG, replace(toolset, environment={"RUSTFLAGS": "-Ctarget-cpu=native"}), mlp=False
+        ),
+    ]
+    assert key not in others and len(set(others)) == len(others)
+
+
+def test_the_crate_ships_inside_the_package() -> None:
+    """Every file of the probe crate matches pyproject's package-data, so the wheel has it."""
+    pyproject = tomlkit.parse((REPO / "pyproject.toml").read_text()).unwrap()
+    patterns = pyproject["tool"]["setuptools"]["package-data"]["featcheck.probe"]
+    package = CRATE_DIR.parent
+    files = [
+        p.relative_to(package).as_posix()
+        for p in CRATE_DIR.rglob("*")
+        if p.is_file() and "target" not in p.relative_to(CRATE_DIR).parts and p.name != "Cargo.lock"
+    ]
+    assert "crate/Cargo.toml" in files and "crate/src/main.rs" in files
+    for name in files:
+        assert any(fnmatch.fnmatch(name, pattern) for pattern in patterns), name
+
+
+# --- progress --------------------------------------------------------------------------------
+
+
+def test_parse_status_lines() -> None:
+    event = parse_status("   Compiling burn-core v0.22.1\n")
+    assert event is not None and (event.verb, event.package) == ("Compiling", "burn-core v0.22.1")
+    event = parse_status("   Compiling featcheck-probe v0.1.0 (/home/u/.cache/featcheck/probe/k)")
+    assert event is not None and event.package == "featcheck-probe v0.1.0"
+    event = parse_status("  Downloaded rayon v1.12.0")
+    assert event is not None and event.verb == "Downloaded"
+    event = parse_status("    Finished `release` profile [optimized] target(s) in 3m 12s")
+    assert event is not None and event.package is None
+    assert parse_status("warning: unused variable") is None
+    assert parse_status("") is None
+
+
+def test_count_packages_counts_distinct_packages() -> None:
+    text = (
+        "featcheck-probe v0.1.0 (/x)\nburn v0.22.1\nlibc v0.2.191\nburn v0.22.1\n\n"
+        "libc v0.2.191 (*)\n"
+    )
+    assert count_packages(text) == 3
+
+
+def test_progress_in_a_log_is_sparse() -> None:
+    stream = io.StringIO()
+    progress = BuildProgress(100, stream, live=False)
+    for index in range(60):
+        progress.line(f"   Compiling crate{index} v1.0.0\n")
+        progress.line("warning: something\n")
+    progress.done()
+    lines = stream.getvalue().splitlines()
+    assert [line for line in lines if "compiled (" in line] == [
+        line for line in lines if re.search(r": (25|50)/100 crates compiled", line)
+    ]
+    assert len(lines) == 3
+    assert "built the probe" in lines[-1] and "60 crates compiled, 40 up to date" in lines[-1]
+    assert "\r" not in stream.getvalue()
+
+
+def test_progress_on_a_terminal_rewrites_one_line() -> None:
+    stream = io.StringIO()
+    progress = BuildProgress(3, stream, live=True)
+    for name in ("a", "bb", "c"):
+        progress.line(f"   Compiling {name} v1.0.0\n")
+    assert stream.getvalue().count("\r") == 3
+    assert "3/3 crates (c v1.0.0)" in stream.getvalue()
+    progress.done()
+    assert stream.getvalue().endswith("(3 crates compiled)\n")
+
+
+# --- measuring -------------------------------------------------------------------------------
+
+PROBE_LINE = {
+    "probe": 1,
+    "n": 1024,
+    "warmup": 3,
+    "runs": 20,
+    "rayon_num_threads": None,
+    "available_parallelism": 2,
+    "matmul": {
+        "min_ms": 21.4,
+        "median_ms": 22.0,
+        "wall_ms": 440.0,
+        "cpu_ms": 444.0,
+        "parallelism": 1.01,
+    },
+    "mlp": None,
+}
+
+
+def test_parse_probe_output() -> None:
+    assert parse_probe_output("noise\n" + json.dumps(PROBE_LINE) + "\n") == PROBE_LINE
+    with pytest.raises(FeatcheckError, match="unexpected"):
+        parse_probe_output("segfault\n")
+    with pytest.raises(FeatcheckError, match="unexpected"):
+        parse_probe_output('{"other": 1}')
+
+
+def test_cpu_times_reads_proc_stat() -> None:
+    text = (
+        "cpu  100 0 100 800 0 0 0 0 0 0\n"
+        "cpu0 50 0 50 400 0 0 0 0 0 0\n"
+        "cpu1 50 0 50 300 100 0 0 0 0 0\n"
+        "intr 1 2 3\n"
+    )
+    assert cpu_times(text, None) == (800.0, 1000.0)
+    assert cpu_times(text, {1}) == (400.0, 500.0)
+    assert cpu_times(text, {7}) is None
+
+
+def test_measure_torch_the_same_way() -> None:
+    calls: list[int] = []
+
+    class Tensor:
+        def __matmul__(self, other: Tensor) -> Tensor:
+            calls.append(1)
+            return self
+
+    fake = SimpleNamespace(
+        float32="float32",
+        __version__="9.9.9",
+        rand=lambda *shape, dtype: Tensor(),
+        get_num_threads=lambda: 4,
+    )
+    result = measure_torch(fake, 1024)  # type: ignore[arg-type]
+    assert isinstance(result, TorchStats)
+    assert (result.version, result.threads) == ("9.9.9", 4)
+    assert len(calls) == 2 * (3 + 20)
+    assert 0 <= result.stats.min_ms <= result.stats.median_ms
+
+
+FAKE_PROBE = """\
+#!{python}
+import json, os, sys
+single = os.environ.get("RAYON_NUM_THREADS") == "1"
+multi = {multi}
+ms = 21.4 if single or not multi else 11.5
+parallelism = 1.0 if single or not multi else 1.9
+print(json.dumps({{
+    "probe": 1, "n": int(sys.argv[2]), "warmup": 3, "runs": 20,
+    "rayon_num_threads": 1 if single else None, "available_parallelism": 2,
+    "matmul": {{"min_ms": ms, "median_ms": ms * 1.1, "wall_ms": ms * 22,
+                "cpu_ms": ms * 22 * parallelism, "parallelism": parallelism}},
+    "mlp": {{"min_ms": 5.0, "median_ms": 6.0, "wall_ms": 120.0, "cpu_ms": 120.0,
+             "parallelism": 1.0}} if "--mlp" in sys.argv else None,
+}}))
+"""
+
+
+def _fake_probe(tmp_path: Path, name: str, multi: bool) -> Path:
+    path = tmp_path / name
+    path.write_text(FAKE_PROBE.format(python=sys.executable, multi=multi))
+    path.chmod(path.stat().st_mode | stat.S_IXUSR)
+    return path
+
+
+@pytest.mark.skipif(os.name != "posix", reason="the fake probe is a script with a #! line")
+def test_run_probe_end_to_end_with_a_fake_binary(
+    tmp_path: Path, offline_cargo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Everything but the compiler: cargo resolves, the fix is resolved on a copy, the 'built'
+    binaries are scripts that answer like the probe."""
+    project = _project(tmp_path, "crate-feature")
+    binaries = {
+        False: _fake_probe(tmp_path, "single", multi=False),
+        True: _fake_probe(tmp_path, "multi", multi=True),
+    }
+
+    def fake_build(self: ProbeBuilder, config: BackendConfig, *, mlp: bool) -> BuiltProbe:
+        rayon = "rayon" in config.backend.features
+        return BuiltProbe(binaries[rayon], f"key-{rayon}", cached=rayon, seconds=1.5)
+
+    monkeypatch.setattr(ProbeBuilder, "build", fake_build)
+    monkeypatch.setattr("featcheck.probe.command.usable_cores", lambda: 2)
+    monkeypatch.setattr("featcheck.probe.measure._read_cpu_times", lambda: None)
+    messages: list[str] = []
+    options = ProbeOptions(path=project, offline=True, timeout=120, compare_fix=True, mlp=True)
+    report = run_probe(options, messages.append)
+    assert report.current.decision.verdict is Verdict.SINGLE
+    assert report.fixed is not None and report.fixed.decision.verdict is Verdict.MULTI
+    assert any("timing" in m for m in messages)
+
+    data = report_json(report)
+    assert data["verdict"] == "single-threaded"
+    assert data["crate"] == "burn-flex" and data["features"] == ["std"]
+    assert [run["threads"] for run in data["runs"]] == [1, 2]
+    assert data["runs"][0]["mlp"]["min_ms"] == 5.0
+    labels = [v["label"] for v in data["variants"]]
+    assert labels[:2] == ["current", "with featcheck's fix"]
+    assert data["variants"][1]["vs_current"] == pytest.approx(21.4 / 11.5, rel=1e-3)
+    assert "rayon" in data["variants"][1]["features"]
+
+
+# --- the report ------------------------------------------------------------------------------
+
+
+def _variant(config: BackendConfig, single_ms: float, all_ms: float, par: float) -> VariantResult:
+    single, every = _runs(single_ms, all_ms, par)
+    return VariantResult(
+        config,
+        BuiltProbe(Path("probe"), "0123456789abcdef", cached=False, seconds=301.0),
+        Measurement(single, every, 0.9, {"1": None, "all": None}),
+        decide(single, every, 2, 0.9),
+    )
+
+
+def _report(compare: bool) -> ProbeReport:
+    fixed_config = replace(
+        CONFIG, pins=(Pin("burn-flex", "0.22.1", ("rayon", "std")),), label="with featcheck's fix"
+    )
+    return ProbeReport(
+        member="app",
+        target="x86_64-unknown-linux-gnu",
+        n=1024,
+        cores=2,
+        mlp=False,
+        current=_variant(CONFIG, 21.4, 21.6, 1.01),
+        fixed=_variant(fixed_config, 21.6, 11.8, 1.9) if compare else None,
+        compare=compare,
+        torch=TorchStats("2.5.0", 2, RunStats(2, 0.8, 0.9, 1.9)) if compare else None,
+        fix_description='FC001: add "rayon" to the features of burn' if compare else None,
+    )
+
+
+def test_json_schema() -> None:
+    data = json.loads(render_json(_report(compare=False)))
+    assert data["version"] == 1 and data["tool"]["name"] == "featcheck"
+    for key, kind in {
+        "verdict": str,
+        "reason": str,
+        "parallelism": float,
+        "speedup": float,
+        "cores": int,
+        "n": int,
+        "runs": list,
+        "crate": str,
+        "crate_version": str,
+        "features": list,
+        "member": str,
+        "target": str,
+        "pins": list,
+        "build": dict,
+    }.items():
+        assert isinstance(data[key], kind), key
+    assert data["verdict"] in {v.value for v in Verdict}
+    for run in data["runs"]:
+        assert set(run) >= {"threads", "min_ms", "median_ms", "parallelism"}
+    assert "variants" not in data
+
+    compared = report_json(_report(compare=True))
+    rows = compared["variants"]
+    assert [row["label"] for row in rows] == ["current", "with featcheck's fix", "PyTorch 2.5.0"]
+    assert rows[0]["vs_current"] == 1.0
+    assert rows[1]["verdict"] == "multi-threaded" and rows[1]["fix"].startswith("FC001")
+    assert rows[2]["min_ms"] == 0.8 and "Accelerate" in rows[2]["note"]
+
+
+def test_text_report_plain_and_fancy() -> None:
+    plain = "\n".join(text for text, _ in text_lines(_report(compare=True), fancy=False))
+    assert "single-threaded: " in plain
+    assert "RAYON_NUM_THREADS=1" in plain and "all cores (2)" in plain
+    assert "#" in plain and "█" not in plain
+    assert "featcheck's fix: burn-flex [rayon,std]" in plain
+    assert "1.83x faster" in plain
+    assert "PyTorch 2.5.0 (2 threads)" in plain
+    assert "built in 301 s" in plain
+    fancy = "\n".join(text for text, _ in text_lines(_report(compare=False), fancy=True))
+    assert "█" in fancy and "--compare-fix" in fancy
+
+
+def test_decision_is_a_plain_record() -> None:
+    decision = Decision(Verdict.MULTI, "why", 1.8, 1.9, None)
+    assert decision.verdict.value == "multi-threaded"
