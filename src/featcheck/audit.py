@@ -25,6 +25,7 @@ from featcheck.graph import DependencyGraph, Node
 from featcheck.locate import Locator, ManifestCache
 from featcheck.lockfile import LockfileGuard
 from featcheck.manifest.document import read_manifest
+from featcheck.noexec.runner import FileRunner
 from featcheck.resolution import resolve_builds, resolver_version, target_cfgs
 from featcheck.rules import BuildView, Detection, Rule, select_rules
 from featcheck.suggest import FeatureSearch
@@ -57,6 +58,9 @@ class AuditOptions:
     resolver: str = "featcheck"
     """`featcheck`: resolve features in-process from the one `cargo metadata` call (proven equal
     to cargo's answer); `cargo`: ask `cargo tree -e normal` once per member and target."""
+    no_exec: bool = False
+    """Start no process: read the manifests, Cargo.lock and the dependency manifests in the
+    local cargo registry or vendor/, with built-in target cfgs; no fix is confirmed safe."""
 
 
 @dataclass
@@ -123,8 +127,14 @@ def audit_project(path: Path, options: AuditOptions) -> AuditResult:
     _rules(options)  # an unknown --select/--ignore code fails before cargo runs
     manifest = find_manifest(path)
     read_manifest(manifest)  # a broken manifest gets featcheck's one-line error, not cargo's
+    if options.no_exec:
+        from featcheck.noexec.fallback import manifest_only_audit
+
+        fallback = manifest_only_audit(manifest, options)  # dependency manifests missing
+        if fallback is not None:
+            return fallback
     manifests = ManifestCache()
-    runner = CargoRunner(
+    runner = (FileRunner if options.no_exec else CargoRunner)(
         manifest.parent,
         offline=options.offline,
         locked=options.locked,
@@ -161,7 +171,7 @@ def audit_project(path: Path, options: AuditOptions) -> AuditResult:
             timeout=options.timeout,
             trust_checkout=options.trust_checkout,
         )
-        if options.confirm_fixes
+        if options.confirm_fixes and not options.no_exec
         else None,
     )
     codes_run: set[str] = set()

@@ -5,6 +5,7 @@ Exit codes: 0 no finding at or above the failing level, 1 findings, 2 usage, inp
 
 from __future__ import annotations
 
+import functools
 import os
 import shlex
 import sys
@@ -21,6 +22,8 @@ from featcheck import __version__
 from featcheck.errors import FeatcheckError
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from featcheck.audit import AuditResult
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
@@ -67,6 +70,11 @@ class OutputFormat(str, Enum):
     json = "json"
     github = "github"
     sarif = "sarif"
+
+
+class Resolver(str, Enum):
+    featcheck = "featcheck"
+    cargo = "cargo"
 
 
 class FailOn(str, Enum):
@@ -189,6 +197,22 @@ def check(
         bool,
         typer.Option("--diff", help="Print the diff --fix would apply, and change nothing."),
     ] = False,
+    resolver: Annotated[
+        Resolver,
+        typer.Option(
+            "--resolver",
+            help="featcheck: resolve features from one `cargo metadata` call (fast, proven equal "
+            "to cargo); cargo: ask `cargo tree -e normal` per member and target.",
+        ),
+    ] = Resolver.featcheck,
+    no_exec: Annotated[
+        bool,
+        typer.Option(
+            "--no-exec",
+            help="Start no process (no cargo, rustc, rustup): read the manifests, Cargo.lock "
+            "and the local cargo registry or vendor/; fixes are not confirmed.",
+        ),
+    ] = False,
 ) -> None:
     """Audit a project (or saved cargo tree text) and report what costs performance.
 
@@ -208,6 +232,8 @@ def check(
         ignore=_codes(ignore),
         on_command=terminal.show_command if verbose else None,
         trust_checkout=trust_checkout,
+        resolver=resolver.value,
+        no_exec=no_exec,
     )
     try:
         if tree is not None:
@@ -216,7 +242,7 @@ def check(
             text = _read_tree_input(tree)
             result = audit_tree_text(text, "<stdin>" if tree == "-" else tree, options)
         else:
-            with terminal.working("Resolving features with cargo"):
+            with terminal.working("Reading the manifests" if no_exec else "Resolving features"):
                 result = audit_project(path, options)
             if diff:
                 _show_diff(result)
@@ -302,12 +328,16 @@ class _Terminal:
     """stderr while an audit runs: a spinner on a terminal, cargo commands with --verbose."""
 
     def __init__(self, *, spinner: bool) -> None:
+        # Only a real terminal gets the animation (FORCE_COLOR must not put it in CI logs).
+        self.spinner = spinner and sys.stderr.isatty()
+
+    @functools.cached_property
+    def console(self) -> Console:
+        """Made on first use: a hook's non-interactive run never pays for importing rich."""
         from rich.console import Console
 
         # rich drops colour when stderr is not a terminal or NO_COLOR is set.
-        self.console = Console(stderr=True, highlight=False, soft_wrap=True)
-        # Only a real terminal gets the animation (FORCE_COLOR must not put it in CI logs).
-        self.spinner = spinner and sys.stderr.isatty()
+        return Console(stderr=True, highlight=False, soft_wrap=True)
 
     def show_command(self, command: list[str]) -> None:
         """Print one command line (called from the audit's worker threads)."""
@@ -357,6 +387,117 @@ def cargo_main() -> None:
 
 
 # --- end of issue 4 additions -------------------------------------------------------------
+
+
+# --- `featcheck probe` (issue 5): the one command that compiles and runs code --------------
+
+
+class ProbeFormat(str, Enum):
+    text = "text"
+    json = "json"
+
+
+_PROBE_HELP = """Measure whether the member's matmul runs on one core: build and time a probe.
+
+\b
+The probe is the only part of featcheck that compiles and runs code. It builds registry
+crates at the versions your Cargo.lock pins (burn, burn-flex and gemm with exactly the
+features your member resolves) plus featcheck's own small probe crate, in your cache
+directory ($XDG_CACHE_HOME or ~/.cache, featcheck/probe). It never builds or runs your
+crate, its build script or its path dependencies.
+
+\b
+It times an N x N f32 matmul on burn's CPU backend (warm-up, then 20 timed runs; min and
+median) with RAYON_NUM_THREADS=1 and with all cores, and measures CPU time against wall
+time (the effective parallelism). The first build of a configuration takes minutes; later
+probes of it start timing within seconds.
+
+\b
+Verdict: single-threaded (exit 1), multi-threaded (exit 0), or inconclusive (exit 0: one
+core only, or too much noise; it says which). Exit 2 on errors.
+"""
+
+
+@app.command("probe", help=_PROBE_HELP)
+def probe(
+    path: Annotated[
+        Path, typer.Argument(help="A directory with a Cargo.toml, or the Cargo.toml itself.")
+    ] = Path("."),
+    package: Annotated[
+        str | None,
+        typer.Option("--package", "-p", metavar="MEMBER", help="The workspace member to probe."),
+    ] = None,
+    n: Annotated[
+        int,
+        typer.Option("--n", metavar="N", help="Matrix size (n^3 must be >= 10 x 192^3: n >= 414)."),
+    ] = 1024,
+    compare_fix: Annotated[
+        bool,
+        typer.Option(
+            "--compare-fix",
+            help="Also build and time the member with featcheck's confirmed fix applied (on a "
+            "temporary copy), and PyTorch when it is importable.",
+        ),
+    ] = False,
+    output_format: Annotated[
+        ProbeFormat, typer.Option("--format", help="Output format.")
+    ] = ProbeFormat.text,
+    offline: Annotated[
+        bool,
+        typer.Option(
+            "--offline", help="Keep cargo off the network (needs a filled registry cache)."
+        ),
+    ] = False,
+    mlp: Annotated[
+        bool,
+        typer.Option("--mlp", help="Also time one training step of a 784-512-10 MLP."),
+    ] = False,
+    timeout: Annotated[
+        float,
+        typer.Option(
+            "--timeout", metavar="SECONDS", help="Seconds for each cargo resolution and probe run."
+        ),
+    ] = 300.0,
+    verbose: Annotated[
+        bool, typer.Option("--verbose", "-v", help="Print each cargo command to stderr.")
+    ] = False,
+) -> None:
+    from featcheck.probe.command import ProbeOptions, run_probe
+    from featcheck.probe.verdict import Verdict
+
+    def say(text: str) -> None:
+        print(f"featcheck: {text}", file=sys.stderr, flush=True)
+
+    def show_command(command: list[str]) -> None:
+        say(f"running: {shlex.join(command)}")
+
+    options = ProbeOptions(
+        path=path,
+        package=package,
+        n=n,
+        compare_fix=compare_fix,
+        offline=offline,
+        mlp=mlp,
+        timeout=timeout,
+        on_command=show_command if verbose else None,
+    )
+    try:
+        report = run_probe(options, say)
+    except FeatcheckError as error:
+        _fail(error)
+    if output_format is ProbeFormat.json:
+        from featcheck.probe.report import render_json
+
+        sys.stdout.write(render_json(report))
+    else:
+        from featcheck.probe.report import render_text
+
+        render_text(report)
+    single = report.current.decision.verdict is Verdict.SINGLE
+    raise typer.Exit(EXIT_FINDINGS if single else EXIT_CLEAN)
+
+
+# --- end of issue 5 additions -------------------------------------------------------------
 
 
 def _read_tree_input(name: str) -> str:

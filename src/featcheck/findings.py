@@ -88,3 +88,6 @@ class Finding:
     where an inline suppression comment counts too."""
     """The whole dependency declaration that `location` lies in (key to end of value; the
     `[dependencies.x]` header to its last key for the table form), for suppression comments."""
+    confidence: str = "resolved"
+    """`resolved`: from the resolved feature graph; `manifest-only`: read from the members' own
+    manifests alone, because a --no-exec audit lacked the dependencies' manifests."""

@@ -45,6 +45,7 @@ def finding_to_dict(finding: Finding) -> dict[str, Any]:
         "chain": list(finding.chain),
         "fix": fix_to_dict(finding.fix),
         "alternatives": [fix_to_dict(f) for f in finding.alternatives],
+        "confidence": finding.confidence,
     }
 
 

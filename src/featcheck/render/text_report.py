@@ -47,6 +47,11 @@ def _render_finding(finding: Finding) -> list[str]:
     if location is not None:
         lines.append(f"  [blue]-->[/] {escape(location.file)}:{location.line}:{location.column}")
         lines.extend("  " + line for line in _quote(finding))
+    if finding.confidence != "resolved":
+        lines.append(
+            f"  [blue]=[/] confidence: {escape(finding.confidence)} (from the manifests alone, "
+            "without the dependencies' feature tables)"
+        )
     for note in finding.notes:
         lines.append(f"  [blue]=[/] note: {escape(note)}")
     for link in finding.chain:

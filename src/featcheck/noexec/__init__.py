@@ -1,0 +1,18 @@
+"""Audit without starting any process (`--no-exec`): no cargo, no rustc, no rustup.
+
+`cargo metadata` and `rustc --print cfg` are replaced by reading files: the workspace's
+manifests, its Cargo.lock, the dependency manifests already unpacked in the local cargo registry
+(`$CARGO_HOME/registry/src/*/NAME-VERSION/`) or a `vendor/` directory at the workspace root,
+and built-in cfg tables for the common targets. See `metadata.build_metadata`.
+"""
+
+from featcheck.noexec.metadata import MissingManifests, build_metadata
+from featcheck.noexec.targets import SUPPORTED_TARGETS, builtin_cfg, detect_host_triple
+
+__all__ = [
+    "SUPPORTED_TARGETS",
+    "MissingManifests",
+    "build_metadata",
+    "builtin_cfg",
+    "detect_host_triple",
+]

@@ -1,0 +1,43 @@
+"""A CargoRunner that starts no process: metadata from files, cfg from built-in tables."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from featcheck.cargo.cfg import TargetCfg
+from featcheck.cargo.metadata import WorkspaceMetadata, parse_metadata
+from featcheck.cargo.runner import CargoOutput, CargoRunner
+from featcheck.errors import FeatcheckError
+from featcheck.noexec.metadata import build_metadata
+from featcheck.noexec.targets import builtin_cfg, detect_host_triple
+
+
+@dataclass
+class FileRunner(CargoRunner):
+    """Answers `metadata`, `host_triple` and `target_cfg` from files; refuses to run anything."""
+
+    def _run(self, program: str, args: Sequence[str]) -> CargoOutput:
+        raise FeatcheckError(
+            f"--no-exec runs no process, but this audit needs `{program} {' '.join(args[:1])}`"
+            " (drop --no-exec, or use the default --resolver featcheck)"
+        )
+
+    def metadata(self, manifest_path: Path) -> WorkspaceMetadata:
+        """`cargo metadata` rebuilt from the manifests, Cargo.lock and the local registry."""
+        return parse_metadata(json.dumps(build_metadata(manifest_path, os.environ)))
+
+    def host_triple(self) -> str:
+        """The host triple, from the Python runtime."""
+        if self._host is None:
+            self._host = detect_host_triple()
+        return self._host
+
+    def target_cfg(self, triple: str) -> TargetCfg:
+        """The built-in cfg table of `triple`."""
+        if triple not in self._cfg_cache:
+            self._cfg_cache[triple] = builtin_cfg(triple)
+        return self._cfg_cache[triple]
