@@ -15,7 +15,7 @@ from pathlib import Path
 
 from featcheck.cargo.cfg import TargetCfg
 from featcheck.cargo.checkout_config import checkout_config_args, default_cargo_home
-from featcheck.cargo.failures import CargoFailure, FailureKind, classify
+from featcheck.cargo.failures import FailureKind, classify
 from featcheck.cargo.metadata import WorkspaceMetadata, parse_metadata
 from featcheck.cargo.toolchain import Toolchain, neutral_directory, resolve_toolchain
 from featcheck.errors import FeatcheckError
@@ -194,10 +194,6 @@ class CargoRunner:
         if output.returncode != 0:
             raise self._failure(f"cargo tree -p {package_spec}", output)
         return output.stdout
-
-    def classify_tree_failure(self, output: CargoOutput) -> CargoFailure:
-        """Exposed for callers that query packages which may be absent."""
-        return classify(output.stderr)
 
     def host_triple(self) -> str:
         """The host target triple, as the workspace's rustc reports it."""

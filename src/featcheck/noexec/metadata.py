@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from featcheck.cargo.checkout_config import default_cargo_home
 from featcheck.cargo.semver import matches
 from featcheck.errors import FeatcheckError
 from featcheck.manifest.document import read_manifest
@@ -262,16 +263,6 @@ def _find_registry_manifest(dirs: list[Path], name: str, version: str) -> Path |
     return None
 
 
-def _cargo_home(environment: Mapping[str, str]) -> Path | None:
-    home = environment.get("CARGO_HOME")
-    if home:
-        return Path(home)
-    try:
-        return Path.home() / ".cargo"
-    except RuntimeError:
-        return None
-
-
 def _lock_target(entry: str, by_name: Mapping[str, list[dict[str, Any]]]) -> dict[str, Any] | None:
     """The lock package a `dependencies` entry (`name`, `name version`, `name version (src)`)
     names."""
@@ -303,7 +294,7 @@ def lock_packages(manifest: Path) -> list[dict[str, Any]]:
 def find_missing(manifest: Path, environment: Mapping[str, str]) -> list[str]:
     """Registry packages of the lockfile (`NAME@VERSION`) with no manifest on this machine."""
     root_manifest, _ = discover_workspace(manifest)
-    registries = _registry_dirs(_cargo_home(environment), root_manifest.parent)
+    registries = _registry_dirs(default_cargo_home(environment), root_manifest.parent)
     return [
         f"{entry['name']}@{entry['version']}"
         for entry in lock_packages(manifest)
@@ -349,7 +340,7 @@ def build_metadata(manifest: Path, environment: Mapping[str, str] | None = None)
             if decl["path"] is not None:
                 pending.append(Path(decl["path"]) / "Cargo.toml")
 
-    registries = _registry_dirs(_cargo_home(environment), root)
+    registries = _registry_dirs(default_cargo_home(environment), root)
     packages: list[dict[str, Any]] = []
     ids: dict[int, str] = {}
     missing: list[str] = []
