@@ -24,7 +24,6 @@ from featcheck.fixes.plan import candidate_edits, choose_fix
 from featcheck.graph import DependencyGraph, Node
 from featcheck.locate import Locator, ManifestCache
 from featcheck.lockfile import LockfileGuard
-from featcheck.manifest.document import read_manifest
 from featcheck.noexec.runner import FileRunner
 from featcheck.resolution import resolve_builds, resolver_version, target_cfgs
 from featcheck.rules import BuildView, Detection, Rule, select_rules
@@ -126,14 +125,14 @@ def audit_project(path: Path, options: AuditOptions) -> AuditResult:
     """Audit every selected member on every target, as cargo resolves it."""
     _rules(options)  # an unknown --select/--ignore code fails before cargo runs
     manifest = find_manifest(path)
-    read_manifest(manifest)  # a broken manifest gets featcheck's one-line error, not cargo's
+    manifests = ManifestCache()
+    manifests.get(manifest)  # a broken manifest gets featcheck's one-line error, not cargo's
     if options.no_exec:
         from featcheck.noexec.fallback import manifest_only_audit
 
         fallback = manifest_only_audit(manifest, options)  # dependency manifests missing
         if fallback is not None:
             return fallback
-    manifests = ManifestCache()
     runner = (FileRunner if options.no_exec else CargoRunner)(
         manifest.parent,
         offline=options.offline,

@@ -55,7 +55,7 @@ class MetaRuleDoc:
     @property
     def why(self) -> str:
         """The doc's why-section on one line, as findings quote it."""
-        return " ".join(self.doc.why.split())
+        return self.doc.why_line
 
 
 UNUSED_SUPPRESSION = MetaRuleDoc(

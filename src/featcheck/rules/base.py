@@ -71,6 +71,11 @@ class RuleDoc:
     ignore: str
     """When to ignore it, and how."""
 
+    @property
+    def why_line(self) -> str:
+        """The why-section on one line, as findings quote it."""
+        return " ".join(self.why.split())
+
 
 class Rule(ABC):
     """A check with a stable code; subclasses fill in the class attributes and `detect`."""
@@ -92,7 +97,7 @@ class Rule(ABC):
     @property
     def why(self) -> str:
         """The doc's why-section, as findings quote it."""
-        return " ".join(self.doc.why.split())
+        return self.doc.why_line
 
     @abstractmethod
     def detect(self, view: BuildView) -> list[Detection]:
