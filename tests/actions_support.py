@@ -6,7 +6,7 @@ import subprocess
 
 import pytest
 
-from featcheck.findings import Finding, Location, Severity
+from featcheck.report import Finding, Location, Severity
 
 # Variables GitHub Actions sets that change what featcheck prints; tests set them explicitly.
 ACTIONS_VARIABLES = (

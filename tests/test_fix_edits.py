@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from featcheck.fixes.edits import EditError, apply_edit
-from featcheck.fixes.model import Edit
+from featcheck.report import Edit
 
 MANIFEST = Path("Cargo.toml")
 SOURCE = """\

@@ -14,8 +14,6 @@ from actions_support import (
 )
 from conftest import CRATES, REPO, run_featcheck
 
-from featcheck.audit import AuditResult
-from featcheck.findings import Finding, Location, Severity
 from featcheck.render.github import (
     SUMMARY_LIMIT,
     escape_data,
@@ -24,6 +22,7 @@ from featcheck.render.github import (
     render_summary,
     write_github,
 )
+from featcheck.report import AuditResult, Finding, Location, Severity
 
 TITLE = "title=FC001 flex-without-rayon"
 TARGET = "x86_64-unknown-linux-gnu"

@@ -21,10 +21,9 @@ import pytest
 from conftest import CRATES, FIXTURES, WORKSPACES
 from typer.testing import CliRunner
 
-from featcheck.audit import AuditOptions, AuditResult, audit_project
+from featcheck.audit import AuditOptions, audit_project
 from featcheck.cli import app
 from featcheck.errors import FeatcheckError
-from featcheck.findings import Location
 from featcheck.noexec import (
     SUPPORTED_TARGETS,
     MissingManifests,
@@ -32,6 +31,7 @@ from featcheck.noexec import (
     builtin_cfg,
     detect_host_triple,
 )
+from featcheck.report import AuditResult, Location
 
 REGISTRY = FIXTURES / "registry"
 

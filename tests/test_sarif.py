@@ -15,9 +15,8 @@ from actions_support import clear_actions_environment, host_triple, make_finding
 from conftest import CRATES, REPO, run_featcheck
 
 from featcheck import __version__
-from featcheck.audit import AuditResult
-from featcheck.findings import Location, Severity
 from featcheck.render.sarif import FINGERPRINT_KEY, RULES_DOC_URL, sarif_document
+from featcheck.report import AuditResult, Location, Severity
 from featcheck.rules import ALL_RULES
 from featcheck.rules.docs import documented_rules
 

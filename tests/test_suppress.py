@@ -9,8 +9,8 @@ import pytest
 
 from featcheck.config import Config, load_config
 from featcheck.errors import FeatcheckError
-from featcheck.findings import Finding, Location, Severity
 from featcheck.manifest.document import read_manifest
+from featcheck.report import Finding, Location, Severity
 from featcheck.rules.docs import rule_markdown
 from featcheck.suppress import (
     UNUSED_SUPPRESSION,

@@ -6,7 +6,7 @@ import os
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import nullcontext
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
 
@@ -18,13 +18,13 @@ from featcheck.cargo.tree_text import ParsedTree, TreeTextError, local_leaves, p
 from featcheck.config import load_config
 from featcheck.errors import FeatcheckError
 from featcheck.explain import Explainer
-from featcheck.findings import Finding, Location, Severity
 from featcheck.fixes.confirm import FixConfirmer
 from featcheck.fixes.plan import candidate_edits, choose_fix
 from featcheck.graph import DependencyGraph, Node
 from featcheck.locate import Locator, ManifestCache
 from featcheck.lockfile import LockfileGuard
 from featcheck.noexec.runner import FileRunner
+from featcheck.report import AuditResult, Finding, Location, Severity
 from featcheck.resolution import resolve_builds, resolver_version, target_cfgs
 from featcheck.rules import BuildView, Detection, Rule, select_rules
 from featcheck.suggest import FeatureSearch
@@ -60,22 +60,6 @@ class AuditOptions:
     no_exec: bool = False
     """Start no process: read the manifests, Cargo.lock and the dependency manifests in the
     local cargo registry or vendor/, with built-in target cfgs; no fix is confirmed safe."""
-
-
-@dataclass
-class AuditResult:
-    """Findings plus what was audited, for renderers."""
-
-    root: Path
-    """The audited root: locations are relative to it."""
-    findings: list[Finding] = field(default_factory=list)
-    members: list[str] = field(default_factory=list)
-    targets: list[str] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-    suppressed: dict[str, int] = field(default_factory=dict)
-    """How many findings each rule had that a suppression with a reason silenced."""
-    fail_on: str | None = None
-    """The failing level the project's configuration sets (the command line wins)."""
 
 
 def _rules(options: AuditOptions) -> tuple[Rule, ...]:

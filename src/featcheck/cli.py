@@ -24,7 +24,7 @@ from featcheck.errors import FeatcheckError
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from featcheck.audit import AuditResult
+    from featcheck.report import AuditResult
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 _GROUP_FLAGS = ("--help", "-h", "--version")
@@ -264,7 +264,7 @@ def _codes(values: list[str] | None) -> tuple[str, ...]:
 
 
 def _exit_code(result: AuditResult, fail_on: FailOn | None) -> int:
-    from featcheck.findings import Severity
+    from featcheck.report import Severity
 
     chosen = fail_on.value if fail_on is not None else result.fail_on or "warning"
     if chosen == "never":

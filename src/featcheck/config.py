@@ -21,9 +21,9 @@ from pathlib import Path
 from typing import Any
 
 from featcheck.errors import FeatcheckError
-from featcheck.findings import Location, Severity
 from featcheck.manifest.document import ManifestDocument, read_manifest
 from featcheck.manifest.spans import KeyPath, Span
+from featcheck.report import Location, Severity
 from featcheck.rules import Rule, rule_by_code, select_rules
 
 CONFIG_FILE = "featcheck.toml"

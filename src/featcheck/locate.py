@@ -18,12 +18,11 @@ from pathlib import Path
 from featcheck.cargo import semver
 from featcheck.cargo.cfg import TargetCfg
 from featcheck.cargo.metadata import DependencyDeclaration, PackageInfo, WorkspaceMetadata
-from featcheck.findings import Location
-from featcheck.fixes.model import Edit
 from featcheck.graph import DependencyGraph, Node
 from featcheck.manifest.declarations import DeclarationSite, declaration_sites, workspace_site
 from featcheck.manifest.document import ManifestDocument, read_manifest
 from featcheck.manifest.spans import Entry, Span
+from featcheck.report import Edit, Location
 
 
 @dataclass(frozen=True)

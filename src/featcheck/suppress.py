@@ -32,8 +32,8 @@ from featcheck.config import (
     canonical_code,
 )
 from featcheck.errors import FeatcheckError
-from featcheck.findings import Finding, Location, Severity
 from featcheck.manifest.document import ManifestDocument, read_manifest
+from featcheck.report import Finding, Location, Severity
 from featcheck.rules.base import RuleDoc
 
 

@@ -15,9 +15,8 @@ import tomlkit
 
 from featcheck.errors import FeatcheckError
 from featcheck.fileio import write_atomic
-from featcheck.findings import Finding
 from featcheck.fixes.edits import EditError, apply_edit
-from featcheck.fixes.model import Edit
+from featcheck.report import Edit, Finding
 
 
 @dataclass(frozen=True)

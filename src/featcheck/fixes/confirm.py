@@ -17,8 +17,8 @@ from featcheck.cargo.runner import CargoRunner
 from featcheck.cargo.tree_text import TreeTextError, parse_tree_text
 from featcheck.errors import FeatcheckError
 from featcheck.fixes.edits import EditError, apply_edit
-from featcheck.fixes.model import Edit
 from featcheck.graph import Node
+from featcheck.report import Edit
 
 _NOT_COPIED = shutil.ignore_patterns("target", ".git", ".hg", ".jj", "node_modules", ".venv")
 

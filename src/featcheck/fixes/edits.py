@@ -16,8 +16,8 @@ from typing import Any
 import tomlkit
 import tomlkit.exceptions
 
-from featcheck.fixes.model import Edit
 from featcheck.manifest.spans import Entry, KeyPath, Span, index_spans
+from featcheck.report import Edit
 
 _DEPENDENCIES_HEADER = re.compile(r"^\s*\[\s*dependencies\s*\]\s*(#.*)?$")
 _ANY_HEADER = re.compile(r"^\s*\[")

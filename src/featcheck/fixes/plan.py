@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from featcheck.cargo.metadata import WorkspaceMetadata
-from featcheck.fixes.model import Edit, Fix
 from featcheck.graph import Node
 from featcheck.locate import Cut
+from featcheck.report import Edit, Fix
 from featcheck.suggest import FeatureSearch
 
 

@@ -13,13 +13,13 @@ import os
 from pathlib import Path
 from typing import Any
 
-from featcheck.audit import AuditOptions, AuditResult
+from featcheck.audit import AuditOptions
 from featcheck.errors import FeatcheckError
-from featcheck.findings import Finding, Location
 from featcheck.manifest.document import read_manifest
 from featcheck.noexec.metadata import declarations_of, discover_workspace, find_missing
 from featcheck.noexec.metadata import lock_packages as read_lock_packages
 from featcheck.noexec.targets import builtin_cfg, detect_host_triple
+from featcheck.report import AuditResult, Finding, Location
 from featcheck.rules import select_rules
 
 MANIFEST_ONLY = "manifest-only"

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from featcheck.audit import AuditResult
-from featcheck.findings import Finding, Severity
+from featcheck.report import AuditResult, Finding, Severity
 
 
 def plural(count: int, word: str) -> str:

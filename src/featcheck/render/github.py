@@ -19,9 +19,8 @@ from pathlib import Path, PurePosixPath
 from typing import TextIO
 from urllib.parse import quote
 
-from featcheck.audit import AuditResult
-from featcheck.findings import Finding, Location, Severity
 from featcheck.render.common import build_of, count_line, plural
+from featcheck.report import AuditResult, Finding, Location, Severity
 
 ANNOTATIONS_PER_LEVEL = 10
 """Annotations of one level that GitHub keeps per step; it drops the rest without a word."""

@@ -10,9 +10,7 @@ import json
 from typing import Any
 
 from featcheck import __version__
-from featcheck.audit import AuditResult
-from featcheck.findings import Finding, Severity
-from featcheck.fixes.model import Fix
+from featcheck.report import AuditResult, Finding, Fix, Severity
 
 SCHEMA_VERSION = 1
 

@@ -18,10 +18,9 @@ from typing import Any
 from urllib.parse import quote
 
 from featcheck import __version__
-from featcheck.audit import AuditResult
-from featcheck.findings import Finding, Severity
 from featcheck.render.common import build_of
 from featcheck.render.github import repository_path
+from featcheck.report import AuditResult, Finding, Severity
 from featcheck.rules.docs import Documented, documented_rules
 
 SARIF_VERSION = "2.1.0"

@@ -11,9 +11,8 @@ from typing import TextIO
 from rich.console import Console
 from rich.markup import escape
 
-from featcheck.audit import AuditResult
-from featcheck.findings import Finding, Severity
 from featcheck.render.common import count_line
+from featcheck.report import AuditResult, Finding, Severity
 
 _STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "bold yellow", Severity.INFO: "bold cyan"}
 

@@ -12,8 +12,8 @@ from abc import ABC, abstractmethod
 from collections import deque
 from dataclasses import dataclass, field
 
-from featcheck.findings import Severity
 from featcheck.graph import DependencyGraph, Node
+from featcheck.report import Severity
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from featcheck.findings import Severity
+from featcheck.report import Severity
 from featcheck.rules import ALL_RULES, RuleDoc
 from featcheck.suppress import UNUSED_SUPPRESSION
 

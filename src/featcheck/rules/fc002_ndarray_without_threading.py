@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from packaging.version import InvalidVersion, Version
 
-from featcheck.findings import Severity
 from featcheck.graph import Node
+from featcheck.report import Severity
 from featcheck.rules.base import BuildView, MissingFeatureRule, RuleDoc
 from featcheck.rules.selection import present
 

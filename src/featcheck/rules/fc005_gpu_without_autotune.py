@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from featcheck.findings import Severity
 from featcheck.graph import Node
+from featcheck.report import Severity
 from featcheck.rules.base import BuildView, MissingFeatureRule, RuleDoc
 from featcheck.rules.fc004_gpu_without_fusion import GPU_BACKENDS
 from featcheck.rules.selection import present

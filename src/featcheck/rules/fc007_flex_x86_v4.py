@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from featcheck.findings import Severity
 from featcheck.graph import Node
+from featcheck.report import Severity
 from featcheck.rules.base import BuildView, MissingFeatureRule, RuleDoc
 from featcheck.rules.selection import flex_selection
 

@@ -1,11 +1,68 @@
-"""What an audit reports: findings that know rule, member, crate, feature, target and place."""
+"""What an audit reports: findings that know rule, member, crate, feature, target and place,
+the fixes they carry as edits, and the result renderers show. The ground floor: it imports
+only the manifest key-path type, so renderers, rules and the orchestrator all stand on it."""
 
 from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
 
-from featcheck.fixes.model import Fix
+from featcheck.manifest.spans import KeyPath
+
+Action = Literal["add-features", "remove-default-features", "add-dependency"]
+
+
+@dataclass(frozen=True)
+class Edit:
+    """One change to one dependency declaration in one manifest."""
+
+    manifest: Path
+    """Absolute path of the manifest to edit."""
+    declaration: KeyPath
+    """Key path of the declaration, e.g. ("workspace", "dependencies", "burn")."""
+    action: Action
+    features: tuple[str, ...] = ()
+    """For add-features and add-dependency: the features to add."""
+    version: str = ""
+    """For add-dependency: the version requirement."""
+    file: str = ""
+    """The manifest relative to the audited root, for reports."""
+    line: int = 0
+    """The declaration's line, for reports (0 for a new dependency)."""
+
+    def describe(self) -> str:
+        """The edit in words."""
+        key = str(self.declaration[-1])
+        if self.action == "add-features":
+            listed = ", ".join(f'"{f}"' for f in self.features)
+            return f"add {listed} to the features of {key}"
+        if self.action == "remove-default-features":
+            return f"remove `default-features = false` from {key}"
+        listed = ", ".join(f'"{f}"' for f in self.features)
+        return (
+            f'add {key} = {{ version = "{self.version}", default-features = false, '
+            f"features = [{listed}] }} to [dependencies]"
+        )
+
+
+@dataclass(frozen=True)
+class Fix:
+    """A candidate change for one finding."""
+
+    edits: tuple[Edit, ...]
+    confirmed: bool = False
+    """cargo resolved the missing feature on a temporary copy with the edits applied."""
+    safe: bool = False
+    """Confirmed and the smallest candidate: what `--fix` applies."""
+    note: str = ""
+    """Why it could not be confirmed, when it was not."""
+
+    @property
+    def description(self) -> str:
+        """The fix in words."""
+        return "; ".join(edit.describe() for edit in self.edits)
 
 
 class Severity(enum.IntEnum):
@@ -83,11 +140,27 @@ class Finding:
     alternatives: tuple[Fix, ...] = field(default_factory=tuple)
     """Other candidate changes, smallest first (unconfirmed unless marked)."""
     declaration: Location | None = None
+    """The whole dependency declaration that `location` lies in (key to end of value; the
+    `[dependencies.x]` header to its last key for the table form), for suppression comments."""
     inherited_by: Location | None = None
     """For a cut in `[workspace.dependencies]`: the member's own `workspace = true` declaration,
     where an inline suppression comment counts too."""
-    """The whole dependency declaration that `location` lies in (key to end of value; the
-    `[dependencies.x]` header to its last key for the table form), for suppression comments."""
     confidence: str = "resolved"
     """`resolved`: from the resolved feature graph; `manifest-only`: read from the members' own
     manifests alone, because a --no-exec audit lacked the dependencies' manifests."""
+
+
+@dataclass
+class AuditResult:
+    """Findings plus what was audited, for renderers."""
+
+    root: Path
+    """The audited root: locations are relative to it."""
+    findings: list[Finding] = field(default_factory=list)
+    members: list[str] = field(default_factory=list)
+    targets: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    suppressed: dict[str, int] = field(default_factory=dict)
+    """How many findings each rule had that a suppression with a reason silenced."""
+    fail_on: str | None = None
+    """The failing level the project's configuration sets (the command line wins)."""
