@@ -103,6 +103,16 @@ CASES: dict[str, set[Expected]] = {
     },
     # A library's features are chosen by its binaries: info, not a failure.
     "library-with-flex": {Expected("model", "FC001", "0.22.1", "rayon", "info", "Cargo.toml:8:31")},
+    # A cdylib (Python extension, wasm module) and a package whose only binary is
+    # src/bin/tool.rs are final artifacts: nobody downstream chooses their features.
+    "cdylib-flex": {
+        Expected("cdylib-flex", "FC001", "0.22.1", "rayon", "error", "Cargo.toml:8:31")
+    },
+    "bin-dir": {Expected("bin-dir", "FC001", "0.22.1", "rayon", "error", "Cargo.toml:8:31")},
+    # Examples are not shipped: a library with an example stays a library.
+    "examples-only": {
+        Expected("examples-only", "FC001", "0.22.1", "rayon", "info", "Cargo.toml:8:31")
+    },
     "direct-flex": {Expected("app", "FC001", "0.22.1", "rayon", "error", "Cargo.toml:9:36")},
     # The backend comes from a crate feature; the cut is still default-features on burn.
     "crate-feature": {Expected("app", "FC001", "0.22.1", "rayon", "error", "Cargo.toml:8:31")},

@@ -13,6 +13,9 @@ from typing import Any
 
 from featcheck.errors import FeatcheckError
 
+_FINAL_ARTIFACTS = frozenset({"bin", "cdylib", "staticlib"})
+"""Target kinds that are built for someone to run or load, not to depend on."""
+
 
 @dataclass(frozen=True)
 class DependencyDeclaration:
@@ -56,8 +59,10 @@ class PackageInfo:
 
     @property
     def is_library_only(self) -> bool:
-        """True when the package builds no binary: its features are chosen by its dependents."""
-        return "bin" not in self.target_kinds
+        """True when the package builds no final artifact (a binary, or a `cdylib`/`staticlib`
+        such as a Python extension, a wasm module or a C library): its features are chosen by
+        the packages that depend on it. Examples and tests do not count: nobody ships them."""
+        return not self.target_kinds & _FINAL_ARTIFACTS
 
 
 @dataclass(frozen=True)
