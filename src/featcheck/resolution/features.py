@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from featcheck.errors import FeatcheckError
+from featcheck.featureset import DEFAULT, FeatureSelection
 from featcheck.resolution.context import BuildContext, DepList
 from featcheck.resolution.values import DEP, FEATURE, FeatureValue, parse_feature_value
 
@@ -35,6 +37,46 @@ Seed = tuple[int, FeatureValue]
 """A step handed from a build's own packages to the packages below them."""
 
 
+class FeatureSelectionError(FeatcheckError):
+    """A build configuration cargo would refuse for this member (an unknown feature)."""
+
+
+def requested_values(
+    context: BuildContext, root: int, selection: FeatureSelection = DEFAULT
+) -> tuple[FeatureValue, ...]:
+    """What the command line asks of a selected package (cargo's `fvs_from_requested`): the
+    `--features` values, then every feature with `--all-features`, else `default` unless
+    `--no-default-features`. `selection` is what applies to this package (see
+    `featureset.member_selection`). Raises FeatureSelectionError for a plain feature the
+    package does not define, as cargo's resolver does."""
+    package = context.index.packages[root]
+    requested: list[FeatureValue] = []
+    for text in selection.features:
+        value = parse_feature_value(text)
+        if value.kind == FEATURE and value.name not in package.features:
+            raise FeatureSelectionError(
+                f"package `{package.ref.name} v{package.ref.version}` does not have the feature "
+                f"`{value.name}`"
+            )
+        requested.append(value)
+    if selection.all_features:
+        requested += [FeatureValue(FEATURE, name) for name in package.features]
+    elif not selection.no_default_features and "default" in package.features:
+        requested.append(FeatureValue(FEATURE, "default"))
+    return tuple(requested)
+
+
+def root_requests(
+    context: BuildContext, roots: tuple[int, ...], selection: FeatureSelection = DEFAULT
+) -> dict[int, tuple[FeatureValue, ...]]:
+    """`selection` for the first root (the member); the defaults for the other (resolver 1's
+    current package: featcheck does not apply flags to it, see `audit`)."""
+    return {
+        root: requested_values(context, root, selection if i == 0 else DEFAULT)
+        for i, root in enumerate(roots)
+    }
+
+
 def build_roots(context: BuildContext, member: int, current: int | None) -> tuple[int, ...]:
     """The packages cargo resolves for `-p MEMBER`: MEMBER, and with resolver 1 `current`.
 
@@ -49,39 +91,46 @@ def build_roots(context: BuildContext, member: int, current: int | None) -> tupl
 
 
 def resolve_features(
-    context: BuildContext, member: int, current: int | None = None
+    context: BuildContext,
+    member: int,
+    current: int | None = None,
+    selection: FeatureSelection = DEFAULT,
 ) -> FeatureState:
-    """Features of `cargo build -p MEMBER --target T` with default features, in one go."""
-    resolver = _Resolver(context, build_roots(context, member, current), split=False)
+    """Features of `cargo build -p MEMBER --target T` with `selection`'s flags, in one go."""
+    roots = build_roots(context, member, current)
+    resolver = _Resolver(context, root_requests(context, roots, selection), split=False)
     return resolver.run()
 
 
 def resolve_roots(
-    context: BuildContext, roots: tuple[int, ...]
+    context: BuildContext, requests: dict[int, tuple[FeatureValue, ...]]
 ) -> tuple[FeatureState, frozenset[Seed]]:
     """The roots' own features, and the steps they hand to their dependencies.
 
     Splitting here lets many members share one `resolve_below`: members that ask the same of
     the same dependencies get the same answer below themselves. Only the roots' own units are
-    in the returned state.
+    in the returned state. `requests` maps each root to what is asked of it (`root_requests`).
     """
-    resolver = _Resolver(context, roots, split=True)
+    resolver = _Resolver(context, requests, split=True)
     return resolver.run(), frozenset(resolver.seeds)
 
 
 def resolve_below(context: BuildContext, seeds: frozenset[Seed]) -> FeatureState:
     """Everything `seeds` turn on below the roots that handed them over."""
-    resolver = _Resolver(context, (), split=False)
+    resolver = _Resolver(context, {}, split=False)
     resolver.stack.extend(seeds)
     return resolver.run()
 
 
 class _Resolver:
-    def __init__(self, context: BuildContext, roots: tuple[int, ...], split: bool) -> None:
+    def __init__(
+        self, context: BuildContext, requests: dict[int, tuple[FeatureValue, ...]], split: bool
+    ) -> None:
         self.context = context
         self.packages = context.index.packages
         self.mask = context.feature_mask
-        self.roots = roots
+        self.requests = requests
+        self.roots = tuple(requests)
         self.split = split
         self.with_dev = not context.options.decouple_dev_deps
         self.state = FeatureState()
@@ -104,11 +153,8 @@ class _Resolver:
         self.stack.extend((key, value) for value in requested)
 
     def run(self) -> FeatureState:
-        for root in self.roots:
+        for root, requested in self.requests.items():
             package = self.packages[root]
-            requested: tuple[FeatureValue, ...] = ()
-            if "default" in package.features:
-                requested = (FeatureValue(FEATURE, "default"),)
             key = root * 2
             if self.context.options.track_for_host and package.proc_macro:
                 # cargo activates a selected proc-macro for both sides (see `do_resolve`).

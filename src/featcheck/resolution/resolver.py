@@ -18,8 +18,10 @@ from typing import Any
 from featcheck.cargo.cfg import TargetCfg
 from featcheck.cargo.runner import CargoRunner
 from featcheck.errors import FeatcheckError
+from featcheck.featureset import DEFAULT, FeatureSelection
 from featcheck.graph import DependencyGraph
 from featcheck.resolution.context import BuildContext
+from featcheck.resolution.features import FeatureSelectionError
 from featcheck.resolution.index import PackageIndex, build_index
 from featcheck.resolution.session import TargetSession
 
@@ -61,6 +63,7 @@ def resolve_builds(
     host: TargetCfg | None = None,
     current: str | _Current | None = _Current.FROM_METADATA,
     index: PackageIndex | None = None,
+    features: FeatureSelection = DEFAULT,
 ) -> dict[tuple[str, str], DependencyGraph]:
     """The graph of `cargo build -p MEMBER --target T` for every member and target.
 
@@ -75,35 +78,75 @@ def resolve_builds(
     working directory's); None for a virtual manifest. It matters only for resolver 1, where
     cargo resolves that package along with the `-p` one. By default it is metadata's
     `resolve.root`, right whenever the builds are meant for the manifest metadata ran for.
-    Pass `index` to reuse a `build_index(metadata_json)` already made.
+    Pass `index` to reuse a `build_index(metadata_json)` already made. `features` is the
+    feature selection (`--features`, `--no-default-features`, `--all-features`) as it applies
+    to each member (see `featureset.member_selection`); the metadata must then come from
+    `cargo metadata --all-features`, whose resolve holds every optional dependency.
+    Raises `FeatureSelectionError` when a member does not define a feature it is given.
     """
+    jobs = [(member, features) for member in members]
+    graphs = resolve_configurations(
+        metadata_json, jobs, cfgs, resolver, host=host, current=current, index=index
+    )
+    return {(member, triple): graph for (member, triple, _), graph in graphs.items()}
+
+
+Job = tuple[str, FeatureSelection]
+"""A member (package id or unique name) and the feature selection applied to it."""
+
+
+def resolve_configurations(
+    metadata_json: Mapping[str, Any],
+    jobs: Sequence[Job],
+    cfgs: Sequence[TargetCfg],
+    resolver: int,
+    *,
+    host: TargetCfg | None = None,
+    current: str | _Current | None = _Current.FROM_METADATA,
+    index: PackageIndex | None = None,
+    errors: dict[Job, FeatureSelectionError] | None = None,
+) -> dict[tuple[str, str, FeatureSelection], DependencyGraph]:
+    """`resolve_builds` for many (member, feature selection) pairs at once, keyed by (member
+    package id, target triple, selection). All pairs on one target share one session, so
+    what lies below the members is resolved once per distinct request, whatever the
+    configuration. A pair that cannot resolve (`FeatureSelectionError`) is recorded in
+    `errors` and left out, or raised when `errors` is None."""
     if resolver not in (1, 2, 3):
         raise FeatcheckError(f"unknown feature resolver {resolver} (cargo knows 1, 2, 3)")
     with _no_cyclic_gc():
-        return _resolve_all(metadata_json, members, cfgs, resolver, host, current, index)
+        return _resolve_all(metadata_json, jobs, cfgs, resolver, host, current, index, errors)
 
 
 def _resolve_all(
     metadata_json: Mapping[str, Any],
-    members: Sequence[str],
+    jobs: Sequence[Job],
     cfgs: Sequence[TargetCfg],
     resolver: int,
     host: TargetCfg | None,
     current: str | _Current | None,
     index: PackageIndex | None,
-) -> dict[tuple[str, str], DependencyGraph]:
+    errors: dict[Job, FeatureSelectionError] | None,
+) -> dict[tuple[str, str, FeatureSelection], DependencyGraph]:
     if index is None:
         index = build_index(metadata_json)
     if current is _Current.FROM_METADATA:
         current = (metadata_json.get("resolve") or {}).get("root")
     current_position = None if current is None else _member_index(index, current)
-    positions = [_member_index(index, member) for member in members]
-    graphs: dict[tuple[str, str], DependencyGraph] = {}
+    positions = [(_member_index(index, member), job) for job in jobs for member in job[:1]]
+    graphs: dict[tuple[str, str, FeatureSelection], DependencyGraph] = {}
     for cfg in cfgs:
         session = TargetSession(BuildContext(index, cfg, host or cfg, resolver))
-        for position in positions:
-            key = (index.packages[position].id, cfg.triple)
-            graphs[key] = session.graph(position, current_position)
+        for position, job in positions:
+            selection = job[1]
+            if errors is not None and job in errors:
+                continue
+            key = (index.packages[position].id, cfg.triple, selection)
+            try:
+                graphs[key] = session.graph(position, current_position, selection)
+            except FeatureSelectionError as error:
+                if errors is None:
+                    raise
+                errors[job] = error
     return graphs
 
 

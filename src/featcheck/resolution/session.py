@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from featcheck.featureset import DEFAULT, FeatureSelection
 from featcheck.graph import DependencyGraph
 from featcheck.resolution.context import BuildContext
 from featcheck.resolution.features import (
@@ -25,6 +26,7 @@ from featcheck.resolution.features import (
     resolve_below,
     resolve_features,
     resolve_roots,
+    root_requests,
 )
 from featcheck.resolution.tree import Edges, GraphBuilder, build_graph, root_key
 
@@ -56,10 +58,13 @@ class TargetSession:
             below = self._below[seeds] = _Below(state, packages, builder, {})
         return below
 
-    def graph(self, member: int, current: int | None) -> DependencyGraph:
-        """The graph of `cargo build -p MEMBER` (cargo run for `current`) on this target."""
+    def graph(
+        self, member: int, current: int | None, selection: FeatureSelection = DEFAULT
+    ) -> DependencyGraph:
+        """The graph of `cargo build -p MEMBER` (cargo run for `current`) on this target, with
+        `selection`'s feature flags applied to MEMBER."""
         roots = build_roots(self.context, member, current)
-        own, seeds = resolve_roots(self.context, roots)
+        own, seeds = resolve_roots(self.context, root_requests(self.context, roots, selection))
         below = self._shared(seeds)
         # The member's own units come from `own`; the units below it from the shared state.
         state = FeatureState(
@@ -73,7 +78,7 @@ class TargetSession:
             # A root below the member (a dev-dependency cycle, or with resolver 1 the current
             # package as a dependency): its units are not in the shared state.
             return build_graph(
-                self.context, resolve_features(self.context, member, current), member
+                self.context, resolve_features(self.context, member, current, selection), member
             )
         walk = below.walks.get(tuple(children))
         if walk is None:

@@ -1,0 +1,197 @@
+"""Build configurations: cargo's feature selection flags (`--features`, `--all-features`,
+`--no-default-features`) as one value that travels from the command line or the configuration
+file through resolution to each finding.
+
+Feature names are checked against cargo's grammar here, once, so that nothing a checkout or a
+command line supplies reaches cargo as an option: a valid name never starts with `-` or `@`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+_SEPARATORS = re.compile(r"[\s,]+")
+
+
+def _xid_start(char: str) -> bool:
+    return char.isidentifier() or char.isdigit()
+
+
+def _xid_continue(char: str) -> bool:
+    return ("a" + char).isidentifier() or char in "-+."
+
+
+def feature_name_error(name: str) -> str | None:
+    """Why `name` is not a feature name cargo accepts (cargo's `validate_feature_name`)."""
+    if not name:
+        return "a feature name cannot be empty"
+    if not _xid_start(name[0]):
+        return (
+            f"invalid character `{name[0]}` in feature `{name}`: the first character must be a "
+            "letter, a digit or `_`"
+        )
+    for char in name[1:]:
+        if not _xid_continue(char):
+            return (
+                f"invalid character `{char}` in feature `{name}`: use letters, digits, "
+                "`_`, `-`, `+` or `.`"
+            )
+    return None
+
+
+def feature_value_error(value: str) -> str | None:
+    """Why `value` is not what `--features` accepts: `feature`, `package/feature` or
+    `package?/feature` (cargo refuses `dep:` there)."""
+    if value.startswith("dep:"):
+        return f"feature `{value}` is not allowed to use explicit `dep:` syntax"
+    package, slash, feature = value.partition("/")
+    if not slash:
+        return feature_name_error(value)
+    return feature_name_error(package.removesuffix("?")) or feature_name_error(feature)
+
+
+def parse_features(texts: Iterable[str]) -> tuple[str, ...]:
+    """`--features "a b,c" --features d` -> ("a", "b", "c", "d"), as cargo splits them.
+
+    Raises ValueError naming the first value cargo would not accept.
+    """
+    found: list[str] = []
+    for text in texts:
+        for value in _SEPARATORS.split(text):
+            if not value:
+                continue
+            error = feature_value_error(value)
+            if error is not None:
+                raise ValueError(error)
+            found.append(value)
+    return tuple(dict.fromkeys(found))
+
+
+@dataclass(frozen=True, order=True)
+class FeatureSelection:
+    """What cargo's feature selection flags ask of one selected package.
+
+    `features` may hold `feature`, `package/feature` and `package?/feature` values (already
+    validated, sorted, without duplicates: build them with `FeatureSelection.of`).
+    """
+
+    features: tuple[str, ...] = ()
+    no_default_features: bool = False
+    all_features: bool = False
+
+    @classmethod
+    def of(
+        cls, features: Iterable[str] = (), *, no_default: bool = False, all_features: bool = False
+    ) -> FeatureSelection:
+        """A selection with its features validated and put in a canonical order."""
+        return cls(tuple(sorted(parse_features(features))), no_default, all_features)
+
+    @property
+    def is_default(self) -> bool:
+        """Plain `cargo build`: the default features and nothing else."""
+        return self == DEFAULT
+
+    def with_features(self, extra: Iterable[str]) -> FeatureSelection:
+        """The same flags with `extra` features added."""
+        return FeatureSelection(
+            tuple(sorted({*self.features, *extra})), self.no_default_features, self.all_features
+        )
+
+    def cargo_args(self) -> list[str]:
+        """The flags for cargo: one `--features=a,b` argument; names were validated."""
+        args: list[str] = []
+        if self.features:
+            args.append("--features=" + ",".join(self.features))
+        if self.no_default_features:
+            args.append("--no-default-features")
+        if self.all_features:
+            args.append("--all-features")
+        return args
+
+    @property
+    def label(self) -> str:
+        """How reports name it: the cargo flags, or `default features`."""
+        return " ".join(self.cargo_args()).replace("--features=", "--features ") or (
+            "default features"
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        """The JSON form (README, "JSON output")."""
+        return {
+            "features": list(self.features),
+            "no_default_features": self.no_default_features,
+            "all_features": self.all_features,
+        }
+
+
+DEFAULT = FeatureSelection()
+"""No flags: what `cargo build -p MEMBER` builds."""
+
+
+def each_feature(base: FeatureSelection, features: Iterable[str]) -> list[FeatureSelection]:
+    """`--each-feature`, as cargo-hack runs it: the base flags with the defaults, without any
+    feature, then each feature on its own (`--no-default-features --features F`), `base`'s
+    features added to every one. `default` is not listed on its own: it is the first one."""
+    alone = FeatureSelection(base.features, no_default_features=True)
+    found = [base, alone]
+    found += [alone.with_features([name]) for name in sorted(features) if name != "default"]
+    return list(dict.fromkeys(found))
+
+
+def member_selection(
+    selection: FeatureSelection, package: Mapping[str, Any]
+) -> tuple[FeatureSelection, tuple[str, ...]]:
+    """The flags cargo applies to one selected workspace member (resolver 2 and 3, or a
+    virtual workspace: cargo's `collect_matching_features`), and the features it does not have.
+
+    `package` is the member's entry in `cargo metadata`'s `packages`. A plain feature counts when
+    the member defines it (implicit features of optional dependencies included); `dep/feature`
+    when the member declares a dependency `dep`; `member/feature` when `member` names this
+    package and it defines `feature` (it then becomes plain `feature`).
+    """
+    defined = set(package.get("features", {}))
+    dependencies = {
+        str(dep.get("rename") or dep["name"]): bool(dep.get("optional"))
+        for dep in package.get("dependencies", ())
+    }
+    defined |= {name for name, optional in dependencies.items() if optional}
+    kept: list[str] = []
+    missing: list[str] = []
+    for value in selection.features:
+        owner, slash, feature = value.partition("/")
+        if not slash:
+            (kept if value in defined else missing).append(value)
+        elif owner.removesuffix("?") in dependencies:
+            kept.append(value)
+        elif owner.removesuffix("?") == package["name"] and feature in defined:
+            kept.append(feature)
+        else:
+            missing.append(value)
+    applied = FeatureSelection(
+        tuple(sorted(set(kept))), selection.no_default_features, selection.all_features
+    )
+    return applied, tuple(missing)
+
+
+def unmatched_features(
+    selection: FeatureSelection, packages: Sequence[Mapping[str, Any]]
+) -> tuple[str, ...]:
+    """Features of `selection` that none of the selected members has (cargo's error)."""
+    missing = set(selection.features)
+    for package in packages:
+        missing &= set(member_selection(selection, package)[1])
+    return tuple(sorted(missing))
+
+
+def unmatched_message(missing: Sequence[str], names: Sequence[str]) -> str:
+    """cargo's wording for features that no selected package has."""
+    these = "this feature" if len(missing) == 1 else "these features"
+    if len(names) == 1:
+        return f"the package '{names[0]}' does not contain {these}: {', '.join(missing)}"
+    return (
+        f"none of the selected packages contains {these}: {', '.join(missing)} "
+        f"(selected packages: {', '.join(names)})"
+    )
