@@ -1,9 +1,10 @@
 """`--no-exec`: the audit from files alone (manifests, Cargo.lock, local registry or vendor/).
 
 The stub registry in fixtures/registry plays the local cargo registry: a temporary CARGO_HOME
-holds `registry/src/index.crates.io-0000/NAME-VERSION` links to its packages. While featcheck
-audits with --no-exec, PATH is empty and `subprocess.Popen` raises, so any process it tried to
-start would fail the test. Verdicts are compared with the normal audit (real cargo, offline).
+holds `registry/src/index.crates.io-0000/NAME-VERSION` links to its packages — all of them (a
+machine that built the project), none (a fresh machine), or some. While featcheck audits with
+--no-exec, PATH is empty and `subprocess.Popen` raises, so any process it tried to start would
+fail the test. Verdicts are compared with the default audit (real cargo, offline).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import os
 import re
 import shutil
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -24,30 +25,37 @@ from typer.testing import CliRunner
 from featcheck.audit import AuditOptions, audit_project
 from featcheck.cli import app
 from featcheck.errors import FeatcheckError
-from featcheck.noexec import (
-    SUPPORTED_TARGETS,
-    MissingManifests,
-    build_metadata,
-    builtin_cfg,
-    detect_host_triple,
-)
-from featcheck.report import AuditResult, Location
+from featcheck.noexec import SUPPORTED_TARGETS, build_metadata, builtin_cfg, detect_host_triple
+from featcheck.report import AuditResult, Location, Severity
 
 REGISTRY = FIXTURES / "registry"
 
 
-def _link_registry(directory: Path) -> None:
+def _link_registry(directory: Path, only: Iterable[str] | None = None) -> None:
     directory.mkdir(parents=True, exist_ok=True)
+    wanted = None if only is None else set(only)
     for package in REGISTRY.iterdir():
-        (directory / package.name).symlink_to(package, target_is_directory=True)
+        if wanted is None or package.name in wanted:
+            (directory / package.name).symlink_to(package, target_is_directory=True)
+
+
+def _home(path: Path, only: Iterable[str] | None = None) -> Path:
+    """A CARGO_HOME whose unpacked registry holds the stub packages named `NAME-VERSION` in
+    `only` (all of them when None); no config, so it would not even work for cargo."""
+    _link_registry(path / "registry" / "src" / "index.crates.io-0000", only)
+    return path
 
 
 @pytest.fixture(scope="session")
 def registry_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A CARGO_HOME whose unpacked registry holds every stub package (no config: no cargo)."""
-    home = tmp_path_factory.mktemp("noexec-cargo-home")
-    _link_registry(home / "registry" / "src" / "index.crates.io-0000")
-    return home
+    """A CARGO_HOME whose unpacked registry holds every stub package."""
+    return _home(tmp_path_factory.mktemp("noexec-cargo-home"))
+
+
+@pytest.fixture(scope="session")
+def empty_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A fresh machine's CARGO_HOME: nothing downloaded yet."""
+    return tmp_path_factory.mktemp("noexec-empty-cargo-home")
 
 
 class _NoProcess(Exception):
@@ -100,6 +108,13 @@ def _no_exec_audit(
     return audit_project(path, AuditOptions(targets=targets, no_exec=True))
 
 
+def _exit(result: AuditResult) -> int:
+    """The CLI's exit code for `result` (default failing level: warning)."""
+    if any(f.severity >= Severity.WARNING for f in result.findings):
+        return 1
+    return 2 if result.incomplete else 0
+
+
 CASES = [
     (CRATES / "pitb-exec-cpu", ()),
     (CRATES / "pitb-exec-cpu-simd", ()),
@@ -115,11 +130,12 @@ CASES = [
 
 
 @pytest.mark.parametrize(("path", "targets"), CASES, ids=lambda v: getattr(v, "name", str(v)))
-def test_no_exec_verdicts_equal_the_cargo_audit(
+def test_no_exec_equals_the_cargo_audit_and_is_never_clean_when_it_cannot_see(
     path: Path,
     targets: tuple[str, ...],
     offline_cargo: Path,
     registry_home: Path,
+    empty_home: Path,
     monkeypatch: pytest.MonkeyPatch,
     request: pytest.FixtureRequest,
 ) -> None:
@@ -128,38 +144,201 @@ def test_no_exec_verdicts_equal_the_cargo_audit(
         path, AuditOptions(targets=targets or (host,), offline=True, confirm_fixes=False)
     )
     request.getfixturevalue("no_processes")
-    without = _no_exec_audit(path, registry_home, monkeypatch, targets or (host,))
-    assert _verdicts(without) == _verdicts(with_cargo)
-    assert without.members == with_cargo.members
-    assert all(f.fix is None or not f.fix.confirmed for f in without.findings)
+    # Everything downloaded: the same verdicts, complete.
+    full = _no_exec_audit(path, registry_home, monkeypatch, targets or (host,))
+    assert _verdicts(full) == _verdicts(with_cargo)
+    assert full.members == with_cargo.members
+    assert full.incomplete == []
+    assert {f.confidence for f in full.findings} <= {"resolved"}
+    assert all(f.fix is None or not f.fix.confirmed for f in full.findings)
+    # A fresh machine: never clean where cargo flags a build; what it does say is true.
+    fresh = _no_exec_audit(path, empty_home, monkeypatch, targets or (host,))
+    flagged = {(f.member, f.target) for f in with_cargo.findings if f.code != "FC900"}
+    seen = {(f.member, f.target) for f in fresh.findings} | {
+        (g.member, g.target) for g in fresh.incomplete
+    }
+    assert flagged <= seen
+    assert _exit(fresh) != 0 or _exit(with_cargo) == 0
+    assert _verdicts(fresh) <= _verdicts(with_cargo)
 
 
-def test_no_exec_finds_fc001_on_the_example_crate(
-    registry_home: Path, monkeypatch: pytest.MonkeyPatch, no_processes: None
+def test_fresh_machine_names_what_it_could_not_read(
+    empty_home: Path, monkeypatch: pytest.MonkeyPatch, no_processes: None
 ) -> None:
-    result = _no_exec_audit(CRATES / "pitb-exec-cpu", registry_home, monkeypatch)
-    assert [(f.code, _where(f.location)) for f in result.findings] == [("FC001", "Cargo.toml:9:31")]
-    assert result.targets == [detect_host_triple()]
-    simd = _no_exec_audit(CRATES / "pitb-exec-cpu-simd", registry_home, monkeypatch)
-    assert simd.findings == []
+    monkeypatch.setenv("CARGO_HOME", str(empty_home))
+    path = str(CRATES / "pitb-exec-cpu")
+    text = CliRunner().invoke(app, ["check", path, "--no-exec"])
+    assert text.exit_code == 2
+    assert "incomplete audit: --no-exec could not read burn@0.22.1" in text.stdout
+    assert "cargo fetch" in text.stdout
+    assert "no findings, audit incomplete (1 member" in text.stdout
+    report = CliRunner().invoke(app, ["check", path, "--no-exec", "--format", "json"])
+    assert report.exit_code == 2
+    document = json.loads(report.stdout)
+    assert document["complete"] is False
+    assert document["incomplete"] == [
+        {
+            "member": "pitb-exec-cpu",
+            "target": detect_host_triple(),
+            "unread": ["burn@0.22.1"],
+            "reasons": ["not in the local cargo registry or vendor/"],
+        }
+    ]
 
 
-def test_package_ids_match_cargo_metadata(offline_cargo: Path, registry_home: Path) -> None:
-    manifest = CRATES / "pitb-exec-cpu" / "Cargo.toml"
-    real = json.loads(
-        subprocess.run(
-            ["cargo", "metadata", "--format-version", "1", "--offline"],
-            cwd=manifest.parent,
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout
+def _host_build_packages(path: Path, home: Path, monkeypatch: pytest.MonkeyPatch) -> set[str]:
+    """`NAME-VERSION` of the registry packages in any audited build of `path` on the host."""
+    from featcheck.manifest.document import read_manifest
+    from featcheck.resolution import resolve_builds, resolver_version
+
+    document = build_metadata(path / "Cargo.toml", {"CARGO_HOME": str(home)}).document
+    cfg = builtin_cfg(detect_host_triple())
+    graphs = resolve_builds(
+        document,
+        document["workspace_members"],
+        [cfg],
+        resolver_version(read_manifest(path / "Cargo.toml").data),
     )
-    mine = build_metadata(manifest, {"CARGO_HOME": str(registry_home)})
-    assert mine["workspace_members"] == real["workspace_members"]
-    assert mine["resolve"]["root"] == real["resolve"]["root"]
-    assert {p["id"] for p in mine["packages"]} == {p["id"] for p in real["packages"]}
-    assert Path(mine["workspace_root"]) == Path(real["workspace_root"])
+    return {
+        f"{n.name}-{n.version}"
+        for g in graphs.values()
+        for n in g.nodes()
+        if not n.package.is_local
+    }
+
+
+@pytest.mark.parametrize(
+    "path", [CRATES / "pitb-exec-cpu", WORKSPACES / "target-specific", WORKSPACES / "lib-chain"]
+)
+def test_packages_no_build_reaches_are_absent_not_a_gap(
+    path: Path,
+    tmp_path: Path,
+    registry_home: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    no_processes: None,
+) -> None:
+    """What `cargo build` downloads, not what `cargo fetch` does: the optional dependencies
+    nothing enables and other platforms' packages are missing, and the audit is complete."""
+    needed = _host_build_packages(path, registry_home, monkeypatch)
+    locked = {
+        f"{p['name']}-{p['version']}"
+        for p in build_metadata(path / "Cargo.toml", {"CARGO_HOME": str(registry_home)}).document[
+            "packages"
+        ]
+        if p["source"] is not None
+    }
+    assert needed < locked  # the lockfile holds packages no host build uses
+    partial = _no_exec_audit(path, _home(tmp_path / "home", needed), monkeypatch)
+    full = _no_exec_audit(path, registry_home, monkeypatch)
+    assert partial.incomplete == []
+    assert _verdicts(partial) == _verdicts(full)
+
+
+def test_an_unread_backend_is_a_gap_not_a_verdict(
+    tmp_path: Path, registry_home: Path, monkeypatch: pytest.MonkeyPatch, no_processes: None
+) -> None:
+    path = CRATES / "pitb-exec-cpu"
+    needed = _host_build_packages(path, registry_home, monkeypatch)
+    # burn-flex itself unread: nothing can be said of its features.
+    result = _no_exec_audit(path, _home(tmp_path / "a", needed - {"burn-flex-0.22.1"}), monkeypatch)
+    assert result.findings == []
+    assert [g.unread for g in result.incomplete] == [("burn-flex@0.22.1",)]
+    assert _exit(result) == 2
+    # A crate above it unread: what it would ask of burn-flex is unknown; the finding stays,
+    # marked incomplete, and the audit is not called clean.
+    above = needed - {"burn-dispatch-0.22.1"}
+    result = _no_exec_audit(path, _home(tmp_path / "b", above), monkeypatch)
+    assert [g.unread for g in result.incomplete] == [("burn-dispatch@0.22.1",)]
+    assert all(f.crate != "burn-flex" or f.confidence == "incomplete" for f in result.findings)
+    assert _exit(result) != 0
+    # An unread crate that reaches no checked crate changes nothing.
+    ignorable = sorted(n for n in needed if n.startswith(("libm-", "bytemuck-")))
+    assert ignorable
+    result = _no_exec_audit(path, _home(tmp_path / "c", needed - set(ignorable)), monkeypatch)
+    assert result.incomplete == []
+    assert [(f.code, f.confidence) for f in result.findings] == [("FC001", "resolved")]
+
+
+def test_configuration_and_suppressions_apply(
+    tmp_path: Path,
+    empty_home: Path,
+    registry_home: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    no_processes: None,
+) -> None:
+    project = tmp_path / "project"
+    shutil.copytree(CRATES / "pitb-exec-cpu", project, ignore=shutil.ignore_patterns("target"))
+    config = project / "featcheck.toml"
+    config.write_text('ignore = ["FC001"]\ntargets = ["aarch64-apple-darwin"]\n')
+    result = _no_exec_audit(project, registry_home, monkeypatch)
+    assert result.targets == ["aarch64-apple-darwin"]
+    assert [f.code for f in result.findings] == []
+    assert _exit(result) == 0
+    config.write_text('severity = { FC001 = "info" }\nfail-on = "error"\n')
+    result = _no_exec_audit(project, registry_home, monkeypatch)
+    assert [(f.code, f.severity) for f in result.findings] == [("FC001", Severity.INFO)]
+    assert result.fail_on == "error"
+    config.write_text('[[allow]]\ncode = "FC001"\nreason = "measured: one core is enough"\n')
+    result = _no_exec_audit(project, registry_home, monkeypatch)
+    assert result.findings == [] and result.suppressed == {"FC001": 1}
+    config.unlink()
+    manifest = project / "Cargo.toml"
+    text = manifest.read_text()
+    manifest.write_text(
+        text.replace('"optim"] }', '"optim"] }  # featcheck: allow(FC001) single-threaded host')
+    )
+    result = _no_exec_audit(project, registry_home, monkeypatch)
+    assert result.findings == [] and result.suppressed == {"FC001": 1}
+    # On a fresh machine the suppression cannot be matched: FC900 says so, marked incomplete.
+    fresh = _no_exec_audit(project, empty_home, monkeypatch)
+    assert [(f.code, f.confidence) for f in fresh.findings] == [("FC900", "incomplete")]
+    assert fresh.incomplete
+
+
+_LIBRARY = """[package]
+name = "model"
+version = "0.1.0"
+edition = "2024"
+publish = false
+{package}
+[dependencies]
+burn = {{ version = "=0.22.1", default-features = false, features = ["std", "flex"] }}
+{tail}"""
+
+
+@pytest.mark.parametrize(
+    ("layout", "package", "tail"),
+    [
+        ({"src/bin/tool.rs": "fn main() {}"}, "", ""),
+        ({"src/bin/tool/main.rs": "fn main() {}"}, "", ""),
+        ({"src/bin/tool.rs": "fn main() {}"}, "autobins = false", '[[bin]]\nname = "tool"\n'),
+    ],
+    ids=["src-bin-file", "src-bin-dir", "autobins-false"],
+)
+def test_binaries_in_src_bin_are_final_artifacts(
+    layout: dict[str, str],
+    package: str,
+    tail: str,
+    tmp_path: Path,
+    offline_cargo: Path,
+    registry_home: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    request: pytest.FixtureRequest,
+) -> None:
+    project = tmp_path / "model"
+    shutil.copytree(WORKSPACES / "library-with-flex", project)
+    for name, body in layout.items():
+        (project / name).parent.mkdir(parents=True, exist_ok=True)
+        (project / name).write_text(body)
+    (project / "Cargo.toml").write_text(_LIBRARY.format(package=package, tail=tail))
+    host = detect_host_triple()
+    with_cargo = audit_project(
+        project, AuditOptions(targets=(host,), offline=True, confirm_fixes=False)
+    )
+    request.getfixturevalue("no_processes")
+    without = _no_exec_audit(project, registry_home, monkeypatch, (host,))
+    assert [f.severity for f in with_cargo.findings if f.code == "FC001"] == [Severity.ERROR]
+    assert _verdicts(without) == _verdicts(with_cargo)
 
 
 def test_vendor_directory(
@@ -174,42 +353,35 @@ def test_vendor_directory(
         bare = re.match(r"(.+?)-\d+\.\d+\.\d+", package.name)
         assert bare is not None
         name = package.name if index % 2 else bare.group(1)
-        if not (vendor / name).exists():
-            (vendor / name).symlink_to(package, target_is_directory=True)
-        else:
-            (vendor / package.name).symlink_to(package, target_is_directory=True)
+        destination = vendor / (package.name if (vendor / name).exists() else name)
+        shutil.copytree(package, destination)
     result = _no_exec_audit(project, tmp_path / "empty-cargo-home", monkeypatch)
     assert [(f.code, _where(f.location)) for f in result.findings] == [("FC001", "Cargo.toml:9:31")]
+    assert result.incomplete == []
+    # A vendored package that links out of the checkout is not read.
+    shutil.rmtree(vendor / "burn-flex-0.22.1", ignore_errors=True)
+    shutil.rmtree(vendor / "burn-flex", ignore_errors=True)
+    (vendor / "burn-flex-0.22.1").symlink_to(REGISTRY / "burn-flex-0.22.1")
+    result = _no_exec_audit(project, tmp_path / "empty-cargo-home", monkeypatch)
+    assert [g.unread for g in result.incomplete] == [("burn-flex@0.22.1",)]
 
 
-def test_missing_registry_manifests_are_named(tmp_path: Path, no_processes: None) -> None:
+def test_package_ids_match_cargo_metadata(offline_cargo: Path, registry_home: Path) -> None:
     manifest = CRATES / "pitb-exec-cpu" / "Cargo.toml"
-    with pytest.raises(MissingManifests) as error:
-        build_metadata(manifest, {"CARGO_HOME": str(tmp_path / "empty-cargo-home")})
-    assert "burn@0.22.1" in error.value.missing
-    assert "cargo fetch" in str(error.value)
-
-
-def test_manifest_only_fallback_reads_the_members_declarations(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, no_processes: None
-) -> None:
-    empty_home = tmp_path / "empty-cargo-home"
-    result = _no_exec_audit(CRATES / "pitb-exec-cpu", empty_home, monkeypatch)
-    assert [(f.code, _where(f.location), f.confidence) for f in result.findings] == [
-        ("FC001", "Cargo.toml:9:31", "manifest-only")
-    ]
-    assert result.notes[0].startswith("manifest-only audit: no manifest in the local cargo")
-    # With rayon among burn's features (or defaults on) the manifest alone shows nothing.
-    assert _no_exec_audit(CRATES / "pitb-exec-cpu-simd", empty_home, monkeypatch).findings == []
-    assert _no_exec_audit(CRATES / "pitb-exec-cpu-default", empty_home, monkeypatch).findings == []
-
-
-def test_resolved_findings_say_so(
-    registry_home: Path, monkeypatch: pytest.MonkeyPatch, no_processes: None
-) -> None:
-    result = _no_exec_audit(CRATES / "pitb-exec-cpu", registry_home, monkeypatch)
-    assert [f.confidence for f in result.findings] == ["resolved"]
-    assert result.notes == []
+    real = json.loads(
+        subprocess.run(
+            ["cargo", "metadata", "--format-version", "1", "--offline"],
+            cwd=manifest.parent,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+    )
+    mine = build_metadata(manifest, {"CARGO_HOME": str(registry_home)}).document
+    assert mine["workspace_members"] == real["workspace_members"]
+    assert mine["resolve"]["root"] == real["resolve"]["root"]
+    assert {p["id"] for p in mine["packages"]} == {p["id"] for p in real["packages"]}
+    assert Path(mine["workspace_root"]) == Path(real["workspace_root"])
 
 
 def test_unknown_target_names_the_supported_ones(
@@ -227,8 +399,10 @@ def test_cli_no_exec(
     monkeypatch.setenv("CARGO_HOME", str(registry_home))
     path = str(CRATES / "pitb-exec-cpu")
     result = CliRunner().invoke(app, ["check", path, "--no-exec", "--format", "json"])
+    assert result.exit_code == 1
     report = json.loads(result.stdout)
     assert [(f["code"], f["confidence"]) for f in report["findings"]] == [("FC001", "resolved")]
+    assert report["complete"] is True and report["incomplete"] == []
     unknown = CliRunner().invoke(app, ["check", path, "--no-exec", "--target", "mips-x"])
     assert unknown.exit_code == 2
 
@@ -267,11 +441,10 @@ def test_member_globs_and_exclude(
     shutil.copytree(WORKSPACES / "workspace-unification", project)
     manifest = project / "Cargo.toml"
     manifest.write_text(manifest.read_text().replace('["app", "bench"]', '["*"]'))
-    (project / "scratch").mkdir()  # not a package: skipped
     glob = _no_exec_audit(project, registry_home, monkeypatch)
     assert sorted(glob.members) == ["app", "bench"]
     manifest.write_text(manifest.read_text() + 'exclude = ["bench"]\n')
-    metadata = build_metadata(manifest, {"CARGO_HOME": str(registry_home)})
+    metadata = build_metadata(manifest, {"CARGO_HOME": str(registry_home)}).document
     assert [m.rsplit("/", 1)[-1] for m in metadata["workspace_members"]] == ["app#0.1.0"]
 
 

@@ -23,6 +23,7 @@ from featcheck.fixes.plan import candidate_edits, choose_fix
 from featcheck.graph import DependencyGraph, Node
 from featcheck.locate import Locator, ManifestCache
 from featcheck.lockfile import LockfileGuard
+from featcheck.noexec.gaps import INCOMPLETE, Completeness, gap_notes
 from featcheck.noexec.runner import FileRunner
 from featcheck.report import AuditResult, Finding, Location, Severity
 from featcheck.resolution import resolve_builds, resolver_version, target_cfgs
@@ -111,12 +112,6 @@ def audit_project(path: Path, options: AuditOptions) -> AuditResult:
     manifest = find_manifest(path)
     manifests = ManifestCache()
     manifests.get(manifest)  # a broken manifest gets featcheck's one-line error, not cargo's
-    if options.no_exec:
-        from featcheck.noexec.fallback import manifest_only_audit
-
-        fallback = manifest_only_audit(manifest, options)  # dependency manifests missing
-        if fallback is not None:
-            return fallback
     runner = (FileRunner if options.no_exec else CargoRunner)(
         manifest.parent,
         offline=options.offline,
@@ -157,6 +152,8 @@ def audit_project(path: Path, options: AuditOptions) -> AuditResult:
         if options.confirm_fixes and not options.no_exec
         else None,
     )
+    # What packages --no-exec could not read may change, build by build (nothing otherwise).
+    completeness = Completeness(metadata, _resolver_of(manifests, metadata))
     codes_run: set[str] = set()
     for member in members:
         member_rules = config.for_member(member.name).rules(options.select, options.ignore)
@@ -165,9 +162,17 @@ def audit_project(path: Path, options: AuditOptions) -> AuditResult:
             parsed = builds[(member.id, target)]
             view = BuildView(parsed.graph, (parsed.roots[0],), target=target)
             cfg = runner.target_cfg(target)
+            reach = completeness.reach(parsed.graph, member, target, member_rules)
+            if reach.gap is not None:
+                result.incomplete.append(reach.gap)
             for rule in member_rules:
                 for detection in rule.detect(view):
-                    result.findings.append(placer.place(rule, detection, member, view, cfg))
+                    if reach.hides(detection.node):
+                        continue  # its manifest was not read: nothing is known of its features
+                    finding = placer.place(rule, detection, member, view, cfg)
+                    if reach.is_uncertain(detection.node):
+                        finding = replace(finding, confidence=INCOMPLETE)
+                    result.findings.append(finding)
     suppression = apply_suppressions(
         result.findings,
         config,
@@ -181,7 +186,17 @@ def audit_project(path: Path, options: AuditOptions) -> AuditResult:
     )
     result.findings = sorted(suppression.findings, key=_finding_order)
     result.suppressed = suppression.suppressed_counts()
+    if result.incomplete:
+        result.notes.extend(gap_notes(result.incomplete))
+        # A suppression may look unused only because the build was not seen whole.
+        result.findings = [
+            replace(f, confidence=INCOMPLETE) if f.code == "FC900" else f for f in result.findings
+        ]
     return result
+
+
+def _resolver_of(manifests: ManifestCache, metadata: WorkspaceMetadata) -> int:
+    return resolver_version(manifests.get(metadata.root / "Cargo.toml").data)
 
 
 @dataclass

@@ -267,10 +267,17 @@ def _exit_code(result: AuditResult, fail_on: FailOn | None) -> int:
     from featcheck.report import Severity
 
     chosen = fail_on.value if fail_on is not None else result.fail_on or "warning"
-    if chosen == "never":
-        return EXIT_CLEAN
-    level = Severity.parse(chosen)
-    return EXIT_FINDINGS if any(f.severity >= level for f in result.findings) else EXIT_CLEAN
+    if chosen != "never":
+        level = Severity.parse(chosen)
+        if any(f.severity >= level for f in result.findings):
+            return EXIT_FINDINGS
+    if result.incomplete:
+        # Not clean: a --no-exec audit could not see packages the verdict depends on.
+        from featcheck.noexec.gaps import summary_line
+
+        print(f"featcheck: {summary_line(result.incomplete)}", file=sys.stderr)
+        return EXIT_ERROR
+    return EXIT_CLEAN
 
 
 def _show_diff(result: AuditResult) -> None:

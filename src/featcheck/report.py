@@ -146,8 +146,21 @@ class Finding:
     """For a cut in `[workspace.dependencies]`: the member's own `workspace = true` declaration,
     where an inline suppression comment counts too."""
     confidence: str = "resolved"
-    """`resolved`: from the resolved feature graph; `manifest-only`: read from the members' own
-    manifests alone, because a --no-exec audit lacked the dependencies' manifests."""
+    """`resolved`: from the resolved feature graph; `incomplete`: a --no-exec audit could not
+    read packages that may turn the feature on (see `noexec.gaps`)."""
+
+
+@dataclass(frozen=True)
+class BuildGap:
+    """One member's build on one target whose verdict depends on packages a --no-exec audit
+    could not read (see `noexec.gaps`)."""
+
+    member: str
+    target: str
+    unread: tuple[str, ...]
+    """`name@version` of the unread packages the build reaches, sorted."""
+    reasons: tuple[str, ...]
+    """Why they were not read (distinct reasons, sorted)."""
 
 
 @dataclass
@@ -164,3 +177,6 @@ class AuditResult:
     """How many findings each rule had that a suppression with a reason silenced."""
     fail_on: str | None = None
     """The failing level the project's configuration sets (the command line wins)."""
+    incomplete: list[BuildGap] = field(default_factory=list)
+    """Builds whose verdict depends on packages a --no-exec audit could not read: the audit
+    is not clean even without findings."""

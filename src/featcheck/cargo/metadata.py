@@ -74,6 +74,10 @@ class WorkspaceMetadata:
     packages: dict[str, PackageInfo]
     raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
     """The whole `cargo metadata` document, for featcheck's own feature resolver."""
+    unread: dict[str, str] = field(default_factory=dict, compare=False)
+    """Packages whose manifests a `--no-exec` audit could not read (id -> why): they are in
+    `packages` with no features or declarations, and `noexec.gaps` says what they may change.
+    Always empty when cargo produced the data."""
 
     def find(self, name: str, version: str) -> PackageInfo | None:
         """The package with this name and version, if metadata lists it."""

@@ -3,15 +3,16 @@
 `cargo metadata` and `rustc --print cfg` are replaced by reading files: the workspace's
 manifests, its Cargo.lock, the dependency manifests already unpacked in the local cargo registry
 (`$CARGO_HOME/registry/src/*/NAME-VERSION/`) or a `vendor/` directory at the workspace root,
-and built-in cfg tables for the common targets. See `metadata.build_metadata`.
+and built-in cfg tables for the common targets. See `metadata.build_metadata`. What it cannot
+read goes through the same audit as a gap (`gaps`), never a second, weaker one.
 """
 
-from featcheck.noexec.metadata import MissingManifests, build_metadata
+from featcheck.noexec.metadata import FileMetadata, build_metadata
 from featcheck.noexec.targets import SUPPORTED_TARGETS, builtin_cfg, detect_host_triple
 
 __all__ = [
     "SUPPORTED_TARGETS",
-    "MissingManifests",
+    "FileMetadata",
     "build_metadata",
     "builtin_cfg",
     "detect_host_triple",

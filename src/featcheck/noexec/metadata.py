@@ -1,19 +1,26 @@
-"""Build the equivalent of `cargo metadata --format-version 1` from files alone.
+"""The package data of `cargo metadata --format-version 1`, built from files alone.
 
-Inputs: the audited manifest, the workspace root's manifest and Cargo.lock, every path package's
-manifest, and each registry package's manifest as unpacked in `$CARGO_HOME/registry/src/*/` or
-in `vendor/` at the workspace root. The output has what featcheck reads from cargo's: packages
-(id, name, version, source, manifest_path, features, dependencies, targets, edition),
-`workspace_members`, `workspace_root` and `resolve` (root, nodes with deps and dep_kinds).
-Package ids follow cargo 1.95: `registry+URL#NAME@VERSION`, and for path packages
-`path+file:///DIR#VERSION` (`#NAME@VERSION` when the directory is not named after the package).
+Inputs: the workspace's manifests, its Cargo.lock, and each registry package's manifest as
+unpacked in `$CARGO_HOME/registry/src/*/NAME-VERSION/` or in `vendor/` at the workspace root.
+The output has what featcheck reads from cargo's: packages (id, name, version, source,
+manifest_path, features, dependencies, targets, edition), `workspace_members`, `workspace_root`
+and `resolve` (root, nodes with dependencies, deps and dep_kinds). Package ids follow cargo
+1.95: `registry+URL#NAME@VERSION`, and for path packages `path+file:///DIR#VERSION`
+(`#NAME@VERSION` when the directory is not named after the package).
+
+A package of the lockfile whose manifest is not on disk (never downloaded, a git dependency, a
+path outside the workspace root) is not a reason to stop: it enters the data *unread* — no
+feature table, no declarations, its lockfile dependencies kept — and `FileMetadata.unread` says
+why. The resolver then decides whether any build reaches it (an optional dependency nothing
+enables never is), and `noexec.gaps` says which verdicts it could change.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
-import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -21,40 +28,36 @@ from urllib.parse import quote
 from featcheck.cargo.checkout_config import default_cargo_home
 from featcheck.cargo.semver import matches
 from featcheck.errors import FeatcheckError
-from featcheck.manifest.document import read_manifest
+from featcheck.noexec.crate_targets import crate_targets
+from featcheck.noexec.files import (
+    is_manifest,
+    load_toml,
+    printable,
+    shape_error,
+    table,
+    valid_package_name,
+)
+from featcheck.noexec.workspace import WorkspaceLayout, discover_workspace
 
 CRATES_IO = "registry+https://github.com/rust-lang/crates.io-index"
-_DEPENDENCY_TABLES = (
-    ("dependencies", None),
-    ("dev-dependencies", "dev"),
-    ("build-dependencies", "build"),
+_DEPENDENCY_TABLES: tuple[tuple[str, str | None, str], ...] = (
+    ("dependencies", None, "dependencies"),
+    ("dev-dependencies", "dev", "dev_dependencies"),
+    ("build-dependencies", "build", "build_dependencies"),
 )
-_ALT_TABLES = {"dev_dependencies": "dev-dependencies", "build_dependencies": "build-dependencies"}
+NOT_FETCHED = "not in the local cargo registry or vendor/"
+OUTSIDE = "a path outside the workspace root, which --no-exec does not read"
+GIT = "a git dependency, which --no-exec does not read"
+UNREADABLE = "its manifest could not be read"
 
 
-class MissingManifests(FeatcheckError):
-    """Registry packages of the lockfile whose manifests are not on this machine."""
+@dataclass(frozen=True)
+class FileMetadata:
+    """`cargo metadata` from files, and the packages whose manifests were not read."""
 
-    def __init__(self, missing: Iterable[str]) -> None:
-        self.missing = tuple(sorted(missing))
-        shown = ", ".join(self.missing[:20])
-        more = f" and {len(self.missing) - 20} more" if len(self.missing) > 20 else ""
-        super().__init__(
-            f"--no-exec cannot resolve features: no manifest in the local cargo registry or "
-            f"vendor/ for {shown}{more} (run `cargo fetch` once, or drop --no-exec)"
-        )
-
-
-def _load(path: Path) -> dict[str, Any]:
-    if sys.version_info >= (3, 11):
-        import tomllib
-
-        try:
-            with path.open("rb") as handle:
-                return tomllib.load(handle)
-        except (OSError, tomllib.TOMLDecodeError):
-            pass  # read_manifest gives the one-line error
-    return read_manifest(path).data
+    document: dict[str, Any]
+    unread: dict[str, str] = field(default_factory=dict)
+    """Package id -> why its manifest was not read."""
 
 
 def _path_id(directory: Path, name: str, version: str) -> str:
@@ -63,58 +66,19 @@ def _path_id(directory: Path, name: str, version: str) -> str:
     return f"{url}#{version}" if directory.name == name else f"{url}#{name}@{version}"
 
 
-def _in_workspace(root: Path, data: Mapping[str, Any], package_dir: Path) -> bool:
-    workspace = data.get("workspace")
-    if not isinstance(workspace, Mapping):
-        return False
-    return package_dir.resolve() in {p.resolve() for p in _member_dirs(root, workspace)} or (
-        package_dir.resolve() == root.resolve() and isinstance(data.get("package"), Mapping)
-    )
-
-
-def _member_dirs(root: Path, workspace: Mapping[str, Any]) -> list[Path]:
-    excluded = {(root / e).resolve() for e in workspace.get("exclude", ())}
-    found: list[Path] = []
-    for pattern in workspace.get("members", ()):
-        for directory in (
-            sorted(root.glob(pattern)) if any(c in pattern for c in "*?[") else [root / pattern]
-        ):
-            if (directory / "Cargo.toml").is_file() and directory.resolve() not in excluded:
-                found.append(directory)
-    return found
-
-
-def discover_workspace(manifest: Path) -> tuple[Path, list[Path]]:
-    """The workspace root manifest for `manifest` and its member manifests (as cargo does)."""
-    manifest = manifest.absolute()
-    data = _load(manifest)
-    if isinstance(data.get("workspace"), Mapping):
-        root = manifest.parent
-    else:
-        root = manifest.parent
-        for parent in manifest.parent.parents:
-            candidate = parent / "Cargo.toml"
-            if candidate.is_file():
-                parent_data = _load(candidate)
-                if _in_workspace(parent, parent_data, manifest.parent):
-                    root, data = parent, parent_data
-                    break
-    workspace = data.get("workspace")
-    members: list[Path] = []
-    if isinstance(data.get("package"), Mapping):
-        members.append(root / "Cargo.toml")
-    if isinstance(workspace, Mapping):
-        for directory in _member_dirs(root, workspace):
-            if directory.resolve() != root.resolve():
-                members.append(directory / "Cargo.toml")
-    return root / "Cargo.toml", members
-
-
 def _package_field(package: Mapping[str, Any], key: str, root_data: Mapping[str, Any]) -> Any:
     value = package.get(key)
-    if isinstance(value, Mapping) and value.get("workspace"):
-        return ((root_data.get("workspace") or {}).get("package") or {}).get(key)
+    if isinstance(value, Mapping) and value.get("workspace") is True:
+        return table(table(root_data.get("workspace")).get("package")).get(key)
     return value
+
+
+def _strings(value: Any, what: str) -> list[str]:
+    if value is None:
+        return []
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise TypeError(f"{what} must be an array of strings")
+    return list(value)
 
 
 def _declaration(
@@ -127,10 +91,16 @@ def _declaration(
     root_data: Mapping[str, Any],
 ) -> dict[str, Any]:
     base_dir = package_dir
-    if isinstance(spec, Mapping) and spec.get("workspace"):
-        inherited = ((root_data.get("workspace") or {}).get("dependencies") or {}).get(key, {})
-        inherited = {"version": inherited} if isinstance(inherited, str) else dict(inherited)
-        features = [*inherited.get("features", ()), *spec.get("features", ())]
+    if isinstance(spec, Mapping) and spec.get("workspace") is True:
+        inherited = table(table(root_data.get("workspace")).get("dependencies")).get(key)
+        if isinstance(inherited, str):
+            inherited = {"version": inherited}
+        if not isinstance(inherited, Mapping):
+            raise TypeError(f"`{key}` inherits from [workspace.dependencies], which lacks it")
+        features = [
+            *_strings(inherited.get("features"), f"features of {key}"),
+            *_strings(spec.get("features"), f"features of {key}"),
+        ]
         merged = {**inherited, "features": features}
         if "optional" in spec:
             merged["optional"] = spec["optional"]
@@ -140,19 +110,28 @@ def _declaration(
         base_dir = root
     if isinstance(spec, str):
         spec = {"version": spec}
+    if not isinstance(spec, Mapping):
+        raise TypeError(f"dependency `{key}` must be a version string or a table")
     name = spec.get("package", key)
+    if not valid_package_name(name):
+        raise TypeError(f"invalid dependency name `{name}`")
     path = spec.get("path")
+    if path is not None and not isinstance(path, str):
+        raise TypeError(f"`path` of {key} must be a string")
     full_path = os.path.normpath(base_dir / path) if path is not None else None
     uses_default = spec.get("default-features", spec.get("default_features", True))
+    source = None if full_path is not None else CRATES_IO
+    if isinstance(spec.get("git"), str):
+        source = "git"
     return {
         "name": name,
-        "source": None if full_path is not None else CRATES_IO,
+        "source": source,
         "req": str(spec.get("version", "*")),
         "kind": kind,
         "rename": key if "package" in spec else None,
-        "optional": bool(spec.get("optional", False)),
-        "uses_default_features": bool(uses_default),
-        "features": list(spec.get("features", ())),
+        "optional": spec.get("optional", False) is True,
+        "uses_default_features": uses_default is not False,
+        "features": _strings(spec.get("features"), f"features of {key}"),
         "target": target,
         "registry": None,
         "path": full_path,
@@ -163,46 +142,23 @@ def _declarations(
     data: Mapping[str, Any], package_dir: Path, root: Path, root_data: Mapping[str, Any]
 ) -> list[dict[str, Any]]:
     tables: list[tuple[Mapping[str, Any], str | None]] = [(data, None)]
-    for target, table in (data.get("target") or {}).items():
-        tables.append((table, str(target)))
+    for platform, platform_table in table(data.get("target")).items():
+        tables.append((table(platform_table), str(platform)))
     found: list[dict[str, Any]] = []
-    for table, target in tables:
-        for section, kind in _DEPENDENCY_TABLES:
-            entries = table.get(section)
-            if entries is None:
-                alias = next((a for a, s in _ALT_TABLES.items() if s == section), None)
-                entries = table.get(alias) if alias else None
+    for section_table, target in tables:
+        for section, kind, alias in _DEPENDENCY_TABLES:
+            entries = section_table.get(section, section_table.get(alias))
+            if entries is not None and not isinstance(entries, Mapping):
+                raise TypeError(f"[{section}] must be a table")
             for key, spec in (entries or {}).items():
                 found.append(_declaration(key, spec, kind, target, package_dir, root, root_data))
     return found
 
 
-def _targets(data: Mapping[str, Any], package_dir: Path, name: str) -> list[dict[str, Any]]:
-    targets: list[dict[str, Any]] = []
-    lib = data.get("lib")
-    lib_table = lib if isinstance(lib, Mapping) else {}
-    if lib_table or (package_dir / "src" / "lib.rs").is_file():
-        kind = "proc-macro" if lib_table.get("proc-macro", lib_table.get("proc_macro")) else "lib"
-        lib_name = str(lib_table.get("name", name)).replace("-", "_")
-        targets.append({"kind": [kind], "crate_types": [kind], "name": lib_name})
-    bins = data.get("bin") or []
-    if bins or (package_dir / "src" / "main.rs").is_file():
-        for entry in bins or [{"name": name}]:
-            targets.append(
-                {"kind": ["bin"], "crate_types": ["bin"], "name": entry.get("name", name)}
-            )
-    if (package_dir / "build.rs").is_file() or isinstance(
-        (data.get("package") or {}).get("build"), str
-    ):
-        targets.append(
-            {"kind": ["custom-build"], "crate_types": ["bin"], "name": "build-script-build"}
-        )
-    return targets
-
-
 def _features(data: Mapping[str, Any], declarations: list[dict[str, Any]]) -> dict[str, list[str]]:
     features = {
-        str(k): [str(v) for v in values] for k, values in (data.get("features") or {}).items()
+        str(k): _strings(values, f"feature {k}")
+        for k, values in table(data.get("features")).items()
     }
     explicit = {
         value[len("dep:") :]
@@ -217,25 +173,75 @@ def _features(data: Mapping[str, Any], declarations: list[dict[str, Any]]) -> di
     return features
 
 
+@dataclass(frozen=True)
+class _Manifest:
+    """One package manifest that was read."""
+
+    path: Path
+    data: Mapping[str, Any]
+    name: str
+    version: str
+    declarations: list[dict[str, Any]]
+
+
+def _read_package(manifest: Path, layout: WorkspaceLayout, *, local: bool) -> _Manifest:
+    """A package manifest; wrong shapes become a FeatcheckError naming the file."""
+    data = layout.root_data if manifest.parent == layout.root else load_toml(manifest)
+    root_data = layout.root_data if local else {}
+    try:
+        package = data.get("package")
+        if not isinstance(package, Mapping):
+            raise TypeError("no [package] table")
+        name = package.get("name")
+        if not valid_package_name(name):
+            raise TypeError(f"invalid package name `{name}`")
+        version = _package_field(package, "version", root_data)
+        version = "0.0.0" if version is None else version
+        if not isinstance(version, str):
+            raise TypeError("`package.version` must be a string")
+        declarations = _declarations(data, manifest.parent, layout.root, root_data)
+        return _Manifest(manifest, data, str(name), version, declarations)
+    except (TypeError, ValueError, AttributeError) as error:
+        raise shape_error(manifest, error) from None
+
+
 def _package_json(
-    manifest: Path, package_id: str, source: str | None, root: Path, root_data: Mapping[str, Any]
+    found: _Manifest, package_id: str, source: str | None, layout: WorkspaceLayout
 ) -> dict[str, Any]:
-    data = root_data if manifest.parent == root else _load(manifest)
-    package = data.get("package") or {}
-    name = str(package["name"])
-    version = str(_package_field(package, "version", root_data) or "0.0.0")
-    edition = str(_package_field(package, "edition", root_data) or "2015")
-    declarations = _declarations(data, manifest.parent, root, root_data)
+    root_data = layout.root_data if source is None else {}
+    try:
+        features = _features(found.data, found.declarations)
+    except (TypeError, ValueError) as error:
+        raise shape_error(found.path, error) from None
+    package = table(found.data.get("package"))
+    edition = _package_field(package, "edition", root_data)
+    return {
+        "name": found.name,
+        "version": found.version,
+        "id": package_id,
+        "source": source,
+        "dependencies": found.declarations,
+        "targets": crate_targets(found.data, found.path.parent, found.name),
+        "features": features,
+        "manifest_path": str(found.path),
+        "edition": edition if isinstance(edition, str) else "2015",
+    }
+
+
+def _unread_json(
+    name: str, version: str, package_id: str, source: str | None, where: Path
+) -> dict[str, Any]:
+    """A package known only from the lockfile: a library with no features or declarations."""
     return {
         "name": name,
         "version": version,
         "id": package_id,
         "source": source,
-        "dependencies": declarations,
-        "targets": _targets(data, manifest.parent, name),
-        "features": _features(data, declarations),
-        "manifest_path": str(manifest),
-        "edition": edition,
+        "dependencies": [],
+        "targets": [{"kind": ["lib"], "crate_types": ["lib"], "name": name.replace("-", "_")}],
+        "features": {},
+        "manifest_path": str(where / "Cargo.toml"),
+        "edition": "2021",
     }
 
 
@@ -244,23 +250,57 @@ def _registry_dirs(cargo_home: Path | None, root: Path) -> list[Path]:
     dirs = [root / "vendor"] if (root / "vendor").is_dir() else []
     if cargo_home is not None:
         src = cargo_home / "registry" / "src"
-        if src.is_dir():
+        # No registry on this machine: every registry package stays unread.
+        with contextlib.suppress(OSError):
             dirs.extend(sorted(p for p in src.iterdir() if p.is_dir()))
     return dirs
 
 
-def _find_registry_manifest(dirs: list[Path], name: str, version: str) -> Path | None:
-    for directory in dirs:
-        candidate = directory / f"{name}-{version}" / "Cargo.toml"
-        if candidate.is_file():
-            return candidate
-        if directory.name == "vendor":
-            plain = directory / name / "Cargo.toml"
-            if plain.is_file():
-                package = _load(plain).get("package") or {}
-                if str(package.get("version")) == version:
-                    return plain
-    return None
+class _Registry:
+    """Finds registry packages' manifests in vendor/ (inside the checkout) or the cargo home."""
+
+    def __init__(self, layout: WorkspaceLayout, environment: Mapping[str, str]) -> None:
+        self.layout = layout
+        self.dirs = _registry_dirs(default_cargo_home(environment), layout.root)
+
+    def find(self, name: str, version: str) -> _Manifest | None:
+        for directory in self.dirs:
+            vendored = directory == self.layout.root / "vendor"
+            for candidate in (directory / f"{name}-{version}", directory / name):
+                manifest = candidate / "Cargo.toml"
+                if vendored and not self.layout.is_inside(manifest):
+                    continue  # a link out of the checkout: not read
+                try:
+                    if not manifest.is_file():
+                        continue
+                    found = _read_package(manifest, self.layout, local=False)
+                except (FeatcheckError, OSError):
+                    continue  # unreadable: the package stays unread
+                if found.name == name and found.version == version:
+                    return found
+        return None
+
+
+def _lock_entries(lock_path: Path) -> list[dict[str, Any]]:
+    data = load_toml(lock_path)
+    packages = data.get("package", [])
+    entries: list[dict[str, Any]] = []
+    if not isinstance(packages, list):
+        raise FeatcheckError("`package` must be an array of tables", path=lock_path)
+    for entry in packages:
+        ok = (
+            isinstance(entry, Mapping)
+            and valid_package_name(entry.get("name"))
+            and isinstance(entry.get("version"), str)
+            and isinstance(entry.get("source", ""), str)
+            and isinstance(entry.get("dependencies", []), list)
+            and all(isinstance(d, str) for d in entry.get("dependencies", []))
+        )
+        if not ok:
+            shown = printable(entry.get("name")) if isinstance(entry, Mapping) else "?"
+            raise FeatcheckError(f"invalid [[package]] entry `{shown}`", path=lock_path)
+        entries.append(dict(entry))
+    return entries
 
 
 def _lock_target(entry: str, by_name: Mapping[str, list[dict[str, Any]]]) -> dict[str, Any] | None:
@@ -276,126 +316,185 @@ def _lock_target(entry: str, by_name: Mapping[str, list[dict[str, Any]]]) -> dic
     return candidates[0] if candidates else None
 
 
-def declarations_of(manifest: Path) -> list[dict[str, Any]]:
-    """A member's dependency declarations as `cargo metadata` lists them (inheritance applied)."""
-    root_manifest, _ = discover_workspace(manifest)
-    root_data = _load(root_manifest)
-    data = _load(manifest.absolute())
-    return _declarations(data, manifest.absolute().parent, root_manifest.parent, root_data)
+@dataclass
+class _PathPackages:
+    """The path packages reachable from the members: read ones, and those outside the root."""
+
+    read: dict[Path, _Manifest] = field(default_factory=dict)
+    outside: dict[str, Path] = field(default_factory=dict)
+    """Package name -> directory, for path dependencies outside the workspace root."""
+    members: list[Path] = field(default_factory=list)
+    edges: dict[Path, list[Path]] = field(default_factory=dict)
+    """Non-dev path dependencies between read packages (for cargo's cycle check)."""
 
 
-def lock_packages(manifest: Path) -> list[dict[str, Any]]:
-    """The `[[package]]` entries of the workspace's Cargo.lock (empty without one)."""
-    root_manifest, _ = discover_workspace(manifest)
-    lock_path = root_manifest.parent / "Cargo.lock"
-    return list(_load(lock_path).get("package", ())) if lock_path.is_file() else []
+def _walk_path_packages(layout: WorkspaceLayout) -> _PathPackages:
+    """The members and every path dependency they reach; path dependencies under the root
+    (and not excluded) are members too, as in cargo."""
+    found = _PathPackages(members=list(layout.members))
+    pending: list[tuple[Path, Path | None]] = [(m, None) for m in layout.members]
+    while pending:
+        directory, dependent = pending.pop(0)
+        if directory in found.read:
+            continue
+        manifest = directory / "Cargo.toml"
+        if not is_manifest(manifest, what="a path dependency"):
+            by = found.read[dependent].name if dependent is not None else "the workspace"
+            shown = printable(os.path.relpath(directory, layout.root))
+            raise FeatcheckError(
+                f"failed to load path dependency `{shown}` of {by}: it has no Cargo.toml "
+                "(cargo refuses this workspace)",
+                path=dependent / "Cargo.toml" if dependent is not None else None,
+            )
+        package = _read_package(manifest, layout, local=True)
+        found.read[directory] = package
+        edges = found.edges.setdefault(directory, [])
+        for decl in package.declarations:
+            if decl["path"] is None:
+                continue
+            target = Path(decl["path"])
+            if not layout.is_inside(target):
+                found.outside.setdefault(decl["name"], target)
+                continue
+            if decl["kind"] != "dev" and target not in edges:
+                edges.append(target)
+            if target not in found.members and not layout.is_excluded(target):
+                found.members.append(target)
+            pending.append((target, directory))
+    return found
 
 
-def find_missing(manifest: Path, environment: Mapping[str, str]) -> list[str]:
-    """Registry packages of the lockfile (`NAME@VERSION`) with no manifest on this machine."""
-    root_manifest, _ = discover_workspace(manifest)
-    registries = _registry_dirs(default_cargo_home(environment), root_manifest.parent)
-    return [
-        f"{entry['name']}@{entry['version']}"
-        for entry in lock_packages(manifest)
-        if entry.get("source") is not None
-        and _find_registry_manifest(registries, str(entry["name"]), str(entry["version"])) is None
-    ]
+def _refuse_cycles(packages: _PathPackages) -> None:
+    """cargo's "cyclic package dependency" among path packages (dev-dependencies may cycle)."""
+    done: set[Path] = set()
+    for start in packages.read:
+        stack: list[tuple[Path, list[Path]]] = [(start, [start])]
+        while stack:
+            node, path = stack.pop()
+            for nxt in packages.edges.get(node, ()):
+                if nxt == start:
+                    names = " -> ".join(packages.read[p].name for p in [*path, start])
+                    first = packages.read[start]
+                    raise FeatcheckError(
+                        f"cyclic package dependency: package `{first.name} v{first.version}` "
+                        f"depends on itself ({names}; cargo refuses this workspace)",
+                        path=start / "Cargo.toml",
+                    )
+                if nxt not in path and nxt not in done and nxt in packages.read:
+                    stack.append((nxt, [*path, nxt]))
+        done.add(start)
 
 
-def build_metadata(manifest: Path, environment: Mapping[str, str] | None = None) -> dict[str, Any]:
-    """`cargo metadata --format-version 1` for `manifest`, from files only.
+def _stale(package: str, dependency: str, lock_path: Path) -> FeatcheckError:
+    return FeatcheckError(
+        f"out of date: {printable(package)} depends on `{printable(dependency)}`, which it does "
+        "not list for it (run `cargo generate-lockfile` once, or drop --no-exec)",
+        path=lock_path,
+    )
 
-    Raises MissingManifests when a registry package of the lockfile has no manifest on disk.
-    """
+
+def build_metadata(manifest: Path, environment: Mapping[str, str] | None = None) -> FileMetadata:
+    """`cargo metadata --format-version 1` for `manifest`, from files only."""
     environment = os.environ if environment is None else environment
-    manifest = manifest.absolute()
-    root_manifest, member_manifests = discover_workspace(manifest)
-    root = root_manifest.parent
-    root_data = _load(root_manifest)
+    layout = discover_workspace(manifest)
+    root = layout.root
     lock_path = root / "Cargo.lock"
-    if not lock_path.is_file():
+    if not is_manifest(lock_path, what="Cargo.lock"):
         raise FeatcheckError(
             "--no-exec needs a Cargo.lock (run `cargo generate-lockfile` once)", path=root
         )
-    lock_packages: list[dict[str, Any]] = list(_load(lock_path).get("package", ()))
+    lock = _lock_entries(lock_path)
     by_name: dict[str, list[dict[str, Any]]] = {}
-    for entry in lock_packages:
+    for entry in lock:
         by_name.setdefault(str(entry["name"]), []).append(entry)
 
-    # Path packages: the members, and the path dependencies they reach.
-    path_manifests: dict[tuple[str, str], Path] = {}
-    pending = list(member_manifests)
-    seen: set[Path] = set()
-    while pending:
-        current = pending.pop()
-        if current.resolve() in seen or not current.is_file():
-            continue
-        seen.add(current.resolve())
-        data = root_data if current.parent == root else _load(current)
-        package = data.get("package") or {}
-        version = str(_package_field(package, "version", root_data) or "0.0.0")
-        path_manifests[(str(package["name"]), version)] = current
-        for decl in _declarations(data, current.parent, root, root_data):
-            if decl["path"] is not None:
-                pending.append(Path(decl["path"]) / "Cargo.toml")
-
-    registries = _registry_dirs(default_cargo_home(environment), root)
+    paths = _walk_path_packages(layout)
+    _refuse_cycles(paths)
+    by_key = {(p.name, p.version): d for d, p in paths.read.items()}
+    member_dirs = set(paths.members)
+    registry = _Registry(layout, environment)
     packages: list[dict[str, Any]] = []
     ids: dict[int, str] = {}
-    missing: list[str] = []
-    for entry in lock_packages:
-        name, version, source = str(entry["name"]), str(entry["version"]), entry.get("source")
+    unread: dict[str, str] = {}
+    for entry in lock:
+        name, version = str(entry["name"]), str(entry["version"])
+        source: str | None = entry.get("source")
         if source is None:
-            path_manifest = path_manifests.get((name, version))
-            if path_manifest is None:
+            directory = by_key.get((name, version))
+            if directory is not None:
+                package_id = _path_id(directory, name, version)
+                packages.append(_package_json(paths.read[directory], package_id, None, layout))
+            elif name in paths.outside:
+                directory = paths.outside[name]
+                package_id = _path_id(directory, name, version)
+                packages.append(_unread_json(name, version, package_id, None, directory))
+                unread[package_id] = OUTSIDE
+            else:
                 continue  # no longer reachable (e.g. excluded since): cargo would prune it
-            package_id = _path_id(path_manifest.parent, name, version)
-            packages.append(_package_json(path_manifest, package_id, None, root, root_data))
         else:
-            found = _find_registry_manifest(registries, name, version)
-            if found is None:
-                missing.append(f"{name}@{version}")
-                continue
             package_id = f"{source}#{name}@{version}"
-            packages.append(_package_json(found, package_id, str(source), root, root_data))
+            found = None if str(source).startswith("git+") else registry.find(name, version)
+            if found is not None:
+                packages.append(_package_json(found, package_id, str(source), layout))
+            else:
+                where = registry.dirs[-1] if registry.dirs else root
+                packages.append(
+                    _unread_json(
+                        name, version, package_id, str(source), where / f"{name}-{version}"
+                    )
+                )
+                unread[package_id] = GIT if str(source).startswith("git+") else NOT_FETCHED
         ids[id(entry)] = package_id
-    if missing:
-        raise MissingManifests(missing)
+
+    listed = {(p["name"], p["version"]) for p in packages if p["source"] is None}
+    for read in paths.read.values():
+        if (read.name, read.version) not in listed:
+            raise _stale(f"{read.name} {read.version}", read.name, lock_path)
 
     raw_by_id = {p["id"]: p for p in packages}
     nodes: list[dict[str, Any]] = []
-    for entry in lock_packages:
+    for entry in lock:
         if id(entry) not in ids:
             continue
         package = raw_by_id[ids[id(entry)]]
+        is_member = (
+            entry.get("source") is None and Path(package["manifest_path"]).parent in member_dirs
+        )
         deps: list[dict[str, Any]] = []
         dependencies: list[str] = []
-        for dep_entry in entry.get("dependencies", ()):
-            target = _lock_target(str(dep_entry), by_name)
-            if target is None or id(target) not in ids:
+        targets = [
+            t for t in (_lock_target(str(d), by_name) for d in entry.get("dependencies", ())) if t
+        ]
+        for target in targets:
+            if id(target) not in ids:
                 continue
             dependency = raw_by_id[ids[id(target)]]
-            node_dep = _node_dep(package, dependency, member=entry.get("source") is None)
+            if package["id"] in unread:
+                dependencies.append(dependency["id"])  # what it may bring, for noexec.gaps
+                continue
+            node_dep = _node_dep(package, dependency, member=is_member)
             if node_dep is None:
                 continue
             dependencies.append(dependency["id"])
             if node_dep["name"] is not None:
                 deps.append(node_dep)
+        if entry.get("source") is None and package["id"] not in unread:
+            _check_listed(
+                package,
+                [raw_by_id[ids[id(t)]] for t in targets if id(t) in ids],
+                is_member,
+                lock_path,
+            )
         nodes.append(
             {"id": package["id"], "dependencies": dependencies, "deps": deps, "features": []}
         )
 
-    member_ids = [
-        _path_id(m.parent, p["name"], p["version"])
-        for m in member_manifests
-        for p in [_member_package(m, root, root_data)]
-    ]
+    member_ids = [_path_id(d, paths.read[d].name, paths.read[d].version) for d in paths.members]
+    this = manifest.absolute().parent
     resolve_root = None
-    if isinstance(_load(manifest).get("package"), Mapping):
-        this = _member_package(manifest, root, root_data)
-        resolve_root = _path_id(manifest.parent, this["name"], this["version"])
-    return {
+    if this in paths.read and isinstance(paths.read[this].data.get("package"), Mapping):
+        resolve_root = _path_id(this, paths.read[this].name, paths.read[this].version)
+    document = {
         "packages": packages,
         "workspace_members": member_ids,
         "workspace_default_members": member_ids,
@@ -404,13 +503,31 @@ def build_metadata(manifest: Path, environment: Mapping[str, str] | None = None)
         "version": 1,
         "metadata": None,
     }
+    return FileMetadata(document, unread)
 
 
-def _member_package(manifest: Path, root: Path, root_data: Mapping[str, Any]) -> dict[str, str]:
-    data = root_data if manifest.parent == root else _load(manifest)
-    package = data.get("package") or {}
-    version = str(_package_field(package, "version", root_data) or "0.0.0")
-    return {"name": str(package["name"]), "version": version}
+def _check_listed(
+    package: Mapping[str, Any],
+    resolved: list[Mapping[str, Any]],
+    is_member: bool,
+    lock_path: Path,
+) -> None:
+    """Every declaration of a path package must have its entry in Cargo.lock (cargo locks all
+    features and targets of path packages, dev-dependencies of members); a missing one means
+    the lockfile is out of date, and the audit would silently miss that dependency."""
+    for decl in package["dependencies"]:
+        if decl["kind"] == "dev" and not is_member:
+            continue
+        if not any(
+            r["name"] == decl["name"]
+            and (
+                decl["path"] is not None
+                or decl["source"] == "git"
+                or matches(decl["req"], r["version"])
+            )
+            for r in resolved
+        ):
+            raise _stale(f"{package['name']} {package['version']}", decl["name"], lock_path)
 
 
 def _node_dep(
@@ -418,7 +535,7 @@ def _node_dep(
 ) -> dict[str, Any] | None:
     """The `resolve.nodes[].deps[]` entry for an edge, from the declarations that name it.
 
-    cargo resolves dev-dependencies of local (path) packages only."""
+    cargo resolves dev-dependencies of workspace members only."""
     named = [
         d
         for d in package["dependencies"]
@@ -433,7 +550,11 @@ def _node_dep(
         if kind not in kinds:
             kinds.append(kind)
     library = next(
-        (t["name"] for t in dependency["targets"] if {"lib", "proc-macro"}.intersection(t["kind"])),
+        (
+            t["name"]
+            for t in dependency["targets"]
+            if {"lib", "rlib", "dylib", "cdylib", "staticlib", "proc-macro"}.intersection(t["kind"])
+        ),
         None,
     )
     renames = {d["rename"] for d in fitting if d["rename"]}

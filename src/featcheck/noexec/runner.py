@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from featcheck.cargo.cfg import TargetCfg
@@ -27,8 +27,10 @@ class FileRunner(CargoRunner):
         )
 
     def metadata(self, manifest_path: Path) -> WorkspaceMetadata:
-        """`cargo metadata` rebuilt from the manifests, Cargo.lock and the local registry."""
-        return parse_metadata(json.dumps(build_metadata(manifest_path, os.environ)))
+        """`cargo metadata` rebuilt from the manifests, Cargo.lock and the local registry;
+        packages it could not read are listed in `unread`."""
+        built = build_metadata(manifest_path, os.environ)
+        return replace(parse_metadata(json.dumps(built.document)), unread=built.unread)
 
     def host_triple(self) -> str:
         """The host triple, from the Python runtime."""

@@ -18,7 +18,8 @@ def count_line(result: AuditResult) -> str:
     if result.suppressed:
         scope += f"; {sum(result.suppressed.values())} suppressed"
     if not result.findings:
-        return f"no findings ({scope})"
+        verdict = "no findings, audit incomplete" if result.incomplete else "no findings"
+        return f"{verdict} ({scope})"
     counts = [
         plural(sum(1 for f in result.findings if f.severity is s), s.label)
         for s in sorted(Severity, reverse=True)

@@ -84,5 +84,15 @@ def render_json(result: AuditResult) -> str:
         "summary": counts,
         "suppressed": result.suppressed,
         "findings": [finding_to_dict(f) for f in result.findings],
+        "complete": not result.incomplete,
+        "incomplete": [
+            {
+                "member": gap.member,
+                "target": gap.target,
+                "unread": list(gap.unread),
+                "reasons": list(gap.reasons),
+            }
+            for gap in result.incomplete
+        ],
     }
     return json.dumps(document, indent=2, ensure_ascii=False) + "\n"

@@ -48,8 +48,8 @@ def _render_finding(finding: Finding) -> list[str]:
         lines.extend("  " + line for line in _quote(finding))
     if finding.confidence != "resolved":
         lines.append(
-            f"  [blue]=[/] confidence: {escape(finding.confidence)} (from the manifests alone, "
-            "without the dependencies' feature tables)"
+            f"  [blue]=[/] confidence: {escape(finding.confidence)} (packages --no-exec could "
+            "not read may turn the feature on; see the note above)"
         )
     for note in finding.notes:
         lines.append(f"  [blue]=[/] note: {escape(note)}")

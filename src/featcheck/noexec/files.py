@@ -1,0 +1,88 @@
+"""Reading files for `--no-exec`: only inside the checkout or the cargo registry, never a traceback.
+
+Everything read here is the checkout's (or a published crate's) text. A path is read only when
+it lies, symlinks resolved, inside one of the allowed directories, so a manifest cannot make
+featcheck quote another project's files; every OS error becomes a one-line FeatcheckError; and
+names that cargo would refuse are refused before they can reach a terminal or a report.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+import sys
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from featcheck.errors import FeatcheckError
+from featcheck.manifest.document import read_manifest
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+_PACKAGE_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_-]*")
+_LONGEST_SHOWN = 80
+
+
+def printable(text: object) -> str:
+    """`text` safe for a one-line message: control characters escaped, long text shortened."""
+    shown = _CONTROL.sub(lambda m: f"\\u{{{ord(m.group()):x}}}", str(text))
+    if len(shown) > _LONGEST_SHOWN:
+        shown = shown[: _LONGEST_SHOWN - 1] + "…"
+    return shown
+
+
+def valid_package_name(name: object) -> bool:
+    """cargo's rule for package names (ASCII letters, digits, `-`, `_`; not starting with `-`)."""
+    return isinstance(name, str) and _PACKAGE_NAME.fullmatch(name) is not None
+
+
+class ReadScope:
+    """The directories `--no-exec` may read from (symlinks resolved)."""
+
+    def __init__(self, directories: Iterable[Path]) -> None:
+        self._directories = tuple(Path(os.path.realpath(d)) for d in directories)
+
+    def contains(self, path: Path) -> bool:
+        """Whether `path`, symlinks resolved, lies inside an allowed directory."""
+        real = Path(os.path.realpath(path))
+        return any(real == d or d in real.parents for d in self._directories)
+
+
+def is_manifest(path: Path, *, what: str) -> bool:
+    """Whether `path` is there as a regular file; a path that cannot even be looked at (too
+    long, a directory without permission, a loop of links) is a FeatcheckError."""
+    try:
+        mode = path.stat().st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        return False
+    except OSError as error:
+        raise FeatcheckError(
+            f"failed to load {what}: {error.strerror or error}", path=printable(path)
+        ) from None
+    return stat.S_ISREG(mode)
+
+
+def load_toml(path: Path) -> dict[str, Any]:
+    """A TOML file's data; featcheck's one-line error when it cannot be read or parsed."""
+    if sys.version_info >= (3, 11):
+        import tomllib
+
+        try:
+            if stat.S_ISREG(path.stat().st_mode):
+                with path.open("rb") as handle:
+                    return tomllib.load(handle)
+        except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError, RecursionError):
+            pass  # read_manifest gives the one-line error
+    return read_manifest(path).data
+
+
+def table(value: Any) -> Mapping[str, Any]:
+    """`value` when it is a TOML table, else an empty one (cargo reports wrong types; the
+    audit reports them through `shape_error`)."""
+    return value if isinstance(value, Mapping) else {}
+
+
+def shape_error(path: Path, error: Exception) -> FeatcheckError:
+    """A manifest whose values have the wrong types, as one line."""
+    return FeatcheckError(f"unexpected manifest content ({printable(error)})", path=path)

@@ -1,0 +1,148 @@
+"""Which verdicts a `--no-exec` audit could not see all of, and why.
+
+An unread package (see `noexec.metadata`) resolves as a library with no features and no
+dependencies. Every declaration that would have pointed at it is known (its dependents were
+read), so the resolver decides exactly whether a build reaches it: one that no build reaches —
+an optional dependency nothing enables, a package for another platform — changes nothing and is
+simply absent. One that a build does reach may, through its own unseen declarations, turn on
+features of anything below it in Cargo.lock, and bring in packages the build does not show.
+Since features only ever add up, everything *outside* that reach is resolved exactly; inside
+it, a finding may be cleared by the unseen declarations (its confidence is `incomplete`), and a
+clean verdict holds only if no crate a rule checks lies there.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from featcheck.cargo.metadata import PackageInfo, WorkspaceMetadata
+from featcheck.graph import DependencyGraph, Node, PackageRef
+from featcheck.noexec.files import printable
+from featcheck.report import BuildGap
+from featcheck.resolution.index import display_source
+from featcheck.rules import Rule
+
+INCOMPLETE = "incomplete"
+"""`Finding.confidence` of a finding that unread packages could clear."""
+
+
+@dataclass(frozen=True)
+class BuildReach:
+    """What unread packages may change in one build."""
+
+    unread_nodes: frozenset[PackageRef]
+    """Unread packages in the build: nothing is known of their features."""
+    uncertain: frozenset[PackageRef]
+    """Packages whose features or presence unread packages may change."""
+    gap: BuildGap | None
+    """Set when a rule that ran checks a crate among `uncertain`."""
+
+    def hides(self, node: Node) -> bool:
+        """Whether nothing can be said of `node`: its manifest was not read."""
+        return node.package in self.unread_nodes
+
+    def is_uncertain(self, node: Node) -> bool:
+        """Whether unread packages could turn on features of `node`."""
+        return node.package in self.uncertain
+
+
+class Completeness:
+    """Answers, per build, what the unread packages of a --no-exec audit may change."""
+
+    def __init__(self, metadata: WorkspaceMetadata, resolver: int) -> None:
+        raw = metadata.raw if metadata.unread else {}  # nothing to index when all was read
+        self.unread = dict(metadata.unread)
+        self.resolver = resolver
+        self.refs: dict[str, PackageRef] = {
+            p["id"]: PackageRef(p["name"], p["version"], display_source(p))
+            for p in raw.get("packages", ())
+        }
+        self.labels = {i: f"{r.name}@{r.version}" for i, r in self.refs.items()}
+        self.below: dict[str, tuple[str, ...]] = {
+            n["id"]: tuple(n.get("dependencies", ()))
+            for n in (raw.get("resolve") or {}).get("nodes", ())
+        }
+        self.unread_refs = {self.refs[i]: i for i in self.unread if i in self.refs}
+
+    def _closure(self, starts: Iterable[str]) -> set[str]:
+        seen = set(starts)
+        stack = list(seen)
+        while stack:
+            for dependency in self.below.get(stack.pop(), ()):
+                if dependency not in seen:
+                    seen.add(dependency)
+                    stack.append(dependency)
+        return seen
+
+    def reach(
+        self, graph: DependencyGraph, member: PackageInfo, target: str, rules: Iterable[Rule]
+    ) -> BuildReach:
+        """What the unread packages may change in `member`'s build on `target`."""
+        if not self.unread:
+            return BuildReach(frozenset(), frozenset(), None)
+        if self.resolver == 1:
+            # Resolver 1 unifies build- and dev-dependencies into the build, which the graph
+            # of normal edges does not show: count every unread package the member may reach.
+            active = {i for i in self._closure([member.id]) if i in self.unread}
+        else:
+            in_build = {node.package for node in graph.nodes()}
+            active = {i for r, i in self.unread_refs.items() if r in in_build}
+        reached = self._closure(active)
+        uncertain = frozenset(self.refs[i] for i in reached if i in self.refs)
+        watched = _watched(rules)
+        matters = bool(reached) and (
+            watched is None or any(self.refs[i].name in watched for i in reached if i in self.refs)
+        )
+        gap = None
+        if matters:
+            gap = BuildGap(
+                member.name,
+                target,
+                tuple(sorted(self.labels[i] for i in active)),
+                tuple(sorted({self.unread[i] for i in active})),
+            )
+        return BuildReach(frozenset(self.refs[i] for i in active), uncertain, gap)
+
+
+def _watched(rules: Iterable[Rule]) -> frozenset[str] | None:
+    """The crates the rules look at; None when a rule does not say (it may look at any)."""
+    names: set[str] = set()
+    for rule in rules:
+        crates = getattr(rule, "crates", None)
+        if crates is None:
+            return None
+        names.update(crates)
+    return frozenset(names)
+
+
+def gap_notes(gaps: Iterable[BuildGap]) -> list[str]:
+    """One note per distinct set of unread packages, naming the builds and the crates."""
+    grouped: dict[tuple[tuple[str, ...], tuple[str, ...]], list[str]] = {}
+    for gap in gaps:
+        grouped.setdefault((gap.unread, gap.reasons), []).append(f"{gap.member} ({gap.target})")
+    notes: list[str] = []
+    for (unread, reasons), builds in grouped.items():
+        shown = ", ".join(printable(u) for u in unread[:10])
+        if len(unread) > 10:
+            shown += f" and {len(unread) - 10} more"
+        notes.append(
+            f"incomplete audit: --no-exec could not read {shown} ({'; '.join(reasons)}), and "
+            f"the verdict for {', '.join(printable(b) for b in builds)} depends on them; "
+            "run `cargo fetch` once (or drop --no-exec) for a complete audit"
+        )
+    return notes
+
+
+def summary_line(gaps: Iterable[BuildGap]) -> str:
+    """One line for stderr: the audit is incomplete, and why."""
+    listed = list(gaps)
+    unread = sorted({u for g in listed for u in g.unread})
+    shown = ", ".join(printable(u) for u in unread[:5]) + (
+        f" and {len(unread) - 5} more" if len(unread) > 5 else ""
+    )
+    builds = len({(g.member, g.target) for g in listed})
+    return (
+        f"incomplete audit: {builds} build(s) depend on packages --no-exec could not read "
+        f"({shown}); run `cargo fetch` once, or drop --no-exec"
+    )

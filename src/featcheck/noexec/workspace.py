@@ -1,0 +1,162 @@
+"""Which workspace a manifest belongs to, and its members, found as cargo finds them.
+
+What cargo refuses is refused here with cargo's reason, as one line: a member outside the
+workspace root (`members = ["../*"]`, an absolute path elsewhere, a link pointing out), a member
+without a Cargo.toml (globbed or named), a package that believes it is in a workspace that does
+not list it. Nothing outside the workspace root is read, except the parents cargo itself looks
+at to find the root.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from featcheck.errors import FeatcheckError
+from featcheck.noexec.files import ReadScope, is_manifest, load_toml, printable, table
+
+_GLOB_CHARACTERS = frozenset("*?[")
+
+
+@dataclass(frozen=True)
+class WorkspaceLayout:
+    """The workspace root, its manifest's data, and the directories of its members."""
+
+    root: Path
+    root_data: Mapping[str, Any]
+    members: tuple[Path, ...]
+    """Member directories listed in `workspace.members` (and the root, when it is a package),
+    in cargo's order; path dependencies under the root join them later."""
+    excluded: tuple[Path, ...]
+    scope: ReadScope
+    """The checkout: everything under the workspace root."""
+
+    def is_excluded(self, directory: Path) -> bool:
+        """Whether `directory` lies under a `workspace.exclude` entry."""
+        return any(directory == e or e in directory.parents for e in self.excluded)
+
+    def is_inside(self, directory: Path) -> bool:
+        """Whether `directory` lies (symlinks resolved) under the workspace root."""
+        return self.scope.contains(directory)
+
+
+def _normalized(path: Path) -> Path:
+    return Path(os.path.normpath(path))
+
+
+def _strings(value: Any, manifest: Path, key: str) -> list[str]:
+    if value is None:
+        return []
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise FeatcheckError(f"`{key}` must be an array of strings", path=manifest)
+    return list(value)
+
+
+def _below(root: Path, path: Path) -> bool:
+    return path == root or root in path.parents
+
+
+def _outside(pattern: str, root: Path) -> FeatcheckError:
+    return FeatcheckError(
+        f"workspace member `{printable(pattern)}` is not hierarchically below the workspace "
+        "root (cargo refuses this workspace; --no-exec reads nothing outside it)",
+        path=root / "Cargo.toml",
+    )
+
+
+def _no_manifest(directory: Path, root: Path, pattern: str) -> FeatcheckError:
+    via = "" if directory == root / pattern else f" (matched by `{printable(pattern)}`)"
+    shown = printable(os.path.relpath(directory, root))
+    return FeatcheckError(
+        f"failed to load manifest for workspace member `{shown}`{via}: it has no Cargo.toml "
+        "(cargo refuses this workspace)",
+        path=root / "Cargo.toml",
+    )
+
+
+def _member_directories(
+    root: Path, workspace: Mapping[str, Any], excluded: list[Path]
+) -> list[Path]:
+    manifest = root / "Cargo.toml"
+    scope = ReadScope([root])
+    found: list[Path] = []
+    for pattern in _strings(workspace.get("members"), manifest, "workspace.members"):
+        if "\x00" in pattern:
+            raise _outside(pattern, root)
+        full = _normalized(root / pattern)
+        if not _below(root, full):
+            raise _outside(pattern, root)
+        if _GLOB_CHARACTERS.intersection(pattern):
+            relative = os.path.relpath(full, root)
+            matches = sorted(
+                Path(p) for p in glob.glob(os.path.join(glob.escape(str(root)), relative))
+            )
+            candidates = [
+                m
+                for m in matches
+                if m.is_dir() and not any(m == e or e in m.parents for e in excluded)
+            ]
+        else:
+            candidates = [full]
+        for directory in candidates:
+            if not scope.contains(directory):
+                raise _outside(pattern, root)
+            if not is_manifest(directory / "Cargo.toml", what="a workspace member"):
+                raise _no_manifest(directory, root, pattern)
+            if directory not in found and directory != root:
+                found.append(directory)
+    return found
+
+
+def _excluded(root: Path, workspace: Mapping[str, Any]) -> list[Path]:
+    entries = _strings(workspace.get("exclude"), root / "Cargo.toml", "workspace.exclude")
+    return [_normalized(root / entry) for entry in entries]
+
+
+def _find_root(manifest: Path, data: Mapping[str, Any]) -> tuple[Path, Mapping[str, Any]]:
+    """The root cargo picks: the manifest itself if it has `[workspace]`, the one its
+    `package.workspace` names, else the nearest parent with a `[workspace]` not excluding it."""
+    directory = manifest.parent
+    if isinstance(data.get("workspace"), Mapping):
+        return directory, data
+    named = table(data.get("package")).get("workspace")
+    if isinstance(named, str):
+        root = _normalized(directory / named)
+        root_manifest = root / "Cargo.toml"
+        if not is_manifest(root_manifest, what="the workspace root"):
+            raise FeatcheckError(
+                f"`package.workspace` names `{printable(named)}`, which has no Cargo.toml",
+                path=manifest,
+            )
+        return root, load_toml(root_manifest)
+    for parent in directory.parents:
+        candidate = parent / "Cargo.toml"
+        if not is_manifest(candidate, what="a parent manifest"):
+            continue
+        parent_data = load_toml(candidate)
+        workspace = parent_data.get("workspace")
+        if not isinstance(workspace, Mapping):
+            continue
+        if any(directory == e or e in directory.parents for e in _excluded(parent, workspace)):
+            continue
+        return parent, parent_data
+    return directory, data
+
+
+def discover_workspace(manifest: Path) -> WorkspaceLayout:
+    """The workspace `manifest` belongs to, with its members (as cargo finds them)."""
+    manifest = _normalized(manifest.absolute())
+    data = load_toml(manifest)
+    root, root_data = _find_root(manifest, data)
+    workspace = table(root_data.get("workspace"))
+    excluded = _excluded(root, workspace) if workspace else []
+    members: list[Path] = []
+    if isinstance(root_data.get("package"), Mapping):
+        members.append(root)
+    if workspace:
+        members.extend(_member_directories(root, workspace, excluded))
+    return WorkspaceLayout(root, root_data, tuple(members), tuple(excluded), ReadScope([root]))
