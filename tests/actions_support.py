@@ -70,3 +70,79 @@ def make_finding(
 def manifest_location(line: int = 9, file: str = "Cargo.toml") -> Location:
     """A span on the burn line of a manifest."""
     return Location(file=file, line=line, column=31, end_line=line, end_column=55)
+
+
+# --- what the GitHub Actions runner reads as workflow commands ---------------------------------
+# A model of the runner's ActionCommandManager.TryProcessCommand (actions/runner): every line of
+# a step's stdout and stderr is tried as `::name props::data` after leading whitespace, then as
+# the legacy `##[name props]data` anywhere in the line; only registered names count, compared
+# without case. `::stop-commands::TOKEN` stops all processing until a command named TOKEN.
+
+RUNNER_COMMANDS = frozenset(
+    {
+        "error",
+        "warning",
+        "notice",
+        "debug",
+        "group",
+        "endgroup",
+        "echo",
+        "add-mask",
+        "add-matcher",
+        "remove-matcher",
+        "save-state",
+        "set-output",
+        "set-env",
+        "add-path",
+        "stop-commands",
+    }
+)
+
+
+def _parse_v2(line: str, registered: set[str]) -> tuple[str, str] | None:
+    message = line.lstrip()
+    if not message.startswith("::"):
+        return None
+    end = message.find("::", 2)
+    if end < 0:
+        return None
+    name = message[2:end].split(" ", 1)[0]
+    return (name, message[end + 2 :]) if name.lower() in registered else None
+
+
+def _parse_legacy(line: str, registered: set[str]) -> tuple[str, str] | None:
+    start = line.find("##[")
+    if start < 0:
+        return None
+    end = line.find("]", start)
+    if end < 0:
+        return None
+    name = line[start + 3 : end].split(" ", 1)[0]
+    return (name, line[end + 1 :]) if name.lower() in registered else None
+
+
+def runner_commands(log: str) -> list[str]:
+    """The lines of `log` the runner would act on as commands, stop-commands and resumes left out.
+
+    The runner reads lines as .NET's ReadLine does: CR, LF and CRLF all end a line.
+    """
+    registered = set(RUNNER_COMMANDS)
+    token: str | None = None
+    acted: list[str] = []
+    for line in log.replace("\r\n", "\n").replace("\r", "\n").split("\n"):
+        parsed = _parse_v2(line, registered) or _parse_legacy(line, registered)
+        if parsed is None:
+            continue
+        name, data = parsed
+        if token is not None:
+            if name.lower() == token.lower():
+                registered.discard(token.lower())
+                token = None
+            continue
+        if name.lower() == "stop-commands":
+            token = data
+            registered.add(token.lower())
+            continue
+        acted.append(line)
+    assert token is None, f"commands were left stopped (token {token!r})"
+    return acted

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 import yaml
-from actions_support import clear_actions_environment
+from actions_support import clear_actions_environment, runner_commands
 from conftest import CRATES, REPO
 
 ACTION = REPO / "action.yml"
@@ -49,8 +49,9 @@ def test_inputs_reach_scripts_only_through_env() -> None:
         "path": ".",
         "args": "",
         "sarif": "false",
-        "sarif-file": "featcheck.sarif",
+        "sarif-file": "",
     }
+    assert action["outputs"]["sarif-file"]["value"] == "${{ steps.run.outputs.sarif-file }}"
     for step in action["runs"]["steps"]:
         assert step["shell"] == "bash"
         assert "${{" not in step["run"], step["name"]
@@ -64,6 +65,8 @@ class ActionRun:
     """What the steps printed (stdout and stderr)."""
     summary: str
     workspace: Path
+    outputs: dict[str, dict[str, str]]
+    """Each step's outputs, by step id."""
 
 
 def _evaluate(value: str, inputs: dict[str, str], outputs: dict[str, dict[str, str]]) -> str:
@@ -96,12 +99,13 @@ def run_action(
     *,
     action_path: Path = REPO,
     skip_install: bool = True,
+    workspace: Path | None = None,
 ) -> ActionRun:
     """Run the action's steps in order, stopping at the first that fails, like the runner."""
     action = _action()
     inputs = {name: str(spec.get("default", "")) for name, spec in action["inputs"].items()}
     inputs.update(with_)
-    workspace = _workspace(tmp_path)
+    workspace = workspace or _workspace(tmp_path)
     summary = tmp_path / "step-summary.md"
     summary.touch()
     scripts_dir = Path(sys.executable).parent
@@ -147,8 +151,10 @@ def run_action(
                 line.split("=", 1) for line in output_file.read_text().splitlines() if "=" in line
             )
         if done.returncode != 0:
-            return ActionRun(done.returncode, "".join(printed), summary.read_text(), workspace)
-    return ActionRun(0, "".join(printed), summary.read_text(), workspace)
+            return ActionRun(
+                done.returncode, "".join(printed), summary.read_text(), workspace, outputs
+            )
+    return ActionRun(0, "".join(printed), summary.read_text(), workspace, outputs)
 
 
 def test_findings_fail_the_step_with_an_annotation_on_the_burn_line(
@@ -156,7 +162,7 @@ def test_findings_fail_the_step_with_an_annotation_on_the_burn_line(
 ) -> None:
     run = run_action(tmp_path, {"path": "crates/pitb-exec-cpu"})
     assert run.status == 1, run.output
-    [annotation] = [line for line in run.output.splitlines() if line.startswith("::")]
+    [annotation] = runner_commands(run.output)
     assert annotation.startswith(ANNOTATION)
     assert "## featcheck: crates/pitb-exec-cpu\n" in run.summary
     assert "| Severity | Rule | Member | Crate | Feature | Target | Manifest | Fix |" in run.summary
@@ -165,6 +171,7 @@ def test_findings_fail_the_step_with_an_annotation_on_the_burn_line(
     ) in run.summary
     assert "| crates/pitb-exec-cpu/Cargo.toml:9 |" in run.summary
     assert not (run.workspace / "featcheck.sarif").exists()
+    assert run.outputs["run"] == {}
 
 
 def test_sarif_is_written_too_and_the_status_stays_featchecks(
@@ -175,6 +182,7 @@ def test_sarif_is_written_too_and_the_status_stays_featchecks(
     )
     assert run.status == 1, run.output
     assert "featcheck: wrote SARIF to out.sarif" in run.output
+    assert run.outputs["run"]["sarif-file"] == "out.sarif"
     document = json.loads((run.workspace / "out.sarif").read_text())
     [result] = document["runs"][0]["results"]
     location = result["locations"][0]["physicalLocation"]
@@ -194,11 +202,16 @@ def test_a_clean_crate_passes_and_args_are_split_like_a_shell(
         },
     )
     assert run.status == 0, run.output
-    assert [line for line in run.output.splitlines() if line.startswith("::")] == []
+    assert runner_commands(run.output) == []
     assert "featcheck: no findings (1 member, " in run.output
     assert "**no findings (1 member, " in run.summary
-    document = json.loads((run.workspace / "featcheck.sarif").read_text())
+    # Without sarif-file the SARIF goes to a fresh file under RUNNER_TEMP, named in the output.
+    sarif = Path(run.outputs["run"]["sarif-file"])
+    assert sarif.parent.parent == tmp_path / "runner-temp"
+    assert sarif.name == "featcheck.sarif"
+    document = json.loads(sarif.read_text())
     assert document["runs"][0]["results"] == []
+    assert not (run.workspace / "featcheck.sarif").exists()
 
 
 def test_inputs_are_data_not_code(offline_cargo: Path, tmp_path: Path) -> None:
@@ -207,6 +220,75 @@ def test_inputs_are_data_not_code(offline_cargo: Path, tmp_path: Path) -> None:
     assert "INJECTED\n" not in run.output
     assert "SUBSTITUTED" not in run.output.replace("$(echo SUBSTITUTED)", "")
     assert "featcheck: error: " in run.output
+
+
+@pytest.mark.parametrize("args", ["--fail-on 'error", '-p "app', "trailing\\"])
+def test_an_unbalanced_args_input_is_one_line_and_exit_2(tmp_path: Path, args: str) -> None:
+    run = run_action(tmp_path, {"path": "crates/pitb-exec-cpu", "args": args})
+    assert run.status == 2, run.output
+    assert run.output.splitlines()[-1].startswith("featcheck: error: the args input: No ")
+    assert [line for line in run.output.splitlines() if "featcheck: error" in line] == [
+        run.output.splitlines()[-1]
+    ]
+    assert "Traceback" not in run.output
+
+
+def _hostile_sarif_workspace(tmp_path: Path) -> tuple[Path, Path]:
+    """A checkout that commits featcheck.sarif as a link to a file outside it (the victim)."""
+    workspace = _workspace(tmp_path)
+    victim = tmp_path / "victim"
+    victim.write_text("precious\n")
+    (workspace / "featcheck.sarif").symlink_to(victim)
+    return workspace, victim
+
+
+def test_a_symlinked_sarif_file_is_refused_not_written_through(
+    offline_cargo: Path, tmp_path: Path
+) -> None:
+    workspace, victim = _hostile_sarif_workspace(tmp_path)
+    run = run_action(
+        tmp_path,
+        {"path": "crates/pitb-exec-cpu", "sarif": "true", "sarif-file": "featcheck.sarif"},
+        workspace=workspace,
+    )
+    assert run.status == 1, run.output  # featcheck's own verdict on the crate is unchanged
+    assert victim.read_text() == "precious\n"
+    assert (workspace / "featcheck.sarif").is_symlink()
+    assert "featcheck.sarif: is a symlink; featcheck writes a report only to a regular file" in (
+        run.output
+    )
+    assert "sarif-file" not in run.outputs["run"]
+
+
+def test_a_symlinked_directory_on_the_way_to_the_sarif_file_is_refused(
+    offline_cargo: Path, tmp_path: Path
+) -> None:
+    workspace = _workspace(tmp_path)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (workspace / "reports").symlink_to(outside)
+    run = run_action(
+        tmp_path,
+        {"path": "crates/pitb-exec-cpu", "sarif": "true", "sarif-file": "reports/out.sarif"},
+        workspace=workspace,
+    )
+    assert run.status == 1, run.output
+    assert list(outside.iterdir()) == []
+    assert "the directory reports is a symlink" in run.output
+
+
+def test_by_default_the_sarif_file_ignores_what_the_checkout_committed(
+    offline_cargo: Path, tmp_path: Path
+) -> None:
+    workspace, victim = _hostile_sarif_workspace(tmp_path)
+    run = run_action(
+        tmp_path, {"path": "crates/pitb-exec-cpu", "sarif": "true"}, workspace=workspace
+    )
+    assert run.status == 1, run.output
+    assert victim.read_text() == "precious\n"
+    sarif = Path(run.outputs["run"]["sarif-file"])
+    assert sarif.is_relative_to(tmp_path / "runner-temp")
+    assert json.loads(sarif.read_text())["runs"][0]["results"][0]["ruleId"] == "FC001"
 
 
 @pytest.mark.network
@@ -226,5 +308,5 @@ def test_the_install_step_installs_from_the_action_checkout(
         tmp_path, {"path": "crates/pitb-exec-cpu"}, action_path=checkout, skip_install=False
     )
     assert run.status == 1, run.output
-    assert any(line.startswith(ANNOTATION) for line in run.output.splitlines())
+    assert [line[: len(ANNOTATION)] for line in runner_commands(run.output)] == [ANNOTATION]
     assert (tmp_path / "runner-temp" / "featcheck-venv" / "bin" / "featcheck").exists()

@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 import io
+import json
+import re
+import shutil
 from pathlib import Path
 
 import pytest
+import typer
 from actions_support import (
     clear_actions_environment,
     host_triple,
     make_finding,
     manifest_location,
+    runner_commands,
 )
 from conftest import CRATES, REPO, run_featcheck
 
@@ -18,8 +23,10 @@ from featcheck.render.github import (
     SUMMARY_LIMIT,
     escape_data,
     escape_property,
+    log_line,
     render_annotations,
     render_summary,
+    stop_commands,
     write_github,
 )
 from featcheck.report import AuditResult, Finding, Location, Severity
@@ -40,7 +47,13 @@ def _result(tmp_path: Path, findings: list[Finding]) -> AuditResult:
 
 
 def _commands(text: str) -> list[str]:
-    return [line for line in text.splitlines() if line.startswith("::")]
+    """What the runner acts on: only featcheck's annotations may be there."""
+    return runner_commands(text)
+
+
+def _log(text: str) -> list[str]:
+    """The plain log lines, without commands and the stop-commands markers around them."""
+    return [line for line in text.splitlines() if not line.startswith("::")]
 
 
 # --- escaping ---------------------------------------------------------------------------------
@@ -63,8 +76,8 @@ def test_a_crafted_finding_cannot_break_out_of_its_command(tmp_path: Path) -> No
     assert _commands(text) == [
         "::error file=crates/app/we%2Cird%3Adir/Cargo%25.toml,line=3,col=1,endLine=4,endColumn=2,"
         "title=FC001 odd%2Crule%3Aname"
-        "::100%25 slower: a,b%0A::error::injected"
-        "%0Amember app, target x86_64-unknown-linux-gnu%0Afix: do x%0D%0Ay"
+        "::100%25 slower: a,b\\n::error::injected"
+        "%0Amember app, target x86_64-unknown-linux-gnu%0Afix: do x\\r\\ny"
     ]
 
 
@@ -79,7 +92,7 @@ def test_annotation_is_relative_to_the_workspace(tmp_path: Path) -> None:
         f"{TITLE}::{MESSAGE}%0Amember app, target x86_64-unknown-linux-gnu"
         '%0Afix: add "rayon" to the features of burn'
     ]
-    assert text.splitlines()[-1] == "featcheck: 1 error (1 member, x86_64-unknown-linux-gnu)"
+    assert _log(text) == ["featcheck: 1 error (1 member, x86_64-unknown-linux-gnu)"]
 
 
 def test_without_a_workspace_the_path_is_as_given(tmp_path: Path) -> None:
@@ -105,7 +118,11 @@ def test_levels_and_findings_without_a_location(tmp_path: Path) -> None:
 
 def test_no_findings_no_annotations(tmp_path: Path) -> None:
     text = render_annotations(_result(tmp_path, []))
-    assert text == "featcheck: no findings (1 member, x86_64-unknown-linux-gnu)\n"
+    [stop, count, resume] = text.splitlines()
+    token = stop.removeprefix("::stop-commands::")
+    assert len(token) == 32 and resume == f"::{token}::"
+    assert count == "featcheck: no findings (1 member, x86_64-unknown-linux-gnu)"
+    assert _commands(text) == []
 
 
 # --- the runner keeps 10 annotations per level ------------------------------------------------
@@ -161,11 +178,11 @@ def test_summary_is_appended_with_a_row_per_finding(tmp_path: Path) -> None:
     write_github(_result(tmp_path, findings), stream, environ)
     text = summary.read_text()
     assert text.startswith("earlier step\n## featcheck: crates/app\n")
-    assert "**1 error, 1 info (1 member, x86_64-unknown-linux-gnu)**" in text
+    assert "**1 error, 1 info (1 member, x86\\_64-unknown-linux-gnu)**" in text
     assert "| Severity | Rule | Member | Crate | Feature | Target | Manifest | Fix |" in text
     assert (
         "| error | FC001 flex-without-rayon | app | burn-flex 0.22.1 | rayon "
-        "| x86_64-unknown-linux-gnu "
+        "| x86\\_64-unknown-linux-gnu "
         "| [crates/app/Cargo.toml:9](https://github.com/octo/app/blob/abc123/crates/app/"
         "Cargo.toml#L9) | use a \\| b |"
     ) in text
@@ -214,11 +231,12 @@ def test_cli_annotates_the_burn_line(
         f"{TITLE}::{MESSAGE}%0Amember pitb-exec-cpu, target {host}%0Afix: "
     )
     assert "rayon" in commands[0].split("%0Afix: ")[1]
-    assert done.stdout.splitlines()[-1] == f"featcheck: 1 error (1 member, {host})"
+    assert _log(done.stdout) == [f"featcheck: 1 error (1 member, {host})"]
     table = summary.read_text()
     assert table.startswith("## featcheck: crates/pitb-exec-cpu\n")
     assert (
-        f"| error | FC001 flex-without-rayon | pitb-exec-cpu | burn-flex 0.22.1 | rayon | {host} "
+        "| error | FC001 flex-without-rayon | pitb-exec-cpu | burn-flex 0.22.1 | rayon | "
+        f"{host.replace('_', chr(92) + '_')} "
         "| crates/pitb-exec-cpu/Cargo.toml:9 |"
     ) in table
 
@@ -231,11 +249,185 @@ def test_github_is_the_default_format_in_actions(
     assert done.returncode == 1, done.stderr
     assert done.stdout.startswith("::error file=Cargo.toml,line=9,col=31,")
     explicit = run_featcheck(str(CRATES / "pitb-exec-cpu"), "--format", "text")
-    assert explicit.stdout.startswith("pitb-exec-cpu (")
+    # In Actions the text report, which quotes manifest lines, is printed inside stop-commands.
+    assert _log(explicit.stdout)[0].startswith("pitb-exec-cpu (")
+    assert explicit.stdout.startswith("::stop-commands::")
+    assert _commands(explicit.stdout) == []
 
 
 def test_clean_project_prints_no_annotation(offline_cargo: Path) -> None:
     done = run_featcheck(str(CRATES / "pitb-exec-cpu-simd"), "--format", "github")
     assert done.returncode == 0, done.stderr
     assert _commands(done.stdout) == []
-    assert done.stdout.startswith("featcheck: no findings (1 member, ")
+    assert _log(done.stdout)[0].startswith("featcheck: no findings (1 member, ")
+
+
+# --- a hostile checkout cannot raise a workflow command ------------------------------------------
+
+HOSTILE = (
+    "##[add-mask]secret ##[warning title=spoof]w ::error::mid\r::notice::after-cr"
+    "\n::error::after-lf 100%0A%25 \x1b]8;;https://evil\x07link\x1b]8;;\x07 ##[endgroup]"
+)
+
+
+def _hostile_result(tmp_path: Path) -> AuditResult:
+    findings = [
+        make_finding(
+            member=HOSTILE,
+            crate=HOSTILE,
+            feature=HOSTILE,
+            target=HOSTILE,
+            message=f"{HOSTILE} is built without `rayon`",
+            suggestion=HOSTILE,
+            location=manifest_location(file=f"{HOSTILE}/Cargo.toml"),
+        ),
+        make_finding(severity=Severity.INFO, member=HOSTILE, location=None, suggestion=""),
+    ]
+    return AuditResult(
+        tmp_path / "repo",
+        findings=findings,
+        members=[HOSTILE],
+        targets=[HOSTILE],
+        notes=[HOSTILE, f"::error::{HOSTILE}"],
+    )
+
+
+def test_hostile_names_paths_and_notes_raise_no_command_but_featchecks_own(
+    tmp_path: Path,
+) -> None:
+    summary = tmp_path / "summary.md"
+    stream = io.StringIO()
+    environ = {"GITHUB_STEP_SUMMARY": str(summary), "GITHUB_WORKSPACE": str(tmp_path / "repo")}
+    write_github(_hostile_result(tmp_path), stream, environ)
+    out = stream.getvalue()
+    commands = _commands(out)
+    assert len(commands) == 2
+    assert commands[0].startswith("::error file=##[add-mask]secret ##[warning title=spoof]w %3A")
+    assert commands[1].startswith("::notice title=FC001 flex-without-rayon::")
+    # No raw CR, LF or ESC inside any line; the log text is printable and defused.
+    assert "\r" not in out and "\x1b" not in out
+    for line in _log(out):
+        assert "##[" not in line
+        assert line.startswith("featcheck: "), line
+    assert "featcheck: note: ##\\x5badd-mask]secret ##\\x5bwarning title=spoof]w ::error::mid" in (
+        out
+    )
+    assert "\\r::notice::after-cr\\n::error::after-lf 100%0A%25 \\x1b]8;;https://evil\\x07" in out
+
+
+def test_the_job_summary_shows_hostile_text_literally(tmp_path: Path) -> None:
+    finding = make_finding(
+        member="<img src=https://evil/p.png>",
+        crate="[click](https://evil)",
+        feature="*bold* _em_ ~~s~~ `code` $x^2$ @octocat",
+        suggestion="a | b\n<details>",
+        location=manifest_location(file="](javascript:alert(1))/Cargo.toml"),
+    )
+    text = render_summary(
+        _result(tmp_path, [finding]),
+        workspace=str(tmp_path / "repo"),
+        links=None,
+    )
+    row = next(line for line in text.splitlines() if line.startswith("| error"))
+    assert "&lt;img src=https://evil/p.png&gt;" in row
+    assert "\\[click\\](https://evil) 0.22.1" in row
+    assert "\\*bold\\* \\_em\\_ \\~\\~s\\~\\~ \\`code\\` \\$x^2\\$ \\@octocat" in row
+    assert "a \\| b<br>&lt;details&gt;" in row
+    assert "crates/app/\\](javascript:alert(1))/Cargo.toml:9" in row
+    assert "<img" not in text and "<details>" not in text
+    assert row.count(" | ") == 7  # eight cells, none split by a pipe in the text
+
+
+def test_json_and_sarif_printed_to_a_log_carry_no_command(tmp_path: Path) -> None:
+    from featcheck.render.json_report import render_json
+    from featcheck.render.sarif import render_sarif
+
+    result = _hostile_result(tmp_path)
+    for text in (render_json(result), render_sarif(result, {})):
+        assert _commands(text) == []
+        assert "##[" not in text
+    document = json.loads(render_json(result))
+    assert document["findings"][0]["member"] == HOSTILE
+    assert document["notes"] == [HOSTILE, f"::error::{HOSTILE}"]
+
+
+def test_the_stop_token_is_fresh_and_absent_from_the_text() -> None:
+    first = stop_commands(["featcheck: a"])
+    second = stop_commands(["featcheck: a"])
+    assert first != second
+    token = first.splitlines()[0].removeprefix("::stop-commands::")
+    assert re.fullmatch(r"[0-9a-f]{32}", token)
+    assert first.splitlines()[1:] == ["featcheck: a", f"::{token}::"]
+    assert stop_commands([]) == ""
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        ("  ::error::x", "  \\x3a:error::x"),
+        ("a ##[add-mask]b ###[x]", "a ##\\x5badd-mask]b ###\\x5bx]"),
+        ("a\rb\nc\x1b", "a\\rb\\nc\\x1b"),
+    ],
+)
+def test_log_lines_are_inert(text: str, shown: str) -> None:
+    assert log_line(text) == shown
+    assert _commands(log_line(text)) == []
+
+
+def test_errors_in_actions_are_printed_inside_stop_commands(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from featcheck.cli import _fail
+    from featcheck.errors import FeatcheckError
+
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    with pytest.raises(typer.Exit) as raised:
+        _fail(FeatcheckError(f"cargo metadata failed: {HOSTILE}\n::error::second line"))
+    assert raised.value.exit_code == 2
+    err = capsys.readouterr().err
+    assert _commands(err) == []
+    assert _log(err) == [
+        "featcheck: error: cargo metadata failed: ##\\x5badd-mask]secret "
+        "##\\x5bwarning title=spoof]w ::error::mid",
+        "  \\x3a:notice::after-cr",
+        "  \\x3a:error::after-lf 100%0A%25 \\x1b]8;;https://evil\\x07link\\x1b]8;;\\x07 "
+        "##\\x5bendgroup]",
+        "  \\x3a:error::second line",
+    ]
+
+
+def test_a_cargo_error_quoting_the_manifest_raises_no_command(
+    offline_cargo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """cargo quotes the bad dependency name; the error is one inert line in a stop block."""
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "main.rs").write_text("fn main() {}\n")
+    (tmp_path / "Cargo.toml").write_text(
+        '[package]\nname = "app"\nversion = "0.1.0"\nedition = "2021"\n\n'
+        '[dependencies]\n"##[add-mask]secret" = "1"\n'
+    )
+    for args in (["--format", "github"], []):
+        monkeypatch.setenv("GITHUB_ACTIONS", "true" if not args else "false")
+        done = run_featcheck(str(tmp_path), *args)
+        assert done.returncode == 2, done.stderr
+        assert _commands(done.stderr) == [] and _commands(done.stdout) == []
+        assert "`##\\x5badd-mask]secret`" in done.stderr
+        assert done.stderr.startswith("::stop-commands::")
+
+
+def test_a_hostile_member_directory_raises_only_featchecks_annotation(
+    offline_cargo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    member = tmp_path / "##[add-mask]x ##[warning]w"
+    shutil.copytree(CRATES / "pitb-exec-cpu", member, ignore=shutil.ignore_patterns("target"))
+    monkeypatch.setenv("GITHUB_WORKSPACE", str(tmp_path))
+    done = run_featcheck(str(member), "--format", "github", "-v")
+    assert done.returncode == 1, done.stderr
+    [annotation] = _commands(done.stdout)
+    assert annotation.startswith(
+        "::error file=##[add-mask]x ##[warning]w/Cargo.toml,line=9,col=31,"
+    )
+    # -v prints the cargo commands, which name the manifest path: each in its own stop block.
+    assert "featcheck: running: " in done.stderr
+    assert _commands(done.stderr) == []
+    assert "##[" not in "".join(_log(done.stderr))

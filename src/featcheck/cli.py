@@ -6,9 +6,11 @@ Exit codes: 0 no finding at or above the failing level, 1 findings, 2 usage, inp
 from __future__ import annotations
 
 import functools
+import io
 import os
 import shlex
 import sys
+import threading
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import replace
 from enum import Enum
@@ -163,7 +165,12 @@ def check(
     ] = False,
     verbose: Annotated[
         bool,
-        typer.Option("--verbose", "-v", help="Print each cargo and rustc command to stderr."),
+        typer.Option(
+            "--verbose",
+            "-v",
+            help="Text format: show each finding's chain, notes, full why and other fixes; "
+            "print each cargo and rustc command to stderr.",
+        ),
     ] = False,
     trust_checkout: Annotated[
         bool,
@@ -205,6 +212,16 @@ def check(
             "to cargo); cargo: ask `cargo tree -e normal` per member and target.",
         ),
     ] = Resolver.featcheck,
+    output: Annotated[
+        Path | None,
+        typer.Option(
+            "--output",
+            "-o",
+            metavar="FILE",
+            help="Write the report to FILE instead of stdout (a regular file or a new name; "
+            "an existing symlink or special file there is refused).",
+        ),
+    ] = None,
     no_exec: Annotated[
         bool,
         typer.Option(
@@ -221,7 +238,9 @@ def check(
     """
     from featcheck.audit import AuditOptions, audit_project, audit_tree_text
 
-    terminal = _Terminal(spinner=not quiet)
+    chosen_format = output_format or _default_format()
+    github = chosen_format is OutputFormat.github or _in_actions()
+    terminal = _Terminal(spinner=not quiet, github=github)
     options = AuditOptions(
         packages=tuple(package or ()),
         targets=tuple(target or ()),
@@ -251,9 +270,12 @@ def check(
                 with terminal.working("Auditing again"):
                     result = audit_project(path, replace(options, update_lockfile=True))
     except FeatcheckError as error:
-        _fail(error)
-    _render(result, output_format or _default_format(), quiet)
-    raise typer.Exit(_exit_code(result, fail_on))
+        _fail(error, github=github)
+    try:
+        _render(result, chosen_format, quiet=quiet, verbose=verbose, output=output)
+    except FeatcheckError as error:
+        _fail(error, github=github)
+    raise typer.Exit(_exit_code(result, fail_on, github=github))
 
 
 def _codes(values: list[str] | None) -> tuple[str, ...]:
@@ -263,7 +285,7 @@ def _codes(values: list[str] | None) -> tuple[str, ...]:
     )
 
 
-def _exit_code(result: AuditResult, fail_on: FailOn | None) -> int:
+def _exit_code(result: AuditResult, fail_on: FailOn | None, *, github: bool = False) -> int:
     from featcheck.report import Severity
 
     chosen = fail_on.value if fail_on is not None else result.fail_on or "warning"
@@ -275,7 +297,7 @@ def _exit_code(result: AuditResult, fail_on: FailOn | None) -> int:
         # Not clean: a --no-exec audit could not see packages the verdict depends on.
         from featcheck.noexec.gaps import summary_line
 
-        print(f"featcheck: {summary_line(result.incomplete)}", file=sys.stderr)
+        _print_error_lines([f"featcheck: {summary_line(result.incomplete)}"], github=github)
         return EXIT_ERROR
     return EXIT_CLEAN
 
@@ -332,11 +354,17 @@ def show_rule(
 
 
 class _Terminal:
-    """stderr while an audit runs: a spinner on a terminal, cargo commands with --verbose."""
+    """stderr while an audit runs: a spinner on a terminal, cargo commands with --verbose.
 
-    def __init__(self, *, spinner: bool) -> None:
+    With `github` (an Actions log), each command line is printed inside its own stop-commands
+    block, one block at a time: the checkout's values in it must not become workflow commands.
+    """
+
+    def __init__(self, *, spinner: bool, github: bool = False) -> None:
         # Only a real terminal gets the animation (FORCE_COLOR must not put it in CI logs).
         self.spinner = spinner and sys.stderr.isatty()
+        self.github = github
+        self._lock = threading.Lock()
 
     @functools.cached_property
     def console(self) -> Console:
@@ -348,7 +376,17 @@ class _Terminal:
 
     def show_command(self, command: list[str]) -> None:
         """Print one command line (called from the audit's worker threads)."""
-        self.console.print(f"featcheck: running: {shlex.join(command)}", markup=False, style="dim")
+        from featcheck.render.common import printable
+
+        line = f"featcheck: running: {printable(shlex.join(command))}"
+        if self.github:
+            from featcheck.render.github import stop_commands
+
+            with self._lock:
+                sys.stderr.write(stop_commands([line]))
+                sys.stderr.flush()
+            return
+        self.console.print(line, markup=False, style="dim")
 
     def working(self, what: str) -> AbstractContextManager[object]:
         """A spinner for the duration of the block, or nothing when stderr is not a terminal."""
@@ -357,32 +395,58 @@ class _Terminal:
         return self.console.status(f"{what}...", spinner="dots")
 
 
+def _in_actions() -> bool:
+    """Inside GitHub Actions, whose runner reads workflow commands from everything printed."""
+    return os.environ.get("GITHUB_ACTIONS") == "true"
+
+
 def _default_format() -> OutputFormat:
     """github inside GitHub Actions (GITHUB_ACTIONS=true), text everywhere else."""
-    return OutputFormat.github if os.environ.get("GITHUB_ACTIONS") == "true" else OutputFormat.text
+    return OutputFormat.github if _in_actions() else OutputFormat.text
 
 
-def _render(result: AuditResult, output_format: OutputFormat, quiet: bool) -> None:
+def _render(
+    result: AuditResult,
+    output_format: OutputFormat,
+    *,
+    quiet: bool,
+    verbose: bool,
+    output: Path | None = None,
+) -> None:
+    """Render to stdout, or with `output` to that file (see render/output.py)."""
+    stream = io.StringIO()
     if output_format is OutputFormat.json:
         from featcheck.render.json_report import render_json
 
-        sys.stdout.write(render_json(result))
+        stream.write(render_json(result))
     elif output_format is OutputFormat.sarif:
         from featcheck.render.sarif import render_sarif
 
-        sys.stdout.write(render_sarif(result))
+        stream.write(render_sarif(result))
     elif output_format is OutputFormat.github:
         from featcheck.render.github import write_github
 
-        write_github(result, sys.stdout)
+        write_github(result, stream)
     elif quiet:
         from featcheck.render.text_report import render_findings
 
-        render_findings(result)
+        render_findings(result, stream, verbose=verbose)
     else:
         from featcheck.render.text_report import render_text
 
-        render_text(result)
+        render_text(result, stream, verbose=verbose)
+    text = stream.getvalue()
+    if output is not None:
+        from featcheck.render.output import write_report
+
+        write_report(output, text)
+        return
+    if output_format is OutputFormat.text and _in_actions():
+        # The text report quotes manifest lines: in an Actions log it is kept inert as a whole.
+        from featcheck.render.github import stop_commands
+
+        text = stop_commands(text.splitlines())
+    sys.stdout.write(text)
 
 
 def cargo_main() -> None:
@@ -518,12 +582,34 @@ def _read_tree_input(name: str) -> str:
     return data.decode("utf-8", errors="replace")
 
 
-def _fail(error: FeatcheckError) -> NoReturn:
-    lines = str(error).splitlines() or ["unknown error"]
-    print(f"featcheck: error: {lines[0]}", file=sys.stderr)
-    for line in lines[1:]:
-        print(f"  {line}", file=sys.stderr)
+def _fail(error: FeatcheckError, *, github: bool = False) -> NoReturn:
+    """The error on stderr, control characters escaped, and exit 2.
+
+    The message may quote the checkout (cargo's errors quote manifest lines), so with `github`
+    or inside GitHub Actions it is printed inside a stop-commands block (render/github.py).
+    """
+    from featcheck.render.common import printable_lines
+
+    first, *rest = printable_lines(str(error)) if str(error) else ["unknown error"]
+    _print_error_lines(
+        [f"featcheck: error: {first}", *(f"  {line}" for line in rest)], github=github
+    )
     raise typer.Exit(EXIT_ERROR)
+
+
+def _print_error_lines(lines: list[str], *, github: bool = False) -> None:
+    """Lines that may quote the checkout, on stderr: printable, and inside stop-commands in
+    GitHub Actions (render/github.py)."""
+    from featcheck.render.common import printable
+
+    shown = [printable(line) for line in lines]
+    if github or _in_actions():
+        from featcheck.render.github import stop_commands
+
+        sys.stderr.write(stop_commands(shown))
+    else:
+        sys.stderr.write("".join(f"{line}\n" for line in shown))
+    sys.stderr.flush()
 
 
 def main() -> None:

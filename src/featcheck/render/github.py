@@ -8,18 +8,28 @@ job summary (appended to that file) lists every finding, within GitHub's 1 MiB c
 
 Paths are relative to the repository root (`GITHUB_WORKSPACE`) when it is set, because that is
 what annotations attach to; otherwise they are the finding's path relative to the audited root.
+
+Nothing the checkout wrote may become a workflow command. The runner acts on `::name::` at the
+start of a line (after leading whitespace) and on the legacy `##[name]` anywhere in a line, and a
+bare CR starts a new line for it. So featcheck's own annotations are the only commands printed;
+their values are escaped as the runner unescapes them (a line that parses as a `::` command is
+never read for `##[`). Every other line (notes, the count line, errors on stderr) is made
+printable, has `##[` and a leading `::` broken, and is printed between `::stop-commands::TOKEN`
+and `::TOKEN::`, with a fresh random TOKEN that appears nowhere in the text it encloses. The job
+summary escapes Markdown and HTML in every cell.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+import secrets
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import TextIO
 from urllib.parse import quote
 
-from featcheck.render.common import build_of, count_line, plural
+from featcheck.render.common import build_of, count_line, plural, printable
 from featcheck.report import AuditResult, Finding, Location, Severity
 
 ANNOTATIONS_PER_LEVEL = 10
@@ -46,6 +56,50 @@ def escape_property(text: str) -> str:
     return escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
+def defuse(line: str) -> str:
+    """One printable line that neither form of workflow command can be read from.
+
+    `##[` (the legacy form, acted on anywhere in a line) becomes `##\\x5b`, and a `::` that
+    would open the line after its leading spaces gets its first colon as `\\x3a`. `line` must
+    already be printable (see `printable`), so it holds no CR or LF and no other whitespace.
+    """
+    line = line.replace("##[", "##\\x5b")
+    body = line.lstrip(" ")
+    if body.startswith("::"):
+        line = line[: len(line) - len(body)] + "\\x3a" + body[1:]
+    return line
+
+
+def defuse_json(document: str) -> str:
+    """A JSON document with the same value, printable to an Actions log without a command.
+
+    json.dumps already escapes CR and LF, and an indented document has no line that starts with
+    `::`; what remains is `##[` inside a string, written here as `#\\u0023[` (the same string).
+    """
+    return document.replace("##[", "#\\u0023[")
+
+
+def log_line(text: str) -> str:
+    """Checkout text as one inert line of the Actions log: printable, then defused."""
+    return defuse(printable(text))
+
+
+def stop_commands(lines: Iterable[str]) -> str:
+    """`lines` (each printable, without line breaks) between `::stop-commands::` and its end.
+
+    The token is 128 random bits drawn when the block is printed, so no checkout can know it,
+    and it is redrawn in the (astronomically unlikely) case that it occurs in the text. Each line
+    is defused as well, so the text stays inert even for a runner that ignored stop-commands.
+    """
+    body = [defuse(line) for line in lines]
+    if not body:
+        return ""
+    token = secrets.token_hex(16)
+    while any(token in line for line in body):
+        token = secrets.token_hex(16)
+    return f"::stop-commands::{token}\n" + "".join(f"{line}\n" for line in body) + f"::{token}::\n"
+
+
 def repository_path(result: AuditResult, location: Location, workspace: str | None) -> str:
     """The finding's file relative to `workspace` (the repository root) when given and inside it.
 
@@ -65,11 +119,11 @@ def repository_path(result: AuditResult, location: Location, workspace: str | No
 
 def annotation_message(finding: Finding) -> str:
     """What the annotation says: the verdict, whose build it is, and the fix."""
-    lines = [finding.message]
+    lines = [printable(finding.message)]
     if build_of(finding):
         lines.append(build_of(finding))
     if finding.suggestion:
-        lines.append(f"fix: {finding.suggestion}")
+        lines.append(f"fix: {printable(finding.suggestion)}")
     return "\n".join(lines)
 
 
@@ -79,21 +133,26 @@ def annotation(finding: Finding, path: str | None) -> str:
     location = finding.location
     if location is not None and path is not None:
         properties += [
-            ("file", path),
+            ("file", printable(path)),
             ("line", str(location.line)),
             ("col", str(location.column)),
             ("endLine", str(location.end_line)),
             ("endColumn", str(location.end_column)),
         ]
-    properties.append(("title", f"{finding.code} {finding.rule}"))
+    properties.append(("title", printable(f"{finding.code} {finding.rule}")))
     rendered = ",".join(f"{key}={escape_property(value)}" for key, value in properties)
     return f"::{LEVELS[finding.severity]} {rendered}::{escape_data(annotation_message(finding))}"
 
 
 def render_annotations(
-    result: AuditResult, *, workspace: str | None = None, summary_written: bool = False
+    result: AuditResult,
+    *,
+    workspace: str | None = None,
+    summary_written: bool = False,
+    problems: Iterable[str] = (),
 ) -> str:
-    """The workflow commands for `result`, at most ANNOTATIONS_PER_LEVEL per level.
+    """The workflow commands for `result`, at most ANNOTATIONS_PER_LEVEL per level, then the
+    log text (`problems` as warnings, the notes, the count line) inside stop-commands.
 
     When some findings do not fit, a closing `::notice::` says how many; it is a notice itself,
     so notice-level findings then get one slot fewer and the closing notice is always kept.
@@ -105,7 +164,7 @@ def render_annotations(
     if any(total > ANNOTATIONS_PER_LEVEL for total in totals.values()):
         caps[Severity.INFO] = ANNOTATIONS_PER_LEVEL - 1
     shown = dict.fromkeys(LEVELS, 0)
-    lines = [f"featcheck: note: {' '.join(note.splitlines())}" for note in result.notes]
+    lines: list[str] = []
     for finding in result.findings:
         if shown[finding.severity] >= caps[finding.severity]:
             continue
@@ -127,8 +186,11 @@ def render_annotations(
                 f"(GitHub shows at most {ANNOTATIONS_PER_LEVEL} per level in a step); {where}"
             )
         )
-    lines.append(f"featcheck: {count_line(result)}")
-    return "\n".join(lines) + "\n"
+    text = "".join(f"{line}\n" for line in lines)
+    log = [f"featcheck: warning: {printable(' '.join(problem.split()))}" for problem in problems]
+    log += [f"featcheck: note: {printable(' '.join(note.split()))}" for note in result.notes]
+    log.append(f"featcheck: {count_line(result)}")
+    return text + stop_commands(log)
 
 
 @dataclass(frozen=True)
@@ -154,10 +216,26 @@ class SourceLinks:
         return f"{self.server}/{self.repository}/blob/{self.sha}/{quote(path)}#L{line}"
 
 
+_MARKDOWN_SPECIAL = frozenset("\\`*_~[]|$@")
+"""Characters that open inline Markdown (code, emphasis, strikethrough, links and images, table
+cells, math, mentions); each is shown literally with a backslash, which GitHub's Markdown allows
+before any ASCII punctuation. `(`, `)` and `!` form nothing without a `[`."""
+_HTML_SPECIAL = {"<": "&lt;", ">": "&gt;", "&": "&amp;"}
+
+
+def escape_markdown(text: str) -> str:
+    """One line of checkout text shown literally in Markdown: no HTML, link, image or emphasis."""
+    return "".join(
+        _HTML_SPECIAL.get(character)
+        or (f"\\{character}" if character in _MARKDOWN_SPECIAL else character)
+        for character in printable(text)
+    )
+
+
 def escape_cell(text: str) -> str:
-    """Text safe inside one Markdown table cell: pipes escaped, line breaks as <br>."""
-    text = text.replace("|", "\\|")
-    return "<br>".join(line.strip() for line in text.strip().splitlines()) or " "
+    """Text shown literally inside one Markdown table cell; its line breaks become <br>."""
+    lines = [escape_markdown(line.strip()) for line in text.strip().splitlines()]
+    return "<br>".join(lines) or " "
 
 
 def _place(
@@ -170,8 +248,7 @@ def _place(
     text = escape_cell(f"{path}:{location.line}")
     relative = not PurePosixPath(path).is_absolute() and not path.startswith("../")
     if links is not None and workspace and relative:
-        label = text.replace("[", "\\[").replace("]", "\\]")
-        return f"[{label}]({links.url(path, location.line)})"
+        return f"[{text}]({links.url(path, location.line)})"
     return text
 
 
@@ -215,7 +292,7 @@ def render_summary(
     parts = [f"## featcheck: {escape_cell(_audited(result, workspace))}\n\n"]
     parts.append(f"**{escape_cell(count_line(result))}**\n\n")
     for note in result.notes:
-        parts.append(f"> note: {escape_cell(note)}\n\n")
+        parts.append(f"> note: {escape_cell(' '.join(note.split()))}\n\n")
     if result.findings:
         parts.append(
             "| Severity | Rule | Member | Crate | Feature | Target | Manifest | Fix |\n"
@@ -276,11 +353,12 @@ def write_github(
                 problem = "the step summary is full"
         except OSError as error:
             problem = f"cannot write the step summary: {error.strerror or error}"
-    if problem:
-        # Plain log text, not an annotation: it must not take a finding's warning slot.
-        stream.write(f"featcheck: warning: {' '.join(problem.splitlines())}\n")
+    # A problem is plain log text, not an annotation: it must not take a finding's warning slot.
     stream.write(
         render_annotations(
-            result, workspace=environ.get("GITHUB_WORKSPACE"), summary_written=written
+            result,
+            workspace=environ.get("GITHUB_WORKSPACE"),
+            summary_written=written,
+            problems=[problem] if problem else [],
         )
     )

@@ -10,6 +10,7 @@ import json
 from typing import Any
 
 from featcheck import __version__
+from featcheck.render.github import defuse_json
 from featcheck.report import AuditResult, Finding, Fix, Severity
 
 SCHEMA_VERSION = 1
@@ -95,4 +96,5 @@ def render_json(result: AuditResult) -> str:
             for gap in result.incomplete
         ],
     }
-    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+    # Printed to a CI log it must not carry a workflow command from the checkout (see defuse_json).
+    return defuse_json(json.dumps(document, indent=2, ensure_ascii=False)) + "\n"

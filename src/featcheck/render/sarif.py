@@ -19,7 +19,7 @@ from urllib.parse import quote
 
 from featcheck import __version__
 from featcheck.render.common import build_of
-from featcheck.render.github import repository_path
+from featcheck.render.github import defuse_json, repository_path
 from featcheck.report import AuditResult, Finding, Severity
 from featcheck.rules.docs import Documented, documented_rules
 
@@ -157,4 +157,5 @@ def sarif_document(result: AuditResult, environ: Mapping[str, str] | None = None
 
 def render_sarif(result: AuditResult, environ: Mapping[str, str] | None = None) -> str:
     """The whole result as one SARIF 2.1.0 document."""
-    return json.dumps(sarif_document(result, environ), indent=2, ensure_ascii=False) + "\n"
+    document = json.dumps(sarif_document(result, environ), indent=2, ensure_ascii=False)
+    return defuse_json(document) + "\n"

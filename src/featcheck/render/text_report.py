@@ -1,5 +1,13 @@
 """The terminal report: findings grouped by member, the manifest line quoted, the fix spelled out.
 
+By default a finding is compact, as ruff and clippy print them: the verdict, where (with the
+manifest line quoted and underlined), the one-line why and the fix. `verbose` adds what the
+audit knows beyond that: the whole why with its measurements, the chain (how the feature would
+arrive, what cut it), notes and the other candidate fixes. `featcheck rule CODE` prints the rule's
+page; JSON and SARIF always carry everything.
+
+Every string from the checkout (names, paths, quoted manifest lines, notes) is passed through
+`printable`, so no control character reaches the terminal, then through rich's markup escape.
 Colour comes from rich, which turns itself off when output is not a terminal or NO_COLOR is set.
 """
 
@@ -11,10 +19,17 @@ from typing import TextIO
 from rich.console import Console
 from rich.markup import escape
 
-from featcheck.render.common import count_line
-from featcheck.report import AuditResult, Finding, Severity
+from featcheck.render.common import count_line, printable, why_line
+from featcheck.report import AuditResult, Finding, Fix, Severity
 
 _STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "bold yellow", Severity.INFO: "bold cyan"}
+_TAB = "    "
+"""What a tab in a quoted manifest line is shown as (columns count it as one character)."""
+
+
+def _safe(text: str) -> str:
+    """Checkout text as rich markup: control characters escaped, then markup escaped."""
+    return escape(printable(text))
 
 
 def _quote(finding: Finding) -> list[str]:
@@ -22,51 +37,87 @@ def _quote(finding: Finding) -> list[str]:
     location = finding.location
     if location is None or not location.source_line:
         return []
+    source = location.source_line
+    start = location.column - 1
+    end = location.end_column - 1 if location.end_line == location.line else len(source)
+
+    def shown(text: str) -> str:
+        return printable(text.replace("\t", _TAB))
+
+    # The caret is placed under the escaped text, so it stays under the span whatever precedes it.
+    underline = " " * len(shown(source[:start])) + "^" * max(1, len(shown(source[start:end])))
     number = str(location.line)
     pad = " " * len(number)
-    width = (
-        location.end_column - location.column
-        if location.end_line == location.line
-        else len(location.source_line) - location.column + 1
-    )
-    underline = " " * (location.column - 1) + "^" * max(1, width)
     return [
         f"[blue]{pad} |[/]",
-        f"[blue]{number} |[/] {escape(location.source_line)}",
+        f"[blue]{number} |[/] {escape(shown(source))}",
         f"[blue]{pad} |[/] [bold]{underline}[/]",
     ]
 
 
-def _render_finding(finding: Finding) -> list[str]:
+def _where(fix: Fix) -> str:
+    return ", ".join(sorted({f"{e.file}:{e.line}" if e.line else e.file for e in fix.edits}))
+
+
+def _fix_line(finding: Finding) -> str | None:
+    if finding.fix is not None:
+        return (
+            f"  [blue]=[/] [green]fix:[/] {_safe(finding.fix.description)} "
+            f"({_safe(_where(finding.fix))}); cargo confirmed it, `--fix` applies it"
+        )
+    if finding.suggestion:
+        return f"  [blue]=[/] [green]fix:[/] {_safe(finding.suggestion)}"
+    return None
+
+
+def _details(finding: Finding) -> list[str]:
+    """What only `-v` shows before the fix: notes, the chain and the whole why."""
+    lines = [f"  [blue]=[/] note: {_safe(note)}" for note in finding.notes]
+    lines += [f"  [blue]=[/] chain: {_safe(link)}" for link in finding.chain]
+    if finding.why:
+        lines.append(f"  [blue]=[/] why: {_safe(' '.join(finding.why.split()))}")
+    return lines
+
+
+def _alternatives(finding: Finding) -> list[str]:
+    """The other candidate fixes, smallest first (`-v` only)."""
+    lines: list[str] = []
+    for alternative in finding.alternatives:
+        state = "cargo confirmed it" if alternative.confirmed else "not confirmed"
+        if alternative.note:
+            state += f": {alternative.note}"
+        lines.append(
+            f"  [blue]=[/] or: {_safe(alternative.description)} "
+            f"({_safe(_where(alternative))}; {_safe(state)})"
+        )
+    return lines
+
+
+def _render_finding(finding: Finding, verbose: bool) -> list[str]:
     style = _STYLE[finding.severity]
     lines = [
-        f"[{style}]{finding.severity.label}[{finding.code}][/] [bold]{escape(finding.message)}[/]"
+        f"[{style}]{finding.severity.label}[{escape(finding.code)}][/] "
+        f"[bold]{_safe(finding.message)}[/]"
     ]
     location = finding.location
     if location is not None:
-        lines.append(f"  [blue]-->[/] {escape(location.file)}:{location.line}:{location.column}")
+        lines.append(f"  [blue]-->[/] {_safe(location.file)}:{location.line}:{location.column}")
         lines.extend("  " + line for line in _quote(finding))
     if finding.confidence != "resolved":
+        # Always shown: a verdict read from the manifests alone must never pass for a resolved one.
         lines.append(
-            f"  [blue]=[/] confidence: {escape(finding.confidence)} (packages --no-exec could "
+            f"  [blue]=[/] confidence: {_safe(finding.confidence)} (packages --no-exec could "
             "not read may turn the feature on; see the note above)"
         )
-    for note in finding.notes:
-        lines.append(f"  [blue]=[/] note: {escape(note)}")
-    for link in finding.chain:
-        lines.append(f"  [blue]=[/] chain: {escape(link)}")
-    if finding.why:
-        lines.append(f"  [blue]=[/] why: {escape(finding.why)}")
-    if finding.fix is not None:
-        where = ", ".join(
-            sorted({f"{e.file}:{e.line}" if e.line else e.file for e in finding.fix.edits})
-        )
-        lines.append(
-            f"  [blue]=[/] [green]fix:[/] {escape(finding.fix.description)} ({escape(where)}); "
-            "cargo confirmed it, `--fix` applies it"
-        )
-    elif finding.suggestion:
-        lines.append(f"  [blue]=[/] [green]fix:[/] {escape(finding.suggestion)}")
+    if verbose:
+        lines.extend(_details(finding))
+    elif finding.why:
+        lines.append(f"  [blue]=[/] why: {_safe(why_line(finding))}")
+    fix = _fix_line(finding)
+    if fix is not None:
+        lines.append(fix)
+    if verbose:
+        lines.extend(_alternatives(finding))
     return lines
 
 
@@ -79,27 +130,44 @@ def _group(finding: Finding) -> tuple[str, str]:
     return member, finding.target or ""
 
 
-def _print_findings(console: Console, result: AuditResult) -> None:
+def _print_findings(console: Console, result: AuditResult, verbose: bool) -> None:
     for (member, target), findings in groupby(result.findings, key=_group):
-        heading = f"[bold]{escape(member)}[/]" + (f" [dim]({escape(target)})[/]" if target else "")
+        heading = f"[bold]{_safe(member)}[/]" + (f" [dim]({_safe(target)})[/]" if target else "")
         console.print(heading)
         for finding in findings:
-            for line in _render_finding(finding):
+            for line in _render_finding(finding, verbose):
                 console.print(line)
             console.print()
 
 
-def render_findings(result: AuditResult, stream: TextIO | None = None) -> None:
+def _console(stream: TextIO | None) -> Console:
+    return Console(file=stream, highlight=False, soft_wrap=True)
+
+
+def render_findings(
+    result: AuditResult, stream: TextIO | None = None, *, verbose: bool = False
+) -> None:
     """Print only the findings, without notes or the summary line (nothing when there are none)."""
-    _print_findings(Console(file=stream, highlight=False, soft_wrap=True), result)
+    _print_findings(_console(stream), result, verbose)
 
 
-def render_text(result: AuditResult, stream: TextIO | None = None) -> None:
-    """Print the report to `stream` (stdout by default)."""
-    console = Console(file=stream, highlight=False, soft_wrap=True)
+def render_text(
+    result: AuditResult, stream: TextIO | None = None, *, verbose: bool = False
+) -> None:
+    """Print the report to `stream` (stdout by default); `verbose` adds each finding's details."""
+    console = _console(stream)
     for note in result.notes:
-        console.print(f"[yellow]note:[/] {escape(note)}")
-    _print_findings(console, result)
-    line = count_line(result)
+        console.print(f"[yellow]note:[/] {_safe(note)}")
+    _print_findings(console, result, verbose)
     style = "green" if not result.findings else "bold"
-    console.print(f"[{style}]{escape(line)}[/]")
+    console.print(f"[{style}]{escape(count_line(result))}[/]")
+    if not verbose and any(_has_details(f) for f in result.findings):
+        codes = sorted({f.code for f in result.findings})
+        console.print(
+            f"[dim]-v shows each finding's chain and measurements; "
+            f"`featcheck rule {escape(codes[0])}` explains a rule[/]"
+        )
+
+
+def _has_details(finding: Finding) -> bool:
+    return bool(finding.notes or finding.chain or finding.alternatives or finding.why)

@@ -1,0 +1,145 @@
+"""The terminal report: compact by default, everything with -v, no control character from the
+checkout ever printed raw."""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from actions_support import clear_actions_environment, host_triple, make_finding
+from conftest import CRATES, REPO
+
+from featcheck.audit import AuditOptions, audit_project
+from featcheck.render.common import printable, why_line
+from featcheck.render.text_report import render_findings, render_text
+from featcheck.report import AuditResult, Location
+
+README_HOST = "x86_64-unknown-linux-gnu"
+"""The host the README's sample output was printed on."""
+
+
+@pytest.fixture(autouse=True)
+def _outside_actions(monkeypatch: pytest.MonkeyPatch) -> None:
+    clear_actions_environment(monkeypatch)
+    monkeypatch.setenv("NO_COLOR", "1")
+
+
+@pytest.fixture(scope="module")
+def example_audit(offline_cargo_home: Path) -> AuditResult:
+    """The audit of crates/pitb-exec-cpu (the README's example), against the stub registry."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("CARGO_HOME", str(offline_cargo_home))
+        patch.setenv("RUSTUP_HOME", os.environ.get("RUSTUP_HOME") or str(Path.home() / ".rustup"))
+        return audit_project(CRATES / "pitb-exec-cpu", AuditOptions())
+
+
+def _text(result: AuditResult, *, verbose: bool = False) -> str:
+    stream = io.StringIO()
+    render_text(result, stream, verbose=verbose)
+    return stream.getvalue()
+
+
+def test_the_example_report_fits_in_12_lines_and_900_characters(
+    example_audit: AuditResult,
+) -> None:
+    text = _text(example_audit)
+    lines = text.splitlines()
+    assert len(lines) <= 12, text
+    assert len(text) <= 900, (len(text), text)
+    # One finding: header, location, the quoted line with its caret, the one-line why, the fix.
+    assert lines[1] == (
+        "error[FC001] burn-flex 0.22.1 is built without `rayon`: every matmul runs on one core"
+    )
+    assert lines[2] == "  --> Cargo.toml:9:31"
+    assert lines[4].startswith('  9 | burn = { version = "=0.22.1", default-features = false')
+    assert lines[5] == "    |" + " " * 31 + "^" * 24
+    assert lines[6].startswith("  = why: burn-flex hands matmul to gemm with `Parallelism::Rayon`")
+    assert lines[7].startswith(
+        '  = fix: add "rayon", "simd" to the features of burn (Cargo.toml:9)'
+    )
+    assert "chain:" not in text and "note:" not in text and "Measured" not in text
+    assert lines[-1] == (
+        "-v shows each finding's chain and measurements; `featcheck rule FC001` explains a rule"
+    )
+
+
+def test_verbose_adds_the_chain_notes_full_why_and_alternatives(
+    example_audit: AuditResult,
+) -> None:
+    text = _text(example_audit, verbose=True)
+    assert "  = note: the `flex` feature of burn 0.22.1 selects Flex" in text
+    assert "  = chain: cut at Cargo.toml:9: `default-features = false` on burn" in text
+    assert "Measured with burn 0.22.1 on a 12-core M2 Max" in text
+    assert "  = or: remove `default-features = false` from burn (Cargo.toml:9; " in text
+    assert "-v shows" not in text
+    compact = _text(example_audit)
+    # The verbose report is the compact one plus lines: the same header, quote and fix.
+    for line in compact.splitlines()[:6]:
+        assert line in text
+
+
+def test_the_readme_sample_is_the_real_report(example_audit: AuditResult) -> None:
+    readme = (REPO / "README.md").read_text()
+    match = re.search(r"```\n\$ featcheck crates/pitb-exec-cpu\n(.*?)```", readme, re.DOTALL)
+    assert match is not None
+    text = _text(example_audit).replace(host_triple(), README_HOST)
+    assert match.group(1) == text
+
+
+def test_why_line_is_the_first_sentence() -> None:
+    finding = make_finding()
+    assert why_line(finding) == "why it matters"
+    assert why_line(replace(finding, why="A. B" + "x" * 300)) == "A."
+    assert why_line(replace(finding, why="It is 0.22.1, e.g. here.\n Next.")) == (
+        "It is 0.22.1, e.g. here."
+    )
+    endless = replace(finding, why="word " * 100)
+    assert len(why_line(endless)) <= 200 and why_line(endless).endswith("word…")
+
+
+HOSTILE = "\x1b[2J\x1b]0;pwned\x07\x1b]52;c;ZXZpbA==\x07\r\u202egnp.exe\u200b\x7f\x9b31m"
+
+
+def test_checkout_text_reaches_the_terminal_escaped(tmp_path: Path) -> None:
+    source = f'\tburn = {{ version = "1", package = "{HOSTILE}" }}'
+    column = source.index("version") + 1
+    finding = make_finding(
+        member=HOSTILE,
+        crate=HOSTILE,
+        target=HOSTILE,
+        message=f"{HOSTILE} is built without `rayon`",
+        suggestion=HOSTILE,
+        location=Location(f"{HOSTILE}/Cargo.toml", 3, column, 3, column + 7, source),
+    )
+    finding = replace(finding, notes=(HOSTILE,), chain=(HOSTILE,), why=HOSTILE)
+    result = AuditResult(
+        tmp_path, findings=[finding], members=[HOSTILE], targets=[HOSTILE], notes=[HOSTILE]
+    )
+    for verbose in (False, True):
+        text = _text(result, verbose=verbose)
+        stream = io.StringIO()
+        render_findings(result, stream, verbose=verbose)
+        for shown in (text, stream.getvalue()):
+            assert not [c for c in shown if c != "\n" and not c.isprintable()], repr(shown)
+            assert printable(HOSTILE) in shown
+    escaped = (
+        "\\x1b[2J\\x1b]0;pwned\\x07\\x1b]52;c;ZXZpbA==\\x07\\r\\u202egnp.exe\\u200b\\x7f\\x9b31m"
+    )
+    assert printable(HOSTILE) == escaped
+    # The caret stays under `version` though a tab (shown as 4 spaces) precedes it.
+    lines = _text(result).splitlines()
+    quoted = next(i for i, line in enumerate(lines) if line.startswith("  3 | "))
+    assert lines[quoted].startswith('  3 |     burn = { version = "1"')
+    caret = lines[quoted + 1]
+    assert caret.index("^") == lines[quoted].index("version") and caret.count("^") == 7
+
+
+def test_printable_keeps_ordinary_text() -> None:
+    assert printable('burn = { features = ["rayon"] } # é, 漢字, emoji 🦀') == (
+        'burn = { features = ["rayon"] } # é, 漢字, emoji 🦀'
+    )
+    assert printable("a\tb\u00a0c\U000e0001") == "a\\tb\\xa0c\\U000e0001"
