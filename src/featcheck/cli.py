@@ -47,7 +47,7 @@ _EXAMPLES = (
     "Examples:\n"
     "  featcheck                    audit the Cargo project in the current directory\n"
     "  featcheck crates/app -p app --target aarch64-apple-darwin\n"
-    "  featcheck . --format sarif > featcheck.sarif\n"
+    "  featcheck . --format sarif -o featcheck.sarif\n"
     "  cargo tree -e normal -f '{p} [{f}]' -i burn-flex | featcheck --tree -\n"
     "  cargo featcheck              the same audit, as a cargo subcommand\n"
     "\n"

@@ -1,0 +1,92 @@
+"""`--output FILE`: the report lands in FILE and nowhere else, whatever the checkout committed."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from actions_support import clear_actions_environment
+from conftest import CRATES, run_featcheck
+
+from featcheck.errors import FeatcheckError
+from featcheck.render.output import write_report
+
+
+@pytest.fixture(autouse=True)
+def _outside_actions(monkeypatch: pytest.MonkeyPatch) -> None:
+    clear_actions_environment(monkeypatch)
+
+
+def test_a_new_name_and_a_regular_file_are_written(tmp_path: Path) -> None:
+    target = tmp_path / "report.sarif"
+    write_report(target, "one\n")
+    assert target.read_text() == "one\n"
+    target.chmod(0o640)
+    write_report(target, "two\n")
+    assert target.read_text() == "two\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["report.sarif"]  # no temporary left
+
+
+def test_a_symlink_is_refused_and_its_target_untouched(tmp_path: Path) -> None:
+    victim = tmp_path / "victim"
+    victim.write_text("precious\n")
+    link = tmp_path / "report.sarif"
+    link.symlink_to(victim)
+    with pytest.raises(FeatcheckError, match="is a symlink"):
+        write_report(link, "report\n")
+    assert victim.read_text() == "precious\n" and link.is_symlink()
+    dangling = tmp_path / "dangling.sarif"
+    dangling.symlink_to(tmp_path / "would-be-created")
+    with pytest.raises(FeatcheckError, match="is a symlink"):
+        write_report(dangling, "report\n")
+    assert not (tmp_path / "would-be-created").exists()
+
+
+def test_special_files_are_refused(tmp_path: Path) -> None:
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    with pytest.raises(FeatcheckError, match="is not a regular file"):
+        write_report(fifo, "report\n")
+    with pytest.raises(FeatcheckError, match="is not a regular file"):
+        write_report(tmp_path, "report\n")
+
+
+def test_a_symlinked_directory_on_a_relative_path_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    checkout = tmp_path / "checkout"
+    (checkout / "real").mkdir(parents=True)
+    (checkout / "reports").symlink_to(outside)
+    monkeypatch.chdir(checkout)
+    with pytest.raises(FeatcheckError, match="the directory reports is a symlink"):
+        write_report(Path("reports/out.sarif"), "report\n")
+    with pytest.raises(FeatcheckError, match=r"the directory real/\.\./reports is a symlink"):
+        write_report(Path("real/../reports/out.sarif"), "report\n")
+    assert list(outside.iterdir()) == []
+    write_report(Path("real/out.sarif"), "report\n")
+    assert (checkout / "real" / "out.sarif").read_text() == "report\n"
+
+
+def test_the_cli_writes_sarif_to_the_file_and_refuses_a_link(
+    offline_cargo: Path, tmp_path: Path
+) -> None:
+    target = tmp_path / "out.sarif"
+    done = run_featcheck(str(CRATES / "pitb-exec-cpu"), "--format", "sarif", "-o", str(target))
+    assert done.returncode == 1, done.stderr
+    assert done.stdout == ""
+    assert json.loads(target.read_text())["runs"][0]["results"][0]["ruleId"] == "FC001"
+    victim = tmp_path / "victim"
+    victim.write_text("precious\n")
+    link = tmp_path / "link.sarif"
+    link.symlink_to(victim)
+    done = run_featcheck(str(CRATES / "pitb-exec-cpu"), "--format", "sarif", "-o", str(link))
+    assert done.returncode == 2
+    assert done.stderr == (
+        f"featcheck: error: {link}: is a symlink; featcheck writes a report only to a regular "
+        "file or a new name\n"
+    )
+    assert victim.read_text() == "precious\n"
