@@ -37,6 +37,11 @@ def valid_package_name(name: object) -> bool:
     return isinstance(name, str) and _PACKAGE_NAME.fullmatch(name) is not None
 
 
+def has_control(text: str) -> bool:
+    """Whether `text` holds control characters (cargo refuses them in names and features)."""
+    return _CONTROL.search(text) is not None
+
+
 class ReadScope:
     """The directories `--no-exec` may read from (symlinks resolved)."""
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,6 +31,7 @@ from featcheck.cargo.semver import matches
 from featcheck.errors import FeatcheckError
 from featcheck.noexec.crate_targets import crate_targets
 from featcheck.noexec.files import (
+    has_control,
     is_manifest,
     load_toml,
     printable,
@@ -37,8 +39,10 @@ from featcheck.noexec.files import (
     table,
     valid_package_name,
 )
+from featcheck.noexec.targets import builtin_cfg
 from featcheck.noexec.workspace import WorkspaceLayout, discover_workspace
 
+_TARGET_NAME = re.compile(r"[A-Za-z0-9_.-]+")
 CRATES_IO = "registry+https://github.com/rust-lang/crates.io-index"
 _DEPENDENCY_TABLES: tuple[tuple[str, str | None, str], ...] = (
     ("dependencies", None, "dependencies"),
@@ -74,11 +78,27 @@ def _package_field(package: Mapping[str, Any], key: str, root_data: Mapping[str,
 
 
 def _strings(value: Any, what: str) -> list[str]:
+    """An array of names (features): cargo refuses other types and control characters."""
     if value is None:
         return []
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise TypeError(f"{what} must be an array of strings")
+    if any(has_control(v) for v in value):
+        raise ValueError(f"{what} holds a control character")
     return list(value)
+
+
+def _platform(key: str) -> str:
+    """A `[target.KEY]` key as cargo accepts it: a target name or a cfg expression that
+    parses (checked against any cfg table: only the syntax matters here)."""
+    if key.startswith("cfg("):
+        try:
+            builtin_cfg("x86_64-unknown-linux-gnu").applies(key)
+        except ValueError as error:
+            raise ValueError(f"invalid cfg expression `{key}` ({error})") from None
+    elif _TARGET_NAME.fullmatch(key) is None:
+        raise ValueError(f"invalid target name `{key}`")
+    return key
 
 
 def _declaration(
@@ -143,7 +163,7 @@ def _declarations(
 ) -> list[dict[str, Any]]:
     tables: list[tuple[Mapping[str, Any], str | None]] = [(data, None)]
     for platform, platform_table in table(data.get("target")).items():
-        tables.append((table(platform_table), str(platform)))
+        tables.append((table(platform_table), _platform(str(platform))))
     found: list[dict[str, Any]] = []
     for section_table, target in tables:
         for section, kind, alias in _DEPENDENCY_TABLES:
@@ -160,6 +180,8 @@ def _features(data: Mapping[str, Any], declarations: list[dict[str, Any]]) -> di
         str(k): _strings(values, f"feature {k}")
         for k, values in table(data.get("features")).items()
     }
+    if any(has_control(name) for name in features):
+        raise ValueError("a feature name holds a control character")
     explicit = {
         value[len("dep:") :]
         for values in features.values()
@@ -410,6 +432,13 @@ def build_metadata(manifest: Path, environment: Mapping[str, str] | None = None)
 
     paths = _walk_path_packages(layout)
     _refuse_cycles(paths)
+    audited = Path(os.path.normpath(manifest.absolute().parent))
+    if audited != root and audited not in paths.members:
+        raise FeatcheckError(
+            "current package believes it's in a workspace when it's not: the workspace root "
+            f"{printable(root / 'Cargo.toml')} neither lists nor excludes it (cargo refuses it)",
+            path=manifest,
+        )
     by_key = {(p.name, p.version): d for d, p in paths.read.items()}
     member_dirs = set(paths.members)
     registry = _Registry(layout, environment)
@@ -490,7 +519,7 @@ def build_metadata(manifest: Path, environment: Mapping[str, str] | None = None)
         )
 
     member_ids = [_path_id(d, paths.read[d].name, paths.read[d].version) for d in paths.members]
-    this = manifest.absolute().parent
+    this = audited
     resolve_root = None
     if this in paths.read and isinstance(paths.read[this].data.get("package"), Mapping):
         resolve_root = _path_id(this, paths.read[this].name, paths.read[this].version)

@@ -135,8 +135,11 @@ def _find_root(manifest: Path, data: Mapping[str, Any]) -> tuple[Path, Mapping[s
         return root, load_toml(root_manifest)
     for parent in directory.parents:
         candidate = parent / "Cargo.toml"
-        if not is_manifest(candidate, what="a parent manifest"):
-            continue
+        try:
+            if not is_manifest(candidate, what="a parent manifest"):
+                continue
+        except FeatcheckError:
+            continue  # a parent directory featcheck may not look into holds no workspace
         parent_data = load_toml(candidate)
         workspace = parent_data.get("workspace")
         if not isinstance(workspace, Mapping):
