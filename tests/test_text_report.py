@@ -143,3 +143,26 @@ def test_printable_keeps_ordinary_text() -> None:
         'burn = { features = ["rayon"] } # é, 漢字, emoji 🦀'
     )
     assert printable("a\tb\u00a0c\U000e0001") == "a\\tb\\xa0c\\U000e0001"
+
+
+def test_the_diff_of_a_hostile_manifest_is_shown_escaped(
+    offline_cargo: Path, tmp_path: Path
+) -> None:
+    """--diff quotes manifest lines: TOML forbids raw C0 controls, but a comment may hold C1
+    controls (\x9b is CSI on 8-bit terminals) and bidi overrides; tabs and CRLF stay line text."""
+    import shutil
+
+    from conftest import run_featcheck
+
+    crate = tmp_path / "crate"
+    shutil.copytree(CRATES / "pitb-exec-cpu", crate, ignore=shutil.ignore_patterns("target"))
+    manifest = crate / "Cargo.toml"
+    lines = manifest.read_text().splitlines()
+    burn = next(i for i, line in enumerate(lines) if line.startswith("burn = "))
+    lines[burn] = "\t" + lines[burn] + " # \x9b2J \u202eexe.gnp ##[add-mask]x"
+    manifest.write_bytes(("\r\n".join(lines) + "\r\n").encode())
+    done = run_featcheck(str(crate), "--diff")
+    assert done.returncode == 1, done.stderr
+    assert not [c for c in done.stdout if c not in "\t\n" and not c.isprintable()]
+    assert '-\tburn = { version = "=0.22.1"' in done.stdout
+    assert " # \\x9b2J \\u202eexe.gnp ##[add-mask]x" in done.stdout

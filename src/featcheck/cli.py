@@ -15,7 +15,7 @@ from contextlib import AbstractContextManager, nullcontext
 from dataclasses import replace
 from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TextIO
 
 import typer
 from typer.core import TyperGroup
@@ -307,7 +307,7 @@ def _show_diff(result: AuditResult) -> None:
     from featcheck.fixes.apply import plan_changes, render_diff
 
     changes = plan_changes(result.findings)
-    sys.stdout.write(render_diff(changes))
+    _print_diff(render_diff(changes), sys.stdout)
     unfixable = sum(1 for f in result.findings if f.fix is None and f.location is not None)
     print(
         f"featcheck: {len(changes)} file(s) would change"
@@ -317,13 +317,29 @@ def _show_diff(result: AuditResult) -> None:
     raise typer.Exit(EXIT_FINDINGS if changes else EXIT_CLEAN)
 
 
+def _print_diff(diff: str, stream: TextIO) -> None:
+    """A diff quotes manifest lines: control characters (not tabs) escaped, inert in Actions."""
+    from featcheck.render.common import printable
+
+    # A CRLF line ending is the manifest's own style, not a hidden CR: it is shown as a line end.
+    lines = [printable(line.removesuffix("\r"), tabs=True) for line in diff.split("\n")]
+    if lines and not lines[-1]:
+        lines.pop()
+    if _in_actions():
+        from featcheck.render.github import stop_commands
+
+        stream.write(stop_commands(lines))
+    else:
+        stream.write("".join(f"{line}\n" for line in lines))
+
+
 def _apply_fixes(result: AuditResult) -> None:
     """`--fix`: write the confirmed fixes and show what changed (on stderr)."""
     from featcheck.fixes.apply import plan_changes, render_diff, write_changes
 
     changes = plan_changes(result.findings)
     write_changes(changes)
-    sys.stderr.write(render_diff(changes))
+    _print_diff(render_diff(changes), sys.stderr)
     print(f"featcheck: fixed {len(changes)} file(s)", file=sys.stderr)
 
 

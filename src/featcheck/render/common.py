@@ -43,7 +43,7 @@ def build_of(finding: Finding) -> str:
 _NAMED_ESCAPES = {"\t": "\\t", "\n": "\\n", "\r": "\\r"}
 
 
-def printable(text: str) -> str:
+def printable(text: str, *, tabs: bool = False) -> str:
     """`text` with every character a terminal or CI log could act on shown as an escape.
 
     Checkout-controlled strings (package, member and feature names, paths, quoted manifest lines,
@@ -53,11 +53,15 @@ def printable(text: str) -> str:
     line; bidi overrides and zero-width characters make text read differently from what it is.
     Everything `str.isprintable` rejects (controls, format characters, line and paragraph
     separators, unusual spaces, lone surrogates) is shown as `\\t`, `\\n`, `\\r`, `\\x1b`,
-    `\\u202e` or `\\U000e0001`; a plain space is kept.
+    `\\u202e` or `\\U000e0001`; a plain space is kept, and with `tabs` a tab too (a diff of a
+    tab-indented manifest must stay a diff).
     """
     if text.isprintable():
         return text
-    return "".join(_escape_character(character) for character in text)
+    return "".join(
+        character if tabs and character == "\t" else _escape_character(character)
+        for character in text
+    )
 
 
 def _escape_character(character: str) -> str:
