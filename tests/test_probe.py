@@ -44,7 +44,7 @@ from featcheck.probe.measure import (
     measure_torch,
     parse_probe_output,
 )
-from featcheck.probe.progress import BuildProgress, count_packages, parse_status
+from featcheck.probe.progress import BuildProgress, parse_status
 from featcheck.probe.report import render_json, report_json, text_lines
 from featcheck.probe.resolve import (
     BackendConfig,
@@ -54,9 +54,10 @@ from featcheck.probe.resolve import (
     resolve_member,
 )
 from featcheck.probe.verdict import (
-    MIN_WORK,
+    PARALLEL_THRESHOLD,
     Decision,
     RunStats,
+    ThreadEvidence,
     Verdict,
     check_n,
     decide,
@@ -96,7 +97,7 @@ def _runs(
         # Between the two parallelism thresholds.
         (21.4, 21.0, 1.2, 0.9, Verdict.INCONCLUSIVE, "between 1.15"),
         # Just at the single-threaded limits: not single.
-        (22.0, 20.0, 1.15, 0.9, Verdict.INCONCLUSIVE, "noise too high"),
+        (22.0, 20.0, 1.15, 0.9, Verdict.INCONCLUSIVE, "do not settle it"),
     ],
 )
 def test_verdict_thresholds(
@@ -107,11 +108,88 @@ def test_verdict_thresholds(
     verdict: Verdict,
     words: str,
 ) -> None:
+    """Without per-thread evidence (threads not observable) the timings decide alone."""
     single, every = _runs(single_ms, all_ms, parallelism)
     decision = decide(single, every, cores=2, idle_cores=idle)
     assert decision.verdict is verdict, decision.reason
     assert words in decision.reason
+    assert "threads were not observed on this platform" in decision.reason
+    assert decision.basis == ("none" if verdict is Verdict.INCONCLUSIVE else "timing")
     assert decision.speedup == pytest.approx(single_ms / all_ms)
+
+
+def _evidence(main_ms: float, *others_ms: float, alive: int = 3) -> ThreadEvidence:
+    return ThreadEvidence("linux-schedstat-1", main_ms, tuple(others_ms), alive)
+
+
+@pytest.mark.parametrize(
+    ("single_ms", "all_ms", "parallelism", "other_cores", "evidence", "verdict", "words"),
+    [
+        # No rayon on a busy machine: the timings alone would say "inconclusive".
+        (42.0, 42.5, 1.0, 1.9, _evidence(880.0, alive=1), Verdict.SINGLE, "main thread: 100%"),
+        # An idle pool exists but the main thread does the matmul.
+        (42.0, 41.0, 1.0, 0.0, _evidence(880.0, 0.4, alive=3), Verdict.SINGLE, "one thread"),
+        # rayon on a busy machine: no speedup, but two workers shared the work.
+        (
+            42.0,
+            41.5,
+            0.98,
+            1.0,
+            _evidence(3.0, 450.0, 420.0),
+            Verdict.MULTI,
+            "2 threads did the work (52%, 48%",
+        ),
+        # rayon on a quiet machine: the timing agrees.
+        (42.0, 22.0, 1.9, 0.0, _evidence(2.0, 420.0, 410.0), Verdict.MULTI, "1.91x"),
+        # One pool worker did it all (RAYON_NUM_THREADS=1 in effect): one thread.
+        (42.0, 42.0, 1.0, 0.0, _evidence(1.0, 870.0), Verdict.SINGLE, "one pool thread"),
+    ],
+)
+def test_verdict_rests_on_the_threads_whatever_the_load(
+    single_ms: float,
+    all_ms: float,
+    parallelism: float,
+    other_cores: float,
+    evidence: ThreadEvidence,
+    verdict: Verdict,
+    words: str,
+) -> None:
+    single, every = _runs(single_ms, all_ms, parallelism)
+    every = replace(every, thread_evidence=evidence)
+    decision = decide(single, every, cores=2, idle_cores=0.0, other_cores=other_cores)
+    assert decision.verdict is verdict, decision.reason
+    assert decision.basis == "threads"
+    assert words in decision.reason
+    loaded = other_cores >= 0.5
+    assert decision.under_load is loaded
+    assert ("measured under load" in decision.reason) is loaded
+
+
+def test_thread_evidence_from_the_probe_and_merged_over_rounds() -> None:
+    raw = {"method": "linux-schedstat-1", "main_ms": 2.0, "others_ms": [40.0, 60.0], "alive": 3}
+    first = ThreadEvidence.from_probe(raw)
+    assert first == _evidence(2.0, 60.0, 40.0)
+    assert first.threads_used == 2 and first.shares == pytest.approx((60 / 102, 40 / 102))
+    assert first.main_share == pytest.approx(2 / 102)
+    both = first.merged(_evidence(1.0, 50.0, alive=4))
+    assert both == ThreadEvidence("linux-schedstat-1", 3.0, (110.0, 40.0), 4)
+    for bad in (
+        None,
+        {},
+        {**raw, "method": "guess"},
+        {**raw, "main_ms": "x"},
+        {**raw, "main_ms": -1},
+    ):
+        assert ThreadEvidence.from_probe(bad) is None
+    assert _evidence(10.0).observed is False  # under MIN_OBSERVED_MS: too little to judge
+
+
+def test_too_little_observed_cpu_time_falls_back_to_the_timings() -> None:
+    single, every = _runs(21.4, 21.5, 1.0)
+    every = replace(every, thread_evidence=_evidence(10.0))
+    decision = decide(single, every, cores=2, idle_cores=0.0)
+    assert decision.verdict is Verdict.INCONCLUSIVE
+    assert "too little CPU time was observed per thread (10 ms)" in decision.reason
 
 
 def test_one_core_is_inconclusive_and_says_so() -> None:
@@ -131,28 +209,32 @@ def test_no_cpu_clock_is_inconclusive() -> None:
 # --- n ---------------------------------------------------------------------------------------
 
 
-def test_n_below_ten_times_the_parallel_threshold_is_refused() -> None:
-    assert MIN_WORK == 10 * 192**3
+def test_n_below_the_parallel_threshold_is_inconclusive() -> None:
+    assert PARALLEL_THRESHOLD == 192**3
     check_n(1024)
-    check_n(414)
-    for n in (413, 192, 0):
-        with pytest.raises(ValueError, match=r"n >= 414|positive"):
-            check_n(n)
+    check_n(1)
+    with pytest.raises(ValueError, match="positive"):
+        check_n(0)
+    single, every = _runs(0.3, 0.3, 1.0)
+    every = replace(every, thread_evidence=_evidence(300.0))
+    decision = decide(single, every, cores=2, n=191)
+    assert decision.verdict is Verdict.INCONCLUSIVE
+    assert "below burn-flex's parallel threshold" in decision.reason
+    assert decide(single, every, cores=2, n=192).verdict is Verdict.SINGLE
 
 
-def test_the_probe_crate_refuses_the_same_n() -> None:
+def test_the_probe_crate_keeps_the_published_protocol() -> None:
     source = (CRATE_DIR / "src" / "main.rs").read_text()
-    assert "const PARALLEL_THRESHOLD: u128 = 192 * 192 * 192;" in source
-    assert "const MIN_WORK: u128 = 10 * PARALLEL_THRESHOLD;" in source
     assert "const DEFAULT_RUNS: usize = 20;" in source
+    assert "mod threads;" in source and "threads::snapshot()" in source
 
 
-def test_cli_refuses_small_n_before_running_cargo() -> None:
-    result = run_featcheck("probe", str(WORKSPACES / "crate-feature"), "--n", "100")
+def test_cli_refuses_a_non_positive_n_before_running_cargo() -> None:
+    result = run_featcheck("probe", str(WORKSPACES / "crate-feature"), "--n", "0")
     assert result.returncode == 2
     assert result.stdout == ""
     lines = result.stderr.strip().splitlines()
-    assert lines == [lines[0]] and "--n 100 is too small" in lines[0] and "n >= 414" in lines[0]
+    assert lines == [lines[0]] and "--n 0: expected a positive integer" in lines[0]
 
 
 def test_probe_help_says_what_it_compiles_and_runs() -> None:
@@ -163,7 +245,9 @@ def test_probe_help_says_what_it_compiles_and_runs() -> None:
     assert "registry crates at the versions your Cargo.lock pins" in text
     assert "featcheck's own small probe crate" in text
     assert "never builds or runs your crate, its build script" in text
-    for flag in ("--compare-fix", "--format", "--offline", "--mlp", "--n", "--package"):
+    assert "build scripts and proc-macros" in text and "--yes" in text
+    assert "784-512-10 MLP train step" in text
+    for flag in ("--compare-fix", "--format", "--offline", "--mlp", "--no-mlp", "--n", "--package"):
         assert flag in text
 
 
@@ -475,14 +559,6 @@ def test_parse_status_lines() -> None:
     assert parse_status("") is None
 
 
-def test_count_packages_counts_distinct_packages() -> None:
-    text = (
-        "featcheck-probe v0.1.0 (/x)\nburn v0.22.1\nlibc v0.2.191\nburn v0.22.1\n\n"
-        "libc v0.2.191 (*)\n"
-    )
-    assert count_packages(text) == 3
-
-
 def test_progress_in_a_log_is_sparse() -> None:
     stream = io.StringIO()
     progress = BuildProgress(100, stream, live=False)
@@ -578,59 +654,134 @@ single = os.environ.get("RAYON_NUM_THREADS") == "1"
 multi = {multi}
 ms = 21.4 if single or not multi else 11.5
 parallelism = 1.0 if single or not multi else 1.9
+cpu = ms * 20 * parallelism
+threads = {{"method": "linux-schedstat-1", "alive": 3,
+           "main_ms": 1.0 if multi else cpu, "others_ms": [cpu / 2, cpu / 2] if multi else []}}
 print(json.dumps({{
     "probe": 1, "n": int(sys.argv[2]), "warmup": 3, "runs": 20,
     "rayon_num_threads": 1 if single else None, "available_parallelism": 2,
-    "matmul": {{"min_ms": ms, "median_ms": ms * 1.1, "wall_ms": ms * 22,
-                "cpu_ms": ms * 22 * parallelism, "parallelism": parallelism}},
+    "matmul": {{"min_ms": ms, "median_ms": ms * 1.1, "wall_ms": ms * 20,
+                "cpu_ms": cpu, "parallelism": parallelism, "threads": threads}},
     "mlp": {{"min_ms": 5.0, "median_ms": 6.0, "wall_ms": 120.0, "cpu_ms": 120.0,
-             "parallelism": 1.0}} if "--mlp" in sys.argv else None,
+             "parallelism": 1.0, "threads": None}} if "--mlp" in sys.argv else None,
 }}))
 """
 
 
-def _fake_probe(tmp_path: Path, name: str, multi: bool) -> Path:
-    path = tmp_path / name
+def _place_in_cache(builder: ProbeBuilder, config: BackendConfig, multi: bool) -> None:
+    """Put a script that answers like the probe where the cache keeps `config`'s binary."""
+    directory, key = builder.prepare(config, mlp=True)
+    path = directory / f"featcheck-probe-{key}"
     path.write_text(FAKE_PROBE.format(python=sys.executable, multi=multi))
     path.chmod(path.stat().st_mode | stat.S_IXUSR)
-    return path
+    (directory / "built.json").write_text("{}\n")
 
 
 @pytest.mark.skipif(os.name != "posix", reason="the fake probe is a script with a #! line")
-def test_run_probe_end_to_end_with_a_fake_binary(
+def test_run_probe_end_to_end_with_cached_probes(
     tmp_path: Path, offline_cargo: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Everything but the compiler: cargo resolves, the fix is resolved on a copy, the 'built'
-    binaries are scripts that answer like the probe."""
+    """Everything but the compiler: cargo resolves, the fix is resolved on a copy, and the
+    cache holds, for both configurations, a script that answers like the probe. A cached build
+    compiles nothing, so nothing is asked."""
+    from featcheck.probe.command import _fix_changes
+    from featcheck.probe.resolve import resolve_with_changes
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     project = _project(tmp_path, "crate-feature")
-    binaries = {
-        False: _fake_probe(tmp_path, "single", multi=False),
-        True: _fake_probe(tmp_path, "multi", multi=True),
-    }
-
-    def fake_build(self: ProbeBuilder, config: BackendConfig, *, mlp: bool) -> BuiltProbe:
-        rayon = "rayon" in config.backend.features
-        return BuiltProbe(binaries[rayon], f"key-{rayon}", cached=rayon, seconds=1.5)
-
-    monkeypatch.setattr(ProbeBuilder, "build", fake_build)
+    resolution = resolve_member(project / "Cargo.toml", None, offline=True, timeout=120)
+    options = ProbeOptions(
+        path=project,
+        offline=True,
+        timeout=120,
+        compare_fix=True,
+        confirm=lambda statement: pytest.fail(f"asked although cached: {statement}"),
+    )
+    changes, _ = _fix_changes(resolution, options, print)
+    fixed = resolve_with_changes(resolution, changes, offline=True, timeout=120)
+    builder = ProbeBuilder(project, offline=True, timeout=120, say=print)
+    _place_in_cache(builder, resolution.config, multi=False)
+    _place_in_cache(builder, fixed, multi=True)
     monkeypatch.setattr("featcheck.probe.command.usable_cores", lambda: 2)
-    monkeypatch.setattr("featcheck.probe.measure._read_cpu_times", lambda: None)
     messages: list[str] = []
-    options = ProbeOptions(path=project, offline=True, timeout=120, compare_fix=True, mlp=True)
     report = run_probe(options, messages.append)
     assert report.current.decision.verdict is Verdict.SINGLE
     assert report.fixed is not None and report.fixed.decision.verdict is Verdict.MULTI
-    assert any("timing" in m for m in messages)
+    assert report.mlp is True  # the MLP step is part of the default report
+    assert any("nothing is compiled" in m for m in messages)
+    assert not any("will compile" in m for m in messages)
 
     data = report_json(report)
-    assert data["verdict"] == "single-threaded"
+    assert data["verdict"] == "single-threaded" and data["basis"] == "threads"
+    assert (data["threads_used"], data["main_thread_share"]) == (1, 1.0)
+    assert data["thread_method"] == "linux-schedstat-1"
     assert data["crate"] == "burn-flex" and data["features"] == ["std"]
     assert [run["threads"] for run in data["runs"]] == [1, 2]
     assert data["runs"][0]["mlp"]["min_ms"] == 5.0
+    assert data["runs"][0]["mlp"]["threads_used"] is None  # the fake MLP reports no threads
     labels = [v["label"] for v in data["variants"]]
     assert labels[:2] == ["current", "with featcheck's fix"]
-    assert data["variants"][1]["vs_current"] == pytest.approx(21.4 / 11.5, rel=1e-3)
-    assert "rayon" in data["variants"][1]["features"]
+    fixed_row = data["variants"][1]
+    assert fixed_row["vs_current"] == pytest.approx(21.4 / 11.5, rel=1e-3)
+    assert "rayon" in fixed_row["features"]
+    # Two rounds merged: main 1 + 1 ms, each worker 2 x 218.5 ms.
+    assert (fixed_row["threads_used"], fixed_row["main_thread_share"]) == (2, 0.002)
+    assert fixed_row["thread_shares"] == [0.499, 0.499]
+
+    text = "\n".join(line for line, _ in text_lines(report, fancy=False))
+    assert "matmul, all cores" in text and "mlp step, all cores" in text
+    assert "1: main 100%" in text and "2: 50% 50%, main 0%" in text
+
+
+def test_the_probe_states_what_it_compiles_and_runs(tmp_path: Path, offline_cargo: Path) -> None:
+    """Before a build: the crates, their build scripts and proc-macros at the locked versions,
+    from cargo's own metadata of the probe crate; nothing of the member."""
+    from featcheck.probe.command import build_statement
+
+    project = _project(tmp_path, "crate-feature")
+    config = resolve_member(project / "Cargo.toml", None, offline=True, timeout=120).config
+    builder = ProbeBuilder(project, offline=True, timeout=120, say=print, root=tmp_path / "cache")
+    plan = builder.plan(config, mlp=True)
+    assert plan.cached is False
+    assert "burn-flex 0.22.1" in plan.crates and "burn-derive 0.22.1" in plan.proc_macros
+    assert set(plan.build_scripts) <= set(plan.crates) and set(plan.proc_macros) <= set(plan.crates)
+    assert not any(c.startswith(("app ", "featcheck-probe")) for c in plan.crates)
+    statement = build_statement([plan], "app", "the checkout's Cargo.lock")
+    assert f"will compile {len(plan.crates)} crates from the registry" in statement
+    assert "burn-derive 0.22.1" in statement
+    assert "Nothing of app's own code" in statement
+
+
+def test_no_terminal_and_no_yes_builds_nothing(
+    tmp_path: Path, offline_cargo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where nobody can answer (CI), the statement is printed and the build needs --yes."""
+    project = _project(tmp_path, "crate-feature")
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("XDG_CACHE_HOME", str(cache))
+    result = run_featcheck("probe", "--offline", str(project))
+    assert result.returncode == 2, result.stderr
+    assert result.stdout == ""
+    assert "the probe will compile" in result.stderr and "proc-macros" in result.stderr
+    assert "pass --yes to allow the build" in result.stderr
+    assert not (cache / "featcheck" / "probe" / "target").exists()  # cargo built nothing
+
+
+def test_a_path_toolchain_hint_names_only_what_the_probe_accepts(
+    tmp_path: Path, offline_cargo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project = _project(tmp_path, "crate-feature")
+    (project / "rust-toolchain.toml").write_text('[toolchain]\npath = "/opt/evil"\n')
+    monkeypatch.delenv("RUSTUP_TOOLCHAIN", raising=False)
+    result = run_featcheck("probe", "--offline", str(project))
+    if "rustup proxy" not in result.stderr and "path =" not in result.stderr:
+        pytest.skip("cargo here is not a rustup proxy: toolchain files do not apply")
+    assert result.returncode == 2
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert "RUSTUP_TOOLCHAIN" in result.stderr
+    accepted = run_featcheck("probe", "--help").stdout
+    for option in re.findall(r"(?<![\w-])--[a-z][a-z-]+", result.stderr):
+        assert option in accepted, option
 
 
 # --- the report ------------------------------------------------------------------------------

@@ -20,6 +20,7 @@ import contextlib
 import hashlib
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -29,12 +30,13 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from featcheck.cargo.runner import CargoRunner
 from featcheck.cargo.tree_text import TreeTextError, parse_tree_text
 from featcheck.errors import FeatcheckError
 from featcheck.probe.manifest import PACKAGE, render_cargo_toml
-from featcheck.probe.progress import BuildProgress, count_packages
+from featcheck.probe.progress import BuildProgress
 from featcheck.probe.resolve import BackendConfig
 
 CRATE_DIR = Path(__file__).parent / "crate"
@@ -139,6 +141,68 @@ def cache_key(config: BackendConfig, toolset: Toolset, *, mlp: bool) -> str:
     for variable in _FLAG_VARIABLES:
         digest.update(f"{variable}={toolset.environment.get(variable, '')}\n".encode())
     return digest.hexdigest()[:16]
+
+
+_PLAIN = re.compile(r"[A-Za-z0-9_.+-]{1,200}")
+
+
+def _shown(text: str) -> str:
+    """A crate name or version as cargo allows them, else quoted (never raw control bytes)."""
+    return text if _PLAIN.fullmatch(text) else ascii(text)
+
+
+@dataclass(frozen=True)
+class BuildPlan:
+    """One configuration, prepared in the cache: what its build would compile and run."""
+
+    config: BackendConfig
+    directory: Path
+    key: str
+    mlp: bool
+    cached: bool
+    """Its binary exists: nothing is compiled."""
+    crates: tuple[str, ...] = ()
+    """Every crate the build compiles, "name version", except the probe crate itself."""
+    build_scripts: tuple[str, ...] = ()
+    """Those of them whose build script cargo compiles and runs."""
+    proc_macros: tuple[str, ...] = ()
+    """Those of them that are proc-macros (loaded into rustc while compiling)."""
+    started: float = 0.0
+
+
+def runs_at_build_time(metadata: dict[str, Any]) -> tuple[list[str], list[str], list[str]]:
+    """(crates, build scripts, proc-macros) of the probe's resolved graph, from `cargo metadata
+    --filter-platform` of the probe crate: everything reachable from it, itself excluded."""
+    packages = {p["id"]: p for p in metadata.get("packages", []) if isinstance(p, dict)}
+    resolve = metadata.get("resolve") or {}
+    nodes = {n["id"]: n for n in resolve.get("nodes", []) if isinstance(n, dict)}
+    root = resolve.get("root")
+    seen: set[str] = set()
+    stack = [root] if root in nodes else list(nodes)
+    while stack:
+        node = nodes.get(stack.pop())
+        if node is None:
+            continue
+        for dep in node.get("deps", []):
+            package = dep.get("pkg")
+            if package in nodes and package not in seen and package != root:
+                seen.add(package)
+                stack.append(package)
+    crates: list[str] = []
+    scripts: list[str] = []
+    macros: list[str] = []
+    for package_id in seen:
+        package = packages.get(package_id)
+        if package is None:
+            continue
+        label = f"{_shown(str(package.get('name')))} {_shown(str(package.get('version')))}"
+        crates.append(label)
+        kinds = {k for t in package.get("targets", []) for k in t.get("kind", [])}
+        if "custom-build" in kinds:
+            scripts.append(label)
+        if "proc-macro" in kinds:
+            macros.append(label)
+    return sorted(crates), sorted(scripts), sorted(macros)
 
 
 @dataclass(frozen=True)
@@ -268,21 +332,49 @@ class ProbeBuilder:
                     f"build {pin.name} {found or 'not at all'}; refusing to time something else"
                 )
 
-    def build(self, config: BackendConfig, *, mlp: bool) -> BuiltProbe:
-        """The probe binary for `config`, compiled now or taken from the cache."""
+    def plan(self, config: BackendConfig, *, mlp: bool) -> BuildPlan:
+        """Prepare `config` in the cache and say what building it would compile and run
+        (nothing when its binary is there); verified against the member's build first."""
         started = time.monotonic()
         directory, key = self.prepare(config, mlp=mlp)
-        binary = directory / _exe(f"{PACKAGE}-{key}")
-        stamp = directory / "built.json"
-        if binary.is_file() and stamp.is_file():
-            return BuiltProbe(binary, key, True, time.monotonic() - started)
+        if self._binary(directory, key).is_file() and (directory / "built.json").is_file():
+            return BuildPlan(config, directory, key, mlp, True, started=started)
         self.say(
             f"checking that the probe reproduces {config.member}'s {config.backend} (cargo tree)"
         )
         self.verify(directory, config)
-        total = count_packages(
-            self._cargo(directory, ["tree", "-e", "normal,build", "--prefix", "none", "-f", "{p}"])
+        text = self._cargo(
+            directory,
+            ["metadata", "--format-version", "1", f"--filter-platform={config.target}"],
         )
+        try:
+            metadata = json.loads(text)
+        except ValueError:
+            raise FeatcheckError("could not read the probe's cargo metadata") from None
+        crates, scripts, macros = runs_at_build_time(metadata if isinstance(metadata, dict) else {})
+        return BuildPlan(
+            config,
+            directory,
+            key,
+            mlp,
+            False,
+            tuple(crates),
+            tuple(scripts),
+            tuple(macros),
+            started,
+        )
+
+    def _binary(self, directory: Path, key: str) -> Path:
+        return directory / _exe(f"{PACKAGE}-{key}")
+
+    def build(self, plan: BuildPlan) -> BuiltProbe:
+        """The probe binary for a plan: compiled now, or the cached one."""
+        started, directory, key, config = plan.started, plan.directory, plan.key, plan.config
+        binary = self._binary(directory, key)
+        stamp = directory / "built.json"
+        if plan.cached:
+            return BuiltProbe(binary, key, True, time.monotonic() - started)
+        total = len(plan.crates) + 1
         self.say(
             f"building the probe for {config.backend} ({total} crates, release profile; the "
             f"first build takes minutes, later probes reuse it: {directory})"

@@ -1,8 +1,10 @@
 """`featcheck probe`: resolve the member, build the probe (cached), time it, decide.
 
 The probe is the only part of featcheck that compiles and runs code: registry crates at the
-member's locked versions plus featcheck's own probe crate, built in the user's cache directory.
-The audited crate, its build script and its path dependencies are never compiled or run.
+member's locked versions (their build scripts and proc-macros run while compiling) plus
+featcheck's own probe crate, built in the user's cache directory. Before compiling, it states
+exactly that and asks (`confirm`); a cached build compiles nothing. The audited crate, its build
+script and its path dependencies are never compiled or run.
 """
 
 from __future__ import annotations
@@ -10,13 +12,14 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import os
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from featcheck.errors import FeatcheckError
-from featcheck.probe.build import BuiltProbe, ProbeBuilder
+from featcheck.probe.build import BuildPlan, BuiltProbe, ProbeBuilder
 from featcheck.probe.measure import Measurement, TorchStats, measure, measure_torch, usable_cores
 from featcheck.probe.resolve import BackendConfig, MemberResolution, resolve_member
 from featcheck.probe.verdict import Decision, check_n, decide
@@ -33,12 +36,49 @@ class ProbeOptions:
     n: int = DEFAULT_N
     compare_fix: bool = False
     offline: bool = False
-    mlp: bool = False
+    mlp: bool = True
+    """Also time the MLP train step (the published measurement's second number)."""
     timeout: float = 300.0
     """Seconds for each cargo resolution and each probe run."""
     build_timeout: float = 3600.0
     """Seconds for one probe build (at least `timeout`)."""
     on_command: Callable[[list[str]], None] | None = None
+    confirm: Callable[[str], bool] | None = None
+    """Asked with the build statement before anything is compiled; None: proceed (--yes)."""
+
+
+TOOLCHAIN_HINT = (
+    "(the probe builds with one of your own toolchains, never the checkout's: set "
+    "RUSTUP_TOOLCHAIN to an installed one, e.g. RUSTUP_TOOLCHAIN=stable)"
+)
+_TRUST_HINT = re.compile(r"\(pass --trust-checkout[^)]*\)")
+
+
+def probe_error(error: FeatcheckError) -> FeatcheckError:
+    """`error` with hints the probe can act on: it has no --trust-checkout (it never runs the
+    checkout's toolchain), so that advice becomes RUSTUP_TOOLCHAIN, which it honours."""
+    message = error.message
+    if "--trust-checkout" not in message:
+        return error
+    message = _TRUST_HINT.sub(TOOLCHAIN_HINT, message)
+    if "--trust-checkout" in message:
+        message = message.replace("--trust-checkout", "RUSTUP_TOOLCHAIN=<an installed toolchain>")
+    return FeatcheckError(message, path=error.path, line=error.line, column=error.column)
+
+
+def build_statement(plans: list[BuildPlan], member: str, lockfile: str) -> str:
+    """What building `plans` compiles and runs, in words, before it happens."""
+    crates = sorted({c for plan in plans for c in plan.crates})
+    scripts = sorted({c for plan in plans for c in plan.build_scripts})
+    macros = sorted({c for plan in plans for c in plan.proc_macros})
+    return (
+        f"the probe will compile {len(crates)} crates from the registry at the versions "
+        f"{lockfile} pins, plus featcheck's own probe crate, then run the probe. While "
+        f"compiling, cargo runs the build scripts of {len(scripts)} of them "
+        f"({', '.join(scripts) or 'none'}) and rustc loads {len(macros)} proc-macros "
+        f"({', '.join(macros) or 'none'}). Nothing of {member}'s own code (its crate, build "
+        "script or path dependencies) is compiled or run"
+    )
 
 
 @dataclass
@@ -110,6 +150,13 @@ def _torch(n: int, say: Callable[[str], None]) -> TorchStats | None:
 
 def run_probe(options: ProbeOptions, say: Callable[[str], None]) -> ProbeReport:
     """Run the whole probe; raises FeatcheckError (one line) on any failure."""
+    try:
+        return _run_probe(options, say)
+    except FeatcheckError as error:
+        raise probe_error(error) from None
+
+
+def _run_probe(options: ProbeOptions, say: Callable[[str], None]) -> ProbeReport:
     from featcheck.audit import find_manifest
     from featcheck.manifest.document import read_manifest
 
@@ -166,11 +213,22 @@ def run_probe(options: ProbeOptions, say: Callable[[str], None]) -> ProbeReport:
                 )
             else:
                 configs.append(fixed)
+    plans = [builder.plan(variant, mlp=options.mlp) for variant in configs]
+    to_build = [plan for plan in plans if not plan.cached]
+    if to_build:
+        lockfile = "the checkout's Cargo.lock" if config.lockfile is not None else "cargo resolves"
+        statement = build_statement(to_build, config.member, lockfile)
+        say(statement)
+        if options.confirm is not None and not options.confirm(statement):
+            raise FeatcheckError("nothing was built: the probe's build was not confirmed")
     builds: list[BuiltProbe] = []
-    for variant in configs:
-        built = builder.build(variant, mlp=options.mlp)
+    for plan in plans:
+        built = builder.build(plan)
         if built.cached:
-            say(f"using the probe built before for {variant.backend} ({built.binary.parent})")
+            say(
+                f"using the probe built before for {plan.config.backend}: nothing is compiled "
+                f"({built.binary.parent})"
+            )
         builds.append(built)
     cores = usable_cores()
     seconds_to_timing = time.monotonic() - started
@@ -183,7 +241,12 @@ def run_probe(options: ProbeOptions, say: Callable[[str], None]) -> ProbeReport:
         say=say,
     )
     variants = [
-        VariantResult(c, b, m, decide(m.single, m.every, cores, m.idle_cores))
+        VariantResult(
+            c,
+            b,
+            m,
+            decide(m.single, m.every, cores, m.idle_cores, n=options.n, other_cores=m.other_cores),
+        )
         for c, b, m in zip(configs, builds, measurements, strict=True)
     ]
     return ProbeReport(

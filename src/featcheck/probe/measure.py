@@ -4,8 +4,10 @@ Every configuration runs twice with `RAYON_NUM_THREADS=1` and twice with it unse
 of all configurations interleaved (1, all, 1, all, ...) so that a burst of load elsewhere hits
 them alike. Per configuration the best minimum and the best median over rounds are kept (as in
 the published measurement), and the parallelism is total CPU time over total wall time of the
-timed loops. While an all-core round runs, /proc/stat tells how many of this process's cores
-stayed idle (Linux only), which the verdict needs to trust a single-threaded result.
+timed loops; the per-thread CPU times of the rounds are merged (verdict.ThreadEvidence). While an
+all-core round runs, /proc/stat tells how many of this process's cores stayed idle and, less the
+probe's own CPU time (getrusage of the child), how many other processes kept busy (Linux only):
+the timings are marked as measured under load from that.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from types import ModuleType
 from typing import Any
 
 from featcheck.errors import FeatcheckError
-from featcheck.probe.verdict import RunStats
+from featcheck.probe.verdict import RunStats, ThreadEvidence
 
 ROUNDS = 2
 WARMUP = 3
@@ -83,14 +85,15 @@ def _read_cpu_times() -> tuple[float, float] | None:
 
 @dataclass
 class _Accumulator:
-    """The rounds of one configuration with one thread setting."""
+    """The rounds of one workload of one configuration with one thread setting."""
 
     mins: list[float] = field(default_factory=list)
     medians: list[float] = field(default_factory=list)
     cpu_ms: float = 0.0
     wall_ms: float = 0.0
     cpu_known: bool = True
-    mlp: list[dict[str, Any]] = field(default_factory=list)
+    evidence: ThreadEvidence | None = None
+    evidence_known: bool = True
 
     def add(self, workload: dict[str, Any]) -> None:
         self.mins.append(float(workload["min_ms"]))
@@ -100,23 +103,22 @@ class _Accumulator:
             self.cpu_known = False
         else:
             self.cpu_ms += float(workload["cpu_ms"])
+        evidence = ThreadEvidence.from_probe(workload.get("threads"))
+        if evidence is None or (
+            self.evidence is not None and self.evidence.method != evidence.method
+        ):
+            self.evidence_known = False
+        elif self.evidence is None:
+            self.evidence = evidence
+        else:
+            self.evidence = self.evidence.merged(evidence)
 
-    def stats(self, threads: int, rayon: str | None) -> RunStats:
-        parallelism = self.cpu_ms / self.wall_ms if self.cpu_known and self.wall_ms > 0 else None
-        return RunStats(threads, min(self.mins), min(self.medians), parallelism, rayon)
-
-    def mlp_stats(self) -> dict[str, Any] | None:
-        if not self.mlp:
+    def stats(self, threads: int, rayon: str | None) -> RunStats | None:
+        if not self.mins:
             return None
-        inner = _Accumulator()
-        for workload in self.mlp:
-            inner.add(workload)
-        stats = inner.stats(0, None)
-        return {
-            "min_ms": round(stats.min_ms, 4),
-            "median_ms": round(stats.median_ms, 4),
-            "parallelism": None if stats.parallelism is None else round(stats.parallelism, 3),
-        }
+        parallelism = self.cpu_ms / self.wall_ms if self.cpu_known and self.wall_ms > 0 else None
+        evidence = self.evidence if self.evidence_known else None
+        return RunStats(threads, min(self.mins), min(self.medians), parallelism, rayon, evidence)
 
 
 @dataclass
@@ -126,8 +128,10 @@ class Measurement:
     single: RunStats
     every: RunStats
     idle_cores: float | None
-    mlp: dict[str, dict[str, Any] | None]
-    """"1" and "all" -> the MLP step's statistics (None without --mlp)."""
+    mlp: dict[str, RunStats | None]
+    """"1" and "all" -> the MLP step's statistics (None when it was not timed)."""
+    other_cores: float | None = None
+    """Cores kept busy by other processes during the all-core runs, on average."""
 
 
 def parse_probe_output(stdout: str) -> dict[str, Any]:
@@ -142,10 +146,47 @@ def parse_probe_output(stdout: str) -> dict[str, Any]:
     return data
 
 
+@dataclass(frozen=True)
+class RunLoad:
+    """How busy this process's cores were while one probe run ran (None: not measurable)."""
+
+    idle_cores: float | None
+    other_cores: float | None
+
+
+def _children_cpu_seconds() -> float | None:
+    """CPU time of the waited-for children of this process so far (Unix)."""
+    try:
+        import resource
+    except ImportError:
+        return None
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def run_load(
+    before: tuple[float, float] | None,
+    after: tuple[float, float] | None,
+    probe_cpu_seconds: float | None,
+    elapsed: float,
+    cores: int,
+) -> RunLoad:
+    """Idle cores and cores busy with other processes over one run, from /proc/stat samples
+    (idle, total jiffies) and the probe's own CPU time."""
+    if before is None or after is None or after[1] <= before[1] or elapsed <= 0:
+        return RunLoad(None, None)
+    idle_fraction = (after[0] - before[0]) / (after[1] - before[1])
+    idle = cores * idle_fraction
+    if probe_cpu_seconds is None:
+        return RunLoad(idle, None)
+    busy = cores * (1.0 - idle_fraction)
+    return RunLoad(idle, max(0.0, busy - probe_cpu_seconds / elapsed))
+
+
 def run_once(
     binary: Path, n: int, *, threads: int | None, mlp: bool, timeout: float
-) -> tuple[dict[str, Any], float | None]:
-    """Run the probe once; returns its JSON and the average idle cores during the run."""
+) -> tuple[dict[str, Any], RunLoad]:
+    """Run the probe once; returns its JSON and how busy the cores were meanwhile."""
     environment = dict(os.environ)
     environment.pop("RAYON_NUM_THREADS", None)
     if threads is not None:
@@ -154,6 +195,7 @@ def run_once(
     if mlp:
         command.append("--mlp")
     before = _read_cpu_times()
+    children_before = _children_cpu_seconds()
     started = time.monotonic()
     try:
         output = subprocess.run(
@@ -171,14 +213,21 @@ def run_once(
         raise FeatcheckError(f"could not run the probe: {error.strerror or error}") from None
     elapsed = time.monotonic() - started
     after = _read_cpu_times()
+    children_after = _children_cpu_seconds()
     if output.returncode != 0:
         message = (output.stderr.strip().splitlines() or ["no message"])[-1]
         raise FeatcheckError(f"the probe failed (exit {output.returncode}): {message}")
-    idle: float | None = None
-    if before is not None and after is not None and after[1] > before[1] and elapsed > 0:
-        cores = usable_cores()
-        idle = cores * (after[0] - before[0]) / (after[1] - before[1])
-    return parse_probe_output(output.stdout), idle
+    probe_cpu = (
+        children_after - children_before
+        if children_before is not None and children_after is not None
+        else None
+    )
+    load = run_load(before, after, probe_cpu, elapsed, usable_cores())
+    return parse_probe_output(output.stdout), load
+
+
+def _average(values: list[float]) -> float | None:
+    return sum(values) / len(values) if values else None
 
 
 def measure(
@@ -193,29 +242,42 @@ def measure(
     """Measure every binary with 1 thread and all threads, rounds interleaved."""
     singles = [_Accumulator() for _ in binaries]
     alls = [_Accumulator() for _ in binaries]
+    mlps = [(_Accumulator(), _Accumulator()) for _ in binaries]
     idles: list[list[float]] = [[] for _ in binaries]
+    others: list[list[float]] = [[] for _ in binaries]
+    workloads = "matmuls and MLP steps" if mlp else "matmuls"
     say(
         f"timing {len(binaries) * 2 * ROUNDS} probe runs ({WARMUP} warm-up + {TIMED_RUNS} timed "
-        f"matmuls each): RAYON_NUM_THREADS=1, then all {cores} cores, {ROUNDS} rounds"
+        f"{workloads} each): RAYON_NUM_THREADS=1, then all {cores} cores, {ROUNDS} rounds"
     )
     for _ in range(ROUNDS):
         for index, binary in enumerate(binaries):
             for threads, into in ((1, singles[index]), (None, alls[index])):
-                data, idle = run_once(binary, n, threads=threads, mlp=mlp, timeout=timeout)
+                data, load = run_once(binary, n, threads=threads, mlp=mlp, timeout=timeout)
                 into.add(data["matmul"])
                 if isinstance(data.get("mlp"), dict):
-                    into.mlp.append(data["mlp"])
-                if threads is None and idle is not None:
-                    idles[index].append(idle)
-    return [
-        Measurement(
-            single.stats(1, "1"),
-            every.stats(cores, None),
-            sum(idle) / len(idle) if idle else None,
-            {"1": single.mlp_stats(), "all": every.mlp_stats()},
+                    mlps[index][0 if threads == 1 else 1].add(data["mlp"])
+                if threads is None:
+                    if load.idle_cores is not None:
+                        idles[index].append(load.idle_cores)
+                    if load.other_cores is not None:
+                        others[index].append(load.other_cores)
+    results = []
+    for single, every, (mlp_single, mlp_every), idle, other in zip(
+        singles, alls, mlps, idles, others, strict=True
+    ):
+        single_stats, every_stats = single.stats(1, "1"), every.stats(cores, None)
+        assert single_stats is not None and every_stats is not None  # ROUNDS >= 1
+        results.append(
+            Measurement(
+                single_stats,
+                every_stats,
+                _average(idle),
+                {"1": mlp_single.stats(1, "1"), "all": mlp_every.stats(cores, None)},
+                _average(other),
+            )
         )
-        for single, every, idle in zip(singles, alls, idles, strict=True)
-    ]
+    return results
 
 
 @dataclass(frozen=True)

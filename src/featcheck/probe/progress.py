@@ -44,16 +44,6 @@ def parse_status(line: str) -> CargoEvent | None:
     )
 
 
-def count_packages(tree_text: str) -> int:
-    """Distinct packages in `cargo tree --prefix none -f '{p}'` output (what a build compiles)."""
-    seen = set()
-    for line in tree_text.splitlines():
-        package = _PACKAGE.match(line.strip())
-        if package:
-            seen.add((package["name"], package["version"]))
-    return len(seen)
-
-
 class BuildProgress:
     """Shows a build's progress on a stream (stderr): live on a terminal, sparse in logs."""
 

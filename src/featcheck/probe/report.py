@@ -13,9 +13,13 @@ from featcheck import __version__
 from featcheck.probe.command import ProbeReport, VariantResult
 from featcheck.probe.measure import ROUNDS, TIMED_RUNS, WARMUP
 from featcheck.probe.resolve import BackendConfig
-from featcheck.probe.verdict import RunStats, Verdict
+from featcheck.probe.verdict import RunStats, ThreadEvidence, Verdict
 
 SCHEMA_VERSION = 1
+"""Version 1 since the first probe; fields added since (same version): per-thread evidence
+(`threads_used`, `main_thread_share`, `thread_shares`, `thread_method`, `basis`,
+`timing_under_load`, `other_cores`, and `thread_cpu` in each run and MLP entry), the MLP by
+default, and `mlp` rows in `variants`."""
 TORCH_NOTE = (
     "PyTorch runs with its default threads: torch.set_num_threads does not govern BLAS "
     "backends such as Accelerate, so its row is not limited like RAYON_NUM_THREADS=1"
@@ -26,14 +30,44 @@ def _round(value: float | None, digits: int = 4) -> float | None:
     return None if value is None else round(value, digits)
 
 
-def _run_json(stats: RunStats, mlp: dict[str, Any] | None) -> dict[str, Any]:
+def _evidence_json(evidence: ThreadEvidence | None) -> dict[str, Any]:
+    """The per-thread summary fields (all null when threads were not observed)."""
+    if evidence is None:
+        return {"threads_used": None, "main_thread_share": None, "thread_shares": None}
     return {
-        "threads": stats.threads,
-        "rayon_num_threads": stats.rayon_num_threads,
+        "threads_used": evidence.threads_used,
+        "main_thread_share": _round(evidence.main_share, 3),
+        "thread_shares": [_round(share, 3) for share in evidence.shares],
+    }
+
+
+def _thread_cpu_json(evidence: ThreadEvidence | None) -> dict[str, Any] | None:
+    if evidence is None:
+        return None
+    return {
+        "method": evidence.method,
+        "main_ms": _round(evidence.main_ms, 3),
+        "others_ms": [_round(ms, 3) for ms in evidence.others_ms],
+        "alive": evidence.alive,
+    }
+
+
+def _stats_json(stats: RunStats) -> dict[str, Any]:
+    return {
         "min_ms": _round(stats.min_ms),
         "median_ms": _round(stats.median_ms),
         "parallelism": _round(stats.parallelism, 3),
-        "mlp": mlp,
+        **_evidence_json(stats.thread_evidence),
+        "thread_cpu": _thread_cpu_json(stats.thread_evidence),
+    }
+
+
+def _run_json(stats: RunStats, mlp: RunStats | None) -> dict[str, Any]:
+    return {
+        "threads": stats.threads,
+        "rayon_num_threads": stats.rayon_num_threads,
+        **_stats_json(stats),
+        "mlp": None if mlp is None else _stats_json(mlp),
     }
 
 
@@ -57,9 +91,14 @@ def _variant_json(variant: VariantResult) -> dict[str, Any]:
         **_config_json(variant.config),
         "verdict": d.verdict.value,
         "reason": d.reason,
+        "basis": d.basis,
+        **_evidence_json(d.evidence),
+        "thread_method": None if d.evidence is None else d.evidence.method,
         "speedup": _round(d.speedup, 3),
         "parallelism": _round(d.parallelism, 3),
         "idle_cores": _round(d.idle_cores, 2),
+        "other_cores": _round(d.other_cores, 2),
+        "timing_under_load": d.under_load,
         "runs": [_run_json(m.single, m.mlp["1"]), _run_json(m.every, m.mlp["all"])],
         "build": {
             "key": variant.build.key,
@@ -148,8 +187,27 @@ def _busy(stats: RunStats) -> str:
     return "   ? cores" if stats.parallelism is None else f"{stats.parallelism:4.2f} cores"
 
 
+def _threads(stats: RunStats) -> str:
+    """Which threads did the work, e.g. '2: 52% 47%, main 1%' or '1: main 100%'."""
+    evidence = stats.thread_evidence
+    if evidence is None:
+        return "not measured"
+    shares = " ".join(f"{share:.0%}" for share in evidence.shares)
+    if evidence.threads_used == 1:
+        who = "main" if evidence.main_share >= evidence.shares[0] else "pool"
+        return f"1: {who} {shares}"
+    return f"{evidence.threads_used}: {shares}, main {evidence.main_share:.0%}"
+
+
 def _verdict_style(verdict: Verdict) -> str:
     return {Verdict.SINGLE: "bold red", Verdict.MULTI: "bold green"}.get(verdict, "bold yellow")
+
+
+def _workloads(report: ProbeReport) -> str:
+    matmul = f"{report.n}x{report.n} f32 matmul"
+    if not report.mlp:
+        return matmul
+    return f"{matmul} and a 784-512-10 MLP train step (batch 256)"
 
 
 def text_lines(report: ProbeReport, fancy: bool) -> list[tuple[str, str]]:
@@ -165,36 +223,53 @@ def text_lines(report: ProbeReport, fancy: bool) -> list[tuple[str, str]]:
             "",
         ),
         (
-            f"  {report.n}x{report.n} f32 matmul on Device::flex(): {WARMUP} warm-up + "
-            f"{TIMED_RUNS} timed runs, best of {ROUNDS} rounds; {report.cores} cores usable",
+            f"  {_workloads(report)} on Device::flex(): {WARMUP} warm-up + {TIMED_RUNS} timed "
+            f"runs, best of {ROUNDS} rounds; {report.cores} cores usable",
             "",
         ),
         ("", ""),
     ]
-    rows = [("RAYON_NUM_THREADS=1", current.measurement.single)]
-    rows.append((f"all cores ({report.cores})", current.measurement.every))
-    largest = max(stats.min_ms for _, stats in rows)
-    lines.append((f"  {'run':<22} {'min / median':>22}  {'busy':>10}", "dim"))
-    for label, stats in rows:
-        lines.append(
-            (
-                f"  {label:<22} {_times(stats)}  {_busy(stats)}  "
-                + _bar(stats.min_ms, largest, 30, fancy),
-                "",
-            )
+    m = current.measurement
+    workloads: list[tuple[str, list[tuple[str, RunStats]]]] = [
+        ("matmul", [("RAYON_NUM_THREADS=1", m.single), (f"all cores ({report.cores})", m.every)])
+    ]
+    mlp_rows = [
+        (label, stats)
+        for label, stats in (
+            ("RAYON_NUM_THREADS=1", m.mlp.get("1")),
+            (f"all cores ({report.cores})", m.mlp.get("all")),
         )
-    for key, label in (("1", "RAYON_NUM_THREADS=1"), ("all", f"all cores ({report.cores})")):
-        mlp = current.measurement.mlp.get(key)
-        if mlp is not None:
-            busy = mlp["parallelism"]
+        if stats is not None
+    ]
+    if mlp_rows:
+        workloads.append(("mlp step", mlp_rows))
+    lines.append(
+        (
+            f"  {'workload':<9} {'run':<20} {'min / median':>22}  {'busy':>10}  "
+            f"{'threads: CPU shares':<22}",
+            "dim",
+        )
+    )
+    for workload, rows in workloads:
+        largest = max(stats.min_ms for _, stats in rows)
+        for label, stats in rows:
             lines.append(
                 (
-                    f"  mlp step, {label:<12} {mlp['min_ms']:8.2f} / {mlp['median_ms']:8.2f} ms"
-                    + ("" if busy is None else f"  {busy:4.2f} cores"),
-                    "dim",
+                    f"  {workload:<9} {label:<20} {_times(stats)}  {_busy(stats)}  "
+                    f"{_threads(stats):<22} " + _bar(stats.min_ms, largest, 24, fancy),
+                    "",
                 )
             )
     decision = current.decision
+    if decision.under_load and decision.other_cores is not None:
+        lines.append(
+            (
+                f"  timings measured under load: other processes kept "
+                f"{decision.other_cores:.1f} of {report.cores} cores busy; the thread shares "
+                "do not depend on it",
+                "dim",
+            )
+        )
     lines += [
         ("", ""),
         (f"{decision.verdict.value}: {decision.reason}", _verdict_style(decision.verdict)),
@@ -217,33 +292,46 @@ def text_lines(report: ProbeReport, fancy: bool) -> list[tuple[str, str]]:
     return lines
 
 
-def _compare_lines(report: ProbeReport, fancy: bool) -> list[tuple[str, str]]:
-    base = report.current.measurement.every.min_ms
-    rows: list[tuple[str, RunStats]] = [
-        (f"current: {_features(report.current.config)}", report.current.measurement.every)
-    ]
+def _compare_rows(report: ProbeReport, workload: str) -> list[tuple[str, RunStats]]:
+    variants = [("current", report.current)]
     if report.fixed is not None:
-        rows.append(
-            (f"featcheck's fix: {_features(report.fixed.config)}", report.fixed.measurement.every)
-        )
-    if report.torch is not None:
-        rows.append(
-            (f"PyTorch {report.torch.version} ({report.torch.threads} threads)", report.torch.stats)
-        )
-    width = max(len(label) for label, _ in rows)
-    largest = max(stats.min_ms for _, stats in rows)
-    header = f"  {'build (all cores)':<{width}}  {'matmul min / median':>22}  {'vs current':>13}"
-    lines: list[tuple[str, str]] = [(header, "dim")]
-    for index, (label, stats) in enumerate(rows):
-        ratio = base / stats.min_ms if stats.min_ms > 0 else 0.0
-        versus = "1x" if index == 0 else f"{ratio:.2f}x " + ("faster" if ratio >= 1 else "slower")
-        lines.append(
-            (
-                f"  {label:<{width}}  {_times(stats)}  {versus:>13}  "
-                + _bar(stats.min_ms, largest, 24, fancy),
-                "",
+        variants.append(("featcheck's fix", report.fixed))
+    rows: list[tuple[str, RunStats]] = []
+    for label, variant in variants:
+        m = variant.measurement
+        stats = m.every if workload == "matmul" else m.mlp.get("all")
+        if stats is not None:
+            rows.append((f"{label}: {_features(variant.config)}", stats))
+    if workload == "matmul" and report.torch is not None:
+        t = report.torch
+        rows.append((f"PyTorch {t.version} ({t.threads} threads)", t.stats))
+    return rows
+
+
+def _compare_lines(report: ProbeReport, fancy: bool) -> list[tuple[str, str]]:
+    """Per workload, the current build against featcheck's fix (and PyTorch), all cores, with
+    bars of the minimum time so that the gap is seen."""
+    tables = [(w, _compare_rows(report, w)) for w in ("matmul", "mlp step")]
+    tables = [(w, rows) for w, rows in tables if rows]
+    width = max(len(label) for _, rows in tables for label, _ in rows)
+    lines: list[tuple[str, str]] = []
+    for workload, rows in tables:
+        base = rows[0][1].min_ms
+        largest = max(stats.min_ms for _, stats in rows)
+        header = f"  {workload + ', all cores':<{width}}  {'min / median':>22}  {'vs current':>13}"
+        lines.append((header, "dim"))
+        for index, (label, stats) in enumerate(rows):
+            ratio = base / stats.min_ms if stats.min_ms > 0 else 0.0
+            versus = (
+                "1x" if index == 0 else f"{ratio:.2f}x " + ("faster" if ratio >= 1 else "slower")
             )
-        )
+            lines.append(
+                (
+                    f"  {label:<{width}}  {_times(stats)}  {versus:>13}  {_threads(stats):<22} "
+                    + _bar(stats.min_ms, largest, 24, fancy),
+                    "",
+                )
+            )
     if report.fixed is not None:
         d = report.fixed.decision
         if report.fix_description:

@@ -1,39 +1,38 @@
-"""From two timed runs of the probe to a verdict: does the matmul run on one core or on many?
+"""From the probe's runs to a verdict: does the member's matmul run on one thread or on many?
 
-The probe runs the same binary twice (twice each, alternating, to spread interference):
+The probe runs the same binary with `RAYON_NUM_THREADS=1` and with it unset (so that rayon's
+pool, if gemm uses it, gets every core). Two kinds of evidence come back:
 
-- with `RAYON_NUM_THREADS=1`, the single-thread baseline;
-- with `RAYON_NUM_THREADS` unset, so that rayon's pool (if gemm uses it) gets every core.
+- **Structure** (the verdict rests on it): the CPU time of every thread of the probe process
+  during the timed matmuls of the all-core run (threads.rs in the probe crate; Linux reads
+  /proc/self/task). Whether gemm splits a matmul across threads is a property of the build, and
+  it shows in where the CPU time goes under any load: a build without a parallel gemm does all
+  of it on the calling thread, a build with one does it on several pool workers (the calling
+  thread waits). A thread *took part* when it ran at least `USED_FRACTION` of the busiest
+  thread's CPU time; two or more threads taking part is `multi-threaded`, one is
+  `single-threaded`, whether or not an idle worker pool exists.
+- **Timing** (second, load-dependent): the 1-thread run's minimum over the all-core run's
+  minimum (the speedup) and CPU time over wall time (the parallelism). A speedup needs idle
+  cores to show, so it is marked *measured under load* when other processes kept at least
+  `LOADED_CORES` of the usable cores busy during the all-core runs. Load never turns a clear
+  structural answer into `inconclusive`.
 
-Two measurements decide, and both must agree:
+`inconclusive` is kept for what really cannot be told: one usable core; a matrix below burn-flex's
+parallel threshold (192^3 multiply-adds: gemm is then never handed a pool, whatever the build);
+too little observed CPU time; or a platform where threads cannot be observed *and* the timings
+do not settle it on their own. There the timing thresholds below apply (chosen for a small,
+shared, noisy machine; tested on 2 cores with a load average around 4):
 
-- **parallelism** of the all-core run: process CPU time (all threads) over wall time across the
-  timed loop. A program that computes on one thread cannot exceed ~1.0, whatever the load on the
-  machine, so a value well above 1 proves threads; a value near 1 alone proves nothing on a busy
-  machine (the other cores may simply have been taken).
-- **speedup**: the 1-thread run's minimum over the all-core run's minimum. The minimum is the
-  run least disturbed by other processes.
-
-Thresholds (chosen for a small, shared, noisy machine; tested on 2 cores with a load average
-around 4):
-
-- `multi-threaded`: parallelism >= 1.3 and speedup >= 1.2. On 2 cores a parallel gemm reaches
-  1.6-2.0 and 1.5-1.9x when the cores are free; 1.3 leaves room for a busy machine, and is far
-  above what one computing thread plus an idle pool can show (<= 1.05).
-- `single-threaded`: parallelism < 1.15 and speedup < 1.1, **and** the other cores had room: on
-  Linux the probe reads /proc/stat while the all-core run runs, and at least 0.5 of a core (of
-  those this process may use) must have stayed idle. Without that room a parallel build would
-  look single-threaded too, so the verdict is then `inconclusive`, saying so.
-- `inconclusive` otherwise, with the reason: only one core available, no CPU clock on this
-  platform, the other cores busy, or the two measurements disagreeing (timing noise).
-
-The 10% speedup margin is the run-to-run spread of the minimum on a busy machine; gemm on one
-core against the same on one core never differs by more when the machine is quiet.
+- `multi-threaded`: parallelism >= 1.3 and speedup >= 1.2 (one computing thread plus an idle
+  pool cannot exceed ~1.05; a parallel gemm on 2 free cores reaches 1.6-2.0 and 1.5-1.9x).
+- `single-threaded`: parallelism < 1.15 and speedup < 1.1, and at least 0.5 of a core stayed
+  idle during the all-core run (on a busy machine a parallel build would look the same).
 """
 
 from __future__ import annotations
 
 import enum
+from collections.abc import Callable
 from dataclasses import dataclass
 
 MULTI_PARALLELISM = 1.3
@@ -45,11 +44,20 @@ SINGLE_PARALLELISM = 1.15
 SINGLE_SPEEDUP = 1.1
 """...together with less than this speedup over the 1-thread run."""
 MIN_IDLE_CORES = 0.5
-"""Idle cores (on average) the all-core run must have left for `single-threaded` to count."""
+"""Idle cores (on average) the all-core run must have left for a timing-only `single-threaded`."""
+LOADED_CORES = 0.5
+"""Cores kept busy by other processes from which the timings count as measured under load."""
 PARALLEL_THRESHOLD = 192**3
 """burn-flex hands gemm `Parallelism::Rayon` only from m*n*k >= 192^3 (src/ops/matmul.rs)."""
-MIN_WORK = 10 * PARALLEL_THRESHOLD
-"""The probe refuses a smaller n^3: too little of the work would be parallel to tell."""
+USED_FRACTION = 0.1
+"""A thread took part in the work when it ran at least this share of the busiest thread's time."""
+MIN_OBSERVED_MS = 50.0
+"""Per-thread evidence below this much CPU time in all is too little to judge."""
+THREAD_METHODS = {
+    "linux-schedstat-1": "/proc/self/task/<tid>/schedstat (time on CPU, nanoseconds)",
+    "linux-stat-1": "/proc/self/task/<tid>/stat (utime + stime, clock ticks)",
+}
+"""The probe crate's per-thread methods (threads.rs); a new method gets a new name."""
 
 
 class Verdict(str, enum.Enum):
@@ -58,6 +66,92 @@ class Verdict(str, enum.Enum):
     SINGLE = "single-threaded"
     MULTI = "multi-threaded"
     INCONCLUSIVE = "inconclusive"
+
+
+@dataclass(frozen=True)
+class ThreadEvidence:
+    """CPU time per thread of the probe process over a workload's timed loops."""
+
+    method: str
+    main_ms: float
+    """The thread that called the workload (the probe's main thread)."""
+    others_ms: tuple[float, ...]
+    """Every other thread that ran, busiest first."""
+    alive: int
+    """Threads the process had (including idle ones), the most of any round."""
+
+    @classmethod
+    def from_probe(cls, data: object) -> ThreadEvidence | None:
+        """The `threads` object of the probe's JSON; None for `null` or anything malformed."""
+        if not isinstance(data, dict) or data.get("method") not in THREAD_METHODS:
+            return None
+        try:
+            main = float(data["main_ms"])
+            others = tuple(sorted((float(v) for v in data["others_ms"]), reverse=True))
+            alive = int(data["alive"])
+        except (KeyError, TypeError, ValueError):
+            return None
+        if main < 0 or any(v < 0 for v in others):
+            return None
+        return cls(str(data["method"]), main, others, alive)
+
+    def merged(self, other: ThreadEvidence) -> ThreadEvidence:
+        """Two rounds as one: main threads added, other threads added rank by rank."""
+        if other.method != self.method:
+            raise ValueError("cannot merge evidence of two methods")
+        width = max(len(self.others_ms), len(other.others_ms))
+        mine = self.others_ms + (0.0,) * (width - len(self.others_ms))
+        theirs = other.others_ms + (0.0,) * (width - len(other.others_ms))
+        ranked = tuple(a + b for a, b in zip(mine, theirs, strict=True))
+        return ThreadEvidence(
+            self.method, self.main_ms + other.main_ms, ranked, max(self.alive, other.alive)
+        )
+
+    @property
+    def total_ms(self) -> float:
+        return self.main_ms + sum(self.others_ms)
+
+    def _share(self, ms: float) -> float:
+        return ms / self.total_ms if self.total_ms > 0 else 0.0
+
+    @property
+    def main_share(self) -> float:
+        """The main thread's share of the CPU time (1.0: it did all the work)."""
+        return self._share(self.main_ms)
+
+    @property
+    def shares(self) -> tuple[float, ...]:
+        """Shares of the threads that took part, busiest first."""
+        return tuple(self._share(ms) for ms in self._used())
+
+    @property
+    def threads_used(self) -> int:
+        """How many threads took part in the work (see USED_FRACTION)."""
+        return len(self._used())
+
+    def _used(self) -> list[float]:
+        times = sorted((self.main_ms, *self.others_ms), reverse=True)
+        busiest = times[0]
+        if busiest <= 0:
+            return []
+        return [ms for ms in times if ms >= USED_FRACTION * busiest]
+
+    @property
+    def observed(self) -> bool:
+        """Enough CPU time was seen to judge."""
+        return self.total_ms >= MIN_OBSERVED_MS
+
+    def describe(self) -> str:
+        """'2 threads did the work (51% and 49%; main thread 0%)'."""
+        shares = self.shares
+        listed = ", ".join(f"{share:.0%}" for share in shares)
+        if len(shares) == 1:
+            who = "the main thread" if self.main_share >= shares[0] else "one pool thread"
+            return f"one thread did the work ({who}: {listed} of the CPU time)"
+        return (
+            f"{len(shares)} threads did the work ({listed} of the CPU time; main thread "
+            f"{self.main_share:.0%})"
+        )
 
 
 @dataclass(frozen=True)
@@ -72,6 +166,22 @@ class RunStats:
     """CPU time / wall time over the timed loops; None where the CPU clock is unavailable."""
     rayon_num_threads: str | None = None
     """RAYON_NUM_THREADS as the run saw it (None: unset)."""
+    thread_evidence: ThreadEvidence | None = None
+    """CPU time per thread over the timed loops; None where threads cannot be observed."""
+
+
+@dataclass(frozen=True)
+class Load:
+    """How busy the usable cores were while the all-core runs ran (None: not measurable)."""
+
+    idle_cores: float | None = None
+    """Cores that stayed idle, on average."""
+    other_cores: float | None = None
+    """Cores kept busy by processes other than the probe, on average."""
+
+    @property
+    def loaded(self) -> bool:
+        return self.other_cores is not None and self.other_cores >= LOADED_CORES
 
 
 @dataclass(frozen=True)
@@ -83,76 +193,146 @@ class Decision:
     speedup: float
     parallelism: float | None
     idle_cores: float | None
+    evidence: ThreadEvidence | None = None
+    """The all-core run's per-thread evidence (None: not measured)."""
+    basis: str = "timing"
+    """What the verdict rests on: "threads" (per-thread CPU time), "timing", or "none"."""
+    under_load: bool = False
+    """The timings were measured while other processes kept cores busy."""
+    other_cores: float | None = None
 
 
 def check_n(n: int) -> None:
-    """Raise ValueError when n x n is too small a matmul to tell one core from many."""
+    """Raise ValueError for a matrix size that is not a positive integer."""
     if n < 1:
         raise ValueError(f"--n {n}: expected a positive integer")
-    if n**3 < MIN_WORK:
-        raise ValueError(
-            f"--n {n} is too small: n^3 = {n**3:,} is below 10 x 192^3 = {MIN_WORK:,}; burn-flex "
-            "parallelises a matmul only from m*n*k >= 192^3, and the probe needs well above that "
-            "to tell one core from many (use n >= 414)"
-        )
+
+
+def _timing(parallelism: float | None, speedup: float) -> str:
+    busy = "" if parallelism is None else f"{parallelism:.2f} cores busy, "
+    return f"{busy}{speedup:.2f}x the 1-thread run"
 
 
 def decide(
-    single: RunStats, every: RunStats, cores: int, idle_cores: float | None = None
+    single: RunStats,
+    every: RunStats,
+    cores: int,
+    idle_cores: float | None = None,
+    *,
+    n: int = 1024,
+    other_cores: float | None = None,
 ) -> Decision:
     """The verdict for a 1-thread run and an all-core run on `cores` usable cores.
 
-    `idle_cores`: average idle cores (of those usable) during the all-core run, None when the
-    platform cannot tell (then a single-threaded verdict rests on the timings alone).
+    `idle_cores`/`other_cores`: cores left idle / kept busy by other processes during the
+    all-core run, on average; None when the platform cannot tell.
     """
     speedup = single.min_ms / every.min_ms if every.min_ms > 0 else 0.0
     parallelism = every.parallelism
+    evidence = every.thread_evidence
+    load = Load(idle_cores, other_cores)
+    timing = _timing(parallelism, speedup)
+    if load.loaded and other_cores is not None:
+        timing += (
+            f", measured under load: other processes kept {other_cores:.1f} of {cores} cores busy"
+        )
 
-    def decision(verdict: Verdict, reason: str) -> Decision:
-        return Decision(verdict, reason, speedup, parallelism, idle_cores)
+    def decision(verdict: Verdict, reason: str, basis: str) -> Decision:
+        return Decision(
+            verdict,
+            reason,
+            speedup,
+            parallelism,
+            idle_cores,
+            evidence,
+            basis,
+            load.loaded,
+            other_cores,
+        )
 
     if cores < 2:
         return decision(
             Verdict.INCONCLUSIVE,
             "only one core is available to this process, so one thread and all threads are the "
             "same; run the probe where it may use several cores",
+            "none",
         )
+    if n**3 < PARALLEL_THRESHOLD:
+        return decision(
+            Verdict.INCONCLUSIVE,
+            f"a {n}x{n} matmul is below burn-flex's parallel threshold (m*n*k >= 192^3), so "
+            "gemm runs it on one thread whatever the build; probe with --n 192 or more",
+            "none",
+        )
+    if evidence is not None and evidence.observed:
+        if evidence.threads_used >= 2:
+            return decision(
+                Verdict.MULTI,
+                f"gemm splits the matmul across threads: {evidence.describe()}; timing: {timing}",
+                "threads",
+            )
+        return decision(
+            Verdict.SINGLE,
+            f"gemm runs the matmul on one thread: {evidence.describe()}, with "
+            f"{evidence.alive} threads in the process; timing: {timing}",
+            "threads",
+        )
+    return _decide_by_timing(evidence, parallelism, speedup, cores, load, timing, decision)
+
+
+def _decide_by_timing(
+    evidence: ThreadEvidence | None,
+    parallelism: float | None,
+    speedup: float,
+    cores: int,
+    load: Load,
+    timing: str,
+    decision: Callable[[Verdict, str, str], Decision],
+) -> Decision:
+    """The verdict where threads were not observed: the timings alone, with their thresholds."""
+    unseen = (
+        "threads were not observed on this platform"
+        if evidence is None
+        else f"too little CPU time was observed per thread ({evidence.total_ms:.0f} ms)"
+    )
     if parallelism is None:
         return decision(
             Verdict.INCONCLUSIVE,
-            "this platform gives the probe no process CPU clock, so its parallelism is unknown",
+            f"{unseen}, and this platform gives the probe no process CPU clock, so its "
+            "parallelism is unknown",
+            "none",
         )
-    numbers = f"{parallelism:.2f} cores busy, {speedup:.2f}x the 1-thread run"
+    idle = load.idle_cores
     if parallelism >= MULTI_PARALLELISM and speedup >= MULTI_SPEEDUP:
-        return decision(Verdict.MULTI, f"the all-core run used several cores ({numbers})")
-    busy = idle_cores is not None and idle_cores < MIN_IDLE_CORES
+        return decision(
+            Verdict.MULTI, f"the all-core run used several cores ({timing}; {unseen})", "timing"
+        )
+    busy = idle is not None and idle < MIN_IDLE_CORES
     if parallelism < SINGLE_PARALLELISM and speedup < SINGLE_SPEEDUP and not busy:
-        room = f", with {idle_cores:.2f} cores left idle" if idle_cores is not None else ""
+        room = f", with {idle:.2f} cores left idle" if idle is not None else ""
         return decision(
             Verdict.SINGLE,
-            f"the all-core run kept one core busy and was no faster ({numbers}{room}): "
+            f"the all-core run kept one core busy and was no faster ({timing}{room}; {unseen}): "
             "gemm runs on one core",
+            "timing",
         )
-    if busy:
+    if busy and idle is not None:
         why = (
-            f"noise too high: the other cores were busy with other processes (only "
-            f"{idle_cores:.2f} of {cores} cores idle during the all-core run), so a parallel "
-            f"gemm could not show itself ({numbers}); run the probe again when the machine "
-            "is quieter"
+            f"the other cores were busy with other processes (only {idle:.2f} of {cores} cores "
+            f"idle during the all-core run), so a parallel gemm could not show itself in the "
+            "timings"
         )
     elif parallelism >= MULTI_PARALLELISM:
-        why = (
-            f"noise too high: the all-core run used several cores but was not {MULTI_SPEEDUP}x "
-            f"faster ({numbers}); other processes compete for the cores"
-        )
+        why = f"the all-core run used several cores but was not {MULTI_SPEEDUP}x faster"
     elif parallelism < SINGLE_PARALLELISM:
-        why = (
-            f"noise too high: the all-core run was faster without using more CPU ({numbers}); "
-            "the timings vary more than the difference"
-        )
+        why = "the all-core run was faster without using more CPU; the timings vary more"
     else:
         why = (
-            f"noise too high: {parallelism:.2f} cores busy lies between {SINGLE_PARALLELISM} "
-            f"(one core) and {MULTI_PARALLELISM} (several), {speedup:.2f}x the 1-thread run"
+            f"{parallelism:.2f} cores busy lies between {SINGLE_PARALLELISM} (one core) and "
+            f"{MULTI_PARALLELISM} (several)"
         )
-    return decision(Verdict.INCONCLUSIVE, why)
+    return decision(
+        Verdict.INCONCLUSIVE,
+        f"{unseen}, and the timings do not settle it: {why} ({timing})",
+        "none",
+    )

@@ -7,9 +7,11 @@
 //! parallelism, ~1.0 when gemm runs on one core, up to the number of cores when it runs on
 //! rayon's pool.
 //!
+//! Around the same loop it records the CPU time of every thread of the process (threads.rs):
+//! which threads did the work is the structural evidence, and it holds under any load.
+//!
 //! burn-flex hands a matmul to gemm with `Parallelism::Rayon` only when it is compiled with
-//! `rayon` and only when m*n*k >= 192^3; below ten times that threshold the parallel share of
-//! the work is too small to tell one core from many, so such `n` are refused.
+//! `rayon` and only when m*n*k >= 192^3; featcheck calls a smaller `n` inconclusive.
 //!
 //! Output: one JSON line on stdout (hand-written: no serde). Exit codes: 0 ok, 2 bad usage.
 //! `RAYON_NUM_THREADS` sets the pool size as usual; the probe only reports what it was.
@@ -21,13 +23,11 @@ use std::time::Instant;
 use burn::prelude::*;
 use burn::tensor::Distribution;
 
+mod threads;
+
 const DEFAULT_N: usize = 1024;
 const DEFAULT_WARMUP: usize = 3;
 const DEFAULT_RUNS: usize = 20;
-/// burn-flex's PARALLEL_THRESHOLD (src/ops/matmul.rs): m*n*k at which gemm may use rayon.
-const PARALLEL_THRESHOLD: u128 = 192 * 192 * 192;
-/// The probe wants a matmul well above that threshold.
-const MIN_WORK: u128 = 10 * PARALLEL_THRESHOLD;
 /// Fixed so that repeated runs (and the builds compared) time the same data.
 const SEED: u64 = 42;
 
@@ -45,6 +45,8 @@ struct Stats {
     wall_ms: f64,
     /// Process CPU time (all threads) over the timed loop; None where it cannot be read.
     cpu_ms: Option<f64>,
+    /// CPU time per thread over the timed loop; None where threads cannot be observed.
+    threads: Option<threads::Evidence>,
 }
 
 impl Stats {
@@ -57,8 +59,11 @@ impl Stats {
         };
         format!(
             "{{\"min_ms\":{:.4},\"median_ms\":{:.4},\"wall_ms\":{:.4},\"cpu_ms\":{cpu},\
-             \"parallelism\":{parallelism}}}",
-            self.min_ms, self.median_ms, self.wall_ms
+             \"parallelism\":{parallelism},\"threads\":{}}}",
+            self.min_ms,
+            self.median_ms,
+            self.wall_ms,
+            threads::json(self.threads.as_ref())
         )
     }
 }
@@ -87,6 +92,7 @@ fn measure(options: &Options, mut run: impl FnMut()) -> Stats {
         run();
     }
     let mut samples_ms = Vec::with_capacity(options.runs);
+    let threads_start = threads::snapshot();
     let cpu_start = process_cpu_ms();
     let wall_start = Instant::now();
     for _ in 0..options.runs {
@@ -99,6 +105,7 @@ fn measure(options: &Options, mut run: impl FnMut()) -> Stats {
         (Some(start), Some(end)) => Some(end - start),
         _ => None,
     };
+    let threads_end = threads::snapshot();
     samples_ms.sort_by(f64::total_cmp);
     let len = samples_ms.len();
     let median_ms = if len % 2 == 0 {
@@ -111,6 +118,7 @@ fn measure(options: &Options, mut run: impl FnMut()) -> Stats {
         median_ms,
         wall_ms,
         cpu_ms,
+        threads: threads::between(threads_start.as_ref(), threads_end.as_ref()),
     }
 }
 
@@ -261,15 +269,6 @@ fn parse_options() -> Result<Option<Options>, String> {
             }
             other => return Err(format!("unknown argument {other:?} (try --help)")),
         }
-    }
-    let work = (options.n as u128).pow(3);
-    if work < MIN_WORK {
-        return Err(format!(
-            "--n {}: n^3 = {work} is below 10 x 192^3 = {MIN_WORK}; burn-flex parallelises a \
-             matmul only from m*n*k >= 192^3, and the probe needs well above that to tell one \
-             core from many (use n >= 414)",
-            options.n
-        ));
     }
     if options.mlp && !cfg!(feature = "mlp") {
         return Err("--mlp: this probe was built without the `mlp` feature".to_owned());
