@@ -38,6 +38,9 @@ from featcheck.probe.build import (
 from featcheck.probe.command import ProbeOptions, ProbeReport, VariantResult, run_probe
 from featcheck.probe.manifest import render_cargo_toml
 from featcheck.probe.measure import (
+    ROUNDS,
+    TIMED_RUNS,
+    WARMUP,
     Measurement,
     TorchStats,
     cpu_times,
@@ -643,7 +646,7 @@ def test_measure_torch_the_same_way() -> None:
     result = measure_torch(fake, 1024)  # type: ignore[arg-type]
     assert isinstance(result, TorchStats)
     assert (result.version, result.threads) == ("9.9.9", 4)
-    assert len(calls) == 2 * (3 + 20)
+    assert len(calls) == ROUNDS * (WARMUP + TIMED_RUNS)
     assert 0 <= result.stats.min_ms <= result.stats.median_ms
 
 
@@ -724,7 +727,7 @@ def test_run_probe_end_to_end_with_cached_probes(
     fixed_row = data["variants"][1]
     assert fixed_row["vs_current"] == pytest.approx(21.4 / 11.5, rel=1e-3)
     assert "rayon" in fixed_row["features"]
-    # Two rounds merged: main 1 + 1 ms, each worker 2 x 218.5 ms.
+    # Per round: main 1 ms, each worker 218.5 ms.
     assert (fixed_row["threads_used"], fixed_row["main_thread_share"]) == (2, 0.002)
     assert fixed_row["thread_shares"] == [0.499, 0.499]
 
@@ -750,6 +753,11 @@ def test_the_probe_states_what_it_compiles_and_runs(tmp_path: Path, offline_carg
     assert f"will compile {len(plan.crates)} crates from the registry" in statement
     assert "burn-derive 0.22.1" in statement
     assert "Nothing of app's own code" in statement
+    for script in plan.build_scripts or ():
+        assert script in statement
+    # Where cargo metadata cannot list build scripts (--offline, a sparse cache), it says so.
+    unknown = build_statement([replace(plan, build_scripts=None)], "app", "Cargo.lock")
+    assert "the build scripts among them (cargo metadata could not list which here)" in unknown
 
 
 def test_no_terminal_and_no_yes_builds_nothing(

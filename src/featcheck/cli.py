@@ -497,7 +497,7 @@ script or its path dependencies. A probe built before compiles nothing and asks 
 
 \b
 It times an N x N f32 matmul and one 784-512-10 MLP train step (batch 256) on burn's CPU
-backend (warm-up, then 20 timed runs; min and median) with RAYON_NUM_THREADS=1 and with
+backend (warm-up, then 10 timed runs; min and median) with RAYON_NUM_THREADS=1 and with
 all cores, recording which threads of the probe did the work. The first build of a
 configuration takes minutes; later probes of it start timing within seconds.
 

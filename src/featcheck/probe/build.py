@@ -163,46 +163,28 @@ class BuildPlan:
     """Its binary exists: nothing is compiled."""
     crates: tuple[str, ...] = ()
     """Every crate the build compiles, "name version", except the probe crate itself."""
-    build_scripts: tuple[str, ...] = ()
-    """Those of them whose build script cargo compiles and runs."""
+    build_scripts: tuple[str, ...] | None = ()
+    """Those of them whose build script cargo compiles and runs (None: cargo could not say)."""
     proc_macros: tuple[str, ...] = ()
     """Those of them that are proc-macros (loaded into rustc while compiling)."""
     started: float = 0.0
 
 
-def runs_at_build_time(metadata: dict[str, Any]) -> tuple[list[str], list[str], list[str]]:
-    """(crates, build scripts, proc-macros) of the probe's resolved graph, from `cargo metadata
-    --filter-platform` of the probe crate: everything reachable from it, itself excluded."""
-    packages = {p["id"]: p for p in metadata.get("packages", []) if isinstance(p, dict)}
-    resolve = metadata.get("resolve") or {}
-    nodes = {n["id"]: n for n in resolve.get("nodes", []) if isinstance(n, dict)}
-    root = resolve.get("root")
-    seen: set[str] = set()
-    stack = [root] if root in nodes else list(nodes)
-    while stack:
-        node = nodes.get(stack.pop())
-        if node is None:
+def _label(name: object, version: object) -> str:
+    return f"{_shown(str(name))} {_shown(str(version))}"
+
+
+def build_scripts(metadata: dict[str, Any], crates: set[str]) -> list[str]:
+    """Those of `crates` ("name version") with a build script, from `cargo metadata` output."""
+    found = set()
+    for package in metadata.get("packages", []):
+        if not isinstance(package, dict):
             continue
-        for dep in node.get("deps", []):
-            package = dep.get("pkg")
-            if package in nodes and package not in seen and package != root:
-                seen.add(package)
-                stack.append(package)
-    crates: list[str] = []
-    scripts: list[str] = []
-    macros: list[str] = []
-    for package_id in seen:
-        package = packages.get(package_id)
-        if package is None:
-            continue
-        label = f"{_shown(str(package.get('name')))} {_shown(str(package.get('version')))}"
-        crates.append(label)
+        label = _label(package.get("name"), package.get("version"))
         kinds = {k for t in package.get("targets", []) for k in t.get("kind", [])}
-        if "custom-build" in kinds:
-            scripts.append(label)
-        if "proc-macro" in kinds:
-            macros.append(label)
-    return sorted(crates), sorted(scripts), sorted(macros)
+        if label in crates and "custom-build" in kinds:
+            found.add(label)
+    return sorted(found)
 
 
 @dataclass(frozen=True)
@@ -343,26 +325,58 @@ class ProbeBuilder:
             f"checking that the probe reproduces {config.member}'s {config.backend} (cargo tree)"
         )
         self.verify(directory, config)
-        text = self._cargo(
-            directory,
-            ["metadata", "--format-version", "1", f"--filter-platform={config.target}"],
-        )
-        try:
-            metadata = json.loads(text)
-        except ValueError:
-            raise FeatcheckError("could not read the probe's cargo metadata") from None
-        crates, scripts, macros = runs_at_build_time(metadata if isinstance(metadata, dict) else {})
+        crates, macros = self._compiled(directory, config)
         return BuildPlan(
             config,
             directory,
             key,
             mlp,
             False,
-            tuple(crates),
-            tuple(scripts),
-            tuple(macros),
+            tuple(sorted(crates)),
+            self._build_scripts(directory, config, crates),
+            tuple(sorted(macros)),
             started,
         )
+
+    def _compiled(self, directory: Path, config: BackendConfig) -> tuple[set[str], set[str]]:
+        """(every crate, the proc-macros) a build compiles, as cargo tree resolves them."""
+        text = self._cargo(
+            directory,
+            [
+                "tree",
+                "-e",
+                "normal,build",
+                "-f",
+                "{p} [{f}]",
+                "--prefix",
+                "none",
+                "--charset",
+                "ascii",
+                f"--target={config.target}",
+            ],
+        )
+        try:
+            graph = parse_tree_text(text).graph
+        except TreeTextError as error:
+            raise FeatcheckError(f"could not read the probe's cargo tree: {error}") from None
+        nodes = [n for n in graph.nodes() if n.name != PACKAGE]
+        crates = {_label(n.name, n.version) for n in nodes}
+        return crates, {_label(n.name, n.version) for n in nodes if n.proc_macro}
+
+    def _build_scripts(
+        self, directory: Path, config: BackendConfig, crates: set[str]
+    ) -> tuple[str, ...] | None:
+        """Which of `crates` have a build script (cargo tree cannot say; cargo metadata can,
+        but may need manifests the registry cache lacks under --offline: then None)."""
+        try:
+            text = self._cargo(
+                directory,
+                ["metadata", "--format-version", "1", f"--filter-platform={config.target}"],
+            )
+            metadata = json.loads(text)
+        except (FeatcheckError, ValueError):
+            return None
+        return tuple(build_scripts(metadata if isinstance(metadata, dict) else {}, crates))
 
     def _binary(self, directory: Path, key: str) -> Path:
         return directory / _exe(f"{PACKAGE}-{key}")

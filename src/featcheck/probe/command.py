@@ -69,13 +69,17 @@ def probe_error(error: FeatcheckError) -> FeatcheckError:
 def build_statement(plans: list[BuildPlan], member: str, lockfile: str) -> str:
     """What building `plans` compiles and runs, in words, before it happens."""
     crates = sorted({c for plan in plans for c in plan.crates})
-    scripts = sorted({c for plan in plans for c in plan.build_scripts})
     macros = sorted({c for plan in plans for c in plan.proc_macros})
+    known = [plan.build_scripts for plan in plans if plan.build_scripts is not None]
+    if len(known) == len(plans):
+        scripts = sorted({c for listed in known for c in listed})
+        run = f"the build scripts of {len(scripts)} of them ({', '.join(scripts) or 'none'})"
+    else:
+        run = "the build scripts among them (cargo metadata could not list which here)"
     return (
         f"the probe will compile {len(crates)} crates from the registry at the versions "
         f"{lockfile} pins, plus featcheck's own probe crate, then run the probe. While "
-        f"compiling, cargo runs the build scripts of {len(scripts)} of them "
-        f"({', '.join(scripts) or 'none'}) and rustc loads {len(macros)} proc-macros "
+        f"compiling, cargo runs {run} and rustc loads {len(macros)} proc-macros "
         f"({', '.join(macros) or 'none'}). Nothing of {member}'s own code (its crate, build "
         "script or path dependencies) is compiled or run"
     )

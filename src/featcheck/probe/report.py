@@ -203,6 +203,10 @@ def _verdict_style(verdict: Verdict) -> str:
     return {Verdict.SINGLE: "bold red", Verdict.MULTI: "bold green"}.get(verdict, "bold yellow")
 
 
+def _rounds() -> str:
+    return "" if ROUNDS == 1 else f", best of {ROUNDS} rounds"
+
+
 def _workloads(report: ProbeReport) -> str:
     matmul = f"{report.n}x{report.n} f32 matmul"
     if not report.mlp:
@@ -224,7 +228,7 @@ def text_lines(report: ProbeReport, fancy: bool) -> list[tuple[str, str]]:
         ),
         (
             f"  {_workloads(report)} on Device::flex(): {WARMUP} warm-up + {TIMED_RUNS} timed "
-            f"runs, best of {ROUNDS} rounds; {report.cores} cores usable",
+            f"runs{_rounds()}; {report.cores} cores usable",
             "",
         ),
         ("", ""),

@@ -274,7 +274,8 @@ def decide(
         return decision(
             Verdict.SINGLE,
             f"gemm runs the matmul on one thread: {evidence.describe()}, with "
-            f"{evidence.alive} threads in the process; timing: {timing}",
+            f"{evidence.alive} thread{'s' if evidence.alive != 1 else ''} in the process; "
+            f"timing: {timing}",
             "threads",
         )
     return _decide_by_timing(evidence, parallelism, speedup, cores, load, timing, decision)
