@@ -25,9 +25,16 @@ from featcheck.locate import Locator, ManifestCache
 from featcheck.lockfile import LockfileGuard
 from featcheck.noexec.gaps import INCOMPLETE, Completeness, gap_notes
 from featcheck.noexec.runner import FileRunner
-from featcheck.report import AuditResult, Finding, Location, Severity
+from featcheck.report import AuditResult, Finding, Location, Severity, TargetSkip
 from featcheck.resolution import resolve_builds, resolver_version, target_cfgs
-from featcheck.rules import BuildView, Detection, Rule, select_rules
+from featcheck.rules import (
+    BuildView,
+    Detection,
+    Rule,
+    detect,
+    select_rules,
+    skipped_for_target,
+)
 from featcheck.suggest import FeatureSearch
 from featcheck.suppress import apply_suppressions, declaration_spans
 
@@ -70,6 +77,16 @@ def _rules(options: AuditOptions) -> tuple[Rule, ...]:
         raise FeatcheckError(str(error)) from None
 
 
+def _check_builtin_codes(options: AuditOptions) -> None:
+    """An unknown FC code fails before cargo runs; other names may be the project's own rules,
+    known once its configuration is read."""
+    fc = tuple(c for c in (*options.select, *options.ignore) if c.strip().upper().startswith("FC"))
+    try:
+        select_rules(fc)
+    except ValueError as error:
+        raise FeatcheckError(str(error)) from None
+
+
 def find_manifest(path: Path) -> Path:
     """The Cargo.toml that PATH names (a directory or the manifest itself), made absolute."""
     path = path.absolute()
@@ -108,7 +125,7 @@ def _select_members(
 
 def audit_project(path: Path, options: AuditOptions) -> AuditResult:
     """Audit every selected member on every target, as cargo resolves it."""
-    _rules(options)  # an unknown --select/--ignore code fails before cargo runs
+    _check_builtin_codes(options)
     manifest = find_manifest(path)
     manifests = ManifestCache()
     manifests.get(manifest)  # a broken manifest gets featcheck's one-line error, not cargo's
@@ -134,7 +151,11 @@ def audit_project(path: Path, options: AuditOptions) -> AuditResult:
         )
     root = manifest.parent
     result = AuditResult(
-        root, members=[m.name for m in members], targets=targets, fail_on=settings.fail_on
+        root,
+        members=[m.name for m in members],
+        targets=targets,
+        fail_on=settings.fail_on,
+        user_rules=config.catalogue.user_rules,
     )
     locator = Locator(metadata, root, manifests)
     search = FeatureSearch(metadata)
@@ -155,24 +176,31 @@ def audit_project(path: Path, options: AuditOptions) -> AuditResult:
     # What packages --no-exec could not read may change, build by build (nothing otherwise).
     completeness = Completeness(metadata, _resolver_of(manifests, metadata))
     codes_run: set[str] = set()
+    skips = _SkipLog()
     for member in members:
         member_rules = config.for_member(member.name).rules(options.select, options.ignore)
         codes_run.update(rule.code for rule in member_rules)
         for target in targets:
             parsed = builds[(member.id, target)]
-            view = BuildView(parsed.graph, (parsed.roots[0],), target=target)
             cfg = runner.target_cfg(target)
+            view = BuildView(parsed.graph, (parsed.roots[0],), target=target, cfg=cfg)
             reach = completeness.reach(parsed.graph, member, target, member_rules)
             if reach.gap is not None:
                 result.incomplete.append(reach.gap)
             for rule in member_rules:
-                for detection in rule.detect(view):
+                detections = detect(rule, view)
+                reason = skipped_for_target(rule, view)
+                if reason is not None:
+                    skips.add(rule, target, reason, member.name, len(detections))
+                    continue
+                for detection in detections:
                     if reach.hides(detection.node):
                         continue  # its manifest was not read: nothing is known of its features
                     finding = placer.place(rule, detection, member, view, cfg)
                     if reach.is_uncertain(detection.node):
                         finding = replace(finding, confidence=INCOMPLETE)
                     result.findings.append(finding)
+    result.skipped = skips.entries()
     suppression = apply_suppressions(
         result.findings,
         config,
@@ -197,6 +225,26 @@ def audit_project(path: Path, options: AuditOptions) -> AuditResult:
 
 def _resolver_of(manifests: ManifestCache, metadata: WorkspaceMetadata) -> int:
     return resolver_version(manifests.get(metadata.root / "Cargo.toml").data)
+
+
+class _SkipLog:
+    """Findings a rule would have made on targets it does not apply to, once per rule and
+    target (several members share one line)."""
+
+    def __init__(self) -> None:
+        self._seen: dict[tuple[str, str], TargetSkip] = {}
+
+    def add(self, rule: Rule, target: str, reason: str, member: str, findings: int) -> None:
+        if findings == 0:
+            return
+        key = (rule.code, target)
+        known = self._seen.get(key)
+        members = (*known.members, member) if known else (member,)
+        count = (known.findings if known else 0) + findings
+        self._seen[key] = TargetSkip(rule.code, rule.name, target, reason, members, count)
+
+    def entries(self) -> list[TargetSkip]:
+        return [self._seen[key] for key in sorted(self._seen)]
 
 
 @dataclass
@@ -369,7 +417,9 @@ def audit_tree_text(
             "all members; `cargo build -p MEMBER` may get fewer: print it with -p MEMBER"
         )
     for rule in rules:
-        for detection in rule.detect(view):
+        if skipped_for_target(rule, view) is not None:
+            continue  # the hints for one target; saved tree text does not say which it was
+        for detection in detect(rule, view):
             owners = _owners(parsed.graph, roots, detection.node, view.structured)
             notes = list(detection.notes)
             member_name: str | None = None

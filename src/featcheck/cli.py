@@ -271,6 +271,9 @@ def check(
                     result = audit_project(path, replace(options, update_lockfile=True))
     except FeatcheckError as error:
         _fail(error, github=github)
+    if verbose:
+        for skip in result.skipped:  # said once, so that a skipped target is never just "clean"
+            print(f"featcheck: {skip.describe()}", file=sys.stderr)
     try:
         _render(result, chosen_format, quiet=quiet, verbose=verbose, output=output)
     except FeatcheckError as error:
@@ -344,23 +347,39 @@ def _apply_fixes(result: AuditResult) -> None:
 
 
 @app.command("rules")
-def list_rules() -> None:
+def list_rules(
+    path: Annotated[
+        Path,
+        typer.Argument(help="The project whose own rules ([[rule]] entries) to list too."),
+    ] = Path("."),
+) -> None:
     """List every rule: code, name, default severity, what it checks."""
-    from featcheck.rules.docs import documented_rules
+    from featcheck.config import project_catalogue
+    from featcheck.rules.docs import documented_rules, rule_line
 
-    for rule in documented_rules():
-        severity = rule.severity.label + ("" if rule.enabled_by_default else ", opt-in")
-        print(f"{rule.code}  {rule.name:34} {severity:15} {rule.summary}")
+    try:
+        catalogue = project_catalogue(path)
+    except FeatcheckError as error:
+        _fail(error)
+    for rule in documented_rules(catalogue.rules):
+        print(rule_line(rule))
 
 
 @app.command("rule")
 def show_rule(
     code: Annotated[str, typer.Argument(help="A rule code or name, e.g. FC001.")],
+    path: Annotated[
+        Path, typer.Argument(help="The project whose own rules to look in too.")
+    ] = Path("."),
 ) -> None:
     """Print one rule's documentation."""
+    from featcheck.config import project_catalogue
     from featcheck.rules.docs import find_documented, rule_markdown
 
-    rule = find_documented(code)
+    try:
+        rule = find_documented(code, project_catalogue(path).rules)
+    except FeatcheckError as error:
+        _fail(error)
     if rule is None:
         _fail(FeatcheckError(f"unknown rule {code!r} (see `featcheck rules`)"))
     print(rule_markdown(rule), end="")

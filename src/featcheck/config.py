@@ -24,7 +24,8 @@ from featcheck.errors import FeatcheckError
 from featcheck.manifest.document import ManifestDocument, read_manifest
 from featcheck.manifest.spans import KeyPath, Span
 from featcheck.report import Location, Severity
-from featcheck.rules import Rule, rule_by_code, select_rules
+from featcheck.rules import Catalogue, Rule
+from featcheck.rules.load import SpecError, parse_rule
 
 CONFIG_FILE = "featcheck.toml"
 """The optional configuration file at the workspace root."""
@@ -39,19 +40,20 @@ FAIL_ON_VALUES = ("error", "warning", "info", "never")
 ANY_CODE = "*"
 """An allow entry's `code` that matches every rule."""
 
-_KEYS = ("select", "ignore", "severity", "targets", "fail-on", "allow")
+_KEYS = ("select", "ignore", "severity", "targets", "fail-on", "allow", "rule")
 _ALLOW_KEYS = ("code", "reason", "crate", "member", "target")
 
 
-def canonical_code(text: str) -> str | None:
+def canonical_code(text: str, catalogue: Catalogue | None = None) -> str | None:
     """The rule code that `text` (a code or kebab-case name, any case) names, or None.
 
-    Knows `FC900` (`unused-suppression`) besides the rule catalogue.
+    Knows `FC900` (`unused-suppression`) besides the catalogue (the built-in rules unless a
+    project's catalogue, with its own rules, is given).
     """
     wanted = text.strip().lower()
     if wanted in (UNUSED_SUPPRESSION_CODE.lower(), UNUSED_SUPPRESSION_NAME):
         return UNUSED_SUPPRESSION_CODE
-    rule = rule_by_code(wanted)
+    rule = (catalogue or Catalogue.builtin()).find(wanted)
     return rule.code if rule is not None else None
 
 
@@ -158,6 +160,8 @@ class Config:
     """The member this view is for; None for the workspace-wide view."""
     members: Mapping[str, Config] = field(default_factory=dict, repr=False, compare=False)
     """Per-member views (only on the workspace-wide view); use `for_member`."""
+    catalogue: Catalogue = field(default_factory=Catalogue.builtin, repr=False, compare=False)
+    """The built-in rules plus the project's own (`[[rule]]` entries)."""
 
     def for_member(self, name: str | None) -> Config:
         """The configuration that applies to findings of member `name`.
@@ -183,13 +187,13 @@ class Config:
         """
         chosen_select = set(self.select)
         chosen_ignore = set(self.ignore)
-        flags_select = _codes_from_flags(select)
-        flags_ignore = _codes_from_flags(ignore)
+        flags_select = _codes_from_flags(select, self.catalogue)
+        flags_ignore = _codes_from_flags(ignore, self.catalogue)
         chosen_select = (chosen_select | flags_select) - flags_ignore
         chosen_ignore = (chosen_ignore - flags_select) | flags_ignore
         chosen_select.discard(UNUSED_SUPPRESSION_CODE)
         chosen_ignore.discard(UNUSED_SUPPRESSION_CODE)
-        return select_rules(tuple(sorted(chosen_select)), tuple(sorted(chosen_ignore)))
+        return self.catalogue.select(sorted(chosen_select), sorted(chosen_ignore))
 
     @property
     def reports_unused(self) -> bool:
@@ -197,11 +201,11 @@ class Config:
         return UNUSED_SUPPRESSION_CODE not in self.ignore
 
 
-def _codes_from_flags(codes: Iterable[str]) -> set[str]:
+def _codes_from_flags(codes: Iterable[str], catalogue: Catalogue) -> set[str]:
     found: set[str] = set()
     unknown: list[str] = []
     for text in codes:
-        code = canonical_code(text)
+        code = canonical_code(text, catalogue)
         if code is None:
             unknown.append(text)
         else:
@@ -253,39 +257,75 @@ def load_config(workspace_root: Path, member_manifests: Mapping[str, Path]) -> C
         return documents[key]
 
     root_manifest = workspace_root / "Cargo.toml"
+    config_file = workspace_root / CONFIG_FILE
+    if config_file.exists() and not config_file.is_file():
+        raise FeatcheckError("is not a file", path=config_file)
+    # The project's own rules first: `select`, `severity` and `allow` may name them.
+    sections: list[tuple[ManifestDocument, tuple[str, ...]]] = []
+    if root_manifest.is_file():
+        sections.append((document(root_manifest), ("workspace", "metadata", "featcheck")))
+    if config_file.is_file():
+        sections.append((document(config_file), ()))
+    catalogue = Catalogue.builtin()
+    for doc, prefix in sections:
+        catalogue = _Reader(doc, prefix, None, catalogue).user_rules(catalogue)
+
+    def read(doc: ManifestDocument, prefix: tuple[str, ...], member: str | None) -> _Layer:
+        return _read_section(doc, prefix, member, catalogue)
+
     workspace_layer = _Layer()
     if root_manifest.is_file():
-        workspace_layer = _read_section(
+        workspace_layer = read(
             document(root_manifest), ("workspace", "metadata", "featcheck"), member=None
         )
     file_layer = _Layer()
-    config_file = workspace_root / CONFIG_FILE
-    if config_file.exists():
-        if not config_file.is_file():
-            raise FeatcheckError("is not a file", path=config_file)
-        file_layer = _read_section(document(config_file), (), member=None)
+    if config_file.is_file():
+        file_layer = read(document(config_file), (), member=None)
 
-    workspace = _merge(_merge(Config(), workspace_layer), file_layer)
+    workspace = _merge(_merge(Config(catalogue=catalogue), workspace_layer), file_layer)
     members: dict[str, Config] = {}
     for name, manifest in member_manifests.items():
         if not manifest.is_file():
             continue
-        layer = _read_section(document(manifest), ("package", "metadata", "featcheck"), name)
+        layer = read(document(manifest), ("package", "metadata", "featcheck"), name)
         if layer != _Layer():
-            merged = _merge(_merge(Config(member=name), workspace_layer), layer)
+            own = Config(member=name, catalogue=catalogue)
+            merged = _merge(_merge(own, workspace_layer), layer)
             members[name] = _merge(merged, file_layer)
     return replace(workspace, members=members)
+
+
+def project_catalogue(path: Path) -> Catalogue:
+    """The rules of the project at `path` (a directory or manifest, or any directory inside
+    the project): the built-in ones plus its `[[rule]]` entries (`featcheck rules PATH`).
+
+    The workspace root is found as cargo finds it, from the nearest Cargo.toml upwards; a
+    directory with only a featcheck.toml counts as a root too.
+    """
+    from featcheck.noexec.workspace import discover_workspace
+
+    path = path.absolute()
+    directory = path if path.is_dir() else path.parent
+    for candidate in (directory, *directory.parents):
+        if (candidate / "Cargo.toml").is_file():
+            root = discover_workspace(candidate / "Cargo.toml").root
+            return load_config(root, {}).catalogue
+        if (candidate / CONFIG_FILE).is_file():
+            return load_config(candidate, {}).catalogue
+    return Catalogue.builtin()
 
 
 # --- reading one section ---------------------------------------------------------------------
 
 
-def _read_section(doc: ManifestDocument, prefix: tuple[str, ...], member: str | None) -> _Layer:
+def _read_section(
+    doc: ManifestDocument, prefix: tuple[str, ...], member: str | None, catalogue: Catalogue
+) -> _Layer:
     """The settings under `prefix` in `doc` (all of `doc` when `prefix` is empty)."""
     table = doc.get(*prefix) if prefix else doc.data
     if table is None:
         return _Layer()
-    reader = _Reader(doc, prefix, member)
+    reader = _Reader(doc, prefix, member, catalogue)
     if not isinstance(table, dict):
         raise reader.error(f"{reader.section} must be a table", prefix)
     return reader.layer(table)
@@ -294,10 +334,17 @@ def _read_section(doc: ManifestDocument, prefix: tuple[str, ...], member: str | 
 class _Reader:
     """Validates one section, raising errors positioned at the offending key or value."""
 
-    def __init__(self, doc: ManifestDocument, prefix: tuple[str, ...], member: str | None):
+    def __init__(
+        self,
+        doc: ManifestDocument,
+        prefix: tuple[str, ...],
+        member: str | None,
+        catalogue: Catalogue,
+    ):
         self.doc = doc
         self.prefix = prefix
         self.member = member
+        self.catalogue = catalogue
         self.section = f"[{'.'.join(prefix)}]" if prefix else CONFIG_FILE
 
     def error(self, message: str, path: KeyPath, *, at_key: bool = False) -> FeatcheckError:
@@ -341,6 +388,13 @@ class _Reader:
         for key in table:
             if key not in _KEYS:
                 raise self.error(_unknown_key(key, _KEYS, self.section), (*p, key), at_key=True)
+        if "rule" in table and self.member is not None:
+            raise self.error(
+                "rules are defined for the whole workspace: move this [[rule]] to "
+                "[workspace.metadata.featcheck] or featcheck.toml (select it per member here)",
+                (*p, "rule"),
+                at_key=True,
+            )
         fail_on = table.get("fail-on")
         if fail_on is not None and fail_on not in FAIL_ON_VALUES:
             expected = ", ".join(f'"{v}"' for v in FAIL_ON_VALUES)
@@ -365,6 +419,37 @@ class _Reader:
             allows=self.allows(table),
         )
 
+    def user_rules(self, catalogue: Catalogue) -> Catalogue:
+        """`catalogue` plus the `[[rule]]` entries of this section, each checked strictly."""
+        table = self.doc.get(*self.prefix) if self.prefix else self.doc.data
+        if not isinstance(table, dict) or "rule" not in table:
+            return catalogue
+        path = (*self.prefix, "rule")
+        entries = table["rule"]
+        if not isinstance(entries, list):
+            raise self.error("`rule` must be an array of tables ([[rule]] entries)", path)
+        rules: list[Rule] = []
+        for index, entry in enumerate(entries):
+            try:
+                rule = parse_rule(entry, builtin=False)
+            except SpecError as error:
+                raise self.error(
+                    error.message, (*path, index, *error.path), at_key=error.at_key
+                ) from None
+            for key, value in (("code", rule.code), ("name", rule.name)):
+                clash = catalogue.find(value) or next(
+                    (r for r in rules if value in (r.code, r.name)), None
+                )
+                if clash is not None or value.lower() in (
+                    UNUSED_SUPPRESSION_CODE.lower(),
+                    UNUSED_SUPPRESSION_NAME,
+                ):
+                    what = f"{clash.code} `{clash.name}`" if clash else UNUSED_SUPPRESSION_CODE
+                    message = f"rule {key} `{value}` is taken by {what}"
+                    raise self.error(message, (*path, index, key))
+            rules.append(rule)
+        return catalogue.with_user_rules(rules)
+
     def strings(self, table: dict[str, Any], key: str) -> list[str]:
         path = (*self.prefix, key)
         value = table[key]
@@ -380,7 +465,7 @@ class _Reader:
             return []
         codes: list[str] = []
         for index, text in enumerate(self.strings(table, key)):
-            code = canonical_code(text)
+            code = canonical_code(text, self.catalogue)
             if code is None:
                 raise self.error(
                     f"unknown rule `{text}` in `{key}` (see `featcheck rules`)",
@@ -400,7 +485,7 @@ class _Reader:
             )
         result: dict[str, Severity] = {}
         for name, level in value.items():
-            code = canonical_code(name)
+            code = canonical_code(name, self.catalogue)
             if code is None:
                 raise self.error(
                     f"unknown rule `{name}` in `severity` (see `featcheck rules`)",
@@ -443,7 +528,7 @@ class _Reader:
                 'an `allow` entry needs `code` (a rule code or name, or "*")', path, at_key=True
             )
         code_text = item["code"].strip()
-        code = ANY_CODE if code_text == ANY_CODE else canonical_code(code_text)
+        code = ANY_CODE if code_text == ANY_CODE else canonical_code(code_text, self.catalogue)
         if code is None:
             raise self.error(
                 f"unknown rule `{code_text}` in `allow` (see `featcheck rules`)", (*path, "code")

@@ -7,9 +7,12 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from featcheck.manifest.spans import KeyPath
+
+if TYPE_CHECKING:  # rules stand on this floor; the result only names their type
+    from featcheck.rules.spec import Rule
 
 Action = Literal["add-features", "remove-default-features", "add-dependency"]
 
@@ -163,6 +166,29 @@ class BuildGap:
     """Why they were not read (distinct reasons, sorted)."""
 
 
+@dataclass(frozen=True)
+class TargetSkip:
+    """A rule that would have reported findings but does not apply to the audited target
+    (threading rules on `wasm32-unknown-unknown`): said with `-v`, never silently clean."""
+
+    code: str
+    rule: str
+    target: str
+    reason: str
+    """Why the rule does not apply, e.g. `the target has no threads (...)`."""
+    members: tuple[str, ...]
+    """The members whose builds it would have reported."""
+    findings: int
+    """How many findings it would have reported."""
+
+    def describe(self) -> str:
+        """One line, for verbose output."""
+        return (
+            f"{self.code} ({self.rule}) not applied on {self.target}: {self.reason}; "
+            f"{self.findings} finding(s) not reported ({', '.join(self.members)})"
+        )
+
+
 @dataclass
 class AuditResult:
     """Findings plus what was audited, for renderers."""
@@ -180,3 +206,7 @@ class AuditResult:
     incomplete: list[BuildGap] = field(default_factory=list)
     """Builds whose verdict depends on packages a --no-exec audit could not read: the audit
     is not clean even without findings."""
+    skipped: list[TargetSkip] = field(default_factory=list)
+    """Rules that would have reported findings on a target they do not apply to."""
+    user_rules: tuple[Rule, ...] = ()
+    """The project's own rules (`[[rule]]` in its configuration), which SARIF lists too."""

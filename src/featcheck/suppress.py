@@ -34,7 +34,8 @@ from featcheck.config import (
 from featcheck.errors import FeatcheckError
 from featcheck.manifest.document import ManifestDocument, read_manifest
 from featcheck.report import Finding, Location, Severity
-from featcheck.rules.base import RuleDoc
+from featcheck.rules import Catalogue
+from featcheck.rules.spec import RuleDoc
 
 
 @dataclass(frozen=True)
@@ -227,25 +228,34 @@ _ALLOW = re.compile(r"[ \t]*allow[ \t]*\(([^)]*)\)", re.IGNORECASE)
 _REASON_LEAD = re.compile(r"[ \t]*(?:[:\-\u2013\u2014][ \t]*)?")
 
 
-def inline_allows(document: ManifestDocument) -> list[InlineAllow]:
+def inline_allows(
+    document: ManifestDocument, catalogue: Catalogue | None = None
+) -> list[InlineAllow]:
     """The `# featcheck: allow(...)` comments of a manifest, one entry per code.
 
     Syntax: `# featcheck: allow(CODE[, CODE...]) REASON`; codes are rule codes or kebab-case
     names (or `*`), the reason is required (a leading `:` or dash is dropped). The directive
     may follow other comment text (`# the CPU backend  # featcheck: allow(...) ...`). Raises
-    FeatcheckError at the directive (or the bad code) for a malformed one.
+    FeatcheckError at the directive (or the bad code) for a malformed one. Codes are looked up
+    in `catalogue` (the project's, with its own rules; the built-in rules when None).
     """
     allows: list[InlineAllow] = []
     for comment in scan_comments(document.text):
         directive = _DIRECTIVE.search(comment.text)
         if directive is None:
             continue
-        allows.extend(_parse_directive(document, comment, directive.start(), directive.end()))
+        allows.extend(
+            _parse_directive(document, comment, directive.start(), directive.end(), catalogue)
+        )
     return allows
 
 
 def _parse_directive(
-    document: ManifestDocument, comment: Comment, start: int, end: int
+    document: ManifestDocument,
+    comment: Comment,
+    start: int,
+    end: int,
+    catalogue: Catalogue | None,
 ) -> list[InlineAllow]:
     def fail(message: str, offset: int = start) -> FeatcheckError:
         return FeatcheckError(
@@ -270,7 +280,7 @@ def _parse_directive(
         offset += len(part) + 1
         if not stripped:
             raise fail("expected a rule code in `allow(...)`", column_offset)
-        code = ANY_CODE if stripped == ANY_CODE else canonical_code(stripped)
+        code = ANY_CODE if stripped == ANY_CODE else canonical_code(stripped, catalogue)
         if code is None:
             raise fail(f"unknown rule `{stripped}` (see `featcheck rules`)", column_offset)
         if code == UNUSED_SUPPRESSION_CODE:
@@ -330,7 +340,7 @@ def apply_suppressions(
     root = Path(audited_root)
     spans_of = spans or declaration_spans
     finding_spans = [tuple(spans_of(finding)) for finding in findings]
-    inline = _inline_by_file(finding_spans, root, manifests, read)
+    inline = _inline_by_file(finding_spans, root, manifests, read, config.catalogue)
     used: set[Suppression] = set()
     kept: list[Finding] = []
     suppressed: list[Suppressed] = []
@@ -386,6 +396,7 @@ def _inline_by_file(
     root: Path,
     manifests: Iterable[Path],
     read: Callable[[Path], ManifestDocument],
+    catalogue: Catalogue,
 ) -> dict[Path, list[InlineAllow]]:
     """Inline allows of every manifest to consider, keyed by resolved path."""
     paths = list(manifests)
@@ -395,7 +406,7 @@ def _inline_by_file(
         key = path.resolve()
         if key in result or not key.is_file():
             continue
-        result[key] = inline_allows(read(path))
+        result[key] = inline_allows(read(path), catalogue)
     return result
 
 

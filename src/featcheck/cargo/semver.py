@@ -86,3 +86,9 @@ def matches(requirement: str, version: str) -> bool:
         if parsed < low or (high is not None and parsed >= high):
             return False
     return True
+
+
+def is_requirement(text: str) -> bool:
+    """True when every comma-separated comparator of `text` is cargo version syntax."""
+    parts = text.split(",")
+    return bool(text.strip()) and all(_bounds(part) is not None for part in parts)

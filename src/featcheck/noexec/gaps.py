@@ -109,10 +109,7 @@ def _watched(rules: Iterable[Rule]) -> frozenset[str] | None:
     """The crates the rules look at; None when a rule does not say (it may look at any)."""
     names: set[str] = set()
     for rule in rules:
-        crates = getattr(rule, "crates", None)
-        if crates is None:
-            return None
-        names.update(crates)
+        names.update(rule.crate_names())  # every rule is a spec that names its crates
     return frozenset(names)
 
 

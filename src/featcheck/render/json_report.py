@@ -84,6 +84,17 @@ def render_json(result: AuditResult) -> str:
         "notes": result.notes,
         "summary": counts,
         "suppressed": result.suppressed,
+        "skipped": [
+            {
+                "code": s.code,
+                "rule": s.rule,
+                "target": s.target,
+                "reason": s.reason,
+                "members": list(s.members),
+                "findings": s.findings,
+            }
+            for s in result.skipped
+        ],
         "findings": [finding_to_dict(f) for f in result.findings],
         "complete": not result.incomplete,
         "incomplete": [

@@ -21,6 +21,7 @@ from featcheck import __version__
 from featcheck.render.common import build_of
 from featcheck.render.github import defuse_json, repository_path
 from featcheck.report import AuditResult, Finding, Severity
+from featcheck.rules import Rule, builtin_rules
 from featcheck.rules.docs import Documented, documented_rules
 
 SARIF_VERSION = "2.1.0"
@@ -40,14 +41,27 @@ LEVELS: Mapping[Severity, str] = {
 }
 
 
-def help_uri(rule: Documented) -> str:
-    """The rule's section in docs/rules.md (GitHub's anchor for "## FC001 `flex-without-rayon`")."""
+def help_uri(rule: Documented) -> str | None:
+    """The rule's section in docs/rules.md (GitHub's anchor for "## FC001 `flex-without-rayon`");
+    for a project's own rule, its first web reference, if any."""
+    if isinstance(rule, Rule) and not rule.builtin:
+        return next((r for r in rule.doc.references if r.startswith("https://")), None)
     return f"{RULES_DOC_URL}#{rule.code.lower()}-{rule.name}"
 
 
 def rule_descriptor(rule: Documented) -> dict[str, Any]:
     """One `reportingDescriptor` for the driver's rule list."""
     uri = help_uri(rule)
+    if uri is None:  # a project's own rule without a web page
+        return {
+            "id": rule.code,
+            "name": rule.name,
+            "shortDescription": {"text": rule.summary},
+            "fullDescription": {"text": rule.why or rule.summary},
+            "help": {"text": f"{rule.summary}.\n\n{rule.why}".strip()},
+            "defaultConfiguration": {"level": LEVELS[rule.severity]},
+            "properties": {"tags": ["performance", "cargo-features", "project-rule"]},
+        }
     return {
         "id": rule.code,
         "name": rule.name,
@@ -132,7 +146,8 @@ def sarif_document(result: AuditResult, environ: Mapping[str, str] | None = None
     """The SARIF log as a JSON-ready dict."""
     environ = os.environ if environ is None else environ
     workspace = environ.get("GITHUB_WORKSPACE") or None
-    rule_index = {rule.code: index for index, rule in enumerate(documented_rules())}
+    rules = documented_rules((*builtin_rules(), *result.user_rules))
+    rule_index = {rule.code: index for index, rule in enumerate(rules)}
     invocation: dict[str, Any] = {"executionSuccessful": True}
     if result.notes:
         invocation["toolExecutionNotifications"] = [
@@ -145,7 +160,7 @@ def sarif_document(result: AuditResult, environ: Mapping[str, str] | None = None
                 "version": __version__,
                 "semanticVersion": __version__,
                 "informationUri": INFORMATION_URI,
-                "rules": [rule_descriptor(rule) for rule in documented_rules()],
+                "rules": [rule_descriptor(rule) for rule in rules],
             }
         },
         "invocations": [invocation],

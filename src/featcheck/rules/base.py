@@ -1,19 +1,12 @@
-"""What every rule is: a code, a name, a default severity, its doc text, and a check.
-
-A rule is one file in this package plus an entry in `ALL_RULES`. Most rules have the same shape
-— "crate X is built without feature F although the build uses it" — and subclass
-`MissingFeatureRule`, which needs only the crate names, the feature, and when the crate counts
-as used.
-"""
+"""What a rule sees (one member's resolved build on one target) and what it reports."""
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
 from collections import deque
 from dataclasses import dataclass, field
 
+from featcheck.cargo.cfg import TargetCfg
 from featcheck.graph import DependencyGraph, Node
-from featcheck.report import Severity
 
 
 @dataclass(frozen=True)
@@ -27,6 +20,8 @@ class BuildView:
     """False when the edges are unknown (`--prefix none`, `--depth 0`): only features are."""
     target: str | None = None
     """The target triple; None for saved tree text."""
+    cfg: TargetCfg | None = None
+    """The target's cfg values, where known (what it provides: std, threads)."""
 
     def target_nodes(self) -> set[Node]:
         """Nodes compiled for the target: proc-macros and what only they use run on the host."""
@@ -54,91 +49,6 @@ class Detection:
     evidence: str = ""
     """Why the rule considers the crate in use (e.g. which feature selects the backend)."""
     notes: tuple[str, ...] = field(default_factory=tuple)
-
-
-@dataclass(frozen=True)
-class RuleDoc:
-    """The fixed sections of a rule's documentation (`featcheck rule CODE`, docs/rules.md)."""
-
-    what: str
-    """What it checks."""
-    why: str
-    """Why it matters, with the measured numbers and their source."""
-    example: str
-    """A manifest that triggers it (TOML)."""
-    fix: str
-    """The change to make (prose, then TOML where it helps)."""
-    ignore: str
-    """When to ignore it, and how."""
-
-    @property
-    def why_line(self) -> str:
-        """The why-section on one line, as findings quote it."""
-        return " ".join(self.why.split())
-
-
-class Rule(ABC):
-    """A check with a stable code; subclasses fill in the class attributes and `detect`."""
-
-    code: str
-    """Stable code, never reused, e.g. `FC001`."""
-    name: str
-    """kebab-case name, e.g. `flex-without-rayon`."""
-    severity: Severity
-    """Default severity for binaries; library-only members get INFO."""
-    summary: str
-    """One line: what the rule checks."""
-    doc: RuleDoc
-    enabled_by_default: bool = True
-    """Hints are opt-in (`--select`), so that a project with nothing wrong stays silent."""
-    companions: tuple[str, ...] = ()
-    """Features the fix also adds where they are missing (FC001 adds `simd` with `rayon`)."""
-
-    @property
-    def why(self) -> str:
-        """The doc's why-section, as findings quote it."""
-        return self.doc.why_line
-
-    @abstractmethod
-    def detect(self, view: BuildView) -> list[Detection]:
-        """Every node of this build that the rule flags."""
-
-
-class MissingFeatureRule(Rule):
-    """Flags nodes of `crates` built without `feature` when `in_use` says the build uses them."""
-
-    crates: tuple[str, ...]
-    feature: str
-    consequence: str
-    """What the missing feature costs, completing "X is built without `F`: ..."."""
-
-    def applies_to(self, target: str | None) -> bool:
-        """Whether the rule means anything for this target (None: unknown target)."""
-        return True
-
-    def missing_feature(self, node: Node) -> str:
-        """The feature this node needs (a rule may depend on the crate's version)."""
-        return self.feature
-
-    @abstractmethod
-    def in_use(self, view: BuildView, node: Node) -> str | None:
-        """Why the build uses this node (the finding's evidence), or None if it does not."""
-
-    def detect(self, view: BuildView) -> list[Detection]:
-        if not self.applies_to(view.target):
-            return []
-        found: list[Detection] = []
-        for node in sorted(view.target_nodes()):
-            feature = self.missing_feature(node)
-            if node.name not in self.crates or feature in node.features:
-                continue
-            evidence = self.in_use(view, node)
-            if evidence is None:
-                continue
-            notes = () if view.structured else (UNKNOWN_SELECTION,)
-            message = f"{node.name} {node.version} is built without `{feature}`: {self.consequence}"
-            found.append(Detection(node, feature, message, evidence, notes))
-        return found
 
 
 UNKNOWN_SELECTION = (

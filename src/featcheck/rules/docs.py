@@ -1,16 +1,22 @@
-"""Rule documentation from the rules' own doc text: `featcheck rule CODE` and docs/rules.md.
+"""Rule documentation from the specs: `featcheck rules`, `featcheck rule CODE`, docs/rules.md
+and the rule table of the README.
 
-docs/rules.md is generated (`python -m featcheck.rules.docs > docs/rules.md`); a test fails when
-the file and the rules drift apart.
+docs/rules.md is generated (`python -m featcheck.rules.docs > docs/rules.md`), and so is the
+README's table between its `rules-table` markers (`python -m featcheck.rules.docs --readme`
+rewrites it in place); a test fails when either drifts from the specs.
 """
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Iterable
+from pathlib import Path
 from typing import Protocol
 
 from featcheck.report import Severity
-from featcheck.rules import ALL_RULES, RuleDoc
-from featcheck.suppress import UNUSED_SUPPRESSION
+from featcheck.rules.catalogue import builtin_rules
+from featcheck.rules.spec import Rule, RuleDoc
+from featcheck.rules.targets import CAPABILITIES
 
 
 class Documented(Protocol):
@@ -32,44 +38,69 @@ class Documented(Protocol):
     def why(self) -> str: ...
 
 
-def documented_rules() -> tuple[Documented, ...]:
-    """Every catalogue entry: the rules, then FC900, which reports unused suppressions."""
-    return (*ALL_RULES, UNUSED_SUPPRESSION)
+def documented_rules(rules: Iterable[Rule] | None = None) -> tuple[Documented, ...]:
+    """Every catalogue entry: the rules (the built-in ones unless given), then FC900."""
+    from featcheck.suppress import UNUSED_SUPPRESSION  # suppress.py reads the catalogue too
+
+    return (*(builtin_rules() if rules is None else rules), UNUSED_SUPPRESSION)
 
 
-def find_documented(code: str) -> Documented | None:
+def find_documented(code: str, rules: Iterable[Rule] | None = None) -> Documented | None:
     """The catalogue entry with this code or name (case-insensitive)."""
     wanted = code.strip().lower()
-    return next((r for r in documented_rules() if wanted in (r.code.lower(), r.name)), None)
+    return next((r for r in documented_rules(rules) if wanted in (r.code.lower(), r.name)), None)
 
 
-_SECTIONS = (
+SECTIONS = (
     ("What it checks", "what"),
     ("Why it matters", "why"),
     ("Example", "example"),
     ("Fix", "fix"),
+    ("Fix safety", "fix_safety"),
     ("When to ignore it", "ignore"),
+    ("References", "references"),
 )
+"""The documentation sections, in order (ruff's template, in featcheck's words)."""
+
+_CAPABILITY_WORDS = {
+    "std": "targets with `std` (not `*-none-*`)",
+    "threads": "targets with threads (not `wasm32-*` without the `atomics` target feature, "
+    "not targets without `std`)",
+}
+assert set(_CAPABILITY_WORDS) == set(CAPABILITIES)
+
+
+def _scope(rule: Documented) -> str:
+    """`Applies to: ...` for rules limited to some targets; empty for the others."""
+    if not isinstance(rule, Rule):
+        return ""
+    parts = [", ".join(f"`{t}`" for t in rule.targets.triples)] if rule.targets.triples else []
+    parts += [_CAPABILITY_WORDS[n] for n in rule.targets.needs]
+    return "Applies to " + "; ".join(parts) + "." if parts else ""
 
 
 def _body(rule: Documented, heading: str) -> list[str]:
-    lines = [
-        f"{heading} {rule.code} `{rule.name}`",
-        "",
-        f"Default severity: **{rule.severity.label}**"
-        + ("" if rule.enabled_by_default else " (opt-in: `--select " + rule.code + "`)")
-        + f". {rule.summary}.",
-    ]
-    for title, attribute in _SECTIONS:
-        text: str = getattr(rule.doc, attribute)
+    opt_in = "" if rule.enabled_by_default else f" (opt-in: `--select {rule.code}`)"
+    intro = f"Default severity: **{rule.severity.label}**{opt_in}. {rule.summary}."
+    scope = _scope(rule)
+    lines = [f"{heading} {rule.code} `{rule.name}`", "", intro + (f" {scope}" if scope else "")]
+    doc = rule.doc
+    for title, attribute in SECTIONS:
+        if attribute == "references":
+            if doc.references:
+                lines += ["", f"{heading}# {title}", ""]
+                lines += [f"- <{r}>" if "://" in r else f"- {r}" for r in doc.references]
+            continue
+        text: str = getattr(doc, attribute)
+        if not text:
+            continue  # a user rule may leave sections out; built-in ones may not (tests)
         lines += ["", f"{heading}# {title}", ""]
         if attribute == "example":
             lines += ["```toml", text, "```"]
-        elif attribute == "fix" and "\n\n" in text:
-            prose, toml = text.split("\n\n", 1)
-            lines += [prose, "", "```toml", toml, "```"]
         else:
             lines.append(text)
+        if attribute == "fix" and doc.fix_example:
+            lines += ["", "```toml", doc.fix_example, "```"]
     return lines
 
 
@@ -78,26 +109,57 @@ def rule_markdown(rule: Documented, heading: str = "#") -> str:
     return "\n".join(_body(rule, heading)) + "\n"
 
 
+def rule_line(rule: Documented) -> str:
+    """One line of `featcheck rules`."""
+    severity = rule.severity.label + ("" if rule.enabled_by_default else ", opt-in")
+    return f"{rule.code:8} {rule.name:34} {severity:15} {rule.summary}"
+
+
+def _table(rules: tuple[Documented, ...], *, links: bool) -> list[str]:
+    lines = ["| code | name | default severity | what it checks |", "|---|---|---|---|"]
+    for rule in rules:
+        severity = rule.severity.label + ("" if rule.enabled_by_default else ", opt-in")
+        code = f"[{rule.code}](#{rule.code.lower()}-{rule.name})" if links else rule.code
+        lines.append(f"| {code} | `{rule.name}` | {severity} | {rule.summary} |")
+    return lines
+
+
 def catalogue_markdown() -> str:
-    """docs/rules.md: the index table, then every rule."""
+    """docs/rules.md: the index table, then every built-in rule."""
+    rules = documented_rules()
     lines = [
         "# featcheck rules",
         "",
-        "Generated from the rules' doc text by `python -m featcheck.rules.docs`; do not edit.",
+        "Generated from the rule specs (`src/featcheck/rules/builtin/*.toml`) by "
+        "`python -m featcheck.rules.docs`; do not edit. How to write a rule, built-in or your "
+        "project's own: [writing-rules.md](writing-rules.md).",
         "",
-        "| code | name | default severity | checks |",
-        "|---|---|---|---|",
+        *_table(rules, links=True),
     ]
-    for rule in documented_rules():
-        severity = rule.severity.label + ("" if rule.enabled_by_default else " (opt-in)")
-        lines.append(
-            f"| [{rule.code}](#{rule.code.lower()}-{rule.name}) | `{rule.name}` | {severity} "
-            f"| {rule.summary} |"
-        )
-    for rule in documented_rules():
+    for rule in rules:
         lines += ["", *_body(rule, "##")]
     return "\n".join(lines) + "\n"
 
 
+README_START = "<!-- rules-table: generated by `python -m featcheck.rules.docs --readme` -->"
+README_END = "<!-- /rules-table -->"
+
+
+def readme_table() -> str:
+    """The README's rule table, markers included."""
+    return "\n".join([README_START, *_table(documented_rules(), links=False), README_END])
+
+
+def with_readme_table(readme: str) -> str:
+    """`readme` with the text between the markers replaced by the current table."""
+    start = readme.index(README_START)
+    end = readme.index(README_END, start) + len(README_END)
+    return readme[:start] + readme_table() + readme[end:]
+
+
 if __name__ == "__main__":
-    print(catalogue_markdown(), end="")
+    if sys.argv[1:] == ["--readme"]:
+        path = Path("README.md")
+        path.write_text(with_readme_table(path.read_text(encoding="utf-8")), encoding="utf-8")
+    else:
+        print(catalogue_markdown(), end="")

@@ -1,0 +1,87 @@
+"""The rules a run knows: the built-in specs shipped in the package, plus a project's own.
+
+Built-in specs are the TOML files in `featcheck/rules/builtin/`, one per rule, named after the
+code (`fc001-flex-without-rayon.toml`), read once on first use. A project's rules come from
+its configuration (`featcheck.config`), which makes a `Catalogue` with both.
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+from collections.abc import Iterable
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any
+
+import tomlkit
+
+from featcheck.rules.load import SpecError, parse_rule
+from featcheck.rules.spec import Rule
+
+BUILTIN_PACKAGE = "featcheck.rules.builtin"
+
+
+@functools.cache
+def builtin_rules() -> tuple[Rule, ...]:
+    """The built-in rules, in code order (read from the package's data files once)."""
+    rules: list[Rule] = []
+    for entry in sorted(resources.files(BUILTIN_PACKAGE).iterdir(), key=lambda e: e.name):
+        if not entry.name.endswith(".toml"):
+            continue
+        data = _parse_toml(entry.read_text(encoding="utf-8"))
+        try:
+            rules.append(parse_rule(data, builtin=True))
+        except SpecError as error:  # a defect of the package, caught by its tests
+            where = ".".join(str(p) for p in error.path)
+            raise RuntimeError(f"{entry.name}: {where}: {error}") from None
+    return tuple(sorted(rules, key=lambda r: r.code))
+
+
+def _parse_toml(text: str) -> dict[str, Any]:
+    # tomllib reads the ten specs in ~10 ms where tomlkit takes ~200: every run loads them.
+    if sys.version_info >= (3, 11):
+        import tomllib
+
+        return tomllib.loads(text)
+    return tomlkit.parse(text).unwrap()
+
+
+@dataclass(frozen=True)
+class Catalogue:
+    """Every rule of a run, built-in ones first; codes and names are unique."""
+
+    rules: tuple[Rule, ...]
+
+    @classmethod
+    def builtin(cls) -> Catalogue:
+        """Only the rules shipped with featcheck."""
+        return cls(builtin_rules())
+
+    def with_user_rules(self, user: Iterable[Rule]) -> Catalogue:
+        """This catalogue plus a project's rules (the caller has checked for clashes)."""
+        return Catalogue((*self.rules, *user))
+
+    @property
+    def user_rules(self) -> tuple[Rule, ...]:
+        """The rules the project defined."""
+        return tuple(r for r in self.rules if not r.builtin)
+
+    def find(self, text: str) -> Rule | None:
+        """The rule with this code or name (case-insensitive), if any."""
+        wanted = text.strip().lower()
+        return next((r for r in self.rules if wanted in (r.code.lower(), r.name)), None)
+
+    def select(self, select: Iterable[str] = (), ignore: Iterable[str] = ()) -> tuple[Rule, ...]:
+        """The rules to run: the defaults plus `select`ed ones (codes or names), minus `ignore`d.
+
+        Unknown codes raise ValueError naming them.
+        """
+        select, ignore = tuple(select), tuple(ignore)
+        unknown = [c for c in (*select, *ignore) if self.find(c) is None]
+        if unknown:
+            raise ValueError(f"unknown rule {', '.join(unknown)} (see `featcheck rules`)")
+        chosen = {r.code for r in self.rules if r.enabled_by_default}
+        chosen |= {r.code for c in select if (r := self.find(c))}
+        chosen -= {r.code for c in ignore if (r := self.find(c))}
+        return tuple(r for r in self.rules if r.code in chosen)

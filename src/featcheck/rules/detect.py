@@ -1,0 +1,110 @@
+"""The one detector: evaluates any rule spec over one resolved build.
+
+A finding is a node of one of the rule's crates (at a matching version), compiled for the
+target, lacking the rule's feature, that the build uses as the rule's `used-when` says.
+"""
+
+from __future__ import annotations
+
+from featcheck.cargo import semver
+from featcheck.graph import Node
+from featcheck.rules.base import UNKNOWN_SELECTION, BuildView, Detection
+from featcheck.rules.spec import Rule, SelectedBy, UsedWhen
+from featcheck.rules.targets import not_applicable
+
+
+def skipped_for_target(rule: Rule, view: BuildView) -> str | None:
+    """Why `rule` does not apply to this build's target, or None when it does."""
+    return not_applicable(rule.targets, view.target, view.cfg)
+
+
+def detect(rule: Rule, view: BuildView) -> list[Detection]:
+    """Every node of this build that `rule` flags, whatever the target (see
+    `skipped_for_target`: the caller decides what a skipped target's findings become)."""
+    names = set(rule.crate_names())
+    found: list[Detection] = []
+    for node in sorted(view.target_nodes()):
+        if node.name not in names:
+            continue
+        feature = missing_feature(rule, node)
+        if feature is None or feature in node.features:
+            continue
+        if any(f not in node.features for f in rule.requires):
+            continue  # another rule reports this node (FC003 leaves rayon-less Flex to FC001)
+        evidence = used_evidence(rule.used_when, view, node)
+        if evidence is None:
+            continue
+        notes = () if view.structured else (UNKNOWN_SELECTION,)
+        message = f"{node.name} {node.version} is built without `{feature}`"
+        if rule.consequence:
+            message += f": {rule.consequence}"
+        found.append(Detection(node, feature, message, evidence, notes))
+    return found
+
+
+def missing_feature(rule: Rule, node: Node) -> str | None:
+    """The feature this node must have: that of the first crate entry matching its name and
+    version; None when no entry matches (a version the rule does not cover)."""
+    for crate in rule.crates:
+        if crate.name != node.name:
+            continue
+        if crate.versions is None or semver.matches(crate.versions, node.version):
+            return crate.feature or rule.feature
+    return None
+
+
+def used_evidence(used: UsedWhen, view: BuildView, node: Node) -> str | None:
+    """Why the build uses `node` (the finding's evidence), or None if it does not."""
+    if used.built:
+        return f"{node.name} is in the build"
+    if used.selected_by is not None:
+        selected = _selection(used.selected_by, view, node)
+        if selected is not None:
+            return selected
+    if used.direct:
+        direct = _direct_dependency(view, node)
+        if direct is not None:
+            return direct
+    if used.reachable:
+        return _reachable(view, node, used.avoiding)
+    return None
+
+
+def _selection(selected_by: SelectedBy, view: BuildView, node: Node) -> str | None:
+    if not view.structured:
+        return f"{node.name} is in the build"
+    for ancestor in sorted(view.graph.ancestors(node)):
+        if ancestor.name in selected_by.crates and selected_by.feature in ancestor.features:
+            means = selected_by.means or f"selects {node.name}"
+            where = f"{ancestor.name} {ancestor.version}"
+            return f"the `{selected_by.feature}` feature of {where} {means}"
+    return None
+
+
+def _direct_dependency(view: BuildView, node: Node) -> str | None:
+    """Evidence when a package the user owns (a path package) depends on `node` directly."""
+    if not view.structured:
+        return f"{node.name} is in the build"
+    for ancestor in sorted(view.graph.ancestors(node)):
+        if ancestor.package.is_local and node in view.graph.dependencies(ancestor):
+            return f"{node.name} is a direct dependency of {ancestor.name}"
+    return None
+
+
+def _reachable(view: BuildView, node: Node, avoiding: tuple[str, ...]) -> str | None:
+    """Evidence when a path package reaches `node` without going through `avoiding` crates.
+
+    gemm under burn-flex and matrixmultiply under burn-ndarray are the backends' own business
+    (their rules report them); the same crates reached another way are the user's own use.
+    """
+    if not view.structured:
+        return None
+    blocked = frozenset(n for n in view.graph.nodes() if n.name in avoiding)
+    for root in view.roots:
+        path = view.graph.path(root, node, avoiding=blocked)
+        if path is not None:
+            via = path[-2].name if len(path) > 1 else root.name
+            if not avoiding:
+                return f"{node.name} is a dependency of {via}"
+            return f"{node.name} is used by {via}, not only through {', '.join(avoiding)}"
+    return None

@@ -1,0 +1,304 @@
+"""Reading a rule spec from a TOML table, strictly.
+
+The same reader takes the built-in files (`featcheck/rules/builtin/*.toml`) and the `[[rule]]`
+entries of a project's configuration. Every problem is a `SpecError` naming the key path it is
+at, so that the caller can point at the file, line and column.
+
+    code = "ACME001"                      # built-ins: FC + 3 digits; user rules: any other
+    name = "regex-without-perf"           #   LETTERS+DIGITS code, and a kebab-case name
+    crates = ["regex"]                    # or [{ name = "regex", versions = ">=1.9" }]
+    feature = "perf"                      # the feature whose absence is the finding
+    severity = "error"                    # error | warning (default) | info
+    summary = "regex is built without `perf`"
+    consequence = "matching runs without its literal optimisations"
+    used-when = { direct-dependency = true }   # default: reachable from the member at all
+    target-needs = ["threads"]            # std | threads; `targets = ["x86_64-*"]` patterns
+    [doc]                                 # what, why, example, fix, fix-example, fix-safety,
+    why = "our services measured 3x"      #   ignore, references
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from featcheck.cargo import semver
+from featcheck.report import Severity
+from featcheck.rules.spec import CrateMatch, Rule, RuleDoc, SelectedBy, TargetScope, UsedWhen
+from featcheck.rules.targets import CAPABILITIES
+
+KeyPath = tuple[str | int, ...]
+
+BUILTIN_CODE = re.compile(r"FC[0-9]{3}")
+"""Built-in codes; the FC namespace is featcheck's alone."""
+USER_CODE = re.compile(r"[A-Z]{2,10}[0-9]{1,4}")
+"""User rule codes: a team prefix and a number, e.g. `ACME001` (not starting with FC)."""
+_NAME = re.compile(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)*")
+_CRATE = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,63}")
+_FEATURE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_+.-]{0,63}")
+_TRIPLE_PATTERN = re.compile(r"[A-Za-z0-9_.*?-]{1,80}")
+
+_KEYS = (
+    "code",
+    "name",
+    "severity",
+    "summary",
+    "consequence",
+    "crates",
+    "feature",
+    "used-when",
+    "targets",
+    "target-needs",
+    "requires",
+    "also-add",
+    "enabled",
+    "doc",
+)
+_CRATE_KEYS = ("name", "versions", "feature")
+_USED_KEYS = ("built", "selected-by", "direct-dependency", "reachable")
+_SELECTED_KEYS = ("feature", "crates", "means")
+_REACHABLE_KEYS = ("avoiding",)
+_DOC_KEYS = (
+    "what",
+    "why",
+    "example",
+    "fix",
+    "fix-example",
+    "fix-safety",
+    "ignore",
+    "references",
+)
+
+
+@dataclass
+class SpecError(Exception):
+    """A rule spec that is not valid, at `path` (relative to the rule's table)."""
+
+    message: str
+    path: KeyPath = ()
+    at_key: bool = False
+    """Point at the key rather than its value (unknown or missing keys)."""
+
+    def __str__(self) -> str:
+        return self.message
+
+
+def parse_rule(table: Any, *, builtin: bool) -> Rule:
+    """The rule a TOML table describes; raises SpecError for anything else."""
+    if not isinstance(table, Mapping):
+        raise SpecError("a rule must be a table ([[rule]] entry)")
+    _known_keys(table, _KEYS, (), "a rule")
+    for required in ("code", "name", "crates", "feature"):
+        if required not in table:
+            raise SpecError(f"a rule needs `{required}`", (), at_key=True)
+    code = _string(table, "code", ())
+    if builtin and not BUILTIN_CODE.fullmatch(code):
+        raise SpecError("a built-in rule's code is FC and three digits", ("code",))
+    if not builtin:
+        if code.upper().startswith("FC"):
+            raise SpecError(
+                "codes starting with FC are featcheck's own; give your rules another prefix "
+                "(e.g. ACME001)",
+                ("code",),
+            )
+        if not USER_CODE.fullmatch(code):
+            raise SpecError(
+                "a rule code is 2-10 capital letters and 1-4 digits, e.g. ACME001", ("code",)
+            )
+    name = _string(table, "name", ())
+    if not _NAME.fullmatch(name):
+        raise SpecError("a rule name is kebab-case, e.g. `regex-without-perf`", ("name",))
+    feature = _feature(table, "feature", ())
+    crates = _crates(table)
+    severity = Severity.WARNING
+    if "severity" in table:
+        try:
+            severity = Severity.parse(_string(table, "severity", ()))
+        except ValueError as error:
+            raise SpecError(str(error), ("severity",)) from None
+    summary = (
+        _string(table, "summary", ())
+        if "summary" in table
+        else f"{' or '.join(c.name for c in crates)} is built without `{feature}`"
+    )
+    return Rule(
+        code=code,
+        name=name,
+        severity=severity,
+        summary=summary,
+        crates=crates,
+        feature=feature,
+        consequence=_string(table, "consequence", ()) if "consequence" in table else "",
+        used_when=_used_when(table.get("used-when")),
+        targets=TargetScope(
+            triples=_strings(table, "targets", (), _TRIPLE_PATTERN, "a target triple or pattern"),
+            needs=_capabilities(table),
+        ),
+        requires=_strings(table, "requires", (), _FEATURE, "a feature name"),
+        companions=_strings(table, "also-add", (), _FEATURE, "a feature name"),
+        enabled_by_default=_bool(table, "enabled", (), default=True),
+        doc=_doc(table.get("doc")),
+        builtin=builtin,
+    )
+
+
+def _known_keys(table: Mapping[str, Any], known: tuple[str, ...], path: KeyPath, what: str) -> None:
+    for key in table:
+        if key not in known:
+            raise SpecError(
+                f"unknown key `{key}` in {what} (expected one of: {', '.join(known)})",
+                (*path, key),
+                at_key=True,
+            )
+
+
+def _string(table: Mapping[str, Any], key: str, path: KeyPath) -> str:
+    value = table[key]
+    if not isinstance(value, str) or not value.strip():
+        raise SpecError(f"`{key}` must be a non-empty string", (*path, key))
+    return value.strip()
+
+
+def _bool(table: Mapping[str, Any], key: str, path: KeyPath, *, default: bool) -> bool:
+    if key not in table:
+        return default
+    value = table[key]
+    if not isinstance(value, bool):
+        raise SpecError(f"`{key}` must be true or false", (*path, key))
+    return value
+
+
+def _feature(table: Mapping[str, Any], key: str, path: KeyPath) -> str:
+    value = _string(table, key, path)
+    if not _FEATURE.fullmatch(value):
+        raise SpecError(f"`{key}` is not a feature name: {value!r}", (*path, key))
+    return value
+
+
+def _strings(
+    table: Mapping[str, Any], key: str, path: KeyPath, pattern: re.Pattern[str], what: str
+) -> tuple[str, ...]:
+    if key not in table:
+        return ()
+    value = table[key]
+    if not isinstance(value, list):
+        raise SpecError(f"`{key}` must be an array of strings", (*path, key))
+    for index, item in enumerate(value):
+        if not isinstance(item, str) or not pattern.fullmatch(item.strip()):
+            raise SpecError(f"`{key}` must hold {what}s; got {item!r}", (*path, key, index))
+    return tuple(dict.fromkeys(item.strip() for item in value))
+
+
+def _crates(table: Mapping[str, Any]) -> tuple[CrateMatch, ...]:
+    value = table["crates"]
+    if not isinstance(value, list) or not value:
+        raise SpecError("`crates` must be a non-empty array of crate names or tables", ("crates",))
+    crates: list[CrateMatch] = []
+    for index, item in enumerate(value):
+        path: KeyPath = ("crates", index)
+        if isinstance(item, str):
+            item = {"name": item}
+        elif not isinstance(item, Mapping):
+            raise SpecError("a crate is a name or a table { name, versions, feature }", path)
+        _known_keys(item, _CRATE_KEYS, path, "a crate entry")
+        if "name" not in item:
+            raise SpecError("a crate entry needs `name`", path, at_key=True)
+        name = _string(item, "name", path)
+        if not _CRATE.fullmatch(name):
+            raise SpecError(f"not a crate name: {name!r}", (*path, "name"))
+        versions = None
+        if "versions" in item:
+            versions = _string(item, "versions", path)
+            if not semver.is_requirement(versions):
+                raise SpecError(
+                    f"`versions` is not a cargo version requirement: {versions!r}",
+                    (*path, "versions"),
+                )
+        feature = _feature(item, "feature", path) if "feature" in item else None
+        crates.append(CrateMatch(name.replace("_", "-"), versions, feature))
+    return tuple(crates)
+
+
+def _used_when(value: Any) -> UsedWhen:
+    path: KeyPath = ("used-when",)
+    if value is None:
+        return UsedWhen(reachable=True)
+    if not isinstance(value, Mapping) or not value:
+        raise SpecError(
+            "`used-when` must be a table of one or more of: " + ", ".join(_USED_KEYS), path
+        )
+    _known_keys(value, _USED_KEYS, path, "`used-when`")
+    selected_by = None
+    if "selected-by" in value:
+        selected_by = _selected_by(value["selected-by"], (*path, "selected-by"))
+    reachable = False
+    avoiding: tuple[str, ...] = ()
+    raw = value.get("reachable")
+    if isinstance(raw, Mapping):
+        _known_keys(raw, _REACHABLE_KEYS, (*path, "reachable"), "`reachable`")
+        reachable = True
+        avoiding = _strings(raw, "avoiding", (*path, "reachable"), _CRATE, "a crate name")
+    elif raw is not None:
+        reachable = _bool(value, "reachable", path, default=False)
+    used = UsedWhen(
+        built=_bool(value, "built", path, default=False),
+        selected_by=selected_by,
+        direct=_bool(value, "direct-dependency", path, default=False),
+        reachable=reachable,
+        avoiding=avoiding,
+    )
+    if not (used.built or used.selected_by or used.direct or used.reachable):
+        raise SpecError("`used-when` turns every condition off: the rule could never fire", path)
+    return used
+
+
+def _selected_by(value: Any, path: KeyPath) -> SelectedBy:
+    if not isinstance(value, Mapping):
+        raise SpecError("`selected-by` must be a table { feature, crates, means }", path)
+    _known_keys(value, _SELECTED_KEYS, path, "`selected-by`")
+    for required in ("feature", "crates"):
+        if required not in value:
+            raise SpecError(f"`selected-by` needs `{required}`", path, at_key=True)
+    crates = _strings(value, "crates", path, _CRATE, "a crate name")
+    if not crates:
+        raise SpecError("`crates` of `selected-by` must not be empty", (*path, "crates"))
+    return SelectedBy(
+        feature=_feature(value, "feature", path),
+        crates=crates,
+        means=_string(value, "means", path) if "means" in value else "",
+    )
+
+
+def _capabilities(table: Mapping[str, Any]) -> tuple[str, ...]:
+    needs = _strings(table, "target-needs", (), _NAME, "a capability")
+    for index, capability in enumerate(needs):
+        if capability not in CAPABILITIES:
+            raise SpecError(
+                f"unknown target capability `{capability}` (expected one of: "
+                f"{', '.join(CAPABILITIES)})",
+                ("target-needs", index),
+            )
+    return needs
+
+
+def _doc(value: Any) -> RuleDoc:
+    path: KeyPath = ("doc",)
+    if value is None:
+        return RuleDoc()
+    if not isinstance(value, Mapping):
+        raise SpecError("`doc` must be a table of documentation sections", path)
+    _known_keys(value, _DOC_KEYS, path, "`doc`")
+    text: dict[str, str] = {}
+    for key in _DOC_KEYS[:-1]:
+        if key in value:
+            text[key.replace("-", "_")] = _string(value, key, path)
+    references: tuple[str, ...] = ()
+    if "references" in value:
+        raw = value["references"]
+        if not isinstance(raw, list) or not all(isinstance(r, str) and r.strip() for r in raw):
+            message = "`references` must be an array of non-empty strings"
+            raise SpecError(message, (*path, "references"))
+        references = tuple(r.strip() for r in raw)
+    return RuleDoc(**text, references=references)

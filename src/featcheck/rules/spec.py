@@ -1,0 +1,130 @@
+"""A rule as data: which crates, which feature, when the crate counts as used, on which targets.
+
+Built-in rules are TOML files in `featcheck/rules/builtin/`; user rules are the same tables under
+`[[rule]]` in `featcheck.toml` or `[workspace.metadata.featcheck]`. `featcheck.rules.load` reads
+them; `featcheck.rules.detect` evaluates them. A rule carries no code of its own.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from featcheck.report import Severity
+
+
+@dataclass(frozen=True)
+class CrateMatch:
+    """One crate a rule looks at, optionally only some of its versions."""
+
+    name: str
+    versions: str | None = None
+    """A cargo version requirement (`>=0.19.0-0`, `^1`, `>=1, <2`); None matches every version."""
+    feature: str | None = None
+    """The feature this crate (at these versions) must have; None: the rule's `feature`."""
+
+
+@dataclass(frozen=True)
+class SelectedBy:
+    """The crate counts as used when a feature is resolved on one of the named crates above it
+    (burn's `flex` on burn, burn-core, burn-tensor or burn-dispatch selects burn-flex)."""
+
+    feature: str
+    crates: tuple[str, ...]
+    means: str = ""
+    """Completes the evidence "the `flex` feature of burn 0.22.1 ...", e.g. `selects Flex`."""
+
+
+@dataclass(frozen=True)
+class UsedWhen:
+    """When a crate in the build counts as used; any one condition is enough.
+
+    A crate can be linked without doing the work (burn-flex in a GPU-only build, gemm under
+    burn-flex whose own rule reports it), so a rule fires only where the user's build uses it.
+    """
+
+    built: bool = False
+    """Being built is being used (crates that are optional wherever they appear)."""
+    selected_by: SelectedBy | None = None
+    direct: bool = False
+    """A package the user owns (a path package) depends on the crate directly."""
+    reachable: bool = False
+    """A package the user owns reaches the crate by any path that avoids `avoiding`."""
+    avoiding: tuple[str, ...] = ()
+    """Crates whose own rules report the crate (gemm under burn-flex is FC001's business)."""
+
+
+@dataclass(frozen=True)
+class TargetScope:
+    """Where a rule means something: triple patterns and what the target must provide."""
+
+    triples: tuple[str, ...] = ()
+    """Shell-style patterns (`x86_64-*`, `aarch64-apple-darwin`); empty: every target."""
+    needs: tuple[str, ...] = ()
+    """Target capabilities the rule is about: `std`, `threads` (see `featcheck.rules.targets`)."""
+
+
+@dataclass(frozen=True)
+class RuleDoc:
+    """The documentation sections of a rule (`featcheck rule CODE`, docs/rules.md)."""
+
+    what: str = ""
+    """What it does: what the rule checks."""
+    why: str = ""
+    """Why it matters, with the measured numbers and their source."""
+    example: str = ""
+    """A manifest declaration that triggers it (TOML)."""
+    fix: str = ""
+    """Use instead: the change to make, in words."""
+    fix_example: str = ""
+    """The fixed declaration (TOML), where it helps."""
+    fix_safety: str = ""
+    """What applying the fix may change besides speed."""
+    ignore: str = ""
+    """When to ignore it, and how."""
+    references: tuple[str, ...] = ()
+    """Where the facts come from: crate docs, feature tables, measurements."""
+
+    @property
+    def why_line(self) -> str:
+        """The why-section on one line, as findings quote it."""
+        return " ".join(self.why.split())
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One rule: a crate built without a feature, where the build uses the crate."""
+
+    code: str
+    """Stable code, never reused: `FC001` for built-ins, the team's own prefix for user rules."""
+    name: str
+    """kebab-case name, e.g. `flex-without-rayon`."""
+    severity: Severity
+    """Default severity for binaries; library-only members get INFO."""
+    summary: str
+    """One line: what the rule checks."""
+    crates: tuple[CrateMatch, ...]
+    feature: str
+    """The feature whose absence is the finding (a crate entry may name its own)."""
+    consequence: str
+    """Completes "X is built without `F`: ...", e.g. `every matmul runs on one core`."""
+    used_when: UsedWhen = field(default_factory=lambda: UsedWhen(reachable=True))
+    targets: TargetScope = field(default_factory=TargetScope)
+    requires: tuple[str, ...] = ()
+    """Features the crate must already have for the finding to stand (FC003 needs `rayon`:
+    without it FC001 reports the crate and its fix adds `simd` too)."""
+    companions: tuple[str, ...] = ()
+    """Features the fix also adds where they are missing (FC001 adds `simd` with `rayon`)."""
+    enabled_by_default: bool = True
+    """Hints are opt-in (`--select`), so that a project with nothing wrong stays silent."""
+    doc: RuleDoc = field(default_factory=RuleDoc)
+    builtin: bool = True
+    """False for rules a project defines in its configuration."""
+
+    @property
+    def why(self) -> str:
+        """The doc's why-section, as findings quote it."""
+        return self.doc.why_line
+
+    def crate_names(self) -> tuple[str, ...]:
+        """The crate names, each once, in spec order."""
+        return tuple(dict.fromkeys(c.name for c in self.crates))
