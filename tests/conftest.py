@@ -66,6 +66,26 @@ def offline_cargo(offline_cargo_home: Path, monkeypatch: pytest.MonkeyPatch) -> 
     return offline_cargo_home
 
 
+@pytest.fixture(scope="session")
+def synthetic_cargo_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One CARGO_HOME over the rule fixtures' synthetic registry (fixtures/rules/registry.toml)."""
+    from synthetic_registry import write_cargo_home, write_registry
+
+    if shutil.which("cargo") is None:
+        pytest.skip("cargo is not installed")
+    base = tmp_path_factory.mktemp("synthetic")
+    return write_cargo_home(base / "cargo-home", write_registry(base / "registry"))
+
+
+@pytest.fixture
+def synthetic_cargo(synthetic_cargo_home: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Point every cargo that featcheck starts at the synthetic registry (offline)."""
+    rustup_home = os.environ.get("RUSTUP_HOME") or str(Path.home() / ".rustup")
+    monkeypatch.setenv("RUSTUP_HOME", rustup_home)
+    monkeypatch.setenv("CARGO_HOME", str(synthetic_cargo_home))
+    return synthetic_cargo_home
+
+
 @pytest.fixture
 def workspace_copy(tmp_path: Path) -> Iterator[object]:
     """Copy a fixture workspace into a temporary directory (for tests that edit files)."""

@@ -1,0 +1,60 @@
+"""A small synthetic registry for rule fixtures: crates with only the features and dependency
+declarations that feature resolution reads, from fixtures/rules/registry.toml.
+
+It is written once per test session as a cargo directory source; `cargo metadata` over a
+fixture resolves against it offline in a fraction of a second.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from conftest import FIXTURES
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+REGISTRY_SPEC = FIXTURES / "rules" / "registry.toml"
+
+
+def _toml_value(value: Any) -> str:
+    if isinstance(value, dict):
+        return "{ " + ", ".join(f'"{k}" = {_toml_value(v)}' for k, v in value.items()) + " }"
+    return json.dumps(value)
+
+
+def write_registry(directory: Path) -> Path:
+    """Write every crate of registry.toml under `directory` (a cargo directory source)."""
+    spec = tomllib.loads(REGISTRY_SPEC.read_text())
+    for name, versions in spec.items():
+        for version, crate in versions.items():
+            root = directory / f"{name}-{version}"
+            (root / "src").mkdir(parents=True)
+            (root / "src" / "lib.rs").write_text("")
+            lines = ["[package]", f'name = "{name}"', f'version = "{version}"', 'edition = "2021"']
+            lines += ["", "[features]"]
+            lines += [f'"{k}" = {_toml_value(v)}' for k, v in crate.get("features", {}).items()]
+            lines += ["", "[dependencies]"]
+            lines += [f'"{k}" = {_toml_value(v)}' for k, v in crate.get("dependencies", {}).items()]
+            (root / "Cargo.toml").write_text("\n".join(lines) + "\n")
+            (root / ".cargo-checksum.json").write_text('{"files": {}, "package": null}')
+    return directory
+
+
+def write_cargo_home(cargo_home: Path, registry: Path) -> Path:
+    """A CARGO_HOME whose config replaces crates.io with `registry`, offline."""
+    cargo_home.mkdir(parents=True, exist_ok=True)
+    (cargo_home / "config.toml").write_text(
+        "[source.crates-io]\n"
+        'replace-with = "synthetic"\n'
+        "[source.synthetic]\n"
+        f"directory = {json.dumps(registry.as_posix())}\n"
+        "[net]\n"
+        "offline = true\n"
+    )
+    return cargo_home

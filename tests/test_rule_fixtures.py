@@ -1,0 +1,125 @@
+"""Every rule over its fixtures: a build that triggers it and one that does not, audited in
+process with real cargo over the small synthetic registry (fixtures/rules/registry.toml).
+
+A fixture is a directory `fixtures/rules/<code>/bad*` or `ok*` with a Cargo.toml (and a
+featcheck.toml where the rule needs a target or --select). `bad*` must give exactly one
+finding of the rule, at the dependency declaration; `ok*` none.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from conftest import FIXTURES, run_featcheck
+
+from featcheck.audit import AuditOptions, audit_project
+from featcheck.cargo.cfg import TargetCfg
+from featcheck.report import AuditResult
+from featcheck.rules import builtin_rules
+from featcheck.rules.spec import TargetScope
+from featcheck.rules.targets import lacks, not_applicable
+
+RULE_FIXTURES = FIXTURES / "rules"
+CASES = sorted(p.parent for p in RULE_FIXTURES.glob("fc*/*/Cargo.toml"))
+
+
+def audit_fixture(fixture: Path, tmp_path: Path, *targets: str) -> AuditResult:
+    """Audit a copy of `fixture` (cargo writes a Cargo.lock) as the CLI does, without fixes."""
+    copy = tmp_path / fixture.name
+    shutil.copytree(fixture, copy)
+    options = AuditOptions(targets=targets, confirm_fixes=False)
+    return audit_project(copy, options)
+
+
+def _host() -> str:
+    output = subprocess.run(["rustc", "-vV"], capture_output=True, text=True).stdout
+    return next(line[6:] for line in output.splitlines() if line.startswith("host: "))
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_rule_fixture(case: Path, tmp_path: Path, synthetic_cargo: Path) -> None:
+    code = case.parent.name.upper()
+    result = audit_fixture(case, tmp_path)
+    found = [f for f in result.findings if f.code == code]
+    if case.name.startswith("ok"):
+        assert found == [], [f.message for f in found]
+        return
+    assert len(found) == 1, [f.message for f in result.findings]
+    finding = found[0]
+    assert finding.location is not None
+    assert finding.location.file == "Cargo.toml" and finding.location.line == 9
+    assert finding.feature in finding.message and finding.why
+
+
+def test_every_builtin_rule_has_fixtures_both_ways() -> None:
+    for rule in builtin_rules():
+        directory = RULE_FIXTURES / rule.code.lower()
+        kinds = {p.name.split("-")[0] for p in directory.iterdir() if p.is_dir()}
+        assert kinds == {"bad", "ok"}, rule.code
+
+
+# --- targets --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "target, reason",
+    [
+        ("wasm32-unknown-unknown", "no threads"),
+        ("thumbv7em-none-eabihf", "no `std`"),
+    ],
+)
+def test_threading_rules_skip_targets_without_threads(
+    target: str, reason: str, tmp_path: Path, synthetic_cargo: Path
+) -> None:
+    host = _host()
+    result = audit_fixture(RULE_FIXTURES / "fc001" / "bad", tmp_path, target, host)
+    assert [(f.code, f.target) for f in result.findings] == [("FC001", host)]
+    [skip] = result.skipped
+    assert (skip.code, skip.target, skip.members, skip.findings) == (
+        "FC001",
+        target,
+        ("fc001-bad",),
+        1,
+    )
+    assert reason in skip.reason
+
+
+def test_a_skipped_target_is_said_once_with_verbose(tmp_path: Path, synthetic_cargo: Path) -> None:
+    project = tmp_path / "project"
+    shutil.copytree(RULE_FIXTURES / "fc001" / "bad", project)
+    quiet = run_featcheck(str(project), "--target", "wasm32-unknown-unknown")
+    assert quiet.returncode == 0 and "FC001" not in quiet.stderr + quiet.stdout
+    verbose = run_featcheck(str(project), "--target", "wasm32-unknown-unknown", "-v")
+    assert verbose.returncode == 0
+    said = [line for line in verbose.stderr.splitlines() if "FC001" in line]
+    assert said == [
+        "featcheck: FC001 (flex-without-rayon) not applied on wasm32-unknown-unknown: the target "
+        "has no threads (wasm without the `atomics` target feature); 1 finding(s) not reported "
+        "(fc001-bad)"
+    ]
+
+
+def _cfg(triple: str, *pairs: tuple[str, str]) -> TargetCfg:
+    return TargetCfg(triple, frozenset(), frozenset(pairs))
+
+
+def test_target_capabilities() -> None:
+    wasm = _cfg("wasm32-unknown-unknown", ("target_family", "wasm"), ("target_os", "unknown"))
+    assert lacks("threads", wasm.triple, wasm) is not None
+    assert lacks("std", wasm.triple, wasm) is None
+    atomics = _cfg(
+        "wasm32-unknown-unknown", ("target_family", "wasm"), ("target_feature", "atomics")
+    )
+    assert lacks("threads", atomics.triple, atomics) is None
+    assert lacks("threads", "wasm32-wasip1-threads", None) is None
+    embedded = _cfg("thumbv7em-none-eabihf", ("target_os", "none"))
+    assert lacks("std", embedded.triple, embedded) and lacks("threads", embedded.triple, embedded)
+    assert lacks("threads", "x86_64-unknown-linux-gnu", None) is None
+    x86_only = TargetScope(triples=("x86_64-*",))
+    assert not_applicable(x86_only, "x86_64-pc-windows-msvc", None) is None
+    assert not_applicable(x86_only, "aarch64-apple-darwin", None) is not None
+    assert not_applicable(x86_only, None, None) is not None  # saved tree text: target unknown
+    assert not_applicable(TargetScope(needs=("threads",)), None, None) is None

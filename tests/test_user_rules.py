@@ -1,0 +1,195 @@
+"""A project's own rules: `[[rule]]` in featcheck.toml or [workspace.metadata.featcheck], in the
+built-in spec form, strictly validated, run, suppressed, listed and rendered like built-ins."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from conftest import run_featcheck
+from test_rule_fixtures import RULE_FIXTURES, audit_fixture
+
+from featcheck.audit import AuditOptions, audit_project
+from featcheck.config import load_config, project_catalogue
+from featcheck.errors import FeatcheckError
+from featcheck.render.github import render_annotations
+from featcheck.render.sarif import sarif_document
+from featcheck.report import AuditResult
+
+USER_RULE = RULE_FIXTURES / "user-rule"
+
+
+def _audit(project: Path) -> AuditResult:
+    return audit_project(project, AuditOptions(confirm_fixes=False))
+
+
+def _project(tmp_path: Path, config: str | None = None) -> Path:
+    project = tmp_path / "service"
+    shutil.copytree(USER_RULE, project)
+    if config is not None:
+        (project / "featcheck.toml").write_text(config)
+    return project
+
+
+def test_a_user_rule_fires_at_the_declaration(tmp_path: Path, synthetic_cargo: Path) -> None:
+    result = audit_fixture(USER_RULE, tmp_path)
+    [finding] = result.findings
+    assert (finding.code, finding.rule, finding.severity.label) == (
+        "ACME001",
+        "regex-without-perf",
+        "error",
+    )
+    assert finding.message == (
+        "regex 1.11.1 is built without `perf`: matching runs without its literal and lazy-DFA "
+        "optimisations"
+    )
+    assert finding.notes[0] == "regex is a direct dependency of service"
+    assert finding.location is not None and finding.location.line == 9
+    assert finding.why.startswith("Team policy")
+
+
+def test_a_user_rule_is_rendered_in_sarif_and_github(tmp_path: Path, synthetic_cargo: Path) -> None:
+    result = audit_fixture(USER_RULE, tmp_path)
+    run = sarif_document(result, {})["runs"][0]
+    rules = run["tool"]["driver"]["rules"]
+    [sarif_result] = run["results"]
+    descriptor = rules[sarif_result["ruleIndex"]]
+    assert descriptor["id"] == sarif_result["ruleId"] == "ACME001"
+    assert descriptor["name"] == "regex-without-perf"
+    assert descriptor["helpUri"] == "https://docs.rs/crate/regex/latest/features"
+    assert descriptor["defaultConfiguration"]["level"] == "error"
+    assert [r["id"] for r in rules][-2:] == ["ACME001", "FC900"]
+    annotations = render_annotations(result)
+    assert "::error file=Cargo.toml,line=9," in annotations
+    assert "title=ACME001 regex-without-perf" in annotations
+
+
+def test_json_and_text_carry_the_user_rule(tmp_path: Path, synthetic_cargo: Path) -> None:
+    project = _project(tmp_path)
+    report = run_featcheck(str(project), "--format", "json")
+    assert report.returncode == 1, report.stderr
+    [finding] = json.loads(report.stdout)["findings"]
+    assert finding["code"] == "ACME001" and finding["rule"] == "regex-without-perf"
+    text = run_featcheck(str(project))
+    assert "error[ACME001]" in text.stdout
+
+
+def test_a_user_rule_is_suppressible_like_a_builtin(tmp_path: Path, synthetic_cargo: Path) -> None:
+    config = (USER_RULE / "featcheck.toml").read_text()
+    allowed = config + '\n[[allow]]\ncode = "ACME001"\nreason = "batch job, speed irrelevant"\n'
+    result = _audit(_project(tmp_path / "a", allowed))
+    assert result.findings == [] and result.suppressed == {"ACME001": 1}
+
+    project = _project(tmp_path / "b")
+    manifest = project / "Cargo.toml"
+    manifest.write_text(
+        manifest.read_text().replace(
+            '["std"] }', '["std"] }  # featcheck: allow(regex-without-perf) size matters here'
+        )
+    )
+    result = _audit(project)
+    assert result.findings == [] and result.suppressed == {"ACME001": 1}
+
+
+def test_select_ignore_and_severity_name_user_rules(tmp_path: Path, synthetic_cargo: Path) -> None:
+    config = (USER_RULE / "featcheck.toml").read_text()
+    info = 'severity = { regex-without-perf = "info" }\n' + config
+    [finding] = _audit(_project(tmp_path / "a", info)).findings
+    assert finding.severity.label == "info"
+    ignored = 'ignore = ["ACME001"]\n' + config
+    assert _audit(_project(tmp_path / "b", ignored)).findings == []
+    opt_in = config.replace('severity = "error"', 'severity = "error"\nenabled = false')
+    assert _audit(_project(tmp_path / "c", opt_in)).findings == []
+    project = _project(tmp_path / "d", opt_in)
+    selected = run_featcheck(str(project), "--select", "ACME001", "--format", "json")
+    assert [f["code"] for f in json.loads(selected.stdout)["findings"]] == ["ACME001"]
+
+
+def test_a_version_range_limits_the_rule(tmp_path: Path, synthetic_cargo: Path) -> None:
+    config = (USER_RULE / "featcheck.toml").read_text().replace('">=1.9"', '"<1.9"')
+    assert _audit(_project(tmp_path, config)).findings == []
+
+
+def test_rules_and_rule_commands_show_user_rules(tmp_path: Path) -> None:
+    project = _project(tmp_path)
+    listing = run_featcheck("rules", str(project))
+    assert listing.returncode == 0
+    lines = listing.stdout.splitlines()
+    assert [line.split()[0] for line in lines][-2:] == ["ACME001", "FC900"]
+    assert "regex-without-perf" in lines[-2] and "error" in lines[-2]
+    inside = run_featcheck("rules", cwd=project / "src")  # found from a directory inside
+    assert "ACME001" in inside.stdout
+    one = run_featcheck("rule", "ACME001", str(project))
+    assert one.returncode == 0
+    assert one.stdout.startswith("# ACME001 `regex-without-perf`")
+    assert "## Why it matters\n\nTeam policy" in one.stdout
+    assert "## Example" not in one.stdout  # sections a user leaves out are left out
+
+
+def test_user_rules_in_workspace_metadata(tmp_path: Path, synthetic_cargo: Path) -> None:
+    project = _project(tmp_path)
+    rule = (project / "featcheck.toml").read_text()
+    (project / "featcheck.toml").unlink()
+    rule = rule.replace("[[rule]]", "[[workspace.metadata.featcheck.rule]]")
+    rule = rule.replace("[rule.doc]", "[workspace.metadata.featcheck.rule.doc]")
+    manifest = project / "Cargo.toml"
+    manifest.write_text(manifest.read_text() + "\n" + rule)
+    [finding] = _audit(project).findings
+    assert finding.code == "ACME001"
+
+
+MALFORMED = [
+    ('code = "ACME001"', 'code = "FC123"', 3, 8, "codes starting with FC are featcheck's own"),
+    ('code = "ACME001"', 'code = "acme-1"', 3, 8, "2-10 capital letters"),
+    ('name = "regex-without-perf"', 'name = "flex-without-rayon"', 4, 8, "taken by FC001"),
+    ('feature = "perf"', 'feature = ["perf"]', 8, 11, "`feature` must be a non-empty string"),
+    ('feature = "perf"', "", 2, 1, "a rule needs `feature`"),
+    ('">=1.9"', '"about one"', 7, 40, "not a cargo version requirement"),
+    ("used-when = {", "usedwhen = {", 10, 1, "unknown key `usedwhen`"),
+    ("direct-dependency = true", "direct-dependency = false", 10, 13, "could never fire"),
+    ('severity = "error"', 'severity = "fatal"', 5, 12, "unknown severity"),
+]
+
+
+@pytest.mark.parametrize("old, new, line, column, message", MALFORMED, ids=lambda v: str(v)[:24])
+def test_a_malformed_rule_is_refused_at_its_line(
+    old: str, new: str, line: int, column: int, message: str, tmp_path: Path
+) -> None:
+    text = (USER_RULE / "featcheck.toml").read_text()
+    assert old in text
+    project = _project(tmp_path, text.replace(old, new))
+    with pytest.raises(FeatcheckError) as caught:
+        load_config(project, {})
+    assert (caught.value.line, caught.value.column) == (line, column), str(caught.value)
+    assert message in str(caught.value)
+
+
+def test_the_cli_refuses_a_malformed_rule_with_exit_2(tmp_path: Path) -> None:
+    text = (USER_RULE / "featcheck.toml").read_text().replace('code = "ACME001"', 'code = "FC123"')
+    project = _project(tmp_path, text)
+    for args in ((str(project),), ("rules", str(project))):
+        result = run_featcheck(*args)
+        assert result.returncode == 2
+        [line] = result.stderr.splitlines()[:1]
+        assert "featcheck.toml:3:8:" in line and "featcheck's own" in line
+
+
+def test_a_member_cannot_define_rules(tmp_path: Path) -> None:
+    project = _project(tmp_path)
+    manifest = project / "Cargo.toml"
+    manifest.write_text(
+        manifest.read_text()
+        + '\n[[package.metadata.featcheck.rule]]\ncode = "ACME002"\nname = "x"\n'
+    )
+    with pytest.raises(FeatcheckError, match="defined for the whole workspace"):
+        load_config(project, {"service": manifest})
+
+
+def test_two_rules_with_one_code_are_refused(tmp_path: Path) -> None:
+    text = (USER_RULE / "featcheck.toml").read_text()
+    second = text.split("[[rule]]", 1)[1].replace("regex-without-perf", "regex-again")
+    project = _project(tmp_path, text + "\n[[rule]]" + second)
+    with pytest.raises(FeatcheckError, match="`ACME001` is taken by ACME001"):
+        project_catalogue(project)
