@@ -46,6 +46,12 @@ def _home(path: Path, only: Iterable[str] | None = None) -> Path:
     return path
 
 
+def _env(home: Path, cache: Path | None = None) -> dict[str, str]:
+    """An environment for `build_metadata`: this CARGO_HOME, and a cache kept out of ~/.cache
+    (none at all unless `cache` is given)."""
+    return {"CARGO_HOME": str(home), "XDG_CACHE_HOME": str(cache or home / "no-cache")}
+
+
 @pytest.fixture(scope="session")
 def registry_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A CARGO_HOME whose unpacked registry holds every stub package."""
@@ -68,6 +74,7 @@ def no_processes(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[No
     empty = tmp_path / "empty-path"
     empty.mkdir()
     monkeypatch.setenv("PATH", str(empty))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
 
     def refuse(*args: Any, **kwargs: Any) -> Any:
         raise _NoProcess(f"--no-exec started a process: {args!r}")
@@ -191,7 +198,7 @@ def _host_build_packages(path: Path, home: Path, monkeypatch: pytest.MonkeyPatch
     from featcheck.manifest.document import read_manifest
     from featcheck.resolution import resolve_builds, resolver_version
 
-    document = build_metadata(path / "Cargo.toml", {"CARGO_HOME": str(home)}).document
+    document = build_metadata(path / "Cargo.toml", _env(home)).document
     cfg = builtin_cfg(detect_host_triple())
     graphs = resolve_builds(
         document,
@@ -222,9 +229,7 @@ def test_packages_no_build_reaches_are_absent_not_a_gap(
     needed = _host_build_packages(path, registry_home, monkeypatch)
     locked = {
         f"{p['name']}-{p['version']}"
-        for p in build_metadata(path / "Cargo.toml", {"CARGO_HOME": str(registry_home)}).document[
-            "packages"
-        ]
+        for p in build_metadata(path / "Cargo.toml", _env(registry_home)).document["packages"]
         if p["source"] is not None
     }
     assert needed < locked  # the lockfile holds packages no host build uses
@@ -232,6 +237,7 @@ def test_packages_no_build_reaches_are_absent_not_a_gap(
     full = _no_exec_audit(path, registry_home, monkeypatch)
     assert partial.incomplete == []
     assert _verdicts(partial) == _verdicts(full)
+    assert any("no audited verdict depends on them" in note for note in partial.notes)
 
 
 def test_an_unread_backend_is_a_gap_not_a_verdict(
@@ -377,7 +383,7 @@ def test_package_ids_match_cargo_metadata(offline_cargo: Path, registry_home: Pa
             check=True,
         ).stdout
     )
-    mine = build_metadata(manifest, {"CARGO_HOME": str(registry_home)}).document
+    mine = build_metadata(manifest, _env(registry_home)).document
     assert mine["workspace_members"] == real["workspace_members"]
     assert mine["resolve"]["root"] == real["resolve"]["root"]
     assert {p["id"] for p in mine["packages"]} == {p["id"] for p in real["packages"]}
@@ -444,7 +450,7 @@ def test_member_globs_and_exclude(
     glob = _no_exec_audit(project, registry_home, monkeypatch)
     assert sorted(glob.members) == ["app", "bench"]
     manifest.write_text(manifest.read_text() + 'exclude = ["bench"]\n')
-    metadata = build_metadata(manifest, {"CARGO_HOME": str(registry_home)}).document
+    metadata = build_metadata(manifest, _env(registry_home)).document
     assert [m.rsplit("/", 1)[-1] for m in metadata["workspace_members"]] == ["app#0.1.0"]
 
 
@@ -454,3 +460,39 @@ def test_cargo_resolver_is_refused(
     monkeypatch.setenv("CARGO_HOME", str(registry_home))
     with pytest.raises(FeatcheckError, match="--no-exec runs no process"):
         audit_project(CRATES / "pitb-exec-cpu", AuditOptions(no_exec=True, resolver="cargo"))
+
+
+def test_registry_manifests_are_kept_between_runs_and_read_again_when_changed(
+    tmp_path: Path, no_processes: None
+) -> None:
+    home = tmp_path / "home"
+    source = home / "registry" / "src" / "index.crates.io-0000"
+    shutil.copytree(REGISTRY / "burn-flex-0.22.1", source / "burn-flex-0.22.1")
+    _link_registry(source, {p.name for p in REGISTRY.iterdir()} - {"burn-flex-0.22.1"})
+    cache = tmp_path / "cache"
+    manifest = CRATES / "pitb-exec-cpu" / "Cargo.toml"
+
+    def flex_default() -> list[str]:
+        document = build_metadata(manifest, _env(home, cache)).document
+        flex = next(p for p in document["packages"] if p["name"] == "burn-flex")
+        return sorted(flex["features"]["default"])
+
+    first = flex_default()
+    kept = cache / "featcheck" / "noexec-manifests.json"
+    assert kept.is_file() and "burn-flex-0.22.1" in kept.read_text()
+    assert flex_default() == first  # from the cache
+    flex_manifest = source / "burn-flex-0.22.1" / "Cargo.toml"
+    text = flex_manifest.read_text()
+    flex_manifest.write_text(text.replace("default = [", 'default = ["changed", ', 1) + "\n")
+    assert flex_default() == sorted([*first, "changed"])
+
+
+def test_the_checkouts_own_manifests_are_never_cached(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, no_processes: None
+) -> None:
+    project = tmp_path / "project"
+    shutil.copytree(CRATES / "pitb-exec-cpu", project, ignore=shutil.ignore_patterns("target"))
+    shutil.copytree(REGISTRY, project / "vendor", symlinks=False)
+    cache = tmp_path / "cache"
+    build_metadata(project / "Cargo.toml", _env(tmp_path / "empty-home", cache))
+    assert not (cache / "featcheck").exists()

@@ -214,6 +214,9 @@ def audit_project(path: Path, options: AuditOptions) -> AuditResult:
     )
     result.findings = sorted(suppression.findings, key=_finding_order)
     result.suppressed = suppression.suppressed_counts()
+    unread_note = completeness.unread_note()
+    if unread_note is not None and not result.incomplete:
+        result.notes.append(unread_note)
     if result.incomplete:
         result.notes.extend(gap_notes(result.incomplete))
         # A suppression may look unused only because the build was not seen whole.

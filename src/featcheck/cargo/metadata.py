@@ -121,6 +121,14 @@ def parse_metadata(text: str) -> WorkspaceMetadata:
     """Read `cargo metadata --format-version 1` output."""
     try:
         data = json.loads(text)
+    except ValueError as error:
+        raise FeatcheckError(f"cargo metadata printed something unexpected ({error})") from None
+    return metadata_from_document(data)
+
+
+def metadata_from_document(data: Any) -> WorkspaceMetadata:
+    """The same, from the document already parsed (or built from files by `--no-exec`)."""
+    try:
         packages = {p["id"]: _package(p) for p in data["packages"]}
         members = tuple(packages[i] for i in data["workspace_members"])
         return WorkspaceMetadata(Path(data["workspace_root"]), members, packages, data)

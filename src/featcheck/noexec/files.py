@@ -14,7 +14,7 @@ import stat
 import sys
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from featcheck.errors import FeatcheckError
 from featcheck.manifest.document import read_manifest
@@ -32,7 +32,7 @@ def printable(text: object) -> str:
     return shown
 
 
-def valid_package_name(name: object) -> bool:
+def valid_package_name(name: object) -> TypeGuard[str]:
     """cargo's rule for package names (ASCII letters, digits, `-`, `_`; not starting with `-`)."""
     return isinstance(name, str) and _PACKAGE_NAME.fullmatch(name) is not None
 

@@ -104,6 +104,17 @@ class Completeness:
             )
         return BuildReach(frozenset(self.refs[i] for i in active), uncertain, gap)
 
+    def unread_note(self) -> str | None:
+        """For a complete audit that still left packages unread: how many, and why it does
+        not matter (no audited build reaches them, or nothing a rule checks lies below)."""
+        if not self.unread:
+            return None
+        reasons = "; ".join(sorted(set(self.unread.values())))
+        return (
+            f"--no-exec did not read {len(self.unread)} package(s) of Cargo.lock ({reasons}); "
+            "no audited verdict depends on them"
+        )
+
 
 def _watched(rules: Iterable[Rule]) -> frozenset[str] | None:
     """The crates the rules look at; None when a rule does not say (it may look at any)."""

@@ -29,6 +29,7 @@ from urllib.parse import quote
 from featcheck.cargo.checkout_config import default_cargo_home
 from featcheck.cargo.semver import matches
 from featcheck.errors import FeatcheckError
+from featcheck.noexec.cache import ManifestCache, cache_file
 from featcheck.noexec.crate_targets import crate_targets
 from featcheck.noexec.files import (
     has_control,
@@ -204,6 +205,34 @@ class _Manifest:
     name: str
     version: str
     declarations: list[dict[str, Any]]
+    features: dict[str, list[str]]
+    targets: list[dict[str, Any]]
+    edition: str
+
+    def distilled(self) -> dict[str, Any]:
+        """What the package data needs of a registry manifest (see `noexec.cache`)."""
+        return {
+            "name": self.name,
+            "version": self.version,
+            "dependencies": self.declarations,
+            "features": self.features,
+            "targets": self.targets,
+            "edition": self.edition,
+        }
+
+    @classmethod
+    def from_distilled(cls, path: Path, kept: dict[str, Any]) -> _Manifest:
+        """The manifest as `distilled` kept it."""
+        return cls(
+            path,
+            {},
+            kept["name"],
+            kept["version"],
+            kept["dependencies"],
+            kept["features"],
+            kept["targets"],
+            kept["edition"],
+        )
 
 
 def _read_package(manifest: Path, layout: WorkspaceLayout, *, local: bool) -> _Manifest:
@@ -222,31 +251,28 @@ def _read_package(manifest: Path, layout: WorkspaceLayout, *, local: bool) -> _M
         if not isinstance(version, str):
             raise TypeError("`package.version` must be a string")
         declarations = _declarations(data, manifest.parent, layout.root, root_data)
-        return _Manifest(manifest, data, str(name), version, declarations)
-    except (TypeError, ValueError, AttributeError) as error:
+        features = _features(data, declarations)
+        targets = crate_targets(data, manifest.parent, name)
+        edition = _package_field(package, "edition", root_data)
+        edition = edition if isinstance(edition, str) else "2015"
+        return _Manifest(manifest, data, name, version, declarations, features, targets, edition)
+    except (TypeError, ValueError, AttributeError, OSError) as error:
         raise shape_error(manifest, error) from None
 
 
 def _package_json(
     found: _Manifest, package_id: str, source: str | None, layout: WorkspaceLayout
 ) -> dict[str, Any]:
-    root_data = layout.root_data if source is None else {}
-    try:
-        features = _features(found.data, found.declarations)
-    except (TypeError, ValueError) as error:
-        raise shape_error(found.path, error) from None
-    package = table(found.data.get("package"))
-    edition = _package_field(package, "edition", root_data)
     return {
         "name": found.name,
         "version": found.version,
         "id": package_id,
         "source": source,
         "dependencies": found.declarations,
-        "targets": crate_targets(found.data, found.path.parent, found.name),
-        "features": features,
+        "targets": found.targets,
+        "features": found.features,
         "manifest_path": str(found.path),
-        "edition": edition if isinstance(edition, str) else "2015",
+        "edition": found.edition,
     }
 
 
@@ -283,24 +309,36 @@ class _Registry:
 
     def __init__(self, layout: WorkspaceLayout, environment: Mapping[str, str]) -> None:
         self.layout = layout
+        self.vendor = layout.root / "vendor"
         self.dirs = _registry_dirs(default_cargo_home(environment), layout.root)
+        self.cache = ManifestCache(cache_file(environment) if self.dirs else None)
 
     def find(self, name: str, version: str) -> _Manifest | None:
         for directory in self.dirs:
-            vendored = directory == self.layout.root / "vendor"
+            vendored = directory == self.vendor
             for candidate in (directory / f"{name}-{version}", directory / name):
                 manifest = candidate / "Cargo.toml"
-                if vendored and not self.layout.is_inside(manifest):
-                    continue  # a link out of the checkout: not read
-                try:
-                    if not manifest.is_file():
-                        continue
-                    found = _read_package(manifest, self.layout, local=False)
-                except (FeatcheckError, OSError):
-                    continue  # unreadable: the package stays unread
-                if found.name == name and found.version == version:
+                found = self._read(manifest, vendored)
+                if found is not None and found.name == name and found.version == version:
                     return found
         return None
+
+    def _read(self, manifest: Path, vendored: bool) -> _Manifest | None:
+        if vendored and not self.layout.is_inside(manifest):
+            return None  # a link out of the checkout: not read
+        kept = None if vendored else self.cache.get(manifest)
+        if kept is not None:
+            with contextlib.suppress(KeyError, TypeError):
+                return _Manifest.from_distilled(manifest, kept)
+        try:
+            if not manifest.is_file():
+                return None
+            found = _read_package(manifest, self.layout, local=False)
+        except (FeatcheckError, OSError):
+            return None  # unreadable: the package stays unread
+        if not vendored:
+            self.cache.put(manifest, found.distilled())
+        return found
 
 
 def _lock_entries(lock_path: Path) -> list[dict[str, Any]]:
@@ -475,6 +513,7 @@ def build_metadata(manifest: Path, environment: Mapping[str, str] | None = None)
                 unread[package_id] = GIT if str(source).startswith("git+") else NOT_FETCHED
         ids[id(entry)] = package_id
 
+    registry.cache.save()
     listed = {(p["name"], p["version"]) for p in packages if p["source"] is None}
     for read in paths.read.values():
         if (read.name, read.version) not in listed:

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from featcheck.cargo.cfg import TargetCfg
-from featcheck.cargo.metadata import WorkspaceMetadata, parse_metadata
+from featcheck.cargo.metadata import WorkspaceMetadata, metadata_from_document
 from featcheck.cargo.runner import CargoOutput, CargoRunner
 from featcheck.errors import FeatcheckError
 from featcheck.noexec.metadata import build_metadata
@@ -30,7 +29,7 @@ class FileRunner(CargoRunner):
         """`cargo metadata` rebuilt from the manifests, Cargo.lock and the local registry;
         packages it could not read are listed in `unread`."""
         built = build_metadata(manifest_path, os.environ)
-        return replace(parse_metadata(json.dumps(built.document)), unread=built.unread)
+        return replace(metadata_from_document(built.document), unread=built.unread)
 
     def host_triple(self) -> str:
         """The host triple, from the Python runtime."""
