@@ -91,9 +91,7 @@ class Completeness:
         reached = self._closure(active)
         uncertain = frozenset(self.refs[i] for i in reached if i in self.refs)
         watched = _watched(rules)
-        matters = bool(reached) and (
-            watched is None or any(self.refs[i].name in watched for i in reached if i in self.refs)
-        )
+        matters = any(self.refs[i].name in watched for i in reached if i in self.refs)
         gap = None
         if matters:
             gap = BuildGap(
@@ -116,11 +114,13 @@ class Completeness:
         )
 
 
-def _watched(rules: Iterable[Rule]) -> frozenset[str] | None:
-    """The crates the rules look at; None when a rule does not say (it may look at any)."""
+def _watched(rules: Iterable[Rule]) -> frozenset[str]:
+    """The crates the rules look at: those they check, and those whose features select them."""
     names: set[str] = set()
     for rule in rules:
-        names.update(rule.crate_names())  # every rule is a spec that names its crates
+        names.update(rule.crate_names())
+        if rule.used_when.selected_by is not None:
+            names.update(rule.used_when.selected_by.crates)
     return frozenset(names)
 
 
