@@ -9,21 +9,23 @@ fail the test. Verdicts are compared with the default audit (real cargo, offline
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import re
 import shutil
 import subprocess
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 from conftest import CRATES, FIXTURES, WORKSPACES
-from typer.testing import CliRunner
 
 from featcheck.audit import AuditOptions, audit_project
-from featcheck.cli import app
+from featcheck.cli import run
 from featcheck.errors import FeatcheckError
 from featcheck.noexec import SUPPORTED_TARGETS, build_metadata, builtin_cfg, detect_host_triple
 from featcheck.report import AuditResult, Location, Severity
@@ -115,6 +117,21 @@ def _no_exec_audit(
     return audit_project(path, AuditOptions(targets=targets, no_exec=True))
 
 
+@dataclass(frozen=True)
+class _Invocation:
+    exit_code: int
+    stdout: str
+    stderr: str
+
+
+def _invoke(args: list[str]) -> _Invocation:
+    """The CLI in process (no subprocess may start in these tests), its output captured."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = run(args)
+    return _Invocation(code, out.getvalue(), err.getvalue())
+
+
 def _exit(result: AuditResult) -> int:
     """The CLI's exit code for `result` (default failing level: warning)."""
     if any(f.severity >= Severity.WARNING for f in result.findings):
@@ -174,12 +191,12 @@ def test_fresh_machine_names_what_it_could_not_read(
 ) -> None:
     monkeypatch.setenv("CARGO_HOME", str(empty_home))
     path = str(CRATES / "pitb-exec-cpu")
-    text = CliRunner().invoke(app, ["check", path, "--no-exec"])
+    text = _invoke(["check", path, "--no-exec"])
     assert text.exit_code == 2
     assert "incomplete audit: --no-exec could not read burn@0.22.1" in text.stdout
     assert "cargo fetch" in text.stdout
     assert "no findings, audit incomplete (1 member" in text.stdout
-    report = CliRunner().invoke(app, ["check", path, "--no-exec", "--format", "json"])
+    report = _invoke(["check", path, "--no-exec", "--format", "json"])
     assert report.exit_code == 2
     document = json.loads(report.stdout)
     assert document["complete"] is False
@@ -404,12 +421,12 @@ def test_cli_no_exec(
 ) -> None:
     monkeypatch.setenv("CARGO_HOME", str(registry_home))
     path = str(CRATES / "pitb-exec-cpu")
-    result = CliRunner().invoke(app, ["check", path, "--no-exec", "--format", "json"])
+    result = _invoke(["check", path, "--no-exec", "--format", "json"])
     assert result.exit_code == 1
     report = json.loads(result.stdout)
     assert [(f["code"], f["confidence"]) for f in report["findings"]] == [("FC001", "resolved")]
     assert report["complete"] is True and report["incomplete"] == []
-    unknown = CliRunner().invoke(app, ["check", path, "--no-exec", "--target", "mips-x"])
+    unknown = _invoke(["check", path, "--no-exec", "--target", "mips-x"])
     assert unknown.exit_code == 2
 
 

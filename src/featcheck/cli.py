@@ -1,24 +1,27 @@
 """The command line: builds options from flags, runs the audit, renders, and sets the exit code.
 
 Exit codes: 0 no finding at or above the failing level, 1 findings, 2 usage, input or cargo error.
+
+Built on the standard library's argparse: a commit hook pays for every millisecond of start-up,
+and a CLI framework that coerces each parameter through a validation library cost more than the
+audit of a small crate (see benchmarks/bench_cli.py). Nothing here imports the audit, rich or
+tomlkit until a command needs them.
 """
 
 from __future__ import annotations
 
+import argparse
 import functools
 import io
 import os
 import shlex
 import sys
 import threading
+from collections.abc import Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import replace
-from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TextIO
-
-import typer
-from typer.core import TyperGroup
+from typing import TYPE_CHECKING, NoReturn, TextIO
 
 from featcheck import __version__
 from featcheck.errors import FeatcheckError
@@ -29,256 +32,257 @@ if TYPE_CHECKING:
     from featcheck.report import AuditResult
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
-_GROUP_FLAGS = ("--help", "-h", "--version")
+OUTPUT_FORMATS = ("text", "json", "github", "sarif")
+FAIL_ON_LEVELS = ("error", "warning", "info", "never")
+RESOLVERS = ("featcheck", "cargo")
+COMMANDS = ("check", "rules", "rule", "probe")
+
+_EXAMPLES = """\
+Examples:
+  featcheck                    audit the Cargo project in the current directory
+  featcheck crates/app -p app --target aarch64-apple-darwin
+  featcheck . --format sarif -o featcheck.sarif
+  cargo tree -e normal -f '{p} [{f}]' -i burn-flex | featcheck --tree -
+  cargo featcheck              the same audit, as a cargo subcommand
+
+Other commands:
+  featcheck rules              list every rule
+  featcheck rule CODE          print one rule's documentation
+  featcheck probe [PATH]       build and time a probe of the member's matmul (see --help)
+
+Exit codes: 0 clean, 1 findings at or above --fail-on, 2 usage, input or cargo error.
+Formats: text (default), json, sarif (code scanning), github (annotations and job
+summary; the default when GITHUB_ACTIONS=true). NO_COLOR turns colour off.
+"""
 
 
-class _DefaultToCheck(TyperGroup):
-    """`featcheck PATH` means `featcheck check PATH`: the audit is the default command."""
+class _Exit(Exception):
+    """Ends a command with an exit code (raised by helpers deep in a command)."""
 
-    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
-        if not args or (args[0] not in self.commands and args[0] not in _GROUP_FLAGS):
-            args = ["check", *args]
-        return super().parse_args(ctx, args)
-
-
-# `\b` keeps click from re-wrapping the example lines.
-_EXAMPLES = (
-    "\b\n"
-    "Examples:\n"
-    "  featcheck                    audit the Cargo project in the current directory\n"
-    "  featcheck crates/app -p app --target aarch64-apple-darwin\n"
-    "  featcheck . --format sarif -o featcheck.sarif\n"
-    "  cargo tree -e normal -f '{p} [{f}]' -i burn-flex | featcheck --tree -\n"
-    "  cargo featcheck              the same audit, as a cargo subcommand\n"
-    "\n"
-    "\b\n"
-    "Exit codes: 0 clean, 1 findings at or above --fail-on, 2 usage, input or cargo error.\n"
-    "Formats: text (default), json, sarif (code scanning), github (annotations and job\n"
-    "summary; the default when GITHUB_ACTIONS=true). NO_COLOR turns colour off."
-)
-
-app = typer.Typer(
-    cls=_DefaultToCheck,
-    add_completion=False,
-    no_args_is_help=False,
-    rich_markup_mode=None,
-    context_settings={"help_option_names": ["-h", "--help"]},
-    help="Audit the resolved Cargo feature set of a Rust project for silent performance losses.",
-)
+    def __init__(self, code: int) -> None:
+        super().__init__(code)
+        self.code = code
 
 
-class OutputFormat(str, Enum):
-    text = "text"
-    json = "json"
-    github = "github"
-    sarif = "sarif"
+class _Formatter(argparse.RawDescriptionHelpFormatter):
+    """argparse's layout with a capitalised `Usage:` and room for long option names."""
+
+    def __init__(self, prog: str) -> None:
+        super().__init__(prog, max_help_position=32)
+
+    def add_usage(
+        self,
+        usage: str | None,
+        actions: object,
+        groups: object,
+        prefix: str | None = None,
+    ) -> None:
+        super().add_usage(usage, actions, groups, "Usage: " if prefix is None else prefix)  # type: ignore[arg-type]
 
 
-class Resolver(str, Enum):
-    featcheck = "featcheck"
-    cargo = "cargo"
+class _Parser(argparse.ArgumentParser):
+    """Usage errors end in one line and exit 2, as every other input error does."""
+
+    def error(self, message: str) -> NoReturn:
+        _print_error_lines([f"featcheck: error: {message} (see `{self.prog} --help`)"])
+        raise _Exit(EXIT_ERROR)
 
 
-class FailOn(str, Enum):
-    error = "error"
-    warning = "warning"
-    info = "info"
-    never = "never"
+def _parser(prog: str, description: str, epilog: str | None = None) -> _Parser:
+    return _Parser(
+        prog=prog,
+        description=description,
+        epilog=epilog,
+        formatter_class=_Formatter,
+        allow_abbrev=False,
+    )
 
 
-def _version(value: bool) -> None:
-    if value:
+def _check_parser(prog: str) -> _Parser:
+    parser = _parser(
+        prog,
+        "Audit a project (or saved cargo tree text) and report what costs performance.\n\n"
+        "Resolves features per workspace member and per target exactly as `cargo build -p "
+        "MEMBER`\ndoes (`cargo tree -e normal -p MEMBER --target T`), then applies the rules.",
+        _EXAMPLES,
+    )
+    add = parser.add_argument
+    add(
+        "path",
+        nargs="?",
+        type=Path,
+        default=Path("."),
+        help="A directory with a Cargo.toml, or the Cargo.toml itself (default: .).",
+    )
+    add("--version", action="store_true", help="Print the version.")
+    add(
+        "-p",
+        "--package",
+        action="append",
+        metavar="MEMBER",
+        help="Audit only this workspace member (repeatable).",
+    )
+    add(
+        "--target",
+        action="append",
+        metavar="TRIPLE",
+        help="Audit for this target triple (repeatable; default: host).",
+    )
+    add(
+        "--tree",
+        metavar="FILE",
+        help="Audit text saved from `cargo tree -f '{p} [{f}]'` instead (- for stdin).",
+    )
+    add(
+        "--format",
+        dest="output_format",
+        choices=OUTPUT_FORMATS,
+        help="Output format (default: github when GITHUB_ACTIONS=true, else text).",
+    )
+    add(
+        "--fail-on",
+        choices=FAIL_ON_LEVELS,
+        help="Lowest severity that makes the exit code 1 (default: the configuration's "
+        "fail-on, else warning).",
+    )
+    add("--offline", action="store_true", help="Pass --offline to cargo.")
+    add(
+        "--locked",
+        action="store_true",
+        help="Pass --locked to cargo (fail if Cargo.lock is stale).",
+    )
+    add(
+        "--timeout",
+        type=_seconds,
+        default=300.0,
+        metavar="SECONDS",
+        help="Seconds to wait for each cargo call (default: 300).",
+    )
+    add(
+        "-q",
+        "--quiet",
+        action="store_true",
+        help="Text format: print only findings (nothing when clean), no notes or summary.",
+    )
+    add(
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="Text format: show each finding's chain, notes, full why and other fixes; "
+        "print each cargo and rustc command to stderr.",
+    )
+    add(
+        "--trust-checkout",
+        action="store_true",
+        help="Let cargo obey the project's rust-toolchain.toml and .cargo/config.toml, which "
+        "can run the project's own programs (default: it runs none).",
+    )
+    add(
+        "--select",
+        action="append",
+        metavar="CODES",
+        help="Also run these rules (codes or names, comma-separated), e.g. the hints.",
+    )
+    add("--ignore", action="append", metavar="CODES", help="Do not run these rules.")
+    add(
+        "--fix",
+        action="store_true",
+        help="Apply the fixes cargo confirmed, show the diff, then audit again (cargo may "
+        "update Cargo.lock for the new features, as `cargo add` would).",
+    )
+    add("--diff", action="store_true", help="Print the diff --fix would apply, and change nothing.")
+    add(
+        "--resolver",
+        choices=RESOLVERS,
+        default="featcheck",
+        help="featcheck: resolve features from one `cargo metadata` call (fast, proven equal "
+        "to cargo); cargo: ask `cargo tree -e normal` per member and target.",
+    )
+    add(
+        "-o",
+        "--output",
+        type=Path,
+        metavar="FILE",
+        help="Write the report to FILE instead of stdout (a regular file or a new name; "
+        "an existing symlink or special file there is refused).",
+    )
+    add(
+        "--no-exec",
+        action="store_true",
+        help="Start no process (no cargo, rustc, rustup): read the manifests, Cargo.lock and "
+        "the local cargo registry or vendor/; fixes are not confirmed.",
+    )
+    return parser
+
+
+def _seconds(text: str) -> float:
+    """A positive number of seconds (argparse reports the ValueError as a usage error)."""
+    value = float(text)
+    if not value > 0:
+        raise ValueError(text)
+    return value
+
+
+_seconds.__name__ = "number of seconds"  # how argparse names the type in its message
+
+
+def check(arguments: argparse.Namespace) -> int:
+    """`featcheck [check] [PATH] ...`: the audit."""
+    if arguments.version:
         print(f"featcheck {__version__}")
-        raise typer.Exit(EXIT_CLEAN)
-
-
-@app.callback(epilog=_EXAMPLES)
-def _root(
-    version: Annotated[
-        bool,
-        typer.Option("--version", callback=_version, is_eager=True, help="Print the version."),
-    ] = False,
-) -> None:
-    """Audit the resolved Cargo feature set of a Rust project for silent performance losses."""
-
-
-@app.command(epilog=_EXAMPLES)
-def check(
-    path: Annotated[
-        Path, typer.Argument(help="A directory with a Cargo.toml, or the Cargo.toml itself.")
-    ] = Path("."),
-    package: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--package",
-            "-p",
-            metavar="MEMBER",
-            help="Audit only this workspace member (repeatable).",
-        ),
-    ] = None,
-    target: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--target",
-            metavar="TRIPLE",
-            help="Audit for this target triple (repeatable; default: host).",
-        ),
-    ] = None,
-    tree: Annotated[
-        str | None,
-        typer.Option(
-            "--tree",
-            metavar="FILE",
-            help="Audit text saved from `cargo tree -f '{p} [{f}]'` instead (- for stdin).",
-        ),
-    ] = None,
-    output_format: Annotated[
-        OutputFormat | None,
-        typer.Option(
-            "--format",
-            help="Output format  [default: github when GITHUB_ACTIONS=true, else text]",
-        ),
-    ] = None,
-    fail_on: Annotated[
-        FailOn | None,
-        typer.Option(
-            "--fail-on",
-            help="Lowest severity that makes the exit code 1  [default: the configuration's "
-            "fail-on, else warning]",
-        ),
-    ] = None,
-    offline: Annotated[bool, typer.Option("--offline", help="Pass --offline to cargo.")] = False,
-    locked: Annotated[
-        bool, typer.Option("--locked", help="Pass --locked to cargo (fail if Cargo.lock is stale).")
-    ] = False,
-    timeout: Annotated[
-        float,
-        typer.Option("--timeout", metavar="SECONDS", help="Seconds to wait for each cargo call."),
-    ] = 300.0,
-    quiet: Annotated[
-        bool,
-        typer.Option(
-            "--quiet",
-            "-q",
-            help="Text format: print only findings (nothing when clean), no notes or summary.",
-        ),
-    ] = False,
-    verbose: Annotated[
-        bool,
-        typer.Option(
-            "--verbose",
-            "-v",
-            help="Text format: show each finding's chain, notes, full why and other fixes; "
-            "print each cargo and rustc command to stderr.",
-        ),
-    ] = False,
-    trust_checkout: Annotated[
-        bool,
-        typer.Option(
-            "--trust-checkout",
-            help="Let cargo obey the project's rust-toolchain.toml and .cargo/config.toml, "
-            "which can run the project's own programs (default: it runs none).",
-        ),
-    ] = False,
-    select: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--select",
-            metavar="CODES",
-            help="Also run these rules (codes or names, comma-separated), e.g. the hints.",
-        ),
-    ] = None,
-    ignore: Annotated[
-        list[str] | None,
-        typer.Option("--ignore", metavar="CODES", help="Do not run these rules."),
-    ] = None,
-    fix: Annotated[
-        bool,
-        typer.Option(
-            "--fix",
-            help="Apply the fixes cargo confirmed, show the diff, then audit again "
-            "(cargo may update Cargo.lock for the new features, as `cargo add` would).",
-        ),
-    ] = False,
-    diff: Annotated[
-        bool,
-        typer.Option("--diff", help="Print the diff --fix would apply, and change nothing."),
-    ] = False,
-    resolver: Annotated[
-        Resolver,
-        typer.Option(
-            "--resolver",
-            help="featcheck: resolve features from one `cargo metadata` call (fast, proven equal "
-            "to cargo); cargo: ask `cargo tree -e normal` per member and target.",
-        ),
-    ] = Resolver.featcheck,
-    output: Annotated[
-        Path | None,
-        typer.Option(
-            "--output",
-            "-o",
-            metavar="FILE",
-            help="Write the report to FILE instead of stdout (a regular file or a new name; "
-            "an existing symlink or special file there is refused).",
-        ),
-    ] = None,
-    no_exec: Annotated[
-        bool,
-        typer.Option(
-            "--no-exec",
-            help="Start no process (no cargo, rustc, rustup): read the manifests, Cargo.lock "
-            "and the local cargo registry or vendor/; fixes are not confirmed.",
-        ),
-    ] = False,
-) -> None:
-    """Audit a project (or saved cargo tree text) and report what costs performance.
-
-    Resolves features per workspace member and per target exactly as `cargo build -p MEMBER`
-    does (`cargo tree -e normal -p MEMBER --target T`), then applies the rules.
-    """
+        return EXIT_CLEAN
     from featcheck.audit import AuditOptions, audit_project, audit_tree_text
 
-    chosen_format = output_format or _default_format()
-    github = chosen_format is OutputFormat.github or _in_actions()
-    terminal = _Terminal(spinner=not quiet, github=github)
+    chosen_format: str = arguments.output_format or _default_format()
+    github = chosen_format == "github" or _in_actions()
+    terminal = _Terminal(spinner=not arguments.quiet, github=github)
     options = AuditOptions(
-        packages=tuple(package or ()),
-        targets=tuple(target or ()),
-        offline=offline,
-        locked=locked,
-        timeout=timeout,
-        select=_codes(select),
-        ignore=_codes(ignore),
-        on_command=terminal.show_command if verbose else None,
-        trust_checkout=trust_checkout,
-        resolver=resolver.value,
-        no_exec=no_exec,
+        packages=tuple(arguments.package or ()),
+        targets=tuple(arguments.target or ()),
+        offline=arguments.offline,
+        locked=arguments.locked,
+        timeout=arguments.timeout,
+        select=_codes(arguments.select),
+        ignore=_codes(arguments.ignore),
+        on_command=terminal.show_command if arguments.verbose else None,
+        trust_checkout=arguments.trust_checkout,
+        resolver=arguments.resolver,
+        no_exec=arguments.no_exec,
     )
+    path: Path = arguments.path
     try:
-        if tree is not None:
-            if fix or diff:
+        if arguments.tree is not None:
+            if arguments.fix or arguments.diff:
                 raise FeatcheckError("--fix and --diff need the project, not saved tree text")
-            text = _read_tree_input(tree)
-            result = audit_tree_text(text, "<stdin>" if tree == "-" else tree, options)
+            text = _read_tree_input(arguments.tree)
+            source = "<stdin>" if arguments.tree == "-" else arguments.tree
+            result = audit_tree_text(text, source, options)
         else:
-            with terminal.working("Reading the manifests" if no_exec else "Resolving features"):
+            reading = "Reading the manifests" if arguments.no_exec else "Resolving features"
+            with terminal.working(reading):
                 result = audit_project(path, options)
-            if diff:
-                _show_diff(result)
-            if fix:
+            if arguments.diff:
+                return _show_diff(result)
+            if arguments.fix:
                 _apply_fixes(result)
                 with terminal.working("Auditing again"):
                     result = audit_project(path, replace(options, update_lockfile=True))
     except FeatcheckError as error:
         _fail(error, github=github)
-    if verbose:
+    if arguments.verbose:
         for skip in result.skipped:  # said once, so that a skipped target is never just "clean"
             print(f"featcheck: {skip.describe()}", file=sys.stderr)
     try:
-        _render(result, chosen_format, quiet=quiet, verbose=verbose, output=output)
+        _render(
+            result,
+            chosen_format,
+            quiet=arguments.quiet,
+            verbose=arguments.verbose,
+            output=arguments.output,
+        )
     except FeatcheckError as error:
         _fail(error, github=github)
-    raise typer.Exit(_exit_code(result, fail_on, github=github))
+    return _exit_code(result, arguments.fail_on, github=github)
 
 
 def _codes(values: list[str] | None) -> tuple[str, ...]:
@@ -288,10 +292,10 @@ def _codes(values: list[str] | None) -> tuple[str, ...]:
     )
 
 
-def _exit_code(result: AuditResult, fail_on: FailOn | None, *, github: bool = False) -> int:
+def _exit_code(result: AuditResult, fail_on: str | None, *, github: bool = False) -> int:
     from featcheck.report import Severity
 
-    chosen = fail_on.value if fail_on is not None else result.fail_on or "warning"
+    chosen = fail_on or result.fail_on or "warning"
     if chosen != "never":
         level = Severity.parse(chosen)
         if any(f.severity >= level for f in result.findings):
@@ -305,7 +309,7 @@ def _exit_code(result: AuditResult, fail_on: FailOn | None, *, github: bool = Fa
     return EXIT_CLEAN
 
 
-def _show_diff(result: AuditResult) -> None:
+def _show_diff(result: AuditResult) -> int:
     """`--diff`: the diff on stdout, nothing written; exit 1 when there is something to fix."""
     from featcheck.fixes.apply import plan_changes, render_diff
 
@@ -317,7 +321,7 @@ def _show_diff(result: AuditResult) -> None:
         + (f"; {unfixable} finding(s) have no confirmed fix" if unfixable else ""),
         file=sys.stderr,
     )
-    raise typer.Exit(EXIT_FINDINGS if changes else EXIT_CLEAN)
+    return EXIT_FINDINGS if changes else EXIT_CLEAN
 
 
 def _print_diff(diff: str, stream: TextIO) -> None:
@@ -346,46 +350,34 @@ def _apply_fixes(result: AuditResult) -> None:
     print(f"featcheck: fixed {len(changes)} file(s)", file=sys.stderr)
 
 
-@app.command("rules")
-def list_rules(
-    path: Annotated[
-        Path,
-        typer.Argument(help="The project whose own rules ([[rule]] entries) to list too."),
-    ] = Path("."),
-) -> None:
-    """List every rule: code, name, default severity, what it checks."""
+def list_rules(arguments: argparse.Namespace) -> int:
+    """`featcheck rules [PATH]`: every rule (with the project's own), code, name, default
+    severity and what it checks."""
     from featcheck.config import project_catalogue
     from featcheck.rules.docs import documented_rules, rule_line
 
     try:
-        catalogue = project_catalogue(path)
+        catalogue = project_catalogue(arguments.path)
     except FeatcheckError as error:
         _fail(error)
     for rule in documented_rules(catalogue.rules):
         print(rule_line(rule))
+    return EXIT_CLEAN
 
 
-@app.command("rule")
-def show_rule(
-    code: Annotated[str, typer.Argument(help="A rule code or name, e.g. FC001.")],
-    path: Annotated[
-        Path, typer.Argument(help="The project whose own rules to look in too.")
-    ] = Path("."),
-) -> None:
-    """Print one rule's documentation."""
+def show_rule(arguments: argparse.Namespace) -> int:
+    """`featcheck rule CODE`: one rule's documentation."""
     from featcheck.config import project_catalogue
     from featcheck.rules.docs import find_documented, rule_markdown
 
     try:
-        rule = find_documented(code, project_catalogue(path).rules)
+        rule = find_documented(arguments.code, project_catalogue(arguments.path).rules)
     except FeatcheckError as error:
         _fail(error)
     if rule is None:
-        _fail(FeatcheckError(f"unknown rule {code!r} (see `featcheck rules`)"))
+        _fail(FeatcheckError(f"unknown rule {arguments.code!r} (see `featcheck rules`)"))
     print(rule_markdown(rule), end="")
-
-
-# --- terminal manners, machine formats and `cargo featcheck` (issue 4) ---------------------
+    return EXIT_CLEAN
 
 
 class _Terminal:
@@ -435,14 +427,14 @@ def _in_actions() -> bool:
     return os.environ.get("GITHUB_ACTIONS") == "true"
 
 
-def _default_format() -> OutputFormat:
+def _default_format() -> str:
     """github inside GitHub Actions (GITHUB_ACTIONS=true), text everywhere else."""
-    return OutputFormat.github if _in_actions() else OutputFormat.text
+    return "github" if _in_actions() else "text"
 
 
 def _render(
     result: AuditResult,
-    output_format: OutputFormat,
+    output_format: str,
     *,
     quiet: bool,
     verbose: bool,
@@ -450,15 +442,15 @@ def _render(
 ) -> None:
     """Render to stdout, or with `output` to that file (see render/output.py)."""
     stream = io.StringIO()
-    if output_format is OutputFormat.json:
+    if output_format == "json":
         from featcheck.render.json_report import render_json
 
         stream.write(render_json(result))
-    elif output_format is OutputFormat.sarif:
+    elif output_format == "sarif":
         from featcheck.render.sarif import render_sarif
 
         stream.write(render_sarif(result))
-    elif output_format is OutputFormat.github:
+    elif output_format == "github":
         from featcheck.render.github import write_github
 
         write_github(result, stream)
@@ -476,7 +468,7 @@ def _render(
 
         write_report(output, text)
         return
-    if output_format is OutputFormat.text and _in_actions():
+    if output_format == "text" and _in_actions():
         # The text report quotes manifest lines: in an Actions log it is kept inert as a whole.
         from featcheck.render.github import stop_commands
 
@@ -489,23 +481,11 @@ def cargo_main() -> None:
     args = sys.argv[1:]
     if args[:1] == ["featcheck"]:
         args = args[1:]
-    app(args=args, prog_name="cargo featcheck")
-
-
-# --- end of issue 4 additions -------------------------------------------------------------
-
-
-# --- `featcheck probe` (issue 5): the one command that compiles and runs code --------------
-
-
-class ProbeFormat(str, Enum):
-    text = "text"
-    json = "json"
+    sys.exit(run(args, prog="cargo featcheck"))
 
 
 _PROBE_HELP = """Measure whether the member's matmul runs on one core: build and time a probe.
 
-\b
 The probe is the only part of featcheck that compiles and runs code. It builds registry
 crates at the versions your Cargo.lock pins (burn, burn-flex and gemm with exactly the
 features your member resolves) plus featcheck's own small probe crate, in your cache
@@ -514,13 +494,11 @@ build scripts and proc-macros; before it does, the probe lists them and asks (on
 terminal) or needs --yes (anywhere else). It never builds or runs your crate, its build
 script or its path dependencies. A probe built before compiles nothing and asks nothing.
 
-\b
 It times an N x N f32 matmul and one 784-512-10 MLP train step (batch 256) on burn's CPU
 backend (warm-up, then 10 timed runs; min and median) with RAYON_NUM_THREADS=1 and with
 all cores, recording which threads of the probe did the work. The first build of a
 configuration takes minutes; later probes of it start timing within seconds.
 
-\b
 Verdict, from the CPU time of each thread during the all-core matmuls (valid on a busy
 machine): single-threaded (exit 1) or multi-threaded (exit 0); timings are shown as the
 second piece of evidence, marked when measured under load. Inconclusive (exit 0) only
@@ -529,60 +507,67 @@ timings that do not settle it. Exit 2 on errors.
 """
 
 
-@app.command("probe", help=_PROBE_HELP)
-def probe(
-    path: Annotated[
-        Path, typer.Argument(help="A directory with a Cargo.toml, or the Cargo.toml itself.")
-    ] = Path("."),
-    package: Annotated[
-        str | None,
-        typer.Option("--package", "-p", metavar="MEMBER", help="The workspace member to probe."),
-    ] = None,
-    n: Annotated[
-        int,
-        typer.Option(
-            "--n", metavar="N", help="Matrix size (below 192 burn-flex never parallelises)."
-        ),
-    ] = 1024,
-    compare_fix: Annotated[
-        bool,
-        typer.Option(
-            "--compare-fix",
-            help="Also build and time the member with featcheck's confirmed fix applied (on a "
-            "temporary copy), and PyTorch when it is importable.",
-        ),
-    ] = False,
-    output_format: Annotated[
-        ProbeFormat, typer.Option("--format", help="Output format.")
-    ] = ProbeFormat.text,
-    offline: Annotated[
-        bool,
-        typer.Option(
-            "--offline", help="Keep cargo off the network (needs a filled registry cache)."
-        ),
-    ] = False,
-    mlp: Annotated[
-        bool,
-        typer.Option("--mlp/--no-mlp", help="Also time one training step of a 784-512-10 MLP."),
-    ] = True,
-    yes: Annotated[
-        bool,
-        typer.Option(
-            "--yes",
-            "-y",
-            help="Build without asking (required where no terminal can ask, such as CI).",
-        ),
-    ] = False,
-    timeout: Annotated[
-        float,
-        typer.Option(
-            "--timeout", metavar="SECONDS", help="Seconds for each cargo resolution and probe run."
-        ),
-    ] = 300.0,
-    verbose: Annotated[
-        bool, typer.Option("--verbose", "-v", help="Print each cargo command to stderr.")
-    ] = False,
-) -> None:
+def _probe_parser(prog: str) -> _Parser:
+    parser = _parser(prog, _PROBE_HELP)
+    add = parser.add_argument
+    add(
+        "path",
+        nargs="?",
+        type=Path,
+        default=Path("."),
+        help="A directory with a Cargo.toml, or the Cargo.toml itself (default: .).",
+    )
+    add("-p", "--package", metavar="MEMBER", help="The workspace member to probe.")
+    add(
+        "--n",
+        type=int,
+        default=1024,
+        metavar="N",
+        help="Matrix size (below 192 burn-flex never parallelises; default: 1024).",
+    )
+    add(
+        "--compare-fix",
+        action="store_true",
+        help="Also build and time the member with featcheck's confirmed fix applied (on a "
+        "temporary copy), and PyTorch when it is importable.",
+    )
+    add(
+        "--format",
+        dest="output_format",
+        choices=("text", "json"),
+        default="text",
+        help="Output format (default: text).",
+    )
+    add(
+        "--offline",
+        action="store_true",
+        help="Keep cargo off the network (needs a filled registry cache).",
+    )
+    add(
+        "--mlp",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="Also time one training step of a 784-512-10 MLP (default: on).",
+    )
+    add(
+        "-y",
+        "--yes",
+        action="store_true",
+        help="Build without asking (required where no terminal can ask, such as CI).",
+    )
+    add(
+        "--timeout",
+        type=_seconds,
+        default=300.0,
+        metavar="SECONDS",
+        help="Seconds for each cargo resolution and probe run (default: 300).",
+    )
+    add("-v", "--verbose", action="store_true", help="Print each cargo command to stderr.")
+    return parser
+
+
+def probe(arguments: argparse.Namespace) -> int:
+    """`featcheck probe`: build and time the member's matmul."""
     from featcheck.probe.command import ProbeOptions, run_probe
     from featcheck.probe.verdict import Verdict
 
@@ -600,24 +585,25 @@ def probe(
                 "the probe must compile the crates listed above and no terminal can confirm "
                 "it; pass --yes to allow the build (a probe built before needs no --yes)"
             )
-        return typer.confirm("Build and run the probe?", default=False, err=True)
+        print("Build and run the probe? [y/N]: ", end="", file=sys.stderr, flush=True)
+        return sys.stdin.readline().strip().lower() in {"y", "yes"}
 
     options = ProbeOptions(
-        path=path,
-        package=package,
-        n=n,
-        compare_fix=compare_fix,
-        offline=offline,
-        mlp=mlp,
-        timeout=timeout,
-        on_command=show_command if verbose else None,
-        confirm=None if yes else confirm,
+        path=arguments.path,
+        package=arguments.package,
+        n=arguments.n,
+        compare_fix=arguments.compare_fix,
+        offline=arguments.offline,
+        mlp=arguments.mlp,
+        timeout=arguments.timeout,
+        on_command=show_command if arguments.verbose else None,
+        confirm=None if arguments.yes else confirm,
     )
     try:
         report = run_probe(options, say)
     except FeatcheckError as error:
         _fail(error)
-    if output_format is ProbeFormat.json:
+    if arguments.output_format == "json":
         from featcheck.probe.report import render_json
 
         sys.stdout.write(render_json(report))
@@ -626,10 +612,7 @@ def probe(
 
         render_text(report)
     single = report.current.decision.verdict is Verdict.SINGLE
-    raise typer.Exit(EXIT_FINDINGS if single else EXIT_CLEAN)
-
-
-# --- end of issue 5 additions -------------------------------------------------------------
+    return EXIT_FINDINGS if single else EXIT_CLEAN
 
 
 def _read_tree_input(name: str) -> str:
@@ -655,7 +638,7 @@ def _fail(error: FeatcheckError, *, github: bool = False) -> NoReturn:
     _print_error_lines(
         [f"featcheck: error: {first}", *(f"  {line}" for line in rest)], github=github
     )
-    raise typer.Exit(EXIT_ERROR)
+    raise _Exit(EXIT_ERROR)
 
 
 def _print_error_lines(lines: list[str], *, github: bool = False) -> None:
@@ -673,6 +656,41 @@ def _print_error_lines(lines: list[str], *, github: bool = False) -> None:
     sys.stderr.flush()
 
 
+def run(args: Sequence[str], prog: str = "featcheck") -> int:
+    """Run one command line (without the program name) and return its exit code."""
+    args = list(args)
+    command = args[0] if args and args[0] in COMMANDS else "check"
+    if args and args[0] == command:
+        args = args[1:]
+    try:
+        if command == "rules":
+            parser = _parser(f"{prog} rules", "List every rule.")
+            parser.add_argument(
+                "path",
+                nargs="?",
+                type=Path,
+                default=Path("."),
+                help="The project whose own rules ([[rule]] entries) to list too (default: .).",
+            )
+            return list_rules(parser.parse_args(args))
+        if command == "rule":
+            parser = _parser(f"{prog} rule", "Print one rule's documentation.")
+            parser.add_argument("code", help="A rule code or name, e.g. FC001.")
+            parser.add_argument(
+                "path",
+                nargs="?",
+                type=Path,
+                default=Path("."),
+                help="The project whose own rules to look in too (default: .).",
+            )
+            return show_rule(parser.parse_args(args))
+        if command == "probe":
+            return probe(_probe_parser(f"{prog} probe").parse_args(args))
+        return check(_check_parser(prog).parse_args(args))
+    except _Exit as done:
+        return done.code
+
+
 def main() -> None:
     """Console-script entry point."""
-    app()
+    sys.exit(run(sys.argv[1:]))

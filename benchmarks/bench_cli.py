@@ -1,0 +1,251 @@
+#!/usr/bin/env python3
+"""Benchmark: the whole `featcheck` process as a user waits for it, side by side with cargo.
+
+Every case times the full command line (interpreter start, imports, cargo, resolution, rules,
+fixes, rendering) and, interleaved with it in the same loop, the cargo call a user would
+compare it with. Medians over `--repeat` paired runs; the ratio is median over median. All runs
+use an offline CARGO_HOME over the stub registry in fixtures/registry, so the graphs are the real
+ones and the network plays no part.
+
+- flagged crate: `featcheck crates/pitb-exec-cpu` (a finding and its confirmed fix) against
+  `cargo tree -e normal -i burn-flex` in that crate; goal <= 1.5x;
+- clean crate: `featcheck crates/pitb-exec-cpu-simd` against the same; goal <= 1.3x;
+- --no-exec: `featcheck --no-exec crates/pitb-exec-cpu` (starts no process); goal <= 1.0x;
+- 100 members: a generated workspace, 40% of its members flagged, against one
+  `cargo metadata`; goal <= 1.5x;
+- 500 members: the same with 500 members; goal <= 2x and a peak RSS under 300 MB.
+
+    .venv/bin/python benchmarks/bench_cli.py [--repeat 7] [--sizes 100 500]
+
+Nothing here asserts; the goals are printed next to the numbers. The machine it runs on is named
+in the output: on a shared machine, compare ratios from one run, not times across runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+REGISTRY = REPO / "fixtures" / "registry"
+CRATES = REPO / "crates"
+BURN = 'version = "=0.22.1"'
+FEATCHECK = [sys.executable, "-m", "featcheck"]
+
+
+def offline_environment(home: Path) -> dict[str, str]:
+    """An offline CARGO_HOME over the stub registry, which --no-exec can read as well."""
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "config.toml").write_text(
+        '[source.crates-io]\nreplace-with = "stub"\n'
+        f"[source.stub]\ndirectory = {json.dumps(REGISTRY.as_posix())}\n"
+        "[net]\noffline = true\n"
+    )
+    # --no-exec reads unpacked registry crates from $CARGO_HOME/registry/src/<index>/NAME-VERSION,
+    # which is what a machine that has built the project once holds.
+    unpacked = home / "registry" / "src"
+    unpacked.mkdir(parents=True, exist_ok=True)
+    (unpacked / "index.crates.io-1949cf8c6b5b557f").symlink_to(REGISTRY, target_is_directory=True)
+    environment = {
+        key: value
+        for key, value in os.environ.items()
+        if not key.startswith("GITHUB_") and key not in {"RUSTC_WRAPPER", "RUSTC"}
+    }
+    environment.update(
+        CARGO_HOME=str(home),
+        RUSTUP_HOME=os.environ.get("RUSTUP_HOME") or str(Path.home() / ".rustup"),
+        CARGO_TERM_COLOR="never",
+        NO_COLOR="1",
+    )
+    return environment
+
+
+def _member(index: int, library: str) -> tuple[str, str]:
+    """(Cargo.toml, source file) of member `index`: five patterns, two of them flagged."""
+    name = f"m{index:03d}"
+    header = f'[package]\nname = "{name}"\nversion = "0.1.0"\nedition = "2024"\n\n[dependencies]\n'
+    pattern = index % 5
+    if pattern == 0:  # burn's minimal template: flex without rayon (flagged)
+        body = f'burn = {{ {BURN}, default-features = false, features = ["std", "flex"] }}\n'
+        return header + body + f'{library} = {{ path = "../{library}" }}\n', "main.rs"
+    if pattern == 1:  # workspace inheritance of an entry whose defaults are off (flagged)
+        return header + 'burn = { workspace = true, features = ["flex"] }\n', "main.rs"
+    if pattern == 2:  # burn's defaults plus the CPU backend (clean)
+        return header + f'burn = {{ {BURN}, features = ["flex", "autodiff"] }}\n', "main.rs"
+    if pattern == 3:  # the same through the passthrough features (clean)
+        features = '["std", "flex", "rayon", "simd"]'
+        body = f"burn = {{ {BURN}, default-features = false, features = {features} }}\n"
+        return header + body, "main.rs"
+    # a backend-agnostic library (clean)
+    return header + f'burn = {{ {BURN}, default-features = false, features = ["std"] }}\n', "lib.rs"
+
+
+def generate_workspace(directory: Path, members: int, environment: dict[str, str]) -> Path:
+    """A workspace of `members` members, 40% of them flagged, with its lockfile."""
+    names = [f"m{i:03d}" for i in range(members)]
+    library = names[4]
+    directory.mkdir(parents=True)
+    (directory / "Cargo.toml").write_text(
+        '[workspace]\nresolver = "3"\nmembers = ['
+        + ", ".join(json.dumps(name) for name in names)
+        + "]\n\n[workspace.dependencies]\n"
+        + f'burn = {{ {BURN}, default-features = false, features = ["std"] }}\n'
+    )
+    for index, name in enumerate(names):
+        manifest, source = _member(index, library)
+        (directory / name / "src").mkdir(parents=True)
+        (directory / name / "Cargo.toml").write_text(manifest)
+        (directory / name / "src" / source).write_text(
+            "fn main() {}\n" if source == "main.rs" else ""
+        )
+    subprocess.run(
+        ["cargo", "generate-lockfile", "--offline"],
+        cwd=directory,
+        env=environment,
+        check=True,
+        capture_output=True,
+    )
+    return directory
+
+
+@dataclass(frozen=True)
+class Run:
+    seconds: float
+    returncode: int
+    peak_rss_mb: float
+    output: str
+
+
+def run(command: list[str], cwd: Path, environment: dict[str, str]) -> Run:
+    """Wall time, exit code and output of one process."""
+    start = time.perf_counter()
+    process = subprocess.Popen(
+        command, cwd=cwd, env=environment, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
+    )
+    output, _ = process.communicate()
+    seconds = time.perf_counter() - start
+    return Run(seconds, process.returncode, 0.0, output.decode(errors="replace"))
+
+
+def run_measuring_rss(command: list[str], cwd: Path, environment: dict[str, str]) -> Run:
+    """Like `run`, with the peak RSS of that one process (Linux: KiB; macOS: bytes)."""
+    start = time.perf_counter()
+    process = subprocess.Popen(
+        command, cwd=cwd, env=environment, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    _, status, usage = os.wait4(process.pid, 0)
+    seconds = time.perf_counter() - start
+    process.returncode = os.waitstatus_to_exitcode(status)
+    divisor = 2**20 if sys.platform == "darwin" else 1024
+    return Run(seconds, process.returncode, usage.ru_maxrss / divisor, "")
+
+
+@dataclass(frozen=True)
+class Case:
+    label: str
+    featcheck: list[str]
+    cargo: list[str]
+    cargo_label: str
+    cwd: Path
+    goal: float
+    expected_exit: int
+
+
+def measure(case: Case, environment: dict[str, str], repeat: int) -> dict[str, object]:
+    """Paired runs: cargo, then featcheck, `repeat` times after one warm-up of each."""
+    warm_cargo = run(case.cargo, case.cwd, environment)
+    warm_featcheck = run(case.featcheck, case.cwd, environment)
+    if warm_cargo.returncode != 0:
+        raise SystemExit(f"{case.cargo_label} failed in {case.cwd}:\n{warm_cargo.output}")
+    if warm_featcheck.returncode != case.expected_exit:
+        raise SystemExit(
+            f"{case.label}: featcheck exited {warm_featcheck.returncode}, expected"
+            f" {case.expected_exit}:\n{warm_featcheck.output}"
+        )
+    cargo_times: list[float] = []
+    featcheck_times: list[float] = []
+    peak = 0.0
+    for _ in range(repeat):
+        cargo_times.append(run(case.cargo, case.cwd, environment).seconds)
+        measured = run_measuring_rss(case.featcheck, case.cwd, environment)
+        featcheck_times.append(measured.seconds)
+        peak = max(peak, measured.peak_rss_mb)
+    cargo_median = statistics.median(cargo_times)
+    featcheck_median = statistics.median(featcheck_times)
+    return {
+        "case": case.label,
+        "featcheck": featcheck_median,
+        "cargo": cargo_median,
+        "cargo_label": case.cargo_label,
+        "ratio": featcheck_median / cargo_median,
+        "goal": case.goal,
+        "rss": peak,
+        "exit": warm_featcheck.returncode,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--repeat", type=int, default=7)
+    parser.add_argument("--sizes", type=int, nargs="*", default=[100, 500])
+    options = parser.parse_args()
+    tree = ["cargo", "tree", "-e", "normal", "-i", "burn-flex", "-f", "{p} [{f}]"]
+    metadata = ["cargo", "metadata", "--format-version", "1"]
+    with tempfile.TemporaryDirectory() as scratch:
+        environment = offline_environment(Path(scratch) / "cargo-home")
+        flagged = CRATES / "pitb-exec-cpu"
+        cases = [
+            Case("flagged crate", [*FEATCHECK, "."], tree, "cargo tree", flagged, 1.5, 1),
+            Case(
+                "clean crate",
+                [*FEATCHECK, "."],
+                tree,
+                "cargo tree",
+                CRATES / "pitb-exec-cpu-simd",
+                1.3,
+                0,
+            ),
+            Case("--no-exec", [*FEATCHECK, "--no-exec", "."], tree, "cargo tree", flagged, 1.0, 1),
+        ]
+        for size in options.sizes:
+            workspace = generate_workspace(Path(scratch) / f"ws{size}", size, environment)
+            goal = 1.5 if size <= 100 else 2.0
+            cases.append(
+                Case(
+                    f"{size} members",
+                    [*FEATCHECK, "."],
+                    metadata,
+                    "cargo metadata",
+                    workspace,
+                    goal,
+                    1,
+                )
+            )
+        rows = [measure(case, environment, options.repeat) for case in cases]
+    print(
+        f"machine: {platform.machine()}, {os.cpu_count()} cores, {platform.system()};"
+        f" python {platform.python_version()}; medians of {options.repeat} paired runs\n"
+    )
+    header = f"{'case':<15}{'featcheck':>11}{'compared with':>26}{'ratio':>8}{'goal':>8}{'RSS':>9}"
+    print(header)
+    print("-" * len(header))
+    for row in rows:
+        versus = f"{row['cargo_label']} {row['cargo']:.3f}s"
+        verdict = "ok" if float(row["ratio"]) <= float(row["goal"]) else "MISSED"  # type: ignore[arg-type]
+        print(
+            f"{row['case']:<15}{row['featcheck']:>10.3f}s{versus:>26}{row['ratio']:>7.2f}x"
+            f"{'<=' + format(row['goal'], '.1f') + 'x':>8}{row['rss']:>6.0f} MB  {verdict}"
+        )
+
+
+if __name__ == "__main__":
+    main()
