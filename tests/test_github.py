@@ -9,7 +9,6 @@ import shutil
 from pathlib import Path
 
 import pytest
-import typer
 from actions_support import (
     clear_actions_environment,
     host_triple,
@@ -377,13 +376,13 @@ def test_log_lines_are_inert(text: str, shown: str) -> None:
 def test_errors_in_actions_are_printed_inside_stop_commands(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from featcheck.cli import _fail
+    from featcheck.cli import _Exit, _fail
     from featcheck.errors import FeatcheckError
 
     monkeypatch.setenv("GITHUB_ACTIONS", "true")
-    with pytest.raises(typer.Exit) as raised:
+    with pytest.raises(_Exit) as raised:
         _fail(FeatcheckError(f"cargo metadata failed: {HOSTILE}\n::error::second line"))
-    assert raised.value.exit_code == 2
+    assert raised.value.code == 2
     err = capsys.readouterr().err
     assert _commands(err) == []
     assert _log(err) == [
