@@ -13,7 +13,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES, run_featcheck
+from conftest import FIXTURES, WORKSPACES, run_featcheck
 
 from featcheck.audit import AuditOptions, audit_project
 from featcheck.cargo.cfg import TargetCfg
@@ -26,11 +26,13 @@ RULE_FIXTURES = FIXTURES / "rules"
 CASES = sorted(p.parent for p in RULE_FIXTURES.glob("fc*/*/Cargo.toml"))
 
 
-def audit_fixture(fixture: Path, tmp_path: Path, *targets: str) -> AuditResult:
+def audit_fixture(
+    fixture: Path, tmp_path: Path, *targets: str, resolver: str = "featcheck"
+) -> AuditResult:
     """Audit a copy of `fixture` (cargo writes a Cargo.lock) as the CLI does, without fixes."""
     copy = tmp_path / fixture.name
     shutil.copytree(fixture, copy)
-    options = AuditOptions(targets=targets, confirm_fixes=False)
+    options = AuditOptions(targets=targets, confirm_fixes=False, resolver=resolver)
     return audit_project(copy, options)
 
 
@@ -65,17 +67,19 @@ def test_every_builtin_rule_has_fixtures_both_ways() -> None:
 
 
 @pytest.mark.parametrize(
-    "target, reason",
+    "target, reason, resolver",
     [
-        ("wasm32-unknown-unknown", "no threads"),
-        ("thumbv7em-none-eabihf", "no `std`"),
+        ("wasm32-unknown-unknown", "no threads", "featcheck"),
+        ("wasm32-unknown-unknown", "no threads", "cargo"),  # cargo tree needs no installed target
+        ("thumbv7em-none-eabihf", "no `std`", "featcheck"),
     ],
 )
 def test_threading_rules_skip_targets_without_threads(
-    target: str, reason: str, tmp_path: Path, synthetic_cargo: Path
+    target: str, reason: str, resolver: str, tmp_path: Path, synthetic_cargo: Path
 ) -> None:
     host = _host()
-    result = audit_fixture(RULE_FIXTURES / "fc001" / "bad", tmp_path, target, host)
+    fixture = RULE_FIXTURES / "fc001" / "bad"
+    result = audit_fixture(fixture, tmp_path, target, host, resolver=resolver)
     assert [(f.code, f.target) for f in result.findings] == [("FC001", host)]
     [skip] = result.skipped
     assert (skip.code, skip.target, skip.members, skip.findings) == (
@@ -85,6 +89,15 @@ def test_threading_rules_skip_targets_without_threads(
         1,
     )
     assert reason in skip.reason
+
+
+def test_the_real_burn_graph_on_wasm_gives_no_threading_finding(offline_cargo: Path) -> None:
+    # burn 0.22.1 from the stub registry of real manifests: the host build is flagged, wasm not.
+    host = _host()
+    options = AuditOptions(targets=("wasm32-unknown-unknown", host), confirm_fixes=False)
+    result = audit_project(WORKSPACES / "direct-flex", options)
+    assert {(f.code, f.target) for f in result.findings} == {("FC001", host)}
+    assert [(s.code, s.target) for s in result.skipped] == [("FC001", "wasm32-unknown-unknown")]
 
 
 def test_a_skipped_target_is_said_once_with_verbose(tmp_path: Path, synthetic_cargo: Path) -> None:

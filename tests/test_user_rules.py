@@ -4,12 +4,14 @@ built-in spec form, strictly validated, run, suppressed, listed and rendered lik
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
 import pytest
-from conftest import run_featcheck
+from conftest import REPO, run_featcheck
 from test_rule_fixtures import RULE_FIXTURES, audit_fixture
+from test_sarif import _validate as validate_sarif
 
 from featcheck.audit import AuditOptions, audit_project
 from featcheck.config import load_config, project_catalogue
@@ -61,9 +63,23 @@ def test_a_user_rule_is_rendered_in_sarif_and_github(tmp_path: Path, synthetic_c
     assert descriptor["helpUri"] == "https://docs.rs/crate/regex/latest/features"
     assert descriptor["defaultConfiguration"]["level"] == "error"
     assert [r["id"] for r in rules][-2:] == ["ACME001", "FC900"]
+    validate_sarif(sarif_document(result, {}))
     annotations = render_annotations(result)
     assert "::error file=Cargo.toml,line=9," in annotations
     assert "title=ACME001 regex-without-perf" in annotations
+
+
+def test_a_user_rule_without_a_web_page_has_no_help_uri(
+    tmp_path: Path, synthetic_cargo: Path
+) -> None:
+    config = (USER_RULE / "featcheck.toml").read_text()
+    config = config.replace('references = ["https://docs.rs/crate/regex/latest/features"]\n', "")
+    document = sarif_document(_audit(_project(tmp_path, config)), {})
+    validate_sarif(document)
+    rules = document["runs"][0]["tool"]["driver"]["rules"]
+    [descriptor] = [r for r in rules if r["id"] == "ACME001"]
+    assert "helpUri" not in descriptor
+    assert descriptor["fullDescription"]["text"].startswith("Team policy")
 
 
 def test_json_and_text_carry_the_user_rule(tmp_path: Path, synthetic_cargo: Path) -> None:
@@ -193,3 +209,16 @@ def test_two_rules_with_one_code_are_refused(tmp_path: Path) -> None:
     project = _project(tmp_path, text + "\n[[rule]]" + second)
     with pytest.raises(FeatcheckError, match="`ACME001` is taken by ACME001"):
         project_catalogue(project)
+
+
+@pytest.mark.parametrize("document", ["README.md", "docs/writing-rules.md"])
+def test_the_documented_user_rule_examples_load(document: str, tmp_path: Path) -> None:
+    text = (REPO / document).read_text()
+    examples = re.findall(r"```toml\n(\[\[rule\]\]\n.*?)```", text, re.S)
+    assert examples
+    for index, example in enumerate(examples):
+        project = tmp_path / str(index)
+        project.mkdir()
+        (project / "featcheck.toml").write_text(example)
+        [rule] = project_catalogue(project).user_rules
+        assert rule.code == "ACME001" and rule.feature == "perf"
