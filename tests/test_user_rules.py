@@ -166,6 +166,10 @@ MALFORMED = [
     ("used-when = {", "usedwhen = {", 10, 1, "unknown key `usedwhen`"),
     ("direct-dependency = true", "direct-dependency = false", 10, 13, "could never fire"),
     ('severity = "error"', 'severity = "fatal"', 5, 12, "unknown severity"),
+    ('summary = "our', 'summary = "\\u001b[2Jour', 6, 11, "control or format characters"),
+    ('summary = "our', 'summary = "\\u202eour', 6, 11, "control or format characters"),
+    ('summary = "our', 'summary = "\\nour', 6, 11, "must not hold line breaks"),
+    ('"https://docs.rs', '"\\u0007https://docs.rs', 15, 15, "a reference must not hold"),
 ]
 
 

@@ -154,10 +154,19 @@ def _known_keys(table: Mapping[str, Any], known: tuple[str, ...], path: KeyPath,
             )
 
 
-def _string(table: Mapping[str, Any], key: str, path: KeyPath) -> str:
-    value = table[key]
+def _string(table: Mapping[str, Any], key: str, path: KeyPath, *, lines: bool = False) -> str:
+    return _text(table[key], f"`{key}`", (*path, key), lines=lines)
+
+
+def _text(value: Any, what: str, path: KeyPath, *, lines: bool = False) -> str:
+    """A non-empty string of printable characters (and line breaks where `lines`): the text
+    is the checkout's and reaches terminals (`featcheck rules`, reports)."""
     if not isinstance(value, str) or not value.strip():
-        raise SpecError(f"`{key}` must be a non-empty string", (*path, key))
+        raise SpecError(f"{what} must be a non-empty string", path)
+    for character in value:
+        if not (character.isprintable() or (lines and character == "\n")):
+            kind = "line breaks" if character == "\n" else "control or format characters"
+            raise SpecError(f"{what} must not hold {kind} (found {character!r})", path)
     return value.strip()
 
 
@@ -293,12 +302,15 @@ def _doc(value: Any) -> RuleDoc:
     text: dict[str, str] = {}
     for key in _DOC_KEYS[:-1]:
         if key in value:
-            text[key.replace("-", "_")] = _string(value, key, path)
+            text[key.replace("-", "_")] = _string(value, key, path, lines=True)
     references: tuple[str, ...] = ()
     if "references" in value:
         raw = value["references"]
-        if not isinstance(raw, list) or not all(isinstance(r, str) and r.strip() for r in raw):
+        if not isinstance(raw, list):
             message = "`references` must be an array of non-empty strings"
             raise SpecError(message, (*path, "references"))
-        references = tuple(r.strip() for r in raw)
+        references = tuple(
+            _text(item, "a reference", (*path, "references", index))
+            for index, item in enumerate(raw)
+        )
     return RuleDoc(**text, references=references)
