@@ -118,9 +118,12 @@ def test_select_ignore_and_severity_name_user_rules(tmp_path: Path, synthetic_ca
     assert _audit(_project(tmp_path / "b", ignored)).findings == []
     opt_in = config.replace('severity = "error"', 'severity = "error"\nenabled = false')
     assert _audit(_project(tmp_path / "c", opt_in)).findings == []
-    project = _project(tmp_path / "d", opt_in)
-    selected = run_featcheck(str(project), "--select", "ACME001", "--format", "json")
+    # selected by name, even a name that starts like a built-in code
+    project = _project(tmp_path / "d", opt_in.replace("regex-without-perf", "fcx-regex"))
+    selected = run_featcheck(str(project), "--select", "fcx-regex", "--format", "json")
     assert [f["code"] for f in json.loads(selected.stdout)["findings"]] == ["ACME001"]
+    unknown = run_featcheck(str(project), "--select", "FC999")
+    assert unknown.returncode == 2 and "unknown rule FC999" in unknown.stderr
 
 
 def test_a_version_range_limits_the_rule(tmp_path: Path, synthetic_cargo: Path) -> None:

@@ -35,6 +35,7 @@ from featcheck.rules import (
     select_rules,
     skipped_for_target,
 )
+from featcheck.rules.load import BUILTIN_CODE
 from featcheck.suggest import FeatureSearch
 from featcheck.suppress import apply_suppressions, declaration_spans
 
@@ -80,7 +81,9 @@ def _rules(options: AuditOptions) -> tuple[Rule, ...]:
 def _check_builtin_codes(options: AuditOptions) -> None:
     """An unknown FC code fails before cargo runs; other names may be the project's own rules,
     known once its configuration is read."""
-    fc = tuple(c for c in (*options.select, *options.ignore) if c.strip().upper().startswith("FC"))
+    fc = tuple(
+        c for c in (*options.select, *options.ignore) if BUILTIN_CODE.fullmatch(c.strip().upper())
+    )
     try:
         select_rules(fc)
     except ValueError as error:

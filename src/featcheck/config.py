@@ -142,7 +142,7 @@ def _crate_key(name: str) -> str:
 class Config:
     """The merged configuration; `for_member(name)` adds that member's own settings.
 
-    `select` and `ignore` hold canonical rule codes, ready for `select_rules` (use `rules()`,
+    `select` and `ignore` hold canonical rule codes of `catalogue` (use `rules()`,
     which also applies the command line's flags). `ignore` may hold `FC900`: then unused
     suppressions are not reported.
     """
