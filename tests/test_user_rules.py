@@ -229,3 +229,17 @@ def test_the_documented_user_rule_examples_load(document: str, tmp_path: Path) -
         (project / "featcheck.toml").write_text(example)
         [rule] = project_catalogue(project).user_rules
         assert rule.code == "ACME001" and rule.feature == "perf"
+
+
+def test_a_member_selects_an_opt_in_user_rule(tmp_path: Path) -> None:
+    config = (USER_RULE / "featcheck.toml").read_text()
+    project = _project(
+        tmp_path, config.replace('severity = "error"', 'severity = "error"\nenabled = false')
+    )
+    manifest = project / "Cargo.toml"
+    manifest.write_text(
+        manifest.read_text() + '\n[package.metadata.featcheck]\nselect = ["ACME001"]\n'
+    )
+    loaded = load_config(project, {"service": manifest})
+    assert "ACME001" not in {r.code for r in loaded.rules()}
+    assert "ACME001" in {r.code for r in loaded.for_member("service").rules()}
