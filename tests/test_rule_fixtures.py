@@ -136,3 +136,24 @@ def test_target_capabilities() -> None:
     assert not_applicable(x86_only, "aarch64-apple-darwin", None) is not None
     assert not_applicable(x86_only, None, None) is not None  # saved tree text: target unknown
     assert not_applicable(TargetScope(needs=("threads",)), None, None) is None
+
+
+def test_one_line_per_rule_and_target_for_several_members(
+    tmp_path: Path, synthetic_cargo: Path
+) -> None:
+    root = tmp_path / "workspace"
+    root.mkdir()
+    (root / "Cargo.toml").write_text('[workspace]\nmembers = ["app", "tool"]\nresolver = "2"\n')
+    bad = (RULE_FIXTURES / "fc001" / "bad" / "Cargo.toml").read_text()
+    for member in ("app", "tool"):
+        (root / member / "src").mkdir(parents=True)
+        (root / member / "src" / "main.rs").write_text("fn main() {}\n")
+        manifest = bad.replace('name = "fc001-bad"', f'name = "{member}"').replace(
+            "[workspace]\n", ""
+        )
+        (root / member / "Cargo.toml").write_text(manifest)
+    options = AuditOptions(targets=("wasm32-unknown-unknown",), confirm_fixes=False)
+    result = audit_project(root, options)
+    assert result.findings == []
+    [skip] = result.skipped
+    assert (skip.code, skip.members, skip.findings) == ("FC001", ("app", "tool"), 2)
