@@ -140,7 +140,13 @@ def audit_project(path: Path, options: AuditOptions) -> AuditResult:
         on_command=options.on_command,
         trust_checkout=options.trust_checkout,
     )
-    with nullcontext() if options.update_lockfile else LockfileGuard.around(manifest):
+    with (
+        nullcontext() if options.update_lockfile else LockfileGuard.around(manifest),
+        ThreadPoolExecutor(max_workers=1) as rustc,
+    ):
+        # rustc's answers (host triple, target cfgs) do not depend on the metadata: asking while
+        # cargo works takes them off the path the user waits on.
+        rustc.submit(_warm_target_cfgs, runner, options.targets)
         metadata = runner.metadata(manifest)
         config = load_config(metadata.root, {m.name: m.manifest_path for m in metadata.members})
         members = _select_members(metadata, manifest, options.packages)
@@ -227,6 +233,15 @@ def audit_project(path: Path, options: AuditOptions) -> AuditResult:
             replace(f, confidence=INCOMPLETE) if f.code == "FC900" else f for f in result.findings
         ]
     return result
+
+
+def _warm_target_cfgs(runner: CargoRunner, targets: tuple[str, ...]) -> None:
+    """Fill the runner's caches of rustc answers; an error is left for the real call to raise."""
+    try:
+        for target in targets or (runner.host_triple(),):
+            runner.target_cfg(target)
+    except FeatcheckError:
+        pass
 
 
 def _resolver_of(manifests: ManifestCache, metadata: WorkspaceMetadata) -> int:
