@@ -513,3 +513,42 @@ def test_the_checkouts_own_manifests_are_never_cached(
     cache = tmp_path / "cache"
     build_metadata(project / "Cargo.toml", _env(tmp_path / "empty-home", cache))
     assert not (cache / "featcheck").exists()
+
+
+def test_patched_path_package_is_read_like_cargo_reads_it(
+    tmp_path: Path,
+    offline_cargo: Path,
+    registry_home: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    request: pytest.FixtureRequest,
+) -> None:
+    """`[patch.crates-io]` with a path inside the checkout: cargo builds the patched copy,
+    whose defaults here lack `rayon` although the member keeps burn's defaults."""
+    project = tmp_path / "project"
+    shutil.copytree(
+        CRATES / "pitb-exec-cpu-default", project, ignore=shutil.ignore_patterns("target")
+    )
+    patched = project / "patched" / "burn-flex"
+    shutil.copytree(REGISTRY / "burn-flex-0.22.1", patched)
+    flex = patched / "Cargo.toml"
+    flex.write_text(
+        flex.read_text().replace('default = ["std", "simd", "rayon"]', 'default = ["std"]')
+    )
+    for leftover in patched.glob(".cargo*"):
+        leftover.unlink()
+    manifest = project / "Cargo.toml"
+    manifest.write_text(
+        manifest.read_text() + '\n[patch.crates-io]\nburn-flex = { path = "patched/burn-flex" }\n'
+    )
+    subprocess.run(
+        ["cargo", "generate-lockfile", "--offline"], cwd=project, check=True, capture_output=True
+    )
+    host = detect_host_triple()
+    with_cargo = audit_project(
+        project, AuditOptions(targets=(host,), offline=True, confirm_fixes=False)
+    )
+    assert [f.code for f in with_cargo.findings] == ["FC001"]
+    request.getfixturevalue("no_processes")
+    without = _no_exec_audit(project, registry_home, monkeypatch, (host,))
+    assert _verdicts(without) == _verdicts(with_cargo)
+    assert without.incomplete == []

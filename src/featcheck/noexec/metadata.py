@@ -24,7 +24,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, urlparse
 
 from featcheck.cargo.checkout_config import default_cargo_home
 from featcheck.cargo.semver import matches
@@ -53,7 +53,7 @@ _DEPENDENCY_TABLES: tuple[tuple[str, str | None, str], ...] = (
 NOT_FETCHED = "not in the local cargo registry or vendor/"
 OUTSIDE = "a path outside the workspace root, which --no-exec does not read"
 GIT = "a git dependency, which --no-exec does not read"
-UNREADABLE = "its manifest could not be read"
+NOT_FOUND = "a path package no manifest leads to"
 
 
 @dataclass(frozen=True)
@@ -293,6 +293,18 @@ def _unread_json(
     }
 
 
+_CRATES_IO_SOURCES = (CRATES_IO, "sparse+https://index.crates.io/")
+_CRATES_IO_DIRS = ("index.crates.io-", "github.com-1ecc6299db9ec823")
+
+
+def _index_prefixes(source: str) -> tuple[str, ...]:
+    """How cargo names the `registry/src` directories of `source` (`HOST-HASH`)."""
+    if source in _CRATES_IO_SOURCES:
+        return _CRATES_IO_DIRS
+    host = urlparse(source.partition("+")[2]).hostname or ""
+    return (f"{host}-",) if host else ()
+
+
 def _registry_dirs(cargo_home: Path | None, root: Path) -> list[Path]:
     """Where unpacked registry packages may be: vendor/ first, then the cargo registry."""
     dirs = [root / "vendor"] if (root / "vendor").is_dir() else []
@@ -313,9 +325,12 @@ class _Registry:
         self.dirs = _registry_dirs(default_cargo_home(environment), layout.root)
         self.cache = ManifestCache(cache_file(environment) if self.dirs else None)
 
-    def find(self, name: str, version: str) -> _Manifest | None:
+    def find(self, name: str, version: str, source: str) -> _Manifest | None:
+        prefixes = _index_prefixes(source)
         for directory in self.dirs:
             vendored = directory == self.vendor
+            if not vendored and not directory.name.startswith(prefixes):
+                continue  # another registry's packages
             for candidate in (directory / f"{name}-{version}", directory / name):
                 manifest = candidate / "Cargo.toml"
                 found = self._read(manifest, vendored)
@@ -393,6 +408,18 @@ def _walk_path_packages(layout: WorkspaceLayout) -> _PathPackages:
     (and not excluded) are members too, as in cargo."""
     found = _PathPackages(members=list(layout.members))
     pending: list[tuple[Path, Path | None]] = [(m, None) for m in layout.members]
+    # `[patch.REGISTRY] name = { path = ... }` at the root puts path packages in the lockfile
+    # that no declaration names by path.
+    for patches in table(layout.root_data.get("patch")).values():
+        for key, spec in table(patches).items():
+            path, name = table(spec).get("path"), table(spec).get("package", key)
+            if not isinstance(path, str) or not isinstance(name, str):
+                continue
+            target = Path(os.path.normpath(layout.root / path))
+            if layout.is_inside(target):
+                pending.append((target, None))
+            else:
+                found.outside.setdefault(name, target)
     while pending:
         directory, dependent = pending.pop(0)
         if directory in found.read:
@@ -497,10 +524,15 @@ def build_metadata(manifest: Path, environment: Mapping[str, str] | None = None)
                 packages.append(_unread_json(name, version, package_id, None, directory))
                 unread[package_id] = OUTSIDE
             else:
-                continue  # no longer reachable (e.g. excluded since): cargo would prune it
+                # Not reached from the manifests ([replace], or no longer used and pruned by
+                # cargo's next resolve): unread, so that nothing silently drops it.
+                directory = root / name
+                package_id = _path_id(directory, name, version)
+                packages.append(_unread_json(name, version, package_id, None, directory))
+                unread[package_id] = NOT_FOUND
         else:
             package_id = f"{source}#{name}@{version}"
-            found = None if str(source).startswith("git+") else registry.find(name, version)
+            found = None if source.startswith("git+") else registry.find(name, version, source)
             if found is not None:
                 packages.append(_package_json(found, package_id, str(source), layout))
             else:
@@ -584,8 +616,8 @@ def _check_listed(
     features and targets of path packages, dev-dependencies of members); a missing one means
     the lockfile is out of date, and the audit would silently miss that dependency."""
     for decl in package["dependencies"]:
-        if decl["kind"] == "dev" and not is_member:
-            continue
+        if not is_member and (decl["kind"] == "dev" or decl["optional"]):
+            continue  # locked only for members (all features) or when something enables it
         if not any(
             r["name"] == decl["name"]
             and (
