@@ -50,7 +50,7 @@ def test_no_match_and_nothing_to_print() -> None:
     assert nothing.kind is FailureKind.NOTHING_TO_PRINT
 
 
-def test_summary_keeps_the_error_and_its_last_cause() -> None:
+def test_summary_is_one_line_with_the_error_and_its_last_cause() -> None:
     stderr = (
         "    Updating crates.io index\n"
         'error: failed to select a version for the requirement `burn = "=9.9.9"`\n'
@@ -58,7 +58,7 @@ def test_summary_keeps_the_error_and_its_last_cause() -> None:
         "  candidate versions found which didn't match: 0.22.1\n"
     )
     assert summarize(stderr) == (
-        'failed to select a version for the requirement `burn = "=9.9.9"`\n'
+        'failed to select a version for the requirement `burn = "=9.9.9"`: '
         "candidate versions found which didn't match: 0.22.1"
     )
 

@@ -13,11 +13,8 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import stat
 import subprocess
-import sys
-import textwrap
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -25,92 +22,24 @@ from pathlib import Path
 
 import pytest
 from actions_support import host_triple
-from conftest import CRATES, run_featcheck, write_offline_cargo_home
+from conftest import run_featcheck, write_offline_cargo_home
+from hostile_support import (
+    BURN_COLUMN,
+    BURN_LINE,
+    CC,
+    RUSTUP,
+    Checkout,
+    make_checkout,
+    run_isolated,
+)
 
-from featcheck.cargo.checkout_config import checkout_config_args, filter_rustflags
+from featcheck.cargo.checkout_config import (
+    RustflagError,
+    checkout_config_args,
+    filter_rustflags,
+)
 from featcheck.cargo.runner import CargoRunner
 from featcheck.cargo.toolchain import find_toolchain_request
-
-TEMPLATE = CRATES / "pitb-exec-cpu"
-BURN_LINE = 9
-BURN_COLUMN = 31
-
-MARKER_SCRIPT = """\
-#!/bin/sh
-echo "$0 $*" >> "{log}"
-echo "garbage from a planted program"
-exit 97
-"""
-
-PRELOAD_SOURCE = """\
-#include <stdio.h>
-__attribute__((constructor)) static void planted(void) {{
-    FILE *log = fopen("{log}", "a");
-    if (log) {{ fputs("shared object loaded\\n", log); fclose(log); }}
-}}
-"""
-
-
-def _rustup_manages_cargo() -> bool:
-    cargo, rustup = shutil.which("cargo"), shutil.which("rustup")
-    if cargo is None or rustup is None:
-        return False
-    return os.path.samefile(cargo, rustup) or Path(os.path.realpath(cargo)).stem == "rustup"
-
-
-RUSTUP = _rustup_manages_cargo()
-CC = shutil.which("cc") or shutil.which("gcc")
-
-
-@dataclass(frozen=True)
-class Checkout:
-    """One hostile project: where it is, and where its planted programs leave markers."""
-
-    root: Path
-    """The repository (the directory that holds the attack)."""
-    project: Path
-    """The directory featcheck audits."""
-    markers: Path
-
-    def marker_script(self, relative: str) -> str:
-        """Plant an executable marker script at `relative` inside the repository."""
-        path = self.root / relative
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(MARKER_SCRIPT.format(log=self.markers / path.name))
-        path.chmod(0o755)
-        return relative
-
-    def shared_object(self, relative: str) -> Path:
-        """Build a shared library whose constructor writes a marker (needs a C compiler)."""
-        assert CC is not None
-        source = self.markers.parent / "planted.c"
-        source.write_text(PRELOAD_SOURCE.format(log=self.markers / "shared-object"))
-        library = self.root / relative
-        library.parent.mkdir(parents=True, exist_ok=True)
-        subprocess.run([CC, "-shared", "-fPIC", "-o", str(library), str(source)], check=True)
-        return library
-
-    def cargo_config(self, text: str, name: str = "config.toml") -> None:
-        directory = self.root / ".cargo"
-        directory.mkdir(exist_ok=True)
-        (directory / name).write_text(textwrap.dedent(text))
-
-    def written(self) -> list[str]:
-        return sorted(p.name for p in self.markers.iterdir())
-
-
-def make_checkout(base: Path, nested: bool = False) -> Checkout:
-    """The template crate in `base/repo` (or `base/repo/crates/app` when nested)."""
-    root = base / "repo"
-    project = root / "crates" / "app" if nested else root
-    (project / "src").mkdir(parents=True)
-    shutil.copy(TEMPLATE / "Cargo.toml", project / "Cargo.toml")
-    shutil.copy(TEMPLATE / "Cargo.lock", project / "Cargo.lock")
-    (project / "src" / "main.rs").write_text("fn main() {}\n")
-    markers = base / "markers"
-    markers.mkdir()
-    return Checkout(root, project, markers)
-
 
 # --- the attacks ------------------------------------------------------------------------------
 
@@ -283,11 +212,11 @@ ATTACKS = [
     Attack("build-script", _build_script),
     Attack("proc-macro-path-dependency", _proc_macro),
     Attack("aliases-for-tree-and-metadata", _aliases),
-    Attack("config-is-a-fifo", _fifo_config, "config.toml: this cargo configuration file is not"),
+    Attack("config-is-a-fifo", _fifo_config, "config.toml: is not a regular file"),
     Attack(
         "toolchain-file-is-a-fifo",
         _fifo_toolchain,
-        "rust-toolchain.toml: this toolchain file is not",
+        "rust-toolchain.toml: is not a regular file",
         needs_rustup=True,
     ),
 ]
@@ -308,28 +237,6 @@ class Outcome:
     lock_before: bytes
 
 
-def _run(
-    args: list[str], cargo_home: Path, timeout: float = 240
-) -> subprocess.CompletedProcess[str]:
-    """featcheck as a subprocess with its own offline CARGO_HOME (runs go in parallel)."""
-    env = {
-        **os.environ,
-        "CARGO_HOME": str(cargo_home),
-        "RUSTUP_HOME": os.environ.get("RUSTUP_HOME") or str(Path.home() / ".rustup"),
-        "NO_COLOR": "1",
-        "COLUMNS": "200",
-    }
-    env.pop("GITHUB_ACTIONS", None)
-    return subprocess.run(
-        [sys.executable, "-m", "featcheck", *args],
-        capture_output=True,
-        text=True,
-        check=False,
-        env=env,
-        timeout=timeout,
-    )
-
-
 @pytest.fixture(scope="module")
 def outcomes(
     offline_cargo_home: Path, tmp_path_factory: pytest.TempPathFactory
@@ -344,7 +251,7 @@ def outcomes(
         home = base / "cargo-home"
         write_offline_cargo_home(home)
         lock = (checkout.project / "Cargo.lock").read_bytes()
-        done = _run([str(checkout.project), "--format", "json"], home)
+        done = run_isolated([str(checkout.project), "--format", "json"], home)
         return Outcome(checkout, done, lock)
 
     with ThreadPoolExecutor(max_workers=min(8, os.cpu_count() or 1)) as pool:
@@ -526,8 +433,8 @@ def test_only_data_keys_of_the_checkout_configuration_reach_cargo(tmp_path: Path
         """
     )
     args = checkout_config_args(checkout.project, {}, None)
-    pairs = [args[i + 1] for i in range(0, len(args), 2)]
-    assert set(args[0::2]) == {"--config"}
+    assert all(a.startswith("--config=") for a in args)  # one argument each
+    pairs = [a.removeprefix("--config=") for a in args]
     root = checkout.root
     assert pairs == [
         f'paths=["{root / "overrides/one"}"]',
@@ -537,11 +444,11 @@ def test_only_data_keys_of_the_checkout_configuration_reach_cargo(tmp_path: Path
         'registry.default="internal"',
         f'patch.crates-io.rayon.path="{root / "patches/rayon"}"',
         "net.offline=true",
-        'build.rustflags=["--cfg", "from_string", "-C", "target-feature=+avx2"]',
-        'target.x86_64-unknown-linux-gnu.rustflags=["-C", "target-cpu=native", "--cfg", "planted"]',
+        'build.rustflags=["--cfg=from_string", "-Ctarget-feature=+avx2"]',
+        'target.x86_64-unknown-linux-gnu.rustflags=["-Ctarget-cpu=native", "--cfg=planted"]',
     ]
     # A key the user set in the environment is the environment's.
-    assert "net.offline=true" not in checkout_config_args(
+    assert "--config=net.offline=true" not in checkout_config_args(
         checkout.project, {"CARGO_NET_OFFLINE": "false"}, None
     )
 
@@ -551,22 +458,45 @@ def test_only_data_keys_of_the_checkout_configuration_reach_cargo(tmp_path: Path
     [
         (["-Zcodegen-backend=x.so"], []),
         (["-Z", "llvm-plugins=x.so"], []),
-        (["--cfg", "-Zcodegen-backend=x.so"], []),
         (["-C", "linker=evil", "-Clink-arg=-Wl,x"], []),
         (["--sysroot", "evil", "-L", "evil", "--extern", "x=evil.rlib"], []),
+        (["--print", "cfg=out.txt", "-o", "x"], []),
         (
-            ["--cfg", "a", "--cfg=b", "--check-cfg", "cfg(a)"],
-            ["--cfg", "a", "--cfg", "b", "--check-cfg", "cfg(a)"],
+            ["--cfg", "a", "--cfg=b", "--cfg", 'feature="simd"', "--check-cfg", "cfg(a)"],
+            ["--cfg=a", "--cfg=b", '--cfg=feature="simd"'],
         ),
         (
-            ["-Ctarget-feature=+avx2", "--codegen", "panic=abort"],
-            ["-C", "target-feature=+avx2", "-C", "panic=abort"],
+            ["-Ctarget-feature=+avx2", "--codegen", "panic=abort", "-C", "debug-assertions"],
+            ["-Ctarget-feature=+avx2", "-Cpanic=abort", "-Cdebug-assertions"],
         ),
+        (["-C", "target-cpu=native", "-C", "opt-level=3"], ["-Ctarget-cpu=native"]),
         (["--cfg"], []),
     ],
 )
 def test_rustflags_keep_only_cfg_changing_flags(flags: list[str], kept: list[str]) -> None:
     assert filter_rustflags(flags) == kept
+
+
+@pytest.mark.parametrize(
+    ("flags", "index"),
+    [
+        (["--cfg", "@/tmp/evil.args"], 1),
+        (["--cfg=@/tmp/evil.args"], 0),
+        (["@/tmp/evil.args"], 0),
+        (["-L", "@/tmp/evil.args"], 1),
+        (["--cfg", "ok", "--cfg", "-Zcodegen-backend=x.so"], 2),
+        (["--cfg", "--print=cfg=/tmp/x"], 0),
+        (["-C", "target-feature=@/tmp/evil.args"], 0),
+        (["-Ctarget-cpu=-Zx"], 0),
+        (["-C", "panic"], 0),
+    ],
+)
+def test_rustflags_that_could_reach_rustc_unchecked_are_refused(
+    flags: list[str], index: int
+) -> None:
+    with pytest.raises(RustflagError) as raised:
+        filter_rustflags(flags)
+    assert raised.value.index == index
 
 
 def test_toolchain_file_search_matches_rustup(tmp_path: Path) -> None:

@@ -10,6 +10,7 @@ from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
 
+from featcheck.cargo.argv_gate import GateError, target_triple
 from featcheck.cargo.cfg import TargetCfg
 from featcheck.cargo.failures import FailureKind, classify
 from featcheck.cargo.metadata import PackageInfo, WorkspaceMetadata
@@ -129,6 +130,11 @@ def _select_members(
 def audit_project(path: Path, options: AuditOptions) -> AuditResult:
     """Audit every selected member on every target, as cargo resolves it."""
     _check_builtin_codes(options)
+    for target in options.targets:  # each reaches rustc's and cargo's command lines
+        try:
+            target_triple(target)
+        except GateError as error:
+            raise FeatcheckError(f"--target: {error}") from None
     manifest = find_manifest(path)
     manifests = ManifestCache()
     manifests.get(manifest)  # a broken manifest gets featcheck's one-line error, not cargo's

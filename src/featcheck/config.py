@@ -20,6 +20,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from featcheck.cargo.argv_gate import GateError, target_triple
 from featcheck.errors import FeatcheckError
 from featcheck.manifest.document import ManifestDocument, read_manifest
 from featcheck.manifest.spans import KeyPath, Span
@@ -409,7 +410,7 @@ class _Reader:
             )
         targets = None
         if "targets" in table:
-            targets = tuple(self.strings(table, "targets"))
+            targets = tuple(self.targets(table))
         return _Layer(
             select=tuple(dict.fromkeys(select)),
             ignore=tuple(dict.fromkeys(ignore)),
@@ -459,6 +460,17 @@ class _Reader:
             if not isinstance(item, str) or not item.strip():
                 raise self.error(f"`{key}` must hold non-empty strings", (*path, index))
         return [item.strip() for item in value]
+
+    def targets(self, table: dict[str, Any]) -> list[str]:
+        """`targets`, each a target triple (or `.json` spec path) by the argument gate: these
+        reach rustc's and cargo's command lines."""
+        values = self.strings(table, "targets")
+        for index, value in enumerate(values):
+            try:
+                target_triple(value)
+            except GateError as error:
+                raise self.error(f"`targets`: {error}", (*self.prefix, "targets", index)) from None
+        return values
 
     def codes(self, table: dict[str, Any], key: str) -> list[str]:
         if key not in table:

@@ -1,9 +1,13 @@
-"""Writing the user's files: all or nothing, same mode, never over someone else's change.
+"""Reading the checkout's files within limits; writing the user's files all or nothing.
 
-A write goes to a temporary file in the same directory, is flushed to disk, gets the original
-file's mode, and replaces the original with one atomic rename: a process killed at any moment
-leaves either the old file or the new one, never half of either. On Linux the temporary file
-has no name until it is complete (O_TMPFILE), so a killed write almost never leaves it behind.
+A read takes only a regular file below a size limit, refusing a FIFO or device without waiting
+on it, and accepts a UTF-8 byte order mark as cargo does.
+
+A write keeps the file's mode and never goes over someone else's change: it goes to a
+temporary file in the same directory, is flushed to disk, and replaces the original with one
+atomic rename, so a process killed at any moment leaves either the old file or the new one,
+never half of either. On Linux the temporary file has no name until it is complete
+(O_TMPFILE), so a killed write almost never leaves it behind.
 """
 
 from __future__ import annotations
@@ -11,10 +15,73 @@ from __future__ import annotations
 import contextlib
 import os
 import secrets
+import stat
 import tempfile
 from pathlib import Path
 
 from featcheck.errors import FeatcheckError
+
+MAX_MANIFEST_BYTES = 2 << 20
+"""Cargo.toml and featcheck.toml: the largest manifests on crates.io (web-sys, windows) hold
+under 300 KB; a larger one is refused rather than parsed for minutes."""
+
+MAX_CONFIG_BYTES = 1 << 20
+"""Toolchain files and cargo configuration files are small; a larger one is not read."""
+
+MAX_LOCKFILE_BYTES = 64 << 20
+"""Cargo.lock of the largest workspaces stays below a few MB."""
+
+
+def read_regular_file(path: Path | str, what: str, limit: int) -> bytes:
+    """The bytes of a regular file of at most `limit` bytes, or a FeatcheckError naming it.
+
+    The file is opened without blocking and checked before anything is read, so a FIFO, a
+    device or a socket is refused at once (reading a FIFO would wait for a writer forever).
+    """
+    try:
+        descriptor = os.open(
+            path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+        )
+    except FileNotFoundError:
+        raise FeatcheckError("no such file", path=path) from None
+    except OSError as error:
+        raise FeatcheckError(f"cannot read: {error.strerror or error}", path=path) from None
+    try:
+        status = os.fstat(descriptor)
+        if stat.S_ISDIR(status.st_mode):
+            raise FeatcheckError(f"is a directory, not a {what}", path=path)
+        if not stat.S_ISREG(status.st_mode):
+            raise FeatcheckError(
+                f"is not a regular file (a FIFO, device or socket); a {what} must be one",
+                path=path,
+            )
+        if status.st_size > limit:
+            raise FeatcheckError(_too_large(what, limit), path=path)
+        with os.fdopen(descriptor, "rb", closefd=False) as stream:
+            data = stream.read(limit + 1)
+    except OSError as error:
+        raise FeatcheckError(f"cannot read: {error.strerror or error}", path=path) from None
+    finally:
+        os.close(descriptor)
+    if len(data) > limit:  # it grew while being read
+        raise FeatcheckError(_too_large(what, limit), path=path)
+    return data
+
+
+def _too_large(what: str, limit: int) -> str:
+    return f"is larger than {limit // (1 << 20)} MiB; featcheck does not read a {what} this large"
+
+
+def decode_text(data: bytes, path: Path | str) -> str:
+    """UTF-8 text without a leading byte order mark (cargo accepts one), or a FeatcheckError
+    at the line and column of the first invalid byte."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = data[: error.start].count(b"\n") + 1
+        column = error.start - (data.rfind(b"\n", 0, error.start) + 1) + 1
+        raise FeatcheckError("invalid UTF-8", path=path, line=line, column=column) from None
+    return text.removeprefix("\ufeff")
 
 
 def write_atomic(

@@ -15,17 +15,31 @@ relative paths made absolute. Everything not on the list is dropped.
 
 from __future__ import annotations
 
-import re
+import contextlib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import tomlkit
-from tomlkit.exceptions import ParseError
 
+from featcheck.cargo.argv_gate import (
+    CFG,
+    CONFIG_SETTING,
+    FEATURE,
+    PANIC,
+    SWITCH,
+    TARGET_CPU,
+    TARGET_FEATURES,
+    Argument,
+    GateError,
+    Grammar,
+    option,
+)
 from featcheck.cargo.toolchain import read_small_file
 from featcheck.errors import FeatcheckError
+from featcheck.manifest.document import ManifestDocument, parse_document
+from featcheck.manifest.spans import KeyPath
 
 MAX_KEYS = 2000
 """More settings than this from the checkout is not a real project: refuse, not E2BIG."""
@@ -35,12 +49,32 @@ _SOURCE_STRINGS = {"replace-with", "registry", "git", "branch", "tag", "rev"}
 _SOURCE_PATHS = {"directory", "local-registry"}
 _PATCH_STRINGS = {"git", "branch", "tag", "rev", "version", "package", "registry"}
 
-# rustc flags that only change cfg values or code generation of the (never built) crates.
-_KEPT_CODEGEN = re.compile(
-    r"(target-cpu|target-feature|panic|relocation-model|opt-level|debug-assertions"
-    r"|overflow-checks)(=[^\s]*)?"
-)
-_VALUE_FLAGS = {"--cfg", "--check-cfg", "-C", "--codegen"}
+KEPT_CODEGEN: dict[str, Grammar] = {
+    "target-feature": TARGET_FEATURES,
+    "target-cpu": TARGET_CPU,
+    "panic": PANIC,
+    "debug-assertions": SWITCH,
+}
+"""The `-C` options that change what `rustc --print cfg` prints (`target_feature`, `panic`,
+`debug_assertions`), with the grammar of their values."""
+
+# rustc options that take their value as the next argument (`-L DIR`, `--extern X=Y`, ...):
+# that argument is the option's value, not an option of its own.
+_TAKES_VALUE = {
+    "--cfg", "--check-cfg", "-C", "--codegen", "-Z", "-L", "-l", "--crate-type", "--crate-name",
+    "--edition", "--emit", "--print", "-o", "--out-dir", "--explain", "--target", "-A", "-W",
+    "--force-warn", "-D", "-F", "--cap-lints", "--extern", "--sysroot", "--error-format",
+    "--json", "--color", "--diagnostic-width", "--remap-path-prefix", "--env-set",
+}  # fmt: skip
+
+
+class RustflagError(Exception):
+    """A rustflag that featcheck must not pass and cannot ignore."""
+
+    def __init__(self, index: int, message: str) -> None:
+        super().__init__(message)
+        self.index = index
+        self.message = message
 
 
 @dataclass(frozen=True)
@@ -50,33 +84,60 @@ class _Leaf:
 
 
 def filter_rustflags(flags: list[str]) -> list[str]:
-    """The flags that only set cfg values (`--cfg`, `-C target-feature=...`, ...).
+    """The flags that change which cfg values rustc reports, each as one `--flag=value`.
 
-    Everything else is dropped: `-Z` flags load code (`-Zcodegen-backend`, `-Zllvm-plugins`),
-    `-L`/`--sysroot`/`--extern` point rustc at files, and none of them changes features.
+    Kept: `--cfg NAME` / `--cfg NAME="VALUE"` as `--cfg=...`, and `-C` target-feature,
+    target-cpu, panic and debug-assertions as `-CKEY=VALUE`. Everything else is dropped: `-Z`
+    flags load code (`-Zcodegen-backend`, `-Zllvm-plugins`), `-L`/`--sysroot`/`--extern` point
+    rustc at files, `--print` writes them, and none of them changes features.
+
+    Raises RustflagError (with the flag's index) for a kept flag whose value does not match
+    its grammar, and for an argument file (`@FILE`) anywhere: rustc would read more flags from
+    that file, which featcheck neither passes on nor can ignore (they may set cfg values).
     """
     kept: list[str] = []
     index = 0
     while index < len(flags):
+        position = index
         flag = flags[index]
         index += 1
-        if flag in _VALUE_FLAGS:  # `--cfg X`, `-C key=value`
+        if flag.startswith("@"):
+            raise RustflagError(
+                position,
+                f"`{flag[:60]}` is a rustc argument file: featcheck does not pass it on (it may "
+                "hold any rustc option) and cannot audit without the cfg values it may set",
+            )
+        value: str | None = None
+        if flag in _TAKES_VALUE:  # `--cfg X`, `-C key=value`, `-L DIR`
             if index >= len(flags):
                 break
             name, value = flag, flags[index]
             index += 1
+            if value.startswith("@"):
+                raise RustflagError(
+                    position + 1, f"`{value[:60]}` is a rustc argument file (after `{flag}`)"
+                )
         elif flag.startswith("--") and "=" in flag:  # `--cfg=X`, `--codegen=key=value`
             name, value = flag.split("=", 1)
         elif flag.startswith("-C") and len(flag) > 2:  # `-Ckey=value`
             name, value = "-C", flag[2:]
         else:
             continue
-        if value.startswith("-"):
-            continue
-        if name in ("--cfg", "--check-cfg"):
-            kept += [name, value]
-        elif name in ("-C", "--codegen") and _KEPT_CODEGEN.fullmatch(value):
-            kept += ["-C", value]
+        try:
+            if name == "--cfg":
+                kept.append(f"--cfg={CFG.check(value)}")
+            elif name in ("-C", "--codegen"):
+                key, equals, setting = value.partition("=")
+                if key not in KEPT_CODEGEN:
+                    continue
+                if equals:
+                    kept.append(f"-C{key}={KEPT_CODEGEN[key].check(setting)}")
+                elif key == "debug-assertions":  # `-C debug-assertions` alone means yes
+                    kept.append(f"-C{key}")
+                else:
+                    raise GateError(f"`-C {key}` needs a value")
+        except GateError as error:
+            raise RustflagError(position, f"`{name}` in rustflags: {error}") from None
     return kept
 
 
@@ -101,89 +162,151 @@ def _tables(value: object) -> Iterator[tuple[str, dict[str, Any]]]:
                 yield name, table
 
 
-def allowed_leaves(document: Mapping[str, Any], base: Path) -> Iterator[_Leaf]:
-    """The allow-listed settings of one configuration file, paths made absolute from `base`."""
-    paths = document.get("paths")
+def _error(document: ManifestDocument, path: KeyPath, message: str) -> FeatcheckError:
+    """`message` at the line where `path` is written in the configuration file."""
+    line = column = None
+    with contextlib.suppress(ValueError):  # the span index gives up on some odd layouts
+        while path:
+            entry = document.spans.get(path)
+            if entry is not None:
+                span = entry.value or entry.key
+                line, column = span.line, span.column
+                break
+            path = path[:-1]
+    return FeatcheckError(message, path=document.path, line=line, column=column)
+
+
+def _rustflags(document: ManifestDocument, path: KeyPath, value: object) -> list[str] | None:
+    """The kept rustflags of the setting at `path`, or a FeatcheckError at the bad flag."""
+    flags = _as_flags(value)
+    if not flags:
+        return None
+    try:
+        return filter_rustflags(flags) or None
+    except RustflagError as error:
+        at = (*path, error.index) if isinstance(value, list) else path
+        raise _error(document, at, error.message) from None
+
+
+def allowed_leaves(document: ManifestDocument, base: Path) -> Iterator[_Leaf]:
+    """The allow-listed settings of one configuration file, paths made absolute from `base`.
+
+    Raises FeatcheckError at the offending line for a value that would reach rustc's argument
+    vector and does not match its grammar (rustflags, `[patch]` features).
+    """
+    data = document.data
+    paths = data.get("paths")
     if isinstance(paths, list):
         absolute = [_absolute(p, base) for p in paths]
         if absolute and all(a is not None for a in absolute):
             yield _Leaf(("paths",), absolute)
-    for name, table in _tables(document.get("source")):
+    for name, table in _tables(data.get("source")):
         for key, value in table.items():
             if key in _SOURCE_STRINGS and isinstance(value, str):
                 yield _Leaf(("source", name, key), value)
             elif key in _SOURCE_PATHS and (path := _absolute(value, base)) is not None:
                 yield _Leaf(("source", name, key), path)
-    for name, table in _tables(document.get("registries")):
+    for name, table in _tables(data.get("registries")):
         for key in ("index", "protocol"):
             if isinstance(table.get(key), str):
                 yield _Leaf(("registries", name, key), table[key])
-    registry = document.get("registry")
+    registry = data.get("registry")
     if isinstance(registry, dict) and isinstance(registry.get("default"), str):
         yield _Leaf(("registry", "default"), registry["default"])
-    for source, crates in _tables(document.get("patch")):
+    for source, crates in _tables(data.get("patch")):
         for crate, spec in _tables(crates):
             for key, value in spec.items():
+                where = ("patch", source, crate, key)
                 if key in _PATCH_STRINGS and isinstance(value, str):
-                    yield _Leaf(("patch", source, crate, key), value)
+                    yield _Leaf(where, value)
                 elif key == "path" and (path := _absolute(value, base)) is not None:
-                    yield _Leaf(("patch", source, crate, key), path)
-                elif (key == "default-features" and isinstance(value, bool)) or (
-                    key == "features" and isinstance(value, list) and _as_flags(value) is not None
-                ):
-                    yield _Leaf(("patch", source, crate, key), value)
-    net = document.get("net")
+                    yield _Leaf(where, path)
+                elif key == "default-features" and isinstance(value, bool):
+                    yield _Leaf(where, value)
+                elif key == "features" and isinstance(value, list):
+                    for index, feature in enumerate(value):
+                        try:
+                            FEATURE.check(feature)
+                        except GateError as error:
+                            raise _error(document, (*where, index), str(error)) from None
+                    yield _Leaf(where, value)
+    net = data.get("net")
     if isinstance(net, dict):
         if isinstance(net.get("offline"), bool):
             yield _Leaf(("net", "offline"), net["offline"])
         if isinstance(net.get("retry"), int) and not isinstance(net.get("retry"), bool):
             yield _Leaf(("net", "retry"), net["retry"])
-    resolver = document.get("resolver")
+    resolver = data.get("resolver")
     if isinstance(resolver, dict) and isinstance(resolver.get("incompatible-rust-versions"), str):
         yield _Leaf(
             ("resolver", "incompatible-rust-versions"), resolver["incompatible-rust-versions"]
         )
-    build = document.get("build")
-    if (
-        isinstance(build, dict)
-        and (flags := _as_flags(build.get("rustflags")))
-        and (kept := filter_rustflags(flags))
-    ):
-        yield _Leaf(("build", "rustflags"), kept)
-    for target, table in _tables(document.get("target")):
-        if (flags := _as_flags(table.get("rustflags"))) and (kept := filter_rustflags(flags)):
-            yield _Leaf(("target", target, "rustflags"), kept)
+    build = data.get("build")
+    if isinstance(build, dict):
+        flags: tuple[str, ...] = ("build", "rustflags")
+        if kept := _rustflags(document, flags, build.get("rustflags")):
+            yield _Leaf(flags, kept)
+    # `[target.<triple>]` and `[target.'cfg(...)']`: the table name stays a TOML key.
+    for target, table in _tables(data.get("target")):
+        flags = ("target", target, "rustflags")
+        if kept := _rustflags(document, flags, table.get("rustflags")):
+            yield _Leaf(flags, kept)
 
 
-def _load(path: Path, seen: tuple[Path, ...]) -> Iterator[tuple[Mapping[str, Any], Path]]:
+def _read(path: Path, inside: Path) -> ManifestDocument:
+    """A configuration file as a document. A file outside `inside` (reached by `include`) is
+    never quoted in an error: it may be any file of the machine."""
+    try:
+        return parse_document(path, read_small_file(path, "cargo configuration file"))
+    except FeatcheckError:
+        try:
+            within = path.resolve().is_relative_to(inside.resolve())
+        except (OSError, RuntimeError):
+            within = False
+        if within:
+            raise
+        raise FeatcheckError(
+            "cannot be read as a cargo configuration file (its text is not shown: it lies "
+            "outside the project that includes it)",
+            path=path,
+        ) from None
+
+
+def _includes(document: ManifestDocument) -> Iterator[tuple[Path, bool]]:
+    """The files `include` names (relative to the including file), as cargo resolves them:
+    each must be a `.toml` file; `{ path = "...", optional = true }` may be missing."""
+    entries = document.data.get("include")
+    if isinstance(entries, str):
+        entries = [entries]
+    if not isinstance(entries, list):
+        return
+    for index, entry in enumerate(entries):
+        optional = False
+        if isinstance(entry, dict):
+            optional = entry.get("optional") is True
+            entry = entry.get("path")
+        if not isinstance(entry, str):
+            continue
+        if not entry.endswith(".toml"):
+            raise _error(
+                document,
+                ("include", index),
+                f"cargo includes only `.toml` files, not `{entry[:60]}`",
+            )
+        yield document.path.parent / entry, optional
+
+
+def _load(
+    path: Path, seen: tuple[Path, ...], inside: Path
+) -> Iterator[tuple[ManifestDocument, Path]]:
     """One configuration file and what it includes, lowest precedence first."""
     if len(seen) > _MAX_INCLUDE_DEPTH or path in seen:
         raise FeatcheckError("cargo configuration includes itself", path=path)
-    data = read_small_file(path, "cargo configuration file")
-    try:
-        document = tomlkit.parse(data.decode("utf-8")).unwrap()
-    except UnicodeDecodeError as error:
-        line = data[: error.start].count(b"\n") + 1
-        raise FeatcheckError("invalid UTF-8 in cargo configuration", path=path, line=line) from None
-    except ParseError as error:
-        raise FeatcheckError(
-            f"invalid TOML in cargo configuration: {error}", path=path, line=error.line
-        ) from None
-    except Exception as error:  # tomlkit raises a few other types on hostile input
-        raise FeatcheckError(f"invalid TOML in cargo configuration: {error}", path=path) from None
-    includes = document.get("include")
-    if isinstance(includes, list):
-        for entry in includes:
-            optional = False
-            if isinstance(entry, dict):
-                optional = entry.get("optional") is True
-                entry = entry.get("path")
-            if not isinstance(entry, str):
-                continue
-            included = path.parent / entry
-            if optional and not included.exists():
-                continue
-            yield from _load(included, (*seen, path))
+    document = _read(path, inside)
+    for included, optional in _includes(document):
+        if optional and not included.exists():
+            continue
+        yield from _load(included, (*seen, path), inside)
     yield document, path.parent.parent
 
 
@@ -215,22 +338,23 @@ def _env_name(key: tuple[str, ...]) -> str:
 
 def checkout_config_args(
     workdir: Path, environment: Mapping[str, str], cargo_home: Path | None
-) -> list[str]:
-    """`--config KEY=VALUE` arguments carrying the data parts of the checkout's configuration.
+) -> list[Argument]:
+    """`--config=KEY=VALUE` arguments carrying the data parts of the checkout's configuration.
 
     In cargo's order: files nearer the root first, included files before the file including
     them; later arguments take precedence and arrays add up, as between the files themselves.
     Keys set through the environment (CARGO_NET_OFFLINE, ...) are left to the environment.
     """
-    arguments: list[str] = []
+    arguments: list[Argument] = []
     for file in _config_files(workdir, cargo_home):
-        for document, base in _load(file, ()):
+        for document, base in _load(file, (), file.parent.parent):
             for leaf in allowed_leaves(document, base):
                 if _env_name(leaf.key) in environment:
                     continue
                 key = ".".join(tomlkit.key(part).as_string() for part in leaf.key)
-                arguments += ["--config", f"{key}={tomlkit.item(leaf.value).as_string()}"]
-                if len(arguments) > 2 * MAX_KEYS:
+                setting = f"{key}={tomlkit.item(leaf.value).as_string()}"
+                arguments.append(option("--config", setting, CONFIG_SETTING))
+                if len(arguments) > MAX_KEYS:
                     raise FeatcheckError(
                         f"more than {MAX_KEYS} cargo settings in the checkout's configuration",
                         path=file,

@@ -34,7 +34,7 @@ class CargoFailure:
 
     kind: FailureKind
     summary: str
-    """cargo's own reason in at most two lines."""
+    """cargo's own reason, on one line."""
     candidates: tuple[str, ...] = field(default_factory=tuple)
 
 
@@ -42,8 +42,12 @@ _CANDIDATE = re.compile(r"^\s+([A-Za-z_][A-Za-z0-9_-]*@[0-9][^\s]*)\s*$")
 _ERROR_LINE = re.compile(r"^\s*error(\[[^\]]*\])?:\s*(?P<text>.*)$")
 
 
-def summarize(stderr: str, limit: int = 2) -> str:
-    """cargo's reason for failing, in at most `limit` lines: the error and its last cause."""
+def summarize(stderr: str) -> str:
+    """cargo's reason for failing on one line: the error, then its place or its last cause.
+
+    Control characters (cargo quotes manifest text, which may hold terminal escapes) are shown
+    escaped, so the line prints as it reads.
+    """
     lines = [line.rstrip() for line in stderr.splitlines() if line.strip()]
     errors = [i for i, line in enumerate(lines) if _ERROR_LINE.match(line)]
     if not errors:
@@ -54,7 +58,7 @@ def summarize(stderr: str, limit: int = 2) -> str:
                 ("Updating", "Downloading", "Downloaded", "Locking", "Blocking", "Adding")
             )
         ]
-        return "\n".join(useful[-limit:]) if useful else "cargo failed without a message"
+        return _printable(useful[-1]) if useful else "cargo failed without a message"
     first = errors[0]
     match = _ERROR_LINE.match(lines[first])
     assert match is not None
@@ -63,12 +67,16 @@ def summarize(stderr: str, limit: int = 2) -> str:
     rest = lines[first + 1 :]
     location = next((line.strip() for line in rest if line.strip().startswith("-->")), None)
     if location:
-        summary.append(location)
+        summary.append(location.removeprefix("-->").strip())
     elif "Caused by:" in (line.strip() for line in rest):
         causes = [line.strip() for line in rest if line.strip() and line.strip() != "Caused by:"]
         if causes:
             summary.append(causes[-1])
-    return "\n".join(summary[:limit])
+    return _printable(": ".join(summary))
+
+
+def _printable(text: str) -> str:
+    return "".join(c if c.isprintable() else ascii(c)[1:-1] for c in text)
 
 
 def classify(stderr: str) -> CargoFailure:

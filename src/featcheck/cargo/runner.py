@@ -2,21 +2,30 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
 import shutil
-import signal
-import subprocess
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from featcheck.cargo.argv_gate import (
+    ABSOLUTE_PATH,
+    PACKAGE_SPEC,
+    TARGET,
+    Argument,
+    GateError,
+    Grammar,
+    option,
+    target_triple,
+    word,
+)
 from featcheck.cargo.cfg import TargetCfg
 from featcheck.cargo.checkout_config import checkout_config_args, default_cargo_home
 from featcheck.cargo.failures import FailureKind, classify
 from featcheck.cargo.metadata import WorkspaceMetadata, parse_metadata
+from featcheck.cargo.process import ProcessOutput, run_process
 from featcheck.cargo.toolchain import Toolchain, neutral_directory, resolve_toolchain
 from featcheck.errors import FeatcheckError
 
@@ -32,17 +41,12 @@ class _Setup:
     toolchain: Toolchain | None
     environment: dict[str, str]
     cwd: Path
-    config_args: list[str]
-    """`--config` arguments with the data parts of the checkout's cargo configuration."""
+    config_args: list[Argument]
+    """`--config=` arguments with the data parts of the checkout's cargo configuration."""
 
 
-@dataclass(frozen=True)
-class CargoOutput:
-    """What one cargo invocation printed."""
-
-    returncode: int
-    stdout: str
-    stderr: str
+CargoOutput = ProcessOutput
+"""What one cargo or rustc invocation printed."""
 
 
 @dataclass
@@ -54,6 +58,9 @@ class CargoRunner:
     with only the data parts of the checkout's `.cargo/config.toml` (see checkout_config.py),
     and its environment names the compiler and disables wrappers. `trust_checkout` restores
     plain `cargo` in the checkout, honouring its toolchain file and configuration.
+
+    Every value on a command line (package, target, manifest path) passes the gate in
+    argv_gate.py, whoever the caller is, and goes as one `--flag=value` argument.
     """
 
     workdir: Path
@@ -91,7 +98,7 @@ class CargoRunner:
         env["CARGO_TERM_PROGRESS_WHEN"] = "never"
         if self.trust_checkout:
             return _Setup(None, env, self.workdir, [])
-        toolchain = resolve_toolchain(self.workdir)
+        toolchain = resolve_toolchain(self.workdir, self.timeout)
         rustc = str(toolchain.rustc)
         # The environment beats every configuration file: the real compiler, no wrappers.
         # (An empty wrapper setting disables one set in a configuration file.)
@@ -111,7 +118,7 @@ class CargoRunner:
         config = checkout_config_args(self.workdir, env, default_cargo_home(env))
         return _Setup(toolchain, env, neutral_directory(), config)
 
-    def _run(self, program: str, args: Sequence[str]) -> CargoOutput:
+    def _run(self, program: str, args: Sequence[Argument]) -> CargoOutput:
         setup = self._prepared()
         if setup.toolchain is None:
             executable = shutil.which(program)
@@ -126,8 +133,9 @@ class CargoRunner:
                 args = [*args, *setup.config_args]
         if self.on_command is not None:
             self.on_command([program, *args])
-        output = _execute(
-            [executable, *args],
+        output = run_process(
+            executable,
+            args,
             cwd=setup.cwd,
             env=setup.environment,
             timeout=self.timeout,
@@ -137,19 +145,21 @@ class CargoRunner:
             return output
         return CargoOutput(output.returncode, output.stdout, _locations(output.stderr, setup.cwd))
 
-    def _target_argument(self, target: str) -> str:
-        """A custom target file (`x.json`) named relative to the audited directory, as when
-        cargo ran there, made absolute for cargo and rustc running elsewhere."""
-        if target.endswith(".json") and not Path(target).is_absolute():
-            return str(self.workdir.absolute() / target)
-        return target
+    def _target_argument(self, target: str) -> Argument:
+        """`--target=T` for a target that passed the gate. A custom target file (`x.json`) is
+        named relative to the audited directory, as when cargo ran there, and made absolute
+        for cargo and rustc running elsewhere."""
+        target = _gated(target_triple, target, "target")
+        if target.endswith(".json"):
+            return _option("--target", str(self.workdir.absolute() / target), ABSOLUTE_PATH)
+        return _option("--target", target, TARGET)
 
-    def _cargo_flags(self) -> list[str]:
-        flags: list[str] = []
+    def _cargo_flags(self) -> list[Argument]:
+        flags: list[Argument] = []
         if self.offline:
-            flags.append("--offline")
+            flags.append(word("--offline"))
         if self.locked:
-            flags.append("--locked")
+            flags.append(word("--locked"))
         return flags
 
     def _failure(self, what: str, output: CargoOutput) -> FeatcheckError:
@@ -163,9 +173,13 @@ class CargoRunner:
 
     def metadata(self, manifest_path: Path) -> WorkspaceMetadata:
         """The workspace's packages and feature tables (one call for the whole audit)."""
-        manifest = str(manifest_path.absolute())  # cargo may run in another directory
-        args = ["metadata", "--format-version", "1", "--manifest-path", manifest]
-        output = self._run("cargo", [*args, *self._cargo_flags()])
+        args = [
+            word("metadata"),
+            _constant("--format-version", "1"),
+            _manifest_argument(manifest_path),
+            *self._cargo_flags(),
+        ]
+        output = self._run("cargo", args)
         if output.returncode != 0:
             raise self._failure("cargo metadata", output)
         return parse_metadata(output.stdout)
@@ -173,21 +187,14 @@ class CargoRunner:
     def tree(self, manifest_path: Path, package_spec: str, target: str) -> str:
         """`cargo tree -e normal` for one package on one target: what `cargo build -p` gets."""
         args = [
-            "tree",
-            "--manifest-path",
-            str(manifest_path.absolute()),
-            "-e",
-            "normal",
-            "-p",
-            package_spec,
-            "--target",
+            word("tree"),
+            _manifest_argument(manifest_path),
+            _constant("--edges", "normal"),
+            _option("--package", package_spec, PACKAGE_SPEC),
             self._target_argument(target),
-            "-f",
-            TREE_FORMAT,
-            "--prefix",
-            "depth",
-            "--charset",
-            "ascii",
+            _constant("--format", TREE_FORMAT),
+            _constant("--prefix", "depth"),
+            _constant("--charset", "ascii"),
             *self._cargo_flags(),
         ]
         output = self._run("cargo", args)
@@ -199,7 +206,7 @@ class CargoRunner:
         """The host target triple, as the workspace's rustc reports it."""
         with self._lock:
             if self._host is None:
-                output = self._run("rustc", ["-vV"])
+                output = self._run("rustc", [word("-vV")])
                 for line in output.stdout.splitlines():
                     if line.startswith("host:"):
                         self._host = line.split(":", 1)[1].strip()
@@ -213,7 +220,7 @@ class CargoRunner:
         with self._lock:
             if triple not in self._cfg_cache:
                 target = self._target_argument(triple)
-                output = self._run("rustc", ["--print", "cfg", "--target", target])
+                output = self._run("rustc", [_constant("--print", "cfg"), target])
                 if output.returncode != 0:
                     raise FeatcheckError(
                         f"rustc does not know target {triple!r}: "
@@ -243,57 +250,26 @@ def _locations(stderr: str, cwd: Path) -> str:
     return _LOCATION.sub(rewrite, stderr)
 
 
-def _execute(
-    argv: list[str], *, cwd: Path, env: dict[str, str], timeout: float, what: str
-) -> CargoOutput:
-    """Run one command; on timeout (or Ctrl-C) end it and everything it started."""
+def _gated(check: Callable[[str], str], value: str, what: str) -> str:
+    """`check(value)`, its GateError as the one-line error of an audit."""
     try:
-        process = subprocess.Popen(
-            argv,
-            cwd=cwd,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            # Its own process group, so a timeout also ends the programs it started (which
-            # would otherwise hold the pipes open and keep featcheck waiting).
-            start_new_session=os.name == "posix",
-        )
-    except OSError as error:
-        raise FeatcheckError(
-            f"could not run {Path(argv[0]).name}: {error.strerror or error}"
-        ) from None
-    try:
-        stdout, stderr = process.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        _end(process)
-        raise FeatcheckError(
-            f"{what} did not finish within {timeout:g} s"
-            " (raise --timeout, or check for a lock held by another cargo)"
-        ) from None
-    except BaseException:
-        _end(process)
-        raise
-    return CargoOutput(
-        process.returncode,
-        stdout.decode("utf-8", errors="replace"),
-        stderr.decode("utf-8", errors="replace"),
-    )
+        return check(value)
+    except GateError as error:
+        raise FeatcheckError(f"{what}: {error}") from None
 
 
-def _end(process: subprocess.Popen[bytes]) -> None:
-    """Kill the process group, reap the process and close its pipes."""
-    if os.name == "posix":
-        with contextlib.suppress(OSError):
-            os.killpg(process.pid, signal.SIGKILL)
-    process.kill()
+def _option(flag: str, value: str, grammar: Grammar) -> Argument:
     try:
-        process.communicate(timeout=5)
-    except subprocess.TimeoutExpired:  # something left the group and holds a pipe open
-        pass
-    finally:
-        for stream in (process.stdout, process.stderr):
-            if stream is not None:
-                stream.close()
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            process.wait(timeout=5)
+        return option(flag, value, grammar)
+    except GateError as error:
+        raise FeatcheckError(f"{flag.lstrip('-')}: {error}") from None
+
+
+def _constant(flag: str, value: str) -> Argument:
+    """`--flag=value` for a value that is featcheck's own constant, never checkout text."""
+    return Argument(f"{flag}={value}")
+
+
+def _manifest_argument(manifest_path: Path) -> Argument:
+    # Absolute: cargo runs in another directory.
+    return _option("--manifest-path", str(manifest_path.absolute()), ABSOLUTE_PATH)

@@ -16,8 +16,6 @@ import json
 import os
 import re
 import shutil
-import stat
-import subprocess
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,15 +23,16 @@ from pathlib import Path
 import tomlkit
 from tomlkit.exceptions import ParseError
 
+from featcheck.cargo.argv_gate import TOOLCHAIN, Argument, GateError, option, word
+from featcheck.cargo.process import run_process
 from featcheck.errors import FeatcheckError
+from featcheck.fileio import MAX_CONFIG_BYTES, decode_text, read_regular_file
 
 TOOLCHAIN_FILES = ("rust-toolchain", "rust-toolchain.toml")
 """In the order rustup prefers them when both are in one directory."""
 
-MAX_CONFIG_BYTES = 1 << 20
-"""Toolchain and cargo configuration files are small; a larger one is not read."""
-
-_RUSTUP_TIMEOUT = 60.0
+DEFAULT_TIMEOUT = 60.0
+"""How long rustup may take to answer when the caller sets no timeout (--timeout does)."""
 
 
 def neutral_directory() -> Path:
@@ -46,30 +45,8 @@ def neutral_directory() -> Path:
 
 
 def read_small_file(path: Path, what: str) -> bytes:
-    """The bytes of a regular file of at most MAX_CONFIG_BYTES.
-
-    A FIFO, device or directory is refused without blocking on it.
-    """
-    try:
-        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    except OSError as error:
-        raise FeatcheckError(
-            f"cannot read this {what}: {error.strerror or error}", path=path
-        ) from None
-    try:
-        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
-            raise FeatcheckError(f"this {what} is not a regular file", path=path)
-        with os.fdopen(descriptor, "rb", closefd=False) as stream:
-            data = stream.read(MAX_CONFIG_BYTES + 1)
-    except OSError as error:
-        raise FeatcheckError(
-            f"cannot read this {what}: {error.strerror or error}", path=path
-        ) from None
-    finally:
-        os.close(descriptor)
-    if len(data) > MAX_CONFIG_BYTES:
-        raise FeatcheckError(f"this {what} is larger than {MAX_CONFIG_BYTES} bytes", path=path)
-    return data
+    """The bytes of a regular file of at most MAX_CONFIG_BYTES (a FIFO is refused at once)."""
+    return read_regular_file(path, what, MAX_CONFIG_BYTES)
 
 
 @dataclass(frozen=True)
@@ -101,9 +78,6 @@ class Toolchain:
 # --- reading toolchain files ---------------------------------------------------------------
 
 
-_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]*")
-
-
 def _line_of(text: str, key: str) -> int:
     pattern = re.compile(rf"^\s*(?:{re.escape(key)}|\"{re.escape(key)}\"|'{re.escape(key)}')\s*=")
     for number, line in enumerate(text.splitlines(), 1):
@@ -118,12 +92,7 @@ def parse_toolchain_file(path: Path) -> ToolchainRequest:
     A one-line `rust-toolchain` is a legacy channel name; anything else is TOML with a
     `[toolchain]` table holding `channel` or `path`.
     """
-    data = read_small_file(path, "toolchain file")
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as error:
-        line = data[: error.start].count(b"\n") + 1
-        raise FeatcheckError("invalid UTF-8 in toolchain file", path=path, line=line) from None
+    text = decode_text(read_small_file(path, "toolchain file"), path)
     why = f"{path.name} in {path.parent}"
     if path.name == "rust-toolchain" and len(text.splitlines()) == 1:
         legacy = text.strip()
@@ -164,14 +133,10 @@ def parse_toolchain_file(path: Path) -> ToolchainRequest:
 
 def _checked_name(name: str, origin: Path, line: int) -> str:
     """A toolchain name, never a path (RUSTUP_TOOLCHAIN accepts paths) nor an option."""
-    if not _NAME.fullmatch(name):
-        raise FeatcheckError(
-            f"toolchain {name!r} is not a toolchain name (a channel such as `stable`, `1.85` "
-            "or `nightly-2026-01-01`)",
-            path=origin,
-            line=line,
-        )
-    return name
+    try:
+        return TOOLCHAIN.check(name)
+    except GateError as error:
+        raise FeatcheckError(f"toolchain: {error}", path=origin, line=line) from None
 
 
 def find_toolchain_request(start: Path, overrides: Mapping[Path, str]) -> ToolchainRequest:
@@ -232,28 +197,22 @@ def _is_rustup_proxy(cargo: str, rustup: str | None) -> bool:
     return Path(os.path.realpath(cargo)).stem in ("rustup", "rustup-init")
 
 
-def _rustup(rustup: str, *args: str) -> str:
+def _rustup(rustup: str, timeout: float, *args: Argument) -> str:
     """Run rustup (the user's own program) from a neutral directory; its stdout."""
     env = {k: v for k, v in os.environ.items() if k != "RUSTUP_TOOLCHAIN"}
-    try:
-        done = subprocess.run(
-            [rustup, *args],
-            cwd=neutral_directory(),
-            env=env,
-            capture_output=True,
-            timeout=_RUSTUP_TIMEOUT,
-            check=False,
-            stdin=subprocess.DEVNULL,
-        )
-    except subprocess.TimeoutExpired:
-        raise FeatcheckError(f"`rustup {' '.join(args)}` did not finish") from None
-    except OSError as error:
-        raise FeatcheckError(f"could not run rustup: {error.strerror or error}") from None
+    done = run_process(
+        rustup,
+        args,
+        cwd=neutral_directory(),
+        env=env,
+        timeout=timeout,
+        what=f"`rustup {' '.join(args)}`",
+    )
     if done.returncode != 0:
-        message = done.stderr.decode("utf-8", errors="replace").strip().splitlines()
+        message = done.stderr.strip().splitlines()
         reason = next((m for m in message if m.startswith("error")), message[0] if message else "")
         raise _RustupError(reason.removeprefix("error:").strip() or "no message")
-    return done.stdout.decode("utf-8", errors="replace").strip()
+    return done.stdout.strip()
 
 
 class _RustupError(Exception):
@@ -261,24 +220,27 @@ class _RustupError(Exception):
 
 
 @functools.lru_cache(maxsize=32)
-def _rustup_binaries(rustup: str, name: str, rustup_home: str) -> tuple[Path, Path]:
+def _rustup_binaries(rustup: str, name: str, rustup_home: str, timeout: float) -> tuple[Path, Path]:
     del rustup_home  # part of the cache key only
-    cargo = Path(_rustup(rustup, "which", "cargo", "--toolchain", name))
-    rustc = Path(_rustup(rustup, "which", "rustc", "--toolchain", name))
+    toolchain = option("--toolchain", name, TOOLCHAIN)
+    cargo = Path(_rustup(rustup, timeout, word("which"), word("cargo"), toolchain))
+    rustc = Path(_rustup(rustup, timeout, word("which"), word("rustc"), toolchain))
     return cargo, rustc
 
 
 @functools.lru_cache(maxsize=4)
-def _rustup_default(rustup: str, rustup_home: str) -> str:
+def _rustup_default(rustup: str, rustup_home: str, timeout: float) -> str:
     del rustup_home
-    answer = _rustup(rustup, "default").split()
+    answer = _rustup(rustup, timeout, word("default")).split()
     if not answer or answer[0] in ("no", "error:"):
         raise _RustupError("no default toolchain is configured (`rustup default stable`)")
     return answer[0]
 
 
-def resolve_toolchain(workdir: Path) -> Toolchain:
+def resolve_toolchain(workdir: Path, timeout: float = DEFAULT_TIMEOUT) -> Toolchain:
     """The real cargo and rustc for auditing `workdir`, without running anything it supplies.
+
+    rustup, when asked, gets at most `timeout` seconds per call (--timeout).
 
     Raises FeatcheckError for a `path` toolchain (the checkout's own binaries), an invalid
     toolchain file, or a toolchain that is not installed.
@@ -298,7 +260,13 @@ def resolve_toolchain(workdir: Path) -> Toolchain:
         )
     pinned = os.environ.get("RUSTUP_TOOLCHAIN")
     if pinned:
-        request = ToolchainRequest(pinned, why="RUSTUP_TOOLCHAIN")
+        try:
+            request = ToolchainRequest(TOOLCHAIN.check(pinned), why="RUSTUP_TOOLCHAIN")
+        except GateError as error:
+            raise FeatcheckError(
+                f"RUSTUP_TOOLCHAIN: {error}; featcheck asks rustup for a named toolchain "
+                "(or put the toolchain's bin directory first on PATH)"
+            ) from None
     else:
         request = find_toolchain_request(workdir, rustup_overrides())
     if request.path is not None:
@@ -311,8 +279,8 @@ def resolve_toolchain(workdir: Path) -> Toolchain:
         )
     home = str(_rustup_home())
     try:
-        name = request.name or _rustup_default(rustup, home)
-        real_cargo, real_rustc = _rustup_binaries(rustup, name, home)
+        name = request.name or _rustup_default(rustup, home, timeout)
+        real_cargo, real_rustc = _rustup_binaries(rustup, name, home, timeout)
     except _RustupError as error:
         message = f"rustup cannot provide the toolchain: {error}"
         if request.origin is None:

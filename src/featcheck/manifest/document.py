@@ -11,6 +11,7 @@ import tomlkit
 import tomlkit.exceptions
 
 from featcheck.errors import FeatcheckError
+from featcheck.fileio import MAX_MANIFEST_BYTES, decode_text, read_regular_file
 from featcheck.manifest.spans import Entry, KeyPath, index_spans
 
 
@@ -48,22 +49,18 @@ class ManifestDocument:
         return node
 
 
-def read_manifest(path: Path) -> ManifestDocument:
-    """Read and parse a manifest; any problem becomes a one-line `path:line:col: message`."""
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise FeatcheckError("no such file", path=path) from None
-    except IsADirectoryError:
-        raise FeatcheckError("is a directory, not a Cargo.toml", path=path) from None
-    except OSError as error:
-        raise FeatcheckError(f"cannot read: {error.strerror or error}", path=path) from None
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as error:
-        line = raw[: error.start].count(b"\n") + 1
-        column = error.start - (raw.rfind(b"\n", 0, error.start) + 1) + 1
-        raise FeatcheckError("invalid UTF-8", path=path, line=line, column=column) from None
+def read_manifest(path: Path, what: str = "Cargo.toml") -> ManifestDocument:
+    """Read and parse a manifest; any problem becomes a one-line `path:line:col: message`.
+
+    Only a regular file of at most MAX_MANIFEST_BYTES is read; a UTF-8 byte order mark is
+    accepted, as cargo does.
+    """
+    return parse_document(path, read_regular_file(path, what, MAX_MANIFEST_BYTES))
+
+
+def parse_document(path: Path, raw: bytes) -> ManifestDocument:
+    """`raw` (the bytes of `path`) as a parsed TOML document, or a one-line FeatcheckError."""
+    text = decode_text(raw, path)
     try:
         data = tomlkit.parse(text).unwrap()
     except tomlkit.exceptions.ParseError as error:

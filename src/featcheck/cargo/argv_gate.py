@@ -1,0 +1,161 @@
+"""The one gate between what a checkout says and the argument vectors of cargo, rustc and rustup.
+
+rustc expands any argument that starts with `@` into more arguments read from that file, and
+every program reads an argument that starts with `-` as an option. A checkout value passed as
+`--target @F` or `--cfg @F` therefore lets the checkout give rustc any option it likes:
+`--print=cfg=PATH` overwrites a file, `-Zcodegen-backend=LIB` (nightly) loads a library. So a
+value from the checkout (configuration, toolchain file, manifest, and command-line values that
+stand for them) reaches an argument vector only
+
+- after it matched the grammar cargo documents for it (a target triple, a cfg name or
+  `name="value"`, a toolchain name, a package id specification, a feature name), and
+- inside one `--flag=value` argument, never as an argument of its own.
+
+`Argument` is what runners put on a command line: `word()` makes one from featcheck's own fixed
+flags and subcommands, `option()` from a flag and a value checked against a `Grammar`. A plain
+`str` does not type-check as an `Argument`, and `refuse_unsafe()` checks every argument vector
+once more just before a process starts.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+from typing import NewType
+
+Argument = NewType("Argument", str)
+"""One element of an argument vector, made by `word()` or `option()`."""
+
+MAX_VALUE_LENGTH = 4096
+"""No value that names a target, cfg, toolchain or package is longer; a longer one is refused."""
+
+
+class GateError(ValueError):
+    """A checkout value that does not match its grammar; the caller adds file and line."""
+
+
+@dataclass(frozen=True)
+class Grammar:
+    """What one kind of value may look like, as cargo and rustc document it."""
+
+    what: str
+    """The kind of value, as an error message names it."""
+    pattern: re.Pattern[str]
+    example: str
+    """A valid value, shown in the error message."""
+
+    def check(self, value: str) -> str:
+        """`value` unchanged when it matches; GateError otherwise."""
+        if not isinstance(value, str):
+            raise GateError(f"{self.what} must be a string")
+        if len(value) > MAX_VALUE_LENGTH or not self.pattern.fullmatch(value):
+            raise GateError(f"{_shown(value)} is not {self.what} (such as {self.example})")
+        return value
+
+
+def _shown(value: str) -> str:
+    """A value quoted for an error message: short, control characters escaped."""
+    text = value if len(value) <= 80 else value[:77] + "..."
+    escaped = "".join(c if c.isprintable() else ascii(c)[1:-1] for c in text)
+    return f"`{escaped}`"
+
+
+# A built-in target triple: `x86_64-unknown-linux-gnu`, `thumbv7em-none-eabihf`, `avr-none`,
+# `armv7a-kmc-solid_asp3-eabi`. Letters, digits, `_` and `.` in dash-separated parts.
+_TRIPLE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.]*(-[A-Za-z0-9_.]+)*")
+# A custom target specification: a relative path to a `.json` file inside the checkout.
+_JSON_SPEC = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*(/[A-Za-z0-9_][A-Za-z0-9_.-]*)*\.json")
+
+TARGET = Grammar(
+    "a target triple or a relative path to a `.json` target specification inside the project",
+    re.compile(f"{_TRIPLE.pattern}|{_JSON_SPEC.pattern}"),
+    "`x86_64-unknown-linux-gnu`",
+)
+CFG = Grammar(
+    'a cfg name or `name="value"`',
+    re.compile(r'[A-Za-z_][A-Za-z0-9_]*(\s*=\s*"[^"\\\x00-\x1f\x7f]*")?'),
+    '`tokio_unstable` or `feature="simd"`',
+)
+TARGET_FEATURES = Grammar(
+    "a list of target features",
+    re.compile(r"[+-][A-Za-z0-9_.]+(,[+-][A-Za-z0-9_.]+)*"),
+    "`+avx2,+fma`",
+)
+TARGET_CPU = Grammar(
+    "a CPU name", re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.+-]*"), "`native` or `x86-64-v3`"
+)
+PANIC = Grammar("a panic strategy", re.compile(r"unwind|abort|immediate-abort"), "`abort`")
+SWITCH = Grammar(
+    "a rustc on/off value", re.compile(r"y|yes|on|true|n|no|off|false"), "`yes` or `off`"
+)
+TOOLCHAIN = Grammar(
+    "a toolchain name (a channel)",
+    re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]*"),
+    "`stable`, `1.85` or `nightly-2026-01-01`",
+)
+FEATURE = Grammar(
+    "a feature name",
+    re.compile(r"(dep:)?[A-Za-z0-9_][A-Za-z0-9_+.-]*(\??/[A-Za-z0-9_][A-Za-z0-9_+.-]*)?"),
+    "`rayon` or `serde/std`",
+)
+PACKAGE_SPEC = Grammar(
+    "a package id specification",
+    # `name`, `name@1.2.3`, or the id cargo metadata prints (`path+file:///...#name@1.2.3`):
+    # no leading option or argument-file character, no control characters.
+    re.compile(r"[A-Za-z0-9_][^\x00-\x1f\x7f]*"),
+    "`app@0.1.0`",
+)
+ABSOLUTE_PATH = Grammar(
+    "an absolute path", re.compile(r"/[^\x00]*|[A-Za-z]:[\\/][^\x00]*"), "`/src/app/Cargo.toml`"
+)
+CONFIG_SETTING = Grammar(
+    "a cargo configuration setting",
+    # `KEY=VALUE` with a key of featcheck's allow-list and a value that tomlkit wrote.
+    re.compile(r"[A-Za-z][^\n\r\x00]*=[^\n\r\x00]*"),
+    "`net.offline=true`",
+)
+
+_WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*|--?[A-Za-z][A-Za-z0-9-]*")
+
+
+def target_triple(value: str) -> str:
+    """A target from the checkout (or the command line): a triple, or a `.json` spec path.
+
+    A `.json` path must be relative and stay inside the project (no `..`): the runner makes it
+    absolute there. (rustc 1.95 reads custom target specifications only with
+    `-Zunstable-options`, which featcheck never passes, so it refuses them itself.)
+    """
+    TARGET.check(value)
+    if value.endswith(".json") and ".." in PurePosixPath(value).parts:
+        raise GateError(f"{_shown(value)} leaves the project")
+    return value
+
+
+def word(text: str) -> Argument:
+    """One of featcheck's own fixed arguments: a subcommand or a flag (`tree`, `--locked`)."""
+    if not _WORD.fullmatch(text):
+        raise GateError(f"{_shown(text)} is not a fixed argument")
+    return Argument(text)
+
+
+def option(flag: str, value: str, grammar: Grammar) -> Argument:
+    """`--flag=value` as one argument, after `value` matched `grammar`.
+
+    One argument, because the value then can never be read as an option or an argument file
+    of its own, whatever it holds.
+    """
+    if not re.fullmatch(r"--[a-z][a-z-]*|-C[a-z][a-z-]*", flag):
+        raise GateError(f"{_shown(flag)} is not a flag")
+    grammar.check(value)
+    return Argument(f"{flag}={value}")
+
+
+def refuse_unsafe(arguments: Sequence[str]) -> None:
+    """The last check before a process starts: no argument is an argument file (`@FILE`) or
+    holds a NUL. Raises GateError; a caller that built its arguments with `word()`
+    and `option()` never sees it."""
+    for argument in arguments:
+        if not isinstance(argument, str) or argument.startswith("@") or "\x00" in argument:
+            raise GateError(f"refusing to pass the argument {_shown(str(argument))}")

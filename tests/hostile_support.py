@@ -1,0 +1,119 @@
+"""Hostile checkouts for tests: the template crate plus planted programs that leave markers.
+
+Every planted program only appends to a marker file and exits non-zero with garbage on stdout,
+so a run that used one also fails visibly; a test asserts that no marker was written.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from dataclasses import dataclass
+from pathlib import Path
+
+from conftest import CRATES
+
+TEMPLATE = CRATES / "pitb-exec-cpu"
+BURN_LINE = 9
+BURN_COLUMN = 31
+
+MARKER_SCRIPT = """\
+#!/bin/sh
+echo "$0 $*" >> "{log}"
+echo "garbage from a planted program"
+exit 97
+"""
+
+PRELOAD_SOURCE = """\
+#include <stdio.h>
+__attribute__((constructor)) static void planted(void) {{
+    FILE *log = fopen("{log}", "a");
+    if (log) {{ fputs("shared object loaded\\n", log); fclose(log); }}
+}}
+"""
+
+
+def _rustup_manages_cargo() -> bool:
+    cargo, rustup = shutil.which("cargo"), shutil.which("rustup")
+    if cargo is None or rustup is None:
+        return False
+    return os.path.samefile(cargo, rustup) or Path(os.path.realpath(cargo)).stem == "rustup"
+
+
+RUSTUP = _rustup_manages_cargo()
+CC = shutil.which("cc") or shutil.which("gcc")
+
+
+@dataclass(frozen=True)
+class Checkout:
+    """One hostile project: where it is, and where its planted programs leave markers."""
+
+    root: Path
+    """The repository (the directory that holds the attack)."""
+    project: Path
+    """The directory featcheck audits."""
+    markers: Path
+
+    def marker_script(self, relative: str) -> str:
+        """Plant an executable marker script at `relative` inside the repository."""
+        path = self.root / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(MARKER_SCRIPT.format(log=self.markers / path.name))
+        path.chmod(0o755)
+        return relative
+
+    def shared_object(self, relative: str) -> Path:
+        """Build a shared library whose constructor writes a marker (needs a C compiler)."""
+        assert CC is not None
+        source = self.markers.parent / "planted.c"
+        source.write_text(PRELOAD_SOURCE.format(log=self.markers / "shared-object"))
+        library = self.root / relative
+        library.parent.mkdir(parents=True, exist_ok=True)
+        subprocess.run([CC, "-shared", "-fPIC", "-o", str(library), str(source)], check=True)
+        return library
+
+    def cargo_config(self, text: str, name: str = "config.toml") -> None:
+        directory = self.root / ".cargo"
+        directory.mkdir(exist_ok=True)
+        (directory / name).write_text(textwrap.dedent(text))
+
+    def written(self) -> list[str]:
+        return sorted(p.name for p in self.markers.iterdir())
+
+
+def make_checkout(base: Path, nested: bool = False) -> Checkout:
+    """The template crate in `base/repo` (or `base/repo/crates/app` when nested)."""
+    root = base / "repo"
+    project = root / "crates" / "app" if nested else root
+    (project / "src").mkdir(parents=True)
+    shutil.copy(TEMPLATE / "Cargo.toml", project / "Cargo.toml")
+    shutil.copy(TEMPLATE / "Cargo.lock", project / "Cargo.lock")
+    (project / "src" / "main.rs").write_text("fn main() {}\n")
+    markers = base / "markers"
+    markers.mkdir()
+    return Checkout(root, project, markers)
+
+
+def run_isolated(
+    args: list[str], cargo_home: Path, timeout: float = 240
+) -> subprocess.CompletedProcess[str]:
+    """featcheck as a subprocess with its own offline CARGO_HOME (runs go in parallel)."""
+    env = {
+        **os.environ,
+        "CARGO_HOME": str(cargo_home),
+        "RUSTUP_HOME": os.environ.get("RUSTUP_HOME") or str(Path.home() / ".rustup"),
+        "NO_COLOR": "1",
+        "COLUMNS": "200",
+    }
+    env.pop("GITHUB_ACTIONS", None)
+    return subprocess.run(
+        [sys.executable, "-m", "featcheck", *args],
+        capture_output=True,
+        text=True,
+        check=False,
+        env=env,
+        timeout=timeout,
+    )

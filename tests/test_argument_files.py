@@ -1,0 +1,436 @@
+"""rustc argument files: no checkout value reaches a command line unchecked.
+
+rustc expands any argument `@FILE` into the arguments written in FILE. A checkout value that
+reached rustc as `--target @FILE` or `--cfg @FILE` (from featcheck.toml, the manifests'
+featcheck tables, `.cargo/config.toml` rustflags, a toolchain file, or `--target` on the
+command line) would let the checkout add `--print=cfg=PATH` (rustc writes PATH: any file) or,
+on nightly, `-Zcodegen-backend=LIB` (rustc loads LIB). Each vector below is planted with an
+argument file that makes rustc write a marker; featcheck must refuse it with one line naming
+the file and line (exit 2) and leave no marker, in default mode and with --no-exec. Under
+--trust-checkout, where cargo reads the checkout's configuration itself, the rustflags vectors
+do write the marker: the fixtures are live. For the featcheck-only vectors (targets), plain
+rustc shows the attack.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from actions_support import host_triple
+from conftest import write_offline_cargo_home
+from hostile_support import CC, RUSTUP, TEMPLATE, Checkout, make_checkout, run_isolated
+
+from featcheck.cargo.argv_gate import (
+    CFG,
+    PACKAGE_SPEC,
+    TARGET,
+    TOOLCHAIN,
+    GateError,
+    Grammar,
+    option,
+    target_triple,
+    word,
+)
+from featcheck.cargo.process import run_process
+from featcheck.cargo.runner import CargoRunner
+from featcheck.errors import FeatcheckError
+
+TEMPLATE_LINES = len((TEMPLATE / "Cargo.toml").read_text().splitlines())
+
+
+@dataclass(frozen=True)
+class ArgumentFiles:
+    """Argument files in the checkout that make rustc write `markers/print-cfg`."""
+
+    target: Path
+    """First line a target triple, then `--print=cfg=MARKER` (for `--target @FILE`)."""
+    cfg: Path
+    """First line a cfg name, then `--print=cfg=MARKER` (for `--cfg @FILE`)."""
+    bare: Path
+    """Only `--print=cfg=MARKER` (an argument file standing alone)."""
+
+
+def plant_argument_files(checkout: Checkout) -> ArgumentFiles:
+    directory = checkout.root / "evil"
+    directory.mkdir(exist_ok=True)
+    marker = f"--print=cfg={checkout.markers / 'print-cfg'}\n"
+    files = ArgumentFiles(
+        directory / "target.args", directory / "cfg.args", directory / "bare.args"
+    )
+    files.target.write_text(f"{host_triple()}\n{marker}")
+    files.cfg.write_text(f"planted\n{marker}")
+    files.bare.write_text(marker)
+    return files
+
+
+Plant = Callable[[Checkout, ArgumentFiles], list[str]]
+"""Plants one vector; returns extra command-line arguments for featcheck."""
+
+
+@dataclass(frozen=True)
+class Vector:
+    name: str
+    plant: Plant
+    refused_with: str
+    """The one error line contains this (the file and line, or the option)."""
+    trusted: str = "refused"
+    """With --trust-checkout: "refused" as by default, "live" (cargo itself runs the attack:
+    the marker is written), or "inert" (plain cargo passes it as one harmless argument)."""
+    needs_rustup: bool = False
+
+
+def _featcheck_toml(value: str) -> Plant:
+    def plant(checkout: Checkout, files: ArgumentFiles) -> list[str]:
+        text = value.format(target=files.target)
+        (checkout.project / "featcheck.toml").write_text(f'targets = ["{text}"]\n')
+        return []
+
+    return plant
+
+
+def _metadata_table(table: str) -> Plant:
+    def plant(checkout: Checkout, files: ArgumentFiles) -> list[str]:
+        manifest = checkout.project / "Cargo.toml"
+        extra = "\n[workspace]\n" if table == "workspace" else "\n"
+        manifest.write_text(
+            manifest.read_text()
+            + f'{extra}\n[{table}.metadata.featcheck]\ntargets = ["@{files.target}"]\n'
+        )
+        return []
+
+    return plant
+
+
+def _cli_target(value: str) -> Plant:
+    def plant(checkout: Checkout, files: ArgumentFiles) -> list[str]:
+        return [f"--target={value.format(target=files.target)}"]
+
+    return plant
+
+
+def _rustflags(text: str, name: str = "config.toml") -> Plant:
+    def plant(checkout: Checkout, files: ArgumentFiles) -> list[str]:
+        config = text.format(cfg=files.cfg, bare=files.bare, host=host_triple())
+        if name != "config.toml":
+            checkout.cargo_config(f'include = ["{name}"]\n')
+        checkout.cargo_config(config, name=name)
+        return []
+
+    return plant
+
+
+def _toolchain_channel(value: str) -> Plant:
+    def plant(checkout: Checkout, files: ArgumentFiles) -> list[str]:
+        channel = value.format(target=files.target)
+        (checkout.root / "rust-toolchain.toml").write_text(f'[toolchain]\nchannel = "{channel}"\n')
+        return []
+
+    return plant
+
+
+VECTORS = [
+    Vector("featcheck-toml-targets", _featcheck_toml("@{target}"), "featcheck.toml:1:"),
+    Vector(
+        "featcheck-toml-target-is-an-option",
+        _featcheck_toml("--print=cfg={target}"),
+        "featcheck.toml:1:",
+    ),
+    Vector(
+        "featcheck-toml-target-is-a-codegen-flag",
+        _featcheck_toml("-Zcodegen-backend={target}"),
+        "featcheck.toml:1:",
+    ),
+    Vector(
+        "featcheck-toml-json-spec-outside-the-project",
+        _featcheck_toml("../../x.json"),
+        "featcheck.toml:1:",
+    ),
+    Vector(
+        "workspace-metadata-targets",
+        _metadata_table("workspace"),
+        f"Cargo.toml:{TEMPLATE_LINES + 5}:",
+    ),
+    Vector(
+        "package-metadata-targets", _metadata_table("package"), f"Cargo.toml:{TEMPLATE_LINES + 4}:"
+    ),
+    Vector("command-line-target", _cli_target("@{target}"), "--target:"),
+    Vector("command-line-target-is-an-option", _cli_target("--print=cfg={target}"), "--target:"),
+    Vector(
+        "rustflags-cfg-argument-file",
+        _rustflags('[build]\nrustflags = ["--cfg", "@{cfg}"]\n'),
+        ".cargo/config.toml:2:",
+        trusted="live",
+    ),
+    Vector(
+        "rustflags-cfg-equals-argument-file",
+        _rustflags('[build]\nrustflags = ["--cfg=@{cfg}"]\n'),
+        ".cargo/config.toml:2:",
+        trusted="inert",
+    ),
+    Vector(
+        "rustflags-bare-argument-file",
+        _rustflags('[build]\nrustflags = ["--cfg", "ok", "@{bare}"]\n'),
+        ".cargo/config.toml:2:",
+        trusted="live",
+    ),
+    Vector(
+        "rustflags-string-with-argument-file",
+        _rustflags('[build]\nrustflags = "--cfg @{cfg}"\n'),
+        ".cargo/config.toml:2:",
+        trusted="live",
+    ),
+    Vector(
+        "rustflags-cfg-is-an-option",
+        _rustflags('[build]\nrustflags = ["--cfg", "-Zcodegen-backend=evil.so"]\n'),
+        ".cargo/config.toml:2:",
+        trusted="inert",
+    ),
+    Vector(
+        "target-triple-table-rustflags",
+        _rustflags('[target.{host}]\nrustflags = [\n  "--cfg",\n  "@{cfg}",\n]\n'),
+        ".cargo/config.toml:4:",
+        trusted="live",
+    ),
+    Vector(
+        "target-cfg-table-rustflags",
+        _rustflags('[target.\'cfg(unix)\']\nrustflags = ["--cfg", "@{cfg}"]\n'),
+        ".cargo/config.toml:2:",
+        trusted="live",
+    ),
+    Vector(
+        "included-config-rustflags",
+        _rustflags('\n[build]\nrustflags = ["--cfg", "@{cfg}"]\n', name="extra.toml"),
+        ".cargo/extra.toml:3:",
+        trusted="live",
+    ),
+    Vector(
+        "toolchain-channel-is-an-argument-file",
+        _toolchain_channel("@{target}"),
+        "rust-toolchain.toml:2:",
+        trusted="inert",
+        needs_rustup=True,
+    ),
+    Vector(
+        "toolchain-channel-is-an-option",
+        _toolchain_channel("--print=cfg={target}"),
+        "rust-toolchain.toml:2:",
+        trusted="inert",
+        needs_rustup=True,
+    ),
+]
+
+MODES = {"default": [], "no-exec": ["--no-exec"], "trust-checkout": ["--trust-checkout"]}
+
+
+@dataclass(frozen=True)
+class Outcome:
+    checkout: Checkout
+    done: subprocess.CompletedProcess[str]
+
+
+@pytest.fixture(scope="module")
+def outcomes(
+    offline_cargo_home: Path, tmp_path_factory: pytest.TempPathFactory
+) -> dict[tuple[str, str], Outcome]:
+    """Every vector in every mode, in parallel (each run with its own CARGO_HOME)."""
+    jobs = [
+        (vector, mode)
+        for vector in VECTORS
+        if not (vector.needs_rustup and not RUSTUP)
+        for mode in MODES
+    ]
+
+    def audit(job: tuple[Vector, str]) -> Outcome:
+        vector, mode = job
+        base = tmp_path_factory.mktemp(f"{vector.name}-{mode}")
+        checkout = make_checkout(base)
+        extra = vector.plant(checkout, plant_argument_files(checkout))
+        home = base / "cargo-home"
+        write_offline_cargo_home(home)
+        arguments = [str(checkout.project), "--format", "json", *MODES[mode], *extra]
+        return Outcome(checkout, run_isolated(arguments, home))
+
+    with ThreadPoolExecutor(max_workers=min(6, os.cpu_count() or 1)) as pool:
+        results = pool.map(audit, jobs)
+        return {(v.name, m): outcome for (v, m), outcome in zip(jobs, results, strict=True)}
+
+
+def _assert_refused(done: subprocess.CompletedProcess[str], refused_with: str) -> None:
+    assert done.returncode == 2, done.stdout + done.stderr
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1, done.stderr
+    assert lines[0].startswith("featcheck: error: "), done.stderr
+    assert refused_with in lines[0], done.stderr
+
+
+@pytest.mark.parametrize("mode", list(MODES))
+@pytest.mark.parametrize("vector", VECTORS, ids=[v.name for v in VECTORS])
+def test_argument_file_vectors(
+    vector: Vector, mode: str, outcomes: dict[tuple[str, str], Outcome]
+) -> None:
+    if vector.needs_rustup and not RUSTUP:
+        pytest.skip("cargo is not a rustup proxy here")
+    outcome = outcomes[(vector.name, mode)]
+    done = outcome.done
+    assert "Traceback" not in done.stderr, done.stderr
+    if mode == "default" or (mode == "trust-checkout" and vector.trusted == "refused"):
+        _assert_refused(done, vector.refused_with)
+        assert outcome.checkout.written() == []
+    elif mode == "no-exec":
+        # No process runs at all: whatever the audit makes of the value, rustc never sees it.
+        assert done.returncode in (1, 2), done.stderr
+        assert outcome.checkout.written() == []
+    elif vector.trusted == "live":
+        assert outcome.checkout.written() == ["print-cfg"], done.stderr
+    else:
+        assert outcome.checkout.written() == [], done.stderr
+
+
+# --- the attack is real: rustc itself, as cargo or an unguarded featcheck would run it --------
+
+
+def _rustc(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    rustc = shutil.which("rustc")
+    if rustc is None:
+        pytest.skip("rustc is not installed")
+    return subprocess.run(
+        [rustc, *args], capture_output=True, text=True, check=False, cwd=cwd, timeout=120
+    )
+
+
+def test_rustc_expands_an_argument_file_given_as_a_separate_value(tmp_path: Path) -> None:
+    checkout = make_checkout(tmp_path)
+    files = plant_argument_files(checkout)
+    # One argument, `--target=@FILE`: rustc reads a target named "@FILE" and fails; harmless.
+    _rustc("--print", "cfg", f"--target=@{files.target}", cwd=tmp_path)
+    assert checkout.written() == []
+    # Two arguments, `--target @FILE`: rustc reads FILE and writes the marker.
+    _rustc("--print", "cfg", "--target", f"@{files.target}", cwd=tmp_path)
+    assert checkout.written() == ["print-cfg"]
+
+
+def test_an_argument_file_loads_a_codegen_backend_on_nightly(tmp_path: Path) -> None:
+    """What `targets = ["@FILE"]` gave a checkout with `channel = "nightly"`: a loaded library.
+    featcheck refuses that featcheck.toml before any toolchain runs."""
+    if CC is None:
+        pytest.skip("no C compiler to build the planted shared object")
+    if not RUSTUP:
+        pytest.skip("cargo is not a rustup proxy here")
+    checkout = make_checkout(tmp_path)
+    library = checkout.shared_object("evil/backend.so")
+    arguments = checkout.root / "evil" / "backend.args"
+    arguments.write_text(f"{host_triple()}\n-Zcodegen-backend={library}\n")
+    done = _rustc("+nightly", "--print", "cfg", "--target", f"@{arguments}", cwd=tmp_path)
+    if "toolchain 'nightly" in done.stderr and "not installed" in done.stderr:
+        pytest.skip("the nightly toolchain is not installed")
+    assert checkout.written() == ["shared-object"], done.stderr
+    for name in checkout.markers.iterdir():
+        name.unlink()
+    (checkout.root / "rust-toolchain.toml").write_text('[toolchain]\nchannel = "nightly"\n')
+    (checkout.project / "featcheck.toml").write_text(f'targets = ["@{arguments}"]\n')
+    home = tmp_path / "cargo-home"
+    write_offline_cargo_home(home)
+    _assert_refused(run_isolated([str(checkout.project)], home), "featcheck.toml:1:")
+    assert checkout.written() == []
+
+
+def test_the_probe_resolves_through_the_same_gate(tmp_path: Path) -> None:
+    checkout = make_checkout(tmp_path)
+    files = plant_argument_files(checkout)
+    checkout.cargo_config(f'[build]\nrustflags = ["--cfg", "@{files.cfg}"]\n')
+    home = tmp_path / "cargo-home"
+    write_offline_cargo_home(home)
+    done = run_isolated(["probe", str(checkout.project), "--offline"], home)
+    assert done.returncode == 2, done.stderr
+    assert ".cargo/config.toml:2:" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert checkout.written() == []
+
+
+# --- the gate itself, whoever calls the runner -----------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda runner, manifest: runner.tree(manifest, "@/tmp/evil.args", host_triple()),
+        lambda runner, manifest: runner.tree(manifest, "-Zunstable-options", host_triple()),
+        lambda runner, manifest: runner.tree(manifest, "app", "@/tmp/evil.args"),
+        lambda runner, manifest: runner.tree(manifest, "app", "--print=cfg=/tmp/x"),
+        lambda runner, manifest: runner.target_cfg("@/tmp/evil.args"),
+        lambda runner, manifest: runner.target_cfg("-Zcodegen-backend=/tmp/x.so"),
+        lambda runner, manifest: runner.target_cfg("../outside.json"),
+    ],
+    ids=["package-@", "package--", "target-@", "target--", "cfg-@", "cfg--", "json-outside"],
+)
+def test_the_runner_refuses_unchecked_values_from_any_caller(
+    tmp_path: Path, offline_cargo: Path, call: Callable[[CargoRunner, Path], object]
+) -> None:
+    checkout = make_checkout(tmp_path)
+    commands: list[list[str]] = []
+    runner = CargoRunner(checkout.project, offline=True, on_command=commands.append)
+    with pytest.raises(FeatcheckError):
+        call(runner, checkout.project / "Cargo.toml")
+    assert commands == []
+    assert checkout.written() == []
+
+
+def test_no_process_starts_with_an_argument_file(tmp_path: Path) -> None:
+    for arguments in (["--version", "@/tmp/evil.args"], ["x\x00y"]):
+        with pytest.raises(FeatcheckError):
+            run_process("/bin/true", arguments, cwd=tmp_path, env={}, timeout=10, what="`true`")
+
+
+@pytest.mark.parametrize(
+    "triple",
+    [
+        "x86_64-unknown-linux-gnu",
+        "aarch64-apple-darwin",
+        "thumbv7em-none-eabihf",
+        "wasm32-unknown-unknown",
+        "armv7a-kmc-solid_asp3-eabi",
+        "x86_64h-apple-darwin",
+        "avr-none",
+        "i686-pc-windows-msvc",
+        "specs/custom.json",
+    ],
+)
+def test_real_targets_pass_the_gate(triple: str) -> None:
+    assert target_triple(triple) == triple
+    assert option("--target", triple, TARGET) == f"--target={triple}"
+
+
+@pytest.mark.parametrize(
+    ("grammar", "good", "bad"),
+    [
+        (CFG, ["unix", "tokio_unstable", 'feature="simd"', 'target_os = "linux"'], ["@x", "-Z"]),
+        (CFG, ['a="b"'], ['a="b" --print=cfg=x', "a b", 'a="\n"']),
+        (
+            TOOLCHAIN,
+            ["stable", "1.85", "nightly-2026-01-01", "1.95.0-x86_64-unknown-linux-gnu"],
+            [],
+        ),
+        (TOOLCHAIN, [], ["@x", "-x", "/opt/toolchain", "../x", ""]),
+        (PACKAGE_SPEC, ["app", "app@0.1.0", "path+file:///src/app#0.1.0"], ["@x", "-p", ""]),
+    ],
+)
+def test_grammars(grammar: Grammar, good: list[str], bad: list[str]) -> None:
+    for value in good:
+        assert grammar.check(value) == value
+    for value in bad:
+        with pytest.raises(GateError):
+            grammar.check(value)
+
+
+def test_only_fixed_words_are_words() -> None:
+    assert [word(w) for w in ("tree", "--locked", "-vV")] == ["tree", "--locked", "-vV"]
+    for text in ("@file", "a=b", "--flag=x", "tree x", ""):
+        with pytest.raises(GateError):
+            word(text)
