@@ -307,8 +307,8 @@ def test_checkout_configuration_and_toolchain_files_survive_mutation(
     except FeatcheckError:
         pass
     else:
-        assert all(a == "--config" for a in arguments[0::2])
-        assert all("=" in a and "\n" not in a for a in arguments[1::2])
+        # One argument each, `--config=KEY=VALUE`: nothing left to be read as an option.
+        assert all(a.startswith("--config=") and "\n" not in a for a in arguments)
     try:
         request = find_toolchain_request(tmp_path, {})
     except FeatcheckError:
@@ -556,7 +556,7 @@ def test_timeout_in_the_runner_with_a_fake_executable(
     for trust in (False, True):
         runner = CargoRunner(project, timeout=1, trust_checkout=trust)
         started = time.monotonic()
-        with pytest.raises(FeatcheckError, match=r"`cargo metadata --format-version` did not"):
+        with pytest.raises(FeatcheckError, match=r"`cargo metadata` did not"):
             runner.metadata(project / "Cargo.toml")
         assert time.monotonic() - started < 15
         _assert_dead(hanging_toolchain)

@@ -156,7 +156,8 @@ def _check_parser(prog: str) -> _Parser:
         type=_seconds,
         default=300.0,
         metavar="SECONDS",
-        help="Seconds to wait for each cargo call (default: 300).",
+        help="Seconds to wait for each cargo, rustc or rustup call, then end it and all it "
+        "started (default: 300).",
     )
     add(
         "-q",

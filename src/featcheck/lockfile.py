@@ -8,11 +8,12 @@ write is put back byte for byte afterwards (or removed, if there was none).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from featcheck.fileio import write_atomic
+from featcheck.fileio import MAX_LOCKFILE_BYTES, read_regular_file, write_atomic
 
 
 def _candidate_lockfiles(manifest: Path) -> list[Path]:
@@ -35,14 +36,17 @@ class LockfileGuard:
     def around(manifest: Path) -> Iterator[None]:
         snapshots: dict[Path, bytes | None] = {}
         for path in _candidate_lockfiles(manifest):
-            if path.exists() and not path.is_file():
-                continue  # a FIFO or device would block or never end; cargo cannot use it
             try:
-                snapshots[path] = path.read_bytes()
+                path.stat()
             except FileNotFoundError:
                 snapshots[path] = None
+                continue
             except OSError:
-                continue  # unreadable: cargo cannot have used it either
+                continue  # unreadable: cargo cannot use it either
+            if path.is_file() and not os.access(path, os.R_OK):
+                continue
+            # A FIFO or device is refused at once: cargo would wait on it until the timeout.
+            snapshots[path] = read_regular_file(path, "Cargo.lock", MAX_LOCKFILE_BYTES)
         try:
             yield
         finally:

@@ -139,7 +139,7 @@ class CargoRunner:
             cwd=setup.cwd,
             env=setup.environment,
             timeout=self.timeout,
-            what=f"`{program} {' '.join(args[:2])}`",
+            what=f"`{program} {args[0]}`",
         )
         if output.returncode == 0:
             return output

@@ -31,7 +31,7 @@ class FileChange:
 
 
 def _present_features(text: str, declaration: tuple[str | int, ...]) -> set[str]:
-    node = tomlkit.parse(text).unwrap()
+    node = tomlkit.parse(text.removeprefix("\ufeff")).unwrap()
     for key in declaration:
         if not isinstance(node, dict) or key not in node:
             return set()

@@ -225,6 +225,8 @@ def _expected(data: dict[str, Any], edit: Edit) -> dict[str, Any]:
 
 def apply_edit(text: str, edit: Edit) -> str:
     """The manifest text with `edit` made; raises EditError when it cannot be made safely."""
+    if text.startswith("\ufeff"):  # a byte order mark (cargo accepts one) stays where it is
+        return "\ufeff" + apply_edit(text[1:], edit)
     try:
         before = tomlkit.parse(text).unwrap()
         spans = index_spans(text)

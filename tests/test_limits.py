@@ -1,0 +1,181 @@
+"""Limits like cargo's: what featcheck reads and how long it waits, on a hostile checkout.
+
+A byte order mark is accepted (cargo accepts one); a manifest over MAX_MANIFEST_BYTES, a FIFO or
+device in place of a manifest or lockfile, and a cargo configuration `include` of anything but
+a `.toml` file are refused at once with one line (exit 2); an included file outside the project
+is never quoted; `--timeout` bounds rustup too and ends everything it started; a cargo failure
+is one line.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from conftest import run_featcheck, write_offline_cargo_home
+from hostile_support import BURN_COLUMN, BURN_LINE, RUSTUP, make_checkout, run_isolated
+
+from featcheck.fileio import MAX_MANIFEST_BYTES
+
+BOM = b"\xef\xbb\xbf"
+
+
+def _one_line_refusal(done: subprocess.CompletedProcess[str], *parts: str) -> str:
+    assert done.returncode == 2, done.stdout + done.stderr
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1, done.stderr
+    assert lines[0].startswith("featcheck: error: "), done.stderr
+    for part in parts:
+        assert part in lines[0], done.stderr
+    return lines[0]
+
+
+def _home(tmp_path: Path) -> Path:
+    home = tmp_path / "cargo-home"
+    write_offline_cargo_home(home)
+    return home
+
+
+def test_a_byte_order_mark_is_accepted_everywhere_cargo_accepts_it(
+    tmp_path: Path, offline_cargo_home: Path
+) -> None:
+    checkout = make_checkout(tmp_path)
+    manifest = checkout.project / "Cargo.toml"
+    manifest.write_bytes(BOM + manifest.read_bytes())
+    (checkout.project / "featcheck.toml").write_bytes(BOM + b'fail-on = "warning"\n')
+    checkout.cargo_config("[net]\nretry = 2\n")
+    config = checkout.root / ".cargo" / "config.toml"
+    config.write_bytes(BOM + config.read_bytes())
+    if RUSTUP:
+        (checkout.root / "rust-toolchain.toml").write_bytes(
+            BOM + b'[toolchain]\nchannel = "stable"\n'
+        )
+    home = _home(tmp_path)
+    done = run_isolated([str(checkout.project), "--format", "json"], home)
+    assert done.returncode == 1, done.stderr
+    findings = json.loads(done.stdout)["findings"]
+    # The mark is not a column: the finding points where an editor shows `default-features`.
+    assert [(f["code"], f["location"]["line"], f["location"]["column"]) for f in findings] == [
+        ("FC001", BURN_LINE, BURN_COLUMN)
+    ]
+    fixed = run_isolated([str(checkout.project), "--fix"], home)
+    assert fixed.returncode in (0, 1), fixed.stderr
+    text = manifest.read_bytes()
+    assert text.startswith(BOM) and text.count(BOM) == 1
+    assert b'"rayon"' in text
+
+
+def test_a_manifest_over_the_limit_is_refused_at_once(
+    tmp_path: Path, offline_cargo_home: Path
+) -> None:
+    checkout = make_checkout(tmp_path)
+    manifest = checkout.project / "Cargo.toml"
+    padding = b"# " + b"x" * 1000 + b"\n"
+    manifest.write_bytes(manifest.read_bytes() + padding * (MAX_MANIFEST_BYTES // len(padding) + 1))
+    for number, mode in enumerate(([], ["--no-exec"])):
+        started = time.monotonic()
+        done = run_isolated([str(checkout.project), *mode], _home(tmp_path / str(number)))
+        _one_line_refusal(done, "Cargo.toml: is larger than 2 MiB")
+        assert time.monotonic() - started < 60
+
+
+@pytest.mark.parametrize("name", ["Cargo.toml", "Cargo.lock", "featcheck.toml"])
+@pytest.mark.parametrize("mode", ["default", "no-exec"])
+def test_a_fifo_is_refused_without_waiting_on_it(
+    tmp_path: Path, offline_cargo_home: Path, name: str, mode: str
+) -> None:
+    checkout = make_checkout(tmp_path)
+    fifo = checkout.project / name
+    fifo.unlink(missing_ok=True)
+    os.mkfifo(fifo)
+    extra = ["--no-exec"] if mode == "no-exec" else []
+    started = time.monotonic()
+    # --timeout is the 300 s default: a reader waiting on the FIFO would hit the test's timeout.
+    done = run_isolated([str(checkout.project), *extra], _home(tmp_path), timeout=90)
+    assert time.monotonic() - started < 60
+    assert "Traceback" not in done.stderr
+    if mode == "no-exec" and name == "featcheck.toml" and done.returncode != 2:
+        return  # the manifest-only --no-exec audit does not read the configuration at all
+    _one_line_refusal(done, name, "not a")
+
+
+def test_include_takes_only_toml_files(tmp_path: Path, offline_cargo_home: Path) -> None:
+    checkout = make_checkout(tmp_path)
+    checkout.cargo_config('include = ["extra.txt"]\n')
+    checkout.cargo_config("[build]\nrustc = 'evil'\n", name="extra.txt")
+    done = run_isolated([str(checkout.project)], _home(tmp_path))
+    _one_line_refusal(done, ".cargo/config.toml:1:", "only `.toml` files")
+
+
+def test_an_included_file_outside_the_project_is_never_quoted(
+    tmp_path: Path, offline_cargo_home: Path
+) -> None:
+    checkout = make_checkout(tmp_path)
+    outside = tmp_path / "elsewhere" / "secret.toml"
+    outside.parent.mkdir()
+    outside.write_text("root:S3CRET-HASH:19000:0:99999:7:::\n")
+    checkout.cargo_config(f'include = ["{outside}"]\n')
+    done = run_isolated([str(checkout.project)], _home(tmp_path))
+    line = _one_line_refusal(done, "secret.toml: ", "its text is not shown")
+    assert "S3CRET" not in line and "root" not in line.split("secret.toml")[1]
+    # Inside the project, the TOML error is shown as usual.
+    inside = checkout.root / ".cargo" / "broken.toml"
+    inside.write_text("x = = 1\n")
+    checkout.cargo_config('include = ["broken.toml"]\n')
+    done = run_isolated([str(checkout.project)], _home(tmp_path / "2"))
+    _one_line_refusal(done, "broken.toml:1:", "invalid TOML")
+
+
+def test_timeout_bounds_rustup_and_ends_what_it_started(tmp_path: Path) -> None:
+    """A rustup that hangs (and leaves a child behind) gets --timeout, not a fixed minute."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    pid_file = tmp_path / "child.pid"
+    rustup = bin_dir / "rustup"
+    rustup.write_text(f'#!/bin/sh\nsleep 300 &\necho $! > "{pid_file}"\nwait\n')
+    rustup.chmod(0o755)
+    (bin_dir / "cargo").symlink_to(rustup)  # a rustup proxy: featcheck asks rustup first
+    checkout = make_checkout(tmp_path / "c")
+    env = {k: v for k, v in os.environ.items() if k != "RUSTUP_TOOLCHAIN"}
+    env["PATH"] = f"{bin_dir}{os.pathsep}{env.get('PATH', '')}"
+    started = time.monotonic()
+    done = subprocess.run(
+        [sys.executable, "-m", "featcheck", str(checkout.project), "--timeout", "3"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        check=False,
+    )
+    elapsed = time.monotonic() - started
+    _one_line_refusal(done, "`rustup default` did not finish within 3 s")
+    assert elapsed < 60
+    child = int(pid_file.read_text())
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and _alive(child):
+        time.sleep(0.2)
+    assert not _alive(child), "rustup's child outlived the timeout"
+
+
+def _alive(pid: int) -> bool:
+    """Running (a zombie waiting for its parent to reap it counts as ended)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state != "Z"
+
+
+def test_a_cargo_failure_is_one_line(tmp_path: Path, offline_cargo: Path) -> None:
+    checkout = make_checkout(tmp_path)
+    manifest = checkout.project / "Cargo.toml"
+    manifest.write_text(manifest.read_text().replace('version = "=0.22.1"', 'version = "=9.9.9"'))
+    (checkout.project / "Cargo.lock").unlink()
+    done = run_featcheck(str(checkout.project), "--offline")
+    line = _one_line_refusal(done, "cargo metadata failed")
+    assert "9.9.9" in line
