@@ -9,6 +9,7 @@ from contextlib import nullcontext
 from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 from featcheck.cargo.argv_gate import GateError, target_triple
 from featcheck.cargo.cfg import TargetCfg
@@ -19,15 +20,22 @@ from featcheck.cargo.tree_text import ParsedTree, TreeTextError, local_leaves, p
 from featcheck.config import load_config
 from featcheck.errors import FeatcheckError
 from featcheck.explain import Explainer
+from featcheck.featureset import DEFAULT, FeatureSelection
 from featcheck.fixes.confirm import FixConfirmer
 from featcheck.fixes.plan import candidate_edits, choose_fix
 from featcheck.graph import DependencyGraph, Node
 from featcheck.locate import Locator, ManifestCache
 from featcheck.lockfile import LockfileGuard
+from featcheck.matrix import ConfigurationPlan, merge_configurations, plan_configurations
 from featcheck.noexec.gaps import INCOMPLETE, Completeness, gap_notes
 from featcheck.noexec.runner import FileRunner
 from featcheck.report import AuditResult, Finding, Location, Severity, TargetSkip
-from featcheck.resolution import resolve_builds, resolver_version, target_cfgs
+from featcheck.resolution import (
+    FeatureSelectionError,
+    resolve_configurations,
+    resolver_version,
+    target_cfgs,
+)
 from featcheck.rules import (
     BuildView,
     Detection,
@@ -70,6 +78,11 @@ class AuditOptions:
     no_exec: bool = False
     """Start no process: read the manifests, Cargo.lock and the dependency manifests in the
     local cargo registry or vendor/, with built-in target cfgs; no fix is confirmed safe."""
+    configurations: tuple[FeatureSelection, ...] = ()
+    """Feature selections to audit (`--features`, `--no-default-features`, `--all-features`);
+    empty means the configuration's `configurations`, else the default features."""
+    each_feature: bool = False
+    """Also audit each feature of each member on its own (`--each-feature`)."""
 
 
 def _rules(options: AuditOptions) -> tuple[Rule, ...]:
@@ -153,16 +166,35 @@ def audit_project(path: Path, options: AuditOptions) -> AuditResult:
         # rustc's answers (host triple, target cfgs) do not depend on the metadata: asking while
         # cargo works takes them off the path the user waits on.
         rustc.submit(_warm_target_cfgs, runner, options.targets)
-        metadata = runner.metadata(manifest)
+        all_features = _beyond_defaults(options.configurations, options.each_feature)
+        metadata = runner.metadata(manifest, all_features=all_features)
         config = load_config(metadata.root, {m.name: m.manifest_path for m in metadata.members})
         members = _select_members(metadata, manifest, options.packages)
         # A lone member's own [package.metadata.featcheck] counts as the project's settings.
         settings = config.for_member(members[0].name) if len(members) == 1 else config
+        requested = options.configurations or settings.configurations
+        each_feature = options.each_feature or settings.each_feature
         targets = list(options.targets or settings.targets) or [runner.host_triple()]
+        resolver = _resolver_of(manifests, metadata)
+        raw = {p["id"]: p for p in metadata.raw["packages"]}
+        root_id = (metadata.raw.get("resolve") or {}).get("root")
+        plan = plan_configurations(
+            [raw[m.id] for m in members],
+            requested,
+            each=each_feature,
+            legacy_root=root_id if resolver == 1 else None,
+        )
+        extra = plan.dependency_features()
+        if extra or (not all_features and _beyond_defaults(requested, each_feature)):
+            # Plain `cargo metadata` leaves out the optional dependencies nothing enables by
+            # default, and `--all-features` those that only a `dependency/feature` value enables:
+            # ask again with both (the values were matched against the members already).
+            metadata = runner.metadata(manifest, all_features=True, features=extra)
+            members = _select_members(metadata, manifest, options.packages)
         builds = (
-            _resolve_builds(runner, manifest, members, targets)
+            _resolve_builds(runner, manifest, members, targets, plan)
             if options.resolver == "cargo"
-            else _resolve_in_process(runner, metadata, manifests, members, targets)
+            else _resolve_in_process(runner, metadata, members, targets, plan, resolver)
         )
     root = manifest.parent
     result = AuditResult(
@@ -171,14 +203,22 @@ def audit_project(path: Path, options: AuditOptions) -> AuditResult:
         targets=targets,
         fail_on=settings.fail_on,
         user_rules=config.catalogue.user_rules,
+        configuration_errors=plan.errors,
     )
+    # The chain compares members' builds: each member's base configuration stands for it.
+    base_builds = {
+        (m.id, t): builds[(m.id, t, plan.selections[m.id][0])].graph
+        for m in members
+        for t in targets
+        if plan.selections[m.id]
+    }
     locator = Locator(metadata, root, manifests)
     search = FeatureSearch(metadata)
     placer = _FindingPlacer(
         metadata,
         locator,
         search,
-        Explainer(metadata, search, locator, {k: b.graph for k, b in builds.items()}),
+        Explainer(metadata, search, locator, base_builds),
         FixConfirmer(
             metadata.root,
             offline=options.offline,
@@ -189,35 +229,47 @@ def audit_project(path: Path, options: AuditOptions) -> AuditResult:
         else None,
     )
     # What packages --no-exec could not read may change, build by build (nothing otherwise).
-    completeness = Completeness(metadata, _resolver_of(manifests, metadata))
+    completeness = Completeness(metadata, resolver)
     codes_run: set[str] = set()
     skips = _SkipLog()
+    placed: dict[tuple[Any, ...], int] = {}
     for member in members:
         member_rules = config.for_member(member.name).rules(options.select, options.ignore)
         codes_run.update(rule.code for rule in member_rules)
-        for target in targets:
-            parsed = builds[(member.id, target)]
-            cfg = runner.target_cfg(target)
-            view = BuildView(parsed.graph, (parsed.roots[0],), target=target, cfg=cfg)
-            reach = completeness.reach(parsed.graph, member, target, member_rules)
-            if reach.gap is not None:
-                result.incomplete.append(reach.gap)
-            for rule in member_rules:
-                detections = detect(rule, view)
-                reason = skipped_for_target(rule, view)
-                if reason is not None:
-                    skips.add(rule, target, reason, member.name, len(detections))
-                    continue
-                for detection in detections:
-                    if reach.hides(detection.node):
-                        continue  # its manifest was not read: nothing is known of its features
-                    finding = placer.place(rule, detection, member, view, cfg)
-                    if reach.is_uncertain(detection.node):
-                        finding = replace(finding, confidence=INCOMPLETE)
-                    result.findings.append(finding)
+        for selection in plan.selections[member.id]:
+            for target in targets:
+                parsed = builds[(member.id, target, selection)]
+                cfg = runner.target_cfg(target)
+                view = BuildView(parsed.graph, (parsed.roots[0],), target=target, cfg=cfg)
+                reach = completeness.reach(parsed.graph, member, target, member_rules)
+                if reach.gap is not None and reach.gap not in result.incomplete:
+                    result.incomplete.append(reach.gap)
+                for rule in member_rules:
+                    detections = detect(rule, view)
+                    reason = skipped_for_target(rule, view)
+                    if reason is not None:
+                        skips.add(rule, target, reason, member.name, len(detections))
+                        continue
+                    for detection in detections:
+                        if reach.hides(detection.node):
+                            continue  # its manifest was not read: nothing is known of it
+                        # The same finding in another configuration is listed, not placed again.
+                        key = placer.identity(rule, detection, member, view, cfg)
+                        if key in placed:
+                            seen = result.findings[placed[key]]
+                            configurations = (*seen.configurations, selection)
+                            result.findings[placed[key]] = replace(
+                                seen, configurations=configurations
+                            )
+                            continue
+                        finding = placer.place(rule, detection, member, view, cfg, selection)
+                        if reach.is_uncertain(detection.node):
+                            finding = replace(finding, confidence=INCOMPLETE)
+                        placed[key] = len(result.findings)
+                        result.findings.append(finding)
     result.skipped = skips.entries()
     suppression = apply_suppressions(
-        result.findings,
+        merge_configurations(result.findings),
         config,
         root,
         [metadata.root / "Cargo.toml", *(m.manifest_path for m in members)],
@@ -284,8 +336,28 @@ class _FindingPlacer:
     explainer: Explainer
     confirmer: FixConfirmer | None
 
+    def identity(
+        self,
+        rule: Rule,
+        detection: Detection,
+        member: PackageInfo,
+        view: BuildView,
+        cfg: TargetCfg,
+    ) -> tuple[Any, ...]:
+        """What makes a detection in one configuration the same finding as one in another:
+        member, target, rule, crate, feature, message, and the declaration that cuts it."""
+        cut = self.locator.find_cut(view.graph, view.roots[0], detection.node, cfg)
+        location = self.locator.location(cut) if cut is not None else None
+        return (member.id, view.target, rule.code, detection.node, detection.feature, location)
+
     def place(
-        self, rule: Rule, detection: Detection, member: PackageInfo, view: BuildView, cfg: TargetCfg
+        self,
+        rule: Rule,
+        detection: Detection,
+        member: PackageInfo,
+        view: BuildView,
+        cfg: TargetCfg,
+        selection: FeatureSelection,
     ) -> Finding:
         target = view.target or ""
         cut = self.locator.find_cut(view.graph, view.roots[0], detection.node, cfg)
@@ -297,7 +369,11 @@ class _FindingPlacer:
             self.locator.location(cut) if cut is not None else None,
             self.explainer.suggestion(detection, cut),
         )
-        finding = replace(finding, chain=self.explainer.chain(detection, cut, member, target, cfg))
+        finding = replace(
+            finding,
+            chain=self.explainer.chain(detection, cut, member, target, cfg),
+            configurations=(selection,),
+        )
         if cut is None:
             return finding
         candidates = candidate_edits(
@@ -311,6 +387,7 @@ class _FindingPlacer:
                 target=target,
                 node=detection.node,
                 feature=detection.feature,
+                features=selection,
             )
         fix, alternatives = choose_fix(
             [tuple(self.locator.place(edit) for edit in c) for c in candidates], confirm
@@ -330,24 +407,32 @@ def _suppression_places(finding: Finding) -> tuple[Location, ...]:
     return (*declaration_spans(finding), *inherited)
 
 
+BuildKey = tuple[str, str, FeatureSelection]
+"""(member package id, target triple, feature selection)."""
+
+
+def _beyond_defaults(configurations: tuple[FeatureSelection, ...], each_feature: bool) -> bool:
+    return each_feature or any(not c.is_default for c in configurations)
+
+
 def _resolve_in_process(
     runner: CargoRunner,
     metadata: WorkspaceMetadata,
-    manifests: ManifestCache,
     members: list[PackageInfo],
     targets: list[str],
-) -> dict[tuple[str, str], ParsedTree]:
-    """What cargo builds for each (member, target), by featcheck's own resolver over metadata."""
+    plan: ConfigurationPlan,
+    resolver: int,
+) -> dict[BuildKey, ParsedTree]:
+    """What cargo builds for each (member, target, configuration), by featcheck's own resolver
+    over the one metadata; a configuration that does not resolve is dropped from `plan`."""
     cfgs, host = target_cfgs(runner, targets)
-    root_manifest = manifests.get(metadata.root / "Cargo.toml")
-    graphs = resolve_builds(
-        metadata.raw,
-        [m.id for m in members],
-        cfgs,
-        resolver_version(root_manifest.data),
-        host=host,
+    errors: dict[tuple[str, FeatureSelection], FeatureSelectionError] = {}
+    graphs = resolve_configurations(
+        metadata.raw, plan.jobs(), cfgs, resolver, host=host, errors=errors
     )
-    builds: dict[tuple[str, str], ParsedTree] = {}
+    for (member, selection), error in errors.items():
+        plan.refuse(member, selection, str(error))
+    builds: dict[BuildKey, ParsedTree] = {}
     for key, graph in graphs.items():
         member_node = next(graph.nodes())  # the member comes first, as in cargo tree's output
         builds[key] = ParsedTree(graph, False, True, False, [member_node])
@@ -355,18 +440,38 @@ def _resolve_in_process(
 
 
 def _resolve_builds(
-    runner: CargoRunner, manifest: Path, members: list[PackageInfo], targets: list[str]
-) -> dict[tuple[str, str], ParsedTree]:
-    """What cargo builds for each (member, target), asked of cargo itself (`--resolver cargo`):
-    one `cargo tree` each, run in parallel."""
-    jobs = [(member, target) for member in members for target in targets]
+    runner: CargoRunner,
+    manifest: Path,
+    members: list[PackageInfo],
+    targets: list[str],
+    plan: ConfigurationPlan,
+) -> dict[BuildKey, ParsedTree]:
+    """What cargo builds for each (member, target, configuration), asked of cargo itself
+    (`--resolver cargo`): one `cargo tree` each, run in parallel. A configuration cargo
+    refuses is dropped from `plan`; with the default features, a refusal stops the audit."""
+    by_id = {m.id: m for m in members}
+    jobs = [(by_id[m], t, s) for m, s in plan.jobs() for t in targets]
+
+    def tree(job: tuple[PackageInfo, str, FeatureSelection]) -> str | FeatcheckError:
+        member, target, selection = job
+        try:
+            return runner.tree(manifest, member.id, target, features=selection)
+        except FeatcheckError as error:
+            if selection.is_default:
+                raise
+            return error
+
     workers = max(1, min(len(jobs), os.cpu_count() or 1))
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        trees = list(pool.map(lambda job: runner.tree(manifest, job[0].id, job[1]), jobs))
-    builds: dict[tuple[str, str], ParsedTree] = {}
-    for (member, target), text in zip(jobs, trees, strict=True):
+        trees = list(pool.map(tree, jobs))
+    builds: dict[BuildKey, ParsedTree] = {}
+    for (member, target, selection), text in zip(jobs, trees, strict=True):
+        if isinstance(text, FeatcheckError):
+            if selection in plan.selections[member.id]:
+                plan.refuse(member.id, selection, text.message)
+            continue
         try:
-            builds[(member.id, target)] = parse_tree_text(text)
+            builds[(member.id, target, selection)] = parse_tree_text(text)
         except TreeTextError as error:
             raise FeatcheckError(
                 f"could not read cargo tree output for {member.name}: {error}"
@@ -408,9 +513,10 @@ def _finding(
     )
 
 
-def _finding_order(finding: Finding) -> tuple[str, str, str, str, str]:
+def _finding_order(finding: Finding) -> tuple[Any, ...]:
     return (
         finding.member or "",
+        finding.configuration or DEFAULT,  # the default build first
         finding.target or "",
         finding.code,
         finding.crate,

@@ -29,6 +29,7 @@ from featcheck.errors import FeatcheckError
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from featcheck.featureset import FeatureSelection
     from featcheck.report import AuditResult
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
@@ -213,6 +214,26 @@ def _check_parser(prog: str) -> _Parser:
         help="Start no process (no cargo, rustc, rustup): read the manifests, Cargo.lock and "
         "the local cargo registry or vendor/; fixes are not confirmed.",
     )
+    add(
+        "-F",
+        "--features",
+        action="append",
+        metavar="FEATURES",
+        help="Audit the build with these features, as cargo applies them to each member "
+        "(space or comma separated, `member/feature` and `dependency/feature` too; repeatable).",
+    )
+    add("--all-features", action="store_true", help="Audit the build with every feature on.")
+    add(
+        "--no-default-features",
+        action="store_true",
+        help="Audit the build without default features.",
+    )
+    add(
+        "--each-feature",
+        action="store_true",
+        help="Also audit each feature of each member on its own (with --no-default-features, "
+        "as cargo-hack does), and no feature at all, in one run.",
+    )
     return parser
 
 
@@ -237,6 +258,10 @@ def check(arguments: argparse.Namespace) -> int:
     chosen_format: str = arguments.output_format or _default_format()
     github = chosen_format == "github" or _in_actions()
     terminal = _Terminal(spinner=not arguments.quiet, github=github)
+    try:
+        configurations = _configurations(arguments)
+    except FeatcheckError as error:
+        _fail(error, github=github)
     options = AuditOptions(
         packages=tuple(arguments.package or ()),
         targets=tuple(arguments.target or ()),
@@ -249,6 +274,8 @@ def check(arguments: argparse.Namespace) -> int:
         trust_checkout=arguments.trust_checkout,
         resolver=arguments.resolver,
         no_exec=arguments.no_exec,
+        configurations=configurations,
+        each_feature=arguments.each_feature,
     )
     path: Path = arguments.path
     try:
@@ -283,6 +310,9 @@ def check(arguments: argparse.Namespace) -> int:
         )
     except FeatcheckError as error:
         _fail(error, github=github)
+    if result.configuration_errors:
+        lines = [f"featcheck: error: {line}" for line in result.configuration_errors]
+        _print_error_lines(lines, github=github)
     return _exit_code(result, arguments.fail_on, github=github)
 
 
@@ -293,9 +323,31 @@ def _codes(values: list[str] | None) -> tuple[str, ...]:
     )
 
 
+def _configurations(arguments: argparse.Namespace) -> tuple[FeatureSelection, ...]:
+    """The feature flags as one configuration; none when no flag is given."""
+    from featcheck.featureset import FeatureSelection
+
+    features, all_features = arguments.features, arguments.all_features
+    no_default = arguments.no_default_features
+    if arguments.each_feature and (all_features or no_default):
+        flag = "--all-features" if all_features else "--no-default-features"
+        raise FeatcheckError(f"{flag} cannot be used with --each-feature")
+    if not (features or all_features or no_default):
+        return ()
+    try:
+        selection = FeatureSelection.of(
+            features or (), no_default=no_default, all_features=all_features
+        )
+    except ValueError as error:
+        raise FeatcheckError(f"--features: {error}") from None
+    return (selection,)
+
+
 def _exit_code(result: AuditResult, fail_on: str | None, *, github: bool = False) -> int:
     from featcheck.report import Severity
 
+    if result.configuration_errors:
+        return EXIT_ERROR  # reported with the rest; a configuration could not be audited
     chosen = fail_on or result.fail_on or "warning"
     if chosen != "never":
         level = Severity.parse(chosen)

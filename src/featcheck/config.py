@@ -1,7 +1,9 @@
-"""featcheck's configuration: rules to run, severities, targets, fail level and allow entries.
+"""featcheck's configuration: rules to run, severities, targets, build configurations, fail level
+and allow entries.
 
 Three places are read, in this order; a later one wins for single values (`fail-on`, `targets`,
-each `severity` entry, a rule's `select`/`ignore` state) and `allow` entries accumulate:
+`configurations`, `each-feature`, each `severity` entry, a rule's `select`/`ignore` state) and
+`allow` entries accumulate:
 
 1. `[workspace.metadata.featcheck]` in the workspace root's Cargo.toml;
 2. `[package.metadata.featcheck]` in a member's Cargo.toml (for that member's findings only);
@@ -22,6 +24,7 @@ from typing import Any
 
 from featcheck.cargo.argv_gate import GateError, target_triple
 from featcheck.errors import FeatcheckError
+from featcheck.featureset import FeatureSelection, feature_value_error
 from featcheck.manifest.document import ManifestDocument, read_manifest
 from featcheck.manifest.spans import KeyPath, Span
 from featcheck.report import Location, Severity
@@ -41,7 +44,18 @@ FAIL_ON_VALUES = ("error", "warning", "info", "never")
 ANY_CODE = "*"
 """An allow entry's `code` that matches every rule."""
 
-_KEYS = ("select", "ignore", "severity", "targets", "fail-on", "allow", "rule")
+_KEYS = (
+    "select",
+    "ignore",
+    "severity",
+    "targets",
+    "configurations",
+    "each-feature",
+    "fail-on",
+    "allow",
+    "rule",
+)
+_CONFIGURATION_KEYS = ("features", "no-default-features", "all-features")
 _ALLOW_KEYS = ("code", "reason", "crate", "member", "target")
 
 
@@ -154,6 +168,11 @@ class Config:
     """Severity overrides by rule code (may include `FC900`)."""
     targets: tuple[str, ...] = ()
     """Targets to audit when the command line gives none; empty means the host."""
+    configurations: tuple[FeatureSelection, ...] = ()
+    """Feature selections to audit when the command line gives none; empty means the default
+    features."""
+    each_feature: bool = False
+    """Audit each feature of each member on its own too (as `--each-feature`)."""
     fail_on: str | None = None
     """One of `FAIL_ON_VALUES`, or None when not configured (the CLI's default applies)."""
     allows: tuple[Allow, ...] = ()
@@ -224,6 +243,8 @@ class _Layer:
     ignore: tuple[str, ...] = ()
     severity: Mapping[str, Severity] = field(default_factory=dict)
     targets: tuple[str, ...] | None = None
+    configurations: tuple[FeatureSelection, ...] | None = None
+    each_feature: bool | None = None
     fail_on: str | None = None
     allows: tuple[Allow, ...] = ()
 
@@ -237,6 +258,10 @@ def _merge(base: Config, layer: _Layer) -> Config:
         ignore=tuple(sorted(ignore)),
         severity={**base.severity, **layer.severity},
         targets=layer.targets if layer.targets is not None else base.targets,
+        configurations=(
+            layer.configurations if layer.configurations is not None else base.configurations
+        ),
+        each_feature=layer.each_feature if layer.each_feature is not None else base.each_feature,
         fail_on=layer.fail_on if layer.fail_on is not None else base.fail_on,
         allows=base.allows + layer.allows,
     )
@@ -411,11 +436,16 @@ class _Reader:
         targets = None
         if "targets" in table:
             targets = tuple(self.targets(table))
+        each_feature = table.get("each-feature")
+        if each_feature is not None and not isinstance(each_feature, bool):
+            raise self.error("`each-feature` must be true or false", (*p, "each-feature"))
         return _Layer(
             select=tuple(dict.fromkeys(select)),
             ignore=tuple(dict.fromkeys(ignore)),
             severity=self.severities(table),
             targets=targets,
+            configurations=self.configurations(table),
+            each_feature=each_feature,
             fail_on=fail_on,
             allows=self.allows(table),
         )
@@ -451,8 +481,8 @@ class _Reader:
             rules.append(rule)
         return catalogue.with_user_rules(rules)
 
-    def strings(self, table: dict[str, Any], key: str) -> list[str]:
-        path = (*self.prefix, key)
+    def strings(self, table: dict[str, Any], key: str, within: KeyPath | None = None) -> list[str]:
+        path = (*(self.prefix if within is None else within), key)
         value = table[key]
         if not isinstance(value, list):
             raise self.error(f"`{key}` must be an array of strings", path)
@@ -515,6 +545,45 @@ class _Reader:
             except ValueError as error:
                 raise self.error(f"{name}: {error}", (*path, name)) from None
         return result
+
+    def configurations(self, table: dict[str, Any]) -> tuple[FeatureSelection, ...] | None:
+        """`configurations = [{}, { features = ["backend-ndarray"] }, ...]`: each entry is
+        cargo's feature selection flags; `{}` is the default features."""
+        if "configurations" not in table:
+            return None
+        path: KeyPath = (*self.prefix, "configurations")
+        value = table["configurations"]
+        if not isinstance(value, list):
+            raise self.error(
+                "`configurations` must be an array of tables such as "
+                '{ features = ["a"], no-default-features = true }',
+                path,
+            )
+        found: list[FeatureSelection] = []
+        for index, entry in enumerate(value):
+            at: KeyPath = (*path, index)
+            if not isinstance(entry, dict):
+                raise self.error("a `configurations` entry must be a table", at)
+            for key, item in entry.items():
+                if key not in _CONFIGURATION_KEYS:
+                    where = "a `configurations` entry"
+                    message = _unknown_key(key, _CONFIGURATION_KEYS, where)
+                    raise self.error(message, (*at, key), at_key=True)
+                if key != "features" and not isinstance(item, bool):
+                    raise self.error(f"`{key}` must be true or false", (*at, key))
+            features = self.strings(entry, "features", at) if "features" in entry else []
+            for position, name in enumerate(features):
+                error = feature_value_error(name)
+                if error is not None:
+                    raise self.error(error, (*at, "features", position))
+            found.append(
+                FeatureSelection.of(
+                    features,
+                    no_default=entry.get("no-default-features", False),
+                    all_features=entry.get("all-features", False),
+                )
+            )
+        return tuple(dict.fromkeys(found))
 
     def allows(self, table: dict[str, Any]) -> tuple[Allow, ...]:
         path = (*self.prefix, "allow")

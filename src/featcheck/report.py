@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
+from featcheck.featureset import FeatureSelection
 from featcheck.manifest.spans import KeyPath
 
 if TYPE_CHECKING:  # rules stand on this floor; the result only names their type
@@ -151,6 +152,14 @@ class Finding:
     confidence: str = "resolved"
     """`resolved`: from the resolved feature graph; `incomplete`: a --no-exec audit could not
     read packages that may turn the feature on (see `noexec.gaps`)."""
+    configurations: tuple[FeatureSelection, ...] = ()
+    """The feature selections (cargo's `--features` flags) whose build has this finding, the
+    reported one first; empty when unknown (saved tree text)."""
+
+    @property
+    def configuration(self) -> FeatureSelection | None:
+        """The configuration the finding is reported for (its first one)."""
+        return self.configurations[0] if self.configurations else None
 
 
 @dataclass(frozen=True)
@@ -210,3 +219,6 @@ class AuditResult:
     """Rules that would have reported findings on a target they do not apply to."""
     user_rules: tuple[Rule, ...] = ()
     """The project's own rules (`[[rule]]` in its configuration), which SARIF lists too."""
+    configuration_errors: list[str] = field(default_factory=list)
+    """Build configurations that could not be audited (a feature cargo would refuse), one line
+    each; the others were audited. Any makes the exit code 2."""

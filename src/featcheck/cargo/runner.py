@@ -12,6 +12,7 @@ from pathlib import Path
 
 from featcheck.cargo.argv_gate import (
     ABSOLUTE_PATH,
+    FEATURE,
     PACKAGE_SPEC,
     TARGET,
     Argument,
@@ -28,6 +29,7 @@ from featcheck.cargo.metadata import WorkspaceMetadata, parse_metadata
 from featcheck.cargo.process import ProcessOutput, run_process
 from featcheck.cargo.toolchain import Toolchain, neutral_directory, resolve_toolchain
 from featcheck.errors import FeatcheckError
+from featcheck.featureset import DEFAULT, FeatureSelection
 
 # `{p} [{f}]` gives "name vX (source) [features]" per line; `--prefix depth` makes the nesting
 # unambiguous and `--charset ascii` keeps the text independent of the terminal.
@@ -171,12 +173,25 @@ class CargoRunner:
             hint = " (run `cargo fetch` once with network, or drop --offline)"
         return FeatcheckError(f"{what} failed: {failure.summary}{hint}")
 
-    def metadata(self, manifest_path: Path) -> WorkspaceMetadata:
-        """The workspace's packages and feature tables (one call for the whole audit)."""
+    def metadata(
+        self,
+        manifest_path: Path,
+        *,
+        all_features: bool = False,
+        features: tuple[str, ...] = (),
+    ) -> WorkspaceMetadata:
+        """The workspace's packages and feature tables (one call for the whole audit).
+
+        `all_features` (and `features`, `dependency/feature` values) resolve with every member
+        feature on, so that the resolve lists every optional dependency a feature selection
+        can turn on (plain metadata leaves out those nothing enables by default).
+        """
+        selection = FeatureSelection.of(features, all_features=all_features)
         args = [
             word("metadata"),
             _constant("--format-version", "1"),
             _manifest_argument(manifest_path),
+            *_feature_arguments(selection),
             *self._cargo_flags(),
         ]
         output = self._run("cargo", args)
@@ -184,8 +199,16 @@ class CargoRunner:
             raise self._failure("cargo metadata", output)
         return parse_metadata(output.stdout)
 
-    def tree(self, manifest_path: Path, package_spec: str, target: str) -> str:
-        """`cargo tree -e normal` for one package on one target: what `cargo build -p` gets."""
+    def tree(
+        self,
+        manifest_path: Path,
+        package_spec: str,
+        target: str,
+        *,
+        features: FeatureSelection = DEFAULT,
+    ) -> str:
+        """`cargo tree -e normal` for one package on one target: what `cargo build -p` gets
+        with `features`' flags (each name one `--features=NAME` argument, through the gate)."""
         args = [
             word("tree"),
             _manifest_argument(manifest_path),
@@ -195,6 +218,7 @@ class CargoRunner:
             _constant("--format", TREE_FORMAT),
             _constant("--prefix", "depth"),
             _constant("--charset", "ascii"),
+            *_feature_arguments(features),
             *self._cargo_flags(),
         ]
         output = self._run("cargo", args)
@@ -263,6 +287,17 @@ def _option(flag: str, value: str, grammar: Grammar) -> Argument:
         return option(flag, value, grammar)
     except GateError as error:
         raise FeatcheckError(f"{flag.lstrip('-')}: {error}") from None
+
+
+def _feature_arguments(selection: FeatureSelection) -> list[Argument]:
+    """cargo's feature flags: one `--features=NAME` per feature (each checked by the gate;
+    `featureset` already holds them to cargo's grammar), then the switches."""
+    found = [_option("--features", name, FEATURE) for name in selection.features]
+    if selection.no_default_features:
+        found.append(word("--no-default-features"))
+    if selection.all_features:
+        found.append(word("--all-features"))
+    return found
 
 
 def _constant(flag: str, value: str) -> Argument:

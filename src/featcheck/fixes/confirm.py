@@ -16,6 +16,7 @@ from featcheck.cargo.metadata import PackageInfo
 from featcheck.cargo.runner import CargoRunner
 from featcheck.cargo.tree_text import TreeTextError, parse_tree_text
 from featcheck.errors import FeatcheckError
+from featcheck.featureset import DEFAULT, FeatureSelection
 from featcheck.fixes.edits import EditError, apply_edit
 from featcheck.graph import Node
 from featcheck.report import Edit
@@ -39,8 +40,10 @@ class FixConfirmer:
         target: str,
         node: Node,
         feature: str,
+        features: FeatureSelection = DEFAULT,
     ) -> tuple[bool, str]:
-        """(True, "") when cargo resolves `feature` on `node` after the edits; else a reason."""
+        """(True, "") when cargo resolves `feature` on `node` after the edits, in the build
+        configuration `features` the finding belongs to; else a reason."""
         with tempfile.TemporaryDirectory(prefix="featcheck-fix-") as temporary:
             copy = Path(temporary) / "workspace"
             try:
@@ -59,7 +62,12 @@ class FixConfirmer:
                 copy, offline=self.offline, timeout=self.timeout, trust_checkout=self.trust_checkout
             )
             try:
-                text = runner.tree(copy / "Cargo.toml", f"{member.name}@{member.version}", target)
+                text = runner.tree(
+                    copy / "Cargo.toml",
+                    f"{member.name}@{member.version}",
+                    target,
+                    features=features,
+                )
                 graph = parse_tree_text(text).graph
             except (FeatcheckError, TreeTextError) as error:
                 return False, f"cargo could not resolve the edited copy: {error}"

@@ -25,9 +25,17 @@ class FileRunner(CargoRunner):
             " (drop --no-exec, or use the default --resolver featcheck)"
         )
 
-    def metadata(self, manifest_path: Path) -> WorkspaceMetadata:
+    def metadata(
+        self,
+        manifest_path: Path,
+        *,
+        all_features: bool = False,
+        features: tuple[str, ...] = (),
+    ) -> WorkspaceMetadata:
         """`cargo metadata` rebuilt from the manifests, Cargo.lock and the local registry;
-        packages it could not read are listed in `unread`."""
+        packages it could not read are listed in `unread`. Its resolve comes from Cargo.lock,
+        which lists every optional dependency any feature turns on, so it serves every feature
+        selection (the flags change nothing)."""
         built = build_metadata(manifest_path, os.environ)
         return replace(metadata_from_document(built.document), unread=built.unread)
 

@@ -19,6 +19,7 @@ SCHEMA_VERSION = 1
 def finding_to_dict(finding: Finding) -> dict[str, Any]:
     """One finding in schema version 1."""
     location = finding.location
+    configuration = finding.configuration
     return {
         "code": finding.code,
         "rule": finding.rule,
@@ -45,6 +46,8 @@ def finding_to_dict(finding: Finding) -> dict[str, Any]:
         "fix": fix_to_dict(finding.fix),
         "alternatives": [fix_to_dict(f) for f in finding.alternatives],
         "confidence": finding.confidence,
+        "configuration": None if configuration is None else configuration.to_json(),
+        "configurations": [c.to_json() for c in finding.configurations],
     }
 
 
@@ -82,6 +85,7 @@ def render_json(result: AuditResult) -> str:
         "members": result.members,
         "targets": result.targets,
         "notes": result.notes,
+        "configuration_errors": result.configuration_errors,
         "summary": counts,
         "suppressed": result.suppressed,
         "skipped": [

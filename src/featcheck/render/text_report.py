@@ -73,6 +73,9 @@ def _fix_line(finding: Finding) -> str | None:
 def _details(finding: Finding) -> list[str]:
     """What only `-v` shows before the fix: notes, the chain and the whole why."""
     lines = [f"  [blue]=[/] note: {_safe(note)}" for note in finding.notes]
+    if len(finding.configurations) > 1:
+        also = "; ".join(c.label for c in finding.configurations[1:])
+        lines.append(f"  [blue]=[/] note: also in the build with {_safe(also)}")
     lines += [f"  [blue]=[/] chain: {_safe(link)}" for link in finding.chain]
     if finding.why:
         lines.append(f"  [blue]=[/] why: {_safe(' '.join(finding.why.split()))}")
@@ -121,18 +124,23 @@ def _render_finding(finding: Finding, verbose: bool) -> list[str]:
     return lines
 
 
-def _group(finding: Finding) -> tuple[str, str]:
-    """Findings are listed per member and target; unused suppressions under "configuration"."""
+def _group(finding: Finding) -> tuple[str, str, str]:
+    """Findings are listed per member, build configuration and target; unused suppressions
+    under "configuration"."""
     if finding.member is not None:
         member = finding.member
     else:
         member = "configuration" if finding.code == "FC900" else "(unknown member)"
-    return member, finding.target or ""
+    configuration = finding.configuration
+    shown = "" if configuration is None or configuration.is_default else configuration.label
+    return member, finding.target or "", shown
 
 
 def _print_findings(console: Console, result: AuditResult, verbose: bool) -> None:
-    for (member, target), findings in groupby(result.findings, key=_group):
+    for (member, target, configuration), findings in groupby(result.findings, key=_group):
         heading = f"[bold]{_safe(member)}[/]" + (f" [dim]({_safe(target)})[/]" if target else "")
+        if configuration:
+            heading += f" with [bold]{_safe(configuration)}[/]"
         console.print(heading)
         for finding in findings:
             for line in _render_finding(finding, verbose):

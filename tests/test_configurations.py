@@ -1,0 +1,329 @@
+"""Build configurations like cargo's: --features, --no-default-features, --all-features and
+--each-feature, on fixture workspaces whose backends hide behind crate features, through the CLI
+as a user runs it, and the `configurations` setting."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+import tomlkit
+from conftest import WORKSPACES, run_featcheck
+from test_resolver_differential import (
+    _run,
+    differences,
+    host_triple,
+    target_cfg,
+    workspace_resolver,
+)
+
+from featcheck.cargo.tree_text import parse_tree_text
+from featcheck.featureset import (
+    FeatureSelection,
+    each_feature,
+    member_selection,
+    parse_features,
+)
+from featcheck.resolution import resolve_configurations
+
+OPTIONAL = WORKSPACES / "optional-backend"
+BACKENDS = WORKSPACES / "backend-features"
+
+
+def _json(*args: str) -> tuple[int, dict[str, Any]]:
+    result = run_featcheck(*args, "--format", "json")
+    assert result.stdout, result.stderr
+    return result.returncode, json.loads(result.stdout)
+
+
+def _found(report: dict[str, Any]) -> set[tuple[str, str, str]]:
+    """(member, code, the configuration's cargo flags) of every finding."""
+    return {
+        (f["member"], f["code"], FeatureSelection.of(**_flags(f["configuration"])).label)
+        for f in report["findings"]
+    }
+
+
+def _flags(configuration: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "features": configuration["features"],
+        "no_default": configuration["no_default_features"],
+        "all_features": configuration["all_features"],
+    }
+
+
+# --- the flags' grammar and cargo's rules, in process -------------------------------------------
+
+
+def test_features_split_like_cargo_and_refuse_what_cargo_refuses() -> None:
+    assert parse_features(["a b,c", "d", " ,a"]) == ("a", "b", "c", "d")
+    assert parse_features(["burn/rayon", "app?/fast", "x86-v4", "1st", "f+g.h"]) == (
+        "burn/rayon",
+        "app?/fast",
+        "x86-v4",
+        "1st",
+        "f+g.h",
+    )
+    for bad in ("-x", "@args", "dep:burn", "a/-b", "a\x1b[2J", "a/b/c"):
+        with pytest.raises(ValueError):
+            parse_features([bad])
+
+
+def test_cargo_args_are_one_features_argument() -> None:
+    selection = FeatureSelection.of(["b", "a"], no_default=True)
+    assert selection.cargo_args() == ["--features=a,b", "--no-default-features"]
+    assert selection.label == "--features a,b --no-default-features"
+    assert FeatureSelection().label == "default features" and FeatureSelection().is_default
+
+
+def test_a_member_gets_the_features_it_has_as_cargo_applies_them() -> None:
+    package = {
+        "name": "app",
+        "features": {"default": ["fast"], "fast": [], "gpu": ["dep:wgpu"]},
+        "dependencies": [
+            {"name": "burn", "optional": False},
+            {"name": "rayon", "optional": True},
+            {"name": "wgpu", "optional": True},
+        ],
+    }
+    wanted = FeatureSelection.of(["fast", "app/gpu", "burn/rayon", "rayon", "lib/x", "nope"])
+    applied, missing = member_selection(wanted, package)
+    assert applied.features == ("burn/rayon", "fast", "gpu", "rayon")
+    assert missing == ("lib/x", "nope")
+
+
+def test_each_feature_is_cargo_hacks_matrix() -> None:
+    found = each_feature(FeatureSelection(), {"default": ["a"], "a": [], "b": []})
+    assert [s.label for s in found] == [
+        "default features",
+        "--no-default-features",
+        "--features a --no-default-features",
+        "--features b --no-default-features",
+    ]
+    with_base = each_feature(FeatureSelection.of(["b"]), {"a": [], "b": []})
+    assert [s.label for s in with_base] == [
+        "--features b",
+        "--features b --no-default-features",
+        "--features a,b --no-default-features",
+    ]
+
+
+# --- through the CLI, real cargo offline ----------------------------------------------------------
+
+
+def test_an_optional_backend_is_flagged_only_in_the_configuration_that_turns_it_on(
+    offline_cargo: object,
+) -> None:
+    code, report = _json(str(OPTIONAL))
+    assert code == 0 and report["findings"] == []
+
+    code, report = _json(str(OPTIONAL), "--features", "ml")
+    assert code == 1
+    assert _found(report) == {("infer", "FC001", "--features ml")}
+    (finding,) = report["findings"]
+    assert finding["location"]["file"] == "infer/Cargo.toml" and finding["location"]["line"] == 8
+    # The fix was confirmed in that configuration: without `ml` burn is not built at all.
+    assert finding["fix"]["confirmed"] and finding["fix"]["edits"][0]["features"] == [
+        "rayon",
+        "simd",
+    ]
+
+
+def test_each_feature_flags_every_optional_backend_in_one_run(offline_cargo: object) -> None:
+    code, report = _json(str(OPTIONAL), "--each-feature")
+    assert code == 1 and report["configuration_errors"] == []
+    assert _found(report) == {
+        ("infer", "FC001", "--features ml --no-default-features"),
+        ("classic", "FC002", "--features ndarray --no-default-features"),
+    }
+    text = run_featcheck(str(OPTIONAL), "--each-feature", "-p", "classic").stdout
+    assert "classic (" in text and ") with --features ndarray --no-default-features\n" in text
+    assert "error[FC002] burn-ndarray 0.22.1 is built without `multi-threads`" in text
+
+
+def test_three_backend_features_are_audited_in_one_run(offline_cargo: object) -> None:
+    code, report = _json(str(BACKENDS), "--each-feature")
+    assert code == 1
+    assert _found(report) == {
+        ("app", "FC004", "default features"),
+        ("app", "FC005", "default features"),
+        ("app", "FC001", "--features backend-flex --no-default-features"),
+        ("app", "FC002", "--features backend-ndarray --no-default-features"),
+    }
+    # The wgpu findings of the default build and of backend-wgpu alone are one finding each.
+    fusion = next(f for f in report["findings"] if f["code"] == "FC004")
+    assert [FeatureSelection.of(**_flags(c)).label for c in fusion["configurations"]] == [
+        "default features",
+        "--features backend-wgpu --no-default-features",
+    ]
+    ndarray = next(f for f in report["findings"] if f["code"] == "FC002")
+    assert ndarray["fix"]["confirmed"], ndarray["alternatives"]
+
+
+def test_the_cargo_resolver_gets_the_same_flags(offline_cargo: object) -> None:
+    args = (str(OPTIONAL), "--features", "ml,ndarray", "--no-default-features")
+    ours = _json(*args)
+    cargos = _json(*args, "--resolver", "cargo")
+    assert ours[0] == cargos[0] == 1
+    assert (
+        _found(ours[1])
+        == _found(cargos[1])
+        == {
+            ("infer", "FC001", "--features ml --no-default-features"),
+            ("classic", "FC002", "--features ndarray --no-default-features"),
+        }
+    )
+
+
+def test_a_configuration_that_does_not_resolve_is_reported_and_the_others_audited(
+    tmp_path: Path, offline_cargo: object
+) -> None:
+    project = tmp_path / "optional-backend"
+    shutil.copytree(OPTIONAL, project)
+    manifest = project / "Cargo.toml"
+    manifest.write_text(
+        manifest.read_text()
+        + "\n[workspace.metadata.featcheck]\n"
+        + 'configurations = [{}, { features = ["gpu"] }, { features = ["ml"] }]\n'
+    )
+    result = run_featcheck(str(project), "--format", "json")
+    assert result.returncode == 2
+    report = json.loads(result.stdout)
+    assert _found(report) == {("infer", "FC001", "--features ml")}
+    assert report["configuration_errors"] == [
+        "configuration `--features gpu`: none of the selected packages contains this feature: "
+        "gpu (selected packages: infer, classic)"
+    ]
+    assert "featcheck: error: configuration `--features gpu`" in result.stderr
+
+    single = run_featcheck(str(project), "-p", "classic", "--features", "ml", "-q")
+    assert single.returncode == 2 and single.stdout == ""
+    assert (
+        "the package 'classic' does not contain this feature: ml" in single.stderr.splitlines()[0]
+    )
+
+
+def test_bad_flags_and_bad_configuration_are_one_line_and_exit_2(
+    tmp_path: Path, offline_cargo: object
+) -> None:
+    for args in (
+        ("--features=-Zunstable",),
+        ("--features", "@file"),
+        ("--features", "dep:burn"),
+        ("--each-feature", "--all-features"),
+    ):
+        result = run_featcheck(str(OPTIONAL), *args)
+        assert result.returncode == 2, args
+        assert result.stderr.startswith("featcheck: error: ") and "Traceback" not in result.stderr
+
+    project = tmp_path / "optional-backend"
+    shutil.copytree(OPTIONAL, project)
+    config = project / "featcheck.toml"
+    for text, where, message in (
+        ('configurations = [{ feature = ["ml"] }]\n', "1:21", "unknown key `feature`"),
+        ('configurations = [{ features = ["ml", "-x"] }]\n', "1:39", "invalid character `-`"),
+        ("configurations = [{ no-default-features = 1 }]\n", "1:43", "must be true or false"),
+        ('configurations = ["ml"]\n', "1:19", "entry must be a table"),
+        ('each-feature = "yes"\n', "1:16", "must be true or false"),
+    ):
+        config.write_text(text)
+        result = run_featcheck(str(project))
+        assert result.returncode == 2, text
+        assert f"featcheck.toml:{where}: " in result.stderr and message in result.stderr, (
+            text,
+            result.stderr,
+        )
+
+
+# --- differential: featcheck's resolver against cargo tree, configuration by configuration ------
+
+
+def _differential_cases() -> list[tuple[Path, str, FeatureSelection]]:
+    cases: list[tuple[Path, str, FeatureSelection]] = []
+    for workspace, members in ((BACKENDS, ("app",)), (OPTIONAL, ("infer", "classic"))):
+        for member in members:
+            manifest = workspace / member / "Cargo.toml"
+            if not manifest.exists():
+                manifest = workspace / "Cargo.toml"
+            features = tomlkit.parse(manifest.read_text()).unwrap().get("features", {})
+            cases += [(workspace, member, s) for s in each_feature(FeatureSelection(), features)]
+            cases.append((workspace, member, FeatureSelection(all_features=True)))
+    cases += [
+        (BACKENDS, "app", FeatureSelection.of(["burn/rayon", "app/backend-flex"])),
+        (BACKENDS, "app", FeatureSelection.of(["backend-flex"], all_features=True)),
+        (OPTIONAL, "infer", FeatureSelection.of(["burn/simd"])),
+        (OPTIONAL, "infer", FeatureSelection.of(["burn?/simd"])),
+        (OPTIONAL, "classic", FeatureSelection.of(["burn-ndarray/multi-threads"])),
+    ]
+    return cases
+
+
+def test_each_configuration_resolves_as_cargo_tree_does(offline_cargo: Path) -> None:
+    """featcheck's resolver over one `cargo metadata --all-features` equals
+    `cargo tree -e normal -p MEMBER --target T <flags>` for every configuration."""
+    env = {**os.environ, "CARGO_HOME": str(offline_cargo)}
+    cases = _differential_cases()
+    targets = list(dict.fromkeys([host_triple(), "aarch64-apple-darwin"]))
+    mismatches: list[str] = []
+    compared = 0
+    for workspace in dict.fromkeys(w for w, _, _ in cases):
+        # As the audit asks: every member feature, and the `dependency/feature` values.
+        extra = FeatureSelection.of(
+            v for w, _, s in cases if w == workspace for v in s.features if "/" in v
+        ).cargo_args()
+        metadata = json.loads(
+            _run(
+                ["cargo", "metadata", "--format-version", "1", "--all-features", *extra],
+                workspace,
+                env,
+            )
+        )
+        packages = {p["name"]: p for p in metadata["packages"]}
+        ids = {name: package["id"] for name, package in packages.items()}
+        # As the audit does: what cargo applies to the member (`app/f` becomes `f`).
+        applied = {
+            (m, s): member_selection(s, packages[m])[0] for w, m, s in cases if w == workspace
+        }
+        jobs = [(ids[m], a) for (m, _), a in applied.items()]
+        graphs = resolve_configurations(
+            metadata,
+            jobs,
+            [target_cfg(t) for t in targets],
+            workspace_resolver(workspace, metadata),
+        )
+        for member, selection in ((m, s) for w, m, s in cases if w == workspace):
+            for target in targets:
+                text = _run(
+                    [
+                        "cargo",
+                        "tree",
+                        "-e",
+                        "normal",
+                        "-p",
+                        member,
+                        "--target",
+                        target,
+                        "-f",
+                        "{p} [{f}]",
+                        "--prefix",
+                        "depth",
+                        "--charset",
+                        "ascii",
+                        *selection.cargo_args(),
+                    ],
+                    workspace,
+                    env,
+                )
+                expected = parse_tree_text(text).graph
+                ours = graphs[(ids[member], target, applied[(member, selection)])]
+                found = differences(expected, ours)
+                compared += 1
+                mismatches += [
+                    f"{workspace.name} {member} {target} {selection.label}: {d}" for d in found
+                ]
+    assert compared == len(cases) * len(targets) >= 40
+    assert mismatches == []
