@@ -32,10 +32,15 @@ def count_line(result: AuditResult) -> str:
 
 
 def build_of(finding: Finding) -> str:
-    """`member app, target x86_64-unknown-linux-gnu`: whose build the finding is about."""
+    """`member app, target x86_64-unknown-linux-gnu`: whose build the finding is about, with
+    `with --features …` for a build other than the default one."""
+    configuration = finding.configuration
     parts = [
         f"member {printable(finding.member)}" if finding.member else "",
         f"target {printable(finding.target)}" if finding.target else "",
+        f"with {printable(configuration.label)}"
+        if configuration is not None and not configuration.is_default
+        else "",
     ]
     return ", ".join(part for part in parts if part)
 
