@@ -552,3 +552,34 @@ def test_patched_path_package_is_read_like_cargo_reads_it(
     without = _no_exec_audit(project, registry_home, monkeypatch, (host,))
     assert _verdicts(without) == _verdicts(with_cargo)
     assert without.incomplete == []
+
+
+def _pack_crate(package: Path, destination: Path) -> None:
+    """`NAME-VERSION.crate` as cargo downloads it: a gzipped tar of `NAME-VERSION/...`."""
+    import tarfile
+
+    with tarfile.open(destination / f"{package.name}.crate", "w:gz") as tar:
+        for path in sorted(package.rglob("*")):
+            if path.is_file():
+                tar.add(path, arcname=f"{package.name}/{path.relative_to(package).as_posix()}")
+
+
+def test_downloaded_archives_are_read_when_nothing_is_unpacked(
+    tmp_path: Path, registry_home: Path, monkeypatch: pytest.MonkeyPatch, no_processes: None
+) -> None:
+    """A CI cache keeps `registry/cache` (the `.crate` downloads), not `registry/src`."""
+    path = CRATES / "pitb-exec-cpu"
+    needed = _host_build_packages(path, registry_home, monkeypatch)
+    cache = tmp_path / "home" / "registry" / "cache" / "index.crates.io-0000"
+    cache.mkdir(parents=True)
+    for name in needed:
+        _pack_crate(REGISTRY / name, cache)
+    (cache / "broken-0.1.0.crate").write_bytes(b"not a gzip file")
+    from_archives = _no_exec_audit(path, tmp_path / "home", monkeypatch)
+    full = _no_exec_audit(path, registry_home, monkeypatch)
+    assert from_archives.incomplete == []
+    assert _verdicts(from_archives) == _verdicts(full) != set()
+    # Without the archive of burn-flex, the gap is named as before.
+    (cache / "burn-flex-0.22.1.crate").unlink()
+    result = _no_exec_audit(path, tmp_path / "home", monkeypatch)
+    assert [g.unread for g in result.incomplete] == [("burn-flex@0.22.1",)]

@@ -82,6 +82,25 @@ def load_toml(path: Path) -> dict[str, Any]:
     return read_manifest(path).data
 
 
+def tomllib_loads(text: str) -> dict[str, Any]:
+    """Parse TOML text (tomllib where there is one, else tomlkit); ValueError when invalid."""
+    if sys.version_info >= (3, 11):
+        import tomllib
+
+        try:
+            return tomllib.loads(text)
+        except (tomllib.TOMLDecodeError, RecursionError) as error:
+            raise ValueError(str(error)) from None
+    import tomlkit
+    import tomlkit.exceptions
+
+    try:
+        data: dict[str, Any] = tomlkit.parse(text).unwrap()
+    except (tomlkit.exceptions.TOMLKitError, RecursionError) as error:
+        raise ValueError(str(error)) from None
+    return data
+
+
 def table(value: Any) -> Mapping[str, Any]:
     """`value` when it is a TOML table, else an empty one (cargo reports wrong types; the
     audit reports them through `shape_error`)."""

@@ -29,8 +29,14 @@ from urllib.parse import quote, urlparse
 from featcheck.cargo.checkout_config import default_cargo_home
 from featcheck.cargo.semver import matches
 from featcheck.errors import FeatcheckError
+from featcheck.noexec.archive import read_archive
 from featcheck.noexec.cache import ManifestCache, cache_file
-from featcheck.noexec.crate_targets import crate_targets
+from featcheck.noexec.crate_targets import (
+    ArchiveFiles,
+    DirectoryFiles,
+    PackageFiles,
+    crate_targets,
+)
 from featcheck.noexec.files import (
     has_control,
     is_manifest,
@@ -38,6 +44,7 @@ from featcheck.noexec.files import (
     printable,
     shape_error,
     table,
+    tomllib_loads,
     valid_package_name,
 )
 from featcheck.noexec.targets import builtin_cfg
@@ -235,9 +242,19 @@ class _Manifest:
         )
 
 
-def _read_package(manifest: Path, layout: WorkspaceLayout, *, local: bool) -> _Manifest:
-    """A package manifest; wrong shapes become a FeatcheckError naming the file."""
-    data = layout.root_data if manifest.parent == layout.root else load_toml(manifest)
+def _read_package(
+    manifest: Path,
+    layout: WorkspaceLayout,
+    *,
+    local: bool,
+    data: Mapping[str, Any] | None = None,
+    files: PackageFiles | None = None,
+) -> _Manifest:
+    """A package manifest (read from `manifest` unless its `data` and `files` are given);
+    wrong shapes become a FeatcheckError naming the file."""
+    if data is None:
+        data = layout.root_data if manifest.parent == layout.root else load_toml(manifest)
+    files = DirectoryFiles(manifest.parent) if files is None else files
     root_data = layout.root_data if local else {}
     try:
         package = data.get("package")
@@ -252,7 +269,7 @@ def _read_package(manifest: Path, layout: WorkspaceLayout, *, local: bool) -> _M
             raise TypeError("`package.version` must be a string")
         declarations = _declarations(data, manifest.parent, layout.root, root_data)
         features = _features(data, declarations)
-        targets = crate_targets(data, manifest.parent, name)
+        targets = crate_targets(data, files, name)
         edition = _package_field(package, "edition", root_data)
         edition = edition if isinstance(edition, str) else "2015"
         return _Manifest(manifest, data, name, version, declarations, features, targets, edition)
@@ -305,11 +322,12 @@ def _index_prefixes(source: str) -> tuple[str, ...]:
     return (f"{host}-",) if host else ()
 
 
-def _registry_dirs(cargo_home: Path | None, root: Path) -> list[Path]:
-    """Where unpacked registry packages may be: vendor/ first, then the cargo registry."""
-    dirs = [root / "vendor"] if (root / "vendor").is_dir() else []
+def _registry_dirs(cargo_home: Path | None, root: Path, kind: str = "src") -> list[Path]:
+    """Where registry packages may be: vendor/ first, then the cargo registry's `kind`
+    directories (`src`: unpacked packages; `cache`: the downloaded `.crate` archives)."""
+    dirs = [root / "vendor"] if kind == "src" and (root / "vendor").is_dir() else []
     if cargo_home is not None:
-        src = cargo_home / "registry" / "src"
+        src = cargo_home / "registry" / kind
         # No registry on this machine: every registry package stays unread.
         with contextlib.suppress(OSError):
             dirs.extend(sorted(p for p in src.iterdir() if p.is_dir()))
@@ -322,8 +340,10 @@ class _Registry:
     def __init__(self, layout: WorkspaceLayout, environment: Mapping[str, str]) -> None:
         self.layout = layout
         self.vendor = layout.root / "vendor"
-        self.dirs = _registry_dirs(default_cargo_home(environment), layout.root)
-        self.cache = ManifestCache(cache_file(environment) if self.dirs else None)
+        cargo_home = default_cargo_home(environment)
+        self.dirs = _registry_dirs(cargo_home, layout.root)
+        self.archives = _registry_dirs(cargo_home, layout.root, "cache")
+        self.cache = ManifestCache(cache_file(environment) if self.dirs or self.archives else None)
 
     def find(self, name: str, version: str, source: str) -> _Manifest | None:
         prefixes = _index_prefixes(source)
@@ -336,7 +356,32 @@ class _Registry:
                 found = self._read(manifest, vendored)
                 if found is not None and found.name == name and found.version == version:
                     return found
+        for directory in self.archives:
+            if directory.name.startswith(prefixes):
+                found = self._read_archive(directory / f"{name}-{version}.crate", name, version)
+                if found is not None and found.name == name and found.version == version:
+                    return found
         return None
+
+    def _read_archive(self, archive: Path, name: str, version: str) -> _Manifest | None:
+        kept = self.cache.get(archive)
+        if kept is not None:
+            with contextlib.suppress(KeyError, TypeError):
+                return _Manifest.from_distilled(archive, kept)
+        if not archive.is_file():
+            return None
+        package = read_archive(archive, name, version)
+        if package is None:
+            return None
+        try:
+            data = tomllib_loads(package.manifest)
+            found = _read_package(
+                archive, self.layout, local=False, data=data, files=ArchiveFiles(package.files)
+            )
+        except (FeatcheckError, ValueError):
+            return None  # unreadable: the package stays unread
+        self.cache.put(archive, found.distilled())
+        return found
 
     def _read(self, manifest: Path, vendored: bool) -> _Manifest | None:
         if vendored and not self.layout.is_inside(manifest):
