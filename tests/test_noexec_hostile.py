@@ -159,6 +159,18 @@ def not_a_member_of_the_parent_workspace(tmp: Path) -> Path:
     return tmp / "ws" / "stray"
 
 
+def lockfile_is_a_fifo(tmp: Path) -> Path:
+    _package(tmp / "p", "p")
+    os.mkfifo(tmp / "p" / "Cargo.lock")
+    return tmp / "p"
+
+
+def member_manifest_too_large(tmp: Path) -> Path:
+    _workspace(tmp / "ws", '["m"]')
+    _package(tmp / "ws" / "m", "m", "# " + "x" * (3 << 20) + "\n")
+    return tmp / "ws"
+
+
 REFUSED: dict[str, tuple[Callable[[Path], Path], str]] = {
     f.__name__: (f, why)
     for f, why in [
@@ -180,6 +192,8 @@ REFUSED: dict[str, tuple[Callable[[Path], Path], str]] = {
         (lockfile_of_wrong_shape, "Cargo.lock: `package` must be an array of tables"),
         (lockfile_out_of_date, "out of date: p 0.1.0 depends on `burn-flex`"),
         (not_a_member_of_the_parent_workspace, "believes it's in a workspace when it's not"),
+        (lockfile_is_a_fifo, "Cargo.lock: is not a regular file"),
+        (member_manifest_too_large, "is larger than 2 MiB"),
     ]
 }
 

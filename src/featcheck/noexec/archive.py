@@ -15,8 +15,8 @@ import tarfile
 from dataclasses import dataclass
 from pathlib import Path
 
-_MAX_MANIFEST_BYTES = 2 << 20
-"""The largest manifests on crates.io are far below this; a bigger one is not read."""
+from featcheck.fileio import MAX_MANIFEST_BYTES
+
 _MAX_MEMBERS = 200_000
 _NAMES_ITS_TARGETS = tuple(
     re.compile(pattern, re.MULTILINE)
@@ -53,12 +53,12 @@ def read_archive(archive: Path, name: str, version: str) -> ArchivedPackage | No
                     continue
                 files.add(relative)
                 if relative == "Cargo.toml":
-                    if member.size > _MAX_MANIFEST_BYTES:
+                    if member.size > MAX_MANIFEST_BYTES:
                         return None
                     stream = tar.extractfile(member)
                     if stream is None:
                         return None
-                    manifest = stream.read(_MAX_MANIFEST_BYTES + 1)
+                    manifest = stream.read(MAX_MANIFEST_BYTES + 1)
                     if _names_its_targets(manifest):
                         break  # the file list is not needed
     except (OSError, tarfile.TarError, EOFError, ValueError):

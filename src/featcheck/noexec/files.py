@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Any, TypeGuard
 
 from featcheck.errors import FeatcheckError
-from featcheck.manifest.document import read_manifest
+from featcheck.fileio import MAX_MANIFEST_BYTES, decode_text, read_regular_file
+from featcheck.manifest.document import parse_document
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 _PACKAGE_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_-]*")
@@ -68,18 +69,16 @@ def is_manifest(path: Path, *, what: str) -> bool:
     return stat.S_ISREG(mode)
 
 
-def load_toml(path: Path) -> dict[str, Any]:
-    """A TOML file's data; featcheck's one-line error when it cannot be read or parsed."""
-    if sys.version_info >= (3, 11):
-        import tomllib
-
-        try:
-            if stat.S_ISREG(path.stat().st_mode):
-                with path.open("rb") as handle:
-                    return tomllib.load(handle)
-        except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError, RecursionError):
-            pass  # read_manifest gives the one-line error
-    return read_manifest(path).data
+def load_toml(
+    path: Path, what: str = "Cargo.toml", limit: int = MAX_MANIFEST_BYTES
+) -> dict[str, Any]:
+    """A TOML file's data, read as every manifest is (a regular file within `limit`, BOM
+    accepted); featcheck's one-line error, with line and column, when it cannot be."""
+    raw = read_regular_file(path, what, limit)
+    try:
+        return tomllib_loads(decode_text(raw, path))
+    except ValueError:
+        return parse_document(path, raw).data  # the one-line error with its position
 
 
 def tomllib_loads(text: str) -> dict[str, Any]:

@@ -29,6 +29,7 @@ from urllib.parse import quote, urlparse
 from featcheck.cargo.checkout_config import default_cargo_home
 from featcheck.cargo.semver import matches
 from featcheck.errors import FeatcheckError
+from featcheck.fileio import MAX_LOCKFILE_BYTES
 from featcheck.noexec.archive import read_archive
 from featcheck.noexec.cache import ManifestCache, cache_file
 from featcheck.noexec.crate_targets import (
@@ -402,7 +403,7 @@ class _Registry:
 
 
 def _lock_entries(lock_path: Path) -> list[dict[str, Any]]:
-    data = load_toml(lock_path)
+    data = load_toml(lock_path, "Cargo.lock", MAX_LOCKFILE_BYTES)
     packages = data.get("package", [])
     entries: list[dict[str, Any]] = []
     if not isinstance(packages, list):
