@@ -12,7 +12,10 @@ by side in one run, interleaved, medians over `--repeat` rounds, on the offline 
   Python start, rustc's host and cfg queries, and confirming each fix);
 * the same audit in this process without fix confirmation (`confirm_fixes=False`), which shows
   what the configurations themselves cost;
-* the whole `featcheck .` process for the default configuration only, for comparison.
+* the whole `featcheck .` process for the default configuration only, for comparison;
+* featcheck's resolver alone over that one metadata output (already parsed): every
+  configuration of `--each-feature` on the host, against the default configuration alone —
+  what the configurations add to an audit.
 
 Nothing here asserts; the goal (whole process within 2x of one `cargo metadata`) is printed next
 to the numbers.
@@ -35,6 +38,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 from featcheck.audit import AuditOptions, audit_project
+from featcheck.cargo.cfg import TargetCfg
+from featcheck.featureset import FeatureSelection, each_feature
+from featcheck.resolution import build_index, resolve_configurations
 
 REPO = Path(__file__).resolve().parent.parent
 REGISTRY = REPO / "fixtures" / "registry"
@@ -86,17 +92,30 @@ def main() -> None:
             f"{len(report['findings'])} findings from {len(configurations)} configuration sets"
         )
         options = AuditOptions(offline=True, each_feature=True, confirm_fixes=False)
+        raw = json.loads(run(metadata).stdout)
+        (app,) = [p for p in raw["packages"] if p["id"] in raw["workspace_members"]]
+        every = [(app["id"], s) for s in each_feature(FeatureSelection(), app["features"])]
+        host = run(["rustc", "-vV"]).stdout.split("host: ")[1].split()[0]
+        cfg = TargetCfg.parse(host, run(["rustc", "--print", "cfg"]).stdout)
+
+        def resolve(jobs: list[tuple[str, FeatureSelection]]) -> object:
+            return resolve_configurations(raw, jobs, [cfg], 3, index=build_index(raw))
+
         rows: dict[str, list[float]] = {
             "cargo metadata --all-features (one call)": [],
             "featcheck --each-feature (whole process)": [],
             "audit --each-feature in process, fixes not confirmed": [],
             "featcheck, default configuration only (whole process)": [],
+            f"resolver: {len(every)} configurations (indexing included)": [],
+            "resolver: default configuration only (indexing included)": [],
         }
         actions: list[Callable[[], object]] = [
             lambda: run(metadata),
             lambda: run([*featcheck, "--each-feature"]),
             lambda: audit_project(project, options),
             lambda: run(featcheck),
+            lambda: resolve(every),
+            lambda: resolve(every[:1]),
         ]
         for _ in range(args.repeat):
             for times, action in zip(rows.values(), actions, strict=True):
@@ -105,7 +124,7 @@ def main() -> None:
         print(f"medians of {args.repeat} interleaved rounds:")
         for label, times in rows.items():
             median = statistics.median(times)
-            print(f"  {label:<56} {median:6.2f} s  {median / base:5.2f}x metadata")
+            print(f"  {label:<56} {median:6.3f} s  {median / base:5.2f}x metadata")
         whole = statistics.median(rows["featcheck --each-feature (whole process)"])
         print(f"goal: whole process <= 2x one cargo metadata: {whole / base:.2f}x")
 
