@@ -28,6 +28,7 @@ from featcheck.featureset import (
     member_selection,
     parse_features,
 )
+from featcheck.matrix import plan_configurations
 from featcheck.resolution import resolve_configurations
 
 OPTIONAL = WORKSPACES / "optional-backend"
@@ -329,3 +330,29 @@ def test_each_configuration_resolves_as_cargo_tree_does(offline_cargo: Path) -> 
                 ]
     assert compared == len(cases) * len(targets) >= 40
     assert mismatches == []
+
+
+def test_the_plan_applies_each_configuration_per_member_as_cargo_does() -> None:
+    app = {"id": "app-id", "name": "app", "features": {"gpu": [], "cpu": []}, "dependencies": []}
+    tool = {"id": "tool-id", "name": "tool", "features": {"cpu": []}, "dependencies": []}
+    gpu, cpu = FeatureSelection.of(["gpu"]), FeatureSelection.of(["cpu"])
+    plan = plan_configurations([app, tool], [FeatureSelection(), gpu, cpu])
+    # `gpu` is app's only: tool builds its defaults there, which it already audits once.
+    assert plan.selections == {
+        "app-id": [FeatureSelection(), gpu, cpu],
+        "tool-id": [FeatureSelection(), cpu],
+    }
+    assert plan.errors == []
+    refused = plan_configurations([app, tool], [FeatureSelection.of(["gpu", "tpu"])])
+    assert refused.selections == {"app-id": [], "tool-id": []}
+    assert refused.errors == [
+        "configuration `--features gpu,tpu`: none of the selected packages contains this "
+        "feature: tpu (selected packages: app, tool)"
+    ]
+    # Resolver 1 with a root package: cargo gives the flags to the root package only.
+    legacy = plan_configurations([app, tool], [cpu], legacy_root="app-id")
+    assert legacy.selections == {"app-id": [cpu], "tool-id": [FeatureSelection()]}
+    assert legacy.errors == [
+        "member tool: resolver 1 applies feature flags only to the root package; audited with "
+        'its default features (set `resolver = "2"`)'
+    ]
