@@ -139,6 +139,23 @@ def test_an_optional_backend_is_flagged_only_in_the_configuration_that_turns_it_
 def test_each_feature_flags_every_optional_backend_in_one_run(offline_cargo: object) -> None:
     code, report = _json(str(OPTIONAL), "--each-feature")
     assert code == 1 and report["configuration_errors"] == []
+    audited = {
+        member: [FeatureSelection.of(**_flags(c)).label for c in found]
+        for member, found in report["configurations"].items()
+    }
+    assert audited == {
+        "infer": [
+            "default features",
+            "--no-default-features",
+            "--features ml --no-default-features",
+        ],
+        "classic": [
+            "default features",
+            "--no-default-features",
+            "--features cli --no-default-features",
+            "--features ndarray --no-default-features",
+        ],
+    }
     assert _found(report) == {
         ("infer", "FC001", "--features ml --no-default-features"),
         ("classic", "FC002", "--features ndarray --no-default-features"),

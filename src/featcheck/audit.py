@@ -204,6 +204,7 @@ def audit_project(path: Path, options: AuditOptions) -> AuditResult:
         fail_on=settings.fail_on,
         user_rules=config.catalogue.user_rules,
         configuration_errors=plan.errors,
+        configurations={m.name: list(plan.selections[m.id]) for m in members},
     )
     # The chain compares members' builds: each member's base configuration stands for it.
     base_builds = {

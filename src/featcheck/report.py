@@ -219,6 +219,9 @@ class AuditResult:
     """Rules that would have reported findings on a target they do not apply to."""
     user_rules: tuple[Rule, ...] = ()
     """The project's own rules (`[[rule]]` in its configuration), which SARIF lists too."""
+    configurations: dict[str, list[FeatureSelection]] = field(default_factory=dict)
+    """The build configurations audited, by member name, in audit order (empty for saved
+    tree text)."""
     configuration_errors: list[str] = field(default_factory=list)
     """Build configurations that could not be audited (a feature cargo would refuse), one line
     each; the others were audited. Any makes the exit code 2."""

@@ -85,6 +85,9 @@ def render_json(result: AuditResult) -> str:
         "members": result.members,
         "targets": result.targets,
         "notes": result.notes,
+        "configurations": {
+            member: [c.to_json() for c in found] for member, found in result.configurations.items()
+        },
         "configuration_errors": result.configuration_errors,
         "summary": counts,
         "suppressed": result.suppressed,
