@@ -755,6 +755,9 @@ def test_the_probe_states_what_it_compiles_and_runs(tmp_path: Path, offline_carg
     assert "Nothing of app's own code" in statement
     for script in plan.build_scripts or ():
         assert script in statement
+    # Every value on the probe's cargo command lines goes through the audit's gate.
+    with pytest.raises(FeatcheckError, match=r"target: `@/tmp/evil\.args` is not a target"):
+        builder.plan(replace(config, target="@/tmp/evil.args"), mlp=False)
     # Where cargo metadata cannot list build scripts (--offline, a sparse cache), it says so.
     unknown = build_statement([replace(plan, build_scripts=None)], "app", "Cargo.lock")
     assert "the build scripts among them (cargo metadata could not list which here)" in unknown
@@ -770,7 +773,8 @@ def test_no_terminal_and_no_yes_builds_nothing(
     result = run_featcheck("probe", "--offline", str(project))
     assert result.returncode == 2, result.stderr
     assert result.stdout == ""
-    assert "the probe will compile" in result.stderr and "proc-macros" in result.stderr
+    assert "building the probe for burn-flex 0.22.1 [std] will compile" in result.stderr
+    assert "proc-macros" in result.stderr
     assert "pass --yes to allow the build" in result.stderr
     assert not (cache / "featcheck" / "probe" / "target").exists()  # cargo built nothing
 

@@ -32,7 +32,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from featcheck.cargo.argv_gate import TARGET, Argument, GateError, option, refuse_unsafe, word
+from featcheck.cargo.process import run_process
 from featcheck.cargo.runner import CargoRunner
+from featcheck.cargo.toolchain import neutral_directory
 from featcheck.cargo.tree_text import TreeTextError, parse_tree_text
 from featcheck.errors import FeatcheckError
 from featcheck.probe.manifest import PACKAGE, render_cargo_toml
@@ -79,7 +82,20 @@ class Toolset:
     """`rustc -vV`, part of the cache key."""
 
 
-def find_toolset(workdir: Path, target_dir: Path) -> Toolset:
+def _constant(flag: str, value: str) -> Argument:
+    """`--flag=value` for one of the probe's own constants, never checkout text."""
+    return Argument(f"{flag}={value}")
+
+
+def _target(flag: str, target: str) -> Argument:
+    """`--flag=TRIPLE` for the host triple rustc reported, through the gate all the same."""
+    try:
+        return option(flag, target, TARGET)
+    except GateError as error:
+        raise FeatcheckError(f"target: {error}") from None
+
+
+def find_toolset(workdir: Path, target_dir: Path, timeout: float = 300.0) -> Toolset:
     """cargo and rustc as featcheck's runner picks them (the user's toolchain, not one the
     checkout names), plus a C linker; a clear one-line error when one is missing."""
     if shutil.which("cargo") is None:
@@ -89,7 +105,7 @@ def find_toolset(workdir: Path, target_dir: Path) -> Toolset:
         )
     environment = dict(os.environ)
     cargo, rustc = "cargo", "rustc"
-    toolchain = CargoRunner(workdir).toolchain
+    toolchain = CargoRunner(workdir, timeout=timeout).toolchain
     if toolchain is not None:
         cargo, rustc = str(toolchain.cargo), str(toolchain.rustc)
         environment["RUSTC"] = rustc
@@ -110,13 +126,17 @@ def find_toolset(workdir: Path, target_dir: Path) -> Toolset:
         }
     )
     environment.pop("CARGO_BUILD_TARGET", None)  # the probe runs here: build for the host
-    try:
-        version = subprocess.run(
-            [rustc, "-vV"], capture_output=True, text=True, check=True, timeout=60, env=environment
-        ).stdout
-    except (OSError, subprocess.SubprocessError) as error:
-        raise FeatcheckError(f"could not run `rustc -vV`: {error}") from None
-    return Toolset(cargo, environment, version)
+    output = run_process(
+        rustc,
+        [word("-vV")],
+        cwd=neutral_directory(),
+        env=environment,
+        timeout=min(timeout, 60.0),
+        what="`rustc -vV`",
+    )
+    if output.returncode != 0:
+        raise FeatcheckError(f"could not run `rustc -vV`: {output.stderr.strip()[:200]}")
+    return Toolset(cargo, environment, output.stdout)
 
 
 def probe_sources() -> dict[str, bytes]:
@@ -249,32 +269,25 @@ class ProbeBuilder:
         self.timeout = timeout
         self.say = say
         self.on_command = on_command
-        self.toolset = find_toolset(workdir, self.target_dir)
+        self.toolset = find_toolset(workdir, self.target_dir, timeout)
 
-    def _flags(self) -> list[str]:
-        return ["--offline"] if self.offline else []
+    def _flags(self) -> list[Argument]:
+        return [word("--offline")] if self.offline else []
 
-    def _cargo(self, directory: Path, args: list[str]) -> str:
-        command = [self.toolset.cargo, *args, *self._flags()]
+    def _cargo(self, directory: Path, args: list[Argument]) -> str:
+        """One cargo command in the probe's directory, through the audit's process runner
+        (gated arguments, --timeout, the whole process group killed on expiry)."""
+        arguments = [*args, *self._flags()]
         if self.on_command is not None:
-            self.on_command(["cargo", *command[1:]])
-        try:
-            output = subprocess.run(
-                command,
-                cwd=directory,
-                env=self.toolset.environment,
-                capture_output=True,
-                text=True,
-                timeout=self.timeout,
-                check=False,
-                stdin=subprocess.DEVNULL,
-            )
-        except subprocess.TimeoutExpired:
-            raise FeatcheckError(
-                f"`cargo {args[0]}` for the probe did not finish within {self.timeout:g} s"
-            ) from None
-        except OSError as error:
-            raise FeatcheckError(f"could not run cargo: {error.strerror or error}") from None
+            self.on_command(["cargo", *arguments])
+        output = run_process(
+            self.toolset.cargo,
+            arguments,
+            cwd=directory,
+            env=self.toolset.environment,
+            timeout=self.timeout,
+            what=f"`cargo {args[0]}` for the probe",
+        )
         if output.returncode != 0:
             raise FeatcheckError(classify_build_failure(output.stderr, offline=self.offline))
         return output.stdout
@@ -298,7 +311,13 @@ class ProbeBuilder:
         """cargo tree must show the member's exact features on every pinned crate."""
         text = self._cargo(
             directory,
-            ["tree", "-e", "normal", "-f", "{p} [{f}]", "--prefix", "depth", "--charset", "ascii"],
+            [
+                word("tree"),
+                _constant("--edges", "normal"),
+                _constant("--format", "{p} [{f}]"),
+                _constant("--prefix", "depth"),
+                _constant("--charset", "ascii"),
+            ],
         )
         try:
             graph = parse_tree_text(text).graph
@@ -343,16 +362,12 @@ class ProbeBuilder:
         text = self._cargo(
             directory,
             [
-                "tree",
-                "-e",
-                "normal,build",
-                "-f",
-                "{p} [{f}]",
-                "--prefix",
-                "none",
-                "--charset",
-                "ascii",
-                f"--target={config.target}",
+                word("tree"),
+                _constant("--edges", "normal,build"),
+                _constant("--format", "{p} [{f}]"),
+                _constant("--prefix", "none"),
+                _constant("--charset", "ascii"),
+                _target("--target", config.target),
             ],
         )
         try:
@@ -371,7 +386,11 @@ class ProbeBuilder:
         try:
             text = self._cargo(
                 directory,
-                ["metadata", "--format-version", "1", f"--filter-platform={config.target}"],
+                [
+                    word("metadata"),
+                    _constant("--format-version", "1"),
+                    _target("--filter-platform", config.target),
+                ],
             )
             metadata = json.loads(text)
         except (FeatcheckError, ValueError):
@@ -405,16 +424,16 @@ class ProbeBuilder:
         return BuiltProbe(binary, key, False, seconds)
 
     def _compile(self, directory: Path, key: str, total: int) -> None:
-        command = [
-            self.toolset.cargo,
-            "build",
-            "--release",
-            "--bin",
-            f"{PACKAGE}-{key}",
+        arguments = [
+            word("build"),
+            word("--release"),
+            _constant("--bin", f"{PACKAGE}-{key}"),
             *self._flags(),
         ]
+        refuse_unsafe(arguments)
+        command = [self.toolset.cargo, *arguments]
         if self.on_command is not None:
-            self.on_command(["cargo", *command[1:]])
+            self.on_command(["cargo", *arguments])
         progress = BuildProgress(total)
         tail: deque[str] = deque(maxlen=200)
         try:

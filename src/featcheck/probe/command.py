@@ -76,9 +76,11 @@ def build_statement(plans: list[BuildPlan], member: str, lockfile: str) -> str:
         run = f"the build scripts of {len(scripts)} of them ({', '.join(scripts) or 'none'})"
     else:
         run = "the build scripts among them (cargo metadata could not list which here)"
+    backends = " and ".join(str(plan.config.backend) for plan in plans)
     return (
-        f"the probe will compile {len(crates)} crates from the registry at the versions "
-        f"{lockfile} pins, plus featcheck's own probe crate, then run the probe. While "
+        f"building the probe for {backends} will compile {len(crates)} crates from the "
+        f"registry at the versions {lockfile} pins, plus featcheck's own probe crate, then "
+        "run the probe. While "
         f"compiling, cargo runs {run} and rustc loads {len(macros)} proc-macros "
         f"({', '.join(macros) or 'none'}). Nothing of {member}'s own code (its crate, build "
         "script or path dependencies) is compiled or run"

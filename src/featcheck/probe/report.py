@@ -187,6 +187,10 @@ def _busy(stats: RunStats) -> str:
     return "   ? cores" if stats.parallelism is None else f"{stats.parallelism:4.2f} cores"
 
 
+THREADS_WIDTH = 26
+"""Room for '3: 45% 44% 11%, main 11%' and the like."""
+
+
 def _threads(stats: RunStats) -> str:
     """Which threads did the work, e.g. '2: 52% 47%, main 1%' or '1: main 100%'."""
     evidence = stats.thread_evidence
@@ -250,7 +254,7 @@ def text_lines(report: ProbeReport, fancy: bool) -> list[tuple[str, str]]:
     lines.append(
         (
             f"  {'workload':<9} {'run':<20} {'min / median':>22}  {'busy':>10}  "
-            f"{'threads: CPU shares':<22}",
+            f"{'threads: CPU shares':<{THREADS_WIDTH}}",
             "dim",
         )
     )
@@ -260,7 +264,7 @@ def text_lines(report: ProbeReport, fancy: bool) -> list[tuple[str, str]]:
             lines.append(
                 (
                     f"  {workload:<9} {label:<20} {_times(stats)}  {_busy(stats)}  "
-                    f"{_threads(stats):<22} " + _bar(stats.min_ms, largest, 24, fancy),
+                    f"{_threads(stats):<{THREADS_WIDTH}} " + _bar(stats.min_ms, largest, 24, fancy),
                     "",
                 )
             )
@@ -322,7 +326,12 @@ def _compare_lines(report: ProbeReport, fancy: bool) -> list[tuple[str, str]]:
     for workload, rows in tables:
         base = rows[0][1].min_ms
         largest = max(stats.min_ms for _, stats in rows)
-        header = f"  {workload + ', all cores':<{width}}  {'min / median':>22}  {'vs current':>13}"
+        header = (
+            f"  {workload + ', all cores':<{width}}  {'min / median':>22}  {'vs current':>13}  "
+            f"{'threads: CPU shares':<{THREADS_WIDTH}}"
+        )
+        if lines:
+            lines.append(("", ""))
         lines.append((header, "dim"))
         for index, (label, stats) in enumerate(rows):
             ratio = base / stats.min_ms if stats.min_ms > 0 else 0.0
@@ -331,8 +340,8 @@ def _compare_lines(report: ProbeReport, fancy: bool) -> list[tuple[str, str]]:
             )
             lines.append(
                 (
-                    f"  {label:<{width}}  {_times(stats)}  {versus:>13}  {_threads(stats):<22} "
-                    + _bar(stats.min_ms, largest, 24, fancy),
+                    f"  {label:<{width}}  {_times(stats)}  {versus:>13}  "
+                    f"{_threads(stats):<{THREADS_WIDTH}} " + _bar(stats.min_ms, largest, 24, fancy),
                     "",
                 )
             )
