@@ -1,0 +1,277 @@
+"""One package manifest as `cargo metadata` describes the package: declarations (with
+`[workspace.dependencies]` inheritance and `[target.X]` tables), feature table (implicit
+features of optional dependencies included), build targets, edition.
+
+What cargo refuses in a manifest — a wrong type, a package or dependency name it would not
+accept, a control character in a feature, a `[target.X]` key that is neither a target name nor a
+cfg expression — is a FeatcheckError naming the file, so nothing odd reaches a terminal.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+from featcheck.noexec.crate_targets import DirectoryFiles, PackageFiles, crate_targets
+from featcheck.noexec.files import (
+    has_control,
+    load_toml,
+    shape_error,
+    table,
+    valid_package_name,
+)
+from featcheck.noexec.targets import builtin_cfg
+from featcheck.noexec.workspace import WorkspaceLayout
+
+_TARGET_NAME = re.compile(r"[A-Za-z0-9_.-]+")
+CRATES_IO = "registry+https://github.com/rust-lang/crates.io-index"
+_DEPENDENCY_TABLES: tuple[tuple[str, str | None, str], ...] = (
+    ("dependencies", None, "dependencies"),
+    ("dev-dependencies", "dev", "dev_dependencies"),
+    ("build-dependencies", "build", "build_dependencies"),
+)
+
+
+def path_id(directory: Path, name: str, version: str) -> str:
+    posix = directory.as_posix()
+    url = "path+file://" + quote(posix if posix.startswith("/") else "/" + posix, safe="/:")
+    return f"{url}#{version}" if directory.name == name else f"{url}#{name}@{version}"
+
+
+def _package_field(package: Mapping[str, Any], key: str, root_data: Mapping[str, Any]) -> Any:
+    value = package.get(key)
+    if isinstance(value, Mapping) and value.get("workspace") is True:
+        return table(table(root_data.get("workspace")).get("package")).get(key)
+    return value
+
+
+def _strings(value: Any, what: str) -> list[str]:
+    """An array of names (features): cargo refuses other types and control characters."""
+    if value is None:
+        return []
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise TypeError(f"{what} must be an array of strings")
+    if any(has_control(v) for v in value):
+        raise ValueError(f"{what} holds a control character")
+    return list(value)
+
+
+def _platform(key: str) -> str:
+    """A `[target.KEY]` key as cargo accepts it: a target name or a cfg expression that
+    parses (checked against any cfg table: only the syntax matters here)."""
+    if key.startswith("cfg("):
+        try:
+            builtin_cfg("x86_64-unknown-linux-gnu").applies(key)
+        except ValueError as error:
+            raise ValueError(f"invalid cfg expression `{key}` ({error})") from None
+    elif _TARGET_NAME.fullmatch(key) is None:
+        raise ValueError(f"invalid target name `{key}`")
+    return key
+
+
+def _declaration(
+    key: str,
+    spec: Any,
+    kind: str | None,
+    target: str | None,
+    package_dir: Path,
+    root: Path,
+    root_data: Mapping[str, Any],
+) -> dict[str, Any]:
+    base_dir = package_dir
+    if isinstance(spec, Mapping) and spec.get("workspace") is True:
+        inherited = table(table(root_data.get("workspace")).get("dependencies")).get(key)
+        if isinstance(inherited, str):
+            inherited = {"version": inherited}
+        if not isinstance(inherited, Mapping):
+            raise TypeError(f"`{key}` inherits from [workspace.dependencies], which lacks it")
+        features = [
+            *_strings(inherited.get("features"), f"features of {key}"),
+            *_strings(spec.get("features"), f"features of {key}"),
+        ]
+        merged = {**inherited, "features": features}
+        if "optional" in spec:
+            merged["optional"] = spec["optional"]
+        if spec.get("default-features", spec.get("default_features")) is True:
+            merged["default-features"] = True
+        spec = merged
+        base_dir = root
+    if isinstance(spec, str):
+        spec = {"version": spec}
+    if not isinstance(spec, Mapping):
+        raise TypeError(f"dependency `{key}` must be a version string or a table")
+    name = spec.get("package", key)
+    if not valid_package_name(name):
+        raise TypeError(f"invalid dependency name `{name}`")
+    path = spec.get("path")
+    if path is not None and not isinstance(path, str):
+        raise TypeError(f"`path` of {key} must be a string")
+    full_path = os.path.normpath(base_dir / path) if path is not None else None
+    uses_default = spec.get("default-features", spec.get("default_features", True))
+    source = None if full_path is not None else CRATES_IO
+    if isinstance(spec.get("git"), str):
+        source = "git"
+    return {
+        "name": name,
+        "source": source,
+        "req": str(spec.get("version", "*")),
+        "kind": kind,
+        "rename": key if "package" in spec else None,
+        "optional": spec.get("optional", False) is True,
+        "uses_default_features": uses_default is not False,
+        "features": _strings(spec.get("features"), f"features of {key}"),
+        "target": target,
+        "registry": None,
+        "path": full_path,
+    }
+
+
+def _declarations(
+    data: Mapping[str, Any], package_dir: Path, root: Path, root_data: Mapping[str, Any]
+) -> list[dict[str, Any]]:
+    tables: list[tuple[Mapping[str, Any], str | None]] = [(data, None)]
+    for platform, platform_table in table(data.get("target")).items():
+        tables.append((table(platform_table), _platform(str(platform))))
+    found: list[dict[str, Any]] = []
+    for section_table, target in tables:
+        for section, kind, alias in _DEPENDENCY_TABLES:
+            entries = section_table.get(section, section_table.get(alias))
+            if entries is not None and not isinstance(entries, Mapping):
+                raise TypeError(f"[{section}] must be a table")
+            for key, spec in (entries or {}).items():
+                found.append(_declaration(key, spec, kind, target, package_dir, root, root_data))
+    return found
+
+
+def _features(data: Mapping[str, Any], declarations: list[dict[str, Any]]) -> dict[str, list[str]]:
+    features = {
+        str(k): _strings(values, f"feature {k}")
+        for k, values in table(data.get("features")).items()
+    }
+    if any(has_control(name) for name in features):
+        raise ValueError("a feature name holds a control character")
+    explicit = {
+        value[len("dep:") :]
+        for values in features.values()
+        for value in values
+        if value.startswith("dep:")
+    }
+    for decl in declarations:
+        key = decl["rename"] or decl["name"]
+        if decl["optional"] and key not in explicit and key not in features:
+            features[key] = [f"dep:{key}"]
+    return features
+
+
+@dataclass(frozen=True)
+class PackageManifest:
+    """One package manifest that was read."""
+
+    path: Path
+    data: Mapping[str, Any]
+    name: str
+    version: str
+    declarations: list[dict[str, Any]]
+    features: dict[str, list[str]]
+    targets: list[dict[str, Any]]
+    edition: str
+
+    def distilled(self) -> dict[str, Any]:
+        """What the package data needs of a registry manifest (see `noexec.cache`)."""
+        return {
+            "name": self.name,
+            "version": self.version,
+            "dependencies": self.declarations,
+            "features": self.features,
+            "targets": self.targets,
+            "edition": self.edition,
+        }
+
+    @classmethod
+    def from_distilled(cls, path: Path, kept: dict[str, Any]) -> PackageManifest:
+        """The manifest as `distilled` kept it."""
+        return cls(
+            path,
+            {},
+            kept["name"],
+            kept["version"],
+            kept["dependencies"],
+            kept["features"],
+            kept["targets"],
+            kept["edition"],
+        )
+
+
+def read_package(
+    manifest: Path,
+    layout: WorkspaceLayout,
+    *,
+    local: bool,
+    data: Mapping[str, Any] | None = None,
+    files: PackageFiles | None = None,
+) -> PackageManifest:
+    """A package manifest (read from `manifest` unless its `data` and `files` are given);
+    wrong shapes become a FeatcheckError naming the file."""
+    if data is None:
+        data = layout.root_data if manifest.parent == layout.root else load_toml(manifest)
+    files = DirectoryFiles(manifest.parent) if files is None else files
+    root_data = layout.root_data if local else {}
+    try:
+        package = data.get("package")
+        if not isinstance(package, Mapping):
+            raise TypeError("no [package] table")
+        name = package.get("name")
+        if not valid_package_name(name):
+            raise TypeError(f"invalid package name `{name}`")
+        version = _package_field(package, "version", root_data)
+        version = "0.0.0" if version is None else version
+        if not isinstance(version, str):
+            raise TypeError("`package.version` must be a string")
+        declarations = _declarations(data, manifest.parent, layout.root, root_data)
+        features = _features(data, declarations)
+        targets = crate_targets(data, files, name)
+        edition = _package_field(package, "edition", root_data)
+        edition = edition if isinstance(edition, str) else "2015"
+        return PackageManifest(
+            manifest, data, name, version, declarations, features, targets, edition
+        )
+    except (TypeError, ValueError, AttributeError, OSError) as error:
+        raise shape_error(manifest, error) from None
+
+
+def package_json(
+    found: PackageManifest, package_id: str, source: str | None, layout: WorkspaceLayout
+) -> dict[str, Any]:
+    return {
+        "name": found.name,
+        "version": found.version,
+        "id": package_id,
+        "source": source,
+        "dependencies": found.declarations,
+        "targets": found.targets,
+        "features": found.features,
+        "manifest_path": str(found.path),
+        "edition": found.edition,
+    }
+
+
+def unread_json(
+    name: str, version: str, package_id: str, source: str | None, where: Path
+) -> dict[str, Any]:
+    """A package known only from the lockfile: a library with no features or declarations."""
+    return {
+        "name": name,
+        "version": version,
+        "id": package_id,
+        "source": source,
+        "dependencies": [],
+        "targets": [{"kind": ["lib"], "crate_types": ["lib"], "name": name.replace("-", "_")}],
+        "features": {},
+        "manifest_path": str(where / "Cargo.toml"),
+        "edition": "2021",
+    }

@@ -1,0 +1,95 @@
+"""The path packages of a workspace: its members and every path dependency they reach,
+read only inside the workspace root; cargo's refusal of path-dependency cycles.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from featcheck.errors import FeatcheckError
+from featcheck.noexec.files import is_manifest, printable, table
+from featcheck.noexec.packages import PackageManifest, read_package
+from featcheck.noexec.workspace import WorkspaceLayout
+
+
+@dataclass
+class PathPackages:
+    """The path packages reachable from the members: read ones, and those outside the root."""
+
+    read: dict[Path, PackageManifest] = field(default_factory=dict)
+    outside: dict[str, Path] = field(default_factory=dict)
+    """Package name -> directory, for path dependencies outside the workspace root."""
+    members: list[Path] = field(default_factory=list)
+    edges: dict[Path, list[Path]] = field(default_factory=dict)
+    """Non-dev path dependencies between read packages (for cargo's cycle check)."""
+
+
+def walk_path_packages(layout: WorkspaceLayout) -> PathPackages:
+    """The members and every path dependency they reach; path dependencies under the root
+    (and not excluded) are members too, as in cargo."""
+    found = PathPackages(members=list(layout.members))
+    pending: list[tuple[Path, Path | None]] = [(m, None) for m in layout.members]
+    # `[patch.REGISTRY] name = { path = ... }` at the root puts path packages in the lockfile
+    # that no declaration names by path.
+    for patches in table(layout.root_data.get("patch")).values():
+        for key, spec in table(patches).items():
+            path, name = table(spec).get("path"), table(spec).get("package", key)
+            if not isinstance(path, str) or not isinstance(name, str):
+                continue
+            target = Path(os.path.normpath(layout.root / path))
+            if layout.is_inside(target):
+                pending.append((target, None))
+            else:
+                found.outside.setdefault(name, target)
+    while pending:
+        directory, dependent = pending.pop(0)
+        if directory in found.read:
+            continue
+        manifest = directory / "Cargo.toml"
+        if not is_manifest(manifest, what="a path dependency"):
+            by = found.read[dependent].name if dependent is not None else "the workspace"
+            shown = printable(os.path.relpath(directory, layout.root))
+            raise FeatcheckError(
+                f"failed to load path dependency `{shown}` of {by}: it has no Cargo.toml "
+                "(cargo refuses this workspace)",
+                path=dependent / "Cargo.toml" if dependent is not None else None,
+            )
+        package = read_package(manifest, layout, local=True)
+        found.read[directory] = package
+        edges = found.edges.setdefault(directory, [])
+        for decl in package.declarations:
+            if decl["path"] is None:
+                continue
+            target = Path(decl["path"])
+            if not layout.is_inside(target):
+                found.outside.setdefault(decl["name"], target)
+                continue
+            if decl["kind"] != "dev" and target not in edges:
+                edges.append(target)
+            if target not in found.members and not layout.is_excluded(target):
+                found.members.append(target)
+            pending.append((target, directory))
+    return found
+
+
+def refuse_cycles(packages: PathPackages) -> None:
+    """cargo's "cyclic package dependency" among path packages (dev-dependencies may cycle)."""
+    done: set[Path] = set()
+    for start in packages.read:
+        stack: list[tuple[Path, list[Path]]] = [(start, [start])]
+        while stack:
+            node, path = stack.pop()
+            for nxt in packages.edges.get(node, ()):
+                if nxt == start:
+                    names = " -> ".join(packages.read[p].name for p in [*path, start])
+                    first = packages.read[start]
+                    raise FeatcheckError(
+                        f"cyclic package dependency: package `{first.name} v{first.version}` "
+                        f"depends on itself ({names}; cargo refuses this workspace)",
+                        path=start / "Cargo.toml",
+                    )
+                if nxt not in path and nxt not in done and nxt in packages.read:
+                    stack.append((nxt, [*path, nxt]))
+        done.add(start)

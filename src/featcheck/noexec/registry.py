@@ -1,0 +1,110 @@
+"""Where a registry package's manifest is on this machine: `vendor/` in the checkout, the
+unpacked cargo registry (`$CARGO_HOME/registry/src`), or the downloaded `.crate` archives
+(`registry/cache`); distilled results are kept by `noexec.cache`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Mapping
+from pathlib import Path
+from urllib.parse import urlparse
+
+from featcheck.cargo.checkout_config import default_cargo_home
+from featcheck.errors import FeatcheckError
+from featcheck.noexec.archive import read_archive
+from featcheck.noexec.cache import ManifestCache, cache_file
+from featcheck.noexec.crate_targets import ArchiveFiles
+from featcheck.noexec.files import tomllib_loads
+from featcheck.noexec.packages import CRATES_IO, PackageManifest, read_package
+from featcheck.noexec.workspace import WorkspaceLayout
+
+_CRATES_IO_SOURCES = (CRATES_IO, "sparse+https://index.crates.io/")
+_CRATES_IO_DIRS = ("index.crates.io-", "github.com-1ecc6299db9ec823")
+
+
+def _index_prefixes(source: str) -> tuple[str, ...]:
+    """How cargo names the `registry/src` directories of `source` (`HOST-HASH`)."""
+    if source in _CRATES_IO_SOURCES:
+        return _CRATES_IO_DIRS
+    host = urlparse(source.partition("+")[2]).hostname or ""
+    return (f"{host}-",) if host else ()
+
+
+def _registry_dirs(cargo_home: Path | None, root: Path, kind: str = "src") -> list[Path]:
+    """Where registry packages may be: vendor/ first, then the cargo registry's `kind`
+    directories (`src`: unpacked packages; `cache`: the downloaded `.crate` archives)."""
+    dirs = [root / "vendor"] if kind == "src" and (root / "vendor").is_dir() else []
+    if cargo_home is not None:
+        src = cargo_home / "registry" / kind
+        # No registry on this machine: every registry package stays unread.
+        with contextlib.suppress(OSError):
+            dirs.extend(sorted(p for p in src.iterdir() if p.is_dir()))
+    return dirs
+
+
+class Registry:
+    """Finds registry packages' manifests in vendor/ (inside the checkout) or the cargo home."""
+
+    def __init__(self, layout: WorkspaceLayout, environment: Mapping[str, str]) -> None:
+        self.layout = layout
+        self.vendor = layout.root / "vendor"
+        cargo_home = default_cargo_home(environment)
+        self.dirs = _registry_dirs(cargo_home, layout.root)
+        self.archives = _registry_dirs(cargo_home, layout.root, "cache")
+        self.cache = ManifestCache(cache_file(environment) if self.dirs or self.archives else None)
+
+    def find(self, name: str, version: str, source: str) -> PackageManifest | None:
+        prefixes = _index_prefixes(source)
+        for directory in self.dirs:
+            vendored = directory == self.vendor
+            if not vendored and not directory.name.startswith(prefixes):
+                continue  # another registry's packages
+            for candidate in (directory / f"{name}-{version}", directory / name):
+                manifest = candidate / "Cargo.toml"
+                found = self._read(manifest, vendored)
+                if found is not None and found.name == name and found.version == version:
+                    return found
+        for directory in self.archives:
+            if directory.name.startswith(prefixes):
+                found = self._read_archive(directory / f"{name}-{version}.crate", name, version)
+                if found is not None and found.name == name and found.version == version:
+                    return found
+        return None
+
+    def _read_archive(self, archive: Path, name: str, version: str) -> PackageManifest | None:
+        kept = self.cache.get(archive)
+        if kept is not None:
+            with contextlib.suppress(KeyError, TypeError):
+                return PackageManifest.from_distilled(archive, kept)
+        if not archive.is_file():
+            return None
+        package = read_archive(archive, name, version)
+        if package is None:
+            return None
+        try:
+            data = tomllib_loads(package.manifest)
+            found = read_package(
+                archive, self.layout, local=False, data=data, files=ArchiveFiles(package.files)
+            )
+        except (FeatcheckError, ValueError):
+            return None  # unreadable: the package stays unread
+        self.cache.put(archive, found.distilled())
+        return found
+
+    def _read(self, manifest: Path, vendored: bool) -> PackageManifest | None:
+        if vendored and not self.layout.is_inside(manifest):
+            return None  # a link out of the checkout: not read
+        kept = None if vendored else self.cache.get(manifest)
+        if kept is not None:
+            with contextlib.suppress(KeyError, TypeError):
+                return PackageManifest.from_distilled(manifest, kept)
+        try:
+            if not manifest.is_file():
+                return None
+            found = read_package(manifest, self.layout, local=False)
+        except (FeatcheckError, OSError):
+            return None  # unreadable: the package stays unread
+        if not vendored:
+            self.cache.put(manifest, found.distilled())
+        return found
