@@ -779,6 +779,49 @@ def test_no_terminal_and_no_yes_builds_nothing(
     assert not (cache / "featcheck" / "probe" / "target").exists()  # cargo built nothing
 
 
+@pytest.mark.skipif(os.name != "posix", reason="needs a pseudo-terminal")
+@pytest.mark.parametrize("answer", ["n", ""])
+def test_on_a_terminal_the_probe_asks_and_no_builds_nothing(
+    tmp_path: Path, offline_cargo: Path, answer: str
+) -> None:
+    """On a terminal the statement is followed by a question; anything but yes builds nothing."""
+    import pty
+    import subprocess
+
+    project = _project(tmp_path, "crate-feature")
+    cache = tmp_path / "cache"
+    leader, follower = pty.openpty()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "featcheck", "probe", "--offline", str(project)],
+        stdin=follower,
+        stdout=follower,
+        stderr=follower,
+        env={**os.environ, "XDG_CACHE_HOME": str(cache), "NO_COLOR": "1", "COLUMNS": "200"},
+    )
+    os.close(follower)
+    drawn = b""
+    while b"[y/N]" not in drawn:
+        chunk = os.read(leader, 65536)
+        assert chunk, drawn.decode(errors="replace")
+        drawn += chunk
+    os.write(leader, answer.encode() + b"\r")
+    while True:
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:  # EIO: the child closed the terminal
+            break
+        if not chunk:
+            break
+        drawn += chunk
+    assert process.wait(timeout=120) == 2
+    os.close(leader)
+    text = drawn.decode(errors="replace")
+    assert "building the probe for burn-flex 0.22.1 [std] will compile" in text
+    assert "Build and run the probe? [y/N]" in text
+    assert "nothing was built: the probe's build was not confirmed" in text
+    assert not (cache / "featcheck" / "probe" / "target").exists()
+
+
 def test_a_path_toolchain_hint_names_only_what_the_probe_accepts(
     tmp_path: Path, offline_cargo: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
