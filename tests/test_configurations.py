@@ -163,6 +163,7 @@ def test_each_feature_flags_every_optional_backend_in_one_run(offline_cargo: obj
     text = run_featcheck(str(OPTIONAL), "--each-feature", "-p", "classic").stdout
     assert "classic (" in text and ") with --features ndarray --no-default-features\n" in text
     assert "error[FC002] burn-ndarray 0.22.1 is built without `multi-threads`" in text
+    assert "1 error (1 member, 4 configurations, " in text
 
 
 def test_three_backend_features_are_audited_in_one_run(offline_cargo: object) -> None:

@@ -14,8 +14,13 @@ def plural(count: int, word: str) -> str:
 
 
 def count_line(result: AuditResult) -> str:
-    """`1 error (1 member, x86_64-unknown-linux-gnu; 2 suppressed)`, or `no findings (...)`."""
+    """`1 error (1 member, x86_64-unknown-linux-gnu; 2 suppressed)`, or `no findings (...)`;
+    `(1 member, 5 configurations, …)` when builds other than the default ones were audited."""
     scope = plural(len(result.members), "member")
+    audited = [c for found in result.configurations.values() for c in found]
+    if any(not c.is_default for c in audited):
+        # Only named when the user asked for more than the default builds.
+        scope += f", {plural(len(audited), 'configuration')}"
     if result.targets:
         scope += f", {', '.join(printable(target) for target in result.targets)}"
     if result.suppressed:
