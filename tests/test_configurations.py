@@ -374,3 +374,22 @@ def test_the_plan_applies_each_configuration_per_member_as_cargo_does() -> None:
         "member tool: resolver 1 applies feature flags only to the root package; audited with "
         'its default features (set `resolver = "2"`)'
     ]
+
+
+def test_no_exec_audits_the_same_configurations_from_the_lockfile(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Cargo.lock lists every optional dependency any feature turns on, so --no-exec needs no
+    second look for the configurations."""
+    unpacked = tmp_path / "home" / "registry" / "src" / "index.crates.io-0000"
+    unpacked.mkdir(parents=True)
+    for package in (WORKSPACES.parent / "registry").iterdir():
+        (unpacked / package.name).symlink_to(package, target_is_directory=True)
+    monkeypatch.setenv("CARGO_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    code, report = _json(str(OPTIONAL), "--no-exec", "--each-feature")
+    assert code == 1 and report["complete"] and report["configuration_errors"] == []
+    assert _found(report) == {
+        ("infer", "FC001", "--features ml --no-default-features"),
+        ("classic", "FC002", "--features ndarray --no-default-features"),
+    }
