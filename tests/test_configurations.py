@@ -236,6 +236,7 @@ def test_bad_flags_and_bad_configuration_are_one_line_and_exit_2(
         ("--features", "@file"),
         ("--features", "dep:burn"),
         ("--each-feature", "--all-features"),
+        ("--tree", "-", "--features", "ml"),
     ):
         result = run_featcheck(str(OPTIONAL), *args)
         assert result.returncode == 2, args

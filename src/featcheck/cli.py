@@ -282,6 +282,10 @@ def check(arguments: argparse.Namespace) -> int:
         if arguments.tree is not None:
             if arguments.fix or arguments.diff:
                 raise FeatcheckError("--fix and --diff need the project, not saved tree text")
+            if configurations or arguments.each_feature:
+                raise FeatcheckError(
+                    "feature flags need the project: saved tree text is one build already"
+                )
             text = _read_tree_input(arguments.tree)
             source = "<stdin>" if arguments.tree == "-" else arguments.tree
             result = audit_tree_text(text, source, options)
