@@ -179,3 +179,23 @@ def test_a_cargo_failure_is_one_line(tmp_path: Path, offline_cargo: Path) -> Non
     done = run_featcheck(str(checkout.project), "--offline")
     line = _one_line_refusal(done, "cargo metadata failed")
     assert "9.9.9" in line
+
+
+@pytest.mark.parametrize("mode", ["default", "no-exec"])
+def test_a_fifo_member_manifest_is_refused_before_cargo_waits_on_it(
+    tmp_path: Path, offline_cargo_home: Path, mode: str
+) -> None:
+    checkout = make_checkout(tmp_path)
+    manifest = checkout.project / "Cargo.toml"
+    manifest.write_text(manifest.read_text() + '\n[workspace]\nmembers = [".", "crates/*"]\n')
+    (checkout.project / "crates" / "evil").mkdir(parents=True)
+    os.mkfifo(checkout.project / "crates" / "evil" / "Cargo.toml")
+    extra = ["--no-exec"] if mode == "no-exec" else []
+    started = time.monotonic()
+    done = run_isolated([str(checkout.project), *extra], _home(tmp_path), timeout=90)
+    assert time.monotonic() - started < 60
+    assert "Traceback" not in done.stderr
+    if mode == "default":
+        _one_line_refusal(done, "crates/evil/Cargo.toml: is not a regular file")
+    else:
+        assert done.returncode == 2, done.stderr

@@ -68,6 +68,48 @@ def read_regular_file(path: Path | str, what: str, limit: int) -> bytes:
     return data
 
 
+MAX_SCANNED_ENTRIES = 200_000
+"""How many directory entries `special_manifest` looks at before it gives up (a monorepo)."""
+
+_NOT_SCANNED = frozenset({"target", "node_modules"})
+
+
+def special_manifest(root: Path, names: frozenset[str]) -> Path | None:
+    """The first FIFO, device or socket named like one of `names` below `root`, if any.
+
+    cargo reads every member's and path dependency's Cargo.toml with a blocking read: one that
+    is a FIFO would hold it until the timeout. Looking for them first costs one walk of the
+    tree (build output, hidden directories and node_modules skipped, symlinked directories
+    not followed), bounded by MAX_SCANNED_ENTRIES.
+    """
+    pending = [root]
+    seen = 0
+    while pending:
+        try:
+            entries = os.scandir(pending.pop())
+        except OSError:
+            continue
+        with entries:
+            for entry in entries:
+                seen += 1
+                if seen > MAX_SCANNED_ENTRIES:
+                    return None
+                try:
+                    if entry.name in names:
+                        mode = os.stat(entry.path).st_mode
+                        if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+                            return Path(entry.path)
+                    elif (
+                        entry.is_dir(follow_symlinks=False)
+                        and not entry.name.startswith(".")
+                        and entry.name not in _NOT_SCANNED
+                    ):
+                        pending.append(Path(entry.path))
+                except OSError:
+                    continue
+    return None
+
+
 def _too_large(what: str, limit: int) -> str:
     return f"is larger than {limit // (1 << 20)} MiB; featcheck does not read a {what} this large"
 

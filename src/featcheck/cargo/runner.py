@@ -30,6 +30,7 @@ from featcheck.cargo.process import ProcessOutput, run_process
 from featcheck.cargo.toolchain import Toolchain, neutral_directory, resolve_toolchain
 from featcheck.errors import FeatcheckError
 from featcheck.featureset import DEFAULT, FeatureSelection
+from featcheck.fileio import special_manifest
 
 # `{p} [{f}]` gives "name vX (source) [features]" per line; `--prefix depth` makes the nesting
 # unambiguous and `--charset ascii` keeps the text independent of the terminal.
@@ -186,6 +187,7 @@ class CargoRunner:
         feature on, so that the resolve lists every optional dependency a feature selection
         can turn on (plain metadata leaves out those nothing enables by default).
         """
+        _refuse_special_manifests(manifest_path)
         selection = FeatureSelection.of(features, all_features=all_features)
         args = [
             word("metadata"),
@@ -272,6 +274,24 @@ def _locations(stderr: str, cwd: Path) -> str:
         return match["lead"] + shown + (match["place"] or "")
 
     return _LOCATION.sub(rewrite, stderr)
+
+
+def _refuse_special_manifests(manifest_path: Path) -> None:
+    """Refuse a FIFO or device named Cargo.toml or Cargo.lock anywhere cargo may read one
+    (below the outermost directory with a Cargo.toml): cargo would block on it until the
+    timeout."""
+    root = manifest_path.absolute().parent
+    for directory in root.parents:
+        if (directory / "Cargo.toml").is_file():
+            root = directory
+    found = special_manifest(root, _MANIFEST_NAMES)
+    if found is not None:
+        raise FeatcheckError(
+            "is not a regular file (a FIFO, device or socket); cargo would wait on it", path=found
+        )
+
+
+_MANIFEST_NAMES = frozenset({"Cargo.toml", "Cargo.lock"})
 
 
 def _gated(check: Callable[[str], str], value: str, what: str) -> str:
