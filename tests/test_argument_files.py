@@ -14,6 +14,7 @@ rustc shows the attack.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -24,7 +25,7 @@ from pathlib import Path
 
 import pytest
 from actions_support import host_triple
-from conftest import write_offline_cargo_home
+from conftest import run_featcheck, write_offline_cargo_home
 from hostile_support import CC, RUSTUP, TEMPLATE, Checkout, make_checkout, run_isolated
 
 from featcheck.cargo.argv_gate import (
@@ -434,3 +435,42 @@ def test_only_fixed_words_are_words() -> None:
     for text in ("@file", "a=b", "--flag=x", "tree x", ""):
         with pytest.raises(GateError):
             word(text)
+
+
+# --- the kept rustflags count: both resolvers see the cfg values cargo sees --------------------
+
+
+@pytest.mark.parametrize(
+    ("config", "codes"),
+    [
+        ("", ["FC001"]),
+        ('[build]\nrustflags = ["--cfg", "fast"]\n', ["FC003"]),
+        ('[build]\nrustflags = "-Ctarget-feature=+avx2 --cfg=fast"\n', ["FC003"]),
+        # A matching [target] table replaces [build]'s flags, as in cargo.
+        (
+            '[build]\nrustflags = ["--cfg", "fast"]\n[target.{host}]\nrustflags = ["--cfg=x"]\n',
+            ["FC001"],
+        ),
+        (
+            '[target.\'cfg(unix)\']\nrustflags = ["--cfg", "fast"]\n',
+            ["FC003"],  # on unix
+        ),
+    ],
+    ids=["none", "build", "build-string", "target-table-wins", "cfg-table"],
+)
+def test_kept_rustflags_decide_cfg_dependencies_as_in_cargo(
+    tmp_path: Path, offline_cargo: Path, config: str, codes: list[str]
+) -> None:
+    checkout = make_checkout(tmp_path)
+    manifest = checkout.project / "Cargo.toml"
+    manifest.write_text(
+        manifest.read_text()
+        + "\n[target.'cfg(fast)'.dependencies]\n"
+        + 'burn = { version = "=0.22.1", default-features = false, features = ["rayon"] }\n'
+    )
+    if config:
+        checkout.cargo_config(config.format(host=host_triple()))
+    for resolver in ("featcheck", "cargo"):
+        done = run_featcheck(str(checkout.project), "--format", "json", "--resolver", resolver)
+        assert done.returncode == 1, done.stderr
+        assert [f["code"] for f in json.loads(done.stdout)["findings"]] == codes, resolver

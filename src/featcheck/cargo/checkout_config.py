@@ -35,7 +35,9 @@ from featcheck.cargo.argv_gate import (
     GateError,
     Grammar,
     option,
+    word,
 )
+from featcheck.cargo.cfg import TargetCfg
 from featcheck.cargo.toolchain import read_small_file
 from featcheck.errors import FeatcheckError
 from featcheck.manifest.document import ManifestDocument, parse_document
@@ -83,7 +85,7 @@ class _Leaf:
     value: Any
 
 
-def filter_rustflags(flags: list[str]) -> list[str]:
+def filter_rustflags(flags: list[str]) -> list[Argument]:
     """The flags that change which cfg values rustc reports, each as one `--flag=value`.
 
     Kept: `--cfg NAME` / `--cfg NAME="VALUE"` as `--cfg=...`, and `-C` target-feature,
@@ -95,7 +97,7 @@ def filter_rustflags(flags: list[str]) -> list[str]:
     its grammar, and for an argument file (`@FILE`) anywhere: rustc would read more flags from
     that file, which featcheck neither passes on nor can ignore (they may set cfg values).
     """
-    kept: list[str] = []
+    kept: list[Argument] = []
     index = 0
     while index < len(flags):
         position = index
@@ -125,15 +127,15 @@ def filter_rustflags(flags: list[str]) -> list[str]:
             continue
         try:
             if name == "--cfg":
-                kept.append(f"--cfg={CFG.check(value)}")
+                kept.append(option("--cfg", value, CFG))
             elif name in ("-C", "--codegen"):
                 key, equals, setting = value.partition("=")
                 if key not in KEPT_CODEGEN:
                     continue
                 if equals:
-                    kept.append(f"-C{key}={KEPT_CODEGEN[key].check(setting)}")
+                    kept.append(option(f"-C{key}", setting, KEPT_CODEGEN[key]))
                 elif key == "debug-assertions":  # `-C debug-assertions` alone means yes
-                    kept.append(f"-C{key}")
+                    kept.append(word(f"-C{key}"))
                 else:
                     raise GateError(f"`-C {key}` needs a value")
         except GateError as error:
@@ -176,7 +178,7 @@ def _error(document: ManifestDocument, path: KeyPath, message: str) -> Featcheck
     return FeatcheckError(message, path=document.path, line=line, column=column)
 
 
-def _rustflags(document: ManifestDocument, path: KeyPath, value: object) -> list[str] | None:
+def _rustflags(document: ManifestDocument, path: KeyPath, value: object) -> list[Argument] | None:
     """The kept rustflags of the setting at `path`, or a FeatcheckError at the bad flag."""
     flags = _as_flags(value)
     if not flags:
@@ -336,16 +338,46 @@ def _env_name(key: tuple[str, ...]) -> str:
     return "CARGO_" + "_".join(k.upper().replace("-", "_").replace(".", "_") for k in key)
 
 
-def checkout_config_args(
+@dataclass(frozen=True)
+class CheckoutConfig:
+    """What featcheck takes from the checkout's cargo configuration."""
+
+    arguments: tuple[Argument, ...] = ()
+    """`--config=KEY=VALUE` arguments for cargo."""
+    build_rustflags: tuple[Argument, ...] = ()
+    """The kept `[build] rustflags`, all files together."""
+    target_rustflags: tuple[tuple[str, tuple[Argument, ...]], ...] = ()
+    """(`[target.X]` name, its kept rustflags), a triple or a `cfg(...)`, in reading order."""
+
+    def rustflags(self, triple: str, cfg: TargetCfg) -> list[Argument]:
+        """The kept rustflags cargo uses for `triple` (whose cfg without flags is `cfg`): those
+        of every matching `[target.<triple>]` and `[target.'cfg(...)']` table together, or,
+        when no table matches, `[build]`'s."""
+        matched = False
+        flags: list[Argument] = []
+        for name, kept in self.target_rustflags:
+            try:
+                applies = cfg.applies(name) if name.startswith("cfg(") else name == triple
+            except ValueError:  # cargo refuses such a table; `cargo metadata` says so
+                applies = False
+            if applies:
+                matched = True
+                flags += kept
+        return flags if matched else list(self.build_rustflags)
+
+
+def read_checkout_config(
     workdir: Path, environment: Mapping[str, str], cargo_home: Path | None
-) -> list[Argument]:
-    """`--config=KEY=VALUE` arguments carrying the data parts of the checkout's configuration.
+) -> CheckoutConfig:
+    """The data parts of the checkout's configuration, checked by the argument gate.
 
     In cargo's order: files nearer the root first, included files before the file including
     them; later arguments take precedence and arrays add up, as between the files themselves.
     Keys set through the environment (CARGO_NET_OFFLINE, ...) are left to the environment.
     """
     arguments: list[Argument] = []
+    build: list[Argument] = []
+    targets: list[tuple[str, tuple[Argument, ...]]] = []
     for file in _config_files(workdir, cargo_home):
         for document, base in _load(file, (), file.parent.parent):
             for leaf in allowed_leaves(document, base):
@@ -359,7 +391,34 @@ def checkout_config_args(
                         f"more than {MAX_KEYS} cargo settings in the checkout's configuration",
                         path=file,
                     )
-    return arguments
+                if leaf.key == ("build", "rustflags"):
+                    build += leaf.value
+                elif leaf.key[0] == "target":
+                    targets.append((leaf.key[1], tuple(leaf.value)))
+    return CheckoutConfig(tuple(arguments), tuple(build), tuple(targets))
+
+
+def checkout_config_args(
+    workdir: Path, environment: Mapping[str, str], cargo_home: Path | None
+) -> list[Argument]:
+    """`--config=KEY=VALUE` arguments carrying the data parts of the checkout's configuration."""
+    return list(read_checkout_config(workdir, environment, cargo_home).arguments)
+
+
+def environment_rustflags(environment: Mapping[str, str]) -> list[Argument] | None:
+    """The kept flags of CARGO_ENCODED_RUSTFLAGS or RUSTFLAGS, which replace every configured
+    rustflag in cargo; None when neither is set."""
+    encoded = environment.get("CARGO_ENCODED_RUSTFLAGS")
+    if encoded is not None:
+        flags, name = (encoded.split("\x1f") if encoded else []), "CARGO_ENCODED_RUSTFLAGS"
+    elif "RUSTFLAGS" in environment:
+        flags, name = environment["RUSTFLAGS"].split(), "RUSTFLAGS"
+    else:
+        return None
+    try:
+        return filter_rustflags(flags)
+    except RustflagError as error:
+        raise FeatcheckError(f"{name}: {error.message}") from None
 
 
 def default_cargo_home(environment: Mapping[str, str]) -> Path | None:

@@ -23,7 +23,12 @@ from featcheck.cargo.argv_gate import (
     word,
 )
 from featcheck.cargo.cfg import TargetCfg
-from featcheck.cargo.checkout_config import checkout_config_args, default_cargo_home
+from featcheck.cargo.checkout_config import (
+    CheckoutConfig,
+    default_cargo_home,
+    environment_rustflags,
+    read_checkout_config,
+)
 from featcheck.cargo.failures import FailureKind, classify
 from featcheck.cargo.metadata import WorkspaceMetadata, parse_metadata
 from featcheck.cargo.process import ProcessOutput, run_process
@@ -44,8 +49,10 @@ class _Setup:
     toolchain: Toolchain | None
     environment: dict[str, str]
     cwd: Path
-    config_args: list[Argument]
-    """`--config=` arguments with the data parts of the checkout's cargo configuration."""
+    config: CheckoutConfig
+    """The data parts of the checkout's cargo configuration (`--config=` arguments, rustflags)."""
+    environment_rustflags: list[Argument] | None
+    """The kept flags of RUSTFLAGS/CARGO_ENCODED_RUSTFLAGS, which replace the configured ones."""
 
 
 CargoOutput = ProcessOutput
@@ -75,6 +82,8 @@ class CargoRunner:
     trust_checkout: bool = False
     """Run `cargo`/`rustc` from PATH in the checkout, obeying its toolchain and configuration."""
     _cfg_cache: dict[str, TargetCfg] = field(default_factory=dict)
+    """Each target's cfg as cargo sees it for target units (with the target's rustflags)."""
+    _rustc_cfg_cache: dict[tuple[str, tuple[str, ...]], TargetCfg] = field(default_factory=dict)
     _host: str | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _setup: _Setup | None = None
@@ -100,7 +109,13 @@ class CargoRunner:
         env["CARGO_TERM_COLOR"] = "never"
         env["CARGO_TERM_PROGRESS_WHEN"] = "never"
         if self.trust_checkout:
-            return _Setup(None, env, self.workdir, [])
+            # cargo reads the configuration itself; featcheck reads its rustflags only to
+            # evaluate cfg as cargo will, and does without them where it cannot read them.
+            try:
+                config = read_checkout_config(self.workdir, env, default_cargo_home(env))
+            except FeatcheckError:
+                config = CheckoutConfig()
+            return _Setup(None, env, self.workdir, config, environment_rustflags(env))
         toolchain = resolve_toolchain(self.workdir, self.timeout)
         rustc = str(toolchain.rustc)
         # The environment beats every configuration file: the real compiler, no wrappers.
@@ -118,8 +133,8 @@ class CargoRunner:
         if toolchain.rustup_name is not None:
             # Anything that reaches a rustup proxy gets this toolchain, not the checkout's.
             env["RUSTUP_TOOLCHAIN"] = toolchain.rustup_name
-        config = checkout_config_args(self.workdir, env, default_cargo_home(env))
-        return _Setup(toolchain, env, neutral_directory(), config)
+        config = read_checkout_config(self.workdir, env, default_cargo_home(env))
+        return _Setup(toolchain, env, neutral_directory(), config, environment_rustflags(env))
 
     def _run(self, program: str, args: Sequence[Argument]) -> CargoOutput:
         setup = self._prepared()
@@ -133,7 +148,7 @@ class CargoRunner:
         else:
             executable = str(setup.toolchain.cargo if program == "cargo" else setup.toolchain.rustc)
             if program == "cargo":
-                args = [*args, *setup.config_args]
+                args = [*args, *setup.config.arguments]
         if self.on_command is not None:
             self.on_command([program, *args])
         output = run_process(
@@ -242,18 +257,39 @@ class CargoRunner:
             return self._host
 
     def target_cfg(self, triple: str) -> TargetCfg:
-        """cfg values for `triple` (`rustc --print cfg --target`), once per target."""
+        """cfg values of units built for `triple`, once per target: `rustc --print cfg` with the
+        rustflags cargo gives that target (`--cfg`, `-C target-feature`, ...), as cargo's own
+        target probe asks it."""
         with self._lock:
             if triple not in self._cfg_cache:
-                target = self._target_argument(triple)
-                output = self._run("rustc", [_constant("--print", "cfg"), target])
-                if output.returncode != 0:
-                    raise FeatcheckError(
-                        f"rustc does not know target {triple!r}: "
-                        + (output.stderr.strip().splitlines() or ["no message"])[0]
-                    )
-                self._cfg_cache[triple] = TargetCfg.parse(triple, output.stdout)
+                setup = self._prepared()
+                plain = self._rustc_cfg(triple, ())
+                flags = setup.environment_rustflags
+                if flags is None:
+                    flags = setup.config.rustflags(triple, plain)
+                self._cfg_cache[triple] = self._rustc_cfg(triple, tuple(flags)) if flags else plain
             return self._cfg_cache[triple]
+
+    def host_cfg(self) -> TargetCfg:
+        """cfg values of units built for the host (build scripts, proc-macros and their
+        dependencies): cargo, given `--target`, passes them no rustflags."""
+        host = self.host_triple()
+        with self._lock:
+            return self._rustc_cfg(host, ())
+
+    def _rustc_cfg(self, triple: str, flags: tuple[Argument, ...]) -> TargetCfg:
+        """`rustc --print=cfg --target=TRIPLE FLAGS...` (the caller holds the lock)."""
+        key = (triple, flags)
+        if key not in self._rustc_cfg_cache:
+            target = self._target_argument(triple)
+            output = self._run("rustc", [_constant("--print", "cfg"), target, *flags])
+            if output.returncode != 0:
+                raise FeatcheckError(
+                    f"rustc does not know target {triple!r}: "
+                    + (output.stderr.strip().splitlines() or ["no message"])[0]
+                )
+            self._rustc_cfg_cache[key] = TargetCfg.parse(triple, output.stdout)
+        return self._rustc_cfg_cache[key]
 
 
 _LOCATION = re.compile(r"^(?P<lead>\s*-->\s+)(?P<path>.+?)(?P<place>(:\d+)+)?$", re.MULTILINE)

@@ -45,6 +45,10 @@ class FileRunner(CargoRunner):
             self._host = detect_host_triple()
         return self._host
 
+    def host_cfg(self) -> TargetCfg:
+        """The built-in cfg table of the host."""
+        return self.target_cfg(self.host_triple())
+
     def target_cfg(self, triple: str) -> TargetCfg:
         """The built-in cfg table of `triple`."""
         if triple not in self._cfg_cache:

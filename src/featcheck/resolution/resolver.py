@@ -153,4 +153,4 @@ def _resolve_all(
 def target_cfgs(runner: CargoRunner, triples: Iterable[str]) -> tuple[list[TargetCfg], TargetCfg]:
     """The cfg of each audited target and of the host, one `rustc --print cfg` each (cached)."""
     cfgs = [runner.target_cfg(triple) for triple in triples]
-    return cfgs, runner.target_cfg(runner.host_triple())
+    return cfgs, runner.host_cfg()
