@@ -488,7 +488,7 @@ def _finding(
     location: Location | None,
     suggestion: str,
 ) -> Finding:
-    severity = rule.severity
+    severity = rule.severity if detection.severity is None else detection.severity
     message = detection.message
     if member is not None and member.is_library_only:
         # A library's features are chosen by the binaries that use it.

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 from featcheck.cargo.cfg import TargetCfg
 from featcheck.graph import DependencyGraph, Node
+from featcheck.report import Severity
 
 
 @dataclass(frozen=True)
@@ -49,6 +50,9 @@ class Detection:
     evidence: str = ""
     """Why the rule considers the crate in use (e.g. which feature selects the backend)."""
     notes: tuple[str, ...] = field(default_factory=tuple)
+    severity: Severity | None = None
+    """The rule's severity for this case, where it differs from the default (a crate that only
+    third-party crates bring in); None: the rule's default."""
 
 
 UNKNOWN_SELECTION = (

@@ -32,14 +32,70 @@ def detect(rule: Rule, view: BuildView) -> list[Detection]:
         if any(f not in node.features for f in rule.requires):
             continue  # another rule reports this node (FC003 leaves rayon-less Flex to FC001)
         evidence = used_evidence(rule.used_when, view, node)
-        if evidence is None:
+        if evidence is None or handled_elsewhere(rule.used_when, view, node):
             continue
         notes = () if view.structured else (UNKNOWN_SELECTION,)
+        severity = None
+        third_party = rule.used_when.third_party
+        if third_party is not None and view.structured:
+            own, evidence = ownership(view, node, rule.used_when.avoiding, third_party.own)
+            severity = None if own else third_party.severity
         message = f"{node.name} {node.version} is built without `{feature}`"
         if rule.consequence:
             message += f": {rule.consequence}"
-        found.append(Detection(node, feature, message, evidence, notes))
+        found.append(Detection(node, feature, message, evidence, notes, severity))
     return found
+
+
+def handled_elsewhere(used: UsedWhen, view: BuildView, node: Node) -> bool:
+    """Whether every crate that depends on `node` (other than the `avoiding` ones) is one of the
+    rule's `unless-handled-by` crates with its feature: they do the work elsewhere (ndarray with
+    `blas` multiplies f32/f64 matrices in BLAS, not in matrixmultiply)."""
+    if not used.handled_by or not view.structured:
+        return False
+    handlers = {(h.crate, h.feature) for h in used.handled_by}
+    built = view.target_nodes()
+    dependents = [
+        d
+        for d in view.graph.dependents_map().get(node, set())
+        if _normal(d.name) not in used.avoiding and d in built
+    ]
+    return bool(dependents) and all(
+        any((_normal(d.name), f) in handlers for f in d.features) for d in dependents
+    )
+
+
+def ownership(
+    view: BuildView, node: Node, avoiding: tuple[str, ...], own: tuple[str, ...]
+) -> tuple[bool, str]:
+    """Whether the member's own crates use `node` (depend on it, or on one of the `own` crates
+    above it, directly), and the evidence either way.
+
+    A crate that only third-party crates bring in is their authors' choice (tract-onnx's
+    ndarray, imageproc's nalgebra): the user can still add the feature, but did not cut it.
+    """
+    above = view.graph.ancestors(node)
+    users = {node} | {n for n in above if _normal(n.name) in own}
+    for local in sorted(n for n in above if n.package.is_local):
+        for used in sorted(users & view.graph.dependencies(local)):
+            if used == node:
+                return True, f"{node.name} is a direct dependency of {local.name}"
+            return True, f"{local.name} depends on {used.name} directly, which uses {node.name}"
+    blocked = frozenset(n for n in view.graph.nodes() if _normal(n.name) in avoiding)
+    for root in view.roots:
+        path = view.graph.path(root, node, avoiding=blocked)
+        if path is None:
+            continue
+        via = next((n for n in path if not n.package.is_local), node)
+        return (
+            False,
+            f"{node.name} comes only through {via.name}, a crate this workspace does not own",
+        )
+    return False, f"{node.name} comes only through crates this workspace does not own"
+
+
+def _normal(name: str) -> str:
+    return name.replace("_", "-")
 
 
 def missing_feature(rule: Rule, node: Node) -> str | None:

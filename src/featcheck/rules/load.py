@@ -26,7 +26,16 @@ from typing import Any
 
 from featcheck.cargo import semver
 from featcheck.report import Severity
-from featcheck.rules.spec import CrateMatch, Rule, RuleDoc, SelectedBy, TargetScope, UsedWhen
+from featcheck.rules.spec import (
+    CrateMatch,
+    HandledBy,
+    Rule,
+    RuleDoc,
+    SelectedBy,
+    TargetScope,
+    ThirdParty,
+    UsedWhen,
+)
 from featcheck.rules.targets import CAPABILITIES
 
 KeyPath = tuple[str | int, ...]
@@ -57,9 +66,18 @@ _KEYS = (
     "doc",
 )
 _CRATE_KEYS = ("name", "versions", "feature")
-_USED_KEYS = ("built", "selected-by", "direct-dependency", "reachable")
+_USED_KEYS = (
+    "built",
+    "selected-by",
+    "direct-dependency",
+    "reachable",
+    "unless-handled-by",
+    "third-party",
+)
 _SELECTED_KEYS = ("feature", "crates", "means")
 _REACHABLE_KEYS = ("avoiding",)
+_HANDLED_KEYS = ("crate", "feature")
+_THIRD_PARTY_KEYS = ("severity", "own")
 _DOC_KEYS = (
     "what",
     "why",
@@ -257,10 +275,50 @@ def _used_when(value: Any) -> UsedWhen:
         direct=_bool(value, "direct-dependency", path, default=False),
         reachable=reachable,
         avoiding=avoiding,
+        handled_by=_handled_by(value.get("unless-handled-by"), (*path, "unless-handled-by")),
+        third_party=_third_party(value.get("third-party"), (*path, "third-party")),
     )
     if not (used.built or used.selected_by or used.direct or used.reachable):
         raise SpecError("`used-when` turns every condition off: the rule could never fire", path)
     return used
+
+
+def _handled_by(value: Any, path: KeyPath) -> tuple[HandledBy, ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, list) or not value:
+        raise SpecError("`unless-handled-by` must be a list of tables { crate, feature }", path)
+    handled: list[HandledBy] = []
+    for index, item in enumerate(value):
+        where = (*path, index)
+        if not isinstance(item, Mapping):
+            raise SpecError("an `unless-handled-by` entry is a table { crate, feature }", where)
+        _known_keys(item, _HANDLED_KEYS, where, "an `unless-handled-by` entry")
+        for required in ("crate", "feature"):
+            if required not in item:
+                raise SpecError(
+                    f"an `unless-handled-by` entry needs `{required}`", where, at_key=True
+                )
+        crate = _string(item, "crate", where)
+        if not _CRATE.fullmatch(crate):
+            raise SpecError(f"not a crate name: {crate!r}", (*where, "crate"))
+        handled.append(HandledBy(crate.replace("_", "-"), _feature(item, "feature", where)))
+    return tuple(handled)
+
+
+def _third_party(value: Any, path: KeyPath) -> ThirdParty | None:
+    if value is None:
+        return None
+    if not isinstance(value, Mapping):
+        raise SpecError("`third-party` must be a table { severity, own }", path)
+    _known_keys(value, _THIRD_PARTY_KEYS, path, "`third-party`")
+    if "severity" not in value:
+        raise SpecError("`third-party` needs `severity`", path, at_key=True)
+    try:
+        severity = Severity.parse(_string(value, "severity", path))
+    except ValueError as error:
+        raise SpecError(str(error), (*path, "severity")) from None
+    return ThirdParty(severity, _strings(value, "own", path, _CRATE, "a crate name"))
 
 
 def _selected_by(value: Any, path: KeyPath) -> SelectedBy:

@@ -35,6 +35,27 @@ class SelectedBy:
 
 
 @dataclass(frozen=True)
+class HandledBy:
+    """A crate above the flagged one that, with `feature`, does the work elsewhere: ndarray with
+    `blas` sends f32/f64 matrix products to a BLAS library instead of matrixmultiply."""
+
+    crate: str
+    feature: str
+
+
+@dataclass(frozen=True)
+class ThirdParty:
+    """How a finding counts when the crate reaches the member only through crates the user
+    does not own (tract-onnx's or imageproc's choice, not the member's)."""
+
+    severity: Severity
+    """The severity then (the rule's own severity applies to the user's own use)."""
+    own: tuple[str, ...] = ()
+    """Crates whose direct use makes the flagged crate the user's own: a member that depends on
+    ndarray itself uses matrixmultiply, whoever else brings it in."""
+
+
+@dataclass(frozen=True)
 class UsedWhen:
     """When a crate in the build counts as used; any one condition is enough.
 
@@ -51,6 +72,12 @@ class UsedWhen:
     """A package the user owns reaches the crate by any path that avoids `avoiding`."""
     avoiding: tuple[str, ...] = ()
     """Crates whose own rules report the crate (gemm under burn-flex is FC001's business)."""
+    handled_by: tuple[HandledBy, ...] = ()
+    """Not used where every crate that depends on it (other than `avoiding`) is one of these
+    with its feature: the work goes elsewhere."""
+    third_party: ThirdParty | None = None
+    """The severity where only crates the user does not own bring the crate in; None: the
+    rule's severity everywhere."""
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,201 @@
+"""The measured rule pack beyond burn (FC011-FC014) and FC009's third-party and BLAS cases.
+
+Each rule has a workspace that triggers it and one that does not, audited with real cargo
+(offline, stub registry) through the CLI; a finding is asserted with its member, crate,
+version, missing feature, severity and the manifest place to edit, and a silence is a verdict
+too. The fixes are computed and confirmed by cargo like every other rule's.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import WORKSPACES, run_featcheck
+
+from featcheck.report import Severity
+from featcheck.rules.load import SpecError, parse_rule
+from featcheck.rules.spec import HandledBy, ThirdParty
+
+
+@dataclass(frozen=True)
+class Expected:
+    member: str
+    code: str
+    crate: str
+    crate_version: str
+    feature: str
+    severity: str
+    place: str  # file:line:column
+
+
+def _found(report: dict[str, Any]) -> set[Expected]:
+    return {
+        Expected(
+            f["member"],
+            f["code"],
+            f["crate"],
+            f["crate_version"],
+            f["feature"],
+            f["severity"],
+            "{file}:{line}:{column}".format(**f["location"]),
+        )
+        for f in report["findings"]
+    }
+
+
+def _audit(workspace: Path, *args: str) -> dict[str, Any]:
+    result = run_featcheck(str(workspace), "--format", "json", *args)
+    assert result.returncode in (0, 1), result.stderr
+    report: dict[str, Any] = json.loads(result.stdout)
+    failing = any(f["severity"] != "info" for f in report["findings"])
+    assert result.returncode == (1 if failing else 0)
+    return report
+
+
+X86_64 = "x86_64-unknown-linux-gnu"
+
+CASES: dict[str, set[Expected]] = {
+    # default-features = false with std and unicode: no perf-* feature survives.
+    "regex-without-perf": {
+        Expected("app", "FC011", "regex", "1.13.2", "perf", "warning", "Cargo.toml:9:26")
+    },
+    # The same trim with `perf` named.
+    "regex-with-perf": set(),
+    "memchr-without-std": {
+        Expected("app", "FC012", "memchr", "2.8.3", "std", "warning", "Cargo.toml:9:27")
+    },
+    # The same declaration; regex's own `std` turns memchr/std on in this build.
+    "memchr-with-std": set(),
+    "crc32fast-without-std": {
+        Expected("app", "FC013", "crc32fast", "1.5.5", "std", "warning", "Cargo.toml:8:30")
+    },
+    "crc32fast-with-std": set(),
+    "rustfft-without-avx": {
+        Expected("app", "FC014", "rustfft", "6.4.1", "avx", "warning", "Cargo.toml:9:28")
+    },
+    "rustfft-with-avx": set(),
+    # FC009: ndarray reached only through a third-party crate is info; the member that
+    # depends on ndarray itself gets the warning, at its own ndarray line.
+    "ndarray-third-party": {
+        Expected(
+            "sampler",
+            "FC009",
+            "matrixmultiply",
+            "0.3.11",
+            "threading",
+            "info",
+            "sampler/Cargo.toml:9:1",
+        ),
+        Expected(
+            "solver",
+            "FC009",
+            "matrixmultiply",
+            "0.3.11",
+            "threading",
+            "warning",
+            "solver/Cargo.toml:9:1",
+        ),
+    },
+    # ndarray's `blas` sends f32/f64 matrix products to BLAS: matrixmultiply is not the matmul.
+    "ndarray-blas": set(),
+}
+
+
+@pytest.mark.parametrize("resolver", ["featcheck", "cargo"])
+@pytest.mark.parametrize("workspace", sorted(CASES))
+def test_rule_fires_where_the_build_lacks_the_feature_and_only_there(
+    workspace: str, resolver: str, offline_cargo: object
+) -> None:
+    # featcheck's own resolver and cargo tree per member must agree, third-party case included.
+    report = _audit(WORKSPACES / workspace, "--target", X86_64, "--resolver", resolver)
+    assert _found(report) == CASES[workspace]
+
+
+@pytest.mark.parametrize(
+    "workspace", ["memchr-without-std", "crc32fast-without-std", "rustfft-without-avx"]
+)
+@pytest.mark.parametrize("target", ["aarch64-unknown-linux-gnu", "wasm32-unknown-unknown"])
+def test_x86_only_rules_stay_silent_on_other_targets(
+    workspace: str, target: str, offline_cargo: object
+) -> None:
+    # Run-time AVX2/PCLMULQDQ detection and rustfft's AVX kernels exist only on x86_64.
+    assert _audit(WORKSPACES / workspace, "--target", target)["findings"] == []
+
+
+def test_third_party_finding_says_whose_choice_it_is(offline_cargo: object) -> None:
+    report = _audit(WORKSPACES / "ndarray-third-party", "--target", X86_64)
+    notes = {f["member"]: f["notes"] for f in report["findings"]}
+    assert notes["sampler"][0] == (
+        "matrixmultiply comes only through ndarray-rand, a crate this workspace does not own"
+    )
+    assert notes["solver"][0] == "solver depends on ndarray directly, which uses matrixmultiply"
+
+
+FIXED = {
+    "regex-without-perf": ("regex", "perf"),
+    "memchr-without-std": ("memchr", "std"),
+    "crc32fast-without-std": ("crc32fast", "std"),
+    "rustfft-without-avx": ("rustfft", "avx"),
+}
+
+
+@pytest.mark.parametrize("workspace", sorted(FIXED))
+def test_fix_names_the_feature_and_cargo_confirms_it(
+    workspace: str, tmp_path: Path, offline_cargo: object
+) -> None:
+    project = tmp_path / workspace
+    shutil.copytree(WORKSPACES / workspace, project)
+    crate, feature = FIXED[workspace]
+    (finding,) = _audit(project, "--target", X86_64)["findings"]
+    fix = finding["fix"]
+    assert fix["safe"] and fix["confirmed"], fix
+    assert any(feature in e["features"] for e in fix["edits"]), fix
+    assert any(e["declaration"] == ["dependencies", crate] for e in fix["edits"]), fix
+
+    result = run_featcheck(str(project), "--fix", "--target", X86_64, "--format", "json")
+    assert json.loads(result.stdout)["findings"] == [], result.stderr
+    assert result.returncode == 0
+    assert feature in (project / "Cargo.toml").read_text()
+
+
+_SPEC = {"code": "ACME001", "name": "x-without-y", "crates": ["x"], "feature": "y"}
+
+
+def test_third_party_and_handled_by_are_read_from_the_spec() -> None:
+    used = {
+        "reachable": True,
+        "third-party": {"severity": "info", "own": ["ndarray"]},
+        "unless-handled-by": [{"crate": "ndarray", "feature": "blas"}],
+    }
+    rule = parse_rule({**_SPEC, "used-when": used}, builtin=False)
+    assert rule.used_when.third_party == ThirdParty(Severity.INFO, ("ndarray",))
+    assert rule.used_when.handled_by == (HandledBy("ndarray", "blas"),)
+
+
+@pytest.mark.parametrize(
+    "used, path, message",
+    [
+        ({"third-party": {"severity": "fatal"}}, ("third-party", "severity"), "severity"),
+        ({"third-party": {"own": ["ndarray"]}}, ("third-party",), "needs `severity`"),
+        ({"third-party": {"severity": "info", "mine": []}}, ("third-party", "mine"), "unknown"),
+        ({"unless-handled-by": {"crate": "ndarray"}}, ("unless-handled-by",), "list of tables"),
+        ({"unless-handled-by": [{"crate": "ndarray"}]}, ("unless-handled-by", 0), "`feature`"),
+        (
+            {"unless-handled-by": [{"crate": "nd array", "feature": "blas"}]},
+            ("unless-handled-by", 0, "crate"),
+            "not a crate name",
+        ),
+    ],
+)
+def test_malformed_third_party_or_handled_by_is_refused_at_its_key(
+    used: dict[str, Any], path: tuple[str | int, ...], message: str
+) -> None:
+    with pytest.raises(SpecError) as caught:
+        parse_rule({**_SPEC, "used-when": {"reachable": True, **used}}, builtin=False)
+    assert caught.value.path == ("used-when", *path)
+    assert message in str(caught.value)
