@@ -71,8 +71,9 @@ def ownership(
     """Whether the member's own crates use `node` (depend on it, or on one of the `own` crates
     above it, directly), and the evidence either way.
 
-    A crate that only third-party crates bring in is their authors' choice (tract-onnx's
-    ndarray, imageproc's nalgebra): the user can still add the feature, but did not cut it.
+    A crate that only third-party crates bring in is configured by them first (tract-onnx's
+    ndarray, imageproc's nalgebra), and the member may not spend its time there; where a
+    declaration of the user's cut the feature on the way, the finding's chain says so.
     """
     above = view.graph.ancestors(node)
     users = {node} | {n for n in above if _normal(n.name) in own}
