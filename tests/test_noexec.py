@@ -599,3 +599,43 @@ def test_downloaded_archives_are_read_when_nothing_is_unpacked(
     (cache / "burn-flex-0.22.1.crate").unlink()
     result = _no_exec_audit(path, tmp_path / "home", monkeypatch)
     assert [g.unread for g in result.incomplete] == [("burn-flex@0.22.1",)]
+
+
+@pytest.mark.parametrize(
+    ("config", "codes"),
+    [
+        ("", ["FC001"]),
+        ('[build]\nrustflags = ["--cfg", "fast"]\n', ["FC003"]),
+        (
+            '[build]\nrustflags = ["--cfg", "fast"]\n[target.{host}]\nrustflags = ["--cfg=x"]\n',
+            ["FC001"],
+        ),
+    ],
+    ids=["none", "build", "target-table-wins"],
+)
+def test_checkout_rustflags_decide_cfg_tables_as_in_the_default_mode(
+    config: str,
+    codes: list[str],
+    tmp_path: Path,
+    offline_cargo: Path,
+    registry_home: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    request: pytest.FixtureRequest,
+) -> None:
+    project = tmp_path / "project"
+    shutil.copytree(CRATES / "pitb-exec-cpu", project, ignore=shutil.ignore_patterns("target"))
+    manifest = project / "Cargo.toml"
+    manifest.write_text(
+        manifest.read_text()
+        + "\n[target.'cfg(fast)'.dependencies]\n"
+        + 'burn = { version = "=0.22.1", default-features = false, features = ["rayon"] }\n'
+    )
+    host = detect_host_triple()
+    if config:
+        (project / ".cargo").mkdir()
+        (project / ".cargo" / "config.toml").write_text(config.format(host=host))
+    with_cargo = audit_project(project, AuditOptions(offline=True, confirm_fixes=False))
+    request.getfixturevalue("no_processes")
+    without = _no_exec_audit(project, registry_home, monkeypatch)
+    assert [f.code for f in with_cargo.findings] == codes
+    assert _verdicts(without) == _verdicts(with_cargo)

@@ -8,11 +8,16 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from featcheck.cargo.cfg import TargetCfg
+from featcheck.cargo.checkout_config import (
+    default_cargo_home,
+    environment_rustflags,
+    read_checkout_config,
+)
 from featcheck.cargo.metadata import WorkspaceMetadata, metadata_from_document
 from featcheck.cargo.runner import CargoOutput, CargoRunner
 from featcheck.errors import FeatcheckError
 from featcheck.noexec.metadata import build_metadata
-from featcheck.noexec.targets import builtin_cfg, detect_host_triple
+from featcheck.noexec.targets import builtin_cfg, detect_host_triple, with_rustflags
 
 
 @dataclass
@@ -46,11 +51,19 @@ class FileRunner(CargoRunner):
         return self._host
 
     def host_cfg(self) -> TargetCfg:
-        """The built-in cfg table of the host."""
-        return self.target_cfg(self.host_triple())
+        """The built-in cfg table of the host (host units get no rustflags, as in cargo)."""
+        return builtin_cfg(self.host_triple())
 
     def target_cfg(self, triple: str) -> TargetCfg:
-        """The built-in cfg table of `triple`."""
+        """The built-in cfg table of `triple`, with the cfg-changing rustflags cargo would give
+        that target (RUSTFLAGS, else the checkout's configuration), as the default mode does."""
         if triple not in self._cfg_cache:
-            self._cfg_cache[triple] = builtin_cfg(triple)
+            plain = builtin_cfg(triple)
+            flags = environment_rustflags(os.environ)
+            if flags is None:
+                config = read_checkout_config(
+                    self.workdir, os.environ, default_cargo_home(os.environ)
+                )
+                flags = config.rustflags(triple, plain)
+            self._cfg_cache[triple] = with_rustflags(plain, flags) if flags else plain
         return self._cfg_cache[triple]

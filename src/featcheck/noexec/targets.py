@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import platform
 import sys
+from collections.abc import Sequence
 
 from featcheck.cargo.cfg import TargetCfg
 from featcheck.errors import FeatcheckError
@@ -45,3 +46,33 @@ def detect_host_triple(system: str | None = None, machine: str | None = None) ->
             f" pass --target (supported: {', '.join(SUPPORTED_TARGETS)})"
         )
     return triple
+
+
+def with_rustflags(cfg: TargetCfg, flags: Sequence[str]) -> TargetCfg:
+    """`cfg` as rustc reports it given the kept rustflags (`--cfg=...`, `-Ckey=value`, see
+    `checkout_config.filter_rustflags`). `--cfg`, `panic` and `debug-assertions` are exact;
+    `target-feature` adds and removes the named features only (rustc also adds the features
+    they imply), and `target-cpu` is not known without rustc."""
+    names, pairs = set(cfg.names), set(cfg.pairs)
+    for flag in flags:
+        if flag.startswith("--cfg="):
+            key, equals, value = flag[len("--cfg=") :].partition("=")
+            if equals:
+                pairs.add((key.strip(), value.strip().strip('"')))
+            else:
+                names.add(key.strip())
+        elif flag.startswith("-Ctarget-feature="):
+            for feature in flag[len("-Ctarget-feature=") :].split(","):
+                if feature[:1] == "+":
+                    pairs.add(("target_feature", feature[1:]))
+                elif feature[:1] == "-":
+                    pairs.discard(("target_feature", feature[1:]))
+        elif flag.startswith("-Cpanic="):
+            pairs = {p for p in pairs if p[0] != "panic"} | {("panic", flag[len("-Cpanic=") :])}
+        elif flag.startswith("-Cdebug-assertions"):
+            setting = flag.partition("=")[2] or "yes"
+            if setting in ("yes", "y", "on", "true"):
+                names.add("debug_assertions")
+            else:
+                names.discard("debug_assertions")
+    return TargetCfg(cfg.triple, frozenset(names), frozenset(pairs))
