@@ -312,13 +312,13 @@ def test_configuration_and_suppressions_apply(
     )
     result = _no_exec_audit(project, registry_home, monkeypatch)
     assert result.findings == [] and result.suppressed == {"FC001": 1}
-    # On a fresh machine featcheck.toml still decides: with every rule that looks at a crate
-    # below the unread burn turned off, no verdict depends on it and the audit is complete.
+    # On a fresh machine featcheck.toml still decides: with every rule turned off, no verdict
+    # depends on the unread burn and the audit is complete.
     config = project / "featcheck.toml"
-    config.write_text(
-        'ignore = ["FC001", "FC002", "FC003", "FC004", "FC005", "FC008", "FC009", "FC010"]\n'
-        'targets = ["aarch64-apple-darwin"]\n'
-    )
+    from featcheck.rules import select_rules
+
+    every_rule = ", ".join(f'"{rule.code}"' for rule in select_rules())
+    config.write_text(f'ignore = [{every_rule}]\ntargets = ["aarch64-apple-darwin"]\n')
     fresh = _no_exec_audit(project, empty_home, monkeypatch)
     assert (fresh.targets, fresh.findings, fresh.incomplete) == (["aarch64-apple-darwin"], [], [])
     assert any("no audited verdict depends on them" in note for note in fresh.notes)
