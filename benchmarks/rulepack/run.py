@@ -34,7 +34,7 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-MEMBERS = ("regex", "memchr", "crc32fast", "aho-corasick", "rustfft")
+MEMBERS = ("regex", "memchr", "crc32fast", "aho-corasick", "rustfft", "flate2")
 TARGET = HERE / "target"
 
 
