@@ -1,4 +1,4 @@
-"""The measured rule pack beyond burn (FC011-FC014) and FC009's third-party and BLAS cases.
+"""The measured rule pack beyond burn (FC011-FC015) and FC009's third-party and BLAS cases.
 
 Each rule has a workspace that triggers it and one that does not, audited with real cargo
 (offline, stub registry) through the CLI; a finding is asserted with its member, crate,
@@ -103,6 +103,13 @@ CASES: dict[str, set[Expected]] = {
     },
     # ndarray's `blas` sends f32/f64 matrix products to BLAS: matrixmultiply is not the matmul.
     "ndarray-blas": set(),
+    # flate2 without its default `runtime_detection` takes crc32fast's `std` away; only flate2
+    # brings crc32fast in (info), and the place to edit is the flate2 line.
+    "flate2-without-runtime-detection": {
+        Expected("app", "FC013", "crc32fast", "1.5.5", "std", "info", "Cargo.toml:9:29")
+    },
+    # FC015 is an opt-in hint: silent unless selected.
+    "flate2-miniz": set(),
 }
 
 
@@ -127,6 +134,23 @@ def test_x86_only_rules_stay_silent_on_other_targets(
     assert _audit(WORKSPACES / workspace, "--target", target)["findings"] == []
 
 
+@pytest.mark.parametrize(
+    "workspace, expected",
+    [
+        (
+            "flate2-miniz",
+            {Expected("app", "FC015", "flate2", "1.1.11", "zlib-rs", "info", "Cargo.toml:9:1")},
+        ),
+        ("flate2-zlib-rs", set()),
+    ],
+)
+def test_the_zlib_rs_hint_when_selected(
+    workspace: str, expected: set[Expected], offline_cargo: object
+) -> None:
+    report = _audit(WORKSPACES / workspace, "--target", X86_64, "--select", "FC015")
+    assert _found(report) == expected
+
+
 def test_third_party_finding_says_whose_choice_it_is(offline_cargo: object) -> None:
     report = _audit(WORKSPACES / "ndarray-third-party", "--target", X86_64)
     notes = {f["member"]: f["notes"] for f in report["findings"]}
@@ -137,10 +161,13 @@ def test_third_party_finding_says_whose_choice_it_is(offline_cargo: object) -> N
 
 
 FIXED = {
-    "regex-without-perf": ("regex", "perf"),
-    "memchr-without-std": ("memchr", "std"),
-    "crc32fast-without-std": ("crc32fast", "std"),
-    "rustfft-without-avx": ("rustfft", "avx"),
+    "regex-without-perf": ("regex", "perf", ()),
+    "memchr-without-std": ("memchr", "std", ()),
+    "crc32fast-without-std": ("crc32fast", "std", ()),
+    "rustfft-without-avx": ("rustfft", "avx", ()),
+    "flate2-miniz": ("flate2", "zlib-rs", ("--select", "FC015")),
+    # FC013 through flate2: the fix turns flate2's `runtime_detection` back on.
+    "flate2-without-runtime-detection": ("flate2", "runtime_detection", ()),
 }
 
 
@@ -150,14 +177,14 @@ def test_fix_names_the_feature_and_cargo_confirms_it(
 ) -> None:
     project = tmp_path / workspace
     shutil.copytree(WORKSPACES / workspace, project)
-    crate, feature = FIXED[workspace]
-    (finding,) = _audit(project, "--target", X86_64)["findings"]
+    crate, feature, select = FIXED[workspace]
+    (finding,) = _audit(project, "--target", X86_64, *select)["findings"]
     fix = finding["fix"]
     assert fix["safe"] and fix["confirmed"], fix
     assert any(feature in e["features"] for e in fix["edits"]), fix
     assert any(e["declaration"] == ["dependencies", crate] for e in fix["edits"]), fix
 
-    result = run_featcheck(str(project), "--fix", "--target", X86_64, "--format", "json")
+    result = run_featcheck(str(project), "--fix", "--target", X86_64, *select, "--format", "json")
     assert json.loads(result.stdout)["findings"] == [], result.stderr
     assert result.returncode == 0
     assert feature in (project / "Cargo.toml").read_text()
