@@ -474,3 +474,25 @@ def test_kept_rustflags_decide_cfg_dependencies_as_in_cargo(
         done = run_featcheck(str(checkout.project), "--format", "json", "--resolver", resolver)
         assert done.returncode == 1, done.stderr
         assert [f["code"] for f in json.loads(done.stdout)["findings"]] == codes, resolver
+
+
+def test_rustflags_of_the_users_cargo_home_count_too(
+    tmp_path: Path, offline_cargo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """cargo reads $CARGO_HOME/config.toml first; its `--cfg` decides as the checkout's does."""
+    home = tmp_path / "home"
+    write_offline_cargo_home(home)
+    with (home / "config.toml").open("a") as config:
+        config.write('[build]\nrustflags = ["--cfg", "fast"]\n')
+    monkeypatch.setenv("CARGO_HOME", str(home))
+    checkout = make_checkout(tmp_path)
+    manifest = checkout.project / "Cargo.toml"
+    manifest.write_text(
+        manifest.read_text()
+        + "\n[target.'cfg(fast)'.dependencies]\n"
+        + 'burn = { version = "=0.22.1", default-features = false, features = ["rayon"] }\n'
+    )
+    for resolver in ("featcheck", "cargo"):
+        done = run_featcheck(str(checkout.project), "--format", "json", "--resolver", resolver)
+        assert done.returncode == 1, done.stderr
+        assert [f["code"] for f in json.loads(done.stdout)["findings"]] == ["FC003"], resolver

@@ -123,6 +123,12 @@ def test_an_included_file_outside_the_project_is_never_quoted(
     done = run_isolated([str(checkout.project)], _home(tmp_path))
     line = _one_line_refusal(done, "secret.toml: ", "its text is not shown")
     assert "S3CRET" not in line and "root" not in line.split("secret.toml")[1]
+    # Valid TOML whose values featcheck refuses (a rustflag, an include) is not quoted either.
+    for text in ('[build]\nrustflags = ["@S3CRET-VALUE"]\n', 'include = ["S3CRET.txt"]\n'):
+        outside.write_text(text)
+        done = run_isolated([str(checkout.project)], _home(tmp_path / "refused"))
+        line = _one_line_refusal(done, "secret.toml: ", "its text is not shown")
+        assert "S3CRET" not in line
     # Inside the project, the TOML error is shown as usual.
     inside = checkout.root / ".cargo" / "broken.toml"
     inside.write_text("x = = 1\n")

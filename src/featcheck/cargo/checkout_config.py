@@ -255,22 +255,26 @@ def allowed_leaves(document: ManifestDocument, base: Path) -> Iterator[_Leaf]:
             yield _Leaf(flags, kept)
 
 
-def _read(path: Path, inside: Path) -> ManifestDocument:
-    """A configuration file as a document. A file outside `inside` (reached by `include`) is
-    never quoted in an error: it may be any file of the machine."""
+_NOT_SHOWN = "its text is not shown: it lies outside the project that includes it"
+
+
+def _within(path: Path, inside: Path) -> bool:
+    try:
+        return path.resolve().is_relative_to(inside.resolve())
+    except (OSError, RuntimeError):
+        return False
+
+
+def _read(path: Path, within: bool) -> ManifestDocument:
+    """A configuration file as a document. A file outside the project (reached by `include`)
+    is never quoted in an error: it may be any file of the machine."""
     try:
         return parse_document(path, read_small_file(path, "cargo configuration file"))
     except FeatcheckError:
-        try:
-            within = path.resolve().is_relative_to(inside.resolve())
-        except (OSError, RuntimeError):
-            within = False
         if within:
             raise
         raise FeatcheckError(
-            "cannot be read as a cargo configuration file (its text is not shown: it lies "
-            "outside the project that includes it)",
-            path=path,
+            f"cannot be read as a cargo configuration file ({_NOT_SHOWN})", path=path
         ) from None
 
 
@@ -300,16 +304,24 @@ def _includes(document: ManifestDocument) -> Iterator[tuple[Path, bool]]:
 
 def _load(
     path: Path, seen: tuple[Path, ...], inside: Path
-) -> Iterator[tuple[ManifestDocument, Path]]:
-    """One configuration file and what it includes, lowest precedence first."""
+) -> Iterator[tuple[ManifestDocument, Path, bool]]:
+    """One configuration file and what it includes, lowest precedence first, each with
+    whether it lies inside the project (`inside`)."""
     if len(seen) > _MAX_INCLUDE_DEPTH or path in seen:
         raise FeatcheckError("cargo configuration includes itself", path=path)
-    document = _read(path, inside)
-    for included, optional in _includes(document):
+    within = _within(path, inside)
+    document = _read(path, within)
+    try:
+        includes = list(_includes(document))
+    except FeatcheckError:
+        if within:
+            raise
+        raise FeatcheckError(f"`include` refused ({_NOT_SHOWN})", path=path) from None
+    for included, optional in includes:
         if optional and not included.exists():
             continue
         yield from _load(included, (*seen, path), inside)
-    yield document, path.parent.parent
+    yield document, path.parent.parent, within
 
 
 def _config_files(workdir: Path, cargo_home: Path | None) -> list[Path]:
@@ -376,11 +388,18 @@ def read_checkout_config(
     Keys set through the environment (CARGO_NET_OFFLINE, ...) are left to the environment.
     """
     arguments: list[Argument] = []
-    build: list[Argument] = []
-    targets: list[tuple[str, tuple[Argument, ...]]] = []
+    build, targets = _user_rustflags(cargo_home, environment)
     for file in _config_files(workdir, cargo_home):
-        for document, base in _load(file, (), file.parent.parent):
-            for leaf in allowed_leaves(document, base):
+        for document, base, within in _load(file, (), file.parent.parent):
+            try:
+                leaves = list(allowed_leaves(document, base))
+            except FeatcheckError:
+                if within:
+                    raise
+                raise FeatcheckError(
+                    f"holds a value featcheck refuses ({_NOT_SHOWN})", path=document.path
+                ) from None
+            for leaf in leaves:
                 if _env_name(leaf.key) in environment:
                     continue
                 key = ".".join(tomlkit.key(part).as_string() for part in leaf.key)
@@ -396,6 +415,35 @@ def read_checkout_config(
                 elif leaf.key[0] == "target":
                     targets.append((leaf.key[1], tuple(leaf.value)))
     return CheckoutConfig(tuple(arguments), tuple(build), tuple(targets))
+
+
+def _user_rustflags(
+    cargo_home: Path | None, environment: Mapping[str, str]
+) -> tuple[list[Argument], list[tuple[str, tuple[Argument, ...]]]]:
+    """The kept rustflags of the user's own CARGO_HOME configuration, which cargo reads first
+    (lowest precedence). cargo reads that file itself, so nothing else of it is needed, and
+    a file featcheck cannot take (an argument file in it, say) just adds no flags."""
+    build: list[Argument] = []
+    targets: list[tuple[str, tuple[Argument, ...]]] = []
+    if cargo_home is None:
+        return build, targets
+    for name in ("config", "config.toml"):  # cargo prefers `config` when both exist
+        file = cargo_home / name
+        if not file.is_file():
+            continue
+        try:
+            for document, base, _ in _load(file, (), cargo_home):
+                for leaf in allowed_leaves(document, base):
+                    if _env_name(leaf.key) in environment:
+                        continue
+                    if leaf.key == ("build", "rustflags"):
+                        build += leaf.value
+                    elif leaf.key[0] == "target":
+                        targets.append((leaf.key[1], tuple(leaf.value)))
+        except FeatcheckError:
+            return [], []
+        break
+    return build, targets
 
 
 def checkout_config_args(
