@@ -17,7 +17,7 @@ import re
 import shutil
 import subprocess
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -183,7 +183,10 @@ def test_no_exec_equals_the_cargo_audit_and_is_never_clean_when_it_cannot_see(
     }
     assert flagged <= seen
     assert _exit(fresh) != 0 or _exit(with_cargo) == 0
-    assert _verdicts(fresh) <= _verdicts(with_cargo)
+    # A suppression the fresh audit could not match is reported as possibly unused, marked
+    # incomplete: no claim about the build.
+    said = _verdicts(replace(fresh, findings=[f for f in fresh.findings if f.code != "FC900"]))
+    assert said <= _verdicts(with_cargo)
 
 
 def test_fresh_machine_names_what_it_could_not_read(

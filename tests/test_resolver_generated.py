@@ -63,6 +63,9 @@ class Crate:
     proc_macro: bool = False
     features: dict[str, list[str]] = field(default_factory=dict)
     decls: list[Decl] = field(default_factory=list)
+    lib: bool = True
+    """False: a member with only `src/main.rs`. cargo warns that a dependency on it is
+    ignored (nothing to link), yet the features it asks for still unify."""
 
 
 @dataclass
@@ -166,7 +169,8 @@ def write_example(spec: Spec, directory: Path) -> Path:
     for crate in spec.members:
         directory = workspace / directories[crate.name]
         (directory / "src").mkdir(parents=True)
-        (directory / "src" / "lib.rs").write_text("")
+        source = "lib.rs" if crate.lib else "main.rs"
+        (directory / "src" / source).write_text("" if crate.lib else "fn main() {}\n")
         text = manifest(crate, spec.edition, directories)
         if directory == workspace:
             text = workspace_table + text
@@ -292,6 +296,7 @@ def specs(draw: st.DrawFn) -> Spec:
     members: list[Crate] = []
     if draw(st.booleans()):
         members.append(draw(crates("m1", "0.1.0", registry, all_kinds)))
+        members[0].lib = draw(st.integers(0, 3)) != 3
     root = draw(crates("root", "0.1.0", registry + members, all_kinds, proc_macro=False))
     for decl in root.decls:
         if decl.package == "m1":
@@ -362,6 +367,30 @@ REGRESSIONS = {
             Crate("m1", "0.1.0", proc_macro=True, features={"f0": []}),
         ],
         resolver="1",
+    ),
+    # A path dependency on a member without a lib target: cargo warns "ignoring invalid
+    # dependency `m1` which is missing a lib target" and links nothing, but m1's features and
+    # what they ask of p0 still count for the root's build.
+    "dependency-without-lib-target-still-unifies": Spec(
+        registry=[Crate("p0", features={"f0": [], "f1": []})],
+        members=[
+            Crate(
+                "root",
+                "0.1.0",
+                decls=[
+                    Decl("p0", "1.0.0", "p0"),
+                    Decl("m1", "0.1.0", "m1", features=["f0"], path="m1"),
+                ],
+            ),
+            Crate(
+                "m1",
+                "0.1.0",
+                features={"f0": ["p0/f1"]},
+                decls=[Decl("p0", "1.0.0", "p0", features=["f0"])],
+                lib=False,
+            ),
+        ],
+        resolver="2",
     ),
 }
 

@@ -7,7 +7,6 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import nullcontext
 from dataclasses import dataclass, replace
-from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -21,24 +20,27 @@ from featcheck.config import load_config
 from featcheck.errors import FeatcheckError
 from featcheck.explain import Explainer
 from featcheck.featureset import DEFAULT, FeatureSelection
-from featcheck.fixes.confirm import FixConfirmer
-from featcheck.fixes.plan import candidate_edits, choose_fix
-from featcheck.graph import DependencyGraph, Node
+from featcheck.fixes.counterfactual import WhatIf
+from featcheck.fixes.overlay import OverlayCheck
+from featcheck.fixes.search import FixSearch
+from featcheck.graph import DependencyGraph, Node, PackageRef
 from featcheck.locate import Locator, ManifestCache
 from featcheck.lockfile import LockfileGuard
 from featcheck.matrix import ConfigurationPlan, merge_configurations, plan_configurations
 from featcheck.noexec.gaps import INCOMPLETE, Completeness, gap_notes
 from featcheck.noexec.runner import FileRunner
-from featcheck.report import AuditResult, Finding, Location, Severity, TargetSkip
+from featcheck.placement import FindingPlacer, Flagged, finding_of
+from featcheck.report import AuditResult, Finding, Location, TargetSkip
 from featcheck.resolution import (
     FeatureSelectionError,
+    PackageIndex,
+    build_index,
     resolve_configurations,
     resolver_version,
     target_cfgs,
 )
 from featcheck.rules import (
     BuildView,
-    Detection,
     Rule,
     detect,
     select_rules,
@@ -65,7 +67,8 @@ class AuditOptions:
     ignore: tuple[str, ...] = ()
     """Rules not to run."""
     confirm_fixes: bool = True
-    """Let cargo resolve each candidate fix on a temporary copy before calling it safe."""
+    """Call a fix safe once featcheck's resolver, with the edits made in memory, builds the
+    missing feature and leaves no finding of the crate behind (False: fixes are listed only)."""
     on_command: Callable[[list[str]], None] | None = None
     """Called with each cargo/rustc command line before it runs (the CLI's --verbose)."""
     trust_checkout: bool = False
@@ -191,10 +194,11 @@ def audit_project(path: Path, options: AuditOptions) -> AuditResult:
             # ask again with both (the values were matched against the members already).
             metadata = runner.metadata(manifest, all_features=True, features=extra)
             members = _select_members(metadata, manifest, options.packages)
+        model = _ResolverModel.of(runner, metadata, targets, resolver)
         builds = (
             _resolve_builds(runner, manifest, members, targets, plan)
             if options.resolver == "cargo"
-            else _resolve_in_process(runner, metadata, members, targets, plan, resolver)
+            else _resolve_in_process(model, plan)
         )
     root = manifest.parent
     result = AuditResult(
@@ -213,30 +217,16 @@ def audit_project(path: Path, options: AuditOptions) -> AuditResult:
         for t in targets
         if plan.selections[m.id]
     }
-    locator = Locator(metadata, root, manifests)
-    search = FeatureSearch(metadata)
-    placer = _FindingPlacer(
-        metadata,
-        locator,
-        search,
-        Explainer(metadata, search, locator, base_builds),
-        FixConfirmer(
-            metadata.root,
-            offline=options.offline,
-            timeout=options.timeout,
-            trust_checkout=options.trust_checkout,
-        )
-        if options.confirm_fixes and not options.no_exec
-        else None,
-    )
+    rules_of = {
+        m.id: config.for_member(m.name).rules(options.select, options.ignore) for m in members
+    }
     # What packages --no-exec could not read may change, build by build (nothing otherwise).
     completeness = Completeness(metadata, resolver)
-    codes_run: set[str] = set()
     skips = _SkipLog()
-    placed: dict[tuple[Any, ...], int] = {}
+    flagged: list[Flagged] = []
+    uncertain: set[int] = set()
     for member in members:
-        member_rules = config.for_member(member.name).rules(options.select, options.ignore)
-        codes_run.update(rule.code for rule in member_rules)
+        member_rules = rules_of[member.id]
         for selection in plan.selections[member.id]:
             for target in targets:
                 parsed = builds[(member.id, target, selection)]
@@ -254,21 +244,54 @@ def audit_project(path: Path, options: AuditOptions) -> AuditResult:
                     for detection in detections:
                         if reach.hides(detection.node):
                             continue  # its manifest was not read: nothing is known of it
-                        # The same finding in another configuration is listed, not placed again.
-                        key = placer.identity(rule, detection, member, view, cfg)
-                        if key in placed:
-                            seen = result.findings[placed[key]]
-                            configurations = (*seen.configurations, selection)
-                            result.findings[placed[key]] = replace(
-                                seen, configurations=configurations
-                            )
-                            continue
-                        finding = placer.place(rule, detection, member, view, cfg, selection)
                         if reach.is_uncertain(detection.node):
-                            finding = replace(finding, confidence=INCOMPLETE)
-                        placed[key] = len(result.findings)
-                        result.findings.append(finding)
+                            uncertain.add(len(flagged))
+                        flagged.append(Flagged(rule, detection, member, view, cfg, selection))
     result.skipped = skips.entries()
+    locator = Locator(metadata, root, manifests)
+    search = FeatureSearch(model.index)
+
+    def still_flagged(
+        member: PackageInfo, target: str, graph: DependencyGraph, package: PackageRef
+    ) -> bool:
+        """Whether the member's rules for `package`'s crate still flag it in a build with a
+        fix made."""
+        view = BuildView(graph, (next(graph.nodes()),), target=target, cfg=model.cfgs[target])
+        return any(
+            d.node.package == package
+            for rule in rules_of[member.id]
+            if any(c.name == package.name for c in rule.crates)
+            and skipped_for_target(rule, view) is None
+            for d in detect(rule, view)
+        )
+
+    def metadata_of(copy_manifest: Path) -> WorkspaceMetadata:
+        # The copy's lockfile must change: that is what the check is for.
+        copy_runner = CargoRunner(
+            copy_manifest.parent,
+            offline=options.offline,
+            timeout=options.timeout,
+            on_command=options.on_command,
+            trust_checkout=options.trust_checkout,
+        )
+        return copy_runner.metadata(copy_manifest, all_features=True, features=extra)
+
+    graphs = {key: build.graph for key, build in builds.items()}
+    placer = FindingPlacer(
+        locator,
+        Explainer(metadata, search, locator, base_builds),
+        FixSearch(metadata, locator, search, model.what_if(), graphs, still_flagged),
+        None
+        if options.no_exec
+        else OverlayCheck(
+            metadata.root, metadata_of, model.cfgs, model.host, model.resolver, still_flagged
+        ),
+        confirm=options.confirm_fixes and not options.no_exec,
+    )
+    result.findings = [
+        replace(finding, confidence=INCOMPLETE) if position in uncertain else finding
+        for position, finding in enumerate(placer.place_all(flagged))
+    ]
     suppression = apply_suppressions(
         merge_configurations(result.findings),
         config,
@@ -276,7 +299,7 @@ def audit_project(path: Path, options: AuditOptions) -> AuditResult:
         [metadata.root / "Cargo.toml", *(m.manifest_path for m in members)],
         members=result.members,
         targets=targets,
-        rules=codes_run,
+        rules={rule.code for rules in rules_of.values() for rule in rules},
         read=manifests.get,
         spans=_suppression_places,
     )
@@ -327,85 +350,40 @@ class _SkipLog:
         return [self._seen[key] for key in sorted(self._seen)]
 
 
-@dataclass
-class _FindingPlacer:
-    """Turns a rule's detection into a finding: location, suggestion, chain and fixes."""
+def _suppression_places(finding: Finding) -> tuple[Location, ...]:
+    """Lines where an inline `# featcheck: allow` counts for `finding`: the edited declaration,
+    the `workspace = true` line inheriting it, and the member's own declarations on the way."""
+    inherited = (finding.inherited_by,) if finding.inherited_by is not None else ()
+    return (*declaration_spans(finding), *inherited, *finding.member_declarations)
+
+
+@dataclass(frozen=True)
+class _ResolverModel:
+    """What featcheck's resolver works on: the indexed metadata and each target's cfg."""
 
     metadata: WorkspaceMetadata
-    locator: Locator
-    search: FeatureSearch
-    explainer: Explainer
-    confirmer: FixConfirmer | None
+    index: PackageIndex
+    cfgs: dict[str, TargetCfg]
+    host: TargetCfg
+    resolver: int
 
-    def identity(
-        self,
-        rule: Rule,
-        detection: Detection,
-        member: PackageInfo,
-        view: BuildView,
-        cfg: TargetCfg,
-    ) -> tuple[Any, ...]:
-        """What makes a detection in one configuration the same finding as one in another:
-        member, target, rule, crate, feature, message, and the declaration that cuts it."""
-        cut = self.locator.find_cut(view.graph, view.roots[0], detection.node, cfg)
-        location = self.locator.location(cut) if cut is not None else None
-        return (member.id, view.target, rule.code, detection.node, detection.feature, location)
+    @classmethod
+    def of(
+        cls, runner: CargoRunner, metadata: WorkspaceMetadata, targets: list[str], resolver: int
+    ) -> _ResolverModel:
+        cfgs, host = target_cfgs(runner, targets)
+        index = metadata.index or build_index(metadata.raw)
+        return cls(metadata, index, {cfg.triple: cfg for cfg in cfgs}, host, resolver)
 
-    def place(
-        self,
-        rule: Rule,
-        detection: Detection,
-        member: PackageInfo,
-        view: BuildView,
-        cfg: TargetCfg,
-        selection: FeatureSelection,
-    ) -> Finding:
-        target = view.target or ""
-        cut = self.locator.find_cut(view.graph, view.roots[0], detection.node, cfg)
-        finding = _finding(
-            rule,
-            detection,
-            member,
-            target,
-            self.locator.location(cut) if cut is not None else None,
-            self.explainer.suggestion(detection, cut),
-        )
-        finding = replace(
-            finding,
-            chain=self.explainer.chain(detection, cut, member, target, cfg),
-            configurations=(selection,),
-        )
-        if cut is None:
-            return finding
-        candidates = candidate_edits(
-            self.metadata, self.search, detection.node, detection.feature, rule.companions, cut
-        )
-        confirm = None
-        if self.confirmer is not None:
-            confirm = partial(
-                self.confirmer.confirm,
-                member=member,
-                target=target,
-                node=detection.node,
-                feature=detection.feature,
-                features=selection,
-            )
-        fix, alternatives = choose_fix(
-            [tuple(self.locator.place(edit) for edit in c) for c in candidates], confirm
-        )
-        return replace(
-            finding,
-            declaration=self.locator.declaration(cut),
-            inherited_by=self.locator.inheriting_declaration(cut),
-            fix=fix,
-            alternatives=alternatives,
-        )
+    @property
+    def current(self) -> int | None:
+        """The package cargo runs for (metadata's `resolve.root`), as `resolve_builds` takes it."""
+        root = (self.metadata.raw.get("resolve") or {}).get("root")
+        return self.index.by_id.get(root) if root is not None else None
 
-
-def _suppression_places(finding: Finding) -> tuple[Location, ...]:
-    """Lines where an inline `# featcheck: allow` counts for `finding`."""
-    inherited = (finding.inherited_by,) if finding.inherited_by is not None else ()
-    return (*declaration_spans(finding), *inherited)
+    def what_if(self) -> WhatIf:
+        """Counterfactual resolution over this model."""
+        return WhatIf(self.index, self.cfgs, self.host, self.resolver, self.current)
 
 
 BuildKey = tuple[str, str, FeatureSelection]
@@ -417,19 +395,19 @@ def _beyond_defaults(configurations: tuple[FeatureSelection, ...], each_feature:
 
 
 def _resolve_in_process(
-    runner: CargoRunner,
-    metadata: WorkspaceMetadata,
-    members: list[PackageInfo],
-    targets: list[str],
-    plan: ConfigurationPlan,
-    resolver: int,
+    model: _ResolverModel, plan: ConfigurationPlan
 ) -> dict[BuildKey, ParsedTree]:
     """What cargo builds for each (member, target, configuration), by featcheck's own resolver
     over the one metadata; a configuration that does not resolve is dropped from `plan`."""
-    cfgs, host = target_cfgs(runner, targets)
     errors: dict[tuple[str, FeatureSelection], FeatureSelectionError] = {}
     graphs = resolve_configurations(
-        metadata.raw, plan.jobs(), cfgs, resolver, host=host, errors=errors
+        model.metadata.raw,
+        plan.jobs(),
+        list(model.cfgs.values()),
+        model.resolver,
+        host=model.host,
+        errors=errors,
+        index=model.index,
     )
     for (member, selection), error in errors.items():
         plan.refuse(member, selection, str(error))
@@ -478,40 +456,6 @@ def _resolve_builds(
                 f"could not read cargo tree output for {member.name}: {error}"
             ) from None
     return builds
-
-
-def _finding(
-    rule: Rule,
-    detection: Detection,
-    member: PackageInfo | None,
-    target: str | None,
-    location: Location | None,
-    suggestion: str,
-) -> Finding:
-    severity = rule.severity if detection.severity is None else detection.severity
-    message = detection.message
-    if member is not None and member.is_library_only:
-        # A library's features are chosen by the binaries that use it.
-        severity = Severity.INFO
-        message += (
-            f" when {member.name} is built alone; binaries that use this library must "
-            f"enable `{detection.feature}` themselves"
-        )
-    return Finding(
-        code=rule.code,
-        rule=rule.name,
-        severity=severity,
-        member=member.name if member is not None else None,
-        crate=detection.node.name,
-        crate_version=detection.node.version,
-        feature=detection.feature,
-        target=target,
-        message=message,
-        location=location,
-        why=rule.why,
-        suggestion=suggestion,
-        notes=(detection.evidence, *detection.notes) if detection.evidence else detection.notes,
-    )
 
 
 def _finding_order(finding: Finding) -> tuple[Any, ...]:
@@ -565,7 +509,7 @@ def audit_tree_text(
                     "the saved tree cannot tell which member this build belongs to"
                     + (f" (it is reached from {names})" if names else "")
                 )
-            finding = _finding(
+            finding = finding_of(
                 rule,
                 replace(detection, notes=tuple(notes)),
                 None,

@@ -16,6 +16,7 @@ from featcheck.cargo.metadata import PackageInfo, WorkspaceMetadata
 from featcheck.graph import DependencyGraph, Node
 from featcheck.locate import Cut, Locator
 from featcheck.manifest.declarations import declaration_sites
+from featcheck.report import Fix
 from featcheck.rules import Detection
 from featcheck.suggest import FeatureSearch
 
@@ -38,7 +39,7 @@ class Explainer:
             f'default-features = false, features = ["{feature}"] }}'
         )
         declared = self._declared(cut)
-        goal = self.metadata.find(node.name, node.version)
+        goal = self._package(node)
         if cut is None or declared is None or goal is None:
             return f"enable the `{feature}` feature of {node.name} {node.version}, or {direct}"
         if declared.id == goal.id:
@@ -61,6 +62,37 @@ class Explainer:
             )
         return f"{declared.name} {declared.version} does not pass `{feature}` on: {direct}"
 
+    def describe_fix(
+        self, detection: Detection, cut: Cut, fix: Fix, alternatives: tuple[Fix, ...]
+    ) -> str:
+        """The fix in words, with why it works, and the first other kind of change."""
+        node, feature = detection.node, detection.feature
+        edit = fix.edits[0]
+        declared = self._declared(cut)
+        key = str(edit.declaration[-1])
+        where = " in [workspace.dependencies]" if edit.declaration[0] == "workspace" else ""
+        if edit.action == "add-dependency":
+            text = f"depend on {node.name} directly: {edit.describe()}"
+        elif edit.action == "remove-default-features":
+            text = f"remove `default-features = false` from {key}{where}"
+            if len(fix.edits) > 1:
+                text += " and from the `workspace = true` lines that repeat it"
+            if declared is not None and declared.name != node.name:
+                text += (
+                    f" ({declared.name} {declared.version} turns on {node.name}/{feature} "
+                    "through its defaults)"
+                )
+        else:
+            listed = ", ".join(f'"{f}"' for f in edit.features)
+            text = f"add {listed} to the features of {key}{where}"
+            if declared is not None and declared.name != node.name:
+                them = "them" if len(edit.features) > 1 else "it"
+                text += f" ({declared.name} {declared.version} passes {them} on to {node.name})"
+        other = next((a for a in alternatives if a.edits[0].action != edit.action), None)
+        if other is not None:
+            text += f", or {other.description}"
+        return text
+
     def chain(
         self,
         detection: Detection,
@@ -71,7 +103,7 @@ class Explainer:
     ) -> tuple[str, ...]:
         """The why chain, one line per link."""
         lines: list[str] = []
-        goal = self.metadata.find(detection.node.name, detection.node.version)
+        goal = self._package(detection.node)
         declared = self._declared(cut)
         if cut is not None and declared is not None and goal is not None:
             lines.extend(self._feature_path(cut, declared, goal, detection.feature))
@@ -84,7 +116,13 @@ class Explainer:
     def _declared(self, cut: Cut | None) -> PackageInfo | None:
         if cut is None:
             return None
-        return self.metadata.find(cut.dependency.name, cut.dependency.version)
+        return self._package(cut.dependency)
+
+    def _package(self, node: Node) -> PackageInfo | None:
+        """A node's package: by id, or by name and version for `cargo tree` text (no ids)."""
+        if node.package.id is not None:
+            return self.metadata.packages.get(node.package.id)
+        return self.metadata.find(node.name, node.version)
 
     def _feature_path(
         self, cut: Cut, declared: PackageInfo, goal: PackageInfo, feature: str
@@ -121,10 +159,12 @@ class Explainer:
                 *declaration.features,
                 *(["default"] if declaration.uses_default_features else []),
             ]
-            package = self.search.resolve(declaration)
-            if package is None:
-                continue
-            if not any(self.search.reaches((package.id, s), (goal.id, feature)) for s in starts):
+            resolved = self.search.declared(member.id, declaration.key, kind)
+            if not any(
+                self.search.reaches((package_id, s), (goal.id, feature))
+                for package_id in resolved
+                for s in starts
+            ):
                 continue
             sites = declaration_sites(manifest, kind, declaration.name, cfg)
             entry = sites[0].key_entry() if sites else None

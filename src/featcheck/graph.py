@@ -18,6 +18,9 @@ class PackageRef:
     version: str
     source: str | None = None
     """A local path or git URL as printed by `{p}`; None for registry packages."""
+    id: str | None = field(default=None, compare=False)
+    """cargo's package id when the graph came from metadata (None for saved tree text): what
+    every later step uses to find the package again, never name and version."""
 
     @property
     def is_local(self) -> bool:
@@ -30,13 +33,51 @@ class PackageRef:
         return f"{self.name} v{self.version}"
 
 
-@dataclass(frozen=True, order=True)
+@dataclass(frozen=True, eq=False)
 class Node:
-    """One compiled unit of a package: the same package built with other features is another."""
+    """One compiled unit of a package: the same package built with other features is another.
+
+    Nodes are compared, hashed and sorted millions of times (rules sort a build's nodes, the
+    fix search resolves many builds), so the identity is computed once, as a plain tuple.
+    """
 
     package: PackageRef
     features: frozenset[str]
     proc_macro: bool = False
+    _key: tuple[str, str, str, tuple[str, ...], bool] = field(init=False, repr=False, compare=False)
+    _hash: int = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        package = self.package
+        key = (
+            package.name,
+            package.version,
+            package.source or "",
+            tuple(sorted(self.features)),
+            self.proc_macro,
+        )
+        object.__setattr__(self, "_key", key)
+        object.__setattr__(self, "_hash", hash(key))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Node):
+            return NotImplemented
+        return self._hash == other._hash and self._key == other._key
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __lt__(self, other: Node) -> bool:
+        return self._key < other._key
+
+    def __le__(self, other: Node) -> bool:
+        return self._key <= other._key
+
+    def __gt__(self, other: Node) -> bool:
+        return self._key > other._key
+
+    def __ge__(self, other: Node) -> bool:
+        return self._key >= other._key
 
     @property
     def name(self) -> str:

@@ -47,10 +47,13 @@ class ManifestCache:
 
     def __init__(self) -> None:
         self._documents: dict[Path, ManifestDocument] = {}
+        self._resolved: dict[Path, Path] = {}
 
     def get(self, path: Path) -> ManifestDocument:
         """The parsed manifest at `path`."""
-        resolved = path.resolve()
+        resolved = self._resolved.get(path)
+        if resolved is None:
+            resolved = self._resolved[path] = path.resolve()
         if resolved not in self._documents:
             self._documents[resolved] = read_manifest(resolved)
         return self._documents[resolved]
@@ -141,9 +144,9 @@ class Locator:
         # Defaults stay on if any declaration on this edge keeps them.
         disables = all(not d.uses_default_features for d in declarations)
         manifest = self.manifests.get(owner.manifest_path)
-        root = self._workspace_root_manifest()
+        root = self.workspace_root_manifest()
         sites = declaration_sites(manifest, "normal", dependency.name, cfg, root)
-        sites = [s for s in sites if self._site_matches(s, root, dependency)] or sites
+        sites = [s for s in sites if self.site_matches(s, root, dependency)] or sites
         if not sites:
             return None
         sites.sort(key=lambda s: _line_of(s))
@@ -161,7 +164,7 @@ class Locator:
             return None
         return Cut(site, entry, dependency, owner, disables)
 
-    def _workspace_root_manifest(self) -> ManifestDocument | None:
+    def workspace_root_manifest(self) -> ManifestDocument | None:
         path = self.metadata.root / "Cargo.toml"
         return self.manifests.get(path) if path.is_file() else None
 
@@ -171,7 +174,7 @@ class Locator:
             return None
         return workspace_site(root, site.key)
 
-    def _site_matches(
+    def site_matches(
         self, site: DeclarationSite, root: ManifestDocument | None, dependency: Node
     ) -> bool:
         source = self._inherited(site, root) or site
@@ -200,6 +203,27 @@ class Locator:
     def inheriting_declaration(self, cut: Cut) -> Location | None:
         """The member's `burn = { workspace = true }` line, when the cut is inherited."""
         return self._declaration_of(cut.inheriting) if cut.inheriting is not None else None
+
+    def member_declarations(
+        self,
+        member: PackageInfo,
+        graph: DependencyGraph,
+        root: Node,
+        crate: Node,
+        cfg: TargetCfg | None,
+    ) -> tuple[Location, ...]:
+        """The member's own declarations of its dependencies on the way to `crate`."""
+        on_the_way = graph.ancestors(crate) | {crate}
+        manifest = self.manifests.get(member.manifest_path)
+        workspace = self.workspace_root_manifest()
+        found: list[Location] = []
+        for dependency in sorted(graph.dependencies(root) & on_the_way):
+            for site in declaration_sites(manifest, "normal", dependency.name, cfg, workspace):
+                if self.site_matches(site, workspace, dependency):
+                    location = self._declaration_of(site)
+                    if location is not None:
+                        found.append(location)
+        return tuple(found)
 
     def _declaration_of(self, site: DeclarationSite) -> Location | None:
         start = site.key_entry()

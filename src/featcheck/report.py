@@ -149,6 +149,9 @@ class Finding:
     inherited_by: Location | None = None
     """For a cut in `[workspace.dependencies]`: the member's own `workspace = true` declaration,
     where an inline suppression comment counts too."""
+    member_declarations: tuple[Location, ...] = ()
+    """The member's own declarations on the way to the crate (of the crate itself, or of the
+    dependency that brings it), where an inline suppression comment counts too."""
     confidence: str = "resolved"
     """`resolved`: from the resolved feature graph; `incomplete`: a --no-exec audit could not
     read packages that may turn the feature on (see `noexec.gaps`)."""

@@ -1,8 +1,10 @@
 """Which feature of a declared dependency would turn a missing backend feature on.
 
-Follows the real feature tables from `cargo metadata` (`f`, `dep:d`, `d/f`, `d?/f`, and the
-features and defaults each dependency declaration switches on), never a table of burn versions:
-burn 0.22 passes `rayon` through to burn-flex, burn 0.21 does not, and only the tables can say.
+Follows the real feature tables, read once by the resolver's index (`resolution/index.py`:
+`f`, `dep:d`, `d/f`, `d?/f` parsed by `resolution/values.py`, and what each declaration asks of
+the package it resolved to), never a table of burn versions: burn 0.22 passes `rayon` through
+to burn-flex, burn 0.21 does not, and only the tables can say. A dependency is followed along
+the edge the resolve holds for it, so the package reached is the one cargo picked.
 """
 
 from __future__ import annotations
@@ -10,9 +12,10 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterator
 
-from featcheck.cargo import semver
-from featcheck.cargo.metadata import DependencyDeclaration, PackageInfo, WorkspaceMetadata
+from featcheck.cargo.metadata import PackageInfo
 from featcheck.graph import shortest_path
+from featcheck.resolution.index import DEV, NORMAL, PackageIndex
+from featcheck.resolution.values import DEP, FEATURE, FeatureValue
 
 _State = tuple[str, str]  # (package id, feature)
 
@@ -20,54 +23,43 @@ _State = tuple[str, str]  # (package id, feature)
 class FeatureSearch:
     """Reachability over the feature tables of every package in the resolve."""
 
-    def __init__(self, metadata: WorkspaceMetadata) -> None:
-        self.metadata = metadata
-        self._by_name: dict[str, list[PackageInfo]] = {}
-        for package in metadata.packages.values():
-            self._by_name.setdefault(package.name, []).append(package)
+    def __init__(self, index: PackageIndex) -> None:
+        self.index = index
+        self._enabling: dict[tuple[str, str, str], list[str]] = {}
 
-    def resolve(self, declaration: DependencyDeclaration) -> PackageInfo | None:
-        """The package a declaration resolves to (the newest matching version in the resolve)."""
-        candidates = [
-            p
-            for p in self._by_name.get(declaration.name, [])
-            if semver.matches(declaration.req, p.version)
-        ]
-        return max(
-            candidates, key=lambda p: semver.parse_version(p.version) or (0, 0, 0, 0), default=None
-        )
+    def declared(self, package_id: str, key: str, kind: str) -> list[str]:
+        """Ids of the packages `package_id`'s `kind` declaration `key` resolved to."""
+        wanted = {"normal": NORMAL, "dev": DEV}.get(kind, 2)
+        position = self.index.by_id.get(package_id)
+        if position is None:
+            return []
+        edges = self.index.packages[position].edges
+        found = {e.dep for e in edges if e.kind == wanted and e.name_in_toml == key}
+        return [self.index.packages[dep].id for dep in sorted(found)]
 
-    def _declarations(self, package: PackageInfo, key: str) -> list[DependencyDeclaration]:
-        return [d for d in package.dependencies if d.kind == "normal" and d.key == key]
+    def _value(self, position: int, value: FeatureValue) -> Iterator[tuple[int, str]]:
+        """States a feature value of the package at `position` switches on."""
+        if value.kind == FEATURE:
+            yield position, value.name
+            return
+        if value.kind == DEP or not value.weak:
+            yield from self._activate(position, value.name)
+        if value.kind != DEP:
+            for edge in self.index.packages[position].edges:
+                if edge.kind == NORMAL and edge.name_in_toml == value.name:
+                    yield edge.dep, value.dep_feature
 
-    def _activate(self, package: PackageInfo, key: str) -> Iterator[_State]:
-        """States switched on when `package` turns on its dependency `key`."""
-        for declaration in self._declarations(package, key):
-            dependency = self.resolve(declaration)
-            if dependency is None:
-                continue
-            if declaration.uses_default_features:
-                yield dependency.id, "default"
-            for feature in declaration.features:
-                yield dependency.id, feature
+    def _activate(self, position: int, key: str) -> Iterator[tuple[int, str]]:
+        """States switched on when the package turns on its dependency `key`."""
+        for edge in self.index.packages[position].edges:
+            if edge.kind == NORMAL and edge.name_in_toml == key:
+                for value in edge.requested:
+                    yield from self._value(edge.dep, value)
 
-    def _expand(self, state: _State) -> Iterator[_State]:
-        package = self.metadata.packages[state[0]]
-        for item in package.features.get(state[1], ()):
-            if item.startswith("dep:"):
-                yield from self._activate(package, item[4:])
-            elif "/" in item:
-                key, feature = item.split("/", 1)
-                weak = key.endswith("?")
-                key = key.rstrip("?")
-                if not weak:
-                    yield from self._activate(package, key)
-                for declaration in self._declarations(package, key):
-                    dependency = self.resolve(declaration)
-                    if dependency is not None:
-                        yield dependency.id, feature
-            else:
-                yield package.id, item
+    def _expand(self, state: tuple[int, str]) -> Iterator[tuple[int, str]]:
+        position, feature = state
+        for value in self.index.packages[position].features.get(feature, ()):
+            yield from self._value(position, value)
 
     def chain(self, start: _State, goal: _State) -> list[_State] | None:
         """The shortest chain of features from `start` to `goal`, both included, or None.
@@ -75,10 +67,15 @@ class FeatureSearch:
         Weak `dep?/feature` entries are followed as if the dependency were on: the chain says
         how the feature *would* arrive, which is what a user needs to see.
         """
-        packages = self.metadata.packages
-        return shortest_path(
-            start, goal, lambda state: [s for s in self._expand(state) if s[0] in packages]
+        by_id, packages = self.index.by_id, self.index.packages
+        if start[0] not in by_id or goal[0] not in by_id:
+            return None
+        found = shortest_path(
+            (by_id[start[0]], start[1]), (by_id[goal[0]], goal[1]), lambda s: list(self._expand(s))
         )
+        if found is None:
+            return None
+        return [(packages[position].id, feature) for position, feature in found]
 
     def reaches(self, start: _State, goal: _State) -> bool:
         """True when switching on `start` switches on `goal`."""
@@ -86,12 +83,12 @@ class FeatureSearch:
 
     def describe(self, chain: list[_State]) -> str:
         """`burn default → burn-core/default → … → burn-flex/rayon`, naming each package once."""
-        packages = self.metadata.packages
+        packages, by_id = self.index.packages, self.index.by_id
         first_package, first_feature = chain[0]
-        parts = [f"{packages[first_package].name} {first_feature}"]
+        parts = [f"{packages[by_id[first_package]].ref.name} {first_feature}"]
         for (previous, _), (package_id, feature) in itertools.pairwise(chain):
             # A feature of the same package needs no package name again.
-            name = "" if package_id == previous else f"{packages[package_id].name}/"
+            name = "" if package_id == previous else f"{packages[by_id[package_id]].ref.name}/"
             parts.append(name + feature)
         return " → ".join(parts)
 
@@ -104,6 +101,10 @@ class FeatureSearch:
         there by switching on `default` themselves (burn's `doc`) are left out: they are the
         defaults under another name, and advice to turn on `doc` would mislead.
         """
+        key = (declared.id, goal_package.id, goal_feature)
+        known = self._enabling.get(key)
+        if known is not None:
+            return known
         goal = (goal_package.id, goal_feature)
         defaults = (declared.id, "default")
         found = [
@@ -112,4 +113,6 @@ class FeatureSearch:
             if self.reaches((declared.id, f), goal)
             and (f == "default" or not self.reaches((declared.id, f), defaults))
         ]
-        return sorted(found, key=lambda f: (f != goal_feature, f == "default", len(f), f))
+        found.sort(key=lambda f: (f != goal_feature, f == "default", len(f), f))
+        self._enabling[key] = found
+        return found

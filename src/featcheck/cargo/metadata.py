@@ -9,9 +9,12 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from featcheck.errors import FeatcheckError
+
+if TYPE_CHECKING:
+    from featcheck.resolution.index import PackageIndex
 
 _FINAL_ARTIFACTS = frozenset({"bin", "cdylib", "staticlib"})
 """Target kinds that are built for someone to run or load, not to depend on."""
@@ -78,6 +81,9 @@ class WorkspaceMetadata:
     """Packages whose manifests a `--no-exec` audit could not read (id -> why): they are in
     `packages` with no features or declarations, and `noexec.gaps` says what they may change.
     Always empty when cargo produced the data."""
+    index: PackageIndex | None = field(default=None, repr=False, compare=False)
+    """The same document indexed for the resolver (feature tables parsed, declarations bound
+    to resolved edges): made once, here, so that nothing reads the document a second time."""
 
     def find(self, name: str, version: str) -> PackageInfo | None:
         """The package with this name and version, if metadata lists it."""
@@ -131,6 +137,10 @@ def metadata_from_document(data: Any) -> WorkspaceMetadata:
     try:
         packages = {p["id"]: _package(p) for p in data["packages"]}
         members = tuple(packages[i] for i in data["workspace_members"])
-        return WorkspaceMetadata(Path(data["workspace_root"]), members, packages, data)
+        from featcheck.resolution.index import build_index  # resolution imports this module
+
+        index = build_index(data)
+        root = Path(data["workspace_root"])
+        return WorkspaceMetadata(root, members, packages, data, index=index)
     except (ValueError, KeyError, TypeError) as error:
         raise FeatcheckError(f"cargo metadata printed something unexpected ({error})") from None

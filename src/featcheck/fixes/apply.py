@@ -8,6 +8,7 @@ present are not added twice.
 from __future__ import annotations
 
 import difflib
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -50,14 +51,21 @@ def _narrowed(text: str, edit: Edit) -> Edit | None:
 
 def plan_changes(findings: list[Finding]) -> list[FileChange]:
     """The changes the safe fixes of `findings` make, one per file, in finding order."""
+    return plan_edits(
+        edit
+        for finding in findings
+        if finding.fix is not None and finding.fix.safe
+        for edit in finding.fix.edits
+    )
+
+
+def plan_edits(all_edits: Iterable[Edit]) -> list[FileChange]:
+    """The changes `all_edits` make, one per file, each edit on what the previous ones left."""
     edits: dict[Path, list[Edit]] = {}
-    for finding in findings:
-        if finding.fix is None or not finding.fix.safe:
-            continue
-        for edit in finding.fix.edits:
-            queue = edits.setdefault(edit.manifest, [])
-            if edit not in queue:
-                queue.append(edit)
+    for edit in all_edits:
+        queue = edits.setdefault(edit.manifest, [])
+        if edit not in queue:
+            queue.append(edit)
     changes: list[FileChange] = []
     for path, queue in edits.items():
         try:

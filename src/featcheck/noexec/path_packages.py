@@ -5,6 +5,7 @@ read only inside the workspace root; cargo's refusal of path-dependency cycles.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -68,7 +69,10 @@ def walk_path_packages(layout: WorkspaceLayout) -> PathPackages:
                 continue
             if decl["kind"] != "dev" and target not in edges:
                 edges.append(target)
-            if target not in found.members and not layout.is_excluded(target):
+            # Only a `[workspace]` table makes path dependencies under the root members; a
+            # package without one is a workspace of itself alone.
+            joins = isinstance(layout.root_data.get("workspace"), Mapping)
+            if joins and target not in found.members and not layout.is_excluded(target):
                 found.members.append(target)
             pending.append((target, directory))
     return found

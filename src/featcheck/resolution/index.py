@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import PurePath
 from typing import Any, NamedTuple
 from urllib.parse import unquote, urlparse
 from urllib.request import url2pathname
@@ -54,6 +55,9 @@ class Package:
     features: dict[str, tuple[FeatureValue, ...]]
     edges: tuple[Edge, ...]
     edition: str
+    unresolved: frozenset[str] = frozenset()
+    """Keys of normal and build dependencies the resolve holds no package for: optional ones
+    nothing in the workspace turns on, so Cargo.lock does not know which version they get."""
 
 
 @dataclass
@@ -90,8 +94,46 @@ def display_source(package: Mapping[str, Any]) -> str | None:
 def _package_shell(index: int, raw: Mapping[str, Any]) -> Package:
     kinds = {kind for target in raw.get("targets", ()) for kind in target.get("kind", ())}
     features = {name: parse_feature_values(values) for name, values in raw["features"].items()}
-    ref = PackageRef(raw["name"], raw["version"], display_source(raw))
+    ref = PackageRef(raw["name"], raw["version"], display_source(raw), raw["id"])
     return Package(index, raw["id"], ref, "proc-macro" in kinds, features, (), raw["edition"])
+
+
+def _edge(decl: Mapping[str, Any], target: Package) -> Edge:
+    requested = parse_feature_values(decl.get("features", ()))
+    if decl.get("uses_default_features", True) and "default" in target.features:
+        requested += (_DEFAULT,)
+    return Edge(
+        dep=target.index,
+        name_in_toml=decl.get("rename") or decl["name"],
+        kind=_KINDS[decl.get("kind")],
+        platform=decl.get("target"),
+        optional=bool(decl.get("optional", False)),
+        requested=requested,
+    )
+
+
+def _path_edges_without_library(
+    declarations: list[Mapping[str, Any]],
+    edges: list[Edge],
+    by_directory: Mapping[tuple[str, str], int],
+    packages: list[Package],
+) -> list[Edge]:
+    """Edges to path packages that have no lib target, which metadata's resolve leaves out.
+
+    cargo warns ("ignoring invalid dependency ... which is missing a lib target") and links
+    nothing, but the package stays in the feature resolution: what it and its dependencies ask
+    for still unifies, and `cargo tree` draws the edge.
+    """
+    named = {edge.name_in_toml for edge in edges}
+    found: list[Edge] = []
+    for decl in declarations:
+        path = decl.get("path")
+        if path is None or (decl.get("rename") or decl["name"]) in named:
+            continue
+        position = by_directory.get((str(decl["name"]), str(PurePath(path))))
+        if position is not None:
+            found.append(_edge(decl, packages[position]))
+    return found
 
 
 def build_index(metadata: Mapping[str, Any]) -> PackageIndex:
@@ -100,6 +142,11 @@ def build_index(metadata: Mapping[str, Any]) -> PackageIndex:
     by_id = {package_id: i for i, package_id in enumerate(raw_packages)}
     packages = [_package_shell(i, raw) for i, raw in enumerate(raw_packages.values())]
     resolve = metadata.get("resolve") or {"nodes": []}
+    by_directory = {
+        (str(raw["name"]), str(PurePath(raw["manifest_path"]).parent)): by_id[package_id]
+        for package_id, raw in raw_packages.items()
+        if raw.get("source") is None
+    }
     for node in resolve["nodes"]:
         parent = packages[by_id[node["id"]]]
         declarations = raw_packages[node["id"]]["dependencies"]
@@ -109,19 +156,10 @@ def build_index(metadata: Mapping[str, Any]) -> PackageIndex:
             dependency = raw_packages[dep_id]
             target = packages[by_id[dep_id]]
             for decl in declarations_for_edge(declarations, dependency, listed.get(dep_id)):
-                requested = parse_feature_values(decl.get("features", ()))
-                if decl.get("uses_default_features", True) and "default" in target.features:
-                    requested += (_DEFAULT,)
-                edges.append(
-                    Edge(
-                        dep=target.index,
-                        name_in_toml=decl.get("rename") or decl["name"],
-                        kind=_KINDS[decl.get("kind")],
-                        platform=decl.get("target"),
-                        optional=bool(decl.get("optional", False)),
-                        requested=requested,
-                    )
-                )
+                edges.append(_edge(decl, target))
+        edges += _path_edges_without_library(declarations, edges, by_directory, packages)
         parent.edges = tuple(edges)
+        declared = {d.get("rename") or d["name"] for d in declarations if d.get("kind") != "dev"}
+        parent.unresolved = frozenset(declared - {edge.name_in_toml for edge in edges})
     members = tuple(metadata.get("workspace_members", ()))
     return PackageIndex(packages, by_id, str(metadata.get("workspace_root", "")), members)

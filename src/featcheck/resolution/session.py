@@ -42,20 +42,43 @@ class _Below:
     walks: dict[tuple[int, ...], Edges]
 
 
-class TargetSession:
-    """Resolves members one by one on one target, reusing what lies below them."""
+SharedBelow = dict[frozenset[Seed], _Below]
+"""Resolutions below members, shared between sessions over models that differ only in
+packages none of them holds (a fix's edits)."""
 
-    def __init__(self, context: BuildContext) -> None:
+
+class TargetSession:
+    """Resolves members one by one on one target, reusing what lies below them.
+
+    `shared` and `edited` let sessions over edited copies of one model (counterfactual fixes)
+    reuse each other's work: a resolution below the members that holds none of the `edited`
+    packages follows only edges the edits left alone, so it is the same in every copy.
+    """
+
+    def __init__(
+        self,
+        context: BuildContext,
+        shared: SharedBelow | None = None,
+        edited: frozenset[int] = frozenset(),
+    ) -> None:
         self.context = context
-        self._below: dict[frozenset[Seed], _Below] = {}
+        self._below: SharedBelow = {}
+        self._shared_below = shared
+        self._edited = edited
 
     def _shared(self, seeds: frozenset[Seed]) -> _Below:
         below = self._below.get(seeds)
+        if below is None and self._shared_below is not None:
+            known = self._shared_below.get(seeds)
+            if known is not None and known.packages.isdisjoint(self._edited):
+                below = self._below[seeds] = known
         if below is None:
             state = resolve_below(self.context, seeds)
             packages = frozenset(key >> 1 for key in state.features)
             builder = GraphBuilder(self.context, state)
             below = self._below[seeds] = _Below(state, packages, builder, {})
+            if self._shared_below is not None and packages.isdisjoint(self._edited):
+                self._shared_below.setdefault(seeds, below)
         return below
 
     def graph(

@@ -1,0 +1,155 @@
+"""Ask the resolver "what if": resolve members again with edited declarations, in memory.
+
+A candidate fix is a handful of edits to dependency declarations. Each edit only ever adds to
+what a declaration asks of the package it names (features, or `default` when
+`default-features = false` goes), or adds a declaration, so it can be applied to the resolver's
+model directly: the edges of the declaring packages get the extra feature values, and cargo's
+feature resolver runs again over the edited model. featcheck's resolver is proven equal to
+`cargo tree -e normal -p MEMBER --target T` (tests/test_resolver_*.py), so this answers what cargo
+would build after the edit without copying the workspace or starting cargo.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+
+from featcheck.cargo.cfg import TargetCfg
+from featcheck.featureset import DEFAULT, FeatureSelection
+from featcheck.graph import DependencyGraph
+from featcheck.resolution.context import BuildContext
+from featcheck.resolution.index import NORMAL, Edge, PackageIndex
+from featcheck.resolution.session import SharedBelow, TargetSession
+from featcheck.resolution.values import FEATURE, FeatureValue, parse_feature_values
+
+_DEFAULT_VALUE = FeatureValue(FEATURE, "default")
+
+
+@dataclass(frozen=True)
+class MoreFeatures:
+    """A declaration asks for more: `features` added, or `default` once defaults stay on."""
+
+    package: int
+    """Index of the declaring package."""
+    key: str
+    """The dependency's key in the manifest (the rename, if any)."""
+    kind: int
+    platform: str | None
+    """The `[target.X]` table it sits in; None for the plain tables."""
+    features: tuple[str, ...] = ()
+    defaults: bool = False
+    """True when the edit removes `default-features = false`."""
+
+
+@dataclass(frozen=True)
+class NewDependency:
+    """A new `[dependencies]` entry of `package` on the package `dep`."""
+
+    package: int
+    dep: int
+    key: str
+    features: tuple[str, ...]
+
+
+ModelEdit = MoreFeatures | NewDependency
+
+
+def _edited_edges(
+    index: PackageIndex, package: int, edits: Sequence[ModelEdit]
+) -> tuple[Edge, ...]:
+    edges = list(index.packages[package].edges)
+    for edit in edits:
+        if isinstance(edit, NewDependency):
+            requested = parse_feature_values(edit.features)
+            edges.append(Edge(edit.dep, edit.key, NORMAL, None, False, requested))
+            continue
+        for position, edge in enumerate(edges):
+            if (edge.name_in_toml, edge.kind, edge.platform) != (
+                edit.key,
+                edit.kind,
+                edit.platform,
+            ):
+                continue
+            added = parse_feature_values(edit.features)
+            if edit.defaults and "default" in index.packages[edge.dep].features:
+                added += (_DEFAULT_VALUE,)
+            edges[position] = edge._replace(requested=edge.requested + added)
+    return tuple(edges)
+
+
+def edited_index(index: PackageIndex, edits: Iterable[ModelEdit]) -> PackageIndex:
+    """A copy of `index` with `edits` made; packages no edit touches are shared."""
+    by_package: dict[int, list[ModelEdit]] = {}
+    for edit in edits:
+        by_package.setdefault(edit.package, []).append(edit)
+    packages = list(index.packages)
+    for position, package_edits in by_package.items():
+        edges = _edited_edges(index, position, package_edits)
+        packages[position] = replace(packages[position], edges=edges)
+    return PackageIndex(packages, index.by_id, index.workspace_root, index.members)
+
+
+@dataclass
+class WhatIf:
+    """Resolves members of one workspace again under edits, sharing work between members."""
+
+    index: PackageIndex
+    cfgs: dict[str, TargetCfg]
+    """The cfg of each audited target triple."""
+    host: TargetCfg
+    resolver: int
+    current: int | None
+    """The package cargo runs for (matters for resolver 1 only), as in `resolve_builds`."""
+
+    def __post_init__(self) -> None:
+        self._sessions: dict[tuple[frozenset[ModelEdit], str], TargetSession] = {}
+        self._graphs: dict[
+            tuple[frozenset[ModelEdit], str, int, FeatureSelection], DependencyGraph
+        ] = {}
+        self._below: dict[str, SharedBelow] = {}
+
+    def unresolved(self, graph: DependencyGraph) -> list[str]:
+        """Dependencies a (counterfactual) build turns on that the resolve holds no package for,
+        as `package/dependency`: cargo would first have to pick their versions, so the
+        resolution in memory cannot say what they bring."""
+        found: list[str] = []
+        for node in graph.nodes():
+            position = self.index.by_id.get(node.package.id or "")
+            if position is None:
+                continue
+            package = self.index.packages[position]
+            if not package.unresolved:
+                continue
+            for feature in node.features:
+                for value in package.features.get(feature, ()):
+                    if (
+                        value.kind != FEATURE
+                        and not value.weak
+                        and value.name in package.unresolved
+                    ):
+                        found.append(f"{package.ref.name}/{value.name}")
+        return sorted(set(found))
+
+    def graph(
+        self,
+        edits: frozenset[ModelEdit],
+        member: int,
+        target: str,
+        selection: FeatureSelection = DEFAULT,
+    ) -> DependencyGraph:
+        """What `cargo build -p MEMBER --target TARGET` (with `selection`'s feature flags)
+        would get with `edits` made."""
+        key = (edits, target, member, selection)
+        found = self._graphs.get(key)
+        if found is None:
+            session = self._sessions.get((edits, target))
+            if session is None:
+                context = BuildContext(
+                    edited_index(self.index, edits), self.cfgs[target], self.host, self.resolver
+                )
+                edited = frozenset(edit.package for edit in edits)
+                shared = self._below.setdefault(target, {})
+                session = TargetSession(context, shared, edited)
+                self._sessions[(edits, target)] = session
+            found = self._graphs[key] = session.graph(member, self.current, selection)
+        return found

@@ -1,0 +1,514 @@
+"""Find the declaration whose change delivers a missing feature, by resolving the change.
+
+A declaration is *the cut* only if changing it makes cargo's resolution deliver the feature, so
+every candidate is tried: on each declaration between the member and the crate (the member's
+manifest, `[workspace.dependencies]`, the manifests of path dependencies), drop
+`default-features = false`, add the feature that passes the missing one through, add the
+feature where the crate itself is declared, and only then depend on the crate directly. Each
+candidate is resolved in memory (`counterfactual.WhatIf`) and kept when no finding of the same
+crate is left for the member. Of those, the first wins in this order:
+
+1. the member's own declaration, of the crate or of its closest declared ancestor, before
+   declarations further away (a path library's manifest), and any of them before a new
+   dependency;
+2. the edit that clears the same finding for the most members (usually the workspace entry);
+3. the edit written where `default-features = false` really cuts (the workspace entry rather
+   than a `workspace = true` line), then the smallest edit.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from itertools import groupby
+from pathlib import Path
+
+from featcheck.cargo import semver
+from featcheck.cargo.cfg import TargetCfg
+from featcheck.cargo.metadata import PackageInfo, WorkspaceMetadata
+from featcheck.featureset import DEFAULT, FeatureSelection
+from featcheck.fixes.counterfactual import ModelEdit, MoreFeatures, NewDependency, WhatIf
+from featcheck.graph import DependencyGraph, Node, PackageRef
+from featcheck.locate import Cut, Locator
+from featcheck.manifest.declarations import DeclarationSite, declaration_sites, workspace_site
+from featcheck.report import Action, Edit, Fix
+from featcheck.resolution.index import BUILD, DEV, NORMAL
+from featcheck.suggest import FeatureSearch
+
+_TABLE_KINDS = {
+    "dependencies": NORMAL,
+    "dev-dependencies": DEV,
+    "dev_dependencies": DEV,
+    "build-dependencies": BUILD,
+    "build_dependencies": BUILD,
+}
+_REMOVING_DEFAULTS_SIZE = 1000
+"""Dropping `default-features = false` turns on every default: larger than any feature list."""
+
+StillFlagged = Callable[[PackageInfo, str, DependencyGraph, PackageRef], bool]
+"""Whether a member's rules still flag the package in a (counterfactual) build of it."""
+
+
+@dataclass(frozen=True, eq=False)
+class Candidate:
+    """One candidate fix: its edits, the same edits in the resolver's model, and its rank."""
+
+    edits: tuple[Edit, ...]
+    model: frozenset[MoreFeatures | NewDependency]
+    proximity: tuple[int, int, int]
+    """(new dependency, how far the declaring package is from the member, how far the
+    declared package is from the crate): smaller is nearer."""
+    written_at_cut: bool
+    """The edit goes where `default-features = false` takes effect, or into the workspace
+    entry every `workspace = true` line inherits."""
+    size: int
+    cut: Cut
+    """The declaration the finding points at when this candidate wins."""
+    touches: frozenset[PackageRef]
+    """Packages whose declarations change: only builds holding one can change."""
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What the search found for one finding."""
+
+    cut: Cut | None
+    fix: Fix | None
+    alternatives: tuple[Fix, ...]
+    pending: Candidate | None = None
+    """When nothing is confirmed in memory: the best candidate that turns on dependencies
+    Cargo.lock lacks, for cargo to confirm (`overlay.py`)."""
+
+
+def _kind_and_platform(site: DeclarationSite) -> tuple[int, str | None]:
+    platform = str(site.path[1]) if site.path[0] == "target" else None
+    return _TABLE_KINDS.get(str(site.path[-2]), NORMAL), platform
+
+
+def _family(name: str) -> str:
+    return name.replace("_", "-").split("-", 1)[0]
+
+
+def _distances_to(graph: DependencyGraph, goal: Node) -> dict[Node, int]:
+    """Edges from each ancestor of `goal` down to it (0 for `goal` itself)."""
+    dependents = graph.dependents_map()
+    distance = {goal: 0}
+    queue = deque([goal])
+    while queue:
+        node = queue.popleft()
+        for dependent in dependents.get(node, ()):
+            if dependent not in distance:
+                distance[dependent] = distance[node] + 1
+                queue.append(dependent)
+    return distance
+
+
+@dataclass
+class FixSearch:
+    """Candidate fixes for the findings of one audit, confirmed by resolution in memory."""
+
+    metadata: WorkspaceMetadata
+    locator: Locator
+    search: FeatureSearch
+    what_if: WhatIf
+    builds: dict[tuple[str, str, FeatureSelection], DependencyGraph]
+    """Every audited (member id, target, configuration) build as resolved without edits."""
+    still_flagged: StillFlagged
+
+    def __post_init__(self) -> None:
+        self._ids = {package.ref: package.id for package in self.what_if.index.packages}
+        self._cleared: dict[
+            tuple[frozenset[ModelEdit], str, str, PackageRef, FeatureSelection], bool
+        ] = {}
+        self._selection: FeatureSelection = DEFAULT
+        self._inheriting: dict[tuple[Path, str], list[tuple[PackageInfo, DeclarationSite]]] = {}
+
+    def find(
+        self,
+        member: PackageInfo,
+        target: str,
+        selection: FeatureSelection,
+        cfg: TargetCfg,
+        backend: Node,
+        wanted: tuple[str, ...],
+        affected: Sequence[PackageInfo],
+    ) -> Outcome:
+        """The best confirmed fix for `backend` missing `wanted` in `member`'s build, with the
+        other candidates as alternatives; `affected` are the members with the same finding."""
+        self._selection = selection
+        graph = self.builds[(member.id, target, selection)]
+        candidates = _unique(self._candidates(member, cfg, graph, backend, wanted))
+        candidates.sort(key=lambda c: c.proximity)
+        evaluated: dict[Candidate, bool] = {}
+        unsure: dict[Candidate, list[str]] = {}
+        chosen: Candidate | None = None
+        for _, group in groupby(candidates, key=lambda c: c.proximity):
+            confirmed = []
+            for candidate in group:
+                position = self.what_if.index.by_id[member.id]
+                edited = self.what_if.graph(candidate.model, position, target, selection)
+                cleared = self._clears(candidate, member, target, backend.package)
+                needs = self.what_if.unresolved(edited)
+                if needs and cleared:
+                    # The packages cargo would add can only add features: what is cleared
+                    # without them stays cleared, but only cargo can say it resolves.
+                    unsure[candidate] = needs
+                    continue
+                evaluated[candidate] = cleared
+                if cleared:
+                    confirmed.append(candidate)
+            if confirmed:
+                chosen = min(
+                    confirmed,
+                    key=lambda c: (
+                        -self._coverage(c, affected, target, backend.package),
+                        not c.written_at_cut,
+                        c.size,
+                    ),
+                )
+                break
+        # Candidates the resolution showed to leave the finding behind are no fixes at all.
+        alternatives = tuple(
+            Fix(c.edits, confirmed=evaluated.get(c, False), note=_unsure(unsure.get(c)))
+            for c in candidates
+            if c is not chosen and evaluated.get(c) is not False
+        )
+        if chosen is None:
+            pending = next((c for c in candidates if c in unsure), None)
+            return Outcome(None, None, alternatives, pending)
+        fix = Fix(chosen.edits, confirmed=True, safe=True)
+        return Outcome(chosen.cut, fix, alternatives)
+
+    def _clears(
+        self, candidate: Candidate, member: PackageInfo, target: str, package: PackageRef
+    ) -> bool:
+        selection = self._selection
+        key = (candidate.model, member.id, target, package, selection)
+        known = self._cleared.get(key)
+        if known is None:
+            position = self.what_if.index.by_id[member.id]
+            graph = self.what_if.graph(candidate.model, position, target, selection)
+            known = self._cleared[key] = not self.still_flagged(member, target, graph, package)
+        return known
+
+    def _coverage(
+        self,
+        candidate: Candidate,
+        affected: Sequence[PackageInfo],
+        target: str,
+        package: PackageRef,
+    ) -> int:
+        """How many of the affected members this candidate clears."""
+        count = 0
+        for other in affected:
+            graph = self.builds.get((other.id, target, self._selection))
+            if graph is None:
+                continue
+            if not any(n.package in candidate.touches for n in graph.nodes()):
+                continue  # nothing this build resolves is edited
+            count += self._clears(candidate, other, target, package)
+        return count
+
+    # -- enumeration ---------------------------------------------------------------------
+
+    def _candidates(
+        self,
+        member: PackageInfo,
+        cfg: TargetCfg,
+        graph: DependencyGraph,
+        backend: Node,
+        wanted: tuple[str, ...],
+    ) -> Iterator[Candidate]:
+        root = next(graph.nodes())
+        distance = _distances_to(graph, backend)
+        for owner_node, depth in self._local_owners(graph, root, distance):
+            owner = self._package(owner_node)
+            if owner is None:
+                continue
+            for declared in sorted(graph.dependencies(owner_node)):
+                if declared not in distance:
+                    continue
+                proximity = (0, depth, distance[declared])
+                yield from self._declaration_candidates(
+                    owner, declared, proximity, backend, wanted, cfg
+                )
+        anchor = self.anchor(member, cfg, graph, backend)
+        if anchor is not None:
+            new = self._new_dependency(member, backend, wanted, anchor)
+            if new is not None:
+                yield new
+
+    def anchor(
+        self, member: PackageInfo, cfg: TargetCfg, graph: DependencyGraph, backend: Node
+    ) -> Cut | None:
+        """The member's own declaration nearest to the crate: where a finding points when the
+        fix is a new dependency, or when no fix is found."""
+        distance = _distances_to(graph, backend)
+        root = next(graph.nodes())
+        root_doc = self.locator.workspace_root_manifest()
+        manifest = self.locator.manifests.get(member.manifest_path)
+        for declared in sorted(graph.dependencies(root), key=lambda n: (distance.get(n, -1), n)):
+            if declared not in distance:
+                continue
+            for site in declaration_sites(manifest, "normal", declared.name, cfg, root_doc):
+                if not self.locator.site_matches(site, root_doc, declared):
+                    continue
+                inherited = (
+                    workspace_site(root_doc, site.key)
+                    if site.inherits and root_doc is not None
+                    else None
+                )
+                where = (
+                    inherited if inherited is not None and inherited.disables_defaults() else site
+                )
+                cut_here = where.disables_defaults() and (where is inherited or not where.inherits)
+                written = where.default_features_entry() if cut_here else None
+                entry = written[1] if written is not None else where.key_entry()
+                if entry is None:
+                    continue
+                return Cut(
+                    where,
+                    entry,
+                    declared,
+                    member,
+                    cut_here,
+                    inheriting=site if where is inherited else None,
+                )
+        return None
+
+    def _local_owners(
+        self, graph: DependencyGraph, root: Node, distance: dict[Node, int]
+    ) -> list[tuple[Node, int]]:
+        """Path packages on the way to the crate with their distance from the member."""
+        found: list[tuple[Node, int]] = []
+        depth = {root: 0}
+        queue = deque([root])
+        while queue:
+            node = queue.popleft()
+            if node.package.is_local:
+                found.append((node, depth[node]))
+            for dependency in sorted(graph.dependencies(node)):
+                if dependency in distance and dependency not in depth:
+                    depth[dependency] = depth[node] + 1
+                    queue.append(dependency)
+        return found
+
+    def _package(self, node: Node) -> PackageInfo | None:
+        """The package of a node: by its id, or (saved or `cargo tree` text carries none) by
+        the printed identity, which the resolver's model gives every package exactly once."""
+        package_id = node.package.id or self._ids.get(node.package)
+        return self.metadata.packages.get(package_id) if package_id is not None else None
+
+    def _declaration_candidates(
+        self,
+        owner: PackageInfo,
+        declared: Node,
+        proximity: tuple[int, int, int],
+        backend: Node,
+        wanted: tuple[str, ...],
+        cfg: TargetCfg,
+    ) -> Iterator[Candidate]:
+        declared_info = self._package(declared)
+        goal = self._package(backend)
+        if declared_info is None or goal is None:
+            return
+        root_doc = self.locator.workspace_root_manifest()
+        manifest = self.locator.manifests.get(owner.manifest_path)
+        sites = [
+            s
+            for s in declaration_sites(manifest, "normal", declared.name, cfg, root_doc)
+            if self.locator.site_matches(s, root_doc, declared)
+        ]
+        defaults_off = not any(
+            d.uses_default_features
+            for d in owner.dependencies
+            if d.kind == "normal"
+            and d.name == declared.name
+            and (d.path is not None or semver.matches(d.req, declared.version))
+        )
+        feature_sets = self._feature_sets(declared, declared_info, backend, goal, wanted)
+        for site in sites:
+            inherited = (
+                workspace_site(root_doc, site.key)
+                if site.inherits and root_doc is not None
+                else None
+            )
+            editable = [s for s in (inherited, site) if s is not None]
+            for features in feature_sets:
+                for where in editable:
+                    yield self._candidate(
+                        owner, declared, where, site, "add-features", features, proximity
+                    )
+            removable = inherited if inherited is not None else site
+            if (
+                defaults_off
+                and removable.disables_defaults()
+                and "default" in declared_info.features
+            ):
+                yield self._candidate(
+                    owner, declared, removable, site, "remove-default-features", (), proximity
+                )
+
+    def _feature_sets(
+        self,
+        declared: Node,
+        declared_info: PackageInfo,
+        backend: Node,
+        goal: PackageInfo,
+        wanted: tuple[str, ...],
+    ) -> list[tuple[str, ...]]:
+        """Features to add to a declaration of `declared`: all wanted ones, then the first."""
+        if declared.package == backend.package:
+            return [wanted]
+        chosen: list[str] = []
+        for feature in wanted:
+            options = [
+                f
+                for f in self.search.enabling_features(declared_info, goal, feature)
+                if f != "default" and f not in declared.features
+            ]
+            if not options:
+                if feature == wanted[0]:
+                    return []
+                continue
+            chosen.append(options[0])
+        everything = tuple(dict.fromkeys(chosen))
+        first = everything[:1]
+        return [everything] if everything == first else [everything, first]
+
+    def _candidate(
+        self,
+        owner: PackageInfo,
+        declared: Node,
+        where: DeclarationSite,
+        site: DeclarationSite,
+        action: Action,
+        features: tuple[str, ...],
+        proximity: tuple[int, int, int],
+    ) -> Candidate:
+        removing = action == "remove-default-features"
+        in_workspace_entry = where is not site
+        model: list[MoreFeatures | NewDependency] = []
+        touches: set[PackageRef] = set()
+        edits = [Edit(where.manifest.path, where.path, action, features)]
+        for package, line in self._sites_edited_by(owner, where, in_workspace_entry):
+            kind, platform = _kind_and_platform(line)
+            position = self.what_if.index.by_id[package.id]
+            model.append(MoreFeatures(position, line.key, kind, platform, features, removing))
+            touches.add(self.what_if.index.packages[position].ref)
+            if removing and line is not where and line.disables_defaults():
+                # A `workspace = true` line repeating `default-features = false` may not
+                # override the entry's defaults (an error since edition 2024): it goes too.
+                edits.append(Edit(line.manifest.path, line.path, action))
+        cut_here = where.disables_defaults() and (in_workspace_entry or not where.inherits)
+        written = where.default_features_entry() if cut_here else None
+        entry = written[1] if written is not None else where.key_entry()
+        assert entry is not None  # every site found in a manifest has its key's span
+        cut = Cut(
+            where,
+            entry,
+            declared,
+            owner,
+            cut_here,
+            inheriting=site if in_workspace_entry else None,
+        )
+        size = _REMOVING_DEFAULTS_SIZE if removing else len(features)
+        return Candidate(
+            tuple(edits),
+            frozenset(model),
+            proximity,
+            cut_here or in_workspace_entry,
+            size,
+            cut,
+            frozenset(touches),
+        )
+
+    def _sites_edited_by(
+        self, owner: PackageInfo, where: DeclarationSite, in_workspace_entry: bool
+    ) -> Iterator[tuple[PackageInfo, DeclarationSite]]:
+        """Every (package, declaration) an edit at `where` changes: one line, or every line
+        that inherits the workspace entry."""
+        if not in_workspace_entry:
+            yield owner, where
+            return
+        key = (where.manifest.path, where.key)
+        known = self._inheriting.get(key)
+        if known is None:
+            known = self._inheriting[key] = list(self._inheriting_lines(where))
+        yield from known
+
+    def _inheriting_lines(
+        self, where: DeclarationSite
+    ) -> Iterator[tuple[PackageInfo, DeclarationSite]]:
+        root_doc = where.manifest
+        for member in self.metadata.members:
+            manifest = self.locator.manifests.get(member.manifest_path)
+            for kind in ("normal", "dev", "build"):
+                for line in declaration_sites(manifest, kind, where.package, None, root_doc):
+                    if line.inherits and line.key == where.key:
+                        yield member, line
+
+    def _new_dependency(
+        self, member: PackageInfo, backend: Node, wanted: tuple[str, ...], anchor: Cut
+    ) -> Candidate | None:
+        """Depend on the crate directly, unless the member already declares it."""
+        manifest = self.locator.manifests.get(member.manifest_path)
+        table = manifest.get("dependencies")
+        if isinstance(table, dict) and backend.name in table:
+            return None
+        if any(
+            s.path[0] == "dependencies"
+            for s in declaration_sites(manifest, "normal", backend.name, None)
+        ):
+            return None
+        goal = self._package(backend)
+        if goal is None:
+            return None
+        index = self.what_if.index
+        position, dep = index.by_id[member.id], index.by_id[goal.id]
+        version = backend.version
+        if self._pins_exactly(_family(backend.name)):
+            version = f"={version}"
+        edit = Edit(
+            member.manifest_path, ("dependencies", backend.name), "add-dependency", wanted, version
+        )
+        return Candidate(
+            (edit,),
+            frozenset({NewDependency(position, dep, backend.name, wanted)}),
+            (1, 0, 0),
+            False,
+            len(wanted),
+            anchor,
+            frozenset({index.packages[position].ref}),
+        )
+
+    def _pins_exactly(self, family: str) -> bool:
+        """Whether the user's manifests already pin a crate of this family with `=X.Y.Z`."""
+        return any(
+            d.req.lstrip().startswith("=")
+            for package in self.metadata.packages.values()
+            if not package.is_registry
+            for d in package.dependencies
+            if _family(d.name) == family
+        )
+
+
+def _unsure(needs: list[str] | None) -> str:
+    if not needs:
+        return ""
+    return (
+        "not confirmed: it turns on dependencies Cargo.lock holds no version of yet "
+        f"({', '.join(needs)})"
+    )
+
+
+def _unique(candidates: Iterator[Candidate]) -> list[Candidate]:
+    """The first candidate of each distinct set of edits."""
+    seen: set[tuple[Edit, ...]] = set()
+    found: list[Candidate] = []
+    for candidate in candidates:
+        if candidate.edits not in seen:
+            seen.add(candidate.edits)
+            found.append(candidate)
+    return found

@@ -1,0 +1,220 @@
+"""Turn the rules' detections into findings: location, fix, suggestion and why chain.
+
+Every detection of a build is placed together with the others, because the best fix for one
+member is the edit that also clears the same finding of the other members (the workspace entry
+they all inherit), and a fix must also carry what other findings of the same crate ask for.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from featcheck.cargo.cfg import TargetCfg
+from featcheck.cargo.metadata import PackageInfo
+from featcheck.explain import Explainer
+from featcheck.featureset import DEFAULT, FeatureSelection
+from featcheck.fixes.overlay import OverlayCheck, Pending
+from featcheck.fixes.search import FixSearch, Outcome
+from featcheck.graph import Node, PackageRef
+from featcheck.locate import Cut, Locator
+from featcheck.report import Finding, Fix, Location, Severity
+from featcheck.rules import BuildView, Detection, Rule
+
+
+@dataclass(frozen=True)
+class Flagged:
+    """One rule's detection in one member's build on one target, not yet placed."""
+
+    rule: Rule
+    detection: Detection
+    member: PackageInfo
+    view: BuildView
+    cfg: TargetCfg
+    selection: FeatureSelection = DEFAULT
+    """The build configuration (`--features` …) the detection was made in."""
+
+    @property
+    def target(self) -> str:
+        """The audited target triple."""
+        return self.view.target or ""
+
+
+@dataclass
+class FindingPlacer:
+    """Places the detections of one audit; `search` is None when fixes are not searched."""
+
+    locator: Locator
+    explainer: Explainer
+    search: FixSearch | None
+    overlay: OverlayCheck | None = None
+    """Confirms with cargo what needs packages Cargo.lock lacks; None: such fixes stay
+    unconfirmed."""
+    confirm: bool = True
+    """False: fixes are computed but none is called confirmed or safe (`--no-exec`)."""
+
+    def place_all(self, flagged: list[Flagged]) -> list[Finding]:
+        """A finding for each detection, in the same order."""
+        by_crate: dict[tuple[str, FeatureSelection, PackageRef], list[Flagged]] = {}
+        for item in flagged:
+            by_crate.setdefault(_crate_key(item), []).append(item)
+        outcomes = [self._search(item, by_crate[_crate_key(item)]) for item in flagged]
+        outcomes = self._confirm_pending(flagged, outcomes)
+        return [self._place(item, outcome) for item, outcome in zip(flagged, outcomes, strict=True)]
+
+    def _search(self, item: Flagged, same_crate: list[Flagged]) -> Outcome:
+        if self.search is None:
+            return Outcome(None, None, ())
+        wanted = _wanted(item, same_crate)
+        affected = list({f.member.id: f.member for f in same_crate}.values())
+        node = item.detection.node
+        return self.search.find(
+            item.member, item.target, item.selection, item.cfg, node, wanted, affected
+        )
+
+    def _confirm_pending(self, flagged: list[Flagged], outcomes: list[Outcome]) -> list[Outcome]:
+        """Let cargo confirm, in one go, the fixes resolution in memory cannot answer."""
+        waiting = [
+            (position, outcome.pending)
+            for position, outcome in enumerate(outcomes)
+            if outcome.pending is not None
+        ]
+        if not waiting or self.overlay is None or not self.confirm:
+            return outcomes
+        pending = [
+            Pending(
+                flagged[p].member,
+                flagged[p].target,
+                flagged[p].detection.node.package,
+                c.edits,
+                flagged[p].selection,
+            )
+            for p, c in waiting
+        ]
+        cleared, why = self.overlay.confirm(pending)
+        confirmed = list(outcomes)
+        for (position, candidate), ok in zip(waiting, cleared, strict=True):
+            outcome = outcomes[position]
+            others = tuple(a for a in outcome.alternatives if a.edits != candidate.edits)
+            if ok:
+                fix = Fix(candidate.edits, confirmed=True, safe=True)
+                confirmed[position] = Outcome(candidate.cut, fix, others)
+            elif why:
+                noted = tuple(
+                    replace(a, note=why) if a.edits == candidate.edits else a
+                    for a in outcome.alternatives
+                )
+                confirmed[position] = replace(outcome, alternatives=noted)
+            else:
+                confirmed[position] = replace(outcome, alternatives=others)
+        return confirmed
+
+    def _place(self, item: Flagged, outcome: Outcome) -> Finding:
+        cut = outcome.cut or self._fallback_cut(item)
+        fix, alternatives = outcome.fix, outcome.alternatives
+        if not self.confirm:
+            fix, alternatives = None, tuple(Fix(f.edits) for f in _listed(outcome))
+        fix = self._placed(fix)
+        alternatives = tuple(a for a in map(self._placed, alternatives) if a is not None)
+        finding = finding_of(
+            item.rule,
+            item.detection,
+            item.member,
+            item.target,
+            self.locator.location(cut) if cut is not None else None,
+            self._suggestion(item.detection, cut, self._placed(outcome.fix), alternatives),
+        )
+        return replace(
+            finding,
+            configurations=(item.selection,),
+            chain=self.explainer.chain(item.detection, cut, item.member, item.target, item.cfg),
+            fix=fix,
+            alternatives=alternatives,
+            declaration=self.locator.declaration(cut) if cut is not None else None,
+            inherited_by=self.locator.inheriting_declaration(cut) if cut is not None else None,
+            member_declarations=self._member_declarations(item),
+        )
+
+    def _placed(self, fix: Fix | None) -> Fix | None:
+        """The fix with each edit's file and line filled in for reports."""
+        if fix is None:
+            return None
+        return replace(fix, edits=tuple(self.locator.place(e) for e in fix.edits))
+
+    def _fallback_cut(self, item: Flagged) -> Cut | None:
+        """Where to point when no fix is found: the member's nearest declaration."""
+        graph, root = item.view.graph, item.view.roots[0]
+        if self.search is not None:
+            return self.search.anchor(item.member, item.cfg, graph, item.detection.node)
+        return self.locator.find_cut(graph, root, item.detection.node, item.cfg)
+
+    def _member_declarations(self, item: Flagged) -> tuple[Location, ...]:
+        """The member's own declarations on the way to the crate: where a user naturally
+        writes a suppression, whichever line the fix edits."""
+        return self.locator.member_declarations(
+            item.member, item.view.graph, item.view.roots[0], item.detection.node, item.cfg
+        )
+
+    def _suggestion(
+        self,
+        detection: Detection,
+        cut: Cut | None,
+        fix: Fix | None,
+        alternatives: tuple[Fix, ...],
+    ) -> str:
+        if cut is None or fix is None:
+            return self.explainer.suggestion(detection, cut)
+        others = tuple(a for a in alternatives if a.edits != fix.edits)
+        return self.explainer.describe_fix(detection, cut, fix, others)
+
+
+def _crate_key(item: Flagged) -> tuple[str, FeatureSelection, PackageRef]:
+    return (item.target, item.selection, item.detection.node.package)
+
+
+def _listed(outcome: Outcome) -> tuple[Fix, ...]:
+    return ((outcome.fix,) if outcome.fix is not None else ()) + outcome.alternatives
+
+
+def _wanted(item: Flagged, same_crate: list[Flagged]) -> tuple[str, ...]:
+    """Every feature the crate lacks for this member: this finding's, its rule's companions,
+    and those other findings of the same crate ask for (a fix must leave none behind)."""
+    node: Node = item.detection.node
+    wanted = [item.detection.feature]
+    wanted += [c for c in item.rule.companions if c not in node.features]
+    wanted += [f.detection.feature for f in same_crate if f.member.id == item.member.id]
+    return tuple(dict.fromkeys(wanted))
+
+
+def finding_of(
+    rule: Rule,
+    detection: Detection,
+    member: PackageInfo | None,
+    target: str | None,
+    location: Location | None,
+    suggestion: str,
+) -> Finding:
+    """The finding a detection makes, before fixes and chain are attached."""
+    severity = rule.severity if detection.severity is None else detection.severity
+    message = detection.message
+    if member is not None and member.is_library_only:
+        # A library's features are chosen by the binaries that use it.
+        severity = Severity.INFO
+        message += (
+            f" when {member.name} is built alone; binaries that use this library must "
+            f"enable `{detection.feature}` themselves"
+        )
+    return Finding(
+        code=rule.code,
+        rule=rule.name,
+        severity=severity,
+        member=member.name if member is not None else None,
+        crate=detection.node.name,
+        crate_version=detection.node.version,
+        feature=detection.feature,
+        target=target,
+        message=message,
+        location=location,
+        why=rule.why,
+        suggestion=suggestion,
+        notes=(detection.evidence, *detection.notes) if detection.evidence else detection.notes,
+    )

@@ -1,0 +1,218 @@
+"""Where a finding points and what its fix edits, on the shapes where walking the declarations
+in sorted order blamed a line whose change fixes nothing.
+
+Each fixture is audited, fixed with `--fix`, and then real cargo is asked whether the crate is
+now built with the feature; the re-audit `--fix` prints must hold no finding of that crate.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import WORKSPACES, run_featcheck
+
+
+@dataclass(frozen=True)
+class Shape:
+    member: str
+    code: str
+    crate: str
+    place: str
+    """file:line of the finding's location, relative to the workspace root."""
+    edit: tuple[str, tuple[str, ...], str, tuple[str, ...]]
+    """(file, declaration key path, action, features) of the fix's one edit."""
+    built: tuple[str, ...]
+    """Features real cargo must build on the crate after `--fix`."""
+    members: tuple[str, ...] = ()
+    """Other members whose build `--fix` must also repair."""
+    also_edited: tuple[str, ...] = ()
+    """Files of the fix's further edits."""
+
+
+SHAPES = {
+    # A path dependency that sorts first says `default-features = false`, but its defaults bring
+    # nothing: the member's own burn declaration is the place.
+    "shape-a-path-dep-first": Shape(
+        "app",
+        "FC001",
+        "burn-flex",
+        "Cargo.toml:9",
+        ("Cargo.toml", ("dependencies", "burn"), "add-features", ("rayon", "simd")),
+        ("rayon", "simd"),
+    ),
+    # The binary's own `default-features = false` on its path library changes nothing: the
+    # workspace entry every member inherits is the cut, and one edit there fixes both members.
+    "shape-b-bin-through-lib": Shape(
+        "app",
+        "FC001",
+        "burn-flex",
+        "Cargo.toml:6",
+        (
+            "Cargo.toml",
+            ("workspace", "dependencies", "burn"),
+            "add-features",
+            ("rayon", "simd"),
+        ),
+        ("rayon", "simd"),
+        ("mylib",),
+    ),
+    # ndarray passes `matrixmultiply-threading` on; the dependency sorting first does not.
+    "shape-c-ndarray-sorted-first": Shape(
+        "app",
+        "FC009",
+        "matrixmultiply",
+        "Cargo.toml:9",
+        (
+            "Cargo.toml",
+            ("dependencies", "ndarray"),
+            "add-features",
+            ("matrixmultiply-threading",),
+        ),
+        ("threading",),
+    ),
+    # `default-features = false` next to `workspace = true` is ignored by cargo; the root
+    # entry is the cut, and burn 0.21.0 brings rayon and simd only through its defaults.
+    "shape-d-workspace-repeat": Shape(
+        "app",
+        "FC001",
+        "burn-flex",
+        "Cargo.toml:6",
+        ("Cargo.toml", ("workspace", "dependencies", "burn"), "remove-default-features", ()),
+        ("rayon", "simd"),
+        ("tool",),
+        # The members' repetitions go too: since edition 2024 cargo refuses a `workspace = true`
+        # line whose `default-features = false` contradicts the entry.
+        ("app/Cargo.toml", "tool/Cargo.toml"),
+    ),
+    # matrixmultiply is already a dependency: its own declaration gets the feature.
+    "shape-e-already-a-dependency": Shape(
+        "app",
+        "FC009",
+        "matrixmultiply",
+        "Cargo.toml:9",
+        ("Cargo.toml", ("dependencies", "matrixmultiply"), "add-features", ("threading",)),
+        ("threading",),
+    ),
+    # burn 0.21.0 has no rayon passthrough: the path library's declaration loses its
+    # `default-features = false`, which brings simd too (rayon alone would raise FC003).
+    "shape-f-burn-021-companion": Shape(
+        "app",
+        "FC001",
+        "burn-flex",
+        "a-model/Cargo.toml:8",
+        ("a-model/Cargo.toml", ("dependencies", "burn"), "remove-default-features", ()),
+        ("rayon", "simd"),
+    ),
+    # Only a new dependency helps (tch passes nothing on), with a caret requirement.
+    "shape-g-new-dependency": Shape(
+        "app",
+        "FC009",
+        "matrixmultiply",
+        "Cargo.toml:8",
+        ("Cargo.toml", ("dependencies", "matrixmultiply"), "add-dependency", ("threading",)),
+        ("threading",),
+    ),
+}
+
+
+def _audit(project: Path, *args: str) -> tuple[dict[str, Any], subprocess.CompletedProcess[str]]:
+    result = run_featcheck(str(project), "--format", "json", *args)
+    assert result.returncode in (0, 1), result.stderr
+    return json.loads(result.stdout), result
+
+
+def _built_features(project: Path, member: str, crate: str) -> set[str]:
+    """What real cargo builds on `crate` for `member`."""
+    output = subprocess.run(
+        ["cargo", "tree", "-e", "normal", "-p", member, "-i", crate, "-f", "{p} [{f}]"],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    first = output.splitlines()[0]
+    match = re.search(r"\[([^\]]*)\]$", first)
+    assert match is not None, first
+    return set(filter(None, match.group(1).split(",")))
+
+
+@pytest.mark.parametrize("name", sorted(SHAPES))
+def test_the_located_line_is_the_one_whose_change_cargo_builds(
+    name: str, tmp_path: Path, offline_cargo: object
+) -> None:
+    shape = SHAPES[name]
+    project = tmp_path / name
+    shutil.copytree(WORKSPACES / name, project)
+    report, _ = _audit(project)
+    (finding,) = [f for f in report["findings"] if f["member"] == shape.member]
+    assert finding["code"] == shape.code
+    assert "{file}:{line}".format(**finding["location"]) == shape.place
+    fix = finding["fix"]
+    assert fix["safe"] and fix["confirmed"]
+    edit = fix["edits"][0]
+    assert (edit["file"], tuple(edit["declaration"]), edit["action"], tuple(edit["features"])) == (
+        shape.edit
+    )
+    assert tuple(e["file"] for e in fix["edits"][1:]) == shape.also_edited
+    # No alternative adds a dependency the member already declares, or carries a false reason.
+    for alternative in finding["alternatives"]:
+        assert "outside the workspace" not in (alternative.get("note") or "")
+    for member in (shape.member, *shape.members):
+        assert not set(shape.built) <= _built_features(project, member, shape.crate)
+
+    after, result = _audit(project, "--fix")
+    assert "featcheck: fixed" in result.stderr
+    assert [f for f in after["findings"] if f["crate"] == shape.crate] == []
+    for member in (shape.member, *shape.members):
+        assert set(shape.built) <= _built_features(project, member, shape.crate), member
+
+
+def test_a_new_dependency_gets_a_caret_requirement(tmp_path: Path, offline_cargo: object) -> None:
+    project = tmp_path / "app"
+    shutil.copytree(WORKSPACES / "shape-g-new-dependency", project)
+    report, _ = _audit(project)
+    (finding,) = report["findings"]
+    assert finding["fix"]["edits"][0]["version"] == "0.3.11"
+    run_featcheck(str(project), "--fix")
+    assert (
+        'matrixmultiply = { version = "0.3.11", default-features = false, features = ["threading"] }'
+        in (project / "Cargo.toml").read_text()
+    )
+
+
+def test_an_exact_pin_of_the_crate_family_is_kept(offline_cargo: object) -> None:
+    # burn is pinned `=0.21.0`, so burn-flex would be too.
+    report, _ = _audit(WORKSPACES / "shape-f-burn-021-companion")
+    (finding,) = report["findings"]
+    added = [
+        e for a in finding["alternatives"] for e in a["edits"] if e["action"] == "add-dependency"
+    ]
+    assert [e["version"] for e in added] == ["=0.21.0"]
+
+
+def test_an_allow_on_the_members_own_line_counts_where_the_fix_goes_elsewhere(
+    offline_cargo: object,
+) -> None:
+    # The allow sits on app's `mylib` line; the finding points at the workspace entry.
+    report, result = _audit(WORKSPACES / "shape-h-allow-on-direct-line")
+    assert [(f["member"], f["code"]) for f in report["findings"]] == [("mylib", "FC001")]
+    assert result.returncode == 0
+
+
+def test_an_allow_on_the_backend_declaration_matches(tmp_path: Path, offline_cargo: object) -> None:
+    project = tmp_path / "app"
+    shutil.copytree(WORKSPACES / "shape-a-path-dep-first", project)
+    manifest = project / "Cargo.toml"
+    lines = manifest.read_text().splitlines()
+    lines[8] += "  # featcheck: allow(FC001) measured: one thread is faster for our sizes"
+    manifest.write_text("\n".join(lines) + "\n")
+    report, result = _audit(project)
+    assert report["findings"] == []
+    assert result.returncode == 0
