@@ -97,6 +97,8 @@ class FindingPlacer:
             others = tuple(a for a in outcome.alternatives if a.edits != candidate.edits)
             if ok:
                 fix = Fix(candidate.edits, confirmed=True, safe=True)
+                if outcome.fix is not None:  # confirmed in memory, ranked below: an alternative
+                    others = (replace(outcome.fix, safe=False), *others)
                 confirmed[position] = Outcome(candidate.cut, fix, others)
             elif why:
                 noted = tuple(

@@ -77,8 +77,8 @@ class Outcome:
     fix: Fix | None
     alternatives: tuple[Fix, ...]
     pending: Candidate | None = None
-    """When nothing is confirmed in memory: the best candidate that turns on dependencies
-    Cargo.lock lacks, for cargo to confirm (`overlay.py`)."""
+    """A candidate ranked above `fix` (or found when there is none) that turns on dependencies
+    Cargo.lock lacks, for cargo to confirm (`overlay.py`); it replaces `fix` if it does."""
 
 
 def _kind_and_platform(site: DeclarationSite) -> tuple[int, str | None]:
@@ -174,11 +174,15 @@ class FixSearch:
             for c in candidates
             if c is not chosen and evaluated.get(c) is not False
         )
+        # A better-ranked candidate only cargo can confirm goes to it first (`overlay.py`);
+        # the one confirmed here stays the fix if cargo does not.
+        order = {c: i for i, c in enumerate(candidates)}
+        rank = order[chosen] if chosen is not None else len(candidates)
+        pending = next((c for c in candidates if c in unsure and order[c] < rank), None)
         if chosen is None:
-            pending = next((c for c in candidates if c in unsure), None)
             return Outcome(None, None, alternatives, pending)
         fix = Fix(chosen.edits, confirmed=True, safe=True)
-        return Outcome(chosen.cut, fix, alternatives)
+        return Outcome(chosen.cut, fix, alternatives, pending)
 
     def _clears(
         self, candidate: Candidate, member: PackageInfo, target: str, package: PackageRef
