@@ -52,7 +52,7 @@ def test_verbose_shows_each_cargo_command_on_stderr(offline_cargo: Path) -> None
     commands = _commands(done.stderr)
     # One cargo metadata call; featcheck resolves the features itself.
     assert (
-        sum(c.startswith("cargo metadata --format-version 1 --manifest-path ") for c in commands)
+        sum(c.startswith("cargo metadata --format-version=1 --manifest-path=") for c in commands)
         == 1
     )
     assert not any(c.startswith("cargo tree ") for c in commands)
@@ -61,7 +61,7 @@ def test_verbose_shows_each_cargo_command_on_stderr(offline_cargo: Path) -> None
         run_featcheck(str(CRATES / "pitb-exec-cpu-simd"), "-v", "--resolver", "cargo").stderr
     )
     assert any(
-        c.startswith("cargo tree --manifest-path ") and " -e normal " in c for c in with_cargo
+        c.startswith("cargo tree --manifest-path=") and " --edges=normal " in c for c in with_cargo
     )
 
 
