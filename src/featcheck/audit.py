@@ -66,6 +66,9 @@ class AuditOptions:
     """Rules to run besides the defaults (codes or names), e.g. the opt-in hints."""
     ignore: tuple[str, ...] = ()
     """Rules not to run."""
+    check_new_packages: bool = False
+    """Before calling safe a fix that turns on dependencies Cargo.lock holds no version of,
+    let cargo resolve all such fixes once over a temporary copy (`--fix`, `--diff`)."""
     confirm_fixes: bool = True
     """Call a fix safe once featcheck's resolver, with the edits made in memory, builds the
     missing feature and leaves no finding of the crate behind (False: fixes are listed only)."""
@@ -280,9 +283,17 @@ def audit_project(path: Path, options: AuditOptions) -> AuditResult:
     placer = FindingPlacer(
         locator,
         Explainer(metadata, search, locator, base_builds),
-        FixSearch(metadata, locator, search, model.what_if(), graphs, still_flagged),
+        FixSearch(
+            metadata,
+            locator,
+            search,
+            model.what_if(),
+            graphs,
+            still_flagged,
+            cargo_checks_new_packages=options.check_new_packages and not options.no_exec,
+        ),
         None
-        if options.no_exec
+        if options.no_exec or not options.check_new_packages
         else OverlayCheck(
             metadata.root, metadata_of, model.cfgs, model.host, model.resolver, still_flagged
         ),

@@ -276,6 +276,7 @@ def check(arguments: argparse.Namespace) -> int:
         no_exec=arguments.no_exec,
         configurations=configurations,
         each_feature=arguments.each_feature,
+        check_new_packages=bool(arguments.fix or arguments.diff),
     )
     path: Path = arguments.path
     try:

@@ -65,8 +65,13 @@ class Fix:
 
     @property
     def description(self) -> str:
-        """The fix in words."""
-        return "; ".join(edit.describe() for edit in self.edits)
+        """The fix in words; with several edits, each names its file."""
+        if len(self.edits) == 1:
+            return self.edits[0].describe()
+        return "; ".join(
+            f"{edit.describe()} ({edit.file})" if edit.file else edit.describe()
+            for edit in self.edits
+        )
 
 
 class Severity(enum.IntEnum):

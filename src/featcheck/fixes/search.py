@@ -115,6 +115,9 @@ class FixSearch:
     builds: dict[tuple[str, str, FeatureSelection], DependencyGraph]
     """Every audited (member id, target, configuration) build as resolved without edits."""
     still_flagged: StillFlagged
+    cargo_checks_new_packages: bool = False
+    """True: a fix that turns on dependencies Cargo.lock lacks waits for cargo (`overlay.py`,
+    before `--fix` writes); False: the resolution in memory decides, and the fix says so."""
 
     def __post_init__(self) -> None:
         self._ids = {package.ref: package.id for package in self.what_if.index.packages}
@@ -152,9 +155,10 @@ class FixSearch:
                 needs = self.what_if.unresolved(edited)
                 if needs and cleared:
                     # The packages cargo would add can only add features: what is cleared
-                    # without them stays cleared, but only cargo can say it resolves.
+                    # without them stays cleared; only whether cargo finds them is open.
                     unsure[candidate] = needs
-                    continue
+                    if self.cargo_checks_new_packages:
+                        continue
                 evaluated[candidate] = cleared
                 if cleared:
                     confirmed.append(candidate)
@@ -170,7 +174,7 @@ class FixSearch:
                 break
         # Candidates the resolution showed to leave the finding behind are no fixes at all.
         alternatives = tuple(
-            Fix(c.edits, confirmed=evaluated.get(c, False), note=_unsure(unsure.get(c)))
+            Fix(c.edits, confirmed=evaluated.get(c, False), note=self._note(c, unsure, evaluated))
             for c in candidates
             if c is not chosen and evaluated.get(c) is not False
         )
@@ -181,8 +185,22 @@ class FixSearch:
         pending = next((c for c in candidates if c in unsure and order[c] < rank), None)
         if chosen is None:
             return Outcome(None, None, alternatives, pending)
-        fix = Fix(chosen.edits, confirmed=True, safe=True)
+        fix = Fix(
+            chosen.edits, confirmed=True, safe=True, note=self._note(chosen, unsure, evaluated)
+        )
         return Outcome(chosen.cut, fix, alternatives, pending)
+
+    @staticmethod
+    def _note(
+        candidate: Candidate, unsure: dict[Candidate, list[str]], evaluated: dict[Candidate, bool]
+    ) -> str:
+        needs = unsure.get(candidate)
+        if not needs:
+            return ""
+        listed = ", ".join(needs)
+        if evaluated.get(candidate):
+            return f"Cargo.lock will gain versions of dependencies it turns on ({listed})"
+        return _unsure(needs)
 
     def _clears(
         self, candidate: Candidate, member: PackageInfo, target: str, package: PackageRef
