@@ -1,23 +1,19 @@
-"""Find the manifest line a user must edit: the declaration that cut a feature off.
+"""Where things are written: manifests read once, declaration sites, spans and locations.
 
-A backend crate loses its default features when every declaration on the way to it says
-`default-features = false`. Walking the resolved graph from the member towards the backend, the
-first declaration the user owns (in a workspace member's or path dependency's manifest) that
-turns the defaults off is the place to edit; it may sit in a member's `Cargo.toml` or in the
-workspace root's `[workspace.dependencies]`. When no declaration of the user's cuts the
-defaults (a third-party crate did), the member's own dependency on the way is the place.
+Which declaration a finding points at is decided by resolution (`fixes/search.py`: the edit
+that makes cargo's resolution deliver the feature); this module turns that declaration into the
+lines and columns a report shows, and says where the member's own declarations sit.
 """
 
 from __future__ import annotations
 
 import os
-from collections import deque
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from featcheck.cargo import semver
 from featcheck.cargo.cfg import TargetCfg
-from featcheck.cargo.metadata import DependencyDeclaration, PackageInfo, WorkspaceMetadata
+from featcheck.cargo.metadata import PackageInfo, WorkspaceMetadata
 from featcheck.graph import DependencyGraph, Node
 from featcheck.manifest.declarations import DeclarationSite, declaration_sites, workspace_site
 from featcheck.manifest.document import ManifestDocument, read_manifest
@@ -60,7 +56,7 @@ class ManifestCache:
 
 
 class Locator:
-    """Maps graph nodes to manifests and finds the cut for a finding."""
+    """Maps declarations to locations in the manifests, relative to the audited root."""
 
     def __init__(
         self, metadata: WorkspaceMetadata, audited_root: Path, manifests: ManifestCache
@@ -68,101 +64,6 @@ class Locator:
         self.metadata = metadata
         self.audited_root = audited_root
         self.manifests = manifests
-        self._local = {
-            (p.name, p.version, str(p.manifest_path.parent)): p
-            for p in metadata.packages.values()
-            if not p.is_registry
-        }
-
-    def local_package(self, node: Node) -> PackageInfo | None:
-        """The metadata of a path package (workspace member or path dependency)."""
-        if not node.package.is_local:
-            return None
-        key = (node.name, node.version, node.package.source or "")
-        found = self._local.get(key)
-        if found is not None:
-            return found
-        candidates = [p for (n, v, _), p in self._local.items() if (n, v) == key[:2]]
-        return candidates[0] if len(candidates) == 1 else None
-
-    def find_cut(
-        self, graph: DependencyGraph, root: Node, backend: Node, cfg: TargetCfg | None
-    ) -> Cut | None:
-        """The declaration to edit for `backend` as built for the member at `root`."""
-        on_the_way = graph.ancestors(backend) | {backend}
-        first_link: Cut | None = None
-        for owner_node in self._local_nodes_towards(graph, root, on_the_way):
-            owner = self.local_package(owner_node)
-            if owner is None:
-                continue
-            for dependency in sorted(graph.dependencies(owner_node)):
-                if dependency not in on_the_way:
-                    continue
-                cut = self._cut_for_link(owner, dependency, cfg)
-                if cut is None:
-                    continue
-                if cut.disables_defaults:
-                    return cut
-                first_link = first_link or cut
-        return first_link
-
-    def _local_nodes_towards(
-        self, graph: DependencyGraph, root: Node, on_the_way: set[Node]
-    ) -> list[Node]:
-        """Local packages that lead to the backend, nearest to the member first."""
-        order: list[Node] = []
-        seen = {root}
-        queue = deque([root])
-        while queue:
-            node = queue.popleft()
-            if node.package.is_local and node in on_the_way:
-                order.append(node)
-            for dependency in sorted(graph.dependencies(node)):
-                if dependency not in seen and dependency in on_the_way:
-                    seen.add(dependency)
-                    queue.append(dependency)
-        return order
-
-    def _declarations(
-        self, owner: PackageInfo, dependency: Node, cfg: TargetCfg | None
-    ) -> list[DependencyDeclaration]:
-        return [
-            d
-            for d in owner.dependencies
-            if d.kind == "normal"
-            and d.name == dependency.name
-            and (cfg is None or _applies(cfg, d.target))
-            and (d.path is not None or semver.matches(d.req, dependency.version))
-        ]
-
-    def _cut_for_link(
-        self, owner: PackageInfo, dependency: Node, cfg: TargetCfg | None
-    ) -> Cut | None:
-        declarations = self._declarations(owner, dependency, cfg)
-        if not declarations:
-            return None
-        # Defaults stay on if any declaration on this edge keeps them.
-        disables = all(not d.uses_default_features for d in declarations)
-        manifest = self.manifests.get(owner.manifest_path)
-        root = self.workspace_root_manifest()
-        sites = declaration_sites(manifest, "normal", dependency.name, cfg, root)
-        sites = [s for s in sites if self.site_matches(s, root, dependency)] or sites
-        if not sites:
-            return None
-        sites.sort(key=lambda s: _line_of(s))
-        site = sites[0]
-        if disables:
-            for candidate in (site, self._inherited(site, root)):
-                if candidate is None:
-                    continue
-                written = candidate.default_features_entry()
-                if written is not None and candidate.disables_defaults():
-                    inheriting = site if candidate is not site else None
-                    return Cut(candidate, written[1], dependency, owner, True, inheriting)
-        entry = site.key_entry()
-        if entry is None:
-            return None
-        return Cut(site, entry, dependency, owner, disables)
 
     def workspace_root_manifest(self) -> ManifestDocument | None:
         path = self.metadata.root / "Cargo.toml"
@@ -244,15 +145,3 @@ class Locator:
             end_column=end.end_column,
             source_line=site.manifest.line_text(start.line),
         )
-
-
-def _applies(cfg: TargetCfg, platform: str | None) -> bool:
-    try:
-        return cfg.applies(platform)
-    except ValueError:
-        return True
-
-
-def _line_of(site: DeclarationSite) -> int:
-    entry = site.key_entry()
-    return entry.key.line if entry is not None else 0

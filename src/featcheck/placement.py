@@ -41,11 +41,11 @@ class Flagged:
 
 @dataclass
 class FindingPlacer:
-    """Places the detections of one audit; `search` is None when fixes are not searched."""
+    """Places the detections of one audit."""
 
     locator: Locator
     explainer: Explainer
-    search: FixSearch | None
+    search: FixSearch
     overlay: OverlayCheck | None = None
     """Confirms with cargo what needs packages Cargo.lock lacks; None: such fixes stay
     unconfirmed."""
@@ -62,8 +62,6 @@ class FindingPlacer:
         return [self._place(item, outcome) for item, outcome in zip(flagged, outcomes, strict=True)]
 
     def _search(self, item: Flagged, same_crate: list[Flagged]) -> Outcome:
-        if self.search is None:
-            return Outcome(None, None, ())
         wanted = _wanted(item, same_crate)
         affected = list({f.member.id: f.member for f in same_crate}.values())
         node = item.detection.node
@@ -144,10 +142,8 @@ class FindingPlacer:
 
     def _fallback_cut(self, item: Flagged) -> Cut | None:
         """Where to point when no fix is found: the member's nearest declaration."""
-        graph, root = item.view.graph, item.view.roots[0]
-        if self.search is not None:
-            return self.search.anchor(item.member, item.cfg, graph, item.detection.node)
-        return self.locator.find_cut(graph, root, item.detection.node, item.cfg)
+        graph = item.view.graph
+        return self.search.anchor(item.member, item.cfg, graph, item.detection.node)
 
     def _member_declarations(self, item: Flagged) -> tuple[Location, ...]:
         """The member's own declarations on the way to the crate: where a user naturally
