@@ -228,6 +228,10 @@ def audit_project(path: Path, options: AuditOptions) -> AuditResult:
     skips = _SkipLog()
     flagged: list[Flagged] = []
     uncertain: set[int] = set()
+    # A detection another configuration of the member already flagged is placed once; the
+    # finding lists every configuration it occurs in.
+    first: dict[tuple[Any, ...], int] = {}
+    also_in: dict[int, list[FeatureSelection]] = {}
     for member in members:
         member_rules = rules_of[member.id]
         for selection in plan.selections[member.id]:
@@ -247,6 +251,11 @@ def audit_project(path: Path, options: AuditOptions) -> AuditResult:
                     for detection in detections:
                         if reach.hides(detection.node):
                             continue  # its manifest was not read: nothing is known of it
+                        key = (member.id, target, rule.code, detection.node, detection.feature)
+                        if key in first:
+                            also_in.setdefault(first[key], []).append(selection)
+                            continue
+                        first[key] = len(flagged)
                         if reach.is_uncertain(detection.node):
                             uncertain.add(len(flagged))
                         flagged.append(Flagged(rule, detection, member, view, cfg, selection))
@@ -300,7 +309,11 @@ def audit_project(path: Path, options: AuditOptions) -> AuditResult:
         confirm=options.confirm_fixes and not options.no_exec,
     )
     result.findings = [
-        replace(finding, confidence=INCOMPLETE) if position in uncertain else finding
+        replace(
+            finding,
+            confidence=INCOMPLETE if position in uncertain else finding.confidence,
+            configurations=(*finding.configurations, *also_in.get(position, ())),
+        )
         for position, finding in enumerate(placer.place_all(flagged))
     ]
     suppression = apply_suppressions(
