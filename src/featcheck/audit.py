@@ -174,7 +174,11 @@ def audit_project(path: Path, options: AuditOptions) -> AuditResult:
         rustc.submit(_warm_target_cfgs, runner, options.targets)
         all_features = _beyond_defaults(options.configurations, options.each_feature)
         metadata = runner.metadata(manifest, all_features=all_features)
-        config = load_config(metadata.root, {m.name: m.manifest_path for m in metadata.members})
+        config = load_config(
+            metadata.root,
+            {m.name: m.manifest_path for m in metadata.members},
+            read_document=manifests.get,
+        )
         members = _select_members(metadata, manifest, options.packages)
         # A lone member's own [package.metadata.featcheck] counts as the project's settings.
         settings = config.for_member(members[0].name) if len(members) == 1 else config

@@ -189,7 +189,7 @@ def _check_parser(prog: str) -> _Parser:
     add(
         "--fix",
         action="store_true",
-        help="Apply the fixes cargo confirmed, show the diff, then audit again (cargo may "
+        help="Apply the confirmed fixes, show the diff, then audit again (cargo may "
         "update Cargo.lock for the new features, as `cargo add` would).",
     )
     add("--diff", action="store_true", help="Print the diff --fix would apply, and change nothing.")

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import difflib
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -267,16 +267,23 @@ def _merge(base: Config, layer: _Layer) -> Config:
     )
 
 
-def load_config(workspace_root: Path, member_manifests: Mapping[str, Path]) -> Config:
+def load_config(
+    workspace_root: Path,
+    member_manifests: Mapping[str, Path],
+    read_document: Callable[[Path], ManifestDocument] | None = None,
+) -> Config:
     """Read and merge the configuration of a workspace.
 
     `member_manifests` maps each member's package name to its Cargo.toml. Missing files are
     skipped (`featcheck.toml` is optional). Raises FeatcheckError, at the offending key or
-    value, for anything that is not valid configuration.
+    value, for anything that is not valid configuration. `read_document` reads a manifest (the
+    audit passes its cache, so that no manifest is parsed twice).
     """
     documents: dict[Path, ManifestDocument] = {}
 
     def document(path: Path) -> ManifestDocument:
+        if read_document is not None and path.name == "Cargo.toml":
+            return read_document(path)
         key = path.resolve()
         if key not in documents:
             documents[key] = read_manifest(path)

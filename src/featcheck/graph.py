@@ -95,15 +95,28 @@ class DependencyGraph:
     """Nodes and dependent -> dependency edges of one resolved build (normal edges only)."""
 
     _dependencies: dict[Node, set[Node]] = field(default_factory=dict)
+    _by_name: dict[str, list[Node]] | None = field(default=None, repr=False, compare=False)
+    """Nodes by package name, made on first look-up: rules and fixes ask by name for every
+    member of large workspaces, and a scan per question made that quadratic."""
+    _packages: frozenset[PackageRef] | None = field(default=None, repr=False, compare=False)
 
     def add_node(self, node: Node) -> None:
         """Add a node without edges (no-op if present)."""
-        self._dependencies.setdefault(node, set())
+        if node not in self._dependencies:
+            self._dependencies[node] = set()
+            self._by_name = self._packages = None
 
     def add_edge(self, dependent: Node, dependency: Node) -> None:
         """Record that `dependent` depends on `dependency`."""
         self.add_node(dependency)
-        self._dependencies.setdefault(dependent, set()).add(dependency)
+        self.add_node(dependent)
+        self._dependencies[dependent].add(dependency)
+
+    def packages(self) -> frozenset[PackageRef]:
+        """Every package this build resolves."""
+        if self._packages is None:
+            self._packages = frozenset(n.package for n in self._dependencies)
+        return self._packages
 
     def nodes(self) -> Iterator[Node]:
         """Every node, in insertion order."""
@@ -111,7 +124,12 @@ class DependencyGraph:
 
     def named(self, name: str) -> list[Node]:
         """Every node of the package called `name` (several versions or feature sets)."""
-        return [n for n in self._dependencies if n.name == name]
+        if self._by_name is None:
+            by_name: dict[str, list[Node]] = {}
+            for node in self._dependencies:
+                by_name.setdefault(node.name, []).append(node)
+            self._by_name = by_name
+        return list(self._by_name.get(name, ()))
 
     def dependencies(self, node: Node) -> set[Node]:
         """The direct dependencies of `node`."""

@@ -145,7 +145,8 @@ class Finding:
     chain: tuple[str, ...] = field(default_factory=tuple)
     """The why chain: how the feature would arrive, what cut it, where else it is enabled."""
     fix: Fix | None = None
-    """The smallest change cargo confirmed (what `--fix` applies), if any."""
+    """The best confirmed change (what `--fix` applies), if any: resolving with it builds the
+    feature."""
     alternatives: tuple[Fix, ...] = field(default_factory=tuple)
     """Other candidate changes, smallest first (unconfirmed unless marked)."""
     declaration: Location | None = None

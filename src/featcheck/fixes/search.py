@@ -227,7 +227,7 @@ class FixSearch:
             graph = self.builds.get((other.id, target, self._selection))
             if graph is None:
                 continue
-            if not any(n.package in candidate.touches for n in graph.nodes()):
+            if graph.packages().isdisjoint(candidate.touches):
                 continue  # nothing this build resolves is edited
             count += self._clears(candidate, other, target, package)
         return count

@@ -52,7 +52,8 @@ def finding_to_dict(finding: Finding) -> dict[str, Any]:
 
 
 def fix_to_dict(fix: Fix | None) -> dict[str, Any] | None:
-    """A fix: what to change, where, and whether cargo confirmed it."""
+    """A fix: what to change, where, and whether resolving with it was confirmed to build the
+    feature."""
     if fix is None:
         return None
     return {

@@ -63,7 +63,8 @@ def _fix_line(finding: Finding) -> str | None:
     if finding.fix is not None:
         return (
             f"  [blue]=[/] [green]fix:[/] {_safe(finding.fix.description)} "
-            f"({_safe(_where(finding.fix))}); cargo confirmed it, `--fix` applies it"
+            f"({_safe(_where(finding.fix))}); with it the build gets `{_safe(finding.feature)}`, "
+            "`--fix` applies it"
         )
     if finding.suggestion:
         return f"  [blue]=[/] [green]fix:[/] {_safe(finding.suggestion)}"
@@ -86,7 +87,7 @@ def _alternatives(finding: Finding) -> list[str]:
     """The other candidate fixes, smallest first (`-v` only)."""
     lines: list[str] = []
     for alternative in finding.alternatives:
-        state = "cargo confirmed it" if alternative.confirmed else "not confirmed"
+        state = "confirmed" if alternative.confirmed else "not confirmed"
         if alternative.note:
             state += f": {alternative.note}"
         lines.append(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from featcheck.cargo.cfg import TargetCfg
 from featcheck.graph import DependencyGraph, Node
@@ -24,10 +25,15 @@ class BuildView:
     cfg: TargetCfg | None = None
     """The target's cfg values, where known (what it provides: std, threads)."""
 
-    def target_nodes(self) -> set[Node]:
+    def target_nodes(self) -> frozenset[Node]:
         """Nodes compiled for the target: proc-macros and what only they use run on the host."""
+        return self._target_nodes
+
+    @cached_property
+    def _target_nodes(self) -> frozenset[Node]:
+        # Once per build: every rule asks, and a workspace has hundreds of builds.
         if not self.structured:
-            return set(self.graph.nodes())
+            return frozenset(self.graph.nodes())
         seen: set[Node] = set()
         queue = deque(r for r in self.roots if not r.proc_macro)
         seen.update(queue)
@@ -36,7 +42,7 @@ class BuildView:
                 if dependency not in seen and not dependency.proc_macro:
                     seen.add(dependency)
                     queue.append(dependency)
-        return seen
+        return frozenset(seen)
 
 
 @dataclass(frozen=True)

@@ -21,11 +21,12 @@ def skipped_for_target(rule: Rule, view: BuildView) -> str | None:
 def detect(rule: Rule, view: BuildView) -> list[Detection]:
     """Every node of this build that `rule` flags, whatever the target (see
     `skipped_for_target`: the caller decides what a skipped target's findings become)."""
-    names = set(rule.crate_names())
+    candidates = [node for name in set(rule.crate_names()) for node in view.graph.named(name)]
+    if not candidates:
+        return []
+    built = view.target_nodes()
     found: list[Detection] = []
-    for node in sorted(view.target_nodes()):
-        if node.name not in names:
-            continue
+    for node in sorted(n for n in candidates if n in built):
         feature = missing_feature(rule, node)
         if feature is None or feature in node.features:
             continue
