@@ -124,6 +124,9 @@ class FixSearch:
         self._cleared: dict[
             tuple[frozenset[ModelEdit], str, str, PackageRef, FeatureSelection], bool
         ] = {}
+        self._coverage_counts: dict[
+            tuple[frozenset[ModelEdit], str, PackageRef, FeatureSelection, tuple[str, ...]], int
+        ] = {}
         self._selection: FeatureSelection = DEFAULT
         self._inheriting: dict[tuple[Path, str], list[tuple[PackageInfo, DeclarationSite]]] = {}
 
@@ -221,7 +224,23 @@ class FixSearch:
         target: str,
         package: PackageRef,
     ) -> int:
-        """How many of the affected members this candidate clears."""
+        """How many of the affected members this candidate clears (asked for every finding of
+        the crate, with the same members: counted once per candidate and group)."""
+        key = (candidate.model, target, package, self._selection, tuple(m.id for m in affected))
+        known = self._coverage_counts.get(key)
+        if known is None:
+            known = self._coverage_counts[key] = self._count_cleared(
+                candidate, affected, target, package
+            )
+        return known
+
+    def _count_cleared(
+        self,
+        candidate: Candidate,
+        affected: Sequence[PackageInfo],
+        target: str,
+        package: PackageRef,
+    ) -> int:
         count = 0
         for other in affected:
             graph = self.builds.get((other.id, target, self._selection))
