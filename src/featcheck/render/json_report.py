@@ -13,7 +13,7 @@ from featcheck import __version__
 from featcheck.render.github import defuse_json
 from featcheck.report import AuditResult, Finding, Fix, Severity
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 
 def finding_to_dict(finding: Finding) -> dict[str, Any]:
