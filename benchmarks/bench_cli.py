@@ -35,38 +35,11 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-REGISTRY = REPO / "fixtures" / "registry"
+from stub_registry import REPO, offline_environment, write_workspace
+
 CRATES = REPO / "crates"
 BURN = 'version = "=0.22.1"'
 FEATCHECK = [sys.executable, "-m", "featcheck"]
-
-
-def offline_environment(home: Path) -> dict[str, str]:
-    """An offline CARGO_HOME over the stub registry, which --no-exec can read as well."""
-    home.mkdir(parents=True, exist_ok=True)
-    (home / "config.toml").write_text(
-        '[source.crates-io]\nreplace-with = "stub"\n'
-        f"[source.stub]\ndirectory = {json.dumps(REGISTRY.as_posix())}\n"
-        "[net]\noffline = true\n"
-    )
-    # --no-exec reads unpacked registry crates from $CARGO_HOME/registry/src/<index>/NAME-VERSION,
-    # which is what a machine that has built the project once holds.
-    unpacked = home / "registry" / "src"
-    unpacked.mkdir(parents=True, exist_ok=True)
-    (unpacked / "index.crates.io-1949cf8c6b5b557f").symlink_to(REGISTRY, target_is_directory=True)
-    environment = {
-        key: value
-        for key, value in os.environ.items()
-        if not key.startswith("GITHUB_") and key not in {"RUSTC_WRAPPER", "RUSTC"}
-    }
-    environment.update(
-        CARGO_HOME=str(home),
-        RUSTUP_HOME=os.environ.get("RUSTUP_HOME") or str(Path.home() / ".rustup"),
-        CARGO_TERM_COLOR="never",
-        NO_COLOR="1",
-    )
-    return environment
 
 
 def _member(index: int, library: str) -> tuple[str, str]:
@@ -92,29 +65,15 @@ def _member(index: int, library: str) -> tuple[str, str]:
 def generate_workspace(directory: Path, members: int, environment: dict[str, str]) -> Path:
     """A workspace of `members` members, 40% of them flagged, with its lockfile."""
     names = [f"m{i:03d}" for i in range(members)]
-    library = names[4]
-    directory.mkdir(parents=True)
-    (directory / "Cargo.toml").write_text(
+    root = (
         '[workspace]\nresolver = "3"\nmembers = ['
         + ", ".join(json.dumps(name) for name in names)
         + "]\n\n[workspace.dependencies]\n"
         + f'burn = {{ {BURN}, default-features = false, features = ["std"] }}\n'
     )
-    for index, name in enumerate(names):
-        manifest, source = _member(index, library)
-        (directory / name / "src").mkdir(parents=True)
-        (directory / name / "Cargo.toml").write_text(manifest)
-        (directory / name / "src" / source).write_text(
-            "fn main() {}\n" if source == "main.rs" else ""
-        )
-    subprocess.run(
-        ["cargo", "generate-lockfile", "--offline"],
-        cwd=directory,
-        env=environment,
-        check=True,
-        capture_output=True,
-    )
-    return directory
+    library = names[4]
+    written = {name: _member(index, library) for index, name in enumerate(names)}
+    return write_workspace(directory, root, written, environment)
 
 
 @dataclass(frozen=True)
@@ -201,7 +160,7 @@ def main() -> None:
     tree = ["cargo", "tree", "-e", "normal", "-i", "burn-flex", "-f", "{p} [{f}]"]
     metadata = ["cargo", "metadata", "--format-version", "1"]
     with tempfile.TemporaryDirectory() as scratch:
-        environment = offline_environment(Path(scratch) / "cargo-home")
+        environment = offline_environment(Path(scratch) / "cargo-home", unpacked=True)
         flagged = CRATES / "pitb-exec-cpu"
         cases = [
             Case("flagged crate", [*FEATCHECK, "."], tree, "cargo tree", flagged, 1.5, 1),

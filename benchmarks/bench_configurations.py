@@ -37,26 +37,14 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from stub_registry import REPO, offline_environment
+
 from featcheck.audit import AuditOptions, audit_project
 from featcheck.cargo.cfg import TargetCfg
 from featcheck.featureset import FeatureSelection, each_feature
 from featcheck.resolution import build_index, resolve_configurations
 
-REPO = Path(__file__).resolve().parent.parent
-REGISTRY = REPO / "fixtures" / "registry"
 WORKSPACE = REPO / "fixtures" / "workspaces" / "backend-features"
-
-
-def offline_environment(home: Path) -> dict[str, str]:
-    """An offline CARGO_HOME over the stub registry; the environment to run in."""
-    home.mkdir(parents=True, exist_ok=True)
-    (home / "config.toml").write_text(
-        '[source.crates-io]\nreplace-with = "stub"\n'
-        f"[source.stub]\ndirectory = {json.dumps(REGISTRY.as_posix())}\n"
-        "[net]\noffline = true\n"
-    )
-    rustup_home = os.environ.get("RUSTUP_HOME") or str(Path.home() / ".rustup")
-    return {**os.environ, "CARGO_HOME": str(home), "RUSTUP_HOME": rustup_home, "NO_COLOR": "1"}
 
 
 def timed(action: Callable[[], object]) -> float:

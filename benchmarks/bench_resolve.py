@@ -26,7 +26,6 @@ from __future__ import annotations
 import argparse
 import gc
 import json
-import os
 import statistics
 import subprocess
 import sys
@@ -37,11 +36,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from stub_registry import REPO, offline_environment, write_workspace
+
 from featcheck.cargo.cfg import TargetCfg
 from featcheck.resolution import resolve_builds, resolver_version
 
-REPO = Path(__file__).resolve().parent.parent
-REGISTRY = REPO / "fixtures" / "registry"
 SINGLE_CRATE = REPO / "crates" / "pitb-exec-cpu"
 BURN = 'version = "=0.22.1"'
 TREE_SAMPLE = 8
@@ -50,19 +49,7 @@ TREE_SAMPLE = 8
 
 def write_cargo_home(home: Path) -> dict[str, str]:
     """An offline CARGO_HOME over the stub registry; returns the environment to run cargo in."""
-    home.mkdir(parents=True, exist_ok=True)
-    (home / "config.toml").write_text(
-        '[source.crates-io]\nreplace-with = "stub"\n'
-        f"[source.stub]\ndirectory = {json.dumps(REGISTRY.as_posix())}\n"
-        "[net]\noffline = true\n"
-    )
-    rustup_home = os.environ.get("RUSTUP_HOME") or str(Path.home() / ".rustup")
-    return {
-        **os.environ,
-        "CARGO_HOME": str(home),
-        "RUSTUP_HOME": rustup_home,
-        "CARGO_TERM_COLOR": "never",
-    }
+    return offline_environment(home)
 
 
 def _member_manifest(index: int, library: str | None) -> tuple[str, str]:
@@ -85,30 +72,19 @@ def _member_manifest(index: int, library: str | None) -> tuple[str, str]:
 
 def generate_workspace(directory: Path, members: int, env: dict[str, str]) -> Path:
     """Write a workspace of `members` members and generate its lockfile offline."""
-    directory.mkdir(parents=True)
     names = [f"m{i:03d}" for i in range(members)]
     library = names[3] if members > 3 else None
-    (directory / "Cargo.toml").write_text(
+    root = (
         '[workspace]\nresolver = "3"\nmembers = ['
         + ", ".join(json.dumps(n) for n in names)
         + "]\n\n[workspace.dependencies]\n"
         + f'burn = {{ {BURN}, default-features = false, features = ["std"] }}\n'
     )
-    for index, name in enumerate(names):
-        manifest, source = _member_manifest(index, library if index != 3 else None)
-        (directory / name / "src").mkdir(parents=True)
-        (directory / name / "Cargo.toml").write_text(manifest)
-        (directory / name / "src" / source).write_text(
-            "fn main() {}\n" if source == "main.rs" else ""
-        )
-    subprocess.run(
-        ["cargo", "generate-lockfile", "--offline"],
-        cwd=directory,
-        env=env,
-        check=True,
-        capture_output=True,
-    )
-    return directory
+    written = {
+        name: _member_manifest(index, library if index != 3 else None)
+        for index, name in enumerate(names)
+    }
+    return write_workspace(directory, root, written, env)
 
 
 def _cargo(args: list[str], workspace: Path, env: dict[str, str]) -> str:
