@@ -28,7 +28,6 @@ from featcheck.locate import Locator, ManifestCache
 from featcheck.lockfile import LockfileGuard
 from featcheck.matrix import ConfigurationPlan, merge_configurations, plan_configurations
 from featcheck.noexec.gaps import INCOMPLETE, Completeness, gap_notes
-from featcheck.noexec.runner import FileRunner
 from featcheck.placement import FindingPlacer, Flagged, finding_of
 from featcheck.report import AuditResult, Finding, Location, TargetSkip
 from featcheck.resolution import (
@@ -157,7 +156,7 @@ def audit_project(path: Path, options: AuditOptions) -> AuditResult:
     manifest = find_manifest(path)
     manifests = ManifestCache()
     manifests.get(manifest)  # a broken manifest gets featcheck's one-line error, not cargo's
-    runner = (FileRunner if options.no_exec else CargoRunner)(
+    runner = (_file_runner() if options.no_exec else CargoRunner)(
         manifest.parent,
         offline=options.offline,
         locked=options.locked,
@@ -343,6 +342,13 @@ def audit_project(path: Path, options: AuditOptions) -> AuditResult:
             replace(f, confidence=INCOMPLETE) if f.code == "FC900" else f for f in result.findings
         ]
     return result
+
+
+def _file_runner() -> type[CargoRunner]:
+    """`--no-exec`'s runner, loaded only for it (it brings the registry and archive readers)."""
+    from featcheck.noexec.runner import FileRunner
+
+    return FileRunner
 
 
 def _warm_target_cfgs(runner: CargoRunner, targets: tuple[str, ...]) -> None:
