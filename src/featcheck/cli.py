@@ -99,6 +99,13 @@ def _parser(prog: str, description: str, epilog: str | None = None) -> _Parser:
     )
 
 
+def _add_path(parser: _Parser, what: str) -> None:
+    """The optional PATH every command takes: the project, the current directory by default."""
+    parser.add_argument(
+        "path", nargs="?", type=Path, default=Path("."), help=f"{what} (default: .)."
+    )
+
+
 def _check_parser(prog: str) -> _Parser:
     parser = _parser(
         prog,
@@ -108,13 +115,7 @@ def _check_parser(prog: str) -> _Parser:
         _EXAMPLES,
     )
     add = parser.add_argument
-    add(
-        "path",
-        nargs="?",
-        type=Path,
-        default=Path("."),
-        help="A directory with a Cargo.toml, or the Cargo.toml itself (default: .).",
-    )
+    _add_path(parser, "A directory with a Cargo.toml, or the Cargo.toml itself")
     add("--version", action="store_true", help="Print the version.")
     add(
         "-p",
@@ -568,13 +569,7 @@ timings that do not settle it. Exit 2 on errors.
 def _probe_parser(prog: str) -> _Parser:
     parser = _parser(prog, _PROBE_HELP)
     add = parser.add_argument
-    add(
-        "path",
-        nargs="?",
-        type=Path,
-        default=Path("."),
-        help="A directory with a Cargo.toml, or the Cargo.toml itself (default: .).",
-    )
+    _add_path(parser, "A directory with a Cargo.toml, or the Cargo.toml itself")
     add("-p", "--package", metavar="MEMBER", help="The workspace member to probe.")
     add(
         "--n",
@@ -723,24 +718,12 @@ def run(args: Sequence[str], prog: str = "featcheck") -> int:
     try:
         if command == "rules":
             parser = _parser(f"{prog} rules", "List every rule.")
-            parser.add_argument(
-                "path",
-                nargs="?",
-                type=Path,
-                default=Path("."),
-                help="The project whose own rules ([[rule]] entries) to list too (default: .).",
-            )
+            _add_path(parser, "The project whose own rules ([[rule]] entries) to list too")
             return list_rules(parser.parse_args(args))
         if command == "rule":
             parser = _parser(f"{prog} rule", "Print one rule's documentation.")
             parser.add_argument("code", help="A rule code or name, e.g. FC001.")
-            parser.add_argument(
-                "path",
-                nargs="?",
-                type=Path,
-                default=Path("."),
-                help="The project whose own rules to look in too (default: .).",
-            )
+            _add_path(parser, "The project whose own rules to look in too")
             return show_rule(parser.parse_args(args))
         if command == "probe":
             return probe(_probe_parser(f"{prog} probe").parse_args(args))
