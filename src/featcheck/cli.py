@@ -254,7 +254,7 @@ def check(arguments: argparse.Namespace) -> int:
     if arguments.version:
         print(f"featcheck {__version__}")
         return EXIT_CLEAN
-    from featcheck.audit import AuditOptions, audit_project, audit_tree_text
+    from featcheck.audit import AuditOptions, audit_project
 
     chosen_format: str = arguments.output_format or _default_format()
     github = chosen_format == "github" or _in_actions()
@@ -288,13 +288,16 @@ def check(arguments: argparse.Namespace) -> int:
                 raise FeatcheckError(
                     "feature flags need the project: saved tree text is one build already"
                 )
+            from featcheck.tree_mode import audit_tree_text
+
             text = _read_tree_input(arguments.tree)
             source = "<stdin>" if arguments.tree == "-" else arguments.tree
             result = audit_tree_text(text, source, options)
         else:
             reading = "Reading the manifests" if arguments.no_exec else "Resolving features"
+            renderer = functools.partial(_renderer_module, chosen_format)
             with terminal.working(reading):
-                result = audit_project(path, options)
+                result = audit_project(path, options, meanwhile=renderer)
             if arguments.diff:
                 return _show_diff(result)
             if arguments.fix:
@@ -489,6 +492,14 @@ def _in_actions() -> bool:
 def _default_format() -> str:
     """github inside GitHub Actions (GITHUB_ACTIONS=true), text everywhere else."""
     return "github" if _in_actions() else "text"
+
+
+def _renderer_module(output_format: str) -> object:
+    """Load the renderer `_render` will use (the audit calls this while cargo works)."""
+    import importlib
+
+    name = {"json": "json_report", "sarif": "sarif", "github": "github"}.get(output_format)
+    return importlib.import_module(f"featcheck.render.{name or 'text_report'}")
 
 
 def _render(

@@ -6,6 +6,7 @@ import contextlib
 import os
 import signal
 import subprocess
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,6 +39,70 @@ def run_process(
     once more here, so that nothing reaches a process as an argument file. On timeout (or
     Ctrl-C) the whole process group is killed, not only the command itself.
     """
+    return start_process(executable, arguments, cwd=cwd, env=env, timeout=timeout, what=what).wait()
+
+
+class RunningProcess:
+    """A started command whose output is collected in the background (see `start_process`)."""
+
+    def __init__(self, process: subprocess.Popen[bytes], timeout: float, what: str) -> None:
+        self._process = process
+        self._timeout = timeout
+        self._what = what
+        self._output: tuple[bytes, bytes] | None = None
+        self._error: BaseException | None = None
+        # Reading both pipes while the caller works keeps the command from blocking on a full
+        # pipe (cargo metadata prints megabytes) and lets it finish in the meantime.
+        self._reader = threading.Thread(target=self._collect, daemon=True)
+        self._reader.start()
+
+    def _collect(self) -> None:
+        try:
+            self._output = self._process.communicate(timeout=self._timeout)
+        except BaseException as error:  # handed to the caller by wait()
+            self._error = error
+
+    def wait(self) -> ProcessOutput:
+        """Its output once it ends; a timeout or Ctrl-C kills its whole process group."""
+        try:
+            self._reader.join()
+        except BaseException:
+            self.cancel()
+            raise
+        if isinstance(self._error, subprocess.TimeoutExpired):
+            _end(self._process)
+            raise FeatcheckError(
+                f"{self._what} did not finish within {self._timeout:g} s"
+                " (raise --timeout, or check for a lock held by another cargo)"
+            ) from None
+        if self._error is not None:
+            _end(self._process)
+            raise self._error
+        assert self._output is not None
+        stdout, stderr = self._output
+        return ProcessOutput(
+            self._process.returncode,
+            stdout.decode("utf-8", errors="replace"),
+            stderr.decode("utf-8", errors="replace"),
+        )
+
+    def cancel(self) -> None:
+        """End it now (its answer is no longer wanted): kill its process group and reap it."""
+        if self._process.poll() is None:
+            _kill_group(self._process)
+        self._reader.join(timeout=5)
+
+
+def start_process(
+    executable: Path | str,
+    arguments: Sequence[Argument],
+    *,
+    cwd: Path,
+    env: dict[str, str],
+    timeout: float,
+    what: str,
+) -> RunningProcess:
+    """Start one command (checked as `run_process` checks it) and return at once."""
     try:
         refuse_unsafe(arguments)
     except GateError as error:
@@ -59,30 +124,20 @@ def run_process(
         raise FeatcheckError(
             f"could not run {Path(argv[0]).name}: {error.strerror or error}"
         ) from None
-    try:
-        stdout, stderr = process.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        _end(process)
-        raise FeatcheckError(
-            f"{what} did not finish within {timeout:g} s"
-            " (raise --timeout, or check for a lock held by another cargo)"
-        ) from None
-    except BaseException:
-        _end(process)
-        raise
-    return ProcessOutput(
-        process.returncode,
-        stdout.decode("utf-8", errors="replace"),
-        stderr.decode("utf-8", errors="replace"),
-    )
+    return RunningProcess(process, timeout, what)
+
+
+def _kill_group(process: subprocess.Popen[bytes]) -> None:
+    if os.name == "posix":
+        with contextlib.suppress(OSError):
+            os.killpg(process.pid, signal.SIGKILL)
+    with contextlib.suppress(OSError):
+        process.kill()
 
 
 def _end(process: subprocess.Popen[bytes]) -> None:
     """Kill the process group, reap the process and close its pipes."""
-    if os.name == "posix":
-        with contextlib.suppress(OSError):
-            os.killpg(process.pid, signal.SIGKILL)
-    process.kill()
+    _kill_group(process)
     try:
         process.communicate(timeout=5)
     except subprocess.TimeoutExpired:  # something left the group and holds a pipe open

@@ -31,7 +31,7 @@ from featcheck.cargo.checkout_config import (
 )
 from featcheck.cargo.failures import FailureKind, classify
 from featcheck.cargo.metadata import WorkspaceMetadata, parse_metadata
-from featcheck.cargo.process import ProcessOutput, run_process
+from featcheck.cargo.process import ProcessOutput, RunningProcess, start_process
 from featcheck.cargo.toolchain import Toolchain, neutral_directory, resolve_toolchain
 from featcheck.errors import FeatcheckError
 from featcheck.featureset import DEFAULT, FeatureSelection
@@ -137,6 +137,9 @@ class CargoRunner:
         return _Setup(toolchain, env, neutral_directory(), config, environment_rustflags(env))
 
     def _run(self, program: str, args: Sequence[Argument]) -> CargoOutput:
+        return self._finish(self._start(program, args))
+
+    def _start(self, program: str, args: Sequence[Argument]) -> RunningProcess:
         setup = self._prepared()
         if setup.toolchain is None:
             executable = shutil.which(program)
@@ -151,7 +154,7 @@ class CargoRunner:
                 args = [*args, *setup.config.arguments]
         if self.on_command is not None:
             self.on_command([program, *args])
-        output = run_process(
+        return start_process(
             executable,
             args,
             cwd=setup.cwd,
@@ -159,9 +162,14 @@ class CargoRunner:
             timeout=self.timeout,
             what=f"`{program} {args[0]}`",
         )
+
+    def _finish(self, running: RunningProcess) -> CargoOutput:
+        output = running.wait()
         if output.returncode == 0:
             return output
-        return CargoOutput(output.returncode, output.stdout, _locations(output.stderr, setup.cwd))
+        return CargoOutput(
+            output.returncode, output.stdout, _locations(output.stderr, self._prepared().cwd)
+        )
 
     def _target_argument(self, target: str) -> Argument:
         """`--target=T` for a target that passed the gate. A custom target file (`x.json`) is
@@ -202,6 +210,18 @@ class CargoRunner:
         feature on, so that the resolve lists every optional dependency a feature selection
         can turn on (plain metadata leaves out those nothing enables by default).
         """
+        return self.start_metadata(
+            manifest_path, all_features=all_features, features=features
+        ).result()
+
+    def start_metadata(
+        self,
+        manifest_path: Path,
+        *,
+        all_features: bool = False,
+        features: tuple[str, ...] = (),
+    ) -> PendingMetadata:
+        """`metadata`, started: cargo works while the caller does, `result()` waits for it."""
         _refuse_special_manifests(manifest_path)
         selection = FeatureSelection.of(features, all_features=all_features)
         args = [
@@ -211,10 +231,15 @@ class CargoRunner:
             *_feature_arguments(selection),
             *self._cargo_flags(),
         ]
-        output = self._run("cargo", args)
-        if output.returncode != 0:
-            raise self._failure("cargo metadata", output)
-        return parse_metadata(output.stdout)
+        running = self._start("cargo", args)
+
+        def answer() -> WorkspaceMetadata:
+            output = self._finish(running)
+            if output.returncode != 0:
+                raise self._failure("cargo metadata", output)
+            return parse_metadata(output.stdout)
+
+        return PendingMetadata(answer, running.cancel)
 
     def tree(
         self,
@@ -290,6 +315,28 @@ class CargoRunner:
                 )
             self._rustc_cfg_cache[key] = TargetCfg.parse(triple, output.stdout)
         return self._rustc_cfg_cache[key]
+
+
+class PendingMetadata:
+    """A `cargo metadata` answer on its way (see `CargoRunner.start_metadata`)."""
+
+    def __init__(
+        self, answer: Callable[[], WorkspaceMetadata], cancel: Callable[[], None] | None = None
+    ) -> None:
+        self._answer: Callable[[], WorkspaceMetadata] | None = answer
+        self._cancel = cancel
+
+    def result(self) -> WorkspaceMetadata:
+        """The metadata, once cargo has answered; its failure as a FeatcheckError."""
+        assert self._answer is not None, "the metadata was taken or cancelled already"
+        answer, self._answer = self._answer, None
+        return answer()
+
+    def cancel(self) -> None:
+        """Stop cargo: the audit ended before it needed the answer."""
+        if self._answer is not None and self._cancel is not None:
+            self._cancel()
+        self._answer = None
 
 
 _LOCATION = re.compile(r"^(?P<lead>\s*-->\s+)(?P<path>.+?)(?P<place>(:\d+)+)?$", re.MULTILINE)

@@ -14,7 +14,8 @@ from featcheck.cargo.checkout_config import (
     read_checkout_config,
 )
 from featcheck.cargo.metadata import WorkspaceMetadata, metadata_from_document
-from featcheck.cargo.runner import CargoOutput, CargoRunner
+from featcheck.cargo.process import RunningProcess
+from featcheck.cargo.runner import CargoRunner, PendingMetadata
 from featcheck.errors import FeatcheckError
 from featcheck.noexec.metadata import build_metadata
 from featcheck.noexec.targets import builtin_cfg, detect_host_triple, with_rustflags
@@ -24,7 +25,7 @@ from featcheck.noexec.targets import builtin_cfg, detect_host_triple, with_rustf
 class FileRunner(CargoRunner):
     """Answers `metadata`, `host_triple` and `target_cfg` from files; refuses to run anything."""
 
-    def _run(self, program: str, args: Sequence[str]) -> CargoOutput:
+    def _start(self, program: str, args: Sequence[str]) -> RunningProcess:
         raise FeatcheckError(
             f"--no-exec runs no process, but this audit needs `{program} {' '.join(args[:1])}`"
             " (drop --no-exec, or use the default --resolver featcheck)"
@@ -43,6 +44,16 @@ class FileRunner(CargoRunner):
         selection (the flags change nothing)."""
         built = build_metadata(manifest_path, os.environ)
         return replace(metadata_from_document(built.document), unread=built.unread)
+
+    def start_metadata(
+        self,
+        manifest_path: Path,
+        *,
+        all_features: bool = False,
+        features: tuple[str, ...] = (),
+    ) -> PendingMetadata:
+        """`metadata`, read when the audit asks for it (there is no process to wait for)."""
+        return PendingMetadata(lambda: self.metadata(manifest_path))
 
     def host_triple(self) -> str:
         """The host triple, from the Python runtime."""

@@ -1,0 +1,120 @@
+"""Tree mode: the audit of text saved from `cargo tree` (no manifests, no cargo)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+from featcheck.audit import AuditOptions
+from featcheck.cargo.failures import FailureKind, classify
+from featcheck.cargo.tree_text import ParsedTree, TreeTextError, local_leaves, parse_tree_text
+from featcheck.errors import FeatcheckError
+from featcheck.graph import DependencyGraph, Node
+from featcheck.pipeline import finding_order
+from featcheck.placement import finding_of
+from featcheck.report import AuditResult
+from featcheck.rules import BuildView, Rule, detect, select_rules, skipped_for_target
+
+
+def _rules(options: AuditOptions) -> tuple[Rule, ...]:
+    try:
+        return select_rules(options.select, options.ignore)
+    except ValueError as error:
+        raise FeatcheckError(str(error)) from None
+
+
+def audit_tree_text(
+    text: str, source_name: str, options: AuditOptions | None = None
+) -> AuditResult:
+    """Audit text saved from `cargo tree -f '{p} [{f}]'` (no manifests, no cargo)."""
+    rules = _rules(options or AuditOptions())
+    try:
+        parsed = parse_tree_text(text)
+    except TreeTextError as error:
+        if error.line is None:
+            # No tree at all: the saved text may be cargo's answer instead of a tree.
+            return _cargo_answer_instead_of_tree(text, source_name)
+        raise FeatcheckError(str(error), path=source_name, line=error.line) from None
+    roots = _tree_members(parsed)
+    view = BuildView(parsed.graph, tuple(roots), parsed.has_structure)
+    result = AuditResult(Path("."), members=[r.name for r in roots])
+    if parsed.saw_dev_or_build_sections:
+        result.notes.append(
+            "this tree was printed with dev- and build-dependency edges: the features shown may "
+            "include ones only tests or build scripts get; print it with `cargo tree -e normal`"
+        )
+    if not parsed.inverted and len(parsed.roots) > 1:
+        result.notes.append(
+            "this tree was printed for the whole workspace, so cargo unified the features of "
+            "all members; `cargo build -p MEMBER` may get fewer: print it with -p MEMBER"
+        )
+    for rule in rules:
+        if skipped_for_target(rule, view) is not None:
+            continue  # the hints for one target; saved tree text does not say which it was
+        for detection in detect(rule, view):
+            owners = _owners(parsed.graph, roots, detection.node, view.structured)
+            notes = list(detection.notes)
+            member_name: str | None = None
+            if len(owners) == 1:
+                member_name = owners[0].name
+            else:
+                names = ", ".join(sorted({o.name for o in owners}))
+                notes.append(
+                    "the saved tree cannot tell which member this build belongs to"
+                    + (f" (it is reached from {names})" if names else "")
+                )
+            finding = finding_of(
+                rule,
+                replace(detection, notes=tuple(notes)),
+                None,
+                None,
+                None,
+                f"enable the `{detection.feature}` feature of {detection.node.name} "
+                f"{detection.node.version}; run featcheck on the project itself to get the "
+                "manifest line to change",
+            )
+            result.findings.append(replace(finding, member=member_name))
+    result.findings.sort(key=finding_order)
+    return result
+
+
+def _cargo_answer_instead_of_tree(text: str, source_name: str) -> AuditResult:
+    """Saved `cargo tree -i CRATE` output can be cargo's message rather than a tree."""
+    failure = classify(text)
+    result = AuditResult(Path("."))
+    if failure.kind is FailureKind.NOTHING_TO_PRINT:
+        result.notes.append(
+            "cargo printed nothing: the crate is in the lockfile but not built with these "
+            "edges and this target, so nothing here can be single-threaded"
+        )
+        return result
+    if failure.kind is FailureKind.NO_MATCH:
+        result.notes.append(
+            f"cargo says the crate is not in the dependency graph: {failure.summary}"
+        )
+        return result
+    if failure.kind is FailureKind.AMBIGUOUS:
+        versions = ", ".join(failure.candidates) or "several versions"
+        raise FeatcheckError(
+            f"cargo found several versions ({versions}): save one tree per version, "
+            "e.g. cargo tree -e normal -f '{p} [{f}]' -i "
+            + (failure.candidates or ("CRATE@VERSION",))[0],
+            path=source_name,
+        )
+    raise FeatcheckError(
+        "no dependency lines found: expected output of cargo tree -f '{p} [{f}]'", path=source_name
+    )
+
+
+def _tree_members(parsed: ParsedTree) -> list[Node]:
+    """The packages the saved tree was built for."""
+    if not parsed.inverted:
+        return list(parsed.roots)
+    return local_leaves(parsed.graph, parsed.graph.nodes())
+
+
+def _owners(graph: DependencyGraph, roots: list[Node], node: Node, structured: bool) -> list[Node]:
+    if not structured:
+        return list(roots) if len(roots) == 1 else []
+    ancestors = graph.ancestors(node)
+    return [r for r in roots if r in ancestors or r == node]
