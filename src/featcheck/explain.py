@@ -9,16 +9,18 @@ a user's own `cargo tree` may have shown the feature and made them believe all w
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from featcheck.cargo.cfg import TargetCfg
 from featcheck.cargo.metadata import PackageInfo, WorkspaceMetadata
-from featcheck.graph import DependencyGraph, Node
+from featcheck.graph import DependencyGraph, Node, PackageRef
 from featcheck.locate import Cut, Locator
 from featcheck.manifest.declarations import declaration_sites
 from featcheck.report import Fix
 from featcheck.rules import Detection
 from featcheck.suggest import FeatureSearch
+
+_EMPTY = DependencyGraph()
 
 
 @dataclass
@@ -30,6 +32,9 @@ class Explainer:
     locator: Locator
     builds: Mapping[tuple[str, str], DependencyGraph]
     """Every audited (member id, target) build, to say which other member enables a feature."""
+    _enabling: dict[tuple[PackageRef, str, str], list[tuple[str, str]]] = field(
+        default_factory=dict, init=False, repr=False
+    )
 
     def suggestion(self, detection: Detection, cut: Cut | None) -> str:
         """The change to make, in words, computed from the feature tables."""
@@ -180,18 +185,33 @@ class Explainer:
         self, node: Node, feature: str, member: PackageInfo, target: str
     ) -> list[str]:
         """Members whose own build has the feature: unified in a workspace-wide build only."""
-        enabling = sorted(
-            other.name
-            for other in self.metadata.members
-            if other.id != member.id
-            and any(
-                n.package == node.package and feature in n.features
-                for n in self.builds.get((other.id, target), DependencyGraph()).named(node.name)
-            )
-        )
+        enabling = [
+            name
+            for member_id, name in self._enabling_members(node, feature, target)
+            if member_id != member.id
+        ]
         if not enabling:
             return []
         return [
             f"enabled in the workspace-wide build by member {', '.join(enabling)}, not when "
             f"{member.name} is built alone (cargo build -p {member.name}, cargo install)"
         ]
+
+    def _enabling_members(self, node: Node, feature: str, target: str) -> list[tuple[str, str]]:
+        """(id, name) of every member whose build has `feature` on `node`'s package, sorted by
+        name: asked for every finding of a crate, so the members are scanned once per crate."""
+        key = (node.package, feature, target)
+        known = self._enabling.get(key)
+        if known is None:
+            known = self._enabling[key] = sorted(
+                (
+                    (other.id, other.name)
+                    for other in self.metadata.members
+                    if any(
+                        n.package == node.package and feature in n.features
+                        for n in self.builds.get((other.id, target), _EMPTY).named(node.name)
+                    )
+                ),
+                key=lambda found: found[1],
+            )
+        return known

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Hashable, Iterable, Iterator
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import TypeVar
 
@@ -99,18 +100,22 @@ class DependencyGraph:
     """Nodes by package name, made on first look-up: rules and fixes ask by name for every
     member of large workspaces, and a scan per question made that quadratic."""
     _packages: frozenset[PackageRef] | None = field(default=None, repr=False, compare=False)
+    _dependents: dict[Node, set[Node]] | None = field(default=None, repr=False, compare=False)
+    """The reverse edges, made on first look-up: the rules, the fix search and the explainer
+    each ask for them, for every finding."""
 
     def add_node(self, node: Node) -> None:
         """Add a node without edges (no-op if present)."""
         if node not in self._dependencies:
             self._dependencies[node] = set()
-            self._by_name = self._packages = None
+            self._by_name = self._packages = self._dependents = None
 
     def add_edge(self, dependent: Node, dependency: Node) -> None:
         """Record that `dependent` depends on `dependency`."""
         self.add_node(dependency)
         self.add_node(dependent)
         self._dependencies[dependent].add(dependency)
+        self._dependents = None
 
     def packages(self) -> frozenset[PackageRef]:
         """Every package this build resolves."""
@@ -122,26 +127,28 @@ class DependencyGraph:
         """Every node, in insertion order."""
         return iter(self._dependencies)
 
-    def named(self, name: str) -> list[Node]:
+    def named(self, name: str) -> Sequence[Node]:
         """Every node of the package called `name` (several versions or feature sets)."""
         if self._by_name is None:
             by_name: dict[str, list[Node]] = {}
             for node in self._dependencies:
                 by_name.setdefault(node.name, []).append(node)
             self._by_name = by_name
-        return list(self._by_name.get(name, ()))
+        return self._by_name.get(name, ())
 
     def dependencies(self, node: Node) -> set[Node]:
         """The direct dependencies of `node`."""
         return self._dependencies.get(node, set())
 
-    def dependents_map(self) -> dict[Node, set[Node]]:
-        """dependency -> its direct dependents."""
-        reverse: dict[Node, set[Node]] = {n: set() for n in self._dependencies}
-        for dependent, deps in self._dependencies.items():
-            for dep in deps:
-                reverse[dep].add(dependent)
-        return reverse
+    def dependents_map(self) -> Mapping[Node, AbstractSet[Node]]:
+        """dependency -> its direct dependents (computed once per graph: not to be changed)."""
+        if self._dependents is None:
+            reverse: dict[Node, set[Node]] = {n: set() for n in self._dependencies}
+            for dependent, deps in self._dependencies.items():
+                for dep in deps:
+                    reverse[dep].add(dependent)
+            self._dependents = reverse
+        return self._dependents
 
     def ancestors(self, target: Node) -> set[Node]:
         """Every node from which `target` can be reached (not including `target`)."""

@@ -26,6 +26,7 @@ class FeatureSearch:
     def __init__(self, index: PackageIndex) -> None:
         self.index = index
         self._enabling: dict[tuple[str, str, str], list[str]] = {}
+        self._chains: dict[tuple[_State, _State], list[_State] | None] = {}
 
     def declared(self, package_id: str, key: str, kind: str) -> list[str]:
         """Ids of the packages `package_id`'s `kind` declaration `key` resolved to."""
@@ -65,17 +66,24 @@ class FeatureSearch:
         """The shortest chain of features from `start` to `goal`, both included, or None.
 
         Weak `dep?/feature` entries are followed as if the dependency were on: the chain says
-        how the feature *would* arrive, which is what a user needs to see.
+        how the feature *would* arrive, which is what a user needs to see. Every finding of a
+        crate asks the same questions, so each answer is kept (callers must not change it).
         """
+        key = (start, goal)
+        if key in self._chains:
+            return self._chains[key]
         by_id, packages = self.index.by_id, self.index.packages
-        if start[0] not in by_id or goal[0] not in by_id:
-            return None
-        found = shortest_path(
-            (by_id[start[0]], start[1]), (by_id[goal[0]], goal[1]), lambda s: list(self._expand(s))
-        )
-        if found is None:
-            return None
-        return [(packages[position].id, feature) for position, feature in found]
+        chain: list[_State] | None = None
+        if start[0] in by_id and goal[0] in by_id:
+            found = shortest_path(
+                (by_id[start[0]], start[1]),
+                (by_id[goal[0]], goal[1]),
+                lambda s: list(self._expand(s)),
+            )
+            if found is not None:
+                chain = [(packages[position].id, feature) for position, feature in found]
+        self._chains[key] = chain
+        return chain
 
     def reaches(self, start: _State, goal: _State) -> bool:
         """True when switching on `start` switches on `goal`."""

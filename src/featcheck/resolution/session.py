@@ -89,12 +89,10 @@ class TargetSession:
         roots = build_roots(self.context, member, current)
         own, seeds = resolve_roots(self.context, root_requests(self.context, roots, selection))
         below = self._shared(seeds)
-        # The member's own units come from `own`; the units below it from the shared state.
-        state = FeatureState(
-            {**below.state.features, **own.features},
-            {**below.state.dependencies, **own.dependencies},
-        )
-        top = GraphBuilder(self.context, state)
+        # The member's own units come from `own`, the units below it from the shared state;
+        # only the member's unit is drawn from `own` (a root below it is handled apart), so
+        # the two are never merged: that copy per member was the cost of large workspaces.
+        top = GraphBuilder(self.context, own)
         root = root_key(self.context, member)
         children = top.children(root)
         if not below.packages.isdisjoint(roots) or any(key >> 1 in roots for key in children):

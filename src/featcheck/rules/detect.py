@@ -21,15 +21,18 @@ def skipped_for_target(rule: Rule, view: BuildView) -> str | None:
 def detect(rule: Rule, view: BuildView) -> list[Detection]:
     """Every node of this build that `rule` flags, whatever the target (see
     `skipped_for_target`: the caller decides what a skipped target's findings become)."""
-    candidates = [node for name in set(rule.crate_names()) for node in view.graph.named(name)]
-    if not candidates:
-        return []
+    lacking: dict[Node, str] = {}
+    for name in set(rule.crate_names()):
+        for node in view.graph.named(name):
+            feature = missing_feature(rule, node)
+            if feature is not None and feature not in node.features:
+                lacking[node] = feature
+    if not lacking:
+        return []  # asked for every candidate fix: most builds have the feature by now
     built = view.target_nodes()
     found: list[Detection] = []
-    for node in sorted(n for n in candidates if n in built):
-        feature = missing_feature(rule, node)
-        if feature is None or feature in node.features:
-            continue
+    for node in sorted(n for n in lacking if n in built):
+        feature = lacking[node]
         if any(f not in node.features for f in rule.requires):
             continue  # another rule reports this node (FC003 leaves rayon-less Flex to FC001)
         evidence = used_evidence(rule.used_when, view, node)
