@@ -93,34 +93,68 @@ class Node:
 
 @dataclass
 class DependencyGraph:
-    """Nodes and dependent -> dependency edges of one resolved build (normal edges only)."""
+    """Nodes and dependent -> dependency edges of one resolved build (normal edges only).
+
+    What rules and fixes ask of a graph (nodes by name, reverse edges, ancestors) is computed on
+    first look-up and kept. A graph made by `rooted` (one member on top of the resolution below
+    it, which many members and candidate fixes share) answers from the shared graph's kept
+    answers, so a large workspace pays for each shape once, not once per member.
+    """
 
     _dependencies: dict[Node, set[Node]] = field(default_factory=dict)
     _by_name: dict[str, list[Node]] | None = field(default=None, repr=False, compare=False)
     """Nodes by package name, made on first look-up: rules and fixes ask by name for every
     member of large workspaces, and a scan per question made that quadratic."""
     _packages: frozenset[PackageRef] | None = field(default=None, repr=False, compare=False)
-    _dependents: dict[Node, set[Node]] | None = field(default=None, repr=False, compare=False)
-    """The reverse edges, made on first look-up: the rules, the fix search and the explainer
-    each ask for them, for every finding."""
+    _dependents: dict[Node, AbstractSet[Node]] | None = field(
+        default=None, repr=False, compare=False
+    )
+    _ancestors: dict[Node, frozenset[Node]] = field(default_factory=dict, repr=False, compare=False)
+    _sorted: dict[Node, list[Node]] = field(default_factory=dict, repr=False, compare=False)
+    _target_side: dict[tuple[Node, ...], frozenset[Node]] = field(
+        default_factory=dict, repr=False, compare=False
+    )
+    _top: tuple[Node, DependencyGraph] | None = field(default=None, repr=False, compare=False)
+    """For a `rooted` graph: its root and the shared graph below it."""
+
+    @classmethod
+    def rooted(cls, root: Node, children: set[Node], below: DependencyGraph) -> DependencyGraph:
+        """`root` depending on `children`, with everything below them as in `below` (which
+        holds exactly what `children` reach, and not `root`). The graphs share `below`'s
+        edge sets: neither may gain edges afterwards."""
+        edges = {root: children}
+        edges.update(below._dependencies)
+        graph = cls(edges)
+        graph._top = (root, below)
+        return graph
+
+    def _changed(self) -> None:
+        self._by_name = self._packages = self._dependents = self._top = None
+        self._ancestors = {}
+        self._sorted = {}
+        self._target_side = {}
 
     def add_node(self, node: Node) -> None:
         """Add a node without edges (no-op if present)."""
         if node not in self._dependencies:
             self._dependencies[node] = set()
-            self._by_name = self._packages = self._dependents = None
+            self._changed()
 
     def add_edge(self, dependent: Node, dependency: Node) -> None:
         """Record that `dependent` depends on `dependency`."""
         self.add_node(dependency)
         self.add_node(dependent)
         self._dependencies[dependent].add(dependency)
-        self._dependents = None
+        self._changed()
 
     def packages(self) -> frozenset[PackageRef]:
         """Every package this build resolves."""
         if self._packages is None:
-            self._packages = frozenset(n.package for n in self._dependencies)
+            if self._top is not None:
+                root, below = self._top
+                self._packages = below.packages() | {root.package}
+            else:
+                self._packages = frozenset(n.package for n in self._dependencies)
         return self._packages
 
     def nodes(self) -> Iterator[Node]:
@@ -128,7 +162,12 @@ class DependencyGraph:
         return iter(self._dependencies)
 
     def named(self, name: str) -> Sequence[Node]:
-        """Every node of the package called `name` (several versions or feature sets)."""
+        """Every node of the package called `name` (several versions or feature sets), in
+        insertion order."""
+        if self._top is not None:
+            root, below = self._top
+            found = below.named(name)
+            return [root, *found] if root.name == name else found
         if self._by_name is None:
             by_name: dict[str, list[Node]] = {}
             for node in self._dependencies:
@@ -140,27 +179,76 @@ class DependencyGraph:
         """The direct dependencies of `node`."""
         return self._dependencies.get(node, set())
 
+    def sorted_dependencies(self, node: Node) -> list[Node]:
+        """The direct dependencies of `node`, sorted (kept: not to be changed)."""
+        if self._top is not None and node != self._top[0]:
+            return self._top[1].sorted_dependencies(node)
+        found = self._sorted.get(node)
+        if found is None:
+            found = self._sorted[node] = sorted(self.dependencies(node))
+        return found
+
     def dependents_map(self) -> Mapping[Node, AbstractSet[Node]]:
         """dependency -> its direct dependents (computed once per graph: not to be changed)."""
         if self._dependents is None:
-            reverse: dict[Node, set[Node]] = {n: set() for n in self._dependencies}
-            for dependent, deps in self._dependencies.items():
-                for dep in deps:
-                    reverse[dep].add(dependent)
+            if self._top is not None:
+                root, below = self._top
+                reverse: dict[Node, AbstractSet[Node]] = {root: EMPTY, **below.dependents_map()}
+                for child in self._dependencies[root]:
+                    reverse[child] = {*reverse[child], root}
+            else:
+                plain: dict[Node, set[Node]] = {n: set() for n in self._dependencies}
+                for dependent, deps in self._dependencies.items():
+                    for dep in deps:
+                        plain[dep].add(dependent)
+                reverse = dict(plain)
             self._dependents = reverse
         return self._dependents
 
-    def ancestors(self, target: Node) -> set[Node]:
+    def ancestors(self, target: Node) -> frozenset[Node]:
         """Every node from which `target` can be reached (not including `target`)."""
-        reverse = self.dependents_map()
-        seen: set[Node] = set()
-        queue = deque([target])
-        while queue:
-            for dependent in reverse.get(queue.popleft(), ()):
-                if dependent not in seen:
-                    seen.add(dependent)
-                    queue.append(dependent)
-        return seen
+        found = self._ancestors.get(target)
+        if found is not None:
+            return found
+        if self._top is not None:
+            root, below = self._top
+            # The root reaches everything below it, and nothing below reaches the root.
+            found = below.ancestors(target) | {root} if target in below._dependencies else EMPTY
+        else:
+            reverse = self.dependents_map()
+            seen: set[Node] = set()
+            queue = deque([target])
+            while queue:
+                for dependent in reverse.get(queue.popleft(), ()):
+                    if dependent not in seen:
+                        seen.add(dependent)
+                        queue.append(dependent)
+            found = frozenset(seen)
+        self._ancestors[target] = found
+        return found
+
+    def target_side(self, roots: tuple[Node, ...]) -> frozenset[Node]:
+        """Nodes reached from `roots` without passing a proc-macro (roots that are proc-macros
+        included): what is compiled for the target rather than run on the host."""
+        found = self._target_side.get(roots)
+        if found is not None:
+            return found
+        if self._top is not None and roots == (self._top[0],) and not roots[0].proc_macro:
+            root, below = self._top
+            starts = tuple(sorted(d for d in self._dependencies[root] if not d.proc_macro))
+            found = below.target_side(starts) | {root}
+        else:
+            seen: set[Node] = set()
+            queue = deque(r for r in roots if not r.proc_macro)
+            seen.update(queue)
+            while queue:
+                for dependency in self.dependencies(queue.popleft()):
+                    if dependency not in seen and not dependency.proc_macro:
+                        seen.add(dependency)
+                        queue.append(dependency)
+            found = frozenset(seen)
+        self._target_side[roots] = found
+        return found
 
     def path(
         self, start: Node, goal: Node, avoiding: frozenset[Node] = frozenset()
@@ -170,8 +258,11 @@ class DependencyGraph:
         return shortest_path(
             start,
             goal,
-            lambda node: [d for d in sorted(self.dependencies(node)) if d not in avoiding],
+            lambda node: [d for d in self.sorted_dependencies(node) if d not in avoiding],
         )
+
+
+EMPTY: frozenset[Node] = frozenset()
 
 
 def shortest_path(start: T, goal: T, neighbours: Callable[[T], Iterable[T]]) -> list[T] | None:

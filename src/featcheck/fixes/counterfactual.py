@@ -107,27 +107,28 @@ class WhatIf:
             tuple[frozenset[ModelEdit], str, int, FeatureSelection], DependencyGraph
         ] = {}
         self._below: dict[str, SharedBelow] = {}
+        self._with_unresolved = frozenset(p.ref for p in self.index.packages if p.unresolved)
 
     def unresolved(self, graph: DependencyGraph) -> list[str]:
         """Dependencies a (counterfactual) build turns on that the resolve holds no package for,
         as `package/dependency`: cargo would first have to pick their versions, so the
         resolution in memory cannot say what they bring."""
         found: list[str] = []
-        for node in graph.nodes():
-            position = self.index.by_id.get(node.package.id or "")
-            if position is None:
-                continue
-            package = self.index.packages[position]
-            if not package.unresolved:
-                continue
-            for feature in node.features:
-                for value in package.features.get(feature, ()):
-                    if (
-                        value.kind != FEATURE
-                        and not value.weak
-                        and value.name in package.unresolved
-                    ):
-                        found.append(f"{package.ref.name}/{value.name}")
+        # Most packages turn on nothing the resolve lacks: only those that can are looked at.
+        for ref in graph.packages() & self._with_unresolved:
+            for node in graph.named(ref.name):
+                position = self.index.by_id.get(node.package.id or "")
+                if node.package != ref or position is None:
+                    continue
+                package = self.index.packages[position]
+                for feature in node.features:
+                    for value in package.features.get(feature, ()):
+                        if (
+                            value.kind != FEATURE
+                            and not value.weak
+                            and value.name in package.unresolved
+                        ):
+                            found.append(f"{package.ref.name}/{value.name}")
         return sorted(set(found))
 
     def graph(

@@ -127,6 +127,13 @@ class FixSearch:
         self._coverage_counts: dict[
             tuple[frozenset[ModelEdit], str, PackageRef, FeatureSelection, tuple[str, ...]], int
         ] = {}
+        self._holders: dict[
+            tuple[str, FeatureSelection, tuple[str, ...]], dict[PackageRef, list[int]]
+        ] = {}
+        self._models: dict[
+            tuple[object, ...],
+            tuple[frozenset[MoreFeatures | NewDependency], frozenset[PackageRef], tuple[Edit, ...]],
+        ] = {}
         self._selection: FeatureSelection = DEFAULT
         self._inheriting: dict[tuple[Path, str], list[tuple[PackageInfo, DeclarationSite]]] = {}
 
@@ -143,6 +150,7 @@ class FixSearch:
         """The best confirmed fix for `backend` missing `wanted` in `member`'s build, with the
         other candidates as alternatives; `affected` are the members with the same finding."""
         self._selection = selection
+        members = tuple(m.id for m in affected)
         graph = self.builds[(member.id, target, selection)]
         candidates = _unique(self._candidates(member, cfg, graph, backend, wanted))
         candidates.sort(key=lambda c: c.proximity)
@@ -169,7 +177,7 @@ class FixSearch:
                 chosen = min(
                     confirmed,
                     key=lambda c: (
-                        -self._coverage(c, affected, target, backend.package),
+                        -self._coverage(c, affected, members, target, backend.package),
                         not c.written_at_cut,
                         c.size,
                     ),
@@ -221,35 +229,40 @@ class FixSearch:
         self,
         candidate: Candidate,
         affected: Sequence[PackageInfo],
+        group: tuple[str, ...],
         target: str,
         package: PackageRef,
     ) -> int:
-        """How many of the affected members this candidate clears (asked for every finding of
-        the crate, with the same members: counted once per candidate and group)."""
-        key = (candidate.model, target, package, self._selection, tuple(m.id for m in affected))
+        """How many of the affected members (`group`: their ids) this candidate clears (asked
+        for every finding of the crate, with the same members: counted once per candidate and
+        group)."""
+        key = (candidate.model, target, package, self._selection, group)
         known = self._coverage_counts.get(key)
         if known is None:
-            known = self._coverage_counts[key] = self._count_cleared(
-                candidate, affected, target, package
+            holders = self._holders_of(affected, group, target)
+            # Only builds holding a package whose declarations change can change.
+            changed = sorted({i for ref in candidate.touches for i in holders.get(ref, ())})
+            known = self._coverage_counts[key] = sum(
+                self._clears(candidate, affected[i], target, package) for i in changed
             )
         return known
 
-    def _count_cleared(
-        self,
-        candidate: Candidate,
-        affected: Sequence[PackageInfo],
-        target: str,
-        package: PackageRef,
-    ) -> int:
-        count = 0
-        for other in affected:
-            graph = self.builds.get((other.id, target, self._selection))
-            if graph is None:
-                continue
-            if graph.packages().isdisjoint(candidate.touches):
-                continue  # nothing this build resolves is edited
-            count += self._clears(candidate, other, target, package)
-        return count
+    def _holders_of(
+        self, affected: Sequence[PackageInfo], group: tuple[str, ...], target: str
+    ) -> dict[PackageRef, list[int]]:
+        """For each package, the positions in `affected` of the members whose build holds it:
+        made once per group, so a candidate looks only at the builds it can change."""
+        key = (target, self._selection, group)
+        known = self._holders.get(key)
+        if known is None:
+            known = self._holders[key] = {}
+            for position, other in enumerate(affected):
+                graph = self.builds.get((other.id, target, self._selection))
+                if graph is None:
+                    continue
+                for ref in graph.packages():
+                    known.setdefault(ref, []).append(position)
+        return known
 
     # -- enumeration ---------------------------------------------------------------------
 
@@ -430,18 +443,7 @@ class FixSearch:
     ) -> Candidate:
         removing = action == "remove-default-features"
         in_workspace_entry = where is not site
-        model: list[MoreFeatures | NewDependency] = []
-        touches: set[PackageRef] = set()
-        edits = [Edit(where.manifest.path, where.path, action, features)]
-        for package, line in self._sites_edited_by(owner, where, in_workspace_entry):
-            kind, platform = _kind_and_platform(line)
-            position = self.what_if.index.by_id[package.id]
-            model.append(MoreFeatures(position, line.key, kind, platform, features, removing))
-            touches.add(self.what_if.index.packages[position].ref)
-            if removing and line is not where and line.disables_defaults():
-                # A `workspace = true` line repeating `default-features = false` may not
-                # override the entry's defaults (an error since edition 2024): it goes too.
-                edits.append(Edit(line.manifest.path, line.path, action))
+        model, touches, edits = self._edit_model(owner, where, in_workspace_entry, action, features)
         cut_here = where.disables_defaults() and (in_workspace_entry or not where.inherits)
         written = where.default_features_entry() if cut_here else None
         entry = written[1] if written is not None else where.key_entry()
@@ -456,14 +458,46 @@ class FixSearch:
         )
         size = _REMOVING_DEFAULTS_SIZE if removing else len(features)
         return Candidate(
-            tuple(edits),
-            frozenset(model),
-            proximity,
-            cut_here or in_workspace_entry,
-            size,
-            cut,
-            frozenset(touches),
+            edits, model, proximity, cut_here or in_workspace_entry, size, cut, touches
         )
+
+    def _edit_model(
+        self,
+        owner: PackageInfo,
+        where: DeclarationSite,
+        in_workspace_entry: bool,
+        action: Action,
+        features: tuple[str, ...],
+    ) -> tuple[frozenset[MoreFeatures | NewDependency], frozenset[PackageRef], tuple[Edit, ...]]:
+        """The edit at `where` in the resolver's model, the packages it changes, and the edits
+        written: the same for every finding that meets the declaration (the workspace entry
+        every member inherits is met by all of them), so made once."""
+        key = (
+            where.manifest.path,
+            where.path,
+            in_workspace_entry,
+            None if in_workspace_entry else owner.id,
+            action,
+            features,
+        )
+        known = self._models.get(key)
+        if known is not None:
+            return known
+        removing = action == "remove-default-features"
+        model: list[MoreFeatures | NewDependency] = []
+        touches: set[PackageRef] = set()
+        edits = [Edit(where.manifest.path, where.path, action, features)]
+        for package, line in self._sites_edited_by(owner, where, in_workspace_entry):
+            kind, platform = _kind_and_platform(line)
+            position = self.what_if.index.by_id[package.id]
+            model.append(MoreFeatures(position, line.key, kind, platform, features, removing))
+            touches.add(self.what_if.index.packages[position].ref)
+            if removing and line is not where and line.disables_defaults():
+                # A `workspace = true` line repeating `default-features = false` may not
+                # override the entry's defaults (an error since edition 2024): it goes too.
+                edits.append(Edit(line.manifest.path, line.path, action))
+        known = self._models[key] = (frozenset(model), frozenset(touches), tuple(edits))
+        return known
 
     def _sites_edited_by(
         self, owner: PackageInfo, where: DeclarationSite, in_workspace_entry: bool

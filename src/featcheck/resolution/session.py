@@ -28,7 +28,7 @@ from featcheck.resolution.features import (
     resolve_roots,
     root_requests,
 )
-from featcheck.resolution.tree import Edges, GraphBuilder, build_graph, root_key
+from featcheck.resolution.tree import GraphBuilder, build_graph, root_key
 
 
 @dataclass
@@ -39,7 +39,9 @@ class _Below:
     packages: frozenset[int]
     """Every package with a unit in `state`: a member among them means a cycle."""
     builder: GraphBuilder
-    walks: dict[tuple[int, ...], Edges]
+    walks: dict[tuple[int, ...], DependencyGraph]
+    """The graph below each set of the members' direct dependencies: every member graph with
+    those dependencies is drawn on top of it (`DependencyGraph.rooted`)."""
 
 
 SharedBelow = dict[frozenset[Seed], _Below]
@@ -103,7 +105,7 @@ class TargetSession:
             )
         walk = below.walks.get(tuple(children))
         if walk is None:
-            walk = below.walks[tuple(children)] = below.builder.walk(children)
-        edges: Edges = {top.node(root): {below.builder.node(key) for key in children}}
-        edges.update((node, set(deps)) for node, deps in walk.items())
-        return DependencyGraph(edges)
+            walk = below.walks[tuple(children)] = DependencyGraph(below.builder.walk(children))
+        return DependencyGraph.rooted(
+            top.node(root), {below.builder.node(key) for key in children}, walk
+        )

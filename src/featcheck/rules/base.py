@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections import deque
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -34,15 +33,7 @@ class BuildView:
         # Once per build: every rule asks, and a workspace has hundreds of builds.
         if not self.structured:
             return frozenset(self.graph.nodes())
-        seen: set[Node] = set()
-        queue = deque(r for r in self.roots if not r.proc_macro)
-        seen.update(queue)
-        while queue:
-            for dependency in self.graph.dependencies(queue.popleft()):
-                if dependency not in seen and not dependency.proc_macro:
-                    seen.add(dependency)
-                    queue.append(dependency)
-        return frozenset(seen)
+        return self.graph.target_side(self.roots)
 
 
 @dataclass(frozen=True)
