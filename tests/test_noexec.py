@@ -524,6 +524,33 @@ def test_registry_manifests_are_kept_between_runs_and_read_again_when_changed(
     assert flex_default() == sorted([*first, "changed"])
 
 
+def test_an_unchanged_project_reads_only_its_own_cache_file(
+    tmp_path: Path, registry_home: Path, no_processes: None
+) -> None:
+    """What every project ever audited distilled grows without end: an audit of a project
+    whose dependencies have not changed reads only the small file of its last audit."""
+    cache = tmp_path / "cache"
+    cpu, simd = (
+        CRATES / "pitb-exec-cpu" / "Cargo.toml",
+        CRATES / "pitb-exec-cpu-simd" / "Cargo.toml",
+    )
+    first = build_metadata(cpu, _env(registry_home, cache)).document
+    second = build_metadata(simd, _env(registry_home, cache)).document
+    shared = cache / "featcheck" / "noexec-manifests.json"
+    own = sorted((cache / "featcheck" / "noexec").glob("*.json"))
+    assert len(own) == 2
+    every = json.loads(shared.read_text())["manifests"]
+    for file in own:
+        assert json.loads(file.read_text())["manifests"].keys() <= every.keys()
+    kept = sorted(len(json.loads(f.read_text())["manifests"]) for f in own)
+    assert kept == sorted(
+        len([p for p in d["packages"] if p["source"] is not None]) for d in (first, second)
+    )
+    shared.write_text("not json")  # the next audit of pitb-exec-cpu must not need it
+    assert build_metadata(cpu, _env(registry_home, cache)).document == first
+    assert shared.read_text() == "not json"
+
+
 def test_the_checkouts_own_manifests_are_never_cached(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, no_processes: None
 ) -> None:

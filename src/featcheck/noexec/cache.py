@@ -2,34 +2,42 @@
 
 A package unpacked in `$CARGO_HOME/registry/src` never changes, yet parsing the TOML of a few
 hundred published manifests is most of a --no-exec audit. The package data distilled from each
-one (name, version, declarations, features, targets, edition) is kept in one JSON file under
-the user's cache directory (`$XDG_CACHE_HOME/featcheck/`, default `~/.cache/featcheck/`), keyed
-by the manifest's path and checked against its size and modification time. Only the cargo
-home's manifests are kept, never the checkout's (`vendor/` included): nothing a checkout writes
-is remembered. A cache that cannot be read or written is ignored.
+one (name, version, declarations, features, targets, edition) is kept under the user's cache
+directory (`$XDG_CACHE_HOME/featcheck/`, default `~/.cache/featcheck/`), keyed by the manifest's
+path and checked against its size and modification time, in two files:
+
+- `noexec/WORKSPACE.json` holds what the last audit of one workspace used, and nothing else: the
+  one file an audit of an unchanged project reads.
+- `noexec-manifests.json` holds every manifest featcheck has distilled, whichever project it
+  was for; it grows with every project audited, so it is read only when the first file lacks a
+  manifest (a new project, a dependency updated).
+
+Only the cargo home's manifests are kept, never the checkout's (`vendor/` included): nothing a
+checkout writes is remembered. A cache that cannot be read or written is ignored.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 _VERSION = 1
 
 
-def cache_file(environment: Mapping[str, str]) -> Path | None:
-    """`$XDG_CACHE_HOME/featcheck/noexec-manifests.json`, or under `~/.cache`."""
+def cache_directory(environment: Mapping[str, str]) -> Path | None:
+    """`$XDG_CACHE_HOME/featcheck`, or `~/.cache/featcheck`."""
     base = environment.get("XDG_CACHE_HOME", "")
     try:
         root = Path(base) if base else Path.home() / ".cache"
     except RuntimeError:
         return None
-    return root / "featcheck" / "noexec-manifests.json"
+    return root / "featcheck"
 
 
 def _stamp(path: Path) -> list[int] | None:
@@ -40,48 +48,102 @@ def _stamp(path: Path) -> list[int] | None:
     return [stat.st_size, stat.st_mtime_ns]
 
 
-class ManifestCache:
-    """Distilled registry manifests by path; `save()` writes what was added."""
+def _fits(entry: Any, stamp: list[int]) -> TypeGuard[dict[str, Any]]:
+    """Whether `entry` is a kept manifest's data, for the file as it is now."""
+    return (
+        isinstance(entry, dict)
+        and entry.get("stamp") == stamp
+        and isinstance(entry.get("data"), dict)
+    )
 
-    def __init__(self, file: Path | None) -> None:
-        self.file = file
-        self.entries: dict[str, Any] = {}
-        self.changed = False
-        if file is None:
-            return
-        with contextlib.suppress(OSError, ValueError):
-            document = json.loads(file.read_text(encoding="utf-8"))
-            if isinstance(document, dict) and document.get("version") == _VERSION:
-                entries = document.get("manifests")
-                self.entries = entries if isinstance(entries, dict) else {}
+
+def _load(file: Path) -> dict[str, Any]:
+    """The entries of one cache file; none when it is missing, unreadable or of another
+    version."""
+    with contextlib.suppress(OSError, ValueError):
+        document = json.loads(file.read_bytes())
+        if isinstance(document, dict) and document.get("version") == _VERSION:
+            entries = document.get("manifests")
+            if isinstance(entries, dict):
+                return entries
+    return {}
+
+
+def _write(file: Path, entries: Mapping[str, Any]) -> None:
+    """Write `entries` to `file` atomically; failures are ignored."""
+    text = json.dumps({"version": _VERSION, "manifests": entries})
+    with contextlib.suppress(OSError):
+        file.parent.mkdir(parents=True, exist_ok=True)
+        handle, temporary = tempfile.mkstemp(prefix=".noexec-", dir=file.parent)
+        try:
+            with os.fdopen(handle, "w", encoding="utf-8") as stream:
+                stream.write(text)
+            os.replace(temporary, file)
+        finally:
+            with contextlib.suppress(OSError):
+                os.unlink(temporary)
+
+
+class ManifestCache:
+    """Distilled registry manifests by path, for the audit of one workspace; `save()` writes
+    what changed."""
+
+    def __init__(self, directory: Path | None, workspace: Path) -> None:
+        self.directory = directory
+        self.own: dict[str, Any] = {}
+        self.shared: dict[str, Any] | None = None
+        """Loaded on the first manifest the workspace's own file lacks."""
+        self.used: dict[str, Any] = {}
+        self.added = False
+        if directory is not None:
+            self.own = _load(self._own_file(directory, workspace))
+        self.workspace = workspace
+
+    @staticmethod
+    def _own_file(directory: Path, workspace: Path) -> Path:
+        key = hashlib.sha256(os.fsencode(str(workspace))).hexdigest()[:32]
+        return directory / "noexec" / f"{key}.json"
+
+    def _shared(self) -> dict[str, Any]:
+        if self.shared is None:
+            assert self.directory is not None
+            self.shared = _load(self.directory / "noexec-manifests.json")
+        return self.shared
 
     def get(self, manifest: Path) -> dict[str, Any] | None:
         """The distilled data of `manifest`, if kept and the file has not changed since."""
-        entry = self.entries.get(str(manifest))
-        if not isinstance(entry, dict) or entry.get("stamp") != _stamp(manifest):
+        if self.directory is None:
             return None
-        data = entry.get("data")
-        return data if isinstance(data, dict) else None
+        stamp = _stamp(manifest)
+        if stamp is None:
+            return None  # no manifest there: nothing to look up
+        key = str(manifest)
+        entry = self.own.get(key)
+        if not _fits(entry, stamp):
+            entry = self._shared().get(key)
+            if not _fits(entry, stamp):
+                return None
+        self.used[key] = entry
+        data: dict[str, Any] = entry["data"]
+        return data
 
     def put(self, manifest: Path, data: dict[str, Any]) -> None:
         """Remember `data` for `manifest` as it is now."""
         stamp = _stamp(manifest)
-        if self.file is not None and stamp is not None:
-            self.entries[str(manifest)] = {"stamp": stamp, "data": data}
-            self.changed = True
+        if self.directory is not None and stamp is not None:
+            entry = {"stamp": stamp, "data": data}
+            self.used[str(manifest)] = entry
+            self._shared()[str(manifest)] = entry
+            self.added = True
 
     def save(self) -> None:
-        """Write the cache when something was added (atomically; failures are ignored)."""
-        if self.file is None or not self.changed:
+        """Write the shared file when something was distilled, and the workspace's own file
+        when this audit used other manifests than the last one."""
+        if self.directory is None:
             return
-        text = json.dumps({"version": _VERSION, "manifests": self.entries})
-        with contextlib.suppress(OSError):
-            self.file.parent.mkdir(parents=True, exist_ok=True)
-            handle, temporary = tempfile.mkstemp(prefix=".noexec-", dir=self.file.parent)
-            try:
-                with os.fdopen(handle, "w", encoding="utf-8") as stream:
-                    stream.write(text)
-                os.replace(temporary, self.file)
-            finally:
-                with contextlib.suppress(OSError):
-                    os.unlink(temporary)
+        if self.added:
+            _write(self.directory / "noexec-manifests.json", self._shared())
+        if self.used.keys() != self.own.keys() or any(
+            self.own[key] is not entry for key, entry in self.used.items()
+        ):
+            _write(self._own_file(self.directory, self.workspace), self.used)

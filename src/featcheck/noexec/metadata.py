@@ -17,6 +17,7 @@ enables never is), and `noexec.gaps` says which verdicts it could change.
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -25,8 +26,8 @@ from typing import Any
 
 from featcheck.cargo.semver import matches
 from featcheck.errors import FeatcheckError
-from featcheck.fileio import MAX_LOCKFILE_BYTES
-from featcheck.noexec.files import is_manifest, load_toml, printable, valid_package_name
+from featcheck.noexec.files import is_manifest, printable
+from featcheck.noexec.lock_reader import lock_entries
 from featcheck.noexec.packages import package_json, path_id, unread_json
 from featcheck.noexec.path_packages import refuse_cycles, walk_path_packages
 from featcheck.noexec.registry import Registry
@@ -47,28 +48,6 @@ class FileMetadata:
     """Package id -> why its manifest was not read."""
 
 
-def _lock_entries(lock_path: Path) -> list[dict[str, Any]]:
-    data = load_toml(lock_path, "Cargo.lock", MAX_LOCKFILE_BYTES)
-    packages = data.get("package", [])
-    entries: list[dict[str, Any]] = []
-    if not isinstance(packages, list):
-        raise FeatcheckError("`package` must be an array of tables", path=lock_path)
-    for entry in packages:
-        ok = (
-            isinstance(entry, Mapping)
-            and valid_package_name(entry.get("name"))
-            and isinstance(entry.get("version"), str)
-            and isinstance(entry.get("source", ""), str)
-            and isinstance(entry.get("dependencies", []), list)
-            and all(isinstance(d, str) for d in entry.get("dependencies", []))
-        )
-        if not ok:
-            shown = printable(entry.get("name")) if isinstance(entry, Mapping) else "?"
-            raise FeatcheckError(f"invalid [[package]] entry `{shown}`", path=lock_path)
-        entries.append(dict(entry))
-    return entries
-
-
 def _lock_target(entry: str, by_name: Mapping[str, list[dict[str, Any]]]) -> dict[str, Any] | None:
     """The lock package a `dependencies` entry (`name`, `name version`, `name version (src)`)
     names."""
@@ -80,6 +59,21 @@ def _lock_target(entry: str, by_name: Mapping[str, list[dict[str, Any]]]) -> dic
         source = parts[2].strip("()")
         candidates = [c for c in candidates if c.get("source") == source] or candidates
     return candidates[0] if candidates else None
+
+
+class _LockTargets:
+    """`_lock_target` for each distinct `dependencies` entry once (most repeat many times)."""
+
+    def __init__(self, lock: list[dict[str, Any]]) -> None:
+        self.by_name: dict[str, list[dict[str, Any]]] = {}
+        for entry in lock:
+            self.by_name.setdefault(str(entry["name"]), []).append(entry)
+        self.found: dict[str, dict[str, Any] | None] = {}
+
+    def __call__(self, entry: str) -> dict[str, Any] | None:
+        if entry not in self.found:
+            self.found[entry] = _lock_target(entry, self.by_name)
+        return self.found[entry]
 
 
 def _stale(package: str, dependency: str, lock_path: Path) -> FeatcheckError:
@@ -100,10 +94,8 @@ def build_metadata(manifest: Path, environment: Mapping[str, str] | None = None)
         raise FeatcheckError(
             "--no-exec needs a Cargo.lock (run `cargo generate-lockfile` once)", path=root
         )
-    lock = _lock_entries(lock_path)
-    by_name: dict[str, list[dict[str, Any]]] = {}
-    for entry in lock:
-        by_name.setdefault(str(entry["name"]), []).append(entry)
+    lock = lock_entries(lock_path)
+    lock_target = _LockTargets(lock)
 
     paths = walk_path_packages(layout)
     refuse_cycles(paths)
@@ -170,9 +162,7 @@ def build_metadata(manifest: Path, environment: Mapping[str, str] | None = None)
         )
         deps: list[dict[str, Any]] = []
         dependencies: list[str] = []
-        targets = [
-            t for t in (_lock_target(str(d), by_name) for d in entry.get("dependencies", ())) if t
-        ]
+        targets = [t for t in map(lock_target, entry.get("dependencies", ())) if t]
         for target in targets:
             if id(target) not in ids:
                 continue
@@ -238,6 +228,18 @@ def _check_listed(
             raise _stale(f"{package['name']} {package['version']}", decl["name"], lock_path)
 
 
+_LIBRARY_KINDS = frozenset({"lib", "rlib", "dylib", "cdylib", "staticlib", "proc-macro"})
+_matches = functools.lru_cache(maxsize=4096)(matches)
+"""`matches`, once per requirement and version: a lockfile repeats both many times."""
+
+
+def _library_name(package: Mapping[str, Any]) -> str | None:
+    """The name of `package`'s library target, if it has one."""
+    return next(
+        (t["name"] for t in package["targets"] if _LIBRARY_KINDS.intersection(t["kind"])), None
+    )
+
+
 def _node_dep(
     package: Mapping[str, Any], dependency: Mapping[str, Any], *, member: bool
 ) -> dict[str, Any] | None:
@@ -249,7 +251,7 @@ def _node_dep(
         for d in package["dependencies"]
         if d["name"] == dependency["name"] and (member or d["kind"] != "dev")
     ]
-    fitting = [d for d in named if matches(d["req"], dependency["version"])] or named
+    fitting = [d for d in named if _matches(d["req"], dependency["version"])] or named
     if not fitting:
         return None
     kinds: list[dict[str, Any]] = []
@@ -257,14 +259,7 @@ def _node_dep(
         kind = {"kind": decl["kind"], "target": decl["target"]}
         if kind not in kinds:
             kinds.append(kind)
-    library = next(
-        (
-            t["name"]
-            for t in dependency["targets"]
-            if {"lib", "rlib", "dylib", "cdylib", "staticlib", "proc-macro"}.intersection(t["kind"])
-        ),
-        None,
-    )
+    library = _library_name(dependency)
     renames = {d["rename"] for d in fitting if d["rename"]}
     extern: str | None = None
     if library is not None:

@@ -13,7 +13,7 @@ from urllib.parse import urlparse
 from featcheck.cargo.checkout_config import default_cargo_home
 from featcheck.errors import FeatcheckError
 from featcheck.noexec.archive import read_archive
-from featcheck.noexec.cache import ManifestCache, cache_file
+from featcheck.noexec.cache import ManifestCache, cache_directory
 from featcheck.noexec.crate_targets import ArchiveFiles
 from featcheck.noexec.files import tomllib_loads
 from featcheck.noexec.packages import CRATES_IO, PackageManifest, read_package
@@ -52,7 +52,8 @@ class Registry:
         cargo_home = default_cargo_home(environment)
         self.dirs = _registry_dirs(cargo_home, layout.root)
         self.archives = _registry_dirs(cargo_home, layout.root, "cache")
-        self.cache = ManifestCache(cache_file(environment) if self.dirs or self.archives else None)
+        kept = cache_directory(environment) if self.dirs or self.archives else None
+        self.cache = ManifestCache(kept, layout.root)
 
     def find(self, name: str, version: str, source: str) -> PackageManifest | None:
         prefixes = _index_prefixes(source)
