@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import secrets
 import stat
 import tempfile
 from pathlib import Path
@@ -210,7 +209,7 @@ def _replace_from_unnamed_file(target: Path, content: bytes, mode: int) -> bool:
         directory = os.open(target.parent, os.O_RDONLY)
         try:
             for _ in range(16):
-                name = f".{target.name}.{secrets.token_hex(4)}"
+                name = f".{target.name}.{os.urandom(4).hex()}"
                 try:
                     # dst_dir_fd makes Python call linkat(..., AT_SYMLINK_FOLLOW), which links
                     # the open file itself rather than the /proc symlink (EXDEV).

@@ -7,12 +7,12 @@ declaration asks of the package it names (its features, plus `default` when used
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import PurePath
 from typing import Any, NamedTuple
 from urllib.parse import unquote, urlparse
-from urllib.request import url2pathname
 
 from featcheck.graph import PackageRef
 from featcheck.resolution.edges import declarations_for_edge
@@ -27,6 +27,13 @@ _CRATES_IO = (
     "sparse+https://index.crates.io/",
 )
 _DEFAULT = FeatureValue(FEATURE, "default")
+
+if sys.platform == "win32":
+    from nturl2path import url2pathname
+else:
+    # What `urllib.request.url2pathname` is off Windows, without importing urllib.request
+    # (http.client, email, ssl: a tenth of the start-up of a --no-exec audit).
+    url2pathname = unquote
 
 
 class Edge(NamedTuple):
