@@ -111,3 +111,27 @@ def test_inline_allow_on_the_members_inheriting_line(tmp_path: Path, offline_car
     report = json.loads(run_featcheck(str(project), "--format", "json").stdout)
     assert report["suppressed"] == {"FC001": 1}
     assert {f["code"] for f in report["findings"]} == {"FC003"}  # server's, untouched
+
+
+def test_settings_and_comments_of_members_without_findings_still_count(
+    tmp_path: Path, offline_cargo: object
+) -> None:
+    # Only manifests that cargo's metadata shows with a featcheck table, or whose text holds a
+    # `# featcheck:` directive, are parsed: the others must still be checked.
+    project = _copy(WORKSPACES / "workspace-unification", tmp_path)
+    app = project / "app" / "Cargo.toml"
+    app.write_text(app.read_text() + '\n[package.metadata.featcheck]\nignore = ["FC001"]\n')
+    bench = project / "bench" / "Cargo.toml"
+    clean = bench.read_text()
+    assert run_featcheck(str(project)).returncode == 0  # app's own settings apply
+    bench.write_text(clean.replace("edition", 'metadata.featcheck.fail-on = "x"\nedition'))
+    result = run_featcheck(str(project))
+    assert result.returncode == 2 and "bench/Cargo.toml:4:30: `fail-on`" in result.stderr
+    bench.write_text(clean + "# featcheck: allow(FC001)\n")
+    result = run_featcheck(str(project))
+    assert result.returncode == 2 and "bench/Cargo.toml:9:1: " in result.stderr
+    assert "needs a reason" in result.stderr
+    bench.write_text(clean + "# featcheck: allow(FC001) bench builds\n")
+    result = run_featcheck(str(project), "--format", "json")
+    (unused,) = json.loads(result.stdout)["findings"]
+    assert unused["code"] == "FC900" and unused["location"]["file"] == "bench/Cargo.toml"

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from featcheck.cargo.argv_gate import GateError, target_triple
+from featcheck.cargo.metadata import WorkspaceMetadata
 from featcheck.errors import FeatcheckError
 from featcheck.featureset import FeatureSelection, feature_value_error
 from featcheck.manifest.document import ManifestDocument, read_manifest
@@ -326,6 +327,25 @@ def load_config(
             merged = _merge(_merge(own, workspace_layer), layer)
             members[name] = _merge(merged, file_layer)
     return replace(workspace, members=members)
+
+
+def members_with_settings(metadata: WorkspaceMetadata) -> dict[str, Path]:
+    """The manifest of each member that may hold `[package.metadata.featcheck]`, by name.
+
+    cargo's metadata carries each package's `[package.metadata]` table (null without one), so
+    the other members' manifests need not be read; a description without that entry
+    (`--no-exec` builds its own) says nothing, and its member's manifest is read.
+    """
+    described = {package["id"]: package for package in metadata.raw.get("packages", ())}
+    found: dict[str, Path] = {}
+    for member in metadata.members:
+        package = described.get(member.id)
+        if package is not None and "metadata" in package:
+            table = package["metadata"]
+            if not isinstance(table, dict) or "featcheck" not in table:
+                continue
+        found[member.name] = member.manifest_path
+    return found
 
 
 def project_catalogue(path: Path) -> Catalogue:

@@ -16,7 +16,12 @@ from featcheck.cargo.cfg import TargetCfg
 from featcheck.cargo.metadata import PackageInfo, WorkspaceMetadata
 from featcheck.graph import DependencyGraph, Node
 from featcheck.manifest.declarations import DeclarationSite, declaration_sites, workspace_site
-from featcheck.manifest.document import ManifestDocument, read_manifest
+from featcheck.manifest.document import (
+    ManifestDocument,
+    parse_text,
+    read_manifest,
+    read_manifest_text,
+)
 from featcheck.manifest.spans import Entry, Span
 from featcheck.report import Edit, Location
 
@@ -39,20 +44,40 @@ class Cut:
 
 
 class ManifestCache:
-    """Each manifest is read and indexed once per audit."""
+    """Each manifest is read once per audit, and parsed only when something asks for its data
+    (a large workspace's unflagged members are only scanned for `# featcheck:` comments)."""
 
     def __init__(self) -> None:
         self._documents: dict[Path, ManifestDocument] = {}
+        self._texts: dict[Path, str] = {}
         self._resolved: dict[Path, Path] = {}
 
-    def get(self, path: Path) -> ManifestDocument:
-        """The parsed manifest at `path`."""
+    def _key(self, path: Path) -> Path:
         resolved = self._resolved.get(path)
         if resolved is None:
             resolved = self._resolved[path] = path.resolve()
-        if resolved not in self._documents:
-            self._documents[resolved] = read_manifest(resolved)
-        return self._documents[resolved]
+        return resolved
+
+    def get(self, path: Path) -> ManifestDocument:
+        """The parsed manifest at `path`."""
+        key = self._key(path)
+        document = self._documents.get(key)
+        if document is None:
+            text = self._texts.pop(key, None)
+            document = read_manifest(key) if text is None else parse_text(key, text)
+            self._documents[key] = document
+        return document
+
+    def text(self, path: Path) -> str:
+        """The text of the manifest at `path`, parsed or not."""
+        key = self._key(path)
+        document = self._documents.get(key)
+        if document is not None:
+            return document.text
+        text = self._texts.get(key)
+        if text is None:
+            text = self._texts[key] = read_manifest_text(key)
+        return text
 
 
 class Locator:

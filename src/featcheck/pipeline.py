@@ -14,7 +14,7 @@ from featcheck.cargo.cfg import TargetCfg
 from featcheck.cargo.metadata import PackageInfo, WorkspaceMetadata
 from featcheck.cargo.runner import CargoRunner
 from featcheck.cargo.tree_text import ParsedTree, TreeTextError, parse_tree_text
-from featcheck.config import load_config
+from featcheck.config import load_config, members_with_settings
 from featcheck.errors import FeatcheckError
 from featcheck.explain import Explainer
 from featcheck.featureset import DEFAULT, FeatureSelection
@@ -53,7 +53,7 @@ def audit_workspace(
     `all_features` or not); `runner` answers the questions that come up on the way."""
     config = load_config(
         metadata.root,
-        {m.name: m.manifest_path for m in metadata.members},
+        members_with_settings(metadata),
         read_document=manifests.get,
     )
     members = _select_members(metadata, manifest, options.packages)
@@ -206,6 +206,7 @@ def audit_workspace(
         targets=targets,
         rules={rule.code for rules in rules_of.values() for rule in rules},
         read=manifests.get,
+        read_text=manifests.text,
         spans=_suppression_places,
     )
     result.findings = sorted(suppression.findings, key=finding_order)

@@ -32,7 +32,7 @@ from featcheck.config import (
     canonical_code,
 )
 from featcheck.errors import FeatcheckError
-from featcheck.manifest.document import ManifestDocument, read_manifest
+from featcheck.manifest.document import ManifestDocument, read_manifest, read_manifest_text
 from featcheck.report import Finding, Location, Severity
 from featcheck.rules import Catalogue
 from featcheck.rules.spec import RuleDoc
@@ -314,6 +314,7 @@ def apply_suppressions(
     targets: Collection[str] | None = None,
     rules: Collection[str] | None = None,
     read: Callable[[Path], ManifestDocument] = read_manifest,
+    read_text: Callable[[Path], str] = read_manifest_text,
     spans: Callable[[Finding], Iterable[Location]] | None = None,
 ) -> SuppressionResult:
     """Split `findings` into kept and suppressed ones, and report unused suppressions.
@@ -330,7 +331,9 @@ def apply_suppressions(
     code is not reported when its rule is not in `rules`. FC900s are off when the
     configuration ignores FC900; their severity follows `severity.FC900`.
 
-    `read` reads a manifest (pass a cache's getter to avoid reading files twice). `spans`
+    `read` reads a manifest and `read_text` only its text (pass a cache's getters to avoid
+    reading files twice): only manifests whose text holds a `# featcheck:` directive are
+    parsed. `spans`
     gives the declarations whose lines a finding's inline comments may sit on; the default,
     `declaration_spans`, is `finding.declaration`, else `finding.location`. Pass one that adds
     more (e.g. the member's `burn = { workspace = true }` line besides the workspace entry
@@ -340,7 +343,7 @@ def apply_suppressions(
     root = Path(audited_root)
     spans_of = spans or declaration_spans
     finding_spans = [tuple(spans_of(finding)) for finding in findings]
-    inline = _inline_by_file(finding_spans, root, manifests, read, config.catalogue)
+    inline = _inline_by_file(finding_spans, root, manifests, read, read_text, config.catalogue)
     used: set[Suppression] = set()
     kept: list[Finding] = []
     suppressed: list[Suppressed] = []
@@ -396,6 +399,7 @@ def _inline_by_file(
     root: Path,
     manifests: Iterable[Path],
     read: Callable[[Path], ManifestDocument],
+    read_text: Callable[[Path], str],
     catalogue: Catalogue,
 ) -> dict[Path, list[InlineAllow]]:
     """Inline allows of every manifest to consider, keyed by resolved path."""
@@ -406,7 +410,11 @@ def _inline_by_file(
         key = path.resolve()
         if key in result or not key.is_file():
             continue
-        result[key] = inline_allows(read(path), catalogue)
+        # Every directive lies in the text: one without any needs no parse and no scan.
+        if _DIRECTIVE.search(read_text(path)) is None:
+            result[key] = []
+        else:
+            result[key] = inline_allows(read(path), catalogue)
     return result
 
 

@@ -56,9 +56,18 @@ def read_manifest(path: Path, what: str = "Cargo.toml") -> ManifestDocument:
     return parse_document(path, read_regular_file(path, what, MAX_MANIFEST_BYTES))
 
 
+def read_manifest_text(path: Path, what: str = "Cargo.toml") -> str:
+    """The text of a manifest, read as `read_manifest` reads it, without parsing it."""
+    return decode_text(read_regular_file(path, what, MAX_MANIFEST_BYTES), path)
+
+
 def parse_document(path: Path, raw: bytes) -> ManifestDocument:
     """`raw` (the bytes of `path`) as a parsed TOML document, or a one-line FeatcheckError."""
-    text = decode_text(raw, path)
+    return parse_text(path, decode_text(raw, path))
+
+
+def parse_text(path: Path, text: str) -> ManifestDocument:
+    """`text` (that of `path`) as a parsed TOML document, or a one-line FeatcheckError."""
     data = _fast_parse(text)
     if data is None:
         data = _parse_or_explain(path, text)
