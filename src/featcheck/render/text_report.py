@@ -142,11 +142,13 @@ def _print_findings(console: Console, result: AuditResult, verbose: bool) -> Non
         heading = f"[bold]{_safe(member)}[/]" + (f" [dim]({_safe(target)})[/]" if target else "")
         if configuration:
             heading += f" with [bold]{_safe(configuration)}[/]"
-        console.print(heading)
+        # One print per member: rich's cost is per call, not per line (the lines' markup is
+        # closed on each line, so joining them changes nothing that is printed).
+        block = [heading]
         for finding in findings:
-            for line in _render_finding(finding, verbose):
-                console.print(line)
-            console.print()
+            block += _render_finding(finding, verbose)
+            block.append("")
+        console.print("\n".join(block))
 
 
 def _console(stream: TextIO | None) -> Console:
