@@ -147,6 +147,11 @@ class DependencyGraph:
         self._dependencies[dependent].add(dependency)
         self._changed()
 
+    def parts(self) -> tuple[Node, DependencyGraph] | None:
+        """For a `rooted` graph, its root and the shared graph below it: what is known of the
+        shared graph holds for every graph drawn on top of it. None for other graphs."""
+        return self._top
+
     def packages(self) -> frozenset[PackageRef]:
         """Every package this build resolves."""
         if self._packages is None:
@@ -181,7 +186,7 @@ class DependencyGraph:
 
     def sorted_dependencies(self, node: Node) -> list[Node]:
         """The direct dependencies of `node`, sorted (kept: not to be changed)."""
-        if self._top is not None and node != self._top[0]:
+        if self._top is not None and node in self._top[1]._dependencies:
             return self._top[1].sorted_dependencies(node)
         found = self._sorted.get(node)
         if found is None:

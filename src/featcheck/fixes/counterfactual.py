@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 
 from featcheck.cargo.cfg import TargetCfg
 from featcheck.featureset import DEFAULT, FeatureSelection
-from featcheck.graph import DependencyGraph
+from featcheck.graph import DependencyGraph, Node
 from featcheck.resolution.context import BuildContext
 from featcheck.resolution.index import NORMAL, Edge, PackageIndex
 from featcheck.resolution.session import SharedBelow, TargetSession
@@ -107,29 +107,39 @@ class WhatIf:
             tuple[frozenset[ModelEdit], str, int, FeatureSelection], DependencyGraph
         ] = {}
         self._below: dict[str, SharedBelow] = {}
-        self._with_unresolved = frozenset(p.ref for p in self.index.packages if p.unresolved)
+        # By the identity of a shared graph, which is kept alongside so the identity stays its.
+        self._below_needs: dict[int, tuple[DependencyGraph, frozenset[str]]] = {}
 
     def unresolved(self, graph: DependencyGraph) -> list[str]:
         """Dependencies a (counterfactual) build turns on that the resolve holds no package for,
         as `package/dependency`: cargo would first have to pick their versions, so the
         resolution in memory cannot say what they bring."""
-        found: list[str] = []
-        # Most packages turn on nothing the resolve lacks: only those that can are looked at.
-        for ref in graph.packages() & self._with_unresolved:
-            for node in graph.named(ref.name):
-                position = self.index.by_id.get(node.package.id or "")
-                if node.package != ref or position is None:
-                    continue
-                package = self.index.packages[position]
-                for feature in node.features:
-                    for value in package.features.get(feature, ()):
-                        if (
-                            value.kind != FEATURE
-                            and not value.weak
-                            and value.name in package.unresolved
-                        ):
-                            found.append(f"{package.ref.name}/{value.name}")
-        return sorted(set(found))
+        parts = graph.parts()
+        if parts is None:
+            return sorted({need for node in graph.nodes() for need in self._node_needs(node)})
+        # Candidate fixes of many members share the graph below them: it is looked at once.
+        root, below = parts
+        known = self._below_needs.get(id(below))
+        if known is None:
+            needs = frozenset(need for node in below.nodes() for need in self._node_needs(node))
+            known = self._below_needs[id(below)] = (below, needs)
+        return sorted(known[1].union(self._node_needs(root)))
+
+    def _node_needs(self, node: Node) -> tuple[str, ...]:
+        """What one node turns on that the resolve lacks: the same in every build holding it,
+        and the builds of a large workspace's candidate fixes hold the same nodes."""
+        position = self.index.by_id.get(node.package.id or "")
+        if position is None:
+            return ()
+        package = self.index.packages[position]
+        if not package.unresolved:
+            return ()
+        return tuple(
+            f"{package.ref.name}/{value.name}"
+            for feature in node.features
+            for value in package.features.get(feature, ())
+            if value.kind != FEATURE and not value.weak and value.name in package.unresolved
+        )
 
     def graph(
         self,
