@@ -137,18 +137,33 @@ def test_an_included_file_outside_the_project_is_never_quoted(
     _one_line_refusal(done, "broken.toml:1:", "invalid TOML")
 
 
-def test_timeout_bounds_rustup_and_ends_what_it_started(tmp_path: Path) -> None:
-    """A rustup that hangs (and leaves a child behind) gets --timeout, not a fixed minute."""
+@pytest.mark.parametrize(
+    ("settings", "question"),
+    [
+        (None, "`rustup default`"),  # no settings file: rustup is asked for its default
+        ('default_toolchain = "stable"\n', "`rustup which cargo --toolchain=stable`"),
+    ],
+)
+def test_timeout_bounds_rustup_and_ends_what_it_started(
+    tmp_path: Path, settings: str | None, question: str
+) -> None:
+    """A rustup that hangs (and leaves a child behind) gets --timeout, not a fixed minute,
+    whether featcheck asks for the default toolchain or (both at once) for its binaries."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     pid_file = tmp_path / "child.pid"
     rustup = bin_dir / "rustup"
-    rustup.write_text(f'#!/bin/sh\nsleep 300 &\necho $! > "{pid_file}"\nwait\n')
+    rustup.write_text(f'#!/bin/sh\nsleep 300 &\necho $! >> "{pid_file}"\nwait\n')
     rustup.chmod(0o755)
     (bin_dir / "cargo").symlink_to(rustup)  # a rustup proxy: featcheck asks rustup first
+    rustup_home = tmp_path / "rustup-home"
+    rustup_home.mkdir()
+    if settings is not None:
+        (rustup_home / "settings.toml").write_text(settings)
     checkout = make_checkout(tmp_path / "c")
     env = {k: v for k, v in os.environ.items() if k != "RUSTUP_TOOLCHAIN"}
     env["PATH"] = f"{bin_dir}{os.pathsep}{env.get('PATH', '')}"
+    env["RUSTUP_HOME"] = str(rustup_home)
     started = time.monotonic()
     done = subprocess.run(
         [sys.executable, "-m", "featcheck", str(checkout.project), "--timeout", "3"],
@@ -159,13 +174,14 @@ def test_timeout_bounds_rustup_and_ends_what_it_started(tmp_path: Path) -> None:
         check=False,
     )
     elapsed = time.monotonic() - started
-    _one_line_refusal(done, "`rustup default` did not finish within 3 s")
+    _one_line_refusal(done, f"{question} did not finish within 3 s")
     assert elapsed < 60
-    child = int(pid_file.read_text())
+    children = [int(line) for line in pid_file.read_text().split()]
+    assert children
     deadline = time.monotonic() + 10
-    while time.monotonic() < deadline and _alive(child):
+    while time.monotonic() < deadline and any(_alive(child) for child in children):
         time.sleep(0.2)
-    assert not _alive(child), "rustup's child outlived the timeout"
+    assert not any(_alive(child) for child in children), "rustup's child outlived the timeout"
 
 
 def _alive(pid: int) -> bool:

@@ -15,8 +15,10 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
+import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from featcheck.errors import FeatcheckError
 
@@ -29,6 +31,26 @@ MAX_CONFIG_BYTES = 1 << 20
 
 MAX_LOCKFILE_BYTES = 64 << 20
 """Cargo.lock of the largest workspaces stays below a few MB."""
+
+
+def toml_data(text: str) -> dict[str, Any]:
+    """Parse TOML text that is only read, never edited or located (tomllib where there is one,
+    tomlkit before Python 3.11); ValueError when it is not TOML."""
+    if sys.version_info >= (3, 11):
+        import tomllib
+
+        try:
+            return tomllib.loads(text)
+        except (tomllib.TOMLDecodeError, RecursionError) as error:
+            raise ValueError(str(error)) from None
+    import tomlkit
+    import tomlkit.exceptions
+
+    try:
+        data: dict[str, Any] = tomlkit.parse(text).unwrap()
+    except (tomlkit.exceptions.TOMLKitError, RecursionError) as error:
+        raise ValueError(str(error)) from None
+    return data
 
 
 def read_regular_file(path: Path | str, what: str, limit: int) -> bytes:

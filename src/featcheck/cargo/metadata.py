@@ -7,6 +7,7 @@ and build-dependencies and every target, so they never decide a verdict (see `re
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -74,7 +75,7 @@ class WorkspaceMetadata:
 
     root: Path
     members: tuple[PackageInfo, ...]
-    packages: dict[str, PackageInfo]
+    packages: Mapping[str, PackageInfo]
     raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
     """The whole `cargo metadata` document, for featcheck's own feature resolver."""
     unread: dict[str, str] = field(default_factory=dict, compare=False)
@@ -123,6 +124,27 @@ def _package(raw: dict[str, Any]) -> PackageInfo:
     )
 
 
+class _PackagesById(Mapping[str, PackageInfo]):
+    """Packages by id, each read from the document the first time it is asked for: an audit
+    looks at a few of the hundreds metadata lists."""
+
+    def __init__(self, raw: dict[str, Any]) -> None:
+        self._raw = raw
+        self._made: dict[str, PackageInfo] = {}
+
+    def __getitem__(self, package_id: str) -> PackageInfo:
+        made = self._made.get(package_id)
+        if made is None:
+            made = self._made[package_id] = _package(self._raw[package_id])
+        return made
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._raw)
+
+    def __len__(self) -> int:
+        return len(self._raw)
+
+
 def parse_metadata(text: str) -> WorkspaceMetadata:
     """Read `cargo metadata --format-version 1` output."""
     try:
@@ -135,7 +157,7 @@ def parse_metadata(text: str) -> WorkspaceMetadata:
 def metadata_from_document(data: Any) -> WorkspaceMetadata:
     """The same, from the document already parsed (or built from files by `--no-exec`)."""
     try:
-        packages = {p["id"]: _package(p) for p in data["packages"]}
+        packages = _PackagesById({p["id"]: p for p in data["packages"]})
         members = tuple(packages[i] for i in data["workspace_members"])
         from featcheck.resolution.index import build_index  # resolution imports this module
 

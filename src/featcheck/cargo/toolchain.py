@@ -17,16 +17,14 @@ import os
 import re
 import shutil
 from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-
-import tomlkit
-from tomlkit.exceptions import ParseError
 
 from featcheck.cargo.argv_gate import TOOLCHAIN, Argument, GateError, option, word
 from featcheck.cargo.process import run_process
 from featcheck.errors import FeatcheckError
-from featcheck.fileio import MAX_CONFIG_BYTES, decode_text, read_regular_file
+from featcheck.fileio import MAX_CONFIG_BYTES, decode_text, read_regular_file, toml_data
 
 TOOLCHAIN_FILES = ("rust-toolchain", "rust-toolchain.toml")
 """In the order rustup prefers them when both are in one directory."""
@@ -101,6 +99,9 @@ def parse_toolchain_file(path: Path) -> ToolchainRequest:
         return ToolchainRequest(_checked_name(legacy, path, 1), origin=path, line=1, why=why)
     if not text.strip():
         raise FeatcheckError("empty toolchain file", path=path, line=1)
+    import tomlkit  # here, not at the top: most checkouts have no toolchain file
+    from tomlkit.exceptions import ParseError
+
     try:
         document = tomlkit.parse(text).unwrap()
     except ParseError as error:
@@ -170,18 +171,31 @@ def _rustup_home() -> Path:
     return Path(home) if home else Path.home() / ".rustup"
 
 
-def rustup_overrides() -> dict[Path, str]:
-    """`rustup override set` entries from RUSTUP_HOME/settings.toml (the user's own)."""
+@dataclass(frozen=True)
+class RustupSettings:
+    """What RUSTUP_HOME/settings.toml (the user's own) says."""
+
+    overrides: dict[Path, str]
+    """`rustup override set` entries."""
+    default: str | None
+    """`rustup default`, as recorded; None when the file does not say."""
+
+
+def rustup_settings() -> RustupSettings:
+    """RUSTUP_HOME/settings.toml, read as data (absent or unreadable: nothing is known)."""
     settings = _rustup_home() / "settings.toml"
     try:
-        text = read_small_file(settings, "rustup settings file").decode()
-        document = tomlkit.parse(text).unwrap()
-    except Exception:  # absent or unreadable: no overrides
-        return {}
+        document = toml_data(read_small_file(settings, "rustup settings file").decode())
+    except Exception:
+        return RustupSettings({}, None)
     table = document.get("overrides")
-    if not isinstance(table, dict):
-        return {}
-    return {Path(k): v for k, v in table.items() if isinstance(k, str) and isinstance(v, str)}
+    overrides = {
+        Path(k): v
+        for k, v in (table.items() if isinstance(table, dict) else ())
+        if isinstance(k, str) and isinstance(v, str)
+    }
+    default = document.get("default_toolchain")
+    return RustupSettings(overrides, default if isinstance(default, str) and default else None)
 
 
 # --- asking rustup --------------------------------------------------------------------------
@@ -223,9 +237,11 @@ class _RustupError(Exception):
 def _rustup_binaries(rustup: str, name: str, rustup_home: str, timeout: float) -> tuple[Path, Path]:
     del rustup_home  # part of the cache key only
     toolchain = option("--toolchain", name, TOOLCHAIN)
-    cargo = Path(_rustup(rustup, timeout, word("which"), word("cargo"), toolchain))
-    rustc = Path(_rustup(rustup, timeout, word("which"), word("rustc"), toolchain))
-    return cargo, rustc
+    # Both questions at once: a commit hook waits for each rustup start.
+    with ThreadPoolExecutor(max_workers=1) as other:
+        rustc = other.submit(_rustup, rustup, timeout, word("which"), word("rustc"), toolchain)
+        cargo = _rustup(rustup, timeout, word("which"), word("cargo"), toolchain)
+        return Path(cargo), Path(rustc.result())
 
 
 @functools.lru_cache(maxsize=4)
@@ -259,6 +275,7 @@ def resolve_toolchain(workdir: Path, timeout: float = DEFAULT_TIMEOUT) -> Toolch
             "or put the toolchain's own bin directory first on PATH"
         )
     pinned = os.environ.get("RUSTUP_TOOLCHAIN")
+    settings = RustupSettings({}, None)
     if pinned:
         try:
             request = ToolchainRequest(TOOLCHAIN.check(pinned), why="RUSTUP_TOOLCHAIN")
@@ -268,7 +285,8 @@ def resolve_toolchain(workdir: Path, timeout: float = DEFAULT_TIMEOUT) -> Toolch
                 "(or put the toolchain's bin directory first on PATH)"
             ) from None
     else:
-        request = find_toolchain_request(workdir, rustup_overrides())
+        settings = rustup_settings()
+        request = find_toolchain_request(workdir, settings.overrides)
     if request.path is not None:
         raise FeatcheckError(
             f"toolchain `path = {json.dumps(request.path)}` would make rustup run cargo and "
@@ -279,7 +297,8 @@ def resolve_toolchain(workdir: Path, timeout: float = DEFAULT_TIMEOUT) -> Toolch
         )
     home = str(_rustup_home())
     try:
-        name = request.name or _rustup_default(rustup, home, timeout)
+        # rustup's settings file records its default; asking rustup costs a process start.
+        name = request.name or settings.default or _rustup_default(rustup, home, timeout)
         real_cargo, real_rustc = _rustup_binaries(rustup, name, home, timeout)
     except _RustupError as error:
         message = f"rustup cannot provide the toolchain: {error}"

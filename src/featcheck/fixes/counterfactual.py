@@ -18,7 +18,7 @@ from featcheck.cargo.cfg import TargetCfg
 from featcheck.featureset import DEFAULT, FeatureSelection
 from featcheck.graph import DependencyGraph, Node
 from featcheck.resolution.context import BuildContext
-from featcheck.resolution.index import NORMAL, Edge, PackageIndex
+from featcheck.resolution.index import NORMAL, Edge, Package, PackageIndex, PackageTable
 from featcheck.resolution.session import SharedBelow, TargetSession
 from featcheck.resolution.values import FEATURE, FeatureValue, parse_feature_values
 
@@ -82,10 +82,14 @@ def edited_index(index: PackageIndex, edits: Iterable[ModelEdit]) -> PackageInde
     by_package: dict[int, list[ModelEdit]] = {}
     for edit in edits:
         by_package.setdefault(edit.package, []).append(edit)
-    packages = list(index.packages)
-    for position, package_edits in by_package.items():
-        edges = _edited_edges(index, position, package_edits)
-        packages[position] = replace(packages[position], edges=edges)
+    changed = {
+        position: replace(index.packages[position], edges=_edited_edges(index, position, edits))
+        for position, edits in by_package.items()
+    }
+    if isinstance(index.packages, PackageTable):
+        packages: Sequence[Package] = index.packages.replaced(changed)
+    else:
+        packages = [changed.get(i, package) for i, package in enumerate(index.packages)]
     return PackageIndex(packages, index.by_id, index.workspace_root, index.members)
 
 

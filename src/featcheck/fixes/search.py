@@ -18,6 +18,7 @@ crate is left for the member. Of those, the first wins in this order:
 
 from __future__ import annotations
 
+import functools
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -119,8 +120,13 @@ class FixSearch:
     """True: a fix that turns on dependencies Cargo.lock lacks waits for cargo (`overlay.py`,
     before `--fix` writes); False: the resolution in memory decides, and the fix says so."""
 
+    @functools.cached_property
+    def _ids(self) -> dict[PackageRef, str]:
+        """Package ids by name, version and source, for graphs from cargo tree text (which
+        carry none): made on first need, since indexing every package costs a small audit."""
+        return {package.ref: package.id for package in self.what_if.index.packages}
+
     def __post_init__(self) -> None:
-        self._ids = {package.ref: package.id for package in self.what_if.index.packages}
         self._cleared: dict[
             tuple[frozenset[ModelEdit], str, str, PackageRef, FeatureSelection], bool
         ] = {}

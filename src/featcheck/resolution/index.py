@@ -8,10 +8,10 @@ declaration asks of the package it names (its features, plus `default` when used
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import PurePath
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, overload
 from urllib.parse import unquote, urlparse
 
 from featcheck.graph import PackageRef
@@ -67,11 +67,134 @@ class Package:
     nothing in the workspace turns on, so Cargo.lock does not know which version they get."""
 
 
+class PackageTable(Sequence[Package]):
+    """The packages of a metadata output by position, each indexed the first time it is asked
+    for: a build reaches a fraction of what metadata lists (other targets' dependencies,
+    dev-dependencies of dependencies), and an audit pays only for what it reaches."""
+
+    def __init__(
+        self,
+        raw: list[Mapping[str, Any]],
+        by_id: dict[str, int],
+        nodes: dict[str, Mapping[str, Any]],
+        by_directory: Mapping[tuple[str, str], int],
+    ) -> None:
+        self._raw = raw
+        self._by_id = by_id
+        self._nodes = nodes
+        self._by_directory = by_directory
+        self._made: list[Package | None] = [None] * len(raw)
+        self._features: list[dict[str, tuple[FeatureValue, ...]] | None] = [None] * len(raw)
+        self._base: PackageTable | None = None
+        """The table this one was edited from: it makes what this one has not replaced."""
+
+    def __len__(self) -> int:
+        return len(self._made)
+
+    @overload
+    def __getitem__(self, position: int) -> Package: ...
+
+    @overload
+    def __getitem__(self, position: slice) -> Sequence[Package]: ...
+
+    def __getitem__(self, position: int | slice) -> Package | Sequence[Package]:
+        if isinstance(position, slice):
+            return [self[i] for i in range(len(self))[position]]
+        made = self._made[position]
+        if made is None:
+            base = self._base
+            made = base[position] if base is not None else self._package(position)
+            self._made[position] = made
+        return made
+
+    def replaced(self, changed: Mapping[int, Package]) -> PackageTable:
+        """This table with some packages replaced: an edited model, sharing every other
+        package with this one (and indexing it here, once, when either asks)."""
+        table = PackageTable(self._raw, self._by_id, self._nodes, self._by_directory)
+        table._base = self
+        table._features = self._features
+        for position, package in changed.items():
+            table._made[position] = package
+        return table
+
+    def feature_table(self, position: int) -> dict[str, tuple[FeatureValue, ...]]:
+        """The parsed `[features]` of the package at `position`."""
+        features = self._features[position]
+        if features is None:
+            raw = self._raw[position]["features"]
+            features = {name: parse_feature_values(values) for name, values in raw.items()}
+            self._features[position] = features
+        return features
+
+    def _package(self, position: int) -> Package:
+        raw = self._raw[position]
+        kinds = {kind for target in raw.get("targets", ()) for kind in target.get("kind", ())}
+        ref = PackageRef(raw["name"], raw["version"], display_source(raw), raw["id"])
+        package = Package(
+            position,
+            raw["id"],
+            ref,
+            "proc-macro" in kinds,
+            self.feature_table(position),
+            (),
+            raw["edition"],
+        )
+        node = self._nodes.get(raw["id"])
+        if node is None:
+            return package  # not in the resolve: nothing depends on it in any build
+        declarations = raw["dependencies"]
+        listed = {dep["pkg"]: dep for dep in node.get("deps", ())}
+        edges: list[Edge] = []
+        for dep_id in node.get("dependencies", listed):
+            target = self._by_id[dep_id]
+            dependency = self._raw[target]
+            for decl in declarations_for_edge(declarations, dependency, listed.get(dep_id)):
+                edges.append(self._edge(decl, target))
+        edges += self._path_edges_without_library(declarations, edges)
+        package.edges = tuple(edges)
+        declared = {d.get("rename") or d["name"] for d in declarations if d.get("kind") != "dev"}
+        package.unresolved = frozenset(declared - {edge.name_in_toml for edge in edges})
+        return package
+
+    def _edge(self, decl: Mapping[str, Any], target: int) -> Edge:
+        requested = parse_feature_values(decl.get("features", ()))
+        if decl.get("uses_default_features", True) and "default" in self.feature_table(target):
+            requested += (_DEFAULT,)
+        return Edge(
+            dep=target,
+            name_in_toml=decl.get("rename") or decl["name"],
+            kind=_KINDS[decl.get("kind")],
+            platform=decl.get("target"),
+            optional=bool(decl.get("optional", False)),
+            requested=requested,
+        )
+
+    def _path_edges_without_library(
+        self, declarations: list[Mapping[str, Any]], edges: list[Edge]
+    ) -> list[Edge]:
+        """Edges to path packages that have no lib target, which metadata's resolve leaves out.
+
+        cargo warns ("ignoring invalid dependency ... which is missing a lib target") and links
+        nothing, but the package stays in the feature resolution: what it and its dependencies
+        ask for still unifies, and `cargo tree` draws the edge.
+        """
+        named = {edge.name_in_toml for edge in edges}
+        found: list[Edge] = []
+        for decl in declarations:
+            path = decl.get("path")
+            if path is None or (decl.get("rename") or decl["name"]) in named:
+                continue
+            position = self._by_directory.get((str(decl["name"]), str(PurePath(path))))
+            if position is not None:
+                found.append(self._edge(decl, position))
+        return found
+
+
 @dataclass
 class PackageIndex:
     """All packages of a metadata output, with ids mapped to list positions."""
 
-    packages: list[Package]
+    packages: Sequence[Package]
     by_id: dict[str, int]
     workspace_root: str
     members: tuple[str, ...]
@@ -98,75 +221,17 @@ def display_source(package: Mapping[str, Any]) -> str | None:
     return f"registry `{url}`" if kind in ("registry", "sparse") else source
 
 
-def _package_shell(index: int, raw: Mapping[str, Any]) -> Package:
-    kinds = {kind for target in raw.get("targets", ()) for kind in target.get("kind", ())}
-    features = {name: parse_feature_values(values) for name, values in raw["features"].items()}
-    ref = PackageRef(raw["name"], raw["version"], display_source(raw), raw["id"])
-    return Package(index, raw["id"], ref, "proc-macro" in kinds, features, (), raw["edition"])
-
-
-def _edge(decl: Mapping[str, Any], target: Package) -> Edge:
-    requested = parse_feature_values(decl.get("features", ()))
-    if decl.get("uses_default_features", True) and "default" in target.features:
-        requested += (_DEFAULT,)
-    return Edge(
-        dep=target.index,
-        name_in_toml=decl.get("rename") or decl["name"],
-        kind=_KINDS[decl.get("kind")],
-        platform=decl.get("target"),
-        optional=bool(decl.get("optional", False)),
-        requested=requested,
-    )
-
-
-def _path_edges_without_library(
-    declarations: list[Mapping[str, Any]],
-    edges: list[Edge],
-    by_directory: Mapping[tuple[str, str], int],
-    packages: list[Package],
-) -> list[Edge]:
-    """Edges to path packages that have no lib target, which metadata's resolve leaves out.
-
-    cargo warns ("ignoring invalid dependency ... which is missing a lib target") and links
-    nothing, but the package stays in the feature resolution: what it and its dependencies ask
-    for still unifies, and `cargo tree` draws the edge.
-    """
-    named = {edge.name_in_toml for edge in edges}
-    found: list[Edge] = []
-    for decl in declarations:
-        path = decl.get("path")
-        if path is None or (decl.get("rename") or decl["name"]) in named:
-            continue
-        position = by_directory.get((str(decl["name"]), str(PurePath(path))))
-        if position is not None:
-            found.append(_edge(decl, packages[position]))
-    return found
-
-
 def build_index(metadata: Mapping[str, Any]) -> PackageIndex:
     """Index `cargo metadata --format-version 1` output (already parsed from JSON)."""
-    raw_packages: dict[str, Mapping[str, Any]] = {p["id"]: p for p in metadata["packages"]}
-    by_id = {package_id: i for i, package_id in enumerate(raw_packages)}
-    packages = [_package_shell(i, raw) for i, raw in enumerate(raw_packages.values())]
+    raw = list({p["id"]: p for p in metadata["packages"]}.values())
+    by_id = {package["id"]: i for i, package in enumerate(raw)}
     resolve = metadata.get("resolve") or {"nodes": []}
+    nodes = {node["id"]: node for node in resolve["nodes"]}
     by_directory = {
-        (str(raw["name"]), str(PurePath(raw["manifest_path"]).parent)): by_id[package_id]
-        for package_id, raw in raw_packages.items()
-        if raw.get("source") is None
+        (str(package["name"]), str(PurePath(package["manifest_path"]).parent)): i
+        for i, package in enumerate(raw)
+        if package.get("source") is None
     }
-    for node in resolve["nodes"]:
-        parent = packages[by_id[node["id"]]]
-        declarations = raw_packages[node["id"]]["dependencies"]
-        listed = {dep["pkg"]: dep for dep in node.get("deps", ())}
-        edges: list[Edge] = []
-        for dep_id in node.get("dependencies", listed):
-            dependency = raw_packages[dep_id]
-            target = packages[by_id[dep_id]]
-            for decl in declarations_for_edge(declarations, dependency, listed.get(dep_id)):
-                edges.append(_edge(decl, target))
-        edges += _path_edges_without_library(declarations, edges, by_directory, packages)
-        parent.edges = tuple(edges)
-        declared = {d.get("rename") or d["name"] for d in declarations if d.get("kind") != "dev"}
-        parent.unresolved = frozenset(declared - {edge.name_in_toml for edge in edges})
     members = tuple(metadata.get("workspace_members", ()))
-    return PackageIndex(packages, by_id, str(metadata.get("workspace_root", "")), members)
+    table = PackageTable(raw, by_id, nodes, by_directory)
+    return PackageIndex(table, by_id, str(metadata.get("workspace_root", "")), members)
