@@ -3,6 +3,7 @@ must read exactly as a TOML parser does, and whatever it does not, the TOML pars
 
 from __future__ import annotations
 
+import shutil
 import sys
 from pathlib import Path
 
@@ -10,6 +11,7 @@ import pytest
 from conftest import CRATES, WORKSPACES
 
 from featcheck.errors import FeatcheckError
+from featcheck.noexec import build_metadata
 from featcheck.noexec.files import tomllib_loads
 from featcheck.noexec.lock_reader import _cargo_layout, lock_entries
 
@@ -89,3 +91,21 @@ def test_tomllib_agrees_that_the_refused_shapes_are_toml_or_not() -> None:
     assert tomllib.loads(HEAD + ENTRY.replace('"1.0.0"', '"1.0.0" # pinned'))
     with pytest.raises(tomllib.TOMLDecodeError):
         tomllib.loads(ENTRY.replace('"a"', '"a\x01"'))
+
+
+def test_a_version_no_file_can_be_named_by_leaves_the_package_unread(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    shutil.copytree(CRATES / "pitb-exec-cpu", project, ignore=shutil.ignore_patterns("target"))
+    lock = project / "Cargo.lock"
+    lock.write_text(
+        lock.read_text().replace(
+            'name = "adler2"\nversion = "2.0.1"', 'name = "adler2"\nversion = "2.0.1\\u0000"'
+        )
+    )
+    home = tmp_path / "home"
+    (home / "registry" / "src" / "index.crates.io-0000").mkdir(parents=True)
+    environment = {"CARGO_HOME": str(home), "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    built = build_metadata(project / "Cargo.toml", environment)
+    assert [i for i in built.unread if "adler2@" in i] == [
+        "registry+https://github.com/rust-lang/crates.io-index#adler2@2.0.1\x00"
+    ]

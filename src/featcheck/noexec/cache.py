@@ -40,10 +40,10 @@ def cache_directory(environment: Mapping[str, str]) -> Path | None:
     return root / "featcheck"
 
 
-def _stamp(path: Path) -> list[int] | None:
+def _stamp(path: Path | str) -> list[int] | None:
     try:
-        stat = path.stat()
-    except OSError:
+        stat = os.stat(path)
+    except (OSError, ValueError):  # ValueError: a NUL in a name Cargo.lock gave
         return None
     return [stat.st_size, stat.st_mtime_ns]
 
@@ -110,7 +110,7 @@ class ManifestCache:
             self.shared = _load(self.directory / "noexec-manifests.json")
         return self.shared
 
-    def get(self, manifest: Path) -> dict[str, Any] | None:
+    def get(self, manifest: Path | str) -> dict[str, Any] | None:
         """The distilled data of `manifest`, if kept and the file has not changed since."""
         if self.directory is None:
             return None

@@ -152,6 +152,7 @@ def build_metadata(manifest: Path, environment: Mapping[str, str] | None = None)
             raise _stale(f"{read.name} {read.version}", read.name, lock_path)
 
     raw_by_id = {p["id"]: p for p in packages}
+    libraries = {p["id"]: _library_name(p) for p in packages}
     nodes: list[dict[str, Any]] = []
     for entry in lock:
         if id(entry) not in ids:
@@ -170,7 +171,7 @@ def build_metadata(manifest: Path, environment: Mapping[str, str] | None = None)
             if package["id"] in unread:
                 dependencies.append(dependency["id"])  # what it may bring, for noexec.gaps
                 continue
-            node_dep = _node_dep(package, dependency, member=is_member)
+            node_dep = _node_dep(package, dependency, libraries, member=is_member)
             if node_dep is None:
                 continue
             dependencies.append(dependency["id"])
@@ -241,7 +242,11 @@ def _library_name(package: Mapping[str, Any]) -> str | None:
 
 
 def _node_dep(
-    package: Mapping[str, Any], dependency: Mapping[str, Any], *, member: bool
+    package: Mapping[str, Any],
+    dependency: Mapping[str, Any],
+    libraries: Mapping[str, str | None],
+    *,
+    member: bool,
 ) -> dict[str, Any] | None:
     """The `resolve.nodes[].deps[]` entry for an edge, from the declarations that name it.
 
@@ -259,7 +264,7 @@ def _node_dep(
         kind = {"kind": decl["kind"], "target": decl["target"]}
         if kind not in kinds:
             kinds.append(kind)
-    library = _library_name(dependency)
+    library = libraries[dependency["id"]]
     renames = {d["rename"] for d in fitting if d["rename"]}
     extern: str | None = None
     if library is not None:
