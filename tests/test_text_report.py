@@ -166,3 +166,26 @@ def test_the_diff_of_a_hostile_manifest_is_shown_escaped(
     assert not [c for c in done.stdout if c not in "\t\n" and not c.isprintable()]
     assert '-\tburn = { version = "=0.22.1"' in done.stdout
     assert " # \\x9b2J \\u202eexe.gnp ##[add-mask]x" in done.stdout
+
+
+def test_coloured_report_is_the_plain_one_with_styles(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Without a terminal the report is written without rich; forced colour goes through rich.
+    # Text that looks like markup (or escapes it) is shown as written either way.
+    markup = "[bold red]x[/] \\[y] [link=https://example.com]z[/link] \\"
+    finding = make_finding(
+        member=markup,
+        message=f"{markup} is built without `rayon`",
+        suggestion=markup,
+        location=Location("app/Cargo.toml", 2, 1, 2, 5, f"burn = {markup}"),
+    )
+    result = AuditResult(tmp_path, findings=[finding], members=["app"], notes=[markup])
+    plain = _text(result)
+    assert f"note: {markup}\n{markup} (x86_64-unknown-linux-gnu)\n" in plain
+    assert f"  = fix: {markup}\n" in plain
+    monkeypatch.delenv("NO_COLOR")
+    monkeypatch.setenv("FORCE_COLOR", "1")
+    coloured = _text(result)
+    assert "\x1b[1;31merror[FC001]\x1b[0m" in coloured
+    assert re.sub(r"\x1b\[[0-9;]*m", "", coloured) == plain

@@ -7,32 +7,39 @@ arrive, what cut it), notes and the other candidate fixes. `featcheck rule CODE`
 page; JSON and SARIF always carry everything.
 
 Every string from the checkout (names, paths, quoted manifest lines, notes) is passed through
-`printable`, so no control character reaches the terminal, then through rich's markup escape.
-Colour comes from rich, which turns itself off when output is not a terminal or NO_COLOR is set.
+`printable`, so no control character reaches the terminal. Each line is a list of runs of text,
+each with its style; the text is never read as markup. Colour comes from rich, which turns itself
+off when output is not a terminal or NO_COLOR is set; where rich could not colour at all (not a
+terminal, nothing forcing colour) the runs are written as they are, without loading rich: rich
+costs about a millisecond per printed finding, which a workspace of hundreds of members feels.
 """
 
 from __future__ import annotations
 
+import os
+import sys
 from itertools import groupby
-from typing import TextIO
-
-from rich.console import Console
-from rich.markup import escape
+from typing import TYPE_CHECKING, TextIO
 
 from featcheck.render.common import count_line, printable, why_line
 from featcheck.report import AuditResult, Finding, Fix, Severity
+
+if TYPE_CHECKING:
+    from rich.text import Text
 
 _STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "bold yellow", Severity.INFO: "bold cyan"}
 _TAB = "    "
 """What a tab in a quoted manifest line is shown as (columns count it as one character)."""
 
+_Run = tuple[str, str]
+"""Text and its rich style ("" for none)."""
+_Line = list[_Run]
 
-def _safe(text: str) -> str:
-    """Checkout text as rich markup: control characters escaped, then markup escaped."""
-    return escape(printable(text))
+_EQUALS: _Line = [("  ", ""), ("=", "blue"), (" ", "")]
+"""How each detail line of a finding starts: `  = `."""
 
 
-def _quote(finding: Finding) -> list[str]:
+def _quote(finding: Finding) -> list[_Line]:
     """The manifest line with a caret underline, as compilers draw it."""
     location = finding.location
     if location is None or not location.source_line:
@@ -49,9 +56,9 @@ def _quote(finding: Finding) -> list[str]:
     number = str(location.line)
     pad = " " * len(number)
     return [
-        f"[blue]{pad} |[/]",
-        f"[blue]{number} |[/] {escape(shown(source))}",
-        f"[blue]{pad} |[/] [bold]{underline}[/]",
+        [(f"{pad} |", "blue")],
+        [(f"{number} |", "blue"), (f" {shown(source)}", "")],
+        [(f"{pad} |", "blue"), (" ", ""), (underline, "bold")],
     ]
 
 
@@ -59,64 +66,74 @@ def _where(fix: Fix) -> str:
     return ", ".join(sorted({f"{e.file}:{e.line}" if e.line else e.file for e in fix.edits}))
 
 
-def _fix_line(finding: Finding) -> str | None:
+def _fix_line(finding: Finding) -> _Line | None:
+    fix = [*_EQUALS, ("fix:", "green")]
     if finding.fix is not None:
-        return (
-            f"  [blue]=[/] [green]fix:[/] {_safe(finding.fix.description)} "
-            f"({_safe(_where(finding.fix))}); with it the build gets `{_safe(finding.feature)}`, "
-            "`--fix` applies it"
+        text = (
+            f" {printable(finding.fix.description)} ({printable(_where(finding.fix))}); with it "
+            f"the build gets `{printable(finding.feature)}`, `--fix` applies it"
         )
+        return [*fix, (text, "")]
     if finding.suggestion:
-        return f"  [blue]=[/] [green]fix:[/] {_safe(finding.suggestion)}"
+        return [*fix, (f" {printable(finding.suggestion)}", "")]
     return None
 
 
-def _details(finding: Finding) -> list[str]:
+def _detail(label: str, text: str) -> _Line:
+    """`  = label: text`, the text made printable."""
+    return [*_EQUALS, (f"{label}: {printable(text)}", "")]
+
+
+def _details(finding: Finding) -> list[_Line]:
     """What only `-v` shows before the fix: notes, the chain and the whole why."""
-    lines = [f"  [blue]=[/] note: {_safe(note)}" for note in finding.notes]
+    lines = [_detail("note", note) for note in finding.notes]
     if len(finding.configurations) > 1:
         also = "; ".join(c.label for c in finding.configurations[1:])
-        lines.append(f"  [blue]=[/] note: also in the build with {_safe(also)}")
-    lines += [f"  [blue]=[/] chain: {_safe(link)}" for link in finding.chain]
+        lines.append(_detail("note", f"also in the build with {also}"))
+    lines += [_detail("chain", link) for link in finding.chain]
     if finding.why:
-        lines.append(f"  [blue]=[/] why: {_safe(' '.join(finding.why.split()))}")
+        lines.append(_detail("why", " ".join(finding.why.split())))
     return lines
 
 
-def _alternatives(finding: Finding) -> list[str]:
+def _alternatives(finding: Finding) -> list[_Line]:
     """The other candidate fixes, smallest first (`-v` only)."""
-    lines: list[str] = []
+    lines: list[_Line] = []
     for alternative in finding.alternatives:
         state = "confirmed" if alternative.confirmed else "not confirmed"
         if alternative.note:
             state += f": {alternative.note}"
-        lines.append(
-            f"  [blue]=[/] or: {_safe(alternative.description)} "
-            f"({_safe(_where(alternative))}; {_safe(state)})"
-        )
+        text = f"{alternative.description} ({_where(alternative)}; {state})"
+        lines.append(_detail("or", text))
     return lines
 
 
-def _render_finding(finding: Finding, verbose: bool) -> list[str]:
-    style = _STYLE[finding.severity]
-    lines = [
-        f"[{style}]{finding.severity.label}[{escape(finding.code)}][/] "
-        f"[bold]{_safe(finding.message)}[/]"
+def _render_finding(finding: Finding, verbose: bool) -> list[_Line]:
+    lines: list[_Line] = [
+        [
+            (f"{finding.severity.label}[{finding.code}]", _STYLE[finding.severity]),
+            (" ", ""),
+            (printable(finding.message), "bold"),
+        ]
     ]
     location = finding.location
     if location is not None:
-        lines.append(f"  [blue]-->[/] {_safe(location.file)}:{location.line}:{location.column}")
-        lines.extend("  " + line for line in _quote(finding))
+        place = f" {printable(location.file)}:{location.line}:{location.column}"
+        lines.append([("  ", ""), ("-->", "blue"), (place, "")])
+        lines.extend([("  ", ""), *line] for line in _quote(finding))
     if finding.confidence != "resolved":
         # Always shown: a verdict read from the manifests alone must never pass for a resolved one.
         lines.append(
-            f"  [blue]=[/] confidence: {_safe(finding.confidence)} (packages --no-exec could "
-            "not read may turn the feature on; see the note above)"
+            _detail(
+                "confidence",
+                f"{finding.confidence} (packages --no-exec could not read may turn the feature "
+                "on; see the note above)",
+            )
         )
     if verbose:
         lines.extend(_details(finding))
     elif finding.why:
-        lines.append(f"  [blue]=[/] why: {_safe(why_line(finding))}")
+        lines.append(_detail("why", why_line(finding)))
     fix = _fix_line(finding)
     if fix is not None:
         lines.append(fix)
@@ -137,47 +154,89 @@ def _group(finding: Finding) -> tuple[str, str, str]:
     return member, finding.target or "", shown
 
 
-def _print_findings(console: Console, result: AuditResult, verbose: bool) -> None:
+def _findings_lines(result: AuditResult, verbose: bool) -> list[_Line]:
+    lines: list[_Line] = []
     for (member, target, configuration), findings in groupby(result.findings, key=_group):
-        heading = f"[bold]{_safe(member)}[/]" + (f" [dim]({_safe(target)})[/]" if target else "")
+        heading: _Line = [(printable(member), "bold")]
+        if target:
+            heading += [(" ", ""), (f"({printable(target)})", "dim")]
         if configuration:
-            heading += f" with [bold]{_safe(configuration)}[/]"
-        # One print per member: rich's cost is per call, not per line (the lines' markup is
-        # closed on each line, so joining them changes nothing that is printed).
-        block = [heading]
+            heading += [(" with ", ""), (printable(configuration), "bold")]
+        lines.append(heading)
         for finding in findings:
-            block += _render_finding(finding, verbose)
-            block.append("")
-        console.print("\n".join(block))
+            lines.extend(_render_finding(finding, verbose))
+            lines.append([])
+    return lines
 
 
-def _console(stream: TextIO | None) -> Console:
-    return Console(file=stream, highlight=False, soft_wrap=True)
+def _write(lines: list[_Line], stream: TextIO | None) -> None:
+    """Print the lines to `stream` (stdout when None), styled where the terminal shows it."""
+    if not lines:
+        return
+    target = sys.stdout if stream is None else stream
+    if not _may_colour(target):
+        target.write("".join("".join(text for text, _ in line) + "\n" for line in lines))
+        return
+    from rich.console import Console
+
+    Console(file=stream, highlight=False, soft_wrap=True).print(_styled(lines))
+
+
+def _may_colour(stream: TextIO) -> bool:
+    """Whether rich could print styles to `stream`: a terminal, an environment that forces
+    colour (rich reads FORCE_COLOR and TTY_COMPATIBLE), or a notebook. Where it could, rich
+    decides; everywhere else it would print the plain text."""
+    if "FORCE_COLOR" in os.environ or "TTY_COMPATIBLE" in os.environ:
+        return True
+    if "IPython" in sys.modules:
+        return True
+    isatty = getattr(stream, "isatty", None)
+    try:
+        return bool(isatty()) if isatty is not None else False
+    except ValueError:  # a closed stream
+        return False
+
+
+def _styled(lines: list[_Line]) -> Text:
+    from rich.text import Text
+
+    text = Text(end="\n")
+    for index, line in enumerate(lines):
+        if index:
+            text.append("\n")
+        for run, style in line:
+            text.append(run, style or None)
+    return text
 
 
 def render_findings(
     result: AuditResult, stream: TextIO | None = None, *, verbose: bool = False
 ) -> None:
     """Print only the findings, without notes or the summary line (nothing when there are none)."""
-    _print_findings(_console(stream), result, verbose)
+    _write(_findings_lines(result, verbose), stream)
 
 
 def render_text(
     result: AuditResult, stream: TextIO | None = None, *, verbose: bool = False
 ) -> None:
     """Print the report to `stream` (stdout by default); `verbose` adds each finding's details."""
-    console = _console(stream)
-    for note in result.notes:
-        console.print(f"[yellow]note:[/] {_safe(note)}")
-    _print_findings(console, result, verbose)
-    style = "green" if not result.findings else "bold"
-    console.print(f"[{style}]{escape(count_line(result))}[/]")
+    lines: list[_Line] = [
+        [("note:", "yellow"), (f" {printable(note)}", "")] for note in result.notes
+    ]
+    lines += _findings_lines(result, verbose)
+    lines.append([(count_line(result), "green" if not result.findings else "bold")])
     if not verbose and any(_has_details(f) for f in result.findings):
         codes = sorted({f.code for f in result.findings})
-        console.print(
-            f"[dim]-v shows each finding's chain and measurements; "
-            f"`featcheck rule {escape(codes[0])}` explains a rule[/]"
+        lines.append(
+            [
+                (
+                    "-v shows each finding's chain and measurements; "
+                    f"`featcheck rule {codes[0]}` explains a rule",
+                    "dim",
+                )
+            ]
         )
+    _write(lines, stream)
 
 
 def _has_details(finding: Finding) -> bool:
