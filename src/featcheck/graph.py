@@ -114,6 +114,9 @@ class DependencyGraph:
     _target_side: dict[tuple[Node, ...], frozenset[Node]] = field(
         default_factory=dict, repr=False, compare=False
     )
+    _paths: dict[tuple[tuple[Node, ...], Node, frozenset[Node]], list[Node] | None] = field(
+        default_factory=dict, repr=False, compare=False
+    )
     _top: tuple[Node, DependencyGraph] | None = field(default=None, repr=False, compare=False)
     """For a `rooted` graph: its root and the shared graph below it."""
 
@@ -133,6 +136,7 @@ class DependencyGraph:
         self._ancestors = {}
         self._sorted = {}
         self._target_side = {}
+        self._paths = {}
 
     def add_node(self, node: Node) -> None:
         """Add a node without edges (no-op if present)."""
@@ -259,12 +263,29 @@ class DependencyGraph:
         self, start: Node, goal: Node, avoiding: frozenset[Node] = frozenset()
     ) -> list[Node] | None:
         """A shortest dependency path from `start` to `goal` (both included) that passes
-        through none of `avoiding`, or None."""
-        return shortest_path(
-            start,
-            goal,
-            lambda node: [d for d in self.sorted_dependencies(node) if d not in avoiding],
-        )
+        through none of `avoiding`, or None (the first in sorted order of those as short)."""
+        if self._top is None or start != self._top[0] or goal == start:
+            return self._path_from((start,), goal, avoiding)
+        # From the root, the search goes on from its dependencies in the shared graph, where
+        # the answer is kept for every member with the same dependencies.
+        root, below = self._top
+        starts = tuple(d for d in self.sorted_dependencies(root) if d not in avoiding)
+        found = below._path_from(starts, goal, avoiding)
+        return None if found is None else [root, *found]
+
+    def _path_from(
+        self, starts: tuple[Node, ...], goal: Node, avoiding: frozenset[Node]
+    ) -> list[Node] | None:
+        key = (starts, goal, avoiding)
+        if key in self._paths:
+            found = self._paths[key]
+        else:
+            found = self._paths[key] = breadth_first(
+                starts,
+                goal,
+                lambda node: [d for d in self.sorted_dependencies(node) if d not in avoiding],
+            )
+        return None if found is None else list(found)
 
 
 EMPTY: frozenset[Node] = frozenset()
@@ -272,8 +293,16 @@ EMPTY: frozenset[Node] = frozenset()
 
 def shortest_path(start: T, goal: T, neighbours: Callable[[T], Iterable[T]]) -> list[T] | None:
     """Breadth-first search from `start` to `goal`; the path with both ends, or None."""
-    previous: dict[T, T | None] = {start: None}
-    queue = deque([start])
+    return breadth_first((start,), goal, neighbours)
+
+
+def breadth_first(
+    starts: Sequence[T], goal: T, neighbours: Callable[[T], Iterable[T]]
+) -> list[T] | None:
+    """Breadth-first search from `starts` (in order, all at distance 0) to `goal`; the path
+    from one of them with both ends, or None."""
+    previous: dict[T, T | None] = dict.fromkeys(starts)
+    queue = deque(starts)
     while queue:
         current = queue.popleft()
         if current == goal:

@@ -524,6 +524,8 @@ class FixSearch:
     ) -> Iterator[tuple[PackageInfo, DeclarationSite]]:
         root_doc = where.manifest
         for member in self.metadata.members:
+            if not any(d.name == where.package for d in member.dependencies):
+                continue  # cargo's metadata lists every declaration: no line to read
             manifest = self.locator.manifests.get(member.manifest_path)
             for kind in ("normal", "dev", "build"):
                 for line in declaration_sites(manifest, kind, where.package, None, root_doc):
