@@ -164,6 +164,11 @@ def build_metadata(manifest: Path, environment: Mapping[str, str] | None = None)
         deps: list[dict[str, Any]] = []
         dependencies: list[str] = []
         targets = [t for t in map(lock_target, entry.get("dependencies", ())) if t]
+        declared: dict[str, list[dict[str, Any]]] = {}
+        for decl in package["dependencies"]:
+            # cargo resolves dev-dependencies of workspace members only.
+            if is_member or decl["kind"] != "dev":
+                declared.setdefault(decl["name"], []).append(decl)
         for target in targets:
             if id(target) not in ids:
                 continue
@@ -171,7 +176,8 @@ def build_metadata(manifest: Path, environment: Mapping[str, str] | None = None)
             if package["id"] in unread:
                 dependencies.append(dependency["id"])  # what it may bring, for noexec.gaps
                 continue
-            node_dep = _node_dep(package, dependency, libraries, member=is_member)
+            named = declared.get(dependency["name"], [])
+            node_dep = _node_dep(named, dependency, libraries[dependency["id"]])
             if node_dep is None:
                 continue
             dependencies.append(dependency["id"])
@@ -242,20 +248,10 @@ def _library_name(package: Mapping[str, Any]) -> str | None:
 
 
 def _node_dep(
-    package: Mapping[str, Any],
-    dependency: Mapping[str, Any],
-    libraries: Mapping[str, str | None],
-    *,
-    member: bool,
+    named: list[dict[str, Any]], dependency: Mapping[str, Any], library: str | None
 ) -> dict[str, Any] | None:
-    """The `resolve.nodes[].deps[]` entry for an edge, from the declarations that name it.
-
-    cargo resolves dev-dependencies of workspace members only."""
-    named = [
-        d
-        for d in package["dependencies"]
-        if d["name"] == dependency["name"] and (member or d["kind"] != "dev")
-    ]
+    """The `resolve.nodes[].deps[]` entry for an edge, from the declarations that name its
+    package (`named`) and the name of that package's library target."""
     fitting = [d for d in named if _matches(d["req"], dependency["version"])] or named
     if not fitting:
         return None
@@ -264,7 +260,6 @@ def _node_dep(
         kind = {"kind": decl["kind"], "target": decl["target"]}
         if kind not in kinds:
             kinds.append(kind)
-    library = libraries[dependency["id"]]
     renames = {d["rename"] for d in fitting if d["rename"]}
     extern: str | None = None
     if library is not None:
