@@ -8,12 +8,12 @@ Python loads those while cargo resolves.
 from __future__ import annotations
 
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from featcheck.background import Background
 from featcheck.cargo.argv_gate import GateError, target_triple
 from featcheck.cargo.runner import CargoRunner
 from featcheck.errors import FeatcheckError
@@ -117,31 +117,41 @@ def audit_project(
         on_command=options.on_command,
         trust_checkout=options.trust_checkout,
     )
-    with (
-        nullcontext() if options.update_lockfile else LockfileGuard.around(manifest),
-        ThreadPoolExecutor(max_workers=1) as rustc,
-    ):
+    with nullcontext() if options.update_lockfile else LockfileGuard.around(manifest):
         # rustc's answers (host triple, target cfgs) do not depend on the metadata: asking while
         # cargo works takes them off the path the user waits on.
-        rustc.submit(_warm_target_cfgs, runner, options.targets)
-        all_features = beyond_defaults(options.configurations, options.each_feature)
-        pending = runner.start_metadata(manifest, all_features=all_features)
+        rustc = Background(lambda: _warm_target_cfgs(runner, options.targets))
         try:
-            # While cargo resolves: load the rest of the audit, and read the manifest (a broken
-            # one gets featcheck's one-line error, not cargo's).
-            from featcheck import pipeline
-            from featcheck.locate import ManifestCache
-
-            manifests = ManifestCache()
-            manifests.get(manifest)
-            if meanwhile is not None:
-                meanwhile()
-            metadata = pending.result()
+            return _audit_with_cargo(manifest, options, runner, meanwhile)
         finally:
-            pending.cancel()
-        return pipeline.audit_workspace(
-            manifest, options, runner, metadata, manifests, all_features=all_features
-        )
+            rustc.join()  # its errors are raised where the audit asks rustc itself
+
+
+def _audit_with_cargo(
+    manifest: Path,
+    options: AuditOptions,
+    runner: CargoRunner,
+    meanwhile: Callable[[], object] | None,
+) -> AuditResult:
+    """Start cargo, load the rest of the audit while it works, and run it on the answer."""
+    all_features = beyond_defaults(options.configurations, options.each_feature)
+    pending = runner.start_metadata(manifest, all_features=all_features)
+    try:
+        # While cargo resolves: load the rest of the audit, and read the manifest (a broken
+        # one gets featcheck's one-line error, not cargo's).
+        from featcheck import pipeline
+        from featcheck.locate import ManifestCache
+
+        manifests = ManifestCache()
+        manifests.get(manifest)
+        if meanwhile is not None:
+            meanwhile()
+        metadata = pending.result()
+    finally:
+        pending.cancel()
+    return pipeline.audit_workspace(
+        manifest, options, runner, metadata, manifests, all_features=all_features
+    )
 
 
 def _file_runner() -> type[CargoRunner]:

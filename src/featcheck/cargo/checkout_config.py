@@ -16,12 +16,11 @@ relative paths made absolute. Everything not on the list is dropped.
 from __future__ import annotations
 
 import contextlib
+import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-
-import tomlkit
 
 from featcheck.cargo.argv_gate import (
     CFG,
@@ -378,6 +377,40 @@ class CheckoutConfig:
         return flags if matched else list(self.build_rustflags)
 
 
+_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
+
+
+def _toml_string(text: str) -> str:
+    """A TOML basic string: quotes, backslashes and control characters escaped, so that the
+    setting stays one line whatever the checkout wrote."""
+    escaped = []
+    for character in text:
+        if character in ('"', "\\"):
+            escaped.append("\\" + character)
+        elif ord(character) < 0x20 or ord(character) == 0x7F:
+            escaped.append(f"\\u{ord(character):04X}")
+        else:
+            escaped.append(character)
+    return '"' + "".join(escaped) + '"'
+
+
+def _toml_key(part: str) -> str:
+    return part if _BARE_KEY.fullmatch(part) else _toml_string(part)
+
+
+def _toml_value(value: object) -> str:
+    """An allow-listed value (string, boolean, integer, array of strings) as TOML."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, str):
+        return _toml_string(value)
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_toml_value(item) for item in value) + "]"
+    raise TypeError(f"no TOML form for {type(value).__name__}")
+
+
 def read_checkout_config(
     workdir: Path, environment: Mapping[str, str], cargo_home: Path | None
 ) -> CheckoutConfig:
@@ -402,8 +435,8 @@ def read_checkout_config(
             for leaf in leaves:
                 if _env_name(leaf.key) in environment:
                     continue
-                key = ".".join(tomlkit.key(part).as_string() for part in leaf.key)
-                setting = f"{key}={tomlkit.item(leaf.value).as_string()}"
+                key = ".".join(_toml_key(part) for part in leaf.key)
+                setting = f"{key}={_toml_value(leaf.value)}"
                 arguments.append(option("--config", setting, CONFIG_SETTING))
                 if len(arguments) > MAX_KEYS:
                     raise FeatcheckError(

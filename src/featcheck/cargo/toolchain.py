@@ -17,10 +17,10 @@ import os
 import re
 import shutil
 from collections.abc import Mapping
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+from featcheck.background import Background
 from featcheck.cargo.argv_gate import TOOLCHAIN, Argument, GateError, option, word
 from featcheck.cargo.process import run_process
 from featcheck.errors import FeatcheckError
@@ -238,10 +238,13 @@ def _rustup_binaries(rustup: str, name: str, rustup_home: str, timeout: float) -
     del rustup_home  # part of the cache key only
     toolchain = option("--toolchain", name, TOOLCHAIN)
     # Both questions at once: a commit hook waits for each rustup start.
-    with ThreadPoolExecutor(max_workers=1) as other:
-        rustc = other.submit(_rustup, rustup, timeout, word("which"), word("rustc"), toolchain)
+    rustc = Background(lambda: _rustup(rustup, timeout, word("which"), word("rustc"), toolchain))
+    try:
         cargo = _rustup(rustup, timeout, word("which"), word("cargo"), toolchain)
-        return Path(cargo), Path(rustc.result())
+    except Exception:
+        rustc.join()  # its process ends within the timeout too: nothing is left running
+        raise
+    return Path(cargo), Path(rustc.result())
 
 
 @functools.lru_cache(maxsize=4)
