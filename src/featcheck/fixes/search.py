@@ -142,6 +142,7 @@ class FixSearch:
         ] = {}
         self._selection: FeatureSelection = DEFAULT
         self._inheriting: dict[tuple[Path, str], list[tuple[PackageInfo, DeclarationSite]]] = {}
+        self._pinned: frozenset[str] | None = None
 
     def find(
         self,
@@ -568,13 +569,16 @@ class FixSearch:
 
     def _pins_exactly(self, family: str) -> bool:
         """Whether the user's manifests already pin a crate of this family with `=X.Y.Z`."""
-        return any(
-            d.req.lstrip().startswith("=")
-            for package in self.metadata.packages.values()
-            if not package.is_registry
-            for d in package.dependencies
-            if _family(d.name) == family
-        )
+        if self._pinned is None:
+            # Asked for every finding with a new dependency: the manifests are read once.
+            self._pinned = frozenset(
+                _family(d.name)
+                for package in self.metadata.packages.values()
+                if not package.is_registry
+                for d in package.dependencies
+                if d.req.lstrip().startswith("=")
+            )
+        return family in self._pinned
 
 
 def _unsure(needs: list[str] | None) -> str:
