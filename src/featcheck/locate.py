@@ -89,6 +89,15 @@ class Locator:
         self.metadata = metadata
         self.audited_root = audited_root
         self.manifests = manifests
+        self._relative_paths: dict[Path, str] = {}
+
+    def _relative(self, manifest: Path) -> str:
+        """`manifest` relative to the audited root with `/` (asked for every edit and span)."""
+        relative = self._relative_paths.get(manifest)
+        if relative is None:
+            relative = os.path.relpath(manifest, self.audited_root).replace(os.sep, "/")
+            self._relative_paths[manifest] = relative
+        return relative
 
     def workspace_root_manifest(self) -> ManifestDocument | None:
         path = self.metadata.root / "Cargo.toml"
@@ -111,7 +120,7 @@ class Locator:
 
     def place(self, edit: Edit) -> Edit:
         """The edit with its file (relative to the audited root) and declaration line filled."""
-        relative = os.path.relpath(edit.manifest, self.audited_root).replace(os.sep, "/")
+        relative = self._relative(edit.manifest)
         line = 0
         if edit.action != "add-dependency":
             entry = self.manifests.get(edit.manifest).entry(edit.declaration)
@@ -161,9 +170,8 @@ class Locator:
         return self._span_location(site, start.key, end)
 
     def _span_location(self, site: DeclarationSite, start: Span, end: Span) -> Location:
-        relative = os.path.relpath(site.manifest.path, self.audited_root)
         return Location(
-            file=relative.replace(os.sep, "/"),
+            file=self._relative(site.manifest.path),
             line=start.line,
             column=start.column,
             end_line=end.end_line,

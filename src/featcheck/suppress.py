@@ -406,14 +406,13 @@ def _inline_by_file(
     paths = list(manifests)
     paths += [root / span.file for places in finding_spans for span in places]
     result: dict[Path, list[InlineAllow]] = {}
-    for path in paths:
-        key = path.resolve()
-        if key in result or not key.is_file():
+    for path in dict.fromkeys(paths):
+        # Every directive lies in the text: a file without any needs no parse, no scan and no
+        # resolved name (hundreds of members, as many findings).
+        if not path.is_file() or _DIRECTIVE.search(read_text(path)) is None:
             continue
-        # Every directive lies in the text: one without any needs no parse and no scan.
-        if _DIRECTIVE.search(read_text(path)) is None:
-            result[key] = []
-        else:
+        key = path.resolve()
+        if key not in result:
             result[key] = inline_allows(read(path), catalogue)
     return result
 
@@ -425,6 +424,8 @@ def _inline_matches(
     inline: dict[Path, list[InlineAllow]],
     resolved_files: dict[str, Path],
 ) -> list[InlineAllow]:
+    if not inline:
+        return []
     path = resolved_files.get(span.file)
     if path is None:
         path = resolved_files[span.file] = (root / span.file).resolve()
