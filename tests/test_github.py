@@ -105,6 +105,15 @@ def test_a_manifest_above_the_audited_root_is_placed_in_the_repository(tmp_path:
     assert _commands(text)[0].startswith("::error file=Cargo.toml,line=9,")
 
 
+def test_a_workspace_named_through_a_symlink_still_places_the_manifest(tmp_path: Path) -> None:
+    result = _result(tmp_path, [make_finding(location=manifest_location())])
+    (tmp_path / "linked").symlink_to(tmp_path / "repo", target_is_directory=True)
+    text = render_annotations(result, workspace=str(tmp_path / "linked"))
+    assert _commands(text)[0].startswith("::error file=crates/app/Cargo.toml,line=9,")
+    elsewhere = render_annotations(result, workspace=str(tmp_path / "other"))
+    assert _commands(elsewhere)[0].startswith("::error file=Cargo.toml,line=9,")
+
+
 def test_levels_and_findings_without_a_location(tmp_path: Path) -> None:
     findings = [
         make_finding(severity=Severity.WARNING, location=manifest_location()),

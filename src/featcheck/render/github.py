@@ -109,12 +109,16 @@ def repository_path(result: AuditResult, location: Location, workspace: str | No
         return location.file
     full = Path(os.path.normpath(os.path.abspath(result.root / location.file)))
     base = Path(os.path.normpath(os.path.abspath(workspace)))
-    for candidate, root in ((full, base), (full.resolve(), base.resolve())):
-        try:
-            return candidate.relative_to(root).as_posix()
-        except ValueError:
-            continue
-    return location.file
+    try:
+        return full.relative_to(base).as_posix()
+    except ValueError:
+        pass
+    # Only then through symlinks (a checkout under a linked directory): resolving costs a
+    # system call per directory, and SARIF and the summary ask for every finding.
+    try:
+        return full.resolve().relative_to(base.resolve()).as_posix()
+    except ValueError:
+        return location.file
 
 
 def annotation_message(finding: Finding) -> str:
