@@ -19,10 +19,10 @@ checkout writes is remembered. A cache that cannot be read or written is ignored
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 import tempfile
+import zlib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, TypeGuard
@@ -101,7 +101,9 @@ class ManifestCache:
 
     @staticmethod
     def _own_file(directory: Path, workspace: Path) -> Path:
-        key = hashlib.sha256(os.fsencode(str(workspace))).hexdigest()[:32]
+        # A checksum, not a secure hash: two workspaces sharing a file only read each other's
+        # entries, which the stamps still check (and hashlib's start-up is milliseconds).
+        key = f"{zlib.crc32(os.fsencode(str(workspace))):08x}"
         return directory / "noexec" / f"{key}.json"
 
     def _shared(self) -> dict[str, Any]:
