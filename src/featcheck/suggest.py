@@ -113,14 +113,51 @@ class FeatureSearch:
         known = self._enabling.get(key)
         if known is not None:
             return known
-        goal = (goal_package.id, goal_feature)
-        defaults = (declared.id, "default")
+        by_id = self.index.by_id
+        position = by_id.get(declared.id)
+        if position is None or goal_package.id not in by_id:
+            return []
+        # One walk from all of the package's features and one walk back from each goal answer
+        # every feature's question at once (a question per feature re-walked the same tables).
+        starts = [(position, feature) for feature in declared.features]
+        reverse = self._reverse_edges(starts)
+        to_goal = _reaching(reverse, (by_id[goal_package.id], goal_feature))
+        to_defaults = _reaching(reverse, (position, "default"))
         found = [
             f
             for f in declared.features
-            if self.reaches((declared.id, f), goal)
-            and (f == "default" or not self.reaches((declared.id, f), defaults))
+            if (position, f) in to_goal and (f == "default" or (position, f) not in to_defaults)
         ]
         found.sort(key=lambda f: (f != goal_feature, f == "default", len(f), f))
         self._enabling[key] = found
         return found
+
+    def _reverse_edges(
+        self, starts: list[tuple[int, str]]
+    ) -> dict[tuple[int, str], list[tuple[int, str]]]:
+        """For each state reachable from `starts`, the states that switch it on directly."""
+        reverse: dict[tuple[int, str], list[tuple[int, str]]] = {}
+        seen = set(starts)
+        pending = list(starts)
+        while pending:
+            state = pending.pop()
+            for following in self._expand(state):
+                reverse.setdefault(following, []).append(state)
+                if following not in seen:
+                    seen.add(following)
+                    pending.append(following)
+        return reverse
+
+
+def _reaching(
+    reverse: dict[tuple[int, str], list[tuple[int, str]]], goal: tuple[int, str]
+) -> set[tuple[int, str]]:
+    """The states from which `goal` is switched on (`goal` itself included)."""
+    found = {goal}
+    pending = [goal]
+    while pending:
+        for earlier in reverse.get(pending.pop(), ()):
+            if earlier not in found:
+                found.add(earlier)
+                pending.append(earlier)
+    return found

@@ -86,6 +86,15 @@ class WorkspaceMetadata:
     """The same document indexed for the resolver (feature tables parsed, declarations bound
     to resolved edges): made once, here, so that nothing reads the document a second time."""
 
+    def unpublished(self) -> list[PackageInfo]:
+        """The packages not from a registry (members, path and git dependencies), read
+        without reading the hundreds of registry packages."""
+        return [
+            self.packages[raw["id"]]
+            for raw in self.raw.get("packages", ())
+            if not _is_registry(raw)
+        ]
+
     def find(self, name: str, version: str) -> PackageInfo | None:
         """The package with this name and version, if metadata lists it."""
         for package in self.packages.values():
@@ -108,6 +117,10 @@ def _declaration(raw: dict[str, Any]) -> DependencyDeclaration:
     )
 
 
+def _is_registry(raw: dict[str, Any]) -> bool:
+    return str(raw.get("source") or "").startswith(("registry+", "sparse+"))
+
+
 def _package(raw: dict[str, Any]) -> PackageInfo:
     kinds: set[str] = set()
     for target in raw.get("targets", ()):
@@ -117,7 +130,7 @@ def _package(raw: dict[str, Any]) -> PackageInfo:
         name=raw["name"],
         version=raw["version"],
         manifest_path=Path(raw["manifest_path"]),
-        is_registry=str(raw.get("source") or "").startswith(("registry+", "sparse+")),
+        is_registry=_is_registry(raw),
         features={k: tuple(v) for k, v in raw.get("features", {}).items()},
         dependencies=tuple(_declaration(d) for d in raw.get("dependencies", ())),
         target_kinds=frozenset(kinds),

@@ -573,8 +573,7 @@ class FixSearch:
             # Asked for every finding with a new dependency: the manifests are read once.
             self._pinned = frozenset(
                 _family(d.name)
-                for package in self.metadata.packages.values()
-                if not package.is_registry
+                for package in self.metadata.unpublished()
                 for d in package.dependencies
                 if d.req.lstrip().startswith("=")
             )
