@@ -551,6 +551,22 @@ def test_an_unchanged_project_reads_only_its_own_cache_file(
     assert shared.read_text() == "not json"
 
 
+def test_the_shared_cache_forgets_manifests_that_are_gone(
+    tmp_path: Path, no_processes: None
+) -> None:
+    """A temporary cargo home (a CI job's, a benchmark's) leaves nothing behind for ever."""
+    cache = tmp_path / "cache"
+    manifest = CRATES / "pitb-exec-cpu" / "Cargo.toml"
+    shared = cache / "featcheck" / "noexec-manifests.json"
+    gone = _home(tmp_path / "gone")
+    build_metadata(manifest, _env(gone, cache))
+    assert str(gone) in shared.read_text()
+    shutil.rmtree(gone)
+    build_metadata(manifest, _env(_home(tmp_path / "other"), cache))
+    kept = json.loads(shared.read_text())["manifests"]
+    assert kept and all(key.startswith(str(tmp_path / "other")) for key in kept)
+
+
 def test_the_checkouts_own_manifests_are_never_cached(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, no_processes: None
 ) -> None:

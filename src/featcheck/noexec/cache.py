@@ -140,11 +140,13 @@ class ManifestCache:
 
     def save(self) -> None:
         """Write the shared file when something was distilled, and the workspace's own file
-        when this audit used other manifests than the last one."""
+        when this audit used other manifests than the last one. The shared file keeps only
+        manifests that are still there (a temporary cargo home's, a cleaned registry's go)."""
         if self.directory is None:
             return
         if self.added:
-            _write(self.directory / "noexec-manifests.json", self._shared())
+            kept = {key: entry for key, entry in self._shared().items() if os.path.exists(key)}
+            _write(self.directory / "noexec-manifests.json", kept)
         if self.used.keys() != self.own.keys() or any(
             self.own[key] is not entry for key, entry in self.used.items()
         ):
