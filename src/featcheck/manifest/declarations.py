@@ -92,7 +92,9 @@ def _sites_in_table(
     table_path: KeyPath,
     table: Any,
     root: ManifestDocument | None,
+    wanted: str,
 ) -> list[DeclarationSite]:
+    """The declarations of package `wanted` in one dependency table."""
     if not isinstance(table, dict):
         return []
     sites = []
@@ -103,7 +105,8 @@ def _sites_in_table(
             inherited = workspace_site(root, key)
             if inherited is not None:
                 package = inherited.package
-        sites.append(DeclarationSite(manifest, (*table_path, key), package, value))
+        if package == wanted:
+            sites.append(DeclarationSite(manifest, (*table_path, key), package, value))
     return sites
 
 
@@ -133,8 +136,7 @@ def declaration_sites(
                 tables.append((("target", platform, name), platform_table.get(name)))
     sites: list[DeclarationSite] = []
     for path, table in tables:
-        found = _sites_in_table(manifest, path, table, root)
-        sites.extend(site for site in found if site.package == package)
+        sites.extend(_sites_in_table(manifest, path, table, root, package))
     return sites
 
 
