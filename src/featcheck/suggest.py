@@ -27,6 +27,7 @@ class FeatureSearch:
         self.index = index
         self._enabling: dict[tuple[str, str, str], list[str]] = {}
         self._chains: dict[tuple[_State, _State], list[_State] | None] = {}
+        self._successors: dict[tuple[int, str], list[tuple[int, str]]] = {}
 
     def declared(self, package_id: str, key: str, kind: str) -> list[str]:
         """Ids of the packages `package_id`'s `kind` declaration `key` resolved to."""
@@ -57,10 +58,18 @@ class FeatureSearch:
                 for value in edge.requested:
                     yield from self._value(edge.dep, value)
 
-    def _expand(self, state: tuple[int, str]) -> Iterator[tuple[int, str]]:
-        position, feature = state
-        for value in self.index.packages[position].features.get(feature, ()):
-            yield from self._value(position, value)
+    def _expand(self, state: tuple[int, str]) -> list[tuple[int, str]]:
+        """The states one state switches on directly (kept: the searches for one crate's
+        features cover the same states again and again)."""
+        found = self._successors.get(state)
+        if found is None:
+            position, feature = state
+            found = self._successors[state] = [
+                following
+                for value in self.index.packages[position].features.get(feature, ())
+                for following in self._value(position, value)
+            ]
+        return found
 
     def chain(self, start: _State, goal: _State) -> list[_State] | None:
         """The shortest chain of features from `start` to `goal`, both included, or None.
@@ -78,7 +87,7 @@ class FeatureSearch:
             found = shortest_path(
                 (by_id[start[0]], start[1]),
                 (by_id[goal[0]], goal[1]),
-                lambda s: list(self._expand(s)),
+                self._expand,
             )
             if found is not None:
                 chain = [(packages[position].id, feature) for position, feature in found]
