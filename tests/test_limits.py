@@ -184,6 +184,44 @@ def test_timeout_bounds_rustup_and_ends_what_it_started(
     assert not any(_alive(child) for child in children), "rustup's child outlived the timeout"
 
 
+def test_an_installed_toolchain_is_used_without_starting_rustup(tmp_path: Path) -> None:
+    """The binaries of an installed toolchain are where rustup keeps them: featcheck takes them
+    from RUSTUP_HOME/toolchains/NAME/bin and starts rustup for nothing (here it would fail)."""
+    sysroot = subprocess.run(
+        ["rustc", "--print", "sysroot"], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    marker = tmp_path / "rustup-ran"
+    rustup = bin_dir / "rustup"
+    rustup.write_text(f'#!/bin/sh\ntouch "{marker}"\nexit 1\n')
+    rustup.chmod(0o755)
+    (bin_dir / "cargo").symlink_to(rustup)  # a rustup proxy, as installed by rustup
+    rustup_home = tmp_path / "rustup-home"
+    (rustup_home / "toolchains").mkdir(parents=True)
+    (rustup_home / "toolchains" / "pinned-1").symlink_to(sysroot, target_is_directory=True)
+    (rustup_home / "settings.toml").write_text('default_toolchain = "pinned-1"\n')
+    checkout = make_checkout(tmp_path / "c")
+    env = {k: v for k, v in os.environ.items() if k not in ("RUSTUP_TOOLCHAIN", "GITHUB_ACTIONS")}
+    env.update(
+        PATH=f"{bin_dir}{os.pathsep}{env.get('PATH', '')}",
+        RUSTUP_HOME=str(rustup_home),
+        CARGO_HOME=str(_home(tmp_path)),
+        NO_COLOR="1",
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "featcheck", str(checkout.project), "-v"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=240,
+        check=False,
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert f"--> Cargo.toml:{BURN_LINE}:{BURN_COLUMN}" in done.stdout
+    assert not marker.exists(), "rustup was started"
+
+
 def _alive(pid: int) -> bool:
     """Running (a zombie waiting for its parent to reap it counts as ended)."""
     try:

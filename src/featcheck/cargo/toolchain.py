@@ -235,8 +235,16 @@ class _RustupError(Exception):
 
 @functools.lru_cache(maxsize=32)
 def _rustup_binaries(rustup: str, name: str, rustup_home: str, timeout: float) -> tuple[Path, Path]:
-    del rustup_home  # part of the cache key only
     toolchain = option("--toolchain", name, TOOLCHAIN)
+    # An installed toolchain keeps its binaries in RUSTUP_HOME/toolchains/NAME/bin, which is
+    # what `rustup which` answers for it; rustup is asked only for anything else (a short
+    # name such as `stable`, a linked toolchain without cargo). The name passed the gate: it
+    # holds no path separator, so it stays inside the user's own rustup home.
+    installed = Path(rustup_home) / "toolchains" / name / "bin"
+    suffix = ".exe" if os.name == "nt" else ""
+    cargo_file, rustc_file = installed / f"cargo{suffix}", installed / f"rustc{suffix}"
+    if cargo_file.is_file() and rustc_file.is_file():
+        return cargo_file, rustc_file
     # Both questions at once: a commit hook waits for each rustup start.
     rustc = Background(lambda: _rustup(rustup, timeout, word("which"), word("rustc"), toolchain))
     try:
