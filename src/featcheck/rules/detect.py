@@ -22,7 +22,7 @@ def detect(rule: Rule, view: BuildView) -> list[Detection]:
     """Every node of this build that `rule` flags, whatever the target (see
     `skipped_for_target`: the caller decides what a skipped target's findings become)."""
     lacking: dict[Node, str] = {}
-    for name in set(rule.crate_names()):
+    for name in {crate.name for crate in rule.crates}:
         for node in view.graph.named(name):
             feature = missing_feature(rule, node)
             if feature is not None and feature not in node.features:
