@@ -1,0 +1,71 @@
+"""Member graphs drawn on top of a shared graph answer exactly as a graph made of the same edges.
+
+Rules, fixes and the explainer ask a member's graph for nodes by name, reverse edges, ancestors,
+paths and what is compiled for the target; for a large workspace those answers come from the
+graph below the members, which many members share. Here two members with the same dependencies
+(a proc-macro among them) are resolved, and every answer is compared with a plain copy.
+"""
+
+from __future__ import annotations
+
+from test_resolver_unit import LINUX, Workspace, _decl
+
+from featcheck.graph import DependencyGraph, Node
+from featcheck.resolution import resolve_builds
+
+
+def _plain(graph: DependencyGraph) -> DependencyGraph:
+    return DependencyGraph({node: set(graph.dependencies(node)) for node in graph.nodes()})
+
+
+def _workspace() -> tuple[Workspace, list[str]]:
+    ws = Workspace()
+    gemm = ws.package("gemm", {"rayon": []})
+    flex = ws.package("burn-flex", {"rayon": ["gemm/rayon"]}, [_decl("gemm")])
+    ws.edge(flex, gemm)
+    shared = ws.package("shared", {"full": []})
+    derive = ws.package("derive", {}, [_decl("shared", features=["full"])], proc_macro=True)
+    ws.edge(derive, shared)
+    burn = ws.package(
+        "burn", {"flex": ["dep:burn-flex"]}, [_decl("burn-flex", optional=True), _decl("derive")]
+    )
+    ws.edge(burn, flex)
+    ws.edge(burn, derive)
+    members = []
+    for name in ("app-a", "app-b"):
+        app = ws.package(name, {}, [_decl("burn", features=["flex"]), _decl("shared")], member=True)
+        ws.edge(app, burn)
+        ws.edge(app, shared)
+        members.append(app)
+    return ws, members
+
+
+def test_member_graphs_share_what_lies_below_them_and_answer_like_plain_graphs() -> None:
+    ws, members = _workspace()
+    graphs = resolve_builds(ws.metadata(), members, [LINUX], 2, host=LINUX)
+    first, second = (graphs[(member, LINUX.triple)] for member in members)
+    first_parts, second_parts = first.parts(), second.parts()
+    assert first_parts is not None and second_parts is not None
+    assert first_parts[1] is second_parts[1]  # one graph below both members
+
+    for graph in (first, second):
+        plain = _plain(graph)
+        root = next(graph.nodes())
+        nodes = list(plain.nodes())
+        assert list(graph.nodes()) == nodes
+        assert graph.packages() == plain.packages()
+        for name in {node.name for node in nodes} | {"absent"}:
+            assert list(graph.named(name)) == list(plain.named(name))
+        assert {n: set(d) for n, d in graph.dependents_map().items()} == {
+            n: set(d) for n, d in plain.dependents_map().items()
+        }
+        assert graph.target_side((root,)) == plain.target_side((root,))
+        compiled = {(n.name, *sorted(n.features)) for n in graph.target_side((root,))}
+        assert compiled == {(root.name,), ("burn", "flex"), ("burn-flex",), ("gemm",), ("shared",)}
+        derive = next(iter(graph.named("derive")))
+        for node in [*nodes, Node(root.package, frozenset({"absent"}))]:
+            assert graph.ancestors(node) == plain.ancestors(node)
+            assert graph.sorted_dependencies(node) == plain.sorted_dependencies(node)
+            for avoiding in (frozenset(), frozenset({derive}), frozenset(graph.named("burn"))):
+                for start in (root, derive):
+                    assert graph.path(start, node, avoiding) == plain.path(start, node, avoiding)
