@@ -90,6 +90,8 @@ class Locator:
         self.audited_root = audited_root
         self.manifests = manifests
         self._relative_paths: dict[Path, str] = {}
+        self._root_manifest: ManifestDocument | None = None
+        self._root_looked_up = False
 
     def _relative(self, manifest: Path) -> str:
         """`manifest` relative to the audited root with `/` (asked for every edit and span)."""
@@ -100,8 +102,13 @@ class Locator:
         return relative
 
     def workspace_root_manifest(self) -> ManifestDocument | None:
-        path = self.metadata.root / "Cargo.toml"
-        return self.manifests.get(path) if path.is_file() else None
+        """The workspace root's manifest (None without one), looked up once: every finding
+        asks for it."""
+        if not self._root_looked_up:
+            path = self.metadata.root / "Cargo.toml"
+            self._root_manifest = self.manifests.get(path) if path.is_file() else None
+            self._root_looked_up = True
+        return self._root_manifest
 
     @staticmethod
     def _inherited(site: DeclarationSite, root: ManifestDocument | None) -> DeclarationSite | None:
