@@ -172,8 +172,8 @@ def test_coloured_report_is_the_plain_one_with_styles(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Without a terminal the report is written without rich; forced colour goes through rich.
-    # Text that looks like markup (or escapes it) is shown as written either way.
-    markup = "[bold red]x[/] \\[y] [link=https://example.com]z[/link] \\"
+    # Text that looks like markup (or escapes it, or names an emoji) is shown as written.
+    markup = "[bold red]x[/] \\[y] [link=https://example.com]z[/link] :thumbs_up: \\"
     finding = make_finding(
         member=markup,
         message=f"{markup} is built without `rayon`",
