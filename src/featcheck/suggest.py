@@ -28,6 +28,8 @@ class FeatureSearch:
         self._enabling: dict[tuple[str, str, str], list[str]] = {}
         self._chains: dict[tuple[_State, _State], list[_State] | None] = {}
         self._successors: dict[tuple[int, str], list[tuple[int, str]]] = {}
+        self._reverse: dict[int, dict[tuple[int, str], list[tuple[int, str]]]] = {}
+        """Per declared package: the feature graph reachable from its features, reversed."""
 
     def declared(self, package_id: str, key: str, kind: str) -> list[str]:
         """Ids of the packages `package_id`'s `kind` declaration `key` resolved to."""
@@ -128,8 +130,10 @@ class FeatureSearch:
             return []
         # One walk from all of the package's features and one walk back from each goal answer
         # every feature's question at once (a question per feature re-walked the same tables).
-        starts = [(position, feature) for feature in declared.features]
-        reverse = self._reverse_edges(starts)
+        reverse = self._reverse.get(position)
+        if reverse is None:
+            starts = [(position, feature) for feature in declared.features]
+            reverse = self._reverse[position] = self._reverse_edges(starts)
         to_goal = _reaching(reverse, (by_id[goal_package.id], goal_feature))
         to_defaults = _reaching(reverse, (position, "default"))
         found = [

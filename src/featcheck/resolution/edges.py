@@ -46,22 +46,28 @@ def _narrow_by_version(candidates: list[RawDecl], version: str) -> list[RawDecl]
     return fitting or candidates
 
 
+_UNKNOWN = "\0"
+
+
 def declarations_for_edge(
     declarations: Sequence[RawDecl],
     dependency: Mapping[str, Any],
     edge: Mapping[str, Any] | None,
+    library: str | None = _UNKNOWN,
 ) -> list[RawDecl]:
     """The declarations of a package that resolved to `dependency` along `edge`.
 
     `edge` is the `resolve.nodes[].deps[]` entry; None for a dependency that metadata lists
     only in `dependencies` (a package without a library target), matched by name alone.
+    `library` is `library_crate_name(dependency)` when the caller knows it already.
     """
     name = dependency["name"]
     version = str(dependency["version"])
     named = [decl for decl in declarations if decl["name"] == name]
     if edge is None:
         return _narrow_by_version(named, version)
-    library = library_crate_name(dependency)
+    if library == _UNKNOWN:
+        library = library_crate_name(dependency)
     extern = edge.get("name") or None
     by_kind: dict[tuple[str | None, str | None], list[RawDecl]] = {}
     for dep_kind in edge.get("dep_kinds", ()):

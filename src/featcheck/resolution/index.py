@@ -15,7 +15,7 @@ from typing import Any, NamedTuple, overload
 from urllib.parse import unquote, urlparse
 
 from featcheck.graph import PackageRef
-from featcheck.resolution.edges import declarations_for_edge
+from featcheck.resolution.edges import declarations_for_edge, library_crate_name
 from featcheck.resolution.values import FEATURE, FeatureValue, parse_feature_values
 
 NORMAL = 0
@@ -85,6 +85,7 @@ class PackageTable(Sequence[Package]):
         self._by_directory = by_directory
         self._made: list[Package | None] = [None] * len(raw)
         self._features: list[dict[str, tuple[FeatureValue, ...]] | None] = [None] * len(raw)
+        self._libraries: dict[int, str | None] = {}
         self._base: PackageTable | None = None
         """The table this one was edited from: it makes what this one has not replaced."""
 
@@ -148,13 +149,22 @@ class PackageTable(Sequence[Package]):
         for dep_id in node.get("dependencies", listed):
             target = self._by_id[dep_id]
             dependency = self._raw[target]
-            for decl in declarations_for_edge(declarations, dependency, listed.get(dep_id)):
+            library = self._library_name(target)
+            for decl in declarations_for_edge(
+                declarations, dependency, listed.get(dep_id), library
+            ):
                 edges.append(self._edge(decl, target))
         edges += self._path_edges_without_library(declarations, edges)
         package.edges = tuple(edges)
         declared = {d.get("rename") or d["name"] for d in declarations if d.get("kind") != "dev"}
         package.unresolved = frozenset(declared - {edge.name_in_toml for edge in edges})
         return package
+
+    def _library_name(self, position: int) -> str | None:
+        """The crate name of the package's library (asked once per edge that leads to it)."""
+        if position not in self._libraries:
+            self._libraries[position] = library_crate_name(self._raw[position])
+        return self._libraries[position]
 
     def _edge(self, decl: Mapping[str, Any], target: int) -> Edge:
         requested = parse_feature_values(decl.get("features", ()))
