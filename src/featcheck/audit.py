@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from featcheck.background import Background
 from featcheck.cargo.argv_gate import GateError, target_triple
 from featcheck.cargo.runner import CargoRunner
 from featcheck.errors import FeatcheckError
@@ -118,40 +117,27 @@ def audit_project(
         trust_checkout=options.trust_checkout,
     )
     with nullcontext() if options.update_lockfile else LockfileGuard.around(manifest):
-        # rustc's answers (host triple, target cfgs) do not depend on the metadata: asking while
-        # cargo works takes them off the path the user waits on.
-        rustc = Background(lambda: _warm_target_cfgs(runner, options.targets))
+        all_features = beyond_defaults(options.configurations, options.each_feature)
+        pending = runner.start_metadata(manifest, all_features=all_features)
         try:
-            return _audit_with_cargo(manifest, options, runner, meanwhile)
+            # While cargo resolves: load the rest of the audit, read the manifest (a broken one
+            # gets featcheck's one-line error, not cargo's), then ask rustc for the host and the
+            # targets' cfg, which do not depend on the metadata: all of it off the path the user
+            # waits on, and rustc only once the imports no longer need the other core.
+            from featcheck import pipeline
+            from featcheck.locate import ManifestCache
+
+            manifests = ManifestCache()
+            manifests.get(manifest)
+            if meanwhile is not None:
+                meanwhile()
+            _warm_target_cfgs(runner, options.targets)
+            metadata = pending.result()
         finally:
-            rustc.join()  # its errors are raised where the audit asks rustc itself
-
-
-def _audit_with_cargo(
-    manifest: Path,
-    options: AuditOptions,
-    runner: CargoRunner,
-    meanwhile: Callable[[], object] | None,
-) -> AuditResult:
-    """Start cargo, load the rest of the audit while it works, and run it on the answer."""
-    all_features = beyond_defaults(options.configurations, options.each_feature)
-    pending = runner.start_metadata(manifest, all_features=all_features)
-    try:
-        # While cargo resolves: load the rest of the audit, and read the manifest (a broken
-        # one gets featcheck's one-line error, not cargo's).
-        from featcheck import pipeline
-        from featcheck.locate import ManifestCache
-
-        manifests = ManifestCache()
-        manifests.get(manifest)
-        if meanwhile is not None:
-            meanwhile()
-        metadata = pending.result()
-    finally:
-        pending.cancel()
-    return pipeline.audit_workspace(
-        manifest, options, runner, metadata, manifests, all_features=all_features
-    )
+            pending.cancel()
+        return pipeline.audit_workspace(
+            manifest, options, runner, metadata, manifests, all_features=all_features
+        )
 
 
 def _file_runner() -> type[CargoRunner]:
