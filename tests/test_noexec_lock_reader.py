@@ -11,8 +11,8 @@ import pytest
 from conftest import CRATES, WORKSPACES
 
 from featcheck.errors import FeatcheckError
+from featcheck.fileio import toml_data
 from featcheck.noexec import build_metadata
-from featcheck.noexec.files import tomllib_loads
 from featcheck.noexec.lock_reader import _cargo_layout, lock_entries
 
 LOCKFILES = sorted([*WORKSPACES.glob("*/Cargo.lock"), *CRATES.glob("*/Cargo.lock")])
@@ -25,7 +25,7 @@ def test_every_lockfile_of_the_project_is_read_by_the_fast_reader_as_toml_reads_
     assert len(LOCKFILES) > 40
     for path in LOCKFILES:
         text = path.read_text(encoding="utf-8")
-        assert _cargo_layout(text) == tomllib_loads(text), path
+        assert _cargo_layout(text) == toml_data(text), path
 
 
 @pytest.mark.parametrize(
@@ -40,7 +40,7 @@ def test_every_lockfile_of_the_project_is_read_by_the_fast_reader_as_toml_reads_
     ],
 )
 def test_cargo_layout_is_read_as_toml_reads_it(text: str) -> None:
-    assert _cargo_layout(text) == tomllib_loads(text)
+    assert _cargo_layout(text) == toml_data(text)
 
 
 @pytest.mark.parametrize(

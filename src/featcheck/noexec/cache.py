@@ -30,16 +30,6 @@ from typing import Any, TypeGuard
 _VERSION = 1
 
 
-def cache_directory(environment: Mapping[str, str]) -> Path | None:
-    """`$XDG_CACHE_HOME/featcheck`, or `~/.cache/featcheck`."""
-    base = environment.get("XDG_CACHE_HOME", "")
-    try:
-        root = Path(base) if base else Path.home() / ".cache"
-    except RuntimeError:
-        return None
-    return root / "featcheck"
-
-
 def _stamp(path: Path | str) -> list[int] | None:
     try:
         stat = os.stat(path)

@@ -11,13 +11,12 @@ from __future__ import annotations
 import os
 import re
 import stat
-import sys
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, TypeGuard
 
 from featcheck.errors import FeatcheckError
-from featcheck.fileio import MAX_MANIFEST_BYTES, decode_text, read_regular_file
+from featcheck.fileio import MAX_MANIFEST_BYTES, decode_text, read_regular_file, toml_data
 from featcheck.manifest.document import parse_document
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
@@ -76,36 +75,9 @@ def load_toml(
     accepted); featcheck's one-line error, with line and column, when it cannot be."""
     raw = read_regular_file(path, what, limit)
     try:
-        return tomllib_loads(decode_text(raw, path))
+        return toml_data(decode_text(raw, path))
     except ValueError:
         return parse_document(path, raw).data  # the one-line error with its position
-
-
-def tomllib_loads(text: str) -> dict[str, Any]:
-    """Parse TOML text; ValueError when invalid. tomllib, or before Python 3.11 its original,
-    tomli (a cold --no-exec audit parses hundreds of registry manifests: 0.2 s, where tomlkit
-    takes 1.8 s); tomlkit only where neither is installed."""
-    if sys.version_info >= (3, 11):
-        import tomllib
-
-        return _parsed(tomllib.loads, tomllib.TOMLDecodeError, text)
-    try:
-        import tomli
-    except ImportError:
-        import tomlkit
-        import tomlkit.exceptions
-
-        return _parsed(lambda t: tomlkit.parse(t).unwrap(), tomlkit.exceptions.TOMLKitError, text)
-    return _parsed(tomli.loads, tomli.TOMLDecodeError, text)
-
-
-def _parsed(
-    loads: Callable[[str], dict[str, Any]], invalid: type[Exception], text: str
-) -> dict[str, Any]:
-    try:
-        return loads(text)
-    except (invalid, RecursionError) as error:
-        raise ValueError(str(error)) from None
 
 
 def table(value: Any) -> Mapping[str, Any]:

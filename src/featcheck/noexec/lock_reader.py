@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from featcheck.errors import FeatcheckError
-from featcheck.fileio import MAX_LOCKFILE_BYTES, decode_text, read_regular_file
+from featcheck.fileio import MAX_LOCKFILE_BYTES, decode_text, read_regular_file, toml_data
 from featcheck.manifest.document import parse_document
-from featcheck.noexec.files import printable, tomllib_loads, valid_package_name
+from featcheck.noexec.files import printable, valid_package_name
 
 # A basic string without escapes: any character but `"`, `\` and the control characters TOML
 # refuses in one (tab is allowed).
@@ -99,7 +99,7 @@ def lock_entries(lock_path: Path) -> list[dict[str, Any]]:
     data = _cargo_layout(text)
     if data is None:
         try:
-            data = tomllib_loads(text)
+            data = toml_data(text)
         except ValueError:
             data = parse_document(lock_path, raw).data  # the one-line error with its position
     packages = data.get("package", [])

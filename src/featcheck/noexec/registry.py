@@ -13,10 +13,10 @@ from urllib.parse import urlparse
 
 from featcheck.cargo.checkout_config import default_cargo_home
 from featcheck.errors import FeatcheckError
+from featcheck.fileio import toml_data, user_cache_directory
 from featcheck.noexec.archive import read_archive
-from featcheck.noexec.cache import ManifestCache, cache_directory
+from featcheck.noexec.cache import ManifestCache
 from featcheck.noexec.crate_targets import ArchiveFiles
-from featcheck.noexec.files import tomllib_loads
 from featcheck.noexec.packages import CRATES_IO, PackageManifest, read_package
 from featcheck.noexec.workspace import WorkspaceLayout
 
@@ -54,7 +54,7 @@ class Registry:
         self.dirs = _registry_dirs(cargo_home, layout.root)
         self._places = [(d, os.path.join(d, "")) for d in self.dirs]
         self.archives = _registry_dirs(cargo_home, layout.root, "cache")
-        kept = cache_directory(environment) if self.dirs or self.archives else None
+        kept = user_cache_directory(environment) if self.dirs or self.archives else None
         self.cache = ManifestCache(kept, layout.root)
 
     def find(self, name: str, version: str, source: str) -> PackageManifest | None:
@@ -87,7 +87,7 @@ class Registry:
         if package is None:
             return None
         try:
-            data = tomllib_loads(package.manifest)
+            data = toml_data(package.manifest)
             found = read_package(
                 archive, self.layout, local=False, data=data, files=ArchiveFiles(package.files)
             )

@@ -38,6 +38,7 @@ from featcheck.cargo.runner import CargoRunner
 from featcheck.cargo.toolchain import neutral_directory
 from featcheck.cargo.tree_text import TreeTextError, parse_tree_text
 from featcheck.errors import FeatcheckError
+from featcheck.fileio import user_cache_directory
 from featcheck.probe.manifest import PACKAGE, render_cargo_toml
 from featcheck.probe.progress import BuildProgress
 from featcheck.probe.resolve import BackendConfig
@@ -67,9 +68,10 @@ _OFFLINE_SIGNS = (
 
 def cache_root() -> Path:
     """$XDG_CACHE_HOME/featcheck/probe, or ~/.cache/featcheck/probe."""
-    base = os.environ.get("XDG_CACHE_HOME", "")
-    root = Path(base) if base and Path(base).is_absolute() else Path.home() / ".cache"
-    return root / "featcheck" / "probe"
+    directory = user_cache_directory(os.environ)
+    if directory is None:
+        raise FeatcheckError("no cache directory for the probe: set XDG_CACHE_HOME or HOME")
+    return directory / "probe"
 
 
 @dataclass(frozen=True)
