@@ -7,7 +7,7 @@ they all inherit), and a fix must also carry what other findings of the same cra
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from featcheck.cargo.cfg import TargetCfg
 from featcheck.cargo.metadata import PackageInfo
@@ -54,19 +54,18 @@ class FindingPlacer:
 
     def place_all(self, flagged: list[Flagged]) -> list[Finding]:
         """A finding for each detection, in the same order."""
-        by_crate: dict[tuple[str, FeatureSelection, PackageRef], list[Flagged]] = {}
+        by_crate: dict[tuple[str, FeatureSelection, PackageRef], _SameCrate] = {}
         for item in flagged:
-            by_crate.setdefault(_crate_key(item), []).append(item)
+            by_crate.setdefault(_crate_key(item), _SameCrate()).add(item)
         outcomes = [self._search(item, by_crate[_crate_key(item)]) for item in flagged]
         outcomes = self._confirm_pending(flagged, outcomes)
         return [self._place(item, outcome) for item, outcome in zip(flagged, outcomes, strict=True)]
 
-    def _search(self, item: Flagged, same_crate: list[Flagged]) -> Outcome:
-        wanted = _wanted(item, same_crate)
-        affected = list({f.member.id: f.member for f in same_crate}.values())
+    def _search(self, item: Flagged, same_crate: _SameCrate) -> Outcome:
+        wanted = _wanted(item, same_crate.features[item.member.id])
         node = item.detection.node
         return self.search.find(
-            item.member, item.target, item.selection, item.cfg, node, wanted, affected
+            item.member, item.target, item.selection, item.cfg, node, wanted, same_crate.affected
         )
 
     def _confirm_pending(self, flagged: list[Flagged], outcomes: list[Outcome]) -> list[Outcome]:
@@ -173,13 +172,32 @@ def _listed(outcome: Outcome) -> tuple[Fix, ...]:
     return ((outcome.fix,) if outcome.fix is not None else ()) + outcome.alternatives
 
 
-def _wanted(item: Flagged, same_crate: list[Flagged]) -> tuple[str, ...]:
+@dataclass
+class _SameCrate:
+    """The detections of one crate in one build configuration, gathered once for all of them
+    (a large workspace has hundreds)."""
+
+    affected: list[PackageInfo] = field(default_factory=list)
+    """The members with a detection of the crate, in the order of their first one."""
+    features: dict[str, list[str]] = field(default_factory=dict)
+    """By member id: the features that member's detections of the crate ask for."""
+
+    def add(self, item: Flagged) -> None:
+        asked = self.features.get(item.member.id)
+        if asked is None:
+            asked = self.features[item.member.id] = []
+            self.affected.append(item.member)
+        asked.append(item.detection.feature)
+
+
+def _wanted(item: Flagged, same_member: list[str]) -> tuple[str, ...]:
     """Every feature the crate lacks for this member: this finding's, its rule's companions,
-    and those other findings of the same crate ask for (a fix must leave none behind)."""
+    and those the member's other findings of the same crate ask for (`same_member`: a fix
+    must leave none behind)."""
     node: Node = item.detection.node
     wanted = [item.detection.feature]
     wanted += [c for c in item.rule.companions if c not in node.features]
-    wanted += [f.detection.feature for f in same_crate if f.member.id == item.member.id]
+    wanted += same_member
     return tuple(dict.fromkeys(wanted))
 
 

@@ -131,11 +131,11 @@ class FixSearch:
             tuple[frozenset[ModelEdit], str, str, PackageRef, FeatureSelection], bool
         ] = {}
         self._coverage_counts: dict[
-            tuple[frozenset[ModelEdit], str, PackageRef, FeatureSelection, tuple[str, ...]], int
+            tuple[frozenset[ModelEdit], str, PackageRef, FeatureSelection, int], int
         ] = {}
-        self._holders: dict[
-            tuple[str, FeatureSelection, tuple[str, ...]], dict[PackageRef, list[int]]
-        ] = {}
+        self._groups: dict[tuple[str, ...], int] = {}
+        """Each set of affected members (by id, in order) as a number, for the keys below."""
+        self._holders: dict[tuple[str, FeatureSelection, int], dict[PackageRef, list[int]]] = {}
         self._models: dict[
             tuple[object, ...],
             tuple[frozenset[MoreFeatures | NewDependency], frozenset[PackageRef], tuple[Edit, ...]],
@@ -157,7 +157,7 @@ class FixSearch:
         """The best confirmed fix for `backend` missing `wanted` in `member`'s build, with the
         other candidates as alternatives; `affected` are the members with the same finding."""
         self._selection = selection
-        members = tuple(m.id for m in affected)
+        members = self._groups.setdefault(tuple(m.id for m in affected), len(self._groups))
         graph = self.builds[(member.id, target, selection)]
         candidates = _unique(self._candidates(member, cfg, graph, backend, wanted))
         candidates.sort(key=lambda c: c.proximity)
@@ -236,11 +236,11 @@ class FixSearch:
         self,
         candidate: Candidate,
         affected: Sequence[PackageInfo],
-        group: tuple[str, ...],
+        group: int,
         target: str,
         package: PackageRef,
     ) -> int:
-        """How many of the affected members (`group`: their ids) this candidate clears (asked
+        """How many of the affected members (`group`: their number) this candidate clears (asked
         for every finding of the crate, with the same members: counted once per candidate and
         group)."""
         key = (candidate.model, target, package, self._selection, group)
@@ -255,7 +255,7 @@ class FixSearch:
         return known
 
     def _holders_of(
-        self, affected: Sequence[PackageInfo], group: tuple[str, ...], target: str
+        self, affected: Sequence[PackageInfo], group: int, target: str
     ) -> dict[PackageRef, list[int]]:
         """For each package, the positions in `affected` of the members whose build holds it:
         made once per group, so a candidate looks only at the builds it can change."""
