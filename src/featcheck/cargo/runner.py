@@ -32,10 +32,11 @@ from featcheck.cargo.checkout_config import (
 from featcheck.cargo.failures import FailureKind, classify
 from featcheck.cargo.metadata import WorkspaceMetadata, parse_metadata
 from featcheck.cargo.process import ProcessOutput, RunningProcess, start_process
+from featcheck.cargo.rustc_answers import RustcAnswers
 from featcheck.cargo.toolchain import Toolchain, neutral_directory, resolve_toolchain
 from featcheck.errors import FeatcheckError
 from featcheck.featureset import DEFAULT, FeatureSelection
-from featcheck.fileio import special_manifest
+from featcheck.fileio import special_manifest, user_cache_directory
 
 # `{p} [{f}]` gives "name vX (source) [features]" per line; `--prefix depth` makes the nesting
 # unambiguous and `--charset ascii` keeps the text independent of the terminal.
@@ -88,6 +89,7 @@ class CargoRunner:
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _setup: _Setup | None = None
     _setup_lock: threading.Lock = field(default_factory=threading.Lock)
+    _answers: RustcAnswers | None = None
 
     @property
     def toolchain(self) -> Toolchain | None:
@@ -272,7 +274,7 @@ class CargoRunner:
         """The host target triple, as the workspace's rustc reports it."""
         with self._lock:
             if self._host is None:
-                output = self._run("rustc", [word("-vV")])
+                output = self._ask_rustc([word("-vV")])
                 for line in output.stdout.splitlines():
                     if line.startswith("host:"):
                         self._host = line.split(":", 1)[1].strip()
@@ -302,12 +304,33 @@ class CargoRunner:
         with self._lock:
             return self._rustc_cfg(host, ())
 
+    def _ask_rustc(self, args: list[Argument]) -> CargoOutput:
+        """rustc's answer to a question that depends only on its binary and the arguments:
+        kept between runs for the real toolchain binaries (see rustc_answers.py)."""
+        setup = self._prepared()
+        if setup.toolchain is None:
+            return self._run("rustc", args)
+        if self._answers is None:
+            directory = user_cache_directory(os.environ)
+            self._answers = RustcAnswers(setup.toolchain.rustc, directory, setup.environment)
+        failed: list[CargoOutput] = []
+
+        def answer() -> str | None:
+            output = self._run("rustc", args)
+            if output.returncode != 0:
+                failed.append(output)
+                return None
+            return output.stdout
+
+        stdout = self._answers.ask([str(a) for a in args], answer)
+        return failed[0] if stdout is None else CargoOutput(0, stdout, "")
+
     def _rustc_cfg(self, triple: str, flags: tuple[Argument, ...]) -> TargetCfg:
         """`rustc --print=cfg --target=TRIPLE FLAGS...` (the caller holds the lock)."""
         key = (triple, flags)
         if key not in self._rustc_cfg_cache:
             target = self._target_argument(triple)
-            output = self._run("rustc", [_constant("--print", "cfg"), target, *flags])
+            output = self._ask_rustc([_constant("--print", "cfg"), target, *flags])
             if output.returncode != 0:
                 raise FeatcheckError(
                     f"rustc does not know target {triple!r}: "
