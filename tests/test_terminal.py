@@ -96,6 +96,9 @@ def test_spinner_and_colour_only_on_a_terminal(offline_cargo: Path) -> None:
     drawn = _in_terminal([str(CRATES / "pitb-exec-cpu")], env)
     assert "Resolving features" in drawn
     assert COLOUR.search(drawn), drawn[:500]
+    # The report itself, not only the spinner: its finding line is styled.
+    [finding_line] = [line for line in drawn.splitlines() if "FC001]" in line]
+    assert ANY_ESCAPE.search(finding_line), finding_line
 
     no_colour = _in_terminal([str(CRATES / "pitb-exec-cpu")], {**env, "NO_COLOR": "1"})
     assert "error[FC001]" in no_colour

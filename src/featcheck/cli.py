@@ -502,6 +502,18 @@ def _renderer_module(output_format: str) -> object:
     return importlib.import_module(f"featcheck.render.{name or 'text_report'}")
 
 
+def _colour(output: Path | None) -> bool | None:
+    """True when the report goes to a terminal: it is rendered into a buffer first, where rich
+    would see none. None leaves it to rich (FORCE_COLOR). A file (-o) and NO_COLOR get plain
+    text, without even bold."""
+    if output is not None or os.environ.get("NO_COLOR"):
+        return False
+    try:
+        return True if sys.stdout.isatty() else None
+    except ValueError:  # a closed stdout
+        return None
+
+
 def _render(
     result: AuditResult,
     output_format: str,
@@ -527,11 +539,11 @@ def _render(
     elif quiet:
         from featcheck.render.text_report import render_findings
 
-        render_findings(result, stream, verbose=verbose)
+        render_findings(result, stream, verbose=verbose, colour=_colour(output))
     else:
         from featcheck.render.text_report import render_text
 
-        render_text(result, stream, verbose=verbose)
+        render_text(result, stream, verbose=verbose, colour=_colour(output))
     text = stream.getvalue()
     if output is not None:
         from featcheck.render.output import write_report

@@ -169,17 +169,22 @@ def _findings_lines(result: AuditResult, verbose: bool) -> list[_Line]:
     return lines
 
 
-def _write(lines: list[_Line], stream: TextIO | None) -> None:
-    """Print the lines to `stream` (stdout when None), styled where the terminal shows it."""
+def _write(lines: list[_Line], stream: TextIO | None, colour: bool | None) -> None:
+    """Print the lines to `stream` (stdout when None), styled where the terminal shows it;
+    `colour` True says the text goes to a terminal by another way (the CLI renders into a
+    buffer first), None leaves it to the stream."""
     if not lines:
         return
     target = sys.stdout if stream is None else stream
-    if not _may_colour(target):
+    if not (colour or (colour is None and _may_colour(target))):
         target.write("".join("".join(text for text, _ in line) + "\n" for line in lines))
         return
     from rich.console import Console
 
-    Console(file=stream, highlight=False, soft_wrap=True).print(_styled(lines))
+    # rich still honours NO_COLOR and the terminal's colour system.
+    Console(file=stream, highlight=False, soft_wrap=True, force_terminal=colour).print(
+        _styled(lines)
+    )
 
 
 def _may_colour(stream: TextIO) -> bool:
@@ -210,16 +215,25 @@ def _styled(lines: list[_Line]) -> Text:
 
 
 def render_findings(
-    result: AuditResult, stream: TextIO | None = None, *, verbose: bool = False
+    result: AuditResult,
+    stream: TextIO | None = None,
+    *,
+    verbose: bool = False,
+    colour: bool | None = None,
 ) -> None:
     """Print only the findings, without notes or the summary line (nothing when there are none)."""
-    _write(_findings_lines(result, verbose), stream)
+    _write(_findings_lines(result, verbose), stream, colour)
 
 
 def render_text(
-    result: AuditResult, stream: TextIO | None = None, *, verbose: bool = False
+    result: AuditResult,
+    stream: TextIO | None = None,
+    *,
+    verbose: bool = False,
+    colour: bool | None = None,
 ) -> None:
-    """Print the report to `stream` (stdout by default); `verbose` adds each finding's details."""
+    """Print the report to `stream` (stdout by default); `verbose` adds each finding's details;
+    `colour` as for `_write`."""
     lines: list[_Line] = [
         [("note:", "yellow"), (f" {printable(note)}", "")] for note in result.notes
     ]
@@ -236,7 +250,7 @@ def render_text(
                 )
             ]
         )
-    _write(lines, stream)
+    _write(lines, stream, colour)
 
 
 def _has_details(finding: Finding) -> bool:
