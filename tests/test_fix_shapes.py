@@ -174,6 +174,23 @@ def test_the_located_line_is_the_one_whose_change_cargo_builds(
         assert set(shape.built) <= _built_features(project, member, shape.crate), member
 
 
+def test_a_workspace_line_spelled_with_escapes_is_edited_like_the_plain_one(
+    tmp_path: Path, offline_cargo: object
+) -> None:
+    # `"bu\u0072n" = { "work\u0073pace" = true, ... }` is `burn = { workspace = true, ... }`
+    # to cargo: the fix removes its repeated `default-features = false` as well.
+    project = tmp_path / "escaped"
+    shutil.copytree(WORKSPACES / "shape-d-workspace-repeat", project)
+    tool = project / "tool" / "Cargo.toml"
+    plain = "burn = { workspace = true,"
+    assert plain in tool.read_text()
+    tool.write_text(tool.read_text().replace(plain, '"bu\\u0072n" = { "work\\u0073pace" = true,'))
+    report, _ = _audit(project)
+    expected, _ = _audit(WORKSPACES / "shape-d-workspace-repeat")
+    assert [f["fix"] for f in report["findings"]] == [f["fix"] for f in expected["findings"]]
+    assert "tool/Cargo.toml" in [e["file"] for f in report["findings"] for e in f["fix"]["edits"]]
+
+
 def test_a_new_dependency_gets_a_caret_requirement(tmp_path: Path, offline_cargo: object) -> None:
     project = tmp_path / "app"
     shutil.copytree(WORKSPACES / "shape-g-new-dependency", project)

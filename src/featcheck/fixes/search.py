@@ -527,6 +527,8 @@ class FixSearch:
         for member in self.metadata.members:
             if not any(d.name == where.package for d in member.dependencies):
                 continue  # cargo's metadata lists every declaration: no line to read
+            if not _may_inherit(self.locator.manifests.text(member.manifest_path), where.key):
+                continue  # most members of a large workspace are not parsed at all
             manifest = self.locator.manifests.get(member.manifest_path)
             for kind in ("normal", "dev", "build"):
                 for line in declaration_sites(manifest, kind, where.package, None, root_doc):
@@ -587,6 +589,13 @@ def _unsure(needs: list[str] | None) -> str:
         "not confirmed: it turns on dependencies Cargo.lock holds no version of yet "
         f"({', '.join(needs)})"
     )
+
+
+def _may_inherit(text: str, key: str) -> bool:
+    """Whether a manifest's text can hold `KEY = { workspace = true }` (in any of its shapes):
+    both words are written out, unless escapes in a quoted key spell them, and every TOML
+    escape starts with a backslash."""
+    return "\\" in text or ("workspace" in text and key in text)
 
 
 def _unique(candidates: Iterator[Candidate]) -> list[Candidate]:
