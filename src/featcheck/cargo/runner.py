@@ -224,7 +224,6 @@ class CargoRunner:
         features: tuple[str, ...] = (),
     ) -> PendingMetadata:
         """`metadata`, started: cargo works while the caller does, `result()` waits for it."""
-        _refuse_special_manifests(manifest_path)
         selection = FeatureSelection.of(features, all_features=all_features)
         args = [
             word("metadata"),
@@ -234,6 +233,14 @@ class CargoRunner:
             *self._cargo_flags(),
         ]
         running = self._start("cargo", args)
+        try:
+            # A FIFO named Cargo.toml or Cargo.lock would keep cargo waiting until the timeout.
+            # It is looked for while cargo starts (a large workspace has thousands of
+            # directories): found, cargo is ended at once, having only read.
+            _refuse_special_manifests(manifest_path)
+        except BaseException:
+            running.cancel()
+            raise
 
         def answer() -> WorkspaceMetadata:
             output = self._finish(running)
