@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -115,3 +118,18 @@ def test_saved_ambiguity_error_lists_the_versions() -> None:
     result = run_featcheck("--tree", "-", stdin=stderr)
     assert result.returncode == 2
     _assert_one_clear_line(result.stderr, "burn-flex@0.21.0, burn-flex@0.22.1")
+
+
+def test_a_reader_that_went_away_gets_no_traceback(offline_cargo: object) -> None:
+    """`featcheck | head -0`: the report has nobody to go to; exit 2, and stderr stays clean."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "featcheck", str(CRATES / "pitb-exec-cpu")],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "NO_COLOR": "1"},
+    )
+    assert process.stdout is not None and process.stderr is not None
+    process.stdout.close()
+    stderr = process.stderr.read().decode()
+    assert process.wait(timeout=120) == 2
+    assert "Traceback" not in stderr and "BrokenPipe" not in stderr, stderr

@@ -126,6 +126,9 @@ def audit_project(
             # waits on, and rustc only once the imports no longer need the other core.
             from featcheck import pipeline
             from featcheck.locate import ManifestCache
+            from featcheck.rules.catalogue import builtin_rules
+
+            builtin_rules()  # the rule specs, read once per process
 
             manifests = ManifestCache()
             manifests.get(manifest)

@@ -8,14 +8,11 @@ its configuration (`featcheck.config`), which makes a `Catalogue` with both.
 from __future__ import annotations
 
 import functools
-import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
 from importlib import resources
-from typing import Any
 
-import tomlkit
-
+from featcheck.fileio import toml_data
 from featcheck.rules.load import SpecError, parse_rule
 from featcheck.rules.spec import Rule
 
@@ -29,22 +26,14 @@ def builtin_rules() -> tuple[Rule, ...]:
     for entry in sorted(resources.files(BUILTIN_PACKAGE).iterdir(), key=lambda e: e.name):
         if not entry.name.endswith(".toml"):
             continue
-        data = _parse_toml(entry.read_text(encoding="utf-8"))
+        # tomllib reads the specs in ~10 ms where tomlkit takes ~200: every run loads them.
+        data = toml_data(entry.read_text(encoding="utf-8"))
         try:
             rules.append(parse_rule(data, builtin=True))
         except SpecError as error:  # a defect of the package, caught by its tests
             where = ".".join(str(p) for p in error.path)
             raise RuntimeError(f"{entry.name}: {where}: {error}") from None
     return tuple(sorted(rules, key=lambda r: r.code))
-
-
-def _parse_toml(text: str) -> dict[str, Any]:
-    # tomllib reads the ten specs in ~10 ms where tomlkit takes ~200: every run loads them.
-    if sys.version_info >= (3, 11):
-        import tomllib
-
-        return tomllib.loads(text)
-    return tomlkit.parse(text).unwrap()
 
 
 @dataclass(frozen=True)
