@@ -37,6 +37,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from bench_cli import compile_package
 from stub_registry import REPO, offline_environment
 
 from featcheck.audit import AuditOptions, audit_project
@@ -57,6 +58,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=7)
     args = parser.parse_args()
+    compile_package()  # featcheck as pip installs it: from compiled bytecode
     with tempfile.TemporaryDirectory(prefix="featcheck-bench-") as scratch:
         project = Path(scratch) / "backend-features"
         shutil.copytree(WORKSPACE, project)
