@@ -165,14 +165,7 @@ def test_timeout_bounds_rustup_and_ends_what_it_started(
     env["PATH"] = f"{bin_dir}{os.pathsep}{env.get('PATH', '')}"
     env["RUSTUP_HOME"] = str(rustup_home)
     started = time.monotonic()
-    done = subprocess.run(
-        [sys.executable, "-m", "featcheck", str(checkout.project), "--timeout", "3"],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-        check=False,
-    )
+    done = _featcheck_under(env, str(checkout.project), "--timeout", "3")
     elapsed = time.monotonic() - started
     _one_line_refusal(done, f"{question} did not finish within 3 s")
     assert elapsed < 60
@@ -209,17 +202,22 @@ def test_an_installed_toolchain_is_used_without_starting_rustup(tmp_path: Path) 
         CARGO_HOME=str(_home(tmp_path)),
         NO_COLOR="1",
     )
-    done = subprocess.run(
-        [sys.executable, "-m", "featcheck", str(checkout.project), "-v"],
+    done = _featcheck_under(env, str(checkout.project), "-v")
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert f"--> Cargo.toml:{BURN_LINE}:{BURN_COLUMN}" in done.stdout
+    assert not marker.exists(), "rustup was started"
+
+
+def _featcheck_under(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    """featcheck with exactly `env` (a PATH with a stand-in rustup, a RUSTUP_HOME of the test's)."""
+    return subprocess.run(
+        [sys.executable, "-m", "featcheck", *args],
         capture_output=True,
         text=True,
         env=env,
         timeout=240,
         check=False,
     )
-    assert done.returncode == 1, done.stdout + done.stderr
-    assert f"--> Cargo.toml:{BURN_LINE}:{BURN_COLUMN}" in done.stdout
-    assert not marker.exists(), "rustup was started"
 
 
 def _alive(pid: int) -> bool:
