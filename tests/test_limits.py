@@ -208,6 +208,24 @@ def test_an_installed_toolchain_is_used_without_starting_rustup(tmp_path: Path) 
     assert not marker.exists(), "rustup was started"
 
 
+def test_a_default_toolchain_that_is_no_name_is_one_line(tmp_path: Path) -> None:
+    """rustup's settings file is the user's, yet its default becomes a path below the rustup
+    home and an argument: one that is not a plain toolchain name is refused in one line."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    rustup = bin_dir / "rustup"
+    rustup.write_text("#!/bin/sh\nexit 1\n")
+    rustup.chmod(0o755)
+    (bin_dir / "cargo").symlink_to(rustup)
+    rustup_home = tmp_path / "rustup-home"
+    rustup_home.mkdir()
+    (rustup_home / "settings.toml").write_text('default_toolchain = "../elsewhere"\n')
+    env = {k: v for k, v in os.environ.items() if k != "RUSTUP_TOOLCHAIN"}
+    env.update(PATH=f"{bin_dir}{os.pathsep}{env.get('PATH', '')}", RUSTUP_HOME=str(rustup_home))
+    done = _featcheck_under(env, str(make_checkout(tmp_path / "c").project))
+    _one_line_refusal(done, "rustup's default toolchain: `../elsewhere` is not a toolchain name")
+
+
 def _featcheck_under(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
     """featcheck with exactly `env` (a PATH with a stand-in rustup, a RUSTUP_HOME of the test's)."""
     return subprocess.run(

@@ -318,6 +318,10 @@ def resolve_toolchain(workdir: Path, timeout: float = DEFAULT_TIMEOUT) -> Toolch
         if "not installed" in str(error) and request.name:
             message += f" (run `rustup toolchain install {request.name}`)"
         raise FeatcheckError(message, path=request.origin, line=request.line) from None
+    except GateError as error:  # rustup's recorded default, which no one else has checked
+        raise FeatcheckError(
+            f"rustup's default toolchain: {error} (`rustup default stable` sets a plain one)"
+        ) from None
     return Toolchain(real_cargo, real_rustc, name, request.why)
 
 
