@@ -23,6 +23,17 @@ TREES = FIXTURES / "trees"
 CRATES = REPO / "crates"
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """The tests run featcheck in a thousand subprocesses, as a user runs it: compile it once,
+    as `pip install` does, so that none of them pays for Python's compiler again
+    (PYTHONDONTWRITEBYTECODE, set on some machines, keeps each from saving what it compiled)."""
+    import compileall
+
+    import featcheck
+
+    compileall.compile_dir(Path(featcheck.__file__).parent, quiet=1)
+
+
 def write_offline_cargo_home(cargo_home: Path) -> None:
     """A CARGO_HOME whose config replaces crates.io with the stub registry, offline."""
     cargo_home.mkdir(parents=True, exist_ok=True)
