@@ -15,13 +15,13 @@ import tomlkit
 from conftest import WORKSPACES, run_featcheck
 from test_resolver_differential import (
     _run,
+    cargo_tree_graph,
     differences,
     host_triple,
     target_cfg,
     workspace_resolver,
 )
 
-from featcheck.cargo.tree_text import parse_tree_text
 from featcheck.featureset import (
     FeatureSelection,
     each_feature,
@@ -319,28 +319,7 @@ def test_each_configuration_resolves_as_cargo_tree_does(offline_cargo: Path) -> 
         )
         for member, selection in ((m, s) for w, m, s in cases if w == workspace):
             for target in targets:
-                text = _run(
-                    [
-                        "cargo",
-                        "tree",
-                        "-e",
-                        "normal",
-                        "-p",
-                        member,
-                        "--target",
-                        target,
-                        "-f",
-                        "{p} [{f}]",
-                        "--prefix",
-                        "depth",
-                        "--charset",
-                        "ascii",
-                        *selection.cargo_args(),
-                    ],
-                    workspace,
-                    env,
-                )
-                expected = parse_tree_text(text).graph
+                expected = cargo_tree_graph(workspace, member, target, env, selection.cargo_args())
                 ours = graphs[(ids[member], target, applied[(member, selection)])]
                 found = differences(expected, ours)
                 compared += 1

@@ -83,9 +83,13 @@ def workspace_resolver(workspace: Path, metadata: dict[str, Any]) -> int:
 
 
 def cargo_tree_graph(
-    workspace: Path, member: str, triple: str, env: dict[str, str] | None = None
+    workspace: Path,
+    member: str,
+    triple: str,
+    env: dict[str, str] | None = None,
+    flags: Sequence[str] = (),
 ) -> DependencyGraph:
-    """What `cargo tree -e normal -p MEMBER --target T` prints, parsed by featcheck."""
+    """What `cargo tree -e normal -p MEMBER --target T FLAGS` prints, parsed by featcheck."""
     text = _run(
         [
             "cargo",
@@ -102,6 +106,7 @@ def cargo_tree_graph(
             "depth",
             "--charset",
             "ascii",
+            *flags,
         ],
         workspace,
         env,
