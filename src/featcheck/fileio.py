@@ -45,6 +45,38 @@ def user_cache_directory(environment: Mapping[str, str]) -> Path | None:
     return root / "featcheck"
 
 
+def read_cache(file: Path, version: int, key: str) -> dict[str, Any]:
+    """The entries under `key` of a cache file featcheck wrote in format `version`; none when
+    it is missing, unreadable or of another version."""
+    import json
+
+    with contextlib.suppress(OSError, ValueError):
+        document = json.loads(file.read_bytes())
+        if isinstance(document, dict) and document.get("version") == version:
+            entries = document.get(key)
+            if isinstance(entries, dict):
+                return entries
+    return {}
+
+
+def write_cache(file: Path, version: int, key: str, entries: Mapping[str, Any]) -> None:
+    """Replace a cache file with `entries` under `key`, atomically but without syncing (a cache
+    lost in a crash is only worked out again); a failure is ignored."""
+    import json
+
+    text = json.dumps({"version": version, key: entries})
+    with contextlib.suppress(OSError):
+        file.parent.mkdir(parents=True, exist_ok=True)
+        handle, temporary = tempfile.mkstemp(prefix=f".{file.stem}-", dir=file.parent)
+        try:
+            with os.fdopen(handle, "w", encoding="utf-8") as stream:
+                stream.write(text)
+            os.replace(temporary, file)
+        finally:
+            with contextlib.suppress(OSError):
+                os.unlink(temporary)
+
+
 def toml_data(text: str) -> dict[str, Any]:
     """Parse TOML text that is only read, never edited or located; ValueError when invalid.
 

@@ -14,13 +14,13 @@ cache that cannot be read or written is ignored.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
+
+from featcheck.fileio import read_cache, write_cache
 
 _VERSION = 1
 _ENVIRONMENT = ("RUST_TARGET_PATH", "RUSTC_BOOTSTRAP")
@@ -56,31 +56,14 @@ class RustcAnswers:
 
     def _load(self) -> dict[str, Any]:
         if self._entries is None:
-            self._entries = {}
             assert self._file is not None
-            with contextlib.suppress(OSError, ValueError):
-                document = json.loads(self._file.read_bytes())
-                if isinstance(document, dict) and document.get("version") == _VERSION:
-                    entries = document.get("answers")
-                    if isinstance(entries, dict):
-                        self._entries = entries
+            self._entries = read_cache(self._file, _VERSION, "answers")
         return self._entries
 
     def _save(self, entries: dict[str, Any]) -> None:
         assert self._file is not None
         # A toolchain updated now and then leaves answers nobody asks again: keep the newest.
-        kept = dict(list(entries.items())[-_MAX_ENTRIES:])
-        text = json.dumps({"version": _VERSION, "answers": kept})
-        with contextlib.suppress(OSError):
-            self._file.parent.mkdir(parents=True, exist_ok=True)
-            handle, temporary = tempfile.mkstemp(prefix=".rustc-", dir=self._file.parent)
-            try:
-                with os.fdopen(handle, "w", encoding="utf-8") as stream:
-                    stream.write(text)
-                os.replace(temporary, self._file)
-            finally:
-                with contextlib.suppress(OSError):
-                    os.unlink(temporary)
+        write_cache(self._file, _VERSION, "answers", dict(list(entries.items())[-_MAX_ENTRIES:]))
 
 
 def _identity(rustc: Path, environment: Mapping[str, str]) -> list[Any] | None:

@@ -18,14 +18,12 @@ checkout writes is remembered. A cache that cannot be read or written is ignored
 
 from __future__ import annotations
 
-import contextlib
-import json
 import os
-import tempfile
 import zlib
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, TypeGuard
+
+from featcheck.fileio import read_cache, write_cache
 
 _VERSION = 1
 
@@ -47,33 +45,6 @@ def _fits(entry: Any, stamp: list[int]) -> TypeGuard[dict[str, Any]]:
     )
 
 
-def _load(file: Path) -> dict[str, Any]:
-    """The entries of one cache file; none when it is missing, unreadable or of another
-    version."""
-    with contextlib.suppress(OSError, ValueError):
-        document = json.loads(file.read_bytes())
-        if isinstance(document, dict) and document.get("version") == _VERSION:
-            entries = document.get("manifests")
-            if isinstance(entries, dict):
-                return entries
-    return {}
-
-
-def _write(file: Path, entries: Mapping[str, Any]) -> None:
-    """Write `entries` to `file` atomically; failures are ignored."""
-    text = json.dumps({"version": _VERSION, "manifests": entries})
-    with contextlib.suppress(OSError):
-        file.parent.mkdir(parents=True, exist_ok=True)
-        handle, temporary = tempfile.mkstemp(prefix=".noexec-", dir=file.parent)
-        try:
-            with os.fdopen(handle, "w", encoding="utf-8") as stream:
-                stream.write(text)
-            os.replace(temporary, file)
-        finally:
-            with contextlib.suppress(OSError):
-                os.unlink(temporary)
-
-
 class ManifestCache:
     """Distilled registry manifests by path, for the audit of one workspace; `save()` writes
     what changed."""
@@ -86,7 +57,7 @@ class ManifestCache:
         self.used: dict[str, Any] = {}
         self.added = False
         if directory is not None:
-            self.own = _load(self._own_file(directory, workspace))
+            self.own = read_cache(self._own_file(directory, workspace), _VERSION, "manifests")
         self.workspace = workspace
 
     @staticmethod
@@ -99,7 +70,9 @@ class ManifestCache:
     def _shared(self) -> dict[str, Any]:
         if self.shared is None:
             assert self.directory is not None
-            self.shared = _load(self.directory / "noexec-manifests.json")
+            self.shared = read_cache(
+                self.directory / "noexec-manifests.json", _VERSION, "manifests"
+            )
         return self.shared
 
     def get(self, manifest: Path | str) -> dict[str, Any] | None:
@@ -136,8 +109,10 @@ class ManifestCache:
             return
         if self.added:
             kept = {key: entry for key, entry in self._shared().items() if os.path.exists(key)}
-            _write(self.directory / "noexec-manifests.json", kept)
+            write_cache(self.directory / "noexec-manifests.json", _VERSION, "manifests", kept)
         if self.used.keys() != self.own.keys() or any(
             self.own[key] is not entry for key, entry in self.used.items()
         ):
-            _write(self._own_file(self.directory, self.workspace), self.used)
+            write_cache(
+                self._own_file(self.directory, self.workspace), _VERSION, "manifests", self.used
+            )
