@@ -336,11 +336,10 @@ def members_with_settings(metadata: WorkspaceMetadata) -> dict[str, Path]:
     the other members' manifests need not be read; a description without that entry
     (`--no-exec` builds its own) says nothing, and its member's manifest is read.
     """
-    described = {package["id"]: package for package in metadata.raw.get("packages", ())}
     found: dict[str, Path] = {}
     for member in metadata.members:
-        package = described.get(member.id)
-        if package is not None and "metadata" in package:
+        package = metadata.packages.document(member.id)
+        if "metadata" in package:
             table = package["metadata"]
             if not isinstance(table, dict) or "featcheck" not in table:
                 continue

@@ -63,10 +63,9 @@ def audit_workspace(
     each_feature = options.each_feature or settings.each_feature
     targets = list(options.targets or settings.targets) or [runner.host_triple()]
     resolver = _resolver_of(manifests, metadata)
-    raw = {p["id"]: p for p in metadata.raw["packages"]}
     root_id = (metadata.raw.get("resolve") or {}).get("root")
     plan = plan_configurations(
-        [raw[m.id] for m in members],
+        [metadata.packages.document(m.id) for m in members],
         requested,
         each=each_feature,
         legacy_root=root_id if resolver == 1 else None,

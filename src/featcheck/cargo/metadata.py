@@ -75,7 +75,7 @@ class WorkspaceMetadata:
 
     root: Path
     members: tuple[PackageInfo, ...]
-    packages: Mapping[str, PackageInfo]
+    packages: PackagesById
     raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
     """The whole `cargo metadata` document, for featcheck's own feature resolver."""
     unread: dict[str, str] = field(default_factory=dict, compare=False)
@@ -137,7 +137,7 @@ def _package(raw: dict[str, Any]) -> PackageInfo:
     )
 
 
-class _PackagesById(Mapping[str, PackageInfo]):
+class PackagesById(Mapping[str, PackageInfo]):
     """Packages by id, each read from the document the first time it is asked for: an audit
     looks at a few of the hundreds metadata lists."""
 
@@ -157,6 +157,11 @@ class _PackagesById(Mapping[str, PackageInfo]):
     def __len__(self) -> int:
         return len(self._raw)
 
+    def document(self, package_id: str) -> dict[str, Any]:
+        """The package's entry in the metadata document, as cargo printed it."""
+        document: dict[str, Any] = self._raw[package_id]
+        return document
+
 
 def parse_metadata(text: str) -> WorkspaceMetadata:
     """Read `cargo metadata --format-version 1` output."""
@@ -170,7 +175,7 @@ def parse_metadata(text: str) -> WorkspaceMetadata:
 def metadata_from_document(data: Any) -> WorkspaceMetadata:
     """The same, from the document already parsed (or built from files by `--no-exec`)."""
     try:
-        packages = _PackagesById({p["id"]: p for p in data["packages"]})
+        packages = PackagesById({p["id"]: p for p in data["packages"]})
         members = tuple(packages[i] for i in data["workspace_members"])
         from featcheck.resolution.index import build_index  # resolution imports this module
 
