@@ -19,7 +19,6 @@ import sys
 import threading
 from collections.abc import Sequence
 from contextlib import AbstractContextManager, nullcontext, suppress
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn, TextIO
 
@@ -301,6 +300,8 @@ def check(arguments: argparse.Namespace) -> int:
             if arguments.diff:
                 return _show_diff(result)
             if arguments.fix:
+                from dataclasses import replace
+
                 _apply_fixes(result)
                 with terminal.working("Auditing again"):
                     result = audit_project(path, replace(options, update_lockfile=True))

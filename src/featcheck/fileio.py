@@ -16,7 +16,6 @@ import contextlib
 import os
 import stat
 import sys
-import tempfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -63,6 +62,7 @@ def write_cache(file: Path, version: int, key: str, entries: Mapping[str, Any]) 
     """Replace a cache file with `entries` under `key`, atomically but without syncing (a cache
     lost in a crash is only worked out again); a failure is ignored."""
     import json
+    import tempfile
 
     text = json.dumps({"version": version, key: entries})
     with contextlib.suppress(OSError):
@@ -247,6 +247,8 @@ def write_atomic(
 
 def _replace_from_named_file(path: Path, target: Path, content: bytes, mode: int) -> None:
     """Write a hidden `.NAME.XXXXXXXX` file, flush it, and rename it over `target`."""
+    import tempfile  # only where the file system lacks O_TMPFILE
+
     try:
         handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
     except OSError as error:

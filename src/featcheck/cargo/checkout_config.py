@@ -20,7 +20,7 @@ import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from featcheck.cargo.argv_gate import (
     CFG,
@@ -36,11 +36,14 @@ from featcheck.cargo.argv_gate import (
     option,
     word,
 )
-from featcheck.cargo.cfg import TargetCfg
 from featcheck.cargo.toolchain import read_small_file
 from featcheck.errors import FeatcheckError
-from featcheck.manifest.document import ManifestDocument, parse_document
-from featcheck.manifest.spans import KeyPath
+
+if TYPE_CHECKING:
+    # Read before cargo starts, so loaded only where a configuration file exists.
+    from featcheck.cargo.cfg import TargetCfg
+    from featcheck.manifest.document import ManifestDocument
+    from featcheck.manifest.spans import KeyPath
 
 MAX_KEYS = 2000
 """More settings than this from the checkout is not a real project: refuse, not E2BIG."""
@@ -267,6 +270,8 @@ def _within(path: Path, inside: Path) -> bool:
 def _read(path: Path, within: bool) -> ManifestDocument:
     """A configuration file as a document. A file outside the project (reached by `include`)
     is never quoted in an error: it may be any file of the machine."""
+    from featcheck.manifest.document import parse_document
+
     try:
         return parse_document(path, read_small_file(path, "cargo configuration file"))
     except FeatcheckError:

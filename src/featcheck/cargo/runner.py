@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from featcheck.cargo.argv_gate import (
     ABSOLUTE_PATH,
@@ -22,21 +22,23 @@ from featcheck.cargo.argv_gate import (
     target_triple,
     word,
 )
-from featcheck.cargo.cfg import TargetCfg
 from featcheck.cargo.checkout_config import (
     CheckoutConfig,
     default_cargo_home,
     environment_rustflags,
     read_checkout_config,
 )
-from featcheck.cargo.failures import FailureKind, classify
-from featcheck.cargo.metadata import WorkspaceMetadata, parse_metadata
 from featcheck.cargo.process import ProcessOutput, RunningProcess, start_process
-from featcheck.cargo.rustc_answers import RustcAnswers
 from featcheck.cargo.toolchain import Toolchain, neutral_directory, resolve_toolchain
 from featcheck.errors import FeatcheckError
 from featcheck.featureset import DEFAULT, FeatureSelection
 from featcheck.fileio import special_manifest, user_cache_directory
+
+if TYPE_CHECKING:
+    # Needed once cargo has started, and imported then: the user waits on what runs before.
+    from featcheck.cargo.cfg import TargetCfg
+    from featcheck.cargo.metadata import WorkspaceMetadata
+    from featcheck.cargo.rustc_answers import RustcAnswers
 
 # `{p} [{f}]` gives "name vX (source) [features]" per line; `--prefix depth` makes the nesting
 # unambiguous and `--charset ascii` keeps the text independent of the terminal.
@@ -144,6 +146,8 @@ class CargoRunner:
     def _start(self, program: str, args: Sequence[Argument]) -> RunningProcess:
         setup = self._prepared()
         if setup.toolchain is None:
+            import shutil
+
             executable = shutil.which(program)
             if executable is None:
                 raise FeatcheckError(
@@ -191,6 +195,8 @@ class CargoRunner:
         return flags
 
     def _failure(self, what: str, output: CargoOutput) -> FeatcheckError:
+        from featcheck.cargo.failures import FailureKind, classify
+
         failure = classify(output.stderr)
         hint = ""
         if failure.kind is FailureKind.LOCK_OUTDATED:
@@ -246,6 +252,8 @@ class CargoRunner:
             output = self._finish(running)
             if output.returncode != 0:
                 raise self._failure("cargo metadata", output)
+            from featcheck.cargo.metadata import parse_metadata
+
             return parse_metadata(output.stdout)
 
         return PendingMetadata(answer, running.cancel)
@@ -318,6 +326,8 @@ class CargoRunner:
         if setup.toolchain is None:
             return self._run("rustc", args)
         if self._answers is None:
+            from featcheck.cargo.rustc_answers import RustcAnswers
+
             directory = user_cache_directory(os.environ)
             self._answers = RustcAnswers(setup.toolchain.rustc, directory, setup.environment)
         failed: list[CargoOutput] = []
@@ -334,6 +344,8 @@ class CargoRunner:
 
     def _rustc_cfg(self, triple: str, flags: tuple[Argument, ...]) -> TargetCfg:
         """`rustc --print=cfg --target=TRIPLE FLAGS...` (the caller holds the lock)."""
+        from featcheck.cargo.cfg import TargetCfg
+
         key = (triple, flags)
         if key not in self._rustc_cfg_cache:
             target = self._target_argument(triple)

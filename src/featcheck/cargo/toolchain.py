@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import json
 import os
 import re
 import shutil
@@ -299,6 +298,8 @@ def resolve_toolchain(workdir: Path, timeout: float = DEFAULT_TIMEOUT) -> Toolch
         settings = rustup_settings()
         request = find_toolchain_request(workdir, settings.overrides)
     if request.path is not None:
+        import json
+
         raise FeatcheckError(
             f"toolchain `path = {json.dumps(request.path)}` would make rustup run cargo and "
             "rustc from the checkout itself; featcheck runs no code from the project "
