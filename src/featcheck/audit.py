@@ -3,15 +3,20 @@
 This module is what the command line loads first, so it stays light: `cargo metadata` is started
 before the rest of the audit (`pipeline.py`, the rules, the renderers) is even imported, and
 Python loads those while cargo resolves.
+
+What runs before cargo starts is kept free of the `dataclasses` module: its import (which
+brings `inspect`) and the methods it generates for each class cost 15 ms of a clean crate's
+audit, measured beside cargo in benchmarks/bench_cli.py. The value types on that path
+(`AuditOptions`, `FeatureSelection`, the runner's, the gate's and the toolchain's) are
+NamedTuples, and `CargoRunner` is a plain class; the stages after cargo use dataclasses.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from contextlib import nullcontext
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from featcheck.cargo.argv_gate import GateError, target_triple
 from featcheck.cargo.runner import CargoRunner
@@ -23,8 +28,7 @@ if TYPE_CHECKING:
     from featcheck.report import AuditResult
 
 
-@dataclass(frozen=True)
-class AuditOptions:
+class AuditOptions(NamedTuple):
     """What to audit and how to call cargo."""
 
     packages: tuple[str, ...] = ()

@@ -300,11 +300,9 @@ def check(arguments: argparse.Namespace) -> int:
             if arguments.diff:
                 return _show_diff(result)
             if arguments.fix:
-                from dataclasses import replace
-
                 _apply_fixes(result)
                 with terminal.working("Auditing again"):
-                    result = audit_project(path, replace(options, update_lockfile=True))
+                    result = audit_project(path, options._replace(update_lockfile=True))
     except FeatcheckError as error:
         _fail(error, github=github)
     if arguments.verbose:

@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 _SEPARATORS = re.compile(r"[\s,]+")
 
@@ -70,8 +69,7 @@ def parse_features(texts: Iterable[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(found))
 
 
-@dataclass(frozen=True, order=True)
-class FeatureSelection:
+class FeatureSelection(NamedTuple):
     """What cargo's feature selection flags ask of one selected package.
 
     `features` may hold `feature`, `package/feature` and `package?/feature` values (already

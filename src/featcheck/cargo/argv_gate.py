@@ -21,9 +21,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import PurePosixPath
-from typing import NewType
+from typing import NamedTuple, NewType
 
 Argument = NewType("Argument", str)
 """One element of an argument vector, made by `word()` or `option()`."""
@@ -36,8 +35,7 @@ class GateError(ValueError):
     """A checkout value that does not match its grammar; the caller adds file and line."""
 
 
-@dataclass(frozen=True)
-class Grammar:
+class Grammar(NamedTuple):
     """What one kind of value may look like, as cargo and rustc document it."""
 
     what: str

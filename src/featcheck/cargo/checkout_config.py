@@ -18,9 +18,8 @@ from __future__ import annotations
 import contextlib
 import re
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from featcheck.cargo.argv_gate import (
     CFG,
@@ -81,8 +80,7 @@ class RustflagError(Exception):
         self.message = message
 
 
-@dataclass(frozen=True)
-class _Leaf:
+class _Leaf(NamedTuple):
     key: tuple[str, ...]
     value: Any
 
@@ -354,8 +352,7 @@ def _env_name(key: tuple[str, ...]) -> str:
     return "CARGO_" + "_".join(k.upper().replace("-", "_").replace(".", "_") for k in key)
 
 
-@dataclass(frozen=True)
-class CheckoutConfig:
+class CheckoutConfig(NamedTuple):
     """What featcheck takes from the checkout's cargo configuration."""
 
     arguments: tuple[Argument, ...] = ()

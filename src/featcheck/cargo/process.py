@@ -8,15 +8,14 @@ import signal
 import subprocess
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from featcheck.cargo.argv_gate import Argument, GateError, refuse_unsafe
 from featcheck.errors import FeatcheckError
 
 
-@dataclass(frozen=True)
-class ProcessOutput:
+class ProcessOutput(NamedTuple):
     """What one command printed, and how it ended."""
 
     returncode: int

@@ -6,9 +6,8 @@ import os
 import re
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from featcheck.cargo.argv_gate import (
     ABSOLUTE_PATH,
@@ -45,8 +44,7 @@ if TYPE_CHECKING:
 TREE_FORMAT = "{p} [{f}]"
 
 
-@dataclass(frozen=True)
-class _Setup:
+class _Setup(NamedTuple):
     """How every command of one runner runs: binaries, environment, working directory."""
 
     toolchain: Toolchain | None
@@ -62,7 +60,6 @@ CargoOutput = ProcessOutput
 """What one cargo or rustc invocation printed."""
 
 
-@dataclass
 class CargoRunner:
     """Runs cargo in one workspace with the user's network and lockfile choices.
 
@@ -76,22 +73,32 @@ class CargoRunner:
     argv_gate.py, whoever the caller is, and goes as one `--flag=value` argument.
     """
 
-    workdir: Path
-    offline: bool = False
-    locked: bool = False
-    timeout: float = 300.0
-    on_command: Callable[[list[str]], None] | None = None
-    """Called with each command line (program name first) just before it runs (--verbose)."""
-    trust_checkout: bool = False
-    """Run `cargo`/`rustc` from PATH in the checkout, obeying its toolchain and configuration."""
-    _cfg_cache: dict[str, TargetCfg] = field(default_factory=dict)
-    """Each target's cfg as cargo sees it for target units (with the target's rustflags)."""
-    _rustc_cfg_cache: dict[tuple[str, tuple[str, ...]], TargetCfg] = field(default_factory=dict)
-    _host: str | None = None
-    _lock: threading.Lock = field(default_factory=threading.Lock)
-    _setup: _Setup | None = None
-    _setup_lock: threading.Lock = field(default_factory=threading.Lock)
-    _answers: RustcAnswers | None = None
+    def __init__(
+        self,
+        workdir: Path,
+        *,
+        offline: bool = False,
+        locked: bool = False,
+        timeout: float = 300.0,
+        on_command: Callable[[list[str]], None] | None = None,
+        trust_checkout: bool = False,
+    ) -> None:
+        self.workdir = workdir
+        self.offline = offline
+        self.locked = locked
+        self.timeout = timeout
+        self.on_command = on_command
+        """Called with each command line (program name first) just before it runs."""
+        self.trust_checkout = trust_checkout
+        """Run `cargo`/`rustc` from PATH in the checkout, obeying its toolchain and config."""
+        self._cfg_cache: dict[str, TargetCfg] = {}
+        """Each target's cfg as cargo sees it for target units (with the target's rustflags)."""
+        self._rustc_cfg_cache: dict[tuple[str, tuple[str, ...]], TargetCfg] = {}
+        self._host: str | None = None
+        self._lock = threading.Lock()
+        self._setup: _Setup | None = None
+        self._setup_lock = threading.Lock()
+        self._answers: RustcAnswers | None = None
 
     @property
     def toolchain(self) -> Toolchain | None:

@@ -16,8 +16,8 @@ import os
 import re
 import shutil
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from featcheck.background import Background
 from featcheck.cargo.argv_gate import TOOLCHAIN, Argument, GateError, option, word
@@ -46,8 +46,7 @@ def read_small_file(path: Path, what: str) -> bytes:
     return read_regular_file(path, what, MAX_CONFIG_BYTES)
 
 
-@dataclass(frozen=True)
-class ToolchainRequest:
+class ToolchainRequest(NamedTuple):
     """What selects the toolchain for a directory, as rustup would find it."""
 
     name: str | None
@@ -61,8 +60,7 @@ class ToolchainRequest:
     why: str = "rustup's default toolchain"
 
 
-@dataclass(frozen=True)
-class Toolchain:
+class Toolchain(NamedTuple):
     """The real binaries an audit runs."""
 
     cargo: Path
@@ -170,8 +168,7 @@ def _rustup_home() -> Path:
     return Path(home) if home else Path.home() / ".rustup"
 
 
-@dataclass(frozen=True)
-class RustupSettings:
+class RustupSettings(NamedTuple):
     """What RUSTUP_HOME/settings.toml (the user's own) says."""
 
     overrides: dict[Path, str]

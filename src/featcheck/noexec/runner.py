@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 
 from featcheck.cargo.cfg import TargetCfg
@@ -21,7 +21,6 @@ from featcheck.noexec.metadata import build_metadata
 from featcheck.noexec.targets import builtin_cfg, detect_host_triple, with_rustflags
 
 
-@dataclass
 class FileRunner(CargoRunner):
     """Answers `metadata`, `host_triple` and `target_cfg` from files; refuses to run anything."""
 
