@@ -177,9 +177,28 @@ def test_timeout_bounds_rustup_and_ends_what_it_started(
     assert not any(_alive(child) for child in children), "rustup's child outlived the timeout"
 
 
-def test_an_installed_toolchain_is_used_without_starting_rustup(tmp_path: Path) -> None:
+# rustup's settings file, written as rustup writes it and in other TOML (a literal string, an
+# escape), which featcheck's quick reader leaves to the TOML parser: `{dir}` is the checkout.
+_RUSTUP_SETTINGS = {
+    "default": 'default_toolchain = "pinned-1"\n',
+    "override-as-rustup-writes-it": (
+        'version = "12"\ndefault_toolchain = "missing-9"\nprofile = "default"\n\n'
+        '[overrides]\n"/elsewhere" = "missing-9"\n"{dir}" = "pinned-1"\n'
+    ),
+    "override-in-other-toml": (
+        "default_toolchain = 'missing-9'  # a literal string\n"
+        '[overrides]\n"{dir}" = "pinned\\u002d1"\n'
+    ),
+}
+
+
+@pytest.mark.parametrize("settings", _RUSTUP_SETTINGS.values(), ids=_RUSTUP_SETTINGS.keys())
+def test_an_installed_toolchain_is_used_without_starting_rustup(
+    tmp_path: Path, settings: str
+) -> None:
     """The binaries of an installed toolchain are where rustup keeps them: featcheck takes them
-    from RUSTUP_HOME/toolchains/NAME/bin and starts rustup for nothing (here it would fail)."""
+    from RUSTUP_HOME/toolchains/NAME/bin and starts rustup for nothing (here it would fail),
+    whether rustup's default or an override of the checkout's directory names it."""
     sysroot = subprocess.run(
         ["rustc", "--print", "sysroot"], capture_output=True, text=True, check=True
     ).stdout.strip()
@@ -193,8 +212,8 @@ def test_an_installed_toolchain_is_used_without_starting_rustup(tmp_path: Path) 
     rustup_home = tmp_path / "rustup-home"
     (rustup_home / "toolchains").mkdir(parents=True)
     (rustup_home / "toolchains" / "pinned-1").symlink_to(sysroot, target_is_directory=True)
-    (rustup_home / "settings.toml").write_text('default_toolchain = "pinned-1"\n')
     checkout = make_checkout(tmp_path / "c")
+    (rustup_home / "settings.toml").write_text(settings.replace("{dir}", str(checkout.project)))
     env = {k: v for k, v in os.environ.items() if k not in ("RUSTUP_TOOLCHAIN", "GITHUB_ACTIONS")}
     env.update(
         PATH=f"{bin_dir}{os.pathsep}{env.get('PATH', '')}",

@@ -40,7 +40,9 @@ class Grammar(NamedTuple):
 
     what: str
     """The kind of value, as an error message names it."""
-    pattern: re.Pattern[str]
+    pattern: str
+    """A regular expression the whole value matches; compiled at its first use (re's cache),
+    since most grammars are used by no audit at all."""
     example: str
     """A valid value, shown in the error message."""
 
@@ -48,7 +50,7 @@ class Grammar(NamedTuple):
         """`value` unchanged when it matches; GateError otherwise."""
         if not isinstance(value, str):
             raise GateError(f"{self.what} must be a string")
-        if len(value) > MAX_VALUE_LENGTH or not self.pattern.fullmatch(value):
+        if len(value) > MAX_VALUE_LENGTH or not re.fullmatch(self.pattern, value):
             raise GateError(f"{_shown(value)} is not {self.what} (such as {self.example})")
         return value
 
@@ -62,56 +64,52 @@ def _shown(value: str) -> str:
 
 # A built-in target triple: `x86_64-unknown-linux-gnu`, `thumbv7em-none-eabihf`, `avr-none`,
 # `armv7a-kmc-solid_asp3-eabi`. Letters, digits, `_` and `.` in dash-separated parts.
-_TRIPLE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.]*(-[A-Za-z0-9_.]+)*")
+_TRIPLE = r"[A-Za-z0-9][A-Za-z0-9_.]*(-[A-Za-z0-9_.]+)*"
 # A custom target specification: a relative path to a `.json` file inside the checkout.
-_JSON_SPEC = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*(/[A-Za-z0-9_][A-Za-z0-9_.-]*)*\.json")
+_JSON_SPEC = r"[A-Za-z0-9_][A-Za-z0-9_.-]*(/[A-Za-z0-9_][A-Za-z0-9_.-]*)*\.json"
 
 TARGET = Grammar(
     "a target triple or a relative path to a `.json` target specification inside the project",
-    re.compile(f"{_TRIPLE.pattern}|{_JSON_SPEC.pattern}"),
+    f"{_TRIPLE}|{_JSON_SPEC}",
     "`x86_64-unknown-linux-gnu`",
 )
 CFG = Grammar(
     'a cfg name or `name="value"`',
-    re.compile(r'[A-Za-z_][A-Za-z0-9_]*(\s*=\s*"[^"\\\x00-\x1f\x7f]*")?'),
+    r'[A-Za-z_][A-Za-z0-9_]*(\s*=\s*"[^"\\\x00-\x1f\x7f]*")?',
     '`tokio_unstable` or `feature="simd"`',
 )
 TARGET_FEATURES = Grammar(
     "a list of target features",
-    re.compile(r"[+-][A-Za-z0-9_.]+(,[+-][A-Za-z0-9_.]+)*"),
+    r"[+-][A-Za-z0-9_.]+(,[+-][A-Za-z0-9_.]+)*",
     "`+avx2,+fma`",
 )
-TARGET_CPU = Grammar(
-    "a CPU name", re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.+-]*"), "`native` or `x86-64-v3`"
-)
-PANIC = Grammar("a panic strategy", re.compile(r"unwind|abort|immediate-abort"), "`abort`")
-SWITCH = Grammar(
-    "a rustc on/off value", re.compile(r"y|yes|on|true|n|no|off|false"), "`yes` or `off`"
-)
+TARGET_CPU = Grammar("a CPU name", r"[A-Za-z0-9_][A-Za-z0-9_.+-]*", "`native` or `x86-64-v3`")
+PANIC = Grammar("a panic strategy", r"unwind|abort|immediate-abort", "`abort`")
+SWITCH = Grammar("a rustc on/off value", r"y|yes|on|true|n|no|off|false", "`yes` or `off`")
 TOOLCHAIN = Grammar(
     "a toolchain name (a channel)",
-    re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]*"),
+    r"[A-Za-z0-9][A-Za-z0-9._+-]*",
     "`stable`, `1.85` or `nightly-2026-01-01`",
 )
 FEATURE = Grammar(
     "a feature name",
-    re.compile(r"(dep:)?[A-Za-z0-9_][A-Za-z0-9_+.-]*(\??/[A-Za-z0-9_][A-Za-z0-9_+.-]*)?"),
+    r"(dep:)?[A-Za-z0-9_][A-Za-z0-9_+.-]*(\??/[A-Za-z0-9_][A-Za-z0-9_+.-]*)?",
     "`rayon` or `serde/std`",
 )
 PACKAGE_SPEC = Grammar(
     "a package id specification",
     # `name`, `name@1.2.3`, or the id cargo metadata prints (`path+file:///...#name@1.2.3`):
     # no leading option or argument-file character, no control characters.
-    re.compile(r"[A-Za-z0-9_][^\x00-\x1f\x7f]*"),
+    r"[A-Za-z0-9_][^\x00-\x1f\x7f]*",
     "`app@0.1.0`",
 )
 ABSOLUTE_PATH = Grammar(
-    "an absolute path", re.compile(r"/[^\x00]*|[A-Za-z]:[\\/][^\x00]*"), "`/src/app/Cargo.toml`"
+    "an absolute path", r"/[^\x00]*|[A-Za-z]:[\\/][^\x00]*", "`/src/app/Cargo.toml`"
 )
 CONFIG_SETTING = Grammar(
     "a cargo configuration setting",
     # `KEY=VALUE` with a key of featcheck's allow-list and a value that tomlkit wrote.
-    re.compile(r"[A-Za-z][^\n\r\x00]*=[^\n\r\x00]*"),
+    r"[A-Za-z][^\n\r\x00]*=[^\n\r\x00]*",
     "`net.offline=true`",
 )
 
