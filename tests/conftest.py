@@ -2,7 +2,9 @@
 
 fixtures/registry is a cargo directory source whose crates carry the real manifests' features
 and dependency declarations with empty sources, so `cargo tree`/`cargo metadata` resolve the
-true feature graph in ~0.1 s without the network (see fixtures/README.md).
+true feature graph without the network (see fixtures/README.md). `offline_cargo` points cargo
+at all of it; `offline_cargo_for(workspace)` at a view holding only the stubs cargo can use for
+that workspace (tests/stub_registry.py), which cargo loads in a fraction of the time.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -34,18 +36,26 @@ def pytest_configure(config: pytest.Config) -> None:
     compileall.compile_dir(Path(featcheck.__file__).parent, quiet=1)
 
 
-def write_offline_cargo_home(cargo_home: Path) -> None:
-    """A CARGO_HOME whose config replaces crates.io with the stub registry, offline."""
+def write_offline_cargo_home(cargo_home: Path, registry: Path = FIXTURES / "registry") -> Path:
+    """A CARGO_HOME whose config replaces crates.io with the stub registry (or a view of it,
+    see tests/stub_registry.py), offline."""
     cargo_home.mkdir(parents=True, exist_ok=True)
-    registry = (FIXTURES / "registry").as_posix()
     (cargo_home / "config.toml").write_text(
         "[source.crates-io]\n"
         'replace-with = "featcheck-fixtures"\n'
         "[source.featcheck-fixtures]\n"
-        f'directory = "{registry}"\n'
+        f'directory = "{registry.as_posix()}"\n'
         "[net]\n"
         "offline = true\n"
     )
+    return cargo_home
+
+
+def _point_cargo_at(cargo_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # rustup finds its toolchains through RUSTUP_HOME, which defaults to ~/.rustup; keep it.
+    rustup_home = os.environ.get("RUSTUP_HOME") or str(Path.home() / ".rustup")
+    monkeypatch.setenv("RUSTUP_HOME", rustup_home)
+    monkeypatch.setenv("CARGO_HOME", str(cargo_home))
 
 
 @pytest.fixture(autouse=True, scope="session")
@@ -69,12 +79,63 @@ def offline_cargo_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture
 def offline_cargo(offline_cargo_home: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Point every cargo that featcheck starts at the stub registry (offline)."""
-    # rustup finds its toolchains through RUSTUP_HOME, which defaults to ~/.rustup; keep it.
-    rustup_home = os.environ.get("RUSTUP_HOME") or str(Path.home() / ".rustup")
-    monkeypatch.setenv("RUSTUP_HOME", rustup_home)
-    monkeypatch.setenv("CARGO_HOME", str(offline_cargo_home))
+    """Point every cargo that featcheck starts at the whole stub registry (offline)."""
+    _point_cargo_at(offline_cargo_home, monkeypatch)
     return offline_cargo_home
+
+
+class RegistryViews:
+    """Offline CARGO_HOMEs over views of the stub registry, each made once per test process."""
+
+    def __init__(self, base: Path) -> None:
+        self.base = base
+        self._views: dict[frozenset[str], Path] = {}
+        self._homes: dict[tuple[frozenset[str], int], Path] = {}
+
+    def home(self, workspace: Path, *, lock_only: bool = False, slot: int = 0) -> Path:
+        """A CARGO_HOME whose registry holds what cargo can use for `workspace` (its
+        Cargo.lock, read now): with `lock_only`, exactly the lockfile's packages (cargo over
+        the workspace as committed); otherwise also everything those can select (features
+        turned on, fixes, a regenerated lockfile). Different `slot`s give different homes over
+        the same view: cargo serializes the processes that share a CARGO_HOME."""
+        from stub_registry import lock_packages, reachable_packages, write_view
+
+        packages = lock_packages(workspace)
+        if not lock_only:
+            packages = reachable_packages(packages)
+        if packages not in self._views:
+            self._views[packages] = write_view(self.base / f"view-{len(self._views)}", packages)
+        key = (packages, slot)
+        if key not in self._homes:
+            home = self.base / f"home-{len(self._homes)}"
+            self._homes[key] = write_offline_cargo_home(home, self._views[packages])
+        return self._homes[key]
+
+
+@pytest.fixture(scope="session")
+def registry_views(tmp_path_factory: pytest.TempPathFactory) -> RegistryViews:
+    """The session's views of the stub registry (each xdist worker makes its own)."""
+    if shutil.which("cargo") is None:
+        pytest.skip("cargo is not installed")
+    return RegistryViews(tmp_path_factory.mktemp("registry-views"))
+
+
+@pytest.fixture
+def offline_cargo_for(
+    registry_views: RegistryViews, monkeypatch: pytest.MonkeyPatch
+) -> Callable[..., Path]:
+    """`offline_cargo_for(workspace, lock_only=False)`: point every cargo that featcheck
+    starts at the view of the stub registry that `workspace` needs (offline); its CARGO_HOME.
+
+    Call it before the test removes or rewrites the workspace's Cargo.lock. A fix or edit
+    that needs a crate the view lacks makes cargo fail loudly; use `offline_cargo` there."""
+
+    def point(workspace: Path, *, lock_only: bool = False) -> Path:
+        home = registry_views.home(workspace, lock_only=lock_only)
+        _point_cargo_at(home, monkeypatch)
+        return home
+
+    return point
 
 
 @pytest.fixture(scope="session")
@@ -91,9 +152,7 @@ def synthetic_cargo_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture
 def synthetic_cargo(synthetic_cargo_home: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Point every cargo that featcheck starts at the synthetic registry (offline)."""
-    rustup_home = os.environ.get("RUSTUP_HOME") or str(Path.home() / ".rustup")
-    monkeypatch.setenv("RUSTUP_HOME", rustup_home)
-    monkeypatch.setenv("CARGO_HOME", str(synthetic_cargo_home))
+    _point_cargo_at(synthetic_cargo_home, monkeypatch)
     return synthetic_cargo_home
 
 

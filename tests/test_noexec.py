@@ -16,13 +16,14 @@ import os
 import re
 import shutil
 import subprocess
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 from conftest import CRATES, FIXTURES, WORKSPACES
+from stub_registry import lock_packages
 
 from featcheck.audit import AuditOptions, audit_project
 from featcheck.cli import run
@@ -157,12 +158,13 @@ CASES = [
 def test_no_exec_equals_the_cargo_audit_and_is_never_clean_when_it_cannot_see(
     path: Path,
     targets: tuple[str, ...],
-    offline_cargo: Path,
+    offline_cargo_for: Callable[..., Path],
     registry_home: Path,
     empty_home: Path,
     monkeypatch: pytest.MonkeyPatch,
     request: pytest.FixtureRequest,
 ) -> None:
+    offline_cargo_for(path, lock_only=True)  # cargo metadata of the fixture as committed
     host = detect_host_triple()
     with_cargo = audit_project(
         path, AuditOptions(targets=targets or (host,), offline=True, confirm_fixes=False)
@@ -362,13 +364,14 @@ def test_binaries_in_src_bin_are_final_artifacts(
     package: str,
     tail: str,
     tmp_path: Path,
-    offline_cargo: Path,
+    offline_cargo_for: Callable[..., Path],
     registry_home: Path,
     monkeypatch: pytest.MonkeyPatch,
     request: pytest.FixtureRequest,
 ) -> None:
     project = tmp_path / "model"
     shutil.copytree(WORKSPACES / "library-with-flex", project)
+    offline_cargo_for(project)
     for name, body in layout.items():
         (project / name).parent.mkdir(parents=True, exist_ok=True)
         (project / name).write_text(body)
@@ -390,7 +393,8 @@ def test_vendor_directory(
     shutil.copytree(CRATES / "pitb-exec-cpu", project, ignore=shutil.ignore_patterns("target"))
     vendor = project / "vendor"
     vendor.mkdir()
-    for index, package in enumerate(sorted(REGISTRY.iterdir())):
+    # What `cargo vendor` writes: the packages of the lockfile.
+    for index, package in enumerate(REGISTRY / p for p in sorted(lock_packages(project))):
         # Both layouts: `vendor/NAME-VERSION/` and `vendor/NAME/` (checked against its version).
         bare = re.match(r"(.+?)-\d+\.\d+\.\d+", package.name)
         assert bare is not None
@@ -408,8 +412,11 @@ def test_vendor_directory(
     assert [g.unread for g in result.incomplete] == [("burn-flex@0.22.1",)]
 
 
-def test_package_ids_match_cargo_metadata(offline_cargo: Path, registry_home: Path) -> None:
+def test_package_ids_match_cargo_metadata(
+    offline_cargo_for: Callable[..., Path], registry_home: Path
+) -> None:
     manifest = CRATES / "pitb-exec-cpu" / "Cargo.toml"
+    offline_cargo_for(manifest.parent, lock_only=True)
     real = json.loads(
         subprocess.run(
             ["cargo", "metadata", "--format-version", "1", "--offline"],
@@ -572,7 +579,8 @@ def test_the_checkouts_own_manifests_are_never_cached(
 ) -> None:
     project = tmp_path / "project"
     shutil.copytree(CRATES / "pitb-exec-cpu", project, ignore=shutil.ignore_patterns("target"))
-    shutil.copytree(REGISTRY, project / "vendor", symlinks=False)
+    for package in lock_packages(project):  # what `cargo vendor` writes
+        shutil.copytree(REGISTRY / package, project / "vendor" / package)
     cache = tmp_path / "cache"
     build_metadata(project / "Cargo.toml", _env(tmp_path / "empty-home", cache))
     assert not (cache / "featcheck").exists()
@@ -580,7 +588,7 @@ def test_the_checkouts_own_manifests_are_never_cached(
 
 def test_patched_path_package_is_read_like_cargo_reads_it(
     tmp_path: Path,
-    offline_cargo: Path,
+    offline_cargo_for: Callable[..., Path],
     registry_home: Path,
     monkeypatch: pytest.MonkeyPatch,
     request: pytest.FixtureRequest,
@@ -591,6 +599,7 @@ def test_patched_path_package_is_read_like_cargo_reads_it(
     shutil.copytree(
         CRATES / "pitb-exec-cpu-default", project, ignore=shutil.ignore_patterns("target")
     )
+    offline_cargo_for(project)  # the lockfile is regenerated below
     patched = project / "patched" / "burn-flex"
     shutil.copytree(REGISTRY / "burn-flex-0.22.1", patched)
     flex = patched / "Cargo.toml"
@@ -664,13 +673,14 @@ def test_checkout_rustflags_decide_cfg_tables_as_in_the_default_mode(
     config: str,
     codes: list[str],
     tmp_path: Path,
-    offline_cargo: Path,
+    offline_cargo_for: Callable[..., Path],
     registry_home: Path,
     monkeypatch: pytest.MonkeyPatch,
     request: pytest.FixtureRequest,
 ) -> None:
     project = tmp_path / "project"
     shutil.copytree(CRATES / "pitb-exec-cpu", project, ignore=shutil.ignore_patterns("target"))
+    offline_cargo_for(project)  # the cfg(fast) table below turns on burn's rayon
     manifest = project / "Cargo.toml"
     manifest.write_text(
         manifest.read_text()

@@ -14,14 +14,14 @@ import functools
 import json
 import os
 import subprocess
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import pytest
 import tomlkit
-from conftest import CRATES, WORKSPACES, write_offline_cargo_home
+from conftest import CRATES, WORKSPACES, RegistryViews
 
 from featcheck.cargo.cfg import TargetCfg
 from featcheck.cargo.tree_text import parse_tree_text
@@ -147,7 +147,7 @@ def check_workspace(
 
     cargo serializes processes that share a CARGO_HOME (its package-cache lock), so the
     `cargo tree` calls run in parallel, one worker per given CARGO_HOME (each one offline and
-    pointing at the same stub registry).
+    pointing at the same stub registry, or the same view of it).
     """
     # rustup's proxies find toolchains through RUSTUP_HOME, which defaults to ~/.rustup.
     rustup_home = os.environ.get("RUSTUP_HOME") or str(Path.home() / ".rustup")
@@ -170,27 +170,25 @@ def check_workspace(
         return [line for lines in pool.map(compare, enumerate(graphs)) for line in lines]
 
 
-@pytest.fixture
-def cargo_homes(offline_cargo: Path, tmp_path: Path) -> list[Path]:
-    """The session's offline CARGO_HOME plus a second one, for two cargo processes at once."""
-    second = tmp_path / "cargo-home"
-    write_offline_cargo_home(second)
-    return [offline_cargo, second]
-
-
 def _fixture_workspaces() -> list[Path]:
     roots = [*sorted(CRATES.iterdir()), *sorted(WORKSPACES.iterdir())]
     return [root for root in roots if (root / "Cargo.toml").is_file()]
 
 
 @pytest.mark.parametrize("workspace", _fixture_workspaces(), ids=lambda p: p.name)
-def test_resolution_equals_cargo_tree(workspace: Path, cargo_homes: list[Path]) -> None:
-    assert check_workspace(workspace, audited_targets(), cargo_homes) == []
+def test_resolution_equals_cargo_tree(workspace: Path, registry_views: RegistryViews) -> None:
+    # The fixtures as committed: cargo resolves them from their Cargo.lock alone, so two
+    # CARGO_HOMEs over the lockfile's packages (a missing one would fail cargo, not pass).
+    homes = [registry_views.home(workspace, lock_only=True, slot=slot) for slot in (0, 1)]
+    assert check_workspace(workspace, audited_targets(), homes) == []
 
 
-def test_the_comparison_notices_a_wrong_answer(offline_cargo: Path) -> None:
+def test_the_comparison_notices_a_wrong_answer(
+    offline_cargo_for: Callable[..., Path],
+) -> None:
     # resolver-1 unifies dev-dependency features; resolving it as resolver 2 must show.
     workspace = WORKSPACES / "resolver-1"
+    offline_cargo_for(workspace, lock_only=True)
     metadata = cargo_metadata(workspace)
     (member,) = metadata["workspace_members"]
     host = target_cfg(host_triple())
