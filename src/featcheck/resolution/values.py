@@ -45,5 +45,6 @@ def parse_feature_value(text: str) -> FeatureValue:
 
 
 def parse_feature_values(texts: list[str] | tuple[str, ...]) -> tuple[FeatureValue, ...]:
-    """Read a list of feature strings."""
-    return tuple(parse_feature_value(text) for text in texts)
+    """Read a list of feature strings (`map` over the cached reader: an audit reads the
+    `[features]` of every package it visits)."""
+    return tuple(map(parse_feature_value, texts))
