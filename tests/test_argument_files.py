@@ -440,27 +440,61 @@ def test_only_fixed_words_are_words() -> None:
 # --- the kept rustflags count: both resolvers see the cfg values cargo sees --------------------
 
 
+_FAST_ON_HOST = "CARGO_TARGET_{HOST}_RUSTFLAGS"
+
+
 @pytest.mark.parametrize(
-    ("config", "codes"),
+    ("config", "environment", "codes"),
     [
-        ("", ["FC001"]),
-        ('[build]\nrustflags = ["--cfg", "fast"]\n', ["FC003"]),
-        ('[build]\nrustflags = "-Ctarget-feature=+avx2 --cfg=fast"\n', ["FC003"]),
+        ("", {}, ["FC001"]),
+        ('[build]\nrustflags = ["--cfg", "fast"]\n', {}, ["FC003"]),
+        ('[build]\nrustflags = "-Ctarget-feature=+avx2 --cfg=fast"\n', {}, ["FC003"]),
         # A matching [target] table replaces [build]'s flags, as in cargo.
         (
             '[build]\nrustflags = ["--cfg", "fast"]\n[target.{host}]\nrustflags = ["--cfg=x"]\n',
+            {},
             ["FC001"],
         ),
+        # ... even when featcheck keeps none of its flags (they change no cfg value).
         (
-            '[target.\'cfg(unix)\']\nrustflags = ["--cfg", "fast"]\n',
-            ["FC003"],  # on unix
+            '[build]\nrustflags = ["--cfg", "fast"]\n[target.{host}]\nrustflags = ["-C", "link-arg=-s"]\n',
+            {},
+            ["FC001"],
         ),
+        ('[target.\'cfg(unix)\']\nrustflags = ["--cfg", "fast"]\n', {}, ["FC003"]),  # on unix
+        # The environment's lists add to the files' lists, as cargo adds them.
+        ("", {"CARGO_BUILD_RUSTFLAGS": "--cfg fast"}, ["FC003"]),
+        (
+            '[build]\nrustflags = ["--cfg", "fast"]\n',
+            {"CARGO_BUILD_RUSTFLAGS": "-C target-feature=+avx2"},
+            ["FC003"],
+        ),
+        ("", {_FAST_ON_HOST: "--cfg fast"}, ["FC003"]),
+        ('[build]\nrustflags = ["--cfg", "fast"]\n', {_FAST_ON_HOST: "-C link-arg=-s"}, ["FC001"]),
     ],
-    ids=["none", "build", "build-string", "target-table-wins", "cfg-table"],
+    ids=[
+        "none",
+        "build",
+        "build-string",
+        "target-table-wins",
+        "target-table-of-dropped-flags-wins",
+        "cfg-table",
+        "build-environment",
+        "build-environment-adds-to-files",
+        "target-environment",
+        "target-environment-of-dropped-flags-wins",
+    ],
 )
 def test_kept_rustflags_decide_cfg_dependencies_as_in_cargo(
-    tmp_path: Path, offline_cargo: Path, config: str, codes: list[str]
+    tmp_path: Path,
+    offline_cargo: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    config: str,
+    environment: dict[str, str],
+    codes: list[str],
 ) -> None:
+    """Both resolvers see the cfg values cargo sees, and so does cargo itself in the checkout:
+    `burn` gets `rayon` only where `cfg(fast)` holds."""
     checkout = make_checkout(tmp_path)
     manifest = checkout.project / "Cargo.toml"
     manifest.write_text(
@@ -470,10 +504,37 @@ def test_kept_rustflags_decide_cfg_dependencies_as_in_cargo(
     )
     if config:
         checkout.cargo_config(config.format(host=host_triple()))
+    host_variable = host_triple().upper().replace("-", "_").replace(".", "_")
+    for name, value in environment.items():
+        monkeypatch.setenv(name.format(HOST=host_variable), value)
+    in_checkout = subprocess.run(
+        ["cargo", "tree", "-e", "normal", "-i", "burn", "-f", "{f}", "--depth", "0"],
+        cwd=checkout.project,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    fast = "rayon" in in_checkout.stdout.split(",")
+    assert codes == (["FC003"] if fast else ["FC001"]), in_checkout.stdout
     for resolver in ("featcheck", "cargo"):
         done = run_featcheck(str(checkout.project), "--format", "json", "--resolver", resolver)
         assert done.returncode == 1, done.stderr
         assert [f["code"] for f in json.loads(done.stdout)["findings"]] == codes, resolver
+
+
+@pytest.mark.parametrize("variable", ["RUSTFLAGS", "CARGO_BUILD_RUSTFLAGS", _FAST_ON_HOST])
+def test_an_argument_file_in_the_environments_rustflags_is_one_line(
+    tmp_path: Path, offline_cargo: Path, monkeypatch: pytest.MonkeyPatch, variable: str
+) -> None:
+    """The environment's rustflags are the user's, yet an argument file there could set cfg
+    values featcheck cannot see: refused in one line naming the variable, as in a file."""
+    host_variable = host_triple().upper().replace("-", "_").replace(".", "_")
+    name = variable.format(HOST=host_variable)
+    monkeypatch.setenv(name, f"--cfg fast @{tmp_path / 'flags'}")
+    done = run_featcheck(str(make_checkout(tmp_path).project))
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.stderr.startswith(f"featcheck: error: {name}: `@"), done.stderr
+    assert len(done.stderr.splitlines()) == 1 and not done.stdout
 
 
 def test_rustflags_of_the_users_cargo_home_count_too(

@@ -179,12 +179,14 @@ def _error(document: ManifestDocument, path: KeyPath, message: str) -> Featcheck
 
 
 def _rustflags(document: ManifestDocument, path: KeyPath, value: object) -> list[Argument] | None:
-    """The kept rustflags of the setting at `path`, or a FeatcheckError at the bad flag."""
+    """The kept rustflags of the setting at `path` (perhaps none of them), None when it sets
+    no flag at all, or a FeatcheckError at the bad flag. A `[target]` table whose flags are all
+    dropped still counts: cargo then gives that target none of `[build]`'s flags."""
     flags = _as_flags(value)
     if not flags:
         return None
     try:
-        return filter_rustflags(flags) or None
+        return filter_rustflags(flags)
     except RustflagError as error:
         at = (*path, error.index) if isinstance(value, list) else path
         raise _error(document, at, error.message) from None
@@ -246,12 +248,12 @@ def allowed_leaves(document: ManifestDocument, base: Path) -> Iterator[_Leaf]:
     build = data.get("build")
     if isinstance(build, dict):
         flags: tuple[str, ...] = ("build", "rustflags")
-        if kept := _rustflags(document, flags, build.get("rustflags")):
+        if (kept := _rustflags(document, flags, build.get("rustflags"))) is not None:
             yield _Leaf(flags, kept)
     # `[target.<triple>]` and `[target.'cfg(...)']`: the table name stays a TOML key.
     for target, table in _tables(data.get("target")):
         flags = ("target", target, "rustflags")
-        if kept := _rustflags(document, flags, table.get("rustflags")):
+        if (kept := _rustflags(document, flags, table.get("rustflags"))) is not None:
             yield _Leaf(flags, kept)
 
 
@@ -361,16 +363,27 @@ class CheckoutConfig(NamedTuple):
     """The kept `[build] rustflags`, all files together."""
     target_rustflags: tuple[tuple[str, tuple[Argument, ...]], ...] = ()
     """(`[target.X]` name, its kept rustflags), a triple or a `cfg(...)`, in reading order."""
+    environment_target_rustflags: tuple[tuple[str, tuple[Argument, ...]], ...] = ()
+    """(CARGO_TARGET_<TRIPLE>_RUSTFLAGS, its kept flags): added to that triple's table."""
 
     def rustflags(self, triple: str, cfg: TargetCfg) -> list[Argument]:
         """The kept rustflags cargo uses for `triple` (whose cfg without flags is `cfg`): those
-        of every matching `[target.<triple>]` and `[target.'cfg(...)']` table together, or,
-        when no table matches, `[build]`'s."""
+        of `[target.<triple>]` (the files', then the environment's), then of every matching
+        `[target.'cfg(...)']` table, or, when none sets a flag, `[build]`'s."""
         matched = False
         flags: list[Argument] = []
         for name, kept in self.target_rustflags:
+            if name == triple:
+                matched = True
+                flags += kept
+        variable = _env_name(("target", triple, "rustflags"))
+        for name, kept in self.environment_target_rustflags:
+            if name == variable:
+                matched = True
+                flags += kept
+        for name, kept in self.target_rustflags:
             try:
-                applies = cfg.applies(name) if name.startswith("cfg(") else name == triple
+                applies = name.startswith("cfg(") and cfg.applies(name)
             except ValueError:  # cargo refuses such a table; `cargo metadata` says so
                 applies = False
             if applies:
@@ -420,9 +433,13 @@ def read_checkout_config(
 
     In cargo's order: files nearer the root first, included files before the file including
     them; later arguments take precedence and arrays add up, as between the files themselves.
-    Keys set through the environment (CARGO_NET_OFFLINE, ...) are left to the environment.
+    A key set through the environment (CARGO_NET_OFFLINE, ...) is left to it, but for the
+    rustflags lists, to which cargo adds the environment's (CARGO_BUILD_RUSTFLAGS and
+    CARGO_TARGET_<TRIPLE>_RUSTFLAGS, which cargo reads itself; featcheck reads them too for
+    the cfg it evaluates).
     """
     arguments: list[Argument] = []
+    build_on_command_line = False
     build, targets = _user_rustflags(cargo_home, environment)
     for file in _config_files(workdir, cargo_home):
         for document, base, within in _load(file, (), file.parent.parent):
@@ -435,10 +452,10 @@ def read_checkout_config(
                     f"holds a value featcheck refuses ({_NOT_SHOWN})", path=document.path
                 ) from None
             for leaf in leaves:
-                if _env_name(leaf.key) in environment:
+                if _left_to_environment(leaf.key, environment):
                     continue
                 key = ".".join(_toml_key(part) for part in leaf.key)
-                setting = f"{key}={_toml_value(leaf.value)}"
+                setting = f"{key}={_toml_value(leaf.value or _NEUTRAL_FLAGS)}"
                 arguments.append(option("--config", setting, CONFIG_SETTING))
                 if len(arguments) > MAX_KEYS:
                     raise FeatcheckError(
@@ -447,9 +464,47 @@ def read_checkout_config(
                     )
                 if leaf.key == ("build", "rustflags"):
                     build += leaf.value
+                    build_on_command_line = True
                 elif leaf.key[0] == "target":
                     targets.append((leaf.key[1], tuple(leaf.value)))
-    return CheckoutConfig(tuple(arguments), tuple(build), tuple(targets))
+    if (from_environment := _environment_list(environment, "CARGO_BUILD_RUSTFLAGS")) is not None:
+        build += from_environment
+        if build_on_command_line:
+            # cargo puts `--config` lists after the environment's, files before it: the
+            # environment's flags again, last, keep the checkout's order where flags conflict.
+            setting = f"build.rustflags={_toml_value(from_environment or _NEUTRAL_FLAGS)}"
+            arguments.append(option("--config", setting, CONFIG_SETTING))
+    by_triple = tuple(
+        (name, tuple(flags))
+        for name in sorted(environment)
+        if name.startswith("CARGO_TARGET_") and name.endswith("_RUSTFLAGS")
+        if (flags := _environment_list(environment, name)) is not None
+    )
+    return CheckoutConfig(tuple(arguments), tuple(build), tuple(targets), by_triple)
+
+
+# A rustflags list whose flags featcheck drops all (`-C link-arg=...`) still replaces `[build]`'s
+# for its target in cargo, where an empty list would not: cargo gets this flag in its place,
+# which changes no cfg value (featcheck's cargo never compiles).
+_NEUTRAL_FLAGS = ["-Ccodegen-units=1"]
+
+
+def _left_to_environment(key: tuple[str, ...], environment: Mapping[str, str]) -> bool:
+    """Whether cargo takes this setting from the environment alone: a scalar set there is
+    replaced, a rustflags list gets the environment's flags added (measured with cargo)."""
+    return key[-1] != "rustflags" and _env_name(key) in environment
+
+
+def _environment_list(environment: Mapping[str, str], name: str) -> list[Argument] | None:
+    """The kept flags of a rustflags list set through the environment (split at whitespace,
+    as cargo splits it); None when unset or empty."""
+    flags = environment.get(name, "").split()
+    if not flags:
+        return None
+    try:
+        return filter_rustflags(flags)
+    except RustflagError as error:
+        raise FeatcheckError(f"{name}: {error.message}") from None
 
 
 def _user_rustflags(
@@ -469,7 +524,7 @@ def _user_rustflags(
         try:
             for document, base, _ in _load(file, (), cargo_home):
                 for leaf in allowed_leaves(document, base):
-                    if _env_name(leaf.key) in environment:
+                    if _left_to_environment(leaf.key, environment):
                         continue
                     if leaf.key == ("build", "rustflags"):
                         build += leaf.value
