@@ -28,7 +28,7 @@ from featcheck.cargo.checkout_config import (
     read_checkout_config,
 )
 from featcheck.cargo.process import ProcessOutput, RunningProcess, start_process
-from featcheck.cargo.toolchain import Toolchain, neutral_directory, resolve_toolchain
+from featcheck.cargo.toolchain import Toolchain, neutral_directory, resolve_toolchain, which
 from featcheck.errors import FeatcheckError
 from featcheck.featureset import DEFAULT, FeatureSelection
 from featcheck.fileio import special_manifest, user_cache_directory
@@ -153,9 +153,7 @@ class CargoRunner:
     def _start(self, program: str, args: Sequence[Argument]) -> RunningProcess:
         setup = self._prepared()
         if setup.toolchain is None:
-            import shutil
-
-            executable = shutil.which(program)
+            executable = which(program)
             if executable is None:
                 raise FeatcheckError(
                     f"{program} not found on PATH: install Rust (https://rustup.rs) "
