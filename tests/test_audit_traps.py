@@ -6,9 +6,12 @@ and the manifest place to edit — and nothing else: a silence is a verdict too.
 
 from __future__ import annotations
 
+import functools
 import json
 import subprocess
+from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -146,13 +149,21 @@ CASES: dict[str, set[Expected]] = {
 }
 
 
+@functools.cache
+def _audit(workspace: str, resolver: str = "featcheck") -> subprocess.CompletedProcess[str]:
+    """`featcheck WORKSPACE --format json --resolver R` over an unchanged fixture, run once
+    per test process: several tests read different parts of the same report."""
+    return run_featcheck(str(WORKSPACES / workspace), "--format", "json", "--resolver", resolver)
+
+
 @pytest.mark.parametrize("resolver", ["featcheck", "cargo"])
 @pytest.mark.parametrize("workspace", sorted(CASES))
 def test_trap_gives_cargos_answer_member_by_member(
-    workspace: str, resolver: str, offline_cargo: object
+    workspace: str, resolver: str, offline_cargo_for: Callable[..., Path]
 ) -> None:
     # featcheck's own resolver (the default) and cargo tree per member must agree.
-    result = run_featcheck(str(WORKSPACES / workspace), "--format", "json", "--resolver", resolver)
+    offline_cargo_for(WORKSPACES / workspace)
+    result = _audit(workspace, resolver)
     assert result.returncode in (0, 1), result.stderr
     report = json.loads(result.stdout)
     assert _found(report) == CASES[workspace]
@@ -161,7 +172,8 @@ def test_trap_gives_cargos_answer_member_by_member(
     assert report["targets"] == [HOST]
 
 
-def test_other_target_uses_that_targets_tables(offline_cargo: object) -> None:
+def test_other_target_uses_that_targets_tables(offline_cargo_for: Callable[..., Path]) -> None:
+    offline_cargo_for(WORKSPACES / "target-specific")
     windows = "x86_64-pc-windows-msvc"
     result = run_featcheck(
         str(WORKSPACES / "target-specific"), "--target", windows, "--format", "json"
@@ -172,7 +184,10 @@ def test_other_target_uses_that_targets_tables(offline_cargo: object) -> None:
     }
 
 
-def test_several_targets_are_audited_each_on_its_own(offline_cargo: object) -> None:
+def test_several_targets_are_audited_each_on_its_own(
+    offline_cargo_for: Callable[..., Path],
+) -> None:
+    offline_cargo_for(WORKSPACES / "target-specific")
     result = run_featcheck(
         str(WORKSPACES / "target-specific"),
         "--target",
@@ -191,7 +206,8 @@ def test_several_targets_are_audited_each_on_its_own(offline_cargo: object) -> N
     assert report["targets"] == ["x86_64-pc-windows-msvc", HOST, "aarch64-apple-darwin"]
 
 
-def test_package_flag_narrows_to_one_member(offline_cargo: object) -> None:
+def test_package_flag_narrows_to_one_member(offline_cargo_for: Callable[..., Path]) -> None:
+    offline_cargo_for(WORKSPACES / "workspace-unification")
     result = run_featcheck(
         str(WORKSPACES / "workspace-unification"), "-p", "bench", "--format", "json"
     )
@@ -199,7 +215,10 @@ def test_package_flag_narrows_to_one_member(offline_cargo: object) -> None:
     assert json.loads(result.stdout)["members"] == ["bench"]
 
 
-def test_a_member_directory_audits_that_member_with_the_workspace(offline_cargo: object) -> None:
+def test_a_member_directory_audits_that_member_with_the_workspace(
+    offline_cargo_for: Callable[..., Path],
+) -> None:
+    offline_cargo_for(WORKSPACES / "workspace-inheritance")
     result = run_featcheck(
         str(WORKSPACES / "workspace-inheritance" / "trainer"), "--format", "json"
     )
@@ -209,8 +228,9 @@ def test_a_member_directory_audits_that_member_with_the_workspace(offline_cargo:
     assert [f["location"]["file"] for f in report["findings"]] == ["../Cargo.toml"]
 
 
-def test_fixes_are_computed_from_feature_tables(offline_cargo: object) -> None:
-    result = run_featcheck(str(WORKSPACES / "old-burn-ndarray"), "--format", "json")
+def test_fixes_are_computed_from_feature_tables(offline_cargo_for: Callable[..., Path]) -> None:
+    offline_cargo_for(WORKSPACES / "old-burn-ndarray")
+    result = _audit("old-burn-ndarray")
     by_member = {f["member"]: f["suggestion"] for f in json.loads(result.stdout)["findings"]}
     # burn 0.20.1 has no multi-threads passthrough: only its defaults, or a direct dependency.
     assert "remove `default-features = false`" in by_member["burn020-ndarray"]
@@ -227,7 +247,8 @@ def test_fixes_are_computed_from_feature_tables(offline_cargo: object) -> None:
         ("pitb-exec-cpu-amx", 0),
     ],
 )
-def test_example_crates(crate: str, code: int, offline_cargo: object) -> None:
+def test_example_crates(crate: str, code: int, offline_cargo_for: Callable[..., Path]) -> None:
+    offline_cargo_for(CRATES / crate)
     result = run_featcheck(str(CRATES / crate))
     assert result.returncode == code, result.stdout + result.stderr
     if code:
@@ -280,9 +301,10 @@ CHAIN_0_22 = (
     ],
 )
 def test_every_finding_shows_its_why_chain(
-    workspace: str, member: str, expected: list[str], offline_cargo: object
+    workspace: str, member: str, expected: list[str], offline_cargo_for: Callable[..., Path]
 ) -> None:
-    result = run_featcheck(str(WORKSPACES / workspace), "--format", "json")
+    offline_cargo_for(WORKSPACES / workspace)
+    result = _audit(workspace)
     (finding,) = [f for f in json.loads(result.stdout)["findings"] if f["member"] == member]
     assert finding["chain"] == expected
 
@@ -295,8 +317,9 @@ def test_every_finding_shows_its_why_chain(
     ],
 )
 def test_hints_are_opt_in_info_for_their_target_only(
-    target: str, code: str, feature: str, offline_cargo: object
+    target: str, code: str, feature: str, offline_cargo_for: Callable[..., Path]
 ) -> None:
+    offline_cargo_for(CRATES / "pitb-exec-cpu-simd")
     crate = str(CRATES / "pitb-exec-cpu-simd")
     quiet = run_featcheck(crate, "--target", target, "--format", "json")
     assert json.loads(quiet.stdout)["findings"] == []

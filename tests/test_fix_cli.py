@@ -6,6 +6,7 @@ import difflib
 import json
 import shutil
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -46,10 +47,12 @@ def _changed_lines(before: str, after: str) -> tuple[list[str], list[str]]:
 
 @pytest.mark.parametrize("workspace", FLAGGED)
 def test_fix_edits_only_the_declaration_and_cargo_agrees(
-    workspace: str, tmp_path: Path, offline_cargo: object
+    workspace: str, tmp_path: Path, offline_cargo_for: Callable[..., Path]
 ) -> None:
     project = tmp_path / workspace
     shutil.copytree(WORKSPACES / workspace, project)
+    # The view holds what the fixes turn on: cargo resolves the fixed copy below with it.
+    offline_cargo_for(project)
     before = _manifests(project)
     report = json.loads(run_featcheck(str(project), "--format", "json").stdout)
     assert report["findings"]
@@ -107,9 +110,12 @@ def test_fix_edits_only_the_declaration_and_cargo_agrees(
         assert any(finding["feature"] in n.features for n in nodes), finding
 
 
-def test_diff_prints_the_change_and_writes_nothing(tmp_path: Path, offline_cargo: object) -> None:
+def test_diff_prints_the_change_and_writes_nothing(
+    tmp_path: Path, offline_cargo_for: Callable[..., Path]
+) -> None:
     project = tmp_path / "app"
     shutil.copytree(CRATES / "pitb-exec-cpu", project)
+    offline_cargo_for(project)
     before = (project / "Cargo.toml").read_bytes()
     result = run_featcheck(str(project), "--diff")
     assert result.returncode == 1
@@ -121,9 +127,10 @@ def test_diff_prints_the_change_and_writes_nothing(tmp_path: Path, offline_cargo
     assert (project / "Cargo.toml").read_bytes() == before
 
 
-def test_fix_keeps_the_file_mode(tmp_path: Path, offline_cargo: object) -> None:
+def test_fix_keeps_the_file_mode(tmp_path: Path, offline_cargo_for: Callable[..., Path]) -> None:
     project = tmp_path / "app"
     shutil.copytree(CRATES / "pitb-exec-cpu", project)
+    offline_cargo_for(project)
     manifest = project / "Cargo.toml"
     manifest.chmod(0o640)
     assert run_featcheck(str(project), "--fix").returncode == 0
@@ -132,8 +139,9 @@ def test_fix_keeps_the_file_mode(tmp_path: Path, offline_cargo: object) -> None:
 
 
 def test_every_fix_is_confirmed_by_cargo_before_it_is_called_safe(
-    offline_cargo: object,
+    offline_cargo_for: Callable[..., Path],
 ) -> None:
+    offline_cargo_for(CRATES / "pitb-exec-cpu")
     report = json.loads(run_featcheck(str(CRATES / "pitb-exec-cpu"), "--format", "json").stdout)
     (finding,) = report["findings"]
     assert finding["fix"]["safe"] and finding["fix"]["confirmed"]

@@ -11,6 +11,7 @@ import json
 import re
 import shutil
 import subprocess
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -145,11 +146,13 @@ def _built_features(project: Path, member: str, crate: str) -> set[str]:
 
 @pytest.mark.parametrize("name", sorted(SHAPES))
 def test_the_located_line_is_the_one_whose_change_cargo_builds(
-    name: str, tmp_path: Path, offline_cargo: object
+    name: str, tmp_path: Path, offline_cargo_for: Callable[..., Path]
 ) -> None:
     shape = SHAPES[name]
     project = tmp_path / name
     shutil.copytree(WORKSPACES / name, project)
+    # The view holds what the fixes turn on or add: cargo resolves the fixed copy with it.
+    offline_cargo_for(project)
     report, _ = _audit(project)
     (finding,) = [f for f in report["findings"] if f["member"] == shape.member]
     assert finding["code"] == shape.code
@@ -175,12 +178,13 @@ def test_the_located_line_is_the_one_whose_change_cargo_builds(
 
 
 def test_a_workspace_line_spelled_with_escapes_is_edited_like_the_plain_one(
-    tmp_path: Path, offline_cargo: object
+    tmp_path: Path, offline_cargo_for: Callable[..., Path]
 ) -> None:
     # `"bu\u0072n" = { "work\u0073pace" = true, ... }` is `burn = { workspace = true, ... }`
     # to cargo: the fix removes its repeated `default-features = false` as well.
     project = tmp_path / "escaped"
     shutil.copytree(WORKSPACES / "shape-d-workspace-repeat", project)
+    offline_cargo_for(project)
     tool = project / "tool" / "Cargo.toml"
     plain = "burn = { workspace = true,"
     assert plain in tool.read_text()
@@ -191,9 +195,12 @@ def test_a_workspace_line_spelled_with_escapes_is_edited_like_the_plain_one(
     assert "tool/Cargo.toml" in [e["file"] for f in report["findings"] for e in f["fix"]["edits"]]
 
 
-def test_a_new_dependency_gets_a_caret_requirement(tmp_path: Path, offline_cargo: object) -> None:
+def test_a_new_dependency_gets_a_caret_requirement(
+    tmp_path: Path, offline_cargo_for: Callable[..., Path]
+) -> None:
     project = tmp_path / "app"
     shutil.copytree(WORKSPACES / "shape-g-new-dependency", project)
+    offline_cargo_for(project)
     report, _ = _audit(project)
     (finding,) = report["findings"]
     assert finding["fix"]["edits"][0]["version"] == "0.3.11"
@@ -204,7 +211,8 @@ def test_a_new_dependency_gets_a_caret_requirement(tmp_path: Path, offline_cargo
     )
 
 
-def test_an_exact_pin_of_the_crate_family_is_kept(offline_cargo: object) -> None:
+def test_an_exact_pin_of_the_crate_family_is_kept(offline_cargo_for: Callable[..., Path]) -> None:
+    offline_cargo_for(WORKSPACES / "shape-f-burn-021-companion")
     # burn is pinned `=0.21.0`, so burn-flex would be too.
     report, _ = _audit(WORKSPACES / "shape-f-burn-021-companion")
     (finding,) = report["findings"]
@@ -215,17 +223,21 @@ def test_an_exact_pin_of_the_crate_family_is_kept(offline_cargo: object) -> None
 
 
 def test_an_allow_on_the_members_own_line_counts_where_the_fix_goes_elsewhere(
-    offline_cargo: object,
+    offline_cargo_for: Callable[..., Path],
 ) -> None:
+    offline_cargo_for(WORKSPACES / "shape-h-allow-on-direct-line")
     # The allow sits on app's `mylib` line; the finding points at the workspace entry.
     report, result = _audit(WORKSPACES / "shape-h-allow-on-direct-line")
     assert [(f["member"], f["code"]) for f in report["findings"]] == [("mylib", "FC001")]
     assert result.returncode == 0
 
 
-def test_an_allow_on_the_backend_declaration_matches(tmp_path: Path, offline_cargo: object) -> None:
+def test_an_allow_on_the_backend_declaration_matches(
+    tmp_path: Path, offline_cargo_for: Callable[..., Path]
+) -> None:
     project = tmp_path / "app"
     shutil.copytree(WORKSPACES / "shape-a-path-dep-first", project)
+    offline_cargo_for(project)
     manifest = project / "Cargo.toml"
     lines = manifest.read_text().splitlines()
     lines[8] += "  # featcheck: allow(FC001) measured: one thread is faster for our sizes"
