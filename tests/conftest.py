@@ -92,12 +92,7 @@ class RegistryViews:
         self._views: dict[frozenset[str], Path] = {}
         self._homes: dict[tuple[frozenset[str], int], Path] = {}
 
-    def home(self, workspace: Path, *, lock_only: bool = False, slot: int = 0) -> Path:
-        """A CARGO_HOME whose registry holds what cargo can use for `workspace` (its
-        Cargo.lock, read now): with `lock_only`, exactly the lockfile's packages (cargo over
-        the workspace as committed); otherwise also everything those can select (features
-        turned on, fixes, a regenerated lockfile). Different `slot`s give different homes over
-        the same view: cargo serializes the processes that share a CARGO_HOME."""
+    def _packages(self, workspace: Path, lock_only: bool) -> frozenset[str]:
         from stub_registry import lock_packages, reachable_packages, write_view
 
         packages = lock_packages(workspace)
@@ -105,6 +100,21 @@ class RegistryViews:
             packages = reachable_packages(packages)
         if packages not in self._views:
             self._views[packages] = write_view(self.base / f"view-{len(self._views)}", packages)
+        return packages
+
+    def registry(self, workspace: Path, *, lock_only: bool = False) -> Path:
+        """The view for `workspace` (its Cargo.lock, read now), as a directory source for a
+        CARGO_HOME the test writes itself (`write_offline_cargo_home(home, registry)`): with
+        `lock_only`, exactly the lockfile's packages (cargo over the workspace as committed);
+        otherwise also everything those can select (features turned on, fixes, a regenerated
+        lockfile)."""
+        return self._views[self._packages(workspace, lock_only)]
+
+    def home(self, workspace: Path, *, lock_only: bool = False, slot: int = 0) -> Path:
+        """An offline CARGO_HOME over `registry(workspace, lock_only=...)`. Different `slot`s
+        give different homes over the same view: cargo serializes the processes that share a
+        CARGO_HOME."""
+        packages = self._packages(workspace, lock_only)
         key = (packages, slot)
         if key not in self._homes:
             home = self.base / f"home-{len(self._homes)}"

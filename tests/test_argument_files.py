@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 from actions_support import host_triple
-from conftest import run_featcheck, write_offline_cargo_home
+from conftest import RegistryViews, run_featcheck, write_offline_cargo_home
 from hostile_support import CC, RUSTUP, TEMPLATE, Checkout, make_checkout, run_isolated
 
 from featcheck.cargo.argv_gate import (
@@ -238,9 +238,11 @@ class Outcome:
 
 @pytest.fixture(scope="module")
 def outcomes(
-    offline_cargo_home: Path, tmp_path_factory: pytest.TempPathFactory
+    registry_views: RegistryViews, tmp_path_factory: pytest.TempPathFactory
 ) -> dict[tuple[str, str], Outcome]:
-    """Every vector in every mode, in parallel (each run with its own CARGO_HOME)."""
+    """Every vector in every mode, in parallel (each run with its own CARGO_HOME, over the
+    template's view of the stub registry)."""
+    registry = registry_views.registry(TEMPLATE)
     jobs = [
         (vector, mode)
         for vector in VECTORS
@@ -253,8 +255,7 @@ def outcomes(
         base = tmp_path_factory.mktemp(f"{vector.name}-{mode}")
         checkout = make_checkout(base)
         extra = vector.plant(checkout, plant_argument_files(checkout))
-        home = base / "cargo-home"
-        write_offline_cargo_home(home)
+        home = write_offline_cargo_home(base / "cargo-home", registry)
         arguments = [str(checkout.project), "--format", "json", *MODES[mode], *extra]
         return Outcome(checkout, run_isolated(arguments, home))
 
@@ -317,7 +318,9 @@ def test_rustc_expands_an_argument_file_given_as_a_separate_value(tmp_path: Path
     assert checkout.written() == ["print-cfg"]
 
 
-def test_an_argument_file_loads_a_codegen_backend_on_nightly(tmp_path: Path) -> None:
+def test_an_argument_file_loads_a_codegen_backend_on_nightly(
+    tmp_path: Path, registry_views: RegistryViews
+) -> None:
     """What `targets = ["@FILE"]` gave a checkout with `channel = "nightly"`: a loaded library.
     featcheck refuses that featcheck.toml before any toolchain runs."""
     if CC is None:
@@ -336,18 +339,18 @@ def test_an_argument_file_loads_a_codegen_backend_on_nightly(tmp_path: Path) -> 
         name.unlink()
     (checkout.root / "rust-toolchain.toml").write_text('[toolchain]\nchannel = "nightly"\n')
     (checkout.project / "featcheck.toml").write_text(f'targets = ["@{arguments}"]\n')
-    home = tmp_path / "cargo-home"
-    write_offline_cargo_home(home)
+    home = write_offline_cargo_home(tmp_path / "cargo-home", registry_views.registry(TEMPLATE))
     _assert_refused(run_isolated([str(checkout.project)], home), "featcheck.toml:1:")
     assert checkout.written() == []
 
 
-def test_the_probe_resolves_through_the_same_gate(tmp_path: Path) -> None:
+def test_the_probe_resolves_through_the_same_gate(
+    tmp_path: Path, registry_views: RegistryViews
+) -> None:
     checkout = make_checkout(tmp_path)
     files = plant_argument_files(checkout)
     checkout.cargo_config(f'[build]\nrustflags = ["--cfg", "@{files.cfg}"]\n')
-    home = tmp_path / "cargo-home"
-    write_offline_cargo_home(home)
+    home = write_offline_cargo_home(tmp_path / "cargo-home", registry_views.registry(TEMPLATE))
     done = run_isolated(["probe", str(checkout.project), "--offline"], home)
     assert done.returncode == 2, done.stderr
     assert ".cargo/config.toml:2:" in done.stderr
@@ -487,7 +490,7 @@ _FAST_ON_HOST = "CARGO_TARGET_{HOST}_RUSTFLAGS"
 )
 def test_kept_rustflags_decide_cfg_dependencies_as_in_cargo(
     tmp_path: Path,
-    offline_cargo: Path,
+    offline_cargo_for: Callable[..., Path],
     monkeypatch: pytest.MonkeyPatch,
     config: str,
     environment: dict[str, str],
@@ -496,6 +499,7 @@ def test_kept_rustflags_decide_cfg_dependencies_as_in_cargo(
     """Both resolvers see the cfg values cargo sees, and so does cargo itself in the checkout:
     `burn` gets `rayon` only where `cfg(fast)` holds."""
     checkout = make_checkout(tmp_path)
+    offline_cargo_for(checkout.project)  # the cfg(fast) table below turns on burn's rayon
     manifest = checkout.project / "Cargo.toml"
     manifest.write_text(
         manifest.read_text()
@@ -538,11 +542,13 @@ def test_an_argument_file_in_the_environments_rustflags_is_one_line(
 
 
 def test_rustflags_of_the_users_cargo_home_count_too(
-    tmp_path: Path, offline_cargo: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path,
+    offline_cargo: Path,
+    registry_views: RegistryViews,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """cargo reads $CARGO_HOME/config.toml first; its `--cfg` decides as the checkout's does."""
-    home = tmp_path / "home"
-    write_offline_cargo_home(home)
+    home = write_offline_cargo_home(tmp_path / "home", registry_views.registry(TEMPLATE))
     with (home / "config.toml").open("a") as config:
         config.write('[build]\nrustflags = ["--cfg", "fast"]\n')
     monkeypatch.setenv("CARGO_HOME", str(home))

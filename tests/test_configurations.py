@@ -7,12 +7,13 @@ from __future__ import annotations
 import json
 import os
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 import tomlkit
-from conftest import WORKSPACES, run_featcheck
+from conftest import WORKSPACES, RegistryViews, run_featcheck
 from test_resolver_differential import (
     _run,
     cargo_tree_graph,
@@ -117,8 +118,9 @@ def test_each_feature_is_cargo_hacks_matrix() -> None:
 
 
 def test_an_optional_backend_is_flagged_only_in_the_configuration_that_turns_it_on(
-    offline_cargo: object,
+    offline_cargo_for: Callable[..., Path],
 ) -> None:
+    offline_cargo_for(OPTIONAL)
     code, report = _json(str(OPTIONAL))
     assert code == 0 and report["findings"] == []
 
@@ -136,7 +138,10 @@ def test_an_optional_backend_is_flagged_only_in_the_configuration_that_turns_it_
     ]
 
 
-def test_each_feature_flags_every_optional_backend_in_one_run(offline_cargo: object) -> None:
+def test_each_feature_flags_every_optional_backend_in_one_run(
+    offline_cargo_for: Callable[..., Path],
+) -> None:
+    offline_cargo_for(OPTIONAL)
     code, report = _json(str(OPTIONAL), "--each-feature")
     assert code == 1 and report["configuration_errors"] == []
     audited = {
@@ -166,7 +171,10 @@ def test_each_feature_flags_every_optional_backend_in_one_run(offline_cargo: obj
     assert "1 error (1 member, 4 configurations, " in text
 
 
-def test_three_backend_features_are_audited_in_one_run(offline_cargo: object) -> None:
+def test_three_backend_features_are_audited_in_one_run(
+    offline_cargo_for: Callable[..., Path],
+) -> None:
+    offline_cargo_for(BACKENDS)
     code, report = _json(str(BACKENDS), "--each-feature")
     assert code == 1
     assert _found(report) == {
@@ -185,7 +193,8 @@ def test_three_backend_features_are_audited_in_one_run(offline_cargo: object) ->
     assert ndarray["fix"]["confirmed"], ndarray["alternatives"]
 
 
-def test_the_cargo_resolver_gets_the_same_flags(offline_cargo: object) -> None:
+def test_the_cargo_resolver_gets_the_same_flags(offline_cargo_for: Callable[..., Path]) -> None:
+    offline_cargo_for(OPTIONAL)
     args = (str(OPTIONAL), "--features", "ml,ndarray", "--no-default-features")
     ours = _json(*args)
     cargos = _json(*args, "--resolver", "cargo")
@@ -201,8 +210,9 @@ def test_the_cargo_resolver_gets_the_same_flags(offline_cargo: object) -> None:
 
 
 def test_a_configuration_that_does_not_resolve_is_reported_and_the_others_audited(
-    tmp_path: Path, offline_cargo: object
+    tmp_path: Path, offline_cargo_for: Callable[..., Path]
 ) -> None:
+    offline_cargo_for(OPTIONAL)
     project = tmp_path / "optional-backend"
     shutil.copytree(OPTIONAL, project)
     manifest = project / "Cargo.toml"
@@ -229,8 +239,9 @@ def test_a_configuration_that_does_not_resolve_is_reported_and_the_others_audite
 
 
 def test_bad_flags_and_bad_configuration_are_one_line_and_exit_2(
-    tmp_path: Path, offline_cargo: object
+    tmp_path: Path, offline_cargo_for: Callable[..., Path]
 ) -> None:
+    offline_cargo_for(OPTIONAL)
     for args in (
         ("--features=-Zunstable",),
         ("--features", "@file"),
@@ -284,15 +295,16 @@ def _differential_cases() -> list[tuple[Path, str, FeatureSelection]]:
     return cases
 
 
-def test_each_configuration_resolves_as_cargo_tree_does(offline_cargo: Path) -> None:
+def test_each_configuration_resolves_as_cargo_tree_does(registry_views: RegistryViews) -> None:
     """featcheck's resolver over one `cargo metadata --all-features` equals
     `cargo tree -e normal -p MEMBER --target T <flags>` for every configuration."""
-    env = {**os.environ, "CARGO_HOME": str(offline_cargo)}
     cases = _differential_cases()
     targets = list(dict.fromkeys([host_triple(), "aarch64-apple-darwin"]))
     mismatches: list[str] = []
     compared = 0
     for workspace in dict.fromkeys(w for w, _, _ in cases):
+        # `burn/rayon` and the like turn on optional dependencies: the reachable view.
+        env = {**os.environ, "CARGO_HOME": str(registry_views.home(workspace))}
         # As the audit asks: every member feature, and the `dependency/feature` values.
         extra = FeatureSelection.of(
             v for w, _, s in cases if w == workspace for v in s.features if "/" in v

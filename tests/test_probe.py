@@ -15,6 +15,7 @@ import shutil
 import stat
 import sys
 import textwrap
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from types import SimpleNamespace
@@ -382,14 +383,21 @@ def test_backend_from_graph_refuses_what_it_cannot_reproduce() -> None:
 # --- against real cargo and the stub registry (no compiling) ---------------------------------
 
 
-def _project(tmp_path: Path, name: str) -> Path:
+def _project(
+    tmp_path: Path, name: str, offline_cargo_for: Callable[..., Path] | None = None
+) -> Path:
+    """A copy of the fixture workspace `name`; cargo pointed at its view of the registry."""
     project = tmp_path / name
     shutil.copytree(WORKSPACES / name, project)
+    if offline_cargo_for is not None:
+        offline_cargo_for(project)
     return project
 
 
-def test_resolve_and_verify_on_the_stub_registry(tmp_path: Path, offline_cargo: Path) -> None:
-    project = _project(tmp_path, "crate-feature")
+def test_resolve_and_verify_on_the_stub_registry(
+    tmp_path: Path, offline_cargo_for: Callable[..., Path]
+) -> None:
+    project = _project(tmp_path, "crate-feature", offline_cargo_for)
     lock_before = (project / "Cargo.lock").read_bytes()
     resolution = resolve_member(project / "Cargo.toml", None, offline=True, timeout=120)
     config = resolution.config
@@ -413,17 +421,21 @@ def test_resolve_and_verify_on_the_stub_registry(tmp_path: Path, offline_cargo: 
         builder.verify(directory, impossible)
 
 
-def test_two_versions_of_burn_flex_are_refused(tmp_path: Path, offline_cargo: Path) -> None:
-    project = _project(tmp_path, "two-versions")
+def test_two_versions_of_burn_flex_are_refused(
+    tmp_path: Path, offline_cargo_for: Callable[..., Path]
+) -> None:
+    project = _project(tmp_path, "two-versions", offline_cargo_for)
     with pytest.raises(FeatcheckError, match="builds burn-flex 2 times"):
         resolve_member(project / "Cargo.toml", None, offline=True, timeout=120)
 
 
-def test_compare_fix_resolves_the_fixed_feature_set(tmp_path: Path, offline_cargo: Path) -> None:
+def test_compare_fix_resolves_the_fixed_feature_set(
+    tmp_path: Path, offline_cargo_for: Callable[..., Path]
+) -> None:
     from featcheck.probe.command import _fix_changes
     from featcheck.probe.resolve import resolve_with_changes
 
-    project = _project(tmp_path, "crate-feature")
+    project = _project(tmp_path, "crate-feature", offline_cargo_for)
     manifest_before = (project / "Cargo.toml").read_text()
     resolution = resolve_member(project / "Cargo.toml", None, offline=True, timeout=120)
     options = ProbeOptions(path=project, offline=True, timeout=120)
@@ -682,7 +694,7 @@ def _place_in_cache(builder: ProbeBuilder, config: BackendConfig, multi: bool) -
 
 @pytest.mark.skipif(os.name != "posix", reason="the fake probe is a script with a #! line")
 def test_run_probe_end_to_end_with_cached_probes(
-    tmp_path: Path, offline_cargo: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, offline_cargo_for: Callable[..., Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Everything but the compiler: cargo resolves, the fix is resolved on a copy, and the
     cache holds, for both configurations, a script that answers like the probe. A cached build
@@ -691,7 +703,7 @@ def test_run_probe_end_to_end_with_cached_probes(
     from featcheck.probe.resolve import resolve_with_changes
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    project = _project(tmp_path, "crate-feature")
+    project = _project(tmp_path, "crate-feature", offline_cargo_for)
     resolution = resolve_member(project / "Cargo.toml", None, offline=True, timeout=120)
     options = ProbeOptions(
         path=project,
@@ -736,12 +748,14 @@ def test_run_probe_end_to_end_with_cached_probes(
     assert "1: main 100%" in text and "2: 50% 50%, main 0%" in text
 
 
-def test_the_probe_states_what_it_compiles_and_runs(tmp_path: Path, offline_cargo: Path) -> None:
+def test_the_probe_states_what_it_compiles_and_runs(
+    tmp_path: Path, offline_cargo_for: Callable[..., Path]
+) -> None:
     """Before a build: the crates, their build scripts and proc-macros at the locked versions,
     from cargo's own metadata of the probe crate; nothing of the member."""
     from featcheck.probe.command import build_statement
 
-    project = _project(tmp_path, "crate-feature")
+    project = _project(tmp_path, "crate-feature", offline_cargo_for)
     config = resolve_member(project / "Cargo.toml", None, offline=True, timeout=120).config
     builder = ProbeBuilder(project, offline=True, timeout=120, say=print, root=tmp_path / "cache")
     plan = builder.plan(config, mlp=True)
@@ -764,10 +778,10 @@ def test_the_probe_states_what_it_compiles_and_runs(tmp_path: Path, offline_carg
 
 
 def test_no_terminal_and_no_yes_builds_nothing(
-    tmp_path: Path, offline_cargo: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, offline_cargo_for: Callable[..., Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Where nobody can answer (CI), the statement is printed and the build needs --yes."""
-    project = _project(tmp_path, "crate-feature")
+    project = _project(tmp_path, "crate-feature", offline_cargo_for)
     cache = tmp_path / "cache"
     monkeypatch.setenv("XDG_CACHE_HOME", str(cache))
     result = run_featcheck("probe", "--offline", str(project))
@@ -782,13 +796,13 @@ def test_no_terminal_and_no_yes_builds_nothing(
 @pytest.mark.skipif(os.name != "posix", reason="needs a pseudo-terminal")
 @pytest.mark.parametrize("answer", ["n", ""])
 def test_on_a_terminal_the_probe_asks_and_no_builds_nothing(
-    tmp_path: Path, offline_cargo: Path, answer: str
+    tmp_path: Path, offline_cargo_for: Callable[..., Path], answer: str
 ) -> None:
     """On a terminal the statement is followed by a question; anything but yes builds nothing."""
     import pty
     import subprocess
 
-    project = _project(tmp_path, "crate-feature")
+    project = _project(tmp_path, "crate-feature", offline_cargo_for)
     cache = tmp_path / "cache"
     leader, follower = pty.openpty()
     process = subprocess.Popen(
@@ -823,9 +837,9 @@ def test_on_a_terminal_the_probe_asks_and_no_builds_nothing(
 
 
 def test_a_path_toolchain_hint_names_only_what_the_probe_accepts(
-    tmp_path: Path, offline_cargo: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, offline_cargo_for: Callable[..., Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    project = _project(tmp_path, "crate-feature")
+    project = _project(tmp_path, "crate-feature", offline_cargo_for)
     (project / "rust-toolchain.toml").write_text('[toolchain]\npath = "/opt/evil"\n')
     monkeypatch.delenv("RUSTUP_TOOLCHAIN", raising=False)
     result = run_featcheck("probe", "--offline", str(project))

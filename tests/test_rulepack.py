@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -116,8 +117,9 @@ CASES: dict[str, set[Expected]] = {
 @pytest.mark.parametrize("resolver", ["featcheck", "cargo"])
 @pytest.mark.parametrize("workspace", sorted(CASES))
 def test_rule_fires_where_the_build_lacks_the_feature_and_only_there(
-    workspace: str, resolver: str, offline_cargo: object
+    workspace: str, resolver: str, offline_cargo_for: Callable[..., Path]
 ) -> None:
+    offline_cargo_for(WORKSPACES / workspace)
     # featcheck's own resolver and cargo tree per member must agree, third-party case included.
     report = _audit(WORKSPACES / workspace, "--target", X86_64, "--resolver", resolver)
     assert _found(report) == CASES[workspace]
@@ -128,8 +130,9 @@ def test_rule_fires_where_the_build_lacks_the_feature_and_only_there(
 )
 @pytest.mark.parametrize("target", ["aarch64-unknown-linux-gnu", "wasm32-unknown-unknown"])
 def test_x86_only_rules_stay_silent_on_other_targets(
-    workspace: str, target: str, offline_cargo: object
+    workspace: str, target: str, offline_cargo_for: Callable[..., Path]
 ) -> None:
+    offline_cargo_for(WORKSPACES / workspace)
     # Run-time AVX2/PCLMULQDQ detection and rustfft's AVX kernels exist only on x86_64.
     assert _audit(WORKSPACES / workspace, "--target", target)["findings"] == []
 
@@ -145,13 +148,17 @@ def test_x86_only_rules_stay_silent_on_other_targets(
     ],
 )
 def test_the_zlib_rs_hint_when_selected(
-    workspace: str, expected: set[Expected], offline_cargo: object
+    workspace: str, expected: set[Expected], offline_cargo_for: Callable[..., Path]
 ) -> None:
+    offline_cargo_for(WORKSPACES / workspace)
     report = _audit(WORKSPACES / workspace, "--target", X86_64, "--select", "FC015")
     assert _found(report) == expected
 
 
-def test_third_party_finding_says_whose_choice_it_is(offline_cargo: object) -> None:
+def test_third_party_finding_says_whose_choice_it_is(
+    offline_cargo_for: Callable[..., Path],
+) -> None:
+    offline_cargo_for(WORKSPACES / "ndarray-third-party")
     report = _audit(WORKSPACES / "ndarray-third-party", "--target", X86_64)
     notes = {f["member"]: f["notes"] for f in report["findings"]}
     assert notes["sampler"][0] == (
@@ -173,10 +180,11 @@ FIXED = {
 
 @pytest.mark.parametrize("workspace", sorted(FIXED))
 def test_fix_names_the_feature_and_cargo_confirms_it(
-    workspace: str, tmp_path: Path, offline_cargo: object
+    workspace: str, tmp_path: Path, offline_cargo_for: Callable[..., Path]
 ) -> None:
     project = tmp_path / workspace
     shutil.copytree(WORKSPACES / workspace, project)
+    offline_cargo_for(project)  # the view holds what the fix turns on
     crate, feature, select = FIXED[workspace]
     (finding,) = _audit(project, "--target", X86_64, *select)["findings"]
     fix = finding["fix"]
