@@ -22,12 +22,13 @@ from pathlib import Path
 
 import pytest
 from actions_support import host_triple
-from conftest import run_featcheck, write_offline_cargo_home
+from conftest import RegistryViews, run_featcheck, write_offline_cargo_home
 from hostile_support import (
     BURN_COLUMN,
     BURN_LINE,
     CC,
     RUSTUP,
+    TEMPLATE,
     Checkout,
     make_checkout,
     run_isolated,
@@ -239,17 +240,18 @@ class Outcome:
 
 @pytest.fixture(scope="module")
 def outcomes(
-    offline_cargo_home: Path, tmp_path_factory: pytest.TempPathFactory
+    registry_views: RegistryViews, tmp_path_factory: pytest.TempPathFactory
 ) -> dict[str, Outcome]:
-    """Every attack audited in default mode, in parallel (each with its own CARGO_HOME)."""
+    """Every attack audited in default mode, in parallel (each with its own CARGO_HOME, over
+    the template's view of the stub registry)."""
     runnable = [a for a in ATTACKS if _skip_reason(a) is None]
+    registry = registry_views.registry(TEMPLATE)
 
     def audit(attack: Attack) -> Outcome:
         base = tmp_path_factory.mktemp(attack.name)
         checkout = make_checkout(base, nested=attack.nested)
         attack.plant(checkout)
-        home = base / "cargo-home"
-        write_offline_cargo_home(home)
+        home = write_offline_cargo_home(base / "cargo-home", registry)
         lock = (checkout.project / "Cargo.lock").read_bytes()
         done = run_isolated([str(checkout.project), "--format", "json"], home)
         return Outcome(checkout, done, lock)
@@ -289,12 +291,13 @@ LIVE = [a for a in ATTACKS if a.live_under_metadata]
 
 @pytest.mark.parametrize("attack", LIVE, ids=[a.name for a in LIVE])
 def test_trusting_the_checkout_runs_its_programs(
-    attack: Attack, tmp_path: Path, offline_cargo: Path
+    attack: Attack, tmp_path: Path, offline_cargo_for: Callable[..., Path]
 ) -> None:
     """The fixtures are live: with --trust-checkout cargo runs what the checkout planted."""
     if (reason := _skip_reason(attack)) is not None:
         pytest.skip(reason)
     checkout = make_checkout(tmp_path, nested=attack.nested)
+    offline_cargo_for(checkout.project)
     attack.plant(checkout)
     done = run_featcheck(str(checkout.project), "--trust-checkout", "--format", "json")
     assert checkout.written() != [], done.stderr
@@ -302,7 +305,7 @@ def test_trusting_the_checkout_runs_its_programs(
 
 
 def test_a_channel_is_honoured_and_pinned(
-    tmp_path: Path, offline_cargo: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, offline_cargo_for: Callable[..., Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A channel in rust-toolchain.toml is used in both modes; by default featcheck runs that
     toolchain's own binaries and pins RUSTUP_TOOLCHAIN to it."""
@@ -318,6 +321,7 @@ def test_a_channel_is_honoured_and_pinned(
     if installed.returncode != 0:
         pytest.skip("the nightly toolchain is not installed")
     checkout = make_checkout(tmp_path)
+    offline_cargo_for(checkout.project)
     (checkout.root / "rust-toolchain.toml").write_text('[toolchain]\nchannel = "nightly"\n')
     monkeypatch.delenv("RUSTUP_TOOLCHAIN", raising=False)
     runner = CargoRunner(checkout.project)
@@ -345,12 +349,13 @@ WRAPPER_VARIABLES = (
 
 
 def test_rustup_toolchain_in_the_environment_beats_the_file(
-    tmp_path: Path, offline_cargo: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, offline_cargo_for: Callable[..., Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """As for rustup: the user's RUSTUP_TOOLCHAIN wins, so the path toolchain is never used."""
     if not RUSTUP:
         pytest.skip("cargo is not a rustup proxy here")
     checkout = make_checkout(tmp_path)
+    offline_cargo_for(checkout.project)
     _path_toolchain(checkout)
     monkeypatch.setenv("RUSTUP_TOOLCHAIN", "stable")
     done = run_featcheck(str(checkout.project), "--format", "json")
@@ -359,7 +364,7 @@ def test_rustup_toolchain_in_the_environment_beats_the_file(
 
 
 def test_without_rustup_the_cargo_on_path_is_used(
-    tmp_path: Path, offline_cargo: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, offline_cargo_for: Callable[..., Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A cargo on PATH that is not a rustup proxy is run as is, with the rustc beside it;
     no proxy would read a toolchain file, so a `path` toolchain is no reason to refuse."""
@@ -372,6 +377,7 @@ def test_without_rustup_the_cargo_on_path_is_used(
     monkeypatch.setenv("PATH", os.pathsep.join([str(bin_dir), os.environ.get("PATH", "")]))
     monkeypatch.delenv("RUSTUP_TOOLCHAIN", raising=False)
     checkout = make_checkout(tmp_path / "checkout")
+    offline_cargo_for(checkout.project)
     _path_toolchain(checkout)
     _build_key("rustc")(checkout)
     toolchain = CargoRunner(checkout.project).toolchain
@@ -514,11 +520,14 @@ def test_toolchain_file_search_matches_rustup(tmp_path: Path) -> None:
     assert find_toolchain_request(inner, {inner.resolve(): "stable"}).name == "stable"
 
 
-def test_refusal_does_not_depend_on_file_permissions(tmp_path: Path, offline_cargo: Path) -> None:
+def test_refusal_does_not_depend_on_file_permissions(
+    tmp_path: Path, offline_cargo_for: Callable[..., Path]
+) -> None:
     """A toolchain file that cannot be read is an error, never a silent fallback."""
     if not RUSTUP:
         pytest.skip("cargo is not a rustup proxy here")
     checkout = make_checkout(tmp_path)
+    offline_cargo_for(checkout.project)
     _path_toolchain(checkout)
     toolchain = checkout.root / "rust-toolchain.toml"
     toolchain.chmod(0)

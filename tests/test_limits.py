@@ -14,11 +14,19 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import run_featcheck, write_offline_cargo_home
-from hostile_support import BURN_COLUMN, BURN_LINE, RUSTUP, make_checkout, run_isolated
+from conftest import RegistryViews, run_featcheck, write_offline_cargo_home
+from hostile_support import (
+    BURN_COLUMN,
+    BURN_LINE,
+    RUSTUP,
+    TEMPLATE,
+    make_checkout,
+    run_isolated,
+)
 
 from featcheck.fileio import MAX_MANIFEST_BYTES
 
@@ -35,14 +43,18 @@ def _one_line_refusal(done: subprocess.CompletedProcess[str], *parts: str) -> st
     return lines[0]
 
 
-def _home(tmp_path: Path) -> Path:
-    home = tmp_path / "cargo-home"
-    write_offline_cargo_home(home)
-    return home
+@pytest.fixture(scope="module")
+def template_registry(registry_views: RegistryViews) -> Path:
+    """The template crate's view of the stub registry (tests write their own CARGO_HOMEs)."""
+    return registry_views.registry(TEMPLATE)
+
+
+def _home(tmp_path: Path, registry: Path) -> Path:
+    return write_offline_cargo_home(tmp_path / "cargo-home", registry)
 
 
 def test_a_byte_order_mark_is_accepted_everywhere_cargo_accepts_it(
-    tmp_path: Path, offline_cargo_home: Path
+    tmp_path: Path, template_registry: Path
 ) -> None:
     checkout = make_checkout(tmp_path)
     manifest = checkout.project / "Cargo.toml"
@@ -55,7 +67,7 @@ def test_a_byte_order_mark_is_accepted_everywhere_cargo_accepts_it(
         (checkout.root / "rust-toolchain.toml").write_bytes(
             BOM + b'[toolchain]\nchannel = "stable"\n'
         )
-    home = _home(tmp_path)
+    home = _home(tmp_path, template_registry)
     done = run_isolated([str(checkout.project), "--format", "json"], home)
     assert done.returncode == 1, done.stderr
     findings = json.loads(done.stdout)["findings"]
@@ -71,7 +83,7 @@ def test_a_byte_order_mark_is_accepted_everywhere_cargo_accepts_it(
 
 
 def test_a_manifest_over_the_limit_is_refused_at_once(
-    tmp_path: Path, offline_cargo_home: Path
+    tmp_path: Path, template_registry: Path
 ) -> None:
     checkout = make_checkout(tmp_path)
     manifest = checkout.project / "Cargo.toml"
@@ -79,7 +91,9 @@ def test_a_manifest_over_the_limit_is_refused_at_once(
     manifest.write_bytes(manifest.read_bytes() + padding * (MAX_MANIFEST_BYTES // len(padding) + 1))
     for number, mode in enumerate(([], ["--no-exec"])):
         started = time.monotonic()
-        done = run_isolated([str(checkout.project), *mode], _home(tmp_path / str(number)))
+        done = run_isolated(
+            [str(checkout.project), *mode], _home(tmp_path / str(number), template_registry)
+        )
         _one_line_refusal(done, "Cargo.toml: is larger than 2 MiB")
         assert time.monotonic() - started < 60
 
@@ -87,7 +101,7 @@ def test_a_manifest_over_the_limit_is_refused_at_once(
 @pytest.mark.parametrize("name", ["Cargo.toml", "Cargo.lock", "featcheck.toml"])
 @pytest.mark.parametrize("mode", ["default", "no-exec"])
 def test_a_fifo_is_refused_without_waiting_on_it(
-    tmp_path: Path, offline_cargo_home: Path, name: str, mode: str
+    tmp_path: Path, template_registry: Path, name: str, mode: str
 ) -> None:
     checkout = make_checkout(tmp_path)
     fifo = checkout.project / name
@@ -96,7 +110,9 @@ def test_a_fifo_is_refused_without_waiting_on_it(
     extra = ["--no-exec"] if mode == "no-exec" else []
     started = time.monotonic()
     # --timeout is the 300 s default: a reader waiting on the FIFO would hit the test's timeout.
-    done = run_isolated([str(checkout.project), *extra], _home(tmp_path), timeout=90)
+    done = run_isolated(
+        [str(checkout.project), *extra], _home(tmp_path, template_registry), timeout=90
+    )
     assert time.monotonic() - started < 60
     assert "Traceback" not in done.stderr
     if mode == "no-exec" and name == "featcheck.toml" and done.returncode != 2:
@@ -104,36 +120,36 @@ def test_a_fifo_is_refused_without_waiting_on_it(
     _one_line_refusal(done, name, "not a")
 
 
-def test_include_takes_only_toml_files(tmp_path: Path, offline_cargo_home: Path) -> None:
+def test_include_takes_only_toml_files(tmp_path: Path, template_registry: Path) -> None:
     checkout = make_checkout(tmp_path)
     checkout.cargo_config('include = ["extra.txt"]\n')
     checkout.cargo_config("[build]\nrustc = 'evil'\n", name="extra.txt")
-    done = run_isolated([str(checkout.project)], _home(tmp_path))
+    done = run_isolated([str(checkout.project)], _home(tmp_path, template_registry))
     _one_line_refusal(done, ".cargo/config.toml:1:", "only `.toml` files")
 
 
 def test_an_included_file_outside_the_project_is_never_quoted(
-    tmp_path: Path, offline_cargo_home: Path
+    tmp_path: Path, template_registry: Path
 ) -> None:
     checkout = make_checkout(tmp_path)
     outside = tmp_path / "elsewhere" / "secret.toml"
     outside.parent.mkdir()
     outside.write_text("root:S3CRET-HASH:19000:0:99999:7:::\n")
     checkout.cargo_config(f'include = ["{outside}"]\n')
-    done = run_isolated([str(checkout.project)], _home(tmp_path))
+    done = run_isolated([str(checkout.project)], _home(tmp_path, template_registry))
     line = _one_line_refusal(done, "secret.toml: ", "its text is not shown")
     assert "S3CRET" not in line and "root" not in line.split("secret.toml")[1]
     # Valid TOML whose values featcheck refuses (a rustflag, an include) is not quoted either.
     for text in ('[build]\nrustflags = ["@S3CRET-VALUE"]\n', 'include = ["S3CRET.txt"]\n'):
         outside.write_text(text)
-        done = run_isolated([str(checkout.project)], _home(tmp_path / "refused"))
+        done = run_isolated([str(checkout.project)], _home(tmp_path / "refused", template_registry))
         line = _one_line_refusal(done, "secret.toml: ", "its text is not shown")
         assert "S3CRET" not in line
     # Inside the project, the TOML error is shown as usual.
     inside = checkout.root / ".cargo" / "broken.toml"
     inside.write_text("x = = 1\n")
     checkout.cargo_config('include = ["broken.toml"]\n')
-    done = run_isolated([str(checkout.project)], _home(tmp_path / "2"))
+    done = run_isolated([str(checkout.project)], _home(tmp_path / "2", template_registry))
     _one_line_refusal(done, "broken.toml:1:", "invalid TOML")
 
 
@@ -194,7 +210,7 @@ _RUSTUP_SETTINGS = {
 
 @pytest.mark.parametrize("settings", _RUSTUP_SETTINGS.values(), ids=_RUSTUP_SETTINGS.keys())
 def test_an_installed_toolchain_is_used_without_starting_rustup(
-    tmp_path: Path, settings: str
+    tmp_path: Path, template_registry: Path, settings: str
 ) -> None:
     """The binaries of an installed toolchain are where rustup keeps them: featcheck takes them
     from RUSTUP_HOME/toolchains/NAME/bin and starts rustup for nothing (here it would fail),
@@ -218,7 +234,7 @@ def test_an_installed_toolchain_is_used_without_starting_rustup(
     env.update(
         PATH=f"{bin_dir}{os.pathsep}{env.get('PATH', '')}",
         RUSTUP_HOME=str(rustup_home),
-        CARGO_HOME=str(_home(tmp_path)),
+        CARGO_HOME=str(_home(tmp_path, template_registry)),
         NO_COLOR="1",
     )
     done = _featcheck_under(env, str(checkout.project), "-v")
@@ -266,8 +282,11 @@ def _alive(pid: int) -> bool:
     return state != "Z"
 
 
-def test_a_cargo_failure_is_one_line(tmp_path: Path, offline_cargo: Path) -> None:
+def test_a_cargo_failure_is_one_line(
+    tmp_path: Path, offline_cargo_for: Callable[..., Path]
+) -> None:
     checkout = make_checkout(tmp_path)
+    offline_cargo_for(checkout.project)
     manifest = checkout.project / "Cargo.toml"
     manifest.write_text(manifest.read_text().replace('version = "=0.22.1"', 'version = "=9.9.9"'))
     (checkout.project / "Cargo.lock").unlink()
@@ -278,7 +297,7 @@ def test_a_cargo_failure_is_one_line(tmp_path: Path, offline_cargo: Path) -> Non
 
 @pytest.mark.parametrize("mode", ["default", "no-exec"])
 def test_a_fifo_member_manifest_is_refused_before_cargo_waits_on_it(
-    tmp_path: Path, offline_cargo_home: Path, mode: str
+    tmp_path: Path, template_registry: Path, mode: str
 ) -> None:
     checkout = make_checkout(tmp_path)
     manifest = checkout.project / "Cargo.toml"
@@ -287,7 +306,9 @@ def test_a_fifo_member_manifest_is_refused_before_cargo_waits_on_it(
     os.mkfifo(checkout.project / "crates" / "evil" / "Cargo.toml")
     extra = ["--no-exec"] if mode == "no-exec" else []
     started = time.monotonic()
-    done = run_isolated([str(checkout.project), *extra], _home(tmp_path), timeout=90)
+    done = run_isolated(
+        [str(checkout.project), *extra], _home(tmp_path, template_registry), timeout=90
+    )
     assert time.monotonic() - started < 60
     assert "Traceback" not in done.stderr
     if mode == "default":
