@@ -13,6 +13,7 @@ import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -158,8 +159,9 @@ def run_action(
 
 
 def test_findings_fail_the_step_with_an_annotation_on_the_burn_line(
-    offline_cargo: Path, tmp_path: Path
+    offline_cargo_for: Callable[..., Path], tmp_path: Path
 ) -> None:
+    offline_cargo_for(CRATES / "pitb-exec-cpu")
     run = run_action(tmp_path, {"path": "crates/pitb-exec-cpu"})
     assert run.status == 1, run.output
     [annotation] = runner_commands(run.output)
@@ -175,8 +177,9 @@ def test_findings_fail_the_step_with_an_annotation_on_the_burn_line(
 
 
 def test_sarif_is_written_too_and_the_status_stays_featchecks(
-    offline_cargo: Path, tmp_path: Path
+    offline_cargo_for: Callable[..., Path], tmp_path: Path
 ) -> None:
+    offline_cargo_for(CRATES / "pitb-exec-cpu")
     run = run_action(
         tmp_path, {"path": "crates/pitb-exec-cpu", "sarif": "true", "sarif-file": "out.sarif"}
     )
@@ -191,8 +194,9 @@ def test_sarif_is_written_too_and_the_status_stays_featchecks(
 
 
 def test_a_clean_crate_passes_and_args_are_split_like_a_shell(
-    offline_cargo: Path, tmp_path: Path
+    offline_cargo_for: Callable[..., Path], tmp_path: Path
 ) -> None:
+    offline_cargo_for(CRATES / "pitb-exec-cpu-simd")
     run = run_action(
         tmp_path,
         {
@@ -243,8 +247,9 @@ def _hostile_sarif_workspace(tmp_path: Path) -> tuple[Path, Path]:
 
 
 def test_a_symlinked_sarif_file_is_refused_not_written_through(
-    offline_cargo: Path, tmp_path: Path
+    offline_cargo_for: Callable[..., Path], tmp_path: Path
 ) -> None:
+    offline_cargo_for(CRATES / "pitb-exec-cpu")
     workspace, victim = _hostile_sarif_workspace(tmp_path)
     run = run_action(
         tmp_path,
@@ -261,8 +266,9 @@ def test_a_symlinked_sarif_file_is_refused_not_written_through(
 
 
 def test_a_symlinked_directory_on_the_way_to_the_sarif_file_is_refused(
-    offline_cargo: Path, tmp_path: Path
+    offline_cargo_for: Callable[..., Path], tmp_path: Path
 ) -> None:
+    offline_cargo_for(CRATES / "pitb-exec-cpu")
     workspace = _workspace(tmp_path)
     outside = tmp_path / "outside"
     outside.mkdir()
@@ -278,8 +284,9 @@ def test_a_symlinked_directory_on_the_way_to_the_sarif_file_is_refused(
 
 
 def test_by_default_the_sarif_file_ignores_what_the_checkout_committed(
-    offline_cargo: Path, tmp_path: Path
+    offline_cargo_for: Callable[..., Path], tmp_path: Path
 ) -> None:
+    offline_cargo_for(CRATES / "pitb-exec-cpu")
     workspace, victim = _hostile_sarif_workspace(tmp_path)
     run = run_action(
         tmp_path, {"path": "crates/pitb-exec-cpu", "sarif": "true"}, workspace=workspace
@@ -293,9 +300,10 @@ def test_by_default_the_sarif_file_ignores_what_the_checkout_committed(
 
 @pytest.mark.network
 def test_the_install_step_installs_from_the_action_checkout(
-    offline_cargo: Path, tmp_path: Path
+    offline_cargo_for: Callable[..., Path], tmp_path: Path
 ) -> None:
     """Without the testing hook: a virtual environment with featcheck from GITHUB_ACTION_PATH."""
+    offline_cargo_for(CRATES / "pitb-exec-cpu")
     checkout = tmp_path / "action-checkout"
     shutil.copytree(
         REPO,

@@ -6,6 +6,7 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -41,14 +42,18 @@ def _cargo(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[s
     )
 
 
-def test_cargo_featcheck_audits_the_crate(offline_cargo: Path) -> None:
+def test_cargo_featcheck_audits_the_crate(offline_cargo_for: Callable[..., Path]) -> None:
+    offline_cargo_for(CRATES / "pitb-exec-cpu")
     done = _cargo(str(CRATES / "pitb-exec-cpu"))
     assert done.returncode == 1, done.stderr
     assert "error[FC001] burn-flex 0.22.1 is built without `rayon`" in done.stdout
     assert "--> Cargo.toml:9:31" in done.stdout
 
 
-def test_cargo_featcheck_defaults_to_the_current_directory(offline_cargo: Path) -> None:
+def test_cargo_featcheck_defaults_to_the_current_directory(
+    offline_cargo_for: Callable[..., Path],
+) -> None:
+    offline_cargo_for(CRATES / "pitb-exec-cpu-simd")
     done = _cargo(cwd=CRATES / "pitb-exec-cpu-simd")
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("no findings (1 member, ")

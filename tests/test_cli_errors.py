@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -76,13 +77,15 @@ def test_cargo_failing_to_resolve_gives_cargos_reason(
     assert not (project / "Cargo.lock").exists()
 
 
-def test_unknown_member(offline_cargo: object) -> None:
+def test_unknown_member(offline_cargo_for: Callable[..., Path]) -> None:
+    offline_cargo_for(CRATES / "pitb-exec-cpu")
     result = run_featcheck(str(CRATES / "pitb-exec-cpu"), "-p", "nope")
     assert result.returncode == 2
     _assert_one_clear_line(result.stderr, "no workspace member named nope")
 
 
-def test_unknown_target(offline_cargo: object) -> None:
+def test_unknown_target(offline_cargo_for: Callable[..., Path]) -> None:
+    offline_cargo_for(CRATES / "pitb-exec-cpu")
     result = run_featcheck(str(CRATES / "pitb-exec-cpu"), "--target", "not-a-triple")
     assert result.returncode == 2
     _assert_one_clear_line(result.stderr)
@@ -120,8 +123,9 @@ def test_saved_ambiguity_error_lists_the_versions() -> None:
     _assert_one_clear_line(result.stderr, "burn-flex@0.21.0, burn-flex@0.22.1")
 
 
-def test_a_reader_that_went_away_gets_no_traceback(offline_cargo: object) -> None:
+def test_a_reader_that_went_away_gets_no_traceback(offline_cargo_for: Callable[..., Path]) -> None:
     """`featcheck | head -0`: the report has nobody to go to; exit 2, and stderr stays clean."""
+    offline_cargo_for(CRATES / "pitb-exec-cpu")
     process = subprocess.Popen(
         [sys.executable, "-m", "featcheck", str(CRATES / "pitb-exec-cpu")],
         stdout=subprocess.PIPE,

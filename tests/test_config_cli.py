@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 from conftest import CRATES, WORKSPACES, run_featcheck
@@ -16,8 +17,9 @@ def _copy(source: Path, tmp_path: Path) -> Path:
 
 
 def test_inline_allow_with_a_reason_silences_the_finding(
-    tmp_path: Path, offline_cargo: object
+    tmp_path: Path, offline_cargo_for: Callable[..., Path]
 ) -> None:
+    offline_cargo_for(WORKSPACES / "table-form")
     project = _copy(WORKSPACES / "table-form", tmp_path)
     manifest = project / "Cargo.toml"
     manifest.write_text(
@@ -33,8 +35,9 @@ def test_inline_allow_with_a_reason_silences_the_finding(
 
 
 def test_allow_entry_in_workspace_metadata_and_unused_entries_are_reported(
-    tmp_path: Path, offline_cargo: object
+    tmp_path: Path, offline_cargo_for: Callable[..., Path]
 ) -> None:
+    offline_cargo_for(WORKSPACES / "workspace-unification")
     project = _copy(WORKSPACES / "workspace-unification", tmp_path)
     manifest = project / "Cargo.toml"
     manifest.write_text(
@@ -54,8 +57,9 @@ def test_allow_entry_in_workspace_metadata_and_unused_entries_are_reported(
 
 
 def test_featcheck_toml_sets_rules_targets_and_failing_level(
-    tmp_path: Path, offline_cargo: object
+    tmp_path: Path, offline_cargo_for: Callable[..., Path]
 ) -> None:
+    offline_cargo_for(CRATES / "pitb-exec-cpu-simd")
     project = _copy(CRATES / "pitb-exec-cpu-simd", tmp_path)
     (project / "featcheck.toml").write_text(
         'select = ["FC006"]\ntargets = ["aarch64-apple-darwin"]\nfail-on = "info"\n'
@@ -69,8 +73,9 @@ def test_featcheck_toml_sets_rules_targets_and_failing_level(
 
 
 def test_unknown_configuration_key_is_an_error_at_its_place(
-    tmp_path: Path, offline_cargo: object
+    tmp_path: Path, offline_cargo_for: Callable[..., Path]
 ) -> None:
+    offline_cargo_for(CRATES / "pitb-exec-cpu")
     project = _copy(CRATES / "pitb-exec-cpu", tmp_path)
     (project / "featcheck.toml").write_text('select = ["FC001"]\nfail_on = "error"\n')
     result = run_featcheck(str(project))
@@ -79,7 +84,10 @@ def test_unknown_configuration_key_is_an_error_at_its_place(
     assert "Traceback" not in result.stderr
 
 
-def test_allow_without_reason_is_refused(tmp_path: Path, offline_cargo: object) -> None:
+def test_allow_without_reason_is_refused(
+    tmp_path: Path, offline_cargo_for: Callable[..., Path]
+) -> None:
+    offline_cargo_for(CRATES / "pitb-exec-cpu")
     project = _copy(CRATES / "pitb-exec-cpu", tmp_path)
     manifest = project / "Cargo.toml"
     text = manifest.read_text().replace('"optim"] }', '"optim"] }  # featcheck: allow(FC001)')
@@ -100,7 +108,10 @@ def test_rules_command_lists_the_catalogue_and_explains_one(offline_cargo: objec
     assert run_featcheck("rule", "FC999").returncode == 2
 
 
-def test_inline_allow_on_the_members_inheriting_line(tmp_path: Path, offline_cargo: object) -> None:
+def test_inline_allow_on_the_members_inheriting_line(
+    tmp_path: Path, offline_cargo_for: Callable[..., Path]
+) -> None:
+    offline_cargo_for(WORKSPACES / "workspace-inheritance")
     project = _copy(WORKSPACES / "workspace-inheritance", tmp_path)
     manifest = project / "trainer" / "Cargo.toml"
     manifest.write_text(
@@ -114,8 +125,9 @@ def test_inline_allow_on_the_members_inheriting_line(tmp_path: Path, offline_car
 
 
 def test_settings_and_comments_of_members_without_findings_still_count(
-    tmp_path: Path, offline_cargo: object
+    tmp_path: Path, offline_cargo_for: Callable[..., Path]
 ) -> None:
+    offline_cargo_for(WORKSPACES / "workspace-unification")
     # Only manifests that cargo's metadata shows with a featcheck table, or whose text holds a
     # `# featcheck:` directive, are parsed: the others must still be checked.
     project = _copy(WORKSPACES / "workspace-unification", tmp_path)

@@ -6,6 +6,7 @@ import io
 import json
 import re
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -224,8 +225,9 @@ def test_a_full_summary_file_is_left_alone(tmp_path: Path) -> None:
 
 
 def test_cli_annotates_the_burn_line(
-    offline_cargo: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    offline_cargo_for: Callable[..., Path], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
+    offline_cargo_for(CRATES / "pitb-exec-cpu")
     summary = tmp_path / "summary.md"
     monkeypatch.setenv("GITHUB_WORKSPACE", str(REPO))
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
@@ -250,8 +252,9 @@ def test_cli_annotates_the_burn_line(
 
 
 def test_github_is_the_default_format_in_actions(
-    offline_cargo: Path, monkeypatch: pytest.MonkeyPatch
+    offline_cargo_for: Callable[..., Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    offline_cargo_for(CRATES / "pitb-exec-cpu")
     monkeypatch.setenv("GITHUB_ACTIONS", "true")
     done = run_featcheck(str(CRATES / "pitb-exec-cpu"))
     assert done.returncode == 1, done.stderr
@@ -263,7 +266,8 @@ def test_github_is_the_default_format_in_actions(
     assert _commands(explicit.stdout) == []
 
 
-def test_clean_project_prints_no_annotation(offline_cargo: Path) -> None:
+def test_clean_project_prints_no_annotation(offline_cargo_for: Callable[..., Path]) -> None:
+    offline_cargo_for(CRATES / "pitb-exec-cpu-simd")
     done = run_featcheck(str(CRATES / "pitb-exec-cpu-simd"), "--format", "github")
     assert done.returncode == 0, done.stderr
     assert _commands(done.stdout) == []
@@ -424,8 +428,9 @@ def test_a_cargo_error_quoting_the_manifest_raises_no_command(
 
 
 def test_a_hostile_member_directory_raises_only_featchecks_annotation(
-    offline_cargo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    offline_cargo_for: Callable[..., Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    offline_cargo_for(CRATES / "pitb-exec-cpu")
     member = tmp_path / "##[add-mask]x ##[warning]w"
     shutil.copytree(CRATES / "pitb-exec-cpu", member, ignore=shutil.ignore_patterns("target"))
     monkeypatch.setenv("GITHUB_WORKSPACE", str(tmp_path))

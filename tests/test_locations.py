@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -50,8 +51,9 @@ SHAPES = {
 
 @pytest.mark.parametrize("shape", sorted(SHAPES))
 def test_location_points_at_the_declaration_that_cuts_the_defaults(
-    shape: str, tmp_path: Path, offline_cargo: object
+    shape: str, tmp_path: Path, offline_cargo_for: Callable[..., Path]
 ) -> None:
+    offline_cargo_for(CRATES / "pitb-exec-cpu")
     body, (line, column, underlined) = SHAPES[shape]
     project = tmp_path / "project"
     shutil.copytree(CRATES / "pitb-exec-cpu", project, ignore=shutil.ignore_patterns("target"))

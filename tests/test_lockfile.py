@@ -4,19 +4,25 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 from conftest import CRATES, run_featcheck
 
 
-def _copy_template(tmp_path: Path) -> Path:
+def _copy_template(tmp_path: Path, offline_cargo_for: Callable[..., Path]) -> Path:
+    """A copy of the template crate; cargo pointed at its registry view, which also holds what
+    a lockfile made anew or the added features below need."""
     project = tmp_path / "app"
     shutil.copytree(CRATES / "pitb-exec-cpu", project, ignore=shutil.ignore_patterns("target"))
+    offline_cargo_for(project)
     return project
 
 
-def test_missing_lockfile_is_not_left_behind(tmp_path: Path, offline_cargo: object) -> None:
-    project = _copy_template(tmp_path)
+def test_missing_lockfile_is_not_left_behind(
+    tmp_path: Path, offline_cargo_for: Callable[..., Path]
+) -> None:
+    project = _copy_template(tmp_path, offline_cargo_for)
     (project / "Cargo.lock").unlink()
     result = run_featcheck(str(project), "--format", "json")
     assert result.returncode == 1, result.stderr
@@ -25,9 +31,9 @@ def test_missing_lockfile_is_not_left_behind(tmp_path: Path, offline_cargo: obje
 
 
 def test_stale_lockfile_is_audited_as_the_next_build_resolves_it_and_kept(
-    tmp_path: Path, offline_cargo: object
+    tmp_path: Path, offline_cargo_for: Callable[..., Path]
 ) -> None:
-    project = _copy_template(tmp_path)
+    project = _copy_template(tmp_path, offline_cargo_for)
     manifest = project / "Cargo.toml"
     # Adding rayon pulls new packages in: the lockfile is now out of date.
     manifest.write_text(manifest.read_text().replace('"optim"]', '"optim", "rayon", "simd"]'))
@@ -39,9 +45,9 @@ def test_stale_lockfile_is_audited_as_the_next_build_resolves_it_and_kept(
 
 
 def test_locked_refuses_a_stale_lockfile_with_cargos_reason(
-    tmp_path: Path, offline_cargo: object
+    tmp_path: Path, offline_cargo_for: Callable[..., Path]
 ) -> None:
-    project = _copy_template(tmp_path)
+    project = _copy_template(tmp_path, offline_cargo_for)
     manifest = project / "Cargo.toml"
     manifest.write_text(manifest.read_text().replace('"optim"]', '"optim", "rayon"]'))
     result = run_featcheck(str(project), "--locked")

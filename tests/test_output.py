@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -72,8 +73,9 @@ def test_a_symlinked_directory_on_a_relative_path_is_refused(
 
 
 def test_the_cli_writes_sarif_to_the_file_and_refuses_a_link(
-    offline_cargo: Path, tmp_path: Path
+    offline_cargo_for: Callable[..., Path], tmp_path: Path
 ) -> None:
+    offline_cargo_for(CRATES / "pitb-exec-cpu")
     target = tmp_path / "out.sarif"
     done = run_featcheck(str(CRATES / "pitb-exec-cpu"), "--format", "sarif", "-o", str(target))
     assert done.returncode == 1, done.stderr

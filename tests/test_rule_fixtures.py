@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -91,7 +92,10 @@ def test_threading_rules_skip_targets_without_threads(
     assert reason in skip.reason
 
 
-def test_the_real_burn_graph_on_wasm_gives_no_threading_finding(offline_cargo: Path) -> None:
+def test_the_real_burn_graph_on_wasm_gives_no_threading_finding(
+    offline_cargo_for: Callable[..., Path],
+) -> None:
+    offline_cargo_for(WORKSPACES / "direct-flex")
     # burn 0.22.1 from the stub registry of real manifests: the host build is flagged, wasm not.
     host = _host()
     options = AuditOptions(targets=("wasm32-unknown-unknown", host), confirm_fixes=False)

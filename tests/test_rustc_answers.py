@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -80,8 +81,9 @@ def test_an_unusable_cache_only_costs_the_question(tmp_path: Path) -> None:
 
 
 def test_a_second_audit_starts_no_rustc(
-    offline_cargo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    offline_cargo_for: Callable[..., Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    offline_cargo_for(CRATES / "pitb-exec-cpu")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     first = run_featcheck(str(CRATES / "pitb-exec-cpu"), "-v")
     second = run_featcheck(str(CRATES / "pitb-exec-cpu"), "-v")

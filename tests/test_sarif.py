@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Callable
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -57,8 +58,9 @@ def _sarif(*args: str) -> tuple[int, dict[str, Any]]:
 
 
 def test_the_example_crate_gives_a_valid_log_with_one_result(
-    offline_cargo: Path, monkeypatch: pytest.MonkeyPatch
+    offline_cargo_for: Callable[..., Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    offline_cargo_for(CRATES / "pitb-exec-cpu")
     monkeypatch.setenv("GITHUB_WORKSPACE", str(REPO))
     code, document = _sarif(str(CRATES / "pitb-exec-cpu"))
     assert code == 1
@@ -106,14 +108,20 @@ def test_the_example_crate_gives_a_valid_log_with_one_result(
     assert len(result["partialFingerprints"][FINGERPRINT_KEY]) == 64
 
 
-def test_without_a_workspace_uris_are_relative_to_the_audited_root(offline_cargo: Path) -> None:
+def test_without_a_workspace_uris_are_relative_to_the_audited_root(
+    offline_cargo_for: Callable[..., Path],
+) -> None:
+    offline_cargo_for(CRATES / "pitb-exec-cpu")
     _, document = _sarif(str(CRATES / "pitb-exec-cpu"))
     [result] = document["runs"][0]["results"]
     location = result["locations"][0]["physicalLocation"]["artifactLocation"]
     assert location["uri"] == "Cargo.toml"
 
 
-def test_a_clean_project_gives_a_valid_log_without_results(offline_cargo: Path) -> None:
+def test_a_clean_project_gives_a_valid_log_without_results(
+    offline_cargo_for: Callable[..., Path],
+) -> None:
+    offline_cargo_for(CRATES / "pitb-exec-cpu-simd")
     code, document = _sarif(str(CRATES / "pitb-exec-cpu-simd"))
     assert code == 0
     _validate(document)
@@ -122,8 +130,9 @@ def test_a_clean_project_gives_a_valid_log_without_results(offline_cargo: Path) 
 
 
 def test_fingerprints_survive_lines_moving(
-    offline_cargo: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    offline_cargo_for: Callable[..., Path], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
+    offline_cargo_for(CRATES / "pitb-exec-cpu")
     crate = tmp_path / "pitb-exec-cpu"
     shutil.copytree(CRATES / "pitb-exec-cpu", crate, ignore=shutil.ignore_patterns("target"))
     monkeypatch.setenv("GITHUB_WORKSPACE", str(tmp_path))

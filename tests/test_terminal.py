@@ -7,6 +7,7 @@ import pty
 import re
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -24,7 +25,8 @@ def _outside_actions(monkeypatch: pytest.MonkeyPatch) -> None:
     clear_actions_environment(monkeypatch)
 
 
-def test_quiet_prints_only_findings(offline_cargo: Path) -> None:
+def test_quiet_prints_only_findings(offline_cargo_for: Callable[..., Path]) -> None:
+    offline_cargo_for(CRATES / "pitb-exec-cpu")
     done = run_featcheck(str(CRATES / "pitb-exec-cpu"), "-q")
     assert done.returncode == 1
     assert done.stdout.startswith("pitb-exec-cpu (")
@@ -33,7 +35,8 @@ def test_quiet_prints_only_findings(offline_cargo: Path) -> None:
     assert done.stderr == ""
 
 
-def test_quiet_prints_nothing_on_success(offline_cargo: Path) -> None:
+def test_quiet_prints_nothing_on_success(offline_cargo_for: Callable[..., Path]) -> None:
+    offline_cargo_for(CRATES / "pitb-exec-cpu-simd")
     done = run_featcheck(str(CRATES / "pitb-exec-cpu-simd"), "--quiet")
     assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
 
@@ -46,7 +49,8 @@ def _commands(stderr: str) -> list[str]:
     ]
 
 
-def test_verbose_shows_each_cargo_command_on_stderr(offline_cargo: Path) -> None:
+def test_verbose_shows_each_cargo_command_on_stderr(offline_cargo_for: Callable[..., Path]) -> None:
+    offline_cargo_for(CRATES / "pitb-exec-cpu-simd")
     done = run_featcheck(str(CRATES / "pitb-exec-cpu-simd"), "-v")
     assert done.returncode == 0
     commands = _commands(done.stderr)
@@ -90,7 +94,8 @@ def _in_terminal(args: list[str], env: dict[str, str]) -> str:
     return b"".join(chunks).decode("utf-8", errors="replace")
 
 
-def test_spinner_and_colour_only_on_a_terminal(offline_cargo: Path) -> None:
+def test_spinner_and_colour_only_on_a_terminal(offline_cargo_for: Callable[..., Path]) -> None:
+    offline_cargo_for(CRATES / "pitb-exec-cpu")
     env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "FORCE_COLOR")}
     env.update(TERM="xterm-256color", COLUMNS="200")
     drawn = _in_terminal([str(CRATES / "pitb-exec-cpu")], env)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import os
 import re
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
@@ -146,7 +147,7 @@ def test_printable_keeps_ordinary_text() -> None:
 
 
 def test_the_diff_of_a_hostile_manifest_is_shown_escaped(
-    offline_cargo: Path, tmp_path: Path
+    offline_cargo_for: Callable[..., Path], tmp_path: Path
 ) -> None:
     """--diff quotes manifest lines: TOML forbids raw C0 controls, but a comment may hold C1
     controls (\x9b is CSI on 8-bit terminals) and bidi overrides; tabs and CRLF stay line text."""
@@ -154,6 +155,7 @@ def test_the_diff_of_a_hostile_manifest_is_shown_escaped(
 
     from conftest import run_featcheck
 
+    offline_cargo_for(CRATES / "pitb-exec-cpu")
     crate = tmp_path / "crate"
     shutil.copytree(CRATES / "pitb-exec-cpu", crate, ignore=shutil.ignore_patterns("target"))
     manifest = crate / "Cargo.toml"
