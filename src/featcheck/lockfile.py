@@ -19,9 +19,9 @@ from featcheck.fileio import MAX_LOCKFILE_BYTES, read_regular_file, write_atomic
 def _candidate_lockfiles(manifest: Path) -> list[Path]:
     """Cargo.lock beside the manifest and beside every ancestor that could be the workspace root."""
     found = []
-    directory = manifest.resolve().parent
+    own = directory = manifest.resolve().parent
     while True:
-        if directory == manifest.resolve().parent or (directory / "Cargo.toml").is_file():
+        if directory == own or (directory / "Cargo.toml").is_file():
             found.append(directory / "Cargo.lock")
         if directory.parent == directory:
             return found
