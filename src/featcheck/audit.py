@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from featcheck.report import AuditResult
 
 
+# A NamedTuple, not a dataclass: made before cargo starts (see audit.py).
 class AuditOptions(NamedTuple):
     """What to audit and how to call cargo."""
 

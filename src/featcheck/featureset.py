@@ -69,6 +69,7 @@ def parse_features(texts: Iterable[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(found))
 
 
+# A NamedTuple, not a dataclass: made before cargo starts (see audit.py).
 class FeatureSelection(NamedTuple):
     """What cargo's feature selection flags ask of one selected package.
 

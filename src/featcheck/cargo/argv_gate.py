@@ -35,6 +35,7 @@ class GateError(ValueError):
     """A checkout value that does not match its grammar; the caller adds file and line."""
 
 
+# A NamedTuple, not a dataclass: made before cargo starts (see audit.py).
 class Grammar(NamedTuple):
     """What one kind of value may look like, as cargo and rustc document it."""
 

@@ -80,6 +80,7 @@ class RustflagError(Exception):
         self.message = message
 
 
+# A NamedTuple, not a dataclass: made before cargo starts (see audit.py).
 class _Leaf(NamedTuple):
     key: tuple[str, ...]
     value: Any
@@ -354,6 +355,7 @@ def _env_name(key: tuple[str, ...]) -> str:
     return "CARGO_" + "_".join(k.upper().replace("-", "_").replace(".", "_") for k in key)
 
 
+# A NamedTuple, not a dataclass: made before cargo starts (see audit.py).
 class CheckoutConfig(NamedTuple):
     """What featcheck takes from the checkout's cargo configuration."""
 

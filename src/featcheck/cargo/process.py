@@ -15,6 +15,7 @@ from featcheck.cargo.argv_gate import Argument, GateError, refuse_unsafe
 from featcheck.errors import FeatcheckError
 
 
+# A NamedTuple, not a dataclass: made before cargo starts (see audit.py).
 class ProcessOutput(NamedTuple):
     """What one command printed, and how it ended."""
 

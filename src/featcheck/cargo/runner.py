@@ -44,6 +44,7 @@ if TYPE_CHECKING:
 TREE_FORMAT = "{p} [{f}]"
 
 
+# A NamedTuple, not a dataclass: made before cargo starts (see audit.py).
 class _Setup(NamedTuple):
     """How every command of one runner runs: binaries, environment, working directory."""
 

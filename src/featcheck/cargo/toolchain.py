@@ -46,6 +46,7 @@ def read_small_file(path: Path, what: str) -> bytes:
     return read_regular_file(path, what, MAX_CONFIG_BYTES)
 
 
+# A NamedTuple, not a dataclass: made before cargo starts (see audit.py).
 class ToolchainRequest(NamedTuple):
     """What selects the toolchain for a directory, as rustup would find it."""
 
@@ -60,6 +61,7 @@ class ToolchainRequest(NamedTuple):
     why: str = "rustup's default toolchain"
 
 
+# A NamedTuple, not a dataclass: made before cargo starts (see audit.py).
 class Toolchain(NamedTuple):
     """The real binaries an audit runs."""
 
@@ -168,6 +170,7 @@ def _rustup_home() -> Path:
     return Path(home) if home else Path.home() / ".rustup"
 
 
+# A NamedTuple, not a dataclass: made before cargo starts (see audit.py).
 class RustupSettings(NamedTuple):
     """What RUSTUP_HOME/settings.toml (the user's own) says."""
 
