@@ -10,6 +10,7 @@ fail the test. Verdicts are compared with the default audit (real cargo, offline
 from __future__ import annotations
 
 import contextlib
+import functools
 import io
 import json
 import os
@@ -215,8 +216,10 @@ def test_fresh_machine_names_what_it_could_not_read(
     ]
 
 
-def _host_build_packages(path: Path, home: Path, monkeypatch: pytest.MonkeyPatch) -> set[str]:
-    """`NAME-VERSION` of the registry packages in any audited build of `path` on the host."""
+@functools.cache
+def _registry_packages(path: Path, home: Path) -> tuple[frozenset[str], frozenset[str]]:
+    """`NAME-VERSION` of the registry packages in any audited build of the unchanged fixture
+    `path` on the host, and of all those its lockfile holds (read once per test process)."""
     from featcheck.manifest.document import read_manifest
     from featcheck.resolution import resolve_builds, resolver_version
 
@@ -228,12 +231,21 @@ def _host_build_packages(path: Path, home: Path, monkeypatch: pytest.MonkeyPatch
         [cfg],
         resolver_version(read_manifest(path / "Cargo.toml").data),
     )
-    return {
+    built = frozenset(
         f"{n.name}-{n.version}"
         for g in graphs.values()
         for n in g.nodes()
         if not n.package.is_local
-    }
+    )
+    locked = frozenset(
+        f"{p['name']}-{p['version']}" for p in document["packages"] if p["source"] is not None
+    )
+    return built, locked
+
+
+def _host_build_packages(path: Path, home: Path) -> frozenset[str]:
+    """`NAME-VERSION` of the registry packages in any audited build of `path` on the host."""
+    return _registry_packages(path, home)[0]
 
 
 @pytest.mark.parametrize(
@@ -248,12 +260,7 @@ def test_packages_no_build_reaches_are_absent_not_a_gap(
 ) -> None:
     """What `cargo build` downloads, not what `cargo fetch` does: the optional dependencies
     nothing enables and other platforms' packages are missing, and the audit is complete."""
-    needed = _host_build_packages(path, registry_home, monkeypatch)
-    locked = {
-        f"{p['name']}-{p['version']}"
-        for p in build_metadata(path / "Cargo.toml", _env(registry_home)).document["packages"]
-        if p["source"] is not None
-    }
+    needed, locked = _registry_packages(path, registry_home)
     assert needed < locked  # the lockfile holds packages no host build uses
     partial = _no_exec_audit(path, _home(tmp_path / "home", needed), monkeypatch)
     full = _no_exec_audit(path, registry_home, monkeypatch)
@@ -266,7 +273,7 @@ def test_an_unread_backend_is_a_gap_not_a_verdict(
     tmp_path: Path, registry_home: Path, monkeypatch: pytest.MonkeyPatch, no_processes: None
 ) -> None:
     path = CRATES / "pitb-exec-cpu"
-    needed = _host_build_packages(path, registry_home, monkeypatch)
+    needed = _host_build_packages(path, registry_home)
     # burn-flex itself unread: nothing can be said of its features.
     result = _no_exec_audit(path, _home(tmp_path / "a", needed - {"burn-flex-0.22.1"}), monkeypatch)
     assert result.findings == []
@@ -641,7 +648,7 @@ def test_downloaded_archives_are_read_when_nothing_is_unpacked(
 ) -> None:
     """A CI cache keeps `registry/cache` (the `.crate` downloads), not `registry/src`."""
     path = CRATES / "pitb-exec-cpu"
-    needed = _host_build_packages(path, registry_home, monkeypatch)
+    needed = _host_build_packages(path, registry_home)
     cache = tmp_path / "home" / "registry" / "cache" / "index.crates.io-0000"
     cache.mkdir(parents=True)
     for name in needed:
