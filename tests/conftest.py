@@ -51,11 +51,29 @@ def write_offline_cargo_home(cargo_home: Path, registry: Path = FIXTURES / "regi
     return cargo_home
 
 
-def _point_cargo_at(cargo_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    # rustup finds its toolchains through RUSTUP_HOME, which defaults to ~/.rustup; keep it.
-    rustup_home = os.environ.get("RUSTUP_HOME") or str(Path.home() / ".rustup")
-    monkeypatch.setenv("RUSTUP_HOME", rustup_home)
-    monkeypatch.setenv("CARGO_HOME", str(cargo_home))
+def cargo_environment(cargo_home: Path, *, cached_rustc: bool = True) -> dict[str, str]:
+    """What cargo needs in the environment to use `cargo_home`: CARGO_HOME, RUSTUP_HOME (rustup
+    finds its toolchains through it, default ~/.rustup; kept when a test changes HOME) and,
+    with `cached_rustc`, CARGO_TARGET_DIR in the home, where cargo keeps what rustc answered
+    (`.rustc_info.json`, as in a project's target/) so that the calls after the first start
+    no `rustc -vV` or `--print cfg`: 0.06 s of each call. Tests of what cargo runs from a
+    checkout (test_hostile.py) go without: there every call asks rustc again."""
+    environment = {
+        "CARGO_HOME": str(cargo_home),
+        "RUSTUP_HOME": os.environ.get("RUSTUP_HOME") or str(Path.home() / ".rustup"),
+    }
+    if cached_rustc:
+        target = cargo_home / "target"
+        target.mkdir(exist_ok=True)
+        environment["CARGO_TARGET_DIR"] = str(target)
+    return environment
+
+
+def _point_cargo_at(
+    cargo_home: Path, monkeypatch: pytest.MonkeyPatch, *, cached_rustc: bool = False
+) -> None:
+    for name, value in cargo_environment(cargo_home, cached_rustc=cached_rustc).items():
+        monkeypatch.setenv(name, value)
 
 
 @pytest.fixture(autouse=True, scope="session")
@@ -134,15 +152,17 @@ def registry_views(tmp_path_factory: pytest.TempPathFactory) -> RegistryViews:
 def offline_cargo_for(
     registry_views: RegistryViews, monkeypatch: pytest.MonkeyPatch
 ) -> Callable[..., Path]:
-    """`offline_cargo_for(workspace, lock_only=False)`: point every cargo that featcheck
-    starts at the view of the stub registry that `workspace` needs (offline); its CARGO_HOME.
+    """`offline_cargo_for(workspace, lock_only=False, cached_rustc=True)`: point every cargo
+    that featcheck starts at the view of the stub registry that `workspace` needs (offline),
+    keeping what rustc answered between cargo calls unless `cached_rustc` is false (see
+    `cargo_environment`); its CARGO_HOME.
 
     Call it before the test removes or rewrites the workspace's Cargo.lock. A fix or edit
     that needs a crate the view lacks makes cargo fail loudly; use `offline_cargo` there."""
 
-    def point(workspace: Path, *, lock_only: bool = False) -> Path:
+    def point(workspace: Path, *, lock_only: bool = False, cached_rustc: bool = True) -> Path:
         home = registry_views.home(workspace, lock_only=lock_only)
-        _point_cargo_at(home, monkeypatch)
+        _point_cargo_at(home, monkeypatch, cached_rustc=cached_rustc)
         return home
 
     return point

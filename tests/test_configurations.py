@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 import tomlkit
-from conftest import WORKSPACES, RegistryViews, run_featcheck
+from conftest import WORKSPACES, RegistryViews, cargo_environment, run_featcheck
 from test_resolver_differential import (
     _run,
     cargo_tree_graph,
@@ -304,7 +304,7 @@ def test_each_configuration_resolves_as_cargo_tree_does(registry_views: Registry
     compared = 0
     for workspace in dict.fromkeys(w for w, _, _ in cases):
         # `burn/rayon` and the like turn on optional dependencies: the reachable view.
-        env = {**os.environ, "CARGO_HOME": str(registry_views.home(workspace))}
+        env = {**os.environ, **cargo_environment(registry_views.home(workspace))}
         # As the audit asks: every member feature, and the `dependency/feature` values.
         extra = FeatureSelection.of(
             v for w, _, s in cases if w == workspace for v in s.features if "/" in v

@@ -297,7 +297,8 @@ def test_trusting_the_checkout_runs_its_programs(
     if (reason := _skip_reason(attack)) is not None:
         pytest.skip(reason)
     checkout = make_checkout(tmp_path, nested=attack.nested)
-    offline_cargo_for(checkout.project)
+    # Every cargo call asks rustc again here: a kept answer would run no planted program.
+    offline_cargo_for(checkout.project, cached_rustc=False)
     attack.plant(checkout)
     done = run_featcheck(str(checkout.project), "--trust-checkout", "--format", "json")
     assert checkout.written() != [], done.stderr
@@ -321,7 +322,7 @@ def test_a_channel_is_honoured_and_pinned(
     if installed.returncode != 0:
         pytest.skip("the nightly toolchain is not installed")
     checkout = make_checkout(tmp_path)
-    offline_cargo_for(checkout.project)
+    offline_cargo_for(checkout.project, cached_rustc=False)
     (checkout.root / "rust-toolchain.toml").write_text('[toolchain]\nchannel = "nightly"\n')
     monkeypatch.delenv("RUSTUP_TOOLCHAIN", raising=False)
     runner = CargoRunner(checkout.project)
@@ -355,7 +356,7 @@ def test_rustup_toolchain_in_the_environment_beats_the_file(
     if not RUSTUP:
         pytest.skip("cargo is not a rustup proxy here")
     checkout = make_checkout(tmp_path)
-    offline_cargo_for(checkout.project)
+    offline_cargo_for(checkout.project, cached_rustc=False)
     _path_toolchain(checkout)
     monkeypatch.setenv("RUSTUP_TOOLCHAIN", "stable")
     done = run_featcheck(str(checkout.project), "--format", "json")
@@ -377,7 +378,7 @@ def test_without_rustup_the_cargo_on_path_is_used(
     monkeypatch.setenv("PATH", os.pathsep.join([str(bin_dir), os.environ.get("PATH", "")]))
     monkeypatch.delenv("RUSTUP_TOOLCHAIN", raising=False)
     checkout = make_checkout(tmp_path / "checkout")
-    offline_cargo_for(checkout.project)
+    offline_cargo_for(checkout.project, cached_rustc=False)
     _path_toolchain(checkout)
     _build_key("rustc")(checkout)
     toolchain = CargoRunner(checkout.project).toolchain
@@ -527,7 +528,7 @@ def test_refusal_does_not_depend_on_file_permissions(
     if not RUSTUP:
         pytest.skip("cargo is not a rustup proxy here")
     checkout = make_checkout(tmp_path)
-    offline_cargo_for(checkout.project)
+    offline_cargo_for(checkout.project, cached_rustc=False)
     _path_toolchain(checkout)
     toolchain = checkout.root / "rust-toolchain.toml"
     toolchain.chmod(0)

@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 import tomlkit
-from conftest import CRATES, WORKSPACES, RegistryViews
+from conftest import CRATES, WORKSPACES, RegistryViews, cargo_environment
 
 from featcheck.cargo.cfg import TargetCfg
 from featcheck.cargo.tree_text import parse_tree_text
@@ -149,11 +149,7 @@ def check_workspace(
     `cargo tree` calls run in parallel, one worker per given CARGO_HOME (each one offline and
     pointing at the same stub registry, or the same view of it).
     """
-    # rustup's proxies find toolchains through RUSTUP_HOME, which defaults to ~/.rustup.
-    rustup_home = os.environ.get("RUSTUP_HOME") or str(Path.home() / ".rustup")
-    envs = [
-        {**os.environ, "CARGO_HOME": str(home), "RUSTUP_HOME": rustup_home} for home in cargo_homes
-    ]
+    envs = [{**os.environ, **cargo_environment(home)} for home in cargo_homes]
     metadata = cargo_metadata(workspace, envs[0])
     members = list(metadata["workspace_members"])
     cfgs = [target_cfg(t) for t in targets]
