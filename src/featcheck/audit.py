@@ -68,6 +68,12 @@ class AuditOptions(NamedTuple):
     """Also audit each feature of each member on its own (`--each-feature`)."""
 
 
+KEPT_UNTIL_EXIT: list[object] | None = None
+"""Set to a list by a process that ends right after its audit (the command line, which exits
+without tearing the interpreter down): the metadata documents are kept there instead of being
+freed object by object when the audit returns (4 ms of a clean crate's 0.45 s)."""
+
+
 def _check_builtin_codes(options: AuditOptions) -> None:
     """An unknown FC code fails before cargo runs; other names may be the project's own rules,
     known once its configuration is read."""
@@ -143,6 +149,8 @@ def audit_project(
             metadata = pending.result()
         finally:
             pending.cancel()
+        if KEPT_UNTIL_EXIT is not None:
+            KEPT_UNTIL_EXIT.append(metadata)
         return pipeline.audit_workspace(
             manifest, options, runner, metadata, manifests, all_features=all_features
         )

@@ -270,7 +270,11 @@ def check(arguments: argparse.Namespace) -> int:
     if arguments.version:
         print(f"featcheck {__version__}")
         return EXIT_CLEAN
+    from featcheck import audit
     from featcheck.audit import AuditOptions, audit_project
+
+    if _short_lived and audit.KEPT_UNTIL_EXIT is None:
+        audit.KEPT_UNTIL_EXIT = []
 
     chosen_format: str = arguments.output_format or _default_format()
     github = chosen_format == "github" or _in_actions()
@@ -802,7 +806,14 @@ def _short_lived_process() -> None:
     thousand objects that live until it ends (the metadata document, the model, the graphs),
     and the collector walked them again and again (10% of a 500-member audit, measured in
     benchmarks/bench_cli.py; the peak RSS did not change). Here, not in `run`, which tests call
-    in a long-lived process."""
+    in a long-lived process; for the same reason the audit keeps what it would free on
+    returning (`audit.KEPT_UNTIL_EXIT`)."""
     import gc
 
     gc.disable()
+    global _short_lived
+    _short_lived = True
+
+
+_short_lived = False
+"""Whether this process ends after one command (the console entry points)."""
