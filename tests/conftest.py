@@ -102,6 +102,10 @@ def offline_cargo(offline_cargo_home: Path, monkeypatch: pytest.MonkeyPatch) -> 
     return offline_cargo_home
 
 
+_WHOLE_REGISTRY: frozenset[str] = frozenset({"*"})
+"""The view key that stands for fixtures/registry itself."""
+
+
 class RegistryViews:
     """Offline CARGO_HOMEs over views of the stub registry, each made once per test process."""
 
@@ -111,8 +115,13 @@ class RegistryViews:
         self._homes: dict[tuple[frozenset[str], int], Path] = {}
 
     def _packages(self, workspace: Path, lock_only: bool) -> frozenset[str]:
-        from stub_registry import lock_packages, reachable_packages, write_view
+        from stub_registry import find_lockfile, lock_packages, reachable_packages, write_view
 
+        if find_lockfile(workspace) is None:
+            # Nothing to read (the probe crate's lockfile is not committed): cargo writes a
+            # lockfile from the whole registry, as it would on a user's machine.
+            self._views[_WHOLE_REGISTRY] = FIXTURES / "registry"
+            return _WHOLE_REGISTRY
         packages = lock_packages(workspace)
         if not lock_only:
             packages = reachable_packages(packages)

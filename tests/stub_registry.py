@@ -93,14 +93,22 @@ def _selectable(directory: str) -> tuple[str, ...]:
     )
 
 
+def find_lockfile(workspace: Path) -> Path | None:
+    """The Cargo.lock cargo uses for `workspace` (a directory or a manifest): the nearest at or
+    above it; None when there is none."""
+    start = workspace if workspace.is_dir() else workspace.parent
+    return next(
+        (d / "Cargo.lock" for d in (start, *start.parents) if (d / "Cargo.lock").is_file()), None
+    )
+
+
 def lock_packages(workspace: Path) -> frozenset[str]:
     """`NAME-VERSION` of every crates.io package in the Cargo.lock of `workspace` (a workspace
     root, a member directory or a manifest in one)."""
-    start = workspace if workspace.is_dir() else workspace.parent
-    locks = [d / "Cargo.lock" for d in (start, *start.parents) if (d / "Cargo.lock").is_file()]
-    if not locks:
+    lockfile = find_lockfile(workspace)
+    if lockfile is None:
         raise AssertionError(f"no Cargo.lock at or above {workspace}")
-    lock = tomllib.loads(locks[0].read_text())
+    lock = tomllib.loads(lockfile.read_text())
     return frozenset(
         f"{p['name']}-{p['version']}"
         for p in lock.get("package", [])
