@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import contextlib
 import os
+import selectors
 import signal
 import subprocess
 import threading
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import NamedTuple
@@ -51,6 +53,12 @@ class RunningProcess:
         self._what = what
         self._output: tuple[bytes, bytes] | None = None
         self._error: BaseException | None = None
+        self._printed: list[bytes] = []
+        self._line_ends_at: int | None = None
+        """How many of the stdout chunks read end, together, with a newline."""
+        self._early: tuple[int, str] | None = None
+        """The chunks `stdout_once_a_line_ends` decoded, and their text."""
+        self._line_or_end = threading.Event()
         # Reading both pipes while the caller works keeps the command from blocking on a full
         # pipe (cargo metadata prints megabytes) and lets it finish in the meantime.
         self._reader = threading.Thread(target=self._collect, daemon=True)
@@ -58,9 +66,52 @@ class RunningProcess:
 
     def _collect(self) -> None:
         try:
-            self._output = self._process.communicate(timeout=self._timeout)
+            self._output = self._read_until_exit()
         except BaseException as error:  # handed to the caller by wait()
             self._error = error
+        finally:
+            self._line_or_end.set()
+
+    def _read_until_exit(self) -> tuple[bytes, bytes]:
+        """Both pipes until they close, then the exit (what `communicate` does, noting when
+        stdout so far ends a line); subprocess.TimeoutExpired past the timeout."""
+        deadline = time.monotonic() + self._timeout
+        stdout, stderr = self._process.stdout, self._process.stderr
+        assert stdout is not None and stderr is not None
+        printed, complained = self._printed, list[bytes]()
+        with selectors.DefaultSelector() as selector:
+            selector.register(stdout, selectors.EVENT_READ, printed)
+            selector.register(stderr, selectors.EVENT_READ, complained)
+            while selector.get_map():
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise subprocess.TimeoutExpired(self._process.args, self._timeout)
+                for key, _ in selector.select(left):
+                    data = os.read(key.fd, 1 << 16)
+                    if not data:
+                        selector.unregister(key.fileobj)
+                        continue
+                    key.data.append(data)
+                    if key.data is printed and data.endswith(b"\n"):
+                        self._line_ends_at = len(printed)
+                        self._line_or_end.set()
+        stdout.close()
+        stderr.close()
+        self._process.wait(timeout=max(deadline - time.monotonic(), 0.001))
+        return b"".join(printed), b"".join(complained)
+
+    def stdout_once_a_line_ends(self) -> str | None:
+        """What the command printed once its output so far ends a line (cargo metadata prints
+        one line of JSON, then frees what it built and exits: 10 ms in which the caller can
+        read the line); None when it ended, or failed, without printing a whole line. Its exit
+        status still decides: the caller calls `wait` as well."""
+        self._line_or_end.wait()
+        count = self._line_ends_at
+        if count is None:
+            return None
+        text = b"".join(self._printed[:count]).decode("utf-8", errors="replace")
+        self._early = (count, text)
+        return text
 
     def wait(self) -> ProcessOutput:
         """Its output once it ends; a timeout or Ctrl-C kills its whole process group."""
@@ -80,9 +131,13 @@ class RunningProcess:
             raise self._error
         assert self._output is not None
         stdout, stderr = self._output
+        early = self._early
         return ProcessOutput(
             self._process.returncode,
-            stdout.decode("utf-8", errors="replace"),
+            # The very text `stdout_once_a_line_ends` gave, when nothing was printed after it.
+            early[1]
+            if early is not None and early[0] == len(self._printed)
+            else stdout.decode("utf-8", errors="replace"),
             stderr.decode("utf-8", errors="replace"),
         )
 

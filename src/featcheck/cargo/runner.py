@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import threading
@@ -255,11 +256,21 @@ class CargoRunner:
             raise
 
         def answer() -> WorkspaceMetadata:
+            from featcheck.cargo.metadata import parse_metadata
+
+            # cargo prints its one line of JSON, then takes ~10 ms to free what it built and
+            # exit: the line is read meanwhile, and kept only if cargo then succeeds having
+            # printed nothing more.
+            line = running.stdout_once_a_line_ends()
+            early: WorkspaceMetadata | None = None
+            if line is not None:
+                with contextlib.suppress(FeatcheckError):
+                    early = parse_metadata(line)
             output = self._finish(running)
             if output.returncode != 0:
                 raise self._failure("cargo metadata", output)
-            from featcheck.cargo.metadata import parse_metadata
-
+            if early is not None and line is output.stdout:  # nothing printed after the line
+                return early
             return parse_metadata(output.stdout)
 
         return PendingMetadata(answer, running.cancel)

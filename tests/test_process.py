@@ -1,0 +1,76 @@
+"""A started command's output line is read while the command is still ending; its exit status
+still decides (cargo metadata prints one line of JSON, then frees what it built and exits)."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import time
+from pathlib import Path
+
+import pytest
+
+from featcheck.cargo.process import start_process
+from featcheck.cargo.runner import CargoRunner
+from featcheck.errors import FeatcheckError
+
+
+def _script(path: Path, body: str) -> Path:
+    path.write_text("#!/bin/sh\n" + body)
+    path.chmod(path.stat().st_mode | stat.S_IXUSR)
+    return path
+
+
+def test_the_line_is_there_before_the_command_ends(tmp_path: Path) -> None:
+    command = _script(tmp_path / "slow", "echo '{\"a\": 1}'\nsleep 1\nexit 3\n")
+    started = time.monotonic()
+    running = start_process(command, [], cwd=tmp_path, env=dict(os.environ), timeout=30, what="x")
+    assert running.stdout_once_a_line_ends() == '{"a": 1}\n'
+    assert time.monotonic() - started < 0.9, "waited for the command to end"
+    output = running.wait()
+    assert (output.returncode, output.stdout) == (3, '{"a": 1}\n')
+
+
+def test_what_is_printed_after_the_line_counts(tmp_path: Path) -> None:
+    command = _script(tmp_path / "more", "echo one\nsleep 0.2\necho two\n")
+    running = start_process(command, [], cwd=tmp_path, env=dict(os.environ), timeout=30, what="x")
+    assert running.stdout_once_a_line_ends() == "one\n"
+    assert running.wait().stdout == "one\ntwo\n"
+
+
+def test_no_line_at_all(tmp_path: Path) -> None:
+    command = _script(tmp_path / "quiet", "printf 'no newline'\nexit 1\n")
+    running = start_process(command, [], cwd=tmp_path, env=dict(os.environ), timeout=30, what="x")
+    assert running.stdout_once_a_line_ends() is None
+    assert running.wait() == (1, "no newline", "")
+
+
+@pytest.mark.parametrize(
+    ("after", "expected"),
+    [
+        ("exit 101", "cargo metadata failed"),  # the line read early is not the answer
+        ("echo '{\"packages\": []}'", "printed something unexpected"),  # nor is a later one
+    ],
+    ids=["fails-after-printing", "prints-again"],
+)
+def test_cargo_metadata_answers_only_once_cargo_succeeds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, after: str, expected: str
+) -> None:
+    """A stand-in cargo (featcheck trusts the checkout here, so it runs `cargo` from PATH)
+    prints valid metadata, then fails, or prints more."""
+    document = {
+        "packages": [],
+        "workspace_members": [],
+        "resolve": {"nodes": [], "root": None},
+        "workspace_root": str(tmp_path),
+    }
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    _script(bin_dir / "cargo", f"echo '{json.dumps(document)}'\nsleep 0.2\n{after}\n")
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    manifest = tmp_path / "Cargo.toml"
+    manifest.write_text('[package]\nname = "a"\nversion = "0.1.0"\n')
+    runner = CargoRunner(tmp_path, trust_checkout=True)
+    with pytest.raises(FeatcheckError, match=expected):
+        runner.metadata(manifest)
