@@ -66,7 +66,10 @@ class RunningProcess:
 
     def _collect(self) -> None:
         try:
-            self._output = self._read_until_exit()
+            if os.name == "posix":
+                self._output = self._read_until_exit()
+            else:  # a selector cannot wait on Windows pipes; no line is noted there
+                self._output = self._process.communicate(timeout=self._timeout)
         except BaseException as error:  # handed to the caller by wait()
             self._error = error
         finally:
