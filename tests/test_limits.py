@@ -165,13 +165,8 @@ def test_timeout_bounds_rustup_and_ends_what_it_started(
 ) -> None:
     """A rustup that hangs (and leaves a child behind) gets --timeout, not a fixed minute,
     whether featcheck asks for the default toolchain or (both at once) for its binaries."""
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
     pid_file = tmp_path / "child.pid"
-    rustup = bin_dir / "rustup"
-    rustup.write_text(f'#!/bin/sh\nsleep 300 &\necho $! >> "{pid_file}"\nwait\n')
-    rustup.chmod(0o755)
-    (bin_dir / "cargo").symlink_to(rustup)  # a rustup proxy: featcheck asks rustup first
+    bin_dir = _stand_in_rustup(tmp_path, f'sleep 300 &\necho $! >> "{pid_file}"\nwait\n')
     rustup_home = tmp_path / "rustup-home"
     rustup_home.mkdir()
     if settings is not None:
@@ -218,13 +213,8 @@ def test_an_installed_toolchain_is_used_without_starting_rustup(
     sysroot = subprocess.run(
         ["rustc", "--print", "sysroot"], capture_output=True, text=True, check=True
     ).stdout.strip()
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
     marker = tmp_path / "rustup-ran"
-    rustup = bin_dir / "rustup"
-    rustup.write_text(f'#!/bin/sh\ntouch "{marker}"\nexit 1\n')
-    rustup.chmod(0o755)
-    (bin_dir / "cargo").symlink_to(rustup)  # a rustup proxy, as installed by rustup
+    bin_dir = _stand_in_rustup(tmp_path, f'touch "{marker}"\nexit 1\n')
     rustup_home = tmp_path / "rustup-home"
     (rustup_home / "toolchains").mkdir(parents=True)
     (rustup_home / "toolchains" / "pinned-1").symlink_to(sysroot, target_is_directory=True)
@@ -246,12 +236,7 @@ def test_an_installed_toolchain_is_used_without_starting_rustup(
 def test_a_default_toolchain_that_is_no_name_is_one_line(tmp_path: Path) -> None:
     """rustup's settings file is the user's, yet its default becomes a path below the rustup
     home and an argument: one that is not a plain toolchain name is refused in one line."""
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    rustup = bin_dir / "rustup"
-    rustup.write_text("#!/bin/sh\nexit 1\n")
-    rustup.chmod(0o755)
-    (bin_dir / "cargo").symlink_to(rustup)
+    bin_dir = _stand_in_rustup(tmp_path, "exit 1\n")
     rustup_home = tmp_path / "rustup-home"
     rustup_home.mkdir()
     (rustup_home / "settings.toml").write_text('default_toolchain = "../elsewhere"\n')
@@ -259,6 +244,18 @@ def test_a_default_toolchain_that_is_no_name_is_one_line(tmp_path: Path) -> None
     env.update(PATH=f"{bin_dir}{os.pathsep}{env.get('PATH', '')}", RUSTUP_HOME=str(rustup_home))
     done = _featcheck_under(env, str(make_checkout(tmp_path / "c").project))
     _one_line_refusal(done, "rustup's default toolchain: `../elsewhere` is not a toolchain name")
+
+
+def _stand_in_rustup(tmp_path: Path, script: str) -> Path:
+    """A bin directory whose `rustup` runs `script` and whose `cargo` is a rustup proxy (a link
+    to it, as rustup installs them), so featcheck asks rustup first."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    rustup = bin_dir / "rustup"
+    rustup.write_text("#!/bin/sh\n" + script)
+    rustup.chmod(0o755)
+    (bin_dir / "cargo").symlink_to(rustup)
+    return bin_dir
 
 
 def _featcheck_under(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:

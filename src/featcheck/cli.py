@@ -270,11 +270,7 @@ def check(arguments: argparse.Namespace) -> int:
     if arguments.version:
         print(f"featcheck {__version__}")
         return EXIT_CLEAN
-    from featcheck import audit
     from featcheck.audit import AuditOptions, audit_project
-
-    if _short_lived and audit.KEPT_UNTIL_EXIT is None:
-        audit.KEPT_UNTIL_EXIT = []
 
     chosen_format: str = arguments.output_format or _default_format()
     github = chosen_format == "github" or _in_actions()
@@ -810,10 +806,7 @@ def _short_lived_process() -> None:
     returning (`audit.KEPT_UNTIL_EXIT`)."""
     import gc
 
+    from featcheck import audit
+
     gc.disable()
-    global _short_lived
-    _short_lived = True
-
-
-_short_lived = False
-"""Whether this process ends after one command (the console entry points)."""
+    audit.KEPT_UNTIL_EXIT = []
