@@ -2,28 +2,39 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from featcheck.errors import FeatcheckError
 from featcheck.fileio import MAX_MANIFEST_BYTES, decode_text, read_regular_file, toml_data
-from featcheck.manifest.spans import Entry, KeyPath, index_spans
+
+if TYPE_CHECKING:
+    from featcheck.manifest.spans import Entry, KeyPath
 
 
-@dataclass
 class ManifestDocument:
-    """A parsed manifest; `data` is plain Python values, `entry()` gives positions."""
+    """A parsed manifest; `data` is plain Python values, `entry()` gives positions.
 
-    path: Path
-    text: str
-    data: dict[str, Any]
-    _lines: list[str] = field(default_factory=list, repr=False)
+    A plain class, not a dataclass, and the span index is imported at its first use: cargo's
+    configuration files are read as documents before cargo starts (see audit.py), where the
+    `dataclasses` import and its generated methods would cost more than the whole read.
+    """
+
+    def __init__(self, path: Path, text: str, data: dict[str, Any]) -> None:
+        self.path = path
+        self.text = text
+        self.data = data
+        self._lines: list[str] = []
+
+    def __repr__(self) -> str:
+        return f"ManifestDocument({str(self.path)!r})"
 
     @cached_property
     def spans(self) -> dict[KeyPath, Entry]:
         """Positions of every key path (computed on first use: most manifests need none)."""
+        from featcheck.manifest.spans import index_spans
+
         return index_spans(self.text)
 
     def entry(self, path: KeyPath) -> Entry | None:
