@@ -104,6 +104,9 @@ def run_isolated(
     env = {
         **os.environ,
         "CARGO_HOME": str(cargo_home),
+        # featcheck's cache, where cargo keeps rustc's answers, starts empty: the first cargo
+        # call asks rustc, as a planted program would need.
+        "XDG_CACHE_HOME": str(cargo_home / "featcheck-cache"),
         "RUSTUP_HOME": os.environ.get("RUSTUP_HOME") or str(Path.home() / ".rustup"),
         "NO_COLOR": "1",
         "COLUMNS": "200",

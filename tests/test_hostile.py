@@ -40,7 +40,7 @@ from featcheck.cargo.checkout_config import (
     filter_rustflags,
 )
 from featcheck.cargo.runner import CargoRunner
-from featcheck.cargo.toolchain import find_toolchain_request
+from featcheck.cargo.toolchain import find_toolchain_request, neutral_directory
 
 # --- the attacks ------------------------------------------------------------------------------
 
@@ -334,7 +334,7 @@ def test_a_channel_is_honoured_and_pinned(
     assert environment["RUSTUP_TOOLCHAIN"] == "nightly"
     assert environment["RUSTC"] == environment["CARGO_BUILD_RUSTC"] == str(toolchain.rustc)
     for name in WRAPPER_VARIABLES:
-        assert environment[name] == ""
+        assert name not in environment
     for trust in ((), ("--trust-checkout",)):
         done = run_featcheck(str(checkout.project), "--format", "json", *trust)
         assert done.returncode == 1, done.stderr
@@ -347,6 +347,80 @@ WRAPPER_VARIABLES = (
     "CARGO_BUILD_RUSTC_WRAPPER",
     "CARGO_BUILD_RUSTC_WORKSPACE_WRAPPER",
 )
+
+
+def test_the_users_rustc_wrapper_is_run_by_no_cargo_of_featcheck(
+    tmp_path: Path, registry_views: RegistryViews, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A wrapper in the user's environment is left out of cargo's; one in CARGO_HOME's
+    configuration is disabled with empty settings (only then: cargo keeps no rustc answer
+    when a wrapper setting is empty). Neither runs; with --trust-checkout both would."""
+    checkout = make_checkout(tmp_path)
+    home = write_offline_cargo_home(tmp_path / "cargo-home", registry_views.registry(TEMPLATE))
+    monkeypatch.setenv("CARGO_HOME", str(home))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    in_environment = checkout.root / checkout.marker_script("bin/environment-wrapper")
+    monkeypatch.setenv("RUSTC_WRAPPER", str(in_environment))
+    environment = CargoRunner(checkout.project)._environment()
+    assert [name for name in WRAPPER_VARIABLES if name in environment] == []
+    done = run_isolated([str(checkout.project), "--format", "json"], home)
+    assert done.returncode == 1, done.stderr
+    assert checkout.written() == []
+
+    in_configuration = checkout.root / checkout.marker_script("bin/configured-wrapper")
+    with (home / "config.toml").open("a") as config:
+        config.write(f"[build]\nrustc-wrapper = {json.dumps(str(in_configuration))}\n")
+    monkeypatch.delenv("RUSTC_WRAPPER")
+    environment = CargoRunner(checkout.project)._environment()
+    assert [environment.get(name) for name in WRAPPER_VARIABLES] == [""] * 4
+    done = run_isolated([str(checkout.project), "--format", "json"], home)
+    assert done.returncode == 1, done.stderr
+    assert checkout.written() == []
+
+    # The fixtures are live: plain cargo runs the configured wrapper.
+    run_isolated([str(checkout.project), "--trust-checkout", "--format", "json"], home)
+    assert checkout.written() == ["configured-wrapper"]
+
+
+def test_cargo_keeps_what_rustc_answered_in_featchecks_cache(
+    tmp_path: Path, offline_cargo_for: Callable[..., Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """In a project without target/, cargo has nowhere to keep `rustc -vV` and `--print cfg`:
+    featcheck gives it a directory in its own cache, so that the second cargo call runs no
+    rustc (an empty wrapper setting in the user's environment, which would stop cargo from
+    keeping anything, is left out). The project gets no target/."""
+    checkout = make_checkout(tmp_path)
+    offline_cargo_for(checkout.project, cached_rustc=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setenv("RUSTC_WRAPPER", "")
+    runner = CargoRunner(checkout.project)
+    toolchain = runner.toolchain
+    assert toolchain is not None
+    environment = {**runner._environment(), "CARGO_LOG": "cargo::util::rustc=debug"}
+
+    def rustc_log() -> str:
+        done = subprocess.run(
+            [
+                str(toolchain.cargo),
+                "metadata",
+                "--format-version=1",
+                f"--manifest-path={checkout.project / 'Cargo.toml'}",
+            ],
+            cwd=neutral_directory(),  # where featcheck runs cargo
+            env=environment,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        return done.stderr
+
+    first, second = rustc_log(), rustc_log()
+    assert "running `" in first
+    assert "rustc info cache hit" in second
+    assert "running `" not in second
+    assert not (checkout.project / "target").exists()
+    kept = list((tmp_path / "cache" / "featcheck" / "cargo").glob("*/.rustc_info.json"))
+    assert len(kept) == 1
 
 
 def test_rustup_toolchain_in_the_environment_beats_the_file(

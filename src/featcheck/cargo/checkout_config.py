@@ -538,6 +538,31 @@ def _user_rustflags(
     return build, targets
 
 
+_WRAPPER_KEYS = ("rustc-wrapper", "rustc-workspace-wrapper")
+
+
+def wrapper_configured(cargo_home: Path | None, workdir: Path) -> bool:
+    """Whether a configuration file cargo reads when it runs in `workdir` (that directory's
+    `.cargo/config.toml` and those above it, then CARGO_HOME's, with what they include) names
+    a rustc wrapper. A file that cannot be read counts as naming one."""
+    directory = workdir.absolute()
+    names = ("config", "config.toml")
+    files = [d / ".cargo" / name for d in (directory, *directory.parents) for name in names]
+    if cargo_home is not None:
+        files += [cargo_home / "config", cargo_home / "config.toml"]
+    for file in files:
+        try:
+            if not file.exists():
+                continue
+            for document, _, _ in _load(file, (), file.parent.parent):
+                build = document.data.get("build")
+                if isinstance(build, dict) and any(key in build for key in _WRAPPER_KEYS):
+                    return True
+        except (FeatcheckError, OSError):
+            return True
+    return False
+
+
 def checkout_config_args(
     workdir: Path, environment: Mapping[str, str], cargo_home: Path | None
 ) -> list[Argument]:

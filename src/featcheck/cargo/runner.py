@@ -27,6 +27,7 @@ from featcheck.cargo.checkout_config import (
     default_cargo_home,
     environment_rustflags,
     read_checkout_config,
+    wrapper_configured,
 )
 from featcheck.cargo.process import ProcessOutput, RunningProcess, start_process
 from featcheck.cargo.toolchain import Toolchain, neutral_directory, resolve_toolchain, which
@@ -43,6 +44,33 @@ if TYPE_CHECKING:
 # `{p} [{f}]` gives "name vX (source) [features]" per line; `--prefix depth` makes the nesting
 # unambiguous and `--charset ascii` keeps the text independent of the terminal.
 TREE_FORMAT = "{p} [{f}]"
+
+
+WRAPPER_VARIABLES = (
+    "RUSTC_WRAPPER",
+    "RUSTC_WORKSPACE_WRAPPER",
+    "CARGO_BUILD_RUSTC_WRAPPER",
+    "CARGO_BUILD_RUSTC_WORKSPACE_WRAPPER",
+)
+"""Where cargo finds a rustc wrapper in the environment; featcheck's cargo runs none."""
+
+
+def _cargo_build_directory(environment: dict[str, str], toolchain: Toolchain) -> Path | None:
+    """The directory, in featcheck's user cache, where cargo keeps what this toolchain's rustc
+    answered (`.rustc_info.json`, which a build keeps in the project's target/): `rustc -vV`
+    and `--print cfg`, 35 ms of each cargo call that has no target directory to keep them in.
+    cargo compiles nothing for featcheck and writes nothing else there; the project's own
+    target/ is left alone. None when the cache cannot be made."""
+    cache = user_cache_directory(environment)
+    if cache is None:
+        return None
+    name = toolchain.rustup_name
+    directory = cache / "cargo" / (name if name and name not in (".", "..") else "default")
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return None
+    return directory
 
 
 # A NamedTuple, not a dataclass: made before cargo starts (see audit.py).
@@ -132,22 +160,22 @@ class CargoRunner:
         toolchain = resolve_toolchain(self.workdir, self.timeout)
         rustc = str(toolchain.rustc)
         # The environment beats every configuration file: the real compiler, no wrappers.
-        # (An empty wrapper setting disables one set in a configuration file.)
-        env.update(
-            {
-                "RUSTC": rustc,
-                "CARGO_BUILD_RUSTC": rustc,
-                "RUSTC_WRAPPER": "",
-                "RUSTC_WORKSPACE_WRAPPER": "",
-                "CARGO_BUILD_RUSTC_WRAPPER": "",
-                "CARGO_BUILD_RUSTC_WORKSPACE_WRAPPER": "",
-            }
-        )
+        env.update({"RUSTC": rustc, "CARGO_BUILD_RUSTC": rustc})
         if toolchain.rustup_name is not None:
             # Anything that reaches a rustup proxy gets this toolchain, not the checkout's.
             env["RUSTUP_TOOLCHAIN"] = toolchain.rustup_name
-        config = read_checkout_config(self.workdir, env, default_cargo_home(env))
-        return _Setup(toolchain, env, neutral_directory(), config, environment_rustflags(env))
+        cargo_home = default_cargo_home(env)
+        config = read_checkout_config(self.workdir, env, cargo_home)
+        cwd = neutral_directory()
+        for name in WRAPPER_VARIABLES:
+            env.pop(name, None)
+        if wrapper_configured(cargo_home, cwd):
+            # Only an empty setting disables a wrapper named in a configuration file. Only
+            # then: cargo cannot fingerprint an empty wrapper, and keeps no answer of rustc.
+            env.update(dict.fromkeys(WRAPPER_VARIABLES, ""))
+        if (build_directory := _cargo_build_directory(env, toolchain)) is not None:
+            env["CARGO_TARGET_DIR"] = env["CARGO_BUILD_BUILD_DIR"] = str(build_directory)
+        return _Setup(toolchain, env, cwd, config, environment_rustflags(env))
 
     def _run(self, program: str, args: Sequence[Argument]) -> CargoOutput:
         return self._finish(self._start(program, args))
