@@ -10,6 +10,9 @@ ones and the network plays no part.
 - flagged crate: `featcheck crates/pitb-exec-cpu` (a finding and its confirmed fix) against
   `cargo tree -e normal -i burn-flex` in that crate; goal <= 1.5x;
 - clean crate: `featcheck crates/pitb-exec-cpu-simd` against the same; goal <= 1.3x;
+- the same two in a project built before (its target/ holds what rustc answered cargo, so
+  cargo tree asks rustc nothing; featcheck's cargo keeps those answers in the user cache):
+  the goals above;
 - --no-exec: `featcheck --no-exec crates/pitb-exec-cpu` (starts no process); goal <= 1.0x;
 - 100 members: a generated workspace, 40% of its members flagged, against one
   `cargo metadata`; goal <= 1.5x;
@@ -32,6 +35,7 @@ import argparse
 import json
 import os
 import platform
+import shutil
 import statistics
 import subprocess
 import sys
@@ -206,6 +210,17 @@ def main() -> None:
             ),
             Case("--no-exec", [*FEATCHECK, "--no-exec", "."], tree, "cargo tree", flagged, 1.0, 1),
         ]
+        # The same in a project built before: cargo tree keeps rustc's answers in its target/
+        # (the warm-up run writes them), as featcheck's cargo keeps them in the user cache.
+        built = Path(scratch) / "built"
+        for label, crate, goal, expected in (
+            ("flagged crate, built", flagged, 1.5, 1),
+            ("clean crate, built", CRATES / "pitb-exec-cpu-simd", 1.3, 0),
+        ):
+            copy = built / crate.name
+            shutil.copytree(crate, copy, ignore=shutil.ignore_patterns("target"))
+            (copy / "target").mkdir()
+            cases.append(Case(label, [*FEATCHECK, "."], tree, "cargo tree", copy, goal, expected))
         # The same with nothing in the user's cache: rustc asked, registry manifests parsed.
         cases += [
             Case(
@@ -219,7 +234,7 @@ def main() -> None:
                 empty_cache=True,
             )
             for case in cases
-            if options.first_runs
+            if options.first_runs and not case.label.endswith(", built")
         ]
         for size in options.sizes:
             workspace = generate_workspace(Path(scratch) / f"ws{size}", size, environment)
