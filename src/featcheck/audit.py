@@ -146,14 +146,18 @@ def audit_project(
             if meanwhile is not None:
                 meanwhile()
             _warm_target_cfgs(runner, options.targets)
+            pending.read_last_answer()
             metadata = pending.result()
         finally:
             pending.cancel()
         if KEPT_UNTIL_EXIT is not None:
             KEPT_UNTIL_EXIT.append(metadata)
-        return pipeline.audit_workspace(
-            manifest, options, runner, metadata, manifests, all_features=all_features
-        )
+        try:
+            return pipeline.audit_workspace(
+                manifest, options, runner, metadata, manifests, all_features=all_features
+            )
+        finally:
+            pending.settle()
 
 
 def _file_runner() -> type[CargoRunner]:

@@ -38,6 +38,7 @@ from featcheck.fileio import special_manifest, user_cache_directory
 if TYPE_CHECKING:
     # Needed once cargo has started, and imported then: the user waits on what runs before.
     from featcheck.cargo.cfg import TargetCfg
+    from featcheck.cargo.last_answer import LastAnswer
     from featcheck.cargo.metadata import WorkspaceMetadata
     from featcheck.cargo.rustc_answers import RustcAnswers
 
@@ -283,25 +284,34 @@ class CargoRunner:
             running.cancel()
             raise
 
-        def answer() -> WorkspaceMetadata:
+        def answer(last: LastAnswer | None) -> WorkspaceMetadata:
             from featcheck.cargo.metadata import parse_metadata
 
             # cargo prints its one line of JSON, then takes ~10 ms to free what it built and
-            # exit: the line is read meanwhile, and kept only if cargo then succeeds having
-            # printed nothing more.
+            # exit: the line is read meanwhile (or found equal to the last audit's, parsed
+            # already), and kept only if cargo then succeeds having printed nothing more.
             line = running.stdout_once_a_line_ends()
             early: WorkspaceMetadata | None = None
             if line is not None:
-                with contextlib.suppress(FeatcheckError):
-                    early = parse_metadata(line)
+                early = last.matching(line) if last is not None else None
+                if early is None:
+                    with contextlib.suppress(FeatcheckError):
+                        early = parse_metadata(line)
             output = self._finish(running)
             if output.returncode != 0:
                 raise self._failure("cargo metadata", output)
             if early is not None and line is output.stdout:  # nothing printed after the line
+                if last is not None:
+                    last.keep(output.stdout)
                 return early
             return parse_metadata(output.stdout)
 
-        return PendingMetadata(answer, running.cancel)
+        def last_answer() -> LastAnswer | None:
+            from featcheck.cargo.last_answer import LastAnswer
+
+            return LastAnswer.of_command(self._prepared().environment, args)
+
+        return PendingMetadata(answer, running.cancel, last_answer)
 
     def tree(
         self,
@@ -408,16 +418,34 @@ class PendingMetadata:
     """A `cargo metadata` answer on its way (see `CargoRunner.start_metadata`)."""
 
     def __init__(
-        self, answer: Callable[[], WorkspaceMetadata], cancel: Callable[[], None] | None = None
+        self,
+        answer: Callable[[LastAnswer | None], WorkspaceMetadata],
+        cancel: Callable[[], None] | None = None,
+        last_answer: Callable[[], LastAnswer | None] | None = None,
     ) -> None:
-        self._answer: Callable[[], WorkspaceMetadata] | None = answer
+        self._answer: Callable[[LastAnswer | None], WorkspaceMetadata] | None = answer
         self._cancel = cancel
+        self._last_answer = last_answer
+        self._last: LastAnswer | None = None
+
+    def read_last_answer(self) -> None:
+        """While cargo works: read and parse what it answered at the project's last audit
+        (see last_answer.py), so that the same answer again needs no parsing."""
+        if self._last_answer is not None and self._last is None:
+            self._last = self._last_answer()
+            if self._last is not None:
+                self._last.read()
 
     def result(self) -> WorkspaceMetadata:
         """The metadata, once cargo has answered; its failure as a FeatcheckError."""
         assert self._answer is not None, "the metadata was taken or cancelled already"
         answer, self._answer = self._answer, None
-        return answer()
+        return answer(self._last)
+
+    def settle(self) -> None:
+        """Wait for the answer to be kept for the next audit (before the process ends)."""
+        if self._last is not None:
+            self._last.settle()
 
     def cancel(self) -> None:
         """Stop cargo: the audit ended before it needed the answer."""

@@ -52,7 +52,7 @@ class FileRunner(CargoRunner):
         features: tuple[str, ...] = (),
     ) -> PendingMetadata:
         """`metadata`, read when the audit asks for it (there is no process to wait for)."""
-        return PendingMetadata(lambda: self.metadata(manifest_path))
+        return PendingMetadata(lambda _last: self.metadata(manifest_path))
 
     def host_triple(self) -> str:
         """The host triple, from the Python runtime."""
