@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import REPO, run_featcheck
+from conftest import REPO, WORKSPACES, run_featcheck
 
 from featcheck.cargo import last_answer as last_answer_module
 from featcheck.cargo import metadata as metadata_module
@@ -112,3 +112,20 @@ def test_only_the_answers_written_last_are_kept(tmp_path: Path) -> None:
     assert len(kept) == MAX_KEPT
     assert "00.json" not in kept
     assert f"{MAX_KEPT + 2:02}.json" in kept
+
+
+def test_an_audit_that_needs_cargo_again_is_not_done_ahead(
+    tmp_path: Path, offline_cargo_for: Callable[..., Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With cargo's answer known, the audit is done while cargo works; one that must ask cargo
+    once more (here: a fix whose new dependency cargo confirms in a copy) is given up there and
+    done after cargo's answer, as without a kept answer: the same diff, not an unconfirmed one."""
+    project = tmp_path / "app"
+    shutil.copytree(WORKSPACES / "shape-g-new-dependency", project)
+    offline_cargo_for(project)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    first = run_featcheck(str(project), "--diff")
+    assert first.returncode == 1, first.stderr
+    assert "+matrixmultiply = " in first.stdout
+    again = run_featcheck(str(project), "--diff")
+    assert (again.returncode, again.stdout, again.stderr) == (1, first.stdout, first.stderr)

@@ -25,6 +25,8 @@ from featcheck.featureset import FeatureSelection
 from featcheck.lockfile import LockfileGuard
 
 if TYPE_CHECKING:
+    from featcheck.cargo.metadata import WorkspaceMetadata
+    from featcheck.locate import ManifestCache
     from featcheck.report import AuditResult
 
 
@@ -147,17 +149,49 @@ def audit_project(
                 meanwhile()
             _warm_target_cfgs(runner, options.targets)
             pending.read_last_answer()
+            ahead = _audit_ahead(
+                pending.last_answer, manifest, options, runner, manifests, all_features
+            )
             metadata = pending.result()
         finally:
             pending.cancel()
         if KEPT_UNTIL_EXIT is not None:
             KEPT_UNTIL_EXIT.append(metadata)
         try:
+            if ahead is not None and ahead[0] is metadata:  # cargo answered the same again
+                return ahead[1]
             return pipeline.audit_workspace(
                 manifest, options, runner, metadata, manifests, all_features=all_features
             )
         finally:
             pending.settle()
+
+
+def _audit_ahead(
+    known: WorkspaceMetadata | None,
+    manifest: Path,
+    options: AuditOptions,
+    runner: CargoRunner,
+    manifests: ManifestCache,
+    all_features: bool,
+) -> tuple[WorkspaceMetadata, AuditResult] | None:
+    """While cargo works: the audit of the answer it gave last time (see last_answer.py),
+    which stands only if cargo now answers exactly the same. Given up (None) where it would
+    start a process (cargo to confirm a fix, say) or fails in any way: the audit after cargo's
+    answer then does it all, and raises what there is to raise."""
+    if known is None:
+        return None
+    from featcheck import pipeline
+    from featcheck.cargo.process import ProcessRefused, refusing_processes
+
+    try:
+        with refusing_processes():
+            result = pipeline.audit_workspace(
+                manifest, options, runner, known, manifests, all_features=all_features
+            )
+    except (ProcessRefused, Exception):
+        return None
+    return known, result
 
 
 def _file_runner() -> type[CargoRunner]:

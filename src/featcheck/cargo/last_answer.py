@@ -59,6 +59,11 @@ class LastAnswer:
             self._metadata = parse_metadata(text)
             self._text = text
 
+    @property
+    def metadata(self) -> WorkspaceMetadata | None:
+        """The kept answer, parsed (None when there is none, or once it did not match)."""
+        return self._metadata
+
     def matching(self, text: str) -> WorkspaceMetadata | None:
         """The parsed answer when cargo printed exactly the kept text; None otherwise (and the
         kept document is let go)."""

@@ -9,7 +9,7 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
@@ -170,6 +170,26 @@ class RunningProcess:
         self._reader.join(timeout=5)
 
 
+class ProcessRefused(BaseException):
+    """A process asked for while `refusing_processes` is in force. A BaseException, so that
+    no handler of ordinary errors on the way takes it for a failure of the command."""
+
+
+_refusing = False
+
+
+@contextlib.contextmanager
+def refusing_processes() -> Iterator[None]:
+    """Start no process in this block: `start_process` raises ProcessRefused (for work done
+    ahead, which is given up when it would need cargo or rustc)."""
+    global _refusing
+    _refusing = True
+    try:
+        yield
+    finally:
+        _refusing = False
+
+
 def start_process(
     executable: Path | str,
     arguments: Sequence[Argument],
@@ -180,6 +200,8 @@ def start_process(
     what: str,
 ) -> RunningProcess:
     """Start one command (checked as `run_process` checks it) and return at once."""
+    if _refusing:
+        raise ProcessRefused(what)
     try:
         refuse_unsafe(arguments)
     except GateError as error:

@@ -436,6 +436,12 @@ class PendingMetadata:
             if self._last is not None:
                 self._last.read()
 
+    @property
+    def last_answer(self) -> WorkspaceMetadata | None:
+        """The last audit's answer, parsed by `read_last_answer` (None without one). `result()`
+        returns this very object when cargo answers the same again."""
+        return self._last.metadata if self._last is not None else None
+
     def result(self) -> WorkspaceMetadata:
         """The metadata, once cargo has answered; its failure as a FeatcheckError."""
         assert self._answer is not None, "the metadata was taken or cancelled already"
