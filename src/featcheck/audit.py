@@ -179,7 +179,7 @@ def _audit_ahead(
     which stands only if cargo now answers exactly the same. Given up (None) where it would
     start a process (cargo to confirm a fix, say) or fails in any way: the audit after cargo's
     answer then does it all, and raises what there is to raise."""
-    if known is None:
+    if known is None or options.resolver == "cargo":  # its cargo calls run on other threads
         return None
     from featcheck import pipeline
     from featcheck.cargo.process import ProcessRefused, refusing_processes

@@ -175,19 +175,18 @@ class ProcessRefused(BaseException):
     no handler of ordinary errors on the way takes it for a failure of the command."""
 
 
-_refusing = False
+_refusing = threading.local()
 
 
 @contextlib.contextmanager
 def refusing_processes() -> Iterator[None]:
-    """Start no process in this block: `start_process` raises ProcessRefused (for work done
-    ahead, which is given up when it would need cargo or rustc)."""
-    global _refusing
-    _refusing = True
+    """Start no process from this thread in this block: `start_process` raises ProcessRefused
+    (for work done ahead, which is given up when it would need cargo or rustc)."""
+    _refusing.active = True
     try:
         yield
     finally:
-        _refusing = False
+        _refusing.active = False
 
 
 def start_process(
@@ -200,7 +199,7 @@ def start_process(
     what: str,
 ) -> RunningProcess:
     """Start one command (checked as `run_process` checks it) and return at once."""
-    if _refusing:
+    if getattr(_refusing, "active", False):
         raise ProcessRefused(what)
     try:
         refuse_unsafe(arguments)
