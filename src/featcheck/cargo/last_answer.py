@@ -25,7 +25,7 @@ MAX_KEPT = 8
 """Answers kept, one per project and command line: the oldest written go first."""
 
 MAX_BYTES = 64 << 20
-"""A larger kept answer is not read (parsing it could outlast cargo's own work)."""
+"""A larger answer is not kept (parsing it could outlast cargo's own work)."""
 
 
 class LastAnswer:
@@ -75,7 +75,7 @@ class LastAnswer:
     def keep(self, text: str) -> None:
         """Keep `text` for the next audit, unless it is what was kept. Written in the
         background (the audit goes on meanwhile; `settle()` waits for it), atomically."""
-        if text == self._text:
+        if text == self._text or len(text) > MAX_BYTES:
             return
         self._writer = threading.Thread(target=self._write, args=(text,), daemon=True)
         self._writer.start()

@@ -175,7 +175,11 @@ class CargoRunner:
             # then: cargo cannot fingerprint an empty wrapper, and keeps no answer of rustc.
             env.update(dict.fromkeys(WRAPPER_VARIABLES, ""))
         if (build_directory := _cargo_build_directory(env, toolchain)) is not None:
-            env["CARGO_TARGET_DIR"] = env["CARGO_BUILD_BUILD_DIR"] = str(build_directory)
+            env["CARGO_TARGET_DIR"] = str(build_directory)
+            # cargo 1.91+ keeps rustc's answers in the build directory (the target directory
+            # unless configured), whose setting expands `{...}` templates.
+            if not {"{", "}"} & set(str(build_directory)):
+                env["CARGO_BUILD_BUILD_DIR"] = str(build_directory)
         return _Setup(toolchain, env, cwd, config, environment_rustflags(env))
 
     def _run(self, program: str, args: Sequence[Argument]) -> CargoOutput:
