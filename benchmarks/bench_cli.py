@@ -10,9 +10,10 @@ ones and the network plays no part.
 - flagged crate: `featcheck crates/pitb-exec-cpu` (a finding and its confirmed fix) against
   `cargo tree -e normal -i burn-flex` in that crate; goal <= 1.5x;
 - clean crate: `featcheck crates/pitb-exec-cpu-simd` against the same; goal <= 1.3x;
-- the same two in a project built before (its target/ holds what rustc answered cargo, so
-  cargo tree asks rustc nothing; featcheck's cargo keeps those answers in the user cache):
-  the goals above;
+- the same two when cargo's answer differs from the last run's (as after editing a manifest:
+  the audit waits for it), and in a project built before (its target/ holds what rustc
+  answered cargo, so cargo tree asks rustc nothing; featcheck's cargo keeps those answers in
+  the user cache): the goals above;
 - --no-exec: `featcheck --no-exec crates/pitb-exec-cpu` (starts no process); goal <= 1.0x;
 - 100 members: a generated workspace, 40% of its members flagged, against one
   `cargo metadata`; goal <= 1.5x;
@@ -128,6 +129,9 @@ class Case:
     expected_exit: int
     empty_cache: bool = False
     """Each featcheck run gets a new, empty user cache directory (a first run)."""
+    answer_changed: bool = False
+    """Each featcheck run finds no kept cargo answer (as after an edit of a manifest), but
+    the rest of the user cache as the last run left it."""
 
 
 def measure(
@@ -155,6 +159,8 @@ def measure(
     peak = 0.0
     for _ in range(repeat):
         cargo_times.append(run(case.cargo, case.cwd, environment).seconds)
+        if case.answer_changed:
+            _forget_kept_answers(environment)
         measured = run_measuring_rss(case.featcheck, case.cwd, featcheck_environment())
         featcheck_times.append(measured.seconds)
         peak = max(peak, measured.peak_rss_mb)
@@ -170,6 +176,15 @@ def measure(
         "rss": peak,
         "exit": warm_featcheck.returncode,
     }
+
+
+def _forget_kept_answers(environment: dict[str, str]) -> None:
+    """Remove the cargo answers featcheck keeps in the user cache (see last_answer.py)."""
+    from featcheck.fileio import user_cache_directory
+
+    cache = user_cache_directory(environment)
+    if cache is not None:
+        shutil.rmtree(cache / "metadata", ignore_errors=True)
 
 
 def compile_package() -> None:
@@ -210,6 +225,20 @@ def main() -> None:
             ),
             Case("--no-exec", [*FEATCHECK, "--no-exec", "."], tree, "cargo tree", flagged, 1.0, 1),
         ]
+        # The same when cargo's answer differs from the last run's (a manifest was edited).
+        cases += [
+            Case(
+                f"{case.label}, edited",
+                case.featcheck,
+                case.cargo,
+                case.cargo_label,
+                case.cwd,
+                case.goal,
+                case.expected_exit,
+                answer_changed=True,
+            )
+            for case in cases[:2]
+        ]
         # The same in a project built before: cargo tree keeps rustc's answers in its target/
         # (the warm-up run writes them), as featcheck's cargo keeps them in the user cache.
         built = Path(scratch) / "built"
@@ -234,7 +263,7 @@ def main() -> None:
                 empty_cache=True,
             )
             for case in cases
-            if options.first_runs and not case.label.endswith(", built")
+            if options.first_runs and case.label in ("flagged crate", "clean crate", "--no-exec")
         ]
         for size in options.sizes:
             workspace = generate_workspace(Path(scratch) / f"ws{size}", size, environment)
