@@ -56,8 +56,10 @@ def cargo_environment(cargo_home: Path, *, cached_rustc: bool = True) -> dict[st
     finds its toolchains through it, default ~/.rustup; kept when a test changes HOME) and,
     with `cached_rustc`, CARGO_TARGET_DIR in the home, where cargo keeps what rustc answered
     (`.rustc_info.json`, as in a project's target/) so that the calls after the first start
-    no `rustc -vV` or `--print cfg`: 0.06 s of each call. Tests of what cargo runs from a
-    checkout (test_hostile.py) go without: there every call asks rustc again."""
+    no `rustc -vV` or `--print cfg`: 0.06 s of each call. (By default featcheck gives its own
+    cargo a target directory in its user cache; this one serves the cargo tests run themselves
+    and `--trust-checkout`.) Tests of what cargo runs from a checkout (test_hostile.py) go
+    without, with an empty user cache: there the first call asks rustc again."""
     environment = {
         "CARGO_HOME": str(cargo_home),
         "RUSTUP_HOME": os.environ.get("RUSTUP_HOME") or str(Path.home() / ".rustup"),
