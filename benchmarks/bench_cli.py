@@ -42,7 +42,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from stub_registry import REPO, offline_environment, write_workspace
@@ -227,17 +227,7 @@ def main() -> None:
         ]
         # The same when cargo's answer differs from the last run's (a manifest was edited).
         cases += [
-            Case(
-                f"{case.label}, edited",
-                case.featcheck,
-                case.cargo,
-                case.cargo_label,
-                case.cwd,
-                case.goal,
-                case.expected_exit,
-                answer_changed=True,
-            )
-            for case in cases[:2]
+            replace(case, label=f"{case.label}, edited", answer_changed=True) for case in cases[:2]
         ]
         # The same in a project built before: cargo tree keeps rustc's answers in its target/
         # (the warm-up run writes them), as featcheck's cargo keeps them in the user cache.
@@ -252,16 +242,7 @@ def main() -> None:
             cases.append(Case(label, [*FEATCHECK, "."], tree, "cargo tree", copy, goal, expected))
         # The same with nothing in the user's cache: rustc asked, registry manifests parsed.
         cases += [
-            Case(
-                f"{case.label}, 1st run",
-                case.featcheck,
-                case.cargo,
-                case.cargo_label,
-                case.cwd,
-                case.goal,
-                case.expected_exit,
-                empty_cache=True,
-            )
+            replace(case, label=f"{case.label}, 1st run", empty_cache=True)
             for case in cases
             if options.first_runs and case.label in ("flagged crate", "clean crate", "--no-exec")
         ]
