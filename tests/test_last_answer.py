@@ -129,3 +129,22 @@ def test_an_audit_that_needs_cargo_again_is_not_done_ahead(
     assert "+matrixmultiply = " in first.stdout
     again = run_featcheck(str(project), "--diff")
     assert (again.returncode, again.stdout, again.stderr) == (1, first.stdout, first.stderr)
+
+
+def test_without_a_usable_user_cache_the_audit_is_the_same(
+    tmp_path: Path, offline_cargo_for: Callable[..., Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where featcheck's cache cannot be made (here the cache home is a file), cargo keeps
+    nothing and no answer is kept: the audit is the same, twice."""
+    project = _copy("pitb-exec-cpu", tmp_path)
+    offline_cargo_for(project)
+    cache_home = tmp_path / "not-a-directory"
+    cache_home.write_text("")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(cache_home))
+    runs = [run_featcheck(str(project), "--format", "json") for _ in range(2)]
+    for done in runs:
+        assert done.returncode == 1, done.stderr
+        assert "Traceback" not in done.stderr
+    assert runs[0].stdout == runs[1].stdout
+    assert [f["code"] for f in json.loads(runs[0].stdout)["findings"]] == ["FC001"]
+    assert not (project / "target").exists()
