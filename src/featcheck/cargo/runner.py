@@ -59,7 +59,7 @@ WRAPPER_VARIABLES = (
 def _cargo_build_directory(environment: dict[str, str], toolchain: Toolchain) -> Path | None:
     """The directory, in featcheck's user cache, where cargo keeps what this toolchain's rustc
     answered (`.rustc_info.json`, which a build keeps in the project's target/): `rustc -vV`
-    and `--print cfg`, 35 ms of each cargo call that has no target directory to keep them in.
+    and `--print cfg`, ~40 ms of each cargo call that has no target directory to keep them in.
     cargo compiles nothing for featcheck and writes nothing else there; the project's own
     target/ is left alone. None when the cache cannot be made."""
     cache = user_cache_directory(environment)
