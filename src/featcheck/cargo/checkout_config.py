@@ -35,7 +35,7 @@ from featcheck.cargo.argv_gate import (
     option,
     word,
 )
-from featcheck.cargo.toolchain import read_small_file
+from featcheck.cargo.toolchain import neutral_directory, read_small_file
 from featcheck.errors import FeatcheckError
 
 if TYPE_CHECKING:
@@ -367,6 +367,10 @@ class CheckoutConfig(NamedTuple):
     """(`[target.X]` name, its kept rustflags), a triple or a `cfg(...)`, in reading order."""
     environment_target_rustflags: tuple[tuple[str, tuple[Argument, ...]], ...] = ()
     """(CARGO_TARGET_<TRIPLE>_RUSTFLAGS, its kept flags): added to that triple's table."""
+    names_wrapper: bool = False
+    """Whether a file cargo reads when run from the neutral directory (its own
+    `/.cargo/config.toml`, CARGO_HOME's, or one they include) names a rustc wrapper; a CARGO_HOME
+    file featcheck cannot read counts as naming one."""
 
     def rustflags(self, triple: str, cfg: TargetCfg) -> list[Argument]:
         """The kept rustflags cargo uses for `triple` (whose cfg without flags is `cfg`): those
@@ -442,9 +446,11 @@ def read_checkout_config(
     """
     arguments: list[Argument] = []
     build_on_command_line = False
-    build, targets = _user_rustflags(cargo_home, environment)
+    build, targets, names_wrapper = _user_rustflags(cargo_home, environment)
     for file in _config_files(workdir, cargo_home):
         for document, base, within in _load(file, (), file.parent.parent):
+            if file.parent.parent == neutral_directory():  # cargo reads it there too
+                names_wrapper = names_wrapper or _names_wrapper(document)
             try:
                 leaves = list(allowed_leaves(document, base))
             except FeatcheckError:
@@ -482,7 +488,14 @@ def read_checkout_config(
         if name.startswith("CARGO_TARGET_") and name.endswith("_RUSTFLAGS")
         if (flags := _environment_list(environment, name)) is not None
     )
-    return CheckoutConfig(tuple(arguments), tuple(build), tuple(targets), by_triple)
+    return CheckoutConfig(tuple(arguments), tuple(build), tuple(targets), by_triple, names_wrapper)
+
+
+def _names_wrapper(document: ManifestDocument) -> bool:
+    build = document.data.get("build")
+    return isinstance(build, dict) and any(
+        key in build for key in ("rustc-wrapper", "rustc-workspace-wrapper")
+    )
 
 
 # A rustflags list whose flags featcheck drops all (`-C link-arg=...`) still replaces `[build]`'s
@@ -511,20 +524,23 @@ def _environment_list(environment: Mapping[str, str], name: str) -> list[Argumen
 
 def _user_rustflags(
     cargo_home: Path | None, environment: Mapping[str, str]
-) -> tuple[list[Argument], list[tuple[str, tuple[Argument, ...]]]]:
+) -> tuple[list[Argument], list[tuple[str, tuple[Argument, ...]]], bool]:
     """The kept rustflags of the user's own CARGO_HOME configuration, which cargo reads first
-    (lowest precedence). cargo reads that file itself, so nothing else of it is needed, and
-    a file featcheck cannot take (an argument file in it, say) just adds no flags."""
+    (lowest precedence), and whether it names a rustc wrapper. cargo reads that file itself,
+    so nothing else of it is needed, and a file featcheck cannot take (an argument file in it,
+    say) just adds no flags (and may name a wrapper)."""
     build: list[Argument] = []
     targets: list[tuple[str, tuple[Argument, ...]]] = []
+    names_wrapper = False
     if cargo_home is None:
-        return build, targets
+        return build, targets, names_wrapper
     for name in ("config", "config.toml"):  # cargo prefers `config` when both exist
         file = cargo_home / name
         if not file.is_file():
             continue
         try:
             for document, base, _ in _load(file, (), cargo_home):
+                names_wrapper = names_wrapper or _names_wrapper(document)
                 for leaf in allowed_leaves(document, base):
                     if _left_to_environment(leaf.key, environment):
                         continue
@@ -533,34 +549,9 @@ def _user_rustflags(
                     elif leaf.key[0] == "target":
                         targets.append((leaf.key[1], tuple(leaf.value)))
         except FeatcheckError:
-            return [], []
+            return [], [], True
         break
-    return build, targets
-
-
-_WRAPPER_KEYS = ("rustc-wrapper", "rustc-workspace-wrapper")
-
-
-def wrapper_configured(cargo_home: Path | None, workdir: Path) -> bool:
-    """Whether a configuration file cargo reads when it runs in `workdir` (that directory's
-    `.cargo/config.toml` and those above it, then CARGO_HOME's, with what they include) names
-    a rustc wrapper. A file that cannot be read counts as naming one."""
-    directory = workdir.absolute()
-    names = ("config", "config.toml")
-    files = [d / ".cargo" / name for d in (directory, *directory.parents) for name in names]
-    if cargo_home is not None:
-        files += [cargo_home / "config", cargo_home / "config.toml"]
-    for file in files:
-        try:
-            if not file.exists():
-                continue
-            for document, _, _ in _load(file, (), file.parent.parent):
-                build = document.data.get("build")
-                if isinstance(build, dict) and any(key in build for key in _WRAPPER_KEYS):
-                    return True
-        except (FeatcheckError, OSError):
-            return True
-    return False
+    return build, targets, names_wrapper
 
 
 def checkout_config_args(

@@ -27,7 +27,6 @@ from featcheck.cargo.checkout_config import (
     default_cargo_home,
     environment_rustflags,
     read_checkout_config,
-    wrapper_configured,
 )
 from featcheck.cargo.process import ProcessOutput, RunningProcess, start_process
 from featcheck.cargo.toolchain import Toolchain, neutral_directory, resolve_toolchain, which
@@ -165,12 +164,10 @@ class CargoRunner:
         if toolchain.rustup_name is not None:
             # Anything that reaches a rustup proxy gets this toolchain, not the checkout's.
             env["RUSTUP_TOOLCHAIN"] = toolchain.rustup_name
-        cargo_home = default_cargo_home(env)
-        config = read_checkout_config(self.workdir, env, cargo_home)
-        cwd = neutral_directory()
+        config = read_checkout_config(self.workdir, env, default_cargo_home(env))
         for name in WRAPPER_VARIABLES:
             env.pop(name, None)
-        if wrapper_configured(cargo_home, cwd):
+        if config.names_wrapper:
             # Only an empty setting disables a wrapper named in a configuration file. Only
             # then: cargo cannot fingerprint an empty wrapper, and keeps no answer of rustc.
             env.update(dict.fromkeys(WRAPPER_VARIABLES, ""))
@@ -180,7 +177,7 @@ class CargoRunner:
             # unless configured), whose setting expands `{...}` templates.
             if not {"{", "}"} & set(str(build_directory)):
                 env["CARGO_BUILD_BUILD_DIR"] = str(build_directory)
-        return _Setup(toolchain, env, cwd, config, environment_rustflags(env))
+        return _Setup(toolchain, env, neutral_directory(), config, environment_rustflags(env))
 
     def _run(self, program: str, args: Sequence[Argument]) -> CargoOutput:
         return self._finish(self._start(program, args))
