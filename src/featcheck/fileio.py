@@ -59,22 +59,33 @@ def read_cache(file: Path, version: int, key: str) -> dict[str, Any]:
 
 
 def write_cache(file: Path, version: int, key: str, entries: Mapping[str, Any]) -> None:
-    """Replace a cache file with `entries` under `key`, atomically but without syncing (a cache
-    lost in a crash is only worked out again); a failure is ignored."""
+    """Replace a cache file with `entries` under `key` (see `replace_cache_file`)."""
     import json
+
+    replace_cache_file(file, json.dumps({"version": version, key: entries}))
+
+
+def replace_cache_file(file: Path, text: str) -> bool:
+    """Replace a cache file with `text`, atomically but without syncing (a cache lost in a
+    crash is only worked out again): written beside it as `.STEM-…` first. False, and nothing
+    replaced, where it fails."""
     import tempfile
 
-    text = json.dumps({"version": version, key: entries})
-    with contextlib.suppress(OSError):
+    try:
         file.parent.mkdir(parents=True, exist_ok=True)
         handle, temporary = tempfile.mkstemp(prefix=f".{file.stem}-", dir=file.parent)
-        try:
-            with os.fdopen(handle, "w", encoding="utf-8") as stream:
-                stream.write(text)
-            os.replace(temporary, file)
-        finally:
-            with contextlib.suppress(OSError):
-                os.unlink(temporary)
+    except OSError:
+        return False
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as stream:
+            stream.write(text)
+        os.replace(temporary, file)
+        return True
+    except OSError:
+        return False
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
 
 
 def toml_data(text: str) -> dict[str, Any]:

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from featcheck.cargo.metadata import WorkspaceMetadata, parse_metadata
 from featcheck.errors import FeatcheckError
-from featcheck.fileio import user_cache_directory
+from featcheck.fileio import replace_cache_file, user_cache_directory
 
 MAX_KEPT = 8
 """Answers kept, one per project and command line: the oldest written go first."""
@@ -87,20 +87,8 @@ class LastAnswer:
             self._writer = None
 
     def _write(self, text: str) -> None:
-        import tempfile
-
-        directory = self.file.parent
-        with contextlib.suppress(OSError):
-            directory.mkdir(parents=True, exist_ok=True)
-            handle, temporary = tempfile.mkstemp(prefix=".answer-", dir=directory)
-            try:
-                with os.fdopen(handle, "w", encoding="utf-8") as stream:
-                    stream.write(text)
-                os.replace(temporary, self.file)
-            finally:
-                with contextlib.suppress(OSError):
-                    os.unlink(temporary)
-            _forget_beyond(directory, MAX_KEPT)
+        if replace_cache_file(self.file, text):
+            _forget_beyond(self.file.parent, MAX_KEPT)
 
 
 def _forget_beyond(directory: Path, count: int) -> None:
@@ -112,7 +100,7 @@ def _forget_beyond(directory: Path, count: int) -> None:
         abandoned: list[str] = []
         for entry in os.scandir(directory):
             modified = entry.stat().st_mtime
-            if entry.name.startswith(".answer-"):
+            if entry.name.startswith("."):  # a writer's temporary file
                 if modified < time.time() - 3600:
                     abandoned.append(entry.path)
             elif entry.name.endswith(".json"):
