@@ -41,6 +41,7 @@ from featcheck.cargo.checkout_config import (
 )
 from featcheck.cargo.runner import CargoRunner
 from featcheck.cargo.toolchain import find_toolchain_request, neutral_directory
+from featcheck.errors import FeatcheckError
 
 # --- the attacks ------------------------------------------------------------------------------
 
@@ -330,7 +331,7 @@ def test_a_channel_is_honoured_and_pinned(
     assert toolchain is not None
     assert toolchain.rustc == Path(installed.stdout.strip())
     assert toolchain.cargo.parent == toolchain.rustc.parent
-    environment = runner._environment()
+    environment = runner.environment()
     assert environment["RUSTUP_TOOLCHAIN"] == "nightly"
     assert environment["RUSTC"] == environment["CARGO_BUILD_RUSTC"] == str(toolchain.rustc)
     for name in WRAPPER_VARIABLES:
@@ -361,7 +362,7 @@ def test_the_users_rustc_wrapper_is_run_by_no_cargo_of_featcheck(
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     in_environment = checkout.root / checkout.marker_script("bin/environment-wrapper")
     monkeypatch.setenv("RUSTC_WRAPPER", str(in_environment))
-    environment = CargoRunner(checkout.project)._environment()
+    environment = CargoRunner(checkout.project).environment()
     assert [name for name in WRAPPER_VARIABLES if name in environment] == []
     done = run_isolated([str(checkout.project), "--format", "json"], home)
     assert done.returncode == 1, done.stderr
@@ -371,7 +372,7 @@ def test_the_users_rustc_wrapper_is_run_by_no_cargo_of_featcheck(
     with (home / "config.toml").open("a") as config:
         config.write(f"[build]\nrustc-wrapper = {json.dumps(str(in_configuration))}\n")
     monkeypatch.delenv("RUSTC_WRAPPER")
-    environment = CargoRunner(checkout.project)._environment()
+    environment = CargoRunner(checkout.project).environment()
     assert [environment.get(name) for name in WRAPPER_VARIABLES] == [""] * 4
     done = run_isolated([str(checkout.project), "--format", "json"], home)
     assert done.returncode == 1, done.stderr
@@ -396,7 +397,7 @@ def test_cargo_keeps_what_rustc_answered_in_featchecks_cache(
     runner = CargoRunner(checkout.project)
     toolchain = runner.toolchain
     assert toolchain is not None
-    environment = {**runner._environment(), "CARGO_LOG": "cargo::util::rustc=debug"}
+    environment = {**runner.environment(), "CARGO_LOG": "cargo::util::rustc=debug"}
 
     def rustc_log() -> str:
         done = subprocess.run(
@@ -521,17 +522,22 @@ def test_only_data_keys_of_the_checkout_configuration_reach_cargo(tmp_path: Path
         f'paths=["{root / "overrides/one"}"]',
         'source.crates-io.replace-with="vendored"',
         f'source.vendored.directory="{root / "vendor"}"',
+        # forwarded only because the checkout keeps cargo offline (below): no token leaves
         'registries.internal.index="sparse+https://registry.example/index/"',
-        'registry.default="internal"',
         f'patch.crates-io.rayon.path="{root / "patches/rayon"}"',
         "net.offline=true",
         'build.rustflags=["--cfg=from_string", "-Ctarget-feature=+avx2"]',
         'target.x86_64-unknown-linux-gnu.rustflags=["-Ctarget-cpu=native", "--cfg=planted"]',
     ]
-    # A key the user set in the environment is the environment's.
-    assert "--config=net.offline=true" not in checkout_config_args(
-        checkout.project, {"CARGO_NET_OFFLINE": "false"}, None
-    )
+    # A key the user set in the environment is the environment's; so is a registry the user
+    # defines there (the checkout's definition of it is dropped).
+    environment = {"CARGO_NET_OFFLINE": "false", "CARGO_REGISTRIES_INTERNAL_INDEX": "x"}
+    args = checkout_config_args(checkout.project, environment, None)
+    assert "--config=net.offline=true" not in args
+    assert not [a for a in args if "registries" in a]
+    # Online, a registry only the checkout defines is refused where it is written.
+    with pytest.raises(FeatcheckError, match=r"config.toml:20:9: `\[registries.internal\]`"):
+        checkout_config_args(checkout.project, {"CARGO_NET_OFFLINE": "false"}, None)
 
 
 @pytest.mark.parametrize(

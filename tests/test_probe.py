@@ -23,7 +23,7 @@ from typing import Any
 
 import pytest
 import tomlkit
-from conftest import REPO, WORKSPACES, run_featcheck
+from conftest import CRATES, REPO, WORKSPACES, run_featcheck
 
 from featcheck.cargo.tree_text import parse_tree_text
 from featcheck.errors import FeatcheckError
@@ -515,10 +515,26 @@ def test_build_failures_become_one_line(stderr: str, offline: bool, expected: st
 
 
 def test_cache_root_follows_xdg(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    project = CRATES / "pitb-exec-cpu"
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    assert cache_root() == tmp_path / "featcheck" / "probe"
+    assert cache_root(project) == tmp_path / "featcheck" / "probe"
     monkeypatch.setenv("XDG_CACHE_HOME", "relative/ignored")
-    assert cache_root() == Path.home() / ".cache" / "featcheck" / "probe"
+    assert cache_root(project) == Path.home() / ".cache" / "featcheck" / "probe"
+
+
+def test_a_cache_inside_the_checkout_is_refused_with_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A planted "probe built before" in a cache that lies in the checkout is never run."""
+    project = tmp_path / "project"
+    shutil.copytree(CRATES / "pitb-exec-cpu", project)
+    (project / ".cache" / "featcheck" / "probe").mkdir(parents=True)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(project / ".cache"))
+    result = run_featcheck("probe", str(project), "--yes")
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1
+    assert "cache directory lies inside the audited checkout" in lines[0]
 
 
 def test_cache_key_covers_what_shapes_the_binary() -> None:

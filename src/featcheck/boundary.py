@@ -16,10 +16,12 @@ inside and a link out of it as outside.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
+from typing import NamedTuple
 
 from featcheck.errors import FeatcheckError
-from featcheck.fileio import MAX_MANIFEST_BYTES, read_regular_file
+from featcheck.fileio import MAX_MANIFEST_BYTES, read_regular_file, user_cache_directory
 
 
 def checkout_root(audited: Path) -> Path:
@@ -68,3 +70,76 @@ def is_inside(path: Path | str, root: Path) -> bool:
         return Path(os.path.realpath(path)).is_relative_to(root)
     except (OSError, ValueError):
         return True
+
+
+def default_cargo_home(environment: Mapping[str, str]) -> Path | None:
+    """CARGO_HOME as cargo finds it (the environment, else ~/.cargo)."""
+    home = environment.get("CARGO_HOME")
+    if home:
+        return Path(home)
+    try:
+        return Path.home() / ".cargo"
+    except RuntimeError:
+        return None
+
+
+def default_rustup_home(environment: Mapping[str, str]) -> Path | None:
+    """RUSTUP_HOME as rustup finds it (the environment, else ~/.rustup)."""
+    home = environment.get("RUSTUP_HOME")
+    if home:
+        return Path(home)
+    try:
+        return Path.home() / ".rustup"
+    except RuntimeError:
+        return None
+
+
+# A NamedTuple, not a dataclass: made before cargo starts (see audit.py).
+class TrustedPlaces(NamedTuple):
+    """The user's own directories for one audit, each None where it lies inside the checkout
+    (or does not exist to be found): only these are obeyed or believed."""
+
+    root: Path
+    """The checkout root (see `checkout_root`)."""
+    cache: Path | None
+    """featcheck's cache directory (`user_cache_directory`)."""
+    cargo_home: Path | None
+    """The CARGO_HOME cargo would use."""
+    untrusted_cargo_home: Path | None
+    """That CARGO_HOME when it lies inside the checkout: checkout content."""
+
+
+def trusted_places(audited: Path, environment: Mapping[str, str]) -> TrustedPlaces:
+    """Which of the user's cache and cargo home an audit of `audited` may trust."""
+    root = checkout_root(audited)
+    cache = user_cache_directory(environment)
+    if cache is not None and is_inside(cache, root):
+        cache = None
+    cargo_home = default_cargo_home(environment)
+    if cargo_home is not None and is_inside(cargo_home, root):
+        return TrustedPlaces(root, cache, None, cargo_home)
+    return TrustedPlaces(root, cache, cargo_home, None)
+
+
+def refuse_untrusted_rustup_home(environment: Mapping[str, str], root: Path) -> None:
+    """A rustup home inside the checkout holds the checkout's own toolchains: running any of
+    them runs the checkout's programs."""
+    home = default_rustup_home(environment)
+    if home is not None and os.path.exists(home) and is_inside(home, root):
+        raise FeatcheckError(
+            "RUSTUP_HOME lies inside the audited checkout: its toolchains are checkout "
+            "content, and featcheck runs none of the checkout's programs; set RUSTUP_HOME "
+            "outside it, use --no-exec, or pass --trust-checkout",
+            path=home,
+        )
+
+
+def refuse_checkout_program(program: Path | str, root: Path, what: str) -> None:
+    """A tool found through PATH (or a home) that lies inside the checkout is its program."""
+    if is_inside(program, root):
+        raise FeatcheckError(
+            f"the {what} featcheck would run lies inside the audited checkout, and featcheck "
+            "runs none of the checkout's programs; put your own toolchain first on PATH, use "
+            "--no-exec, or pass --trust-checkout",
+            path=program,
+        )

@@ -212,12 +212,10 @@ def allowed_leaves(document: ManifestDocument, base: Path) -> Iterator[_Leaf]:
             elif key in _SOURCE_PATHS and (path := _absolute(value, base)) is not None:
                 yield _Leaf(("source", name, key), path)
     for name, table in _tables(data.get("registries")):
-        for key in ("index", "protocol"):
-            if isinstance(table.get(key), str):
-                yield _Leaf(("registries", name, key), table[key])
-    registry = data.get("registry")
-    if isinstance(registry, dict) and isinstance(registry.get("default"), str):
-        yield _Leaf(("registry", "default"), registry["default"])
+        if isinstance(table.get("index"), str):
+            yield _Leaf(("registries", name, "index"), table["index"])
+        if name == "crates-io" and isinstance(table.get("protocol"), str):
+            yield _Leaf(("registries", name, "protocol"), table["protocol"])
     for source, crates in _tables(data.get("patch")):
         for crate, spec in _tables(crates):
             for key, value in spec.items():
@@ -329,8 +327,23 @@ def _load(
     yield document, path.parent.parent, within
 
 
-def _config_files(workdir: Path, cargo_home: Path | None) -> list[Path]:
-    """The files cargo would read from `workdir` upward, lowest precedence (root) first."""
+def _config_files(
+    workdir: Path, cargo_home: Path | None, untrusted_home: Path | None = None
+) -> list[Path]:
+    """The files cargo would read from `workdir` upward, lowest precedence (root) first, after
+    the configuration of an untrusted CARGO_HOME (lowest of all, as cargo reads its home)."""
+    found = _config_in(workdir, cargo_home)
+    if untrusted_home is not None:
+        for name in ("config", "config.toml"):  # cargo prefers `config` when both exist
+            file = untrusted_home / name
+            if file.is_file():
+                if not any(file.samefile(f) for f in found if f.exists()):
+                    found.insert(0, file)
+                break
+    return found
+
+
+def _config_in(workdir: Path, cargo_home: Path | None) -> list[Path]:
     home_files: list[Path] = []
     if cargo_home is not None:
         home_files = [cargo_home / "config", cargo_home / "config.toml"]
@@ -433,7 +446,12 @@ def _toml_value(value: object) -> str:
 
 
 def read_checkout_config(
-    workdir: Path, environment: Mapping[str, str], cargo_home: Path | None
+    workdir: Path,
+    environment: Mapping[str, str],
+    cargo_home: Path | None,
+    *,
+    offline: bool = False,
+    untrusted_home: Path | None = None,
 ) -> CheckoutConfig:
     """The data parts of the checkout's configuration, checked by the argument gate.
 
@@ -443,11 +461,18 @@ def read_checkout_config(
     rustflags lists, to which cargo adds the environment's (CARGO_BUILD_RUSTFLAGS and
     CARGO_TARGET_<TRIPLE>_RUSTFLAGS, which cargo reads itself; featcheck reads them too for
     the cfg it evaluates).
+
+    Where cargo sends credentials is never the checkout's to say (see `_CredentialPolicy`):
+    unless cargo stays offline (`offline`), a registry or remote source defined only by the
+    checkout is refused. `untrusted_home` is a CARGO_HOME that lies inside the checkout: its
+    configuration is read as the checkout's, at the lowest precedence, as cargo would.
     """
     arguments: list[Argument] = []
     build_on_command_line = False
-    build, targets, names_wrapper = _user_rustflags(cargo_home, environment)
-    for file in _config_files(workdir, cargo_home):
+    user = _user_configuration(cargo_home, environment)
+    build, targets, names_wrapper = user.build, user.targets, user.names_wrapper
+    policy = _CredentialPolicy(user.registries)
+    for file in _config_files(workdir, cargo_home, untrusted_home):
         for document, base, within in _load(file, (), file.parent.parent):
             if file.parent.parent == neutral_directory():  # cargo reads it there too
                 names_wrapper = names_wrapper or _names_wrapper(document)
@@ -460,7 +485,7 @@ def read_checkout_config(
                     f"holds a value featcheck refuses ({_NOT_SHOWN})", path=document.path
                 ) from None
             for leaf in leaves:
-                if _left_to_environment(leaf.key, environment):
+                if _left_to_environment(leaf.key, environment) or not policy.admits(leaf, document):
                     continue
                 key = ".".join(_toml_key(part) for part in leaf.key)
                 setting = f"{key}={_toml_value(leaf.value or _NEUTRAL_FLAGS)}"
@@ -482,6 +507,8 @@ def read_checkout_config(
             # environment's flags again, last, keep the checkout's order where flags conflict.
             setting = f"build.rustflags={_toml_value(from_environment or _NEUTRAL_FLAGS)}"
             arguments.append(option("--config", setting, CONFIG_SETTING))
+    if not (offline or _stays_offline(arguments, environment)):
+        policy.refuse_remote_definitions()
     by_triple = tuple(
         (name, tuple(flags))
         for name in sorted(environment)
@@ -522,25 +549,41 @@ def _environment_list(environment: Mapping[str, str], name: str) -> list[Argumen
         raise FeatcheckError(f"{name}: {error.message}") from None
 
 
-def _user_rustflags(
+class _UserConfiguration(NamedTuple):
+    """What featcheck needs to know of the user's own CARGO_HOME configuration."""
+
+    build: list[Argument]
+    targets: list[tuple[str, tuple[Argument, ...]]]
+    names_wrapper: bool
+    registries: frozenset[str]
+    """The registries the user defines (there or as CARGO_REGISTRIES_<NAME>_INDEX), as
+    cargo's environment names them (upper case, `_` for `-`)."""
+
+
+def _user_configuration(
     cargo_home: Path | None, environment: Mapping[str, str]
-) -> tuple[list[Argument], list[tuple[str, tuple[Argument, ...]]], bool]:
+) -> _UserConfiguration:
     """The kept rustflags of the user's own CARGO_HOME configuration, which cargo reads first
-    (lowest precedence), and whether it names a rustc wrapper. cargo reads that file itself,
-    so nothing else of it is needed, and a file featcheck cannot take (an argument file in it,
-    say) just adds no flags (and may name a wrapper)."""
+    (lowest precedence), whether it names a rustc wrapper, and the registries it defines. cargo
+    reads that file itself, so nothing else of it is needed, and a file featcheck cannot take
+    (an argument file in it, say) just adds no flags (and may name a wrapper)."""
     build: list[Argument] = []
     targets: list[tuple[str, tuple[Argument, ...]]] = []
     names_wrapper = False
-    if cargo_home is None:
-        return build, targets, names_wrapper
-    for name in ("config", "config.toml"):  # cargo prefers `config` when both exist
-        file = cargo_home / name
+    registries = {
+        name[len("CARGO_REGISTRIES_") : -len("_INDEX")]
+        for name in environment
+        if name.startswith("CARGO_REGISTRIES_") and name.endswith("_INDEX")
+    }
+    files = [cargo_home / name for name in ("config", "config.toml")] if cargo_home else []
+    for file in files:  # cargo prefers `config` when both exist
         if not file.is_file():
             continue
         try:
-            for document, base, _ in _load(file, (), cargo_home):
+            for document, base, _ in _load(file, (), file.parent):
                 names_wrapper = names_wrapper or _names_wrapper(document)
+                defined = _tables(document.data.get("registries"))
+                registries.update(_registry_key(name) for name, _ in defined)
                 for leaf in allowed_leaves(document, base):
                     if _left_to_environment(leaf.key, environment):
                         continue
@@ -549,9 +592,89 @@ def _user_rustflags(
                     elif leaf.key[0] == "target":
                         targets.append((leaf.key[1], tuple(leaf.value)))
         except FeatcheckError:
-            return [], [], True
+            return _UserConfiguration([], [], True, frozenset(registries))
         break
-    return build, targets, names_wrapper
+    return _UserConfiguration(build, targets, names_wrapper, frozenset(registries))
+
+
+def _registry_key(name: str) -> str:
+    return name.upper().replace("-", "_")
+
+
+class _CredentialPolicy:
+    """Where cargo may send credentials is the user's to say, never the checkout's.
+
+    cargo finds a registry's token by the registry's *name* (CARGO_REGISTRIES_<NAME>_TOKEN,
+    credentials.toml, a credential provider), and `--config` beats the user's own definition
+    of that name: a checkout's `[registries.NAME] index` would make cargo send the user's token
+    for NAME to the checkout's host, and a checkout's remote `[source.NAME] registry` (one that
+    nothing replaces) would make cargo fetch from, and authenticate to, a host it names. So:
+    a registry the user defines keeps the user's definition (the checkout's is dropped); one
+    only the checkout defines, and a remote source of the checkout that nothing replaces, are
+    refused unless cargo stays offline. Local sources (`directory`, `local-registry`: what
+    `cargo vendor` writes) and `replace-with` pass; credential providers never do.
+    """
+
+    def __init__(self, user_registries: frozenset[str]) -> None:
+        self._user = user_registries
+        self._refused: list[FeatcheckError] = []
+        self._remote_sources: dict[str, FeatcheckError] = {}
+        self._replaced: set[str] = set()
+
+    def admits(self, leaf: _Leaf, document: ManifestDocument) -> bool:
+        """Whether `leaf` goes to cargo (a refusal is kept for `refuse_remote_definitions`)."""
+        section = leaf.key[0]
+        if section == "registries":
+            name = leaf.key[1]
+            if _registry_key(name) in self._user or name == "crates-io":
+                return name == "crates-io"  # the user's definition stands
+            self._refused.append(
+                _error(
+                    document,
+                    leaf.key,
+                    f"`[registries.{_printable(name)}]` is defined by the checkout: featcheck "
+                    "lets only your own cargo configuration say where cargo sends a registry's "
+                    "credentials; define it in $CARGO_HOME/config.toml (or CARGO_REGISTRIES_"
+                    f"{_registry_key(_printable(name))}_INDEX), audit with --offline, "
+                    "or pass --trust-checkout",
+                )
+            )
+        elif section == "source" and leaf.key[2] == "replace-with":
+            self._replaced.add(leaf.key[1])
+        elif section == "source" and leaf.key[2] == "registry":
+            self._remote_sources.setdefault(
+                leaf.key[1],
+                _error(
+                    document,
+                    leaf.key,
+                    f"`[source.{_printable(leaf.key[1])}]` in the checkout names a remote "
+                    "registry that cargo would fetch from and send credentials to: featcheck "
+                    "takes remote sources only from your own cargo configuration; define it "
+                    "there, audit with --offline, or pass --trust-checkout",
+                ),
+            )
+        return True
+
+    def refuse_remote_definitions(self) -> None:
+        """Raise the first refusal: cargo would go on the network."""
+        refused = self._refused + [
+            error for name, error in self._remote_sources.items() if name not in self._replaced
+        ]
+        if refused:
+            raise refused[0]
+
+
+def _printable(text: str) -> str:
+    return "".join(c if c.isprintable() else "?" for c in text[:60])
+
+
+def _stays_offline(arguments: list[Argument], environment: Mapping[str, str]) -> bool:
+    """Whether cargo runs offline whatever featcheck passes: CARGO_NET_OFFLINE, else the
+    forwarded `net.offline = true` (a checkout that sets it keeps cargo off the network)."""
+    value = environment.get("CARGO_NET_OFFLINE")
+    if value is not None:
+        return value.strip().lower() in ("true", "1")
+    return "--config=net.offline=true" in arguments
 
 
 def checkout_config_args(
@@ -577,12 +700,24 @@ def environment_rustflags(environment: Mapping[str, str]) -> list[Argument] | No
         raise FeatcheckError(f"{name}: {error.message}") from None
 
 
-def default_cargo_home(environment: Mapping[str, str]) -> Path | None:
-    """CARGO_HOME as cargo finds it (the environment, else ~/.cargo)."""
-    home = environment.get("CARGO_HOME")
-    if home:
-        return Path(home)
-    try:
-        return Path.home() / ".cargo"
-    except RuntimeError:
-        return None
+def filter_environment_rustflags(environment: dict[str, str]) -> None:
+    """Put the environment's rustflags through the same allow-list as the configuration's, in
+    place: CI often exports them from checkout content, and cargo passes them to the `rustc`
+    it runs for its target probe (`-Zcodegen-backend=LIB` loads a library). Each variable keeps
+    its meaning: RUSTFLAGS and CARGO_ENCODED_RUSTFLAGS still replace every configured flag, a
+    `CARGO_TARGET_<TRIPLE>_RUSTFLAGS` whose flags are all dropped still replaces `[build]`'s.
+    Raises FeatcheckError for an argument file or a kept flag of the wrong form."""
+    if (encoded := environment_rustflags(environment)) is not None:
+        environment.pop("RUSTFLAGS", None)
+        environment["CARGO_ENCODED_RUSTFLAGS"] = "\x1f".join(encoded)
+    for name in [n for n in environment if n.startswith("CARGO_") and n.endswith("_RUSTFLAGS")]:
+        if name == "CARGO_ENCODED_RUSTFLAGS":
+            continue
+        kept = _environment_list(environment, name)
+        if name == "CARGO_BUILD_RUSTFLAGS" or not name.startswith("CARGO_TARGET_"):
+            if kept:
+                environment[name] = " ".join(kept)
+            else:
+                environment.pop(name)  # cargo adds it to the files' flags: nothing to add
+        elif kept is not None:
+            environment[name] = " ".join(kept or _NEUTRAL_FLAGS)

@@ -14,12 +14,12 @@ import contextlib
 import hashlib
 import os
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 from featcheck.cargo.metadata import WorkspaceMetadata, parse_metadata
 from featcheck.errors import FeatcheckError
-from featcheck.fileio import replace_cache_file, user_cache_directory
+from featcheck.fileio import replace_cache_file
 
 MAX_KEPT = 8
 """Answers kept, one per project and command line: the oldest written go first."""
@@ -39,12 +39,9 @@ class LastAnswer:
         self._writer: threading.Thread | None = None
 
     @classmethod
-    def of_command(
-        cls, environment: Mapping[str, str], arguments: Sequence[str]
-    ) -> LastAnswer | None:
+    def of_command(cls, cache: Path | None, arguments: Sequence[str]) -> LastAnswer | None:
         """The kept answer of `cargo ARGUMENTS` (which name the manifest by its absolute path);
-        None without a user cache."""
-        cache = user_cache_directory(environment)
+        None without a user cache (or one the checkout could have written)."""
         if cache is None:
             return None
         key = hashlib.sha256("\0".join(arguments).encode("utf-8", "surrogatepass"))

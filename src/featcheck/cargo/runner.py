@@ -10,6 +10,11 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
+from featcheck.boundary import (
+    TrustedPlaces,
+    default_cargo_home,
+    trusted_places,
+)
 from featcheck.cargo.argv_gate import (
     ABSOLUTE_PATH,
     FEATURE,
@@ -24,15 +29,15 @@ from featcheck.cargo.argv_gate import (
 )
 from featcheck.cargo.checkout_config import (
     CheckoutConfig,
-    default_cargo_home,
     environment_rustflags,
+    filter_environment_rustflags,
     read_checkout_config,
 )
 from featcheck.cargo.process import ProcessOutput, RunningProcess, start_process
 from featcheck.cargo.toolchain import Toolchain, neutral_directory, resolve_toolchain, which
 from featcheck.errors import FeatcheckError
 from featcheck.featureset import DEFAULT, FeatureSelection
-from featcheck.fileio import special_manifest, user_cache_directory
+from featcheck.fileio import special_manifest
 
 if TYPE_CHECKING:
     # Needed once cargo has started, and imported then: the user waits on what runs before.
@@ -55,15 +60,19 @@ WRAPPER_VARIABLES = (
 """Where cargo finds a rustc wrapper in the environment; featcheck's cargo runs none."""
 
 
-def _cargo_build_directory(environment: dict[str, str], toolchain: Toolchain) -> Path | None:
+NO_BUILD_DIRECTORY = "/dev/null/featcheck-keeps-nothing"
+"""A target directory that can never be created: where featcheck has no cache it can trust,
+cargo keeps no rustc answer at all, rather than read one kept in the checkout's target/."""
+
+
+def _cargo_build_directory(cache: Path | None, toolchain: Toolchain) -> Path | None:
     """The directory, in featcheck's user cache, where cargo keeps what this toolchain's rustc
     answered (`.rustc_info.json`, which a build keeps in the project's target/): `rustc -vV`
     and `--print cfg`, ~40 ms of each cargo call that has no target directory to keep them in.
     cargo compiles nothing for featcheck and writes nothing else there; the project's own
-    target/ is left alone. None when the cache cannot be made."""
-    cache = user_cache_directory(environment)
+    target/ is left alone (and never read). None when the cache cannot be made."""
     if cache is None:
-        return None
+        return Path(NO_BUILD_DIRECTORY) if os.name != "nt" else None
     name = toolchain.rustup_name
     directory = cache / "cargo" / (name if name and name not in (".", "..") else "default")
     try:
@@ -71,6 +80,25 @@ def _cargo_build_directory(environment: dict[str, str], toolchain: Toolchain) ->
     except OSError:
         return None
     return directory
+
+
+def _private_cargo_home(places: TrustedPlaces) -> Path:
+    """featcheck's own CARGO_HOME, used where the user's lies inside the checkout: its
+    configuration would be the checkout's and its registry cache the checkout's files. It holds
+    only what cargo downloads from the sources the user's environment names."""
+    if places.cache is None:
+        raise FeatcheckError(
+            "CARGO_HOME lies inside the audited checkout, and so does featcheck's cache: "
+            "featcheck obeys no configuration and trusts no cache of the checkout; set "
+            "XDG_CACHE_HOME (or CARGO_HOME) outside it, or pass --trust-checkout",
+            path=places.untrusted_cargo_home,
+        )
+    home = places.cache / "cargo-home"
+    try:
+        home.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise FeatcheckError(f"cannot create: {error.strerror or error}", path=home) from None
+    return home
 
 
 # A NamedTuple, not a dataclass: made before cargo starts (see audit.py).
@@ -84,6 +112,8 @@ class _Setup(NamedTuple):
     """The data parts of the checkout's cargo configuration (`--config=` arguments, rustflags)."""
     environment_rustflags: list[Argument] | None
     """The kept flags of RUSTFLAGS/CARGO_ENCODED_RUSTFLAGS, which replace the configured ones."""
+    cache: Path | None = None
+    """featcheck's cache directory, where the checkout cannot have written it (else None)."""
 
 
 CargoOutput = ProcessOutput
@@ -135,7 +165,8 @@ class CargoRunner:
         """The toolchain cargo and rustc come from (None when the checkout is trusted)."""
         return self._prepared().toolchain
 
-    def _environment(self) -> dict[str, str]:
+    def environment(self) -> dict[str, str]:
+        """The environment every cargo and rustc command of this runner gets (a copy)."""
         return dict(self._prepared().environment)
 
     def _prepared(self) -> _Setup:
@@ -153,31 +184,46 @@ class CargoRunner:
             # cargo reads the configuration itself; featcheck reads its rustflags only to
             # evaluate cfg as cargo will, and does without them where it cannot read them.
             try:
-                config = read_checkout_config(self.workdir, env, default_cargo_home(env))
+                config = read_checkout_config(
+                    self.workdir, env, default_cargo_home(env), offline=True
+                )
             except FeatcheckError:
                 config = CheckoutConfig()
             return _Setup(None, env, self.workdir, config, environment_rustflags(env))
-        toolchain = resolve_toolchain(self.workdir, self.timeout)
+        places = trusted_places(self.workdir, env)
+        toolchain = resolve_toolchain(self.workdir, self.timeout, root=places.root)
         rustc = str(toolchain.rustc)
         # The environment beats every configuration file: the real compiler, no wrappers.
         env.update({"RUSTC": rustc, "CARGO_BUILD_RUSTC": rustc})
         if toolchain.rustup_name is not None:
             # Anything that reaches a rustup proxy gets this toolchain, not the checkout's.
             env["RUSTUP_TOOLCHAIN"] = toolchain.rustup_name
-        config = read_checkout_config(self.workdir, env, default_cargo_home(env))
+        filter_environment_rustflags(env)
+        cargo_home = places.cargo_home
+        if places.untrusted_cargo_home is not None:
+            cargo_home = _private_cargo_home(places)
+            env["CARGO_HOME"] = str(cargo_home)
+        config = read_checkout_config(
+            self.workdir,
+            env,
+            cargo_home,
+            offline=self.offline,
+            untrusted_home=places.untrusted_cargo_home,
+        )
         for name in WRAPPER_VARIABLES:
             env.pop(name, None)
         if config.names_wrapper:
             # Only an empty setting disables a wrapper named in a configuration file. Only
             # then: cargo cannot fingerprint an empty wrapper, and keeps no answer of rustc.
             env.update(dict.fromkeys(WRAPPER_VARIABLES, ""))
-        if (build_directory := _cargo_build_directory(env, toolchain)) is not None:
+        if (build_directory := _cargo_build_directory(places.cache, toolchain)) is not None:
             env["CARGO_TARGET_DIR"] = str(build_directory)
             # cargo 1.91+ keeps rustc's answers in the build directory (the target directory
             # unless configured), whose setting expands `{...}` templates.
             if not {"{", "}"} & set(str(build_directory)):
                 env["CARGO_BUILD_BUILD_DIR"] = str(build_directory)
-        return _Setup(toolchain, env, neutral_directory(), config, environment_rustflags(env))
+        rustflags = environment_rustflags(env)
+        return _Setup(toolchain, env, neutral_directory(), config, rustflags, places.cache)
 
     def _run(self, program: str, args: Sequence[Argument]) -> CargoOutput:
         return self._finish(self._start(program, args))
@@ -310,7 +356,7 @@ class CargoRunner:
         def last_answer() -> LastAnswer | None:
             from featcheck.cargo.last_answer import LastAnswer
 
-            return LastAnswer.of_command(self._prepared().environment, args)
+            return LastAnswer.of_command(self._prepared().cache, args)
 
         return PendingMetadata(answer, running.cancel, last_answer)
 
@@ -384,8 +430,7 @@ class CargoRunner:
         if self._answers is None:
             from featcheck.cargo.rustc_answers import RustcAnswers
 
-            directory = user_cache_directory(os.environ)
-            self._answers = RustcAnswers(setup.toolchain.rustc, directory, setup.environment)
+            self._answers = RustcAnswers(setup.toolchain.rustc, setup.cache, setup.environment)
         failed: list[CargoOutput] = []
 
         def answer() -> str | None:

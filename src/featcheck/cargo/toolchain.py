@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from featcheck.background import Background
+from featcheck.boundary import checkout_root, refuse_checkout_program, refuse_untrusted_rustup_home
 from featcheck.cargo.argv_gate import TOOLCHAIN, Argument, GateError, option, word
 from featcheck.cargo.process import run_process
 from featcheck.errors import FeatcheckError
@@ -321,27 +322,37 @@ def _rustup_default(rustup: str, rustup_home: str, timeout: float) -> str:
     return answer[0]
 
 
-def resolve_toolchain(workdir: Path, timeout: float = DEFAULT_TIMEOUT) -> Toolchain:
+def resolve_toolchain(
+    workdir: Path, timeout: float = DEFAULT_TIMEOUT, *, root: Path | None = None
+) -> Toolchain:
     """The real cargo and rustc for auditing `workdir`, without running anything it supplies.
 
-    rustup, when asked, gets at most `timeout` seconds per call (--timeout).
+    rustup, when asked, gets at most `timeout` seconds per call (--timeout). `root` is the
+    checkout root (found from `workdir` when not given): no program below it is run, whether
+    PATH finds it there or it is a toolchain of a rustup home that lies there.
 
-    Raises FeatcheckError for a `path` toolchain (the checkout's own binaries), an invalid
-    toolchain file, or a toolchain that is not installed.
+    Raises FeatcheckError for a `path` toolchain (the checkout's own binaries), a program of
+    the checkout, an invalid toolchain file, or a toolchain that is not installed.
     """
+    root = checkout_root(workdir) if root is None else root
     cargo = which("cargo")
     if cargo is None:
         raise FeatcheckError(
             "cargo not found on PATH: install Rust (https://rustup.rs) or add it to PATH"
         )
+    refuse_checkout_program(cargo, root, "cargo")
     rustup = which("rustup")
     if not _is_rustup_proxy(cargo, rustup):
-        return _plain_toolchain(Path(cargo))
+        toolchain = _plain_toolchain(Path(cargo))
+        refuse_checkout_program(toolchain.rustc, root, "rustc")
+        return toolchain
     if rustup is None:
         raise FeatcheckError(
             f"{cargo} is a rustup proxy but rustup is not on PATH; add it, "
             "or put the toolchain's own bin directory first on PATH"
         )
+    refuse_checkout_program(rustup, root, "rustup")
+    refuse_untrusted_rustup_home(os.environ, root)
     pinned = os.environ.get("RUSTUP_TOOLCHAIN")
     settings = RustupSettings({}, None)
     if pinned:

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from urllib.parse import urlparse
 
-from featcheck.cargo.checkout_config import default_cargo_home
+from featcheck.boundary import default_cargo_home
 from featcheck.errors import FeatcheckError
 from featcheck.fileio import toml_data, user_cache_directory
 from featcheck.noexec.archive import read_archive

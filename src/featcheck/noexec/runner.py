@@ -7,12 +7,9 @@ from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
+from featcheck.boundary import default_cargo_home
 from featcheck.cargo.cfg import TargetCfg
-from featcheck.cargo.checkout_config import (
-    default_cargo_home,
-    environment_rustflags,
-    read_checkout_config,
-)
+from featcheck.cargo.checkout_config import environment_rustflags, read_checkout_config
 from featcheck.cargo.metadata import WorkspaceMetadata, metadata_from_document
 from featcheck.cargo.process import RunningProcess
 from featcheck.cargo.runner import CargoRunner, PendingMetadata
@@ -71,8 +68,9 @@ class FileRunner(CargoRunner):
             plain = builtin_cfg(triple)
             flags = environment_rustflags(os.environ)
             if flags is None:
+                # Only read, never forwarded: nothing goes on the network in this mode.
                 config = read_checkout_config(
-                    self.workdir, os.environ, default_cargo_home(os.environ)
+                    self.workdir, os.environ, default_cargo_home(os.environ), offline=True
                 )
                 flags = config.rustflags(triple, plain)
             self._cfg_cache[triple] = with_rustflags(plain, flags) if flags else plain

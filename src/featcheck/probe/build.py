@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from featcheck.boundary import trusted_places
 from featcheck.cargo.argv_gate import TARGET, Argument, GateError, option, refuse_unsafe, word
 from featcheck.cargo.process import run_process
 from featcheck.cargo.runner import CargoRunner
@@ -66,11 +67,19 @@ _OFFLINE_SIGNS = (
 )
 
 
-def cache_root() -> Path:
-    """$XDG_CACHE_HOME/featcheck/probe, or ~/.cache/featcheck/probe."""
+def cache_root(workdir: Path) -> Path:
+    """$XDG_CACHE_HOME/featcheck/probe, or ~/.cache/featcheck/probe: never inside the checkout
+    of `workdir`, where a planted "probe built before" would be run as featcheck's own, and
+    cargo would obey the checkout's configuration from the probe's directory upward."""
     directory = user_cache_directory(os.environ)
     if directory is None:
         raise FeatcheckError("no cache directory for the probe: set XDG_CACHE_HOME or HOME")
+    if trusted_places(workdir, os.environ).cache is None:
+        raise FeatcheckError(
+            "featcheck's cache directory lies inside the audited checkout: the probe builds "
+            "and runs nothing kept there; set XDG_CACHE_HOME outside the checkout",
+            path=directory,
+        )
     return directory / "probe"
 
 
@@ -105,14 +114,15 @@ def find_toolset(workdir: Path, target_dir: Path, timeout: float = 300.0) -> Too
             "cargo not found on PATH: the probe compiles with cargo; install Rust "
             "(https://rustup.rs) or add it to PATH"
         )
-    environment = dict(os.environ)
+    runner = CargoRunner(workdir, timeout=timeout)
+    # The runner's environment: rustflags through the allow-list, and featcheck's own
+    # CARGO_HOME where the user's lies inside the checkout (its registry sources are the
+    # checkout's files, and the probe would compile them).
+    environment = runner.environment()
     cargo, rustc = "cargo", "rustc"
-    toolchain = CargoRunner(workdir, timeout=timeout).toolchain
+    toolchain = runner.toolchain
     if toolchain is not None:
         cargo, rustc = str(toolchain.cargo), str(toolchain.rustc)
-        environment["RUSTC"] = rustc
-        if toolchain.rustup_name is not None:
-            environment["RUSTUP_TOOLCHAIN"] = toolchain.rustup_name
     if os.name != "nt":
         linker = environment.get("CC") or "cc"
         if shutil.which(linker.split()[0] if linker.split() else "cc") is None:
@@ -128,6 +138,7 @@ def find_toolset(workdir: Path, target_dir: Path, timeout: float = 300.0) -> Too
         }
     )
     environment.pop("CARGO_BUILD_TARGET", None)  # the probe runs here: build for the host
+    environment.pop("CARGO_BUILD_BUILD_DIR", None)  # the audit's: the probe builds in its own
     output = run_process(
         rustc,
         [word("-vV")],
@@ -265,7 +276,7 @@ class ProbeBuilder:
         on_command: Callable[[list[str]], None] | None = None,
         root: Path | None = None,
     ) -> None:
-        self.root = root if root is not None else cache_root()
+        self.root = root if root is not None else cache_root(workdir)
         self.target_dir = self.root / "target"
         self.offline = offline
         self.timeout = timeout
