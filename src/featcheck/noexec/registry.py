@@ -11,9 +11,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from urllib.parse import urlparse
 
-from featcheck.boundary import default_cargo_home
+from featcheck.boundary import trusted_places
 from featcheck.errors import FeatcheckError
-from featcheck.fileio import toml_data, user_cache_directory
+from featcheck.fileio import toml_data
 from featcheck.noexec.archive import read_archive
 from featcheck.noexec.cache import ManifestCache
 from featcheck.noexec.crate_targets import ArchiveFiles
@@ -50,11 +50,13 @@ class Registry:
     def __init__(self, layout: WorkspaceLayout, environment: Mapping[str, str]) -> None:
         self.layout = layout
         self.vendor = layout.root / "vendor"
-        cargo_home = default_cargo_home(environment)
-        self.dirs = _registry_dirs(cargo_home, layout.root)
+        # A cargo home or cache inside the checkout holds the checkout's files: a planted
+        # "registry" package there is never read, nothing distilled there is believed.
+        places = trusted_places(layout.root, environment)
+        self.dirs = _registry_dirs(places.cargo_home, layout.root)
         self._places = [(d, os.path.join(d, "")) for d in self.dirs]
-        self.archives = _registry_dirs(cargo_home, layout.root, "cache")
-        kept = user_cache_directory(environment) if self.dirs or self.archives else None
+        self.archives = _registry_dirs(places.cargo_home, layout.root, "cache")
+        kept = places.cache if self.dirs or self.archives else None
         self.cache = ManifestCache(kept, layout.root)
 
     def find(self, name: str, version: str, source: str) -> PackageManifest | None:

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from featcheck.boundary import default_cargo_home
+from featcheck.boundary import trusted_places
 from featcheck.cargo.cfg import TargetCfg
 from featcheck.cargo.checkout_config import environment_rustflags, read_checkout_config
 from featcheck.cargo.metadata import WorkspaceMetadata, metadata_from_document
@@ -69,8 +69,13 @@ class FileRunner(CargoRunner):
             flags = environment_rustflags(os.environ)
             if flags is None:
                 # Only read, never forwarded: nothing goes on the network in this mode.
+                places = trusted_places(self.workdir, os.environ)
                 config = read_checkout_config(
-                    self.workdir, os.environ, default_cargo_home(os.environ), offline=True
+                    self.workdir,
+                    os.environ,
+                    places.cargo_home,
+                    offline=True,
+                    untrusted_home=places.untrusted_cargo_home,
                 )
                 flags = config.rustflags(triple, plain)
             self._cfg_cache[triple] = with_rustflags(plain, flags) if flags else plain
