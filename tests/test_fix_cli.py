@@ -147,7 +147,7 @@ def test_every_fix_is_confirmed_by_cargo_before_it_is_called_safe(
     assert finding["fix"]["safe"] and finding["fix"]["confirmed"]
     assert finding["fix"]["edits"] == [
         {
-            "file": "Cargo.toml",
+            "file": "crates/pitb-exec-cpu/Cargo.toml",
             "line": 9,
             "action": "add-features",
             "declaration": ["dependencies", "burn"],

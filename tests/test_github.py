@@ -258,7 +258,7 @@ def test_github_is_the_default_format_in_actions(
     monkeypatch.setenv("GITHUB_ACTIONS", "true")
     done = run_featcheck(str(CRATES / "pitb-exec-cpu"))
     assert done.returncode == 1, done.stderr
-    assert done.stdout.startswith("::error file=Cargo.toml,line=9,col=31,")
+    assert done.stdout.startswith("::error file=crates/pitb-exec-cpu/Cargo.toml,line=9,col=31,")
     explicit = run_featcheck(str(CRATES / "pitb-exec-cpu"), "--format", "text")
     # In Actions the text report, which quotes manifest lines, is printed inside stop-commands.
     assert _log(explicit.stdout)[0].startswith("pitb-exec-cpu (")

@@ -457,7 +457,7 @@ def test_cli_no_exec(
     result = _invoke(["check", path, "--no-exec", "--format", "json"])
     assert result.exit_code == 1
     report = json.loads(result.stdout)
-    assert report["version"] == 2  # `manifest-only` confidence is gone (README: history)
+    assert report["version"] == 3  # files relative to the repository root (README: history)
     assert [(f["code"], f["confidence"]) for f in report["findings"]] == [("FC001", "resolved")]
     assert report["complete"] is True and report["incomplete"] == []
     unknown = _invoke(["check", path, "--no-exec", "--target", "mips-x"])

@@ -108,14 +108,14 @@ def test_the_example_crate_gives_a_valid_log_with_one_result(
     assert len(result["partialFingerprints"][FINGERPRINT_KEY]) == 64
 
 
-def test_without_a_workspace_uris_are_relative_to_the_audited_root(
+def test_without_a_workspace_uris_are_relative_to_the_repository_root(
     offline_cargo_for: Callable[..., Path],
 ) -> None:
     offline_cargo_for(CRATES / "pitb-exec-cpu")
     _, document = _sarif(str(CRATES / "pitb-exec-cpu"))
     [result] = document["runs"][0]["results"]
     location = result["locations"][0]["physicalLocation"]["artifactLocation"]
-    assert location["uri"] == "Cargo.toml"
+    assert location["uri"] == "crates/pitb-exec-cpu/Cargo.toml"
 
 
 def test_a_clean_project_gives_a_valid_log_without_results(

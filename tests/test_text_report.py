@@ -55,12 +55,12 @@ def test_the_example_report_fits_in_12_lines_and_900_characters(
     assert lines[1] == (
         "error[FC001] burn-flex 0.22.1 is built without `rayon`: every matmul runs on one core"
     )
-    assert lines[2] == "  --> Cargo.toml:9:31"
+    assert lines[2] == "  --> crates/pitb-exec-cpu/Cargo.toml:9:31"
     assert lines[4].startswith('  9 | burn = { version = "=0.22.1", default-features = false')
     assert lines[5] == "    |" + " " * 31 + "^" * 24
     assert lines[6].startswith("  = why: burn-flex hands matmul to gemm with `Parallelism::Rayon`")
     assert lines[7].startswith(
-        '  = fix: add "rayon", "simd" to the features of burn (Cargo.toml:9)'
+        '  = fix: add "rayon", "simd" to the features of burn (crates/pitb-exec-cpu/Cargo.toml:9)'
     )
     assert "chain:" not in text and "note:" not in text and "Measured" not in text
     assert lines[-1] == (
@@ -73,9 +73,15 @@ def test_verbose_adds_the_chain_notes_full_why_and_alternatives(
 ) -> None:
     text = _text(example_audit, verbose=True)
     assert "  = note: the `flex` feature of burn 0.22.1 selects Flex" in text
-    assert "  = chain: cut at Cargo.toml:9: `default-features = false` on burn" in text
+    assert (
+        "  = chain: cut at crates/pitb-exec-cpu/Cargo.toml:9: `default-features = false` on burn"
+        in text
+    )
     assert "Measured with burn 0.22.1 on a 12-core M2 Max" in text
-    assert "  = or: remove `default-features = false` from burn (Cargo.toml:9; " in text
+    assert (
+        "  = or: remove `default-features = false` from burn (crates/pitb-exec-cpu/Cargo.toml:9; "
+        in text
+    )
     assert "-v shows" not in text
     compact = _text(example_audit)
     # The verbose report is the compact one plus lines: the same header, quote and fix.

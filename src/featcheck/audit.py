@@ -13,6 +13,7 @@ NamedTuples, and `CargoRunner` is a plain class; the stages after cargo use data
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from contextlib import nullcontext
 from pathlib import Path
@@ -68,6 +69,9 @@ class AuditOptions(NamedTuple):
     empty means the configuration's `configurations`, else the default features."""
     each_feature: bool = False
     """Also audit each feature of each member on its own (`--each-feature`)."""
+    root: Path | None = None
+    """What reported paths are relative to (`--root`); None: the repository root above the
+    audited directory, else that directory (see `report_root`)."""
 
 
 KEPT_UNTIL_EXIT: list[object] | None = None
@@ -208,6 +212,17 @@ def _warm_target_cfgs(runner: CargoRunner, targets: tuple[str, ...]) -> None:
             runner.target_cfg(target)
     except FeatcheckError:
         pass
+
+
+def report_root(audited: Path, chosen: Path | None) -> Path:
+    """The directory locations are reported relative to: `chosen`, else the repository root
+    (git's top level: where a developer stands, what code scanning and annotations attach to),
+    else the audited directory. Absolute, symlinks kept as the manifest paths keep them."""
+    if chosen is not None:
+        return Path(os.path.abspath(chosen))
+    from featcheck.boundary import repository_root
+
+    return repository_root(audited) or audited
 
 
 def beyond_defaults(configurations: tuple[FeatureSelection, ...], each_feature: bool) -> bool:

@@ -16,7 +16,7 @@ inside and a link out of it as outside.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import NamedTuple
 
@@ -26,22 +26,40 @@ from featcheck.fileio import MAX_MANIFEST_BYTES, read_regular_file, user_cache_d
 
 def checkout_root(audited: Path) -> Path:
     """The root of the checkout that holds `audited` (a directory or a manifest), resolved."""
-    start = Path(os.path.realpath(audited))
-    if not start.is_dir():
-        start = start.parent
+    start = _directory(Path(os.path.realpath(audited)))
     root = start
-    stop = _home()
-    repository: Path | None = None
-    for directory in (start, *start.parents):
-        if directory != start and stop is not None and stop.is_relative_to(directory):
-            break
+    for directory in _upward(start):
         if _declares_workspace(directory / "Cargo.toml"):
             root = directory
-        if repository is None and os.path.lexists(directory / ".git"):
-            repository = directory
+    repository = repository_root(start)
     if repository is not None and root.is_relative_to(repository):
         root = repository
     return root
+
+
+def repository_root(audited: Path) -> Path | None:
+    """The nearest directory at or above `audited` that holds `.git` (a directory, or the file
+    of a worktree or submodule): git's top level, found without running git. The search stops
+    below the home directory, as for the checkout root: a dotfiles repository in `~` is not the
+    project's repository. `audited` is walked as given (resolve it first to compare resolved)."""
+    for directory in _upward(_directory(audited)):
+        if os.path.lexists(directory / ".git"):
+            return directory
+    return None
+
+
+def _directory(path: Path) -> Path:
+    return path if path.is_dir() else path.parent
+
+
+def _upward(start: Path) -> Iterator[Path]:
+    """`start` and the directories above it, up to (not including) any that holds the home
+    directory."""
+    stop = _home()
+    for directory in (start, *start.parents):
+        if directory != start and stop is not None and stop.is_relative_to(directory):
+            return
+        yield directory
 
 
 def _home() -> Path | None:

@@ -226,6 +226,13 @@ def _check_parser(prog: str) -> _Parser:
         "an existing symlink or special file there is refused).",
     )
     add(
+        "--root",
+        type=Path,
+        metavar="DIR",
+        help="Print file paths relative to DIR (default: the repository root, the nearest "
+        "directory above PATH with a .git, else PATH).",
+    )
+    add(
         "--no-exec",
         action="store_true",
         help="Start no process (no cargo, rustc, rustup): read the manifests, Cargo.lock and "
@@ -277,6 +284,8 @@ def check(arguments: argparse.Namespace) -> int:
     terminal = _Terminal(spinner=not arguments.quiet, github=github)
     try:
         configurations = _configurations(arguments)
+        if arguments.root is not None and not arguments.root.is_dir():
+            raise FeatcheckError("--root: not a directory", path=arguments.root)
     except FeatcheckError as error:
         _fail(error, github=github)
     options = AuditOptions(
@@ -294,6 +303,7 @@ def check(arguments: argparse.Namespace) -> int:
         configurations=configurations,
         each_feature=arguments.each_feature,
         check_new_packages=bool(arguments.fix or arguments.diff),
+        root=arguments.root,
     )
     path: Path = arguments.path
     try:

@@ -90,7 +90,7 @@ class Origin:
     """The text of the start line."""
 
     def location(self, audited_root: Path) -> Location:
-        """This span as a finding's Location, relative to the audited root with `/`."""
+        """This span as a finding's Location, relative to the report root with `/`."""
         return Location(
             file=relative_file(self.path, audited_root),
             line=self.line,

@@ -81,23 +81,23 @@ class ManifestCache:
 
 
 class Locator:
-    """Maps declarations to locations in the manifests, relative to the audited root."""
+    """Maps declarations to locations in the manifests, relative to the report root."""
 
     def __init__(
-        self, metadata: WorkspaceMetadata, audited_root: Path, manifests: ManifestCache
+        self, metadata: WorkspaceMetadata, report_root: Path, manifests: ManifestCache
     ) -> None:
         self.metadata = metadata
-        self.audited_root = audited_root
+        self.report_root = report_root
         self.manifests = manifests
         self._relative_paths: dict[Path, str] = {}
         self._root_manifest: ManifestDocument | None = None
         self._root_looked_up = False
 
     def _relative(self, manifest: Path) -> str:
-        """`manifest` relative to the audited root with `/` (asked for every edit and span)."""
+        """`manifest` relative to the report root with `/` (asked for every edit and span)."""
         relative = self._relative_paths.get(manifest)
         if relative is None:
-            relative = os.path.relpath(manifest, self.audited_root).replace(os.sep, "/")
+            relative = os.path.relpath(manifest, self.report_root).replace(os.sep, "/")
             self._relative_paths[manifest] = relative
         return relative
 
@@ -126,7 +126,7 @@ class Locator:
         return version is None or semver.matches(version, dependency.version)
 
     def place(self, edit: Edit) -> Edit:
-        """The edit with its file (relative to the audited root) and declaration line filled."""
+        """The edit with its file (relative to the report root) and declaration line filled."""
         relative = self._relative(edit.manifest)
         line = 0
         if edit.action != "add-dependency":
@@ -135,7 +135,7 @@ class Locator:
         return replace(edit, file=relative, line=line)
 
     def location(self, cut: Cut) -> Location:
-        """The cut's span as a Location relative to the audited root."""
+        """The cut's span as a Location relative to the report root."""
         return self._span_location(cut.site, cut.entry.key, cut.entry.value or cut.entry.key)
 
     def declaration(self, cut: Cut) -> Location | None:

@@ -9,7 +9,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from featcheck.audit import AuditOptions, beyond_defaults
+from featcheck.audit import AuditOptions, beyond_defaults, report_root
 from featcheck.cargo.cfg import TargetCfg
 from featcheck.cargo.metadata import PackageInfo, WorkspaceMetadata
 from featcheck.cargo.runner import CargoRunner
@@ -83,9 +83,10 @@ def audit_workspace(
         if options.resolver == "cargo"
         else _resolve_in_process(model, plan)
     )
-    root = manifest.parent
+    root = report_root(manifest.parent, options.root)
     result = AuditResult(
         root,
+        audited=manifest.parent,
         members=[m.name for m in members],
         targets=targets,
         fail_on=settings.fail_on,

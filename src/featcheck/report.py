@@ -32,7 +32,7 @@ class Edit:
     version: str = ""
     """For add-dependency: the version requirement."""
     file: str = ""
-    """The manifest relative to the audited root, for reports."""
+    """The manifest relative to the report root, for reports."""
     line: int = 0
     """The declaration's line, for reports (0 for a new dependency)."""
 
@@ -98,10 +98,11 @@ class Severity(enum.IntEnum):
 
 @dataclass(frozen=True)
 class Location:
-    """A span in a manifest, relative to the audited root; lines and columns are 1-based."""
+    """A span in a manifest, relative to the report root; lines and columns are 1-based."""
 
     file: str
-    """The manifest's path relative to the audited root, with forward slashes."""
+    """The manifest's path relative to the report root (`AuditResult.root`), with forward
+    slashes."""
     line: int
     """1-based line of the span's start."""
     column: int
@@ -212,7 +213,8 @@ class AuditResult:
     """Findings plus what was audited, for renderers."""
 
     root: Path
-    """The audited root: locations are relative to it."""
+    """The report root (the repository root, else the audited directory; `--root`):
+    locations are relative to it."""
     findings: list[Finding] = field(default_factory=list)
     members: list[str] = field(default_factory=list)
     targets: list[str] = field(default_factory=list)
@@ -231,6 +233,8 @@ class AuditResult:
     configurations: dict[str, list[FeatureSelection]] = field(default_factory=dict)
     """The build configurations audited, by member name, in audit order (empty for saved
     tree text)."""
+    audited: Path | None = None
+    """The audited directory, when it is not `root` itself."""
     configuration_errors: list[str] = field(default_factory=list)
     """Build configurations that could not be audited (a feature cargo would refuse), one line
     each; the others were audited. Any makes the exit code 2."""

@@ -26,7 +26,7 @@ class FileChange:
 
     path: Path
     display: str
-    """The path relative to the audited root, as findings show it."""
+    """The path relative to the report root, as findings show it."""
     original: bytes
     updated: str
 
@@ -88,7 +88,7 @@ def plan_edits(all_edits: Iterable[Edit]) -> list[FileChange]:
 
 
 def render_diff(changes: list[FileChange]) -> str:
-    """A unified diff of every change, with paths relative to the audited root."""
+    """A unified diff of every change, with paths relative to the report root."""
     chunks: list[str] = []
     for change in changes:
         before = change.original.decode("utf-8").splitlines(keepends=True)

@@ -7,7 +7,7 @@ one closing `::notice::` that says how many more there are. When `GITHUB_STEP_SU
 job summary (appended to that file) lists every finding, within GitHub's 1 MiB cap per step.
 
 Paths are relative to the repository root (`GITHUB_WORKSPACE`) when it is set, because that is
-what annotations attach to; otherwise they are the finding's path relative to the audited root.
+what annotations attach to; otherwise they are the finding's path, relative to the report root.
 
 Nothing the checkout wrote may become a workflow command. The runner acts on `::name::` at the
 start of a line (after leading whitespace) and on the legacy `##[name]` anywhere in a line, and a
@@ -103,7 +103,7 @@ def stop_commands(lines: Iterable[str]) -> str:
 def repository_path(result: AuditResult, location: Location, workspace: str | None) -> str:
     """The finding's file relative to `workspace` (the repository root) when given and inside it.
 
-    Otherwise the path as the finding gives it: relative to the audited root.
+    Otherwise the path as the finding gives it: relative to the report root.
     """
     if not workspace:
         return location.file
@@ -274,12 +274,13 @@ def _row(
 
 
 def _audited(result: AuditResult, workspace: str | None) -> str:
-    if not workspace or not result.root.is_absolute():
-        return result.root.name or "."
-    root = os.path.normpath(result.root)
+    audited = result.audited or result.root
+    if not workspace or not audited.is_absolute():
+        return audited.name or "."
+    root = os.path.normpath(audited)
     base = os.path.normpath(os.path.abspath(workspace))
     relative = os.path.relpath(root, base)
-    return result.root.name if relative.startswith("..") else Path(relative).as_posix()
+    return audited.name if relative.startswith("..") else Path(relative).as_posix()
 
 
 def render_summary(

@@ -1,7 +1,7 @@
 """`--format json`: the documented, versioned schema (see README, "JSON output").
 
-Version 1. Adding a field is not a breaking change; renaming, removing or changing the meaning
-of one is, and bumps SCHEMA_VERSION.
+Adding a field is not a breaking change; renaming, removing or changing the meaning of one is,
+and bumps SCHEMA_VERSION (3: files are relative to the report root, not the audited directory).
 """
 
 from __future__ import annotations
@@ -13,11 +13,11 @@ from featcheck import __version__
 from featcheck.render.github import defuse_json
 from featcheck.report import AuditResult, Finding, Fix, Severity
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 
 def finding_to_dict(finding: Finding) -> dict[str, Any]:
-    """One finding in schema version 1."""
+    """One finding, as the schema describes it."""
     location = finding.location
     configuration = finding.configuration
     return {

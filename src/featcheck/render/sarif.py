@@ -2,10 +2,11 @@
 
 The driver lists every rule in featcheck's catalogue, whether or not it fired, so that code
 scanning knows the rules; each result points at the manifest span to edit. Artifact URIs are
-relative to the repository root (`GITHUB_WORKSPACE`) when it is set, else to the audited root,
-percent-encoded, with `uriBaseId` `%SRCROOT%`. Each result carries a `partialFingerprints`
-entry computed from what the finding is about (rule, member, crate, version, feature, target,
-file) and not from line numbers, so an alert keeps its identity when lines above it move.
+relative to `GITHUB_WORKSPACE` when it is set, else to the report root (the repository root,
+else the audited directory; `--root`), percent-encoded, with `uriBaseId` `%SRCROOT%`. Each
+result carries a `partialFingerprints` entry computed from what the finding is about (rule,
+member, crate, version, feature, target, file) and not from line numbers, so an alert keeps its
+identity when lines above it move.
 """
 
 from __future__ import annotations

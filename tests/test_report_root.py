@@ -1,0 +1,108 @@
+"""File paths are relative to the repository root (git's top level, found by its `.git`), else
+to the audited directory, in every format; `--root DIR` chooses another base."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from actions_support import clear_actions_environment
+from conftest import CRATES, run_featcheck
+
+
+@pytest.fixture(autouse=True)
+def _outside_actions(monkeypatch: pytest.MonkeyPatch) -> None:
+    clear_actions_environment(monkeypatch)
+
+
+def _repository(tmp_path: Path, *, git: bool = True) -> Path:
+    """A repository whose crate lies in crates/app (the example crate, one FC001 on line 9)."""
+    repository = tmp_path / "repo"
+    shutil.copytree(
+        CRATES / "pitb-exec-cpu",
+        repository / "crates" / "app",
+        ignore=shutil.ignore_patterns("target"),
+    )
+    if git:
+        (repository / ".git").mkdir()
+    return repository
+
+
+def _places(cwd: Path, *args: str) -> dict[str, str]:
+    """Where each format says the finding is, run from `cwd` on `.`."""
+    text = run_featcheck(".", *args, cwd=cwd)
+    assert text.returncode == 1, text.stderr
+    [arrow] = [line for line in text.stdout.splitlines() if line.startswith("  --> ")]
+    report = json.loads(run_featcheck(".", "--format", "json", *args, cwd=cwd).stdout)
+    [finding] = report["findings"]
+    github = run_featcheck(".", "--format", "github", *args, cwd=cwd).stdout
+    sarif = json.loads(run_featcheck(".", "--format", "sarif", *args, cwd=cwd).stdout)
+    [result] = sarif["runs"][0]["results"]
+    return {
+        "text": arrow.removeprefix("  --> "),
+        "json": finding["location"]["file"],
+        "fix": finding["fix"]["edits"][0]["file"],
+        "github": github.split("::error file=", 1)[1].split(",", 1)[0],
+        "sarif": result["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
+    }
+
+
+def test_locations_from_a_subdirectory_are_relative_to_the_repository_root(
+    offline_cargo_for: Callable[..., Path], tmp_path: Path
+) -> None:
+    offline_cargo_for(CRATES / "pitb-exec-cpu")
+    crate = _repository(tmp_path) / "crates" / "app"
+    assert _places(crate) == {
+        "text": "crates/app/Cargo.toml:9:31",
+        "json": "crates/app/Cargo.toml",
+        "fix": "crates/app/Cargo.toml",
+        "github": "crates/app/Cargo.toml",
+        "sarif": "crates/app/Cargo.toml",
+    }
+    # The fix, the diff and suppressions work on the same paths.
+    diff = run_featcheck(".", "--diff", cwd=crate)
+    assert "+++ b/crates/app/Cargo.toml" in diff.stdout, diff.stdout
+
+
+def test_root_chooses_the_base(offline_cargo_for: Callable[..., Path], tmp_path: Path) -> None:
+    offline_cargo_for(CRATES / "pitb-exec-cpu")
+    crate = _repository(tmp_path) / "crates" / "app"
+    assert set(_places(crate, "--root", ".").values()) == {"Cargo.toml:9:31", "Cargo.toml"}
+    assert _places(crate, "--root", "../..")["json"] == "crates/app/Cargo.toml"
+
+
+def test_outside_a_repository_paths_are_relative_to_the_audited_directory(
+    offline_cargo_for: Callable[..., Path], tmp_path: Path
+) -> None:
+    offline_cargo_for(CRATES / "pitb-exec-cpu")
+    repository = _repository(tmp_path, git=False)
+    assert set(_places(repository / "crates" / "app").values()) == {
+        "Cargo.toml:9:31",
+        "Cargo.toml",
+    }
+    # A worktree's or submodule's `.git` is a file: that is a repository root too.
+    (repository / ".git").write_text("gitdir: /elsewhere\n")
+    assert _places(repository / "crates" / "app")["sarif"] == "crates/app/Cargo.toml"
+
+
+def test_an_inline_suppression_counts_from_a_subdirectory(
+    offline_cargo_for: Callable[..., Path], tmp_path: Path
+) -> None:
+    offline_cargo_for(CRATES / "pitb-exec-cpu")
+    crate = _repository(tmp_path) / "crates" / "app"
+    manifest = crate / "Cargo.toml"
+    lines = manifest.read_text().splitlines(keepends=True)
+    lines[8] = lines[8].rstrip("\n") + "  # featcheck: allow(FC001) a wasm build\n"
+    manifest.write_text("".join(lines))
+    done = run_featcheck(".", cwd=crate)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "1 suppressed" in done.stdout
+
+
+def test_a_root_that_is_not_a_directory_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    done = run_featcheck(str(CRATES / "pitb-exec-cpu"), "--root", str(tmp_path / "missing"))
+    assert done.returncode == 2
+    assert done.stderr == f"featcheck: error: {tmp_path / 'missing'}: --root: not a directory\n"
