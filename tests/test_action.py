@@ -54,6 +54,9 @@ def test_inputs_reach_scripts_only_through_env() -> None:
     }
     assert action["outputs"]["sarif-file"]["value"] == "${{ steps.run.outputs.sarif-file }}"
     for step in action["runs"]["steps"]:
+        if "uses" in step:  # another action, pinned by a commit: a tag can be moved
+            assert re.fullmatch(r"[\w./-]+@[0-9a-f]{40}", step["uses"]), step["uses"]
+            continue
         assert step["shell"] == "bash"
         assert "${{" not in step["run"], step["name"]
 
@@ -125,6 +128,8 @@ def run_action(
     outputs: dict[str, dict[str, str]] = {}
     printed: list[str] = []
     for index, step in enumerate(action["runs"]["steps"]):
+        if "uses" in step:
+            continue  # actions/cache: without it the install step installs (or is skipped)
         output_file = tmp_path / f"output-{index}"
         output_file.touch()
         script = tmp_path / f"step-{index}.sh"
@@ -227,14 +232,81 @@ def test_inputs_are_data_not_code(offline_cargo: Path, tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("args", ["--fail-on 'error", '-p "app', "trailing\\"])
-def test_an_unbalanced_args_input_is_one_line_and_exit_2(tmp_path: Path, args: str) -> None:
+def test_an_unbalanced_args_input_is_one_annotation_and_exit_2(tmp_path: Path, args: str) -> None:
     run = run_action(tmp_path, {"path": "crates/pitb-exec-cpu", "args": args})
     assert run.status == 2, run.output
-    assert run.output.splitlines()[-1].startswith("featcheck: error: the args input: No ")
-    assert [line for line in run.output.splitlines() if "featcheck: error" in line] == [
-        run.output.splitlines()[-1]
-    ]
+    [annotation] = runner_commands(run.output)
+    assert annotation.startswith("::error title=featcheck::featcheck: error: the args input: No ")
+    assert [line for line in run.output.splitlines() if "featcheck: error" in line] == [annotation]
     assert "Traceback" not in run.output
+
+
+def test_a_featcheck_error_is_one_annotation_and_no_sarif_to_upload(tmp_path: Path) -> None:
+    run = run_action(tmp_path, {"path": "crates/missing", "sarif": "true"})
+    assert run.status == 2, run.output
+    # featcheck runs once: the error is printed once, as an annotation the job shows.
+    [annotation] = runner_commands(run.output)
+    assert annotation.startswith("::error title=featcheck::featcheck: error: "), annotation
+    assert annotation.endswith("crates/missing: no such file or directory"), annotation
+    assert run.output.count("no such file or directory") == 1, run.output
+    assert run.outputs["run"] == {}
+
+
+def test_the_sarif_files_directory_is_made(
+    offline_cargo_for: Callable[..., Path], tmp_path: Path
+) -> None:
+    offline_cargo_for(CRATES / "pitb-exec-cpu")
+    run = run_action(
+        tmp_path,
+        {"path": "crates/pitb-exec-cpu", "sarif": "true", "sarif-file": "out/sarif/x.sarif"},
+    )
+    assert run.status == 1, run.output
+    assert run.outputs["run"]["sarif-file"] == "out/sarif/x.sarif"
+    document = json.loads((run.workspace / "out" / "sarif" / "x.sarif").read_text())
+    assert document["runs"][0]["results"][0]["ruleId"] == "FC001"
+    # One audit: the annotation once, one count line.
+    assert len(runner_commands(run.output)) == 1
+    assert run.output.count("featcheck: 1 error (1 member") == 1
+
+
+def _cache_key(tmp_path: Path, action_path: Path) -> str:
+    [step] = [s for s in _action()["runs"]["steps"] if s.get("id") == "key"]
+    outputs = tmp_path / "key-output"
+    outputs.write_text("")
+    script = tmp_path / "key.sh"
+    script.write_text(step["run"])
+    subprocess.run(
+        ["bash", "--noprofile", "--norc", "-eo", "pipefail", str(script)],
+        env={
+            **os.environ,
+            "GITHUB_OUTPUT": str(outputs),
+            "GITHUB_ACTION_PATH": str(action_path),
+            "RUNNER_OS": "Linux",
+            "RUNNER_TEMP": str(tmp_path),
+        },
+        check=True,
+    )
+    values = dict(line.split("=", 1) for line in outputs.read_text().splitlines())
+    assert values["venv"] == str(tmp_path / "featcheck-venv")
+    return values["key"]
+
+
+def test_the_install_is_cached_under_the_actions_version(tmp_path: Path) -> None:
+    [cache] = [s for s in _action()["runs"]["steps"] if "uses" in s]
+    assert cache["uses"].startswith("actions/cache@")
+    assert cache["with"] == {
+        "path": "${{ steps.key.outputs.venv }}",
+        "key": "${{ steps.key.outputs.key }}",
+    }
+    action = tmp_path / "action"
+    shutil.copytree(REPO / "src", action / "src", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(REPO / "pyproject.toml", action / "pyproject.toml")
+    first = _cache_key(tmp_path, action)
+    assert first.startswith(f"featcheck-venv-{sys.version_info[0]}.{sys.version_info[1]}-")
+    assert first.endswith("-Linux")
+    assert _cache_key(tmp_path, action) == first
+    (action / "src" / "featcheck" / "__init__.py").write_text('__version__ = "9.9.9"\n')
+    assert _cache_key(tmp_path, action) != first
 
 
 def _hostile_sarif_workspace(tmp_path: Path) -> tuple[Path, Path]:
@@ -256,12 +328,14 @@ def test_a_symlinked_sarif_file_is_refused_not_written_through(
         {"path": "crates/pitb-exec-cpu", "sarif": "true", "sarif-file": "featcheck.sarif"},
         workspace=workspace,
     )
-    assert run.status == 1, run.output  # featcheck's own verdict on the crate is unchanged
+    # An error (exit 2), shown as one annotation beside the finding's own.
+    assert run.status == 2, run.output
     assert victim.read_text() == "precious\n"
     assert (workspace / "featcheck.sarif").is_symlink()
-    assert "featcheck.sarif: is a symlink; featcheck writes a report only to a regular file" in (
-        run.output
-    )
+    finding, error = runner_commands(run.output)
+    assert finding.startswith(ANNOTATION)
+    assert error.startswith("::error title=featcheck::featcheck: error: featcheck.sarif: is a ")
+    assert "symlink; featcheck writes a report only to a regular file" in error
     assert "sarif-file" not in run.outputs["run"]
 
 
@@ -275,10 +349,10 @@ def test_a_symlinked_directory_on_the_way_to_the_sarif_file_is_refused(
     (workspace / "reports").symlink_to(outside)
     run = run_action(
         tmp_path,
-        {"path": "crates/pitb-exec-cpu", "sarif": "true", "sarif-file": "reports/out.sarif"},
+        {"path": "crates/pitb-exec-cpu", "sarif": "true", "sarif-file": "reports/sub/out.sarif"},
         workspace=workspace,
     )
-    assert run.status == 1, run.output
+    assert run.status == 2, run.output
     assert list(outside.iterdir()) == []
     assert "the directory reports is a symlink" in run.output
 
@@ -318,3 +392,72 @@ def test_the_install_step_installs_from_the_action_checkout(
     assert run.status == 1, run.output
     assert [line[: len(ANNOTATION)] for line in runner_commands(run.output)] == [ANNOTATION]
     assert (tmp_path / "runner-temp" / "featcheck-venv" / "bin" / "featcheck").exists()
+
+
+# --- the workflow the README gives to copy -------------------------------------------------------
+
+_TOKEN = re.compile(r"\s*(&&|\|\||!=|==|!|\(|\)|'[^']*'|always\(\)|[A-Za-z_][\w.-]*)")
+
+
+def _condition(expression: str, context: dict[str, object]) -> bool:
+    """A GitHub `if:` expression of the README's shape, evaluated: context names, strings,
+    `always()`, `!`, `==`, `!=`, `&&`, `||` and parentheses (a missing name is null)."""
+    python: list[str] = []
+    position = 0
+    while position < len(expression.rstrip()):
+        match = _TOKEN.match(expression, position)
+        assert match is not None, expression[position:]
+        token = match.group(1)
+        position = match.end()
+        words = {"&&": "and", "||": "or", "!": "not", "always()": "True"}
+        if token in words:
+            python.append(words[token])
+        elif token in ("!=", "==", "(", ")") or token.startswith("'"):
+            python.append(token)
+        else:
+            python.append(repr(context.get(token)))
+    return bool(eval(" ".join(python)))  # only the tokens above reach it
+
+
+def _readme_workflow() -> dict[Any, Any]:
+    blocks = re.findall(r"```yaml\n(.*?)```", (REPO / "README.md").read_text(), re.DOTALL)
+    [workflow] = [yaml.safe_load(block) for block in blocks if "\njobs:" in block]
+    assert isinstance(workflow, dict)
+    return workflow
+
+
+def test_the_readme_workflow_works_on_pushes_and_on_forks(tmp_path: Path) -> None:
+    workflow = _readme_workflow()
+    triggers = workflow[True]  # YAML 1.1 reads the key `on` as true, as PyYAML does
+    assert set(triggers) == {"push", "pull_request"}
+    assert workflow["permissions"] == {"contents": "read"}
+    [job] = workflow["jobs"].values()
+    assert job["permissions"] == {"contents": "read", "security-events": "write"}
+    steps = job["steps"]
+    [featcheck] = [s for s in steps if s["uses"].startswith("featcheck/featcheck@")]
+    # Pinned by a commit the user fills in, never by a release tag that does not exist.
+    assert featcheck["uses"] == "featcheck/featcheck@COMMIT"
+    assert featcheck["with"]["sarif"] == "true"
+    [upload] = [s for s in steps if s["uses"].startswith("github/codeql-action/upload-sarif@")]
+    output = f"steps.{featcheck['id']}.outputs.sarif-file"
+    assert upload["with"]["sarif_file"] == "${{ " + output + " }}"
+    push = {output: "/tmp/featcheck.sarif"}
+    same_repository = {**push, "github.event.pull_request.head.repo.fork": False}
+    fork = {**push, "github.event.pull_request.head.repo.fork": True}
+    error = {output: ""}
+    verdicts = [_condition(upload["if"], c) for c in (push, same_repository, fork, error)]
+    assert verdicts == [True, True, False, False]
+    readme = (REPO / "README.md").read_text()
+    assert "@v0.1.0" not in readme and "rev: v0.1.0" not in readme
+
+
+def test_the_readme_workflows_inputs_run_as_written(
+    offline_cargo_for: Callable[..., Path], tmp_path: Path
+) -> None:
+    offline_cargo_for(CRATES / "pitb-exec-cpu")
+    [job] = _readme_workflow()["jobs"].values()
+    [featcheck] = [s for s in job["steps"] if s["uses"].startswith("featcheck/featcheck@")]
+    inputs = {**featcheck["with"], "path": "crates/pitb-exec-cpu"}  # the crate with a finding
+    run = run_action(tmp_path, inputs)
+    assert run.status == 1, run.output
+    assert Path(run.outputs["run"]["sarif-file"]).is_file()

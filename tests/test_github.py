@@ -386,7 +386,7 @@ def test_log_lines_are_inert(text: str, shown: str) -> None:
     assert _commands(log_line(text)) == []
 
 
-def test_errors_in_actions_are_printed_inside_stop_commands(
+def test_an_error_in_actions_is_one_annotation_that_carries_no_command(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from featcheck.cli import _Exit, _fail
@@ -397,12 +397,16 @@ def test_errors_in_actions_are_printed_inside_stop_commands(
         _fail(FeatcheckError(f"cargo metadata failed: {HOSTILE}\n::error::second line"))
     assert raised.value.code == 2
     err = capsys.readouterr().err
-    assert _commands(err) == []
-    assert _log(err) == [
+    # Exactly featcheck's own annotation: the checkout's text inside it is escaped data.
+    assert _commands(err) == [err.removesuffix("\n")]
+    assert err.count("\n") == 1
+    title = "::error title=featcheck::"
+    assert err.startswith(title)
+    assert err.removeprefix(title).removesuffix("\n").split("%0A") == [
         "featcheck: error: cargo metadata failed: ##\\x5badd-mask]secret "
         "##\\x5bwarning title=spoof]w ::error::mid",
         "  \\x3a:notice::after-cr",
-        "  \\x3a:error::after-lf 100%0A%25 \\x1b]8;;https://evil\\x07link\\x1b]8;;\\x07 "
+        "  \\x3a:error::after-lf 100%250A%2525 \\x1b]8;;https://evil\\x07link\\x1b]8;;\\x07 "
         "##\\x5bendgroup]",
         "  \\x3a:error::second line",
     ]
@@ -411,7 +415,7 @@ def test_errors_in_actions_are_printed_inside_stop_commands(
 def test_a_cargo_error_quoting_the_manifest_raises_no_command(
     offline_cargo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """cargo quotes the bad dependency name; the error is one inert line in a stop block."""
+    """cargo quotes the bad dependency name; the error is one annotation, its text inert."""
     (tmp_path / "src").mkdir()
     (tmp_path / "src" / "main.rs").write_text("fn main() {}\n")
     (tmp_path / "Cargo.toml").write_text(
@@ -422,9 +426,11 @@ def test_a_cargo_error_quoting_the_manifest_raises_no_command(
         monkeypatch.setenv("GITHUB_ACTIONS", "true" if not args else "false")
         done = run_featcheck(str(tmp_path), *args)
         assert done.returncode == 2, done.stderr
-        assert _commands(done.stderr) == [] and _commands(done.stdout) == []
+        [annotation] = _commands(done.stderr)
+        assert annotation == done.stderr.removesuffix("\n")
+        assert annotation.startswith("::error title=featcheck::featcheck: error: cargo ")
+        assert _commands(done.stdout) == []
         assert "`##\\x5badd-mask]secret`" in done.stderr
-        assert done.stderr.startswith("::stop-commands::")
 
 
 def test_a_hostile_member_directory_raises_only_featchecks_annotation(

@@ -92,3 +92,33 @@ def test_the_cli_writes_sarif_to_the_file_and_refuses_a_link(
         "file or a new name\n"
     )
     assert victim.read_text() == "precious\n"
+
+
+def test_missing_directories_are_made_but_never_through_a_link(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    checkout = tmp_path / "checkout"
+    checkout.mkdir()
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (checkout / "reports").symlink_to(outside)
+    monkeypatch.chdir(checkout)
+    write_report(Path("out/sarif/x.sarif"), "report\n")
+    assert (checkout / "out" / "sarif" / "x.sarif").read_text() == "report\n"
+    with pytest.raises(FeatcheckError, match="the directory reports is a symlink"):
+        write_report(Path("reports/new/x.sarif"), "report\n")
+    assert list(outside.iterdir()) == []
+
+
+def test_sarif_beside_the_text_report_from_one_audit(
+    offline_cargo_for: Callable[..., Path], tmp_path: Path
+) -> None:
+    offline_cargo_for(CRATES / "pitb-exec-cpu")
+    target = tmp_path / "out" / "featcheck.sarif"
+    done = run_featcheck(str(CRATES / "pitb-exec-cpu"), "--sarif", str(target))
+    assert done.returncode == 1, done.stderr
+    assert "error[FC001]" in done.stdout
+    [result] = json.loads(target.read_text())["runs"][0]["results"]
+    assert result["ruleId"] == "FC001"
+    uri = result["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+    assert uri == "crates/pitb-exec-cpu/Cargo.toml"

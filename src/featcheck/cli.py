@@ -226,6 +226,13 @@ def _check_parser(prog: str) -> _Parser:
         "an existing symlink or special file there is refused).",
     )
     add(
+        "--sarif",
+        type=Path,
+        metavar="FILE",
+        help="Also write the report as SARIF to FILE, from the same audit (as -o writes it), "
+        "whatever --format prints.",
+    )
+    add(
         "--root",
         type=Path,
         metavar="DIR",
@@ -343,6 +350,8 @@ def check(arguments: argparse.Namespace) -> int:
             verbose=arguments.verbose,
             output=arguments.output,
         )
+        if arguments.sarif is not None:
+            _write_sarif(result, arguments.sarif)
     except FeatcheckError as error:
         _fail(error, github=github)
     if result.configuration_errors:
@@ -584,6 +593,14 @@ def _render(
     sys.stdout.write(text)
 
 
+def _write_sarif(result: AuditResult, path: Path) -> None:
+    """`--sarif FILE`: the same result as SARIF, written as `-o` writes a report."""
+    from featcheck.render.output import write_report
+    from featcheck.render.sarif import render_sarif
+
+    write_report(path, render_sarif(result))
+
+
 def cargo_main() -> None:
     """Entry point of `cargo featcheck`: cargo runs `cargo-featcheck featcheck ARGS...`."""
     args = sys.argv[1:]
@@ -733,7 +750,7 @@ def _fail(error: FeatcheckError, *, github: bool = False) -> NoReturn:
     """The error on stderr, control characters escaped, and exit 2.
 
     The message may quote the checkout (cargo's errors quote manifest lines), so with `github`
-    or inside GitHub Actions it is printed inside a stop-commands block (render/github.py).
+    or inside GitHub Actions it becomes one escaped `::error` annotation (render/github.py).
     """
     from featcheck.render.common import printable_lines
 
@@ -745,15 +762,15 @@ def _fail(error: FeatcheckError, *, github: bool = False) -> NoReturn:
 
 
 def _print_error_lines(lines: list[str], *, github: bool = False) -> None:
-    """Lines that may quote the checkout, on stderr: printable, and inside stop-commands in
-    GitHub Actions (render/github.py)."""
+    """Lines that may quote the checkout, on stderr: printable, and in GitHub Actions one
+    `::error` annotation whose message holds them all, escaped (render/github.py)."""
     from featcheck.render.common import printable
 
     shown = [printable(line) for line in lines]
     if github or _in_actions():
-        from featcheck.render.github import stop_commands
+        from featcheck.render.github import error_annotation
 
-        sys.stderr.write(stop_commands(shown))
+        sys.stderr.write(error_annotation(shown))
     else:
         sys.stderr.write("".join(f"{line}\n" for line in shown))
     sys.stderr.flush()

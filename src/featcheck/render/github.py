@@ -100,6 +100,15 @@ def stop_commands(lines: Iterable[str]) -> str:
     return f"::stop-commands::{token}\n" + "".join(f"{line}\n" for line in body) + f"::{token}::\n"
 
 
+def error_annotation(lines: Iterable[str]) -> str:
+    """featcheck's own error (exit 2) as one `::error` annotation, so that the job shows why the
+    step failed instead of only "Process completed with exit code 2". The lines (each
+    printable, without line breaks) may quote the checkout: each is defused as well, then the
+    whole is escaped as the annotation's message, which the runner never reads for commands."""
+    message = "\n".join(defuse(line) for line in lines)
+    return f"::error title=featcheck::{escape_data(message)}\n"
+
+
 def repository_path(result: AuditResult, location: Location, workspace: str | None) -> str:
     """The finding's file relative to `workspace` (the repository root) when given and inside it.
 

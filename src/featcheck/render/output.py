@@ -3,7 +3,8 @@
 In CI the file's name often lies inside the checkout under review, and a pull request may commit
 that name as a symlink to any file the runner's user can write (a shell profile, a git hook).
 So an existing name must be a regular file; a symlink, directory, FIFO or device there is
-refused. The report goes to a fresh temporary file created next to the name (O_EXCL: never an
+refused. Missing directories on the way are made (`-o out/x.sarif` in a fresh checkout), after
+that check. The report goes to a fresh temporary file created next to the name (O_EXCL: never an
 existing file), which then replaces the name by rename; rename replaces the name itself, never
 what a link points to, and a reader sees the old report or the new one, never half of one.
 """
@@ -46,6 +47,7 @@ def write_report(path: Path, text: str) -> None:
         )
     directory = path.parent if str(path.parent) else Path(".")
     try:
+        directory.mkdir(parents=True, exist_ok=True)
         handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=directory)
     except OSError as error:
         raise FeatcheckError(f"cannot write: {error.strerror or error}", path=path) from None
