@@ -47,7 +47,7 @@ def test_cargo_featcheck_audits_the_crate(offline_cargo_for: Callable[..., Path]
     done = _cargo(str(CRATES / "pitb-exec-cpu"))
     assert done.returncode == 1, done.stderr
     assert "error[FC001] burn-flex 0.22.1 is built without `rayon`" in done.stdout
-    assert "--> Cargo.toml:9:31" in done.stdout
+    assert "--> crates/pitb-exec-cpu/Cargo.toml:9:31" in done.stdout
 
 
 def test_cargo_featcheck_defaults_to_the_current_directory(

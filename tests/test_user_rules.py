@@ -135,7 +135,7 @@ def test_rules_and_rule_commands_show_user_rules(tmp_path: Path) -> None:
     project = _project(tmp_path)
     listing = run_featcheck("rules", str(project))
     assert listing.returncode == 0
-    lines = listing.stdout.splitlines()
+    lines = listing.stdout.splitlines()[1:]  # after the heading
     assert [line.split()[0] for line in lines][-2:] == ["ACME001", "FC900"]
     assert "regex-without-perf" in lines[-2] and "error" in lines[-2]
     inside = run_featcheck("rules", cwd=project / "src")  # found from a directory inside

@@ -69,6 +69,8 @@ class AuditOptions(NamedTuple):
     empty means the configuration's `configurations`, else the default features."""
     each_feature: bool = False
     """Also audit each feature of each member on its own (`--each-feature`)."""
+    on_progress: Callable[[str], None] | None = None
+    """Called with a short text while cargo downloads (the CLI's progress line)."""
     root: Path | None = None
     """What reported paths are relative to (`--root`); None: the repository root above the
     audited directory, else that directory (see `report_root`)."""
@@ -132,6 +134,7 @@ def audit_project(
         timeout=options.timeout,
         on_command=options.on_command,
         trust_checkout=options.trust_checkout,
+        on_progress=options.on_progress,
     )
     with nullcontext() if options.update_lockfile else LockfileGuard.around(manifest):
         all_features = beyond_defaults(options.configurations, options.each_feature)

@@ -35,6 +35,7 @@ EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 OUTPUT_FORMATS = ("text", "json", "github", "sarif")
 FAIL_ON_LEVELS = ("error", "warning", "info", "never")
 RESOLVERS = ("featcheck", "cargo")
+COLOUR_CHOICES = ("auto", "always", "never")
 COMMANDS = ("check", "rules", "rule", "probe")
 
 _EXAMPLES = """\
@@ -48,11 +49,12 @@ Examples:
 Other commands:
   featcheck rules              list every rule
   featcheck rule CODE          print one rule's documentation
-  featcheck probe [PATH]       build and time a probe of the member's matmul (see --help)
+  featcheck probe [PATH]       time the member's matmul in a probe build
 
 Exit codes: 0 clean, 1 findings at or above --fail-on, 2 usage, input or cargo error.
 Formats: text (default), json, sarif (code scanning), github (annotations and job
-summary; the default when GITHUB_ACTIONS=true). NO_COLOR turns colour off.
+summary; the default when GITHUB_ACTIONS=true). NO_COLOR turns colour off, FORCE_COLOR on;
+--color always or never decides over both.
 """
 
 
@@ -64,11 +66,28 @@ class _Exit(Exception):
         self.code = code
 
 
-class _Formatter(argparse.RawDescriptionHelpFormatter):
-    """argparse's layout with a capitalised `Usage:` and room for long option names."""
+class _Formatter(argparse.HelpFormatter):
+    """argparse's layout with a capitalised `Usage:` and room for long option names; the
+    description and epilog are wrapped to the terminal paragraph by paragraph, except the
+    paragraphs with indented lines (examples), which are kept as written."""
 
     def __init__(self, prog: str) -> None:
         super().__init__(prog, max_help_position=32, width=_help_width())
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        import textwrap
+
+        paragraphs = []
+        for paragraph in text.strip("\n").split("\n\n"):
+            lines = paragraph.splitlines()
+            if any(line.startswith(" ") for line in lines[1:]):
+                paragraphs.append("\n".join(indent + line for line in lines))
+            else:
+                joined = " ".join(line.strip() for line in lines)
+                paragraphs.append(
+                    textwrap.fill(joined, width, initial_indent=indent, subsequent_indent=indent)
+                )
+        return "\n\n".join(paragraphs)
 
     def add_usage(
         self,
@@ -85,6 +104,12 @@ def _help_width() -> int:
     """The width argparse's formatter takes from `shutil.get_terminal_size` (COLUMNS, else the
     terminal, else 80; less its margin of 2), found the same way here: given no width, every
     parser argument imports shutil, which brings the zlib, bz2 and lzma modules (2 ms)."""
+    return (_terminal_columns() or 80) - 2
+
+
+@functools.cache
+def _terminal_columns() -> int:
+    """COLUMNS when set, else the width of the terminal stdout is, else 0."""
     try:
         columns = int(os.environ["COLUMNS"])
     except (KeyError, ValueError):
@@ -94,7 +119,13 @@ def _help_width() -> int:
             columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
         except (AttributeError, ValueError, OSError):
             columns = 0
-    return (columns or 80) - 2
+    return columns
+
+
+def _report_width(output: Path | None) -> int | None:
+    """What the text report wraps to: the terminal's width (or COLUMNS); None (the report's
+    own 100 columns) for a file or a pipe."""
+    return None if output is not None else _terminal_columns() or None
 
 
 class _Parser(argparse.ArgumentParser):
@@ -176,6 +207,13 @@ def _check_parser(prog: str) -> _Parser:
         metavar="SECONDS",
         help="Seconds to wait for each cargo, rustc or rustup call, then end it and all it "
         "started (default: 300).",
+    )
+    add(
+        "--color",
+        choices=COLOUR_CHOICES,
+        default="auto",
+        help="Colour the text report: auto (on a terminal, unless NO_COLOR; FORCE_COLOR forces "
+        "it), always or never.",
     )
     add(
         "-q",
@@ -304,6 +342,7 @@ def check(arguments: argparse.Namespace) -> int:
         select=_codes(arguments.select),
         ignore=_codes(arguments.ignore),
         on_command=terminal.show_command if arguments.verbose else None,
+        on_progress=terminal.progress if terminal.spinner else None,
         trust_checkout=arguments.trust_checkout,
         resolver=arguments.resolver,
         no_exec=arguments.no_exec,
@@ -349,6 +388,7 @@ def check(arguments: argparse.Namespace) -> int:
             quiet=arguments.quiet,
             verbose=arguments.verbose,
             output=arguments.output,
+            colour=arguments.color,
         )
         if arguments.sarif is not None:
             _write_sarif(result, arguments.sarif)
@@ -451,14 +491,14 @@ def list_rules(arguments: argparse.Namespace) -> int:
     """`featcheck rules [PATH]`: every rule (with the project's own), code, name, default
     severity and what it checks."""
     from featcheck.config import project_catalogue
-    from featcheck.rules.docs import documented_rules, rule_line
+    from featcheck.rules.docs import documented_rules, rule_table
 
     try:
         catalogue = project_catalogue(arguments.path)
     except FeatcheckError as error:
         _fail(error)
-    for rule in documented_rules(catalogue.rules):
-        print(rule_line(rule))
+    rules = documented_rules(catalogue.rules)
+    print("\n".join(rule_table(rules, _report_width(None) or 100)))
     return EXIT_CLEAN
 
 
@@ -473,7 +513,19 @@ def show_rule(arguments: argparse.Namespace) -> int:
         _fail(error)
     if rule is None:
         _fail(FeatcheckError(f"unknown rule {arguments.code!r} (see `featcheck rules`)"))
-    print(rule_markdown(rule), end="")
+    text = rule_markdown(rule)
+    if not sys.stdout.isatty():
+        print(text, end="")  # Markdown as written: for a pager, a file or the docs
+        return EXIT_CLEAN
+    # On a terminal, rendered (loaded only here: rich's Markdown brings a parser and pygments).
+    # A project's own rule text is the checkout's: made printable first, markup never read.
+    from rich.console import Console
+    from rich.markdown import Markdown
+
+    from featcheck.render.common import printable
+
+    shown = "\n".join(printable(line) for line in text.splitlines())
+    Console(highlight=False).print(Markdown(shown, hyperlinks=False))
     return EXIT_CLEAN
 
 
@@ -516,7 +568,15 @@ class _Terminal:
         """A spinner for the duration of the block, or nothing when stderr is not a terminal."""
         if not self.spinner:
             return nullcontext()
-        return self.console.status(f"{what}...", spinner="dots")
+        self._what = what
+        self._status = self.console.status(f"{what}...", spinner="dots")
+        return self._status
+
+    def progress(self, text: str) -> None:
+        """What cargo is doing, beside the spinner's text (called from a reader thread)."""
+        status = getattr(self, "_status", None)
+        if status is not None:
+            status.update(f"{self._what}: {text}")
 
 
 def _in_actions() -> bool:
@@ -537,10 +597,12 @@ def _renderer_module(output_format: str) -> object:
     return importlib.import_module(f"featcheck.render.{name or 'text_report'}")
 
 
-def _colour(output: Path | None) -> bool | None:
+def _colour(output: Path | None, choice: str = "auto") -> bool | None:
     """True when the report goes to a terminal: it is rendered into a buffer first, where rich
     would see none. None leaves it to rich (FORCE_COLOR). A file (-o) and NO_COLOR get plain
-    text, without even bold."""
+    text, without even bold. `--color always` or `never` decides over all of that."""
+    if choice != "auto":
+        return choice == "always"
     if output is not None or os.environ.get("NO_COLOR"):
         return False
     try:
@@ -556,6 +618,7 @@ def _render(
     quiet: bool,
     verbose: bool,
     output: Path | None = None,
+    colour: str = "auto",
 ) -> None:
     """Render to stdout, or with `output` to that file (see render/output.py)."""
     stream = io.StringIO()
@@ -574,11 +637,23 @@ def _render(
     elif quiet:
         from featcheck.render.text_report import render_findings
 
-        render_findings(result, stream, verbose=verbose, colour=_colour(output))
+        render_findings(
+            result,
+            stream,
+            verbose=verbose,
+            colour=_colour(output, colour),
+            width=_report_width(output),
+        )
     else:
         from featcheck.render.text_report import render_text
 
-        render_text(result, stream, verbose=verbose, colour=_colour(output))
+        render_text(
+            result,
+            stream,
+            verbose=verbose,
+            colour=_colour(output, colour),
+            width=_report_width(output),
+        )
     text = stream.getvalue()
     if output is not None:
         from featcheck.render.output import write_report

@@ -9,7 +9,7 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
@@ -65,8 +65,16 @@ def _widen_pipe(process: subprocess.Popen[bytes]) -> None:
 class RunningProcess:
     """A started command whose output is collected in the background (see `start_process`)."""
 
-    def __init__(self, process: subprocess.Popen[bytes], timeout: float, what: str) -> None:
+    def __init__(
+        self,
+        process: subprocess.Popen[bytes],
+        timeout: float,
+        what: str,
+        on_stderr: Callable[[bytes], None] | None = None,
+    ) -> None:
         self._process = process
+        self._on_stderr = on_stderr
+        """Called on the reader thread with each chunk of stderr (a progress line)."""
         self._timeout = timeout
         self._what = what
         self._output: tuple[bytes, bytes] | None = None
@@ -114,6 +122,8 @@ class RunningProcess:
                         selector.unregister(key.fileobj)
                         continue
                     key.data.append(data)
+                    if key.data is complained and self._on_stderr is not None:
+                        self._on_stderr(data)
                     if key.data is printed and data.endswith(b"\n"):
                         self._line_ends_at = len(printed)
                         self._line_or_end.set()
@@ -197,8 +207,10 @@ def start_process(
     env: dict[str, str],
     timeout: float,
     what: str,
+    on_stderr: Callable[[bytes], None] | None = None,
 ) -> RunningProcess:
-    """Start one command (checked as `run_process` checks it) and return at once."""
+    """Start one command (checked as `run_process` checks it) and return at once;
+    `on_stderr` sees its stderr as it comes (POSIX)."""
     if getattr(_refusing, "active", False):
         raise ProcessRefused(what)
     try:
@@ -222,7 +234,7 @@ def start_process(
         raise FeatcheckError(
             f"could not run {Path(argv[0]).name}: {error.strerror or error}"
         ) from None
-    return RunningProcess(process, timeout, what)
+    return RunningProcess(process, timeout, what, on_stderr)
 
 
 def _kill_group(process: subprocess.Popen[bytes]) -> None:

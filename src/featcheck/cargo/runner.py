@@ -142,8 +142,11 @@ class CargoRunner:
         timeout: float = 300.0,
         on_command: Callable[[list[str]], None] | None = None,
         trust_checkout: bool = False,
+        on_progress: Callable[[str], None] | None = None,
     ) -> None:
         self.workdir = workdir
+        self.on_progress = on_progress
+        """Called with a short text while cargo downloads (see cargo/progress.py)."""
         self.offline = offline
         self.locked = locked
         self.timeout = timeout
@@ -243,6 +246,11 @@ class CargoRunner:
                 args = [*args, *setup.config.arguments]
         if self.on_command is not None:
             self.on_command([program, *args])
+        progress = None
+        if self.on_progress is not None and program == "cargo":
+            from featcheck.cargo.progress import DownloadProgress
+
+            progress = DownloadProgress(self.on_progress).feed
         return start_process(
             executable,
             args,
@@ -250,6 +258,7 @@ class CargoRunner:
             env=setup.environment,
             timeout=self.timeout,
             what=f"`{program} {args[0]}`",
+            on_stderr=progress,
         )
 
     def _finish(self, running: RunningProcess) -> CargoOutput:

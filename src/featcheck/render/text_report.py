@@ -17,6 +17,7 @@ costs about a millisecond per printed finding, which a workspace of hundreds of 
 from __future__ import annotations
 
 import os
+import re
 import sys
 from itertools import groupby
 from typing import TYPE_CHECKING, TextIO
@@ -38,9 +39,36 @@ _Line = list[_Run]
 _EQUALS: _Line = [("  ", ""), ("=", "blue"), (" ", "")]
 """How each detail line of a finding starts: `  = `."""
 
+WIDTH = 100
+"""The width the report is wrapped to where no terminal says its own (piped, a file)."""
+_ELLIPSIS = "..."
+"""What stands for the cut part of a long manifest line, as rustc marks it."""
+_HANGING = re.compile(r"  = [a-z]+: |  --> |note: |[a-z]+\[[^\]]*\] ")
+"""The label a wrapped line's continuation lines are indented past (`  = why: `, ...)."""
+_QUOTED = re.compile(r" *\d* \|")
+"""A line of the quoted manifest (`  9 | ...`): shortened to fit, never wrapped."""
 
-def _quote(finding: Finding) -> list[_Line]:
-    """The manifest line with a caret underline, as compilers draw it."""
+
+def _window(text: str, start: int, end: int, room: int) -> tuple[str, int]:
+    """`text` cut to `room` characters around its span [start, end), the cuts marked `...`
+    (rustc's way with a long source line), and where the span now starts."""
+    if len(text) <= room:
+        return text, start
+    mark = len(_ELLIPSIS)
+    inner = max(1, room - 2 * mark)
+    left = 0 if end <= room - mark else max(0, start - max(0, (inner - (end - start)) // 2))
+    if left and len(text) - left <= room - mark:  # the rest fits: no cut on the right
+        left = len(text) - (room - mark)
+    prefix = _ELLIPSIS if left else ""
+    right = left + room - len(prefix)
+    if right < len(text):
+        right -= mark
+        return prefix + text[left:right] + _ELLIPSIS, start - left + len(prefix)
+    return prefix + text[left:], start - left + len(prefix)
+
+
+def _quote(finding: Finding, width: int) -> list[_Line]:
+    """The manifest line with a caret underline, as compilers draw it, shortened to `width`."""
     location = finding.location
     if location is None or not location.source_line:
         return []
@@ -52,14 +80,52 @@ def _quote(finding: Finding) -> list[_Line]:
         return printable(text.replace("\t", _TAB))
 
     # The caret is placed under the escaped text, so it stays under the span whatever precedes it.
-    underline = " " * len(shown(source[:start])) + "^" * max(1, len(shown(source[start:end])))
+    before, marked = shown(source[:start]), shown(source[start:end])
     number = str(location.line)
     pad = " " * len(number)
+    room = max(20, width - len(f"  {number} | "))
+    text, column = _window(
+        before + marked + shown(source[end:]), len(before), len(before) + len(marked), room
+    )
+    underline = " " * column + "^" * max(1, min(len(marked), len(text) - column))
     return [
         [(f"{pad} |", "blue")],
-        [(f"{number} |", "blue"), (f" {shown(source)}", "")],
+        [(f"{number} |", "blue"), (f" {text}", "")],
         [(f"{pad} |", "blue"), (" ", ""), (underline, "bold")],
     ]
+
+
+def _wrap(line: _Line, width: int) -> list[_Line]:
+    """`line` broken at spaces to `width`, each continuation indented past its label (a
+    hanging indent); a word longer than a whole line is broken where it must be."""
+    plain = "".join(text for text, _ in line)
+    if len(plain) <= width or _QUOTED.match(plain):
+        return [line]
+    label = _HANGING.match(plain)
+    indent = min(len(label.group()) if label else 4, width // 2)
+    lines: list[_Line] = [[]]
+    column, pending = 0, ""
+    for text, style in line:
+        for piece in re.split(r"( +)", text):
+            if not piece:
+                continue
+            if piece.startswith(" "):
+                pending += piece
+                continue
+            while piece:
+                if column + len(pending) + len(piece) > width and column > indent:
+                    lines.append([(" " * indent, "")])
+                    column, pending = indent, ""
+                room = width - column - len(pending)
+                part, piece = (piece, "") if len(piece) <= room else (piece[:room], piece[room:])
+                current = lines[-1]
+                if current and current[-1][1] == style:  # one run per style, as before
+                    current[-1] = (current[-1][0] + pending + part, style)
+                else:
+                    current.append((pending + part, style))
+                column += len(pending) + len(part)
+                pending = ""
+    return lines
 
 
 def _where(fix: Fix) -> str:
@@ -108,7 +174,7 @@ def _alternatives(finding: Finding) -> list[_Line]:
     return lines
 
 
-def _render_finding(finding: Finding, verbose: bool) -> list[_Line]:
+def _render_finding(finding: Finding, verbose: bool, width: int) -> list[_Line]:
     lines: list[_Line] = [
         [
             (f"{finding.severity.label}[{finding.code}]", _STYLE[finding.severity]),
@@ -120,7 +186,7 @@ def _render_finding(finding: Finding, verbose: bool) -> list[_Line]:
     if location is not None:
         place = f" {printable(location.file)}:{location.line}:{location.column}"
         lines.append([("  ", ""), ("-->", "blue"), (place, "")])
-        lines.extend([("  ", ""), *line] for line in _quote(finding))
+        lines.extend([("  ", ""), *line] for line in _quote(finding, width))
     if finding.confidence != "resolved":
         # Always shown: a verdict read from the manifests alone must never pass for a resolved one.
         lines.append(
@@ -154,7 +220,7 @@ def _group(finding: Finding) -> tuple[str, str, str]:
     return member, finding.target or "", shown
 
 
-def _findings_lines(result: AuditResult, verbose: bool) -> list[_Line]:
+def _findings_lines(result: AuditResult, verbose: bool, width: int) -> list[_Line]:
     lines: list[_Line] = []
     for (member, target, configuration), findings in groupby(result.findings, key=_group):
         heading: _Line = [(printable(member), "bold")]
@@ -164,27 +230,33 @@ def _findings_lines(result: AuditResult, verbose: bool) -> list[_Line]:
             heading += [(" with ", ""), (printable(configuration), "bold")]
         lines.append(heading)
         for finding in findings:
-            lines.extend(_render_finding(finding, verbose))
+            lines.extend(_render_finding(finding, verbose, width))
             lines.append([])
     return lines
 
 
-def _write(lines: list[_Line], stream: TextIO | None, colour: bool | None) -> None:
-    """Print the lines to `stream` (stdout when None), styled where the terminal shows it;
-    `colour` True says the text goes to a terminal by another way (the CLI renders into a
-    buffer first), None leaves it to the stream."""
+def _write(lines: list[_Line], stream: TextIO | None, colour: bool | None, width: int) -> None:
+    """Print the lines to `stream` (stdout when None), wrapped to `width`, styled where the
+    terminal shows it; `colour` True says the text goes to a terminal by another way (the CLI
+    renders into a buffer first), None leaves it to the stream."""
     if not lines:
         return
+    lines = [wrapped for line in lines for wrapped in _wrap(line, width)]
     target = sys.stdout if stream is None else stream
     if not (colour or (colour is None and _may_colour(target))):
         target.write("".join("".join(text for text, _ in line) + "\n" for line in lines))
         return
     from rich.console import Console
 
-    # rich still honours NO_COLOR and the terminal's colour system.
-    Console(file=stream, highlight=False, soft_wrap=True, force_terminal=colour).print(
-        _styled(lines)
-    )
+    # rich still honours the terminal's colour system, and NO_COLOR unless colour was asked
+    # for (the CLI's --color always, or a terminal where NO_COLOR is not set).
+    Console(
+        file=stream,
+        highlight=False,
+        soft_wrap=True,
+        force_terminal=colour,
+        no_color=False if colour else None,
+    ).print(_styled(lines))
 
 
 def _may_colour(stream: TextIO) -> bool:
@@ -220,9 +292,11 @@ def render_findings(
     *,
     verbose: bool = False,
     colour: bool | None = None,
+    width: int | None = None,
 ) -> None:
     """Print only the findings, without notes or the summary line (nothing when there are none)."""
-    _write(_findings_lines(result, verbose), stream, colour)
+    width = width or WIDTH
+    _write(_findings_lines(result, verbose, width), stream, colour, width)
 
 
 def render_text(
@@ -231,13 +305,15 @@ def render_text(
     *,
     verbose: bool = False,
     colour: bool | None = None,
+    width: int | None = None,
 ) -> None:
-    """Print the report to `stream` (stdout by default); `verbose` adds each finding's details;
-    `colour` as for `_write`."""
+    """Print the report to `stream` (stdout by default), wrapped to `width` columns (WIDTH by
+    default); `verbose` adds each finding's details; `colour` as for `_write`."""
+    width = width or WIDTH
     lines: list[_Line] = [
         [("note:", "yellow"), (f" {printable(note)}", "")] for note in result.notes
     ]
-    lines += _findings_lines(result, verbose)
+    lines += _findings_lines(result, verbose, width)
     lines.append([(count_line(result), "green" if not result.findings else "bold")])
     if not verbose and any(_has_details(f) for f in result.findings):
         codes = sorted({f.code for f in result.findings})
@@ -250,7 +326,7 @@ def render_text(
                 )
             ]
         )
-    _write(lines, stream, colour)
+    _write(lines, stream, colour, width)
 
 
 def _has_details(finding: Finding) -> bool:

@@ -109,10 +109,36 @@ def rule_markdown(rule: Documented, heading: str = "#") -> str:
     return "\n".join(_body(rule, heading)) + "\n"
 
 
-def rule_line(rule: Documented) -> str:
-    """One line of `featcheck rules`."""
-    severity = rule.severity.label + ("" if rule.enabled_by_default else ", opt-in")
-    return f"{rule.code:8} {rule.name:34} {severity:15} {rule.summary}"
+_SUMMARY_COLUMN = 30
+"""The narrowest the `what it checks` column of `featcheck rules` may be beside the others;
+below it each summary goes under its row."""
+
+
+def rule_table(rules: tuple[Documented, ...], width: int) -> list[str]:
+    """`featcheck rules`: code, name, default severity and what each rule checks, as a table
+    that fits `width` columns (the summaries wrapped in their column, or under each row)."""
+    import textwrap
+
+    rows = [
+        ((r.code, r.name, r.severity.label + ("" if r.enabled_by_default else ", opt-in")), r)
+        for r in rules
+    ]
+    heads = ("code", "name", "severity")
+    widths = [max(len(h), *(len(cells[i]) for cells, _ in rows)) + 2 for i, h in enumerate(heads)]
+    fixed = sum(widths)
+    beside = width - fixed >= _SUMMARY_COLUMN
+    summary_at = fixed if beside else widths[0]
+    lines = ["".join(h.ljust(w) for h, w in zip(heads, widths, strict=True))]
+    lines[0] = (lines[0] + "what it checks") if beside else lines[0].rstrip()
+    for cells, rule in rows:
+        start = "".join(c.ljust(w) for c, w in zip(cells, widths, strict=True))
+        summary = textwrap.wrap(rule.summary, max(width - summary_at, 20))
+        if beside:
+            lines.append(start + summary[0])
+        else:
+            lines += [start.rstrip(), " " * summary_at + summary[0]]
+        lines += [" " * summary_at + more for more in summary[1:]]
+    return lines
 
 
 def _table(rules: tuple[Documented, ...], *, links: bool) -> list[str]:
