@@ -152,8 +152,10 @@ CASES: dict[str, set[Expected]] = {
 @functools.cache
 def _audit(workspace: str, resolver: str = "featcheck") -> subprocess.CompletedProcess[str]:
     """`featcheck WORKSPACE --format json --resolver R` over an unchanged fixture, run once
-    per test process: several tests read different parts of the same report."""
-    return run_featcheck(str(WORKSPACES / workspace), "--format", "json", "--resolver", resolver)
+    per test process: several tests read different parts of the same report. Places are
+    relative to the fixture (`--root`), not to the repository it lies in."""
+    path = str(WORKSPACES / workspace)
+    return run_featcheck(path, "--format", "json", "--resolver", resolver, "--root", path)
 
 
 @pytest.mark.parametrize("resolver", ["featcheck", "cargo"])
@@ -175,9 +177,8 @@ def test_trap_gives_cargos_answer_member_by_member(
 def test_other_target_uses_that_targets_tables(offline_cargo_for: Callable[..., Path]) -> None:
     offline_cargo_for(WORKSPACES / "target-specific")
     windows = "x86_64-pc-windows-msvc"
-    result = run_featcheck(
-        str(WORKSPACES / "target-specific"), "--target", windows, "--format", "json"
-    )
+    path = str(WORKSPACES / "target-specific")
+    result = run_featcheck(path, "--target", windows, "--format", "json", "--root", path)
     # The cfg(windows) table has rayon (no FC001) but not simd: the finding points at it.
     assert _found(json.loads(result.stdout)) == {
         Expected("app", "FC003", "0.22.1", "simd", "warning", "Cargo.toml:11:31")
@@ -224,8 +225,12 @@ def test_a_member_directory_audits_that_member_with_the_workspace(
     )
     report = json.loads(result.stdout)
     assert report["members"] == ["trainer"]
-    # Locations are relative to the audited directory: the cut is in the workspace root.
-    assert [f["location"]["file"] for f in report["findings"]] == ["../Cargo.toml"]
+    # Locations are relative to the repository root: the cut is in the workspace root.
+    files = [f["location"]["file"] for f in report["findings"]]
+    assert files == ["fixtures/workspaces/workspace-inheritance/Cargo.toml"]
+    trainer = str(WORKSPACES / "workspace-inheritance" / "trainer")
+    chosen = json.loads(run_featcheck(trainer, "--format", "json", "--root", trainer).stdout)
+    assert [f["location"]["file"] for f in chosen["findings"]] == ["../Cargo.toml"]
 
 
 def test_fixes_are_computed_from_feature_tables(offline_cargo_for: Callable[..., Path]) -> None:
@@ -253,9 +258,10 @@ def test_example_crates(crate: str, code: int, offline_cargo_for: Callable[..., 
     assert result.returncode == code, result.stdout + result.stderr
     if code:
         assert "error[FC001] burn-flex 0.22.1 is built without `rayon`" in result.stdout
-        assert "--> Cargo.toml:9:31" in result.stdout
+        manifest = f"crates/{crate}/Cargo.toml"
+        assert f"--> {manifest}:9:31" in result.stdout
         assert '9 | burn = { version = "=0.22.1", default-features = false' in result.stdout
-        assert 'fix: add "rayon", "simd" to the features of burn (Cargo.toml:9)' in result.stdout
+        assert f'fix: add "rayon", "simd" to the features of burn ({manifest}:9)' in result.stdout
         assert result.stdout.count("error[") == 1
     else:
         assert "no findings" in result.stdout

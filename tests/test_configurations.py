@@ -128,7 +128,9 @@ def test_an_optional_backend_is_flagged_only_in_the_configuration_that_turns_it_
     assert code == 1
     assert _found(report) == {("infer", "FC001", "--features ml")}
     (finding,) = report["findings"]
-    assert finding["location"]["file"] == "infer/Cargo.toml" and finding["location"]["line"] == 8
+    # Relative to the repository the fixture lies in.
+    file = "fixtures/workspaces/optional-backend/infer/Cargo.toml"
+    assert finding["location"]["file"] == file and finding["location"]["line"] == 8
     annotation = run_featcheck(str(OPTIONAL), "--features", "ml", "--format", "github").stdout
     assert "member infer, target " in annotation and ", with --features ml%0A" in annotation
     # The fix was confirmed in that configuration: without `ml` burn is not built at all.

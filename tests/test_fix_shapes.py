@@ -124,7 +124,8 @@ SHAPES = {
 
 
 def _audit(project: Path, *args: str) -> tuple[dict[str, Any], subprocess.CompletedProcess[str]]:
-    result = run_featcheck(str(project), "--format", "json", *args)
+    # Places relative to the project, wherever it lies (a copy, or a fixture in the repository).
+    result = run_featcheck(str(project), "--format", "json", "--root", str(project), *args)
     assert result.returncode in (0, 1), result.stderr
     return json.loads(result.stdout), result
 

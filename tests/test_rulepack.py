@@ -50,7 +50,8 @@ def _found(report: dict[str, Any]) -> set[Expected]:
 
 
 def _audit(workspace: Path, *args: str) -> dict[str, Any]:
-    result = run_featcheck(str(workspace), "--format", "json", *args)
+    # Places relative to the workspace, wherever it lies (a copy, or a fixture in the repository).
+    result = run_featcheck(str(workspace), "--format", "json", "--root", str(workspace), *args)
     assert result.returncode in (0, 1), result.stderr
     report: dict[str, Any] = json.loads(result.stdout)
     failing = any(f["severity"] != "info" for f in report["findings"])
