@@ -35,7 +35,7 @@ def checkout_root(audited: Path) -> Path:
     for directory in (start, *start.parents):
         if directory != start and stop is not None and stop.is_relative_to(directory):
             break
-        if _declares_workspace(directory / "Cargo.toml"):
+        if directory != start and _declares_workspace(directory / "Cargo.toml"):
             root = directory
         if repository is None and os.path.lexists(directory / ".git"):
             repository = directory
