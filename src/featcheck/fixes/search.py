@@ -33,6 +33,7 @@ from featcheck.fixes.counterfactual import ModelEdit, MoreFeatures, NewDependenc
 from featcheck.graph import DependencyGraph, Node, PackageRef
 from featcheck.locate import Cut, Locator
 from featcheck.manifest.declarations import DeclarationSite, declaration_sites, workspace_site
+from featcheck.names import crate_key
 from featcheck.report import Action, Edit, Fix
 from featcheck.resolution.index import BUILD, DEV, NORMAL
 from featcheck.suggest import FeatureSearch
@@ -88,7 +89,7 @@ def _kind_and_platform(site: DeclarationSite) -> tuple[int, str | None]:
 
 
 def _family(name: str) -> str:
-    return name.replace("_", "-").split("-", 1)[0]
+    return crate_key(name).split("-", 1)[0]
 
 
 def _distances_to(graph: DependencyGraph, goal: Node) -> dict[Node, int]:
