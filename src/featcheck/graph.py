@@ -8,6 +8,8 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import TypeVar
 
+from featcheck.names import crate_key
+
 T = TypeVar("T", bound=Hashable)
 
 
@@ -171,18 +173,19 @@ class DependencyGraph:
         return iter(self._dependencies)
 
     def named(self, name: str) -> Sequence[Node]:
-        """Every node of the package called `name` (several versions or feature sets), in
-        insertion order."""
+        """Every node of the package called `name` as crates.io compares names (`-` and `_`
+        alike: `featcheck.names`), several versions or feature sets, in insertion order."""
+        key = crate_key(name)
         if self._top is not None:
             root, below = self._top
-            found = below.named(name)
-            return [root, *found] if root.name == name else found
+            found = below.named(key)
+            return [root, *found] if crate_key(root.name) == key else found
         if self._by_name is None:
             by_name: dict[str, list[Node]] = {}
             for node in self._dependencies:
-                by_name.setdefault(node.name, []).append(node)
+                by_name.setdefault(crate_key(node.name), []).append(node)
             self._by_name = by_name
-        return self._by_name.get(name, ())
+        return self._by_name.get(key, ())
 
     def dependencies(self, node: Node) -> set[Node]:
         """The direct dependencies of `node`."""

@@ -4,6 +4,7 @@ suppressions (manifest -> resolution -> rules -> findings)."""
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -24,6 +25,7 @@ from featcheck.fixes.search import FixSearch
 from featcheck.graph import DependencyGraph, PackageRef
 from featcheck.locate import Locator, ManifestCache
 from featcheck.matrix import ConfigurationPlan, merge_configurations, plan_configurations
+from featcheck.names import same_crate
 from featcheck.noexec.gaps import INCOMPLETE, Completeness, gap_notes
 from featcheck.placement import FindingPlacer, Flagged
 from featcheck.report import AuditResult, Finding, Location, TargetSkip
@@ -152,7 +154,7 @@ def audit_workspace(
         return any(
             d.node.package == package
             for rule in rules_of[member.id]
-            if any(c.name == package.name for c in rule.crates)
+            if any(same_crate(c.name, package.name) for c in rule.crates)
             and skipped_for_target(rule, view) is None
             for d in detect(rule, view)
         )
@@ -230,17 +232,24 @@ def _select_members(
         # A package inside a workspace: audit that member, with the workspace's lockfile.
         members = [m for m in members if m.manifest_path.resolve() == manifest.resolve()]
     if packages:
-        names = {m.name for m in metadata.members}
-        unknown = [p for p in packages if p not in names]
+        chosen = [_member_named(metadata.members, p) for p in packages]
+        unknown = [p for p, m in zip(packages, chosen, strict=True) if m is None]
         if unknown:
+            names = sorted(m.name for m in metadata.members)
             raise FeatcheckError(
-                f"no workspace member named {', '.join(unknown)}"
-                f" (members: {', '.join(sorted(names))})"
+                f"no workspace member named {', '.join(unknown)} (members: {', '.join(names)})"
             )
-        members = [m for m in metadata.members if m.name in packages]
+        members = [m for m in metadata.members if m in chosen]
     if not members:
         raise FeatcheckError("no workspace member to audit here", path=manifest)
     return members
+
+
+def _member_named(members: Sequence[PackageInfo], name: str) -> PackageInfo | None:
+    """The member `-p name` means: the one cargo calls `name`, else the one crates.io would
+    (`-p my_app` for `my-app`, which plain cargo refuses with a hint)."""
+    exact = next((m for m in members if m.name == name), None)
+    return exact or next((m for m in members if same_crate(name, m.name)), None)
 
 
 def _resolver_of(manifests: ManifestCache, metadata: WorkspaceMetadata) -> int:

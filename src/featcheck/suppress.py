@@ -33,6 +33,7 @@ from featcheck.config import (
 )
 from featcheck.errors import FeatcheckError
 from featcheck.manifest.document import ManifestDocument, read_manifest, read_manifest_text
+from featcheck.names import same_crate
 from featcheck.report import Finding, Location, Severity
 from featcheck.rules import Catalogue
 from featcheck.rules.spec import RuleDoc
@@ -443,7 +444,11 @@ def _could_match(
     rules: Collection[str] | None,
 ) -> bool:
     """Whether this audit covered what the allow entry is about (else it is not "unused")."""
-    if members is not None and allow.member is not None and allow.member not in members:
+    if (
+        members is not None
+        and allow.member is not None
+        and not any(same_crate(allow.member, m) for m in members)
+    ):
         return False
     if targets is not None and allow.target is not None and allow.target not in targets:
         return False

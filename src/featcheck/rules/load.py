@@ -244,7 +244,7 @@ def _crates(table: Mapping[str, Any]) -> tuple[CrateMatch, ...]:
                     (*path, "versions"),
                 )
         feature = _feature(item, "feature", path) if "feature" in item else None
-        crates.append(CrateMatch(name.replace("_", "-"), versions, feature))
+        crates.append(CrateMatch(name, versions, feature))
     return tuple(crates)
 
 
@@ -302,7 +302,7 @@ def _handled_by(value: Any, path: KeyPath) -> tuple[HandledBy, ...]:
         crate = _string(item, "crate", where)
         if not _CRATE.fullmatch(crate):
             raise SpecError(f"not a crate name: {crate!r}", (*where, "crate"))
-        handled.append(HandledBy(crate.replace("_", "-"), _feature(item, "feature", where)))
+        handled.append(HandledBy(crate, _feature(item, "feature", where)))
     return tuple(handled)
 
 
