@@ -384,6 +384,12 @@ def _exit_code(result: AuditResult, fail_on: str | None, *, github: bool = False
 
         _print_error_lines([f"featcheck: {summary_line(result.incomplete)}"], github=github)
         return EXIT_ERROR
+    if result.no_verdict:
+        # Not clean either: nothing was audited, or the saved tree cannot speak for a member.
+        _print_error_lines(
+            [f"featcheck: error: no verdict: {'; '.join(result.no_verdict)}"], github=github
+        )
+        return EXIT_ERROR
     return EXIT_CLEAN
 
 
