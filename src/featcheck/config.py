@@ -128,7 +128,7 @@ class Allow:
         """Whether a finding with these fields is suppressed by this entry."""
         if self.code not in (ANY_CODE, code):
             return False
-        if self.crate is not None and _crate_key(self.crate) != _crate_key(crate):
+        if self.crate is not None and crate_key(self.crate) != crate_key(crate):
             return False
         if self.member is not None and self.member != member:
             return False
@@ -149,7 +149,7 @@ class Allow:
         return what + (" for " + ", ".join(scope) if scope else "")
 
 
-def _crate_key(name: str) -> str:
+def crate_key(name: str) -> str:
     # crates.io treats `-` and `_` as the same name; so does matching.
     return name.replace("_", "-").lower()
 
