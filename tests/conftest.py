@@ -81,8 +81,13 @@ def _point_cargo_at(
 @pytest.fixture(autouse=True, scope="session")
 def _outside_github_actions() -> Iterator[None]:
     """Run as on a developer's machine even when the suite itself runs inside GitHub Actions:
-    featcheck picks its default format from GITHUB_ACTIONS. Tests that need these set them."""
-    saved = {k: os.environ.pop(k) for k in list(os.environ) if k.startswith("GITHUB_")}
+    featcheck picks its default format from GITHUB_ACTIONS, and its hints from PRE_COMMIT (a
+    suite run from a hook). Tests that need these set them."""
+    saved = {
+        k: os.environ.pop(k)
+        for k in list(os.environ)
+        if k.startswith("GITHUB_") or k == "PRE_COMMIT"
+    }
     yield
     os.environ.update(saved)
 

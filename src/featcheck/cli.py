@@ -122,6 +122,32 @@ def _add_path(parser: _Parser, what: str) -> None:
     )
 
 
+def _add_project(parser: _Parser) -> None:
+    """PATH or `--manifest-path`, for the commands that audit or build a project: without
+    either, the Cargo.toml cargo would use here (the nearest one at or above the current
+    directory)."""
+    parser.add_argument(
+        "path",
+        nargs="?",
+        type=Path,
+        default=None,
+        help="A directory with a Cargo.toml, or the Cargo.toml itself (default: the nearest "
+        "Cargo.toml at or above the current directory, as cargo finds it).",
+    )
+    parser.add_argument(
+        "--manifest-path",
+        type=Path,
+        metavar="PATH",
+        help="The project's Cargo.toml, as cargo's --manifest-path takes it.",
+    )
+
+
+def _project_path(arguments: argparse.Namespace) -> Path:
+    from featcheck.audit import project_manifest
+
+    return project_manifest(arguments.path, arguments.manifest_path)
+
+
 def _check_parser(prog: str) -> _Parser:
     parser = _parser(
         prog,
@@ -131,7 +157,7 @@ def _check_parser(prog: str) -> _Parser:
         _EXAMPLES,
     )
     add = parser.add_argument
-    _add_path(parser, "A directory with a Cargo.toml, or the Cargo.toml itself")
+    _add_project(parser)
     add("--version", action="store_true", help="Print the version.")
     add(
         "-p",
@@ -295,7 +321,6 @@ def check(arguments: argparse.Namespace) -> int:
         each_feature=arguments.each_feature,
         check_new_packages=bool(arguments.fix or arguments.diff),
     )
-    path: Path = arguments.path
     try:
         if arguments.tree is not None:
             if arguments.fix or arguments.diff:
@@ -310,6 +335,7 @@ def check(arguments: argparse.Namespace) -> int:
             source = "<stdin>" if arguments.tree == "-" else arguments.tree
             result = audit_tree_text(text, source, options)
         else:
+            path = _project_path(arguments)
             reading = "Reading the manifests" if arguments.no_exec else "Resolving features"
             renderer = functools.partial(_renderer_module, chosen_format)
             with terminal.working(reading):
@@ -383,6 +409,12 @@ def _exit_code(result: AuditResult, fail_on: str | None, *, github: bool = False
         from featcheck.noexec.gaps import summary_line
 
         _print_error_lines([f"featcheck: {summary_line(result.incomplete)}"], github=github)
+        return EXIT_ERROR
+    if result.no_verdict:
+        # Not clean either: nothing was audited, or the saved tree cannot speak for a member.
+        _print_error_lines(
+            [f"featcheck: error: no verdict: {'; '.join(result.no_verdict)}"], github=github
+        )
         return EXIT_ERROR
     return EXIT_CLEAN
 
@@ -609,7 +641,7 @@ timings that do not settle it. Exit 2 on errors.
 def _probe_parser(prog: str) -> _Parser:
     parser = _parser(prog, _PROBE_HELP)
     add = parser.add_argument
-    _add_path(parser, "A directory with a Cargo.toml, or the Cargo.toml itself")
+    _add_project(parser)
     add("-p", "--package", metavar="MEMBER", help="The workspace member to probe.")
     add(
         "--n",
@@ -681,8 +713,12 @@ def probe(arguments: argparse.Namespace) -> int:
         print("Build and run the probe? [y/N]: ", end="", file=sys.stderr, flush=True)
         return sys.stdin.readline().strip().lower() in {"y", "yes"}
 
+    try:
+        path = _project_path(arguments)
+    except FeatcheckError as error:
+        _fail(error)
     options = ProbeOptions(
-        path=arguments.path,
+        path=path,
         package=arguments.package,
         n=arguments.n,
         compare_fix=arguments.compare_fix,

@@ -10,6 +10,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from featcheck.allow_names import KnownNames
 from featcheck.audit import AuditOptions, beyond_defaults
 from featcheck.cargo.cfg import TargetCfg
 from featcheck.cargo.metadata import PackageInfo, WorkspaceMetadata
@@ -105,6 +106,7 @@ def audit_workspace(
     rules_of = {
         m.id: config.for_member(m.name).rules(options.select, options.ignore) for m in members
     }
+    result.no_verdict = _nothing_audited(plan, rules_of)
     # What packages --no-exec could not read may change, build by build (nothing otherwise).
     completeness = Completeness(metadata, resolver)
     skips = _SkipLog()
@@ -198,6 +200,8 @@ def audit_workspace(
         )
         for position, finding in enumerate(placer.place_all(flagged))
     ]
+    # Nothing audited (every configuration refused): no suppression could have matched.
+    ran = set() if result.no_verdict else {r.code for rules in rules_of.values() for r in rules}
     suppression = apply_suppressions(
         merge_configurations(result.findings),
         config,
@@ -205,10 +209,13 @@ def audit_workspace(
         [metadata.root / "Cargo.toml", *(m.manifest_path for m in members)],
         members=result.members,
         targets=targets,
-        rules={rule.code for rules in rules_of.values() for rule in rules},
+        rules=ran,
         read=manifests.get,
         read_text=manifests.text,
         spans=_suppression_places,
+        misnamed=KnownNames(
+            metadata, targets, None if options.no_exec else runner.target_cfg
+        ).misnamed,
     )
     result.findings = sorted(suppression.findings, key=finding_order)
     result.suppressed = suppression.suppressed_counts()
@@ -222,6 +229,16 @@ def audit_workspace(
             replace(f, confidence=INCOMPLETE) if f.code == "FC900" else f for f in result.findings
         ]
     return result
+
+
+def _nothing_audited(plan: ConfigurationPlan, rules_of: dict[str, tuple[Rule, ...]]) -> list[str]:
+    """Why nothing was audited, if so: "no findings" must not stand for a run that looked at
+    no build (every configuration refused, e.g. `-F nope`) or ran no rule."""
+    if not any(plan.selections.values()):
+        return ["no build configuration could be audited"]
+    if not any(rules_of.values()):
+        return ["no rule was run"]
+    return []
 
 
 def _select_members(

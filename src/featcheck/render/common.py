@@ -27,6 +27,8 @@ def count_line(result: AuditResult) -> str:
         scope += f"; {sum(result.suppressed.values())} suppressed"
     if not result.findings:
         verdict = "no findings, audit incomplete" if result.incomplete else "no findings"
+        if result.no_verdict:
+            verdict = f"no verdict: {'; '.join(result.no_verdict)}"
         return f"{verdict} ({scope})"
     counts = [
         plural(sum(1 for f in result.findings if f.severity is s), s.label)

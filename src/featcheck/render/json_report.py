@@ -90,6 +90,7 @@ def render_json(result: AuditResult) -> str:
             member: [c.to_json() for c in found] for member, found in result.configurations.items()
         },
         "configuration_errors": result.configuration_errors,
+        "no_verdict": result.no_verdict,
         "summary": counts,
         "suppressed": result.suppressed,
         "skipped": [

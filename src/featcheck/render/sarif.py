@@ -149,10 +149,16 @@ def sarif_document(result: AuditResult, environ: Mapping[str, str] | None = None
     rules = documented_rules((*builtin_rules(), *result.user_rules))
     rule_index = {rule.code: index for index, rule in enumerate(rules)}
     invocation: dict[str, Any] = {"executionSuccessful": True}
-    if result.notes:
-        invocation["toolExecutionNotifications"] = [
-            {"level": "warning", "message": {"text": note}} for note in result.notes
-        ]
+    # An empty result list reads as clean: a run that cannot say so tells code scanning why.
+    notifications = [
+        *(
+            {"level": "error", "message": {"text": f"no verdict: {why}"}}
+            for why in result.no_verdict
+        ),
+        *({"level": "warning", "message": {"text": note}} for note in result.notes),
+    ]
+    if notifications:
+        invocation["toolExecutionNotifications"] = notifications
     run: dict[str, Any] = {
         "tool": {
             "driver": {

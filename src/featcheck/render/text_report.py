@@ -22,6 +22,7 @@ from itertools import groupby
 from typing import TYPE_CHECKING, TextIO
 
 from featcheck.render.common import count_line, printable, why_line
+from featcheck.render.hints import featcheck_command, fix_command, under_pre_commit
 from featcheck.report import AuditResult, Finding, Fix, Severity
 
 if TYPE_CHECKING:
@@ -71,7 +72,7 @@ def _fix_line(finding: Finding) -> _Line | None:
     if finding.fix is not None:
         text = (
             f" {printable(finding.fix.description)} ({printable(_where(finding.fix))}); with it "
-            f"the build gets `{printable(finding.feature)}`, `--fix` applies it"
+            f"the build gets `{printable(finding.feature)}`, `{fix_command()}` applies it"
         )
         return [*fix, (text, "")]
     if finding.suggestion:
@@ -244,13 +245,18 @@ def render_text(
         lines.append(
             [
                 (
-                    "-v shows each finding's chain and measurements; "
-                    f"`featcheck rule {codes[0]}` explains a rule",
+                    f"{_verbose_flag()} shows each finding's chain and measurements; "
+                    f"`{featcheck_command('rule ' + codes[0])}` explains a rule",
                     "dim",
                 )
             ]
         )
     _write(lines, stream, colour)
+
+
+def _verbose_flag() -> str:
+    # A hook's arguments are in the user's configuration, not on a command line they type.
+    return f"`{featcheck_command('-v')}`" if under_pre_commit() else "-v"
 
 
 def _has_details(finding: Finding) -> bool:
