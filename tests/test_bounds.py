@@ -157,3 +157,88 @@ def test_semver_never_raises_on_any_text(requirement: str, version: str) -> None
     semver.matches(requirement, version)
     semver.number_error(version)
     semver.number_error(requirement, requirement=True)
+
+
+# --- each-feature over a long chain of features, and the budget of featcheck's own work -------
+
+
+def _chain(base: Path, count: int, *, burn_at: int | None = None) -> Path:
+    """A crate whose features form a chain f0 -> f1 -> ... (the template's burn line when
+    `burn_at` is given, whose feature also asks burn for rayon and simd), each-feature on."""
+    project = base / f"chain-{count}"
+    if burn_at is None:
+        (project / "src").mkdir(parents=True)
+        (project / "src" / "lib.rs").write_text("")
+        (project / "Cargo.toml").write_text(
+            '[package]\nname = "chain"\nversion = "0.1.0"\nedition = "2021"\n'
+        )
+        (project / "Cargo.lock").write_text(
+            'version = 4\n\n[[package]]\nname = "chain"\nversion = "0.1.0"\n'
+        )
+    else:
+        shutil.copytree(TEMPLATE, project, ignore=shutil.ignore_patterns("target"))
+    features = [f'f{i} = ["f{i + 1}"]' for i in range(count - 1)] + [f"f{count - 1} = []"]
+    if burn_at is not None:
+        features[burn_at] = f'f{burn_at} = ["f{burn_at + 1}", "burn/rayon", "burn/simd"]'
+    with (project / "Cargo.toml").open("a") as manifest:
+        manifest.write("\n[features]\n" + "\n".join(features) + "\n")
+    (project / "featcheck.toml").write_text("each-feature = true\n")
+    return project
+
+
+def test_each_feature_over_a_chain_resolves_each_distinct_build_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from featcheck.audit import AuditOptions, audit_project
+    from featcheck.resolution.session import TargetSession
+
+    resolved: list[object] = []
+    graph = TargetSession.graph
+
+    def counting(self: TargetSession, *args: object, **kwargs: object) -> object:
+        resolved.append(args)
+        return graph(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(TargetSession, "graph", counting)
+    monkeypatch.setenv("CARGO_HOME", str(tmp_path / "no-cargo-home"))
+    result = audit_project(_chain(tmp_path, 2000), AuditOptions(no_exec=True))
+    assert len(result.configurations["chain"]) == 2002  # defaults, none, each feature alone
+    # Every feature reaches nothing outside the crate: the build with none stands for them all.
+    assert len(resolved) == 2
+
+
+def test_each_feature_classes_keep_every_verdict(tmp_path: Path, cargo_home: Path) -> None:
+    """Features before f5 reach burn's rayon through the chain, the others do not: one finding,
+    in exactly the builds without it."""
+    project = _chain(tmp_path, 12, burn_at=5)
+    done = run_isolated([str(project), "--format", "json"], cargo_home)
+    assert done.returncode == 1, done.stderr
+    import json
+
+    [finding] = json.loads(done.stdout)["findings"]
+    built = {
+        tuple(c["features"]) if c["no_default_features"] else "default"
+        for c in finding["configurations"]
+    }
+    assert built == {"default", (), *((f"f{i}",) for i in range(6, 12))}
+
+
+def test_the_timeout_bounds_featchecks_own_work(tmp_path: Path, cargo_home: Path) -> None:
+    project = _chain(tmp_path, 3000)
+    done = run_isolated([str(project), "--no-exec", "--timeout", "0.05"], cargo_home)
+    line = _one_line(done, "took longer than --timeout (0.05 s)")
+    assert "configurations" in line
+
+
+def test_the_deadline_stops_the_plan() -> None:
+    from featcheck.deadline import Deadline
+    from featcheck.errors import FeatcheckError
+    from featcheck.matrix import plan_configurations
+
+    now = [0.0]
+    deadline = Deadline(10, clock=lambda: now[0])
+    member = {"id": "m", "name": "m", "features": {"a": [], "b": []}, "dependencies": []}
+    plan_configurations([member], [], each=True, deadline=deadline)  # within the budget
+    now[0] = 11.0
+    with pytest.raises(FeatcheckError, match=r"planning the build configurations took longer"):
+        plan_configurations([member], [], each=True, deadline=deadline)

@@ -175,7 +175,8 @@ def _check_parser(prog: str) -> _Parser:
         default=300.0,
         metavar="SECONDS",
         help="Seconds to wait for each cargo, rustc or rustup call, then end it and all it "
-        "started (default: 300).",
+        "started; featcheck's own work after cargo's answer (planning and resolving the build "
+        "configurations, the rules, the fixes) gets the same budget (default: 300).",
     )
     add(
         "-q",
