@@ -71,9 +71,7 @@ def _hostile_workspace(base: Path) -> Path:
 
 
 @pytest.fixture
-def hostile(
-    registry_views: RegistryViews, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> Path:
+def hostile(registry_views: RegistryViews, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """The hostile workspace, with a CARGO_HOME of its own that cargo uses offline and whose
     unpacked registry `--no-exec` reads (cargo's directory name for crates.io)."""
     registry = registry_views.registry(TEMPLATE)
