@@ -201,7 +201,8 @@ def _check_parser(prog: str) -> _Parser:
         default=300.0,
         metavar="SECONDS",
         help="Seconds to wait for each cargo, rustc or rustup call, then end it and all it "
-        "started (default: 300).",
+        "started; featcheck's own work after cargo's answer (planning and resolving the build "
+        "configurations, the rules, the fixes) gets the same budget (default: 300).",
     )
     add(
         "-q",
@@ -350,7 +351,7 @@ def check(arguments: argparse.Namespace) -> int:
         _fail(error, github=github)
     if arguments.verbose:
         for skip in result.skipped:  # said once, so that a skipped target is never just "clean"
-            print(f"featcheck: {skip.describe()}", file=sys.stderr)
+            _print_checkout_text(f"featcheck: {skip.describe()}", sys.stderr)
     try:
         _render(
             result,
@@ -435,11 +436,11 @@ def _show_diff(result: AuditResult) -> int:
 
 
 def _print_diff(diff: str, stream: TextIO) -> None:
-    """A diff quotes manifest lines: control characters (not tabs) escaped, inert in Actions."""
-    from featcheck.render.common import printable
+    """A diff quotes manifest lines: control characters (not tabs) escaped, inert in any log."""
+    from featcheck.render.safe_text import safe_line
 
     # A CRLF line ending is the manifest's own style, not a hidden CR: it is shown as a line end.
-    lines = [printable(line.removesuffix("\r"), tabs=True) for line in diff.split("\n")]
+    lines = [safe_line(line.removesuffix("\r"), tabs=True) for line in diff.split("\n")]
     if lines and not lines[-1]:
         lines.pop()
     if _in_actions():
@@ -471,7 +472,7 @@ def list_rules(arguments: argparse.Namespace) -> int:
     except FeatcheckError as error:
         _fail(error)
     for rule in documented_rules(catalogue.rules):
-        print(rule_line(rule))
+        _print_checkout_text(rule_line(rule))
     return EXIT_CLEAN
 
 
@@ -486,7 +487,7 @@ def show_rule(arguments: argparse.Namespace) -> int:
         _fail(error)
     if rule is None:
         _fail(FeatcheckError(f"unknown rule {arguments.code!r} (see `featcheck rules`)"))
-    print(rule_markdown(rule), end="")
+    _print_checkout_text(rule_markdown(rule))
     return EXIT_CLEAN
 
 
@@ -513,9 +514,9 @@ class _Terminal:
 
     def show_command(self, command: list[str]) -> None:
         """Print one command line (called from the audit's worker threads)."""
-        from featcheck.render.common import printable
+        from featcheck.render.safe_text import safe_line
 
-        line = f"featcheck: running: {printable(shlex.join(command))}"
+        line = f"featcheck: running: {safe_line(shlex.join(command))}"
         if self.github:
             from featcheck.render.github import stop_commands
 
@@ -773,9 +774,9 @@ def _fail(error: FeatcheckError, *, github: bool = False) -> NoReturn:
 def _print_error_lines(lines: list[str], *, github: bool = False) -> None:
     """Lines that may quote the checkout, on stderr: printable, and inside stop-commands in
     GitHub Actions (render/github.py)."""
-    from featcheck.render.common import printable
+    from featcheck.render.safe_text import safe_line
 
-    shown = [printable(line) for line in lines]
+    shown = [safe_line(line) for line in lines]
     if github or _in_actions():
         from featcheck.render.github import stop_commands
 
@@ -783,6 +784,15 @@ def _print_error_lines(lines: list[str], *, github: bool = False) -> None:
     else:
         sys.stderr.write("".join(f"{line}\n" for line in shown))
     sys.stderr.flush()
+
+
+def _print_checkout_text(text: str, stream: TextIO | None = None) -> None:
+    """Text that may quote the checkout (a project rule's documentation), each line printable
+    and inert (render/safe_text.py)."""
+    from featcheck.render.safe_text import safe_line
+
+    lines = text.removesuffix("\n").split("\n")
+    (stream or sys.stdout).write("".join(f"{safe_line(line)}\n" for line in lines))
 
 
 def run(args: Sequence[str], prog: str = "featcheck") -> int:

@@ -17,6 +17,7 @@ from featcheck.cargo.metadata import PackageInfo, WorkspaceMetadata
 from featcheck.cargo.runner import CargoRunner
 from featcheck.cargo.tree_text import ParsedTree, TreeTextError, parse_tree_text
 from featcheck.config import load_config, members_with_settings
+from featcheck.deadline import Deadline
 from featcheck.errors import FeatcheckError
 from featcheck.explain import Explainer
 from featcheck.featureset import DEFAULT, FeatureSelection
@@ -25,7 +26,12 @@ from featcheck.fixes.overlay import OverlayCheck
 from featcheck.fixes.search import FixSearch
 from featcheck.graph import DependencyGraph, PackageRef
 from featcheck.locate import Locator, ManifestCache
-from featcheck.matrix import ConfigurationPlan, merge_configurations, plan_configurations
+from featcheck.matrix import (
+    ConfigurationPlan,
+    audits_itself,
+    merge_configurations,
+    plan_configurations,
+)
 from featcheck.names import same_crate
 from featcheck.noexec.gaps import INCOMPLETE, Completeness, gap_notes
 from featcheck.placement import FindingPlacer, Flagged
@@ -53,7 +59,9 @@ def audit_workspace(
     all_features: bool,
 ) -> AuditResult:
     """The audit of the members `manifest` selects, from cargo's metadata (asked with
-    `all_features` or not); `runner` answers the questions that come up on the way."""
+    `all_features` or not); `runner` answers the questions that come up on the way. The work
+    after cargo's answer is bounded by `options.timeout` as a whole (deadline.py)."""
+    deadline = Deadline(options.timeout)
     config = load_config(
         metadata.root,
         members_with_settings(metadata),
@@ -67,11 +75,16 @@ def audit_workspace(
     targets = list(options.targets or settings.targets) or [runner.host_triple()]
     resolver = _resolver_of(manifests, metadata)
     root_id = (metadata.raw.get("resolve") or {}).get("root")
+    rules_of = {
+        m.id: config.for_member(m.name).rules(options.select, options.ignore) for m in members
+    }
     plan = plan_configurations(
         [metadata.packages.document(m.id) for m in members],
         requested,
         each=each_feature,
         legacy_root=root_id if resolver == 1 else None,
+        self_audited=frozenset(m.id for m in members if audits_itself(m.name, rules_of[m.id])),
+        deadline=deadline,
     )
     extra = plan.dependency_features()
     if extra or (not all_features and beyond_defaults(requested, each_feature)):
@@ -84,7 +97,7 @@ def audit_workspace(
     builds = (
         _resolve_builds(runner, manifest, members, targets, plan)
         if options.resolver == "cargo"
-        else _resolve_in_process(model, plan)
+        else _resolve_in_process(model, plan, deadline)
     )
     root = manifest.parent
     result = AuditResult(
@@ -103,9 +116,6 @@ def audit_workspace(
         for t in targets
         if plan.selections[m.id]
     }
-    rules_of = {
-        m.id: config.for_member(m.name).rules(options.select, options.ignore) for m in members
-    }
     result.no_verdict = _nothing_audited(plan, rules_of)
     # What packages --no-exec could not read may change, build by build (nothing otherwise).
     completeness = Completeness(metadata, resolver)
@@ -119,6 +129,7 @@ def audit_workspace(
     for member in members:
         member_rules = rules_of[member.id]
         for selection in plan.selections[member.id]:
+            deadline.check("running the rules over each build")
             for target in targets:
                 parsed = builds[(member.id, target, selection)]
                 cfg = runner.target_cfg(target)
@@ -180,7 +191,7 @@ def audit_workspace(
             metadata,
             locator,
             search,
-            model.what_if(),
+            model.what_if(deadline),
             graphs,
             still_flagged,
             cargo_checks_new_packages=options.check_new_packages and not options.no_exec,
@@ -324,9 +335,9 @@ class _ResolverModel:
         root = (self.metadata.raw.get("resolve") or {}).get("root")
         return self.index.by_id.get(root) if root is not None else None
 
-    def what_if(self) -> WhatIf:
-        """Counterfactual resolution over this model."""
-        return WhatIf(self.index, self.cfgs, self.host, self.resolver, self.current)
+    def what_if(self, deadline: Deadline) -> WhatIf:
+        """Counterfactual resolution over this model, within `deadline`."""
+        return WhatIf(self.index, self.cfgs, self.host, self.resolver, self.current, deadline)
 
 
 BuildKey = tuple[str, str, FeatureSelection]
@@ -334,19 +345,20 @@ BuildKey = tuple[str, str, FeatureSelection]
 
 
 def _resolve_in_process(
-    model: _ResolverModel, plan: ConfigurationPlan
+    model: _ResolverModel, plan: ConfigurationPlan, deadline: Deadline
 ) -> dict[BuildKey, ParsedTree]:
     """What cargo builds for each (member, target, configuration), by featcheck's own resolver
     over the one metadata; a configuration that does not resolve is dropped from `plan`."""
     errors: dict[tuple[str, FeatureSelection], FeatureSelectionError] = {}
     graphs = resolve_configurations(
         model.metadata.raw,
-        plan.jobs(),
+        plan.distinct_jobs(),
         list(model.cfgs.values()),
         model.resolver,
         host=model.host,
         errors=errors,
         index=model.index,
+        deadline=deadline,
     )
     for (member, selection), error in errors.items():
         plan.refuse(member, selection, str(error))
@@ -354,6 +366,7 @@ def _resolve_in_process(
     for key, graph in graphs.items():
         member_node = next(graph.nodes())  # the member comes first, as in cargo tree's output
         builds[key] = ParsedTree(graph, False, True, False, [member_node])
+    plan.share(builds)
     return builds
 
 
@@ -368,7 +381,7 @@ def _resolve_builds(
     (`--resolver cargo`): one `cargo tree` each, run in parallel. A configuration cargo
     refuses is dropped from `plan`; with the default features, a refusal stops the audit."""
     by_id = {m.id: m for m in members}
-    jobs = [(by_id[m], t, s) for m, s in plan.jobs() for t in targets]
+    jobs = [(by_id[m], t, s) for m, s in plan.distinct_jobs() for t in targets]
 
     def tree(job: tuple[PackageInfo, str, FeatureSelection]) -> str | FeatcheckError:
         member, target, selection = job
@@ -394,6 +407,7 @@ def _resolve_builds(
             raise FeatcheckError(
                 f"could not read cargo tree output for {member.name}: {error}"
             ) from None
+    plan.share(builds)
     return builds
 
 

@@ -98,7 +98,8 @@ def _strip_prefix(raw: str) -> tuple[int | None, int, str]:
     """Return (depth digits if `--prefix depth`, indent width, the rest of the line)."""
     digits = len(raw) - len(raw.lstrip("0123456789"))
     if digits:
-        return int(raw[:digits]), 0, raw[digits:]
+        # No graph is a billion levels deep; a longer run is not a depth (nor worth converting).
+        return (int(raw[:digits]) if digits < 10 else -1), 0, raw[digits:]
     width = 0
     while width < len(raw) and raw[width] in _INDENT_CHARS:
         width += 1
@@ -137,6 +138,8 @@ def _read_lines(text: str) -> tuple[list[_Line | None], bool, str]:
             continue  # cargo's status lines, warnings, log noise
         node, repeated = parsed
         if depth_digits is not None:
+            if depth_digits < 0:
+                raise TreeTextError("a `--prefix depth` number of ten digits or more", number)
             depth = depth_digits
             prefix_style = "depth"
         else:

@@ -6,11 +6,10 @@ of one is, and bumps SCHEMA_VERSION.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from featcheck import __version__
-from featcheck.render.github import defuse_json
+from featcheck.render.safe_text import json_document
 from featcheck.report import AuditResult, Finding, Fix, Severity
 
 SCHEMA_VERSION = 2
@@ -116,5 +115,5 @@ def render_json(result: AuditResult) -> str:
             for gap in result.incomplete
         ],
     }
-    # Printed to a CI log it must not carry a workflow command from the checkout (see defuse_json).
-    return defuse_json(json.dumps(document, indent=2, ensure_ascii=False)) + "\n"
+    # Printed to a terminal or CI log it must carry no control character or workflow command.
+    return json_document(document) + "\n"

@@ -7,11 +7,13 @@ arrive, what cut it), notes and the other candidate fixes. `featcheck rule CODE`
 page; JSON and SARIF always carry everything.
 
 Every string from the checkout (names, paths, quoted manifest lines, notes) is passed through
-`printable`, so no control character reaches the terminal. Each line is a list of runs of text,
-each with its style; the text is never read as markup. Colour comes from rich, which turns itself
-off when output is not a terminal or NO_COLOR is set; where rich could not colour at all (not a
-terminal, nothing forcing colour) the runs are written as they are, without loading rich: rich
-costs about a millisecond per printed finding, which a workspace of hundreds of members feels.
+`printable`, so no control character reaches the terminal, and every line printed is made
+`inert`: a report printed in any CI log carries no workflow command. Each line is a list of
+runs of text, each with its style; the text is never read as markup. Colour comes from rich,
+which turns itself off when output is not a terminal or NO_COLOR is set; where rich could not
+colour at all (not a terminal, nothing forcing colour) the runs are written as they are, without
+loading rich: rich costs about a millisecond per printed finding, which a workspace of hundreds
+of members feels.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from typing import TYPE_CHECKING, TextIO
 
 from featcheck.render.common import count_line, printable, why_line
 from featcheck.render.hints import featcheck_command, fix_command, under_pre_commit
+from featcheck.render.safe_text import inert
 from featcheck.report import AuditResult, Finding, Fix, Severity
 
 if TYPE_CHECKING:
@@ -176,6 +179,7 @@ def _write(lines: list[_Line], stream: TextIO | None, colour: bool | None) -> No
     buffer first), None leaves it to the stream."""
     if not lines:
         return
+    lines = [_inert(line) for line in lines]
     target = sys.stdout if stream is None else stream
     if not (colour or (colour is None and _may_colour(target))):
         target.write("".join("".join(text for text, _ in line) + "\n" for line in lines))
@@ -186,6 +190,14 @@ def _write(lines: list[_Line], stream: TextIO | None, colour: bool | None) -> No
     Console(file=stream, highlight=False, soft_wrap=True, force_terminal=colour).print(
         _styled(lines)
     )
+
+
+def _inert(line: _Line) -> _Line:
+    """The line as it is, or, where checkout text in it would read as a workflow command, as
+    one unstyled run with the command broken (the runs are printable already)."""
+    plain = "".join(text for text, _ in line)
+    shown = inert(plain)
+    return line if shown == plain else [(shown, "")]
 
 
 def _may_colour(stream: TextIO) -> bool:
