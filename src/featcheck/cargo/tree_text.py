@@ -49,6 +49,9 @@ class ParsedTree:
     """True when `[dev-dependencies]`/`[build-dependencies]` headers appeared (default edges)."""
     roots: list[Node] = field(default_factory=list)
     """The top-level nodes in printed order (several for a workspace printed without -p)."""
+    sides_merged: bool = False
+    """True when the text was printed without `--target` and a unit shows up on both sides:
+    cargo merged host and target units, so all but the proc-macros count as target units."""
 
 
 @dataclass
@@ -186,7 +189,7 @@ def parse_tree_text(text: str) -> ParsedTree:
             graph.add_edge(node, parent)
         else:
             graph.add_edge(parent, node)
-    return ParsedTree(graph, inverted, True, saw_sections, roots)
+    return ParsedTree(graph, inverted, True, saw_sections, roots, sides is None)
 
 
 @dataclass
