@@ -30,17 +30,13 @@ X86_64 = "x86_64-unknown-linux-gnu"
 
 
 def _copy(workspace: str, resolver: str, tmp_path: Path) -> Path:
-    """The fixture as committed (resolver 2, edition 2024), or with `resolver = "1"`."""
+    """The fixture as committed (resolver 2), or with `resolver = "1"`."""
     project = tmp_path / workspace
     shutil.copytree(WORKSPACES / workspace, project)
-    if resolver == "1":
-        manifest = project / "Cargo.toml"
-        text = manifest.read_text()
-        manifest.write_text(text.replace('members = ["macros"]\n', MEMBERS_WITH_RESOLVER_1))
+    manifest = project / "Cargo.toml"
+    text = manifest.read_text()
+    manifest.write_text(text.replace('resolver = "2"', f'resolver = "{resolver}"'))
     return project
-
-
-MEMBERS_WITH_RESOLVER_1 = 'members = ["macros"]\nresolver = "1"\n'
 
 
 TREE = ("cargo", "tree", "-e", "normal", "-p", "app", "-f", "{p} [{f}]", "--prefix", "depth")
@@ -70,7 +66,7 @@ def _audit(project: Path, resolver: str, *flags: str) -> subprocess.CompletedPro
 # (workspace, resolver setting) -> (the binary's memchr as cargo builds it, findings).
 CASES = {
     ("proc-macro-host-only", "2"): (["alloc", "default", "std"], []),
-    ("proc-macro-target", "2"): ([], [("app", "FC012", "warning", "Cargo.toml:13:27")]),
+    ("proc-macro-target", "2"): ([], [("app", "FC012", "warning", "app/Cargo.toml:10:27")]),
     ("proc-macro-host-only", "1"): (["alloc", "default", "std"], []),
     ("proc-macro-target", "1"): (["alloc", "default", "std"], []),
 }
@@ -102,8 +98,8 @@ def test_only_what_the_binary_links_is_judged(
         assert not any("macros" in line for line in finding["chain"]), finding["chain"]
         (edit,) = finding["fix"]["edits"]
         assert (edit["file"], edit["line"], edit["declaration"], edit["features"]) == (
-            "Cargo.toml",
-            13,
+            "app/Cargo.toml",
+            10,
             ["dependencies", "memchr"],
             ["std"],
         )
@@ -126,9 +122,10 @@ def test_a_crate_only_the_proc_macro_uses_gets_no_fix(
 ) -> None:
     offline_cargo_for(WORKSPACES / "proc-macro-host-only")
     project = _copy("proc-macro-host-only", "2", tmp_path)
-    before = (project / "Cargo.toml").read_text(), (project / "Cargo.lock").read_text()
+    files = [project / "Cargo.toml", project / "app" / "Cargo.toml", project / "Cargo.lock"]
+    before = [path.read_text() for path in files]
     result = run_featcheck(str(project), "--target", X86_64, "--diff")
     assert result.returncode == 0, result.stderr
     assert result.stdout == ""
     assert "FC012" not in result.stderr
-    assert ((project / "Cargo.toml").read_text(), (project / "Cargo.lock").read_text()) == before
+    assert [path.read_text() for path in files] == before
