@@ -172,9 +172,7 @@ def parse_tree_text(text: str) -> ParsedTree:
     printed = _printed_tree(node_lines)
     inverted = not printed[0].line.node.package.is_local
     sides = _sides_up(printed) if inverted else _sides_down(printed)
-    nodes = [
-        _on_side(p.line.node, sides is not None and sides[i]) for i, p in enumerate(printed)
-    ]
+    nodes = [_on_side(p.line.node, sides is not None and sides[i]) for i, p in enumerate(printed)]
     roots: list[Node] = []
     for node, entry in zip(nodes, printed, strict=True):
         graph.add_node(node)
