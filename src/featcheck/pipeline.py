@@ -186,7 +186,7 @@ def audit_workspace(
     graphs = {key: build.graph for key, build in builds.items()}
     placer = FindingPlacer(
         locator,
-        Explainer(metadata, search, locator, base_builds),
+        Explainer(metadata, search, locator, base_builds, sides_unify=model.resolver == 1),
         FixSearch(
             metadata,
             locator,
