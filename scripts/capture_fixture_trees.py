@@ -121,6 +121,14 @@ CAPTURES = (
         "are unified across the selected members, so app's burn-flex shows `rayon` too.",
     ),
     Capture(
+        "workspace-unification.root.invert-burn-flex",
+        "fixtures/workspaces/workspace-unification",
+        ("-e", "normal", *F, "-i", "burn-flex"),
+        "The README's check run at the workspace root: one inverted tree that reaches both "
+        "members, with the features unified across them (`rayon` although app's own build "
+        "lacks it).",
+    ),
+    Capture(
         "workspace-unification.p-app",
         "fixtures/workspaces/workspace-unification",
         ("-e", "normal", *F, "-p", "app"),

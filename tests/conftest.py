@@ -81,9 +81,14 @@ def _point_cargo_at(
 @pytest.fixture(autouse=True, scope="session")
 def _outside_github_actions() -> Iterator[None]:
     """Run as on a developer's machine even when the suite itself runs inside GitHub Actions:
-    featcheck picks its default format from GITHUB_ACTIONS. Tests that need these set them.
-    The terminal size variables are cleared too (see below)."""
-    saved = {k: os.environ.pop(k) for k in list(os.environ) if k.startswith("GITHUB_")}
+    featcheck picks its default format from GITHUB_ACTIONS, and its hints from PRE_COMMIT (a
+    suite run from a hook). Tests that need these set them. The terminal size variables are
+    cleared too (see below)."""
+    saved = {
+        k: os.environ.pop(k)
+        for k in list(os.environ)
+        if k.startswith("GITHUB_") or k == "PRE_COMMIT"
+    }
     # pytest-xdist's workers set COLUMNS=80 and LINES=24, which featcheck's report honours: a
     # featcheck the tests start sees what a pipe gets (100 columns) unless the test says more.
     saved.update({k: os.environ.pop(k) for k in ("COLUMNS", "LINES") if k in os.environ})

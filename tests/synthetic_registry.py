@@ -28,9 +28,11 @@ def _toml_value(value: Any) -> str:
     return json.dumps(value)
 
 
-def write_registry(directory: Path) -> Path:
-    """Write every crate of registry.toml under `directory` (a cargo directory source)."""
-    spec = tomllib.loads(REGISTRY_SPEC.read_text())
+def write_registry(directory: Path, spec: dict[str, Any] | None = None) -> Path:
+    """Write every crate of registry.toml (or of `spec`, in its form) under `directory` (a
+    cargo directory source)."""
+    if spec is None:
+        spec = tomllib.loads(REGISTRY_SPEC.read_text())
     for name, versions in spec.items():
         for version, crate in versions.items():
             root = directory / f"{name}-{version}"

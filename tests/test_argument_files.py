@@ -416,6 +416,9 @@ def test_real_targets_pass_the_gate(triple: str) -> None:
     [
         (CFG, ["unix", "tokio_unstable", 'feature="simd"', 'target_os = "linux"'], ["@x", "-Z"]),
         (CFG, ['a="b"'], ['a="b" --print=cfg=x', "a b", 'a="\n"']),
+        # What cargo reads back from rustc: ASCII names (a raw `r#name` too), no `_` alone
+        # (rustc: no identifier), no escapes in the value (cargo cannot parse rustc's answer).
+        (CFG, ["r#fast", "_private"], ["_", "r#", "é", "a::b", 'a="b\\"c"']),
         (
             TOOLCHAIN,
             ["stable", "1.85", "nightly-2026-01-01", "1.95.0-x86_64-unknown-linux-gnu"],

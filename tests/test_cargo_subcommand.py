@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from actions_support import clear_actions_environment
-from conftest import CRATES
+from conftest import CRATES, TREES, run_featcheck
 
 from featcheck import __version__
 
@@ -64,3 +64,50 @@ def test_cargo_featcheck_version_and_help() -> None:
     help_text = _cargo("--help").stdout
     assert help_text.startswith("Usage: cargo featcheck ")
     assert "cargo featcheck" in help_text.split("Examples:")[1]
+
+
+def test_cargo_featcheck_from_src_finds_the_manifest_above_like_cargo(
+    offline_cargo_for: Callable[..., Path],
+) -> None:
+    crate = CRATES / "pitb-exec-cpu"
+    offline_cargo_for(crate)
+    done = _cargo(cwd=crate / "src")
+    assert done.returncode == 1, done.stderr
+    assert "error[FC001] burn-flex 0.22.1 is built without `rayon`" in done.stdout
+    assert "--> Cargo.toml:9:31" in done.stdout
+    plain = run_featcheck("-q", cwd=crate / "src")
+    assert plain.returncode == 1 and "error[FC001]" in plain.stdout
+
+
+def test_manifest_path_as_cargo_takes_it(offline_cargo_for: Callable[..., Path]) -> None:
+    crate = CRATES / "pitb-exec-cpu"
+    offline_cargo_for(crate)
+    done = _cargo("--manifest-path", str(crate / "Cargo.toml"), "-q")
+    assert done.returncode == 1, done.stderr
+    assert "error[FC001]" in done.stdout and "--> Cargo.toml:9:31" in done.stdout
+    plain = run_featcheck("--manifest-path", str(crate / "Cargo.toml"), "--format", "json")
+    assert plain.returncode == 1 and '"code": "FC001"' in plain.stdout
+
+
+def test_where_cargo_would_find_no_manifest_one_line_and_exit_2(tmp_path: Path) -> None:
+    (tmp_path / "src").mkdir()
+    done = run_featcheck(cwd=tmp_path / "src")
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr == (
+        f"featcheck: error: {tmp_path / 'src'}: could not find `Cargo.toml` here or in any "
+        "parent directory\n"
+    )
+    for args, message in (
+        (("--manifest-path", str(tmp_path)), "--manifest-path must be a path to a Cargo.toml"),
+        (("--manifest-path", str(tmp_path / "Cargo.toml")), "no such manifest"),
+        ((".", "--manifest-path", str(tmp_path / "Cargo.toml")), "PATH or --manifest-path"),
+    ):
+        wrong = run_featcheck(*args, cwd=tmp_path)
+        assert wrong.returncode == 2 and len(wrong.stderr.splitlines()) == 1, wrong.stderr
+        assert message in wrong.stderr
+
+
+def test_tree_input_needs_no_manifest_anywhere(tmp_path: Path) -> None:
+    text = (TREES / "pitb-exec-cpu-simd.invert-burn-flex.txt").read_text()
+    done = run_featcheck("--tree", "-", stdin=text, cwd=tmp_path)
+    assert done.returncode == 0 and done.stdout.startswith("no findings"), done.stderr

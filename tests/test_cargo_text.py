@@ -63,6 +63,23 @@ def test_summary_is_one_line_with_the_error_and_its_last_cause() -> None:
     )
 
 
+def test_summary_of_a_missing_file_names_the_file_first() -> None:
+    """cargo 1.95 on a workspace whose member's path dependency has a path dependency that is
+    gone: the member is not what is missing."""
+    stderr = (
+        "error: failed to load manifest for workspace member `/w/app`\n"
+        "referenced by workspace at `/w/Cargo.toml`\n\n"
+        "Caused by:\n  failed to load manifest for dependency `lib`\n\n"
+        "Caused by:\n  failed to load manifest for dependency `helper`\n\n"
+        "Caused by:\n  failed to read `/w/helper/Cargo.toml`\n\n"
+        "Caused by:\n  No such file or directory (os error 2)\n"
+    )
+    assert summarize(stderr) == (
+        "failed to read `/w/helper/Cargo.toml`: No such file or directory (os error 2) "
+        "(failed to load manifest for workspace member `/w/app`)"
+    )
+
+
 @pytest.mark.parametrize(
     ("platform", "expected"),
     [

@@ -77,6 +77,38 @@ def test_cargo_failing_to_resolve_gives_cargos_reason(
     assert not (project / "Cargo.lock").exists()
 
 
+def _nested_missing_path_dependency(root: Path) -> None:
+    """Workspace member `app` -> path dependency `lib` (there) -> path dependency `helper`,
+    whose directory is gone (a lockfile from when it was there)."""
+    package = '[package]\nname = "{0}"\nversion = "0.1.0"\nedition = "2021"\n'
+    (root / "Cargo.toml").write_text('[workspace]\nmembers = ["app"]\nresolver = "2"\n')
+    for name, target, dependency in (("app", "main", "lib"), ("lib", "lib", "helper")):
+        (root / name / "src").mkdir(parents=True)
+        (root / name / "src" / f"{target}.rs").write_text("")
+        (root / name / "Cargo.toml").write_text(
+            package.format(name)
+            + f'\n[dependencies]\n{dependency} = {{ path = "../{dependency}" }}\n'
+        )
+    lock = ["version = 4"]
+    for name, dependencies in (("app", ["lib"]), ("helper", []), ("lib", ["helper"])):
+        lock += ["", "[[package]]", f'name = "{name}"', 'version = "0.1.0"']
+        lock += [f'dependencies = ["{d}"]' for d in dependencies]
+    (root / "Cargo.lock").write_text("\n".join(lock) + "\n")
+
+
+@pytest.mark.parametrize("mode", [(), ("--no-exec",)])
+def test_a_missing_nested_path_dependency_names_the_missing_file(
+    tmp_path: Path, offline_cargo: object, mode: tuple[str, ...]
+) -> None:
+    """Not "failed to load workspace member `app`" (which is there): the file that is not."""
+    _nested_missing_path_dependency(tmp_path)
+    result = run_featcheck(str(tmp_path), *mode)
+    assert result.returncode == 2
+    _assert_one_clear_line(result.stderr, "helper/Cargo.toml")
+    missing = result.stderr.index("helper/Cargo.toml")
+    assert "app" not in result.stderr[:missing].removeprefix(f"featcheck: error: {tmp_path}")
+
+
 def test_unknown_member(offline_cargo_for: Callable[..., Path]) -> None:
     offline_cargo_for(CRATES / "pitb-exec-cpu")
     result = run_featcheck(str(CRATES / "pitb-exec-cpu"), "-p", "nope")

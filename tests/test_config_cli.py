@@ -147,3 +147,62 @@ def test_settings_and_comments_of_members_without_findings_still_count(
     result = run_featcheck(str(project), "--format", "json")
     (unused,) = json.loads(result.stdout)["findings"]
     assert unused["code"] == "FC900" and unused["location"]["file"] == "bench/Cargo.toml"
+
+
+def test_allow_entries_naming_what_does_not_exist_are_fc900_at_their_line(
+    tmp_path: Path, offline_cargo_for: Callable[..., Path]
+) -> None:
+    # Only app is audited: an entry for a member that is merely not audited (bench) and one
+    # for a target that is merely not audited stay silent; typos do not.
+    offline_cargo_for(WORKSPACES / "workspace-unification")
+    project = _copy(WORKSPACES / "workspace-unification", tmp_path)
+    (project / "featcheck.toml").write_text(
+        '[[allow]]\ncode = "FC003"\nmember = "bench"\nreason = "not audited"\n\n'
+        '[[allow]]\ncode = "FC003"\ntarget = "wasm32-unknown-unknown"\nreason = "not audited"\n\n'
+        '[[allow]]\ncode = "FC001"\nmember = "ap"\nreason = "typo"\n\n'
+        '[[allow]]\ncode = "FC001"\ncrate = "burn-flx"\nreason = "typo"\n\n'
+        '[[allow]]\ncode = "FC001"\ntarget = "wasm32-unknown-unkown"\nreason = "typo"\n'
+    )
+    result = run_featcheck(str(project), "-p", "app", "--format", "json")
+    assert result.returncode == 1, result.stderr
+    report = json.loads(result.stdout)
+    unused = sorted(
+        (f["location"]["line"], f["message"]) for f in report["findings"] if f["code"] == "FC900"
+    )
+    assert unused == [
+        (
+            11,
+            "this suppression of FC001 for member ap (reason: typo) can never match: "
+            "no workspace member is named ap (members: app, bench)",
+        ),
+        (
+            16,
+            "this suppression of FC001 for crate burn-flx (reason: typo) can never match: "
+            "no crate named burn-flx is in the dependency graph",
+        ),
+        (
+            21,
+            "this suppression of FC001 for target wasm32-unknown-unkown (reason: typo) can "
+            "never match: rustc knows no target wasm32-unknown-unkown",
+        ),
+    ]
+    assert {f["member"] for f in report["findings"] if f["code"] == "FC900"} == {None}
+    text = run_featcheck(str(project), "-p", "app").stdout
+    assert "featcheck.toml:11:1" in text and "FC001 for member ap" in text
+
+
+def test_a_run_that_audited_nothing_never_says_no_findings(
+    tmp_path: Path, offline_cargo_for: Callable[..., Path]
+) -> None:
+    offline_cargo_for(WORKSPACES / "workspace-unification")
+    project = _copy(WORKSPACES / "workspace-unification", tmp_path)
+    (project / "featcheck.toml").write_text(
+        '[[allow]]\ncode = "*"\nmember = "app"\nreason = "a stale one is not news here"\n'
+    )
+    result = run_featcheck(str(project), "-F", "nope")
+    assert result.returncode == 2
+    assert "no findings" not in result.stdout and "FC900" not in result.stdout
+    assert result.stdout.startswith("no verdict: no build configuration could be audited")
+    assert "none of the selected packages contains this feature: nope" in result.stderr
+    report = json.loads(run_featcheck(str(project), "-F", "nope", "--format", "json").stdout)
+    assert report["no_verdict"] == ["no build configuration could be audited"]

@@ -212,6 +212,35 @@ def test_a_new_dependency_gets_a_caret_requirement(
     )
 
 
+@pytest.mark.parametrize(("pinned", "requirement"), [(False, "0.22.1"), (True, "=0.22.1")])
+def test_a_suggested_new_dependency_reads_as_fix_writes_it(
+    tmp_path: Path, offline_cargo_for: Callable[..., Path], pinned: bool, requirement: str
+) -> None:
+    """Where no edit is found (burn-flex's `x86-v4` behind a library that does not pass it on),
+    the text still says what to add: with the requirement a `--fix` edit gets (a caret, `=`
+    only where the user pins burn exactly), the one the JSON alternatives carry too."""
+    project = tmp_path / "lib-chain"
+    shutil.copytree(WORKSPACES / "lib-chain", project)
+    offline_cargo_for(project)
+    if not pinned:
+        manifest = project / "model" / "Cargo.toml"
+        manifest.write_text(manifest.read_text().replace('"=0.22.1"', '"0.22.1"'))
+    text = run_featcheck(str(project), "--select", "FC007")
+    assert text.returncode == 1, text.stderr
+    direct = f'burn-flex = {{ version = "{requirement}", default-features = false'
+    said = [line for line in text.stdout.splitlines() if "depend on burn-flex directly" in line]
+    assert said and all(direct in line for line in said), said
+    report, _ = _audit(project)
+    added = [
+        e
+        for f in report["findings"]
+        for a in f["alternatives"]
+        for e in a["edits"]
+        if e["action"] == "add-dependency"
+    ]
+    assert added and {e["version"] for e in added} == {requirement}
+
+
 def test_an_exact_pin_of_the_crate_family_is_kept(offline_cargo_for: Callable[..., Path]) -> None:
     offline_cargo_for(WORKSPACES / "shape-f-burn-021-companion")
     # burn is pinned `=0.21.0`, so burn-flex would be too.

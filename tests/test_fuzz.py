@@ -34,6 +34,7 @@ from featcheck.cargo.checkout_config import checkout_config_args
 from featcheck.cargo.runner import CargoRunner
 from featcheck.cargo.toolchain import find_toolchain_request
 from featcheck.errors import FeatcheckError
+from featcheck.manifest.comments import scan_comments
 from featcheck.manifest.declarations import declaration_sites, workspace_site
 from featcheck.manifest.document import read_manifest
 from featcheck.manifest.spans import index_spans
@@ -237,7 +238,7 @@ def check_manifest(path: Path) -> None:
                 site.key_entry()
     workspace_site(document, "burn")
     if suppress is not None:
-        suppress.scan_comments(document.text)
+        scan_comments(document.text)
         with contextlib.suppress(FeatcheckError):
             suppress.inline_allows(document)
     for number in (0, 1, 10**6):

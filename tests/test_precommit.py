@@ -12,12 +12,13 @@ import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 import yaml
 from actions_support import clear_actions_environment
-from conftest import CRATES, REPO
+from conftest import CRATES, REPO, run_featcheck
 
 PRE_COMMIT = (sys.executable, "-m", "pre_commit")
 GIT_IDENTITY = (
@@ -35,20 +36,69 @@ def _outside_actions(monkeypatch: pytest.MonkeyPatch) -> None:
     clear_actions_environment(monkeypatch)
 
 
+VERDICT_FILES = (
+    "Cargo.toml",
+    "crates/app/Cargo.lock",
+    "featcheck.toml",
+    ".cargo/config.toml",
+    ".cargo/config",
+    "crates/app/.cargo/config.toml",
+    "rust-toolchain.toml",
+    "rust-toolchain",
+)
+OTHER_FILES = ("src/main.rs", "xCargo.toml", "README.md", "cargo/config.toml", "rust-toolchain.md")
+
+
+def _hooks() -> dict[str, dict[str, object]]:
+    return {h["id"]: h for h in yaml.safe_load((REPO / ".pre-commit-hooks.yaml").read_text())}
+
+
 def test_hook_definition() -> None:
-    [hook] = yaml.safe_load((REPO / ".pre-commit-hooks.yaml").read_text())
-    assert hook["id"] == "featcheck"
+    hook = _hooks()["featcheck"]
     assert hook["entry"] == "featcheck"
     assert hook["language"] == "python"
     assert hook["pass_filenames"] is False
     assert hook["require_serial"] is True
-    pattern = hook["files"]
-    matches = [
-        path
-        for path in ("Cargo.toml", "crates/app/Cargo.lock", "src/main.rs", "xCargo.toml")
-        if re.search(pattern, path)
-    ]
-    assert matches == ["Cargo.toml", "crates/app/Cargo.lock"]
+    assert "stages" not in hook  # runs on every commit
+
+
+def test_hook_runs_when_any_file_that_changes_the_verdict_changes() -> None:
+    # pre-commit selects a hook's files with re.search on repository-relative paths.
+    for hook in _hooks().values():
+        pattern = str(hook["files"])
+        assert [p for p in VERDICT_FILES if re.search(pattern, p)] == list(VERDICT_FILES)
+        assert [p for p in OTHER_FILES if re.search(pattern, p)] == []
+
+
+def test_fix_hook_runs_only_when_asked_for() -> None:
+    hook = _hooks()["featcheck-fix"]
+    assert hook["entry"] == "featcheck --fix"
+    assert hook["stages"] == ["manual"]
+    assert hook["pass_filenames"] is False and hook["require_serial"] is True
+    done = subprocess.run(
+        [*PRE_COMMIT, "validate-manifest", str(REPO / ".pre-commit-hooks.yaml")],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_hints_under_pre_commit_name_commands_the_developer_can_run(
+    offline_cargo_for: Callable[..., Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # pre-commit sets PRE_COMMIT=1 for its hooks; featcheck is then not on the user's PATH.
+    crate = CRATES / "pitb-exec-cpu"
+    offline_cargo_for(crate)
+    plain = run_featcheck(str(crate)).stdout
+    assert "`--fix` applies it" in plain and "`featcheck rule FC001` explains" in plain
+    monkeypatch.setenv("PRE_COMMIT", "1")
+    hooked = run_featcheck(str(crate))
+    assert hooked.returncode == 1
+    assert "`pre-commit run featcheck-fix --hook-stage manual` applies it" in hooked.stdout
+    assert "`pipx run featcheck rule FC001` explains a rule" in hooked.stdout
+    assert "`pipx run featcheck -v` shows each finding's chain" in hooked.stdout
+    assert "`--fix` applies it" not in hooked.stdout
 
 
 def _git(*args: str, cwd: Path) -> None:

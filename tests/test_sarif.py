@@ -129,6 +129,19 @@ def test_a_clean_project_gives_a_valid_log_without_results(
     assert len(document["runs"][0]["tool"]["driver"]["rules"]) == len(documented_rules())
 
 
+def test_a_tree_of_several_members_is_no_clean_log() -> None:
+    # No results would read as clean in code scanning: the log says why it is not.
+    tree = str(REPO / "fixtures" / "trees" / "workspace-unification.root.invert-burn-flex.txt")
+    done = run_featcheck("--tree", tree, "--format", "sarif")
+    assert done.returncode == 2
+    document = json.loads(done.stdout)
+    _validate(document)
+    [invocation] = document["runs"][0]["invocations"]
+    first = invocation["toolExecutionNotifications"][0]
+    assert first["level"] == "error"
+    assert first["message"]["text"].startswith("no verdict: cargo unified 2 members")
+
+
 def test_fingerprints_survive_lines_moving(
     offline_cargo_for: Callable[..., Path], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:

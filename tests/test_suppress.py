@@ -9,18 +9,12 @@ import pytest
 
 from featcheck.config import Config, load_config
 from featcheck.errors import FeatcheckError
+from featcheck.manifest.comments import Comment, scan_comments
 from featcheck.manifest.document import read_manifest
 from featcheck.report import Finding, Location, Severity
 from featcheck.rules.docs import rule_markdown
-from featcheck.suppress import (
-    UNUSED_SUPPRESSION,
-    Comment,
-    InlineAllow,
-    apply_suppressions,
-    declaration_spans,
-    inline_allows,
-    scan_comments,
-)
+from featcheck.suppress import InlineAllow, apply_suppressions, declaration_spans, inline_allows
+from featcheck.unused_suppression import UNUSED_SUPPRESSION
 
 WORKSPACE = '[workspace]\nmembers = ["app", "lib"]\nresolver = "2"\n'
 

@@ -7,6 +7,8 @@ from typing import Any
 
 from conftest import TREES, run_featcheck
 
+from featcheck.rules.catalogue import builtin_rules
+
 
 def _audit(name: str) -> tuple[int, dict[str, Any]]:
     result = run_featcheck("--tree", str(TREES / name), "--format", "json")
@@ -53,12 +55,38 @@ def test_default_edges_are_reported_as_a_hole() -> None:
     assert code == 1
 
 
-def test_workspace_root_tree_warns_about_unification() -> None:
-    code, report = _audit("workspace-unification.root.txt")
-    assert code == 0
-    assert any("-p MEMBER" in note for note in report["notes"])
+def test_workspace_root_tree_is_never_clean() -> None:
+    # cargo unified app (no rayon) with bench (defaults): the tree shows rayon for both.
+    result = run_featcheck("--tree", str(TREES / "workspace-unification.root.txt"))
+    assert result.returncode == 2
+    assert "no findings" not in result.stdout
+    assert "note: this tree was printed for several members (app, bench)" in result.stdout
+    assert "no verdict: cargo unified 2 members in this tree" in result.stdout
+    assert result.stderr.startswith("featcheck: error: no verdict:")
     code, report = _audit("workspace-unification.p-app.txt")
     assert code == 1 and report["findings"][0]["member"] == "app"
+
+
+def test_the_readme_check_at_a_workspace_root_says_it_cannot_tell() -> None:
+    # `cargo tree -e normal -f '{p} [{f}]' -i burn-flex | featcheck --tree -` at the root.
+    text = (TREES / "workspace-unification.root.invert-burn-flex.txt").read_text()
+    result = run_featcheck("--tree", "-", stdin=text)
+    assert result.returncode == 2, result.stdout
+    assert "no findings" not in result.stdout
+    assert "several members (app, bench)" in result.stdout
+    assert "print one tree per member with -p MEMBER" in result.stdout
+    report = json.loads(run_featcheck("--tree", "-", "--format", "json", stdin=text).stdout)
+    assert report["findings"] == [] and report["no_verdict"] == [
+        "cargo unified 2 members in this tree; a member built alone may lack features it shows"
+    ]
+
+
+def test_a_tree_with_no_rule_to_run_has_no_verdict() -> None:
+    text = (TREES / "pitb-exec-cpu-simd.invert-burn-flex.txt").read_text()
+    codes = ",".join(rule.code for rule in builtin_rules())
+    result = run_featcheck("--tree", "-", "--ignore", codes, stdin=text)
+    assert result.returncode == 2
+    assert "no verdict: no rule was run (1 member)" in result.stdout
 
 
 def test_nothing_to_print_is_clean() -> None:
@@ -72,3 +100,27 @@ def test_one_version_of_two() -> None:
     code, report = _audit("two-versions.invert-burn-flex-0.22.1.txt")
     assert code == 1
     assert [(f["crate_version"], f["member"]) for f in report["findings"]] == [("0.22.1", "app")]
+
+
+def test_a_tree_printed_without_target_says_the_sides_are_merged() -> None:
+    # A proc-macro's nom and the binary's nom, the same unit for cargo without --target: the
+    # text cannot tell whether the memchr below it is linked.
+    merged = """\
+app v0.1.0 (/w/app) []
+├── macros v0.1.0 (proc-macro) (/w/macros) []
+│   └── nom v8.0.0 [alloc]
+│       └── memchr v2.8.3 []
+├── memchr v2.8.3 [alloc,default,std]
+└── nom v8.0.0 [alloc] (*)
+"""
+    apart = merged.replace("└── nom v8.0.0 [alloc] (*)", NOM_ON_THE_TARGET_SIDE)
+    notes = {}
+    for name, text in (("merged", merged), ("apart", apart)):
+        result = run_featcheck("--tree", "-", "--format", "json", stdin=text)
+        assert result.returncode == 0, result.stderr
+        notes[name] = json.loads(result.stdout)["notes"]
+    assert any("printed without --target" in note for note in notes["merged"])
+    assert notes["apart"] == []
+
+
+NOM_ON_THE_TARGET_SIDE = "└── nom v8.0.0 [alloc]\n    └── memchr v2.8.3 [alloc,default,std]"

@@ -29,7 +29,7 @@ def checkout_root(audited: Path) -> Path:
     start = _directory(Path(os.path.realpath(audited)))
     root = start
     for directory in _upward(start):
-        if _declares_workspace(directory / "Cargo.toml"):
+        if directory != start and _declares_workspace(directory / "Cargo.toml"):
             root = directory
     repository = repository_root(start)
     if repository is not None and root.is_relative_to(repository):

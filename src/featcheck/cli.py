@@ -153,6 +153,32 @@ def _add_path(parser: _Parser, what: str) -> None:
     )
 
 
+def _add_project(parser: _Parser) -> None:
+    """PATH or `--manifest-path`, for the commands that audit or build a project: without
+    either, the Cargo.toml cargo would use here (the nearest one at or above the current
+    directory)."""
+    parser.add_argument(
+        "path",
+        nargs="?",
+        type=Path,
+        default=None,
+        help="A directory with a Cargo.toml, or the Cargo.toml itself (default: the nearest "
+        "Cargo.toml at or above the current directory, as cargo finds it).",
+    )
+    parser.add_argument(
+        "--manifest-path",
+        type=Path,
+        metavar="PATH",
+        help="The project's Cargo.toml, as cargo's --manifest-path takes it.",
+    )
+
+
+def _project_path(arguments: argparse.Namespace) -> Path:
+    from featcheck.audit import project_manifest
+
+    return project_manifest(arguments.path, arguments.manifest_path)
+
+
 def _check_parser(prog: str) -> _Parser:
     parser = _parser(
         prog,
@@ -162,7 +188,7 @@ def _check_parser(prog: str) -> _Parser:
         _EXAMPLES,
     )
     add = parser.add_argument
-    _add_path(parser, "A directory with a Cargo.toml, or the Cargo.toml itself")
+    _add_project(parser)
     add("--version", action="store_true", help="Print the version.")
     add(
         "-p",
@@ -206,7 +232,8 @@ def _check_parser(prog: str) -> _Parser:
         default=300.0,
         metavar="SECONDS",
         help="Seconds to wait for each cargo, rustc or rustup call, then end it and all it "
-        "started (default: 300).",
+        "started; featcheck's own work after cargo's answer (planning and resolving the build "
+        "configurations, the rules, the fixes) gets the same budget (default: 300).",
     )
     add(
         "--color",
@@ -351,7 +378,6 @@ def check(arguments: argparse.Namespace) -> int:
         check_new_packages=bool(arguments.fix or arguments.diff),
         root=arguments.root,
     )
-    path: Path = arguments.path
     try:
         if arguments.tree is not None:
             if arguments.fix or arguments.diff:
@@ -366,6 +392,7 @@ def check(arguments: argparse.Namespace) -> int:
             source = "<stdin>" if arguments.tree == "-" else arguments.tree
             result = audit_tree_text(text, source, options)
         else:
+            path = _project_path(arguments)
             reading = "Reading the manifests" if arguments.no_exec else "Resolving features"
             renderer = functools.partial(_renderer_module, chosen_format)
             with terminal.working(reading):
@@ -380,7 +407,7 @@ def check(arguments: argparse.Namespace) -> int:
         _fail(error, github=github)
     if arguments.verbose:
         for skip in result.skipped:  # said once, so that a skipped target is never just "clean"
-            print(f"featcheck: {skip.describe()}", file=sys.stderr)
+            _print_checkout_text(f"featcheck: {skip.describe()}", sys.stderr)
     try:
         _render(
             result,
@@ -443,6 +470,12 @@ def _exit_code(result: AuditResult, fail_on: str | None, *, github: bool = False
 
         _print_error_lines([f"featcheck: {summary_line(result.incomplete)}"], github=github)
         return EXIT_ERROR
+    if result.no_verdict:
+        # Not clean either: nothing was audited, or the saved tree cannot speak for a member.
+        _print_error_lines(
+            [f"featcheck: error: no verdict: {'; '.join(result.no_verdict)}"], github=github
+        )
+        return EXIT_ERROR
     return EXIT_CLEAN
 
 
@@ -462,11 +495,11 @@ def _show_diff(result: AuditResult) -> int:
 
 
 def _print_diff(diff: str, stream: TextIO) -> None:
-    """A diff quotes manifest lines: control characters (not tabs) escaped, inert in Actions."""
-    from featcheck.render.common import printable
+    """A diff quotes manifest lines: control characters (not tabs) escaped, inert in any log."""
+    from featcheck.render.safe_text import safe_line
 
     # A CRLF line ending is the manifest's own style, not a hidden CR: it is shown as a line end.
-    lines = [printable(line.removesuffix("\r"), tabs=True) for line in diff.split("\n")]
+    lines = [safe_line(line.removesuffix("\r"), tabs=True) for line in diff.split("\n")]
     if lines and not lines[-1]:
         lines.pop()
     if _in_actions():
@@ -498,7 +531,7 @@ def list_rules(arguments: argparse.Namespace) -> int:
     except FeatcheckError as error:
         _fail(error)
     rules = documented_rules(catalogue.rules)
-    print("\n".join(rule_table(rules, _report_width(None) or 100)))
+    _print_checkout_text("\n".join(rule_table(rules, _report_width(None) or 100)))
     return EXIT_CLEAN
 
 
@@ -515,16 +548,16 @@ def show_rule(arguments: argparse.Namespace) -> int:
         _fail(FeatcheckError(f"unknown rule {arguments.code!r} (see `featcheck rules`)"))
     text = rule_markdown(rule)
     if not sys.stdout.isatty():
-        print(text, end="")  # Markdown as written: for a pager, a file or the docs
+        _print_checkout_text(text)  # Markdown as written: for a pager, a file or the docs
         return EXIT_CLEAN
     # On a terminal, rendered (loaded only here: rich's Markdown brings a parser and pygments).
-    # A project's own rule text is the checkout's: made printable first, markup never read.
+    # A project's own rule text is the checkout's: made printable and inert first.
     from rich.console import Console
     from rich.markdown import Markdown
 
-    from featcheck.render.common import printable
+    from featcheck.render.safe_text import safe_line
 
-    shown = "\n".join(printable(line) for line in text.splitlines())
+    shown = "\n".join(safe_line(line) for line in text.splitlines())
     Console(highlight=False).print(Markdown(shown, hyperlinks=False))
     return EXIT_CLEAN
 
@@ -552,9 +585,9 @@ class _Terminal:
 
     def show_command(self, command: list[str]) -> None:
         """Print one command line (called from the audit's worker threads)."""
-        from featcheck.render.common import printable
+        from featcheck.render.safe_text import safe_line
 
-        line = f"featcheck: running: {printable(shlex.join(command))}"
+        line = f"featcheck: running: {safe_line(shlex.join(command))}"
         if self.github:
             from featcheck.render.github import stop_commands
 
@@ -711,7 +744,7 @@ timings that do not settle it. Exit 2 on errors.
 def _probe_parser(prog: str) -> _Parser:
     parser = _parser(prog, _PROBE_HELP)
     add = parser.add_argument
-    _add_path(parser, "A directory with a Cargo.toml, or the Cargo.toml itself")
+    _add_project(parser)
     add("-p", "--package", metavar="MEMBER", help="The workspace member to probe.")
     add(
         "--n",
@@ -783,8 +816,12 @@ def probe(arguments: argparse.Namespace) -> int:
         print("Build and run the probe? [y/N]: ", end="", file=sys.stderr, flush=True)
         return sys.stdin.readline().strip().lower() in {"y", "yes"}
 
+    try:
+        path = _project_path(arguments)
+    except FeatcheckError as error:
+        _fail(error)
     options = ProbeOptions(
-        path=arguments.path,
+        path=path,
         package=arguments.package,
         n=arguments.n,
         compare_fix=arguments.compare_fix,
@@ -839,9 +876,9 @@ def _fail(error: FeatcheckError, *, github: bool = False) -> NoReturn:
 def _print_error_lines(lines: list[str], *, github: bool = False) -> None:
     """Lines that may quote the checkout, on stderr: printable, and in GitHub Actions one
     `::error` annotation whose message holds them all, escaped (render/github.py)."""
-    from featcheck.render.common import printable
+    from featcheck.render.safe_text import safe_line
 
-    shown = [printable(line) for line in lines]
+    shown = [safe_line(line) for line in lines]
     if github or _in_actions():
         from featcheck.render.github import error_annotation
 
@@ -849,6 +886,15 @@ def _print_error_lines(lines: list[str], *, github: bool = False) -> None:
     else:
         sys.stderr.write("".join(f"{line}\n" for line in shown))
     sys.stderr.flush()
+
+
+def _print_checkout_text(text: str, stream: TextIO | None = None) -> None:
+    """Text that may quote the checkout (a project rule's documentation), each line printable
+    and inert (render/safe_text.py)."""
+    from featcheck.render.safe_text import safe_line
+
+    lines = text.removesuffix("\n").split("\n")
+    (stream or sys.stdout).write("".join(f"{safe_line(line)}\n" for line in lines))
 
 
 def run(args: Sequence[str], prog: str = "featcheck") -> int:

@@ -28,6 +28,7 @@ from featcheck.errors import FeatcheckError
 from featcheck.featureset import FeatureSelection, feature_value_error
 from featcheck.manifest.document import ManifestDocument, read_manifest
 from featcheck.manifest.spans import KeyPath, Span
+from featcheck.names import same_crate
 from featcheck.report import Location, Severity
 from featcheck.rules import Catalogue, Rule
 from featcheck.rules.load import SpecError, parse_rule
@@ -128,9 +129,9 @@ class Allow:
         """Whether a finding with these fields is suppressed by this entry."""
         if self.code not in (ANY_CODE, code):
             return False
-        if self.crate is not None and _crate_key(self.crate) != _crate_key(crate):
+        if self.crate is not None and not same_crate(self.crate, crate):
             return False
-        if self.member is not None and self.member != member:
+        if self.member is not None and (member is None or not same_crate(self.member, member)):
             return False
         return self.target is None or self.target == target
 
@@ -147,11 +148,6 @@ class Allow:
             if value is not None
         ]
         return what + (" for " + ", ".join(scope) if scope else "")
-
-
-def _crate_key(name: str) -> str:
-    # crates.io treats `-` and `_` as the same name; so does matching.
-    return name.replace("_", "-").lower()
 
 
 @dataclass(frozen=True)

@@ -6,14 +6,25 @@ Each one applies to every selected member as `cargo build -p A -p B --features .
 (resolver 2 and 3: a member gets the features it defines; see `featureset.member_selection`),
 so two configurations can come down to the same flags for a member and are then resolved once.
 A configuration cargo would refuse is reported and skipped; the others are still audited.
+
+Many configurations build the same dependencies: `--each-feature` over a chain of features
+(`a = ["b"]`, `b = ["c"]`, …) asks for n builds whose closures hold n, n-1, … features, and
+resolving each one alone costs the square of n. What a build asks of the packages below the
+member is only the set of values outside the member's own table that its selection reaches
+(`dep:x`, `x/f`, `x?/f`); two selections that reach the same set build the same dependencies.
+So each such class is resolved once (`ConfigurationPlan.same_as`), and that set is computed
+once per feature over the table's strongly connected components, sharing sets along chains:
+linear in the number of features for a fixed set of dependency values. Members a rule looks at
+themselves (their own features decide a finding) are resolved configuration by configuration.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, TypeVar
 
+from featcheck.deadline import NO_DEADLINE, Deadline
 from featcheck.featureset import (
     DEFAULT,
     FeatureSelection,
@@ -23,6 +34,10 @@ from featcheck.featureset import (
     unmatched_message,
 )
 from featcheck.report import Finding
+from featcheck.resolution.values import FEATURE, parse_feature_value
+from featcheck.rules import Rule
+
+_Build = TypeVar("_Build")
 
 
 @dataclass
@@ -33,6 +48,17 @@ class ConfigurationPlan:
     """By member package id, in audit order; the first one is the member's base build."""
     errors: list[str] = field(default_factory=list)
     """One line per configuration cargo would refuse, naming it."""
+    same_as: dict[tuple[str, FeatureSelection], FeatureSelection] = field(default_factory=dict)
+    """(member id, selection) -> the selection resolved for it, one that builds the very same
+    dependencies; absent when it is resolved itself."""
+
+    def distinct_jobs(self) -> list[tuple[str, FeatureSelection]]:
+        """The pairs that are resolved: `jobs()` without those `same_as` maps to another."""
+        return [job for job in self.jobs() if job not in self.same_as]
+
+    def resolved_as(self, member: str, selection: FeatureSelection) -> FeatureSelection:
+        """The selection whose build stands for `selection`'s (itself, unless in a class)."""
+        return self.same_as.get((member, selection), selection)
 
     def jobs(self) -> list[tuple[str, FeatureSelection]]:
         """(member id, selection) pairs, as `resolve_configurations` takes them."""
@@ -53,10 +79,26 @@ class ConfigurationPlan:
             )
         )
 
+    def share(self, builds: dict[tuple[str, str, FeatureSelection], _Build]) -> None:
+        """Give every selection resolved as another that one's build, on each target."""
+        for (member, target, selection), build in list(builds.items()):
+            for same in self._resolved_as_this.get((member, selection), ()):
+                builds[(member, target, same)] = build
+
+    @property
+    def _resolved_as_this(self) -> dict[tuple[str, FeatureSelection], list[FeatureSelection]]:
+        found: dict[tuple[str, FeatureSelection], list[FeatureSelection]] = {}
+        for (member, selection), same in self.same_as.items():
+            found.setdefault((member, same), []).append(selection)
+        return found
+
     def refuse(self, member: str, selection: FeatureSelection, error: str) -> None:
-        """Drop one pair that did not resolve and say why."""
-        self.selections[member] = [s for s in self.selections[member] if s != selection]
-        self.errors.append(f"configuration `{selection.label}`: {error}")
+        """Drop one pair that did not resolve, and those resolved as it, and say why."""
+        dropped = {selection} | {
+            s for (m, s), same in self.same_as.items() if m == member and same == selection
+        }
+        self.selections[member] = [s for s in self.selections[member] if s not in dropped]
+        self.errors.extend(f"configuration `{s.label}`: {error}" for s in sorted(dropped))
 
 
 def plan_configurations(
@@ -65,6 +107,8 @@ def plan_configurations(
     *,
     each: bool = False,
     legacy_root: str | None = None,
+    self_audited: frozenset[str] = frozenset(),
+    deadline: Deadline = NO_DEADLINE,
 ) -> ConfigurationPlan:
     """The selections of each member (`members`: their `cargo metadata` package entries).
 
@@ -72,6 +116,7 @@ def plan_configurations(
     every one as `--each-feature` does. `legacy_root` is the id of the root package of a
     resolver 1 workspace, where cargo applies the flags to that package only: other members are
     audited with their defaults there, and a configuration for them is reported as refused.
+    Members in `self_audited` (ids) are never resolved as another configuration (see above).
     """
     plan = ConfigurationPlan()
     names = [str(m["name"]) for m in members]
@@ -85,6 +130,7 @@ def plan_configurations(
         else:
             valid.append(selection)
     for member in members:
+        deadline.check("planning the build configurations")
         found: list[FeatureSelection] = []
         for selection in valid:
             applied = member_selection(selection, member)[0]
@@ -97,7 +143,118 @@ def plan_configurations(
                 )
             found = [DEFAULT]
         plan.selections[str(member["id"])] = list(dict.fromkeys(found))
+        if member["id"] not in self_audited:
+            _group_equivalent(plan, str(member["id"]), member.get("features", {}), deadline)
     return plan
+
+
+def audits_itself(member: str, rules: Sequence[Rule]) -> bool:
+    """Whether a rule looks at the member's own crate: its own features then decide."""
+    name = member.replace("_", "-")
+    return any(c.name.replace("_", "-") == name for rule in rules for c in rule.crates)
+
+
+def _group_equivalent(
+    plan: ConfigurationPlan, member: str, table: Mapping[str, Any], deadline: Deadline
+) -> None:
+    """Record in `plan.same_as` each selection of `member` that builds what an earlier one
+    does (the same dependency values reached, the same flags)."""
+    effects = FeatureEffects(table)
+    first: dict[tuple[Any, ...], FeatureSelection] = {}
+    for selection in plan.selections[member]:
+        if selection.all_features:
+            continue
+        deadline.check("planning the build configurations")
+        seeds = list(selection.features)
+        if not selection.no_default_features:
+            seeds.append("default")
+        key = (selection.no_default_features, effects.of(seeds))
+        if key in first:
+            plan.same_as[(member, selection)] = first[key]
+        else:
+            first[key] = selection
+
+
+class FeatureEffects:
+    """For a package's `[features]` table: the values outside the table (`dep:x`, `x/f`,
+    `x?/f`, and names it does not define) that turning features on reaches."""
+
+    def __init__(self, table: Mapping[str, Any]) -> None:
+        self._table = table
+        self._reached: dict[str, frozenset[str]] = {}
+
+    def of(self, seeds: Sequence[str]) -> frozenset[str]:
+        """The values reached from `seeds` (a name the table lacks is reached as it is)."""
+        found: set[str] = set()
+        for seed in seeds:
+            if seed in self._table:
+                found |= self._of_feature(seed)
+            elif seed != "default":  # no default feature: nothing to reach
+                found.add(seed)
+        return frozenset(found)
+
+    def _children(self, name: str) -> tuple[list[str], set[str]]:
+        """A feature's own features, and the values outside the table it names."""
+        own: list[str] = []
+        outside: set[str] = set()
+        for text in self._table.get(name, ()):
+            text = str(text)
+            is_own = parse_feature_value(text).kind == FEATURE and text in self._table
+            (own.append(text) if is_own else outside.add(text))
+        return own, outside
+
+    def _of_feature(self, start: str) -> frozenset[str]:
+        """Tarjan's components from `start`, iteratively (a chain of thousands of features must
+        not hit the recursion limit); each component's set is made once, from its members'
+        outside values and the sets of the components below it."""
+        if start in self._reached:
+            return self._reached[start]
+        index: dict[str, int] = {}
+        low: dict[str, int] = {}
+        stack: list[str] = []
+        depth: dict[str, int] = {}  # where on `stack` each name was pushed
+        work: list[tuple[str, int]] = [(start, 0)]
+        children: dict[str, list[str]] = {}
+        while work:
+            name, position = work.pop()
+            if position == 0:
+                index[name] = low[name] = len(index)
+                depth[name] = len(stack)
+                stack.append(name)
+                children[name] = self._children(name)[0]
+            own = children[name]
+            if position < len(own):
+                work.append((name, position + 1))
+                child = own[position]
+                if child not in index and child not in self._reached:
+                    work.append((child, 0))
+                elif child in low and child not in self._reached:
+                    low[name] = min(low[name], index[child])
+                continue
+            for child in own:
+                if child in low and child not in self._reached:
+                    low[name] = min(low[name], low[child])
+            if low[name] == index[name]:
+                component = stack[depth[name] :]
+                del stack[depth[name] :]
+                self._close(component, children)
+        return self._reached[start]
+
+    def _close(self, component: list[str], children: Mapping[str, list[str]]) -> None:
+        """One component's set: shared with the component below when it adds nothing."""
+        members = set(component)
+        outside: set[str] = set()
+        below: list[frozenset[str]] = []
+        for name in component:
+            outside |= self._children(name)[1]
+            below += [self._reached[c] for c in children[name] if c not in members]
+        largest = max(below, key=len, default=frozenset())
+        if outside <= largest and all(s is largest or s <= largest for s in below):
+            reached = largest
+        else:
+            reached = frozenset(outside.union(*below))
+        for name in component:
+            self._reached[name] = reached
 
 
 FindingKey = tuple[Any, ...]
@@ -128,6 +285,7 @@ def merge_configurations(findings: Sequence[Finding]) -> list[Finding]:
         if seen is None:
             merged[key] = finding
         else:
-            extra = [c for c in finding.configurations if c not in seen.configurations]
+            known = set(seen.configurations)  # a set: a finding may be in thousands of builds
+            extra = [c for c in finding.configurations if c not in known]
             merged[key] = replace(seen, configurations=(*seen.configurations, *extra))
     return list(merged.values())

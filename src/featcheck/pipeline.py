@@ -4,17 +4,20 @@ suppressions (manifest -> resolution -> rules -> findings)."""
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from featcheck.allow_names import KnownNames
 from featcheck.audit import AuditOptions, beyond_defaults, report_root
 from featcheck.cargo.cfg import TargetCfg
 from featcheck.cargo.metadata import PackageInfo, WorkspaceMetadata
 from featcheck.cargo.runner import CargoRunner
 from featcheck.cargo.tree_text import ParsedTree, TreeTextError, parse_tree_text
 from featcheck.config import load_config, members_with_settings
+from featcheck.deadline import Deadline
 from featcheck.errors import FeatcheckError
 from featcheck.explain import Explainer
 from featcheck.featureset import DEFAULT, FeatureSelection
@@ -23,7 +26,13 @@ from featcheck.fixes.overlay import OverlayCheck
 from featcheck.fixes.search import FixSearch
 from featcheck.graph import DependencyGraph, PackageRef
 from featcheck.locate import Locator, ManifestCache
-from featcheck.matrix import ConfigurationPlan, merge_configurations, plan_configurations
+from featcheck.matrix import (
+    ConfigurationPlan,
+    audits_itself,
+    merge_configurations,
+    plan_configurations,
+)
+from featcheck.names import same_crate
 from featcheck.noexec.gaps import INCOMPLETE, Completeness, gap_notes
 from featcheck.placement import FindingPlacer, Flagged
 from featcheck.report import AuditResult, Finding, Location, TargetSkip
@@ -50,7 +59,9 @@ def audit_workspace(
     all_features: bool,
 ) -> AuditResult:
     """The audit of the members `manifest` selects, from cargo's metadata (asked with
-    `all_features` or not); `runner` answers the questions that come up on the way."""
+    `all_features` or not); `runner` answers the questions that come up on the way. The work
+    after cargo's answer is bounded by `options.timeout` as a whole (deadline.py)."""
+    deadline = Deadline(options.timeout)
     config = load_config(
         metadata.root,
         members_with_settings(metadata),
@@ -64,11 +75,16 @@ def audit_workspace(
     targets = list(options.targets or settings.targets) or [runner.host_triple()]
     resolver = _resolver_of(manifests, metadata)
     root_id = (metadata.raw.get("resolve") or {}).get("root")
+    rules_of = {
+        m.id: config.for_member(m.name).rules(options.select, options.ignore) for m in members
+    }
     plan = plan_configurations(
         [metadata.packages.document(m.id) for m in members],
         requested,
         each=each_feature,
         legacy_root=root_id if resolver == 1 else None,
+        self_audited=frozenset(m.id for m in members if audits_itself(m.name, rules_of[m.id])),
+        deadline=deadline,
     )
     extra = plan.dependency_features()
     if extra or (not all_features and beyond_defaults(requested, each_feature)):
@@ -81,7 +97,7 @@ def audit_workspace(
     builds = (
         _resolve_builds(runner, manifest, members, targets, plan)
         if options.resolver == "cargo"
-        else _resolve_in_process(model, plan)
+        else _resolve_in_process(model, plan, deadline)
     )
     root = report_root(manifest.parent, options.root)
     result = AuditResult(
@@ -101,9 +117,7 @@ def audit_workspace(
         for t in targets
         if plan.selections[m.id]
     }
-    rules_of = {
-        m.id: config.for_member(m.name).rules(options.select, options.ignore) for m in members
-    }
+    result.no_verdict = _nothing_audited(plan, rules_of)
     # What packages --no-exec could not read may change, build by build (nothing otherwise).
     completeness = Completeness(metadata, resolver)
     skips = _SkipLog()
@@ -116,6 +130,7 @@ def audit_workspace(
     for member in members:
         member_rules = rules_of[member.id]
         for selection in plan.selections[member.id]:
+            deadline.check("running the rules over each build")
             for target in targets:
                 parsed = builds[(member.id, target, selection)]
                 cfg = runner.target_cfg(target)
@@ -153,7 +168,7 @@ def audit_workspace(
         return any(
             d.node.package == package
             for rule in rules_of[member.id]
-            if any(c.name == package.name for c in rule.crates)
+            if any(same_crate(c.name, package.name) for c in rule.crates)
             and skipped_for_target(rule, view) is None
             for d in detect(rule, view)
         )
@@ -172,12 +187,12 @@ def audit_workspace(
     graphs = {key: build.graph for key, build in builds.items()}
     placer = FindingPlacer(
         locator,
-        Explainer(metadata, search, locator, base_builds),
+        Explainer(metadata, search, locator, base_builds, sides_unify=model.resolver == 1),
         FixSearch(
             metadata,
             locator,
             search,
-            model.what_if(),
+            model.what_if(deadline),
             graphs,
             still_flagged,
             cargo_checks_new_packages=options.check_new_packages and not options.no_exec,
@@ -197,6 +212,8 @@ def audit_workspace(
         )
         for position, finding in enumerate(placer.place_all(flagged))
     ]
+    # Nothing audited (every configuration refused): no suppression could have matched.
+    ran = set() if result.no_verdict else {r.code for rules in rules_of.values() for r in rules}
     suppression = apply_suppressions(
         merge_configurations(result.findings),
         config,
@@ -204,10 +221,13 @@ def audit_workspace(
         [metadata.root / "Cargo.toml", *(m.manifest_path for m in members)],
         members=result.members,
         targets=targets,
-        rules={rule.code for rules in rules_of.values() for rule in rules},
+        rules=ran,
         read=manifests.get,
         read_text=manifests.text,
         spans=_suppression_places,
+        misnamed=KnownNames(
+            metadata, targets, None if options.no_exec else runner.target_cfg
+        ).misnamed,
     )
     result.findings = sorted(suppression.findings, key=finding_order)
     result.suppressed = suppression.suppressed_counts()
@@ -223,6 +243,16 @@ def audit_workspace(
     return result
 
 
+def _nothing_audited(plan: ConfigurationPlan, rules_of: dict[str, tuple[Rule, ...]]) -> list[str]:
+    """Why nothing was audited, if so: "no findings" must not stand for a run that looked at
+    no build (every configuration refused, e.g. `-F nope`) or ran no rule."""
+    if not any(plan.selections.values()):
+        return ["no build configuration could be audited"]
+    if not any(rules_of.values()):
+        return ["no rule was run"]
+    return []
+
+
 def _select_members(
     metadata: WorkspaceMetadata, manifest: Path, packages: tuple[str, ...]
 ) -> list[PackageInfo]:
@@ -231,17 +261,24 @@ def _select_members(
         # A package inside a workspace: audit that member, with the workspace's lockfile.
         members = [m for m in members if m.manifest_path.resolve() == manifest.resolve()]
     if packages:
-        names = {m.name for m in metadata.members}
-        unknown = [p for p in packages if p not in names]
+        chosen = [_member_named(metadata.members, p) for p in packages]
+        unknown = [p for p, m in zip(packages, chosen, strict=True) if m is None]
         if unknown:
+            names = sorted(m.name for m in metadata.members)
             raise FeatcheckError(
-                f"no workspace member named {', '.join(unknown)}"
-                f" (members: {', '.join(sorted(names))})"
+                f"no workspace member named {', '.join(unknown)} (members: {', '.join(names)})"
             )
-        members = [m for m in metadata.members if m.name in packages]
+        members = [m for m in metadata.members if m in chosen]
     if not members:
         raise FeatcheckError("no workspace member to audit here", path=manifest)
     return members
+
+
+def _member_named(members: Sequence[PackageInfo], name: str) -> PackageInfo | None:
+    """The member `-p name` means: the one cargo calls `name`, else the one crates.io would
+    (`-p my_app` for `my-app`, which plain cargo refuses with a hint)."""
+    exact = next((m for m in members if m.name == name), None)
+    return exact or next((m for m in members if same_crate(name, m.name)), None)
 
 
 def _resolver_of(manifests: ManifestCache, metadata: WorkspaceMetadata) -> int:
@@ -299,9 +336,9 @@ class _ResolverModel:
         root = (self.metadata.raw.get("resolve") or {}).get("root")
         return self.index.by_id.get(root) if root is not None else None
 
-    def what_if(self) -> WhatIf:
-        """Counterfactual resolution over this model."""
-        return WhatIf(self.index, self.cfgs, self.host, self.resolver, self.current)
+    def what_if(self, deadline: Deadline) -> WhatIf:
+        """Counterfactual resolution over this model, within `deadline`."""
+        return WhatIf(self.index, self.cfgs, self.host, self.resolver, self.current, deadline)
 
 
 BuildKey = tuple[str, str, FeatureSelection]
@@ -309,19 +346,20 @@ BuildKey = tuple[str, str, FeatureSelection]
 
 
 def _resolve_in_process(
-    model: _ResolverModel, plan: ConfigurationPlan
+    model: _ResolverModel, plan: ConfigurationPlan, deadline: Deadline
 ) -> dict[BuildKey, ParsedTree]:
     """What cargo builds for each (member, target, configuration), by featcheck's own resolver
     over the one metadata; a configuration that does not resolve is dropped from `plan`."""
     errors: dict[tuple[str, FeatureSelection], FeatureSelectionError] = {}
     graphs = resolve_configurations(
         model.metadata.raw,
-        plan.jobs(),
+        plan.distinct_jobs(),
         list(model.cfgs.values()),
         model.resolver,
         host=model.host,
         errors=errors,
         index=model.index,
+        deadline=deadline,
     )
     for (member, selection), error in errors.items():
         plan.refuse(member, selection, str(error))
@@ -329,6 +367,7 @@ def _resolve_in_process(
     for key, graph in graphs.items():
         member_node = next(graph.nodes())  # the member comes first, as in cargo tree's output
         builds[key] = ParsedTree(graph, False, True, False, [member_node])
+    plan.share(builds)
     return builds
 
 
@@ -343,7 +382,7 @@ def _resolve_builds(
     (`--resolver cargo`): one `cargo tree` each, run in parallel. A configuration cargo
     refuses is dropped from `plan`; with the default features, a refusal stops the audit."""
     by_id = {m.id: m for m in members}
-    jobs = [(by_id[m], t, s) for m, s in plan.jobs() for t in targets]
+    jobs = [(by_id[m], t, s) for m, s in plan.distinct_jobs() for t in targets]
 
     def tree(job: tuple[PackageInfo, str, FeatureSelection]) -> str | FeatcheckError:
         member, target, selection = job
@@ -369,6 +408,7 @@ def _resolve_builds(
             raise FeatcheckError(
                 f"could not read cargo tree output for {member.name}: {error}"
             ) from None
+    plan.share(builds)
     return builds
 
 

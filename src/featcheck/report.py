@@ -238,3 +238,8 @@ class AuditResult:
     configuration_errors: list[str] = field(default_factory=list)
     """Build configurations that could not be audited (a feature cargo would refuse), one line
     each; the others were audited. Any makes the exit code 2."""
+    no_verdict: list[str] = field(default_factory=list)
+    """Why this run cannot call the project clean, one short phrase each: nothing was audited
+    (every configuration refused, no rule run), or saved tree text in which cargo unified
+    several members. Without findings the summary says `no verdict` instead of `no findings`
+    and the exit code is 2."""

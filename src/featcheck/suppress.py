@@ -25,69 +25,18 @@ from pathlib import Path
 from featcheck.config import (
     ANY_CODE,
     UNUSED_SUPPRESSION_CODE,
-    UNUSED_SUPPRESSION_NAME,
     Allow,
     Config,
     Origin,
     canonical_code,
 )
 from featcheck.errors import FeatcheckError
+from featcheck.manifest.comments import Comment, scan_comments
 from featcheck.manifest.document import ManifestDocument, read_manifest, read_manifest_text
+from featcheck.names import same_crate
 from featcheck.report import Finding, Location, Severity
 from featcheck.rules import Catalogue
-from featcheck.rules.spec import RuleDoc
-
-
-@dataclass(frozen=True)
-class MetaRuleDoc:
-    """A rule-like catalogue entry for a finding no `Rule` produces (FC900).
-
-    Has the attributes `featcheck rules` and docs/rules.md read from a `Rule`: code, name,
-    severity, summary, doc, enabled_by_default and why.
-    """
-
-    code: str
-    name: str
-    severity: Severity
-    summary: str
-    doc: RuleDoc
-    enabled_by_default: bool = True
-
-    @property
-    def why(self) -> str:
-        """The doc's why-section on one line, as findings quote it."""
-        return self.doc.why_line
-
-
-UNUSED_SUPPRESSION = MetaRuleDoc(
-    code=UNUSED_SUPPRESSION_CODE,
-    name=UNUSED_SUPPRESSION_NAME,
-    severity=Severity.WARNING,
-    summary="a suppression (an `allow` entry or a `# featcheck: allow` comment) matches no finding",
-    doc=RuleDoc(
-        what=(
-            "Reports each `[[allow]]` entry of the configuration and each code of a "
-            "`# featcheck: allow(...)` comment that suppressed no finding in this audit. "
-            "Entries for a member, target or rule that was not audited are not reported."
-        ),
-        why=(
-            "A suppression that matches nothing is stale or mistyped: the problem it excused "
-            "was fixed, or its code, crate, member or target does not match what featcheck "
-            "reports. Left in place, it would silently hide the problem if it came back."
-        ),
-        example=(
-            "# the declaration has `rayon`, so FC001 does not fire here\n"
-            'burn = { version = "0.22", features = ["flex", "rayon"] }  '
-            "# featcheck: allow(FC001) wasm build"
-        ),
-        fix="Remove the suppression, or correct its code, crate, member or target.",
-        ignore=(
-            'While a suppression is needed only sometimes, add `ignore = ["FC900"]` to the '
-            "configuration; FC900 itself cannot be allowed."
-        ),
-    ),
-)
-"""FC900's catalogue entry, for `featcheck rules` and docs/rules.md."""
+from featcheck.unused_suppression import UNUSED_SUPPRESSION
 
 
 @dataclass(frozen=True)
@@ -148,80 +97,6 @@ class SuppressionResult:
 
 
 # --- inline comments -------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Comment:
-    """A TOML comment: where its `#` is and its text (from `#` to the end of the line)."""
-
-    line: int
-    column: int
-    text: str
-
-
-def scan_comments(text: str) -> list[Comment]:
-    """Every comment of a TOML document; `#` inside strings (of any kind) does not count.
-
-    Trusts `text` to be valid TOML (parse it first). Columns count characters, 1-based; a byte
-    order mark at the start is not counted, as in `featcheck.manifest.spans`.
-    """
-    comments: list[Comment] = []
-    pos = 1 if text.startswith("\ufeff") else 0
-    line, line_start = 1, pos
-    end = len(text)
-    while pos < end:
-        char = text[pos]
-        if char == "\n":
-            pos += 1
-            line, line_start = line + 1, pos
-        elif char == "#":
-            newline = text.find("\n", pos)
-            stop = end if newline < 0 else newline
-            comments.append(Comment(line, pos - line_start + 1, text[pos:stop].rstrip("\r")))
-            pos = stop
-        elif char in "\"'":
-            stop = _string_end(text, pos)
-            newlines = text.count("\n", pos, stop)
-            if newlines:
-                line += newlines
-                line_start = text.rfind("\n", pos, stop) + 1
-            pos = stop
-        else:
-            pos += 1
-    return comments
-
-
-def _string_end(text: str, pos: int) -> int:
-    """Offset just past the string (basic or literal, single- or multi-line) starting at pos."""
-    quote = text[pos]
-    if text.startswith(quote * 3, pos):
-        index = pos + 3
-        while index < len(text):
-            if quote == '"' and text[index] == "\\":
-                index += 2
-            elif text.startswith(quote * 3, index):
-                index += 3
-                # Up to two more quotes belong to the content: `"""a""""` holds `a"`.
-                for _ in range(2):
-                    if text[index : index + 1] == quote:
-                        index += 1
-                return index
-            else:
-                index += 1
-        return len(text)
-    index = pos + 1
-    while index < len(text):
-        char = text[index]
-        if quote == '"' and char == "\\":
-            index += 2
-        elif char == quote:
-            return index + 1
-        elif char == "\n":  # not valid TOML; do not let it swallow the rest
-            return index
-        else:
-            index += 1
-    return len(text)
-
 
 _DIRECTIVE = re.compile(r"#[ \t]*featcheck[ \t]*:", re.IGNORECASE)
 _ALLOW = re.compile(r"[ \t]*allow[ \t]*\(([^)]*)\)", re.IGNORECASE)
@@ -316,6 +191,7 @@ def apply_suppressions(
     read: Callable[[Path], ManifestDocument] = read_manifest,
     read_text: Callable[[Path], str] = read_manifest_text,
     spans: Callable[[Finding], Iterable[Location]] | None = None,
+    misnamed: Callable[[Allow], str | None] | None = None,
 ) -> SuppressionResult:
     """Split `findings` into kept and suppressed ones, and report unused suppressions.
 
@@ -337,7 +213,10 @@ def apply_suppressions(
     gives the declarations whose lines a finding's inline comments may sit on; the default,
     `declaration_spans`, is `finding.declaration`, else `finding.location`. Pass one that adds
     more (e.g. the member's `burn = { workspace = true }` line besides the workspace entry
-    that the location points at). Raises FeatcheckError for a malformed `# featcheck:` comment.
+    that the location points at). `misnamed` says why an allow entry can never match (a
+    member, crate or target that does not exist, see allow_names.py): such an entry is
+    reported even where the audit did not cover it. Raises FeatcheckError for a malformed
+    `# featcheck:` comment.
     """
     findings = list(findings)
     root = Path(audited_root)
@@ -371,19 +250,19 @@ def apply_suppressions(
 
     unused: list[Finding] = []
     if config.reports_unused:
-        candidates: list[Suppression] = [
-            allow
-            for allow in config.all_allows()
-            if allow not in used and _could_match(allow, members, targets, rules)
-        ]
-        candidates += [
-            item
+        severity = config.severity.get(UNUSED_SUPPRESSION_CODE, UNUSED_SUPPRESSION.severity)
+        for allow in config.all_allows():
+            why = misnamed(allow) if misnamed is not None and allow not in used else None
+            if why is not None:
+                unused.append(_unused_finding(allow, root, severity, why))
+            elif allow not in used and _could_match(allow, members, targets, rules):
+                unused.append(_unused_finding(allow, root, severity))
+        unused += [
+            _unused_finding(item, root, severity)
             for items in inline.values()
             for item in items
-            if item not in used and (rules is None or item.code in (ANY_CODE, *rules))
+            if item not in used and _ran(item.code, rules)
         ]
-        severity = config.severity.get(UNUSED_SUPPRESSION_CODE, UNUSED_SUPPRESSION.severity)
-        unused = [_unused_finding(item, root, severity) for item in candidates]
         unused.sort(key=_location_order)
     return SuppressionResult(kept=kept, suppressed=suppressed, unused=unused)
 
@@ -443,28 +322,39 @@ def _could_match(
     rules: Collection[str] | None,
 ) -> bool:
     """Whether this audit covered what the allow entry is about (else it is not "unused")."""
-    if members is not None and allow.member is not None and allow.member not in members:
+    if (
+        members is not None
+        and allow.member is not None
+        and not any(same_crate(allow.member, m) for m in members)
+    ):
         return False
     if targets is not None and allow.target is not None and allow.target not in targets:
         return False
-    return rules is None or allow.code == ANY_CODE or allow.code in rules
+    return _ran(allow.code, rules)
 
 
-def _unused_finding(item: Suppression, root: Path, severity: Severity) -> Finding:
+def _ran(code: str, rules: Collection[str] | None) -> bool:
+    """Whether the audit ran the rule `code` (`*`: any rule at all)."""
+    return rules is None or code in rules or (code == ANY_CODE and bool(rules))
+
+
+def _unused_finding(
+    item: Suppression, root: Path, severity: Severity, misnamed: str | None = None
+) -> Finding:
     kind = "`allow` entry" if isinstance(item, Allow) else "`# featcheck: allow` comment"
     location = item.origin.location(root) if item.origin is not None else None
+    matches = f"can never match: {misnamed}" if misnamed else "matches no finding"
     return Finding(
         code=UNUSED_SUPPRESSION.code,
         rule=UNUSED_SUPPRESSION.name,
         severity=severity,
-        member=item.member if isinstance(item, Allow) else None,
+        # A member that does not exist heads no group of its own: the entry is configuration.
+        member=item.member if isinstance(item, Allow) and not misnamed else None,
         crate=(item.crate or "") if isinstance(item, Allow) else "",
         crate_version="",
         feature="",
         target=None,
-        message=(
-            f"this suppression of {item.describe()} (reason: {item.reason}) matches no finding"
-        ),
+        message=(f"this suppression of {item.describe()} (reason: {item.reason}) {matches}"),
         location=location,
         why=UNUSED_SUPPRESSION.why,
         suggestion=f"Remove this {kind}, or correct its code, crate, member or target.",

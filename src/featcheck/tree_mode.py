@@ -43,11 +43,16 @@ def audit_tree_text(
             "this tree was printed with dev- and build-dependency edges: the features shown may "
             "include ones only tests or build scripts get; print it with `cargo tree -e normal`"
         )
-    if not parsed.inverted and len(parsed.roots) > 1:
+    if parsed.sides_merged:
         result.notes.append(
-            "this tree was printed for the whole workspace, so cargo unified the features of "
-            "all members; `cargo build -p MEMBER` may get fewer: print it with -p MEMBER"
+            "this tree was printed without --target, so cargo merged crates that proc-macros "
+            "use with the same crates linked into the build: their findings may concern only "
+            "the proc-macro; print it with --target TRIPLE"
         )
+    if len(roots) > 1:
+        _unified_members(result, roots)
+    if not rules:
+        result.no_verdict.append("no rule was run")
     for rule in rules:
         if skipped_for_target(rule, view) is not None:
             continue  # the hints for one target; saved tree text does not say which it was
@@ -76,6 +81,23 @@ def audit_tree_text(
             result.findings.append(replace(finding, member=member_name))
     result.findings.sort(key=finding_order)
     return result
+
+
+def _unified_members(result: AuditResult, roots: list[Node]) -> None:
+    """A tree of several members (cargo printed it for the whole workspace, inverted or not)
+    shows the union of their features: each member built alone (`cargo build -p MEMBER`,
+    `cargo install`) may lack some. A missing feature is missing for every one of them too,
+    but "no findings" would speak for builds the tree does not show."""
+    names = ", ".join(sorted({r.name for r in roots}))
+    result.notes.append(
+        f"this tree was printed for several members ({names}), so cargo unified their "
+        "features; `cargo build -p MEMBER` may get fewer: print one tree per member with "
+        "-p MEMBER"
+    )
+    result.no_verdict.append(
+        f"cargo unified {len(roots)} members in this tree; a member built alone may lack "
+        "features it shows"
+    )
 
 
 def _cargo_answer_instead_of_tree(text: str, source_name: str) -> AuditResult:

@@ -74,15 +74,24 @@ TARGET = Grammar(
     f"{_TRIPLE}|{_JSON_SPEC}",
     "`x86_64-unknown-linux-gnu`",
 )
+# `--cfg`: what cargo can read back from `rustc --print cfg` (cargo-platform's identifiers are
+# ASCII, rustc's `_` alone is no identifier; a raw `r#name` is `name`), then `="value"` without
+# escapes (rustc would unescape `\"`, and cargo cannot parse what rustc then prints).
 CFG = Grammar(
     'a cfg name or `name="value"`',
-    r'[A-Za-z_][A-Za-z0-9_]*(\s*=\s*"[^"\\\x00-\x1f\x7f]*")?',
+    r'(r#)?([A-Za-z][A-Za-z0-9_]*|_[A-Za-z0-9_]+)(\s*=\s*"[^"\\\x00-\x1f\x7f]*")?',
     '`tokio_unstable` or `feature="simd"`',
 )
+# `-C target-feature`: comma-separated names, each `+` to enable or `-` to disable it (rustc's
+# codegen options). Names hold letters, digits, `-`, `_` and `.` (`crt-static`, `sse4.1`,
+# `v8.1a`, `soft-float`). rustc only warns about a name without `+`/`-` and ignores it, and
+# skips empty items: refusing them would refuse a configuration cargo builds with. Items are
+# apart by commas only, so that `+crt-static` is one name, never `+crt` and `-static`.
+_TARGET_FEATURE = r"[+-]?[A-Za-z0-9][A-Za-z0-9_.-]*"
 TARGET_FEATURES = Grammar(
     "a list of target features",
-    r"[+-][A-Za-z0-9_.]+(,[+-][A-Za-z0-9_.]+)*",
-    "`+avx2,+fma`",
+    rf",*({_TARGET_FEATURE}(,+{_TARGET_FEATURE})*)?,*",
+    "`+avx2,+fma` or `+crt-static`",
 )
 TARGET_CPU = Grammar("a CPU name", r"[A-Za-z0-9_][A-Za-z0-9_.+-]*", "`native` or `x86-64-v3`")
 PANIC = Grammar("a panic strategy", r"unwind|abort|immediate-abort", "`abort`")

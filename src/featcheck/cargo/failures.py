@@ -40,6 +40,7 @@ class CargoFailure:
 
 _CANDIDATE = re.compile(r"^\s+([A-Za-z_][A-Za-z0-9_-]*@[0-9][^\s]*)\s*$")
 _ERROR_LINE = re.compile(r"^\s*error(\[[^\]]*\])?:\s*(?P<text>.*)$")
+_OS_ERROR = re.compile(r"\(os error \d+\)$")
 
 
 def summarize(stderr: str) -> str:
@@ -70,6 +71,11 @@ def summarize(stderr: str) -> str:
         summary.append(location.removeprefix("-->").strip())
     elif "Caused by:" in (line.strip() for line in rest):
         causes = [line.strip() for line in rest if line.strip() and line.strip() != "Caused by:"]
+        if len(causes) > 1 and _OS_ERROR.search(causes[-1]):
+            # `failed to read `…/helper/Cargo.toml``, then the system's error: the file is the
+            # news, while the error above it names only where cargo started (the workspace
+            # member whose path dependencies led there).
+            return _printable(f"{causes[-2]}: {causes[-1]} ({summary[0]})")
         if causes:
             summary.append(causes[-1])
     return _printable(": ".join(summary))

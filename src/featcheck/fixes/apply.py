@@ -17,6 +17,7 @@ import tomlkit
 from featcheck.errors import FeatcheckError
 from featcheck.fileio import write_atomic
 from featcheck.fixes.edits import EditError, apply_edit
+from featcheck.manifest.document import toml_lines
 from featcheck.report import Edit, Finding
 
 
@@ -91,8 +92,8 @@ def render_diff(changes: list[FileChange]) -> str:
     """A unified diff of every change, with paths relative to the report root."""
     chunks: list[str] = []
     for change in changes:
-        before = change.original.decode("utf-8").splitlines(keepends=True)
-        after = change.updated.splitlines(keepends=True)
+        before = toml_lines(change.original.decode("utf-8"))
+        after = toml_lines(change.updated)
         chunks.extend(
             difflib.unified_diff(before, after, f"a/{change.display}", f"b/{change.display}")
         )

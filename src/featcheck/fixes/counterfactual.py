@@ -15,6 +15,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
 from featcheck.cargo.cfg import TargetCfg
+from featcheck.deadline import NO_DEADLINE, Deadline
 from featcheck.featureset import DEFAULT, FeatureSelection
 from featcheck.graph import DependencyGraph, Node
 from featcheck.resolution.context import BuildContext
@@ -104,6 +105,8 @@ class WhatIf:
     resolver: int
     current: int | None
     """The package cargo runs for (matters for resolver 1 only), as in `resolve_builds`."""
+    deadline: Deadline = NO_DEADLINE
+    """Checked before each build resolved anew (see deadline.py)."""
 
     def __post_init__(self) -> None:
         self._sessions: dict[tuple[frozenset[ModelEdit], str], TargetSession] = {}
@@ -157,6 +160,7 @@ class WhatIf:
         key = (edits, target, member, selection)
         found = self._graphs.get(key)
         if found is None:
+            self.deadline.check("resolving the builds the fixes would give")
             session = self._sessions.get((edits, target))
             if session is None:
                 context = BuildContext(

@@ -16,6 +16,7 @@ from typing import Any
 import tomlkit
 import tomlkit.exceptions
 
+from featcheck.manifest.document import toml_lines
 from featcheck.manifest.spans import Entry, KeyPath, Span, index_spans
 from featcheck.report import Edit
 
@@ -179,7 +180,7 @@ def _add_dependency(doc: _Text, edit: Edit) -> str:
         f'{name} = {{ version = "{edit.version}", default-features = false, '
         f"features = [{listed}] }}"
     )
-    lines = doc.text.splitlines(keepends=True)
+    lines = toml_lines(doc.text)
     nl = doc.newline
     for index, current in enumerate(lines):
         if not _DEPENDENCIES_HEADER.match(current):

@@ -33,6 +33,7 @@ from featcheck.fixes.counterfactual import ModelEdit, MoreFeatures, NewDependenc
 from featcheck.graph import DependencyGraph, Node, PackageRef
 from featcheck.locate import Cut, Locator
 from featcheck.manifest.declarations import DeclarationSite, declaration_sites, workspace_site
+from featcheck.names import crate_key
 from featcheck.report import Action, Edit, Fix
 from featcheck.resolution.index import BUILD, DEV, NORMAL
 from featcheck.suggest import FeatureSearch
@@ -88,7 +89,24 @@ def _kind_and_platform(site: DeclarationSite) -> tuple[int, str | None]:
 
 
 def _family(name: str) -> str:
-    return name.replace("_", "-").split("-", 1)[0]
+    return crate_key(name).split("-", 1)[0]
+
+
+def pinned_families(metadata: WorkspaceMetadata) -> frozenset[str]:
+    """The crate families (`burn` for burn-flex) the user's manifests pin with `=X.Y.Z`."""
+    return frozenset(
+        _family(d.name)
+        for package in metadata.unpublished()
+        for d in package.dependencies
+        if d.req.lstrip().startswith("=")
+    )
+
+
+def new_requirement(node: Node, pinned: frozenset[str]) -> str:
+    """The version requirement of a new direct dependency on `node`, as `--fix` writes it: a
+    caret on the version the lockfile holds, `=` where the user pins that crate family
+    exactly (`burn = "=0.21.0"` makes burn-flex `=0.21.0`: a caret would let it move alone)."""
+    return f"={node.version}" if _family(node.name) in pinned else node.version
 
 
 def _distances_to(graph: DependencyGraph, goal: Node) -> dict[Node, int]:
@@ -553,9 +571,9 @@ class FixSearch:
             return None
         index = self.what_if.index
         position, dep = index.by_id[member.id], index.by_id[goal.id]
-        version = backend.version
-        if self._pins_exactly(_family(backend.name)):
-            version = f"={version}"
+        if self._pinned is None:  # asked for every finding with a new dependency: read once
+            self._pinned = pinned_families(self.metadata)
+        version = new_requirement(backend, self._pinned)
         edit = Edit(
             member.manifest_path, ("dependencies", backend.name), "add-dependency", wanted, version
         )
@@ -568,18 +586,6 @@ class FixSearch:
             anchor,
             frozenset({index.packages[position].ref}),
         )
-
-    def _pins_exactly(self, family: str) -> bool:
-        """Whether the user's manifests already pin a crate of this family with `=X.Y.Z`."""
-        if self._pinned is None:
-            # Asked for every finding with a new dependency: the manifests are read once.
-            self._pinned = frozenset(
-                _family(d.name)
-                for package in self.metadata.unpublished()
-                for d in package.dependencies
-                if d.req.lstrip().startswith("=")
-            )
-        return family in self._pinned
 
 
 def _unsure(needs: list[str] | None) -> str:

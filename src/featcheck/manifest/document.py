@@ -44,8 +44,9 @@ class ManifestDocument:
     def line_text(self, line: int) -> str:
         """The text of a 1-based line, without its line ending."""
         if not self._lines:
-            self._lines = self.text.splitlines()
-        return self._lines[line - 1] if 0 < line <= len(self._lines) else ""
+            self._lines = [line.removesuffix("\n") for line in toml_lines(self.text)]
+        text = self._lines[line - 1] if 0 < line <= len(self._lines) else ""
+        return text.removesuffix("\r")
 
     def get(self, *keys: str) -> Any:
         """The value at a key path, or None."""
@@ -55,6 +56,17 @@ class ManifestDocument:
                 return None
             node = node[key]
         return node
+
+
+def toml_lines(text: str) -> list[str]:
+    """`text` split where TOML ends a line (LF; CRLF keeps its CR), each line with its end.
+
+    Not `str.splitlines`: that also breaks at NEL (U+0085), U+2028, form feeds and other
+    characters a TOML comment or string may hold, which would shift every later line (a quote
+    of the wrong line, an edit in the middle of a comment).
+    """
+    lines = text.split("\n")
+    return [f"{line}\n" for line in lines[:-1]] + ([lines[-1]] if lines[-1] else [])
 
 
 def read_manifest(path: Path, what: str = "Cargo.toml") -> ManifestDocument:

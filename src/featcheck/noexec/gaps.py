@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from featcheck.cargo.metadata import PackageInfo, WorkspaceMetadata
 from featcheck.graph import DependencyGraph, Node, PackageRef
+from featcheck.names import crate_key
 from featcheck.noexec.files import printable
 from featcheck.report import BuildGap
 from featcheck.resolution.index import display_source
@@ -91,7 +92,7 @@ class Completeness:
         reached = self._closure(active)
         uncertain = frozenset(self.refs[i] for i in reached if i in self.refs)
         watched = _watched(rules)
-        matters = any(self.refs[i].name in watched for i in reached if i in self.refs)
+        matters = any(crate_key(self.refs[i].name) in watched for i in reached if i in self.refs)
         gap = None
         if matters:
             gap = BuildGap(
@@ -115,13 +116,14 @@ class Completeness:
 
 
 def _watched(rules: Iterable[Rule]) -> frozenset[str]:
-    """The crates the rules look at: those they check, and those whose features select them."""
+    """The crates the rules look at: those they check, and those whose features select them
+    (as crates.io compares names)."""
     names: set[str] = set()
     for rule in rules:
         names.update(rule.crate_names())
         if rule.used_when.selected_by is not None:
             names.update(rule.used_when.selected_by.crates)
-    return frozenset(names)
+    return frozenset(crate_key(name) for name in names)
 
 
 def gap_notes(gaps: Iterable[BuildGap]) -> list[str]:

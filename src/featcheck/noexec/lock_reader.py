@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from featcheck.cargo.semver import number_error
 from featcheck.errors import FeatcheckError
 from featcheck.fileio import MAX_LOCKFILE_BYTES, decode_text, read_regular_file, toml_data
 from featcheck.manifest.document import parse_document
@@ -27,7 +28,8 @@ _KEY_STRING = re.compile(rf"([A-Za-z0-9_-]+)[ \t]*=[ \t]*{_STRING}[ \t]*")
 _KEY_ARRAY_START = re.compile(r"([A-Za-z0-9_-]+)[ \t]*=[ \t]*\[[ \t]*")
 _ARRAY_ITEM = re.compile(rf"[ \t]*{_STRING}[ \t]*,[ \t]*")
 _ARRAY_END = re.compile(r"[ \t]*\][ \t]*")
-_TOP_VERSION = re.compile(r"version[ \t]*=[ \t]*(0|[1-9][0-9]*)[ \t]*")
+# A longer lockfile version is left to the general parser (which reads a number of any length).
+_TOP_VERSION = re.compile(r"version[ \t]*=[ \t]*(0|[1-9][0-9]{0,8})[ \t]*")
 _PACKAGE_HEADER = re.compile(r"\[\[package\]\][ \t]*")
 
 
@@ -118,5 +120,30 @@ def lock_entries(lock_path: Path) -> list[dict[str, Any]]:
         if not ok:
             shown = printable(entry.get("name")) if isinstance(entry, Mapping) else "?"
             raise FeatcheckError(f"invalid [[package]] entry `{shown}`", path=lock_path)
+        problem = _entry_problem(entry)
+        if problem is not None:
+            shown = printable(entry["name"])
+            raise FeatcheckError(f"invalid [[package]] entry `{shown}`: {problem}", path=lock_path)
         entries.append(dict(entry))
     return entries
+
+
+_FILE_NAME_BYTES = 255
+"""The longest file name Linux, macOS and Windows file systems take."""
+
+
+def _entry_problem(entry: Mapping[str, Any]) -> str | None:
+    """What cargo could not do with a checked entry: hold its version numbers, or store a
+    registry package of that name and version (as `NAME-VERSION.crate`)."""
+    version = entry["version"]
+    problem = number_error(version)
+    if problem is not None:
+        return problem
+    registry = str(entry.get("source", "")).startswith(("registry+", "sparse+"))
+    archive = f"{entry['name']}-{version}.crate"
+    if registry and len(archive.encode("utf-8")) > _FILE_NAME_BYTES:
+        return (
+            f"a registry package's name and version ({len(archive)} characters as a .crate "
+            f"file) do not fit in a file name ({_FILE_NAME_BYTES} bytes)"
+        )
+    return None

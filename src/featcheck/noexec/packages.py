@@ -17,6 +17,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from featcheck.cargo.semver import number_error
+from featcheck.errors import FeatcheckError
 from featcheck.noexec.crate_targets import DirectoryFiles, PackageFiles, crate_targets
 from featcheck.noexec.files import (
     has_control,
@@ -233,6 +235,7 @@ def read_package(
         if not isinstance(version, str):
             raise TypeError("`package.version` must be a string")
         declarations = _declarations(data, manifest.parent, layout.root, root_data)
+        _check_numbers(manifest, version, declarations)
         features = _features(data, declarations)
         targets = crate_targets(data, files, name)
         edition = _package_field(package, "edition", root_data)
@@ -242,6 +245,18 @@ def read_package(
         )
     except (TypeError, ValueError, AttributeError, OSError) as error:
         raise shape_error(manifest, error) from None
+
+
+def _check_numbers(manifest: Path, version: str, declarations: list[dict[str, Any]]) -> None:
+    """cargo's refusal of a version or requirement whose number does not fit in a u64."""
+    problem = number_error(version)
+    for declaration in declarations:
+        if problem is None:
+            found = number_error(declaration["req"], requirement=True)
+            what = f"the version requirement for dependency `{declaration['name']}`"
+            problem = None if found is None else f"failed to parse {what}: {found}"
+    if problem is not None:
+        raise FeatcheckError(problem, path=manifest)
 
 
 def package_json(

@@ -51,10 +51,10 @@ def walk_path_packages(layout: WorkspaceLayout) -> PathPackages:
         manifest = directory / "Cargo.toml"
         if not is_manifest(manifest, what="a path dependency"):
             by = found.read[dependent].name if dependent is not None else "the workspace"
-            shown = printable(os.path.relpath(directory, layout.root))
+            shown = printable(os.path.relpath(manifest, layout.root))
+            state = "is not a regular file" if manifest.exists() else "does not exist"
             raise FeatcheckError(
-                f"failed to load path dependency `{shown}` of {by}: it has no Cargo.toml "
-                "(cargo refuses this workspace)",
+                f"`{shown}` {state}: {by} depends on it by path (cargo refuses this workspace)",
                 path=dependent / "Cargo.toml" if dependent is not None else None,
             )
         package = read_package(manifest, layout, local=True)

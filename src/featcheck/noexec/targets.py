@@ -58,25 +58,51 @@ def detect_host_triple(system: str | None = None, machine: str | None = None) ->
     return triple
 
 
+# rustc decides `crt-static` itself, not from the feature list in order: on when any
+# `+crt-static` is given, else off when any `-crt-static` is, else the target's default; and only
+# on targets that respect it (measured with rustc 1.95: Apple and wasm32 ignore it).
+_CRT_STATIC_RESPECTED = frozenset(
+    {"x86_64-unknown-linux-gnu", "aarch64-unknown-linux-gnu", "x86_64-pc-windows-msvc"}
+)
+_CRT_STATIC = ("target_feature", "crt-static")
+
+
+def _with_target_features(
+    triple: str, pairs: set[tuple[str, str]], features: list[str]
+) -> set[tuple[str, str]]:
+    """`pairs` after `-C target-feature` items in order (`+x` adds, `-x` drops; rustc ignores
+    an item without a sign), crt-static as rustc decides it."""
+    for feature in features:
+        if feature[1:] == "crt-static":
+            continue
+        if feature[:1] == "+":
+            pairs.add(("target_feature", feature[1:]))
+        elif feature[:1] == "-":
+            pairs.discard(("target_feature", feature[1:]))
+    if triple in _CRT_STATIC_RESPECTED and "+crt-static" in features:
+        pairs.add(_CRT_STATIC)
+    elif triple in _CRT_STATIC_RESPECTED and "-crt-static" in features:
+        pairs.discard(_CRT_STATIC)
+    return pairs
+
+
 def with_rustflags(cfg: TargetCfg, flags: Sequence[str]) -> TargetCfg:
     """`cfg` as rustc reports it given the kept rustflags (`--cfg=...`, `-Ckey=value`, see
-    `checkout_config.filter_rustflags`). `--cfg`, `panic` and `debug-assertions` are exact;
-    `target-feature` adds and removes the named features only (rustc also adds the features
-    they imply), and `target-cpu` is not known without rustc."""
+    `checkout_config.filter_rustflags`). `--cfg`, `panic`, `debug-assertions` and `crt-static`
+    are exact; other target features are added and removed by name only (rustc also adds the
+    features they imply), and `target-cpu` is not known without rustc."""
     names, pairs = set(cfg.names), set(cfg.pairs)
+    features: list[str] = []
     for flag in flags:
         if flag.startswith("--cfg="):
             key, equals, value = flag[len("--cfg=") :].partition("=")
+            key = key.strip().removeprefix("r#")  # rustc reports a raw name without `r#`
             if equals:
-                pairs.add((key.strip(), value.strip().strip('"')))
+                pairs.add((key, value.strip().strip('"')))
             else:
-                names.add(key.strip())
+                names.add(key)
         elif flag.startswith("-Ctarget-feature="):
-            for feature in flag[len("-Ctarget-feature=") :].split(","):
-                if feature[:1] == "+":
-                    pairs.add(("target_feature", feature[1:]))
-                elif feature[:1] == "-":
-                    pairs.discard(("target_feature", feature[1:]))
+            features += flag[len("-Ctarget-feature=") :].split(",")
         elif flag.startswith("-Cpanic="):
             pairs = {p for p in pairs if p[0] != "panic"} | {("panic", flag[len("-Cpanic=") :])}
         elif flag.startswith("-Cdebug-assertions"):
@@ -85,4 +111,5 @@ def with_rustflags(cfg: TargetCfg, flags: Sequence[str]) -> TargetCfg:
                 names.add("debug_assertions")
             else:
                 names.discard("debug_assertions")
+    pairs = _with_target_features(cfg.triple, pairs, features)
     return TargetCfg(cfg.triple, frozenset(names), frozenset(pairs))

@@ -6,7 +6,6 @@ removing or changing the meaning of one bumps it.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from featcheck import __version__
@@ -14,6 +13,7 @@ from featcheck.probe.command import ProbeReport, VariantResult
 from featcheck.probe.measure import ROUNDS, TIMED_RUNS, WARMUP
 from featcheck.probe.resolve import BackendConfig
 from featcheck.probe.verdict import RunStats, ThreadEvidence, Verdict
+from featcheck.render.safe_text import json_document
 
 SCHEMA_VERSION = 1
 """Version 1 since the first probe; fields added since (same version): per-thread evidence
@@ -158,8 +158,9 @@ def report_json(report: ProbeReport) -> dict[str, Any]:
 
 
 def render_json(report: ProbeReport) -> str:
-    """One JSON object and a newline."""
-    return json.dumps(report_json(report), indent=2) + "\n"
+    """One JSON object and a newline, printable and free of workflow commands (its paths and
+    names are the checkout's; see render/safe_text.py)."""
+    return json_document(report_json(report)) + "\n"
 
 
 # --- text ------------------------------------------------------------------------------------

@@ -120,7 +120,8 @@ def _is_gemm(name: str) -> bool:
 
 def backend_from_graph(graph: DependencyGraph, member: str, target: str) -> BackendConfig:
     """burn-flex and the gemm crates below it, as the member's resolved graph builds them."""
-    backends = graph.named(BACKEND)
+    # What the member links: a copy only a proc-macro uses is not timed (nor built alike).
+    backends = [n for n in graph.named(BACKEND) if not n.host]
     if not backends:
         raise FeatcheckError(
             f"{member} does not build {BACKEND} (burn's CPU backend Flex) for {target}: "

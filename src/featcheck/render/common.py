@@ -1,11 +1,15 @@
-"""Wording every format shares, so the terminal, annotations and SARIF say the same thing, and
-the one place where checkout text is made safe to print (`printable`)."""
+"""Wording every format shares, so the terminal, annotations and SARIF say the same thing.
+
+Checkout text is made safe to print in `safe_text` (`printable` is re-exported here)."""
 
 from __future__ import annotations
 
 import re
 
+from featcheck.render.safe_text import printable, printable_lines
 from featcheck.report import AuditResult, Finding, Severity
+
+__all__ = ["build_of", "count_line", "plural", "printable", "printable_lines", "why_line"]
 
 
 def plural(count: int, word: str) -> str:
@@ -27,6 +31,8 @@ def count_line(result: AuditResult) -> str:
         scope += f"; {sum(result.suppressed.values())} suppressed"
     if not result.findings:
         verdict = "no findings, audit incomplete" if result.incomplete else "no findings"
+        if result.no_verdict:
+            verdict = f"no verdict: {'; '.join(result.no_verdict)}"
         return f"{verdict} ({scope})"
     counts = [
         plural(sum(1 for f in result.findings if f.severity is s), s.label)
@@ -48,49 +54,6 @@ def build_of(finding: Finding) -> str:
         else "",
     ]
     return ", ".join(part for part in parts if part)
-
-
-_NAMED_ESCAPES = {"\t": "\\t", "\n": "\\n", "\r": "\\r"}
-
-
-def printable(text: str, *, tabs: bool = False) -> str:
-    """`text` with every character a terminal or CI log could act on shown as an escape.
-
-    Checkout-controlled strings (package, member and feature names, paths, quoted manifest lines,
-    cargo's messages) pass through here before any renderer prints them. A raw ESC can recolour
-    the terminal, move the cursor, retitle the window or plant links (OSC 8) and clipboard text
-    (OSC 52); CR hides what came before it, and to the GitHub Actions runner it starts a new
-    line; bidi overrides and zero-width characters make text read differently from what it is.
-    Everything `str.isprintable` rejects (controls, format characters, line and paragraph
-    separators, unusual spaces, lone surrogates) is shown as `\\t`, `\\n`, `\\r`, `\\x1b`,
-    `\\u202e` or `\\U000e0001`; a plain space is kept, and with `tabs` a tab too (a diff of a
-    tab-indented manifest must stay a diff).
-    """
-    if text.isprintable():
-        return text
-    return "".join(
-        character if tabs and character == "\t" else _escape_character(character)
-        for character in text
-    )
-
-
-def _escape_character(character: str) -> str:
-    if character == " " or character.isprintable():
-        return character
-    named = _NAMED_ESCAPES.get(character)
-    if named is not None:
-        return named
-    code = ord(character)
-    if code < 0x100:
-        return f"\\x{code:02x}"
-    if code < 0x10000:
-        return f"\\u{code:04x}"
-    return f"\\U{code:08x}"
-
-
-def printable_lines(text: str) -> list[str]:
-    """`text` split at line breaks, each line made printable; at least one line."""
-    return [printable(line) for line in text.splitlines()] or [""]
 
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z`(])")

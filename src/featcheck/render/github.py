@@ -14,9 +14,9 @@ start of a line (after leading whitespace) and on the legacy `##[name]` anywhere
 bare CR starts a new line for it. So featcheck's own annotations are the only commands printed;
 their values are escaped as the runner unescapes them (a line that parses as a `::` command is
 never read for `##[`). Every other line (notes, the count line, errors on stderr) is made
-printable, has `##[` and a leading `::` broken, and is printed between `::stop-commands::TOKEN`
-and `::TOKEN::`, with a fresh random TOKEN that appears nowhere in the text it encloses. The job
-summary escapes Markdown and HTML in every cell.
+printable, has `##[`, `##vso[` and a leading `::` broken (`safe_text.inert`), and is printed
+between `::stop-commands::TOKEN` and `::TOKEN::`, with a fresh random TOKEN that appears nowhere
+in the text it encloses. The job summary escapes Markdown and HTML in every cell.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from typing import TextIO
 from urllib.parse import quote
 
 from featcheck.render.common import build_of, count_line, plural, printable
+from featcheck.render.safe_text import inert, markdown_text, safe_line, without_azure_commands
 from featcheck.report import AuditResult, Finding, Location, Severity
 
 ANNOTATIONS_PER_LEVEL = 10
@@ -56,32 +57,9 @@ def escape_property(text: str) -> str:
     return escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
-def defuse(line: str) -> str:
-    """One printable line that neither form of workflow command can be read from.
-
-    `##[` (the legacy form, acted on anywhere in a line) becomes `##\\x5b`, and a `::` that
-    would open the line after its leading spaces gets its first colon as `\\x3a`. `line` must
-    already be printable (see `printable`), so it holds no CR or LF and no other whitespace.
-    """
-    line = line.replace("##[", "##\\x5b")
-    body = line.lstrip(" ")
-    if body.startswith("::"):
-        line = line[: len(line) - len(body)] + "\\x3a" + body[1:]
-    return line
-
-
-def defuse_json(document: str) -> str:
-    """A JSON document with the same value, printable to an Actions log without a command.
-
-    json.dumps already escapes CR and LF, and an indented document has no line that starts with
-    `::`; what remains is `##[` inside a string, written here as `#\\u0023[` (the same string).
-    """
-    return document.replace("##[", "#\\u0023[")
-
-
 def log_line(text: str) -> str:
     """Checkout text as one inert line of the Actions log: printable, then defused."""
-    return defuse(printable(text))
+    return safe_line(text)
 
 
 def stop_commands(lines: Iterable[str]) -> str:
@@ -91,7 +69,7 @@ def stop_commands(lines: Iterable[str]) -> str:
     and it is redrawn in the (astronomically unlikely) case that it occurs in the text. Each line
     is defused as well, so the text stays inert even for a runner that ignored stop-commands.
     """
-    body = [defuse(line) for line in lines]
+    body = [inert(line) for line in lines]
     if not body:
         return ""
     token = secrets.token_hex(16)
@@ -103,9 +81,9 @@ def stop_commands(lines: Iterable[str]) -> str:
 def error_annotation(lines: Iterable[str]) -> str:
     """featcheck's own error (exit 2) as one `::error` annotation, so that the job shows why the
     step failed instead of only "Process completed with exit code 2". The lines (each
-    printable, without line breaks) may quote the checkout: each is defused as well, then the
+    printable, without line breaks) may quote the checkout: each is made inert as well, then the
     whole is escaped as the annotation's message, which the runner never reads for commands."""
-    message = "\n".join(defuse(line) for line in lines)
+    message = "\n".join(inert(line) for line in lines)
     return f"::error title=featcheck::{escape_data(message)}\n"
 
 
@@ -154,7 +132,8 @@ def annotation(finding: Finding, path: str | None) -> str:
         ]
     properties.append(("title", printable(f"{finding.code} {finding.rule}")))
     rendered = ",".join(f"{key}={escape_property(value)}" for key, value in properties)
-    return f"::{LEVELS[finding.severity]} {rendered}::{escape_data(annotation_message(finding))}"
+    command = f"::{LEVELS[finding.severity]} {rendered}::{escape_data(annotation_message(finding))}"
+    return without_azure_commands(command)
 
 
 def render_annotations(
@@ -229,25 +208,9 @@ class SourceLinks:
         return f"{self.server}/{self.repository}/blob/{self.sha}/{quote(path)}#L{line}"
 
 
-_MARKDOWN_SPECIAL = frozenset("\\`*_~[]|$@")
-"""Characters that open inline Markdown (code, emphasis, strikethrough, links and images, table
-cells, math, mentions); each is shown literally with a backslash, which GitHub's Markdown allows
-before any ASCII punctuation. `(`, `)` and `!` form nothing without a `[`."""
-_HTML_SPECIAL = {"<": "&lt;", ">": "&gt;", "&": "&amp;"}
-
-
-def escape_markdown(text: str) -> str:
-    """One line of checkout text shown literally in Markdown: no HTML, link, image or emphasis."""
-    return "".join(
-        _HTML_SPECIAL.get(character)
-        or (f"\\{character}" if character in _MARKDOWN_SPECIAL else character)
-        for character in printable(text)
-    )
-
-
 def escape_cell(text: str) -> str:
     """Text shown literally inside one Markdown table cell; its line breaks become <br>."""
-    lines = [escape_markdown(line.strip()) for line in text.strip().splitlines()]
+    lines = [markdown_text(line.strip()) for line in text.strip().splitlines()]
     return "<br>".join(lines) or " "
 
 

@@ -6,11 +6,10 @@ and bumps SCHEMA_VERSION (3: files are relative to the report root, not the audi
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from featcheck import __version__
-from featcheck.render.github import defuse_json
+from featcheck.render.safe_text import json_document
 from featcheck.report import AuditResult, Finding, Fix, Severity
 
 SCHEMA_VERSION = 3
@@ -90,6 +89,7 @@ def render_json(result: AuditResult) -> str:
             member: [c.to_json() for c in found] for member, found in result.configurations.items()
         },
         "configuration_errors": result.configuration_errors,
+        "no_verdict": result.no_verdict,
         "summary": counts,
         "suppressed": result.suppressed,
         "skipped": [
@@ -115,5 +115,5 @@ def render_json(result: AuditResult) -> str:
             for gap in result.incomplete
         ],
     }
-    # Printed to a CI log it must not carry a workflow command from the checkout (see defuse_json).
-    return defuse_json(json.dumps(document, indent=2, ensure_ascii=False)) + "\n"
+    # Printed to a terminal or CI log it must carry no control character or workflow command.
+    return json_document(document) + "\n"

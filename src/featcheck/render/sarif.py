@@ -12,7 +12,6 @@ identity when lines above it move.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 from collections.abc import Mapping
 from typing import Any
@@ -20,7 +19,8 @@ from urllib.parse import quote
 
 from featcheck import __version__
 from featcheck.render.common import build_of
-from featcheck.render.github import defuse_json, repository_path
+from featcheck.render.github import repository_path
+from featcheck.render.safe_text import https_link, json_document, markdown_block
 from featcheck.report import AuditResult, Finding, Severity
 from featcheck.rules import Rule, builtin_rules
 from featcheck.rules.docs import Documented, documented_rules
@@ -44,25 +44,22 @@ LEVELS: Mapping[Severity, str] = {
 
 def help_uri(rule: Documented) -> str | None:
     """The rule's section in docs/rules.md (GitHub's anchor for "## FC001 `flex-without-rayon`");
-    for a project's own rule, its first web reference, if any."""
-    if isinstance(rule, Rule) and not rule.builtin:
-        return next((r for r in rule.doc.references if r.startswith("https://")), None)
+    for a project's own rule, its first reference that is a plain `https://` URL, if any."""
+    if is_project_rule(rule):
+        return next((u for u in map(https_link, rule.doc.references) if u is not None), None)
     return f"{RULES_DOC_URL}#{rule.code.lower()}-{rule.name}"
+
+
+def is_project_rule(rule: Documented) -> bool:
+    """A `[[rule]]` of the audited project: its documentation is the checkout's text."""
+    return isinstance(rule, Rule) and not rule.builtin
 
 
 def rule_descriptor(rule: Documented) -> dict[str, Any]:
     """One `reportingDescriptor` for the driver's rule list."""
+    if is_project_rule(rule):
+        return _project_rule_descriptor(rule)
     uri = help_uri(rule)
-    if uri is None:  # a project's own rule without a web page
-        return {
-            "id": rule.code,
-            "name": rule.name,
-            "shortDescription": {"text": rule.summary},
-            "fullDescription": {"text": rule.why or rule.summary},
-            "help": {"text": f"{rule.summary}.\n\n{rule.why}".strip()},
-            "defaultConfiguration": {"level": LEVELS[rule.severity]},
-            "properties": {"tags": ["performance", "cargo-features", "project-rule"]},
-        }
     return {
         "id": rule.code,
         "name": rule.name,
@@ -77,6 +74,26 @@ def rule_descriptor(rule: Documented) -> dict[str, Any]:
         "defaultConfiguration": {"level": LEVELS[rule.severity]},
         "properties": {"tags": ["performance", "cargo-features"], "precision": "very-high"},
     }
+
+
+def _project_rule_descriptor(rule: Documented) -> dict[str, Any]:
+    """A project rule's descriptor. Its documentation is the checkout's, so it is never read as
+    Markdown: `help.markdown` shows it as a literal block (`safe_text.markdown_block`), and the
+    only link is `helpUri`, when a reference is a plain `https://` URL (`safe_text.https_link`)."""
+    uri = help_uri(rule)
+    text = f"{rule.summary}.\n\n{rule.why}".strip()
+    descriptor: dict[str, Any] = {
+        "id": rule.code,
+        "name": rule.name,
+        "shortDescription": {"text": rule.summary},
+        "fullDescription": {"text": rule.why or rule.summary},
+        "help": {"text": text, "markdown": markdown_block(text)},
+    }
+    if uri is not None:
+        descriptor["helpUri"] = uri
+    descriptor["defaultConfiguration"] = {"level": LEVELS[rule.severity]}
+    descriptor["properties"] = {"tags": ["performance", "cargo-features", "project-rule"]}
+    return descriptor
 
 
 def fingerprint(finding: Finding, path: str) -> str:
@@ -150,10 +167,16 @@ def sarif_document(result: AuditResult, environ: Mapping[str, str] | None = None
     rules = documented_rules((*builtin_rules(), *result.user_rules))
     rule_index = {rule.code: index for index, rule in enumerate(rules)}
     invocation: dict[str, Any] = {"executionSuccessful": True}
-    if result.notes:
-        invocation["toolExecutionNotifications"] = [
-            {"level": "warning", "message": {"text": note}} for note in result.notes
-        ]
+    # An empty result list reads as clean: a run that cannot say so tells code scanning why.
+    notifications = [
+        *(
+            {"level": "error", "message": {"text": f"no verdict: {why}"}}
+            for why in result.no_verdict
+        ),
+        *({"level": "warning", "message": {"text": note}} for note in result.notes),
+    ]
+    if notifications:
+        invocation["toolExecutionNotifications"] = notifications
     run: dict[str, Any] = {
         "tool": {
             "driver": {
@@ -173,5 +196,4 @@ def sarif_document(result: AuditResult, environ: Mapping[str, str] | None = None
 
 def render_sarif(result: AuditResult, environ: Mapping[str, str] | None = None) -> str:
     """The whole result as one SARIF 2.1.0 document."""
-    document = json.dumps(sarif_document(result, environ), indent=2, ensure_ascii=False)
-    return defuse_json(document) + "\n"
+    return json_document(sarif_document(result, environ)) + "\n"

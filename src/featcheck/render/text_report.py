@@ -7,11 +7,13 @@ arrive, what cut it), notes and the other candidate fixes. `featcheck rule CODE`
 page; JSON and SARIF always carry everything.
 
 Every string from the checkout (names, paths, quoted manifest lines, notes) is passed through
-`printable`, so no control character reaches the terminal. Each line is a list of runs of text,
-each with its style; the text is never read as markup. Colour comes from rich, which turns itself
-off when output is not a terminal or NO_COLOR is set; where rich could not colour at all (not a
-terminal, nothing forcing colour) the runs are written as they are, without loading rich: rich
-costs about a millisecond per printed finding, which a workspace of hundreds of members feels.
+`printable`, so no control character reaches the terminal, and every line printed is made
+`inert`: a report printed in any CI log carries no workflow command. Each line is a list of
+runs of text, each with its style; the text is never read as markup. Colour comes from rich,
+which turns itself off when output is not a terminal or NO_COLOR is set; where rich could not
+colour at all (not a terminal, nothing forcing colour) the runs are written as they are, without
+loading rich: rich costs about a millisecond per printed finding, which a workspace of hundreds
+of members feels.
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ from itertools import groupby
 from typing import TYPE_CHECKING, TextIO
 
 from featcheck.render.common import count_line, printable, why_line
+from featcheck.render.hints import featcheck_command, fix_command, under_pre_commit
+from featcheck.render.safe_text import inert
 from featcheck.report import AuditResult, Finding, Fix, Severity
 
 if TYPE_CHECKING:
@@ -137,7 +141,7 @@ def _fix_line(finding: Finding) -> _Line | None:
     if finding.fix is not None:
         text = (
             f" {printable(finding.fix.description)} ({printable(_where(finding.fix))}); with it "
-            f"the build gets `{printable(finding.feature)}`, `--fix` applies it"
+            f"the build gets `{printable(finding.feature)}`, `{fix_command()}` applies it"
         )
         return [*fix, (text, "")]
     if finding.suggestion:
@@ -241,7 +245,7 @@ def _write(lines: list[_Line], stream: TextIO | None, colour: bool | None, width
     renders into a buffer first), None leaves it to the stream."""
     if not lines:
         return
-    lines = [wrapped for line in lines for wrapped in _wrap(line, width)]
+    lines = [_inert(wrapped) for line in lines for wrapped in _wrap(line, width)]
     target = sys.stdout if stream is None else stream
     if not (colour or (colour is None and _may_colour(target))):
         target.write("".join("".join(text for text, _ in line) + "\n" for line in lines))
@@ -257,6 +261,14 @@ def _write(lines: list[_Line], stream: TextIO | None, colour: bool | None, width
         force_terminal=colour,
         no_color=False if colour else None,
     ).print(_styled(lines))
+
+
+def _inert(line: _Line) -> _Line:
+    """The line as it is, or, where checkout text in it would read as a workflow command, as
+    one unstyled run with the command broken (the runs are printable already)."""
+    plain = "".join(text for text, _ in line)
+    shown = inert(plain)
+    return line if shown == plain else [(shown, "")]
 
 
 def _may_colour(stream: TextIO) -> bool:
@@ -320,13 +332,18 @@ def render_text(
         lines.append(
             [
                 (
-                    "-v shows each finding's chain and measurements; "
-                    f"`featcheck rule {codes[0]}` explains a rule",
+                    f"{_verbose_flag()} shows each finding's chain and measurements; "
+                    f"`{featcheck_command('rule ' + codes[0])}` explains a rule",
                     "dim",
                 )
             ]
         )
     _write(lines, stream, colour, width)
+
+
+def _verbose_flag() -> str:
+    # A hook's arguments are in the user's configuration, not on a command line they type.
+    return f"`{featcheck_command('-v')}`" if under_pre_commit() else "-v"
 
 
 def _has_details(finding: Finding) -> bool:

@@ -17,6 +17,7 @@ from typing import Any
 
 from featcheck.cargo.cfg import TargetCfg
 from featcheck.cargo.runner import CargoRunner
+from featcheck.deadline import NO_DEADLINE, Deadline
 from featcheck.errors import FeatcheckError
 from featcheck.featureset import DEFAULT, FeatureSelection
 from featcheck.graph import DependencyGraph
@@ -105,16 +106,20 @@ def resolve_configurations(
     current: str | _Current | None = _Current.FROM_METADATA,
     index: PackageIndex | None = None,
     errors: dict[Job, FeatureSelectionError] | None = None,
+    deadline: Deadline = NO_DEADLINE,
 ) -> dict[tuple[str, str, FeatureSelection], DependencyGraph]:
     """`resolve_builds` for many (member, feature selection) pairs at once, keyed by (member
     package id, target triple, selection). All pairs on one target share one session, so
     what lies below the members is resolved once per distinct request, whatever the
     configuration. A pair that cannot resolve (`FeatureSelectionError`) is recorded in
-    `errors` and left out, or raised when `errors` is None."""
+    `errors` and left out, or raised when `errors` is None. `deadline` is checked before each
+    pair."""
     if resolver not in (1, 2, 3):
         raise FeatcheckError(f"unknown feature resolver {resolver} (cargo knows 1, 2, 3)")
     with _no_cyclic_gc():
-        return _resolve_all(metadata_json, jobs, cfgs, resolver, host, current, index, errors)
+        return _resolve_all(
+            metadata_json, jobs, cfgs, resolver, host, current, index, errors, deadline
+        )
 
 
 def _resolve_all(
@@ -126,6 +131,7 @@ def _resolve_all(
     current: str | _Current | None,
     index: PackageIndex | None,
     errors: dict[Job, FeatureSelectionError] | None,
+    deadline: Deadline,
 ) -> dict[tuple[str, str, FeatureSelection], DependencyGraph]:
     if index is None:
         index = build_index(metadata_json)
@@ -140,6 +146,7 @@ def _resolve_all(
             selection = job[1]
             if errors is not None and job in errors:
                 continue
+            deadline.check("resolving the build configurations")
             key = (index.packages[position].id, cfg.triple, selection)
             try:
                 graphs[key] = session.graph(position, current_position, selection)

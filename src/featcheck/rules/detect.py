@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from featcheck.cargo import semver
 from featcheck.graph import Node
+from featcheck.names import crate_key, same_crate
 from featcheck.rules.base import UNKNOWN_SELECTION, BuildView, Detection
 from featcheck.rules.spec import Rule, SelectedBy, UsedWhen
 from featcheck.rules.targets import not_applicable
@@ -22,7 +23,7 @@ def detect(rule: Rule, view: BuildView) -> list[Detection]:
     """Every node of this build that `rule` flags, whatever the target (see
     `skipped_for_target`: the caller decides what a skipped target's findings become)."""
     lacking: dict[Node, str] = {}
-    for name in {crate.name for crate in rule.crates}:
+    for name in {crate_key(crate.name) for crate in rule.crates}:
         for node in view.graph.named(name):
             feature = missing_feature(rule, node)
             if feature is not None and feature not in node.features:
@@ -57,15 +58,16 @@ def handled_elsewhere(used: UsedWhen, view: BuildView, node: Node) -> bool:
     `blas` multiplies f32/f64 matrices in BLAS, not in matrixmultiply)."""
     if not used.handled_by or not view.structured:
         return False
-    handlers = {(h.crate, h.feature) for h in used.handled_by}
+    handlers = {(crate_key(h.crate), h.feature) for h in used.handled_by}
+    avoiding = _keys(used.avoiding)
     built = view.target_nodes()
     dependents = [
         d
         for d in view.graph.dependents_map().get(node, set())
-        if _normal(d.name) not in used.avoiding and d in built
+        if crate_key(d.name) not in avoiding and d in built
     ]
     return bool(dependents) and all(
-        any((_normal(d.name), f) in handlers for f in d.features) for d in dependents
+        any((crate_key(d.name), f) in handlers for f in d.features) for d in dependents
     )
 
 
@@ -80,13 +82,14 @@ def ownership(
     declaration of the user's cut the feature on the way, the finding's chain says so.
     """
     above = view.graph.ancestors(node)
-    users = {node} | {n for n in above if _normal(n.name) in own}
+    own_keys, avoiding_keys = _keys(own), _keys(avoiding)
+    users = {node} | {n for n in above if crate_key(n.name) in own_keys}
     for local in sorted(n for n in above if n.package.is_local):
         for used in sorted(users & view.graph.dependencies(local)):
             if used == node:
                 return True, f"{node.name} is a direct dependency of {local.name}"
             return True, f"{local.name} depends on {used.name} directly, which uses {node.name}"
-    blocked = frozenset(n for n in view.graph.nodes() if _normal(n.name) in avoiding)
+    blocked = frozenset(n for n in view.graph.nodes() if crate_key(n.name) in avoiding_keys)
     for root in view.roots:
         path = view.graph.path(root, node, avoiding=blocked)
         if path is None:
@@ -99,15 +102,16 @@ def ownership(
     return False, f"{node.name} comes only through crates this workspace does not own"
 
 
-def _normal(name: str) -> str:
-    return name.replace("_", "-")
+def _keys(names: tuple[str, ...]) -> frozenset[str]:
+    """Names a rule writes, as crates.io compares them."""
+    return frozenset(crate_key(name) for name in names)
 
 
 def missing_feature(rule: Rule, node: Node) -> str | None:
     """The feature this node must have: that of the first crate entry matching its name and
     version; None when no entry matches (a version the rule does not cover)."""
     for crate in rule.crates:
-        if crate.name != node.name:
+        if not same_crate(crate.name, node.name):
             continue
         if crate.versions is None or semver.matches(crate.versions, node.version):
             return crate.feature or rule.feature
@@ -134,8 +138,9 @@ def used_evidence(used: UsedWhen, view: BuildView, node: Node) -> str | None:
 def _selection(selected_by: SelectedBy, view: BuildView, node: Node) -> str | None:
     if not view.structured:
         return f"{node.name} is in the build"
+    selecting = _keys(selected_by.crates)
     for ancestor in sorted(view.graph.ancestors(node)):
-        if ancestor.name in selected_by.crates and selected_by.feature in ancestor.features:
+        if crate_key(ancestor.name) in selecting and selected_by.feature in ancestor.features:
             means = selected_by.means or f"selects {node.name}"
             where = f"{ancestor.name} {ancestor.version}"
             return f"the `{selected_by.feature}` feature of {where} {means}"
@@ -160,7 +165,8 @@ def _reachable(view: BuildView, node: Node, avoiding: tuple[str, ...]) -> str | 
     """
     if not view.structured:
         return None
-    blocked = frozenset(n for n in view.graph.nodes() if n.name in avoiding)
+    keys = _keys(avoiding)
+    blocked = frozenset(n for n in view.graph.nodes() if crate_key(n.name) in keys)
     for root in view.roots:
         path = view.graph.path(root, node, avoiding=blocked)
         if path is not None:

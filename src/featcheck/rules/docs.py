@@ -40,7 +40,7 @@ class Documented(Protocol):
 
 def documented_rules(rules: Iterable[Rule] | None = None) -> tuple[Documented, ...]:
     """Every catalogue entry: the rules (the built-in ones unless given), then FC900."""
-    from featcheck.suppress import UNUSED_SUPPRESSION  # suppress.py reads the catalogue too
+    from featcheck.unused_suppression import UNUSED_SUPPRESSION  # it stands on the rules
 
     return (*(builtin_rules() if rules is None else rules), UNUSED_SUPPRESSION)
 

@@ -103,6 +103,13 @@ class SpecError(Exception):
         return self.message
 
 
+def _shown(value: object, limit: int = 60) -> str:
+    """`value` quoted for an error message, cut to `limit` characters: a name or number of any
+    size still gives one readable line."""
+    text = repr(value)
+    return text if len(text) <= limit else f"{text[: limit - 1]}…"
+
+
 def parse_rule(table: Any, *, builtin: bool) -> Rule:
     """The rule a TOML table describes; raises SpecError for anything else."""
     if not isinstance(table, Mapping):
@@ -200,7 +207,7 @@ def _bool(table: Mapping[str, Any], key: str, path: KeyPath, *, default: bool) -
 def _feature(table: Mapping[str, Any], key: str, path: KeyPath) -> str:
     value = _string(table, key, path)
     if not _FEATURE.fullmatch(value):
-        raise SpecError(f"`{key}` is not a feature name: {value!r}", (*path, key))
+        raise SpecError(f"`{key}` is not a feature name: {_shown(value)}", (*path, key))
     return value
 
 
@@ -214,7 +221,7 @@ def _strings(
         raise SpecError(f"`{key}` must be an array of strings", (*path, key))
     for index, item in enumerate(value):
         if not isinstance(item, str) or not pattern.fullmatch(item.strip()):
-            raise SpecError(f"`{key}` must hold {what}s; got {item!r}", (*path, key, index))
+            raise SpecError(f"`{key}` must hold {what}s; got {_shown(item)}", (*path, key, index))
     return tuple(dict.fromkeys(item.strip() for item in value))
 
 
@@ -234,17 +241,17 @@ def _crates(table: Mapping[str, Any]) -> tuple[CrateMatch, ...]:
             raise SpecError("a crate entry needs `name`", path, at_key=True)
         name = _string(item, "name", path)
         if not _CRATE.fullmatch(name):
-            raise SpecError(f"not a crate name: {name!r}", (*path, "name"))
+            raise SpecError(f"not a crate name: {_shown(name)}", (*path, "name"))
         versions = None
         if "versions" in item:
             versions = _string(item, "versions", path)
             if not semver.is_requirement(versions):
                 raise SpecError(
-                    f"`versions` is not a cargo version requirement: {versions!r}",
+                    f"`versions` is not a cargo version requirement: {_shown(versions)}",
                     (*path, "versions"),
                 )
         feature = _feature(item, "feature", path) if "feature" in item else None
-        crates.append(CrateMatch(name.replace("_", "-"), versions, feature))
+        crates.append(CrateMatch(name, versions, feature))
     return tuple(crates)
 
 
@@ -301,8 +308,8 @@ def _handled_by(value: Any, path: KeyPath) -> tuple[HandledBy, ...]:
                 )
         crate = _string(item, "crate", where)
         if not _CRATE.fullmatch(crate):
-            raise SpecError(f"not a crate name: {crate!r}", (*where, "crate"))
-        handled.append(HandledBy(crate.replace("_", "-"), _feature(item, "feature", where)))
+            raise SpecError(f"not a crate name: {_shown(crate)}", (*where, "crate"))
+        handled.append(HandledBy(crate, _feature(item, "feature", where)))
     return tuple(handled)
 
 

@@ -1,0 +1,193 @@
+"""Checkout text made safe for each kind of output featcheck writes, in one place.
+
+Everything the checkout controls (package, member and feature names, paths, quoted manifest
+lines, cargo's messages, a project rule's documentation) is hostile. What it could do depends on
+where it lands:
+
+- a terminal acts on control characters (ESC sequences recolour, retitle, plant OSC 8 links and
+  OSC 52 clipboard text; CR hides what came before it), and bidi overrides or zero-width
+  characters make text read differently from what it is: `printable` shows all of them escaped;
+- a CI log acts on workflow commands in any line printed: GitHub's `::name::` at the start of a
+  line (after leading whitespace) and its legacy `##[name]` anywhere in a line, Azure Pipelines'
+  `##vso[name]` (and `##[name]` formatting) anywhere in a line. `inert` breaks each of them, in
+  every format and whether or not a runner was detected: a report is often printed by a CI step
+  that featcheck cannot see (a script, `cat report.txt`, another CI system);
+- a JSON document keeps C1 controls, bidi and other invisible characters raw under
+  `ensure_ascii=False`: `json_document` writes them as `\\uXXXX` (the parsed values are the
+  same) and breaks the workflow-command openers the same way;
+- Markdown would render links, images, HTML and emphasis: `markdown_text` (one line) and
+  `markdown_block` (a whole text) show them literally;
+- a link is given only when `https_link` accepts it: one absolute `https://` URL, nothing more.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+from urllib.parse import urlsplit
+
+_NAMED_ESCAPES = {"\t": "\\t", "\n": "\\n", "\r": "\\r"}
+
+
+def printable(text: str, *, tabs: bool = False) -> str:
+    """`text` with every character a terminal or CI log could act on shown as an escape.
+
+    Everything `str.isprintable` rejects (controls, format characters such as the bidi
+    overrides and isolates, line and paragraph separators, unusual spaces, lone surrogates) is
+    shown as `\\t`, `\\n`, `\\r`, `\\x1b`, `\\u202e` or `\\U000e0001`; a plain space is kept, and
+    with `tabs` a tab too (a diff of a tab-indented manifest must stay a diff).
+    """
+    if text.isprintable():
+        return text
+    return "".join(
+        character if tabs and character == "\t" else _escape_character(character)
+        for character in text
+    )
+
+
+def _escape_character(character: str) -> str:
+    if character == " " or character.isprintable():
+        return character
+    named = _NAMED_ESCAPES.get(character)
+    if named is not None:
+        return named
+    code = ord(character)
+    if code < 0x100:
+        return f"\\x{code:02x}"
+    if code < 0x10000:
+        return f"\\u{code:04x}"
+    return f"\\U{code:08x}"
+
+
+def printable_lines(text: str) -> list[str]:
+    """`text` split at line breaks, each line made printable; at least one line."""
+    return [printable(line) for line in text.splitlines()] or [""]
+
+
+# GitHub's legacy `##[name]` and Azure's `##vso[name]`, acted on anywhere in a line. The runners
+# compare command names without case; the prefix is matched the same way here, to be safe.
+_ANYWHERE = re.compile(r"##(vso)?\[", re.IGNORECASE)
+
+
+def inert(line: str) -> str:
+    """One printable line that no CI runner reads a workflow command from.
+
+    `##[` and `##vso[` get their `[` as `\\x5b`, and a `::` that would open the line after its
+    leading spaces or tabs gets its first colon as `\\x3a`. `line` must already be printable
+    (see `printable`), so it holds no line break and no whitespace but spaces and tabs.
+    """
+    if "#" in line:
+        line = _ANYWHERE.sub(lambda found: found.group()[:-1] + "\\x5b", line)
+    body = line.lstrip(" \t")
+    if body.startswith("::"):
+        line = line[: len(line) - len(body)] + "\\x3a" + body[1:]
+    return line
+
+
+_AZURE = re.compile(r"##vso\[", re.IGNORECASE)
+
+
+def without_azure_commands(command: str) -> str:
+    """A GitHub workflow command (featcheck's own annotation) with Azure's `##vso[` broken.
+
+    GitHub reads no `##[` inside a line it parsed as `::name::`, and its property escapes have
+    no form for `[`: `##vso[` in a value is written as `##vso\\x5b`, which Azure does not read.
+    """
+    return _AZURE.sub("##vso\\\\x5b", command) if "#" in command else command
+
+
+def safe_line(text: str, *, tabs: bool = False) -> str:
+    """Checkout text as one line for a terminal or CI log: printable, then inert."""
+    return inert(printable(text, tabs=tabs))
+
+
+# In a JSON document: anything not printable ASCII, except the line breaks of the indentation
+# (a raw line break cannot occur inside a JSON string; json.dumps writes `\n`).
+_NOT_PLAIN = re.compile(r"[^\n -~]")
+
+
+def json_document(value: Any) -> str:
+    """`value` as indented JSON whose text is printable and carries no workflow command.
+
+    Non-ASCII text stays readable (`ensure_ascii=False`) except characters that are not
+    printable (C1 controls, DEL, bidi overrides and isolates, zero-width and other format
+    characters, line separators, lone surrogates), which become `\\uXXXX` escapes (a surrogate
+    pair beyond the BMP): a parser reads the very same strings. `##[` and `##vso[` inside a
+    string become `#\\u0023[` and `#\\u0023vso[`; an indented document has no line that starts
+    with `::`.
+    """
+    document = json.dumps(value, indent=2, ensure_ascii=False)
+    document = _NOT_PLAIN.sub(_json_escape, document)
+    if "##" in document:
+        document = _ANYWHERE.sub(lambda found: "#\\u0023" + found.group()[2:], document)
+    return document
+
+
+def _json_escape(found: re.Match[str]) -> str:
+    character = found.group()
+    if character.isprintable():
+        return character
+    code = ord(character)
+    if code < 0x10000:
+        return f"\\u{code:04x}"
+    code -= 0x10000
+    return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
+
+
+_MARKDOWN_SPECIAL = frozenset("\\`*_~[]|$@")
+"""Characters that open inline Markdown (code, emphasis, strikethrough, links and images, table
+cells, math, mentions); each is shown literally with a backslash, which GitHub's Markdown allows
+before any ASCII punctuation. `(`, `)` and `!` form nothing without a `[`."""
+_HTML_SPECIAL = {"<": "&lt;", ">": "&gt;", "&": "&amp;"}
+
+
+def markdown_text(text: str) -> str:
+    """One line of checkout text shown literally in Markdown: no HTML, link, image or emphasis."""
+    return "".join(
+        _HTML_SPECIAL.get(character)
+        or (f"\\{character}" if character in _MARKDOWN_SPECIAL else character)
+        for character in printable(text)
+    )
+
+
+_BACKTICKS = re.compile(r"`+")
+
+
+def markdown_block(text: str) -> str:
+    """Checkout text shown literally in Markdown, line breaks kept: a fenced code block.
+
+    Inside it nothing is Markdown: no link, autolink, image, HTML or emphasis. The fence is
+    longer than any run of backticks in the text, so no line of it can close the block early;
+    each line is made printable.
+    """
+    lines = printable_lines(text)
+    longest = max((len(run) for run in _BACKTICKS.findall(text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return "\n".join([fence + "text", *lines, fence])
+
+
+_URL_LIMIT = 2048
+# Printable ASCII without space and the characters that delimit a URL in Markdown, HTML or
+# prose (a second link hides behind `](`, `<`, a quote or a backslash).
+_URL_CHARACTERS = re.compile(r"[!#-&*-;=?-Z^_a-z~]+")
+
+
+def https_link(text: str) -> str | None:
+    """`text` when it is one absolute `https://` URL with a host and nothing else, else None.
+
+    Refused: another scheme (`javascript:`, `http:`, `data:`), whitespace or control
+    characters, non-ASCII (a look-alike host), brackets, parentheses, quotes, `<`, `>`, a
+    backslash or a backtick (each could close this link and open a second one), user
+    information (`https://trusted.example@evil.example/`) and URLs over 2048 characters.
+    """
+    if len(text) > _URL_LIMIT or _URL_CHARACTERS.fullmatch(text) is None:
+        return None
+    try:
+        parts = urlsplit(text)
+        _ = parts.port  # raises ValueError for a port that is not a number
+    except ValueError:
+        return None
+    if parts.scheme != "https" or not text.startswith("https://") or "@" in parts.netloc:
+        return None
+    return text if parts.hostname else None

@@ -1,0 +1,244 @@
+"""featcheck's own limits on what a checkout can make it do: numbers and names of any size give
+one line naming the file and exit 2 (never a traceback), in the default mode and `--no-exec`.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from conftest import RegistryViews, run_featcheck, write_offline_cargo_home
+from hostile_support import TEMPLATE, run_isolated
+
+from featcheck.cargo import semver
+
+HUGE = "1" * 5000
+"""Past Python's int-string limit (4,300 digits) and cargo's u64."""
+
+
+def _package_version(project: Path) -> str:
+    manifest = project / "Cargo.toml"
+    manifest.write_text(
+        manifest.read_text().replace('version = "0.1.0"', f'version = "0.1.{HUGE}"')
+    )
+    return "Cargo.toml"
+
+
+def _requirement(project: Path) -> str:
+    manifest = project / "Cargo.toml"
+    manifest.write_text(manifest.read_text().replace('"=0.22.1"', f'"=0.22.{HUGE}"'))
+    return "Cargo.toml"
+
+
+def _locked_version(project: Path) -> str:
+    lock = project / "Cargo.lock"
+    text = lock.read_text()
+    lock.write_text(
+        text.replace(
+            'name = "burn-flex"\nversion = "0.22.1"', f'name = "burn-flex"\nversion = "0.22.{HUGE}"'
+        )
+    )
+    return "Cargo.lock"
+
+
+def _lockfile_format(project: Path) -> str:
+    lock = project / "Cargo.lock"
+    lock.write_text(lock.read_text().replace("version = 4", f"version = {HUGE}", 1))
+    return "Cargo.lock"
+
+
+def _rule_versions(project: Path) -> str:
+    (project / "featcheck.toml").write_text(
+        '[[rule]]\ncode = "ACME001"\nname = "regex-without-perf"\nseverity = "error"\n'
+        f'summary = "s"\ncrates = [{{ name = "regex", versions = ">=1.{HUGE}" }}]\n'
+        'feature = "perf"\n\n[rule.doc]\nwhy = "w"\n'
+    )
+    return "featcheck.toml"
+
+
+@pytest.fixture(scope="module")
+def cargo_home(registry_views: RegistryViews, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An offline CARGO_HOME over the template's stubs, with the registry unpacked for --no-exec."""
+    registry = registry_views.registry(TEMPLATE)
+    home = write_offline_cargo_home(tmp_path_factory.mktemp("bounds") / "cargo-home", registry)
+    unpacked = home / "registry" / "src" / "index.crates.io-1949cf8c6b5b557f"
+    unpacked.mkdir(parents=True)
+    for package in registry.iterdir():
+        (unpacked / package.name).symlink_to(package.resolve(), target_is_directory=True)
+    return home
+
+
+def _project(base: Path) -> Path:
+    project = base / "project"
+    shutil.copytree(TEMPLATE, project, ignore=shutil.ignore_patterns("target"))
+    return project
+
+
+def _one_line(done: subprocess.CompletedProcess[str], file: str) -> str:
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "Traceback" not in done.stderr
+    [line] = done.stderr.splitlines()
+    assert line.startswith("featcheck: error: ") and file in line, line
+    assert len(line) < 600, line  # a number of any size is shown cut
+    return line
+
+
+@pytest.mark.parametrize("mode", [[], ["--no-exec"]], ids=["default", "no-exec"])
+@pytest.mark.parametrize(
+    "plant",
+    [_package_version, _requirement, _locked_version, _lockfile_format, _rule_versions],
+)
+def test_a_number_of_any_size_is_one_line_naming_the_file(
+    tmp_path: Path, cargo_home: Path, plant: Callable[[Path], str], mode: list[str]
+) -> None:
+    project = _project(tmp_path)
+    file = plant(project)
+    _one_line(run_isolated([str(project), *mode], cargo_home), file)
+
+
+def test_a_registry_name_too_long_for_a_file_is_one_line_naming_the_lockfile(
+    tmp_path: Path, cargo_home: Path
+) -> None:
+    project = _project(tmp_path)
+    lock = project / "Cargo.lock"
+    lock.write_text(lock.read_text().replace('"burn-flex"', '"' + "b" * 300 + '"'))
+    line = _one_line(run_isolated([str(project), "--no-exec"], cargo_home), "Cargo.lock")
+    assert "do not fit in a file name" in line
+    # cargo itself drops an entry it cannot use and resolves again: the audit stands.
+    done = run_isolated([str(project)], cargo_home)
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+
+
+def test_a_saved_tree_with_an_enormous_depth_is_one_line(tmp_path: Path) -> None:
+    tree = tmp_path / "tree.txt"
+    tree.write_text(f"0app v0.1.0 (/x) [default]\n{HUGE}burn-flex v0.22.1 [std]\n")
+    _one_line(run_featcheck("--tree", str(tree)), "tree.txt:2")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        f"=0.22.{HUGE}",
+        f">={HUGE}",
+        f"^1.{HUGE}.0",
+        f"~{HUGE}.1",
+        f"1.{HUGE}.*",
+        "18446744073709551616",
+        f"1.0.0-{HUGE}",
+        f"0.{HUGE}.0, <2",
+    ],
+)
+def test_version_numbers_cargo_cannot_hold_are_no_versions(text: str) -> None:
+    assert semver.parse_version(text.lstrip("=>^~")) is None or text.startswith("1.0.0-")
+    if not text.startswith("1.0.0-"):  # a long pre-release identifier is valid for cargo
+        assert not semver.is_requirement(text)
+        assert semver.number_error(text, requirement=True) is not None
+    assert semver.matches(text, "1.0.0") in (True, False)
+    assert semver.parse_version("18446744073709551615.0.0") == (2**64 - 1, 0, 0, 1)
+
+
+hypothesis = pytest.importorskip("hypothesis")
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_PIECES = st.sampled_from(
+    ["=", ">=", "<", "^", "~", ".", ",", "*", "-", "+", "v", " ", "1", HUGE, "0"]
+)
+
+
+@settings(max_examples=300, deadline=None, database=None)
+@given(st.lists(_PIECES, max_size=12).map("".join), st.lists(_PIECES, max_size=8).map("".join))
+def test_semver_never_raises_on_any_text(requirement: str, version: str) -> None:
+    semver.parse_version(version)
+    semver.is_requirement(requirement)
+    semver.matches(requirement, version)
+    semver.number_error(version)
+    semver.number_error(requirement, requirement=True)
+
+
+# --- each-feature over a long chain of features, and the budget of featcheck's own work -------
+
+
+def _chain(base: Path, count: int, *, burn_at: int | None = None) -> Path:
+    """A crate whose features form a chain f0 -> f1 -> ... (the template's burn line when
+    `burn_at` is given, whose feature also asks burn for rayon and simd), each-feature on."""
+    project = base / f"chain-{count}"
+    if burn_at is None:
+        (project / "src").mkdir(parents=True)
+        (project / "src" / "lib.rs").write_text("")
+        (project / "Cargo.toml").write_text(
+            '[package]\nname = "chain"\nversion = "0.1.0"\nedition = "2021"\n'
+        )
+        (project / "Cargo.lock").write_text(
+            'version = 4\n\n[[package]]\nname = "chain"\nversion = "0.1.0"\n'
+        )
+    else:
+        shutil.copytree(TEMPLATE, project, ignore=shutil.ignore_patterns("target"))
+    features = [f'f{i} = ["f{i + 1}"]' for i in range(count - 1)] + [f"f{count - 1} = []"]
+    if burn_at is not None:
+        features[burn_at] = f'f{burn_at} = ["f{burn_at + 1}", "burn/rayon", "burn/simd"]'
+    with (project / "Cargo.toml").open("a") as manifest:
+        manifest.write("\n[features]\n" + "\n".join(features) + "\n")
+    (project / "featcheck.toml").write_text("each-feature = true\n")
+    return project
+
+
+def test_each_feature_over_a_chain_resolves_each_distinct_build_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from featcheck.audit import AuditOptions, audit_project
+    from featcheck.resolution.session import TargetSession
+
+    resolved: list[object] = []
+    graph = TargetSession.graph
+
+    def counting(self: TargetSession, *args: object, **kwargs: object) -> object:
+        resolved.append(args)
+        return graph(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(TargetSession, "graph", counting)
+    monkeypatch.setenv("CARGO_HOME", str(tmp_path / "no-cargo-home"))
+    result = audit_project(_chain(tmp_path, 2000), AuditOptions(no_exec=True))
+    assert len(result.configurations["chain"]) == 2002  # defaults, none, each feature alone
+    # Every feature reaches nothing outside the crate: the build with none stands for them all.
+    assert len(resolved) == 2
+
+
+def test_each_feature_classes_keep_every_verdict(tmp_path: Path, cargo_home: Path) -> None:
+    """Features before f5 reach burn's rayon through the chain, the others do not: one finding,
+    in exactly the builds without it."""
+    project = _chain(tmp_path, 12, burn_at=5)
+    done = run_isolated([str(project), "--format", "json"], cargo_home)
+    assert done.returncode == 1, done.stderr
+    import json
+
+    [finding] = json.loads(done.stdout)["findings"]
+    built = {
+        tuple(c["features"]) if c["no_default_features"] else "default"
+        for c in finding["configurations"]
+    }
+    assert built == {"default", (), *((f"f{i}",) for i in range(6, 12))}
+
+
+def test_the_timeout_bounds_featchecks_own_work(tmp_path: Path, cargo_home: Path) -> None:
+    project = _chain(tmp_path, 3000)
+    done = run_isolated([str(project), "--no-exec", "--timeout", "0.05"], cargo_home)
+    line = _one_line(done, "took longer than --timeout (0.05 s)")
+    assert "configurations" in line
+
+
+def test_the_deadline_stops_the_plan() -> None:
+    from featcheck.deadline import Deadline
+    from featcheck.errors import FeatcheckError
+    from featcheck.matrix import plan_configurations
+
+    now = [0.0]
+    deadline = Deadline(10, clock=lambda: now[0])
+    member = {"id": "m", "name": "m", "features": {"a": [], "b": []}, "dependencies": []}
+    plan_configurations([member], [], each=True, deadline=deadline)  # within the budget
+    now[0] = 11.0
+    with pytest.raises(FeatcheckError, match=r"planning the build configurations took longer"):
+        plan_configurations([member], [], each=True, deadline=deadline)

@@ -1,0 +1,168 @@
+"""Crate names as crates.io compares them: `-` and `_` are one character.
+
+`parking_lot` and `aho-corasick` are spelled so by cargo; a rule, a suppression or `-p` may
+write either spelling and means the same crate, and featcheck prints cargo's own. The project
+resolves against a small registry of its own (both crates, as their real feature tables have
+them, cut to what the rules read).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from conftest import run_featcheck
+from synthetic_registry import write_cargo_home, write_registry
+
+from featcheck.audit import AuditOptions, audit_project
+from featcheck.rules import catalogue
+from featcheck.rules.load import parse_rule
+
+REGISTRY = {
+    "parking_lot": {"0.12.5": {"features": {"default": [], "hardware-lock-elision": []}}},
+    "aho-corasick": {
+        "1.1.5": {"features": {"default": ["std", "perf-literal"], "std": [], "perf-literal": []}}
+    },
+}
+
+MANIFEST = """\
+[package]
+name = "my-service"
+version = "0.1.0"
+edition = "2021"
+
+[workspace]
+
+[dependencies]
+parking_lot = { version = "0.12", default-features = false }
+aho-corasick = { version = "1", default-features = false, features = ["std"] }
+"""
+PARKING_LOT_LINE, AHO_CORASICK_LINE = 9, 10
+
+# `parking_lot` as cargo spells it; `aho_corasick` in the other spelling.
+RULES = """\
+[[rule]]
+code = "ACME001"
+name = "parking-lot-without-elision"
+severity = "error"
+crates = ["parking_lot"]
+feature = "hardware-lock-elision"
+used-when = { direct-dependency = true }
+
+[[rule]]
+code = "ACME002"
+name = "aho-corasick-without-literal"
+severity = "error"
+crates = ["aho_corasick"]
+feature = "perf-literal"
+used-when = { reachable = { avoiding = ["some_other-crate"] } }
+"""
+
+
+@pytest.fixture
+def names_cargo(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[Path]:
+    """Every cargo featcheck starts resolves against this test's registry, offline."""
+    base = tmp_path_factory.mktemp("names-registry")
+    home = write_cargo_home(base / "home", write_registry(base / "registry", REGISTRY))
+    monkeypatch.setenv("CARGO_HOME", str(home))
+    monkeypatch.setenv("CARGO_TARGET_DIR", str(home / "target"))
+    yield home
+
+
+def _project(tmp_path: Path, config: str = RULES) -> Path:
+    project = tmp_path / "service"
+    (project / "src").mkdir(parents=True)
+    (project / "src" / "main.rs").write_text("fn main() {}\n")
+    (project / "Cargo.toml").write_text(MANIFEST)
+    (project / "featcheck.toml").write_text(config)
+    return project
+
+
+def _findings(project: Path, *args: str) -> tuple[int, list[tuple[str, str, int]]]:
+    done = run_featcheck(str(project), "--format", "json", "--ignore", "FC011", *args)
+    assert done.returncode in (0, 1), done.stderr
+    found = json.loads(done.stdout)["findings"]
+    return done.returncode, [(f["code"], f["crate"], f["location"]["line"]) for f in found]
+
+
+def test_user_rules_fire_whichever_spelling_they_write(names_cargo: Path, tmp_path: Path) -> None:
+    project = _project(tmp_path)
+    assert _findings(project) == (
+        1,
+        [
+            ("ACME001", "parking_lot", PARKING_LOT_LINE),
+            ("ACME002", "aho-corasick", AHO_CORASICK_LINE),
+        ],
+    )
+    text = run_featcheck(str(project), "--ignore", "FC011")
+    assert "parking_lot 0.12.5 is built without `hardware-lock-elision`" in text.stdout
+    assert "aho-corasick 1.1.5 is built without `perf-literal`" in text.stdout
+    # The other spelling of parking_lot fires too.
+    swapped = RULES.replace('["parking_lot"]', '["parking-lot"]')
+    assert _findings(_project(tmp_path / "b", swapped))[1][0] == (
+        "ACME001",
+        "parking_lot",
+        PARKING_LOT_LINE,
+    )
+
+
+def test_rules_are_listed_with_the_names_they_write(tmp_path: Path) -> None:
+    """A rule without a summary gets one from its crates, spelled as the rule spells them."""
+    project = _project(tmp_path)
+    listed = run_featcheck("rules", str(project))
+    assert listed.returncode == 0, listed.stderr
+    assert "parking_lot is built without `hardware-lock-elision`" in listed.stdout
+    assert "parking-lot is built" not in listed.stdout
+    shown = run_featcheck("rule", "ACME001", str(project))
+    assert "parking_lot is built without `hardware-lock-elision`" in shown.stdout
+
+
+@pytest.mark.parametrize("written", ["parking-lot", "parking_lot", "Parking_Lot"])
+def test_a_suppression_in_either_spelling_suppresses(
+    names_cargo: Path, tmp_path: Path, written: str
+) -> None:
+    allow = f'\n[[allow]]\ncode = "ACME001"\ncrate = "{written}"\nreason = "no TSX here"\n'
+    assert _findings(_project(tmp_path, RULES + allow)) == (
+        1,
+        [("ACME002", "aho-corasick", AHO_CORASICK_LINE)],
+    )
+
+
+def test_a_member_is_chosen_in_either_spelling(names_cargo: Path, tmp_path: Path) -> None:
+    """`-p my_service` audits `my-service` (plain cargo refuses it with a hint)."""
+    project = _project(tmp_path)
+    code, found = _findings(project, "-p", "my_service")
+    assert code == 1 and [f[0] for f in found] == ["ACME001", "ACME002"]
+    unknown = run_featcheck(str(project), "-p", "my-servic")
+    assert unknown.returncode == 2
+    assert "no workspace member named my-servic (members: my-service)" in unknown.stderr
+
+
+def test_a_builtin_rule_on_an_underscore_crate_fires(
+    names_cargo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A spec read as the built-in ones are, naming `parking_lot`."""
+    spec = {
+        "code": "FC099",
+        "name": "parking-lot-without-elision",
+        "severity": "warning",
+        "summary": "parking_lot is built without `hardware-lock-elision`",
+        "crates": ["parking_lot"],
+        "feature": "hardware-lock-elision",
+        "used-when": {"reachable": True},
+        "doc": {
+            "what": "Flags parking_lot built without elision.",
+            "why": "Test rule.",
+            "fix": "Add the feature.",
+        },
+    }
+    extra = parse_rule(spec, builtin=True)
+    shipped = catalogue.builtin_rules()
+    monkeypatch.setattr(catalogue, "builtin_rules", lambda: (*shipped, extra))
+    result = audit_project(_project(tmp_path, ""), AuditOptions(confirm_fixes=False))
+    flagged = [(f.code, f.crate, f.location and f.location.line) for f in result.findings]
+    assert ("FC099", "parking_lot", PARKING_LOT_LINE) in flagged
