@@ -74,7 +74,8 @@ def test_cargo_featcheck_from_src_finds_the_manifest_above_like_cargo(
     done = _cargo(cwd=crate / "src")
     assert done.returncode == 1, done.stderr
     assert "error[FC001] burn-flex 0.22.1 is built without `rayon`" in done.stdout
-    assert "--> Cargo.toml:9:31" in done.stdout
+    # Relative to the repository root, wherever it is run from.
+    assert "--> crates/pitb-exec-cpu/Cargo.toml:9:31" in done.stdout
     plain = run_featcheck("-q", cwd=crate / "src")
     assert plain.returncode == 1 and "error[FC001]" in plain.stdout
 
@@ -84,7 +85,8 @@ def test_manifest_path_as_cargo_takes_it(offline_cargo_for: Callable[..., Path])
     offline_cargo_for(crate)
     done = _cargo("--manifest-path", str(crate / "Cargo.toml"), "-q")
     assert done.returncode == 1, done.stderr
-    assert "error[FC001]" in done.stdout and "--> Cargo.toml:9:31" in done.stdout
+    assert "error[FC001]" in done.stdout
+    assert "--> crates/pitb-exec-cpu/Cargo.toml:9:31" in done.stdout
     plain = run_featcheck("--manifest-path", str(crate / "Cargo.toml"), "--format", "json")
     assert plain.returncode == 1 and '"code": "FC001"' in plain.stdout
 
