@@ -4,6 +4,7 @@ suppressions (manifest -> resolution -> rules -> findings)."""
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -19,6 +20,7 @@ from featcheck.errors import FeatcheckError
 from featcheck.explain import Explainer
 from featcheck.featureset import DEFAULT, FeatureSelection
 from featcheck.fixes.counterfactual import WhatIf
+from featcheck.fixes.lockcheck import LockView
 from featcheck.fixes.overlay import OverlayCheck
 from featcheck.fixes.search import FixSearch
 from featcheck.graph import DependencyGraph, PackageRef
@@ -86,6 +88,8 @@ def audit_workspace(
     root = manifest.parent
     result = AuditResult(
         root,
+        workspace_root=metadata.root,
+        local_manifests=tuple(p.manifest_path for p in metadata.unpublished()),
         members=[m.name for m in members],
         targets=targets,
         fail_on=settings.fail_on,
@@ -169,6 +173,13 @@ def audit_workspace(
         return copy_runner.metadata(copy_manifest, all_features=True, features=extra)
 
     graphs = {key: build.graph for key, build in builds.items()}
+    overlay = (
+        None
+        if options.no_exec or not options.check_new_packages
+        else OverlayCheck(
+            metadata.root, metadata_of, model.cfgs, model.host, model.resolver, still_flagged
+        )
+    )
     placer = FindingPlacer(
         locator,
         Explainer(metadata, search, locator, base_builds),
@@ -180,21 +191,23 @@ def audit_workspace(
             graphs,
             still_flagged,
             cargo_checks_new_packages=options.check_new_packages and not options.no_exec,
+            backends=_backends(rules_of.values()),
         ),
-        None
-        if options.no_exec or not options.check_new_packages
-        else OverlayCheck(
-            metadata.root, metadata_of, model.cfgs, model.host, model.resolver, still_flagged
-        ),
+        overlay,
         confirm=options.confirm_fixes and not options.no_exec,
     )
+    try:
+        placed = placer.place_all(flagged)
+    finally:
+        if overlay is not None:
+            overlay.close()
     result.findings = [
         replace(
             finding,
             confidence=INCOMPLETE if position in uncertain else finding.confidence,
             configurations=(*finding.configurations, *also_in.get(position, ())),
         )
-        for position, finding in enumerate(placer.place_all(flagged))
+        for position, finding in enumerate(placed)
     ]
     suppression = apply_suppressions(
         merge_configurations(result.findings),
@@ -220,6 +233,18 @@ def audit_workspace(
             replace(f, confidence=INCOMPLETE) if f.code == "FC900" else f for f in result.findings
         ]
     return result
+
+
+def _backends(rule_sets: Iterable[tuple[Rule, ...]]) -> frozenset[str]:
+    """Crates whose rules count them as selected once built or once a feature selects them:
+    backends, which a fix must not add to a build unasked."""
+    return frozenset(
+        crate.name
+        for rules in rule_sets
+        for rule in rules
+        if rule.used_when.built or rule.used_when.selected_by is not None
+        for crate in rule.crates
+    )
 
 
 def _select_members(
@@ -299,8 +324,10 @@ class _ResolverModel:
         return self.index.by_id.get(root) if root is not None else None
 
     def what_if(self) -> WhatIf:
-        """Counterfactual resolution over this model."""
-        return WhatIf(self.index, self.cfgs, self.host, self.resolver, self.current)
+        """Counterfactual resolution over this model, binding what an edit turns on to the
+        versions Cargo.lock holds."""
+        lock = LockView(self.metadata, self.index)
+        return WhatIf(self.index, self.cfgs, self.host, self.resolver, self.current, lock)
 
 
 BuildKey = tuple[str, str, FeatureSelection]
