@@ -4,7 +4,6 @@ suppressions (manifest -> resolution -> rules -> findings)."""
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -22,7 +21,7 @@ from featcheck.featureset import DEFAULT, FeatureSelection
 from featcheck.fixes.counterfactual import WhatIf
 from featcheck.fixes.lockcheck import LockView
 from featcheck.fixes.overlay import OverlayCheck
-from featcheck.fixes.search import FixSearch
+from featcheck.fixes.search import FixSearch, backends_of
 from featcheck.graph import DependencyGraph, PackageRef
 from featcheck.locate import Locator, ManifestCache
 from featcheck.matrix import ConfigurationPlan, merge_configurations, plan_configurations
@@ -191,7 +190,7 @@ def audit_workspace(
             graphs,
             still_flagged,
             cargo_checks_new_packages=options.check_new_packages and not options.no_exec,
-            backends=_backends(rules_of.values()),
+            backends=backends_of(r for rules in rules_of.values() for r in rules),
         ),
         overlay,
         confirm=options.confirm_fixes and not options.no_exec,
@@ -233,18 +232,6 @@ def audit_workspace(
             replace(f, confidence=INCOMPLETE) if f.code == "FC900" else f for f in result.findings
         ]
     return result
-
-
-def _backends(rule_sets: Iterable[tuple[Rule, ...]]) -> frozenset[str]:
-    """Crates whose rules count them as selected once built or once a feature selects them:
-    backends, which a fix must not add to a build unasked."""
-    return frozenset(
-        crate.name
-        for rules in rule_sets
-        for rule in rules
-        if rule.used_when.built or rule.used_when.selected_by is not None
-        for crate in rule.crates
-    )
 
 
 def _select_members(

@@ -19,6 +19,7 @@ from featcheck.cargo import semver
 from featcheck.cargo.cfg import TargetCfg
 from featcheck.cargo.metadata import PackageInfo, WorkspaceMetadata
 from featcheck.fixes.counterfactual import MoreFeatures, NewDependency, WhatIf
+from featcheck.fixes.sites import anchor, inheriting_lines
 from featcheck.graph import DependencyGraph, Node, PackageRef
 from featcheck.locate import Cut, Locator
 from featcheck.manifest.declarations import DeclarationSite, declaration_sites, workspace_site
@@ -145,40 +146,8 @@ class CandidateFinder:
     def anchor(
         self, member: PackageInfo, cfg: TargetCfg, graph: DependencyGraph, backend: Node
     ) -> Cut | None:
-        """The member's own declaration nearest to the crate: where a finding points when the
-        fix is a new dependency, or when no fix is found."""
-        distance = _distances_to(graph, backend)
-        root = next(graph.nodes())
-        root_doc = self.locator.workspace_root_manifest()
-        manifest = self.locator.manifests.get(member.manifest_path)
-        for declared in sorted(graph.dependencies(root), key=lambda n: (distance.get(n, -1), n)):
-            if declared not in distance:
-                continue
-            for site in declaration_sites(manifest, "normal", declared.name, cfg, root_doc):
-                if not self.locator.site_matches(site, root_doc, declared):
-                    continue
-                inherited = (
-                    workspace_site(root_doc, site.key)
-                    if site.inherits and root_doc is not None
-                    else None
-                )
-                where = (
-                    inherited if inherited is not None and inherited.disables_defaults() else site
-                )
-                cut_here = where.disables_defaults() and (where is inherited or not where.inherits)
-                written = where.default_features_entry() if cut_here else None
-                entry = written[1] if written is not None else where.key_entry()
-                if entry is None:
-                    continue
-                return Cut(
-                    where,
-                    entry,
-                    declared,
-                    member,
-                    cut_here,
-                    inheriting=site if where is inherited else None,
-                )
-        return None
+        """The member's own declaration nearest to the crate (`sites.anchor`)."""
+        return anchor(self.locator, member, cfg, graph, _distances_to(graph, backend))
 
     def _local_owners(
         self, graph: DependencyGraph, root: Node, distance: dict[Node, int]
@@ -359,23 +328,10 @@ class CandidateFinder:
         key = (where.manifest.path, where.key)
         known = self._inheriting.get(key)
         if known is None:
-            known = self._inheriting[key] = list(self._inheriting_lines(where))
+            known = self._inheriting[key] = list(
+                inheriting_lines(self.metadata, self.locator, where)
+            )
         yield from known
-
-    def _inheriting_lines(
-        self, where: DeclarationSite
-    ) -> Iterator[tuple[PackageInfo, DeclarationSite]]:
-        root_doc = where.manifest
-        for member in self.metadata.members:
-            if not any(d.name == where.package for d in member.dependencies):
-                continue  # cargo's metadata lists every declaration: no line to read
-            if not _may_inherit(self.locator.manifests.text(member.manifest_path), where.key):
-                continue  # most members of a large workspace are not parsed at all
-            manifest = self.locator.manifests.get(member.manifest_path)
-            for kind in ("normal", "dev", "build"):
-                for line in declaration_sites(manifest, kind, where.package, None, root_doc):
-                    if line.inherits and line.key == where.key:
-                        yield member, line
 
     def _new_dependency(
         self, member: PackageInfo, backend: Node, wanted: tuple[str, ...], anchor: Cut
@@ -422,13 +378,6 @@ class CandidateFinder:
                 if d.req.lstrip().startswith("=")
             )
         return family in self._pinned
-
-
-def _may_inherit(text: str, key: str) -> bool:
-    """Whether a manifest's text can hold `KEY = { workspace = true }` (in any of its shapes):
-    both words are written out, unless escapes in a quoted key spell them, and every TOML
-    escape starts with a backslash."""
-    return "\\" in text or ("workspace" in text and key in text)
 
 
 def _unique(candidates: Iterator[Candidate]) -> list[Candidate]:

@@ -19,7 +19,7 @@ wins in this order:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from featcheck.cargo.cfg import TargetCfg
@@ -31,6 +31,7 @@ from featcheck.fixes.lockcheck import Conflict
 from featcheck.graph import DependencyGraph, Node, PackageRef
 from featcheck.locate import Cut, Locator
 from featcheck.report import Fix
+from featcheck.rules import Rule
 from featcheck.suggest import FeatureSearch
 
 StillFlagged = Callable[[PackageInfo, str, DependencyGraph, PackageRef], bool]
@@ -47,6 +48,17 @@ def added_packages(before: DependencyGraph, after: DependencyGraph) -> list[str]
     known = {(p.name, p.version) for p in before.packages()}
     return sorted(
         {f"{p.name} {p.version}" for p in after.packages()} - {f"{n} {v}" for n, v in known}
+    )
+
+
+def backends_of(rules: Iterable[Rule]) -> frozenset[str]:
+    """Crates whose rules count them as selected once built or once a feature selects them:
+    backends, which a fix must not add to a build unasked."""
+    return frozenset(
+        crate.name
+        for rule in rules
+        if rule.used_when.built or rule.used_when.selected_by is not None
+        for crate in rule.crates
     )
 
 
