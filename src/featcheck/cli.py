@@ -207,10 +207,14 @@ def _check_parser(prog: str) -> _Parser:
     add(
         "--fix",
         action="store_true",
-        help="Apply the confirmed fixes, show the diff, then audit again (cargo may "
-        "update Cargo.lock for the new features, as `cargo add` would).",
+        help="Apply the safe fixes, all or nothing: cargo resolves and featcheck audits the "
+        "fixed copy first; then the manifests and Cargo.lock are written, and the diff shown.",
     )
-    add("--diff", action="store_true", help="Print the diff --fix would apply, and change nothing.")
+    add(
+        "--diff",
+        action="store_true",
+        help="Print the diff --fix would write (Cargo.lock too), and change nothing.",
+    )
     add(
         "--resolver",
         choices=RESOLVERS,
