@@ -210,3 +210,22 @@ def test_every_confirmed_fix_holds_in_cargo(
         assert finding["feature"] in _built(project, member, spec), (member, crate)
         left = [f for f in after["findings"] if (f["member"], f["crate"]) == (member, crate)]
         assert left == [], (member, crate)
+
+
+def test_a_fix_adding_a_backend_or_dozens_of_packages_is_not_safe() -> None:
+    from featcheck.fixes.search import MANY_PACKAGES, backends_of, safety
+    from featcheck.rules.catalogue import builtin_rules
+
+    backends = backends_of(builtin_rules())
+    assert {"burn-flex", "burn-ndarray", "burn-cpu", "burn-wgpu"} <= backends
+    assert "memchr" not in backends
+    # The shape seen on real projects: memchr's std through burn's `cpu` backend.
+    assert safety(["burn-cpu 0.22.1", "hyper 1.8.1"], backends) == (
+        "not applied by --fix: it adds a new backend (burn-cpu)"
+    )
+    many = [f"crate-{i} 1.0.0" for i in range(MANY_PACKAGES)]
+    assert (
+        safety(many, backends)
+        == f"not applied by --fix: it adds {MANY_PACKAGES} packages to the build"
+    )
+    assert safety(many[:-1], backends) == ""
