@@ -45,9 +45,9 @@ class AuditOptions(NamedTuple):
     """Rules to run besides the defaults (codes or names), e.g. the opt-in hints."""
     ignore: tuple[str, ...] = ()
     """Rules not to run."""
-    check_new_packages: bool = False
-    """Before calling safe a fix that turns on dependencies Cargo.lock holds no version of,
-    let cargo resolve all such fixes once over a temporary copy (`--fix`, `--diff`)."""
+    check_new_packages: bool = True
+    """Before calling a fix confirmed that turns on dependencies Cargo.lock holds no version
+    of, let cargo resolve all such fixes once over a temporary copy (False: memory decides)."""
     confirm_fixes: bool = True
     """Call a fix safe once featcheck's resolver, with the edits made in memory, builds the
     missing feature and leaves no finding of the crate behind (False: fixes are listed only)."""
