@@ -268,13 +268,15 @@ def load_config(
     workspace_root: Path,
     member_manifests: Mapping[str, Path],
     read_document: Callable[[Path], ManifestDocument] | None = None,
+    checkout: Path | None = None,
 ) -> Config:
     """Read and merge the configuration of a workspace.
 
     `member_manifests` maps each member's package name to its Cargo.toml. Missing files are
     skipped (`featcheck.toml` is optional). Raises FeatcheckError, at the offending key or
     value, for anything that is not valid configuration. `read_document` reads a manifest (the
-    audit passes its cache, so that no manifest is parsed twice).
+    audit passes its cache, so that no manifest is parsed twice). `checkout`: the root that no
+    link on the way to `featcheck.toml` may leave (boundary.py).
     """
     documents: dict[Path, ManifestDocument] = {}
 
@@ -283,7 +285,7 @@ def load_config(
             return read_document(path)
         key = path.resolve()
         if key not in documents:
-            documents[key] = read_manifest(path)
+            documents[key] = read_manifest(path, root=checkout)
         return documents[key]
 
     root_manifest = workspace_root / "Cargo.toml"
