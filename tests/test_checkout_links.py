@@ -246,3 +246,9 @@ def test_a_toolchain_file_linking_out_is_refused(tmp_path: Path, offline_cargo: 
     (victim / f"{TARGET_NAME}-toolchain.toml").write_text(f'[toolchain]\nchannel = "{MARKER}"\n')
     _link(project / "rust-toolchain.toml", victim / f"{TARGET_NAME}-toolchain.toml")
     _assert_refused(run_featcheck(str(project)), project / "rust-toolchain.toml")
+
+
+def test_the_rules_command_refuses_a_linked_settings_file(tmp_path: Path) -> None:
+    """`featcheck rules PATH` reads the project's featcheck.toml as the audit does."""
+    checkout, link = featcheck_settings(tmp_path)
+    _assert_refused(run_featcheck("rules", str(checkout)), checkout / link)

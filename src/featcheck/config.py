@@ -352,16 +352,17 @@ def project_catalogue(path: Path) -> Catalogue:
     The workspace root is found as cargo finds it, from the nearest Cargo.toml upwards; a
     directory with only a featcheck.toml counts as a root too.
     """
+    from featcheck.boundary import checkout_root
     from featcheck.noexec.workspace import discover_workspace
 
     path = path.absolute()
     directory = path if path.is_dir() else path.parent
     for candidate in (directory, *directory.parents):
         if (candidate / "Cargo.toml").is_file():
-            root = discover_workspace(candidate / "Cargo.toml").root
-            return load_config(root, {}).catalogue
+            layout = discover_workspace(candidate / "Cargo.toml")
+            return load_config(layout.root, {}, checkout=layout.checkout).catalogue
         if (candidate / CONFIG_FILE).is_file():
-            return load_config(candidate, {}).catalogue
+            return load_config(candidate, {}, checkout=checkout_root(candidate)).catalogue
     return Catalogue.builtin()
 
 
