@@ -161,24 +161,32 @@ def resolve_within(path: Path | str, root: Path) -> tuple[Path, Path | None]:
     that lies inside `root` (resolved already) and points out of it, if any (its own path as
     written, never its target; the resolution stops there). A path that never enters `root`
     is not the checkout's."""
-    if not os.path.isabs(path):
-        path = os.path.join(os.getcwd(), path)
-    parts = Path(path).parts  # `.` and doubled separators dropped; `..` kept, as the kernel
-    real = written = Path(parts[0])
+    text = os.fspath(path)
+    if not os.path.isabs(text):
+        text = os.path.join(os.getcwd(), text)
+    parts = Path(text).parts  # `.` and doubled separators dropped; `..` kept, as the kernel
+    top = os.fspath(root)
+    below = os.path.join(top, "")
+
+    def inside(candidate: str) -> bool:
+        return candidate == top or candidate.startswith(below)
+
+    # Strings, not Path objects: this runs for each component of every file read.
+    real = written = parts[0]
     for part in parts[1:]:
-        written = written / part
+        written = os.path.join(written, part)
         if part == "..":
-            real = real.parent  # `real` holds no link: its parent is the real parent
+            real = os.path.dirname(real)  # `real` holds no link: this is its real parent
             continue
-        step = real / part
+        step = os.path.join(real, part)
         if not os.path.islink(step):
             real = step
             continue
-        target = Path(os.path.realpath(step))
-        if step.is_relative_to(root) and not target.is_relative_to(root):
-            return target, written
+        target = os.path.realpath(step)
+        if inside(step) and not inside(target):
+            return Path(target), Path(written)
         real = target
-    return real, None
+    return Path(real), None
 
 
 def check_within(path: Path | str, root: Path, why: str) -> Path:
