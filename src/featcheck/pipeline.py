@@ -67,6 +67,7 @@ def audit_workspace(
         metadata.root,
         members_with_settings(metadata),
         read_document=manifests.get,
+        checkout=manifests.checkout,
     )
     members = _select_members(metadata, manifest, options.packages)
     # A lone member's own [package.metadata.featcheck] counts as the project's settings.

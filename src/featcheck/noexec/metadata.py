@@ -84,17 +84,20 @@ def _stale(package: str, dependency: str, lock_path: Path) -> FeatcheckError:
     )
 
 
-def build_metadata(manifest: Path, environment: Mapping[str, str] | None = None) -> FileMetadata:
-    """`cargo metadata --format-version 1` for `manifest`, from files only."""
+def build_metadata(
+    manifest: Path, environment: Mapping[str, str] | None = None, checkout: Path | None = None
+) -> FileMetadata:
+    """`cargo metadata --format-version 1` for `manifest`, from files only, none of them read
+    through a link out of the checkout rooted at `checkout` (found from `manifest` if None)."""
     environment = os.environ if environment is None else environment
-    layout = discover_workspace(manifest)
+    layout = discover_workspace(manifest, checkout)
     root = layout.root
     lock_path = root / "Cargo.lock"
     if not is_manifest(lock_path, what="Cargo.lock"):
         raise FeatcheckError(
             "--no-exec needs a Cargo.lock (run `cargo generate-lockfile` once)", path=root
         )
-    lock = lock_entries(lock_path)
+    lock = lock_entries(lock_path, layout.checkout)
     lock_target = _LockTargets(lock)
 
     paths = walk_path_packages(layout)
