@@ -34,6 +34,10 @@ from featcheck.noexec.registry import Registry
 from featcheck.noexec.workspace import discover_workspace
 
 NOT_FETCHED = "not in the local cargo registry or vendor/"
+UNTRUSTED_HOME = (
+    "CARGO_HOME lies inside the audited checkout, so its registry is the checkout's files and "
+    "is not read; set CARGO_HOME outside it"
+)
 OUTSIDE = "a path outside the workspace root, which --no-exec does not read"
 GIT = "a git dependency, which --no-exec does not read"
 NOT_FOUND = "a path package no manifest leads to"
@@ -145,7 +149,13 @@ def build_metadata(
                 packages.append(
                     unread_json(name, version, package_id, str(source), where / f"{name}-{version}")
                 )
-                unread[package_id] = GIT if str(source).startswith("git+") else NOT_FETCHED
+                unread[package_id] = (
+                    GIT
+                    if str(source).startswith("git+")
+                    else UNTRUSTED_HOME
+                    if registry.untrusted_home
+                    else NOT_FETCHED
+                )
         ids[id(entry)] = package_id
 
     registry.cache.save()

@@ -43,6 +43,8 @@ class Registry:
         # A cargo home or cache inside the checkout holds the checkout's files: a planted
         # "registry" package there is never read, nothing distilled there is believed.
         places = trusted_places(layout.root, environment)
+        self.untrusted_home = places.untrusted_cargo_home is not None
+        """Whether the cargo home was left unread for lying inside the checkout."""
         self.dirs = _registry_dirs(places.cargo_home, layout.root)
         self._places = [(d, os.path.join(d, "")) for d in self.dirs]
         self.archives = _registry_dirs(places.cargo_home, layout.root, "cache")
