@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from featcheck.cargo.cfg import TargetCfg
 from featcheck.cargo.metadata import PackageInfo, WorkspaceMetadata
-from featcheck.fixes.search import new_requirement, pinned_families
+from featcheck.fixes.candidates import new_requirement, pinned_families
 from featcheck.graph import DependencyGraph, Node, PackageRef
 from featcheck.locate import Cut, Locator
 from featcheck.manifest.declarations import declaration_sites

@@ -5,7 +5,8 @@ only the manifest key-path type, so renderers, rules and the orchestrator all st
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field
+import posixpath
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
@@ -61,7 +62,9 @@ class Fix:
     safe: bool = False
     """Confirmed and the smallest candidate: what `--fix` applies."""
     note: str = ""
-    """Why it could not be confirmed, when it was not."""
+    """Why it could not be confirmed, when it was not; why it is not safe, when it is not."""
+    added: int | None = None
+    """How many packages the fix adds to the member's build; None where that is unknown."""
 
     @property
     def description(self) -> str:
@@ -215,6 +218,10 @@ class AuditResult:
     root: Path
     """The report root (the repository root, else the audited directory; `--root`):
     locations are relative to it."""
+    workspace_root: Path | None = None
+    """The root of the workspace cargo resolved (where Cargo.lock lies); None for tree text."""
+    local_manifests: tuple[Path, ...] = ()
+    """The manifest of every path package, as cargo names it (links not followed)."""
     findings: list[Finding] = field(default_factory=list)
     members: list[str] = field(default_factory=list)
     targets: list[str] = field(default_factory=list)
@@ -243,3 +250,38 @@ class AuditResult:
     (every configuration refused, no rule run), or saved tree text in which cargo unified
     several members. Without findings the summary says `no verdict` instead of `no findings`
     and the exit code is 2."""
+
+
+def rebased(result: AuditResult, prefix: str) -> AuditResult:
+    """`result` with every file it names (locations, edits) under `prefix`: an audit of a copy,
+    relative to the copy's workspace root, shown relative to the user's root above it."""
+    if prefix in ("", "."):
+        return result
+
+    def file(name: str) -> str:
+        return posixpath.normpath(f"{prefix}/{name}") if name else name
+
+    def location(place: Location | None) -> Location | None:
+        return None if place is None else replace(place, file=file(place.file))
+
+    def fix(candidate: Fix | None) -> Fix | None:
+        if candidate is None:
+            return None
+        edits = tuple(replace(edit, file=file(edit.file)) for edit in candidate.edits)
+        return replace(candidate, edits=edits)
+
+    findings = [
+        replace(
+            finding,
+            location=location(finding.location),
+            declaration=location(finding.declaration),
+            inherited_by=location(finding.inherited_by),
+            member_declarations=tuple(
+                replace(place, file=file(place.file)) for place in finding.member_declarations
+            ),
+            fix=fix(finding.fix),
+            alternatives=tuple(f for f in map(fix, finding.alternatives) if f is not None),
+        )
+        for finding in result.findings
+    ]
+    return replace(result, findings=findings)
