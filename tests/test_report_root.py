@@ -106,3 +106,16 @@ def test_a_root_that_is_not_a_directory_is_one_line_and_exit_2(tmp_path: Path) -
     done = run_featcheck(str(CRATES / "pitb-exec-cpu"), "--root", str(tmp_path / "missing"))
     assert done.returncode == 2
     assert done.stderr == f"featcheck: error: {tmp_path / 'missing'}: --root: not a directory\n"
+
+
+def test_fix_from_a_subdirectory_names_the_files_from_the_repository_root(
+    offline_cargo_for: Callable[..., Path], tmp_path: Path
+) -> None:
+    offline_cargo_for(CRATES / "pitb-exec-cpu")
+    crate = _repository(tmp_path) / "crates" / "app"
+    fixed = run_featcheck(".", "--fix", "--format", "json", cwd=crate)
+    assert fixed.returncode == 0, fixed.stderr
+    # The diff on stderr, then the audit of the fixed crate, both from the repository root.
+    assert "+++ b/crates/app/Cargo.toml" in fixed.stderr, fixed.stderr
+    assert "+++ b/crates/app/Cargo.lock" in fixed.stderr, fixed.stderr
+    assert '"rayon"' in (crate / "Cargo.toml").read_text()
