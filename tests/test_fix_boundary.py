@@ -50,7 +50,7 @@ def _member_linking_out(tmp_path: Path) -> tuple[Path, Path, str]:
     checkout, victim = _checkout(tmp_path)
     (checkout / "Cargo.toml").write_text((LIB_CHAIN / "Cargo.toml").read_text())
     (checkout / "model").symlink_to(victim, target_is_directory=True)
-    return checkout, victim, "../victim/Cargo.toml"
+    return checkout, victim, "checkout/model"  # the link, named by the read side
 
 
 def _manifest_link_inside(tmp_path: Path) -> tuple[Path, Path, str]:
