@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 from actions_support import clear_actions_environment, make_finding, manifest_location
 from conftest import WORKSPACES, run_featcheck
+from test_sarif import _validate as validate_sarif
 
 from featcheck.grouping import group_findings
 from featcheck.report import Edit, Finding, Fix, Severity
@@ -110,7 +111,9 @@ def test_sarif_gives_one_result_with_each_members_line_related(
 ) -> None:
     offline_cargo_for(WORKSPACE)
     _, text = _featcheck(WORKSPACE, "--format", "sarif")
-    [result] = json.loads(text)["runs"][0]["results"]
+    document = json.loads(text)
+    validate_sarif(document)  # relatedLocations as the official schema has them
+    [result] = document["runs"][0]["results"]
     assert result["ruleId"] == "FC011" and result["level"] == "warning"
     assert f"(10 members: {EVERY_MEMBER}; target {X86_64})" in result["message"]["text"]
     primary = result["locations"][0]["physicalLocation"]

@@ -1,10 +1,12 @@
 """`--format github`: GitHub Actions workflow commands, plus a Markdown job summary.
 
 Each finding becomes one `::error`/`::warning`/`::notice` command that the runner turns into an
-annotation on the manifest line to edit. The runner keeps only the first 10 annotations of each
-level in a step and silently drops the rest, so featcheck emits at most that many per level and
-one closing `::notice::` that says how many more there are. When `GITHUB_STEP_SUMMARY` is set the
-job summary (appended to that file) lists every finding, within GitHub's 1 MiB cap per step.
+annotation on the manifest line to edit; a cut repeated in several builds is one annotation that
+names them all (grouping.py), and one row of the job summary. The runner keeps only the first
+10 annotations of each level in a step and silently drops the rest, so featcheck emits at most
+that many per level and one closing `::notice::` that says how many more there are. When
+`GITHUB_STEP_SUMMARY` is set the job summary (appended to that file) lists every finding, within
+GitHub's 1 MiB cap per step.
 
 Paths are relative to the repository root (`GITHUB_WORKSPACE`) when it is set, because that is
 what annotations attach to; otherwise they are the finding's path relative to the audited root.

@@ -6,6 +6,9 @@ relative to the repository root (`GITHUB_WORKSPACE`) when it is set, else to the
 percent-encoded, with `uriBaseId` `%SRCROOT%`. Each result carries a `partialFingerprints`
 entry computed from what the finding is about (rule, member, crate, version, feature, target,
 file) and not from line numbers, so an alert keeps its identity when lines above it move.
+A cut repeated in several builds (grouping.py) is one result: the members' own declarations
+are its `relatedLocations`, its properties list the members and targets, and its fingerprint
+comes from the cut (rule, crate, feature, file and the cut line's text), not from the members.
 """
 
 from __future__ import annotations
