@@ -16,6 +16,7 @@ where that cut costs, and the library's own fix is the same line.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -34,8 +35,14 @@ class FindingGroup:
 
     findings: tuple[Finding, ...]
     """The lead first (a binary's finding where there is one), then in report order."""
-    id: str
-    """What the findings share, hashed: the same in every finding of the group (JSON `group`)."""
+    key: tuple[object, ...]
+    """What the findings share (see the module's text)."""
+
+    @functools.cached_property
+    def id(self) -> str:
+        """`key` hashed, 16 hex digits: the same in every finding of the group (JSON `group`);
+        made only when a format asks (most renderings never do)."""
+        return hashlib.sha256(repr(self.key).encode("utf-8")).hexdigest()[:16]
 
     @property
     def lead(self) -> Finding:
@@ -78,29 +85,34 @@ def group_findings(findings: Sequence[Finding]) -> list[FindingGroup]:
     grouped: dict[_GroupKey, list[Finding]] = {}
     for position, finding in enumerate(findings):
         grouped.setdefault(_key(finding, position), []).append(finding)
-    groups = _fold_libraries(list(grouped.items()))
-    return [FindingGroup(_lead_first(found), _group_id(key)) for key, found in groups]
+    groups = list(grouped.items())
+    if any(finding.library for finding in findings):
+        groups = _fold_libraries(groups)
+    return [FindingGroup(_lead_first(found), key) for key, found in groups]
 
 
 def _key(finding: Finding, position: int) -> _GroupKey:
-    """What findings of one group share; a finding without a location is a group of its own."""
+    """What findings of one group share, the cut first (`_CUT` items: rule, crate, version,
+    feature, file, line, column); a finding without a location is a group of its own."""
     location = finding.location
     if location is None:
         return ("alone", position, finding.code, finding.member, finding.crate, finding.target)
     return (
-        *_cut(finding),
-        finding.severity.label,
+        finding.code,
+        finding.crate,
+        finding.crate_version,
+        finding.feature,
+        location.file,
+        location.line,
+        location.column,
+        finding.severity.value,
         finding.confidence,
         _fix_key(finding),
     )
 
 
-def _cut(finding: Finding) -> tuple[object, ...]:
-    """The rule, the crate and the span that cuts its feature (location not None)."""
-    location = finding.location
-    assert location is not None
-    where = (location.file, location.line, location.column)
-    return (finding.code, finding.crate, finding.crate_version, finding.feature, *where)
+_CUT = 7
+"""How many items of a located finding's key name its cut."""
 
 
 def _fix_key(finding: Finding) -> tuple[object, ...]:
@@ -117,16 +129,14 @@ def _fold_libraries(
     groups: list[tuple[_GroupKey, list[Finding]]],
 ) -> list[tuple[_GroupKey, list[Finding]]]:
     """Groups of libraries only join the first group with a binary cut at the same place."""
-    with_binary: dict[tuple[object, ...], list[Finding]] = {}
-    for _, found in groups:
-        first = found[0]
-        if first.location is not None and not all(f.library for f in found):
-            with_binary.setdefault(_cut(first), found)
+    with_binary: dict[_GroupKey, list[Finding]] = {}
+    for key, found in groups:
+        if found[0].location is not None and not all(f.library for f in found):
+            with_binary.setdefault(key[:_CUT], found)
     kept: list[tuple[_GroupKey, list[Finding]]] = []
     for key, found in groups:
-        first = found[0]
-        if first.location is not None and all(f.library for f in found):
-            binary = with_binary.get(_cut(first))
+        if found[0].location is not None and all(f.library for f in found):
+            binary = with_binary.get(key[:_CUT])
             if binary is not None:
                 binary.extend(found)
                 continue
@@ -138,10 +148,6 @@ def _lead_first(found: list[Finding]) -> tuple[Finding, ...]:
     """A binary's finding leads: its severity and wording are the build's own."""
     lead = next((f for f in found if not f.library), found[0])
     return (lead, *(f for f in found if f is not lead))
-
-
-def _group_id(key: _GroupKey) -> str:
-    return hashlib.sha256(repr(key).encode("utf-8")).hexdigest()[:16]
 
 
 def _distinct(values: Iterable[_T]) -> tuple[_T, ...]:
