@@ -138,7 +138,10 @@ def test_no_findings_no_annotations(tmp_path: Path) -> None:
 
 
 def test_twelve_errors_give_ten_annotations_and_a_closing_notice(tmp_path: Path) -> None:
-    findings = [make_finding(member=f"m{i:02}", location=manifest_location()) for i in range(12)]
+    # Twelve cuts (one line each): twelve findings of one line would be one annotation.
+    findings = [
+        make_finding(member=f"m{i:02}", location=manifest_location(line=9 + i)) for i in range(12)
+    ]
     commands = _commands(render_annotations(_result(tmp_path, findings), summary_written=True))
     assert len(commands) == 11
     assert all(c.startswith("::error ") for c in commands[:10])

@@ -251,4 +251,5 @@ def finding_of(
         why=rule.why,
         suggestion=suggestion,
         notes=(detection.evidence, *detection.notes) if detection.evidence else detection.notes,
+        library=member is not None and member.is_library_only,
     )

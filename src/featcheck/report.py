@@ -168,6 +168,9 @@ class Finding:
     configurations: tuple[FeatureSelection, ...] = ()
     """The feature selections (cargo's `--features` flags) whose build has this finding, the
     reported one first; empty when unknown (saved tree text)."""
+    library: bool = False
+    """The member is a library only: its features are chosen by the binaries that use it, so
+    the finding is info and folds into a binary's finding of the same cut (grouping.py)."""
 
     @property
     def configuration(self) -> FeatureSelection | None:

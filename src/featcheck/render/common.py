@@ -6,10 +6,19 @@ from __future__ import annotations
 
 import re
 
+from featcheck.grouping import FindingGroup, group_findings
 from featcheck.render.safe_text import printable, printable_lines
 from featcheck.report import AuditResult, Finding, Severity
 
-__all__ = ["build_of", "count_line", "plural", "printable", "printable_lines", "why_line"]
+__all__ = [
+    "build_of",
+    "builds_of_group",
+    "count_line",
+    "plural",
+    "printable",
+    "printable_lines",
+    "why_line",
+]
 
 
 def plural(count: int, word: str) -> str:
@@ -34,12 +43,12 @@ def count_line(result: AuditResult) -> str:
         if result.no_verdict:
             verdict = f"no verdict: {'; '.join(result.no_verdict)}"
         return f"{verdict} ({scope})"
-    counts = [
-        plural(sum(1 for f in result.findings if f.severity is s), s.label)
-        for s in sorted(Severity, reverse=True)
-        if any(f.severity is s for f in result.findings)
-    ]
-    return f"{', '.join(counts)} ({scope})"
+    # What is shown is counted: a cut repeated in several builds is one (grouping.py).
+    shown = [group.lead.severity for group in group_findings(result.findings)]
+    counts = [plural(shown.count(s), s.label) for s in sorted(Severity, reverse=True) if s in shown]
+    total = len(result.findings)
+    grouped = f", grouped from {total} findings" if len(shown) < total else ""
+    return f"{', '.join(counts)}{grouped} ({scope})"
 
 
 def build_of(finding: Finding) -> str:
@@ -54,6 +63,27 @@ def build_of(finding: Finding) -> str:
         else "",
     ]
     return ", ".join(part for part in parts if part)
+
+
+def builds_of_group(group: FindingGroup) -> str:
+    """`build_of` for a group: `10 members: a, b, lib (library); target T`, naming every
+    member, target and (where it is not only the default) configuration the cut costs in."""
+    if not group.shared:
+        return build_of(group.lead)
+    members = [
+        f"{printable(m)} (library)" if m in group.libraries else printable(m) for m in group.members
+    ]
+    targets = [printable(t) for t in group.targets]
+    configurations = group.configurations
+    parts = [
+        f"member {members[0]}" if len(members) == 1 else "",
+        f"{len(members)} members: {', '.join(members)}" if len(members) > 1 else "",
+        f"{'target' if len(targets) == 1 else 'targets'} {', '.join(targets)}" if targets else "",
+        f"with {'; '.join(printable(c.label) for c in configurations)}"
+        if any(not c.is_default for c in configurations)
+        else "",
+    ]
+    return "; ".join(part for part in parts if part)
 
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z`(])")

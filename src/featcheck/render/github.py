@@ -1,10 +1,12 @@
 """`--format github`: GitHub Actions workflow commands, plus a Markdown job summary.
 
 Each finding becomes one `::error`/`::warning`/`::notice` command that the runner turns into an
-annotation on the manifest line to edit. The runner keeps only the first 10 annotations of each
-level in a step and silently drops the rest, so featcheck emits at most that many per level and
-one closing `::notice::` that says how many more there are. When `GITHUB_STEP_SUMMARY` is set the
-job summary (appended to that file) lists every finding, within GitHub's 1 MiB cap per step.
+annotation on the manifest line to edit; a cut repeated in several builds is one annotation that
+names them all (grouping.py), and one row of the job summary. The runner keeps only the first
+10 annotations of each level in a step and silently drops the rest, so featcheck emits at most
+that many per level and one closing `::notice::` that says how many more there are. When
+`GITHUB_STEP_SUMMARY` is set the job summary (appended to that file) lists every finding, within
+GitHub's 1 MiB cap per step.
 
 Paths are relative to the repository root (`GITHUB_WORKSPACE`) when it is set, because that is
 what annotations attach to; otherwise they are the finding's path, relative to the report root.
@@ -29,7 +31,8 @@ from pathlib import Path, PurePosixPath
 from typing import TextIO
 from urllib.parse import quote
 
-from featcheck.render.common import build_of, count_line, plural, printable
+from featcheck.grouping import FindingGroup, group_findings
+from featcheck.render.common import builds_of_group, count_line, plural, printable
 from featcheck.render.safe_text import inert, markdown_text, safe_line, without_azure_commands
 from featcheck.report import AuditResult, Finding, Location, Severity
 
@@ -108,18 +111,22 @@ def repository_path(result: AuditResult, location: Location, workspace: str | No
         return location.file
 
 
-def annotation_message(finding: Finding) -> str:
-    """What the annotation says: the verdict, whose build it is, and the fix."""
+def annotation_message(group: FindingGroup) -> str:
+    """What the annotation says: the verdict, whose builds it is about, and the fix."""
+    finding = group.lead
     lines = [printable(finding.message)]
-    if build_of(finding):
-        lines.append(build_of(finding))
+    builds = builds_of_group(group)
+    if builds:
+        lines.append(builds)
     if finding.suggestion:
         lines.append(f"fix: {printable(finding.suggestion)}")
     return "\n".join(lines)
 
 
-def annotation(finding: Finding, path: str | None) -> str:
-    """One workflow command for one finding; `path` None gives an annotation without a file."""
+def annotation(group: FindingGroup, path: str | None) -> str:
+    """One workflow command for one finding, or for a cut repeated in several builds; `path`
+    None gives an annotation without a file."""
+    finding = group.lead
     properties: list[tuple[str, str]] = []
     location = finding.location
     if location is not None and path is not None:
@@ -132,7 +139,7 @@ def annotation(finding: Finding, path: str | None) -> str:
         ]
     properties.append(("title", printable(f"{finding.code} {finding.rule}")))
     rendered = ",".join(f"{key}={escape_property(value)}" for key, value in properties)
-    command = f"::{LEVELS[finding.severity]} {rendered}::{escape_data(annotation_message(finding))}"
+    command = f"::{LEVELS[finding.severity]} {rendered}::{escape_data(annotation_message(group))}"
     return without_azure_commands(command)
 
 
@@ -146,28 +153,31 @@ def render_annotations(
     """The workflow commands for `result`, at most ANNOTATIONS_PER_LEVEL per level, then the
     log text (`problems` as warnings, the notes, the count line) inside stop-commands.
 
-    When some findings do not fit, a closing `::notice::` says how many; it is a notice itself,
-    so notice-level findings then get one slot fewer and the closing notice is always kept.
+    A cut repeated in several builds is one annotation (grouping.py). When some findings do not
+    fit, a closing `::notice::` says how many; it is a notice itself, so notice-level findings
+    then get one slot fewer and the closing notice is always kept.
     """
+    groups = group_findings(result.findings)
     totals = {level: 0 for level in LEVELS}
-    for finding in result.findings:
-        totals[finding.severity] += 1
+    for group in groups:
+        totals[group.lead.severity] += 1
     caps = dict.fromkeys(LEVELS, ANNOTATIONS_PER_LEVEL)
     if any(total > ANNOTATIONS_PER_LEVEL for total in totals.values()):
         caps[Severity.INFO] = ANNOTATIONS_PER_LEVEL - 1
     shown = dict.fromkeys(LEVELS, 0)
     lines: list[str] = []
-    for finding in result.findings:
-        if shown[finding.severity] >= caps[finding.severity]:
+    for group in groups:
+        severity = group.lead.severity
+        if shown[severity] >= caps[severity]:
             continue
-        shown[finding.severity] += 1
-        location = finding.location
+        shown[severity] += 1
+        location = group.lead.location
         path = repository_path(result, location, workspace) if location is not None else None
-        lines.append(annotation(finding, path))
-    omitted = len(result.findings) - sum(shown.values())
+        lines.append(annotation(group, path))
+    omitted = len(groups) - sum(shown.values())
     if omitted:
         where = (
-            f"the job summary lists all {len(result.findings)}"
+            f"the job summary lists all {len(groups)}"
             if summary_written
             else "run featcheck with --format text to see them all"
         )
@@ -229,15 +239,18 @@ def _place(
 
 
 def _row(
-    result: AuditResult, finding: Finding, workspace: str | None, links: SourceLinks | None
+    result: AuditResult, group: FindingGroup, workspace: str | None, links: SourceLinks | None
 ) -> str:
+    """One finding, or a cut repeated in several builds with every member and target named."""
+    finding = group.lead
+    members = [f"{m} (library)" if m in group.libraries else m for m in group.members]
     cells = [
         finding.severity.label,
         f"{finding.code} {finding.rule}",
-        finding.member or "(unknown)",
+        ", ".join(members) or "(unknown)",
         f"{finding.crate} {finding.crate_version}",
         finding.feature,
-        finding.target or "(not recorded)",
+        ", ".join(group.targets) or "(not recorded)",
     ]
     escaped = [escape_cell(cell) for cell in cells]
     escaped.append(_place(result, finding, workspace, links))
@@ -278,8 +291,8 @@ def render_summary(
     used = sum(len(part.encode("utf-8")) for part in parts)
     limit = budget - _SUMMARY_RESERVE
     left_out = 0
-    for finding in result.findings:
-        row = _row(result, finding, workspace, links)
+    for group in group_findings(result.findings):
+        row = _row(result, group, workspace, links)
         size = len(row.encode("utf-8"))
         if left_out or used + size > limit:
             left_out += 1

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from featcheck import __version__
+from featcheck.grouping import group_findings
 from featcheck.render.safe_text import json_document
 from featcheck.report import AuditResult, Finding, Fix, Severity
 
@@ -75,6 +76,16 @@ def fix_to_dict(fix: Fix | None) -> dict[str, Any] | None:
     }
 
 
+def _findings(result: AuditResult) -> list[dict[str, Any]]:
+    """One entry per finding, as ever, each naming the group it is shown in (grouping.py):
+    findings with the same `group` repeat one cut and one fix in several builds."""
+    group_of: dict[int, str] = {}
+    for group in group_findings(result.findings):
+        for finding in group.findings:
+            group_of[id(finding)] = group.id
+    return [{**finding_to_dict(f), "group": group_of[id(f)]} for f in result.findings]
+
+
 def render_json(result: AuditResult) -> str:
     """The whole result as one JSON document."""
     counts = {s.label: 0 for s in sorted(Severity, reverse=True)}
@@ -104,7 +115,7 @@ def render_json(result: AuditResult) -> str:
             }
             for s in result.skipped
         ],
-        "findings": [finding_to_dict(f) for f in result.findings],
+        "findings": _findings(result),
         "complete": not result.incomplete,
         "incomplete": [
             {

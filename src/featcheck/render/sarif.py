@@ -7,6 +7,9 @@ else the audited directory; `--root`), percent-encoded, with `uriBaseId` `%SRCRO
 result carries a `partialFingerprints` entry computed from what the finding is about (rule,
 member, crate, version, feature, target, file) and not from line numbers, so an alert keeps its
 identity when lines above it move.
+A cut repeated in several builds (grouping.py) is one result: the members' own declarations
+are its `relatedLocations`, its properties list the members and targets, and its fingerprint
+comes from the cut (rule, crate, feature, file and the cut line's text), not from the members.
 """
 
 from __future__ import annotations
@@ -18,10 +21,11 @@ from typing import Any
 from urllib.parse import quote
 
 from featcheck import __version__
-from featcheck.render.common import build_of
+from featcheck.grouping import FindingGroup, group_findings
+from featcheck.render.common import build_of, builds_of_group
 from featcheck.render.github import repository_path
 from featcheck.render.safe_text import https_link, json_document, markdown_block
-from featcheck.report import AuditResult, Finding, Severity
+from featcheck.report import AuditResult, Finding, Location, Severity
 from featcheck.rules import Rule, builtin_rules
 from featcheck.rules.docs import Documented, documented_rules
 
@@ -113,42 +117,54 @@ def fingerprint(finding: Finding, path: str) -> str:
     return hashlib.sha256("|".join(parts).encode("utf-8")).hexdigest()
 
 
-def result_message(finding: Finding) -> str:
-    """The verdict, whose build it is, and the fix, in one text."""
+def group_fingerprint(group: FindingGroup, path: str) -> str:
+    """`fingerprint` for a cut repeated in several builds: what it is about and the cut line's
+    text, not which members share it (a member added keeps the alert) nor line numbers."""
+    lead = group.lead
+    source = lead.location.source_line.strip() if lead.location is not None else ""
+    parts = ("group", lead.code, lead.crate, lead.crate_version, lead.feature, path, source)
+    return hashlib.sha256("|".join(parts).encode("utf-8")).hexdigest()
+
+
+def result_message(group: FindingGroup) -> str:
+    """The verdict, whose builds it is about, and the fix, in one text."""
+    finding = group.lead
     text = finding.message
-    if build_of(finding):
-        text += f" ({build_of(finding)})"
+    builds = builds_of_group(group)
+    if builds:
+        text += f" ({builds})"
     if finding.suggestion:
         text += f". Fix: {finding.suggestion}"
     return text
 
 
 def sarif_result(
-    finding: Finding, result: AuditResult, rule_index: Mapping[str, int], workspace: str | None
+    group: FindingGroup, result: AuditResult, rule_index: Mapping[str, int], workspace: str | None
 ) -> dict[str, Any]:
-    """One SARIF result; a finding without a manifest location gets no `locations`."""
+    """One SARIF result for a finding, or for a cut repeated in several builds (each member's
+    own declaration a related location); one without a manifest location gets no `locations`."""
+    finding = group.lead
     location = finding.location
     path = repository_path(result, location, workspace) if location is not None else ""
     entry: dict[str, Any] = {"ruleId": finding.code}
     if finding.code in rule_index:
         entry["ruleIndex"] = rule_index[finding.code]
     entry["level"] = LEVELS[finding.severity]
-    entry["message"] = {"text": result_message(finding)}
+    entry["message"] = {"text": result_message(group)}
     if location is not None:
         entry["locations"] = [
             {
                 "physicalLocation": {
                     "artifactLocation": {"uri": quote(path), "uriBaseId": SOURCE_ROOT},
-                    "region": {
-                        "startLine": location.line,
-                        "startColumn": location.column,
-                        "endLine": location.end_line,
-                        "endColumn": location.end_column,
-                    },
+                    "region": _region(location),
                 }
             }
         ]
-    entry["partialFingerprints"] = {FINGERPRINT_KEY: fingerprint(finding, path)}
+        related = _related_locations(group, result, workspace)
+        if related:
+            entry["relatedLocations"] = related
+    printed = group_fingerprint(group, path) if group.shared else fingerprint(finding, path)
+    entry["partialFingerprints"] = {FINGERPRINT_KEY: printed}
     entry["properties"] = {
         "member": finding.member,
         "target": finding.target,
@@ -156,8 +172,50 @@ def sarif_result(
         "crateVersion": finding.crate_version,
         "feature": finding.feature,
         "notes": list(finding.notes),
+        "group": group.id,
+        "members": list(group.members),
+        "targets": list(group.targets),
+        "findings": len(group.findings),
     }
     return entry
+
+
+def _related_locations(
+    group: FindingGroup, result: AuditResult, workspace: str | None
+) -> list[dict[str, Any]]:
+    """Where each member of a shared cut takes it: its own declaration (`workspace = true`, or
+    the dependency on the way), labelled with the member and target; none for one finding."""
+    if not group.shared:
+        return []
+    related: list[dict[str, Any]] = []
+    seen: set[tuple[str, int, int]] = set()
+    for finding in group.findings:
+        own = finding.inherited_by or next(iter(finding.member_declarations), None)
+        place = own or finding.location
+        if place is None or (place.file, place.line, place.column) in seen:
+            continue
+        seen.add((place.file, place.line, place.column))
+        path = repository_path(result, place, workspace)
+        related.append(
+            {
+                "id": len(related),
+                "physicalLocation": {
+                    "artifactLocation": {"uri": quote(path), "uriBaseId": SOURCE_ROOT},
+                    "region": _region(place),
+                },
+                "message": {"text": build_of(finding) or "the cut"},
+            }
+        )
+    return related
+
+
+def _region(location: Location) -> dict[str, int]:
+    return {
+        "startLine": location.line,
+        "startColumn": location.column,
+        "endLine": location.end_line,
+        "endColumn": location.end_column,
+    }
 
 
 def sarif_document(result: AuditResult, environ: Mapping[str, str] | None = None) -> dict[str, Any]:
@@ -189,7 +247,10 @@ def sarif_document(result: AuditResult, environ: Mapping[str, str] | None = None
         },
         "invocations": [invocation],
         "columnKind": "unicodeCodePoints",
-        "results": [sarif_result(f, result, rule_index, workspace) for f in result.findings],
+        "results": [
+            sarif_result(group, result, rule_index, workspace)
+            for group in group_findings(result.findings)
+        ],
     }
     return {"$schema": SARIF_SCHEMA, "version": SARIF_VERSION, "runs": [run]}
 

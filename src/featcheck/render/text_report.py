@@ -24,7 +24,8 @@ import sys
 from itertools import groupby
 from typing import TYPE_CHECKING, TextIO
 
-from featcheck.render.common import count_line, printable, why_line
+from featcheck.grouping import FindingGroup, group_findings
+from featcheck.render.common import builds_of_group, count_line, printable, why_line
 from featcheck.render.hints import featcheck_command, fix_command, under_pre_commit
 from featcheck.render.safe_text import inert
 from featcheck.report import AuditResult, Finding, Fix, Severity
@@ -188,7 +189,18 @@ def _alternatives(finding: Finding) -> list[_Line]:
     return lines
 
 
-def _render_finding(finding: Finding, verbose: bool, width: int) -> list[_Line]:
+def _render_group(group: FindingGroup, verbose: bool, width: int) -> list[_Line]:
+    """The lead finding, with the builds a repeated cut covers named under its quote."""
+    lead = group.lead
+    lines = _render_finding(lead, verbose, group.confidence, width)
+    if group.shared:
+        # After the verdict, the place and its quote: where the cut costs, before why and fix.
+        after = 1 + (1 + len(_quote(lead, width)) if lead.location is not None else 0)
+        lines.insert(after, _detail("builds", builds_of_group(group)))
+    return lines
+
+
+def _render_finding(finding: Finding, verbose: bool, confidence: str, width: int) -> list[_Line]:
     lines: list[_Line] = [
         [
             (f"{finding.severity.label}[{finding.code}]", _STYLE[finding.severity]),
@@ -201,12 +213,12 @@ def _render_finding(finding: Finding, verbose: bool, width: int) -> list[_Line]:
         place = f" {printable(location.file)}:{location.line}:{location.column}"
         lines.append([("  ", ""), ("-->", "blue"), (place, "")])
         lines.extend([("  ", ""), *line] for line in _quote(finding, width))
-    if finding.confidence != "resolved":
+    if confidence != "resolved":
         # Always shown: a verdict read from the manifests alone must never pass for a resolved one.
         lines.append(
             _detail(
                 "confidence",
-                f"{finding.confidence} (packages --no-exec could not read may turn the feature "
+                f"{confidence} (packages --no-exec could not read may turn the feature "
                 "on; see the note above)",
             )
         )
@@ -222,29 +234,41 @@ def _render_finding(finding: Finding, verbose: bool, width: int) -> list[_Line]:
     return lines
 
 
-def _group(finding: Finding) -> tuple[str, str, str]:
+def _heading(group: FindingGroup) -> tuple[tuple[str, ...], str, str, str]:
     """Findings are listed per member, build configuration and target; unused suppressions
-    under "configuration"."""
-    if finding.member is not None:
+    under "configuration"; a cut repeated in several members under `N members` (each named
+    in the finding). The members come first: equal headings are printed once."""
+    finding = group.lead
+    members = group.members
+    if len(members) > 1:
+        member = f"{len(members)} members"
+    elif finding.member is not None:
         member = finding.member
     else:
         member = "configuration" if finding.code == "FC900" else "(unknown member)"
     configuration = finding.configuration
     shown = "" if configuration is None or configuration.is_default else configuration.label
-    return member, finding.target or "", shown
+    return members, member, ", ".join(group.targets), shown
+
+
+def _shared_last(group: FindingGroup) -> tuple[bool, tuple[str, ...]]:
+    several = len(group.members) > 1
+    return several, group.members if several else ()
 
 
 def _findings_lines(result: AuditResult, verbose: bool, width: int) -> list[_Line]:
     lines: list[_Line] = []
-    for (member, target, configuration), findings in groupby(result.findings, key=_group):
+    # Groups of several members after the members' own, those of one set of members together.
+    groups = sorted(group_findings(result.findings), key=_shared_last)
+    for (_, member, target, configuration), shown in groupby(groups, key=_heading):
         heading: _Line = [(printable(member), "bold")]
         if target:
             heading += [(" ", ""), (f"({printable(target)})", "dim")]
         if configuration:
             heading += [(" with ", ""), (printable(configuration), "bold")]
         lines.append(heading)
-        for finding in findings:
-            lines.extend(_render_finding(finding, verbose, width))
+        for group in shown:
+            lines.extend(_render_group(group, verbose, width))
             lines.append([])
     return lines
 

@@ -1,0 +1,230 @@
+"""One finding per cut: a trimmed line that ten members inherit is shown once.
+
+`fixtures/workspaces/repeated-cut` cuts regex's `perf` in `[workspace.dependencies]`; nine
+binaries and one library inherit the line. Each format is asserted as a user reads it: the
+text report, the annotations and SARIF show the cut once, naming every member; JSON keeps one
+entry per member and names the group; exit codes and `--fail-on` count findings as before.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+from actions_support import clear_actions_environment, make_finding, manifest_location
+from conftest import WORKSPACES, run_featcheck
+from test_sarif import _validate as validate_sarif
+
+from featcheck.grouping import group_findings
+from featcheck.report import Edit, Finding, Fix, Severity
+
+WORKSPACE = WORKSPACES / "repeated-cut"
+X86_64 = "x86_64-unknown-linux-gnu"
+AARCH64 = "aarch64-unknown-linux-gnu"
+BINARIES = [f"example-{i}" for i in range(1, 10)]
+EVERY_MEMBER = ", ".join([*BINARIES, "test-support (library)"])
+VERDICT = "regex 1.13.2 is built without `perf`"
+
+
+@pytest.fixture(autouse=True)
+def _outside_actions(monkeypatch: pytest.MonkeyPatch) -> None:
+    clear_actions_environment(monkeypatch)
+
+
+def _featcheck(workspace: Path, *args: str) -> tuple[int, str]:
+    done = run_featcheck(str(workspace), "--target", X86_64, *args)
+    assert done.returncode in (0, 1), done.stderr
+    return done.returncode, done.stdout
+
+
+def test_the_text_report_shows_the_cut_once_naming_every_member(
+    offline_cargo_for: Callable[..., Path],
+) -> None:
+    offline_cargo_for(WORKSPACE)
+    code, text = _featcheck(WORKSPACE)
+    assert code == 1
+    lines = text.splitlines()
+    assert lines[0] == f"10 members ({X86_64})"
+    assert lines[1].startswith(f"warning[FC011] {VERDICT}:")
+    assert lines[2] == "  --> Cargo.toml:8:26"
+    assert f"  = builds: 10 members: {EVERY_MEMBER}; target {X86_64}" in lines
+    assert sum(VERDICT in line for line in lines) == 1  # the library's info folded in
+    assert "info[" not in text
+    assert lines[-2] == f"1 warning, grouped from 10 findings (10 members, {X86_64})"
+
+
+def test_every_target_of_the_cut_is_named(offline_cargo_for: Callable[..., Path]) -> None:
+    offline_cargo_for(WORKSPACE)
+    code, text = _featcheck(WORKSPACE, "--target", AARCH64)
+    assert code == 1
+    lines = text.splitlines()
+    assert lines[0] == f"10 members ({AARCH64}, {X86_64})"  # in report order
+    assert f"  = builds: 10 members: {EVERY_MEMBER}; targets {AARCH64}, {X86_64}" in lines
+    assert text.splitlines()[-2] == (
+        f"1 warning, grouped from 20 findings (10 members, {X86_64}, {AARCH64})"
+    )
+
+
+def test_json_keeps_one_entry_per_member_and_names_the_group(
+    offline_cargo_for: Callable[..., Path],
+) -> None:
+    offline_cargo_for(WORKSPACE)
+    _, text = _featcheck(WORKSPACE, "--format", "json")
+    report: dict[str, Any] = json.loads(text)
+    assert report["version"] == 2
+    findings = report["findings"]
+    assert [f["member"] for f in findings] == [*BINARIES, "test-support"]
+    assert [f["severity"] for f in findings] == ["warning"] * 9 + ["info"]
+    assert {f["location"]["line"] for f in findings} == {8}
+    [group] = {f["group"] for f in findings}
+    assert isinstance(group, str) and len(group) == 16
+    assert report["summary"] == {"error": 0, "warning": 9, "info": 1}  # counted per finding
+
+
+def test_github_gives_one_annotation_and_one_summary_row(
+    offline_cargo_for: Callable[..., Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    offline_cargo_for(WORKSPACE)
+    summary = tmp_path / "summary.md"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    _, text = _featcheck(WORKSPACE, "--format", "github")
+    [annotation] = [line for line in text.splitlines() if line.startswith("::warning ")]
+    assert annotation.startswith(
+        "::warning file=Cargo.toml,line=8,col=26,endLine=8,endColumn=50,"
+        f"title=FC011 regex-without-perf-features::{VERDICT}"
+    )
+    assert f"%0A10 members: {EVERY_MEMBER}; target {X86_64}%0Afix: " in annotation
+    assert not any(line.startswith("::notice ") for line in text.splitlines())
+    assert f"featcheck: 1 warning, grouped from 10 findings (10 members, {X86_64})" in text
+    rows = [line for line in summary.read_text().splitlines() if line.startswith("| warning ")]
+    [row] = rows
+    assert "| example-1, example-2, " in row and "test-support (library) |" in row
+
+
+def test_sarif_gives_one_result_with_each_members_line_related(
+    offline_cargo_for: Callable[..., Path],
+) -> None:
+    offline_cargo_for(WORKSPACE)
+    _, text = _featcheck(WORKSPACE, "--format", "sarif")
+    document = json.loads(text)
+    validate_sarif(document)  # relatedLocations as the official schema has them
+    [result] = document["runs"][0]["results"]
+    assert result["ruleId"] == "FC011" and result["level"] == "warning"
+    assert f"(10 members: {EVERY_MEMBER}; target {X86_64})" in result["message"]["text"]
+    primary = result["locations"][0]["physicalLocation"]
+    assert primary["artifactLocation"]["uri"] == "Cargo.toml"
+    assert primary["region"]["startLine"] == 8
+    related = [
+        (
+            r["physicalLocation"]["artifactLocation"]["uri"],
+            r["physicalLocation"]["region"]["startLine"],
+            r["message"]["text"],
+        )
+        for r in result["relatedLocations"]
+    ]
+    assert related == [
+        (f"members/{m}/Cargo.toml", 8, f"member {m}, target {X86_64}")
+        for m in [*BINARIES, "test-support"]
+    ]
+    assert [r["id"] for r in result["relatedLocations"]] == list(range(10))
+    properties = result["properties"]
+    assert properties["members"] == [*BINARIES, "test-support"]
+    assert properties["findings"] == 10
+
+
+@pytest.mark.parametrize(("fail_on", "code"), [("error", 0), ("warning", 1), ("info", 1)])
+def test_exit_codes_count_findings_as_before(
+    fail_on: str, code: int, offline_cargo_for: Callable[..., Path]
+) -> None:
+    offline_cargo_for(WORKSPACE)
+    assert _featcheck(WORKSPACE, "--fail-on", fail_on)[0] == code
+
+
+def test_a_member_with_its_own_cut_is_shown_on_its_own(
+    offline_cargo_for: Callable[..., Path], tmp_path: Path
+) -> None:
+    offline_cargo_for(WORKSPACE)
+    workspace = tmp_path / "repeated-cut"
+    shutil.copytree(WORKSPACE, workspace)
+    # The library trims regex on its own line: no binary reports that cut, so it stays info.
+    library = workspace / "members" / "test-support" / "Cargo.toml"
+    library.write_text(
+        library.read_text().replace(
+            "regex.workspace = true",
+            'regex = { version = "1", default-features = false, features = ["std"] }',
+        )
+    )
+    code, text = _featcheck(workspace)
+    assert code == 1
+    lines = text.splitlines()
+    # A member's own findings first, then the cut shared by several.
+    assert lines[:3] == [
+        f"test-support ({X86_64})",
+        lines[1],
+        "  --> members/test-support/Cargo.toml:8:26",
+    ]
+    assert lines[1].startswith(f"info[FC011] {VERDICT}")
+    assert f"9 members ({X86_64})" in lines
+    assert f"  = builds: 9 members: {', '.join(BINARIES)}; target {X86_64}" in lines
+    assert sum(line.startswith("info[FC011]") for line in lines) == 1
+    assert lines[-2] == f"1 warning, 1 info, grouped from 10 findings (10 members, {X86_64})"
+
+
+# --- what groups, on the report model --------------------------------------------------------
+
+
+def _fix(features: tuple[str, ...]) -> Fix:
+    edit = Edit(Path("/w/Cargo.toml"), ("dependencies", "burn"), "add-features", features)
+    return Fix((edit,), confirmed=True, safe=True)
+
+
+def test_findings_with_another_fix_place_or_rule_are_not_grouped() -> None:
+    same = dict(location=manifest_location())
+    findings: list[Finding] = [
+        make_finding(member="a", **same),
+        make_finding(member="b", **same),
+        make_finding(member="c", location=manifest_location(line=10)),
+        make_finding(member="d", code="FC003", rule="flex-without-simd", **same),
+        make_finding(member="e", severity=Severity.WARNING, **same),
+        make_finding(member="f", location=None),
+        make_finding(member="g", location=None),
+    ]
+    findings += [
+        replace(make_finding(member="h", **same), fix=_fix(("rayon",))),
+        replace(make_finding(member="i", **same), fix=_fix(("rayon",))),
+        replace(make_finding(member="j", **same), fix=_fix(("rayon", "simd"))),
+    ]
+    groups = group_findings(findings)
+    assert [g.members for g in groups] == [
+        ("a", "b"),
+        ("c",),
+        ("d",),
+        ("e",),
+        ("f",),
+        ("g",),
+        ("h", "i"),
+        ("j",),
+    ]
+    assert len({g.id for g in groups}) == len(groups)
+
+
+def _library(member: str) -> Finding:
+    finding = make_finding(member=member, severity=Severity.INFO, location=manifest_location())
+    return replace(finding, library=True)
+
+
+def test_a_library_folds_into_the_binary_that_leads_the_group() -> None:
+    library = _library("lib")
+    binary = make_finding(member="bin", severity=Severity.WARNING, location=manifest_location())
+    [group] = group_findings([library, binary])
+    assert group.lead is binary
+    assert group.members == ("bin", "lib")
+    assert group.libraries == {"lib"}
+    # Two libraries share their cut, no binary reports it: shown once, as info.
+    [alone] = group_findings([library, _library("lib2")])
+    assert alone.lead.severity is Severity.INFO and alone.members == ("lib", "lib2")
