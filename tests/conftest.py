@@ -219,9 +219,10 @@ def workspace_copy(tmp_path: Path) -> Iterator[object]:
 
 
 def run_featcheck(
-    *args: str, cwd: Path | None = None, stdin: str | None = None
+    *args: str, cwd: Path | None = None, stdin: str | None = None, columns: int = 200
 ) -> subprocess.CompletedProcess[str]:
-    """Run the CLI as a user would, in a subprocess (inherits the test's environment)."""
+    """Run the CLI as a user would, in a subprocess (inherits the test's environment), with a
+    report `columns` wide."""
     return subprocess.run(
         [sys.executable, "-m", "featcheck", *args],
         cwd=cwd,
@@ -229,5 +230,5 @@ def run_featcheck(
         capture_output=True,
         text=True,
         check=False,
-        env={**os.environ, "NO_COLOR": "1", "COLUMNS": "200"},
+        env={**os.environ, "NO_COLOR": "1", "COLUMNS": str(columns)},
     )

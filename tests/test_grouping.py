@@ -37,7 +37,11 @@ def _outside_actions(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _featcheck(workspace: Path, *args: str) -> tuple[int, str]:
-    done = run_featcheck(str(workspace), "--target", X86_64, *args)
+    # Locations relative to the fixture itself, as in a repository of its own.
+    # (and wide enough that no line of ten members' names wraps).
+    done = run_featcheck(
+        str(workspace), "--root", str(workspace), "--target", X86_64, *args, columns=400
+    )
     assert done.returncode in (0, 1), done.stderr
     return done.returncode, done.stdout
 
@@ -76,7 +80,7 @@ def test_json_keeps_one_entry_per_member_and_names_the_group(
     offline_cargo_for(WORKSPACE)
     _, text = _featcheck(WORKSPACE, "--format", "json")
     report: dict[str, Any] = json.loads(text)
-    assert report["version"] == 2
+    assert report["version"] == 3
     findings = report["findings"]
     assert [f["member"] for f in findings] == [*BINARIES, "test-support"]
     assert [f["severity"] for f in findings] == ["warning"] * 9 + ["info"]
