@@ -108,7 +108,7 @@ def build_metadata(manifest: Path, environment: Mapping[str, str] | None = None)
         )
     by_key = {(p.name, p.version): d for d, p in paths.read.items()}
     member_dirs = set(paths.members)
-    registry = Registry(layout, environment)
+    registry = Registry(layout, environment, audited)
     packages: list[dict[str, Any]] = []
     ids: dict[int, str] = {}
     unread: dict[str, str] = {}
@@ -134,7 +134,8 @@ def build_metadata(manifest: Path, environment: Mapping[str, str] | None = None)
                 unread[package_id] = NOT_FOUND
         else:
             package_id = f"{source}#{name}@{version}"
-            found = None if source.startswith("git+") else registry.find(name, version, source)
+            git = source.startswith("git+")
+            found = None if git else registry.find_configured(name, version, source)
             if found is not None:
                 packages.append(package_json(found, package_id, str(source), layout))
             else:
@@ -142,7 +143,7 @@ def build_metadata(manifest: Path, environment: Mapping[str, str] | None = None)
                 packages.append(
                     unread_json(name, version, package_id, str(source), where / f"{name}-{version}")
                 )
-                unread[package_id] = GIT if str(source).startswith("git+") else NOT_FETCHED
+                unread[package_id] = GIT if git else registry.unread_reason(source) or NOT_FETCHED
         ids[id(entry)] = package_id
 
     registry.cache.save()
