@@ -96,6 +96,7 @@ class SourceConfig:
     def _follow(self, start: str) -> LocalSource | RefusedSource | None:
         """Follow `replace-with` from `start` to the source cargo builds from."""
         name, seen = start, [start]
+        self._check(start)
         while (step := self.tables.get(name, {}).get("replace-with")) is not None:
             if step.value in seen:
                 raise setting_error(
@@ -108,13 +109,29 @@ class SourceConfig:
                 return None  # an alternative registry by its `[registries]` name: remote
             name = step.value
             seen.append(name)
+            self._check(name)
         return self._location(name)
+
+    def _check(self, name: str) -> None:
+        """cargo's refusal of a source with no location (but crates-io's own) or with two."""
+        table = self.tables.get(name, {})
+        kinds = [key for key in _LOCATIONS if key in table]
+        if len(kinds) == 1 or (not kinds and name == "crates-io"):
+            return
+        some = next(iter(table.values()))
+        problem = "more than one source location" if kinds else "no source location"
+        raise setting_error(
+            some.document,
+            ("source", name),
+            f"{problem} for `source.{printable(name)}` (cargo needs exactly one of `registry`,"
+            " `local-registry`, `directory` or `git`)",
+        )
 
     def _location(self, name: str) -> LocalSource | RefusedSource | None:
         table = self.tables.get(name, {})
         kinds = [key for key in _LOCATIONS if key in table]
-        if len(kinds) != 1 or kinds[0] not in _LOCAL:
-            return None  # remote, or a table cargo refuses (it says so in the default mode)
+        if not kinds or kinds[0] not in _LOCAL:
+            return None  # remote: its packages are in the cargo home, if anywhere
         setting = table[kinds[0]]
         path = Path(setting.value)
         inside = is_inside(path, self.root)
