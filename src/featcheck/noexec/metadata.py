@@ -1,7 +1,8 @@
 """The package data of `cargo metadata --format-version 1`, built from files alone.
 
 Inputs: the workspace's manifests, its Cargo.lock, and each registry package's manifest as
-unpacked in `$CARGO_HOME/registry/src/*/NAME-VERSION/` or in `vendor/` at the workspace root.
+unpacked in `$CARGO_HOME/registry/src/*/NAME-VERSION/` or in `vendor/` at the workspace root,
+or in the local source that replaces its registry (`noexec.sources`).
 The output has what featcheck reads from cargo's: packages (id, name, version, source,
 manifest_path, features, dependencies, targets, edition), `workspace_members`, `workspace_root`
 and `resolve` (root, nodes with dependencies, deps and dep_kinds). Package ids follow cargo
