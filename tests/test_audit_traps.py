@@ -231,11 +231,21 @@ def test_a_member_directory_audits_that_member_with_the_workspace(
 def test_fixes_are_computed_from_feature_tables(offline_cargo_for: Callable[..., Path]) -> None:
     offline_cargo_for(WORKSPACES / "old-burn-ndarray")
     result = _audit("old-burn-ndarray")
-    by_member = {f["member"]: f["suggestion"] for f in json.loads(result.stdout)["findings"]}
-    # burn 0.20.1 has no multi-threads passthrough: only its defaults, or a direct dependency.
-    assert "remove `default-features = false`" in by_member["burn020-ndarray"]
-    assert 'features = ["multi-threads"]' in by_member["burn020-ndarray"]
-    assert by_member["burn018-ndarray-nostd"].startswith('add "std" to the features of burn')
+    findings = json.loads(result.stdout)["findings"]
+    found = {(f["member"], f["code"]): f for f in findings}
+    offered = {
+        key: [f["suggestion"], *(a["description"] for a in f["alternatives"])]
+        for key, f in found.items()
+    }
+    # burn 0.20.1 has no multi-threads passthrough: only its defaults, or a direct dependency,
+    # which adds fewer packages to the build and so is the fix.
+    burn020 = offered[("burn020-ndarray", "FC002")]
+    assert 'features = ["multi-threads"]' in burn020[0]
+    assert any("remove `default-features = false`" in text for text in burn020[1:])
+    # burn 0.18 passes `std` on; the direct burn-ndarray dependency adds fewer packages.
+    nostd = offered[("burn018-ndarray-nostd", "FC002")]
+    assert 'features = ["std"]' in nostd[0]
+    assert 'add "std" to the features of burn' in nostd[1:]
 
 
 @pytest.mark.parametrize(

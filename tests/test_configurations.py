@@ -373,7 +373,7 @@ def test_no_exec_audits_the_same_configurations_from_the_lockfile(
 ) -> None:
     """Cargo.lock lists every optional dependency any feature turns on, so --no-exec needs no
     second look for the configurations."""
-    unpacked = tmp_path / "home" / "registry" / "src" / "index.crates.io-0000"
+    unpacked = tmp_path / "home" / "registry" / "src" / "index.crates.io-1949cf8c6b5b557f"
     unpacked.mkdir(parents=True)
     for package in (WORKSPACES.parent / "registry").iterdir():
         (unpacked / package.name).symlink_to(package, target_is_directory=True)

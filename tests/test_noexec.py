@@ -1,8 +1,9 @@
 """`--no-exec`: the audit from files alone (manifests, Cargo.lock, local registry or vendor/).
 
 The stub registry in fixtures/registry plays the local cargo registry: a temporary CARGO_HOME
-holds `registry/src/index.crates.io-0000/NAME-VERSION` links to its packages — all of them (a
-machine that built the project), none (a fresh machine), or some. While featcheck audits with
+holds `registry/src/index.crates.io-1949cf8c6b5b557f/NAME-VERSION` links to its packages (the
+directory cargo 1.85+ names crates.io's) — all of them (a machine that built the project), none
+(a fresh machine), or some. While featcheck audits with
 --no-exec, PATH is empty and `subprocess.Popen` raises, so any process it tried to start would
 fail the test. Verdicts are compared with the default audit (real cargo, offline).
 """
@@ -46,7 +47,7 @@ def _link_registry(directory: Path, only: Iterable[str] | None = None) -> None:
 def _home(path: Path, only: Iterable[str] | None = None) -> Path:
     """A CARGO_HOME whose unpacked registry holds the stub packages named `NAME-VERSION` in
     `only` (all of them when None); no config, so it would not even work for cargo."""
-    _link_registry(path / "registry" / "src" / "index.crates.io-0000", only)
+    _link_registry(path / "registry" / "src" / "index.crates.io-1949cf8c6b5b557f", only)
     return path
 
 
@@ -517,7 +518,7 @@ def test_registry_manifests_are_kept_between_runs_and_read_again_when_changed(
     tmp_path: Path, no_processes: None
 ) -> None:
     home = tmp_path / "home"
-    source = home / "registry" / "src" / "index.crates.io-0000"
+    source = home / "registry" / "src" / "index.crates.io-1949cf8c6b5b557f"
     shutil.copytree(REGISTRY / "burn-flex-0.22.1", source / "burn-flex-0.22.1")
     _link_registry(source, {p.name for p in REGISTRY.iterdir()} - {"burn-flex-0.22.1"})
     cache = tmp_path / "cache"
@@ -649,7 +650,7 @@ def test_downloaded_archives_are_read_when_nothing_is_unpacked(
     """A CI cache keeps `registry/cache` (the `.crate` downloads), not `registry/src`."""
     path = CRATES / "pitb-exec-cpu"
     needed = _host_build_packages(path, registry_home)
-    cache = tmp_path / "home" / "registry" / "cache" / "index.crates.io-0000"
+    cache = tmp_path / "home" / "registry" / "cache" / "index.crates.io-1949cf8c6b5b557f"
     cache.mkdir(parents=True)
     for name in needed:
         _pack_crate(REGISTRY / name, cache)

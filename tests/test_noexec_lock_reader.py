@@ -103,7 +103,7 @@ def test_a_version_no_file_can_be_named_by_leaves_the_package_unread(tmp_path: P
         )
     )
     home = tmp_path / "home"
-    (home / "registry" / "src" / "index.crates.io-0000").mkdir(parents=True)
+    (home / "registry" / "src" / "index.crates.io-1949cf8c6b5b557f").mkdir(parents=True)
     environment = {"CARGO_HOME": str(home), "XDG_CACHE_HOME": str(tmp_path / "cache")}
     built = build_metadata(project / "Cargo.toml", environment)
     assert [i for i in built.unread if "adler2@" in i] == [

@@ -365,6 +365,13 @@ def test_backend_from_graph_pins_burn_flex_and_the_gemm_crates_below_it() -> Non
     ]
 
 
+def test_backend_from_graph_ignores_a_copy_only_a_proc_macro_uses() -> None:
+    # A proc-macro's burn-flex runs in the compiler: the member links the one above.
+    host = TREE + "1macros v0.1.0 (proc-macro) (/w/macros) []\n2burn-flex v0.22.1 [std]\n"
+    config = backend_from_graph(parse_tree_text(host).graph, "app", "x86_64-unknown-linux-gnu")
+    assert config.backend == Pin("burn-flex", "0.22.1", ("rayon", "std"))
+
+
 def test_backend_from_graph_refuses_what_it_cannot_reproduce() -> None:
     target = "x86_64-unknown-linux-gnu"
     with pytest.raises(FeatcheckError, match="does not build burn-flex"):

@@ -119,7 +119,7 @@ def _edges(graph: DependencyGraph) -> set[tuple[Any, Any]]:
 
 
 def _show(node: Any) -> str:
-    mark = " (proc-macro)" if node.proc_macro else ""
+    mark = " (proc-macro)" if node.proc_macro else " (host)" if node.host else ""
     return f"{node.package}{mark} [{','.join(sorted(node.features))}]"
 
 

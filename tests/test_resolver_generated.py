@@ -22,9 +22,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+from conftest import cargo_environment
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
-from test_resolver_differential import CROSS_TARGETS, check_workspace, host_triple
+from test_resolver_differential import (
+    CROSS_TARGETS,
+    cargo_metadata,
+    cargo_tree_graph,
+    check_workspace,
+    host_triple,
+    target_cfg,
+)
+
+from featcheck.resolution import resolve_builds
 
 _EXAMPLES = os.environ.get("FEATCHECK_DIFF_EXAMPLES")
 PLATFORMS = (
@@ -392,9 +402,65 @@ REGRESSIONS = {
         ],
         resolver="2",
     ),
+    **{
+        # p1 is used by the root (target) and by the proc-macro pm (host) with the same
+        # features, and p0 below it gets other features on each side (the root's f1 on the
+        # target, the build-dependency's f2 on the host). cargo tree --target prints p1 twice,
+        # each over its own p0: merged into one node, the host's p0 seemed linked.
+        f"host-and-target-kept-apart-resolver-{resolver}": Spec(
+            registry=[
+                Crate("p0", features={"f0": [], "f1": [], "f2": []}),
+                Crate("p1", decls=[Decl("p0", "1.0.0", "p0", features=["f0"])]),
+                Crate("pm", proc_macro=True, decls=[Decl("p1", "1.0.0", "p1")]),
+            ],
+            members=[
+                Crate(
+                    "root",
+                    "0.1.0",
+                    decls=[
+                        Decl("p1", "1.0.0", "p1"),
+                        Decl("p0", "1.0.0", "p0", features=["f1"]),
+                        Decl("pm", "1.0.0", "pm"),
+                        Decl("p0", "1.0.0", "p0", kind="build", features=["f2"]),
+                    ],
+                )
+            ],
+            resolver=resolver,
+        )
+        for resolver in ("1", "2")
+    },
 }
 
 
 @pytest.mark.parametrize("spec", REGRESSIONS.values(), ids=REGRESSIONS.keys())
 def test_regressions_resolve_like_cargo(spec: Spec, empty_cargo_homes: list[Path]) -> None:
     assert check_example(spec, empty_cargo_homes) == []
+
+
+@pytest.mark.parametrize("resolver", ["1", "2"])
+def test_what_is_linked_leaves_out_the_host_side(
+    resolver: str, empty_cargo_homes: list[Path], tmp_path: Path
+) -> None:
+    # The shape above, as rules see it: only the target side of the root's build, which is
+    # p1 over p0 with the root's f1 (resolver 2), or with everything unified (resolver 1).
+    spec = REGRESSIONS[f"host-and-target-kept-apart-resolver-{resolver}"]
+    workspace = write_example(spec, tmp_path)
+    env = {**os.environ, **cargo_environment(empty_cargo_homes[0])}
+    metadata = cargo_metadata(workspace, env)
+    (member,) = metadata["workspace_members"]
+    host = target_cfg(host_triple())
+    ours = resolve_builds(metadata, [member], [host], int(resolver), host=host)[
+        (member, host.triple)
+    ]
+    cargo = cargo_tree_graph(workspace, member, host.triple, env)
+    linked = {"1": ["f0", "f1", "f2"], "2": ["f0", "f1"]}[resolver]
+    for graph in (ours, cargo):
+        root = next(graph.nodes())
+        target = graph.target_side((root,))
+        assert sorted((n.name, sorted(n.features)) for n in target) == [
+            ("p0", linked),
+            ("p1", []),
+            ("root", []),
+        ]
+        # Both sides stay in the graph: p1 and p0 are each there twice.
+        assert sorted(n.name for n in graph.nodes() if n not in target) == ["p0", "p1", "pm"]

@@ -39,7 +39,7 @@ def _project(tmp_path: Path, config: str | None) -> Path:
 
 def _no_exec_home(tmp_path: Path, project: Path) -> Path:
     """A CARGO_HOME whose unpacked registry holds the stubs of `project`'s lockfile."""
-    source = tmp_path / "noexec-home" / "registry" / "src" / "index.crates.io-0000"
+    source = tmp_path / "noexec-home" / "registry" / "src" / "index.crates.io-1949cf8c6b5b557f"
     source.mkdir(parents=True)
     for package in lock_packages(project):
         (source / package).symlink_to(FIXTURES / "registry" / package, target_is_directory=True)

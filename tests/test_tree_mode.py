@@ -100,3 +100,27 @@ def test_one_version_of_two() -> None:
     code, report = _audit("two-versions.invert-burn-flex-0.22.1.txt")
     assert code == 1
     assert [(f["crate_version"], f["member"]) for f in report["findings"]] == [("0.22.1", "app")]
+
+
+def test_a_tree_printed_without_target_says_the_sides_are_merged() -> None:
+    # A proc-macro's nom and the binary's nom, the same unit for cargo without --target: the
+    # text cannot tell whether the memchr below it is linked.
+    merged = """\
+app v0.1.0 (/w/app) []
+├── macros v0.1.0 (proc-macro) (/w/macros) []
+│   └── nom v8.0.0 [alloc]
+│       └── memchr v2.8.3 []
+├── memchr v2.8.3 [alloc,default,std]
+└── nom v8.0.0 [alloc] (*)
+"""
+    apart = merged.replace("└── nom v8.0.0 [alloc] (*)", NOM_ON_THE_TARGET_SIDE)
+    notes = {}
+    for name, text in (("merged", merged), ("apart", apart)):
+        result = run_featcheck("--tree", "-", "--format", "json", stdin=text)
+        assert result.returncode == 0, result.stderr
+        notes[name] = json.loads(result.stdout)["notes"]
+    assert any("printed without --target" in note for note in notes["merged"])
+    assert notes["apart"] == []
+
+
+NOM_ON_THE_TARGET_SIDE = "└── nom v8.0.0 [alloc]\n    └── memchr v2.8.3 [alloc,default,std]"

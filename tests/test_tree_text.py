@@ -113,3 +113,70 @@ def test_tree_without_feature_lists_is_rejected_with_its_line() -> None:
 def test_text_without_any_tree_is_rejected() -> None:
     with pytest.raises(TreeTextError):
         parse_tree_text("hello\nworld\n")
+
+
+def _linked(text: str) -> list[tuple[str, list[str]]]:
+    """(name, features) of what the tree's first root links: its target side."""
+    parsed = parse_tree_text(text)
+    (root,) = [n for n in parsed.graph.nodes() if n.name == "app"][:1]
+    return sorted((n.name, sorted(n.features)) for n in parsed.graph.target_side((root,)))
+
+
+# `cargo tree -e normal --target T`: nom is used by the binary and by its proc-macro with the
+# same features, and only the target side's memchr has `std`. cargo prints nom twice in full.
+BOTH_SIDES = """\
+app v0.1.0 (/w/app) []
+├── macros v0.1.0 (proc-macro) (/w/macros) []
+│   └── nom v8.0.0 [alloc]
+│       └── memchr v2.8.3 []
+├── memchr v2.8.3 [alloc,default,std]
+└── nom v8.0.0 [alloc]
+    └── memchr v2.8.3 [alloc,default,std]
+"""
+
+
+def test_a_unit_used_on_both_sides_is_two_nodes() -> None:
+    graph = parse_tree_text(BOTH_SIDES).graph
+    assert [(n.name, n.host) for n in graph.named("nom")] == [("nom", True), ("nom", False)]
+    assert _linked(BOTH_SIDES) == [
+        ("app", []),
+        ("memchr", ["alloc", "default", "std"]),
+        ("nom", ["alloc"]),
+    ]
+
+
+def test_inverted_tree_tells_the_sides_apart_from_the_dependents() -> None:
+    # `cargo tree -e normal --target T -i memchr` of the same build: one tree per unit.
+    text = """\
+memchr v2.8.3 []
+└── nom v8.0.0 [alloc]
+    └── macros v0.1.0 (proc-macro) (/w/macros) []
+        └── app v0.1.0 (/w/app) []
+
+memchr v2.8.3 [alloc,default,std]
+├── app v0.1.0 (/w/app) []
+└── nom v8.0.0 [alloc]
+    └── app v0.1.0 (/w/app) []
+"""
+    assert _linked(text) == _linked(BOTH_SIDES)
+    graph = parse_tree_text(text).graph
+    assert sorted((n.name, n.host) for n in graph.named("nom")) == [("nom", False), ("nom", True)]
+
+
+def test_without_target_cargo_merges_the_sides_and_so_does_the_reader() -> None:
+    # Without --target a host unit and a target unit with the same features are one, and the
+    # second print of it is a `(*)` under the proc-macro: the text cannot tell them apart.
+    text = """\
+app v0.1.0 (/w/app) []
+├── macros v0.1.0 (proc-macro) (/w/macros) []
+│   └── nom v8.0.0 [alloc]
+│       └── memchr v2.8.3 [alloc,default,std]
+└── nom v8.0.0 [alloc] (*)
+"""
+    graph = parse_tree_text(text).graph
+    assert [n.host for n in graph.nodes()] == [False, True, False, False]
+    assert _linked(text) == [
+        ("app", []),
+        ("memchr", ["alloc", "default", "std"]),
+        ("nom", ["alloc"]),
+    ]

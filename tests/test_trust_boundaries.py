@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import RegistryViews, write_offline_cargo_home
+from conftest import REPO, RegistryViews, write_offline_cargo_home
 from hostile_support import BURN_LINE, CC, TEMPLATE, Checkout, make_checkout
 
 from featcheck.cargo.checkout_config import filter_environment_rustflags
@@ -371,3 +371,36 @@ def test_an_argument_file_in_environment_rustflags_is_one_line(
     home = write_offline_cargo_home(tmp_path / "home", registry_views.registry(TEMPLATE))
     done = _featcheck([str(checkout.project)], {"CARGO_HOME": str(home), "RUSTFLAGS": "@flags"})
     assert "RUSTFLAGS" in _one_error_line(done)
+
+
+def _registry_home(home: Path) -> Path:
+    """A cargo home whose unpacked crates.io registry holds every stub package, in the
+    directory cargo names after crates.io's source id."""
+    source = home / "registry" / "src" / "index.crates.io-1949cf8c6b5b557f"
+    source.mkdir(parents=True)
+    for package in (REPO / "fixtures" / "registry").iterdir():
+        (source / package.name).symlink_to(package, target_is_directory=True)
+    return home
+
+
+def test_no_exec_reads_no_registry_of_a_cargo_home_inside_the_checkout(tmp_path: Path) -> None:
+    """Packages "downloaded" into a cargo home inside the checkout are the checkout's files: a
+    pull request could plant any manifest there. The audit says it could not read them."""
+    checkout = make_checkout(tmp_path)
+    outside = _registry_home(tmp_path / "home")
+    done = _featcheck(
+        ["--no-exec", str(checkout.project), "--format", "json"],
+        {"CARGO_HOME": str(outside), "XDG_CACHE_HOME": str(tmp_path / "cache")},
+    )
+    assert done.returncode == 1, done.stderr
+    assert [f["code"] for f in json.loads(done.stdout)["findings"]] == ["FC001"]
+    inside = _registry_home(checkout.root / ".cargo")
+    done = _featcheck(
+        ["--no-exec", str(checkout.project), "--format", "json"],
+        {"CARGO_HOME": str(inside), "XDG_CACHE_HOME": str(tmp_path / "cache")},
+    )
+    report = json.loads(done.stdout)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert report["complete"] is False
+    assert report["findings"] == []
+    assert any("CARGO_HOME lies inside the audited checkout" in n for n in report["notes"])

@@ -18,11 +18,12 @@ from contextlib import nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
+from featcheck.boundary import check_within
 from featcheck.cargo.argv_gate import GateError, target_triple
 from featcheck.cargo.runner import CargoRunner
 from featcheck.errors import FeatcheckError
 from featcheck.featureset import FeatureSelection
-from featcheck.lockfile import LockfileGuard
+from featcheck.lockfile import LockfileGuard, refuse_lockfile_links
 
 if TYPE_CHECKING:
     from featcheck.cargo.metadata import WorkspaceMetadata
@@ -45,9 +46,9 @@ class AuditOptions(NamedTuple):
     """Rules to run besides the defaults (codes or names), e.g. the opt-in hints."""
     ignore: tuple[str, ...] = ()
     """Rules not to run."""
-    check_new_packages: bool = False
-    """Before calling safe a fix that turns on dependencies Cargo.lock holds no version of,
-    let cargo resolve all such fixes once over a temporary copy (`--fix`, `--diff`)."""
+    check_new_packages: bool = True
+    """Before calling a fix confirmed that turns on dependencies Cargo.lock holds no version
+    of, let cargo resolve all such fixes once over a temporary copy (False: memory decides)."""
     confirm_fixes: bool = True
     """Call a fix safe once featcheck's resolver, with the edits made in memory, builds the
     missing feature and leaves no finding of the crate behind (False: fixes are listed only)."""
@@ -162,7 +163,12 @@ def audit_project(
         on_command=options.on_command,
         trust_checkout=options.trust_checkout,
     )
-    with nullcontext() if options.update_lockfile else LockfileGuard.around(manifest):
+    checkout = runner.checkout
+    # Before cargo starts: the audited manifest may be a link out of the checkout (cargo would
+    # read it), a Cargo.lock one cargo would write through (kept or not).
+    check_within(manifest, checkout, "reading a Cargo.toml")
+    refuse_lockfile_links(manifest, checkout)
+    with nullcontext() if options.update_lockfile else LockfileGuard.around(manifest, checkout):
         all_features = beyond_defaults(options.configurations, options.each_feature)
         pending = runner.start_metadata(manifest, all_features=all_features)
         try:
@@ -176,7 +182,7 @@ def audit_project(
 
             builtin_rules()  # the rule specs, read once per process
 
-            manifests = ManifestCache()
+            manifests = ManifestCache(checkout)
             manifests.get(manifest)
             if meanwhile is not None:
                 meanwhile()

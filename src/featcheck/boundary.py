@@ -11,6 +11,11 @@ directory above it holding `.git` (the repository a pull request changes). The s
 below the user's home directory: a dotfiles repository or a stray manifest in `~` must not make
 `~/.cargo` checkout content. Paths are compared resolved, so a link into the checkout counts as
 inside and a link out of it as outside.
+
+Every file featcheck reads from the checkout goes through `read_checkout_file`: the path is
+resolved once, link by link, and a link that lies inside the root but points out of it (a
+`Cargo.toml`, a member directory, a `.cargo/config.toml`) is refused by its own name, before
+anything behind it is opened; the resolved path is then opened without following links.
 """
 
 from __future__ import annotations
@@ -21,7 +26,13 @@ from pathlib import Path
 from typing import NamedTuple
 
 from featcheck.errors import FeatcheckError
-from featcheck.fileio import MAX_MANIFEST_BYTES, read_regular_file, user_cache_directory
+from featcheck.fileio import LINK_OUT, MAX_MANIFEST_BYTES, read_regular_file, user_cache_directory
+
+
+class LeadsOut(FeatcheckError):
+    """A checkout file, or a directory on the way to it, is a link out of the checkout. The
+    error names the link only: the target may be any file of the machine, and nothing of it
+    (not even its name) is shown."""
 
 
 def checkout_root(audited: Path) -> Path:
@@ -143,3 +154,55 @@ def refuse_checkout_program(program: Path | str, root: Path, what: str) -> None:
             "--no-exec, or pass --trust-checkout",
             path=program,
         )
+
+
+def resolve_within(path: Path | str, root: Path) -> tuple[Path, Path | None]:
+    """`path` resolved as the kernel resolves it, link by link, and the first link on the way
+    that lies inside `root` (resolved already) and points out of it, if any (its own path as
+    written, never its target; the resolution stops there). A path that never enters `root`
+    is not the checkout's."""
+    text = os.fspath(path)
+    if not os.path.isabs(text):
+        text = os.path.join(os.getcwd(), text)
+    parts = Path(text).parts  # `.` and doubled separators dropped; `..` kept, as the kernel
+    top = os.fspath(root)
+    below = os.path.join(top, "")
+
+    def inside(candidate: str) -> bool:
+        return candidate == top or candidate.startswith(below)
+
+    # Strings, not Path objects: this runs for each component of every file read.
+    real = written = parts[0]
+    for part in parts[1:]:
+        written = os.path.join(written, part)
+        if part == "..":
+            real = os.path.dirname(real)  # `real` holds no link: this is its real parent
+            continue
+        step = os.path.join(real, part)
+        if not os.path.islink(step):
+            real = step
+            continue
+        target = os.path.realpath(step)
+        if inside(step) and not inside(target):
+            return Path(target), Path(written)
+        real = target
+    return Path(real), None
+
+
+def check_within(path: Path | str, root: Path, why: str) -> Path:
+    """`path` resolved (see `resolve_within`), or LeadsOut naming the link, saying `why` it
+    matters."""
+    real, link = resolve_within(path, root)
+    if link is not None:
+        raise LeadsOut(f"{LINK_OUT} ({why})", path=link)
+    return real
+
+
+def read_checkout_file(path: Path | str, what: str, limit: int, root: Path | None) -> bytes:
+    """The bytes of a file featcheck reads from the checkout under `root` (see
+    `read_regular_file` for the limits): refused by name where it, or a directory on the way,
+    is a link out of the checkout. `root` None: a file of no checkout (the user's own)."""
+    if root is None:
+        return read_regular_file(path, what, limit)
+    real = check_within(path, root, f"reading a {what}")
+    return read_regular_file(path, what, limit, opened=real)

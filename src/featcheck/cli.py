@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from featcheck.featureset import FeatureSelection
+    from featcheck.fixes.commit import Prepared
     from featcheck.report import AuditResult
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
@@ -233,10 +234,14 @@ def _check_parser(prog: str) -> _Parser:
     add(
         "--fix",
         action="store_true",
-        help="Apply the confirmed fixes, show the diff, then audit again (cargo may "
-        "update Cargo.lock for the new features, as `cargo add` would).",
+        help="Apply the safe fixes, all or nothing: cargo resolves and featcheck audits the "
+        "fixed copy first; then the manifests and Cargo.lock are written, and the diff shown.",
     )
-    add("--diff", action="store_true", help="Print the diff --fix would apply, and change nothing.")
+    add(
+        "--diff",
+        action="store_true",
+        help="Print the diff --fix would write (Cargo.lock too), and change nothing.",
+    )
     add(
         "--resolver",
         choices=RESOLVERS,
@@ -320,7 +325,6 @@ def check(arguments: argparse.Namespace) -> int:
         no_exec=arguments.no_exec,
         configurations=configurations,
         each_feature=arguments.each_feature,
-        check_new_packages=bool(arguments.fix or arguments.diff),
     )
     try:
         if arguments.tree is not None:
@@ -341,12 +345,15 @@ def check(arguments: argparse.Namespace) -> int:
             renderer = functools.partial(_renderer_module, chosen_format)
             with terminal.working(reading):
                 result = audit_project(path, options, meanwhile=renderer)
-            if arguments.diff:
-                return _show_diff(result)
-            if arguments.fix:
-                _apply_fixes(result)
-                with terminal.working("Auditing again"):
-                    result = audit_project(path, options._replace(update_lockfile=True))
+            if arguments.diff or arguments.fix:
+                from featcheck.fixes.commit import prepare
+
+                again = options._replace(update_lockfile=True)
+                with terminal.working("Resolving the fixes"):
+                    prepared = prepare(result, path, lambda copy: audit_project(copy, again))
+                if arguments.diff:
+                    return _show_diff(prepared)
+                result = _apply_fixes(prepared, result)
     except FeatcheckError as error:
         _fail(error, github=github)
     if arguments.verbose:
@@ -420,19 +427,22 @@ def _exit_code(result: AuditResult, fail_on: str | None, *, github: bool = False
     return EXIT_CLEAN
 
 
-def _show_diff(result: AuditResult) -> int:
-    """`--diff`: the diff on stdout, nothing written; exit 1 when there is something to fix."""
-    from featcheck.fixes.apply import plan_changes, render_diff
+def _show_diff(prepared: Prepared) -> int:
+    """`--diff`: what `--fix` would write, on stdout; nothing written; exit 1 when there is
+    something to fix."""
+    from featcheck.fixes.apply import render_diff
 
-    changes = plan_changes(result.findings)
-    _print_diff(render_diff(changes), sys.stdout)
-    unfixable = sum(1 for f in result.findings if f.fix is None and f.location is not None)
-    print(
-        f"featcheck: {len(changes)} file(s) would change"
-        + (f"; {unfixable} finding(s) have no confirmed fix" if unfixable else ""),
-        file=sys.stderr,
-    )
-    return EXIT_FINDINGS if changes else EXIT_CLEAN
+    _print_diff(render_diff(prepared.changes), sys.stdout)
+    _print_unfixable(prepared)
+    print(f"featcheck: {len(prepared.changes)} file(s) would change", file=sys.stderr)
+    return EXIT_FINDINGS if prepared.changes else EXIT_CLEAN
+
+
+def _print_unfixable(prepared: Prepared) -> None:
+    from featcheck.render.common import printable
+
+    for line in prepared.unfixable:
+        print(f"featcheck: {printable(line)}", file=sys.stderr)
 
 
 def _print_diff(diff: str, stream: TextIO) -> None:
@@ -451,14 +461,16 @@ def _print_diff(diff: str, stream: TextIO) -> None:
         stream.write("".join(f"{line}\n" for line in lines))
 
 
-def _apply_fixes(result: AuditResult) -> None:
-    """`--fix`: write the confirmed fixes and show what changed (on stderr)."""
-    from featcheck.fixes.apply import plan_changes, render_diff, write_changes
+def _apply_fixes(prepared: Prepared, result: AuditResult) -> AuditResult:
+    """`--fix`: write what cargo resolved on the copy, show what changed (on stderr), and
+    return the audit of the fixed checkout."""
+    from featcheck.fixes.apply import render_diff, write_changes
 
-    changes = plan_changes(result.findings)
-    write_changes(changes)
-    _print_diff(render_diff(changes), sys.stderr)
-    print(f"featcheck: fixed {len(changes)} file(s)", file=sys.stderr)
+    write_changes(prepared.changes)
+    _print_diff(render_diff(prepared.changes), sys.stderr)
+    _print_unfixable(prepared)
+    print(f"featcheck: fixed {len(prepared.changes)} file(s)", file=sys.stderr)
+    return prepared.result if prepared.result is not None else result
 
 
 def list_rules(arguments: argparse.Namespace) -> int:

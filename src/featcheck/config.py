@@ -268,13 +268,15 @@ def load_config(
     workspace_root: Path,
     member_manifests: Mapping[str, Path],
     read_document: Callable[[Path], ManifestDocument] | None = None,
+    checkout: Path | None = None,
 ) -> Config:
     """Read and merge the configuration of a workspace.
 
     `member_manifests` maps each member's package name to its Cargo.toml. Missing files are
     skipped (`featcheck.toml` is optional). Raises FeatcheckError, at the offending key or
     value, for anything that is not valid configuration. `read_document` reads a manifest (the
-    audit passes its cache, so that no manifest is parsed twice).
+    audit passes its cache, so that no manifest is parsed twice). `checkout`: the root that no
+    link on the way to `featcheck.toml` may leave (boundary.py).
     """
     documents: dict[Path, ManifestDocument] = {}
 
@@ -283,7 +285,7 @@ def load_config(
             return read_document(path)
         key = path.resolve()
         if key not in documents:
-            documents[key] = read_manifest(path)
+            documents[key] = read_manifest(path, root=checkout)
         return documents[key]
 
     root_manifest = workspace_root / "Cargo.toml"
@@ -350,16 +352,17 @@ def project_catalogue(path: Path) -> Catalogue:
     The workspace root is found as cargo finds it, from the nearest Cargo.toml upwards; a
     directory with only a featcheck.toml counts as a root too.
     """
+    from featcheck.boundary import checkout_root
     from featcheck.noexec.workspace import discover_workspace
 
     path = path.absolute()
     directory = path if path.is_dir() else path.parent
     for candidate in (directory, *directory.parents):
         if (candidate / "Cargo.toml").is_file():
-            root = discover_workspace(candidate / "Cargo.toml").root
-            return load_config(root, {}).catalogue
+            layout = discover_workspace(candidate / "Cargo.toml")
+            return load_config(layout.root, {}, checkout=layout.checkout).catalogue
         if (candidate / CONFIG_FILE).is_file():
-            return load_config(candidate, {}).catalogue
+            return load_config(candidate, {}, checkout=checkout_root(candidate)).catalogue
     return Catalogue.builtin()
 
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from featcheck.cargo.cfg import TargetCfg
 from featcheck.cargo.metadata import PackageInfo, WorkspaceMetadata
-from featcheck.fixes.search import new_requirement, pinned_families
+from featcheck.fixes.candidates import new_requirement, pinned_families
 from featcheck.graph import DependencyGraph, Node, PackageRef
 from featcheck.locate import Cut, Locator
 from featcheck.manifest.declarations import declaration_sites
@@ -33,6 +33,10 @@ class Explainer:
     locator: Locator
     builds: Mapping[tuple[str, str], DependencyGraph]
     """Every audited (member id, target) build, to say which other member enables a feature."""
+    sides_unify: bool = False
+    """Resolver 1: a workspace-wide build gives host units (proc-macros and what they use)
+    and target units the same features, so another member's host units count too; with
+    resolver 2 and 3 only its target units reach the artifact."""
     _enabling: dict[tuple[PackageRef, str, str], list[tuple[str, str]]] = field(
         default_factory=dict, init=False, repr=False
     )
@@ -214,7 +218,9 @@ class Explainer:
                     (other.id, other.name)
                     for other in self.metadata.members
                     if any(
-                        n.package == node.package and feature in n.features
+                        n.package == node.package
+                        and feature in n.features
+                        and (self.sides_unify or not n.host)
                         for n in self.builds.get((other.id, target), _EMPTY).named(node.name)
                     )
                 ),

@@ -32,6 +32,9 @@ MAX_CONFIG_BYTES = 1 << 20
 MAX_LOCKFILE_BYTES = 64 << 20
 """Cargo.lock of the largest workspaces stays below a few MB."""
 
+LINK_OUT = "is a symlink that leads out of the checkout; featcheck does not follow it"
+"""The refusal of a checkout file or directory that links out (boundary.py)."""
+
 
 def user_cache_directory(environment: Mapping[str, str]) -> Path | None:
     """featcheck's directory in the user's cache: `$XDG_CACHE_HOME/featcheck` (an absolute
@@ -117,16 +120,21 @@ def _parsed(
         raise ValueError(str(error)) from None
 
 
-def read_regular_file(path: Path | str, what: str, limit: int) -> bytes:
+def read_regular_file(
+    path: Path | str, what: str, limit: int, *, opened: Path | None = None
+) -> bytes:
     """The bytes of a regular file of at most `limit` bytes, or a FeatcheckError naming it.
 
     The file is opened without blocking and checked before anything is read, so a FIFO, a
     device or a socket is refused at once (reading a FIFO would wait for a writer forever).
+    `opened`: `path` resolved already (boundary.py), opened without following a link, so that
+    a link put there since it was resolved is refused rather than followed.
     """
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+    if opened is not None:
+        flags |= getattr(os, "O_NOFOLLOW", 0)
     try:
-        descriptor = os.open(
-            path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
-        )
+        descriptor = os.open(path if opened is None else opened, flags)
     except FileNotFoundError:
         raise FeatcheckError("no such file", path=path) from None
     except OSError as error:
@@ -159,15 +167,20 @@ MAX_SCANNED_ENTRIES = 200_000
 _NOT_SCANNED = frozenset({"target", "node_modules"})
 
 
-def special_manifest(root: Path, names: frozenset[str]) -> Path | None:
-    """The first FIFO, device or socket named like one of `names` below `root`, if any.
+def special_manifest(
+    root: Path, names: frozenset[str], checkout: Path | None = None
+) -> tuple[Path, str] | None:
+    """The first entry below `root` that cargo must not read, and why: a FIFO, device or
+    socket named like one of `names`; inside `checkout` (resolved), also a link out of it so
+    named, or a directory linking out that holds one (cargo would read another project's
+    manifest as a member or path dependency, and write through a lockfile link).
 
     cargo reads every member's and path dependency's Cargo.toml with a blocking read: one that
     is a FIFO would hold it until the timeout. Looking for them first costs one walk of the
     tree (build output, hidden directories and node_modules skipped, symlinked directories
     not followed), bounded by MAX_SCANNED_ENTRIES.
     """
-    pending = [root]
+    pending = [Path(os.path.realpath(root))]  # the walk follows no link: every path is real
     seen = 0
     while pending:
         try:
@@ -180,10 +193,13 @@ def special_manifest(root: Path, names: frozenset[str]) -> Path | None:
                 if seen > MAX_SCANNED_ENTRIES:
                     return None
                 try:
+                    why = _linked_out(entry, names, checkout) if entry.is_symlink() else None
+                    if why is not None:
+                        return Path(entry.path), why
                     if entry.name in names:
                         mode = os.stat(entry.path).st_mode
                         if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
-                            return Path(entry.path)
+                            return Path(entry.path), _SPECIAL
                     elif (
                         entry.is_dir(follow_symlinks=False)
                         and not entry.name.startswith(".")
@@ -192,6 +208,25 @@ def special_manifest(root: Path, names: frozenset[str]) -> Path | None:
                         pending.append(Path(entry.path))
                 except OSError:
                     continue
+    return None
+
+
+_SPECIAL = "is not a regular file (a FIFO, device or socket); cargo would wait on it"
+
+
+def _linked_out(
+    entry: os.DirEntry[str], names: frozenset[str], checkout: Path | None
+) -> str | None:
+    """Why cargo must not follow the link `entry` (inside the walk), if it must not."""
+    if checkout is None or not Path(entry.path).is_relative_to(checkout):
+        return None  # above the checkout: the user's own
+    target = Path(os.path.realpath(entry.path))
+    if target.is_relative_to(checkout):
+        if entry.name in names and not target.exists():
+            return "is a symlink to nothing; cargo would create the file it names"
+        return None
+    if entry.name in names or (target / "Cargo.toml").exists():
+        return f"{LINK_OUT} (cargo would read through it)"
     return None
 
 

@@ -38,7 +38,8 @@ class PackageRef:
 
 @dataclass(frozen=True, eq=False)
 class Node:
-    """One compiled unit of a package: the same package built with other features is another.
+    """One compiled unit of a package: the same package built with other features, or built
+    for the other side (host or target), is another.
 
     Nodes are compared, hashed and sorted millions of times (rules sort a build's nodes, the
     fix search resolves many builds), so the identity is computed once, as a plain tuple.
@@ -47,10 +48,18 @@ class Node:
     package: PackageRef
     features: frozenset[str]
     proc_macro: bool = False
-    _key: tuple[str, str, str, tuple[str, ...], bool] = field(init=False, repr=False, compare=False)
+    host: bool = False
+    """Built for the host: a proc-macro, or what proc-macros use (build scripts' dependencies
+    too, though `-e normal` shows none). cargo tree prints such a unit apart from a target
+    unit with the same features; only target units are linked into the artifact."""
+    _key: tuple[str, str, str, tuple[str, ...], bool, bool] = field(
+        init=False, repr=False, compare=False
+    )
     _hash: int = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        if self.proc_macro and not self.host:
+            object.__setattr__(self, "host", True)  # a proc-macro always runs on the host
         package = self.package
         key = (
             package.name,
@@ -58,6 +67,7 @@ class Node:
             package.source or "",
             tuple(sorted(self.features)),
             self.proc_macro,
+            self.host,
         )
         object.__setattr__(self, "_key", key)
         object.__setattr__(self, "_hash", hash(key))
@@ -240,22 +250,23 @@ class DependencyGraph:
         return found
 
     def target_side(self, roots: tuple[Node, ...]) -> frozenset[Node]:
-        """Nodes reached from `roots` without passing a proc-macro (roots that are proc-macros
-        included): what is compiled for the target rather than run on the host."""
+        """Target nodes reached from `roots` (host roots, such as a proc-macro member, reach
+        none): what is linked into the artifact rather than run on the host. Host nodes
+        depend on host nodes only, so the walk stops at the first one."""
         found = self._target_side.get(roots)
         if found is not None:
             return found
-        if self._top is not None and roots == (self._top[0],) and not roots[0].proc_macro:
+        if self._top is not None and roots == (self._top[0],) and not roots[0].host:
             root, below = self._top
-            starts = tuple(sorted(d for d in self._dependencies[root] if not d.proc_macro))
+            starts = tuple(sorted(d for d in self._dependencies[root] if not d.host))
             found = below.target_side(starts) | {root}
         else:
             seen: set[Node] = set()
-            queue = deque(r for r in roots if not r.proc_macro)
+            queue = deque(r for r in roots if not r.host)
             seen.update(queue)
             while queue:
                 for dependency in self.dependencies(queue.popleft()):
-                    if dependency not in seen and not dependency.proc_macro:
+                    if dependency not in seen and not dependency.host:
                         seen.add(dependency)
                         queue.append(dependency)
             found = frozenset(seen)

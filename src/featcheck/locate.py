@@ -19,7 +19,6 @@ from featcheck.manifest.declarations import DeclarationSite, declaration_sites, 
 from featcheck.manifest.document import (
     ManifestDocument,
     parse_text,
-    read_manifest,
     read_manifest_text,
 )
 from featcheck.manifest.spans import Entry, Span
@@ -47,7 +46,9 @@ class ManifestCache:
     """Each manifest is read once per audit, and parsed only when something asks for its data
     (a large workspace's unflagged members are only scanned for `# featcheck:` comments)."""
 
-    def __init__(self) -> None:
+    def __init__(self, checkout: Path | None = None) -> None:
+        self.checkout = checkout
+        """The root of the audited checkout: no manifest is read through a link out of it."""
         self._documents: dict[Path, ManifestDocument] = {}
         self._texts: dict[Path, str] = {}
         self._resolved: dict[Path, Path] = {}
@@ -64,7 +65,10 @@ class ManifestCache:
         document = self._documents.get(key)
         if document is None:
             text = self._texts.pop(key, None)
-            document = read_manifest(key) if text is None else parse_text(key, text)
+            if text is None:
+                # Read by the name it was given, which boundary.py resolves link by link.
+                text = read_manifest_text(path, root=self.checkout)
+            document = parse_text(key, text)
             self._documents[key] = document
         return document
 
@@ -76,7 +80,7 @@ class ManifestCache:
             return document.text
         text = self._texts.get(key)
         if text is None:
-            text = self._texts[key] = read_manifest_text(key)
+            text = self._texts[key] = read_manifest_text(path, root=self.checkout)
         return text
 
 

@@ -13,7 +13,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from featcheck.fileio import MAX_LOCKFILE_BYTES, read_regular_file, write_atomic
+from featcheck.boundary import check_within, checkout_root, read_checkout_file
+from featcheck.errors import FeatcheckError
+from featcheck.fileio import MAX_LOCKFILE_BYTES, write_atomic
 
 
 def _candidate_lockfiles(manifest: Path) -> list[Path]:
@@ -33,7 +35,11 @@ class LockfileGuard:
 
     @staticmethod
     @contextmanager
-    def around(manifest: Path) -> Iterator[None]:
+    def around(manifest: Path, checkout: Path | None = None) -> Iterator[None]:
+        """Around cargo's run on `manifest`, in the checkout rooted at `checkout` (found from
+        the manifest when not given)."""
+        root = checkout_root(manifest) if checkout is None else checkout
+        refuse_lockfile_links(manifest, root)
         snapshots: dict[Path, bytes | None] = {}
         for path in _candidate_lockfiles(manifest):
             try:
@@ -46,7 +52,7 @@ class LockfileGuard:
             if path.is_file() and not os.access(path, os.R_OK):
                 continue
             # A FIFO or device is refused at once: cargo would wait on it until the timeout.
-            snapshots[path] = read_regular_file(path, "Cargo.lock", MAX_LOCKFILE_BYTES)
+            snapshots[path] = read_checkout_file(path, "Cargo.lock", MAX_LOCKFILE_BYTES, root)
         try:
             yield
         finally:
@@ -63,3 +69,17 @@ class LockfileGuard:
                     path.unlink(missing_ok=True)
                 else:
                     write_atomic(path, content, restoring=True)
+
+
+def refuse_lockfile_links(manifest: Path, root: Path) -> None:
+    """Refuse, before cargo runs on `manifest`, a lockfile of the checkout under `root` that
+    cargo would write through to a file elsewhere: a link out of the checkout, or one pointing
+    nowhere (cargo creates the file it names, wherever that is; putting the old state back
+    would remove only the link)."""
+    for lockfile in _candidate_lockfiles(manifest):
+        check_within(lockfile, root, "cargo would write through it")
+        if lockfile.is_relative_to(root) and os.path.islink(lockfile) and not lockfile.exists():
+            raise FeatcheckError(
+                "is a symlink to nothing; cargo would create the file it names",
+                path=lockfile,
+            )

@@ -22,8 +22,9 @@ from featcheck.errors import FeatcheckError
 from featcheck.explain import Explainer
 from featcheck.featureset import DEFAULT, FeatureSelection
 from featcheck.fixes.counterfactual import WhatIf
+from featcheck.fixes.lockcheck import LockView
 from featcheck.fixes.overlay import OverlayCheck
-from featcheck.fixes.search import FixSearch
+from featcheck.fixes.search import FixSearch, backends_of
 from featcheck.graph import DependencyGraph, PackageRef
 from featcheck.locate import Locator, ManifestCache
 from featcheck.matrix import (
@@ -66,6 +67,7 @@ def audit_workspace(
         metadata.root,
         members_with_settings(metadata),
         read_document=manifests.get,
+        checkout=manifests.checkout,
     )
     members = _select_members(metadata, manifest, options.packages)
     # A lone member's own [package.metadata.featcheck] counts as the project's settings.
@@ -102,6 +104,8 @@ def audit_workspace(
     root = manifest.parent
     result = AuditResult(
         root,
+        workspace_root=metadata.root,
+        local_manifests=tuple(p.manifest_path for p in metadata.unpublished()),
         members=[m.name for m in members],
         targets=targets,
         fail_on=settings.fail_on,
@@ -184,9 +188,16 @@ def audit_workspace(
         return copy_runner.metadata(copy_manifest, all_features=True, features=extra)
 
     graphs = {key: build.graph for key, build in builds.items()}
+    overlay = (
+        None
+        if options.no_exec or not options.check_new_packages
+        else OverlayCheck(
+            metadata.root, metadata_of, model.cfgs, model.host, model.resolver, still_flagged
+        )
+    )
     placer = FindingPlacer(
         locator,
-        Explainer(metadata, search, locator, base_builds),
+        Explainer(metadata, search, locator, base_builds, sides_unify=model.resolver == 1),
         FixSearch(
             metadata,
             locator,
@@ -195,21 +206,23 @@ def audit_workspace(
             graphs,
             still_flagged,
             cargo_checks_new_packages=options.check_new_packages and not options.no_exec,
+            backends=backends_of(r for rules in rules_of.values() for r in rules),
         ),
-        None
-        if options.no_exec or not options.check_new_packages
-        else OverlayCheck(
-            metadata.root, metadata_of, model.cfgs, model.host, model.resolver, still_flagged
-        ),
+        overlay,
         confirm=options.confirm_fixes and not options.no_exec,
     )
+    try:
+        placed = placer.place_all(flagged)
+    finally:
+        if overlay is not None:
+            overlay.close()
     result.findings = [
         replace(
             finding,
             confidence=INCOMPLETE if position in uncertain else finding.confidence,
             configurations=(*finding.configurations, *also_in.get(position, ())),
         )
-        for position, finding in enumerate(placer.place_all(flagged))
+        for position, finding in enumerate(placed)
     ]
     # Nothing audited (every configuration refused): no suppression could have matched.
     ran = set() if result.no_verdict else {r.code for rules in rules_of.values() for r in rules}
@@ -336,8 +349,10 @@ class _ResolverModel:
         return self.index.by_id.get(root) if root is not None else None
 
     def what_if(self, deadline: Deadline) -> WhatIf:
-        """Counterfactual resolution over this model, within `deadline`."""
-        return WhatIf(self.index, self.cfgs, self.host, self.resolver, self.current, deadline)
+        """Counterfactual resolution over this model, within `deadline`, binding what an edit
+        turns on to the versions Cargo.lock holds."""
+        lock = LockView(self.metadata, self.index)
+        return WhatIf(self.index, self.cfgs, self.host, self.resolver, self.current, lock, deadline)
 
 
 BuildKey = tuple[str, str, FeatureSelection]

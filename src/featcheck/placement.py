@@ -13,12 +13,16 @@ from featcheck.cargo.cfg import TargetCfg
 from featcheck.cargo.metadata import PackageInfo
 from featcheck.explain import Explainer
 from featcheck.featureset import DEFAULT, FeatureSelection
-from featcheck.fixes.overlay import OverlayCheck, Pending
-from featcheck.fixes.search import FixSearch, Outcome
+from featcheck.fixes.candidates import Candidate
+from featcheck.fixes.overlay import Answer, OverlayCheck, Pending
+from featcheck.fixes.search import FixSearch, Outcome, safety
 from featcheck.graph import Node, PackageRef
 from featcheck.locate import Cut, Locator
 from featcheck.report import Finding, Fix, Location, Severity
 from featcheck.rules import BuildView, Detection, Rule
+
+_ROUNDS = 3
+"""Rounds of cargo checks at most: a refused candidate's successor may need cargo too."""
 
 
 @dataclass(frozen=True)
@@ -69,43 +73,56 @@ class FindingPlacer:
         )
 
     def _confirm_pending(self, flagged: list[Flagged], outcomes: list[Outcome]) -> list[Outcome]:
-        """Let cargo confirm, in one go, the fixes resolution in memory cannot answer."""
-        waiting = [
-            (position, outcome.pending)
-            for position, outcome in enumerate(outcomes)
-            if outcome.pending is not None
-        ]
-        if not waiting or self.overlay is None or not self.confirm:
-            return outcomes
-        pending = [
-            Pending(
-                flagged[p].member,
-                flagged[p].target,
-                flagged[p].detection.node.package,
-                c.edits,
-                flagged[p].selection,
-            )
-            for p, c in waiting
-        ]
-        cleared, why = self.overlay.confirm(pending)
-        confirmed = list(outcomes)
-        for (position, candidate), ok in zip(waiting, cleared, strict=True):
-            outcome = outcomes[position]
-            others = tuple(a for a in outcome.alternatives if a.edits != candidate.edits)
-            if ok:
-                fix = Fix(candidate.edits, confirmed=True, safe=True)
-                if outcome.fix is not None:  # confirmed in memory, ranked below: an alternative
-                    others = (replace(outcome.fix, safe=False), *others)
-                confirmed[position] = Outcome(candidate.cut, fix, others)
-            elif why:
-                noted = tuple(
-                    replace(a, note=why) if a.edits == candidate.edits else a
-                    for a in outcome.alternatives
+        """Let cargo answer, in one go per round, the fixes resolution in memory cannot: a
+        candidate cargo refuses is dropped and the next one goes to cargo in the next round."""
+        settled = list(outcomes)
+        for _ in range(_ROUNDS if self.overlay is not None and self.confirm else 0):
+            waiting = [(p, o.pending[0]) for p, o in enumerate(settled) if o.pending]
+            if not waiting or self.overlay is None:
+                break
+            pending = [
+                Pending(
+                    flagged[p].member,
+                    flagged[p].target,
+                    flagged[p].detection.node.package,
+                    c.edits,
+                    flagged[p].selection,
+                    flagged[p].view.graph,
                 )
-                confirmed[position] = replace(outcome, alternatives=noted)
-            else:
-                confirmed[position] = replace(outcome, alternatives=others)
-        return confirmed
+                for p, c in waiting
+            ]
+            answers = self.overlay.confirm(pending)
+            for (position, candidate), answer in zip(waiting, answers, strict=True):
+                settled[position] = self._answered(settled[position], candidate, answer)
+        return [replace(o, pending=()) for o in settled]
+
+    def _answered(self, outcome: Outcome, candidate: Candidate, answer: Answer) -> Outcome:
+        """The outcome once cargo answered for its first pending candidate."""
+        rest = outcome.pending[1:]
+        if not answer.cleared:
+            note = f"cargo cannot resolve it: {answer.reason}" if answer.reason else ""
+            alternatives = tuple(
+                replace(a, note=note or a.note) if a.edits == candidate.edits else a
+                for a in outcome.alternatives
+            )
+            refused = outcome.refused
+            if outcome.fix is None and not rest and not refused and answer.reason:
+                refused = f"{candidate.edits[0].describe()}: {note}"
+            return replace(outcome, alternatives=alternatives, pending=rest, refused=refused)
+        unsafe = safety(answer.added, self.search.backends)
+        fix = Fix(
+            candidate.edits, confirmed=True, safe=not unsafe, note=unsafe, added=len(answer.added)
+        )
+        others = tuple(a for a in outcome.alternatives if a.edits != candidate.edits)
+        current = outcome.fix
+        if current is not None and (
+            not current.safe or current.added is None or len(answer.added) < current.added
+        ):
+            others = (current, *others)
+        elif current is not None:
+            # Confirmed by cargo but no better than the fix memory found: an alternative.
+            return replace(outcome, alternatives=(*others, fix), pending=())
+        return Outcome(candidate.cut, fix, others)
 
     def _place(self, item: Flagged, outcome: Outcome) -> Finding:
         cut = outcome.cut or self._fallback_cut(item)
@@ -120,7 +137,8 @@ class FindingPlacer:
             item.member,
             item.target,
             self.locator.location(cut) if cut is not None else None,
-            self._suggestion(item.detection, cut, self._placed(outcome.fix), alternatives),
+            outcome.refused
+            or self._suggestion(item.detection, cut, self._placed(outcome.fix), alternatives),
         )
         return replace(
             finding,

@@ -61,7 +61,9 @@ class Fix:
     safe: bool = False
     """Confirmed and the smallest candidate: what `--fix` applies."""
     note: str = ""
-    """Why it could not be confirmed, when it was not."""
+    """Why it could not be confirmed, when it was not; why it is not safe, when it is not."""
+    added: int | None = None
+    """How many packages the fix adds to the member's build; None where that is unknown."""
 
     @property
     def description(self) -> str:
@@ -213,6 +215,10 @@ class AuditResult:
 
     root: Path
     """The audited root: locations are relative to it."""
+    workspace_root: Path | None = None
+    """The root of the workspace cargo resolved (where Cargo.lock lies); None for tree text."""
+    local_manifests: tuple[Path, ...] = ()
+    """The manifest of every path package, as cargo names it (links not followed)."""
     findings: list[Finding] = field(default_factory=list)
     members: list[str] = field(default_factory=list)
     targets: list[str] = field(default_factory=list)

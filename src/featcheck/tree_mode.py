@@ -43,6 +43,12 @@ def audit_tree_text(
             "this tree was printed with dev- and build-dependency edges: the features shown may "
             "include ones only tests or build scripts get; print it with `cargo tree -e normal`"
         )
+    if parsed.sides_merged:
+        result.notes.append(
+            "this tree was printed without --target, so cargo merged crates that proc-macros "
+            "use with the same crates linked into the build: their findings may concern only "
+            "the proc-macro; print it with --target TRIPLE"
+        )
     if len(roots) > 1:
         _unified_members(result, roots)
     if not rules:

@@ -21,6 +21,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from featcheck.boundary import LeadsOut, read_checkout_file
 from featcheck.cargo.argv_gate import (
     CFG,
     CONFIG_SETTING,
@@ -35,8 +36,9 @@ from featcheck.cargo.argv_gate import (
     option,
     word,
 )
-from featcheck.cargo.toolchain import neutral_directory, read_small_file
+from featcheck.cargo.toolchain import neutral_directory
 from featcheck.errors import FeatcheckError
+from featcheck.fileio import MAX_CONFIG_BYTES
 
 if TYPE_CHECKING:
     # Read before cargo starts, so loaded only where a configuration file exists.
@@ -266,15 +268,17 @@ def _within(path: Path, inside: Path) -> bool:
         return False
 
 
-def _read(path: Path, within: bool) -> ManifestDocument:
+def _read(path: Path, within: bool, root: Path | None) -> ManifestDocument:
     """A configuration file as a document. A file outside the project (reached by `include`)
-    is never quoted in an error: it may be any file of the machine."""
+    is never quoted in an error: it may be any file of the machine. One that a link inside
+    the checkout (`root`) leads to outside it is not read at all (boundary.py)."""
     from featcheck.manifest.document import parse_document
 
     try:
-        return parse_document(path, read_small_file(path, "cargo configuration file"))
-    except FeatcheckError:
-        if within:
+        raw = read_checkout_file(path, "cargo configuration file", MAX_CONFIG_BYTES, root)
+        return parse_document(path, raw)
+    except FeatcheckError as error:
+        if within or isinstance(error, LeadsOut):
             raise
         raise FeatcheckError(
             f"cannot be read as a cargo configuration file ({_NOT_SHOWN})", path=path
@@ -306,14 +310,14 @@ def _includes(document: ManifestDocument) -> Iterator[tuple[Path, bool]]:
 
 
 def _load(
-    path: Path, seen: tuple[Path, ...], inside: Path
+    path: Path, seen: tuple[Path, ...], inside: Path, root: Path | None
 ) -> Iterator[tuple[ManifestDocument, Path, bool]]:
     """One configuration file and what it includes, lowest precedence first, each with
     whether it lies inside the project (`inside`)."""
     if len(seen) > _MAX_INCLUDE_DEPTH or path in seen:
         raise FeatcheckError("cargo configuration includes itself", path=path)
     within = _within(path, inside)
-    document = _read(path, within)
+    document = _read(path, within, root)
     try:
         includes = list(_includes(document))
     except FeatcheckError:
@@ -323,7 +327,7 @@ def _load(
     for included, optional in includes:
         if optional and not included.exists():
             continue
-        yield from _load(included, (*seen, path), inside)
+        yield from _load(included, (*seen, path), inside, root)
     yield document, path.parent.parent, within
 
 
@@ -452,6 +456,7 @@ def read_checkout_config(
     *,
     offline: bool = False,
     untrusted_home: Path | None = None,
+    root: Path | None = None,
 ) -> CheckoutConfig:
     """The data parts of the checkout's configuration, checked by the argument gate.
 
@@ -460,7 +465,7 @@ def read_checkout_config(
     A key set through the environment (CARGO_NET_OFFLINE, ...) is left to it, but for the
     rustflags lists, to which cargo adds the environment's (CARGO_BUILD_RUSTFLAGS and
     CARGO_TARGET_<TRIPLE>_RUSTFLAGS, which cargo reads itself; featcheck reads them too for
-    the cfg it evaluates).
+    the cfg it evaluates). `root`: the checkout, out of which no link is followed.
 
     Where cargo sends credentials is never the checkout's to say (see `_CredentialPolicy`):
     unless cargo stays offline (`offline`), a registry or remote source defined only by the
@@ -473,7 +478,7 @@ def read_checkout_config(
     build, targets, names_wrapper = user.build, user.targets, user.names_wrapper
     policy = _CredentialPolicy(user.registries)
     for file in _config_files(workdir, cargo_home, untrusted_home):
-        for document, base, within in _load(file, (), file.parent.parent):
+        for document, base, within in _load(file, (), file.parent.parent, root):
             if file.parent.parent == neutral_directory():  # cargo reads it there too
                 names_wrapper = names_wrapper or _names_wrapper(document)
             try:
@@ -580,7 +585,7 @@ def _user_configuration(
         if not file.is_file():
             continue
         try:
-            for document, base, _ in _load(file, (), file.parent):
+            for document, base, _ in _load(file, (), file.parent, None):  # the user's own
                 names_wrapper = names_wrapper or _names_wrapper(document)
                 defined = _tables(document.data.get("registries"))
                 registries.update(_registry_key(name) for name, _ in defined)
@@ -724,16 +729,20 @@ def filter_environment_rustflags(environment: dict[str, str]) -> None:
 
 
 def configuration_documents(
-    workdir: Path, cargo_home: Path | None, untrusted_home: Path | None = None
+    workdir: Path, cargo_home: Path | None, untrusted_home: Path | None, root: Path
 ) -> Iterator[tuple[ManifestDocument, Path, Path]]:
     """Every configuration file cargo reads when run in `workdir`, with what each includes,
     lowest precedence first: the (trusted) CARGO_HOME's own file, then the files from the
     root down to `workdir` (after an untrusted home's, see `_config_files`). Each comes with
-    the directory its relative paths start from and the file that was read (or included it)."""
+    the directory its relative paths start from and the file that was read (or included it).
+    No file is read through a link out of the checkout `root` (the user's own home aside)."""
     files = [cargo_home / name for name in ("config", "config.toml")] if cargo_home else []
     home = next((f for f in files if f.is_file()), None)  # cargo prefers `config`
-    for file in ([home] if home else []) + _config_files(workdir, cargo_home, untrusted_home):
-        for document, base, _ in _load(file, (), file.parent.parent):
+    if home is not None:
+        for document, base, _ in _load(home, (), home.parent.parent, None):
+            yield document, base, home
+    for file in _config_files(workdir, cargo_home, untrusted_home):
+        for document, base, _ in _load(file, (), file.parent.parent, root):
             yield document, base, file
 
 

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from featcheck.boundary import (
     TrustedPlaces,
+    checkout_root,
     default_cargo_home,
     trusted_places,
 )
@@ -159,6 +160,15 @@ class CargoRunner:
         self._setup: _Setup | None = None
         self._setup_lock = threading.Lock()
         self._answers: RustcAnswers | None = None
+        self._checkout: Path | None = None
+
+    @property
+    def checkout(self) -> Path:
+        """The root of the audited checkout (boundary.py): featcheck reads none of its files
+        through a link that leads out of it."""
+        if self._checkout is None:
+            self._checkout = checkout_root(self.workdir)
+        return self._checkout
 
     @property
     def toolchain(self) -> Toolchain | None:
@@ -185,7 +195,7 @@ class CargoRunner:
             # evaluate cfg as cargo will, and does without them where it cannot read them.
             try:
                 config = read_checkout_config(
-                    self.workdir, env, default_cargo_home(env), offline=True
+                    self.workdir, env, default_cargo_home(env), offline=True, root=self.checkout
                 )
             except FeatcheckError:
                 config = CheckoutConfig()
@@ -209,6 +219,7 @@ class CargoRunner:
             cargo_home,
             offline=self.offline,
             untrusted_home=places.untrusted_cargo_home,
+            root=places.root,
         )
         for name in WRAPPER_VARIABLES:
             env.pop(name, None)
@@ -326,7 +337,7 @@ class CargoRunner:
             # A FIFO named Cargo.toml or Cargo.lock would keep cargo waiting until the timeout.
             # It is looked for while cargo starts (a large workspace has thousands of
             # directories): found, cargo is ended at once, having only read.
-            _refuse_special_manifests(manifest_path)
+            _refuse_special_manifests(manifest_path, self.checkout)
         except BaseException:
             running.cancel()
             raise
@@ -526,19 +537,17 @@ def _locations(stderr: str, cwd: Path) -> str:
     return _LOCATION.sub(rewrite, stderr)
 
 
-def _refuse_special_manifests(manifest_path: Path) -> None:
+def _refuse_special_manifests(manifest_path: Path, checkout: Path) -> None:
     """Refuse a FIFO or device named Cargo.toml or Cargo.lock anywhere cargo may read one
     (below the outermost directory with a Cargo.toml): cargo would block on it until the
-    timeout."""
+    timeout; and, in the checkout, one that links out of it (see `special_manifest`)."""
     root = manifest_path.absolute().parent
     for directory in root.parents:
         if (directory / "Cargo.toml").is_file():
             root = directory
-    found = special_manifest(root, _MANIFEST_NAMES)
+    found = special_manifest(root, _MANIFEST_NAMES, checkout)
     if found is not None:
-        raise FeatcheckError(
-            "is not a regular file (a FIFO, device or socket); cargo would wait on it", path=found
-        )
+        raise FeatcheckError(found[1], path=found[0])
 
 
 _MANIFEST_NAMES = frozenset({"Cargo.toml", "Cargo.lock"})

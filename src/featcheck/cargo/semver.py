@@ -136,3 +136,20 @@ def is_requirement(text: str) -> bool:
     """True when every comma-separated comparator of `text` is cargo version syntax."""
     parts = text.split(",")
     return bool(text.strip()) and all(_bounds(part) is not None for part in parts)
+
+
+def bounds(requirement: str) -> tuple[Version, Version | None] | None:
+    """(lowest allowed, first excluded or None) of the versions `requirement` allows, every
+    comparator applied; None when its syntax is unknown."""
+    low: Version = (0, 0, 0, 0)
+    high: Version | None = None
+    for comparator in requirement.split(","):
+        if not comparator.strip():
+            continue
+        found = _bounds(comparator)
+        if found is None:
+            return None
+        low = max(low, found[0])
+        if found[1] is not None:
+            high = found[1] if high is None else min(high, found[1])
+    return low, high

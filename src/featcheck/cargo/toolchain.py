@@ -20,7 +20,12 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from featcheck.background import Background
-from featcheck.boundary import checkout_root, refuse_checkout_program, refuse_untrusted_rustup_home
+from featcheck.boundary import (
+    checkout_root,
+    read_checkout_file,
+    refuse_checkout_program,
+    refuse_untrusted_rustup_home,
+)
 from featcheck.cargo.argv_gate import TOOLCHAIN, Argument, GateError, option, word
 from featcheck.cargo.process import run_process
 from featcheck.errors import FeatcheckError
@@ -84,13 +89,14 @@ def _line_of(text: str, key: str) -> int:
     return 1
 
 
-def parse_toolchain_file(path: Path) -> ToolchainRequest:
+def parse_toolchain_file(path: Path, root: Path | None = None) -> ToolchainRequest:
     """Read a `rust-toolchain` or `rust-toolchain.toml` file the way rustup does, as data.
 
     A one-line `rust-toolchain` is a legacy channel name; anything else is TOML with a
-    `[toolchain]` table holding `channel` or `path`.
+    `[toolchain]` table holding `channel` or `path`. One inside the checkout `root` that links
+    out of it is refused (boundary.py).
     """
-    text = decode_text(read_small_file(path, "toolchain file"), path)
+    text = decode_text(read_checkout_file(path, "toolchain file", MAX_CONFIG_BYTES, root), path)
     why = f"{path.name} in {path.parent}"
     if path.name == "rust-toolchain" and len(text.splitlines()) == 1:
         legacy = text.strip()
@@ -140,7 +146,9 @@ def _checked_name(name: str, origin: Path, line: int) -> str:
         raise FeatcheckError(f"toolchain: {error}", path=origin, line=line) from None
 
 
-def find_toolchain_request(start: Path, overrides: Mapping[Path, str]) -> ToolchainRequest:
+def find_toolchain_request(
+    start: Path, overrides: Mapping[Path, str], root: Path | None = None
+) -> ToolchainRequest:
     """The nearest directory override or toolchain file from `start` upward, as rustup finds it.
 
     At each directory rustup checks its own `rustup override set` entries first, then
@@ -162,7 +170,7 @@ def find_toolchain_request(start: Path, overrides: Mapping[Path, str]) -> Toolch
             except OSError:
                 present = False
             if present:
-                return parse_toolchain_file(file)
+                return parse_toolchain_file(file, root)
     return ToolchainRequest(None)
 
 
@@ -329,7 +337,8 @@ def resolve_toolchain(
 
     rustup, when asked, gets at most `timeout` seconds per call (--timeout). `root` is the
     checkout root (found from `workdir` when not given): no program below it is run, whether
-    PATH finds it there or it is a toolchain of a rustup home that lies there.
+    PATH finds it there or it is a toolchain of a rustup home that lies there, and its
+    toolchain files may not link out of it.
 
     Raises FeatcheckError for a `path` toolchain (the checkout's own binaries), a program of
     the checkout, an invalid toolchain file, or a toolchain that is not installed.
@@ -365,7 +374,7 @@ def resolve_toolchain(
             ) from None
     else:
         settings = rustup_settings()
-        request = find_toolchain_request(workdir, settings.overrides)
+        request = find_toolchain_request(workdir, settings.overrides, root)
     if request.path is not None:
         import json
 

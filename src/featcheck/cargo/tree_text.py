@@ -49,6 +49,9 @@ class ParsedTree:
     """True when `[dev-dependencies]`/`[build-dependencies]` headers appeared (default edges)."""
     roots: list[Node] = field(default_factory=list)
     """The top-level nodes in printed order (several for a workspace printed without -p)."""
+    sides_merged: bool = False
+    """True when the text was printed without `--target` and a unit shows up on both sides:
+    cargo merged host and target units, so all but the proc-macros count as target units."""
 
 
 @dataclass
@@ -163,17 +166,44 @@ def parse_tree_text(text: str) -> ParsedTree:
             "no dependency lines found: expected output of cargo tree -f '{p} [{f}]'"
         )
     graph = DependencyGraph()
-    roots: list[Node] = []
     if prefix_style == "none":
         for line in node_lines:
             graph.add_node(line.node)
-        roots = [node_lines[0].node]
         inverted = not node_lines[0].node.package.is_local
-        return ParsedTree(graph, inverted, False, saw_sections, roots)
+        return ParsedTree(graph, inverted, False, saw_sections, [node_lines[0].node])
 
+    printed = _printed_tree(node_lines)
+    inverted = not printed[0].line.node.package.is_local
+    sides = _sides_up(printed) if inverted else _sides_down(printed)
+    nodes = [_on_side(p.line.node, sides is not None and sides[i]) for i, p in enumerate(printed)]
+    roots: list[Node] = []
+    for node, entry in zip(nodes, printed, strict=True):
+        graph.add_node(node)
+        if entry.parent is None:
+            roots.append(node)
     # Edges as printed: parent above, child below, one level deeper.
-    printed_edges: list[tuple[Node, Node]] = []
-    stack: list[Node] = []
+    for node, entry in zip(nodes, printed, strict=True):
+        if entry.parent is None:
+            continue
+        parent = nodes[entry.parent]
+        if inverted:
+            graph.add_edge(node, parent)
+        else:
+            graph.add_edge(parent, node)
+    return ParsedTree(graph, inverted, True, saw_sections, roots, sides is None)
+
+
+@dataclass
+class _Printed:
+    line: _Line
+    parent: int | None
+    """Position of the line printed above it, one level up (None for a root)."""
+
+
+def _printed_tree(node_lines: list[_Line]) -> list[_Printed]:
+    """The lines that draw normal edges, each with its parent line."""
+    printed: list[_Printed] = []
+    stack: list[int] = []
     skipped_below: int | None = None  # depth of a dev/build subtree being skipped
     for line in node_lines:
         if skipped_below is not None and line.depth > skipped_below:
@@ -186,20 +216,65 @@ def parse_tree_text(text: str) -> ParsedTree:
         del stack[line.depth :]
         if line.depth > len(stack):
             raise TreeTextError("the tree's indentation skips a level", line.number)
-        graph.add_node(line.node)
-        if stack:
-            printed_edges.append((stack[-1], line.node))
-        else:
-            roots.append(line.node)
-        stack.append(line.node)
+        printed.append(_Printed(line, stack[-1] if stack else None))
+        stack.append(len(printed) - 1)
+    return printed
 
-    inverted = not roots[0].package.is_local
-    for parent, child in printed_edges:
-        if inverted:
-            graph.add_edge(child, parent)
-        else:
-            graph.add_edge(parent, child)
-    return ParsedTree(graph, inverted, True, saw_sections, roots)
+
+def _on_side(node: Node, host: bool) -> Node:
+    return node if node.host == host else Node(node.package, node.features, node.proc_macro, host)
+
+
+# Which side each printed line is on. With `--target` (as featcheck's own calls print it) cargo
+# keeps a host unit (a proc-macro and what it uses) and a target unit apart even with the same
+# features: each is printed in full, and `(*)` marks only the same unit again. Without
+# `--target` cargo merges the two, and a `(*)` may then refer to a unit printed on the other
+# side: such text cannot tell the sides apart, and all but the proc-macros count as target
+# units (None), as cargo printed them.
+
+
+def _sides_down(printed: list[_Printed]) -> list[bool] | None:
+    """A tree printed from the member down: a line is on the host under a proc-macro."""
+    sides: list[bool] = []
+    full: dict[Node, set[bool]] = {}
+    for line in printed:
+        node = line.line.node
+        host = node.proc_macro or (line.parent is not None and sides[line.parent])
+        sides.append(host)
+        if not line.line.repeated:
+            full.setdefault(node, set()).add(host)
+        elif host not in full.get(node, {host}):
+            return None
+    return sides
+
+
+def _sides_up(printed: list[_Printed]) -> list[bool] | None:
+    """A tree printed from the crate up (`-i`), where children are dependents: a unit is on
+    the host when it is a proc-macro or a host unit depends on it (host units depend on host
+    units only); a dependent that is not drawn further is a member, on the target side, or a
+    unit printed before (`(*)`), on the side it had there. Lines are settled children first."""
+    children: list[list[int]] = [[] for _ in printed]
+    end = list(range(len(printed)))
+    for position in range(len(printed) - 1, -1, -1):
+        parent = printed[position].parent
+        if parent is not None:
+            children[parent].append(position)
+            end[parent] = max(end[parent], end[position])
+    sides: list[bool] = [False] * len(printed)
+    full: dict[Node, set[bool]] = {}
+    for position in sorted(range(len(printed)), key=lambda i: (end[i], -printed[i].line.depth)):
+        line = printed[position].line
+        below = {sides[child] for child in children[position]}
+        if line.repeated and not below:
+            # Either side it was printed on before; target where both were (rare: a unit
+            # shared by both sides, repeated under a proc-macro's dependency).
+            below = {min(full.get(line.node, {False}))}
+        if len(below) > 1 and not line.node.proc_macro:
+            return None  # host and target dependents of one unit: printed without --target
+        sides[position] = line.node.proc_macro or True in below
+        if not line.repeated:
+            full.setdefault(line.node, set()).add(sides[position])
+    return sides
 
 
 def local_leaves(graph: DependencyGraph, nodes: Iterable[Node]) -> list[Node]:

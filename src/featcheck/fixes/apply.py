@@ -8,12 +8,14 @@ present are not added twice.
 from __future__ import annotations
 
 import difflib
+import os
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 import tomlkit
 
+from featcheck.boundary import is_inside
 from featcheck.errors import FeatcheckError
 from featcheck.fileio import write_atomic
 from featcheck.fixes.edits import EditError, apply_edit
@@ -30,6 +32,8 @@ class FileChange:
     """The path relative to the audited root, as findings show it."""
     original: bytes
     updated: str
+    created: bool = False
+    """The file does not exist yet (a Cargo.lock cargo wrote for a workspace without one)."""
 
 
 def _present_features(text: str, declaration: tuple[str | int, ...]) -> set[str]:
@@ -94,13 +98,54 @@ def render_diff(changes: list[FileChange]) -> str:
     for change in changes:
         before = toml_lines(change.original.decode("utf-8"))
         after = toml_lines(change.updated)
-        chunks.extend(
-            difflib.unified_diff(before, after, f"a/{change.display}", f"b/{change.display}")
-        )
+        old = "/dev/null" if change.created else f"a/{change.display}"
+        chunks.extend(difflib.unified_diff(before, after, old, f"b/{change.display}"))
     return "".join(chunks)
 
 
-def write_changes(changes: list[FileChange]) -> None:
-    """Write every change atomically; a file changed since it was read is left alone."""
+def refuse_outside(changes: list[FileChange], root: Path, manifests: Iterable[Path] = ()) -> None:
+    """Refuse the whole run unless every file to write is a regular file inside the checkout
+    root (`boundary.py`): a path dependency `../victim`, a member directory that links out or
+    a manifest that is a symlink (an atomic write would replace the link) is the checkout's
+    doing, and featcheck writes nothing on its say outside its own files."""
+    linked = {os.path.realpath(m): m for m in manifests if m.is_symlink()}
     for change in changes:
-        write_atomic(change.path, change.updated.encode("utf-8"), expected=change.original)
+        path = change.path
+        link = linked.get(os.path.realpath(path))
+        if link is not None:
+            shown = link.relative_to(root) if link.is_relative_to(root) else link
+            raise FeatcheckError(
+                "is a symlink; --fix replaces only regular files, so nothing was written",
+                path=shown.as_posix(),
+            )
+        if path.is_symlink():
+            why = "is a symlink; --fix replaces only regular files, so nothing was written"
+        elif not is_inside(path, root):
+            why = "lies outside the checkout; --fix writes only inside it, so nothing was written"
+        elif path.exists() and not path.is_file():
+            why = "is not a regular file; nothing was written"
+        else:
+            continue
+        raise FeatcheckError(why, path=change.display)
+
+
+def write_changes(changes: list[FileChange]) -> None:
+    """Write every change atomically, once every file is seen to hold what was read (a file
+    changed meanwhile stops the run before anything is written)."""
+    for change in changes:
+        try:
+            current: bytes | None = change.path.read_bytes()
+        except FileNotFoundError:
+            current = None
+        except OSError as error:
+            raise FeatcheckError(
+                f"cannot read: {error.strerror or error}", path=change.path
+            ) from None
+        if current != (None if change.created else change.original):
+            raise FeatcheckError(
+                "changed since featcheck read it; nothing was written (run featcheck again)",
+                path=change.path,
+            )
+    for change in changes:
+        expected = None if change.created else change.original
+        write_atomic(change.path, change.updated.encode("utf-8"), expected=expected)

@@ -7,6 +7,10 @@ model directly: the edges of the declaring packages get the extra feature values
 feature resolver runs again over the edited model. featcheck's resolver is proven equal to
 `cargo tree -e normal -p MEMBER --target T` (tests/test_resolver_*.py), so this answers what cargo
 would build after the edit without copying the workspace or starting cargo.
+
+An edit can turn on dependencies cargo's resolve has no edge for (an optional dependency
+nothing used before). Where Cargo.lock holds a version cargo would bind it to (`lockcheck.py`),
+the edge is added to the model too; what is left is cargo's question (`overlay.py`).
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from dataclasses import dataclass, replace
 from featcheck.cargo.cfg import TargetCfg
 from featcheck.deadline import NO_DEADLINE, Deadline
 from featcheck.featureset import DEFAULT, FeatureSelection
+from featcheck.fixes.lockcheck import Bound, LockView, Need, needs_of
 from featcheck.graph import DependencyGraph, Node
 from featcheck.resolution.context import BuildContext
 from featcheck.resolution.index import NORMAL, Edge, Package, PackageIndex, PackageTable
@@ -52,7 +57,16 @@ class NewDependency:
     features: tuple[str, ...]
 
 
-ModelEdit = MoreFeatures | NewDependency
+@dataclass(frozen=True)
+class LockedDependency:
+    """A dependency `package` turns on, bound to the locked version cargo would keep."""
+
+    package: int
+    key: str
+    edges: tuple[Edge, ...]
+
+
+ModelEdit = MoreFeatures | NewDependency | LockedDependency
 
 
 def _edited_edges(
@@ -60,6 +74,9 @@ def _edited_edges(
 ) -> tuple[Edge, ...]:
     edges = list(index.packages[package].edges)
     for edit in edits:
+        if isinstance(edit, LockedDependency):
+            edges.extend(edit.edges)
+            continue
         if isinstance(edit, NewDependency):
             requested = parse_feature_values(edit.features)
             edges.append(Edge(edit.dep, edit.key, NORMAL, None, False, requested))
@@ -84,7 +101,12 @@ def edited_index(index: PackageIndex, edits: Iterable[ModelEdit]) -> PackageInde
     for edit in edits:
         by_package.setdefault(edit.package, []).append(edit)
     changed = {
-        position: replace(index.packages[position], edges=_edited_edges(index, position, edits))
+        position: replace(
+            index.packages[position],
+            edges=_edited_edges(index, position, edits),
+            unresolved=index.packages[position].unresolved
+            - {e.key for e in edits if isinstance(e, LockedDependency)},
+        )
         for position, edits in by_package.items()
     }
     if isinstance(index.packages, PackageTable):
@@ -105,6 +127,8 @@ class WhatIf:
     resolver: int
     current: int | None
     """The package cargo runs for (matters for resolver 1 only), as in `resolve_builds`."""
+    lock: LockView | None = None
+    """Binds what an edit turns on to locked versions; None: nothing is bound."""
     deadline: Deadline = NO_DEADLINE
     """Checked before each build resolved anew (see deadline.py)."""
 
@@ -115,38 +139,40 @@ class WhatIf:
         ] = {}
         self._below: dict[str, SharedBelow] = {}
         # By the identity of a shared graph, which is kept alongside so the identity stays its.
-        self._below_needs: dict[int, tuple[DependencyGraph, frozenset[str]]] = {}
+        self._below_needs: dict[int, tuple[DependencyGraph, frozenset[Need]]] = {}
 
-    def unresolved(self, graph: DependencyGraph) -> list[str]:
-        """Dependencies a (counterfactual) build turns on that the resolve holds no package for,
-        as `package/dependency`: cargo would first have to pick their versions, so the
-        resolution in memory cannot say what they bring."""
+    def needs(self, graph: DependencyGraph) -> list[Need]:
+        """Dependencies a (counterfactual) build turns on that neither the resolve nor a
+        locked version holds: cargo would first have to pick their versions (or refuse)."""
+        return [n for n in self._all_needs(graph) if not self._bound(n)]
+
+    def describe(self, need: Need) -> str:
+        """`package/dependency`, as notes name a need."""
+        return f"{self.index.packages[need.package].ref.name}/{need.key}"
+
+    def _bound(self, need: Need) -> bool:
+        return self.lock is not None and isinstance(self.lock.check(need), Bound)
+
+    def _all_needs(self, graph: DependencyGraph) -> list[Need]:
         parts = graph.parts()
         if parts is None:
-            return sorted({need for node in graph.nodes() for need in self._node_needs(node)})
+            found = {need for node in graph.nodes() for need in self._node_needs(node)}
+            return sorted(found, key=_need_order)
         # Candidate fixes of many members share the graph below them: it is looked at once.
         root, below = parts
         known = self._below_needs.get(id(below))
         if known is None:
             needs = frozenset(need for node in below.nodes() for need in self._node_needs(node))
             known = self._below_needs[id(below)] = (below, needs)
-        return sorted(known[1].union(self._node_needs(root)))
+        return sorted(known[1].union(self._node_needs(root)), key=_need_order)
 
-    def _node_needs(self, node: Node) -> tuple[str, ...]:
+    def _node_needs(self, node: Node) -> tuple[Need, ...]:
         """What one node turns on that the resolve lacks: the same in every build holding it,
         and the builds of a large workspace's candidate fixes hold the same nodes."""
         position = self.index.by_id.get(node.package.id or "")
         if position is None:
             return ()
-        package = self.index.packages[position]
-        if not package.unresolved:
-            return ()
-        return tuple(
-            f"{package.ref.name}/{value.name}"
-            for feature in node.features
-            for value in package.features.get(feature, ())
-            if value.kind != FEATURE and not value.weak and value.name in package.unresolved
-        )
+        return tuple(needs_of(self.index, position, node.features))
 
     def graph(
         self,
@@ -156,19 +182,39 @@ class WhatIf:
         selection: FeatureSelection = DEFAULT,
     ) -> DependencyGraph:
         """What `cargo build -p MEMBER --target TARGET` (with `selection`'s feature flags)
-        would get with `edits` made."""
+        would get with `edits` made, and what they turn on bound to locked versions."""
         key = (edits, target, member, selection)
         found = self._graphs.get(key)
         if found is None:
             self.deadline.check("resolving the builds the fixes would give")
-            session = self._sessions.get((edits, target))
-            if session is None:
-                context = BuildContext(
-                    edited_index(self.index, edits), self.cfgs[target], self.host, self.resolver
-                )
-                edited = frozenset(edit.package for edit in edits)
-                shared = self._below.setdefault(target, {})
-                session = TargetSession(context, shared, edited)
-                self._sessions[(edits, target)] = session
-            found = self._graphs[key] = session.graph(member, self.current, selection)
+            found = self._session(edits, target).graph(member, self.current, selection)
+            bound: dict[Need, LockedDependency] = {}
+            while self.lock is not None:
+                # What a bound dependency turns on may need binding in turn: to a fixed point.
+                new = [n for n in self._all_needs(found) if n not in bound and self._bound(n)]
+                if not new:
+                    break
+                for need in new:
+                    verdict = self.lock.check(need)
+                    assert isinstance(verdict, Bound)
+                    bound[need] = LockedDependency(need.package, need.key, verdict.edges)
+                session = self._session(edits | frozenset(bound.values()), target)
+                found = session.graph(member, self.current, selection)
+            self._graphs[key] = found
         return found
+
+    def _session(self, edits: frozenset[ModelEdit], target: str) -> TargetSession:
+        session = self._sessions.get((edits, target))
+        if session is None:
+            context = BuildContext(
+                edited_index(self.index, edits), self.cfgs[target], self.host, self.resolver
+            )
+            edited = frozenset(edit.package for edit in edits)
+            shared = self._below.setdefault(target, {})
+            session = TargetSession(context, shared, edited)
+            self._sessions[(edits, target)] = session
+        return session
+
+
+def _need_order(need: Need) -> tuple[int, str]:
+    return need.package, need.key

@@ -1,26 +1,32 @@
-"""The one cargo check a run may need: fixes that turn on dependencies Cargo.lock lacks.
+"""The cargo check a run may need: fixes that turn on dependencies Cargo.lock lacks.
 
-Resolution in memory answers every candidate whose packages the lockfile already holds. An edit
-that turns on an optional dependency nothing in the workspace used before (dropping burn
-0.20's `default-features = false` brings `rayon`) needs cargo to pick that dependency's version
-first. Those fixes, for all findings of the run together, are written into one temporary copy
-of the workspace, cargo metadata runs there once, and the resolver answers again over what it
-printed. The user's files are never touched.
+Resolution in memory answers every candidate whose packages the lockfile already holds
+(`lockcheck.py`). An edit that turns on a package nothing in the workspace used before needs
+cargo to pick its version first, and cargo may refuse: re-enabling burn's defaults can pull a
+crate whose requirement conflicts with a version the lock keeps. Those candidates, for all
+findings of the run together, are written into one temporary copy of the workspace, cargo
+metadata runs there once, and the resolver answers again over what it printed. Only when cargo
+refuses the whole overlay is each fix asked alone, in the same copy, to find which one it
+refuses. The user's files are never touched.
 """
 
 from __future__ import annotations
 
+import os
 import shutil
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from featcheck.boundary import is_inside
 from featcheck.cargo.cfg import TargetCfg
 from featcheck.cargo.metadata import PackageInfo, WorkspaceMetadata
 from featcheck.errors import FeatcheckError
 from featcheck.featureset import DEFAULT, FeatureSelection
-from featcheck.fixes.apply import plan_edits
+from featcheck.fixes.apply import FileChange, plan_edits
+from featcheck.fixes.lockcheck import cargo_reason
+from featcheck.fixes.search import StillFlagged, added_packages
 from featcheck.graph import DependencyGraph, PackageRef
 from featcheck.report import Edit
 from featcheck.resolution import resolve_builds
@@ -37,14 +43,108 @@ class Pending:
     crate: PackageRef
     edits: tuple[Edit, ...]
     selection: FeatureSelection = DEFAULT
+    base: DependencyGraph | None = None
+    """The member's build without the fix: what the fix adds is counted against it."""
 
 
-StillFlagged = Callable[[PackageInfo, str, DependencyGraph, PackageRef], bool]
+@dataclass(frozen=True)
+class Answer:
+    """cargo's answer for one pending fix."""
+
+    cleared: bool
+    """cargo resolved the copy, and with its versions the finding is gone."""
+    added: tuple[str, ...] = ()
+    """Packages the fix adds to the member's build (`name version`)."""
+    reason: str = ""
+    """Why cargo could not resolve it, in one line."""
+
+
+class WorkspaceCopy:
+    """One temporary copy of a workspace, given other edits for each question asked of it."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root.resolve()
+        self._directory: tempfile.TemporaryDirectory[str] | None = None
+        self._originals: dict[Path, bytes | None] = {}
+
+    @property
+    def path(self) -> Path:
+        """The copy's workspace root (copied on first use)."""
+        if self._directory is None:
+            self._directory = tempfile.TemporaryDirectory(prefix="featcheck-fix-")
+            copy = Path(self._directory.name) / "workspace"
+            shutil.copytree(self.root, copy, ignore=_NOT_COPIED, symlinks=True)
+            lockfile = copy / "Cargo.lock"
+            # cargo writes the copy's lockfile: a link would let it write where it points.
+            content = lockfile.read_bytes() if lockfile.is_file() else None
+            if lockfile.is_symlink() or os.path.lexists(lockfile):
+                lockfile.unlink()
+            if content is not None:
+                lockfile.write_bytes(content)
+            self._originals[lockfile] = content
+        return Path(self._directory.name) / "workspace"
+
+    @property
+    def _real(self) -> Path:
+        return Path(os.path.realpath(self.path))
+
+    def moved(self, path: Path) -> Path:
+        """Where a file of the workspace lies in the copy, as a regular file of the copy's
+        own (ValueError: outside the workspace, or where the copy's links lead out of it)."""
+        relative = Path(os.path.realpath(path)).relative_to(self.root)
+        target = self.path / relative
+        # A link as the file itself is replaced below; any other link on the way must stay in.
+        if not is_inside(target.parent if target.is_symlink() else target, self._real):
+            raise ValueError(f"{relative} leads out of the copy")
+        if target.is_symlink():
+            # A copied link still points at the user's file: the copy gets its own.
+            content = target.read_bytes()
+            target.unlink()
+            target.write_bytes(content)
+        return target
+
+    def apply(self, changes: Iterable[FileChange]) -> None:
+        """Put every file back as copied, then write `changes` (paths of the workspace)."""
+        self.reset()
+        for change in changes:
+            target = self.moved(change.path)
+            self._originals.setdefault(target, change.original)
+            target.write_text(change.updated, encoding="utf-8")
+
+    def apply_edits(self, edits: Sequence[Edit]) -> None:
+        """Put every file back as copied, then make `edits` (paths of the workspace)."""
+        self.reset()
+        moved = [
+            Edit(self.moved(e.manifest), e.declaration, e.action, e.features, e.version)
+            for e in edits
+        ]
+        for change in plan_edits(moved):
+            self._originals.setdefault(change.path, change.original)
+            change.path.write_text(change.updated, encoding="utf-8")
+
+    def lockfile(self) -> bytes | None:
+        """The copy's Cargo.lock as cargo left it."""
+        lockfile = self.path / "Cargo.lock"
+        return lockfile.read_bytes() if lockfile.is_file() else None
+
+    def reset(self) -> None:
+        copy = self.path
+        for path, content in self._originals.items():
+            if content is None:
+                path.unlink(missing_ok=True)
+            else:
+                path.write_bytes(content)
+        assert copy.is_dir()
+
+    def close(self) -> None:
+        if self._directory is not None:
+            self._directory.cleanup()
+            self._directory = None
 
 
 @dataclass
 class OverlayCheck:
-    """Confirms pending fixes with one `cargo metadata` over one edited copy."""
+    """Confirms pending fixes with `cargo metadata` over one edited copy."""
 
     workspace_root: Path
     metadata_of: Callable[[Path], WorkspaceMetadata]
@@ -54,30 +154,46 @@ class OverlayCheck:
     resolver: int
     still_flagged: StillFlagged
 
-    def confirm(self, pending: Sequence[Pending]) -> tuple[list[bool], str]:
-        """For each pending fix whether cargo's resolution of the copy clears its finding;
-        and, when the copy could not be resolved at all, why."""
+    def __post_init__(self) -> None:
+        self._copy = WorkspaceCopy(self.workspace_root)
+
+    def close(self) -> None:
+        self._copy.close()
+
+    def confirm(self, pending: Sequence[Pending]) -> list[Answer]:
+        """cargo's answer for each pending fix: all of them in one resolution, and each fix
+        alone only when cargo refuses them together."""
         if not pending:
-            return [], ""
-        with tempfile.TemporaryDirectory(prefix="featcheck-fix-") as temporary:
-            copy = Path(temporary) / "workspace"
-            try:
-                shutil.copytree(self.workspace_root, copy, ignore=_NOT_COPIED, symlinks=True)
-                edits = [self._moved(e, copy) for p in pending for e in p.edits]
-                for change in plan_edits(edits):
-                    change.path.write_text(change.updated, encoding="utf-8")
-                metadata = self.metadata_of(copy / "Cargo.toml")
-            except ValueError:
-                return [False] * len(pending), "a manifest to edit lies outside the workspace"
-            except (OSError, FeatcheckError) as error:
-                return [False] * len(pending), f"cargo could not resolve the fixed copy: {error}"
-        return [self._cleared(metadata, p) for p in pending], ""
+            return []
+        together = self._resolve([e for p in pending for e in p.edits])
+        if isinstance(together, WorkspaceMetadata):
+            return [self._answer(together, p) for p in pending]
+        groups = list(dict.fromkeys(p.edits for p in pending))
+        if len(groups) == 1:
+            return [Answer(False, reason=together) for _ in pending]
+        alone = {edits: self._resolve(list(edits)) for edits in groups}
+        answers = []
+        for item in pending:
+            answer = alone[item.edits]
+            if isinstance(answer, WorkspaceMetadata):
+                answers.append(self._answer(answer, item))
+            else:
+                answers.append(Answer(False, reason=answer))
+        return answers
 
-    def _moved(self, edit: Edit, copy: Path) -> Edit:
-        relative = edit.manifest.resolve().relative_to(self.workspace_root.resolve())
-        return Edit(copy / relative, edit.declaration, edit.action, edit.features, edit.version)
+    def _resolve(self, edits: list[Edit]) -> WorkspaceMetadata | str:
+        """cargo's metadata of the copy with `edits` made, or why there is none."""
+        try:
+            self._copy.apply_edits(edits)
+            return self.metadata_of(self._copy.path / "Cargo.toml")
+        except ValueError:
+            return "a manifest to edit lies outside the workspace"
+        except FeatcheckError as error:
+            return cargo_reason(error.message)
+        except OSError as error:
+            return f"the copy could not be made: {error.strerror or error}"
 
-    def _cleared(self, metadata: WorkspaceMetadata, pending: Pending) -> bool:
+    def _answer(self, metadata: WorkspaceMetadata, pending: Pending) -> Answer:
         # Path packages have other ids in the copy: find the member by name and version.
         member = next(
             (
@@ -88,7 +204,7 @@ class OverlayCheck:
             None,
         )
         if member is None:
-            return False
+            return Answer(False, reason="the member is not in the fixed copy")
         graphs = resolve_builds(
             metadata.raw,
             [member.id],
@@ -104,4 +220,6 @@ class OverlayCheck:
             # The copy's path packages print another directory; name and version identify.
             same = [n.package for n in graph.nodes() if n.name == crate.name]
             crate = next((s for s in same if s.version == crate.version), crate)
-        return not self.still_flagged(pending.member, pending.target, graph, crate)
+        cleared = not self.still_flagged(pending.member, pending.target, graph, crate)
+        added = tuple(added_packages(pending.base, graph)) if pending.base is not None else ()
+        return Answer(cleared, added)

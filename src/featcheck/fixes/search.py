@@ -1,74 +1,89 @@
 """Find the declaration whose change delivers a missing feature, by resolving the change.
 
 A declaration is *the cut* only if changing it makes cargo's resolution deliver the feature, so
-every candidate is tried: on each declaration between the member and the crate (the member's
-manifest, `[workspace.dependencies]`, the manifests of path dependencies), drop
-`default-features = false`, add the feature that passes the missing one through, add the
-feature where the crate itself is declared, and only then depend on the crate directly. Each
-candidate is resolved in memory (`counterfactual.WhatIf`) and kept when no finding of the same
-crate is left for the member. Of those, the first wins in this order:
+every candidate (`candidates.py`) is resolved in memory (`counterfactual.WhatIf`) and holds when
+no finding of the same crate is left for the member and cargo can pick versions for what it
+turns on: Cargo.lock's versions satisfy every new requirement (`lockcheck.py`), and what the
+lock lacks cargo resolves once per run (`overlay.py`). Of the candidates that hold, the first
+wins in this order:
 
-1. the member's own declaration, of the crate or of its closest declared ancestor, before
+1. a safe one (it adds no new backend and not dozens of packages) before one that is not;
+2. the one that adds the fewest packages to the member's build;
+3. the member's own declaration, of the crate or of its closest declared ancestor, before
    declarations further away (a path library's manifest), and any of them before a new
    dependency;
-2. the edit that clears the same finding for the most members (usually the workspace entry);
-3. the edit written where `default-features = false` really cuts (the workspace entry rather
+4. the edit that clears the same finding for the most members (usually the workspace entry);
+5. the edit written where `default-features = false` really cuts (the workspace entry rather
    than a `workspace = true` line), then the smallest edit.
 """
 
 from __future__ import annotations
 
-import functools
-from collections import deque
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from itertools import groupby
-from pathlib import Path
 
-from featcheck.cargo import semver
 from featcheck.cargo.cfg import TargetCfg
 from featcheck.cargo.metadata import PackageInfo, WorkspaceMetadata
 from featcheck.featureset import DEFAULT, FeatureSelection
-from featcheck.fixes.counterfactual import ModelEdit, MoreFeatures, NewDependency, WhatIf
+from featcheck.fixes.candidates import Candidate, CandidateFinder
+from featcheck.fixes.counterfactual import ModelEdit, WhatIf
+from featcheck.fixes.lockcheck import Conflict
 from featcheck.graph import DependencyGraph, Node, PackageRef
 from featcheck.locate import Cut, Locator
-from featcheck.manifest.declarations import DeclarationSite, declaration_sites, workspace_site
-from featcheck.names import crate_key
-from featcheck.report import Action, Edit, Fix
-from featcheck.resolution.index import BUILD, DEV, NORMAL
+from featcheck.report import Fix
+from featcheck.rules import Rule
 from featcheck.suggest import FeatureSearch
-
-_TABLE_KINDS = {
-    "dependencies": NORMAL,
-    "dev-dependencies": DEV,
-    "dev_dependencies": DEV,
-    "build-dependencies": BUILD,
-    "build_dependencies": BUILD,
-}
-_REMOVING_DEFAULTS_SIZE = 1000
-"""Dropping `default-features = false` turns on every default: larger than any feature list."""
 
 StillFlagged = Callable[[PackageInfo, str, DependencyGraph, PackageRef], bool]
 """Whether a member's rules still flag the package in a (counterfactual) build of it."""
 
+MANY_PACKAGES = 40
+"""A fix adding this many packages to a build (dozens: a framework's worth) is not applied
+unasked; 73 was a new burn backend with its HTTP and TLS stack."""
 
-@dataclass(frozen=True, eq=False)
-class Candidate:
-    """One candidate fix: its edits, the same edits in the resolver's model, and its rank."""
 
-    edits: tuple[Edit, ...]
-    model: frozenset[MoreFeatures | NewDependency]
-    proximity: tuple[int, int, int]
-    """(new dependency, how far the declaring package is from the member, how far the
-    declared package is from the crate): smaller is nearer."""
-    written_at_cut: bool
-    """The edit goes where `default-features = false` takes effect, or into the workspace
-    entry every `workspace = true` line inherits."""
-    size: int
-    cut: Cut
-    """The declaration the finding points at when this candidate wins."""
-    touches: frozenset[PackageRef]
-    """Packages whose declarations change: only builds holding one can change."""
+def added_packages(before: DependencyGraph, after: DependencyGraph) -> list[str]:
+    """`name version` of each package `after` builds that `before` does not (by name and
+    version: a copy's path packages print another directory)."""
+    known = {(p.name, p.version) for p in before.packages()}
+    return sorted(
+        {f"{p.name} {p.version}" for p in after.packages()} - {f"{n} {v}" for n, v in known}
+    )
+
+
+def backends_of(rules: Iterable[Rule]) -> frozenset[str]:
+    """Crates whose rules count them as selected once built or once a feature selects them:
+    backends, which a fix must not add to a build unasked."""
+    return frozenset(
+        crate.name
+        for rule in rules
+        if rule.used_when.built or rule.used_when.selected_by is not None
+        for crate in rule.crates
+    )
+
+
+def safety(added: Sequence[str], backends: frozenset[str]) -> str:
+    """Why a fix adding `added` is not safe to apply unasked; empty when it is."""
+    new_backends = sorted({a.split(" ")[0] for a in added} & backends)
+    if new_backends:
+        return f"not applied by --fix: it adds a new backend ({', '.join(new_backends)})"
+    if len(added) >= MANY_PACKAGES:
+        return f"not applied by --fix: it adds {len(added)} packages to the build"
+    return ""
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What resolving one candidate in memory showed."""
+
+    cleared: bool
+    """No finding of the crate is left for the member."""
+    added: tuple[str, ...] = ()
+    """Packages it adds to the member's build, as far as memory can tell."""
+    needs: tuple[str, ...] = ()
+    """Dependencies it turns on that Cargo.lock holds no version of (cargo must pick)."""
+    conflict: Conflict | None = None
+    """A requirement it adds that Cargo.lock's versions cannot satisfy."""
 
 
 @dataclass(frozen=True)
@@ -78,49 +93,11 @@ class Outcome:
     cut: Cut | None
     fix: Fix | None
     alternatives: tuple[Fix, ...]
-    pending: Candidate | None = None
-    """A candidate ranked above `fix` (or found when there is none) that turns on dependencies
-    Cargo.lock lacks, for cargo to confirm (`overlay.py`); it replaces `fix` if it does."""
-
-
-def _kind_and_platform(site: DeclarationSite) -> tuple[int, str | None]:
-    platform = str(site.path[1]) if site.path[0] == "target" else None
-    return _TABLE_KINDS.get(str(site.path[-2]), NORMAL), platform
-
-
-def _family(name: str) -> str:
-    return crate_key(name).split("-", 1)[0]
-
-
-def pinned_families(metadata: WorkspaceMetadata) -> frozenset[str]:
-    """The crate families (`burn` for burn-flex) the user's manifests pin with `=X.Y.Z`."""
-    return frozenset(
-        _family(d.name)
-        for package in metadata.unpublished()
-        for d in package.dependencies
-        if d.req.lstrip().startswith("=")
-    )
-
-
-def new_requirement(node: Node, pinned: frozenset[str]) -> str:
-    """The version requirement of a new direct dependency on `node`, as `--fix` writes it: a
-    caret on the version the lockfile holds, `=` where the user pins that crate family
-    exactly (`burn = "=0.21.0"` makes burn-flex `=0.21.0`: a caret would let it move alone)."""
-    return f"={node.version}" if _family(node.name) in pinned else node.version
-
-
-def _distances_to(graph: DependencyGraph, goal: Node) -> dict[Node, int]:
-    """Edges from each ancestor of `goal` down to it (0 for `goal` itself)."""
-    dependents = graph.dependents_map()
-    distance = {goal: 0}
-    queue = deque([goal])
-    while queue:
-        node = queue.popleft()
-        for dependent in dependents.get(node, ()):
-            if dependent not in distance:
-                distance[dependent] = distance[node] + 1
-                queue.append(dependent)
-    return distance
+    pending: tuple[Candidate, ...] = ()
+    """Candidates that would rank above `fix` (or found when there is none) but turn on
+    dependencies Cargo.lock lacks, best first, for cargo to answer (`overlay.py`)."""
+    refused: str = ""
+    """When no candidate holds because of versions: the best one and cargo's reason."""
 
 
 @dataclass
@@ -135,16 +112,13 @@ class FixSearch:
     """Every audited (member id, target, configuration) build as resolved without edits."""
     still_flagged: StillFlagged
     cargo_checks_new_packages: bool = False
-    """True: a fix that turns on dependencies Cargo.lock lacks waits for cargo (`overlay.py`,
-    before `--fix` writes); False: the resolution in memory decides, and the fix says so."""
-
-    @functools.cached_property
-    def _ids(self) -> dict[PackageRef, str]:
-        """Package ids by name, version and source, for graphs from cargo tree text (which
-        carry none): made on first need, since indexing every package costs a small audit."""
-        return {package.ref: package.id for package in self.what_if.index.packages}
+    """True: a fix that turns on dependencies Cargo.lock lacks waits for cargo (`overlay.py`);
+    False: the resolution in memory decides, and the fix says so."""
+    backends: frozenset[str] = frozenset()
+    """Crates that are a backend once built: a fix adding one is not safe."""
 
     def __post_init__(self) -> None:
+        self.finder = CandidateFinder(self.metadata, self.locator, self.search, self.what_if)
         self._cleared: dict[
             tuple[frozenset[ModelEdit], str, str, PackageRef, FeatureSelection], bool
         ] = {}
@@ -154,13 +128,13 @@ class FixSearch:
         self._groups: dict[tuple[str, ...], int] = {}
         """Each set of affected members (by id, in order) as a number, for the keys below."""
         self._holders: dict[tuple[str, FeatureSelection, int], dict[PackageRef, list[int]]] = {}
-        self._models: dict[
-            tuple[object, ...],
-            tuple[frozenset[MoreFeatures | NewDependency], frozenset[PackageRef], tuple[Edit, ...]],
-        ] = {}
         self._selection: FeatureSelection = DEFAULT
-        self._inheriting: dict[tuple[Path, str], list[tuple[PackageInfo, DeclarationSite]]] = {}
-        self._pinned: frozenset[str] | None = None
+
+    def anchor(
+        self, member: PackageInfo, cfg: TargetCfg, graph: DependencyGraph, backend: Node
+    ) -> Cut | None:
+        """The member's own declaration nearest to the crate (see `CandidateFinder.anchor`)."""
+        return self.finder.anchor(member, cfg, graph, backend)
 
     def find(
         self,
@@ -175,68 +149,141 @@ class FixSearch:
         """The best confirmed fix for `backend` missing `wanted` in `member`'s build, with the
         other candidates as alternatives; `affected` are the members with the same finding."""
         self._selection = selection
-        members = self._groups.setdefault(tuple(m.id for m in affected), len(self._groups))
+        group = self._groups.setdefault(tuple(m.id for m in affected), len(self._groups))
         graph = self.builds[(member.id, target, selection)]
-        candidates = _unique(self._candidates(member, cfg, graph, backend, wanted))
-        candidates.sort(key=lambda c: c.proximity)
-        evaluated: dict[Candidate, bool] = {}
-        unsure: dict[Candidate, list[str]] = {}
-        chosen: Candidate | None = None
-        for _, group in groupby(candidates, key=lambda c: c.proximity):
-            confirmed = []
-            for candidate in group:
-                position = self.what_if.index.by_id[member.id]
-                edited = self.what_if.graph(candidate.model, position, target, selection)
-                cleared = self._clears(candidate, member, target, backend.package)
-                needs = self.what_if.unresolved(edited)
-                if needs and cleared:
-                    # The packages cargo would add can only add features: what is cleared
-                    # without them stays cleared; only whether cargo finds them is open.
-                    unsure[candidate] = needs
-                    if self.cargo_checks_new_packages:
-                        continue
-                evaluated[candidate] = cleared
-                if cleared:
-                    confirmed.append(candidate)
-            if confirmed:
-                chosen = min(
-                    confirmed,
-                    key=lambda c: (
-                        -self._coverage(c, affected, members, target, backend.package),
-                        not c.written_at_cut,
-                        c.size,
-                    ),
-                )
-                break
-        # Candidates the resolution showed to leave the finding behind are no fixes at all.
+        candidates = self.finder.candidates(member, cfg, graph, backend, wanted)
+        verdicts = {c: self._verdict(c, member, target, graph, backend.package) for c in candidates}
+        holding = [c for c in candidates if self._holds(verdicts[c])]
+        chosen = self._best(holding, verdicts, affected, group, target, backend.package)
+        best = self.rank(chosen, verdicts[chosen].added) if chosen is not None else None
+        pending = tuple(
+            sorted(
+                (
+                    c
+                    for c in candidates
+                    if self._waits(verdicts[c])
+                    and (best is None or self._lower_rank(c, verdicts[c]) < best)
+                ),
+                key=lambda c: self._lower_rank(c, verdicts[c]),
+            )
+        )
         alternatives = tuple(
-            Fix(c.edits, confirmed=evaluated.get(c, False), note=self._note(c, unsure, evaluated))
+            self.candidate_fix(c, verdicts[c])
             for c in candidates
-            if c is not chosen and evaluated.get(c) is not False
+            if c is not chosen and verdicts[c].cleared
         )
-        # A better-ranked candidate only cargo can confirm goes to it first (`overlay.py`);
-        # the one confirmed here stays the fix if cargo does not.
-        order = {c: i for i, c in enumerate(candidates)}
-        rank = order[chosen] if chosen is not None else len(candidates)
-        pending = next((c for c in candidates if c in unsure and order[c] < rank), None)
+        refused = self._refused(candidates, verdicts) if chosen is None and not pending else ""
         if chosen is None:
-            return Outcome(None, None, alternatives, pending)
-        fix = Fix(
-            chosen.edits, confirmed=True, safe=True, note=self._note(chosen, unsure, evaluated)
+            return Outcome(None, None, alternatives, pending, refused)
+        return Outcome(
+            chosen.cut, self.candidate_fix(chosen, verdicts[chosen]), alternatives, pending
         )
-        return Outcome(chosen.cut, fix, alternatives, pending)
 
-    @staticmethod
-    def _note(
-        candidate: Candidate, unsure: dict[Candidate, list[str]], evaluated: dict[Candidate, bool]
-    ) -> str:
-        needs = unsure.get(candidate)
-        if not needs:
+    def rank(
+        self, candidate: Candidate, added: Sequence[str]
+    ) -> tuple[bool, int, tuple[int, int, int]]:
+        """The first keys of the order in the module's docstring."""
+        return bool(safety(added, self.backends)), len(added), candidate.proximity
+
+    def _lower_rank(
+        self, candidate: Candidate, verdict: Verdict
+    ) -> tuple[bool, int, tuple[int, int, int]]:
+        """The best rank a candidate cargo still has to answer can reach: it adds at least
+        what memory saw and one package per dependency it turns on."""
+        return False, len(verdict.added) + len(verdict.needs), candidate.proximity
+
+    def _holds(self, verdict: Verdict) -> bool:
+        """Whether the candidate is a fix: it clears the finding and versions can be picked
+        (or, without cargo to ask, memory is all there is)."""
+        return (
+            verdict.cleared
+            and verdict.conflict is None
+            and (not verdict.needs or not self.cargo_checks_new_packages)
+        )
+
+    def _waits(self, verdict: Verdict) -> bool:
+        return (
+            self.cargo_checks_new_packages
+            and verdict.cleared
+            and verdict.conflict is None
+            and bool(verdict.needs)
+        )
+
+    def candidate_fix(self, candidate: Candidate, verdict: Verdict) -> Fix:
+        """The candidate as a fix, with what resolving it showed."""
+        if verdict.conflict is not None:
+            note = f"cargo cannot resolve it: {verdict.conflict.reason()}"
+            return Fix(candidate.edits, note=note)
+        if not self._holds(verdict):
+            note = (
+                "it turns on dependencies Cargo.lock holds no version of yet "
+                f"({', '.join(verdict.needs)})"
+            )
+            return Fix(candidate.edits, note=note)
+        note = safety(verdict.added, self.backends)
+        if verdict.needs and not note:
+            listed = ", ".join(verdict.needs)
+            note = f"Cargo.lock will gain versions of dependencies it turns on ({listed})"
+        return Fix(
+            candidate.edits,
+            confirmed=True,
+            safe=not safety(verdict.added, self.backends),
+            note=note,
+            added=len(verdict.added),
+        )
+
+    def _refused(self, candidates: list[Candidate], verdicts: dict[Candidate, Verdict]) -> str:
+        """The one line for a finding no candidate holds for because of versions."""
+        refused = next((c for c in candidates if verdicts[c].conflict is not None), None)
+        if refused is None:
             return ""
-        listed = ", ".join(needs)
-        if evaluated.get(candidate):
-            return f"Cargo.lock will gain versions of dependencies it turns on ({listed})"
-        return _unsure(needs)
+        conflict = verdicts[refused].conflict
+        assert conflict is not None
+        return f"{refused.edits[0].describe()}: cargo cannot resolve it: {conflict.reason()}"
+
+    def _verdict(
+        self,
+        candidate: Candidate,
+        member: PackageInfo,
+        target: str,
+        graph: DependencyGraph,
+        package: PackageRef,
+    ) -> Verdict:
+        if not self._clears(candidate, member, target, package):
+            return Verdict(False)
+        position = self.what_if.index.by_id[member.id]
+        edited = self.what_if.graph(candidate.model, position, target, self._selection)
+        added = tuple(added_packages(graph, edited))
+        needs = self.what_if.needs(edited)
+        lock = self.what_if.lock
+        for need in needs:
+            verdict = lock.check(need) if lock is not None else None
+            if isinstance(verdict, Conflict):
+                return Verdict(True, added, conflict=verdict)
+        described = tuple(sorted(self.what_if.describe(n) for n in needs))
+        return Verdict(True, added, described)
+
+    def _best(
+        self,
+        holding: list[Candidate],
+        verdicts: dict[Candidate, Verdict],
+        affected: Sequence[PackageInfo],
+        group: int,
+        target: str,
+        package: PackageRef,
+    ) -> Candidate | None:
+        if not holding:
+            return None
+        first = min(self.rank(c, verdicts[c].added) for c in holding)
+        tied = [c for c in holding if self.rank(c, verdicts[c].added) == first]
+        return min(
+            tied,
+            key=lambda c: (
+                -self._coverage(c, affected, group, target, package),
+                not c.written_at_cut,
+                c.size,
+            ),
+        )
 
     def _clears(
         self, candidate: Candidate, member: PackageInfo, target: str, package: PackageRef
@@ -288,328 +335,3 @@ class FixSearch:
                 for ref in graph.packages():
                     known.setdefault(ref, []).append(position)
         return known
-
-    # -- enumeration ---------------------------------------------------------------------
-
-    def _candidates(
-        self,
-        member: PackageInfo,
-        cfg: TargetCfg,
-        graph: DependencyGraph,
-        backend: Node,
-        wanted: tuple[str, ...],
-    ) -> Iterator[Candidate]:
-        root = next(graph.nodes())
-        distance = _distances_to(graph, backend)
-        for owner_node, depth in self._local_owners(graph, root, distance):
-            owner = self._package(owner_node)
-            if owner is None:
-                continue
-            for declared in sorted(graph.dependencies(owner_node)):
-                if declared not in distance:
-                    continue
-                proximity = (0, depth, distance[declared])
-                yield from self._declaration_candidates(
-                    owner, declared, proximity, backend, wanted, cfg
-                )
-        anchor = self.anchor(member, cfg, graph, backend)
-        if anchor is not None:
-            new = self._new_dependency(member, backend, wanted, anchor)
-            if new is not None:
-                yield new
-
-    def anchor(
-        self, member: PackageInfo, cfg: TargetCfg, graph: DependencyGraph, backend: Node
-    ) -> Cut | None:
-        """The member's own declaration nearest to the crate: where a finding points when the
-        fix is a new dependency, or when no fix is found."""
-        distance = _distances_to(graph, backend)
-        root = next(graph.nodes())
-        root_doc = self.locator.workspace_root_manifest()
-        manifest = self.locator.manifests.get(member.manifest_path)
-        for declared in sorted(graph.dependencies(root), key=lambda n: (distance.get(n, -1), n)):
-            if declared not in distance:
-                continue
-            for site in declaration_sites(manifest, "normal", declared.name, cfg, root_doc):
-                if not self.locator.site_matches(site, root_doc, declared):
-                    continue
-                inherited = (
-                    workspace_site(root_doc, site.key)
-                    if site.inherits and root_doc is not None
-                    else None
-                )
-                where = (
-                    inherited if inherited is not None and inherited.disables_defaults() else site
-                )
-                cut_here = where.disables_defaults() and (where is inherited or not where.inherits)
-                written = where.default_features_entry() if cut_here else None
-                entry = written[1] if written is not None else where.key_entry()
-                if entry is None:
-                    continue
-                return Cut(
-                    where,
-                    entry,
-                    declared,
-                    member,
-                    cut_here,
-                    inheriting=site if where is inherited else None,
-                )
-        return None
-
-    def _local_owners(
-        self, graph: DependencyGraph, root: Node, distance: dict[Node, int]
-    ) -> list[tuple[Node, int]]:
-        """Path packages on the way to the crate with their distance from the member."""
-        found: list[tuple[Node, int]] = []
-        depth = {root: 0}
-        queue = deque([root])
-        while queue:
-            node = queue.popleft()
-            if node.package.is_local:
-                found.append((node, depth[node]))
-            for dependency in sorted(graph.dependencies(node)):
-                if dependency in distance and dependency not in depth:
-                    depth[dependency] = depth[node] + 1
-                    queue.append(dependency)
-        return found
-
-    def _package(self, node: Node) -> PackageInfo | None:
-        """The package of a node: by its id, or (saved or `cargo tree` text carries none) by
-        the printed identity, which the resolver's model gives every package exactly once."""
-        package_id = node.package.id or self._ids.get(node.package)
-        return self.metadata.packages.get(package_id) if package_id is not None else None
-
-    def _declaration_candidates(
-        self,
-        owner: PackageInfo,
-        declared: Node,
-        proximity: tuple[int, int, int],
-        backend: Node,
-        wanted: tuple[str, ...],
-        cfg: TargetCfg,
-    ) -> Iterator[Candidate]:
-        declared_info = self._package(declared)
-        goal = self._package(backend)
-        if declared_info is None or goal is None:
-            return
-        root_doc = self.locator.workspace_root_manifest()
-        manifest = self.locator.manifests.get(owner.manifest_path)
-        sites = [
-            s
-            for s in declaration_sites(manifest, "normal", declared.name, cfg, root_doc)
-            if self.locator.site_matches(s, root_doc, declared)
-        ]
-        defaults_off = not any(
-            d.uses_default_features
-            for d in owner.dependencies
-            if d.kind == "normal"
-            and d.name == declared.name
-            and (d.path is not None or semver.matches(d.req, declared.version))
-        )
-        feature_sets = self._feature_sets(declared, declared_info, backend, goal, wanted)
-        for site in sites:
-            inherited = (
-                workspace_site(root_doc, site.key)
-                if site.inherits and root_doc is not None
-                else None
-            )
-            editable = [s for s in (inherited, site) if s is not None]
-            for features in feature_sets:
-                for where in editable:
-                    yield self._candidate(
-                        owner, declared, where, site, "add-features", features, proximity
-                    )
-            removable = inherited if inherited is not None else site
-            if (
-                defaults_off
-                and removable.disables_defaults()
-                and "default" in declared_info.features
-            ):
-                yield self._candidate(
-                    owner, declared, removable, site, "remove-default-features", (), proximity
-                )
-
-    def _feature_sets(
-        self,
-        declared: Node,
-        declared_info: PackageInfo,
-        backend: Node,
-        goal: PackageInfo,
-        wanted: tuple[str, ...],
-    ) -> list[tuple[str, ...]]:
-        """Features to add to a declaration of `declared`: all wanted ones, then the first."""
-        if declared.package == backend.package:
-            return [wanted]
-        chosen: list[str] = []
-        for feature in wanted:
-            options = [
-                f
-                for f in self.search.enabling_features(declared_info, goal, feature)
-                if f != "default" and f not in declared.features
-            ]
-            if not options:
-                if feature == wanted[0]:
-                    return []
-                continue
-            chosen.append(options[0])
-        everything = tuple(dict.fromkeys(chosen))
-        first = everything[:1]
-        return [everything] if everything == first else [everything, first]
-
-    def _candidate(
-        self,
-        owner: PackageInfo,
-        declared: Node,
-        where: DeclarationSite,
-        site: DeclarationSite,
-        action: Action,
-        features: tuple[str, ...],
-        proximity: tuple[int, int, int],
-    ) -> Candidate:
-        removing = action == "remove-default-features"
-        in_workspace_entry = where is not site
-        model, touches, edits = self._edit_model(owner, where, in_workspace_entry, action, features)
-        cut_here = where.disables_defaults() and (in_workspace_entry or not where.inherits)
-        written = where.default_features_entry() if cut_here else None
-        entry = written[1] if written is not None else where.key_entry()
-        assert entry is not None  # every site found in a manifest has its key's span
-        cut = Cut(
-            where,
-            entry,
-            declared,
-            owner,
-            cut_here,
-            inheriting=site if in_workspace_entry else None,
-        )
-        size = _REMOVING_DEFAULTS_SIZE if removing else len(features)
-        return Candidate(
-            edits, model, proximity, cut_here or in_workspace_entry, size, cut, touches
-        )
-
-    def _edit_model(
-        self,
-        owner: PackageInfo,
-        where: DeclarationSite,
-        in_workspace_entry: bool,
-        action: Action,
-        features: tuple[str, ...],
-    ) -> tuple[frozenset[MoreFeatures | NewDependency], frozenset[PackageRef], tuple[Edit, ...]]:
-        """The edit at `where` in the resolver's model, the packages it changes, and the edits
-        written: the same for every finding that meets the declaration (the workspace entry
-        every member inherits is met by all of them), so made once."""
-        key = (
-            where.manifest.path,
-            where.path,
-            in_workspace_entry,
-            None if in_workspace_entry else owner.id,
-            action,
-            features,
-        )
-        known = self._models.get(key)
-        if known is not None:
-            return known
-        removing = action == "remove-default-features"
-        model: list[MoreFeatures | NewDependency] = []
-        touches: set[PackageRef] = set()
-        edits = [Edit(where.manifest.path, where.path, action, features)]
-        for package, line in self._sites_edited_by(owner, where, in_workspace_entry):
-            kind, platform = _kind_and_platform(line)
-            position = self.what_if.index.by_id[package.id]
-            model.append(MoreFeatures(position, line.key, kind, platform, features, removing))
-            touches.add(self.what_if.index.packages[position].ref)
-            if removing and line is not where and line.disables_defaults():
-                # A `workspace = true` line repeating `default-features = false` may not
-                # override the entry's defaults (an error since edition 2024): it goes too.
-                edits.append(Edit(line.manifest.path, line.path, action))
-        known = self._models[key] = (frozenset(model), frozenset(touches), tuple(edits))
-        return known
-
-    def _sites_edited_by(
-        self, owner: PackageInfo, where: DeclarationSite, in_workspace_entry: bool
-    ) -> Iterator[tuple[PackageInfo, DeclarationSite]]:
-        """Every (package, declaration) an edit at `where` changes: one line, or every line
-        that inherits the workspace entry."""
-        if not in_workspace_entry:
-            yield owner, where
-            return
-        key = (where.manifest.path, where.key)
-        known = self._inheriting.get(key)
-        if known is None:
-            known = self._inheriting[key] = list(self._inheriting_lines(where))
-        yield from known
-
-    def _inheriting_lines(
-        self, where: DeclarationSite
-    ) -> Iterator[tuple[PackageInfo, DeclarationSite]]:
-        root_doc = where.manifest
-        for member in self.metadata.members:
-            if not any(d.name == where.package for d in member.dependencies):
-                continue  # cargo's metadata lists every declaration: no line to read
-            if not _may_inherit(self.locator.manifests.text(member.manifest_path), where.key):
-                continue  # most members of a large workspace are not parsed at all
-            manifest = self.locator.manifests.get(member.manifest_path)
-            for kind in ("normal", "dev", "build"):
-                for line in declaration_sites(manifest, kind, where.package, None, root_doc):
-                    if line.inherits and line.key == where.key:
-                        yield member, line
-
-    def _new_dependency(
-        self, member: PackageInfo, backend: Node, wanted: tuple[str, ...], anchor: Cut
-    ) -> Candidate | None:
-        """Depend on the crate directly, unless the member already declares it."""
-        manifest = self.locator.manifests.get(member.manifest_path)
-        table = manifest.get("dependencies")
-        if isinstance(table, dict) and backend.name in table:
-            return None
-        if any(
-            s.path[0] == "dependencies"
-            for s in declaration_sites(manifest, "normal", backend.name, None)
-        ):
-            return None
-        goal = self._package(backend)
-        if goal is None:
-            return None
-        index = self.what_if.index
-        position, dep = index.by_id[member.id], index.by_id[goal.id]
-        if self._pinned is None:  # asked for every finding with a new dependency: read once
-            self._pinned = pinned_families(self.metadata)
-        version = new_requirement(backend, self._pinned)
-        edit = Edit(
-            member.manifest_path, ("dependencies", backend.name), "add-dependency", wanted, version
-        )
-        return Candidate(
-            (edit,),
-            frozenset({NewDependency(position, dep, backend.name, wanted)}),
-            (1, 0, 0),
-            False,
-            len(wanted),
-            anchor,
-            frozenset({index.packages[position].ref}),
-        )
-
-
-def _unsure(needs: list[str] | None) -> str:
-    if not needs:
-        return ""
-    return (
-        "not confirmed: it turns on dependencies Cargo.lock holds no version of yet "
-        f"({', '.join(needs)})"
-    )
-
-
-def _may_inherit(text: str, key: str) -> bool:
-    """Whether a manifest's text can hold `KEY = { workspace = true }` (in any of its shapes):
-    both words are written out, unless escapes in a quoted key spell them, and every TOML
-    escape starts with a backslash."""
-    return "\\" in text or ("workspace" in text and key in text)
-
-
-def _unique(candidates: Iterator[Candidate]) -> list[Candidate]:
-    """The first candidate of each distinct set of edits."""
-    seen: set[tuple[Edit, ...]] = set()
-    found: list[Candidate] = []
-    for candidate in candidates:
-        if candidate.edits not in seen:
-            seen.add(candidate.edits)
-            found.append(candidate)
-    return found

@@ -6,8 +6,9 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from featcheck.boundary import read_checkout_file
 from featcheck.errors import FeatcheckError
-from featcheck.fileio import MAX_MANIFEST_BYTES, decode_text, read_regular_file, toml_data
+from featcheck.fileio import MAX_MANIFEST_BYTES, decode_text, toml_data
 
 if TYPE_CHECKING:
     from featcheck.manifest.spans import Entry, KeyPath
@@ -69,18 +70,21 @@ def toml_lines(text: str) -> list[str]:
     return [f"{line}\n" for line in lines[:-1]] + ([lines[-1]] if lines[-1] else [])
 
 
-def read_manifest(path: Path, what: str = "Cargo.toml") -> ManifestDocument:
+def read_manifest(
+    path: Path, what: str = "Cargo.toml", *, root: Path | None = None
+) -> ManifestDocument:
     """Read and parse a manifest; any problem becomes a one-line `path:line:col: message`.
 
     Only a regular file of at most MAX_MANIFEST_BYTES is read; a UTF-8 byte order mark is
-    accepted, as cargo does.
+    accepted, as cargo does. `root`: the checkout it belongs to, which a link on the way may
+    not leave (boundary.py); None for a file of no checkout.
     """
-    return parse_document(path, read_regular_file(path, what, MAX_MANIFEST_BYTES))
+    return parse_document(path, read_checkout_file(path, what, MAX_MANIFEST_BYTES, root))
 
 
-def read_manifest_text(path: Path, what: str = "Cargo.toml") -> str:
+def read_manifest_text(path: Path, what: str = "Cargo.toml", *, root: Path | None = None) -> str:
     """The text of a manifest, read as `read_manifest` reads it, without parsing it."""
-    return decode_text(read_regular_file(path, what, MAX_MANIFEST_BYTES), path)
+    return decode_text(read_checkout_file(path, what, MAX_MANIFEST_BYTES, root), path)
 
 
 def parse_document(path: Path, raw: bytes) -> ManifestDocument:

@@ -15,8 +15,9 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, TypeGuard
 
+from featcheck.boundary import read_checkout_file
 from featcheck.errors import FeatcheckError
-from featcheck.fileio import MAX_MANIFEST_BYTES, decode_text, read_regular_file, toml_data
+from featcheck.fileio import MAX_MANIFEST_BYTES, decode_text, toml_data
 from featcheck.manifest.document import parse_document
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
@@ -69,11 +70,12 @@ def is_manifest(path: Path, *, what: str) -> bool:
 
 
 def load_toml(
-    path: Path, what: str = "Cargo.toml", limit: int = MAX_MANIFEST_BYTES
+    path: Path, checkout: Path | None, what: str = "Cargo.toml", limit: int = MAX_MANIFEST_BYTES
 ) -> dict[str, Any]:
     """A TOML file's data, read as every manifest is (a regular file within `limit`, BOM
-    accepted); featcheck's one-line error, with line and column, when it cannot be."""
-    raw = read_regular_file(path, what, limit)
+    accepted, never through a link out of `checkout`: boundary.py); featcheck's one-line
+    error, with line and column, when it cannot be."""
+    raw = read_checkout_file(path, what, limit, checkout)
     try:
         return toml_data(decode_text(raw, path))
     except ValueError:

@@ -15,9 +15,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from featcheck.boundary import read_checkout_file
 from featcheck.cargo.semver import number_error
 from featcheck.errors import FeatcheckError
-from featcheck.fileio import MAX_LOCKFILE_BYTES, decode_text, read_regular_file, toml_data
+from featcheck.fileio import MAX_LOCKFILE_BYTES, decode_text, toml_data
 from featcheck.manifest.document import parse_document
 from featcheck.noexec.files import printable, valid_package_name
 
@@ -93,10 +94,11 @@ def _cargo_layout(text: str) -> dict[str, Any] | None:
     return document
 
 
-def lock_entries(lock_path: Path) -> list[dict[str, Any]]:
+def lock_entries(lock_path: Path, checkout: Path | None = None) -> list[dict[str, Any]]:
     """The `[[package]]` entries of Cargo.lock, each with a valid name, a version, and
-    string `source` and `dependencies` where present; one line naming the file otherwise."""
-    raw = read_regular_file(lock_path, "Cargo.lock", MAX_LOCKFILE_BYTES)
+    string `source` and `dependencies` where present; one line naming the file otherwise
+    (also where it links out of `checkout`: boundary.py)."""
+    raw = read_checkout_file(lock_path, "Cargo.lock", MAX_LOCKFILE_BYTES, checkout)
     text = decode_text(raw, lock_path)
     data = _cargo_layout(text)
     if data is None:

@@ -35,6 +35,10 @@ from featcheck.noexec.registry import Registry
 from featcheck.noexec.workspace import discover_workspace
 
 NOT_FETCHED = "not in the local cargo registry or vendor/"
+UNTRUSTED_HOME = (
+    "CARGO_HOME lies inside the audited checkout, so its registry is the checkout's files and "
+    "is not read; set CARGO_HOME outside it"
+)
 OUTSIDE = "a path outside the workspace root, which --no-exec does not read"
 GIT = "a git dependency, which --no-exec does not read"
 NOT_FOUND = "a path package no manifest leads to"
@@ -85,17 +89,20 @@ def _stale(package: str, dependency: str, lock_path: Path) -> FeatcheckError:
     )
 
 
-def build_metadata(manifest: Path, environment: Mapping[str, str] | None = None) -> FileMetadata:
-    """`cargo metadata --format-version 1` for `manifest`, from files only."""
+def build_metadata(
+    manifest: Path, environment: Mapping[str, str] | None = None, checkout: Path | None = None
+) -> FileMetadata:
+    """`cargo metadata --format-version 1` for `manifest`, from files only, none of them read
+    through a link out of the checkout rooted at `checkout` (found from `manifest` if None)."""
     environment = os.environ if environment is None else environment
-    layout = discover_workspace(manifest)
+    layout = discover_workspace(manifest, checkout)
     root = layout.root
     lock_path = root / "Cargo.lock"
     if not is_manifest(lock_path, what="Cargo.lock"):
         raise FeatcheckError(
             "--no-exec needs a Cargo.lock (run `cargo generate-lockfile` once)", path=root
         )
-    lock = lock_entries(lock_path)
+    lock = lock_entries(lock_path, layout.checkout)
     lock_target = _LockTargets(lock)
 
     paths = walk_path_packages(layout)
@@ -144,7 +151,12 @@ def build_metadata(manifest: Path, environment: Mapping[str, str] | None = None)
                 packages.append(
                     unread_json(name, version, package_id, str(source), where / f"{name}-{version}")
                 )
-                unread[package_id] = GIT if git else registry.unread_reason(source) or NOT_FETCHED
+                unread[package_id] = (
+                    GIT
+                    if git
+                    else registry.unread_reason(source)
+                    or (UNTRUSTED_HOME if registry.untrusted_home else NOT_FETCHED)
+                )
         ids[id(entry)] = package_id
 
     registry.cache.save()

@@ -220,7 +220,11 @@ def read_package(
     """A package manifest (read from `manifest` unless its `data` and `files` are given);
     wrong shapes become a FeatcheckError naming the file."""
     if data is None:
-        data = layout.root_data if manifest.parent == layout.root else load_toml(manifest)
+        data = (
+            layout.root_data
+            if manifest.parent == layout.root
+            else load_toml(manifest, layout.checkout)
+        )
     files = DirectoryFiles(manifest.parent) if files is None else files
     root_data = layout.root_data if local else {}
     try:

@@ -1,7 +1,9 @@
 """Where a registry package's manifest is on this machine: `vendor/` in the checkout, the
 unpacked cargo registry (`$CARGO_HOME/registry/src`), or the downloaded `.crate` archives
-(`registry/cache`); distilled results are kept by `noexec.cache`. A registry that the cargo
-configuration replaces with a local source (sources.py) is read from that source alone.
+(`registry/cache`); distilled results are kept by `noexec.cache`. A package of the cargo home
+is looked for only in the directories cargo names after its exact source id (source_dirs.py).
+A registry that the cargo configuration replaces with a local source (sources.py) is read from
+that source alone.
 """
 
 from __future__ import annotations
@@ -10,7 +12,6 @@ import contextlib
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from urllib.parse import urlparse
 
 from featcheck.boundary import is_inside, trusted_places
 from featcheck.errors import FeatcheckError
@@ -19,20 +20,10 @@ from featcheck.noexec.archive import read_archive
 from featcheck.noexec.cache import ManifestCache
 from featcheck.noexec.crate_targets import ArchiveFiles
 from featcheck.noexec.files import printable
-from featcheck.noexec.packages import CRATES_IO, PackageManifest, read_package
+from featcheck.noexec.packages import PackageManifest, read_package
+from featcheck.noexec.source_dirs import source_directories
 from featcheck.noexec.sources import LocalSource, RefusedSource, read_source_config
 from featcheck.noexec.workspace import WorkspaceLayout
-
-_CRATES_IO_SOURCES = (CRATES_IO, "sparse+https://index.crates.io/")
-_CRATES_IO_DIRS = ("index.crates.io-", "github.com-1ecc6299db9ec823")
-
-
-def _index_prefixes(source: str) -> tuple[str, ...]:
-    """How cargo names the `registry/src` directories of `source` (`HOST-HASH`)."""
-    if source in _CRATES_IO_SOURCES:
-        return _CRATES_IO_DIRS
-    host = urlparse(source.partition("+")[2]).hostname or ""
-    return (f"{host}-",) if host else ()
 
 
 def _registry_dirs(cargo_home: Path | None, root: Path, kind: str = "src") -> list[Path]:
@@ -59,6 +50,8 @@ class Registry:
         # "registry" package there is never read, nothing distilled there is believed.
         places = trusted_places(layout.root, environment)
         self.root = places.root
+        self.untrusted_home = places.untrusted_cargo_home is not None
+        """Whether the cargo home was left unread for lying inside the checkout."""
         self.dirs = _registry_dirs(places.cargo_home, layout.root)
         self._places = [(d, os.path.join(d, "")) for d in self.dirs]
         self.archives = _registry_dirs(places.cargo_home, layout.root, "cache")
@@ -68,11 +61,11 @@ class Registry:
         self.cache = ManifestCache(kept, layout.root)
 
     def find(self, name: str, version: str, source: str) -> PackageManifest | None:
-        prefixes = _index_prefixes(source)
+        names = source_directories(source)
         for directory, base in self._places:
             vendored = directory == self.vendor
-            if not vendored and not directory.name.startswith(prefixes):
-                continue  # another registry's packages
+            if not vendored and directory.name not in names:
+                continue  # another source's packages
             for folder in (f"{name}-{version}", name):
                 # A string until something is there: a path object for each of the few
                 # hundred lookups was a tenth of building the package data.
@@ -80,7 +73,7 @@ class Registry:
                 if found is not None and found.name == name and found.version == version:
                     return found
         for directory in self.archives:
-            if directory.name.startswith(prefixes):
+            if directory.name in names:
                 found = self._read_archive(directory / f"{name}-{version}.crate", name, version)
                 if found is not None and found.name == name and found.version == version:
                     return found

@@ -38,7 +38,7 @@ class FileRunner(CargoRunner):
         packages it could not read are listed in `unread`. Its resolve comes from Cargo.lock,
         which lists every optional dependency any feature turns on, so it serves every feature
         selection (the flags change nothing)."""
-        built = build_metadata(manifest_path, os.environ)
+        built = build_metadata(manifest_path, os.environ, self.checkout)
         return replace(metadata_from_document(built.document), unread=built.unread)
 
     def start_metadata(
@@ -76,6 +76,7 @@ class FileRunner(CargoRunner):
                     places.cargo_home,
                     offline=True,
                     untrusted_home=places.untrusted_cargo_home,
+                    root=self.checkout,
                 )
                 flags = config.rustflags(triple, plain)
             self._cfg_cache[triple] = with_rustflags(plain, flags) if flags else plain

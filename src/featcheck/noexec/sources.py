@@ -149,7 +149,9 @@ def read_source_config(workdir: Path, places: TrustedPlaces) -> SourceConfig:
     marked with whether the checkout wrote it. Relative paths start from the directory above
     the file's `.cargo` (for CARGO_HOME's file: the directory above CARGO_HOME), as in cargo."""
     tables: dict[str, dict[str, _Setting]] = {}
-    documents = configuration_documents(workdir, places.cargo_home, places.untrusted_cargo_home)
+    documents = configuration_documents(
+        workdir, places.cargo_home, places.untrusted_cargo_home, places.root
+    )
     for document, base, file in documents:
         from_checkout = is_inside(file, places.root) or is_inside(document.path, places.root)
         sources = document.data.get("source")

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from featcheck.boundary import checkout_root, is_inside
 from featcheck.errors import FeatcheckError
 from featcheck.noexec.files import ReadScope, is_manifest, load_toml, printable, table
 
@@ -34,6 +35,8 @@ class WorkspaceLayout:
     excluded: tuple[Path, ...]
     scope: ReadScope
     """The checkout: everything under the workspace root."""
+    checkout: Path
+    """The checkout's root (boundary.py): no file is read through a link out of it."""
 
     def is_excluded(self, directory: Path) -> bool:
         """Whether `directory` lies under a `workspace.exclude` entry."""
@@ -117,7 +120,9 @@ def _excluded(root: Path, workspace: Mapping[str, Any]) -> list[Path]:
     return [_normalized(root / entry) for entry in entries]
 
 
-def _find_root(manifest: Path, data: Mapping[str, Any]) -> tuple[Path, Mapping[str, Any]]:
+def _find_root(
+    manifest: Path, data: Mapping[str, Any], checkout: Path
+) -> tuple[Path, Mapping[str, Any]]:
     """The root cargo picks: the manifest itself if it has `[workspace]`, the one its
     `package.workspace` names, else the nearest parent with a `[workspace]` not excluding it."""
     directory = manifest.parent
@@ -132,7 +137,13 @@ def _find_root(manifest: Path, data: Mapping[str, Any]) -> tuple[Path, Mapping[s
                 f"`package.workspace` names `{printable(named)}`, which has no Cargo.toml",
                 path=manifest,
             )
-        return root, load_toml(root_manifest)
+        if not is_inside(root, checkout):
+            raise FeatcheckError(
+                f"`package.workspace` names `{printable(named)}`, outside the checkout "
+                "(--no-exec reads nothing there)",
+                path=manifest,
+            )
+        return root, load_toml(root_manifest, checkout)
     for parent in directory.parents:
         candidate = parent / "Cargo.toml"
         try:
@@ -140,7 +151,7 @@ def _find_root(manifest: Path, data: Mapping[str, Any]) -> tuple[Path, Mapping[s
                 continue
         except FeatcheckError:
             continue  # a parent directory featcheck may not look into holds no workspace
-        parent_data = load_toml(candidate)
+        parent_data = load_toml(candidate, checkout)
         workspace = parent_data.get("workspace")
         if not isinstance(workspace, Mapping):
             continue
@@ -150,11 +161,13 @@ def _find_root(manifest: Path, data: Mapping[str, Any]) -> tuple[Path, Mapping[s
     return directory, data
 
 
-def discover_workspace(manifest: Path) -> WorkspaceLayout:
-    """The workspace `manifest` belongs to, with its members (as cargo finds them)."""
+def discover_workspace(manifest: Path, checkout: Path | None = None) -> WorkspaceLayout:
+    """The workspace `manifest` belongs to, with its members (as cargo finds them), in the
+    checkout rooted at `checkout` (found from the manifest when not given)."""
     manifest = _normalized(manifest.absolute())
-    data = load_toml(manifest)
-    root, root_data = _find_root(manifest, data)
+    checkout = checkout_root(manifest) if checkout is None else checkout
+    data = load_toml(manifest, checkout)
+    root, root_data = _find_root(manifest, data, checkout)
     workspace = table(root_data.get("workspace"))
     excluded = _excluded(root, workspace) if workspace else []
     members: list[Path] = []
@@ -162,4 +175,5 @@ def discover_workspace(manifest: Path) -> WorkspaceLayout:
         members.append(root)
     if workspace:
         members.extend(_member_directories(root, workspace, excluded))
-    return WorkspaceLayout(root, root_data, tuple(members), tuple(excluded), ReadScope([root]))
+    scope = ReadScope([root])
+    return WorkspaceLayout(root, root_data, tuple(members), tuple(excluded), scope, checkout)

@@ -337,7 +337,7 @@ class ProbeBuilder:
         except TreeTextError as error:
             raise FeatcheckError(f"could not read the probe's cargo tree: {error}") from None
         for pin in config.pins:
-            nodes = [n for n in graph.named(pin.name) if n.version == pin.version]
+            nodes = [n for n in graph.named(pin.name) if n.version == pin.version and not n.host]
             got = sorted({f for n in nodes for f in n.features})
             if len(nodes) != 1 or got != sorted(pin.features):
                 found = ", ".join(f"{n.version} [{','.join(sorted(n.features))}]" for n in nodes)

@@ -164,6 +164,7 @@ def run_probe(options: ProbeOptions, say: Callable[[str], None]) -> ProbeReport:
 
 def _run_probe(options: ProbeOptions, say: Callable[[str], None]) -> ProbeReport:
     from featcheck.audit import find_manifest
+    from featcheck.boundary import checkout_root
     from featcheck.manifest.document import read_manifest
 
     started = time.monotonic()
@@ -172,7 +173,7 @@ def _run_probe(options: ProbeOptions, say: Callable[[str], None]) -> ProbeReport
     except ValueError as error:
         raise FeatcheckError(str(error)) from None
     manifest = find_manifest(options.path)
-    read_manifest(manifest)
+    read_manifest(manifest, root=checkout_root(manifest))
     # cargo, rustc and a linker first: no point resolving what cannot be built.
     builder = ProbeBuilder(
         manifest.parent,

@@ -20,10 +20,12 @@ from typing import Any
 import tomlkit
 from tomlkit.exceptions import TOMLKitError
 
+from featcheck.boundary import read_checkout_file
 from featcheck.cargo.metadata import PackageInfo, WorkspaceMetadata
 from featcheck.cargo.runner import CargoRunner
 from featcheck.cargo.tree_text import TreeTextError, parse_tree_text
 from featcheck.errors import FeatcheckError
+from featcheck.fileio import MAX_LOCKFILE_BYTES, MAX_MANIFEST_BYTES
 from featcheck.graph import DependencyGraph, Node
 from featcheck.lockfile import LockfileGuard
 
@@ -120,7 +122,8 @@ def _is_gemm(name: str) -> bool:
 
 def backend_from_graph(graph: DependencyGraph, member: str, target: str) -> BackendConfig:
     """burn-flex and the gemm crates below it, as the member's resolved graph builds them."""
-    backends = graph.named(BACKEND)
+    # What the member links: a copy only a proc-macro uses is not timed (nor built alike).
+    backends = [n for n in graph.named(BACKEND) if not n.host]
     if not backends:
         raise FeatcheckError(
             f"{member} does not build {BACKEND} (burn's CPU backend Flex) for {target}: "
@@ -159,11 +162,13 @@ def backend_from_graph(graph: DependencyGraph, member: str, target: str) -> Back
     )
 
 
-def release_profile(workspace_manifest: Path) -> dict[str, Any]:
-    """The speed-relevant `[profile.release]` settings of the workspace root's manifest."""
+def release_profile(workspace_manifest: Path, checkout: Path | None = None) -> dict[str, Any]:
+    """The speed-relevant `[profile.release]` settings of the workspace root's manifest (none
+    where it cannot be read, or lies behind a link out of the `checkout`)."""
     try:
-        document = tomlkit.parse(workspace_manifest.read_text(encoding="utf-8")).unwrap()
-    except (OSError, UnicodeDecodeError, TOMLKitError):
+        raw = read_checkout_file(workspace_manifest, "Cargo.toml", MAX_MANIFEST_BYTES, checkout)
+        document = tomlkit.parse(raw.decode("utf-8")).unwrap()
+    except (FeatcheckError, UnicodeDecodeError, TOMLKitError):
         return {}
     table = document.get("profile", {})
     table = table.get("release", {}) if isinstance(table, dict) else {}
@@ -200,17 +205,22 @@ def resolve_member(
 ) -> MemberResolution:
     """Resolve the member with cargo (no code of the checkout runs; Cargo.lock is put back)."""
     runner = CargoRunner(manifest.parent, offline=offline, timeout=timeout, on_command=on_command)
-    with LockfileGuard.around(manifest):
+    checkout = runner.checkout
+    with LockfileGuard.around(manifest, checkout):
         metadata = runner.metadata(manifest)
         member = select_member(metadata, manifest, package)
         target = runner.host_triple()
         graph = _resolved_graph(runner, manifest, member.id, target)
         lock_path = metadata.root / "Cargo.lock"
-        lockfile = lock_path.read_bytes() if lock_path.is_file() else None
+        lockfile = (
+            read_checkout_file(lock_path, "Cargo.lock", MAX_LOCKFILE_BYTES, checkout)
+            if lock_path.is_file()
+            else None
+        )
     config = replace(
         backend_from_graph(graph, member.name, target),
         lockfile=lockfile,
-        profile=release_profile(metadata.root / "Cargo.toml"),
+        profile=release_profile(metadata.root / "Cargo.toml", checkout),
     )
     return MemberResolution(config, metadata, member, manifest)
 

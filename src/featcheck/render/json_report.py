@@ -60,6 +60,7 @@ def fix_to_dict(fix: Fix | None) -> dict[str, Any] | None:
         "safe": fix.safe,
         "confirmed": fix.confirmed,
         "note": fix.note,
+        "added_packages": fix.added,
         "edits": [
             {
                 "file": edit.file,

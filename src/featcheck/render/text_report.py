@@ -73,14 +73,24 @@ def _where(fix: Fix) -> str:
 def _fix_line(finding: Finding) -> _Line | None:
     fix = [*_EQUALS, ("fix:", "green")]
     if finding.fix is not None:
+        added = _added(finding.fix)
+        safe = finding.fix.safe
+        applies = f"`{fix_command()}` applies it" if safe else printable(finding.fix.note)
         text = (
             f" {printable(finding.fix.description)} ({printable(_where(finding.fix))}); with it "
-            f"the build gets `{printable(finding.feature)}`, `{fix_command()}` applies it"
+            f"the build gets `{printable(finding.feature)}`{added}, {applies}"
         )
         return [*fix, (text, "")]
     if finding.suggestion:
         return [*fix, (f" {printable(finding.suggestion)}", "")]
     return None
+
+
+def _added(fix: Fix) -> str:
+    """What a fix costs in packages, as the fix line says it."""
+    if not fix.added:
+        return ""
+    return f" and adds {fix.added} package{'s' if fix.added != 1 else ''} to the build"
 
 
 def _detail(label: str, text: str) -> _Line:

@@ -3,10 +3,11 @@
 This follows cargo's `ops/tree/graph.rs::add_pkg`: a unit is (package, host or target side); its
 normal edges are those whose `[target.X]` table applies on its side (the host's cfg for host
 units), and an optional dependency counts only if the feature resolution turned it on.
-Proc-macros and everything below them are host units. cargo prints a host unit and a target
-unit with the same features identically, so they become one `Node`, with the union of edges,
-just as `parse_tree_text` merges them. Nodes are added in the order cargo prints them (depth
-first, children sorted like cargo's package ids) so that both paths list nodes alike.
+Proc-macros and everything below them are host units. A host unit and a target unit of one
+package stay two `Node`s even with the same features: cargo tree with `--target` prints both in
+full (its `(*)` marks only the same unit again), and only the target one is linked into the
+artifact. Nodes are added in the order cargo prints them (depth first, children sorted like
+cargo's package ids) so that both paths list nodes alike.
 """
 
 from __future__ import annotations
@@ -42,12 +43,12 @@ class GraphBuilder:
         self._sort_keys: dict[int, _SortKey] = {}
 
     def node(self, key: int) -> Node:
-        """The printed identity of a unit: package, features and proc-macro mark."""
+        """The identity of a unit: package, features, proc-macro mark and side."""
         node = self.nodes.get(key)
         if node is None:
             package = self.context.index.packages[key >> 1]
             features = frozenset(self.state.features.get(key & self.context.feature_mask, ()))
-            node = self.nodes[key] = Node(package.ref, features, package.proc_macro)
+            node = self.nodes[key] = Node(package.ref, features, package.proc_macro, bool(key & 1))
         return node
 
     def _sort_key(self, key: int) -> _SortKey:

@@ -1,0 +1,397 @@
+"""Candidate fixes for one finding: every declaration between the member and the crate whose
+change could deliver the missing feature, and a new dependency on the crate itself.
+
+On each declaration on the way (the member's manifest, `[workspace.dependencies]`, the manifests
+of path dependencies): add the feature that passes the missing one through, add the feature
+where the crate itself is declared, drop `default-features = false`; and only then depend on the
+crate directly. Whether a candidate works is for `search.py` to find out.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections import deque
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from featcheck.cargo import semver
+from featcheck.cargo.cfg import TargetCfg
+from featcheck.cargo.metadata import PackageInfo, WorkspaceMetadata
+from featcheck.fixes.counterfactual import MoreFeatures, NewDependency, WhatIf
+from featcheck.fixes.sites import anchor, inheriting_lines
+from featcheck.graph import DependencyGraph, Node, PackageRef
+from featcheck.locate import Cut, Locator
+from featcheck.manifest.declarations import DeclarationSite, declaration_sites, workspace_site
+from featcheck.names import crate_key
+from featcheck.report import Action, Edit
+from featcheck.resolution.index import BUILD, DEV, NORMAL
+from featcheck.suggest import FeatureSearch
+
+_TABLE_KINDS = {
+    "dependencies": NORMAL,
+    "dev-dependencies": DEV,
+    "dev_dependencies": DEV,
+    "build-dependencies": BUILD,
+    "build_dependencies": BUILD,
+}
+_REMOVING_DEFAULTS_SIZE = 1000
+"""Dropping `default-features = false` turns on every default: larger than any feature list."""
+
+
+@dataclass(frozen=True, eq=False)
+class Candidate:
+    """One candidate fix: its edits, the same edits in the resolver's model, and its rank."""
+
+    edits: tuple[Edit, ...]
+    model: frozenset[MoreFeatures | NewDependency]
+    proximity: tuple[int, int, int]
+    """(new dependency, how far the declaring package is from the member, how far the
+    declared package is from the crate): smaller is nearer."""
+    written_at_cut: bool
+    """The edit goes where `default-features = false` takes effect, or into the workspace
+    entry every `workspace = true` line inherits."""
+    size: int
+    cut: Cut
+    """The declaration the finding points at when this candidate wins."""
+    touches: frozenset[PackageRef]
+    """Packages whose declarations change: only builds holding one can change."""
+
+
+def _kind_and_platform(site: DeclarationSite) -> tuple[int, str | None]:
+    platform = str(site.path[1]) if site.path[0] == "target" else None
+    return _TABLE_KINDS.get(str(site.path[-2]), NORMAL), platform
+
+
+def _family(name: str) -> str:
+    return crate_key(name).split("-", 1)[0]
+
+
+def pinned_families(metadata: WorkspaceMetadata) -> frozenset[str]:
+    """The crate families (`burn` for burn-flex) the user's manifests pin with `=X.Y.Z`."""
+    return frozenset(
+        _family(d.name)
+        for package in metadata.unpublished()
+        for d in package.dependencies
+        if d.req.lstrip().startswith("=")
+    )
+
+
+def new_requirement(node: Node, pinned: frozenset[str]) -> str:
+    """The version requirement of a new direct dependency on `node`, as `--fix` writes it: a
+    caret on the version the lockfile holds, `=` where the user pins that crate family
+    exactly (`burn = "=0.21.0"` makes burn-flex `=0.21.0`: a caret would let it move alone)."""
+    return f"={node.version}" if _family(node.name) in pinned else node.version
+
+
+def _distances_to(graph: DependencyGraph, goal: Node) -> dict[Node, int]:
+    """Edges from each ancestor of `goal` down to it (0 for `goal` itself)."""
+    dependents = graph.dependents_map()
+    distance = {goal: 0}
+    queue = deque([goal])
+    while queue:
+        node = queue.popleft()
+        for dependent in dependents.get(node, ()):
+            if dependent not in distance:
+                distance[dependent] = distance[node] + 1
+                queue.append(dependent)
+    return distance
+
+
+@dataclass
+class CandidateFinder:
+    """Enumerates the candidate fixes of one audit's findings (edits made once, shared)."""
+
+    metadata: WorkspaceMetadata
+    locator: Locator
+    search: FeatureSearch
+    what_if: WhatIf
+    _models: dict[
+        tuple[object, ...],
+        tuple[frozenset[MoreFeatures | NewDependency], frozenset[PackageRef], tuple[Edit, ...]],
+    ] = field(default_factory=dict)
+    _inheriting: dict[tuple[Path, str], list[tuple[PackageInfo, DeclarationSite]]] = field(
+        default_factory=dict
+    )
+    _pinned: frozenset[str] | None = None
+
+    @functools.cached_property
+    def _ids(self) -> dict[PackageRef, str]:
+        """Package ids by name, version and source, for graphs from cargo tree text (which
+        carry none): made on first need, since indexing every package costs a small audit."""
+        return {package.ref: package.id for package in self.what_if.index.packages}
+
+    def candidates(
+        self,
+        member: PackageInfo,
+        cfg: TargetCfg,
+        graph: DependencyGraph,
+        backend: Node,
+        wanted: tuple[str, ...],
+    ) -> list[Candidate]:
+        """Every distinct candidate, nearest first."""
+        found = _unique(self._candidates(member, cfg, graph, backend, wanted))
+        found.sort(key=lambda c: c.proximity)
+        return found
+
+    def _candidates(
+        self,
+        member: PackageInfo,
+        cfg: TargetCfg,
+        graph: DependencyGraph,
+        backend: Node,
+        wanted: tuple[str, ...],
+    ) -> Iterator[Candidate]:
+        root = next(graph.nodes())
+        distance = _distances_to(graph, backend)
+        for owner_node, depth in self._local_owners(graph, root, distance):
+            owner = self._package(owner_node)
+            if owner is None:
+                continue
+            for declared in sorted(graph.dependencies(owner_node)):
+                if declared not in distance:
+                    continue
+                proximity = (0, depth, distance[declared])
+                yield from self._declaration_candidates(
+                    owner, declared, proximity, backend, wanted, cfg
+                )
+        anchor = self.anchor(member, cfg, graph, backend)
+        if anchor is not None:
+            new = self._new_dependency(member, backend, wanted, anchor)
+            if new is not None:
+                yield new
+
+    def anchor(
+        self, member: PackageInfo, cfg: TargetCfg, graph: DependencyGraph, backend: Node
+    ) -> Cut | None:
+        """The member's own declaration nearest to the crate (`sites.anchor`)."""
+        return anchor(self.locator, member, cfg, graph, _distances_to(graph, backend))
+
+    def _local_owners(
+        self, graph: DependencyGraph, root: Node, distance: dict[Node, int]
+    ) -> list[tuple[Node, int]]:
+        """Path packages on the way to the crate with their distance from the member."""
+        found: list[tuple[Node, int]] = []
+        depth = {root: 0}
+        queue = deque([root])
+        while queue:
+            node = queue.popleft()
+            if node.package.is_local:
+                found.append((node, depth[node]))
+            for dependency in sorted(graph.dependencies(node)):
+                if dependency in distance and dependency not in depth:
+                    depth[dependency] = depth[node] + 1
+                    queue.append(dependency)
+        return found
+
+    def _package(self, node: Node) -> PackageInfo | None:
+        """The package of a node: by its id, or (saved or `cargo tree` text carries none) by
+        the printed identity, which the resolver's model gives every package exactly once."""
+        package_id = node.package.id or self._ids.get(node.package)
+        return self.metadata.packages.get(package_id) if package_id is not None else None
+
+    def _declaration_candidates(
+        self,
+        owner: PackageInfo,
+        declared: Node,
+        proximity: tuple[int, int, int],
+        backend: Node,
+        wanted: tuple[str, ...],
+        cfg: TargetCfg,
+    ) -> Iterator[Candidate]:
+        declared_info = self._package(declared)
+        goal = self._package(backend)
+        if declared_info is None or goal is None:
+            return
+        root_doc = self.locator.workspace_root_manifest()
+        manifest = self.locator.manifests.get(owner.manifest_path)
+        sites = [
+            s
+            for s in declaration_sites(manifest, "normal", declared.name, cfg, root_doc)
+            if self.locator.site_matches(s, root_doc, declared)
+        ]
+        defaults_off = not any(
+            d.uses_default_features
+            for d in owner.dependencies
+            if d.kind == "normal"
+            and d.name == declared.name
+            and (d.path is not None or semver.matches(d.req, declared.version))
+        )
+        feature_sets = self._feature_sets(declared, declared_info, backend, goal, wanted)
+        for site in sites:
+            inherited = (
+                workspace_site(root_doc, site.key)
+                if site.inherits and root_doc is not None
+                else None
+            )
+            editable = [s for s in (inherited, site) if s is not None]
+            for features in feature_sets:
+                for where in editable:
+                    yield self._candidate(
+                        owner, declared, where, site, "add-features", features, proximity
+                    )
+            removable = inherited if inherited is not None else site
+            if (
+                defaults_off
+                and removable.disables_defaults()
+                and "default" in declared_info.features
+            ):
+                yield self._candidate(
+                    owner, declared, removable, site, "remove-default-features", (), proximity
+                )
+
+    def _feature_sets(
+        self,
+        declared: Node,
+        declared_info: PackageInfo,
+        backend: Node,
+        goal: PackageInfo,
+        wanted: tuple[str, ...],
+    ) -> list[tuple[str, ...]]:
+        """Features to add to a declaration of `declared`: all wanted ones, then the first."""
+        if declared.package == backend.package:
+            return [wanted]
+        chosen: list[str] = []
+        for feature in wanted:
+            options = [
+                f
+                for f in self.search.enabling_features(declared_info, goal, feature)
+                if f != "default" and f not in declared.features
+            ]
+            if not options:
+                if feature == wanted[0]:
+                    return []
+                continue
+            chosen.append(options[0])
+        everything = tuple(dict.fromkeys(chosen))
+        first = everything[:1]
+        return [everything] if everything == first else [everything, first]
+
+    def _candidate(
+        self,
+        owner: PackageInfo,
+        declared: Node,
+        where: DeclarationSite,
+        site: DeclarationSite,
+        action: Action,
+        features: tuple[str, ...],
+        proximity: tuple[int, int, int],
+    ) -> Candidate:
+        removing = action == "remove-default-features"
+        in_workspace_entry = where is not site
+        model, touches, edits = self._edit_model(owner, where, in_workspace_entry, action, features)
+        cut_here = where.disables_defaults() and (in_workspace_entry or not where.inherits)
+        written = where.default_features_entry() if cut_here else None
+        entry = written[1] if written is not None else where.key_entry()
+        assert entry is not None  # every site found in a manifest has its key's span
+        cut = Cut(
+            where,
+            entry,
+            declared,
+            owner,
+            cut_here,
+            inheriting=site if in_workspace_entry else None,
+        )
+        size = _REMOVING_DEFAULTS_SIZE if removing else len(features)
+        return Candidate(
+            edits, model, proximity, cut_here or in_workspace_entry, size, cut, touches
+        )
+
+    def _edit_model(
+        self,
+        owner: PackageInfo,
+        where: DeclarationSite,
+        in_workspace_entry: bool,
+        action: Action,
+        features: tuple[str, ...],
+    ) -> tuple[frozenset[MoreFeatures | NewDependency], frozenset[PackageRef], tuple[Edit, ...]]:
+        """The edit at `where` in the resolver's model, the packages it changes, and the edits
+        written: the same for every finding that meets the declaration (the workspace entry
+        every member inherits is met by all of them), so made once."""
+        key = (
+            where.manifest.path,
+            where.path,
+            in_workspace_entry,
+            None if in_workspace_entry else owner.id,
+            action,
+            features,
+        )
+        known = self._models.get(key)
+        if known is not None:
+            return known
+        removing = action == "remove-default-features"
+        model: list[MoreFeatures | NewDependency] = []
+        touches: set[PackageRef] = set()
+        edits = [Edit(where.manifest.path, where.path, action, features)]
+        for package, line in self._sites_edited_by(owner, where, in_workspace_entry):
+            kind, platform = _kind_and_platform(line)
+            position = self.what_if.index.by_id[package.id]
+            model.append(MoreFeatures(position, line.key, kind, platform, features, removing))
+            touches.add(self.what_if.index.packages[position].ref)
+            if removing and line is not where and line.disables_defaults():
+                # A `workspace = true` line repeating `default-features = false` may not
+                # override the entry's defaults (an error since edition 2024): it goes too.
+                edits.append(Edit(line.manifest.path, line.path, action))
+        known = self._models[key] = (frozenset(model), frozenset(touches), tuple(edits))
+        return known
+
+    def _sites_edited_by(
+        self, owner: PackageInfo, where: DeclarationSite, in_workspace_entry: bool
+    ) -> Iterator[tuple[PackageInfo, DeclarationSite]]:
+        """Every (package, declaration) an edit at `where` changes: one line, or every line
+        that inherits the workspace entry."""
+        if not in_workspace_entry:
+            yield owner, where
+            return
+        key = (where.manifest.path, where.key)
+        known = self._inheriting.get(key)
+        if known is None:
+            known = self._inheriting[key] = list(
+                inheriting_lines(self.metadata, self.locator, where)
+            )
+        yield from known
+
+    def _new_dependency(
+        self, member: PackageInfo, backend: Node, wanted: tuple[str, ...], anchor: Cut
+    ) -> Candidate | None:
+        """Depend on the crate directly, unless the member already declares it."""
+        manifest = self.locator.manifests.get(member.manifest_path)
+        table = manifest.get("dependencies")
+        if isinstance(table, dict) and backend.name in table:
+            return None
+        if any(
+            s.path[0] == "dependencies"
+            for s in declaration_sites(manifest, "normal", backend.name, None)
+        ):
+            return None
+        goal = self._package(backend)
+        if goal is None:
+            return None
+        index = self.what_if.index
+        position, dep = index.by_id[member.id], index.by_id[goal.id]
+        if self._pinned is None:  # asked for every finding with a new dependency: read once
+            self._pinned = pinned_families(self.metadata)
+        version = new_requirement(backend, self._pinned)
+        edit = Edit(
+            member.manifest_path, ("dependencies", backend.name), "add-dependency", wanted, version
+        )
+        return Candidate(
+            (edit,),
+            frozenset({NewDependency(position, dep, backend.name, wanted)}),
+            (1, 0, 0),
+            False,
+            len(wanted),
+            anchor,
+            frozenset({index.packages[position].ref}),
+        )
+
+
+def _unique(candidates: Iterator[Candidate]) -> list[Candidate]:
+    """The first candidate of each distinct set of edits."""
+    seen: set[tuple[Edit, ...]] = set()
+    found: list[Candidate] = []
+    for candidate in candidates:
+        if candidate.edits not in seen:
+            seen.add(candidate.edits)
+            found.append(candidate)
+    return found

@@ -1,0 +1,96 @@
+"""`--fix` and `--diff`, all or nothing per run.
+
+The safe fixes of every finding are written into one temporary copy of the workspace, and the
+copy is audited again there, which runs `cargo metadata` over it: cargo picks the versions and
+writes the copy's Cargo.lock. Only when that succeeds is anything of the user's replaced, the
+manifests and Cargo.lock together; if cargo cannot resolve the copy or the audit fails, every
+file stays byte for byte as it was and the reason is printed. `--diff` does the same and prints
+what `--fix` would write, Cargo.lock included, instead of writing it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from featcheck.boundary import checkout_root
+from featcheck.errors import FeatcheckError
+from featcheck.fileio import MAX_LOCKFILE_BYTES, read_regular_file
+from featcheck.fixes.apply import FileChange, plan_changes, refuse_outside
+from featcheck.fixes.lockcheck import cargo_reason
+from featcheck.fixes.overlay import WorkspaceCopy
+from featcheck.report import AuditResult, Finding
+
+Audit = Callable[[Path], AuditResult]
+"""Audits the project at a path (the run's options, keeping what cargo writes to Cargo.lock)."""
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """What `--fix` would write, checked by cargo on a copy."""
+
+    changes: list[FileChange]
+    """The manifests, then Cargo.lock, as they would be after the run."""
+    result: AuditResult | None
+    """The audit of the fixed copy (paths relative to the user's root); None: no change."""
+    unfixable: list[str]
+    """One line per finding that gets no fix, with why."""
+
+
+def unfixable_lines(findings: list[Finding]) -> list[str]:
+    """Each finding `--fix` leaves alone, and why (its suggestion or its fix's note)."""
+    lines = []
+    for finding in findings:
+        if finding.location is None or (finding.fix is not None and finding.fix.safe):
+            continue
+        why = finding.fix.note if finding.fix is not None else finding.suggestion
+        who = f"{finding.member}: " if finding.member else ""
+        lines.append(f"{who}{finding.code} {finding.crate}: no fix applied: {why}")
+    return lines
+
+
+def prepare(result: AuditResult, path: Path, audit: Audit) -> Prepared:
+    """The run's changes, resolved by cargo on a copy and audited there; raises a
+    FeatcheckError (nothing written) when the copy cannot be resolved or audited."""
+    changes = plan_changes(result.findings)
+    unfixable = unfixable_lines(result.findings)
+    if not changes:
+        return Prepared([], None, unfixable)
+    refuse_outside(changes, checkout_root(result.root), result.local_manifests)
+    workspace = result.workspace_root or result.root
+    copy = WorkspaceCopy(workspace)
+    try:
+        copy.apply(changes)
+        audited = audit(copy.moved(path.absolute()))
+        lockfile = copy.lockfile()
+    except ValueError:
+        raise FeatcheckError(
+            "--fix changed nothing: a file to edit lies outside the workspace"
+        ) from None
+    except FeatcheckError as error:
+        raise FeatcheckError(
+            "--fix changed nothing: cargo cannot resolve the fixed workspace: "
+            + cargo_reason(error.message)
+        ) from None
+    finally:
+        copy.close()
+    lock = _lock_change(workspace, lockfile)
+    refuse_outside(lock, checkout_root(result.root))
+    fixed = replace(audited, root=result.root, workspace_root=result.workspace_root)
+    return Prepared([*changes, *lock], fixed, unfixable)
+
+
+def _lock_change(workspace: Path, after: bytes | None) -> list[FileChange]:
+    """Cargo.lock's change, when cargo wrote another one into the copy."""
+    path = workspace / "Cargo.lock"
+    before = read_regular_file(path, "Cargo.lock", MAX_LOCKFILE_BYTES) if path.is_file() else None
+    if after is None or after == before:
+        return []
+    try:
+        updated = after.decode("utf-8")
+    except UnicodeDecodeError:
+        raise FeatcheckError("cargo wrote a Cargo.lock that is not UTF-8", path=path) from None
+    if before is None:
+        return [FileChange(path, "Cargo.lock", b"", updated, created=True)]
+    return [FileChange(path, "Cargo.lock", before, updated)]

@@ -1,0 +1,248 @@
+"""Whether cargo can pick versions for what a fix turns on, answered from Cargo.lock alone.
+
+A fix only ever adds to what declarations ask for, so it can turn on optional dependencies that
+nothing turned on before: cargo's resolve (what `cargo metadata` printed) has no edge for them.
+cargo resolves such a dependency the way its `lock` step does: every package of Cargo.lock
+stays locked, and a dependency a locked package gains is bound to a locked version of that name
+when one satisfies its requirement. If none does but a locked version sits in the requirement's
+semver-compatible range, cargo cannot select a second one there and fails ("all possible
+versions conflict with previously selected packages"): the fix does not hold. Otherwise cargo
+picks a version Cargo.lock does not hold yet, which only cargo can answer (`overlay.py`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from featcheck.cargo import semver
+from featcheck.cargo.metadata import DependencyDeclaration, WorkspaceMetadata
+from featcheck.resolution.index import BUILD, NORMAL, Edge, PackageIndex
+from featcheck.resolution.values import FEATURE, FeatureValue, parse_feature_values
+
+_DEFAULT = FeatureValue(FEATURE, "default")
+
+
+@dataclass(frozen=True)
+class Need:
+    """A dependency a (counterfactual) build turns on that cargo's resolve has no edge for."""
+
+    package: int
+    """Index position of the declaring package."""
+    key: str
+    """The dependency's key in that package's manifest."""
+
+
+@dataclass(frozen=True)
+class Conflict:
+    """A requirement no locked version satisfies, in a range Cargo.lock already fills."""
+
+    name: str
+    requirement: str
+    required_by: str
+    locked: str
+    held_by: str
+    """Who keeps the locked version, as `PACKAGE requires REQ`; empty when unknown."""
+    update_helps: bool
+    """Whether `cargo update -p NAME` can lift the locked version to one both accept."""
+
+    def reason(self) -> str:
+        """The one line a user reads: what conflicts, and what to do about it."""
+        text = (
+            f"{self.name} {self.requirement} required by {self.required_by} vs locked {self.locked}"
+        )
+        if self.held_by:
+            text += f" ({self.held_by})"
+        if self.update_helps:
+            return f"{text}; `cargo update -p {self.name}` first"
+        return text
+
+
+@dataclass(frozen=True)
+class Bound:
+    """The dependency bound to locked versions: one edge per declaration."""
+
+    edges: tuple[Edge, ...]
+
+
+Verdict = Bound | Conflict | None
+"""None: no locked version fits and none is in the way, so cargo must pick one."""
+
+
+class LockView:
+    """The versions Cargo.lock holds, as cargo's resolve printed them, and who requires them."""
+
+    def __init__(self, metadata: WorkspaceMetadata, index: PackageIndex) -> None:
+        self._metadata = metadata
+        self._index = index
+        self._verdicts: dict[Need, Verdict] = {}
+        self._by_name: dict[str, list[tuple[str, str]]] | None = None
+
+    def check(self, need: Need) -> Verdict:
+        """How cargo binds `need` given the lock (the same for every fix: computed once)."""
+        if need not in self._verdicts:
+            self._verdicts[need] = self._check(need)
+        return self._verdicts[need]
+
+    def _check(self, need: Need) -> Verdict:
+        package = self._index.packages[need.package]
+        info = self._metadata.packages.get(package.id)
+        if info is None:
+            return None
+        declarations = [d for d in info.dependencies if d.key == need.key and d.kind != "dev"]
+        edges: list[Edge] = []
+        for declaration in declarations:
+            if declaration.path is not None:
+                return None  # a path package not in the resolve: cargo reads it first
+            locked = self._locked(declaration.name)
+            fitting = [(v, i) for v, i in locked if semver.matches(declaration.req, v)]
+            if not fitting:
+                conflict = self._conflict(declaration, package.ref.name, locked)
+                return conflict
+            _, package_id = max(fitting, key=lambda pair: semver.parse_version(pair[0]) or ())
+            edges.append(self._edge(declaration, self._index.by_id[package_id]))
+        return Bound(tuple(edges)) if edges else None
+
+    def _locked(self, name: str) -> list[tuple[str, str]]:
+        """(version, id) of every registry package of that name in the resolve."""
+        if self._by_name is None:
+            found: dict[str, list[tuple[str, str]]] = {}
+            for raw in self._metadata.raw.get("packages", ()):
+                if str(raw.get("source") or "").startswith(("registry+", "sparse+")):
+                    found.setdefault(raw["name"], []).append((raw["version"], raw["id"]))
+            self._by_name = found
+        return self._by_name.get(name, [])
+
+    def _edge(self, declaration: DependencyDeclaration, position: int) -> Edge:
+        requested = parse_feature_values(declaration.features)
+        if (
+            declaration.uses_default_features
+            and "default" in self._index.packages[position].features
+        ):
+            requested += (_DEFAULT,)
+        kind = BUILD if declaration.kind == "build" else NORMAL
+        return Edge(
+            position, declaration.key, kind, declaration.target, declaration.optional, requested
+        )
+
+    def _conflict(
+        self, declaration: DependencyDeclaration, required_by: str, locked: list[tuple[str, str]]
+    ) -> Conflict | None:
+        low = _single_range(declaration.req)
+        if low is None:
+            return None
+        in_range = [(v, i) for v, i in locked if _same_range(semver.parse_version(v), low)]
+        if not in_range:
+            return None  # a new semver-compatible version beside the locked ones: cargo picks
+        version, package_id = in_range[0]
+        holders = list(self._holders(package_id))
+        lowest = ".".join(str(part) for part in low[:3])
+        update_helps = bool(holders) and all(semver.matches(req, lowest) for _, req in holders)
+        held = next(((who, req) for who, req in holders), None)
+        return Conflict(
+            declaration.name,
+            declaration.req,
+            required_by,
+            version,
+            f"{held[0]} requires {declaration.name} {held[1]}" if held is not None else "",
+            update_helps,
+        )
+
+    def _holders(self, package_id: str) -> Iterator[tuple[str, str]]:
+        """(package name, requirement) of each dependent of the locked package, members
+        first: what keeps that version in Cargo.lock."""
+        members = set(self._metadata.raw.get("workspace_members", ()))
+        nodes = (self._metadata.raw.get("resolve") or {}).get("nodes", ())
+        dependents = [
+            n["id"] for n in nodes if any(d.get("pkg") == package_id for d in n.get("deps", ()))
+        ]
+        dependents.sort(key=lambda i: i not in members)
+        name = self._metadata.packages[package_id].name
+        for dependent in dependents:
+            info = self._metadata.packages.get(dependent)
+            if info is None:
+                continue
+            for declaration in info.dependencies:
+                if declaration.name == name and declaration.kind != "dev":
+                    yield info.name, declaration.req
+                    break
+
+
+def _single_range(requirement: str) -> semver.Version | None:
+    """The lowest version `requirement` allows when every version it allows is
+    semver-compatible with it (`^3.26`, `=0.2.0`, `~1.2`); None for a wider one."""
+    bounds = semver.bounds(requirement)
+    if bounds is None:
+        return None
+    low, high = bounds
+    if high is None or high > _next_range(low):
+        return None
+    return low
+
+
+def _next_range(version: semver.Version) -> semver.Version:
+    major, minor, patch, _ = version
+    if major > 0:
+        return (major + 1, 0, 0, 0)
+    if minor > 0:
+        return (0, minor + 1, 0, 0)
+    return (0, 0, patch + 1, 0)
+
+
+def _same_range(version: semver.Version | None, low: semver.Version) -> bool:
+    if version is None:
+        return False
+    return _next_range(version) == _next_range(low)
+
+
+_SELECT = re.compile(r"failed to select a version for `([^`]+)`")
+_REQUIRED_BY = re.compile(r"required by package `([^` ]+) v([^` ]+)")
+_MEETS = re.compile(r"versions that meet the requirements `([^`]+)`")
+_PREVIOUS = re.compile(r"previously selected package `([^` ]+) v([^` ]+)`")
+_SATISFIES = re.compile(
+    r"which satisfies dependency `[^`]* = \"([^\"]+)\"`[^`]*of package `([^` ]+)"
+)
+
+
+def cargo_reason(message: str) -> str:
+    """cargo's refusal in one line: the version conflict it names, else its first error line."""
+    select = _SELECT.search(message)
+    required = _REQUIRED_BY.search(message)
+    meets = _MEETS.search(message)
+    previous = _PREVIOUS.search(message)
+    if select and required and meets and previous:
+        tail = message[previous.end() :]
+        holder = _SATISFIES.search(tail)
+        name = select[1]
+        held = f"{holder[2]} requires {name} {holder[1]}" if holder else ""
+        lowest = meets[1].lstrip("^=~>< ").split(",")[0].strip()
+        conflict = Conflict(
+            name,
+            meets[1],
+            required[1],
+            previous[2],
+            held,
+            holder is not None and semver.matches(holder[1], _padded(lowest)),
+        )
+        return conflict.reason()
+    lines = [line.strip() for line in message.splitlines() if line.strip()]
+    first = next((line for line in lines if line.startswith("error")), lines[0] if lines else "")
+    return first.removeprefix("error:").strip() or "cargo failed"
+
+
+def _padded(version: str) -> str:
+    parts = [*version.split("."), "0", "0"][:3]
+    return ".".join(part if part.isdigit() else "0" for part in parts)
+
+
+def needs_of(index: PackageIndex, position: int, features: Any) -> Iterator[Need]:
+    """The dependencies a package's activated `features` turn on that the resolve lacks."""
+    package = index.packages[position]
+    if not package.unresolved:
+        return
+    for feature in features:
+        for value in package.features.get(feature, ()):
+            if value.kind != FEATURE and not value.weak and value.name in package.unresolved:
+                yield Need(position, value.name)

@@ -1,0 +1,231 @@
+"""Fixes checked against Cargo.lock, and `--fix` all or nothing.
+
+Two fixtures reproduce how a fix that delivers the feature in memory still fails in cargo:
+`lock-pinned-conflict` pins rayon exactly below what burn-flex's `rayon` asks for, and
+`lock-kept-dependency` re-enables burn 0.21.0's defaults, which pull gix-tempfile (not in the
+lock) needing `tempfile ^3.26` while the app's own `tempfile = "3.20"` is locked at 3.24.0 and
+cargo keeps a member's locked direct dependency. Real cargo is asked each time what it says.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import WORKSPACES, run_featcheck
+
+from featcheck.cargo.runner import CargoRunner
+from featcheck.fixes.lockcheck import cargo_reason
+
+
+def _copy(name: str, tmp_path: Path) -> Path:
+    project = tmp_path / name
+    shutil.copytree(WORKSPACES / name, project)
+    return project
+
+
+def _files(root: Path) -> dict[str, str]:
+    """Every file of the checkout with a digest of its bytes."""
+    return {
+        str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and "target" not in p.relative_to(root).parts
+    }
+
+
+def _report(project: Path, *args: str) -> tuple[dict[str, Any], subprocess.CompletedProcess[str]]:
+    result = run_featcheck(str(project), "--format", "json", *args)
+    assert result.returncode in (0, 1), result.stderr
+    return json.loads(result.stdout), result
+
+
+def _cargo(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        ["cargo", *args], cwd=project, capture_output=True, text=True, check=False
+    )
+
+
+def _built(project: Path, member: str, crate: str) -> set[str]:
+    """The features real cargo builds on `crate` (`name` or `name@version`) for `member`."""
+    tree = _cargo(project, "tree", "-e", "normal", "-p", member, "-i", crate, "-f", "{p} [{f}]")
+    assert tree.returncode == 0, tree.stderr
+    match = re.search(r"\[([^\]]*)\]$", tree.stdout.splitlines()[0])
+    assert match is not None, tree.stdout
+    return set(filter(None, match.group(1).split(",")))
+
+
+def test_a_fix_the_locked_versions_refuse_is_no_fix_and_says_why(
+    tmp_path: Path, offline_cargo_for: Callable[..., Path]
+) -> None:
+    project = _copy("lock-pinned-conflict", tmp_path)
+    offline_cargo_for(project)
+    report, _ = _report(project)
+    (finding,) = report["findings"]
+    assert finding["code"] == "FC001"
+    assert finding["fix"] is None
+    reason = "rayon ^1.12.0 required by burn-flex vs locked 1.11.0 (app requires rayon =1.11.0)"
+    assert finding["suggestion"] == (
+        f'add "rayon", "simd" to the features of burn: cargo cannot resolve it: {reason}'
+    )
+    assert all(not a["confirmed"] for a in finding["alternatives"])
+    # cargo says the same of the edit featcheck refused.
+    manifest = project / "Cargo.toml"
+    before = manifest.read_text()
+    manifest.write_text(before.replace('"flex"]', '"flex", "rayon"]'))
+    refused = _cargo(project, "metadata", "--format-version", "1")
+    assert refused.returncode == 101
+    assert cargo_reason(refused.stderr) == reason
+    manifest.write_text(before)
+    (project / "Cargo.lock").write_bytes((WORKSPACES / project.name / "Cargo.lock").read_bytes())
+
+    files = _files(project)
+    fixed = run_featcheck(str(project), "--fix")
+    assert fixed.returncode == 1, fixed.stderr
+    assert "app: FC001 burn-flex: no fix applied: " in fixed.stderr
+    assert reason in fixed.stderr
+    assert _files(project) == files
+    diff = run_featcheck(str(project), "--diff")
+    assert (diff.returncode, diff.stdout) == (0, "")
+    assert reason in diff.stderr and "0 file(s) would change" in diff.stderr
+
+
+def test_the_fix_cargo_can_resolve_wins_over_defaults_that_conflict(
+    tmp_path: Path, offline_cargo_for: Callable[..., Path]
+) -> None:
+    project = _copy("lock-kept-dependency", tmp_path)
+    offline_cargo_for(project)
+    report, _ = _report(project)
+    (finding,) = report["findings"]
+    fix = finding["fix"]
+    assert fix["safe"] and fix["confirmed"]
+    assert [(e["action"], e["declaration"], e["features"]) for e in fix["edits"]] == [
+        ("add-dependency", ["dependencies", "burn-flex"], ["rayon", "simd"])
+    ]
+    assert fix["added_packages"] > 0
+    removing = next(
+        a for a in finding["alternatives"] if a["edits"][0]["action"] == "remove-default-features"
+    )
+    assert not removing["confirmed"]
+
+    # What cargo says of the edit featcheck did not choose: the user's locked tempfile stays.
+    manifest = project / "Cargo.toml"
+    before = manifest.read_text()
+    manifest.write_text(before.replace("default-features = false, ", ""))
+    refused = _cargo(project, "metadata", "--format-version", "1")
+    assert refused.returncode == 101
+    assert cargo_reason(refused.stderr) == (
+        "tempfile ^3.26.0 required by gix-tempfile vs locked 3.24.0 "
+        "(app requires tempfile ^3.20); `cargo update -p tempfile` first"
+    )
+    manifest.write_text(before)
+
+    diff = run_featcheck(str(project), "--diff")
+    assert diff.returncode == 1, diff.stderr
+    assert "+++ b/Cargo.lock" in diff.stdout and '+ "burn-flex",' in diff.stdout
+    fixed = run_featcheck(str(project), "--fix", "--format", "json")
+    assert fixed.returncode == 0, fixed.stderr
+    assert json.loads(fixed.stdout)["findings"] == []
+    # The written lockfile is the one --diff showed: cargo agrees with it, locked.
+    assert _cargo(project, "metadata", "--locked", "--format-version", "1").returncode == 0
+    assert {"rayon", "simd"} <= _built(project, "app", "burn-flex")
+
+
+def _cargo_that_breaks_in_the_copy(tmp_path: Path, how: str) -> Path:
+    """A plain cargo on PATH that runs the real one, except over featcheck's fixed copy of
+    the workspace, where it is killed or fails (the rustc beside it is the real one)."""
+    toolchain = CargoRunner(tmp_path).toolchain
+    assert toolchain is not None
+    bin_dir = tmp_path / "breaking-bin"
+    bin_dir.mkdir()
+    action = "kill -9 $$" if how == "killed" else 'echo "error: the index is gone" >&2; exit 101'
+    script = bin_dir / "cargo"
+    script.write_text(
+        "#!/bin/sh\n"
+        'case "$*" in *featcheck-fix-*) ' + action + " ;; esac\n"
+        f'exec "{toolchain.cargo}" "$@"\n'
+    )
+    script.chmod(0o755)
+    (bin_dir / "rustc").symlink_to(toolchain.rustc)
+    return bin_dir
+
+
+@pytest.mark.parametrize("how", ["killed", "failing"])
+def test_cargo_killed_or_failing_during_fix_leaves_every_file_as_it_was(
+    how: str,
+    tmp_path: Path,
+    offline_cargo_for: Callable[..., Path],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    project = _copy("shape-b-bin-through-lib", tmp_path)
+    offline_cargo_for(project)
+    bin_dir = _cargo_that_breaks_in_the_copy(tmp_path, how)
+    monkeypatch.setenv("PATH", os.pathsep.join([str(bin_dir), os.environ.get("PATH", "")]))
+    monkeypatch.delenv("RUSTUP_TOOLCHAIN", raising=False)
+    files = _files(project)
+    report, _ = _report(project)
+    assert any(f["fix"] and f["fix"]["safe"] for f in report["findings"])
+    for flag in ("--fix", "--diff"):
+        result = run_featcheck(str(project), flag)
+        assert result.returncode == 2, result.stderr
+        (line,) = result.stderr.strip().splitlines()
+        assert line.startswith(
+            "featcheck: error: --fix changed nothing: cargo cannot resolve the fixed workspace"
+        ), line
+        assert "Traceback" not in result.stderr
+        assert _files(project) == files
+
+
+def _fixable(name: str) -> bool:
+    return (WORKSPACES / name / "Cargo.lock").is_file()
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in WORKSPACES.iterdir() if _fixable(p.name)))
+def test_every_confirmed_fix_holds_in_cargo(
+    name: str, tmp_path: Path, offline_cargo_for: Callable[..., Path]
+) -> None:
+    """On every fixture: each fix reported as confirmed and safe, applied by `--fix`, leaves
+    a checkout cargo resolves, where cargo builds the feature, and that a second audit finds
+    clean of that crate for that member."""
+    project = _copy(name, tmp_path)
+    offline_cargo_for(project)
+    report, _ = _report(project)
+    fixed = [f for f in report["findings"] if f["fix"] and f["fix"]["safe"]]
+    if not fixed:
+        pytest.skip("no safe fix here")
+    assert all(f["fix"]["confirmed"] for f in fixed)
+    after, result = _report(project, "--fix")
+    assert "featcheck: fixed" in result.stderr
+    assert _cargo(project, "metadata", "--locked", "--format-version", "1").returncode == 0
+    for finding in fixed:
+        member, crate = finding["member"], finding["crate"]
+        spec = f"{crate}@{finding['crate_version']}"
+        assert finding["feature"] in _built(project, member, spec), (member, crate)
+        left = [f for f in after["findings"] if (f["member"], f["crate"]) == (member, crate)]
+        assert left == [], (member, crate)
+
+
+def test_a_fix_adding_a_backend_or_dozens_of_packages_is_not_safe() -> None:
+    from featcheck.fixes.search import MANY_PACKAGES, backends_of, safety
+    from featcheck.rules.catalogue import builtin_rules
+
+    backends = backends_of(builtin_rules())
+    assert {"burn-flex", "burn-ndarray", "burn-cpu", "burn-wgpu"} <= backends
+    assert "memchr" not in backends
+    # The shape seen on real projects: memchr's std through burn's `cpu` backend.
+    assert safety(["burn-cpu 0.22.1", "hyper 1.8.1"], backends) == (
+        "not applied by --fix: it adds a new backend (burn-cpu)"
+    )
+    many = [f"crate-{i} 1.0.0" for i in range(MANY_PACKAGES)]
+    assert (
+        safety(many, backends)
+        == f"not applied by --fix: it adds {MANY_PACKAGES} packages to the build"
+    )
+    assert safety(many[:-1], backends) == ""
