@@ -726,3 +726,26 @@ def filter_environment_rustflags(environment: dict[str, str]) -> None:
                 environment.pop(name)  # cargo adds it to the files' flags: nothing to add
         elif kept is not None:
             environment[name] = " ".join(kept or _NEUTRAL_FLAGS)
+
+
+def configuration_documents(
+    workdir: Path, cargo_home: Path | None, untrusted_home: Path | None, root: Path
+) -> Iterator[tuple[ManifestDocument, Path, Path]]:
+    """Every configuration file cargo reads when run in `workdir`, with what each includes,
+    lowest precedence first: the (trusted) CARGO_HOME's own file, then the files from the
+    root down to `workdir` (after an untrusted home's, see `_config_files`). Each comes with
+    the directory its relative paths start from and the file that was read (or included it).
+    No file is read through a link out of the checkout `root` (the user's own home aside)."""
+    files = [cargo_home / name for name in ("config", "config.toml")] if cargo_home else []
+    home = next((f for f in files if f.is_file()), None)  # cargo prefers `config`
+    if home is not None:
+        for document, base, _ in _load(home, (), home.parent.parent, None):
+            yield document, base, home
+    for file in _config_files(workdir, cargo_home, untrusted_home):
+        for document, base, _ in _load(file, (), file.parent.parent, root):
+            yield document, base, file
+
+
+def setting_error(document: ManifestDocument, path: KeyPath, message: str) -> FeatcheckError:
+    """`message` at the line where `path` is written in a configuration file."""
+    return _error(document, path, message)

@@ -1,7 +1,8 @@
 """The package data of `cargo metadata --format-version 1`, built from files alone.
 
 Inputs: the workspace's manifests, its Cargo.lock, and each registry package's manifest as
-unpacked in `$CARGO_HOME/registry/src/*/NAME-VERSION/` or in `vendor/` at the workspace root.
+unpacked in `$CARGO_HOME/registry/src/*/NAME-VERSION/` or in `vendor/` at the workspace root,
+or in the local source that replaces its registry (`noexec.sources`).
 The output has what featcheck reads from cargo's: packages (id, name, version, source,
 manifest_path, features, dependencies, targets, edition), `workspace_members`, `workspace_root`
 and `resolve` (root, nodes with dependencies, deps and dep_kinds). Package ids follow cargo
@@ -115,7 +116,7 @@ def build_metadata(
         )
     by_key = {(p.name, p.version): d for d, p in paths.read.items()}
     member_dirs = set(paths.members)
-    registry = Registry(layout, environment)
+    registry = Registry(layout, environment, audited)
     packages: list[dict[str, Any]] = []
     ids: dict[int, str] = {}
     unread: dict[str, str] = {}
@@ -141,7 +142,8 @@ def build_metadata(
                 unread[package_id] = NOT_FOUND
         else:
             package_id = f"{source}#{name}@{version}"
-            found = None if source.startswith("git+") else registry.find(name, version, source)
+            git = source.startswith("git+")
+            found = None if git else registry.find_configured(name, version, source)
             if found is not None:
                 packages.append(package_json(found, package_id, str(source), layout))
             else:
@@ -151,10 +153,9 @@ def build_metadata(
                 )
                 unread[package_id] = (
                     GIT
-                    if str(source).startswith("git+")
-                    else UNTRUSTED_HOME
-                    if registry.untrusted_home
-                    else NOT_FETCHED
+                    if git
+                    else registry.unread_reason(source)
+                    or (UNTRUSTED_HOME if registry.untrusted_home else NOT_FETCHED)
                 )
         ids[id(entry)] = package_id
 

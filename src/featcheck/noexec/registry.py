@@ -2,6 +2,8 @@
 unpacked cargo registry (`$CARGO_HOME/registry/src`), or the downloaded `.crate` archives
 (`registry/cache`); distilled results are kept by `noexec.cache`. A package of the cargo home
 is looked for only in the directories cargo names after its exact source id (source_dirs.py).
+A registry that the cargo configuration replaces with a local source (sources.py) is read from
+that source alone.
 """
 
 from __future__ import annotations
@@ -11,14 +13,16 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-from featcheck.boundary import trusted_places
+from featcheck.boundary import is_inside, trusted_places
 from featcheck.errors import FeatcheckError
 from featcheck.fileio import toml_data
 from featcheck.noexec.archive import read_archive
 from featcheck.noexec.cache import ManifestCache
 from featcheck.noexec.crate_targets import ArchiveFiles
+from featcheck.noexec.files import printable
 from featcheck.noexec.packages import PackageManifest, read_package
 from featcheck.noexec.source_dirs import source_directories
+from featcheck.noexec.sources import LocalSource, RefusedSource, read_source_config
 from featcheck.noexec.workspace import WorkspaceLayout
 
 
@@ -37,18 +41,23 @@ def _registry_dirs(cargo_home: Path | None, root: Path, kind: str = "src") -> li
 class Registry:
     """Finds registry packages' manifests in vendor/ (inside the checkout) or the cargo home."""
 
-    def __init__(self, layout: WorkspaceLayout, environment: Mapping[str, str]) -> None:
+    def __init__(
+        self, layout: WorkspaceLayout, environment: Mapping[str, str], workdir: Path | None = None
+    ) -> None:
         self.layout = layout
         self.vendor = layout.root / "vendor"
         # A cargo home or cache inside the checkout holds the checkout's files: a planted
         # "registry" package there is never read, nothing distilled there is believed.
         places = trusted_places(layout.root, environment)
+        self.root = places.root
         self.untrusted_home = places.untrusted_cargo_home is not None
         """Whether the cargo home was left unread for lying inside the checkout."""
         self.dirs = _registry_dirs(places.cargo_home, layout.root)
         self._places = [(d, os.path.join(d, "")) for d in self.dirs]
         self.archives = _registry_dirs(places.cargo_home, layout.root, "cache")
-        kept = places.cache if self.dirs or self.archives else None
+        # The configuration of cargo run where featcheck was pointed (a member, perhaps).
+        self.sources = read_source_config(workdir or layout.root, places)
+        kept = places.cache if self.dirs or self.archives or self.sources.tables else None
         self.cache = ManifestCache(kept, layout.root)
 
     def find(self, name: str, version: str, source: str) -> PackageManifest | None:
@@ -70,8 +79,10 @@ class Registry:
                     return found
         return None
 
-    def _read_archive(self, archive: Path, name: str, version: str) -> PackageManifest | None:
-        kept = self.cache.get(archive)
+    def _read_archive(
+        self, archive: Path, name: str, version: str, keep: bool = True
+    ) -> PackageManifest | None:
+        kept = self.cache.get(archive) if keep else None
         if kept is not None:
             with contextlib.suppress(KeyError, TypeError):
                 return PackageManifest.from_distilled(archive, kept)
@@ -87,11 +98,12 @@ class Registry:
             )
         except (FeatcheckError, ValueError):
             return None  # unreadable: the package stays unread
-        self.cache.put(archive, found.distilled())
+        if keep:
+            self.cache.put(archive, found.distilled())
         return found
 
     def _read(self, location: str, vendored: bool) -> PackageManifest | None:
-        if vendored and not self.layout.is_inside(Path(location)):
+        if vendored and not is_inside(location, self.root):
             return None  # a link out of the checkout: not read
         kept = None if vendored else self.cache.get(location)
         if kept is not None:
@@ -107,3 +119,38 @@ class Registry:
         if not vendored:
             self.cache.put(manifest, found.distilled())
         return found
+
+    def find_configured(self, name: str, version: str, source: str) -> PackageManifest | None:
+        """`find`, unless the cargo configuration replaces `source` with a local source: then
+        from that source alone, as cargo builds it (nothing from a refused one)."""
+        local = self.sources.replacement(source)
+        if local is None:
+            return self.find(name, version, source)
+        if isinstance(local, RefusedSource):
+            return None
+        if local.local_registry:
+            archive = local.path / f"{name}-{version}.crate"
+            if local.inside and not is_inside(archive, self.root):
+                return None  # a link out of the checkout: not read
+            found = self._read_archive(archive, name, version, keep=not local.inside)
+            ok = found is not None and found.name == name and found.version == version
+            return found if ok else None
+        base = os.path.join(local.path, "")
+        for folder in (f"{name}-{version}", name):
+            if not os.path.isfile(f"{base}{folder}/.cargo-checksum.json"):
+                continue  # cargo refuses a directory source package without one
+            found = self._read(f"{base}{folder}/Cargo.toml", local.inside)
+            if found is not None and found.name == name and found.version == version:
+                return found
+        return None
+
+    def unread_reason(self, source: str) -> str | None:
+        """Why a package of `source` that `find_configured` did not find stays unread, where
+        the configuration replaces `source` (None: it does not)."""
+        local = self.sources.replacement(source)
+        if isinstance(local, RefusedSource):
+            return local.reason
+        if isinstance(local, LocalSource):
+            kind = "local registry" if local.local_registry else "directory source"
+            return f"not in the {kind} `{printable(local.name)}` that replaces its registry"
+        return None
