@@ -93,7 +93,7 @@ def test_hints_under_pre_commit_name_commands_the_developer_can_run(
     plain = run_featcheck(str(crate)).stdout
     assert "`--fix` applies it" in plain and "`featcheck rule FC001` explains" in plain
     monkeypatch.setenv("PRE_COMMIT", "1")
-    hooked = run_featcheck(str(crate))
+    hooked = run_featcheck(str(crate), columns=400)  # the fix line unwrapped
     assert hooked.returncode == 1
     assert "`pre-commit run featcheck-fix --hook-stage manual` applies it" in hooked.stdout
     assert "`pipx run featcheck rule FC001` explains a rule" in hooked.stdout
