@@ -101,15 +101,22 @@ def run_isolated(
     args: list[str], cargo_home: Path, timeout: float = 240
 ) -> subprocess.CompletedProcess[str]:
     """featcheck as a subprocess with its own offline CARGO_HOME (runs go in parallel)."""
+    # featcheck's cache, where cargo keeps rustc's answers, starts empty: the first cargo
+    # call asks rustc, as a planted program would need.
+    cache = cargo_home / "featcheck-cache"
+    return run_with(args, {"CARGO_HOME": str(cargo_home), "XDG_CACHE_HOME": str(cache)}, timeout)
+
+
+def run_with(
+    args: list[str], environment: dict[str, str], timeout: float = 240
+) -> subprocess.CompletedProcess[str]:
+    """featcheck as a subprocess, outside GitHub Actions, with `environment` over the test's."""
     env = {
         **os.environ,
-        "CARGO_HOME": str(cargo_home),
-        # featcheck's cache, where cargo keeps rustc's answers, starts empty: the first cargo
-        # call asks rustc, as a planted program would need.
-        "XDG_CACHE_HOME": str(cargo_home / "featcheck-cache"),
         "RUSTUP_HOME": os.environ.get("RUSTUP_HOME") or str(Path.home() / ".rustup"),
         "NO_COLOR": "1",
         "COLUMNS": "200",
+        **environment,
     }
     env.pop("GITHUB_ACTIONS", None)
     return subprocess.run(

@@ -14,7 +14,6 @@ import http.server
 import json
 import os
 import subprocess
-import sys
 import textwrap
 import threading
 from collections.abc import Iterator
@@ -22,7 +21,7 @@ from pathlib import Path
 
 import pytest
 from conftest import REPO, RegistryViews, write_offline_cargo_home
-from hostile_support import BURN_LINE, CC, TEMPLATE, Checkout, make_checkout
+from hostile_support import BURN_LINE, CC, TEMPLATE, Checkout, make_checkout, run_with
 
 from featcheck.cargo.checkout_config import filter_environment_rustflags
 
@@ -72,27 +71,6 @@ def _url(server: http.server.HTTPServer) -> str:
     return f"sparse+http://127.0.0.1:{server.server_address[1]}/"
 
 
-def _featcheck(
-    args: list[str], environment: dict[str, str], timeout: float = 240
-) -> subprocess.CompletedProcess[str]:
-    env = {
-        **os.environ,
-        "RUSTUP_HOME": os.environ.get("RUSTUP_HOME") or str(Path.home() / ".rustup"),
-        "NO_COLOR": "1",
-        "COLUMNS": "200",
-        **environment,
-    }
-    env.pop("GITHUB_ACTIONS", None)
-    return subprocess.run(
-        [sys.executable, "-m", "featcheck", *args],
-        capture_output=True,
-        text=True,
-        check=False,
-        env=env,
-        timeout=timeout,
-    )
-
-
 def _one_error_line(done: subprocess.CompletedProcess[str]) -> str:
     assert done.returncode == 2, done.stdout + done.stderr
     lines = done.stderr.strip().splitlines()
@@ -136,7 +114,7 @@ def test_a_checkout_cannot_redirect_a_registry_whose_token_the_user_holds(
     home = write_offline_cargo_home(tmp_path / "home", registry_views.registry(TEMPLATE))
     # The user's own definition of `company`, and its token, as CI sets it.
     _online_with_tokens(home, '[registries.company]\nindex = "sparse+http://127.0.0.1:9/"\n')
-    done = _featcheck(
+    done = run_with(
         [str(checkout.project)],
         {"CARGO_HOME": str(home), "CARGO_REGISTRIES_COMPANY_TOKEN": SECRET},
     )
@@ -173,7 +151,7 @@ def test_a_registry_only_the_checkout_defines_is_refused_before_cargo_asks_it(
     checkout.cargo_config(config.replace("URL", _url(attacker)))
     home = write_offline_cargo_home(tmp_path / "home", registry_views.registry(TEMPLATE))
     _online_with_tokens(home)
-    done = _featcheck(
+    done = run_with(
         [str(checkout.project)],
         {"CARGO_HOME": str(home), "CARGO_REGISTRIES_COMPANY_TOKEN": SECRET},
     )
@@ -202,7 +180,7 @@ def test_a_vendored_checkout_still_audits(tmp_path: Path, registry_views: Regist
     home = tmp_path / "home"
     home.mkdir()
     (home / "config.toml").write_text("[net]\noffline = true\n")
-    done = _featcheck([str(checkout.project), "--format", "json"], {"CARGO_HOME": str(home)})
+    done = run_with([str(checkout.project), "--format", "json"], {"CARGO_HOME": str(home)})
     assert done.returncode == 1, done.stderr
     findings = json.loads(done.stdout)["findings"]
     assert [(f["code"], f["location"]["line"]) for f in findings] == [("FC001", BURN_LINE)]
@@ -235,7 +213,7 @@ def test_a_cargo_home_inside_the_checkout_is_not_obeyed(
 ) -> None:
     checkout = make_checkout(tmp_path)
     home = _home_inside_the_checkout(checkout, registry_views.registry(TEMPLATE))
-    done = _featcheck(
+    done = run_with(
         [str(checkout.project), "--format", "json"],
         {"CARGO_HOME": str(home), "XDG_CACHE_HOME": str(tmp_path / "user-cache")},
     )
@@ -250,7 +228,7 @@ def test_a_cargo_home_and_cache_both_inside_the_checkout_are_refused(
 ) -> None:
     checkout = make_checkout(tmp_path)
     home = _home_inside_the_checkout(checkout, registry_views.registry(TEMPLATE))
-    done = _featcheck(
+    done = run_with(
         [str(checkout.project)],
         {"CARGO_HOME": str(home), "XDG_CACHE_HOME": str(checkout.root / ".cache")},
     )
@@ -261,7 +239,7 @@ def test_a_cargo_home_and_cache_both_inside_the_checkout_are_refused(
 def _audit_with_cache(
     checkout: Checkout, home: Path, cache: Path
 ) -> subprocess.CompletedProcess[str]:
-    return _featcheck(
+    return run_with(
         [str(checkout.project), "--format", "json"],
         {"CARGO_HOME": str(home), "XDG_CACHE_HOME": str(cache)},
     )
@@ -299,7 +277,7 @@ def test_a_rustup_home_inside_the_checkout_is_refused(tmp_path: Path) -> None:
     checkout = make_checkout(tmp_path)
     planted = checkout.root / "ci" / "rustup"
     (planted / "toolchains").mkdir(parents=True)
-    done = _featcheck([str(checkout.project)], {"RUSTUP_HOME": str(planted)})
+    done = run_with([str(checkout.project)], {"RUSTUP_HOME": str(planted)})
     if done.returncode == 2 and "rustup proxy" in done.stderr:
         pytest.skip("cargo on PATH is not managed by rustup here")
     assert checkout.written() == []
@@ -312,7 +290,7 @@ def test_a_cargo_on_path_inside_the_checkout_is_not_run(tmp_path: Path) -> None:
     for program in ("cargo", "rustup", "rustc"):
         checkout.marker_script(f"node_modules/.bin/{program}")
     path = f"{checkout.root / 'node_modules/.bin'}{os.pathsep}{os.environ['PATH']}"
-    done = _featcheck([str(checkout.project)], {"PATH": path})
+    done = run_with([str(checkout.project)], {"PATH": path})
     assert checkout.written() == [], done.stderr
     assert "cargo featcheck would run lies inside the audited checkout" in _one_error_line(done)
 
@@ -338,7 +316,7 @@ def test_rustflags_in_the_environment_reach_cargo_only_through_the_allow_list(
         variable = f"CARGO_TARGET_{_host().upper().replace('-', '_')}_RUSTFLAGS"
     separator = "\x1f" if variable == "CARGO_ENCODED_RUSTFLAGS" else " "
     flags = separator.join(["--cfg=kept", f"--print=cfg={marker}"])
-    done = _featcheck(
+    done = run_with(
         [str(checkout.project), "--format", "json"],
         {"CARGO_HOME": str(home), "XDG_CACHE_HOME": str(tmp_path / "cache"), variable: flags},
     )
@@ -369,7 +347,7 @@ def test_an_argument_file_in_environment_rustflags_is_one_line(
 ) -> None:
     checkout = make_checkout(tmp_path)
     home = write_offline_cargo_home(tmp_path / "home", registry_views.registry(TEMPLATE))
-    done = _featcheck([str(checkout.project)], {"CARGO_HOME": str(home), "RUSTFLAGS": "@flags"})
+    done = run_with([str(checkout.project)], {"CARGO_HOME": str(home), "RUSTFLAGS": "@flags"})
     assert "RUSTFLAGS" in _one_error_line(done)
 
 
@@ -388,14 +366,14 @@ def test_no_exec_reads_no_registry_of_a_cargo_home_inside_the_checkout(tmp_path:
     pull request could plant any manifest there. The audit says it could not read them."""
     checkout = make_checkout(tmp_path)
     outside = _registry_home(tmp_path / "home")
-    done = _featcheck(
+    done = run_with(
         ["--no-exec", str(checkout.project), "--format", "json"],
         {"CARGO_HOME": str(outside), "XDG_CACHE_HOME": str(tmp_path / "cache")},
     )
     assert done.returncode == 1, done.stderr
     assert [f["code"] for f in json.loads(done.stdout)["findings"]] == ["FC001"]
     inside = _registry_home(checkout.root / ".cargo")
-    done = _featcheck(
+    done = run_with(
         ["--no-exec", str(checkout.project), "--format", "json"],
         {"CARGO_HOME": str(inside), "XDG_CACHE_HOME": str(tmp_path / "cache")},
     )
