@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -21,15 +22,21 @@ def offline_environment(home: Path, *, unpacked: bool = False) -> dict[str, str]
     cargo and featcheck in. With `unpacked`, the registry also appears where `--no-exec` reads
     downloaded crates (`registry/src/<index>/NAME-VERSION`), as on a machine that built once."""
     home.mkdir(parents=True, exist_ok=True)
+    # A copy in the home, as `cargo vendor` sources on a user's machine lie outside the project
+    # audited: featcheck distrusts (and so never caches) what lies inside the checkout, and this
+    # repository is the checkout of the example crates.
+    stub = home / "stub-registry"
+    if not stub.exists():
+        shutil.copytree(REGISTRY, stub, symlinks=True)
     (home / "config.toml").write_text(
         '[source.crates-io]\nreplace-with = "stub"\n'
-        f"[source.stub]\ndirectory = {json.dumps(REGISTRY.as_posix())}\n"
+        f"[source.stub]\ndirectory = {json.dumps(stub.as_posix())}\n"
         "[net]\noffline = true\n"
     )
     if unpacked:
         source = home / "registry" / "src"
         source.mkdir(parents=True, exist_ok=True)
-        (source / "index.crates.io-1949cf8c6b5b557f").symlink_to(REGISTRY, target_is_directory=True)
+        (source / "index.crates.io-1949cf8c6b5b557f").symlink_to(stub, target_is_directory=True)
     environment = {
         key: value
         for key, value in os.environ.items()
