@@ -232,3 +232,38 @@ def run_featcheck(
         check=False,
         env={**os.environ, "NO_COLOR": "1", "COLUMNS": str(columns)},
     )
+
+
+def run_in_terminal(
+    args: list[str], env: dict[str, str], *, columns: int | None = None, stderr_too: bool = True
+) -> str:
+    """Run featcheck with stdout (and stderr, unless not `stderr_too`) on a pseudo-terminal,
+    `columns` wide when given; return all it drew, line ends as written."""
+    import fcntl
+    import pty
+    import struct
+    import termios
+
+    leader, follower = pty.openpty()
+    if columns is not None:
+        fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 40, columns, 0, 0))
+    process = subprocess.Popen(
+        [sys.executable, "-m", "featcheck", *args],
+        stdin=subprocess.DEVNULL,
+        stdout=follower,
+        stderr=follower if stderr_too else subprocess.DEVNULL,
+        env=env,
+    )
+    os.close(follower)
+    chunks: list[bytes] = []
+    while True:
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:  # EIO: the child closed the terminal
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    process.wait(timeout=120)
+    os.close(leader)
+    return b"".join(chunks).decode("utf-8", errors="replace")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import pty
 import re
 import subprocess
 import sys
@@ -12,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from actions_support import clear_actions_environment
-from conftest import CRATES, run_featcheck
+from conftest import CRATES, run_featcheck, run_in_terminal
 
 from featcheck import __version__
 
@@ -69,43 +68,18 @@ def test_verbose_shows_each_cargo_command_on_stderr(offline_cargo_for: Callable[
     )
 
 
-def _in_terminal(args: list[str], env: dict[str, str]) -> str:
-    """Run featcheck with stdout and stderr on a pseudo-terminal; return all it drew."""
-    leader, follower = pty.openpty()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "featcheck", *args],
-        stdin=subprocess.DEVNULL,
-        stdout=follower,
-        stderr=follower,
-        env=env,
-    )
-    os.close(follower)
-    chunks: list[bytes] = []
-    while True:
-        try:
-            chunk = os.read(leader, 65536)
-        except OSError:  # EIO: the child closed the terminal
-            break
-        if not chunk:
-            break
-        chunks.append(chunk)
-    process.wait(timeout=120)
-    os.close(leader)
-    return b"".join(chunks).decode("utf-8", errors="replace")
-
-
 def test_spinner_and_colour_only_on_a_terminal(offline_cargo_for: Callable[..., Path]) -> None:
     offline_cargo_for(CRATES / "pitb-exec-cpu")
     env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "FORCE_COLOR")}
     env.update(TERM="xterm-256color", COLUMNS="200")
-    drawn = _in_terminal([str(CRATES / "pitb-exec-cpu")], env)
+    drawn = run_in_terminal([str(CRATES / "pitb-exec-cpu")], env)
     assert "Resolving features" in drawn
     assert COLOUR.search(drawn), drawn[:500]
     # The report itself, not only the spinner: its finding line is styled.
     [finding_line] = [line for line in drawn.splitlines() if "FC001]" in line]
     assert ANY_ESCAPE.search(finding_line), finding_line
 
-    no_colour = _in_terminal([str(CRATES / "pitb-exec-cpu")], {**env, "NO_COLOR": "1"})
+    no_colour = run_in_terminal([str(CRATES / "pitb-exec-cpu")], {**env, "NO_COLOR": "1"})
     assert "error[FC001]" in no_colour
     assert not COLOUR.search(no_colour)
 

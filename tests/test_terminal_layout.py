@@ -3,21 +3,17 @@ around the span, the rule table and help within the width, a rule's page rendere
 
 from __future__ import annotations
 
-import fcntl
 import io
 import os
-import pty
 import re
-import struct
 import subprocess
 import sys
-import termios
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from actions_support import clear_actions_environment, make_finding
-from conftest import CRATES, run_featcheck
+from conftest import CRATES, run_featcheck, run_in_terminal
 
 from featcheck.cargo.progress import DownloadProgress
 from featcheck.render.text_report import render_text
@@ -34,29 +30,11 @@ def _outside_actions(monkeypatch: pytest.MonkeyPatch) -> None:
 def _on_a_terminal(args: list[str], columns: int = 80, **extra: str) -> str:
     """featcheck's stdout on a pseudo-terminal `columns` wide (no COLUMNS to tell it), escape
     sequences removed; stderr (the spinner) goes elsewhere."""
-    leader, follower = pty.openpty()
-    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 40, columns, 0, 0))
     env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "NO_COLOR", "FORCE_COLOR")}
-    process = subprocess.Popen(
-        [sys.executable, "-m", "featcheck", *args],
-        stdin=subprocess.DEVNULL,
-        stdout=follower,
-        stderr=subprocess.DEVNULL,
-        env={**env, "TERM": "xterm-256color", **extra},
+    drawn = run_in_terminal(
+        args, {**env, "TERM": "xterm-256color", **extra}, columns=columns, stderr_too=False
     )
-    os.close(follower)
-    chunks: list[bytes] = []
-    while True:
-        try:
-            chunk = os.read(leader, 65536)
-        except OSError:  # EIO: the child closed the terminal
-            break
-        if not chunk:
-            break
-        chunks.append(chunk)
-    process.wait(timeout=120)
-    os.close(leader)
-    text = b"".join(chunks).decode("utf-8", errors="replace").replace("\r\n", "\n")
+    text = drawn.replace("\r\n", "\n")
     return ESCAPE.sub("", text)
 
 
