@@ -24,6 +24,29 @@ WORKSPACES = FIXTURES / "workspaces"
 TREES = FIXTURES / "trees"
 CRATES = REPO / "crates"
 
+# What `rustc --print cfg` answers for x86_64-unknown-linux-gnu (tests that evaluate cfg tables).
+LINUX_CFG = """debug_assertions
+panic="unwind"
+target_arch="x86_64"
+target_endian="little"
+target_env="gnu"
+target_family="unix"
+target_os="linux"
+target_pointer_width="64"
+unix
+"""
+
+
+CARGO_FIXTURES = frozenset({"offline_cargo_home", "registry_views", "synthetic_cargo_home"})
+"""Fixtures that give a test a cargo home over a stub registry: a test that uses one (directly
+or through another fixture) runs cargo, and carries the `cargo` marker without saying so."""
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if CARGO_FIXTURES.intersection(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.cargo)
+
 
 def pytest_configure(config: pytest.Config) -> None:
     """The tests run featcheck in a thousand subprocesses, as a user runs it: compile it once,

@@ -1,5 +1,5 @@
 """The probe's structural evidence for real, under load: the probe crate's threads.rs around a
-tiny Rust program (tests/probe_threads/workload.rs) that does its work either on the calling
+tiny Rust program (tests/probe/probe_threads/workload.rs) that does its work either on the calling
 thread, next to an idle pool, or on a pool of workers while the caller waits, as rayon does.
 Every core is kept busy by a busy loop the test starts (each ends by itself after a minute).
 
@@ -45,7 +45,7 @@ def workload(tmp_path_factory: pytest.TempPathFactory) -> Path:
     if rustc is None:
         pytest.skip("rustc is not installed")
     directory = tmp_path_factory.mktemp("workload")
-    shutil.copy(REPO / "tests" / "probe_threads" / "workload.rs", directory / "main.rs")
+    shutil.copy(REPO / "tests" / "probe" / "probe_threads" / "workload.rs", directory / "main.rs")
     shutil.copy(CRATE_DIR / "src" / "threads.rs", directory / "threads.rs")
     binary = directory / "workload"
     subprocess.run(

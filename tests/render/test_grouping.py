@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from actions_support import clear_actions_environment, make_finding, manifest_location
 from conftest import WORKSPACES, run_featcheck
-from test_sarif import _validate as validate_sarif
+from sarif_support import validate_sarif
 
 from featcheck.grouping import group_findings
 from featcheck.report import Edit, Finding, Fix, Severity

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from test_cargo_text import LINUX_CFG
+from conftest import LINUX_CFG
 
 from featcheck.cargo.cfg import TargetCfg
 from featcheck.errors import FeatcheckError

