@@ -1,7 +1,7 @@
 """`featcheck probe` without compiling anything: verdicts, n, the generated manifest, cargo's
 verification on the stub registry, progress lines, error messages, the report and its JSON.
 
-The real build-and-time test is tests/test_probe_slow.py (FEATCHECK_SLOW=1).
+The real build-and-time test is tests/probe/test_probe_slow.py (FEATCHECK_SLOW=1).
 """
 
 from __future__ import annotations
