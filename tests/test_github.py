@@ -21,14 +21,12 @@ from conftest import CRATES, REPO, run_featcheck
 
 from featcheck.render.github import (
     SUMMARY_LIMIT,
-    escape_data,
-    escape_property,
-    log_line,
     render_annotations,
     render_summary,
-    stop_commands,
     write_github,
 )
+from featcheck.render.safe_text import safe_line as log_line
+from featcheck.render.workflow import escape_data, escape_property, stop_commands
 from featcheck.report import AuditResult, Finding, Location, Severity
 
 TITLE = "title=FC001 flex-without-rayon"

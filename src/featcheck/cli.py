@@ -517,7 +517,7 @@ def _print_diff(diff: str, stream: TextIO) -> None:
     if lines and not lines[-1]:
         lines.pop()
     if _in_actions():
-        from featcheck.render.github import stop_commands
+        from featcheck.render.workflow import stop_commands
 
         stream.write(stop_commands(lines))
     else:
@@ -605,7 +605,7 @@ class _Terminal:
 
         line = f"featcheck: running: {safe_line(shlex.join(command))}"
         if self.github:
-            from featcheck.render.github import stop_commands
+            from featcheck.render.workflow import stop_commands
 
             with self._lock:
                 sys.stderr.write(stop_commands([line]))
@@ -711,7 +711,7 @@ def _render(
         return
     if output_format == "text" and _in_actions():
         # The text report quotes manifest lines: in an Actions log it is kept inert as a whole.
-        from featcheck.render.github import stop_commands
+        from featcheck.render.workflow import stop_commands
 
         text = stop_commands(text.splitlines())
     sys.stdout.write(text)
@@ -896,7 +896,7 @@ def _print_error_lines(lines: list[str], *, github: bool = False) -> None:
 
     shown = [safe_line(line) for line in lines]
     if github or _in_actions():
-        from featcheck.render.github import error_annotation
+        from featcheck.render.workflow import error_annotation
 
         sys.stderr.write(error_annotation(shown))
     else:

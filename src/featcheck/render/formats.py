@@ -1,0 +1,65 @@
+"""The report formats: one protocol every renderer follows, and the one table that names them.
+
+The command line takes its `--format` choices, its help and its renderer from `FORMATS`. A
+format's module is named here, not imported: the command line loads only the chosen one, and
+loads it while cargo works (cli/lazy.py).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, NamedTuple, Protocol, TextIO
+
+if TYPE_CHECKING:
+    from featcheck.report import AuditResult
+
+
+class Renderer(Protocol):
+    """Writes one audit's report. What a format needs besides the result (verbosity, colour,
+    width, the CI environment) it is given when made, never per call."""
+
+    def render(self, result: AuditResult, out: TextIO) -> None:
+        """Write the whole report for `result` to `out`."""
+
+
+class RenderOptions(NamedTuple):
+    """What the command line tells a renderer (the text report reads all of it, others none)."""
+
+    verbose: bool = False
+    """Each finding's chain, notes, full why and other fixes (`-v`)."""
+    quiet: bool = False
+    """Only the findings: no notes, no summary line (`-q`)."""
+    colour: bool | None = None
+    """True: styled; False: plain; None: as the stream allows (see `text_report`)."""
+    width: int | None = None
+    """Columns to wrap to; None: the report's own width."""
+
+
+class Format(NamedTuple):
+    """One `--format` value."""
+
+    module: str
+    """The module whose `renderer(options)` makes this format's `Renderer`."""
+    summary: str
+    """What the format is for, in `featcheck --help` ("" when its name says it)."""
+    inert: bool
+    """Whether the output is inert in a CI log as it is (else the command line fences it)."""
+
+
+FORMATS: dict[str, Format] = {
+    "text": Format("featcheck.render.text_report", "default", inert=False),
+    "json": Format("featcheck.render.json_report", "", inert=True),
+    "github": Format(
+        "featcheck.render.github",
+        "annotations and job summary; the default when GITHUB_ACTIONS=true",
+        inert=True,
+    ),
+    "sarif": Format("featcheck.render.sarif", "code scanning", inert=True),
+}
+"""Every format, in the order `--help` lists them."""
+
+
+def formats_help() -> str:
+    """`text (default), json, github (annotations ...), sarif (code scanning)`."""
+    return ", ".join(
+        f"{name} ({entry.summary})" if entry.summary else name for name, entry in FORMATS.items()
+    )
