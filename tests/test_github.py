@@ -390,7 +390,8 @@ def test_log_lines_are_inert(text: str, shown: str) -> None:
 def test_an_error_in_actions_is_one_annotation_that_carries_no_command(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from featcheck.cli import _Exit, _fail
+    from featcheck.cli.terminal import CommandExit as _Exit
+    from featcheck.cli.terminal import fail as _fail
     from featcheck.errors import FeatcheckError
 
     monkeypatch.setenv("GITHUB_ACTIONS", "true")

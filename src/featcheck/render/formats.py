@@ -1,12 +1,14 @@
 """The report formats: one protocol every renderer follows, and the one table that names them.
 
 The command line takes its `--format` choices, its help and its renderer from `FORMATS`. A
-format's module is named here, not imported: the command line loads only the chosen one, and
-loads it while cargo works (cli/lazy.py).
+format's module is named here, not imported: a run loads only the formats it prints, and the
+command line loads the chosen one while cargo works (cli/lazy.py).
 """
 
 from __future__ import annotations
 
+import importlib
+from collections.abc import Callable
 from typing import TYPE_CHECKING, NamedTuple, Protocol, TextIO
 
 if TYPE_CHECKING:
@@ -63,3 +65,16 @@ def formats_help() -> str:
     return ", ".join(
         f"{name} ({entry.summary})" if entry.summary else name for name, entry in FORMATS.items()
     )
+
+
+def renderer(name: str, options: RenderOptions) -> Renderer:
+    """The renderer of the format `name`, made with `options`."""
+    make: Callable[[RenderOptions], Renderer] = importlib.import_module(
+        FORMATS[name].module
+    ).renderer
+    return make(options)
+
+
+def preload(name: str) -> None:
+    """Import the module of the format `name` now, before its renderer is asked for."""
+    importlib.import_module(FORMATS[name].module)
