@@ -1,19 +1,22 @@
 """The command line's one start-up boundary: every module it loads only once a run needs it.
 
 `featcheck` runs as a commit hook, where every millisecond before cargo starts is waited for
-(docs/speed.md, benchmarks/bench_cli.py). So a run starts with the standard library's argparse
-and the parsers, and everything else is imported here, when first called:
+(docs/speed.md, benchmarks/bench_cli.py). So importing `featcheck.cli` loads the standard
+library's argparse, the parsers and the commands' front ends (~20 ms), and the rest is imported
+here, when first called:
 
-- the front of the audit (`featcheck.audit`), which starts cargo before it imports the pipeline
-  and the rules, so that Python loads those while cargo resolves;
+- the front of the audit (`featcheck.audit`, ~7 ms), which starts cargo before it imports the
+  pipeline and the rules, so that Python loads those while cargo resolves (`main` loads it for
+  every command, to tell the audit that the process ends without freeing its objects);
 - what follows the audit (the report in the chosen format, the exit code): loaded while cargo
-  works, through the audit's `meanwhile`, so that it costs no wall time;
+  works, through the audit's `meanwhile`, so that it adds no wall time;
 - what only some runs need: the fixes (`--fix`, `--diff`), tree mode (`--tree`), the rules'
   documentation (`rules`, `rule`), the probe, and rich, which only a terminal's spinner and
-  rule page use (~30 ms, and its Markdown parser more).
+  `--verbose` use (its console ~25 ms to import; with the Markdown of `rule CODE`, ~55 ms).
 
 Every other module of the command line imports at its top; report formats are loaded by name
-from their registry (render/formats.py).
+from their registry (render/formats.py), and the text report loads rich only to print styles
+(render/styled_lines.py).
 """
 
 from __future__ import annotations
