@@ -14,6 +14,7 @@ from featcheck.cli.check_arguments import check_parser
 from featcheck.render import formats
 from featcheck.render.github import write_github
 from featcheck.render.json_report import render_json
+from featcheck.render.renderer import RenderOptions
 from featcheck.render.sarif import render_sarif
 from featcheck.render.text_report import render_findings, render_text
 from featcheck.report import AuditResult
@@ -29,7 +30,7 @@ def _result(tmp_path: Path) -> AuditResult:
     return AuditResult(tmp_path, findings=[make_finding()], members=["app"], targets=["x"])
 
 
-def _rendered(name: str, result: AuditResult, options: formats.RenderOptions) -> str:
+def _rendered(name: str, result: AuditResult, options: RenderOptions) -> str:
     stream = io.StringIO()
     formats.renderer(name, options).render(result, stream)
     return _same_token(stream.getvalue())
@@ -48,7 +49,7 @@ def test_the_format_flag_offers_exactly_the_registered_formats() -> None:
 
 def test_each_renderer_writes_what_its_format_writes(tmp_path: Path) -> None:
     result = _result(tmp_path)
-    plain = formats.RenderOptions(colour=False)
+    plain = RenderOptions(colour=False)
     stream = io.StringIO()
     write_github(result, stream)
     expected = {

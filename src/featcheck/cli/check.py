@@ -14,10 +14,10 @@ from featcheck.cli import lazy
 from featcheck.cli.progress import Progress
 from featcheck.cli.terminal import EXIT_CLEAN, fail, in_actions
 from featcheck.errors import FeatcheckError
-from featcheck.featureset import FeatureSelection
 
 if TYPE_CHECKING:
     from featcheck.audit import AuditOptions
+    from featcheck.featureset import FeatureSelection
     from featcheck.report import AuditResult
 
 
@@ -84,8 +84,8 @@ def _configurations(arguments: argparse.Namespace) -> tuple[FeatureSelection, ..
     if not (features or all_features or no_default):
         return ()
     try:
-        selection = FeatureSelection.of(
-            features or (), no_default=no_default, all_features=all_features
+        selection = lazy.feature_selection(
+            features or [], no_default=no_default, all_features=all_features
         )
     except ValueError as error:
         raise FeatcheckError(f"--features: {error}") from None

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from featcheck.audit import AuditOptions
+    from featcheck.featureset import FeatureSelection
     from featcheck.report import AuditResult
 
     ReportStage = Callable[[AuditResult, argparse.Namespace, str], int]
@@ -42,6 +43,15 @@ def audit_options() -> type[AuditOptions]:
     from featcheck.audit import AuditOptions
 
     return AuditOptions
+
+
+def feature_selection(
+    features: list[str], *, no_default: bool, all_features: bool
+) -> FeatureSelection:
+    """The feature flags as cargo reads them; ValueError for a malformed one (featureset.py)."""
+    from featcheck.featureset import FeatureSelection
+
+    return FeatureSelection.of(features, no_default=no_default, all_features=all_features)
 
 
 def project_manifest(path: Path | None, manifest_path: Path | None) -> Path:

@@ -21,6 +21,7 @@ from featcheck.errors import FeatcheckError
 from featcheck.noexec.gaps import summary_line
 from featcheck.render import formats
 from featcheck.render.output import write_report
+from featcheck.render.renderer import Renderer, RenderOptions
 from featcheck.render.workflow import stop_commands
 from featcheck.report import AuditResult, Severity
 
@@ -34,7 +35,7 @@ def finish(result: AuditResult, arguments: argparse.Namespace, output_format: st
     try:
         _print_report(result, arguments, output_format)
         if arguments.sarif is not None:
-            sarif = formats.renderer("sarif", formats.RenderOptions())
+            sarif = formats.renderer("sarif", RenderOptions())
             write_report(arguments.sarif, _rendered(sarif, result))
     except FeatcheckError as error:
         fail(error, github=github)
@@ -47,7 +48,7 @@ def finish(result: AuditResult, arguments: argparse.Namespace, output_format: st
 def _print_report(result: AuditResult, arguments: argparse.Namespace, output_format: str) -> None:
     """The report to stdout, or with `--output` to that file (see render/output.py)."""
     output = arguments.output
-    options = formats.RenderOptions(
+    options = RenderOptions(
         verbose=arguments.verbose,
         quiet=arguments.quiet,
         colour=colour(output, arguments.color),
@@ -63,7 +64,7 @@ def _print_report(result: AuditResult, arguments: argparse.Namespace, output_for
     sys.stdout.write(text)
 
 
-def _rendered(renderer: formats.Renderer, result: AuditResult) -> str:
+def _rendered(renderer: Renderer, result: AuditResult) -> str:
     stream = io.StringIO()
     renderer.render(result, stream)
     return stream.getvalue()

@@ -1,39 +1,19 @@
-"""The report formats: one protocol every renderer follows, and the one table that names them.
+"""The report formats: the one table that names them, and the renderer each one makes.
 
 The command line takes its `--format` choices, its help and its renderer from `FORMATS`. A
 format's module is named here, not imported: a run loads only the formats it prints, and the
-command line loads the chosen one while cargo works (cli/lazy.py).
+command line loads the chosen one while cargo works (cli/lazy.py). Every format's renderer
+follows one protocol (render/renderer.py).
 """
 
 from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
-from typing import TYPE_CHECKING, NamedTuple, Protocol, TextIO
+from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
-    from featcheck.report import AuditResult
-
-
-class Renderer(Protocol):
-    """Writes one audit's report. What a format needs besides the result (verbosity, colour,
-    width, the CI environment) it is given when made, never per call."""
-
-    def render(self, result: AuditResult, out: TextIO) -> None:
-        """Write the whole report for `result` to `out`."""
-
-
-class RenderOptions(NamedTuple):
-    """What the command line tells a renderer (the text report reads all of it, others none)."""
-
-    verbose: bool = False
-    """Each finding's chain, notes, full why and other fixes (`-v`)."""
-    quiet: bool = False
-    """Only the findings: no notes, no summary line (`-q`)."""
-    colour: bool | None = None
-    """True: styled; False: plain; None: as the stream allows (see `text_report`)."""
-    width: int | None = None
-    """Columns to wrap to; None: the report's own width."""
+    from featcheck.render.renderer import Renderer, RenderOptions
 
 
 class Format(NamedTuple):

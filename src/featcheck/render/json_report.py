@@ -10,8 +10,8 @@ from typing import Any, TextIO
 
 from featcheck import __version__
 from featcheck.grouping import group_findings
-from featcheck.render.formats import RenderOptions
 from featcheck.render.json_text import json_document
+from featcheck.render.renderer import RenderOptions
 from featcheck.report import AuditResult, Finding, Fix, Severity
 
 SCHEMA_VERSION = 3

@@ -23,9 +23,9 @@ from urllib.parse import quote
 from featcheck import __version__
 from featcheck.grouping import FindingGroup, group_findings
 from featcheck.render.common import build_of, builds_of_group
-from featcheck.render.formats import RenderOptions
 from featcheck.render.github import repository_path
 from featcheck.render.json_text import json_document
+from featcheck.render.renderer import RenderOptions
 from featcheck.render.safe_text import https_link, markdown_block
 from featcheck.report import AuditResult, Finding, Location, Severity
 from featcheck.rules import Rule, builtin_rules

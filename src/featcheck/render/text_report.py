@@ -20,8 +20,8 @@ from typing import TextIO
 
 from featcheck.grouping import FindingGroup, group_findings
 from featcheck.render.common import builds_of_group, count_line, printable, why_line
-from featcheck.render.formats import RenderOptions
 from featcheck.render.hints import featcheck_command, fix_command, under_pre_commit
+from featcheck.render.renderer import RenderOptions
 from featcheck.render.styled_lines import Line, write_lines
 from featcheck.report import AuditResult, Finding, Fix, Severity
 
