@@ -15,9 +15,8 @@ from collections.abc import Callable, Sequence
 from contextlib import suppress
 from typing import NoReturn
 
-from featcheck.cli import lazy
+from featcheck.cli import check, lazy
 from featcheck.cli.arguments import Parser, probe_parser, rule_parser, rules_parser
-from featcheck.cli.check import check
 from featcheck.cli.check_arguments import check_parser
 from featcheck.cli.rules import list_rules, show_rule
 from featcheck.cli.terminal import EXIT_ERROR, CommandExit
@@ -25,7 +24,7 @@ from featcheck.cli.terminal import EXIT_ERROR, CommandExit
 __all__ = ["cargo_main", "main", "run"]
 
 COMMANDS: dict[str, tuple[Callable[[str], Parser], Callable[..., int]]] = {
-    "check": (check_parser, check),
+    "check": (check_parser, check.check),
     "rules": (rules_parser, list_rules),
     "rule": (rule_parser, show_rule),
     "probe": (probe_parser, lazy.probe),
