@@ -19,9 +19,10 @@ from itertools import groupby
 from typing import TextIO
 
 from featcheck.grouping import FindingGroup, group_findings
-from featcheck.render.common import builds_of_group, count_line, printable, why_line
+from featcheck.render.common import builds_of_group, count_line, why_line
 from featcheck.render.hints import featcheck_command, fix_command, under_pre_commit
 from featcheck.render.renderer import RenderOptions
+from featcheck.render.safe_text import printable
 from featcheck.render.styled_lines import Line, write_lines
 from featcheck.report import AuditResult, Finding, Fix, Severity
 
