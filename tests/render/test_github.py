@@ -21,14 +21,12 @@ from conftest import CRATES, REPO, run_featcheck
 
 from featcheck.render.github import (
     SUMMARY_LIMIT,
-    escape_data,
-    escape_property,
-    log_line,
     render_annotations,
     render_summary,
-    stop_commands,
     write_github,
 )
+from featcheck.render.safe_text import safe_line as log_line
+from featcheck.render.workflow import escape_data, escape_property, stop_commands
 from featcheck.report import AuditResult, Finding, Location, Severity
 
 TITLE = "title=FC001 flex-without-rayon"
@@ -392,7 +390,8 @@ def test_log_lines_are_inert(text: str, shown: str) -> None:
 def test_an_error_in_actions_is_one_annotation_that_carries_no_command(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from featcheck.cli import _Exit, _fail
+    from featcheck.cli.terminal import CommandExit as _Exit
+    from featcheck.cli.terminal import fail as _fail
     from featcheck.errors import FeatcheckError
 
     monkeypatch.setenv("GITHUB_ACTIONS", "true")

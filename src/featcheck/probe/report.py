@@ -13,7 +13,7 @@ from featcheck.probe.command import ProbeReport, VariantResult
 from featcheck.probe.measure import ROUNDS, TIMED_RUNS, WARMUP
 from featcheck.probe.resolve import BackendConfig
 from featcheck.probe.verdict import RunStats, ThreadEvidence, Verdict
-from featcheck.render.safe_text import json_document
+from featcheck.render.json_text import json_document
 
 SCHEMA_VERSION = 1
 """Version 1 since the first probe; fields added since (same version): per-thread evidence

@@ -1,24 +1,14 @@
 """Wording every format shares, so the terminal, annotations and SARIF say the same thing.
 
-Checkout text is made safe to print in `safe_text` (`printable` is re-exported here)."""
+Checkout text is made safe to print in `safe_text`."""
 
 from __future__ import annotations
 
 import re
 
 from featcheck.grouping import FindingGroup, group_findings
-from featcheck.render.safe_text import printable, printable_lines
+from featcheck.render.safe_text import printable
 from featcheck.report import AuditResult, Finding, Severity
-
-__all__ = [
-    "build_of",
-    "builds_of_group",
-    "count_line",
-    "plural",
-    "printable",
-    "printable_lines",
-    "why_line",
-]
 
 
 def plural(count: int, word: str) -> str:

@@ -24,7 +24,6 @@ in the text it encloses. The job summary escapes Markdown and HTML in every cell
 from __future__ import annotations
 
 import os
-import secrets
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -32,8 +31,10 @@ from typing import TextIO
 from urllib.parse import quote
 
 from featcheck.grouping import FindingGroup, group_findings
-from featcheck.render.common import builds_of_group, count_line, plural, printable
-from featcheck.render.safe_text import inert, markdown_text, safe_line, without_azure_commands
+from featcheck.render.common import builds_of_group, count_line, plural
+from featcheck.render.renderer import RenderOptions
+from featcheck.render.safe_text import markdown_text, printable, without_azure_commands
+from featcheck.render.workflow import escape_data, escape_property, stop_commands
 from featcheck.report import AuditResult, Finding, Location, Severity
 
 ANNOTATIONS_PER_LEVEL = 10
@@ -48,46 +49,6 @@ LEVELS: Mapping[Severity, str] = {
     Severity.WARNING: "warning",
     Severity.INFO: "notice",
 }
-
-
-def escape_data(text: str) -> str:
-    """Escape a workflow command's message (what follows the second `::`)."""
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-
-
-def escape_property(text: str) -> str:
-    """Escape a workflow command's property value (`file=`, `title=`, ...)."""
-    return escape_data(text).replace(":", "%3A").replace(",", "%2C")
-
-
-def log_line(text: str) -> str:
-    """Checkout text as one inert line of the Actions log: printable, then defused."""
-    return safe_line(text)
-
-
-def stop_commands(lines: Iterable[str]) -> str:
-    """`lines` (each printable, without line breaks) between `::stop-commands::` and its end.
-
-    The token is 128 random bits drawn when the block is printed, so no checkout can know it,
-    and it is redrawn in the (astronomically unlikely) case that it occurs in the text. Each line
-    is defused as well, so the text stays inert even for a runner that ignored stop-commands.
-    """
-    body = [inert(line) for line in lines]
-    if not body:
-        return ""
-    token = secrets.token_hex(16)
-    while any(token in line for line in body):
-        token = secrets.token_hex(16)
-    return f"::stop-commands::{token}\n" + "".join(f"{line}\n" for line in body) + f"::{token}::\n"
-
-
-def error_annotation(lines: Iterable[str]) -> str:
-    """featcheck's own error (exit 2) as one `::error` annotation, so that the job shows why the
-    step failed instead of only "Process completed with exit code 2". The lines (each
-    printable, without line breaks) may quote the checkout: each is made inert as well, then the
-    whole is escaped as the annotation's message, which the runner never reads for commands."""
-    message = "\n".join(inert(line) for line in lines)
-    return f"::error title=featcheck::{escape_data(message)}\n"
 
 
 def repository_path(result: AuditResult, location: Location, workspace: str | None) -> str:
@@ -352,3 +313,19 @@ def write_github(
             problems=[problem] if problem else [],
         )
     )
+
+
+class GithubRenderer:
+    """`--format github`: annotations, and the job summary where `environ` (os.environ by
+    default) names its file."""
+
+    def __init__(self, environ: Mapping[str, str] | None = None) -> None:
+        self.environ = environ
+
+    def render(self, result: AuditResult, out: TextIO) -> None:
+        write_github(result, out, self.environ)
+
+
+def renderer(options: RenderOptions) -> GithubRenderer:
+    """The GitHub Actions renderer, as `formats.FORMATS` names it."""
+    return GithubRenderer()

@@ -6,11 +6,12 @@ and bumps SCHEMA_VERSION (3: files are relative to the report root, not the audi
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TextIO
 
 from featcheck import __version__
 from featcheck.grouping import group_findings
-from featcheck.render.safe_text import json_document
+from featcheck.render.json_text import json_document
+from featcheck.render.renderer import RenderOptions
 from featcheck.report import AuditResult, Finding, Fix, Severity
 
 SCHEMA_VERSION = 3
@@ -129,3 +130,15 @@ def render_json(result: AuditResult) -> str:
     }
     # Printed to a terminal or CI log it must carry no control character or workflow command.
     return json_document(document) + "\n"
+
+
+class JsonRenderer:
+    """`--format json` (it takes no options: the document always carries everything)."""
+
+    def render(self, result: AuditResult, out: TextIO) -> None:
+        out.write(render_json(result))
+
+
+def renderer(options: RenderOptions) -> JsonRenderer:
+    """The JSON renderer, as `formats.FORMATS` names it."""
+    return JsonRenderer()

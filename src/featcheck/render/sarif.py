@@ -17,14 +17,16 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TextIO
 from urllib.parse import quote
 
 from featcheck import __version__
 from featcheck.grouping import FindingGroup, group_findings
 from featcheck.render.common import build_of, builds_of_group
 from featcheck.render.github import repository_path
-from featcheck.render.safe_text import https_link, json_document, markdown_block
+from featcheck.render.json_text import json_document
+from featcheck.render.renderer import RenderOptions
+from featcheck.render.safe_text import https_link, markdown_block
 from featcheck.report import AuditResult, Finding, Location, Severity
 from featcheck.rules import Rule, builtin_rules
 from featcheck.rules.docs import Documented, documented_rules
@@ -258,3 +260,18 @@ def sarif_document(result: AuditResult, environ: Mapping[str, str] | None = None
 def render_sarif(result: AuditResult, environ: Mapping[str, str] | None = None) -> str:
     """The whole result as one SARIF 2.1.0 document."""
     return json_document(sarif_document(result, environ)) + "\n"
+
+
+class SarifRenderer:
+    """`--format sarif`: paths as the CI environment (`environ`, os.environ by default) says."""
+
+    def __init__(self, environ: Mapping[str, str] | None = None) -> None:
+        self.environ = environ
+
+    def render(self, result: AuditResult, out: TextIO) -> None:
+        out.write(render_sarif(result, self.environ))
+
+
+def renderer(options: RenderOptions) -> SarifRenderer:
+    """The SARIF renderer, as `formats.FORMATS` names it."""
+    return SarifRenderer()

@@ -10,48 +10,33 @@ Every string from the checkout (names, paths, quoted manifest lines, notes) is p
 `printable`, so no control character reaches the terminal, and every line printed is made
 `inert`: a report printed in any CI log carries no workflow command. Each line is a list of
 runs of text, each with its style; the text is never read as markup. Colour comes from rich,
-which turns itself off when output is not a terminal or NO_COLOR is set; where rich could not
-colour at all (not a terminal, nothing forcing colour) the runs are written as they are, without
-loading rich: rich costs about a millisecond per printed finding, which a workspace of hundreds
-of members feels.
+which turns itself off when output is not a terminal or NO_COLOR is set (styled_lines.py).
 """
 
 from __future__ import annotations
 
-import os
-import re
-import sys
 from itertools import groupby
-from typing import TYPE_CHECKING, TextIO
+from typing import TextIO
 
 from featcheck.grouping import FindingGroup, group_findings
-from featcheck.render.common import builds_of_group, count_line, printable, why_line
+from featcheck.render.common import builds_of_group, count_line, why_line
 from featcheck.render.hints import featcheck_command, fix_command, under_pre_commit
-from featcheck.render.safe_text import inert
+from featcheck.render.renderer import RenderOptions
+from featcheck.render.safe_text import printable
+from featcheck.render.styled_lines import Line, write_lines
 from featcheck.report import AuditResult, Finding, Fix, Severity
-
-if TYPE_CHECKING:
-    from rich.text import Text
 
 _STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "bold yellow", Severity.INFO: "bold cyan"}
 _TAB = "    "
 """What a tab in a quoted manifest line is shown as (columns count it as one character)."""
 
-_Run = tuple[str, str]
-"""Text and its rich style ("" for none)."""
-_Line = list[_Run]
-
-_EQUALS: _Line = [("  ", ""), ("=", "blue"), (" ", "")]
+_EQUALS: Line = [("  ", ""), ("=", "blue"), (" ", "")]
 """How each detail line of a finding starts: `  = `."""
 
 WIDTH = 100
 """The width the report is wrapped to where no terminal says its own (piped, a file)."""
 _ELLIPSIS = "..."
 """What stands for the cut part of a long manifest line, as rustc marks it."""
-_HANGING = re.compile(r"  = [a-z]+: |  --> |note: |[a-z]+\[[^\]]*\] ")
-"""The label a wrapped line's continuation lines are indented past (`  = why: `, ...)."""
-_QUOTED = re.compile(r" *\d* \|")
-"""A line of the quoted manifest (`  9 | ...`): shortened to fit, never wrapped."""
 
 
 def _window(text: str, start: int, end: int, room: int) -> tuple[str, int]:
@@ -72,7 +57,7 @@ def _window(text: str, start: int, end: int, room: int) -> tuple[str, int]:
     return prefix + text[left:], start - left + len(prefix)
 
 
-def _quote(finding: Finding, width: int) -> list[_Line]:
+def _quote(finding: Finding, width: int) -> list[Line]:
     """The manifest line with a caret underline, as compilers draw it, shortened to `width`."""
     location = finding.location
     if location is None or not location.source_line:
@@ -100,44 +85,11 @@ def _quote(finding: Finding, width: int) -> list[_Line]:
     ]
 
 
-def _wrap(line: _Line, width: int) -> list[_Line]:
-    """`line` broken at spaces to `width`, each continuation indented past its label (a
-    hanging indent); a word longer than a whole line is broken where it must be."""
-    plain = "".join(text for text, _ in line)
-    if len(plain) <= width or _QUOTED.match(plain):
-        return [line]
-    label = _HANGING.match(plain)
-    indent = min(len(label.group()) if label else 4, width // 2)
-    lines: list[_Line] = [[]]
-    column, pending = 0, ""
-    for text, style in line:
-        for piece in re.split(r"( +)", text):
-            if not piece:
-                continue
-            if piece.startswith(" "):
-                pending += piece
-                continue
-            while piece:
-                if column + len(pending) + len(piece) > width and column > indent:
-                    lines.append([(" " * indent, "")])
-                    column, pending = indent, ""
-                room = width - column - len(pending)
-                part, piece = (piece, "") if len(piece) <= room else (piece[:room], piece[room:])
-                current = lines[-1]
-                if current and current[-1][1] == style:  # one run per style, as before
-                    current[-1] = (current[-1][0] + pending + part, style)
-                else:
-                    current.append((pending + part, style))
-                column += len(pending) + len(part)
-                pending = ""
-    return lines
-
-
 def _where(fix: Fix) -> str:
     return ", ".join(sorted({f"{e.file}:{e.line}" if e.line else e.file for e in fix.edits}))
 
 
-def _fix_line(finding: Finding) -> _Line | None:
+def _fix_line(finding: Finding) -> Line | None:
     fix = [*_EQUALS, ("fix:", "green")]
     if finding.fix is not None:
         added = _added(finding.fix)
@@ -160,12 +112,12 @@ def _added(fix: Fix) -> str:
     return f" and adds {fix.added} package{'s' if fix.added != 1 else ''} to the build"
 
 
-def _detail(label: str, text: str) -> _Line:
+def _detail(label: str, text: str) -> Line:
     """`  = label: text`, the text made printable."""
     return [*_EQUALS, (f"{label}: {printable(text)}", "")]
 
 
-def _details(finding: Finding) -> list[_Line]:
+def _details(finding: Finding) -> list[Line]:
     """What only `-v` shows before the fix: notes, the chain and the whole why."""
     lines = [_detail("note", note) for note in finding.notes]
     if len(finding.configurations) > 1:
@@ -177,9 +129,9 @@ def _details(finding: Finding) -> list[_Line]:
     return lines
 
 
-def _alternatives(finding: Finding) -> list[_Line]:
+def _alternatives(finding: Finding) -> list[Line]:
     """The other candidate fixes, smallest first (`-v` only)."""
-    lines: list[_Line] = []
+    lines: list[Line] = []
     for alternative in finding.alternatives:
         state = "confirmed" if alternative.confirmed else "not confirmed"
         if alternative.note:
@@ -189,7 +141,7 @@ def _alternatives(finding: Finding) -> list[_Line]:
     return lines
 
 
-def _render_group(group: FindingGroup, verbose: bool, width: int) -> list[_Line]:
+def _render_group(group: FindingGroup, verbose: bool, width: int) -> list[Line]:
     """The lead finding, with the builds a repeated cut covers named under its quote."""
     lead = group.lead
     lines = _render_finding(lead, verbose, group.confidence, width)
@@ -200,8 +152,8 @@ def _render_group(group: FindingGroup, verbose: bool, width: int) -> list[_Line]
     return lines
 
 
-def _render_finding(finding: Finding, verbose: bool, confidence: str, width: int) -> list[_Line]:
-    lines: list[_Line] = [
+def _render_finding(finding: Finding, verbose: bool, confidence: str, width: int) -> list[Line]:
+    lines: list[Line] = [
         [
             (f"{finding.severity.label}[{finding.code}]", _STYLE[finding.severity]),
             (" ", ""),
@@ -256,12 +208,12 @@ def _shared_last(group: FindingGroup) -> tuple[bool, tuple[str, ...]]:
     return several, group.members if several else ()
 
 
-def _findings_lines(result: AuditResult, verbose: bool, width: int) -> list[_Line]:
-    lines: list[_Line] = []
+def _findings_lines(result: AuditResult, verbose: bool, width: int) -> list[Line]:
+    lines: list[Line] = []
     # Groups of several members after the members' own, those of one set of members together.
     groups = sorted(group_findings(result.findings), key=_shared_last)
     for (_, member, target, configuration), shown in groupby(groups, key=_heading):
-        heading: _Line = [(printable(member), "bold")]
+        heading: Line = [(printable(member), "bold")]
         if target:
             heading += [(" ", ""), (f"({printable(target)})", "dim")]
         if configuration:
@@ -271,65 +223,6 @@ def _findings_lines(result: AuditResult, verbose: bool, width: int) -> list[_Lin
             lines.extend(_render_group(group, verbose, width))
             lines.append([])
     return lines
-
-
-def _write(lines: list[_Line], stream: TextIO | None, colour: bool | None, width: int) -> None:
-    """Print the lines to `stream` (stdout when None), wrapped to `width`, styled where the
-    terminal shows it; `colour` True says the text goes to a terminal by another way (the CLI
-    renders into a buffer first), None leaves it to the stream."""
-    if not lines:
-        return
-    lines = [_inert(wrapped) for line in lines for wrapped in _wrap(line, width)]
-    target = sys.stdout if stream is None else stream
-    if not (colour or (colour is None and _may_colour(target))):
-        target.write("".join("".join(text for text, _ in line) + "\n" for line in lines))
-        return
-    from rich.console import Console
-
-    # rich still honours the terminal's colour system, and NO_COLOR unless colour was asked
-    # for (the CLI's --color always, or a terminal where NO_COLOR is not set).
-    Console(
-        file=stream,
-        highlight=False,
-        soft_wrap=True,
-        force_terminal=colour,
-        no_color=False if colour else None,
-    ).print(_styled(lines))
-
-
-def _inert(line: _Line) -> _Line:
-    """The line as it is, or, where checkout text in it would read as a workflow command, as
-    one unstyled run with the command broken (the runs are printable already)."""
-    plain = "".join(text for text, _ in line)
-    shown = inert(plain)
-    return line if shown == plain else [(shown, "")]
-
-
-def _may_colour(stream: TextIO) -> bool:
-    """Whether rich could print styles to `stream`: a terminal, an environment that forces
-    colour (rich reads FORCE_COLOR and TTY_COMPATIBLE), or a notebook. Where it could, rich
-    decides; everywhere else it would print the plain text."""
-    if "FORCE_COLOR" in os.environ or "TTY_COMPATIBLE" in os.environ:
-        return True
-    if "IPython" in sys.modules:
-        return True
-    isatty = getattr(stream, "isatty", None)
-    try:
-        return bool(isatty()) if isatty is not None else False
-    except ValueError:  # a closed stream
-        return False
-
-
-def _styled(lines: list[_Line]) -> Text:
-    from rich.text import Text
-
-    text = Text(end="\n")
-    for index, line in enumerate(lines):
-        if index:
-            text.append("\n")
-        for run, style in line:
-            text.append(run, style or None)
-    return text
 
 
 def render_findings(
@@ -342,7 +235,7 @@ def render_findings(
 ) -> None:
     """Print only the findings, without notes or the summary line (nothing when there are none)."""
     width = width or WIDTH
-    _write(_findings_lines(result, verbose, width), stream, colour, width)
+    write_lines(_findings_lines(result, verbose, width), stream, colour, width)
 
 
 def render_text(
@@ -356,7 +249,7 @@ def render_text(
     """Print the report to `stream` (stdout by default), wrapped to `width` columns (WIDTH by
     default); `verbose` adds each finding's details; `colour` as for `_write`."""
     width = width or WIDTH
-    lines: list[_Line] = [
+    lines: list[Line] = [
         [("note:", "yellow"), (f" {printable(note)}", "")] for note in result.notes
     ]
     lines += _findings_lines(result, verbose, width)
@@ -372,7 +265,7 @@ def render_text(
                 )
             ]
         )
-    _write(lines, stream, colour, width)
+    write_lines(lines, stream, colour, width)
 
 
 def _verbose_flag() -> str:
@@ -382,3 +275,21 @@ def _verbose_flag() -> str:
 
 def _has_details(finding: Finding) -> bool:
     return bool(finding.notes or finding.chain or finding.alternatives or finding.why)
+
+
+class TextRenderer:
+    """The terminal report (`render_text`), or with `quiet` only the findings
+    (`render_findings`)."""
+
+    def __init__(self, options: RenderOptions) -> None:
+        self.options = options
+
+    def render(self, result: AuditResult, out: TextIO) -> None:
+        write = render_findings if self.options.quiet else render_text
+        options = self.options
+        write(result, out, verbose=options.verbose, colour=options.colour, width=options.width)
+
+
+def renderer(options: RenderOptions) -> TextRenderer:
+    """The text renderer, as `formats.FORMATS` names it."""
+    return TextRenderer(options)

@@ -1,0 +1,90 @@
+"""The command line: builds options from flags, runs the command, and sets the exit code.
+
+Exit codes: 0 no finding at or above the failing level, 1 findings, 2 usage, input or cargo error.
+
+A run loads the parsers and the chosen command; what a command needs beyond that is loaded at
+one boundary, cli/lazy.py, which says what each deferred module costs and buys.
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+import sys
+from collections.abc import Callable, Sequence
+from contextlib import suppress
+from typing import NoReturn
+
+from featcheck.cli import check, lazy
+from featcheck.cli.arguments import Parser, probe_parser, rule_parser, rules_parser
+from featcheck.cli.check_arguments import check_parser
+from featcheck.cli.rules import list_rules, show_rule
+from featcheck.cli.terminal import EXIT_ERROR, CommandExit
+
+__all__ = ["cargo_main", "main", "run"]
+
+COMMANDS: dict[str, tuple[Callable[[str], Parser], Callable[..., int]]] = {
+    "check": (check_parser, check.check),
+    "rules": (rules_parser, list_rules),
+    "rule": (rule_parser, show_rule),
+    "probe": (probe_parser, lazy.probe),
+}
+"""Each command's parser and what runs it; `check` is the default."""
+
+
+def run(args: Sequence[str], prog: str = "featcheck") -> int:
+    """Run one command line (without the program name) and return its exit code."""
+    args = list(args)
+    command = args[0] if args and args[0] in COMMANDS else "check"
+    if args and args[0] == command:
+        args = args[1:]
+    parser, execute = COMMANDS[command]
+    try:
+        return execute(parser(prog).parse_args(args))
+    except CommandExit as done:
+        return done.code
+
+
+def main() -> None:
+    """Console-script entry point."""
+    _short_lived_process()
+    _exit_now(_run_to_a_reader(sys.argv[1:]))
+
+
+def cargo_main() -> None:
+    """Entry point of `cargo featcheck`: cargo runs `cargo-featcheck featcheck ARGS...`."""
+    args = sys.argv[1:]
+    if args[:1] == ["featcheck"]:
+        args = args[1:]
+    _short_lived_process()
+    _exit_now(_run_to_a_reader(args, prog="cargo featcheck"))
+
+
+def _run_to_a_reader(args: list[str], prog: str = "featcheck") -> int:
+    """`run`, whose output may go to a reader that has gone away (`featcheck | head -0`): then
+    there is nobody to tell, and the exit code says the report was not delivered."""
+    try:
+        return run(args, prog)
+    except BrokenPipeError:
+        return EXIT_ERROR
+
+
+def _exit_now(code: int) -> NoReturn:
+    """End the process once the output is out, without tearing the interpreter down: freeing
+    every object of an audit one by one took 20 ms of a single crate's half second. Nothing
+    is left to run at exit (temporary directories and the lockfile are restored by then)."""
+    for stream in (sys.stdout, sys.stderr):
+        with suppress(BrokenPipeError, ValueError):  # a reader that went away, a closed stream
+            stream.flush()
+    os._exit(code)
+
+
+def _short_lived_process() -> None:
+    """No cyclic garbage collection in featcheck's own process: an audit builds a few hundred
+    thousand objects that live until it ends (the metadata document, the model, the graphs),
+    and the collector walked them again and again (10% of a 500-member audit, measured in
+    benchmarks/bench_cli.py; the peak RSS did not change). Here, not in `run`, which tests call
+    in a long-lived process; for the same reason the audit keeps what it would free on
+    returning (`audit.KEPT_UNTIL_EXIT`)."""
+    gc.disable()
+    lazy.keep_until_exit()

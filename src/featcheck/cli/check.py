@@ -1,0 +1,130 @@
+"""`featcheck [check] [PATH] ...`: the audit's options from the flags, then the audit (or the
+audit of saved tree text), the fixes, and the report with its exit code."""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from featcheck import __version__
+from featcheck.cli import lazy
+from featcheck.cli.progress import Progress
+from featcheck.cli.terminal import EXIT_CLEAN, fail, in_actions
+from featcheck.errors import FeatcheckError
+
+if TYPE_CHECKING:
+    from featcheck.audit import AuditOptions
+    from featcheck.featureset import FeatureSelection
+    from featcheck.report import AuditResult
+
+
+def check(arguments: argparse.Namespace) -> int:
+    """The audit: exit 0 clean, 1 findings at or above the failing level, 2 errors."""
+    if arguments.version:
+        print(f"featcheck {__version__}")
+        return EXIT_CLEAN
+    output_format: str = arguments.output_format or ("github" if in_actions() else "text")
+    github = output_format == "github" or in_actions()
+    progress = Progress(spinner=not arguments.quiet, github=github)
+    try:
+        options = _options(arguments, progress)
+    except FeatcheckError as error:
+        fail(error, github=github)
+    try:
+        if arguments.tree is not None:
+            result = _audit_tree(arguments, options)
+        else:
+            result = _audit_project(arguments, options, progress, output_format)
+    except FeatcheckError as error:
+        fail(error, github=github)
+    return lazy.report_stage(output_format)(result, arguments, output_format)
+
+
+def _options(arguments: argparse.Namespace, progress: Progress) -> AuditOptions:
+    """The audit's options; an error for flags that contradict each other."""
+    configurations = _configurations(arguments)
+    if arguments.root is not None and not arguments.root.is_dir():
+        raise FeatcheckError("--root: not a directory", path=arguments.root)
+    return lazy.audit_options()(
+        packages=tuple(arguments.package or ()),
+        targets=tuple(arguments.target or ()),
+        offline=arguments.offline,
+        locked=arguments.locked,
+        timeout=arguments.timeout,
+        select=_codes(arguments.select),
+        ignore=_codes(arguments.ignore),
+        on_command=progress.show_command if arguments.verbose else None,
+        on_progress=progress.progress if progress.spinner else None,
+        trust_checkout=arguments.trust_checkout,
+        resolver=arguments.resolver,
+        no_exec=arguments.no_exec,
+        configurations=configurations,
+        each_feature=arguments.each_feature,
+        root=arguments.root,
+    )
+
+
+def _codes(values: list[str] | None) -> tuple[str, ...]:
+    """`--select FC001,FC003 --select FC006` -> ("FC001", "FC003", "FC006")."""
+    return tuple(
+        code.strip() for value in values or () for code in value.split(",") if code.strip()
+    )
+
+
+def _configurations(arguments: argparse.Namespace) -> tuple[FeatureSelection, ...]:
+    """The feature flags as one configuration; none when no flag is given."""
+    features, all_features = arguments.features, arguments.all_features
+    no_default = arguments.no_default_features
+    if arguments.each_feature and (all_features or no_default):
+        flag = "--all-features" if all_features else "--no-default-features"
+        raise FeatcheckError(f"{flag} cannot be used with --each-feature")
+    if not (features or all_features or no_default):
+        return ()
+    try:
+        selection = lazy.feature_selection(
+            features or [], no_default=no_default, all_features=all_features
+        )
+    except ValueError as error:
+        raise FeatcheckError(f"--features: {error}") from None
+    return (selection,)
+
+
+def _audit_project(
+    arguments: argparse.Namespace, options: AuditOptions, progress: Progress, output_format: str
+) -> AuditResult:
+    """The audit of the project (and with --fix or --diff, its fixes); the report's modules
+    load while cargo works."""
+    path = lazy.project_manifest(arguments.path, arguments.manifest_path)
+    reading = "Reading the manifests" if arguments.no_exec else "Resolving features"
+    with progress.working(reading):
+        result = lazy.audit_project(
+            path, options, functools.partial(lazy.report_stage, output_format)
+        )
+    if arguments.diff or arguments.fix:
+        result = lazy.fix_stage()(result, path, options, progress, diff=arguments.diff)
+    return result
+
+
+def _audit_tree(arguments: argparse.Namespace, options: AuditOptions) -> AuditResult:
+    """`--tree FILE`: the audit of saved `cargo tree` text, which is one build of no project."""
+    if arguments.fix or arguments.diff:
+        raise FeatcheckError("--fix and --diff need the project, not saved tree text")
+    if options.configurations or arguments.each_feature:
+        raise FeatcheckError("feature flags need the project: saved tree text is one build already")
+    text = _read_tree_input(arguments.tree)
+    source = "<stdin>" if arguments.tree == "-" else arguments.tree
+    return lazy.audit_tree_text(text, source, options)
+
+
+def _read_tree_input(name: str) -> str:
+    if name == "-":
+        data = sys.stdin.buffer.read()
+    else:
+        try:
+            data = Path(name).read_bytes()
+        except OSError as error:
+            raise FeatcheckError(f"cannot read: {error.strerror or error}", path=name) from None
+    return data.decode("utf-8", errors="replace")

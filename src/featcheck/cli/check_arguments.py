@@ -1,0 +1,218 @@
+"""The flags of `featcheck [check]`, the audit, in the groups its help reads in."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from featcheck.cli.arguments import Parser, add_project, new_parser, seconds
+from featcheck.render.formats import FORMATS, formats_help
+
+FAIL_ON_LEVELS = ("error", "warning", "info", "never")
+RESOLVERS = ("featcheck", "cargo")
+COLOUR_CHOICES = ("auto", "always", "never")
+
+_DESCRIPTION = (
+    "Audit a project (or saved cargo tree text) and report what costs performance.\n\n"
+    "Resolves features per workspace member and per target exactly as `cargo build -p "
+    "MEMBER`\ndoes (`cargo tree -e normal -p MEMBER --target T`), then applies the rules."
+)
+
+_EXAMPLES = f"""\
+Examples:
+  featcheck                    audit the Cargo project in the current directory
+  featcheck crates/app -p app --target aarch64-apple-darwin
+  featcheck . --format sarif -o featcheck.sarif
+  cargo tree -e normal -f '{{p}} [{{f}}]' -i burn-flex | featcheck --tree -
+  cargo featcheck              the same audit, as a cargo subcommand
+
+Other commands:
+  featcheck rules              list every rule
+  featcheck rule CODE          print one rule's documentation
+  featcheck probe [PATH]       time the member's matmul in a probe build
+
+Exit codes: 0 clean, 1 findings at or above --fail-on, 2 usage, input or cargo error.
+Formats: {formats_help()}. NO_COLOR turns colour off, FORCE_COLOR on;
+--color always or never decides over both.
+"""
+
+
+def check_parser(prog: str) -> Parser:
+    """The audit's parser: what to audit, which build, how to call cargo, what to print."""
+    parser = new_parser(prog, _DESCRIPTION, _EXAMPLES)
+    add_project(parser)
+    parser.add_argument("--version", action="store_true", help="Print the version.")
+    _add_scope(parser)
+    _add_output(parser)
+    _add_cargo(parser)
+    _add_rules_and_fixes(parser)
+    _add_report_files(parser)
+    _add_features(parser)
+    return parser
+
+
+def _add_scope(parser: Parser) -> None:
+    add = parser.add_argument
+    add(
+        "-p",
+        "--package",
+        action="append",
+        metavar="MEMBER",
+        help="Audit only this workspace member (repeatable).",
+    )
+    add(
+        "--target",
+        action="append",
+        metavar="TRIPLE",
+        help="Audit for this target triple (repeatable; default: host).",
+    )
+    add(
+        "--tree",
+        metavar="FILE",
+        help="Audit text saved from `cargo tree -f '{p} [{f}]'` instead (- for stdin).",
+    )
+
+
+def _add_output(parser: Parser) -> None:
+    add = parser.add_argument
+    add(
+        "--format",
+        dest="output_format",
+        choices=tuple(FORMATS),
+        help="Output format (default: github when GITHUB_ACTIONS=true, else text).",
+    )
+    add(
+        "--fail-on",
+        choices=FAIL_ON_LEVELS,
+        help="Lowest severity that makes the exit code 1 (default: the configuration's "
+        "fail-on, else warning).",
+    )
+
+
+def _add_cargo(parser: Parser) -> None:
+    add = parser.add_argument
+    add("--offline", action="store_true", help="Pass --offline to cargo.")
+    add(
+        "--locked",
+        action="store_true",
+        help="Pass --locked to cargo (fail if Cargo.lock is stale).",
+    )
+    add(
+        "--timeout",
+        type=seconds,
+        default=300.0,
+        metavar="SECONDS",
+        help="Seconds to wait for each cargo, rustc or rustup call, then end it and all it "
+        "started; featcheck's own work after cargo's answer (planning and resolving the build "
+        "configurations, the rules, the fixes) gets the same budget (default: 300).",
+    )
+    add(
+        "--color",
+        choices=COLOUR_CHOICES,
+        default="auto",
+        help="Colour the text report: auto (on a terminal, unless NO_COLOR; FORCE_COLOR forces "
+        "it), always or never.",
+    )
+    add(
+        "-q",
+        "--quiet",
+        action="store_true",
+        help="Text format: print only findings (nothing when clean), no notes or summary.",
+    )
+    add(
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="Text format: show each finding's chain, notes, full why and other fixes; "
+        "print each cargo and rustc command to stderr.",
+    )
+    add(
+        "--trust-checkout",
+        action="store_true",
+        help="Let cargo obey the project's rust-toolchain.toml and .cargo/config.toml, which "
+        "can run the project's own programs (default: it runs none).",
+    )
+
+
+def _add_rules_and_fixes(parser: Parser) -> None:
+    add = parser.add_argument
+    add(
+        "--select",
+        action="append",
+        metavar="CODES",
+        help="Also run these rules (codes or names, comma-separated), e.g. the hints.",
+    )
+    add("--ignore", action="append", metavar="CODES", help="Do not run these rules.")
+    add(
+        "--fix",
+        action="store_true",
+        help="Apply the safe fixes, all or nothing: cargo resolves and featcheck audits the "
+        "fixed copy first; then the manifests and Cargo.lock are written, and the diff shown.",
+    )
+    add(
+        "--diff",
+        action="store_true",
+        help="Print the diff --fix would write (Cargo.lock too), and change nothing.",
+    )
+    add(
+        "--resolver",
+        choices=RESOLVERS,
+        default="featcheck",
+        help="featcheck: resolve features from one `cargo metadata` call (fast, proven equal "
+        "to cargo); cargo: ask `cargo tree -e normal` per member and target.",
+    )
+
+
+def _add_report_files(parser: Parser) -> None:
+    add = parser.add_argument
+    add(
+        "-o",
+        "--output",
+        type=Path,
+        metavar="FILE",
+        help="Write the report to FILE instead of stdout (a regular file or a new name; "
+        "an existing symlink or special file there is refused).",
+    )
+    add(
+        "--sarif",
+        type=Path,
+        metavar="FILE",
+        help="Also write the report as SARIF to FILE, from the same audit (as -o writes it), "
+        "whatever --format prints.",
+    )
+    add(
+        "--root",
+        type=Path,
+        metavar="DIR",
+        help="Print file paths relative to DIR (default: the repository root, the nearest "
+        "directory above PATH with a .git, else PATH).",
+    )
+    add(
+        "--no-exec",
+        action="store_true",
+        help="Start no process (no cargo, rustc, rustup): read the manifests, Cargo.lock and "
+        "the local cargo registry or vendor/; fixes are not confirmed.",
+    )
+
+
+def _add_features(parser: Parser) -> None:
+    add = parser.add_argument
+    add(
+        "-F",
+        "--features",
+        action="append",
+        metavar="FEATURES",
+        help="Audit the build with these features, as cargo applies them to each member "
+        "(space or comma separated, `member/feature` and `dependency/feature` too; repeatable).",
+    )
+    add("--all-features", action="store_true", help="Audit the build with every feature on.")
+    add(
+        "--no-default-features",
+        action="store_true",
+        help="Audit the build without default features.",
+    )
+    add(
+        "--each-feature",
+        action="store_true",
+        help="Also audit each feature of each member on its own (with --no-default-features, "
+        "as cargo-hack does), and no feature at all, in one run.",
+    )

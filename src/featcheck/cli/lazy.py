@@ -1,0 +1,142 @@
+"""The command line's one start-up boundary: every module it loads only once a run needs it.
+
+`featcheck` runs as a commit hook, where every millisecond before cargo starts is waited for
+(docs/speed.md, benchmarks/bench_cli.py). So importing `featcheck.cli` loads the standard
+library's argparse, the parsers and the commands' front ends (~20 ms), and the rest is imported
+here, when first called:
+
+- the front of the audit (`featcheck.audit`, ~7 ms), which starts cargo before it imports the
+  pipeline and the rules, so that Python loads those while cargo resolves (`main` loads it for
+  every command, to tell the audit that the process ends without freeing its objects);
+- what follows the audit (the report in the chosen format, the exit code): loaded while cargo
+  works, through the audit's `meanwhile`, so that it adds no wall time;
+- what only some runs need: the fixes (`--fix`, `--diff`), tree mode (`--tree`), the rules'
+  documentation (`rules`, `rule`), the probe, and rich, which only a terminal's spinner and
+  `--verbose` use (its console ~25 ms to import; with the Markdown of `rule CODE`, ~55 ms).
+
+Every other module of the command line imports at its top; report formats are loaded by name
+from their registry (render/formats.py), and the text report loads rich only to print styles
+(render/styled_lines.py).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import argparse
+    from collections.abc import Callable
+    from pathlib import Path
+
+    from rich.console import Console
+
+    from featcheck.audit import AuditOptions
+    from featcheck.featureset import FeatureSelection
+    from featcheck.report import AuditResult
+
+    ReportStage = Callable[[AuditResult, argparse.Namespace, str], int]
+    FixStage = Callable[..., AuditResult]
+
+
+def audit_options() -> type[AuditOptions]:
+    """The audit's options (featcheck.audit)."""
+    from featcheck.audit import AuditOptions
+
+    return AuditOptions
+
+
+def feature_selection(
+    features: list[str], *, no_default: bool, all_features: bool
+) -> FeatureSelection:
+    """The feature flags as cargo reads them; ValueError for a malformed one (featureset.py)."""
+    from featcheck.featureset import FeatureSelection
+
+    return FeatureSelection.of(features, no_default=no_default, all_features=all_features)
+
+
+def project_manifest(path: Path | None, manifest_path: Path | None) -> Path:
+    """The Cargo.toml that PATH or `--manifest-path` names (featcheck.audit)."""
+    from featcheck.audit import project_manifest
+
+    return project_manifest(path, manifest_path)
+
+
+def audit_project(
+    path: Path, options: AuditOptions, meanwhile: Callable[[], object]
+) -> AuditResult:
+    """The audit of the project: cargo starts, then `meanwhile` runs (featcheck.audit)."""
+    from featcheck.audit import audit_project
+
+    return audit_project(path, options, meanwhile=meanwhile)
+
+
+def report_stage(output_format: str) -> ReportStage:
+    """The stage after the audit: the report and the exit code (cli/outcome.py). The audit
+    calls this while cargo works, so that the chosen renderer is loaded then too."""
+    from featcheck.cli.outcome import finish
+    from featcheck.render.formats import preload
+
+    preload(output_format)
+    return finish
+
+
+def fix_stage() -> FixStage:
+    """`--fix` and `--diff` (cli/fix.py)."""
+    from featcheck.cli.fix import fix_or_diff
+
+    return fix_or_diff
+
+
+def audit_tree_text(text: str, source: str, options: AuditOptions) -> AuditResult:
+    """`--tree`: the audit of saved `cargo tree` text (tree_mode.py)."""
+    from featcheck.tree_mode import audit_tree_text
+
+    return audit_tree_text(text, source, options)
+
+
+def probe(arguments: argparse.Namespace) -> int:
+    """`featcheck probe` (cli/probe.py)."""
+    from featcheck.cli.probe import probe
+
+    return probe(arguments)
+
+
+def rule_table(path: Path, width: int) -> list[str]:
+    """`featcheck rules`: one line per rule, the project's own included."""
+    from featcheck.config import project_catalogue
+    from featcheck.rules.docs import documented_rules, rule_table
+
+    return rule_table(documented_rules(project_catalogue(path).rules), width)
+
+
+def rule_markdown(code: str, path: Path) -> str | None:
+    """`featcheck rule CODE`: the rule's page as Markdown; None when no rule has that code."""
+    from featcheck.config import project_catalogue
+    from featcheck.rules.docs import find_documented, rule_markdown
+
+    rule = find_documented(code, project_catalogue(path).rules)
+    return None if rule is None else rule_markdown(rule)
+
+
+def print_markdown(text: str) -> None:
+    """`text` rendered as Markdown on the terminal (rich's Markdown brings a parser, pygments)."""
+    from rich.console import Console
+    from rich.markdown import Markdown
+
+    Console(highlight=False).print(Markdown(text, hyperlinks=False))
+
+
+def stderr_console() -> Console:
+    """rich's console on stderr, for the spinner and `--verbose`'s command lines."""
+    from rich.console import Console
+
+    # rich drops colour when stderr is not a terminal or NO_COLOR is set.
+    return Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+def keep_until_exit() -> None:
+    """Let the audit keep what it would free on returning, for a process that ends without
+    freeing it (featcheck.audit, `KEPT_UNTIL_EXIT`)."""
+    from featcheck import audit
+
+    audit.KEPT_UNTIL_EXIT = []

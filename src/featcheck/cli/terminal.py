@@ -1,0 +1,108 @@
+"""What the command line prints besides a report: its exit codes, its error lines, and the
+terminal's width and colour.
+
+Lines that may quote the checkout are made printable and inert (render/safe_text.py); inside
+GitHub Actions an error becomes one escaped `::error` annotation (render/workflow.py). Both are
+loaded with every command: they import no more than the regular expressions they need.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import sys
+from pathlib import Path
+from typing import NoReturn, TextIO
+
+from featcheck.errors import FeatcheckError
+from featcheck.render.safe_text import printable_lines, safe_line
+from featcheck.render.workflow import error_annotation
+
+EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+
+
+class CommandExit(Exception):
+    """Ends a command with an exit code (raised by helpers deep in a command)."""
+
+    def __init__(self, code: int) -> None:
+        super().__init__(code)
+        self.code = code
+
+
+def in_actions() -> bool:
+    """Inside GitHub Actions, whose runner reads workflow commands from everything printed."""
+    return os.environ.get("GITHUB_ACTIONS") == "true"
+
+
+@functools.cache
+def terminal_columns() -> int:
+    """COLUMNS when set, else the width of the terminal stdout is, else 0."""
+    try:
+        columns = int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+    return columns
+
+
+@functools.cache
+def help_width() -> int:
+    """The width argparse's formatter takes from `shutil.get_terminal_size` (COLUMNS, else the
+    terminal, else 80; less its margin of 2), found the same way here: given no width, every
+    parser argument imports shutil, which brings the zlib, bz2 and lzma modules (2 ms)."""
+    return (terminal_columns() or 80) - 2
+
+
+def report_width(output: Path | None) -> int | None:
+    """What the text report wraps to: the terminal's width (or COLUMNS); None (the report's
+    own 100 columns) for a file or a pipe."""
+    return None if output is not None else terminal_columns() or None
+
+
+def colour(output: Path | None, choice: str = "auto") -> bool | None:
+    """True when the report goes to a terminal: it is rendered into a buffer first, where rich
+    would see none. None leaves it to rich (FORCE_COLOR). A file (-o) and NO_COLOR get plain
+    text, without even bold. `--color always` or `never` decides over all of that."""
+    if choice != "auto":
+        return choice == "always"
+    if output is not None or os.environ.get("NO_COLOR"):
+        return False
+    try:
+        return True if sys.stdout.isatty() else None
+    except ValueError:  # a closed stdout
+        return None
+
+
+def fail(error: FeatcheckError, *, github: bool = False) -> NoReturn:
+    """The error on stderr, control characters escaped, and exit 2.
+
+    The message may quote the checkout (cargo's errors quote manifest lines), so with `github`
+    or inside GitHub Actions it becomes one escaped `::error` annotation.
+    """
+    first, *rest = printable_lines(str(error)) if str(error) else ["unknown error"]
+    print_error_lines(
+        [f"featcheck: error: {first}", *(f"  {line}" for line in rest)], github=github
+    )
+    raise CommandExit(EXIT_ERROR)
+
+
+def print_error_lines(lines: list[str], *, github: bool = False) -> None:
+    """Lines that may quote the checkout, on stderr: printable, and in GitHub Actions one
+    `::error` annotation whose message holds them all, escaped."""
+    shown = [safe_line(line) for line in lines]
+    if github or in_actions():
+        sys.stderr.write(error_annotation(shown))
+    else:
+        sys.stderr.write("".join(f"{line}\n" for line in shown))
+    sys.stderr.flush()
+
+
+def print_checkout_text(text: str, stream: TextIO | None = None) -> None:
+    """Text that may quote the checkout (a project rule's documentation), each line printable
+    and inert."""
+    lines = text.removesuffix("\n").split("\n")
+    (stream or sys.stdout).write("".join(f"{safe_line(line)}\n" for line in lines))
