@@ -41,9 +41,9 @@ from bench_cli import compile_package
 from stub_registry import REPO, offline_environment
 
 from featcheck.audit import AuditOptions, audit_project
-from featcheck.cargo.cfg import TargetCfg
 from featcheck.featureset import FeatureSelection, each_feature
 from featcheck.resolution import build_index, resolve_configurations
+from featcheck.semantics.cfg import TargetCfg
 
 WORKSPACE = REPO / "fixtures" / "workspaces" / "backend-features"
 

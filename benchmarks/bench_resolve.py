@@ -38,8 +38,8 @@ from typing import Any
 
 from stub_registry import REPO, offline_environment, write_workspace
 
-from featcheck.cargo.cfg import TargetCfg
 from featcheck.resolution import resolve_builds, resolver_version
+from featcheck.semantics.cfg import TargetCfg
 
 SINGLE_CRATE = REPO / "crates" / "pitb-exec-cpu"
 BURN = 'version = "=0.22.1"'

@@ -33,7 +33,7 @@ from typing import Any
 
 from conftest import FIXTURES
 
-from featcheck.cargo.semver import matches, parse_version
+from featcheck.semantics.semver import matches, parse_version
 
 if sys.version_info >= (3, 11):
     import tomllib

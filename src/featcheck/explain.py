@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from featcheck.cargo.cfg import TargetCfg
 from featcheck.cargo.metadata import PackageInfo, WorkspaceMetadata
 from featcheck.fixes.candidates import new_requirement, pinned_families
 from featcheck.graph import DependencyGraph, Node, PackageRef
@@ -19,6 +18,7 @@ from featcheck.locate import Cut, Locator
 from featcheck.manifest.declarations import declaration_sites
 from featcheck.report import Fix
 from featcheck.rules import Detection
+from featcheck.semantics.cfg import TargetCfg
 from featcheck.suggest import FeatureSearch
 
 _EMPTY = DependencyGraph()

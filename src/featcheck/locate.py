@@ -11,8 +11,6 @@ import os
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from featcheck.cargo import semver
-from featcheck.cargo.cfg import TargetCfg
 from featcheck.cargo.metadata import PackageInfo, WorkspaceMetadata
 from featcheck.graph import DependencyGraph, Node
 from featcheck.manifest.declarations import DeclarationSite, declaration_sites, workspace_site
@@ -23,6 +21,8 @@ from featcheck.manifest.document import (
 )
 from featcheck.manifest.spans import Entry, Span
 from featcheck.report import Edit, Location
+from featcheck.semantics import semver
+from featcheck.semantics.cfg import TargetCfg
 
 
 @dataclass(frozen=True)

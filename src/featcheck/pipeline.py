@@ -12,7 +12,6 @@ from typing import Any
 
 from featcheck.allow_names import KnownNames
 from featcheck.audit import AuditOptions, beyond_defaults, report_root
-from featcheck.cargo.cfg import TargetCfg
 from featcheck.cargo.metadata import PackageInfo, WorkspaceMetadata
 from featcheck.cargo.runner import CargoRunner
 from featcheck.cargo.tree_text import ParsedTree, TreeTextError, parse_tree_text
@@ -46,6 +45,7 @@ from featcheck.resolution import (
     target_cfgs,
 )
 from featcheck.rules import BuildView, Rule, detect, skipped_for_target
+from featcheck.semantics.cfg import TargetCfg
 from featcheck.suggest import FeatureSearch
 from featcheck.suppress import apply_suppressions, declaration_spans
 

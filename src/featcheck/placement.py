@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from featcheck.cargo.cfg import TargetCfg
 from featcheck.cargo.metadata import PackageInfo
 from featcheck.explain import Explainer
 from featcheck.featureset import DEFAULT, FeatureSelection
@@ -20,6 +19,7 @@ from featcheck.graph import Node, PackageRef
 from featcheck.locate import Cut, Locator
 from featcheck.report import Finding, Fix, Location, Severity
 from featcheck.rules import BuildView, Detection, Rule
+from featcheck.semantics.cfg import TargetCfg
 
 _ROUNDS = 3
 """Rounds of cargo checks at most: a refused candidate's successor may need cargo too."""

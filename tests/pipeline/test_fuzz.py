@@ -29,7 +29,6 @@ from pathlib import Path
 import pytest
 from conftest import CRATES, TREES, WORKSPACES, run_featcheck
 
-from featcheck.cargo.cfg import TargetCfg
 from featcheck.cargo.checkout_config import checkout_config_args
 from featcheck.cargo.runner import CargoRunner
 from featcheck.cargo.toolchain import find_toolchain_request
@@ -38,6 +37,7 @@ from featcheck.manifest.comments import scan_comments
 from featcheck.manifest.declarations import declaration_sites, workspace_site
 from featcheck.manifest.document import read_manifest
 from featcheck.manifest.spans import index_spans
+from featcheck.semantics.cfg import TargetCfg
 from featcheck.tree_mode import audit_tree_text
 
 try:

@@ -23,10 +23,10 @@ import pytest
 import tomlkit
 from conftest import CRATES, WORKSPACES, RegistryViews, cargo_environment
 
-from featcheck.cargo.cfg import TargetCfg
 from featcheck.cargo.tree_text import parse_tree_text
 from featcheck.graph import DependencyGraph
 from featcheck.resolution import resolve_builds, resolver_version
+from featcheck.semantics.cfg import TargetCfg
 
 CROSS_TARGETS = ("x86_64-pc-windows-msvc", "aarch64-apple-darwin")
 

@@ -7,13 +7,13 @@ from typing import Any
 import pytest
 from conftest import LINUX_CFG
 
-from featcheck.cargo.cfg import TargetCfg
 from featcheck.errors import FeatcheckError
 from featcheck.graph import DependencyGraph, Node
 from featcheck.resolution import resolve_builds, resolver_version
 from featcheck.resolution.edges import declarations_for_edge
 from featcheck.resolution.index import display_source
 from featcheck.resolution.values import DEP, DEP_FEATURE, FEATURE, parse_feature_value
+from featcheck.semantics.cfg import TargetCfg
 
 LINUX = TargetCfg.parse("x86_64-unknown-linux-gnu", LINUX_CFG)
 WINDOWS = TargetCfg.parse(

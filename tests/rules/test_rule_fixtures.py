@@ -17,11 +17,11 @@ import pytest
 from conftest import FIXTURES, WORKSPACES, run_featcheck
 
 from featcheck.audit import AuditOptions, audit_project
-from featcheck.cargo.cfg import TargetCfg
 from featcheck.report import AuditResult
 from featcheck.rules import builtin_rules
 from featcheck.rules.spec import TargetScope
 from featcheck.rules.targets import lacks, not_applicable
+from featcheck.semantics.cfg import TargetCfg
 
 RULE_FIXTURES = FIXTURES / "rules"
 CASES = sorted(p.parent for p in RULE_FIXTURES.glob("fc*/*/Cargo.toml"))

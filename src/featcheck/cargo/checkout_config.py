@@ -42,9 +42,9 @@ from featcheck.fileio import MAX_CONFIG_BYTES
 
 if TYPE_CHECKING:
     # Read before cargo starts, so loaded only where a configuration file exists.
-    from featcheck.cargo.cfg import TargetCfg
     from featcheck.manifest.document import ManifestDocument
     from featcheck.manifest.spans import KeyPath
+    from featcheck.semantics.cfg import TargetCfg
 
 MAX_KEYS = 2000
 """More settings than this from the checkout is not a real project: refuse, not E2BIG."""

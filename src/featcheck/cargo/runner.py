@@ -42,10 +42,10 @@ from featcheck.fileio import special_manifest
 
 if TYPE_CHECKING:
     # Needed once cargo has started, and imported then: the user waits on what runs before.
-    from featcheck.cargo.cfg import TargetCfg
     from featcheck.cargo.last_answer import LastAnswer
     from featcheck.cargo.metadata import WorkspaceMetadata
     from featcheck.cargo.rustc_answers import RustcAnswers
+    from featcheck.semantics.cfg import TargetCfg
 
 # `{p} [{f}]` gives "name vX (source) [features]" per line; `--prefix depth` makes the nesting
 # unambiguous and `--charset ascii` keeps the text independent of the terminal.
@@ -465,7 +465,7 @@ class CargoRunner:
 
     def _rustc_cfg(self, triple: str, flags: tuple[Argument, ...]) -> TargetCfg:
         """`rustc --print=cfg --target=TRIPLE FLAGS...` (the caller holds the lock)."""
-        from featcheck.cargo.cfg import TargetCfg
+        from featcheck.semantics.cfg import TargetCfg
 
         key = (triple, flags)
         if key not in self._rustc_cfg_cache:

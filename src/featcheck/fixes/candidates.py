@@ -15,8 +15,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from featcheck.cargo import semver
-from featcheck.cargo.cfg import TargetCfg
 from featcheck.cargo.metadata import PackageInfo, WorkspaceMetadata
 from featcheck.fixes.counterfactual import MoreFeatures, NewDependency, WhatIf
 from featcheck.fixes.sites import anchor, inheriting_lines
@@ -26,6 +24,8 @@ from featcheck.manifest.declarations import DeclarationSite, declaration_sites, 
 from featcheck.names import crate_key
 from featcheck.report import Action, Edit
 from featcheck.resolution.index import BUILD, DEV, NORMAL
+from featcheck.semantics import semver
+from featcheck.semantics.cfg import TargetCfg
 from featcheck.suggest import FeatureSearch
 
 _TABLE_KINDS = {

@@ -18,7 +18,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
-from featcheck.cargo.cfg import TargetCfg
 from featcheck.deadline import NO_DEADLINE, Deadline
 from featcheck.featureset import DEFAULT, FeatureSelection
 from featcheck.fixes.lockcheck import Bound, LockView, Need, needs_of
@@ -27,6 +26,7 @@ from featcheck.resolution.context import BuildContext
 from featcheck.resolution.index import NORMAL, Edge, Package, PackageIndex, PackageTable
 from featcheck.resolution.session import SharedBelow, TargetSession
 from featcheck.resolution.values import FEATURE, FeatureValue, parse_feature_values
+from featcheck.semantics.cfg import TargetCfg
 
 _DEFAULT_VALUE = FeatureValue(FEATURE, "default")
 

@@ -17,10 +17,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from featcheck.cargo import semver
 from featcheck.cargo.metadata import DependencyDeclaration, WorkspaceMetadata
 from featcheck.resolution.index import BUILD, NORMAL, Edge, PackageIndex
 from featcheck.resolution.values import FEATURE, FeatureValue, parse_feature_values
+from featcheck.semantics import semver
 
 _DEFAULT = FeatureValue(FEATURE, "default")
 

@@ -20,7 +20,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from featcheck.boundary import is_inside
-from featcheck.cargo.cfg import TargetCfg
 from featcheck.cargo.metadata import PackageInfo, WorkspaceMetadata
 from featcheck.errors import FeatcheckError
 from featcheck.featureset import DEFAULT, FeatureSelection
@@ -30,6 +29,7 @@ from featcheck.fixes.search import StillFlagged, added_packages
 from featcheck.graph import DependencyGraph, PackageRef
 from featcheck.report import Edit
 from featcheck.resolution import resolve_builds
+from featcheck.semantics.cfg import TargetCfg
 
 _NOT_COPIED = shutil.ignore_patterns("target", ".git", ".hg", ".jj", "node_modules", ".venv")
 

@@ -22,7 +22,6 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
-from featcheck.cargo.cfg import TargetCfg
 from featcheck.cargo.metadata import PackageInfo, WorkspaceMetadata
 from featcheck.featureset import DEFAULT, FeatureSelection
 from featcheck.fixes.candidates import Candidate, CandidateFinder
@@ -32,6 +31,7 @@ from featcheck.graph import DependencyGraph, Node, PackageRef
 from featcheck.locate import Cut, Locator
 from featcheck.report import Fix
 from featcheck.rules import Rule
+from featcheck.semantics.cfg import TargetCfg
 from featcheck.suggest import FeatureSearch
 
 StillFlagged = Callable[[PackageInfo, str, DependencyGraph, PackageRef], bool]

@@ -11,9 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from featcheck.cargo.cfg import TargetCfg
 from featcheck.manifest.document import ManifestDocument
 from featcheck.manifest.spans import Entry, KeyPath
+from featcheck.semantics.cfg import TargetCfg
 
 _KIND_TABLES = {
     "normal": ("dependencies",),

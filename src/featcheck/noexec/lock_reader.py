@@ -16,11 +16,11 @@ from pathlib import Path
 from typing import Any
 
 from featcheck.boundary import read_checkout_file
-from featcheck.cargo.semver import number_error
 from featcheck.errors import FeatcheckError
 from featcheck.fileio import MAX_LOCKFILE_BYTES, decode_text, toml_data
 from featcheck.manifest.document import parse_document
 from featcheck.noexec.files import printable, valid_package_name
+from featcheck.semantics.semver import number_error
 
 # A basic string without escapes: any character but `"`, `\` and the control characters TOML
 # refuses in one (tab is allowed).

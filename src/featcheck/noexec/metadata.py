@@ -25,7 +25,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from featcheck.cargo.semver import matches
 from featcheck.errors import FeatcheckError
 from featcheck.noexec.files import is_manifest, printable
 from featcheck.noexec.lock_reader import lock_entries
@@ -33,6 +32,7 @@ from featcheck.noexec.packages import package_json, path_id, unread_json
 from featcheck.noexec.path_packages import refuse_cycles, walk_path_packages
 from featcheck.noexec.registry import Registry
 from featcheck.noexec.workspace import discover_workspace
+from featcheck.semantics.semver import matches
 
 NOT_FETCHED = "not in the local cargo registry or vendor/"
 UNTRUSTED_HOME = (

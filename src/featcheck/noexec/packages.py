@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from featcheck.cargo.semver import number_error
 from featcheck.errors import FeatcheckError
 from featcheck.noexec.crate_targets import DirectoryFiles, PackageFiles, crate_targets
 from featcheck.noexec.files import (
@@ -29,6 +28,7 @@ from featcheck.noexec.files import (
 )
 from featcheck.noexec.targets import builtin_cfg
 from featcheck.noexec.workspace import WorkspaceLayout
+from featcheck.semantics.semver import number_error
 
 _TARGET_NAME = re.compile(r"[A-Za-z0-9_.-]+")
 CRATES_IO = "registry+https://github.com/rust-lang/crates.io-index"

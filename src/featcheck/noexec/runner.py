@@ -8,7 +8,6 @@ from dataclasses import replace
 from pathlib import Path
 
 from featcheck.boundary import trusted_places
-from featcheck.cargo.cfg import TargetCfg
 from featcheck.cargo.checkout_config import environment_rustflags, read_checkout_config
 from featcheck.cargo.metadata import WorkspaceMetadata, metadata_from_document
 from featcheck.cargo.process import RunningProcess
@@ -16,6 +15,7 @@ from featcheck.cargo.runner import CargoRunner, PendingMetadata
 from featcheck.errors import FeatcheckError
 from featcheck.noexec.metadata import build_metadata
 from featcheck.noexec.targets import builtin_cfg, detect_host_triple, with_rustflags
+from featcheck.semantics.cfg import TargetCfg
 
 
 class FileRunner(CargoRunner):

@@ -6,9 +6,9 @@ import os
 import sys
 from collections.abc import Sequence
 
-from featcheck.cargo.cfg import TargetCfg
 from featcheck.errors import FeatcheckError
 from featcheck.noexec.cfg_tables import CFG_TEXT
+from featcheck.semantics.cfg import TargetCfg
 
 SUPPORTED_TARGETS: tuple[str, ...] = tuple(CFG_TEXT)
 """Targets a --no-exec audit knows the cfg of."""

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from featcheck.cargo.cfg import TargetCfg
 from featcheck.resolution.index import BUILD, DEV, NORMAL, Edge, PackageIndex
+from featcheck.semantics.cfg import TargetCfg
 
 DepList = tuple[tuple[Edge, int], ...]
 """(declaration, unit key of the dependency) pairs; a unit key is `package * 2 + host`."""

@@ -15,7 +15,6 @@ from contextlib import contextmanager
 from enum import Enum
 from typing import Any
 
-from featcheck.cargo.cfg import TargetCfg
 from featcheck.cargo.runner import CargoRunner
 from featcheck.deadline import NO_DEADLINE, Deadline
 from featcheck.errors import FeatcheckError
@@ -25,6 +24,7 @@ from featcheck.resolution.context import BuildContext
 from featcheck.resolution.features import FeatureSelectionError
 from featcheck.resolution.index import PackageIndex, build_index
 from featcheck.resolution.session import TargetSession
+from featcheck.semantics.cfg import TargetCfg
 
 
 def _member_index(index: PackageIndex, member: str) -> int:

@@ -14,10 +14,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from featcheck.cargo.semver import parse_version
 from featcheck.graph import DependencyGraph, Node
 from featcheck.resolution.context import BuildContext
 from featcheck.resolution.features import FeatureState
+from featcheck.semantics.semver import parse_version
 
 _SortKey = tuple[str, tuple[int, int, int, int], str, str, tuple[str, ...], int]
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from featcheck.cargo.cfg import TargetCfg
 from featcheck.graph import DependencyGraph, Node
 from featcheck.report import Severity
+from featcheck.semantics.cfg import TargetCfg
 
 
 @dataclass(frozen=True)

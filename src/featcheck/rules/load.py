@@ -24,7 +24,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from featcheck.cargo import semver
 from featcheck.report import Severity
 from featcheck.rules.spec import (
     CrateMatch,
@@ -37,6 +36,7 @@ from featcheck.rules.spec import (
     UsedWhen,
 )
 from featcheck.rules.targets import CAPABILITIES
+from featcheck.semantics import semver
 
 KeyPath = tuple[str | int, ...]
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from fnmatch import fnmatchcase
 
-from featcheck.cargo.cfg import TargetCfg
 from featcheck.rules.spec import TargetScope
+from featcheck.semantics.cfg import TargetCfg
 
 CAPABILITIES = ("std", "threads")
 """What `target-needs` may name."""

@@ -1,12 +1,9 @@
-"""cargo's messages by shape, cfg expressions, and version requirements."""
+"""cargo's messages, recognised by their shape."""
 
 from __future__ import annotations
 
-import pytest
-from conftest import LINUX_CFG, TREES
+from conftest import TREES
 
-from featcheck.cargo import semver
-from featcheck.cargo.cfg import TargetCfg
 from featcheck.cargo.failures import FailureKind, classify, summarize
 
 
@@ -67,45 +64,3 @@ def test_summary_of_a_missing_file_names_the_file_first() -> None:
         "failed to read `/w/helper/Cargo.toml`: No such file or directory (os error 2) "
         "(failed to load manifest for workspace member `/w/app`)"
     )
-
-
-@pytest.mark.parametrize(
-    ("platform", "expected"),
-    [
-        (None, True),
-        ('cfg(target_os = "linux")', True),
-        ("cfg(windows)", False),
-        ("cfg(unix)", True),
-        ('cfg(all(unix, target_arch = "x86_64"))', True),
-        ('cfg(any(windows, target_os = "macos"))', False),
-        ("cfg(not(windows))", True),
-        ("x86_64-unknown-linux-gnu", True),
-        ("x86_64-pc-windows-msvc", False),
-    ],
-)
-def test_target_tables_apply_as_cargo_evaluates_them(platform: str | None, expected: bool) -> None:
-    cfg = TargetCfg.parse("x86_64-unknown-linux-gnu", LINUX_CFG)
-    assert cfg.applies(platform) is expected
-
-
-@pytest.mark.parametrize(
-    ("requirement", "version", "expected"),
-    [
-        ("=0.22.1", "0.22.1", True),
-        ("=0.22.1", "0.22.2", False),
-        ("0.22", "0.22.9", True),
-        ("0.22", "0.23.0", False),
-        ("^0.21.0", "0.21.4", True),
-        ("^1.2", "1.9.0", True),
-        ("^1.2", "2.0.0", False),
-        ("~1.2.3", "1.2.9", True),
-        ("~1.2.3", "1.3.0", False),
-        (">=0.19, <0.21", "0.20.1", True),
-        (">=0.19, <0.21", "0.21.0", False),
-        ("1.*", "1.4.0", True),
-        ("*", "0.0.1", True),
-        ("^0.0.3", "0.0.4", False),
-    ],
-)
-def test_version_requirements(requirement: str, version: str, expected: bool) -> None:
-    assert semver.matches(requirement, version) is expected

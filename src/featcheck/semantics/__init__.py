@@ -1,0 +1,1 @@
+"""What cargo's own notations mean: cfg expressions and version requirements."""
