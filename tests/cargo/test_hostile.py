@@ -34,12 +34,9 @@ from hostile_support import (
     run_isolated,
 )
 
-from featcheck.cargo.checkout_config import (
-    RustflagError,
-    checkout_config_args,
-    filter_rustflags,
-)
+from featcheck.cargo.checkout_config import read_checkout_config
 from featcheck.cargo.runner import CargoRunner
+from featcheck.cargo.rustflags import RustflagError, filter_rustflags
 from featcheck.cargo.toolchain import find_toolchain_request, neutral_directory
 from featcheck.errors import FeatcheckError
 
@@ -514,7 +511,7 @@ def test_only_data_keys_of_the_checkout_configuration_reach_cargo(tmp_path: Path
         evil = ["evil"]
         """
     )
-    args = checkout_config_args(checkout.project, {}, None)
+    args = read_checkout_config(checkout.project, {}, None).arguments
     assert all(a.startswith("--config=") for a in args)  # one argument each
     pairs = [a.removeprefix("--config=") for a in args]
     root = checkout.root
@@ -532,12 +529,12 @@ def test_only_data_keys_of_the_checkout_configuration_reach_cargo(tmp_path: Path
     # A key the user set in the environment is the environment's; so is a registry the user
     # defines there (the checkout's definition of it is dropped).
     environment = {"CARGO_NET_OFFLINE": "false", "CARGO_REGISTRIES_INTERNAL_INDEX": "x"}
-    args = checkout_config_args(checkout.project, environment, None)
+    args = read_checkout_config(checkout.project, environment, None).arguments
     assert "--config=net.offline=true" not in args
     assert not [a for a in args if "registries" in a]
     # Online, a registry only the checkout defines is refused where it is written.
     with pytest.raises(FeatcheckError, match=r"config.toml:20:9: `\[registries.internal\]`"):
-        checkout_config_args(checkout.project, {"CARGO_NET_OFFLINE": "false"}, None)
+        read_checkout_config(checkout.project, {"CARGO_NET_OFFLINE": "false"}, None)
 
 
 @pytest.mark.parametrize(

@@ -23,7 +23,7 @@ import pytest
 from conftest import REPO, RegistryViews, write_offline_cargo_home
 from hostile_support import BURN_LINE, CC, TEMPLATE, Checkout, make_checkout, run_with
 
-from featcheck.cargo.checkout_config import filter_environment_rustflags
+from featcheck.cargo.rustflags import filter_environment_rustflags
 
 SECRET = "s3cret-token-of-the-user"
 

@@ -29,7 +29,7 @@ from pathlib import Path
 import pytest
 from conftest import CRATES, TREES, WORKSPACES, run_featcheck
 
-from featcheck.cargo.checkout_config import checkout_config_args
+from featcheck.cargo.checkout_config import read_checkout_config
 from featcheck.cargo.runner import CargoRunner
 from featcheck.cargo.toolchain import find_toolchain_request
 from featcheck.errors import FeatcheckError
@@ -304,7 +304,7 @@ def test_checkout_configuration_and_toolchain_files_survive_mutation(
         (tmp_path / name).unlink(missing_ok=True)
     (tmp_path / ("rust-toolchain" if legacy else "rust-toolchain.toml")).write_bytes(toolchain)
     try:
-        arguments = checkout_config_args(tmp_path, {}, None)
+        arguments = read_checkout_config(tmp_path, {}, None).arguments
     except FeatcheckError:
         pass
     else:
@@ -351,7 +351,7 @@ def test_deep_checkout_files_are_errors(tmp_path: Path, text: str) -> None:
     (tmp_path / ".cargo" / "config.toml").write_text(text)
     (tmp_path / "rust-toolchain.toml").write_text(text)
     with pytest.raises(FeatcheckError):
-        checkout_config_args(tmp_path, {}, None)
+        read_checkout_config(tmp_path, {}, None)
     with pytest.raises(FeatcheckError):
         find_toolchain_request(tmp_path, {})
 

@@ -28,13 +28,9 @@ from featcheck.cargo.argv_gate import (
     target_triple,
     word,
 )
-from featcheck.cargo.checkout_config import (
-    CheckoutConfig,
-    environment_rustflags,
-    filter_environment_rustflags,
-    read_checkout_config,
-)
+from featcheck.cargo.checkout_config import CheckoutConfig, read_checkout_config
 from featcheck.cargo.process import ProcessOutput, RunningProcess, start_process
+from featcheck.cargo.rustflags import environment_rustflags, filter_environment_rustflags
 from featcheck.cargo.toolchain import Toolchain, neutral_directory, resolve_toolchain, which
 from featcheck.errors import FeatcheckError
 from featcheck.featureset import DEFAULT, FeatureSelection

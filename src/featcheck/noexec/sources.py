@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 from featcheck.boundary import TrustedPlaces, is_inside
-from featcheck.cargo.checkout_config import configuration_documents, setting_error
+from featcheck.cargo.config_files import configuration_documents, setting_error
 from featcheck.noexec.files import printable
 from featcheck.noexec.packages import CRATES_IO
 

@@ -88,7 +88,7 @@ def _with_target_features(
 
 def with_rustflags(cfg: TargetCfg, flags: Sequence[str]) -> TargetCfg:
     """`cfg` as rustc reports it given the kept rustflags (`--cfg=...`, `-Ckey=value`, see
-    `checkout_config.filter_rustflags`). `--cfg`, `panic`, `debug-assertions` and `crt-static`
+    `rustflags.filter_rustflags`). `--cfg`, `panic`, `debug-assertions` and `crt-static`
     are exact; other target features are added and removed by name only (rustc also adds the
     features they imply), and `target-cpu` is not known without rustc."""
     names, pairs = set(cfg.names), set(cfg.pairs)
