@@ -35,9 +35,10 @@ from hostile_support import (
 )
 
 from featcheck.cargo.checkout_config import read_checkout_config
+from featcheck.cargo.process import neutral_directory
 from featcheck.cargo.runner import CargoRunner
 from featcheck.cargo.rustflags import RustflagError, filter_rustflags
-from featcheck.cargo.toolchain import find_toolchain_request, neutral_directory
+from featcheck.cargo.toolchain_file import find_toolchain_request
 from featcheck.errors import FeatcheckError
 
 # --- the attacks ------------------------------------------------------------------------------

@@ -31,7 +31,7 @@ from conftest import CRATES, TREES, WORKSPACES, run_featcheck
 
 from featcheck.cargo.checkout_config import read_checkout_config
 from featcheck.cargo.runner import CargoRunner
-from featcheck.cargo.toolchain import find_toolchain_request
+from featcheck.cargo.toolchain_file import find_toolchain_request
 from featcheck.errors import FeatcheckError
 from featcheck.manifest.comments import scan_comments
 from featcheck.manifest.declarations import declaration_sites, workspace_site

@@ -24,8 +24,8 @@ from featcheck.cargo.argv_gate import CONFIG_SETTING, Argument, option
 from featcheck.cargo.config_allow_list import Leaf, allowed_leaves, tables
 from featcheck.cargo.config_files import NOT_SHOWN, config_files, load
 from featcheck.cargo.credential_policy import CredentialPolicy, registry_key
+from featcheck.cargo.process import neutral_directory
 from featcheck.cargo.rustflags import NEUTRAL_FLAGS, environment_list
-from featcheck.cargo.toolchain import neutral_directory
 from featcheck.errors import FeatcheckError
 from featcheck.manifest.document import ManifestDocument
 from featcheck.semantics.cfg import TargetCfg

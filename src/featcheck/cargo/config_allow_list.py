@@ -9,13 +9,16 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from featcheck.cargo.argv_gate import FEATURE, Argument, GateError
 from featcheck.cargo.config_files import setting_error
 from featcheck.cargo.rustflags import RustflagError, filter_rustflags
 from featcheck.manifest.document import ManifestDocument
-from featcheck.manifest.spans import KeyPath
+
+if TYPE_CHECKING:
+    # The span index (and `dataclasses`) loads only where a file's error needs a line.
+    from featcheck.manifest.spans import KeyPath
 
 _SOURCE_STRINGS = {"replace-with", "registry", "git", "branch", "tag", "rev"}
 _SOURCE_PATHS = {"directory", "local-registry"}

@@ -10,12 +10,16 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from featcheck.boundary import LeadsOut, read_checkout_file
 from featcheck.errors import FeatcheckError
 from featcheck.fileio import MAX_CONFIG_BYTES
 from featcheck.manifest.document import ManifestDocument, parse_document
-from featcheck.manifest.spans import KeyPath
+
+if TYPE_CHECKING:
+    # The span index (and `dataclasses`) loads only where a file's error needs a line.
+    from featcheck.manifest.spans import KeyPath
 
 _MAX_INCLUDE_DEPTH = 16
 

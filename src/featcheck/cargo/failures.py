@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import enum
 import re
-from dataclasses import dataclass, field
+from typing import NamedTuple
+
+from featcheck.errors import FeatcheckError
 
 
 class FailureKind(enum.Enum):
@@ -28,14 +30,14 @@ class FailureKind(enum.Enum):
     OTHER = "other"
 
 
-@dataclass(frozen=True)
-class CargoFailure:
+# A NamedTuple, not a dataclass: the runner that reports failures loads before cargo starts.
+class CargoFailure(NamedTuple):
     """A classified cargo message."""
 
     kind: FailureKind
     summary: str
     """cargo's own reason, on one line."""
-    candidates: tuple[str, ...] = field(default_factory=tuple)
+    candidates: tuple[str, ...] = ()
 
 
 _CANDIDATE = re.compile(r"^\s+([A-Za-z_][A-Za-z0-9_-]*@[0-9][^\s]*)\s*$")
@@ -105,3 +107,15 @@ def classify(stderr: str) -> CargoFailure:
     ):
         return CargoFailure(FailureKind.OFFLINE_MISSING, summary)
     return CargoFailure(FailureKind.OTHER, summary)
+
+
+def failure_error(what: str, stderr: str) -> FeatcheckError:
+    """The audit's one-line error for a cargo command (`what`) that failed, with a hint where
+    the situation has a known remedy."""
+    failure = classify(stderr)
+    hint = ""
+    if failure.kind is FailureKind.LOCK_OUTDATED:
+        hint = " (Cargo.lock is out of date; run `cargo update --workspace`)"
+    elif failure.kind is FailureKind.OFFLINE_MISSING:
+        hint = " (run `cargo fetch` once with network, or drop --offline)"
+    return FeatcheckError(f"{what} failed: {failure.summary}{hint}")

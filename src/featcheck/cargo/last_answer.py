@@ -14,6 +14,7 @@ import contextlib
 import hashlib
 import os
 import threading
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -90,8 +91,6 @@ class LastAnswer:
 
 def _forget_beyond(directory: Path, count: int) -> None:
     """Remove all but the `count` answers written last, and what a killed writer left."""
-    import time
-
     with contextlib.suppress(OSError):
         answers: list[tuple[float, str]] = []
         abandoned: list[str] = []

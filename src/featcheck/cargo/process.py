@@ -7,6 +7,7 @@ import os
 import selectors
 import signal
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -15,6 +16,18 @@ from typing import NamedTuple
 
 from featcheck.cargo.argv_gate import Argument, GateError, refuse_unsafe
 from featcheck.errors import FeatcheckError
+
+if sys.platform != "win32":
+    import fcntl  # already loaded by subprocess
+
+
+def neutral_directory() -> Path:
+    """A working directory no checkout controls: the root of the file system.
+
+    cargo reads `.cargo/config.toml` from its working directory and every directory above it,
+    and rustup looks for toolchain files the same way; the root has no parent a user can write.
+    """
+    return Path(os.path.abspath(os.sep))
 
 
 # A NamedTuple, not a dataclass: made before cargo starts (see audit.py).
@@ -53,10 +66,8 @@ def _widen_pipe(process: subprocess.Popen[bytes]) -> None:
     (megabytes) in one go, and each pipeful is a wake-up of the reader and of cargo (measured:
     3 MB in 3.0 ms through 64 KiB, 0.7 ms through 1 MiB). Where the system refuses, the pipe
     stays as it is."""
-    if os.name != "posix" or process.stdout is None:
+    if sys.platform == "win32" or process.stdout is None:
         return
-    import fcntl  # already loaded by subprocess on POSIX
-
     if hasattr(fcntl, "F_SETPIPE_SZ"):
         with contextlib.suppress(OSError):
             fcntl.fcntl(process.stdout.fileno(), fcntl.F_SETPIPE_SZ, _PIPE_BYTES)

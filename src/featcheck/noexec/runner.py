@@ -10,8 +10,9 @@ from pathlib import Path
 from featcheck.boundary import trusted_places
 from featcheck.cargo.checkout_config import read_checkout_config
 from featcheck.cargo.metadata import WorkspaceMetadata, metadata_from_document
+from featcheck.cargo.pending_metadata import PendingMetadata
 from featcheck.cargo.process import RunningProcess
-from featcheck.cargo.runner import CargoRunner, PendingMetadata
+from featcheck.cargo.runner import CargoRunner
 from featcheck.cargo.rustflags import environment_rustflags
 from featcheck.errors import FeatcheckError
 from featcheck.noexec.metadata import build_metadata

@@ -34,9 +34,8 @@ from typing import Any
 
 from featcheck.boundary import trusted_places
 from featcheck.cargo.argv_gate import TARGET, Argument, GateError, option, refuse_unsafe, word
-from featcheck.cargo.process import run_process
+from featcheck.cargo.process import neutral_directory, run_process
 from featcheck.cargo.runner import CargoRunner
-from featcheck.cargo.toolchain import neutral_directory
 from featcheck.cargo.tree_text import TreeTextError, parse_tree_text
 from featcheck.errors import FeatcheckError
 from featcheck.fileio import user_cache_directory

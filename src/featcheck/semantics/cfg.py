@@ -7,15 +7,15 @@ featcheck does the same so that it can tell which of several declarations a buil
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from typing import NamedTuple
 
 _TOKEN = re.compile(
     r'\s*(?:(?P<ident>[A-Za-z_][A-Za-z0-9_]*)|(?P<string>"(?:[^"\\]|\\.)*")|(?P<punct>[(),=]))'
 )
 
 
-@dataclass(frozen=True)
-class TargetCfg:
+# A NamedTuple, not a dataclass: the runner that asks rustc for it loads before cargo starts.
+class TargetCfg(NamedTuple):
     """The cfg values of one target, as printed by `rustc --print cfg`."""
 
     triple: str

@@ -1,0 +1,149 @@
+"""How every cargo and rustc command of an audit runs: binaries, environment, working directory.
+
+By default nothing the checkout supplies is run: cargo and rustc are the real binaries of the
+toolchain the user installed (see toolchain.py), cargo runs from a neutral directory with only
+the data parts of the checkout's `.cargo/config.toml` (see checkout_config.py), and its
+environment names the compiler and disables wrappers. A trusted checkout gets plain `cargo` in
+the checkout, honouring its toolchain file and configuration.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import NamedTuple
+
+from featcheck.boundary import TrustedPlaces, default_cargo_home, trusted_places
+from featcheck.cargo.argv_gate import Argument
+from featcheck.cargo.checkout_config import CheckoutConfig, read_checkout_config
+from featcheck.cargo.process import neutral_directory
+from featcheck.cargo.rustflags import environment_rustflags, filter_environment_rustflags
+from featcheck.cargo.toolchain import Toolchain, resolve_toolchain
+from featcheck.errors import FeatcheckError
+
+WRAPPER_VARIABLES = (
+    "RUSTC_WRAPPER",
+    "RUSTC_WORKSPACE_WRAPPER",
+    "CARGO_BUILD_RUSTC_WRAPPER",
+    "CARGO_BUILD_RUSTC_WORKSPACE_WRAPPER",
+)
+"""Where cargo finds a rustc wrapper in the environment; featcheck's cargo runs none."""
+
+
+NO_BUILD_DIRECTORY = "/dev/null/featcheck-keeps-nothing"
+"""A target directory that can never be created: where featcheck has no cache it can trust,
+cargo keeps no rustc answer at all, rather than read one kept in the checkout's target/."""
+
+
+# A NamedTuple, not a dataclass: made before cargo starts (see audit.py).
+class CommandSetup(NamedTuple):
+    """How every command of one runner runs: binaries, environment, working directory."""
+
+    toolchain: Toolchain | None
+    environment: dict[str, str]
+    cwd: Path
+    config: CheckoutConfig
+    """The data parts of the checkout's cargo configuration (`--config=` arguments, rustflags)."""
+    environment_rustflags: list[Argument] | None
+    """The kept flags of RUSTFLAGS/CARGO_ENCODED_RUSTFLAGS, which replace the configured ones."""
+    cache: Path | None = None
+    """featcheck's cache directory, where the checkout cannot have written it (else None)."""
+
+
+def _plain_environment() -> dict[str, str]:
+    env = dict(os.environ)
+    # Plain, stable text: no colours or progress bars in what featcheck parses.
+    env["CARGO_TERM_COLOR"] = "never"
+    env["CARGO_TERM_PROGRESS_WHEN"] = "never"
+    return env
+
+
+def trusted_setup(workdir: Path, checkout: Path) -> CommandSetup:
+    """`cargo`/`rustc` from PATH in the checkout, obeying its toolchain and configuration."""
+    env = _plain_environment()
+    # cargo reads the configuration itself; featcheck reads its rustflags only to
+    # evaluate cfg as cargo will, and does without them where it cannot read them.
+    try:
+        config = read_checkout_config(
+            workdir, env, default_cargo_home(env), offline=True, root=checkout
+        )
+    except FeatcheckError:
+        config = CheckoutConfig()
+    return CommandSetup(None, env, workdir, config, environment_rustflags(env))
+
+
+def isolated_setup(workdir: Path, *, offline: bool, timeout: float) -> CommandSetup:
+    """The real binaries of the user's toolchain, run from a neutral directory with only the
+    data parts of the checkout's configuration (see the module's docstring)."""
+    env = _plain_environment()
+    places = trusted_places(workdir, env)
+    toolchain = resolve_toolchain(workdir, timeout, root=places.root)
+    rustc = str(toolchain.rustc)
+    # The environment beats every configuration file: the real compiler, no wrappers.
+    env.update({"RUSTC": rustc, "CARGO_BUILD_RUSTC": rustc})
+    if toolchain.rustup_name is not None:
+        # Anything that reaches a rustup proxy gets this toolchain, not the checkout's.
+        env["RUSTUP_TOOLCHAIN"] = toolchain.rustup_name
+    filter_environment_rustflags(env)
+    cargo_home = places.cargo_home
+    if places.untrusted_cargo_home is not None:
+        cargo_home = _private_cargo_home(places)
+        env["CARGO_HOME"] = str(cargo_home)
+    config = read_checkout_config(
+        workdir,
+        env,
+        cargo_home,
+        offline=offline,
+        untrusted_home=places.untrusted_cargo_home,
+        root=places.root,
+    )
+    for name in WRAPPER_VARIABLES:
+        env.pop(name, None)
+    if config.names_wrapper:
+        # Only an empty setting disables a wrapper named in a configuration file. Only
+        # then: cargo cannot fingerprint an empty wrapper, and keeps no answer of rustc.
+        env.update(dict.fromkeys(WRAPPER_VARIABLES, ""))
+    if (build_directory := _cargo_build_directory(places.cache, toolchain)) is not None:
+        env["CARGO_TARGET_DIR"] = str(build_directory)
+        # cargo 1.91+ keeps rustc's answers in the build directory (the target directory
+        # unless configured), whose setting expands `{...}` templates.
+        if not {"{", "}"} & set(str(build_directory)):
+            env["CARGO_BUILD_BUILD_DIR"] = str(build_directory)
+    rustflags = environment_rustflags(env)
+    return CommandSetup(toolchain, env, neutral_directory(), config, rustflags, places.cache)
+
+
+def _cargo_build_directory(cache: Path | None, toolchain: Toolchain) -> Path | None:
+    """The directory, in featcheck's user cache, where cargo keeps what this toolchain's rustc
+    answered (`.rustc_info.json`, which a build keeps in the project's target/): `rustc -vV`
+    and `--print cfg`, ~40 ms of each cargo call that has no target directory to keep them in.
+    cargo compiles nothing for featcheck and writes nothing else there; the project's own
+    target/ is left alone (and never read). None when the cache cannot be made."""
+    if cache is None:
+        return Path(NO_BUILD_DIRECTORY) if os.name != "nt" else None
+    name = toolchain.rustup_name
+    directory = cache / "cargo" / (name if name and name not in (".", "..") else "default")
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return None
+    return directory
+
+
+def _private_cargo_home(places: TrustedPlaces) -> Path:
+    """featcheck's own CARGO_HOME, used where the user's lies inside the checkout: its
+    configuration would be the checkout's and its registry cache the checkout's files. It holds
+    only what cargo downloads from the sources the user's environment names."""
+    if places.cache is None:
+        raise FeatcheckError(
+            "CARGO_HOME lies inside the audited checkout, and so does featcheck's cache: "
+            "featcheck obeys no configuration and trusts no cache of the checkout; set "
+            "XDG_CACHE_HOME (or CARGO_HOME) outside it, or pass --trust-checkout",
+            path=places.untrusted_cargo_home,
+        )
+    home = places.cache / "cargo-home"
+    try:
+        home.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise FeatcheckError(f"cannot create: {error.strerror or error}", path=home) from None
+    return home

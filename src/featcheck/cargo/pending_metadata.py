@@ -1,0 +1,106 @@
+"""A `cargo metadata` answer on its way: what the audit does while cargo works, and the answer.
+
+The metadata model and the last audit's answer (last_answer.py) are imported once cargo has
+started, here and nowhere before: they bring `dataclasses`, `json` and `hashlib`, ~15 ms that
+the user would otherwise wait for before cargo starts (docs/speed.md; benchmarks/bench_cli.py).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from featcheck.cargo.process import ProcessOutput, RunningProcess
+from featcheck.errors import FeatcheckError
+
+if TYPE_CHECKING:
+    from featcheck.cargo.last_answer import LastAnswer
+    from featcheck.cargo.metadata import WorkspaceMetadata
+
+
+class PendingMetadata:
+    """A `cargo metadata` answer on its way (see `CargoRunner.start_metadata`)."""
+
+    def __init__(
+        self,
+        answer: Callable[[LastAnswer | None], WorkspaceMetadata],
+        cancel: Callable[[], None] | None = None,
+        last_answer: Callable[[], LastAnswer | None] | None = None,
+    ) -> None:
+        self._answer: Callable[[LastAnswer | None], WorkspaceMetadata] | None = answer
+        self._cancel = cancel
+        self._last_answer = last_answer
+        self._last: LastAnswer | None = None
+
+    def read_last_answer(self) -> None:
+        """While cargo works: read and parse what it answered at the project's last audit
+        (see last_answer.py), so that the same answer again needs no parsing."""
+        if self._last_answer is not None and self._last is None:
+            self._last = self._last_answer()
+            if self._last is not None:
+                self._last.read()
+
+    @property
+    def last_answer(self) -> WorkspaceMetadata | None:
+        """The last audit's answer, parsed by `read_last_answer` (None without one). `result()`
+        returns this very object when cargo answers the same again."""
+        return self._last.metadata if self._last is not None else None
+
+    def result(self) -> WorkspaceMetadata:
+        """The metadata, once cargo has answered; its failure as a FeatcheckError."""
+        assert self._answer is not None, "the metadata was taken or cancelled already"
+        answer, self._answer = self._answer, None
+        return answer(self._last)
+
+    def settle(self) -> None:
+        """Wait for the answer to be kept for the next audit (before the process ends)."""
+        if self._last is not None:
+            self._last.settle()
+
+    def cancel(self) -> None:
+        """Stop cargo: the audit ended before it needed the answer."""
+        if self._answer is not None and self._cancel is not None:
+            self._cancel()
+        self._answer = None
+
+
+def pending_cargo_metadata(
+    running: RunningProcess,
+    arguments: Sequence[str],
+    cache: Path | None,
+    finish: Callable[[RunningProcess], ProcessOutput],
+    failure: Callable[[ProcessOutput], FeatcheckError],
+) -> PendingMetadata:
+    """The answer of the started `cargo ARGUMENTS` (`metadata`): `finish` waits for its
+    output, `failure` is the error of a failed one. Its last answer is kept in `cache`."""
+
+    def answer(last: LastAnswer | None) -> WorkspaceMetadata:
+        from featcheck.cargo.metadata import parse_metadata
+
+        # cargo prints its one line of JSON, then takes ~10 ms to free what it built and
+        # exit: the line is read meanwhile (or found equal to the last audit's, parsed
+        # already), and kept only if cargo then succeeds having printed nothing more.
+        line = running.stdout_once_a_line_ends()
+        early: WorkspaceMetadata | None = None
+        if line is not None:
+            early = last.matching(line) if last is not None else None
+            if early is None:
+                with contextlib.suppress(FeatcheckError):
+                    early = parse_metadata(line)
+        output = finish(running)
+        if output.returncode != 0:
+            raise failure(output)
+        if early is not None and line is output.stdout:  # nothing printed after the line
+            if last is not None:
+                last.keep(output.stdout)
+            return early
+        return parse_metadata(output.stdout)
+
+    def last_answer() -> LastAnswer | None:
+        from featcheck.cargo.last_answer import LastAnswer
+
+        return LastAnswer.of_command(cache, arguments)
+
+    return PendingMetadata(answer, running.cancel, last_answer)

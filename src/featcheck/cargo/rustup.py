@@ -1,0 +1,154 @@
+"""Asking rustup, the user's own program, for the real binaries of a named toolchain.
+
+rustup runs from a neutral directory (where no checkout's toolchain file applies), and its
+settings file is read as data where it can be: each rustup start is waited for.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from featcheck.background import Background
+from featcheck.cargo.argv_gate import TOOLCHAIN, Argument, option, word
+from featcheck.cargo.process import neutral_directory, run_process
+from featcheck.fileio import MAX_CONFIG_BYTES, read_regular_file, toml_data
+
+
+def rustup_home() -> Path:
+    home = os.environ.get("RUSTUP_HOME")
+    return Path(home) if home else Path.home() / ".rustup"
+
+
+def _read_small_file(path: Path, what: str) -> bytes:
+    """The bytes of a regular file of at most MAX_CONFIG_BYTES (a FIFO is refused at once)."""
+    return read_regular_file(path, what, MAX_CONFIG_BYTES)
+
+
+# A NamedTuple, not a dataclass: made before cargo starts (see audit.py).
+class RustupSettings(NamedTuple):
+    """What RUSTUP_HOME/settings.toml (the user's own) says."""
+
+    overrides: dict[Path, str]
+    """`rustup override set` entries."""
+    default: str | None
+    """`rustup default`, as recorded; None when the file does not say."""
+
+
+def rustup_settings() -> RustupSettings:
+    """RUSTUP_HOME/settings.toml, read as data (absent or unreadable: nothing is known)."""
+    settings = rustup_home() / "settings.toml"
+    try:
+        text = _read_small_file(settings, "rustup settings file").decode()
+        document = _plain_settings(text) or toml_data(text)
+    except Exception:
+        return RustupSettings({}, None)
+    table = document.get("overrides")
+    overrides = {
+        Path(k): v
+        for k, v in (table.items() if isinstance(table, dict) else ())
+        if isinstance(k, str) and isinstance(v, str)
+    }
+    default = document.get("default_toolchain")
+    return RustupSettings(overrides, default if isinstance(default, str) and default else None)
+
+
+_STRING = r'"([^"\\\x00-\x1f\x7f]*)"'  # a basic string without escapes
+_SETTING_LINE = rf"[ \t]*(?:([A-Za-z0-9_-]+)|{_STRING})[ \t]*=[ \t]*{_STRING}[ \t]*"
+
+
+def _plain_settings(text: str) -> dict[str, Any] | None:
+    """settings.toml as rustup writes it (`key = "value"` lines, `[overrides]`), read without
+    loading a TOML parser before cargo starts (4 ms); None for anything else, which the TOML
+    parser reads instead."""
+    line_pattern = re.compile(_SETTING_LINE)
+    document: dict[str, Any] = {}
+    table = document
+    for text_line in text.removesuffix("\n").split("\n"):
+        line = text_line.removesuffix("\r")
+        stripped = line.strip(" \t")
+        if not stripped or stripped.startswith("#"):
+            continue
+        if stripped.startswith("[") and stripped.endswith("]"):
+            name = stripped[1:-1].strip(" \t")
+            if not (name.isascii() and name.replace("_", "").replace("-", "").isalnum()):
+                return None
+            if name in document:
+                return None
+            table = document[name] = {}
+            continue
+        match = line_pattern.fullmatch(line)
+        if match is None:
+            return None
+        bare, quoted, value = match.groups()
+        key = bare if bare is not None else quoted
+        if key in table:
+            return None
+        table[key] = value
+    return document
+
+
+def is_rustup_proxy(cargo: str, rustup: str | None) -> bool:
+    if rustup is not None:
+        try:
+            if os.path.samefile(cargo, rustup):
+                return True
+        except OSError:
+            pass
+    return Path(os.path.realpath(cargo)).stem in ("rustup", "rustup-init")
+
+
+def _rustup(rustup: str, timeout: float, *args: Argument) -> str:
+    """Run rustup (the user's own program) from a neutral directory; its stdout."""
+    env = {k: v for k, v in os.environ.items() if k != "RUSTUP_TOOLCHAIN"}
+    done = run_process(
+        rustup,
+        args,
+        cwd=neutral_directory(),
+        env=env,
+        timeout=timeout,
+        what=f"`rustup {' '.join(args)}`",
+    )
+    if done.returncode != 0:
+        message = done.stderr.strip().splitlines()
+        reason = next((m for m in message if m.startswith("error")), message[0] if message else "")
+        raise RustupError(reason.removeprefix("error:").strip() or "no message")
+    return done.stdout.strip()
+
+
+class RustupError(Exception):
+    pass
+
+
+@functools.lru_cache(maxsize=32)
+def rustup_binaries(rustup: str, name: str, rustup_home: str, timeout: float) -> tuple[Path, Path]:
+    toolchain = option("--toolchain", name, TOOLCHAIN)
+    # An installed toolchain keeps its binaries in RUSTUP_HOME/toolchains/NAME/bin, which is
+    # what `rustup which` answers for it; rustup is asked only for anything else (a short
+    # name such as `stable`, a linked toolchain without cargo). The name passed the gate: it
+    # holds no path separator, so it stays inside the user's own rustup home.
+    installed = Path(rustup_home) / "toolchains" / name / "bin"
+    suffix = ".exe" if os.name == "nt" else ""
+    cargo_file, rustc_file = installed / f"cargo{suffix}", installed / f"rustc{suffix}"
+    if cargo_file.is_file() and rustc_file.is_file():
+        return cargo_file, rustc_file
+    # Both questions at once: a commit hook waits for each rustup start.
+    rustc = Background(lambda: _rustup(rustup, timeout, word("which"), word("rustc"), toolchain))
+    try:
+        cargo = _rustup(rustup, timeout, word("which"), word("cargo"), toolchain)
+    except Exception:
+        rustc.join()  # its process ends within the timeout too: nothing is left running
+        raise
+    return Path(cargo), Path(rustc.result())
+
+
+@functools.lru_cache(maxsize=4)
+def rustup_default(rustup: str, rustup_home: str, timeout: float) -> str:
+    del rustup_home
+    answer = _rustup(rustup, timeout, word("default")).split()
+    if not answer or answer[0] in ("no", "error:"):
+        raise RustupError("no default toolchain is configured (`rustup default stable`)")
+    return answer[0]
