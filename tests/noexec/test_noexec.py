@@ -30,7 +30,8 @@ from stub_registry import lock_packages
 from featcheck.audit import AuditOptions, audit_project
 from featcheck.cli import run
 from featcheck.errors import FeatcheckError
-from featcheck.noexec import SUPPORTED_TARGETS, build_metadata, builtin_cfg, detect_host_triple
+from featcheck.noexec.metadata import build_metadata
+from featcheck.noexec.targets import SUPPORTED_TARGETS, builtin_cfg, detect_host_triple
 from featcheck.report import AuditResult, Location, Severity
 
 REGISTRY = FIXTURES / "registry"

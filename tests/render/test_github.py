@@ -25,7 +25,7 @@ from featcheck.render.github import (
     render_summary,
     write_github,
 )
-from featcheck.render.safe_text import safe_line as log_line
+from featcheck.render.safe_text import safe_line
 from featcheck.render.workflow import escape_data, escape_property, stop_commands
 from featcheck.report import AuditResult, Finding, Location, Severity
 
@@ -383,8 +383,8 @@ def test_the_stop_token_is_fresh_and_absent_from_the_text() -> None:
     ],
 )
 def test_log_lines_are_inert(text: str, shown: str) -> None:
-    assert log_line(text) == shown
-    assert _commands(log_line(text)) == []
+    assert safe_line(text) == shown
+    assert _commands(safe_line(text)) == []
 
 
 def test_an_error_in_actions_is_one_annotation_that_carries_no_command(
