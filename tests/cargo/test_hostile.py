@@ -34,12 +34,8 @@ from hostile_support import (
     run_isolated,
 )
 
-from featcheck.cargo.checkout_config import read_checkout_config
 from featcheck.cargo.process import neutral_directory
 from featcheck.cargo.runner import CargoRunner
-from featcheck.cargo.rustflags import RustflagError, filter_rustflags
-from featcheck.cargo.toolchain_file import find_toolchain_request
-from featcheck.errors import FeatcheckError
 
 # --- the attacks ------------------------------------------------------------------------------
 
@@ -467,136 +463,6 @@ def test_without_rustup_the_cargo_on_path_is_used(
 
 
 # --- what the configuration allow-list keeps -------------------------------------------------
-
-
-def test_only_data_keys_of_the_checkout_configuration_reach_cargo(tmp_path: Path) -> None:
-    checkout = make_checkout(tmp_path)
-    checkout.cargo_config(
-        """\
-        paths = ["overrides/one"]
-        [build]
-        rustc = "evil"
-        rustc-wrapper = "evil"
-        rustflags = "--cfg from_string -Zcodegen-backend=evil.so -C target-feature=+avx2"
-        target-dir = "elsewhere"
-        [target.x86_64-unknown-linux-gnu]
-        runner = "evil"
-        linker = "evil"
-        rustflags = ["-Clinker=evil", "-Ctarget-cpu=native", "--cfg=planted"]
-        [env]
-        LD_PRELOAD = "evil.so"
-        [alias]
-        tree = "evil"
-        [source.crates-io]
-        replace-with = "vendored"
-        [source.vendored]
-        directory = "vendor"
-        [registries.internal]
-        index = "sparse+https://registry.example/index/"
-        credential-provider = ["evil"]
-        token = "leaked"
-        [registry]
-        default = "internal"
-        credential-provider = "evil"
-        global-credential-providers = ["evil"]
-        [patch.crates-io]
-        rayon = { path = "patches/rayon" }
-        [net]
-        offline = true
-        git-fetch-with-cli = true
-        [http]
-        proxy = "evil.example:8080"
-        [unstable]
-        build-std = ["std"]
-        [credential-alias]
-        evil = ["evil"]
-        """
-    )
-    args = read_checkout_config(checkout.project, {}, None).arguments
-    assert all(a.startswith("--config=") for a in args)  # one argument each
-    pairs = [a.removeprefix("--config=") for a in args]
-    root = checkout.root
-    assert pairs == [
-        f'paths=["{root / "overrides/one"}"]',
-        'source.crates-io.replace-with="vendored"',
-        f'source.vendored.directory="{root / "vendor"}"',
-        # forwarded only because the checkout keeps cargo offline (below): no token leaves
-        'registries.internal.index="sparse+https://registry.example/index/"',
-        f'patch.crates-io.rayon.path="{root / "patches/rayon"}"',
-        "net.offline=true",
-        'build.rustflags=["--cfg=from_string", "-Ctarget-feature=+avx2"]',
-        'target.x86_64-unknown-linux-gnu.rustflags=["-Ctarget-cpu=native", "--cfg=planted"]',
-    ]
-    # A key the user set in the environment is the environment's; so is a registry the user
-    # defines there (the checkout's definition of it is dropped).
-    environment = {"CARGO_NET_OFFLINE": "false", "CARGO_REGISTRIES_INTERNAL_INDEX": "x"}
-    args = read_checkout_config(checkout.project, environment, None).arguments
-    assert "--config=net.offline=true" not in args
-    assert not [a for a in args if "registries" in a]
-    # Online, a registry only the checkout defines is refused where it is written.
-    with pytest.raises(FeatcheckError, match=r"config.toml:20:9: `\[registries.internal\]`"):
-        read_checkout_config(checkout.project, {"CARGO_NET_OFFLINE": "false"}, None)
-
-
-@pytest.mark.parametrize(
-    ("flags", "kept"),
-    [
-        (["-Zcodegen-backend=x.so"], []),
-        (["-Z", "llvm-plugins=x.so"], []),
-        (["-C", "linker=evil", "-Clink-arg=-Wl,x"], []),
-        (["--sysroot", "evil", "-L", "evil", "--extern", "x=evil.rlib"], []),
-        (["--print", "cfg=out.txt", "-o", "x"], []),
-        (
-            ["--cfg", "a", "--cfg=b", "--cfg", 'feature="simd"', "--check-cfg", "cfg(a)"],
-            ["--cfg=a", "--cfg=b", '--cfg=feature="simd"'],
-        ),
-        (
-            ["-Ctarget-feature=+avx2", "--codegen", "panic=abort", "-C", "debug-assertions"],
-            ["-Ctarget-feature=+avx2", "-Cpanic=abort", "-Cdebug-assertions"],
-        ),
-        (["-C", "target-cpu=native", "-C", "opt-level=3"], ["-Ctarget-cpu=native"]),
-        (["--cfg"], []),
-    ],
-)
-def test_rustflags_keep_only_cfg_changing_flags(flags: list[str], kept: list[str]) -> None:
-    assert filter_rustflags(flags) == kept
-
-
-@pytest.mark.parametrize(
-    ("flags", "index"),
-    [
-        (["--cfg", "@/tmp/evil.args"], 1),
-        (["--cfg=@/tmp/evil.args"], 0),
-        (["@/tmp/evil.args"], 0),
-        (["-L", "@/tmp/evil.args"], 1),
-        (["--cfg", "ok", "--cfg", "-Zcodegen-backend=x.so"], 2),
-        (["--cfg", "--print=cfg=/tmp/x"], 0),
-        (["-C", "target-feature=@/tmp/evil.args"], 0),
-        (["-Ctarget-cpu=-Zx"], 0),
-        (["-C", "panic"], 0),
-    ],
-)
-def test_rustflags_that_could_reach_rustc_unchecked_are_refused(
-    flags: list[str], index: int
-) -> None:
-    with pytest.raises(RustflagError) as raised:
-        filter_rustflags(flags)
-    assert raised.value.index == index
-
-
-def test_toolchain_file_search_matches_rustup(tmp_path: Path) -> None:
-    inner = tmp_path / "a" / "b"
-    inner.mkdir(parents=True)
-    assert find_toolchain_request(inner, {}).name is None
-    (tmp_path / "rust-toolchain.toml").write_text('[toolchain]\nchannel = "1.95"\n')
-    assert find_toolchain_request(inner, {}).name == "1.95"
-    # Both names in one directory: rustup takes the legacy `rust-toolchain`.
-    (tmp_path / "a" / "rust-toolchain.toml").write_text('[toolchain]\nchannel = "beta"\n')
-    (tmp_path / "a" / "rust-toolchain").write_text("nightly-2026-01-01\n")
-    request = find_toolchain_request(inner, {})
-    assert (request.name, request.line) == ("nightly-2026-01-01", 1)
-    # A `rustup override set` for a directory on the way beats files further up.
-    assert find_toolchain_request(inner, {inner.resolve(): "stable"}).name == "stable"
 
 
 def test_refusal_does_not_depend_on_file_permissions(
