@@ -61,7 +61,10 @@ def parse_toolchain_file(path: Path, root: Path | None = None) -> ToolchainReque
         return ToolchainRequest(_checked_name(legacy, path, 1), origin=path, line=1, why=why)
     if not text.strip():
         raise FeatcheckError("empty toolchain file", path=path, line=1)
-    import tomlkit  # here, not at the top: most checkouts have no toolchain file
+    # Imported here, not at the top: most checkouts have no toolchain file, and this runs
+    # before cargo starts, where tomlkit's import would be waited for (more than the 15 ms
+    # of `dataclasses` that audit.py keeps off that path).
+    import tomlkit
     from tomlkit.exceptions import ParseError
 
     try:
