@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import NamedTuple
 
 from featcheck.boundary import (
-    checkout_root,
     refuse_checkout_program,
     refuse_untrusted_rustup_home,
 )
@@ -36,9 +35,6 @@ from featcheck.errors import FeatcheckError
 
 if sys.platform == "win32":
     import shutil
-
-DEFAULT_TIMEOUT = 60.0
-"""How long rustup may take to answer when the caller sets no timeout (--timeout does)."""
 
 
 # A NamedTuple, not a dataclass: made before cargo starts (see audit.py).
@@ -72,20 +68,17 @@ def which(name: str) -> str | None:
     return None
 
 
-def resolve_toolchain(
-    workdir: Path, timeout: float = DEFAULT_TIMEOUT, *, root: Path | None = None
-) -> Toolchain:
+def resolve_toolchain(workdir: Path, timeout: float, *, root: Path) -> Toolchain:
     """The real cargo and rustc for auditing `workdir`, without running anything it supplies.
 
     rustup, when asked, gets at most `timeout` seconds per call (--timeout). `root` is the
-    checkout root (found from `workdir` when not given): no program below it is run, whether
+    checkout root: no program below it is run, whether
     PATH finds it there or it is a toolchain of a rustup home that lies there, and its
     toolchain files may not link out of it.
 
     Raises FeatcheckError for a `path` toolchain (the checkout's own binaries), a program of
     the checkout, an invalid toolchain file, or a toolchain that is not installed.
     """
-    root = checkout_root(workdir) if root is None else root
     cargo = which("cargo")
     if cargo is None:
         raise FeatcheckError(
