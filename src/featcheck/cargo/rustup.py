@@ -23,11 +23,6 @@ def rustup_home() -> Path:
     return Path(home) if home else Path.home() / ".rustup"
 
 
-def _read_small_file(path: Path, what: str) -> bytes:
-    """The bytes of a regular file of at most MAX_CONFIG_BYTES (a FIFO is refused at once)."""
-    return read_regular_file(path, what, MAX_CONFIG_BYTES)
-
-
 # A NamedTuple, not a dataclass: made before cargo starts (see audit.py).
 class RustupSettings(NamedTuple):
     """What RUSTUP_HOME/settings.toml (the user's own) says."""
@@ -42,7 +37,7 @@ def rustup_settings() -> RustupSettings:
     """RUSTUP_HOME/settings.toml, read as data (absent or unreadable: nothing is known)."""
     settings = rustup_home() / "settings.toml"
     try:
-        text = _read_small_file(settings, "rustup settings file").decode()
+        text = read_regular_file(settings, "rustup settings file", MAX_CONFIG_BYTES).decode()
         document = _plain_settings(text) or toml_data(text)
     except Exception:
         return RustupSettings({}, None)
