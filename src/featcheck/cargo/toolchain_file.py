@@ -64,12 +64,11 @@ def parse_toolchain_file(path: Path, root: Path | None = None) -> ToolchainReque
     # Imported here, not at the top: most checkouts have no toolchain file, and this runs
     # before cargo starts, where tomlkit's import would be waited for (more than the 15 ms
     # of `dataclasses` that audit.py keeps off that path).
-    import tomlkit
-    from tomlkit.exceptions import ParseError
+    import tomlkit.exceptions
 
     try:
         document = tomlkit.parse(text).unwrap()
-    except ParseError as error:
+    except tomlkit.exceptions.ParseError as error:
         raise FeatcheckError(
             f"invalid TOML in toolchain file: {error}", path=path, line=error.line
         ) from None
