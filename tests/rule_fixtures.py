@@ -22,6 +22,8 @@ from featcheck import __version__
 from featcheck.audit import AuditOptions, audit_project
 from featcheck.fileio import toml_data
 from featcheck.report import AuditResult
+from featcheck.rules import Rule
+from featcheck.rules.docs import SECTIONS, rule_markdown
 
 RULE_FIXTURES = FIXTURES / "rules"
 
@@ -123,3 +125,18 @@ def check_case(case: Path, json_output: str) -> None:
     [finding] = found
     assert (finding["location"]["file"], finding["location"]["line"]) == ("Cargo.toml", 9)
     assert finding["feature"] in finding["message"] and finding["why"]
+
+
+def check_documented(rule: Rule) -> None:
+    """What a built-in rule's spec must say besides what the reader checks: a consequence and
+    every doc section (`fix-example` may be left out), the references as https links."""
+    for _, section in SECTIONS:
+        value = getattr(rule.doc, section)
+        if section == "references":
+            assert value and all(r.startswith("https://") for r in value)
+        else:
+            assert len(value.strip()) > 20, section
+    assert rule.consequence and rule.summary
+    text = rule_markdown(rule)
+    for title, _ in SECTIONS:
+        assert f"# {title}" in text

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import pytest
 from conftest import REPO
+from rule_fixtures import check_documented
 from snapshots import assert_snapshot
 
 from featcheck.rules import Catalogue, Rule, builtin_rules, select_rules
 from featcheck.rules.docs import (
-    SECTIONS,
     catalogue_markdown,
     find_documented,
     rule_markdown,
@@ -49,17 +49,7 @@ def test_spec_files_are_named_after_their_rule() -> None:
 
 @pytest.mark.parametrize("rule", BUILTIN, ids=lambda r: r.code)
 def test_every_builtin_rule_fills_every_doc_section(rule: Rule) -> None:
-    for _, section in SECTIONS:
-        value = getattr(rule.doc, section)
-        if section == "references":
-            assert value and all(r.startswith("https://") for r in value)
-        else:
-            assert len(value.strip()) > 20 or section == "fix_example", section
-    assert rule.consequence and rule.summary
-    text = rule_markdown(rule)
-    for title, section in SECTIONS:
-        if section != "fix_example":
-            assert f"# {title}" in text
+    check_documented(rule)
 
 
 def test_rules_are_found_by_code_or_name() -> None:

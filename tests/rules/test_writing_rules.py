@@ -17,6 +17,7 @@ from rule_fixtures import (
     OUTPUTS,
     case_outputs,
     check_case,
+    check_documented,
     findings_of,
     rule_cases,
     snapshot_path,
@@ -41,7 +42,7 @@ used-when = {{ direct-dependency = true }}
 [doc]
 what = "Flags parking_lot built without `hardware-lock-elision` where a crate of yours uses it."
 why = "A rule written for this test: the feature elides locks with TSX where the CPU has it."
-example = 'parking_lot = "0.12"'
+example = 'parking_lot = {{ version = "0.12", features = [] }}'
 fix = "Add `hardware-lock-elision` to the features of parking_lot."
 fix-example = 'parking_lot = {{ version = "0.12", features = ["hardware-lock-elision"] }}'
 fix-safety = "The feature changes no API: cargo unifies it into the one build of the crate."
@@ -80,6 +81,7 @@ def package(tmp_path: Path) -> Path:
     code = _next_code()
     spec = SPEC.format(code=code)
     rule = parse_rule(toml_data(spec), builtin=True)
+    check_documented(rule)
     builtin = source / "featcheck" / "rules" / "builtin"
     (builtin / f"{rule.code.lower()}-{rule.name}.toml").write_text(spec)
     return source
