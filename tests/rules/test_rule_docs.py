@@ -10,9 +10,9 @@ from rule_fixtures import check_documented
 from snapshots import assert_snapshot
 
 from featcheck.rules import Catalogue, Rule, builtin_rules, select_rules
+from featcheck.rules.catalogue import find_by_code
 from featcheck.rules.docs import (
     catalogue_markdown,
-    find_documented,
     rule_markdown,
     with_readme_table,
 )
@@ -56,8 +56,8 @@ def test_rules_are_found_by_code_or_name() -> None:
     find = Catalogue.builtin().find
     assert find("fc001") is find(" flex-without-rayon") is BUILTIN[0]
     assert find("FC999") is None
-    assert find_documented("Unused-Suppression", ENTRIES) is UNUSED_SUPPRESSION
-    assert find_documented("fc900", BUILTIN) is None
+    assert find_by_code(ENTRIES, "Unused-Suppression") is UNUSED_SUPPRESSION
+    assert find_by_code(BUILTIN, "fc900") is None
 
 
 def test_hints_are_opt_in() -> None:

@@ -10,22 +10,18 @@ drifts from the specs and rewrites both with FEATCHECK_UPDATE_SNAPSHOTS=1.
 from __future__ import annotations
 
 import textwrap
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import Protocol
 
 from featcheck.report import Severity
-from featcheck.rules.catalogue import find_by_code
+from featcheck.rules.catalogue import Coded
 from featcheck.rules.spec import Rule, RuleDoc
 from featcheck.rules.targets import CAPABILITIES
 
 
-class Documented(Protocol):
+class Documented(Coded, Protocol):
     """What the catalogue shows of a rule; FC900 (unused-suppression) is one too."""
 
-    @property
-    def code(self) -> str: ...
-    @property
-    def name(self) -> str: ...
     @property
     def severity(self) -> Severity: ...
     @property
@@ -36,11 +32,6 @@ class Documented(Protocol):
     def enabled_by_default(self) -> bool: ...
     @property
     def why(self) -> str: ...
-
-
-def find_documented(code: str, entries: Iterable[Documented]) -> Documented | None:
-    """The catalogue entry with this code or name (case-insensitive)."""
-    return find_by_code(entries, code)
 
 
 SECTIONS = (
