@@ -33,6 +33,7 @@ from featcheck.featureset import (
     unmatched_features,
     unmatched_message,
 )
+from featcheck.names import same_crate
 from featcheck.report import Finding
 from featcheck.resolution.values import FEATURE, parse_feature_value
 from featcheck.rules import Rule
@@ -150,8 +151,7 @@ def plan_configurations(
 
 def audits_itself(member: str, rules: Sequence[Rule]) -> bool:
     """Whether a rule looks at the member's own crate: its own features then decide."""
-    name = member.replace("_", "-")
-    return any(c.name.replace("_", "-") == name for rule in rules for c in rule.crates)
+    return any(same_crate(c.name, member) for rule in rules for c in rule.crates)
 
 
 def _group_equivalent(

@@ -215,6 +215,7 @@ def test_every_confirmed_fix_holds_in_cargo(
 def test_a_fix_adding_a_backend_or_dozens_of_packages_is_not_safe() -> None:
     from featcheck.fixes.search import MANY_PACKAGES, backends_of, safety
     from featcheck.rules.catalogue import builtin_rules
+    from featcheck.rules.load import parse_rule
 
     backends = backends_of(builtin_rules())
     assert {"burn-flex", "burn-ndarray", "burn-cpu", "burn-wgpu"} <= backends
@@ -222,6 +223,12 @@ def test_a_fix_adding_a_backend_or_dozens_of_packages_is_not_safe() -> None:
     # The shape seen on real projects: memchr's std through burn's `cpu` backend.
     assert safety(["burn-cpu 0.22.1", "hyper 1.8.1"], backends) == (
         "not applied by --fix: it adds a new backend (burn-cpu)"
+    )
+    # A backend's rule may spell its name either way; the note says it as cargo does.
+    spec = {"code": "FC099", "name": "x", "crates": ["Parking-Lot"], "feature": "f"}
+    odd = backends_of([parse_rule({**spec, "used-when": {"built": True}}, builtin=True)])
+    assert safety(["parking_lot 0.12.5"], odd) == (
+        "not applied by --fix: it adds a new backend (parking_lot)"
     )
     many = [f"crate-{i} 1.0.0" for i in range(MANY_PACKAGES)]
     assert (

@@ -16,10 +16,6 @@ import pytest
 from conftest import run_featcheck
 from synthetic_registry import write_cargo_home, write_registry
 
-from featcheck.audit import AuditOptions, audit_project
-from featcheck.rules import catalogue
-from featcheck.rules.load import parse_rule
-
 REGISTRY = {
     "parking_lot": {"0.12.5": {"features": {"default": [], "hardware-lock-elision": []}}},
     "aho-corasick": {
@@ -140,29 +136,3 @@ def test_a_member_is_chosen_in_either_spelling(names_cargo: Path, tmp_path: Path
     unknown = run_featcheck(str(project), "-p", "my-servic")
     assert unknown.returncode == 2
     assert "no workspace member named my-servic (members: my-service)" in unknown.stderr
-
-
-def test_a_builtin_rule_on_an_underscore_crate_fires(
-    names_cargo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A spec read as the built-in ones are, naming `parking_lot`."""
-    spec = {
-        "code": "FC099",
-        "name": "parking-lot-without-elision",
-        "severity": "warning",
-        "summary": "parking_lot is built without `hardware-lock-elision`",
-        "crates": ["parking_lot"],
-        "feature": "hardware-lock-elision",
-        "used-when": {"reachable": True},
-        "doc": {
-            "what": "Flags parking_lot built without elision.",
-            "why": "Test rule.",
-            "fix": "Add the feature.",
-        },
-    }
-    extra = parse_rule(spec, builtin=True)
-    shipped = catalogue.builtin_rules()
-    monkeypatch.setattr(catalogue, "builtin_rules", lambda: (*shipped, extra))
-    result = audit_project(_project(tmp_path, ""), AuditOptions(confirm_fixes=False))
-    flagged = [(f.code, f.crate, f.location and f.location.line) for f in result.findings]
-    assert ("FC099", "parking_lot", PARKING_LOT_LINE) in flagged

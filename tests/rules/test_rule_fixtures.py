@@ -1,9 +1,7 @@
-"""Every rule over its fixtures: a build that triggers it and one that does not, audited in
-process with real cargo over the small synthetic registry (fixtures/rules/registry.toml).
-
-A fixture is a directory `fixtures/rules/<code>/bad*` or `ok*` with a Cargo.toml (and a
-featcheck.toml where the rule needs a target or --select). `bad*` must give exactly one
-finding of the rule, at the dependency declaration; `ok*` none.
+"""Every rule over its fixtures: a build that triggers it and one that does not, run with real
+cargo over the small synthetic registry (fixtures/rules/registry.toml), and what featcheck
+prints for each, against its snapshots (tests/rule_fixtures.py says where they are;
+FEATCHECK_UPDATE_SNAPSHOTS=1 rewrites them).
 """
 
 from __future__ import annotations
@@ -14,27 +12,26 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES, WORKSPACES, run_featcheck
+from conftest import WORKSPACES, run_featcheck
+from rule_fixtures import (
+    OUTPUTS,
+    RULE_FIXTURES,
+    audit_fixture,
+    case_id,
+    case_outputs,
+    check_case,
+    rule_cases,
+    snapshot_path,
+)
+from snapshots import assert_snapshot
 
 from featcheck.audit import AuditOptions, audit_project
-from featcheck.report import AuditResult
 from featcheck.rules import builtin_rules
 from featcheck.rules.spec import TargetScope
 from featcheck.rules.targets import lacks, not_applicable
 from featcheck.semantics.cfg import TargetCfg
 
-RULE_FIXTURES = FIXTURES / "rules"
-CASES = sorted(p.parent for p in RULE_FIXTURES.glob("fc*/*/Cargo.toml"))
-
-
-def audit_fixture(
-    fixture: Path, tmp_path: Path, *targets: str, resolver: str = "featcheck"
-) -> AuditResult:
-    """Audit a copy of `fixture` (cargo writes a Cargo.lock) as the CLI does, without fixes."""
-    copy = tmp_path / fixture.name
-    shutil.copytree(fixture, copy)
-    options = AuditOptions(targets=targets, confirm_fixes=False, resolver=resolver)
-    return audit_project(copy, options)
+CASES = rule_cases()
 
 
 def _host() -> str:
@@ -42,26 +39,24 @@ def _host() -> str:
     return next(line[6:] for line in output.splitlines() if line.startswith("host: "))
 
 
-@pytest.mark.parametrize("case", CASES, ids=lambda p: f"{p.parent.name}/{p.name}")
+@pytest.mark.parametrize("case", CASES, ids=case_id)
 def test_rule_fixture(case: Path, tmp_path: Path, synthetic_cargo: Path) -> None:
-    code = case.parent.name.upper()
-    result = audit_fixture(case, tmp_path)
-    found = [f for f in result.findings if f.code == code]
-    if case.name.startswith("ok"):
-        assert found == [], [f.message for f in found]
-        return
-    assert len(found) == 1, [f.message for f in result.findings]
-    finding = found[0]
-    assert finding.location is not None
-    assert finding.location.file == "Cargo.toml" and finding.location.line == 9
-    assert finding.feature in finding.message and finding.why
+    outputs = case_outputs(case, tmp_path)
+    check_case(case, outputs["json"])
+    for kind, printed in outputs.items():
+        assert_snapshot(snapshot_path(case, kind), printed)
 
 
 def test_every_builtin_rule_has_fixtures_both_ways() -> None:
     for rule in builtin_rules():
         directory = RULE_FIXTURES / rule.code.lower()
-        kinds = {p.name.split("-")[0] for p in directory.iterdir() if p.is_dir()}
+        kinds = {p.name.split("-")[0] for p in directory.iterdir() if (p / "Cargo.toml").exists()}
         assert kinds == {"bad", "ok"}, rule.code
+
+
+def test_every_snapshot_belongs_to_a_case() -> None:
+    expected = {snapshot_path(case, kind) for case in CASES for kind in OUTPUTS}
+    assert set(RULE_FIXTURES.glob("*/snapshots/*")) <= expected
 
 
 # --- targets --------------------------------------------------------------------------------

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 from conftest import REPO, run_featcheck
+from rule_fixtures import RULE_FIXTURES, audit_fixture
 from sarif_support import validate_sarif
-from test_rule_fixtures import RULE_FIXTURES, audit_fixture
 
 from featcheck.audit import AuditOptions, audit_project
 from featcheck.config import load_config, project_catalogue

@@ -29,6 +29,7 @@ from featcheck.fixes.counterfactual import ModelEdit, WhatIf
 from featcheck.fixes.lockcheck import Conflict
 from featcheck.graph import DependencyGraph, Node, PackageRef
 from featcheck.locate import Cut, Locator
+from featcheck.names import crate_key
 from featcheck.report import Fix
 from featcheck.rules import Rule
 from featcheck.semantics.cfg import TargetCfg
@@ -53,9 +54,9 @@ def added_packages(before: DependencyGraph, after: DependencyGraph) -> list[str]
 
 def backends_of(rules: Iterable[Rule]) -> frozenset[str]:
     """Crates whose rules count them as selected once built or once a feature selects them:
-    backends, which a fix must not add to a build unasked."""
+    backends, which a fix must not add to a build unasked (as crates.io compares names)."""
     return frozenset(
-        crate.name
+        crate_key(crate.name)
         for rule in rules
         if rule.used_when.built or rule.used_when.selected_by is not None
         for crate in rule.crates
@@ -64,7 +65,7 @@ def backends_of(rules: Iterable[Rule]) -> frozenset[str]:
 
 def safety(added: Sequence[str], backends: frozenset[str]) -> str:
     """Why a fix adding `added` is not safe to apply unasked; empty when it is."""
-    new_backends = sorted({a.split(" ")[0] for a in added} & backends)
+    new_backends = sorted({n for a in added if crate_key(n := a.split(" ")[0]) in backends})
     if new_backends:
         return f"not applied by --fix: it adds a new backend ({', '.join(new_backends)})"
     if len(added) >= MANY_PACKAGES:

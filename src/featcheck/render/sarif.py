@@ -29,7 +29,8 @@ from featcheck.render.renderer import RenderOptions
 from featcheck.render.safe_text import https_link, markdown_block
 from featcheck.report import AuditResult, Finding, Location, Severity
 from featcheck.rules import Rule, builtin_rules
-from featcheck.rules.docs import Documented, documented_rules
+from featcheck.rules.docs import Documented
+from featcheck.unused_suppression import UNUSED_SUPPRESSION
 
 SARIF_VERSION = "2.1.0"
 SARIF_SCHEMA = (
@@ -224,7 +225,7 @@ def sarif_document(result: AuditResult, environ: Mapping[str, str] | None = None
     """The SARIF log as a JSON-ready dict."""
     environ = os.environ if environ is None else environ
     workspace = environ.get("GITHUB_WORKSPACE") or None
-    rules = documented_rules((*builtin_rules(), *result.user_rules))
+    rules: tuple[Documented, ...] = (*builtin_rules(), *result.user_rules, UNUSED_SUPPRESSION)
     rule_index = {rule.code: index for index, rule in enumerate(rules)}
     invocation: dict[str, Any] = {"executionSuccessful": True}
     # An empty result list reads as clean: a run that cannot say so tells code scanning why.

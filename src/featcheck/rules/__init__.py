@@ -1,7 +1,8 @@
 """The rules: specs (data), one detector, and the catalogue of a run.
 
-A built-in rule is one TOML file in `builtin/` (see docs/rules.md, "Adding a rule"); a project
-adds its own in the same form under `[[rule]]` in its configuration. A code is never reused.
+A built-in rule is one TOML file in `builtin/` (docs/writing-rules.md says how to add one); a
+project adds its own in the same form under `[[rule]]` in its configuration. A code is never
+reused.
 """
 
 from __future__ import annotations
@@ -12,13 +13,6 @@ from featcheck.rules.detect import detect, skipped_for_target
 from featcheck.rules.spec import Rule, RuleDoc
 
 
-def __getattr__(name: str) -> tuple[Rule, ...]:
-    # ALL_RULES, read on first use: the specs are data files.
-    if name == "ALL_RULES":
-        return builtin_rules()
-    raise AttributeError(name)
-
-
 def select_rules(select: tuple[str, ...] = (), ignore: tuple[str, ...] = ()) -> tuple[Rule, ...]:
     """The built-in rules to run: the defaults plus `select`ed ones, minus `ignore`d.
 
@@ -27,13 +21,7 @@ def select_rules(select: tuple[str, ...] = (), ignore: tuple[str, ...] = ()) -> 
     return Catalogue.builtin().select(select, ignore)
 
 
-def rule_by_code(code: str) -> Rule | None:
-    """The built-in rule with this code or name (case-insensitive), if any."""
-    return Catalogue.builtin().find(code)
-
-
 __all__ = [
-    "ALL_RULES",
     "BuildView",
     "Catalogue",
     "Detection",
@@ -41,7 +29,6 @@ __all__ = [
     "RuleDoc",
     "builtin_rules",
     "detect",
-    "rule_by_code",
     "select_rules",
     "skipped_for_target",
 ]

@@ -11,12 +11,31 @@ import functools
 from collections.abc import Iterable
 from dataclasses import dataclass
 from importlib import resources
+from typing import Protocol, TypeVar
 
 from featcheck.fileio import toml_data
 from featcheck.rules.load import SpecError, parse_rule
 from featcheck.rules.spec import Rule
 
 BUILTIN_PACKAGE = "featcheck.rules.builtin"
+
+
+class Coded(Protocol):
+    """A catalogue entry as lookups see it: a rule, or FC900's documentation."""
+
+    @property
+    def code(self) -> str: ...
+    @property
+    def name(self) -> str: ...
+
+
+CodedT = TypeVar("CodedT", bound=Coded)
+
+
+def find_by_code(entries: Iterable[CodedT], text: str) -> CodedT | None:
+    """The entry with this code or name (case-insensitive), if any."""
+    wanted = text.strip().lower()
+    return next((e for e in entries if wanted in (e.code.lower(), e.name)), None)
 
 
 @functools.cache
@@ -58,8 +77,7 @@ class Catalogue:
 
     def find(self, text: str) -> Rule | None:
         """The rule with this code or name (case-insensitive), if any."""
-        wanted = text.strip().lower()
-        return next((r for r in self.rules if wanted in (r.code.lower(), r.name)), None)
+        return find_by_code(self.rules, text)
 
     def select(self, select: Iterable[str] = (), ignore: Iterable[str] = ()) -> tuple[Rule, ...]:
         """The rules to run: the defaults plus `select`ed ones (codes or names), minus `ignore`d.

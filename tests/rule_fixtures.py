@@ -1,0 +1,142 @@
+"""The rule fixtures (fixtures/rules/<code>/<case>/) and what featcheck prints for them.
+
+A case is a directory `bad*` or `ok*` beside the rule's others, with a Cargo.toml and, where the
+rule needs a target or `select`, a featcheck.toml. Its snapshots are
+`fixtures/rules/<code>/snapshots/<case>.{text,json,diff}.snap`: the text report, the JSON report
+and the `--diff` of the fix, each with the exit code and stderr (tests/snapshots.py).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from conftest import FIXTURES
+
+from featcheck import __version__
+from featcheck.audit import AuditOptions, audit_project
+from featcheck.fileio import toml_data
+from featcheck.report import AuditResult
+from featcheck.rules import Rule
+from featcheck.rules.docs import SECTIONS, rule_markdown
+
+RULE_FIXTURES = FIXTURES / "rules"
+
+OUTPUTS = {"text": (), "json": ("--format", "json"), "diff": ("--diff",)}
+"""Each snapshot's kind and the options it is printed with."""
+
+SNAPSHOT_TARGET = "x86_64-unknown-linux-gnu"
+"""The target of a case whose featcheck.toml names none: a snapshot must not depend on the
+machine it was taken on (rustc answers for any target it knows, installed or not)."""
+
+
+def rule_cases(root: Path = RULE_FIXTURES) -> list[Path]:
+    """Every case directory of every rule under `root`."""
+    return sorted(p.parent for p in root.glob("fc*/*/Cargo.toml"))
+
+
+def case_id(case: Path) -> str:
+    """`fc001/bad`: a case as tests name it."""
+    return f"{case.parent.name}/{case.name}"
+
+
+def snapshot_path(case: Path, kind: str) -> Path:
+    """Where the `kind` snapshot of `case` lives."""
+    return case.parent / "snapshots" / f"{case.name}.{kind}.snap"
+
+
+def audit_fixture(
+    fixture: Path, tmp_path: Path, *targets: str, resolver: str = "featcheck"
+) -> AuditResult:
+    """Audit a copy of `fixture` (cargo writes a Cargo.lock) as the CLI does, without fixes."""
+    copy = tmp_path / fixture.name
+    shutil.copytree(fixture, copy)
+    options = AuditOptions(targets=targets, confirm_fixes=False, resolver=resolver)
+    return audit_project(copy, options)
+
+
+def _names_targets(case: Path) -> bool:
+    config = case / "featcheck.toml"
+    return config.exists() and "targets" in toml_data(config.read_text(encoding="utf-8"))
+
+
+def case_outputs(case: Path, tmp_path: Path, python_path: Path | None = None) -> dict[str, str]:
+    """What featcheck prints for a copy of `case`, one entry per kind of OUTPUTS, as its snapshot
+    holds it. The copy gets its Cargo.lock first, as a project has one: the diff then shows the
+    fix alone, not a lockfile in the format of the cargo at hand. `python_path` runs another
+    copy of the package (the test that follows docs/writing-rules.md)."""
+    project = tmp_path / case.name
+    shutil.copytree(case, project)
+    subprocess.run(
+        ["cargo", "generate-lockfile", "--offline", "--quiet"],
+        cwd=project,
+        check=True,
+        capture_output=True,
+    )
+    environment = {**os.environ, "NO_COLOR": "1", "COLUMNS": "100"}
+    if python_path is not None:
+        environment["PYTHONPATH"] = str(python_path)
+    pinned = () if _names_targets(case) else ("--target", SNAPSHOT_TARGET)
+    outputs: dict[str, str] = {}
+    for kind, options in OUTPUTS.items():
+        done = subprocess.run(
+            [sys.executable, "-m", "featcheck", *options, *pinned, case.name],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            env=environment,
+        )
+        printed = (
+            f"exit code: {done.returncode}\n--- stdout\n{done.stdout}--- stderr\n{done.stderr}"
+        )
+        outputs[kind] = _stable(printed, tmp_path)
+    return outputs
+
+
+def _stable(text: str, tmp_path: Path) -> str:
+    """`text` without what changes from run to run: the temporary directory, the version."""
+    text = text.replace(str(tmp_path), "<tmp>")
+    tool = '"name": "featcheck",\n    "version": '
+    return text.replace(f'{tool}"{__version__}"', f'{tool}"<version>"')
+
+
+def findings_of(json_output: str) -> list[dict[str, Any]]:
+    """The findings of a JSON snapshot (its stdout)."""
+    stdout = json_output.split("--- stdout\n", 1)[1].split("--- stderr\n", 1)[0]
+    findings: list[dict[str, Any]] = json.loads(stdout)["findings"]
+    return findings
+
+
+def check_case(case: Path, json_output: str) -> None:
+    """A `bad*` case gives exactly one finding of its rule, at the dependency declaration on
+    line 9 of its Cargo.toml; an `ok*` case none."""
+    code = case.parent.name.upper()
+    findings = findings_of(json_output)
+    found = [f for f in findings if f["code"] == code]
+    if case.name.startswith("ok"):
+        assert found == [], [f["message"] for f in found]
+        return
+    assert len(found) == 1, [f["message"] for f in findings]
+    [finding] = found
+    assert (finding["location"]["file"], finding["location"]["line"]) == ("Cargo.toml", 9)
+    assert finding["feature"] in finding["message"] and finding["why"]
+
+
+def check_documented(rule: Rule) -> None:
+    """What a built-in rule's spec must say besides what the reader checks: a consequence and
+    every doc section (`fix-example` may be left out), the references as https links."""
+    for _, section in SECTIONS:
+        value = getattr(rule.doc, section)
+        if section == "references":
+            assert value and all(r.startswith("https://") for r in value)
+        else:
+            assert len(value.strip()) > 20, section
+    assert rule.consequence and rule.summary
+    text = rule_markdown(rule)
+    for title, _ in SECTIONS:
+        assert f"# {title}" in text
