@@ -13,7 +13,6 @@ from pathlib import Path
 
 from featcheck.cargo import semver
 from featcheck.cargo.cfg import TargetCfg
-from featcheck.cargo.metadata import PackageInfo, WorkspaceMetadata
 from featcheck.graph import DependencyGraph, Node
 from featcheck.manifest.declarations import DeclarationSite, declaration_sites, workspace_site
 from featcheck.manifest.document import (
@@ -23,6 +22,8 @@ from featcheck.manifest.document import (
 )
 from featcheck.manifest.spans import Entry, Span
 from featcheck.report import Edit, Location
+from featcheck.workspace.model import Package
+from featcheck.workspace.workspace import Workspace
 
 
 @dataclass(frozen=True)
@@ -35,7 +36,7 @@ class Cut:
     """The span: `default-features = false` when that is the cut, else the declaration key."""
     dependency: Node
     """The package declared there (e.g. burn 0.22.1)."""
-    owner: PackageInfo
+    owner: Package
     """The local package whose build uses this declaration."""
     disables_defaults: bool
     inheriting: DeclarationSite | None = None
@@ -87,9 +88,7 @@ class ManifestCache:
 class Locator:
     """Maps declarations to locations in the manifests, relative to the report root."""
 
-    def __init__(
-        self, metadata: WorkspaceMetadata, report_root: Path, manifests: ManifestCache
-    ) -> None:
+    def __init__(self, metadata: Workspace, report_root: Path, manifests: ManifestCache) -> None:
         self.metadata = metadata
         self.report_root = report_root
         self.manifests = manifests
@@ -152,7 +151,7 @@ class Locator:
 
     def member_declarations(
         self,
-        member: PackageInfo,
+        member: Package,
         graph: DependencyGraph,
         root: Node,
         crate: Node,

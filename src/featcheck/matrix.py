@@ -34,8 +34,8 @@ from featcheck.featureset import (
     unmatched_message,
 )
 from featcheck.report import Finding
-from featcheck.resolution.values import FEATURE, parse_feature_value
 from featcheck.rules import Rule
+from featcheck.workspace.values import FEATURE, parse_feature_value
 
 _Build = TypeVar("_Build")
 

@@ -44,8 +44,8 @@ if TYPE_CHECKING:
     # Needed once cargo has started, and imported then: the user waits on what runs before.
     from featcheck.cargo.cfg import TargetCfg
     from featcheck.cargo.last_answer import LastAnswer
-    from featcheck.cargo.metadata import WorkspaceMetadata
     from featcheck.cargo.rustc_answers import RustcAnswers
+    from featcheck.workspace.workspace import Workspace
 
 # `{p} [{f}]` gives "name vX (source) [features]" per line; `--prefix depth` makes the nesting
 # unambiguous and `--charset ascii` keeps the text independent of the terminal.
@@ -314,7 +314,7 @@ class CargoRunner:
         *,
         all_features: bool = False,
         features: tuple[str, ...] = (),
-    ) -> WorkspaceMetadata:
+    ) -> Workspace:
         """The workspace's packages and feature tables (one call for the whole audit).
 
         `all_features` (and `features`, `dependency/feature` values) resolve with every member
@@ -351,14 +351,14 @@ class CargoRunner:
             running.cancel()
             raise
 
-        def answer(last: LastAnswer | None) -> WorkspaceMetadata:
-            from featcheck.cargo.metadata import parse_metadata
+        def answer(last: LastAnswer | None) -> Workspace:
+            from featcheck.workspace.workspace import parse_metadata
 
             # cargo prints its one line of JSON, then takes ~10 ms to free what it built and
             # exit: the line is read meanwhile (or found equal to the last audit's, parsed
             # already), and kept only if cargo then succeeds having printed nothing more.
             line = running.stdout_once_a_line_ends()
-            early: WorkspaceMetadata | None = None
+            early: Workspace | None = None
             if line is not None:
                 early = last.matching(line) if last is not None else None
                 if early is None:
@@ -485,11 +485,11 @@ class PendingMetadata:
 
     def __init__(
         self,
-        answer: Callable[[LastAnswer | None], WorkspaceMetadata],
+        answer: Callable[[LastAnswer | None], Workspace],
         cancel: Callable[[], None] | None = None,
         last_answer: Callable[[], LastAnswer | None] | None = None,
     ) -> None:
-        self._answer: Callable[[LastAnswer | None], WorkspaceMetadata] | None = answer
+        self._answer: Callable[[LastAnswer | None], Workspace] | None = answer
         self._cancel = cancel
         self._last_answer = last_answer
         self._last: LastAnswer | None = None
@@ -503,12 +503,12 @@ class PendingMetadata:
                 self._last.read()
 
     @property
-    def last_answer(self) -> WorkspaceMetadata | None:
+    def last_answer(self) -> Workspace | None:
         """The last audit's answer, parsed by `read_last_answer` (None without one). `result()`
         returns this very object when cargo answers the same again."""
         return self._last.metadata if self._last is not None else None
 
-    def result(self) -> WorkspaceMetadata:
+    def result(self) -> Workspace:
         """The metadata, once cargo has answered; its failure as a FeatcheckError."""
         assert self._answer is not None, "the metadata was taken or cancelled already"
         answer, self._answer = self._answer, None

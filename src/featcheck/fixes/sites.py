@@ -6,15 +6,16 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from featcheck.cargo.cfg import TargetCfg
-from featcheck.cargo.metadata import PackageInfo, WorkspaceMetadata
 from featcheck.graph import DependencyGraph, Node
 from featcheck.locate import Cut, Locator
 from featcheck.manifest.declarations import DeclarationSite, declaration_sites, workspace_site
+from featcheck.workspace.model import Package
+from featcheck.workspace.workspace import Workspace
 
 
 def anchor(
     locator: Locator,
-    member: PackageInfo,
+    member: Package,
     cfg: TargetCfg,
     graph: DependencyGraph,
     distance: dict[Node, int],
@@ -53,12 +54,12 @@ def anchor(
 
 
 def inheriting_lines(
-    metadata: WorkspaceMetadata, locator: Locator, where: DeclarationSite
-) -> Iterator[tuple[PackageInfo, DeclarationSite]]:
+    metadata: Workspace, locator: Locator, where: DeclarationSite
+) -> Iterator[tuple[Package, DeclarationSite]]:
     """Every member line `KEY = { workspace = true }` that inherits the entry at `where`."""
     root_doc = where.manifest
     for member in metadata.members:
-        if not any(d.name == where.package for d in member.dependencies):
+        if not any(d.name == where.package for d in member.declarations):
             continue  # cargo's metadata lists every declaration: no line to read
         if not _may_inherit(locator.manifests.text(member.manifest_path), where.key):
             continue  # most members of a large workspace are not parsed at all

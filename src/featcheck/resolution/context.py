@@ -11,7 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from featcheck.cargo.cfg import TargetCfg
-from featcheck.resolution.index import BUILD, DEV, NORMAL, Edge, PackageIndex
+from featcheck.workspace.model import BUILD, DEV, NORMAL, Edge
+from featcheck.workspace.table import PackageIndex
 
 DepList = tuple[tuple[Edge, int], ...]
 """(declaration, unit key of the dependency) pairs; a unit key is `package * 2 + host`."""

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from featcheck.cargo import semver
 from featcheck.graph import Node
-from featcheck.names import crate_key, same_crate
 from featcheck.rules.base import UNKNOWN_SELECTION, BuildView, Detection
 from featcheck.rules.spec import Rule, SelectedBy, UsedWhen
 from featcheck.rules.targets import not_applicable
+from featcheck.workspace.names import crate_key, same_crate
 
 
 def skipped_for_target(rule: Rule, view: BuildView) -> str | None:
