@@ -43,7 +43,8 @@ from stub_registry import REPO, offline_environment
 from featcheck.audit import AuditOptions, audit_project
 from featcheck.cargo.cfg import TargetCfg
 from featcheck.featureset import FeatureSelection, each_feature
-from featcheck.resolution import build_index, resolve_configurations
+from featcheck.resolution import resolve_configurations
+from featcheck.workspace.table import build_index
 
 WORKSPACE = REPO / "fixtures" / "workspaces" / "backend-features"
 

@@ -1,7 +1,7 @@
 """Which feature of a declared dependency would turn a missing backend feature on.
 
-Follows the real feature tables, read once by the resolver's index (`resolution/index.py`:
-`f`, `dep:d`, `d/f`, `d?/f` parsed by `resolution/values.py`, and what each declaration asks of
+Follows the real feature tables, read once by the workspace table (`workspace/table.py`:
+`f`, `dep:d`, `d/f`, `d?/f` parsed by `workspace/values.py`, and what each declaration asks of
 the package it resolved to), never a table of burn versions: burn 0.22 passes `rayon` through
 to burn-flex, burn 0.21 does not, and only the tables can say. A dependency is followed along
 the edge the resolve holds for it, so the package reached is the one cargo picked.
