@@ -22,7 +22,7 @@ from featcheck.manifest.document import (
 )
 from featcheck.manifest.spans import Entry, Span
 from featcheck.report import Edit, Location
-from featcheck.workspace.model import Package
+from featcheck.workspace.model import NORMAL, Declaration, Package
 from featcheck.workspace.workspace import Workspace
 
 
@@ -149,6 +149,31 @@ class Locator:
         """The member's `burn = { workspace = true }` line, when the cut is inherited."""
         return self._declaration_of(cut.inheriting) if cut.inheriting is not None else None
 
+    def member_sites(
+        self, member: Package, dependency: Node, cfg: TargetCfg | None
+    ) -> list[DeclarationSite]:
+        """The member's normal declarations of `dependency` that apply to `cfg`, in file order:
+        those the resolution bound to the edge to it, else (a graph from `cargo tree` text has
+        no ids) those of its package whose requirement its version meets."""
+        manifest = self.manifests.get(member.manifest_path)
+        workspace = self.workspace_root_manifest()
+        sites = declaration_sites(manifest, "normal", dependency.name, cfg, workspace)
+        bound = self._bound_declarations(member, dependency)
+        if not bound:
+            return [s for s in sites if self.site_matches(s, workspace, dependency)]
+        return [s for s in sites if any(_writes(s, declaration) for declaration in bound)]
+
+    def _bound_declarations(self, member: Package, dependency: Node) -> list[Declaration]:
+        package = self.metadata.packages.get(member.id)
+        position = self.metadata.index.by_id.get(dependency.package.id or "")
+        if package is None or position is None:
+            return []
+        return [
+            edge.declaration
+            for edge in package.edges
+            if edge.dep == position and edge.kind is NORMAL and edge.declaration is not None
+        ]
+
     def member_declarations(
         self,
         member: Package,
@@ -159,15 +184,12 @@ class Locator:
     ) -> tuple[Location, ...]:
         """The member's own declarations of its dependencies on the way to `crate`."""
         on_the_way = graph.ancestors(crate) | {crate}
-        manifest = self.manifests.get(member.manifest_path)
-        workspace = self.workspace_root_manifest()
         found: list[Location] = []
         for dependency in sorted(graph.dependencies(root) & on_the_way):
-            for site in declaration_sites(manifest, "normal", dependency.name, cfg, workspace):
-                if self.site_matches(site, workspace, dependency):
-                    location = self._declaration_of(site)
-                    if location is not None:
-                        found.append(location)
+            for site in self.member_sites(member, dependency, cfg):
+                location = self._declaration_of(site)
+                if location is not None:
+                    found.append(location)
         return tuple(found)
 
     def _declaration_of(self, site: DeclarationSite) -> Location | None:
@@ -188,3 +210,10 @@ class Locator:
             end_column=end.end_column,
             source_line=site.manifest.line_text(start.line),
         )
+
+
+def _writes(site: DeclarationSite, declaration: Declaration) -> bool:
+    """Whether `site` is where `declaration` is written: the same key, in a `[target.X]`
+    table exactly when the declaration has a platform (cargo rewrites the cfg's spelling)."""
+    in_target_table = site.path[0] == "target"
+    return site.key == declaration.key and in_target_table == (declaration.target is not None)

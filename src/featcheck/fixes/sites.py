@@ -24,13 +24,10 @@ def anchor(
     fix is a new dependency, or when no fix is found."""
     root = next(graph.nodes())
     root_doc = locator.workspace_root_manifest()
-    manifest = locator.manifests.get(member.manifest_path)
     for declared in sorted(graph.dependencies(root), key=lambda n: (distance.get(n, -1), n)):
         if declared not in distance:
             continue
-        for site in declaration_sites(manifest, "normal", declared.name, cfg, root_doc):
-            if not locator.site_matches(site, root_doc, declared):
-                continue
+        for site in locator.member_sites(member, declared, cfg):
             inherited = (
                 workspace_site(root_doc, site.key)
                 if site.inherits and root_doc is not None
