@@ -42,8 +42,9 @@ from stub_registry import REPO, offline_environment
 
 from featcheck.audit import AuditOptions, audit_project
 from featcheck.featureset import FeatureSelection, each_feature
-from featcheck.resolution import build_index, resolve_configurations
+from featcheck.resolution import resolve_configurations
 from featcheck.semantics.cfg import TargetCfg
+from featcheck.workspace.table import build_index
 
 WORKSPACE = REPO / "fixtures" / "workspaces" / "backend-features"
 

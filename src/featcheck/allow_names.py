@@ -12,10 +12,10 @@ import functools
 from collections.abc import Callable
 
 from featcheck.cargo.argv_gate import GateError, target_triple
-from featcheck.cargo.metadata import WorkspaceMetadata
 from featcheck.config import Allow
 from featcheck.errors import FeatcheckError
-from featcheck.names import crate_key
+from featcheck.workspace.names import crate_key
+from featcheck.workspace.workspace import Workspace
 
 TargetCheck = Callable[[str], object]
 """Asks rustc about a target (the runner's `target_cfg`); raises FeatcheckError for one it
@@ -28,7 +28,7 @@ class KnownNames:
 
     def __init__(
         self,
-        metadata: WorkspaceMetadata,
+        metadata: Workspace,
         audited_targets: list[str],
         target_check: TargetCheck | None,
     ) -> None:

@@ -27,9 +27,9 @@ from featcheck.featureset import FeatureSelection
 from featcheck.lockfile import LockfileGuard, refuse_lockfile_links
 
 if TYPE_CHECKING:
-    from featcheck.cargo.metadata import WorkspaceMetadata
     from featcheck.locate import ManifestCache
     from featcheck.report import AuditResult
+    from featcheck.workspace.workspace import Workspace
 
 
 # A NamedTuple, not a dataclass: made before cargo starts (see audit.py).
@@ -214,13 +214,13 @@ def audit_project(
 
 
 def _audit_ahead(
-    known: WorkspaceMetadata | None,
+    known: Workspace | None,
     manifest: Path,
     options: AuditOptions,
     runner: CargoRunner,
     manifests: ManifestCache,
     all_features: bool,
-) -> tuple[WorkspaceMetadata, AuditResult] | None:
+) -> tuple[Workspace, AuditResult] | None:
     """While cargo works: the audit of the answer it gave last time (see last_answer.py),
     which stands only if cargo now answers exactly the same. Given up (None) where it would
     start a process (cargo to confirm a fix, say) or fails in any way: the audit after cargo's

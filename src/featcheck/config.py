@@ -23,15 +23,15 @@ from pathlib import Path
 from typing import Any
 
 from featcheck.cargo.argv_gate import GateError, target_triple
-from featcheck.cargo.metadata import WorkspaceMetadata
 from featcheck.errors import FeatcheckError
 from featcheck.featureset import FeatureSelection, feature_value_error
 from featcheck.manifest.document import ManifestDocument, read_manifest
 from featcheck.manifest.spans import KeyPath, Span
-from featcheck.names import same_crate
 from featcheck.report import Location, Severity
 from featcheck.rules import Catalogue, Rule
 from featcheck.rules.load import SpecError, parse_rule
+from featcheck.workspace.names import same_crate
+from featcheck.workspace.workspace import Workspace
 
 CONFIG_FILE = "featcheck.toml"
 """The optional configuration file at the workspace root."""
@@ -327,7 +327,7 @@ def load_config(
     return replace(workspace, members=members)
 
 
-def members_with_settings(metadata: WorkspaceMetadata) -> dict[str, Path]:
+def members_with_settings(metadata: Workspace) -> dict[str, Path]:
     """The manifest of each member that may hold `[package.metadata.featcheck]`, by name.
 
     cargo's metadata carries each package's `[package.metadata]` table (null without one), so

@@ -11,15 +11,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from featcheck.cargo.metadata import PackageInfo, WorkspaceMetadata
 from featcheck.fixes.candidates import new_requirement, pinned_families
-from featcheck.graph import DependencyGraph, Node, PackageRef
+from featcheck.graph import DependencyGraph, Node
 from featcheck.locate import Cut, Locator
 from featcheck.manifest.declarations import declaration_sites
 from featcheck.report import Fix
 from featcheck.rules import Detection
 from featcheck.semantics.cfg import TargetCfg
 from featcheck.suggest import FeatureSearch
+from featcheck.workspace.model import BUILD, DEV, DependencyKind, Package, PackageRef
+from featcheck.workspace.workspace import Workspace
 
 _EMPTY = DependencyGraph()
 
@@ -28,7 +29,7 @@ _EMPTY = DependencyGraph()
 class Explainer:
     """Computes suggestions and chains for the findings of one audit."""
 
-    metadata: WorkspaceMetadata
+    metadata: Workspace
     search: FeatureSearch
     locator: Locator
     builds: Mapping[tuple[str, str], DependencyGraph]
@@ -112,7 +113,7 @@ class Explainer:
         self,
         detection: Detection,
         cut: Cut | None,
-        member: PackageInfo,
+        member: Package,
         target: str,
         cfg: TargetCfg,
     ) -> tuple[str, ...]:
@@ -123,25 +124,23 @@ class Explainer:
         if cut is not None and declared is not None and goal is not None:
             lines.extend(self._feature_path(cut, declared, goal, detection.feature))
         if goal is not None:
-            for kind in ("dev", "build"):
+            for kind in (DEV, BUILD):
                 lines.extend(self._other_kind(kind, member, goal, detection.feature, cfg))
         lines.extend(self._other_members(detection.node, detection.feature, member, target))
         return tuple(lines)
 
-    def _declared(self, cut: Cut | None) -> PackageInfo | None:
+    def _declared(self, cut: Cut | None) -> Package | None:
         if cut is None:
             return None
         return self._package(cut.dependency)
 
-    def _package(self, node: Node) -> PackageInfo | None:
+    def _package(self, node: Node) -> Package | None:
         """A node's package: by id, or by name and version for `cargo tree` text (no ids)."""
         if node.package.id is not None:
             return self.metadata.packages.get(node.package.id)
         return self.metadata.find(node.name, node.version)
 
-    def _feature_path(
-        self, cut: Cut, declared: PackageInfo, goal: PackageInfo, feature: str
-    ) -> list[str]:
+    def _feature_path(self, cut: Cut, declared: Package, goal: Package, feature: str) -> list[str]:
         target_state = (goal.id, feature)
         where = self.locator.location(cut)
         place = f"{where.file}:{where.line}"
@@ -161,14 +160,14 @@ class Explainer:
         return [f"no feature of {declared.name} {declared.version} turns it on ({place})"]
 
     def _other_kind(
-        self, kind: str, member: PackageInfo, goal: PackageInfo, feature: str, cfg: TargetCfg
+        self, kind: DependencyKind, member: Package, goal: Package, feature: str, cfg: TargetCfg
     ) -> list[str]:
         """Dev- or build-dependencies of the member that turn the feature on where the build
         of the member itself does not get it (resolver 2 and 3 keep them apart)."""
         lines = []
         manifest = self.locator.manifests.get(member.manifest_path)
-        for declaration in member.dependencies:
-            if declaration.kind != kind or not cfg.applies(declaration.target):
+        for declaration in member.declarations:
+            if declaration.kind is not kind or not cfg.applies(declaration.target):
                 continue
             starts = [
                 *declaration.features,
@@ -181,19 +180,18 @@ class Explainer:
                 for s in starts
             ):
                 continue
-            sites = declaration_sites(manifest, kind, declaration.name, cfg)
+            sites = declaration_sites(manifest, kind.value, declaration.name, cfg)
             entry = sites[0].key_entry() if sites else None
             line = f" (line {entry.key.line})" if entry is not None else ""
-            who = "tests and benches" if kind == "dev" else "the build script"
+            who = "tests and benches" if kind is DEV else "the build script"
             lines.append(
-                f"enabled only for {who}, through [{kind}-dependencies] {declaration.key}{line}:"
+                f"enabled only for {who}, through [{kind.value}-dependencies]"
+                f" {declaration.key}{line}:"
                 " the build itself does not get it"
             )
         return lines
 
-    def _other_members(
-        self, node: Node, feature: str, member: PackageInfo, target: str
-    ) -> list[str]:
+    def _other_members(self, node: Node, feature: str, member: Package, target: str) -> list[str]:
         """Members whose own build has the feature: unified in a workspace-wide build only."""
         enabling = [
             name

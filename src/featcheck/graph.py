@@ -8,32 +8,10 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import TypeVar
 
-from featcheck.names import crate_key
+from featcheck.workspace.model import PackageRef
+from featcheck.workspace.names import crate_key
 
 T = TypeVar("T", bound=Hashable)
-
-
-@dataclass(frozen=True, order=True)
-class PackageRef:
-    """A package as cargo tree names it: name, version and, for non-registry packages, source."""
-
-    name: str
-    version: str
-    source: str | None = None
-    """A local path or git URL as printed by `{p}`; None for registry packages."""
-    id: str | None = field(default=None, compare=False)
-    """cargo's package id when the graph came from metadata (None for saved tree text): what
-    every later step uses to find the package again, never name and version."""
-
-    @property
-    def is_local(self) -> bool:
-        """True for path packages: workspace members and path dependencies the user owns."""
-        return self.source is not None and not self.source.startswith(
-            ("http://", "https://", "git+", "registry+", "sparse+", "ssh://")
-        )
-
-    def __str__(self) -> str:
-        return f"{self.name} v{self.version}"
 
 
 @dataclass(frozen=True, eq=False)
@@ -184,7 +162,7 @@ class DependencyGraph:
 
     def named(self, name: str) -> Sequence[Node]:
         """Every node of the package called `name` as crates.io compares names (`-` and `_`
-        alike: `featcheck.names`), several versions or feature sets, in insertion order."""
+        alike: `workspace.names`), several versions or feature sets, in insertion order."""
         key = crate_key(name)
         if self._top is not None:
             root, below = self._top

@@ -11,7 +11,6 @@ import os
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from featcheck.cargo.metadata import PackageInfo, WorkspaceMetadata
 from featcheck.graph import DependencyGraph, Node
 from featcheck.manifest.declarations import DeclarationSite, declaration_sites, workspace_site
 from featcheck.manifest.document import (
@@ -23,6 +22,8 @@ from featcheck.manifest.spans import Entry, Span
 from featcheck.report import Edit, Location
 from featcheck.semantics import semver
 from featcheck.semantics.cfg import TargetCfg
+from featcheck.workspace.model import NORMAL, Declaration, Package
+from featcheck.workspace.workspace import Workspace
 
 
 @dataclass(frozen=True)
@@ -35,7 +36,7 @@ class Cut:
     """The span: `default-features = false` when that is the cut, else the declaration key."""
     dependency: Node
     """The package declared there (e.g. burn 0.22.1)."""
-    owner: PackageInfo
+    owner: Package
     """The local package whose build uses this declaration."""
     disables_defaults: bool
     inheriting: DeclarationSite | None = None
@@ -87,9 +88,7 @@ class ManifestCache:
 class Locator:
     """Maps declarations to locations in the manifests, relative to the report root."""
 
-    def __init__(
-        self, metadata: WorkspaceMetadata, report_root: Path, manifests: ManifestCache
-    ) -> None:
+    def __init__(self, metadata: Workspace, report_root: Path, manifests: ManifestCache) -> None:
         self.metadata = metadata
         self.report_root = report_root
         self.manifests = manifests
@@ -150,9 +149,34 @@ class Locator:
         """The member's `burn = { workspace = true }` line, when the cut is inherited."""
         return self._declaration_of(cut.inheriting) if cut.inheriting is not None else None
 
+    def member_sites(
+        self, member: Package, dependency: Node, cfg: TargetCfg | None
+    ) -> list[DeclarationSite]:
+        """The member's normal declarations of `dependency` that apply to `cfg`, in file order:
+        those the resolution bound to the edge to it, else (a graph from `cargo tree` text has
+        no ids) those of its package whose requirement its version meets."""
+        manifest = self.manifests.get(member.manifest_path)
+        workspace = self.workspace_root_manifest()
+        sites = declaration_sites(manifest, "normal", dependency.name, cfg, workspace)
+        bound = self._bound_declarations(member, dependency)
+        if not bound:
+            return [s for s in sites if self.site_matches(s, workspace, dependency)]
+        return [s for s in sites if any(_writes(s, declaration) for declaration in bound)]
+
+    def _bound_declarations(self, member: Package, dependency: Node) -> list[Declaration]:
+        package = self.metadata.packages.get(member.id)
+        position = self.metadata.index.by_id.get(dependency.package.id or "")
+        if package is None or position is None:
+            return []
+        return [
+            edge.declaration
+            for edge in package.edges
+            if edge.dep == position and edge.kind is NORMAL and edge.declaration is not None
+        ]
+
     def member_declarations(
         self,
-        member: PackageInfo,
+        member: Package,
         graph: DependencyGraph,
         root: Node,
         crate: Node,
@@ -160,15 +184,12 @@ class Locator:
     ) -> tuple[Location, ...]:
         """The member's own declarations of its dependencies on the way to `crate`."""
         on_the_way = graph.ancestors(crate) | {crate}
-        manifest = self.manifests.get(member.manifest_path)
-        workspace = self.workspace_root_manifest()
         found: list[Location] = []
         for dependency in sorted(graph.dependencies(root) & on_the_way):
-            for site in declaration_sites(manifest, "normal", dependency.name, cfg, workspace):
-                if self.site_matches(site, workspace, dependency):
-                    location = self._declaration_of(site)
-                    if location is not None:
-                        found.append(location)
+            for site in self.member_sites(member, dependency, cfg):
+                location = self._declaration_of(site)
+                if location is not None:
+                    found.append(location)
         return tuple(found)
 
     def _declaration_of(self, site: DeclarationSite) -> Location | None:
@@ -189,3 +210,10 @@ class Locator:
             end_column=end.end_column,
             source_line=site.manifest.line_text(start.line),
         )
+
+
+def _writes(site: DeclarationSite, declaration: Declaration) -> bool:
+    """Whether `site` is where `declaration` is written: the same key, in a `[target.X]`
+    table exactly when the declaration has a platform (cargo rewrites the cfg's spelling)."""
+    in_target_table = site.path[0] == "target"
+    return site.key == declaration.key and in_target_table == (declaration.target is not None)

@@ -33,10 +33,10 @@ from featcheck.featureset import (
     unmatched_features,
     unmatched_message,
 )
-from featcheck.names import same_crate
 from featcheck.report import Finding
-from featcheck.resolution.values import FEATURE, parse_feature_value
 from featcheck.rules import Rule
+from featcheck.workspace.names import same_crate
+from featcheck.workspace.values import FEATURE, parse_feature_value
 
 _Build = TypeVar("_Build")
 

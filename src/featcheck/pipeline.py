@@ -12,7 +12,6 @@ from typing import Any
 
 from featcheck.allow_names import KnownNames
 from featcheck.audit import AuditOptions, beyond_defaults, report_root
-from featcheck.cargo.metadata import PackageInfo, WorkspaceMetadata
 from featcheck.cargo.runner import CargoRunner
 from featcheck.cargo.tree_text import ParsedTree, TreeTextError, parse_tree_text
 from featcheck.config import load_config, members_with_settings
@@ -24,7 +23,7 @@ from featcheck.fixes.counterfactual import WhatIf
 from featcheck.fixes.lockcheck import LockView
 from featcheck.fixes.overlay import OverlayCheck
 from featcheck.fixes.search import FixSearch, backends_of
-from featcheck.graph import DependencyGraph, PackageRef
+from featcheck.graph import DependencyGraph
 from featcheck.locate import Locator, ManifestCache
 from featcheck.matrix import (
     ConfigurationPlan,
@@ -32,29 +31,29 @@ from featcheck.matrix import (
     merge_configurations,
     plan_configurations,
 )
-from featcheck.names import same_crate
 from featcheck.noexec.gaps import INCOMPLETE, Completeness, gap_notes
 from featcheck.placement import FindingPlacer, Flagged
 from featcheck.report import AuditResult, Finding, Location, TargetSkip
 from featcheck.resolution import (
     FeatureSelectionError,
-    PackageIndex,
-    build_index,
     resolve_configurations,
     resolver_version,
-    target_cfgs,
 )
 from featcheck.rules import BuildView, Rule, detect, skipped_for_target
 from featcheck.semantics.cfg import TargetCfg
 from featcheck.suggest import FeatureSearch
 from featcheck.suppress import apply_suppressions, declaration_spans
+from featcheck.workspace.model import Package, PackageRef
+from featcheck.workspace.names import same_crate
+from featcheck.workspace.table import PackageIndex
+from featcheck.workspace.workspace import Workspace
 
 
 def audit_workspace(
     manifest: Path,
     options: AuditOptions,
     runner: CargoRunner,
-    metadata: WorkspaceMetadata,
+    metadata: Workspace,
     manifests: ManifestCache,
     *,
     all_features: bool,
@@ -164,7 +163,7 @@ def audit_workspace(
     search = FeatureSearch(model.index)
 
     def still_flagged(
-        member: PackageInfo, target: str, graph: DependencyGraph, package: PackageRef
+        member: Package, target: str, graph: DependencyGraph, package: PackageRef
     ) -> bool:
         """Whether the member's rules for `package`'s crate still flag it in a build with a
         fix made."""
@@ -177,7 +176,7 @@ def audit_workspace(
             for d in detect(rule, view)
         )
 
-    def metadata_of(copy_manifest: Path) -> WorkspaceMetadata:
+    def metadata_of(copy_manifest: Path) -> Workspace:
         # The copy's lockfile must change: that is what the check is for.
         copy_runner = CargoRunner(
             copy_manifest.parent,
@@ -267,8 +266,8 @@ def _nothing_audited(plan: ConfigurationPlan, rules_of: dict[str, tuple[Rule, ..
 
 
 def _select_members(
-    metadata: WorkspaceMetadata, manifest: Path, packages: tuple[str, ...]
-) -> list[PackageInfo]:
+    metadata: Workspace, manifest: Path, packages: tuple[str, ...]
+) -> list[Package]:
     members = list(metadata.members)
     if manifest.resolve() != (metadata.root / "Cargo.toml").resolve():
         # A package inside a workspace: audit that member, with the workspace's lockfile.
@@ -287,14 +286,14 @@ def _select_members(
     return members
 
 
-def _member_named(members: Sequence[PackageInfo], name: str) -> PackageInfo | None:
+def _member_named(members: Sequence[Package], name: str) -> Package | None:
     """The member `-p name` means: the one cargo calls `name`, else the one crates.io would
     (`-p my_app` for `my-app`, which plain cargo refuses with a hint)."""
     exact = next((m for m in members if m.name == name), None)
     return exact or next((m for m in members if same_crate(name, m.name)), None)
 
 
-def _resolver_of(manifests: ManifestCache, metadata: WorkspaceMetadata) -> int:
+def _resolver_of(manifests: ManifestCache, metadata: Workspace) -> int:
     return resolver_version(manifests.get(metadata.root / "Cargo.toml").data)
 
 
@@ -329,7 +328,7 @@ def _suppression_places(finding: Finding) -> tuple[Location, ...]:
 class _ResolverModel:
     """What featcheck's resolver works on: the indexed metadata and each target's cfg."""
 
-    metadata: WorkspaceMetadata
+    metadata: Workspace
     index: PackageIndex
     cfgs: dict[str, TargetCfg]
     host: TargetCfg
@@ -337,11 +336,12 @@ class _ResolverModel:
 
     @classmethod
     def of(
-        cls, runner: CargoRunner, metadata: WorkspaceMetadata, targets: list[str], resolver: int
+        cls, runner: CargoRunner, metadata: Workspace, targets: list[str], resolver: int
     ) -> _ResolverModel:
-        cfgs, host = target_cfgs(runner, targets)
-        index = metadata.index or build_index(metadata.raw)
-        return cls(metadata, index, {cfg.triple: cfg for cfg in cfgs}, host, resolver)
+        # One `rustc --print cfg` each (cached), asked here: resolution never runs cargo.
+        cfgs = [runner.target_cfg(triple) for triple in targets]
+        by_triple = {cfg.triple: cfg for cfg in cfgs}
+        return cls(metadata, metadata.index, by_triple, runner.host_cfg(), resolver)
 
     @property
     def current(self) -> int | None:
@@ -389,7 +389,7 @@ def _resolve_in_process(
 def _resolve_builds(
     runner: CargoRunner,
     manifest: Path,
-    members: list[PackageInfo],
+    members: list[Package],
     targets: list[str],
     plan: ConfigurationPlan,
 ) -> dict[BuildKey, ParsedTree]:
@@ -399,7 +399,7 @@ def _resolve_builds(
     by_id = {m.id: m for m in members}
     jobs = [(by_id[m], t, s) for m, s in plan.distinct_jobs() for t in targets]
 
-    def tree(job: tuple[PackageInfo, str, FeatureSelection]) -> str | FeatcheckError:
+    def tree(job: tuple[Package, str, FeatureSelection]) -> str | FeatcheckError:
         member, target, selection = job
         try:
             return runner.tree(manifest, member.id, target, features=selection)

@@ -9,17 +9,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from featcheck.cargo.metadata import PackageInfo
 from featcheck.explain import Explainer
 from featcheck.featureset import DEFAULT, FeatureSelection
 from featcheck.fixes.candidates import Candidate
 from featcheck.fixes.overlay import Answer, OverlayCheck, Pending
 from featcheck.fixes.search import FixSearch, Outcome, safety
-from featcheck.graph import Node, PackageRef
+from featcheck.graph import Node
 from featcheck.locate import Cut, Locator
 from featcheck.report import Finding, Fix, Location, Severity
 from featcheck.rules import BuildView, Detection, Rule
 from featcheck.semantics.cfg import TargetCfg
+from featcheck.workspace.model import Package, PackageRef
 
 _ROUNDS = 3
 """Rounds of cargo checks at most: a refused candidate's successor may need cargo too."""
@@ -31,7 +31,7 @@ class Flagged:
 
     rule: Rule
     detection: Detection
-    member: PackageInfo
+    member: Package
     view: BuildView
     cfg: TargetCfg
     selection: FeatureSelection = DEFAULT
@@ -195,7 +195,7 @@ class _SameCrate:
     """The detections of one crate in one build configuration, gathered once for all of them
     (a large workspace has hundreds)."""
 
-    affected: list[PackageInfo] = field(default_factory=list)
+    affected: list[Package] = field(default_factory=list)
     """The members with a detection of the crate, in the order of their first one."""
     features: dict[str, list[str]] = field(default_factory=dict)
     """By member id: the features that member's detections of the crate ask for."""
@@ -222,7 +222,7 @@ def _wanted(item: Flagged, same_member: list[str]) -> tuple[str, ...]:
 def finding_of(
     rule: Rule,
     detection: Detection,
-    member: PackageInfo | None,
+    member: Package | None,
     target: str | None,
     location: Location | None,
     suggestion: str,

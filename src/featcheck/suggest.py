@@ -1,7 +1,7 @@
 """Which feature of a declared dependency would turn a missing backend feature on.
 
-Follows the real feature tables, read once by the resolver's index (`resolution/index.py`:
-`f`, `dep:d`, `d/f`, `d?/f` parsed by `resolution/values.py`, and what each declaration asks of
+Follows the real feature tables, read once by the workspace table (`workspace/table.py`:
+`f`, `dep:d`, `d/f`, `d?/f` parsed by `workspace/values.py`, and what each declaration asks of
 the package it resolved to), never a table of burn versions: burn 0.22 passes `rayon` through
 to burn-flex, burn 0.21 does not, and only the tables can say. A dependency is followed along
 the edge the resolve holds for it, so the package reached is the one cargo picked.
@@ -12,10 +12,10 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterator
 
-from featcheck.cargo.metadata import PackageInfo
 from featcheck.graph import shortest_path
-from featcheck.resolution.index import DEV, NORMAL, PackageIndex
-from featcheck.resolution.values import DEP, FEATURE, FeatureValue
+from featcheck.workspace.model import NORMAL, DependencyKind, Package
+from featcheck.workspace.table import PackageIndex
+from featcheck.workspace.values import DEP, FEATURE, FeatureValue
 
 _State = tuple[str, str]  # (package id, feature)
 
@@ -31,14 +31,13 @@ class FeatureSearch:
         self._reverse: dict[int, dict[tuple[int, str], list[tuple[int, str]]]] = {}
         """Per declared package: the feature graph reachable from its features, reversed."""
 
-    def declared(self, package_id: str, key: str, kind: str) -> list[str]:
+    def declared(self, package_id: str, key: str, kind: DependencyKind) -> list[str]:
         """Ids of the packages `package_id`'s `kind` declaration `key` resolved to."""
-        wanted = {"normal": NORMAL, "dev": DEV}.get(kind, 2)
         position = self.index.by_id.get(package_id)
         if position is None:
             return []
         edges = self.index.packages[position].edges
-        found = {e.dep for e in edges if e.kind == wanted and e.name_in_toml == key}
+        found = {e.dep for e in edges if e.kind is kind and e.name_in_toml == key}
         return [self.index.packages[dep].id for dep in sorted(found)]
 
     def _value(self, position: int, value: FeatureValue) -> Iterator[tuple[int, str]]:
@@ -112,7 +111,7 @@ class FeatureSearch:
         return " → ".join(parts)
 
     def enabling_features(
-        self, declared: PackageInfo, goal_package: PackageInfo, goal_feature: str
+        self, declared: Package, goal_package: Package, goal_feature: str
     ) -> list[str]:
         """Features of `declared` that switch on `goal_feature` of `goal_package`, best first.
 

@@ -33,10 +33,10 @@ from featcheck.config import (
 from featcheck.errors import FeatcheckError
 from featcheck.manifest.comments import Comment, scan_comments
 from featcheck.manifest.document import ManifestDocument, read_manifest, read_manifest_text
-from featcheck.names import same_crate
 from featcheck.report import Finding, Location, Severity
 from featcheck.rules import Catalogue
 from featcheck.unused_suppression import UNUSED_SUPPRESSION
+from featcheck.workspace.names import same_crate
 
 
 @dataclass(frozen=True)

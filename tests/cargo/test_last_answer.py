@@ -11,10 +11,10 @@ import pytest
 from conftest import REPO, WORKSPACES, run_featcheck
 
 from featcheck.cargo import last_answer as last_answer_module
-from featcheck.cargo import metadata as metadata_module
 from featcheck.cargo.last_answer import MAX_KEPT, LastAnswer
-from featcheck.cargo.metadata import WorkspaceMetadata
 from featcheck.cargo.runner import CargoRunner
+from featcheck.workspace import workspace as metadata_module
+from featcheck.workspace.workspace import Workspace
 
 CRATES = REPO / "crates"
 
@@ -72,14 +72,14 @@ def test_the_same_answer_is_not_parsed_again(
     parsed: list[int] = []
     parse = metadata_module.parse_metadata
 
-    def counting(text: str) -> WorkspaceMetadata:
+    def counting(text: str) -> Workspace:
         parsed.append(len(text))
         return parse(text)
 
     monkeypatch.setattr(metadata_module, "parse_metadata", counting)
     monkeypatch.setattr(last_answer_module, "parse_metadata", counting)
 
-    def audit() -> tuple[int, int, WorkspaceMetadata]:
+    def audit() -> tuple[int, int, Workspace]:
         parsed.clear()
         pending = CargoRunner(project).start_metadata(project / "Cargo.toml")
         pending.read_last_answer()

@@ -6,7 +6,7 @@ import pytest
 from conftest import TREES
 
 from featcheck.cargo.tree_text import TreeTextError, parse_node, parse_tree_text
-from featcheck.graph import PackageRef
+from featcheck.workspace.model import PackageRef
 
 
 def _flex_features(name: str) -> list[list[str]]:

@@ -8,32 +8,45 @@ graph below the members, which many members share. Here two members with the sam
 
 from __future__ import annotations
 
-from test_resolver_unit import LINUX, Workspace, _decl
+from conftest import LINUX_CFG
+from metadata_builder import MetadataBuilder, declaration_entry
 
 from featcheck.graph import DependencyGraph, Node
 from featcheck.resolution import resolve_builds
+from featcheck.semantics.cfg import TargetCfg
+
+LINUX = TargetCfg.parse("x86_64-unknown-linux-gnu", LINUX_CFG)
 
 
 def _plain(graph: DependencyGraph) -> DependencyGraph:
     return DependencyGraph({node: set(graph.dependencies(node)) for node in graph.nodes()})
 
 
-def _workspace() -> tuple[Workspace, list[str]]:
-    ws = Workspace()
+def _workspace() -> tuple[MetadataBuilder, list[str]]:
+    ws = MetadataBuilder()
     gemm = ws.package("gemm", {"rayon": []})
-    flex = ws.package("burn-flex", {"rayon": ["gemm/rayon"]}, [_decl("gemm")])
+    flex = ws.package("burn-flex", {"rayon": ["gemm/rayon"]}, [declaration_entry("gemm")])
     ws.edge(flex, gemm)
     shared = ws.package("shared", {"full": []})
-    derive = ws.package("derive", {}, [_decl("shared", features=["full"])], proc_macro=True)
+    derive = ws.package(
+        "derive", {}, [declaration_entry("shared", features=["full"])], proc_macro=True
+    )
     ws.edge(derive, shared)
     burn = ws.package(
-        "burn", {"flex": ["dep:burn-flex"]}, [_decl("burn-flex", optional=True), _decl("derive")]
+        "burn",
+        {"flex": ["dep:burn-flex"]},
+        [declaration_entry("burn-flex", optional=True), declaration_entry("derive")],
     )
     ws.edge(burn, flex)
     ws.edge(burn, derive)
     members = []
     for name in ("app-a", "app-b"):
-        app = ws.package(name, {}, [_decl("burn", features=["flex"]), _decl("shared")], member=True)
+        app = ws.package(
+            name,
+            {},
+            [declaration_entry("burn", features=["flex"]), declaration_entry("shared")],
+            member=True,
+        )
         ws.edge(app, burn)
         ws.edge(app, shared)
         members.append(app)

@@ -18,9 +18,9 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from featcheck.cargo.metadata import WorkspaceMetadata, parse_metadata
 from featcheck.errors import FeatcheckError
 from featcheck.fileio import replace_cache_file
+from featcheck.workspace.workspace import Workspace, parse_metadata
 
 MAX_KEPT = 8
 """Answers kept, one per project and command line: the oldest written go first."""
@@ -36,7 +36,7 @@ class LastAnswer:
     def __init__(self, file: Path) -> None:
         self.file = file
         self._text: str | None = None
-        self._metadata: WorkspaceMetadata | None = None
+        self._metadata: Workspace | None = None
         self._writer: threading.Thread | None = None
 
     @classmethod
@@ -58,11 +58,11 @@ class LastAnswer:
             self._text = text
 
     @property
-    def metadata(self) -> WorkspaceMetadata | None:
+    def metadata(self) -> Workspace | None:
         """The kept answer, parsed (None when there is none, or once it did not match)."""
         return self._metadata
 
-    def matching(self, text: str) -> WorkspaceMetadata | None:
+    def matching(self, text: str) -> Workspace | None:
         """The parsed answer when cargo printed exactly the kept text; None otherwise (and the
         kept document is let go)."""
         if self._text is not None and text == self._text:

@@ -18,7 +18,7 @@ from featcheck.errors import FeatcheckError
 
 if TYPE_CHECKING:
     from featcheck.cargo.last_answer import LastAnswer
-    from featcheck.cargo.metadata import WorkspaceMetadata
+    from featcheck.workspace.workspace import Workspace
 
 
 class PendingMetadata:
@@ -26,11 +26,11 @@ class PendingMetadata:
 
     def __init__(
         self,
-        answer: Callable[[LastAnswer | None], WorkspaceMetadata],
+        answer: Callable[[LastAnswer | None], Workspace],
         cancel: Callable[[], None] | None = None,
         last_answer: Callable[[], LastAnswer | None] | None = None,
     ) -> None:
-        self._answer: Callable[[LastAnswer | None], WorkspaceMetadata] | None = answer
+        self._answer: Callable[[LastAnswer | None], Workspace] | None = answer
         self._cancel = cancel
         self._last_answer = last_answer
         self._last: LastAnswer | None = None
@@ -44,12 +44,12 @@ class PendingMetadata:
                 self._last.read()
 
     @property
-    def last_answer(self) -> WorkspaceMetadata | None:
+    def last_answer(self) -> Workspace | None:
         """The last audit's answer, parsed by `read_last_answer` (None without one). `result()`
         returns this very object when cargo answers the same again."""
         return self._last.metadata if self._last is not None else None
 
-    def result(self) -> WorkspaceMetadata:
+    def result(self) -> Workspace:
         """The metadata, once cargo has answered; its failure as a FeatcheckError."""
         assert self._answer is not None, "the metadata was taken or cancelled already"
         answer, self._answer = self._answer, None
@@ -77,14 +77,14 @@ def pending_cargo_metadata(
     """The answer of the started `cargo ARGUMENTS` (`metadata`): `finish` waits for its
     output, `failure` is the error of a failed one. Its last answer is kept in `cache`."""
 
-    def answer(last: LastAnswer | None) -> WorkspaceMetadata:
-        from featcheck.cargo.metadata import parse_metadata
+    def answer(last: LastAnswer | None) -> Workspace:
+        from featcheck.workspace.workspace import parse_metadata
 
         # cargo prints its one line of JSON, then takes ~10 ms to free what it built and
         # exit: the line is read meanwhile (or found equal to the last audit's, parsed
         # already), and kept only if cargo then succeeds having printed nothing more.
         line = running.stdout_once_a_line_ends()
-        early: WorkspaceMetadata | None = None
+        early: Workspace | None = None
         if line is not None:
             early = last.matching(line) if last is not None else None
             if early is None:

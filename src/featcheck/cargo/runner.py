@@ -31,7 +31,7 @@ from featcheck.featureset import DEFAULT, FeatureSelection
 from featcheck.semantics.cfg import TargetCfg
 
 if TYPE_CHECKING:
-    from featcheck.cargo.metadata import WorkspaceMetadata
+    from featcheck.workspace.workspace import Workspace
 
 
 class CargoRunner:
@@ -156,7 +156,7 @@ class CargoRunner:
         *,
         all_features: bool = False,
         features: tuple[str, ...] = (),
-    ) -> WorkspaceMetadata:
+    ) -> Workspace:
         """The workspace's packages and feature tables (one call for the whole audit).
 
         `all_features` (and `features`, `dependency/feature` values) resolve with every member

@@ -11,7 +11,8 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from featcheck.graph import DependencyGraph, Node, PackageRef
+from featcheck.graph import DependencyGraph, Node
+from featcheck.workspace.model import PackageRef
 
 # A GitHub Actions log line starts with an ISO timestamp; saved logs keep it.
 _LOG_TIMESTAMP = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z ")

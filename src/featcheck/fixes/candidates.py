@@ -15,18 +15,18 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from featcheck.cargo.metadata import PackageInfo, WorkspaceMetadata
 from featcheck.fixes.counterfactual import MoreFeatures, NewDependency, WhatIf
 from featcheck.fixes.sites import anchor, inheriting_lines
-from featcheck.graph import DependencyGraph, Node, PackageRef
+from featcheck.graph import DependencyGraph, Node
 from featcheck.locate import Cut, Locator
 from featcheck.manifest.declarations import DeclarationSite, declaration_sites, workspace_site
-from featcheck.names import crate_key
 from featcheck.report import Action, Edit
-from featcheck.resolution.index import BUILD, DEV, NORMAL
 from featcheck.semantics import semver
 from featcheck.semantics.cfg import TargetCfg
 from featcheck.suggest import FeatureSearch
+from featcheck.workspace.model import BUILD, DEV, NORMAL, DependencyKind, Package, PackageRef
+from featcheck.workspace.names import crate_key
+from featcheck.workspace.workspace import Workspace
 
 _TABLE_KINDS = {
     "dependencies": NORMAL,
@@ -58,7 +58,7 @@ class Candidate:
     """Packages whose declarations change: only builds holding one can change."""
 
 
-def _kind_and_platform(site: DeclarationSite) -> tuple[int, str | None]:
+def _kind_and_platform(site: DeclarationSite) -> tuple[DependencyKind, str | None]:
     platform = str(site.path[1]) if site.path[0] == "target" else None
     return _TABLE_KINDS.get(str(site.path[-2]), NORMAL), platform
 
@@ -67,12 +67,12 @@ def _family(name: str) -> str:
     return crate_key(name).split("-", 1)[0]
 
 
-def pinned_families(metadata: WorkspaceMetadata) -> frozenset[str]:
+def pinned_families(metadata: Workspace) -> frozenset[str]:
     """The crate families (`burn` for burn-flex) the user's manifests pin with `=X.Y.Z`."""
     return frozenset(
         _family(d.name)
         for package in metadata.unpublished()
-        for d in package.dependencies
+        for d in package.declarations
         if d.req.lstrip().startswith("=")
     )
 
@@ -102,7 +102,7 @@ def _distances_to(graph: DependencyGraph, goal: Node) -> dict[Node, int]:
 class CandidateFinder:
     """Enumerates the candidate fixes of one audit's findings (edits made once, shared)."""
 
-    metadata: WorkspaceMetadata
+    metadata: Workspace
     locator: Locator
     search: FeatureSearch
     what_if: WhatIf
@@ -110,7 +110,7 @@ class CandidateFinder:
         tuple[object, ...],
         tuple[frozenset[MoreFeatures | NewDependency], frozenset[PackageRef], tuple[Edit, ...]],
     ] = field(default_factory=dict)
-    _inheriting: dict[tuple[Path, str], list[tuple[PackageInfo, DeclarationSite]]] = field(
+    _inheriting: dict[tuple[Path, str], list[tuple[Package, DeclarationSite]]] = field(
         default_factory=dict
     )
     _pinned: frozenset[str] | None = None
@@ -123,7 +123,7 @@ class CandidateFinder:
 
     def candidates(
         self,
-        member: PackageInfo,
+        member: Package,
         cfg: TargetCfg,
         graph: DependencyGraph,
         backend: Node,
@@ -136,7 +136,7 @@ class CandidateFinder:
 
     def _candidates(
         self,
-        member: PackageInfo,
+        member: Package,
         cfg: TargetCfg,
         graph: DependencyGraph,
         backend: Node,
@@ -162,7 +162,7 @@ class CandidateFinder:
                 yield new
 
     def anchor(
-        self, member: PackageInfo, cfg: TargetCfg, graph: DependencyGraph, backend: Node
+        self, member: Package, cfg: TargetCfg, graph: DependencyGraph, backend: Node
     ) -> Cut | None:
         """The member's own declaration nearest to the crate (`sites.anchor`)."""
         return anchor(self.locator, member, cfg, graph, _distances_to(graph, backend))
@@ -184,7 +184,7 @@ class CandidateFinder:
                     queue.append(dependency)
         return found
 
-    def _package(self, node: Node) -> PackageInfo | None:
+    def _package(self, node: Node) -> Package | None:
         """The package of a node: by its id, or (saved or `cargo tree` text carries none) by
         the printed identity, which the resolver's model gives every package exactly once."""
         package_id = node.package.id or self._ids.get(node.package)
@@ -192,7 +192,7 @@ class CandidateFinder:
 
     def _declaration_candidates(
         self,
-        owner: PackageInfo,
+        owner: Package,
         declared: Node,
         proximity: tuple[int, int, int],
         backend: Node,
@@ -212,8 +212,8 @@ class CandidateFinder:
         ]
         defaults_off = not any(
             d.uses_default_features
-            for d in owner.dependencies
-            if d.kind == "normal"
+            for d in owner.declarations
+            if d.kind is NORMAL
             and d.name == declared.name
             and (d.path is not None or semver.matches(d.req, declared.version))
         )
@@ -243,9 +243,9 @@ class CandidateFinder:
     def _feature_sets(
         self,
         declared: Node,
-        declared_info: PackageInfo,
+        declared_info: Package,
         backend: Node,
-        goal: PackageInfo,
+        goal: Package,
         wanted: tuple[str, ...],
     ) -> list[tuple[str, ...]]:
         """Features to add to a declaration of `declared`: all wanted ones, then the first."""
@@ -269,7 +269,7 @@ class CandidateFinder:
 
     def _candidate(
         self,
-        owner: PackageInfo,
+        owner: Package,
         declared: Node,
         where: DeclarationSite,
         site: DeclarationSite,
@@ -299,7 +299,7 @@ class CandidateFinder:
 
     def _edit_model(
         self,
-        owner: PackageInfo,
+        owner: Package,
         where: DeclarationSite,
         in_workspace_entry: bool,
         action: Action,
@@ -336,8 +336,8 @@ class CandidateFinder:
         return known
 
     def _sites_edited_by(
-        self, owner: PackageInfo, where: DeclarationSite, in_workspace_entry: bool
-    ) -> Iterator[tuple[PackageInfo, DeclarationSite]]:
+        self, owner: Package, where: DeclarationSite, in_workspace_entry: bool
+    ) -> Iterator[tuple[Package, DeclarationSite]]:
         """Every (package, declaration) an edit at `where` changes: one line, or every line
         that inherits the workspace entry."""
         if not in_workspace_entry:
@@ -352,7 +352,7 @@ class CandidateFinder:
         yield from known
 
     def _new_dependency(
-        self, member: PackageInfo, backend: Node, wanted: tuple[str, ...], anchor: Cut
+        self, member: Package, backend: Node, wanted: tuple[str, ...], anchor: Cut
     ) -> Candidate | None:
         """Depend on the crate directly, unless the member already declares it."""
         manifest = self.locator.manifests.get(member.manifest_path)

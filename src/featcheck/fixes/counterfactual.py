@@ -23,10 +23,11 @@ from featcheck.featureset import DEFAULT, FeatureSelection
 from featcheck.fixes.lockcheck import Bound, LockView, Need, needs_of
 from featcheck.graph import DependencyGraph, Node
 from featcheck.resolution.context import BuildContext
-from featcheck.resolution.index import NORMAL, Edge, Package, PackageIndex, PackageTable
 from featcheck.resolution.session import SharedBelow, TargetSession
-from featcheck.resolution.values import FEATURE, FeatureValue, parse_feature_values
 from featcheck.semantics.cfg import TargetCfg
+from featcheck.workspace.model import NORMAL, DependencyKind, Edge, Package
+from featcheck.workspace.table import PackageIndex, PackageTable
+from featcheck.workspace.values import FEATURE, FeatureValue, parse_feature_values
 
 _DEFAULT_VALUE = FeatureValue(FEATURE, "default")
 
@@ -39,7 +40,7 @@ class MoreFeatures:
     """Index of the declaring package."""
     key: str
     """The dependency's key in the manifest (the rename, if any)."""
-    kind: int
+    kind: DependencyKind
     platform: str | None
     """The `[target.X]` table it sits in; None for the plain tables."""
     features: tuple[str, ...] = ()

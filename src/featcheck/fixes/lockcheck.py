@@ -17,10 +17,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from featcheck.cargo.metadata import DependencyDeclaration, WorkspaceMetadata
-from featcheck.resolution.index import BUILD, NORMAL, Edge, PackageIndex
-from featcheck.resolution.values import FEATURE, FeatureValue, parse_feature_values
 from featcheck.semantics import semver
+from featcheck.workspace.model import DEV, Declaration, Edge
+from featcheck.workspace.table import PackageIndex
+from featcheck.workspace.values import FEATURE, FeatureValue, parse_feature_values
+from featcheck.workspace.workspace import Workspace
 
 _DEFAULT = FeatureValue(FEATURE, "default")
 
@@ -74,7 +75,7 @@ Verdict = Bound | Conflict | None
 class LockView:
     """The versions Cargo.lock holds, as cargo's resolve printed them, and who requires them."""
 
-    def __init__(self, metadata: WorkspaceMetadata, index: PackageIndex) -> None:
+    def __init__(self, metadata: Workspace, index: PackageIndex) -> None:
         self._metadata = metadata
         self._index = index
         self._verdicts: dict[Need, Verdict] = {}
@@ -91,7 +92,7 @@ class LockView:
         info = self._metadata.packages.get(package.id)
         if info is None:
             return None
-        declarations = [d for d in info.dependencies if d.key == need.key and d.kind != "dev"]
+        declarations = [d for d in info.declarations if d.key == need.key and d.kind is not DEV]
         edges: list[Edge] = []
         for declaration in declarations:
             if declaration.path is not None:
@@ -115,20 +116,25 @@ class LockView:
             self._by_name = found
         return self._by_name.get(name, [])
 
-    def _edge(self, declaration: DependencyDeclaration, position: int) -> Edge:
+    def _edge(self, declaration: Declaration, position: int) -> Edge:
         requested = parse_feature_values(declaration.features)
         if (
             declaration.uses_default_features
             and "default" in self._index.packages[position].features
         ):
             requested += (_DEFAULT,)
-        kind = BUILD if declaration.kind == "build" else NORMAL
         return Edge(
-            position, declaration.key, kind, declaration.target, declaration.optional, requested
+            position,
+            declaration.key,
+            declaration.kind,
+            declaration.target,
+            declaration.optional,
+            requested,
+            declaration,
         )
 
     def _conflict(
-        self, declaration: DependencyDeclaration, required_by: str, locked: list[tuple[str, str]]
+        self, declaration: Declaration, required_by: str, locked: list[tuple[str, str]]
     ) -> Conflict | None:
         low = _single_range(declaration.req)
         if low is None:
@@ -164,8 +170,8 @@ class LockView:
             info = self._metadata.packages.get(dependent)
             if info is None:
                 continue
-            for declaration in info.dependencies:
-                if declaration.name == name and declaration.kind != "dev":
+            for declaration in info.declarations:
+                if declaration.name == name and declaration.kind is not DEV:
                     yield info.name, declaration.req
                     break
 

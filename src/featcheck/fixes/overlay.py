@@ -20,16 +20,17 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from featcheck.boundary import is_inside
-from featcheck.cargo.metadata import PackageInfo, WorkspaceMetadata
 from featcheck.errors import FeatcheckError
 from featcheck.featureset import DEFAULT, FeatureSelection
 from featcheck.fixes.apply import FileChange, plan_edits
 from featcheck.fixes.lockcheck import cargo_reason
 from featcheck.fixes.search import StillFlagged, added_packages
-from featcheck.graph import DependencyGraph, PackageRef
+from featcheck.graph import DependencyGraph
 from featcheck.report import Edit
 from featcheck.resolution import resolve_builds
 from featcheck.semantics.cfg import TargetCfg
+from featcheck.workspace.model import Package, PackageRef
+from featcheck.workspace.workspace import Workspace
 
 _NOT_COPIED = shutil.ignore_patterns("target", ".git", ".hg", ".jj", "node_modules", ".venv")
 
@@ -38,7 +39,7 @@ _NOT_COPIED = shutil.ignore_patterns("target", ".git", ".hg", ".jj", "node_modul
 class Pending:
     """A fix that only cargo can confirm, for one member's build on one target."""
 
-    member: PackageInfo
+    member: Package
     target: str
     crate: PackageRef
     edits: tuple[Edit, ...]
@@ -147,7 +148,7 @@ class OverlayCheck:
     """Confirms pending fixes with `cargo metadata` over one edited copy."""
 
     workspace_root: Path
-    metadata_of: Callable[[Path], WorkspaceMetadata]
+    metadata_of: Callable[[Path], Workspace]
     """Runs cargo metadata for the manifest at the given path (the audit's cargo settings)."""
     cfgs: dict[str, TargetCfg]
     host: TargetCfg
@@ -166,7 +167,7 @@ class OverlayCheck:
         if not pending:
             return []
         together = self._resolve([e for p in pending for e in p.edits])
-        if isinstance(together, WorkspaceMetadata):
+        if isinstance(together, Workspace):
             return [self._answer(together, p) for p in pending]
         groups = list(dict.fromkeys(p.edits for p in pending))
         if len(groups) == 1:
@@ -175,13 +176,13 @@ class OverlayCheck:
         answers = []
         for item in pending:
             answer = alone[item.edits]
-            if isinstance(answer, WorkspaceMetadata):
+            if isinstance(answer, Workspace):
                 answers.append(self._answer(answer, item))
             else:
                 answers.append(Answer(False, reason=answer))
         return answers
 
-    def _resolve(self, edits: list[Edit]) -> WorkspaceMetadata | str:
+    def _resolve(self, edits: list[Edit]) -> Workspace | str:
         """cargo's metadata of the copy with `edits` made, or why there is none."""
         try:
             self._copy.apply_edits(edits)
@@ -193,7 +194,7 @@ class OverlayCheck:
         except OSError as error:
             return f"the copy could not be made: {error.strerror or error}"
 
-    def _answer(self, metadata: WorkspaceMetadata, pending: Pending) -> Answer:
+    def _answer(self, metadata: Workspace, pending: Pending) -> Answer:
         # Path packages have other ids in the copy: find the member by name and version.
         member = next(
             (

@@ -22,20 +22,21 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
-from featcheck.cargo.metadata import PackageInfo, WorkspaceMetadata
 from featcheck.featureset import DEFAULT, FeatureSelection
 from featcheck.fixes.candidates import Candidate, CandidateFinder
 from featcheck.fixes.counterfactual import ModelEdit, WhatIf
 from featcheck.fixes.lockcheck import Conflict
-from featcheck.graph import DependencyGraph, Node, PackageRef
+from featcheck.graph import DependencyGraph, Node
 from featcheck.locate import Cut, Locator
-from featcheck.names import crate_key
 from featcheck.report import Fix
 from featcheck.rules import Rule
 from featcheck.semantics.cfg import TargetCfg
 from featcheck.suggest import FeatureSearch
+from featcheck.workspace.model import Package, PackageRef
+from featcheck.workspace.names import crate_key
+from featcheck.workspace.workspace import Workspace
 
-StillFlagged = Callable[[PackageInfo, str, DependencyGraph, PackageRef], bool]
+StillFlagged = Callable[[Package, str, DependencyGraph, PackageRef], bool]
 """Whether a member's rules still flag the package in a (counterfactual) build of it."""
 
 MANY_PACKAGES = 40
@@ -105,7 +106,7 @@ class Outcome:
 class FixSearch:
     """Candidate fixes for the findings of one audit, confirmed by resolution in memory."""
 
-    metadata: WorkspaceMetadata
+    metadata: Workspace
     locator: Locator
     search: FeatureSearch
     what_if: WhatIf
@@ -132,20 +133,20 @@ class FixSearch:
         self._selection: FeatureSelection = DEFAULT
 
     def anchor(
-        self, member: PackageInfo, cfg: TargetCfg, graph: DependencyGraph, backend: Node
+        self, member: Package, cfg: TargetCfg, graph: DependencyGraph, backend: Node
     ) -> Cut | None:
         """The member's own declaration nearest to the crate (see `CandidateFinder.anchor`)."""
         return self.finder.anchor(member, cfg, graph, backend)
 
     def find(
         self,
-        member: PackageInfo,
+        member: Package,
         target: str,
         selection: FeatureSelection,
         cfg: TargetCfg,
         backend: Node,
         wanted: tuple[str, ...],
-        affected: Sequence[PackageInfo],
+        affected: Sequence[Package],
     ) -> Outcome:
         """The best confirmed fix for `backend` missing `wanted` in `member`'s build, with the
         other candidates as alternatives; `affected` are the members with the same finding."""
@@ -245,7 +246,7 @@ class FixSearch:
     def _verdict(
         self,
         candidate: Candidate,
-        member: PackageInfo,
+        member: Package,
         target: str,
         graph: DependencyGraph,
         package: PackageRef,
@@ -268,7 +269,7 @@ class FixSearch:
         self,
         holding: list[Candidate],
         verdicts: dict[Candidate, Verdict],
-        affected: Sequence[PackageInfo],
+        affected: Sequence[Package],
         group: int,
         target: str,
         package: PackageRef,
@@ -287,7 +288,7 @@ class FixSearch:
         )
 
     def _clears(
-        self, candidate: Candidate, member: PackageInfo, target: str, package: PackageRef
+        self, candidate: Candidate, member: Package, target: str, package: PackageRef
     ) -> bool:
         selection = self._selection
         key = (candidate.model, member.id, target, package, selection)
@@ -301,7 +302,7 @@ class FixSearch:
     def _coverage(
         self,
         candidate: Candidate,
-        affected: Sequence[PackageInfo],
+        affected: Sequence[Package],
         group: int,
         target: str,
         package: PackageRef,
@@ -321,7 +322,7 @@ class FixSearch:
         return known
 
     def _holders_of(
-        self, affected: Sequence[PackageInfo], group: int, target: str
+        self, affected: Sequence[Package], group: int, target: str
     ) -> dict[PackageRef, list[int]]:
         """For each package, the positions in `affected` of the members whose build holds it:
         made once per group, so a candidate looks only at the builds it can change."""

@@ -5,16 +5,17 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from featcheck.cargo.metadata import PackageInfo, WorkspaceMetadata
 from featcheck.graph import DependencyGraph, Node
 from featcheck.locate import Cut, Locator
 from featcheck.manifest.declarations import DeclarationSite, declaration_sites, workspace_site
 from featcheck.semantics.cfg import TargetCfg
+from featcheck.workspace.model import Package
+from featcheck.workspace.workspace import Workspace
 
 
 def anchor(
     locator: Locator,
-    member: PackageInfo,
+    member: Package,
     cfg: TargetCfg,
     graph: DependencyGraph,
     distance: dict[Node, int],
@@ -23,13 +24,10 @@ def anchor(
     fix is a new dependency, or when no fix is found."""
     root = next(graph.nodes())
     root_doc = locator.workspace_root_manifest()
-    manifest = locator.manifests.get(member.manifest_path)
     for declared in sorted(graph.dependencies(root), key=lambda n: (distance.get(n, -1), n)):
         if declared not in distance:
             continue
-        for site in declaration_sites(manifest, "normal", declared.name, cfg, root_doc):
-            if not locator.site_matches(site, root_doc, declared):
-                continue
+        for site in locator.member_sites(member, declared, cfg):
             inherited = (
                 workspace_site(root_doc, site.key)
                 if site.inherits and root_doc is not None
@@ -53,12 +51,12 @@ def anchor(
 
 
 def inheriting_lines(
-    metadata: WorkspaceMetadata, locator: Locator, where: DeclarationSite
-) -> Iterator[tuple[PackageInfo, DeclarationSite]]:
+    metadata: Workspace, locator: Locator, where: DeclarationSite
+) -> Iterator[tuple[Package, DeclarationSite]]:
     """Every member line `KEY = { workspace = true }` that inherits the entry at `where`."""
     root_doc = where.manifest
     for member in metadata.members:
-        if not any(d.name == where.package for d in member.dependencies):
+        if not any(d.name == where.package for d in member.declarations):
             continue  # cargo's metadata lists every declaration: no line to read
         if not _may_inherit(locator.manifests.text(member.manifest_path), where.key):
             continue  # most members of a large workspace are not parsed at all

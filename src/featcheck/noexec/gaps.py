@@ -16,13 +16,14 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from featcheck.cargo.metadata import PackageInfo, WorkspaceMetadata
-from featcheck.graph import DependencyGraph, Node, PackageRef
-from featcheck.names import crate_key
+from featcheck.graph import DependencyGraph, Node
 from featcheck.noexec.files import printable
 from featcheck.report import BuildGap
-from featcheck.resolution.index import display_source
 from featcheck.rules import Rule
+from featcheck.workspace.model import Package, PackageRef
+from featcheck.workspace.names import crate_key
+from featcheck.workspace.table import display_source
+from featcheck.workspace.workspace import Workspace
 
 INCOMPLETE = "incomplete"
 """`Finding.confidence` of a finding that unread packages could clear."""
@@ -51,7 +52,7 @@ class BuildReach:
 class Completeness:
     """Answers, per build, what the unread packages of a --no-exec audit may change."""
 
-    def __init__(self, metadata: WorkspaceMetadata, resolver: int) -> None:
+    def __init__(self, metadata: Workspace, resolver: int) -> None:
         raw = metadata.raw if metadata.unread else {}  # nothing to index when all was read
         self.unread = dict(metadata.unread)
         self.resolver = resolver
@@ -77,7 +78,7 @@ class Completeness:
         return seen
 
     def reach(
-        self, graph: DependencyGraph, member: PackageInfo, target: str, rules: Iterable[Rule]
+        self, graph: DependencyGraph, member: Package, target: str, rules: Iterable[Rule]
     ) -> BuildReach:
         """What the unread packages may change in `member`'s build on `target`."""
         if not self.unread:

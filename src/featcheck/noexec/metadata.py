@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -29,10 +29,12 @@ from featcheck.errors import FeatcheckError
 from featcheck.noexec.files import is_manifest, printable
 from featcheck.noexec.lock_reader import lock_entries
 from featcheck.noexec.packages import package_json, path_id, unread_json
-from featcheck.noexec.path_packages import refuse_cycles, walk_path_packages
+from featcheck.noexec.path_packages import PathPackages, refuse_cycles, walk_path_packages
 from featcheck.noexec.registry import Registry
-from featcheck.noexec.workspace import discover_workspace
+from featcheck.noexec.workspace import WorkspaceLayout, discover_workspace
 from featcheck.semantics.semver import matches
+from featcheck.workspace.edges import library_crate_name
+from featcheck.workspace.names import extern_name
 
 NOT_FETCHED = "not in the local cargo registry or vendor/"
 UNTRUSTED_HOME = (
@@ -96,17 +98,36 @@ def build_metadata(
     through a link out of the checkout rooted at `checkout` (found from `manifest` if None)."""
     environment = os.environ if environment is None else environment
     layout = discover_workspace(manifest, checkout)
-    root = layout.root
-    lock_path = root / "Cargo.lock"
+    lock_path = layout.root / "Cargo.lock"
     if not is_manifest(lock_path, what="Cargo.lock"):
         raise FeatcheckError(
-            "--no-exec needs a Cargo.lock (run `cargo generate-lockfile` once)", path=root
+            "--no-exec needs a Cargo.lock (run `cargo generate-lockfile` once)", path=layout.root
         )
     lock = lock_entries(lock_path, layout.checkout)
-    lock_target = _LockTargets(lock)
-
     paths = walk_path_packages(layout)
     refuse_cycles(paths)
+    audited = _audited_directory(manifest, layout.root, paths)
+    read = _LockRead(lock, lock_path)
+    _read_packages(read, paths, layout, Registry(layout, environment, audited))
+    nodes = _resolve_nodes(read, set(paths.members))
+    member_ids = [path_id(d, paths.read[d].name, paths.read[d].version) for d in paths.members]
+    resolve_root = None
+    if audited in paths.read and isinstance(paths.read[audited].data.get("package"), Mapping):
+        resolve_root = path_id(audited, paths.read[audited].name, paths.read[audited].version)
+    document = {
+        "packages": read.packages,
+        "workspace_members": member_ids,
+        "workspace_default_members": member_ids,
+        "resolve": {"nodes": nodes, "root": resolve_root},
+        "workspace_root": str(layout.root),
+        "version": 1,
+        "metadata": None,
+    }
+    return FileMetadata(document, read.unread)
+
+
+def _audited_directory(manifest: Path, root: Path, paths: PathPackages) -> Path:
+    """The directory of the audited manifest, which must be the root or one of its members."""
     audited = Path(os.path.normpath(manifest.absolute().parent))
     if audited != root and audited not in paths.members:
         raise FeatcheckError(
@@ -114,120 +135,129 @@ def build_metadata(
             f"{printable(root / 'Cargo.toml')} neither lists nor excludes it (cargo refuses it)",
             path=manifest,
         )
+    return audited
+
+
+@dataclass
+class _LockRead:
+    """The lockfile's packages as metadata entries, as they are read."""
+
+    lock: list[dict[str, Any]]
+    lock_path: Path
+    packages: list[dict[str, Any]] = field(default_factory=list)
+    ids: dict[int, str] = field(default_factory=dict)
+    """Package id of each lock entry, by the entry's `id()`."""
+    unread: dict[str, str] = field(default_factory=dict)
+
+    def add(self, entry: dict[str, Any], package: dict[str, Any], why_unread: str = "") -> None:
+        self.packages.append(package)
+        self.ids[id(entry)] = package["id"]
+        if why_unread:
+            self.unread[package["id"]] = why_unread
+
+
+def _read_packages(
+    read: _LockRead, paths: PathPackages, layout: WorkspaceLayout, registry: Registry
+) -> None:
+    """A metadata entry for each package of the lockfile, read or (with the reason) unread."""
     by_key = {(p.name, p.version): d for d, p in paths.read.items()}
-    member_dirs = set(paths.members)
-    registry = Registry(layout, environment, audited)
-    packages: list[dict[str, Any]] = []
-    ids: dict[int, str] = {}
-    unread: dict[str, str] = {}
-    for entry in lock:
+    root = layout.root
+    for entry in read.lock:
         name, version = str(entry["name"]), str(entry["version"])
         source: str | None = entry.get("source")
         if source is None:
             directory = by_key.get((name, version))
             if directory is not None:
                 package_id = path_id(directory, name, version)
-                packages.append(package_json(paths.read[directory], package_id, None, layout))
-            elif name in paths.outside:
-                directory = paths.outside[name]
-                package_id = path_id(directory, name, version)
-                packages.append(unread_json(name, version, package_id, None, directory))
-                unread[package_id] = OUTSIDE
-            else:
-                # Not reached from the manifests ([replace], or no longer used and pruned by
-                # cargo's next resolve): unread, so that nothing silently drops it.
-                directory = root / name
-                package_id = path_id(directory, name, version)
-                packages.append(unread_json(name, version, package_id, None, directory))
-                unread[package_id] = NOT_FOUND
-        else:
-            package_id = f"{source}#{name}@{version}"
-            git = source.startswith("git+")
-            found = None if git else registry.find_configured(name, version, source)
-            if found is not None:
-                packages.append(package_json(found, package_id, str(source), layout))
-            else:
-                where = registry.dirs[-1] if registry.dirs else root
-                packages.append(
-                    unread_json(name, version, package_id, str(source), where / f"{name}-{version}")
-                )
-                unread[package_id] = (
-                    GIT
-                    if git
-                    else registry.unread_reason(source)
-                    or (UNTRUSTED_HOME if registry.untrusted_home else NOT_FETCHED)
-                )
-        ids[id(entry)] = package_id
-
-    registry.cache.save()
-    listed = {(p["name"], p["version"]) for p in packages if p["source"] is None}
-    for read in paths.read.values():
-        if (read.name, read.version) not in listed:
-            raise _stale(f"{read.name} {read.version}", read.name, lock_path)
-
-    raw_by_id = {p["id"]: p for p in packages}
-    libraries = {p["id"]: _library_name(p) for p in packages}
-    nodes: list[dict[str, Any]] = []
-    for entry in lock:
-        if id(entry) not in ids:
+                read.add(entry, package_json(paths.read[directory], package_id, None, layout))
+                continue
+            # Not reached from the manifests ([replace], or no longer used and pruned by
+            # cargo's next resolve): unread, so that nothing silently drops it.
+            why = OUTSIDE if name in paths.outside else NOT_FOUND
+            directory = paths.outside.get(name, root / name)
+            package_id = path_id(directory, name, version)
+            read.add(entry, unread_json(name, version, package_id, None, directory), why)
             continue
-        package = raw_by_id[ids[id(entry)]]
+        package_id = f"{source}#{name}@{version}"
+        git = source.startswith("git+")
+        found = None if git else registry.find_configured(name, version, source)
+        if found is not None:
+            read.add(entry, package_json(found, package_id, str(source), layout))
+            continue
+        where = (registry.dirs[-1] if registry.dirs else root) / f"{name}-{version}"
+        why = (
+            GIT
+            if git
+            else registry.unread_reason(source)
+            or (UNTRUSTED_HOME if registry.untrusted_home else NOT_FETCHED)
+        )
+        read.add(entry, unread_json(name, version, package_id, str(source), where), why)
+    registry.cache.save()
+    listed = {(p["name"], p["version"]) for p in read.packages if p["source"] is None}
+    for package in paths.read.values():
+        if (package.name, package.version) not in listed:
+            raise _stale(f"{package.name} {package.version}", package.name, read.lock_path)
+
+
+def _resolve_nodes(read: _LockRead, member_dirs: set[Path]) -> list[dict[str, Any]]:
+    """metadata's `resolve.nodes`: each read package's edges to the lock packages it declares."""
+    lock_target = _LockTargets(read.lock)
+    raw_by_id = {p["id"]: p for p in read.packages}
+    libraries = {p["id"]: library_crate_name(p) for p in read.packages}
+    nodes: list[dict[str, Any]] = []
+    for entry in read.lock:
+        if id(entry) not in read.ids:
+            continue
+        package = raw_by_id[read.ids[id(entry)]]
         is_member = (
             entry.get("source") is None and Path(package["manifest_path"]).parent in member_dirs
         )
+        targets = [
+            raw_by_id[read.ids[id(t)]]
+            for t in map(lock_target, entry.get("dependencies", ()))
+            if t and id(t) in read.ids
+        ]
+        # An unread package keeps what it may bring, for noexec.gaps.
+        dependencies: list[str] = [t["id"] for t in targets]
         deps: list[dict[str, Any]] = []
-        dependencies: list[str] = []
-        targets = [t for t in map(lock_target, entry.get("dependencies", ())) if t]
-        declared: dict[str, list[dict[str, Any]]] = {}
-        for decl in package["dependencies"]:
-            # cargo resolves dev-dependencies of workspace members only.
-            if is_member or decl["kind"] != "dev":
-                declared.setdefault(decl["name"], []).append(decl)
-        for target in targets:
-            if id(target) not in ids:
-                continue
-            dependency = raw_by_id[ids[id(target)]]
-            if package["id"] in unread:
-                dependencies.append(dependency["id"])  # what it may bring, for noexec.gaps
-                continue
-            named = declared.get(dependency["name"], [])
-            node_dep = _node_dep(named, dependency, libraries[dependency["id"]])
-            if node_dep is None:
-                continue
-            dependencies.append(dependency["id"])
-            if node_dep["name"] is not None:
-                deps.append(node_dep)
-        if entry.get("source") is None and package["id"] not in unread:
-            _check_listed(
-                package,
-                [raw_by_id[ids[id(t)]] for t in targets if id(t) in ids],
-                is_member,
-                lock_path,
-            )
+        if package["id"] not in read.unread:
+            dependencies, deps = _node_edges(package, targets, is_member, libraries)
+            if entry.get("source") is None:
+                _check_listed(package, targets, is_member, read.lock_path)
         nodes.append(
             {"id": package["id"], "dependencies": dependencies, "deps": deps, "features": []}
         )
+    return nodes
 
-    member_ids = [path_id(d, paths.read[d].name, paths.read[d].version) for d in paths.members]
-    this = audited
-    resolve_root = None
-    if this in paths.read and isinstance(paths.read[this].data.get("package"), Mapping):
-        resolve_root = path_id(this, paths.read[this].name, paths.read[this].version)
-    document = {
-        "packages": packages,
-        "workspace_members": member_ids,
-        "workspace_default_members": member_ids,
-        "resolve": {"nodes": nodes, "root": resolve_root},
-        "workspace_root": str(root),
-        "version": 1,
-        "metadata": None,
-    }
-    return FileMetadata(document, unread)
+
+def _node_edges(
+    package: Mapping[str, Any],
+    targets: list[dict[str, Any]],
+    is_member: bool,
+    libraries: Mapping[str, str | None],
+) -> tuple[list[str], list[dict[str, Any]]]:
+    """A read package's `dependencies` and `deps`, from its declarations."""
+    declared: dict[str, list[dict[str, Any]]] = {}
+    for decl in package["dependencies"]:
+        # cargo resolves dev-dependencies of workspace members only.
+        if is_member or decl["kind"] != "dev":
+            declared.setdefault(decl["name"], []).append(decl)
+    dependencies: list[str] = []
+    deps: list[dict[str, Any]] = []
+    for dependency in targets:
+        named = declared.get(dependency["name"], [])
+        node_dep = _node_dep(named, dependency, libraries[dependency["id"]])
+        if node_dep is None:
+            continue
+        dependencies.append(dependency["id"])
+        if node_dep["name"] is not None:
+            deps.append(node_dep)
+    return dependencies, deps
 
 
 def _check_listed(
     package: Mapping[str, Any],
-    resolved: list[Mapping[str, Any]],
+    resolved: Sequence[Mapping[str, Any]],
     is_member: bool,
     lock_path: Path,
 ) -> None:
@@ -249,16 +279,8 @@ def _check_listed(
             raise _stale(f"{package['name']} {package['version']}", decl["name"], lock_path)
 
 
-_LIBRARY_KINDS = frozenset({"lib", "rlib", "dylib", "cdylib", "staticlib", "proc-macro"})
 _matches = functools.lru_cache(maxsize=4096)(matches)
 """`matches`, once per requirement and version: a lockfile repeats both many times."""
-
-
-def _library_name(package: Mapping[str, Any]) -> str | None:
-    """The name of `package`'s library target, if it has one."""
-    return next(
-        (t["name"] for t in package["targets"] if _LIBRARY_KINDS.intersection(t["kind"])), None
-    )
 
 
 def _node_dep(
@@ -277,5 +299,5 @@ def _node_dep(
     renames = {d["rename"] for d in fitting if d["rename"]}
     extern: str | None = None
     if library is not None:
-        extern = (next(iter(renames)) if len(renames) == 1 else library).replace("-", "_")
+        extern = extern_name(next(iter(renames))) if len(renames) == 1 else library
     return {"name": extern, "pkg": dependency["id"], "dep_kinds": kinds}

@@ -9,7 +9,6 @@ from pathlib import Path
 
 from featcheck.boundary import trusted_places
 from featcheck.cargo.checkout_config import read_checkout_config
-from featcheck.cargo.metadata import WorkspaceMetadata, metadata_from_document
 from featcheck.cargo.pending_metadata import PendingMetadata
 from featcheck.cargo.process import RunningProcess
 from featcheck.cargo.runner import CargoRunner
@@ -18,6 +17,7 @@ from featcheck.errors import FeatcheckError
 from featcheck.noexec.metadata import build_metadata
 from featcheck.noexec.targets import builtin_cfg, detect_host_triple, with_rustflags
 from featcheck.semantics.cfg import TargetCfg
+from featcheck.workspace.workspace import Workspace, workspace_from_document
 
 
 class FileRunner(CargoRunner):
@@ -35,13 +35,13 @@ class FileRunner(CargoRunner):
         *,
         all_features: bool = False,
         features: tuple[str, ...] = (),
-    ) -> WorkspaceMetadata:
+    ) -> Workspace:
         """`cargo metadata` rebuilt from the manifests, Cargo.lock and the local registry;
         packages it could not read are listed in `unread`. Its resolve comes from Cargo.lock,
         which lists every optional dependency any feature turns on, so it serves every feature
         selection (the flags change nothing)."""
         built = build_metadata(manifest_path, os.environ, self.checkout)
-        return replace(metadata_from_document(built.document), unread=built.unread)
+        return replace(workspace_from_document(built.document), unread=built.unread)
 
     def start_metadata(
         self,

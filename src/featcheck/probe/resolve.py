@@ -21,13 +21,14 @@ import tomlkit
 from tomlkit.exceptions import TOMLKitError
 
 from featcheck.boundary import read_checkout_file
-from featcheck.cargo.metadata import PackageInfo, WorkspaceMetadata
 from featcheck.cargo.runner import CargoRunner
 from featcheck.cargo.tree_text import TreeTextError, parse_tree_text
 from featcheck.errors import FeatcheckError
 from featcheck.fileio import MAX_LOCKFILE_BYTES, MAX_MANIFEST_BYTES
 from featcheck.graph import DependencyGraph, Node
 from featcheck.lockfile import LockfileGuard
+from featcheck.workspace.model import Package
+from featcheck.workspace.workspace import Workspace
 
 BACKEND = "burn-flex"
 FACADE = "burn"
@@ -83,7 +84,7 @@ class BackendConfig:
         return self.pins[0]
 
 
-def select_member(metadata: WorkspaceMetadata, manifest: Path, package: str | None) -> PackageInfo:
+def select_member(metadata: Workspace, manifest: Path, package: str | None) -> Package:
     """The one member to probe: `-p`, else the member whose manifest PATH names."""
     members = list(metadata.members)
     names = sorted(m.name for m in members)
@@ -182,8 +183,8 @@ class MemberResolution:
     """The member's backend configuration plus what --compare-fix needs to redo it."""
 
     config: BackendConfig
-    metadata: WorkspaceMetadata
-    member: PackageInfo
+    metadata: Workspace
+    member: Package
     manifest: Path
 
 

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from featcheck.resolution.index import BUILD, DEV, NORMAL, Edge, PackageIndex
 from featcheck.semantics.cfg import TargetCfg
+from featcheck.workspace.model import BUILD, DEV, NORMAL, Edge
+from featcheck.workspace.table import PackageIndex
 
 DepList = tuple[tuple[Edge, int], ...]
 """(declaration, unit key of the dependency) pairs; a unit key is `package * 2 + host`."""

@@ -10,21 +10,20 @@ cargo's feature resolver over that data for each (member, target) and returns th
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from enum import Enum
 from typing import Any
 
-from featcheck.cargo.runner import CargoRunner
 from featcheck.deadline import NO_DEADLINE, Deadline
 from featcheck.errors import FeatcheckError
 from featcheck.featureset import DEFAULT, FeatureSelection
 from featcheck.graph import DependencyGraph
 from featcheck.resolution.context import BuildContext
 from featcheck.resolution.features import FeatureSelectionError
-from featcheck.resolution.index import PackageIndex, build_index
 from featcheck.resolution.session import TargetSession
 from featcheck.semantics.cfg import TargetCfg
+from featcheck.workspace.table import PackageIndex, build_index
 
 
 def _member_index(index: PackageIndex, member: str) -> int:
@@ -155,9 +154,3 @@ def _resolve_all(
                     raise
                 errors[job] = error
     return graphs
-
-
-def target_cfgs(runner: CargoRunner, triples: Iterable[str]) -> tuple[list[TargetCfg], TargetCfg]:
-    """The cfg of each audited target and of the host, one `rustc --print cfg` each (cached)."""
-    cfgs = [runner.target_cfg(triple) for triple in triples]
-    return cfgs, runner.host_cfg()

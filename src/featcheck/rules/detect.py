@@ -7,11 +7,11 @@ target, lacking the rule's feature, that the build uses as the rule's `used-when
 from __future__ import annotations
 
 from featcheck.graph import Node
-from featcheck.names import crate_key, same_crate
 from featcheck.rules.base import UNKNOWN_SELECTION, BuildView, Detection
 from featcheck.rules.spec import Rule, SelectedBy, UsedWhen
 from featcheck.rules.targets import not_applicable
 from featcheck.semantics import semver
+from featcheck.workspace.names import crate_key, same_crate
 
 
 def skipped_for_target(rule: Rule, view: BuildView) -> str | None:

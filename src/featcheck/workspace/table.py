@@ -1,7 +1,7 @@
-"""The packages of one `cargo metadata` output, indexed for the feature resolver.
+"""The packages of one `cargo metadata` output, by position, one record each.
 
 Everything that does not depend on the member or the target is computed here once: feature
-tables parsed into `FeatureValue`s, each resolved edge paired with its declarations, and what a
+tables parsed into `FeatureValue`s, each resolved edge bound to its declaration, and what a
 declaration asks of the package it names (its features, plus `default` when used and defined).
 """
 
@@ -10,18 +10,14 @@ from __future__ import annotations
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import PurePath
-from typing import Any, NamedTuple, overload
+from pathlib import Path, PurePath
+from typing import Any, overload
 from urllib.parse import unquote, urlparse
 
-from featcheck.graph import PackageRef
-from featcheck.resolution.edges import declarations_for_edge, library_crate_name
-from featcheck.resolution.values import FEATURE, FeatureValue, parse_feature_values
+from featcheck.workspace.edges import declarations_for_edge, library_crate_name
+from featcheck.workspace.model import DEV, Declaration, DependencyKind, Edge, Package, PackageRef
+from featcheck.workspace.values import FEATURE, FeatureValue, parse_feature_values
 
-NORMAL = 0
-DEV = 1
-BUILD = 2
-_KINDS = {None: NORMAL, "normal": NORMAL, "dev": DEV, "build": BUILD}
 _CRATES_IO = (
     "registry+https://github.com/rust-lang/crates.io-index",
     "sparse+https://index.crates.io/",
@@ -34,37 +30,6 @@ else:
     # What `urllib.request.url2pathname` is off Windows, without importing urllib.request
     # (http.client, email, ssl: a tenth of the start-up of a --no-exec audit).
     url2pathname = unquote
-
-
-class Edge(NamedTuple):
-    """One declaration of a dependency, bound to the package it resolved to."""
-
-    dep: int
-    """Index of the depended-on package."""
-    name_in_toml: str
-    """The manifest key (the rename, if any): what `dep:x` and `x/feat` refer to."""
-    kind: int
-    platform: str | None
-    """`cfg(...)` or triple of a `[target.X]` table; None when unconditional."""
-    optional: bool
-    requested: tuple[FeatureValue, ...]
-    """What this declaration turns on in `dep` (cargo's `fvs_from_dependency`)."""
-
-
-@dataclass(slots=True)
-class Package:
-    """One package of the resolve."""
-
-    index: int
-    id: str
-    ref: PackageRef
-    proc_macro: bool
-    features: dict[str, tuple[FeatureValue, ...]]
-    edges: tuple[Edge, ...]
-    edition: str
-    unresolved: frozenset[str] = frozenset()
-    """Keys of normal and build dependencies the resolve holds no package for: optional ones
-    nothing in the workspace turns on, so Cargo.lock does not know which version they get."""
 
 
 class PackageTable(Sequence[Package]):
@@ -129,36 +94,40 @@ class PackageTable(Sequence[Package]):
 
     def _package(self, position: int) -> Package:
         raw = self._raw[position]
-        kinds = {kind for target in raw.get("targets", ()) for kind in target.get("kind", ())}
-        ref = PackageRef(raw["name"], raw["version"], display_source(raw), raw["id"])
-        package = Package(
-            position,
-            raw["id"],
-            ref,
-            "proc-macro" in kinds,
-            self.feature_table(position),
-            (),
-            raw["edition"],
+        kinds = frozenset(
+            kind for target in raw.get("targets", ()) for kind in target.get("kind", ())
         )
+        declarations = tuple(declaration(d) for d in raw.get("dependencies", ()))
         node = self._nodes.get(raw["id"])
-        if node is None:
-            return package  # not in the resolve: nothing depends on it in any build
-        declarations = raw["dependencies"]
-        listed = {dep["pkg"]: dep for dep in node.get("deps", ())}
         edges: list[Edge] = []
-        for dep_id in node.get("dependencies", listed):
-            target = self._by_id[dep_id]
-            dependency = self._raw[target]
-            library = self._library_name(target)
-            for decl in declarations_for_edge(
-                declarations, dependency, listed.get(dep_id), library
-            ):
-                edges.append(self._edge(decl, target))
-        edges += self._path_edges_without_library(declarations, edges)
-        package.edges = tuple(edges)
-        declared = {d.get("rename") or d["name"] for d in declarations if d.get("kind") != "dev"}
-        package.unresolved = frozenset(declared - {edge.name_in_toml for edge in edges})
-        return package
+        unresolved: frozenset[str] = frozenset()
+        if node is not None:  # else not in the resolve: nothing depends on it in any build
+            listed = {dep["pkg"]: dep for dep in node.get("deps", ())}
+            for dep_id in node.get("dependencies", listed):
+                target = self._by_id[dep_id]
+                dependency = self._raw[target]
+                library = self._library_name(target)
+                for decl in declarations_for_edge(
+                    declarations, dependency, listed.get(dep_id), library
+                ):
+                    edges.append(self._edge(decl, target))
+            edges += self._path_edges_without_library(declarations, edges)
+            declared = {d.key for d in declarations if d.kind is not DEV}
+            unresolved = frozenset(declared - {edge.name_in_toml for edge in edges})
+        return Package(
+            index=position,
+            id=raw["id"],
+            ref=PackageRef(raw["name"], raw["version"], display_source(raw), raw["id"]),
+            manifest_path=Path(raw["manifest_path"]),
+            is_registry=is_registry(raw),
+            target_kinds=kinds,
+            proc_macro="proc-macro" in kinds,
+            edition=raw["edition"],
+            features=self.feature_table(position),
+            declarations=declarations,
+            edges=tuple(edges),
+            unresolved=unresolved,
+        )
 
     def _library_name(self, position: int) -> str | None:
         """The crate name of the package's library (asked once per edge that leads to it)."""
@@ -166,21 +135,16 @@ class PackageTable(Sequence[Package]):
             self._libraries[position] = library_crate_name(self._raw[position])
         return self._libraries[position]
 
-    def _edge(self, decl: Mapping[str, Any], target: int) -> Edge:
-        requested = parse_feature_values(decl.get("features", ()))
-        if decl.get("uses_default_features", True) and "default" in self.feature_table(target):
+    def _edge(self, decl: Declaration, target: int) -> Edge:
+        requested = parse_feature_values(decl.features)
+        if decl.uses_default_features and "default" in self.feature_table(target):
             requested += (_DEFAULT,)
         return Edge(
-            dep=target,
-            name_in_toml=decl.get("rename") or decl["name"],
-            kind=_KINDS[decl.get("kind")],
-            platform=decl.get("target"),
-            optional=bool(decl.get("optional", False)),
-            requested=requested,
+            target, decl.key, decl.kind, decl.target, decl.optional, requested, declaration=decl
         )
 
     def _path_edges_without_library(
-        self, declarations: list[Mapping[str, Any]], edges: list[Edge]
+        self, declarations: tuple[Declaration, ...], edges: list[Edge]
     ) -> list[Edge]:
         """Edges to path packages that have no lib target, which metadata's resolve leaves out.
 
@@ -191,10 +155,9 @@ class PackageTable(Sequence[Package]):
         named = {edge.name_in_toml for edge in edges}
         found: list[Edge] = []
         for decl in declarations:
-            path = decl.get("path")
-            if path is None or (decl.get("rename") or decl["name"]) in named:
+            if decl.path is None or decl.key in named:
                 continue
-            position = self._by_directory.get((str(decl["name"]), str(PurePath(path))))
+            position = self._by_directory.get((decl.name, str(PurePath(decl.path))))
             if position is not None:
                 found.append(self._edge(decl, position))
         return found
@@ -208,6 +171,26 @@ class PackageIndex:
     by_id: dict[str, int]
     workspace_root: str
     members: tuple[str, ...]
+
+
+def declaration(raw: Mapping[str, Any]) -> Declaration:
+    """A `packages[].dependencies[]` entry of `cargo metadata`."""
+    return Declaration(
+        name=raw["name"],
+        rename=raw.get("rename"),
+        req=raw.get("req", "*"),
+        kind=DependencyKind.of(raw.get("kind")),
+        target=raw.get("target"),
+        optional=bool(raw.get("optional", False)),
+        uses_default_features=bool(raw.get("uses_default_features", True)),
+        features=tuple(raw.get("features", ())),
+        path=raw.get("path"),
+    )
+
+
+def is_registry(package: Mapping[str, Any]) -> bool:
+    """Whether the package comes from a registry (crates.io or another)."""
+    return str(package.get("source") or "").startswith(("registry+", "sparse+"))
 
 
 def display_source(package: Mapping[str, Any]) -> str | None:

@@ -18,3 +18,8 @@ def crate_key(name: str) -> str:
 def same_crate(written: str, name: str) -> bool:
     """Whether `written` (by a user or a rule) names the crate cargo calls `name`."""
     return crate_key(written) == crate_key(name)
+
+
+def extern_name(name: str) -> str:
+    """The name Rust code uses for a crate or a renamed dependency: `-` written as `_`."""
+    return name.replace("-", "_")

@@ -1,0 +1,139 @@
+"""The records of the workspace model: a package, a declaration in its manifest, and a resolved
+edge bound to the declaration behind it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+from pathlib import Path
+from typing import NamedTuple
+
+from featcheck.workspace.values import FeatureValue
+
+_FINAL_ARTIFACTS = frozenset({"bin", "cdylib", "staticlib"})
+"""Target kinds that are built for someone to run or load, not to depend on."""
+
+
+class DependencyKind(Enum):
+    """The table a dependency is declared in."""
+
+    NORMAL = "normal"
+    DEV = "dev"
+    BUILD = "build"
+
+    @classmethod
+    def of(cls, kind: str | None) -> DependencyKind:
+        """The kind as `cargo metadata` writes it (`null` for a normal dependency)."""
+        return cls(kind or "normal")
+
+
+NORMAL = DependencyKind.NORMAL
+DEV = DependencyKind.DEV
+BUILD = DependencyKind.BUILD
+
+
+@dataclass(frozen=True, order=True)
+class PackageRef:
+    """A package as cargo tree names it: name, version and, for non-registry packages, source."""
+
+    name: str
+    version: str
+    source: str | None = None
+    """A local path or git URL as printed by `{p}`; None for registry packages."""
+    id: str | None = field(default=None, compare=False)
+    """cargo's package id when the graph came from metadata (None for saved tree text): what
+    every later step uses to find the package again, never name and version."""
+
+    @property
+    def is_local(self) -> bool:
+        """True for path packages: workspace members and path dependencies the user owns."""
+        return self.source is not None and not self.source.startswith(
+            ("http://", "https://", "git+", "registry+", "sparse+", "ssh://")
+        )
+
+    def __str__(self) -> str:
+        return f"{self.name} v{self.version}"
+
+
+@dataclass(frozen=True)
+class Declaration:
+    """One entry of a package's dependency tables, as cargo normalised it."""
+
+    name: str
+    """The depended-on package's real name (after `package = ...` renames)."""
+    rename: str | None
+    """The key the manifest uses when it differs from the package name."""
+    req: str
+    """The version requirement, e.g. `=0.22.1` or `^1`."""
+    kind: DependencyKind
+    target: str | None
+    """`cfg(...)` expression or target triple of a `[target.X]` table; None if unconditional."""
+    optional: bool
+    uses_default_features: bool
+    features: tuple[str, ...]
+    path: str | None
+    """Absolute directory of a path dependency."""
+
+    @property
+    def key(self) -> str:
+        """The name under which the dependency is declared in the manifest."""
+        return self.rename or self.name
+
+
+class Edge(NamedTuple):
+    """One declaration of a dependency, bound to the package it resolved to."""
+
+    dep: int
+    """Index of the depended-on package."""
+    name_in_toml: str
+    """The manifest key (the rename, if any): what `dep:x` and `x/feat` refer to."""
+    kind: DependencyKind
+    platform: str | None
+    """`cfg(...)` or triple of a `[target.X]` table; None when unconditional."""
+    optional: bool
+    requested: tuple[FeatureValue, ...]
+    """What this declaration turns on in `dep` (cargo's `fvs_from_dependency`)."""
+    declaration: Declaration | None = None
+    """The declaration behind the edge; None for one a counterfactual edit adds."""
+
+
+@dataclass(frozen=True, eq=False, slots=True)
+class Package:
+    """One package of the resolve: identity, manifest, feature table, declarations and edges.
+
+    Compared by identity: the workspace holds one record per package.
+    """
+
+    index: int
+    """Position in the workspace's package table: what graph keys and edges use."""
+    id: str
+    """cargo's package ID spec, usable with `cargo tree -p`."""
+    ref: PackageRef
+    manifest_path: Path
+    is_registry: bool
+    target_kinds: frozenset[str]
+    proc_macro: bool
+    edition: str
+    features: dict[str, tuple[FeatureValue, ...]]
+    declarations: tuple[Declaration, ...]
+    edges: tuple[Edge, ...] = ()
+    """The resolved edges, each bound to its declaration; empty for a package nothing in any
+    build depends on."""
+    unresolved: frozenset[str] = frozenset()
+    """Keys of normal and build dependencies the resolve holds no package for: optional ones
+    nothing in the workspace turns on, so Cargo.lock does not know which version they get."""
+
+    @property
+    def name(self) -> str:
+        return self.ref.name
+
+    @property
+    def version(self) -> str:
+        return self.ref.version
+
+    @property
+    def is_library_only(self) -> bool:
+        """True when the package builds no final artifact (a binary, or a `cdylib`/`staticlib`
+        such as a Python extension, a wasm module or a C library): its features are chosen by
+        the packages that depend on it. Examples and tests do not count: nobody ships them."""
+        return not self.target_kinds & _FINAL_ARTIFACTS
