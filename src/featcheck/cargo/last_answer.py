@@ -17,9 +17,9 @@ import threading
 from collections.abc import Sequence
 from pathlib import Path
 
+from featcheck.cache_files import replace_cache_file
 from featcheck.cargo.metadata import WorkspaceMetadata, parse_metadata
 from featcheck.errors import FeatcheckError
-from featcheck.fileio import replace_cache_file
 
 MAX_KEPT = 8
 """Answers kept, one per project and command line: the oldest written go first."""

@@ -29,7 +29,7 @@ from featcheck.boundary import (
 from featcheck.cargo.argv_gate import TOOLCHAIN, Argument, GateError, option, word
 from featcheck.cargo.process import run_process
 from featcheck.errors import FeatcheckError
-from featcheck.fileio import MAX_CONFIG_BYTES, decode_text, read_regular_file, toml_data
+from featcheck.fileio import MAX_CONFIG_BYTES, decode_text, read_regular_file
 
 TOOLCHAIN_FILES = ("rust-toolchain", "rust-toolchain.toml")
 """In the order rustup prefers them when both are in one directory."""
@@ -194,7 +194,11 @@ def rustup_settings() -> RustupSettings:
     settings = _rustup_home() / "settings.toml"
     try:
         text = read_small_file(settings, "rustup settings file").decode()
-        document = _plain_settings(text) or toml_data(text)
+        document = _plain_settings(text)
+        if not document:
+            from featcheck.toml_read import toml_data  # a TOML parser only where needed
+
+            document = toml_data(text)
     except Exception:
         return RustupSettings({}, None)
     table = document.get("overrides")
