@@ -15,10 +15,8 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
-import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from featcheck.errors import FeatcheckError
 
@@ -45,79 +43,6 @@ def user_cache_directory(environment: Mapping[str, str]) -> Path | None:
     except RuntimeError:  # no home directory to find
         return None
     return root / "featcheck"
-
-
-def read_cache(file: Path, version: int, key: str) -> dict[str, Any]:
-    """The entries under `key` of a cache file featcheck wrote in format `version`; none when
-    it is missing, unreadable or of another version."""
-    import json
-
-    with contextlib.suppress(OSError, ValueError):
-        document = json.loads(file.read_bytes())
-        if isinstance(document, dict) and document.get("version") == version:
-            entries = document.get(key)
-            if isinstance(entries, dict):
-                return entries
-    return {}
-
-
-def write_cache(file: Path, version: int, key: str, entries: Mapping[str, Any]) -> None:
-    """Replace a cache file with `entries` under `key` (see `replace_cache_file`)."""
-    import json
-
-    replace_cache_file(file, json.dumps({"version": version, key: entries}))
-
-
-def replace_cache_file(file: Path, text: str) -> bool:
-    """Replace a cache file with `text`, atomically but without syncing (a cache lost in a
-    crash is only worked out again): written beside it as `.STEM-…` first. False, and nothing
-    replaced, where it fails."""
-    import tempfile
-
-    try:
-        file.parent.mkdir(parents=True, exist_ok=True)
-        handle, temporary = tempfile.mkstemp(prefix=f".{file.stem}-", dir=file.parent)
-    except OSError:
-        return False
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            stream.write(text)
-        os.replace(temporary, file)
-        return True
-    except OSError:
-        return False
-    finally:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-
-
-def toml_data(text: str) -> dict[str, Any]:
-    """Parse TOML text that is only read, never edited or located; ValueError when invalid.
-
-    tomllib, or before Python 3.11 its original, tomli (a cold --no-exec audit parses hundreds
-    of registry manifests: 0.2 s, where tomlkit takes 1.8 s); tomlkit only where neither is
-    installed."""
-    if sys.version_info >= (3, 11):
-        import tomllib
-
-        return _parsed(tomllib.loads, tomllib.TOMLDecodeError, text)
-    try:
-        import tomli
-    except ImportError:
-        import tomlkit
-        import tomlkit.exceptions
-
-        return _parsed(lambda t: tomlkit.parse(t).unwrap(), tomlkit.exceptions.TOMLKitError, text)
-    return _parsed(tomli.loads, tomli.TOMLDecodeError, text)
-
-
-def _parsed(
-    loads: Callable[[str], dict[str, Any]], invalid: type[Exception], text: str
-) -> dict[str, Any]:
-    try:
-        return loads(text)
-    except (invalid, RecursionError) as error:
-        raise ValueError(str(error)) from None
 
 
 def read_regular_file(
@@ -291,12 +216,26 @@ def write_atomic(
     _sync_directory(target.parent)
 
 
+def create_hidden_file(directory: Path, prefix: str) -> tuple[int, Path]:
+    """A new file `PREFIX` + 8 random hex digits in `directory`, open for writing, readable by
+    its owner only (as tempfile.mkstemp makes one, without loading tempfile and shutil into
+    what runs before cargo starts)."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL
+    for name in ("O_NOFOLLOW", "O_CLOEXEC", "O_BINARY"):
+        flags |= getattr(os, name, 0)
+    for _ in range(16):
+        path = directory / f"{prefix}{os.urandom(4).hex()}"
+        try:
+            return os.open(path, flags, 0o600), path
+        except FileExistsError:
+            continue
+    raise FileExistsError("no free temporary name")
+
+
 def _replace_from_named_file(path: Path, target: Path, content: bytes, mode: int) -> None:
     """Write a hidden `.NAME.XXXXXXXX` file, flush it, and rename it over `target`."""
-    import tempfile  # only where the file system lacks O_TMPFILE
-
     try:
-        handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+        handle, temporary = create_hidden_file(target.parent, f".{target.name}.")
     except OSError as error:
         raise FeatcheckError(f"cannot write here: {error.strerror or error}", path=path) from None
     try:
@@ -307,7 +246,7 @@ def _replace_from_named_file(path: Path, target: Path, content: bytes, mode: int
             os.fsync(stream.fileno())
         os.replace(temporary, target)
     except BaseException as error:
-        Path(temporary).unlink(missing_ok=True)
+        temporary.unlink(missing_ok=True)
         if isinstance(error, OSError):
             raise FeatcheckError(f"cannot write: {error.strerror or error}", path=path) from None
         raise

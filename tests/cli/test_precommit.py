@@ -127,9 +127,11 @@ def _hook_repository(destination: Path) -> Path:
 
 
 def _put_crate(project: Path, crate: Path) -> None:
-    for name in ("Cargo.toml", "Cargo.lock", "src/main.rs"):
-        (project / name).parent.mkdir(parents=True, exist_ok=True)
+    """`crate`'s manifest and lockfile, and the program all the example crates build."""
+    for name in ("Cargo.toml", "Cargo.lock"):
         shutil.copy2(crate / name, project / name)
+    (project / "src").mkdir(exist_ok=True)
+    shutil.copy2(CRATES / "pitb-exec-cpu" / "src" / "main.rs", project / "src" / "main.rs")
 
 
 def _try_repo(project: Path, hooks: Path, home: Path) -> subprocess.CompletedProcess[str]:

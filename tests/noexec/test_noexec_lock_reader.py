@@ -11,9 +11,9 @@ import pytest
 from conftest import CRATES, WORKSPACES
 
 from featcheck.errors import FeatcheckError
-from featcheck.fileio import toml_data
 from featcheck.noexec.lock_reader import _cargo_layout, lock_entries
 from featcheck.noexec.metadata import build_metadata
+from featcheck.toml_read import toml_data
 
 LOCKFILES = sorted([*WORKSPACES.glob("*/Cargo.lock"), *CRATES.glob("*/Cargo.lock")])
 

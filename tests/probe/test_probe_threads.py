@@ -4,7 +4,7 @@ thread, next to an idle pool, or on a pool of workers while the caller waits, as
 Every core is kept busy by a busy loop the test starts (each ends by itself after a minute).
 
 It needs rustc (std only, no crates, no network) and Linux, where threads.rs can read
-/proc/self/task; elsewhere the probe reports "not measured", which test_probe.py covers.
+/proc/self/task; elsewhere the probe reports "not measured", which test_verdict.py covers.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 from conftest import REPO
 
-from featcheck.probe.build import CRATE_DIR
+from featcheck.probe.cache import CRATE_DIR
 from featcheck.probe.measure import _read_cpu_times, run_load, usable_cores
 from featcheck.probe.verdict import RunStats, ThreadEvidence, Verdict, decide
 

@@ -15,7 +15,7 @@ from typing import Any, NamedTuple
 from featcheck.background import Background
 from featcheck.cargo.argv_gate import TOOLCHAIN, Argument, option, word
 from featcheck.cargo.process import neutral_directory, run_process
-from featcheck.fileio import MAX_CONFIG_BYTES, read_regular_file, toml_data
+from featcheck.fileio import MAX_CONFIG_BYTES, read_regular_file
 
 
 def rustup_home() -> Path:
@@ -38,7 +38,11 @@ def rustup_settings() -> RustupSettings:
     settings = rustup_home() / "settings.toml"
     try:
         text = read_regular_file(settings, "rustup settings file", MAX_CONFIG_BYTES).decode()
-        document = _plain_settings(text) or toml_data(text)
+        document = _plain_settings(text)
+        if not document:
+            from featcheck.toml_read import toml_data  # a TOML parser only where needed
+
+            document = toml_data(text)
     except Exception:
         return RustupSettings({}, None)
     table = document.get("overrides")

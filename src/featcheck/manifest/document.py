@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING, Any
 
 from featcheck.boundary import read_checkout_file
 from featcheck.errors import FeatcheckError
-from featcheck.fileio import MAX_MANIFEST_BYTES, decode_text, toml_data
+from featcheck.fileio import MAX_MANIFEST_BYTES, decode_text
+from featcheck.toml_read import toml_data
 
 if TYPE_CHECKING:
     from featcheck.manifest.spans import Entry, KeyPath

@@ -17,8 +17,9 @@ from typing import Any, TypeGuard
 
 from featcheck.boundary import read_checkout_file
 from featcheck.errors import FeatcheckError
-from featcheck.fileio import MAX_MANIFEST_BYTES, decode_text, toml_data
+from featcheck.fileio import MAX_MANIFEST_BYTES, decode_text
 from featcheck.manifest.document import parse_document
+from featcheck.toml_read import toml_data
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 _PACKAGE_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_-]*")

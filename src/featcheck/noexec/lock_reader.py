@@ -17,10 +17,11 @@ from typing import Any
 
 from featcheck.boundary import read_checkout_file
 from featcheck.errors import FeatcheckError
-from featcheck.fileio import MAX_LOCKFILE_BYTES, decode_text, toml_data
+from featcheck.fileio import MAX_LOCKFILE_BYTES, decode_text
 from featcheck.manifest.document import parse_document
 from featcheck.noexec.files import printable, valid_package_name
 from featcheck.semantics.semver import number_error
+from featcheck.toml_read import toml_data
 
 # A basic string without escapes: any character but `"`, `\` and the control characters TOML
 # refuses in one (tab is allowed).

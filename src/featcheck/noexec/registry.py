@@ -15,7 +15,6 @@ from pathlib import Path
 
 from featcheck.boundary import is_inside, trusted_places
 from featcheck.errors import FeatcheckError
-from featcheck.fileio import toml_data
 from featcheck.noexec.archive import read_archive
 from featcheck.noexec.cache import ManifestCache
 from featcheck.noexec.crate_targets import ArchiveFiles
@@ -24,6 +23,7 @@ from featcheck.noexec.packages import PackageManifest, read_package
 from featcheck.noexec.source_dirs import source_directories
 from featcheck.noexec.sources import LocalSource, RefusedSource, read_source_config
 from featcheck.noexec.workspace import WorkspaceLayout
+from featcheck.toml_read import toml_data
 
 
 def _registry_dirs(cargo_home: Path | None, root: Path, kind: str = "src") -> list[Path]:

@@ -18,10 +18,20 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from featcheck.audit import AuditOptions, audit_project, find_manifest
+from featcheck.boundary import checkout_root
 from featcheck.errors import FeatcheckError
-from featcheck.probe.build import BuildPlan, BuiltProbe, ProbeBuilder
+from featcheck.fixes.apply import plan_changes
+from featcheck.manifest.document import read_manifest
+from featcheck.probe.build import ProbeBuilder
 from featcheck.probe.measure import Measurement, TorchStats, measure, measure_torch, usable_cores
-from featcheck.probe.resolve import BackendConfig, MemberResolution, resolve_member
+from featcheck.probe.plan import BuildPlan, BuiltProbe
+from featcheck.probe.resolve import (
+    BackendConfig,
+    MemberResolution,
+    resolve_member,
+    resolve_with_changes,
+)
 from featcheck.probe.verdict import Decision, check_n, decide
 
 DEFAULT_N = 1024
@@ -120,9 +130,6 @@ def _fix_changes(
     resolution: MemberResolution, options: ProbeOptions, say: Callable[[str], None]
 ) -> tuple[dict[Path, str], str | None]:
     """What `featcheck --fix` would write for this member (path -> new text), and in words."""
-    from featcheck.audit import AuditOptions, audit_project
-    from featcheck.fixes.apply import plan_changes
-
     say(f"auditing {resolution.member.name} for featcheck's fix (cargo confirms it)")
     result = audit_project(
         resolution.manifest,
@@ -163,17 +170,8 @@ def run_probe(options: ProbeOptions, say: Callable[[str], None]) -> ProbeReport:
 
 
 def _run_probe(options: ProbeOptions, say: Callable[[str], None]) -> ProbeReport:
-    from featcheck.audit import find_manifest
-    from featcheck.boundary import checkout_root
-    from featcheck.manifest.document import read_manifest
-
     started = time.monotonic()
-    try:
-        check_n(options.n)
-    except ValueError as error:
-        raise FeatcheckError(str(error)) from None
-    manifest = find_manifest(options.path)
-    read_manifest(manifest, root=checkout_root(manifest))
+    manifest = _checked_manifest(options)
     # cargo, rustc and a linker first: no point resolving what cannot be built.
     builder = ProbeBuilder(
         manifest.parent,
@@ -191,71 +189,14 @@ def _run_probe(options: ProbeOptions, say: Callable[[str], None]) -> ProbeReport
         on_command=options.on_command,
     )
     config = resolution.config
-    configs = [config]
-    notes: list[str] = []
-    preset = os.environ.get("RAYON_NUM_THREADS")
-    if preset is not None:
-        notes.append(
-            f"RAYON_NUM_THREADS={preset} is set here; the probe sets it to 1 for one run and "
-            "unsets it for the all-core run"
-        )
-    fix_description: str | None = None
-    if options.compare_fix:
-        changes, fix_description = _fix_changes(resolution, options, say)
-        if not changes:
-            notes.append(f"featcheck has no confirmed fix for {config.member}: nothing to compare")
-        else:
-            from featcheck.probe.resolve import resolve_with_changes
-
-            fixed = resolve_with_changes(
-                resolution,
-                changes,
-                offline=options.offline,
-                timeout=options.timeout,
-                on_command=options.on_command,
-            )
-            if fixed.pins == config.pins:
-                notes.append(
-                    f"featcheck's fix does not change {config.backend}: nothing to compare"
-                )
-            else:
-                configs.append(fixed)
+    notes = _environment_notes()
+    configs, fix_description = _configurations(resolution, options, say, notes)
     plans = [builder.plan(variant, mlp=options.mlp) for variant in configs]
-    to_build = [plan for plan in plans if not plan.cached]
-    if to_build:
-        lockfile = "the checkout's Cargo.lock" if config.lockfile is not None else "cargo resolves"
-        statement = build_statement(to_build, config.member, lockfile)
-        say(statement)
-        if options.confirm is not None and not options.confirm(statement):
-            raise FeatcheckError("nothing was built: the probe's build was not confirmed")
-    builds: list[BuiltProbe] = []
-    for plan in plans:
-        built = builder.build(plan)
-        if built.cached:
-            say(
-                f"using the probe built before for {plan.config.backend}: nothing is compiled "
-                f"({built.binary.parent})"
-            )
-        builds.append(built)
+    _confirm_build(plans, config, options, say)
+    builds = [_built(builder, plan, say) for plan in plans]
     cores = usable_cores()
     seconds_to_timing = time.monotonic() - started
-    measurements = measure(
-        [b.binary for b in builds],
-        options.n,
-        cores=cores,
-        mlp=options.mlp,
-        timeout=options.timeout,
-        say=say,
-    )
-    variants = [
-        VariantResult(
-            c,
-            b,
-            m,
-            decide(m.single, m.every, cores, m.idle_cores, n=options.n, other_cores=m.other_cores),
-        )
-        for c, b, m in zip(configs, builds, measurements, strict=True)
-    ]
+    variants = _measured(configs, builds, options, cores, say)
     return ProbeReport(
         member=config.member,
         target=config.target,
@@ -270,3 +211,106 @@ def _run_probe(options: ProbeOptions, say: Callable[[str], None]) -> ProbeReport
         notes=notes,
         seconds_to_timing=seconds_to_timing,
     )
+
+
+def _checked_manifest(options: ProbeOptions) -> Path:
+    """The member's Cargo.toml, read once to refuse a bad one, after a valid --n."""
+    try:
+        check_n(options.n)
+    except ValueError as error:
+        raise FeatcheckError(str(error)) from None
+    manifest = find_manifest(options.path)
+    read_manifest(manifest, root=checkout_root(manifest))
+    return manifest
+
+
+def _environment_notes() -> list[str]:
+    preset = os.environ.get("RAYON_NUM_THREADS")
+    if preset is None:
+        return []
+    return [
+        f"RAYON_NUM_THREADS={preset} is set here; the probe sets it to 1 for one run and "
+        "unsets it for the all-core run"
+    ]
+
+
+def _configurations(
+    resolution: MemberResolution,
+    options: ProbeOptions,
+    say: Callable[[str], None],
+    notes: list[str],
+) -> tuple[list[BackendConfig], str | None]:
+    """The member's configuration, and with --compare-fix the one featcheck's fix gives where
+    it differs (else a note why not); also the fix in words."""
+    config = resolution.config
+    if not options.compare_fix:
+        return [config], None
+    changes, fix_description = _fix_changes(resolution, options, say)
+    if not changes:
+        notes.append(f"featcheck has no confirmed fix for {config.member}: nothing to compare")
+        return [config], fix_description
+    fixed = resolve_with_changes(
+        resolution,
+        changes,
+        offline=options.offline,
+        timeout=options.timeout,
+        on_command=options.on_command,
+    )
+    if fixed.pins == config.pins:
+        notes.append(f"featcheck's fix does not change {config.backend}: nothing to compare")
+        return [config], fix_description
+    return [config, fixed], fix_description
+
+
+def _confirm_build(
+    plans: list[BuildPlan],
+    config: BackendConfig,
+    options: ProbeOptions,
+    say: Callable[[str], None],
+) -> None:
+    """State what the builds to come compile and run, and ask before compiling anything."""
+    to_build = [plan for plan in plans if not plan.cached]
+    if not to_build:
+        return
+    lockfile = "the checkout's Cargo.lock" if config.lockfile is not None else "cargo resolves"
+    statement = build_statement(to_build, config.member, lockfile)
+    say(statement)
+    if options.confirm is not None and not options.confirm(statement):
+        raise FeatcheckError("nothing was built: the probe's build was not confirmed")
+
+
+def _built(builder: ProbeBuilder, plan: BuildPlan, say: Callable[[str], None]) -> BuiltProbe:
+    built = builder.build(plan)
+    if built.cached:
+        say(
+            f"using the probe built before for {plan.config.backend}: nothing is compiled "
+            f"({built.binary.parent})"
+        )
+    return built
+
+
+def _measured(
+    configs: list[BackendConfig],
+    builds: list[BuiltProbe],
+    options: ProbeOptions,
+    cores: int,
+    say: Callable[[str], None],
+) -> list[VariantResult]:
+    """Every build timed with 1 thread and all cores, and judged."""
+    measurements = measure(
+        [b.binary for b in builds],
+        options.n,
+        cores=cores,
+        mlp=options.mlp,
+        timeout=options.timeout,
+        say=say,
+    )
+    return [
+        VariantResult(
+            c,
+            b,
+            m,
+            decide(m.single, m.every, cores, m.idle_cores, n=options.n, other_cores=m.other_cores),
+        )
+        for c, b, m in zip(configs, builds, measurements, strict=True)
+    ]

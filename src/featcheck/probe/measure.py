@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -24,6 +25,9 @@ from typing import Any
 
 from featcheck.errors import FeatcheckError
 from featcheck.probe.verdict import RunStats, ThreadEvidence
+
+if sys.platform != "win32":
+    import resource
 
 ROUNDS = 1
 """One round: the verdict rests on which threads did the work, which one round shows under any
@@ -160,12 +164,11 @@ class RunLoad:
 
 def _children_cpu_seconds() -> float | None:
     """CPU time of the waited-for children of this process so far (Unix)."""
-    try:
-        import resource
-    except ImportError:
+    if sys.platform == "win32":
         return None
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
+    else:
+        usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return usage.ru_utime + usage.ru_stime
 
 
 def run_load(

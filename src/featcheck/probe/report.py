@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from rich.console import Console
+
 from featcheck import __version__
 from featcheck.probe.command import ProbeReport, VariantResult
 from featcheck.probe.measure import ROUNDS, TIMED_RUNS, WARMUP
@@ -221,55 +223,8 @@ def _workloads(report: ProbeReport) -> str:
 
 def text_lines(report: ProbeReport, fancy: bool) -> list[tuple[str, str]]:
     """(text, rich style) per line."""
-    current = report.current
-    config = current.config
-    gemm = [str(p) for p in config.pins[1:]]
-    lines: list[tuple[str, str]] = [
-        (f"featcheck probe: {report.member} ({report.target})", "bold"),
-        (
-            f"  {config.backend} via burn {config.burn_version}"
-            + (f"; {', '.join(gemm)}" if gemm else ""),
-            "",
-        ),
-        (
-            f"  {_workloads(report)} on Device::flex(): {WARMUP} warm-up + {TIMED_RUNS} timed "
-            f"runs{_rounds()}; {report.cores} cores usable",
-            "",
-        ),
-        ("", ""),
-    ]
-    m = current.measurement
-    workloads: list[tuple[str, list[tuple[str, RunStats]]]] = [
-        ("matmul", [("RAYON_NUM_THREADS=1", m.single), (f"all cores ({report.cores})", m.every)])
-    ]
-    mlp_rows = [
-        (label, stats)
-        for label, stats in (
-            ("RAYON_NUM_THREADS=1", m.mlp.get("1")),
-            (f"all cores ({report.cores})", m.mlp.get("all")),
-        )
-        if stats is not None
-    ]
-    if mlp_rows:
-        workloads.append(("mlp step", mlp_rows))
-    lines.append(
-        (
-            f"  {'workload':<9} {'run':<20} {'min / median':>22}  {'busy':>10}  "
-            f"{'threads: CPU shares':<{THREADS_WIDTH}}",
-            "dim",
-        )
-    )
-    for workload, rows in workloads:
-        largest = max(stats.min_ms for _, stats in rows)
-        for label, stats in rows:
-            lines.append(
-                (
-                    f"  {workload:<9} {label:<20} {_times(stats)}  {_busy(stats)}  "
-                    f"{_threads(stats):<{THREADS_WIDTH}} " + _bar(stats.min_ms, largest, 24, fancy),
-                    "",
-                )
-            )
-    decision = current.decision
+    decision = report.current.decision
+    lines = _header_lines(report) + _timing_lines(report, fancy)
     if decision.under_load and decision.other_cores is not None:
         lines.append(
             (
@@ -298,6 +253,62 @@ def text_lines(report: ProbeReport, fancy: bool) -> list[tuple[str, str]]:
         lines.append((f"note: {note}", "dim"))
     lines.append(("", ""))
     lines.append((_build_line(report), "dim"))
+    return lines
+
+
+def _header_lines(report: ProbeReport) -> list[tuple[str, str]]:
+    """The member, its backend and pinned crates, and what was timed how."""
+    config = report.current.config
+    gemm = [str(p) for p in config.pins[1:]]
+    return [
+        (f"featcheck probe: {report.member} ({report.target})", "bold"),
+        (
+            f"  {config.backend} via burn {config.burn_version}"
+            + (f"; {', '.join(gemm)}" if gemm else ""),
+            "",
+        ),
+        (
+            f"  {_workloads(report)} on Device::flex(): {WARMUP} warm-up + {TIMED_RUNS} timed "
+            f"runs{_rounds()}; {report.cores} cores usable",
+            "",
+        ),
+        ("", ""),
+    ]
+
+
+def _timing_lines(report: ProbeReport, fancy: bool) -> list[tuple[str, str]]:
+    """The current build's table: per workload, the 1-thread and the all-core run."""
+    m = report.current.measurement
+    workloads: list[tuple[str, list[tuple[str, RunStats]]]] = [
+        ("matmul", [("RAYON_NUM_THREADS=1", m.single), (f"all cores ({report.cores})", m.every)])
+    ]
+    mlp_rows = [
+        (label, stats)
+        for label, stats in (
+            ("RAYON_NUM_THREADS=1", m.mlp.get("1")),
+            (f"all cores ({report.cores})", m.mlp.get("all")),
+        )
+        if stats is not None
+    ]
+    if mlp_rows:
+        workloads.append(("mlp step", mlp_rows))
+    lines = [
+        (
+            f"  {'workload':<9} {'run':<20} {'min / median':>22}  {'busy':>10}  "
+            f"{'threads: CPU shares':<{THREADS_WIDTH}}",
+            "dim",
+        )
+    ]
+    for workload, rows in workloads:
+        largest = max(stats.min_ms for _, stats in rows)
+        for label, stats in rows:
+            lines.append(
+                (
+                    f"  {workload:<9} {label:<20} {_times(stats)}  {_busy(stats)}  "
+                    f"{_threads(stats):<{THREADS_WIDTH}} " + _bar(stats.min_ms, largest, 24, fancy),
+                    "",
+                )
+            )
     return lines
 
 
@@ -373,8 +384,6 @@ def _build_line(report: ProbeReport) -> str:
 
 def render_text(report: ProbeReport) -> None:
     """Print the text report on stdout: colours and block bars on a terminal, plain in a pipe."""
-    from rich.console import Console
-
     console = Console(highlight=False, soft_wrap=True)
     fancy = console.is_terminal
     for text, style in text_lines(report, fancy):

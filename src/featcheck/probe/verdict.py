@@ -250,35 +250,52 @@ def decide(
             other_cores,
         )
 
+    found = _untellable(cores, n) or _by_threads(evidence, timing)
+    if found is not None:
+        return decision(*found)
+    return _decide_by_timing(evidence, parallelism, speedup, cores, load, timing, decision)
+
+
+_Outcome = tuple[Verdict, str, str]
+"""A verdict, the sentence saying why, and what it rests on."""
+
+
+def _untellable(cores: int, n: int) -> _Outcome | None:
+    """Inconclusive whatever the runs show: one core, or a matmul too small to split."""
     if cores < 2:
-        return decision(
+        return (
             Verdict.INCONCLUSIVE,
             "only one core is available to this process, so one thread and all threads are the "
             "same; run the probe where it may use several cores",
             "none",
         )
     if n**3 < PARALLEL_THRESHOLD:
-        return decision(
+        return (
             Verdict.INCONCLUSIVE,
             f"a {n}x{n} matmul is below burn-flex's parallel threshold (m*n*k >= 192^3), so "
             "gemm runs it on one thread whatever the build; probe with --n 192 or more",
             "none",
         )
-    if evidence is not None and evidence.observed:
-        if evidence.threads_used >= 2:
-            return decision(
-                Verdict.MULTI,
-                f"gemm splits the matmul across threads: {evidence.describe()}; timing: {timing}",
-                "threads",
-            )
-        return decision(
-            Verdict.SINGLE,
-            f"gemm runs the matmul on one thread: {evidence.describe()}, with "
-            f"{evidence.alive} thread{'s' if evidence.alive != 1 else ''} in the process; "
-            f"timing: {timing}",
+    return None
+
+
+def _by_threads(evidence: ThreadEvidence | None, timing: str) -> _Outcome | None:
+    """The verdict from per-thread CPU time, where enough of it was observed."""
+    if evidence is None or not evidence.observed:
+        return None
+    if evidence.threads_used >= 2:
+        return (
+            Verdict.MULTI,
+            f"gemm splits the matmul across threads: {evidence.describe()}; timing: {timing}",
             "threads",
         )
-    return _decide_by_timing(evidence, parallelism, speedup, cores, load, timing, decision)
+    return (
+        Verdict.SINGLE,
+        f"gemm runs the matmul on one thread: {evidence.describe()}, with "
+        f"{evidence.alive} thread{'s' if evidence.alive != 1 else ''} in the process; "
+        f"timing: {timing}",
+        "threads",
+    )
 
 
 def _decide_by_timing(

@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Protocol, TypeVar
 
-from featcheck.fileio import toml_data
 from featcheck.rules.load import SpecError, parse_rule
 from featcheck.rules.spec import Rule
+from featcheck.toml_read import toml_data
 
 BUILTIN_PACKAGE = "featcheck.rules.builtin"
 

@@ -1,0 +1,108 @@
+"""Where the probe is built, once per configuration: cached by everything that shapes it.
+
+Layout under the user's cache directory ($XDG_CACHE_HOME, else ~/.cache):
+
+    featcheck/probe/target/          one cargo target directory shared by every configuration,
+                                     so a second configuration recompiles only what differs
+    featcheck/probe/<key>/           one configuration: Cargo.toml, Cargo.lock, src/, the binary
+
+`<key>` hashes the probe's sources, the generated manifest, the member's Cargo.lock, `rustc -vV`
+and the RUSTFLAGS variables; a configuration whose binary exists is not built again, so a second
+probe starts timing as soon as cargo has resolved the member.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+from pathlib import Path
+
+from featcheck.boundary import trusted_places
+from featcheck.errors import FeatcheckError
+from featcheck.fileio import user_cache_directory
+from featcheck.probe.manifest import PACKAGE, render_cargo_toml
+from featcheck.probe.resolve import BackendConfig
+from featcheck.probe.toolset import Toolset
+
+CRATE_DIR = Path(__file__).parent / "crate"
+"""The probe crate's sources, shipped inside the package (see pyproject's package-data)."""
+CACHE_VERSION = "1"
+_FLAG_VARIABLES = ("RUSTFLAGS", "CARGO_ENCODED_RUSTFLAGS", "CARGO_BUILD_RUSTFLAGS")
+
+
+def cache_root(workdir: Path) -> Path:
+    """$XDG_CACHE_HOME/featcheck/probe, or ~/.cache/featcheck/probe: never inside the checkout
+    of `workdir`, where a planted "probe built before" would be run as featcheck's own, and
+    cargo would obey the checkout's configuration from the probe's directory upward."""
+    directory = user_cache_directory(os.environ)
+    if directory is None:
+        raise FeatcheckError("no cache directory for the probe: set XDG_CACHE_HOME or HOME")
+    if trusted_places(workdir, os.environ).cache is None:
+        raise FeatcheckError(
+            "featcheck's cache directory lies inside the audited checkout: the probe builds "
+            "and runs nothing kept there; set XDG_CACHE_HOME outside the checkout",
+            path=directory,
+        )
+    return directory / "probe"
+
+
+def probe_sources() -> dict[str, bytes]:
+    """The probe crate's source files, relative path -> content."""
+    sources = {
+        path.relative_to(CRATE_DIR).as_posix(): path.read_bytes()
+        for path in sorted((CRATE_DIR / "src").rglob("*.rs"))
+    }
+    if "src/main.rs" not in sources:
+        raise FeatcheckError(f"featcheck's probe crate is missing from {CRATE_DIR}: reinstall")
+    return sources
+
+
+def cache_key(config: BackendConfig, toolset: Toolset, *, mlp: bool) -> str:
+    """A hash of everything that makes a different probe binary."""
+    digest = hashlib.sha256(f"featcheck-probe-cache {CACHE_VERSION}\n".encode())
+    for name, content in probe_sources().items():
+        digest.update(f"{name} {len(content)}\n".encode() + content)
+    digest.update(render_cargo_toml(config, PACKAGE, mlp=mlp).encode())
+    digest.update(config.lockfile or b"<no lockfile>")
+    digest.update(toolset.rustc_version.encode())
+    for variable in _FLAG_VARIABLES:
+        digest.update(f"{variable}={toolset.environment.get(variable, '')}\n".encode())
+    return digest.hexdigest()[:16]
+
+
+def prepare_crate(
+    root: Path, config: BackendConfig, toolset: Toolset, *, mlp: bool
+) -> tuple[Path, str]:
+    """Write the configuration's crate into the cache under `root`; returns (its directory,
+    key)."""
+    key = cache_key(config, toolset, mlp=mlp)
+    directory = root / key
+    (directory / "src").mkdir(parents=True, exist_ok=True)
+    for name, content in probe_sources().items():
+        path = directory / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        _write_if_changed(path, content)
+    manifest = render_cargo_toml(config, binary_name(key), mlp=mlp)
+    _write_if_changed(directory / "Cargo.toml", manifest.encode())
+    if config.lockfile is not None and not (directory / "Cargo.lock").exists():
+        _write_if_changed(directory / "Cargo.lock", config.lockfile)
+    return directory, key
+
+
+def binary_name(key: str) -> str:
+    """The probe's package and binary name for one configuration."""
+    return f"{PACKAGE}-{key}"
+
+
+def executable(name: str) -> str:
+    return name + (".exe" if os.name == "nt" else "")
+
+
+def _write_if_changed(path: Path, content: bytes) -> None:
+    with contextlib.suppress(OSError):
+        if path.read_bytes() == content:
+            return
+    temporary = path.with_name(path.name + f".{os.getpid()}.tmp")
+    temporary.write_bytes(content)
+    os.replace(temporary, path)

@@ -1,0 +1,75 @@
+"""Preparing, verifying and planning a probe build against real cargo, without compiling
+(probe/build.py).
+
+The real build-and-time test is tests/probe/test_probe_slow.py (FEATCHECK_SLOW=1).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from probe_support import copy_project
+
+from featcheck.errors import FeatcheckError
+from featcheck.probe.build import ProbeBuilder
+from featcheck.probe.cache import CRATE_DIR
+from featcheck.probe.resolve import Pin, resolve_member
+
+
+def test_resolve_and_verify_on_the_stub_registry(
+    tmp_path: Path, offline_cargo_for: Callable[..., Path]
+) -> None:
+    project = copy_project(tmp_path, "crate-feature", offline_cargo_for)
+    lock_before = (project / "Cargo.lock").read_bytes()
+    resolution = resolve_member(project / "Cargo.toml", None, offline=True, timeout=120)
+    config = resolution.config
+    assert (project / "Cargo.lock").read_bytes() == lock_before
+    assert config.member == "app"
+    assert config.backend == Pin("burn-flex", "0.22.1", ("std",))
+    assert {p.name for p in config.pins} >= {"burn-flex", "gemm", "gemm-common", "gemm-f32"}
+    assert config.lockfile == lock_before
+
+    builder = ProbeBuilder(project, offline=True, timeout=120, say=print, root=tmp_path / "cache")
+    directory, key = builder.prepare(config, mlp=False)
+    assert directory == tmp_path / "cache" / key
+    assert (directory / "src" / "main.rs").read_bytes() == (CRATE_DIR / "src/main.rs").read_bytes()
+    assert (directory / "Cargo.lock").read_bytes() == lock_before
+    builder.verify(directory, config)  # cargo resolves exactly the member's features
+
+    # A feature set the probe cannot reproduce (burn's `std` turns on burn-flex's) is refused.
+    impossible = replace(config, pins=(Pin("burn-flex", "0.22.1", ("rayon",)),))
+    directory, _ = builder.prepare(impossible, mlp=False)
+    with pytest.raises(FeatcheckError, match="cannot reproduce app's build"):
+        builder.verify(directory, impossible)
+
+
+def test_the_probe_states_what_it_compiles_and_runs(
+    tmp_path: Path, offline_cargo_for: Callable[..., Path]
+) -> None:
+    """Before a build: the crates, their build scripts and proc-macros at the locked versions,
+    from cargo's own metadata of the probe crate; nothing of the member."""
+    from featcheck.probe.command import build_statement
+
+    project = copy_project(tmp_path, "crate-feature", offline_cargo_for)
+    config = resolve_member(project / "Cargo.toml", None, offline=True, timeout=120).config
+    builder = ProbeBuilder(project, offline=True, timeout=120, say=print, root=tmp_path / "cache")
+    plan = builder.plan(config, mlp=True)
+    assert plan.cached is False
+    assert "burn-flex 0.22.1" in plan.crates and "burn-derive 0.22.1" in plan.proc_macros
+    assert set(plan.build_scripts) <= set(plan.crates) and set(plan.proc_macros) <= set(plan.crates)
+    assert not any(c.startswith(("app ", "featcheck-probe")) for c in plan.crates)
+    statement = build_statement([plan], "app", "the checkout's Cargo.lock")
+    assert f"will compile {len(plan.crates)} crates from the registry" in statement
+    assert "burn-derive 0.22.1" in statement
+    assert "Nothing of app's own code" in statement
+    for script in plan.build_scripts or ():
+        assert script in statement
+    # Every value on the probe's cargo command lines goes through the audit's gate.
+    with pytest.raises(FeatcheckError, match=r"target: `@/tmp/evil\.args` is not a target"):
+        builder.plan(replace(config, target="@/tmp/evil.args"), mlp=False)
+    # Where cargo metadata cannot list build scripts (--offline, a sparse cache), it says so.
+    unknown = build_statement([replace(plan, build_scripts=None)], "app", "Cargo.lock")
+    assert "the build scripts among them (cargo metadata could not list which here)" in unknown

@@ -1,0 +1,84 @@
+"""The probe's cache: its place, its key, the crate shipped inside the package (probe/cache.py)."""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+import shutil
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+import tomlkit
+from conftest import CRATES, REPO, run_featcheck
+from probe_support import CONFIG
+
+from featcheck.probe.cache import CRATE_DIR, cache_key, cache_root
+from featcheck.probe.resolve import Pin
+from featcheck.probe.toolset import Toolset
+
+
+def test_the_probe_crate_keeps_the_published_protocol() -> None:
+    source = (CRATE_DIR / "src" / "main.rs").read_text()
+    assert "const DEFAULT_RUNS: usize = 20;" in source
+    assert "mod threads;" in source and "threads::snapshot()" in source
+
+
+def test_cache_root_follows_xdg(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    project = CRATES / "pitb-exec-cpu"
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    assert cache_root(project) == tmp_path / "featcheck" / "probe"
+    monkeypatch.setenv("XDG_CACHE_HOME", "relative/ignored")
+    assert cache_root(project) == Path.home() / ".cache" / "featcheck" / "probe"
+
+
+def test_a_cache_inside_the_checkout_is_refused_with_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A planted "probe built before" in a cache that lies in the checkout is never run."""
+    project = tmp_path / "project"
+    shutil.copytree(CRATES / "pitb-exec-cpu", project)
+    (project / ".cache" / "featcheck" / "probe").mkdir(parents=True)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(project / ".cache"))
+    result = run_featcheck("probe", str(project), "--yes")
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1
+    assert "cache directory lies inside the audited checkout" in lines[0]
+
+
+def test_cache_key_covers_what_shapes_the_binary() -> None:
+    toolset = Toolset("cargo", {}, "rustc 1.95.0\nhost: x86_64-unknown-linux-gnu\n")
+    key = cache_key(CONFIG, toolset, mlp=False)
+    assert key == cache_key(CONFIG, toolset, mlp=False)
+    assert re.fullmatch(r"[0-9a-f]{16}", key)
+    others = [
+        cache_key(CONFIG, toolset, mlp=True),
+        cache_key(replace(CONFIG, lockfile=b"# other lock\n"), toolset, mlp=False),
+        cache_key(
+            replace(CONFIG, pins=(Pin("burn-flex", "0.22.1", ("rayon", "std")),)),
+            toolset,
+            mlp=False,
+        ),
+        cache_key(replace(CONFIG, profile={}), toolset, mlp=False),
+        cache_key(CONFIG, replace(toolset, rustc_version="rustc 1.96.0\n"), mlp=False),
+        cache_key(
+            CONFIG, replace(toolset, environment={"RUSTFLAGS": "-Ctarget-cpu=native"}), mlp=False
+        ),
+    ]
+    assert key not in others and len(set(others)) == len(others)
+
+
+def test_the_crate_ships_inside_the_package() -> None:
+    """Every file of the probe crate matches pyproject's package-data, so the wheel has it."""
+    pyproject = tomlkit.parse((REPO / "pyproject.toml").read_text()).unwrap()
+    patterns = pyproject["tool"]["setuptools"]["package-data"]["featcheck.probe"]
+    package = CRATE_DIR.parent
+    files = [
+        p.relative_to(package).as_posix()
+        for p in CRATE_DIR.rglob("*")
+        if p.is_file() and "target" not in p.relative_to(CRATE_DIR).parts and p.name != "Cargo.lock"
+    ]
+    assert "crate/Cargo.toml" in files and "crate/src/main.rs" in files
+    for name in files:
+        assert any(fnmatch.fnmatch(name, pattern) for pattern in patterns), name

@@ -1,0 +1,48 @@
+"""cargo's progress while the probe compiles (probe/progress.py)."""
+
+from __future__ import annotations
+
+import io
+import re
+
+from featcheck.probe.progress import BuildProgress, parse_status
+
+
+def test_parse_status_lines() -> None:
+    event = parse_status("   Compiling burn-core v0.22.1\n")
+    assert event is not None and (event.verb, event.package) == ("Compiling", "burn-core v0.22.1")
+    event = parse_status("   Compiling featcheck-probe v0.1.0 (/home/u/.cache/featcheck/probe/k)")
+    assert event is not None and event.package == "featcheck-probe v0.1.0"
+    event = parse_status("  Downloaded rayon v1.12.0")
+    assert event is not None and event.verb == "Downloaded"
+    event = parse_status("    Finished `release` profile [optimized] target(s) in 3m 12s")
+    assert event is not None and event.package is None
+    assert parse_status("warning: unused variable") is None
+    assert parse_status("") is None
+
+
+def test_progress_in_a_log_is_sparse() -> None:
+    stream = io.StringIO()
+    progress = BuildProgress(100, stream, live=False)
+    for index in range(60):
+        progress.line(f"   Compiling crate{index} v1.0.0\n")
+        progress.line("warning: something\n")
+    progress.done()
+    lines = stream.getvalue().splitlines()
+    assert [line for line in lines if "compiled (" in line] == [
+        line for line in lines if re.search(r": (25|50)/100 crates compiled", line)
+    ]
+    assert len(lines) == 3
+    assert "built the probe" in lines[-1] and "60 crates compiled, 40 up to date" in lines[-1]
+    assert "\r" not in stream.getvalue()
+
+
+def test_progress_on_a_terminal_rewrites_one_line() -> None:
+    stream = io.StringIO()
+    progress = BuildProgress(3, stream, live=True)
+    for name in ("a", "bb", "c"):
+        progress.line(f"   Compiling {name} v1.0.0\n")
+    assert stream.getvalue().count("\r") == 3
+    assert "3/3 crates (c v1.0.0)" in stream.getvalue()
+    progress.done()
+    assert stream.getvalue().endswith("(3 crates compiled)\n")

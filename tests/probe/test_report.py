@@ -1,0 +1,90 @@
+"""The probe's report: its JSON schema and its text (probe/report.py)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+from probe_support import CONFIG, runs
+
+from featcheck.probe.command import ProbeReport, VariantResult
+from featcheck.probe.measure import Measurement, TorchStats
+from featcheck.probe.plan import BuiltProbe
+from featcheck.probe.report import render_json, report_json, text_lines
+from featcheck.probe.resolve import BackendConfig, Pin
+from featcheck.probe.verdict import RunStats, Verdict, decide
+
+
+def _variant(config: BackendConfig, single_ms: float, all_ms: float, par: float) -> VariantResult:
+    single, every = runs(single_ms, all_ms, par)
+    return VariantResult(
+        config,
+        BuiltProbe(Path("probe"), "0123456789abcdef", cached=False, seconds=301.0),
+        Measurement(single, every, 0.9, {"1": None, "all": None}),
+        decide(single, every, 2, 0.9),
+    )
+
+
+def _report(compare: bool) -> ProbeReport:
+    fixed_config = replace(
+        CONFIG, pins=(Pin("burn-flex", "0.22.1", ("rayon", "std")),), label="with featcheck's fix"
+    )
+    return ProbeReport(
+        member="app",
+        target="x86_64-unknown-linux-gnu",
+        n=1024,
+        cores=2,
+        mlp=False,
+        current=_variant(CONFIG, 21.4, 21.6, 1.01),
+        fixed=_variant(fixed_config, 21.6, 11.8, 1.9) if compare else None,
+        compare=compare,
+        torch=TorchStats("2.5.0", 2, RunStats(2, 0.8, 0.9, 1.9)) if compare else None,
+        fix_description='FC001: add "rayon" to the features of burn' if compare else None,
+    )
+
+
+def test_json_schema() -> None:
+    data = json.loads(render_json(_report(compare=False)))
+    assert data["version"] == 1 and data["tool"]["name"] == "featcheck"
+    for key, kind in {
+        "verdict": str,
+        "reason": str,
+        "parallelism": float,
+        "speedup": float,
+        "cores": int,
+        "n": int,
+        "runs": list,
+        "crate": str,
+        "crate_version": str,
+        "features": list,
+        "member": str,
+        "target": str,
+        "pins": list,
+        "build": dict,
+    }.items():
+        assert isinstance(data[key], kind), key
+    assert data["verdict"] in {v.value for v in Verdict}
+    for run in data["runs"]:
+        assert set(run) >= {"threads", "min_ms", "median_ms", "parallelism"}
+    assert "variants" not in data
+
+    compared = report_json(_report(compare=True))
+    rows = compared["variants"]
+    assert [row["label"] for row in rows] == ["current", "with featcheck's fix", "PyTorch 2.5.0"]
+    assert rows[0]["vs_current"] == 1.0
+    assert rows[1]["verdict"] == "multi-threaded" and rows[1]["fix"].startswith("FC001")
+    assert rows[2]["min_ms"] == 0.8 and "Accelerate" in rows[2]["note"]
+
+
+def test_text_report_plain_and_fancy() -> None:
+    plain = "\n".join(text for text, _ in text_lines(_report(compare=True), fancy=False))
+    assert "single-threaded: " in plain
+    assert "RAYON_NUM_THREADS=1" in plain and "all cores (2)" in plain
+    assert "#" in plain and "█" not in plain
+    assert "featcheck's fix: burn-flex [rayon,std]" in plain
+    assert "1.83x faster" in plain
+    assert "PyTorch 2.5.0 (2 threads)" in plain
+    assert "built in 301 s" in plain
+    fancy = "\n".join(text for text, _ in text_lines(_report(compare=False), fancy=True))
+    assert "█" in fancy and "--compare-fix" in fancy

@@ -1,0 +1,90 @@
+"""The member's backend read from its graph, and resolved by cargo on the stub registry
+(probe/resolve.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from probe_support import copy_project
+
+from featcheck.cargo.tree_text import parse_tree_text
+from featcheck.errors import FeatcheckError
+from featcheck.probe.command import ProbeOptions
+from featcheck.probe.resolve import Pin, backend_from_graph, resolve_member
+
+TREE = """\
+0app v0.1.0 (/w/app) []
+1burn v0.22.1 [flex,std]
+2burn-core v0.22.1 [flex,std]
+3burn-dispatch v0.22.1 [flex,std]
+4burn-flex v0.22.1 [rayon,std]
+5gemm v0.19.0 [f16,gemm-f16,rayon,std]
+6gemm-common v0.19.0 [f16,rayon,std]
+6gemm-f32 v0.19.0 [rayon,std]
+5rayon v1.12.0 []
+1gemm-common v0.18.2 [std]
+"""
+
+
+def test_backend_from_graph_pins_burn_flex_and_the_gemm_crates_below_it() -> None:
+    config = backend_from_graph(parse_tree_text(TREE).graph, "app", "x86_64-unknown-linux-gnu")
+    assert config.burn_version == "0.22.1"
+    assert config.backend == Pin("burn-flex", "0.22.1", ("rayon", "std"))
+    # gemm-common 0.18.2 is not below burn-flex: it is not pinned.
+    assert [str(p) for p in config.pins[1:]] == [
+        "gemm 0.19.0 [f16,gemm-f16,rayon,std]",
+        "gemm-common 0.19.0 [f16,rayon,std]",
+        "gemm-f32 0.19.0 [rayon,std]",
+    ]
+
+
+def test_backend_from_graph_ignores_a_copy_only_a_proc_macro_uses() -> None:
+    # A proc-macro's burn-flex runs in the compiler: the member links the one above.
+    host = TREE + "1macros v0.1.0 (proc-macro) (/w/macros) []\n2burn-flex v0.22.1 [std]\n"
+    config = backend_from_graph(parse_tree_text(host).graph, "app", "x86_64-unknown-linux-gnu")
+    assert config.backend == Pin("burn-flex", "0.22.1", ("rayon", "std"))
+
+
+def test_backend_from_graph_refuses_what_it_cannot_reproduce() -> None:
+    target = "x86_64-unknown-linux-gnu"
+    with pytest.raises(FeatcheckError, match="does not build burn-flex"):
+        backend_from_graph(parse_tree_text("0app v0.1.0 (/w) []\n").graph, "app", target)
+    git = TREE.replace(
+        "4burn-flex v0.22.1 [rayon,std]",
+        "4burn-flex v0.22.1 (https://github.com/tracel-ai/burn#abc) [rayon,std]",
+    )
+    with pytest.raises(FeatcheckError, match="registry crates only"):
+        backend_from_graph(parse_tree_text(git).graph, "app", target)
+    two = TREE + "1burn-flex v0.21.0 [std]\n"
+    with pytest.raises(FeatcheckError, match="builds burn-flex 2 times"):
+        backend_from_graph(parse_tree_text(two).graph, "app", target)
+
+
+def test_two_versions_of_burn_flex_are_refused(
+    tmp_path: Path, offline_cargo_for: Callable[..., Path]
+) -> None:
+    project = copy_project(tmp_path, "two-versions", offline_cargo_for)
+    with pytest.raises(FeatcheckError, match="builds burn-flex 2 times"):
+        resolve_member(project / "Cargo.toml", None, offline=True, timeout=120)
+
+
+def test_compare_fix_resolves_the_fixed_feature_set(
+    tmp_path: Path, offline_cargo_for: Callable[..., Path]
+) -> None:
+    from featcheck.probe.command import _fix_changes
+    from featcheck.probe.resolve import resolve_with_changes
+
+    project = copy_project(tmp_path, "crate-feature", offline_cargo_for)
+    manifest_before = (project / "Cargo.toml").read_text()
+    resolution = resolve_member(project / "Cargo.toml", None, offline=True, timeout=120)
+    options = ProbeOptions(path=project, offline=True, timeout=120)
+    changes, described = _fix_changes(resolution, options, print)
+    assert changes and described and "FC001" in described
+    fixed = resolve_with_changes(resolution, changes, offline=True, timeout=120)
+    assert "rayon" in fixed.backend.features
+    assert fixed.label == "with featcheck's fix"
+    assert fixed.lockfile is not None
+    assert (project / "Cargo.toml").read_text() == manifest_before  # the user's files untouched
