@@ -31,8 +31,8 @@ from featcheck.config import (
     canonical_code,
 )
 from featcheck.errors import FeatcheckError
-from featcheck.manifest.comments import Comment, scan_comments
 from featcheck.manifest.document import ManifestDocument, read_manifest, read_manifest_text
+from featcheck.manifest.toml_lexer import Comment, scan_comments
 from featcheck.names import same_crate
 from featcheck.report import Finding, Location, Severity
 from featcheck.rules import Catalogue

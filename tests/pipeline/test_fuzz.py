@@ -34,10 +34,10 @@ from featcheck.cargo.checkout_config import checkout_config_args
 from featcheck.cargo.runner import CargoRunner
 from featcheck.cargo.toolchain import find_toolchain_request
 from featcheck.errors import FeatcheckError
-from featcheck.manifest.comments import scan_comments
 from featcheck.manifest.declarations import declaration_sites, workspace_site
 from featcheck.manifest.document import read_manifest
 from featcheck.manifest.spans import index_spans
+from featcheck.manifest.toml_lexer import scan_comments
 from featcheck.tree_mode import audit_tree_text
 
 try:

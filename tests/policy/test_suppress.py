@@ -9,7 +9,6 @@ import pytest
 
 from featcheck.config import Config, load_config
 from featcheck.errors import FeatcheckError
-from featcheck.manifest.comments import Comment, scan_comments
 from featcheck.manifest.document import read_manifest
 from featcheck.report import Finding, Location, Severity
 from featcheck.rules.docs import rule_markdown
@@ -70,38 +69,6 @@ def _workspace(root: Path, metadata: str = "", app_deps: str = "", app_meta: str
     lib.write_text('[package]\nname = "lib"\nversion = "0.1.0"\nedition = "2021"\n')
     app = _app(root, app_deps, app_meta)
     return load_config(root, {"app": app, "lib": lib})
-
-
-# --- the comment scanner ---------------------------------------------------------------------
-
-
-def test_scanner_skips_hashes_inside_every_kind_of_string() -> None:
-    text = (
-        '"# key" = "a # b"  # one\n'
-        "lit = 'c # d' # two\n"
-        'esc = "quote \\" # still string" # three\n'
-        'ml = """\nline # in string\n"""  # four\n'
-        "mll = '''\n# in literal\n''' # five\n"
-        'odd = """ends with quote""""  # six\n'
-        "# seven\n"
-    )
-    comments = scan_comments(text)
-    assert [c.text for c in comments] == [
-        "# one",
-        "# two",
-        "# three",
-        "# four",
-        "# five",
-        "# six",
-        "# seven",
-    ]
-    assert comments[0] == Comment(1, 20, "# one")
-    assert comments[3].line == 6 and comments[4].line == 9
-
-
-def test_scanner_columns_ignore_a_byte_order_mark_and_crlf() -> None:
-    comments = scan_comments('\ufeffa = 1 # x\r\nb = "#" # y\r\n')
-    assert comments == [Comment(1, 7, "# x"), Comment(2, 9, "# y")]
 
 
 def test_inline_allows_parse_codes_names_and_reason(tmp_path: Path) -> None:
