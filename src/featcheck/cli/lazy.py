@@ -103,7 +103,7 @@ def probe(arguments: argparse.Namespace) -> int:
 
 def rule_table(path: Path, width: int) -> list[str]:
     """`featcheck rules`: one line per rule, the project's own included."""
-    from featcheck.config import project_catalogue
+    from featcheck.policy.project import project_catalogue
     from featcheck.rules.docs import documented_rules, rule_table
 
     return rule_table(documented_rules(project_catalogue(path).rules), width)
@@ -111,7 +111,7 @@ def rule_table(path: Path, width: int) -> list[str]:
 
 def rule_markdown(code: str, path: Path) -> str | None:
     """`featcheck rule CODE`: the rule's page as Markdown; None when no rule has that code."""
-    from featcheck.config import project_catalogue
+    from featcheck.policy.project import project_catalogue
     from featcheck.rules.docs import find_documented, rule_markdown
 
     rule = find_documented(code, project_catalogue(path).rules)

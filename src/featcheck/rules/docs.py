@@ -17,6 +17,7 @@ from featcheck.report import Severity
 from featcheck.rules.catalogue import builtin_rules
 from featcheck.rules.spec import Rule, RuleDoc
 from featcheck.rules.targets import CAPABILITIES
+from featcheck.rules.unused_suppression import UNUSED_SUPPRESSION
 
 
 class Documented(Protocol):
@@ -40,8 +41,6 @@ class Documented(Protocol):
 
 def documented_rules(rules: Iterable[Rule] | None = None) -> tuple[Documented, ...]:
     """Every catalogue entry: the rules (the built-in ones unless given), then FC900."""
-    from featcheck.unused_suppression import UNUSED_SUPPRESSION  # it stands on the rules
-
     return (*(builtin_rules() if rules is None else rules), UNUSED_SUPPRESSION)
 
 

@@ -13,9 +13,9 @@ from collections.abc import Callable
 
 from featcheck.cargo.argv_gate import GateError, target_triple
 from featcheck.cargo.metadata import WorkspaceMetadata
-from featcheck.config import Allow
 from featcheck.errors import FeatcheckError
 from featcheck.names import crate_key
+from featcheck.policy.settings import Allow
 
 TargetCheck = Callable[[str], object]
 """Asks rustc about a target (the runner's `target_cfg`); raises FeatcheckError for one it
