@@ -10,11 +10,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from featcheck.allow_names import KnownNames
 from featcheck.audit import AuditOptions, beyond_defaults, report_root
 from featcheck.cargo.runner import CargoRunner
 from featcheck.cargo.tree_text import ParsedTree, TreeTextError, parse_tree_text
-from featcheck.config import load_config, members_with_settings
 from featcheck.deadline import Deadline
 from featcheck.errors import FeatcheckError
 from featcheck.explain import Explainer
@@ -33,6 +31,9 @@ from featcheck.matrix import (
 )
 from featcheck.noexec.gaps import INCOMPLETE, Completeness, gap_notes
 from featcheck.placement import FindingPlacer, Flagged
+from featcheck.policy.allow_names import KnownNames
+from featcheck.policy.load import load_config, members_with_settings
+from featcheck.policy.suppress import apply_suppressions, declaration_spans
 from featcheck.report import AuditResult, Finding, Location, TargetSkip
 from featcheck.resolution import (
     FeatureSelectionError,
@@ -42,7 +43,6 @@ from featcheck.resolution import (
 from featcheck.rules import BuildView, Rule, detect, skipped_for_target
 from featcheck.semantics.cfg import TargetCfg
 from featcheck.suggest import FeatureSearch
-from featcheck.suppress import apply_suppressions, declaration_spans
 from featcheck.workspace.model import Package, PackageRef
 from featcheck.workspace.names import same_crate
 from featcheck.workspace.table import PackageIndex

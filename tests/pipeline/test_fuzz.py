@@ -33,17 +33,13 @@ from featcheck.cargo.checkout_config import read_checkout_config
 from featcheck.cargo.runner import CargoRunner
 from featcheck.cargo.toolchain_file import find_toolchain_request
 from featcheck.errors import FeatcheckError
-from featcheck.manifest.comments import scan_comments
 from featcheck.manifest.declarations import declaration_sites, workspace_site
 from featcheck.manifest.document import read_manifest
 from featcheck.manifest.spans import index_spans
+from featcheck.manifest.toml_lexer import scan_comments
+from featcheck.policy import inline, load
 from featcheck.semantics.cfg import TargetCfg
 from featcheck.tree_mode import audit_tree_text
-
-try:
-    from featcheck import suppress
-except ImportError:  # written by another change; fuzzed once it exists
-    suppress = None  # type: ignore[assignment]
 
 hypothesis = pytest.importorskip("hypothesis")
 from hypothesis import HealthCheck, given, settings  # noqa: E402
@@ -237,10 +233,9 @@ def check_manifest(path: Path) -> None:
                 site.disables_defaults()
                 site.key_entry()
     workspace_site(document, "burn")
-    if suppress is not None:
-        scan_comments(document.text)
-        with contextlib.suppress(FeatcheckError):
-            suppress.inline_allows(document)
+    scan_comments(document.text)
+    with contextlib.suppress(FeatcheckError):
+        inline.inline_allows(document)
     for number in (0, 1, 10**6):
         document.line_text(number)
 
@@ -278,7 +273,6 @@ def test_tree_text_survives_mutation(data: bytes) -> None:
 def test_configuration_loader_survives_mutation(
     tmp_path: Path, data: bytes, manifest: bytes | None
 ) -> None:
-    config = pytest.importorskip("featcheck.config")
     (tmp_path / "featcheck.toml").write_bytes(data)
     member = tmp_path / "Cargo.toml"
     if manifest is None:
@@ -286,7 +280,7 @@ def test_configuration_loader_survives_mutation(
     else:
         member.write_bytes(manifest)
     with contextlib.suppress(FeatcheckError):
-        config.load_config(tmp_path, {"app": member})
+        load.load_config(tmp_path, {"app": member})
 
 
 @fuzz_settings(400)
@@ -420,7 +414,6 @@ def test_cli_on_mutated_lockfiles(tmp_path: Path, offline_cargo: Path, data: byt
 @fuzz_settings(4, subprocess_part=True)
 @given(data=random_or_mutated(CONFIGS[:1]))
 def test_cli_on_mutated_featcheck_toml(tmp_path: Path, offline_cargo: Path, data: bytes) -> None:
-    pytest.importorskip("featcheck.config")
     project = _template_project(tmp_path)
     (project / "featcheck.toml").write_bytes(data)
     assert_clean_exit(run_featcheck(str(project), "--timeout", "120"))

@@ -19,7 +19,7 @@ from featcheck import __version__
 from featcheck.render.sarif import FINGERPRINT_KEY, RULES_DOC_URL, sarif_document
 from featcheck.report import AuditResult, Location, Severity
 from featcheck.rules import builtin_rules
-from featcheck.unused_suppression import UNUSED_SUPPRESSION
+from featcheck.rules.unused_suppression import UNUSED_SUPPRESSION
 
 
 @pytest.fixture(autouse=True)

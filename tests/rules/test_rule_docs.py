@@ -16,7 +16,7 @@ from featcheck.rules.docs import (
     rule_markdown,
     with_readme_table,
 )
-from featcheck.unused_suppression import UNUSED_SUPPRESSION
+from featcheck.rules.unused_suppression import UNUSED_SUPPRESSION
 
 BUILTIN = builtin_rules()
 ENTRIES = (*BUILTIN, UNUSED_SUPPRESSION)

@@ -14,8 +14,9 @@ from rule_fixtures import RULE_FIXTURES, audit_fixture
 from sarif_support import validate_sarif
 
 from featcheck.audit import AuditOptions, audit_project
-from featcheck.config import load_config, project_catalogue
 from featcheck.errors import FeatcheckError
+from featcheck.policy.load import load_config
+from featcheck.policy.project import project_catalogue
 from featcheck.render.github import render_annotations
 from featcheck.render.sarif import sarif_document
 from featcheck.report import AuditResult

@@ -15,12 +15,12 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from featcheck.boundary import checkout_root
-from featcheck.config import relative_file
 from featcheck.errors import FeatcheckError
 from featcheck.fileio import MAX_LOCKFILE_BYTES, read_regular_file
 from featcheck.fixes.apply import FileChange, plan_changes, refuse_outside
 from featcheck.fixes.lockcheck import cargo_reason
 from featcheck.fixes.overlay import WorkspaceCopy
+from featcheck.policy.settings import relative_file
 from featcheck.report import AuditResult, Finding, rebased
 
 Audit = Callable[[Path, Path], AuditResult]

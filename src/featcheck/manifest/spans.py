@@ -21,6 +21,15 @@ from bisect import bisect_right
 from dataclasses import dataclass
 from typing import TypeAlias
 
+from featcheck.manifest.toml_lexer import (
+    LexError,
+    basic_string_end,
+    decode_basic,
+    line_starts,
+    literal_string_end,
+    string_end,
+)
+
 KeyPath: TypeAlias = tuple[str | int, ...]
 """Where a value sits: table keys are ``str``, array item indexes are ``int``."""
 
@@ -81,22 +90,7 @@ _BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
 # Numbers, booleans, inf/nan and date-times are made only of these characters
 # (the space a date-time may contain is handled separately).
 _SCALAR = re.compile(r"[A-Za-z0-9_+\-.:]+")
-_BASIC_CHARS = re.compile(r'[^"\\\n]*')
-_MULTILINE_BASIC_CHARS = re.compile(r'[^"\\]*')
 _FULL_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
-
-_SIMPLE_ESCAPES = {
-    "b": "\b",
-    "t": "\t",
-    "n": "\n",
-    "f": "\f",
-    "r": "\r",
-    "e": "\x1b",
-    '"': '"',
-    "\\": "\\",
-}
-_HEX_ESCAPE_LENGTHS = {"x": 2, "u": 4, "U": 8}
-_HEX_DIGITS = frozenset("0123456789abcdefABCDEF")
 
 # Holds a value's slot in document order until its span is known. Each one is
 # replaced once the value is read; if reading fails, the whole dict is dropped.
@@ -108,14 +102,20 @@ class _Scanner:
 
     def __init__(self, text: str) -> None:
         self._text = text
-        self._pos = 1 if text.startswith("\ufeff") else 0
-        self._line_starts = _line_starts(text, self._pos)
+        self._line_starts = line_starts(text)
+        self._pos = self._line_starts[0]
         self._entries: dict[KeyPath, Entry] = {}
         # How many items each array of tables has so far, so that headers
         # below ``[[bin]]`` resolve into its latest item.
         self._table_array_sizes: dict[KeyPath, int] = {}
 
     def scan(self) -> dict[KeyPath, Entry]:
+        try:
+            return self._scan()
+        except LexError as error:
+            raise self._error(error.message, error.offset) from None
+
+    def _scan(self) -> dict[KeyPath, Entry]:
         table: KeyPath = ()
         while True:
             self._skip_blank_lines()
@@ -201,10 +201,10 @@ class _Scanner:
         if self._peek(3) in ('"""', "'''"):
             raise self._error("a key cannot be a multi-line string")
         if char == '"':
-            body_end = self._basic_string_end()
-            name = self._decode_basic(start + 1, body_end - 1)
+            body_end = basic_string_end(self._text, start)
+            name = decode_basic(self._text, start + 1, body_end - 1)
         elif char == "'":
-            body_end = self._literal_string_end()
+            body_end = literal_string_end(self._text, start)
             name = self._text[start + 1 : body_end - 1]
         else:
             match = _BARE_KEY.match(self._text, start)
@@ -281,10 +281,8 @@ class _Scanner:
             self._array(path, depth)
         elif char == "{":
             self._inline_table(path, depth)
-        elif char == '"':
-            self._pos = self._basic_string_end()
-        elif char == "'":
-            self._pos = self._literal_string_end()
+        elif char in ('"', "'"):
+            self._pos = string_end(self._text, start)
         else:
             self._pos = self._scalar_end()
         return self._span(start, self._pos)
@@ -339,99 +337,3 @@ class _Scanner:
             assert time is not None  # it starts with a digit
             end = time.end()
         return end
-
-    # -- strings ----------------------------------------------------------
-
-    def _basic_string_end(self) -> int:
-        """Offset just past the basic string (either kind) starting at pos."""
-        if self._peek(3) == '"""':
-            return self._multiline_basic_string_end()
-        text = self._text
-        pos = self._pos + 1
-        while True:
-            match = _BASIC_CHARS.match(text, pos)
-            assert match is not None
-            pos = match.end()
-            char = text[pos : pos + 1]
-            if char == '"':
-                return pos + 1
-            if char != "\\":  # newline or end of text
-                raise self._error("unterminated string", pos)
-            pos += 2  # the escape's first character can never end the string
-
-    def _multiline_basic_string_end(self) -> int:
-        text = self._text
-        pos = self._pos + 3
-        while True:
-            match = _MULTILINE_BASIC_CHARS.match(text, pos)
-            assert match is not None
-            pos = match.end()
-            if pos >= len(text):
-                raise self._error("unterminated string")
-            if text[pos] == "\\":
-                pos += 2
-            elif text.startswith('"""', pos):
-                return _past_extra_quotes(text, pos + 3, '"')
-            else:
-                pos += 1  # a lone quote inside the string
-
-    def _literal_string_end(self) -> int:
-        text = self._text
-        if text.startswith("'''", self._pos):
-            close = text.find("'''", self._pos + 3)
-            if close < 0:
-                raise self._error("unterminated string")
-            return _past_extra_quotes(text, close + 3, "'")
-        close = text.find("'", self._pos + 1)
-        newline = text.find("\n", self._pos + 1, len(text) if close < 0 else close)
-        if close < 0 or newline >= 0:
-            raise self._error("unterminated string")
-        return close + 1
-
-    def _decode_basic(self, start: int, end: int) -> str:
-        """Decode the escapes of the single-line basic string text[start:end]."""
-        text = self._text
-        parts: list[str] = []
-        pos = start
-        while True:
-            backslash = text.find("\\", pos, end)
-            if backslash < 0:
-                parts.append(text[pos:end])
-                return "".join(parts)
-            parts.append(text[pos:backslash])
-            code = text[backslash + 1 : backslash + 2]
-            pos = backslash + 2
-            if code in _SIMPLE_ESCAPES:
-                parts.append(_SIMPLE_ESCAPES[code])
-                continue
-            length = _HEX_ESCAPE_LENGTHS.get(code, 0)
-            digits = text[pos : pos + length]
-            if not length or len(digits) != length or not set(digits) <= _HEX_DIGITS:
-                raise self._error("invalid escape sequence", backslash)
-            code_point = int(digits, 16)
-            if code_point > 0x10FFFF or 0xD800 <= code_point <= 0xDFFF:
-                raise self._error("escape is not a Unicode scalar value", backslash)
-            parts.append(chr(code_point))
-            pos += length
-
-
-def _line_starts(text: str, first: int) -> list[int]:
-    """Offsets where each line starts; ``first`` skips a byte order mark."""
-    starts = [first]
-    newline = text.find("\n")
-    while newline >= 0:
-        starts.append(newline + 1)
-        newline = text.find("\n", newline + 1)
-    return starts
-
-
-def _past_extra_quotes(text: str, pos: int, quote: str) -> int:
-    '''Step over up to two quotes that end a multi-line string's content.
-
-    TOML lets ``"""a""""`` hold ``a"``: the delimiter is the last three quotes.
-    '''
-    for _ in range(2):
-        if text[pos : pos + 1] != quote:
-            break
-        pos += 1
-    return pos

@@ -30,7 +30,7 @@ from featcheck.render.safe_text import https_link, markdown_block
 from featcheck.report import AuditResult, Finding, Location, Severity
 from featcheck.rules import Rule, builtin_rules
 from featcheck.rules.docs import Documented
-from featcheck.unused_suppression import UNUSED_SUPPRESSION
+from featcheck.rules.unused_suppression import UNUSED_SUPPRESSION
 
 SARIF_VERSION = "2.1.0"
 SARIF_SCHEMA = (

@@ -2,7 +2,7 @@
 
 Built-in specs are the TOML files in `featcheck/rules/builtin/`, one per rule, named after the
 code (`fc001-flex-without-rayon.toml`), read once on first use. A project's rules come from
-its configuration (`featcheck.config`), which makes a `Catalogue` with both.
+its configuration (`featcheck.policy`), which makes a `Catalogue` with both.
 """
 
 from __future__ import annotations

@@ -12,8 +12,8 @@ import functools
 from collections.abc import Callable
 
 from featcheck.cargo.argv_gate import GateError, target_triple
-from featcheck.config import Allow
 from featcheck.errors import FeatcheckError
+from featcheck.policy.settings import Allow
 from featcheck.workspace.names import crate_key
 from featcheck.workspace.workspace import Workspace
 

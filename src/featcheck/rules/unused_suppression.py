@@ -1,13 +1,15 @@
 """FC900 `unused-suppression`: the catalogue entry of the one finding no `Rule` produces
-(suppress.py makes the findings)."""
+(`featcheck.policy` makes the findings)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from featcheck.config import UNUSED_SUPPRESSION_CODE, UNUSED_SUPPRESSION_NAME
 from featcheck.report import Severity
 from featcheck.rules.spec import RuleDoc
+
+UNUSED_SUPPRESSION_CODE = "FC900"
+UNUSED_SUPPRESSION_NAME = "unused-suppression"
 
 
 @dataclass(frozen=True)

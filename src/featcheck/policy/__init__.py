@@ -1,0 +1,1 @@
+"""Configuration and suppressions: what a project asks featcheck to run, report and allow."""

@@ -1,0 +1,322 @@
+"""One section of configuration checked strictly: `[workspace.metadata.featcheck]`,
+`[package.metadata.featcheck]` or `featcheck.toml`, each error at the offending key or value."""
+
+from __future__ import annotations
+
+import difflib
+from typing import Any
+
+from featcheck.cargo.argv_gate import GateError, target_triple
+from featcheck.errors import FeatcheckError
+from featcheck.featureset import FeatureSelection, feature_value_error
+from featcheck.manifest.document import ManifestDocument
+from featcheck.manifest.spans import KeyPath, Span
+from featcheck.policy.settings import (
+    ANY_CODE,
+    CONFIG_FILE,
+    FAIL_ON_VALUES,
+    Allow,
+    Layer,
+    Origin,
+    canonical_code,
+)
+from featcheck.report import Severity
+from featcheck.rules import Catalogue
+from featcheck.rules.unused_suppression import UNUSED_SUPPRESSION_CODE
+
+_KEYS = (
+    "select",
+    "ignore",
+    "severity",
+    "targets",
+    "configurations",
+    "each-feature",
+    "fail-on",
+    "allow",
+    "rule",
+)
+_CONFIGURATION_KEYS = ("features", "no-default-features", "all-features")
+_ALLOW_KEYS = ("code", "reason", "crate", "member", "target")
+
+
+def read_section(
+    doc: ManifestDocument, prefix: tuple[str, ...], member: str | None, catalogue: Catalogue
+) -> Layer:
+    """The settings under `prefix` in `doc` (all of `doc` when `prefix` is empty)."""
+    table = doc.get(*prefix) if prefix else doc.data
+    if table is None:
+        return Layer()
+    reader = SectionReader(doc, prefix, member, catalogue)
+    if not isinstance(table, dict):
+        raise reader.error(f"{reader.section} must be a table", prefix)
+    return reader.layer(table)
+
+
+class SectionReader:
+    """Validates one section, raising errors positioned at the offending key or value."""
+
+    def __init__(
+        self,
+        doc: ManifestDocument,
+        prefix: tuple[str, ...],
+        member: str | None,
+        catalogue: Catalogue,
+    ):
+        self.doc = doc
+        self.prefix = prefix
+        self.member = member
+        self.catalogue = catalogue
+        self.section = f"[{'.'.join(prefix)}]" if prefix else CONFIG_FILE
+
+    def error(self, message: str, path: KeyPath, *, at_key: bool = False) -> FeatcheckError:
+        span = self._span(path, at_key=at_key)
+        if span is None:
+            return FeatcheckError(message, path=self.doc.path)
+        return FeatcheckError(message, path=self.doc.path, line=span.line, column=span.column)
+
+    def _span(self, path: KeyPath, *, at_key: bool) -> Span | None:
+        try:
+            spans = self.doc.spans
+        except ValueError:
+            return None
+        while True:
+            entry = spans.get(path)
+            if entry is not None:
+                return entry.key if at_key or entry.value is None else entry.value
+            if not path:
+                return None
+            path = path[:-1]
+
+    def origin(self, path: KeyPath) -> Origin | None:
+        try:
+            entry = self.doc.spans.get(path)
+        except ValueError:
+            return None
+        if entry is None:
+            return None
+        span = entry.value or entry.key
+        return Origin(
+            path=self.doc.path,
+            line=span.line,
+            column=span.column,
+            end_line=span.end_line,
+            end_column=span.end_column,
+            source_line=self.doc.line_text(span.line),
+        )
+
+    def layer(self, table: dict[str, Any]) -> Layer:
+        p = self.prefix
+        for key in table:
+            if key not in _KEYS:
+                raise self.error(unknown_key(key, _KEYS, self.section), (*p, key), at_key=True)
+        if "rule" in table and self.member is not None:
+            raise self.error(
+                "rules are defined for the whole workspace: move this [[rule]] to "
+                "[workspace.metadata.featcheck] or featcheck.toml (select it per member here)",
+                (*p, "rule"),
+                at_key=True,
+            )
+        fail_on = table.get("fail-on")
+        if fail_on is not None and fail_on not in FAIL_ON_VALUES:
+            expected = ", ".join(f'"{v}"' for v in FAIL_ON_VALUES)
+            raise self.error(f"`fail-on` must be one of {expected}", (*p, "fail-on"))
+        select = self.codes(table, "select")
+        ignore = self.codes(table, "ignore")
+        if UNUSED_SUPPRESSION_CODE in select:
+            index = select.index(UNUSED_SUPPRESSION_CODE)
+            raise self.error(
+                "FC900 (unused-suppression) is reported unless ignored; it cannot be selected",
+                (*p, "select", index),
+            )
+        targets = None
+        if "targets" in table:
+            targets = tuple(self.targets(table))
+        each_feature = table.get("each-feature")
+        if each_feature is not None and not isinstance(each_feature, bool):
+            raise self.error("`each-feature` must be true or false", (*p, "each-feature"))
+        return Layer(
+            select=tuple(dict.fromkeys(select)),
+            ignore=tuple(dict.fromkeys(ignore)),
+            severity=self.severities(table),
+            targets=targets,
+            configurations=self.configurations(table),
+            each_feature=each_feature,
+            fail_on=fail_on,
+            allows=self.allows(table),
+        )
+
+    def strings(self, table: dict[str, Any], key: str, within: KeyPath | None = None) -> list[str]:
+        path = (*(self.prefix if within is None else within), key)
+        value = table[key]
+        if not isinstance(value, list):
+            raise self.error(f"`{key}` must be an array of strings", path)
+        for index, item in enumerate(value):
+            if not isinstance(item, str) or not item.strip():
+                raise self.error(f"`{key}` must hold non-empty strings", (*path, index))
+        return [item.strip() for item in value]
+
+    def targets(self, table: dict[str, Any]) -> list[str]:
+        """`targets`, each a target triple (or `.json` spec path) by the argument gate: these
+        reach rustc's and cargo's command lines."""
+        values = self.strings(table, "targets")
+        for index, value in enumerate(values):
+            try:
+                target_triple(value)
+            except GateError as error:
+                raise self.error(f"`targets`: {error}", (*self.prefix, "targets", index)) from None
+        return values
+
+    def codes(self, table: dict[str, Any], key: str) -> list[str]:
+        if key not in table:
+            return []
+        codes: list[str] = []
+        for index, text in enumerate(self.strings(table, key)):
+            code = canonical_code(text, self.catalogue)
+            if code is None:
+                raise self.error(
+                    f"unknown rule `{text}` in `{key}` (see `featcheck rules`)",
+                    (*self.prefix, key, index),
+                )
+            codes.append(code)
+        return codes
+
+    def severities(self, table: dict[str, Any]) -> dict[str, Severity]:
+        path = (*self.prefix, "severity")
+        value = table.get("severity")
+        if value is None:
+            return {}
+        if not isinstance(value, dict):
+            raise self.error(
+                '`severity` must be a table of rule = "error" | "warning" | "info"', path
+            )
+        result: dict[str, Severity] = {}
+        for name, level in value.items():
+            code = canonical_code(name, self.catalogue)
+            if code is None:
+                raise self.error(
+                    f"unknown rule `{name}` in `severity` (see `featcheck rules`)",
+                    (*path, name),
+                    at_key=True,
+                )
+            if code in result:
+                raise self.error(f"`severity` sets {code} twice", (*path, name), at_key=True)
+            if not isinstance(level, str):
+                raise self.error(
+                    f'the severity of {name} must be "error", "warning" or "info"', (*path, name)
+                )
+            try:
+                result[code] = Severity.parse(level)
+            except ValueError as error:
+                raise self.error(f"{name}: {error}", (*path, name)) from None
+        return result
+
+    def configurations(self, table: dict[str, Any]) -> tuple[FeatureSelection, ...] | None:
+        """`configurations = [{}, { features = ["backend-ndarray"] }, ...]`: each entry is
+        cargo's feature selection flags; `{}` is the default features."""
+        if "configurations" not in table:
+            return None
+        path: KeyPath = (*self.prefix, "configurations")
+        value = table["configurations"]
+        if not isinstance(value, list):
+            raise self.error(
+                "`configurations` must be an array of tables such as "
+                '{ features = ["a"], no-default-features = true }',
+                path,
+            )
+        found: list[FeatureSelection] = []
+        for index, entry in enumerate(value):
+            at: KeyPath = (*path, index)
+            if not isinstance(entry, dict):
+                raise self.error("a `configurations` entry must be a table", at)
+            for key, item in entry.items():
+                if key not in _CONFIGURATION_KEYS:
+                    where = "a `configurations` entry"
+                    message = unknown_key(key, _CONFIGURATION_KEYS, where)
+                    raise self.error(message, (*at, key), at_key=True)
+                if key != "features" and not isinstance(item, bool):
+                    raise self.error(f"`{key}` must be true or false", (*at, key))
+            features = self.strings(entry, "features", at) if "features" in entry else []
+            for position, name in enumerate(features):
+                error = feature_value_error(name)
+                if error is not None:
+                    raise self.error(error, (*at, "features", position))
+            found.append(
+                FeatureSelection.of(
+                    features,
+                    no_default=entry.get("no-default-features", False),
+                    all_features=entry.get("all-features", False),
+                )
+            )
+        return tuple(dict.fromkeys(found))
+
+    def allows(self, table: dict[str, Any]) -> tuple[Allow, ...]:
+        path = (*self.prefix, "allow")
+        value = table.get("allow")
+        if value is None:
+            return ()
+        if not isinstance(value, list):
+            raise self.error("`allow` must be an array of tables ([[allow]] entries)", path)
+        return tuple(self.allow(item, (*path, index)) for index, item in enumerate(value))
+
+    def allow(self, item: Any, path: KeyPath) -> Allow:
+        if not isinstance(item, dict):
+            raise self.error("an `allow` entry must be a table", path)
+        for key in item:
+            if key not in _ALLOW_KEYS:
+                where = f"an `allow` entry of {self.section}"
+                raise self.error(unknown_key(key, _ALLOW_KEYS, where), (*path, key), at_key=True)
+        for key, value in item.items():
+            if not isinstance(value, str):
+                raise self.error(f"`{key}` of an `allow` entry must be a string", (*path, key))
+        if "code" not in item:
+            raise self.error(
+                'an `allow` entry needs `code` (a rule code or name, or "*")', path, at_key=True
+            )
+        code_text = item["code"].strip()
+        code = ANY_CODE if code_text == ANY_CODE else canonical_code(code_text, self.catalogue)
+        if code is None:
+            raise self.error(
+                f"unknown rule `{code_text}` in `allow` (see `featcheck rules`)", (*path, "code")
+            )
+        if code == UNUSED_SUPPRESSION_CODE:
+            raise self.error(
+                "FC900 cannot be allowed: remove the unused suppression, or ignore FC900",
+                (*path, "code"),
+            )
+        reason = item.get("reason", "").strip()
+        if not reason:
+            at = (*path, "reason") if "reason" in item else path
+            raise self.error(
+                "an `allow` entry needs a non-empty `reason`", at, at_key="reason" not in item
+            )
+        fields: dict[str, str | None] = {}
+        for key in ("crate", "member", "target"):
+            text = item.get(key)
+            if text is not None and not text.strip():
+                raise self.error(f"`{key}` of an `allow` entry must not be empty", (*path, key))
+            fields[key] = text.strip() if text is not None else None
+        member = fields["member"]
+        if self.member is not None:
+            if member is not None and member != self.member:
+                raise self.error(
+                    f"this `allow` entry is in {self.member}'s manifest and applies only to "
+                    f"{self.member}; move it to the workspace configuration",
+                    (*path, "member"),
+                )
+            member = self.member
+        return Allow(
+            code=code,
+            reason=reason,
+            crate=fields["crate"],
+            member=member,
+            target=fields["target"],
+            origin=self.origin(path),
+        )
+
+
+def unknown_key(key: str, known: tuple[str, ...], section: str) -> str:
+    message = f"unknown key `{key}` in {section}"
+    close = difflib.get_close_matches(key.replace("_", "-"), known, n=1)
+    if close:
+        return f"{message}; did you mean `{close[0]}`?"
+    return f"{message} (expected one of: {', '.join(known)})"

@@ -1,0 +1,229 @@
+"""The settings configuration gives: rules to run, severities, targets, build configurations,
+the fail level and `allow` entries, merged from every place that sets them (see `load.py`)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from featcheck.errors import FeatcheckError
+from featcheck.featureset import FeatureSelection
+from featcheck.report import Location, Severity
+from featcheck.rules import Catalogue, Rule
+from featcheck.rules.unused_suppression import UNUSED_SUPPRESSION_CODE, UNUSED_SUPPRESSION_NAME
+from featcheck.workspace.names import same_crate
+
+CONFIG_FILE = "featcheck.toml"
+"""The optional configuration file at the workspace root."""
+
+FAIL_ON_VALUES = ("error", "warning", "info", "never")
+"""What `fail-on` accepts, as the CLI's `--fail-on` does."""
+
+ANY_CODE = "*"
+"""An allow entry's `code` that matches every rule."""
+
+
+def canonical_code(text: str, catalogue: Catalogue | None = None) -> str | None:
+    """The rule code that `text` (a code or kebab-case name, any case) names, or None.
+
+    Knows `FC900` (`unused-suppression`) besides the catalogue (the built-in rules unless a
+    project's catalogue, with its own rules, is given).
+    """
+    wanted = text.strip().lower()
+    if wanted in (UNUSED_SUPPRESSION_CODE.lower(), UNUSED_SUPPRESSION_NAME):
+        return UNUSED_SUPPRESSION_CODE
+    rule = (catalogue or Catalogue.builtin()).find(wanted)
+    return rule.code if rule is not None else None
+
+
+@dataclass(frozen=True)
+class Origin:
+    """Where a suppression is written: a span in a manifest, `featcheck.toml` or a comment."""
+
+    path: Path
+    """The file, as the loader was given it (workspace root joined with the file name)."""
+    line: int
+    """1-based."""
+    column: int
+    """1-based, in characters."""
+    end_line: int
+    end_column: int
+    """1-based, just past the span's last character."""
+    source_line: str = ""
+    """The text of the start line."""
+
+    def location(self, audited_root: Path) -> Location:
+        """This span as a finding's Location, relative to the report root with `/`."""
+        return Location(
+            file=relative_file(self.path, audited_root),
+            line=self.line,
+            column=self.column,
+            end_line=self.end_line,
+            end_column=self.end_column,
+            source_line=self.source_line,
+        )
+
+
+def relative_file(path: Path, root: Path) -> str:
+    """`path` relative to `root` with forward slashes, as findings name files."""
+    try:
+        relative = os.path.relpath(path, root)
+    except ValueError:  # another drive on Windows: no relative path exists
+        return path.as_posix()
+    return relative.replace(os.sep, "/")
+
+
+@dataclass(frozen=True)
+class Allow:
+    """One `[[allow]]` entry: suppresses findings that match every field it gives."""
+
+    code: str
+    """A rule code (canonical, e.g. `FC001`) or `*` for every rule."""
+    reason: str
+    crate: str | None = None
+    member: str | None = None
+    """Set to the member itself for entries in a member's `[package.metadata.featcheck]`."""
+    target: str | None = None
+    origin: Origin | None = None
+    """Where the entry is written (None for entries built in code)."""
+
+    def matches(self, code: str, crate: str, member: str | None, target: str | None) -> bool:
+        """Whether a finding with these fields is suppressed by this entry."""
+        if self.code not in (ANY_CODE, code):
+            return False
+        if self.crate is not None and not same_crate(self.crate, crate):
+            return False
+        if self.member is not None and (member is None or not same_crate(self.member, member)):
+            return False
+        return self.target is None or self.target == target
+
+    def describe(self) -> str:
+        """E.g. `FC001 for crate burn-flex on member app`, for messages."""
+        what = "all rules" if self.code == ANY_CODE else self.code
+        scope = [
+            f"{label} {value}"
+            for label, value in (
+                ("crate", self.crate),
+                ("member", self.member),
+                ("target", self.target),
+            )
+            if value is not None
+        ]
+        return what + (" for " + ", ".join(scope) if scope else "")
+
+
+@dataclass(frozen=True)
+class Config:
+    """The merged configuration; `for_member(name)` adds that member's own settings.
+
+    `select` and `ignore` hold canonical rule codes of `catalogue` (use `rules()`,
+    which also applies the command line's flags). `ignore` may hold `FC900`: then unused
+    suppressions are not reported.
+    """
+
+    select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+    severity: Mapping[str, Severity] = field(default_factory=dict)
+    """Severity overrides by rule code (may include `FC900`)."""
+    targets: tuple[str, ...] = ()
+    """Targets to audit when the command line gives none; empty means the host."""
+    configurations: tuple[FeatureSelection, ...] = ()
+    """Feature selections to audit when the command line gives none; empty means the default
+    features."""
+    each_feature: bool = False
+    """Audit each feature of each member on its own too (as `--each-feature`)."""
+    fail_on: str | None = None
+    """One of `FAIL_ON_VALUES`, or None when not configured (the CLI's default applies)."""
+    allows: tuple[Allow, ...] = ()
+    member: str | None = None
+    """The member this view is for; None for the workspace-wide view."""
+    members: Mapping[str, Config] = field(default_factory=dict, repr=False, compare=False)
+    """Per-member views (only on the workspace-wide view); use `for_member`."""
+    catalogue: Catalogue = field(default_factory=Catalogue.builtin, repr=False, compare=False)
+    """The built-in rules plus the project's own (`[[rule]]` entries)."""
+
+    def for_member(self, name: str | None) -> Config:
+        """The configuration that applies to findings of member `name`.
+
+        Members without settings of their own, unknown names and None get the workspace view.
+        """
+        if name is None or self.member is not None:
+            return self
+        return self.members.get(name, self)
+
+    def all_allows(self) -> tuple[Allow, ...]:
+        """Every allow entry of the workspace view and of every member view, once each."""
+        seen: dict[Allow, None] = dict.fromkeys(self.allows)
+        for view in self.members.values():
+            seen.update(dict.fromkeys(view.allows))
+        return tuple(seen)
+
+    def rules(self, select: Iterable[str] = (), ignore: Iterable[str] = ()) -> tuple[Rule, ...]:
+        """The rules to run: the defaults, this configuration, then the command line's
+        `--select`/`--ignore` (codes or names) on top.
+
+        Raises FeatcheckError for an unknown code on the command line.
+        """
+        chosen_select = set(self.select)
+        chosen_ignore = set(self.ignore)
+        flags_select = _codes_from_flags(select, self.catalogue)
+        flags_ignore = _codes_from_flags(ignore, self.catalogue)
+        chosen_select = (chosen_select | flags_select) - flags_ignore
+        chosen_ignore = (chosen_ignore - flags_select) | flags_ignore
+        chosen_select.discard(UNUSED_SUPPRESSION_CODE)
+        chosen_ignore.discard(UNUSED_SUPPRESSION_CODE)
+        return self.catalogue.select(sorted(chosen_select), sorted(chosen_ignore))
+
+    @property
+    def reports_unused(self) -> bool:
+        """Whether unused suppressions become FC900 findings (not when FC900 is ignored)."""
+        return UNUSED_SUPPRESSION_CODE not in self.ignore
+
+
+def _codes_from_flags(codes: Iterable[str], catalogue: Catalogue) -> set[str]:
+    found: set[str] = set()
+    unknown: list[str] = []
+    for text in codes:
+        code = canonical_code(text, catalogue)
+        if code is None:
+            unknown.append(text)
+        else:
+            found.add(code)
+    if unknown:
+        raise FeatcheckError(f"unknown rule {', '.join(unknown)} (see `featcheck rules`)")
+    return found
+
+
+@dataclass(frozen=True)
+class Layer:
+    """The settings one place gives, before merging."""
+
+    select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+    severity: Mapping[str, Severity] = field(default_factory=dict)
+    targets: tuple[str, ...] | None = None
+    configurations: tuple[FeatureSelection, ...] | None = None
+    each_feature: bool | None = None
+    fail_on: str | None = None
+    allows: tuple[Allow, ...] = ()
+
+
+def merged(base: Config, layer: Layer) -> Config:
+    """`base` with `layer`'s settings on top."""
+    select = (set(base.select) | set(layer.select)) - set(layer.ignore)
+    ignore = (set(base.ignore) - set(layer.select)) | set(layer.ignore)
+    return replace(
+        base,
+        select=tuple(sorted(select)),
+        ignore=tuple(sorted(ignore)),
+        severity={**base.severity, **layer.severity},
+        targets=layer.targets if layer.targets is not None else base.targets,
+        configurations=(
+            layer.configurations if layer.configurations is not None else base.configurations
+        ),
+        each_feature=layer.each_feature if layer.each_feature is not None else base.each_feature,
+        fail_on=layer.fail_on if layer.fail_on is not None else base.fail_on,
+        allows=base.allows + layer.allows,
+    )

@@ -1,0 +1,197 @@
+"""Suppressions: config `allow` entries and `# featcheck: allow(...)` comments in manifests.
+
+`apply_suppressions` takes an audit's findings and returns what to report: the findings no
+suppression matches (with configured severities applied), the suppressed ones with the
+suppression that matched, and an FC900 `unused-suppression` finding for every suppression that
+matched nothing (unused.py).
+
+An inline comment (inline.py) suppresses the findings whose dependency declaration
+(`Finding.declaration`, else `Finding.location`) spans the comment's line in the same file.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Iterable
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from featcheck.manifest.document import ManifestDocument, read_manifest, read_manifest_text
+from featcheck.policy.inline import InlineAllow, Suppression, has_directive, inline_allows
+from featcheck.policy.settings import ANY_CODE, Allow, Config
+from featcheck.policy.unused import unused_findings
+from featcheck.report import Finding, Location
+from featcheck.rules import Catalogue
+
+
+@dataclass(frozen=True)
+class Suppressed:
+    """A finding that a suppression hid."""
+
+    finding: Finding
+    by: Suppression
+    """The first suppression that matched (inline comments are tried before allow entries)."""
+
+
+@dataclass(frozen=True)
+class SuppressionResult:
+    """What remains to report after suppressions."""
+
+    kept: list[Finding]
+    """Findings no suppression matched, in input order, with severity overrides applied."""
+    suppressed: list[Suppressed]
+    """Findings suppressions hid (severity overrides applied too)."""
+    unused: list[Finding]
+    """One FC900 finding per suppression that matched nothing, in file and line order."""
+
+    @property
+    def findings(self) -> list[Finding]:
+        """What to report: the kept findings, then the unused-suppression ones."""
+        return [*self.kept, *self.unused]
+
+    def suppressed_counts(self) -> dict[str, int]:
+        """How many findings each rule code had suppressed, for summaries."""
+        counts: dict[str, int] = {}
+        for item in self.suppressed:
+            counts[item.finding.code] = counts.get(item.finding.code, 0) + 1
+        return dict(sorted(counts.items()))
+
+
+def apply_suppressions(
+    findings: Iterable[Finding],
+    config: Config,
+    audited_root: Path,
+    manifests: Iterable[Path] = (),
+    *,
+    members: Collection[str] | None = None,
+    targets: Collection[str] | None = None,
+    rules: Collection[str] | None = None,
+    read: Callable[[Path], ManifestDocument] = read_manifest,
+    read_text: Callable[[Path], str] = read_manifest_text,
+    spans: Callable[[Finding], Iterable[Location]] | None = None,
+    misnamed: Callable[[Allow], str | None] | None = None,
+) -> SuppressionResult:
+    """Split `findings` into kept and suppressed ones, and report unused suppressions.
+
+    `config` is the workspace-wide configuration (`load_config`); each finding is judged by
+    `config.for_member(finding.member)`. `manifests` are the files whose inline comments count
+    (pass every manifest the audit covered: members, the workspace root, path dependencies);
+    the files that findings' declarations point into are read too. Finding locations are
+    resolved against `audited_root`, and FC900 locations are made relative to it.
+
+    An unused allow entry is not reported when its member is not in `members`, its target
+    not in `targets`, or its rule not in `rules` (rule codes that ran) -- each None meaning
+    "everything was audited" -- since the audit could not have matched it. An unused inline
+    code is not reported when its rule is not in `rules`. FC900s are off when the
+    configuration ignores FC900; their severity follows `severity.FC900`.
+
+    `read` reads a manifest and `read_text` only its text (pass a cache's getters to avoid
+    reading files twice): only manifests whose text holds a `# featcheck:` directive are
+    parsed. `spans`
+    gives the declarations whose lines a finding's inline comments may sit on; the default,
+    `declaration_spans`, is `finding.declaration`, else `finding.location`. Pass one that adds
+    more (e.g. the member's `burn = { workspace = true }` line besides the workspace entry
+    that the location points at). `misnamed` says why an allow entry can never match (a
+    member, crate or target that does not exist, see allow_names.py): such an entry is
+    reported even where the audit did not cover it. Raises FeatcheckError for a malformed
+    `# featcheck:` comment.
+    """
+    findings = list(findings)
+    root = Path(audited_root)
+    spans_of = spans or declaration_spans
+    finding_spans = [tuple(spans_of(finding)) for finding in findings]
+    inline = _inline_by_file(finding_spans, root, manifests, read, read_text, config.catalogue)
+    kept, suppressed, used = _match(findings, finding_spans, config, root, inline)
+    unused = unused_findings(
+        config,
+        used,
+        [item for items in inline.values() for item in items],
+        root,
+        members=members,
+        targets=targets,
+        rules=rules,
+        misnamed=misnamed,
+    )
+    return SuppressionResult(kept=kept, suppressed=suppressed, unused=unused)
+
+
+def _match(
+    findings: list[Finding],
+    finding_spans: list[tuple[Location, ...]],
+    config: Config,
+    root: Path,
+    inline: dict[Path, list[InlineAllow]],
+) -> tuple[list[Finding], list[Suppressed], set[Suppression]]:
+    """The kept findings, the suppressed ones and the suppressions that matched any."""
+    used: set[Suppression] = set()
+    kept: list[Finding] = []
+    suppressed: list[Suppressed] = []
+    resolved_files: dict[str, Path] = {}
+    for finding, places in zip(findings, finding_spans, strict=True):
+        view = config.for_member(finding.member)
+        override = view.severity.get(finding.code)
+        if override is not None and override != finding.severity:
+            finding = replace(finding, severity=override)
+        matches: list[Suppression] = [
+            item
+            for place in places
+            for item in _inline_matches(finding.code, place, root, inline, resolved_files)
+        ]
+        matches += [
+            allow
+            for allow in view.allows
+            if allow.matches(finding.code, finding.crate, finding.member, finding.target)
+        ]
+        if matches:
+            used.update(matches)
+            suppressed.append(Suppressed(finding, matches[0]))
+        else:
+            kept.append(finding)
+    return kept, suppressed, used
+
+
+def declaration_spans(finding: Finding) -> tuple[Location, ...]:
+    """Where inline comments for `finding` may sit: its declaration, else its location."""
+    span = finding.declaration or finding.location
+    return (span,) if span is not None else ()
+
+
+def _inline_by_file(
+    finding_spans: list[tuple[Location, ...]],
+    root: Path,
+    manifests: Iterable[Path],
+    read: Callable[[Path], ManifestDocument],
+    read_text: Callable[[Path], str],
+    catalogue: Catalogue,
+) -> dict[Path, list[InlineAllow]]:
+    """Inline allows of every manifest to consider, keyed by resolved path."""
+    paths = list(manifests)
+    paths += [root / span.file for places in finding_spans for span in places]
+    result: dict[Path, list[InlineAllow]] = {}
+    for path in dict.fromkeys(paths):
+        # Every directive lies in the text: a file without any needs no parse, no scan and no
+        # resolved name (hundreds of members, as many findings).
+        if not path.is_file() or not has_directive(read_text(path)):
+            continue
+        key = path.resolve()
+        if key not in result:
+            result[key] = inline_allows(read(path), catalogue)
+    return result
+
+
+def _inline_matches(
+    code: str,
+    span: Location,
+    root: Path,
+    inline: dict[Path, list[InlineAllow]],
+    resolved_files: dict[str, Path],
+) -> list[InlineAllow]:
+    if not inline:
+        return []
+    path = resolved_files.get(span.file)
+    if path is None:
+        path = resolved_files[span.file] = (root / span.file).resolve()
+    return [
+        item
+        for item in inline.get(path, ())
+        if span.line <= item.origin.line <= span.end_line and item.code in (ANY_CODE, code)
+    ]
