@@ -29,9 +29,10 @@ from featcheck.featureset import FeatureSelection, feature_value_error
 from featcheck.manifest.document import ManifestDocument, read_manifest
 from featcheck.manifest.spans import KeyPath, Span
 from featcheck.names import same_crate
-from featcheck.report import Location, Severity
+from featcheck.report import Location
 from featcheck.rules import Catalogue, Rule
 from featcheck.rules.load import SpecError, parse_rule
+from featcheck.severity import FailOn, Severity
 
 CONFIG_FILE = "featcheck.toml"
 """The optional configuration file at the workspace root."""
@@ -40,7 +41,7 @@ UNUSED_SUPPRESSION_CODE = "FC900"
 """The code of the findings that report suppressions matching nothing (see `suppress.py`)."""
 UNUSED_SUPPRESSION_NAME = "unused-suppression"
 
-FAIL_ON_VALUES = ("error", "warning", "info", "never")
+FAIL_ON_VALUES = tuple(level.value for level in FailOn)
 """What `fail-on` accepts, as the CLI's `--fail-on` does."""
 
 ANY_CODE = "*"

@@ -24,6 +24,7 @@ from typing import TypeVar
 
 from featcheck.featureset import FeatureSelection
 from featcheck.report import Finding
+from featcheck.severity import Confidence
 
 _GroupKey = tuple[object, ...]
 _T = TypeVar("_T")
@@ -75,9 +76,10 @@ class FindingGroup:
         return _distinct(c for f in self.findings for c in f.configurations)
 
     @property
-    def confidence(self) -> str:
+    def confidence(self) -> Confidence:
         """`resolved` unless a finding of the group is not (a folded library's may be)."""
-        return next((f.confidence for f in self.findings if f.confidence != "resolved"), "resolved")
+        resolved = Confidence.RESOLVED
+        return next((f.confidence for f in self.findings if f.confidence != resolved), resolved)
 
 
 def group_findings(findings: Sequence[Finding]) -> list[FindingGroup]:
@@ -106,7 +108,7 @@ def _key(finding: Finding, position: int) -> _GroupKey:
         location.line,
         location.column,
         finding.severity.value,
-        finding.confidence,
+        finding.confidence.value,
         _fix_key(finding),
     )
 

@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any
 
 from featcheck.allow_names import KnownNames
-from featcheck.audit import AuditOptions, beyond_defaults, report_root
 from featcheck.cargo.cfg import TargetCfg
 from featcheck.cargo.metadata import PackageInfo, WorkspaceMetadata
 from featcheck.cargo.runner import CargoRunner
@@ -34,7 +33,8 @@ from featcheck.matrix import (
     plan_configurations,
 )
 from featcheck.names import same_crate
-from featcheck.noexec.gaps import INCOMPLETE, Completeness, gap_notes
+from featcheck.noexec.gaps import Completeness, gap_notes
+from featcheck.options import AuditOptions, Resolver, beyond_defaults, report_root
 from featcheck.placement import FindingPlacer, Flagged
 from featcheck.report import AuditResult, Finding, Location, TargetSkip
 from featcheck.resolution import (
@@ -46,6 +46,7 @@ from featcheck.resolution import (
     target_cfgs,
 )
 from featcheck.rules import BuildView, Rule, detect, skipped_for_target
+from featcheck.severity import Confidence, FailOn
 from featcheck.suggest import FeatureSearch
 from featcheck.suppress import apply_suppressions, declaration_spans
 
@@ -98,7 +99,7 @@ def audit_workspace(
     model = _ResolverModel.of(runner, metadata, targets, resolver)
     builds = (
         _resolve_builds(runner, manifest, members, targets, plan)
-        if options.resolver == "cargo"
+        if options.resolver is Resolver.CARGO
         else _resolve_in_process(model, plan, deadline)
     )
     root = report_root(manifest.parent, options.root)
@@ -109,7 +110,7 @@ def audit_workspace(
         local_manifests=tuple(p.manifest_path for p in metadata.unpublished()),
         members=[m.name for m in members],
         targets=targets,
-        fail_on=settings.fail_on,
+        fail_on=None if settings.fail_on is None else FailOn(settings.fail_on),
         user_rules=config.catalogue.user_rules,
         configuration_errors=plan.errors,
         configurations={m.name: list(plan.selections[m.id]) for m in members},
@@ -220,7 +221,7 @@ def audit_workspace(
     result.findings = [
         replace(
             finding,
-            confidence=INCOMPLETE if position in uncertain else finding.confidence,
+            confidence=Confidence.INCOMPLETE if position in uncertain else finding.confidence,
             configurations=(*finding.configurations, *also_in.get(position, ())),
         )
         for position, finding in enumerate(placed)
@@ -251,7 +252,8 @@ def audit_workspace(
         result.notes.extend(gap_notes(result.incomplete))
         # A suppression may look unused only because the build was not seen whole.
         result.findings = [
-            replace(f, confidence=INCOMPLETE) if f.code == "FC900" else f for f in result.findings
+            replace(f, confidence=Confidence.INCOMPLETE) if f.code == "FC900" else f
+            for f in result.findings
         ]
     return result
 

@@ -18,8 +18,9 @@ from featcheck.fixes.overlay import Answer, OverlayCheck, Pending
 from featcheck.fixes.search import FixSearch, Outcome, safety
 from featcheck.graph import Node, PackageRef
 from featcheck.locate import Cut, Locator
-from featcheck.report import Finding, Fix, Location, Severity
+from featcheck.report import Finding, Fix, Location
 from featcheck.rules import BuildView, Detection, Rule
+from featcheck.severity import Severity
 
 _ROUNDS = 3
 """Rounds of cargo checks at most: a refused candidate's successor may need cargo too."""

@@ -34,8 +34,9 @@ from featcheck.errors import FeatcheckError
 from featcheck.manifest.comments import Comment, scan_comments
 from featcheck.manifest.document import ManifestDocument, read_manifest, read_manifest_text
 from featcheck.names import same_crate
-from featcheck.report import Finding, Location, Severity
+from featcheck.report import Finding, Location
 from featcheck.rules import Catalogue
+from featcheck.severity import Severity
 from featcheck.unused_suppression import UNUSED_SUPPRESSION
 
 

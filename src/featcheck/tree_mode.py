@@ -5,11 +5,11 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from featcheck.audit import AuditOptions
 from featcheck.cargo.failures import FailureKind, classify
 from featcheck.cargo.tree_text import ParsedTree, TreeTextError, local_leaves, parse_tree_text
 from featcheck.errors import FeatcheckError
 from featcheck.graph import DependencyGraph, Node
+from featcheck.options import AuditOptions
 from featcheck.pipeline import finding_order
 from featcheck.placement import finding_of
 from featcheck.report import AuditResult

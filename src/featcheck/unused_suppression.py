@@ -6,8 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from featcheck.config import UNUSED_SUPPRESSION_CODE, UNUSED_SUPPRESSION_NAME
-from featcheck.report import Severity
 from featcheck.rules.spec import RuleDoc
+from featcheck.severity import Severity
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ import pytest
 
 from featcheck.config import Allow, Config, load_config
 from featcheck.errors import FeatcheckError
-from featcheck.report import Severity
+from featcheck.severity import Severity
 
 ROOT_PACKAGE = '[package]\nname = "app"\nversion = "0.1.0"\nedition = "2021"\n'
 WORKSPACE = '[workspace]\nmembers = ["app", "lib"]\nresolver = "2"\n'

@@ -11,8 +11,9 @@ from featcheck.config import Config, load_config
 from featcheck.errors import FeatcheckError
 from featcheck.manifest.comments import Comment, scan_comments
 from featcheck.manifest.document import read_manifest
-from featcheck.report import Finding, Location, Severity
+from featcheck.report import Finding, Location
 from featcheck.rules.docs import rule_markdown
+from featcheck.severity import Severity
 from featcheck.suppress import InlineAllow, apply_suppressions, declaration_spans, inline_allows
 from featcheck.unused_suppression import UNUSED_SUPPRESSION
 

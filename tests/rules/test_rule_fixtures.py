@@ -16,8 +16,9 @@ from pathlib import Path
 import pytest
 from conftest import FIXTURES, WORKSPACES, run_featcheck
 
-from featcheck.audit import AuditOptions, audit_project
+from featcheck.audit import audit_project
 from featcheck.cargo.cfg import TargetCfg
+from featcheck.options import AuditOptions, Resolver
 from featcheck.report import AuditResult
 from featcheck.rules import builtin_rules
 from featcheck.rules.spec import TargetScope
@@ -33,7 +34,7 @@ def audit_fixture(
     """Audit a copy of `fixture` (cargo writes a Cargo.lock) as the CLI does, without fixes."""
     copy = tmp_path / fixture.name
     shutil.copytree(fixture, copy)
-    options = AuditOptions(targets=targets, confirm_fixes=False, resolver=resolver)
+    options = AuditOptions(targets=targets, confirm_fixes=False, resolver=Resolver(resolver))
     return audit_project(copy, options)
 
 
@@ -80,7 +81,7 @@ def test_threading_rules_skip_targets_without_threads(
 ) -> None:
     host = _host()
     fixture = RULE_FIXTURES / "fc001" / "bad"
-    result = audit_fixture(fixture, tmp_path, target, host, resolver=resolver)
+    result = audit_fixture(fixture, tmp_path, target, host, resolver=Resolver(resolver))
     assert [(f.code, f.target) for f in result.findings] == [("FC001", host)]
     [skip] = result.skipped
     assert (skip.code, skip.target, skip.members, skip.findings) == (

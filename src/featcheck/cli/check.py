@@ -16,8 +16,8 @@ from featcheck.cli.terminal import EXIT_CLEAN, fail, in_actions
 from featcheck.errors import FeatcheckError
 
 if TYPE_CHECKING:
-    from featcheck.audit import AuditOptions
     from featcheck.featureset import FeatureSelection
+    from featcheck.options import AuditOptions
     from featcheck.report import AuditResult
 
 
@@ -59,7 +59,7 @@ def _options(arguments: argparse.Namespace, progress: Progress) -> AuditOptions:
         on_command=progress.show_command if arguments.verbose else None,
         on_progress=progress.progress if progress.spinner else None,
         trust_checkout=arguments.trust_checkout,
-        resolver=arguments.resolver,
+        resolver=lazy.resolver(arguments.resolver),
         no_exec=arguments.no_exec,
         configurations=configurations,
         each_feature=arguments.each_feature,

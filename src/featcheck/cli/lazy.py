@@ -30,8 +30,8 @@ if TYPE_CHECKING:
 
     from rich.console import Console
 
-    from featcheck.audit import AuditOptions
     from featcheck.featureset import FeatureSelection
+    from featcheck.options import AuditOptions, Resolver
     from featcheck.report import AuditResult
 
     ReportStage = Callable[[AuditResult, argparse.Namespace, str], int]
@@ -39,10 +39,17 @@ if TYPE_CHECKING:
 
 
 def audit_options() -> type[AuditOptions]:
-    """The audit's options (featcheck.audit)."""
-    from featcheck.audit import AuditOptions
+    """The audit's options (featcheck.options)."""
+    from featcheck.options import AuditOptions
 
     return AuditOptions
+
+
+def resolver(name: str) -> Resolver:
+    """`--resolver NAME` as the audit's option (featcheck.options)."""
+    from featcheck.options import Resolver
+
+    return Resolver(name)
 
 
 def feature_selection(

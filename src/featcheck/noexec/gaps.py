@@ -24,9 +24,6 @@ from featcheck.report import BuildGap
 from featcheck.resolution.index import display_source
 from featcheck.rules import Rule
 
-INCOMPLETE = "incomplete"
-"""`Finding.confidence` of a finding that unread packages could clear."""
-
 
 @dataclass(frozen=True)
 class BuildReach:

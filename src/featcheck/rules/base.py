@@ -7,7 +7,7 @@ from functools import cached_property
 
 from featcheck.cargo.cfg import TargetCfg
 from featcheck.graph import DependencyGraph, Node
-from featcheck.report import Severity
+from featcheck.severity import Severity
 
 
 @dataclass(frozen=True)

@@ -13,10 +13,10 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Protocol
 
-from featcheck.report import Severity
 from featcheck.rules.catalogue import builtin_rules
 from featcheck.rules.spec import Rule, RuleDoc
 from featcheck.rules.targets import CAPABILITIES
+from featcheck.severity import Severity
 
 
 class Documented(Protocol):

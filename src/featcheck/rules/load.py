@@ -25,7 +25,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from featcheck.cargo import semver
-from featcheck.report import Severity
 from featcheck.rules.spec import (
     CrateMatch,
     HandledBy,
@@ -37,6 +36,7 @@ from featcheck.rules.spec import (
     UsedWhen,
 )
 from featcheck.rules.targets import CAPABILITIES
+from featcheck.severity import Severity
 
 KeyPath = tuple[str | int, ...]
 
