@@ -20,7 +20,7 @@ from featcheck.graph import Node, PackageRef
 from featcheck.locate import Cut, Locator
 from featcheck.report import Finding, Fix, Location
 from featcheck.rules import BuildView, Detection, Rule
-from featcheck.severity import Severity
+from featcheck.severity import Confidence, Severity
 
 _ROUNDS = 3
 """Rounds of cargo checks at most: a refused candidate's successor may need cargo too."""
@@ -37,6 +37,10 @@ class Flagged:
     cfg: TargetCfg
     selection: FeatureSelection = DEFAULT
     """The build configuration (`--features` …) the detection was made in."""
+    also_in: list[FeatureSelection] = field(default_factory=list, compare=False)
+    """The member's other configurations with the very same detection: placed once, the
+    finding lists them all."""
+    confidence: Confidence = Confidence.RESOLVED
 
     @property
     def target(self) -> str:
@@ -143,7 +147,8 @@ class FindingPlacer:
         )
         return replace(
             finding,
-            configurations=(item.selection,),
+            configurations=(item.selection, *item.also_in),
+            confidence=item.confidence,
             chain=self.explainer.chain(item.detection, cut, item.member, item.target, item.cfg),
             fix=fix,
             alternatives=alternatives,

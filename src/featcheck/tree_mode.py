@@ -10,10 +10,10 @@ from featcheck.cargo.tree_text import ParsedTree, TreeTextError, local_leaves, p
 from featcheck.errors import FeatcheckError
 from featcheck.graph import DependencyGraph, Node
 from featcheck.options import AuditOptions
-from featcheck.pipeline import finding_order
 from featcheck.placement import finding_of
 from featcheck.report import AuditResult
 from featcheck.rules import BuildView, Rule, detect, select_rules, skipped_for_target
+from featcheck.stages.finish import finding_order
 
 
 def _rules(options: AuditOptions) -> tuple[Rule, ...]:
