@@ -9,7 +9,7 @@ still count findings: grouping changes what is shown, not the verdict.
 
 Findings group when rule, crate, version, feature, severity, confidence, location (file, line,
 column) and fix (its edits; the suggestion when no fix is confirmed) are the same. A library's
-finding (a member built alone, lowered to info: `placement.finding_of`) also folds into a
+finding (a member built alone, lowered to info: `builder.FindingBuilder`) also folds into a
 binary's finding of the same rule, crate, version, feature and location: the binary's build is
 where that cut costs, and the library's own fix is the same line.
 """
@@ -96,17 +96,11 @@ def group_findings(findings: Sequence[Finding]) -> list[FindingGroup]:
 def _key(finding: Finding, position: int) -> _GroupKey:
     """What findings of one group share, the cut first (`_CUT` items: rule, crate, version,
     feature, file, line, column); a finding without a location is a group of its own."""
-    location = finding.location
-    if location is None:
+    cut = finding.identity.cut
+    if cut is None:
         return ("alone", position, finding.code, finding.member, finding.crate, finding.target)
     return (
-        finding.code,
-        finding.crate,
-        finding.crate_version,
-        finding.feature,
-        location.file,
-        location.line,
-        location.column,
+        *cut,
         finding.severity.value,
         finding.confidence.value,
         _fix_key(finding),

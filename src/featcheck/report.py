@@ -7,7 +7,7 @@ from __future__ import annotations
 import posixpath
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, NamedTuple
 
 from featcheck.featureset import FeatureSelection
 from featcheck.manifest.spans import KeyPath
@@ -96,6 +96,37 @@ class Location:
     """The text of the start line, for quoting in reports."""
 
 
+class FindingIdentity(NamedTuple):
+    """One finding, whichever configurations' builds show it: the same rule, crate, missing
+    feature and place to edit (its cut), in the same member and target, saying the same."""
+
+    code: str
+    crate: str
+    crate_version: str
+    feature: str
+    location: Location | None
+    member: str | None
+    target: str | None
+    message: str
+
+    @property
+    def cut(self) -> tuple[str, str, str, str, str, int, int] | None:
+        """What findings of several members and targets share when they are one cut (rule,
+        crate, version, feature, file, line, column); None without a location."""
+        if self.location is None:
+            return None
+        place = self.location
+        return (
+            self.code,
+            self.crate,
+            self.crate_version,
+            self.feature,
+            place.file,
+            place.line,
+            place.column,
+        )
+
+
 @dataclass(frozen=True)
 class Finding:
     """One configuration that costs performance in what cargo builds for a member and target."""
@@ -147,6 +178,20 @@ class Finding:
     library: bool = False
     """The member is a library only: its features are chosen by the binaries that use it, so
     the finding is info and folds into a binary's finding of the same cut (grouping.py)."""
+
+    @property
+    def identity(self) -> FindingIdentity:
+        """What makes it the same finding in another configuration's build."""
+        return FindingIdentity(
+            self.code,
+            self.crate,
+            self.crate_version,
+            self.feature,
+            self.location,
+            self.member,
+            self.target,
+            self.message,
+        )
 
     @property
     def configuration(self) -> FeatureSelection | None:
