@@ -40,10 +40,10 @@ from pathlib import Path
 from bench_cli import compile_package
 from stub_registry import REPO, offline_environment
 
-from featcheck.audit import audit_project
 from featcheck.cargo.cfg import TargetCfg
 from featcheck.featureset import FeatureSelection, each_feature
 from featcheck.options import AuditOptions
+from featcheck.pipeline import audit_project
 from featcheck.resolution import build_index, resolve_configurations
 
 WORKSPACE = REPO / "fixtures" / "workspaces" / "backend-features"

@@ -1,22 +1,105 @@
-"""The audit after cargo answered, as a pipeline of stages (featcheck.stages): members ->
-configurations -> resolve -> detect -> place -> finish (suppressions, notes, order)."""
+"""A project's audit: cargo started (audit.py), then, with its answer, the pipeline of stages
+(featcheck.stages): members -> configurations -> resolve -> detect -> place -> finish
+(suppressions, notes, order)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
+from featcheck import audit
+from featcheck.audit import Started, started_audit
 from featcheck.cargo.metadata import WorkspaceMetadata
+from featcheck.cargo.process import ProcessRefused, refusing_processes
 from featcheck.cargo.runner import CargoRunner
 from featcheck.deadline import Deadline
+from featcheck.errors import FeatcheckError
 from featcheck.locate import ManifestCache
-from featcheck.options import AuditOptions
+from featcheck.noexec.runner import FileRunner
+from featcheck.options import AuditOptions, Resolver
 from featcheck.report import AuditResult
+from featcheck.rules import builtin_rules, check_builtin_codes
 from featcheck.stages.configurations import plan_builds, with_every_feature
 from featcheck.stages.detect import detect_all
 from featcheck.stages.finish import finish, new_result
 from featcheck.stages.members import Run, scope_of
 from featcheck.stages.place import place
 from featcheck.stages.resolve import resolve
+
+
+def audit_project(
+    path: Path, options: AuditOptions, *, meanwhile: Callable[[], object] | None = None
+) -> AuditResult:
+    """Audit every selected member on every target, as cargo resolves it. `meanwhile` runs
+    while cargo works. (The command line starts cargo before it loads this: cli/lazy.py.)"""
+    if options.select or options.ignore:
+        check_builtin_codes(options.select, options.ignore)
+    runner_class = FileRunner if options.no_exec else CargoRunner
+    with started_audit(path, options, runner_class) as started:
+        return audit_started(started, meanwhile)
+
+
+def audit_started(started: Started, meanwhile: Callable[[], object] | None = None) -> AuditResult:
+    """The audit once cargo is working on its metadata: what does not need the answer is done
+    while it works (the manifest read, a broken one getting featcheck's one-line error, not
+    cargo's; rustc asked for the targets' cfg; the last answer's audit), then the rest."""
+    manifest, options, runner, pending, all_features = started
+    try:
+        builtin_rules()  # the rule specs, read once per process
+        manifests = ManifestCache(runner.checkout)
+        manifests.get(manifest)
+        if meanwhile is not None:
+            meanwhile()
+        _warm_target_cfgs(runner, options.targets)
+        pending.read_last_answer()
+        ahead = _audit_ahead(pending.last_answer, started, manifests)
+        metadata = pending.result()
+    finally:
+        pending.cancel()
+    if audit.KEPT_UNTIL_EXIT is not None:
+        audit.KEPT_UNTIL_EXIT.append(metadata)
+    try:
+        if ahead is not None and ahead[0] is metadata:  # cargo answered the same again
+            return ahead[1]
+        return audit_workspace(
+            manifest, options, runner, metadata, manifests, all_features=all_features
+        )
+    finally:
+        pending.settle()
+
+
+def _audit_ahead(
+    known: WorkspaceMetadata | None, started: Started, manifests: ManifestCache
+) -> tuple[WorkspaceMetadata, AuditResult] | None:
+    """While cargo works: the audit of the answer it gave last time (see last_answer.py),
+    which stands only if cargo now answers exactly the same. Given up (None) where it would
+    start a process (cargo to confirm a fix, say) or fails in any way: the audit after cargo's
+    answer then does it all, and raises what there is to raise."""
+    options = started.options
+    if known is None or options.resolver is Resolver.CARGO:  # its cargo calls run on threads
+        return None
+    try:
+        with refusing_processes():
+            result = audit_workspace(
+                started.manifest,
+                options,
+                started.runner,
+                known,
+                manifests,
+                all_features=started.all_features,
+            )
+    except (ProcessRefused, Exception):
+        return None
+    return known, result
+
+
+def _warm_target_cfgs(runner: CargoRunner, targets: tuple[str, ...]) -> None:
+    """Fill the runner's caches of rustc answers; an error is left for the real call to raise."""
+    try:
+        for target in targets or (runner.host_triple(),):
+            runner.target_cfg(target)
+    except FeatcheckError:
+        pass
 
 
 def audit_workspace(

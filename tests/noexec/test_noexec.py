@@ -27,11 +27,11 @@ import pytest
 from conftest import CRATES, FIXTURES, WORKSPACES
 from stub_registry import lock_packages
 
-from featcheck.audit import audit_project
 from featcheck.cli import run
 from featcheck.errors import FeatcheckError
 from featcheck.noexec import SUPPORTED_TARGETS, build_metadata, builtin_cfg, detect_host_triple
 from featcheck.options import AuditOptions, Resolver
+from featcheck.pipeline import audit_project
 from featcheck.report import AuditResult, Location
 from featcheck.severity import Confidence, FailOn, Severity
 

@@ -16,8 +16,8 @@ import pytest
 from conftest import run_featcheck
 from synthetic_registry import write_cargo_home, write_registry
 
-from featcheck.audit import audit_project
 from featcheck.options import AuditOptions
+from featcheck.pipeline import audit_project
 from featcheck.rules import catalogue
 from featcheck.rules.load import parse_rule
 

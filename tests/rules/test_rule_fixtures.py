@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 from conftest import FIXTURES, WORKSPACES, run_featcheck
 
-from featcheck.audit import audit_project
 from featcheck.cargo.cfg import TargetCfg
 from featcheck.options import AuditOptions, Resolver
+from featcheck.pipeline import audit_project
 from featcheck.report import AuditResult
 from featcheck.rules import builtin_rules
 from featcheck.rules.spec import TargetScope

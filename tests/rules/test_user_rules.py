@@ -13,10 +13,10 @@ from conftest import REPO, run_featcheck
 from sarif_support import validate_sarif
 from test_rule_fixtures import RULE_FIXTURES, audit_fixture
 
-from featcheck.audit import audit_project
 from featcheck.config import load_config, project_catalogue
 from featcheck.errors import FeatcheckError
 from featcheck.options import AuditOptions
+from featcheck.pipeline import audit_project
 from featcheck.render.github import render_annotations
 from featcheck.render.sarif import sarif_document
 from featcheck.report import AuditResult

@@ -120,9 +120,9 @@ def _fix_changes(
     resolution: MemberResolution, options: ProbeOptions, say: Callable[[str], None]
 ) -> tuple[dict[Path, str], str | None]:
     """What `featcheck --fix` would write for this member (path -> new text), and in words."""
-    from featcheck.audit import audit_project
     from featcheck.fixes.apply import plan_changes
     from featcheck.options import AuditOptions
+    from featcheck.pipeline import audit_project
 
     say(f"auditing {resolution.member.name} for featcheck's fix (cargo confirms it)")
     result = audit_project(
