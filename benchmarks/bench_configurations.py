@@ -40,8 +40,9 @@ from pathlib import Path
 from bench_cli import compile_package
 from stub_registry import REPO, offline_environment
 
-from featcheck.audit import AuditOptions, audit_project
 from featcheck.featureset import FeatureSelection, each_feature
+from featcheck.options import AuditOptions
+from featcheck.pipeline import audit_project
 from featcheck.resolution import resolve_configurations
 from featcheck.semantics.cfg import TargetCfg
 from featcheck.workspace.table import build_index

@@ -6,7 +6,8 @@ import subprocess
 
 import pytest
 
-from featcheck.report import Finding, Location, Severity
+from featcheck.report import Finding, Location
+from featcheck.severity import Severity
 
 # Variables GitHub Actions sets that change what featcheck prints; tests set them explicitly.
 ACTIONS_VARIABLES = (

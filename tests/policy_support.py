@@ -9,7 +9,8 @@ import pytest
 from featcheck.errors import FeatcheckError
 from featcheck.policy.load import load_config
 from featcheck.policy.settings import Config
-from featcheck.report import Finding, Location, Severity
+from featcheck.report import Finding, Location
+from featcheck.severity import Severity
 
 WORKSPACE = '[workspace]\nmembers = ["app", "lib"]\nresolver = "2"\n'
 

@@ -19,8 +19,9 @@ from typing import Any
 from conftest import FIXTURES
 
 from featcheck import __version__
-from featcheck.audit import AuditOptions, audit_project
 from featcheck.fileio import toml_data
+from featcheck.options import AuditOptions, Resolver
+from featcheck.pipeline import audit_project
 from featcheck.report import AuditResult
 from featcheck.rules import Rule
 from featcheck.rules.docs import SECTIONS, rule_markdown
@@ -56,7 +57,7 @@ def audit_fixture(
     """Audit a copy of `fixture` (cargo writes a Cargo.lock) as the CLI does, without fixes."""
     copy = tmp_path / fixture.name
     shutil.copytree(fixture, copy)
-    options = AuditOptions(targets=targets, confirm_fixes=False, resolver=resolver)
+    options = AuditOptions(targets=targets, confirm_fixes=False, resolver=Resolver(resolver))
     return audit_project(copy, options)
 
 

@@ -9,7 +9,7 @@ still count findings: grouping changes what is shown, not the verdict.
 
 Findings group when rule, crate, version, feature, severity, confidence, location (file, line,
 column) and fix (its edits; the suggestion when no fix is confirmed) are the same. A library's
-finding (a member built alone, lowered to info: `placement.finding_of`) also folds into a
+finding (a member built alone, lowered to info: `builder.FindingBuilder`) also folds into a
 binary's finding of the same rule, crate, version, feature and location: the binary's build is
 where that cut costs, and the library's own fix is the same line.
 """
@@ -24,6 +24,7 @@ from typing import TypeVar
 
 from featcheck.featureset import FeatureSelection
 from featcheck.report import Finding
+from featcheck.severity import Confidence
 
 _GroupKey = tuple[object, ...]
 _T = TypeVar("_T")
@@ -75,9 +76,10 @@ class FindingGroup:
         return _distinct(c for f in self.findings for c in f.configurations)
 
     @property
-    def confidence(self) -> str:
+    def confidence(self) -> Confidence:
         """`resolved` unless a finding of the group is not (a folded library's may be)."""
-        return next((f.confidence for f in self.findings if f.confidence != "resolved"), "resolved")
+        resolved = Confidence.RESOLVED
+        return next((f.confidence for f in self.findings if f.confidence != resolved), resolved)
 
 
 def group_findings(findings: Sequence[Finding]) -> list[FindingGroup]:
@@ -94,19 +96,13 @@ def group_findings(findings: Sequence[Finding]) -> list[FindingGroup]:
 def _key(finding: Finding, position: int) -> _GroupKey:
     """What findings of one group share, the cut first (`_CUT` items: rule, crate, version,
     feature, file, line, column); a finding without a location is a group of its own."""
-    location = finding.location
-    if location is None:
+    cut = finding.identity.cut
+    if cut is None:
         return ("alone", position, finding.code, finding.member, finding.crate, finding.target)
     return (
-        finding.code,
-        finding.crate,
-        finding.crate_version,
-        finding.feature,
-        location.file,
-        location.line,
-        location.column,
+        *cut,
         finding.severity.value,
-        finding.confidence,
+        finding.confidence.value,
         _fix_key(finding),
     )
 

@@ -33,7 +33,7 @@ from featcheck.featureset import (
     unmatched_features,
     unmatched_message,
 )
-from featcheck.report import Finding
+from featcheck.report import Finding, FindingIdentity
 from featcheck.rules import Rule
 from featcheck.workspace.names import same_crate
 from featcheck.workspace.values import FEATURE, parse_feature_value
@@ -257,30 +257,12 @@ class FeatureEffects:
             self._reached[name] = reached
 
 
-FindingKey = tuple[Any, ...]
-
-
-def _identity(finding: Finding) -> FindingKey:
-    """What makes two findings of different configurations the same finding: the same rule,
-    member, target, crate, missing feature, place to edit and message."""
-    return (
-        finding.code,
-        finding.member,
-        finding.target,
-        finding.crate,
-        finding.crate_version,
-        finding.feature,
-        finding.location,
-        finding.message,
-    )
-
-
 def merge_configurations(findings: Sequence[Finding]) -> list[Finding]:
     """One finding per identity, in first-seen order, listing every configuration it occurs in
     (first = the one reported: the member's base build when it is there)."""
-    merged: dict[FindingKey, Finding] = {}
+    merged: dict[FindingIdentity, Finding] = {}
     for finding in findings:
-        key = _identity(finding)
+        key = finding.identity
         seen = merged.get(key)
         if seen is None:
             merged[key] = finding

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
+from featcheck.builder import FindingBuilder
 from featcheck.explain import Explainer
 from featcheck.featureset import DEFAULT, FeatureSelection
 from featcheck.fixes.candidates import Candidate
@@ -16,9 +17,10 @@ from featcheck.fixes.overlay import Answer, OverlayCheck, Pending
 from featcheck.fixes.search import FixSearch, Outcome, safety
 from featcheck.graph import Node
 from featcheck.locate import Cut, Locator
-from featcheck.report import Finding, Fix, Location, Severity
+from featcheck.report import Finding, Fix, Location
 from featcheck.rules import BuildView, Detection, Rule
 from featcheck.semantics.cfg import TargetCfg
+from featcheck.severity import Confidence
 from featcheck.workspace.model import Package, PackageRef
 
 _ROUNDS = 3
@@ -36,6 +38,10 @@ class Flagged:
     cfg: TargetCfg
     selection: FeatureSelection = DEFAULT
     """The build configuration (`--features` …) the detection was made in."""
+    also_in: list[FeatureSelection] = field(default_factory=list, compare=False)
+    """The member's other configurations with the very same detection: placed once, the
+    finding lists them all."""
+    confidence: Confidence = Confidence.RESOLVED
 
     @property
     def target(self) -> str:
@@ -129,27 +135,25 @@ class FindingPlacer:
         fix, alternatives = outcome.fix, outcome.alternatives
         if not self.confirm:
             fix, alternatives = None, tuple(Fix(f.edits) for f in _listed(outcome))
-        fix = self._placed(fix)
-        alternatives = tuple(a for a in map(self._placed, alternatives) if a is not None)
-        finding = finding_of(
-            item.rule,
-            item.detection,
-            item.member,
-            item.target,
-            self.locator.location(cut) if cut is not None else None,
-            outcome.refused
-            or self._suggestion(item.detection, cut, self._placed(outcome.fix), alternatives),
+        finding = FindingBuilder(item.rule, item.detection, item.member, item.target)
+        finding.fix = self._placed(fix)
+        finding.alternatives = tuple(a for a in map(self._placed, alternatives) if a is not None)
+        location = self.locator.location(cut) if cut is not None else None
+        suggestion = outcome.refused or self._suggestion(
+            item.detection, cut, self._placed(outcome.fix), finding.alternatives
         )
-        return replace(
-            finding,
-            configurations=(item.selection,),
-            chain=self.explainer.chain(item.detection, cut, item.member, item.target, item.cfg),
-            fix=fix,
-            alternatives=alternatives,
+        finding.configurations = (item.selection, *item.also_in)
+        finding.confidence = item.confidence
+        finding.chain = self.explainer.chain(
+            item.detection, cut, item.member, item.target, item.cfg
+        )
+        finding.at(
+            location,
             declaration=self.locator.declaration(cut) if cut is not None else None,
             inherited_by=self.locator.inheriting_declaration(cut) if cut is not None else None,
-            member_declarations=self._member_declarations(item),
         )
+        finding.hidden = self._member_declarations(item)
+        return finding.build(suggestion)
 
     def _placed(self, fix: Fix | None) -> Fix | None:
         """The fix with each edit's file and line filled in for reports."""
@@ -217,39 +221,3 @@ def _wanted(item: Flagged, same_member: list[str]) -> tuple[str, ...]:
     wanted += [c for c in item.rule.companions if c not in node.features]
     wanted += same_member
     return tuple(dict.fromkeys(wanted))
-
-
-def finding_of(
-    rule: Rule,
-    detection: Detection,
-    member: Package | None,
-    target: str | None,
-    location: Location | None,
-    suggestion: str,
-) -> Finding:
-    """The finding a detection makes, before fixes and chain are attached."""
-    severity = rule.severity if detection.severity is None else detection.severity
-    message = detection.message
-    if member is not None and member.is_library_only:
-        # A library's features are chosen by the binaries that use it.
-        severity = Severity.INFO
-        message += (
-            f" when {member.name} is built alone; binaries that use this library must "
-            f"enable `{detection.feature}` themselves"
-        )
-    return Finding(
-        code=rule.code,
-        rule=rule.name,
-        severity=severity,
-        member=member.name if member is not None else None,
-        crate=detection.node.name,
-        crate_version=detection.node.version,
-        feature=detection.feature,
-        target=target,
-        message=message,
-        location=location,
-        why=rule.why,
-        suggestion=suggestion,
-        notes=(detection.evidence, *detection.notes) if detection.evidence else detection.notes,
-        library=member is not None and member.is_library_only,
-    )

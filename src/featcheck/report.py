@@ -4,14 +4,14 @@ only the manifest key-path type, so renderers, rules and the orchestrator all st
 
 from __future__ import annotations
 
-import enum
 import posixpath
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, NamedTuple
 
 from featcheck.featureset import FeatureSelection
 from featcheck.manifest.spans import KeyPath
+from featcheck.severity import Confidence, FailOn, Severity
 
 if TYPE_CHECKING:  # rules stand on this floor; the result only names their type
     from featcheck.rules.spec import Rule
@@ -77,28 +77,6 @@ class Fix:
         )
 
 
-class Severity(enum.IntEnum):
-    """How much a finding matters; ordered so that `>=` compares levels."""
-
-    INFO = 10
-    WARNING = 20
-    ERROR = 30
-
-    @property
-    def label(self) -> str:
-        """The lowercase name used in output and configuration."""
-        return self.name.lower()
-
-    @classmethod
-    def parse(cls, text: str) -> Severity:
-        """Read a severity name such as `warning`; raises ValueError for unknown names."""
-        try:
-            return cls[text.strip().upper()]
-        except KeyError:
-            names = ", ".join(s.label for s in cls)
-            raise ValueError(f"unknown severity {text!r} (expected one of: {names})") from None
-
-
 @dataclass(frozen=True)
 class Location:
     """A span in a manifest, relative to the report root; lines and columns are 1-based."""
@@ -116,6 +94,37 @@ class Location:
     """1-based column just past the span's last character."""
     source_line: str = ""
     """The text of the start line, for quoting in reports."""
+
+
+class FindingIdentity(NamedTuple):
+    """One finding, whichever configurations' builds show it: the same rule, crate, missing
+    feature and place to edit (its cut), in the same member and target, saying the same."""
+
+    code: str
+    crate: str
+    crate_version: str
+    feature: str
+    location: Location | None
+    member: str | None
+    target: str | None
+    message: str
+
+    @property
+    def cut(self) -> tuple[str, str, str, str, str, int, int] | None:
+        """What findings of several members and targets share when they are one cut (rule,
+        crate, version, feature, file, line, column); None without a location."""
+        if self.location is None:
+            return None
+        place = self.location
+        return (
+            self.code,
+            self.crate,
+            self.crate_version,
+            self.feature,
+            place.file,
+            place.line,
+            place.column,
+        )
 
 
 @dataclass(frozen=True)
@@ -162,15 +171,27 @@ class Finding:
     member_declarations: tuple[Location, ...] = ()
     """The member's own declarations on the way to the crate (of the crate itself, or of the
     dependency that brings it), where an inline suppression comment counts too."""
-    confidence: str = "resolved"
-    """`resolved`: from the resolved feature graph; `incomplete`: a --no-exec audit could not
-    read packages that may turn the feature on (see `noexec.gaps`)."""
+    confidence: Confidence = Confidence.RESOLVED
     configurations: tuple[FeatureSelection, ...] = ()
     """The feature selections (cargo's `--features` flags) whose build has this finding, the
     reported one first; empty when unknown (saved tree text)."""
     library: bool = False
     """The member is a library only: its features are chosen by the binaries that use it, so
     the finding is info and folds into a binary's finding of the same cut (grouping.py)."""
+
+    @property
+    def identity(self) -> FindingIdentity:
+        """What makes it the same finding in another configuration's build."""
+        return FindingIdentity(
+            self.code,
+            self.crate,
+            self.crate_version,
+            self.feature,
+            self.location,
+            self.member,
+            self.target,
+            self.message,
+        )
 
     @property
     def configuration(self) -> FeatureSelection | None:
@@ -231,7 +252,7 @@ class AuditResult:
     notes: list[str] = field(default_factory=list)
     suppressed: dict[str, int] = field(default_factory=dict)
     """How many findings each rule had that a suppression with a reason silenced."""
-    fail_on: str | None = None
+    fail_on: FailOn | None = None
     """The failing level the project's configuration sets (the command line wins)."""
     incomplete: list[BuildGap] = field(default_factory=list)
     """Builds whose verdict depends on packages a --no-exec audit could not read: the audit

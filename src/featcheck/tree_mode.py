@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 
-from featcheck.audit import AuditOptions
+from featcheck.builder import FindingBuilder
 from featcheck.cargo.failures import FailureKind, classify
 from featcheck.cargo.tree_text import ParsedTree, TreeTextError, local_leaves, parse_tree_text
 from featcheck.errors import FeatcheckError
 from featcheck.graph import DependencyGraph, Node
-from featcheck.pipeline import finding_order
-from featcheck.placement import finding_of
+from featcheck.options import AuditOptions
 from featcheck.report import AuditResult
 from featcheck.rules import BuildView, Rule, detect, select_rules, skipped_for_target
+from featcheck.stages.finish import finding_order
 
 
 def _rules(options: AuditOptions) -> tuple[Rule, ...]:
@@ -58,7 +57,7 @@ def audit_tree_text(
             continue  # the hints for one target; saved tree text does not say which it was
         for detection in detect(rule, view):
             owners = _owners(parsed.graph, roots, detection.node, view.structured)
-            notes = list(detection.notes)
+            notes: list[str] = []
             member_name: str | None = None
             if len(owners) == 1:
                 member_name = owners[0].name
@@ -68,17 +67,15 @@ def audit_tree_text(
                     "the saved tree cannot tell which member this build belongs to"
                     + (f" (it is reached from {names})" if names else "")
                 )
-            finding = finding_of(
-                rule,
-                replace(detection, notes=tuple(notes)),
-                None,
-                None,
-                None,
-                f"enable the `{detection.feature}` feature of {detection.node.name} "
-                f"{detection.node.version}; run featcheck on the project itself to get the "
-                "manifest line to change",
+            finding = FindingBuilder(rule, detection, None, None).at(None)
+            finding.member_name, finding.notes = member_name, tuple(notes)
+            result.findings.append(
+                finding.build(
+                    f"enable the `{detection.feature}` feature of {detection.node.name} "
+                    f"{detection.node.version}; run featcheck on the project itself to get the "
+                    "manifest line to change"
+                )
             )
-            result.findings.append(replace(finding, member=member_name))
     result.findings.sort(key=finding_order)
     return result
 

@@ -27,12 +27,14 @@ import pytest
 from conftest import CRATES, FIXTURES, WORKSPACES
 from stub_registry import lock_packages
 
-from featcheck.audit import AuditOptions, audit_project
 from featcheck.cli import run
 from featcheck.errors import FeatcheckError
 from featcheck.noexec.metadata import build_metadata
 from featcheck.noexec.targets import SUPPORTED_TARGETS, builtin_cfg, detect_host_triple
-from featcheck.report import AuditResult, Location, Severity
+from featcheck.options import AuditOptions, Resolver
+from featcheck.pipeline import audit_project
+from featcheck.report import AuditResult, Location
+from featcheck.severity import Confidence, FailOn, Severity
 
 REGISTRY = FIXTURES / "registry"
 
@@ -178,7 +180,7 @@ def test_no_exec_equals_the_cargo_audit_and_is_never_clean_when_it_cannot_see(
     assert _verdicts(full) == _verdicts(with_cargo)
     assert full.members == with_cargo.members
     assert full.incomplete == []
-    assert {f.confidence for f in full.findings} <= {"resolved"}
+    assert {f.confidence for f in full.findings} <= {Confidence.RESOLVED}
     assert all(f.fix is None or not f.fix.confirmed for f in full.findings)
     # A fresh machine: never clean where cargo flags a build; what it does say is true.
     fresh = _no_exec_audit(path, empty_home, monkeypatch, targets or (host,))
@@ -286,14 +288,16 @@ def test_an_unread_backend_is_a_gap_not_a_verdict(
     above = needed - {"burn-dispatch-0.22.1"}
     result = _no_exec_audit(path, _home(tmp_path / "b", above), monkeypatch)
     assert [g.unread for g in result.incomplete] == [("burn-dispatch@0.22.1",)]
-    assert all(f.crate != "burn-flex" or f.confidence == "incomplete" for f in result.findings)
+    assert all(
+        f.crate != "burn-flex" or f.confidence is Confidence.INCOMPLETE for f in result.findings
+    )
     assert _exit(result) != 0
     # An unread crate that reaches no checked crate changes nothing.
     ignorable = sorted(n for n in needed if n.startswith(("libm-", "bytemuck-")))
     assert ignorable
     result = _no_exec_audit(path, _home(tmp_path / "c", needed - set(ignorable)), monkeypatch)
     assert result.incomplete == []
-    assert [(f.code, f.confidence) for f in result.findings] == [("FC001", "resolved")]
+    assert [(f.code, f.confidence) for f in result.findings] == [("FC001", Confidence.RESOLVED)]
 
 
 def test_configuration_and_suppressions_apply(
@@ -314,7 +318,7 @@ def test_configuration_and_suppressions_apply(
     config.write_text('severity = { FC001 = "info" }\nfail-on = "error"\n')
     result = _no_exec_audit(project, registry_home, monkeypatch)
     assert [(f.code, f.severity) for f in result.findings] == [("FC001", Severity.INFO)]
-    assert result.fail_on == "error"
+    assert result.fail_on is FailOn.ERROR
     config.write_text('[[allow]]\ncode = "FC001"\nreason = "measured: one core is enough"\n')
     result = _no_exec_audit(project, registry_home, monkeypatch)
     assert result.findings == [] and result.suppressed == {"FC001": 1}
@@ -344,7 +348,7 @@ def test_configuration_and_suppressions_apply(
     config.unlink()
     # On a fresh machine the suppression cannot be matched: FC900 says so, marked incomplete.
     fresh = _no_exec_audit(project, empty_home, monkeypatch)
-    assert [(f.code, f.confidence) for f in fresh.findings] == [("FC900", "incomplete")]
+    assert [(f.code, f.confidence) for f in fresh.findings] == [("FC900", Confidence.INCOMPLETE)]
     assert fresh.incomplete
 
 
@@ -512,7 +516,7 @@ def test_cargo_resolver_is_refused(
 ) -> None:
     monkeypatch.setenv("CARGO_HOME", str(registry_home))
     with pytest.raises(FeatcheckError, match="--no-exec runs no process"):
-        audit_project(CRATES / "pitb-exec-cpu", AuditOptions(no_exec=True, resolver="cargo"))
+        audit_project(CRATES / "pitb-exec-cpu", AuditOptions(no_exec=True, resolver=Resolver.CARGO))
 
 
 def test_registry_manifests_are_kept_between_runs_and_read_again_when_changed(

@@ -11,7 +11,7 @@ from policy_support import write_workspace
 from featcheck.errors import FeatcheckError
 from featcheck.policy.load import load_config
 from featcheck.policy.settings import Allow, Config
-from featcheck.report import Severity
+from featcheck.severity import Severity
 
 
 def test_no_configuration_anywhere_gives_the_defaults(tmp_path: Path) -> None:

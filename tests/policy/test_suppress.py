@@ -14,7 +14,8 @@ from featcheck.policy.inline import InlineAllow, inline_allows
 from featcheck.policy.load import load_config
 from featcheck.policy.settings import Config
 from featcheck.policy.suppress import apply_suppressions, declaration_spans
-from featcheck.report import Finding, Location, Severity
+from featcheck.report import Finding, Location
+from featcheck.severity import Severity
 
 
 def test_a_malformed_comment_stops_apply_suppressions(tmp_path: Path) -> None:

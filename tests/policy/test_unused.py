@@ -9,7 +9,8 @@ from policy_support import configured_workspace, make_finding, write_app
 from featcheck.policy.load import load_config
 from featcheck.policy.settings import Config
 from featcheck.policy.suppress import apply_suppressions
-from featcheck.report import Location, Severity
+from featcheck.report import Location
+from featcheck.severity import Severity
 
 
 def test_unused_allow_entry_becomes_fc900_at_the_entry(tmp_path: Path) -> None:

@@ -27,7 +27,8 @@ from featcheck.render.github import (
 )
 from featcheck.render.safe_text import safe_line
 from featcheck.render.workflow import escape_data, escape_property, stop_commands
-from featcheck.report import AuditResult, Finding, Location, Severity
+from featcheck.report import AuditResult, Finding, Location
+from featcheck.severity import Severity
 
 TITLE = "title=FC001 flex-without-rayon"
 TARGET = "x86_64-unknown-linux-gnu"

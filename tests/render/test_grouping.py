@@ -21,7 +21,8 @@ from conftest import WORKSPACES, run_featcheck
 from sarif_support import validate_sarif
 
 from featcheck.grouping import group_findings
-from featcheck.report import Edit, Finding, Fix, Severity
+from featcheck.report import Edit, Finding, Fix
+from featcheck.severity import Severity
 
 WORKSPACE = WORKSPACES / "repeated-cut"
 X86_64 = "x86_64-unknown-linux-gnu"

@@ -17,9 +17,10 @@ from sarif_support import validate_sarif as _validate
 
 from featcheck import __version__
 from featcheck.render.sarif import FINGERPRINT_KEY, RULES_DOC_URL, sarif_document
-from featcheck.report import AuditResult, Location, Severity
+from featcheck.report import AuditResult, Location
 from featcheck.rules import builtin_rules
 from featcheck.rules.unused_suppression import UNUSED_SUPPRESSION
+from featcheck.severity import Severity
 
 
 @pytest.fixture(autouse=True)

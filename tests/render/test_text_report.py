@@ -14,7 +14,8 @@ import pytest
 from actions_support import clear_actions_environment, host_triple, make_finding
 from conftest import CRATES, REPO
 
-from featcheck.audit import AuditOptions, audit_project
+from featcheck.options import AuditOptions
+from featcheck.pipeline import audit_project
 from featcheck.render.common import why_line
 from featcheck.render.safe_text import printable
 from featcheck.render.text_report import render_findings, render_text

@@ -25,7 +25,8 @@ from rule_fixtures import (
 )
 from snapshots import assert_snapshot
 
-from featcheck.audit import AuditOptions, audit_project
+from featcheck.options import AuditOptions, Resolver
+from featcheck.pipeline import audit_project
 from featcheck.rules import builtin_rules
 from featcheck.rules.spec import TargetScope
 from featcheck.rules.targets import lacks, not_applicable
@@ -75,7 +76,7 @@ def test_threading_rules_skip_targets_without_threads(
 ) -> None:
     host = _host()
     fixture = RULE_FIXTURES / "fc001" / "bad"
-    result = audit_fixture(fixture, tmp_path, target, host, resolver=resolver)
+    result = audit_fixture(fixture, tmp_path, target, host, resolver=Resolver(resolver))
     assert [(f.code, f.target) for f in result.findings] == [("FC001", host)]
     [skip] = result.skipped
     assert (skip.code, skip.target, skip.members, skip.findings) == (

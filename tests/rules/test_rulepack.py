@@ -18,9 +18,9 @@ from typing import Any
 import pytest
 from conftest import WORKSPACES, run_featcheck
 
-from featcheck.report import Severity
 from featcheck.rules.load import SpecError, parse_rule
 from featcheck.rules.spec import HandledBy, ThirdParty
+from featcheck.severity import Severity
 
 
 @dataclass(frozen=True)

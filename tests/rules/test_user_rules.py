@@ -13,8 +13,9 @@ from conftest import REPO, run_featcheck
 from rule_fixtures import RULE_FIXTURES, audit_fixture
 from sarif_support import validate_sarif
 
-from featcheck.audit import AuditOptions, audit_project
 from featcheck.errors import FeatcheckError
+from featcheck.options import AuditOptions
+from featcheck.pipeline import audit_project
 from featcheck.policy.load import load_config
 from featcheck.policy.project import project_catalogue
 from featcheck.render.github import render_annotations

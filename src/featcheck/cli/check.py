@@ -16,8 +16,8 @@ from featcheck.cli.terminal import EXIT_CLEAN, fail, in_actions
 from featcheck.errors import FeatcheckError
 
 if TYPE_CHECKING:
-    from featcheck.audit import AuditOptions
     from featcheck.featureset import FeatureSelection
+    from featcheck.options import AuditOptions
     from featcheck.report import AuditResult
 
 
@@ -28,7 +28,7 @@ def check(arguments: argparse.Namespace) -> int:
         return EXIT_CLEAN
     output_format: str = arguments.output_format or ("github" if in_actions() else "text")
     github = output_format == "github" or in_actions()
-    progress = Progress(spinner=not arguments.quiet, github=github)
+    progress = Progress(lazy.stderr_console, spinner=not arguments.quiet, github=github)
     try:
         options = _options(arguments, progress)
     except FeatcheckError as error:
@@ -59,7 +59,7 @@ def _options(arguments: argparse.Namespace, progress: Progress) -> AuditOptions:
         on_command=progress.show_command if arguments.verbose else None,
         on_progress=progress.progress if progress.spinner else None,
         trust_checkout=arguments.trust_checkout,
-        resolver=arguments.resolver,
+        resolver=lazy.resolver(arguments.resolver),
         no_exec=arguments.no_exec,
         configurations=configurations,
         each_feature=arguments.each_feature,

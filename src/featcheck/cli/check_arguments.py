@@ -6,8 +6,9 @@ from pathlib import Path
 
 from featcheck.cli.arguments import Parser, add_project, new_parser, seconds
 from featcheck.render.formats import FORMATS, formats_help
+from featcheck.severity import FailOn
 
-FAIL_ON_LEVELS = ("error", "warning", "info", "never")
+FAIL_ON_LEVELS = tuple(level.value for level in FailOn)
 RESOLVERS = ("featcheck", "cargo")
 COLOUR_CHOICES = ("auto", "always", "never")
 

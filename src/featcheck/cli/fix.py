@@ -6,10 +6,11 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from featcheck.audit import AuditOptions, audit_project
 from featcheck.cli.terminal import EXIT_CLEAN, EXIT_FINDINGS, CommandExit, in_actions
 from featcheck.fixes.apply import render_diff, write_changes
 from featcheck.fixes.commit import Prepared, prepare
+from featcheck.options import AuditOptions
+from featcheck.pipeline import audit_project
 from featcheck.render.safe_text import printable, safe_line
 from featcheck.render.workflow import stop_commands
 from featcheck.report import AuditResult

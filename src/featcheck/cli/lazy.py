@@ -5,9 +5,10 @@
 library's argparse, the parsers and the commands' front ends (~20 ms), and the rest is imported
 here, when first called:
 
-- the front of the audit (`featcheck.audit`, ~7 ms), which starts cargo before it imports the
-  pipeline and the rules, so that Python loads those while cargo resolves (`main` loads it for
-  every command, to tell the audit that the process ends without freeing its objects);
+- the front of the audit (`featcheck.audit`, ~7 ms), which starts cargo; the pipeline and the
+  rules are imported after it, so that Python loads those while cargo resolves (`main` loads
+  the front for every command, to tell the audit that the process ends without freeing its
+  objects);
 - what follows the audit (the report in the chosen format, the exit code): loaded while cargo
   works, through the audit's `meanwhile`, so that it adds no wall time;
 - what only some runs need: the fixes (`--fix`, `--diff`), tree mode (`--tree`), the rules'
@@ -30,8 +31,9 @@ if TYPE_CHECKING:
 
     from rich.console import Console
 
-    from featcheck.audit import AuditOptions
+    from featcheck.cargo.runner import CargoRunner
     from featcheck.featureset import FeatureSelection
+    from featcheck.options import AuditOptions, Resolver
     from featcheck.report import AuditResult
 
     ReportStage = Callable[[AuditResult, argparse.Namespace, str], int]
@@ -39,10 +41,17 @@ if TYPE_CHECKING:
 
 
 def audit_options() -> type[AuditOptions]:
-    """The audit's options (featcheck.audit)."""
-    from featcheck.audit import AuditOptions
+    """The audit's options (featcheck.options)."""
+    from featcheck.options import AuditOptions
 
     return AuditOptions
+
+
+def resolver(name: str) -> Resolver:
+    """`--resolver NAME` as the audit's option (featcheck.options)."""
+    from featcheck.options import Resolver
+
+    return Resolver(name)
 
 
 def feature_selection(
@@ -64,10 +73,28 @@ def project_manifest(path: Path | None, manifest_path: Path | None) -> Path:
 def audit_project(
     path: Path, options: AuditOptions, meanwhile: Callable[[], object]
 ) -> AuditResult:
-    """The audit of the project: cargo starts, then `meanwhile` runs (featcheck.audit)."""
-    from featcheck.audit import audit_project
+    """The audit of the project: cargo starts (featcheck.audit), then the rest of the audit is
+    loaded (featcheck.pipeline) and `meanwhile` runs while cargo works."""
+    from featcheck.audit import started_audit
+    from featcheck.cargo.runner import CargoRunner
 
-    return audit_project(path, options, meanwhile=meanwhile)
+    if options.select or options.ignore:  # the usual run: the rules load while cargo works
+        from featcheck.rules import check_builtin_codes
+
+        check_builtin_codes(options.select, options.ignore)
+    with started_audit(path, options, file_runner() if options.no_exec else CargoRunner) as started:
+        # While cargo resolves: load the rest of the audit, which then reads the manifest and
+        # asks rustc for the targets' cfg, off the path the user waits on.
+        from featcheck.pipeline import audit_started
+
+        return audit_started(started, meanwhile)
+
+
+def file_runner() -> type[CargoRunner]:
+    """`--no-exec`'s runner, loaded only for it (it brings the registry and archive readers)."""
+    from featcheck.noexec.runner import FileRunner
+
+    return FileRunner
 
 
 def report_stage(output_format: str) -> ReportStage:

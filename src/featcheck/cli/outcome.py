@@ -23,7 +23,8 @@ from featcheck.render import formats
 from featcheck.render.output import write_report
 from featcheck.render.renderer import Renderer, RenderOptions
 from featcheck.render.workflow import stop_commands
-from featcheck.report import AuditResult, Severity
+from featcheck.report import AuditResult
+from featcheck.severity import FailOn
 
 
 def finish(result: AuditResult, arguments: argparse.Namespace, output_format: str) -> int:
@@ -42,7 +43,8 @@ def finish(result: AuditResult, arguments: argparse.Namespace, output_format: st
     if result.configuration_errors:
         lines = [f"featcheck: error: {line}" for line in result.configuration_errors]
         print_error_lines(lines, github=github)
-    return exit_code(result, arguments.fail_on, github=github)
+    fail_on = None if arguments.fail_on is None else FailOn(arguments.fail_on)
+    return exit_code(result, fail_on, github=github)
 
 
 def _print_report(result: AuditResult, arguments: argparse.Namespace, output_format: str) -> None:
@@ -70,15 +72,13 @@ def _rendered(renderer: Renderer, result: AuditResult) -> str:
     return stream.getvalue()
 
 
-def exit_code(result: AuditResult, fail_on: str | None, *, github: bool = False) -> int:
+def exit_code(result: AuditResult, fail_on: FailOn | None, *, github: bool = False) -> int:
     """0 clean, 1 findings at or above `fail_on`, 2 when the audit could not give a verdict."""
     if result.configuration_errors:
         return EXIT_ERROR  # reported with the rest; a configuration could not be audited
-    chosen = fail_on or result.fail_on or "warning"
-    if chosen != "never":
-        level = Severity.parse(chosen)
-        if any(f.severity >= level for f in result.findings):
-            return EXIT_FINDINGS
+    level = (fail_on or result.fail_on or FailOn.WARNING).threshold
+    if level is not None and any(f.severity >= level for f in result.findings):
+        return EXIT_FINDINGS
     if result.incomplete:
         # Not clean: a --no-exec audit could not see packages the verdict depends on.
         print_error_lines([f"featcheck: {summary_line(result.incomplete)}"], github=github)

@@ -6,10 +6,10 @@ import functools
 import shlex
 import sys
 import threading
+from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from typing import TYPE_CHECKING
 
-from featcheck.cli import lazy
 from featcheck.render.safe_text import safe_line
 from featcheck.render.workflow import stop_commands
 
@@ -24,16 +24,19 @@ class Progress:
     block, one block at a time: the checkout's values in it must not become workflow commands.
     """
 
-    def __init__(self, *, spinner: bool, github: bool = False) -> None:
+    def __init__(
+        self, make_console: Callable[[], Console], *, spinner: bool, github: bool = False
+    ) -> None:
         # Only a real terminal gets the animation (FORCE_COLOR must not put it in CI logs).
         self.spinner = spinner and sys.stderr.isatty()
         self.github = github
+        self._make_console = make_console
         self._lock = threading.Lock()
 
     @functools.cached_property
     def console(self) -> Console:
         """Made on first use: a hook's non-interactive run never pays for importing rich."""
-        return lazy.stderr_console()
+        return self._make_console()
 
     def show_command(self, command: list[str]) -> None:
         """Print one command line (called from the audit's worker threads)."""

@@ -25,9 +25,6 @@ from featcheck.workspace.names import crate_key
 from featcheck.workspace.table import display_source
 from featcheck.workspace.workspace import Workspace
 
-INCOMPLETE = "incomplete"
-"""`Finding.confidence` of a finding that unread packages could clear."""
-
 
 @dataclass(frozen=True)
 class BuildReach:

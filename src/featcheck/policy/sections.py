@@ -20,9 +20,9 @@ from featcheck.policy.settings import (
     Origin,
     canonical_code,
 )
-from featcheck.report import Severity
 from featcheck.rules import Catalogue
 from featcheck.rules.unused_suppression import UNUSED_SUPPRESSION_CODE
+from featcheck.severity import Severity
 
 _KEYS = (
     "select",

@@ -10,15 +10,16 @@ from pathlib import Path
 
 from featcheck.errors import FeatcheckError
 from featcheck.featureset import FeatureSelection
-from featcheck.report import Location, Severity
+from featcheck.report import Location
 from featcheck.rules import Catalogue, Rule
 from featcheck.rules.unused_suppression import UNUSED_SUPPRESSION_CODE, UNUSED_SUPPRESSION_NAME
+from featcheck.severity import FailOn, Severity
 from featcheck.workspace.names import same_crate
 
 CONFIG_FILE = "featcheck.toml"
 """The optional configuration file at the workspace root."""
 
-FAIL_ON_VALUES = ("error", "warning", "info", "never")
+FAIL_ON_VALUES = tuple(level.value for level in FailOn)
 """What `fail-on` accepts, as the CLI's `--fail-on` does."""
 
 ANY_CODE = "*"

@@ -8,8 +8,9 @@ from pathlib import Path
 
 from featcheck.policy.inline import InlineAllow, Suppression
 from featcheck.policy.settings import ANY_CODE, Allow, Config
-from featcheck.report import Finding, Location, Severity
+from featcheck.report import Finding, Location
 from featcheck.rules.unused_suppression import UNUSED_SUPPRESSION, UNUSED_SUPPRESSION_CODE
+from featcheck.severity import Severity
 from featcheck.workspace.names import same_crate
 
 

@@ -18,11 +18,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from featcheck.audit import AuditOptions, audit_project, find_manifest
+from featcheck.audit import find_manifest
 from featcheck.boundary import checkout_root
 from featcheck.errors import FeatcheckError
 from featcheck.fixes.apply import plan_changes
 from featcheck.manifest.document import read_manifest
+from featcheck.options import AuditOptions
+from featcheck.pipeline import audit_project
 from featcheck.probe.build import ProbeBuilder
 from featcheck.probe.measure import Measurement, TorchStats, measure, measure_torch, usable_cores
 from featcheck.probe.plan import BuildPlan, BuiltProbe

@@ -8,7 +8,8 @@ import re
 
 from featcheck.grouping import FindingGroup, group_findings
 from featcheck.render.safe_text import printable
-from featcheck.report import AuditResult, Finding, Severity
+from featcheck.report import AuditResult, Finding
+from featcheck.severity import Severity
 
 
 def plural(count: int, word: str) -> str:

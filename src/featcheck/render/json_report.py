@@ -12,7 +12,8 @@ from featcheck import __version__
 from featcheck.grouping import group_findings
 from featcheck.render.json_text import json_document
 from featcheck.render.renderer import RenderOptions
-from featcheck.report import AuditResult, Finding, Fix, Severity
+from featcheck.report import AuditResult, Finding, Fix
+from featcheck.severity import Severity
 
 SCHEMA_VERSION = 3
 
@@ -46,7 +47,7 @@ def finding_to_dict(finding: Finding) -> dict[str, Any]:
         "chain": list(finding.chain),
         "fix": fix_to_dict(finding.fix),
         "alternatives": [fix_to_dict(f) for f in finding.alternatives],
-        "confidence": finding.confidence,
+        "confidence": finding.confidence.value,
         "configuration": None if configuration is None else configuration.to_json(),
         "configurations": [c.to_json() for c in finding.configurations],
     }

@@ -24,7 +24,8 @@ from featcheck.render.hints import featcheck_command, fix_command, under_pre_com
 from featcheck.render.renderer import RenderOptions
 from featcheck.render.safe_text import printable
 from featcheck.render.styled_lines import Line, write_lines
-from featcheck.report import AuditResult, Finding, Fix, Severity
+from featcheck.report import AuditResult, Finding, Fix
+from featcheck.severity import Confidence, Severity
 
 _STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "bold yellow", Severity.INFO: "bold cyan"}
 _TAB = "    "
@@ -152,7 +153,9 @@ def _render_group(group: FindingGroup, verbose: bool, width: int) -> list[Line]:
     return lines
 
 
-def _render_finding(finding: Finding, verbose: bool, confidence: str, width: int) -> list[Line]:
+def _render_finding(
+    finding: Finding, verbose: bool, confidence: Confidence, width: int
+) -> list[Line]:
     lines: list[Line] = [
         [
             (f"{finding.severity.label}[{finding.code}]", _STYLE[finding.severity]),
@@ -165,12 +168,12 @@ def _render_finding(finding: Finding, verbose: bool, confidence: str, width: int
         place = f" {printable(location.file)}:{location.line}:{location.column}"
         lines.append([("  ", ""), ("-->", "blue"), (place, "")])
         lines.extend([("  ", ""), *line] for line in _quote(finding, width))
-    if confidence != "resolved":
+    if confidence is not Confidence.RESOLVED:
         # Always shown: a verdict read from the manifests alone must never pass for a resolved one.
         lines.append(
             _detail(
                 "confidence",
-                f"{confidence} (packages --no-exec could not read may turn the feature "
+                f"{confidence.value} (packages --no-exec could not read may turn the feature "
                 "on; see the note above)",
             )
         )

@@ -7,9 +7,11 @@ reused.
 
 from __future__ import annotations
 
+from featcheck.errors import FeatcheckError
 from featcheck.rules.base import BuildView, Detection
 from featcheck.rules.catalogue import Catalogue, builtin_rules
 from featcheck.rules.detect import detect, skipped_for_target
+from featcheck.rules.load import BUILTIN_CODE
 from featcheck.rules.spec import Rule, RuleDoc
 
 
@@ -32,3 +34,13 @@ __all__ = [
     "select_rules",
     "skipped_for_target",
 ]
+
+
+def check_builtin_codes(select: tuple[str, ...], ignore: tuple[str, ...]) -> None:
+    """An unknown FC code fails before cargo runs; other names may be the project's own rules,
+    known once its configuration is read."""
+    fc = tuple(c for c in (*select, *ignore) if BUILTIN_CODE.fullmatch(c.strip().upper()))
+    try:
+        select_rules(fc)
+    except ValueError as error:
+        raise FeatcheckError(str(error)) from None

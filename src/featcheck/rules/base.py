@@ -6,8 +6,8 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from featcheck.graph import DependencyGraph, Node
-from featcheck.report import Severity
 from featcheck.semantics.cfg import TargetCfg
+from featcheck.severity import Severity
 
 
 @dataclass(frozen=True)

@@ -13,10 +13,10 @@ import textwrap
 from collections.abc import Sequence
 from typing import Protocol
 
-from featcheck.report import Severity
 from featcheck.rules.catalogue import Coded
 from featcheck.rules.spec import Rule, RuleDoc
 from featcheck.rules.targets import CAPABILITIES
+from featcheck.severity import Severity
 
 
 class Documented(Coded, Protocol):

@@ -24,7 +24,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from featcheck.report import Severity
 from featcheck.rules.spec import (
     CrateMatch,
     HandledBy,
@@ -37,6 +36,7 @@ from featcheck.rules.spec import (
 )
 from featcheck.rules.targets import CAPABILITIES
 from featcheck.semantics import semver
+from featcheck.severity import Severity
 
 KeyPath = tuple[str | int, ...]
 

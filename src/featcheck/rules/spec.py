@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from featcheck.report import Severity
+from featcheck.severity import Severity
 
 
 @dataclass(frozen=True)

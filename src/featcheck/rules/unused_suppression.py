@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from featcheck.report import Severity
 from featcheck.rules.spec import RuleDoc
+from featcheck.severity import Severity
 
 UNUSED_SUPPRESSION_CODE = "FC900"
 UNUSED_SUPPRESSION_NAME = "unused-suppression"

@@ -1,0 +1,90 @@
+"""The last stage: the result renderers get, with the findings merged across configurations,
+suppressions applied, notes said and the findings in report order."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from featcheck.featureset import DEFAULT
+from featcheck.matrix import ConfigurationPlan, merge_configurations
+from featcheck.noexec.gaps import gap_notes
+from featcheck.options import report_root
+from featcheck.policy.allow_names import KnownNames
+from featcheck.policy.suppress import apply_suppressions, declaration_spans
+from featcheck.report import AuditResult, Finding, Location
+from featcheck.severity import Confidence, FailOn
+from featcheck.stages.configurations import nothing_audited
+from featcheck.stages.members import Run, Scope
+
+
+def new_result(run: Run, scope: Scope, plan: ConfigurationPlan) -> AuditResult:
+    """The result before any finding: what was audited, and how."""
+    metadata, members, fail_on = scope.metadata, scope.members, scope.settings.fail_on
+    return AuditResult(
+        report_root(run.manifest.parent, run.options.root),
+        audited=run.manifest.parent,
+        workspace_root=metadata.root,
+        local_manifests=tuple(p.manifest_path for p in metadata.unpublished()),
+        members=[m.name for m in members],
+        targets=scope.targets,
+        fail_on=None if fail_on is None else FailOn(fail_on),
+        user_rules=scope.config.catalogue.user_rules,
+        configuration_errors=plan.errors,
+        configurations={m.name: list(plan.selections[m.id]) for m in members},
+        no_verdict=nothing_audited(plan, scope),
+    )
+
+
+def finish(
+    run: Run, scope: Scope, result: AuditResult, placed: list[Finding], unread_note: str | None
+) -> AuditResult:
+    """`result` with the placed findings merged, suppressed and sorted, and its notes."""
+    metadata = scope.metadata
+    # Nothing audited (every configuration refused): no suppression could have matched.
+    ran = set() if result.no_verdict else scope.ran()
+    suppression = apply_suppressions(
+        merge_configurations(placed),
+        scope.config,
+        result.root,
+        [metadata.root / "Cargo.toml", *(m.manifest_path for m in scope.members)],
+        members=result.members,
+        targets=scope.targets,
+        rules=ran,
+        read=run.manifests.get,
+        read_text=run.manifests.text,
+        spans=_suppression_places,
+        misnamed=KnownNames(
+            metadata, scope.targets, None if run.options.no_exec else run.runner.target_cfg
+        ).misnamed,
+    )
+    result.findings = sorted(suppression.findings, key=finding_order)
+    result.suppressed = suppression.suppressed_counts()
+    if unread_note is not None and not result.incomplete:
+        result.notes.append(unread_note)
+    if result.incomplete:
+        result.notes.extend(gap_notes(result.incomplete))
+        # A suppression may look unused only because the build was not seen whole.
+        result.findings = [
+            replace(f, confidence=Confidence.INCOMPLETE) if f.code == "FC900" else f
+            for f in result.findings
+        ]
+    return result
+
+
+def _suppression_places(finding: Finding) -> tuple[Location, ...]:
+    """Lines where an inline `# featcheck: allow` counts for `finding`: the edited declaration,
+    the `workspace = true` line inheriting it, and the member's own declarations on the way."""
+    inherited = (finding.inherited_by,) if finding.inherited_by is not None else ()
+    return (*declaration_spans(finding), *inherited, *finding.member_declarations)
+
+
+def finding_order(finding: Finding) -> tuple[Any, ...]:
+    return (
+        finding.member or "",
+        finding.configuration or DEFAULT,  # the default build first
+        finding.target or "",
+        finding.code,
+        finding.crate,
+        finding.crate_version,
+    )

@@ -1,0 +1,117 @@
+"""The first stage: the members an audit looks at, with their settings, rules and targets."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from featcheck.cargo.runner import CargoRunner
+from featcheck.deadline import Deadline
+from featcheck.errors import FeatcheckError
+from featcheck.featureset import FeatureSelection
+from featcheck.locate import ManifestCache
+from featcheck.options import AuditOptions
+from featcheck.policy.load import load_config, members_with_settings
+from featcheck.policy.settings import Config
+from featcheck.resolution import resolver_version
+from featcheck.rules import Rule
+from featcheck.workspace.model import Package
+from featcheck.workspace.names import same_crate
+from featcheck.workspace.workspace import Workspace
+
+
+@dataclass(frozen=True)
+class Run:
+    """What every stage of one audit may consult: the request, cargo, the manifests read."""
+
+    manifest: Path
+    options: AuditOptions
+    runner: CargoRunner
+    manifests: ManifestCache
+    deadline: Deadline
+    """Bounds the work after cargo's answer as a whole (deadline.py)."""
+
+
+@dataclass(frozen=True)
+class Scope:
+    """What one audit looks at, from cargo's metadata and the project's configuration."""
+
+    metadata: Workspace
+    config: Config
+    settings: Config
+    """What applies to the run as a whole: a lone member's own settings count as the
+    project's."""
+    members: list[Package]
+    targets: list[str]
+    resolver: int
+    """The workspace's feature resolver (1, 2 or 3)."""
+    rules_of: dict[str, tuple[Rule, ...]]
+    """The rules run for each member, by package id."""
+    requested: tuple[FeatureSelection, ...]
+    each_feature: bool
+    dependency_features: tuple[str, ...] = ()
+    """The `dependency/feature` values cargo's metadata was asked again with (see
+    configurations.py)."""
+
+    def reread(self, run: Run, metadata: Workspace, features: tuple[str, ...]) -> Scope:
+        """The scope over metadata cargo gave when asked again with more features."""
+        members = select_members(metadata, run.manifest, run.options.packages)
+        return replace(self, metadata=metadata, members=members, dependency_features=features)
+
+    def ran(self) -> set[str]:
+        """The codes of every rule run for some member."""
+        return {r.code for rules in self.rules_of.values() for r in rules}
+
+
+def scope_of(run: Run, metadata: Workspace) -> Scope:
+    """The members `run.manifest` and `-p` select, with what the configuration and the
+    options say for them."""
+    options = run.options
+    config = load_config(
+        metadata.root,
+        members_with_settings(metadata),
+        read_document=run.manifests.get,
+        checkout=run.manifests.checkout,
+    )
+    members = select_members(metadata, run.manifest, options.packages)
+    settings = config.for_member(members[0].name) if len(members) == 1 else config
+    return Scope(
+        metadata,
+        config,
+        settings,
+        members,
+        targets=list(options.targets or settings.targets) or [run.runner.host_triple()],
+        resolver=resolver_version(run.manifests.get(metadata.root / "Cargo.toml").data),
+        rules_of={
+            m.id: config.for_member(m.name).rules(options.select, options.ignore) for m in members
+        },
+        requested=options.configurations or settings.configurations,
+        each_feature=options.each_feature or settings.each_feature,
+    )
+
+
+def select_members(metadata: Workspace, manifest: Path, packages: tuple[str, ...]) -> list[Package]:
+    members = list(metadata.members)
+    if manifest.resolve() != (metadata.root / "Cargo.toml").resolve():
+        # A package inside a workspace: audit that member, with the workspace's lockfile.
+        members = [m for m in members if m.manifest_path.resolve() == manifest.resolve()]
+    if packages:
+        chosen = [_member_named(metadata.members, p) for p in packages]
+        unknown = [p for p, m in zip(packages, chosen, strict=True) if m is None]
+        if unknown:
+            names = sorted(m.name for m in metadata.members)
+            raise FeatcheckError(
+                f"no workspace member named {', '.join(unknown)} (members: {', '.join(names)})"
+            )
+        members = [m for m in metadata.members if m in chosen]
+    if not members:
+        raise FeatcheckError("no workspace member to audit here", path=manifest)
+    return members
+
+
+def _member_named(members: Sequence[Package], name: str) -> Package | None:
+    """The member `-p name` means: the one cargo calls `name`, else the one crates.io would
+    (`-p my_app` for `my-app`, which plain cargo refuses with a hint)."""
+    exact = next((m for m in members if m.name == name), None)
+    return exact or next((m for m in members if same_crate(name, m.name)), None)

@@ -1,0 +1,115 @@
+"""The fifth stage: each detection located in the manifests, with its fix (confirmed in
+memory, and by cargo where it adds packages) and its why chain (placement.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from featcheck.cargo.runner import CargoRunner
+from featcheck.explain import Explainer
+from featcheck.fixes.overlay import OverlayCheck
+from featcheck.fixes.search import FixSearch, StillFlagged, backends_of
+from featcheck.graph import DependencyGraph
+from featcheck.locate import Locator
+from featcheck.matrix import ConfigurationPlan
+from featcheck.placement import FindingPlacer, Flagged
+from featcheck.report import Finding
+from featcheck.rules import BuildView, detect, skipped_for_target
+from featcheck.stages.members import Run, Scope
+from featcheck.stages.resolve import Resolved, ResolverModel
+from featcheck.suggest import FeatureSearch
+from featcheck.workspace.model import Package, PackageRef
+from featcheck.workspace.names import same_crate
+from featcheck.workspace.workspace import Workspace
+
+
+def place(
+    run: Run,
+    scope: Scope,
+    plan: ConfigurationPlan,
+    resolved: Resolved,
+    flagged: list[Flagged],
+    root: Path,
+) -> list[Finding]:
+    """A finding for each detection, in the same order; locations relative to `root`."""
+    options, (model, builds) = run.options, resolved
+    locator = Locator(scope.metadata, root, run.manifests)
+    search = FeatureSearch(model.index)
+    still_flagged = _still_flagged(scope, model)
+    overlay = (
+        None
+        if options.no_exec or not options.check_new_packages
+        else OverlayCheck(
+            scope.metadata.root,
+            _copy_metadata(run, scope.dependency_features),
+            model.cfgs,
+            model.host,
+            model.resolver,
+            still_flagged,
+        )
+    )
+    # The chain compares members' builds: each member's base configuration stands for it.
+    base_builds = {
+        (m.id, t): builds[(m.id, t, plan.selections[m.id][0])].graph
+        for m in scope.members
+        for t in scope.targets
+        if plan.selections[m.id]
+    }
+    placer = FindingPlacer(
+        locator,
+        Explainer(scope.metadata, search, locator, base_builds, sides_unify=model.resolver == 1),
+        FixSearch(
+            scope.metadata,
+            locator,
+            search,
+            model.what_if(run.deadline),
+            {key: build.graph for key, build in builds.items()},
+            still_flagged,
+            cargo_checks_new_packages=options.check_new_packages and not options.no_exec,
+            backends=backends_of(r for rules in scope.rules_of.values() for r in rules),
+        ),
+        overlay,
+        confirm=options.confirm_fixes and not options.no_exec,
+    )
+    try:
+        return placer.place_all(flagged)
+    finally:
+        if overlay is not None:
+            overlay.close()
+
+
+def _still_flagged(scope: Scope, model: ResolverModel) -> StillFlagged:
+    def still_flagged(
+        member: Package, target: str, graph: DependencyGraph, package: PackageRef
+    ) -> bool:
+        """Whether the member's rules for `package`'s crate still flag it in a build with a
+        fix made."""
+        view = BuildView(graph, (next(graph.nodes()),), target=target, cfg=model.cfgs[target])
+        return any(
+            d.node.package == package
+            for rule in scope.rules_of[member.id]
+            if any(same_crate(c.name, package.name) for c in rule.crates)
+            and skipped_for_target(rule, view) is None
+            for d in detect(rule, view)
+        )
+
+    return still_flagged
+
+
+def _copy_metadata(run: Run, features: tuple[str, ...]) -> Callable[[Path], Workspace]:
+    """cargo's metadata of a temporary copy of the workspace, with the audit's features."""
+    options = run.options
+
+    def metadata_of(copy_manifest: Path) -> Workspace:
+        # The copy's lockfile must change: that is what the check is for.
+        copy_runner = CargoRunner(
+            copy_manifest.parent,
+            offline=options.offline,
+            timeout=options.timeout,
+            on_command=options.on_command,
+            trust_checkout=options.trust_checkout,
+        )
+        return copy_runner.metadata(copy_manifest, all_features=True, features=features)
+
+    return metadata_of

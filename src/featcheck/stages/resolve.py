@@ -1,0 +1,146 @@
+"""The third stage: what cargo builds for each (member, target, configuration), by featcheck's
+own resolver over the one metadata, or asked of cargo itself (`--resolver cargo`)."""
+
+from __future__ import annotations
+
+import os
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import NamedTuple
+
+from featcheck.cargo.runner import CargoRunner
+from featcheck.cargo.tree_text import ParsedTree, TreeTextError, parse_tree_text
+from featcheck.deadline import Deadline
+from featcheck.errors import FeatcheckError
+from featcheck.featureset import FeatureSelection
+from featcheck.fixes.counterfactual import WhatIf
+from featcheck.fixes.lockcheck import LockView
+from featcheck.matrix import ConfigurationPlan
+from featcheck.options import Resolver
+from featcheck.resolution import (
+    FeatureSelectionError,
+    resolve_configurations,
+)
+from featcheck.semantics.cfg import TargetCfg
+from featcheck.stages.members import Run, Scope
+from featcheck.workspace.model import Package
+from featcheck.workspace.table import PackageIndex
+from featcheck.workspace.workspace import Workspace
+
+BuildKey = tuple[str, str, FeatureSelection]
+"""(member package id, target triple, feature selection)."""
+
+Builds = dict[BuildKey, ParsedTree]
+
+
+@dataclass(frozen=True)
+class ResolverModel:
+    """What featcheck's resolver works on: the indexed metadata and each target's cfg."""
+
+    metadata: Workspace
+    index: PackageIndex
+    cfgs: dict[str, TargetCfg]
+    host: TargetCfg
+    resolver: int
+
+    @classmethod
+    def of(
+        cls, runner: CargoRunner, metadata: Workspace, targets: list[str], resolver: int
+    ) -> ResolverModel:
+        # One `rustc --print cfg` each (cached), asked here: resolution never runs cargo.
+        cfgs = [runner.target_cfg(triple) for triple in targets]
+        by_triple = {cfg.triple: cfg for cfg in cfgs}
+        return cls(metadata, metadata.index, by_triple, runner.host_cfg(), resolver)
+
+    @property
+    def current(self) -> int | None:
+        """The package cargo runs for (metadata's `resolve.root`), as `resolve_builds` takes it."""
+        root = (self.metadata.raw.get("resolve") or {}).get("root")
+        return self.index.by_id.get(root) if root is not None else None
+
+    def what_if(self, deadline: Deadline) -> WhatIf:
+        """Counterfactual resolution over this model, within `deadline`, binding what an edit
+        turns on to the versions Cargo.lock holds."""
+        lock = LockView(self.metadata, self.index)
+        return WhatIf(self.index, self.cfgs, self.host, self.resolver, self.current, lock, deadline)
+
+
+class Resolved(NamedTuple):
+    model: ResolverModel
+    builds: Builds
+
+
+def resolve(run: Run, scope: Scope, plan: ConfigurationPlan) -> Resolved:
+    """The model and every build of the plan; a configuration that does not resolve is
+    dropped from `plan`."""
+    model = ResolverModel.of(run.runner, scope.metadata, scope.targets, scope.resolver)
+    if run.options.resolver is Resolver.CARGO:
+        return Resolved(
+            model, _ask_cargo(run.runner, run.manifest, scope.members, scope.targets, plan)
+        )
+    return Resolved(model, _resolve_in_process(model, plan, run.deadline))
+
+
+def _resolve_in_process(
+    model: ResolverModel, plan: ConfigurationPlan, deadline: Deadline
+) -> Builds:
+    errors: dict[tuple[str, FeatureSelection], FeatureSelectionError] = {}
+    graphs = resolve_configurations(
+        model.metadata.raw,
+        plan.distinct_jobs(),
+        list(model.cfgs.values()),
+        model.resolver,
+        host=model.host,
+        errors=errors,
+        index=model.index,
+        deadline=deadline,
+    )
+    for (member, selection), error in errors.items():
+        plan.refuse(member, selection, str(error))
+    builds: Builds = {}
+    for key, graph in graphs.items():
+        member_node = next(graph.nodes())  # the member comes first, as in cargo tree's output
+        builds[key] = ParsedTree(graph, False, True, False, [member_node])
+    plan.share(builds)
+    return builds
+
+
+def _ask_cargo(
+    runner: CargoRunner,
+    manifest: Path,
+    members: list[Package],
+    targets: list[str],
+    plan: ConfigurationPlan,
+) -> Builds:
+    """One `cargo tree` per build, run in parallel. With the default features, a refusal
+    stops the audit."""
+    by_id = {m.id: m for m in members}
+    jobs = [(by_id[m], t, s) for m, s in plan.distinct_jobs() for t in targets]
+
+    def tree(job: tuple[Package, str, FeatureSelection]) -> str | FeatcheckError:
+        member, target, selection = job
+        try:
+            return runner.tree(manifest, member.id, target, features=selection)
+        except FeatcheckError as error:
+            if selection.is_default:
+                raise
+            return error
+
+    workers = max(1, min(len(jobs), os.cpu_count() or 1))
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        trees = list(pool.map(tree, jobs))
+    builds: Builds = {}
+    for (member, target, selection), text in zip(jobs, trees, strict=True):
+        if isinstance(text, FeatcheckError):
+            if selection in plan.selections[member.id]:
+                plan.refuse(member.id, selection, text.message)
+            continue
+        try:
+            builds[(member.id, target, selection)] = parse_tree_text(text)
+        except TreeTextError as error:
+            raise FeatcheckError(
+                f"could not read cargo tree output for {member.name}: {error}"
+            ) from None
+    plan.share(builds)
+    return builds
