@@ -19,12 +19,12 @@ from typing import Any
 from conftest import FIXTURES
 
 from featcheck import __version__
-from featcheck.fileio import toml_data
 from featcheck.options import AuditOptions, Resolver
 from featcheck.pipeline import audit_project
 from featcheck.report import AuditResult
 from featcheck.rules import Rule
 from featcheck.rules.docs import SECTIONS, rule_markdown
+from featcheck.toml_read import toml_data
 
 RULE_FIXTURES = FIXTURES / "rules"
 

@@ -6,16 +6,18 @@ from __future__ import annotations
 import pytest
 
 from featcheck.builder import FindingBuilder
-from featcheck.graph import Node, PackageRef
+from featcheck.graph import Node
 from featcheck.report import Location
-from featcheck.rules import Detection, rule_by_code
+from featcheck.rules import Detection
+from featcheck.rules.catalogue import Catalogue
+from featcheck.workspace.model import PackageRef
 
 FLEX = Node(PackageRef("burn-flex", "0.22.1"), frozenset())
 CUT = Location("Cargo.toml", 6, 1, 6, 20)
 
 
 def _builder() -> FindingBuilder:
-    rule = rule_by_code("FC001")
+    rule = Catalogue.builtin().find("FC001")
     assert rule is not None
     return FindingBuilder(rule, Detection(FLEX, "rayon", "built without rayon"), None, "x86_64")
 

@@ -25,9 +25,9 @@ from rule_fixtures import (
 from snapshots import UPDATE_VARIABLE, assert_snapshot
 from synthetic_registry import REGISTRY_SPEC, write_cargo_home, write_registry
 
-from featcheck.fileio import toml_data
 from featcheck.rules import builtin_rules
 from featcheck.rules.load import parse_rule
+from featcheck.toml_read import toml_data
 
 SPEC = """\
 code = "{code}"
