@@ -12,7 +12,7 @@ as text, through cargo's stable hasher, printed as the 8 little-endian bytes in 
 cargo 1.85 the hasher is rustc-stable-hash's SipHasher128 (SipHash-1-3, 128 bits folded to 64,
 small integers written as one byte); before, SipHash-2-4 with integers written as 8 bytes. A
 registry filled by either cargo is found. The values are checked against cargo's own tests and
-a real cargo home (tests/test_noexec_sources.py).
+a real cargo home (tests/noexec/test_noexec_sources.py).
 """
 
 from __future__ import annotations
