@@ -16,7 +16,7 @@ ones and the network plays no part.
   the user cache): the goals above;
 - --no-exec: `featcheck --no-exec crates/pitb-exec-cpu` (starts no process); goal <= 1.0x;
 - 100 members: a generated workspace, 40% of its members flagged, against one
-  `cargo metadata`; goal <= 1.5x;
+  `cargo metadata`; goal <= 1.3x;
 - 500 members: the same with 500 members; goal <= 2x and a peak RSS under 300 MB;
 - `--diff` and `--fix` on the flagged crate, beside the same cargo tree: what resolving and
   auditing the fixed copy before writing costs (no goal).
@@ -275,7 +275,7 @@ def main() -> None:
         ]
         for size in options.sizes:
             workspace = generate_workspace(Path(scratch) / f"ws{size}", size, environment)
-            goal = 1.5 if size <= 100 else 2.0
+            goal = 1.3 if size <= 100 else 2.0
             cases.append(
                 Case(
                     f"{size} members",
