@@ -307,6 +307,7 @@ def _rustc(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.cargo
 def test_rustc_expands_an_argument_file_given_as_a_separate_value(tmp_path: Path) -> None:
     checkout = make_checkout(tmp_path)
     files = plant_argument_files(checkout)

@@ -273,6 +273,7 @@ def test_nothing_is_kept_in_or_believed_from_a_cache_inside_the_checkout(
     assert not (checkout.root / "target").exists()  # nor in the checkout's target/
 
 
+@pytest.mark.cargo
 def test_a_rustup_home_inside_the_checkout_is_refused(tmp_path: Path) -> None:
     checkout = make_checkout(tmp_path)
     planted = checkout.root / "ci" / "rustup"

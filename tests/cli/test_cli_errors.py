@@ -30,6 +30,7 @@ def _project(tmp_path: Path, manifest: str) -> Path:
     return tmp_path
 
 
+@pytest.mark.cargo
 def test_malformed_manifest_names_file_line_and_column(tmp_path: Path) -> None:
     project = _project(tmp_path, '[package]\nname = "app"\nversion = "0.1.0\nedition = "2024"\n')
     result = run_featcheck(str(project))
@@ -37,6 +38,7 @@ def test_malformed_manifest_names_file_line_and_column(tmp_path: Path) -> None:
     _assert_one_clear_line(result.stderr, f"{project / 'Cargo.toml'}:3:", "invalid TOML")
 
 
+@pytest.mark.cargo
 def test_invalid_utf8_manifest(tmp_path: Path) -> None:
     (tmp_path / "Cargo.toml").write_bytes(b'[package]\nname = "\xff"\n')
     result = run_featcheck(str(tmp_path))

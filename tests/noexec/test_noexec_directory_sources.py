@@ -106,6 +106,7 @@ def test_a_directory_source_of_the_cargo_home_audits_as_cargo_does(
     assert not any("did not read" in note for note in no_exec["notes"])
 
 
+@pytest.mark.cargo
 def test_a_directory_source_of_the_checkout_audits_as_cargo_does(tmp_path: Path) -> None:
     project = _checkout(tmp_path, VENDORED, "third-party/crates")
     environment = _fresh_home(tmp_path)

@@ -344,6 +344,7 @@ def check_example(spec: Spec, cargo_homes: list[Path]) -> list[str]:
         return check_workspace(workspace, [host_triple(), spec.cross_target], cargo_homes)
 
 
+@pytest.mark.cargo
 @settings(
     max_examples=int(_EXAMPLES or 60),
     deadline=None,
@@ -432,11 +433,13 @@ REGRESSIONS = {
 }
 
 
+@pytest.mark.cargo
 @pytest.mark.parametrize("spec", REGRESSIONS.values(), ids=REGRESSIONS.keys())
 def test_regressions_resolve_like_cargo(spec: Spec, empty_cargo_homes: list[Path]) -> None:
     assert check_example(spec, empty_cargo_homes) == []
 
 
+@pytest.mark.cargo
 @pytest.mark.parametrize("resolver", ["1", "2"])
 def test_what_is_linked_leaves_out_the_host_side(
     resolver: str, empty_cargo_homes: list[Path], tmp_path: Path

@@ -85,6 +85,7 @@ def _findings(project: Path, *args: str) -> tuple[int, list[tuple[str, str, int]
     return done.returncode, [(f["code"], f["crate"], f["location"]["line"]) for f in found]
 
 
+@pytest.mark.cargo
 def test_user_rules_fire_whichever_spelling_they_write(names_cargo: Path, tmp_path: Path) -> None:
     project = _project(tmp_path)
     assert _findings(project) == (
@@ -117,6 +118,7 @@ def test_rules_are_listed_with_the_names_they_write(tmp_path: Path) -> None:
     assert "parking_lot is built without `hardware-lock-elision`" in shown.stdout
 
 
+@pytest.mark.cargo
 @pytest.mark.parametrize("written", ["parking-lot", "parking_lot", "Parking_Lot"])
 def test_a_suppression_in_either_spelling_suppresses(
     names_cargo: Path, tmp_path: Path, written: str
@@ -128,6 +130,7 @@ def test_a_suppression_in_either_spelling_suppresses(
     )
 
 
+@pytest.mark.cargo
 def test_a_member_is_chosen_in_either_spelling(names_cargo: Path, tmp_path: Path) -> None:
     """`-p my_service` audits `my-service` (plain cargo refuses it with a hint)."""
     project = _project(tmp_path)

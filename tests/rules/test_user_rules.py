@@ -191,6 +191,7 @@ def test_a_malformed_rule_is_refused_at_its_line(
     assert message in str(caught.value)
 
 
+@pytest.mark.cargo
 def test_the_cli_refuses_a_malformed_rule_with_exit_2(tmp_path: Path) -> None:
     text = (USER_RULE / "featcheck.toml").read_text().replace('code = "ACME001"', 'code = "FC123"')
     project = _project(tmp_path, text)
