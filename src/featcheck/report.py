@@ -235,6 +235,33 @@ class TargetSkip:
         )
 
 
+@dataclass(frozen=True)
+class StaleEntry:
+    """A baseline entry that matches no finding of a build this audit covered any more."""
+
+    line: int
+    """1-based line of the entry in the baseline file."""
+    fingerprint: str
+    description: str
+    """The entry's own words (rule, member, crate, feature), as the file gives them."""
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Findings set against earlier ones: a baseline file, or the audit of a base revision."""
+
+    kind: Literal["baseline", "revision"]
+    against: str
+    """What they were compared with: the baseline file (relative to the report root) or the
+    revision as given, with its commit (`main (1a2b3c4d)`)."""
+    hidden: tuple[Finding, ...] = ()
+    """Findings that were there already (in the baseline, or on the revision): not shown."""
+    absent: tuple[Finding, ...] = ()
+    """Findings of the base revision that this audit no longer has (fixed since)."""
+    stale: tuple[StaleEntry, ...] = ()
+    """Baseline entries that match nothing any more."""
+
+
 @dataclass
 class AuditResult:
     """Findings plus what was audited, for renderers."""
@@ -274,6 +301,13 @@ class AuditResult:
     (every configuration refused, no rule run), or saved tree text in which cargo unified
     several members. Without findings the summary says `no verdict` instead of `no findings`
     and the exit code is 2."""
+    rules: tuple[str, ...] = ()
+    """The codes of the rules run for some member; empty when not known (saved tree text)."""
+    baseline: Path | None = None
+    """The baseline file the project's configuration names (`baseline`); `--baseline` wins."""
+    comparisons: list[Comparison] = field(default_factory=list)
+    """What `findings` were compared with (`--baseline`, `--new-since`): then they hold only
+    what is new, and each comparison what it hid."""
 
 
 def rebased(result: AuditResult, prefix: str) -> AuditResult:

@@ -91,7 +91,7 @@ def test_the_example_crate_gives_a_valid_log_with_one_result(
             }
         }
     ]
-    assert len(result["partialFingerprints"][FINGERPRINT_KEY]) == 64
+    assert len(result["partialFingerprints"][FINGERPRINT_KEY]) == 16
 
 
 def test_without_a_workspace_uris_are_relative_to_the_repository_root(

@@ -105,7 +105,17 @@ def _audit_project(
         )
     if arguments.diff or arguments.fix:
         result = lazy.fix_stage()(result, path, options, progress, diff=arguments.diff)
+    if _compares(arguments) or result.baseline is not None:
+        what = f"Auditing {arguments.new_since}" if arguments.new_since else "Comparing"
+        with progress.working(what):
+            result = lazy.compare_stage()(result, arguments, path, options)
     return result
+
+
+def _compares(arguments: argparse.Namespace) -> bool:
+    """Whether the findings are set against earlier ones, or written as a baseline."""
+    named = (arguments.baseline, arguments.write_baseline, arguments.new_since)
+    return any(value is not None for value in named)
 
 
 def _audit_tree(arguments: argparse.Namespace, options: AuditOptions) -> AuditResult:
@@ -114,9 +124,14 @@ def _audit_tree(arguments: argparse.Namespace, options: AuditOptions) -> AuditRe
         raise FeatcheckError("--fix and --diff need the project, not saved tree text")
     if options.configurations or arguments.each_feature:
         raise FeatcheckError("feature flags need the project: saved tree text is one build already")
+    if arguments.new_since is not None:
+        raise FeatcheckError("--new-since needs the project, not saved tree text")
     text = _read_tree_input(arguments.tree)
     source = "<stdin>" if arguments.tree == "-" else arguments.tree
-    return lazy.audit_tree_text(text, source, options)
+    result = lazy.audit_tree_text(text, source, options)
+    if _compares(arguments):
+        result = lazy.compare_stage()(result, arguments, Path(source), options)
+    return result
 
 
 def _read_tree_input(name: str) -> str:

@@ -47,8 +47,33 @@ def check_parser(prog: str) -> Parser:
     _add_cargo(parser)
     _add_rules_and_fixes(parser)
     _add_report_files(parser)
+    _add_comparison(parser)
     _add_features(parser)
     return parser
+
+
+def _add_comparison(parser: Parser) -> None:
+    add = parser.add_argument
+    add(
+        "--baseline",
+        type=Path,
+        metavar="FILE",
+        help="Hide the findings FILE accepts (written by --write-baseline) and say how many; "
+        "name its entries that match nothing any more (default: the configuration's baseline).",
+    )
+    add(
+        "--write-baseline",
+        type=Path,
+        metavar="FILE",
+        help="Write every finding of this audit to FILE as a baseline (sorted, one per line, "
+        "reviewable in a diff), and exit 0.",
+    )
+    add(
+        "--new-since",
+        metavar="REF",
+        help="Audit the tree at git revision REF too (from the repository's objects, in a "
+        "directory of featcheck's) and report only the findings it did not have.",
+    )
 
 
 def _add_scope(parser: Parser) -> None:

@@ -11,7 +11,8 @@ here, when first called:
   objects);
 - what follows the audit (the report in the chosen format, the exit code): loaded while cargo
   works, through the audit's `meanwhile`, so that it adds no wall time;
-- what only some runs need: the fixes (`--fix`, `--diff`), tree mode (`--tree`), the rules'
+- what only some runs need: the fixes (`--fix`, `--diff`), the comparisons (`--baseline`,
+  `--new-since`), tree mode (`--tree`), the rules'
   documentation (`rules`, `rule`), the probe, and rich, which only a terminal's spinner and
   `--verbose` use (its console ~25 ms to import; with the Markdown of `rule CODE`, ~55 ms).
 
@@ -38,6 +39,7 @@ if TYPE_CHECKING:
 
     ReportStage = Callable[[AuditResult, argparse.Namespace, str], int]
     FixStage = Callable[..., AuditResult]
+    CompareStage = Callable[[AuditResult, argparse.Namespace, Path, AuditOptions], AuditResult]
 
 
 def audit_options() -> type[AuditOptions]:
@@ -112,6 +114,13 @@ def fix_stage() -> FixStage:
     from featcheck.cli.fix import fix_or_diff
 
     return fix_or_diff
+
+
+def compare_stage() -> CompareStage:
+    """`--baseline`, `--write-baseline` and `--new-since` (cli/compare.py)."""
+    from featcheck.cli.compare import compare_or_write
+
+    return compare_or_write
 
 
 def audit_tree_text(text: str, source: str, options: AuditOptions) -> AuditResult:

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import difflib
+from pathlib import Path
 from typing import Any
 
 from featcheck.cargo.argv_gate import GateError, target_triple
@@ -34,6 +35,7 @@ _KEYS = (
     "fail-on",
     "allow",
     "rule",
+    "baseline",
 )
 _CONFIGURATION_KEYS = ("features", "no-default-features", "all-features")
 _ALLOW_KEYS = ("code", "reason", "crate", "member", "target")
@@ -116,6 +118,13 @@ class SectionReader:
                 (*p, "rule"),
                 at_key=True,
             )
+        if "baseline" in table and self.member is not None:
+            raise self.error(
+                "a baseline covers the whole workspace: name it in [workspace.metadata.featcheck] "
+                "or featcheck.toml",
+                (*p, "baseline"),
+                at_key=True,
+            )
         fail_on = table.get("fail-on")
         if fail_on is not None and fail_on not in FAIL_ON_VALUES:
             expected = ", ".join(f'"{v}"' for v in FAIL_ON_VALUES)
@@ -143,7 +152,17 @@ class SectionReader:
             each_feature=each_feature,
             fail_on=fail_on,
             allows=self.allows(table),
+            baseline=self.baseline(table),
         )
+
+    def baseline(self, table: dict[str, Any]) -> Path | None:
+        """`baseline`: a file relative to the directory of the file that names it."""
+        value = table.get("baseline")
+        if value is None:
+            return None
+        if not isinstance(value, str) or not value.strip() or "\x00" in value:
+            raise self.error("`baseline` must be the path of a file", (*self.prefix, "baseline"))
+        return self.doc.path.parent / value
 
     def strings(self, table: dict[str, Any], key: str, within: KeyPath | None = None) -> list[str]:
         path = (*(self.prefix if within is None else within), key)

@@ -138,6 +138,8 @@ class Config:
     fail_on: str | None = None
     """One of `FAIL_ON_VALUES`, or None when not configured (the CLI's default applies)."""
     allows: tuple[Allow, ...] = ()
+    baseline: Path | None = None
+    """The baseline file (`baseline`), resolved against the file that names it."""
     member: str | None = None
     """The member this view is for; None for the workspace-wide view."""
     members: Mapping[str, Config] = field(default_factory=dict, repr=False, compare=False)
@@ -209,6 +211,7 @@ class Layer:
     each_feature: bool | None = None
     fail_on: str | None = None
     allows: tuple[Allow, ...] = ()
+    baseline: Path | None = None
 
 
 def merged(base: Config, layer: Layer) -> Config:
@@ -227,4 +230,5 @@ def merged(base: Config, layer: Layer) -> Config:
         each_feature=layer.each_feature if layer.each_feature is not None else base.each_feature,
         fail_on=layer.fail_on if layer.fail_on is not None else base.fail_on,
         allows=base.allows + layer.allows,
+        baseline=layer.baseline if layer.baseline is not None else base.baseline,
     )

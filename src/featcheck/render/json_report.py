@@ -9,10 +9,11 @@ from __future__ import annotations
 from typing import Any, TextIO
 
 from featcheck import __version__
+from featcheck.comparison.fingerprint import fingerprint
 from featcheck.grouping import group_findings
 from featcheck.render.json_text import json_document
 from featcheck.render.renderer import RenderOptions
-from featcheck.report import AuditResult, Finding, Fix
+from featcheck.report import AuditResult, Comparison, Finding, Fix
 from featcheck.severity import Severity
 
 SCHEMA_VERSION = 3
@@ -50,6 +51,7 @@ def finding_to_dict(finding: Finding) -> dict[str, Any]:
         "confidence": finding.confidence.value,
         "configuration": None if configuration is None else configuration.to_json(),
         "configurations": [c.to_json() for c in finding.configurations],
+        "fingerprint": fingerprint(finding),
     }
 
 
@@ -88,6 +90,20 @@ def _findings(result: AuditResult) -> list[dict[str, Any]]:
     return [{**finding_to_dict(f), "group": group_of[id(f)]} for f in result.findings]
 
 
+def _comparison(comparison: Comparison) -> dict[str, Any]:
+    """What the findings were compared with, and what that hid."""
+    return {
+        "kind": comparison.kind,
+        "against": comparison.against,
+        "hidden": [finding_to_dict(f) for f in comparison.hidden],
+        "absent": [finding_to_dict(f) for f in comparison.absent],
+        "stale": [
+            {"line": e.line, "fingerprint": e.fingerprint, "entry": e.description}
+            for e in comparison.stale
+        ],
+    }
+
+
 def render_json(result: AuditResult) -> str:
     """The whole result as one JSON document."""
     counts = {s.label: 0 for s in sorted(Severity, reverse=True)}
@@ -118,6 +134,7 @@ def render_json(result: AuditResult) -> str:
             for s in result.skipped
         ],
         "findings": _findings(result),
+        "comparisons": [_comparison(c) for c in result.comparisons],
         "complete": not result.incomplete,
         "incomplete": [
             {

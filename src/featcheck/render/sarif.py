@@ -4,30 +4,32 @@ The driver lists every rule in featcheck's catalogue, whether or not it fired, s
 scanning knows the rules; each result points at the manifest span to edit. Artifact URIs are
 relative to `GITHUB_WORKSPACE` when it is set, else to the report root (the repository root,
 else the audited directory; `--root`), percent-encoded, with `uriBaseId` `%SRCROOT%`. Each
-result carries a `partialFingerprints` entry computed from what the finding is about (rule,
-member, crate, version, feature, target, file) and not from line numbers, so an alert keeps its
-identity when lines above it move.
+result carries the finding's fingerprint as `partialFingerprints` (comparison/fingerprint.py:
+rule, member, crate, compatible version, feature, target, configuration; no line, no patch
+version), so an alert keeps its identity when lines move or the crate takes a patch.
+Each target and configuration is a run of its own, with its own `automationDetails.id`, and
+after a comparison each result has its `baselineState` (render/sarif_runs.py).
 A cut repeated in several builds (grouping.py) is one result: the members' own declarations
-are its `relatedLocations`, its properties list the members and targets, and its fingerprint
-comes from the cut (rule, crate, feature, file and the cut line's text), not from the members.
+are its `relatedLocations`, its properties list the members and targets.
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
 from collections.abc import Mapping
 from typing import Any, TextIO
 from urllib.parse import quote
 
 from featcheck import __version__
+from featcheck.comparison.fingerprint import fingerprint
 from featcheck.grouping import FindingGroup, group_findings
 from featcheck.render.common import build_of, builds_of_group
 from featcheck.render.github import repository_path
 from featcheck.render.json_text import json_document
 from featcheck.render.renderer import RenderOptions
 from featcheck.render.safe_text import https_link, markdown_block
-from featcheck.report import AuditResult, Finding, Location
+from featcheck.render.sarif_runs import Build, builds_of, states
+from featcheck.report import AuditResult, Location
 from featcheck.rules import Rule, builtin_rules
 from featcheck.rules.docs import Documented
 from featcheck.rules.unused_suppression import UNUSED_SUPPRESSION
@@ -40,7 +42,8 @@ SARIF_SCHEMA = (
 INFORMATION_URI = "https://github.com/featcheck/featcheck"
 RULES_DOC_URL = "https://github.com/featcheck/featcheck/blob/main/docs/rules.md"
 """The rule reference; a rule's helpUri adds the anchor of its `## FC001 `name`` heading."""
-FINGERPRINT_KEY = "featcheck/v1"
+FINGERPRINT_KEY = "featcheck/v2"
+"""v2: the fingerprint of comparison/fingerprint.py, which baselines and JSON carry too."""
 SOURCE_ROOT = "%SRCROOT%"
 
 LEVELS: Mapping[Severity, str] = {
@@ -104,30 +107,12 @@ def _project_rule_descriptor(rule: Documented) -> dict[str, Any]:
     return descriptor
 
 
-def fingerprint(finding: Finding, path: str) -> str:
-    """sha256 of what the finding is about; deliberately free of line and column numbers.
-
-    `path` is the manifest's repository-relative path ("" for a finding without one).
-    """
-    parts = (
-        finding.code,
-        finding.member or "",
-        finding.crate,
-        finding.crate_version,
-        finding.feature,
-        finding.target or "",
-        path,
-    )
-    return hashlib.sha256("|".join(parts).encode("utf-8")).hexdigest()
-
-
-def group_fingerprint(group: FindingGroup, path: str) -> str:
-    """`fingerprint` for a cut repeated in several builds: what it is about and the cut line's
-    text, not which members share it (a member added keeps the alert) nor line numbers."""
-    lead = group.lead
-    source = lead.location.source_line.strip() if lead.location is not None else ""
-    parts = ("group", lead.code, lead.crate, lead.crate_version, lead.feature, path, source)
-    return hashlib.sha256("|".join(parts).encode("utf-8")).hexdigest()
+def group_fingerprint(group: FindingGroup) -> str:
+    """The fingerprint of a result (`comparison.fingerprint`): the finding's own; for a cut
+    repeated in several builds, the smallest of its findings', so that the alert keeps its
+    identity while a member is added to the cut or removed from it (but the one that carries
+    it)."""
+    return min(fingerprint(finding) for finding in group.findings)
 
 
 def result_message(group: FindingGroup) -> str:
@@ -167,8 +152,7 @@ def sarif_result(
         related = _related_locations(group, result, workspace)
         if related:
             entry["relatedLocations"] = related
-    printed = group_fingerprint(group, path) if group.shared else fingerprint(finding, path)
-    entry["partialFingerprints"] = {FINGERPRINT_KEY: printed}
+    entry["partialFingerprints"] = {FINGERPRINT_KEY: group_fingerprint(group)}
     entry["properties"] = {
         "member": finding.member,
         "target": finding.target,
@@ -223,11 +207,26 @@ def _region(location: Location) -> dict[str, int]:
 
 
 def sarif_document(result: AuditResult, environ: Mapping[str, str] | None = None) -> dict[str, Any]:
-    """The SARIF log as a JSON-ready dict."""
+    """The SARIF log as a JSON-ready dict: one run per audited target and configuration."""
     environ = os.environ if environ is None else environ
     workspace = environ.get("GITHUB_WORKSPACE") or None
     rules: tuple[Documented, ...] = (*builtin_rules(), *result.user_rules, UNUSED_SUPPRESSION)
     rule_index = {rule.code: index for index, rule in enumerate(rules)}
+    descriptors = [rule_descriptor(rule) for rule in rules]
+    runs = []
+    for build in builds_of(result):
+        entries = [
+            {**sarif_result(group, result, rule_index, workspace), **state}
+            for findings, state in states(result)
+            for group in group_findings(build.select(findings))
+        ]
+        runs.append(_run(result, build, descriptors, entries))
+    return {"$schema": SARIF_SCHEMA, "version": SARIF_VERSION, "runs": runs}
+
+
+def _run(
+    result: AuditResult, build: Build, descriptors: list[dict[str, Any]], entries: list[Any]
+) -> dict[str, Any]:
     invocation: dict[str, Any] = {"executionSuccessful": True}
     # An empty result list reads as clean: a run that cannot say so tells code scanning why.
     notifications = [
@@ -239,24 +238,21 @@ def sarif_document(result: AuditResult, environ: Mapping[str, str] | None = None
     ]
     if notifications:
         invocation["toolExecutionNotifications"] = notifications
-    run: dict[str, Any] = {
+    return {
         "tool": {
             "driver": {
                 "name": "featcheck",
                 "version": __version__,
                 "semanticVersion": __version__,
                 "informationUri": INFORMATION_URI,
-                "rules": [rule_descriptor(rule) for rule in rules],
+                "rules": descriptors,
             }
         },
+        "automationDetails": {"id": build.automation_id},
         "invocations": [invocation],
         "columnKind": "unicodeCodePoints",
-        "results": [
-            sarif_result(group, result, rule_index, workspace)
-            for group in group_findings(result.findings)
-        ],
+        "results": entries,
     }
-    return {"$schema": SARIF_SCHEMA, "version": SARIF_VERSION, "runs": [run]}
 
 
 def render_sarif(result: AuditResult, environ: Mapping[str, str] | None = None) -> str:

@@ -29,6 +29,7 @@ def new_result(run: Run, scope: Scope, plan: ConfigurationPlan) -> AuditResult:
         members=[m.name for m in members],
         targets=scope.targets,
         fail_on=None if fail_on is None else FailOn(fail_on),
+        baseline=scope.settings.baseline,
         user_rules=scope.config.catalogue.user_rules,
         configuration_errors=plan.errors,
         configurations={m.name: list(plan.selections[m.id]) for m in members},
@@ -60,6 +61,7 @@ def finish(
     )
     result.findings = sorted(suppression.findings, key=finding_order)
     result.suppressed = suppression.suppressed_counts()
+    result.rules = tuple(sorted(ran))
     if unread_note is not None and not result.incomplete:
         result.notes.append(unread_note)
     if result.incomplete:

@@ -1,0 +1,155 @@
+"""Baseline files: findings a team has decided to keep, hidden until they change.
+
+One accepted finding per line, sorted, so that a diff of the file reads as a review:
+
+    # featcheck baseline 1: ...
+    3f2a9c1e0b7d4a55 error FC001 app x86_64-unknown-linux-gnu default  # burn-flex 0.22.1 ...
+
+The fields are the fingerprint (`fingerprint.py`), the severity the finding had when it was
+accepted, the rule, the member, the target and the build configuration (`-` where a finding has
+none); after `#`, what the finding said. Only the fingerprint and the severity decide what is
+hidden: a finding whose severity has risen since is shown again. Rule, member, target and
+configuration say which audits can call an entry stale: one that matches no finding of a build
+the audit covered (the same member, target and configuration, its rule run).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from featcheck.boundary import read_checkout_file
+from featcheck.comparison.fingerprint import (
+    FINGERPRINT_LENGTH,
+    compatible_version,
+    configuration_token,
+    fingerprint,
+)
+from featcheck.errors import FeatcheckError
+from featcheck.fileio import decode_text
+from featcheck.report import Finding
+from featcheck.severity import Severity
+
+BASELINE_LIMIT = 16 * 1024 * 1024
+"""The largest baseline file read (a million entries is far beyond any project)."""
+
+HEADER = (
+    "# featcheck baseline 1: findings accepted as they are; `featcheck --baseline FILE` hides\n"
+    "# them and names the entries that match nothing any more. One per line: fingerprint,\n"
+    "# severity, rule, member, target, configuration; after `#`, what the finding said.\n"
+    "# Rewrite it with `featcheck --write-baseline FILE`.\n"
+)
+
+_FINGERPRINT = re.compile(rf"[0-9a-f]{{{FINGERPRINT_LENGTH}}}")
+_SEVERITIES = {severity.label: severity for severity in Severity}
+_NONE = "-"
+
+
+@dataclass(frozen=True)
+class BaselineEntry:
+    """One accepted finding."""
+
+    line: int
+    fingerprint: str
+    severity: Severity
+    code: str
+    member: str | None
+    target: str | None
+    configuration: str
+    comment: str
+
+    def describe(self) -> str:
+        """The entry in a few words, for a report."""
+        who = f" {self.member}" if self.member else ""
+        about = f": {self.comment}" if self.comment else ""
+        return f"{self.code}{who}{about}"
+
+    def hides(self, finding: Finding, printed: str) -> bool:
+        """Whether the entry accepts `finding` (whose fingerprint is `printed`)."""
+        return printed == self.fingerprint and finding.severity <= self.severity
+
+
+def read_baseline(path: Path, root: Path | None) -> list[BaselineEntry]:
+    """The entries of the baseline at `path`; a FeatcheckError naming the file and line for a
+    line that is not one. `root`: the checkout it lies in, which it must not lead out of."""
+    if not path.exists() and not path.is_symlink():
+        raise FeatcheckError("no such baseline file (write one with --write-baseline)", path=path)
+    data = read_checkout_file(path, "baseline file", BASELINE_LIMIT, root)
+    return [
+        entry
+        for number, line in enumerate(decode_text(data, path).splitlines(), start=1)
+        if (entry := _entry(line, number, path)) is not None
+    ]
+
+
+def _entry(line: str, number: int, path: Path) -> BaselineEntry | None:
+    text, _, comment = line.partition("#")
+    fields = text.split()
+    if not fields:
+        return None
+    column = len(text) - len(text.lstrip()) + 1
+
+    def error(message: str) -> FeatcheckError:
+        return FeatcheckError(message, path=path, line=number, column=column)
+
+    if len(fields) != 6:
+        raise error(
+            "a baseline entry is `FINGERPRINT SEVERITY RULE MEMBER TARGET CONFIGURATION`, "
+            f"then `# …`; this line has {len(fields)} field(s)"
+        )
+    printed, severity, code, member, target, configuration = fields
+    if not _FINGERPRINT.fullmatch(printed):
+        raise error(f"`{printed[:40]}` is not a fingerprint ({FINGERPRINT_LENGTH} hex digits)")
+    if severity not in _SEVERITIES:
+        raise error(f"the severity must be one of {', '.join(_SEVERITIES)}")
+    return BaselineEntry(
+        number,
+        printed,
+        _SEVERITIES[severity],
+        code,
+        None if member == _NONE else member,
+        None if target == _NONE else target,
+        configuration,
+        comment.strip(),
+    )
+
+
+def baseline_text(findings: Iterable[Finding]) -> str:
+    """A baseline accepting every finding: the header, then one sorted line each."""
+    # By rule, member, target, configuration, then what it is about: a reviewer's order.
+    lines = sorted({_line(finding) for finding in findings}, key=_review_order)
+    return HEADER + "".join(f"{line}\n" for line in lines)
+
+
+def _review_order(line: str) -> tuple[list[str], str]:
+    fields, _, about = line.partition("#")
+    words = fields.split()
+    return [words[2], words[3], words[4], words[5]], about
+
+
+def _line(finding: Finding) -> str:
+    fields = (
+        fingerprint(finding),
+        finding.severity.label,
+        finding.code,
+        finding.member or _NONE,
+        finding.target or _NONE,
+        configuration_token(finding.configuration),
+    )
+    about = (
+        f"{finding.crate} {compatible_version(finding.crate_version)} "
+        f"`{finding.feature}`: {finding.message}"
+    )
+    return f"{' '.join(map(_word, fields))}  # {_one_line(about)}"
+
+
+def _word(text: str) -> str:
+    """A field as one word: names cargo accepts have no space, `#` or control character."""
+    return re.sub(r"[\s#]", "?", text) or _NONE
+
+
+def _one_line(text: str) -> str:
+    """`text` on one line of printable characters (the baseline is read line by line)."""
+    return "".join(c if c.isprintable() else "?" for c in " ".join(text.split()))
