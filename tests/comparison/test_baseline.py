@@ -1,0 +1,132 @@
+"""`--write-baseline` and `--baseline` on a workspace that changes between two commits: the
+baseline hides exactly the findings it was written with, also after their lines move and the
+crate takes a patch release, names the entries that match nothing any more, and never hides a
+finding that has grown more severe."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from history_support import (
+    PLAIN_MEMCHR,
+    TRIMMED_MEMCHR,
+    TRIMMED_REGEX,
+    commit,
+    featcheck,
+    lock_regex,
+    member,
+    new_repository,
+    registry_home,
+    write_member,
+)
+
+pytestmark = pytest.mark.cargo
+
+
+@pytest.fixture(scope="module")
+def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return registry_home(tmp_path_factory.mktemp("registry"))
+
+
+def test_a_baseline_hides_what_it_was_written_with_after_moves_and_a_patch(
+    home: Path, tmp_path: Path
+) -> None:
+    # First commit: a trims regex (FC011) and memchr (FC012); b is clean.
+    repository = new_repository(
+        tmp_path / "repo", home, member("a", TRIMMED_REGEX + TRIMMED_MEMCHR), member("b", "")
+    )
+    baseline = repository / "featcheck-baseline.txt"
+    written = featcheck(repository, home, "--write-baseline", str(baseline))
+    assert written.returncode == 0, written.stderr
+    assert "2 finding(s) accepted" in written.stderr
+    lines = [line for line in baseline.read_text().splitlines() if not line.startswith("#")]
+    assert [line.split()[1:4] for line in lines] == [
+        ["warning", "FC011", "a"],
+        ["warning", "FC012", "a"],
+    ]
+    assert "# regex 1 `perf`: regex 1.11.1 is built without" in lines[0]
+
+    # Second commit: a's lines move down, regex takes 1.11.2, a's memchr is fixed, and b
+    # trims memchr: one new finding, one stale entry.
+    write_member(repository, "a", member("a", TRIMMED_REGEX + PLAIN_MEMCHR, comments=3))
+    write_member(repository, "b", member("b", TRIMMED_MEMCHR))
+    lock_regex(repository, "1.11.2")
+    commit(repository, "second")
+
+    done = featcheck(repository, home, "--baseline", str(baseline))
+    assert done.returncode == 1, done.stderr
+    assert "memchr 2.8.3 is built without `std`" in done.stdout
+    assert "regex" not in done.stdout.split("note:")[-1].split("\n", 1)[1]
+    assert "1 in the baseline featcheck-baseline.txt, not shown" in done.stdout
+    assert (
+        "note: featcheck-baseline.txt:6: baseline entry matches no finding any more "
+        "(FC012 a: memchr 2 `std`:" in done.stdout
+    )
+
+    report = json.loads(
+        featcheck(repository, home, "--baseline", str(baseline), "--format", "json").stdout
+    )
+    assert [(f["code"], f["member"]) for f in report["findings"]] == [("FC012", "b")]
+    [comparison] = report["comparisons"]
+    assert comparison["kind"] == "baseline"
+    assert [(f["code"], f["crate_version"]) for f in comparison["hidden"]] == [("FC011", "1.11.2")]
+    assert [e["line"] for e in comparison["stale"]] == [6]
+    # The hidden finding is the one the baseline was written with, moved three lines down.
+    assert comparison["hidden"][0]["location"]["line"] == 10
+
+
+def test_a_finding_more_severe_than_its_entry_is_shown(home: Path, tmp_path: Path) -> None:
+    repository = new_repository(
+        tmp_path / "repo", home, member("a", TRIMMED_REGEX), member("b", "")
+    )
+    baseline = tmp_path / "baseline.txt"
+    assert featcheck(repository, home, "--write-baseline", str(baseline)).returncode == 0
+    assert featcheck(repository, home, "--baseline", str(baseline)).returncode == 0
+    (repository / "featcheck.toml").write_text('[severity]\nFC011 = "error"\n')
+    done = featcheck(repository, home, "--baseline", str(baseline))
+    assert done.returncode == 1
+    assert "regex 1.11.1 is built without `perf`" in done.stdout
+    assert "0 in the baseline" in done.stdout
+
+
+def test_the_configuration_names_the_baseline(home: Path, tmp_path: Path) -> None:
+    repository = new_repository(
+        tmp_path / "repo", home, member("a", TRIMMED_REGEX), member("b", "")
+    )
+    assert (
+        featcheck(repository, home, "--write-baseline", str(repository / "b.txt")).returncode == 0
+    )
+    (repository / "featcheck.toml").write_text('baseline = "b.txt"\n')
+    done = featcheck(repository, home)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "no findings (2 members, " in done.stdout
+    assert "1 in the baseline b.txt, not shown" in done.stdout
+
+
+def test_a_configured_baseline_may_not_lead_out_of_the_checkout(home: Path, tmp_path: Path) -> None:
+    repository = new_repository(
+        tmp_path / "repo", home, member("a", TRIMMED_REGEX), member("b", "")
+    )
+    (tmp_path / "secret").write_text("not a baseline\n")
+    (repository / "link").symlink_to(tmp_path / "secret")
+    (repository / "featcheck.toml").write_text('baseline = "link"\n')
+    done = featcheck(repository, home)
+    assert done.returncode == 2
+    assert "not a baseline" not in done.stdout + done.stderr
+    assert done.stderr.count("\n") == 1 and "link" in done.stderr
+
+
+def test_a_broken_baseline_line_is_one_error_naming_file_and_line(
+    home: Path, tmp_path: Path
+) -> None:
+    repository = new_repository(
+        tmp_path / "repo", home, member("a", TRIMMED_REGEX), member("b", "")
+    )
+    baseline = tmp_path / "baseline.txt"
+    baseline.write_text("# header\n\n0123456789abcdef error FC011 a\n")
+    done = featcheck(repository, home, "--baseline", str(baseline))
+    assert done.returncode == 2
+    assert done.stderr.startswith(f"featcheck: error: {baseline}:3:1: a baseline entry is")
+    assert "Traceback" not in done.stderr

@@ -1,0 +1,130 @@
+"""`--new-since REF` on a repository the test makes: the same audit of the tree at REF, read
+from git's objects into a directory of featcheck's; only what REF did not have is shown."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+from history_support import (
+    ROOT_MANIFEST,
+    TRIMMED_MEMCHR,
+    TRIMMED_REGEX,
+    commit,
+    featcheck,
+    git,
+    member,
+    new_repository,
+    registry_home,
+    write_member,
+)
+
+from featcheck.comparison.revision import Revision, resolve_revision, write_tree
+from featcheck.errors import FeatcheckError
+
+pytestmark = pytest.mark.cargo
+
+
+@pytest.fixture(scope="module")
+def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return registry_home(tmp_path_factory.mktemp("registry"))
+
+
+def test_only_the_finding_the_second_commit_added_is_shown(home: Path, tmp_path: Path) -> None:
+    repository = new_repository(
+        tmp_path / "repo", home, member("a", TRIMMED_REGEX), member("b", "")
+    )
+    write_member(repository, "b", member("b", TRIMMED_MEMCHR))
+    commit(repository, "b trims memchr")
+    base = git(repository, "rev-parse", "HEAD~1").strip()
+
+    done = featcheck(repository, home, "--new-since", "HEAD~1")
+    assert done.returncode == 1, done.stderr
+    assert "memchr 2.8.3 is built without `std`" in done.stdout
+    assert "regex 1.11.1" not in done.stdout
+    assert f"1 new, 1 also on HEAD~1 ({base[:8]}), not shown" in done.stdout
+
+    report = json.loads(
+        featcheck(repository, home, "--new-since", "main~1", "--format", "json").stdout
+    )
+    assert [(f["code"], f["member"]) for f in report["findings"]] == [("FC012", "b")]
+    [comparison] = report["comparisons"]
+    assert comparison["against"] == f"main~1 ({base[:8]})"
+    assert [(f["code"], f["member"]) for f in comparison["hidden"]] == [("FC011", "a")]
+    assert comparison["absent"] == []
+
+
+def test_a_commit_that_only_moves_lines_adds_nothing(home: Path, tmp_path: Path) -> None:
+    repository = new_repository(
+        tmp_path / "repo", home, member("a", TRIMMED_REGEX + TRIMMED_MEMCHR), member("b", "")
+    )
+    write_member(repository, "a", member("a", TRIMMED_MEMCHR + TRIMMED_REGEX, comments=4))
+    commit(repository, "reorder")
+    done = featcheck(repository, home, "--new-since", "HEAD~1")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "no new findings (2 members, " in done.stdout
+    assert "0 new, 2 also on HEAD~1" in done.stdout
+
+
+def test_a_fix_shows_as_absent(home: Path, tmp_path: Path) -> None:
+    repository = new_repository(
+        tmp_path / "repo", home, member("a", TRIMMED_REGEX), member("b", "")
+    )
+    write_member(repository, "a", member("a", 'regex = "1.11"\n'))
+    commit(repository, "fix")
+    report = json.loads(
+        featcheck(repository, home, "--new-since", "HEAD~1", "--format", "json").stdout
+    )
+    assert report["findings"] == []
+    assert [f["code"] for f in report["comparisons"][0]["absent"]] == ["FC011"]
+
+
+def test_a_member_missing_at_the_revision_makes_every_finding_new(
+    home: Path, tmp_path: Path
+) -> None:
+    repository = new_repository(
+        tmp_path / "repo", home, member("a", TRIMMED_REGEX), member("b", "")
+    )
+    # Not committed yet: a third member, audited on its own.
+    (repository / "Cargo.toml").write_text(ROOT_MANIFEST.replace('"b"]', '"b", "c"]'))
+    write_member(repository, "c", member("c", TRIMMED_MEMCHR))
+    done = featcheck(repository / "c", home, "--new-since", "HEAD")
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "note: c has no Cargo.toml at HEAD (" in done.stdout
+    assert "1 new, 0 also on HEAD" in done.stdout
+    # Without a git repository, or with a revision git does not know: one line, exit 2.
+    done = featcheck(repository, home, "--new-since", "no-such-branch")
+    assert done.returncode == 2
+    assert done.stderr.startswith("featcheck: error: --new-since: `no-such-branch` is not a commit")
+    assert "Traceback" not in done.stderr
+
+
+def test_the_revision_tree_holds_manifests_and_empty_sources_only(tmp_path: Path) -> None:
+    repository = tmp_path / "repo"
+    repository.mkdir()
+    git(repository, "init", "-q", "-b", "main")
+    (repository / "Cargo.toml").write_text('[package]\nname = "x"\nversion = "0.1.0"\n')
+    (repository / "src").mkdir()
+    (repository / "src" / "main.rs").write_text('fn main() { println!("secret"); }\n')
+    (repository / ".cargo").mkdir()
+    (repository / ".cargo" / "config.toml").write_text("[build]\njobs = 1\n")
+    (repository / "rust-toolchain.toml").write_text('[toolchain]\nchannel = "nightly"\n')
+    (repository / "inside").symlink_to("Cargo.toml")
+    (repository / "outside").symlink_to("/etc/passwd")
+    subprocess.run(["git", "-C", str(repository), "add", "-A"], check=True)
+    git(repository, "commit", "-q", "-m", "one")
+    revision = resolve_revision(repository, "main")
+    assert isinstance(revision, Revision) and revision.label.startswith("main (")
+    destination = tmp_path / "tree"
+    destination.mkdir()
+    write_tree(repository, revision, destination)
+    assert (destination / "Cargo.toml").read_text().startswith("[package]")
+    assert (destination / ".cargo" / "config.toml").read_text() == "[build]\njobs = 1\n"
+    assert (destination / "src" / "main.rs").read_bytes() == b""
+    assert not (destination / "rust-toolchain.toml").exists()
+    assert (destination / "inside").is_symlink()
+    assert not (destination / "outside").exists() and not (destination / "outside").is_symlink()
+    with pytest.raises(FeatcheckError, match="is not a revision"):
+        resolve_revision(repository, "--output=/tmp/x")
