@@ -45,10 +45,11 @@ def _action() -> dict[str, Any]:
 def test_inputs_reach_scripts_only_through_env() -> None:
     action = _action()
     assert action["runs"]["using"] == "composite"
-    assert set(action["inputs"]) == {"path", "args", "sarif", "sarif-file"}
+    assert set(action["inputs"]) == {"path", "args", "new-since", "sarif", "sarif-file"}
     assert {name: spec["default"] for name, spec in action["inputs"].items()} == {
         "path": ".",
         "args": "",
+        "new-since": "",
         "sarif": "false",
         "sarif-file": "",
     }
@@ -73,13 +74,21 @@ class ActionRun:
     """Each step's outputs, by step id."""
 
 
-def _evaluate(value: str, inputs: dict[str, str], outputs: dict[str, dict[str, str]]) -> str:
-    """The subset of GitHub expressions the action's env blocks use."""
+def _evaluate(
+    value: str,
+    inputs: dict[str, str],
+    outputs: dict[str, dict[str, str]],
+    github: dict[str, str] | None = None,
+) -> str:
+    """The subset of GitHub expressions the action's env blocks use (`github.*` from `github`,
+    empty where it does not say, as for a missing property)."""
 
     def one(match: re.Match[str]) -> str:
         expression = match.group(1)
         if expression.startswith("inputs."):
             return inputs[expression.removeprefix("inputs.")]
+        if expression.startswith("github."):
+            return (github or {}).get(expression.removeprefix("github."), "")
         step, outputs_word, name = expression.removeprefix("steps.").split(".")
         assert expression.startswith("steps.") and outputs_word == "outputs", expression
         return outputs.get(step, {}).get(name, "")
@@ -104,6 +113,7 @@ def run_action(
     action_path: Path = REPO,
     skip_install: bool = True,
     workspace: Path | None = None,
+    github: dict[str, str] | None = None,
 ) -> ActionRun:
     """Run the action's steps in order, stopping at the first that fails, like the runner."""
     action = _action()
@@ -138,7 +148,7 @@ def run_action(
             **base_env,
             "GITHUB_OUTPUT": str(output_file),
             **{
-                name: _evaluate(str(value), inputs, outputs)
+                name: _evaluate(str(value), inputs, outputs, github)
                 for name, value in step.get("env", {}).items()
             },
         }
@@ -461,3 +471,36 @@ def test_the_readme_workflows_inputs_run_as_written(
     run = run_action(tmp_path, inputs)
     assert run.status == 1, run.output
     assert Path(run.outputs["run"]["sarif-file"]).is_file()
+
+
+def test_on_a_pull_request_only_what_it_adds_fails_the_step(
+    offline_cargo_for: Callable[..., Path], tmp_path: Path
+) -> None:
+    offline_cargo_for(CRATES / "pitb-exec-cpu")
+    workspace = _workspace(tmp_path)
+    git = ["git", "-C", str(workspace), "-c", "user.name=t", "-c", "user.email=t@example.com"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "-A"], check=True)
+    subprocess.run([*git, "commit", "-q", "-m", "base"], check=True)
+    base = subprocess.run(
+        [*git, "rev-parse", "HEAD"], check=True, capture_output=True, text=True
+    ).stdout.strip()
+    manifest = workspace / "crates" / "pitb-exec-cpu" / "Cargo.toml"
+    manifest.write_text(manifest.read_text().replace("[dependencies]\n", "[dependencies]\n# a\n"))
+    subprocess.run([*git, "commit", "-q", "-am", "the pull request"], check=True)
+    event = {"event_name": "pull_request", "event.pull_request.base.sha": base}
+    for name in ("pr", "push", "none"):
+        (tmp_path / name).mkdir()
+    inputs = {"path": "crates/pitb-exec-cpu"}
+    # The burn line was there on the base commit: nothing new, the step passes.
+    run = run_action(tmp_path / "pr", inputs, workspace=workspace, github=event)
+    assert run.status == 0, run.output
+    assert runner_commands(run.output) == []
+    assert f"0 new, 1 also on {base[:8]}, not shown" in run.summary
+    # On a push (or with new-since "none") every finding counts.
+    run = run_action(tmp_path / "push", inputs, workspace=workspace, github={"event_name": "push"})
+    assert run.status == 1
+    run = run_action(
+        tmp_path / "none", {**inputs, "new-since": "none"}, workspace=workspace, github=event
+    )
+    assert run.status == 1
