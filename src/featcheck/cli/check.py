@@ -4,7 +4,6 @@ audit of saved tree text), the fixes, and the report with its exit code."""
 from __future__ import annotations
 
 import argparse
-import functools
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -16,6 +15,7 @@ from featcheck.cli.terminal import EXIT_CLEAN, fail, in_actions
 from featcheck.errors import FeatcheckError
 
 if TYPE_CHECKING:
+    from featcheck.cli.compare import EarlierAudit
     from featcheck.featureset import FeatureSelection
     from featcheck.options import AuditOptions
     from featcheck.report import AuditResult
@@ -99,16 +99,22 @@ def _audit_project(
     load while cargo works."""
     path = lazy.project_manifest(arguments.path, arguments.manifest_path)
     reading = "Reading the manifests" if arguments.no_exec else "Resolving features"
+    earlier: list[EarlierAudit] = []
+
+    def meanwhile() -> None:
+        # While cargo works: the report's modules load, and --new-since's audit starts.
+        lazy.report_stage(output_format)
+        if arguments.new_since is not None:
+            earlier.append(lazy.revision_audit()(arguments.new_since, path, options))
+
     with progress.working(reading):
-        result = lazy.audit_project(
-            path, options, functools.partial(lazy.report_stage, output_format)
-        )
+        result = lazy.audit_project(path, options, meanwhile)
     if arguments.diff or arguments.fix:
         result = lazy.fix_stage()(result, path, options, progress, diff=arguments.diff)
     if _compares(arguments) or result.baseline is not None:
         what = f"Auditing {arguments.new_since}" if arguments.new_since else "Comparing"
         with progress.working(what):
-            result = lazy.compare_stage()(result, arguments, path, options)
+            result = lazy.compare_stage()(result, arguments, next(iter(earlier), None))
     return result
 
 
@@ -130,7 +136,7 @@ def _audit_tree(arguments: argparse.Namespace, options: AuditOptions) -> AuditRe
     source = "<stdin>" if arguments.tree == "-" else arguments.tree
     result = lazy.audit_tree_text(text, source, options)
     if _compares(arguments):
-        result = lazy.compare_stage()(result, arguments, Path(source), options)
+        result = lazy.compare_stage()(result, arguments, None)
     return result
 
 

@@ -39,7 +39,10 @@ if TYPE_CHECKING:
 
     ReportStage = Callable[[AuditResult, argparse.Namespace, str], int]
     FixStage = Callable[..., AuditResult]
-    CompareStage = Callable[[AuditResult, argparse.Namespace, Path, AuditOptions], AuditResult]
+    from featcheck.cli.compare import EarlierAudit
+
+    CompareStage = Callable[[AuditResult, argparse.Namespace, EarlierAudit | None], AuditResult]
+    RevisionAudit = Callable[[str, Path, AuditOptions], EarlierAudit]
 
 
 def audit_options() -> type[AuditOptions]:
@@ -121,6 +124,13 @@ def compare_stage() -> CompareStage:
     from featcheck.cli.compare import compare_or_write
 
     return compare_or_write
+
+
+def revision_audit() -> RevisionAudit:
+    """`--new-since`'s audit of the revision, started on its own thread (cli/compare.py)."""
+    from featcheck.cli.compare import start_revision_audit
+
+    return start_revision_audit
 
 
 def audit_tree_text(text: str, source: str, options: AuditOptions) -> AuditResult:
