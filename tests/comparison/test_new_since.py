@@ -113,6 +113,9 @@ def test_the_revision_tree_holds_manifests_and_empty_sources_only(tmp_path: Path
     (repository / "rust-toolchain.toml").write_text('[toolchain]\nchannel = "nightly"\n')
     (repository / "inside").symlink_to("Cargo.toml")
     (repository / "outside").symlink_to("/etc/passwd")
+    # A link that stays inside by its text, but leads out through another link.
+    (repository / "up").symlink_to("..")
+    (repository / "through").symlink_to("up")
     subprocess.run(["git", "-C", str(repository), "add", "-A"], check=True)
     git(repository, "commit", "-q", "-m", "one")
     revision = resolve_revision(repository, "main")
@@ -125,6 +128,7 @@ def test_the_revision_tree_holds_manifests_and_empty_sources_only(tmp_path: Path
     assert (destination / "src" / "main.rs").read_bytes() == b""
     assert not (destination / "rust-toolchain.toml").exists()
     assert (destination / "inside").is_symlink()
-    assert not (destination / "outside").exists() and not (destination / "outside").is_symlink()
+    for name in ("outside", "up", "through"):
+        assert not (destination / name).is_symlink(), name
     with pytest.raises(FeatcheckError, match="is not a revision"):
         resolve_revision(repository, "--output=/tmp/x")

@@ -42,7 +42,8 @@ class EarlierAudit:
     label: str = ""
     result: AuditResult | None = None
     notes: list[str] = field(default_factory=list)
-    error: FeatcheckError | None = None
+    error: BaseException | None = None
+    """What ended the thread early: raised again where the audit waits for it."""
     thread: threading.Thread | None = None
 
     def start(self) -> EarlierAudit:
@@ -57,13 +58,14 @@ class EarlierAudit:
             self.thread.join()
         if self.error is not None:
             raise self.error
-        assert self.result is not None
+        if self.result is None:
+            raise FeatcheckError(f"--new-since: the audit of {self.name} did not finish")
         return self.label, self.result, self.notes
 
     def _run(self) -> None:
         try:
             self._audit()
-        except FeatcheckError as error:
+        except BaseException as error:  # raised again in the thread that waits for it
             self.error = error
 
     def _audit(self) -> None:

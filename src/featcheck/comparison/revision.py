@@ -74,19 +74,45 @@ def write_tree(repository: Path, revision: Revision, destination: Path) -> None:
     """The tree of `revision` under `destination` (an empty directory), as the module says."""
     entries = list(_tree_entries(repository, revision.commit))
     wanted = [e for e in entries if e.kind == "blob" and _read_whole(e.path)]
-    contents = _blobs(repository, [e.object for e in wanted])
-    for entry in entries:
-        target = destination.joinpath(*entry.path.parts)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        if entry.mode == _SUBMODULE_MODE:
-            target.mkdir(exist_ok=True)
-        elif entry.mode == _LINK_MODE:
-            _link(repository, entry, target, destination)
-        elif entry.kind == "blob" and entry.path.name not in TOOLCHAIN_FILES:
-            with open(target, "xb") as written:
-                written.write(contents.get(entry.object, b""))
-    # Marks the directory as a repository's top: the audit's checkout root is this directory.
-    (destination / ".git").mkdir(exist_ok=True)
+    links = [e for e in entries if e.mode == _LINK_MODE]
+    contents = _blobs(repository, [e.object for e in (*wanted, *links)])
+    try:
+        for entry in entries:
+            _write_entry(entry, destination, contents)
+        _drop_links_out(destination, links)
+        # Marks the directory as a repository's top: the audit's checkout root is this one.
+        (destination / ".git").mkdir(exist_ok=True)
+    except OSError as error:
+        raise FeatcheckError(
+            f"--new-since: cannot write the tree of {revision.label}: {error.strerror or error}"
+        ) from None
+
+
+def _write_entry(entry: _Entry, destination: Path, contents: dict[str, bytes]) -> None:
+    target = destination.joinpath(*entry.path.parts)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    if entry.mode == _SUBMODULE_MODE:
+        target.mkdir(exist_ok=True)
+    elif entry.mode == _LINK_MODE:
+        pointed = contents.get(entry.object, b"").decode("utf-8", "replace")
+        if pointed and not os.path.isabs(pointed) and "\x00" not in pointed:
+            os.symlink(pointed, target)
+    elif entry.kind == "blob" and entry.path.name not in TOOLCHAIN_FILES:
+        with open(target, "xb") as written:
+            written.write(contents.get(entry.object, b""))
+
+
+def _drop_links_out(destination: Path, links: list[_Entry]) -> None:
+    """Remove every link that resolves out of `destination` (through other links too), once
+    all are written: the tree is no door to the rest of the machine."""
+    root = os.path.realpath(destination)
+    for entry in links:
+        link = destination.joinpath(*entry.path.parts)
+        if not link.is_symlink():
+            continue
+        resolved = os.path.realpath(link)
+        if os.path.commonpath([resolved, root]) != root:
+            link.unlink()
 
 
 def copy_toolchain_files(repository: Path, audited: Path, destination: Path) -> None:
@@ -137,17 +163,6 @@ def _safe_path(raw: bytes) -> PurePosixPath | None:
     if any(part in ("", ".", "..") or part.lower() == ".git" for part in parts):
         return None
     return path
-
-
-def _link(repository: Path, entry: _Entry, target: Path, destination: Path) -> None:
-    """A symbolic link, kept only where it points inside the tree."""
-    pointed = _blobs(repository, [entry.object]).get(entry.object, b"").decode("utf-8", "replace")
-    if not pointed or os.path.isabs(pointed) or "\x00" in pointed:
-        return
-    resolved = os.path.normpath(os.path.join(os.path.dirname(target), pointed))
-    if os.path.commonpath([resolved, str(destination)]) != str(destination):
-        return
-    os.symlink(pointed, target)
 
 
 def _blobs(repository: Path, objects: list[str]) -> dict[str, bytes]:
