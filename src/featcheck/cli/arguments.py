@@ -157,6 +157,14 @@ def probe_parser(prog: str) -> Parser:
         "temporary copy), and PyTorch when it is importable.",
     )
     add(
+        "--rule",
+        action="append",
+        metavar="CODE",
+        help="Instead of the matmul: time the crate of the member's finding of this rule "
+        "(FC011-FC015: regex, memchr, crc32fast, rustfft, flate2) as the member builds it and "
+        "with featcheck's fix, side by side (repeatable; `all`: every finding with a probe).",
+    )
+    add(
         "--format",
         dest="output_format",
         choices=("text", "json"),

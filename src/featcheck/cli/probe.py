@@ -6,21 +6,26 @@ from __future__ import annotations
 import argparse
 import shlex
 import sys
+from pathlib import Path
 
 from featcheck.audit import project_manifest
 from featcheck.cli.terminal import EXIT_CLEAN, EXIT_FINDINGS, fail
 from featcheck.errors import FeatcheckError
 from featcheck.probe.command import ProbeOptions, run_probe
 from featcheck.probe.report import render_json, render_text
+from featcheck.probe.rules import report as rules_report
+from featcheck.probe.rules.run import RuleProbeOptions, run_rule_probes
 from featcheck.probe.verdict import Verdict
 
 
 def probe(arguments: argparse.Namespace) -> int:
-    """Build and time the member's matmul."""
+    """Build and time the member's matmul (or with --rule, the crates of its findings)."""
     try:
         path = project_manifest(arguments.path, arguments.manifest_path)
     except FeatcheckError as error:
         fail(error)
+    if arguments.rule:
+        return _probe_rules(arguments, path)
     options = ProbeOptions(
         path=path,
         package=arguments.package,
@@ -42,6 +47,29 @@ def probe(arguments: argparse.Namespace) -> int:
         render_text(report)
     single = report.current.decision.verdict is Verdict.SINGLE
     return EXIT_FINDINGS if single else EXIT_CLEAN
+
+
+def _probe_rules(arguments: argparse.Namespace, path: Path) -> int:
+    """`--rule CODE`: each finding's crate timed as built and as fixed; exit 1 where one
+    measurably costs speed here."""
+    options = RuleProbeOptions(
+        path=path,
+        codes=tuple(code.strip() for value in arguments.rule for code in value.split(",")),
+        package=arguments.package,
+        offline=arguments.offline,
+        timeout=arguments.timeout,
+        on_command=_show_command if arguments.verbose else None,
+        confirm=None if arguments.yes else _confirm,
+    )
+    try:
+        report = run_rule_probes(options, _say)
+    except FeatcheckError as error:
+        fail(error)
+    if arguments.output_format == "json":
+        sys.stdout.write(rules_report.render_json(report))
+    else:
+        rules_report.render_text(report, sys.stdout)
+    return EXIT_FINDINGS if rules_report.costs_here(report) else EXIT_CLEAN
 
 
 def _say(text: str) -> None:

@@ -44,6 +44,10 @@ def _target(flag: str, target: str) -> Argument:
 class ProbeBuilder:
     """Prepares, verifies and compiles probe configurations in the cache."""
 
+    package = PACKAGE
+    """The probe crate's own package name (not one of the crates it compiles from the
+    registry)."""
+
     def __init__(
         self,
         workdir: Path,
@@ -152,7 +156,7 @@ class ProbeBuilder:
                 _target("--target", config.target),
             ],
         )
-        nodes = [n for n in graph.nodes() if n.name != PACKAGE]
+        nodes = [n for n in graph.nodes() if n.name != self.package]
         crates = {crate_label(n.name, n.version) for n in nodes}
         return crates, {crate_label(n.name, n.version) for n in nodes if n.proc_macro}
 

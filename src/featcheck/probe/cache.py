@@ -82,11 +82,11 @@ def prepare_crate(
     for name, content in probe_sources().items():
         path = directory / name
         path.parent.mkdir(parents=True, exist_ok=True)
-        _write_if_changed(path, content)
+        write_if_changed(path, content)
     manifest = render_cargo_toml(config, binary_name(key), mlp=mlp)
-    _write_if_changed(directory / "Cargo.toml", manifest.encode())
+    write_if_changed(directory / "Cargo.toml", manifest.encode())
     if config.lockfile is not None and not (directory / "Cargo.lock").exists():
-        _write_if_changed(directory / "Cargo.lock", config.lockfile)
+        write_if_changed(directory / "Cargo.lock", config.lockfile)
     return directory, key
 
 
@@ -99,7 +99,7 @@ def executable(name: str) -> str:
     return name + (".exe" if os.name == "nt" else "")
 
 
-def _write_if_changed(path: Path, content: bytes) -> None:
+def write_if_changed(path: Path, content: bytes) -> None:
     with contextlib.suppress(OSError):
         if path.read_bytes() == content:
             return

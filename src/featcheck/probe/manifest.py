@@ -22,30 +22,30 @@ MLP_FEATURES = ("autodiff", "optim")
 _BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
 
 
-def _string(value: str) -> str:
+def toml_string(value: str) -> str:
     # A JSON string of printable ASCII is a valid TOML basic string.
     return json.dumps(value, ensure_ascii=True)
 
 
 def _array(values: Iterable[str]) -> str:
-    return "[" + ", ".join(_string(v) for v in values) + "]"
+    return "[" + ", ".join(toml_string(v) for v in values) + "]"
 
 
-def _value(value: Any) -> str:
+def value_text(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, int):
         return str(value)
-    return _string(str(value))
+    return toml_string(str(value))
 
 
 def _key(name: str) -> str:
-    return name if _BARE_KEY.fullmatch(name) else _string(name)
+    return name if _BARE_KEY.fullmatch(name) else toml_string(name)
 
 
-def _dependency(name: str, version: str, features: Iterable[str]) -> str:
+def dependency_line(name: str, version: str, features: Iterable[str]) -> str:
     return (
-        f"{_key(name)} = {{ version = {_string('=' + version)}, default-features = false, "
+        f"{_key(name)} = {{ version = {toml_string('=' + version)}, default-features = false, "
         f"features = {_array(features)} }}"
     )
 
@@ -56,13 +56,13 @@ def render_cargo_toml(config: BackendConfig, bin_name: str, *, mlp: bool) -> str
         "# Written by `featcheck probe`; rewritten on every probe of this configuration.",
         f"# Reproduces {config.member}'s build of {config.backend} ({config.target}).",
         "[package]",
-        f"name = {_string(PACKAGE)}",
+        f"name = {toml_string(PACKAGE)}",
         'version = "0.1.0"',
         'edition = "2021"',
         "publish = false",
         "",
         "[[bin]]",
-        f"name = {_string(bin_name)}",
+        f"name = {toml_string(bin_name)}",
         'path = "src/main.rs"',
         "",
         "[features]",
@@ -70,15 +70,15 @@ def render_cargo_toml(config: BackendConfig, bin_name: str, *, mlp: bool) -> str
         f"mlp = {_array(f'{FACADE}/{feature}' for feature in MLP_FEATURES)}",
         "",
         "[dependencies]",
-        _dependency(FACADE, config.burn_version, BURN_FEATURES),
-        *(_dependency(pin.name, pin.version, pin.features) for pin in config.pins),
+        dependency_line(FACADE, config.burn_version, BURN_FEATURES),
+        *(dependency_line(pin.name, pin.version, pin.features) for pin in config.pins),
         "",
         "[target.'cfg(unix)'.dependencies]",
         'libc = "0.2"',
         "",
         "[profile.release]",
         "debug = false",
-        *(f"{key} = {_value(value)}" for key, value in sorted(config.profile.items())),
+        *(f"{key} = {value_text(value)}" for key, value in sorted(config.profile.items())),
         "",
         "# Keep the probe out of any workspace above it.",
         "[workspace]",

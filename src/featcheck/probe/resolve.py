@@ -188,6 +188,19 @@ class MemberResolution:
     manifest: Path
 
 
+@dataclass(frozen=True)
+class MemberGraph:
+    """The member's resolved graph on the host, with what a probe build copies."""
+
+    graph: DependencyGraph
+    metadata: Workspace
+    member: Package
+    manifest: Path
+    target: str
+    lockfile: bytes | None
+    profile: dict[str, Any]
+
+
 def _resolved_graph(runner: CargoRunner, manifest: Path, spec: str, target: str) -> DependencyGraph:
     text = runner.tree(manifest, spec, target)
     try:
@@ -196,14 +209,14 @@ def _resolved_graph(runner: CargoRunner, manifest: Path, spec: str, target: str)
         raise FeatcheckError(f"could not read cargo tree output: {error}") from None
 
 
-def resolve_member(
+def member_graph(
     manifest: Path,
     package: str | None,
     *,
     offline: bool,
     timeout: float,
     on_command: Callable[[list[str]], None] | None = None,
-) -> MemberResolution:
+) -> MemberGraph:
     """Resolve the member with cargo (no code of the checkout runs; Cargo.lock is put back)."""
     runner = CargoRunner(manifest.parent, offline=offline, timeout=timeout, on_command=on_command)
     checkout = runner.checkout
@@ -218,12 +231,67 @@ def resolve_member(
             if lock_path.is_file()
             else None
         )
-    config = replace(
-        backend_from_graph(graph, member.name, target),
-        lockfile=lockfile,
-        profile=release_profile(metadata.root / "Cargo.toml", checkout),
+    profile = release_profile(metadata.root / "Cargo.toml", checkout)
+    return MemberGraph(graph, metadata, member, manifest, target, lockfile, profile)
+
+
+def resolve_member(
+    manifest: Path,
+    package: str | None,
+    *,
+    offline: bool,
+    timeout: float,
+    on_command: Callable[[list[str]], None] | None = None,
+) -> MemberResolution:
+    """The member's burn-flex configuration, as cargo resolves it."""
+    resolved = member_graph(
+        manifest, package, offline=offline, timeout=timeout, on_command=on_command
     )
-    return MemberResolution(config, metadata, member, manifest)
+    config = replace(
+        backend_from_graph(resolved.graph, resolved.member.name, resolved.target),
+        lockfile=resolved.lockfile,
+        profile=resolved.profile,
+    )
+    return MemberResolution(config, resolved.metadata, resolved.member, manifest)
+
+
+def graph_with_changes(
+    resolved: MemberGraph,
+    changes: dict[Path, str],
+    *,
+    offline: bool,
+    timeout: float,
+    on_command: Callable[[list[str]], None] | None = None,
+) -> MemberGraph:
+    """The member's graph after `changes` (manifest path -> new text), resolved by cargo on a
+    temporary copy of the workspace; the copy's Cargo.lock is what `--fix` would leave."""
+    root = resolved.metadata.root
+    with tempfile.TemporaryDirectory(prefix="featcheck-probe-fix-") as temporary:
+        copy = Path(temporary) / "workspace"
+        try:
+            shutil.copytree(root, copy, ignore=_NOT_COPIED, symlinks=True)
+            for path, text in changes.items():
+                (copy / path.resolve().relative_to(root.resolve())).write_text(
+                    text, encoding="utf-8"
+                )
+            manifest = copy / resolved.manifest.resolve().relative_to(root.resolve())
+        except ValueError:
+            raise FeatcheckError(
+                "the fix edits a manifest outside the workspace: the probe cannot copy it"
+            ) from None
+        except OSError as error:
+            raise FeatcheckError(
+                f"could not copy the workspace to probe the fix: {error}"
+            ) from None
+        runner = CargoRunner(copy, offline=offline, timeout=timeout, on_command=on_command)
+        member = resolved.member
+        graph = _resolved_graph(
+            runner, manifest, f"{member.name}@{member.version}", resolved.target
+        )
+        lock_path = copy / "Cargo.lock"
+        lockfile = lock_path.read_bytes() if lock_path.is_file() else None
+        profile = release_profile(copy / "Cargo.toml")
+    return replace(resolved, graph=graph, lockfile=lockfile, profile=profile)
 
 
 def resolve_with_changes(
@@ -234,37 +302,24 @@ def resolve_with_changes(
     timeout: float,
     on_command: Callable[[list[str]], None] | None = None,
 ) -> BackendConfig:
-    """The backend configuration after `changes` (manifest path -> new text), resolved by cargo
-    on a temporary copy of the workspace; the copy's Cargo.lock is what `--fix` would leave."""
-    root = resolution.metadata.root
-    with tempfile.TemporaryDirectory(prefix="featcheck-probe-fix-") as temporary:
-        copy = Path(temporary) / "workspace"
-        try:
-            shutil.copytree(root, copy, ignore=_NOT_COPIED, symlinks=True)
-            for path, text in changes.items():
-                (copy / path.resolve().relative_to(root.resolve())).write_text(
-                    text, encoding="utf-8"
-                )
-            manifest = copy / resolution.manifest.resolve().relative_to(root.resolve())
-        except ValueError:
-            raise FeatcheckError(
-                "the fix edits a manifest outside the workspace: --compare-fix cannot copy it"
-            ) from None
-        except OSError as error:
-            raise FeatcheckError(
-                f"could not copy the workspace for --compare-fix: {error}"
-            ) from None
-        runner = CargoRunner(copy, offline=offline, timeout=timeout, on_command=on_command)
-        member = resolution.member
-        graph = _resolved_graph(
-            runner, manifest, f"{member.name}@{member.version}", resolution.config.target
-        )
-        lock_path = copy / "Cargo.lock"
-        lockfile = lock_path.read_bytes() if lock_path.is_file() else None
-        profile = release_profile(copy / "Cargo.toml")
+    """The backend configuration after `changes`, resolved by cargo on a copy (see
+    `graph_with_changes`)."""
+    config = resolution.config
+    before = MemberGraph(
+        DependencyGraph(),
+        resolution.metadata,
+        resolution.member,
+        resolution.manifest,
+        config.target,
+        config.lockfile,
+        config.profile,
+    )
+    after = graph_with_changes(
+        before, changes, offline=offline, timeout=timeout, on_command=on_command
+    )
     return replace(
-        backend_from_graph(graph, member.name, resolution.config.target),
-        lockfile=lockfile,
-        profile=profile,
+        backend_from_graph(after.graph, resolution.member.name, config.target),
+        lockfile=after.lockfile,
+        profile=after.profile,
         label="with featcheck's fix",
     )

@@ -1,0 +1,80 @@
+"""A rule probe's crate in the cache: the program, and a manifest that pins the crate to the
+member's version with exactly the features of one build, next to the member's Cargo.lock."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+from featcheck.probe.build import ProbeBuilder
+from featcheck.probe.cache import CACHE_VERSION, binary_name, write_if_changed
+from featcheck.probe.manifest import dependency_line, toml_string, value_text
+from featcheck.probe.resolve import BackendConfig
+from featcheck.probe.rules.programs import Program, program_for
+from featcheck.probe.toolset import Toolset
+
+PACKAGE = "featcheck-rule-probe"
+
+
+def render_manifest(config: BackendConfig, program: Program, bin_name: str) -> str:
+    """The manifest of the probe of `config`'s one pinned crate, building `bin_name`."""
+    return "\n".join(
+        [
+            "# Written by `featcheck probe --rule`; rewritten on every probe of this build.",
+            f"# Reproduces {config.member}'s build of {config.backend} ({config.target}).",
+            "[package]",
+            f"name = {toml_string(PACKAGE)}",
+            'version = "0.1.0"',
+            'edition = "2021"',
+            "publish = false",
+            "",
+            "[[bin]]",
+            f"name = {toml_string(bin_name)}",
+            'path = "src/main.rs"',
+            "",
+            "[dependencies]",
+            *(dependency_line(pin.name, pin.version, pin.features) for pin in config.pins),
+            "",
+            "[profile.release]",
+            "debug = false",
+            *(f"{key} = {value_text(value)}" for key, value in sorted(config.profile.items())),
+            "",
+            "# Keep the probe out of any workspace above it.",
+            "[workspace]",
+            "",
+        ]
+    )
+
+
+def _key(config: BackendConfig, program: Program, toolset: Toolset) -> str:
+    """A hash of everything that makes a different binary: the program, the crate's version
+    and features, the lockfile, the compiler (and so the host)."""
+    digest = hashlib.sha256(f"featcheck-rule-probe {CACHE_VERSION}\n".encode())
+    for name, content in program.sources().items():
+        digest.update(f"{name} {len(content)}\n".encode() + content)
+    digest.update(render_manifest(config, program, "").encode())
+    digest.update(config.lockfile or b"<no lockfile>")
+    digest.update(toolset.rustc_version.encode())
+    return "rule-" + digest.hexdigest()[:16]
+
+
+class RuleProbeBuilder(ProbeBuilder):
+    """ProbeBuilder for rule probes: the same verification, statement, build and cache, with
+    the crate written from the rule's program."""
+
+    package = PACKAGE
+
+    def prepare(self, config: BackendConfig, *, mlp: bool) -> tuple[Path, str]:
+        program = program_for(config.backend.name)
+        if program is None:
+            raise ValueError(f"no probe program for {config.backend.name}")
+        key = _key(config, program, self.toolset)
+        directory = self.root / key
+        for name, content in program.sources().items():
+            (directory / name).parent.mkdir(parents=True, exist_ok=True)
+            write_if_changed(directory / name, content)
+        manifest = render_manifest(config, program, binary_name(key))
+        write_if_changed(directory / "Cargo.toml", manifest.encode())
+        if config.lockfile is not None and not (directory / "Cargo.lock").exists():
+            write_if_changed(directory / "Cargo.lock", config.lockfile)
+        return directory, key

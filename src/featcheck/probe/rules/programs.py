@@ -1,0 +1,51 @@
+"""The rule probes' programs: one per crate a measurable rule is about."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from featcheck.errors import FeatcheckError
+from featcheck.workspace.names import crate_key
+
+PROGRAMS_DIR = Path(__file__).parent / "programs"
+"""Shipped inside the package (see pyproject's package-data)."""
+
+
+@dataclass(frozen=True)
+class Program:
+    """The program that times one crate's hot path."""
+
+    crate: str
+    file: str
+    work: str
+    """What it times, in words, for the report."""
+
+    def sources(self) -> dict[str, bytes]:
+        """The probe crate's files: `src/main.rs` (the program) and `src/harness.rs`."""
+        try:
+            program = (PROGRAMS_DIR / self.file).read_bytes()
+            harness = (PROGRAMS_DIR / "harness.rs").read_bytes()
+        except OSError:
+            raise FeatcheckError(
+                f"featcheck's probe programs are missing from {PROGRAMS_DIR}"
+            ) from None
+        # After the program's own `//!` text, which must open the file.
+        return {"src/main.rs": program + b"\nmod harness;\n", "src/harness.rs": harness}
+
+
+PROGRAMS = {
+    crate_key(program.crate): program
+    for program in (
+        Program("memchr", "memchr.rs", "memchr and memmem over 1 MiB"),
+        Program("crc32fast", "crc32fast.rs", "crc32 of 1 MiB"),
+        Program("regex", "regex.rs", "searches of 4 MiB of text"),
+        Program("rustfft", "rustfft.rs", "f32 and f64 FFTs"),
+        Program("flate2", "flate2.rs", "gzip of 4 MiB, both ways"),
+    )
+}
+
+
+def program_for(crate: str) -> Program | None:
+    """The program timing `crate`, if featcheck has one."""
+    return PROGRAMS.get(crate_key(crate))

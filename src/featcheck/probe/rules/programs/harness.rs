@@ -1,0 +1,89 @@
+//! featcheck's rule probes share this timing loop (as benchmarks/rulepack does): warm up, time
+//! `runs` calls, print the median.
+//!
+//! Times are the calling thread's CPU time, not wall time: on a shared machine with more runnable
+//! processes than cores, a workload that outlasts the scheduler's time slice is preempted and its
+//! wall time grows with the load while a shorter one escapes, which would bias the ratio. Every
+//! workload here runs on the calling thread alone.
+
+use std::hint::black_box;
+
+/// The calling thread's CPU time in milliseconds (clock_gettime, declared here so that the
+/// probe depends on nothing but the crate it times).
+fn thread_cpu_ms() -> f64 {
+    #[repr(C)]
+    struct Timespec {
+        tv_sec: i64,
+        tv_nsec: i64,
+    }
+    extern "C" {
+        fn clock_gettime(clock: i32, now: *mut Timespec) -> i32;
+    }
+    #[cfg(target_os = "linux")]
+    const CLOCK_THREAD_CPUTIME_ID: i32 = 3;
+    #[cfg(target_os = "macos")]
+    const CLOCK_THREAD_CPUTIME_ID: i32 = 16;
+    let mut now = Timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: `now` is a valid timespec to write to; the clock id is one the OS knows.
+    let rc = unsafe { clock_gettime(CLOCK_THREAD_CPUTIME_ID, &mut now) };
+    assert_eq!(rc, 0, "clock_gettime(CLOCK_THREAD_CPUTIME_ID) failed");
+    now.tv_sec as f64 * 1e3 + now.tv_nsec as f64 / 1e6
+}
+
+/// Times `work` `runs` times after two warm-up calls and prints `name<TAB>median ms<TAB>result`.
+/// The result is printed so that the builds can be checked to compute the same thing.
+pub fn time<R: std::fmt::Debug>(name: &str, runs: usize, mut work: impl FnMut() -> R) {
+    let mut result = work();
+    black_box(work());
+    let mut samples: Vec<f64> = (0..runs)
+        .map(|_| {
+            let start = thread_cpu_ms();
+            result = black_box(work());
+            thread_cpu_ms() - start
+        })
+        .collect();
+    samples.sort_by(f64::total_cmp);
+    println!("{name}\t{:.4}\t{result:?}", samples[samples.len() / 2]);
+}
+
+/// Like `time`, for work that leaves its result in `state`: `check` reads it once, untimed.
+pub fn time_then<S, R: std::fmt::Debug>(
+    name: &str,
+    runs: usize,
+    state: &mut S,
+    mut work: impl FnMut(&mut S),
+    check: impl FnOnce(&S) -> R,
+) {
+    work(state);
+    work(state);
+    let mut samples: Vec<f64> = (0..runs)
+        .map(|_| {
+            let start = thread_cpu_ms();
+            work(black_box(&mut *state));
+            thread_cpu_ms() - start
+        })
+        .collect();
+    samples.sort_by(f64::total_cmp);
+    println!("{name}\t{:.4}\t{:?}", samples[samples.len() / 2], check(state));
+}
+
+/// Deterministic text: words from a small vocabulary, a pseudo-random stream (xorshift).
+pub fn text(bytes: usize, seed: u64) -> String {
+    const WORDS: &[&str] = &[
+        "the", "of", "and", "to", "in", "a", "is", "that", "for", "it", "as", "was", "with", "be",
+        "by", "on", "not", "he", "this", "are", "or", "his", "from", "at", "which", "but", "have",
+        "an", "had", "they", "you", "were", "their", "one", "all", "we", "can", "her", "has",
+        "there", "been", "if", "more", "when", "will", "would", "who", "so", "no", "running",
+        "walking", "error", "warning", "request", "response", "timeout", "server", "client",
+    ];
+    let mut state = seed | 1;
+    let mut out = String::with_capacity(bytes + 16);
+    while out.len() < bytes {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        out.push_str(WORDS[(state % WORDS.len() as u64) as usize]);
+        out.push(if state % 13 == 0 { '\n' } else { ' ' });
+    }
+    out
+}

@@ -1,0 +1,309 @@
+"""`featcheck probe --rule CODE`: each finding of the member with a probe program, timed as
+the member builds the crate and as featcheck's fix builds it (see the package's text)."""
+
+from __future__ import annotations
+
+import statistics
+import subprocess
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from featcheck.audit import find_manifest
+from featcheck.errors import FeatcheckError
+from featcheck.fixes.apply import plan_changes
+from featcheck.graph import DependencyGraph
+from featcheck.options import AuditOptions
+from featcheck.pipeline import audit_project
+from featcheck.probe.command import build_statement, probe_error
+from featcheck.probe.plan import BuildPlan, BuiltProbe
+from featcheck.probe.resolve import BackendConfig, MemberGraph, Pin, graph_with_changes
+from featcheck.probe.resolve import member_graph as resolve_member_graph
+from featcheck.probe.rules.crate import RuleProbeBuilder
+from featcheck.probe.rules.programs import PROGRAMS, Program, program_for
+from featcheck.report import Finding
+
+RUNS = 5
+"""Runs of each build, in turn; each run prints its workloads' medians of many calls."""
+
+
+@dataclass(frozen=True)
+class RuleProbeOptions:
+    """What `featcheck probe --rule` was asked to do."""
+
+    path: Path
+    codes: tuple[str, ...]
+    """The rule codes to probe; `all` probes every finding that has a program."""
+    package: str | None = None
+    offline: bool = False
+    timeout: float = 300.0
+    build_timeout: float = 3600.0
+    runs: int = RUNS
+    on_command: Callable[[list[str]], None] | None = None
+    confirm: Callable[[str], bool] | None = None
+
+
+@dataclass(frozen=True)
+class Workload:
+    """One hot path of the program, in both builds: medians over the runs, in ms."""
+
+    name: str
+    current_ms: float
+    fixed_ms: float
+
+    @property
+    def ratio(self) -> float:
+        """How many times slower the member's build is (below 1: faster)."""
+        return self.current_ms / self.fixed_ms if self.fixed_ms > 0 else float("inf")
+
+
+@dataclass(frozen=True)
+class RuleProbeResult:
+    """One finding's cost, measured here."""
+
+    finding: Finding
+    program: Program
+    current: BackendConfig
+    fixed: BackendConfig
+    fix: str
+    """What the second build has: featcheck's fix in words, or the feature added by hand."""
+    workloads: tuple[Workload, ...]
+    agree: bool
+    """Both builds computed the same results (else the ratio compares different work)."""
+    builds: tuple[BuiltProbe, BuiltProbe]
+
+    @property
+    def headline(self) -> Workload:
+        """The workload where the feature matters most."""
+        return max(self.workloads, key=lambda workload: workload.ratio)
+
+
+@dataclass
+class RuleProbeReport:
+    member: str
+    target: str
+    runs: int
+    results: list[RuleProbeResult]
+    notes: list[str] = field(default_factory=list)
+
+
+def run_rule_probes(options: RuleProbeOptions, say: Callable[[str], None]) -> RuleProbeReport:
+    """Probe every selected finding of the member; a FeatcheckError (one line) on failure."""
+    try:
+        return _run(options, say)
+    except FeatcheckError as error:
+        raise probe_error(error) from None
+
+
+def _run(options: RuleProbeOptions, say: Callable[[str], None]) -> RuleProbeReport:
+    manifest = find_manifest(options.path)
+    builder = RuleProbeBuilder(
+        manifest.parent,
+        offline=options.offline,
+        timeout=max(options.build_timeout, options.timeout),
+        say=say,
+        on_command=options.on_command,
+    )
+    say("resolving the member's features with cargo (nothing of the checkout is built or run)")
+    resolved = resolve_member_graph(
+        manifest,
+        options.package,
+        offline=options.offline,
+        timeout=options.timeout,
+        on_command=options.on_command,
+    )
+    findings = _findings(resolved, options, say)
+    pairs = [_configurations(resolved, finding, options) for finding in findings]
+    plans = [[builder.plan(config, mlp=False) for config in pair[:2]] for pair in pairs]
+    _confirm([plan for both in plans for plan in both], resolved, options, say)
+    results = []
+    for finding, (current, fixed, fix), (plan_now, plan_fixed) in zip(
+        findings, pairs, plans, strict=True
+    ):
+        builds = (_built(builder, plan_now, say), _built(builder, plan_fixed, say))
+        program = program_for(finding.crate)
+        assert program is not None  # _findings keeps only findings with a program
+        say(f"timing {finding.crate} {finding.crate_version}: {program.work}, {options.runs} runs")
+        workloads, agree = _timed(builds, options)
+        results.append(
+            RuleProbeResult(finding, program, current, fixed, fix, workloads, agree, builds)
+        )
+    return RuleProbeReport(resolved.member.name, resolved.target, options.runs, results)
+
+
+def _findings(
+    resolved: MemberGraph, options: RuleProbeOptions, say: Callable[[str], None]
+) -> list[Finding]:
+    """The member's findings on the host that a program can time, of the codes asked for."""
+    say(f"auditing {resolved.member.name} for its findings and featcheck's fixes")
+    result = audit_project(
+        resolved.manifest,
+        AuditOptions(
+            packages=(resolved.member.name,),
+            targets=(resolved.target,),
+            offline=options.offline,
+            timeout=options.timeout,
+            on_command=options.on_command,
+        ),
+    )
+    wanted = {code.upper() for code in options.codes}
+    found = [
+        f
+        for f in result.findings
+        if f.member == resolved.member.name
+        and ("ALL" in wanted or f.code in wanted)
+        and program_for(f.crate) is not None
+    ]
+    if not found:
+        asked = "any rule with a probe" if "ALL" in wanted else ", ".join(sorted(wanted))
+        crates = ", ".join(sorted(p.crate for p in PROGRAMS.values()))
+        raise FeatcheckError(
+            f"nothing to probe: {resolved.member.name} has no finding of {asked} on "
+            f"{resolved.target} whose crate the probe can time ({crates})"
+        )
+    return found
+
+
+def _configurations(
+    resolved: MemberGraph, finding: Finding, options: RuleProbeOptions
+) -> tuple[BackendConfig, BackendConfig, str]:
+    """The crate as the member builds it, and as featcheck's fix builds it (or, without a
+    confirmed fix, with the rule's feature added)."""
+    now = _pin(resolved.graph, finding)
+    current = BackendConfig(
+        resolved.member.name,
+        resolved.target,
+        "",
+        (now,),
+        resolved.lockfile,
+        resolved.profile,
+    )
+    if finding.fix is not None and finding.fix.safe:
+        changes = {c.path: c.updated for c in plan_changes([finding])}
+        after = graph_with_changes(
+            resolved,
+            changes,
+            offline=options.offline,
+            timeout=options.timeout,
+            on_command=options.on_command,
+        )
+        fixed = BackendConfig(
+            resolved.member.name,
+            resolved.target,
+            "",
+            (_pin(after.graph, finding),),
+            after.lockfile,
+            after.profile,
+            "with featcheck's fix",
+        )
+        return current, fixed, f"featcheck's fix: {finding.fix.description}"
+    added = Pin(now.name, now.version, tuple(sorted({*now.features, finding.feature})))
+    fixed = BackendConfig(
+        resolved.member.name,
+        resolved.target,
+        "",
+        (added,),
+        resolved.lockfile,
+        resolved.profile,
+        f"with `{finding.feature}`",
+    )
+    return current, fixed, f"`{finding.feature}` added (featcheck has no confirmed fix)"
+
+
+def _pin(graph: DependencyGraph, finding: Finding) -> Pin:
+    nodes = [
+        n for n in graph.named(finding.crate) if n.version == finding.crate_version and not n.host
+    ]
+    if len(nodes) != 1:
+        raise FeatcheckError(
+            f"cannot tell which build of {finding.crate} {finding.crate_version} to time "
+            f"({len(nodes)} in the member's graph)"
+        )
+    node = nodes[0]
+    if node.package.source is not None:
+        raise FeatcheckError(
+            f"{node.name} {node.version} comes from {node.package.source}, not a registry: "
+            "the probe builds registry crates only"
+        )
+    return Pin(node.name, node.version, tuple(sorted(node.features)))
+
+
+def _confirm(
+    plans: list[BuildPlan],
+    resolved: MemberGraph,
+    options: RuleProbeOptions,
+    say: Callable[[str], None],
+) -> None:
+    """State what the builds to come compile and run, and ask before compiling anything."""
+    to_build = [plan for plan in plans if not plan.cached]
+    if not to_build:
+        return
+    lockfile = "the checkout's Cargo.lock" if resolved.lockfile is not None else "cargo resolves"
+    statement = build_statement(to_build, resolved.member.name, lockfile)
+    say(statement)
+    if options.confirm is not None and not options.confirm(statement):
+        raise FeatcheckError("nothing was built: the probe's build was not confirmed")
+
+
+def _built(builder: RuleProbeBuilder, plan: BuildPlan, say: Callable[[str], None]) -> BuiltProbe:
+    built = builder.build(plan)
+    if built.cached:
+        say(f"using the probe built before for {plan.config.backend}: nothing is compiled")
+    return built
+
+
+def _timed(
+    builds: tuple[BuiltProbe, BuiltProbe], options: RuleProbeOptions
+) -> tuple[tuple[Workload, ...], bool]:
+    """Both binaries run in turn, `runs` times each: every workload's median of the runs'
+    medians, and whether the builds computed the same results."""
+    samples: list[dict[str, list[float]]] = [{}, {}]
+    results: list[dict[str, str]] = [{}, {}]
+    for _ in range(options.runs):
+        for index, build in enumerate(builds):
+            for name, milliseconds, result in _run_program(build.binary, options.timeout):
+                samples[index].setdefault(name, []).append(milliseconds)
+                results[index][name] = result
+    workloads = tuple(
+        Workload(
+            name,
+            statistics.median(samples[0][name]),
+            statistics.median(samples[1].get(name, [0.0])),
+        )
+        for name in samples[0]
+    )
+    return workloads, results[0] == results[1]
+
+
+def _run_program(binary: Path, timeout: float) -> list[tuple[str, float, str]]:
+    """One run of a probe program: `name<TAB>median ms<TAB>result` per workload."""
+    started = time.monotonic()
+    try:
+        done = subprocess.run(
+            [str(binary)],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+            stdin=subprocess.DEVNULL,
+        )
+    except subprocess.TimeoutExpired:
+        raise FeatcheckError(f"the probe did not finish within {timeout:g} s") from None
+    except OSError as error:
+        raise FeatcheckError(f"could not run the probe: {error.strerror or error}") from None
+    if done.returncode != 0:
+        message = (done.stderr.strip().splitlines() or ["no message"])[-1]
+        raise FeatcheckError(
+            f"the probe failed (exit {done.returncode}) after "
+            f"{time.monotonic() - started:.1f} s: {message}"
+        )
+    rows = []
+    for line in done.stdout.splitlines():
+        name, _, rest = line.partition("\t")
+        text, _, result = rest.partition("\t")
+        try:
+            rows.append((name, float(text), result))
+        except ValueError:
+            raise FeatcheckError(f"the probe printed an unexpected line: {line[:80]!r}") from None
+    return rows

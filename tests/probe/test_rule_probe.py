@@ -1,0 +1,112 @@
+"""`featcheck probe --rule FC012` end to end, offline: memchr 2.8.3 (real sources, in
+fixtures/probe/registry) built as the crate declares it and as featcheck's fix builds it, both
+timed side by side; a second run reuses both builds."""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import FIXTURES, cargo_environment
+
+pytestmark = [
+    pytest.mark.cargo,
+    pytest.mark.skipif(
+        platform.machine().lower() not in ("x86_64", "amd64"),
+        reason="FC012 is about x86_64 (run-time AVX2 detection)",
+    ),
+]
+
+PROBE_FIXTURES = FIXTURES / "probe"
+
+
+def _home(base: Path) -> Path:
+    home = base / "cargo-home"
+    home.mkdir()
+    (home / "config.toml").write_text(
+        "[source.crates-io]\n"
+        'replace-with = "probe-fixtures"\n'
+        "[source.probe-fixtures]\n"
+        f"directory = {json.dumps((PROBE_FIXTURES / 'registry').as_posix())}\n"
+        "[net]\n"
+        "offline = true\n"
+    )
+    return home
+
+
+def _probe(
+    crate: Path, home: Path, cache: Path, *arguments: str
+) -> subprocess.CompletedProcess[str]:
+    environment = {
+        **os.environ,
+        **cargo_environment(home),
+        "XDG_CACHE_HOME": str(cache),
+        "NO_COLOR": "1",
+    }
+    return subprocess.run(
+        [sys.executable, "-m", "featcheck", "probe", str(crate), *arguments],
+        capture_output=True,
+        text=True,
+        check=False,
+        env=environment,
+        timeout=600,
+    )
+
+
+def test_the_memchr_rule_is_timed_as_built_and_as_fixed(tmp_path: Path) -> None:
+    crate = tmp_path / "memchr-trimmed"
+    shutil.copytree(PROBE_FIXTURES / "memchr-trimmed", crate)
+    home, cache = _home(tmp_path), tmp_path / "cache"
+
+    # Without a terminal and without --yes nothing is compiled: the statement, then exit 2.
+    refused = _probe(crate, home, cache, "--rule", "FC012")
+    assert refused.returncode == 2
+    assert "will compile 1 crates from the registry" in refused.stderr
+    assert "pass --yes" in refused.stderr
+
+    done = _probe(crate, home, cache, "--rule", "fc012", "--yes", "--format", "json")
+    assert done.returncode in (0, 1), done.stderr
+    report = json.loads(done.stdout)
+    assert (report["version"], report["kind"], report["member"]) == (1, "rules", "memchr-trimmed")
+    [probe] = report["probes"]
+    assert (probe["code"], probe["crate"], probe["crate_version"]) == ("FC012", "memchr", "2.8.3")
+    assert probe["current_features"] == []
+    assert probe["fixed_features"] == ["alloc", "std"]
+    assert probe["fix"] == 'featcheck\'s fix: add "std" to the features of memchr'
+    assert probe["same_results"] is True
+    assert [w["name"] for w in probe["workloads"]] == ["memchr", "memmem"]
+    for workload in probe["workloads"]:
+        assert workload["current_ms"] > 0 and workload["fixed_ms"] > 0
+        assert workload["ratio"] == pytest.approx(
+            workload["current_ms"] / workload["fixed_ms"], rel=1e-2
+        )
+    assert probe["ratio"] == max(w["ratio"] for w in probe["workloads"])
+    # Exit 1 exactly when the build costs speed here (AVX2 machines: about 2x).
+    assert done.returncode == (1 if report["costs_here"] else 0)
+    assert report["costs_here"] == (probe["ratio"] >= 1.10)
+
+    again = _probe(crate, home, cache, "--rule", "FC012")  # cached: no --yes needed
+    assert again.returncode in (0, 1), again.stderr
+    assert "using the probe built before for memchr 2.8.3 []" in again.stderr
+    assert "FC012 memchr 2.8.3 without `std`: " in again.stdout
+    assert "  current:  memchr 2.8.3 []\n" in again.stdout
+    assert "  fixed:    memchr 2.8.3 [alloc, std]  (featcheck's fix:" in again.stdout
+
+
+def test_a_rule_without_a_finding_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    crate = tmp_path / "memchr-trimmed"
+    shutil.copytree(PROBE_FIXTURES / "memchr-trimmed", crate)
+    done = _probe(crate, _home(tmp_path), tmp_path / "cache", "--rule", "FC011", "--yes")
+    assert done.returncode == 2
+    assert (
+        done.stderr.strip()
+        .splitlines()[-1]
+        .startswith("featcheck: error: nothing to probe: memchr-trimmed has no finding of FC011 on")
+    )
+    assert "Traceback" not in done.stderr
