@@ -1,0 +1,165 @@
+"""Features unified over the whole workspace (`resolver.feature-unification = "workspace"`,
+RFC 3692) equal what nightly cargo's `cargo tree` prints.
+
+Only nightly cargo honours the key, and only with the unstable flag; `cargo +nightly tree -p
+MEMBER` then selects every member and prints each one's tree, of which the audited member's
+build is what its root reaches. Skipped where no nightly toolchain is installed.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import subprocess
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import WORKSPACES, RegistryViews, cargo_environment
+from test_resolver_differential import (
+    _run,
+    audited_targets,
+    cargo_metadata,
+    differences,
+    host_triple,
+    target_cfg,
+    workspace_resolver,
+)
+
+from featcheck.cargo.tree_text import parse_tree_text
+from featcheck.graph import DependencyGraph, Node
+from featcheck.resolution import resolve_builds
+
+UNIFY_WORKSPACE = (
+    '--config=resolver.feature-unification="workspace"',
+    "--config=unstable.feature-unification=true",
+)
+
+
+@functools.cache
+def nightly_missing() -> str | None:
+    """Why `cargo +nightly` cannot run here, or None."""
+    if shutil.which("rustup") is None:
+        return "no rustup, so no `cargo +nightly`: only nightly cargo honours feature-unification"
+    listed = subprocess.run(
+        ["rustup", "toolchain", "list"], capture_output=True, text=True, check=False
+    ).stdout
+    if not any(line.startswith("nightly") for line in listed.splitlines()):
+        return "no nightly toolchain installed (rustup toolchain install nightly --profile minimal)"
+    return None
+
+
+needs_nightly = pytest.mark.skipif(
+    "nightly_missing() is not None", reason="needs a nightly toolchain (see nightly_missing)"
+)
+
+
+def _member_part(graph: DependencyGraph, root: Node) -> DependencyGraph:
+    """What `root` reaches in a graph printed for several roots."""
+    part: dict[Node, set[Node]] = {}
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node not in part:
+            part[node] = set(graph.dependencies(node))
+            stack.extend(part[node])
+    return DependencyGraph(part)
+
+
+def nightly_tree(
+    workspace: Path, package: dict[str, Any], triple: str, env: dict[str, str]
+) -> DependencyGraph:
+    """The member's build as `cargo +nightly tree -p MEMBER` prints it, features unified over
+    the workspace."""
+    text = _run(
+        [
+            "cargo",
+            "+nightly",
+            "tree",
+            "--locked",
+            "-e",
+            "normal",
+            "-p",
+            package["id"],
+            "--target",
+            triple,
+            "-f",
+            "{p} [{f}]",
+            "--prefix",
+            "depth",
+            "--charset",
+            "ascii",
+            *UNIFY_WORKSPACE,
+        ],
+        workspace,
+        env,
+    )
+    parsed = parse_tree_text(text)
+    (root,) = [
+        n for n in parsed.roots if (n.name, n.version) == (package["name"], package["version"])
+    ]
+    return _member_part(parsed.graph, root)
+
+
+def unified_differences(
+    workspace: Path, targets: list[str], homes: list[Path]
+) -> tuple[list[str], dict[tuple[str, str], DependencyGraph]]:
+    """How featcheck's unified resolution differs from nightly cargo's, for every member and
+    target (node order aside: cargo prints the members' trees one after another); the
+    graphs featcheck resolved."""
+    envs = [{**os.environ, **cargo_environment(home)} for home in homes]
+    metadata = cargo_metadata(workspace, envs[0])
+    packages = {p["id"]: p for p in metadata["packages"]}
+    members = list(metadata["workspace_members"])
+    resolver = workspace_resolver(workspace, metadata)
+    host = target_cfg(host_triple())
+    cfgs = [target_cfg(t) for t in targets]
+    graphs = resolve_builds(metadata, members, cfgs, resolver, host=host, unify_workspace=True)
+
+    def compare(job: tuple[int, tuple[str, str]]) -> list[str]:
+        number, (member, triple) = job
+        expected = nightly_tree(workspace, packages[member], triple, envs[number % len(envs)])
+        found = differences(expected, graphs[(member, triple)])
+        name = packages[member]["name"]
+        return [f"{name} on {triple}: {line}" for line in found if "node order" not in line]
+
+    with ThreadPoolExecutor(max_workers=len(envs)) as pool:
+        lines = [line for found in pool.map(compare, enumerate(graphs)) for line in found]
+    return lines, graphs
+
+
+def _workspaces() -> list[Path]:
+    """The fixture workspaces with more than one member: where unification can change a build."""
+    return [
+        w
+        for w in sorted(WORKSPACES.iterdir())
+        if (w / "Cargo.toml").is_file() and "members" in (w / "Cargo.toml").read_text()
+    ]
+
+
+@needs_nightly
+@pytest.mark.parametrize("workspace", _workspaces(), ids=lambda p: p.name)
+def test_unified_resolution_equals_nightly_cargo_tree(
+    workspace: Path, registry_views: RegistryViews
+) -> None:
+    homes = [registry_views.home(workspace, lock_only=True, slot=slot) for slot in (0, 1)]
+    found, _ = unified_differences(workspace, audited_targets(), homes)
+    assert found == []
+
+
+@needs_nightly
+def test_the_unified_build_is_not_the_member_alone(registry_views: RegistryViews) -> None:
+    # The comparison above is not idle: lean asks memchr for no `std`, full asks for its
+    # defaults, and unified over the workspace lean's build gets them; nobody turns on
+    # crc32fast's `std`.
+    workspace = WORKSPACES / "feature-unification"
+    homes = [registry_views.home(workspace, lock_only=True)]
+    found, graphs = unified_differences(workspace, [host_triple()], homes)
+    assert found == []
+    (lean,) = [g for (member, _), g in graphs.items() if "/lean#" in member]
+    features = {n.name: set(n.features) for n in lean.nodes()}
+    assert features["memchr"] == {"alloc", "default", "std"}
+    assert features["crc32fast"] == set()
+    assert "full" not in features  # only what lean reaches
