@@ -8,16 +8,14 @@ build is what its root reaches. Skipped where no nightly toolchain is installed.
 
 from __future__ import annotations
 
-import functools
 import os
-import shutil
-import subprocess
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import pytest
 from conftest import WORKSPACES, RegistryViews, cargo_environment
+from nightly_support import needs_nightly
 from test_resolver_differential import (
     _run,
     audited_targets,
@@ -35,24 +33,6 @@ from featcheck.resolution import resolve_builds
 UNIFY_WORKSPACE = (
     '--config=resolver.feature-unification="workspace"',
     "--config=unstable.feature-unification=true",
-)
-
-
-@functools.cache
-def nightly_missing() -> str | None:
-    """Why `cargo +nightly` cannot run here, or None."""
-    if shutil.which("rustup") is None:
-        return "no rustup, so no `cargo +nightly`: only nightly cargo honours feature-unification"
-    listed = subprocess.run(
-        ["rustup", "toolchain", "list"], capture_output=True, text=True, check=False
-    ).stdout
-    if not any(line.startswith("nightly") for line in listed.splitlines()):
-        return "no nightly toolchain installed (rustup toolchain install nightly --profile minimal)"
-    return None
-
-
-needs_nightly = pytest.mark.skipif(
-    "nightly_missing() is not None", reason="needs a nightly toolchain (see nightly_missing)"
 )
 
 
