@@ -8,7 +8,9 @@ build is what its root reaches. Skipped where no nightly toolchain is installed.
 
 from __future__ import annotations
 
+import json
 import os
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -27,8 +29,9 @@ from test_resolver_differential import (
 )
 
 from featcheck.cargo.tree_text import parse_tree_text
+from featcheck.featureset import FeatureSelection, each_feature, member_selection
 from featcheck.graph import DependencyGraph, Node
-from featcheck.resolution import resolve_builds
+from featcheck.resolution import resolve_builds, resolve_configurations
 
 UNIFY_WORKSPACE = (
     '--config=resolver.feature-unification="workspace"',
@@ -49,7 +52,11 @@ def _member_part(graph: DependencyGraph, root: Node) -> DependencyGraph:
 
 
 def nightly_tree(
-    workspace: Path, package: dict[str, Any], triple: str, env: dict[str, str]
+    workspace: Path,
+    package: dict[str, Any],
+    triple: str,
+    env: dict[str, str],
+    flags: Sequence[str] = (),
 ) -> DependencyGraph:
     """The member's build as `cargo +nightly tree -p MEMBER` prints it, features unified over
     the workspace."""
@@ -72,6 +79,7 @@ def nightly_tree(
             "--charset",
             "ascii",
             *UNIFY_WORKSPACE,
+            *flags,
         ],
         workspace,
         env,
@@ -143,3 +151,53 @@ def test_the_unified_build_is_not_the_member_alone(registry_views: RegistryViews
     assert features["memchr"] == {"alloc", "default", "std"}
     assert features["crc32fast"] == set()
     assert "full" not in features  # only what lean reaches
+
+
+@needs_nightly
+def test_feature_flags_apply_to_every_member_as_nightly_cargo_applies_them(
+    registry_views: RegistryViews,
+) -> None:
+    # Unified over the workspace, `cargo tree -p MEMBER --features F` resolves as if with
+    # `--workspace`: the flags reach every member they apply to (classic loses its default
+    # `cli` with infer's `--no-default-features`).
+    workspace = WORKSPACES / "optional-backend"
+    env = {**os.environ, **cargo_environment(registry_views.home(workspace))}
+    extra = ["--features", "burn/simd,burn-ndarray/multi-threads"]
+    metadata = json.loads(
+        _run(
+            ["cargo", "metadata", "--format-version", "1", "--all-features", *extra],
+            workspace,
+            env,
+        )
+    )
+    packages = {p["name"]: p for p in metadata["packages"]}
+    cases = [
+        (member, selection)
+        for member, features in (("infer", {"ml": []}), ("classic", {"default": [], "cli": []}))
+        for selection in [
+            *each_feature(FeatureSelection(), features),
+            FeatureSelection(all_features=True),
+            FeatureSelection(no_default_features=True),
+        ]
+    ] + [
+        ("infer", FeatureSelection.of(["ml", "burn/simd"])),
+        ("classic", FeatureSelection.of(["ndarray", "burn-ndarray/multi-threads"])),
+    ]
+    # As the audit does: the flags as cargo applies them to the member.
+    jobs = [(packages[m]["id"], member_selection(s, packages[m])[0]) for m, s in cases]
+    triple = host_triple()
+    graphs = resolve_configurations(
+        metadata,
+        jobs,
+        [target_cfg(triple)],
+        workspace_resolver(workspace, metadata),
+        unify_workspace=True,
+    )
+    mismatches: list[str] = []
+    for (member, _), (member_id, applied) in zip(cases, jobs, strict=True):
+        flags = applied.cargo_args()
+        expected = nightly_tree(workspace, packages[member], triple, env, flags)
+        found = differences(expected, graphs[(member_id, triple, applied)])
+        mismatches += [f"{member} {applied.label}: {d}" for d in found if "node order" not in d]
+    assert len(cases) >= 8
+    assert mismatches == []
