@@ -100,3 +100,19 @@ def test_the_keys_are_read_and_passed_on(tmp_path: Path) -> None:
     environment = {"CARGO_RESOLVER_FEATURE_UNIFICATION": "selected"}
     config = read_checkout_config(checkout.project, environment, None)
     assert config.unification.mode is None
+
+
+def test_the_users_own_unstable_flag_counts(tmp_path: Path) -> None:
+    # A nightly user's CARGO_HOME often turns unstable features on for every project: cargo
+    # reads it itself (nothing of it is forwarded), and the checkout's mode then counts.
+    home = tmp_path / "cargo-home"
+    home.mkdir()
+    (home / "config.toml").write_text("[unstable]\nfeature-unification = true\n")
+    checkout = make_checkout(tmp_path / "work")
+    checkout.cargo_config('[resolver]\nfeature-unification = "workspace"\n')
+    config = read_checkout_config(checkout.project, {}, home)
+    assert [a.removeprefix("--config=") for a in config.arguments] == [
+        'resolver.feature-unification="workspace"'
+    ]
+    assert config.unification.unstable == (True, home / "config.toml")
+    assert decide(config.unification, {}, "1.97.0-nightly", _show).workspace
