@@ -101,10 +101,14 @@ def _applied(package: Package, selection: FeatureSelection) -> FeatureSelection:
     kept = tuple(
         text
         for text in selection.features
-        if ("/" not in text and text in package.features)
-        or text.partition("/")[0].removesuffix("?") in dependencies
+        if (text in package.features if "/" not in text else _owner(text) in dependencies)
     )
     return selection._replace(features=kept)
+
+
+def _owner(value: str) -> str:
+    """The dependency a `dep/feature` or `dep?/feature` value names."""
+    return value.partition("/")[0].removesuffix("?")
 
 
 def build_roots(context: BuildContext, member: int, current: int | None) -> tuple[int, ...]:
