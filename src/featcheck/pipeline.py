@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 from featcheck import audit
@@ -21,7 +22,7 @@ from featcheck.rules import builtin_rules, check_builtin_codes
 from featcheck.stages.configurations import plan_builds, with_every_feature
 from featcheck.stages.detect import detect_all
 from featcheck.stages.finish import finish, new_result
-from featcheck.stages.members import Run, scope_of
+from featcheck.stages.members import Run, Scope, scope_of
 from featcheck.stages.place import place
 from featcheck.stages.resolve import resolve
 from featcheck.workspace.workspace import Workspace
@@ -123,4 +124,16 @@ def audit_workspace(
     found = detect_all(run, scope, plan, resolved.builds)
     result.skipped, result.incomplete = found.skipped, found.incomplete
     placed = place(run, scope, plan, resolved, found.flagged, result.root)
-    return finish(run, scope, result, placed, found.unread_note)
+    return _say_unification(finish(run, scope, result, placed, found.unread_note), scope)
+
+
+def _say_unification(result: AuditResult, scope: Scope) -> AuditResult:
+    """The unification the audit assumed, where it is not cargo's per-member one, in each
+    finding; the one the checkout asks for and cargo ignores, once (cargo/unification.py)."""
+    unification = scope.unification
+    if unification.finding_note is not None:
+        note = unification.finding_note
+        result.findings = [replace(f, notes=(*f.notes, note)) for f in result.findings]
+    if unification.result_note is not None:
+        result.notes.append(unification.result_note)
+    return result

@@ -26,6 +26,7 @@ from featcheck.cargo.config_files import NOT_SHOWN, config_files, load
 from featcheck.cargo.credential_policy import CredentialPolicy, registry_key
 from featcheck.cargo.process import neutral_directory
 from featcheck.cargo.rustflags import NEUTRAL_FLAGS, environment_list
+from featcheck.cargo.unification import UnificationSettings
 from featcheck.errors import FeatcheckError
 from featcheck.manifest.document import ManifestDocument
 from featcheck.semantics.cfg import TargetCfg
@@ -54,6 +55,8 @@ class CheckoutConfig(NamedTuple):
     """Whether a file cargo reads when run from the neutral directory (its own
     `/.cargo/config.toml`, CARGO_HOME's, or one they include) names a rustc wrapper; a CARGO_HOME
     file featcheck cannot read counts as naming one."""
+    unification: UnificationSettings = UnificationSettings()
+    """`resolver.feature-unification` and its unstable flag, as the files set them."""
 
     def rustflags(self, triple: str, cfg: TargetCfg) -> list[Argument]:
         """The kept rustflags cargo uses for `triple` (whose cfg without flags is `cfg`): those
@@ -164,6 +167,7 @@ def read_checkout_config(
         tuple(forwarded.targets),
         _environment_target_rustflags(environment),
         names_wrapper,
+        forwarded.unification,
     )
 
 
@@ -188,10 +192,12 @@ class _Forwarded:
         self.build = user.build
         self.targets = user.targets
         self.build_on_command_line = False
+        self.unification = user.unification
 
     def add(self, leaf: Leaf, file: Path) -> None:
         """Pass `leaf` (read from `file`, or a file it includes) to cargo."""
         self.arguments.append(_config_argument(leaf.key, leaf.value))
+        self.unification = self.unification.taking(leaf.key, leaf.value, file)
         if len(self.arguments) > MAX_KEYS:
             raise FeatcheckError(
                 f"more than {MAX_KEYS} cargo settings in the checkout's configuration",
@@ -244,6 +250,7 @@ class _UserConfiguration(NamedTuple):
     registries: frozenset[str]
     """The registries the user defines (there or as CARGO_REGISTRIES_<NAME>_INDEX), as
     cargo's environment names them (upper case, `_` for `-`)."""
+    unification: UnificationSettings = UnificationSettings()
 
 
 def _user_configuration(
@@ -256,6 +263,7 @@ def _user_configuration(
     build: list[Argument] = []
     targets: list[tuple[str, tuple[Argument, ...]]] = []
     names_wrapper = False
+    unification = UnificationSettings()
     registries = {
         name[len("CARGO_REGISTRIES_") : -len("_INDEX")]
         for name in environment
@@ -273,6 +281,7 @@ def _user_configuration(
                 for leaf in allowed_leaves(document, base):
                     if _left_to_environment(leaf.key, environment):
                         continue
+                    unification = unification.taking(leaf.key, leaf.value, file)
                     if leaf.key == ("build", "rustflags"):
                         build += leaf.value
                     elif leaf.key[0] == "target":
@@ -280,7 +289,7 @@ def _user_configuration(
         except FeatcheckError:
             return _UserConfiguration([], [], True, frozenset(registries))
         break
-    return _UserConfiguration(build, targets, names_wrapper, frozenset(registries))
+    return _UserConfiguration(build, targets, names_wrapper, frozenset(registries), unification)
 
 
 def _stays_offline(arguments: list[Argument], environment: Mapping[str, str]) -> bool:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from featcheck.cargo.argv_gate import FEATURE, Argument, GateError
 from featcheck.cargo.config_files import setting_error
 from featcheck.cargo.rustflags import RustflagError, filter_rustflags
+from featcheck.cargo.unification import MODE_KEY, MODES, UNSTABLE_KEY
 from featcheck.manifest.document import ManifestDocument
 
 if TYPE_CHECKING:
@@ -82,6 +83,7 @@ def allowed_leaves(document: ManifestDocument, base: Path) -> Iterator[Leaf]:
     yield from _source_leaves(data, base)
     yield from _patch_leaves(document, base)
     yield from _network_leaves(data)
+    yield from _unification_leaves(document)
     yield from _rustflags_leaves(document)
 
 
@@ -134,6 +136,24 @@ def _network_leaves(data: dict[str, Any]) -> Iterator[Leaf]:
         yield Leaf(
             ("resolver", "incompatible-rust-versions"), resolver["incompatible-rust-versions"]
         )
+
+
+def _unification_leaves(document: ManifestDocument) -> Iterator[Leaf]:
+    """`[resolver] feature-unification` and the `[unstable]` flag nightly cargo needs to read
+    it (cargo/unification.py). A value cargo would refuse is refused at its line: any cargo
+    refuses to start on an unknown mode, nightly cargo on a flag that is not a boolean."""
+    for key, expected in (
+        (MODE_KEY, '"selected", "workspace" or "package"'),
+        (UNSTABLE_KEY, "true or false"),
+    ):
+        table = document.data.get(key[0])
+        if not isinstance(table, dict) or key[1] not in table:
+            continue
+        value = table[key[1]]
+        if not (value in MODES if key == MODE_KEY else isinstance(value, bool)):
+            message = f"`{'.'.join(key)}` must be {expected}, as cargo reads it"
+            raise setting_error(document, key, message)
+        yield Leaf(key, value)
 
 
 def _rustflags_leaves(document: ManifestDocument) -> Iterator[Leaf]:

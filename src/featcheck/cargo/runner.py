@@ -26,6 +26,7 @@ from featcheck.cargo.process import ProcessOutput, RunningProcess, start_process
 from featcheck.cargo.progress import DownloadProgress
 from featcheck.cargo.rustc_answers import RustcAnswers
 from featcheck.cargo.toolchain import Toolchain, which
+from featcheck.cargo.unification import MODE_VARIABLE, PER_MEMBER, Unification, decide
 from featcheck.errors import FeatcheckError
 from featcheck.featureset import DEFAULT, FeatureSelection
 from featcheck.semantics.cfg import TargetCfg
@@ -67,6 +68,7 @@ class CargoRunner:
         """Each target's cfg as cargo sees it for target units (with the target's rustflags)."""
         self._rustc_cfg_cache: dict[tuple[str, tuple[str, ...]], TargetCfg] = {}
         self._host: str | None = None
+        self._version: str | None = None
         self._lock = threading.Lock()
         self._setup: CommandSetup | None = None
         self._setup_lock = threading.Lock()
@@ -231,14 +233,34 @@ class CargoRunner:
         """The host target triple, as the workspace's rustc reports it."""
         with self._lock:
             if self._host is None:
-                output = self._ask_rustc([word("-vV")])
-                for line in output.stdout.splitlines():
-                    if line.startswith("host:"):
-                        self._host = line.split(":", 1)[1].strip()
-                        break
-                else:
+                self._host = self._version_line("host")
+                if self._host is None:
                     raise FeatcheckError("`rustc -vV` did not name the host target")
             return self._host
+
+    def rustc_release(self) -> str | None:
+        """The toolchain's release as `rustc -vV` names it (`1.97.0-nightly`); None where no
+        process is run to ask."""
+        with self._lock:
+            return self._version_line("release")
+
+    def _version_line(self, name: str) -> str | None:
+        """A line of `rustc -vV`, asked once (the caller holds the lock)."""
+        if self._version is None:
+            self._version = self._ask_rustc([word("-vV")]).stdout
+        for line in self._version.splitlines():
+            if line.startswith(name + ":"):
+                return line.split(":", 1)[1].strip()
+        return None
+
+    def unification(self, show: Callable[[Path], str]) -> Unification:
+        """How cargo unifies features here: the configuration it reads, its environment and
+        its toolchain's channel (cargo/unification.py); `show` names a file in the notes."""
+        setup = self._prepared()
+        settings = setup.config.unification
+        if settings.mode is None and MODE_VARIABLE not in setup.environment:
+            return PER_MEMBER  # nothing asked: no rustc to start
+        return decide(settings, setup.environment, self.rustc_release(), show)
 
     def target_cfg(self, triple: str) -> TargetCfg:
         """cfg values of units built for `triple`, once per target: `rustc --print cfg` with the

@@ -133,6 +133,8 @@ class WhatIf:
     """Binds what an edit turns on to locked versions; None: nothing is bound."""
     deadline: Deadline = NO_DEADLINE
     """Checked before each build resolved anew (see deadline.py)."""
+    unify_workspace: bool = False
+    """Features unify over every workspace member's build (see `BuildContext`)."""
 
     def __post_init__(self) -> None:
         self._sessions: dict[tuple[frozenset[ModelEdit], str], TargetSession] = {}
@@ -209,7 +211,11 @@ class WhatIf:
         session = self._sessions.get((edits, target))
         if session is None:
             context = BuildContext(
-                edited_index(self.index, edits), self.cfgs[target], self.host, self.resolver
+                edited_index(self.index, edits),
+                self.cfgs[target],
+                self.host,
+                self.resolver,
+                unify_workspace=self.unify_workspace,
             )
             edited = frozenset(edit.package for edit in edits)
             shared = self._below.setdefault(target, {})

@@ -154,6 +154,8 @@ class OverlayCheck:
     host: TargetCfg
     resolver: int
     still_flagged: StillFlagged
+    unify_workspace: bool = False
+    """Features unify over every workspace member's build (see `BuildContext`)."""
 
     def __post_init__(self) -> None:
         self._copy = WorkspaceCopy(self.workspace_root)
@@ -214,6 +216,7 @@ class OverlayCheck:
             host=self.host,
             features=pending.selection,
             index=metadata.index,
+            unify_workspace=self.unify_workspace,
         )
         graph = graphs[(member.id, pending.target)]
         crate = pending.crate

@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 
 from featcheck.boundary import trusted_places
-from featcheck.cargo.checkout_config import read_checkout_config
+from featcheck.cargo.checkout_config import CheckoutConfig, read_checkout_config
 from featcheck.cargo.pending_metadata import PendingMetadata
 from featcheck.cargo.process import RunningProcess
 from featcheck.cargo.runner import CargoRunner
 from featcheck.cargo.rustflags import environment_rustflags
+from featcheck.cargo.unification import Unification, decide
 from featcheck.errors import FeatcheckError
 from featcheck.noexec.metadata import build_metadata
 from featcheck.noexec.targets import builtin_cfg, detect_host_triple, with_rustflags
@@ -22,6 +23,8 @@ from featcheck.workspace.workspace import Workspace, workspace_from_document
 
 class FileRunner(CargoRunner):
     """Answers `metadata`, `host_triple` and `target_cfg` from files; refuses to run anything."""
+
+    _config: CheckoutConfig | None = None
 
     def _start(self, program: str, args: Sequence[str]) -> RunningProcess:
         raise FeatcheckError(
@@ -70,16 +73,31 @@ class FileRunner(CargoRunner):
             plain = builtin_cfg(triple)
             flags = environment_rustflags(os.environ)
             if flags is None:
-                # Only read, never forwarded: nothing goes on the network in this mode.
-                places = trusted_places(self.workdir, os.environ)
-                config = read_checkout_config(
-                    self.workdir,
-                    os.environ,
-                    places.cargo_home,
-                    offline=True,
-                    untrusted_home=places.untrusted_cargo_home,
-                    root=self.checkout,
-                )
-                flags = config.rustflags(triple, plain)
+                flags = self._checkout_config().rustflags(triple, plain)
             self._cfg_cache[triple] = with_rustflags(plain, flags) if flags else plain
         return self._cfg_cache[triple]
+
+    def rustc_release(self) -> str | None:
+        """Not known: no rustc is run."""
+        return None
+
+    def unification(self, show: Callable[[Path], str]) -> Unification:
+        """What the configuration asks, with the toolchain's channel unknown (see
+        `decide`): a `workspace` unification is only noted, never assumed."""
+        settings = self._checkout_config().unification
+        return decide(settings, os.environ, None, show)
+
+    def _checkout_config(self) -> CheckoutConfig:
+        """The checkout's configuration, only read, never forwarded: nothing goes on the
+        network in this mode."""
+        if self._config is None:
+            places = trusted_places(self.workdir, os.environ)
+            self._config = read_checkout_config(
+                self.workdir,
+                os.environ,
+                places.cargo_home,
+                offline=True,
+                untrusted_home=places.untrusted_cargo_home,
+                root=self.checkout,
+            )
+        return self._config

@@ -45,12 +45,21 @@ class BuildContext:
     """Edge lists of every package for one target, resolver version and host."""
 
     def __init__(
-        self, index: PackageIndex, target: TargetCfg, host: TargetCfg, resolver: int
+        self,
+        index: PackageIndex,
+        target: TargetCfg,
+        host: TargetCfg,
+        resolver: int,
+        *,
+        unify_workspace: bool = False,
     ) -> None:
         self.index = index
         self.target = target
         self.host = host
         self.resolver = resolver
+        self.unify_workspace = unify_workspace
+        """cargo's `resolver.feature-unification = "workspace"`: every build resolves as if
+        all workspace members were selected (see `unified_requests`)."""
         self.options = FeatureOptions.for_resolver(resolver)
         self.feature_mask = -1 if self.options.decouple_host_deps else -2
         """ANDed with a unit key: resolver 1 keeps one feature set for host and target."""

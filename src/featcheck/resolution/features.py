@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from featcheck.errors import FeatcheckError
 from featcheck.featureset import DEFAULT, FeatureSelection
 from featcheck.resolution.context import BuildContext, DepList
+from featcheck.workspace.model import Package
 from featcheck.workspace.values import DEP, FEATURE, FeatureValue, parse_feature_value
 
 # Work items are (key, value): a value of kind _ACTIVATE means "build this unit and follow its
@@ -77,6 +78,39 @@ def root_requests(
     }
 
 
+def unified_requests(
+    context: BuildContext, member: int, selection: FeatureSelection = DEFAULT
+) -> dict[int, tuple[FeatureValue, ...]]:
+    """What cargo asks of every workspace member when features unify over the workspace,
+    MEMBER first: `selection` for MEMBER, and for each other member the flags as they apply to
+    it, as with `--workspace` (a plain feature where the member defines it, `dep/feature` where
+    it declares `dep`)."""
+    index = context.index
+    requests = {member: requested_values(context, member, selection)}
+    for position in (index.by_id[m] for m in index.members):
+        if position not in requests:
+            requests[position] = requested_values(
+                context, position, _applied(index.packages[position], selection)
+            )
+    return requests
+
+
+def _applied(package: Package, selection: FeatureSelection) -> FeatureSelection:
+    """The flags of `selection` that apply to another selected member (see `unified_requests`)."""
+    dependencies = {edge.name_in_toml for edge in package.edges}
+    kept = tuple(
+        text
+        for text in selection.features
+        if (text in package.features if "/" not in text else _owner(text) in dependencies)
+    )
+    return selection._replace(features=kept)
+
+
+def _owner(value: str) -> str:
+    """The dependency a `dep/feature` or `dep?/feature` value names."""
+    return value.partition("/")[0].removesuffix("?")
+
+
 def build_roots(context: BuildContext, member: int, current: int | None) -> tuple[int, ...]:
     """The packages cargo resolves for `-p MEMBER`: MEMBER, and with resolver 1 `current`.
 
@@ -100,6 +134,13 @@ def resolve_features(
     roots = build_roots(context, member, current)
     resolver = _Resolver(context, root_requests(context, roots, selection), split=False)
     return resolver.run()
+
+
+def resolve_requests(
+    context: BuildContext, requests: dict[int, tuple[FeatureValue, ...]]
+) -> FeatureState:
+    """Features of a build whose roots are asked `requests` (`unified_requests`), in one go."""
+    return _Resolver(context, requests, split=False).run()
 
 
 def resolve_roots(

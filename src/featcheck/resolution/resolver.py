@@ -64,6 +64,7 @@ def resolve_builds(
     current: str | _Current | None = _Current.FROM_METADATA,
     index: PackageIndex | None = None,
     features: FeatureSelection = DEFAULT,
+    unify_workspace: bool = False,
 ) -> dict[tuple[str, str], DependencyGraph]:
     """The graph of `cargo build -p MEMBER --target T` for every member and target.
 
@@ -83,10 +84,20 @@ def resolve_builds(
     to each member (see `featureset.member_selection`); the metadata must then come from
     `cargo metadata --all-features`, whose resolve holds every optional dependency.
     Raises `FeatureSelectionError` when a member does not define a feature it is given.
+    `unify_workspace`: features unify over every workspace member's build, as cargo's
+    `resolver.feature-unification = "workspace"` asks (each graph still only what the member
+    reaches).
     """
     jobs = [(member, features) for member in members]
     graphs = resolve_configurations(
-        metadata_json, jobs, cfgs, resolver, host=host, current=current, index=index
+        metadata_json,
+        jobs,
+        cfgs,
+        resolver,
+        host=host,
+        current=current,
+        index=index,
+        unify_workspace=unify_workspace,
     )
     return {(member, triple): graph for (member, triple, _), graph in graphs.items()}
 
@@ -106,6 +117,7 @@ def resolve_configurations(
     index: PackageIndex | None = None,
     errors: dict[Job, FeatureSelectionError] | None = None,
     deadline: Deadline = NO_DEADLINE,
+    unify_workspace: bool = False,
 ) -> dict[tuple[str, str, FeatureSelection], DependencyGraph]:
     """`resolve_builds` for many (member, feature selection) pairs at once, keyed by (member
     package id, target triple, selection). All pairs on one target share one session, so
@@ -115,38 +127,38 @@ def resolve_configurations(
     pair."""
     if resolver not in (1, 2, 3):
         raise FeatcheckError(f"unknown feature resolver {resolver} (cargo knows 1, 2, 3)")
+    if index is None:
+        index = build_index(metadata_json)
+    contexts = [
+        BuildContext(index, cfg, host or cfg, resolver, unify_workspace=unify_workspace)
+        for cfg in cfgs
+    ]
     with _no_cyclic_gc():
-        return _resolve_all(
-            metadata_json, jobs, cfgs, resolver, host, current, index, errors, deadline
-        )
+        return _resolve_all(metadata_json, jobs, index, contexts, current, errors, deadline)
 
 
 def _resolve_all(
     metadata_json: Mapping[str, Any],
     jobs: Sequence[Job],
-    cfgs: Sequence[TargetCfg],
-    resolver: int,
-    host: TargetCfg | None,
+    index: PackageIndex,
+    contexts: Sequence[BuildContext],
     current: str | _Current | None,
-    index: PackageIndex | None,
     errors: dict[Job, FeatureSelectionError] | None,
     deadline: Deadline,
 ) -> dict[tuple[str, str, FeatureSelection], DependencyGraph]:
-    if index is None:
-        index = build_index(metadata_json)
     if current is _Current.FROM_METADATA:
         current = (metadata_json.get("resolve") or {}).get("root")
     current_position = None if current is None else _member_index(index, current)
     positions = [(_member_index(index, member), job) for job in jobs for member in job[:1]]
     graphs: dict[tuple[str, str, FeatureSelection], DependencyGraph] = {}
-    for cfg in cfgs:
-        session = TargetSession(BuildContext(index, cfg, host or cfg, resolver))
+    for context in contexts:
+        session = TargetSession(context)
         for position, job in positions:
             selection = job[1]
             if errors is not None and job in errors:
                 continue
             deadline.check("resolving the build configurations")
-            key = (index.packages[position].id, cfg.triple, selection)
+            key = (index.packages[position].id, context.target.triple, selection)
             try:
                 graphs[key] = session.graph(position, current_position, selection)
             except FeatureSelectionError as error:

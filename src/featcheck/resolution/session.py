@@ -25,10 +25,13 @@ from featcheck.resolution.features import (
     build_roots,
     resolve_below,
     resolve_features,
+    resolve_requests,
     resolve_roots,
     root_requests,
+    unified_requests,
 )
 from featcheck.resolution.tree import GraphBuilder, build_graph, root_key
+from featcheck.workspace.values import FeatureValue
 
 
 @dataclass
@@ -67,6 +70,7 @@ class TargetSession:
         self._below: SharedBelow = {}
         self._shared_below = shared
         self._edited = edited
+        self._unified: dict[frozenset[tuple[int, tuple[FeatureValue, ...]]], FeatureState] = {}
 
     def _shared(self, seeds: frozenset[Seed]) -> _Below:
         below = self._below.get(seeds)
@@ -88,6 +92,8 @@ class TargetSession:
     ) -> DependencyGraph:
         """The graph of `cargo build -p MEMBER` (cargo run for `current`) on this target, with
         `selection`'s feature flags applied to MEMBER."""
+        if self.context.unify_workspace:
+            return self._unified_graph(member, selection)
         roots = build_roots(self.context, member, current)
         own, seeds = resolve_roots(self.context, root_requests(self.context, roots, selection))
         below = self._shared(seeds)
@@ -109,3 +115,14 @@ class TargetSession:
         return DependencyGraph.rooted(
             top.node(root), {below.builder.node(key) for key in children}, walk
         )
+
+    def _unified_graph(self, member: int, selection: FeatureSelection) -> DependencyGraph:
+        """MEMBER's part of a resolution with every workspace member selected (cargo's
+        `resolver.feature-unification = "workspace"`): the features all members' builds turn
+        on, drawn only where MEMBER reaches. One resolution serves every member asked the same."""
+        requests = unified_requests(self.context, member, selection)
+        key = frozenset(requests.items())
+        state = self._unified.get(key)
+        if state is None:
+            state = self._unified[key] = resolve_requests(self.context, requests)
+        return build_graph(self.context, state, member)

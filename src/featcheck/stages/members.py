@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from featcheck.cargo.runner import CargoRunner
+from featcheck.cargo.unification import PER_MEMBER, Unification
 from featcheck.deadline import Deadline
 from featcheck.errors import FeatcheckError
 from featcheck.featureset import FeatureSelection
@@ -53,6 +54,8 @@ class Scope:
     dependency_features: tuple[str, ...] = ()
     """The `dependency/feature` values cargo's metadata was asked again with (see
     configurations.py)."""
+    unification: Unification = PER_MEMBER
+    """Over which builds cargo unifies features here (cargo/unification.py)."""
 
     def reread(self, run: Run, metadata: Workspace, features: tuple[str, ...]) -> Scope:
         """The scope over metadata cargo gave when asked again with more features."""
@@ -88,7 +91,17 @@ def scope_of(run: Run, metadata: Workspace) -> Scope:
         },
         requested=options.configurations or settings.configurations,
         each_feature=options.each_feature or settings.each_feature,
+        unification=run.runner.unification(_shown_from(metadata.root)),
     )
+
+
+def _shown_from(root: Path) -> Callable[[Path], str]:
+    """How notes name a configuration file: from the workspace root when it lies inside."""
+
+    def show(file: Path) -> str:
+        return file.relative_to(root).as_posix() if file.is_relative_to(root) else str(file)
+
+    return show
 
 
 def select_members(metadata: Workspace, manifest: Path, packages: tuple[str, ...]) -> list[Package]:

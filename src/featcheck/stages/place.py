@@ -47,6 +47,7 @@ def place(
             model.host,
             model.resolver,
             still_flagged,
+            model.unify_workspace,
         )
     )
     # The chain compares members' builds: each member's base configuration stands for it.

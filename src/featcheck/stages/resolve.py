@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import NamedTuple
 
@@ -16,6 +16,7 @@ from featcheck.errors import FeatcheckError
 from featcheck.featureset import FeatureSelection
 from featcheck.fixes.counterfactual import WhatIf
 from featcheck.fixes.lockcheck import LockView
+from featcheck.graph import DependencyGraph, Node
 from featcheck.matrix import ConfigurationPlan
 from featcheck.options import Resolver
 from featcheck.resolution import (
@@ -43,15 +44,16 @@ class ResolverModel:
     cfgs: dict[str, TargetCfg]
     host: TargetCfg
     resolver: int
+    unify_workspace: bool = False
+    """Features unify over every workspace member's build (cargo/unification.py)."""
 
     @classmethod
-    def of(
-        cls, runner: CargoRunner, metadata: Workspace, targets: list[str], resolver: int
-    ) -> ResolverModel:
+    def of(cls, runner: CargoRunner, scope: Scope) -> ResolverModel:
         # One `rustc --print cfg` each (cached), asked here: resolution never runs cargo.
-        cfgs = [runner.target_cfg(triple) for triple in targets]
+        cfgs = [runner.target_cfg(triple) for triple in scope.targets]
         by_triple = {cfg.triple: cfg for cfg in cfgs}
-        return cls(metadata, metadata.index, by_triple, runner.host_cfg(), resolver)
+        metadata, unify = scope.metadata, scope.unification.workspace
+        return cls(metadata, metadata.index, by_triple, runner.host_cfg(), scope.resolver, unify)
 
     @property
     def current(self) -> int | None:
@@ -63,7 +65,16 @@ class ResolverModel:
         """Counterfactual resolution over this model, within `deadline`, binding what an edit
         turns on to the versions Cargo.lock holds."""
         lock = LockView(self.metadata, self.index)
-        return WhatIf(self.index, self.cfgs, self.host, self.resolver, self.current, lock, deadline)
+        return WhatIf(
+            self.index,
+            self.cfgs,
+            self.host,
+            self.resolver,
+            self.current,
+            lock,
+            deadline,
+            self.unify_workspace,
+        )
 
 
 class Resolved(NamedTuple):
@@ -74,7 +85,7 @@ class Resolved(NamedTuple):
 def resolve(run: Run, scope: Scope, plan: ConfigurationPlan) -> Resolved:
     """The model and every build of the plan; a configuration that does not resolve is
     dropped from `plan`."""
-    model = ResolverModel.of(run.runner, scope.metadata, scope.targets, scope.resolver)
+    model = ResolverModel.of(run.runner, scope)
     if run.options.resolver is Resolver.CARGO:
         return Resolved(
             model, _ask_cargo(run.runner, run.manifest, scope.members, scope.targets, plan)
@@ -95,6 +106,7 @@ def _resolve_in_process(
         errors=errors,
         index=model.index,
         deadline=deadline,
+        unify_workspace=model.unify_workspace,
     )
     for (member, selection), error in errors.items():
         plan.refuse(member, selection, str(error))
@@ -137,10 +149,33 @@ def _ask_cargo(
                 plan.refuse(member.id, selection, text.message)
             continue
         try:
-            builds[(member.id, target, selection)] = parse_tree_text(text)
+            builds[(member.id, target, selection)] = member_part(parse_tree_text(text), member)
         except TreeTextError as error:
             raise FeatcheckError(
                 f"could not read cargo tree output for {member.name}: {error}"
             ) from None
     plan.share(builds)
     return builds
+
+
+def member_part(tree: ParsedTree, member: Package) -> ParsedTree:
+    """The member's part of `cargo tree -p MEMBER` output. Where features unify over the
+    workspace, cargo selects every member and prints each one's tree (measured with nightly
+    cargo 1.97): only what the audited member reaches is its build."""
+    if len(tree.roots) < 2:
+        return tree
+    ref = member.ref
+    root = next((n for n in tree.roots if (n.name, n.version) == (ref.name, ref.version)), None)
+    if root is None:
+        raise TreeTextError(f"cargo tree printed no tree for {ref.name}")
+    graph = tree.graph
+    # Depth first, children in cargo's order (by package id): the order cargo prints the
+    # member's tree in when it is printed alone, the member first.
+    part: dict[Node, set[Node]] = {}
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node not in part:
+            part[node] = set(graph.dependencies(node))
+            stack.extend(reversed(graph.sorted_dependencies(node)))
+    return replace(tree, graph=DependencyGraph(part), roots=[root])

@@ -1,0 +1,203 @@
+"""Features unified over the whole workspace (`resolver.feature-unification = "workspace"`,
+RFC 3692) equal what nightly cargo's `cargo tree` prints.
+
+Only nightly cargo honours the key, and only with the unstable flag; `cargo +nightly tree -p
+MEMBER` then selects every member and prints each one's tree, of which the audited member's
+build is what its root reaches. Skipped where no nightly toolchain is installed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import WORKSPACES, RegistryViews, cargo_environment
+from nightly_support import needs_nightly
+from test_resolver_differential import (
+    _run,
+    audited_targets,
+    cargo_metadata,
+    differences,
+    host_triple,
+    target_cfg,
+    workspace_resolver,
+)
+
+from featcheck.cargo.tree_text import parse_tree_text
+from featcheck.featureset import FeatureSelection, each_feature, member_selection
+from featcheck.graph import DependencyGraph, Node
+from featcheck.resolution import resolve_builds, resolve_configurations
+
+UNIFY_WORKSPACE = (
+    '--config=resolver.feature-unification="workspace"',
+    "--config=unstable.feature-unification=true",
+)
+
+
+def _member_part(graph: DependencyGraph, root: Node) -> DependencyGraph:
+    """What `root` reaches in a graph printed for several roots."""
+    part: dict[Node, set[Node]] = {}
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node not in part:
+            part[node] = set(graph.dependencies(node))
+            stack.extend(part[node])
+    return DependencyGraph(part)
+
+
+def nightly_tree(
+    workspace: Path,
+    package: dict[str, Any],
+    triple: str,
+    env: dict[str, str],
+    flags: Sequence[str] = (),
+) -> DependencyGraph:
+    """The member's build as `cargo +nightly tree -p MEMBER` prints it, features unified over
+    the workspace."""
+    text = _run(
+        [
+            "cargo",
+            "+nightly",
+            "tree",
+            "--locked",
+            "-e",
+            "normal",
+            "-p",
+            package["id"],
+            "--target",
+            triple,
+            "-f",
+            "{p} [{f}]",
+            "--prefix",
+            "depth",
+            "--charset",
+            "ascii",
+            *UNIFY_WORKSPACE,
+            *flags,
+        ],
+        workspace,
+        env,
+    )
+    parsed = parse_tree_text(text)
+    (root,) = [
+        n for n in parsed.roots if (n.name, n.version) == (package["name"], package["version"])
+    ]
+    return _member_part(parsed.graph, root)
+
+
+def unified_differences(
+    workspace: Path, targets: list[str], homes: list[Path]
+) -> tuple[list[str], dict[tuple[str, str], DependencyGraph]]:
+    """How featcheck's unified resolution differs from nightly cargo's, for every member and
+    target (node order aside: cargo prints the members' trees one after another); the
+    graphs featcheck resolved."""
+    envs = [{**os.environ, **cargo_environment(home)} for home in homes]
+    metadata = cargo_metadata(workspace, envs[0])
+    packages = {p["id"]: p for p in metadata["packages"]}
+    members = list(metadata["workspace_members"])
+    resolver = workspace_resolver(workspace, metadata)
+    host = target_cfg(host_triple())
+    cfgs = [target_cfg(t) for t in targets]
+    graphs = resolve_builds(metadata, members, cfgs, resolver, host=host, unify_workspace=True)
+
+    def compare(job: tuple[int, tuple[str, str]]) -> list[str]:
+        number, (member, triple) = job
+        expected = nightly_tree(workspace, packages[member], triple, envs[number % len(envs)])
+        found = differences(expected, graphs[(member, triple)])
+        name = packages[member]["name"]
+        return [f"{name} on {triple}: {line}" for line in found if "node order" not in line]
+
+    with ThreadPoolExecutor(max_workers=len(envs)) as pool:
+        lines = [line for found in pool.map(compare, enumerate(graphs)) for line in found]
+    return lines, graphs
+
+
+def _workspaces() -> list[Path]:
+    """The fixture workspaces with more than one member: where unification can change a build."""
+    return [
+        w
+        for w in sorted(WORKSPACES.iterdir())
+        if (w / "Cargo.toml").is_file() and "members" in (w / "Cargo.toml").read_text()
+    ]
+
+
+@needs_nightly
+@pytest.mark.parametrize("workspace", _workspaces(), ids=lambda p: p.name)
+def test_unified_resolution_equals_nightly_cargo_tree(
+    workspace: Path, registry_views: RegistryViews
+) -> None:
+    homes = [registry_views.home(workspace, lock_only=True, slot=slot) for slot in (0, 1)]
+    found, _ = unified_differences(workspace, audited_targets(), homes)
+    assert found == []
+
+
+@needs_nightly
+def test_the_unified_build_is_not_the_member_alone(registry_views: RegistryViews) -> None:
+    # The comparison above is not idle: lean asks memchr for no `std`, full asks for its
+    # defaults, and unified over the workspace lean's build gets them; nobody turns on
+    # crc32fast's `std`.
+    workspace = WORKSPACES / "feature-unification"
+    homes = [registry_views.home(workspace, lock_only=True)]
+    found, graphs = unified_differences(workspace, [host_triple()], homes)
+    assert found == []
+    (lean,) = [g for (member, _), g in graphs.items() if "/lean#" in member]
+    features = {n.name: set(n.features) for n in lean.nodes()}
+    assert features["memchr"] == {"alloc", "default", "std"}
+    assert features["crc32fast"] == set()
+    assert "full" not in features  # only what lean reaches
+
+
+@needs_nightly
+def test_feature_flags_apply_to_every_member_as_nightly_cargo_applies_them(
+    registry_views: RegistryViews,
+) -> None:
+    # Unified over the workspace, `cargo tree -p MEMBER --features F` resolves as if with
+    # `--workspace`: the flags reach every member they apply to (classic loses its default
+    # `cli` with infer's `--no-default-features`).
+    workspace = WORKSPACES / "optional-backend"
+    env = {**os.environ, **cargo_environment(registry_views.home(workspace))}
+    extra = ["--features", "burn/simd,burn-ndarray/multi-threads"]
+    metadata = json.loads(
+        _run(
+            ["cargo", "metadata", "--format-version", "1", "--all-features", *extra],
+            workspace,
+            env,
+        )
+    )
+    packages = {p["name"]: p for p in metadata["packages"]}
+    cases = [
+        (member, selection)
+        for member, features in (("infer", {"ml": []}), ("classic", {"default": [], "cli": []}))
+        for selection in [
+            *each_feature(FeatureSelection(), features),
+            FeatureSelection(all_features=True),
+            FeatureSelection(no_default_features=True),
+        ]
+    ] + [
+        ("infer", FeatureSelection.of(["ml", "burn/simd"])),
+        ("classic", FeatureSelection.of(["ndarray", "burn-ndarray/multi-threads"])),
+    ]
+    # As the audit does: the flags as cargo applies them to the member.
+    jobs = [(packages[m]["id"], member_selection(s, packages[m])[0]) for m, s in cases]
+    triple = host_triple()
+    graphs = resolve_configurations(
+        metadata,
+        jobs,
+        [target_cfg(triple)],
+        workspace_resolver(workspace, metadata),
+        unify_workspace=True,
+    )
+    mismatches: list[str] = []
+    for (member, _), (member_id, applied) in zip(cases, jobs, strict=True):
+        flags = applied.cargo_args()
+        expected = nightly_tree(workspace, packages[member], triple, env, flags)
+        found = differences(expected, graphs[(member_id, triple, applied)])
+        mismatches += [f"{member} {applied.label}: {d}" for d in found if "node order" not in d]
+    assert len(cases) >= 8
+    assert mismatches == []
