@@ -96,6 +96,23 @@ class Location:
     """The text of the start line, for quoting in reports."""
 
 
+@dataclass(frozen=True)
+class Cost:
+    """What a finding costs, with `--measured`: timed on this machine by `featcheck probe
+    --rule` (`here`), else quoted from the rule's documentation (its why)."""
+
+    here: bool
+    command: str
+    """The probe command that measures it (`featcheck probe --rule FC012`)."""
+    ratio: float | None = None
+    """How many times slower the member's build ran its hot path here (None when quoted)."""
+    workload: str = ""
+    measured_on: str = ""
+    """The date of the measurement (ISO 8601), when it was made here."""
+    features: tuple[str, ...] = ()
+    """The crate's features in the build that was timed."""
+
+
 class FindingIdentity(NamedTuple):
     """One finding, whichever configurations' builds show it: the same rule, crate, missing
     feature and place to edit (its cut), in the same member and target, saying the same."""
@@ -178,6 +195,8 @@ class Finding:
     library: bool = False
     """The member is a library only: its features are chosen by the binaries that use it, so
     the finding is info and folds into a binary's finding of the same cut (grouping.py)."""
+    cost: Cost | None = None
+    """With `--measured`, for rules the probe can time: the cost measured here, or quoted."""
 
     @property
     def identity(self) -> FindingIdentity:

@@ -99,6 +99,47 @@ def test_the_memchr_rule_is_timed_as_built_and_as_fixed(tmp_path: Path) -> None:
     assert "  fixed:    memchr 2.8.3 [alloc, std]  (featcheck's fix:" in again.stdout
 
 
+def _audit(
+    crate: Path, home: Path, cache: Path, *arguments: str
+) -> subprocess.CompletedProcess[str]:
+    environment = {**os.environ, **cargo_environment(home), "XDG_CACHE_HOME": str(cache)}
+    return subprocess.run(
+        [sys.executable, "-m", "featcheck", str(crate), "--measured", *arguments],
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**environment, "NO_COLOR": "1", "COLUMNS": "200"},
+    )
+
+
+def test_measured_findings_carry_what_the_probe_measured_here(tmp_path: Path) -> None:
+    crate = tmp_path / "memchr-trimmed"
+    shutil.copytree(PROBE_FIXTURES / "memchr-trimmed", crate)
+    home, cache = _home(tmp_path), tmp_path / "cache"
+    quoted = _audit(crate, home, cache)
+    assert quoted.returncode == 1
+    assert (
+        "  = cost: not measured here: the rule quotes featcheck's build machine (`featcheck rule "
+        "FC012`); `featcheck probe --rule FC012` measures it here" in quoted.stdout
+    )
+    probed = _probe(crate, home, cache, "--rule", "FC012", "--yes", "--format", "json")
+    [probe] = json.loads(probed.stdout)["probes"]
+    ratio = probe["ratio"]
+    slowest = next(w["name"] for w in probe["workloads"] if w["ratio"] == ratio)
+    done = _audit(crate, home, cache, "--format", "json")
+    [finding] = json.loads(done.stdout)["findings"]
+    cost = finding["cost"]
+    assert (cost["here"], cost["ratio"], cost["workload"]) == (True, ratio, slowest)
+    assert cost["command"] == "featcheck probe --rule FC012"
+    text = _audit(crate, home, cache).stdout
+    assert f"  = cost: {ratio:.2f}x slower measured here ({slowest}, " in text
+    # A cache inside the checkout is the checkout's: nothing is read from it.
+    planted = _audit(crate, home, crate / "cache", "--format", "json")
+    report = json.loads(planted.stdout)
+    assert report["findings"][0]["cost"] is None
+    assert any(note.startswith("--measured: no measurement is read") for note in report["notes"])
+
+
 def test_a_rule_without_a_finding_is_one_line_and_exit_2(tmp_path: Path) -> None:
     crate = tmp_path / "memchr-trimmed"
     shutil.copytree(PROBE_FIXTURES / "memchr-trimmed", crate)

@@ -115,6 +115,8 @@ def _audit_project(
         what = f"Auditing {arguments.new_since}" if arguments.new_since else "Comparing"
         with progress.working(what):
             result = lazy.compare_stage()(result, arguments, next(iter(earlier), None))
+    if arguments.measured:
+        result = lazy.attach_measurements(result, path)
     return result
 
 

@@ -69,6 +69,12 @@ def _add_comparison(parser: Parser) -> None:
         "reviewable in a diff), and exit 0.",
     )
     add(
+        "--measured",
+        action="store_true",
+        help="Attach to each finding the probe can time its cost measured on this machine "
+        "(kept by `featcheck probe --rule`), or say that the number is quoted.",
+    )
+    add(
         "--new-since",
         metavar="REF",
         help="Audit the tree at git revision REF too (from the repository's objects, in a "

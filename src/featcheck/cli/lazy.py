@@ -126,6 +126,13 @@ def compare_stage() -> CompareStage:
     return compare_or_write
 
 
+def attach_measurements(result: AuditResult, path: Path) -> AuditResult:
+    """`--measured`: each finding's cost as the rule probes measured it (probe/rules)."""
+    from featcheck.probe.rules.measured import attach
+
+    return attach(result, path)
+
+
 def revision_audit() -> RevisionAudit:
     """`--new-since`'s audit of the revision, started on its own thread (cli/compare.py)."""
     from featcheck.cli.compare import start_revision_audit

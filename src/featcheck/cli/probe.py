@@ -14,6 +14,7 @@ from featcheck.errors import FeatcheckError
 from featcheck.probe.command import ProbeOptions, run_probe
 from featcheck.probe.report import render_json, render_text
 from featcheck.probe.rules import report as rules_report
+from featcheck.probe.rules.measured import record as record_measurements
 from featcheck.probe.rules.run import RuleProbeOptions, run_rule_probes
 from featcheck.probe.verdict import Verdict
 
@@ -63,6 +64,7 @@ def _probe_rules(arguments: argparse.Namespace, path: Path) -> int:
     )
     try:
         report = run_rule_probes(options, _say)
+        record_measurements(report, path)  # for `featcheck --measured`
     except FeatcheckError as error:
         fail(error)
     if arguments.output_format == "json":

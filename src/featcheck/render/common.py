@@ -8,7 +8,7 @@ import re
 
 from featcheck.grouping import FindingGroup, group_findings
 from featcheck.render.safe_text import printable
-from featcheck.report import AuditResult, Finding
+from featcheck.report import AuditResult, Cost, Finding
 from featcheck.severity import Severity
 
 
@@ -56,6 +56,20 @@ def comparison_phrases(result: AuditResult) -> list[str]:
         else:
             phrases.append(f"{hidden} in the baseline {against}, not shown")
     return phrases
+
+
+def cost_text(cost: Cost) -> str:
+    """`2.10x slower measured here (memchr, 2026-12-02)`, or where it was quoted from."""
+    if cost.here and cost.ratio is not None:
+        return (
+            f"{cost.ratio:.2f}x slower measured here ({printable(cost.workload)}, "
+            f"{printable(cost.measured_on)}; `{cost.command}`)"
+        )
+    code = cost.command.rsplit(" ", 1)[-1]
+    return (
+        f"not measured here: the rule quotes featcheck's build machine (`featcheck rule {code}`); "
+        f"`{cost.command}` measures it here"
+    )
 
 
 def build_of(finding: Finding) -> str:

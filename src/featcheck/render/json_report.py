@@ -13,7 +13,7 @@ from featcheck.comparison.fingerprint import fingerprint
 from featcheck.grouping import group_findings
 from featcheck.render.json_text import json_document
 from featcheck.render.renderer import RenderOptions
-from featcheck.report import AuditResult, Comparison, Finding, Fix
+from featcheck.report import AuditResult, Comparison, Cost, Finding, Fix
 from featcheck.severity import Severity
 
 SCHEMA_VERSION = 3
@@ -52,6 +52,19 @@ def finding_to_dict(finding: Finding) -> dict[str, Any]:
         "configuration": None if configuration is None else configuration.to_json(),
         "configurations": [c.to_json() for c in finding.configurations],
         "fingerprint": fingerprint(finding),
+        "cost": None if finding.cost is None else _cost(finding.cost),
+    }
+
+
+def _cost(cost: Cost) -> dict[str, Any]:
+    """With --measured: measured here (`here`, `ratio`, ...) or quoted from the rule."""
+    return {
+        "here": cost.here,
+        "ratio": cost.ratio,
+        "workload": cost.workload or None,
+        "measured_on": cost.measured_on or None,
+        "features": list(cost.features),
+        "command": cost.command,
     }
 
 

@@ -19,7 +19,7 @@ from itertools import groupby
 from typing import TextIO
 
 from featcheck.grouping import FindingGroup, group_findings
-from featcheck.render.common import builds_of_group, count_line, why_line
+from featcheck.render.common import builds_of_group, cost_text, count_line, why_line
 from featcheck.render.hints import featcheck_command, fix_command, under_pre_commit
 from featcheck.render.renderer import RenderOptions
 from featcheck.render.safe_text import printable
@@ -181,6 +181,8 @@ def _render_finding(
         lines.extend(_details(finding))
     elif finding.why:
         lines.append(_detail("why", why_line(finding)))
+    if finding.cost is not None:
+        lines.append(_detail("cost", cost_text(finding.cost)))
     fix = _fix_line(finding)
     if fix is not None:
         lines.append(fix)
