@@ -2,7 +2,8 @@
 """Builds each rule-pack benchmark with and without its feature and times both side by side.
 
 Each member of this workspace is one program whose `fast` crate feature turns on the feature a
-featcheck rule is about (see the member's Cargo.toml). For every member named (all by default):
+featcheck rule is about (see the member's Cargo.toml), or whose `costly` feature turns on the
+feature a rule reports the presence of (the ratio is then with / without: how much slower). For every member named (all by default):
 
 1. `cargo build --release -p bench-NAME`, then again with `--features fast`, into this
    directory's shared target/ (the binaries are copied aside, since both builds write the same
@@ -34,8 +35,24 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-MEMBERS = ("regex", "memchr", "crc32fast", "aho-corasick", "rustfft", "flate2")
+MEMBERS = (
+    "regex",
+    "memchr",
+    "crc32fast",
+    "aho-corasick",
+    "rustfft",
+    "flate2",
+    "serde-json",
+    "mimalloc",
+)
 TARGET = HERE / "target"
+
+
+def costly(member: str) -> bool:
+    """Whether the member's feature costs speed when on (`costly`, for the rules that report
+    a feature's presence) rather than gives it (`fast`)."""
+    text = (HERE / member / "Cargo.toml").read_text()
+    return re.search(r"^costly *=", text, flags=re.MULTILINE) is not None
 
 
 def parts(member: str) -> list[str]:
@@ -93,7 +110,8 @@ def run_once(binary: Path) -> dict[str, tuple[float, str]]:
 
 def measure(member: str, runs: int) -> None:
     print(f"== {member}")
-    features = [None, *parts(member), "fast"]
+    on = "costly" if costly(member) else "fast"
+    features = [None, *parts(member), on]
     binaries = {label(f): build(member, f) for f in features}
     samples: dict[str, dict[str, list[float]]] = {name: {} for name in binaries}
     results: dict[str, dict[str, str]] = {name: {} for name in binaries}
@@ -103,11 +121,14 @@ def measure(member: str, runs: int) -> None:
                 samples[variant].setdefault(name, []).append(ms)
                 results[variant][name] = result
     columns = list(binaries)
-    print(f"  thread CPU ms, median of {runs} runs' medians; ratio = without / with")
+    slower = "with / without: the feature costs" if on == "costly" else "without / with"
+    print(f"  thread CPU ms, median of {runs} runs' medians; ratio = {slower}")
     print("  " + f"{'workload':14}" + "".join(f"{c:>14}" for c in columns) + f"{'ratio':>9}")
     for name in samples["without"]:
         medians = {c: statistics.median(samples[c][name]) for c in columns}
         ratio = medians["without"] / medians["with"]
+        if on == "costly":
+            ratio = 1 / ratio
         differ = {results[c][name] for c in columns}
         agree = "" if len(differ) == 1 else "  RESULTS DIFFER"
         cells = "".join(f"{medians[c]:14.3f}" for c in columns)
@@ -115,7 +136,7 @@ def measure(member: str, runs: int) -> None:
 
 
 def label(feature: str | None) -> str:
-    return {None: "without", "fast": "with"}.get(feature, feature or "")
+    return {None: "without", "fast": "with", "costly": "with"}.get(feature, feature or "")
 
 
 def main() -> int:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from featcheck.featureset import FeatureSelection
 from featcheck.report import Finding, Fix, Location
 from featcheck.rules import Detection, Rule
+from featcheck.rules.spec import Kind
 from featcheck.severity import Confidence, Severity
 from featcheck.workspace.model import Package
 
@@ -61,9 +62,10 @@ class FindingBuilder:
         if member is not None and library:
             # A library's features are chosen by the binaries that use it.
             severity = Severity.INFO
-            message += (
-                f" when {member.name} is built alone; binaries that use this library must "
-                f"enable `{detection.feature}` themselves"
+            message += f" when {member.name} is built alone; " + (
+                f"binaries that use this library must enable `{detection.feature}` themselves"
+                if rule.kind is Kind.MISSING
+                else f"binaries that use this library get `{detection.feature}` from it"
             )
         notes = (*detection.notes, *self.notes)
         return Finding(

@@ -19,7 +19,7 @@ from featcheck.report import Fix
 from featcheck.rules import Detection
 from featcheck.semantics.cfg import TargetCfg
 from featcheck.suggest import FeatureSearch
-from featcheck.workspace.model import BUILD, DEV, DependencyKind, Package, PackageRef
+from featcheck.workspace.model import BUILD, DEV, NORMAL, DependencyKind, Package, PackageRef
 from featcheck.workspace.workspace import Workspace
 
 _EMPTY = DependencyGraph()
@@ -128,6 +128,38 @@ class Explainer:
                 lines.extend(self._other_kind(kind, member, goal, detection.feature, cfg))
         lines.extend(self._other_members(detection.node, detection.feature, member, target))
         return tuple(lines)
+
+    def turned_on(self, detection: Detection, member: Package, cfg: TargetCfg) -> list[str]:
+        """For a feature whose presence is the finding: which of the member's own declarations
+        switch it on, and how; else that crates the workspace does not own do."""
+        lines = [
+            f"switched on by {member.name}'s dependency {key}: {self.search.describe(path)}"
+            for key, path in self.switching(detection, member, cfg).items()
+        ]
+        if not lines:
+            lines.append(
+                f"switched on by crates this workspace does not own (cargo unifies "
+                f"{detection.node.name}'s features over the build)"
+            )
+        return lines
+
+    def switching(
+        self, detection: Detection, member: Package, cfg: TargetCfg
+    ) -> dict[str, list[tuple[str, str]]]:
+        """The member's own normal dependencies (by key) that switch the detection's feature
+        on, each with the shortest chain by which it does."""
+        goal = self._package(detection.node)
+        if goal is None:
+            return {}
+        state = (goal.id, detection.feature)
+        found: dict[str, list[tuple[str, str]]] = {}
+        for declaration in member.declarations:
+            if declaration.kind is not NORMAL or not cfg.applies(declaration.target):
+                continue
+            path = self.search.through_declaration(member.id, declaration.key, state)
+            if path is not None:
+                found.setdefault(declaration.key, path)
+        return found
 
     def _declared(self, cut: Cut | None) -> Package | None:
         if cut is None:

@@ -143,11 +143,11 @@ class Locator:
 
     def declaration(self, cut: Cut) -> Location | None:
         """The whole declaration the cut lies in: its key (or table header) to its last value."""
-        return self._declaration_of(cut.site)
+        return self.declaration_of(cut.site)
 
     def inheriting_declaration(self, cut: Cut) -> Location | None:
         """The member's `burn = { workspace = true }` line, when the cut is inherited."""
-        return self._declaration_of(cut.inheriting) if cut.inheriting is not None else None
+        return self.declaration_of(cut.inheriting) if cut.inheriting is not None else None
 
     def member_sites(
         self, member: Package, dependency: Node, cfg: TargetCfg | None
@@ -187,12 +187,12 @@ class Locator:
         found: list[Location] = []
         for dependency in sorted(graph.dependencies(root) & on_the_way):
             for site in self.member_sites(member, dependency, cfg):
-                location = self._declaration_of(site)
+                location = self.declaration_of(site)
                 if location is not None:
                     found.append(location)
         return tuple(found)
 
-    def _declaration_of(self, site: DeclarationSite) -> Location | None:
+    def declaration_of(self, site: DeclarationSite) -> Location | None:
         start = site.key_entry()
         if start is None:
             return None

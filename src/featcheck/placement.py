@@ -19,6 +19,7 @@ from featcheck.graph import Node
 from featcheck.locate import Cut, Locator
 from featcheck.report import Finding, Fix, Location
 from featcheck.rules import BuildView, Detection, Rule
+from featcheck.rules.spec import Kind
 from featcheck.semantics.cfg import TargetCfg
 from featcheck.severity import Confidence
 from featcheck.workspace.model import Package, PackageRef
@@ -64,12 +65,38 @@ class FindingPlacer:
 
     def place_all(self, flagged: list[Flagged]) -> list[Finding]:
         """A finding for each detection, in the same order."""
+        missing = [item for item in flagged if item.rule.kind is Kind.MISSING]
         by_crate: dict[tuple[str, FeatureSelection, PackageRef], _SameCrate] = {}
-        for item in flagged:
+        for item in missing:
             by_crate.setdefault(_crate_key(item), _SameCrate()).add(item)
-        outcomes = [self._search(item, by_crate[_crate_key(item)]) for item in flagged]
-        outcomes = self._confirm_pending(flagged, outcomes)
-        return [self._place(item, outcome) for item, outcome in zip(flagged, outcomes, strict=True)]
+        outcomes = [self._search(item, by_crate[_crate_key(item)]) for item in missing]
+        outcomes = self._confirm_pending(missing, outcomes)
+        placed = iter([self._place(i, o) for i, o in zip(missing, outcomes, strict=True)])
+        return [
+            next(placed) if item.rule.kind is Kind.MISSING else self._place_present(item)
+            for item in flagged
+        ]
+
+    def _place_present(self, item: Flagged) -> Finding:
+        """A feature that costs when on: pointed at the member's own declaration on the way to
+        the crate, its chain naming what switches it on; no fix is searched (turning a feature
+        off is the owner's decision: another crate may need it)."""
+        finding = FindingBuilder(item.rule, item.detection, item.member, item.target)
+        declarations = self._member_declarations(item)
+        primary = self._switching_declaration(item) or next(iter(declarations), None)
+        cut = None if primary is not None else self._fallback_cut(item)
+        if primary is None and cut is not None:
+            primary = self.locator.location(cut)
+        finding.configurations = (item.selection, *item.also_in)
+        finding.confidence = item.confidence
+        finding.chain = tuple(self.explainer.turned_on(item.detection, item.member, item.cfg))
+        finding.at(primary, declaration=primary)
+        finding.hidden = declarations
+        node, feature = item.detection.node, item.detection.feature
+        return finding.build(
+            f"turn `{feature}` of {node.name} off where it is switched on (see the chain), "
+            f"or accept the cost: `# featcheck: allow({item.rule.code}) <reason>`"
+        )
 
     def _search(self, item: Flagged, same_crate: _SameCrate) -> Outcome:
         wanted = _wanted(item, same_crate.features[item.member.id])
@@ -154,6 +181,17 @@ class FindingPlacer:
         )
         finding.hidden = self._member_declarations(item)
         return finding.build(suggestion)
+
+    def _switching_declaration(self, item: Flagged) -> Location | None:
+        """The member's own declaration that switches the feature on, where one does."""
+        keys = self.explainer.switching(item.detection, item.member, item.cfg)
+        graph, root, node = item.view.graph, item.view.roots[0], item.detection.node
+        on_the_way = graph.ancestors(node) | {node}
+        for dependency in sorted(graph.dependencies(root) & on_the_way):
+            for site in self.locator.member_sites(item.member, dependency, item.cfg):
+                if site.key in keys:
+                    return self.locator.declaration_of(site)
+        return None
 
     def _placed(self, fix: Fix | None) -> Fix | None:
         """The fix with each edit's file and line filled in for reports."""

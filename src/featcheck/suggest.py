@@ -95,6 +95,24 @@ class FeatureSearch:
         self._chains[key] = chain
         return chain
 
+    def through_declaration(self, package_id: str, key: str, goal: _State) -> list[_State] | None:
+        """The shortest chain by which `package_id`'s normal dependency `key` (the features it
+        requests, its defaults) switches on `goal`, or None."""
+        position = self.index.by_id.get(package_id)
+        if position is None:
+            return None
+        packages = self.index.packages
+        best: list[_State] | None = None
+        for edge in packages[position].edges:
+            if edge.kind != NORMAL or edge.name_in_toml != key:
+                continue
+            for value in edge.requested:
+                for state, feature in self._value(edge.dep, value):
+                    found = self.chain((packages[state].id, feature), goal)
+                    if found is not None and (best is None or len(found) < len(best)):
+                        best = found
+        return best
+
     def reaches(self, start: _State, goal: _State) -> bool:
         """True when switching on `start` switches on `goal`."""
         return self.chain(start, goal) is not None

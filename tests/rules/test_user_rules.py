@@ -246,3 +246,55 @@ def test_a_member_selects_an_opt_in_user_rule(tmp_path: Path) -> None:
     loaded = load_config(project, {"service": manifest})
     assert "ACME001" not in {r.code for r in loaded.rules()}
     assert "ACME001" in {r.code for r in loaded.for_member("service").rules()}
+
+
+def test_a_user_rule_can_ban_a_feature_switched_on_anywhere(
+    tmp_path: Path, synthetic_cargo: Path
+) -> None:
+    # The fixture of FC021: float_roundtrip comes through the member's path library.
+    project = tmp_path / "service"
+    shutil.copytree(RULE_FIXTURES / "fc021" / "bad", project)
+    (project / "featcheck.toml").write_text(
+        "ignore = ['FC021']\n"
+        "[[rule]]\n"
+        "code = 'ACME002'\n"
+        "name = 'no-float-roundtrip'\n"
+        "severity = 'error'\n"
+        "kind = 'present'\n"
+        "crates = ['serde_json']\n"
+        "feature = 'float_roundtrip'\n"
+        "consequence = 'our parsers run slower'\n"
+    )
+    done = run_featcheck(str(project), "-v")
+    assert done.returncode == 1, done.stderr
+    assert (
+        "error[ACME002] serde_json 1.0.154 is built with `float_roundtrip`: our parsers run slower"
+        in done.stdout
+    )
+    assert "--> Cargo.toml:9:1" in done.stdout
+    assert (
+        "= chain: switched on by fc021-bad's dependency precise-config: precise-config default "
+        "→ exact-floats → serde_json/float_roundtrip" in " ".join(done.stdout.split())
+    )
+    report = json.loads(run_featcheck(str(project), "--format", "json").stdout)
+    [finding] = report["findings"]
+    assert (finding["code"], finding["fix"], finding["alternatives"]) == ("ACME002", None, [])
+    # Without the feature on, nothing: the serde_json line alone asks for nothing.
+    (project / "precise-config" / "Cargo.toml").write_text(
+        (project / "precise-config" / "Cargo.toml")
+        .read_text()
+        .replace('default = ["exact-floats"]', "default = []")
+    )
+    assert run_featcheck(str(project)).returncode == 0
+
+
+def test_also_add_is_refused_for_a_feature_that_should_be_off(tmp_path: Path) -> None:
+    project = _project(
+        tmp_path,
+        "[[rule]]\ncode = 'ACME003'\nname = 'x'\nkind = 'present'\ncrates = ['regex']\n"
+        "feature = 'perf'\nalso-add = ['std']\n",
+    )
+    done = run_featcheck(str(project))
+    assert done.returncode == 2
+    assert '`also-add` names features a fix adds: not for kind = "present"' in done.stderr
+    assert "featcheck.toml:" in done.stderr

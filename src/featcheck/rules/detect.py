@@ -1,14 +1,15 @@
 """The one detector: evaluates any rule spec over one resolved build.
 
 A finding is a node of one of the rule's crates (at a matching version), compiled for the
-target, lacking the rule's feature, that the build uses as the rule's `used-when` says.
+target, lacking the rule's feature (with `kind = "present"`: having it), that the build uses as
+the rule's `used-when` says.
 """
 
 from __future__ import annotations
 
 from featcheck.graph import Node
 from featcheck.rules.base import UNKNOWN_SELECTION, BuildView, Detection
-from featcheck.rules.spec import Rule, SelectedBy, UsedWhen
+from featcheck.rules.spec import Kind, Rule, SelectedBy, UsedWhen
 from featcheck.rules.targets import not_applicable
 from featcheck.semantics import semver
 from featcheck.workspace.names import crate_key, same_crate
@@ -22,11 +23,12 @@ def skipped_for_target(rule: Rule, view: BuildView) -> str | None:
 def detect(rule: Rule, view: BuildView) -> list[Detection]:
     """Every node of this build that `rule` flags, whatever the target (see
     `skipped_for_target`: the caller decides what a skipped target's findings become)."""
+    present = rule.kind is Kind.PRESENT
     lacking: dict[Node, str] = {}
     for name in {crate_key(crate.name) for crate in rule.crates}:
         for node in view.graph.named(name):
             feature = missing_feature(rule, node)
-            if feature is not None and feature not in node.features:
+            if feature is not None and (feature in node.features) is present:
                 lacking[node] = feature
     if not lacking:
         return []  # asked for every candidate fix: most builds have the feature by now
@@ -45,7 +47,8 @@ def detect(rule: Rule, view: BuildView) -> list[Detection]:
         if third_party is not None and view.structured:
             own, evidence = ownership(view, node, rule.used_when.avoiding, third_party.own)
             severity = None if own else third_party.severity
-        message = f"{node.name} {node.version} is built without `{feature}`"
+        message = f"{node.name} {node.version} is built {'with' if present else 'without'} "
+        message += f"`{feature}`"
         if rule.consequence:
             message += f": {rule.consequence}"
         found.append(Detection(node, feature, message, evidence, notes, severity))

@@ -8,6 +8,7 @@ at, so that the caller can point at the file, line and column.
     name = "regex-without-perf"           #   LETTERS+DIGITS code, and a kebab-case name
     crates = ["regex"]                    # or [{ name = "regex", versions = ">=1.9" }]
     feature = "perf"                      # the feature whose absence is the finding
+    kind = "missing"                      # or "present": the feature being on is the finding
     severity = "error"                    # error | warning (default) | info
     summary = "regex is built without `perf`"
     consequence = "matching runs without its literal optimisations"
@@ -27,6 +28,7 @@ from typing import Any
 from featcheck.rules.spec import (
     CrateMatch,
     HandledBy,
+    Kind,
     Rule,
     RuleDoc,
     SelectedBy,
@@ -63,6 +65,7 @@ _KEYS = (
     "requires",
     "also-add",
     "enabled",
+    "kind",
     "doc",
 )
 _CRATE_KEYS = ("name", "versions", "feature")
@@ -143,10 +146,12 @@ def parse_rule(table: Any, *, builtin: bool) -> Rule:
             severity = Severity.parse(_string(table, "severity", ()))
         except ValueError as error:
             raise SpecError(str(error), ("severity",)) from None
+    kind = _kind(table)
+    built = "with" if kind is Kind.PRESENT else "without"
     summary = (
         _string(table, "summary", ())
         if "summary" in table
-        else f"{' or '.join(c.name for c in crates)} is built without `{feature}`"
+        else f"{' or '.join(c.name for c in crates)} is built {built} `{feature}`"
     )
     return Rule(
         code=code,
@@ -156,6 +161,7 @@ def parse_rule(table: Any, *, builtin: bool) -> Rule:
         crates=crates,
         feature=feature,
         consequence=_string(table, "consequence", ()) if "consequence" in table else "",
+        kind=kind,
         used_when=_used_when(table.get("used-when")),
         targets=TargetScope(
             triples=_strings(table, "targets", (), _TRIPLE_PATTERN, "a target triple or pattern"),
@@ -167,6 +173,21 @@ def parse_rule(table: Any, *, builtin: bool) -> Rule:
         doc=_doc(table.get("doc")),
         builtin=builtin,
     )
+
+
+def _kind(table: Mapping[str, Any]) -> Kind:
+    """`kind`: `missing` (the default) or `present`; what `also-add` and `requires` mean
+    (features a fix adds) has no sense for a feature that should be off."""
+    text = _string(table, "kind", ()) if "kind" in table else Kind.MISSING.value
+    try:
+        kind = Kind(text)
+    except ValueError:
+        raise SpecError('`kind` is "missing" or "present"', ("kind",)) from None
+    if kind is Kind.PRESENT and "also-add" in table:
+        raise SpecError(
+            '`also-add` names features a fix adds: not for kind = "present"', ("also-add",)
+        )
+    return kind
 
 
 def _known_keys(table: Mapping[str, Any], known: tuple[str, ...], path: KeyPath, what: str) -> None:

@@ -8,8 +8,19 @@ them; `featcheck.rules.detect` evaluates them. A rule carries no code of its own
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import Enum
 
 from featcheck.severity import Severity
+
+
+class Kind(Enum):
+    """What about the feature is the finding."""
+
+    MISSING = "missing"
+    """The crate is built without it (the feature would make it faster)."""
+    PRESENT = "present"
+    """The crate is built with it (the feature costs speed when on; feature unification can
+    switch it on from anywhere in the graph)."""
 
 
 @dataclass(frozen=True)
@@ -131,9 +142,11 @@ class Rule:
     """One line: what the rule checks."""
     crates: tuple[CrateMatch, ...]
     feature: str
-    """The feature whose absence is the finding (a crate entry may name its own)."""
+    """The feature whose absence is the finding (a crate entry may name its own); with `kind`
+    PRESENT, the feature whose presence is."""
     consequence: str
     """Completes "X is built without `F`: ...", e.g. `every matmul runs on one core`."""
+    kind: Kind = Kind.MISSING
     used_when: UsedWhen = field(default_factory=lambda: UsedWhen(reachable=True))
     targets: TargetScope = field(default_factory=TargetScope)
     requires: tuple[str, ...] = ()
