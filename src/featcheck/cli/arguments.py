@@ -161,8 +161,9 @@ def probe_parser(prog: str) -> Parser:
         action="append",
         metavar="CODE",
         help="Instead of the matmul: time the crate of the member's finding of this rule "
-        "(FC011-FC015: regex, memchr, crc32fast, rustfft, flate2) as the member builds it and "
-        "with featcheck's fix, side by side (repeatable; `all`: every finding with a probe).",
+        "(FC011-FC015, FC021-FC023: regex, memchr, crc32fast, rustfft, flate2, serde_json, "
+        "mimalloc) as the member builds it and as fixed (or with the costly feature off), "
+        "side by side (repeatable; `all`: every finding with a probe).",
     )
     add(
         "--format",

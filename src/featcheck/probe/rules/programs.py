@@ -42,6 +42,8 @@ PROGRAMS = {
         Program("regex", "regex.rs", "searches of 4 MiB of text"),
         Program("rustfft", "rustfft.rs", "f32 and f64 FFTs"),
         Program("flate2", "flate2.rs", "gzip of 4 MiB, both ways"),
+        Program("serde_json", "serde_json.rs", "parsing 200,000 floats"),
+        Program("mimalloc", "mimalloc.rs", "small allocations and a BTreeMap of strings"),
     )
 }
 

@@ -24,7 +24,9 @@ def costs_here(report: RuleProbeReport) -> bool:
 def verdict_line(result: RuleProbeResult) -> str:
     """`FC012 memchr 2.8.3 without `std`: 2.06x slower here (memchr: …, median of 5 runs)`."""
     finding, best = result.finding, result.headline
-    about = f"{finding.code} {finding.crate} {finding.crate_version} without `{finding.feature}`"
+    on = finding.feature in result.current.backend.features
+    state = "with" if on else "without"
+    about = f"{finding.code} {finding.crate} {finding.crate_version} {state} `{finding.feature}`"
     if not result.agree:
         return f"{about}: the two builds computed different results; no ratio is given"
     if best.ratio >= COSTS_FROM:

@@ -198,17 +198,23 @@ def _configurations(
             "with featcheck's fix",
         )
         return current, fixed, f"featcheck's fix: {finding.fix.description}"
-    added = Pin(now.name, now.version, tuple(sorted({*now.features, finding.feature})))
+    # No confirmed fix (and none for a feature that costs when on): the feature itself.
+    present = finding.feature in now.features
+    features = set(now.features) ^ {finding.feature}
+    changed = Pin(now.name, now.version, tuple(sorted(features)))
+    label = f"without `{finding.feature}`" if present else f"with `{finding.feature}`"
     fixed = BackendConfig(
         resolved.member.name,
         resolved.target,
         "",
-        (added,),
+        (changed,),
         resolved.lockfile,
         resolved.profile,
-        f"with `{finding.feature}`",
+        label,
     )
-    return current, fixed, f"`{finding.feature}` added (featcheck has no confirmed fix)"
+    if present:
+        return current, fixed, f"`{finding.feature}` turned off"
+    return current, fixed, f"`{finding.feature}` added; featcheck has no confirmed fix"
 
 
 def _pin(graph: DependencyGraph, finding: Finding) -> Pin:
