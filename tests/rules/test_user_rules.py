@@ -226,12 +226,16 @@ def test_the_documented_user_rule_examples_load(document: str, tmp_path: Path) -
     text = (REPO / document).read_text()
     examples = re.findall(r"```toml\n(\[\[rule\]\]\n.*?)```", text, re.S)
     assert examples
+    loaded = []
     for index, example in enumerate(examples):
         project = tmp_path / str(index)
         project.mkdir()
         (project / "featcheck.toml").write_text(example)
         [rule] = project_catalogue(project).user_rules
-        assert rule.code == "ACME001" and rule.feature == "perf"
+        loaded.append((rule.code, rule.feature, rule.kind.value))
+    assert loaded[0] == ("ACME001", "perf", "missing")
+    # The README also shows a rule that bans a feature.
+    assert loaded[1:] in ([], [("ACME002", "arbitrary_precision", "present")])
 
 
 def test_a_member_selects_an_opt_in_user_rule(tmp_path: Path) -> None:

@@ -161,9 +161,9 @@ def probe_parser(prog: str) -> Parser:
         action="append",
         metavar="CODE",
         help="Instead of the matmul: time the crate of the member's finding of this rule "
-        "(FC011-FC015, FC021-FC023: regex, memchr, crc32fast, rustfft, flate2, serde_json, "
-        "mimalloc) as the member builds it and as fixed (or with the costly feature off), "
-        "side by side (repeatable; `all`: every finding with a probe).",
+        "(FC009-FC015, FC021-FC023: matrixmultiply, faer, regex, memchr, crc32fast, rustfft, "
+        "flate2, serde_json, mimalloc) as the member builds it and as fixed (or with the "
+        "costly feature off), side by side (repeatable; `all`: every finding with a probe).",
     )
     add(
         "--format",

@@ -20,6 +20,9 @@ class Program:
     file: str
     work: str
     """What it times, in words, for the report."""
+    wall: bool = False
+    """Timed by wall time (a feature that spreads the work over threads), not by the calling
+    thread's CPU time."""
 
     def sources(self) -> dict[str, bytes]:
         """The probe crate's files: `src/main.rs` (the program) and `src/harness.rs`."""
@@ -43,6 +46,8 @@ PROGRAMS = {
         Program("rustfft", "rustfft.rs", "f32 and f64 FFTs"),
         Program("flate2", "flate2.rs", "gzip of 4 MiB, both ways"),
         Program("serde_json", "serde_json.rs", "parsing 200,000 floats"),
+        Program("matrixmultiply", "matrixmultiply.rs", "512 x 512 sgemm and dgemm", wall=True),
+        Program("faer", "faer.rs", "a 512 x 512 f64 matrix product", wall=True),
         Program("mimalloc", "mimalloc.rs", "small allocations and a BTreeMap of strings"),
     )
 }

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any, TextIO
 
 from featcheck import __version__
+from featcheck.probe.measure import usable_cores
 from featcheck.probe.resolve import BackendConfig
 from featcheck.probe.rules.run import RuleProbeReport, RuleProbeResult
 from featcheck.render.json_text import json_document
@@ -41,6 +42,8 @@ def render_text(report: RuleProbeReport, out: TextIO) -> None:
     out.write(f"{printable(report.member)} ({printable(report.target)})\n")
     for result in report.results:
         out.write(f"\n{printable(verdict_line(result))}\n")
+        if result.program.wall:
+            out.write(f"  by wall time, on {usable_cores()} cores\n")
         now, fixed = _features(result.current), _features(result.fixed)
         out.write(f"  current:  {printable(now)}\n  fixed:    {printable(fixed)}")
         out.write(f"  ({printable(result.fix)})\n")
@@ -50,12 +53,17 @@ def render_text(report: RuleProbeReport, out: TextIO) -> None:
                 f"  {printable(workload.name):<16}{workload.current_ms:>10.3f}ms"
                 f"{workload.fixed_ms:>10.3f}ms{workload.ratio:>8.2f}x\n"
             )
+    clocks = sorted({_clock(result) for result in report.results})
     out.write(
-        f"\nthread CPU time of the calling thread, median of {report.runs} runs of each build "
-        "in turn, each run the median of many calls\n"
+        f"\n{' or '.join(clocks)}, median of {report.runs} runs of each build in turn, each run "
+        "the median of many calls\n"
     )
     for note in report.notes:
         out.write(f"note: {printable(note)}\n")
+
+
+def _clock(result: RuleProbeResult) -> str:
+    return "wall time" if result.program.wall else "thread CPU time of the calling thread"
 
 
 def _features(config: BackendConfig) -> str:
@@ -95,6 +103,7 @@ def _result_json(result: RuleProbeResult) -> dict[str, Any]:
         "fixed_features": list(result.fixed.backend.features),
         "fix": result.fix,
         "work": result.program.work,
+        "clock": "wall" if result.program.wall else "thread-cpu",
         "same_results": result.agree,
         "ratio": round(result.headline.ratio, 3),
         "workloads": [

@@ -87,3 +87,19 @@ pub fn text(bytes: usize, seed: u64) -> String {
     }
     out
 }
+
+/// Like `time`, by wall time: for workloads a feature spreads over threads (`rayon`,
+/// `threading`), whose calling thread's CPU time would hide the other threads' work.
+pub fn time_wall<R: std::fmt::Debug>(name: &str, runs: usize, mut work: impl FnMut() -> R) {
+    let mut result = work();
+    black_box(work());
+    let mut samples: Vec<f64> = (0..runs)
+        .map(|_| {
+            let start = std::time::Instant::now();
+            result = black_box(work());
+            start.elapsed().as_secs_f64() * 1e3
+        })
+        .collect();
+    samples.sort_by(f64::total_cmp);
+    println!("{name}\t{:.4}\t{result:?}", samples[samples.len() / 2]);
+}
