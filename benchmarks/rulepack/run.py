@@ -34,7 +34,20 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-MEMBERS = ("regex", "memchr", "crc32fast", "aho-corasick", "rustfft", "flate2")
+MEMBERS = (
+    "regex",
+    "memchr",
+    "crc32fast",
+    "aho-corasick",
+    "rustfft",
+    "flate2",
+    "regex-std",
+    "flate2-detect",
+    "flate2-detect-zlib-rs",
+    "matrixmultiply",
+    "blake3",
+    "aho-corasick-literal",
+)
 TARGET = HERE / "target"
 
 
