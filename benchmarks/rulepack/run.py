@@ -44,6 +44,12 @@ MEMBERS = (
     "flate2",
     "serde-json",
     "mimalloc",
+    "regex-std",
+    "flate2-detect",
+    "flate2-detect-zlib-rs",
+    "matrixmultiply",
+    "blake3",
+    "aho-corasick-literal",
 )
 TARGET = HERE / "target"
 
