@@ -46,6 +46,8 @@ PROGRAMS = {
         Program("rustfft", "rustfft.rs", "f32 and f64 FFTs"),
         Program("flate2", "flate2.rs", "gzip of 4 MiB, both ways"),
         Program("serde_json", "serde_json.rs", "parsing 200,000 floats"),
+        Program("blake3", "blake3.rs", "hashing 16 MiB"),
+        Program("aho-corasick", "aho_corasick.rs", "searches of 4 MiB of text for names"),
         Program("matrixmultiply", "matrixmultiply.rs", "512 x 512 sgemm and dgemm", wall=True),
         Program("faer", "faer.rs", "a 512 x 512 f64 matrix product", wall=True),
         Program("mimalloc", "mimalloc.rs", "small allocations and a BTreeMap of strings"),
