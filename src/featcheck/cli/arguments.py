@@ -161,7 +161,7 @@ def probe_parser(prog: str) -> Parser:
         action="append",
         metavar="CODE",
         help="Instead of the matmul: time the crate of the member's finding of this rule "
-        "(FC009-FC023 but FC015's hint: matrixmultiply, faer, regex, memchr, crc32fast, "
+        "(FC009-FC023: matrixmultiply, faer, regex, memchr, crc32fast, "
         "rustfft, flate2, blake3, aho-corasick, serde_json, mimalloc) as the member builds it "
         "and as fixed (or with the costly feature off), side by side (repeatable; `all`: "
         "every finding with a probe).",
