@@ -5,7 +5,9 @@ On a git repository of two commits (the second edits one member), each case time
 `featcheck . --new-since HEAD~1` and, interleaved with it in the same loop, `featcheck .`:
 medians over `--repeat` paired runs, the ratio median over median. The workspaces are
 bench_cli.py's: the flagged example crate, and a generated workspace of 100 members (40%
-flagged) over the released burn 0.22.1 closure, offline. Goal: <= 2x one audit.
+flagged) over the released burn 0.22.1 closure, offline. "cold" rows forget the cargo answers
+featcheck keeps between runs before each command (as after an edit, or in a fresh CI job).
+Goal: <= 2x one audit.
 
     .venv/bin/python benchmarks/bench_new_since.py [--repeat 7] [--sizes 100]
 """
@@ -22,7 +24,14 @@ import sys
 import tempfile
 from pathlib import Path
 
-from bench_cli import CRATES, FEATCHECK, compile_package, generate_workspace, run
+from bench_cli import (
+    CRATES,
+    FEATCHECK,
+    _forget_kept_answers,
+    compile_package,
+    generate_workspace,
+    run,
+)
 from stub_registry import offline_environment
 
 GOAL = 2.0
@@ -58,7 +67,7 @@ def two_commits(workspace: Path) -> Path:
 
 
 def measure(
-    label: str, cwd: Path, environment: dict[str, str], repeat: int
+    label: str, cwd: Path, environment: dict[str, str], repeat: int, *, cold: bool = False
 ) -> tuple[str, float, float]:
     single = [*FEATCHECK, "."]
     compared = [*FEATCHECK, ".", "--new-since", "HEAD~1"]
@@ -71,7 +80,11 @@ def measure(
     singles: list[float] = []
     comparisons: list[float] = []
     for _ in range(repeat):
+        if cold:
+            _forget_kept_answers(environment)
         singles.append(run(single, cwd, environment).seconds)
+        if cold:
+            _forget_kept_answers(environment)
         comparisons.append(run(compared, cwd, environment).seconds)
     return label, statistics.median(singles), statistics.median(comparisons)
 
@@ -87,11 +100,15 @@ def main() -> None:
         environment = offline_environment(Path(scratch) / "cargo-home", unpacked=True)
         crate = Path(scratch) / "crate"
         shutil.copytree(CRATES / "pitb-exec-cpu", crate, ignore=shutil.ignore_patterns("target"))
-        rows.append(measure("flagged crate", two_commits(crate), environment, options.repeat))
+        crate = two_commits(crate)
+        rows.append(measure("flagged crate", crate, environment, options.repeat))
+        rows.append(measure("the same, cold", crate, environment, options.repeat, cold=True))
         for size in options.sizes:
             workspace = generate_workspace(Path(scratch) / f"ws{size}", size, environment)
+            workspace = two_commits(workspace)
+            rows.append(measure(f"{size} members", workspace, environment, options.repeat))
             rows.append(
-                measure(f"{size} members", two_commits(workspace), environment, options.repeat)
+                measure("the same, cold", workspace, environment, options.repeat, cold=True)
             )
     print(
         f"machine: {platform.machine()}, {os.cpu_count()} cores, {platform.system()};"

@@ -38,6 +38,9 @@ class AuditOptions(NamedTuple):
     check_new_packages: bool = True
     """Before calling a fix confirmed that turns on dependencies Cargo.lock holds no version
     of, let cargo resolve all such fixes once over a temporary copy (False: memory decides)."""
+    search_fixes: bool = True
+    """False: no fix is searched, and a finding points at the member's own declaration on the
+    way to the crate (`--new-since`'s audit of the base revision, where only findings count)."""
     confirm_fixes: bool = True
     """Call a fix safe once featcheck's resolver, with the edits made in memory, builds the
     missing feature and leaves no finding of the crate behind (False: fixes are listed only)."""

@@ -62,6 +62,8 @@ class FindingPlacer:
     unconfirmed."""
     confirm: bool = True
     """False: fixes are computed but none is called confirmed or safe (`--no-exec`)."""
+    search_fixes: bool = True
+    """False: no fix is searched (the findings alone are wanted)."""
 
     def place_all(self, flagged: list[Flagged]) -> list[Finding]:
         """A finding for each detection, in the same order."""
@@ -99,6 +101,8 @@ class FindingPlacer:
         )
 
     def _search(self, item: Flagged, same_crate: _SameCrate) -> Outcome:
+        if not self.search_fixes:
+            return Outcome(None, None, ())
         wanted = _wanted(item, same_crate.features[item.member.id])
         node = item.detection.node
         return self.search.find(

@@ -22,6 +22,7 @@ from history_support import (
 )
 
 from featcheck.comparison.revision import Revision, resolve_revision, write_tree
+from featcheck.comparison.trees import revision_tree
 from featcheck.errors import FeatcheckError
 
 pytestmark = pytest.mark.cargo
@@ -132,3 +133,26 @@ def test_the_revision_tree_holds_manifests_and_empty_sources_only(tmp_path: Path
         assert not (destination / name).is_symlink(), name
     with pytest.raises(FeatcheckError, match="is not a revision"):
         resolve_revision(repository, "--output=/tmp/x")
+
+
+def test_a_revisions_tree_is_kept_once_in_the_users_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repository = tmp_path / "repo"
+    repository.mkdir()
+    git(repository, "init", "-q", "-b", "main")
+    (repository / "Cargo.toml").write_text('[package]\nname = "x"\nversion = "0.1.0"\n')
+    git(repository, "add", "-A")
+    git(repository, "commit", "-q", "-m", "one")
+    revision = resolve_revision(repository, "main")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    with revision_tree(repository, repository, revision) as first:
+        (first / "Cargo.toml").read_text()
+    with revision_tree(repository, repository, revision) as second:
+        assert second == first == tmp_path / "cache" / "featcheck" / "revisions" / revision.commit
+    assert [p.name for p in first.parent.iterdir()] == [revision.commit]  # nothing half-written
+    # A cache inside the checkout is the checkout's: a directory of this run's serves instead.
+    monkeypatch.setenv("XDG_CACHE_HOME", str(repository / "cache"))
+    with revision_tree(repository, repository, revision) as scratch:
+        assert not scratch.is_relative_to(repository) and (scratch / "Cargo.toml").is_file()
+    assert not scratch.exists()

@@ -5,9 +5,7 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import sys
-import tempfile
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,11 +15,8 @@ from featcheck.boundary import checkout_root, repository_root
 from featcheck.cli.terminal import EXIT_CLEAN, CommandExit
 from featcheck.comparison.baseline import baseline_text, read_baseline
 from featcheck.comparison.compare import against_baseline, against_revision
-from featcheck.comparison.revision import (
-    copy_toolchain_files,
-    resolve_revision,
-    write_tree,
-)
+from featcheck.comparison.revision import copy_toolchain_files, resolve_revision
+from featcheck.comparison.trees import revision_tree
 from featcheck.errors import FeatcheckError
 from featcheck.options import AuditOptions
 from featcheck.pipeline import audit_project
@@ -77,27 +72,27 @@ class EarlierAudit:
             )
         revision = resolve_revision(repository, self.name)
         self.label = revision.label
-        scratch = Path(tempfile.mkdtemp(prefix="featcheck-revision-"))
-        try:
-            write_tree(repository, revision, scratch)
-            copy_toolchain_files(repository, audited, scratch)
+        with revision_tree(repository, audited, revision) as tree:
+            copy_toolchain_files(repository, audited, tree)
             relative = audited.relative_to(repository)
-            earlier = scratch / relative
+            earlier = tree / relative
             if not (earlier / "Cargo.toml").is_file():
-                self.result = AuditResult(scratch)
+                self.result = AuditResult(tree)
                 shown = relative.as_posix() or "."
                 self.notes.append(
                     f"{shown} has no Cargo.toml at {revision.label}: every finding is new"
                 )
                 return
             self.result = self._audit_tree(earlier)
-        finally:
-            shutil.rmtree(scratch, ignore_errors=True)
 
     def _audit_tree(self, path: Path) -> AuditResult:
         """The same options; where the revision's manifests cannot be audited, no findings
         (every finding counts as new) and a note saying why."""
-        quiet = self.options._replace(on_progress=None, root=None)
+        # Only the findings count here, not their fixes: none is searched (a finding points at
+        # the member's own declaration on the way), so none is confirmed with cargo either.
+        quiet = self.options._replace(
+            on_progress=None, root=None, search_fixes=False, check_new_packages=False
+        )
         try:
             return audit_project(path, quiet)
         except FeatcheckError as error:

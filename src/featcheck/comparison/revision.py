@@ -117,15 +117,18 @@ def _drop_links_out(destination: Path, links: list[_Entry]) -> None:
 
 def copy_toolchain_files(repository: Path, audited: Path, destination: Path) -> None:
     """The working tree's toolchain files from `audited` up to `repository`, into the same
-    places under `destination` (the earlier tree's own are not written)."""
+    places under `destination` (the earlier tree's own are not written; one copied by an
+    earlier run that the working tree no longer has is removed)."""
     relative = audited.relative_to(repository)
     for depth in range(len(relative.parts), -1, -1):
         here = Path(*relative.parts[:depth])
         for name in TOOLCHAIN_FILES:
-            source = repository / here / name
+            source, copy = repository / here / name, destination / here / name
             if source.is_file() and not source.is_symlink():
-                (destination / here).mkdir(parents=True, exist_ok=True)
-                shutil.copyfile(source, destination / here / name)
+                copy.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(source, copy)
+            elif copy.is_file() and not copy.is_symlink():
+                copy.unlink()
 
 
 def _read_whole(path: PurePosixPath) -> bool:

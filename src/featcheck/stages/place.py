@@ -72,6 +72,7 @@ def place(
         ),
         overlay,
         confirm=options.confirm_fixes and not options.no_exec,
+        search_fixes=options.search_fixes,
     )
     try:
         return placer.place_all(flagged)
