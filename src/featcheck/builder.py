@@ -66,6 +66,8 @@ class FindingBuilder:
                 f"binaries that use this library must enable `{detection.feature}` themselves"
                 if rule.kind is Kind.MISSING
                 else f"binaries that use this library get `{detection.feature}` from it"
+                if detection.feature
+                else "binaries that use this library build it too"
             )
         notes = (*detection.notes, *self.notes)
         return Finding(

@@ -132,6 +132,8 @@ class Explainer:
     def turned_on(self, detection: Detection, member: Package, cfg: TargetCfg) -> list[str]:
         """For a feature whose presence is the finding: which of the member's own declarations
         switch it on, and how; else that crates the workspace does not own do."""
+        if not detection.feature:
+            return []  # the crate itself: the finding's note says how the build reaches it
         lines = [
             f"switched on by {member.name}'s dependency {key}: {self.search.describe(path)}"
             for key, path in self.switching(detection, member, cfg).items()
@@ -149,7 +151,7 @@ class Explainer:
         """The member's own normal dependencies (by key) that switch the detection's feature
         on, each with the shortest chain by which it does."""
         goal = self._package(detection.node)
-        if goal is None:
+        if goal is None or not detection.feature:
             return {}
         state = (goal.id, detection.feature)
         found: dict[str, list[tuple[str, str]]] = {}

@@ -95,6 +95,8 @@ class FindingPlacer:
         finding.at(primary, declaration=primary)
         finding.hidden = declarations
         node, feature = item.detection.node, item.detection.feature
+        if not feature:  # the crate itself: the rule's own words say what to use instead
+            return finding.build(" ".join(item.rule.doc.fix.split()) or f"drop {node.name}")
         return finding.build(
             f"turn `{feature}` of {node.name} off where it is switched on (see the chain), "
             f"or accept the cost: `# featcheck: allow({item.rule.code}) <reason>`"

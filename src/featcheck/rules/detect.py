@@ -28,7 +28,8 @@ def detect(rule: Rule, view: BuildView) -> list[Detection]:
     for name in {crate_key(crate.name) for crate in rule.crates}:
         for node in view.graph.named(name):
             feature = missing_feature(rule, node)
-            if feature is not None and (feature in node.features) is present:
+            # "" (kind present, no feature): the crate itself is the finding.
+            if feature is not None and (feature in node.features or not feature) is present:
                 lacking[node] = feature
     if not lacking:
         return []  # asked for every candidate fix: most builds have the feature by now
@@ -47,8 +48,11 @@ def detect(rule: Rule, view: BuildView) -> list[Detection]:
         if third_party is not None and view.structured:
             own, evidence = ownership(view, node, rule.used_when.avoiding, third_party.own)
             severity = None if own else third_party.severity
-        message = f"{node.name} {node.version} is built {'with' if present else 'without'} "
-        message += f"`{feature}`"
+        message = f"{node.name} {node.version} "
+        if not feature:
+            message += "is in the build"
+        else:
+            message += f"is built {'with' if present else 'without'} `{feature}`"
         if rule.consequence:
             message += f": {rule.consequence}"
         found.append(Detection(node, feature, message, evidence, notes, severity))

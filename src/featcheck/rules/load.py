@@ -118,7 +118,14 @@ def parse_rule(table: Any, *, builtin: bool) -> Rule:
     if not isinstance(table, Mapping):
         raise SpecError("a rule must be a table ([[rule]] entry)")
     _known_keys(table, _KEYS, (), "a rule")
-    for required in ("code", "name", "crates", "feature"):
+    kind = _kind(table)
+    # A rule of kind "present" without a feature is about the crate being built at all.
+    needed = (
+        ("code", "name", "crates")
+        if kind is Kind.PRESENT
+        else ("code", "name", "crates", "feature")
+    )
+    for required in needed:
         if required not in table:
             raise SpecError(f"a rule needs `{required}`", (), at_key=True)
     code = _string(table, "code", ())
@@ -138,7 +145,7 @@ def parse_rule(table: Any, *, builtin: bool) -> Rule:
     name = _string(table, "name", ())
     if not _NAME.fullmatch(name):
         raise SpecError("a rule name is kebab-case, e.g. `regex-without-perf`", ("name",))
-    feature = _feature(table, "feature", ())
+    feature = _feature(table, "feature", ()) if "feature" in table else ""
     crates = _crates(table)
     severity = Severity.WARNING
     if "severity" in table:
@@ -146,12 +153,14 @@ def parse_rule(table: Any, *, builtin: bool) -> Rule:
             severity = Severity.parse(_string(table, "severity", ()))
         except ValueError as error:
             raise SpecError(str(error), ("severity",)) from None
-    kind = _kind(table)
     built = "with" if kind is Kind.PRESENT else "without"
+    named = " or ".join(c.name for c in crates)
     summary = (
         _string(table, "summary", ())
         if "summary" in table
-        else f"{' or '.join(c.name for c in crates)} is built {built} `{feature}`"
+        else f"{named} is built {built} `{feature}`"
+        if feature
+        else f"{named} is in the build"
     )
     return Rule(
         code=code,
