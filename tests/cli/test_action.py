@@ -504,3 +504,12 @@ def test_on_a_pull_request_only_what_it_adds_fails_the_step(
         tmp_path / "none", {**inputs, "new-since": "none"}, workspace=workspace, github=event
     )
     assert run.status == 1
+
+
+def test_a_new_since_input_that_looks_like_an_option_is_refused(tmp_path: Path) -> None:
+    run = run_action(tmp_path, {"path": "crates/pitb-exec-cpu", "new-since": "--upload-pack=x"})
+    assert run.status == 2
+    assert runner_commands(run.output) == [
+        "::error title=featcheck::featcheck: error: the new-since input is not a revision: it "
+        "starts with -"
+    ]

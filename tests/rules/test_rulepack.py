@@ -18,8 +18,9 @@ from typing import Any
 import pytest
 from conftest import WORKSPACES, run_featcheck
 
-from featcheck.rules.load import SpecError, parse_rule
+from featcheck.rules.load import parse_rule
 from featcheck.rules.spec import HandledBy, ThirdParty
+from featcheck.rules.spec_values import SpecError
 from featcheck.severity import Severity
 
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 from featcheck.manifest.document import ManifestDocument
 from featcheck.policy.sections import SectionReader
 from featcheck.rules import Catalogue, Rule
-from featcheck.rules.load import SpecError, parse_rule
+from featcheck.rules.load import parse_rule
+from featcheck.rules.spec_values import SpecError
 from featcheck.rules.unused_suppression import UNUSED_SUPPRESSION_CODE, UNUSED_SUPPRESSION_NAME
 
 

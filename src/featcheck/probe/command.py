@@ -195,7 +195,7 @@ def _run_probe(options: ProbeOptions, say: Callable[[str], None]) -> ProbeReport
     configs, fix_description = _configurations(resolution, options, say, notes)
     plans = [builder.plan(variant, mlp=options.mlp) for variant in configs]
     _confirm_build(plans, config, options, say)
-    builds = [_built(builder, plan, say) for plan in plans]
+    builds = [built(builder, plan, say) for plan in plans]
     cores = usable_cores()
     seconds_to_timing = time.monotonic() - started
     variants = _measured(configs, builds, options, cores, say)
@@ -270,25 +270,37 @@ def _confirm_build(
     options: ProbeOptions,
     say: Callable[[str], None],
 ) -> None:
-    """State what the builds to come compile and run, and ask before compiling anything."""
+    confirm_build(plans, config.member, config.lockfile is not None, options.confirm, say)
+
+
+def confirm_build(
+    plans: list[BuildPlan],
+    member: str,
+    locked: bool,
+    confirm: Callable[[str], bool] | None,
+    say: Callable[[str], None],
+) -> None:
+    """State what the builds to come compile and run, and ask before compiling anything
+    (`confirm` None: --yes); `locked`: the checkout has a Cargo.lock the builds copy."""
     to_build = [plan for plan in plans if not plan.cached]
     if not to_build:
         return
-    lockfile = "the checkout's Cargo.lock" if config.lockfile is not None else "cargo resolves"
-    statement = build_statement(to_build, config.member, lockfile)
+    lockfile = "the checkout's Cargo.lock" if locked else "cargo resolves"
+    statement = build_statement(to_build, member, lockfile)
     say(statement)
-    if options.confirm is not None and not options.confirm(statement):
+    if confirm is not None and not confirm(statement):
         raise FeatcheckError("nothing was built: the probe's build was not confirmed")
 
 
-def _built(builder: ProbeBuilder, plan: BuildPlan, say: Callable[[str], None]) -> BuiltProbe:
-    built = builder.build(plan)
-    if built.cached:
+def built(builder: ProbeBuilder, plan: BuildPlan, say: Callable[[str], None]) -> BuiltProbe:
+    """The plan's binary, built now or before (said, so that no build passes unnoticed)."""
+    binary = builder.build(plan)
+    if binary.cached:
         say(
             f"using the probe built before for {plan.config.backend}: nothing is compiled "
-            f"({built.binary.parent})"
+            f"({binary.binary.parent})"
         )
-    return built
+    return binary
 
 
 def _measured(

@@ -13,8 +13,9 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Protocol, TypeVar
 
-from featcheck.rules.load import SpecError, parse_rule
+from featcheck.rules.load import parse_rule
 from featcheck.rules.spec import Rule
+from featcheck.rules.spec_values import SpecError
 from featcheck.toml_read import toml_data
 
 BUILTIN_PACKAGE = "featcheck.rules.builtin"

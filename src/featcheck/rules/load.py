@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from featcheck.rules.spec import (
@@ -36,11 +35,21 @@ from featcheck.rules.spec import (
     ThirdParty,
     UsedWhen,
 )
+from featcheck.rules.spec_values import (
+    FEATURE,
+    KeyPath,
+    SpecError,
+    bool_value,
+    feature_value,
+    known_keys,
+    shown,
+    string_value,
+    strings_value,
+    text_value,
+)
 from featcheck.rules.targets import CAPABILITIES
 from featcheck.semantics import semver
 from featcheck.severity import Severity
-
-KeyPath = tuple[str | int, ...]
 
 BUILTIN_CODE = re.compile(r"FC[0-9]{3}")
 """Built-in codes; the FC namespace is featcheck's alone."""
@@ -48,7 +57,6 @@ USER_CODE = re.compile(r"[A-Z]{2,10}[0-9]{1,4}")
 """User rule codes: a team prefix and a number, e.g. `ACME001` (not starting with FC)."""
 _NAME = re.compile(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)*")
 _CRATE = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,63}")
-_FEATURE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_+.-]{0,63}")
 _TRIPLE_PATTERN = re.compile(r"[A-Za-z0-9_.*?-]{1,80}")
 
 _KEYS = (
@@ -93,31 +101,11 @@ _DOC_KEYS = (
 )
 
 
-@dataclass
-class SpecError(Exception):
-    """A rule spec that is not valid, at `path` (relative to the rule's table)."""
-
-    message: str
-    path: KeyPath = ()
-    at_key: bool = False
-    """Point at the key rather than its value (unknown or missing keys)."""
-
-    def __str__(self) -> str:
-        return self.message
-
-
-def _shown(value: object, limit: int = 60) -> str:
-    """`value` quoted for an error message, cut to `limit` characters: a name or number of any
-    size still gives one readable line."""
-    text = repr(value)
-    return text if len(text) <= limit else f"{text[: limit - 1]}…"
-
-
 def parse_rule(table: Any, *, builtin: bool) -> Rule:
     """The rule a TOML table describes; raises SpecError for anything else."""
     if not isinstance(table, Mapping):
         raise SpecError("a rule must be a table ([[rule]] entry)")
-    _known_keys(table, _KEYS, (), "a rule")
+    known_keys(table, _KEYS, (), "a rule")
     kind = _kind(table)
     # A rule of kind "present" without a feature is about the crate being built at all.
     needed = (
@@ -128,7 +116,54 @@ def parse_rule(table: Any, *, builtin: bool) -> Rule:
     for required in needed:
         if required not in table:
             raise SpecError(f"a rule needs `{required}`", (), at_key=True)
-    code = _string(table, "code", ())
+    code = _code(table, builtin=builtin)
+    name = string_value(table, "name", ())
+    if not _NAME.fullmatch(name):
+        raise SpecError("a rule name is kebab-case, e.g. `regex-without-perf`", ("name",))
+    feature = feature_value(table, "feature", ()) if "feature" in table else ""
+    crates = _crates(table)
+    severity = Severity.WARNING
+    if "severity" in table:
+        try:
+            severity = Severity.parse(string_value(table, "severity", ()))
+        except ValueError as error:
+            raise SpecError(str(error), ("severity",)) from None
+    built = "with" if kind is Kind.PRESENT else "without"
+    named = " or ".join(c.name for c in crates)
+    summary = (
+        string_value(table, "summary", ())
+        if "summary" in table
+        else f"{named} is built {built} `{feature}`"
+        if feature
+        else f"{named} is in the build"
+    )
+    return Rule(
+        code=code,
+        name=name,
+        severity=severity,
+        summary=summary,
+        crates=crates,
+        feature=feature,
+        consequence=string_value(table, "consequence", ()) if "consequence" in table else "",
+        kind=kind,
+        used_when=_used_when(table.get("used-when")),
+        targets=TargetScope(
+            triples=strings_value(
+                table, "targets", (), _TRIPLE_PATTERN, "a target triple or pattern"
+            ),
+            needs=_capabilities(table),
+        ),
+        requires=strings_value(table, "requires", (), FEATURE, "a feature name"),
+        companions=strings_value(table, "also-add", (), FEATURE, "a feature name"),
+        enabled_by_default=bool_value(table, "enabled", (), default=True),
+        doc=_doc(table.get("doc")),
+        builtin=builtin,
+    )
+
+
+def _code(table: Mapping[str, Any], *, builtin: bool) -> str:
+    """`code`: FC and three digits for a built-in rule; a team's own prefix otherwise."""
+    code = string_value(table, "code", ())
     if builtin and not BUILTIN_CODE.fullmatch(code):
         raise SpecError("a built-in rule's code is FC and three digits", ("code",))
     if not builtin:
@@ -142,52 +177,13 @@ def parse_rule(table: Any, *, builtin: bool) -> Rule:
             raise SpecError(
                 "a rule code is 2-10 capital letters and 1-4 digits, e.g. ACME001", ("code",)
             )
-    name = _string(table, "name", ())
-    if not _NAME.fullmatch(name):
-        raise SpecError("a rule name is kebab-case, e.g. `regex-without-perf`", ("name",))
-    feature = _feature(table, "feature", ()) if "feature" in table else ""
-    crates = _crates(table)
-    severity = Severity.WARNING
-    if "severity" in table:
-        try:
-            severity = Severity.parse(_string(table, "severity", ()))
-        except ValueError as error:
-            raise SpecError(str(error), ("severity",)) from None
-    built = "with" if kind is Kind.PRESENT else "without"
-    named = " or ".join(c.name for c in crates)
-    summary = (
-        _string(table, "summary", ())
-        if "summary" in table
-        else f"{named} is built {built} `{feature}`"
-        if feature
-        else f"{named} is in the build"
-    )
-    return Rule(
-        code=code,
-        name=name,
-        severity=severity,
-        summary=summary,
-        crates=crates,
-        feature=feature,
-        consequence=_string(table, "consequence", ()) if "consequence" in table else "",
-        kind=kind,
-        used_when=_used_when(table.get("used-when")),
-        targets=TargetScope(
-            triples=_strings(table, "targets", (), _TRIPLE_PATTERN, "a target triple or pattern"),
-            needs=_capabilities(table),
-        ),
-        requires=_strings(table, "requires", (), _FEATURE, "a feature name"),
-        companions=_strings(table, "also-add", (), _FEATURE, "a feature name"),
-        enabled_by_default=_bool(table, "enabled", (), default=True),
-        doc=_doc(table.get("doc")),
-        builtin=builtin,
-    )
+    return code
 
 
 def _kind(table: Mapping[str, Any]) -> Kind:
     """`kind`: `missing` (the default) or `present`; what `also-add` and `requires` mean
     (features a fix adds) has no sense for a feature that should be off."""
-    text = _string(table, "kind", ()) if "kind" in table else Kind.MISSING.value
+    text = string_value(table, "kind", ()) if "kind" in table else Kind.MISSING.value
     try:
         kind = Kind(text)
     except ValueError:
@@ -197,62 +193,6 @@ def _kind(table: Mapping[str, Any]) -> Kind:
             '`also-add` names features a fix adds: not for kind = "present"', ("also-add",)
         )
     return kind
-
-
-def _known_keys(table: Mapping[str, Any], known: tuple[str, ...], path: KeyPath, what: str) -> None:
-    for key in table:
-        if key not in known:
-            raise SpecError(
-                f"unknown key `{key}` in {what} (expected one of: {', '.join(known)})",
-                (*path, key),
-                at_key=True,
-            )
-
-
-def _string(table: Mapping[str, Any], key: str, path: KeyPath, *, lines: bool = False) -> str:
-    return _text(table[key], f"`{key}`", (*path, key), lines=lines)
-
-
-def _text(value: Any, what: str, path: KeyPath, *, lines: bool = False) -> str:
-    """A non-empty string of printable characters (and line breaks where `lines`): the text
-    is the checkout's and reaches terminals (`featcheck rules`, reports)."""
-    if not isinstance(value, str) or not value.strip():
-        raise SpecError(f"{what} must be a non-empty string", path)
-    for character in value:
-        if not (character.isprintable() or (lines and character == "\n")):
-            kind = "line breaks" if character == "\n" else "control or format characters"
-            raise SpecError(f"{what} must not hold {kind} (found {character!r})", path)
-    return value.strip()
-
-
-def _bool(table: Mapping[str, Any], key: str, path: KeyPath, *, default: bool) -> bool:
-    if key not in table:
-        return default
-    value = table[key]
-    if not isinstance(value, bool):
-        raise SpecError(f"`{key}` must be true or false", (*path, key))
-    return value
-
-
-def _feature(table: Mapping[str, Any], key: str, path: KeyPath) -> str:
-    value = _string(table, key, path)
-    if not _FEATURE.fullmatch(value):
-        raise SpecError(f"`{key}` is not a feature name: {_shown(value)}", (*path, key))
-    return value
-
-
-def _strings(
-    table: Mapping[str, Any], key: str, path: KeyPath, pattern: re.Pattern[str], what: str
-) -> tuple[str, ...]:
-    if key not in table:
-        return ()
-    value = table[key]
-    if not isinstance(value, list):
-        raise SpecError(f"`{key}` must be an array of strings", (*path, key))
-    for index, item in enumerate(value):
-        if not isinstance(item, str) or not pattern.fullmatch(item.strip()):
-            raise SpecError(f"`{key}` must hold {what}s; got {_shown(item)}", (*path, key, index))
-    return tuple(dict.fromkeys(item.strip() for item in value))
 
 
 def _crates(table: Mapping[str, Any]) -> tuple[CrateMatch, ...]:
@@ -266,21 +206,21 @@ def _crates(table: Mapping[str, Any]) -> tuple[CrateMatch, ...]:
             item = {"name": item}
         elif not isinstance(item, Mapping):
             raise SpecError("a crate is a name or a table { name, versions, feature }", path)
-        _known_keys(item, _CRATE_KEYS, path, "a crate entry")
+        known_keys(item, _CRATE_KEYS, path, "a crate entry")
         if "name" not in item:
             raise SpecError("a crate entry needs `name`", path, at_key=True)
-        name = _string(item, "name", path)
+        name = string_value(item, "name", path)
         if not _CRATE.fullmatch(name):
-            raise SpecError(f"not a crate name: {_shown(name)}", (*path, "name"))
+            raise SpecError(f"not a crate name: {shown(name)}", (*path, "name"))
         versions = None
         if "versions" in item:
-            versions = _string(item, "versions", path)
+            versions = string_value(item, "versions", path)
             if not semver.is_requirement(versions):
                 raise SpecError(
-                    f"`versions` is not a cargo version requirement: {_shown(versions)}",
+                    f"`versions` is not a cargo version requirement: {shown(versions)}",
                     (*path, "versions"),
                 )
-        feature = _feature(item, "feature", path) if "feature" in item else None
+        feature = feature_value(item, "feature", path) if "feature" in item else None
         crates.append(CrateMatch(name, versions, feature))
     return tuple(crates)
 
@@ -293,7 +233,7 @@ def _used_when(value: Any) -> UsedWhen:
         raise SpecError(
             "`used-when` must be a table of one or more of: " + ", ".join(_USED_KEYS), path
         )
-    _known_keys(value, _USED_KEYS, path, "`used-when`")
+    known_keys(value, _USED_KEYS, path, "`used-when`")
     selected_by = None
     if "selected-by" in value:
         selected_by = _selected_by(value["selected-by"], (*path, "selected-by"))
@@ -301,15 +241,15 @@ def _used_when(value: Any) -> UsedWhen:
     avoiding: tuple[str, ...] = ()
     raw = value.get("reachable")
     if isinstance(raw, Mapping):
-        _known_keys(raw, _REACHABLE_KEYS, (*path, "reachable"), "`reachable`")
+        known_keys(raw, _REACHABLE_KEYS, (*path, "reachable"), "`reachable`")
         reachable = True
-        avoiding = _strings(raw, "avoiding", (*path, "reachable"), _CRATE, "a crate name")
+        avoiding = strings_value(raw, "avoiding", (*path, "reachable"), _CRATE, "a crate name")
     elif raw is not None:
-        reachable = _bool(value, "reachable", path, default=False)
+        reachable = bool_value(value, "reachable", path, default=False)
     used = UsedWhen(
-        built=_bool(value, "built", path, default=False),
+        built=bool_value(value, "built", path, default=False),
         selected_by=selected_by,
-        direct=_bool(value, "direct-dependency", path, default=False),
+        direct=bool_value(value, "direct-dependency", path, default=False),
         reachable=reachable,
         avoiding=avoiding,
         handled_by=_handled_by(value.get("unless-handled-by"), (*path, "unless-handled-by")),
@@ -330,16 +270,16 @@ def _handled_by(value: Any, path: KeyPath) -> tuple[HandledBy, ...]:
         where = (*path, index)
         if not isinstance(item, Mapping):
             raise SpecError("an `unless-handled-by` entry is a table { crate, feature }", where)
-        _known_keys(item, _HANDLED_KEYS, where, "an `unless-handled-by` entry")
+        known_keys(item, _HANDLED_KEYS, where, "an `unless-handled-by` entry")
         for required in ("crate", "feature"):
             if required not in item:
                 raise SpecError(
                     f"an `unless-handled-by` entry needs `{required}`", where, at_key=True
                 )
-        crate = _string(item, "crate", where)
+        crate = string_value(item, "crate", where)
         if not _CRATE.fullmatch(crate):
-            raise SpecError(f"not a crate name: {_shown(crate)}", (*where, "crate"))
-        handled.append(HandledBy(crate, _feature(item, "feature", where)))
+            raise SpecError(f"not a crate name: {shown(crate)}", (*where, "crate"))
+        handled.append(HandledBy(crate, feature_value(item, "feature", where)))
     return tuple(handled)
 
 
@@ -348,35 +288,35 @@ def _third_party(value: Any, path: KeyPath) -> ThirdParty | None:
         return None
     if not isinstance(value, Mapping):
         raise SpecError("`third-party` must be a table { severity, own }", path)
-    _known_keys(value, _THIRD_PARTY_KEYS, path, "`third-party`")
+    known_keys(value, _THIRD_PARTY_KEYS, path, "`third-party`")
     if "severity" not in value:
         raise SpecError("`third-party` needs `severity`", path, at_key=True)
     try:
-        severity = Severity.parse(_string(value, "severity", path))
+        severity = Severity.parse(string_value(value, "severity", path))
     except ValueError as error:
         raise SpecError(str(error), (*path, "severity")) from None
-    return ThirdParty(severity, _strings(value, "own", path, _CRATE, "a crate name"))
+    return ThirdParty(severity, strings_value(value, "own", path, _CRATE, "a crate name"))
 
 
 def _selected_by(value: Any, path: KeyPath) -> SelectedBy:
     if not isinstance(value, Mapping):
         raise SpecError("`selected-by` must be a table { feature, crates, means }", path)
-    _known_keys(value, _SELECTED_KEYS, path, "`selected-by`")
+    known_keys(value, _SELECTED_KEYS, path, "`selected-by`")
     for required in ("feature", "crates"):
         if required not in value:
             raise SpecError(f"`selected-by` needs `{required}`", path, at_key=True)
-    crates = _strings(value, "crates", path, _CRATE, "a crate name")
+    crates = strings_value(value, "crates", path, _CRATE, "a crate name")
     if not crates:
         raise SpecError("`crates` of `selected-by` must not be empty", (*path, "crates"))
     return SelectedBy(
-        feature=_feature(value, "feature", path),
+        feature=feature_value(value, "feature", path),
         crates=crates,
-        means=_string(value, "means", path) if "means" in value else "",
+        means=string_value(value, "means", path) if "means" in value else "",
     )
 
 
 def _capabilities(table: Mapping[str, Any]) -> tuple[str, ...]:
-    needs = _strings(table, "target-needs", (), _NAME, "a capability")
+    needs = strings_value(table, "target-needs", (), _NAME, "a capability")
     for index, capability in enumerate(needs):
         if capability not in CAPABILITIES:
             raise SpecError(
@@ -393,11 +333,11 @@ def _doc(value: Any) -> RuleDoc:
         return RuleDoc()
     if not isinstance(value, Mapping):
         raise SpecError("`doc` must be a table of documentation sections", path)
-    _known_keys(value, _DOC_KEYS, path, "`doc`")
+    known_keys(value, _DOC_KEYS, path, "`doc`")
     text: dict[str, str] = {}
     for key in _DOC_KEYS[:-1]:
         if key in value:
-            text[key.replace("-", "_")] = _string(value, key, path, lines=True)
+            text[key.replace("-", "_")] = string_value(value, key, path, lines=True)
     references: tuple[str, ...] = ()
     if "references" in value:
         raw = value["references"]
@@ -405,7 +345,7 @@ def _doc(value: Any) -> RuleDoc:
             message = "`references` must be an array of non-empty strings"
             raise SpecError(message, (*path, "references"))
         references = tuple(
-            _text(item, "a reference", (*path, "references", index))
+            text_value(item, "a reference", (*path, "references", index))
             for index, item in enumerate(raw)
         )
     return RuleDoc(**text, references=references)

@@ -16,8 +16,8 @@ from featcheck.fixes.apply import plan_changes
 from featcheck.graph import DependencyGraph
 from featcheck.options import AuditOptions
 from featcheck.pipeline import audit_project
-from featcheck.probe.command import build_statement, probe_error
-from featcheck.probe.plan import BuildPlan, BuiltProbe
+from featcheck.probe.command import built, confirm_build, probe_error
+from featcheck.probe.plan import BuiltProbe
 from featcheck.probe.resolve import BackendConfig, MemberGraph, Pin, graph_with_changes
 from featcheck.probe.resolve import member_graph as resolve_member_graph
 from featcheck.probe.rules.crate import RuleProbeBuilder
@@ -116,12 +116,13 @@ def _run(options: RuleProbeOptions, say: Callable[[str], None]) -> RuleProbeRepo
     findings = _findings(resolved, options, say)
     pairs = [_configurations(resolved, finding, options) for finding in findings]
     plans = [[builder.plan(config, mlp=False) for config in pair[:2]] for pair in pairs]
-    _confirm([plan for both in plans for plan in both], resolved, options, say)
+    every = [plan for both in plans for plan in both]
+    confirm_build(every, resolved.member.name, resolved.lockfile is not None, options.confirm, say)
     results = []
     for finding, (current, fixed, fix), (plan_now, plan_fixed) in zip(
         findings, pairs, plans, strict=True
     ):
-        builds = (_built(builder, plan_now, say), _built(builder, plan_fixed, say))
+        builds = (built(builder, plan_now, say), built(builder, plan_fixed, say))
         program = program_for(finding.crate)
         assert program is not None  # _findings keeps only findings with a program
         say(f"timing {finding.crate} {finding.crate_version}: {program.work}, {options.runs} runs")
@@ -233,30 +234,6 @@ def _pin(graph: DependencyGraph, finding: Finding) -> Pin:
             "the probe builds registry crates only"
         )
     return Pin(node.name, node.version, tuple(sorted(node.features)))
-
-
-def _confirm(
-    plans: list[BuildPlan],
-    resolved: MemberGraph,
-    options: RuleProbeOptions,
-    say: Callable[[str], None],
-) -> None:
-    """State what the builds to come compile and run, and ask before compiling anything."""
-    to_build = [plan for plan in plans if not plan.cached]
-    if not to_build:
-        return
-    lockfile = "the checkout's Cargo.lock" if resolved.lockfile is not None else "cargo resolves"
-    statement = build_statement(to_build, resolved.member.name, lockfile)
-    say(statement)
-    if options.confirm is not None and not options.confirm(statement):
-        raise FeatcheckError("nothing was built: the probe's build was not confirmed")
-
-
-def _built(builder: RuleProbeBuilder, plan: BuildPlan, say: Callable[[str], None]) -> BuiltProbe:
-    built = builder.build(plan)
-    if built.cached:
-        say(f"using the probe built before for {plan.config.backend}: nothing is compiled")
-    return built
 
 
 def _timed(
