@@ -138,9 +138,12 @@ def _findings(
 ) -> list[Finding]:
     """The member's findings on the host that a program can time, of the codes asked for."""
     say(f"auditing {resolved.member.name} for its findings and featcheck's fixes")
+    wanted = {code.upper() for code in options.codes}
     result = audit_project(
         resolved.manifest,
         AuditOptions(
+            # A rule named runs even where it is opt-in (FC015's hint): it was asked for.
+            select=tuple(sorted(wanted - {"ALL"})),
             packages=(resolved.member.name,),
             targets=(resolved.target,),
             offline=options.offline,
@@ -148,7 +151,6 @@ def _findings(
             on_command=options.on_command,
         ),
     )
-    wanted = {code.upper() for code in options.codes}
     found = [
         f
         for f in result.findings
