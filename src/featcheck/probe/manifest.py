@@ -76,6 +76,14 @@ def render_cargo_toml(config: BackendConfig, bin_name: str, *, mlp: bool) -> str
         "[target.'cfg(unix)'.dependencies]",
         'libc = "0.2"',
         "",
+        *release_and_workspace(config),
+    ]
+    return "\n".join(lines)
+
+
+def release_and_workspace(config: BackendConfig) -> list[str]:
+    """A probe manifest's last lines: the member's speed settings, and no workspace above."""
+    return [
         "[profile.release]",
         "debug = false",
         *(f"{key} = {value_text(value)}" for key, value in sorted(config.profile.items())),
@@ -84,4 +92,3 @@ def render_cargo_toml(config: BackendConfig, bin_name: str, *, mlp: bool) -> str
         "[workspace]",
         "",
     ]
-    return "\n".join(lines)

@@ -204,6 +204,24 @@ def run_once(
     before = _read_cpu_times()
     children_before = _children_cpu_seconds()
     started = time.monotonic()
+    stdout = run_program(command, timeout, environment)
+    elapsed = time.monotonic() - started
+    after = _read_cpu_times()
+    children_after = _children_cpu_seconds()
+    probe_cpu = (
+        children_after - children_before
+        if children_before is not None and children_after is not None
+        else None
+    )
+    load = run_load(before, after, probe_cpu, elapsed, usable_cores())
+    return parse_probe_output(stdout), load
+
+
+def run_program(
+    command: list[str], timeout: float, environment: dict[str, str] | None = None
+) -> str:
+    """Run a probe binary (ours, built in the cache) and return what it printed; one line
+    saying why where it does not finish or fails."""
     try:
         output = subprocess.run(
             command,
@@ -218,19 +236,10 @@ def run_once(
         raise FeatcheckError(f"the probe did not finish within {timeout:g} s") from None
     except OSError as error:
         raise FeatcheckError(f"could not run the probe: {error.strerror or error}") from None
-    elapsed = time.monotonic() - started
-    after = _read_cpu_times()
-    children_after = _children_cpu_seconds()
     if output.returncode != 0:
         message = (output.stderr.strip().splitlines() or ["no message"])[-1]
         raise FeatcheckError(f"the probe failed (exit {output.returncode}): {message}")
-    probe_cpu = (
-        children_after - children_before
-        if children_before is not None and children_after is not None
-        else None
-    )
-    load = run_load(before, after, probe_cpu, elapsed, usable_cores())
-    return parse_probe_output(output.stdout), load
+    return output.stdout
 
 
 def _average(values: list[float]) -> float | None:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from featcheck.probe.build import ProbeBuilder
 from featcheck.probe.cache import CACHE_VERSION, binary_name, write_if_changed
-from featcheck.probe.manifest import dependency_line, toml_string, value_text
+from featcheck.probe.manifest import dependency_line, release_and_workspace, toml_string
 from featcheck.probe.resolve import BackendConfig
 from featcheck.probe.rules.programs import Program, program_for
 from featcheck.probe.toolset import Toolset
@@ -35,13 +35,7 @@ def render_manifest(config: BackendConfig, program: Program, bin_name: str) -> s
             "[dependencies]",
             *(dependency_line(pin.name, pin.version, pin.features) for pin in config.pins),
             "",
-            "[profile.release]",
-            "debug = false",
-            *(f"{key} = {value_text(value)}" for key, value in sorted(config.profile.items())),
-            "",
-            "# Keep the probe out of any workspace above it.",
-            "[workspace]",
-            "",
+            *release_and_workspace(config),
         ]
     )
 

@@ -4,10 +4,8 @@ the member builds the crate and as featcheck's fix builds it (see the package's 
 from __future__ import annotations
 
 import statistics
-import subprocess
-import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from featcheck.audit import find_manifest
@@ -17,6 +15,7 @@ from featcheck.graph import DependencyGraph
 from featcheck.options import AuditOptions
 from featcheck.pipeline import audit_project
 from featcheck.probe.command import built, confirm_build, probe_error
+from featcheck.probe.measure import run_program
 from featcheck.probe.plan import BuiltProbe
 from featcheck.probe.resolve import BackendConfig, MemberGraph, Pin, graph_with_changes
 from featcheck.probe.resolve import member_graph as resolve_member_graph
@@ -175,12 +174,7 @@ def _configurations(
     confirmed fix, with the rule's feature added)."""
     now = _pin(resolved.graph, finding)
     current = BackendConfig(
-        resolved.member.name,
-        resolved.target,
-        "",
-        (now,),
-        resolved.lockfile,
-        resolved.profile,
+        resolved.member.name, resolved.target, "", (now,), resolved.lockfile, resolved.profile
     )
     if finding.fix is not None and finding.fix.safe:
         changes = {c.path: c.updated for c in plan_changes([finding])}
@@ -191,30 +185,19 @@ def _configurations(
             timeout=options.timeout,
             on_command=options.on_command,
         )
-        fixed = BackendConfig(
-            resolved.member.name,
-            resolved.target,
-            "",
-            (_pin(after.graph, finding),),
-            after.lockfile,
-            after.profile,
-            "with featcheck's fix",
+        fixed = replace(
+            current,
+            pins=(_pin(after.graph, finding),),
+            lockfile=after.lockfile,
+            profile=after.profile,
+            label="with featcheck's fix",
         )
         return current, fixed, f"featcheck's fix: {finding.fix.description}"
     # No confirmed fix (and none for a feature that costs when on): the feature itself.
     present = finding.feature in now.features
-    features = set(now.features) ^ {finding.feature}
-    changed = Pin(now.name, now.version, tuple(sorted(features)))
+    changed = Pin(now.name, now.version, tuple(sorted(set(now.features) ^ {finding.feature})))
     label = f"without `{finding.feature}`" if present else f"with `{finding.feature}`"
-    fixed = BackendConfig(
-        resolved.member.name,
-        resolved.target,
-        "",
-        (changed,),
-        resolved.lockfile,
-        resolved.profile,
-        label,
-    )
+    fixed = replace(current, pins=(changed,), label=label)
     if present:
         return current, fixed, f"`{finding.feature}` turned off"
     return current, fixed, f"`{finding.feature}` added; featcheck has no confirmed fix"
@@ -263,28 +246,8 @@ def _timed(
 
 def _run_program(binary: Path, timeout: float) -> list[tuple[str, float, str]]:
     """One run of a probe program: `name<TAB>median ms<TAB>result` per workload."""
-    started = time.monotonic()
-    try:
-        done = subprocess.run(
-            [str(binary)],
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            check=False,
-            stdin=subprocess.DEVNULL,
-        )
-    except subprocess.TimeoutExpired:
-        raise FeatcheckError(f"the probe did not finish within {timeout:g} s") from None
-    except OSError as error:
-        raise FeatcheckError(f"could not run the probe: {error.strerror or error}") from None
-    if done.returncode != 0:
-        message = (done.stderr.strip().splitlines() or ["no message"])[-1]
-        raise FeatcheckError(
-            f"the probe failed (exit {done.returncode}) after "
-            f"{time.monotonic() - started:.1f} s: {message}"
-        )
     rows = []
-    for line in done.stdout.splitlines():
+    for line in run_program([str(binary)], timeout).splitlines():
         name, _, rest = line.partition("\t")
         text, _, result = rest.partition("\t")
         try:
