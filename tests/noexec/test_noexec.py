@@ -35,6 +35,7 @@ from featcheck.options import AuditOptions, Resolver
 from featcheck.pipeline import audit_project
 from featcheck.report import AuditResult, Location
 from featcheck.severity import Confidence, FailOn, Severity
+from featcheck.workspace.table import build_index
 
 REGISTRY = FIXTURES / "registry"
 
@@ -230,7 +231,7 @@ def _registry_packages(path: Path, home: Path) -> tuple[frozenset[str], frozense
     document = build_metadata(path / "Cargo.toml", _env(home)).document
     cfg = builtin_cfg(detect_host_triple())
     graphs = resolve_builds(
-        document,
+        build_index(document),
         document["workspace_members"],
         [cfg],
         resolver_version(read_manifest(path / "Cargo.toml").data),

@@ -31,6 +31,7 @@ from featcheck.featureset import (
 )
 from featcheck.matrix import plan_configurations
 from featcheck.resolution import resolve_configurations
+from featcheck.workspace.table import build_index
 
 OPTIONAL = WORKSPACES / "optional-backend"
 BACKENDS = WORKSPACES / "backend-features"
@@ -326,7 +327,7 @@ def test_each_configuration_resolves_as_cargo_tree_does(registry_views: Registry
         }
         jobs = [(ids[m], a) for (m, _), a in applied.items()]
         graphs = resolve_configurations(
-            metadata,
+            build_index(metadata),
             jobs,
             [target_cfg(t) for t in targets],
             workspace_resolver(workspace, metadata),

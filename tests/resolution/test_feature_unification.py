@@ -32,6 +32,7 @@ from featcheck.cargo.tree_text import parse_tree_text
 from featcheck.featureset import FeatureSelection, each_feature, member_selection
 from featcheck.graph import DependencyGraph, Node
 from featcheck.resolution import resolve_builds, resolve_configurations
+from featcheck.workspace.table import build_index
 
 UNIFY_WORKSPACE = (
     '--config=resolver.feature-unification="workspace"',
@@ -104,7 +105,9 @@ def unified_differences(
     resolver = workspace_resolver(workspace, metadata)
     host = target_cfg(host_triple())
     cfgs = [target_cfg(t) for t in targets]
-    graphs = resolve_builds(metadata, members, cfgs, resolver, host=host, unify_workspace=True)
+    graphs = resolve_builds(
+        build_index(metadata), members, cfgs, resolver, host=host, unify_workspace=True
+    )
 
     def compare(job: tuple[int, tuple[str, str]]) -> list[str]:
         number, (member, triple) = job
@@ -187,7 +190,7 @@ def test_feature_flags_apply_to_every_member_as_nightly_cargo_applies_them(
     jobs = [(packages[m]["id"], member_selection(s, packages[m])[0]) for m, s in cases]
     triple = host_triple()
     graphs = resolve_configurations(
-        metadata,
+        build_index(metadata),
         jobs,
         [target_cfg(triple)],
         workspace_resolver(workspace, metadata),

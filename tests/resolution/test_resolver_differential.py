@@ -27,6 +27,7 @@ from featcheck.cargo.tree_text import parse_tree_text
 from featcheck.graph import DependencyGraph
 from featcheck.resolution import resolve_builds, resolver_version
 from featcheck.semantics.cfg import TargetCfg
+from featcheck.workspace.table import build_index
 
 CROSS_TARGETS = ("x86_64-pc-windows-msvc", "aarch64-apple-darwin")
 
@@ -154,7 +155,9 @@ def check_workspace(
     members = list(metadata["workspace_members"])
     cfgs = [target_cfg(t) for t in targets]
     resolver = workspace_resolver(workspace, metadata)
-    graphs = resolve_builds(metadata, members, cfgs, resolver, host=target_cfg(host_triple()))
+    graphs = resolve_builds(
+        build_index(metadata), members, cfgs, resolver, host=target_cfg(host_triple())
+    )
 
     def compare(job: tuple[int, tuple[str, str]]) -> list[str]:
         number, (member, triple) = job
@@ -188,6 +191,8 @@ def test_the_comparison_notices_a_wrong_answer(
     metadata = cargo_metadata(workspace)
     (member,) = metadata["workspace_members"]
     host = target_cfg(host_triple())
-    wrong = resolve_builds(metadata, [member], [host], 2, host=host)[(member, host.triple)]
+    wrong = resolve_builds(build_index(metadata), [member], [host], 2, host=host)[
+        (member, host.triple)
+    ]
     found = differences(cargo_tree_graph(workspace, member, host.triple), wrong)
     assert any("burn-flex" in line and "rayon" in line for line in found)

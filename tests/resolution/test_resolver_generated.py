@@ -35,6 +35,7 @@ from test_resolver_differential import (
 )
 
 from featcheck.resolution import resolve_builds
+from featcheck.workspace.table import build_index
 
 _EXAMPLES = os.environ.get("FEATCHECK_DIFF_EXAMPLES")
 PLATFORMS = (
@@ -452,7 +453,7 @@ def test_what_is_linked_leaves_out_the_host_side(
     metadata = cargo_metadata(workspace, env)
     (member,) = metadata["workspace_members"]
     host = target_cfg(host_triple())
-    ours = resolve_builds(metadata, [member], [host], int(resolver), host=host)[
+    ours = resolve_builds(build_index(metadata), [member], [host], int(resolver), host=host)[
         (member, host.triple)
     ]
     cargo = cargo_tree_graph(workspace, member, host.triple, env)

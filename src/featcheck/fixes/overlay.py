@@ -209,13 +209,12 @@ class OverlayCheck:
         if member is None:
             return Answer(False, reason="the member is not in the fixed copy")
         graphs = resolve_builds(
-            metadata.raw,
+            metadata.index,
             [member.id],
             [self.cfgs[pending.target]],
             self.resolver,
             host=self.host,
             features=pending.selection,
-            index=metadata.index,
             unify_workspace=self.unify_workspace,
         )
         graph = graphs[(member.id, pending.target)]

@@ -10,10 +10,9 @@ cargo's feature resolver over that data for each (member, target) and returns th
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from enum import Enum
-from typing import Any
 
 from featcheck.deadline import NO_DEADLINE, Deadline
 from featcheck.errors import FeatcheckError
@@ -23,7 +22,7 @@ from featcheck.resolution.context import BuildContext
 from featcheck.resolution.features import FeatureSelectionError
 from featcheck.resolution.session import TargetSession
 from featcheck.semantics.cfg import TargetCfg
-from featcheck.workspace.table import PackageIndex, build_index
+from featcheck.workspace.table import PackageIndex
 
 
 def _member_index(index: PackageIndex, member: str) -> int:
@@ -55,22 +54,22 @@ class _Current(Enum):
 
 
 def resolve_builds(
-    metadata_json: Mapping[str, Any],
+    index: PackageIndex,
     members: Sequence[str],
     cfgs: Sequence[TargetCfg],
     resolver: int,
     *,
     host: TargetCfg | None = None,
     current: str | _Current | None = _Current.FROM_METADATA,
-    index: PackageIndex | None = None,
     features: FeatureSelection = DEFAULT,
     unify_workspace: bool = False,
 ) -> dict[tuple[str, str], DependencyGraph]:
     """The graph of `cargo build -p MEMBER --target T` for every member and target.
 
-    Keys are (member package id, target triple). `metadata_json` is the parsed output of
+    Keys are (member package id, target triple). `index` is the workspace's package table, from
     `cargo metadata --format-version 1` run without `--filter-platform` or feature flags (its
-    resolve must hold every platform's edges). `resolver` is 1, 2 or 3 (see `resolver_version`).
+    resolve must hold every platform's edges) or from files (`--no-exec`). `resolver` is 1, 2
+    or 3 (see `resolver_version`).
     `host` is the cfg of the machine cargo runs on: build scripts, proc-macros and their
     dependencies are built for it, so their `[target.X]` tables are evaluated against it. It
     defaults to each target's own cfg, which is exact when auditing the host target.
@@ -79,10 +78,10 @@ def resolve_builds(
     working directory's); None for a virtual manifest. It matters only for resolver 1, where
     cargo resolves that package along with the `-p` one. By default it is metadata's
     `resolve.root`, right whenever the builds are meant for the manifest metadata ran for.
-    Pass `index` to reuse a `build_index(metadata_json)` already made. `features` is the
-    feature selection (`--features`, `--no-default-features`, `--all-features`) as it applies
-    to each member (see `featureset.member_selection`); the metadata must then come from
-    `cargo metadata --all-features`, whose resolve holds every optional dependency.
+    `features` is the feature selection (`--features`, `--no-default-features`,
+    `--all-features`) as it applies to each member (see `featureset.member_selection`); the
+    metadata must then come from `cargo metadata --all-features`, whose resolve holds every
+    optional dependency.
     Raises `FeatureSelectionError` when a member does not define a feature it is given.
     `unify_workspace`: features unify over every workspace member's build, as cargo's
     `resolver.feature-unification = "workspace"` asks (each graph still only what the member
@@ -90,13 +89,12 @@ def resolve_builds(
     """
     jobs = [(member, features) for member in members]
     graphs = resolve_configurations(
-        metadata_json,
+        index,
         jobs,
         cfgs,
         resolver,
         host=host,
         current=current,
-        index=index,
         unify_workspace=unify_workspace,
     )
     return {(member, triple): graph for (member, triple, _), graph in graphs.items()}
@@ -107,14 +105,13 @@ Job = tuple[str, FeatureSelection]
 
 
 def resolve_configurations(
-    metadata_json: Mapping[str, Any],
+    index: PackageIndex,
     jobs: Sequence[Job],
     cfgs: Sequence[TargetCfg],
     resolver: int,
     *,
     host: TargetCfg | None = None,
     current: str | _Current | None = _Current.FROM_METADATA,
-    index: PackageIndex | None = None,
     errors: dict[Job, FeatureSelectionError] | None = None,
     deadline: Deadline = NO_DEADLINE,
     unify_workspace: bool = False,
@@ -127,18 +124,15 @@ def resolve_configurations(
     pair."""
     if resolver not in (1, 2, 3):
         raise FeatcheckError(f"unknown feature resolver {resolver} (cargo knows 1, 2, 3)")
-    if index is None:
-        index = build_index(metadata_json)
     contexts = [
         BuildContext(index, cfg, host or cfg, resolver, unify_workspace=unify_workspace)
         for cfg in cfgs
     ]
     with _no_cyclic_gc():
-        return _resolve_all(metadata_json, jobs, index, contexts, current, errors, deadline)
+        return _resolve_all(jobs, index, contexts, current, errors, deadline)
 
 
 def _resolve_all(
-    metadata_json: Mapping[str, Any],
     jobs: Sequence[Job],
     index: PackageIndex,
     contexts: Sequence[BuildContext],
@@ -147,7 +141,7 @@ def _resolve_all(
     deadline: Deadline,
 ) -> dict[tuple[str, str, FeatureSelection], DependencyGraph]:
     if current is _Current.FROM_METADATA:
-        current = (metadata_json.get("resolve") or {}).get("root")
+        current = index.resolve_root
     current_position = None if current is None else _member_index(index, current)
     positions = [(_member_index(index, member), job) for job in jobs for member in job[:1]]
     graphs: dict[tuple[str, str, FeatureSelection], DependencyGraph] = {}

@@ -10,7 +10,7 @@ from featcheck.stages.members import Run, Scope
 
 def plan_builds(run: Run, scope: Scope) -> ConfigurationPlan:
     """The feature selections to resolve for each member, and those cargo would refuse."""
-    root_id = (scope.metadata.raw.get("resolve") or {}).get("root")
+    root_id = scope.metadata.index.resolve_root
     return plan_configurations(
         [scope.metadata.packages.document(m.id) for m in scope.members],
         scope.requested,

@@ -58,7 +58,7 @@ class ResolverModel:
     @property
     def current(self) -> int | None:
         """The package cargo runs for (metadata's `resolve.root`), as `resolve_builds` takes it."""
-        root = (self.metadata.raw.get("resolve") or {}).get("root")
+        root = self.index.resolve_root
         return self.index.by_id.get(root) if root is not None else None
 
     def what_if(self, deadline: Deadline) -> WhatIf:
@@ -98,13 +98,12 @@ def _resolve_in_process(
 ) -> Builds:
     errors: dict[tuple[str, FeatureSelection], FeatureSelectionError] = {}
     graphs = resolve_configurations(
-        model.metadata.raw,
+        model.index,
         plan.distinct_jobs(),
         list(model.cfgs.values()),
         model.resolver,
         host=model.host,
         errors=errors,
-        index=model.index,
         deadline=deadline,
         unify_workspace=model.unify_workspace,
     )

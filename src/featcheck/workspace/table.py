@@ -171,6 +171,8 @@ class PackageIndex:
     by_id: dict[str, int]
     workspace_root: str
     members: tuple[str, ...]
+    resolve_root: str | None = None
+    """The package cargo ran for (metadata's `resolve.root`): None for a virtual manifest."""
 
 
 def declaration(raw: Mapping[str, Any]) -> Declaration:
@@ -227,4 +229,5 @@ def build_index(metadata: Mapping[str, Any]) -> PackageIndex:
     }
     members = tuple(metadata.get("workspace_members", ()))
     table = PackageTable(raw, by_id, nodes, by_directory)
-    return PackageIndex(table, by_id, str(metadata.get("workspace_root", "")), members)
+    root = str(metadata.get("workspace_root", ""))
+    return PackageIndex(table, by_id, root, members, resolve.get("root"))
