@@ -9,12 +9,13 @@ What runs before cargo starts is kept free of the `dataclasses` module: its impo
 brings `inspect`) and the methods it generates for each class cost 15 ms of a clean crate's
 audit, measured beside cargo in benchmarks/bench_cli.py. The value types on that path
 (`AuditOptions`, `FeatureSelection`, the runner's, the gate's and the toolchain's) are
-NamedTuples, and `CargoRunner` is a plain class; the stages after cargo use dataclasses.
+NamedTuples, `CargoRunner` is a plain class and `MetadataSource` a Protocol; the stages after
+cargo use dataclasses.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import NamedTuple
@@ -26,6 +27,7 @@ from featcheck.cargo.runner import CargoRunner
 from featcheck.errors import FeatcheckError
 from featcheck.lockfile import LockfileGuard, refuse_lockfile_links
 from featcheck.options import AuditOptions, beyond_defaults
+from featcheck.sources import MetadataSource
 
 KEPT_UNTIL_EXIT: list[object] | None = None
 """Set to a list by a process that ends right after its audit (the command line, which exits
@@ -86,26 +88,20 @@ class Started(NamedTuple):
 
     manifest: Path
     options: AuditOptions
-    runner: CargoRunner
+    source: MetadataSource
     pending: PendingMetadata
     all_features: bool
     """Whether cargo was asked with `--all-features`."""
 
 
-@contextmanager
-def started_audit(
-    path: Path, options: AuditOptions, runner_class: type[CargoRunner]
-) -> Iterator[Started]:
-    """The audit of PATH with `cargo metadata` started (by a `runner_class`: `--no-exec`'s
-    reads files instead), inside the guard that restores Cargo.lock after cargo."""
-    for target in options.targets:  # each reaches rustc's and cargo's command lines
-        try:
-            target_triple(target)
-        except GateError as error:
-            raise FeatcheckError(f"--target: {error}") from None
-    manifest = find_manifest(path)
-    runner = runner_class(
-        manifest.parent,
+SourceFactory = Callable[[Path, AuditOptions], MetadataSource]
+"""Makes an audit's source for the directory of its manifest."""
+
+
+def cargo_source(workdir: Path, options: AuditOptions) -> CargoRunner:
+    """cargo, run with the audit's network, lockfile, time and trust choices."""
+    return CargoRunner(
+        workdir,
         offline=options.offline,
         locked=options.locked,
         timeout=options.timeout,
@@ -113,15 +109,29 @@ def started_audit(
         trust_checkout=options.trust_checkout,
         on_progress=options.on_progress,
     )
-    checkout = runner.checkout
+
+
+@contextmanager
+def started_audit(path: Path, options: AuditOptions, source_of: SourceFactory) -> Iterator[Started]:
+    """The audit of PATH with its workspace on its way from the source `source_of` makes
+    (`cargo_source`, or `--no-exec`'s files), inside the guard that restores Cargo.lock after
+    cargo."""
+    for target in options.targets:  # each reaches rustc's and cargo's command lines
+        try:
+            target_triple(target)
+        except GateError as error:
+            raise FeatcheckError(f"--target: {error}") from None
+    manifest = find_manifest(path)
+    source = source_of(manifest.parent, options)
+    checkout = source.checkout
     # Before cargo starts: the audited manifest may be a link out of the checkout (cargo would
     # read it), a Cargo.lock one cargo would write through (kept or not).
     check_within(manifest, checkout, "reading a Cargo.toml")
     refuse_lockfile_links(manifest, checkout)
     with nullcontext() if options.update_lockfile else LockfileGuard.around(manifest, checkout):
         all_features = beyond_defaults(options.configurations, options.each_feature)
-        pending = runner.start_metadata(manifest, all_features=all_features)
+        pending = source.start_metadata(manifest, all_features=all_features)
         try:
-            yield Started(manifest, options, runner, pending, all_features)
+            yield Started(manifest, options, source, pending, all_features)
         finally:
             pending.cancel()

@@ -9,16 +9,16 @@ from dataclasses import replace
 from pathlib import Path
 
 from featcheck import audit
-from featcheck.audit import Started, started_audit
+from featcheck.audit import Started, cargo_source, started_audit
 from featcheck.cargo.process import ProcessRefused, refusing_processes
-from featcheck.cargo.runner import CargoRunner
 from featcheck.deadline import Deadline
 from featcheck.errors import FeatcheckError
 from featcheck.locate import ManifestCache
-from featcheck.noexec.runner import FileRunner
+from featcheck.noexec.source import file_source
 from featcheck.options import AuditOptions, Resolver
 from featcheck.report import AuditResult
 from featcheck.rules import builtin_rules, check_builtin_codes
+from featcheck.sources import MetadataSource
 from featcheck.stages.configurations import plan_builds, with_every_feature
 from featcheck.stages.detect import detect_all
 from featcheck.stages.finish import finish, new_result
@@ -35,8 +35,8 @@ def audit_project(
     while cargo works. (The command line starts cargo before it loads this: cli/lazy.py.)"""
     if options.select or options.ignore:
         check_builtin_codes(options.select, options.ignore)
-    runner_class = FileRunner if options.no_exec else CargoRunner
-    with started_audit(path, options, runner_class) as started:
+    source_of = file_source if options.no_exec else cargo_source
+    with started_audit(path, options, source_of) as started:
         return audit_started(started, meanwhile)
 
 
@@ -44,14 +44,14 @@ def audit_started(started: Started, meanwhile: Callable[[], object] | None = Non
     """The audit once cargo is working on its metadata: what does not need the answer is done
     while it works (the manifest read, a broken one getting featcheck's one-line error, not
     cargo's; rustc asked for the targets' cfg; the last answer's audit), then the rest."""
-    manifest, options, runner, pending, all_features = started
+    manifest, options, source, pending, all_features = started
     try:
         builtin_rules()  # the rule specs, read once per process
-        manifests = ManifestCache(runner.checkout)
+        manifests = ManifestCache(source.checkout)
         manifests.get(manifest)
         if meanwhile is not None:
             meanwhile()
-        _warm_target_cfgs(runner, options.targets)
+        _warm_target_cfgs(source, options.targets)
         pending.read_last_answer()
         ahead = _audit_ahead(pending.last_answer, started, manifests)
         metadata = pending.result()
@@ -63,7 +63,7 @@ def audit_started(started: Started, meanwhile: Callable[[], object] | None = Non
         if ahead is not None and ahead[0] is metadata:  # cargo answered the same again
             return ahead[1]
         return audit_workspace(
-            manifest, options, runner, metadata, manifests, all_features=all_features
+            manifest, options, source, metadata, manifests, all_features=all_features
         )
     finally:
         pending.settle()
@@ -84,7 +84,7 @@ def _audit_ahead(
             result = audit_workspace(
                 started.manifest,
                 options,
-                started.runner,
+                started.source,
                 known,
                 manifests,
                 all_features=started.all_features,
@@ -94,11 +94,11 @@ def _audit_ahead(
     return known, result
 
 
-def _warm_target_cfgs(runner: CargoRunner, targets: tuple[str, ...]) -> None:
-    """Fill the runner's caches of rustc answers; an error is left for the real call to raise."""
+def _warm_target_cfgs(source: MetadataSource, targets: tuple[str, ...]) -> None:
+    """Fill the source's caches of rustc answers; an error is left for the real call to raise."""
     try:
-        for target in targets or (runner.host_triple(),):
-            runner.target_cfg(target)
+        for target in targets or (source.host_triple(),):
+            source.target_cfg(target)
     except FeatcheckError:
         pass
 
@@ -106,16 +106,16 @@ def _warm_target_cfgs(runner: CargoRunner, targets: tuple[str, ...]) -> None:
 def audit_workspace(
     manifest: Path,
     options: AuditOptions,
-    runner: CargoRunner,
+    source: MetadataSource,
     metadata: Workspace,
     manifests: ManifestCache,
     *,
     all_features: bool,
 ) -> AuditResult:
     """The audit of the members `manifest` selects, from cargo's metadata (asked with
-    `all_features` or not); `runner` answers the questions that come up on the way. The work
+    `all_features` or not); `source` answers the questions that come up on the way. The work
     after cargo's answer is bounded by `options.timeout` as a whole (deadline.py)."""
-    run = Run(manifest, options, runner, manifests, Deadline(options.timeout))
+    run = Run(manifest, options, source, manifests, Deadline(options.timeout))
     scope = scope_of(run, metadata)
     plan = plan_builds(run, scope)
     scope = with_every_feature(run, scope, plan, all_features=all_features)

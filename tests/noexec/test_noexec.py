@@ -35,7 +35,6 @@ from featcheck.options import AuditOptions, Resolver
 from featcheck.pipeline import audit_project
 from featcheck.report import AuditResult, Location
 from featcheck.severity import Confidence, FailOn, Severity
-from featcheck.workspace.table import build_index
 
 REGISTRY = FIXTURES / "registry"
 
@@ -228,11 +227,11 @@ def _registry_packages(path: Path, home: Path) -> tuple[frozenset[str], frozense
     from featcheck.manifest.document import read_manifest
     from featcheck.resolution import resolve_builds, resolver_version
 
-    document = build_metadata(path / "Cargo.toml", _env(home)).document
+    read = build_metadata(path / "Cargo.toml", _env(home))
     cfg = builtin_cfg(detect_host_triple())
     graphs = resolve_builds(
-        build_index(document),
-        document["workspace_members"],
+        read.workspace().index,
+        read.members,
         [cfg],
         resolver_version(read_manifest(path / "Cargo.toml").data),
     )
@@ -243,7 +242,7 @@ def _registry_packages(path: Path, home: Path) -> tuple[frozenset[str], frozense
         if not n.package.is_local
     )
     locked = frozenset(
-        f"{p['name']}-{p['version']}" for p in document["packages"] if p["source"] is not None
+        f"{p['name']}-{p['version']}" for p in read.packages if p["source"] is not None
     )
     return built, locked
 
@@ -440,11 +439,11 @@ def test_package_ids_match_cargo_metadata(
             check=True,
         ).stdout
     )
-    mine = build_metadata(manifest, _env(registry_home)).document
-    assert mine["workspace_members"] == real["workspace_members"]
-    assert mine["resolve"]["root"] == real["resolve"]["root"]
-    assert {p["id"] for p in mine["packages"]} == {p["id"] for p in real["packages"]}
-    assert Path(mine["workspace_root"]) == Path(real["workspace_root"])
+    mine = build_metadata(manifest, _env(registry_home)).workspace()
+    assert list(mine.index.members) == real["workspace_members"]
+    assert mine.index.resolve_root == real["resolve"]["root"]
+    assert set(mine.packages) == {p["id"] for p in real["packages"]}
+    assert mine.root == Path(real["workspace_root"])
 
 
 def test_unknown_target_names_the_supported_ones(
@@ -508,8 +507,8 @@ def test_member_globs_and_exclude(
     glob = _no_exec_audit(project, registry_home, monkeypatch)
     assert sorted(glob.members) == ["app", "bench"]
     manifest.write_text(manifest.read_text() + 'exclude = ["bench"]\n')
-    metadata = build_metadata(manifest, _env(registry_home)).document
-    assert [m.rsplit("/", 1)[-1] for m in metadata["workspace_members"]] == ["app#0.1.0"]
+    built = build_metadata(manifest, _env(registry_home))
+    assert [m.rsplit("/", 1)[-1] for m in built.members] == ["app#0.1.0"]
 
 
 def test_cargo_resolver_is_refused(
@@ -531,8 +530,8 @@ def test_registry_manifests_are_kept_between_runs_and_read_again_when_changed(
     manifest = CRATES / "pitb-exec-cpu" / "Cargo.toml"
 
     def flex_default() -> list[str]:
-        document = build_metadata(manifest, _env(home, cache)).document
-        flex = next(p for p in document["packages"] if p["name"] == "burn-flex")
+        built = build_metadata(manifest, _env(home, cache))
+        flex = next(p for p in built.packages if p["name"] == "burn-flex")
         return sorted(flex["features"]["default"])
 
     first = flex_default()
@@ -555,8 +554,8 @@ def test_an_unchanged_project_reads_only_its_own_cache_file(
         CRATES / "pitb-exec-cpu" / "Cargo.toml",
         CRATES / "pitb-exec-cpu-simd" / "Cargo.toml",
     )
-    first = build_metadata(cpu, _env(registry_home, cache)).document
-    second = build_metadata(simd, _env(registry_home, cache)).document
+    first = build_metadata(cpu, _env(registry_home, cache))
+    second = build_metadata(simd, _env(registry_home, cache))
     shared = cache / "featcheck" / "noexec-manifests.json"
     own = sorted((cache / "featcheck" / "noexec").glob("*.json"))
     assert len(own) == 2
@@ -565,10 +564,10 @@ def test_an_unchanged_project_reads_only_its_own_cache_file(
         assert json.loads(file.read_text())["manifests"].keys() <= every.keys()
     kept = sorted(len(json.loads(f.read_text())["manifests"]) for f in own)
     assert kept == sorted(
-        len([p for p in d["packages"] if p["source"] is not None]) for d in (first, second)
+        len([p for p in d.packages if p["source"] is not None]) for d in (first, second)
     )
     shared.write_text("not json")  # the next audit of pitb-exec-cpu must not need it
-    assert build_metadata(cpu, _env(registry_home, cache)).document == first
+    assert build_metadata(cpu, _env(registry_home, cache)) == first
     assert shared.read_text() == "not json"
 
 

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 
     from rich.console import Console
 
-    from featcheck.cargo.runner import CargoRunner
+    from featcheck.audit import SourceFactory
     from featcheck.featureset import FeatureSelection
     from featcheck.options import AuditOptions, Resolver
     from featcheck.report import AuditResult
@@ -80,14 +80,14 @@ def audit_project(
 ) -> AuditResult:
     """The audit of the project: cargo starts (featcheck.audit), then the rest of the audit is
     loaded (featcheck.pipeline) and `meanwhile` runs while cargo works."""
-    from featcheck.audit import started_audit
-    from featcheck.cargo.runner import CargoRunner
+    from featcheck.audit import cargo_source, started_audit
 
     if options.select or options.ignore:  # the usual run: the rules load while cargo works
         from featcheck.rules import check_builtin_codes
 
         check_builtin_codes(options.select, options.ignore)
-    with started_audit(path, options, file_runner() if options.no_exec else CargoRunner) as started:
+    source_of = file_source() if options.no_exec else cargo_source
+    with started_audit(path, options, source_of) as started:
         # While cargo resolves: load the rest of the audit, which then reads the manifest and
         # asks rustc for the targets' cfg, off the path the user waits on.
         from featcheck.pipeline import audit_started
@@ -95,11 +95,11 @@ def audit_project(
         return audit_started(started, meanwhile)
 
 
-def file_runner() -> type[CargoRunner]:
-    """`--no-exec`'s runner, loaded only for it (it brings the registry and archive readers)."""
-    from featcheck.noexec.runner import FileRunner
+def file_source() -> SourceFactory:
+    """`--no-exec`'s source, loaded only for it (it brings the registry and archive readers)."""
+    from featcheck.noexec.source import file_source
 
-    return FileRunner
+    return file_source
 
 
 def report_stage(output_format: str) -> ReportStage:

@@ -26,8 +26,8 @@ from featcheck.graph import DependencyGraph, Node
 from featcheck.resolution.context import BuildContext
 from featcheck.resolution.session import SharedBelow, TargetSession
 from featcheck.semantics.cfg import TargetCfg
-from featcheck.workspace.model import NORMAL, DependencyKind, Edge, Package
-from featcheck.workspace.table import PackageIndex, PackageTable
+from featcheck.workspace.model import NORMAL, DependencyKind, Edge
+from featcheck.workspace.table import PackageIndex
 from featcheck.workspace.values import FEATURE, FeatureValue, parse_feature_values
 
 _DEFAULT_VALUE = FeatureValue(FEATURE, "default")
@@ -111,11 +111,7 @@ def edited_index(index: PackageIndex, edits: Iterable[ModelEdit]) -> PackageInde
         )
         for position, edits in by_package.items()
     }
-    if isinstance(index.packages, PackageTable):
-        packages: Sequence[Package] = index.packages.replaced(changed)
-    else:
-        packages = [changed.get(i, package) for i, package in enumerate(index.packages)]
-    return PackageIndex(packages, index.by_id, index.workspace_root, index.members)
+    return replace(index, packages=index.packages.replaced(changed))
 
 
 @dataclass

@@ -109,11 +109,7 @@ class LockView:
     def _locked(self, name: str) -> list[tuple[str, str]]:
         """(version, id) of every registry package of that name in the resolve."""
         if self._by_name is None:
-            found: dict[str, list[tuple[str, str]]] = {}
-            for raw in self._metadata.raw.get("packages", ()):
-                if str(raw.get("source") or "").startswith(("registry+", "sparse+")):
-                    found.setdefault(raw["name"], []).append((raw["version"], raw["id"]))
-            self._by_name = found
+            self._by_name = self._index.packages.registry_versions()
         return self._by_name.get(name, [])
 
     def _edge(self, declaration: Declaration, position: int) -> Edge:
@@ -159,11 +155,8 @@ class LockView:
     def _holders(self, package_id: str) -> Iterator[tuple[str, str]]:
         """(package name, requirement) of each dependent of the locked package, members
         first: what keeps that version in Cargo.lock."""
-        members = set(self._metadata.raw.get("workspace_members", ()))
-        nodes = (self._metadata.raw.get("resolve") or {}).get("nodes", ())
-        dependents = [
-            n["id"] for n in nodes if any(d.get("pkg") == package_id for d in n.get("deps", ()))
-        ]
+        members = set(self._index.members)
+        dependents = self._index.packages.dependents(package_id)
         dependents.sort(key=lambda i: i not in members)
         name = self._metadata.packages[package_id].name
         for dependent in dependents:

@@ -22,7 +22,6 @@ from featcheck.report import BuildGap
 from featcheck.rules import Rule
 from featcheck.workspace.model import Package, PackageRef
 from featcheck.workspace.names import crate_key
-from featcheck.workspace.table import display_source
 from featcheck.workspace.workspace import Workspace
 
 
@@ -50,18 +49,13 @@ class Completeness:
     """Answers, per build, what the unread packages of a --no-exec audit may change."""
 
     def __init__(self, metadata: Workspace, resolver: int) -> None:
-        raw = metadata.raw if metadata.unread else {}  # nothing to index when all was read
         self.unread = dict(metadata.unread)
         self.resolver = resolver
-        self.refs: dict[str, PackageRef] = {
-            p["id"]: PackageRef(p["name"], p["version"], display_source(p))
-            for p in raw.get("packages", ())
-        }
+        table = metadata.index.packages
+        # Nothing to index when every package was read.
+        self.refs: dict[str, PackageRef] = table.refs() if self.unread else {}
         self.labels = {i: f"{r.name}@{r.version}" for i, r in self.refs.items()}
-        self.below: dict[str, tuple[str, ...]] = {
-            n["id"]: tuple(n.get("dependencies", ()))
-            for n in (raw.get("resolve") or {}).get("nodes", ())
-        }
+        self.below = table.resolved_dependencies() if self.unread else {}
         self.unread_refs = {self.refs[i]: i for i in self.unread if i in self.refs}
 
     def _closure(self, starts: Iterable[str]) -> set[str]:

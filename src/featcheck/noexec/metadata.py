@@ -1,13 +1,14 @@
-"""The package data of `cargo metadata --format-version 1`, built from files alone.
+"""The workspace model from files alone: what `cargo metadata` would give the model.
 
 Inputs: the workspace's manifests, its Cargo.lock, and each registry package's manifest as
 unpacked in `$CARGO_HOME/registry/src/*/NAME-VERSION/` or in `vendor/` at the workspace root,
 or in the local source that replaces its registry (`noexec.sources`).
-The output has what featcheck reads from cargo's: packages (id, name, version, source,
-manifest_path, features, dependencies, targets, edition), `workspace_members`, `workspace_root`
-and `resolve` (root, nodes with dependencies, deps and dep_kinds). Package ids follow cargo
-1.95: `registry+URL#NAME@VERSION`, and for path packages `path+file:///DIR#VERSION`
-(`#NAME@VERSION` when the directory is not named after the package).
+The output is what the package table (`workspace.table.package_index`) is built from: the
+packages, each entry with the fields the table reads (id, name, version, source,
+manifest_path, features, dependencies, targets, edition, as `cargo metadata` writes them), their
+resolved edges (dependencies, deps and dep_kinds), the members, the root and the package cargo
+would run for. Package ids follow cargo 1.95: `registry+URL#NAME@VERSION`, and for path packages
+`path+file:///DIR#VERSION` (`#NAME@VERSION` when the directory is not named after the package).
 
 A package of the lockfile whose manifest is not on disk (never downloaded, a git dependency, a
 path outside the workspace root) is not a reason to stop: it enters the data *unread* — no
@@ -35,6 +36,8 @@ from featcheck.noexec.workspace import WorkspaceLayout, discover_workspace
 from featcheck.semantics.semver import matches
 from featcheck.workspace.edges import library_crate_name
 from featcheck.workspace.names import extern_name
+from featcheck.workspace.table import package_index
+from featcheck.workspace.workspace import Workspace, workspace_of
 
 NOT_FETCHED = "not in the local cargo registry or vendor/"
 UNTRUSTED_HOME = (
@@ -48,11 +51,24 @@ NOT_FOUND = "a path package no manifest leads to"
 
 @dataclass(frozen=True)
 class FileMetadata:
-    """`cargo metadata` from files, and the packages whose manifests were not read."""
+    """The workspace's packages as read from files, and those whose manifests were not."""
 
-    document: dict[str, Any]
+    root: Path
+    packages: list[dict[str, Any]]
+    nodes: list[dict[str, Any]]
+    """The resolved edges of each package, as `cargo metadata`'s `resolve.nodes`."""
+    members: tuple[str, ...]
+    resolve_root: str | None
+    """The package cargo would run for: the audited manifest's, None for a virtual one."""
     unread: dict[str, str] = field(default_factory=dict)
     """Package id -> why its manifest was not read."""
+
+    def workspace(self) -> Workspace:
+        """The workspace model over these packages."""
+        index = package_index(
+            self.packages, self.nodes, self.members, str(self.root), self.resolve_root
+        )
+        return workspace_of(index, self.root, self.unread)
 
 
 def _lock_target(entry: str, by_name: Mapping[str, list[dict[str, Any]]]) -> dict[str, Any] | None:
@@ -94,8 +110,8 @@ def _stale(package: str, dependency: str, lock_path: Path) -> FeatcheckError:
 def build_metadata(
     manifest: Path, environment: Mapping[str, str] | None = None, checkout: Path | None = None
 ) -> FileMetadata:
-    """`cargo metadata --format-version 1` for `manifest`, from files only, none of them read
-    through a link out of the checkout rooted at `checkout` (found from `manifest` if None)."""
+    """The packages of `manifest`'s workspace, from files only, none of them read through a
+    link out of the checkout rooted at `checkout` (found from `manifest` if None)."""
     environment = os.environ if environment is None else environment
     layout = discover_workspace(manifest, checkout)
     lock_path = layout.root / "Cargo.lock"
@@ -110,20 +126,11 @@ def build_metadata(
     read = _LockRead(lock, lock_path)
     _read_packages(read, paths, layout, Registry(layout, environment, audited))
     nodes = _resolve_nodes(read, set(paths.members))
-    member_ids = [path_id(d, paths.read[d].name, paths.read[d].version) for d in paths.members]
+    member_ids = tuple(path_id(d, paths.read[d].name, paths.read[d].version) for d in paths.members)
     resolve_root = None
     if audited in paths.read and isinstance(paths.read[audited].data.get("package"), Mapping):
         resolve_root = path_id(audited, paths.read[audited].name, paths.read[audited].version)
-    document = {
-        "packages": read.packages,
-        "workspace_members": member_ids,
-        "workspace_default_members": member_ids,
-        "resolve": {"nodes": nodes, "root": resolve_root},
-        "workspace_root": str(layout.root),
-        "version": 1,
-        "metadata": None,
-    }
-    return FileMetadata(document, read.unread)
+    return FileMetadata(layout.root, read.packages, nodes, member_ids, resolve_root, read.unread)
 
 
 def _audited_directory(manifest: Path, root: Path, paths: PathPackages) -> Path:

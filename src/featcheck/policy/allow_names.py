@@ -44,11 +44,7 @@ class KnownNames:
     @functools.cached_property
     def _crates(self) -> frozenset[str]:
         # Declared dependencies count too: an optional one no audited build turns on exists.
-        names: set[str] = set()
-        for package in self._metadata.raw.get("packages", ()):
-            names.add(crate_key(str(package.get("name", ""))))
-            names.update(crate_key(str(d.get("name", ""))) for d in package.get("dependencies", ()))
-        return frozenset(names)
+        return frozenset(crate_key(name) for name in self._metadata.index.packages.names())
 
     def misnamed(self, allow: Allow) -> str | None:
         """Why `allow` can never match a finding of this workspace, or None."""

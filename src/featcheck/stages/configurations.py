@@ -32,7 +32,7 @@ def with_every_feature(
         # Plain `cargo metadata` leaves out the optional dependencies nothing enables by
         # default, and `--all-features` those that only a `dependency/feature` value enables:
         # ask again with both (the values were matched against the members already).
-        metadata = run.runner.metadata(run.manifest, all_features=True, features=extra)
+        metadata = run.source.metadata(run.manifest, all_features=True, features=extra)
         return scope.reread(run, metadata, extra)
     return scope
 

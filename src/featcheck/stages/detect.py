@@ -39,7 +39,7 @@ def detect_all(run: Run, scope: Scope, plan: ConfigurationPlan, builds: Builds) 
             run.deadline.check("running the rules over each build")
             for target in scope.targets:
                 parsed = builds[(member.id, target, selection)]
-                cfg = run.runner.target_cfg(target)
+                cfg = run.source.target_cfg(target)
                 view = BuildView(parsed.graph, (parsed.roots[0],), target=target, cfg=cfg)
                 reach = completeness.reach(parsed.graph, member, target, scope.rules_of[member.id])
                 if reach.gap is not None and reach.gap not in found.incomplete:

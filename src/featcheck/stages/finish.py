@@ -56,7 +56,7 @@ def finish(
         read_text=run.manifests.text,
         spans=_suppression_places,
         misnamed=KnownNames(
-            metadata, scope.targets, None if run.options.no_exec else run.runner.target_cfg
+            metadata, scope.targets, None if run.options.no_exec else run.source.target_cfg
         ).misnamed,
     )
     result.findings = sorted(suppression.findings, key=finding_order)

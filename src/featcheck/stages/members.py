@@ -6,7 +6,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from featcheck.cargo.runner import CargoRunner
 from featcheck.cargo.unification import PER_MEMBER, Unification
 from featcheck.deadline import Deadline
 from featcheck.errors import FeatcheckError
@@ -17,6 +16,7 @@ from featcheck.policy.load import load_config, members_with_settings
 from featcheck.policy.settings import Config
 from featcheck.resolution import resolver_version
 from featcheck.rules import Rule
+from featcheck.sources import MetadataSource
 from featcheck.workspace.model import Package
 from featcheck.workspace.names import same_crate
 from featcheck.workspace.workspace import Workspace
@@ -28,7 +28,8 @@ class Run:
 
     manifest: Path
     options: AuditOptions
-    runner: CargoRunner
+    source: MetadataSource
+    """cargo, or the files (`--no-exec`)."""
     manifests: ManifestCache
     deadline: Deadline
     """Bounds the work after cargo's answer as a whole (deadline.py)."""
@@ -84,14 +85,14 @@ def scope_of(run: Run, metadata: Workspace) -> Scope:
         config,
         settings,
         members,
-        targets=list(options.targets or settings.targets) or [run.runner.host_triple()],
+        targets=list(options.targets or settings.targets) or [run.source.host_triple()],
         resolver=resolver_version(run.manifests.get(metadata.root / "Cargo.toml").data),
         rules_of={
             m.id: config.for_member(m.name).rules(options.select, options.ignore) for m in members
         },
         requested=options.configurations or settings.configurations,
         each_feature=options.each_feature or settings.each_feature,
-        unification=run.runner.unification(_shown_from(metadata.root)),
+        unification=run.source.unification(_shown_from(metadata.root)),
     )
 
 

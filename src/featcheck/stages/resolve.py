@@ -24,6 +24,7 @@ from featcheck.resolution import (
     resolve_configurations,
 )
 from featcheck.semantics.cfg import TargetCfg
+from featcheck.sources import MetadataSource
 from featcheck.stages.members import Run, Scope
 from featcheck.workspace.model import Package
 from featcheck.workspace.table import PackageIndex
@@ -48,12 +49,12 @@ class ResolverModel:
     """Features unify over every workspace member's build (cargo/unification.py)."""
 
     @classmethod
-    def of(cls, runner: CargoRunner, scope: Scope) -> ResolverModel:
+    def of(cls, source: MetadataSource, scope: Scope) -> ResolverModel:
         # One `rustc --print cfg` each (cached), asked here: resolution never runs cargo.
-        cfgs = [runner.target_cfg(triple) for triple in scope.targets]
+        cfgs = [source.target_cfg(triple) for triple in scope.targets]
         by_triple = {cfg.triple: cfg for cfg in cfgs}
         metadata, unify = scope.metadata, scope.unification.workspace
-        return cls(metadata, metadata.index, by_triple, runner.host_cfg(), scope.resolver, unify)
+        return cls(metadata, metadata.index, by_triple, source.host_cfg(), scope.resolver, unify)
 
     @property
     def current(self) -> int | None:
@@ -85,11 +86,15 @@ class Resolved(NamedTuple):
 def resolve(run: Run, scope: Scope, plan: ConfigurationPlan) -> Resolved:
     """The model and every build of the plan; a configuration that does not resolve is
     dropped from `plan`."""
-    model = ResolverModel.of(run.runner, scope)
+    model = ResolverModel.of(run.source, scope)
     if run.options.resolver is Resolver.CARGO:
-        return Resolved(
-            model, _ask_cargo(run.runner, run.manifest, scope.members, scope.targets, plan)
-        )
+        if not isinstance(run.source, CargoRunner):
+            raise FeatcheckError(
+                "--no-exec runs no process, but --resolver cargo asks `cargo tree` (drop "
+                "--no-exec, or use the default --resolver featcheck)"
+            )
+        builds = _ask_cargo(run.source, run.manifest, scope.members, scope.targets, plan)
+        return Resolved(model, builds)
     return Resolved(model, _resolve_in_process(model, plan, run.deadline))
 
 

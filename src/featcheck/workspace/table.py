@@ -92,6 +92,51 @@ class PackageTable(Sequence[Package]):
             self._features[position] = features
         return features
 
+    def refs(self) -> dict[str, PackageRef]:
+        """Every package's name, version and source by id, read without indexing any."""
+        return {
+            raw["id"]: PackageRef(raw["name"], raw["version"], display_source(raw))
+            for raw in self._raw
+        }
+
+    def resolved_dependencies(self) -> dict[str, tuple[str, ...]]:
+        """The ids each package of the resolve depends on, on any target and of any kind."""
+        return {i: tuple(node.get("dependencies", ())) for i, node in self._nodes.items()}
+
+    def dependents(self, package_id: str) -> list[str]:
+        """The ids of the packages the resolve binds a dependency of to `package_id`."""
+        return [
+            i
+            for i, node in self._nodes.items()
+            if any(dep.get("pkg") == package_id for dep in node.get("deps", ()))
+        ]
+
+    def registry_versions(self) -> dict[str, list[tuple[str, str]]]:
+        """(version, id) of every registry package, by name."""
+        found: dict[str, list[tuple[str, str]]] = {}
+        for raw in self._raw:
+            if is_registry(raw):
+                found.setdefault(raw["name"], []).append((raw["version"], raw["id"]))
+        return found
+
+    def names(self) -> set[str]:
+        """The name of every package and of every dependency any of them declares (an
+        optional one that no build turns on included), as the manifests spell them."""
+        names = {str(raw.get("name", "")) for raw in self._raw}
+        for raw in self._raw:
+            names.update(str(d.get("name", "")) for d in raw.get("dependencies", ()))
+        return names
+
+    def unpublished(self) -> list[int]:
+        """Positions of the packages not from a registry (members, path and git
+        dependencies), found without indexing the hundreds of registry packages."""
+        return [i for i, raw in enumerate(self._raw) if not is_registry(raw)]
+
+    def document(self, position: int) -> Mapping[str, Any]:
+        """The package's entry as metadata gave it: for what the model does not hold (the
+        `[package.metadata]` table, a member's feature names as written)."""
+        return self._raw[position]
+
     def _package(self, position: int) -> Package:
         raw = self._raw[position]
         kinds = frozenset(
@@ -167,7 +212,7 @@ class PackageTable(Sequence[Package]):
 class PackageIndex:
     """All packages of a metadata output, with ids mapped to list positions."""
 
-    packages: Sequence[Package]
+    packages: PackageTable
     by_id: dict[str, int]
     workspace_root: str
     members: tuple[str, ...]
@@ -218,16 +263,31 @@ def display_source(package: Mapping[str, Any]) -> str | None:
 
 def build_index(metadata: Mapping[str, Any]) -> PackageIndex:
     """Index `cargo metadata --format-version 1` output (already parsed from JSON)."""
-    raw = list({p["id"]: p for p in metadata["packages"]}.values())
+    resolve = metadata.get("resolve") or {}
+    return package_index(
+        metadata["packages"],
+        resolve.get("nodes", ()),
+        tuple(metadata.get("workspace_members", ())),
+        str(metadata.get("workspace_root", "")),
+        resolve.get("root"),
+    )
+
+
+def package_index(
+    packages: Sequence[Mapping[str, Any]],
+    nodes: Sequence[Mapping[str, Any]],
+    members: tuple[str, ...],
+    workspace_root: str,
+    resolve_root: str | None,
+) -> PackageIndex:
+    """The table of `packages` (entries as `cargo metadata` writes them: cargo's answer, or
+    what `--no-exec` read from the manifests) and their resolved edges (`resolve.nodes`)."""
+    raw = list({p["id"]: p for p in packages}.values())
     by_id = {package["id"]: i for i, package in enumerate(raw)}
-    resolve = metadata.get("resolve") or {"nodes": []}
-    nodes = {node["id"]: node for node in resolve["nodes"]}
     by_directory = {
         (str(package["name"]), str(PurePath(package["manifest_path"]).parent)): i
         for i, package in enumerate(raw)
         if package.get("source") is None
     }
-    members = tuple(metadata.get("workspace_members", ()))
-    table = PackageTable(raw, by_id, nodes, by_directory)
-    root = str(metadata.get("workspace_root", ""))
-    return PackageIndex(table, by_id, root, members, resolve.get("root"))
+    table = PackageTable(raw, by_id, {node["id"]: node for node in nodes}, by_directory)
+    return PackageIndex(table, by_id, workspace_root, members, resolve_root)

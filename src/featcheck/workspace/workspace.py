@@ -16,14 +16,13 @@ from typing import Any
 
 from featcheck.errors import FeatcheckError
 from featcheck.workspace.model import Package
-from featcheck.workspace.table import PackageIndex, build_index, is_registry
+from featcheck.workspace.table import PackageIndex, build_index
 
 
 class PackagesById(Mapping[str, Package]):
     """The packages of the table by id."""
 
-    def __init__(self, raw: dict[str, Any], index: PackageIndex) -> None:
-        self._raw = raw
+    def __init__(self, index: PackageIndex) -> None:
         self._index = index
 
     def __getitem__(self, package_id: str) -> Package:
@@ -35,10 +34,9 @@ class PackagesById(Mapping[str, Package]):
     def __len__(self) -> int:
         return len(self._index.by_id)
 
-    def document(self, package_id: str) -> dict[str, Any]:
+    def document(self, package_id: str) -> Mapping[str, Any]:
         """The package's entry in the metadata document, as cargo printed it."""
-        document: dict[str, Any] = self._raw[package_id]
-        return document
+        return self._index.packages.document(self._index.by_id[package_id])
 
 
 @dataclass(frozen=True)
@@ -50,8 +48,6 @@ class Workspace:
     packages: PackagesById
     index: PackageIndex = field(repr=False, compare=False)
     """The packages by position, for the resolver (the records `packages` gives by id)."""
-    raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
-    """The whole `cargo metadata` document, for featcheck's own feature resolver."""
     unread: dict[str, str] = field(default_factory=dict, compare=False)
     """Packages whose manifests a `--no-exec` audit could not read (id -> why): they are in
     `packages` with no features or declarations, and `noexec.gaps` says what they may change.
@@ -60,9 +56,8 @@ class Workspace:
     def unpublished(self) -> list[Package]:
         """The packages not from a registry (members, path and git dependencies), read
         without reading the hundreds of registry packages."""
-        return [
-            self.packages[raw["id"]] for raw in self.raw.get("packages", ()) if not is_registry(raw)
-        ]
+        table = self.index.packages
+        return [table[position] for position in table.unpublished()]
 
     def find(self, name: str, version: str) -> Package | None:
         """The package with this name and version, if metadata lists it."""
@@ -82,12 +77,18 @@ def parse_metadata(text: str) -> Workspace:
 
 
 def workspace_from_document(data: Any) -> Workspace:
-    """The same, from the document already parsed (or built from files by `--no-exec`)."""
+    """The same, from the document already parsed."""
     try:
-        index = build_index(data)
-        packages = PackagesById({p["id"]: p for p in data["packages"]}, index)
-        members = tuple(packages[i] for i in data["workspace_members"])
-        root = Path(data["workspace_root"])
-        return Workspace(root, members, packages, index, data)
+        return workspace_of(build_index(data), Path(data["workspace_root"]))
     except (ValueError, KeyError, TypeError) as error:
         raise FeatcheckError(f"cargo metadata printed something unexpected ({error})") from None
+
+
+def workspace_of(
+    index: PackageIndex, root: Path, unread: dict[str, str] | None = None
+) -> Workspace:
+    """The workspace over a package table (`table.package_index`), with the packages a
+    `--no-exec` audit could not read (id -> why)."""
+    packages = PackagesById(index)
+    members = tuple(packages[i] for i in index.members)
+    return Workspace(root, members, packages, index, unread or {})

@@ -1,36 +1,38 @@
-"""A CargoRunner that starts no process: metadata from files, cfg from built-in tables."""
+"""The files source (`--no-exec`): the workspace from the manifests, Cargo.lock and the local
+registry, cfg from built-in tables. It starts no process, and has no way to start one."""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
-from dataclasses import replace
+from collections.abc import Callable
 from pathlib import Path
 
-from featcheck.boundary import trusted_places
+from featcheck.boundary import checkout_root, trusted_places
 from featcheck.cargo.checkout_config import CheckoutConfig, read_checkout_config
 from featcheck.cargo.pending_metadata import PendingMetadata
-from featcheck.cargo.process import RunningProcess
-from featcheck.cargo.runner import CargoRunner
 from featcheck.cargo.rustflags import environment_rustflags
 from featcheck.cargo.unification import Unification, decide
-from featcheck.errors import FeatcheckError
 from featcheck.noexec.metadata import build_metadata
 from featcheck.noexec.targets import builtin_cfg, detect_host_triple, with_rustflags
 from featcheck.semantics.cfg import TargetCfg
-from featcheck.workspace.workspace import Workspace, workspace_from_document
+from featcheck.workspace.workspace import Workspace
 
 
-class FileRunner(CargoRunner):
-    """Answers `metadata`, `host_triple` and `target_cfg` from files; refuses to run anything."""
+def file_source(workdir: Path, _options: object) -> FileSource:
+    """`--no-exec`'s source for an audit: the files, whatever the options ask of cargo."""
+    return FileSource(workdir)
 
-    _config: CheckoutConfig | None = None
 
-    def _start(self, program: str, args: Sequence[str]) -> RunningProcess:
-        raise FeatcheckError(
-            f"--no-exec runs no process, but this audit needs `{program} {' '.join(args[:1])}`"
-            " (drop --no-exec, or use the default --resolver featcheck)"
-        )
+class FileSource:
+    """A `sources.MetadataSource` that reads files only."""
+
+    def __init__(self, workdir: Path) -> None:
+        self.workdir = workdir
+        self.checkout: Path = checkout_root(workdir)
+        """The root of the audited checkout: no file is read through a link out of it."""
+        self._host: str | None = None
+        self._cfg_cache: dict[str, TargetCfg] = {}
+        self._config: CheckoutConfig | None = None
 
     def metadata(
         self,
@@ -39,12 +41,11 @@ class FileRunner(CargoRunner):
         all_features: bool = False,
         features: tuple[str, ...] = (),
     ) -> Workspace:
-        """`cargo metadata` rebuilt from the manifests, Cargo.lock and the local registry;
-        packages it could not read are listed in `unread`. Its resolve comes from Cargo.lock,
+        """The workspace from the manifests, Cargo.lock and the local registry; packages it
+        could not read are listed in `unread`. Its resolve comes from Cargo.lock,
         which lists every optional dependency any feature turns on, so it serves every feature
         selection (the flags change nothing)."""
-        built = build_metadata(manifest_path, os.environ, self.checkout)
-        return replace(workspace_from_document(built.document), unread=built.unread)
+        return build_metadata(manifest_path, os.environ, self.checkout).workspace()
 
     def start_metadata(
         self,
@@ -77,13 +78,9 @@ class FileRunner(CargoRunner):
             self._cfg_cache[triple] = with_rustflags(plain, flags) if flags else plain
         return self._cfg_cache[triple]
 
-    def rustc_release(self) -> str | None:
-        """Not known: no rustc is run."""
-        return None
-
     def unification(self, show: Callable[[Path], str]) -> Unification:
-        """What the configuration asks, with the toolchain's channel unknown (see
-        `decide`): a `workspace` unification is only noted, never assumed."""
+        """What the configuration asks, with the toolchain's channel unknown (no rustc is
+        run; see `decide`): a `workspace` unification is only noted, never assumed."""
         settings = self._checkout_config().unification
         return decide(settings, os.environ, None, show)
 
