@@ -119,7 +119,7 @@ class Locator:
             return None
         return workspace_site(root, site.key)
 
-    def site_matches(
+    def _site_matches(
         self, site: DeclarationSite, root: ManifestDocument | None, dependency: Node
     ) -> bool:
         source = self._inherited(site, root) or site
@@ -149,28 +149,32 @@ class Locator:
         """The member's `burn = { workspace = true }` line, when the cut is inherited."""
         return self.declaration_of(cut.inheriting) if cut.inheriting is not None else None
 
-    def member_sites(
-        self, member: Package, dependency: Node, cfg: TargetCfg | None
+    def declared_sites(
+        self, package: Package, dependency: Node, cfg: TargetCfg | None
     ) -> list[DeclarationSite]:
-        """The member's normal declarations of `dependency` that apply to `cfg`, in file order:
-        those the resolution bound to the edge to it, else (a graph from `cargo tree` text has
-        no ids) those of its package whose requirement its version meets."""
-        manifest = self.manifests.get(member.manifest_path)
+        """A local package's (a member's, a path dependency's) normal declarations of
+        `dependency` that apply to `cfg`, in file order: those the resolution bound to the
+        edge to it, else (a graph from `cargo tree` text has no ids) those of its package
+        whose requirement its version meets."""
+        manifest = self.manifests.get(package.manifest_path)
         workspace = self.workspace_root_manifest()
         sites = declaration_sites(manifest, "normal", dependency.name, cfg, workspace)
-        bound = self._bound_declarations(member, dependency)
+        bound = self.bound_declarations(package, dependency)
         if not bound:
-            return [s for s in sites if self.site_matches(s, workspace, dependency)]
+            return [s for s in sites if self._site_matches(s, workspace, dependency)]
         return [s for s in sites if any(_writes(s, declaration) for declaration in bound)]
 
-    def _bound_declarations(self, member: Package, dependency: Node) -> list[Declaration]:
-        package = self.metadata.packages.get(member.id)
+    def bound_declarations(self, package: Package, dependency: Node) -> list[Declaration]:
+        """The package's normal declarations the resolution bound to its edge to
+        `dependency`; none where the graph carries no ids (`cargo tree` text)."""
+        # The package as this workspace holds it (the audit may have read metadata again).
+        known = self.metadata.packages.get(package.id)
         position = self.metadata.index.by_id.get(dependency.package.id or "")
-        if package is None or position is None:
+        if known is None or position is None:
             return []
         return [
             edge.declaration
-            for edge in package.edges
+            for edge in known.edges
             if edge.dep == position and edge.kind is NORMAL and edge.declaration is not None
         ]
 
@@ -186,7 +190,7 @@ class Locator:
         on_the_way = graph.ancestors(crate) | {crate}
         found: list[Location] = []
         for dependency in sorted(graph.dependencies(root) & on_the_way):
-            for site in self.member_sites(member, dependency, cfg):
+            for site in self.declared_sites(member, dependency, cfg):
                 location = self.declaration_of(site)
                 if location is not None:
                     found.append(location)

@@ -194,7 +194,7 @@ class FindingPlacer:
         graph, root, node = item.view.graph, item.view.roots[0], item.detection.node
         on_the_way = graph.ancestors(node) | {node}
         for dependency in sorted(graph.dependencies(root) & on_the_way):
-            for site in self.locator.member_sites(item.member, dependency, item.cfg):
+            for site in self.locator.declared_sites(item.member, dependency, item.cfg):
                 if site.key in keys:
                     return self.locator.declaration_of(site)
         return None

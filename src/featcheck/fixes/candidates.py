@@ -204,19 +204,15 @@ class CandidateFinder:
         if declared_info is None or goal is None:
             return
         root_doc = self.locator.workspace_root_manifest()
-        manifest = self.locator.manifests.get(owner.manifest_path)
-        sites = [
-            s
-            for s in declaration_sites(manifest, "normal", declared.name, cfg, root_doc)
-            if self.locator.site_matches(s, root_doc, declared)
-        ]
-        defaults_off = not any(
-            d.uses_default_features
+        sites = self.locator.declared_sites(owner, declared, cfg)
+        bound = self.locator.bound_declarations(owner, declared) or [
+            d  # a graph from `cargo tree` text has no ids: its package's declarations
             for d in owner.declarations
             if d.kind is NORMAL
             and d.name == declared.name
             and (d.path is not None or semver.matches(d.req, declared.version))
-        )
+        ]
+        defaults_off = not any(d.uses_default_features for d in bound)
         feature_sets = self._feature_sets(declared, declared_info, backend, goal, wanted)
         for site in sites:
             inherited = (

@@ -27,7 +27,7 @@ def anchor(
     for declared in sorted(graph.dependencies(root), key=lambda n: (distance.get(n, -1), n)):
         if declared not in distance:
             continue
-        for site in locator.member_sites(member, declared, cfg):
+        for site in locator.declared_sites(member, declared, cfg):
             inherited = (
                 workspace_site(root_doc, site.key)
                 if site.inherits and root_doc is not None
