@@ -5,7 +5,6 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
 from pathlib import Path
 
 from featcheck import audit
@@ -128,12 +127,8 @@ def audit_workspace(
 
 
 def _say_unification(result: AuditResult, scope: Scope) -> AuditResult:
-    """The unification the audit assumed, where it is not cargo's per-member one, in each
-    finding; the one the checkout asks for and cargo ignores, once (cargo/unification.py)."""
-    unification = scope.unification
-    if unification.finding_note is not None:
-        note = unification.finding_note
-        result.findings = [replace(f, notes=(*f.notes, note)) for f in result.findings]
-    if unification.result_note is not None:
-        result.notes.append(unification.result_note)
+    """The unification the checkout asks for and cargo ignores, said once (each finding
+    already says the one the audit assumed: cargo/unification.py)."""
+    if scope.unification.result_note is not None:
+        result.notes.append(scope.unification.result_note)
     return result

@@ -64,6 +64,9 @@ class FindingPlacer:
     """False: fixes are computed but none is called confirmed or safe (`--no-exec`)."""
     search_fixes: bool = True
     """False: no fix is searched (the findings alone are wanted)."""
+    notes: tuple[str, ...] = ()
+    """What every finding of this audit says besides its own notes (the feature unification
+    it assumed, cargo/unification.py)."""
 
     def place_all(self, flagged: list[Flagged]) -> list[Finding]:
         """A finding for each detection, in the same order."""
@@ -84,6 +87,7 @@ class FindingPlacer:
         the crate, its chain naming what switches it on; no fix is searched (turning a feature
         off is the owner's decision: another crate may need it)."""
         finding = FindingBuilder(item.rule, item.detection, item.member, item.target)
+        finding.notes = self.notes
         declarations = self._member_declarations(item)
         primary = self._switching_declaration(item) or next(iter(declarations), None)
         cut = None if primary is not None else self._fallback_cut(item)
@@ -169,6 +173,7 @@ class FindingPlacer:
         if not self.confirm:
             fix, alternatives = None, tuple(Fix(f.edits) for f in _listed(outcome))
         finding = FindingBuilder(item.rule, item.detection, item.member, item.target)
+        finding.notes = self.notes
         finding.fix = self._placed(fix)
         finding.alternatives = tuple(a for a in map(self._placed, alternatives) if a is not None)
         location = self.locator.location(cut) if cut is not None else None

@@ -21,6 +21,7 @@ from featcheck.policy.settings import ANY_CODE, Allow, Config
 from featcheck.policy.unused import unused_findings
 from featcheck.report import Finding, Location
 from featcheck.rules import Catalogue
+from featcheck.severity import Confidence
 
 
 @dataclass(frozen=True)
@@ -69,6 +70,7 @@ def apply_suppressions(
     read_text: Callable[[Path], str] = read_manifest_text,
     spans: Callable[[Finding], Iterable[Location]] | None = None,
     misnamed: Callable[[Allow], str | None] | None = None,
+    unused_confidence: Confidence = Confidence.RESOLVED,
 ) -> SuppressionResult:
     """Split `findings` into kept and suppressed ones, and report unused suppressions.
 
@@ -92,7 +94,8 @@ def apply_suppressions(
     more (e.g. the member's `burn = { workspace = true }` line besides the workspace entry
     that the location points at). `misnamed` says why an allow entry can never match (a
     member, crate or target that does not exist, see allow_names.py): such an entry is
-    reported even where the audit did not cover it. Raises FeatcheckError for a malformed
+    reported even where the audit did not cover it. `unused_confidence` is the FC900s'
+    (incomplete where the builds were not seen whole). Raises FeatcheckError for a malformed
     `# featcheck:` comment.
     """
     findings = list(findings)
@@ -110,6 +113,7 @@ def apply_suppressions(
         targets=targets,
         rules=rules,
         misnamed=misnamed,
+        confidence=unused_confidence,
     )
     return SuppressionResult(kept=kept, suppressed=suppressed, unused=unused)
 

@@ -10,7 +10,7 @@ from featcheck.policy.inline import InlineAllow, Suppression
 from featcheck.policy.settings import ANY_CODE, Allow, Config
 from featcheck.report import Finding, Location
 from featcheck.rules.unused_suppression import UNUSED_SUPPRESSION, UNUSED_SUPPRESSION_CODE
-from featcheck.severity import Severity
+from featcheck.severity import Confidence, Severity
 from featcheck.workspace.names import same_crate
 
 
@@ -24,9 +24,11 @@ def unused_findings(
     targets: Collection[str] | None,
     rules: Collection[str] | None,
     misnamed: Callable[[Allow], str | None] | None,
+    confidence: Confidence = Confidence.RESOLVED,
 ) -> list[Finding]:
     """An FC900 finding for each allow entry and inline code not in `used`, in file and line
-    order (see `apply_suppressions` for which are left alone); none when FC900 is ignored."""
+    order (see `apply_suppressions` for which are left alone), each with `confidence`; none
+    when FC900 is ignored."""
     if not config.reports_unused:
         return []
     unused: list[Finding] = []
@@ -34,11 +36,11 @@ def unused_findings(
     for allow in config.all_allows():
         why = misnamed(allow) if misnamed is not None and allow not in used else None
         if why is not None:
-            unused.append(_unused_finding(allow, root, severity, why))
+            unused.append(_unused_finding(allow, root, severity, confidence, why))
         elif allow not in used and _could_match(allow, members, targets, rules):
-            unused.append(_unused_finding(allow, root, severity))
+            unused.append(_unused_finding(allow, root, severity, confidence))
     unused += [
-        _unused_finding(item, root, severity)
+        _unused_finding(item, root, severity, confidence)
         for item in inline
         if item not in used and _ran(item.code, rules)
     ]
@@ -70,7 +72,11 @@ def _ran(code: str, rules: Collection[str] | None) -> bool:
 
 
 def _unused_finding(
-    item: Suppression, root: Path, severity: Severity, misnamed: str | None = None
+    item: Suppression,
+    root: Path,
+    severity: Severity,
+    confidence: Confidence,
+    misnamed: str | None = None,
 ) -> Finding:
     kind = "`allow` entry" if isinstance(item, Allow) else "`# featcheck: allow` comment"
     location = item.origin.location(root) if item.origin is not None else None
@@ -89,6 +95,7 @@ def _unused_finding(
         location=location,
         why=UNUSED_SUPPRESSION.why,
         suggestion=f"Remove this {kind}, or correct its code, crate, member or target.",
+        confidence=confidence,
     )
 
 

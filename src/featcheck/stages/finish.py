@@ -3,7 +3,6 @@ suppressions applied, notes said and the findings in report order."""
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 from featcheck.featureset import DEFAULT
@@ -58,6 +57,8 @@ def finish(
         misnamed=KnownNames(
             metadata, scope.targets, None if run.options.no_exec else run.source.target_cfg
         ).misnamed,
+        # A suppression may look unused only because the build was not seen whole.
+        unused_confidence=Confidence.INCOMPLETE if result.incomplete else Confidence.RESOLVED,
     )
     result.findings = sorted(suppression.findings, key=finding_order)
     result.suppressed = suppression.suppressed_counts()
@@ -66,11 +67,6 @@ def finish(
         result.notes.append(unread_note)
     if result.incomplete:
         result.notes.extend(gap_notes(result.incomplete))
-        # A suppression may look unused only because the build was not seen whole.
-        result.findings = [
-            replace(f, confidence=Confidence.INCOMPLETE) if f.code == "FC900" else f
-            for f in result.findings
-        ]
     return result
 
 

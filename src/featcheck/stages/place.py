@@ -73,6 +73,7 @@ def place(
         overlay,
         confirm=options.confirm_fixes and not options.no_exec,
         search_fixes=options.search_fixes,
+        notes=tuple(filter(None, [scope.unification.finding_note])),
     )
     try:
         return placer.place_all(flagged)
