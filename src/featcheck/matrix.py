@@ -57,10 +57,6 @@ class ConfigurationPlan:
         """The pairs that are resolved: `jobs()` without those `same_as` maps to another."""
         return [job for job in self.jobs() if job not in self.same_as]
 
-    def resolved_as(self, member: str, selection: FeatureSelection) -> FeatureSelection:
-        """The selection whose build stands for `selection`'s (itself, unless in a class)."""
-        return self.same_as.get((member, selection), selection)
-
     def jobs(self) -> list[tuple[str, FeatureSelection]]:
         """(member id, selection) pairs, as `resolve_configurations` takes them."""
         return [(member, s) for member, found in self.selections.items() for s in found]

@@ -6,16 +6,13 @@ from __future__ import annotations
 
 import pytest
 from conftest import REPO
+from rule_docs import catalogue_markdown, with_readme_table
 from rule_fixtures import check_documented
 from snapshots import assert_snapshot
 
 from featcheck.rules import Catalogue, Rule, builtin_rules, select_rules
 from featcheck.rules.catalogue import find_by_code
-from featcheck.rules.docs import (
-    catalogue_markdown,
-    rule_markdown,
-    with_readme_table,
-)
+from featcheck.rules.docs import rule_markdown
 from featcheck.rules.unused_suppression import UNUSED_SUPPRESSION
 
 BUILTIN = builtin_rules()
