@@ -11,6 +11,7 @@ false`, `autobins = false`, `build = ...`): reading stops at it, before the sour
 from __future__ import annotations
 
 import re
+import tarfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -39,8 +40,6 @@ def _names_its_targets(manifest: bytes) -> bool:
 
 def read_archive(archive: Path, name: str, version: str) -> ArchivedPackage | None:
     """The manifest and file list of `archive`; None when it cannot be read as a `.crate`."""
-    import tarfile  # only where the cargo home keeps archives and no unpacked copy
-
     prefix = f"{name}-{version}/"
     manifest: bytes | None = None
     files: set[str] = set()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import os
+import platform
 import sys
 from collections.abc import Sequence
 
@@ -25,20 +25,10 @@ def builtin_cfg(triple: str) -> TargetCfg:
     return TargetCfg.parse(triple, text)
 
 
-def _machine() -> str:
-    """`platform.machine()`: `uname -m` where there is one (what `platform` reads there too,
-    without the milliseconds of importing it), else what `platform` finds."""
-    if hasattr(os, "uname"):
-        return os.uname().machine
-    import platform
-
-    return platform.machine()
-
-
 def detect_host_triple(system: str | None = None, machine: str | None = None) -> str:
     """The host triple guessed from the Python runtime (`sys.platform`, `platform.machine()`)."""
     system = sys.platform if system is None else system
-    machine = (_machine() if machine is None else machine).lower()
+    machine = (platform.machine() if machine is None else machine).lower()
     arch = {"amd64": "x86_64", "x86_64": "x86_64", "arm64": "aarch64", "aarch64": "aarch64"}.get(
         machine
     )
