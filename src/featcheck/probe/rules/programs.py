@@ -80,6 +80,15 @@ PROGRAMS = {
         Program(
             "gemm", "gemm.rs", "512 x 512 f32 and f64 gemm", wall=True, cfg_features=("rayon",)
         ),
+        Program(
+            "burn-ndarray",
+            "burn_ndarray.rs",
+            "a 512 x 512 f32 matmul of the NdArray backend",
+            wall=True,
+            # burn-backend's traits since 0.20 (burn-tensor's before, a different program).
+            versions=">=0.20.0-0",
+            uses=("burn-backend",),
+        ),
     )
 }
 
