@@ -2,6 +2,9 @@
 //! (`multi-threads` turns on matrixmultiply's and ndarray's threads). The backend is driven
 //! through burn-backend's tensor operations, the crate burn-ndarray implements them for (and
 //! burn-tensor's `Tensor::matmul` calls), pinned like burn-ndarray to the member's build.
+
+// burn-ndarray 0.22 deprecates itself for burn-flex (FC024): the probe times it all the same.
+#![allow(deprecated)]
 use burn_backend::ops::FloatTensorOps;
 use burn_backend::{read_sync, TensorData};
 
