@@ -50,7 +50,12 @@ MEMBERS = (
     "matrixmultiply",
     "blake3",
     "aho-corasick-literal",
+    "gemm",
+    "burn-ndarray",
 )
+WALL = frozenset({"gemm", "burn-ndarray"})
+"""Members timed by wall time (their feature spreads the work over threads; the program says
+`time_wall`), not the calling thread's CPU time."""
 TARGET = HERE / "target"
 
 
@@ -128,7 +133,8 @@ def measure(member: str, runs: int) -> None:
                 results[variant][name] = result
     columns = list(binaries)
     slower = "with / without: the feature costs" if on == "costly" else "without / with"
-    print(f"  thread CPU ms, median of {runs} runs' medians; ratio = {slower}")
+    clock = "wall ms" if member in WALL else "thread CPU ms"
+    print(f"  {clock}, median of {runs} runs' medians; ratio = {slower}")
     print("  " + f"{'workload':14}" + "".join(f"{c:>14}" for c in columns) + f"{'ratio':>9}")
     for name in samples["without"]:
         medians = {c: statistics.median(samples[c][name]) for c in columns}

@@ -161,8 +161,9 @@ def probe_parser(prog: str) -> Parser:
         action="append",
         metavar="CODE",
         help="Instead of the matmul: time the crate of the member's finding of this rule "
-        "(FC009-FC023: matrixmultiply, faer, regex, memchr, crc32fast, "
-        "rustfft, flate2, blake3, aho-corasick, serde_json, mimalloc) as the member builds it "
+        "(FC002, FC008-FC023: burn-ndarray, gemm, matrixmultiply, faer, regex, memchr, "
+        "crc32fast, rustfft, flate2, blake3, aho-corasick, serde_json, mimalloc) as the member "
+        "builds it "
         "and as fixed (or with the costly feature off), side by side (repeatable; `all`: "
         "every finding with a probe).",
     )

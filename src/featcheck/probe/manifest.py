@@ -27,7 +27,7 @@ def toml_string(value: str) -> str:
     return json.dumps(value, ensure_ascii=True)
 
 
-def _array(values: Iterable[str]) -> str:
+def toml_array(values: Iterable[str]) -> str:
     return "[" + ", ".join(toml_string(v) for v in values) + "]"
 
 
@@ -39,14 +39,14 @@ def value_text(value: Any) -> str:
     return toml_string(str(value))
 
 
-def _key(name: str) -> str:
+def toml_key(name: str) -> str:
     return name if _BARE_KEY.fullmatch(name) else toml_string(name)
 
 
 def dependency_line(name: str, version: str, features: Iterable[str]) -> str:
     return (
-        f"{_key(name)} = {{ version = {toml_string('=' + version)}, default-features = false, "
-        f"features = {_array(features)} }}"
+        f"{toml_key(name)} = {{ version = {toml_string('=' + version)}, default-features = false, "
+        f"features = {toml_array(features)} }}"
     )
 
 
@@ -66,8 +66,8 @@ def render_cargo_toml(config: BackendConfig, bin_name: str, *, mlp: bool) -> str
         'path = "src/main.rs"',
         "",
         "[features]",
-        f"default = {_array(['mlp'] if mlp else [])}",
-        f"mlp = {_array(f'{FACADE}/{feature}' for feature in MLP_FEATURES)}",
+        f"default = {toml_array(['mlp'] if mlp else [])}",
+        f"mlp = {toml_array(f'{FACADE}/{feature}' for feature in MLP_FEATURES)}",
         "",
         "[dependencies]",
         dependency_line(FACADE, config.burn_version, BURN_FEATURES),

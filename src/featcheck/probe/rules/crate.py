@@ -8,7 +8,13 @@ from pathlib import Path
 
 from featcheck.probe.build import ProbeBuilder
 from featcheck.probe.cache import CACHE_VERSION, binary_name, write_if_changed
-from featcheck.probe.manifest import dependency_line, release_and_workspace, toml_string
+from featcheck.probe.manifest import (
+    dependency_line,
+    release_and_workspace,
+    toml_array,
+    toml_key,
+    toml_string,
+)
 from featcheck.probe.resolve import BackendConfig
 from featcheck.probe.rules.programs import Program, program_for
 from featcheck.probe.toolset import Toolset
@@ -32,12 +38,27 @@ def render_manifest(config: BackendConfig, program: Program, bin_name: str) -> s
             f"name = {toml_string(bin_name)}",
             'path = "src/main.rs"',
             "",
+            *_features(config, program),
             "[dependencies]",
             *(dependency_line(pin.name, pin.version, pin.features) for pin in config.pins),
             "",
             *release_and_workspace(config),
         ]
     )
+
+
+def _features(config: BackendConfig, program: Program) -> list[str]:
+    """The probe crate's own features, for a program that tests the crate's features with
+    `cfg`: each declared, on by default exactly when the pinned crate has it (so that cargo
+    builds the program's code for that API, and nothing else changes)."""
+    if not program.cfg_features:
+        return []
+    return [
+        "[features]",
+        f"default = {toml_array(program.probe_features(config.backend.features))}",
+        *(f"{toml_key(feature)} = []" for feature in sorted(program.cfg_features)),
+        "",
+    ]
 
 
 def _key(config: BackendConfig, program: Program, toolset: Toolset) -> str:
@@ -59,7 +80,7 @@ class RuleProbeBuilder(ProbeBuilder):
     package = PACKAGE
 
     def prepare(self, config: BackendConfig, *, mlp: bool) -> tuple[Path, str]:
-        program = program_for(config.backend.name)
+        program = program_for(config.backend.name, config.backend.version)
         if program is None:
             raise ValueError(f"no probe program for {config.backend.name}")
         key = _key(config, program, self.toolset)

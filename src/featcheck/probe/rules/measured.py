@@ -73,7 +73,7 @@ def attach(result: AuditResult, workdir: Path) -> AuditResult:
 
 
 def _with_cost(finding: Finding, kept: dict[str, Any]) -> Finding:
-    if program_for(finding.crate) is None:
+    if program_for(finding.crate, finding.crate_version) is None:
         return finding
     command = f"featcheck probe --rule {finding.code}"
     entry = kept.get(_key(finding.code, finding.crate, finding.crate_version, finding.target))

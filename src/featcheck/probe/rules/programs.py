@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 from featcheck.errors import FeatcheckError
+from featcheck.semantics.semver import matches
 from featcheck.workspace.names import crate_key
 
 PROGRAMS_DIR = Path(__file__).parent / "programs"
@@ -23,6 +25,30 @@ class Program:
     wall: bool = False
     """Timed by wall time (a feature that spreads the work over threads), not by the calling
     thread's CPU time."""
+    versions: str | None = None
+    """The crate's versions whose API the program is written for (a cargo requirement); None:
+    every version."""
+    uses: tuple[str, ...] = ()
+    """Dependencies of the crate that the program calls as well (burn-ndarray's backend is
+    driven through burn-backend's traits): each is pinned, like the crate, to the version and
+    exact features the member's build gives it."""
+    cfg_features: tuple[str, ...] = ()
+    """Features of the crate that change its API, which the program tests with
+    `#[cfg(feature = "...")]` (gemm's `Parallelism::Rayon` exists only with `rayon`): the probe
+    crate has a feature of each name, on in a build exactly when the crate's feature is."""
+
+    def covers(self, version: str) -> bool:
+        """The program is written for this version of the crate."""
+        return self.versions is None or matches(self.versions, version)
+
+    def probe_features(self, features: Iterable[str]) -> list[str]:
+        """The probe crate's own features that are on for a build of the crate with
+        `features` (see cfg_features)."""
+        return sorted(set(self.cfg_features) & set(features))
+
+    def describe(self) -> str:
+        """The crate, and the versions the program is for where it is not every version."""
+        return self.crate if self.versions is None else f"{self.crate} {self.versions}"
 
     def sources(self) -> dict[str, bytes]:
         """The probe crate's files: `src/main.rs` (the program) and `src/harness.rs`."""
@@ -51,10 +77,23 @@ PROGRAMS = {
         Program("matrixmultiply", "matrixmultiply.rs", "512 x 512 sgemm and dgemm", wall=True),
         Program("faer", "faer.rs", "a 512 x 512 f64 matrix product", wall=True),
         Program("mimalloc", "mimalloc.rs", "small allocations and a BTreeMap of strings"),
+        Program(
+            "gemm", "gemm.rs", "512 x 512 f32 and f64 gemm", wall=True, cfg_features=("rayon",)
+        ),
+        Program(
+            "burn-ndarray",
+            "burn_ndarray.rs",
+            "a 512 x 512 f32 matmul of the NdArray backend",
+            wall=True,
+            # burn-backend's traits since 0.20 (burn-tensor's before, a different program).
+            versions=">=0.20.0-0",
+            uses=("burn-backend",),
+        ),
     )
 }
 
 
-def program_for(crate: str) -> Program | None:
-    """The program timing `crate`, if featcheck has one."""
-    return PROGRAMS.get(crate_key(crate))
+def program_for(crate: str, version: str) -> Program | None:
+    """The program timing `crate` at `version`, if featcheck has one."""
+    program = PROGRAMS.get(crate_key(crate))
+    return program if program is not None and program.covers(version) else None

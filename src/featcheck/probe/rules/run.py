@@ -11,7 +11,7 @@ from pathlib import Path
 from featcheck.audit import find_manifest
 from featcheck.errors import FeatcheckError
 from featcheck.fixes.apply import plan_changes
-from featcheck.graph import DependencyGraph
+from featcheck.graph import DependencyGraph, Node
 from featcheck.options import AuditOptions
 from featcheck.pipeline import audit_project
 from featcheck.probe.command import built, confirm_build, probe_error
@@ -122,7 +122,7 @@ def _run(options: RuleProbeOptions, say: Callable[[str], None]) -> RuleProbeRepo
         findings, pairs, plans, strict=True
     ):
         builds = (built(builder, plan_now, say), built(builder, plan_fixed, say))
-        program = program_for(finding.crate)
+        program = program_for(finding.crate, finding.crate_version)
         assert program is not None  # _findings keeps only findings with a program
         say(f"timing {finding.crate} {finding.crate_version}: {program.work}, {options.runs} runs")
         workloads, agree = _timed(builds, options)
@@ -155,11 +155,11 @@ def _findings(
         for f in result.findings
         if f.member == resolved.member.name
         and ("ALL" in wanted or f.code in wanted)
-        and program_for(f.crate) is not None
+        and program_for(f.crate, f.crate_version) is not None
     ]
     if not found:
         asked = "any rule with a probe" if "ALL" in wanted else ", ".join(sorted(wanted))
-        crates = ", ".join(sorted(p.crate for p in PROGRAMS.values()))
+        crates = ", ".join(sorted(p.describe() for p in PROGRAMS.values()))
         raise FeatcheckError(
             f"nothing to probe: {resolved.member.name} has no finding of {asked} on "
             f"{resolved.target} whose crate the probe can time ({crates})"
@@ -172,9 +172,10 @@ def _configurations(
 ) -> tuple[BackendConfig, BackendConfig, str]:
     """The crate as the member builds it, and as featcheck's fix builds it (or, without a
     confirmed fix, with the rule's feature added)."""
-    now = _pin(resolved.graph, finding)
+    pins = pins_for(resolved.graph, finding.crate, finding.crate_version)
+    now = pins[0]
     current = BackendConfig(
-        resolved.member.name, resolved.target, "", (now,), resolved.lockfile, resolved.profile
+        resolved.member.name, resolved.target, "", pins, resolved.lockfile, resolved.profile
     )
     if finding.fix is not None and finding.fix.safe:
         changes = {c.path: c.updated for c in plan_changes([finding])}
@@ -187,7 +188,7 @@ def _configurations(
         )
         fixed = replace(
             current,
-            pins=(_pin(after.graph, finding),),
+            pins=pins_for(after.graph, finding.crate, finding.crate_version),
             lockfile=after.lockfile,
             profile=after.profile,
             label="with featcheck's fix",
@@ -197,22 +198,37 @@ def _configurations(
     present = finding.feature in now.features
     changed = Pin(now.name, now.version, tuple(sorted(set(now.features) ^ {finding.feature})))
     label = f"without `{finding.feature}`" if present else f"with `{finding.feature}`"
-    fixed = replace(current, pins=(changed,), label=label)
+    fixed = replace(current, pins=(changed, *pins[1:]), label=label)
     if present:
         return current, fixed, f"`{finding.feature}` turned off"
     return current, fixed, f"`{finding.feature}` added; featcheck has no confirmed fix"
 
 
-def _pin(graph: DependencyGraph, finding: Finding) -> Pin:
-    nodes = [
-        n for n in graph.named(finding.crate) if n.version == finding.crate_version and not n.host
-    ]
+def pins_for(graph: DependencyGraph, crate: str, version: str) -> tuple[Pin, ...]:
+    """The crate as the graph builds it, then the dependencies of it that its program calls
+    as well (Program.uses), each as the graph builds it."""
+    nodes = [n for n in graph.named(crate) if n.version == version and not n.host]
     if len(nodes) != 1:
         raise FeatcheckError(
-            f"cannot tell which build of {finding.crate} {finding.crate_version} to time "
+            f"cannot tell which build of {crate} {version} to time "
             f"({len(nodes)} in the member's graph)"
         )
-    node = nodes[0]
+    program = program_for(crate, version)
+    uses = program.uses if program is not None else ()
+    below = graph.dependencies(nodes[0])
+    used = []
+    for name in uses:
+        found = [n for n in below if n.name == name and not n.host]
+        if len(found) != 1:
+            raise FeatcheckError(
+                f"the probe of {crate} {version} calls {name}, which it "
+                f"does not depend on once in the member's graph ({len(found)} builds)"
+            )
+        used.append(_pin(found[0]))
+    return (_pin(nodes[0]), *used)
+
+
+def _pin(node: Node) -> Pin:
     if node.package.source is not None:
         raise FeatcheckError(
             f"{node.name} {node.version} comes from {node.package.source}, not a registry: "
