@@ -39,14 +39,17 @@ BURN_RULES = ("FC001", "FC003", "FC007")
 
 
 def probed_rules() -> list[str]:
-    """The codes of the built-in rules whose crate has a probe program."""
-    from featcheck.probe.rules.programs import program_for
+    """The codes of the built-in rules whose crate has a probe program, but for hints about a
+    crate itself (FC024), which claim no number."""
+    from featcheck.probe.rules.programs import PROGRAMS
     from featcheck.rules import builtin_rules
+    from featcheck.workspace.names import crate_key
 
     return [*BURN_RULES] + [
         rule.code
         for rule in builtin_rules()
-        if any(program_for(crate.name) is not None for crate in rule.crates)
+        if rule.code != "FC024"
+        and any(crate_key(crate.name) in PROGRAMS for crate in rule.crates)
         and (RULE_FIXTURES / rule.code.lower() / "bad").is_dir()
     ]
 

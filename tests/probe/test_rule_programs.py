@@ -7,16 +7,20 @@ the probe manifest's own features for a program that tests the crate's features 
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 import tomlkit
+from actions_support import make_finding
 
 from featcheck.cargo.tree_text import parse_tree_text
 from featcheck.errors import FeatcheckError
 from featcheck.probe.resolve import BackendConfig, Pin
 from featcheck.probe.rules.crate import render_manifest
-from featcheck.probe.rules.programs import PROGRAMS, Program, program_for
+from featcheck.probe.rules.measured import attach
+from featcheck.probe.rules.programs import PROGRAMS, Program, program_for, program_timing
 from featcheck.probe.rules.run import pins_for
+from featcheck.report import AuditResult, Cost
 
 TARGET = "x86_64-unknown-linux-gnu"
 
@@ -113,3 +117,30 @@ def test_each_program_has_its_own_file() -> None:
     files = [program.file for program in PROGRAMS.values()]
     assert len(set(files)) == len(files)
     assert all(isinstance(program, Program) for program in PROGRAMS.values())
+
+
+def test_a_hint_about_a_crate_itself_is_neither_probed_nor_priced(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """FC024 says burn-ndarray has a successor: no build of the program lacks burn-ndarray, so
+    `--measured` gives it no cost line, while FC002 on the same crate gets one."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    hint = make_finding(
+        code="FC024", rule="ndarray-successor-flex", crate="burn-ndarray", feature=""
+    )
+    threads = make_finding(
+        code="FC002",
+        rule="ndarray-without-threading",
+        crate="burn-ndarray",
+        feature="multi-threads",
+    )
+    project = tmp_path / "project"
+    project.mkdir()
+    result = AuditResult(project, findings=[hint, threads], members=["app"])
+    priced = attach(result, project)
+    assert [f.cost for f in priced.findings] == [
+        None,
+        Cost(False, "featcheck probe --rule FC002"),
+    ]
+    assert program_timing("burn-ndarray", "0.22.1", "") is None
+    assert program_timing("burn-ndarray", "0.22.1", "multi-threads") is not None

@@ -19,7 +19,7 @@ from typing import Any
 from featcheck.errors import FeatcheckError
 from featcheck.fileio import read_regular_file, write_atomic
 from featcheck.probe.cache import cache_root
-from featcheck.probe.rules.programs import program_for
+from featcheck.probe.rules.programs import program_timing
 from featcheck.probe.rules.run import RuleProbeReport
 from featcheck.report import AuditResult, Cost, Finding
 
@@ -73,7 +73,7 @@ def attach(result: AuditResult, workdir: Path) -> AuditResult:
 
 
 def _with_cost(finding: Finding, kept: dict[str, Any]) -> Finding:
-    if program_for(finding.crate, finding.crate_version) is None:
+    if program_timing(finding.crate, finding.crate_version, finding.feature) is None:
         return finding
     command = f"featcheck probe --rule {finding.code}"
     entry = kept.get(_key(finding.code, finding.crate, finding.crate_version, finding.target))

@@ -97,3 +97,10 @@ def program_for(crate: str, version: str) -> Program | None:
     """The program timing `crate` at `version`, if featcheck has one."""
     program = PROGRAMS.get(crate_key(crate))
     return program if program is not None and program.covers(version) else None
+
+
+def program_timing(crate: str, version: str, feature: str) -> Program | None:
+    """The program that times a finding about `feature` of `crate`: None also where the
+    finding is about the crate itself (FC024's hint: no build of the program lacks it, so
+    there is nothing to time against)."""
+    return program_for(crate, version) if feature else None

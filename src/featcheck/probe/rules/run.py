@@ -20,7 +20,7 @@ from featcheck.probe.plan import BuiltProbe
 from featcheck.probe.resolve import BackendConfig, MemberGraph, Pin, graph_with_changes
 from featcheck.probe.resolve import member_graph as resolve_member_graph
 from featcheck.probe.rules.crate import RuleProbeBuilder
-from featcheck.probe.rules.programs import PROGRAMS, Program, program_for
+from featcheck.probe.rules.programs import PROGRAMS, Program, program_for, program_timing
 from featcheck.report import Finding
 
 RUNS = 5
@@ -122,7 +122,7 @@ def _run(options: RuleProbeOptions, say: Callable[[str], None]) -> RuleProbeRepo
         findings, pairs, plans, strict=True
     ):
         builds = (built(builder, plan_now, say), built(builder, plan_fixed, say))
-        program = program_for(finding.crate, finding.crate_version)
+        program = program_timing(finding.crate, finding.crate_version, finding.feature)
         assert program is not None  # _findings keeps only findings with a program
         say(f"timing {finding.crate} {finding.crate_version}: {program.work}, {options.runs} runs")
         workloads, agree = _timed(builds, options)
@@ -155,7 +155,7 @@ def _findings(
         for f in result.findings
         if f.member == resolved.member.name
         and ("ALL" in wanted or f.code in wanted)
-        and program_for(f.crate, f.crate_version) is not None
+        and program_timing(f.crate, f.crate_version, f.feature) is not None
     ]
     if not found:
         asked = "any rule with a probe" if "ALL" in wanted else ", ".join(sorted(wanted))
