@@ -15,7 +15,7 @@ from probe_support import copy_project
 
 from featcheck.errors import FeatcheckError
 from featcheck.probe.build import ProbeBuilder
-from featcheck.probe.cache import CRATE_DIR
+from featcheck.probe.cache import CRATE_DIR, binary_name, executable
 from featcheck.probe.resolve import Pin, resolve_member
 
 
@@ -73,3 +73,34 @@ def test_the_probe_states_what_it_compiles_and_runs(
     # Where cargo metadata cannot list build scripts (--offline, a sparse cache), it says so.
     unknown = build_statement([replace(plan, build_scripts=None)], "app", "Cargo.lock")
     assert "the build scripts among them (cargo metadata could not list which here)" in unknown
+
+
+class _Clock:
+    """time.monotonic for build.py: the given instants, in order."""
+
+    def __init__(self, *instants: float) -> None:
+        self.instants = list(instants)
+
+    def monotonic(self) -> float:
+        return self.instants.pop(0)
+
+
+def test_a_builds_seconds_leave_out_the_wait_before_it(
+    tmp_path: Path, offline_cargo_for: Callable[..., Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Both configurations are planned before either is built: the second one's time must not
+    count the first one's build (nor the wait for consent) that ran in between."""
+    from featcheck.probe import build as build_module
+
+    project = copy_project(tmp_path, "crate-feature", offline_cargo_for)
+    config = resolve_member(project / "Cargo.toml", None, offline=True, timeout=120).config
+    builder = ProbeBuilder(project, offline=True, timeout=120, say=print, root=tmp_path / "cache")
+    directory, key = builder.prepare(config, mlp=False)
+    (directory / executable(binary_name(key))).write_bytes(b"")  # built before: a cached plan
+    (directory / "built.json").write_text("{}\n")
+    # Planned at 0-0.25 s; 600 s of another build pass; this one is taken at 600-600.25 s.
+    monkeypatch.setattr(build_module, "time", _Clock(0.0, 0.25, 600.0, 600.25))
+    plan = builder.plan(config, mlp=False)
+    assert plan.cached and plan.preparing == 0.25
+    built = builder.build(plan)
+    assert built.cached and built.seconds == 0.5

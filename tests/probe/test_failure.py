@@ -27,7 +27,8 @@ from featcheck.probe.failure import classify_build_failure
             "error[E0425]: cannot find function `flex` in this scope\n"
             "error: could not compile `featcheck-probe` (bin)",
             False,
-            "does not compile against this burn version",
+            "does not compile against this burn version (it is written for burn 0.22 and "
+            "builds on 0.22.1 and 0.23.0-pre.1)",
         ),
         ("error: something else entirely", False, "cargo failed: error: something else"),
     ],

@@ -126,7 +126,9 @@ class ProbeBuilder:
         started = time.monotonic()
         directory, key = self.prepare(config, mlp=mlp)
         if self._binary(directory, key).is_file() and (directory / "built.json").is_file():
-            return BuildPlan(config, directory, key, mlp, True, started=started)
+            return BuildPlan(
+                config, directory, key, mlp, True, preparing=time.monotonic() - started
+            )
         self.say(
             f"checking that the probe reproduces {config.member}'s {config.backend} (cargo tree)"
         )
@@ -141,7 +143,7 @@ class ProbeBuilder:
             tuple(sorted(crates)),
             self._build_scripts(directory, config, crates),
             tuple(sorted(macros)),
-            started,
+            time.monotonic() - started,
         )
 
     def _compiled(self, directory: Path, config: BackendConfig) -> tuple[set[str], set[str]]:
@@ -184,11 +186,12 @@ class ProbeBuilder:
 
     def build(self, plan: BuildPlan) -> BuiltProbe:
         """The probe binary for a plan: compiled now, or the cached one."""
-        started, directory, key, config = plan.started, plan.directory, plan.key, plan.config
+        started = time.monotonic()
+        directory, key, config = plan.directory, plan.key, plan.config
         binary = self._binary(directory, key)
         stamp = directory / "built.json"
         if plan.cached:
-            return BuiltProbe(binary, key, True, time.monotonic() - started)
+            return BuiltProbe(binary, key, True, plan.preparing + time.monotonic() - started)
         total = len(plan.crates) + 1
         self.say(
             f"building the probe for {config.backend} ({total} crates, release profile; the "
@@ -214,6 +217,6 @@ class ProbeBuilder:
         partial = binary.with_name(binary.name + ".partial")
         shutil.copy2(built, partial)
         os.replace(partial, binary)
-        seconds = time.monotonic() - started
+        seconds = plan.preparing + time.monotonic() - started
         stamp.write_text(json.dumps({"key": key, "seconds": round(seconds, 1)}) + "\n")
         return BuiltProbe(binary, key, False, seconds)

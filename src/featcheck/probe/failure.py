@@ -50,6 +50,6 @@ def classify_build_failure(stderr: str, *, offline: bool) -> str:
     if "error[e" in lowered or "could not compile `featcheck-probe`" in lowered:
         return (
             "the probe crate does not compile against this burn version (it is written for "
-            f"burn 0.22): {first}"
+            f"burn 0.22 and builds on 0.22.1 and 0.23.0-pre.1): {first}"
         )
     return f"cargo failed: {first}"

@@ -28,7 +28,10 @@ class BuildPlan:
     """Those of them whose build script cargo compiles and runs (None: cargo could not say)."""
     proc_macros: tuple[str, ...] = ()
     """Those of them that are proc-macros (loaded into rustc while compiling)."""
-    started: float = 0.0
+    preparing: float = 0.0
+    """Seconds spent preparing it (writing, verifying, listing what it compiles); a build's
+    time adds only its own compile to this, not the time between planning and building (the
+    consent, the other configuration's build)."""
 
 
 @dataclass(frozen=True)
