@@ -50,13 +50,14 @@ def dependency_line(name: str, version: str, features: Iterable[str]) -> str:
     )
 
 
-def render_cargo_toml(config: BackendConfig, bin_name: str, *, mlp: bool) -> str:
-    """The probe's manifest for `config`, building a binary called `bin_name`."""
-    lines = [
-        "# Written by `featcheck probe`; rewritten on every probe of this configuration.",
+def package_head(written_by: str, package: str, config: BackendConfig, bin_name: str) -> list[str]:
+    """The opening of a probe crate's manifest: who writes it, what it reproduces, the
+    package and its one binary `bin_name`."""
+    return [
+        f"# Written by {written_by}.",
         f"# Reproduces {config.member}'s build of {config.backend} ({config.target}).",
         "[package]",
-        f"name = {toml_string(PACKAGE)}",
+        f"name = {toml_string(package)}",
         'version = "0.1.0"',
         'edition = "2021"',
         "publish = false",
@@ -65,6 +66,18 @@ def render_cargo_toml(config: BackendConfig, bin_name: str, *, mlp: bool) -> str
         f"name = {toml_string(bin_name)}",
         'path = "src/main.rs"',
         "",
+    ]
+
+
+def render_cargo_toml(config: BackendConfig, bin_name: str, *, mlp: bool) -> str:
+    """The probe's manifest for `config`, building a binary called `bin_name`."""
+    lines = [
+        *package_head(
+            "`featcheck probe`; rewritten on every probe of this configuration",
+            PACKAGE,
+            config,
+            bin_name,
+        ),
         "[features]",
         f"default = {toml_array(['mlp'] if mlp else [])}",
         f"mlp = {toml_array(f'{FACADE}/{feature}' for feature in MLP_FEATURES)}",

@@ -10,10 +10,10 @@ from featcheck.probe.build import ProbeBuilder
 from featcheck.probe.cache import CACHE_VERSION, binary_name, write_if_changed
 from featcheck.probe.manifest import (
     dependency_line,
+    package_head,
     release_and_workspace,
     toml_array,
     toml_key,
-    toml_string,
 )
 from featcheck.probe.resolve import BackendConfig
 from featcheck.probe.rules.programs import Program, program_for
@@ -26,18 +26,12 @@ def render_manifest(config: BackendConfig, program: Program, bin_name: str) -> s
     """The manifest of the probe of `config`'s one pinned crate, building `bin_name`."""
     return "\n".join(
         [
-            "# Written by `featcheck probe --rule`; rewritten on every probe of this build.",
-            f"# Reproduces {config.member}'s build of {config.backend} ({config.target}).",
-            "[package]",
-            f"name = {toml_string(PACKAGE)}",
-            'version = "0.1.0"',
-            'edition = "2021"',
-            "publish = false",
-            "",
-            "[[bin]]",
-            f"name = {toml_string(bin_name)}",
-            'path = "src/main.rs"',
-            "",
+            *package_head(
+                "`featcheck probe --rule`; rewritten on every probe of this build",
+                PACKAGE,
+                config,
+                bin_name,
+            ),
             *_features(config, program),
             "[dependencies]",
             *(dependency_line(pin.name, pin.version, pin.features) for pin in config.pins),
