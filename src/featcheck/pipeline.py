@@ -17,6 +17,7 @@ from featcheck.noexec.source import file_source
 from featcheck.options import AuditOptions, Resolver
 from featcheck.report import AuditResult
 from featcheck.rules import builtin_rules, check_builtin_codes
+from featcheck.source_answers import read_last_answer, workspace_of
 from featcheck.sources import MetadataSource
 from featcheck.stages.configurations import plan_builds, with_every_feature
 from featcheck.stages.detect import detect_all
@@ -51,9 +52,9 @@ def audit_started(started: Started, meanwhile: Callable[[], object] | None = Non
         if meanwhile is not None:
             meanwhile()
         _warm_target_cfgs(source, options.targets)
-        pending.read_last_answer()
+        read_last_answer(pending)
         ahead = _audit_ahead(pending.last_answer, started, manifests)
-        metadata = pending.result()
+        metadata = workspace_of(pending)
     finally:
         pending.cancel()
     if audit.KEPT_UNTIL_EXIT is not None:

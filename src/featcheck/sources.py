@@ -21,7 +21,6 @@ if TYPE_CHECKING:
     from featcheck.cargo.pending_metadata import PendingMetadata
     from featcheck.cargo.unification import Unification
     from featcheck.semantics.cfg import TargetCfg
-    from featcheck.workspace.workspace import Workspace
 
 
 class MetadataSource(Protocol):
@@ -35,14 +34,9 @@ class MetadataSource(Protocol):
     def start_metadata(
         self, manifest_path: Path, *, all_features: bool = False, features: tuple[str, ...] = ()
     ) -> PendingMetadata:
-        """The workspace of `manifest_path`, on its way while the caller does other work."""
-        ...
-
-    def metadata(
-        self, manifest_path: Path, *, all_features: bool = False, features: tuple[str, ...] = ()
-    ) -> Workspace:
-        """The workspace of `manifest_path`, its resolve holding the optional dependencies
-        `all_features` and `features` turn on."""
+        """The workspace of `manifest_path`, on its way while the caller does other work
+        (`source_answers.read_workspace` waits for it). `all_features` and `features` make its
+        resolve hold the optional dependencies they turn on."""
         ...
 
     def host_triple(self) -> str:

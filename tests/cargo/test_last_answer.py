@@ -76,15 +76,14 @@ def test_the_same_answer_is_not_parsed_again(
         parsed.append(len(text))
         return parse(text)
 
-    monkeypatch.setattr(metadata_module, "parse_metadata", counting)
     monkeypatch.setattr(last_answer_module, "parse_metadata", counting)
 
     def audit() -> tuple[int, int, Workspace]:
         parsed.clear()
         pending = CargoRunner(project).start_metadata(project / "Cargo.toml")
-        pending.read_last_answer()
+        pending.read_last_answer(LastAnswer.of_command)
         before_the_answer = len(parsed)
-        metadata = pending.result()
+        metadata = pending.result(counting)
         pending.settle()
         return before_the_answer, len(parsed), metadata
 

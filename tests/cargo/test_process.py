@@ -14,6 +14,7 @@ import pytest
 from featcheck.cargo.process import start_process
 from featcheck.cargo.runner import CargoRunner
 from featcheck.errors import FeatcheckError
+from featcheck.source_answers import read_workspace
 
 
 def _script(path: Path, body: str) -> Path:
@@ -73,4 +74,4 @@ def test_cargo_metadata_answers_only_once_cargo_succeeds(
     manifest.write_text('[package]\nname = "a"\nversion = "0.1.0"\n')
     runner = CargoRunner(tmp_path, trust_checkout=True)
     with pytest.raises(FeatcheckError, match=expected):
-        runner.metadata(manifest)
+        read_workspace(runner, manifest)

@@ -38,6 +38,26 @@ def test_malformed_manifest_names_file_line_and_column(tmp_path: Path) -> None:
     _assert_one_clear_line(result.stderr, f"{project / 'Cargo.toml'}:3:", "invalid TOML")
 
 
+def test_malformed_toolchain_file_names_file_line_and_column(tmp_path: Path) -> None:
+    """The toolchain file is read before cargo starts, by the manifests' reader."""
+    project = _project(tmp_path, TEMPLATE)
+    (project / "rust-toolchain.toml").write_text('[toolchain]\nchannel = "stable\n')
+    result = run_featcheck(str(project))
+    assert result.returncode == 2
+    _assert_one_clear_line(result.stderr, "rust-toolchain.toml:2:", "invalid TOML")
+
+
+def test_toolchain_file_in_toml_1_1_is_read_as_cargo_reads_it(tmp_path: Path) -> None:
+    """A trailing comma in an inline table is TOML 1.1, which cargo accepts."""
+    project = _project(tmp_path, TEMPLATE)
+    (project / "rust-toolchain.toml").write_text(
+        '[toolchain]\nchannel = "1.95"\ncomponents = { a = 1, }\nprofile = ["x"\n'
+    )
+    result = run_featcheck(str(project))
+    assert result.returncode == 2
+    _assert_one_clear_line(result.stderr, "rust-toolchain.toml:4:")
+
+
 @pytest.mark.cargo
 def test_invalid_utf8_manifest(tmp_path: Path) -> None:
     (tmp_path / "Cargo.toml").write_bytes(b'[package]\nname = "\xff"\n')

@@ -39,6 +39,7 @@ from featcheck.manifest.spans import index_spans
 from featcheck.manifest.toml_lexer import scan_comments
 from featcheck.policy import inline, load
 from featcheck.semantics.cfg import TargetCfg
+from featcheck.source_answers import read_workspace
 from featcheck.tree_mode import audit_tree_text
 
 hypothesis = pytest.importorskip("hypothesis")
@@ -551,7 +552,7 @@ def test_timeout_in_the_runner_with_a_fake_executable(
         runner = CargoRunner(project, timeout=1, trust_checkout=trust)
         started = time.monotonic()
         with pytest.raises(FeatcheckError, match=r"`cargo metadata` did not"):
-            runner.metadata(project / "Cargo.toml")
+            read_workspace(runner, project / "Cargo.toml")
         assert time.monotonic() - started < 15
         _assert_dead(hanging_toolchain)
 

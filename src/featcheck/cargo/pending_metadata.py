@@ -1,9 +1,10 @@
 """A `cargo metadata` answer on its way: what the audit does while cargo works, and the answer.
 
-The metadata model and the last audit's answer (last_answer.py) are imported once cargo has
-started, in the two functions that use them: they bring `dataclasses` (15 ms of a clean crate's
-audit, measured beside cargo in benchmarks/bench_cli.py: see audit.py) and `hashlib`, which the
-user would otherwise wait for before cargo starts.
+This module loads before cargo starts, so it knows the workspace model and the last audit's
+answer (last_answer.py) by their types only: whoever takes the answer, after cargo has started,
+hands in the parser and the reader of the kept answer (`source_answers.py`). Importing them here
+would bring `dataclasses` and `hashlib` onto the path the user waits for before cargo starts
+(about 30 ms, measured with cargo's start as the mark).
 """
 
 from __future__ import annotations
@@ -21,25 +22,31 @@ if TYPE_CHECKING:
     from featcheck.workspace.workspace import Workspace
 
 
+Parse = Callable[[str], "Workspace"]
+"""cargo's JSON answer as the workspace model (`workspace.parse_metadata`)."""
+OpenLastAnswer = Callable[[Path | None, Sequence[str]], "LastAnswer | None"]
+"""The kept answer of a command line in a cache directory (`LastAnswer.of_command`)."""
+
+
 class PendingMetadata:
     """A `cargo metadata` answer on its way (see `CargoRunner.start_metadata`)."""
 
     def __init__(
         self,
-        answer: Callable[[LastAnswer | None], Workspace],
+        answer: Callable[[LastAnswer | None, Parse], Workspace],
         cancel: Callable[[], None] | None = None,
-        last_answer: Callable[[], LastAnswer | None] | None = None,
+        last_answer: Callable[[OpenLastAnswer], LastAnswer | None] | None = None,
     ) -> None:
-        self._answer: Callable[[LastAnswer | None], Workspace] | None = answer
+        self._answer: Callable[[LastAnswer | None, Parse], Workspace] | None = answer
         self._cancel = cancel
         self._last_answer = last_answer
         self._last: LastAnswer | None = None
 
-    def read_last_answer(self) -> None:
+    def read_last_answer(self, open_last: OpenLastAnswer) -> None:
         """While cargo works: read and parse what it answered at the project's last audit
         (see last_answer.py), so that the same answer again needs no parsing."""
         if self._last_answer is not None and self._last is None:
-            self._last = self._last_answer()
+            self._last = self._last_answer(open_last)
             if self._last is not None:
                 self._last.read()
 
@@ -49,11 +56,12 @@ class PendingMetadata:
         returns this very object when cargo answers the same again."""
         return self._last.metadata if self._last is not None else None
 
-    def result(self) -> Workspace:
-        """The metadata, once cargo has answered; its failure as a FeatcheckError."""
+    def result(self, parse: Parse) -> Workspace:
+        """The metadata, once cargo has answered, read by `parse`; its failure as a
+        FeatcheckError."""
         assert self._answer is not None, "the metadata was taken or cancelled already"
         answer, self._answer = self._answer, None
-        return answer(self._last)
+        return answer(self._last, parse)
 
     def settle(self) -> None:
         """Wait for the answer to be kept for the next audit (before the process ends)."""
@@ -77,9 +85,7 @@ def pending_cargo_metadata(
     """The answer of the started `cargo ARGUMENTS` (`metadata`): `finish` waits for its
     output, `failure` is the error of a failed one. Its last answer is kept in `cache`."""
 
-    def answer(last: LastAnswer | None) -> Workspace:
-        from featcheck.workspace.workspace import parse_metadata
-
+    def answer(last: LastAnswer | None, parse_metadata: Parse) -> Workspace:
         # cargo prints its one line of JSON, then takes ~10 ms to free what it built and
         # exit: the line is read meanwhile (or found equal to the last audit's, parsed
         # already), and kept only if cargo then succeeds having printed nothing more.
@@ -99,9 +105,7 @@ def pending_cargo_metadata(
             return early
         return parse_metadata(output.stdout)
 
-    def last_answer() -> LastAnswer | None:
-        from featcheck.cargo.last_answer import LastAnswer
-
-        return LastAnswer.of_command(cache, arguments)
+    def last_answer(open_last: OpenLastAnswer) -> LastAnswer | None:
+        return open_last(cache, arguments)
 
     return PendingMetadata(answer, running.cancel, last_answer)

@@ -32,7 +32,7 @@ from featcheck.featureset import DEFAULT, FeatureSelection
 from featcheck.semantics.cfg import TargetCfg
 
 if TYPE_CHECKING:
-    from featcheck.workspace.workspace import Workspace
+    pass
 
 
 class CargoRunner:
@@ -151,23 +151,6 @@ class CargoRunner:
         if self.locked:
             flags.append(word("--locked"))
         return flags
-
-    def metadata(
-        self,
-        manifest_path: Path,
-        *,
-        all_features: bool = False,
-        features: tuple[str, ...] = (),
-    ) -> Workspace:
-        """The workspace's packages and feature tables (one call for the whole audit).
-
-        `all_features` (and `features`, `dependency/feature` values) resolve with every member
-        feature on, so that the resolve lists every optional dependency a feature selection
-        can turn on (plain metadata leaves out those nothing enables by default).
-        """
-        return self.start_metadata(
-            manifest_path, all_features=all_features, features=features
-        ).result()
 
     def start_metadata(
         self,

@@ -8,14 +8,14 @@ from __future__ import annotations
 
 import functools
 import os
-import re
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from featcheck.background import Background
 from featcheck.cargo.argv_gate import TOOLCHAIN, Argument, option, word
 from featcheck.cargo.process import neutral_directory, run_process
 from featcheck.fileio import MAX_CONFIG_BYTES, read_regular_file
+from featcheck.toml_read import toml_data
 
 
 def rustup_home() -> Path:
@@ -38,11 +38,7 @@ def rustup_settings() -> RustupSettings:
     settings = rustup_home() / "settings.toml"
     try:
         text = read_regular_file(settings, "rustup settings file", MAX_CONFIG_BYTES).decode()
-        document = _plain_settings(text)
-        if not document:
-            from featcheck.toml_read import toml_data  # a TOML parser only where needed
-
-            document = toml_data(text)
+        document = toml_data(text)
     except Exception:
         return RustupSettings({}, None)
     table = document.get("overrides")
@@ -53,41 +49,6 @@ def rustup_settings() -> RustupSettings:
     }
     default = document.get("default_toolchain")
     return RustupSettings(overrides, default if isinstance(default, str) and default else None)
-
-
-_STRING = r'"([^"\\\x00-\x1f\x7f]*)"'  # a basic string without escapes
-_SETTING_LINE = rf"[ \t]*(?:([A-Za-z0-9_-]+)|{_STRING})[ \t]*=[ \t]*{_STRING}[ \t]*"
-
-
-def _plain_settings(text: str) -> dict[str, Any] | None:
-    """settings.toml as rustup writes it (`key = "value"` lines, `[overrides]`), read without
-    loading a TOML parser before cargo starts (4 ms); None for anything else, which the TOML
-    parser reads instead."""
-    line_pattern = re.compile(_SETTING_LINE)
-    document: dict[str, Any] = {}
-    table = document
-    for text_line in text.removesuffix("\n").split("\n"):
-        line = text_line.removesuffix("\r")
-        stripped = line.strip(" \t")
-        if not stripped or stripped.startswith("#"):
-            continue
-        if stripped.startswith("[") and stripped.endswith("]"):
-            name = stripped[1:-1].strip(" \t")
-            if not (name.isascii() and name.replace("_", "").replace("-", "").isalnum()):
-                return None
-            if name in document:
-                return None
-            table = document[name] = {}
-            continue
-        match = line_pattern.fullmatch(line)
-        if match is None:
-            return None
-        bare, quoted, value = match.groups()
-        key = bare if bare is not None else quoted
-        if key in table:
-            return None
-        table[key] = value
-    return document
 
 
 def is_rustup_proxy(cargo: str, rustup: str | None) -> bool:

@@ -17,6 +17,7 @@ from featcheck.boundary import read_checkout_file
 from featcheck.cargo.argv_gate import TOOLCHAIN, GateError
 from featcheck.errors import FeatcheckError
 from featcheck.fileio import MAX_CONFIG_BYTES, decode_text
+from featcheck.manifest.document import parse_text
 
 TOOLCHAIN_FILES = ("rust-toolchain", "rust-toolchain.toml")
 """In the order rustup prefers them when both are in one directory."""
@@ -61,19 +62,7 @@ def parse_toolchain_file(path: Path, root: Path | None = None) -> ToolchainReque
         return ToolchainRequest(_checked_name(legacy, path, 1), origin=path, line=1, why=why)
     if not text.strip():
         raise FeatcheckError("empty toolchain file", path=path, line=1)
-    # Imported here, not at the top: most checkouts have no toolchain file, and this runs
-    # before cargo starts, where tomlkit's import would be waited for (more than the 15 ms
-    # of `dataclasses` that audit.py keeps off that path).
-    import tomlkit.exceptions
-
-    try:
-        document = tomlkit.parse(text).unwrap()
-    except tomlkit.exceptions.ParseError as error:
-        raise FeatcheckError(
-            f"invalid TOML in toolchain file: {error}", path=path, line=error.line
-        ) from None
-    except Exception as error:  # tomlkit raises a few other types on hostile input
-        raise FeatcheckError(f"invalid TOML in toolchain file: {error}", path=path) from None
+    document = parse_text(path, text).data
     table = document.get("toolchain")
     if not isinstance(table, dict):
         raise FeatcheckError("toolchain file without a [toolchain] table", path=path, line=1)

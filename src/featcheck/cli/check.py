@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import featcheck.cli.lazy as lazy
 from featcheck import __version__
-from featcheck.cli import lazy
 from featcheck.cli.progress import Progress
 from featcheck.cli.terminal import EXIT_CLEAN, fail, in_actions
 from featcheck.errors import FeatcheckError

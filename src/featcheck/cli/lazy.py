@@ -16,9 +16,13 @@ here, when first called:
   documentation (`rules`, `rule`), the probe, and rich, which only a terminal's spinner and
   `--verbose` use (its console ~25 ms to import; with the Markdown of `rule CODE`, ~55 ms).
 
-Every other module of the command line imports at its top; report formats are loaded by name
-from their registry (render/formats.py), and the text report loads rich only to print styles
-(render/styled_lines.py).
+Every other module of the command line imports at its top, and report formats are loaded by
+name from their registry (render/formats.py). Below the command line, three imports wait in the
+one function that needs them, each kept because every run would otherwise wait for it (measured
+beside the modules loaded before cargo starts; docs/speed.md): tomlkit (~19 ms), which reads only
+what tomllib rejects, and the span index (~12 ms with `dataclasses`), which only a location
+needs, both in manifest/document.py, on the path before cargo starts; and rich (~37 ms) in
+render/styled_lines.py, which only a report with styles needs.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from featcheck.cli import lazy
+import featcheck.cli.lazy as lazy
 from featcheck.cli.terminal import EXIT_CLEAN, fail, print_checkout_text, report_width
 from featcheck.errors import FeatcheckError
 from featcheck.render.safe_text import safe_line

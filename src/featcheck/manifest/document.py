@@ -112,8 +112,11 @@ def _fast_parse(text: str) -> dict[str, Any] | None:
 
 
 def _parse_or_explain(path: Path, text: str) -> dict[str, Any]:
-    import tomlkit
-    import tomlkit.exceptions
+    # tomlkit reads what tomllib rejects and cargo accepts (TOML 1.1: a newline or a trailing
+    # comma in an inline table), and says where the rest is wrong. Imported here: every run
+    # reads its cargo configuration before cargo starts, where its import would be waited for
+    # (about 14 ms), and almost every file is plain TOML 1.0.
+    import tomlkit.exceptions  # binds `tomlkit` too
 
     try:
         data: dict[str, Any] = tomlkit.parse(text).unwrap()

@@ -15,7 +15,6 @@ from featcheck.cargo.unification import Unification, decide
 from featcheck.noexec.metadata import build_metadata
 from featcheck.noexec.targets import builtin_cfg, detect_host_triple, with_rustflags
 from featcheck.semantics.cfg import TargetCfg
-from featcheck.workspace.workspace import Workspace
 
 
 def file_source(workdir: Path, _options: object) -> FileSource:
@@ -34,19 +33,6 @@ class FileSource:
         self._cfg_cache: dict[str, TargetCfg] = {}
         self._config: CheckoutConfig | None = None
 
-    def metadata(
-        self,
-        manifest_path: Path,
-        *,
-        all_features: bool = False,
-        features: tuple[str, ...] = (),
-    ) -> Workspace:
-        """The workspace from the manifests, Cargo.lock and the local registry; packages it
-        could not read are listed in `unread`. Its resolve comes from Cargo.lock,
-        which lists every optional dependency any feature turns on, so it serves every feature
-        selection (the flags change nothing)."""
-        return build_metadata(manifest_path, os.environ, self.checkout).workspace()
-
     def start_metadata(
         self,
         manifest_path: Path,
@@ -54,8 +40,16 @@ class FileSource:
         all_features: bool = False,
         features: tuple[str, ...] = (),
     ) -> PendingMetadata:
-        """`metadata`, read when the audit asks for it (there is no process to wait for)."""
-        return PendingMetadata(lambda _last: self.metadata(manifest_path))
+        """The workspace from the manifests, Cargo.lock and the local registry, read when the
+        audit asks for it (there is no process to wait for); packages it could not read are
+        listed in `unread`. Its resolve comes from Cargo.lock, which lists every optional
+        dependency any feature turns on, so it serves every feature selection (the flags change
+        nothing)."""
+        return PendingMetadata(
+            lambda _last, _parse: build_metadata(
+                manifest_path, os.environ, self.checkout
+            ).workspace()
+        )
 
     def host_triple(self) -> str:
         """The host triple, from the Python runtime."""

@@ -27,6 +27,7 @@ from featcheck.errors import FeatcheckError
 from featcheck.fileio import MAX_LOCKFILE_BYTES, MAX_MANIFEST_BYTES
 from featcheck.graph import DependencyGraph, Node
 from featcheck.lockfile import LockfileGuard
+from featcheck.source_answers import read_workspace
 from featcheck.workspace.model import Package
 from featcheck.workspace.workspace import Workspace
 
@@ -221,7 +222,7 @@ def member_graph(
     runner = CargoRunner(manifest.parent, offline=offline, timeout=timeout, on_command=on_command)
     checkout = runner.checkout
     with LockfileGuard.around(manifest, checkout):
-        metadata = runner.metadata(manifest)
+        metadata = read_workspace(runner, manifest)
         member = select_member(metadata, manifest, package)
         target = runner.host_triple()
         graph = _resolved_graph(runner, manifest, member.id, target)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from featcheck.matrix import ConfigurationPlan, audits_itself, plan_configurations
 from featcheck.options import beyond_defaults
+from featcheck.source_answers import read_workspace
 from featcheck.stages.members import Run, Scope
 
 
@@ -32,7 +33,7 @@ def with_every_feature(
         # Plain `cargo metadata` leaves out the optional dependencies nothing enables by
         # default, and `--all-features` those that only a `dependency/feature` value enables:
         # ask again with both (the values were matched against the members already).
-        metadata = run.source.metadata(run.manifest, all_features=True, features=extra)
+        metadata = read_workspace(run.source, run.manifest, all_features=True, features=extra)
         return scope.reread(run, metadata, extra)
     return scope
 

@@ -16,6 +16,7 @@ from featcheck.matrix import ConfigurationPlan
 from featcheck.placement import FindingPlacer, Flagged
 from featcheck.report import Finding
 from featcheck.rules import BuildView, detect, skipped_for_target
+from featcheck.source_answers import read_workspace
 from featcheck.stages.members import Run, Scope
 from featcheck.stages.resolve import Resolved, ResolverModel
 from featcheck.suggest import FeatureSearch
@@ -113,6 +114,6 @@ def _copy_metadata(run: Run, features: tuple[str, ...]) -> Callable[[Path], Work
             on_command=options.on_command,
             trust_checkout=options.trust_checkout,
         )
-        return copy_runner.metadata(copy_manifest, all_features=True, features=features)
+        return read_workspace(copy_runner, copy_manifest, all_features=True, features=features)
 
     return metadata_of
