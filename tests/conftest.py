@@ -11,31 +11,16 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
-import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-
-REPO = Path(__file__).resolve().parent.parent
-FIXTURES = REPO / "fixtures"
-WORKSPACES = FIXTURES / "workspaces"
-TREES = FIXTURES / "trees"
-CRATES = REPO / "crates"
-
-# What `rustc --print cfg` answers for x86_64-unknown-linux-gnu (tests that evaluate cfg tables).
-LINUX_CFG = """debug_assertions
-panic="unwind"
-target_arch="x86_64"
-target_endian="little"
-target_env="gnu"
-target_family="unix"
-target_os="linux"
-target_pointer_width="64"
-unix
-"""
-
+from support import (
+    WORKSPACES,
+    RegistryViews,
+    cargo_environment,
+    write_offline_cargo_home,
+)
 
 CARGO_FIXTURES = frozenset({"offline_cargo_home", "registry_views", "synthetic_cargo_home"})
 """Fixtures that give a test a cargo home over a stub registry: a test that uses one (directly
@@ -57,41 +42,6 @@ def pytest_configure(config: pytest.Config) -> None:
     import featcheck
 
     compileall.compile_dir(Path(featcheck.__file__).parent, quiet=1)
-
-
-def write_offline_cargo_home(cargo_home: Path, registry: Path = FIXTURES / "registry") -> Path:
-    """A CARGO_HOME whose config replaces crates.io with the stub registry (or a view of it,
-    see tests/stub_registry.py), offline."""
-    cargo_home.mkdir(parents=True, exist_ok=True)
-    (cargo_home / "config.toml").write_text(
-        "[source.crates-io]\n"
-        'replace-with = "featcheck-fixtures"\n'
-        "[source.featcheck-fixtures]\n"
-        f'directory = "{registry.as_posix()}"\n'
-        "[net]\n"
-        "offline = true\n"
-    )
-    return cargo_home
-
-
-def cargo_environment(cargo_home: Path, *, cached_rustc: bool = True) -> dict[str, str]:
-    """What cargo needs in the environment to use `cargo_home`: CARGO_HOME, RUSTUP_HOME (rustup
-    finds its toolchains through it, default ~/.rustup; kept when a test changes HOME) and,
-    with `cached_rustc`, CARGO_TARGET_DIR in the home, where cargo keeps what rustc answered
-    (`.rustc_info.json`, as in a project's target/) so that the calls after the first start
-    no `rustc -vV` or `--print cfg`: 0.06 s of each call. (By default featcheck gives its own
-    cargo a target directory in its user cache; this one serves the cargo tests run themselves
-    and `--trust-checkout`.) Tests of what cargo runs from a checkout (test_hostile.py) go
-    without, with an empty user cache: there the first call asks rustc again."""
-    environment = {
-        "CARGO_HOME": str(cargo_home),
-        "RUSTUP_HOME": os.environ.get("RUSTUP_HOME") or str(Path.home() / ".rustup"),
-    }
-    if cached_rustc:
-        target = cargo_home / "target"
-        target.mkdir(exist_ok=True)
-        environment["CARGO_TARGET_DIR"] = str(target)
-    return environment
 
 
 def _point_cargo_at(
@@ -134,53 +84,6 @@ def offline_cargo(offline_cargo_home: Path, monkeypatch: pytest.MonkeyPatch) -> 
     """Point every cargo that featcheck starts at the whole stub registry (offline)."""
     _point_cargo_at(offline_cargo_home, monkeypatch)
     return offline_cargo_home
-
-
-_WHOLE_REGISTRY: frozenset[str] = frozenset({"*"})
-"""The view key that stands for fixtures/registry itself."""
-
-
-class RegistryViews:
-    """Offline CARGO_HOMEs over views of the stub registry, each made once per test process."""
-
-    def __init__(self, base: Path) -> None:
-        self.base = base
-        self._views: dict[frozenset[str], Path] = {}
-        self._homes: dict[tuple[frozenset[str], int], Path] = {}
-
-    def _packages(self, workspace: Path, lock_only: bool) -> frozenset[str]:
-        from stub_registry import find_lockfile, lock_packages, reachable_packages, write_view
-
-        if find_lockfile(workspace) is None:
-            # Nothing to read (the probe crate's lockfile is not committed): cargo writes a
-            # lockfile from the whole registry, as it would on a user's machine.
-            self._views[_WHOLE_REGISTRY] = FIXTURES / "registry"
-            return _WHOLE_REGISTRY
-        packages = lock_packages(workspace)
-        if not lock_only:
-            packages = reachable_packages(packages)
-        if packages not in self._views:
-            self._views[packages] = write_view(self.base / f"view-{len(self._views)}", packages)
-        return packages
-
-    def registry(self, workspace: Path, *, lock_only: bool = False) -> Path:
-        """The view for `workspace` (its Cargo.lock, read now), as a directory source for a
-        CARGO_HOME the test writes itself (`write_offline_cargo_home(home, registry)`): with
-        `lock_only`, exactly the lockfile's packages (cargo over the workspace as committed);
-        otherwise also everything those can select (features turned on, fixes, a regenerated
-        lockfile)."""
-        return self._views[self._packages(workspace, lock_only)]
-
-    def home(self, workspace: Path, *, lock_only: bool = False, slot: int = 0) -> Path:
-        """An offline CARGO_HOME over `registry(workspace, lock_only=...)`. Different `slot`s
-        give different homes over the same view: cargo serializes the processes that share a
-        CARGO_HOME."""
-        packages = self._packages(workspace, lock_only)
-        key = (packages, slot)
-        if key not in self._homes:
-            home = self.base / f"home-{len(self._homes)}"
-            self._homes[key] = write_offline_cargo_home(home, self._views[packages])
-        return self._homes[key]
 
 
 @pytest.fixture(scope="session")
@@ -239,54 +142,3 @@ def workspace_copy(tmp_path: Path) -> Iterator[object]:
         return destination
 
     yield copy
-
-
-def run_featcheck(
-    *args: str, cwd: Path | None = None, stdin: str | None = None, columns: int = 200
-) -> subprocess.CompletedProcess[str]:
-    """Run the CLI as a user would, in a subprocess (inherits the test's environment), with a
-    report `columns` wide."""
-    return subprocess.run(
-        [sys.executable, "-m", "featcheck", *args],
-        cwd=cwd,
-        input=stdin,
-        capture_output=True,
-        text=True,
-        check=False,
-        env={**os.environ, "NO_COLOR": "1", "COLUMNS": str(columns)},
-    )
-
-
-def run_in_terminal(
-    args: list[str], env: dict[str, str], *, columns: int | None = None, stderr_too: bool = True
-) -> str:
-    """Run featcheck with stdout (and stderr, unless not `stderr_too`) on a pseudo-terminal,
-    `columns` wide when given; return all it drew, line ends as written."""
-    import fcntl
-    import pty
-    import struct
-    import termios
-
-    leader, follower = pty.openpty()
-    if columns is not None:
-        fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 40, columns, 0, 0))
-    process = subprocess.Popen(
-        [sys.executable, "-m", "featcheck", *args],
-        stdin=subprocess.DEVNULL,
-        stdout=follower,
-        stderr=follower if stderr_too else subprocess.DEVNULL,
-        env=env,
-    )
-    os.close(follower)
-    chunks: list[bytes] = []
-    while True:
-        try:
-            chunk = os.read(leader, 65536)
-        except OSError:  # EIO: the child closed the terminal
-            break
-        if not chunk:
-            break
-        chunks.append(chunk)
-    process.wait(timeout=120)
-    os.close(leader)
-    return b"".join(chunks).decode("utf-8", errors="replace")

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conftest import cargo_environment
+from support import cargo_environment
 from synthetic_registry import REGISTRY_SPEC, write_cargo_home, write_registry
 
 if sys.version_info >= (3, 11):

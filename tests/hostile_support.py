@@ -14,7 +14,7 @@ import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
-from conftest import CRATES
+from support import CRATES
 
 TEMPLATE = CRATES / "pitb-exec-cpu"
 BURN_LINE = 9

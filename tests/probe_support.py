@@ -6,7 +6,7 @@ import shutil
 from collections.abc import Callable
 from pathlib import Path
 
-from conftest import WORKSPACES
+from support import WORKSPACES
 
 from featcheck.probe.resolve import BackendConfig, Pin
 from featcheck.probe.verdict import RunStats

@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from conftest import FIXTURES
+from support import FIXTURES
 
 from featcheck import __version__
 from featcheck.options import AuditOptions, Resolver

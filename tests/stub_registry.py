@@ -5,7 +5,7 @@ cargo reads every package of a directory source on every call, and its query for
 scans them all: `cargo tree` on a burn workspace takes about 0.45 s against the whole registry
 and 0.3 s against the stubs its Cargo.lock names; a workspace with a handful of crates drops
 from 0.28 s to under 0.1 s. A view is a directory of links to the stubs, one per distinct set of
-packages and test process, with its own CARGO_HOME (see `conftest.offline_cargo_for`).
+packages and test process, with its own CARGO_HOME (see the `offline_cargo_for` fixture in conftest.py).
 
 Two views of a workspace:
 
@@ -31,7 +31,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from conftest import FIXTURES
+from support import FIXTURES
 
 from featcheck.semantics.semver import matches, parse_version
 

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from conftest import FIXTURES
+from support import FIXTURES
 
 if sys.version_info >= (3, 11):
     import tomllib

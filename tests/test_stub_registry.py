@@ -8,8 +8,8 @@ import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
-from conftest import WORKSPACES, RegistryViews
 from stub_registry import lock_packages, reachable_packages
+from support import WORKSPACES, RegistryViews
 
 
 def _cargo(args: list[str], cwd: Path, home: Path) -> subprocess.CompletedProcess[str]:

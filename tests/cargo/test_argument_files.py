@@ -25,8 +25,8 @@ from pathlib import Path
 
 import pytest
 from actions_support import host_triple
-from conftest import RegistryViews, run_featcheck, write_offline_cargo_home
 from hostile_support import CC, RUSTUP, TEMPLATE, Checkout, make_checkout, run_isolated
+from support import RegistryViews, run_featcheck, write_offline_cargo_home
 
 from featcheck.cargo.argv_gate import (
     CFG,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from conftest import TREES
+from support import TREES
 
 from featcheck.cargo.failures import FailureKind, classify, summarize
 

@@ -22,7 +22,6 @@ from pathlib import Path
 
 import pytest
 from actions_support import host_triple
-from conftest import RegistryViews, run_featcheck, write_offline_cargo_home
 from hostile_support import (
     BURN_COLUMN,
     BURN_LINE,
@@ -33,6 +32,7 @@ from hostile_support import (
     make_checkout,
     run_isolated,
 )
+from support import RegistryViews, run_featcheck, write_offline_cargo_home
 
 from featcheck.cargo.process import neutral_directory
 from featcheck.cargo.runner import CargoRunner

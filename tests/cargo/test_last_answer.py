@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import REPO, WORKSPACES, run_featcheck
+from support import REPO, WORKSPACES, run_featcheck
 
 from featcheck.cargo import last_answer as last_answer_module
 from featcheck.cargo.last_answer import MAX_KEPT, LastAnswer

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import CRATES, run_featcheck
+from support import CRATES, run_featcheck
 
 from featcheck.cargo.rustc_answers import RustcAnswers
 

@@ -16,8 +16,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import CRATES, FIXTURES, run_featcheck
 from stub_registry import lock_packages
+from support import CRATES, FIXTURES, run_featcheck
 
 from featcheck.cargo.argv_gate import TARGET_FEATURES, GateError
 from featcheck.noexec.targets import detect_host_triple

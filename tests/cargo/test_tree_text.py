@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import TREES
+from support import TREES
 
 from featcheck.cargo.tree_text import TreeTextError, parse_node, parse_tree_text
 from featcheck.workspace.model import PackageRef

@@ -20,8 +20,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import REPO, RegistryViews, write_offline_cargo_home
 from hostile_support import BURN_LINE, CC, TEMPLATE, Checkout, make_checkout, run_with
+from support import REPO, RegistryViews, write_offline_cargo_home
 
 from featcheck.cargo.rustflags import filter_environment_rustflags
 

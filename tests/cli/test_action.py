@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 import yaml
 from actions_support import clear_actions_environment, runner_commands
-from conftest import CRATES, REPO
+from support import CRATES, REPO
 
 ACTION = REPO / "action.yml"
 EXPRESSION = re.compile(r"\$\{\{\s*(.*?)\s*\}\}")

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from actions_support import clear_actions_environment
-from conftest import CRATES, TREES, run_featcheck
+from support import CRATES, TREES, run_featcheck
 
 from featcheck import __version__
 

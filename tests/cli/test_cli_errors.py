@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import CRATES, TREES, run_featcheck
+from support import CRATES, TREES, run_featcheck
 
 TEMPLATE = (CRATES / "pitb-exec-cpu" / "Cargo.toml").read_text()
 

@@ -7,7 +7,7 @@ import shutil
 from collections.abc import Callable
 from pathlib import Path
 
-from conftest import CRATES, WORKSPACES, run_featcheck
+from support import CRATES, WORKSPACES, run_featcheck
 
 
 def _copy(source: Path, tmp_path: Path) -> Path:

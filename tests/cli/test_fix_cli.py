@@ -10,7 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import CRATES, WORKSPACES, run_featcheck
+from support import CRATES, WORKSPACES, run_featcheck
 
 from featcheck.cargo.tree_text import parse_tree_text
 

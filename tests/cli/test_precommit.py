@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 import yaml
 from actions_support import clear_actions_environment
-from conftest import CRATES, REPO, run_featcheck
+from support import CRATES, REPO, run_featcheck
 
 PRE_COMMIT = (sys.executable, "-m", "pre_commit")
 GIT_IDENTITY = (

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from actions_support import clear_actions_environment
-from conftest import CRATES, run_featcheck, run_in_terminal
+from support import CRATES, run_featcheck, run_in_terminal
 
 from featcheck import __version__
 

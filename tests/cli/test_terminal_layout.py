@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from actions_support import clear_actions_environment, make_finding
-from conftest import CRATES, run_featcheck, run_in_terminal
+from support import CRATES, run_featcheck, run_in_terminal
 
 from featcheck.cargo.progress import DownloadProgress
 from featcheck.render.text_report import render_text

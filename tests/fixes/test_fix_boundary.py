@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import WORKSPACES, run_featcheck
+from support import WORKSPACES, run_featcheck
 
 LIB_CHAIN = WORKSPACES / "lib-chain"
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import WORKSPACES, run_featcheck
+from support import WORKSPACES, run_featcheck
 
 
 @dataclass(frozen=True)

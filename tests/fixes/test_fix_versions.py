@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import WORKSPACES, run_featcheck
+from support import WORKSPACES, run_featcheck
 
 from featcheck.cargo.runner import CargoRunner
 from featcheck.fixes.lockcheck import cargo_reason

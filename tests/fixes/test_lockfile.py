@@ -7,7 +7,7 @@ import shutil
 from collections.abc import Callable
 from pathlib import Path
 
-from conftest import CRATES, run_featcheck
+from support import CRATES, run_featcheck
 
 
 def _copy_template(tmp_path: Path, offline_cargo_for: Callable[..., Path]) -> Path:

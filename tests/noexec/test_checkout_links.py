@@ -16,8 +16,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import CRATES, run_featcheck
 from hostile_support import RUSTUP
+from support import CRATES, run_featcheck
 from test_noexec_sources import honest_home, no_exec_findings
 
 MARKER = "victim-secret-5e1d"

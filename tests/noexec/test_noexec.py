@@ -24,8 +24,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import CRATES, FIXTURES, WORKSPACES
 from stub_registry import lock_packages
+from support import CRATES, FIXTURES, WORKSPACES
 
 from featcheck.cli import run
 from featcheck.errors import FeatcheckError

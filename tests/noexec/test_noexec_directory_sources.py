@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import CRATES, FIXTURES, WORKSPACES, cargo_environment
 from stub_registry import lock_packages
+from support import CRATES, FIXTURES, WORKSPACES, cargo_environment
 
 REGISTRY = FIXTURES / "registry"
 VENDORED = (

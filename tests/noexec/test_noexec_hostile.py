@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import run_featcheck
+from support import run_featcheck
 
 MARKER = "other-project-secret-7f3a"
 CRATES_IO = "registry+https://github.com/rust-lang/crates.io-index"

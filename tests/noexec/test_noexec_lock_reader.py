@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import CRATES, WORKSPACES
+from support import CRATES, WORKSPACES
 
 from featcheck.errors import FeatcheckError
 from featcheck.noexec.lock_reader import _cargo_layout, lock_entries

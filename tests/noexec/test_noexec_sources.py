@@ -16,7 +16,7 @@ import tarfile
 from pathlib import Path
 
 import pytest
-from conftest import CRATES, FIXTURES, run_featcheck
+from support import CRATES, FIXTURES, run_featcheck
 
 from featcheck.noexec.source_dirs import short_hashes, source_directories
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import CRATES, WORKSPACES, run_featcheck
+from support import CRATES, WORKSPACES, run_featcheck
 
 
 def _host() -> str:

@@ -10,8 +10,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import RegistryViews, run_featcheck, write_offline_cargo_home
 from hostile_support import TEMPLATE, run_isolated
+from support import RegistryViews, run_featcheck, write_offline_cargo_home
 
 HUGE = "1" * 5000
 """Past Python's int-string limit (4,300 digits) and cargo's u64."""

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import tomlkit
-from conftest import CRATES
+from support import CRATES
 
 
 def test_the_four_example_crates_share_one_program() -> None:

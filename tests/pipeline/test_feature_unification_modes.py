@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import WORKSPACES, run_featcheck
 from nightly_support import needs_nightly
+from support import WORKSPACES, run_featcheck
 
 FIXTURE = WORKSPACES / "feature-unification"
 UNIFIED_NOTE = (

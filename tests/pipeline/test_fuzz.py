@@ -27,7 +27,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import CRATES, TREES, WORKSPACES, run_featcheck
+from support import CRATES, TREES, WORKSPACES, run_featcheck
 
 from featcheck.cargo.checkout_config import read_checkout_config
 from featcheck.cargo.runner import CargoRunner

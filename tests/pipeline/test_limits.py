@@ -18,7 +18,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import RegistryViews, run_featcheck, write_offline_cargo_home
 from hostile_support import (
     BURN_COLUMN,
     BURN_LINE,
@@ -27,6 +26,7 @@ from hostile_support import (
     make_checkout,
     run_isolated,
 )
+from support import RegistryViews, run_featcheck, write_offline_cargo_home
 
 from featcheck.fileio import MAX_MANIFEST_BYTES
 

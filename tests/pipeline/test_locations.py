@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import CRATES, run_featcheck
+from support import CRATES, run_featcheck
 
 HEADER = '[package]\nname = "pitb-exec-cpu"\nversion = "0.1.0"\nedition = "2024"\n\n'
 FEATURES = '["std", "flex", "autodiff", "optim"]'

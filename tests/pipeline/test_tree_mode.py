@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from conftest import TREES, run_featcheck
+from support import TREES, run_featcheck
 
 from featcheck.rules.catalogue import builtin_rules
 

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 import tomlkit
-from conftest import CRATES, REPO, run_featcheck
 from probe_support import CONFIG
+from support import CRATES, REPO, run_featcheck
 
 from featcheck.probe.cache import CRATE_DIR, cache_key, cache_root
 from featcheck.probe.resolve import Pin

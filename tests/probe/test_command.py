@@ -12,8 +12,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import WORKSPACES, run_featcheck
 from probe_support import copy_project
+from support import WORKSPACES, run_featcheck
 
 from featcheck.probe.build import ProbeBuilder
 from featcheck.probe.command import ProbeOptions, run_probe

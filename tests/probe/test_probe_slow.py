@@ -11,7 +11,7 @@ import json
 import os
 
 import pytest
-from conftest import CRATES, run_featcheck
+from support import CRATES, run_featcheck
 
 pytestmark = [
     pytest.mark.slow,

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import REPO
+from support import REPO
 
 from featcheck.probe.cache import CRATE_DIR
 from featcheck.probe.measure import _read_cpu_times, run_load, usable_cores

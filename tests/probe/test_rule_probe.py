@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES, cargo_environment
+from support import FIXTURES, cargo_environment
 
 pytestmark = [
     pytest.mark.cargo,

@@ -17,7 +17,7 @@ from actions_support import (
     manifest_location,
     runner_commands,
 )
-from conftest import CRATES, REPO, run_featcheck
+from support import CRATES, REPO, run_featcheck
 
 from featcheck.render.github import (
     SUMMARY_LIMIT,

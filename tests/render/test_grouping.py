@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 from actions_support import clear_actions_environment, make_finding, manifest_location
-from conftest import WORKSPACES, run_featcheck
 from sarif_support import validate_sarif
+from support import WORKSPACES, run_featcheck
 
 from featcheck.grouping import group_findings
 from featcheck.report import Edit, Finding, Fix

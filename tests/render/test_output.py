@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from actions_support import clear_actions_environment
-from conftest import CRATES, run_featcheck
+from support import CRATES, run_featcheck
 
 from featcheck.errors import FeatcheckError
 from featcheck.render.output import write_report

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from actions_support import clear_actions_environment
-from conftest import CRATES, run_featcheck
+from support import CRATES, run_featcheck
 
 
 @pytest.fixture(autouse=True)

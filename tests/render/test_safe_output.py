@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 from actions_support import clear_actions_environment, runner_commands
-from conftest import (
+from support import (
     CRATES,
     RegistryViews,
     cargo_environment,

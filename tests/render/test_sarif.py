@@ -11,9 +11,9 @@ from typing import Any
 import jsonschema
 import pytest
 from actions_support import clear_actions_environment, host_triple, make_finding, manifest_location
-from conftest import CRATES, REPO, run_featcheck
 from sarif_support import sarif_schema as _schema
 from sarif_support import validate_sarif as _validate
+from support import CRATES, REPO, run_featcheck
 
 from featcheck import __version__
 from featcheck.render.sarif import FINGERPRINT_KEY, RULES_DOC_URL, sarif_document

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from actions_support import clear_actions_environment, host_triple, make_finding
-from conftest import CRATES, REPO
+from support import CRATES, REPO
 
 from featcheck.options import AuditOptions
 from featcheck.pipeline import audit_project
@@ -163,7 +163,7 @@ def test_the_diff_of_a_hostile_manifest_is_shown_escaped(
     controls (\x9b is CSI on 8-bit terminals) and bidi overrides; tabs and CRLF stay line text."""
     import shutil
 
-    from conftest import run_featcheck
+    from support import run_featcheck
 
     offline_cargo_for(CRATES / "pitb-exec-cpu")
     crate = tmp_path / "crate"

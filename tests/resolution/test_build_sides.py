@@ -21,7 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import WORKSPACES, run_featcheck
+from support import WORKSPACES, run_featcheck
 
 from featcheck.cargo.tree_text import parse_tree_text
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 import tomlkit
-from conftest import WORKSPACES, RegistryViews, cargo_environment, run_featcheck
+from support import WORKSPACES, RegistryViews, cargo_environment, run_featcheck
 from test_resolver_differential import (
     _run,
     cargo_tree_graph,

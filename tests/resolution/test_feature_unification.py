@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import WORKSPACES, RegistryViews, cargo_environment
 from nightly_support import needs_nightly
+from support import WORKSPACES, RegistryViews, cargo_environment
 from test_resolver_differential import (
     _run,
     audited_targets,

@@ -8,8 +8,8 @@ graph below the members, which many members share. Here two members with the sam
 
 from __future__ import annotations
 
-from conftest import LINUX_CFG
 from metadata_builder import MetadataBuilder, declaration_entry
+from support import LINUX_CFG
 
 from featcheck.graph import DependencyGraph, Node
 from featcheck.resolution import resolve_builds

@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 import tomlkit
-from conftest import CRATES, WORKSPACES, RegistryViews, cargo_environment
+from support import CRATES, WORKSPACES, RegistryViews, cargo_environment
 
 from featcheck.cargo.tree_text import parse_tree_text
 from featcheck.graph import DependencyGraph

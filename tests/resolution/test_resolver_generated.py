@@ -22,9 +22,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from conftest import cargo_environment
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
+from support import cargo_environment
 from test_resolver_differential import (
     CROSS_TARGETS,
     cargo_metadata,

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from conftest import LINUX_CFG
 from metadata_builder import MetadataBuilder, declaration_entry
+from support import LINUX_CFG
 
 from featcheck.errors import FeatcheckError
 from featcheck.graph import DependencyGraph, Node

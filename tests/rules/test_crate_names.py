@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import run_featcheck
+from support import run_featcheck
 from synthetic_registry import write_cargo_home, write_registry
 
 REGISTRY = {

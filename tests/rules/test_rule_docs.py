@@ -5,10 +5,10 @@ them, see tests/snapshots.py)."""
 from __future__ import annotations
 
 import pytest
-from conftest import REPO
 from rule_docs import catalogue_markdown, with_readme_table
 from rule_fixtures import check_documented
 from snapshots import assert_snapshot
+from support import REPO
 
 from featcheck.rules import Catalogue, Rule, builtin_rules, select_rules
 from featcheck.rules.catalogue import find_by_code

@@ -12,7 +12,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import WORKSPACES, run_featcheck
 from rule_fixtures import (
     OUTPUTS,
     RULE_FIXTURES,
@@ -24,6 +23,7 @@ from rule_fixtures import (
     snapshot_path,
 )
 from snapshots import assert_snapshot
+from support import WORKSPACES, run_featcheck
 
 from featcheck.options import AuditOptions, Resolver
 from featcheck.pipeline import audit_project

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import WORKSPACES, run_featcheck
+from support import WORKSPACES, run_featcheck
 
 from featcheck.rules.load import parse_rule
 from featcheck.rules.spec import HandledBy, ThirdParty

@@ -9,9 +9,9 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import REPO, run_featcheck
 from rule_fixtures import RULE_FIXTURES, audit_fixture
 from sarif_support import validate_sarif
+from support import REPO, run_featcheck
 
 from featcheck.errors import FeatcheckError
 from featcheck.options import AuditOptions

@@ -12,7 +12,6 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import REPO
 from rule_fixtures import (
     OUTPUTS,
     case_outputs,
@@ -23,6 +22,7 @@ from rule_fixtures import (
     snapshot_path,
 )
 from snapshots import UPDATE_VARIABLE, assert_snapshot
+from support import REPO
 from synthetic_registry import REGISTRY_SPEC, write_cargo_home, write_registry
 
 from featcheck.rules import builtin_rules

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import LINUX_CFG
+from support import LINUX_CFG
 
 from featcheck.semantics.cfg import TargetCfg
 
