@@ -38,6 +38,9 @@ class FindingBuilder:
         self.alternatives: tuple[Fix, ...] = ()
         self.configurations: tuple[FeatureSelection, ...] = ()
         self.confidence = Confidence.RESOLVED
+        self.configured_severity: Severity | None = None
+        """The project's severity for the rule in this member: it wins over the rule's own and
+        over a library's `info`."""
 
     def at(
         self,
@@ -69,6 +72,8 @@ class FindingBuilder:
                 if detection.feature
                 else "binaries that use this library build it too"
             )
+        if self.configured_severity is not None:
+            severity = self.configured_severity
         notes = (*detection.notes, *self.notes)
         return Finding(
             code=rule.code,

@@ -7,6 +7,7 @@ they all inherit), and a fix must also carry what other findings of the same cra
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from featcheck.builder import FindingBuilder
@@ -21,7 +22,7 @@ from featcheck.report import Finding, Fix, Location
 from featcheck.rules import BuildView, Detection, Rule
 from featcheck.rules.spec import Kind
 from featcheck.semantics.cfg import TargetCfg
-from featcheck.severity import Confidence
+from featcheck.severity import Confidence, Severity
 from featcheck.workspace.model import Package, PackageRef
 
 _ROUNDS = 3
@@ -67,6 +68,11 @@ class FindingPlacer:
     notes: tuple[str, ...] = ()
     """What every finding of this audit says besides its own notes (the feature unification
     it assumed, cargo/unification.py)."""
+    configured_severity: Callable[[str, str], Severity | None] = field(
+        default=lambda _member, _code: None
+    )
+    """The severity the project's configuration gives a rule's findings in a member (`severity`
+    in featcheck.toml or the member's metadata table); None: the rule's own."""
 
     def place_all(self, flagged: list[Flagged]) -> list[Finding]:
         """A finding for each detection, in the same order."""
@@ -86,15 +92,12 @@ class FindingPlacer:
         """A feature that costs when on: pointed at the member's own declaration on the way to
         the crate, its chain naming what switches it on; no fix is searched (turning a feature
         off is the owner's decision: another crate may need it)."""
-        finding = FindingBuilder(item.rule, item.detection, item.member, item.target)
-        finding.notes = self.notes
+        finding = self._builder(item)
         declarations = self._member_declarations(item)
         primary = self._switching_declaration(item) or next(iter(declarations), None)
         cut = None if primary is not None else self._fallback_cut(item)
         if primary is None and cut is not None:
             primary = self.locator.location(cut)
-        finding.configurations = (item.selection, *item.also_in)
-        finding.confidence = item.confidence
         finding.chain = tuple(self.explainer.turned_on(item.detection, item.member, item.cfg))
         finding.at(primary, declaration=primary)
         finding.hidden = declarations
@@ -172,16 +175,13 @@ class FindingPlacer:
         fix, alternatives = outcome.fix, outcome.alternatives
         if not self.confirm:
             fix, alternatives = None, tuple(Fix(f.edits) for f in _listed(outcome))
-        finding = FindingBuilder(item.rule, item.detection, item.member, item.target)
-        finding.notes = self.notes
+        finding = self._builder(item)
         finding.fix = self._placed(fix)
         finding.alternatives = tuple(a for a in map(self._placed, alternatives) if a is not None)
         location = self.locator.location(cut) if cut is not None else None
         suggestion = outcome.refused or self._suggestion(
             item.detection, cut, self._placed(outcome.fix), finding.alternatives
         )
-        finding.configurations = (item.selection, *item.also_in)
-        finding.confidence = item.confidence
         finding.chain = self.explainer.chain(
             item.detection, cut, item.member, item.target, item.cfg
         )
@@ -192,6 +192,15 @@ class FindingPlacer:
         )
         finding.hidden = self._member_declarations(item)
         return finding.build(suggestion)
+
+    def _builder(self, item: Flagged) -> FindingBuilder:
+        """The builder of `item`'s finding, with what every finding of this audit carries."""
+        finding = FindingBuilder(item.rule, item.detection, item.member, item.target)
+        finding.notes = self.notes
+        finding.configurations = (item.selection, *item.also_in)
+        finding.confidence = item.confidence
+        finding.configured_severity = self.configured_severity(item.member.name, item.rule.code)
+        return finding
 
     def _switching_declaration(self, item: Flagged) -> Location | None:
         """The member's own declaration that switches the feature on, where one does."""

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -15,7 +14,6 @@ from featcheck.policy.load import load_config
 from featcheck.policy.settings import Config
 from featcheck.policy.suppress import apply_suppressions, declaration_spans
 from featcheck.report import Finding, Location
-from featcheck.severity import Severity
 
 
 def test_a_malformed_comment_stops_apply_suppressions(tmp_path: Path) -> None:
@@ -186,6 +184,8 @@ def test_allow_entries_match_by_crate_member_target_and_star(tmp_path: Path) -> 
 
 
 def test_member_configuration_applies_only_to_that_member(tmp_path: Path) -> None:
+    """Severities are not changed here: a finding is made with its configured one
+    (tests/pipeline/test_configured_severity.py)."""
     config = configured_workspace(
         tmp_path,
         '\n[workspace.metadata.featcheck]\nseverity = { FC002 = "info" }\n',
@@ -202,20 +202,6 @@ def test_member_configuration_applies_only_to_that_member(tmp_path: Path) -> Non
     result = apply_suppressions(
         [app_fc001, lib_fc001, app_fc002, app_fc003, lib_fc003, unknown_member], config, tmp_path
     )
-    assert result.kept == [
-        replace(app_fc001, severity=Severity.ERROR),
-        lib_fc001,
-        replace(app_fc002, severity=Severity.INFO),
-        lib_fc003,
-        unknown_member,
-    ]
+    assert result.kept == [app_fc001, lib_fc001, app_fc002, lib_fc003, unknown_member]
     assert [s.finding for s in result.suppressed] == [app_fc003]
     assert result.unused == []
-
-
-def test_severity_overrides_apply_to_suppressed_findings_too(tmp_path: Path) -> None:
-    (tmp_path / "featcheck.toml").write_text(
-        'severity = { FC001 = "info" }\nallow = [{ code = "FC001", reason = "r" }]\n'
-    )
-    result = apply_suppressions([make_finding()], load_config(tmp_path, {}), tmp_path)
-    assert result.suppressed[0].finding.severity is Severity.INFO

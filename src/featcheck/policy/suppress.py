@@ -12,7 +12,7 @@ An inline comment (inline.py) suppresses the findings whose dependency declarati
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 from featcheck.manifest.document import ManifestDocument, read_manifest, read_manifest_text
@@ -132,9 +132,6 @@ def _match(
     resolved_files: dict[str, Path] = {}
     for finding, places in zip(findings, finding_spans, strict=True):
         view = config.for_member(finding.member)
-        override = view.severity.get(finding.code)
-        if override is not None and override != finding.severity:
-            finding = replace(finding, severity=override)
         matches: list[Suppression] = [
             item
             for place in places

@@ -75,6 +75,7 @@ def place(
         confirm=options.confirm_fixes and not options.no_exec,
         search_fixes=options.search_fixes,
         notes=tuple(filter(None, [scope.unification.finding_note])),
+        configured_severity=lambda member, code: scope.config.for_member(member).severity.get(code),
     )
     try:
         return placer.place_all(flagged)
