@@ -17,12 +17,10 @@ here, when first called:
   `--verbose` use (its console ~25 ms to import; with the Markdown of `rule CODE`, ~55 ms).
 
 Every other module of the command line imports at its top, and report formats are loaded by
-name from their registry (render/formats.py). Below the command line, three imports wait in the
-one function that needs them, each kept because every run would otherwise wait for it (measured
-beside the modules loaded before cargo starts; docs/speed.md): tomlkit (~19 ms), which reads only
-what tomllib rejects, and the span index (~12 ms with `dataclasses`), which only a location
-needs, both in manifest/document.py, on the path before cargo starts; and rich (~37 ms) in
-render/styled_lines.py, which only a report with styles needs.
+name from their registry (render/formats.py). Below the command line, one import waits in the
+one function that needs it, because every run would otherwise wait for it before cargo starts
+(docs/speed.md): tomlkit (~19 ms) in manifest/document.py, which reads only what tomllib
+rejects.
 """
 
 from __future__ import annotations

@@ -4,23 +4,21 @@ from __future__ import annotations
 
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from featcheck.boundary import read_checkout_file
 from featcheck.errors import FeatcheckError
 from featcheck.fileio import MAX_MANIFEST_BYTES, decode_text
+from featcheck.manifest.spans import Entry, KeyPath, index_spans
 from featcheck.toml_read import toml_data
-
-if TYPE_CHECKING:
-    from featcheck.manifest.spans import Entry, KeyPath
 
 
 class ManifestDocument:
     """A parsed manifest; `data` is plain Python values, `entry()` gives positions.
 
-    A plain class, not a dataclass, and the span index is imported at its first use: cargo's
-    configuration files are read as documents before cargo starts (see audit.py), where the
-    `dataclasses` import and its generated methods would cost more than the whole read.
+    A plain class, not a dataclass (nor are the span index's records): cargo's configuration
+    files are read as documents before cargo starts (see audit.py), where the `dataclasses`
+    import would cost more than the whole read.
     """
 
     def __init__(self, path: Path, text: str, data: dict[str, Any]) -> None:
@@ -35,8 +33,6 @@ class ManifestDocument:
     @cached_property
     def spans(self) -> dict[KeyPath, Entry]:
         """Positions of every key path (computed on first use: most manifests need none)."""
-        from featcheck.manifest.spans import index_spans
-
         return index_spans(self.text)
 
     def entry(self, path: KeyPath) -> Entry | None:

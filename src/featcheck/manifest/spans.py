@@ -18,8 +18,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from dataclasses import dataclass
-from typing import TypeAlias
+from typing import NamedTuple, TypeAlias
 
 from featcheck.manifest.toml_lexer import (
     LexError,
@@ -34,8 +33,7 @@ KeyPath: TypeAlias = tuple[str | int, ...]
 """Where a value sits: table keys are ``str``, array item indexes are ``int``."""
 
 
-@dataclass(frozen=True)
-class Span:
+class Span(NamedTuple):
     """A region of the text.
 
     ``line``/``column`` are the 1-based position of its first character;
@@ -50,8 +48,7 @@ class Span:
     end_column: int
 
 
-@dataclass(frozen=True)
-class Entry:
+class Entry(NamedTuple):
     """Where one key path is defined.
 
     ``key`` is where the key (or the last segment of a table header) is

@@ -11,7 +11,7 @@ Columns count characters, 1-based; a byte order mark at the start of the text is
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from typing import NamedTuple
 
 
 class LexError(ValueError):
@@ -153,8 +153,7 @@ def decode_basic(text: str, start: int, end: int) -> str:
         pos += length
 
 
-@dataclass(frozen=True)
-class Comment:
+class Comment(NamedTuple):
     """A TOML comment: where its `#` is and its text (from `#` to the end of the line)."""
 
     line: int

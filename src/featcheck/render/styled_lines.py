@@ -2,8 +2,9 @@
 or, where the stream shows styles, through rich.
 
 Where rich could not colour at all (not a terminal, nothing forcing colour) the runs are written as
-they are, without loading rich: rich costs about a millisecond per printed finding, which a
-workspace of hundreds of members feels; a run that colours loads it once it has something to print.
+they are, not through rich: rich costs about a millisecond per printed finding, which a workspace
+of hundreds of members feels. rich itself is imported with this module, which the command line
+loads while cargo works (cli/lazy.py), so its import adds no wait.
 """
 
 from __future__ import annotations
@@ -12,6 +13,9 @@ import os
 import re
 import sys
 from typing import TextIO
+
+from rich.console import Console
+from rich.text import Text
 
 from featcheck.render.safe_text import inert
 
@@ -73,11 +77,6 @@ def write_lines(lines: list[Line], stream: TextIO | None, colour: bool | None, w
 
 
 def _print_styled(lines: list[Line], stream: TextIO | None, colour: bool | None) -> None:
-    # rich is loaded here, the one place that needs it: a run that prints no style never pays
-    # for it (see the module's docstring).
-    from rich.console import Console
-    from rich.text import Text
-
     text = Text(end="\n")
     for index, line in enumerate(lines):
         if index:
