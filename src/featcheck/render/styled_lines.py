@@ -4,7 +4,7 @@ or, where the stream shows styles, through rich.
 Where rich could not colour at all (not a terminal, nothing forcing colour) the runs are written as
 they are, not through rich: rich costs about a millisecond per printed finding, which a workspace
 of hundreds of members feels. rich itself is imported with this module, which the command line
-loads while cargo works (cli/lazy.py), so its import adds no wait.
+loads while cargo works (cli/lazy.py); only a --no-exec run waits for it (~26 ms, docs/speed.md).
 """
 
 from __future__ import annotations
