@@ -41,8 +41,15 @@ def source_tree(revision: str | None, into: Path) -> Path:
     if revision is None:
         shutil.copytree(REPO / "src", into / "src", ignore=shutil.ignore_patterns("__pycache__"))
     else:
+        commit = subprocess.run(
+            ["git", "rev-parse", "--verify", "--end-of-options", f"{revision}^{{commit}}"],
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
         archive = subprocess.run(
-            ["git", "archive", revision, "src"], cwd=REPO, capture_output=True, check=True
+            ["git", "archive", commit, "src"], cwd=REPO, capture_output=True, check=True
         ).stdout
         with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
             tar.extractall(into, filter="data")
