@@ -97,7 +97,11 @@ def main() -> int:
         for parent in (REPO / "fixtures" / "workspaces", REPO / "crates"):
             for root in sorted(parent.iterdir()):
                 if (root / "Cargo.toml").is_file():
-                    roots.append(Path(shutil.copytree(root, base / "roots" / root.name)))
+                    # Not a developer's build output: gigabytes, and what rustc answered cargo.
+                    skip = shutil.ignore_patterns("target")
+                    roots.append(
+                        Path(shutil.copytree(root, base / "roots" / root.name, ignore=skip))
+                    )
         env = offline_environment(base / "home", unpacked=True)
         runs = {}
         for side, revision in (("old", arguments.old), ("new", arguments.new)):
