@@ -3,6 +3,7 @@ must read exactly as a TOML parser does, and whatever it does not, the TOML pars
 
 from __future__ import annotations
 
+import re
 import shutil
 import sys
 from pathlib import Path
@@ -78,8 +79,31 @@ def test_an_invalid_lockfile_is_one_line_naming_it(tmp_path: Path) -> None:
     lock.write_text(ENTRY.replace('version = "1.0.0"', 'name = "again"'))
     with pytest.raises(FeatcheckError) as caught:
         lock_entries(lock)
-    assert "Cargo.lock: invalid TOML" in str(caught.value)
-    assert "\n" not in str(caught.value)
+    # What featcheck promises, whatever the TOML library's wording: the file, a 1-based line
+    # and column, one line.
+    said = str(caught.value)
+    assert re.fullmatch(rf"{re.escape(str(lock))}:[1-9][0-9]*:[1-9][0-9]*: invalid TOML: .+", said)
+    assert "\n" not in said
+
+
+@pytest.mark.parametrize(
+    ("text", "where", "what"),
+    [
+        # tomlkit counts columns from 0: the `\n` after `=` is the fifth character.
+        ("a = 1\nb = \n", ":2:5: ", "Unexpected character: '\\n'"),
+        # At the end of the input tomlkit reads a NUL and places it at line 1, column 0.
+        ('[[package]]\nname = "a"\ndependencies = [\n "b",\n', ":4:6: ", "unexpected end of file"),
+        ('name = "unclosed', ":1:17: ", "unexpected end of file"),
+    ],
+)
+def test_an_invalid_lockfile_is_located_one_based(
+    tmp_path: Path, text: str, where: str, what: str
+) -> None:
+    lock = tmp_path / "Cargo.lock"
+    lock.write_text(text)
+    with pytest.raises(FeatcheckError) as caught:
+        lock_entries(lock)
+    assert str(caught.value) == f"{lock}{where}invalid TOML: {what}"
 
 
 @pytest.mark.skipif(sys.version_info < (3, 11), reason="tomllib")

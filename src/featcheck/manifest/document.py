@@ -117,12 +117,29 @@ def _parse_or_explain(path: Path, text: str) -> dict[str, Any]:
     try:
         data: dict[str, Any] = tomlkit.parse(text).unwrap()
     except tomlkit.exceptions.ParseError as error:
-        message = str(error)
-        # tomlkit appends " at line L col C" to its message; the location is reported apart.
-        message = message.split(" at line ")[0]
+        line, column, message = _located(text, error)
         raise FeatcheckError(
-            f"invalid TOML: {message}", path=path, line=error.line, column=error.col
+            f"invalid TOML: {message}", path=path, line=line, column=column
         ) from None
     except (tomlkit.exceptions.TOMLKitError, ValueError, RecursionError) as error:
         raise FeatcheckError(f"invalid TOML: {error}", path=path) from None
     return data
+
+
+def _located(text: str, error: Exception) -> tuple[int, int, str]:
+    """The 1-based line and column of tomlkit's `error` in `text`, and its message.
+
+    tomlkit counts columns from 0 and appends " at line L col C" to its message; the location is
+    reported apart, 1-based like every location featcheck prints. At the end of the input it
+    reads a NUL character and places it at the start of the line it began on: that is the end of
+    the file, said as such and placed there.
+    """
+    message = str(error).split(" at line ")[0]
+    line, column = getattr(error, "line", 1), getattr(error, "col", 0) + 1
+    at_end = "'\\x00'" in message and "\x00" not in text
+    if at_end or message.startswith("Unexpected end of file"):
+        lines = text.split("\n")
+        if lines[-1] == "" and len(lines) > 1:
+            lines.pop()
+        line, column, message = len(lines), len(lines[-1]) + 1, "unexpected end of file"
+    return line, column, message
