@@ -40,6 +40,7 @@ from pathlib import Path
 from bench_cli import compile_package
 from stub_registry import REPO, offline_environment
 
+from featcheck.boundary import TrustContext
 from featcheck.featureset import FeatureSelection, each_feature
 from featcheck.options import AuditOptions
 from featcheck.pipeline import audit_project
@@ -104,7 +105,7 @@ def main() -> None:
         actions: list[Callable[[], object]] = [
             lambda: run(metadata),
             lambda: run([*featcheck, "--each-feature"]),
-            lambda: audit_project(project, options),
+            lambda: audit_project(project, options, TrustContext.of(project, os.environ)),
             lambda: run(featcheck),
             lambda: resolve(every),
             lambda: resolve(every[:1]),

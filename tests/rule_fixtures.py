@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from support import FIXTURES
+from support import FIXTURES, trust_of
 
 from featcheck import __version__
 from featcheck.options import AuditOptions, Resolver
@@ -58,7 +58,7 @@ def audit_fixture(
     copy = tmp_path / fixture.name
     shutil.copytree(fixture, copy)
     options = AuditOptions(targets=targets, confirm_fixes=False, resolver=Resolver(resolver))
-    return audit_project(copy, options)
+    return audit_project(copy, options, trust_of(copy))
 
 
 def _names_targets(case: Path) -> bool:

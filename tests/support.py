@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from featcheck.boundary import TrustContext
+
 REPO = Path(__file__).resolve().parent.parent
 
 
@@ -168,3 +170,17 @@ def run_in_terminal(
     process.wait(timeout=120)
     os.close(leader)
     return b"".join(chunks).decode("utf-8", errors="replace")
+
+
+def trust_of(audited: Path, *, trust_checkout: bool = False) -> TrustContext:
+    """The trust context an entry point computes for the path the user named, in the test's
+    environment (the library's callers compute it once, as the command line does)."""
+    return TrustContext.of(audited, os.environ, trust_checkout=trust_checkout)
+
+
+def elsewhere(tmp_path: Path) -> TrustContext:
+    """The context of a checkout beside `tmp_path`'s other files, for a test that starts a
+    process of its own in `tmp_path` (the launcher runs nothing inside the checkout)."""
+    checkout = tmp_path / "the-checkout"
+    checkout.mkdir(exist_ok=True)
+    return trust_of(checkout)

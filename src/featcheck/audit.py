@@ -20,7 +20,7 @@ from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import NamedTuple
 
-from featcheck.boundary import check_within
+from featcheck.boundary import TrustContext, check_within
 from featcheck.cargo.argv_gate import GateError, target_triple
 from featcheck.cargo.pending_metadata import PendingMetadata
 from featcheck.cargo.runner import CargoRunner
@@ -94,35 +94,37 @@ class Started(NamedTuple):
     """Whether cargo was asked with `--all-features`."""
 
 
-SourceFactory = Callable[[Path, AuditOptions], MetadataSource]
-"""Makes an audit's source for the directory of its manifest."""
+SourceFactory = Callable[[Path, AuditOptions, TrustContext], MetadataSource]
+"""Makes an audit's source for the directory of its manifest, in the run's trust context."""
 
 
-def cargo_source(workdir: Path, options: AuditOptions) -> CargoRunner:
-    """cargo, run with the audit's network, lockfile, time and trust choices."""
+def cargo_source(workdir: Path, options: AuditOptions, trust: TrustContext) -> CargoRunner:
+    """cargo, run with the audit's network, lockfile and time choices in the trust context."""
     return CargoRunner(
         workdir,
+        trust=trust,
         offline=options.offline,
         locked=options.locked,
         timeout=options.timeout,
         on_command=options.on_command,
-        trust_checkout=options.trust_checkout,
         on_progress=options.on_progress,
     )
 
 
 @contextmanager
-def started_audit(path: Path, options: AuditOptions, source_of: SourceFactory) -> Iterator[Started]:
+def started_audit(
+    path: Path, options: AuditOptions, trust: TrustContext, source_of: SourceFactory
+) -> Iterator[Started]:
     """The audit of PATH with its workspace on its way from the source `source_of` makes
-    (`cargo_source`, or `--no-exec`'s files), inside the guard that restores Cargo.lock after
-    cargo."""
+    (`cargo_source`, or `--no-exec`'s files) in the run's trust context (derived for the tree
+    that holds PATH), inside the guard that restores Cargo.lock after cargo."""
     for target in options.targets:  # each reaches rustc's and cargo's command lines
         try:
             target_triple(target)
         except GateError as error:
             raise FeatcheckError(f"--target: {error}") from None
     manifest = find_manifest(path)
-    source = source_of(manifest.parent, options)
+    source = source_of(manifest.parent, options, trust)
     checkout = source.checkout
     # Before cargo starts: the audited manifest may be a link out of the checkout (cargo would
     # read it), a Cargo.lock one cargo would write through (kept or not).

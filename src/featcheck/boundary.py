@@ -124,37 +124,72 @@ def default_rustup_home(environment: Mapping[str, str]) -> Path | None:
 
 
 # A NamedTuple, not a dataclass: made before cargo starts (see audit.py).
-class TrustedPlaces(NamedTuple):
-    """The user's own directories for one audit, each None where it lies inside the checkout
-    (or does not exist to be found): only these are obeyed or believed."""
+class TrustContext(NamedTuple):
+    """What one run of featcheck trusts, computed once from the checkout the user named
+    (`TrustContext.of`) and handed, unchanged but for `root`, to every tree derived from it: the
+    copy a fix is checked in, the tree of a `--new-since` revision, the probe's copies. A
+    derived tree is the checkout too, so nothing is computed again from its own path: a cargo
+    home inside the user's checkout stays untrusted in a copy that lies elsewhere."""
 
+    checkout: Path
+    """The root of the checkout the user named (see `checkout_root`), resolved."""
     root: Path
-    """The checkout root (see `checkout_root`)."""
+    """The tree this context is for: the checkout, or a tree derived from it (`derive`).
+    Files are read from it, and no link out of it is followed."""
     cache: Path | None
-    """featcheck's cache directory (`user_cache_directory`)."""
+    """featcheck's cache directory (`user_cache_directory`); None where it lies inside the
+    checkout or a derived tree."""
     cargo_home: Path | None
-    """The CARGO_HOME cargo would use."""
+    """The CARGO_HOME cargo would use, where it lies outside the checkout and its trees."""
     untrusted_cargo_home: Path | None
-    """That CARGO_HOME when it lies inside the checkout: checkout content."""
+    """That CARGO_HOME where it lies inside the checkout or a derived tree: checkout content."""
+    trust_checkout: bool = False
+    """The user trusts the checkout (`--trust-checkout`): cargo runs as the checkout says."""
+
+    @classmethod
+    def of(
+        cls, audited: Path, environment: Mapping[str, str], *, trust_checkout: bool = False
+    ) -> TrustContext:
+        """The context of a run that audits `audited`, the path the user named: call it at an
+        entry point only, never for a tree featcheck made (use `derive`)."""
+        root = checkout_root(audited)
+        context = cls(root, root, user_cache_directory(environment), None, None, trust_checkout)
+        return context._placed(default_cargo_home(environment))
+
+    def derive(self, tree: Path) -> TrustContext:
+        """This context for `tree`, a copy or revision tree made from the checkout: the user's
+        places are the ones found for the checkout, less any that lies inside `tree`."""
+        home = self.cargo_home or self.untrusted_cargo_home
+        return self._replace(root=Path(os.path.realpath(tree)))._placed(home)
+
+    def is_untrusted(self, path: Path | str) -> bool:
+        """Whether `path` lies inside the checkout or the tree of this context (links
+        followed; a path that cannot be resolved counts as inside)."""
+        return is_inside(path, self.checkout) or is_inside(path, self.root)
+
+    def _placed(self, cargo_home: Path | None) -> TrustContext:
+        cache = self.cache
+        if cache is not None and self.is_untrusted(cache):
+            cache = None
+        if cargo_home is not None and self.is_untrusted(cargo_home):
+            return self._replace(cache=cache, cargo_home=None, untrusted_cargo_home=cargo_home)
+        return self._replace(cache=cache, cargo_home=cargo_home, untrusted_cargo_home=None)
+
+    def refuse_outside_tree(self, workdir: Path) -> None:
+        """A process or reader for `workdir` needs this context derived for the tree that holds
+        it: a context of the checkout handed to a copy would trust what the copy holds."""
+        if not is_inside(workdir, self.root):
+            raise RuntimeError(
+                f"featcheck bug: {workdir} lies outside the tree of its trust context "
+                f"({self.root}); derive the context for the tree that holds it"
+            )
 
 
-def trusted_places(audited: Path, environment: Mapping[str, str]) -> TrustedPlaces:
-    """Which of the user's cache and cargo home an audit of `audited` may trust."""
-    root = checkout_root(audited)
-    cache = user_cache_directory(environment)
-    if cache is not None and is_inside(cache, root):
-        cache = None
-    cargo_home = default_cargo_home(environment)
-    if cargo_home is not None and is_inside(cargo_home, root):
-        return TrustedPlaces(root, cache, None, cargo_home)
-    return TrustedPlaces(root, cache, cargo_home, None)
-
-
-def refuse_untrusted_rustup_home(environment: Mapping[str, str], root: Path) -> None:
-    """A rustup home inside the checkout holds the checkout's own toolchains: running any of
-    them runs the checkout's programs."""
+def refuse_untrusted_rustup_home(environment: Mapping[str, str], trust: TrustContext) -> None:
+    """A rustup home inside the checkout (or a tree made from it) holds the checkout's own
+    toolchains: running any of them runs the checkout's programs."""
     home = default_rustup_home(environment)
-    if home is not None and os.path.exists(home) and is_inside(home, root):
+    if home is not None and os.path.exists(home) and trust.is_untrusted(home):
         raise FeatcheckError(
             "RUSTUP_HOME lies inside the audited checkout: its toolchains are checkout "
             "content, and featcheck runs none of the checkout's programs; set RUSTUP_HOME "
@@ -163,9 +198,10 @@ def refuse_untrusted_rustup_home(environment: Mapping[str, str], root: Path) -> 
         )
 
 
-def refuse_checkout_program(program: Path | str, root: Path, what: str) -> None:
-    """A tool found through PATH (or a home) that lies inside the checkout is its program."""
-    if is_inside(program, root):
+def refuse_checkout_program(program: Path | str, trust: TrustContext, what: str) -> None:
+    """A tool found through PATH (or a home) that lies inside the checkout, or a tree made
+    from it, is the checkout's program."""
+    if trust.is_untrusted(program):
         raise FeatcheckError(
             f"the {what} featcheck would run lies inside the audited checkout, and featcheck "
             "runs none of the checkout's programs; put your own toolchain first on PATH, use "

@@ -46,8 +46,6 @@ class AuditOptions(NamedTuple):
     missing feature and leaves no finding of the crate behind (False: fixes are listed only)."""
     on_command: Callable[[list[str]], None] | None = None
     """Called with each cargo/rustc command line before it runs (the CLI's --verbose)."""
-    trust_checkout: bool = False
-    """Let cargo obey the checkout's rust-toolchain.toml and .cargo/config.toml (runs its code)."""
     update_lockfile: bool = False
     """Keep what cargo writes to Cargo.lock (after --fix), instead of restoring the user's."""
     resolver: Resolver = Resolver.FEATCHECK

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from featcheck import audit
 from featcheck.audit import Started, cargo_source, started_audit
+from featcheck.boundary import TrustContext
 from featcheck.cargo.process import ProcessRefused, refusing_processes
 from featcheck.deadline import Deadline
 from featcheck.errors import FeatcheckError
@@ -29,14 +30,20 @@ from featcheck.workspace.workspace import Workspace
 
 
 def audit_project(
-    path: Path, options: AuditOptions, *, meanwhile: Callable[[], object] | None = None
+    path: Path,
+    options: AuditOptions,
+    trust: TrustContext,
+    *,
+    meanwhile: Callable[[], object] | None = None,
 ) -> AuditResult:
-    """Audit every selected member on every target, as cargo resolves it. `meanwhile` runs
-    while cargo works. (The command line starts cargo before it loads this: cli/lazy.py.)"""
+    """Audit every selected member on every target, as cargo resolves it, in the run's trust
+    context (`TrustContext.of` the path the user named, or derived for a tree made from it).
+    `meanwhile` runs while cargo works. (The command line starts cargo before it loads this:
+    cli/lazy.py.)"""
     if options.select or options.ignore:
         check_builtin_codes(options.select, options.ignore)
     source_of = file_source if options.no_exec else cargo_source
-    with started_audit(path, options, source_of) as started:
+    with started_audit(path, options, trust, source_of) as started:
         return audit_started(started, meanwhile)
 
 

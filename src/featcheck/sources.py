@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
+    from featcheck.boundary import TrustContext
     from featcheck.cargo.pending_metadata import PendingMetadata
     from featcheck.cargo.unification import Unification
     from featcheck.semantics.cfg import TargetCfg
@@ -28,7 +29,13 @@ class MetadataSource(Protocol):
 
     @property
     def checkout(self) -> Path:
-        """The root of the audited checkout (boundary.py)."""
+        """The root of the tree it reads: the checkout, or a tree made from it (boundary.py)."""
+        ...
+
+    @property
+    def trust(self) -> TrustContext:
+        """The run's trust context, derived for the tree it reads: a runner for a copy of
+        that tree (a fix checked by cargo) gets it derived again, never computed anew."""
         ...
 
     def start_metadata(

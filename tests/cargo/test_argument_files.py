@@ -26,7 +26,7 @@ from pathlib import Path
 import pytest
 from actions_support import host_triple
 from hostile_support import CC, RUSTUP, TEMPLATE, Checkout, make_checkout, run_isolated
-from support import RegistryViews, run_featcheck, write_offline_cargo_home
+from support import RegistryViews, elsewhere, run_featcheck, trust_of, write_offline_cargo_home
 
 from featcheck.cargo.argv_gate import (
     CFG,
@@ -380,7 +380,9 @@ def test_the_runner_refuses_unchecked_values_from_any_caller(
 ) -> None:
     checkout = make_checkout(tmp_path)
     commands: list[list[str]] = []
-    runner = CargoRunner(checkout.project, offline=True, on_command=commands.append)
+    runner = CargoRunner(
+        checkout.project, trust=trust_of(checkout.project), offline=True, on_command=commands.append
+    )
     with pytest.raises(FeatcheckError):
         call(runner, checkout.project / "Cargo.toml")
     assert commands == []
@@ -390,7 +392,15 @@ def test_the_runner_refuses_unchecked_values_from_any_caller(
 def test_no_process_starts_with_an_argument_file(tmp_path: Path) -> None:
     for arguments in (["--version", "@/tmp/evil.args"], ["x\x00y"]):
         with pytest.raises(FeatcheckError):
-            run_process("/bin/true", arguments, cwd=tmp_path, env={}, timeout=10, what="`true`")
+            run_process(
+                "/bin/true",
+                arguments,
+                trust=elsewhere(tmp_path),
+                cwd=tmp_path,
+                env={},
+                timeout=10,
+                what="`true`",
+            )
 
 
 @pytest.mark.parametrize(

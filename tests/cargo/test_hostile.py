@@ -32,7 +32,7 @@ from hostile_support import (
     make_checkout,
     run_isolated,
 )
-from support import RegistryViews, run_featcheck, write_offline_cargo_home
+from support import RegistryViews, run_featcheck, trust_of, write_offline_cargo_home
 
 from featcheck.cargo.process import neutral_directory
 from featcheck.cargo.runner import CargoRunner
@@ -320,7 +320,7 @@ def test_a_channel_is_honoured_and_pinned(
     offline_cargo_for(checkout.project, cached_rustc=False)
     (checkout.root / "rust-toolchain.toml").write_text('[toolchain]\nchannel = "nightly"\n')
     monkeypatch.delenv("RUSTUP_TOOLCHAIN", raising=False)
-    runner = CargoRunner(checkout.project)
+    runner = CargoRunner(checkout.project, trust=trust_of(checkout.project))
     toolchain = runner.toolchain
     assert toolchain is not None
     assert toolchain.rustc == Path(installed.stdout.strip())
@@ -356,7 +356,7 @@ def test_the_users_rustc_wrapper_is_run_by_no_cargo_of_featcheck(
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     in_environment = checkout.root / checkout.marker_script("bin/environment-wrapper")
     monkeypatch.setenv("RUSTC_WRAPPER", str(in_environment))
-    environment = CargoRunner(checkout.project).environment()
+    environment = CargoRunner(checkout.project, trust=trust_of(checkout.project)).environment()
     assert [name for name in WRAPPER_VARIABLES if name in environment] == []
     done = run_isolated([str(checkout.project), "--format", "json"], home)
     assert done.returncode == 1, done.stderr
@@ -366,7 +366,7 @@ def test_the_users_rustc_wrapper_is_run_by_no_cargo_of_featcheck(
     with (home / "config.toml").open("a") as config:
         config.write(f"[build]\nrustc-wrapper = {json.dumps(str(in_configuration))}\n")
     monkeypatch.delenv("RUSTC_WRAPPER")
-    environment = CargoRunner(checkout.project).environment()
+    environment = CargoRunner(checkout.project, trust=trust_of(checkout.project)).environment()
     assert [environment.get(name) for name in WRAPPER_VARIABLES] == [""] * 4
     done = run_isolated([str(checkout.project), "--format", "json"], home)
     assert done.returncode == 1, done.stderr
@@ -388,7 +388,7 @@ def test_cargo_keeps_what_rustc_answered_in_featchecks_cache(
     offline_cargo_for(checkout.project, cached_rustc=False)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     monkeypatch.setenv("RUSTC_WRAPPER", "")
-    runner = CargoRunner(checkout.project)
+    runner = CargoRunner(checkout.project, trust=trust_of(checkout.project))
     toolchain = runner.toolchain
     assert toolchain is not None
     environment = {**runner.environment(), "CARGO_LOG": "cargo::util::rustc=debug"}
@@ -438,7 +438,7 @@ def test_without_rustup_the_cargo_on_path_is_used(
 ) -> None:
     """A cargo on PATH that is not a rustup proxy is run as is, with the rustc beside it;
     no proxy would read a toolchain file, so a `path` toolchain is no reason to refuse."""
-    real_cargo = CargoRunner(tmp_path).toolchain
+    real_cargo = CargoRunner(tmp_path, trust=trust_of(tmp_path)).toolchain
     assert real_cargo is not None
     bin_dir = tmp_path / "plain-bin"
     bin_dir.mkdir()
@@ -450,7 +450,7 @@ def test_without_rustup_the_cargo_on_path_is_used(
     offline_cargo_for(checkout.project, cached_rustc=False)
     _path_toolchain(checkout)
     _build_key("rustc")(checkout)
-    toolchain = CargoRunner(checkout.project).toolchain
+    toolchain = CargoRunner(checkout.project, trust=trust_of(checkout.project)).toolchain
     assert toolchain is not None
     assert (toolchain.cargo, toolchain.rustc, toolchain.rustup_name) == (
         bin_dir / "cargo",

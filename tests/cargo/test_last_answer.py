@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from support import REPO, WORKSPACES, run_featcheck
+from support import REPO, WORKSPACES, run_featcheck, trust_of
 
 from featcheck.cargo import last_answer as last_answer_module
 from featcheck.cargo.last_answer import MAX_KEPT, LastAnswer
@@ -80,7 +80,9 @@ def test_the_same_answer_is_not_parsed_again(
 
     def audit() -> tuple[int, int, Workspace]:
         parsed.clear()
-        pending = CargoRunner(project).start_metadata(project / "Cargo.toml")
+        pending = CargoRunner(project, trust=trust_of(project)).start_metadata(
+            project / "Cargo.toml"
+        )
         pending.read_last_answer(LastAnswer.of_command)
         before_the_answer = len(parsed)
         metadata = pending.result(counting)

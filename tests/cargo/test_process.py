@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
+from support import elsewhere, trust_of
 
 from featcheck.cargo.process import start_process
 from featcheck.cargo.runner import CargoRunner
@@ -26,7 +27,15 @@ def _script(path: Path, body: str) -> Path:
 def test_the_line_is_there_before_the_command_ends(tmp_path: Path) -> None:
     command = _script(tmp_path / "slow", "echo '{\"a\": 1}'\nsleep 1\nexit 3\n")
     started = time.monotonic()
-    running = start_process(command, [], cwd=tmp_path, env=dict(os.environ), timeout=30, what="x")
+    running = start_process(
+        command,
+        [],
+        trust=elsewhere(tmp_path),
+        cwd=tmp_path,
+        env=dict(os.environ),
+        timeout=30,
+        what="x",
+    )
     assert running.stdout_once_a_line_ends() == '{"a": 1}\n'
     assert time.monotonic() - started < 0.9, "waited for the command to end"
     output = running.wait()
@@ -35,14 +44,30 @@ def test_the_line_is_there_before_the_command_ends(tmp_path: Path) -> None:
 
 def test_what_is_printed_after_the_line_counts(tmp_path: Path) -> None:
     command = _script(tmp_path / "more", "echo one\nsleep 0.2\necho two\n")
-    running = start_process(command, [], cwd=tmp_path, env=dict(os.environ), timeout=30, what="x")
+    running = start_process(
+        command,
+        [],
+        trust=elsewhere(tmp_path),
+        cwd=tmp_path,
+        env=dict(os.environ),
+        timeout=30,
+        what="x",
+    )
     assert running.stdout_once_a_line_ends() == "one\n"
     assert running.wait().stdout == "one\ntwo\n"
 
 
 def test_no_line_at_all(tmp_path: Path) -> None:
     command = _script(tmp_path / "quiet", "printf 'no newline'\nexit 1\n")
-    running = start_process(command, [], cwd=tmp_path, env=dict(os.environ), timeout=30, what="x")
+    running = start_process(
+        command,
+        [],
+        trust=elsewhere(tmp_path),
+        cwd=tmp_path,
+        env=dict(os.environ),
+        timeout=30,
+        what="x",
+    )
     assert running.stdout_once_a_line_ends() is None
     assert running.wait() == (1, "no newline", "")
 
@@ -72,6 +97,6 @@ def test_cargo_metadata_answers_only_once_cargo_succeeds(
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
     manifest = tmp_path / "Cargo.toml"
     manifest.write_text('[package]\nname = "a"\nversion = "0.1.0"\n')
-    runner = CargoRunner(tmp_path, trust_checkout=True)
+    runner = CargoRunner(tmp_path, trust=trust_of(tmp_path, trust_checkout=True))
     with pytest.raises(FeatcheckError, match=expected):
         read_workspace(runner, manifest)

@@ -20,6 +20,7 @@ from history_support import (
     registry_home,
     write_member,
 )
+from support import trust_of
 
 from featcheck.comparison.revision import Revision, resolve_revision, write_tree
 from featcheck.comparison.trees import revision_tree
@@ -146,13 +147,13 @@ def test_a_revisions_tree_is_kept_once_in_the_users_cache(
     git(repository, "commit", "-q", "-m", "one")
     revision = resolve_revision(repository, "main")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    with revision_tree(repository, repository, revision) as first:
+    with revision_tree(repository, trust_of(repository), revision) as first:
         (first / "Cargo.toml").read_text()
-    with revision_tree(repository, repository, revision) as second:
+    with revision_tree(repository, trust_of(repository), revision) as second:
         assert second == first == tmp_path / "cache" / "featcheck" / "revisions" / revision.commit
     assert [p.name for p in first.parent.iterdir()] == [revision.commit]  # nothing half-written
     # A cache inside the checkout is the checkout's: a directory of this run's serves instead.
     monkeypatch.setenv("XDG_CACHE_HOME", str(repository / "cache"))
-    with revision_tree(repository, repository, revision) as scratch:
+    with revision_tree(repository, trust_of(repository), revision) as scratch:
         assert not scratch.is_relative_to(repository) and (scratch / "Cargo.toml").is_file()
     assert not scratch.exists()

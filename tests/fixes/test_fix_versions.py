@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support import WORKSPACES, run_featcheck
+from support import WORKSPACES, run_featcheck, trust_of
 
 from featcheck.cargo.runner import CargoRunner
 from featcheck.fixes.lockcheck import cargo_reason
@@ -141,7 +141,7 @@ def test_the_fix_cargo_can_resolve_wins_over_defaults_that_conflict(
 def _cargo_that_breaks_in_the_copy(tmp_path: Path, how: str) -> Path:
     """A plain cargo on PATH that runs the real one, except over featcheck's fixed copy of
     the workspace, where it is killed or fails (the rustc beside it is the real one)."""
-    toolchain = CargoRunner(tmp_path).toolchain
+    toolchain = CargoRunner(tmp_path, trust=trust_of(tmp_path)).toolchain
     assert toolchain is not None
     bin_dir = tmp_path / "breaking-bin"
     bin_dir.mkdir()

@@ -25,8 +25,9 @@ from typing import Any
 
 import pytest
 from stub_registry import lock_packages
-from support import CRATES, FIXTURES, WORKSPACES
+from support import CRATES, FIXTURES, WORKSPACES, trust_of
 
+from featcheck.boundary import TrustContext
 from featcheck.cli import run
 from featcheck.errors import FeatcheckError
 from featcheck.noexec.metadata import build_metadata
@@ -120,7 +121,7 @@ def _no_exec_audit(
     path: Path, home: Path, monkeypatch: pytest.MonkeyPatch, targets: tuple[str, ...] = ()
 ) -> AuditResult:
     monkeypatch.setenv("CARGO_HOME", str(home))
-    return audit_project(path, AuditOptions(targets=targets, no_exec=True))
+    return audit_project(path, AuditOptions(targets=targets, no_exec=True), trust_of(path))
 
 
 @dataclass(frozen=True)
@@ -172,7 +173,9 @@ def test_no_exec_equals_the_cargo_audit_and_is_never_clean_when_it_cannot_see(
     offline_cargo_for(path, lock_only=True)  # cargo metadata of the fixture as committed
     host = detect_host_triple()
     with_cargo = audit_project(
-        path, AuditOptions(targets=targets or (host,), offline=True, confirm_fixes=False)
+        path,
+        AuditOptions(targets=targets or (host,), offline=True, confirm_fixes=False),
+        trust_of(path),
     )
     request.getfixturevalue("no_processes")
     # Everything downloaded: the same verdicts, complete.
@@ -227,7 +230,7 @@ def _registry_packages(path: Path, home: Path) -> tuple[frozenset[str], frozense
     from featcheck.manifest.document import read_manifest
     from featcheck.resolution import resolve_builds, resolver_version
 
-    read = build_metadata(path / "Cargo.toml", _env(home))
+    read = build_metadata(path / "Cargo.toml", TrustContext.of(path / "Cargo.toml", _env(home)))
     cfg = builtin_cfg(detect_host_triple())
     graphs = resolve_builds(
         read.workspace().index,
@@ -391,7 +394,9 @@ def test_binaries_in_src_bin_are_final_artifacts(
     (project / "Cargo.toml").write_text(_LIBRARY.format(package=package, tail=tail))
     host = detect_host_triple()
     with_cargo = audit_project(
-        project, AuditOptions(targets=(host,), offline=True, confirm_fixes=False)
+        project,
+        AuditOptions(targets=(host,), offline=True, confirm_fixes=False),
+        trust_of(project),
     )
     request.getfixturevalue("no_processes")
     without = _no_exec_audit(project, registry_home, monkeypatch, (host,))
@@ -439,7 +444,7 @@ def test_package_ids_match_cargo_metadata(
             check=True,
         ).stdout
     )
-    mine = build_metadata(manifest, _env(registry_home)).workspace()
+    mine = build_metadata(manifest, TrustContext.of(manifest, _env(registry_home))).workspace()
     assert list(mine.index.members) == real["workspace_members"]
     assert mine.index.resolve_root == real["resolve"]["root"]
     assert set(mine.packages) == {p["id"] for p in real["packages"]}
@@ -507,7 +512,7 @@ def test_member_globs_and_exclude(
     glob = _no_exec_audit(project, registry_home, monkeypatch)
     assert sorted(glob.members) == ["app", "bench"]
     manifest.write_text(manifest.read_text() + 'exclude = ["bench"]\n')
-    built = build_metadata(manifest, _env(registry_home))
+    built = build_metadata(manifest, TrustContext.of(manifest, _env(registry_home)))
     assert [m.rsplit("/", 1)[-1] for m in built.members] == ["app#0.1.0"]
 
 
@@ -516,7 +521,11 @@ def test_cargo_resolver_is_refused(
 ) -> None:
     monkeypatch.setenv("CARGO_HOME", str(registry_home))
     with pytest.raises(FeatcheckError, match="--no-exec runs no process"):
-        audit_project(CRATES / "pitb-exec-cpu", AuditOptions(no_exec=True, resolver=Resolver.CARGO))
+        audit_project(
+            CRATES / "pitb-exec-cpu",
+            AuditOptions(no_exec=True, resolver=Resolver.CARGO),
+            trust_of(CRATES / "pitb-exec-cpu"),
+        )
 
 
 def test_registry_manifests_are_kept_between_runs_and_read_again_when_changed(
@@ -530,7 +539,7 @@ def test_registry_manifests_are_kept_between_runs_and_read_again_when_changed(
     manifest = CRATES / "pitb-exec-cpu" / "Cargo.toml"
 
     def flex_default() -> list[str]:
-        built = build_metadata(manifest, _env(home, cache))
+        built = build_metadata(manifest, TrustContext.of(manifest, _env(home, cache)))
         flex = next(p for p in built.packages if p["name"] == "burn-flex")
         return sorted(flex["features"]["default"])
 
@@ -554,8 +563,8 @@ def test_an_unchanged_project_reads_only_its_own_cache_file(
         CRATES / "pitb-exec-cpu" / "Cargo.toml",
         CRATES / "pitb-exec-cpu-simd" / "Cargo.toml",
     )
-    first = build_metadata(cpu, _env(registry_home, cache))
-    second = build_metadata(simd, _env(registry_home, cache))
+    first = build_metadata(cpu, TrustContext.of(cpu, _env(registry_home, cache)))
+    second = build_metadata(simd, TrustContext.of(simd, _env(registry_home, cache)))
     shared = cache / "featcheck" / "noexec-manifests.json"
     own = sorted((cache / "featcheck" / "noexec").glob("*.json"))
     assert len(own) == 2
@@ -567,7 +576,7 @@ def test_an_unchanged_project_reads_only_its_own_cache_file(
         len([p for p in d.packages if p["source"] is not None]) for d in (first, second)
     )
     shared.write_text("not json")  # the next audit of pitb-exec-cpu must not need it
-    assert build_metadata(cpu, _env(registry_home, cache)) == first
+    assert build_metadata(cpu, TrustContext.of(cpu, _env(registry_home, cache))) == first
     assert shared.read_text() == "not json"
 
 
@@ -579,10 +588,10 @@ def test_the_shared_cache_forgets_manifests_that_are_gone(
     manifest = CRATES / "pitb-exec-cpu" / "Cargo.toml"
     shared = cache / "featcheck" / "noexec-manifests.json"
     gone = _home(tmp_path / "gone")
-    build_metadata(manifest, _env(gone, cache))
+    build_metadata(manifest, TrustContext.of(manifest, _env(gone, cache)))
     assert str(gone) in shared.read_text()
     shutil.rmtree(gone)
-    build_metadata(manifest, _env(_home(tmp_path / "other"), cache))
+    build_metadata(manifest, TrustContext.of(manifest, _env(_home(tmp_path / "other"), cache)))
     kept = json.loads(shared.read_text())["manifests"]
     assert kept and all(key.startswith(str(tmp_path / "other")) for key in kept)
 
@@ -595,7 +604,10 @@ def test_the_checkouts_own_manifests_are_never_cached(
     for package in lock_packages(project):  # what `cargo vendor` writes
         shutil.copytree(REGISTRY / package, project / "vendor" / package)
     cache = tmp_path / "cache"
-    build_metadata(project / "Cargo.toml", _env(tmp_path / "empty-home", cache))
+    build_metadata(
+        project / "Cargo.toml",
+        TrustContext.of(project / "Cargo.toml", _env(tmp_path / "empty-home", cache)),
+    )
     assert not (cache / "featcheck").exists()
 
 
@@ -630,7 +642,9 @@ def test_patched_path_package_is_read_like_cargo_reads_it(
     )
     host = detect_host_triple()
     with_cargo = audit_project(
-        project, AuditOptions(targets=(host,), offline=True, confirm_fixes=False)
+        project,
+        AuditOptions(targets=(host,), offline=True, confirm_fixes=False),
+        trust_of(project),
     )
     assert [f.code for f in with_cargo.findings] == ["FC001"]
     request.getfixturevalue("no_processes")
@@ -704,7 +718,9 @@ def test_checkout_rustflags_decide_cfg_tables_as_in_the_default_mode(
     if config:
         (project / ".cargo").mkdir()
         (project / ".cargo" / "config.toml").write_text(config.format(host=host))
-    with_cargo = audit_project(project, AuditOptions(offline=True, confirm_fixes=False))
+    with_cargo = audit_project(
+        project, AuditOptions(offline=True, confirm_fixes=False), trust_of(project)
+    )
     request.getfixturevalue("no_processes")
     without = _no_exec_audit(project, registry_home, monkeypatch)
     assert [f.code for f in with_cargo.findings] == codes

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from support import CRATES, WORKSPACES
 
+from featcheck.boundary import TrustContext
 from featcheck.errors import FeatcheckError
 from featcheck.noexec.lock_reader import _cargo_layout, lock_entries
 from featcheck.noexec.metadata import build_metadata
@@ -129,7 +130,9 @@ def test_a_version_no_file_can_be_named_by_leaves_the_package_unread(tmp_path: P
     home = tmp_path / "home"
     (home / "registry" / "src" / "index.crates.io-1949cf8c6b5b557f").mkdir(parents=True)
     environment = {"CARGO_HOME": str(home), "XDG_CACHE_HOME": str(tmp_path / "cache")}
-    built = build_metadata(project / "Cargo.toml", environment)
+    built = build_metadata(
+        project / "Cargo.toml", TrustContext.of(project / "Cargo.toml", environment)
+    )
     assert [i for i in built.unread if "adler2@" in i] == [
         "registry+https://github.com/rust-lang/crates.io-index#adler2@2.0.1\x00"
     ]

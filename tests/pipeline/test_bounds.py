@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from hostile_support import TEMPLATE, run_isolated
-from support import RegistryViews, run_featcheck, write_offline_cargo_home
+from support import RegistryViews, run_featcheck, trust_of, write_offline_cargo_home
 
 HUGE = "1" * 5000
 """Past Python's int-string limit (4,300 digits) and cargo's u64."""
@@ -159,7 +159,9 @@ def test_each_feature_over_a_chain_resolves_each_distinct_build_once(
 
     monkeypatch.setattr(TargetSession, "graph", counting)
     monkeypatch.setenv("CARGO_HOME", str(tmp_path / "no-cargo-home"))
-    result = audit_project(_chain(tmp_path, 2000), AuditOptions(no_exec=True))
+    result = audit_project(
+        _chain(tmp_path, 2000), AuditOptions(no_exec=True), trust_of(_chain(tmp_path, 2000))
+    )
     assert len(result.configurations["chain"]) == 2002  # defaults, none, each feature alone
     # Every feature reaches nothing outside the crate: the build with none stands for them all.
     assert len(resolved) == 2

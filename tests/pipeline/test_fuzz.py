@@ -27,7 +27,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from support import CRATES, TREES, WORKSPACES, run_featcheck
+from support import CRATES, TREES, WORKSPACES, run_featcheck, trust_of
 
 from featcheck.cargo.checkout_config import read_checkout_config
 from featcheck.cargo.runner import CargoRunner
@@ -549,7 +549,7 @@ def test_timeout_in_the_runner_with_a_fake_executable(
 ) -> None:
     project = _template_project(tmp_path)
     for trust in (False, True):
-        runner = CargoRunner(project, timeout=1, trust_checkout=trust)
+        runner = CargoRunner(project, trust=trust_of(project, trust_checkout=trust), timeout=1)
         started = time.monotonic()
         with pytest.raises(FeatcheckError, match=r"`cargo metadata` did not"):
             read_workspace(runner, project / "Cargo.toml")

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from probe_support import copy_project
+from support import trust_of
 
 from featcheck.errors import FeatcheckError
 from featcheck.probe.build import ProbeBuilder
@@ -24,7 +25,13 @@ def test_resolve_and_verify_on_the_stub_registry(
 ) -> None:
     project = copy_project(tmp_path, "crate-feature", offline_cargo_for)
     lock_before = (project / "Cargo.lock").read_bytes()
-    resolution = resolve_member(project / "Cargo.toml", None, offline=True, timeout=120)
+    resolution = resolve_member(
+        project / "Cargo.toml",
+        None,
+        trust=trust_of(project / "Cargo.toml"),
+        offline=True,
+        timeout=120,
+    )
     config = resolution.config
     assert (project / "Cargo.lock").read_bytes() == lock_before
     assert config.member == "app"
@@ -32,7 +39,14 @@ def test_resolve_and_verify_on_the_stub_registry(
     assert {p.name for p in config.pins} >= {"burn-flex", "gemm", "gemm-common", "gemm-f32"}
     assert config.lockfile == lock_before
 
-    builder = ProbeBuilder(project, offline=True, timeout=120, say=print, root=tmp_path / "cache")
+    builder = ProbeBuilder(
+        project,
+        trust=trust_of(project),
+        offline=True,
+        timeout=120,
+        say=print,
+        root=tmp_path / "cache",
+    )
     directory, key = builder.prepare(config, mlp=False)
     assert directory == tmp_path / "cache" / key
     assert (directory / "src" / "main.rs").read_bytes() == (CRATE_DIR / "src/main.rs").read_bytes()
@@ -54,8 +68,21 @@ def test_the_probe_states_what_it_compiles_and_runs(
     from featcheck.probe.command import build_statement
 
     project = copy_project(tmp_path, "crate-feature", offline_cargo_for)
-    config = resolve_member(project / "Cargo.toml", None, offline=True, timeout=120).config
-    builder = ProbeBuilder(project, offline=True, timeout=120, say=print, root=tmp_path / "cache")
+    config = resolve_member(
+        project / "Cargo.toml",
+        None,
+        trust=trust_of(project / "Cargo.toml"),
+        offline=True,
+        timeout=120,
+    ).config
+    builder = ProbeBuilder(
+        project,
+        trust=trust_of(project),
+        offline=True,
+        timeout=120,
+        say=print,
+        root=tmp_path / "cache",
+    )
     plan = builder.plan(config, mlp=True)
     assert plan.cached is False
     assert "burn-flex 0.22.1" in plan.crates and "burn-derive 0.22.1" in plan.proc_macros
@@ -93,8 +120,21 @@ def test_a_builds_seconds_leave_out_the_wait_before_it(
     from featcheck.probe import build as build_module
 
     project = copy_project(tmp_path, "crate-feature", offline_cargo_for)
-    config = resolve_member(project / "Cargo.toml", None, offline=True, timeout=120).config
-    builder = ProbeBuilder(project, offline=True, timeout=120, say=print, root=tmp_path / "cache")
+    config = resolve_member(
+        project / "Cargo.toml",
+        None,
+        trust=trust_of(project / "Cargo.toml"),
+        offline=True,
+        timeout=120,
+    ).config
+    builder = ProbeBuilder(
+        project,
+        trust=trust_of(project),
+        offline=True,
+        timeout=120,
+        say=print,
+        root=tmp_path / "cache",
+    )
     directory, key = builder.prepare(config, mlp=False)
     (directory / executable(binary_name(key))).write_bytes(b"")  # built before: a cached plan
     (directory / "built.json").write_text("{}\n")

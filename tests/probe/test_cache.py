@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import tomlkit
 from probe_support import CONFIG
-from support import CRATES, REPO, run_featcheck
+from support import CRATES, REPO, run_featcheck, trust_of
 
 from featcheck.probe.cache import CRATE_DIR, cache_key, cache_root
 from featcheck.probe.resolve import Pin
@@ -27,9 +27,9 @@ def test_the_probe_crate_keeps_the_published_protocol() -> None:
 def test_cache_root_follows_xdg(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     project = CRATES / "pitb-exec-cpu"
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    assert cache_root(project) == tmp_path / "featcheck" / "probe"
+    assert cache_root(trust_of(project)) == tmp_path / "featcheck" / "probe"
     monkeypatch.setenv("XDG_CACHE_HOME", "relative/ignored")
-    assert cache_root(project) == Path.home() / ".cache" / "featcheck" / "probe"
+    assert cache_root(trust_of(project)) == Path.home() / ".cache" / "featcheck" / "probe"
 
 
 def test_a_cache_inside_the_checkout_is_refused_with_one_line(

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from probe_support import copy_project
-from support import WORKSPACES, run_featcheck
+from support import WORKSPACES, run_featcheck, trust_of
 
 from featcheck.probe.build import ProbeBuilder
 from featcheck.probe.command import ProbeOptions, run_probe
@@ -86,7 +86,13 @@ def test_run_probe_end_to_end_with_cached_probes(
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     project = copy_project(tmp_path, "crate-feature", offline_cargo_for)
-    resolution = resolve_member(project / "Cargo.toml", None, offline=True, timeout=120)
+    resolution = resolve_member(
+        project / "Cargo.toml",
+        None,
+        trust=trust_of(project / "Cargo.toml"),
+        offline=True,
+        timeout=120,
+    )
     options = ProbeOptions(
         path=project,
         offline=True,
@@ -96,7 +102,7 @@ def test_run_probe_end_to_end_with_cached_probes(
     )
     changes, _ = _fix_changes(resolution, options, print)
     fixed = resolve_with_changes(resolution, changes, offline=True, timeout=120)
-    builder = ProbeBuilder(project, offline=True, timeout=120, say=print)
+    builder = ProbeBuilder(project, trust=trust_of(project), offline=True, timeout=120, say=print)
     _place_in_cache(builder, resolution.config, multi=False)
     _place_in_cache(builder, fixed, multi=True)
     monkeypatch.setattr("featcheck.probe.command.usable_cores", lambda: 2)

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from probe_support import copy_project
+from support import trust_of
 
 from featcheck.cargo.tree_text import parse_tree_text
 from featcheck.errors import FeatcheckError
@@ -68,7 +69,13 @@ def test_two_versions_of_burn_flex_are_refused(
 ) -> None:
     project = copy_project(tmp_path, "two-versions", offline_cargo_for)
     with pytest.raises(FeatcheckError, match="builds burn-flex 2 times"):
-        resolve_member(project / "Cargo.toml", None, offline=True, timeout=120)
+        resolve_member(
+            project / "Cargo.toml",
+            None,
+            trust=trust_of(project / "Cargo.toml"),
+            offline=True,
+            timeout=120,
+        )
 
 
 def test_compare_fix_resolves_the_fixed_feature_set(
@@ -79,7 +86,13 @@ def test_compare_fix_resolves_the_fixed_feature_set(
 
     project = copy_project(tmp_path, "crate-feature", offline_cargo_for)
     manifest_before = (project / "Cargo.toml").read_text()
-    resolution = resolve_member(project / "Cargo.toml", None, offline=True, timeout=120)
+    resolution = resolve_member(
+        project / "Cargo.toml",
+        None,
+        trust=trust_of(project / "Cargo.toml"),
+        offline=True,
+        timeout=120,
+    )
     options = ProbeOptions(path=project, offline=True, timeout=120)
     changes, described = _fix_changes(resolution, options, print)
     assert changes and described and "FC001" in described

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from probe_support import copy_project
+from support import trust_of
 
 from featcheck.errors import FeatcheckError
 from featcheck.probe.build import ProbeBuilder
@@ -22,7 +23,14 @@ def test_missing_c_toolchain_is_one_clear_error(
         pytest.skip("cargo is not installed")
     monkeypatch.setenv("CC", "featcheck-no-such-cc")
     with pytest.raises(FeatcheckError, match="no C toolchain: `featcheck-no-such-cc`"):
-        ProbeBuilder(tmp_path, offline=True, timeout=10, say=print, root=tmp_path / "c")
+        ProbeBuilder(
+            tmp_path,
+            trust=trust_of(tmp_path),
+            offline=True,
+            timeout=10,
+            say=print,
+            root=tmp_path / "c",
+        )
 
 
 def test_missing_cargo_is_one_clear_error(tmp_path: Path) -> None:

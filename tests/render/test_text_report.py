@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from actions_support import clear_actions_environment, host_triple, make_finding
-from support import CRATES, REPO
+from support import CRATES, REPO, trust_of
 
 from featcheck.options import AuditOptions
 from featcheck.pipeline import audit_project
@@ -37,7 +37,9 @@ def example_audit(offline_cargo_home: Path) -> AuditResult:
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("CARGO_HOME", str(offline_cargo_home))
         patch.setenv("RUSTUP_HOME", os.environ.get("RUSTUP_HOME") or str(Path.home() / ".rustup"))
-        return audit_project(CRATES / "pitb-exec-cpu", AuditOptions())
+        return audit_project(
+            CRATES / "pitb-exec-cpu", AuditOptions(), trust_of(CRATES / "pitb-exec-cpu")
+        )
 
 
 def _text(result: AuditResult, *, verbose: bool = False) -> str:

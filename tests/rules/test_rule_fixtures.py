@@ -23,7 +23,7 @@ from rule_fixtures import (
     snapshot_path,
 )
 from snapshots import assert_snapshot
-from support import WORKSPACES, run_featcheck
+from support import WORKSPACES, run_featcheck, trust_of
 
 from featcheck.options import AuditOptions, Resolver
 from featcheck.pipeline import audit_project
@@ -95,7 +95,9 @@ def test_the_real_burn_graph_on_wasm_gives_no_threading_finding(
     # burn 0.22.1 from the stub registry of real manifests: the host build is flagged, wasm not.
     host = _host()
     options = AuditOptions(targets=("wasm32-unknown-unknown", host), confirm_fixes=False)
-    result = audit_project(WORKSPACES / "direct-flex", options)
+    result = audit_project(
+        WORKSPACES / "direct-flex", options, trust_of(WORKSPACES / "direct-flex")
+    )
     assert {(f.code, f.target) for f in result.findings} == {("FC001", host)}
     assert [(s.code, s.target) for s in result.skipped] == [("FC001", "wasm32-unknown-unknown")]
 
@@ -153,7 +155,7 @@ def test_one_line_per_rule_and_target_for_several_members(
         )
         (root / member / "Cargo.toml").write_text(manifest)
     options = AuditOptions(targets=("wasm32-unknown-unknown",), confirm_fixes=False)
-    result = audit_project(root, options)
+    result = audit_project(root, options, trust_of(root))
     assert result.findings == []
     [skip] = result.skipped
     assert (skip.code, skip.members, skip.findings) == ("FC001", ("app", "tool"), 2)

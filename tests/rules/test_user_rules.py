@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from rule_fixtures import RULE_FIXTURES, audit_fixture
 from sarif_support import validate_sarif
-from support import REPO, run_featcheck
+from support import REPO, run_featcheck, trust_of
 
 from featcheck.errors import FeatcheckError
 from featcheck.options import AuditOptions
@@ -26,7 +26,7 @@ USER_RULE = RULE_FIXTURES / "user-rule"
 
 
 def _audit(project: Path) -> AuditResult:
-    return audit_project(project, AuditOptions(confirm_fixes=False))
+    return audit_project(project, AuditOptions(confirm_fixes=False), trust_of(project))
 
 
 def _project(tmp_path: Path, config: str | None = None) -> Path:

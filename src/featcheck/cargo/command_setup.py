@@ -13,7 +13,7 @@ import os
 from pathlib import Path
 from typing import NamedTuple
 
-from featcheck.boundary import TrustedPlaces, default_cargo_home, trusted_places
+from featcheck.boundary import TrustContext, default_cargo_home
 from featcheck.cargo.argv_gate import Argument
 from featcheck.cargo.checkout_config import CheckoutConfig, read_checkout_config
 from featcheck.cargo.process import neutral_directory
@@ -58,26 +58,28 @@ def _plain_environment() -> dict[str, str]:
     return env
 
 
-def trusted_setup(workdir: Path, checkout: Path) -> CommandSetup:
+def trusted_setup(workdir: Path, trust: TrustContext) -> CommandSetup:
     """`cargo`/`rustc` from PATH in the checkout, obeying its toolchain and configuration."""
     env = _plain_environment()
     # cargo reads the configuration itself; featcheck reads its rustflags only to
     # evaluate cfg as cargo will, and does without them where it cannot read them.
     try:
         config = read_checkout_config(
-            workdir, env, default_cargo_home(env), offline=True, root=checkout
+            workdir, env, default_cargo_home(env), offline=True, root=trust.root
         )
     except FeatcheckError:
         config = CheckoutConfig()
     return CommandSetup(None, env, workdir, config, environment_rustflags(env))
 
 
-def isolated_setup(workdir: Path, *, offline: bool, timeout: float) -> CommandSetup:
+def isolated_setup(
+    workdir: Path, places: TrustContext, *, offline: bool, timeout: float
+) -> CommandSetup:
     """The real binaries of the user's toolchain, run from a neutral directory with only the
-    data parts of the checkout's configuration (see the module's docstring)."""
+    data parts of the checkout's configuration (see the module's docstring); `places` is the
+    run's trust context, derived for the tree that holds `workdir`."""
     env = _plain_environment()
-    places = trusted_places(workdir, env)
-    toolchain = resolve_toolchain(workdir, timeout, root=places.root)
+    toolchain = resolve_toolchain(workdir, timeout, trust=places)
     rustc = str(toolchain.rustc)
     # The environment beats every configuration file: the real compiler, no wrappers.
     env.update({"RUSTC": rustc, "CARGO_BUILD_RUSTC": rustc})
@@ -130,7 +132,7 @@ def _cargo_build_directory(cache: Path | None, toolchain: Toolchain) -> Path | N
     return directory
 
 
-def _private_cargo_home(places: TrustedPlaces) -> Path:
+def _private_cargo_home(places: TrustContext) -> Path:
     """featcheck's own CARGO_HOME, used where the user's lies inside the checkout: its
     configuration would be the checkout's and its registry cache the checkout's files. It holds
     only what cargo downloads from the sources the user's environment names."""

@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
+from featcheck.boundary import TrustContext, refuse_checkout_program
 from featcheck.cargo.argv_gate import Argument, GateError, refuse_unsafe
 from featcheck.errors import FeatcheckError
 
@@ -43,6 +44,7 @@ def run_process(
     executable: Path | str,
     arguments: Sequence[Argument],
     *,
+    trust: TrustContext,
     cwd: Path,
     env: dict[str, str],
     timeout: float,
@@ -54,7 +56,9 @@ def run_process(
     once more here, so that nothing reaches a process as an argument file. On timeout (or
     Ctrl-C) the whole process group is killed, not only the command itself.
     """
-    return start_process(executable, arguments, cwd=cwd, env=env, timeout=timeout, what=what).wait()
+    return start_process(
+        executable, arguments, trust=trust, cwd=cwd, env=env, timeout=timeout, what=what
+    ).wait()
 
 
 _PIPE_BYTES = 1 << 20
@@ -214,6 +218,7 @@ def start_process(
     executable: Path | str,
     arguments: Sequence[Argument],
     *,
+    trust: TrustContext,
     cwd: Path,
     env: dict[str, str],
     timeout: float,
@@ -221,9 +226,18 @@ def start_process(
     on_stderr: Callable[[bytes], None] | None = None,
 ) -> RunningProcess:
     """Start one command (checked as `run_process` checks it) and return at once;
-    `on_stderr` sees its stderr as it comes (POSIX)."""
+    `on_stderr` sees its stderr as it comes (POSIX).
+
+    Every process featcheck starts starts here, in the run's trust context: no program of the
+    checkout (or of a tree made from it) is run, and none runs inside it, where cargo, rustup
+    and git read configuration from the working directory upward — unless the user trusts
+    the checkout (`--trust-checkout`)."""
     if getattr(_refusing, "active", False):
         raise ProcessRefused(what)
+    if not trust.trust_checkout:
+        refuse_checkout_program(executable, trust, Path(str(executable)).name)
+        if trust.is_untrusted(cwd):
+            raise RuntimeError(f"featcheck bug: {what} would run inside the checkout ({cwd})")
     try:
         refuse_unsafe(arguments)
     except GateError as error:

@@ -5,9 +5,8 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from featcheck.boundary import checkout_root
+from featcheck.boundary import TrustContext
 from featcheck.cargo.argv_gate import PACKAGE_SPEC, Argument, word
 from featcheck.cargo.command_line import (
     TREE_FORMAT,
@@ -31,9 +30,6 @@ from featcheck.errors import FeatcheckError
 from featcheck.featureset import DEFAULT, FeatureSelection
 from featcheck.semantics.cfg import TargetCfg
 
-if TYPE_CHECKING:
-    pass
-
 
 class CargoRunner:
     """Runs cargo in one workspace with the user's network and lockfile choices.
@@ -47,14 +43,17 @@ class CargoRunner:
         self,
         workdir: Path,
         *,
+        trust: TrustContext,
         offline: bool = False,
         locked: bool = False,
         timeout: float = 300.0,
         on_command: Callable[[list[str]], None] | None = None,
-        trust_checkout: bool = False,
         on_progress: Callable[[str], None] | None = None,
     ) -> None:
+        trust.refuse_outside_tree(workdir)
         self.workdir = workdir
+        self.trust = trust
+        """The run's trust context, derived for the tree that holds `workdir`."""
         self.on_progress = on_progress
         """Called with a short text while cargo downloads (see cargo/progress.py)."""
         self.offline = offline
@@ -62,8 +61,6 @@ class CargoRunner:
         self.timeout = timeout
         self.on_command = on_command
         """Called with each command line (program name first) just before it runs."""
-        self.trust_checkout = trust_checkout
-        """Run `cargo`/`rustc` from PATH in the checkout, obeying its toolchain and config."""
         self._cfg_cache: dict[str, TargetCfg] = {}
         """Each target's cfg as cargo sees it for target units (with the target's rustflags)."""
         self._rustc_cfg_cache: dict[tuple[str, tuple[str, ...]], TargetCfg] = {}
@@ -73,15 +70,12 @@ class CargoRunner:
         self._setup: CommandSetup | None = None
         self._setup_lock = threading.Lock()
         self._answers: RustcAnswers | None = None
-        self._checkout: Path | None = None
 
     @property
     def checkout(self) -> Path:
-        """The root of the audited checkout (boundary.py): featcheck reads none of its files
-        through a link that leads out of it."""
-        if self._checkout is None:
-            self._checkout = checkout_root(self.workdir)
-        return self._checkout
+        """The root of the tree cargo reads (the checkout, or a tree made from it): featcheck
+        reads none of its files through a link that leads out of it."""
+        return self.trust.root
 
     @property
     def toolchain(self) -> Toolchain | None:
@@ -99,9 +93,9 @@ class CargoRunner:
             return self._setup
 
     def _prepare(self) -> CommandSetup:
-        if self.trust_checkout:
-            return trusted_setup(self.workdir, self.checkout)
-        return isolated_setup(self.workdir, offline=self.offline, timeout=self.timeout)
+        if self.trust.trust_checkout:
+            return trusted_setup(self.workdir, self.trust)
+        return isolated_setup(self.workdir, self.trust, offline=self.offline, timeout=self.timeout)
 
     def _run(self, program: str, args: Sequence[Argument]) -> ProcessOutput:
         return self._finish(self._start(program, args))
@@ -127,6 +121,7 @@ class CargoRunner:
         return start_process(
             executable,
             args,
+            trust=self.trust,
             cwd=setup.cwd,
             env=setup.environment,
             timeout=self.timeout,

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from featcheck.background import Background
+from featcheck.boundary import TrustContext
 from featcheck.cargo.argv_gate import TOOLCHAIN, Argument, option, word
 from featcheck.cargo.process import neutral_directory, run_process
 from featcheck.fileio import MAX_CONFIG_BYTES, read_regular_file
@@ -61,12 +62,13 @@ def is_rustup_proxy(cargo: str, rustup: str | None) -> bool:
     return Path(os.path.realpath(cargo)).stem in ("rustup", "rustup-init")
 
 
-def _rustup(rustup: str, timeout: float, *args: Argument) -> str:
+def _rustup(rustup: str, trust: TrustContext, timeout: float, *args: Argument) -> str:
     """Run rustup (the user's own program) from a neutral directory; its stdout."""
     env = {k: v for k, v in os.environ.items() if k != "RUSTUP_TOOLCHAIN"}
     done = run_process(
         rustup,
         args,
+        trust=trust,
         cwd=neutral_directory(),
         env=env,
         timeout=timeout,
@@ -84,7 +86,9 @@ class RustupError(Exception):
 
 
 @functools.lru_cache(maxsize=32)
-def rustup_binaries(rustup: str, name: str, rustup_home: str, timeout: float) -> tuple[Path, Path]:
+def rustup_binaries(
+    rustup: str, name: str, rustup_home: str, trust: TrustContext, timeout: float
+) -> tuple[Path, Path]:
     toolchain = option("--toolchain", name, TOOLCHAIN)
     # An installed toolchain keeps its binaries in RUSTUP_HOME/toolchains/NAME/bin, which is
     # what `rustup which` answers for it; rustup is asked only for anything else (a short
@@ -96,9 +100,11 @@ def rustup_binaries(rustup: str, name: str, rustup_home: str, timeout: float) ->
     if cargo_file.is_file() and rustc_file.is_file():
         return cargo_file, rustc_file
     # Both questions at once: a commit hook waits for each rustup start.
-    rustc = Background(lambda: _rustup(rustup, timeout, word("which"), word("rustc"), toolchain))
+    rustc = Background(
+        lambda: _rustup(rustup, trust, timeout, word("which"), word("rustc"), toolchain)
+    )
     try:
-        cargo = _rustup(rustup, timeout, word("which"), word("cargo"), toolchain)
+        cargo = _rustup(rustup, trust, timeout, word("which"), word("cargo"), toolchain)
     except Exception:
         rustc.join()  # its process ends within the timeout too: nothing is left running
         raise
@@ -106,9 +112,9 @@ def rustup_binaries(rustup: str, name: str, rustup_home: str, timeout: float) ->
 
 
 @functools.lru_cache(maxsize=4)
-def rustup_default(rustup: str, rustup_home: str, timeout: float) -> str:
+def rustup_default(rustup: str, rustup_home: str, trust: TrustContext, timeout: float) -> str:
     del rustup_home
-    answer = _rustup(rustup, timeout, word("default")).split()
+    answer = _rustup(rustup, trust, timeout, word("default")).split()
     if not answer or answer[0] in ("no", "error:"):
         raise RustupError("no default toolchain is configured (`rustup default stable`)")
     return answer[0]

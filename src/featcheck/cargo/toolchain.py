@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from featcheck.boundary import (
+    TrustContext,
     refuse_checkout_program,
     refuse_untrusted_rustup_home,
 )
@@ -68,13 +69,13 @@ def which(name: str) -> str | None:
     return None
 
 
-def resolve_toolchain(workdir: Path, timeout: float, *, root: Path) -> Toolchain:
+def resolve_toolchain(workdir: Path, timeout: float, *, trust: TrustContext) -> Toolchain:
     """The real cargo and rustc for auditing `workdir`, without running anything it supplies.
 
-    rustup, when asked, gets at most `timeout` seconds per call (--timeout). `root` is the
-    checkout root: no program below it is run, whether
-    PATH finds it there or it is a toolchain of a rustup home that lies there, and its
-    toolchain files may not link out of it.
+    rustup, when asked, gets at most `timeout` seconds per call (--timeout). No program of the
+    checkout or of a tree made from it (`trust`) is run, whether PATH finds it there or it is a
+    toolchain of a rustup home that lies there, and the toolchain files may not link out of
+    the tree.
 
     Raises FeatcheckError for a `path` toolchain (the checkout's own binaries), a program of
     the checkout, an invalid toolchain file, or a toolchain that is not installed.
@@ -84,20 +85,20 @@ def resolve_toolchain(workdir: Path, timeout: float, *, root: Path) -> Toolchain
         raise FeatcheckError(
             "cargo not found on PATH: install Rust (https://rustup.rs) or add it to PATH"
         )
-    refuse_checkout_program(cargo, root, "cargo")
+    refuse_checkout_program(cargo, trust, "cargo")
     rustup = which("rustup")
     if not is_rustup_proxy(cargo, rustup):
         toolchain = _plain_toolchain(Path(cargo))
-        refuse_checkout_program(toolchain.rustc, root, "rustc")
+        refuse_checkout_program(toolchain.rustc, trust, "rustc")
         return toolchain
     if rustup is None:
         raise FeatcheckError(
             f"{cargo} is a rustup proxy but rustup is not on PATH; add it, "
             "or put the toolchain's own bin directory first on PATH"
         )
-    refuse_checkout_program(rustup, root, "rustup")
-    refuse_untrusted_rustup_home(os.environ, root)
-    request, settings = _requested_toolchain(workdir, root)
+    refuse_checkout_program(rustup, trust, "rustup")
+    refuse_untrusted_rustup_home(os.environ, trust)
+    request, settings = _requested_toolchain(workdir, trust.root)
     if request.path is not None:
         raise FeatcheckError(
             f"toolchain `path = {json.dumps(request.path)}` would make rustup run cargo and "
@@ -106,7 +107,7 @@ def resolve_toolchain(workdir: Path, timeout: float, *, root: Path) -> Toolchain
             path=request.origin,
             line=request.line,
         )
-    return _rustup_toolchain(rustup, request, settings, timeout)
+    return _rustup_toolchain(rustup, request, settings, trust, timeout)
 
 
 def _requested_toolchain(workdir: Path, root: Path) -> tuple[ToolchainRequest, RustupSettings]:
@@ -127,14 +128,18 @@ def _requested_toolchain(workdir: Path, root: Path) -> tuple[ToolchainRequest, R
 
 
 def _rustup_toolchain(
-    rustup: str, request: ToolchainRequest, settings: RustupSettings, timeout: float
+    rustup: str,
+    request: ToolchainRequest,
+    settings: RustupSettings,
+    trust: TrustContext,
+    timeout: float,
 ) -> Toolchain:
     """The real binaries of the toolchain `request` names (else rustup's default)."""
     home = str(rustup_home())
     try:
         # rustup's settings file records its default; asking rustup costs a process start.
-        name = request.name or settings.default or rustup_default(rustup, home, timeout)
-        real_cargo, real_rustc = rustup_binaries(rustup, name, home, timeout)
+        name = request.name or settings.default or rustup_default(rustup, home, trust, timeout)
+        real_cargo, real_rustc = rustup_binaries(rustup, name, home, trust, timeout)
     except RustupError as error:
         message = f"rustup cannot provide the toolchain: {error}"
         if request.origin is None:

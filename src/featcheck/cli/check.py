@@ -4,12 +4,14 @@ audit of saved tree text), the fixes, and the report with its exit code."""
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import featcheck.cli.lazy as lazy
 from featcheck import __version__
+from featcheck.boundary import TrustContext
 from featcheck.cli.progress import Progress
 from featcheck.cli.terminal import EXIT_CLEAN, fail, in_actions
 from featcheck.errors import FeatcheckError
@@ -58,7 +60,6 @@ def _options(arguments: argparse.Namespace, progress: Progress) -> AuditOptions:
         ignore=_codes(arguments.ignore),
         on_command=progress.show_command if arguments.verbose else None,
         on_progress=progress.progress if progress.spinner else None,
-        trust_checkout=arguments.trust_checkout,
         resolver=lazy.resolver(arguments.resolver),
         no_exec=arguments.no_exec,
         configurations=configurations,
@@ -98,6 +99,9 @@ def _audit_project(
     """The audit of the project (and with --fix or --diff, its fixes); the report's modules
     load while cargo works."""
     path = lazy.project_manifest(arguments.path, arguments.manifest_path)
+    # What this run trusts, computed once from the path the user named: every tree made from
+    # the checkout (the fix copy, the --new-since revision) gets this context, derived.
+    trust = TrustContext.of(path, os.environ, trust_checkout=arguments.trust_checkout)
     reading = "Reading the manifests" if arguments.no_exec else "Resolving features"
     earlier: list[EarlierAudit] = []
 
@@ -105,18 +109,18 @@ def _audit_project(
         # While cargo works: the report's modules load, and --new-since's audit starts.
         lazy.report_stage(output_format)
         if arguments.new_since is not None:
-            earlier.append(lazy.revision_audit()(arguments.new_since, path, options))
+            earlier.append(lazy.revision_audit()(arguments.new_since, path, options, trust))
 
     with progress.working(reading):
-        result = lazy.audit_project(path, options, meanwhile)
+        result = lazy.audit_project(path, options, trust, meanwhile)
     if arguments.diff or arguments.fix:
-        result = lazy.fix_stage()(result, path, options, progress, diff=arguments.diff)
+        result = lazy.fix_stage()(result, path, options, trust, progress, diff=arguments.diff)
     if _compares(arguments) or result.baseline is not None:
         what = f"Auditing {arguments.new_since}" if arguments.new_since else "Comparing"
         with progress.working(what):
             result = lazy.compare_stage()(result, arguments, next(iter(earlier), None))
     if arguments.measured:
-        result = lazy.attach_measurements(result, path)
+        result = lazy.attach_measurements(result, trust)
     return result
 
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from featcheck.audit import find_manifest
-from featcheck.boundary import checkout_root, repository_root
+from featcheck.boundary import TrustContext, checkout_root, repository_root
 from featcheck.cli.terminal import EXIT_CLEAN, CommandExit
 from featcheck.comparison.baseline import baseline_text, read_baseline
 from featcheck.comparison.compare import against_baseline, against_revision
@@ -34,6 +34,8 @@ class EarlierAudit:
     name: str
     path: Path
     options: AuditOptions
+    trust: TrustContext
+    """The run's trust context: the revision's tree is the checkout too, and gets it derived."""
     label: str = ""
     result: AuditResult | None = None
     notes: list[str] = field(default_factory=list)
@@ -72,7 +74,7 @@ class EarlierAudit:
             )
         revision = resolve_revision(repository, self.name)
         self.label = revision.label
-        with revision_tree(repository, audited, revision) as tree:
+        with revision_tree(repository, self.trust, revision) as tree:
             copy_toolchain_files(repository, audited, tree)
             relative = audited.relative_to(repository)
             earlier = tree / relative
@@ -83,9 +85,9 @@ class EarlierAudit:
                     f"{shown} has no Cargo.toml at {revision.label}: every finding is new"
                 )
                 return
-            self.result = self._audit_tree(earlier)
+            self.result = self._audit_tree(earlier, self.trust.derive(tree))
 
-    def _audit_tree(self, path: Path) -> AuditResult:
+    def _audit_tree(self, path: Path, trust: TrustContext) -> AuditResult:
         """The same options; where the revision's manifests cannot be audited, no findings
         (every finding counts as new) and a note saying why."""
         # Only the findings count here, not their fixes: none is searched (a finding points at
@@ -94,15 +96,17 @@ class EarlierAudit:
             on_progress=None, root=None, search_fixes=False, check_new_packages=False
         )
         try:
-            return audit_project(path, quiet)
+            return audit_project(path, quiet, trust)
         except FeatcheckError as error:
             self.notes.append(f"the audit of {self.label} failed, so every finding is new: {error}")
             return AuditResult(path)
 
 
-def start_revision_audit(name: str, path: Path, options: AuditOptions) -> EarlierAudit:
+def start_revision_audit(
+    name: str, path: Path, options: AuditOptions, trust: TrustContext
+) -> EarlierAudit:
     """`--new-since NAME`: the audit of that revision, started on its own thread."""
-    return EarlierAudit(name, path, options).start()
+    return EarlierAudit(name, path, options, trust).start()
 
 
 def compare_or_write(

@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
+from featcheck.boundary import TrustContext
 from featcheck.cli.terminal import EXIT_CLEAN, EXIT_FINDINGS, CommandExit, in_actions
 from featcheck.fixes.apply import render_diff, write_changes
 from featcheck.fixes.commit import Prepared, prepare
@@ -20,16 +21,24 @@ if TYPE_CHECKING:
 
 
 def fix_or_diff(
-    result: AuditResult, path: Path, options: AuditOptions, progress: Progress, *, diff: bool
+    result: AuditResult,
+    path: Path,
+    options: AuditOptions,
+    trust: TrustContext,
+    progress: Progress,
+    *,
+    diff: bool,
 ) -> AuditResult:
-    """Resolve the safe fixes on a copy (cargo, then featcheck's audit of the copy). With
-    `diff`, print what would change and end the command; else write it and return the audit
-    of the fixed checkout."""
+    """Resolve the safe fixes on a copy (cargo, then featcheck's audit of the copy, in the
+    run's trust context derived for it). With `diff`, print what would change and end the
+    command; else write it and return the audit of the fixed checkout."""
     again = options._replace(update_lockfile=True)
+
+    def audit_copy(copy: Path, root: Path) -> AuditResult:
+        return audit_project(copy, again._replace(root=root), trust.derive(root))
+
     with progress.working("Resolving the fixes"):
-        prepared = prepare(
-            result, path, lambda copy, root: audit_project(copy, again._replace(root=root))
-        )
+        prepared = prepare(result, path, audit_copy, trust)
     if diff:
         raise CommandExit(_show_diff(prepared))
     return _apply_fixes(prepared, result)

@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from featcheck.audit import SourceFactory
+    from featcheck.boundary import TrustContext
     from featcheck.featureset import FeatureSelection
     from featcheck.options import AuditOptions, Resolver
     from featcheck.report import AuditResult
@@ -44,7 +45,7 @@ if TYPE_CHECKING:
     from featcheck.cli.compare import EarlierAudit
 
     CompareStage = Callable[[AuditResult, argparse.Namespace, EarlierAudit | None], AuditResult]
-    RevisionAudit = Callable[[str, Path, AuditOptions], EarlierAudit]
+    RevisionAudit = Callable[[str, Path, AuditOptions, TrustContext], EarlierAudit]
 
 
 def audit_options() -> type[AuditOptions]:
@@ -78,7 +79,7 @@ def project_manifest(path: Path | None, manifest_path: Path | None) -> Path:
 
 
 def audit_project(
-    path: Path, options: AuditOptions, meanwhile: Callable[[], object]
+    path: Path, options: AuditOptions, trust: TrustContext, meanwhile: Callable[[], object]
 ) -> AuditResult:
     """The audit of the project: cargo starts (featcheck.audit), then the rest of the audit is
     loaded (featcheck.pipeline) and `meanwhile` runs while cargo works."""
@@ -89,7 +90,7 @@ def audit_project(
 
         check_builtin_codes(options.select, options.ignore)
     source_of = file_source() if options.no_exec else cargo_source
-    with started_audit(path, options, source_of) as started:
+    with started_audit(path, options, trust, source_of) as started:
         # While cargo resolves: load the rest of the audit, which then reads the manifest and
         # asks rustc for the targets' cfg, off the path the user waits on.
         from featcheck.pipeline import audit_started
@@ -128,11 +129,11 @@ def compare_stage() -> CompareStage:
     return compare_or_write
 
 
-def attach_measurements(result: AuditResult, path: Path) -> AuditResult:
+def attach_measurements(result: AuditResult, trust: TrustContext) -> AuditResult:
     """`--measured`: each finding's cost as the rule probes measured it (probe/rules)."""
     from featcheck.probe.rules.measured import attach
 
-    return attach(result, path)
+    return attach(result, trust)
 
 
 def revision_audit() -> RevisionAudit:

@@ -4,11 +4,13 @@ report and exit code (1 when the member's matmul runs on one core)."""
 from __future__ import annotations
 
 import argparse
+import os
 import shlex
 import sys
 from pathlib import Path
 
 from featcheck.audit import project_manifest
+from featcheck.boundary import TrustContext
 from featcheck.cli.terminal import EXIT_CLEAN, EXIT_FINDINGS, fail
 from featcheck.errors import FeatcheckError
 from featcheck.probe.command import ProbeOptions, run_probe
@@ -63,8 +65,10 @@ def _probe_rules(arguments: argparse.Namespace, path: Path) -> int:
         confirm=None if arguments.yes else _confirm,
     )
     try:
-        report = run_rule_probes(options, _say)
-        record_measurements(report, path)  # for `featcheck --measured`
+        # The probe's one trust context, from the path the user named: its copies get it derived.
+        trust = TrustContext.of(path, os.environ)
+        report = run_rule_probes(options, _say, trust)
+        record_measurements(report, trust)  # for `featcheck --measured`
     except FeatcheckError as error:
         fail(error)
     if arguments.output_format == "json":

@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from featcheck.boundary import refuse_checkout_program
+from featcheck.boundary import is_inside
 from featcheck.cargo.toolchain_file import TOOLCHAIN_FILES
 from featcheck.errors import FeatcheckError
 from featcheck.fileio import MAX_MANIFEST_BYTES
@@ -197,7 +197,8 @@ def _git(repository: Path, arguments: list[str], *, failure: str, stdin: bytes =
     git = shutil.which("git")
     if git is None:
         raise FeatcheckError("--new-since needs git on PATH")
-    refuse_checkout_program(git, repository, "git")
+    if is_inside(git, repository):
+        raise FeatcheckError("the git featcheck would run lies inside the audited checkout")
     environment = {
         **os.environ,
         "GIT_NO_REPLACE_OBJECTS": "1",

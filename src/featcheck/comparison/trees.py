@@ -19,7 +19,7 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
-from featcheck.boundary import trusted_places
+from featcheck.boundary import TrustContext
 from featcheck.comparison.revision import Revision, write_tree
 
 KEPT = 8
@@ -27,9 +27,10 @@ _COMPLETE = ".featcheck-complete"
 
 
 @contextlib.contextmanager
-def revision_tree(repository: Path, audited: Path, revision: Revision) -> Iterator[Path]:
-    """The tree of `revision` (see `write_tree`), kept in the cache or made for this run."""
-    cache = trusted_places(audited, os.environ).cache
+def revision_tree(repository: Path, trust: TrustContext, revision: Revision) -> Iterator[Path]:
+    """The tree of `revision` (see `write_tree`), kept in the run's trusted cache or made for
+    this run."""
+    cache = trust.cache
     root = None if cache is None else cache / "revisions"
     try:
         if root is not None:

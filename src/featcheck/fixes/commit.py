@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from featcheck.boundary import checkout_root
+from featcheck.boundary import TrustContext
 from featcheck.errors import FeatcheckError
 from featcheck.fileio import MAX_LOCKFILE_BYTES, read_regular_file
 from featcheck.fixes.apply import FileChange, plan_changes, refuse_outside
@@ -52,14 +52,15 @@ def unfixable_lines(findings: list[Finding]) -> list[str]:
     return lines
 
 
-def prepare(result: AuditResult, path: Path, audit: Audit) -> Prepared:
+def prepare(result: AuditResult, path: Path, audit: Audit, trust: TrustContext) -> Prepared:
     """The run's changes, resolved by cargo on a copy and audited there; raises a
-    FeatcheckError (nothing written) when the copy cannot be resolved or audited."""
+    FeatcheckError (nothing written) when the copy cannot be resolved or audited. Nothing is
+    written outside the checkout of the run's trust context."""
     changes = plan_changes(result.findings)
     unfixable = unfixable_lines(result.findings)
     if not changes:
         return Prepared([], None, unfixable)
-    refuse_outside(changes, checkout_root(result.root), result.local_manifests)
+    refuse_outside(changes, trust.checkout, result.local_manifests)
     workspace = result.workspace_root or result.root
     copy = WorkspaceCopy(workspace)
     try:
@@ -79,7 +80,7 @@ def prepare(result: AuditResult, path: Path, audit: Audit) -> Prepared:
     finally:
         copy.close()
     lock = _lock_change(workspace, lockfile, result.root)
-    refuse_outside(lock, checkout_root(result.root))
+    refuse_outside(lock, trust.checkout)
     fixed = replace(
         rebased(audited, relative_file(workspace, result.root)),
         root=result.root,

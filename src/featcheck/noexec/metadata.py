@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from featcheck.boundary import TrustContext
 from featcheck.errors import FeatcheckError
 from featcheck.noexec.files import is_manifest, printable
 from featcheck.noexec.lock_reader import lock_entries
@@ -107,13 +108,10 @@ def _stale(package: str, dependency: str, lock_path: Path) -> FeatcheckError:
     )
 
 
-def build_metadata(
-    manifest: Path, environment: Mapping[str, str] | None = None, checkout: Path | None = None
-) -> FileMetadata:
+def build_metadata(manifest: Path, trust: TrustContext) -> FileMetadata:
     """The packages of `manifest`'s workspace, from files only, none of them read through a
-    link out of the checkout rooted at `checkout` (found from `manifest` if None)."""
-    environment = os.environ if environment is None else environment
-    layout = discover_workspace(manifest, checkout)
+    link out of the tree of the run's trust context, nor from a cargo home inside it."""
+    layout = discover_workspace(manifest, trust.root)
     lock_path = layout.root / "Cargo.lock"
     if not is_manifest(lock_path, what="Cargo.lock"):
         raise FeatcheckError(
@@ -124,7 +122,7 @@ def build_metadata(
     refuse_cycles(paths)
     audited = _audited_directory(manifest, layout.root, paths)
     read = _LockRead(lock, lock_path)
-    _read_packages(read, paths, layout, Registry(layout, environment, audited))
+    _read_packages(read, paths, layout, Registry(layout, trust, audited))
     nodes = _resolve_nodes(read, set(paths.members))
     member_ids = tuple(path_id(d, paths.read[d].name, paths.read[d].version) for d in paths.members)
     resolve_root = None

@@ -10,10 +10,9 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Mapping
 from pathlib import Path
 
-from featcheck.boundary import is_inside, trusted_places
+from featcheck.boundary import TrustContext, is_inside
 from featcheck.errors import FeatcheckError
 from featcheck.noexec.archive import read_archive
 from featcheck.noexec.cache import ManifestCache
@@ -42,13 +41,15 @@ class Registry:
     """Finds registry packages' manifests in vendor/ (inside the checkout) or the cargo home."""
 
     def __init__(
-        self, layout: WorkspaceLayout, environment: Mapping[str, str], workdir: Path | None = None
+        self,
+        layout: WorkspaceLayout,
+        places: TrustContext,
+        workdir: Path | None = None,
     ) -> None:
         self.layout = layout
         self.vendor = layout.root / "vendor"
         # A cargo home or cache inside the checkout holds the checkout's files: a planted
         # "registry" package there is never read, nothing distilled there is believed.
-        places = trusted_places(layout.root, environment)
         self.root = places.root
         self.untrusted_home = places.untrusted_cargo_home is not None
         """Whether the cargo home was left unread for lying inside the checkout."""

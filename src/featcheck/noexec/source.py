@@ -7,7 +7,7 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
-from featcheck.boundary import checkout_root, trusted_places
+from featcheck.boundary import TrustContext
 from featcheck.cargo.checkout_config import CheckoutConfig, read_checkout_config
 from featcheck.cargo.pending_metadata import PendingMetadata
 from featcheck.cargo.rustflags import environment_rustflags
@@ -17,18 +17,21 @@ from featcheck.noexec.targets import builtin_cfg, detect_host_triple, with_rustf
 from featcheck.semantics.cfg import TargetCfg
 
 
-def file_source(workdir: Path, _options: object) -> FileSource:
+def file_source(workdir: Path, _options: object, trust: TrustContext) -> FileSource:
     """`--no-exec`'s source for an audit: the files, whatever the options ask of cargo."""
-    return FileSource(workdir)
+    return FileSource(workdir, trust)
 
 
 class FileSource:
     """A `sources.MetadataSource` that reads files only."""
 
-    def __init__(self, workdir: Path) -> None:
+    def __init__(self, workdir: Path, trust: TrustContext) -> None:
+        trust.refuse_outside_tree(workdir)
         self.workdir = workdir
-        self.checkout: Path = checkout_root(workdir)
-        """The root of the audited checkout: no file is read through a link out of it."""
+        self.trust = trust
+        """The run's trust context, derived for the tree that holds `workdir`."""
+        self.checkout: Path = trust.root
+        """The root of the tree it reads: no file is read through a link out of it."""
         self._host: str | None = None
         self._cfg_cache: dict[str, TargetCfg] = {}
         self._config: CheckoutConfig | None = None
@@ -46,9 +49,7 @@ class FileSource:
         dependency any feature turns on, so it serves every feature selection (the flags change
         nothing)."""
         return PendingMetadata(
-            lambda _last, _parse: build_metadata(
-                manifest_path, os.environ, self.checkout
-            ).workspace()
+            lambda _last, _parse: build_metadata(manifest_path, self.trust).workspace()
         )
 
     def host_triple(self) -> str:
@@ -82,7 +83,7 @@ class FileSource:
         """The checkout's configuration, only read, never forwarded: nothing goes on the
         network in this mode."""
         if self._config is None:
-            places = trusted_places(self.workdir, os.environ)
+            places = self.trust
             self._config = read_checkout_config(
                 self.workdir,
                 os.environ,

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
-from featcheck.boundary import TrustedPlaces, is_inside
+from featcheck.boundary import TrustContext, is_inside
 from featcheck.cargo.config_files import configuration_documents, setting_error
 from featcheck.noexec.files import printable
 from featcheck.noexec.packages import CRATES_IO
@@ -144,7 +144,7 @@ class SourceConfig:
         return LocalSource(name, path, kinds[0] == "local-registry", inside)
 
 
-def read_source_config(workdir: Path, places: TrustedPlaces) -> SourceConfig:
+def read_source_config(workdir: Path, places: TrustContext) -> SourceConfig:
     """The `[source]` tables of the files cargo reads when run in `workdir`, each setting
     marked with whether the checkout wrote it. Relative paths start from the directory above
     the file's `.cargo` (for CARGO_HOME's file: the directory above CARGO_HOME), as in cargo."""

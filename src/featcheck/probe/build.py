@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from featcheck.boundary import TrustContext
 from featcheck.cargo.argv_gate import TARGET, Argument, GateError, option, word
 from featcheck.cargo.process import run_process
 from featcheck.cargo.tree_text import TreeTextError, parse_tree_text
@@ -52,19 +53,21 @@ class ProbeBuilder:
         self,
         workdir: Path,
         *,
+        trust: TrustContext,
         offline: bool,
         timeout: float,
         say: Callable[[str], None],
         on_command: Callable[[list[str]], None] | None = None,
         root: Path | None = None,
     ) -> None:
-        self.root = root if root is not None else cache_root(workdir)
+        self.root = root if root is not None else cache_root(trust)
         self.target_dir = self.root / "target"
         self.offline = offline
         self.timeout = timeout
         self.say = say
         self.on_command = on_command
-        self.toolset = find_toolset(workdir, self.target_dir, timeout)
+        self.trust = trust
+        self.toolset = find_toolset(workdir, self.target_dir, trust, timeout)
 
     def _flags(self) -> list[Argument]:
         return [word("--offline")] if self.offline else []
@@ -78,6 +81,7 @@ class ProbeBuilder:
         output = run_process(
             self.toolset.cargo,
             arguments,
+            trust=self.trust,
             cwd=directory,
             env=self.toolset.environment,
             timeout=self.timeout,

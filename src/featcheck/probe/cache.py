@@ -18,7 +18,7 @@ import hashlib
 import os
 from pathlib import Path
 
-from featcheck.boundary import trusted_places
+from featcheck.boundary import TrustContext
 from featcheck.errors import FeatcheckError
 from featcheck.fileio import user_cache_directory
 from featcheck.probe.manifest import PACKAGE, render_cargo_toml
@@ -31,14 +31,14 @@ CACHE_VERSION = "1"
 _FLAG_VARIABLES = ("RUSTFLAGS", "CARGO_ENCODED_RUSTFLAGS", "CARGO_BUILD_RUSTFLAGS")
 
 
-def cache_root(workdir: Path) -> Path:
+def cache_root(trust: TrustContext) -> Path:
     """$XDG_CACHE_HOME/featcheck/probe, or ~/.cache/featcheck/probe: never inside the checkout
-    of `workdir`, where a planted "probe built before" would be run as featcheck's own, and
+    (`trust`), where a planted "probe built before" would be run as featcheck's own, and
     cargo would obey the checkout's configuration from the probe's directory upward."""
     directory = user_cache_directory(os.environ)
     if directory is None:
         raise FeatcheckError("no cache directory for the probe: set XDG_CACHE_HOME or HOME")
-    if trusted_places(workdir, os.environ).cache is None:
+    if trust.cache is None:
         raise FeatcheckError(
             "featcheck's cache directory lies inside the audited checkout: the probe builds "
             "and runs nothing kept there; set XDG_CACHE_HOME outside the checkout",

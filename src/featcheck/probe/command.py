@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from featcheck.audit import find_manifest
-from featcheck.boundary import checkout_root
+from featcheck.boundary import TrustContext, checkout_root
 from featcheck.errors import FeatcheckError
 from featcheck.fixes.apply import plan_changes
 from featcheck.manifest.document import read_manifest
@@ -142,6 +142,7 @@ def _fix_changes(
             timeout=options.timeout,
             on_command=options.on_command,
         ),
+        resolution.trust,
     )
     findings = [f for f in result.findings if f.member == resolution.member.name]
     changes = plan_changes(findings)
@@ -174,9 +175,12 @@ def run_probe(options: ProbeOptions, say: Callable[[str], None]) -> ProbeReport:
 def _run_probe(options: ProbeOptions, say: Callable[[str], None]) -> ProbeReport:
     started = time.monotonic()
     manifest = _checked_manifest(options)
+    # The probe's one trust context, from the path the user named; its copies get it derived.
+    trust = TrustContext.of(manifest, os.environ)
     # cargo, rustc and a linker first: no point resolving what cannot be built.
     builder = ProbeBuilder(
         manifest.parent,
+        trust=trust,
         offline=options.offline,
         timeout=max(options.build_timeout, options.timeout),
         say=say,
@@ -186,6 +190,7 @@ def _run_probe(options: ProbeOptions, say: Callable[[str], None]) -> ProbeReport
     resolution = resolve_member(
         manifest,
         options.package,
+        trust=trust,
         offline=options.offline,
         timeout=options.timeout,
         on_command=options.on_command,

@@ -20,7 +20,7 @@ from typing import Any
 import tomlkit
 from tomlkit.exceptions import TOMLKitError
 
-from featcheck.boundary import read_checkout_file
+from featcheck.boundary import TrustContext, read_checkout_file
 from featcheck.cargo.runner import CargoRunner
 from featcheck.cargo.tree_text import TreeTextError, parse_tree_text
 from featcheck.errors import FeatcheckError
@@ -187,6 +187,8 @@ class MemberResolution:
     metadata: Workspace
     member: Package
     manifest: Path
+    trust: TrustContext
+    """The probe's trust context (see `MemberGraph.trust`)."""
 
 
 @dataclass(frozen=True)
@@ -200,6 +202,8 @@ class MemberGraph:
     target: str
     lockfile: bytes | None
     profile: dict[str, Any]
+    trust: TrustContext
+    """The probe's trust context: a copy made to resolve a fix gets it derived."""
 
 
 def _resolved_graph(runner: CargoRunner, manifest: Path, spec: str, target: str) -> DependencyGraph:
@@ -214,12 +218,15 @@ def member_graph(
     manifest: Path,
     package: str | None,
     *,
+    trust: TrustContext,
     offline: bool,
     timeout: float,
     on_command: Callable[[list[str]], None] | None = None,
 ) -> MemberGraph:
     """Resolve the member with cargo (no code of the checkout runs; Cargo.lock is put back)."""
-    runner = CargoRunner(manifest.parent, offline=offline, timeout=timeout, on_command=on_command)
+    runner = CargoRunner(
+        manifest.parent, trust=trust, offline=offline, timeout=timeout, on_command=on_command
+    )
     checkout = runner.checkout
     with LockfileGuard.around(manifest, checkout):
         metadata = read_workspace(runner, manifest)
@@ -233,27 +240,28 @@ def member_graph(
             else None
         )
     profile = release_profile(metadata.root / "Cargo.toml", checkout)
-    return MemberGraph(graph, metadata, member, manifest, target, lockfile, profile)
+    return MemberGraph(graph, metadata, member, manifest, target, lockfile, profile, trust)
 
 
 def resolve_member(
     manifest: Path,
     package: str | None,
     *,
+    trust: TrustContext,
     offline: bool,
     timeout: float,
     on_command: Callable[[list[str]], None] | None = None,
 ) -> MemberResolution:
     """The member's burn-flex configuration, as cargo resolves it."""
     resolved = member_graph(
-        manifest, package, offline=offline, timeout=timeout, on_command=on_command
+        manifest, package, trust=trust, offline=offline, timeout=timeout, on_command=on_command
     )
     config = replace(
         backend_from_graph(resolved.graph, resolved.member.name, resolved.target),
         lockfile=resolved.lockfile,
         profile=resolved.profile,
     )
-    return MemberResolution(config, resolved.metadata, resolved.member, manifest)
+    return MemberResolution(config, resolved.metadata, resolved.member, manifest, trust)
 
 
 def graph_with_changes(
@@ -284,7 +292,14 @@ def graph_with_changes(
             raise FeatcheckError(
                 f"could not copy the workspace to probe the fix: {error}"
             ) from None
-        runner = CargoRunner(copy, offline=offline, timeout=timeout, on_command=on_command)
+        # The copy is the checkout too: the probe's context, derived for it.
+        runner = CargoRunner(
+            copy,
+            trust=resolved.trust.derive(copy),
+            offline=offline,
+            timeout=timeout,
+            on_command=on_command,
+        )
         member = resolved.member
         graph = _resolved_graph(
             runner, manifest, f"{member.name}@{member.version}", resolved.target
@@ -314,6 +329,7 @@ def resolve_with_changes(
         config.target,
         config.lockfile,
         config.profile,
+        resolution.trust,
     )
     after = graph_with_changes(
         before, changes, offline=offline, timeout=timeout, on_command=on_command

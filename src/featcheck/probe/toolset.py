@@ -7,6 +7,7 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+from featcheck.boundary import TrustContext
 from featcheck.cargo.argv_gate import word
 from featcheck.cargo.process import neutral_directory, run_process
 from featcheck.cargo.runner import CargoRunner
@@ -23,7 +24,9 @@ class Toolset:
     """`rustc -vV`, part of the cache key."""
 
 
-def find_toolset(workdir: Path, target_dir: Path, timeout: float = 300.0) -> Toolset:
+def find_toolset(
+    workdir: Path, target_dir: Path, trust: TrustContext, timeout: float = 300.0
+) -> Toolset:
     """cargo and rustc as featcheck's runner picks them (the user's toolchain, not one the
     checkout names), plus a C linker; a clear one-line error when one is missing."""
     if shutil.which("cargo") is None:
@@ -31,7 +34,7 @@ def find_toolset(workdir: Path, target_dir: Path, timeout: float = 300.0) -> Too
             "cargo not found on PATH: the probe compiles with cargo; install Rust "
             "(https://rustup.rs) or add it to PATH"
         )
-    runner = CargoRunner(workdir, timeout=timeout)
+    runner = CargoRunner(workdir, trust=trust, timeout=timeout)
     # The runner's environment: rustflags through the allow-list, and featcheck's own
     # CARGO_HOME where the user's lies inside the checkout (its registry sources are the
     # checkout's files, and the probe would compile them).
@@ -53,6 +56,7 @@ def find_toolset(workdir: Path, target_dir: Path, timeout: float = 300.0) -> Too
     output = run_process(
         rustc,
         [word("-vV")],
+        trust=trust,
         cwd=neutral_directory(),
         env=environment,
         timeout=min(timeout, 60.0),

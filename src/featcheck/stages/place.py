@@ -107,13 +107,14 @@ def _copy_metadata(run: Run, features: tuple[str, ...]) -> Callable[[Path], Work
     options = run.options
 
     def metadata_of(copy_manifest: Path) -> Workspace:
-        # The copy's lockfile must change: that is what the check is for.
+        # The copy's lockfile must change: that is what the check is for. The copy is the
+        # checkout too: the run's context, derived for it, never one computed from its path.
         copy_runner = CargoRunner(
             copy_manifest.parent,
+            trust=run.source.trust.derive(copy_manifest.parent),
             offline=options.offline,
             timeout=options.timeout,
             on_command=options.on_command,
-            trust_checkout=options.trust_checkout,
         )
         return read_workspace(copy_runner, copy_manifest, all_features=True, features=features)
 

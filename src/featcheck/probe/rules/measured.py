@@ -16,6 +16,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from featcheck.boundary import TrustContext
 from featcheck.errors import FeatcheckError
 from featcheck.fileio import read_regular_file, write_atomic
 from featcheck.probe.cache import cache_root
@@ -39,9 +40,9 @@ def _read(path: Path) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
-def record(report: RuleProbeReport, workdir: Path) -> None:
+def record(report: RuleProbeReport, trust: TrustContext) -> None:
     """Keep every result of `report` whose builds computed the same thing."""
-    path = cache_root(workdir) / FILE
+    path = cache_root(trust) / FILE
     path.parent.mkdir(parents=True, exist_ok=True)
     kept = _read(path) if path.is_file() else {}
     today = datetime.date.today().isoformat()
@@ -59,11 +60,11 @@ def record(report: RuleProbeReport, workdir: Path) -> None:
     write_atomic(path, (json.dumps(kept, indent=1, sort_keys=True) + "\n").encode())
 
 
-def attach(result: AuditResult, workdir: Path) -> AuditResult:
+def attach(result: AuditResult, trust: TrustContext) -> AuditResult:
     """`result` with each finding the probe can time carrying its cost: measured here where
-    the cache has it, else quoted."""
+    the cache has it (a cache the checkout cannot have written, `trust`), else quoted."""
     try:
-        path = cache_root(workdir) / FILE
+        path = cache_root(trust) / FILE
     except FeatcheckError as error:
         result.notes.append(f"--measured: no measurement is read: {error.message}")
         return result

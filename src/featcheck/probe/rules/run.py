@@ -9,6 +9,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from featcheck.audit import find_manifest
+from featcheck.boundary import TrustContext
 from featcheck.errors import FeatcheckError
 from featcheck.fixes.apply import plan_changes
 from featcheck.graph import DependencyGraph, Node
@@ -87,18 +88,24 @@ class RuleProbeReport:
     notes: list[str] = field(default_factory=list)
 
 
-def run_rule_probes(options: RuleProbeOptions, say: Callable[[str], None]) -> RuleProbeReport:
-    """Probe every selected finding of the member; a FeatcheckError (one line) on failure."""
+def run_rule_probes(
+    options: RuleProbeOptions, say: Callable[[str], None], trust: TrustContext
+) -> RuleProbeReport:
+    """Probe every selected finding of the member in the run's trust context (`TrustContext.of`
+    the path the user named); a FeatcheckError (one line) on failure."""
     try:
-        return _run(options, say)
+        return _run(options, say, trust)
     except FeatcheckError as error:
         raise probe_error(error) from None
 
 
-def _run(options: RuleProbeOptions, say: Callable[[str], None]) -> RuleProbeReport:
+def _run(
+    options: RuleProbeOptions, say: Callable[[str], None], trust: TrustContext
+) -> RuleProbeReport:
     manifest = find_manifest(options.path)
     builder = RuleProbeBuilder(
         manifest.parent,
+        trust=trust,
         offline=options.offline,
         timeout=max(options.build_timeout, options.timeout),
         say=say,
@@ -108,6 +115,7 @@ def _run(options: RuleProbeOptions, say: Callable[[str], None]) -> RuleProbeRepo
     resolved = resolve_member_graph(
         manifest,
         options.package,
+        trust=trust,
         offline=options.offline,
         timeout=options.timeout,
         on_command=options.on_command,
@@ -149,6 +157,7 @@ def _findings(
             timeout=options.timeout,
             on_command=options.on_command,
         ),
+        resolved.trust,
     )
     found = [
         f

@@ -1,0 +1,202 @@
+"""Trees featcheck makes from the checkout are the checkout: they get the run's trust context.
+
+`--fix` and `--diff` resolve in a temporary copy, `--new-since` audits a revision's tree in the
+cache, `probe --compare-fix` resolves the fix in a copy before it asks to build. Each of these
+lies elsewhere than the checkout; a context computed from its own path would find a cargo home
+inside the checkout (GitLab's usual `CARGO_HOME=$CI_PROJECT_DIR/.cargo`) "outside", trust it, and
+cargo would obey its `config.toml`: `[env] LD_PRELOAD`, a rustc wrapper, rustflags that write.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import textwrap
+from pathlib import Path
+
+import pytest
+from hostile_support import CC, TEMPLATE, Checkout, make_checkout, run_with
+from support import RegistryViews, trust_of, write_offline_cargo_home
+
+import featcheck.cargo.runner as runner_module
+import featcheck.noexec.source as source_module
+from featcheck.boundary import TrustContext
+from featcheck.cli import run
+
+pytestmark = pytest.mark.cargo
+
+_GIT_IDENTITY = {
+    "GIT_AUTHOR_NAME": "t",
+    "GIT_AUTHOR_EMAIL": "t@example.com",
+    "GIT_COMMITTER_NAME": "t",
+    "GIT_COMMITTER_EMAIL": "t@example.com",
+}
+
+
+def _git(repository: Path, *arguments: str) -> None:
+    subprocess.run(
+        ["git", "-C", str(repository), *arguments],
+        check=True,
+        capture_output=True,
+        env={**os.environ, **_GIT_IDENTITY},
+    )
+
+
+def _planted_cargo_home(checkout: Checkout, registry: Path) -> Path:
+    """CARGO_HOME at the checkout's `.cargo`, committed with the pull request: its
+    config.toml names a rustc wrapper, rustflags that write a file, and (with a C compiler)
+    a library for every process cargo starts."""
+    home = checkout.root / ".cargo"
+    write_offline_cargo_home(home, registry)
+    wrapper = checkout.marker_script("tools/wrapper")
+    planted = f"""\
+        [build]
+        rustc-wrapper = "{checkout.root / wrapper}"
+        rustflags = ["--print=cfg={checkout.markers / "rustflag-wrote-this"}"]
+        """
+    if CC is not None:
+        library = checkout.shared_object("tools/planted.so")
+        planted += f'[env]\nLD_PRELOAD = "{library}"\n'
+    with (home / "config.toml").open("a") as stream:
+        stream.write(textwrap.dedent(planted))
+    return home
+
+
+def _committed(checkout: Checkout) -> None:
+    _git(checkout.root, "init", "-q", "-b", "main")
+    _git(checkout.root, "add", "-A")
+    _git(checkout.root, "commit", "-q", "-m", "the pull request")
+
+
+@pytest.fixture
+def hostile(tmp_path: Path, registry_views: RegistryViews) -> tuple[Checkout, dict[str, str]]:
+    checkout = make_checkout(tmp_path)
+    home = _planted_cargo_home(checkout, registry_views.registry(TEMPLATE))
+    _committed(checkout)
+    return checkout, {"CARGO_HOME": str(home), "XDG_CACHE_HOME": str(tmp_path / "user-cache")}
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        pytest.param(["--diff"], id="diff"),
+        pytest.param(["--fix"], id="fix"),
+        pytest.param(["--new-since", "HEAD"], id="new-since"),
+        pytest.param(["--new-since", "HEAD", "--no-exec"], id="new-since-no-exec"),
+        pytest.param(["probe", "--compare-fix"], id="probe-compare-fix"),
+    ],
+)
+def test_a_tree_made_from_the_checkout_does_not_obey_its_cargo_home(
+    hostile: tuple[Checkout, dict[str, str]], arguments: list[str]
+) -> None:
+    checkout, environment = hostile
+    if arguments[0] == "probe":
+        command = [*arguments, str(checkout.project)]
+    else:
+        command = [str(checkout.project), *arguments]
+    done = run_with(command, environment)
+    assert checkout.written() == [], done.stderr
+    assert "Traceback" not in done.stderr
+    assert done.returncode in (0, 1, 2), done.stderr
+
+
+def _recorded_contexts(
+    monkeypatch: pytest.MonkeyPatch,
+) -> list[tuple[str, Path, TrustContext]]:
+    """Every (source kind, workdir, context) a cargo runner or files source is made with."""
+    seen: list[tuple[str, Path, TrustContext]] = []
+    for module, name in ((runner_module, "CargoRunner"), (source_module, "FileSource")):
+        original = getattr(module, name).__init__
+
+        def recording(
+            self: object, workdir: Path, *args: object, _original=original, _name=name, **kw: object
+        ) -> None:
+            trust = kw["trust"] if "trust" in kw else args[0]
+            assert isinstance(trust, TrustContext)
+            seen.append((_name, Path(workdir), trust))
+            _original(self, workdir, *args, **kw)
+
+        monkeypatch.setattr(getattr(module, name), "__init__", recording)
+    return seen
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        pytest.param(["--diff"], id="diff"),
+        pytest.param(["--fix"], id="fix"),
+        pytest.param(["--new-since", "HEAD"], id="new-since"),
+        pytest.param(["--new-since", "HEAD", "--no-exec"], id="new-since-no-exec"),
+    ],
+)
+def test_every_derived_tree_gets_the_runs_context(
+    hostile: tuple[Checkout, dict[str, str]],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    arguments: list[str],
+) -> None:
+    """The class, not the instance: whatever tree a runner or source is made for, its
+    context is the one computed from the path the user named, derived for that tree."""
+    checkout, environment = hostile
+    for name, value in environment.items():
+        monkeypatch.setenv(name, value)
+    original = trust_of(checkout.project)
+    assert original.untrusted_cargo_home is not None  # the attack's premise
+    seen = _recorded_contexts(monkeypatch)
+    status = run([str(checkout.project), *arguments, "--format", "json"])
+    said = capsys.readouterr()
+    # --no-exec reads no package of an untrusted cargo home: its audit is incomplete (exit 2).
+    assert status in (0, 1) or "incomplete audit" in said.err, said.err
+    trees = {trust.root for _, _, trust in seen}
+    assert len(trees) >= 2, seen  # the checkout and at least one tree made from it
+    for _, workdir, trust in seen:
+        assert trust.checkout == original.checkout
+        assert trust.untrusted_cargo_home == original.untrusted_cargo_home
+        assert trust.cargo_home is None
+        assert trust.cache == original.cache
+        assert workdir.resolve().is_relative_to(trust.root)
+    assert checkout.written() == []
+
+
+def test_a_context_handed_to_a_tree_it_was_not_derived_for_is_a_bug(tmp_path: Path) -> None:
+    """A runner for a copy with the checkout's context underived would read the copy as if
+    it were outside the checkout: refused before anything runs."""
+    checkout = tmp_path / "checkout"
+    copy = tmp_path / "copy"
+    checkout.mkdir()
+    copy.mkdir()
+    with pytest.raises(RuntimeError, match="derive the context"):
+        runner_module.CargoRunner(copy, trust=trust_of(checkout))
+    derived = trust_of(checkout).derive(copy)
+    assert runner_module.CargoRunner(copy, trust=derived).checkout == copy.resolve()
+
+
+def test_derive_keeps_the_checkouts_places_and_drops_those_inside_the_tree(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    checkout, copy = tmp_path / "checkout", tmp_path / "copy"
+    (checkout / ".cargo").mkdir(parents=True)
+    copy.mkdir()
+    monkeypatch.setenv("CARGO_HOME", str(checkout / ".cargo"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(copy / "cache"))
+    original = trust_of(checkout)
+    assert (original.cargo_home, original.untrusted_cargo_home) == (None, checkout / ".cargo")
+    assert original.cache == copy / "cache" / "featcheck"  # outside the checkout
+    derived = original.derive(copy)
+    # The cargo home stays the checkout's; a cache inside the tree is no longer trusted.
+    assert (derived.cargo_home, derived.untrusted_cargo_home) == (None, checkout / ".cargo")
+    assert derived.cache is None
+    assert (derived.checkout, derived.root) == (original.checkout, copy.resolve())
+
+
+def test_the_json_report_of_a_fix_in_a_hostile_checkout_is_the_plain_one(
+    hostile: tuple[Checkout, dict[str, str]],
+) -> None:
+    """--diff still works with the cargo home left unobeyed: the fix is resolved and shown."""
+    checkout, environment = hostile
+    done = run_with([str(checkout.project), "--format", "json"], environment)
+    assert done.returncode == 1, done.stderr
+    findings = json.loads(done.stdout)["findings"]
+    assert [f["code"] for f in findings] == ["FC001"]
+    assert checkout.written() == []
