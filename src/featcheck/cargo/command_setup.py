@@ -13,8 +13,8 @@ import os
 from pathlib import Path
 from typing import NamedTuple
 
-from featcheck.boundary import TrustContext, default_cargo_home
-from featcheck.cargo.argv_gate import Argument
+from featcheck.boundary import TrustContext, default_cargo_home, default_rustup_home
+from featcheck.cargo.argv_gate import CONFIG_SETTING, Argument, option
 from featcheck.cargo.checkout_config import CheckoutConfig, read_checkout_config
 from featcheck.cargo.process import neutral_directory
 from featcheck.cargo.rustflags import environment_rustflags, filter_environment_rustflags
@@ -112,7 +112,48 @@ def isolated_setup(
         if not {"{", "}"} & set(str(build_directory)):
             env["CARGO_BUILD_BUILD_DIR"] = str(build_directory)
     rustflags = environment_rustflags(env)
+    _offer_no_git_credentials(env, cargo_home)
+    config = config._replace(arguments=(*config.arguments, GIT_THROUGH_THE_CLI))
     return CommandSetup(toolchain, env, neutral_directory(), config, rustflags, places.cache)
+
+
+GIT_THROUGH_THE_CLI = option("--config", "net.git-fetch-with-cli=true", CONFIG_SETTING)
+"""cargo fetches git dependencies with the git program, whose configuration the environment
+below can take away entirely (cargo's built-in git reads the system's /etc/gitconfig, with
+whatever credential helpers it names, whatever the environment says)."""
+
+NO_HOME = os.path.join(os.devnull, "featcheck-offers-no-credentials")
+"""A home directory that can never exist: no `.gitconfig`, `.git-credentials` or `.netrc`."""
+
+
+def _offer_no_git_credentials(env: dict[str, str], cargo_home: Path | None) -> None:
+    """No credential of the user's goes to a host the checkout names. A git dependency
+    (`helper = { git = "http://HOST/x.git" }`) makes cargo fetch from HOST; on a 401 git asks
+    the user's credential helpers, and HOST receives the token. So git gets no configuration
+    but cargo's own repositories' (no system or global file, an empty home), no prompt, no
+    ssh agent or key, and no transport that runs a command (`ext::`). A private git
+    dependency is then fetched by the user first (`cargo fetch`), with their credentials, as
+    their own decision; cargo finds it in CARGO_HOME. cargo and rustup keep their homes."""
+    if cargo_home is not None:
+        env["CARGO_HOME"] = str(cargo_home)
+    if (rustup_home := default_rustup_home(env)) is not None:
+        env["RUSTUP_HOME"] = str(rustup_home)
+    for name in ("SSH_AUTH_SOCK", "SSH_ASKPASS", "GIT_ASKPASS", "GIT_SSH", "GIT_SSH_COMMAND"):
+        env.pop(name, None)
+    env.update(
+        {
+            "HOME": NO_HOME,
+            "XDG_CONFIG_HOME": NO_HOME,
+            "GIT_CONFIG_NOSYSTEM": "1",
+            "GIT_CONFIG_GLOBAL": os.devnull,
+            "GIT_CONFIG_SYSTEM": os.devnull,
+            "GIT_TERMINAL_PROMPT": "0",
+            "GIT_ALLOW_PROTOCOL": "https:http:ssh:git:file",
+            # ssh reads keys and its configuration from the account's home, not $HOME.
+            "GIT_SSH_COMMAND": "ssh -F /dev/null -o BatchMode=yes -o IdentitiesOnly=yes "
+            "-o IdentityFile=/dev/null -o IdentityAgent=none",
+        }
+    )
 
 
 def _cargo_build_directory(cache: Path | None, toolchain: Toolchain) -> Path | None:

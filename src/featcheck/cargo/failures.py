@@ -27,6 +27,8 @@ class FailureKind(enum.Enum):
     """`--locked`/`--frozen` was given and Cargo.lock needs updating."""
     OFFLINE_MISSING = "offline-missing"
     """Offline, and something needed is not in the local cache."""
+    GIT_FETCH = "git-fetch"
+    """A git dependency could not be fetched (featcheck offers git no credentials)."""
     OTHER = "other"
 
 
@@ -106,6 +108,8 @@ def classify(stderr: str) -> CargoFailure:
         clue in lowered for clue in ("no matching package", "not available", "failed to download")
     ):
         return CargoFailure(FailureKind.OFFLINE_MISSING, summary)
+    if "git fetch" in lowered or "failed to authenticate" in lowered:
+        return CargoFailure(FailureKind.GIT_FETCH, summary)
     return CargoFailure(FailureKind.OTHER, summary)
 
 
@@ -118,4 +122,9 @@ def failure_error(what: str, stderr: str) -> FeatcheckError:
         hint = " (Cargo.lock is out of date; run `cargo update --workspace`)"
     elif failure.kind is FailureKind.OFFLINE_MISSING:
         hint = " (run `cargo fetch` once with network, or drop --offline)"
+    elif failure.kind is FailureKind.GIT_FETCH:
+        hint = (
+            " (featcheck offers git no credentials for a host the checkout names: where the "
+            "dependency needs yours, run `cargo fetch` yourself first)"
+        )
     return FeatcheckError(f"{what} failed: {failure.summary}{hint}")
