@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -147,3 +148,69 @@ def runner_commands(log: str) -> list[str]:
         acted.append(line)
     assert token is None, f"commands were left stopped (token {token!r})"
     return acted
+
+
+# --- a checkout that plants Python where a careless interpreter imports it ------------------------
+# `python -c`, `python -m` and `python -` (and a script in the checkout) put the current directory
+# first on sys.path, so a step that starts Python in the checkout imports these instead of the
+# standard library or featcheck. Each writes a marker file named after itself, then stays
+# invisible: a shadowed standard module hands over to the real one, and the planted featcheck
+# says "no findings" and exits 0, as an attacker's would.
+
+PLANTED_STANDARD_MODULES = (
+    "argparse",
+    "hashlib",
+    "json",
+    "os",
+    "runpy",
+    "shlex",
+    "subprocess",
+    "sysconfig",
+    "sitecustomize",
+    "usercustomize",
+)
+
+_SHADOW = """\
+open({marker!r}, "w").close()
+import sys
+_name = __name__
+_path = sys.path[:]
+sys.path[:] = [p for p in sys.path if p not in ("", ".", {checkout!r})]
+del sys.modules[_name]
+try:
+    import importlib
+    sys.modules[_name] = importlib.import_module(_name)
+except ImportError:
+    pass
+finally:
+    sys.path[:] = _path
+"""
+
+_FAKE_FEATCHECK = """\
+open({marker!r}, "w").close()
+def main():
+    print("featcheck: no findings (1 member, x86_64-unknown-linux-gnu)")
+    raise SystemExit(0)
+cargo_main = main
+if __name__ == "__main__":
+    main()
+"""
+
+
+def plant_python(checkout: Path, markers: Path) -> None:
+    """Plant shadows of standard modules, a fake `featcheck` package and a `.pth` file at the
+    root of `checkout`; each writes a file into `markers` (outside the checkout) when it runs."""
+    markers.mkdir(parents=True, exist_ok=True)
+    for name in PLANTED_STANDARD_MODULES:
+        marker = str(markers / f"{name}.py")
+        (checkout / f"{name}.py").write_text(_SHADOW.format(marker=marker, checkout=str(checkout)))
+    package = checkout / "featcheck"
+    package.mkdir()
+    for name in ("__init__", "__main__", "cli"):
+        (package / f"{name}.py").write_text(_FAKE_FEATCHECK.format(marker=str(markers / name)))
+    (checkout / "planted.pth").write_text(f"import os; open({str(markers / 'pth')!r}, 'w')\n")
+
+
+def markers_written(markers: Path) -> list[str]:
+    """What the planted Python left behind: the names of the markers, sorted."""
+    return sorted(path.name for path in markers.iterdir())

@@ -13,6 +13,7 @@ import re
 import shutil
 import subprocess
 import sys
+import sysconfig
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,8 +21,15 @@ from typing import Any
 
 import pytest
 import yaml
-from actions_support import clear_actions_environment, runner_commands
+from actions_support import (
+    clear_actions_environment,
+    markers_written,
+    plant_python,
+    runner_commands,
+)
 from support import CRATES, REPO
+
+import featcheck
 
 ACTION = REPO / "action.yml"
 EXPRESSION = re.compile(r"\$\{\{\s*(.*?)\s*\}\}")
@@ -60,6 +68,56 @@ def test_inputs_reach_scripts_only_through_env() -> None:
             continue
         assert step["shell"] == "bash"
         assert "${{" not in step["run"], step["name"]
+
+
+STEP_START = 'cd -- "${RUNNER_TEMP:-${TMPDIR:-/tmp}}"'
+"""How every step begins: in the runner's temporary directory, never in the checkout (the
+runner's default). Not `working-directory: ${{ runner.temp }}`: in a container job that context
+is the host's path, while $RUNNER_TEMP in the step's environment is the container's."""
+
+PYTHON_CODE = re.compile(r"""\s(?:-c\s+["']|-m\s+\w|-\s+<<)""")
+"""How a line of the scripts starts python on code that is not a file: `-c '…'`, `-m NAME`,
+`- <<'PY'`, the three forms that put the current directory first on sys.path without -I."""
+
+
+def test_no_step_runs_python_in_the_checkout_or_unisolated() -> None:
+    """Every step leaves the checkout first; every python runs with -I (no current directory
+    on sys.path); featcheck runs as its console script, never as `python -m featcheck`."""
+    python_lines = []
+    for step in _action()["runs"]["steps"]:
+        if "uses" in step:
+            continue
+        assert "working-directory" not in step, step["name"]
+        lines = [line.strip() for line in step["run"].splitlines()]
+        commands = [line for line in lines if line and not line.startswith("#")]
+        assert commands[0] == STEP_START, step["name"]
+        assert "-m featcheck" not in step["run"], step["name"]
+        python_lines += [line for line in commands if PYTHON_CODE.search(line)]
+    assert len(python_lines) == 6  # the key, the install's check, venv, pip, sysconfig, shlex
+    assert [line for line in python_lines if not re.search(r"\s-I\s", line)] == []
+
+
+def test_every_python_a_step_starts_is_isolated_and_outside_the_checkout(
+    offline_cargo_for: Callable[..., Path], tmp_path: Path
+) -> None:
+    """The steps run as the runner runs them, with a python3 on PATH that notes where it was
+    started and how: each must be isolated (-I) and none in the checkout."""
+    offline_cargo_for(CRATES / "pitb-exec-cpu")
+    shim = tmp_path / "python-shim"
+    shim.mkdir()
+    log = tmp_path / "python-starts"
+    (shim / "python3").write_text(
+        f'#!/bin/sh\nprintf \'%s\\t%s\\t%s\\n\' "$(pwd -P)" "$1" "$2" >> \'{log}\'\n'
+        f"exec '{sys.executable}' \"$@\"\n"
+    )
+    (shim / "python3").chmod(0o755)
+    run = run_action(tmp_path, {"path": "crates/pitb-exec-cpu"}, path_first=shim)
+    assert run.status == 1, run.output
+    starts = [line.split("\t") for line in log.read_text().splitlines()]
+    # The cache key (`-I -`), the console script's directory and the args input (`-I -c`).
+    assert [arguments for _, *arguments in starts] == [["-I", "-"], ["-I", "-c"], ["-I", "-c"]]
+    workspace = run.workspace.resolve()
+    assert [cwd for cwd, *_ in starts if Path(cwd).is_relative_to(workspace)] == []
 
 
 @dataclass
@@ -114,8 +172,10 @@ def run_action(
     skip_install: bool = True,
     workspace: Path | None = None,
     github: dict[str, str] | None = None,
+    path_first: Path | None = None,
 ) -> ActionRun:
-    """Run the action's steps in order, stopping at the first that fails, like the runner."""
+    """Run the action's steps in order, stopping at the first that fails, like the runner
+    (`path_first`: a directory put before everything else on PATH)."""
     action = _action()
     inputs = {name: str(spec.get("default", "")) for name, spec in action["inputs"].items()}
     inputs.update(with_)
@@ -132,7 +192,9 @@ def run_action(
         "RUNNER_TEMP": str(tmp_path / "runner-temp"),
         "PATH": os.pathsep.join([str(scripts_dir), os.environ.get("PATH", "")]),
     }
-    (tmp_path / "runner-temp").mkdir()
+    if path_first is not None:
+        base_env["PATH"] = os.pathsep.join([str(path_first), base_env["PATH"]])
+    (tmp_path / "runner-temp").mkdir(exist_ok=True)
     if skip_install:
         base_env["FEATCHECK_SKIP_INSTALL"] = "1"
     outputs: dict[str, dict[str, str]] = {}
@@ -199,9 +261,11 @@ def test_sarif_is_written_too_and_the_status_stays_featchecks(
         tmp_path, {"path": "crates/pitb-exec-cpu", "sarif": "true", "sarif-file": "out.sarif"}
     )
     assert run.status == 1, run.output
-    assert "featcheck: wrote SARIF to out.sarif" in run.output
-    assert run.outputs["run"]["sarif-file"] == "out.sarif"
-    document = json.loads((run.workspace / "out.sarif").read_text())
+    # The output names the file absolute: the step runs outside the workspace.
+    sarif = run.workspace / "out.sarif"
+    assert f"featcheck: wrote SARIF to {sarif}" in run.output
+    assert run.outputs["run"]["sarif-file"] == str(sarif)
+    document = json.loads(sarif.read_text())
     [result] = document["runs"][0]["results"]
     location = result["locations"][0]["physicalLocation"]
     assert location["artifactLocation"]["uri"] == "crates/pitb-exec-cpu/Cargo.toml"
@@ -241,6 +305,19 @@ def test_inputs_are_data_not_code(offline_cargo: Path, tmp_path: Path) -> None:
     assert "featcheck: error: " in run.output
 
 
+@pytest.mark.parametrize("path", ["--version", "@args", "-"])
+def test_a_path_input_that_looks_like_an_option_or_argument_file_is_a_path(
+    tmp_path: Path, path: str
+) -> None:
+    run = run_action(tmp_path, {"path": path})
+    assert run.status == 2, run.output
+    [annotation] = runner_commands(run.output)
+    assert annotation == (
+        f"::error title=featcheck::featcheck: error: {run.workspace / path}: no such file or "
+        "directory"
+    )
+
+
 @pytest.mark.parametrize("args", ["--fail-on 'error", '-p "app', "trailing\\"])
 def test_an_unbalanced_args_input_is_one_annotation_and_exit_2(tmp_path: Path, args: str) -> None:
     run = run_action(tmp_path, {"path": "crates/pitb-exec-cpu", "args": args})
@@ -271,7 +348,7 @@ def test_the_sarif_files_directory_is_made(
         {"path": "crates/pitb-exec-cpu", "sarif": "true", "sarif-file": "out/sarif/x.sarif"},
     )
     assert run.status == 1, run.output
-    assert run.outputs["run"]["sarif-file"] == "out/sarif/x.sarif"
+    assert run.outputs["run"]["sarif-file"] == str(run.workspace / "out" / "sarif" / "x.sarif")
     document = json.loads((run.workspace / "out" / "sarif" / "x.sarif").read_text())
     assert document["runs"][0]["results"][0]["ruleId"] == "FC001"
     # One audit: the annotation once, one count line.
@@ -319,6 +396,62 @@ def test_the_install_is_cached_under_the_actions_version(tmp_path: Path) -> None
     assert _cache_key(tmp_path, action) != first
 
 
+def test_python_planted_in_the_checkout_never_runs(
+    offline_cargo_for: Callable[..., Path], tmp_path: Path
+) -> None:
+    """A pull request that commits `featcheck/`, `hashlib.py`, `shlex.py` … at its root: every
+    step starts Python outside the checkout and isolated, and runs the installed featcheck."""
+    offline_cargo_for(CRATES / "pitb-exec-cpu")
+    workspace = _workspace(tmp_path)
+    markers = tmp_path / "markers"
+    plant_python(workspace, markers)
+    run = run_action(
+        tmp_path, {"path": "crates/pitb-exec-cpu", "args": "--fail-on 'error'"}, workspace=workspace
+    )
+    assert markers_written(markers) == []
+    assert run.status == 1, run.output
+    [annotation] = runner_commands(run.output)
+    assert annotation.startswith(ANNOTATION)
+    assert "Traceback" not in run.output
+
+
+def _restored_install(venv: Path) -> None:
+    """What actions/cache restores on a later run: a virtual environment with featcheck and its
+    console script (here featcheck and its dependencies come from the tests' own environment)."""
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    [site_packages] = venv.glob("lib/python*/site-packages")
+    (site_packages / "featcheck-under-test.pth").write_text(
+        f"{sysconfig.get_paths()['purelib']}\n{Path(featcheck.__file__).parent.parent}\n"
+    )
+    script = venv / "bin" / "featcheck"
+    script.write_text(
+        f"#!{venv / 'bin' / 'python'}\nimport sys\nfrom featcheck.cli import main\n"
+        "sys.exit(main())\n"
+    )
+    script.chmod(0o755)
+
+
+def test_a_restored_install_is_checked_and_run_outside_the_checkout(
+    offline_cargo_for: Callable[..., Path], tmp_path: Path
+) -> None:
+    """The install step asks the restored environment whether it has featcheck: from the
+    checkout, a planted `featcheck/` would answer yes, and run in its place."""
+    offline_cargo_for(CRATES / "pitb-exec-cpu")
+    workspace = _workspace(tmp_path)
+    markers = tmp_path / "markers"
+    plant_python(workspace, markers)
+    venv = tmp_path / "runner-temp" / "featcheck-venv"
+    _restored_install(venv)
+    run = run_action(
+        tmp_path, {"path": "crates/pitb-exec-cpu"}, workspace=workspace, skip_install=False
+    )
+    assert markers_written(markers) == []
+    assert "featcheck: using the cached install in " in run.output
+    assert run.status == 1, run.output
+    assert [line[: len(ANNOTATION)] for line in runner_commands(run.output)] == [ANNOTATION]
+    assert "Traceback" not in run.output
+
+
 def _hostile_sarif_workspace(tmp_path: Path) -> tuple[Path, Path]:
     """A checkout that commits featcheck.sarif as a link to a file outside it (the victim)."""
     workspace = _workspace(tmp_path)
@@ -344,7 +477,9 @@ def test_a_symlinked_sarif_file_is_refused_not_written_through(
     assert (workspace / "featcheck.sarif").is_symlink()
     finding, error = runner_commands(run.output)
     assert finding.startswith(ANNOTATION)
-    assert error.startswith("::error title=featcheck::featcheck: error: featcheck.sarif: is a ")
+    assert error.startswith(
+        f"::error title=featcheck::featcheck: error: {workspace / 'featcheck.sarif'}: is a "
+    )
     assert "symlink; featcheck writes a report only to a regular file" in error
     assert "sarif-file" not in run.outputs["run"]
 
@@ -364,7 +499,10 @@ def test_a_symlinked_directory_on_the_way_to_the_sarif_file_is_refused(
     )
     assert run.status == 2, run.output
     assert list(outside.iterdir()) == []
-    assert "the directory reports is a symlink" in run.output
+    assert runner_commands(run.output) == [
+        "::error title=featcheck::featcheck: error: reports/sub/out.sarif: the directory "
+        "reports is a symlink; featcheck writes a report only into a real directory"
+    ]
 
 
 def test_by_default_the_sarif_file_ignores_what_the_checkout_committed(
@@ -513,3 +651,60 @@ def test_a_new_since_input_that_looks_like_an_option_is_refused(tmp_path: Path) 
         "::error title=featcheck::featcheck: error: the new-since input is not a revision: it "
         "starts with -"
     ]
+
+
+def _marker_program(path: Path, marker: Path, then: str = "") -> str:
+    """A shell script at `path` that leaves `marker` and then runs `then`, as a planted program
+    would (it does its work and then what git expected, unseen)."""
+    path.write_text(f"#!/bin/sh\n: > '{marker}'\n{then}\n")
+    path.chmod(0o755)
+    return str(path)
+
+
+def test_fetching_the_base_commit_runs_nothing_the_repository_configures(
+    offline_cargo_for: Callable[..., Path], tmp_path: Path
+) -> None:
+    """The checkout lacks the base commit (a shallow clone), so the step fetches it. What the
+    repository's .git/config names (fsmonitor, hooks, upload-pack) must not run."""
+    offline_cargo_for(CRATES / "pitb-exec-cpu")
+    origin = _workspace(tmp_path / "origin-tree")
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.com"]
+    subprocess.run([*git, "-C", str(origin), "init", "-q", "-b", "main"], check=True)
+    subprocess.run([*git, "-C", str(origin), "add", "-A"], check=True)
+    subprocess.run([*git, "-C", str(origin), "commit", "-q", "-m", "base"], check=True)
+    base = subprocess.run(
+        [*git, "-C", str(origin), "rev-parse", "HEAD"], check=True, capture_output=True, text=True
+    ).stdout.strip()
+    manifest = origin / "crates" / "pitb-exec-cpu" / "Cargo.toml"
+    manifest.write_text(manifest.read_text().replace("[dependencies]\n", "[dependencies]\n# a\n"))
+    subprocess.run([*git, "-C", str(origin), "commit", "-q", "-am", "the pull request"], check=True)
+    workspace = tmp_path / "workspace"
+    subprocess.run(
+        ["git", "clone", "-q", "--depth=1", f"file://{origin}", str(workspace)], check=True
+    )
+    missing = subprocess.run(
+        ["git", "-C", str(workspace), "cat-file", "-e", f"{base}^{{commit}}"], check=False
+    )
+    assert missing.returncode != 0  # the fetch is needed
+    markers = tmp_path / "markers"
+    markers.mkdir()
+    programs = tmp_path / "programs"
+    (programs / "hooks").mkdir(parents=True)
+    for hook in ("reference-transaction", "post-checkout", "pre-auto-gc", "post-index-change"):
+        _marker_program(programs / "hooks" / hook, markers / hook)
+    planted = {
+        "core.fsmonitor": _marker_program(programs / "fsmonitor", markers / "fsmonitor"),
+        "core.hooksPath": str(programs / "hooks"),
+        "remote.origin.uploadpack": _marker_program(
+            programs / "upload-pack", markers / "upload-pack", 'exec git-upload-pack "$@"'
+        ),
+        "core.sshCommand": _marker_program(programs / "ssh", markers / "ssh"),
+    }
+    for key, value in planted.items():
+        subprocess.run(["git", "-C", str(workspace), "config", key, value], check=True)
+    event = {"event_name": "pull_request", "event.pull_request.base.sha": base}
+    run = run_action(tmp_path, {"path": "crates/pitb-exec-cpu"}, workspace=workspace, github=event)
+    assert sorted(path.name for path in markers.iterdir()) == []
+    # The base commit was fetched all the same, and it has the finding: nothing new.
+    assert run.status == 0, run.output
+    assert f"0 new, 1 also on {base[:8]}, not shown" in run.summary

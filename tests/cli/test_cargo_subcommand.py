@@ -10,7 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from actions_support import clear_actions_environment
+from actions_support import clear_actions_environment, markers_written, plant_python
 from support import CRATES, TREES, run_featcheck
 
 from featcheck import __version__
@@ -113,3 +113,52 @@ def test_tree_input_needs_no_manifest_anywhere(tmp_path: Path) -> None:
     text = (TREES / "pitb-exec-cpu-simd.invert-burn-flex.txt").read_text()
     done = run_featcheck("--tree", "-", stdin=text, cwd=tmp_path)
     assert done.returncode == 0 and done.stdout.startswith("no findings"), done.stderr
+
+
+def _checkout_of(crate: Path, destination: Path) -> Path:
+    """A copy of an example crate, as a clone of someone else's repository would be."""
+    shutil.copytree(crate, destination, ignore=shutil.ignore_patterns("target"))
+    subprocess.run(["git", "init", "-q", str(destination)], check=True)
+    return destination
+
+
+def test_cargo_featcheck_imports_nothing_the_checkout_plants(
+    offline_cargo_for: Callable[..., Path], tmp_path: Path
+) -> None:
+    """What featcheck controls once cargo has handed over: `cargo-featcheck` is a console
+    script, which puts its own directory first on sys.path, never the current one."""
+    offline_cargo_for(CRATES / "pitb-exec-cpu")
+    checkout = _checkout_of(CRATES / "pitb-exec-cpu", tmp_path / "checkout")
+    markers = tmp_path / "markers"
+    plant_python(checkout, markers)
+    done = _cargo(cwd=checkout)
+    assert markers_written(markers) == []
+    assert done.returncode == 1, done.stderr
+    assert "error[FC001] burn-flex 0.22.1 is built without `rayon`" in done.stdout
+    assert "Traceback" not in done.stderr
+
+
+def test_a_checkouts_cargo_alias_replaces_cargo_featcheck_but_not_featcheck(
+    offline_cargo_for: Callable[..., Path], tmp_path: Path
+) -> None:
+    """What featcheck cannot control: cargo reads the checkout's `.cargo/config.toml` before it
+    looks for `cargo-featcheck`, and an `[alias]` of the same name wins (cargo only warns). So
+    the README says: on an untrusted checkout call `featcheck` itself, which obeys no alias."""
+    offline_cargo_for(CRATES / "pitb-exec-cpu")
+    checkout = _checkout_of(CRATES / "pitb-exec-cpu", tmp_path / "checkout")
+    (checkout / ".cargo").mkdir()
+    (checkout / ".cargo" / "config.toml").write_text('[alias]\nfeatcheck = ["version"]\n')
+    hijacked = _cargo(cwd=checkout)
+    assert hijacked.returncode == 0  # the audit never ran, and the job would pass
+    assert hijacked.stdout.startswith("cargo ")
+    assert "user-defined alias `featcheck` is shadowing an external subcommand" in hijacked.stderr
+    plain = subprocess.run(
+        [str(SCRIPTS / "featcheck")],
+        cwd=checkout,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "NO_COLOR": "1"},
+        check=False,
+    )
+    assert plain.returncode == 1, plain.stderr
+    assert "error[FC001] burn-flex 0.22.1 is built without `rayon`" in plain.stdout

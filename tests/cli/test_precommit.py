@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -17,7 +18,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from actions_support import clear_actions_environment
+from actions_support import clear_actions_environment, markers_written, plant_python
 from support import CRATES, REPO, run_featcheck
 
 PRE_COMMIT = (sys.executable, "-m", "pre_commit")
@@ -99,6 +100,43 @@ def test_hints_under_pre_commit_name_commands_the_developer_can_run(
     assert "`pipx run featcheck rule FC001` explains a rule" in hooked.stdout
     assert "`pipx run featcheck -v` shows each finding's chain" in hooked.stdout
     assert "`--fix` applies it" not in hooked.stdout
+
+
+def test_the_hook_imports_nothing_the_checkout_plants(
+    offline_cargo_for: Callable[..., Path], tmp_path: Path
+) -> None:
+    """The hook as pre-commit runs a `language: python` hook: its entry, found on PATH in the
+    hook's environment (here the tests' own), started at the repository root. The entry is
+    featcheck's console script, which puts its own directory first on sys.path, not the
+    current one: a `featcheck/` or `hashlib.py` the checkout commits is never imported."""
+    crate = CRATES / "pitb-exec-cpu"
+    offline_cargo_for(crate)
+    project = tmp_path / "project"
+    project.mkdir()
+    _git("init", "-q", cwd=project)
+    _put_crate(project, crate)
+    markers = tmp_path / "markers"
+    plant_python(project, markers)
+    program, *arguments = shlex.split(str(_hooks()["featcheck"]["entry"]))
+    environment = Path(sys.executable).parent
+    done = subprocess.run(
+        [str(environment / program), *arguments],
+        cwd=project,
+        env={
+            **os.environ,
+            "PRE_COMMIT": "1",
+            "NO_COLOR": "1",
+            "PATH": f"{environment}:{os.environ['PATH']}",
+        },
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert markers_written(markers) == []
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "error[FC001] burn-flex 0.22.1 is built without `rayon`" in done.stdout
+    assert "--> Cargo.toml:9:31" in done.stdout
+    assert "Traceback" not in done.stderr
 
 
 def _git(*args: str, cwd: Path) -> None:
