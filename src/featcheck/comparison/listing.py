@@ -50,6 +50,8 @@ class Walk:
         self._label = label
         self._trees: dict[str, list[tuple[str, str, str]]] = {}
         self._tree_bytes = 0
+        self._parsed = 0
+        """Entries of the distinct trees: each is at least one entry of the walk."""
 
     def root_tree(self, commit: str) -> str:
         """The id of `commit`'s tree, from the commit object itself."""
@@ -71,10 +73,7 @@ class Walk:
                 for kind, name, object_id in self._trees[tree]:
                     count += 1
                     if count > MAX_ENTRIES:
-                        raise FeatcheckError(
-                            f"--new-since: the tree of {self._label} has more than "
-                            f"{MAX_ENTRIES:,} entries; featcheck reads no more"
-                        )
+                        raise self._too_many()
                     path = (*directory, name)
                     path_length = length + len(name.encode("utf-8")) + 1
                     if path_length > MAX_PATH_BYTES:
@@ -137,6 +136,9 @@ class Walk:
             if name in names:
                 raise self._malformed(f"{where} holds `{name.decode('utf-8', 'replace')}` twice")
             names.add(name)
+            self._parsed += 1
+            if self._parsed > MAX_ENTRIES:
+                raise self._too_many()
             try:
                 text = name.decode("utf-8")
             except UnicodeDecodeError:
@@ -144,6 +146,12 @@ class Walk:
             if text.casefold() != ".git":
                 parsed.append((kind, text, object_id))
         return parsed
+
+    def _too_many(self) -> FeatcheckError:
+        return FeatcheckError(
+            f"--new-since: the tree of {self._label} has more than {MAX_ENTRIES:,} entries; "
+            "featcheck reads no more"
+        )
 
     def _malformed(self, what: str) -> FeatcheckError:
         return FeatcheckError(
