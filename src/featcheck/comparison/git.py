@@ -291,7 +291,11 @@ def git_output(
     repository: Path, arguments: list[str], budget: Budget, *, limit: int
 ) -> tuple[int, bytes, str]:
     """git `arguments` run to its end (see `start_git`): exit status, stdout, stderr."""
-    return start_git(repository, arguments, budget).finish(limit)
+    git = start_git(repository, arguments, budget)
+    try:
+        return git.finish(limit)
+    finally:
+        git.close()  # also when featcheck is interrupted: git has a session of its own
 
 
 def first_line(stderr: str) -> str:
