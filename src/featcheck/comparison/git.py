@@ -46,6 +46,7 @@ and the cache is kept per repository. A `.git` file's `gitdir:` can point anywhe
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
 import selectors
@@ -211,13 +212,8 @@ class Git:
 
     def close(self) -> None:
         """End it (if it runs) and free its pipes."""
-        if self._process.poll() is None:
-            with contextlib.suppress(OSError):
-                os.killpg(self._process.pid, signal.SIGKILL)
-            with contextlib.suppress(OSError):
-                self._process.kill()
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                self._process.wait(timeout=5)
+        _end(self._process)
+        _running.discard(self._process)
         if self._sender is not None:
             self._sender.join(timeout=5)  # its pipe is broken now
             self._sender = None
@@ -259,6 +255,29 @@ class Git:
         raise self._budget.spent()
 
 
+_running: set[subprocess.Popen[bytes]] = set()
+"""git processes not closed yet: the audit of the revision runs on a daemon thread, which
+stops without its `finally` when featcheck exits first (the working tree's audit failed), and a
+git that waits on something else than featcheck's pipes would outlive it, in a session of its
+own. `end_all` ends them at exit; a caller that leaves by `os._exit` calls it first."""
+
+
+def _end(process: subprocess.Popen[bytes]) -> None:
+    if process.poll() is None:
+        with contextlib.suppress(OSError):
+            os.killpg(process.pid, signal.SIGKILL)
+        with contextlib.suppress(OSError):
+            process.kill()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            process.wait(timeout=5)
+
+
+@atexit.register
+def end_all() -> None:
+    for process in list(_running):
+        _end(process)
+
+
 def start_git(
     repository: Path, arguments: list[str], budget: Budget, *, batch: bool = False
 ) -> Git:
@@ -284,6 +303,7 @@ def start_git(
         )
     except OSError as error:
         raise FeatcheckError(f"--new-since: could not run git: {error.strerror or error}") from None
+    _running.add(process)
     return Git(process, budget)
 
 
