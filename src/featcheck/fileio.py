@@ -74,7 +74,7 @@ def read_regular_file(
                 path=path,
             )
         if status.st_size > limit:
-            raise FeatcheckError(_too_large(what, limit), path=path)
+            raise FeatcheckError(too_large(what, limit), path=path)
         with os.fdopen(descriptor, "rb", closefd=False) as stream:
             data = stream.read(limit + 1)
     except OSError as error:
@@ -82,7 +82,7 @@ def read_regular_file(
     finally:
         os.close(descriptor)
     if len(data) > limit:  # it grew while being read
-        raise FeatcheckError(_too_large(what, limit), path=path)
+        raise FeatcheckError(too_large(what, limit), path=path)
     return data
 
 
@@ -155,7 +155,7 @@ def _linked_out(
     return None
 
 
-def _too_large(what: str, limit: int) -> str:
+def too_large(what: str, limit: int) -> str:
     return f"is larger than {limit // (1 << 20)} MiB; featcheck does not read a {what} this large"
 
 

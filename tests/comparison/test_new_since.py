@@ -23,7 +23,7 @@ from history_support import (
 from support import trust_of
 
 from featcheck.comparison.revision import Revision, resolve_revision, write_tree
-from featcheck.comparison.trees import revision_tree
+from featcheck.comparison.trees import cache_key, revision_tree
 from featcheck.errors import FeatcheckError
 
 pytestmark = pytest.mark.cargo
@@ -110,6 +110,10 @@ def test_the_revision_tree_holds_manifests_and_empty_sources_only(tmp_path: Path
     (repository / "Cargo.toml").write_text('[package]\nname = "x"\nversion = "0.1.0"\n')
     (repository / "src").mkdir()
     (repository / "src" / "main.rs").write_text('fn main() { println!("secret"); }\n')
+    (repository / "src" / "util.rs").write_text("pub fn util() {}\n")
+    (repository / "tests").mkdir()
+    (repository / "tests" / "it.rs").write_text("#[test]\nfn it() {}\n")
+    (repository / "README.md").write_text("# x\n")
     (repository / ".cargo").mkdir()
     (repository / ".cargo" / "config.toml").write_text("[build]\njobs = 1\n")
     (repository / "rust-toolchain.toml").write_text('[toolchain]\nchannel = "nightly"\n')
@@ -120,20 +124,29 @@ def test_the_revision_tree_holds_manifests_and_empty_sources_only(tmp_path: Path
     (repository / "through").symlink_to("up")
     subprocess.run(["git", "-C", str(repository), "add", "-A"], check=True)
     git(repository, "commit", "-q", "-m", "one")
-    revision = resolve_revision(repository, "main")
+    revision = resolve_revision(repository, "main", trust_of(repository))
     assert isinstance(revision, Revision) and revision.label.startswith("main (")
     destination = tmp_path / "tree"
     destination.mkdir()
-    write_tree(repository, revision, destination)
+    write_tree(repository, revision, destination, trust_of(repository))
     assert (destination / "Cargo.toml").read_text().startswith("[package]")
     assert (destination / ".cargo" / "config.toml").read_text() == "[build]\njobs = 1\n"
     assert (destination / "src" / "main.rs").read_bytes() == b""
-    assert not (destination / "rust-toolchain.toml").exists()
-    assert (destination / "inside").is_symlink()
-    for name in ("outside", "up", "through"):
-        assert not (destination / name).is_symlink(), name
+    assert (destination / "tests" / "it.rs").read_bytes() == b""
+    # Only what the audit reads and the targets cargo discovers; no link, not even one inside.
+    written = sorted(p.relative_to(destination).as_posix() for p in destination.rglob("*"))
+    assert written == [
+        ".cargo",
+        ".cargo/config.toml",
+        ".git",
+        "Cargo.toml",
+        "src",
+        "src/main.rs",
+        "tests",
+        "tests/it.rs",
+    ]
     with pytest.raises(FeatcheckError, match="is not a revision"):
-        resolve_revision(repository, "--output=/tmp/x")
+        resolve_revision(repository, "--output=/tmp/x", trust_of(repository))
 
 
 def test_a_revisions_tree_is_kept_once_in_the_users_cache(
@@ -145,13 +158,14 @@ def test_a_revisions_tree_is_kept_once_in_the_users_cache(
     (repository / "Cargo.toml").write_text('[package]\nname = "x"\nversion = "0.1.0"\n')
     git(repository, "add", "-A")
     git(repository, "commit", "-q", "-m", "one")
-    revision = resolve_revision(repository, "main")
+    revision = resolve_revision(repository, "main", trust_of(repository))
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     with revision_tree(repository, trust_of(repository), revision) as first:
         (first / "Cargo.toml").read_text()
     with revision_tree(repository, trust_of(repository), revision) as second:
-        assert second == first == tmp_path / "cache" / "featcheck" / "revisions" / revision.commit
-    assert [p.name for p in first.parent.iterdir()] == [revision.commit]  # nothing half-written
+        kept = tmp_path / "cache" / "featcheck" / "revisions" / cache_key(repository, revision)
+        assert second == first == kept and kept.name.startswith(revision.commit)
+    assert [p.name for p in first.parent.iterdir()] == [kept.name]  # nothing half-written
     # A cache inside the checkout is the checkout's: a directory of this run's serves instead.
     monkeypatch.setenv("XDG_CACHE_HOME", str(repository / "cache"))
     with revision_tree(repository, trust_of(repository), revision) as scratch:

@@ -225,41 +225,49 @@ def start_process(
     what: str,
     on_stderr: Callable[[bytes], None] | None = None,
 ) -> RunningProcess:
-    """Start one command (checked as `run_process` checks it) and return at once;
-    `on_stderr` sees its stderr as it comes (POSIX).
-
-    Every process featcheck starts starts here, in the run's trust context: no program of the
-    checkout (or of a tree made from it) is run, and none runs inside it, where cargo, rustup
-    and git read configuration from the working directory upward — unless the user trusts
-    the checkout (`--trust-checkout`)."""
+    """Start one command (checked as `run_process` checks it, see `open_process`) and return
+    at once; `on_stderr` sees its stderr as it comes (POSIX)."""
     if getattr(_refusing, "active", False):
         raise ProcessRefused(what)
-    if not trust.trust_checkout:
-        refuse_checkout_program(executable, trust, Path(str(executable)).name)
-        if trust.is_untrusted(cwd):
-            raise RuntimeError(f"featcheck bug: {what} would run inside the checkout ({cwd})")
     try:
         refuse_unsafe(arguments)
     except GateError as error:
         raise FeatcheckError(f"{what}: {error}") from None
-    argv = [str(executable), *arguments]
+    process = open_process([str(executable), *arguments], trust=trust, cwd=cwd, env=env)
+    return RunningProcess(process, timeout, what, on_stderr)
+
+
+def open_process(
+    argv: Sequence[str],
+    *,
+    trust: TrustContext,
+    cwd: Path,
+    env: dict[str, str],
+    stdin: int = subprocess.DEVNULL,
+) -> subprocess.Popen[bytes]:
+    """Every process featcheck starts starts here, in the run's trust context: no program of
+    the checkout (or of a tree made from it) is run, and none runs inside it, where cargo,
+    rustup and git read configuration from the working directory upward — unless the user
+    trusts the checkout (`--trust-checkout`). Its stdout and stderr are pipes; it runs in a
+    session of its own, so a timeout also ends the programs it started (which would otherwise
+    hold the pipes open) and it has no terminal to open."""
+    name = Path(argv[0]).name
+    if not trust.trust_checkout:
+        refuse_checkout_program(argv[0], trust, name)
+        if trust.is_untrusted(cwd):
+            raise RuntimeError(f"featcheck bug: {name} would run inside the checkout ({cwd})")
     try:
-        process = subprocess.Popen(
+        return subprocess.Popen(
             argv,
             cwd=cwd,
             env=env,
-            stdin=subprocess.DEVNULL,
+            stdin=stdin,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
-            # Its own process group, so a timeout also ends the programs it started (which
-            # would otherwise hold the pipes open and keep featcheck waiting).
             start_new_session=os.name == "posix",
         )
     except OSError as error:
-        raise FeatcheckError(
-            f"could not run {Path(argv[0]).name}: {error.strerror or error}"
-        ) from None
-    return RunningProcess(process, timeout, what, on_stderr)
+        raise FeatcheckError(f"could not run {name}: {error.strerror or error}") from None
 
 
 def _kill_group(process: subprocess.Popen[bytes]) -> None:

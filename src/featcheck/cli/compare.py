@@ -72,9 +72,10 @@ class EarlierAudit:
             raise FeatcheckError(
                 "--new-since needs a git repository; this is in none", path=audited
             )
-        revision = resolve_revision(repository, self.name)
+        timeout = self.options.timeout
+        revision = resolve_revision(repository, self.name, self.trust, timeout=timeout)
         self.label = revision.label
-        with revision_tree(repository, self.trust, revision) as tree:
+        with revision_tree(repository, self.trust, revision, timeout=timeout) as tree:
             copy_toolchain_files(repository, audited, tree)
             relative = audited.relative_to(repository)
             earlier = tree / relative

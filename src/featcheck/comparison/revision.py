@@ -1,38 +1,54 @@
 """The tree of an earlier revision, written from the repository's own objects into a directory
 of featcheck's, for `--new-since REF`.
 
-git is asked only to read objects (`rev-parse`, `ls-tree`, `cat-file`): no checkout, no index,
-no hook, no filter or attribute of the tree is applied, and the repository's replace refs are
-ignored. What the audit reads is written with its contents: every `Cargo.toml`, `Cargo.lock`,
-`.cargo/config` and `.cargo/config.toml`, and `featcheck.toml`. Every other file is created
-empty, so that cargo discovers the same targets (`src/main.rs`, `src/bin/*.rs`) without a byte
-of source, data or binary being copied. The toolchain files (`rust-toolchain`,
-`rust-toolchain.toml`) come from the working tree instead, so that both audits run one
-toolchain. A path that could leave the directory (absolute, `..`, `.git`) is refused, a link is
-kept only where it stays inside the tree, and submodules are empty directories, as in a clone
-that has not fetched them.
+git is asked only to name the commit (`rev-parse`) and to read objects (`cat-file`), in the
+environment git.py makes: no checkout, no index, no hook, filter or attribute, no replace ref,
+no fetch. The commit and every tree below it are read raw and checked against their ids
+(listing.py), within bounds on entries, path lengths and bytes, and within --timeout.
+
+Only what the audit reads is written, and no link: every `Cargo.toml`, `Cargo.lock`,
+`.cargo/config` and `.cargo/config.toml`, and `featcheck.toml`, with their contents (each
+blob's size is judged before it is read: a larger one than featcheck reads from a checkout is
+refused, as in the working tree), and, in each directory that holds a `Cargo.toml`, an empty
+file at each place where cargo discovers targets (`src/lib.rs`, `src/main.rs`,
+`src/bin/*.rs`, `src/bin/*/main.rs`, `build.rs`, and `*.rs` and `*/main.rs` in `examples`,
+`tests` and `benches`), so that cargo finds the same targets without a byte of source. A link
+at such a place is written as an empty file (it names a source); a link named like a manifest
+is not followed (that package then reads as missing at REF, its audit fails with a note and
+every finding counts as new). Submodules are left out, as in a clone that has not fetched them.
+The toolchain files (`rust-toolchain`, `rust-toolchain.toml`) come from the working tree
+instead, so that both audits run one toolchain.
 """
 
 from __future__ import annotations
 
 import os
 import shutil
-import subprocess
-from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
-from featcheck.boundary import is_inside
+from featcheck.boundary import TrustContext
 from featcheck.cargo.toolchain_file import TOOLCHAIN_FILES
+from featcheck.comparison.git import Budget, first_line, git_output
+from featcheck.comparison.listing import FILE, LINK, Walk, missing_object
+from featcheck.comparison.objects import ObjectInfo, ObjectReader
+from featcheck.comparison.writer import TreeWriter
 from featcheck.errors import FeatcheckError
-from featcheck.fileio import MAX_MANIFEST_BYTES
+from featcheck.fileio import MAX_CONFIG_BYTES, MAX_LOCKFILE_BYTES, MAX_MANIFEST_BYTES, too_large
+from featcheck.options import AuditOptions
 from featcheck.policy.settings import CONFIG_FILE
 
-_READ_WHOLE = frozenset({"Cargo.toml", "Cargo.lock", CONFIG_FILE})
-_CARGO_CONFIGS = frozenset({"config", "config.toml"})
-_LINK_MODE = "120000"
-_SUBMODULE_MODE = "160000"
-_GIT_TIMEOUT = 120.0
+DEFAULT_TIMEOUT: float = AuditOptions._field_defaults["timeout"]
+MAX_CONTENT_BYTES = 4 * MAX_LOCKFILE_BYTES
+"""All contents written for one revision (a blob written at many paths counts at each)."""
+
+_READ_WHOLE = {
+    "Cargo.toml": ("manifest", MAX_MANIFEST_BYTES),
+    "Cargo.lock": ("lockfile", MAX_LOCKFILE_BYTES),
+    CONFIG_FILE: ("featcheck configuration", MAX_MANIFEST_BYTES),
+}
+_CARGO_CONFIG = ("cargo configuration file", MAX_CONFIG_BYTES)
+_TARGET_DIRECTORIES = frozenset({"examples", "tests", "benches"})
 
 
 @dataclass(frozen=True)
@@ -41,6 +57,8 @@ class Revision:
 
     name: str
     commit: str
+    git_directory: Path | None = None
+    """The repository's (common) git directory, resolved: whose objects these are."""
 
     @property
     def label(self) -> str:
@@ -49,70 +67,159 @@ class Revision:
         return short if self.commit.startswith(self.name) else f"{self.name} ({short})"
 
 
-@dataclass(frozen=True)
-class _Entry:
-    mode: str
-    kind: str
-    object: str
-    path: PurePosixPath
-
-
-def resolve_revision(repository: Path, name: str) -> Revision:
+def resolve_revision(
+    repository: Path, name: str, trust: TrustContext, *, timeout: float = DEFAULT_TIMEOUT
+) -> Revision:
     """The commit `name` names in `repository`, or a FeatcheckError saying why not."""
     if not name or name.startswith("-") or "\x00" in name:
         raise FeatcheckError(f"--new-since: `{name}` is not a revision")
-    output = _git(
+    arguments = ["rev-parse", "--git-common-dir", "--verify", "--quiet", "--end-of-options"]
+    status, output, stderr = git_output(
         repository,
-        ["rev-parse", "--verify", "--quiet", "--end-of-options", f"{name}^{{commit}}"],
-        failure=f"--new-since: `{name}` is not a commit of this repository (in a shallow "
-        f"clone, fetch it first: git fetch --depth=1 origin {name})",
+        [*arguments, f"{name}^{{commit}}"],
+        Budget.starting_now(timeout),
+        trust,
+        limit=1 << 16,
     )
-    return Revision(name, output.decode("ascii", "replace").strip())
+    lines = output.split(b"\n")
+    if status == 0 and len(lines) == 3 and _is_object_id(lines[1]) and lines[2] == b"":
+        common = Path(os.path.realpath(repository / os.fsdecode(lines[0])))
+        return Revision(name, lines[1].decode("ascii"), common)
+    complaint = [line for line in stderr.splitlines() if line.startswith(("fatal:", "error:"))]
+    if "dubious ownership" in stderr:
+        raise FeatcheckError(
+            "--new-since: git refuses this repository: it belongs to another user, and "
+            "featcheck runs git without your global configuration, where `safe.directory` "
+            "could allow it; run featcheck as the repository's owner",
+            path=repository,
+        )
+    if complaint:
+        raise FeatcheckError(
+            f"--new-since: git cannot read this repository: {first_line(complaint[0])}",
+            path=repository,
+        )
+    raise FeatcheckError(
+        f"--new-since: `{name}` is not a commit of this repository (in a shallow clone, fetch "
+        f"it first: git fetch --depth=1 origin {name})"
+    )
 
 
-def write_tree(repository: Path, revision: Revision, destination: Path) -> None:
-    """The tree of `revision` under `destination` (an empty directory), as the module says."""
-    entries = list(_tree_entries(repository, revision.commit))
-    wanted = [e for e in entries if e.kind == "blob" and _read_whole(e.path)]
-    links = [e for e in entries if e.mode == _LINK_MODE]
-    contents = _blobs(repository, [e.object for e in (*wanted, *links)])
+def _is_object_id(text: bytes) -> bool:
+    return len(text) in (40, 64) and all(c in b"0123456789abcdef" for c in text)
+
+
+def write_tree(
+    repository: Path,
+    revision: Revision,
+    destination: Path,
+    trust: TrustContext,
+    *,
+    timeout: float = DEFAULT_TIMEOUT,
+) -> None:
+    """The tree of `revision` under `destination` (an empty directory), as the module says;
+    a FeatcheckError (with part of it written) where a bound or the timeout is passed."""
+    budget = Budget.starting_now(timeout)
+    reader = ObjectReader(repository, budget, trust)
     try:
-        for entry in entries:
-            _write_entry(entry, destination, contents)
-        _drop_links_out(destination, links)
-        # Marks the directory as a repository's top: the audit's checkout root is this one.
-        (destination / ".git").mkdir(exist_ok=True)
+        contents, empty = _selected(Walk(reader, budget, revision.label), revision.commit)
+        blobs = _sized(reader, contents, revision.label)
+        writer = TreeWriter(destination)
+        try:
+            read = reader.contents([(object_id, info) for object_id, info, _ in blobs])
+            for (_, _, paths), content in zip(blobs, read, strict=True):
+                for path in paths:
+                    writer.write(path, content)
+                budget.check()
+            for count, path in enumerate(sorted(empty)):
+                writer.write(path, b"")
+                if count % 1024 == 0:
+                    budget.check()
+            # Marks the directory as a repository's top: the audit's checkout root is this one.
+            writer.make_directory((".git",))
+        finally:
+            writer.close()
     except OSError as error:
         raise FeatcheckError(
             f"--new-since: cannot write the tree of {revision.label}: {error.strerror or error}"
         ) from None
+    finally:
+        reader.close()
 
 
-def _write_entry(entry: _Entry, destination: Path, contents: dict[str, bytes]) -> None:
-    target = destination.joinpath(*entry.path.parts)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    if entry.mode == _SUBMODULE_MODE:
-        target.mkdir(exist_ok=True)
-    elif entry.mode == _LINK_MODE:
-        pointed = contents.get(entry.object, b"").decode("utf-8", "replace")
-        if pointed and not os.path.isabs(pointed) and "\x00" not in pointed:
-            os.symlink(pointed, target)
-    elif entry.kind == "blob" and entry.path.name not in TOOLCHAIN_FILES:
-        with open(target, "xb") as written:
-            written.write(contents.get(entry.object, b""))
+def _selected(walk: Walk, commit: str) -> tuple[dict[tuple[str, ...], str], set[tuple[str, ...]]]:
+    """The files read whole (path: blob id) and the target files written empty."""
+    contents: dict[tuple[str, ...], str] = {}
+    candidates: list[tuple[tuple[str, ...], list[tuple[str, ...]]]] = []
+    for entry in walk.entries(commit):
+        if entry.kind == FILE and _read_whole(entry.path) is not None:
+            contents[entry.path] = entry.object
+        elif entry.kind in (FILE, LINK):
+            roots = _package_roots(entry.path)
+            if roots:
+                candidates.append((entry.path, roots))
+    packages = {path[:-1] for path in contents if path[-1] == "Cargo.toml"}
+    empty = {path for path, roots in candidates if any(root in packages for root in roots)}
+    return contents, empty
 
 
-def _drop_links_out(destination: Path, links: list[_Entry]) -> None:
-    """Remove every link that resolves out of `destination` (through other links too), once
-    all are written: the tree is no door to the rest of the machine."""
-    root = os.path.realpath(destination)
-    for entry in links:
-        link = destination.joinpath(*entry.path.parts)
-        if not link.is_symlink():
-            continue
-        resolved = os.path.realpath(link)
-        if os.path.commonpath([resolved, root]) != root:
-            link.unlink()
+def _read_whole(path: tuple[str, ...]) -> tuple[str, int] | None:
+    """What the file is and how large featcheck reads it, where the audit reads it whole."""
+    if path[-1] in _READ_WHOLE:
+        return _READ_WHOLE[path[-1]]
+    if path[-1] in ("config", "config.toml") and len(path) > 1 and path[-2] == ".cargo":
+        return _CARGO_CONFIG
+    return None
+
+
+def _package_roots(path: tuple[str, ...]) -> list[tuple[str, ...]]:
+    """The directories whose package would take `path` as a target cargo discovers."""
+    name, directory = path[-1], path[:-1]
+    if not name.endswith(".rs"):
+        return []
+    roots = [directory] if name == "build.rs" else []
+    if directory[-1:] == ("src",) and name in ("lib.rs", "main.rs"):
+        roots.append(directory[:-1])
+    if directory[-1:] and directory[-1] in _TARGET_DIRECTORIES:
+        roots.append(directory[:-1])
+    if directory[-2:] == ("src", "bin"):
+        roots.append(directory[:-2])
+    if name == "main.rs" and len(directory) >= 2 and directory[-2] in _TARGET_DIRECTORIES:
+        roots.append(directory[:-2])
+    if name == "main.rs" and directory[-3:-1] == ("src", "bin"):
+        roots.append(directory[:-3])
+    return roots
+
+
+def _sized(
+    reader: ObjectReader, contents: dict[tuple[str, ...], str], label: str
+) -> list[tuple[str, ObjectInfo, list[tuple[str, ...]]]]:
+    """Each blob, its size and the paths it is written at, judged before any is read."""
+    paths_of: dict[str, list[tuple[str, ...]]] = {}
+    for path in sorted(contents):
+        paths_of.setdefault(contents[path], []).append(path)
+    blobs = []
+    total = 0
+    for (object_id, paths), info in zip(
+        paths_of.items(), reader.infos(list(paths_of)), strict=True
+    ):
+        shown = "/".join(paths[0])
+        if info is None:
+            raise missing_object(shown, object_id, label)
+        for path in paths:
+            what, limit = _read_whole(path) or ("file", 0)
+            if info.kind != "blob" or info.size > limit:
+                raise FeatcheckError(
+                    f"--new-since: at {label}, {'/'.join(path)} ({object_id[:12]}) "
+                    + (too_large(what, limit) if info.kind == "blob" else f"is a {info.kind}")
+                )
+        total += info.size * len(paths)
+        blobs.append((object_id, info, paths))
+    if total > MAX_CONTENT_BYTES:
+        raise FeatcheckError(
+            f"--new-since: the manifests of {label} are larger than "
+            f"{MAX_CONTENT_BYTES >> 20} MiB together; featcheck reads no more"
+        )
+    return blobs
 
 
 def copy_toolchain_files(repository: Path, audited: Path, destination: Path) -> None:
@@ -129,94 +236,3 @@ def copy_toolchain_files(repository: Path, audited: Path, destination: Path) -> 
                 shutil.copyfile(source, copy)
             elif copy.is_file() and not copy.is_symlink():
                 copy.unlink()
-
-
-def _read_whole(path: PurePosixPath) -> bool:
-    if path.name in _READ_WHOLE:
-        return True
-    return path.name in _CARGO_CONFIGS and path.parent.name == ".cargo"
-
-
-def _tree_entries(repository: Path, commit: str) -> Iterator[_Entry]:
-    listing = _git(
-        repository,
-        ["ls-tree", "-r", "-z", "--full-tree", commit],
-        failure=f"--new-since: git could not list the tree of {commit[:12]}",
-    )
-    for record in listing.split(b"\x00"):
-        if not record:
-            continue
-        header, _, raw_path = record.partition(b"\t")
-        mode, kind, name = header.decode("ascii", "replace").split(" ")
-        path = _safe_path(raw_path)
-        if path is not None:
-            yield _Entry(mode, kind, name, path)
-
-
-def _safe_path(raw: bytes) -> PurePosixPath | None:
-    """The entry's path, or None where it could leave the tree or is not a file name here."""
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        return None
-    path = PurePosixPath(text)
-    parts = path.parts
-    if not parts or path.is_absolute() or "\x00" in text:
-        return None
-    if any(part in ("", ".", "..") or part.lower() == ".git" for part in parts):
-        return None
-    return path
-
-
-def _blobs(repository: Path, objects: list[str]) -> dict[str, bytes]:
-    """The contents of `objects`, by one `git cat-file --batch`; a blob larger than a manifest
-    may be is left empty."""
-    if not objects:
-        return {}
-    output = _git(
-        repository,
-        ["cat-file", "--batch"],
-        stdin="".join(f"{name}\n" for name in dict.fromkeys(objects)).encode("ascii"),
-        failure="--new-since: git could not read the revision's files",
-    )
-    contents: dict[str, bytes] = {}
-    position = 0
-    while position < len(output):
-        end = output.index(b"\n", position)
-        name, kind, size_text = output[position:end].decode("ascii", "replace").split(" ")
-        size = int(size_text)
-        start = end + 1
-        if kind == "blob" and size <= MAX_MANIFEST_BYTES:
-            contents[name] = output[start : start + size]
-        position = start + size + 1
-    return contents
-
-
-def _git(repository: Path, arguments: list[str], *, failure: str, stdin: bytes = b"") -> bytes:
-    """One read-only git command in `repository`; its stdout, or a FeatcheckError."""
-    git = shutil.which("git")
-    if git is None:
-        raise FeatcheckError("--new-since needs git on PATH")
-    if is_inside(git, repository):
-        raise FeatcheckError("the git featcheck would run lies inside the audited checkout")
-    environment = {
-        **os.environ,
-        "GIT_NO_REPLACE_OBJECTS": "1",
-        "GIT_TERMINAL_PROMPT": "0",
-        "GIT_OPTIONAL_LOCKS": "0",
-    }
-    command = [git, "-c", "core.fsmonitor=false", "-C", str(repository), *arguments]
-    try:
-        done = subprocess.run(
-            command,
-            input=stdin,
-            capture_output=True,
-            env=environment,
-            timeout=_GIT_TIMEOUT,
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired) as error:
-        raise FeatcheckError(f"{failure}: {error}") from None
-    if done.returncode != 0:
-        raise FeatcheckError(failure)
-    return done.stdout

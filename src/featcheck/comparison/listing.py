@@ -1,0 +1,176 @@
+"""The entries of a revision's tree, walked from its commit object by object, within bounds.
+
+Every tree is read raw through `ObjectReader` (its size judged first, its content checked
+against its id) and parsed here, so nothing of the listing is taken on git's word. A tree
+reused many times (a few KB of objects can name a million paths) is read once but counted at
+every place it appears: the walk stops past `MAX_ENTRIES` entries or a path longer than
+`MAX_PATH_BYTES`, and reads at most `MAX_TREE_BYTES` of trees. A tree git would not check out
+is refused: two entries of one name (a link beside a directory of its name would lead the
+writing of the directory's files out), a name with `/`, an empty name, `.` or `..`. Names git
+never checks out (`.git` in any case) and names that are not UTF-8 are left out, with what
+lies below them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import NamedTuple
+
+from featcheck.comparison.git import Budget
+from featcheck.comparison.objects import ObjectReader
+from featcheck.errors import FeatcheckError
+from featcheck.fileio import MAX_SCANNED_ENTRIES
+
+MAX_ENTRIES = MAX_SCANNED_ENTRIES
+"""As many as featcheck looks at in a checkout's own directories."""
+MAX_PATH_BYTES = 4096
+"""PATH_MAX on Linux: no longer path could be written anyway."""
+MAX_TREE_BYTES = 64 << 20
+"""All trees read, counted once each: 200,000 entries take about 10 MB."""
+
+TREE, FILE, LINK, SUBMODULE = "tree", "file", "link", "submodule"
+_KINDS = {0o040000: TREE, 0o100000: FILE, 0o120000: LINK, 0o160000: SUBMODULE}
+
+
+class Entry(NamedTuple):
+    """One entry of the walked tree: what it is, where, and its object."""
+
+    kind: str
+    path: tuple[str, ...]
+    object: str
+
+
+class Walk:
+    """The walk of one commit's tree (see the module), a level of directories at a time: the
+    trees of one level are asked for in one batch."""
+
+    def __init__(self, reader: ObjectReader, budget: Budget, label: str) -> None:
+        self._reader = reader
+        self._budget = budget
+        self._label = label
+        self._trees: dict[str, list[tuple[str, str, str]]] = {}
+        self._tree_bytes = 0
+        self._parsed = 0
+        """Entries of the distinct trees: each is at least one entry of the walk."""
+
+    def root_tree(self, commit: str) -> str:
+        """The id of `commit`'s tree, from the commit object itself."""
+        [content] = self._read({commit: "the commit"}, "commit")
+        first = content.split(b"\n", 1)[0].decode("ascii", "replace")
+        kind, _, tree = first.partition(" ")
+        if kind != "tree" or len(tree) != len(commit):
+            raise self._malformed(f"the commit {commit[:12]} names no tree")
+        return tree
+
+    def entries(self, commit: str) -> Iterator[Entry]:
+        """Every entry below the commit's tree that is not a tree itself."""
+        level: list[tuple[str, tuple[str, ...], int]] = [(self.root_tree(commit), (), 0)]
+        count = 0
+        while level:
+            self._load(level)
+            below: list[tuple[str, tuple[str, ...], int]] = []
+            for tree, directory, length in level:
+                for kind, name, object_id in self._trees[tree]:
+                    count += 1
+                    if count > MAX_ENTRIES:
+                        raise self._too_many()
+                    path = (*directory, name)
+                    path_length = length + len(name.encode("utf-8")) + 1
+                    if path_length > MAX_PATH_BYTES:
+                        raise FeatcheckError(
+                            f"--new-since: the tree of {self._label} has a path longer than "
+                            f"{MAX_PATH_BYTES} bytes: {'/'.join(path)[:120]}..."
+                        )
+                    if kind == TREE:
+                        below.append((object_id, path, path_length))
+                    else:
+                        yield Entry(kind, path, object_id)
+            self._budget.check()
+            level = below
+
+    def _load(self, level: list[tuple[str, tuple[str, ...], int]]) -> None:
+        """Read and parse the trees of `level` not read yet."""
+        unknown: dict[str, str] = {}
+        for tree, directory, _ in level:
+            if tree not in self._trees and tree not in unknown:
+                unknown[tree] = "/".join(directory) or "the top directory"
+        for (tree, where), content in zip(
+            unknown.items(), self._read(unknown, "tree"), strict=True
+        ):
+            self._trees[tree] = self._parse(content, len(tree) // 2, where)
+
+    def _read(self, objects: dict[str, str], kind: str) -> Iterator[bytes]:
+        """The contents of `objects` (id: where it is), all of `kind`, within the bound on
+        trees."""
+        infos = self._reader.infos(list(objects))
+        for (object_id, where), info in zip(objects.items(), infos, strict=True):
+            if info is None:
+                raise missing_object(where, object_id, self._label)
+            if info.kind != kind:
+                raise self._malformed(f"{where} is a {info.kind} where a {kind} belongs")
+            self._tree_bytes += info.size
+        if self._tree_bytes > MAX_TREE_BYTES:
+            raise FeatcheckError(
+                f"--new-since: the trees of {self._label} are larger than "
+                f"{MAX_TREE_BYTES >> 20} MiB; featcheck reads no more"
+            )
+        wanted = [(object_id, info) for object_id, info in zip(objects, infos, strict=True) if info]
+        return self._reader.contents(wanted)
+
+    def _parse(self, raw: bytes, id_bytes: int, where: str) -> list[tuple[str, str, str]]:
+        """`(kind, name, id)` of each entry of a raw tree (`<mode> <name>\\0<id>`...)."""
+        parsed: list[tuple[str, str, str]] = []
+        names: set[bytes] = set()
+        position = 0
+        while position < len(raw):
+            space = raw.find(b" ", position)
+            end = raw.find(b"\0", space + 1)
+            if space < 0 or end < 0 or end + 1 + id_bytes > len(raw):
+                raise self._malformed(f"the tree of {where} is cut short")
+            mode, name = raw[position:space], raw[space + 1 : end]
+            object_id = raw[end + 1 : end + 1 + id_bytes].hex()
+            position = end + 1 + id_bytes
+            kind = _kind(mode)
+            if kind is None or name in (b"", b".", b"..") or b"/" in name:
+                raise self._malformed(f"{where} has an entry git would not check out: {name!r}")
+            if name in names:
+                raise self._malformed(f"{where} holds `{name.decode('utf-8', 'replace')}` twice")
+            names.add(name)
+            self._parsed += 1
+            if self._parsed > MAX_ENTRIES:
+                raise self._too_many()
+            try:
+                text = name.decode("utf-8")
+            except UnicodeDecodeError:
+                continue
+            if text.casefold() != ".git":
+                parsed.append((kind, text, object_id))
+        return parsed
+
+    def _too_many(self) -> FeatcheckError:
+        return FeatcheckError(
+            f"--new-since: the tree of {self._label} has more than {MAX_ENTRIES:,} entries; "
+            "featcheck reads no more"
+        )
+
+    def _malformed(self, what: str) -> FeatcheckError:
+        return FeatcheckError(
+            f"--new-since: the tree of {self._label} is malformed (git fsck would say so too): "
+            f"{what}"
+        )
+
+
+def _kind(mode: bytes) -> str | None:
+    try:
+        return _KINDS.get(int(mode, 8) & 0o170000)
+    except ValueError:
+        return None
+
+
+def missing_object(where: str, object_id: str, label: str) -> FeatcheckError:
+    """`where` (a path, or what the object is) of revision `label` is not in the repository."""
+    return FeatcheckError(
+        f"--new-since: {where} ({object_id[:12]}) is not in this repository: {label} was not "
+        "fetched whole (a partial clone? `git show` fetches what it shows; featcheck fetches "
+        "nothing)"
+    )
