@@ -6,16 +6,21 @@ The real build-and-time test is tests/probe/test_probe_slow.py (FEATCHECK_SLOW=1
 
 from __future__ import annotations
 
+import json
+import os
+import sys
+import time
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from probe_support import copy_project
+from probe_support import CONFIG, copy_project
 
 from featcheck.errors import FeatcheckError
 from featcheck.probe.build import ProbeBuilder
 from featcheck.probe.cache import CRATE_DIR, binary_name, executable
+from featcheck.probe.plan import BuildPlan
 from featcheck.probe.resolve import Pin, resolve_member
 
 
@@ -104,3 +109,42 @@ def test_a_builds_seconds_leave_out_the_wait_before_it(
     assert plan.cached and plan.preparing == 0.25
     built = builder.build(plan)
     assert built.cached and built.seconds == 0.5
+
+
+FAKE_CARGO = """\
+#!{python}
+import os, pathlib, sys, time
+for _ in range(20):  # as cargo repeats it, once per lock and attempt
+    print("    Blocking waiting for file lock on build directory", file=sys.stderr, flush=True)
+time.sleep(3)  # another probe builds meanwhile
+print("   Compiling burn-flex v0.22.1", file=sys.stderr, flush=True)
+name = next(a.split("=", 1)[1] for a in sys.argv if a.startswith("--bin="))
+built = pathlib.Path(os.environ["CARGO_TARGET_DIR"]) / "release" / name
+built.parent.mkdir(parents=True, exist_ok=True)
+built.write_text("")
+"""
+
+
+@pytest.mark.cargo
+@pytest.mark.skipif(os.name != "posix", reason="the fake cargo is a script with a #! line")
+def test_a_builds_time_starts_when_another_builds_lock_is_released(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """cargo waits for the lock another probe's build holds on the shared cache: said once,
+    and its seconds are the wait's, not this build's."""
+    fake = tmp_path / "cargo"
+    fake.write_text(FAKE_CARGO.format(python=sys.executable))
+    fake.chmod(0o755)
+    builder = ProbeBuilder(tmp_path, offline=True, timeout=120, say=print, root=tmp_path / "cache")
+    builder.toolset = replace(builder.toolset, cargo=str(fake))
+    directory, key = builder.prepare(CONFIG, mlp=False)
+    plan = BuildPlan(CONFIG, directory, key, False, False, crates=("burn-flex 0.22.1",))
+    started = time.monotonic()
+    built = builder.build(plan)
+    elapsed = time.monotonic() - started
+    assert built.waited >= 2.9 and built.seconds + built.waited <= elapsed
+    stderr = capsys.readouterr().err
+    assert stderr.count("Blocking waiting for file lock") == 1
+    assert f"waited {built.waited:.0f} s for another build\n" in stderr
+    assert f"built the probe in {built.seconds:.0f} s (1 crates compiled" in stderr
+    assert json.loads((directory / "built.json").read_text())["waited"] == round(built.waited, 1)

@@ -88,3 +88,13 @@ def test_text_report_plain_and_fancy() -> None:
     assert "built in 301 s" in plain
     fancy = "\n".join(text for text, _ in text_lines(_report(compare=False), fancy=True))
     assert "█" in fancy and "--compare-fix" in fancy
+
+
+def test_a_wait_for_another_build_is_said_apart_from_the_build_time() -> None:
+    report = _report(compare=False)
+    waited = BuiltProbe(Path("probe"), "0123456789abcdef", cached=False, seconds=301.0, waited=960)
+    report.current = replace(report.current, build=waited)
+    plain = "\n".join(text for text, _ in text_lines(report, fancy=False))
+    assert "current: built in 301 s (waited 960 s for another build before)" in plain
+    build = report_json(report)["build"]
+    assert (build["seconds"], build["waited_seconds"]) == (301.0, 960)

@@ -197,7 +197,7 @@ class ProbeBuilder:
             f"building the probe for {config.backend} ({total} crates, release profile; the "
             f"first build takes minutes, later probes reuse it: {directory})"
         )
-        compile_probe(
+        waited = compile_probe(
             self.toolset,
             [
                 word("build"),
@@ -217,6 +217,10 @@ class ProbeBuilder:
         partial = binary.with_name(binary.name + ".partial")
         shutil.copy2(built, partial)
         os.replace(partial, binary)
-        seconds = plan.preparing + time.monotonic() - started
-        stamp.write_text(json.dumps({"key": key, "seconds": round(seconds, 1)}) + "\n")
-        return BuiltProbe(binary, key, False, seconds)
+        # Another probe's build in the same cache is its time, not this one's.
+        seconds = plan.preparing + time.monotonic() - started - waited
+        stamp.write_text(
+            json.dumps({"key": key, "seconds": round(seconds, 1), "waited": round(waited, 1)})
+            + "\n"
+        )
+        return BuiltProbe(binary, key, False, seconds, waited)

@@ -27,9 +27,10 @@ def compile_probe(
     timeout: float,
     offline: bool,
     on_command: Callable[[list[str]], None] | None = None,
-) -> None:
+) -> float:
     """Run `cargo ARGUMENTS` in `directory`, showing progress over `total` crates; a
-    FeatcheckError saying why when it fails or runs past `timeout` seconds."""
+    FeatcheckError saying why when it fails or runs past `timeout` seconds. Returns the seconds
+    cargo waited for another build's lock (not this build's time)."""
     refuse_unsafe(arguments)
     if on_command is not None:
         on_command(["cargo", *arguments])
@@ -66,6 +67,7 @@ def compile_probe(
         progress.abandon()
         raise FeatcheckError(classify_build_failure("".join(tail), offline=offline))
     progress.done()
+    return progress.waited
 
 
 def _start(toolset: Toolset, arguments: list[Argument], directory: Path) -> subprocess.Popen[str]:

@@ -106,6 +106,7 @@ def _variant_json(variant: VariantResult) -> dict[str, Any]:
             "key": variant.build.key,
             "cached": variant.build.cached,
             "seconds": round(variant.build.seconds, 1),
+            "waited_seconds": round(variant.build.waited, 1),
         },
     }
 
@@ -374,6 +375,8 @@ def _build_line(report: ProbeReport) -> str:
             continue
         build = variant.build
         how = "cached" if build.cached else f"built in {build.seconds:.0f} s"
+        if build.waited >= 0.5:
+            how += f" (waited {build.waited:.0f} s for another build before)"
         parts.append(f"{variant.config.label}: {how}")
     return (
         "probe build: "

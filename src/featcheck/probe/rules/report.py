@@ -116,7 +116,12 @@ def _result_json(result: RuleProbeResult) -> dict[str, Any]:
             for w in result.workloads
         ],
         "builds": [
-            {"key": b.key, "cached": b.cached, "seconds": round(b.seconds, 1)}
+            {
+                "key": b.key,
+                "cached": b.cached,
+                "seconds": round(b.seconds, 1),
+                "waited_seconds": round(b.waited, 1),
+            }
             for b in result.builds
         ],
     }
