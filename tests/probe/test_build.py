@@ -56,7 +56,7 @@ def test_the_probe_states_what_it_compiles_and_runs(
 ) -> None:
     """Before a build: the crates, their build scripts and proc-macros at the locked versions,
     from cargo's own metadata of the probe crate; nothing of the member."""
-    from featcheck.probe.command import build_statement
+    from featcheck.probe.statement import build_statement
 
     project = copy_project(tmp_path, "crate-feature", offline_cargo_for)
     config = resolve_member(project / "Cargo.toml", None, offline=True, timeout=120).config
@@ -66,18 +66,27 @@ def test_the_probe_states_what_it_compiles_and_runs(
     assert "burn-flex 0.22.1" in plan.crates and "burn-derive 0.22.1" in plan.proc_macros
     assert set(plan.build_scripts) <= set(plan.crates) and set(plan.proc_macros) <= set(plan.crates)
     assert not any(c.startswith(("app ", "featcheck-probe")) for c in plan.crates)
-    statement = build_statement([plan], "app", "the checkout's Cargo.lock")
-    assert f"will compile {len(plan.crates)} crates from the registry" in statement
-    assert "burn-derive 0.22.1" in statement
-    assert "Nothing of app's own code" in statement
-    for script in plan.build_scripts or ():
-        assert script in statement
+    statement = build_statement([plan], "app", "the checkout's Cargo.lock pins")
+    assert f"compiles {len(plan.crates)} crates from the registry" in statement
+    assert "\n    burn-derive 0.22.1\n" in statement
+    assert "nothing of app's own code" in statement
+    # The estimate: about 5 CPU-seconds a crate (and the probe crate), the cores shared with
+    # the load already there.
+    crates = len(plan.crates) + 1
+    quiet = build_statement([plan], "app", "Cargo.lock", cores=2, load=None)
+    assert f"about {round(crates * 5 / 2 / 60)} minutes here, an estimate" in quiet
+    assert f"({crates} crates, 2 cores, no load average);" in quiet
+    loaded = build_statement([plan], "app", "Cargo.lock", cores=2, load=2.0)
+    assert f"about {round(crates * 5 / 60)} minutes here, an estimate" in loaded
+    assert f"({crates} crates, 2 cores, load 2.0 from other work);" in loaded
+    scripts = build_statement([replace(plan, build_scripts=("a 1.0.0", "b 2.0.0"))], "app", "x")
+    assert "  build scripts cargo runs while compiling (2):\n    a 1.0.0\n    b 2.0.0\n" in scripts
     # Every value on the probe's cargo command lines goes through the audit's gate.
     with pytest.raises(FeatcheckError, match=r"target: `@/tmp/evil\.args` is not a target"):
         builder.plan(replace(config, target="@/tmp/evil.args"), mlp=False)
     # Where cargo metadata cannot list build scripts (--offline, a sparse cache), it says so.
     unknown = build_statement([replace(plan, build_scripts=None)], "app", "Cargo.lock")
-    assert "the build scripts among them (cargo metadata could not list which here)" in unknown
+    assert "build scripts: cargo metadata could not list which run here" in unknown
 
 
 class _Clock:

@@ -140,9 +140,22 @@ def test_no_terminal_and_no_yes_builds_nothing(
     result = run_featcheck("probe", "--offline", str(project))
     assert result.returncode == 2, result.stderr
     assert result.stdout == ""
-    assert "building the probe for burn-flex 0.22.1 [std] will compile" in result.stderr
-    assert "proc-macros" in result.stderr
     assert "pass --yes to allow the build" in result.stderr
+    lines = result.stderr.splitlines()
+    start = lines.index("featcheck: building the probe for burn-flex 0.22.1 [std]")
+    statement = lines[start : next(i for i, x in enumerate(lines) if "error:" in x)]
+    assert re.fullmatch(r"  compiles 14\d crates from the registry, at the versions", statement[1])
+    # How long, said to be an estimate, from what it rests on.
+    assert re.fullmatch(r"  first build: about \d+ (minutes|s) here, an estimate", statement[4])
+    assert re.fullmatch(
+        r"  \(14\d crates, \d+ cores?, (load [\d.]+ from other work|no load average)\);",
+        statement[5],
+    )
+    # Build scripts (the stubs have none) and proc-macros, one per line.
+    assert "  build scripts cargo runs while compiling: none" in statement
+    assert "  proc-macros rustc loads while compiling (13):" in statement
+    assert "    burn-derive 0.22.1" in statement and "    serde_derive 1.0.229" in statement
+    assert max(len(line) for line in statement) <= 72, statement
     assert not (cache / "featcheck" / "probe" / "target").exists()  # cargo built nothing
 
 
@@ -183,7 +196,8 @@ def test_on_a_terminal_the_probe_asks_and_no_builds_nothing(
     assert process.wait(timeout=120) == 2
     os.close(leader)
     text = drawn.decode(errors="replace")
-    assert "building the probe for burn-flex 0.22.1 [std] will compile" in text
+    assert "building the probe for burn-flex 0.22.1 [std]\r\n  compiles 14" in text
+    assert "  first build: about " in text
     assert "Build and run the probe? [y/N]" in text
     assert "nothing was built: the probe's build was not confirmed" in text
     assert not (cache / "featcheck" / "probe" / "target").exists()

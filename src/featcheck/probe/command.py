@@ -3,8 +3,8 @@
 The probe is the only part of featcheck that compiles and runs code: registry crates at the
 member's locked versions (their build scripts and proc-macros run while compiling) plus
 featcheck's own probe crate, built in the user's cache directory. Before compiling, it states
-exactly that and asks (`confirm`); a cached build compiles nothing. The audited crate, its build
-script and its path dependencies are never compiled or run.
+exactly that and asks (`confirm`, statement.py); a cached build compiles nothing. The audited
+crate, its build script and its path dependencies are never compiled or run.
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ from featcheck.probe.resolve import (
     resolve_member,
     resolve_with_changes,
 )
+from featcheck.probe.statement import confirm_build
 from featcheck.probe.verdict import Decision, check_n, decide
 
 DEFAULT_N = 1024
@@ -76,27 +77,6 @@ def probe_error(error: FeatcheckError) -> FeatcheckError:
     if "--trust-checkout" in message:
         message = message.replace("--trust-checkout", "RUSTUP_TOOLCHAIN=<an installed toolchain>")
     return FeatcheckError(message, path=error.path, line=error.line, column=error.column)
-
-
-def build_statement(plans: list[BuildPlan], member: str, lockfile: str) -> str:
-    """What building `plans` compiles and runs, in words, before it happens."""
-    crates = sorted({c for plan in plans for c in plan.crates})
-    macros = sorted({c for plan in plans for c in plan.proc_macros})
-    known = [plan.build_scripts for plan in plans if plan.build_scripts is not None]
-    if len(known) == len(plans):
-        scripts = sorted({c for listed in known for c in listed})
-        run = f"the build scripts of {len(scripts)} of them ({', '.join(scripts) or 'none'})"
-    else:
-        run = "the build scripts among them (cargo metadata could not list which here)"
-    backends = " and ".join(str(plan.config.backend) for plan in plans)
-    return (
-        f"building the probe for {backends} will compile {len(crates)} crates from the "
-        f"registry at the versions {lockfile} pins, plus featcheck's own probe crate, then "
-        "run the probe. While "
-        f"compiling, cargo runs {run} and rustc loads {len(macros)} proc-macros "
-        f"({', '.join(macros) or 'none'}). Nothing of {member}'s own code (its crate, build "
-        "script or path dependencies) is compiled or run"
-    )
 
 
 @dataclass
@@ -271,25 +251,6 @@ def _confirm_build(
     say: Callable[[str], None],
 ) -> None:
     confirm_build(plans, config.member, config.lockfile is not None, options.confirm, say)
-
-
-def confirm_build(
-    plans: list[BuildPlan],
-    member: str,
-    locked: bool,
-    confirm: Callable[[str], bool] | None,
-    say: Callable[[str], None],
-) -> None:
-    """State what the builds to come compile and run, and ask before compiling anything
-    (`confirm` None: --yes); `locked`: the checkout has a Cargo.lock the builds copy."""
-    to_build = [plan for plan in plans if not plan.cached]
-    if not to_build:
-        return
-    lockfile = "the checkout's Cargo.lock" if locked else "cargo resolves"
-    statement = build_statement(to_build, member, lockfile)
-    say(statement)
-    if confirm is not None and not confirm(statement):
-        raise FeatcheckError("nothing was built: the probe's build was not confirmed")
 
 
 def built(builder: ProbeBuilder, plan: BuildPlan, say: Callable[[str], None]) -> BuiltProbe:

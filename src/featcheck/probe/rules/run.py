@@ -14,13 +14,14 @@ from featcheck.fixes.apply import plan_changes
 from featcheck.graph import DependencyGraph, Node
 from featcheck.options import AuditOptions
 from featcheck.pipeline import audit_project
-from featcheck.probe.command import built, confirm_build, probe_error
+from featcheck.probe.command import built, probe_error
 from featcheck.probe.measure import run_program
 from featcheck.probe.plan import BuiltProbe
 from featcheck.probe.resolve import BackendConfig, MemberGraph, Pin, graph_with_changes
 from featcheck.probe.resolve import member_graph as resolve_member_graph
 from featcheck.probe.rules.crate import RuleProbeBuilder
 from featcheck.probe.rules.programs import PROGRAMS, Program, program_for, program_timing
+from featcheck.probe.statement import confirm_build
 from featcheck.report import Finding
 
 RUNS = 5
