@@ -10,8 +10,10 @@ from probe_support import CONFIG, runs
 
 from featcheck.probe.command import ProbeReport, VariantResult
 from featcheck.probe.measure import Measurement, TorchStats
+from featcheck.probe.member import MemberProbeReport
+from featcheck.probe.member_report import render_json
 from featcheck.probe.plan import BuiltProbe
-from featcheck.probe.report import render_json, report_json, text_lines
+from featcheck.probe.report import report_json, text_lines
 from featcheck.probe.resolve import BackendConfig, Pin
 from featcheck.probe.verdict import RunStats, Verdict, decide
 
@@ -45,8 +47,9 @@ def _report(compare: bool) -> ProbeReport:
 
 
 def test_json_schema() -> None:
-    data = json.loads(render_json(_report(compare=False)))
+    data = json.loads(render_json(MemberProbeReport("app", "x86_64", _report(False), None)))
     assert data["version"] == 1 and data["tool"]["name"] == "featcheck"
+    assert (data["kind"], data["rules"]) == ("matmul", None)
     for key, kind in {
         "verdict": str,
         "reason": str,

@@ -25,7 +25,7 @@ from featcheck.probe.failure import classify_build_failure
 from featcheck.probe.manifest import PACKAGE
 from featcheck.probe.plan import BuildPlan, BuiltProbe, build_scripts, crate_label
 from featcheck.probe.resolve import BackendConfig
-from featcheck.probe.toolset import find_toolset
+from featcheck.probe.toolset import Toolset, find_toolset
 
 
 def _constant(flag: str, value: str) -> Argument:
@@ -57,6 +57,7 @@ class ProbeBuilder:
         say: Callable[[str], None],
         on_command: Callable[[list[str]], None] | None = None,
         root: Path | None = None,
+        toolset: Toolset | None = None,
     ) -> None:
         self.root = root if root is not None else cache_root(workdir)
         self.target_dir = self.root / "target"
@@ -64,7 +65,8 @@ class ProbeBuilder:
         self.timeout = timeout
         self.say = say
         self.on_command = on_command
-        self.toolset = find_toolset(workdir, self.target_dir, timeout)
+        # Another builder's toolset, where both build in the same cache: one `rustc -vV`.
+        self.toolset = toolset or find_toolset(workdir, self.target_dir, timeout)
 
     def _flags(self) -> list[Argument]:
         return [word("--offline")] if self.offline else []

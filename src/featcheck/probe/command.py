@@ -1,4 +1,5 @@
-"""`featcheck probe`: resolve the member, build the probe (cached), time it, decide.
+"""The matmul probe: burn-flex as the member builds it (and with featcheck's fix), planned,
+built (cached), timed and judged; the steps `featcheck probe` runs (probe/member.py).
 
 The probe is the only part of featcheck that compiles and runs code: registry crates at the
 member's locked versions (their build scripts and proc-macros run while compiling) plus
@@ -30,12 +31,12 @@ from featcheck.probe.measure import Measurement, TorchStats, measure, measure_to
 from featcheck.probe.plan import BuildPlan, BuiltProbe
 from featcheck.probe.resolve import (
     BackendConfig,
+    MemberGraph,
     MemberResolution,
-    resolve_member,
     resolve_with_changes,
 )
-from featcheck.probe.statement import confirm_build
 from featcheck.probe.verdict import Decision, check_n, decide
+from featcheck.report import Finding
 
 DEFAULT_N = 1024
 
@@ -108,22 +109,32 @@ class ProbeReport:
     """From the start of the command to the first timed run (resolving, building or not)."""
 
 
-def _fix_changes(
-    resolution: MemberResolution, options: ProbeOptions, say: Callable[[str], None]
-) -> tuple[dict[Path, str], str | None]:
-    """What `featcheck --fix` would write for this member (path -> new text), and in words."""
-    say(f"auditing {resolution.member.name} for featcheck's fix (cargo confirms it)")
+def member_findings(
+    resolved: MemberGraph,
+    *,
+    select: tuple[str, ...] = (),
+    offline: bool,
+    timeout: float,
+    on_command: Callable[[list[str]], None] | None = None,
+) -> list[Finding]:
+    """The member's findings on the host, each with featcheck's fix where cargo confirms one
+    (`select`: rules to run besides the configured ones, e.g. an opt-in rule asked for)."""
     result = audit_project(
-        resolution.manifest,
+        resolved.manifest,
         AuditOptions(
-            packages=(resolution.member.name,),
-            targets=(resolution.config.target,),
-            offline=options.offline,
-            timeout=options.timeout,
-            on_command=options.on_command,
+            select=select,
+            packages=(resolved.member.name,),
+            targets=(resolved.target,),
+            offline=offline,
+            timeout=timeout,
+            on_command=on_command,
         ),
     )
-    findings = [f for f in result.findings if f.member == resolution.member.name]
+    return [f for f in result.findings if f.member == resolved.member.name]
+
+
+def fix_changes(findings: list[Finding]) -> tuple[dict[Path, str], str | None]:
+    """What `featcheck --fix` would write for these findings (path -> new text), and in words."""
     changes = plan_changes(findings)
     described = "; ".join(
         f"{f.code}: {f.fix.description}" for f in findings if f.fix is not None and f.fix.safe
@@ -143,42 +154,44 @@ def _torch(n: int, say: Callable[[str], None]) -> TorchStats | None:
         return None
 
 
-def run_probe(options: ProbeOptions, say: Callable[[str], None]) -> ProbeReport:
-    """Run the whole probe; raises FeatcheckError (one line) on any failure."""
-    try:
-        return _run_probe(options, say)
-    except FeatcheckError as error:
-        raise probe_error(error) from None
+@dataclass(frozen=True)
+class MatmulPlan:
+    """The matmul probe's builds, planned: the member's configuration (and featcheck's fix)."""
+
+    configs: list[BackendConfig]
+    plans: list[BuildPlan]
+    fix_description: str | None
+    notes: list[str]
 
 
-def _run_probe(options: ProbeOptions, say: Callable[[str], None]) -> ProbeReport:
-    started = time.monotonic()
-    manifest = _checked_manifest(options)
-    # cargo, rustc and a linker first: no point resolving what cannot be built.
-    builder = ProbeBuilder(
-        manifest.parent,
-        offline=options.offline,
-        timeout=max(options.build_timeout, options.timeout),
-        say=say,
-        on_command=options.on_command,
-    )
-    say("resolving the member's features with cargo (nothing of the checkout is built or run)")
-    resolution = resolve_member(
-        manifest,
-        options.package,
-        offline=options.offline,
-        timeout=options.timeout,
-        on_command=options.on_command,
-    )
-    config = resolution.config
+def plan_matmul(
+    builder: ProbeBuilder,
+    resolution: MemberResolution,
+    findings: list[Finding],
+    options: ProbeOptions,
+) -> MatmulPlan:
+    """The configurations to time (with --compare-fix, the one featcheck's fix for
+    `findings` gives, resolved on a copy), each prepared in the cache."""
     notes = _environment_notes()
-    configs, fix_description = _configurations(resolution, options, say, notes)
+    configs, fix_description = _configurations(resolution, findings, options, notes)
     plans = [builder.plan(variant, mlp=options.mlp) for variant in configs]
-    _confirm_build(plans, config, options, say)
-    builds = [built(builder, plan, say) for plan in plans]
+    return MatmulPlan(configs, plans, fix_description, notes)
+
+
+def time_matmul(
+    builder: ProbeBuilder,
+    prepared: MatmulPlan,
+    options: ProbeOptions,
+    say: Callable[[str], None],
+    started: float,
+) -> ProbeReport:
+    """Build what is planned (consent given), time every build, decide; `started`: when the
+    command began (time.monotonic), for the time to the first timed run."""
+    builds = [built(builder, plan, say) for plan in prepared.plans]
     cores = usable_cores()
     seconds_to_timing = time.monotonic() - started
-    variants = _measured(configs, builds, options, cores, say)
+    variants = _measured(prepared.configs, builds, options, cores, say)
+    config = prepared.configs[0]
     return ProbeReport(
         member=config.member,
         target=config.target,
@@ -189,13 +202,13 @@ def _run_probe(options: ProbeOptions, say: Callable[[str], None]) -> ProbeReport
         fixed=variants[1] if len(variants) > 1 else None,
         compare=options.compare_fix,
         torch=_torch(options.n, say) if options.compare_fix else None,
-        fix_description=fix_description,
-        notes=notes,
+        fix_description=prepared.fix_description,
+        notes=prepared.notes,
         seconds_to_timing=seconds_to_timing,
     )
 
 
-def _checked_manifest(options: ProbeOptions) -> Path:
+def checked_manifest(options: ProbeOptions) -> Path:
     """The member's Cargo.toml, read once to refuse a bad one, after a valid --n."""
     try:
         check_n(options.n)
@@ -218,8 +231,8 @@ def _environment_notes() -> list[str]:
 
 def _configurations(
     resolution: MemberResolution,
+    findings: list[Finding],
     options: ProbeOptions,
-    say: Callable[[str], None],
     notes: list[str],
 ) -> tuple[list[BackendConfig], str | None]:
     """The member's configuration, and with --compare-fix the one featcheck's fix gives where
@@ -227,7 +240,7 @@ def _configurations(
     config = resolution.config
     if not options.compare_fix:
         return [config], None
-    changes, fix_description = _fix_changes(resolution, options, say)
+    changes, fix_description = fix_changes(findings)
     if not changes:
         notes.append(f"featcheck has no confirmed fix for {config.member}: nothing to compare")
         return [config], fix_description
@@ -242,15 +255,6 @@ def _configurations(
         notes.append(f"featcheck's fix does not change {config.backend}: nothing to compare")
         return [config], fix_description
     return [config, fixed], fix_description
-
-
-def _confirm_build(
-    plans: list[BuildPlan],
-    config: BackendConfig,
-    options: ProbeOptions,
-    say: Callable[[str], None],
-) -> None:
-    confirm_build(plans, config.member, config.lockfile is not None, options.confirm, say)
 
 
 def built(builder: ProbeBuilder, plan: BuildPlan, say: Callable[[str], None]) -> BuiltProbe:

@@ -37,9 +37,11 @@ def verdict_line(result: RuleProbeResult) -> str:
     return f"{about}: {how} ({best.name}: {result.program.work})"
 
 
-def render_text(report: RuleProbeReport, out: TextIO) -> None:
-    """The report for a terminal."""
-    out.write(f"{printable(report.member)} ({printable(report.target)})\n")
+def render_text(report: RuleProbeReport, out: TextIO, *, header: bool = True) -> None:
+    """The report for a terminal (`header`: open with the member; false below the matmul's
+    report, which names it)."""
+    if header:
+        out.write(f"{printable(report.member)} ({printable(report.target)})\n")
     for result in report.results:
         out.write(f"\n{printable(verdict_line(result))}\n")
         if result.program.wall:
@@ -73,22 +75,22 @@ def _features(config: BackendConfig) -> str:
 
 def render_json(report: RuleProbeReport) -> str:
     """The report as one JSON object."""
-    return (
-        json_document(
-            {
-                "version": SCHEMA_VERSION,
-                "kind": "rules",
-                "tool": {"name": "featcheck", "version": __version__},
-                "member": report.member,
-                "target": report.target,
-                "runs": report.runs,
-                "probes": [_result_json(result) for result in report.results],
-                "costs_here": costs_here(report),
-                "notes": report.notes,
-            }
-        )
-        + "\n"
-    )
+    return json_document(report_json(report)) + "\n"
+
+
+def report_json(report: RuleProbeReport) -> dict[str, Any]:
+    """The report as a JSON-ready dict."""
+    return {
+        "version": SCHEMA_VERSION,
+        "kind": "rules",
+        "tool": {"name": "featcheck", "version": __version__},
+        "member": report.member,
+        "target": report.target,
+        "runs": report.runs,
+        "probes": [_result_json(result) for result in report.results],
+        "costs_here": costs_here(report),
+        "notes": report.notes,
+    }
 
 
 def _result_json(result: RuleProbeResult) -> dict[str, Any]:
