@@ -1,5 +1,5 @@
 """`featcheck probe PATH`: every finding of the member that has a program, in one run and one
-report (probe/member.py). Nothing is compiled: the cache holds, where each
+report (probe/member.py), and its exit codes. Nothing is compiled: the cache holds, where each
 build's binary would be, a script that answers like it (a probe "built before")."""
 
 from __future__ import annotations
@@ -94,3 +94,33 @@ def test_a_member_with_nothing_to_time_is_one_line_and_exit_2(
         last,
     ), last
     assert not (cache / "featcheck" / "probe" / "target").exists()
+
+
+def test_an_inconclusive_verdict_has_its_own_exit_code(
+    tmp_path: Path, offline_cargo_for: Callable[..., Path], cache: Path
+) -> None:
+    """Below n = 192 burn-flex never splits a matmul: inconclusive, which exited 0 like
+    multi-threaded; now 3, as the help says."""
+    project = copy_project(tmp_path, "crate-feature", offline_cargo_for)
+    current, _ = matmul_configs(project)
+    place_in_cache(ProbeBuilder(project, offline=True, timeout=120, say=print), current, True)
+    done = run_featcheck("probe", "--offline", str(project), "--n", "64")
+    assert done.returncode == 3, done.stderr
+    assert "\ninconclusive: " in done.stdout
+    settled = run_featcheck("probe", "--offline", str(project))
+    assert settled.returncode == 0, settled.stderr
+    assert "\nmulti-threaded: " in settled.stdout
+    help_text = " ".join(run_featcheck("probe", "--help").stdout.split())
+    assert "inconclusive (exit 3)" in help_text
+
+
+def test_a_rule_probe_whose_builds_disagree_is_inconclusive_too(
+    tmp_path: Path, offline_cargo_for: Callable[..., Path], cache: Path
+) -> None:
+    """Two builds that computed different results give no ratio: that is no measured
+    "no cost" (exit 0) either."""
+    project = copy_project(tmp_path, "regex-without-perf", offline_cargo_for)
+    place_rule_programs(project, {"FC011": (3.0, -1.0)})
+    done = run_featcheck("probe", "--offline", str(project), "--rule", "FC011")
+    assert done.returncode == 3, done.stderr
+    assert "the two builds computed different results; no ratio is given" in done.stdout

@@ -136,10 +136,15 @@ configuration takes minutes (the statement estimates how many here); later probe
 start timing within seconds.
 
 Verdict, from the CPU time of each thread during the all-core matmuls (valid on a busy
-machine): single-threaded (exit 1) or multi-threaded (exit 0); timings are shown as the
-second piece of evidence, marked when measured under load. Inconclusive (exit 0) only
-when it cannot be told: one core, n below 192, or threads not observable (not Linux) with
-timings that do not settle it. A finding 1.10x slower than fixed: exit 1. Exit 2 on errors.
+machine): single-threaded or multi-threaded; timings are shown as the second piece of
+evidence, marked when measured under load. Inconclusive only when it cannot be told: one
+core, n below 192, or threads not observable (not Linux) with timings that do not settle it.
+
+Exit codes: 1 when something measurably costs here (the matmul single-threaded, a finding
+1.10x slower than fixed); else inconclusive (exit 3) when the matmul's verdict is, or a
+finding's two builds computed different results (no ratio); else 0 (multi-threaded, no
+measurable cost). 3, not 0: an inconclusive probe measured nothing, and a CI gate must not
+read it as a pass. Exit 2 on errors.
 """
 
 

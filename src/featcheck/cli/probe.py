@@ -19,6 +19,12 @@ from featcheck.probe.rules.measured import record as record_measurements
 from featcheck.probe.rules.run import RuleProbeOptions, RuleProbeReport, run_rule_probes
 from featcheck.probe.verdict import Verdict
 
+EXIT_INCONCLUSIVE = 3
+"""Nothing measured a cost, and something could not be told (the matmul's verdict is
+inconclusive, or a finding's two builds computed different results): not 0, which a CI gate
+reads as "measured: no cost", nor 1 (a measured cost) or 2 (featcheck or cargo failed). 3 is
+used by nothing else featcheck, Python or a shell returns."""
+
 
 def probe(arguments: argparse.Namespace) -> int:
     """Build and time what the member's findings have a program for (or with --rule, the
@@ -78,10 +84,12 @@ def _probe_rules(arguments: argparse.Namespace, path: Path) -> int:
 
 def exit_code(matmul: ProbeReport | None, rules: RuleProbeReport | None) -> int:
     """1 where something measurably costs here (the matmul on one core, a finding's build
-    slower than the fixed one), else 0."""
+    slower than the fixed one), else 3 where something could not be told, else 0."""
     verdict = matmul.current.decision.verdict if matmul is not None else None
     if verdict is Verdict.SINGLE or (rules is not None and rules_report.costs_here(rules)):
         return EXIT_FINDINGS
+    if verdict is Verdict.INCONCLUSIVE or (rules is not None and rules_report.unsettled(rules)):
+        return EXIT_INCONCLUSIVE
     return EXIT_CLEAN
 
 

@@ -22,6 +22,11 @@ def costs_here(report: RuleProbeReport) -> bool:
     return any(r.agree and r.headline.ratio >= COSTS_FROM for r in report.results)
 
 
+def unsettled(report: RuleProbeReport) -> bool:
+    """Whether some finding got no ratio: its two builds computed different results."""
+    return any(not r.agree for r in report.results)
+
+
 def verdict_line(result: RuleProbeResult) -> str:
     """`FC012 memchr 2.8.3 without `std`: 2.06x slower here (memchr: …, median of 5 runs)`."""
     finding, best = result.finding, result.headline
