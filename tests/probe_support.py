@@ -1,14 +1,28 @@
-"""Shared by the probe's tests: a backend configuration, timings, fixture copies."""
+"""Shared by the probe's tests: a backend configuration, timings, fixture copies, and probes
+"built before" (scripts in the cache where a build's binary would be)."""
 
 from __future__ import annotations
 
 import shutil
+import stat
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from support import WORKSPACES
+from support import WORKSPACES, trust_of
 
-from featcheck.probe.resolve import BackendConfig, Pin
+from featcheck.probe.build import ProbeBuilder
+from featcheck.probe.cache import binary_name, executable
+from featcheck.probe.command import fix_changes, member_findings
+from featcheck.probe.resolve import (
+    BackendConfig,
+    Pin,
+    member_graph,
+    resolve_member,
+    resolve_with_changes,
+)
+from featcheck.probe.rules.crate import RuleProbeBuilder
+from featcheck.probe.rules.run import RuleProbeOptions, plan_rules, timed_findings
 from featcheck.probe.verdict import RunStats
 
 CONFIG = BackendConfig(
@@ -44,3 +58,87 @@ def copy_project(
     if offline_cargo_for is not None:
         offline_cargo_for(project)
     return project
+
+
+# --- probes "built before": scripts where the cache keeps a build's binary ---------------------
+
+FAKE_PROBE = """\
+#!{python}
+import json, os, sys
+single = os.environ.get("RAYON_NUM_THREADS") == "1"
+multi = {multi}
+ms = 21.4 if single or not multi else 11.5
+parallelism = 1.0 if single or not multi else 1.9
+cpu = ms * 20 * parallelism
+threads = {{"method": "linux-schedstat-1", "alive": 3,
+           "main_ms": 1.0 if multi else cpu, "others_ms": [cpu / 2, cpu / 2] if multi else []}}
+print(json.dumps({{
+    "probe": 1, "n": int(sys.argv[2]), "warmup": 3, "runs": 20,
+    "rayon_num_threads": 1 if single else None, "available_parallelism": 2,
+    "matmul": {{"min_ms": ms, "median_ms": ms * 1.1, "wall_ms": ms * 20,
+                "cpu_ms": cpu, "parallelism": parallelism, "threads": threads}},
+    "mlp": {{"min_ms": 5.0, "median_ms": 6.0, "wall_ms": 120.0, "cpu_ms": 120.0,
+             "parallelism": 1.0, "threads": None}} if "--mlp" in sys.argv else None,
+}}))
+"""
+
+FAKE_RULE_PROGRAM = """\
+#!{python}
+print("search\\t{ms}\\t{result}")
+"""
+"""A rule probe's program: one workload, its median time in ms and what it computed."""
+
+
+def _executable_script(path: Path, text: str) -> None:
+    path.write_text(text)
+    path.chmod(path.stat().st_mode | stat.S_IXUSR)
+    (path.parent / "built.json").write_text("{}\n")
+
+
+def matmul_configs(project: Path) -> tuple[BackendConfig, BackendConfig]:
+    """The member's burn-flex configuration, and the one featcheck's fix gives it."""
+    resolution = resolve_member(
+        project / "Cargo.toml",
+        None,
+        trust=trust_of(project / "Cargo.toml"),
+        offline=True,
+        timeout=120,
+    )
+    resolved = member_graph(
+        project / "Cargo.toml", None, trust=trust_of(project), offline=True, timeout=120
+    )
+    findings = member_findings(resolved, offline=True, timeout=120)
+    changes, _ = fix_changes(findings)
+    fixed = resolve_with_changes(resolution, changes, offline=True, timeout=120)
+    return resolution.config, fixed
+
+
+def place_in_cache(builder: ProbeBuilder, config: BackendConfig, multi: bool) -> None:
+    """Put a script that answers like the probe where the cache keeps `config`'s binary."""
+    directory, key = builder.prepare(config, mlp=True)
+    _executable_script(
+        directory / f"featcheck-probe-{key}", FAKE_PROBE.format(python=sys.executable, multi=multi)
+    )
+
+
+def place_rule_programs(project: Path, timings: dict[str, tuple[float, float]]) -> list[str]:
+    """For each finding of the member that a rule program times: scripts where the cache keeps
+    both builds' binaries, timed as `timings[code]` says (member's build, fixed build; a
+    negative fixed time: the fixed build computes something else). Returns the codes."""
+    resolved = member_graph(
+        project / "Cargo.toml", None, trust=trust_of(project), offline=True, timeout=120
+    )
+    findings = timed_findings(member_findings(resolved, offline=True, timeout=120), {"ALL"})
+    options = RuleProbeOptions(path=project, codes=("all",), offline=True, timeout=120)
+    builder = RuleProbeBuilder(
+        project, trust=trust_of(project), offline=True, timeout=120, say=print
+    )
+    prepared = plan_rules(builder, resolved, findings, options)
+    for index, finding in enumerate(findings):
+        for ms, plan in zip(timings[finding.code], prepared.plans[2 * index :], strict=False):
+            result = "42" if ms > 0 else "41"
+            _executable_script(
+                plan.directory / executable(binary_name(plan.key)),
+                FAKE_RULE_PROGRAM.format(python=sys.executable, ms=abs(ms), result=result),
+            )
+    return [finding.code for finding in findings]

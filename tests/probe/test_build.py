@@ -6,17 +6,22 @@ The real build-and-time test is tests/probe/test_probe_slow.py (FEATCHECK_SLOW=1
 
 from __future__ import annotations
 
+import json
+import os
+import sys
+import time
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from probe_support import copy_project
-from support import trust_of
+from probe_support import CONFIG, copy_project
+from support import elsewhere, trust_of
 
 from featcheck.errors import FeatcheckError
 from featcheck.probe.build import ProbeBuilder
 from featcheck.probe.cache import CRATE_DIR, binary_name, executable
+from featcheck.probe.plan import BuildPlan
 from featcheck.probe.resolve import Pin, resolve_member
 
 
@@ -65,7 +70,7 @@ def test_the_probe_states_what_it_compiles_and_runs(
 ) -> None:
     """Before a build: the crates, their build scripts and proc-macros at the locked versions,
     from cargo's own metadata of the probe crate; nothing of the member."""
-    from featcheck.probe.command import build_statement
+    from featcheck.probe.statement import build_statement
 
     project = copy_project(tmp_path, "crate-feature", offline_cargo_for)
     config = resolve_member(
@@ -88,18 +93,27 @@ def test_the_probe_states_what_it_compiles_and_runs(
     assert "burn-flex 0.22.1" in plan.crates and "burn-derive 0.22.1" in plan.proc_macros
     assert set(plan.build_scripts) <= set(plan.crates) and set(plan.proc_macros) <= set(plan.crates)
     assert not any(c.startswith(("app ", "featcheck-probe")) for c in plan.crates)
-    statement = build_statement([plan], "app", "the checkout's Cargo.lock")
-    assert f"will compile {len(plan.crates)} crates from the registry" in statement
-    assert "burn-derive 0.22.1" in statement
-    assert "Nothing of app's own code" in statement
-    for script in plan.build_scripts or ():
-        assert script in statement
+    statement = build_statement([plan], "app", "the checkout's Cargo.lock pins")
+    assert f"compiles {len(plan.crates)} crates from the registry" in statement
+    assert "\n    burn-derive 0.22.1\n" in statement
+    assert "nothing of app's own code" in statement
+    # The estimate: about 5 CPU-seconds a crate (and the probe crate), the cores shared with
+    # the load already there.
+    crates = len(plan.crates) + 1
+    quiet = build_statement([plan], "app", "Cargo.lock", cores=2, load=None)
+    assert f"about {round(crates * 5 / 2 / 60)} minutes here, an estimate" in quiet
+    assert f"({crates} crates, 2 cores, no load average);" in quiet
+    loaded = build_statement([plan], "app", "Cargo.lock", cores=2, load=2.0)
+    assert f"about {round(crates * 5 / 60)} minutes here, an estimate" in loaded
+    assert f"({crates} crates, 2 cores, load 2.0 from other work);" in loaded
+    scripts = build_statement([replace(plan, build_scripts=("a 1.0.0", "b 2.0.0"))], "app", "x")
+    assert "  build scripts cargo runs while compiling (2):\n    a 1.0.0\n    b 2.0.0\n" in scripts
     # Every value on the probe's cargo command lines goes through the audit's gate.
     with pytest.raises(FeatcheckError, match=r"target: `@/tmp/evil\.args` is not a target"):
         builder.plan(replace(config, target="@/tmp/evil.args"), mlp=False)
     # Where cargo metadata cannot list build scripts (--offline, a sparse cache), it says so.
     unknown = build_statement([replace(plan, build_scripts=None)], "app", "Cargo.lock")
-    assert "the build scripts among them (cargo metadata could not list which here)" in unknown
+    assert "build scripts: cargo metadata could not list which run here" in unknown
 
 
 class _Clock:
@@ -144,3 +158,46 @@ def test_a_builds_seconds_leave_out_the_wait_before_it(
     assert plan.cached and plan.preparing == 0.25
     built = builder.build(plan)
     assert built.cached and built.seconds == 0.5
+
+
+FAKE_CARGO = """\
+#!{python}
+import os, pathlib, sys, time
+for _ in range(20):  # as cargo repeats it, once per lock and attempt
+    print("    Blocking waiting for file lock on build directory", file=sys.stderr, flush=True)
+time.sleep(3)  # another probe builds meanwhile
+print("   Compiling burn-flex v0.22.1", file=sys.stderr, flush=True)
+name = next(a.split("=", 1)[1] for a in sys.argv if a.startswith("--bin="))
+built = pathlib.Path(os.environ["CARGO_TARGET_DIR"]) / "release" / name
+built.parent.mkdir(parents=True, exist_ok=True)
+built.write_text("")
+"""
+
+
+@pytest.mark.cargo
+@pytest.mark.skipif(os.name != "posix", reason="the fake cargo is a script with a #! line")
+def test_a_builds_time_starts_when_another_builds_lock_is_released(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """cargo waits for the lock another probe's build holds on the shared cache: said once,
+    and its seconds are the wait's, not this build's."""
+    fake = tmp_path / "cargo"
+    fake.write_text(FAKE_CARGO.format(python=sys.executable))
+    fake.chmod(0o755)
+    # The checkout lies beside the fake cargo: the launcher runs no program of the checkout.
+    trust = elsewhere(tmp_path)
+    builder = ProbeBuilder(
+        trust.root, trust=trust, offline=True, timeout=120, say=print, root=tmp_path / "cache"
+    )
+    builder.toolset = replace(builder.toolset, cargo=str(fake))
+    directory, key = builder.prepare(CONFIG, mlp=False)
+    plan = BuildPlan(CONFIG, directory, key, False, False, crates=("burn-flex 0.22.1",))
+    started = time.monotonic()
+    built = builder.build(plan)
+    elapsed = time.monotonic() - started
+    assert built.waited >= 2.9 and built.seconds + built.waited <= elapsed
+    stderr = capsys.readouterr().err
+    assert stderr.count("Blocking waiting for file lock") == 1
+    assert f"waited {built.waited:.0f} s for another build\n" in stderr
+    assert f"built the probe in {built.seconds:.0f} s (1 crates compiled" in stderr
+    assert json.loads((directory / "built.json").read_text())["waited"] == round(built.waited, 1)

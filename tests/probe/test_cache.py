@@ -47,8 +47,9 @@ def test_a_cache_inside_the_checkout_is_refused_with_one_line(
     assert "cache directory lies inside the audited checkout" in lines[0]
 
 
-def test_cache_key_covers_what_shapes_the_binary() -> None:
-    toolset = Toolset("cargo", {}, "rustc 1.95.0\nhost: x86_64-unknown-linux-gnu\n")
+def test_cache_key_covers_what_shapes_the_binary(tmp_path: Path) -> None:
+    version = "rustc 1.95.0\nhost: x86_64-unknown-linux-gnu\n"
+    toolset = Toolset("cargo", {}, version, trust_of(tmp_path))
     key = cache_key(CONFIG, toolset, mlp=False)
     assert key == cache_key(CONFIG, toolset, mlp=False)
     assert re.fullmatch(r"[0-9a-f]{16}", key)

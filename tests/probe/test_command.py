@@ -6,19 +6,18 @@ from __future__ import annotations
 
 import os
 import re
-import stat
 import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from probe_support import copy_project
+from probe_support import copy_project, matmul_configs, place_in_cache
 from support import WORKSPACES, run_featcheck, trust_of
 
 from featcheck.probe.build import ProbeBuilder
-from featcheck.probe.command import ProbeOptions, run_probe
+from featcheck.probe.command import ProbeOptions
+from featcheck.probe.member import run_member_probe
 from featcheck.probe.report import report_json, text_lines
-from featcheck.probe.resolve import BackendConfig, resolve_member
 from featcheck.probe.verdict import Verdict
 
 
@@ -44,36 +43,6 @@ def test_probe_help_says_what_it_compiles_and_runs() -> None:
         assert flag in text
 
 
-FAKE_PROBE = """\
-#!{python}
-import json, os, sys
-single = os.environ.get("RAYON_NUM_THREADS") == "1"
-multi = {multi}
-ms = 21.4 if single or not multi else 11.5
-parallelism = 1.0 if single or not multi else 1.9
-cpu = ms * 20 * parallelism
-threads = {{"method": "linux-schedstat-1", "alive": 3,
-           "main_ms": 1.0 if multi else cpu, "others_ms": [cpu / 2, cpu / 2] if multi else []}}
-print(json.dumps({{
-    "probe": 1, "n": int(sys.argv[2]), "warmup": 3, "runs": 20,
-    "rayon_num_threads": 1 if single else None, "available_parallelism": 2,
-    "matmul": {{"min_ms": ms, "median_ms": ms * 1.1, "wall_ms": ms * 20,
-                "cpu_ms": cpu, "parallelism": parallelism, "threads": threads}},
-    "mlp": {{"min_ms": 5.0, "median_ms": 6.0, "wall_ms": 120.0, "cpu_ms": 120.0,
-             "parallelism": 1.0, "threads": None}} if "--mlp" in sys.argv else None,
-}}))
-"""
-
-
-def _place_in_cache(builder: ProbeBuilder, config: BackendConfig, multi: bool) -> None:
-    """Put a script that answers like the probe where the cache keeps `config`'s binary."""
-    directory, key = builder.prepare(config, mlp=True)
-    path = directory / f"featcheck-probe-{key}"
-    path.write_text(FAKE_PROBE.format(python=sys.executable, multi=multi))
-    path.chmod(path.stat().st_mode | stat.S_IXUSR)
-    (directory / "built.json").write_text("{}\n")
-
-
 @pytest.mark.skipif(os.name != "posix", reason="the fake probe is a script with a #! line")
 def test_run_probe_end_to_end_with_cached_probes(
     tmp_path: Path, offline_cargo_for: Callable[..., Path], monkeypatch: pytest.MonkeyPatch
@@ -81,18 +50,8 @@ def test_run_probe_end_to_end_with_cached_probes(
     """Everything but the compiler: cargo resolves, the fix is resolved on a copy, and the
     cache holds, for both configurations, a script that answers like the probe. A cached build
     compiles nothing, so nothing is asked."""
-    from featcheck.probe.command import _fix_changes
-    from featcheck.probe.resolve import resolve_with_changes
-
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     project = copy_project(tmp_path, "crate-feature", offline_cargo_for)
-    resolution = resolve_member(
-        project / "Cargo.toml",
-        None,
-        trust=trust_of(project / "Cargo.toml"),
-        offline=True,
-        timeout=120,
-    )
     options = ProbeOptions(
         path=project,
         offline=True,
@@ -100,14 +59,16 @@ def test_run_probe_end_to_end_with_cached_probes(
         compare_fix=True,
         confirm=lambda statement: pytest.fail(f"asked although cached: {statement}"),
     )
-    changes, _ = _fix_changes(resolution, options, print)
-    fixed = resolve_with_changes(resolution, changes, offline=True, timeout=120)
+    current, fixed = matmul_configs(project)
     builder = ProbeBuilder(project, trust=trust_of(project), offline=True, timeout=120, say=print)
-    _place_in_cache(builder, resolution.config, multi=False)
-    _place_in_cache(builder, fixed, multi=True)
+    place_in_cache(builder, current, multi=False)
+    place_in_cache(builder, fixed, multi=True)
     monkeypatch.setattr("featcheck.probe.command.usable_cores", lambda: 2)
     messages: list[str] = []
-    report = run_probe(options, messages.append)
+    member_report = run_member_probe(options, messages.append, trust_of(options.path))
+    assert member_report.rules is None  # crate-feature's one finding is burn-flex's
+    report = member_report.matmul
+    assert report is not None
     assert report.current.decision.verdict is Verdict.SINGLE
     assert report.fixed is not None and report.fixed.decision.verdict is Verdict.MULTI
     assert report.mlp is True  # the MLP step is part of the default report
@@ -146,9 +107,22 @@ def test_no_terminal_and_no_yes_builds_nothing(
     result = run_featcheck("probe", "--offline", str(project))
     assert result.returncode == 2, result.stderr
     assert result.stdout == ""
-    assert "building the probe for burn-flex 0.22.1 [std] will compile" in result.stderr
-    assert "proc-macros" in result.stderr
     assert "pass --yes to allow the build" in result.stderr
+    lines = result.stderr.splitlines()
+    start = lines.index("featcheck: building the probe for burn-flex 0.22.1 [std]")
+    statement = lines[start : next(i for i, x in enumerate(lines) if "error:" in x)]
+    assert re.fullmatch(r"  compiles 14\d crates from the registry, at the versions", statement[1])
+    # How long, said to be an estimate, from what it rests on.
+    assert re.fullmatch(r"  first build: about \d+ (minutes|s) here, an estimate", statement[4])
+    assert re.fullmatch(
+        r"  \(14\d crates, \d+ cores?, (load [\d.]+ from other work|no load average)\);",
+        statement[5],
+    )
+    # Build scripts (the stubs have none) and proc-macros, one per line.
+    assert "  build scripts cargo runs while compiling: none" in statement
+    assert "  proc-macros rustc loads while compiling (13):" in statement
+    assert "    burn-derive 0.22.1" in statement and "    serde_derive 1.0.229" in statement
+    assert max(len(line) for line in statement) <= 72, statement
     assert not (cache / "featcheck" / "probe" / "target").exists()  # cargo built nothing
 
 
@@ -189,7 +163,8 @@ def test_on_a_terminal_the_probe_asks_and_no_builds_nothing(
     assert process.wait(timeout=120) == 2
     os.close(leader)
     text = drawn.decode(errors="replace")
-    assert "building the probe for burn-flex 0.22.1 [std] will compile" in text
+    assert "building the probe for burn-flex 0.22.1 [std]\r\n  compiles 14" in text
+    assert "  first build: about " in text
     assert "Build and run the probe? [y/N]" in text
     assert "nothing was built: the probe's build was not confirmed" in text
     assert not (cache / "featcheck" / "probe" / "target").exists()

@@ -46,3 +46,38 @@ def test_progress_on_a_terminal_rewrites_one_line() -> None:
     assert "3/3 crates (c v1.0.0)" in stream.getvalue()
     progress.done()
     assert stream.getvalue().endswith("(3 crates compiled)\n")
+
+
+class _Clock:
+    """A clock the test moves."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_a_wait_for_another_build_is_said_once_and_not_counted_as_build_time() -> None:
+    """Another probe held the cache's lock for 16 minutes: cargo said so dozens of times, and
+    the wait was reported as this build's time."""
+    stream, clock = io.StringIO(), _Clock()
+    progress = BuildProgress(3, stream, live=False, clock=clock)
+    for second in range(0, 960, 30):
+        clock.now = float(second)
+        progress.line("    Blocking waiting for file lock on package cache\n")
+        progress.line("    Blocking waiting for file lock on build directory\n")
+    clock.now = 960.0
+    for name in ("a", "b", "c"):
+        progress.line(f"   Compiling {name} v1.0.0\n")
+    clock.now = 1272.0
+    progress.done()
+    lines = stream.getvalue().splitlines()
+    assert lines == [
+        "featcheck: waiting for another build in the probe's cache (cargo: Blocking waiting "
+        "for file lock on package cache); the wait is not counted as build time",
+        "featcheck: building the probe: 1/3 crates compiled (0 s, now a v1.0.0)",
+        "featcheck: waited 960 s for another build",
+        "featcheck: built the probe in 312 s (3 crates compiled)",
+    ]
+    assert progress.waited == 960.0

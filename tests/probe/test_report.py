@@ -10,8 +10,10 @@ from probe_support import CONFIG, runs
 
 from featcheck.probe.command import ProbeReport, VariantResult
 from featcheck.probe.measure import Measurement, TorchStats
+from featcheck.probe.member import MemberProbeReport
+from featcheck.probe.member_report import render_json
 from featcheck.probe.plan import BuiltProbe
-from featcheck.probe.report import render_json, report_json, text_lines
+from featcheck.probe.report import report_json, text_lines
 from featcheck.probe.resolve import BackendConfig, Pin
 from featcheck.probe.verdict import RunStats, Verdict, decide
 
@@ -45,8 +47,9 @@ def _report(compare: bool) -> ProbeReport:
 
 
 def test_json_schema() -> None:
-    data = json.loads(render_json(_report(compare=False)))
+    data = json.loads(render_json(MemberProbeReport("app", "x86_64", _report(False), None)))
     assert data["version"] == 1 and data["tool"]["name"] == "featcheck"
+    assert (data["kind"], data["rules"]) == ("matmul", None)
     for key, kind in {
         "verdict": str,
         "reason": str,
@@ -88,3 +91,13 @@ def test_text_report_plain_and_fancy() -> None:
     assert "built in 301 s" in plain
     fancy = "\n".join(text for text, _ in text_lines(_report(compare=False), fancy=True))
     assert "█" in fancy and "--compare-fix" in fancy
+
+
+def test_a_wait_for_another_build_is_said_apart_from_the_build_time() -> None:
+    report = _report(compare=False)
+    waited = BuiltProbe(Path("probe"), "0123456789abcdef", cached=False, seconds=301.0, waited=960)
+    report.current = replace(report.current, build=waited)
+    plain = "\n".join(text for text, _ in text_lines(report, fancy=False))
+    assert "current: built in 301 s (waited 960 s for another build before)" in plain
+    build = report_json(report)["build"]
+    assert (build["seconds"], build["waited_seconds"]) == (301.0, 960)

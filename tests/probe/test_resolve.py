@@ -13,7 +13,6 @@ from support import trust_of
 
 from featcheck.cargo.tree_text import parse_tree_text
 from featcheck.errors import FeatcheckError
-from featcheck.probe.command import ProbeOptions
 from featcheck.probe.resolve import Pin, backend_from_graph, resolve_member
 
 TREE = """\
@@ -81,20 +80,16 @@ def test_two_versions_of_burn_flex_are_refused(
 def test_compare_fix_resolves_the_fixed_feature_set(
     tmp_path: Path, offline_cargo_for: Callable[..., Path]
 ) -> None:
-    from featcheck.probe.command import _fix_changes
-    from featcheck.probe.resolve import resolve_with_changes
+    from featcheck.probe.command import fix_changes, member_findings
+    from featcheck.probe.resolve import member_graph, member_resolution, resolve_with_changes
 
     project = copy_project(tmp_path, "crate-feature", offline_cargo_for)
     manifest_before = (project / "Cargo.toml").read_text()
-    resolution = resolve_member(
-        project / "Cargo.toml",
-        None,
-        trust=trust_of(project / "Cargo.toml"),
-        offline=True,
-        timeout=120,
+    resolved = member_graph(
+        project / "Cargo.toml", None, trust=trust_of(project), offline=True, timeout=120
     )
-    options = ProbeOptions(path=project, offline=True, timeout=120)
-    changes, described = _fix_changes(resolution, options, print)
+    resolution = member_resolution(resolved)
+    changes, described = fix_changes(member_findings(resolved, offline=True, timeout=120))
     assert changes and described and "FC001" in described
     fixed = resolve_with_changes(resolution, changes, offline=True, timeout=120)
     assert "rayon" in fixed.backend.features

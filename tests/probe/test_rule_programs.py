@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 import tomlkit
 from actions_support import make_finding
+from support import trust_of
 
 from featcheck.cargo.tree_text import parse_tree_text
 from featcheck.errors import FeatcheckError
@@ -137,7 +138,7 @@ def test_a_hint_about_a_crate_itself_is_neither_probed_nor_priced(
     project = tmp_path / "project"
     project.mkdir()
     result = AuditResult(project, findings=[hint, threads], members=["app"])
-    priced = attach(result, project)
+    priced = attach(result, trust_of(project))
     assert [f.cost for f in priced.findings] == [
         None,
         Cost(False, "featcheck probe --rule FC002"),

@@ -244,11 +244,12 @@ def open_process(
     cwd: Path,
     env: dict[str, str],
     stdin: int = subprocess.DEVNULL,
+    stdout: int = subprocess.PIPE,
 ) -> subprocess.Popen[bytes]:
     """Every process featcheck starts starts here, in the run's trust context: no program of
     the checkout (or of a tree made from it) is run, and none runs inside it, where cargo,
     rustup and git read configuration from the working directory upward — unless the user
-    trusts the checkout (`--trust-checkout`). Its stdout and stderr are pipes; it runs in a
+    trusts the checkout (`--trust-checkout`). Its stderr (and stdout) are pipes; it runs in a
     session of its own, so a timeout also ends the programs it started (which would otherwise
     hold the pipes open) and it has no terminal to open."""
     name = Path(argv[0]).name
@@ -262,7 +263,7 @@ def open_process(
             cwd=cwd,
             env=env,
             stdin=stdin,
-            stdout=subprocess.PIPE,
+            stdout=stdout,
             stderr=subprocess.PIPE,
             start_new_session=os.name == "posix",
         )

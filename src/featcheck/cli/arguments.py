@@ -114,7 +114,12 @@ def rule_parser(prog: str) -> Parser:
     return parser
 
 
-_PROBE_HELP = """Measure whether the member's matmul runs on one core: build and time a probe.
+_PROBE_HELP = """Measure the member's findings on this machine: build and time a probe of each.
+
+Where the member builds burn's CPU backend (burn-flex), the probe times its matmul: does it
+run on one core? Every other finding whose crate has a probe program (regex, memchr, ...;
+see --rule) is timed as the member builds the crate and as featcheck's fix builds it. One
+statement, one consent, one report.
 
 The probe is the only part of featcheck that compiles and runs code. It builds registry
 crates at the versions your Cargo.lock pins (burn, burn-flex and gemm with exactly the
@@ -127,13 +132,19 @@ script or its path dependencies. A probe built before compiles nothing and asks 
 It times an N x N f32 matmul and one 784-512-10 MLP train step (batch 256) on burn's CPU
 backend (warm-up, then 10 timed runs; min and median) with RAYON_NUM_THREADS=1 and with
 all cores, recording which threads of the probe did the work. The first build of a
-configuration takes minutes; later probes of it start timing within seconds.
+configuration takes minutes (the statement estimates how many here); later probes of it
+start timing within seconds.
 
 Verdict, from the CPU time of each thread during the all-core matmuls (valid on a busy
-machine): single-threaded (exit 1) or multi-threaded (exit 0); timings are shown as the
-second piece of evidence, marked when measured under load. Inconclusive (exit 0) only
-when it cannot be told: one core, n below 192, or threads not observable (not Linux) with
-timings that do not settle it. Exit 2 on errors.
+machine): single-threaded or multi-threaded; timings are shown as the second piece of
+evidence, marked when measured under load. Inconclusive only when it cannot be told: one
+core, n below 192, or threads not observable (not Linux) with timings that do not settle it.
+
+Exit codes: 1 when something measurably costs here (the matmul single-threaded, a finding
+1.10x slower than fixed); else inconclusive (exit 3) when the matmul's verdict is, or a
+finding's two builds computed different results (no ratio); else 0 (multi-threaded, no
+measurable cost). 3, not 0: an inconclusive probe measured nothing, and a CI gate must not
+read it as a pass. Exit 2 on errors.
 """
 
 
@@ -153,14 +164,14 @@ def probe_parser(prog: str) -> Parser:
     add(
         "--compare-fix",
         action="store_true",
-        help="Also build and time the member with featcheck's confirmed fix applied (on a "
+        help="Also build and time the matmul with featcheck's confirmed fix applied (on a "
         "temporary copy), and PyTorch when it is importable.",
     )
     add(
         "--rule",
         action="append",
         metavar="CODE",
-        help="Instead of the matmul: time the crate of the member's finding of this rule "
+        help="Only the member's finding of this rule, not the matmul: time its crate "
         "(FC002, FC008-FC023: burn-ndarray, gemm, matrixmultiply, faer, regex, memchr, "
         "crc32fast, rustfft, flate2, blake3, aho-corasick, serde_json, mimalloc) as the member "
         "builds it "

@@ -29,7 +29,7 @@ Examples:
 Other commands:
   featcheck rules              list every rule
   featcheck rule CODE          print one rule's documentation
-  featcheck probe [PATH]       time the member's matmul in a probe build
+  featcheck probe [PATH]       time the member's findings here (builds a probe)
 
 Exit codes: 0 clean, 1 findings at or above --fail-on, 2 usage, input or cargo error.
 Formats: {formats_help()}. NO_COLOR turns colour off, FORCE_COLOR on;

@@ -1,5 +1,5 @@
-"""`featcheck probe`: the probe's options from the flags, its run (probe/command.py), its
-report and exit code (1 when the member's matmul runs on one core)."""
+"""`featcheck probe`: the probe's options from the flags, its run (probe/member.py, or with
+--rule probe/rules/run.py), its report and exit code."""
 
 from __future__ import annotations
 
@@ -13,22 +13,32 @@ from featcheck.audit import project_manifest
 from featcheck.boundary import TrustContext
 from featcheck.cli.terminal import EXIT_CLEAN, EXIT_FINDINGS, fail
 from featcheck.errors import FeatcheckError
-from featcheck.probe.command import ProbeOptions, run_probe
-from featcheck.probe.report import render_json, render_text
+from featcheck.probe import member_report
+from featcheck.probe.command import ProbeOptions, ProbeReport
+from featcheck.probe.member import run_member_probe
 from featcheck.probe.rules import report as rules_report
 from featcheck.probe.rules.measured import record as record_measurements
-from featcheck.probe.rules.run import RuleProbeOptions, run_rule_probes
+from featcheck.probe.rules.run import RuleProbeOptions, RuleProbeReport, run_rule_probes
 from featcheck.probe.verdict import Verdict
+
+EXIT_INCONCLUSIVE = 3
+"""Nothing measured a cost, and something could not be told (the matmul's verdict is
+inconclusive, or a finding's two builds computed different results): not 0, which a CI gate
+reads as "measured: no cost", nor 1 (a measured cost) or 2 (featcheck or cargo failed). 3 is
+used by nothing else featcheck, Python or a shell returns."""
 
 
 def probe(arguments: argparse.Namespace) -> int:
-    """Build and time the member's matmul (or with --rule, the crates of its findings)."""
+    """Build and time what the member's findings have a program for (or with --rule, the
+    crates of those rules' findings)."""
     try:
         path = project_manifest(arguments.path, arguments.manifest_path)
     except FeatcheckError as error:
         fail(error)
+    # The probe's one trust context, from the path the user named: its copies get it derived.
+    trust = TrustContext.of(path, os.environ)
     if arguments.rule:
-        return _probe_rules(arguments, path)
+        return _probe_rules(arguments, path, trust)
     options = ProbeOptions(
         path=path,
         package=arguments.package,
@@ -41,20 +51,20 @@ def probe(arguments: argparse.Namespace) -> int:
         confirm=None if arguments.yes else _confirm,
     )
     try:
-        report = run_probe(options, _say)
+        report = run_member_probe(options, _say, trust)
+        if report.rules is not None:
+            record_measurements(report.rules, trust)  # for `featcheck --measured`
     except FeatcheckError as error:
         fail(error)
     if arguments.output_format == "json":
-        sys.stdout.write(render_json(report))
+        sys.stdout.write(member_report.render_json(report))
     else:
-        render_text(report)
-    single = report.current.decision.verdict is Verdict.SINGLE
-    return EXIT_FINDINGS if single else EXIT_CLEAN
+        member_report.render_text(report)
+    return exit_code(report.matmul, report.rules)
 
 
-def _probe_rules(arguments: argparse.Namespace, path: Path) -> int:
-    """`--rule CODE`: each finding's crate timed as built and as fixed; exit 1 where one
-    measurably costs speed here."""
+def _probe_rules(arguments: argparse.Namespace, path: Path, trust: TrustContext) -> int:
+    """`--rule CODE`: each finding's crate timed as built and as fixed."""
     options = RuleProbeOptions(
         path=path,
         codes=tuple(code.strip() for value in arguments.rule for code in value.split(",")),
@@ -65,8 +75,6 @@ def _probe_rules(arguments: argparse.Namespace, path: Path) -> int:
         confirm=None if arguments.yes else _confirm,
     )
     try:
-        # The probe's one trust context, from the path the user named: its copies get it derived.
-        trust = TrustContext.of(path, os.environ)
         report = run_rule_probes(options, _say, trust)
         record_measurements(report, trust)  # for `featcheck --measured`
     except FeatcheckError as error:
@@ -75,7 +83,18 @@ def _probe_rules(arguments: argparse.Namespace, path: Path) -> int:
         sys.stdout.write(rules_report.render_json(report))
     else:
         rules_report.render_text(report, sys.stdout)
-    return EXIT_FINDINGS if rules_report.costs_here(report) else EXIT_CLEAN
+    return exit_code(None, report)
+
+
+def exit_code(matmul: ProbeReport | None, rules: RuleProbeReport | None) -> int:
+    """1 where something measurably costs here (the matmul on one core, a finding's build
+    slower than the fixed one), else 3 where something could not be told, else 0."""
+    verdict = matmul.current.decision.verdict if matmul is not None else None
+    if verdict is Verdict.SINGLE or (rules is not None and rules_report.costs_here(rules)):
+        return EXIT_FINDINGS
+    if verdict is Verdict.INCONCLUSIVE or (rules is not None and rules_report.unsettled(rules)):
+        return EXIT_INCONCLUSIVE
+    return EXIT_CLEAN
 
 
 def _say(text: str) -> None:

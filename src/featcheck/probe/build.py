@@ -26,7 +26,7 @@ from featcheck.probe.failure import classify_build_failure
 from featcheck.probe.manifest import PACKAGE
 from featcheck.probe.plan import BuildPlan, BuiltProbe, build_scripts, crate_label
 from featcheck.probe.resolve import BackendConfig
-from featcheck.probe.toolset import find_toolset
+from featcheck.probe.toolset import Toolset, find_toolset
 
 
 def _constant(flag: str, value: str) -> Argument:
@@ -59,6 +59,7 @@ class ProbeBuilder:
         say: Callable[[str], None],
         on_command: Callable[[list[str]], None] | None = None,
         root: Path | None = None,
+        toolset: Toolset | None = None,
     ) -> None:
         self.root = root if root is not None else cache_root(trust)
         self.target_dir = self.root / "target"
@@ -66,8 +67,9 @@ class ProbeBuilder:
         self.timeout = timeout
         self.say = say
         self.on_command = on_command
+        # Another builder's toolset, where both build in the same cache: one `rustc -vV`.
         self.trust = trust
-        self.toolset = find_toolset(workdir, self.target_dir, trust, timeout)
+        self.toolset = toolset or find_toolset(workdir, self.target_dir, trust, timeout)
 
     def _flags(self) -> list[Argument]:
         return [word("--offline")] if self.offline else []
@@ -201,7 +203,7 @@ class ProbeBuilder:
             f"building the probe for {config.backend} ({total} crates, release profile; the "
             f"first build takes minutes, later probes reuse it: {directory})"
         )
-        compile_probe(
+        waited = compile_probe(
             self.toolset,
             [
                 word("build"),
@@ -221,6 +223,10 @@ class ProbeBuilder:
         partial = binary.with_name(binary.name + ".partial")
         shutil.copy2(built, partial)
         os.replace(partial, binary)
-        seconds = plan.preparing + time.monotonic() - started
-        stamp.write_text(json.dumps({"key": key, "seconds": round(seconds, 1)}) + "\n")
-        return BuiltProbe(binary, key, False, seconds)
+        # Another probe's build in the same cache is its time, not this one's.
+        seconds = plan.preparing + time.monotonic() - started - waited
+        stamp.write_text(
+            json.dumps({"key": key, "seconds": round(seconds, 1), "waited": round(waited, 1)})
+            + "\n"
+        )
+        return BuiltProbe(binary, key, False, seconds, waited)

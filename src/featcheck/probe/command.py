@@ -1,10 +1,11 @@
-"""`featcheck probe`: resolve the member, build the probe (cached), time it, decide.
+"""The matmul probe: burn-flex as the member builds it (and with featcheck's fix), planned,
+built (cached), timed and judged; the steps `featcheck probe` runs (probe/member.py).
 
 The probe is the only part of featcheck that compiles and runs code: registry crates at the
 member's locked versions (their build scripts and proc-macros run while compiling) plus
 featcheck's own probe crate, built in the user's cache directory. Before compiling, it states
-exactly that and asks (`confirm`); a cached build compiles nothing. The audited crate, its build
-script and its path dependencies are never compiled or run.
+exactly that and asks (`confirm`, statement.py); a cached build compiles nothing. The audited
+crate, its build script and its path dependencies are never compiled or run.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from featcheck.audit import find_manifest
-from featcheck.boundary import TrustContext, checkout_root
+from featcheck.boundary import TrustContext
 from featcheck.errors import FeatcheckError
 from featcheck.fixes.apply import plan_changes
 from featcheck.manifest.document import read_manifest
@@ -30,11 +31,12 @@ from featcheck.probe.measure import Measurement, TorchStats, measure, measure_to
 from featcheck.probe.plan import BuildPlan, BuiltProbe
 from featcheck.probe.resolve import (
     BackendConfig,
+    MemberGraph,
     MemberResolution,
-    resolve_member,
     resolve_with_changes,
 )
 from featcheck.probe.verdict import Decision, check_n, decide
+from featcheck.report import Finding
 
 DEFAULT_N = 1024
 
@@ -78,27 +80,6 @@ def probe_error(error: FeatcheckError) -> FeatcheckError:
     return FeatcheckError(message, path=error.path, line=error.line, column=error.column)
 
 
-def build_statement(plans: list[BuildPlan], member: str, lockfile: str) -> str:
-    """What building `plans` compiles and runs, in words, before it happens."""
-    crates = sorted({c for plan in plans for c in plan.crates})
-    macros = sorted({c for plan in plans for c in plan.proc_macros})
-    known = [plan.build_scripts for plan in plans if plan.build_scripts is not None]
-    if len(known) == len(plans):
-        scripts = sorted({c for listed in known for c in listed})
-        run = f"the build scripts of {len(scripts)} of them ({', '.join(scripts) or 'none'})"
-    else:
-        run = "the build scripts among them (cargo metadata could not list which here)"
-    backends = " and ".join(str(plan.config.backend) for plan in plans)
-    return (
-        f"building the probe for {backends} will compile {len(crates)} crates from the "
-        f"registry at the versions {lockfile} pins, plus featcheck's own probe crate, then "
-        "run the probe. While "
-        f"compiling, cargo runs {run} and rustc loads {len(macros)} proc-macros "
-        f"({', '.join(macros) or 'none'}). Nothing of {member}'s own code (its crate, build "
-        "script or path dependencies) is compiled or run"
-    )
-
-
 @dataclass
 class VariantResult:
     """One build of the probe, measured and judged."""
@@ -128,23 +109,33 @@ class ProbeReport:
     """From the start of the command to the first timed run (resolving, building or not)."""
 
 
-def _fix_changes(
-    resolution: MemberResolution, options: ProbeOptions, say: Callable[[str], None]
-) -> tuple[dict[Path, str], str | None]:
-    """What `featcheck --fix` would write for this member (path -> new text), and in words."""
-    say(f"auditing {resolution.member.name} for featcheck's fix (cargo confirms it)")
+def member_findings(
+    resolved: MemberGraph,
+    *,
+    select: tuple[str, ...] = (),
+    offline: bool,
+    timeout: float,
+    on_command: Callable[[list[str]], None] | None = None,
+) -> list[Finding]:
+    """The member's findings on the host, each with featcheck's fix where cargo confirms one
+    (`select`: rules to run besides the configured ones, e.g. an opt-in rule asked for)."""
     result = audit_project(
-        resolution.manifest,
+        resolved.manifest,
         AuditOptions(
-            packages=(resolution.member.name,),
-            targets=(resolution.config.target,),
-            offline=options.offline,
-            timeout=options.timeout,
-            on_command=options.on_command,
+            select=select,
+            packages=(resolved.member.name,),
+            targets=(resolved.target,),
+            offline=offline,
+            timeout=timeout,
+            on_command=on_command,
         ),
-        resolution.trust,
+        resolved.trust,
     )
-    findings = [f for f in result.findings if f.member == resolution.member.name]
+    return [f for f in result.findings if f.member == resolved.member.name]
+
+
+def fix_changes(findings: list[Finding]) -> tuple[dict[Path, str], str | None]:
+    """What `featcheck --fix` would write for these findings (path -> new text), and in words."""
     changes = plan_changes(findings)
     described = "; ".join(
         f"{f.code}: {f.fix.description}" for f in findings if f.fix is not None and f.fix.safe
@@ -164,46 +155,44 @@ def _torch(n: int, say: Callable[[str], None]) -> TorchStats | None:
         return None
 
 
-def run_probe(options: ProbeOptions, say: Callable[[str], None]) -> ProbeReport:
-    """Run the whole probe; raises FeatcheckError (one line) on any failure."""
-    try:
-        return _run_probe(options, say)
-    except FeatcheckError as error:
-        raise probe_error(error) from None
+@dataclass(frozen=True)
+class MatmulPlan:
+    """The matmul probe's builds, planned: the member's configuration (and featcheck's fix)."""
+
+    configs: list[BackendConfig]
+    plans: list[BuildPlan]
+    fix_description: str | None
+    notes: list[str]
 
 
-def _run_probe(options: ProbeOptions, say: Callable[[str], None]) -> ProbeReport:
-    started = time.monotonic()
-    manifest = _checked_manifest(options)
-    # The probe's one trust context, from the path the user named; its copies get it derived.
-    trust = TrustContext.of(manifest, os.environ)
-    # cargo, rustc and a linker first: no point resolving what cannot be built.
-    builder = ProbeBuilder(
-        manifest.parent,
-        trust=trust,
-        offline=options.offline,
-        timeout=max(options.build_timeout, options.timeout),
-        say=say,
-        on_command=options.on_command,
-    )
-    say("resolving the member's features with cargo (nothing of the checkout is built or run)")
-    resolution = resolve_member(
-        manifest,
-        options.package,
-        trust=trust,
-        offline=options.offline,
-        timeout=options.timeout,
-        on_command=options.on_command,
-    )
-    config = resolution.config
+def plan_matmul(
+    builder: ProbeBuilder,
+    resolution: MemberResolution,
+    findings: list[Finding],
+    options: ProbeOptions,
+) -> MatmulPlan:
+    """The configurations to time (with --compare-fix, the one featcheck's fix for
+    `findings` gives, resolved on a copy), each prepared in the cache."""
     notes = _environment_notes()
-    configs, fix_description = _configurations(resolution, options, say, notes)
+    configs, fix_description = _configurations(resolution, findings, options, notes)
     plans = [builder.plan(variant, mlp=options.mlp) for variant in configs]
-    _confirm_build(plans, config, options, say)
-    builds = [built(builder, plan, say) for plan in plans]
+    return MatmulPlan(configs, plans, fix_description, notes)
+
+
+def time_matmul(
+    builder: ProbeBuilder,
+    prepared: MatmulPlan,
+    options: ProbeOptions,
+    say: Callable[[str], None],
+    started: float,
+) -> ProbeReport:
+    """Build what is planned (consent given), time every build, decide; `started`: when the
+    command began (time.monotonic), for the time to the first timed run."""
+    builds = [built(builder, plan, say) for plan in prepared.plans]
     cores = usable_cores()
     seconds_to_timing = time.monotonic() - started
-    variants = _measured(configs, builds, options, cores, say)
+    variants = _measured(prepared.configs, builds, options, cores, say, builder.trust)
+    config = prepared.configs[0]
     return ProbeReport(
         member=config.member,
         target=config.target,
@@ -214,20 +203,20 @@ def _run_probe(options: ProbeOptions, say: Callable[[str], None]) -> ProbeReport
         fixed=variants[1] if len(variants) > 1 else None,
         compare=options.compare_fix,
         torch=_torch(options.n, say) if options.compare_fix else None,
-        fix_description=fix_description,
-        notes=notes,
+        fix_description=prepared.fix_description,
+        notes=prepared.notes,
         seconds_to_timing=seconds_to_timing,
     )
 
 
-def _checked_manifest(options: ProbeOptions) -> Path:
+def checked_manifest(options: ProbeOptions, trust: TrustContext) -> Path:
     """The member's Cargo.toml, read once to refuse a bad one, after a valid --n."""
     try:
         check_n(options.n)
     except ValueError as error:
         raise FeatcheckError(str(error)) from None
     manifest = find_manifest(options.path)
-    read_manifest(manifest, root=checkout_root(manifest))
+    read_manifest(manifest, root=trust.root)
     return manifest
 
 
@@ -243,8 +232,8 @@ def _environment_notes() -> list[str]:
 
 def _configurations(
     resolution: MemberResolution,
+    findings: list[Finding],
     options: ProbeOptions,
-    say: Callable[[str], None],
     notes: list[str],
 ) -> tuple[list[BackendConfig], str | None]:
     """The member's configuration, and with --compare-fix the one featcheck's fix gives where
@@ -252,7 +241,7 @@ def _configurations(
     config = resolution.config
     if not options.compare_fix:
         return [config], None
-    changes, fix_description = _fix_changes(resolution, options, say)
+    changes, fix_description = fix_changes(findings)
     if not changes:
         notes.append(f"featcheck has no confirmed fix for {config.member}: nothing to compare")
         return [config], fix_description
@@ -267,34 +256,6 @@ def _configurations(
         notes.append(f"featcheck's fix does not change {config.backend}: nothing to compare")
         return [config], fix_description
     return [config, fixed], fix_description
-
-
-def _confirm_build(
-    plans: list[BuildPlan],
-    config: BackendConfig,
-    options: ProbeOptions,
-    say: Callable[[str], None],
-) -> None:
-    confirm_build(plans, config.member, config.lockfile is not None, options.confirm, say)
-
-
-def confirm_build(
-    plans: list[BuildPlan],
-    member: str,
-    locked: bool,
-    confirm: Callable[[str], bool] | None,
-    say: Callable[[str], None],
-) -> None:
-    """State what the builds to come compile and run, and ask before compiling anything
-    (`confirm` None: --yes); `locked`: the checkout has a Cargo.lock the builds copy."""
-    to_build = [plan for plan in plans if not plan.cached]
-    if not to_build:
-        return
-    lockfile = "the checkout's Cargo.lock" if locked else "cargo resolves"
-    statement = build_statement(to_build, member, lockfile)
-    say(statement)
-    if confirm is not None and not confirm(statement):
-        raise FeatcheckError("nothing was built: the probe's build was not confirmed")
 
 
 def built(builder: ProbeBuilder, plan: BuildPlan, say: Callable[[str], None]) -> BuiltProbe:
@@ -314,6 +275,7 @@ def _measured(
     options: ProbeOptions,
     cores: int,
     say: Callable[[str], None],
+    trust: TrustContext,
 ) -> list[VariantResult]:
     """Every build timed with 1 thread and all cores, and judged."""
     measurements = measure(
@@ -323,6 +285,7 @@ def _measured(
         mlp=options.mlp,
         timeout=options.timeout,
         say=say,
+        trust=trust,
     )
     return [
         VariantResult(

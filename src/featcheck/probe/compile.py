@@ -12,6 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from featcheck.cargo.argv_gate import Argument, refuse_unsafe
+from featcheck.cargo.process import open_process
 from featcheck.errors import FeatcheckError
 from featcheck.probe.failure import classify_build_failure
 from featcheck.probe.progress import BuildProgress
@@ -27,9 +28,10 @@ def compile_probe(
     timeout: float,
     offline: bool,
     on_command: Callable[[list[str]], None] | None = None,
-) -> None:
+) -> float:
     """Run `cargo ARGUMENTS` in `directory`, showing progress over `total` crates; a
-    FeatcheckError saying why when it fails or runs past `timeout` seconds."""
+    FeatcheckError saying why when it fails or runs past `timeout` seconds. Returns the seconds
+    cargo waited for another build's lock (not this build's time)."""
     refuse_unsafe(arguments)
     if on_command is not None:
         on_command(["cargo", *arguments])
@@ -47,7 +49,8 @@ def compile_probe(
     timer.start()
     try:
         assert process.stderr is not None
-        for line in process.stderr:
+        for raw in process.stderr:
+            line = raw.decode("utf-8", errors="replace")
             tail.append(line)
             progress.line(line)
         process.wait()
@@ -66,26 +69,20 @@ def compile_probe(
         progress.abandon()
         raise FeatcheckError(classify_build_failure("".join(tail), offline=offline))
     progress.done()
+    return progress.waited
 
 
-def _start(toolset: Toolset, arguments: list[Argument], directory: Path) -> subprocess.Popen[str]:
-    try:
-        return subprocess.Popen(
-            [toolset.cargo, *arguments],
-            cwd=directory,
-            env=toolset.environment,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            text=True,
-            errors="replace",
-            start_new_session=os.name == "posix",
-        )
-    except OSError as error:
-        raise FeatcheckError(f"could not run cargo: {error.strerror or error}") from None
+def _start(toolset: Toolset, arguments: list[Argument], directory: Path) -> subprocess.Popen[bytes]:
+    return open_process(
+        [toolset.cargo, *arguments],
+        trust=toolset.trust,
+        cwd=directory,
+        env=toolset.environment,
+        stdout=subprocess.DEVNULL,
+    )
 
 
-def _kill(process: subprocess.Popen[str]) -> None:
+def _kill(process: subprocess.Popen[bytes]) -> None:
     if os.name == "posix":
         with contextlib.suppress(OSError):
             os.killpg(process.pid, signal.SIGKILL)

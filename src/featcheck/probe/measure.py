@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -23,6 +22,9 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from featcheck.boundary import TrustContext
+from featcheck.cargo.argv_gate import Argument
+from featcheck.cargo.process import neutral_directory, run_process
 from featcheck.errors import FeatcheckError
 from featcheck.probe.verdict import RunStats, ThreadEvidence
 
@@ -191,20 +193,20 @@ def run_load(
 
 
 def run_once(
-    binary: Path, n: int, *, threads: int | None, mlp: bool, timeout: float
+    binary: Path, n: int, *, threads: int | None, mlp: bool, timeout: float, trust: TrustContext
 ) -> tuple[dict[str, Any], RunLoad]:
     """Run the probe once; returns its JSON and how busy the cores were meanwhile."""
     environment = dict(os.environ)
     environment.pop("RAYON_NUM_THREADS", None)
     if threads is not None:
         environment["RAYON_NUM_THREADS"] = str(threads)
-    command = [str(binary), "--n", str(n), "--warmup", str(WARMUP), "--runs", str(TIMED_RUNS)]
+    arguments = ["--n", str(n), "--warmup", str(WARMUP), "--runs", str(TIMED_RUNS)]
     if mlp:
-        command.append("--mlp")
+        arguments.append("--mlp")
     before = _read_cpu_times()
     children_before = _children_cpu_seconds()
     started = time.monotonic()
-    stdout = run_program(command, timeout, environment)
+    stdout = run_program(binary, arguments, timeout, trust, environment)
     elapsed = time.monotonic() - started
     after = _read_cpu_times()
     children_after = _children_cpu_seconds()
@@ -218,24 +220,23 @@ def run_once(
 
 
 def run_program(
-    command: list[str], timeout: float, environment: dict[str, str] | None = None
+    binary: Path,
+    arguments: list[str],
+    timeout: float,
+    trust: TrustContext,
+    environment: dict[str, str] | None = None,
 ) -> str:
     """Run a probe binary (ours, built in the cache) and return what it printed; one line
     saying why where it does not finish or fails."""
-    try:
-        output = subprocess.run(
-            command,
-            env=environment,
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            check=False,
-            stdin=subprocess.DEVNULL,
-        )
-    except subprocess.TimeoutExpired:
-        raise FeatcheckError(f"the probe did not finish within {timeout:g} s") from None
-    except OSError as error:
-        raise FeatcheckError(f"could not run the probe: {error.strerror or error}") from None
+    output = run_process(
+        binary,
+        [Argument(argument) for argument in arguments],  # featcheck's own numbers and flags
+        trust=trust,
+        cwd=neutral_directory(),
+        env=dict(os.environ) if environment is None else environment,
+        timeout=timeout,
+        what="the probe",
+    )
     if output.returncode != 0:
         message = (output.stderr.strip().splitlines() or ["no message"])[-1]
         raise FeatcheckError(f"the probe failed (exit {output.returncode}): {message}")
@@ -254,6 +255,7 @@ def measure(
     mlp: bool,
     timeout: float,
     say: Callable[[str], None],
+    trust: TrustContext,
 ) -> list[Measurement]:
     """Measure every binary with 1 thread and all threads, rounds interleaved."""
     singles = [_Accumulator() for _ in binaries]
@@ -270,7 +272,9 @@ def measure(
     for _ in range(ROUNDS):
         for index, binary in enumerate(binaries):
             for threads, into in ((1, singles[index]), (None, alls[index])):
-                data, load = run_once(binary, n, threads=threads, mlp=mlp, timeout=timeout)
+                data, load = run_once(
+                    binary, n, threads=threads, mlp=mlp, timeout=timeout, trust=trust
+                )
                 into.add(data["matmul"])
                 if isinstance(data.get("mlp"), dict):
                     mlps[index][0 if threads == 1 else 1].add(data["mlp"])

@@ -42,7 +42,10 @@ class BuiltProbe:
     key: str
     cached: bool
     seconds: float
-    """Seconds spent preparing it (resolving, verifying, compiling; ~0 when cached)."""
+    """Seconds spent preparing it (resolving, verifying, compiling; ~0 when cached), less
+    `waited`."""
+    waited: float = 0.0
+    """Seconds its build waited for another build's lock in the shared cache."""
 
 
 def _shown(text: str) -> str:

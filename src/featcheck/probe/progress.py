@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TextIO
 
@@ -45,17 +46,34 @@ def parse_status(line: str) -> CargoEvent | None:
 
 
 class BuildProgress:
-    """Shows a build's progress on a stream (stderr): live on a terminal, sparse in logs."""
+    """Shows a build's progress on a stream (stderr): live on a terminal, sparse in logs.
+
+    While another cargo holds a lock the build needs (another probe building in the same
+    cache), cargo says `Blocking waiting for file lock on ...`, once per lock and attempt: it
+    is shown once, and the time until cargo goes on is kept apart (`waited`), so that a build's
+    time is its own."""
 
     LOG_EVERY_CRATES = 25
     LOG_EVERY_SECONDS = 30.0
 
-    def __init__(self, total: int, stream: TextIO | None = None, *, live: bool | None = None):
+    def __init__(
+        self,
+        total: int,
+        stream: TextIO | None = None,
+        *,
+        live: bool | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ):
         self.total = max(total, 1)
         self.stream = stream if stream is not None else sys.stderr
         self.live = self.stream.isatty() if live is None else live
+        self.clock = clock
         self.compiled = 0
-        self.started = time.monotonic()
+        self.started = clock()
+        self.waited = 0.0
+        """Seconds cargo spent waiting for another build's lock."""
+        self._waiting_since: float | None = None
+        self._said_waiting = False
         self._last_log = self.started
         self._logged_at = 0
         self._width = 0
@@ -63,13 +81,29 @@ class BuildProgress:
     def line(self, raw: str) -> None:
         """Feed one line of cargo's stderr."""
         event = parse_status(raw)
+        if event is not None and event.verb == "Blocking":
+            self._blocked(event)
+            return
+        if self._waiting_since is not None and raw.strip():  # cargo has the lock: it goes on
+            self.waited += self.clock() - self._waiting_since
+            self._waiting_since = None
         if event is None:
             return
         if event.verb == "Compiling":
             self.compiled += 1
             self._show(event.package or "")
-        elif event.verb in ("Downloading", "Blocking", "Updating"):
+        elif event.verb in ("Downloading", "Updating"):
             self._say(event.text)
+
+    def _blocked(self, event: CargoEvent) -> None:
+        if self._waiting_since is None:
+            self._waiting_since = self.clock()
+        if not self._said_waiting:
+            self._said_waiting = True
+            self._say(
+                f"waiting for another build in the probe's cache (cargo: {event.text}); "
+                "the wait is not counted as build time"
+            )
 
     def _counter(self) -> str:
         return f"{min(self.compiled, self.total)}/{self.total} crates"
@@ -82,7 +116,7 @@ class BuildProgress:
             self.stream.write("\r" + text + padding)
             self.stream.flush()
             return
-        now = time.monotonic()
+        now = self.clock()
         if (
             self.compiled - self._logged_at >= self.LOG_EVERY_CRATES
             or now - self._last_log >= self.LOG_EVERY_SECONDS
@@ -91,7 +125,7 @@ class BuildProgress:
             self._last_log = now
             self._say(
                 f"building the probe: {self._counter()} compiled "
-                f"({now - self.started:.0f} s, now {package})"
+                f"({now - self.started - self.waited:.0f} s, now {package})"
             )
 
     def _say(self, text: str) -> None:
@@ -105,9 +139,11 @@ class BuildProgress:
             self._width = 0
 
     def done(self) -> None:
-        """Replace the live line by a summary."""
-        elapsed = time.monotonic() - self.started
+        """Replace the live line by a summary: the wait for another build, then the build."""
+        elapsed = self.clock() - self.started - self.waited
         fresh = max(0, self.total - self.compiled)
+        if self.waited >= 0.5:
+            self._say(f"waited {self.waited:.0f} s for another build")
         self._say(
             f"built the probe in {elapsed:.0f} s ({self.compiled} crates compiled"
             + (f", {fresh} up to date" if fresh else "")

@@ -15,13 +15,13 @@ from featcheck.probe.command import ProbeReport, VariantResult
 from featcheck.probe.measure import ROUNDS, TIMED_RUNS, WARMUP
 from featcheck.probe.resolve import BackendConfig
 from featcheck.probe.verdict import RunStats, ThreadEvidence, Verdict
-from featcheck.render.json_text import json_document
 
 SCHEMA_VERSION = 1
 """Version 1 since the first probe; fields added since (same version): per-thread evidence
 (`threads_used`, `main_thread_share`, `thread_shares`, `thread_method`, `basis`,
 `timing_under_load`, `other_cores`, and `thread_cpu` in each run and MLP entry), the MLP by
-default, and `mlp` rows in `variants`."""
+default, `mlp` rows in `variants`, `build.waited_seconds`, and from `featcheck probe` (not the
+renderer) `kind` and `rules`."""
 TORCH_NOTE = (
     "PyTorch runs with its default threads: torch.set_num_threads does not govern BLAS "
     "backends such as Accelerate, so its row is not limited like RAYON_NUM_THREADS=1"
@@ -106,6 +106,7 @@ def _variant_json(variant: VariantResult) -> dict[str, Any]:
             "key": variant.build.key,
             "cached": variant.build.cached,
             "seconds": round(variant.build.seconds, 1),
+            "waited_seconds": round(variant.build.waited, 1),
         },
     }
 
@@ -157,12 +158,6 @@ def report_json(report: ProbeReport) -> dict[str, Any]:
             )
         data["variants"] = variants
     return data
-
-
-def render_json(report: ProbeReport) -> str:
-    """One JSON object and a newline, printable and free of workflow commands (its paths and
-    names are the checkout's; see render/safe_text.py)."""
-    return json_document(report_json(report)) + "\n"
 
 
 # --- text ------------------------------------------------------------------------------------
@@ -374,6 +369,8 @@ def _build_line(report: ProbeReport) -> str:
             continue
         build = variant.build
         how = "cached" if build.cached else f"built in {build.seconds:.0f} s"
+        if build.waited >= 0.5:
+            how += f" (waited {build.waited:.0f} s for another build before)"
         parts.append(f"{variant.config.label}: {how}")
     return (
         "probe build: "

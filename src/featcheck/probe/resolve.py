@@ -256,12 +256,24 @@ def resolve_member(
     resolved = member_graph(
         manifest, package, trust=trust, offline=offline, timeout=timeout, on_command=on_command
     )
+    return member_resolution(resolved)
+
+
+def builds_backend(graph: DependencyGraph) -> bool:
+    """The member links burn-flex (a copy only a proc-macro uses is not timed)."""
+    return any(not node.host for node in graph.named(BACKEND))
+
+
+def member_resolution(resolved: MemberGraph) -> MemberResolution:
+    """The member's burn-flex configuration, from its resolved graph."""
     config = replace(
         backend_from_graph(resolved.graph, resolved.member.name, resolved.target),
         lockfile=resolved.lockfile,
         profile=resolved.profile,
     )
-    return MemberResolution(config, resolved.metadata, resolved.member, manifest, trust)
+    return MemberResolution(
+        config, resolved.metadata, resolved.member, resolved.manifest, resolved.trust
+    )
 
 
 def graph_with_changes(

@@ -22,6 +22,11 @@ def costs_here(report: RuleProbeReport) -> bool:
     return any(r.agree and r.headline.ratio >= COSTS_FROM for r in report.results)
 
 
+def unsettled(report: RuleProbeReport) -> bool:
+    """Whether some finding got no ratio: its two builds computed different results."""
+    return any(not r.agree for r in report.results)
+
+
 def verdict_line(result: RuleProbeResult) -> str:
     """`FC012 memchr 2.8.3 without `std`: 2.06x slower here (memchr: …, median of 5 runs)`."""
     finding, best = result.finding, result.headline
@@ -37,9 +42,11 @@ def verdict_line(result: RuleProbeResult) -> str:
     return f"{about}: {how} ({best.name}: {result.program.work})"
 
 
-def render_text(report: RuleProbeReport, out: TextIO) -> None:
-    """The report for a terminal."""
-    out.write(f"{printable(report.member)} ({printable(report.target)})\n")
+def render_text(report: RuleProbeReport, out: TextIO, *, header: bool = True) -> None:
+    """The report for a terminal (`header`: open with the member; false below the matmul's
+    report, which names it)."""
+    if header:
+        out.write(f"{printable(report.member)} ({printable(report.target)})\n")
     for result in report.results:
         out.write(f"\n{printable(verdict_line(result))}\n")
         if result.program.wall:
@@ -73,22 +80,22 @@ def _features(config: BackendConfig) -> str:
 
 def render_json(report: RuleProbeReport) -> str:
     """The report as one JSON object."""
-    return (
-        json_document(
-            {
-                "version": SCHEMA_VERSION,
-                "kind": "rules",
-                "tool": {"name": "featcheck", "version": __version__},
-                "member": report.member,
-                "target": report.target,
-                "runs": report.runs,
-                "probes": [_result_json(result) for result in report.results],
-                "costs_here": costs_here(report),
-                "notes": report.notes,
-            }
-        )
-        + "\n"
-    )
+    return json_document(report_json(report)) + "\n"
+
+
+def report_json(report: RuleProbeReport) -> dict[str, Any]:
+    """The report as a JSON-ready dict."""
+    return {
+        "version": SCHEMA_VERSION,
+        "kind": "rules",
+        "tool": {"name": "featcheck", "version": __version__},
+        "member": report.member,
+        "target": report.target,
+        "runs": report.runs,
+        "probes": [_result_json(result) for result in report.results],
+        "costs_here": costs_here(report),
+        "notes": report.notes,
+    }
 
 
 def _result_json(result: RuleProbeResult) -> dict[str, Any]:
@@ -116,7 +123,12 @@ def _result_json(result: RuleProbeResult) -> dict[str, Any]:
             for w in result.workloads
         ],
         "builds": [
-            {"key": b.key, "cached": b.cached, "seconds": round(b.seconds, 1)}
+            {
+                "key": b.key,
+                "cached": b.cached,
+                "seconds": round(b.seconds, 1),
+                "waited_seconds": round(b.waited, 1),
+            }
             for b in result.builds
         ],
     }

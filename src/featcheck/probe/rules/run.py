@@ -13,15 +13,14 @@ from featcheck.boundary import TrustContext
 from featcheck.errors import FeatcheckError
 from featcheck.fixes.apply import plan_changes
 from featcheck.graph import DependencyGraph, Node
-from featcheck.options import AuditOptions
-from featcheck.pipeline import audit_project
-from featcheck.probe.command import built, confirm_build, probe_error
+from featcheck.probe.command import built, member_findings, probe_error
 from featcheck.probe.measure import run_program
-from featcheck.probe.plan import BuiltProbe
+from featcheck.probe.plan import BuildPlan, BuiltProbe
 from featcheck.probe.resolve import BackendConfig, MemberGraph, Pin, graph_with_changes
 from featcheck.probe.resolve import member_graph as resolve_member_graph
 from featcheck.probe.rules.crate import RuleProbeBuilder
 from featcheck.probe.rules.programs import PROGRAMS, Program, program_for, program_timing
+from featcheck.probe.statement import confirm_build
 from featcheck.report import Finding
 
 RUNS = 5
@@ -120,60 +119,90 @@ def _run(
         timeout=options.timeout,
         on_command=options.on_command,
     )
-    findings = _findings(resolved, options, say)
+    say(f"auditing {resolved.member.name} for its findings and featcheck's fixes")
+    wanted = {code.upper() for code in options.codes}
+    audited = member_findings(
+        resolved,
+        # A rule named runs even where it is opt-in (FC015's hint): it was asked for.
+        select=tuple(sorted(wanted - {"ALL"})),
+        offline=options.offline,
+        timeout=options.timeout,
+        on_command=options.on_command,
+    )
+    findings = timed_findings(audited, wanted)
+    if not findings:
+        asked = "any rule with a probe" if "ALL" in wanted else ", ".join(sorted(wanted))
+        raise FeatcheckError(
+            f"nothing to probe: {resolved.member.name} has no finding of {asked} on "
+            f"{resolved.target} whose crate the probe can time ({timed_crates()})"
+        )
+    prepared = plan_rules(builder, resolved, findings, options)
+    confirm_build(
+        prepared.plans, resolved.member.name, resolved.lockfile is not None, options.confirm, say
+    )
+    return time_rules(builder, resolved, prepared, options, say)
+
+
+def timed_crates() -> str:
+    """The crates a rule probe can time, for messages."""
+    return ", ".join(sorted(p.describe() for p in PROGRAMS.values()))
+
+
+def timed_findings(findings: list[Finding], codes: set[str]) -> list[Finding]:
+    """Those of `findings` of the rule `codes` (or `ALL`) that a program can time."""
+    return [
+        f
+        for f in findings
+        if ("ALL" in codes or f.code in codes)
+        and program_timing(f.crate, f.crate_version, f.feature) is not None
+    ]
+
+
+@dataclass(frozen=True)
+class RulePlan:
+    """Each finding's two builds (as the member has the crate, and as fixed), planned."""
+
+    findings: list[Finding]
+    pairs: list[tuple[BackendConfig, BackendConfig, str]]
+    """Per finding: the member's build, the fixed one, the fix in words."""
+    plans: list[BuildPlan]
+    """Two per finding, in order."""
+
+
+def plan_rules(
+    builder: RuleProbeBuilder,
+    resolved: MemberGraph,
+    findings: list[Finding],
+    options: RuleProbeOptions,
+) -> RulePlan:
+    """Both builds of every finding, resolved (the fix on a copy) and prepared in the cache."""
     pairs = [_configurations(resolved, finding, options) for finding in findings]
-    plans = [[builder.plan(config, mlp=False) for config in pair[:2]] for pair in pairs]
-    every = [plan for both in plans for plan in both]
-    confirm_build(every, resolved.member.name, resolved.lockfile is not None, options.confirm, say)
+    plans = [builder.plan(config, mlp=False) for pair in pairs for config in pair[:2]]
+    return RulePlan(findings, pairs, plans)
+
+
+def time_rules(
+    builder: RuleProbeBuilder,
+    resolved: MemberGraph,
+    prepared: RulePlan,
+    options: RuleProbeOptions,
+    say: Callable[[str], None],
+) -> RuleProbeReport:
+    """Build what is planned (consent given), and run both builds of each finding in turn."""
     results = []
-    for finding, (current, fixed, fix), (plan_now, plan_fixed) in zip(
-        findings, pairs, plans, strict=True
+    for index, (finding, (current, fixed, fix)) in enumerate(
+        zip(prepared.findings, prepared.pairs, strict=True)
     ):
+        plan_now, plan_fixed = prepared.plans[2 * index : 2 * index + 2]
         builds = (built(builder, plan_now, say), built(builder, plan_fixed, say))
         program = program_timing(finding.crate, finding.crate_version, finding.feature)
-        assert program is not None  # _findings keeps only findings with a program
+        assert program is not None  # timed_findings keeps only findings with a program
         say(f"timing {finding.crate} {finding.crate_version}: {program.work}, {options.runs} runs")
-        workloads, agree = _timed(builds, options)
+        workloads, agree = _timed(builds, options, builder.trust)
         results.append(
             RuleProbeResult(finding, program, current, fixed, fix, workloads, agree, builds)
         )
     return RuleProbeReport(resolved.member.name, resolved.target, options.runs, results)
-
-
-def _findings(
-    resolved: MemberGraph, options: RuleProbeOptions, say: Callable[[str], None]
-) -> list[Finding]:
-    """The member's findings on the host that a program can time, of the codes asked for."""
-    say(f"auditing {resolved.member.name} for its findings and featcheck's fixes")
-    wanted = {code.upper() for code in options.codes}
-    result = audit_project(
-        resolved.manifest,
-        AuditOptions(
-            # A rule named runs even where it is opt-in (FC015's hint): it was asked for.
-            select=tuple(sorted(wanted - {"ALL"})),
-            packages=(resolved.member.name,),
-            targets=(resolved.target,),
-            offline=options.offline,
-            timeout=options.timeout,
-            on_command=options.on_command,
-        ),
-        resolved.trust,
-    )
-    found = [
-        f
-        for f in result.findings
-        if f.member == resolved.member.name
-        and ("ALL" in wanted or f.code in wanted)
-        and program_timing(f.crate, f.crate_version, f.feature) is not None
-    ]
-    if not found:
-        asked = "any rule with a probe" if "ALL" in wanted else ", ".join(sorted(wanted))
-        crates = ", ".join(sorted(p.describe() for p in PROGRAMS.values()))
-        raise FeatcheckError(
-            f"nothing to probe: {resolved.member.name} has no finding of {asked} on "
-            f"{resolved.target} whose crate the probe can time ({crates})"
-        )
-    return found
 
 
 def _configurations(
@@ -247,7 +276,7 @@ def _pin(node: Node) -> Pin:
 
 
 def _timed(
-    builds: tuple[BuiltProbe, BuiltProbe], options: RuleProbeOptions
+    builds: tuple[BuiltProbe, BuiltProbe], options: RuleProbeOptions, trust: TrustContext
 ) -> tuple[tuple[Workload, ...], bool]:
     """Both binaries run in turn, `runs` times each: every workload's median of the runs'
     medians, and whether the builds computed the same results."""
@@ -255,7 +284,7 @@ def _timed(
     results: list[dict[str, str]] = [{}, {}]
     for _ in range(options.runs):
         for index, build in enumerate(builds):
-            for name, milliseconds, result in _run_program(build.binary, options.timeout):
+            for name, milliseconds, result in _run_program(build.binary, options.timeout, trust):
                 samples[index].setdefault(name, []).append(milliseconds)
                 results[index][name] = result
     workloads = tuple(
@@ -269,10 +298,10 @@ def _timed(
     return workloads, results[0] == results[1]
 
 
-def _run_program(binary: Path, timeout: float) -> list[tuple[str, float, str]]:
+def _run_program(binary: Path, timeout: float, trust: TrustContext) -> list[tuple[str, float, str]]:
     """One run of a probe program: `name<TAB>median ms<TAB>result` per workload."""
     rows = []
-    for line in run_program([str(binary)], timeout).splitlines():
+    for line in run_program(binary, [], timeout, trust).splitlines():
         name, _, rest = line.partition("\t")
         text, _, result = rest.partition("\t")
         try:

@@ -1,0 +1,144 @@
+"""`featcheck probe` without --rule: every measurement the member's findings have, in one run.
+
+The member is resolved and audited once. Where it builds burn-flex, burn's matmul is timed
+(command.py: the verdict on one core or several, whatever burn-flex's findings say); every
+finding whose crate has a rule program (regex, memchr, ...) is timed as built and as fixed
+(rules/run.py). One statement and one consent cover every build, then one report.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from featcheck.boundary import TrustContext
+from featcheck.errors import FeatcheckError
+from featcheck.probe.build import ProbeBuilder
+from featcheck.probe.command import (
+    MatmulPlan,
+    ProbeOptions,
+    ProbeReport,
+    checked_manifest,
+    member_findings,
+    plan_matmul,
+    probe_error,
+    time_matmul,
+)
+from featcheck.probe.resolve import (
+    BACKEND,
+    builds_backend,
+    member_graph,
+    member_resolution,
+)
+from featcheck.probe.rules.crate import RuleProbeBuilder
+from featcheck.probe.rules.run import (
+    RulePlan,
+    RuleProbeOptions,
+    RuleProbeReport,
+    plan_rules,
+    time_rules,
+    timed_crates,
+    timed_findings,
+)
+from featcheck.probe.statement import confirm_build
+
+
+@dataclass
+class MemberProbeReport:
+    """The member's measurements: burn's matmul where it builds burn-flex, and the findings
+    the rule programs time."""
+
+    member: str
+    target: str
+    matmul: ProbeReport | None
+    rules: RuleProbeReport | None
+
+
+def run_member_probe(
+    options: ProbeOptions, say: Callable[[str], None], trust: TrustContext
+) -> MemberProbeReport:
+    """Probe everything of the member that has a program, in the run's trust context
+    (`TrustContext.of` the path the user named); a FeatcheckError (one line) when nothing
+    has, or on any failure."""
+    try:
+        return _run(options, say, trust)
+    except FeatcheckError as error:
+        raise probe_error(error) from None
+
+
+def _run(
+    options: ProbeOptions, say: Callable[[str], None], trust: TrustContext
+) -> MemberProbeReport:
+    started = time.monotonic()
+    manifest = checked_manifest(options, trust)
+    # cargo, rustc and a linker first: no point resolving what cannot be built.
+    builder = ProbeBuilder(
+        manifest.parent,
+        trust=trust,
+        offline=options.offline,
+        timeout=max(options.build_timeout, options.timeout),
+        say=say,
+        on_command=options.on_command,
+    )
+    say("resolving the member's features with cargo (nothing of the checkout is built or run)")
+    resolved = member_graph(
+        manifest,
+        options.package,
+        trust=trust,
+        offline=options.offline,
+        timeout=options.timeout,
+        on_command=options.on_command,
+    )
+    member = resolved.member.name
+    say(f"auditing {member} for its findings and featcheck's fixes (cargo confirms them)")
+    findings = member_findings(
+        resolved, offline=options.offline, timeout=options.timeout, on_command=options.on_command
+    )
+    timed = timed_findings(findings, {"ALL"})
+    flex = builds_backend(resolved.graph)
+    if not flex and not timed:
+        raise FeatcheckError(
+            f"nothing to probe: {member} does not build {BACKEND} (burn's CPU backend Flex) "
+            f"for {resolved.target} and has no finding whose crate the probe can time "
+            f"({timed_crates()})"
+        )
+    matmul: MatmulPlan | None = None
+    if flex:
+        matmul = plan_matmul(builder, member_resolution(resolved), findings, options)
+    rule_options = _rule_options(options)
+    rule_builder = RuleProbeBuilder(
+        manifest.parent,
+        trust=trust,
+        offline=options.offline,
+        timeout=builder.timeout,
+        say=say,
+        on_command=options.on_command,
+        root=builder.root,
+        toolset=builder.toolset,
+    )
+    rules: RulePlan | None = None
+    if timed:
+        rules = plan_rules(rule_builder, resolved, timed, rule_options)
+    plans = [*(matmul.plans if matmul else ()), *(rules.plans if rules else ())]
+    confirm_build(plans, member, resolved.lockfile is not None, options.confirm, say)
+    return MemberProbeReport(
+        member,
+        resolved.target,
+        time_matmul(builder, matmul, options, say, started) if matmul else None,
+        time_rules(rule_builder, resolved, rules, rule_options, say) if rules else None,
+    )
+
+
+def _rule_options(options: ProbeOptions) -> RuleProbeOptions:
+    """The rule probes' share of the probe's options: every finding with a program."""
+    return RuleProbeOptions(
+        path=options.path,
+        codes=("all",),
+        package=options.package,
+        offline=options.offline,
+        timeout=options.timeout,
+        build_timeout=options.build_timeout,
+        on_command=options.on_command,
+        confirm=options.confirm,
+    )
