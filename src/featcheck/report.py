@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Literal, NamedTuple
 from featcheck.featureset import FeatureSelection
 from featcheck.manifest.spans import KeyPath
 from featcheck.severity import Confidence, FailOn, Severity
+from featcheck.wording import plural
 
 if TYPE_CHECKING:  # rules stand on this floor; the result only names their type
     from featcheck.rules.spec import Rule
@@ -250,7 +251,7 @@ class TargetSkip:
         """One line, for verbose output."""
         return (
             f"{self.code} ({self.rule}) not applied on {self.target}: {self.reason}; "
-            f"{self.findings} finding(s) not reported ({', '.join(self.members)})"
+            f"{plural(self.findings, 'finding')} not reported ({', '.join(self.members)})"
         )
 
 

@@ -94,7 +94,7 @@ def test_a_fix_the_locked_versions_refuse_is_no_fix_and_says_why(
     assert _files(project) == files
     diff = run_featcheck(str(project), "--diff")
     assert (diff.returncode, diff.stdout) == (0, "")
-    assert reason in diff.stderr and "0 file(s) would change" in diff.stderr
+    assert reason in diff.stderr and "0 files would change" in diff.stderr
 
 
 def test_the_fix_cargo_can_resolve_wins_over_defaults_that_conflict(

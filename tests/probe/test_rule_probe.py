@@ -67,7 +67,7 @@ def test_the_memchr_rule_is_timed_as_built_and_as_fixed(tmp_path: Path) -> None:
     # Without a terminal and without --yes nothing is compiled: the statement, then exit 2.
     refused = _probe(crate, home, cache, "--rule", "FC012")
     assert refused.returncode == 2
-    assert "will compile 1 crates from the registry" in refused.stderr
+    assert "will compile 1 crate from the registry" in refused.stderr
     assert "pass --yes" in refused.stderr
 
     done = _probe(crate, home, cache, "--rule", "fc012", "--yes", "--format", "json")

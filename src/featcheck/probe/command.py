@@ -35,6 +35,7 @@ from featcheck.probe.resolve import (
     resolve_with_changes,
 )
 from featcheck.probe.verdict import Decision, check_n, decide
+from featcheck.wording import plural
 
 DEFAULT_N = 1024
 
@@ -90,10 +91,10 @@ def build_statement(plans: list[BuildPlan], member: str, lockfile: str) -> str:
         run = "the build scripts among them (cargo metadata could not list which here)"
     backends = " and ".join(str(plan.config.backend) for plan in plans)
     return (
-        f"building the probe for {backends} will compile {len(crates)} crates from the "
+        f"building the probe for {backends} will compile {plural(len(crates), 'crate')} from the "
         f"registry at the versions {lockfile} pins, plus featcheck's own probe crate, then "
         "run the probe. While "
-        f"compiling, cargo runs {run} and rustc loads {len(macros)} proc-macros "
+        f"compiling, cargo runs {run} and rustc loads {plural(len(macros), 'proc-macro')} "
         f"({', '.join(macros) or 'none'}). Nothing of {member}'s own code (its crate, build "
         "script or path dependencies) is compiled or run"
     )

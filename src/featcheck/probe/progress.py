@@ -13,6 +13,8 @@ import time
 from dataclasses import dataclass
 from typing import TextIO
 
+from featcheck.wording import plural
+
 _STATUS = re.compile(
     r"^\s*(?P<verb>Compiling|Downloaded|Downloading|Blocking|Finished|Updating|Locking|Adding)"
     r"\s+(?P<rest>.*)$"
@@ -72,7 +74,7 @@ class BuildProgress:
             self._say(event.text)
 
     def _counter(self) -> str:
-        return f"{min(self.compiled, self.total)}/{self.total} crates"
+        return f"{min(self.compiled, self.total)}/{plural(self.total, 'crate')}"
 
     def _show(self, package: str) -> None:
         if self.live:
@@ -109,7 +111,7 @@ class BuildProgress:
         elapsed = time.monotonic() - self.started
         fresh = max(0, self.total - self.compiled)
         self._say(
-            f"built the probe in {elapsed:.0f} s ({self.compiled} crates compiled"
+            f"built the probe in {elapsed:.0f} s ({plural(self.compiled, 'crate')} compiled"
             + (f", {fresh} up to date" if fresh else "")
             + ")"
         )
