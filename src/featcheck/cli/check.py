@@ -46,6 +46,13 @@ def check(arguments: argparse.Namespace) -> int:
 def _options(arguments: argparse.Namespace, progress: Progress) -> AuditOptions:
     """The audit's options; an error for flags that contradict each other."""
     configurations = _configurations(arguments)
+    if arguments.no_exec and (arguments.fix or arguments.diff):
+        flag = "--fix" if arguments.fix else "--diff"
+        raise FeatcheckError(
+            f"{flag} cannot be used with --no-exec: {flag} confirms the fixes by resolving the "
+            "fixed workspace with cargo, and --no-exec starts no process; drop --no-exec "
+            "(featcheck then runs cargo, none of the checkout's own programs)"
+        )
     if arguments.root is not None and not arguments.root.is_dir():
         raise FeatcheckError("--root: not a directory", path=arguments.root)
     return lazy.audit_options()(

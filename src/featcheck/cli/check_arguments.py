@@ -222,7 +222,8 @@ def _add_report_files(parser: Parser) -> None:
         "--no-exec",
         action="store_true",
         help="Start no process (no cargo, rustc, rustup): read the manifests, Cargo.lock and "
-        "the local cargo registry or vendor/; fixes are not confirmed.",
+        "the local cargo registry or vendor/; fixes are not confirmed, so --fix and --diff "
+        "are refused.",
     )
 
 
