@@ -191,9 +191,10 @@ def _fixable(name: str) -> bool:
 def test_every_confirmed_fix_holds_in_cargo(
     name: str, tmp_path: Path, offline_cargo_for: Callable[..., Path]
 ) -> None:
-    """On every fixture: each fix reported as confirmed and safe, applied by `--fix`, leaves
-    a checkout cargo resolves, where cargo builds the feature, and that a second audit finds
-    clean of that crate for that member."""
+    """On every fixture: each fix reported as confirmed and safe, applied by `--fix` (with
+    `--fix-level info`, the libraries' info findings too), leaves a checkout cargo resolves,
+    where cargo builds the feature, and that a second audit finds clean of that crate for that
+    member."""
     project = _copy(name, tmp_path)
     offline_cargo_for(project)
     report, _ = _report(project)
@@ -201,7 +202,7 @@ def test_every_confirmed_fix_holds_in_cargo(
     if not fixed:
         pytest.skip("no safe fix here")
     assert all(f["fix"]["confirmed"] for f in fixed)
-    after, result = _report(project, "--fix")
+    after, result = _report(project, "--fix", "--fix-level", "info")
     assert "featcheck: fixed" in result.stderr
     assert _cargo(project, "metadata", "--locked", "--format-version", "1").returncode == 0
     for finding in fixed:

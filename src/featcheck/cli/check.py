@@ -13,6 +13,7 @@ from featcheck import __version__
 from featcheck.cli.progress import Progress
 from featcheck.cli.terminal import EXIT_CLEAN, fail, in_actions
 from featcheck.errors import FeatcheckError
+from featcheck.severity import FailOn, Severity
 
 if TYPE_CHECKING:
     from featcheck.cli.compare import EarlierAudit
@@ -116,6 +117,7 @@ def _audit_project(
 
     with progress.working(reading):
         result = lazy.audit_project(path, options, meanwhile)
+    result.fix_level = _fix_level(arguments, result)
     if arguments.diff or arguments.fix:
         result = lazy.fix_stage()(result, path, options, progress, diff=arguments.diff)
     if _compares(arguments) or result.baseline is not None:
@@ -125,6 +127,16 @@ def _audit_project(
     if arguments.measured:
         result = lazy.attach_measurements(result, path)
     return result
+
+
+def _fix_level(arguments: argparse.Namespace, result: AuditResult) -> Severity:
+    """The run's fix level: `--fix-level`, the configuration's `fix-level`, else the failing
+    level (`--fail-on` wins over the configuration's there too)."""
+    if arguments.fix_level is not None:
+        return Severity.parse(arguments.fix_level)
+    if result.fix_level is None and arguments.fail_on is not None:
+        return FailOn(arguments.fail_on).threshold or Severity.WARNING
+    return result.applied_fix_level()
 
 
 def _compares(arguments: argparse.Namespace) -> bool:

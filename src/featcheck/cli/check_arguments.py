@@ -6,9 +6,10 @@ from pathlib import Path
 
 from featcheck.cli.arguments import Parser, add_project, new_parser, seconds
 from featcheck.render.formats import FORMATS, formats_help
-from featcheck.severity import FailOn
+from featcheck.severity import FailOn, Severity
 
 FAIL_ON_LEVELS = tuple(level.value for level in FailOn)
+FIX_LEVELS = tuple(level.label for level in sorted(Severity, reverse=True))
 RESOLVERS = ("featcheck", "cargo")
 COLOUR_CHOICES = ("auto", "always", "never")
 
@@ -184,6 +185,12 @@ def _add_rules_and_fixes(parser: Parser) -> None:
         "--diff",
         action="store_true",
         help="Print the diff --fix would write (Cargo.lock too), and change nothing.",
+    )
+    add(
+        "--fix-level",
+        choices=FIX_LEVELS,
+        help="Lowest severity whose fixes --fix and --diff apply (default: the configuration's "
+        "fix-level, else the failing level, --fail-on; warning when that is never).",
     )
     add(
         "--resolver",
