@@ -92,6 +92,7 @@ def prepare(result: AuditResult, path: Path, audit: Audit) -> Prepared:
         rebased(audited, relative_file(workspace, result.root)),
         root=result.root,
         workspace_root=result.workspace_root,
+        audited=result.audited,  # the user's directory, not the copy's
         fix_level=result.fix_level,
     )
     return Prepared([*changes, *lock], fixed, unfixable)

@@ -20,7 +20,7 @@ from typing import TextIO
 
 from featcheck.grouping import FindingGroup, group_findings
 from featcheck.render.common import builds_of_group, cost_text, count_line, why_line
-from featcheck.render.hints import featcheck_command, fix_command, under_pre_commit
+from featcheck.render.hints import details_hint, fix_hint
 from featcheck.render.renderer import RenderOptions
 from featcheck.render.safe_text import printable
 from featcheck.render.styled_lines import Line, write_lines
@@ -99,9 +99,9 @@ def _fix_line(finding: Finding, applied: list[Finding]) -> Line | None:
         if not finding.fix.safe:
             applies = printable(finding.fix.note)
         elif finding in applied:
-            applies = f"`{fix_command()}` applies it"
+            applies = "`--fix` applies it"
         else:
-            applies = f"`{fix_command()} --fix-level {finding.severity.label}` applies it"
+            applies = f"`--fix --fix-level {finding.severity.label}` applies it"
         text = (
             f" {printable(finding.fix.description)} ({printable(_where(finding.fix))}); with it "
             f"the build gets `{printable(finding.feature)}`{added}, {applies}"
@@ -268,23 +268,13 @@ def render_text(
     ]
     lines += _findings_lines(result, verbose, width)
     lines.append([(count_line(result), "green" if not result.findings else "bold")])
+    fixes = fix_hint(result) if any(f.fix and f.fix.safe for f in result.findings) else None
+    if fixes is not None:
+        lines.append([(fixes, "dim")])
     if not verbose and any(_has_details(f) for f in result.findings):
-        codes = sorted({f.code for f in result.findings})
-        lines.append(
-            [
-                (
-                    f"{_verbose_flag()} shows each finding's chain and measurements; "
-                    f"`{featcheck_command('rule ' + codes[0])}` explains a rule",
-                    "dim",
-                )
-            ]
-        )
+        code = min(f.code for f in result.findings)
+        lines.append([(details_hint(code, result), "dim")])
     write_lines(lines, stream, colour, width)
-
-
-def _verbose_flag() -> str:
-    # A hook's arguments are in the user's configuration, not on a command line they type.
-    return f"`{featcheck_command('-v')}`" if under_pre_commit() else "-v"
 
 
 def _has_details(finding: Finding) -> bool:
