@@ -10,6 +10,7 @@ import subprocess
 import sys
 import threading
 import time
+import weakref
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import NamedTuple
@@ -245,7 +246,21 @@ def start_process(
         raise FeatcheckError(
             f"could not run {Path(argv[0]).name}: {error.strerror or error}"
         ) from None
+    _STARTED.add(process)
     return RunningProcess(process, timeout, what, on_stderr)
+
+
+_STARTED: weakref.WeakSet[subprocess.Popen[bytes]] = weakref.WeakSet()
+"""Every command started and not yet forgotten, for `end_every_process`."""
+
+
+def end_every_process() -> None:
+    """Kill the process group of every command still running (Ctrl-C): each runs in its own
+    session, so the terminal's interrupt reaches featcheck alone, and a cargo left running
+    could write Cargo.lock after featcheck put it back. Safe to call from a signal handler."""
+    for process in list(_STARTED):
+        if process.returncode is None:  # not reaped: its id is still its own
+            _kill_group(process)
 
 
 def _kill_group(process: subprocess.Popen[bytes]) -> None:
