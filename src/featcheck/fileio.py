@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
 import stat
-from collections.abc import Mapping
+import threading
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 from featcheck.errors import FeatcheckError
@@ -169,6 +171,26 @@ def decode_text(data: bytes, path: Path | str) -> str:
         column = error.start - (data.rfind(b"\n", 0, error.start) + 1) + 1
         raise FeatcheckError("invalid UTF-8", path=path, line=line, column=column) from None
     return text.removeprefix("\ufeff")
+
+
+@contextlib.contextmanager
+def uninterrupted() -> Iterator[None]:
+    """Hold Ctrl-C (SIGINT) back until the block is done, then let it act: writes that belong
+    together (the fixed manifests and Cargo.lock, the lockfiles put back) all happen or, when
+    it comes first, none. SIGINT reaches only the main thread; elsewhere, and where SIGINT is
+    not Python's to handle, the block runs as it is."""
+    previous = signal.getsignal(signal.SIGINT)
+    if threading.current_thread() is not threading.main_thread() or not callable(previous):
+        yield
+        return
+    held: list[int] = []
+    signal.signal(signal.SIGINT, lambda number, _: held.append(number))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        if held:
+            previous(signal.SIGINT, None)
 
 
 def write_atomic(

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from featcheck.boundary import check_within, checkout_root, read_checkout_file
 from featcheck.errors import FeatcheckError
-from featcheck.fileio import MAX_LOCKFILE_BYTES, write_atomic
+from featcheck.fileio import MAX_LOCKFILE_BYTES, uninterrupted, write_atomic
 
 
 def _candidate_lockfiles(manifest: Path) -> list[Path]:
@@ -56,19 +56,25 @@ class LockfileGuard:
         try:
             yield
         finally:
-            for path, content in snapshots.items():
-                try:
-                    current: bytes | None = path.read_bytes()
-                except FileNotFoundError:
-                    current = None
-                except OSError:
-                    continue
-                if current == content:
-                    continue
-                if content is None:
-                    path.unlink(missing_ok=True)
-                else:
-                    write_atomic(path, content, restoring=True)
+            with uninterrupted():  # Ctrl-C waits until every lockfile is back
+                _restore(snapshots)
+
+
+def _restore(snapshots: dict[Path, bytes | None]) -> None:
+    """Put each lockfile back as it was, removing one that was not there."""
+    for path, content in snapshots.items():
+        try:
+            current: bytes | None = path.read_bytes()
+        except FileNotFoundError:
+            current = None
+        except OSError:
+            continue
+        if current == content:
+            continue
+        if content is None:
+            path.unlink(missing_ok=True)
+        else:
+            write_atomic(path, content, restoring=True)
 
 
 def refuse_lockfile_links(manifest: Path, root: Path) -> None:

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Literal, NamedTuple
 from featcheck.featureset import FeatureSelection
 from featcheck.manifest.spans import KeyPath
 from featcheck.severity import Confidence, FailOn, Severity
+from featcheck.wording import plural
 
 if TYPE_CHECKING:  # rules stand on this floor; the result only names their type
     from featcheck.rules.spec import Rule
@@ -250,7 +251,7 @@ class TargetSkip:
         """One line, for verbose output."""
         return (
             f"{self.code} ({self.rule}) not applied on {self.target}: {self.reason}; "
-            f"{self.findings} finding(s) not reported ({', '.join(self.members)})"
+            f"{plural(self.findings, 'finding')} not reported ({', '.join(self.members)})"
         )
 
 
@@ -300,6 +301,10 @@ class AuditResult:
     """How many findings each rule had that a suppression with a reason silenced."""
     fail_on: FailOn | None = None
     """The failing level the project's configuration sets (the command line wins)."""
+    fix_level: Severity | None = None
+    """The least severity whose safe fixes `--fix` applies: the configuration's `fix-level`,
+    which the command line replaces with the run's own (`--fix-level`, else the failing
+    level); None: the failing level."""
     incomplete: list[BuildGap] = field(default_factory=list)
     """Builds whose verdict depends on packages a --no-exec audit could not read: the audit
     is not clean even without findings."""
@@ -327,6 +332,22 @@ class AuditResult:
     comparisons: list[Comparison] = field(default_factory=list)
     """What `findings` were compared with (`--baseline`, `--new-since`): then they hold only
     what is new, and each comparison what it hid."""
+
+    def applied_fix_level(self) -> Severity:
+        """The least severity whose safe fixes `--fix` applies: `fix_level`, else the failing
+        level (`fail_on`, else warning; warning too where nothing fails)."""
+        if self.fix_level is not None:
+            return self.fix_level
+        return (self.fail_on or FailOn.WARNING).threshold or Severity.WARNING
+
+    def applied_fixes(self) -> list[Finding]:
+        """The findings whose safe fix `--fix` applies: those at or above the fix level, and
+        those below it whose every edit one of those makes anyway (memchr's `std` below
+        regex's, both added by the same edit of regex)."""
+        level = self.applied_fix_level()
+        fixable = [(f, f.fix.edits) for f in self.findings if f.fix is not None and f.fix.safe]
+        made = {edit for finding, edits in fixable if finding.severity >= level for edit in edits}
+        return [f for f, edits in fixable if f.severity >= level or made.issuperset(edits)]
 
 
 def rebased(result: AuditResult, prefix: str) -> AuditResult:

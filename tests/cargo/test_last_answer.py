@@ -125,10 +125,11 @@ def test_an_audit_that_needs_cargo_again_is_not_done_ahead(
     shutil.copytree(WORKSPACES / "shape-g-new-dependency", project)
     offline_cargo_for(project)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    first = run_featcheck(str(project), "--diff")
+    # app is a library: its finding is info, and so is the fix's level here.
+    first = run_featcheck(str(project), "--diff", "--fix-level", "info")
     assert first.returncode == 1, first.stderr
     assert "+matrixmultiply = " in first.stdout
-    again = run_featcheck(str(project), "--diff")
+    again = run_featcheck(str(project), "--diff", "--fix-level", "info")
     assert (again.returncode, again.stdout, again.stderr) == (1, first.stdout, first.stderr)
 
 

@@ -57,7 +57,8 @@ def test_fix_edits_only_the_declaration_and_cargo_agrees(
     report = json.loads(run_featcheck(str(project), "--format", "json").stdout)
     assert report["findings"]
 
-    result = run_featcheck(str(project), "--fix", "--format", "json")
+    # Every finding's fix, the info findings' too (old-burn-ndarray's library).
+    result = run_featcheck(str(project), "--fix", "--fix-level", "info", "--format", "json")
     after_report = json.loads(result.stdout)
     # Every fix holds, burn 0.20.1's included: its defaults bring crates the stub registry does
     # not hold, and the direct burn-ndarray dependency that adds fewer packages is chosen.
@@ -155,3 +156,20 @@ def test_every_fix_is_confirmed_by_cargo_before_it_is_called_safe(
     descriptions = [a["description"] for a in finding["alternatives"]]
     assert descriptions[0] == "remove `default-features = false` from burn"
     assert descriptions[1].startswith("add burn-flex = ")
+
+
+@pytest.mark.parametrize("flag", ["--fix", "--diff"])
+def test_no_exec_refuses_to_fix_in_one_line_and_writes_nothing(flag: str, tmp_path: Path) -> None:
+    """--no-exec cannot confirm a fix (that takes cargo), so it does not pretend to try."""
+    project = tmp_path / "memchr-without-std"
+    shutil.copytree(WORKSPACES / "memchr-without-std", project)
+    before = {p: p.read_bytes() for p in project.rglob("*") if p.is_file()}
+    result = run_featcheck(str(project), "--no-exec", flag)
+    assert result.returncode == 2
+    assert result.stdout == ""
+    assert result.stderr.splitlines() == [
+        f"featcheck: error: {flag} cannot be used with --no-exec: {flag} confirms the fixes by "
+        "resolving the fixed workspace with cargo, and --no-exec starts no process; drop "
+        "--no-exec (featcheck then runs cargo, none of the checkout's own programs)"
+    ]
+    assert {p: p.read_bytes() for p in project.rglob("*") if p.is_file()} == before

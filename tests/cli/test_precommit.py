@@ -85,21 +85,39 @@ def test_fix_hook_runs_only_when_asked_for() -> None:
     assert done.returncode == 0, done.stdout + done.stderr
 
 
-def test_hints_under_pre_commit_name_commands_the_developer_can_run(
+def test_hints_under_pre_commit_name_commands_that_run_there(
     offline_cargo_for: Callable[..., Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # pre-commit sets PRE_COMMIT=1 for its hooks; featcheck is then not on the user's PATH.
+    # pre-commit sets PRE_COMMIT=1 for its hooks and runs them at the repository root; the
+    # featcheck it runs is its own environment's, not one on the developer's PATH.
     crate = CRATES / "pitb-exec-cpu"
     offline_cargo_for(crate)
     plain = run_featcheck(str(crate)).stdout
     assert "`--fix` applies it" in plain and "`featcheck rule FC001` explains" in plain
+    assert "pre-commit" not in plain
     monkeypatch.setenv("PRE_COMMIT", "1")
-    hooked = run_featcheck(str(crate), columns=400)  # the fix line unwrapped
+    hooked = run_featcheck("crates/pitb-exec-cpu", cwd=REPO, columns=400)  # lines unwrapped
     assert hooked.returncode == 1
-    assert "`pre-commit run featcheck-fix --hook-stage manual` applies it" in hooked.stdout
-    assert "`pipx run featcheck rule FC001` explains a rule" in hooked.stdout
-    assert "`pipx run featcheck -v` shows each finding's chain" in hooked.stdout
-    assert "`--fix` applies it" not in hooked.stdout
+    assert "`--fix` applies it" in hooked.stdout
+    assert hooked.stdout.splitlines()[-2:] == [
+        "--fix under pre-commit: `pre-commit run featcheck-fix --hook-stage manual --all-files` "
+        "with the featcheck-fix hook configured, or `featcheck --fix crates/pitb-exec-cpu` with "
+        "featcheck installed",
+        "with featcheck installed, `featcheck -v crates/pitb-exec-cpu` shows each finding's "
+        "chain and measurements; `featcheck rule FC001` explains a rule",
+    ]
+    assert "pipx" not in hooked.stdout
+
+
+def test_no_hint_or_page_runs_a_featcheck_from_a_package_index() -> None:
+    # featcheck is not published on PyPI: `pipx run featcheck` would run whatever someone
+    # registers under that name.
+    shipped = [REPO / "README.md", REPO / ".pre-commit-hooks.yaml", REPO / "action.yml"]
+    shipped += [*(REPO / "docs").rglob("*.md"), *(REPO / "src").rglob("*.py")]
+    named = [
+        path for path in shipped if re.search(r"(pipx|uvx)\s+(run\s+)?featcheck", path.read_text())
+    ]
+    assert named == []
 
 
 def test_the_hook_imports_nothing_the_checkout_plants(

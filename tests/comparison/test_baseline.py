@@ -40,7 +40,7 @@ def test_a_baseline_hides_what_it_was_written_with_after_moves_and_a_patch(
     baseline = repository / "featcheck-baseline.txt"
     written = featcheck(repository, home, "--write-baseline", str(baseline))
     assert written.returncode == 0, written.stderr
-    assert "2 finding(s) accepted" in written.stderr
+    assert "2 findings accepted" in written.stderr
     lines = [line for line in baseline.read_text().splitlines() if not line.startswith("#")]
     assert [line.split()[1:4] for line in lines] == [
         ["warning", "FC011", "a"],

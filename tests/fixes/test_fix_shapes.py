@@ -171,7 +171,7 @@ def test_the_located_line_is_the_one_whose_change_cargo_builds(
     for member in (shape.member, *shape.members):
         assert not set(shape.built) <= _built_features(project, member, shape.crate)
 
-    after, result = _audit(project, "--fix")
+    after, result = _audit(project, "--fix", "--fix-level", "info")  # a library's fix too
     assert "featcheck: fixed" in result.stderr
     assert [f for f in after["findings"] if f["crate"] == shape.crate] == []
     for member in (shape.member, *shape.members):
@@ -205,7 +205,7 @@ def test_a_new_dependency_gets_a_caret_requirement(
     report, _ = _audit(project)
     (finding,) = report["findings"]
     assert finding["fix"]["edits"][0]["version"] == "0.3.11"
-    run_featcheck(str(project), "--fix")
+    run_featcheck(str(project), "--fix", "--fix-level", "info")  # app is a library: info
     assert (
         'matrixmultiply = { version = "0.3.11", default-features = false, features = ["threading"] }'
         in (project / "Cargo.toml").read_text()

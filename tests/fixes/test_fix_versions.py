@@ -94,7 +94,7 @@ def test_a_fix_the_locked_versions_refuse_is_no_fix_and_says_why(
     assert _files(project) == files
     diff = run_featcheck(str(project), "--diff")
     assert (diff.returncode, diff.stdout) == (0, "")
-    assert reason in diff.stderr and "0 file(s) would change" in diff.stderr
+    assert reason in diff.stderr and "0 files would change" in diff.stderr
 
 
 def test_the_fix_cargo_can_resolve_wins_over_defaults_that_conflict(
@@ -191,9 +191,10 @@ def _fixable(name: str) -> bool:
 def test_every_confirmed_fix_holds_in_cargo(
     name: str, tmp_path: Path, offline_cargo_for: Callable[..., Path]
 ) -> None:
-    """On every fixture: each fix reported as confirmed and safe, applied by `--fix`, leaves
-    a checkout cargo resolves, where cargo builds the feature, and that a second audit finds
-    clean of that crate for that member."""
+    """On every fixture: each fix reported as confirmed and safe, applied by `--fix` (with
+    `--fix-level info`, the libraries' info findings too), leaves a checkout cargo resolves,
+    where cargo builds the feature, and that a second audit finds clean of that crate for that
+    member."""
     project = _copy(name, tmp_path)
     offline_cargo_for(project)
     report, _ = _report(project)
@@ -201,7 +202,7 @@ def test_every_confirmed_fix_holds_in_cargo(
     if not fixed:
         pytest.skip("no safe fix here")
     assert all(f["fix"]["confirmed"] for f in fixed)
-    after, result = _report(project, "--fix")
+    after, result = _report(project, "--fix", "--fix-level", "info")
     assert "featcheck: fixed" in result.stderr
     assert _cargo(project, "metadata", "--locked", "--format-version", "1").returncode == 0
     for finding in fixed:

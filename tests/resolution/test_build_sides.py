@@ -112,7 +112,7 @@ def test_the_fix_gives_the_linked_memchr_std(
     project = _copy("proc-macro-target", "2", tmp_path)
     result = _audit(project, "featcheck", "--fix")
     assert result.returncode == 0, result.stderr
-    assert "featcheck: fixed 1 file(s)" in result.stderr
+    assert "featcheck: fixed 1 file" in result.stderr
     assert _linked_memchr(project) == [["alloc", "std"]]
     assert json.loads(_audit(project, "cargo").stdout)["findings"] == []
 

@@ -112,7 +112,7 @@ def test_a_skipped_target_is_said_once_with_verbose(tmp_path: Path, synthetic_ca
     said = [line for line in verbose.stderr.splitlines() if "FC001" in line]
     assert said == [
         "featcheck: FC001 (flex-without-rayon) not applied on wasm32-unknown-unknown: the target "
-        "has no threads (wasm without the `atomics` target feature); 1 finding(s) not reported "
+        "has no threads (wasm without the `atomics` target feature); 1 finding not reported "
         "(fc001-bad)"
     ]
 

@@ -10,6 +10,7 @@ import subprocess
 import sys
 import threading
 import time
+import weakref
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import NamedTuple
@@ -258,7 +259,7 @@ def open_process(
         if trust.is_untrusted(cwd):
             raise RuntimeError(f"featcheck bug: {name} would run inside the checkout ({cwd})")
     try:
-        return subprocess.Popen(
+        process = subprocess.Popen(
             argv,
             cwd=cwd,
             env=env,
@@ -269,6 +270,21 @@ def open_process(
         )
     except OSError as error:
         raise FeatcheckError(f"could not run {name}: {error.strerror or error}") from None
+    _STARTED.add(process)
+    return process
+
+
+_STARTED: weakref.WeakSet[subprocess.Popen[bytes]] = weakref.WeakSet()
+"""Every command started and not yet forgotten, for `end_every_process`."""
+
+
+def end_every_process() -> None:
+    """Kill the process group of every command still running (Ctrl-C): each runs in its own
+    session, so the terminal's interrupt reaches featcheck alone, and a cargo left running
+    could write Cargo.lock after featcheck put it back. Safe to call from a signal handler."""
+    for process in list(_STARTED):
+        if process.returncode is None:  # not reaped: its id is still its own
+            _kill_group(process)
 
 
 def _kill_group(process: subprocess.Popen[bytes]) -> None:

@@ -1,6 +1,7 @@
 """The command line: builds options from flags, runs the command, and sets the exit code.
 
-Exit codes: 0 no finding at or above the failing level, 1 findings, 2 usage, input or cargo error.
+Exit codes: 0 no finding at or above the failing level, 1 findings, 2 usage, input or cargo error;
+130 interrupted (Ctrl-C), as a shell reports a program SIGINT ended.
 
 A run loads the parsers and the chosen command; what a command needs beyond that is loaded at
 one boundary, cli/lazy.py, which says what each deferred module costs and buys.
@@ -10,16 +11,18 @@ from __future__ import annotations
 
 import gc
 import os
+import signal
 import sys
 from collections.abc import Callable, Sequence
 from contextlib import suppress
+from types import FrameType
 from typing import NoReturn
 
 from featcheck.cli import check, lazy
 from featcheck.cli.arguments import Parser, probe_parser, rule_parser, rules_parser
 from featcheck.cli.check_arguments import check_parser
 from featcheck.cli.rules import list_rules, show_rule
-from featcheck.cli.terminal import EXIT_ERROR, CommandExit
+from featcheck.cli.terminal import EXIT_ERROR, EXIT_INTERRUPTED, CommandExit
 
 __all__ = ["cargo_main", "main", "run"]
 
@@ -47,7 +50,6 @@ def run(args: Sequence[str], prog: str = "featcheck") -> int:
 
 def main() -> None:
     """Console-script entry point."""
-    _short_lived_process()
     _exit_now(_run_to_a_reader(sys.argv[1:]))
 
 
@@ -56,17 +58,43 @@ def cargo_main() -> None:
     args = sys.argv[1:]
     if args[:1] == ["featcheck"]:
         args = args[1:]
-    _short_lived_process()
     _exit_now(_run_to_a_reader(args, prog="cargo featcheck"))
 
 
 def _run_to_a_reader(args: list[str], prog: str = "featcheck") -> int:
-    """`run`, whose output may go to a reader that has gone away (`featcheck | head -0`): then
-    there is nobody to tell, and the exit code says the report was not delivered."""
+    """`run` in a process of its own, whose output may go to a reader that has gone away
+    (`featcheck | head -0`): then there is nobody to tell, and the exit code says the report
+    was not delivered. Ctrl-C ends it with one line and exit 130, once what was under way is
+    undone (see `_on_interrupt`)."""
+    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:  # not ignored (`&`)
+        signal.signal(signal.SIGINT, _on_interrupt)
     try:
+        _short_lived_process()
         return run(args, prog)
     except BrokenPipeError:
         return EXIT_ERROR
+    except KeyboardInterrupt:
+        _end_processes()
+        with suppress(BrokenPipeError, ValueError):
+            print("featcheck: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+
+
+def _on_interrupt(number: int, frame: FrameType | None) -> None:
+    """Ctrl-C: the cargo and rustc processes end at once (they run in sessions of their own,
+    which the terminal's interrupt does not reach), then KeyboardInterrupt unwinds the run:
+    Cargo.lock is put back, temporary copies are removed, and no fix is half written
+    (fileio.uninterrupted). A second Ctrl-C does not cut that short."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _end_processes()
+    raise KeyboardInterrupt
+
+
+def _end_processes() -> None:
+    # Loaded with the audit's front (`_short_lived_process`) when a process could have started.
+    process = sys.modules.get("featcheck.cargo.process")
+    if process is not None:
+        process.end_every_process()
 
 
 def _exit_now(code: int) -> NoReturn:

@@ -33,6 +33,14 @@ class Formatter(argparse.HelpFormatter):
                 paragraphs.append(super()._fill_text(paragraph, width, indent))
         return "\n\n".join(paragraphs)
 
+    def _format_action_invocation(self, action: argparse.Action) -> str:
+        """`-p, --package MEMBER`, as cargo and ruff print it, not `-p MEMBER, --package
+        MEMBER`."""
+        if not action.option_strings or action.nargs == 0:
+            return super()._format_action_invocation(action)
+        value = self._format_args(action, self._get_default_metavar_for_optional(action))
+        return f"{', '.join(action.option_strings)} {value}"
+
     def add_usage(
         self,
         usage: str | None,
@@ -51,36 +59,51 @@ class Parser(argparse.ArgumentParser):
         raise CommandExit(EXIT_ERROR)
 
 
-def new_parser(prog: str, description: str, epilog: str | None = None) -> Parser:
-    return Parser(
+def new_parser(
+    prog: str, description: str, epilog: str | None = None, usage: str | None = None
+) -> Parser:
+    """A parser whose help says `Arguments:` and `Options:`, as cargo's does."""
+    parser = Parser(
         prog=prog,
         description=description,
         epilog=epilog,
+        usage=usage,
         formatter_class=Formatter,
         allow_abbrev=False,
+        add_help=False,
     )
+    parser._positionals.title = "Arguments"
+    parser._optionals.title = "Options"
+    parser.add_argument("-h", "--help", action="help", help="Print this help.")
+    return parser
 
 
 def add_path(parser: Parser, what: str) -> None:
     """The optional PATH every command takes: the project, the current directory by default."""
     parser.add_argument(
-        "path", nargs="?", type=Path, default=Path("."), help=f"{what} (default: .)."
+        "path",
+        nargs="?",
+        type=Path,
+        default=Path("."),
+        metavar="PATH",
+        help=f"{what} (default: .).",
     )
 
 
-def add_project(parser: Parser) -> None:
-    """PATH or `--manifest-path`, for the commands that audit or build a project: without
-    either, the Cargo.toml cargo would use here (the nearest one at or above the current
-    directory)."""
+def add_project(parser: Parser, group: argparse._ArgumentGroup | None = None) -> None:
+    """PATH or `--manifest-path` (in `group` when given), for the commands that audit or build
+    a project: without either, the Cargo.toml cargo would use here (the nearest one at or
+    above the current directory)."""
     parser.add_argument(
         "path",
         nargs="?",
         type=Path,
         default=None,
+        metavar="PATH",
         help="A directory with a Cargo.toml, or the Cargo.toml itself (default: the nearest "
         "Cargo.toml at or above the current directory, as cargo finds it).",
     )
-    parser.add_argument(
+    (group or parser).add_argument(
         "--manifest-path",
         type=Path,
         metavar="PATH",

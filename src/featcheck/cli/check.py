@@ -15,6 +15,7 @@ from featcheck.boundary import TrustContext
 from featcheck.cli.progress import Progress
 from featcheck.cli.terminal import EXIT_CLEAN, fail, in_actions
 from featcheck.errors import FeatcheckError
+from featcheck.severity import FailOn, Severity
 
 if TYPE_CHECKING:
     from featcheck.cli.compare import EarlierAudit
@@ -48,6 +49,13 @@ def check(arguments: argparse.Namespace) -> int:
 def _options(arguments: argparse.Namespace, progress: Progress) -> AuditOptions:
     """The audit's options; an error for flags that contradict each other."""
     configurations = _configurations(arguments)
+    if arguments.no_exec and (arguments.fix or arguments.diff):
+        flag = "--fix" if arguments.fix else "--diff"
+        raise FeatcheckError(
+            f"{flag} cannot be used with --no-exec: {flag} confirms the fixes by resolving the "
+            "fixed workspace with cargo, and --no-exec starts no process; drop --no-exec "
+            "(featcheck then runs cargo, none of the checkout's own programs)"
+        )
     if arguments.root is not None and not arguments.root.is_dir():
         raise FeatcheckError("--root: not a directory", path=arguments.root)
     return lazy.audit_options()(
@@ -113,6 +121,7 @@ def _audit_project(
 
     with progress.working(reading):
         result = lazy.audit_project(path, options, trust, meanwhile)
+    result.fix_level = _fix_level(arguments, result)
     if arguments.diff or arguments.fix:
         result = lazy.fix_stage()(result, path, options, trust, progress, diff=arguments.diff)
     if _compares(arguments) or result.baseline is not None:
@@ -122,6 +131,16 @@ def _audit_project(
     if arguments.measured:
         result = lazy.attach_measurements(result, trust)
     return result
+
+
+def _fix_level(arguments: argparse.Namespace, result: AuditResult) -> Severity:
+    """The run's fix level: `--fix-level`, the configuration's `fix-level`, else the failing
+    level (`--fail-on` wins over the configuration's there too)."""
+    if arguments.fix_level is not None:
+        return Severity.parse(arguments.fix_level)
+    if result.fix_level is None and arguments.fail_on is not None:
+        return FailOn(arguments.fail_on).threshold or Severity.WARNING
+    return result.applied_fix_level()
 
 
 def _compares(arguments: argparse.Namespace) -> bool:

@@ -2,88 +2,79 @@
 
 from __future__ import annotations
 
+import argparse
 from pathlib import Path
 
 from featcheck.cli.arguments import Parser, add_project, new_parser, seconds
 from featcheck.render.formats import FORMATS, formats_help
-from featcheck.severity import FailOn
+from featcheck.severity import FailOn, Severity
 
 FAIL_ON_LEVELS = tuple(level.value for level in FailOn)
+FIX_LEVELS = tuple(level.label for level in sorted(Severity, reverse=True))
 RESOLVERS = ("featcheck", "cargo")
 COLOUR_CHOICES = ("auto", "always", "never")
 
-_DESCRIPTION = (
-    "Audit a project (or saved cargo tree text) and report what costs performance.\n\n"
-    "Resolves features per workspace member and per target exactly as `cargo build -p "
-    "MEMBER`\ndoes (`cargo tree -e normal -p MEMBER --target T`), then applies the rules."
-)
+Group = argparse._ArgumentGroup  # what `add_argument_group` returns (argparse names it so)
+
+_DESCRIPTION = """\
+Audit a project (or saved cargo tree text) and report what costs performance.
+
+Resolves features per workspace member and per target exactly as `cargo build -p MEMBER`
+does (`cargo tree -e normal -p MEMBER --target T`), then applies the rules.
+
+Commands:
+  check [PATH]      audit the project; the default command (`featcheck PATH`)
+  rules [PATH]      list every rule, the project's own too
+  rule CODE [PATH]  print one rule's documentation
+  probe [PATH]      time the member's findings in a probe build (`probe --help`)
+"""
 
 _EXAMPLES = f"""\
 Examples:
   featcheck                    audit the Cargo project in the current directory
   featcheck crates/app -p app --target aarch64-apple-darwin
   featcheck . --format sarif -o featcheck.sarif
+  featcheck . --diff           the fixes --fix would write, as a diff
   cargo tree -e normal -f '{{p}} [{{f}}]' -i burn-flex | featcheck --tree -
   cargo featcheck              the same audit, as a cargo subcommand
 
-Other commands:
-  featcheck rules              list every rule
-  featcheck rule CODE          print one rule's documentation
-  featcheck probe [PATH]       time the member's findings here (builds a probe)
-
-Exit codes: 0 clean, 1 findings at or above --fail-on, 2 usage, input or cargo error.
-Formats: {formats_help()}. NO_COLOR turns colour off, FORCE_COLOR on;
+Exit codes: 0 clean, 1 findings at or above --fail-on, 2 usage, input or cargo error,
+130 interrupted. Formats: {formats_help()}. NO_COLOR turns colour off, FORCE_COLOR on;
 --color always or never decides over both.
 """
 
 
+def _usage(prog: str) -> str:
+    """One line per command, as cargo and ruff list theirs."""
+    pad = " " * len("Usage: ")
+    commands = (
+        "[check] [OPTIONS] [PATH]",
+        "rules [PATH]",
+        "rule CODE [PATH]",
+        "probe [OPTIONS] [PATH]",
+    )
+    return f"\n{pad}".join(f"{prog} {command}" for command in commands)
+
+
 def check_parser(prog: str) -> Parser:
-    """The audit's parser: what to audit, which build, how to call cargo, what to print."""
-    parser = new_parser(prog, _DESCRIPTION, _EXAMPLES)
-    add_project(parser)
+    """The audit's parser: what to audit, which rules, what to print, the fixes, what to
+    compare with, and how cargo is called; each in a group of its own in the help."""
+    parser = new_parser(prog, _DESCRIPTION, _EXAMPLES, usage=_usage(prog))
+    selection = parser.add_argument_group("Selection (what to audit)")
+    add_project(parser, selection)
     parser.add_argument("--version", action="store_true", help="Print the version.")
-    _add_scope(parser)
-    _add_output(parser)
-    _add_cargo(parser)
-    _add_rules_and_fixes(parser)
-    _add_report_files(parser)
-    _add_comparison(parser)
-    _add_features(parser)
+    _add_scope(selection)
+    _add_features(selection)
+    _add_rules(parser.add_argument_group("Rules"))
+    _add_output(parser.add_argument_group("Output"))
+    _add_fixes(parser.add_argument_group("Fixes"))
+    _add_comparison(parser.add_argument_group("Comparison"))
+    _add_cargo(parser.add_argument_group("Cargo and trust"))
     return parser
 
 
-def _add_comparison(parser: Parser) -> None:
-    add = parser.add_argument
-    add(
-        "--baseline",
-        type=Path,
-        metavar="FILE",
-        help="Hide the findings FILE accepts (written by --write-baseline) and say how many; "
-        "name its entries that match nothing any more (default: the configuration's baseline).",
-    )
-    add(
-        "--write-baseline",
-        type=Path,
-        metavar="FILE",
-        help="Write every finding of this audit to FILE as a baseline (sorted, one per line, "
-        "reviewable in a diff), and exit 0.",
-    )
-    add(
-        "--measured",
-        action="store_true",
-        help="Attach to each finding the probe can time its cost measured on this machine "
-        "(kept by `featcheck probe --rule`), or say that the number is quoted.",
-    )
-    add(
-        "--new-since",
-        metavar="REF",
-        help="Audit the tree at git revision REF too (from the repository's objects, in a "
-        "directory of featcheck's) and report only the findings it did not have.",
-    )
-
-
-def _add_scope(parser: Parser) -> None:
-    add = parser.add_argument
+def _add_scope(group: Group) -> None:
+    add = group.add_argument
     add(
         "-p",
         "--package",
@@ -104,69 +95,32 @@ def _add_scope(parser: Parser) -> None:
     )
 
 
-def _add_output(parser: Parser) -> None:
-    add = parser.add_argument
+def _add_features(group: Group) -> None:
+    add = group.add_argument
     add(
-        "--format",
-        dest="output_format",
-        choices=tuple(FORMATS),
-        help="Output format (default: github when GITHUB_ACTIONS=true, else text).",
+        "-F",
+        "--features",
+        action="append",
+        metavar="FEATURES",
+        help="Audit the build with these features, as cargo applies them to each member "
+        "(space or comma separated, `member/feature` and `dependency/feature` too; repeatable).",
+    )
+    add("--all-features", action="store_true", help="Audit the build with every feature on.")
+    add(
+        "--no-default-features",
+        action="store_true",
+        help="Audit the build without default features.",
     )
     add(
-        "--fail-on",
-        choices=FAIL_ON_LEVELS,
-        help="Lowest severity that makes the exit code 1 (default: the configuration's "
-        "fail-on, else warning).",
+        "--each-feature",
+        action="store_true",
+        help="Also audit each feature of each member on its own (with --no-default-features, "
+        "as cargo-hack does), and no feature at all, in one run.",
     )
 
 
-def _add_cargo(parser: Parser) -> None:
-    add = parser.add_argument
-    add("--offline", action="store_true", help="Pass --offline to cargo.")
-    add(
-        "--locked",
-        action="store_true",
-        help="Pass --locked to cargo (fail if Cargo.lock is stale).",
-    )
-    add(
-        "--timeout",
-        type=seconds,
-        default=300.0,
-        metavar="SECONDS",
-        help="Seconds to wait for each cargo, rustc or rustup call, then end it and all it "
-        "started; featcheck's own work after cargo's answer (planning and resolving the build "
-        "configurations, the rules, the fixes) gets the same budget (default: 300).",
-    )
-    add(
-        "--color",
-        choices=COLOUR_CHOICES,
-        default="auto",
-        help="Colour the text report: auto (on a terminal, unless NO_COLOR; FORCE_COLOR forces "
-        "it), always or never.",
-    )
-    add(
-        "-q",
-        "--quiet",
-        action="store_true",
-        help="Text format: print only findings (nothing when clean), no notes or summary.",
-    )
-    add(
-        "-v",
-        "--verbose",
-        action="store_true",
-        help="Text format: show each finding's chain, notes, full why and other fixes; "
-        "print each cargo and rustc command to stderr.",
-    )
-    add(
-        "--trust-checkout",
-        action="store_true",
-        help="Let cargo obey the project's rust-toolchain.toml and .cargo/config.toml, which "
-        "can run the project's own programs (default: it runs none).",
-    )
-
-
-def _add_rules_and_fixes(parser: Parser) -> None:
-    add = parser.add_argument
+def _add_rules(group: Group) -> None:
+    add = group.add_argument
     add(
         "--select",
         action="append",
@@ -175,27 +129,24 @@ def _add_rules_and_fixes(parser: Parser) -> None:
     )
     add("--ignore", action="append", metavar="CODES", help="Do not run these rules.")
     add(
-        "--fix",
-        action="store_true",
-        help="Apply the safe fixes, all or nothing: cargo resolves and featcheck audits the "
-        "fixed copy first; then the manifests and Cargo.lock are written, and the diff shown.",
-    )
-    add(
-        "--diff",
-        action="store_true",
-        help="Print the diff --fix would write (Cargo.lock too), and change nothing.",
-    )
-    add(
-        "--resolver",
-        choices=RESOLVERS,
-        default="featcheck",
-        help="featcheck: resolve features from one `cargo metadata` call (fast, proven equal "
-        "to cargo); cargo: ask `cargo tree -e normal` per member and target.",
+        "--fail-on",
+        choices=FAIL_ON_LEVELS,
+        metavar="LEVEL",
+        help="Lowest severity that makes the exit code 1: error, warning, info or never "
+        "(default: the configuration's fail-on, else warning).",
     )
 
 
-def _add_report_files(parser: Parser) -> None:
-    add = parser.add_argument
+def _add_output(group: Group) -> None:
+    add = group.add_argument
+    add(
+        "--format",
+        dest="output_format",
+        choices=tuple(FORMATS),
+        metavar="FORMAT",
+        help=f"Output format: {', '.join(FORMATS)} (default: github when GITHUB_ACTIONS=true, "
+        "else text).",
+    )
     add(
         "-o",
         "--output",
@@ -218,33 +169,122 @@ def _add_report_files(parser: Parser) -> None:
         help="Print file paths relative to DIR (default: the repository root, the nearest "
         "directory above PATH with a .git, else PATH).",
     )
+    _add_terminal(group)
+
+
+def _add_terminal(group: Group) -> None:
+    add = group.add_argument
+    add(
+        "--color",
+        choices=COLOUR_CHOICES,
+        default="auto",
+        metavar="WHEN",
+        help="Colour the text report: auto (on a terminal, unless NO_COLOR; FORCE_COLOR forces "
+        "it), always or never.",
+    )
+    add(
+        "-q",
+        "--quiet",
+        action="store_true",
+        help="Text format: print only findings (nothing when clean), no notes or summary.",
+    )
+    add(
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="Text format: show each finding's chain, notes, full why and other fixes; "
+        "print each cargo and rustc command to stderr.",
+    )
+
+
+def _add_fixes(group: Group) -> None:
+    add = group.add_argument
+    add(
+        "--fix",
+        action="store_true",
+        help="Apply the safe fixes, all or nothing: cargo resolves and featcheck audits the "
+        "fixed copy first; then the manifests and Cargo.lock are written, and the diff shown.",
+    )
+    add(
+        "--diff",
+        action="store_true",
+        help="Print the diff --fix would write (Cargo.lock too), and change nothing.",
+    )
+    add(
+        "--fix-level",
+        choices=FIX_LEVELS,
+        metavar="LEVEL",
+        help="Lowest severity whose fixes --fix and --diff apply: error, warning or info "
+        "(default: the configuration's fix-level, else the failing level, --fail-on; warning "
+        "when that is never).",
+    )
+
+
+def _add_comparison(group: Group) -> None:
+    add = group.add_argument
+    add(
+        "--baseline",
+        type=Path,
+        metavar="FILE",
+        help="Hide the findings FILE accepts (written by --write-baseline) and say how many; "
+        "name its entries that match nothing any more (default: the configuration's baseline).",
+    )
+    add(
+        "--write-baseline",
+        type=Path,
+        metavar="FILE",
+        help="Write every finding of this audit to FILE as a baseline (sorted, one per line, "
+        "reviewable in a diff), and exit 0.",
+    )
+    add(
+        "--new-since",
+        metavar="REF",
+        help="Audit the tree at git revision REF too (from the repository's objects, in a "
+        "directory of featcheck's) and report only the findings it did not have.",
+    )
+    add(
+        "--measured",
+        action="store_true",
+        help="Attach to each finding the probe can time its cost measured on this machine "
+        "(kept by `featcheck probe --rule`), or say that the number is quoted.",
+    )
+
+
+def _add_cargo(group: Group) -> None:
+    add = group.add_argument
+    add("--offline", action="store_true", help="Pass --offline to cargo.")
+    add(
+        "--locked",
+        action="store_true",
+        help="Pass --locked to cargo (fail if Cargo.lock is stale).",
+    )
+    add(
+        "--timeout",
+        type=seconds,
+        default=300.0,
+        metavar="SECONDS",
+        help="Seconds to wait for each cargo, rustc or rustup call, then end it and all it "
+        "started; featcheck's own work after cargo's answer (planning and resolving the build "
+        "configurations, the rules, the fixes) gets the same budget (default: 300).",
+    )
+    add(
+        "--resolver",
+        choices=RESOLVERS,
+        default="featcheck",
+        metavar="RESOLVER",
+        help="featcheck (default): resolve features from one `cargo metadata` call (fast, "
+        "proven equal to cargo); cargo: ask `cargo tree -e normal` per member and target.",
+    )
     add(
         "--no-exec",
         action="store_true",
         help="Start no process (no cargo, rustc, rustup): read the manifests, Cargo.lock and "
-        "the local cargo registry or vendor/; fixes are not confirmed.",
+        "the local cargo registry or vendor/; fixes are not confirmed, so --fix and --diff "
+        "are refused.",
     )
-
-
-def _add_features(parser: Parser) -> None:
-    add = parser.add_argument
     add(
-        "-F",
-        "--features",
-        action="append",
-        metavar="FEATURES",
-        help="Audit the build with these features, as cargo applies them to each member "
-        "(space or comma separated, `member/feature` and `dependency/feature` too; repeatable).",
-    )
-    add("--all-features", action="store_true", help="Audit the build with every feature on.")
-    add(
-        "--no-default-features",
+        "--trust-checkout",
         action="store_true",
-        help="Audit the build without default features.",
-    )
-    add(
-        "--each-feature",
-        action="store_true",
-        help="Also audit each feature of each member on its own (with --no-default-features, "
-        "as cargo-hack does), and no feature at all, in one run.",
+        help="Let cargo obey the project's rust-toolchain.toml and .cargo/config.toml, which "
+        "can run the project's own programs (default: it runs none).",
     )

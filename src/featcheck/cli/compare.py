@@ -22,6 +22,7 @@ from featcheck.options import AuditOptions
 from featcheck.pipeline import audit_project
 from featcheck.render.output import write_report
 from featcheck.report import AuditResult
+from featcheck.wording import plural
 
 
 @dataclass
@@ -122,7 +123,7 @@ def compare_or_write(
         write_report(arguments.write_baseline, baseline_text(result.findings))
         count = len(result.findings)
         print(
-            f"featcheck: wrote {arguments.write_baseline}: {count} finding(s) accepted",
+            f"featcheck: wrote {arguments.write_baseline}: {plural(count, 'finding')} accepted",
             file=sys.stderr,
         )
         raise CommandExit(EXIT_CLEAN)

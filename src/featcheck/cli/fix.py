@@ -15,6 +15,7 @@ from featcheck.pipeline import audit_project
 from featcheck.render.safe_text import printable, safe_line
 from featcheck.render.workflow import stop_commands
 from featcheck.report import AuditResult
+from featcheck.wording import plural
 
 if TYPE_CHECKING:
     from featcheck.cli.progress import Progress
@@ -49,7 +50,7 @@ def _show_diff(prepared: Prepared) -> int:
     something to fix."""
     _print_diff(render_diff(prepared.changes), sys.stdout)
     _print_unfixable(prepared)
-    print(f"featcheck: {len(prepared.changes)} file(s) would change", file=sys.stderr)
+    print(f"featcheck: {plural(len(prepared.changes), 'file')} would change", file=sys.stderr)
     return EXIT_FINDINGS if prepared.changes else EXIT_CLEAN
 
 
@@ -59,7 +60,7 @@ def _apply_fixes(prepared: Prepared, result: AuditResult) -> AuditResult:
     write_changes(prepared.changes)
     _print_diff(render_diff(prepared.changes), sys.stderr)
     _print_unfixable(prepared)
-    print(f"featcheck: fixed {len(prepared.changes)} file(s)", file=sys.stderr)
+    print(f"featcheck: fixed {plural(len(prepared.changes), 'file')}", file=sys.stderr)
     return prepared.result if prepared.result is not None else result
 
 

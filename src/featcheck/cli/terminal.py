@@ -19,6 +19,8 @@ from featcheck.render.safe_text import printable_lines, safe_line
 from featcheck.render.workflow import error_annotation
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+EXIT_INTERRUPTED = 130
+"""Ctrl-C: 128 + SIGINT, the status a shell gives a program the interrupt ended."""
 
 
 class CommandExit(Exception):

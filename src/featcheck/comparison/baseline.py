@@ -31,6 +31,7 @@ from featcheck.errors import FeatcheckError
 from featcheck.fileio import decode_text
 from featcheck.report import Finding
 from featcheck.severity import Severity
+from featcheck.wording import plural
 
 BASELINE_LIMIT = 16 * 1024 * 1024
 """The largest baseline file read (a million entries is far beyond any project)."""
@@ -97,7 +98,7 @@ def _entry(line: str, number: int, path: Path) -> BaselineEntry | None:
     if len(fields) != 6:
         raise error(
             "a baseline entry is `FINGERPRINT SEVERITY RULE MEMBER TARGET CONFIGURATION`, "
-            f"then `# …`; this line has {len(fields)} field(s)"
+            f"then `# …`; this line has {plural(len(fields), 'field')}"
         )
     printed, severity, code, member, target, configuration = fields
     if not _FINGERPRINT.fullmatch(printed):

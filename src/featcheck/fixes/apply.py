@@ -17,7 +17,7 @@ import tomlkit
 
 from featcheck.boundary import is_inside
 from featcheck.errors import FeatcheckError
-from featcheck.fileio import write_atomic
+from featcheck.fileio import uninterrupted, write_atomic
 from featcheck.fixes.edits import EditError, apply_edit
 from featcheck.manifest.document import toml_lines
 from featcheck.report import Edit, Finding
@@ -146,6 +146,7 @@ def write_changes(changes: list[FileChange]) -> None:
                 "changed since featcheck read it; nothing was written (run featcheck again)",
                 path=change.path,
             )
-    for change in changes:
-        expected = None if change.created else change.original
-        write_atomic(change.path, change.updated.encode("utf-8"), expected=expected)
+    with uninterrupted():  # Ctrl-C waits for Cargo.lock to follow the manifests
+        for change in changes:
+            expected = None if change.created else change.original
+            write_atomic(change.path, change.updated.encode("utf-8"), expected=expected)

@@ -40,24 +40,32 @@ class Prepared:
     """One line per finding that gets no fix, with why."""
 
 
-def unfixable_lines(findings: list[Finding]) -> list[str]:
-    """Each finding `--fix` leaves alone, and why (its suggestion or its fix's note)."""
+def unfixable_lines(result: AuditResult, applied: list[Finding]) -> list[str]:
+    """Each finding `--fix` leaves alone (not in `applied`), and why: its suggestion, its
+    fix's note, or its severity below the fix level."""
     lines = []
-    for finding in findings:
-        if finding.location is None or (finding.fix is not None and finding.fix.safe):
+    level = result.applied_fix_level()
+    for finding in result.findings:
+        if finding.location is None or finding in applied:
             continue
-        why = finding.fix.note if finding.fix is not None else finding.suggestion
+        if finding.fix is not None and finding.fix.safe:
+            label = finding.severity.label
+            why = f"{label} is below the fix level {level.label} (`--fix-level {label}` applies it)"
+        else:
+            why = finding.fix.note if finding.fix is not None else finding.suggestion
         who = f"{finding.member}: " if finding.member else ""
         lines.append(f"{who}{finding.code} {finding.crate}: no fix applied: {why}")
     return lines
 
 
 def prepare(result: AuditResult, path: Path, audit: Audit, trust: TrustContext) -> Prepared:
-    """The run's changes, resolved by cargo on a copy and audited there; raises a
-    FeatcheckError (nothing written) when the copy cannot be resolved or audited. Nothing is
-    written outside the checkout of the run's trust context."""
-    changes = plan_changes(result.findings)
-    unfixable = unfixable_lines(result.findings)
+    """The run's changes (the safe fixes of the findings at or above its fix level), resolved
+    by cargo on a copy and audited there; raises a FeatcheckError (nothing written) when the
+    copy cannot be resolved or audited. Nothing is written outside the checkout of the run's
+    trust context."""
+    applied = result.applied_fixes()
+    changes = plan_changes(applied)
+    unfixable = unfixable_lines(result, applied)
     if not changes:
         return Prepared([], None, unfixable)
     refuse_outside(changes, trust.checkout, result.local_manifests)
@@ -85,6 +93,8 @@ def prepare(result: AuditResult, path: Path, audit: Audit, trust: TrustContext) 
         rebased(audited, relative_file(workspace, result.root)),
         root=result.root,
         workspace_root=result.workspace_root,
+        audited=result.audited,  # the user's directory, not the copy's
+        fix_level=result.fix_level,
     )
     return Prepared([*changes, *lock], fixed, unfixable)
 

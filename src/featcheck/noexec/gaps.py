@@ -20,6 +20,7 @@ from featcheck.graph import DependencyGraph, Node
 from featcheck.noexec.files import printable
 from featcheck.report import BuildGap
 from featcheck.rules import Rule
+from featcheck.wording import plural
 from featcheck.workspace.model import Package, PackageRef
 from featcheck.workspace.names import crate_key
 from featcheck.workspace.workspace import Workspace
@@ -102,8 +103,8 @@ class Completeness:
             return None
         reasons = "; ".join(sorted(set(self.unread.values())))
         return (
-            f"--no-exec did not read {len(self.unread)} package(s) of Cargo.lock ({reasons}); "
-            "no audited verdict depends on them"
+            f"--no-exec did not read {plural(len(self.unread), 'package')} of Cargo.lock "
+            f"({reasons}); no audited verdict depends on them"
         )
 
 
@@ -145,6 +146,7 @@ def summary_line(gaps: Iterable[BuildGap]) -> str:
     )
     builds = len({(g.member, g.target) for g in listed})
     return (
-        f"incomplete audit: {builds} build(s) depend on packages --no-exec could not read "
+        f"incomplete audit: {plural(builds, 'build')} {'depends' if builds == 1 else 'depend'} "
+        "on packages --no-exec could not read "
         f"({shown}); run `cargo fetch` once, or drop --no-exec"
     )

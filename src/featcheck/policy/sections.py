@@ -16,6 +16,7 @@ from featcheck.policy.settings import (
     ANY_CODE,
     CONFIG_FILE,
     FAIL_ON_VALUES,
+    FIX_LEVEL_VALUES,
     Allow,
     Layer,
     Origin,
@@ -33,6 +34,7 @@ _KEYS = (
     "configurations",
     "each-feature",
     "fail-on",
+    "fix-level",
     "allow",
     "rule",
     "baseline",
@@ -125,10 +127,6 @@ class SectionReader:
                 (*p, "baseline"),
                 at_key=True,
             )
-        fail_on = table.get("fail-on")
-        if fail_on is not None and fail_on not in FAIL_ON_VALUES:
-            expected = ", ".join(f'"{v}"' for v in FAIL_ON_VALUES)
-            raise self.error(f"`fail-on` must be one of {expected}", (*p, "fail-on"))
         select = self.codes(table, "select")
         ignore = self.codes(table, "ignore")
         if UNUSED_SUPPRESSION_CODE in select:
@@ -150,10 +148,19 @@ class SectionReader:
             targets=targets,
             configurations=self.configurations(table),
             each_feature=each_feature,
-            fail_on=fail_on,
+            fail_on=self.level(table, "fail-on", FAIL_ON_VALUES),
+            fix_level=self.level(table, "fix-level", FIX_LEVEL_VALUES),
             allows=self.allows(table),
             baseline=self.baseline(table),
         )
+
+    def level(self, table: dict[str, Any], key: str, values: tuple[str, ...]) -> str | None:
+        """`fail-on` or `fix-level`: one of `values`, or None when not set."""
+        value = table.get(key)
+        if value is not None and value not in values:
+            expected = ", ".join(f'"{v}"' for v in values)
+            raise self.error(f"`{key}` must be one of {expected}", (*self.prefix, key))
+        return value if value is None else str(value)
 
     def baseline(self, table: dict[str, Any]) -> Path | None:
         """`baseline`: a file relative to the directory of the file that names it."""

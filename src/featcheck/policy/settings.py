@@ -22,6 +22,9 @@ CONFIG_FILE = "featcheck.toml"
 FAIL_ON_VALUES = tuple(level.value for level in FailOn)
 """What `fail-on` accepts, as the CLI's `--fail-on` does."""
 
+FIX_LEVEL_VALUES = tuple(level.label for level in sorted(Severity, reverse=True))
+"""What `fix-level` accepts, as the CLI's `--fix-level` does: error, warning, info."""
+
 ANY_CODE = "*"
 """An allow entry's `code` that matches every rule."""
 
@@ -137,6 +140,9 @@ class Config:
     """Audit each feature of each member on its own too (as `--each-feature`)."""
     fail_on: str | None = None
     """One of `FAIL_ON_VALUES`, or None when not configured (the CLI's default applies)."""
+    fix_level: str | None = None
+    """One of `FIX_LEVEL_VALUES`: the least severity whose fixes `--fix` applies; None when
+    not configured (the failing level)."""
     allows: tuple[Allow, ...] = ()
     baseline: Path | None = None
     """The baseline file (`baseline`), resolved against the file that names it."""
@@ -210,6 +216,7 @@ class Layer:
     configurations: tuple[FeatureSelection, ...] | None = None
     each_feature: bool | None = None
     fail_on: str | None = None
+    fix_level: str | None = None
     allows: tuple[Allow, ...] = ()
     baseline: Path | None = None
 
@@ -229,6 +236,7 @@ def merged(base: Config, layer: Layer) -> Config:
         ),
         each_feature=layer.each_feature if layer.each_feature is not None else base.each_feature,
         fail_on=layer.fail_on if layer.fail_on is not None else base.fail_on,
+        fix_level=layer.fix_level if layer.fix_level is not None else base.fix_level,
         allows=base.allows + layer.allows,
         baseline=layer.baseline if layer.baseline is not None else base.baseline,
     )

@@ -27,6 +27,7 @@ from featcheck.probe.manifest import PACKAGE
 from featcheck.probe.plan import BuildPlan, BuiltProbe, build_scripts, crate_label
 from featcheck.probe.resolve import BackendConfig
 from featcheck.probe.toolset import Toolset, find_toolset
+from featcheck.wording import plural
 
 
 def _constant(flag: str, value: str) -> Argument:
@@ -200,8 +201,8 @@ class ProbeBuilder:
             return BuiltProbe(binary, key, True, plan.preparing + time.monotonic() - started)
         total = len(plan.crates) + 1
         self.say(
-            f"building the probe for {config.backend} ({total} crates, release profile; the "
-            f"first build takes minutes, later probes reuse it: {directory})"
+            f"building the probe for {config.backend} ({plural(total, 'crate')}, release profile; "
+            f"the first build takes minutes, later probes reuse it: {directory})"
         )
         waited = compile_probe(
             self.toolset,

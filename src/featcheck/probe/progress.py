@@ -14,6 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TextIO
 
+from featcheck.wording import plural
+
 _STATUS = re.compile(
     r"^\s*(?P<verb>Compiling|Downloaded|Downloading|Blocking|Finished|Updating|Locking|Adding)"
     r"\s+(?P<rest>.*)$"
@@ -106,7 +108,7 @@ class BuildProgress:
             )
 
     def _counter(self) -> str:
-        return f"{min(self.compiled, self.total)}/{self.total} crates"
+        return f"{min(self.compiled, self.total)}/{plural(self.total, 'crate')}"
 
     def _show(self, package: str) -> None:
         if self.live:
@@ -145,7 +147,7 @@ class BuildProgress:
         if self.waited >= 0.5:
             self._say(f"waited {self.waited:.0f} s for another build")
         self._say(
-            f"built the probe in {elapsed:.0f} s ({self.compiled} crates compiled"
+            f"built the probe in {elapsed:.0f} s ({plural(self.compiled, 'crate')} compiled"
             + (f", {fresh} up to date" if fresh else "")
             + ")"
         )

@@ -15,6 +15,7 @@ from featcheck.probe.command import ProbeReport, VariantResult
 from featcheck.probe.measure import ROUNDS, TIMED_RUNS, WARMUP
 from featcheck.probe.resolve import BackendConfig
 from featcheck.probe.verdict import RunStats, ThreadEvidence, Verdict
+from featcheck.wording import plural
 
 SCHEMA_VERSION = 1
 """Version 1 since the first probe; fields added since (same version): per-thread evidence
@@ -264,7 +265,7 @@ def _header_lines(report: ProbeReport) -> list[tuple[str, str]]:
         ),
         (
             f"  {_workloads(report)} on Device::flex(): {WARMUP} warm-up + {TIMED_RUNS} timed "
-            f"runs{_rounds()}; {report.cores} cores usable",
+            f"runs{_rounds()}; {plural(report.cores, 'core')} usable",
             "",
         ),
         ("", ""),
@@ -319,7 +320,7 @@ def _compare_rows(report: ProbeReport, workload: str) -> list[tuple[str, RunStat
             rows.append((f"{label}: {_features(variant.config)}", stats))
     if workload == "matmul" and report.torch is not None:
         t = report.torch
-        rows.append((f"PyTorch {t.version} ({t.threads} threads)", t.stats))
+        rows.append((f"PyTorch {t.version} ({plural(t.threads, 'thread')})", t.stats))
     return rows
 
 

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from featcheck.errors import FeatcheckError
 from featcheck.probe.measure import usable_cores
 from featcheck.probe.plan import BuildPlan
-from featcheck.render.common import plural
+from featcheck.wording import plural
 
 CPU_SECONDS_PER_CRATE = 5.0
 """CPU time one crate of the probe's graph takes to compile in release, on average. Calibrated

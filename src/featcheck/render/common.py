@@ -10,11 +10,7 @@ from featcheck.grouping import FindingGroup, group_findings
 from featcheck.render.safe_text import printable
 from featcheck.report import AuditResult, Cost, Finding
 from featcheck.severity import Severity
-
-
-def plural(count: int, word: str) -> str:
-    """`1 error`, `2 errors`."""
-    return f"{count} {word}{'' if count == 1 else 's'}"
+from featcheck.wording import plural
 
 
 def count_line(result: AuditResult) -> str:

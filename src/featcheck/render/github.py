@@ -31,12 +31,13 @@ from typing import TextIO
 from urllib.parse import quote
 
 from featcheck.grouping import FindingGroup, group_findings
-from featcheck.render.common import builds_of_group, count_line, plural
+from featcheck.render.common import builds_of_group, count_line
 from featcheck.render.renderer import RenderOptions
 from featcheck.render.safe_text import markdown_text, printable, without_azure_commands
 from featcheck.render.workflow import escape_data, escape_property, stop_commands
 from featcheck.report import AuditResult, Finding, Location
 from featcheck.severity import Severity
+from featcheck.wording import plural
 
 ANNOTATIONS_PER_LEVEL = 10
 """Annotations of one level that GitHub keeps per step; it drops the rest without a word."""

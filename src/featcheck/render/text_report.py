@@ -20,7 +20,7 @@ from typing import TextIO
 
 from featcheck.grouping import FindingGroup, group_findings
 from featcheck.render.common import builds_of_group, cost_text, count_line, why_line
-from featcheck.render.hints import featcheck_command, fix_command, under_pre_commit
+from featcheck.render.hints import details_hint, fix_hint
 from featcheck.render.renderer import RenderOptions
 from featcheck.render.safe_text import printable
 from featcheck.render.styled_lines import Line, write_lines
@@ -90,12 +90,18 @@ def _where(fix: Fix) -> str:
     return ", ".join(sorted({f"{e.file}:{e.line}" if e.line else e.file for e in fix.edits}))
 
 
-def _fix_line(finding: Finding) -> Line | None:
+def _fix_line(finding: Finding, applied: list[Finding]) -> Line | None:
+    """The fix, and what applies it: `--fix` for the findings whose fix it applies
+    (`AuditResult.applied_fixes`), `--fix --fix-level LEVEL` for the others' safe fixes."""
     fix = [*_EQUALS, ("fix:", "green")]
     if finding.fix is not None:
         added = _added(finding.fix)
-        safe = finding.fix.safe
-        applies = f"`{fix_command()}` applies it" if safe else printable(finding.fix.note)
+        if not finding.fix.safe:
+            applies = printable(finding.fix.note)
+        elif finding in applied:
+            applies = "`--fix` applies it"
+        else:
+            applies = f"`--fix --fix-level {finding.severity.label}` applies it"
         text = (
             f" {printable(finding.fix.description)} ({printable(_where(finding.fix))}); with it "
             f"the build gets `{printable(finding.feature)}`{added}, {applies}"
@@ -142,10 +148,12 @@ def _alternatives(finding: Finding) -> list[Line]:
     return lines
 
 
-def _render_group(group: FindingGroup, verbose: bool, width: int) -> list[Line]:
+def _render_group(
+    group: FindingGroup, verbose: bool, width: int, applied: list[Finding]
+) -> list[Line]:
     """The lead finding, with the builds a repeated cut covers named under its quote."""
     lead = group.lead
-    lines = _render_finding(lead, verbose, group.confidence, width)
+    lines = _render_finding(lead, verbose, group.confidence, width, applied)
     if group.shared:
         # After the verdict, the place and its quote: where the cut costs, before why and fix.
         after = 1 + (1 + len(_quote(lead, width)) if lead.location is not None else 0)
@@ -154,7 +162,7 @@ def _render_group(group: FindingGroup, verbose: bool, width: int) -> list[Line]:
 
 
 def _render_finding(
-    finding: Finding, verbose: bool, confidence: Confidence, width: int
+    finding: Finding, verbose: bool, confidence: Confidence, width: int, applied: list[Finding]
 ) -> list[Line]:
     lines: list[Line] = [
         [
@@ -183,7 +191,7 @@ def _render_finding(
         lines.append(_detail("why", why_line(finding)))
     if finding.cost is not None:
         lines.append(_detail("cost", cost_text(finding.cost)))
-    fix = _fix_line(finding)
+    fix = _fix_line(finding, applied)
     if fix is not None:
         lines.append(fix)
     if verbose:
@@ -215,6 +223,7 @@ def _shared_last(group: FindingGroup) -> tuple[bool, tuple[str, ...]]:
 
 def _findings_lines(result: AuditResult, verbose: bool, width: int) -> list[Line]:
     lines: list[Line] = []
+    applied = result.applied_fixes()
     # Groups of several members after the members' own, those of one set of members together.
     groups = sorted(group_findings(result.findings), key=_shared_last)
     for (_, member, target, configuration), shown in groupby(groups, key=_heading):
@@ -225,7 +234,7 @@ def _findings_lines(result: AuditResult, verbose: bool, width: int) -> list[Line
             heading += [(" with ", ""), (printable(configuration), "bold")]
         lines.append(heading)
         for group in shown:
-            lines.extend(_render_group(group, verbose, width))
+            lines.extend(_render_group(group, verbose, width, applied))
             lines.append([])
     return lines
 
@@ -259,23 +268,13 @@ def render_text(
     ]
     lines += _findings_lines(result, verbose, width)
     lines.append([(count_line(result), "green" if not result.findings else "bold")])
+    fixes = fix_hint(result) if any(f.fix and f.fix.safe for f in result.findings) else None
+    if fixes is not None:
+        lines.append([(fixes, "dim")])
     if not verbose and any(_has_details(f) for f in result.findings):
-        codes = sorted({f.code for f in result.findings})
-        lines.append(
-            [
-                (
-                    f"{_verbose_flag()} shows each finding's chain and measurements; "
-                    f"`{featcheck_command('rule ' + codes[0])}` explains a rule",
-                    "dim",
-                )
-            ]
-        )
+        code = min(f.code for f in result.findings)
+        lines.append([(details_hint(code, result), "dim")])
     write_lines(lines, stream, colour, width)
-
-
-def _verbose_flag() -> str:
-    # A hook's arguments are in the user's configuration, not on a command line they type.
-    return f"`{featcheck_command('-v')}`" if under_pre_commit() else "-v"
 
 
 def _has_details(finding: Finding) -> bool:

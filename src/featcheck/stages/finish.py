@@ -12,7 +12,7 @@ from featcheck.options import report_root
 from featcheck.policy.allow_names import KnownNames
 from featcheck.policy.suppress import apply_suppressions, declaration_spans
 from featcheck.report import AuditResult, Finding, Location
-from featcheck.severity import Confidence, FailOn
+from featcheck.severity import Confidence, FailOn, Severity
 from featcheck.stages.configurations import nothing_audited
 from featcheck.stages.members import Run, Scope
 
@@ -28,6 +28,9 @@ def new_result(run: Run, scope: Scope, plan: ConfigurationPlan) -> AuditResult:
         members=[m.name for m in members],
         targets=scope.targets,
         fail_on=None if fail_on is None else FailOn(fail_on),
+        fix_level=None
+        if scope.settings.fix_level is None
+        else Severity.parse(scope.settings.fix_level),
         baseline=scope.settings.baseline,
         user_rules=scope.config.catalogue.user_rules,
         configuration_errors=plan.errors,

@@ -11,6 +11,7 @@ from featcheck.probe.resolve import BackendConfig
 from featcheck.probe.rules.run import RuleProbeReport, RuleProbeResult
 from featcheck.render.json_text import json_document
 from featcheck.render.safe_text import printable
+from featcheck.wording import plural
 
 SCHEMA_VERSION = 1
 COSTS_FROM = 1.10
@@ -50,7 +51,7 @@ def render_text(report: RuleProbeReport, out: TextIO, *, header: bool = True) ->
     for result in report.results:
         out.write(f"\n{printable(verdict_line(result))}\n")
         if result.program.wall:
-            out.write(f"  by wall time, on {usable_cores()} cores\n")
+            out.write(f"  by wall time, on {plural(usable_cores(), 'core')}\n")
         now, fixed = _features(result.current), _features(result.fixed)
         out.write(f"  current:  {printable(now)}\n  fixed:    {printable(fixed)}")
         out.write(f"  ({printable(result.fix)})\n")
@@ -62,8 +63,8 @@ def render_text(report: RuleProbeReport, out: TextIO, *, header: bool = True) ->
             )
     clocks = sorted({_clock(result) for result in report.results})
     out.write(
-        f"\n{' or '.join(clocks)}, median of {report.runs} runs of each build in turn, each run "
-        "the median of many calls\n"
+        f"\n{' or '.join(clocks)}, median of {plural(report.runs, 'run')} of each build in turn, "
+        "each run the median of many calls\n"
     )
     for note in report.notes:
         out.write(f"note: {printable(note)}\n")

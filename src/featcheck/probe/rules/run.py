@@ -22,6 +22,7 @@ from featcheck.probe.rules.crate import RuleProbeBuilder
 from featcheck.probe.rules.programs import PROGRAMS, Program, program_for, program_timing
 from featcheck.probe.statement import confirm_build
 from featcheck.report import Finding
+from featcheck.wording import plural
 
 RUNS = 5
 """Runs of each build, in turn; each run prints its workloads' medians of many calls."""
@@ -197,7 +198,10 @@ def time_rules(
         builds = (built(builder, plan_now, say), built(builder, plan_fixed, say))
         program = program_timing(finding.crate, finding.crate_version, finding.feature)
         assert program is not None  # timed_findings keeps only findings with a program
-        say(f"timing {finding.crate} {finding.crate_version}: {program.work}, {options.runs} runs")
+        say(
+            f"timing {finding.crate} {finding.crate_version}: {program.work}, "
+            f"{plural(options.runs, 'run')}"
+        )
         workloads, agree = _timed(builds, options, builder.trust)
         results.append(
             RuleProbeResult(finding, program, current, fixed, fix, workloads, agree, builds)

@@ -1,0 +1,111 @@
+"""Ctrl-C: one line, exit 130, the cargo it started ended, and every file as it was.
+
+featcheck runs with a cargo on PATH that runs the real one, except for the call a test waits in
+(the audit's `cargo metadata`, or the resolution of `--fix`'s copy), where it notes its process
+id and sleeps. The test then interrupts featcheck as a terminal's Ctrl-C does (SIGINT to
+featcheck; cargo runs in a session of its own, which the terminal's interrupt does not reach).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from support import WORKSPACES, trust_of
+
+from featcheck.cargo.runner import CargoRunner
+
+pytestmark = pytest.mark.skipif(os.name != "posix", reason="SIGINT as a terminal sends it")
+
+
+def _cargo_that_waits(tmp_path: Path) -> Path:
+    """A cargo on PATH that sleeps in the call whose arguments hold $WAIT_IN."""
+    toolchain = CargoRunner(tmp_path, trust=trust_of(tmp_path)).toolchain
+    assert toolchain is not None
+    bin_dir = tmp_path / "waiting-bin"
+    bin_dir.mkdir()
+    script = bin_dir / "cargo"
+    script.write_text(
+        "#!/bin/sh\n"
+        'case "$*" in *"$WAIT_IN"*) echo $$ > "$WAITING"; exec sleep 120 ;; esac\n'
+        f'exec "{toolchain.cargo}" "$@"\n'
+    )
+    script.chmod(0o755)
+    (bin_dir / "rustc").symlink_to(toolchain.rustc)
+    return bin_dir
+
+
+def _running(pid: int) -> bool:
+    """Whether the process runs (a zombie nobody reaped yet does not)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(") ", 1)[1][0] != "Z"
+    except FileNotFoundError:
+        return False
+    except OSError:  # no /proc: ask the kernel
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        return True
+
+
+def _files(root: Path) -> dict[Path, bytes]:
+    return {p.relative_to(root): p.read_bytes() for p in root.rglob("*") if p.is_file()}
+
+
+@pytest.mark.parametrize(
+    ("wait_in", "flags"),
+    [("metadata", ()), ("featcheck-fix-", ("--fix",))],
+    ids=["audit", "fix"],
+)
+def test_ctrl_c_prints_one_line_exits_130_and_leaves_every_file(
+    wait_in: str,
+    flags: tuple[str, ...],
+    tmp_path: Path,
+    offline_cargo_for: Callable[..., Path],
+) -> None:
+    project = tmp_path / "memchr-without-std"  # one safe fix: --fix resolves it on a copy
+    shutil.copytree(WORKSPACES / "memchr-without-std", project)
+    offline_cargo_for(project)
+    temporary, waiting = tmp_path / "tmp", tmp_path / "cargo.pid"
+    temporary.mkdir()
+    environment = {key: value for key, value in os.environ.items() if key != "RUSTUP_TOOLCHAIN"}
+    environment.update(
+        PATH=os.pathsep.join([str(_cargo_that_waits(tmp_path)), environment.get("PATH", "")]),
+        WAIT_IN=wait_in,
+        WAITING=str(waiting),
+        TMPDIR=str(temporary),
+        XDG_CACHE_HOME=str(tmp_path / "cache"),
+        NO_COLOR="1",
+    )
+    before = _files(project)
+    featcheck = subprocess.Popen(
+        [sys.executable, "-m", "featcheck", str(project), *flags],
+        env=environment,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while not (waiting.exists() and waiting.read_text().strip()):
+            assert featcheck.poll() is None, featcheck.communicate()
+            assert time.monotonic() < deadline, "cargo was never called"
+            time.sleep(0.05)
+        featcheck.send_signal(signal.SIGINT)
+        stdout, stderr = featcheck.communicate(timeout=60)
+    finally:
+        if featcheck.poll() is None:
+            featcheck.kill()
+    assert (featcheck.returncode, stderr, stdout) == (130, "featcheck: interrupted\n", "")
+    cargo = int(waiting.read_text())
+    assert not _running(cargo)
+    assert _files(project) == before
+    assert list(temporary.iterdir()) == []  # --fix's copy of the workspace is gone
