@@ -199,5 +199,5 @@ def test_a_builds_time_starts_when_another_builds_lock_is_released(
     stderr = capsys.readouterr().err
     assert stderr.count("Blocking waiting for file lock") == 1
     assert f"waited {built.waited:.0f} s for another build\n" in stderr
-    assert f"built the probe in {built.seconds:.0f} s (1 crates compiled" in stderr
+    assert f"built the probe in {built.seconds:.0f} s (1 crate compiled" in stderr
     assert json.loads((directory / "built.json").read_text())["waited"] == round(built.waited, 1)
