@@ -58,7 +58,9 @@ def load_config(
     catalogue = Catalogue.builtin()
     for doc, prefix in sections:
         catalogue = with_user_rules(doc, prefix, catalogue)
-    layers = {prefix: read_section(doc, prefix, None, catalogue) for doc, prefix in sections}
+    layers = {
+        prefix: read_section(doc, prefix, None, catalogue, checkout) for doc, prefix in sections
+    }
     workspace_layer = layers.get(_WORKSPACE_SECTION, Layer())
     file_layer = layers.get((), Layer())
 
@@ -67,7 +69,7 @@ def load_config(
     for name, manifest in member_manifests.items():
         if not manifest.is_file():
             continue
-        layer = read_section(documents.read(manifest), _MEMBER_SECTION, name, catalogue)
+        layer = read_section(documents.read(manifest), _MEMBER_SECTION, name, catalogue, checkout)
         if layer != Layer():
             own = Config(member=name, catalogue=catalogue)
             members[name] = merged(merged(merged(own, workspace_layer), layer), file_layer)
