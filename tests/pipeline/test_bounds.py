@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -200,3 +201,84 @@ def test_the_deadline_stops_the_plan() -> None:
     now[0] = 11.0
     with pytest.raises(FeatcheckError, match=r"planning the build configurations took longer"):
         plan_configurations([member], [], each=True, deadline=deadline)
+
+
+# --- nesting and chains of any depth: no recursion limit is the checkout's to reach ----------
+
+MODES = pytest.mark.parametrize("mode", [[], ["--no-exec"]], ids=["default", "no-exec"])
+
+
+def _deep_cfg(depth: int) -> str:
+    """`cfg(not(not(...unix...)))`, `depth` times `not`: true on unix when `depth` is even."""
+    return "cfg(" + "not(" * depth + "unix" + ")" * depth + ")"
+
+
+@MODES
+def test_a_cfg_nested_thousands_deep_is_evaluated(
+    tmp_path: Path, cargo_home: Path, mode: list[str]
+) -> None:
+    """cargo takes `not(...)` 10,000 deep (1.95; its stack overflows past about 20,000)."""
+    project = _project(tmp_path)
+    with (project / "Cargo.toml").open("a") as manifest:
+        manifest.write(f"\n[target.'{_deep_cfg(3000)}'.dependencies]\ncfg-if = \"1\"\n")
+    lock = project / "Cargo.lock"
+    lock.write_text(lock.read_text().replace(' "burn",\n]', ' "burn",\n "cfg-if",\n]', 1))
+    done = run_isolated([str(project), *mode, "--format", "json"], cargo_home)
+    assert done.returncode == 1, done.stderr
+    import json
+
+    assert [f["code"] for f in json.loads(done.stdout)["findings"]] == ["FC001"]
+
+
+@MODES
+def test_a_configuration_key_too_long_to_pass_on_is_one_line(
+    tmp_path: Path, cargo_home: Path, mode: list[str]
+) -> None:
+    project = _project(tmp_path)
+    (project / ".cargo").mkdir()
+    (project / ".cargo" / "config.toml").write_text(
+        f"[target.'{_deep_cfg(3000)}']\nrustflags = [\"--cfg=deep\"]\n"
+    )
+    line = _one_line(run_isolated([str(project), *mode], cargo_home), ".cargo/config.toml:2:")
+    assert "cannot pass this setting to cargo" in line
+
+
+@MODES
+def test_a_chain_of_a_thousand_path_dependencies_is_read_in_seconds(
+    tmp_path: Path, cargo_home: Path, mode: list[str]
+) -> None:
+    """--no-exec looked for a cycle from every package along every path: minutes for this."""
+    project = _project(tmp_path)
+    count = 1000
+    with (project / "Cargo.toml").open("a") as manifest:
+        manifest.write('\n[dependencies.p0]\npath = "chain/p0"\n')
+    lock = project / "Cargo.lock"
+    entries = "".join(
+        f'\n[[package]]\nname = "p{i}"\nversion = "0.1.0"\n'
+        + (f'dependencies = [\n "p{i + 1}",\n]\n' if i + 1 < count else "")
+        for i in range(count)
+    )
+    text = lock.read_text().replace(' "burn",\n]', ' "burn",\n "p0",\n]', 1)
+    lock.write_text(text + entries)
+    for i in range(count):
+        package = project / "chain" / f"p{i}"
+        (package / "src").mkdir(parents=True)
+        (package / "src" / "lib.rs").write_text("")
+        following = f'\n[dependencies.p{i + 1}]\npath = "../p{i + 1}"\n' if i + 1 < count else ""
+        (package / "Cargo.toml").write_text(
+            f'[package]\nname = "p{i}"\nversion = "0.1.0"\nedition = "2021"\n{following}'
+        )
+    started = time.monotonic()
+    done = run_isolated([str(project), *mode], cargo_home, timeout=120)
+    assert done.returncode == 1, done.stderr
+    assert time.monotonic() - started < 30
+
+
+def test_a_member_pattern_thousands_of_directories_deep_is_one_line(
+    tmp_path: Path, cargo_home: Path
+) -> None:
+    project = _project(tmp_path)
+    with (project / "Cargo.toml").open("a") as manifest:
+        manifest.write(f'\n[workspace]\nmembers = ["{"m*/" * 3000}x"]\n')
+    line = _one_line(run_isolated([str(project), "--no-exec"], cargo_home), "Cargo.toml: ")
+    assert "directories down" in line

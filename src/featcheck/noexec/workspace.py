@@ -21,6 +21,9 @@ from featcheck.errors import FeatcheckError
 from featcheck.noexec.files import ReadScope, is_manifest, load_toml, printable, table
 
 _GLOB_CHARACTERS = frozenset("*?[")
+_MAX_GLOB_DEPTH = 100
+"""The most directories a member pattern with wildcards may go down: Python's glob recurses
+once per directory of the pattern, and no workspace nests its members that deep."""
 
 
 @dataclass(frozen=True)
@@ -95,6 +98,12 @@ def _member_directories(
             raise _outside(pattern, root)
         if _GLOB_CHARACTERS.intersection(pattern):
             relative = os.path.relpath(full, root)
+            if len(Path(relative).parts) > _MAX_GLOB_DEPTH:
+                raise FeatcheckError(
+                    f"workspace member `{printable(pattern)}` goes more than "
+                    f"{_MAX_GLOB_DEPTH} directories down (--no-exec's limit for a pattern)",
+                    path=manifest,
+                )
             matches = sorted(
                 Path(p) for p in glob.glob(os.path.join(glob.escape(str(root)), relative))
             )
