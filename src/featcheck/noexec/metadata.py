@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from featcheck.deadline import NO_DEADLINE, READING, READING_HINT, Deadline
 from featcheck.errors import FeatcheckError
 from featcheck.noexec.files import is_manifest, printable
 from featcheck.noexec.lock_reader import lock_entries
@@ -108,10 +109,14 @@ def _stale(package: str, dependency: str, lock_path: Path) -> FeatcheckError:
 
 
 def build_metadata(
-    manifest: Path, environment: Mapping[str, str] | None = None, checkout: Path | None = None
+    manifest: Path,
+    environment: Mapping[str, str] | None = None,
+    checkout: Path | None = None,
+    deadline: Deadline = NO_DEADLINE,
 ) -> FileMetadata:
     """The packages of `manifest`'s workspace, from files only, none of them read through a
-    link out of the checkout rooted at `checkout` (found from `manifest` if None)."""
+    link out of the checkout rooted at `checkout` (found from `manifest` if None), each loop
+    over them within `deadline`."""
     environment = os.environ if environment is None else environment
     layout = discover_workspace(manifest, checkout)
     lock_path = layout.root / "Cargo.lock"
@@ -119,11 +124,11 @@ def build_metadata(
         raise FeatcheckError(
             "--no-exec needs a Cargo.lock (run `cargo generate-lockfile` once)", path=layout.root
         )
-    lock = lock_entries(lock_path, layout.checkout)
-    paths = walk_path_packages(layout)
+    lock = lock_entries(lock_path, layout.checkout, deadline)
+    paths = walk_path_packages(layout, deadline)
     refuse_cycles(paths)
     audited = _audited_directory(manifest, layout.root, paths)
-    read = _LockRead(lock, lock_path)
+    read = _LockRead(lock, lock_path, deadline)
     _read_packages(read, paths, layout, Registry(layout, environment, audited))
     nodes = _resolve_nodes(read, set(paths.members))
     member_ids = tuple(path_id(d, paths.read[d].name, paths.read[d].version) for d in paths.members)
@@ -151,6 +156,7 @@ class _LockRead:
 
     lock: list[dict[str, Any]]
     lock_path: Path
+    deadline: Deadline
     packages: list[dict[str, Any]] = field(default_factory=list)
     ids: dict[int, str] = field(default_factory=dict)
     """Package id of each lock entry, by the entry's `id()`."""
@@ -170,6 +176,7 @@ def _read_packages(
     by_key = {(p.name, p.version): d for d, p in paths.read.items()}
     root = layout.root
     for entry in read.lock:
+        read.deadline.check(READING, READING_HINT)
         name, version = str(entry["name"]), str(entry["version"])
         source: str | None = entry.get("source")
         if source is None:
@@ -213,6 +220,7 @@ def _resolve_nodes(read: _LockRead, member_dirs: set[Path]) -> list[dict[str, An
     libraries = {p["id"]: library_crate_name(p) for p in read.packages}
     nodes: list[dict[str, Any]] = []
     for entry in read.lock:
+        read.deadline.check(READING, READING_HINT)
         if id(entry) not in read.ids:
             continue
         package = raw_by_id[read.ids[id(entry)]]

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NoReturn
 
+from featcheck.deadline import NO_DEADLINE, READING, READING_HINT, Deadline
 from featcheck.errors import FeatcheckError
 from featcheck.noexec.files import is_manifest, printable, table
 from featcheck.noexec.packages import PackageManifest, read_package
@@ -28,9 +29,9 @@ class PathPackages:
     """Non-dev path dependencies between read packages (for cargo's cycle check)."""
 
 
-def walk_path_packages(layout: WorkspaceLayout) -> PathPackages:
-    """The members and every path dependency they reach; path dependencies under the root
-    (and not excluded) are members too, as in cargo."""
+def walk_path_packages(layout: WorkspaceLayout, deadline: Deadline = NO_DEADLINE) -> PathPackages:
+    """The members and every path dependency they reach, each read within `deadline`; path
+    dependencies under the root (and not excluded) are members too, as in cargo."""
     found = PathPackages(members=list(layout.members))
     pending: list[tuple[Path, Path | None]] = [(m, None) for m in layout.members]
     # `[patch.REGISTRY] name = { path = ... }` at the root puts path packages in the lockfile
@@ -46,6 +47,7 @@ def walk_path_packages(layout: WorkspaceLayout) -> PathPackages:
             else:
                 found.outside.setdefault(name, target)
     while pending:
+        deadline.check(READING, READING_HINT)
         directory, dependent = pending.pop(0)
         if directory in found.read:
             continue

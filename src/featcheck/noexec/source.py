@@ -12,21 +12,26 @@ from featcheck.cargo.checkout_config import CheckoutConfig, read_checkout_config
 from featcheck.cargo.pending_metadata import PendingMetadata
 from featcheck.cargo.rustflags import environment_rustflags
 from featcheck.cargo.unification import Unification, decide
+from featcheck.deadline import NO_DEADLINE, Deadline
 from featcheck.noexec.metadata import build_metadata
 from featcheck.noexec.targets import builtin_cfg, detect_host_triple, with_rustflags
+from featcheck.options import AuditOptions
 from featcheck.semantics.cfg import TargetCfg
 
 
-def file_source(workdir: Path, _options: object) -> FileSource:
-    """`--no-exec`'s source for an audit: the files, whatever the options ask of cargo."""
-    return FileSource(workdir)
+def file_source(workdir: Path, options: AuditOptions) -> FileSource:
+    """`--no-exec`'s source for an audit: the files, whatever the options ask of cargo,
+    read within the audit's `--timeout` from now."""
+    return FileSource(workdir, Deadline(options.timeout))
 
 
 class FileSource:
     """A `sources.MetadataSource` that reads files only."""
 
-    def __init__(self, workdir: Path) -> None:
+    def __init__(self, workdir: Path, deadline: Deadline = NO_DEADLINE) -> None:
         self.workdir = workdir
+        self.deadline = deadline
+        """Bounds the whole audit, the reading of the files included (deadline.py)."""
         self.checkout: Path = checkout_root(workdir)
         """The root of the audited checkout: no file is read through a link out of it."""
         self._host: str | None = None
@@ -47,7 +52,7 @@ class FileSource:
         nothing)."""
         return PendingMetadata(
             lambda _last, _parse: build_metadata(
-                manifest_path, os.environ, self.checkout
+                manifest_path, os.environ, self.checkout, self.deadline
             ).workspace()
         )
 
