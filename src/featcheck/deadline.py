@@ -58,30 +58,37 @@ class Deadline:
     def bounding(self, doing: str, hint: str = _HINT) -> Iterator[None]:
         """The block, stopped where it is once the budget is spent, even inside one long
         call: an alarm (SIGALRM) at the deadline raises the `spent` error there, naming the
-        step checked last. Only for
-        blocks that read and compute, whose half-done state nothing uses after the error.
-        Where no alarm can be set (not the main thread, no SIGALRM, one already in use) the
-        block runs on its own checks alone."""
+        step checked last. Once the alarm has gone off, whatever leaves the block (a reader
+        may have caught the error and said something else, or nothing) is that one line.
+        Only for blocks that read and compute, whose half-done state nothing uses after the
+        error. Where no alarm can be set (not the main thread, no SIGALRM, one already in
+        use) the block runs on its own checks alone."""
         self.check(doing, hint)
         if not self._can_alarm():
             yield
             return
-        armed = True
+        armed, fired = True, False
 
         def expire(_signal: int, _frame: FrameType | None) -> None:
-            nonlocal armed
+            nonlocal armed, fired
             if armed:  # not once the block is left: the alarm may still be on its way
-                armed = False
+                armed, fired = False, True
                 raise self.spent(*self._step)
 
         previous = signal.signal(signal.SIGALRM, expire)
         signal.setitimer(signal.ITIMER_REAL, max(self._end - self._clock(), 0.001))
         try:
             yield
+        except Exception:
+            if fired:
+                raise self.spent(*self._step) from None
+            raise
         finally:
             armed = False
             signal.setitimer(signal.ITIMER_REAL, 0)
             signal.signal(signal.SIGALRM, previous)
+        if fired:
+            raise self.spent(*self._step)
 
     def _can_alarm(self) -> bool:
         if self.seconds == float("inf") or not hasattr(signal, "setitimer"):

@@ -1,5 +1,7 @@
 """featcheck's own limits on what a checkout can make it do: numbers and names of any size give
-one line naming the file and exit 2 (never a traceback), in the default mode and `--no-exec`.
+one line naming the file and exit 2 (never a traceback), in the default mode and `--no-exec`;
+nesting and chains of any depth reach no recursion limit and take seconds, not minutes; and
+`--timeout` bounds featcheck's own work, all of a `--no-exec` audit's reading included.
 """
 
 from __future__ import annotations
@@ -343,3 +345,22 @@ def test_the_alarm_stops_one_long_call() -> None:
     with Deadline(60).bounding("quick"):
         pass  # a block that ends in time leaves no alarm behind
     assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+
+
+@pytest.mark.parametrize("caught", ["said otherwise", "swallowed"])
+def test_the_alarm_is_said_as_such_whatever_a_reader_makes_of_it(caught: str) -> None:
+    """Readers turn an error into their own (a file outside the project is not quoted) or
+    into an unread package: once the alarm went off, the block still ends in its one line."""
+    from featcheck.deadline import Deadline
+    from featcheck.errors import FeatcheckError
+
+    started = time.monotonic()
+    spent = r"^reading did not finish within 0.2 s"
+    with pytest.raises(FeatcheckError, match=spent), Deadline(0.2).bounding("reading"):
+        try:
+            while time.monotonic() - started < 30:
+                pass
+        except FeatcheckError:
+            if caught == "said otherwise":
+                raise FeatcheckError("cannot be read as a cargo configuration file") from None
+    assert time.monotonic() - started < 5
