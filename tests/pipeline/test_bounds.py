@@ -206,6 +206,23 @@ def test_the_deadline_stops_the_plan() -> None:
         plan_configurations([member], [], each=True, deadline=deadline)
 
 
+def test_the_deadline_stops_reading_the_members_settings(tmp_path: Path) -> None:
+    """Many members' manifests are read after cargo's answer: within the budget too."""
+    from featcheck.deadline import Deadline
+    from featcheck.errors import FeatcheckError
+    from featcheck.policy.load import load_config
+
+    members = {}
+    for name in ("a", "b"):
+        manifest = tmp_path / name / "Cargo.toml"
+        manifest.parent.mkdir()
+        manifest.write_text(f'[package]\nname = "{name}"\nversion = "0.1.0"\n')
+        members[name] = manifest
+    spent = Deadline(10, clock=iter([0.0, 11.0, 11.0]).__next__)
+    with pytest.raises(FeatcheckError, match=r"^reading the members' settings did not finish"):
+        load_config(tmp_path, members, deadline=spent)
+
+
 # --- nesting and chains of any depth: no recursion limit is the checkout's to reach ----------
 
 MODES = pytest.mark.parametrize("mode", [[], ["--no-exec"]], ids=["default", "no-exec"])
