@@ -260,3 +260,18 @@ def read_checkout_file(path: Path | str, what: str, limit: int, root: Path | Non
         return read_regular_file(path, what, limit)
     real = check_within(path, root, f"reading a {what}")
     return read_regular_file(path, what, limit, opened=real)
+
+
+def configured_path_stays_inside(directory: Path, written: str, root: Path) -> bool:
+    """Whether `written`, a path a checkout file configures (a baseline, a cargo `include`)
+    relative to that file's `directory` (or absolute), stays at or below the checkout `root`
+    (resolved): with `..` taken away as written, no link followed, and also as the kernel
+    resolves it (a link inside that names the root itself, then `..`, leaves it). A link out
+    on the way counts as inside here: reading the file refuses it by the link's own name
+    (`read_checkout_file`). What the user names on the command line is not asked this."""
+    start = os.path.realpath(directory)  # a checkout file's own directory, read already
+    joined = os.path.join(start, written)
+    if not Path(os.path.normpath(joined)).is_relative_to(root):
+        return False
+    real, link = resolve_within(joined, root)
+    return link is not None or real.is_relative_to(root)

@@ -2,17 +2,34 @@
 
 Planning the build configurations, resolving them, running the rules over each build and
 resolving the builds a fix would give are all featcheck's own work over cargo's one answer; a
-checkout decides how much of it there is (features, members, `each-feature`). The same
-`--timeout` seconds bound all of it, counted from when that work starts: past them the audit
-stops with one line (exit 2) instead of running on.
+checkout decides how much of it there is (features, members, `each-feature`). In `--no-exec`
+reading the checkout is featcheck's own work too: the lockfile, every manifest, the registry's.
+The same `--timeout` seconds bound all of it, counted from when that work starts (cargo's
+answer; the start of a `--no-exec` audit): past them the audit stops with one line (exit 2)
+instead of running on.
+
+Each loop over checkout data checks the budget as it goes (`check`). A single call can still
+run long — a TOML parser over a 64 MiB lockfile — so a `--no-exec` audit, which only reads
+and computes, also runs under an alarm at the deadline (`bounding`).
 """
 
 from __future__ import annotations
 
+import signal
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from types import FrameType
 
 from featcheck.errors import FeatcheckError
+
+_HINT = (
+    "audit fewer configurations (each-feature, configurations) or members (-p), or raise --timeout"
+)
+READING = "reading the checkout (--no-exec)"
+READING_HINT = "raise --timeout for a checkout this large"
+"""What to do when reading the checkout (`--no-exec`) spends the budget."""
 
 
 class Deadline:
@@ -22,15 +39,64 @@ class Deadline:
         self.seconds = seconds
         self._clock = clock
         self._end = clock() + seconds
+        self._step = ("featcheck's own work", _HINT)
+        """The step checked last: what an alarm names (`bounding`)."""
 
-    def check(self, doing: str) -> None:
+    def check(self, doing: str, hint: str = _HINT) -> None:
         """Raise a FeatcheckError when the budget is spent; `doing` names the step."""
+        self._step = (doing, hint)
         if self._clock() > self._end:
-            raise FeatcheckError(
-                f"{doing} took longer than --timeout ({self.seconds:g} s): audit fewer "
-                "configurations (each-feature, configurations) or members (-p), or raise "
-                "--timeout"
-            )
+            raise self.spent(doing, hint)
+
+    def spent(self, doing: str, hint: str = _HINT) -> FeatcheckError:
+        """The one line that says the budget is spent on `doing`."""
+        return FeatcheckError(
+            f"{doing} did not finish within {self.seconds:g} s (--timeout): {hint}"
+        )
+
+    @contextmanager
+    def bounding(self, doing: str, hint: str = _HINT) -> Iterator[None]:
+        """The block, stopped where it is once the budget is spent, even inside one long
+        call: an alarm (SIGALRM) at the deadline raises the `spent` error there, naming the
+        step checked last. Once the alarm has gone off, whatever leaves the block (a reader
+        may have caught the error and said something else, or nothing) is that one line.
+        Only for blocks that read and compute, whose half-done state nothing uses after the
+        error. Where no alarm can be set (not the main thread, no SIGALRM, one already in
+        use) the block runs on its own checks alone."""
+        self.check(doing, hint)
+        if not self._can_alarm():
+            yield
+            return
+        armed, fired = True, False
+
+        def expire(_signal: int, _frame: FrameType | None) -> None:
+            nonlocal armed, fired
+            if armed:  # not once the block is left: the alarm may still be on its way
+                armed, fired = False, True
+                raise self.spent(*self._step)
+
+        previous = signal.signal(signal.SIGALRM, expire)
+        signal.setitimer(signal.ITIMER_REAL, max(self._end - self._clock(), 0.001))
+        try:
+            yield
+        except Exception:
+            if fired:
+                raise self.spent(*self._step) from None
+            raise
+        finally:
+            armed = False
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, previous)
+        if fired:
+            raise self.spent(*self._step)
+
+    def _can_alarm(self) -> bool:
+        if self.seconds == float("inf") or not hasattr(signal, "setitimer"):
+            return False
+        if threading.current_thread() is not threading.main_thread():
+            return False
+        unused = signal.getsignal(signal.SIGALRM) in (signal.SIG_DFL, signal.SIG_IGN, None)
+        return unused and signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
 
 
 NO_DEADLINE = Deadline(float("inf"))

@@ -11,10 +11,10 @@ from featcheck import audit
 from featcheck.audit import Started, cargo_source, started_audit
 from featcheck.boundary import TrustContext
 from featcheck.cargo.process import ProcessRefused, refusing_processes
-from featcheck.deadline import Deadline
+from featcheck.deadline import READING, READING_HINT, Deadline
 from featcheck.errors import FeatcheckError
 from featcheck.locate import ManifestCache
-from featcheck.noexec.source import file_source
+from featcheck.noexec.source import FileSource, file_source
 from featcheck.options import AuditOptions, Resolver
 from featcheck.report import AuditResult
 from featcheck.rules import builtin_rules, check_builtin_codes
@@ -50,7 +50,20 @@ def audit_project(
 def audit_started(started: Started, meanwhile: Callable[[], object] | None = None) -> AuditResult:
     """The audit once cargo is working on its metadata: what does not need the answer is done
     while it works (the manifest read, a broken one getting featcheck's one-line error, not
-    cargo's; rustc asked for the targets' cfg; the last answer's audit), then the rest."""
+    cargo's; rustc asked for the targets' cfg; the last answer's audit), then the rest.
+
+    A `--no-exec` audit is all featcheck's own work, reading the checkout included: its
+    budget runs from its start, and holds inside any one long call too (deadline.py)."""
+    source = started.source
+    if not isinstance(source, FileSource):
+        return _audit_started(started, meanwhile, None)
+    with source.deadline.bounding(READING, READING_HINT):
+        return _audit_started(started, meanwhile, source.deadline)
+
+
+def _audit_started(
+    started: Started, meanwhile: Callable[[], object] | None, deadline: Deadline | None
+) -> AuditResult:
     manifest, options, source, pending, all_features = started
     try:
         builtin_rules()  # the rule specs, read once per process
@@ -70,7 +83,13 @@ def audit_started(started: Started, meanwhile: Callable[[], object] | None = Non
         if ahead is not None and ahead[0] is metadata:  # cargo answered the same again
             return ahead[1]
         return audit_workspace(
-            manifest, options, source, metadata, manifests, all_features=all_features
+            manifest,
+            options,
+            source,
+            metadata,
+            manifests,
+            all_features=all_features,
+            deadline=deadline,
         )
     finally:
         pending.settle()
@@ -118,11 +137,15 @@ def audit_workspace(
     manifests: ManifestCache,
     *,
     all_features: bool,
+    deadline: Deadline | None = None,
 ) -> AuditResult:
     """The audit of the members `manifest` selects, from cargo's metadata (asked with
     `all_features` or not); `source` answers the questions that come up on the way. The work
-    after cargo's answer is bounded by `options.timeout` as a whole (deadline.py)."""
-    run = Run(manifest, options, source, manifests, Deadline(options.timeout))
+    after cargo's answer is bounded by `options.timeout` as a whole (deadline.py), or by
+    `deadline` where it started earlier (`--no-exec`)."""
+    if deadline is None:
+        deadline = Deadline(options.timeout)
+    run = Run(manifest, options, source, manifests, deadline)
     scope = scope_of(run, metadata)
     plan = plan_builds(run, scope)
     scope = with_every_feature(run, scope, plan, all_features=all_features)

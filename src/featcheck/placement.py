@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from featcheck.builder import FindingBuilder
+from featcheck.deadline import NO_DEADLINE, Deadline
 from featcheck.explain import Explainer
 from featcheck.featureset import DEFAULT, FeatureSelection
 from featcheck.fixes.candidates import Candidate
@@ -25,6 +26,7 @@ from featcheck.semantics.cfg import TargetCfg
 from featcheck.severity import Confidence, Severity
 from featcheck.workspace.model import Package, PackageRef
 
+_PLACING = "placing the findings and searching their fixes"
 _ROUNDS = 3
 """Rounds of cargo checks at most: a refused candidate's successor may need cargo too."""
 
@@ -73,6 +75,8 @@ class FindingPlacer:
     )
     """The severity the project's configuration gives a rule's findings in a member (`severity`
     in featcheck.toml or the member's metadata table); None: the rule's own."""
+    deadline: Deadline = NO_DEADLINE
+    """Checked before each detection is searched a fix for and placed (deadline.py)."""
 
     def place_all(self, flagged: list[Flagged]) -> list[Finding]:
         """A finding for each detection, in the same order."""
@@ -92,6 +96,7 @@ class FindingPlacer:
         """A feature that costs when on: pointed at the member's own declaration on the way to
         the crate, its chain naming what switches it on; no fix is searched (turning a feature
         off is the owner's decision: another crate may need it)."""
+        self.deadline.check(_PLACING)
         finding = self._builder(item)
         declarations = self._member_declarations(item)
         primary = self._switching_declaration(item) or next(iter(declarations), None)
@@ -110,6 +115,7 @@ class FindingPlacer:
         )
 
     def _search(self, item: Flagged, same_crate: _SameCrate) -> Outcome:
+        self.deadline.check(_PLACING)
         if not self.search_fixes:
             return Outcome(None, None, ())
         wanted = _wanted(item, same_crate.features[item.member.id])
@@ -171,6 +177,7 @@ class FindingPlacer:
         return Outcome(candidate.cut, fix, others)
 
     def _place(self, item: Flagged, outcome: Outcome) -> Finding:
+        self.deadline.check(_PLACING)
         cut = outcome.cut or self._fallback_cut(item)
         fix, alternatives = outcome.fix, outcome.alternatives
         if not self.confirm:

@@ -1,11 +1,14 @@
 """featcheck's own limits on what a checkout can make it do: numbers and names of any size give
-one line naming the file and exit 2 (never a traceback), in the default mode and `--no-exec`.
+one line naming the file and exit 2 (never a traceback), in the default mode and `--no-exec`;
+nesting and chains of any depth reach no recursion limit and take seconds, not minutes; and
+`--timeout` bounds featcheck's own work, all of a `--no-exec` audit's reading included.
 """
 
 from __future__ import annotations
 
 import shutil
 import subprocess
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -186,8 +189,9 @@ def test_each_feature_classes_keep_every_verdict(tmp_path: Path, cargo_home: Pat
 def test_the_timeout_bounds_featchecks_own_work(tmp_path: Path, cargo_home: Path) -> None:
     project = _chain(tmp_path, 3000)
     done = run_isolated([str(project), "--no-exec", "--timeout", "0.05"], cargo_home)
-    line = _one_line(done, "took longer than --timeout (0.05 s)")
-    assert "configurations" in line
+    line = _one_line(done, "did not finish within 0.05 s (--timeout)")
+    # --no-exec's budget runs from its start: it ends reading the files or planning the builds.
+    assert any(step in line for step in ("reading the checkout", "configurations")), line
 
 
 def test_the_deadline_stops_the_plan() -> None:
@@ -200,5 +204,182 @@ def test_the_deadline_stops_the_plan() -> None:
     member = {"id": "m", "name": "m", "features": {"a": [], "b": []}, "dependencies": []}
     plan_configurations([member], [], each=True, deadline=deadline)  # within the budget
     now[0] = 11.0
-    with pytest.raises(FeatcheckError, match=r"planning the build configurations took longer"):
+    with pytest.raises(FeatcheckError, match=r"planning the build configurations did not finish"):
         plan_configurations([member], [], each=True, deadline=deadline)
+
+
+def test_the_deadline_stops_reading_the_members_settings(tmp_path: Path) -> None:
+    """Many members' manifests are read after cargo's answer: within the budget too."""
+    from featcheck.deadline import Deadline
+    from featcheck.errors import FeatcheckError
+    from featcheck.policy.load import load_config
+
+    members = {}
+    for name in ("a", "b"):
+        manifest = tmp_path / name / "Cargo.toml"
+        manifest.parent.mkdir()
+        manifest.write_text(f'[package]\nname = "{name}"\nversion = "0.1.0"\n')
+        members[name] = manifest
+    spent = Deadline(10, clock=iter([0.0, 11.0, 11.0]).__next__)
+    with pytest.raises(FeatcheckError, match=r"^reading the members' settings did not finish"):
+        load_config(tmp_path, members, deadline=spent)
+
+
+# --- nesting and chains of any depth: no recursion limit is the checkout's to reach ----------
+
+MODES = pytest.mark.parametrize("mode", [[], ["--no-exec"]], ids=["default", "no-exec"])
+
+
+def _deep_cfg(depth: int) -> str:
+    """`cfg(not(not(...unix...)))`, `depth` times `not`: true on unix when `depth` is even."""
+    return "cfg(" + "not(" * depth + "unix" + ")" * depth + ")"
+
+
+@MODES
+def test_a_cfg_nested_thousands_deep_is_evaluated(
+    tmp_path: Path, cargo_home: Path, mode: list[str]
+) -> None:
+    """cargo takes `not(...)` 10,000 deep (1.95; its stack overflows past about 20,000)."""
+    project = _project(tmp_path)
+    with (project / "Cargo.toml").open("a") as manifest:
+        manifest.write(f"\n[target.'{_deep_cfg(3000)}'.dependencies]\ncfg-if = \"1\"\n")
+    lock = project / "Cargo.lock"
+    lock.write_text(lock.read_text().replace(' "burn",\n]', ' "burn",\n "cfg-if",\n]', 1))
+    done = run_isolated([str(project), *mode, "--format", "json"], cargo_home)
+    assert done.returncode == 1, done.stderr
+    import json
+
+    assert [f["code"] for f in json.loads(done.stdout)["findings"]] == ["FC001"]
+
+
+@MODES
+def test_a_configuration_key_too_long_to_pass_on_is_one_line(
+    tmp_path: Path, cargo_home: Path, mode: list[str]
+) -> None:
+    project = _project(tmp_path)
+    (project / ".cargo").mkdir()
+    (project / ".cargo" / "config.toml").write_text(
+        f"[target.'{_deep_cfg(3000)}']\nrustflags = [\"--cfg=deep\"]\n"
+    )
+    line = _one_line(run_isolated([str(project), *mode], cargo_home), ".cargo/config.toml:2:")
+    assert "cannot pass this setting to cargo" in line
+
+
+@MODES
+def test_a_chain_of_a_thousand_path_dependencies_is_read_in_seconds(
+    tmp_path: Path, cargo_home: Path, mode: list[str]
+) -> None:
+    """--no-exec looked for a cycle from every package along every path: minutes for this."""
+    project = _project(tmp_path)
+    count = 1000
+    with (project / "Cargo.toml").open("a") as manifest:
+        manifest.write('\n[dependencies.p0]\npath = "chain/p0"\n')
+    lock = project / "Cargo.lock"
+    entries = "".join(
+        f'\n[[package]]\nname = "p{i}"\nversion = "0.1.0"\n'
+        + (f'dependencies = [\n "p{i + 1}",\n]\n' if i + 1 < count else "")
+        for i in range(count)
+    )
+    text = lock.read_text().replace(' "burn",\n]', ' "burn",\n "p0",\n]', 1)
+    lock.write_text(text + entries)
+    for i in range(count):
+        package = project / "chain" / f"p{i}"
+        (package / "src").mkdir(parents=True)
+        (package / "src" / "lib.rs").write_text("")
+        following = f'\n[dependencies.p{i + 1}]\npath = "../p{i + 1}"\n' if i + 1 < count else ""
+        (package / "Cargo.toml").write_text(
+            f'[package]\nname = "p{i}"\nversion = "0.1.0"\nedition = "2021"\n{following}'
+        )
+    started = time.monotonic()
+    done = run_isolated([str(project), *mode], cargo_home, timeout=120)
+    assert done.returncode == 1, done.stderr
+    assert time.monotonic() - started < 30
+
+
+def test_a_member_pattern_thousands_of_directories_deep_is_one_line(
+    tmp_path: Path, cargo_home: Path
+) -> None:
+    project = _project(tmp_path)
+    with (project / "Cargo.toml").open("a") as manifest:
+        manifest.write(f'\n[workspace]\nmembers = ["{"m*/" * 3000}x"]\n')
+    line = _one_line(run_isolated([str(project), "--no-exec"], cargo_home), "Cargo.toml: ")
+    assert "directories down" in line
+
+
+# --- the budget in --no-exec: reading the checkout is featcheck's own work too -----------------
+
+
+def _large_lockfile(project: Path, count: int, *, layout: str) -> None:
+    """The template's lockfile with `count` more registry packages, each depending on the next
+    two. `cargo`: in the layout cargo writes (featcheck's line reader); `general`: one comment
+    after a value sends it to the general TOML parsers, and a key given twice at its very end
+    makes the second one (which says where) read it all too."""
+    source = "registry+https://github.com/rust-lang/crates.io-index"
+    entries = [
+        f'\n[[package]]\nname = "p{i}"\nversion = "1.0.0"\nsource = "{source}"\n'
+        f'checksum = "{"0" * 64}"\n'
+        + "".join(f'dependencies = [\n "p{j}",\n]\n' for j in (i + 1,) if j < count)
+        for i in range(count)
+    ]
+    lock = project / "Cargo.lock"
+    text = lock.read_text() + "".join(entries)
+    if layout == "general":
+        text = text.replace("version = 4\n", "version = 4 # written by hand\n", 1)
+        text += '\n[[package]]\nname = "q"\nversion = "1.0.0"\nversion = "2.0.0"\n'
+    lock.write_text(text)
+
+
+@pytest.mark.parametrize("layout", ["cargo", "general"])
+def test_the_timeout_bounds_reading_a_large_lockfile(
+    tmp_path: Path, cargo_home: Path, layout: str
+) -> None:
+    """Before, --no-exec read on past --timeout: 100,000 packages took 6 s in cargo's layout
+    and 31 s through the general parsers with `--timeout 5` (250,000: 80 s)."""
+    project = _project(tmp_path)
+    _large_lockfile(project, 40_000, layout=layout)
+    started = time.monotonic()
+    done = run_isolated([str(project), "--no-exec", "--timeout", "1"], cargo_home)
+    took = time.monotonic() - started
+    line = _one_line(done, "reading the checkout (--no-exec) did not finish within 1 s")
+    assert "raise --timeout" in line
+    assert took < 8, took  # the interpreter's start and end, on a loaded machine, included
+
+
+def test_the_alarm_stops_one_long_call() -> None:
+    """A single call that never checks the budget (a parser) is stopped at the deadline."""
+    import signal
+
+    from featcheck.deadline import Deadline
+    from featcheck.errors import FeatcheckError
+
+    deadline = Deadline(0.2)
+    started = time.monotonic()
+    spent = r"^spinning did not finish within 0.2 s"
+    with pytest.raises(FeatcheckError, match=spent), deadline.bounding("spinning"):
+        while time.monotonic() - started < 30:
+            pass
+    assert time.monotonic() - started < 5
+    assert signal.getsignal(signal.SIGALRM) == signal.SIG_DFL  # put back as it was
+    assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+    with Deadline(60).bounding("quick"):
+        pass  # a block that ends in time leaves no alarm behind
+    assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+
+
+@pytest.mark.parametrize("caught", ["said otherwise", "swallowed"])
+def test_the_alarm_is_said_as_such_whatever_a_reader_makes_of_it(caught: str) -> None:
+    """Readers turn an error into their own (a file outside the project is not quoted) or
+    into an unread package: once the alarm went off, the block still ends in its one line."""
+    from featcheck.deadline import Deadline
+    from featcheck.errors import FeatcheckError
+
+    started = time.monotonic()
+    spent = r"^reading did not finish within 0.2 s"
+    with pytest.raises(FeatcheckError, match=spent), Deadline(0.2).bounding("reading"):
+        try:
+            while time.monotonic() - started < 30:
+                pass
+        except FeatcheckError:
+            if caught == "said otherwise":
+                raise FeatcheckError("cannot be read as a cargo configuration file") from None
+    assert time.monotonic() - started < 5

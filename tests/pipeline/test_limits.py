@@ -2,8 +2,8 @@
 
 A byte order mark is accepted (cargo accepts one); a manifest over MAX_MANIFEST_BYTES, a FIFO or
 device in place of a manifest or lockfile, and a cargo configuration `include` of anything but
-a `.toml` file are refused at once with one line (exit 2); an included file outside the project
-is never quoted; `--timeout` bounds rustup too and ends everything it started; a cargo failure
+a `.toml` file are refused at once with one line (exit 2); an include outside the checkout is
+refused unread, and an included file outside the project is never quoted; `--timeout` bounds rustup too and ends everything it started; a cargo failure
 is one line.
 """
 
@@ -126,7 +126,7 @@ def test_include_takes_only_toml_files(tmp_path: Path, template_registry: Path) 
     _one_line_refusal(done, ".cargo/config.toml:1:", "only `.toml` files")
 
 
-def test_an_included_file_outside_the_project_is_never_quoted(
+def test_an_included_file_outside_the_checkout_is_refused_unread(
     tmp_path: Path, template_registry: Path
 ) -> None:
     checkout = make_checkout(tmp_path)
@@ -134,6 +134,24 @@ def test_an_included_file_outside_the_project_is_never_quoted(
     outside.parent.mkdir()
     outside.write_text("root:S3CRET-HASH:19000:0:99999:7:::\n")
     checkout.cargo_config(f'include = ["{outside}"]\n')
+    done = run_isolated([str(checkout.project)], _home(tmp_path, template_registry))
+    line = _one_line_refusal(done, ".cargo/config.toml:1:12: ", "outside the checkout")
+    assert "S3CRET" not in line
+
+
+def test_an_included_file_outside_the_project_is_never_quoted(
+    tmp_path: Path, template_registry: Path
+) -> None:
+    """A file of the checkout outside the project that includes it (a repository's shared
+    configuration, included by a crate's) is read, but never quoted."""
+    checkout = make_checkout(tmp_path, nested=True)
+    (checkout.root / ".git").mkdir()  # the repository: the checkout's root
+    outside = checkout.root / "elsewhere" / "secret.toml"
+    outside.parent.mkdir()
+    outside.write_text("root:S3CRET-HASH:19000:0:99999:7:::\n")
+    config = checkout.project / ".cargo" / "config.toml"
+    config.parent.mkdir()
+    config.write_text('include = ["../../../elsewhere/secret.toml"]\n')
     done = run_isolated([str(checkout.project)], _home(tmp_path, template_registry))
     line = _one_line_refusal(done, "secret.toml: ", "its text is not shown")
     assert "S3CRET" not in line and "root" not in line.split("secret.toml")[1]
@@ -144,9 +162,9 @@ def test_an_included_file_outside_the_project_is_never_quoted(
         line = _one_line_refusal(done, "secret.toml: ", "its text is not shown")
         assert "S3CRET" not in line
     # Inside the project, the TOML error is shown as usual.
-    inside = checkout.root / ".cargo" / "broken.toml"
+    inside = checkout.project / ".cargo" / "broken.toml"
     inside.write_text("x = = 1\n")
-    checkout.cargo_config('include = ["broken.toml"]\n')
+    config.write_text('include = ["broken.toml"]\n')
     done = run_isolated([str(checkout.project)], _home(tmp_path / "2", template_registry))
     _one_line_refusal(done, "broken.toml:1:", "invalid TOML")
 

@@ -20,9 +20,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import NamedTuple
 
-from featcheck.cargo.argv_gate import CONFIG_SETTING, Argument, option
+from featcheck.cargo.argv_gate import CONFIG_SETTING, Argument, GateError, option
 from featcheck.cargo.config_allow_list import Leaf, allowed_leaves, tables
-from featcheck.cargo.config_files import NOT_SHOWN, config_files, load
+from featcheck.cargo.config_files import NOT_SHOWN, config_files, load, setting_error
 from featcheck.cargo.credential_policy import CredentialPolicy, registry_key
 from featcheck.cargo.process import neutral_directory
 from featcheck.cargo.rustflags import NEUTRAL_FLAGS, environment_list
@@ -152,7 +152,7 @@ def read_checkout_config(
                 if not _left_to_environment(leaf.key, environment) and policy.admits(
                     leaf, document
                 ):
-                    forwarded.add(leaf, file)
+                    forwarded.add_from(leaf, file, document, within)
     if (from_environment := environment_list(environment, "CARGO_BUILD_RUSTFLAGS")) is not None:
         forwarded.build += from_environment
         if forwarded.build_on_command_line:
@@ -193,6 +193,18 @@ class _Forwarded:
         self.targets = user.targets
         self.build_on_command_line = False
         self.unification = user.unification
+
+    def add_from(self, leaf: Leaf, file: Path, document: ManifestDocument, within: bool) -> None:
+        """`add`, where a setting cargo's command line cannot carry (a `cfg(...)` key longer
+        than any value the gate passes, say) is one line at its place in `document`."""
+        try:
+            self.add(leaf, file)
+        except GateError as error:
+            if not within:
+                message = f"holds a setting featcheck cannot pass to cargo ({NOT_SHOWN})"
+                raise FeatcheckError(message, path=document.path) from None
+            message = f"featcheck cannot pass this setting to cargo: {error}"
+            raise setting_error(document, leaf.key, message) from None
 
     def add(self, leaf: Leaf, file: Path) -> None:
         """Pass `leaf` (read from `file`, or a file it includes) to cargo."""

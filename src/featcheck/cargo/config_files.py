@@ -12,10 +12,16 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from featcheck.boundary import LeadsOut, read_checkout_file
+from featcheck.boundary import (
+    LeadsOut,
+    configured_path_stays_inside,
+    is_inside,
+    read_checkout_file,
+)
 from featcheck.errors import FeatcheckError
 from featcheck.fileio import MAX_CONFIG_BYTES
 from featcheck.manifest.document import ManifestDocument, parse_document
+from featcheck.noexec.files import printable
 
 if TYPE_CHECKING:
     # The span index (and `dataclasses`) loads only where a file's error needs a line.
@@ -62,9 +68,11 @@ def _read(path: Path, within: bool, root: Path | None) -> ManifestDocument:
         ) from None
 
 
-def _includes(document: ManifestDocument) -> Iterator[tuple[Path, bool]]:
+def _includes(document: ManifestDocument, checkout: Path | None) -> Iterator[tuple[Path, bool]]:
     """The files `include` names (relative to the including file), as cargo resolves them:
-    each must be a `.toml` file; `{ path = "...", optional = true }` may be missing."""
+    each must be a `.toml` file; `{ path = "...", optional = true }` may be missing. A file of
+    the checkout (`checkout`: its root; None for a file of the user's) includes only files
+    inside it: featcheck would read and obey any other file of the machine for it."""
     entries = document.data.get("include")
     if isinstance(entries, str):
         entries = [entries]
@@ -83,7 +91,15 @@ def _includes(document: ManifestDocument) -> Iterator[tuple[Path, bool]]:
                 ("include", index),
                 f"cargo includes only `.toml` files, not `{entry[:60]}`",
             )
-        yield document.path.parent / entry, optional
+        directory = document.path.parent
+        if checkout is not None and not configured_path_stays_inside(directory, entry, checkout):
+            raise setting_error(
+                document,
+                ("include", index),
+                f"`include` names `{printable(entry)}`, outside the checkout: its cargo "
+                "configuration includes only files inside it",
+            )
+        yield directory / entry, optional
 
 
 def load(
@@ -95,8 +111,9 @@ def load(
         raise FeatcheckError("cargo configuration includes itself", path=path)
     within = _within(path, inside)
     document = _read(path, within, root)
+    checkout = root if root is not None and is_inside(path, root) else None
     try:
-        includes = list(_includes(document))
+        includes = list(_includes(document, checkout))
     except FeatcheckError:
         if within:
             raise

@@ -236,6 +236,7 @@ def _add_probe_run_flags(parser: Parser) -> None:
         type=seconds,
         default=300.0,
         metavar="SECONDS",
-        help="Seconds for each cargo resolution and probe run (default: 300).",
+        help="Seconds for each cargo call and probe run, and for featcheck's own work (all of "
+        "a --no-exec audit) (default: 300).",
     )
     add("-v", "--verbose", action="store_true", help="Print each cargo command to stderr.")

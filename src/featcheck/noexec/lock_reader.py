@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from featcheck.boundary import read_checkout_file
+from featcheck.deadline import NO_DEADLINE, READING, READING_HINT, Deadline
 from featcheck.errors import FeatcheckError
 from featcheck.fileio import MAX_LOCKFILE_BYTES, decode_text
 from featcheck.manifest.document import parse_document
@@ -35,7 +36,11 @@ _TOP_VERSION = re.compile(r"version[ \t]*=[ \t]*(0|[1-9][0-9]{0,8})[ \t]*")
 _PACKAGE_HEADER = re.compile(r"\[\[package\]\][ \t]*")
 
 
-def _cargo_layout(text: str) -> dict[str, Any] | None:
+_CHECK_EVERY = 4096
+"""Lines read between two looks at the deadline (each look costs a clock read)."""
+
+
+def _cargo_layout(text: str, deadline: Deadline = NO_DEADLINE) -> dict[str, Any] | None:
     """The TOML data of `text` when it is laid out as cargo writes Cargo.lock, else None."""
     document: dict[str, Any] = {}
     packages: list[dict[str, Any]] = []
@@ -44,6 +49,8 @@ def _cargo_layout(text: str) -> dict[str, Any] | None:
     count = len(lines)
     index = 0
     while index < count:
+        if index % _CHECK_EVERY == 0:
+            deadline.check(READING, READING_HINT)
         line = lines[index]
         index += 1
         if line.endswith("\r"):
@@ -95,23 +102,29 @@ def _cargo_layout(text: str) -> dict[str, Any] | None:
     return document
 
 
-def lock_entries(lock_path: Path, checkout: Path | None = None) -> list[dict[str, Any]]:
+def lock_entries(
+    lock_path: Path, checkout: Path | None = None, deadline: Deadline = NO_DEADLINE
+) -> list[dict[str, Any]]:
     """The `[[package]]` entries of Cargo.lock, each with a valid name, a version, and
     string `source` and `dependencies` where present; one line naming the file otherwise
-    (also where it links out of `checkout`: boundary.py)."""
+    (also where it links out of `checkout`: boundary.py). Read within `deadline`: the
+    general parsers' one long call is held to it by the audit's alarm (deadline.py)."""
     raw = read_checkout_file(lock_path, "Cargo.lock", MAX_LOCKFILE_BYTES, checkout)
     text = decode_text(raw, lock_path)
-    data = _cargo_layout(text)
+    data = _cargo_layout(text, deadline)
     if data is None:
         try:
+            deadline.check(READING, READING_HINT)
             data = toml_data(text)
         except ValueError:
+            deadline.check(READING, READING_HINT)
             data = parse_document(lock_path, raw).data  # the one-line error with its position
     packages = data.get("package", [])
     entries: list[dict[str, Any]] = []
     if not isinstance(packages, list):
         raise FeatcheckError("`package` must be an array of tables", path=lock_path)
     for entry in packages:
+        deadline.check(READING, READING_HINT)
         ok = (
             isinstance(entry, Mapping)
             and valid_package_name(entry.get("name"))

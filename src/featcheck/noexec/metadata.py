@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from featcheck.boundary import TrustContext
+from featcheck.deadline import NO_DEADLINE, READING, READING_HINT, Deadline
 from featcheck.errors import FeatcheckError
 from featcheck.noexec.files import is_manifest, printable
 from featcheck.noexec.lock_reader import lock_entries
@@ -108,20 +109,23 @@ def _stale(package: str, dependency: str, lock_path: Path) -> FeatcheckError:
     )
 
 
-def build_metadata(manifest: Path, trust: TrustContext) -> FileMetadata:
+def build_metadata(
+    manifest: Path, trust: TrustContext, deadline: Deadline = NO_DEADLINE
+) -> FileMetadata:
     """The packages of `manifest`'s workspace, from files only, none of them read through a
-    link out of the tree of the run's trust context, nor from a cargo home inside it."""
+    link out of the tree of the run's trust context, nor from a cargo home inside it, each
+    loop over them within `deadline`."""
     layout = discover_workspace(manifest, trust.root)
     lock_path = layout.root / "Cargo.lock"
     if not is_manifest(lock_path, what="Cargo.lock"):
         raise FeatcheckError(
             "--no-exec needs a Cargo.lock (run `cargo generate-lockfile` once)", path=layout.root
         )
-    lock = lock_entries(lock_path, layout.checkout)
-    paths = walk_path_packages(layout)
+    lock = lock_entries(lock_path, layout.checkout, deadline)
+    paths = walk_path_packages(layout, deadline)
     refuse_cycles(paths)
     audited = _audited_directory(manifest, layout.root, paths)
-    read = _LockRead(lock, lock_path)
+    read = _LockRead(lock, lock_path, deadline)
     _read_packages(read, paths, layout, Registry(layout, trust, audited))
     nodes = _resolve_nodes(read, set(paths.members))
     member_ids = tuple(path_id(d, paths.read[d].name, paths.read[d].version) for d in paths.members)
@@ -149,6 +153,7 @@ class _LockRead:
 
     lock: list[dict[str, Any]]
     lock_path: Path
+    deadline: Deadline
     packages: list[dict[str, Any]] = field(default_factory=list)
     ids: dict[int, str] = field(default_factory=dict)
     """Package id of each lock entry, by the entry's `id()`."""
@@ -168,6 +173,7 @@ def _read_packages(
     by_key = {(p.name, p.version): d for d, p in paths.read.items()}
     root = layout.root
     for entry in read.lock:
+        read.deadline.check(READING, READING_HINT)
         name, version = str(entry["name"]), str(entry["version"])
         source: str | None = entry.get("source")
         if source is None:
@@ -211,6 +217,7 @@ def _resolve_nodes(read: _LockRead, member_dirs: set[Path]) -> list[dict[str, An
     libraries = {p["id"]: library_crate_name(p) for p in read.packages}
     nodes: list[dict[str, Any]] = []
     for entry in read.lock:
+        read.deadline.check(READING, READING_HINT)
         if id(entry) not in read.ids:
             continue
         package = raw_by_id[read.ids[id(entry)]]

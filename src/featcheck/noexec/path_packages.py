@@ -8,7 +8,9 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NoReturn
 
+from featcheck.deadline import NO_DEADLINE, READING, READING_HINT, Deadline
 from featcheck.errors import FeatcheckError
 from featcheck.noexec.files import is_manifest, printable, table
 from featcheck.noexec.packages import PackageManifest, read_package
@@ -27,9 +29,9 @@ class PathPackages:
     """Non-dev path dependencies between read packages (for cargo's cycle check)."""
 
 
-def walk_path_packages(layout: WorkspaceLayout) -> PathPackages:
-    """The members and every path dependency they reach; path dependencies under the root
-    (and not excluded) are members too, as in cargo."""
+def walk_path_packages(layout: WorkspaceLayout, deadline: Deadline = NO_DEADLINE) -> PathPackages:
+    """The members and every path dependency they reach, each read within `deadline`; path
+    dependencies under the root (and not excluded) are members too, as in cargo."""
     found = PathPackages(members=list(layout.members))
     pending: list[tuple[Path, Path | None]] = [(m, None) for m in layout.members]
     # `[patch.REGISTRY] name = { path = ... }` at the root puts path packages in the lockfile
@@ -45,6 +47,7 @@ def walk_path_packages(layout: WorkspaceLayout) -> PathPackages:
             else:
                 found.outside.setdefault(name, target)
     while pending:
+        deadline.check(READING, READING_HINT)
         directory, dependent = pending.pop(0)
         if directory in found.read:
             continue
@@ -79,21 +82,39 @@ def walk_path_packages(layout: WorkspaceLayout) -> PathPackages:
 
 
 def refuse_cycles(packages: PathPackages) -> None:
-    """cargo's "cyclic package dependency" among path packages (dev-dependencies may cycle)."""
-    done: set[Path] = set()
+    """cargo's "cyclic package dependency" among path packages (dev-dependencies may cycle).
+
+    One depth-first walk with a stack of its own: each package and edge is looked at once, so
+    a chain of thousands of path packages costs no more than reading them, and reaches no
+    recursion limit."""
+    on_stack, done = 1, 2
+    state: dict[Path, int] = {}
     for start in packages.read:
-        stack: list[tuple[Path, list[Path]]] = [(start, [start])]
+        if start in state:
+            continue
+        state[start] = on_stack
+        stack = [(start, iter(packages.edges.get(start, ())))]
         while stack:
-            node, path = stack.pop()
-            for nxt in packages.edges.get(node, ()):
-                if nxt == start:
-                    names = " -> ".join(packages.read[p].name for p in [*path, start])
-                    first = packages.read[start]
-                    raise FeatcheckError(
-                        f"cyclic package dependency: package `{first.name} v{first.version}` "
-                        f"depends on itself ({names}; cargo refuses this workspace)",
-                        path=start / "Cargo.toml",
-                    )
-                if nxt not in path and nxt not in done and nxt in packages.read:
-                    stack.append((nxt, [*path, nxt]))
-        done.add(start)
+            node, following = stack[-1]
+            for nxt in following:
+                if nxt not in packages.read or state.get(nxt) == done:
+                    continue
+                if state.get(nxt) == on_stack:
+                    _refuse_cycle(packages, [n for n, _ in stack], nxt)
+                state[nxt] = on_stack
+                stack.append((nxt, iter(packages.edges.get(nxt, ()))))
+                break
+            else:
+                state[node] = done
+                stack.pop()
+
+
+def _refuse_cycle(packages: PathPackages, walked: list[Path], back_to: Path) -> NoReturn:
+    cycle = [*walked[walked.index(back_to) :], back_to]
+    names = " -> ".join(packages.read[p].name for p in cycle)
+    first = packages.read[back_to]
+    raise FeatcheckError(
+        f"cyclic package dependency: package `{first.name} v{first.version}` "
+        f"depends on itself ({names}; cargo refuses this workspace)",
+        path=back_to / "Cargo.toml",
+    )

@@ -12,24 +12,31 @@ from featcheck.cargo.checkout_config import CheckoutConfig, read_checkout_config
 from featcheck.cargo.pending_metadata import PendingMetadata
 from featcheck.cargo.rustflags import environment_rustflags
 from featcheck.cargo.unification import Unification, decide
+from featcheck.deadline import NO_DEADLINE, Deadline
 from featcheck.noexec.metadata import build_metadata
 from featcheck.noexec.targets import builtin_cfg, detect_host_triple, with_rustflags
+from featcheck.options import AuditOptions
 from featcheck.semantics.cfg import TargetCfg
 
 
-def file_source(workdir: Path, _options: object, trust: TrustContext) -> FileSource:
-    """`--no-exec`'s source for an audit: the files, whatever the options ask of cargo."""
-    return FileSource(workdir, trust)
+def file_source(workdir: Path, options: AuditOptions, trust: TrustContext) -> FileSource:
+    """`--no-exec`'s source for an audit: the files, whatever the options ask of cargo,
+    read within the audit's `--timeout` from now."""
+    return FileSource(workdir, trust, Deadline(options.timeout))
 
 
 class FileSource:
     """A `sources.MetadataSource` that reads files only."""
 
-    def __init__(self, workdir: Path, trust: TrustContext) -> None:
+    def __init__(
+        self, workdir: Path, trust: TrustContext, deadline: Deadline = NO_DEADLINE
+    ) -> None:
         trust.refuse_outside_tree(workdir)
         self.workdir = workdir
         self.trust = trust
         """The run's trust context, derived for the tree that holds `workdir`."""
+        self.deadline = deadline
+        """Bounds the whole audit, the reading of the files included (deadline.py)."""
         self.checkout: Path = trust.root
         """The root of the tree it reads: no file is read through a link out of it."""
         self._host: str | None = None
@@ -49,7 +56,9 @@ class FileSource:
         dependency any feature turns on, so it serves every feature selection (the flags change
         nothing)."""
         return PendingMetadata(
-            lambda _last, _parse: build_metadata(manifest_path, self.trust).workspace()
+            lambda _last, _parse: build_metadata(
+                manifest_path, self.trust, self.deadline
+            ).workspace()
         )
 
     def host_triple(self) -> str:

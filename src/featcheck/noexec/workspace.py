@@ -16,11 +16,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from featcheck.boundary import checkout_root, is_inside
+from featcheck.boundary import checkout_root, configured_path_stays_inside, is_inside
 from featcheck.errors import FeatcheckError
 from featcheck.noexec.files import ReadScope, is_manifest, load_toml, printable, table
 
 _GLOB_CHARACTERS = frozenset("*?[")
+_MAX_GLOB_DEPTH = 100
+"""The most directories a member pattern with wildcards may go down: Python's glob recurses
+once per directory of the pattern, and no workspace nests its members that deep."""
 
 
 @dataclass(frozen=True)
@@ -95,6 +98,12 @@ def _member_directories(
             raise _outside(pattern, root)
         if _GLOB_CHARACTERS.intersection(pattern):
             relative = os.path.relpath(full, root)
+            if len(Path(relative).parts) > _MAX_GLOB_DEPTH:
+                raise FeatcheckError(
+                    f"workspace member `{printable(pattern)}` goes more than "
+                    f"{_MAX_GLOB_DEPTH} directories down (--no-exec's limit for a pattern)",
+                    path=manifest,
+                )
             matches = sorted(
                 Path(p) for p in glob.glob(os.path.join(glob.escape(str(root)), relative))
             )
@@ -131,16 +140,20 @@ def _find_root(
     named = table(data.get("package")).get("workspace")
     if isinstance(named, str):
         root = _normalized(directory / named)
+        # Asked first: whether a directory outside holds a Cargo.toml is not the checkout's
+        # to learn from the error.
+        if not is_inside(root, checkout) or not configured_path_stays_inside(
+            directory, named, checkout
+        ):
+            raise FeatcheckError(
+                f"`package.workspace` names `{printable(named)}`, outside the checkout "
+                "(--no-exec reads nothing there)",
+                path=manifest,
+            )
         root_manifest = root / "Cargo.toml"
         if not is_manifest(root_manifest, what="the workspace root"):
             raise FeatcheckError(
                 f"`package.workspace` names `{printable(named)}`, which has no Cargo.toml",
-                path=manifest,
-            )
-        if not is_inside(root, checkout):
-            raise FeatcheckError(
-                f"`package.workspace` names `{printable(named)}`, outside the checkout "
-                "(--no-exec reads nothing there)",
                 path=manifest,
             )
         return root, load_toml(root_manifest, checkout)

@@ -18,6 +18,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from pathlib import Path
 
+from featcheck.deadline import NO_DEADLINE, Deadline
 from featcheck.errors import FeatcheckError
 from featcheck.manifest.document import ManifestDocument, read_manifest
 from featcheck.policy.sections import read_section
@@ -35,6 +36,7 @@ def load_config(
     member_manifests: Mapping[str, Path],
     read_document: Callable[[Path], ManifestDocument] | None = None,
     checkout: Path | None = None,
+    deadline: Deadline = NO_DEADLINE,
 ) -> Config:
     """Read and merge the configuration of a workspace.
 
@@ -42,7 +44,8 @@ def load_config(
     skipped (`featcheck.toml` is optional). Raises FeatcheckError, at the offending key or
     value, for anything that is not valid configuration. `read_document` reads a manifest (the
     audit passes its cache, so that no manifest is parsed twice). `checkout`: the root that no
-    link on the way to `featcheck.toml` may leave (boundary.py).
+    link on the way to `featcheck.toml` may leave (boundary.py), nor any path it configures.
+    Each member's manifest is read within `deadline`.
     """
     documents = _Documents(read_document, checkout)
     root_manifest = workspace_root / "Cargo.toml"
@@ -58,16 +61,19 @@ def load_config(
     catalogue = Catalogue.builtin()
     for doc, prefix in sections:
         catalogue = with_user_rules(doc, prefix, catalogue)
-    layers = {prefix: read_section(doc, prefix, None, catalogue) for doc, prefix in sections}
+    layers = {
+        prefix: read_section(doc, prefix, None, catalogue, checkout) for doc, prefix in sections
+    }
     workspace_layer = layers.get(_WORKSPACE_SECTION, Layer())
     file_layer = layers.get((), Layer())
 
     workspace = merged(merged(Config(catalogue=catalogue), workspace_layer), file_layer)
     members: dict[str, Config] = {}
     for name, manifest in member_manifests.items():
+        deadline.check("reading the members' settings")
         if not manifest.is_file():
             continue
-        layer = read_section(documents.read(manifest), _MEMBER_SECTION, name, catalogue)
+        layer = read_section(documents.read(manifest), _MEMBER_SECTION, name, catalogue, checkout)
         if layer != Layer():
             own = Config(member=name, catalogue=catalogue)
             members[name] = merged(merged(merged(own, workspace_layer), layer), file_layer)

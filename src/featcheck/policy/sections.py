@@ -7,11 +7,13 @@ import difflib
 from pathlib import Path
 from typing import Any
 
+from featcheck.boundary import configured_path_stays_inside
 from featcheck.cargo.argv_gate import GateError, target_triple
 from featcheck.errors import FeatcheckError
 from featcheck.featureset import FeatureSelection, feature_value_error
 from featcheck.manifest.document import ManifestDocument
 from featcheck.manifest.spans import KeyPath, Span
+from featcheck.noexec.files import printable
 from featcheck.policy.settings import (
     ANY_CODE,
     CONFIG_FILE,
@@ -44,13 +46,18 @@ _ALLOW_KEYS = ("code", "reason", "crate", "member", "target")
 
 
 def read_section(
-    doc: ManifestDocument, prefix: tuple[str, ...], member: str | None, catalogue: Catalogue
+    doc: ManifestDocument,
+    prefix: tuple[str, ...],
+    member: str | None,
+    catalogue: Catalogue,
+    checkout: Path | None = None,
 ) -> Layer:
-    """The settings under `prefix` in `doc` (all of `doc` when `prefix` is empty)."""
+    """The settings under `prefix` in `doc` (all of `doc` when `prefix` is empty); a path
+    they name must stay inside `checkout` (the root of the checkout `doc` belongs to)."""
     table = doc.get(*prefix) if prefix else doc.data
     if table is None:
         return Layer()
-    reader = SectionReader(doc, prefix, member, catalogue)
+    reader = SectionReader(doc, prefix, member, catalogue, checkout)
     if not isinstance(table, dict):
         raise reader.error(f"{reader.section} must be a table", prefix)
     return reader.layer(table)
@@ -65,11 +72,13 @@ class SectionReader:
         prefix: tuple[str, ...],
         member: str | None,
         catalogue: Catalogue,
+        checkout: Path | None = None,
     ):
         self.doc = doc
         self.prefix = prefix
         self.member = member
         self.catalogue = catalogue
+        self.checkout = checkout
         self.section = f"[{'.'.join(prefix)}]" if prefix else CONFIG_FILE
 
     def error(self, message: str, path: KeyPath, *, at_key: bool = False) -> FeatcheckError:
@@ -163,13 +172,25 @@ class SectionReader:
         return value if value is None else str(value)
 
     def baseline(self, table: dict[str, Any]) -> Path | None:
-        """`baseline`: a file relative to the directory of the file that names it."""
+        """`baseline`: a file relative to the directory of the file that names it, inside the
+        checkout: a configured path that left it would have featcheck read (and quote) any
+        file of the machine. A baseline elsewhere is the user's to name, with `--baseline`."""
         value = table.get("baseline")
         if value is None:
             return None
+        at = (*self.prefix, "baseline")
         if not isinstance(value, str) or not value.strip() or "\x00" in value:
-            raise self.error("`baseline` must be the path of a file", (*self.prefix, "baseline"))
-        return self.doc.path.parent / value
+            raise self.error("`baseline` must be the path of a file", at)
+        directory = self.doc.path.parent
+        if self.checkout is not None and not configured_path_stays_inside(
+            directory, value, self.checkout
+        ):
+            raise self.error(
+                f"`baseline` names `{printable(value)}`, outside the checkout: a configured "
+                "baseline lies inside it (name one elsewhere with --baseline PATH)",
+                at,
+            )
+        return directory / value
 
     def strings(self, table: dict[str, Any], key: str, within: KeyPath | None = None) -> list[str]:
         path = (*(self.prefix if within is None else within), key)

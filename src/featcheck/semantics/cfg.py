@@ -51,7 +51,10 @@ class TargetCfg(NamedTuple):
 
 
 class _Evaluator:
-    """A recursive-descent reader of `(predicate)` where predicate is all/any/not/name/pair."""
+    """A reader of `(predicate)` where predicate is all/any/not/name/pair, with a stack of its
+    own instead of recursion: cargo takes `not(not(...))` 10,000 deep (cargo 1.95; it
+    overflows its stack somewhere past that), and no nesting a checkout writes may reach
+    Python's recursion limit."""
 
     def __init__(self, text: str, cfg: TargetCfg) -> None:
         self.tokens = self._tokenize(text)
@@ -90,22 +93,32 @@ class _Evaluator:
         return value
 
     def _predicate(self) -> bool:
-        name = self._next()
-        if name in ("all", "any", "not") and self._peek() == "(":
-            self._expect("(")
-            values: list[bool] = []
-            while self._peek() != ")":
-                values.append(self._predicate())
-                if self._peek() == ",":
-                    self._next()
-            self._expect(")")
-            if name == "all":
-                return all(values)
-            if name == "any":
-                return any(values)
-            if len(values) != 1:
-                raise ValueError("not(...) takes exactly one predicate")
-            return not values[0]
+        """One predicate: each `all(`, `any(` or `not(` opens a frame (its operator and the
+        values read so far), closed by its `)`."""
+        frames: list[tuple[str, list[bool]]] = []
+        while True:
+            name = self._next()
+            value: bool | None
+            if name in ("all", "any", "not") and self._peek() == "(":
+                self._expect("(")
+                frames.append((name, []))
+                value = None
+            else:
+                value = self._single(name)
+            while True:
+                if value is not None:
+                    if not frames:
+                        return value
+                    frames[-1][1].append(value)
+                    if self._peek() == ",":
+                        self._next()
+                if self._peek() != ")":
+                    break  # the open frame's next predicate
+                self._expect(")")
+                value = _combined(*frames.pop())
+
+    def _single(self, name: str) -> bool:
+        """A name (`unix`) or a pair (`target_os = "linux"`)."""
         if self._peek() == "=":
             self._next()
             value = self._next().strip('"')
@@ -114,3 +127,13 @@ class _Evaluator:
 
     def _peek(self) -> str | None:
         return self.tokens[self.position] if self.position < len(self.tokens) else None
+
+
+def _combined(operator: str, values: list[bool]) -> bool:
+    if operator == "all":
+        return all(values)
+    if operator == "any":
+        return any(values)
+    if len(values) != 1:
+        raise ValueError("not(...) takes exactly one predicate")
+    return not values[0]

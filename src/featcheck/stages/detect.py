@@ -36,8 +36,8 @@ def detect_all(run: Run, scope: Scope, plan: ConfigurationPlan, builds: Builds) 
     first: dict[tuple[str, str, str, Node, str], Flagged] = {}
     for member in scope.members:
         for selection in plan.selections[member.id]:
-            run.deadline.check("running the rules over each build")
             for target in scope.targets:
+                run.deadline.check("running the rules over each build")
                 parsed = builds[(member.id, target, selection)]
                 cfg = run.source.target_cfg(target)
                 view = BuildView(parsed.graph, (parsed.roots[0],), target=target, cfg=cfg)

@@ -43,6 +43,7 @@ def finish(
     run: Run, scope: Scope, result: AuditResult, placed: list[Finding], unread_note: str | None
 ) -> AuditResult:
     """`result` with the placed findings merged, suppressed and sorted, and its notes."""
+    run.deadline.check("applying the suppressions")
     metadata = scope.metadata
     # Nothing audited (every configuration refused): no suppression could have matched.
     ran = set() if result.no_verdict else scope.ran()

@@ -77,6 +77,7 @@ def scope_of(run: Run, metadata: Workspace) -> Scope:
         members_with_settings(metadata),
         read_document=run.manifests.get,
         checkout=run.manifests.checkout,
+        deadline=run.deadline,
     )
     members = select_members(metadata, run.manifest, options.packages)
     settings = config.for_member(members[0].name) if len(members) == 1 else config

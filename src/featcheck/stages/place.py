@@ -76,6 +76,7 @@ def place(
         search_fixes=options.search_fixes,
         notes=tuple(filter(None, [scope.unification.finding_note])),
         configured_severity=lambda member, code: scope.config.for_member(member).severity.get(code),
+        deadline=run.deadline,
     )
     try:
         return placer.place_all(flagged)
