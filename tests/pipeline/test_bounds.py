@@ -162,9 +162,8 @@ def test_each_feature_over_a_chain_resolves_each_distinct_build_once(
 
     monkeypatch.setattr(TargetSession, "graph", counting)
     monkeypatch.setenv("CARGO_HOME", str(tmp_path / "no-cargo-home"))
-    result = audit_project(
-        _chain(tmp_path, 2000), AuditOptions(no_exec=True), trust_of(_chain(tmp_path, 2000))
-    )
+    chain = _chain(tmp_path, 2000)
+    result = audit_project(chain, AuditOptions(no_exec=True), trust_of(chain))
     assert len(result.configurations["chain"]) == 2002  # defaults, none, each feature alone
     # Every feature reaches nothing outside the crate: the build with none stands for them all.
     assert len(resolved) == 2
