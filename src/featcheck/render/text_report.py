@@ -24,7 +24,7 @@ from featcheck.render.hints import featcheck_command, fix_command, under_pre_com
 from featcheck.render.renderer import RenderOptions
 from featcheck.render.safe_text import printable
 from featcheck.render.styled_lines import Line, write_lines
-from featcheck.report import AuditResult, Finding, Fix
+from featcheck.report import AuditResult, Finding, Fix, Location
 from featcheck.severity import Confidence, Severity
 
 _STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "bold yellow", Severity.INFO: "bold cyan"}
@@ -59,7 +59,9 @@ def _window(text: str, start: int, end: int, room: int) -> tuple[str, int]:
 
 
 def _quote(finding: Finding, width: int) -> list[Line]:
-    """The manifest line with a caret underline, as compilers draw it, shortened to `width`."""
+    """The manifest line with a caret underline, as compilers draw it, shortened to `width`;
+    below the first line of its declaration where that starts higher up (a `[dependencies.x]`
+    table, a multi-line inline table): the line alone may not name the crate."""
     location = finding.location
     if location is None or not location.source_line:
         return []
@@ -72,18 +74,38 @@ def _quote(finding: Finding, width: int) -> list[Line]:
 
     # The caret is placed under the escaped text, so it stays under the span whatever precedes it.
     before, marked = shown(source[:start]), shown(source[start:end])
-    number = str(location.line)
-    pad = " " * len(number)
+    opening = _opening_line(finding)
+    numbers = [str(n) for n in (*([opening.line] if opening else []), location.line)]
+    gutter = max(len(n) for n in numbers)
+    number = numbers[-1].rjust(gutter)
+    pad = " " * gutter
     room = max(20, width - len(f"  {number} | "))
     text, column = _window(
         before + marked + shown(source[end:]), len(before), len(before) + len(marked), room
     )
     underline = " " * column + "^" * max(1, min(len(marked), len(text) - column))
+    lines: list[Line] = [[(f"{pad} |", "blue")]]
+    if opening is not None:
+        header = _window(shown(opening.source_line), 0, 0, room)[0]
+        lines.append([(f"{numbers[0].rjust(gutter)} |", "blue"), (f" {header}", "")])
+        if location.line - opening.line > 1:
+            lines.append([("...", "blue")])  # the lines between, as rustc elides them
     return [
-        [(f"{pad} |", "blue")],
+        *lines,
         [(f"{number} |", "blue"), (f" {text}", "")],
         [(f"{pad} |", "blue"), (" ", ""), (underline, "bold")],
     ]
+
+
+def _opening_line(finding: Finding) -> Location | None:
+    """The declaration around the finding's line where it starts on an earlier line of the same
+    file (its `source_line` is that first line), else None."""
+    location, declaration = finding.location, finding.declaration
+    if location is None or declaration is None or not declaration.source_line:
+        return None
+    if declaration.file != location.file or declaration.line >= location.line:
+        return None
+    return declaration
 
 
 def _where(fix: Fix) -> str:
