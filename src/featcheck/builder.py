@@ -86,7 +86,7 @@ class FindingBuilder:
             target=self.target,
             message=message,
             location=self.location,
-            why=rule.why,
+            why=rule.why_for(detection.node.name),
             suggestion=suggestion,
             notes=(detection.evidence, *notes) if detection.evidence else notes,
             chain=self.chain,

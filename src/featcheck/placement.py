@@ -20,7 +20,7 @@ from featcheck.graph import Node
 from featcheck.locate import Cut, Locator
 from featcheck.report import Finding, Fix, Location
 from featcheck.rules import BuildView, Detection, Rule
-from featcheck.rules.spec import Kind
+from featcheck.rules.spec import CRATE_PLACEHOLDER, Kind
 from featcheck.semantics.cfg import TargetCfg
 from featcheck.severity import Confidence, Severity
 from featcheck.workspace.model import Package, PackageRef
@@ -103,7 +103,8 @@ class FindingPlacer:
         finding.hidden = declarations
         node, feature = item.detection.node, item.detection.feature
         if not feature:  # the crate itself: the rule's own words say what to use instead
-            return finding.build(" ".join(item.rule.doc.fix.split()) or f"drop {node.name}")
+            fix = " ".join(item.rule.doc.fix.split()).replace(CRATE_PLACEHOLDER, node.name)
+            return finding.build(fix or f"drop {node.name}")
         return finding.build(
             f"turn `{feature}` of {node.name} off where it is switched on (see the chain), "
             f"or accept the cost: `# featcheck: allow({item.rule.code}) <reason>`"

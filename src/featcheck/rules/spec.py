@@ -128,6 +128,11 @@ class RuleDoc:
         return " ".join(self.why.split())
 
 
+CRATE_PLACEHOLDER = "{crate}"
+"""Stands in a rule's doc for the crate a finding is about (the why of a rule over several
+crates words each finding for its own)."""
+
+
 @dataclass(frozen=True)
 class Rule:
     """One rule: a crate built without a feature, where the build uses the crate."""
@@ -162,8 +167,21 @@ class Rule:
 
     @property
     def why(self) -> str:
-        """The doc's why-section, as findings quote it."""
-        return self.doc.why_line
+        """The doc's why-section on one line, for the rule's own page and SARIF's rule list:
+        `{crate}` reads as every crate the rule names."""
+        return self.worded(self.doc.why_line)
+
+    def why_for(self, crate: str) -> str:
+        """The why-section on one line, as a finding on `crate` quotes it: `{crate}` is that
+        crate (burn-cuda, not every backend the rule knows)."""
+        return self.doc.why_line.replace(CRATE_PLACEHOLDER, crate)
+
+    def worded(self, text: str) -> str:
+        """A section of the rule's doc, `{crate}` written as the crates it names: `burn-wgpu,
+        burn-cuda or burn-cpu`."""
+        names = self.crate_names()
+        crates = names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
+        return text.replace(CRATE_PLACEHOLDER, crates)
 
     def crate_names(self) -> tuple[str, ...]:
         """The crate names, each once, in spec order."""
