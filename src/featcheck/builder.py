@@ -98,4 +98,5 @@ class FindingBuilder:
             confidence=self.confidence,
             configurations=self.configurations,
             library=library,
+            deferred_to=detection.deferred_to,
         )

@@ -115,8 +115,16 @@ class FindingPlacer:
             return Outcome(None, None, ())
         wanted = _wanted(item, same_crate.features[item.member.id])
         node = item.detection.node
+        excused = frozenset(item.detection.deferred_to)
         return self.search.find(
-            item.member, item.target, item.selection, item.cfg, node, wanted, same_crate.affected
+            item.member,
+            item.target,
+            item.selection,
+            item.cfg,
+            node,
+            wanted,
+            same_crate.affected,
+            excused,
         )
 
     def _confirm_pending(self, flagged: list[Flagged], outcomes: list[Outcome]) -> list[Outcome]:
@@ -135,6 +143,7 @@ class FindingPlacer:
                     c.edits,
                     flagged[p].selection,
                     flagged[p].view.graph,
+                    frozenset(flagged[p].detection.deferred_to),
                 )
                 for p, c in waiting
             ]
@@ -268,7 +277,9 @@ class _SameCrate:
         if asked is None:
             asked = self.features[item.member.id] = []
             self.affected.append(item.member)
-        asked.append(item.detection.feature)
+        if not item.detection.deferred_to:
+            # A deferred finding may go (stages/deferral.py): the others' fixes stay as they were.
+            asked.append(item.detection.feature)
 
 
 def _wanted(item: Flagged, same_member: list[str]) -> tuple[str, ...]:
@@ -279,4 +290,6 @@ def _wanted(item: Flagged, same_member: list[str]) -> tuple[str, ...]:
     wanted = [item.detection.feature]
     wanted += [c for c in item.rule.companions if c not in node.features]
     wanted += same_member
-    return tuple(dict.fromkeys(wanted))
+    # A deferred finding's fix leaves what it defers to alone (FC003's adds `simd`, not FC001's
+    # `rayon`: a team that ignores FC001 means to build without it).
+    return tuple(f for f in dict.fromkeys(wanted) if f not in item.detection.deferred_to)

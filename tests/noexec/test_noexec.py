@@ -310,7 +310,8 @@ def test_configuration_and_suppressions_apply(
     project = tmp_path / "project"
     shutil.copytree(CRATES / "pitb-exec-cpu", project, ignore=shutil.ignore_patterns("target"))
     config = project / "featcheck.toml"
-    config.write_text('ignore = ["FC001"]\ntargets = ["aarch64-apple-darwin"]\n')
+    # FC003 would report the missing `simd` where FC001 does not stand: both off.
+    config.write_text('ignore = ["FC001", "FC003"]\ntargets = ["aarch64-apple-darwin"]\n')
     result = _no_exec_audit(project, registry_home, monkeypatch)
     assert result.targets == ["aarch64-apple-darwin"]
     assert [f.code for f in result.findings] == []
@@ -319,17 +320,22 @@ def test_configuration_and_suppressions_apply(
     result = _no_exec_audit(project, registry_home, monkeypatch)
     assert [(f.code, f.severity) for f in result.findings] == [("FC001", Severity.INFO)]
     assert result.fail_on is FailOn.ERROR
-    config.write_text('[[allow]]\ncode = "FC001"\nreason = "measured: one core is enough"\n')
+    config.write_text(
+        '[[allow]]\ncode = "FC001"\nreason = "measured: one core is enough"\n\n'
+        '[[allow]]\ncode = "FC003"\nreason = "bit-for-bit sums"\n'
+    )
     result = _no_exec_audit(project, registry_home, monkeypatch)
-    assert result.findings == [] and result.suppressed == {"FC001": 1}
+    assert result.findings == [] and result.suppressed == {"FC001": 1, "FC003": 1}
     config.unlink()
     manifest = project / "Cargo.toml"
     text = manifest.read_text()
     manifest.write_text(
-        text.replace('"optim"] }', '"optim"] }  # featcheck: allow(FC001) single-threaded host')
+        text.replace(
+            '"optim"] }', '"optim"] }  # featcheck: allow(FC001, FC003) single-threaded host'
+        )
     )
     result = _no_exec_audit(project, registry_home, monkeypatch)
-    assert result.findings == [] and result.suppressed == {"FC001": 1}
+    assert result.findings == [] and result.suppressed == {"FC001": 1, "FC003": 1}
     # On a fresh machine featcheck.toml still decides: with every rule turned off, no verdict
     # depends on the unread burn and the audit is complete.
     config = project / "featcheck.toml"
@@ -348,7 +354,10 @@ def test_configuration_and_suppressions_apply(
     config.unlink()
     # On a fresh machine the suppression cannot be matched: FC900 says so, marked incomplete.
     fresh = _no_exec_audit(project, empty_home, monkeypatch)
-    assert [(f.code, f.confidence) for f in fresh.findings] == [("FC900", Confidence.INCOMPLETE)]
+    assert [(f.code, f.confidence) for f in fresh.findings] == [
+        ("FC900", Confidence.INCOMPLETE),  # one per code of the comment
+        ("FC900", Confidence.INCOMPLETE),
+    ]
     assert fresh.incomplete
 
 

@@ -155,8 +155,11 @@ class Rule:
     used_when: UsedWhen = field(default_factory=lambda: UsedWhen(reachable=True))
     targets: TargetScope = field(default_factory=TargetScope)
     requires: tuple[str, ...] = ()
-    """Features the crate must already have for the finding to stand (FC003 needs `rayon`:
-    without it FC001 reports the crate and its fix adds `simd` too)."""
+    """Features the crate must already have for the rule to speak (FC017 needs flate2's
+    `zlib-rs`). Where a rule reports the crate for lacking one and its fix adds this rule's
+    feature too, that rule speaks first instead (FC001, `also-add = ["simd"]`, for FC003's
+    `rayon`), and this one reports only where no finding of it stands: FC001 ignored or
+    suppressed leaves FC003 to report `simd` (stages/deferral.py)."""
     companions: tuple[str, ...] = ()
     """Features the fix also adds where they are missing (FC001 adds `simd` with `rayon`)."""
     enabled_by_default: bool = True
