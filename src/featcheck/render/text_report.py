@@ -15,11 +15,25 @@ which turns itself off when output is not a terminal or NO_COLOR is set (styled_
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from itertools import groupby
 from typing import TextIO
 
 from featcheck.grouping import FindingGroup, group_findings
-from featcheck.render.common import builds_of_group, cost_text, count_line, why_line
+from featcheck.render.by_edit import (
+    builds_line,
+    configuration_table,
+    edit_blocks,
+    rule_why,
+    several_configurations,
+)
+from featcheck.render.common import (
+    builds_of_group,
+    cost_text,
+    count_line,
+    first_sentence,
+    why_line,
+)
 from featcheck.render.hints import featcheck_command, fix_command, under_pre_commit
 from featcheck.render.renderer import RenderOptions
 from featcheck.render.safe_text import printable
@@ -112,15 +126,17 @@ def _where(fix: Fix) -> str:
     return ", ".join(sorted({f"{e.file}:{e.line}" if e.line else e.file for e in fix.edits}))
 
 
-def _fix_line(finding: Finding) -> Line | None:
+def _fix_line(finding: Finding, features: Sequence[str] = ()) -> Line | None:
+    """`  = fix: ...`: the fix, with the features it brings (`features`, else the finding's)."""
     fix = [*_EQUALS, ("fix:", "green")]
     if finding.fix is not None:
         added = _added(finding.fix)
         safe = finding.fix.safe
         applies = f"`{fix_command()}` applies it" if safe else printable(finding.fix.note)
+        gets = ", ".join(f"`{printable(f)}`" for f in dict.fromkeys(features or [finding.feature]))
         text = (
             f" {printable(finding.fix.description)} ({printable(_where(finding.fix))}); with it "
-            f"the build gets `{printable(finding.feature)}`{added}, {applies}"
+            f"the build gets {gets}{added}, {applies}"
         )
         return [*fix, (text, "")]
     if finding.suggestion:
@@ -178,27 +194,7 @@ def _render_group(group: FindingGroup, verbose: bool, width: int) -> list[Line]:
 def _render_finding(
     finding: Finding, verbose: bool, confidence: Confidence, width: int
 ) -> list[Line]:
-    lines: list[Line] = [
-        [
-            (f"{finding.severity.label}[{finding.code}]", _STYLE[finding.severity]),
-            (" ", ""),
-            (printable(finding.message), "bold"),
-        ]
-    ]
-    location = finding.location
-    if location is not None:
-        place = f" {printable(location.file)}:{location.line}:{location.column}"
-        lines.append([("  ", ""), ("-->", "blue"), (place, "")])
-        lines.extend([("  ", ""), *line] for line in _quote(finding, width))
-    if confidence is not Confidence.RESOLVED:
-        # Always shown: a verdict read from the manifests alone must never pass for a resolved one.
-        lines.append(
-            _detail(
-                "confidence",
-                f"{confidence.value} (packages --no-exec could not read may turn the feature "
-                "on; see the note above)",
-            )
-        )
+    lines = [_verdict(finding), *_place(finding, width), *_confidence(confidence)]
     if verbose:
         lines.extend(_details(finding))
     elif finding.why:
@@ -211,6 +207,61 @@ def _render_finding(
     if verbose:
         lines.extend(_alternatives(finding))
     return lines
+
+
+def _render_block(block: list[FindingGroup], width: int) -> list[Line]:
+    """Findings at one place with one edit (by_edit.py): each verdict, the place once, the
+    builds, each rule's why once, the one fix."""
+    first = block[0]
+    lines = [_verdict(group.lead) for group in block]
+    lines += _place(first.lead, width)
+    unsure = [g.confidence for g in block if g.confidence is not Confidence.RESOLVED]
+    lines += _confidence(unsure[0] if unsure else Confidence.RESOLVED)
+    several_members = len(first.members) > 1
+    builds = "; ".join(map(builds_of_group, block)) if several_members else builds_line(block)
+    lines.append(_detail("builds", builds))
+    codes = list(dict.fromkeys(group.lead.code for group in block))
+    for code in codes:
+        lead = next(group.lead for group in block if group.lead.code == code)
+        named = f"{code}: " if len(codes) > 1 else ""
+        if lead.why:
+            lines.append(_detail("why", named + first_sentence(rule_why(block, code))))
+        if lead.cost is not None:
+            lines.append(_detail("cost", named + cost_text(lead.cost)))
+    fix = _fix_line(first.lead, [group.lead.feature for group in block])
+    return [*lines, fix] if fix is not None else lines
+
+
+def _verdict(finding: Finding) -> Line:
+    """`error[FC001] burn-flex 0.22.1 is built without `rayon`: ...`"""
+    return [
+        (f"{finding.severity.label}[{finding.code}]", _STYLE[finding.severity]),
+        (" ", ""),
+        (printable(finding.message), "bold"),
+    ]
+
+
+def _place(finding: Finding, width: int) -> list[Line]:
+    """`  --> file:line:column` and the quoted manifest line; nothing without a location."""
+    location = finding.location
+    if location is None:
+        return []
+    place = f" {printable(location.file)}:{location.line}:{location.column}"
+    lines: list[Line] = [[("  ", ""), ("-->", "blue"), (place, "")]]
+    return lines + [[("  ", ""), *line] for line in _quote(finding, width)]
+
+
+def _confidence(confidence: Confidence) -> list[Line]:
+    if confidence is Confidence.RESOLVED:
+        return []
+    # Always shown: a verdict read from the manifests alone must never pass for a resolved one.
+    return [
+        _detail(
+            "confidence",
+            f"{confidence.value} (packages --no-exec could not read may turn the feature on; "
+            "see the note above)",
+        )
+    ]
 
 
 def _heading(group: FindingGroup) -> tuple[tuple[str, ...], str, str, str]:
@@ -230,6 +281,12 @@ def _heading(group: FindingGroup) -> tuple[tuple[str, ...], str, str, str]:
     return members, member, ", ".join(group.targets), shown
 
 
+def _member_heading(group: FindingGroup) -> tuple[tuple[str, ...], str, str, str]:
+    """`_heading` without the configuration: the blocks under it name their builds."""
+    members, member, targets, _ = _heading(group)
+    return members, member, targets, ""
+
+
 def _shared_last(group: FindingGroup) -> tuple[bool, tuple[str, ...]]:
     several = len(group.members) > 1
     return several, group.members if several else ()
@@ -239,15 +296,23 @@ def _findings_lines(result: AuditResult, verbose: bool, width: int) -> list[Line
     lines: list[Line] = []
     # Groups of several members after the members' own, those of one set of members together.
     groups = sorted(group_findings(result.findings), key=_shared_last)
-    for (_, member, target, configuration), shown in groupby(groups, key=_heading):
+    by_edit = not verbose and several_configurations(result)
+    if by_edit:  # one heading per member and target, each block naming its builds
+        groups.sort(key=lambda group: (_shared_last(group), _member_heading(group)))
+    heading_of = _member_heading if by_edit else _heading
+    for (_, member, target, configuration), shown in groupby(groups, key=heading_of):
         heading: Line = [(printable(member), "bold")]
         if target:
             heading += [(" ", ""), (f"({printable(target)})", "dim")]
         if configuration:
             heading += [(" with ", ""), (printable(configuration), "bold")]
         lines.append(heading)
-        for group in shown:
-            lines.extend(_render_group(group, verbose, width))
+        if by_edit:
+            blocks = [_render_block(block, width) for block in edit_blocks(list(shown))]
+        else:
+            blocks = [_render_group(group, verbose, width) for group in shown]
+        for block_lines in blocks:
+            lines.extend(block_lines)
             lines.append([])
     return lines
 
@@ -279,6 +344,8 @@ def render_text(
     lines: list[Line] = [
         [("note:", "yellow"), (f" {printable(note)}", "")] for note in result.notes
     ]
+    if several_configurations(result):
+        lines += configuration_table(result)
     lines += _findings_lines(result, verbose, width)
     lines.append([(count_line(result), "green" if not result.findings else "bold")])
     if not verbose and any(_has_details(f) for f in result.findings):
