@@ -196,6 +196,25 @@ def test_no_exec_equals_the_cargo_audit_and_is_never_clean_when_it_cannot_see(
     assert said <= _verdicts(with_cargo)
 
 
+def test_json_lists_members_in_one_order_with_and_without_cargo(
+    offline_cargo_for: Callable[..., Path], registry_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # cargo lists cli, backend, zlib-glue, omega, root-app (the `members` order, the root
+    # last); a walk of the directories the root first: the report sorts by path either way.
+    path = str(WORKSPACES / "member-order")
+    offline_cargo_for(WORKSPACES / "member-order", lock_only=True)
+    host = ("--target", "x86_64-unknown-linux-gnu")
+    with_cargo = json.loads(_invoke(["check", path, *host, "--format", "json"]).stdout)
+    monkeypatch.setenv("CARGO_HOME", str(registry_home))
+    no_exec = json.loads(_invoke(["check", path, *host, "--no-exec", "--format", "json"]).stdout)
+    in_path_order = ["root-app", "omega", "backend", "zlib-glue", "cli"]
+    assert with_cargo["members"] == no_exec["members"] == in_path_order
+    assert list(with_cargo["configurations"]) == list(no_exec["configurations"]) == in_path_order
+    findings = [(f["member"], f["code"]) for f in with_cargo["findings"]]
+    assert findings == [(f["member"], f["code"]) for f in no_exec["findings"]]
+    assert findings == [("backend", "FC001"), ("omega", "FC001")]
+
+
 def test_fresh_machine_names_what_it_could_not_read(
     empty_home: Path, monkeypatch: pytest.MonkeyPatch, no_processes: None
 ) -> None:

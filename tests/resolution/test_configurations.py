@@ -233,7 +233,7 @@ def test_a_configuration_that_does_not_resolve_is_reported_and_the_others_audite
     assert _found(report) == {("infer", "FC001", "--features ml")}
     assert report["configuration_errors"] == [
         "configuration `--features gpu`: none of the selected packages contains this feature: "
-        "gpu (selected packages: infer, classic)"
+        "gpu (selected packages: classic, infer)"
     ]
     assert "featcheck: error: configuration `--features gpu`" in result.stderr
 
