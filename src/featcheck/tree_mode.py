@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from featcheck.builder import FindingBuilder
@@ -46,7 +47,7 @@ def _standing(rule: Rule, rules: tuple[Rule, ...], view: BuildView) -> list[Dete
         run = [c for c in covering if c in rules]
         if any(d.node == detection.node for c in run for d in detect(c, view)):
             continue
-        found.append(detection)
+        found.append(replace(detection, deferred_to=()))  # it stands: no deferral is reported
     return found
 
 
