@@ -86,7 +86,7 @@ class FindingBuilder:
             target=self.target,
             message=message,
             location=self.location,
-            why=rule.why,
+            why=rule.why_for(detection.node.name),
             suggestion=suggestion,
             notes=(detection.evidence, *notes) if detection.evidence else notes,
             chain=self.chain,
@@ -98,4 +98,5 @@ class FindingBuilder:
             confidence=self.confidence,
             configurations=self.configurations,
             library=library,
+            deferred_to=detection.deferred_to,
         )

@@ -21,7 +21,7 @@ from featcheck.graph import Node
 from featcheck.locate import Cut, Locator
 from featcheck.report import Finding, Fix, Location
 from featcheck.rules import BuildView, Detection, Rule
-from featcheck.rules.spec import Kind
+from featcheck.rules.spec import CRATE_PLACEHOLDER, Kind
 from featcheck.semantics.cfg import TargetCfg
 from featcheck.severity import Confidence, Severity
 from featcheck.workspace.model import Package, PackageRef
@@ -108,7 +108,8 @@ class FindingPlacer:
         finding.hidden = declarations
         node, feature = item.detection.node, item.detection.feature
         if not feature:  # the crate itself: the rule's own words say what to use instead
-            return finding.build(" ".join(item.rule.doc.fix.split()) or f"drop {node.name}")
+            fix = " ".join(item.rule.doc.fix.split()).replace(CRATE_PLACEHOLDER, node.name)
+            return finding.build(fix or f"drop {node.name}")
         return finding.build(
             f"turn `{feature}` of {node.name} off where it is switched on (see the chain), "
             f"or accept the cost: `# featcheck: allow({item.rule.code}) <reason>`"
@@ -120,8 +121,16 @@ class FindingPlacer:
             return Outcome(None, None, ())
         wanted = _wanted(item, same_crate.features[item.member.id])
         node = item.detection.node
+        excused = frozenset(item.detection.deferred_to)
         return self.search.find(
-            item.member, item.target, item.selection, item.cfg, node, wanted, same_crate.affected
+            item.member,
+            item.target,
+            item.selection,
+            item.cfg,
+            node,
+            wanted,
+            same_crate.affected,
+            excused,
         )
 
     def _confirm_pending(self, flagged: list[Flagged], outcomes: list[Outcome]) -> list[Outcome]:
@@ -140,6 +149,7 @@ class FindingPlacer:
                     c.edits,
                     flagged[p].selection,
                     flagged[p].view.graph,
+                    frozenset(flagged[p].detection.deferred_to),
                 )
                 for p, c in waiting
             ]
@@ -274,7 +284,9 @@ class _SameCrate:
         if asked is None:
             asked = self.features[item.member.id] = []
             self.affected.append(item.member)
-        asked.append(item.detection.feature)
+        if not item.detection.deferred_to:
+            # A deferred finding may go (stages/deferral.py): the others' fixes stay as they were.
+            asked.append(item.detection.feature)
 
 
 def _wanted(item: Flagged, same_member: list[str]) -> tuple[str, ...]:
@@ -285,4 +297,6 @@ def _wanted(item: Flagged, same_member: list[str]) -> tuple[str, ...]:
     wanted = [item.detection.feature]
     wanted += [c for c in item.rule.companions if c not in node.features]
     wanted += same_member
-    return tuple(dict.fromkeys(wanted))
+    # A deferred finding's fix leaves what it defers to alone (FC003's adds `simd`, not FC001's
+    # `rayon`: a team that ignores FC001 means to build without it).
+    return tuple(f for f in dict.fromkeys(wanted) if f not in item.detection.deferred_to)

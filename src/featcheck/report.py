@@ -198,6 +198,10 @@ class Finding:
     the finding is info and folds into a binary's finding of the same cut (grouping.py)."""
     cost: Cost | None = None
     """With `--measured`, for rules the probe can time: the cost measured here, or quoted."""
+    deferred_to: tuple[str, ...] = ()
+    """While the audit runs: the features whose own findings of the same crate, where they
+    stand, make this one go (FC003's `simd` on a burn-flex without `rayon`: FC001's fix adds
+    it); empty in every report (stages/deferral.py)."""
 
     @property
     def identity(self) -> FindingIdentity:

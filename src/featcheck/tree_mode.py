@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from featcheck.builder import FindingBuilder
@@ -11,7 +12,16 @@ from featcheck.errors import FeatcheckError
 from featcheck.graph import DependencyGraph, Node
 from featcheck.options import AuditOptions
 from featcheck.report import AuditResult
-from featcheck.rules import BuildView, Rule, detect, select_rules, skipped_for_target
+from featcheck.rules import (
+    BuildView,
+    Catalogue,
+    Detection,
+    Rule,
+    detect,
+    select_rules,
+    skipped_for_target,
+)
+from featcheck.rules.detect import covering_rules
 from featcheck.stages.finish import finding_order
 
 
@@ -20,6 +30,25 @@ def _rules(options: AuditOptions) -> tuple[Rule, ...]:
         return select_rules(options.select, options.ignore)
     except ValueError as error:
         raise FeatcheckError(str(error)) from None
+
+
+def _standing(rule: Rule, rules: tuple[Rule, ...], view: BuildView) -> list[Detection]:
+    """What `rule` reports here: a detection deferred to another rule's feature only where no
+    rule run flags the node for it (FC003 speaks of `simd` where FC001 is ignored, see
+    stages/deferral.py; saved text has no suppressions)."""
+    found = []
+    for detection in detect(rule, view, deferring=True):
+        if not detection.deferred_to:
+            found.append(detection)
+            continue
+        covering = covering_rules(Catalogue.builtin().rules, detection)
+        if not covering or any(skipped_for_target(c, view) is not None for c in covering):
+            continue
+        run = [c for c in covering if c in rules]
+        if any(d.node == detection.node for c in run for d in detect(c, view)):
+            continue
+        found.append(replace(detection, deferred_to=()))  # it stands: no deferral is reported
+    return found
 
 
 def audit_tree_text(
@@ -55,7 +84,7 @@ def audit_tree_text(
     for rule in rules:
         if skipped_for_target(rule, view) is not None:
             continue  # the hints for one target; saved tree text does not say which it was
-        for detection in detect(rule, view):
+        for detection in _standing(rule, rules, view):
             owners = _owners(parsed.graph, roots, detection.node, view.structured)
             notes: list[str] = []
             member_name: str | None = None

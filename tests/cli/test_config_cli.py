@@ -24,14 +24,16 @@ def test_inline_allow_with_a_reason_silences_the_finding(
     manifest = project / "Cargo.toml"
     manifest.write_text(
         manifest.read_text().replace(
-            '    # "rayon",', '    # "rayon",  # featcheck: allow(FC001) slower for 64x64 matrices'
+            '    # "rayon",',
+            '    # "rayon",  # featcheck: allow(FC001, FC003) slower for 64x64 matrices',
         )
     )
     result = run_featcheck(str(project), "--format", "json")
     assert result.returncode == 0, result.stdout
     report = json.loads(result.stdout)
-    assert report["findings"] == [] and report["suppressed"] == {"FC001": 1}
-    assert "1 suppressed" in run_featcheck(str(project)).stdout
+    # FC001 suppressed, FC003 reports the missing `simd` (stages/deferral.py): both allowed.
+    assert report["findings"] == [] and report["suppressed"] == {"FC001": 1, "FC003": 1}
+    assert "2 suppressed" in run_featcheck(str(project)).stdout
 
 
 def test_allow_entry_in_workspace_metadata_and_unused_entries_are_reported(
@@ -44,11 +46,12 @@ def test_allow_entry_in_workspace_metadata_and_unused_entries_are_reported(
         manifest.read_text()
         + "\n[workspace.metadata.featcheck]\n"
         + 'allow = [\n  { code = "FC001", member = "app", reason = "wasm only" },\n'
+        + '  { code = "FC003", member = "app", reason = "wasm only" },\n'
         + '  { code = "FC004", reason = "stale" },\n]\n'
     )
     result = run_featcheck(str(project), "--format", "json")
     report = json.loads(result.stdout)
-    assert report["suppressed"] == {"FC001": 1}
+    assert report["suppressed"] == {"FC001": 1, "FC003": 1}
     (unused,) = report["findings"]
     assert unused["code"] == "FC900" and unused["severity"] == "warning"
     assert unused["location"]["file"] == "Cargo.toml"
@@ -132,7 +135,8 @@ def test_settings_and_comments_of_members_without_findings_still_count(
     # `# featcheck:` directive, are parsed: the others must still be checked.
     project = _copy(WORKSPACES / "workspace-unification", tmp_path)
     app = project / "app" / "Cargo.toml"
-    app.write_text(app.read_text() + '\n[package.metadata.featcheck]\nignore = ["FC001"]\n')
+    ignore = '\n[package.metadata.featcheck]\nignore = ["FC001", "FC003"]\n'
+    app.write_text(app.read_text() + ignore)
     bench = project / "bench" / "Cargo.toml"
     clean = bench.read_text()
     assert run_featcheck(str(project)).returncode == 0  # app's own settings apply

@@ -199,6 +199,25 @@ def test_no_exec_equals_the_cargo_audit_and_is_never_clean_when_it_cannot_see(
     assert said <= _verdicts(with_cargo)
 
 
+def test_json_lists_members_in_one_order_with_and_without_cargo(
+    offline_cargo_for: Callable[..., Path], registry_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # cargo lists cli, backend, zlib-glue, omega, root-app (the `members` order, the root
+    # last); a walk of the directories the root first: the report sorts by path either way.
+    path = str(WORKSPACES / "member-order")
+    offline_cargo_for(WORKSPACES / "member-order", lock_only=True)
+    host = ("--target", "x86_64-unknown-linux-gnu")
+    with_cargo = json.loads(_invoke(["check", path, *host, "--format", "json"]).stdout)
+    monkeypatch.setenv("CARGO_HOME", str(registry_home))
+    no_exec = json.loads(_invoke(["check", path, *host, "--no-exec", "--format", "json"]).stdout)
+    in_path_order = ["root-app", "omega", "backend", "zlib-glue", "cli"]
+    assert with_cargo["members"] == no_exec["members"] == in_path_order
+    assert list(with_cargo["configurations"]) == list(no_exec["configurations"]) == in_path_order
+    findings = [(f["member"], f["code"]) for f in with_cargo["findings"]]
+    assert findings == [(f["member"], f["code"]) for f in no_exec["findings"]]
+    assert findings == [("backend", "FC001"), ("omega", "FC001")]
+
+
 def test_fresh_machine_names_what_it_could_not_read(
     empty_home: Path, monkeypatch: pytest.MonkeyPatch, no_processes: None
 ) -> None:
@@ -313,7 +332,8 @@ def test_configuration_and_suppressions_apply(
     project = tmp_path / "project"
     shutil.copytree(CRATES / "pitb-exec-cpu", project, ignore=shutil.ignore_patterns("target"))
     config = project / "featcheck.toml"
-    config.write_text('ignore = ["FC001"]\ntargets = ["aarch64-apple-darwin"]\n')
+    # FC003 would report the missing `simd` where FC001 does not stand: both off.
+    config.write_text('ignore = ["FC001", "FC003"]\ntargets = ["aarch64-apple-darwin"]\n')
     result = _no_exec_audit(project, registry_home, monkeypatch)
     assert result.targets == ["aarch64-apple-darwin"]
     assert [f.code for f in result.findings] == []
@@ -322,17 +342,22 @@ def test_configuration_and_suppressions_apply(
     result = _no_exec_audit(project, registry_home, monkeypatch)
     assert [(f.code, f.severity) for f in result.findings] == [("FC001", Severity.INFO)]
     assert result.fail_on is FailOn.ERROR
-    config.write_text('[[allow]]\ncode = "FC001"\nreason = "measured: one core is enough"\n')
+    config.write_text(
+        '[[allow]]\ncode = "FC001"\nreason = "measured: one core is enough"\n\n'
+        '[[allow]]\ncode = "FC003"\nreason = "bit-for-bit sums"\n'
+    )
     result = _no_exec_audit(project, registry_home, monkeypatch)
-    assert result.findings == [] and result.suppressed == {"FC001": 1}
+    assert result.findings == [] and result.suppressed == {"FC001": 1, "FC003": 1}
     config.unlink()
     manifest = project / "Cargo.toml"
     text = manifest.read_text()
     manifest.write_text(
-        text.replace('"optim"] }', '"optim"] }  # featcheck: allow(FC001) single-threaded host')
+        text.replace(
+            '"optim"] }', '"optim"] }  # featcheck: allow(FC001, FC003) single-threaded host'
+        )
     )
     result = _no_exec_audit(project, registry_home, monkeypatch)
-    assert result.findings == [] and result.suppressed == {"FC001": 1}
+    assert result.findings == [] and result.suppressed == {"FC001": 1, "FC003": 1}
     # On a fresh machine featcheck.toml still decides: with every rule turned off, no verdict
     # depends on the unread burn and the audit is complete.
     config = project / "featcheck.toml"
@@ -351,7 +376,10 @@ def test_configuration_and_suppressions_apply(
     config.unlink()
     # On a fresh machine the suppression cannot be matched: FC900 says so, marked incomplete.
     fresh = _no_exec_audit(project, empty_home, monkeypatch)
-    assert [(f.code, f.confidence) for f in fresh.findings] == [("FC900", Confidence.INCOMPLETE)]
+    assert [(f.code, f.confidence) for f in fresh.findings] == [
+        ("FC900", Confidence.INCOMPLETE),  # one per code of the comment
+        ("FC900", Confidence.INCOMPLETE),
+    ]
     assert fresh.incomplete
 
 

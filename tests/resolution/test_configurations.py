@@ -169,7 +169,10 @@ def test_each_feature_flags_every_optional_backend_in_one_run(
         ("classic", "FC002", "--features ndarray --no-default-features"),
     }
     text = run_featcheck(str(OPTIONAL), "--each-feature", "-p", "classic").stdout
-    assert "classic (" in text and ") with --features ndarray --no-default-features\n" in text
+    # One heading for the member; the table and the finding's block name the build.
+    assert "\nclassic (" in text and ") with --features" not in text
+    assert "\n  --features ndarray --no-default-features        1\n" in text
+    assert "  = builds: --features ndarray --no-default-features\n" in text
     assert "error[FC002] burn-ndarray 0.22.1 is built without `multi-threads`" in text
     assert "1 error (1 member, 4 configurations, " in text
 
@@ -230,7 +233,7 @@ def test_a_configuration_that_does_not_resolve_is_reported_and_the_others_audite
     assert _found(report) == {("infer", "FC001", "--features ml")}
     assert report["configuration_errors"] == [
         "configuration `--features gpu`: none of the selected packages contains this feature: "
-        "gpu (selected packages: infer, classic)"
+        "gpu (selected packages: classic, infer)"
     ]
     assert "featcheck: error: configuration `--features gpu`" in result.stderr
 

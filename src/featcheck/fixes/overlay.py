@@ -46,6 +46,8 @@ class Pending:
     selection: FeatureSelection = DEFAULT
     base: DependencyGraph | None = None
     """The member's build without the fix: what the fix adds is counted against it."""
+    excused: frozenset[str] = frozenset()
+    """Features whose findings of the crate may be left (see `search.StillFlagged`)."""
 
 
 @dataclass(frozen=True)
@@ -223,6 +225,7 @@ class OverlayCheck:
             # The copy's path packages print another directory; name and version identify.
             same = [n.package for n in graph.nodes() if n.name == crate.name]
             crate = next((s for s in same if s.version == crate.version), crate)
-        cleared = not self.still_flagged(pending.member, pending.target, graph, crate)
+        flagged = self.still_flagged(pending.member, pending.target, graph, crate, pending.excused)
+        cleared = not flagged
         added = tuple(added_packages(pending.base, graph)) if pending.base is not None else ()
         return Answer(cleared, added)

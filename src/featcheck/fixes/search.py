@@ -36,8 +36,10 @@ from featcheck.workspace.model import Package, PackageRef
 from featcheck.workspace.names import crate_key
 from featcheck.workspace.workspace import Workspace
 
-StillFlagged = Callable[[Package, str, DependencyGraph, PackageRef], bool]
-"""Whether a member's rules still flag the package in a (counterfactual) build of it."""
+StillFlagged = Callable[[Package, str, DependencyGraph, PackageRef, frozenset[str]], bool]
+"""Whether a member's rules still flag the package in a (counterfactual) build of it, findings
+for the features of the last argument aside (those a deferred finding leaves to their own
+rules: FC001's `rayon` for FC003's fix, which adds only `simd`)."""
 
 MANY_PACKAGES = 40
 """A fix adding this many packages to a build (dozens: a framework's worth) is not applied
@@ -122,7 +124,8 @@ class FixSearch:
     def __post_init__(self) -> None:
         self.finder = CandidateFinder(self.metadata, self.locator, self.search, self.what_if)
         self._cleared: dict[
-            tuple[frozenset[ModelEdit], str, str, PackageRef, FeatureSelection], bool
+            tuple[frozenset[ModelEdit], str, str, PackageRef, FeatureSelection, frozenset[str]],
+            bool,
         ] = {}
         self._coverage_counts: dict[
             tuple[frozenset[ModelEdit], str, PackageRef, FeatureSelection, int], int
@@ -131,6 +134,7 @@ class FixSearch:
         """Each set of affected members (by id, in order) as a number, for the keys below."""
         self._holders: dict[tuple[str, FeatureSelection, int], dict[PackageRef, list[int]]] = {}
         self._selection: FeatureSelection = DEFAULT
+        self._excused: frozenset[str] = frozenset()
 
     def anchor(
         self, member: Package, cfg: TargetCfg, graph: DependencyGraph, backend: Node
@@ -147,10 +151,12 @@ class FixSearch:
         backend: Node,
         wanted: tuple[str, ...],
         affected: Sequence[Package],
+        excused: frozenset[str] = frozenset(),
     ) -> Outcome:
         """The best confirmed fix for `backend` missing `wanted` in `member`'s build, with the
-        other candidates as alternatives; `affected` are the members with the same finding."""
-        self._selection = selection
+        other candidates as alternatives; `affected` are the members with the same finding.
+        A fix holds when no finding of the crate is left but those for `excused` features."""
+        self._selection, self._excused = selection, excused
         group = self._groups.setdefault(tuple(m.id for m in affected), len(self._groups))
         graph = self.builds[(member.id, target, selection)]
         candidates = self.finder.candidates(member, cfg, graph, backend, wanted)
@@ -290,13 +296,14 @@ class FixSearch:
     def _clears(
         self, candidate: Candidate, member: Package, target: str, package: PackageRef
     ) -> bool:
-        selection = self._selection
-        key = (candidate.model, member.id, target, package, selection)
+        selection, excused = self._selection, self._excused
+        key = (candidate.model, member.id, target, package, selection, excused)
         known = self._cleared.get(key)
         if known is None:
             position = self.what_if.index.by_id[member.id]
             graph = self.what_if.graph(candidate.model, position, target, selection)
-            known = self._cleared[key] = not self.still_flagged(member, target, graph, package)
+            flagged = self.still_flagged(member, target, graph, package, excused)
+            known = self._cleared[key] = not flagged
         return known
 
     def _coverage(

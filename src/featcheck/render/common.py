@@ -4,8 +4,6 @@ Checkout text is made safe to print in `safe_text`."""
 
 from __future__ import annotations
 
-import re
-
 from featcheck.grouping import FindingGroup, group_findings
 from featcheck.render.safe_text import printable
 from featcheck.report import AuditResult, Cost, Finding
@@ -103,18 +101,58 @@ def builds_of_group(group: FindingGroup) -> str:
     return "; ".join(part for part in parts if part)
 
 
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z`(])")
-_WHY_LINE_LIMIT = 200
+_CLOSERS = '")'
+"""What may close a sentence after its full stop: a quotation, a parenthesis."""
 
 
 def why_line(finding: Finding) -> str:
     """The first sentence of the finding's why: what the missing feature does, in one line.
 
     The whole paragraph (with the measurements and their source) is for `-v`, JSON, SARIF and
-    `featcheck rule CODE`; a sentence longer than the limit is cut at a word and marked `…`.
+    `featcheck rule CODE`. The line is never cut inside a sentence, a quotation, a parenthesis
+    or a code span: a why without such an end is shown whole.
     """
-    text = " ".join(finding.why.split())
-    first = _SENTENCE_END.split(text, maxsplit=1)[0]
-    if len(first) <= _WHY_LINE_LIMIT:
-        return first
-    return first[: _WHY_LINE_LIMIT - 1].rsplit(" ", 1)[0].rstrip(",;:") + "…"
+    return first_sentence(" ".join(finding.why.split()))
+
+
+def first_sentence(text: str) -> str:
+    """`text` up to the end of its first sentence: a `.`, `!` or `?` (with the quotation or
+    parenthesis it closes) followed by a space and a capital, a backtick, a quote or `(`, outside
+    any quotation, parenthesis and code span; the whole text when it has no such end."""
+    quoted = code = False
+    depth = 0
+    for position, character in enumerate(text):
+        if character == "`":
+            code = not code
+        elif code:
+            continue
+        elif character == '"':
+            quoted = not quoted
+        elif character == "(":
+            depth += 1
+        elif character == ")":
+            depth = max(0, depth - 1)
+        elif character in ".!?":
+            end = _sentence_end(text, position + 1, quoted, depth)
+            if end is not None:
+                return text[:end]
+    return text
+
+
+def _sentence_end(text: str, after: int, quoted: bool, depth: int) -> int | None:
+    """Where a sentence whose full stop lies just before `after` ends, or None where the stop
+    ends no sentence (inside a quotation or parenthesis it does not close, before a lowercase
+    word: `e.g. here`)."""
+    end = after
+    while end < len(text) and text[end] in _CLOSERS and (quoted or depth):
+        if text[end] == '"':
+            quoted = False
+        else:
+            depth -= 1
+        end += 1
+    if quoted or depth:
+        return None
+    following = text[end + 1 : end + 2]
+    if text[end : end + 1] != " " or not (following.isupper() or following in ("`", '"', "(")):
+        return None
+    return end

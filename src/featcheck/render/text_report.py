@@ -15,16 +15,30 @@ which turns itself off when output is not a terminal or NO_COLOR is set (styled_
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from itertools import groupby
 from typing import TextIO
 
 from featcheck.grouping import FindingGroup, group_findings
-from featcheck.render.common import builds_of_group, cost_text, count_line, why_line
+from featcheck.render.by_edit import (
+    builds_line,
+    configuration_table,
+    edit_blocks,
+    rule_why,
+    several_configurations,
+)
+from featcheck.render.common import (
+    builds_of_group,
+    cost_text,
+    count_line,
+    first_sentence,
+    why_line,
+)
 from featcheck.render.hints import details_hint, fix_hint
 from featcheck.render.renderer import RenderOptions
 from featcheck.render.safe_text import printable
 from featcheck.render.styled_lines import Line, write_lines
-from featcheck.report import AuditResult, Finding, Fix
+from featcheck.report import AuditResult, Finding, Fix, Location
 from featcheck.severity import Confidence, Severity
 
 _STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "bold yellow", Severity.INFO: "bold cyan"}
@@ -59,7 +73,9 @@ def _window(text: str, start: int, end: int, room: int) -> tuple[str, int]:
 
 
 def _quote(finding: Finding, width: int) -> list[Line]:
-    """The manifest line with a caret underline, as compilers draw it, shortened to `width`."""
+    """The manifest line with a caret underline, as compilers draw it, shortened to `width`;
+    below the first line of its declaration where that starts higher up (a `[dependencies.x]`
+    table, a multi-line inline table): the line alone may not name the crate."""
     location = finding.location
     if location is None or not location.source_line:
         return []
@@ -72,26 +88,49 @@ def _quote(finding: Finding, width: int) -> list[Line]:
 
     # The caret is placed under the escaped text, so it stays under the span whatever precedes it.
     before, marked = shown(source[:start]), shown(source[start:end])
-    number = str(location.line)
-    pad = " " * len(number)
+    opening = _opening_line(finding)
+    numbers = [str(n) for n in (*([opening.line] if opening else []), location.line)]
+    gutter = max(len(n) for n in numbers)
+    number = numbers[-1].rjust(gutter)
+    pad = " " * gutter
     room = max(20, width - len(f"  {number} | "))
     text, column = _window(
         before + marked + shown(source[end:]), len(before), len(before) + len(marked), room
     )
     underline = " " * column + "^" * max(1, min(len(marked), len(text) - column))
+    lines: list[Line] = [[(f"{pad} |", "blue")]]
+    if opening is not None:
+        header = _window(shown(opening.source_line), 0, 0, room)[0]
+        lines.append([(f"{numbers[0].rjust(gutter)} |", "blue"), (f" {header}", "")])
+        if location.line - opening.line > 1:
+            lines.append([("...", "blue")])  # the lines between, as rustc elides them
     return [
-        [(f"{pad} |", "blue")],
+        *lines,
         [(f"{number} |", "blue"), (f" {text}", "")],
         [(f"{pad} |", "blue"), (" ", ""), (underline, "bold")],
     ]
+
+
+def _opening_line(finding: Finding) -> Location | None:
+    """The declaration around the finding's line where it starts on an earlier line of the same
+    file (its `source_line` is that first line), else None."""
+    location, declaration = finding.location, finding.declaration
+    if location is None or declaration is None or not declaration.source_line:
+        return None
+    if declaration.file != location.file or declaration.line >= location.line:
+        return None
+    return declaration
 
 
 def _where(fix: Fix) -> str:
     return ", ".join(sorted({f"{e.file}:{e.line}" if e.line else e.file for e in fix.edits}))
 
 
-def _fix_line(finding: Finding, applied: list[Finding]) -> Line | None:
-    """The fix, and what applies it: `--fix` for the findings whose fix it applies
+def _fix_line(
+    finding: Finding, applied: list[Finding], features: Sequence[str] = ()
+) -> Line | None:
+    """`  = fix: ...`: the fix, with the features it brings (`features`, else the finding's),
+    and what applies it: `--fix` for the findings whose fix it applies
     (`AuditResult.applied_fixes`), `--fix --fix-level LEVEL` for the others' safe fixes."""
     fix = [*_EQUALS, ("fix:", "green")]
     if finding.fix is not None:
@@ -102,9 +141,10 @@ def _fix_line(finding: Finding, applied: list[Finding]) -> Line | None:
             applies = "`--fix` applies it"
         else:
             applies = f"`--fix --fix-level {finding.severity.label}` applies it"
+        gets = ", ".join(f"`{printable(f)}`" for f in dict.fromkeys(features or [finding.feature]))
         text = (
             f" {printable(finding.fix.description)} ({printable(_where(finding.fix))}); with it "
-            f"the build gets `{printable(finding.feature)}`{added}, {applies}"
+            f"the build gets {gets}{added}, {applies}"
         )
         return [*fix, (text, "")]
     if finding.suggestion:
@@ -164,27 +204,7 @@ def _render_group(
 def _render_finding(
     finding: Finding, verbose: bool, confidence: Confidence, width: int, applied: list[Finding]
 ) -> list[Line]:
-    lines: list[Line] = [
-        [
-            (f"{finding.severity.label}[{finding.code}]", _STYLE[finding.severity]),
-            (" ", ""),
-            (printable(finding.message), "bold"),
-        ]
-    ]
-    location = finding.location
-    if location is not None:
-        place = f" {printable(location.file)}:{location.line}:{location.column}"
-        lines.append([("  ", ""), ("-->", "blue"), (place, "")])
-        lines.extend([("  ", ""), *line] for line in _quote(finding, width))
-    if confidence is not Confidence.RESOLVED:
-        # Always shown: a verdict read from the manifests alone must never pass for a resolved one.
-        lines.append(
-            _detail(
-                "confidence",
-                f"{confidence.value} (packages --no-exec could not read may turn the feature "
-                "on; see the note above)",
-            )
-        )
+    lines = [_verdict(finding), *_place(finding, width), *_confidence(confidence)]
     if verbose:
         lines.extend(_details(finding))
     elif finding.why:
@@ -197,6 +217,61 @@ def _render_finding(
     if verbose:
         lines.extend(_alternatives(finding))
     return lines
+
+
+def _render_block(block: list[FindingGroup], width: int, applied: list[Finding]) -> list[Line]:
+    """Findings at one place with one edit (by_edit.py): each verdict, the place once, the
+    builds, each rule's why once, the one fix."""
+    first = block[0]
+    lines = [_verdict(group.lead) for group in block]
+    lines += _place(first.lead, width)
+    unsure = [g.confidence for g in block if g.confidence is not Confidence.RESOLVED]
+    lines += _confidence(unsure[0] if unsure else Confidence.RESOLVED)
+    several_members = len(first.members) > 1
+    builds = "; ".join(map(builds_of_group, block)) if several_members else builds_line(block)
+    lines.append(_detail("builds", builds))
+    codes = list(dict.fromkeys(group.lead.code for group in block))
+    for code in codes:
+        lead = next(group.lead for group in block if group.lead.code == code)
+        named = f"{code}: " if len(codes) > 1 else ""
+        if lead.why:
+            lines.append(_detail("why", named + first_sentence(rule_why(block, code))))
+        if lead.cost is not None:
+            lines.append(_detail("cost", named + cost_text(lead.cost)))
+    fix = _fix_line(first.lead, applied, [group.lead.feature for group in block])
+    return [*lines, fix] if fix is not None else lines
+
+
+def _verdict(finding: Finding) -> Line:
+    """`error[FC001] burn-flex 0.22.1 is built without `rayon`: ...`"""
+    return [
+        (f"{finding.severity.label}[{finding.code}]", _STYLE[finding.severity]),
+        (" ", ""),
+        (printable(finding.message), "bold"),
+    ]
+
+
+def _place(finding: Finding, width: int) -> list[Line]:
+    """`  --> file:line:column` and the quoted manifest line; nothing without a location."""
+    location = finding.location
+    if location is None:
+        return []
+    place = f" {printable(location.file)}:{location.line}:{location.column}"
+    lines: list[Line] = [[("  ", ""), ("-->", "blue"), (place, "")]]
+    return lines + [[("  ", ""), *line] for line in _quote(finding, width)]
+
+
+def _confidence(confidence: Confidence) -> list[Line]:
+    if confidence is Confidence.RESOLVED:
+        return []
+    # Always shown: a verdict read from the manifests alone must never pass for a resolved one.
+    return [
+        _detail(
+            "confidence",
+            f"{confidence.value} (packages --no-exec could not read may turn the feature on; "
+            "see the note above)",
+        )
+    ]
 
 
 def _heading(group: FindingGroup) -> tuple[tuple[str, ...], str, str, str]:
@@ -216,6 +291,12 @@ def _heading(group: FindingGroup) -> tuple[tuple[str, ...], str, str, str]:
     return members, member, ", ".join(group.targets), shown
 
 
+def _member_heading(group: FindingGroup) -> tuple[tuple[str, ...], str, str, str]:
+    """`_heading` without the configuration: the blocks under it name their builds."""
+    members, member, targets, _ = _heading(group)
+    return members, member, targets, ""
+
+
 def _shared_last(group: FindingGroup) -> tuple[bool, tuple[str, ...]]:
     several = len(group.members) > 1
     return several, group.members if several else ()
@@ -226,15 +307,23 @@ def _findings_lines(result: AuditResult, verbose: bool, width: int) -> list[Line
     applied = result.applied_fixes()
     # Groups of several members after the members' own, those of one set of members together.
     groups = sorted(group_findings(result.findings), key=_shared_last)
-    for (_, member, target, configuration), shown in groupby(groups, key=_heading):
+    by_edit = not verbose and several_configurations(result)
+    if by_edit:  # one heading per member and target, each block naming its builds
+        groups.sort(key=lambda group: (_shared_last(group), _member_heading(group)))
+    heading_of = _member_heading if by_edit else _heading
+    for (_, member, target, configuration), shown in groupby(groups, key=heading_of):
         heading: Line = [(printable(member), "bold")]
         if target:
             heading += [(" ", ""), (f"({printable(target)})", "dim")]
         if configuration:
             heading += [(" with ", ""), (printable(configuration), "bold")]
         lines.append(heading)
-        for group in shown:
-            lines.extend(_render_group(group, verbose, width, applied))
+        if by_edit:
+            blocks = [_render_block(block, width, applied) for block in edit_blocks(list(shown))]
+        else:
+            blocks = [_render_group(group, verbose, width, applied) for group in shown]
+        for block_lines in blocks:
+            lines.extend(block_lines)
             lines.append([])
     return lines
 
@@ -266,6 +355,8 @@ def render_text(
     lines: list[Line] = [
         [("note:", "yellow"), (f" {printable(note)}", "")] for note in result.notes
     ]
+    if several_configurations(result):
+        lines += configuration_table(result)
     lines += _findings_lines(result, verbose, width)
     lines.append([(count_line(result), "green" if not result.findings else "bold")])
     fixes = fix_hint(result) if any(f.fix and f.fix.safe for f in result.findings) else None

@@ -50,6 +50,10 @@ class Detection:
     severity: Severity | None = None
     """The rule's severity for this case, where it differs from the default (a crate that only
     third-party crates bring in); None: the rule's default."""
+    deferred_to: tuple[str, ...] = ()
+    """The rule's `requires` features the crate lacks: the finding stands only where no finding
+    of the same crate for one of them does (FC003 without `rayon` leaves the crate to FC001,
+    whose fix adds `simd` too, unless FC001 is ignored or suppressed)."""
 
 
 UNKNOWN_SELECTION = (

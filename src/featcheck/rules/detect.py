@@ -7,6 +7,8 @@ the rule's `used-when` says.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from featcheck.graph import Node
 from featcheck.rules.base import UNKNOWN_SELECTION, BuildView, Detection
 from featcheck.rules.spec import Kind, Rule, SelectedBy, UsedWhen
@@ -20,9 +22,14 @@ def skipped_for_target(rule: Rule, view: BuildView) -> str | None:
     return not_applicable(rule.targets, view.target, view.cfg)
 
 
-def detect(rule: Rule, view: BuildView) -> list[Detection]:
+def detect(rule: Rule, view: BuildView, *, deferring: bool = False) -> list[Detection]:
     """Every node of this build that `rule` flags, whatever the target (see
-    `skipped_for_target`: the caller decides what a skipped target's findings become)."""
+    `skipped_for_target`: the caller decides what a skipped target's findings become).
+
+    A node lacking one of the rule's `requires` features is left out, or with `deferring`
+    flagged with those features as `deferred_to`: the caller then drops it unless a rule
+    speaks first for them (`covering_rules`), and reports it only where no finding of that
+    rule for the node stands (stages/deferral.py)."""
     present = rule.kind is Kind.PRESENT
     lacking: dict[Node, str] = {}
     for name in {crate_key(crate.name) for crate in rule.crates}:
@@ -37,7 +44,8 @@ def detect(rule: Rule, view: BuildView) -> list[Detection]:
     found: list[Detection] = []
     for node in sorted(n for n in lacking if n in built):
         feature = lacking[node]
-        if any(f not in node.features for f in rule.requires):
+        deferred = tuple(f for f in rule.requires if f not in node.features)
+        if deferred and not deferring:
             continue  # another rule reports this node (FC003 leaves rayon-less Flex to FC001)
         evidence = used_evidence(rule.used_when, view, node)
         if evidence is None or handled_elsewhere(rule.used_when, view, node):
@@ -55,8 +63,23 @@ def detect(rule: Rule, view: BuildView) -> list[Detection]:
             message += f"is built {'with' if present else 'without'} `{feature}`"
         if rule.consequence:
             message += f": {rule.consequence}"
-        found.append(Detection(node, feature, message, evidence, notes, severity))
+        found.append(Detection(node, feature, message, evidence, notes, severity, deferred))
     return found
+
+
+def covering_rules(rules: Iterable[Rule], deferred: Detection) -> list[Rule]:
+    """The rules of `rules` that speak first for `deferred`'s node: they flag it for a feature
+    it was deferred to, and their fix adds the deferred finding's feature too (FC001, whose
+    `also-add` is `simd`, for FC003's rayon-less burn-flex). A required feature no such rule
+    reports only limits where the rule applies (FC017 needs flate2's `zlib-rs`)."""
+    node = deferred.node
+    return [
+        rule
+        for rule in rules
+        if rule.kind is Kind.MISSING
+        and deferred.feature in rule.companions
+        and missing_feature(rule, node) in deferred.deferred_to
+    ]
 
 
 def handled_elsewhere(used: UsedWhen, view: BuildView, node: Node) -> bool:

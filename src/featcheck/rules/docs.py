@@ -75,6 +75,8 @@ def _body(rule: Documented, heading: str) -> list[str]:
                 lines += [f"- <{r}>" if "://" in r else f"- {r}" for r in doc.references]
             continue
         text: str = getattr(doc, attribute)
+        if isinstance(rule, Rule):
+            text = rule.worded(text)
         if not text:
             continue  # a user rule may leave sections out; built-in ones may not (tests)
         lines += ["", f"{heading}# {title}", ""]

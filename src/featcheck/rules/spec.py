@@ -128,6 +128,11 @@ class RuleDoc:
         return " ".join(self.why.split())
 
 
+CRATE_PLACEHOLDER = "{crate}"
+"""Stands in a rule's doc for the crate a finding is about (the why of a rule over several
+crates words each finding for its own)."""
+
+
 @dataclass(frozen=True)
 class Rule:
     """One rule: a crate built without a feature, where the build uses the crate."""
@@ -150,8 +155,11 @@ class Rule:
     used_when: UsedWhen = field(default_factory=lambda: UsedWhen(reachable=True))
     targets: TargetScope = field(default_factory=TargetScope)
     requires: tuple[str, ...] = ()
-    """Features the crate must already have for the finding to stand (FC003 needs `rayon`:
-    without it FC001 reports the crate and its fix adds `simd` too)."""
+    """Features the crate must already have for the rule to speak (FC017 needs flate2's
+    `zlib-rs`). Where a rule reports the crate for lacking one and its fix adds this rule's
+    feature too, that rule speaks first instead (FC001, `also-add = ["simd"]`, for FC003's
+    `rayon`), and this one reports only where no finding of it stands: FC001 ignored or
+    suppressed leaves FC003 to report `simd` (stages/deferral.py)."""
     companions: tuple[str, ...] = ()
     """Features the fix also adds where they are missing (FC001 adds `simd` with `rayon`)."""
     enabled_by_default: bool = True
@@ -162,8 +170,21 @@ class Rule:
 
     @property
     def why(self) -> str:
-        """The doc's why-section, as findings quote it."""
-        return self.doc.why_line
+        """The doc's why-section on one line, for the rule's own page and SARIF's rule list:
+        `{crate}` reads as every crate the rule names."""
+        return self.worded(self.doc.why_line)
+
+    def why_for(self, crate: str) -> str:
+        """The why-section on one line, as a finding on `crate` quotes it: `{crate}` is that
+        crate (burn-cuda, not every backend the rule knows)."""
+        return self.doc.why_line.replace(CRATE_PLACEHOLDER, crate)
+
+    def worded(self, text: str) -> str:
+        """A section of the rule's doc, `{crate}` written as the crates it names: `burn-wgpu,
+        burn-cuda or burn-cpu`."""
+        names = self.crate_names()
+        crates = names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
+        return text.replace(CRATE_PLACEHOLDER, crates)
 
     def crate_names(self) -> tuple[str, ...]:
         """The crate names, each once, in spec order."""

@@ -10,7 +10,8 @@ from featcheck.matrix import ConfigurationPlan
 from featcheck.noexec.gaps import Completeness
 from featcheck.placement import Flagged
 from featcheck.report import BuildGap, TargetSkip
-from featcheck.rules import BuildView, Rule, detect, skipped_for_target
+from featcheck.rules import BuildView, Detection, Rule, detect, skipped_for_target
+from featcheck.rules.detect import covering_rules
 from featcheck.severity import Confidence
 from featcheck.stages.members import Run, Scope
 from featcheck.stages.resolve import Builds
@@ -33,7 +34,7 @@ def detect_all(run: Run, scope: Scope, plan: ConfigurationPlan, builds: Builds) 
     completeness = Completeness(scope.metadata, scope.resolver)
     found = Detections()
     skips = _SkipLog()
-    first: dict[tuple[str, str, str, Node, str], Flagged] = {}
+    first: dict[tuple[str, str, str, Node, str, tuple[str, ...]], Flagged] = {}
     for member in scope.members:
         for selection in plan.selections[member.id]:
             for target in scope.targets:
@@ -45,16 +46,26 @@ def detect_all(run: Run, scope: Scope, plan: ConfigurationPlan, builds: Builds) 
                 if reach.gap is not None and reach.gap not in found.incomplete:
                     found.incomplete.append(reach.gap)
                 for rule in scope.rules_of[member.id]:
-                    detections = detect(rule, view)
+                    detections = detect(rule, view, deferring=True)
                     reason = skipped_for_target(rule, view)
                     if reason is not None:
-                        skips.add(rule, target, reason, member.name, len(detections))
+                        standing = [d for d in detections if not d.deferred_to]
+                        skips.add(rule, target, reason, member.name, len(standing))
                         continue
                     for detection in detections:
                         if reach.hides(detection.node):
                             continue  # its manifest was not read: nothing is known of it
+                        if detection.deferred_to and _covered_here(scope, view, detection):
+                            continue
                         # A detection another configuration already flagged is placed once.
-                        key = (member.id, target, rule.code, detection.node, detection.feature)
+                        key = (
+                            member.id,
+                            target,
+                            rule.code,
+                            detection.node,
+                            detection.feature,
+                            detection.deferred_to,
+                        )
                         if key in first:
                             first[key].also_in.append(selection)
                             continue
@@ -68,6 +79,16 @@ def detect_all(run: Run, scope: Scope, plan: ConfigurationPlan, builds: Builds) 
     found.skipped = skips.entries()
     found.unread_note = completeness.unread_note()
     return found
+
+
+def _covered_here(scope: Scope, view: BuildView, deferred: Detection) -> bool:
+    """Whether a deferred detection stays unreported as it always was: no rule speaks first
+    for it (its `requires` only limit where the rule applies), or one that would does not
+    apply to this target (FC001 on a target without threads: FC003 says nothing of `simd` on
+    wasm either). Any rule of the catalogue counts, run or not, so that ignoring FC001 does not
+    make FC003 speak where FC001 never would."""
+    covering = covering_rules(scope.config.catalogue.rules, deferred)
+    return not covering or any(skipped_for_target(rule, view) is not None for rule in covering)
 
 
 class _SkipLog:

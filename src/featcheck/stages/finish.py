@@ -6,14 +6,15 @@ from __future__ import annotations
 from typing import Any
 
 from featcheck.featureset import DEFAULT
-from featcheck.matrix import ConfigurationPlan, merge_configurations
+from featcheck.matrix import ConfigurationPlan
 from featcheck.noexec.gaps import gap_notes
 from featcheck.options import report_root
 from featcheck.policy.allow_names import KnownNames
-from featcheck.policy.suppress import apply_suppressions, declaration_spans
+from featcheck.policy.suppress import SuppressionResult, apply_suppressions, declaration_spans
 from featcheck.report import AuditResult, Finding, Location
 from featcheck.severity import Confidence, FailOn, Severity
 from featcheck.stages.configurations import nothing_audited
+from featcheck.stages.deferral import merged_apart, settled, uncovered
 from featcheck.stages.members import Run, Scope
 
 
@@ -47,24 +48,36 @@ def finish(
     metadata = scope.metadata
     # Nothing audited (every configuration refused): no suppression could have matched.
     ran = set() if result.no_verdict else scope.ran()
-    suppression = apply_suppressions(
-        merge_configurations(placed),
-        scope.config,
-        result.root,
-        [metadata.root / "Cargo.toml", *(m.manifest_path for m in scope.members)],
-        members=result.members,
-        targets=scope.targets,
-        rules=ran,
-        read=run.manifests.get,
-        read_text=run.manifests.text,
-        spans=_suppression_places,
-        misnamed=KnownNames(
-            metadata, scope.targets, None if run.options.no_exec else run.source.target_cfg
-        ).misnamed,
-        # A suppression may look unused only because the build was not seen whole.
-        unused_confidence=Confidence.INCOMPLETE if result.incomplete else Confidence.RESOLVED,
-    )
-    result.findings = sorted(suppression.findings, key=finding_order)
+    cfg = None if run.options.no_exec else run.source.target_cfg
+    misnamed = KnownNames(metadata, scope.targets, cfg).misnamed
+
+    def suppress(findings: list[Finding]) -> SuppressionResult:
+        return apply_suppressions(
+            findings,
+            scope.config,
+            result.root,
+            [metadata.root / "Cargo.toml", *(m.manifest_path for m in scope.members)],
+            members=result.members,
+            targets=scope.targets,
+            rules=ran,
+            read=run.manifests.get,
+            read_text=run.manifests.text,
+            spans=_suppression_places,
+            misnamed=misnamed,
+            # A suppression may look unused only because the build was not seen whole.
+            unused_confidence=Confidence.INCOMPLETE if result.incomplete else Confidence.RESOLVED,
+        )
+
+    merged = merged_apart(placed)
+    suppression = suppress(merged)
+    # A deferred finding another reported finding covers goes before suppressions count: an
+    # allow for it has matched nothing the report would show.
+    standing = uncovered(merged, suppression.kept)
+    changed = len(standing) != len(merged)
+    if changed or any(a is not b for a, b in zip(standing, merged, strict=True)):
+        suppression = suppress(standing)
+    kept = settled(suppression.kept, result.configurations)
+    result.findings = sorted([*kept, *suppression.unused], key=finding_order)
     result.suppressed = suppression.suppressed_counts()
     result.rules = tuple(sorted(ran))
     if unread_note is not None and not result.incomplete:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -122,7 +123,18 @@ def select_members(metadata: Workspace, manifest: Path, packages: tuple[str, ...
         members = [m for m in metadata.members if m in chosen]
     if not members:
         raise FeatcheckError("no workspace member to audit here", path=manifest)
-    return members
+    return sorted(members, key=lambda m: member_order(metadata.root, m))
+
+
+def member_order(root: Path, member: Package) -> tuple[tuple[str, ...], str]:
+    """Where a member comes in every report: by its directory relative to the workspace root,
+    compared part by part (the root package first, `crates/a` before `crates/b` before
+    `tools`), then by name. cargo lists members in the order `workspace.members` names them, the
+    root package last, and a glob's in its own order: one order for cargo and `--no-exec`
+    alike must come from the paths themselves."""
+    directory = os.path.relpath(member.manifest_path.parent, root)
+    parts = () if directory == os.curdir else Path(directory).parts
+    return parts, member.name
 
 
 def _member_named(members: Sequence[Package], name: str) -> Package | None:

@@ -87,13 +87,17 @@ def place(
 
 def _still_flagged(scope: Scope, model: ResolverModel) -> StillFlagged:
     def still_flagged(
-        member: Package, target: str, graph: DependencyGraph, package: PackageRef
+        member: Package,
+        target: str,
+        graph: DependencyGraph,
+        package: PackageRef,
+        excused: frozenset[str],
     ) -> bool:
         """Whether the member's rules for `package`'s crate still flag it in a build with a
-        fix made."""
+        fix made, for a feature other than the `excused` ones."""
         view = BuildView(graph, (next(graph.nodes()),), target=target, cfg=model.cfgs[target])
         return any(
-            d.node.package == package
+            d.node.package == package and d.feature not in excused
             for rule in scope.rules_of[member.id]
             if any(same_crate(c.name, package.name) for c in rule.crates)
             and skipped_for_target(rule, view) is None

@@ -1,0 +1,90 @@
+"""`--each-feature` in the terminal: a table of builds by rule, then each edit once, its
+findings together (one heading per member, each block naming its builds), not a page of
+findings repeated per configuration."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+from support import WORKSPACES, run_featcheck
+
+FIXTURE = WORKSPACES / "each-feature-backends"
+HOST = ("--target", "x86_64-unknown-linux-gnu")
+
+
+def _run(tmp_path: Path, *options: str) -> tuple[int, str]:
+    project = tmp_path / FIXTURE.name
+    if not project.exists():
+        shutil.copytree(FIXTURE, project)
+    done = run_featcheck(str(project), *HOST, "--each-feature", *options, columns=100)
+    assert done.returncode == 1, done.stderr
+    return done.returncode, done.stdout
+
+
+def test_each_feature_prints_a_table_and_each_edit_once(
+    tmp_path: Path, offline_cargo_for: Callable[..., Path]
+) -> None:
+    offline_cargo_for(FIXTURE)
+    _, text = _run(tmp_path)
+    lines = text.splitlines()
+    assert lines[:8] == [
+        "findings by build configuration and rule:",
+        "  build                                       FC001  FC002  FC004  FC005",
+        "  default features                                .      .      .      .",
+        "  --no-default-features                           .      .      .      .",
+        "  --features cuda --no-default-features           .      .      1      1",
+        "  --features flex --no-default-features           1      .      .      .",
+        "  --features ndarray --no-default-features        .      1      .      .",
+        "  --features wgpu --no-default-features           .      .      1      1",
+    ]
+    # One heading for the member: the blocks name their builds.
+    assert [line for line in lines if line.startswith("app ")] == ["app (x86_64-unknown-linux-gnu)"]
+    # The GPU findings of both backends share one edit: one block, one fix, one quote.
+    fixes = [line for line in lines if line.startswith("  = fix:")]
+    assert fixes == [
+        '  = fix: add "rayon", "simd" to the features of burn (Cargo.toml:10); with it the build '
+        "gets `rayon`",
+        '  = fix: add "rayon" to the features of burn (Cargo.toml:10); with it the build gets '
+        "`multi-threads`",
+        '  = fix: add "fusion", "autotune" to the features of burn (Cargo.toml:10); with it the '
+        "build gets",
+    ]
+    assert sum(line.startswith("  --> Cargo.toml:10:31") for line in lines) == 3
+    verdicts = [line.split(" is built")[0] for line in lines if line.startswith(("error[", "warn"))]
+    assert verdicts == [
+        "error[FC001] burn-flex 0.22.1",
+        "error[FC002] burn-ndarray 0.22.1",
+        "warning[FC004] burn-cuda 0.22.1",
+        "warning[FC004] burn-wgpu 0.22.1",
+        "warning[FC005] burn-cuda 0.22.1",
+        "warning[FC005] burn-wgpu 0.22.1",
+    ]
+    assert (
+        "  = builds: burn-cuda 0.22.1: --features cuda --no-default-features; burn-wgpu 0.22.1: "
+        "--features" in lines
+    )
+    assert (
+        "  = why: FC004: burn-cuda or burn-wgpu defaults to `fusion` and `autotune`; with its "
+        "defaults cut on" in lines
+    )
+    assert (
+        lines[-2] == "2 errors, 4 warnings (1 member, 6 configurations, x86_64-unknown-linux-gnu)"
+    )
+    assert len(lines) <= 56, text  # 71 lines, one block per finding and configuration, before
+
+
+def test_each_feature_keeps_every_finding_in_json_and_with_v(
+    tmp_path: Path, offline_cargo_for: Callable[..., Path]
+) -> None:
+    offline_cargo_for(FIXTURE)
+    _, json_text = _run(tmp_path, "--format", "json")
+    report = json.loads(json_text)
+    assert len(report["findings"]) == 6 and report["summary"]["warning"] == 4
+    # -v shows each finding whole, under its build's heading, after the same table.
+    _, verbose = _run(tmp_path, "-v")
+    assert verbose.startswith("findings by build configuration and rule:\n")
+    assert "app (x86_64-unknown-linux-gnu) with --features cuda --no-default-features" in verbose
+    assert verbose.count("  = fix:") == 6
