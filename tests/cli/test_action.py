@@ -393,7 +393,11 @@ def test_the_install_is_cached_under_the_actions_version(tmp_path: Path) -> None
     assert first.endswith("-Linux")
     assert _cache_key(tmp_path, action) == first
     (action / "src" / "featcheck" / "__init__.py").write_text('__version__ = "9.9.9"\n')
-    assert _cache_key(tmp_path, action) != first
+    changed = _cache_key(tmp_path, action)
+    assert changed != first
+    # A release that changes no package file is still a new version: its archive names its tag.
+    (action / ".git_archival.txt").write_text("node: 1a2b\ndescribe-name: v9.9.9\n")
+    assert _cache_key(tmp_path, action) != changed
 
 
 def test_python_planted_in_the_checkout_never_runs(
