@@ -587,8 +587,9 @@ def test_the_readme_workflow_works_on_pushes_and_on_forks(tmp_path: Path) -> Non
     assert job["permissions"] == {"contents": "read", "security-events": "write"}
     steps = job["steps"]
     [featcheck] = [s for s in steps if s["uses"].startswith("featcheck/featcheck@")]
-    # Pinned by a commit the user fills in, never by a release tag that does not exist.
-    assert featcheck["uses"] == "featcheck/featcheck@COMMIT"
+    # A placeholder the user fills in (a release tag once there is one, a commit before), never
+    # a release tag that may not exist.
+    assert featcheck["uses"] == "featcheck/featcheck@REF"
     assert featcheck["with"]["sarif"] == "true"
     [upload] = [s for s in steps if s["uses"].startswith("github/codeql-action/upload-sarif@")]
     output = f"steps.{featcheck['id']}.outputs.sarif-file"
