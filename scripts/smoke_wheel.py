@@ -58,9 +58,9 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     try:
         if arguments.command == "build":
-            build(Path(arguments.dist))
+            build(Path(arguments.dist).resolve())
         elif arguments.command == "test":
-            test(Path(arguments.dist), arguments.version)
+            test(Path(arguments.dist).resolve(), arguments.version)
         else:
             with tempfile.TemporaryDirectory(prefix="featcheck-dist-") as dist:
                 build(Path(dist))
