@@ -122,8 +122,9 @@ def test(dist: Path, expected: str | None) -> None:
         )
     with tempfile.TemporaryDirectory(prefix="featcheck-smoke-") as scratch:
         here = Path(scratch)
-        python = _install_alone(wheel, here / "venv", here)
+        python, installed = _install_alone(wheel, here / "venv", here)
         source = _timed("unpack the sdist", lambda: _unpack(sdist, here / "sdist"))
+        _check_package_files(source / "src" / "featcheck", installed)
         featcheck = python.parent / "featcheck"
         _check_cli(featcheck, version, source, here)
         _check_audit(featcheck, source / "crates" / "pitb-exec-cpu", here)
@@ -131,9 +132,9 @@ def test(dist: Path, expected: str | None) -> None:
     print(f"smoke_wheel: featcheck {version} works from its wheel alone")
 
 
-def _install_alone(wheel: Path, venv: Path, cwd: Path) -> Path:
-    """A fresh virtual environment holding the wheel and its dependencies; featcheck must be
-    imported from it, not from a source tree."""
+def _install_alone(wheel: Path, venv: Path, cwd: Path) -> tuple[Path, Path]:
+    """A fresh virtual environment holding the wheel and its dependencies, its python and the
+    installed package; featcheck must be imported from it, not from a source tree."""
     venv_command = [sys.executable, "-I", "-m", "venv", "--without-pip", venv]
     _step("make a clean virtual environment", venv_command, cwd=cwd)
     python = venv / "bin" / "python"
@@ -141,7 +142,7 @@ def _install_alone(wheel: Path, venv: Path, cwd: Path) -> Path:
     where = _step("import featcheck", [python, "-I", "-c", _PRINT_PACKAGE], cwd=cwd).stdout.strip()
     if not Path(where).resolve().is_relative_to(venv.resolve()):
         raise SmokeError(f"featcheck was imported from {where}, not from the wheel in {venv}")
-    return python
+    return python, Path(where)
 
 
 _PRINT_PACKAGE = "import featcheck, os; print(os.path.dirname(featcheck.__file__))"
@@ -164,6 +165,18 @@ def _unpack(sdist: Path, destination: Path) -> Path:
             archive.extractall(destination, members)
     [top] = destination.iterdir()
     return top
+
+
+def _check_package_files(source: Path, installed: Path) -> None:
+    """Every file of the source package is installed: the rule specs, the probe crate and the
+    probe programs are package data, shipped only where pyproject.toml names them."""
+    files = [p.relative_to(source) for p in source.rglob("*") if p.is_file()]
+    missing = [
+        str(f) for f in files if "__pycache__" not in f.parts and not (installed / f).is_file()
+    ]
+    if missing:
+        raise SmokeError(f"the wheel lacks {', '.join(sorted(missing)[:10])}")
+    print(f"smoke_wheel: the wheel holds all {len(files)} files of the sdist's package")
 
 
 def _check_cli(featcheck: Path, version: str, source: Path, cwd: Path) -> None:
