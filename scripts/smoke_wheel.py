@@ -12,11 +12,12 @@ before it publishes them.
 
 `test` installs the wheel alone into a fresh virtual environment (its dependencies from PyPI) and
 runs everything from a temporary directory with PYTHON* variables removed and `python -I`, so
-nothing of a source tree is importable: `featcheck --version` must print the files' version,
-`featcheck rules` must list every rule spec the sdist has, `featcheck probe --help` must start,
-and the audit of the sdist's crates/pitb-exec-cpu must find FC001 and exit 1 (cargo may download
-the crate's dependencies from crates.io). Then the sdist's tests of the shipped rule specs and
-probe crate run against the installed wheel, offline.
+nothing of a source tree is importable. The installed package must hold every file of the sdist's
+package (the rule specs, the probe crate and the probe programs are package data), `featcheck
+--version` must print the files' version, `featcheck rules` must list every rule spec,
+`featcheck probe --help` must start, and the audit of the sdist's crates/pitb-exec-cpu must find
+FC001 and exit 1 (cargo may download the crate's dependencies from crates.io). Then the sdist's
+tests of the shipped rule specs and probe crate run against the installed wheel, offline.
 
 Needs `build` and `twine` (the test extra has them) for `build`; pip 22.3 or later (--python) and
 cargo on PATH for `test`.
