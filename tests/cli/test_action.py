@@ -393,7 +393,11 @@ def test_the_install_is_cached_under_the_actions_version(tmp_path: Path) -> None
     assert first.endswith("-Linux")
     assert _cache_key(tmp_path, action) == first
     (action / "src" / "featcheck" / "__init__.py").write_text('__version__ = "9.9.9"\n')
-    assert _cache_key(tmp_path, action) != first
+    changed = _cache_key(tmp_path, action)
+    assert changed != first
+    # A release that changes no package file is still a new version: its archive names its tag.
+    (action / ".git_archival.txt").write_text("node: 1a2b\ndescribe-name: v9.9.9\n")
+    assert _cache_key(tmp_path, action) != changed
 
 
 def test_python_planted_in_the_checkout_never_runs(
@@ -583,8 +587,9 @@ def test_the_readme_workflow_works_on_pushes_and_on_forks(tmp_path: Path) -> Non
     assert job["permissions"] == {"contents": "read", "security-events": "write"}
     steps = job["steps"]
     [featcheck] = [s for s in steps if s["uses"].startswith("featcheck/featcheck@")]
-    # Pinned by a commit the user fills in, never by a release tag that does not exist.
-    assert featcheck["uses"] == "featcheck/featcheck@COMMIT"
+    # A placeholder the user fills in (a release tag once there is one, a commit before), never
+    # a release tag that may not exist.
+    assert featcheck["uses"] == "featcheck/featcheck@REF"
     assert featcheck["with"]["sarif"] == "true"
     [upload] = [s for s in steps if s["uses"].startswith("github/codeql-action/upload-sarif@")]
     output = f"steps.{featcheck['id']}.outputs.sarif-file"

@@ -169,7 +169,13 @@ def _commit_all(repo: Path, message: str) -> None:
 def _hook_repository(destination: Path) -> Path:
     """This repository's package and hook file, committed (try-repo needs a commit)."""
     destination.mkdir()
-    for name in ("pyproject.toml", ".pre-commit-hooks.yaml", "README.md", "LICENSE"):
+    for name in (
+        "pyproject.toml",
+        ".pre-commit-hooks.yaml",
+        "README.md",
+        "LICENSE-MIT",
+        "LICENSE-APACHE",
+    ):
         if (REPO / name).exists():
             shutil.copy2(REPO / name, destination / name)
     shutil.copytree(
