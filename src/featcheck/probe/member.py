@@ -67,6 +67,13 @@ def run_member_probe(
         raise probe_error(error) from None
 
 
+def _nothing_to_probe(member: str, target: str) -> FeatcheckError:
+    return FeatcheckError(
+        f"nothing to probe: {member} does not build {BACKEND} (burn's CPU backend Flex) "
+        f"for {target} and has no finding whose crate the probe can time ({timed_crates()})"
+    )
+
+
 def _run(
     options: ProbeOptions, say: Callable[[str], None], trust: TrustContext
 ) -> MemberProbeReport:
@@ -98,11 +105,7 @@ def _run(
     timed = timed_findings(findings, {"ALL"})
     flex = builds_backend(resolved.graph)
     if not flex and not timed:
-        raise FeatcheckError(
-            f"nothing to probe: {member} does not build {BACKEND} (burn's CPU backend Flex) "
-            f"for {resolved.target} and has no finding whose crate the probe can time "
-            f"({timed_crates()})"
-        )
+        raise _nothing_to_probe(member, resolved.target)
     matmul: MatmulPlan | None = None
     if flex:
         matmul = plan_matmul(builder, member_resolution(resolved), findings, options)
