@@ -1,6 +1,7 @@
 """What an audit reports: findings that know rule, member, crate, feature, target and place,
 the fixes they carry as edits, and the result renderers show. The ground floor: it imports
-only the manifest key-path type, so renderers, rules and the orchestrator all stand on it."""
+only the manifest key-path type and how a new declaration is written (`new_declaration.py`),
+so renderers, rules and the orchestrator all stand on it."""
 
 from __future__ import annotations
 
@@ -11,12 +12,21 @@ from typing import TYPE_CHECKING, Literal, NamedTuple
 
 from featcheck.featureset import FeatureSelection
 from featcheck.manifest.spans import KeyPath
+from featcheck.new_declaration import NEW_DECLARATIONS, declared_table, inline_table
 from featcheck.severity import Confidence, FailOn, Severity
 
 if TYPE_CHECKING:  # rules stand on this floor; the result only names their type
     from featcheck.rules.spec import Rule
 
-Action = Literal["add-features", "remove-default-features", "add-dependency"]
+Action = Literal[
+    "add-features",
+    "remove-default-features",
+    "add-dependency",
+    "add-optional-dependency",
+    "inherit-dependency",
+    "inherit-optional-dependency",
+    "add-feature-values",
+]
 
 
 @dataclass(frozen=True)
@@ -29,27 +39,39 @@ class Edit:
     """Key path of the declaration, e.g. ("workspace", "dependencies", "burn")."""
     action: Action
     features: tuple[str, ...] = ()
-    """For add-features and add-dependency: the features to add."""
+    """The features to add (to a declaration, a new one, or the feature `add-feature-values`
+    names: its values, `dep:KEY`)."""
     version: str = ""
-    """For add-dependency: the version requirement."""
+    """For add-dependency and add-optional-dependency: the version requirement."""
     file: str = ""
     """The manifest relative to the report root, for reports."""
     line: int = 0
     """The declaration's line, for reports (0 for a new dependency)."""
 
+    @property
+    def adds_declaration(self) -> bool:
+        """The edit writes a new line in `[dependencies]`."""
+        return self.action in NEW_DECLARATIONS
+
+    def declared_table(self) -> dict[str, object]:
+        """The new declaration's value, as TOML reads it (for an edit that adds one)."""
+        return declared_table(self.action, self.version, self.features)
+
+    def declared_value(self) -> str:
+        """The new declaration's value as written: `{ version = "1", ... }`."""
+        return inline_table(self.declared_table())
+
     def describe(self) -> str:
         """The edit in words."""
         key = str(self.declaration[-1])
+        listed = ", ".join(f'"{f}"' for f in self.features)
         if self.action == "add-features":
-            listed = ", ".join(f'"{f}"' for f in self.features)
             return f"add {listed} to the features of {key}"
         if self.action == "remove-default-features":
             return f"remove `default-features = false` from {key}"
-        listed = ", ".join(f'"{f}"' for f in self.features)
-        return (
-            f'add {key} = {{ version = "{self.version}", default-features = false, '
-            f"features = [{listed}] }} to [dependencies]"
-        )
+        if self.action == "add-feature-values":
+            return f"add {listed} to `{key}` in [features]"
+        return f"add {key} = {self.declared_value()} to [dependencies]"
 
 
 @dataclass(frozen=True)
@@ -69,8 +91,8 @@ class Fix:
     @property
     def description(self) -> str:
         """The fix in words; with several edits, each names its file."""
-        if len(self.edits) == 1:
-            return self.edits[0].describe()
+        if len({edit.manifest for edit in self.edits}) == 1:
+            return " and ".join(edit.describe() for edit in self.edits)
         return "; ".join(
             f"{edit.describe()} ({edit.file})" if edit.file else edit.describe()
             for edit in self.edits

@@ -87,7 +87,12 @@ def _quote(finding: Finding, width: int) -> list[Line]:
 
 
 def _where(fix: Fix) -> str:
-    return ", ".join(sorted({f"{e.file}:{e.line}" if e.line else e.file for e in fix.edits}))
+    """The files the fix edits, each at its first edited line where it has one."""
+    lines: dict[str, int] = {}
+    for edit in fix.edits:
+        known = lines.get(edit.file, 0)
+        lines[edit.file] = min(known, edit.line) if known and edit.line else known or edit.line
+    return ", ".join(sorted(f"{file}:{line}" if line else file for file, line in lines.items()))
 
 
 def _fix_line(finding: Finding) -> Line | None:
@@ -95,7 +100,8 @@ def _fix_line(finding: Finding) -> Line | None:
     if finding.fix is not None:
         added = _added(finding.fix)
         safe = finding.fix.safe
-        applies = f"`{fix_command()}` applies it" if safe else printable(finding.fix.note)
+        confirmed = safe and finding.fix.confirmed
+        applies = f"`{fix_command()}` applies it" if confirmed else printable(finding.fix.note)
         text = (
             f" {printable(finding.fix.description)} ({printable(_where(finding.fix))}); with it "
             f"the build gets `{printable(finding.feature)}`{added}, {applies}"
