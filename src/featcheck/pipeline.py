@@ -12,6 +12,7 @@ from featcheck.audit import Started, cargo_source, started_audit
 from featcheck.cargo.process import ProcessRefused, refusing_processes
 from featcheck.deadline import Deadline
 from featcheck.errors import FeatcheckError
+from featcheck.fixes.staleness import out_of_date
 from featcheck.locate import ManifestCache
 from featcheck.noexec.source import file_source
 from featcheck.options import AuditOptions, Resolver
@@ -44,7 +45,7 @@ def audit_started(started: Started, meanwhile: Callable[[], object] | None = Non
     """The audit once cargo is working on its metadata: what does not need the answer is done
     while it works (the manifest read, a broken one getting featcheck's one-line error, not
     cargo's; rustc asked for the targets' cfg; the last answer's audit), then the rest."""
-    manifest, options, source, pending, all_features = started
+    manifest, options, source, pending, all_features, lockfile = started
     try:
         builtin_rules()  # the rule specs, read once per process
         manifests = ManifestCache(source.checkout)
@@ -61,12 +62,15 @@ def audit_started(started: Started, meanwhile: Callable[[], object] | None = Non
         audit.KEPT_UNTIL_EXIT.append(metadata)
     try:
         if ahead is not None and ahead[0] is metadata:  # cargo answered the same again
-            return ahead[1]
-        return audit_workspace(
-            manifest, options, source, metadata, manifests, all_features=all_features
-        )
+            result = ahead[1]
+        else:
+            result = audit_workspace(
+                manifest, options, source, metadata, manifests, all_features=all_features
+            )
     finally:
         pending.settle()
+    # Resolution in memory keeps Cargo.lock's versions; cargo rewrote a stale one first.
+    return out_of_date(result) if lockfile is not None and lockfile.out_of_date() else result
 
 
 def _audit_ahead(

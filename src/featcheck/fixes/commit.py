@@ -1,11 +1,14 @@
-"""`--fix` and `--diff`, all or nothing per run.
+"""`--fix` and `--diff`: every fix cargo accepts, each all or nothing.
 
 The safe fixes of every finding are written into one temporary copy of the workspace, and the
 copy is audited again there, which runs `cargo metadata` over it: cargo picks the versions and
-writes the copy's Cargo.lock. Only when that succeeds is anything of the user's replaced, the
-manifests and Cargo.lock together; if cargo cannot resolve the copy or the audit fails, every
-file stays byte for byte as it was and the reason is printed. `--diff` does the same and prints
-what `--fix` would write, Cargo.lock included, instead of writing it.
+writes the copy's Cargo.lock. Only what cargo resolves is written to the user's files, the
+manifests and Cargo.lock together. When cargo refuses the fixes together, each fix (the edits of
+one finding, or of several findings with the same edits) is asked in turn, together with those
+cargo accepted before it: every fix it accepts is written, each refused one is named with
+cargo's reason, and one refused fix keeps no other out. When cargo accepts none, every file
+stays byte for byte as it was and the reason is printed. `--diff` does the same and prints what
+`--fix` would write, Cargo.lock included, instead of writing it.
 """
 
 from __future__ import annotations
@@ -17,11 +20,11 @@ from pathlib import Path
 from featcheck.boundary import checkout_root
 from featcheck.errors import FeatcheckError
 from featcheck.fileio import MAX_LOCKFILE_BYTES, read_regular_file
-from featcheck.fixes.apply import FileChange, plan_changes, refuse_outside
+from featcheck.fixes.apply import FileChange, plan_edits, refuse_outside
 from featcheck.fixes.lockcheck import cargo_reason
 from featcheck.fixes.overlay import WorkspaceCopy
 from featcheck.policy.settings import relative_file
-from featcheck.report import AuditResult, Finding, rebased
+from featcheck.report import AuditResult, Edit, Finding, rebased
 
 Audit = Callable[[Path, Path], AuditResult]
 """Audits the project at a path, with paths relative to the second (the run's options,
@@ -54,38 +57,110 @@ def unfixable_lines(findings: list[Finding]) -> list[str]:
 
 def prepare(result: AuditResult, path: Path, audit: Audit) -> Prepared:
     """The run's changes, resolved by cargo on a copy and audited there; raises a
-    FeatcheckError (nothing written) when the copy cannot be resolved or audited."""
-    changes = plan_changes(result.findings)
+    FeatcheckError (nothing written) when cargo accepts no fix or the copy cannot be audited."""
+    fixes = _fix_sets(result.findings)
     unfixable = unfixable_lines(result.findings)
+    changes = plan_edits(e for edits in fixes for e in edits)
     if not changes:
         return Prepared([], None, unfixable)
     refuse_outside(changes, checkout_root(result.root), result.local_manifests)
     workspace = result.workspace_root or result.root
     copy = WorkspaceCopy(workspace)
     try:
-        copy.apply(changes)
+        resolved = _resolve(copy, path, fixes, audit)
+        if isinstance(resolved, str):
+            raise FeatcheckError(
+                f"--fix changed nothing: cargo cannot resolve the fixed workspace: {resolved}"
+            )
+        kept, audited, lockfile = resolved
+    finally:
+        copy.close()
+    refused = [edits for edits in fixes if edits not in kept]
+    unfixable += _refused_lines(result.findings, refused, audited)
+    changes = plan_edits(e for edits in kept for e in edits)
+    lock = _lock_change(workspace, lockfile, result.root)
+    refuse_outside(lock, checkout_root(result.root))
+    fixed = replace(
+        rebased(audited.result, relative_file(workspace, result.root)),
+        root=result.root,
+        workspace_root=result.workspace_root,
+    )
+    return Prepared([*changes, *lock], fixed, unfixable)
+
+
+@dataclass(frozen=True)
+class _Audited:
+    """The audit of the copy with some fixes made, or cargo's reason for refusing them."""
+
+    result: AuditResult
+    refusals: dict[tuple[Edit, ...], str]
+    """Each fix cargo refused, with its reason in one line."""
+
+
+def _fix_sets(findings: list[Finding]) -> list[tuple[Edit, ...]]:
+    """The edits of each safe fix, once each, in finding order."""
+    found = (f.fix.edits for f in findings if f.fix is not None and f.fix.safe)
+    return list(dict.fromkeys(found))
+
+
+def _resolve(
+    copy: WorkspaceCopy, path: Path, fixes: list[tuple[Edit, ...]], audit: Audit
+) -> tuple[list[tuple[Edit, ...]], _Audited, bytes | None] | str:
+    """The fixes cargo accepts, the audit of the copy with them made and the Cargo.lock cargo
+    wrote; cargo's reason when it accepts none."""
+    together = _audit_with(copy, path, fixes, audit)
+    if not isinstance(together, str):
+        return fixes, _Audited(together[0], {}), together[1]
+    if len(fixes) == 1:
+        return together
+    kept: list[tuple[Edit, ...]] = []
+    refusals: dict[tuple[Edit, ...], str] = {}
+    last: tuple[AuditResult, bytes | None] | None = None
+    for edits in fixes:
+        answer = _audit_with(copy, path, [*kept, edits], audit)
+        if isinstance(answer, str):
+            refusals[edits] = answer
+            continue
+        kept.append(edits)
+        last = answer
+    if last is None:
+        return together
+    return kept, _Audited(last[0], refusals), last[1]
+
+
+def _audit_with(
+    copy: WorkspaceCopy, path: Path, fixes: list[tuple[Edit, ...]], audit: Audit
+) -> tuple[AuditResult, bytes | None] | str:
+    """The copy's audit with `fixes` made, and the lockfile cargo left; cargo's reason in one
+    line when it cannot resolve them."""
+    try:
+        copy.apply(plan_edits(e for edits in fixes for e in edits))
         # Relative to the copy's workspace root, then to the user's root, which may lie above it.
         audited = audit(copy.moved(path.absolute()), copy.path)
-        lockfile = copy.lockfile()
+        return audited, copy.lockfile()
     except ValueError:
         raise FeatcheckError(
             "--fix changed nothing: a file to edit lies outside the workspace"
         ) from None
     except FeatcheckError as error:
-        raise FeatcheckError(
-            "--fix changed nothing: cargo cannot resolve the fixed workspace: "
-            + cargo_reason(error.message)
-        ) from None
-    finally:
-        copy.close()
-    lock = _lock_change(workspace, lockfile, result.root)
-    refuse_outside(lock, checkout_root(result.root))
-    fixed = replace(
-        rebased(audited, relative_file(workspace, result.root)),
-        root=result.root,
-        workspace_root=result.workspace_root,
-    )
-    return Prepared([*changes, *lock], fixed, unfixable)
+        return cargo_reason(error.message)
+
+
+def _refused_lines(
+    findings: list[Finding], refused: list[tuple[Edit, ...]], audited: _Audited
+) -> list[str]:
+    """One line per finding whose fix cargo refused, with cargo's reason."""
+    lines = []
+    for finding in findings:
+        fix = finding.fix
+        if fix is None or fix.edits not in refused:
+            continue
+        who = f"{finding.member}: " if finding.member else ""
+        why = audited.refusals.get(fix.edits, "cargo refused it")
+        lines.append(
+            f"{who}{finding.code} {finding.crate}: not applied: cargo cannot resolve it: {why}"
+        )
+    return lines
 
 
 def _lock_change(workspace: Path, after: bytes | None, root: Path) -> list[FileChange]:
