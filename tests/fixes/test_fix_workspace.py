@@ -159,3 +159,26 @@ def test_a_new_dependency_inherits_the_workspace_entry_of_the_crate(
         manifest = (project / member / "Cargo.toml").read_text()
         assert line in manifest and "0.20.1" not in manifest
         assert "multi-threads" in _features(project, member, "burn-ndarray")
+
+
+def test_one_cut_is_one_finding_whatever_each_members_edit(
+    tmp_path: Path, offline_cargo_for: Callable[..., Path]
+) -> None:
+    """app and trainer share the cut (the workspace's burn line); the fix is a line in each
+    one's manifest. One finding is printed, naming both members and both files; JSON keeps an
+    entry per member with one group."""
+    project = _copy("workspace-declared-backend", tmp_path, offline_cargo_for)
+    text = run_featcheck(str(project), "--root", str(project)).stdout
+    lines = text.splitlines()
+    assert sum(line.startswith("error[FC002]") for line in lines) == 1
+    assert "  = builds: 2 members: app, trainer; target x86_64-unknown-linux-gnu" in lines
+    said = " ".join(text.split())
+    assert (
+        'add burn-ndarray = { workspace = true, features = ["multi-threads"] } to [dependencies] '
+        "(app/Cargo.toml, trainer/Cargo.toml)"
+    ) in said
+    report, _ = _audit(project)
+    shared = [f for f in report["findings"] if f["code"] == "FC002"]
+    assert [f["member"] for f in shared] == ["app", "trainer"]
+    assert shared[0]["group"] == shared[1]["group"]
+    assert shared[0]["location"] == shared[1]["location"]

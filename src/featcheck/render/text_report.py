@@ -15,6 +15,7 @@ which turns itself off when output is not a terminal or NO_COLOR is set (styled_
 
 from __future__ import annotations
 
+from dataclasses import replace
 from itertools import groupby
 from typing import TextIO
 
@@ -95,6 +96,14 @@ def _where(fix: Fix) -> str:
     return ", ".join(sorted(f"{file}:{line}" if line else file for file, line in lines.items()))
 
 
+def _described(fix: Fix) -> str:
+    """The fix in words; the same edit in several manifests (one per member) said once, the
+    files following in `_where`."""
+    said = list(dict.fromkeys(edit.describe() for edit in fix.edits))
+    files = {edit.file for edit in fix.edits}
+    return said[0] if len(said) == 1 and len(files) > 1 else fix.description
+
+
 def _fix_line(finding: Finding) -> Line | None:
     fix = [*_EQUALS, ("fix:", "green")]
     if finding.fix is not None:
@@ -103,7 +112,7 @@ def _fix_line(finding: Finding) -> Line | None:
         confirmed = safe and finding.fix.confirmed
         applies = f"`{fix_command()}` applies it" if confirmed else printable(finding.fix.note)
         text = (
-            f" {printable(finding.fix.description)} ({printable(_where(finding.fix))}); with it "
+            f" {printable(_described(finding.fix))} ({printable(_where(finding.fix))}); with it "
             f"the build gets `{printable(finding.feature)}`{added}, {applies}"
         )
         return [*fix, (text, "")]
@@ -151,6 +160,8 @@ def _alternatives(finding: Finding) -> list[Line]:
 def _render_group(group: FindingGroup, verbose: bool, width: int) -> list[Line]:
     """The lead finding, with the builds a repeated cut covers named under its quote."""
     lead = group.lead
+    if group.fix is not lead.fix:  # each member's own edit: the fix line names them all
+        lead = replace(lead, fix=group.fix)
     lines = _render_finding(lead, verbose, group.confidence, width)
     if group.shared:
         # After the verdict, the place and its quote: where the cut costs, before why and fix.
