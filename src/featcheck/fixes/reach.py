@@ -6,7 +6,7 @@ backend after a fix adds it to the library unconditionally: the fix is not safe,
 for the member whose finding asked for it. So each candidate is resolved again for every audited
 build (member, target, configuration) that holds a package whose declarations it changes, and
 what those builds gain is its cost: the packages, counted once however many builds gain them,
-and the members that gain any without asking (their build had no finding the fix clears).
+and the members that gain any without asking (their build has no finding of the crate).
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ class Cost:
     added: tuple[str, ...] = ()
     """`name version` of every package some audited build gains, once each."""
     unasked: tuple[tuple[str, tuple[str, ...]], ...] = ()
-    """Members that gain packages without a finding the fix clears, each with what it gains."""
+    """Members that gain packages without a finding of the crate, each with what it gains."""
     largest: int = 0
     """The most packages one build gains."""
 
@@ -64,8 +64,8 @@ NO_COST = Cost()
 
 
 def measure(gained: Iterable[Gained], asking: Callable[[Package], bool]) -> Cost:
-    """The cost of what each build gained (`asking`: whether the member's finding is the one
-    the fix clears)."""
+    """The cost of what each build gained (`asking`: whether the member has a finding of the
+    crate, and so asks for what the fix adds to it)."""
     added: set[str] = set()
     unasked: dict[str, set[str]] = {}
     largest = 0

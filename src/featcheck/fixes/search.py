@@ -8,7 +8,7 @@ lock lacks cargo resolves once per run (`overlay.py`). Of the candidates that ho
 wins in this order:
 
 1. a safe one before one that is not: it adds no new backend, not dozens of packages, and
-   nothing to the build of a member whose finding it does not clear (`reach.py`: every audited
+   nothing to the build of a member without a finding of the crate (`reach.py`: every audited
    build it changes is resolved again, not only the member's);
 2. the one that adds the fewest packages to the workspace's builds;
 3. the member's own declaration, of the crate or of its closest declared ancestor, before
@@ -248,16 +248,11 @@ class FixSearch:
             return Verdict(False)
         position = self.what_if.index.by_id[member.id]
         edited = self.what_if.graph(candidate.model, position, target, self._selection)
-        affected_ids = {m.id for m in affected}
-
-        def asking(other: Package) -> bool:
-            """The member's own builds, and those whose finding the candidate clears too."""
-            return other.id == member.id or (
-                other.id in affected_ids and self._clears(candidate, other, target, package)
-            )
-
+        # Members with a finding of the crate ask for its features: only the others must
+        # build nothing new (a GPU application leaving the library's CPU backend off).
+        asking = {member.id, *(m.id for m in affected)}
         gained = self.workspace.gained(candidate.model, candidate.touches)
-        cost = measure(gained, asking)
+        cost = measure(gained, lambda other: other.id in asking)
         needs = self.what_if.needs(edited)
         lock = self.what_if.lock
         for need in needs:
