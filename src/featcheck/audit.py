@@ -25,7 +25,7 @@ from featcheck.cargo.argv_gate import GateError, target_triple
 from featcheck.cargo.pending_metadata import PendingMetadata
 from featcheck.cargo.runner import CargoRunner
 from featcheck.errors import FeatcheckError
-from featcheck.lockfile import LockfileGuard, refuse_lockfile_links
+from featcheck.lockfile import LockfileGuard, LockfileWatch, refuse_lockfile_links
 from featcheck.options import AuditOptions, beyond_defaults
 from featcheck.sources import MetadataSource
 
@@ -92,6 +92,8 @@ class Started(NamedTuple):
     pending: PendingMetadata
     all_features: bool
     """Whether cargo was asked with `--all-features`."""
+    lockfile: LockfileWatch | None = None
+    """Says whether cargo rewrote Cargo.lock (None: the run lets cargo keep what it writes)."""
 
 
 SourceFactory = Callable[[Path, AuditOptions, TrustContext], MetadataSource]
@@ -130,10 +132,11 @@ def started_audit(
     # read it), a Cargo.lock one cargo would write through (kept or not).
     check_within(manifest, checkout, "reading a Cargo.toml")
     refuse_lockfile_links(manifest, checkout)
-    with nullcontext() if options.update_lockfile else LockfileGuard.around(manifest, checkout):
+    guard = nullcontext() if options.update_lockfile else LockfileGuard.around(manifest, checkout)
+    with guard as lockfile:
         all_features = beyond_defaults(options.configurations, options.each_feature)
         pending = source.start_metadata(manifest, all_features=all_features)
         try:
-            yield Started(manifest, options, source, pending, all_features)
+            yield Started(manifest, options, source, pending, all_features, lockfile)
         finally:
             pending.cancel()

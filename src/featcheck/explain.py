@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from featcheck.fixes.candidates import new_requirement, pinned_families
+from featcheck.fixes.direct import new_requirement, pinned_families
 from featcheck.graph import DependencyGraph, Node
 from featcheck.locate import Cut, Locator
 from featcheck.manifest.declarations import declaration_sites
@@ -87,7 +87,10 @@ class Explainer:
         declared = self._declared(cut)
         key = str(edit.declaration[-1])
         where = " in [workspace.dependencies]" if edit.declaration[0] == "workspace" else ""
-        if edit.action == "add-dependency":
+        if edit.adds_declaration and len(fix.edits) > 1:
+            behind = str(fix.edits[1].declaration[-1])
+            text = f"depend on {node.name} behind `{behind}`, which selects it: {fix.description}"
+        elif edit.adds_declaration:
             text = f"depend on {node.name} directly: {edit.describe()}"
         elif edit.action == "remove-default-features":
             text = f"remove `default-features = false` from {key}{where}"

@@ -7,8 +7,10 @@ every member, target and configuration they cover, as cargo-deny labels several 
 diagnostic. JSON keeps one entry per finding and names its group. Exit codes and `--fail-on`
 still count findings: grouping changes what is shown, not the verdict.
 
-Findings group when rule, crate, version, feature, severity, confidence, location (file, line,
-column) and fix (its edits; the suggestion when no fix is confirmed) are the same. A library's
+Findings group when rule, crate, version, feature, severity, confidence and location (file,
+line, column) are the same: one cut is one finding, whatever shape its fix takes. Where each
+member needs an edit of its own (a new dependency in each member's manifest), the group's fix
+holds every member's edit. A library's
 finding (a member built alone, lowered to info: `builder.FindingBuilder`) also folds into a
 binary's finding of the same rule, crate, version, feature and location: the binary's build is
 where that cut costs, and the library's own fix is the same line.
@@ -19,11 +21,11 @@ from __future__ import annotations
 import functools
 import hashlib
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TypeVar
 
 from featcheck.featureset import FeatureSelection
-from featcheck.report import Finding
+from featcheck.report import Edit, Finding, Fix
 from featcheck.severity import Confidence
 
 _GroupKey = tuple[object, ...]
@@ -49,6 +51,24 @@ class FindingGroup:
     def lead(self) -> Finding:
         """The finding shown for the group."""
         return self.findings[0]
+
+    @functools.cached_property
+    def fix(self) -> Fix | None:
+        """What applies the group's fixes: the lead's when every finding has the same one;
+        else every finding's edits together (None when one of them has no fix)."""
+        fixes = [f.fix for f in self.findings]
+        distinct = list(dict.fromkeys(f for f in fixes if f is not None))
+        if len(distinct) < 2 or None in fixes:
+            return self.lead.fix
+        edits: list[Edit] = []
+        for fix in distinct:
+            edits += [e for e in fix.edits if e not in edits]
+        return Fix(
+            _merged(edits),
+            confirmed=all(f.confirmed for f in distinct),
+            safe=all(f.safe for f in distinct),
+            note=next((f.note for f in distinct if f.note), ""),
+        )
 
     @property
     def shared(self) -> bool:
@@ -85,9 +105,15 @@ class FindingGroup:
 def group_findings(findings: Sequence[Finding]) -> list[FindingGroup]:
     """The findings in groups, in the order of each group's first finding (one pass)."""
     grouped: dict[_GroupKey, list[Finding]] = {}
+    first: dict[_GroupKey, _GroupKey] = {}
     for position, finding in enumerate(findings):
-        grouped.setdefault(_key(finding, position), []).append(finding)
-    groups = list(grouped.items())
+        key = _key(finding, position)
+        shared = key[:-1]  # the cut, severity and confidence: not the fix
+        grouped.setdefault(shared, []).append(finding)
+        first.setdefault(shared, key)
+    # Named by the first finding's whole key: a group's id stays what it was when its
+    # findings all had the same fix.
+    groups = [(first[shared], found) for shared, found in grouped.items()]
     if any(finding.library for finding in findings):
         groups = _fold_libraries(groups)
     return [FindingGroup(_lead_first(found), key) for key, found in groups]
@@ -138,6 +164,19 @@ def _fold_libraries(
                 continue
         kept.append((key, found))
     return kept
+
+
+def _merged(edits: list[Edit]) -> tuple[Edit, ...]:
+    """Edits adding features to one declaration, made one: the features of all of them."""
+    merged: dict[tuple[object, ...], Edit] = {}
+    for edit in edits:
+        key: tuple[object, ...] = (edit.manifest, edit.declaration, edit.action)
+        if edit.action not in ("add-features", "add-feature-values"):
+            key = (*key, edit)
+        known = merged.get(key)
+        features = (*known.features, *edit.features) if known is not None else edit.features
+        merged[key] = replace(edit, features=tuple(dict.fromkeys(features)))
+    return tuple(merged.values())
 
 
 def _lead_first(found: list[Finding]) -> tuple[Finding, ...]:

@@ -132,7 +132,7 @@ class Locator:
         """The edit with its file (relative to the report root) and declaration line filled."""
         relative = self._relative(edit.manifest)
         line = 0
-        if edit.action != "add-dependency":
+        if not edit.adds_declaration:
             entry = self.manifests.get(edit.manifest).entry(edit.declaration)
             line = entry.key.line if entry is not None else 0
         return replace(edit, file=relative, line=line)

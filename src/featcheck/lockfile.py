@@ -30,14 +30,35 @@ def _candidate_lockfiles(manifest: Path) -> list[Path]:
         directory = directory.parent
 
 
+class LockfileWatch:
+    """The lockfiles as they were before cargo ran (None: there was none)."""
+
+    def __init__(self, snapshots: dict[Path, bytes | None]) -> None:
+        self._snapshots = snapshots
+
+    def out_of_date(self) -> bool:
+        """Whether cargo rewrote a Cargo.lock that was there: it was out of date with the
+        manifests before any fix (one cargo writes anew is not: it has no versions to keep)."""
+        for path, content in self._snapshots.items():
+            if content is None:
+                continue
+            try:
+                if path.read_bytes() != content:
+                    return True
+            except OSError:
+                continue
+        return False
+
+
 class LockfileGuard:
     """Snapshots the candidate lockfiles and restores any that cargo changed."""
 
     @staticmethod
     @contextmanager
-    def around(manifest: Path, checkout: Path | None = None) -> Iterator[None]:
+    def around(manifest: Path, checkout: Path | None = None) -> Iterator[LockfileWatch]:
         """Around cargo's run on `manifest`, in the checkout rooted at `checkout` (found from
-        the manifest when not given)."""
+        the manifest when not given); the watch says, before the end, whether cargo changed
+        one."""
         root = checkout_root(manifest) if checkout is None else checkout
         refuse_lockfile_links(manifest, root)
         snapshots: dict[Path, bytes | None] = {}
@@ -54,7 +75,7 @@ class LockfileGuard:
             # A FIFO or device is refused at once: cargo would wait on it until the timeout.
             snapshots[path] = read_checkout_file(path, "Cargo.lock", MAX_LOCKFILE_BYTES, root)
         try:
-            yield
+            yield LockfileWatch(snapshots)
         finally:
             with uninterrupted():  # Ctrl-C waits until every lockfile is back
                 _restore(snapshots)

@@ -13,6 +13,7 @@ from featcheck.boundary import TrustContext
 from featcheck.cargo.process import ProcessRefused, refusing_processes
 from featcheck.deadline import READING, READING_HINT, Deadline
 from featcheck.errors import FeatcheckError
+from featcheck.fixes.staleness import out_of_date
 from featcheck.locate import ManifestCache
 from featcheck.noexec.source import FileSource, file_source
 from featcheck.options import AuditOptions, Resolver
@@ -64,7 +65,7 @@ def audit_started(started: Started, meanwhile: Callable[[], object] | None = Non
 def _audit_started(
     started: Started, meanwhile: Callable[[], object] | None, deadline: Deadline | None
 ) -> AuditResult:
-    manifest, options, source, pending, all_features = started
+    manifest, options, source, pending, all_features, lockfile = started
     try:
         builtin_rules()  # the rule specs, read once per process
         manifests = ManifestCache(source.checkout)
@@ -81,18 +82,21 @@ def _audit_started(
         audit.KEPT_UNTIL_EXIT.append(metadata)
     try:
         if ahead is not None and ahead[0] is metadata:  # cargo answered the same again
-            return ahead[1]
-        return audit_workspace(
-            manifest,
-            options,
-            source,
-            metadata,
-            manifests,
-            all_features=all_features,
-            deadline=deadline,
-        )
+            result = ahead[1]
+        else:
+            result = audit_workspace(
+                manifest,
+                options,
+                source,
+                metadata,
+                manifests,
+                all_features=all_features,
+                deadline=deadline,
+            )
     finally:
         pending.settle()
+    # Resolution in memory keeps Cargo.lock's versions; cargo rewrote a stale one first.
+    return out_of_date(result) if lockfile is not None and lockfile.out_of_date() else result
 
 
 def _audit_ahead(

@@ -14,9 +14,10 @@ from featcheck.builder import FindingBuilder
 from featcheck.deadline import NO_DEADLINE, Deadline
 from featcheck.explain import Explainer
 from featcheck.featureset import DEFAULT, FeatureSelection
-from featcheck.fixes.candidates import Candidate
+from featcheck.fixes.candidate import Candidate
 from featcheck.fixes.overlay import Answer, OverlayCheck, Pending
-from featcheck.fixes.search import FixSearch, Outcome, safety
+from featcheck.fixes.reach import safety
+from featcheck.fixes.search import FixSearch, Outcome
 from featcheck.graph import Node
 from featcheck.locate import Cut, Locator
 from featcheck.report import Finding, Fix, Location
@@ -156,11 +157,13 @@ class FindingPlacer:
             answers = self.overlay.confirm(pending)
             for (position, candidate), answer in zip(waiting, answers, strict=True):
                 settled[position] = self._answered(settled[position], candidate, answer)
-        return [replace(o, pending=()) for o in settled]
+        return [replace(o, pending=(), pending_costs=()) for o in settled]
 
     def _answered(self, outcome: Outcome, candidate: Candidate, answer: Answer) -> Outcome:
         """The outcome once cargo answered for its first pending candidate."""
         rest = outcome.pending[1:]
+        cost, costs = outcome.pending_costs[0], outcome.pending_costs[1:]
+        outcome = replace(outcome, pending_costs=costs)
         if not answer.cleared:
             note = f"cargo cannot resolve it: {answer.reason}" if answer.reason else ""
             alternatives = tuple(
@@ -171,15 +174,15 @@ class FindingPlacer:
             if outcome.fix is None and not rest and not refused and answer.reason:
                 refused = f"{candidate.edits[0].describe()}: {note}"
             return replace(outcome, alternatives=alternatives, pending=rest, refused=refused)
-        unsafe = safety(answer.added, self.search.backends)
-        fix = Fix(
-            candidate.edits, confirmed=True, safe=not unsafe, note=unsafe, added=len(answer.added)
-        )
+        # cargo answered for the member's build; memory for the other builds it changes.
+        cost = cost.with_added(answer.added)
+        unsafe = safety(cost, self.search.backends)
+        added = cost.added
+        fix = Fix(candidate.edits, confirmed=True, safe=not unsafe, note=unsafe, added=len(added))
         others = tuple(a for a in outcome.alternatives if a.edits != candidate.edits)
         current = outcome.fix
-        if current is not None and (
-            not current.safe or current.added is None or len(answer.added) < current.added
-        ):
+        smaller = current is not None and (current.added is None or len(added) < current.added)
+        if current is not None and (not current.safe or (fix.safe and smaller)):
             others = (current, *others)
         elif current is not None:
             # Confirmed by cargo but no better than the fix memory found: an alternative.

@@ -1,23 +1,32 @@
 """What an audit reports: findings that know rule, member, crate, feature, target and place,
 the fixes they carry as edits, and the result renderers show. The ground floor: it imports
-only the manifest key-path type, so renderers, rules and the orchestrator all stand on it."""
+only the manifest key-path type and how a new declaration is written (`new_declaration.py`),
+so renderers, rules and the orchestrator all stand on it."""
 
 from __future__ import annotations
 
-import posixpath
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, NamedTuple
 
 from featcheck.featureset import FeatureSelection
 from featcheck.manifest.spans import KeyPath
+from featcheck.new_declaration import NEW_DECLARATIONS, declared_table, inline_table
 from featcheck.severity import Confidence, FailOn, Severity
 from featcheck.wording import plural
 
 if TYPE_CHECKING:  # rules stand on this floor; the result only names their type
     from featcheck.rules.spec import Rule
 
-Action = Literal["add-features", "remove-default-features", "add-dependency"]
+Action = Literal[
+    "add-features",
+    "remove-default-features",
+    "add-dependency",
+    "add-optional-dependency",
+    "inherit-dependency",
+    "inherit-optional-dependency",
+    "add-feature-values",
+]
 
 
 @dataclass(frozen=True)
@@ -30,27 +39,39 @@ class Edit:
     """Key path of the declaration, e.g. ("workspace", "dependencies", "burn")."""
     action: Action
     features: tuple[str, ...] = ()
-    """For add-features and add-dependency: the features to add."""
+    """The features to add (to a declaration, a new one, or the feature `add-feature-values`
+    names: its values, `dep:KEY`)."""
     version: str = ""
-    """For add-dependency: the version requirement."""
+    """For add-dependency and add-optional-dependency: the version requirement."""
     file: str = ""
     """The manifest relative to the report root, for reports."""
     line: int = 0
     """The declaration's line, for reports (0 for a new dependency)."""
 
+    @property
+    def adds_declaration(self) -> bool:
+        """The edit writes a new line in `[dependencies]`."""
+        return self.action in NEW_DECLARATIONS
+
+    def declared_table(self) -> dict[str, object]:
+        """The new declaration's value, as TOML reads it (for an edit that adds one)."""
+        return declared_table(self.action, self.version, self.features)
+
+    def declared_value(self) -> str:
+        """The new declaration's value as written: `{ version = "1", ... }`."""
+        return inline_table(self.declared_table())
+
     def describe(self) -> str:
         """The edit in words."""
         key = str(self.declaration[-1])
+        listed = ", ".join(f'"{f}"' for f in self.features)
         if self.action == "add-features":
-            listed = ", ".join(f'"{f}"' for f in self.features)
             return f"add {listed} to the features of {key}"
         if self.action == "remove-default-features":
             return f"remove `default-features = false` from {key}"
-        listed = ", ".join(f'"{f}"' for f in self.features)
-        return (
-            f'add {key} = {{ version = "{self.version}", default-features = false, '
-            f"features = [{listed}] }} to [dependencies]"
-        )
+        if self.action == "add-feature-values":
+            return f"add {listed} to `{key}` in [features]"
+        return f"add {key} = {self.declared_value()} to [dependencies]"
 
 
 @dataclass(frozen=True)
@@ -70,8 +91,8 @@ class Fix:
     @property
     def description(self) -> str:
         """The fix in words; with several edits, each names its file."""
-        if len(self.edits) == 1:
-            return self.edits[0].describe()
+        if len({edit.manifest for edit in self.edits}) == 1:
+            return " and ".join(edit.describe() for edit in self.edits)
         return "; ".join(
             f"{edit.describe()} ({edit.file})" if edit.file else edit.describe()
             for edit in self.edits
@@ -352,38 +373,3 @@ class AuditResult:
         fixable = [(f, f.fix.edits) for f in self.findings if f.fix is not None and f.fix.safe]
         made = {edit for finding, edits in fixable if finding.severity >= level for edit in edits}
         return [f for f, edits in fixable if f.severity >= level or made.issuperset(edits)]
-
-
-def rebased(result: AuditResult, prefix: str) -> AuditResult:
-    """`result` with every file it names (locations, edits) under `prefix`: an audit of a copy,
-    relative to the copy's workspace root, shown relative to the user's root above it."""
-    if prefix in ("", "."):
-        return result
-
-    def file(name: str) -> str:
-        return posixpath.normpath(f"{prefix}/{name}") if name else name
-
-    def location(place: Location | None) -> Location | None:
-        return None if place is None else replace(place, file=file(place.file))
-
-    def fix(candidate: Fix | None) -> Fix | None:
-        if candidate is None:
-            return None
-        edits = tuple(replace(edit, file=file(edit.file)) for edit in candidate.edits)
-        return replace(candidate, edits=edits)
-
-    findings = [
-        replace(
-            finding,
-            location=location(finding.location),
-            declaration=location(finding.declaration),
-            inherited_by=location(finding.inherited_by),
-            member_declarations=tuple(
-                replace(place, file=file(place.file)) for place in finding.member_declarations
-            ),
-            fix=fix(finding.fix),
-            alternatives=tuple(f for f in map(fix, finding.alternatives) if f is not None),
-        )
-        for finding in result.findings
-    ]
-    return replace(result, findings=findings)

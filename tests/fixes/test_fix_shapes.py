@@ -79,18 +79,16 @@ SHAPES = {
         ("threading",),
     ),
     # `default-features = false` next to `workspace = true` is ignored by cargo; the root
-    # entry is the cut, and burn 0.21.0 brings rayon and simd only through its defaults.
+    # entry is the cut. burn 0.21.0 brings rayon and simd only through its defaults, but they
+    # add 44 packages to `tool`'s build (its `autodiff` with burn's defaults): the member
+    # depends on burn-flex instead.
     "shape-d-workspace-repeat": Shape(
         "app",
         "FC001",
         "burn-flex",
         "Cargo.toml:6",
-        ("Cargo.toml", ("workspace", "dependencies", "burn"), "remove-default-features", ()),
+        ("app/Cargo.toml", ("dependencies", "burn-flex"), "add-dependency", ("rayon", "simd")),
         ("rayon", "simd"),
-        ("tool",),
-        # The members' repetitions go too: since edition 2024 cargo refuses a `workspace = true`
-        # line whose `default-features = false` contradicts the entry.
-        ("app/Cargo.toml", "tool/Cargo.toml"),
     ),
     # matrixmultiply is already a dependency: its own declaration gets the feature.
     "shape-e-already-a-dependency": Shape(

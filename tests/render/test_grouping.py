@@ -188,7 +188,7 @@ def _fix(features: tuple[str, ...]) -> Fix:
     return Fix((edit,), confirmed=True, safe=True)
 
 
-def test_findings_with_another_fix_place_or_rule_are_not_grouped() -> None:
+def test_findings_with_another_place_or_rule_are_not_grouped_whatever_their_fix() -> None:
     same = dict(location=manifest_location())
     findings: list[Finding] = [
         make_finding(member="a", **same),
@@ -205,17 +205,21 @@ def test_findings_with_another_fix_place_or_rule_are_not_grouped() -> None:
         replace(make_finding(member="j", **same), fix=_fix(("rayon", "simd"))),
     ]
     groups = group_findings(findings)
+    # One cut is one finding, whatever each member's fix: h, i and j join a and b.
     assert [g.members for g in groups] == [
-        ("a", "b"),
+        ("a", "b", "h", "i", "j"),
         ("c",),
         ("d",),
         ("e",),
         ("f",),
         ("g",),
-        ("h", "i"),
-        ("j",),
     ]
     assert len({g.id for g in groups}) == len(groups)
+    # a and b have no fix: the group shows the lead's (none); h, i and j alone show theirs
+    # together, the features of one declaration once each.
+    assert groups[0].fix is None
+    [fixed] = group_findings(findings[-3:])
+    assert fixed.fix is not None and [e.features for e in fixed.fix.edits] == [("rayon", "simd")]
 
 
 def _library(member: str) -> Finding:

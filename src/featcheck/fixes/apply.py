@@ -36,21 +36,24 @@ class FileChange:
     """The file does not exist yet (a Cargo.lock cargo wrote for a workspace without one)."""
 
 
-def _present_features(text: str, declaration: tuple[str | int, ...]) -> set[str]:
+def _present_features(text: str, edit: Edit) -> set[str]:
+    """The features a declaration already asks for, or the values a feature already has."""
     node = tomlkit.parse(text.removeprefix("\ufeff")).unwrap()
-    for key in declaration:
+    for key in edit.declaration:
         if not isinstance(node, dict) or key not in node:
             return set()
         node = node[key]
+    if edit.action == "add-feature-values":
+        return {f for f in node if isinstance(f, str)} if isinstance(node, list) else set()
     features = node.get("features", []) if isinstance(node, dict) else []
     return {f for f in features if isinstance(f, str)}
 
 
 def _narrowed(text: str, edit: Edit) -> Edit | None:
     """The edit without what the text already has; None when nothing is left to do."""
-    if edit.action != "add-features":
+    if edit.action not in ("add-features", "add-feature-values"):
         return edit
-    missing = tuple(f for f in edit.features if f not in _present_features(text, edit.declaration))
+    missing = tuple(f for f in edit.features if f not in _present_features(text, edit))
     return replace(edit, features=missing) if missing else None
 
 

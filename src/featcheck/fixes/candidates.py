@@ -15,17 +15,18 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from featcheck.fixes.candidate import Candidate
 from featcheck.fixes.counterfactual import MoreFeatures, NewDependency, WhatIf
+from featcheck.fixes.direct import DirectDependencies
 from featcheck.fixes.sites import anchor, inheriting_lines
 from featcheck.graph import DependencyGraph, Node
 from featcheck.locate import Cut, Locator
-from featcheck.manifest.declarations import DeclarationSite, declaration_sites, workspace_site
+from featcheck.manifest.declarations import DeclarationSite, workspace_site
 from featcheck.report import Action, Edit
 from featcheck.semantics import semver
 from featcheck.semantics.cfg import TargetCfg
 from featcheck.suggest import FeatureSearch
 from featcheck.workspace.model import BUILD, DEV, NORMAL, DependencyKind, Package, PackageRef
-from featcheck.workspace.names import crate_key
 from featcheck.workspace.workspace import Workspace
 
 _TABLE_KINDS = {
@@ -39,49 +40,9 @@ _REMOVING_DEFAULTS_SIZE = 1000
 """Dropping `default-features = false` turns on every default: larger than any feature list."""
 
 
-@dataclass(frozen=True, eq=False)
-class Candidate:
-    """One candidate fix: its edits, the same edits in the resolver's model, and its rank."""
-
-    edits: tuple[Edit, ...]
-    model: frozenset[MoreFeatures | NewDependency]
-    proximity: tuple[int, int, int]
-    """(new dependency, how far the declaring package is from the member, how far the
-    declared package is from the crate): smaller is nearer."""
-    written_at_cut: bool
-    """The edit goes where `default-features = false` takes effect, or into the workspace
-    entry every `workspace = true` line inherits."""
-    size: int
-    cut: Cut
-    """The declaration the finding points at when this candidate wins."""
-    touches: frozenset[PackageRef]
-    """Packages whose declarations change: only builds holding one can change."""
-
-
 def _kind_and_platform(site: DeclarationSite) -> tuple[DependencyKind, str | None]:
     platform = str(site.path[1]) if site.path[0] == "target" else None
     return _TABLE_KINDS.get(str(site.path[-2]), NORMAL), platform
-
-
-def _family(name: str) -> str:
-    return crate_key(name).split("-", 1)[0]
-
-
-def pinned_families(metadata: Workspace) -> frozenset[str]:
-    """The crate families (`burn` for burn-flex) the user's manifests pin with `=X.Y.Z`."""
-    return frozenset(
-        _family(d.name)
-        for package in metadata.unpublished()
-        for d in package.declarations
-        if d.req.lstrip().startswith("=")
-    )
-
-
-def new_requirement(node: Node, pinned: frozenset[str]) -> str:
-    """The version requirement of a new direct dependency on `node`, as `--fix` writes it: a
-    caret on the version the lockfile holds, `=` where the user pins that crate family
-    exactly (`burn = "=0.21.0"` makes burn-flex `=0.21.0`: a caret would let it move alone)."""
-    return f"={node.version}" if _family(node.name) in pinned else node.version
 
 
 def _distances_to(graph: DependencyGraph, goal: Node) -> dict[Node, int]:
@@ -113,7 +74,9 @@ class CandidateFinder:
     _inheriting: dict[tuple[Path, str], list[tuple[Package, DeclarationSite]]] = field(
         default_factory=dict
     )
-    _pinned: frozenset[str] | None = None
+
+    def __post_init__(self) -> None:
+        self.direct = DirectDependencies(self.metadata, self.locator, self.what_if)
 
     @functools.cached_property
     def _ids(self) -> dict[PackageRef, str]:
@@ -144,7 +107,8 @@ class CandidateFinder:
     ) -> Iterator[Candidate]:
         root = next(graph.nodes())
         distance = _distances_to(graph, backend)
-        for owner_node, depth in self._local_owners(graph, root, distance):
+        owners = self._local_owners(graph, root, distance)
+        for owner_node, depth in owners:
             owner = self._package(owner_node)
             if owner is None:
                 continue
@@ -156,10 +120,27 @@ class CandidateFinder:
                     owner, declared, proximity, backend, wanted, cfg
                 )
         anchor = self.anchor(member, cfg, graph, backend)
-        if anchor is not None:
-            new = self._new_dependency(member, backend, wanted, anchor)
-            if new is not None:
-                yield new
+        goal = self._package(backend)
+        if anchor is None or goal is None:
+            return
+        # Behind a feature that selects the crate before the same line without one: a library
+        # keeps its backend optional (and of equal rank, the first one found wins).
+        on_the_way = self._positions(distance)
+        for owner_node, depth in owners:
+            owner = self._package(owner_node)
+            if owner is not None:
+                yield from self.direct.behind_features(
+                    owner, owner_node, depth, on_the_way, backend, goal, wanted, anchor
+                )
+        new = self.direct.plain(member, backend, goal, wanted, anchor)
+        if new is not None:
+            yield new
+
+    def _positions(self, distance: dict[Node, int]) -> frozenset[int]:
+        """Index positions of the packages on the way to the crate, the crate included."""
+        by_id = self.what_if.index.by_id
+        ids = (n.package.id or self._ids.get(n.package) for n in distance)
+        return frozenset(by_id[i] for i in ids if i is not None and i in by_id)
 
     def anchor(
         self, member: Package, cfg: TargetCfg, graph: DependencyGraph, backend: Node
@@ -346,40 +327,6 @@ class CandidateFinder:
                 inheriting_lines(self.metadata, self.locator, where)
             )
         yield from known
-
-    def _new_dependency(
-        self, member: Package, backend: Node, wanted: tuple[str, ...], anchor: Cut
-    ) -> Candidate | None:
-        """Depend on the crate directly, unless the member already declares it."""
-        manifest = self.locator.manifests.get(member.manifest_path)
-        table = manifest.get("dependencies")
-        if isinstance(table, dict) and backend.name in table:
-            return None
-        if any(
-            s.path[0] == "dependencies"
-            for s in declaration_sites(manifest, "normal", backend.name, None)
-        ):
-            return None
-        goal = self._package(backend)
-        if goal is None:
-            return None
-        index = self.what_if.index
-        position, dep = index.by_id[member.id], index.by_id[goal.id]
-        if self._pinned is None:  # asked for every finding with a new dependency: read once
-            self._pinned = pinned_families(self.metadata)
-        version = new_requirement(backend, self._pinned)
-        edit = Edit(
-            member.manifest_path, ("dependencies", backend.name), "add-dependency", wanted, version
-        )
-        return Candidate(
-            (edit,),
-            frozenset({NewDependency(position, dep, backend.name, wanted)}),
-            (1, 0, 0),
-            False,
-            len(wanted),
-            anchor,
-            frozenset({index.packages[position].ref}),
-        )
 
 
 def _unique(candidates: Iterator[Candidate]) -> list[Candidate]:

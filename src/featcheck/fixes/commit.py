@@ -1,15 +1,19 @@
-"""`--fix` and `--diff`, all or nothing per run.
+"""`--fix` and `--diff`: every fix cargo accepts, each all or nothing.
 
 The safe fixes of every finding are written into one temporary copy of the workspace, and the
 copy is audited again there, which runs `cargo metadata` over it: cargo picks the versions and
-writes the copy's Cargo.lock. Only when that succeeds is anything of the user's replaced, the
-manifests and Cargo.lock together; if cargo cannot resolve the copy or the audit fails, every
-file stays byte for byte as it was and the reason is printed. `--diff` does the same and prints
-what `--fix` would write, Cargo.lock included, instead of writing it.
+writes the copy's Cargo.lock. Only what cargo resolves is written to the user's files, the
+manifests and Cargo.lock together. When cargo refuses the fixes together, each fix (the edits of
+one finding, or of several findings with the same edits) is asked in turn, together with those
+cargo accepted before it: every fix it accepts is written, each refused one is named with
+cargo's reason, and one refused fix keeps no other out. When cargo accepts none, every file
+stays byte for byte as it was and the reason is printed. `--diff` does the same and prints what
+`--fix` would write, Cargo.lock included, instead of writing it.
 """
 
 from __future__ import annotations
 
+import posixpath
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -17,11 +21,11 @@ from pathlib import Path
 from featcheck.boundary import TrustContext
 from featcheck.errors import FeatcheckError
 from featcheck.fileio import MAX_LOCKFILE_BYTES, read_regular_file
-from featcheck.fixes.apply import FileChange, plan_changes, refuse_outside
+from featcheck.fixes.apply import FileChange, plan_edits, refuse_outside
 from featcheck.fixes.lockcheck import cargo_reason
 from featcheck.fixes.overlay import WorkspaceCopy
 from featcheck.policy.settings import relative_file
-from featcheck.report import AuditResult, Finding, rebased
+from featcheck.report import AuditResult, Edit, Finding, Fix, Location
 
 Audit = Callable[[Path, Path], AuditResult]
 """Audits the project at a path, with paths relative to the second (the run's options,
@@ -60,43 +64,115 @@ def unfixable_lines(result: AuditResult, applied: list[Finding]) -> list[str]:
 
 def prepare(result: AuditResult, path: Path, audit: Audit, trust: TrustContext) -> Prepared:
     """The run's changes (the safe fixes of the findings at or above its fix level), resolved
-    by cargo on a copy and audited there; raises a FeatcheckError (nothing written) when the
-    copy cannot be resolved or audited. Nothing is written outside the checkout of the run's
-    trust context."""
+    by cargo on a copy and audited there; raises a FeatcheckError (nothing written) when cargo
+    accepts no fix or the copy cannot be audited. Nothing is written outside the checkout of
+    the run's trust context."""
     applied = result.applied_fixes()
-    changes = plan_changes(applied)
+    fixes = _fix_sets(applied)
     unfixable = unfixable_lines(result, applied)
+    changes = plan_edits(e for edits in fixes for e in edits)
     if not changes:
         return Prepared([], None, unfixable)
     refuse_outside(changes, trust.checkout, result.local_manifests)
     workspace = result.workspace_root or result.root
     copy = WorkspaceCopy(workspace)
     try:
-        copy.apply(changes)
-        # Relative to the copy's workspace root, then to the user's root, which may lie above it.
-        audited = audit(copy.moved(path.absolute()), copy.path)
-        lockfile = copy.lockfile()
-    except ValueError:
-        raise FeatcheckError(
-            "--fix changed nothing: a file to edit lies outside the workspace"
-        ) from None
-    except FeatcheckError as error:
-        raise FeatcheckError(
-            "--fix changed nothing: cargo cannot resolve the fixed workspace: "
-            + cargo_reason(error.message)
-        ) from None
+        resolved = _resolve(copy, path, fixes, audit)
+        if isinstance(resolved, str):
+            raise FeatcheckError(
+                f"--fix changed nothing: cargo cannot resolve the fixed workspace: {resolved}"
+            )
+        kept, audited, lockfile = resolved
     finally:
         copy.close()
+    refused = [edits for edits in fixes if edits not in kept]
+    unfixable += _refused_lines(applied, refused, audited)
+    changes = plan_edits(e for edits in kept for e in edits)
     lock = _lock_change(workspace, lockfile, result.root)
     refuse_outside(lock, trust.checkout)
     fixed = replace(
-        rebased(audited, relative_file(workspace, result.root)),
+        rebased(audited.result, relative_file(workspace, result.root)),
         root=result.root,
         workspace_root=result.workspace_root,
         audited=result.audited,  # the user's directory, not the copy's
         fix_level=result.fix_level,
     )
     return Prepared([*changes, *lock], fixed, unfixable)
+
+
+@dataclass(frozen=True)
+class _Audited:
+    """The audit of the copy with some fixes made, or cargo's reason for refusing them."""
+
+    result: AuditResult
+    refusals: dict[tuple[Edit, ...], str]
+    """Each fix cargo refused, with its reason in one line."""
+
+
+def _fix_sets(findings: list[Finding]) -> list[tuple[Edit, ...]]:
+    """The edits of each safe fix, once each, in finding order."""
+    found = (f.fix.edits for f in findings if f.fix is not None and f.fix.safe)
+    return list(dict.fromkeys(found))
+
+
+def _resolve(
+    copy: WorkspaceCopy, path: Path, fixes: list[tuple[Edit, ...]], audit: Audit
+) -> tuple[list[tuple[Edit, ...]], _Audited, bytes | None] | str:
+    """The fixes cargo accepts, the audit of the copy with them made and the Cargo.lock cargo
+    wrote; cargo's reason when it accepts none."""
+    together = _audit_with(copy, path, fixes, audit)
+    if not isinstance(together, str):
+        return fixes, _Audited(together[0], {}), together[1]
+    if len(fixes) == 1:
+        return together
+    kept: list[tuple[Edit, ...]] = []
+    refusals: dict[tuple[Edit, ...], str] = {}
+    last: tuple[AuditResult, bytes | None] | None = None
+    for edits in fixes:
+        answer = _audit_with(copy, path, [*kept, edits], audit)
+        if isinstance(answer, str):
+            refusals[edits] = answer
+            continue
+        kept.append(edits)
+        last = answer
+    if last is None:
+        return together
+    return kept, _Audited(last[0], refusals), last[1]
+
+
+def _audit_with(
+    copy: WorkspaceCopy, path: Path, fixes: list[tuple[Edit, ...]], audit: Audit
+) -> tuple[AuditResult, bytes | None] | str:
+    """The copy's audit with `fixes` made, and the lockfile cargo left; cargo's reason in one
+    line when it cannot resolve them."""
+    try:
+        copy.apply(plan_edits(e for edits in fixes for e in edits))
+        # Relative to the copy's workspace root, then to the user's root, which may lie above it.
+        audited = audit(copy.moved(path.absolute()), copy.path)
+        return audited, copy.lockfile()
+    except ValueError:
+        raise FeatcheckError(
+            "--fix changed nothing: a file to edit lies outside the workspace"
+        ) from None
+    except FeatcheckError as error:
+        return cargo_reason(error.message)
+
+
+def _refused_lines(
+    findings: list[Finding], refused: list[tuple[Edit, ...]], audited: _Audited
+) -> list[str]:
+    """One line per finding whose fix cargo refused, with cargo's reason."""
+    lines = []
+    for finding in findings:
+        fix = finding.fix
+        if fix is None or fix.edits not in refused:
+            continue
+        who = f"{finding.member}: " if finding.member else ""
+        why = audited.refusals.get(fix.edits, "cargo refused it")
+        lines.append(
+            f"{who}{finding.code} {finding.crate}: not applied: cargo cannot resolve it: {why}"
+        )
+    return lines
 
 
 def _lock_change(workspace: Path, after: bytes | None, root: Path) -> list[FileChange]:
@@ -113,3 +189,38 @@ def _lock_change(workspace: Path, after: bytes | None, root: Path) -> list[FileC
     if before is None:
         return [FileChange(path, relative_file(path, root), b"", updated, created=True)]
     return [FileChange(path, relative_file(path, root), before, updated)]
+
+
+def rebased(result: AuditResult, prefix: str) -> AuditResult:
+    """`result` with every file it names (locations, edits) under `prefix`: an audit of a copy,
+    relative to the copy's workspace root, shown relative to the user's root above it."""
+    if prefix in ("", "."):
+        return result
+
+    def file(name: str) -> str:
+        return posixpath.normpath(f"{prefix}/{name}") if name else name
+
+    def location(place: Location | None) -> Location | None:
+        return None if place is None else replace(place, file=file(place.file))
+
+    def fix(candidate: Fix | None) -> Fix | None:
+        if candidate is None:
+            return None
+        edits = tuple(replace(edit, file=file(edit.file)) for edit in candidate.edits)
+        return replace(candidate, edits=edits)
+
+    findings = [
+        replace(
+            finding,
+            location=location(finding.location),
+            declaration=location(finding.declaration),
+            inherited_by=location(finding.inherited_by),
+            member_declarations=tuple(
+                replace(place, file=file(place.file)) for place in finding.member_declarations
+            ),
+            fix=fix(finding.fix),
+            alternatives=tuple(f for f in map(fix, finding.alternatives) if f is not None),
+        )
+        for finding in result.findings
+    ]
+    return replace(result, findings=findings)

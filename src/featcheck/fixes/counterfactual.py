@@ -28,7 +28,7 @@ from featcheck.resolution.session import SharedBelow, TargetSession
 from featcheck.semantics.cfg import TargetCfg
 from featcheck.workspace.model import NORMAL, DependencyKind, Edge
 from featcheck.workspace.table import PackageIndex
-from featcheck.workspace.values import FEATURE, FeatureValue, parse_feature_values
+from featcheck.workspace.values import DEP, FEATURE, FeatureValue, parse_feature_values
 
 _DEFAULT_VALUE = FeatureValue(FEATURE, "default")
 
@@ -57,6 +57,10 @@ class NewDependency:
     dep: int
     key: str
     features: tuple[str, ...]
+    """What the entry asks of `dep` (`default` among them when it keeps the defaults)."""
+    behind: str | None = None
+    """The package's own feature that turns the entry on (`dep:KEY` added to it): the entry
+    is optional; None: it is not."""
 
 
 @dataclass(frozen=True)
@@ -81,7 +85,8 @@ def _edited_edges(
             continue
         if isinstance(edit, NewDependency):
             requested = parse_feature_values(edit.features)
-            edges.append(Edge(edit.dep, edit.key, NORMAL, None, False, requested))
+            optional = edit.behind is not None
+            edges.append(Edge(edit.dep, edit.key, NORMAL, None, optional, requested))
             continue
         for position, edge in enumerate(edges):
             if (edge.name_in_toml, edge.kind, edge.platform) != (
@@ -97,6 +102,20 @@ def _edited_edges(
     return tuple(edges)
 
 
+def _edited_features(
+    features: dict[str, tuple[FeatureValue, ...]], edits: Sequence[ModelEdit]
+) -> dict[str, tuple[FeatureValue, ...]]:
+    """The feature table with `dep:KEY` added to each feature a new optional entry hides behind."""
+    gated = [e for e in edits if isinstance(e, NewDependency) and e.behind is not None]
+    if not gated:
+        return features
+    edited = dict(features)
+    for edit in gated:
+        assert edit.behind is not None
+        edited[edit.behind] = (*edited.get(edit.behind, ()), FeatureValue(DEP, edit.key))
+    return edited
+
+
 def edited_index(index: PackageIndex, edits: Iterable[ModelEdit]) -> PackageIndex:
     """A copy of `index` with `edits` made; packages no edit touches are shared."""
     by_package: dict[int, list[ModelEdit]] = {}
@@ -106,6 +125,7 @@ def edited_index(index: PackageIndex, edits: Iterable[ModelEdit]) -> PackageInde
         position: replace(
             index.packages[position],
             edges=_edited_edges(index, position, edits),
+            features=_edited_features(index.packages[position].features, edits),
             unresolved=index.packages[position].unresolved
             - {e.key for e in edits if isinstance(e, LockedDependency)},
         )

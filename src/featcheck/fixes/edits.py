@@ -173,13 +173,16 @@ def _remove_default_features(doc: _Text, spans: dict[KeyPath, Entry], edit: Edit
     return text[:line_start] + text[min(next_line, len(text)) :]
 
 
+def _add_feature_values(doc: _Text, spans: dict[KeyPath, Entry], edit: Edit) -> str:
+    """Values appended to a feature's array in `[features]` (the feature is there: it is on)."""
+    entry = spans.get(edit.declaration)
+    if entry is None or entry.value is None or doc.text[doc.start(entry.value)] != "[":
+        raise EditError(f"cannot find the feature {edit.declaration[-1]} in [features]")
+    return _add_to_array(doc, spans, edit.declaration, edit.features)
+
+
 def _add_dependency(doc: _Text, edit: Edit) -> str:
-    name = str(edit.declaration[-1])
-    listed = ", ".join(_render(edit.features, '"'))
-    line = (
-        f'{name} = {{ version = "{edit.version}", default-features = false, '
-        f"features = [{listed}] }}"
-    )
+    line = f"{edit.declaration[-1]} = {edit.declared_value()}"
     lines = toml_lines(doc.text)
     nl = doc.newline
     for index, current in enumerate(lines):
@@ -206,12 +209,11 @@ def _expected(data: dict[str, Any], edit: Edit) -> dict[str, Any]:
     for key in edit.declaration[:-1]:
         node = node.setdefault(key, {})
     key = edit.declaration[-1]
-    if edit.action == "add-dependency":
-        node[key] = {
-            "version": edit.version,
-            "default-features": False,
-            "features": list(edit.features),
-        }
+    if edit.adds_declaration:
+        node[key] = edit.declared_table()
+        return expected
+    if edit.action == "add-feature-values":
+        node[key] = [*node[key], *edit.features]
         return expected
     value = node[key]
     if isinstance(value, str):
@@ -238,6 +240,8 @@ def apply_edit(text: str, edit: Edit) -> str:
         result = _add_features(doc, spans, edit)
     elif edit.action == "remove-default-features":
         result = _remove_default_features(doc, spans, edit)
+    elif edit.action == "add-feature-values":
+        result = _add_feature_values(doc, spans, edit)
     else:
         result = _add_dependency(doc, edit)
     try:

@@ -24,7 +24,8 @@ from featcheck.errors import FeatcheckError
 from featcheck.featureset import DEFAULT, FeatureSelection
 from featcheck.fixes.apply import FileChange, plan_edits
 from featcheck.fixes.lockcheck import cargo_reason
-from featcheck.fixes.search import StillFlagged, added_packages
+from featcheck.fixes.reach import added_packages
+from featcheck.fixes.search import StillFlagged
 from featcheck.graph import DependencyGraph
 from featcheck.report import Edit
 from featcheck.resolution import resolve_builds

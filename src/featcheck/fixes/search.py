@@ -7,8 +7,10 @@ turns on: Cargo.lock's versions satisfy every new requirement (`lockcheck.py`), 
 lock lacks cargo resolves once per run (`overlay.py`). Of the candidates that hold, the first
 wins in this order:
 
-1. a safe one (it adds no new backend and not dozens of packages) before one that is not;
-2. the one that adds the fewest packages to the member's build;
+1. a safe one before one that is not: it adds no new backend, not dozens of packages, and
+   nothing to the build of a member without a finding of the crate (`reach.py`: every audited
+   build it changes is resolved again, not only the member's);
+2. the one that adds the fewest packages to the workspace's builds;
 3. the member's own declaration, of the crate or of its closest declared ancestor, before
    declarations further away (a path library's manifest), and any of them before a new
    dependency;
@@ -23,9 +25,11 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from featcheck.featureset import DEFAULT, FeatureSelection
-from featcheck.fixes.candidates import Candidate, CandidateFinder
+from featcheck.fixes.candidate import Candidate
+from featcheck.fixes.candidates import CandidateFinder
 from featcheck.fixes.counterfactual import ModelEdit, WhatIf
 from featcheck.fixes.lockcheck import Conflict
+from featcheck.fixes.reach import NO_COST, Cost, WorkspaceBuilds, measure, safety
 from featcheck.graph import DependencyGraph, Node
 from featcheck.locate import Cut, Locator
 from featcheck.report import Fix
@@ -41,19 +45,6 @@ StillFlagged = Callable[[Package, str, DependencyGraph, PackageRef, frozenset[st
 for the features of the last argument aside (those a deferred finding leaves to their own
 rules: FC001's `rayon` for FC003's fix, which adds only `simd`)."""
 
-MANY_PACKAGES = 40
-"""A fix adding this many packages to a build (dozens: a framework's worth) is not applied
-unasked; 73 was a new burn backend with its HTTP and TLS stack."""
-
-
-def added_packages(before: DependencyGraph, after: DependencyGraph) -> list[str]:
-    """`name version` of each package `after` builds that `before` does not (by name and
-    version: a copy's path packages print another directory)."""
-    known = {(p.name, p.version) for p in before.packages()}
-    return sorted(
-        {f"{p.name} {p.version}" for p in after.packages()} - {f"{n} {v}" for n, v in known}
-    )
-
 
 def backends_of(rules: Iterable[Rule]) -> frozenset[str]:
     """Crates whose rules count them as selected once built or once a feature selects them:
@@ -66,24 +57,14 @@ def backends_of(rules: Iterable[Rule]) -> frozenset[str]:
     )
 
 
-def safety(added: Sequence[str], backends: frozenset[str]) -> str:
-    """Why a fix adding `added` is not safe to apply unasked; empty when it is."""
-    new_backends = sorted({n for a in added if crate_key(n := a.split(" ")[0]) in backends})
-    if new_backends:
-        return f"not applied by --fix: it adds a new backend ({', '.join(new_backends)})"
-    if len(added) >= MANY_PACKAGES:
-        return f"not applied by --fix: it adds {len(added)} packages to the build"
-    return ""
-
-
 @dataclass(frozen=True)
 class Verdict:
     """What resolving one candidate in memory showed."""
 
     cleared: bool
     """No finding of the crate is left for the member."""
-    added: tuple[str, ...] = ()
-    """Packages it adds to the member's build, as far as memory can tell."""
+    cost: Cost = NO_COST
+    """What it adds to the workspace's builds, as far as memory can tell (`reach.py`)."""
     needs: tuple[str, ...] = ()
     """Dependencies it turns on that Cargo.lock holds no version of (cargo must pick)."""
     conflict: Conflict | None = None
@@ -102,6 +83,9 @@ class Outcome:
     dependencies Cargo.lock lacks, best first, for cargo to answer (`overlay.py`)."""
     refused: str = ""
     """When no candidate holds because of versions: the best one and cargo's reason."""
+    pending_costs: tuple[Cost, ...] = ()
+    """What memory saw each pending candidate add to the workspace's builds (cargo answers for
+    the member's own build only)."""
 
 
 @dataclass
@@ -123,6 +107,8 @@ class FixSearch:
 
     def __post_init__(self) -> None:
         self.finder = CandidateFinder(self.metadata, self.locator, self.search, self.what_if)
+        members = {m.id: m for m in self.metadata.members}
+        self.workspace = WorkspaceBuilds(self.builds, self.what_if, members)
         self._cleared: dict[
             tuple[frozenset[ModelEdit], str, str, PackageRef, FeatureSelection, frozenset[str]],
             bool,
@@ -160,10 +146,12 @@ class FixSearch:
         group = self._groups.setdefault(tuple(m.id for m in affected), len(self._groups))
         graph = self.builds[(member.id, target, selection)]
         candidates = self.finder.candidates(member, cfg, graph, backend, wanted)
-        verdicts = {c: self._verdict(c, member, target, graph, backend.package) for c in candidates}
+        verdicts = {
+            c: self._verdict(c, member, target, backend.package, affected) for c in candidates
+        }
         holding = [c for c in candidates if self._holds(verdicts[c])]
         chosen = self._best(holding, verdicts, affected, group, target, backend.package)
-        best = self.rank(chosen, verdicts[chosen].added) if chosen is not None else None
+        best = self.rank(chosen, verdicts[chosen]) if chosen is not None else None
         pending = tuple(
             sorted(
                 (
@@ -181,24 +169,28 @@ class FixSearch:
             if c is not chosen and verdicts[c].cleared
         )
         refused = self._refused(candidates, verdicts) if chosen is None and not pending else ""
+        costs = tuple(verdicts[c].cost for c in pending)
         if chosen is None:
-            return Outcome(None, None, alternatives, pending, refused)
-        return Outcome(
-            chosen.cut, self.candidate_fix(chosen, verdicts[chosen]), alternatives, pending
-        )
+            return Outcome(None, None, alternatives, pending, refused, costs)
+        fix = self.candidate_fix(chosen, verdicts[chosen])
+        return Outcome(chosen.cut, fix, alternatives, pending, pending_costs=costs)
 
     def rank(
-        self, candidate: Candidate, added: Sequence[str]
+        self, candidate: Candidate, verdict: Verdict
     ) -> tuple[bool, int, tuple[int, int, int]]:
         """The first keys of the order in the module's docstring."""
-        return bool(safety(added, self.backends)), len(added), candidate.proximity
+        return bool(self._unsafe(verdict)), len(verdict.cost.added), candidate.proximity
+
+    def _unsafe(self, verdict: Verdict) -> str:
+        return safety(verdict.cost, self.backends)
 
     def _lower_rank(
         self, candidate: Candidate, verdict: Verdict
     ) -> tuple[bool, int, tuple[int, int, int]]:
         """The best rank a candidate cargo still has to answer can reach: it adds at least
         what memory saw and one package per dependency it turns on."""
-        return False, len(verdict.added) + len(verdict.needs), candidate.proximity
+        unsafe = bool(self._unsafe(verdict))  # what memory saw already: cargo only adds to it
+        return unsafe, len(verdict.cost.added) + len(verdict.needs), candidate.proximity
 
     def _holds(self, verdict: Verdict) -> bool:
         """Whether the candidate is a fix: it clears the finding and versions can be picked
@@ -222,22 +214,23 @@ class FixSearch:
         if verdict.conflict is not None:
             note = f"cargo cannot resolve it: {verdict.conflict.reason()}"
             return Fix(candidate.edits, note=note)
+        unsafe = self._unsafe(verdict)
         if not self._holds(verdict):
-            note = (
+            note = unsafe or (
                 "it turns on dependencies Cargo.lock holds no version of yet "
                 f"({', '.join(verdict.needs)})"
             )
             return Fix(candidate.edits, note=note)
-        note = safety(verdict.added, self.backends)
+        note = unsafe
         if verdict.needs and not note:
             listed = ", ".join(verdict.needs)
             note = f"Cargo.lock will gain versions of dependencies it turns on ({listed})"
         return Fix(
             candidate.edits,
             confirmed=True,
-            safe=not safety(verdict.added, self.backends),
+            safe=not note,
             note=note,
-            added=len(verdict.added),
+            added=len(verdict.cost.added),
         )
 
     def _refused(self, candidates: list[Candidate], verdicts: dict[Candidate, Verdict]) -> str:
@@ -254,22 +247,26 @@ class FixSearch:
         candidate: Candidate,
         member: Package,
         target: str,
-        graph: DependencyGraph,
         package: PackageRef,
+        affected: Sequence[Package],
     ) -> Verdict:
         if not self._clears(candidate, member, target, package):
             return Verdict(False)
         position = self.what_if.index.by_id[member.id]
         edited = self.what_if.graph(candidate.model, position, target, self._selection)
-        added = tuple(added_packages(graph, edited))
+        # Members with a finding of the crate ask for its features: only the others must
+        # build nothing new (a GPU application leaving the library's CPU backend off).
+        asking = {member.id, *(m.id for m in affected)}
+        gained = self.workspace.gained(candidate.model, candidate.touches)
+        cost = measure(gained, lambda other: other.id in asking)
         needs = self.what_if.needs(edited)
         lock = self.what_if.lock
         for need in needs:
             verdict = lock.check(need) if lock is not None else None
             if isinstance(verdict, Conflict):
-                return Verdict(True, added, conflict=verdict)
+                return Verdict(True, cost, conflict=verdict)
         described = tuple(sorted(self.what_if.describe(n) for n in needs))
-        return Verdict(True, added, described)
+        return Verdict(True, cost, described)
 
     def _best(
         self,
@@ -282,8 +279,8 @@ class FixSearch:
     ) -> Candidate | None:
         if not holding:
             return None
-        first = min(self.rank(c, verdicts[c].added) for c in holding)
-        tied = [c for c in holding if self.rank(c, verdicts[c].added) == first]
+        first = min(self.rank(c, verdicts[c]) for c in holding)
+        tied = [c for c in holding if self.rank(c, verdicts[c]) == first]
         return min(
             tied,
             key=lambda c: (

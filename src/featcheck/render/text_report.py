@@ -16,6 +16,7 @@ which turns itself off when output is not a terminal or NO_COLOR is set (styled_
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from itertools import groupby
 from typing import TextIO
 
@@ -35,95 +36,37 @@ from featcheck.render.common import (
     why_line,
 )
 from featcheck.render.hints import details_hint, fix_hint
+from featcheck.render.quote import quote
 from featcheck.render.renderer import RenderOptions
 from featcheck.render.safe_text import printable
 from featcheck.render.styled_lines import Line, write_lines
-from featcheck.report import AuditResult, Finding, Fix, Location
+from featcheck.report import AuditResult, Finding, Fix
 from featcheck.severity import Confidence, Severity
 
 _STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "bold yellow", Severity.INFO: "bold cyan"}
-_TAB = "    "
-"""What a tab in a quoted manifest line is shown as (columns count it as one character)."""
 
 _EQUALS: Line = [("  ", ""), ("=", "blue"), (" ", "")]
 """How each detail line of a finding starts: `  = `."""
 
 WIDTH = 100
 """The width the report is wrapped to where no terminal says its own (piped, a file)."""
-_ELLIPSIS = "..."
-"""What stands for the cut part of a long manifest line, as rustc marks it."""
-
-
-def _window(text: str, start: int, end: int, room: int) -> tuple[str, int]:
-    """`text` cut to `room` characters around its span [start, end), the cuts marked `...`
-    (rustc's way with a long source line), and where the span now starts."""
-    if len(text) <= room:
-        return text, start
-    mark = len(_ELLIPSIS)
-    inner = max(1, room - 2 * mark)
-    left = 0 if end <= room - mark else max(0, start - max(0, (inner - (end - start)) // 2))
-    if left and len(text) - left <= room - mark:  # the rest fits: no cut on the right
-        left = len(text) - (room - mark)
-    prefix = _ELLIPSIS if left else ""
-    right = left + room - len(prefix)
-    if right < len(text):
-        right -= mark
-        return prefix + text[left:right] + _ELLIPSIS, start - left + len(prefix)
-    return prefix + text[left:], start - left + len(prefix)
-
-
-def _quote(finding: Finding, width: int) -> list[Line]:
-    """The manifest line with a caret underline, as compilers draw it, shortened to `width`;
-    below the first line of its declaration where that starts higher up (a `[dependencies.x]`
-    table, a multi-line inline table): the line alone may not name the crate."""
-    location = finding.location
-    if location is None or not location.source_line:
-        return []
-    source = location.source_line
-    start = location.column - 1
-    end = location.end_column - 1 if location.end_line == location.line else len(source)
-
-    def shown(text: str) -> str:
-        return printable(text.replace("\t", _TAB))
-
-    # The caret is placed under the escaped text, so it stays under the span whatever precedes it.
-    before, marked = shown(source[:start]), shown(source[start:end])
-    opening = _opening_line(finding)
-    numbers = [str(n) for n in (*([opening.line] if opening else []), location.line)]
-    gutter = max(len(n) for n in numbers)
-    number = numbers[-1].rjust(gutter)
-    pad = " " * gutter
-    room = max(20, width - len(f"  {number} | "))
-    text, column = _window(
-        before + marked + shown(source[end:]), len(before), len(before) + len(marked), room
-    )
-    underline = " " * column + "^" * max(1, min(len(marked), len(text) - column))
-    lines: list[Line] = [[(f"{pad} |", "blue")]]
-    if opening is not None:
-        header = _window(shown(opening.source_line), 0, 0, room)[0]
-        lines.append([(f"{numbers[0].rjust(gutter)} |", "blue"), (f" {header}", "")])
-        if location.line - opening.line > 1:
-            lines.append([("...", "blue")])  # the lines between, as rustc elides them
-    return [
-        *lines,
-        [(f"{number} |", "blue"), (f" {text}", "")],
-        [(f"{pad} |", "blue"), (" ", ""), (underline, "bold")],
-    ]
-
-
-def _opening_line(finding: Finding) -> Location | None:
-    """The declaration around the finding's line where it starts on an earlier line of the same
-    file (its `source_line` is that first line), else None."""
-    location, declaration = finding.location, finding.declaration
-    if location is None or declaration is None or not declaration.source_line:
-        return None
-    if declaration.file != location.file or declaration.line >= location.line:
-        return None
-    return declaration
 
 
 def _where(fix: Fix) -> str:
-    return ", ".join(sorted({f"{e.file}:{e.line}" if e.line else e.file for e in fix.edits}))
+    """The files the fix edits, each at its first edited line where it has one."""
+    lines: dict[str, int] = {}
+    for edit in fix.edits:
+        known = lines.get(edit.file, 0)
+        lines[edit.file] = min(known, edit.line) if known and edit.line else known or edit.line
+    return ", ".join(sorted(f"{file}:{line}" if line else file for file, line in lines.items()))
+
+
+def _described(fix: Fix) -> str:
+    """The fix in words; the same edit in several manifests (one per member) said once, the
+    files following in `_where`."""
+    said = list(dict.fromkeys(edit.describe() for edit in fix.edits))
+    files = {edit.file for edit in fix.edits}
+    return said[0] if len(said) == 1 and len(files) > 1 else fix.description
 
 
 def _fix_line(
@@ -135,7 +78,7 @@ def _fix_line(
     fix = [*_EQUALS, ("fix:", "green")]
     if finding.fix is not None:
         added = _added(finding.fix)
-        if not finding.fix.safe:
+        if not (finding.fix.safe and finding.fix.confirmed):
             applies = printable(finding.fix.note)
         elif finding in applied:
             applies = "`--fix` applies it"
@@ -143,7 +86,7 @@ def _fix_line(
             applies = f"`--fix --fix-level {finding.severity.label}` applies it"
         gets = ", ".join(f"`{printable(f)}`" for f in dict.fromkeys(features or [finding.feature]))
         text = (
-            f" {printable(finding.fix.description)} ({printable(_where(finding.fix))}); with it "
+            f" {printable(_described(finding.fix))} ({printable(_where(finding.fix))}); with it "
             f"the build gets {gets}{added}, {applies}"
         )
         return [*fix, (text, "")]
@@ -193,10 +136,14 @@ def _render_group(
 ) -> list[Line]:
     """The lead finding, with the builds a repeated cut covers named under its quote."""
     lead = group.lead
+    if group.fix is not lead.fix:  # each member's own edit: the fix line names them all
+        named = replace(lead, fix=group.fix)
+        applied = [*applied, named] if lead in applied else applied
+        lead = named
     lines = _render_finding(lead, verbose, group.confidence, width, applied)
     if group.shared:
         # After the verdict, the place and its quote: where the cut costs, before why and fix.
-        after = 1 + (1 + len(_quote(lead, width)) if lead.location is not None else 0)
+        after = 1 + (1 + len(quote(lead, width)) if lead.location is not None else 0)
         lines.insert(after, _detail("builds", builds_of_group(group)))
     return lines
 
@@ -258,7 +205,7 @@ def _place(finding: Finding, width: int) -> list[Line]:
         return []
     place = f" {printable(location.file)}:{location.line}:{location.column}"
     lines: list[Line] = [[("  ", ""), ("-->", "blue"), (place, "")]]
-    return lines + [[("  ", ""), *line] for line in _quote(finding, width)]
+    return lines + [[("  ", ""), *line] for line in quote(finding, width)]
 
 
 def _confidence(confidence: Confidence) -> list[Line]:

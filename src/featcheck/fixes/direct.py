@@ -1,0 +1,225 @@
+"""Candidates that depend on the crate directly: a new `[dependencies]` line naming it, with the
+missing features.
+
+- The line goes into the member, or into a path package on the way whose own feature selects
+  the crate (a library's `backend_ndarray = ["burn/ndarray"]`): there it is optional and that
+  feature turns it on (`dep:KEY`), so a member that leaves the feature off (a GPU application
+  depending on the library with `default-features = false`) builds nothing new.
+- Where `[workspace.dependencies]` declares the crate and cargo resolves that entry to the same
+  package, a member's line inherits it (`KEY = { workspace = true, features = [...] }`): the
+  next bump of the entry moves it too. Otherwise the line carries its own requirement, a caret
+  on the locked version, `=` where the user pins the crate's family exactly.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from featcheck.fixes.candidate import Candidate
+from featcheck.fixes.counterfactual import NewDependency, WhatIf
+from featcheck.graph import Node
+from featcheck.locate import Cut, Locator
+from featcheck.manifest.declarations import DeclarationSite, declaration_sites, workspace_site
+from featcheck.report import Action, Edit
+from featcheck.semantics import semver
+from featcheck.workspace.model import NORMAL, Package
+from featcheck.workspace.names import crate_key
+from featcheck.workspace.values import DEP_FEATURE, FEATURE
+from featcheck.workspace.workspace import Workspace
+
+
+def _family(name: str) -> str:
+    return crate_key(name).split("-", 1)[0]
+
+
+def pinned_families(metadata: Workspace) -> frozenset[str]:
+    """The crate families (`burn` for burn-flex) the user's manifests pin with `=X.Y.Z`."""
+    return frozenset(
+        _family(d.name)
+        for package in metadata.unpublished()
+        for d in package.declarations
+        if d.req.lstrip().startswith("=")
+    )
+
+
+def new_requirement(node: Node, pinned: frozenset[str]) -> str:
+    """The version requirement of a new direct dependency on `node`, as `--fix` writes it: a
+    caret on the version the lockfile holds, `=` where the user pins that crate family
+    exactly (`burn = "=0.21.0"` makes burn-flex `=0.21.0`: a caret would let it move alone)."""
+    return f"={node.version}" if _family(node.name) in pinned else node.version
+
+
+@dataclass
+class DirectDependencies:
+    """Makes the direct-dependency candidates of one audit."""
+
+    metadata: Workspace
+    locator: Locator
+    what_if: WhatIf
+    _pinned: frozenset[str] | None = None
+    _entry: dict[str, DeclarationSite | None] = field(default_factory=dict)
+    _selects: dict[tuple[int, str, frozenset[int]], bool] = field(default_factory=dict)
+
+    def plain(
+        self, member: Package, backend: Node, goal: Package, wanted: tuple[str, ...], cut: Cut
+    ) -> Candidate | None:
+        """The member depends on the crate, unless it already declares it."""
+        return self._candidate(member, None, backend, goal, wanted, cut, 0)
+
+    def behind_features(
+        self,
+        owner: Package,
+        owner_node: Node,
+        depth: int,
+        on_the_way: frozenset[int],
+        backend: Node,
+        goal: Package,
+        wanted: tuple[str, ...],
+        cut: Cut,
+    ) -> Iterator[Candidate]:
+        """An optional dependency of `owner` turned on by each of its features, on in this
+        build, that selects the crate (`on_the_way`: index positions of the packages between
+        the member and the crate)."""
+        position = self.what_if.index.by_id.get(owner.id)
+        if position is None:
+            return
+        for feature in sorted(owner_node.features - {"default"}):
+            if feature in owner.features and self._selects_crate(position, feature, on_the_way):
+                found = self._candidate(owner, feature, backend, goal, wanted, cut, depth)
+                if found is not None:
+                    yield found
+
+    def _selects_crate(self, position: int, feature: str, on_the_way: frozenset[int]) -> bool:
+        """Whether `feature` of the package turns on an optional dependency on the way to the
+        crate, through the feature tables (a weak `dep?/f` turns nothing on)."""
+        key = (position, feature, on_the_way)
+        known = self._selects.get(key)
+        if known is None:
+            known = self._selects[key] = self._walk(position, feature, on_the_way)
+        return known
+
+    def _walk(self, position: int, feature: str, on_the_way: frozenset[int]) -> bool:
+        packages = self.what_if.index.packages
+        seen = {(position, feature)}
+        queue = deque(seen)
+        while queue:
+            at, name = queue.popleft()
+            following: list[tuple[int, str]] = []
+            for value in packages[at].features.get(name, ()):
+                if value.kind == FEATURE:
+                    following.append((at, value.name))
+                    continue
+                if value.weak:
+                    continue
+                for edge in packages[at].edges:
+                    if edge.kind is not NORMAL or edge.name_in_toml != value.name:
+                        continue
+                    if edge.optional and edge.dep in on_the_way:
+                        return True
+                    asked = [r.name for r in edge.requested if r.kind == FEATURE]
+                    if value.kind == DEP_FEATURE:
+                        asked.append(value.dep_feature)
+                    following.extend((edge.dep, f) for f in asked)
+            for state in following:
+                if state not in seen:
+                    seen.add(state)
+                    queue.append(state)
+        return False
+
+    def _candidate(
+        self,
+        owner: Package,
+        behind: str | None,
+        backend: Node,
+        goal: Package,
+        wanted: tuple[str, ...],
+        cut: Cut,
+        depth: int,
+    ) -> Candidate | None:
+        if self._declares(owner, backend.name):
+            return None
+        entry = self._workspace_entry(backend) if self._is_member(owner) else None
+        key = entry.key if entry is not None else backend.name
+        if entry is not None and key != backend.name and self._declares(owner, key):
+            return None
+        requested, action, version = self._shape(entry, backend, goal, wanted, behind)
+        edits = [Edit(owner.manifest_path, ("dependencies", key), action, wanted, version)]
+        if behind is not None:
+            edits.append(
+                Edit(
+                    owner.manifest_path, ("features", behind), "add-feature-values", (f"dep:{key}",)
+                )
+            )
+        index = self.what_if.index
+        position, dep = index.by_id[owner.id], index.by_id[goal.id]
+        return Candidate(
+            tuple(edits),
+            frozenset({NewDependency(position, dep, key, requested, behind)}),
+            (1, depth, 0),
+            False,
+            len(wanted),
+            cut,
+            frozenset({index.packages[position].ref}),
+        )
+
+    def _shape(
+        self,
+        entry: DeclarationSite | None,
+        backend: Node,
+        goal: Package,
+        wanted: tuple[str, ...],
+        behind: str | None,
+    ) -> tuple[tuple[str, ...], Action, str]:
+        """What the new line asks of the crate, its action and its version requirement."""
+        optional = behind is not None
+        if entry is None:
+            if self._pinned is None:  # asked for every finding with a new dependency: once
+                self._pinned = pinned_families(self.metadata)
+            action: Action = "add-optional-dependency" if optional else "add-dependency"
+            return wanted, action, new_requirement(backend, self._pinned)
+        value = entry.value if isinstance(entry.value, dict) else {}
+        inherited = [f for f in value.get("features", ()) if isinstance(f, str)]
+        defaults = (
+            ["default"] if not entry.disables_defaults() and "default" in goal.features else []
+        )
+        action = "inherit-optional-dependency" if optional else "inherit-dependency"
+        return (*inherited, *wanted, *defaults), action, ""
+
+    def _is_member(self, package: Package) -> bool:
+        return any(m.id == package.id for m in self.metadata.members)
+
+    def _declares(self, package: Package, key: str) -> bool:
+        """Whether the package's manifest already has a normal dependency named `key`."""
+        manifest = self.locator.manifests.get(package.manifest_path)
+        table = manifest.get("dependencies")
+        if isinstance(table, dict) and key in table:
+            return True
+        return any(
+            s.path[0] == "dependencies" for s in declaration_sites(manifest, "normal", key, None)
+        )
+
+    def _workspace_entry(self, backend: Node) -> DeclarationSite | None:
+        """The `[workspace.dependencies]` entry cargo resolves to the crate's package: its
+        name, a requirement the locked version meets, from crates.io (no path, git or other
+        registry)."""
+        if backend.name in self._entry:
+            return self._entry[backend.name]
+        found = None
+        root = self.locator.workspace_root_manifest()
+        table = root.get("workspace", "dependencies") if root is not None else None
+        if root is not None and isinstance(table, dict) and not backend.package.is_local:
+            for key in table:
+                site = workspace_site(root, str(key))
+                value = site.value if site is not None else None
+                if site is None or site.package != backend.name or site.version is None:
+                    continue
+                foreign = isinstance(value, dict) and any(
+                    k in value for k in ("path", "git", "registry", "registry-index")
+                )
+                if not foreign and semver.matches(site.version, backend.version):
+                    found = site
+                    break
+        self._entry[backend.name] = found
+        return found

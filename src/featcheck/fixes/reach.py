@@ -1,0 +1,132 @@
+"""What a fix costs the whole workspace: every audited build it changes, not only the finding's.
+
+An edit to a path library reaches every member that depends on it. A GPU application that
+depends on a library with `default-features = false`, to leave its CPU backend out, builds that
+backend after a fix adds it to the library unconditionally: the fix is not safe, whatever it does
+for the member whose finding asked for it. So each candidate is resolved again for every audited
+build (member, target, configuration) that holds a package whose declarations it changes, and
+what those builds gain is its cost: the packages, counted once however many builds gain them,
+and the members that gain any without asking (their build has no finding of the crate).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from featcheck.featureset import FeatureSelection
+from featcheck.fixes.counterfactual import ModelEdit, WhatIf
+from featcheck.graph import DependencyGraph
+from featcheck.workspace.model import Package, PackageRef
+from featcheck.workspace.names import crate_key
+
+BuildKey = tuple[str, str, FeatureSelection]
+"""(member id, target, configuration) of one audited build."""
+
+MANY_PACKAGES = 40
+"""A fix adding this many packages to a build (dozens: a framework's worth) is not applied
+unasked; 73 was a new burn backend with its HTTP and TLS stack."""
+
+
+def added_packages(before: DependencyGraph, after: DependencyGraph) -> list[str]:
+    """`name version` of each package `after` builds that `before` does not (by name and
+    version: a copy's path packages print another directory)."""
+    known = {(p.name, p.version) for p in before.packages()}
+    return sorted(
+        {f"{p.name} {p.version}" for p in after.packages()} - {f"{n} {v}" for n, v in known}
+    )
+
+
+@dataclass(frozen=True)
+class Cost:
+    """What a fix adds to the workspace's builds."""
+
+    added: tuple[str, ...] = ()
+    """`name version` of every package some audited build gains, once each."""
+    unasked: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    """Members that gain packages without a finding of the crate, each with what it gains."""
+    largest: int = 0
+    """The most packages one build gains."""
+
+    def with_added(self, more: Iterable[str]) -> Cost:
+        """The cost with what cargo found one build gains besides (`overlay.py`)."""
+        more = tuple(more)
+        added = tuple(sorted({*self.added, *more}))
+        return Cost(added, self.unasked, max(self.largest, len(more)))
+
+
+Gained = tuple[Package, Sequence[str], Sequence[str]]
+"""One build a fix changes: its member, the packages it gains, and the dependencies it turns on
+that Cargo.lock holds no version of (cargo adds those too, memory cannot say with what)."""
+
+
+NO_COST = Cost()
+
+
+def measure(gained: Iterable[Gained], asking: Callable[[Package], bool]) -> Cost:
+    """The cost of what each build gained (`asking`: whether the member has a finding of the
+    crate, and so asks for what the fix adds to it)."""
+    added: set[str] = set()
+    unasked: dict[str, set[str]] = {}
+    largest = 0
+    for member, packages, needs in gained:
+        added.update(packages)
+        largest = max(largest, len(packages))
+        if (packages or needs) and not asking(member):
+            unasked.setdefault(member.name, set()).update(packages, needs)
+    listed = tuple((m, tuple(sorted(p))) for m, p in sorted(unasked.items()))
+    return Cost(tuple(sorted(added)), listed, largest)
+
+
+def safety(cost: Cost | Sequence[str], backends: frozenset[str]) -> str:
+    """Why a fix costing `cost` (or adding the packages listed to one build) is not safe to
+    apply unasked; empty when it is."""
+    if not isinstance(cost, Cost):
+        cost = Cost(tuple(cost), (), len(cost))
+    names = ", ".join(member for member, _ in cost.unasked)
+    where = f" to the build of {names}, which did not build it before" if names else ""
+    new_backends = sorted({n for a in cost.added if crate_key(n := a.split(" ")[0]) in backends})
+    if new_backends:
+        return f"not applied by --fix: it adds a new backend ({', '.join(new_backends)}){where}"
+    if names:
+        gained = sorted({p for _, packages in cost.unasked for p in packages})
+        shown = ", ".join(gained[:3]) + (f" and {len(gained) - 3} more" if len(gained) > 3 else "")
+        return f"not applied by --fix: it adds {shown} to the build of {names}, which lacked them"
+    if cost.largest >= MANY_PACKAGES:
+        return f"not applied by --fix: it adds {cost.largest} packages to the build"
+    return ""
+
+
+@dataclass
+class WorkspaceBuilds:
+    """Every audited build of one audit, and what an edit would make of each."""
+
+    builds: Mapping[BuildKey, DependencyGraph]
+    what_if: WhatIf
+    members: Mapping[str, Package]
+    """By id."""
+    _holders: dict[PackageRef, list[BuildKey]] | None = field(default=None, init=False)
+
+    def gained(self, model: frozenset[ModelEdit], touches: Iterable[PackageRef]) -> list[Gained]:
+        """Each build the edits change (those holding a package they touch), with what it
+        gains."""
+        keys = sorted({k for ref in touches for k in self._holding().get(ref, ())}, key=repr)
+        found: list[Gained] = []
+        for member_id, target, selection in keys:
+            before = self.builds[(member_id, target, selection)]
+            position = self.what_if.index.by_id[member_id]
+            after = self.what_if.graph(model, position, target, selection)
+            known = set(self.what_if.needs(before))
+            needs = [self.what_if.describe(n) for n in self.what_if.needs(after) if n not in known]
+            found.append((self.members[member_id], added_packages(before, after), needs))
+        return found
+
+    def _holding(self) -> dict[PackageRef, list[BuildKey]]:
+        """For each package, the builds holding it (made once: a candidate looks only at the
+        builds it can change)."""
+        if self._holders is None:
+            self._holders = {}
+            for key, graph in self.builds.items():
+                for ref in graph.packages():
+                    self._holders.setdefault(ref, []).append(key)
+        return self._holders

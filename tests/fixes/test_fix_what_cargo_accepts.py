@@ -1,0 +1,112 @@
+""" "Confirmed" means what `--fix`'s cargo check says: a Cargo.lock out of date before any fix
+confirms nothing, and `--fix` writes every fix cargo accepts, naming the one it refuses."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from support import WORKSPACES, run_featcheck
+
+from featcheck.cargo.runner import CargoRunner
+
+
+def _copy(name: str, tmp_path: Path, offline_cargo_for: Callable[..., Path]) -> Path:
+    project = tmp_path / name
+    shutil.copytree(WORKSPACES / name, project)
+    offline_cargo_for(project)
+    return project
+
+
+def _cargo(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        ["cargo", *args], cwd=project, capture_output=True, text=True, check=False
+    )
+
+
+def test_an_out_of_date_lockfile_is_said_once_and_confirms_no_fix(
+    tmp_path: Path, offline_cargo_for: Callable[..., Path]
+) -> None:
+    project = _copy("library-backend-feature", tmp_path, offline_cargo_for)
+    manifest = project / "gpu-app" / "Cargo.toml"
+    # A version bump cargo has not written into Cargo.lock yet.
+    manifest.write_text(manifest.read_text().replace('version = "0.1.0"', 'version = "0.1.1"'))
+    lockfile = (project / "Cargo.lock").read_bytes()
+    assert _cargo(project, "metadata", "--locked", "--format-version", "1").returncode != 0
+
+    result = run_featcheck(str(project), "--format", "json")
+    assert result.returncode == 1, result.stderr
+    report = json.loads(result.stdout)
+    assert [n for n in report["notes"] if "Cargo.lock is out of date" in n] == [
+        "Cargo.lock is out of date with the manifests (cargo rewrites it before any fix): no "
+        "fix is confirmed; `--fix` asks cargo for each and applies those it accepts"
+    ]
+    fixes = [f["fix"] for f in report["findings"]]
+    assert fixes and all(fix["safe"] and not fix["confirmed"] for fix in fixes)
+    assert all(not a["confirmed"] for f in report["findings"] for a in f["alternatives"])
+    text = run_featcheck(str(project))
+    said = " ".join(text.stdout.split())
+    assert said.count("Cargo.lock is out of date") == 1
+    assert "`--fix` applies it" not in said and "`--fix` asks cargo for it first" in said
+    assert (project / "Cargo.lock").read_bytes() == lockfile
+
+    fixed = run_featcheck(str(project), "--fix")
+    assert fixed.returncode == 0, fixed.stdout + fixed.stderr
+    assert "dep:burn-ndarray" in (project / "lib" / "Cargo.toml").read_text()
+    assert _cargo(project, "metadata", "--locked", "--format-version", "1").returncode == 0
+
+
+def _cargo_refusing(tmp_path: Path, marker: str, manifest: str) -> Path:
+    """A cargo on PATH that runs the real one, except over featcheck's fixed copy of the
+    workspace when the copy's `manifest` holds `marker`: there it refuses as cargo refuses a
+    version it cannot pick (exit 101)."""
+    toolchain = CargoRunner(tmp_path).toolchain
+    assert toolchain is not None
+    bin_dir = tmp_path / "refusing-bin"
+    bin_dir.mkdir()
+    script = bin_dir / "cargo"
+    script.write_text(
+        "#!/bin/sh\n"
+        "copy=$(printf '%s\\n' \"$PWD\" \"$@\" | sed -n 's#^[^/]*\\(/.*featcheck-fix-[^/]*/workspace\\).*#\\1#p'"
+        " | head -n 1)\n"
+        f'if [ -n "$copy" ] && grep -q \'{marker}\' "$copy/{manifest}" 2>/dev/null; then\n'
+        "  echo 'error: failed to select a version for `memchr`.' >&2\n"
+        "  exit 101\n"
+        "fi\n"
+        f'exec "{toolchain.cargo}" "$@"\n'
+    )
+    script.chmod(0o755)
+    (bin_dir / "rustc").symlink_to(toolchain.rustc)
+    return bin_dir
+
+
+def test_a_fix_cargo_refuses_keeps_no_other_fix_out(
+    tmp_path: Path, offline_cargo_for: Callable[..., Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project = _copy("workspace-declared-backend", tmp_path, offline_cargo_for)
+    report = json.loads(run_featcheck(str(project), "--format", "json").stdout)
+    fixed_members = {f["member"]: f["crate"] for f in report["findings"] if f["fix"]["safe"]}
+    assert fixed_members == {"app": "burn-ndarray", "trainer": "burn-ndarray", "bench": "memchr"}
+    bench = (project / "bench" / "Cargo.toml").read_bytes()
+    bin_dir = _cargo_refusing(tmp_path, "^memchr", "bench/Cargo.toml")
+    monkeypatch.setenv("PATH", os.pathsep.join([str(bin_dir), os.environ.get("PATH", "")]))
+    monkeypatch.delenv("RUSTUP_TOOLCHAIN", raising=False)
+
+    result = run_featcheck(str(project), "--fix", "--format", "json")
+    # memchr's finding (info) is left in the audit of the fixed checkout.
+    assert result.returncode == 0, result.stderr
+    (refused,) = [line for line in result.stderr.splitlines() if "not applied" in line]
+    assert refused.startswith("featcheck: bench: FC012 memchr: not applied: cargo cannot resolve")
+    assert refused.endswith("failed to select a version for `memchr`.")
+    assert "featcheck: fixed 3 file(s)" in result.stderr
+    left = [(f["member"], f["crate"]) for f in json.loads(result.stdout)["findings"]]
+    assert left == [("bench", "memchr")]
+    assert (project / "bench" / "Cargo.toml").read_bytes() == bench
+    for member in ("app", "trainer"):
+        assert "burn-ndarray = { workspace = true" in (project / member / "Cargo.toml").read_text()
+    assert _cargo(project, "metadata", "--locked", "--format-version", "1").returncode == 0
