@@ -43,13 +43,15 @@ class Entry:
     stdin: str = ""
     per_revision: bool = False
     """Run once per revision the checkout offers (`--new-since {revision}`)."""
+    revision: int = 0
+    """Otherwise, which of them (the last where the checkout offers fewer)."""
     action: dict[str, str] = field(default_factory=dict)
     """The Action's inputs, and `event_name`/`base` for its github context."""
     clean_exit: frozenset[int] = frozenset({1})
     clean_says: str = ""
     """On the clean checkout: the exit code, and a text of what it printed, which show that the
     entry point did its work (so that a row passing elsewhere means something)."""
-    timeout: float = 30.0
+    timeout: float = 20.0
 
     @property
     def subcommand(self) -> str:
@@ -82,7 +84,7 @@ CHECK_ENTRIES = (
             "--root",
             "{root}",
             "--timeout",
-            "10",
+            "5",
             "--color",
             "never",
         ),
@@ -111,7 +113,8 @@ CHECK_ENTRIES = (
     ),
     Entry(
         "new-since+no-exec",
-        ("{project}", "--no-exec", "--new-since", "{revision}", "--timeout", "10"),
+        ("{project}", "--no-exec", "--new-since", "{revision}", "--timeout", "5"),
+        revision=1,  # the planted checkout's tree bomb: --timeout must bound --no-exec too
         clean_exit=frozenset({0}),
         clean_says="also on HEAD~1",
     ),

@@ -105,7 +105,9 @@ def _fill(text: str, values: dict[str, str]) -> str:
 def commands(entry: Entry, setting: Setting, checkout: Checkout, root: Path) -> list[Command]:
     """What the row runs: one command, or one per revision the checkout offers."""
     made = []
-    for revision in checkout.revisions if entry.per_revision else checkout.revisions[:1]:
+    offered = checkout.revisions
+    chosen = offered[min(entry.revision, len(offered) - 1)]
+    for revision in offered if entry.per_revision else (chosen,):
         project = (root / checkout.project).resolve()
         values = {
             "project": str(project),
