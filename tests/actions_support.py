@@ -2,10 +2,19 @@
 
 from __future__ import annotations
 
+import os
+import re
+import shutil
 import subprocess
+import sys
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
+import yaml
+from support import CRATES, REPO
 
 from featcheck.report import Finding, Location
 from featcheck.severity import Severity
@@ -214,3 +223,151 @@ def plant_python(checkout: Path, markers: Path) -> None:
 def markers_written(markers: Path) -> list[str]:
     """What the planted Python left behind: the names of the markers, sorted."""
     return sorted(path.name for path in markers.iterdir())
+
+
+# --- the composite Action, its steps run the way the runner runs them ---------------------------
+
+ACTION = REPO / "action.yml"
+EXPRESSION = re.compile(r"\$\{\{\s*(.*?)\s*\}\}")
+
+
+def load_action() -> dict[str, Any]:
+    action: dict[str, Any] = yaml.safe_load(ACTION.read_text())
+    return action
+
+
+@dataclass
+class ActionRun:
+    status: int
+    """The exit status of the first failing step, or 0."""
+    output: str
+    """What the steps printed (stdout and stderr)."""
+    summary: str
+    workspace: Path
+    outputs: dict[str, dict[str, str]]
+    """Each step's outputs, by step id."""
+    steps_run: list[str] = field(default_factory=list)
+    """The names of the steps that ran, in order."""
+
+
+def evaluate(
+    value: str,
+    inputs: dict[str, str],
+    outputs: dict[str, dict[str, str]],
+    github: dict[str, str] | None = None,
+) -> str:
+    """The subset of GitHub expressions the action's env blocks use (`github.*` from `github`,
+    empty where it does not say, as for a missing property)."""
+
+    def one(match: re.Match[str]) -> str:
+        expression = match.group(1)
+        if expression.startswith("inputs."):
+            return inputs[expression.removeprefix("inputs.")]
+        if expression.startswith("github."):
+            return (github or {}).get(expression.removeprefix("github."), "")
+        step, outputs_word, name = expression.removeprefix("steps.").split(".")
+        assert expression.startswith("steps.") and outputs_word == "outputs", expression
+        return outputs.get(step, {}).get(name, "")
+
+    return EXPRESSION.sub(one, value)
+
+
+def example_workspace(tmp_path: Path) -> Path:
+    """A copy of the repository's example crates, as actions/checkout would leave them."""
+    workspace = tmp_path / "workspace"
+    for name in ("pitb-exec-cpu", "pitb-exec-cpu-simd"):
+        shutil.copytree(
+            CRATES / name, workspace / "crates" / name, ignore=shutil.ignore_patterns("target")
+        )
+    return workspace
+
+
+@dataclass(frozen=True)
+class StepLimits:
+    """How each step's process is started: the environment it starts from (default: the
+    test's), and what bounds it."""
+
+    environment: Mapping[str, str] | None = None
+    preexec_fn: Callable[[], None] | None = None
+    timeout: float = 300
+
+
+def run_action(
+    tmp_path: Path,
+    with_: dict[str, str],
+    *,
+    action_path: Path = REPO,
+    skip_install: bool = True,
+    workspace: Path | None = None,
+    github: dict[str, str] | None = None,
+    cached_install: Path | None = None,
+    limits: StepLimits = StepLimits(),
+    path_first: Path | None = None,
+) -> ActionRun:
+    """Run the action's steps in order, stopping at the first that fails, like the runner.
+
+    With `cached_install` (a virtual environment that has featcheck), the install step finds
+    it where actions/cache would have restored it, and checks it as on a cache hit."""
+    action = load_action()
+    inputs = {name: str(spec.get("default", "")) for name, spec in action["inputs"].items()}
+    inputs.update(with_)
+    workspace = workspace or example_workspace(tmp_path)
+    summary = tmp_path / "step-summary.md"
+    summary.touch()
+    scripts_dir = Path(sys.executable).parent
+    environment = os.environ if limits.environment is None else limits.environment
+    base_env = {
+        **environment,
+        "GITHUB_ACTIONS": "true",
+        "GITHUB_WORKSPACE": str(workspace),
+        "GITHUB_STEP_SUMMARY": str(summary),
+        "GITHUB_ACTION_PATH": str(action_path),
+        "RUNNER_TEMP": str(tmp_path / "runner-temp"),
+        "PATH": os.pathsep.join([str(scripts_dir), environment.get("PATH", "")]),
+    }
+    if path_first is not None:  # a directory put before everything else on PATH
+        base_env["PATH"] = os.pathsep.join([str(path_first), base_env["PATH"]])
+    (tmp_path / "runner-temp").mkdir(exist_ok=True)
+    if cached_install is not None:
+        (tmp_path / "runner-temp" / "featcheck-venv").symlink_to(cached_install)
+    elif skip_install:
+        base_env["FEATCHECK_SKIP_INSTALL"] = "1"
+    outputs: dict[str, dict[str, str]] = {}
+    printed: list[str] = []
+    ran: list[str] = []
+    status = 0
+    for index, step in enumerate(action["runs"]["steps"]):
+        if "uses" in step:
+            continue  # actions/cache: without it the install step installs (or is skipped)
+        output_file = tmp_path / f"output-{index}"
+        output_file.touch()
+        script = tmp_path / f"step-{index}.sh"
+        script.write_text(step["run"])
+        env = {
+            **base_env,
+            "GITHUB_OUTPUT": str(output_file),
+            **{
+                name: evaluate(str(value), inputs, outputs, github)
+                for name, value in step.get("env", {}).items()
+            },
+        }
+        ran.append(step["name"])
+        done = subprocess.run(
+            ["bash", "--noprofile", "--norc", "-eo", "pipefail", str(script)],
+            cwd=workspace,
+            env=env,
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=limits.timeout,
+            preexec_fn=limits.preexec_fn,
+        )
+        printed.append(done.stdout + done.stderr)
+        if "id" in step:
+            outputs[step["id"]] = dict(
+                line.split("=", 1) for line in output_file.read_text().splitlines() if "=" in line
+            )
+        if done.returncode != 0:
+            status = done.returncode
+            break
+    return ActionRun(status, "".join(printed), summary.read_text(), workspace, outputs, ran)

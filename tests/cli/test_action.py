@@ -15,7 +15,6 @@ import subprocess
 import sys
 import sysconfig
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -23,16 +22,17 @@ import pytest
 import yaml
 from actions_support import (
     clear_actions_environment,
+    example_workspace,
+    load_action,
     markers_written,
     plant_python,
+    run_action,
     runner_commands,
 )
 from support import CRATES, REPO
 
 import featcheck
 
-ACTION = REPO / "action.yml"
-EXPRESSION = re.compile(r"\$\{\{\s*(.*?)\s*\}\}")
 ANNOTATION = (
     "::error file=crates/pitb-exec-cpu/Cargo.toml,line=9,col=31,endLine=9,endColumn=55,"
     "title=FC001 flex-without-rayon::burn-flex 0.22.1 is built without `rayon`: "
@@ -45,13 +45,8 @@ def _outside_actions(monkeypatch: pytest.MonkeyPatch) -> None:
     clear_actions_environment(monkeypatch)
 
 
-def _action() -> dict[str, Any]:
-    action: dict[str, Any] = yaml.safe_load(ACTION.read_text())
-    return action
-
-
 def test_inputs_reach_scripts_only_through_env() -> None:
-    action = _action()
+    action = load_action()
     assert action["runs"]["using"] == "composite"
     assert set(action["inputs"]) == {"path", "args", "new-since", "sarif", "sarif-file"}
     assert {name: spec["default"] for name, spec in action["inputs"].items()} == {
@@ -84,7 +79,7 @@ def test_no_step_runs_python_in_the_checkout_or_unisolated() -> None:
     """Every step leaves the checkout first; every python runs with -I (no current directory
     on sys.path); featcheck runs as its console script, never as `python -m featcheck`."""
     python_lines = []
-    for step in _action()["runs"]["steps"]:
+    for step in load_action()["runs"]["steps"]:
         if "uses" in step:
             continue
         assert "working-directory" not in step, step["name"]
@@ -118,121 +113,6 @@ def test_every_python_a_step_starts_is_isolated_and_outside_the_checkout(
     assert [arguments for _, *arguments in starts] == [["-I", "-"], ["-I", "-c"], ["-I", "-c"]]
     workspace = run.workspace.resolve()
     assert [cwd for cwd, *_ in starts if Path(cwd).is_relative_to(workspace)] == []
-
-
-@dataclass
-class ActionRun:
-    status: int
-    """The exit status of the first failing step, or 0."""
-    output: str
-    """What the steps printed (stdout and stderr)."""
-    summary: str
-    workspace: Path
-    outputs: dict[str, dict[str, str]]
-    """Each step's outputs, by step id."""
-
-
-def _evaluate(
-    value: str,
-    inputs: dict[str, str],
-    outputs: dict[str, dict[str, str]],
-    github: dict[str, str] | None = None,
-) -> str:
-    """The subset of GitHub expressions the action's env blocks use (`github.*` from `github`,
-    empty where it does not say, as for a missing property)."""
-
-    def one(match: re.Match[str]) -> str:
-        expression = match.group(1)
-        if expression.startswith("inputs."):
-            return inputs[expression.removeprefix("inputs.")]
-        if expression.startswith("github."):
-            return (github or {}).get(expression.removeprefix("github."), "")
-        step, outputs_word, name = expression.removeprefix("steps.").split(".")
-        assert expression.startswith("steps.") and outputs_word == "outputs", expression
-        return outputs.get(step, {}).get(name, "")
-
-    return EXPRESSION.sub(one, value)
-
-
-def _workspace(tmp_path: Path) -> Path:
-    """A copy of the repository's example crates, as actions/checkout would leave them."""
-    workspace = tmp_path / "workspace"
-    for name in ("pitb-exec-cpu", "pitb-exec-cpu-simd"):
-        shutil.copytree(
-            CRATES / name, workspace / "crates" / name, ignore=shutil.ignore_patterns("target")
-        )
-    return workspace
-
-
-def run_action(
-    tmp_path: Path,
-    with_: dict[str, str],
-    *,
-    action_path: Path = REPO,
-    skip_install: bool = True,
-    workspace: Path | None = None,
-    github: dict[str, str] | None = None,
-    path_first: Path | None = None,
-) -> ActionRun:
-    """Run the action's steps in order, stopping at the first that fails, like the runner
-    (`path_first`: a directory put before everything else on PATH)."""
-    action = _action()
-    inputs = {name: str(spec.get("default", "")) for name, spec in action["inputs"].items()}
-    inputs.update(with_)
-    workspace = workspace or _workspace(tmp_path)
-    summary = tmp_path / "step-summary.md"
-    summary.touch()
-    scripts_dir = Path(sys.executable).parent
-    base_env = {
-        **os.environ,
-        "GITHUB_ACTIONS": "true",
-        "GITHUB_WORKSPACE": str(workspace),
-        "GITHUB_STEP_SUMMARY": str(summary),
-        "GITHUB_ACTION_PATH": str(action_path),
-        "RUNNER_TEMP": str(tmp_path / "runner-temp"),
-        "PATH": os.pathsep.join([str(scripts_dir), os.environ.get("PATH", "")]),
-    }
-    if path_first is not None:
-        base_env["PATH"] = os.pathsep.join([str(path_first), base_env["PATH"]])
-    (tmp_path / "runner-temp").mkdir(exist_ok=True)
-    if skip_install:
-        base_env["FEATCHECK_SKIP_INSTALL"] = "1"
-    outputs: dict[str, dict[str, str]] = {}
-    printed: list[str] = []
-    for index, step in enumerate(action["runs"]["steps"]):
-        if "uses" in step:
-            continue  # actions/cache: without it the install step installs (or is skipped)
-        output_file = tmp_path / f"output-{index}"
-        output_file.touch()
-        script = tmp_path / f"step-{index}.sh"
-        script.write_text(step["run"])
-        env = {
-            **base_env,
-            "GITHUB_OUTPUT": str(output_file),
-            **{
-                name: _evaluate(str(value), inputs, outputs, github)
-                for name, value in step.get("env", {}).items()
-            },
-        }
-        done = subprocess.run(
-            ["bash", "--noprofile", "--norc", "-eo", "pipefail", str(script)],
-            cwd=workspace,
-            env=env,
-            capture_output=True,
-            text=True,
-            check=False,
-            timeout=300,
-        )
-        printed.append(done.stdout + done.stderr)
-        if "id" in step:
-            outputs[step["id"]] = dict(
-                line.split("=", 1) for line in output_file.read_text().splitlines() if "=" in line
-            )
-        if done.returncode != 0:
-            return ActionRun(
-                done.returncode, "".join(printed), summary.read_text(), workspace, outputs
-            )
-    return ActionRun(0, "".join(printed), summary.read_text(), workspace, outputs)
 
 
 def test_findings_fail_the_step_with_an_annotation_on_the_burn_line(
@@ -357,7 +237,7 @@ def test_the_sarif_files_directory_is_made(
 
 
 def _cache_key(tmp_path: Path, action_path: Path) -> str:
-    [step] = [s for s in _action()["runs"]["steps"] if s.get("id") == "key"]
+    [step] = [s for s in load_action()["runs"]["steps"] if s.get("id") == "key"]
     outputs = tmp_path / "key-output"
     outputs.write_text("")
     script = tmp_path / "key.sh"
@@ -379,7 +259,7 @@ def _cache_key(tmp_path: Path, action_path: Path) -> str:
 
 
 def test_the_install_is_cached_under_the_actions_version(tmp_path: Path) -> None:
-    [cache] = [s for s in _action()["runs"]["steps"] if "uses" in s]
+    [cache] = [s for s in load_action()["runs"]["steps"] if "uses" in s]
     assert cache["uses"].startswith("actions/cache@")
     assert cache["with"] == {
         "path": "${{ steps.key.outputs.venv }}",
@@ -406,7 +286,7 @@ def test_python_planted_in_the_checkout_never_runs(
     """A pull request that commits `featcheck/`, `hashlib.py`, `shlex.py` … at its root: every
     step starts Python outside the checkout and isolated, and runs the installed featcheck."""
     offline_cargo_for(CRATES / "pitb-exec-cpu")
-    workspace = _workspace(tmp_path)
+    workspace = example_workspace(tmp_path)
     markers = tmp_path / "markers"
     plant_python(workspace, markers)
     run = run_action(
@@ -441,7 +321,7 @@ def test_a_restored_install_is_checked_and_run_outside_the_checkout(
     """The install step asks the restored environment whether it has featcheck: from the
     checkout, a planted `featcheck/` would answer yes, and run in its place."""
     offline_cargo_for(CRATES / "pitb-exec-cpu")
-    workspace = _workspace(tmp_path)
+    workspace = example_workspace(tmp_path)
     markers = tmp_path / "markers"
     plant_python(workspace, markers)
     venv = tmp_path / "runner-temp" / "featcheck-venv"
@@ -458,7 +338,7 @@ def test_a_restored_install_is_checked_and_run_outside_the_checkout(
 
 def _hostile_sarif_workspace(tmp_path: Path) -> tuple[Path, Path]:
     """A checkout that commits featcheck.sarif as a link to a file outside it (the victim)."""
-    workspace = _workspace(tmp_path)
+    workspace = example_workspace(tmp_path)
     victim = tmp_path / "victim"
     victim.write_text("precious\n")
     (workspace / "featcheck.sarif").symlink_to(victim)
@@ -492,7 +372,7 @@ def test_a_symlinked_directory_on_the_way_to_the_sarif_file_is_refused(
     offline_cargo_for: Callable[..., Path], tmp_path: Path
 ) -> None:
     offline_cargo_for(CRATES / "pitb-exec-cpu")
-    workspace = _workspace(tmp_path)
+    workspace = example_workspace(tmp_path)
     outside = tmp_path / "outside"
     outside.mkdir()
     (workspace / "reports").symlink_to(outside)
@@ -620,7 +500,7 @@ def test_on_a_pull_request_only_what_it_adds_fails_the_step(
     offline_cargo_for: Callable[..., Path], tmp_path: Path
 ) -> None:
     offline_cargo_for(CRATES / "pitb-exec-cpu")
-    workspace = _workspace(tmp_path)
+    workspace = example_workspace(tmp_path)
     git = ["git", "-C", str(workspace), "-c", "user.name=t", "-c", "user.email=t@example.com"]
     subprocess.run([*git, "init", "-q"], check=True)
     subprocess.run([*git, "add", "-A"], check=True)
@@ -672,7 +552,7 @@ def test_fetching_the_base_commit_runs_nothing_the_repository_configures(
     """The checkout lacks the base commit (a shallow clone), so the step fetches it. What the
     repository's .git/config names (fsmonitor, hooks, upload-pack) must not run."""
     offline_cargo_for(CRATES / "pitb-exec-cpu")
-    origin = _workspace(tmp_path / "origin-tree")
+    origin = example_workspace(tmp_path / "origin-tree")
     git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.com"]
     subprocess.run([*git, "-C", str(origin), "init", "-q", "-b", "main"], check=True)
     subprocess.run([*git, "-C", str(origin), "add", "-A"], check=True)
