@@ -97,6 +97,12 @@ CHECK_ENTRIES = (
     ),
     Entry("sarif", ("{project}", "--format", "sarif", "-o", "{root}/featcheck.out", "-q")),
     Entry("fix", ("{project}", "--fix"), clean_exit=frozenset({0}), clean_says="fixed 2 file"),
+    Entry(
+        "fix-level",
+        ("{project}", "--fix", "--fix-level", "info"),
+        clean_exit=frozenset({0}),
+        clean_says="fixed 2 file",
+    ),
     Entry("diff", ("{project}", "--diff"), clean_says="+++ b/Cargo.toml"),
     Entry(
         "new-since",
@@ -128,7 +134,7 @@ CHECK_ENTRIES = (
         "write-baseline",
         ("{project}", "--write-baseline", "{root}/featcheck-baseline.txt"),
         clean_exit=frozenset({0}),
-        clean_says="1 finding(s) accepted",
+        clean_says="1 finding accepted",
     ),
     Entry(
         "each-feature",
@@ -140,7 +146,9 @@ CHECK_ENTRIES = (
     Entry(
         "no-exec+fix",
         ("{project}", "--no-exec", "--fix", "--all-features"),
-        clean_says="error[FC001]",
+        # Refused before anything is read: --fix confirms with cargo, --no-exec starts nothing.
+        clean_exit=frozenset({2}),
+        clean_says="--fix cannot be used with --no-exec",
     ),
     Entry("measured", ("--manifest-path", "{manifest}", "--measured"), outside=True),
 )

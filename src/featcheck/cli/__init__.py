@@ -104,10 +104,9 @@ def _exit_now(code: int) -> NoReturn:
     for stream in (sys.stdout, sys.stderr):
         with suppress(BrokenPipeError, ValueError):  # a reader that went away, a closed stream
             stream.flush()
-    # os._exit runs no at-exit handler: a --new-since git still waiting (the working tree's
-    # audit failed first) is ended here, only where that module was loaded at all.
-    if (git := sys.modules.get("featcheck.comparison.git")) is not None:
-        git.end_all()
+    # os._exit runs no at-exit handler: what a --new-since audit still runs on its thread (its
+    # cargo, its git: the working tree's audit failed first) is ended here.
+    _end_processes()
     os._exit(code)
 
 

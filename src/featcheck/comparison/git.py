@@ -39,9 +39,10 @@ reach. What git must not do is obey the repository, so the environment is made, 
   repository of another user is refused, and the user's own `safe.directory` list, kept in
   the global configuration that is not read, does not apply; the refusal says so.
 
-Alternates (`objects/info/alternates`) are followed as git follows them: they only add
-objects to read, every object read is checked against its id, only manifests are written,
-and the cache is kept per repository. A `.git` file's `gitdir:` can point anywhere already.
+Alternates (`objects/info/alternates`) are followed only where they stay inside the checkout
+or its git directory (`revision.refuse_borrowed_objects`): elsewhere they are another
+repository of the machine, whose manifests would be written into the cache and quoted.
+Every object read is checked against its id, and the cache is kept per repository.
 """
 
 from __future__ import annotations

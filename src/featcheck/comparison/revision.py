@@ -27,7 +27,7 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from featcheck.boundary import TrustContext
+from featcheck.boundary import TrustContext, is_inside
 from featcheck.cargo.toolchain_file import TOOLCHAIN_FILES
 from featcheck.comparison.git import Budget, first_line, git_output
 from featcheck.comparison.listing import FILE, LINK, Walk, missing_object
@@ -119,6 +119,8 @@ def write_tree(
     """The tree of `revision` under `destination` (an empty directory), as the module says;
     a FeatcheckError (with part of it written) where a bound or the timeout is passed."""
     budget = Budget.starting_now(timeout)
+    if revision.git_directory is not None:
+        refuse_borrowed_objects(revision.git_directory, trust)
     reader = ObjectReader(repository, budget, trust)
     try:
         contents, empty = _selected(Walk(reader, budget, revision.label), revision.commit)
@@ -236,3 +238,37 @@ def copy_toolchain_files(repository: Path, audited: Path, destination: Path) -> 
                 shutil.copyfile(source, copy)
             elif copy.is_file() and not copy.is_symlink():
                 copy.unlink()
+
+
+_ALTERNATES_DEPTH = 5
+"""How deep git follows alternates of alternates."""
+
+
+def refuse_borrowed_objects(git_directory: Path, trust: TrustContext) -> None:
+    """Refuse a repository that borrows objects (`objects/info/alternates`) from a place
+    outside the checkout and its git directory: git would read another repository of the
+    machine, and featcheck would write its manifests into the cache and quote them in a
+    report. A repository cloned with `--reference` to a place outside is refused too: say
+    `git repack -a -d` to make it whole."""
+    borrowed = [git_directory / "objects"]
+    for _ in range(_ALTERNATES_DEPTH):
+        following = []
+        for objects in borrowed:
+            listing = objects / "info" / "alternates"
+            try:
+                text = listing.read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                continue
+            for line in text.splitlines():
+                if not line.strip() or line.startswith("#"):
+                    continue
+                place = Path(os.path.realpath(objects / line.strip()))
+                if not (place.is_relative_to(trust.checkout) or is_inside(place, git_directory)):
+                    raise FeatcheckError(
+                        "--new-since: the repository borrows objects from outside the checkout "
+                        "(objects/info/alternates), and featcheck reads no other repository "
+                        "(`git repack -a -d` makes it whole)",
+                        path=listing,
+                    )
+                following.append(place)
+        borrowed = following
