@@ -105,6 +105,24 @@ def test_the_configuration_names_the_baseline(home: Path, tmp_path: Path) -> Non
     assert "1 in the baseline b.txt, not shown" in done.stdout
 
 
+def test_fix_with_a_configured_baseline_compares_against_the_users_baseline(
+    home: Path, tmp_path: Path
+) -> None:
+    """After --fix writes, the fixed audit is set against the baseline the configuration names
+    in the user's checkout, not a path in the temporary copy (gone by then)."""
+    repository = new_repository(
+        tmp_path / "repo", home, member("a", TRIMMED_REGEX), member("b", "")
+    )
+    assert (
+        featcheck(repository, home, "--write-baseline", str(repository / "b.txt")).returncode == 0
+    )
+    (repository / "featcheck.toml").write_text('baseline = "b.txt"\n')
+    done = featcheck(repository, home, "--fix", "--fix-level", "info")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "no such baseline file" not in done.stderr
+    assert "fixed " in done.stderr and "no findings (2 members, " in done.stdout
+
+
 def test_a_configured_baseline_may_not_lead_out_of_the_checkout(home: Path, tmp_path: Path) -> None:
     repository = new_repository(
         tmp_path / "repo", home, member("a", TRIMMED_REGEX), member("b", "")

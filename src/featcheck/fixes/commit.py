@@ -94,7 +94,8 @@ def prepare(result: AuditResult, path: Path, audit: Audit, trust: TrustContext) 
         rebased(audited.result, relative_file(workspace, result.root)),
         root=result.root,
         workspace_root=result.workspace_root,
-        audited=result.audited,  # the user's directory, not the copy's
+        audited=result.audited,  # the user's directory and baseline, not the copy's
+        baseline=result.baseline,
         fix_level=result.fix_level,
     )
     return Prepared([*changes, *lock], fixed, unfixable)
