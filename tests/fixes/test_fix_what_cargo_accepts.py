@@ -11,7 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from support import WORKSPACES, run_featcheck
+from support import WORKSPACES, run_featcheck, trust_of
 
 from featcheck.cargo.runner import CargoRunner
 
@@ -55,7 +55,7 @@ def test_an_out_of_date_lockfile_is_said_once_and_confirms_no_fix(
     assert "`--fix` applies it" not in said and "`--fix` asks cargo for it first" in said
     assert (project / "Cargo.lock").read_bytes() == lockfile
 
-    fixed = run_featcheck(str(project), "--fix")
+    fixed = run_featcheck(str(project), "--fix", "--fix-level", "info")
     assert fixed.returncode == 0, fixed.stdout + fixed.stderr
     assert "dep:burn-ndarray" in (project / "lib" / "Cargo.toml").read_text()
     assert _cargo(project, "metadata", "--locked", "--format-version", "1").returncode == 0
@@ -65,7 +65,7 @@ def _cargo_refusing(tmp_path: Path, marker: str, manifest: str) -> Path:
     """A cargo on PATH that runs the real one, except over featcheck's fixed copy of the
     workspace when the copy's `manifest` holds `marker`: there it refuses as cargo refuses a
     version it cannot pick (exit 101)."""
-    toolchain = CargoRunner(tmp_path).toolchain
+    toolchain = CargoRunner(tmp_path, trust=trust_of(tmp_path)).toolchain
     assert toolchain is not None
     bin_dir = tmp_path / "refusing-bin"
     bin_dir.mkdir()
@@ -97,13 +97,13 @@ def test_a_fix_cargo_refuses_keeps_no_other_fix_out(
     monkeypatch.setenv("PATH", os.pathsep.join([str(bin_dir), os.environ.get("PATH", "")]))
     monkeypatch.delenv("RUSTUP_TOOLCHAIN", raising=False)
 
-    result = run_featcheck(str(project), "--fix", "--format", "json")
+    result = run_featcheck(str(project), "--fix", "--fix-level", "info", "--format", "json")
     # memchr's finding (info) is left in the audit of the fixed checkout.
     assert result.returncode == 0, result.stderr
     (refused,) = [line for line in result.stderr.splitlines() if "not applied" in line]
     assert refused.startswith("featcheck: bench: FC012 memchr: not applied: cargo cannot resolve")
     assert refused.endswith("failed to select a version for `memchr`.")
-    assert "featcheck: fixed 3 file(s)" in result.stderr
+    assert "featcheck: fixed 3 files" in result.stderr
     left = [(f["member"], f["crate"]) for f in json.loads(result.stdout)["findings"]]
     assert left == [("bench", "memchr")]
     assert (project / "bench" / "Cargo.toml").read_bytes() == bench

@@ -95,7 +95,7 @@ def test_a_librarys_backend_fix_goes_behind_the_feature_that_selects_it(
         text.stdout.split()
     )
 
-    fixed = run_featcheck(str(project), "--fix", "--root", str(project))
+    fixed = run_featcheck(str(project), "--fix", "--fix-level", "info", "--root", str(project))
     assert fixed.returncode == 0, fixed.stdout + fixed.stderr
     lib = (project / "lib" / "Cargo.toml").read_text()
     assert 'backend_ndarray = ["burn/ndarray", "dep:burn-ndarray"]' in lib
@@ -153,7 +153,7 @@ def test_a_new_dependency_inherits_the_workspace_entry_of_the_crate(
     text = run_featcheck(str(project), "--root", str(project))
     assert f"add {line} to [dependencies]" in " ".join(text.stdout.split())
 
-    fixed = run_featcheck(str(project), "--fix", "--root", str(project))
+    fixed = run_featcheck(str(project), "--fix", "--fix-level", "info", "--root", str(project))
     assert fixed.returncode == 0, fixed.stdout + fixed.stderr
     for member in ("app", "trainer"):
         manifest = (project / member / "Cargo.toml").read_text()

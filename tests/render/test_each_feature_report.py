@@ -42,38 +42,40 @@ def test_each_feature_prints_a_table_and_each_edit_once(
     ]
     # One heading for the member: the blocks name their builds.
     assert [line for line in lines if line.startswith("app ")] == ["app (x86_64-unknown-linux-gnu)"]
-    # The GPU findings of both backends share one edit: one block, one fix, one quote.
+    # Each backend's fix goes behind the feature that selects it (the other builds gain
+    # nothing): one block per edit, a backend's FC004 and FC005 together under one fix.
     fixes = [line for line in lines if line.startswith("  = fix:")]
     assert fixes == [
-        '  = fix: add "rayon", "simd" to the features of burn (Cargo.toml:10); with it the build '
-        "gets `rayon`",
+        '  = fix: add burn-flex = { version = "=0.22.1", optional = true, default-features = false, '
+        "features",
         '  = fix: add "rayon" to the features of burn (Cargo.toml:10); with it the build gets '
         "`multi-threads`",
-        '  = fix: add "fusion", "autotune" to the features of burn (Cargo.toml:10); with it the '
-        "build gets",
+        '  = fix: add burn-cuda = { version = "=0.22.1", optional = true, default-features = false, '
+        "features",
+        '  = fix: add burn-wgpu = { version = "=0.22.1", optional = true, default-features = false, '
+        "features",
     ]
-    assert sum(line.startswith("  --> Cargo.toml:10:31") for line in lines) == 3
+    assert sum(line.startswith("  --> Cargo.toml:10:31") for line in lines) == 4
     verdicts = [line.split(" is built")[0] for line in lines if line.startswith(("error[", "warn"))]
     assert verdicts == [
         "error[FC001] burn-flex 0.22.1",
         "error[FC002] burn-ndarray 0.22.1",
         "warning[FC004] burn-cuda 0.22.1",
-        "warning[FC004] burn-wgpu 0.22.1",
         "warning[FC005] burn-cuda 0.22.1",
+        "warning[FC004] burn-wgpu 0.22.1",
         "warning[FC005] burn-wgpu 0.22.1",
     ]
+    assert "  = builds: --features cuda --no-default-features" in lines
     assert (
-        "  = builds: burn-cuda 0.22.1: --features cuda --no-default-features; burn-wgpu 0.22.1: "
-        "--features" in lines
-    )
-    assert (
-        "  = why: FC004: burn-cuda or burn-wgpu defaults to `fusion` and `autotune`; with its "
-        "defaults cut on" in lines
+        "  = why: FC004: burn-cuda defaults to `fusion` and `autotune`; with its defaults cut on "
+        "the way" in lines
     )
     assert (
         lines[-2] == "2 errors, 4 warnings (1 member, 6 configurations, x86_64-unknown-linux-gnu)"
     )
-    assert len(lines) <= 56, text  # 71 lines, one block per finding and configuration, before
+    # Four edits, four blocks (71 lines before, one block per finding and configuration, with one
+    # edit shared by the GPU backends that no longer holds: each backend's fix is its own now).
+    assert len(lines) <= 76, text
 
 
 def test_each_feature_keeps_every_finding_in_json_and_with_v(
