@@ -14,7 +14,7 @@ import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
-from support import CRATES
+from support import CRATES, write_offline_cargo_home
 
 TEMPLATE = CRATES / "pitb-exec-cpu"
 BURN_LINE = 9
@@ -127,3 +127,23 @@ def run_with(
         env=env,
         timeout=timeout,
     )
+
+
+def plant_cargo_home_inside(checkout: Checkout, registry: Path) -> Path:
+    """CARGO_HOME at the checkout's `.cargo`, as GitLab CI caches usually lay it out, committed
+    with the pull request: its config.toml names a rustc wrapper, rustflags that write a file,
+    and (with a C compiler) a library for every process cargo starts."""
+    home = checkout.root / ".cargo"
+    write_offline_cargo_home(home, registry)
+    wrapper = checkout.marker_script("tools/wrapper")
+    planted = f"""\
+        [build]
+        rustc-wrapper = "{checkout.root / wrapper}"
+        rustflags = ["--print=cfg={checkout.markers / "rustflag-wrote-this"}"]
+        """
+    if CC is not None:
+        library = checkout.shared_object("tools/planted.so")
+        planted += f'[env]\nLD_PRELOAD = "{library}"\n'
+    with (home / "config.toml").open("a") as stream:
+        stream.write(textwrap.dedent(planted))
+    return home

@@ -12,12 +12,11 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import textwrap
 from pathlib import Path
 
 import pytest
-from hostile_support import CC, TEMPLATE, Checkout, make_checkout, run_with
-from support import RegistryViews, trust_of, write_offline_cargo_home
+from hostile_support import TEMPLATE, Checkout, make_checkout, plant_cargo_home_inside, run_with
+from support import RegistryViews, trust_of
 
 import featcheck.cargo.runner as runner_module
 import featcheck.noexec.source as source_module
@@ -43,26 +42,6 @@ def _git(repository: Path, *arguments: str) -> None:
     )
 
 
-def _planted_cargo_home(checkout: Checkout, registry: Path) -> Path:
-    """CARGO_HOME at the checkout's `.cargo`, committed with the pull request: its
-    config.toml names a rustc wrapper, rustflags that write a file, and (with a C compiler)
-    a library for every process cargo starts."""
-    home = checkout.root / ".cargo"
-    write_offline_cargo_home(home, registry)
-    wrapper = checkout.marker_script("tools/wrapper")
-    planted = f"""\
-        [build]
-        rustc-wrapper = "{checkout.root / wrapper}"
-        rustflags = ["--print=cfg={checkout.markers / "rustflag-wrote-this"}"]
-        """
-    if CC is not None:
-        library = checkout.shared_object("tools/planted.so")
-        planted += f'[env]\nLD_PRELOAD = "{library}"\n'
-    with (home / "config.toml").open("a") as stream:
-        stream.write(textwrap.dedent(planted))
-    return home
-
-
 def _committed(checkout: Checkout) -> None:
     _git(checkout.root, "init", "-q", "-b", "main")
     _git(checkout.root, "add", "-A")
@@ -72,7 +51,7 @@ def _committed(checkout: Checkout) -> None:
 @pytest.fixture
 def hostile(tmp_path: Path, registry_views: RegistryViews) -> tuple[Checkout, dict[str, str]]:
     checkout = make_checkout(tmp_path)
-    home = _planted_cargo_home(checkout, registry_views.registry(TEMPLATE))
+    home = plant_cargo_home_inside(checkout, registry_views.registry(TEMPLATE))
     _committed(checkout)
     return checkout, {"CARGO_HOME": str(home), "XDG_CACHE_HOME": str(tmp_path / "user-cache")}
 

@@ -14,13 +14,19 @@ import http.server
 import json
 import os
 import subprocess
-import textwrap
 import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from hostile_support import BURN_LINE, CC, TEMPLATE, Checkout, make_checkout, run_with
+from hostile_support import (
+    BURN_LINE,
+    TEMPLATE,
+    Checkout,
+    make_checkout,
+    plant_cargo_home_inside,
+    run_with,
+)
 from support import REPO, RegistryViews, write_offline_cargo_home
 
 from featcheck.cargo.rustflags import filter_environment_rustflags
@@ -189,30 +195,11 @@ def test_a_vendored_checkout_still_audits(tmp_path: Path, registry_views: Regist
 # --- homes and caches inside the checkout ------------------------------------------------------
 
 
-def _home_inside_the_checkout(checkout: Checkout, registry: Path) -> Path:
-    """CARGO_HOME at the project's `.cargo`, as GitLab CI caches usually lay it out: its
-    config.toml is the checkout's, and it plants programs."""
-    home = checkout.root / ".cargo"
-    write_offline_cargo_home(home, registry)
-    wrapper = checkout.marker_script("tools/wrapper")
-    planted = f"""\
-        [build]
-        rustc-wrapper = "{checkout.root / wrapper}"
-        rustflags = ["--print=cfg={checkout.markers / "rustflag-wrote-this"}"]
-        """
-    if CC is not None:
-        library = checkout.shared_object("tools/planted.so")
-        planted += f'[env]\nLD_PRELOAD = "{library}"\n'
-    with (home / "config.toml").open("a") as stream:
-        stream.write(textwrap.dedent(planted))
-    return home
-
-
 def test_a_cargo_home_inside_the_checkout_is_not_obeyed(
     tmp_path: Path, registry_views: RegistryViews
 ) -> None:
     checkout = make_checkout(tmp_path)
-    home = _home_inside_the_checkout(checkout, registry_views.registry(TEMPLATE))
+    home = plant_cargo_home_inside(checkout, registry_views.registry(TEMPLATE))
     done = run_with(
         [str(checkout.project), "--format", "json"],
         {"CARGO_HOME": str(home), "XDG_CACHE_HOME": str(tmp_path / "user-cache")},
@@ -227,7 +214,7 @@ def test_a_cargo_home_and_cache_both_inside_the_checkout_are_refused(
     tmp_path: Path, registry_views: RegistryViews
 ) -> None:
     checkout = make_checkout(tmp_path)
-    home = _home_inside_the_checkout(checkout, registry_views.registry(TEMPLATE))
+    home = plant_cargo_home_inside(checkout, registry_views.registry(TEMPLATE))
     done = run_with(
         [str(checkout.project)],
         {"CARGO_HOME": str(home), "XDG_CACHE_HOME": str(checkout.root / ".cache")},
@@ -362,7 +349,7 @@ def _registry_home(home: Path) -> Path:
     return home
 
 
-def test_no_exec_reads_no_registry_of_a_cargo_home_inside_the_checkout(tmp_path: Path) -> None:
+def test_no_exec_reads_no_registry_of_a_cargoplant_cargo_home_inside(tmp_path: Path) -> None:
     """Packages "downloaded" into a cargo home inside the checkout are the checkout's files: a
     pull request could plant any manifest there. The audit says it could not read them."""
     checkout = make_checkout(tmp_path)
