@@ -13,6 +13,7 @@ import shutil
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Protocol, TypeVar
 
 from featcheck.boundary import TrustContext
 from featcheck.cargo.argv_gate import TARGET, Argument, GateError, option, word
@@ -25,7 +26,7 @@ from featcheck.probe.compile import compile_probe
 from featcheck.probe.failure import classify_build_failure
 from featcheck.probe.manifest import PACKAGE
 from featcheck.probe.plan import BuildPlan, BuiltProbe, build_scripts, crate_label
-from featcheck.probe.resolve import BackendConfig
+from featcheck.probe.resolve import BackendConfig, MemberGraph, member_graph
 from featcheck.probe.toolset import Toolset, find_toolset
 from featcheck.wording import plural
 
@@ -231,3 +232,51 @@ class ProbeBuilder:
             + "\n"
         )
         return BuiltProbe(binary, key, False, seconds, waited)
+
+
+class ProbeRequest(Protocol):
+    """What both probes (`featcheck probe` and `--rule`) are asked with, as far as their start
+    goes."""
+
+    @property
+    def package(self) -> str | None: ...
+    @property
+    def offline(self) -> bool: ...
+    @property
+    def timeout(self) -> float: ...
+    @property
+    def build_timeout(self) -> float: ...
+    @property
+    def on_command(self) -> Callable[[list[str]], None] | None: ...
+
+
+Builder = TypeVar("Builder", bound=ProbeBuilder)
+
+
+def start_probe(
+    kind: type[Builder],
+    manifest: Path,
+    request: ProbeRequest,
+    say: Callable[[str], None],
+    trust: TrustContext,
+) -> tuple[Builder, MemberGraph]:
+    """A probe's builder (cargo, rustc and a linker found first: no point resolving what
+    cannot be built), then the member resolved by cargo."""
+    builder = kind(
+        manifest.parent,
+        trust=trust,
+        offline=request.offline,
+        timeout=max(request.build_timeout, request.timeout),
+        say=say,
+        on_command=request.on_command,
+    )
+    say("resolving the member's features with cargo (nothing of the checkout is built or run)")
+    resolved = member_graph(
+        manifest,
+        request.package,
+        trust=trust,
+        offline=request.offline,
+        timeout=request.timeout,
+        on_command=request.on_command,
+    )
+    return builder, resolved

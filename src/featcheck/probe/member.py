@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from featcheck.boundary import TrustContext
 from featcheck.errors import FeatcheckError
-from featcheck.probe.build import ProbeBuilder
+from featcheck.probe.build import ProbeBuilder, start_probe
 from featcheck.probe.command import (
     MatmulPlan,
     ProbeOptions,
@@ -28,7 +28,6 @@ from featcheck.probe.command import (
 from featcheck.probe.resolve import (
     BACKEND,
     builds_backend,
-    member_graph,
     member_resolution,
 )
 from featcheck.probe.rules.crate import RuleProbeBuilder
@@ -67,36 +66,12 @@ def run_member_probe(
         raise probe_error(error) from None
 
 
-def _nothing_to_probe(member: str, target: str) -> FeatcheckError:
-    return FeatcheckError(
-        f"nothing to probe: {member} does not build {BACKEND} (burn's CPU backend Flex) "
-        f"for {target} and has no finding whose crate the probe can time ({timed_crates()})"
-    )
-
-
 def _run(
     options: ProbeOptions, say: Callable[[str], None], trust: TrustContext
 ) -> MemberProbeReport:
     started = time.monotonic()
     manifest = checked_manifest(options, trust)
-    # cargo, rustc and a linker first: no point resolving what cannot be built.
-    builder = ProbeBuilder(
-        manifest.parent,
-        trust=trust,
-        offline=options.offline,
-        timeout=max(options.build_timeout, options.timeout),
-        say=say,
-        on_command=options.on_command,
-    )
-    say("resolving the member's features with cargo (nothing of the checkout is built or run)")
-    resolved = member_graph(
-        manifest,
-        options.package,
-        trust=trust,
-        offline=options.offline,
-        timeout=options.timeout,
-        on_command=options.on_command,
-    )
+    builder, resolved = start_probe(ProbeBuilder, manifest, options, say, trust)
     member = resolved.member.name
     say(f"auditing {member} for its findings and featcheck's fixes (cargo confirms them)")
     findings = member_findings(
@@ -105,7 +80,11 @@ def _run(
     timed = timed_findings(findings, {"ALL"})
     flex = builds_backend(resolved.graph)
     if not flex and not timed:
-        raise _nothing_to_probe(member, resolved.target)
+        raise FeatcheckError(
+            f"nothing to probe: {member} does not build {BACKEND} (burn's CPU backend Flex) "
+            f"for {resolved.target} and has no finding whose crate the probe can time "
+            f"({timed_crates()})"
+        )
     matmul: MatmulPlan | None = None
     if flex:
         matmul = plan_matmul(builder, member_resolution(resolved), findings, options)

@@ -13,11 +13,11 @@ from featcheck.boundary import TrustContext
 from featcheck.errors import FeatcheckError
 from featcheck.fixes.apply import plan_changes
 from featcheck.graph import DependencyGraph, Node
+from featcheck.probe.build import start_probe
 from featcheck.probe.command import built, member_findings, probe_error
 from featcheck.probe.measure import run_program
 from featcheck.probe.plan import BuildPlan, BuiltProbe
 from featcheck.probe.resolve import BackendConfig, MemberGraph, Pin, graph_with_changes
-from featcheck.probe.resolve import member_graph as resolve_member_graph
 from featcheck.probe.rules.crate import RuleProbeBuilder
 from featcheck.probe.rules.programs import PROGRAMS, Program, program_for, program_timing
 from featcheck.probe.statement import confirm_build
@@ -103,23 +103,7 @@ def _run(
     options: RuleProbeOptions, say: Callable[[str], None], trust: TrustContext
 ) -> RuleProbeReport:
     manifest = find_manifest(options.path)
-    builder = RuleProbeBuilder(
-        manifest.parent,
-        trust=trust,
-        offline=options.offline,
-        timeout=max(options.build_timeout, options.timeout),
-        say=say,
-        on_command=options.on_command,
-    )
-    say("resolving the member's features with cargo (nothing of the checkout is built or run)")
-    resolved = resolve_member_graph(
-        manifest,
-        options.package,
-        trust=trust,
-        offline=options.offline,
-        timeout=options.timeout,
-        on_command=options.on_command,
-    )
+    builder, resolved = start_probe(RuleProbeBuilder, manifest, options, say, trust)
     say(f"auditing {resolved.member.name} for its findings and featcheck's fixes")
     wanted = {code.upper() for code in options.codes}
     audited = member_findings(
