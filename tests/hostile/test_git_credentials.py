@@ -8,47 +8,30 @@ the user's home has a credential helper that answers for any host, as CI's often
 
 from __future__ import annotations
 
-import http.server
 import os
 import shutil
 import subprocess
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from hostile_support import run_with
+from hostile_world import CREDENTIAL_HELPER, GIT_SECRET, FakeHost
 
 pytestmark = [
     pytest.mark.cargo,
     pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed"),
 ]
 
-SECRET = "SECRET-GIT-TOKEN"
-
-
-class _AsksForCredentials(http.server.BaseHTTPRequestHandler):
-    def do_GET(self) -> None:
-        self.server.seen.append(self.headers.get("Authorization") or "")  # type: ignore[attr-defined]
-        self.send_response(401)
-        self.send_header("WWW-Authenticate", 'Basic realm="git"')
-        self.end_headers()
-
-    def log_message(self, format: str, *args: object) -> None:
-        pass
-
 
 @pytest.fixture
-def attacker() -> Iterator[http.server.ThreadingHTTPServer]:
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _AsksForCredentials)
-    server.seen = []  # type: ignore[attr-defined]
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
+def attacker() -> Iterator[FakeHost]:
+    host = FakeHost()
+    host.start()
     try:
-        yield server
+        yield host
     finally:
-        server.shutdown()
-        server.server_close()
+        host.stop()
 
 
 def _project(directory: Path, dependency: str) -> Path:
@@ -65,18 +48,13 @@ def _users_home(tmp_path: Path) -> Path:
     """A home whose git answers every host with the CI bot's token."""
     home = tmp_path / "user-home"
     home.mkdir()
-    (home / ".gitconfig").write_text(
-        f'[credential]\n\thelper = "!f() {{ echo username=ci-bot; echo password={SECRET}; }}; f"\n'
-    )
-    (home / ".git-credentials").write_text(f"http://ci-bot:{SECRET}@127.0.0.1\n")
+    (home / ".gitconfig").write_text(f"[credential]\n\thelper = {CREDENTIAL_HELPER}\n")
+    (home / ".git-credentials").write_text(f"http://ci-bot:{GIT_SECRET}@127.0.0.1\n")
     return home
 
 
-def test_a_git_dependency_gets_no_credentials(
-    tmp_path: Path, attacker: http.server.ThreadingHTTPServer
-) -> None:
-    host = f"127.0.0.1:{attacker.server_address[1]}"
-    project = _project(tmp_path / "checkout", f'git = "http://{host}/x.git"')
+def test_a_git_dependency_gets_no_credentials(tmp_path: Path, attacker: FakeHost) -> None:
+    project = _project(tmp_path / "checkout", f'git = "http://{attacker.address}/x.git"')
     done = run_with(
         [str(project)],
         {
@@ -87,9 +65,9 @@ def test_a_git_dependency_gets_no_credentials(
         },
         timeout=120,
     )
-    seen: list[str] = attacker.seen  # type: ignore[attr-defined]
+    seen = attacker.take()
     assert seen, "cargo never asked the host: the test proves nothing"
-    assert all(header == "" for header in seen), seen
+    assert all(authorization is None for _, _, authorization in seen), seen
     assert done.returncode == 2
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in done.stderr
