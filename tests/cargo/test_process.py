@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 from support import elsewhere, trust_of
 
-from featcheck.cargo.process import start_process
+from featcheck.cargo import process
+from featcheck.cargo.process import ProcessRefused, start_process
 from featcheck.cargo.runner import CargoRunner
 from featcheck.errors import FeatcheckError
 from featcheck.source_answers import read_workspace
@@ -100,3 +101,35 @@ def test_cargo_metadata_answers_only_once_cargo_succeeds(
     runner = CargoRunner(tmp_path, trust=trust_of(tmp_path, trust_checkout=True))
     with pytest.raises(FeatcheckError, match=expected):
         read_workspace(runner, manifest)
+
+
+def test_once_featcheck_ends_its_processes_none_starts(tmp_path: Path) -> None:
+    """What another thread would start as featcheck ends (a --new-since audit's cargo) is
+    ended with the rest or never started: none outlives featcheck."""
+    command = _script(tmp_path / "waits", "sleep 60\n")
+    running = start_process(
+        command,
+        [],
+        trust=elsewhere(tmp_path),
+        cwd=tmp_path,
+        env=dict(os.environ),
+        timeout=90,
+        what="x",
+    )
+    try:
+        process.end_every_process()
+        started = time.monotonic()
+        assert running.wait().returncode != 0  # killed, not run to its end
+        assert time.monotonic() - started < 30
+        with pytest.raises(ProcessRefused):
+            start_process(
+                command,
+                [],
+                trust=elsewhere(tmp_path),
+                cwd=tmp_path,
+                env=dict(os.environ),
+                timeout=90,
+                what="x",
+            )
+    finally:
+        process._ENDED.clear()  # this test's process goes on: let later tests start theirs

@@ -258,33 +258,49 @@ def open_process(
         refuse_checkout_program(argv[0], trust, name)
         if trust.is_untrusted(cwd):
             raise RuntimeError(f"featcheck bug: {name} would run inside the checkout ({cwd})")
-    try:
-        process = subprocess.Popen(
-            argv,
-            cwd=cwd,
-            env=env,
-            stdin=stdin,
-            stdout=stdout,
-            stderr=subprocess.PIPE,
-            start_new_session=os.name == "posix",
-        )
-    except OSError as error:
-        raise FeatcheckError(f"could not run {name}: {error.strerror or error}") from None
-    _STARTED.add(process)
+    # Started and noted as one step: a process another thread starts while featcheck ends
+    # (a --new-since audit's cargo) is either ended with the others or never started.
+    with _STARTING:
+        if _ENDED.is_set():
+            raise ProcessRefused(name)
+        try:
+            process = subprocess.Popen(
+                argv,
+                cwd=cwd,
+                env=env,
+                stdin=stdin,
+                stdout=stdout,
+                stderr=subprocess.PIPE,
+                start_new_session=os.name == "posix",
+            )
+        except OSError as error:
+            raise FeatcheckError(f"could not run {name}: {error.strerror or error}") from None
+        _STARTED.add(process)
     return process
 
 
 _STARTED: weakref.WeakSet[subprocess.Popen[bytes]] = weakref.WeakSet()
 """Every command started and not yet forgotten, for `end_every_process`."""
+_STARTING = threading.Lock()
+_ENDED = threading.Event()
+"""Set by `end_every_process`: no process starts after it."""
 
 
 def end_every_process() -> None:
-    """Kill the process group of every command still running (Ctrl-C): each runs in its own
-    session, so the terminal's interrupt reaches featcheck alone, and a cargo left running
-    could write Cargo.lock after featcheck put it back. Safe to call from a signal handler."""
-    for process in list(_STARTED):
-        if process.returncode is None:  # not reaped: its id is still its own
-            _kill_group(process)
+    """Kill the process group of every command still running, and start none after (Ctrl-C,
+    the process's end): each runs in its own session, so the terminal's interrupt reaches
+    featcheck alone, and a cargo left running could write Cargo.lock after featcheck put it
+    back. Safe to call from a signal handler: where the interrupted thread holds the lock
+    (it is starting a process), what is noted so far is ended without waiting for it."""
+    _ENDED.set()
+    held = _STARTING.acquire(timeout=2)
+    try:
+        for process in list(_STARTED):
+            if process.returncode is None:  # not reaped: its id is still its own
+                _kill_group(process)
+    finally:
+        if held:
+            _STARTING.release()
 
 
 def _kill_group(process: subprocess.Popen[bytes]) -> None:
