@@ -32,6 +32,7 @@ class FindingBuilder:
         self.declaration: Location | None = None
         self.inherited_by: Location | None = None
         self.hidden: tuple[Location, ...] = ()
+        self.placement = ""
         self.notes: tuple[str, ...] = ()
         self.chain: tuple[str, ...] = ()
         self.fix: Fix | None = None
@@ -98,5 +99,6 @@ class FindingBuilder:
             confidence=self.confidence,
             configurations=self.configurations,
             library=library,
+            placement=self.placement,
             deferred_to=detection.deferred_to,
         )

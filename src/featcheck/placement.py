@@ -211,7 +211,21 @@ class FindingPlacer:
             inherited_by=self.locator.inheriting_declaration(cut) if cut is not None else None,
         )
         finding.hidden = self._member_declarations(item)
+        if cut is not None and finding.fix is not None:
+            libraries = self._libraries_on_the_way(item)
+            finding.placement = _placement(item, cut, finding.fix, finding.alternatives, libraries)
         return finding.build(suggestion)
+
+    def _libraries_on_the_way(self, item: Flagged) -> list[Package]:
+        """The workspace's own packages between the member and the crate."""
+        graph, root = item.view.graph, item.view.roots[0]
+        packages = self.search.metadata.packages
+        found = (
+            packages.get(n.package.id or "")
+            for n in sorted(graph.ancestors(item.detection.node))
+            if n.package.is_local and n != root
+        )
+        return [package for package in found if package is not None]
 
     def _builder(self, item: Flagged) -> FindingBuilder:
         """The builder of `item`'s finding, with what every finding of this audit carries."""
@@ -262,6 +276,33 @@ class FindingPlacer:
             return self.explainer.suggestion(detection, cut)
         others = tuple(a for a in alternatives if a.edits != fix.edits)
         return self.explainer.describe_fix(detection, cut, fix, others)
+
+
+def _placement(
+    item: Flagged, cut: Cut, fix: Fix, alternatives: tuple[Fix, ...], libraries: list[Package]
+) -> str:
+    """Why the fix edits the member's own manifest rather than the cut the workspace owns,
+    where it does: a library on the way is kept lean (the same edit there would change another
+    build), or the cut lies in a crate the workspace does not own. Empty otherwise."""
+    member = item.member
+    if any(edit.manifest != member.manifest_path for edit in fix.edits):
+        return ""
+    if libraries:
+        names = ", ".join(library.name for library in libraries)
+        manifests = {library.manifest_path for library in libraries}
+        there = next(
+            (a for a in alternatives if a.note and all(e.manifest in manifests for e in a.edits)),
+            None,
+        )
+        reason = f": the same change there {there.note}" if there is not None else ""
+        return f"in {member.name}'s own manifest, to keep {names} lean{reason}"
+    declared, crate = cut.dependency, item.detection.node
+    if fix.edits[0].adds_declaration and not cut.disables_defaults and declared != crate:
+        return (
+            f"in {member.name}'s own manifest: the cut lies beyond {declared.name} "
+            f"{declared.version}, in a crate the workspace does not own"
+        )
+    return ""
 
 
 def _crate_key(item: Flagged) -> tuple[str, FeatureSelection, PackageRef]:

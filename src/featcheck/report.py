@@ -219,6 +219,9 @@ class Finding:
     the finding is info and folds into a binary's finding of the same cut (grouping.py)."""
     cost: Cost | None = None
     """With `--measured`, for rules the probe can time: the cost measured here, or quoted."""
+    placement: str = ""
+    """Why the fix edits the member's own manifest, not the cut a workspace library owns: the
+    library is kept lean, or the cut lies in a crate the workspace does not own; else empty."""
     deferred_to: tuple[str, ...] = ()
     """While the audit runs: the features whose own findings of the same crate, where they
     stand, make this one go (FC003's `simd` on a burn-flex without `rayon`: FC001's fix adds

@@ -15,10 +15,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from featcheck.fixes import sites
 from featcheck.fixes.candidate import Candidate
 from featcheck.fixes.counterfactual import MoreFeatures, NewDependency, WhatIf
 from featcheck.fixes.direct import DirectDependencies
-from featcheck.fixes.sites import anchor, inheriting_lines
+from featcheck.fixes.sites import inheriting_lines
 from featcheck.graph import DependencyGraph, Node
 from featcheck.locate import Cut, Locator
 from featcheck.manifest.declarations import DeclarationSite, workspace_site
@@ -135,6 +136,16 @@ class CandidateFinder:
         new = self.direct.plain(member, backend, goal, wanted, anchor)
         if new is not None:
             yield new
+        # A workspace library on the way owns the cut: the same line there clears the finding
+        # for every member built on it (`search.py` prefers it when it is as safe and small).
+        for owner_node, depth in owners:
+            owner = self._package(owner_node)
+            if depth == 0 or owner is None or not self.direct.is_member(owner):
+                continue
+            owned = sites.anchor(self.locator, owner, cfg, graph, distance, root=owner_node)
+            new = self.direct.plain(owner, backend, goal, wanted, owned, depth) if owned else None
+            if new is not None:
+                yield new
 
     def _positions(self, distance: dict[Node, int]) -> frozenset[int]:
         """Index positions of the packages on the way to the crate, the crate included."""
@@ -146,7 +157,7 @@ class CandidateFinder:
         self, member: Package, cfg: TargetCfg, graph: DependencyGraph, backend: Node
     ) -> Cut | None:
         """The member's own declaration nearest to the crate (`sites.anchor`)."""
-        return anchor(self.locator, member, cfg, graph, _distances_to(graph, backend))
+        return sites.anchor(self.locator, member, cfg, graph, _distances_to(graph, backend))
 
     def _local_owners(
         self, graph: DependencyGraph, root: Node, distance: dict[Node, int]

@@ -63,10 +63,17 @@ class DirectDependencies:
     _selects: dict[tuple[int, str, frozenset[int]], bool] = field(default_factory=dict)
 
     def plain(
-        self, member: Package, backend: Node, goal: Package, wanted: tuple[str, ...], cut: Cut
+        self,
+        member: Package,
+        backend: Node,
+        goal: Package,
+        wanted: tuple[str, ...],
+        cut: Cut,
+        depth: int = 0,
     ) -> Candidate | None:
-        """The member depends on the crate, unless it already declares it."""
-        return self._candidate(member, None, backend, goal, wanted, cut, 0)
+        """The package (the member, or a workspace library `depth` edges from it) depends on
+        the crate, unless it already declares it."""
+        return self._candidate(member, None, backend, goal, wanted, cut, depth)
 
     def behind_features(
         self,
@@ -140,7 +147,7 @@ class DirectDependencies:
     ) -> Candidate | None:
         if self._declares(owner, backend.name):
             return None
-        entry = self._workspace_entry(backend) if self._is_member(owner) else None
+        entry = self._workspace_entry(backend) if self.is_member(owner) else None
         key = entry.key if entry is not None else backend.name
         if entry is not None and key != backend.name and self._declares(owner, key):
             return None
@@ -187,7 +194,7 @@ class DirectDependencies:
         action = "inherit-optional-dependency" if optional else "inherit-dependency"
         return (*inherited, *wanted, *defaults), action, ""
 
-    def _is_member(self, package: Package) -> bool:
+    def is_member(self, package: Package) -> bool:
         return any(m.id == package.id for m in self.metadata.members)
 
     def _declares(self, package: Package, key: str) -> bool:

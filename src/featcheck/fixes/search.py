@@ -160,7 +160,12 @@ class FixSearch:
                     if self._waits(verdicts[c])
                     and (best is None or self._lower_rank(c, verdicts[c]) < best)
                 ),
-                key=lambda c: self._lower_rank(c, verdicts[c]),
+                key=lambda c: (
+                    self._lower_rank(c, verdicts[c])[:2],
+                    c.proximity[0],
+                    -self._coverage(c, affected, group, target, backend.package),
+                    c.proximity,
+                ),
             )
         )
         alternatives = tuple(
@@ -279,16 +284,24 @@ class FixSearch:
     ) -> Candidate | None:
         if not holding:
             return None
-        first = min(self.rank(c, verdicts[c]) for c in holding)
-        tied = [c for c in holding if self.rank(c, verdicts[c]) == first]
+        first = min(self._coarse_rank(c, verdicts[c]) for c in holding)
+        tied = [c for c in holding if self._coarse_rank(c, verdicts[c]) == first]
         return min(
             tied,
             key=lambda c: (
                 -self._coverage(c, affected, group, target, package),
+                c.proximity,
                 not c.written_at_cut,
                 c.size,
             ),
         )
+
+    def _coarse_rank(self, candidate: Candidate, verdict: Verdict) -> tuple[bool, int, int]:
+        """Safety, packages added, and whether a new dependency is needed: among candidates
+        equal on these, the one clearing the most members wins before the nearest one (the cut
+        a workspace library owns, not one edit per member)."""
+        unsafe, added, proximity = self.rank(candidate, verdict)
+        return unsafe, added, proximity[0]
 
     def _clears(
         self, candidate: Candidate, member: Package, target: str, package: PackageRef

@@ -19,10 +19,12 @@ def anchor(
     cfg: TargetCfg,
     graph: DependencyGraph,
     distance: dict[Node, int],
+    root: Node | None = None,
 ) -> Cut | None:
     """The member's own declaration nearest to the crate: where a finding points when the
-    fix is a new dependency, or when no fix is found."""
-    root = next(graph.nodes())
+    fix is a new dependency, or when no fix is found. `root`: the member's node, where the
+    graph is another member's build (a library on the way); its first node by default."""
+    root = root if root is not None else next(graph.nodes())
     root_doc = locator.workspace_root_manifest()
     for declared in sorted(graph.dependencies(root), key=lambda n: (distance.get(n, -1), n)):
         if declared not in distance:

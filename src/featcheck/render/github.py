@@ -81,6 +81,8 @@ def annotation_message(group: FindingGroup) -> str:
     builds = builds_of_group(group)
     if builds:
         lines.append(builds)
+    if finding.placement:
+        lines.append(f"placed: {printable(finding.placement)}")
     if finding.suggestion:
         lines.append(f"fix: {printable(finding.suggestion)}")
     return "\n".join(lines)

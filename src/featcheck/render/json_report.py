@@ -47,6 +47,7 @@ def finding_to_dict(finding: Finding) -> dict[str, Any]:
         "notes": list(finding.notes),
         "chain": list(finding.chain),
         "fix": fix_to_dict(finding.fix),
+        "placement": finding.placement,
         "alternatives": [fix_to_dict(f) for f in finding.alternatives],
         "confidence": finding.confidence.value,
         "configuration": None if configuration is None else configuration.to_json(),

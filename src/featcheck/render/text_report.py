@@ -158,6 +158,8 @@ def _render_finding(
         lines.append(_detail("why", why_line(finding)))
     if finding.cost is not None:
         lines.append(_detail("cost", cost_text(finding.cost)))
+    if finding.placement:
+        lines.append(_detail("placed", finding.placement))
     fix = _fix_line(finding, applied)
     if fix is not None:
         lines.append(fix)
@@ -185,6 +187,8 @@ def _render_block(block: list[FindingGroup], width: int, applied: list[Finding])
             lines.append(_detail("why", named + first_sentence(rule_why(block, code))))
         if lead.cost is not None:
             lines.append(_detail("cost", named + cost_text(lead.cost)))
+    if first.lead.placement:
+        lines.append(_detail("placed", first.lead.placement))
     fix = _fix_line(first.lead, applied, [group.lead.feature for group in block])
     return [*lines, fix] if fix is not None else lines
 
