@@ -109,6 +109,18 @@ SHAPES = {
         ("a-model/Cargo.toml", ("dependencies", "burn"), "remove-default-features", ()),
         ("rayon", "simd"),
     ),
+    # Two binaries on a workspace library whose burn 0.21 line cuts burn-ndarray's threading
+    # (no passthrough): the library owns the cut, and one new line there fixes all three
+    # members, not one line per binary.
+    "shape-i-library-owns-the-cut": Shape(
+        "cli",
+        "FC002",
+        "burn-ndarray",
+        "core/Cargo.toml:8",
+        ("core/Cargo.toml", ("dependencies", "burn-ndarray"), "add-dependency", ("multi-threads",)),
+        ("multi-threads",),
+        ("api", "core-lib"),
+    ),
     # Only a new dependency helps (tch passes nothing on), with a caret requirement.
     "shape-g-new-dependency": Shape(
         "app",
@@ -273,3 +285,25 @@ def test_an_allow_on_the_backend_declaration_matches(
     report, result = _audit(project)
     assert report["findings"] == []
     assert result.returncode == 0
+
+
+def test_a_cut_in_a_workspace_library_is_one_finding_for_every_member_built_on_it(
+    offline_cargo_for: Callable[..., Path],
+) -> None:
+    project = WORKSPACES / "shape-i-library-owns-the-cut"
+    offline_cargo_for(project)
+    report, result = _audit(project)
+    groups = {f["group"] for f in report["findings"]}
+    assert len(groups) == 1 and [f["member"] for f in report["findings"]] == [
+        "api",
+        "cli",
+        "core-lib",
+    ]
+    assert {"{file}:{line}:{column}".format(**f["location"]) for f in report["findings"]} == {
+        "core/Cargo.toml:8:30"
+    }
+    assert all(f["placement"] == "" for f in report["findings"])
+    text = run_featcheck(str(project), "--root", str(project))
+    assert text.stdout.count("error[FC002]") == 1, text.stdout
+    assert "builds: 3 members: api, cli, core-lib (library)" in text.stdout
+    assert "= placed:" not in text.stdout

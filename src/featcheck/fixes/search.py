@@ -11,11 +11,12 @@ wins in this order:
    nothing to the build of a member without a finding of the crate (`reach.py`: every audited
    build it changes is resolved again, not only the member's);
 2. the one that adds the fewest packages to the workspace's builds;
-3. the member's own declaration, of the crate or of its closest declared ancestor, before
-   declarations further away (a path library's manifest), and any of them before a new
-   dependency;
-4. the edit that clears the same finding for the most members (usually the workspace entry);
-5. the edit written where `default-features = false` really cuts (the workspace entry rather
+3. a change to a declaration before a new dependency;
+4. the edit that clears the same finding for the most members (the workspace entry, or the
+   line a workspace library owns: one edit, not one per member);
+5. the member's own declaration, of the crate or of its closest declared ancestor, before
+   declarations further away (a path library's manifest);
+6. the edit written where `default-features = false` really cuts (the workspace entry rather
    than a `workspace = true` line), then the smallest edit.
 """
 
