@@ -281,23 +281,26 @@ class FindingPlacer:
 def _placement(
     item: Flagged, cut: Cut, fix: Fix, alternatives: tuple[Fix, ...], libraries: list[Package]
 ) -> str:
-    """Why the fix edits the member's own manifest rather than the cut the workspace owns,
-    where it does: a library on the way is kept lean (the same edit there would change another
-    build), or the cut lies in a crate the workspace does not own. Empty otherwise."""
+    """Why a new dependency goes into the member's own manifest rather than where a workspace
+    library owns the cut (the same line there changes another build, or is not confirmed), or
+    that the cut lies in a crate the workspace does not own. Empty otherwise: a fix editing a
+    declaration edits a cut on the member's way that the workspace owns."""
     member = item.member
-    if any(edit.manifest != member.manifest_path for edit in fix.edits):
+    own = all(edit.manifest == member.manifest_path for edit in fix.edits)
+    if not own or not fix.edits[0].adds_declaration:
         return ""
     if libraries:
         names = ", ".join(library.name for library in libraries)
         manifests = {library.manifest_path for library in libraries}
-        there = next(
-            (a for a in alternatives if a.note and all(e.manifest in manifests for e in a.edits)),
-            None,
-        )
-        reason = f": the same change there {there.note}" if there is not None else ""
-        return f"in {member.name}'s own manifest, to keep {names} lean{reason}"
+        there = [a for a in alternatives if all(e.manifest in manifests for e in a.edits)]
+        noted = next((a for a in there if a.note), None)
+        if noted is not None:
+            return f"in {member.name}'s own manifest rather than {names}'s: there {noted.note}"
+        if there:
+            return f"in {member.name}'s own manifest, to keep {names} lean"
+        return f"in {member.name}'s own manifest: no change in {names} clears it"
     declared, crate = cut.dependency, item.detection.node
-    if fix.edits[0].adds_declaration and not cut.disables_defaults and declared != crate:
+    if not cut.disables_defaults and declared != crate:
         return (
             f"in {member.name}'s own manifest: the cut lies beyond {declared.name} "
             f"{declared.version}, in a crate the workspace does not own"

@@ -307,3 +307,18 @@ def test_a_cut_in_a_workspace_library_is_one_finding_for_every_member_built_on_i
     assert text.stdout.count("error[FC002]") == 1, text.stdout
     assert "builds: 3 members: api, cli, core-lib (library)" in text.stdout
     assert "= placed:" not in text.stdout
+
+
+def test_a_new_dependency_in_the_member_says_the_cut_lies_in_a_crate_it_does_not_own(
+    offline_cargo_for: Callable[..., Path],
+) -> None:
+    project = WORKSPACES / "shape-g-new-dependency"
+    offline_cargo_for(project)
+    report, _ = _audit(project)
+    (finding,) = report["findings"]
+    assert finding["placement"] == (
+        "in app's own manifest: the cut lies beyond tch 0.22.0, in a crate the workspace does "
+        "not own"
+    )
+    text = run_featcheck(str(project), "--root", str(project), "--fail-on", "never")
+    assert "= placed: in app's own manifest: the cut lies beyond tch 0.22.0" in text.stdout
