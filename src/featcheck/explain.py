@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from featcheck.fix_words import add_features, edit_words, fix_words, remove_defaults
 from featcheck.fixes.direct import new_requirement, pinned_families
 from featcheck.graph import DependencyGraph, Node
 from featcheck.locate import Cut, Locator
@@ -59,7 +60,7 @@ class Explainer:
         if cut is None or declared is None or goal is None:
             return f"enable the `{feature}` feature of {node.name} {node.version}, or {direct}"
         if declared.id == goal.id:
-            return f'add "{feature}" to the features of {cut.site.key}'
+            return add_features([feature], cut.site.key)
         options = [
             f
             for f in self.search.enabling_features(declared, goal, feature)
@@ -68,7 +69,7 @@ class Explainer:
         named = [f for f in options if f != "default"]
         if named:
             return (
-                f'add "{named[0]}" to the features of {cut.site.key} '
+                f"{add_features(named[:1], cut.site.key)} "
                 f"({declared.name} {declared.version} passes it on to {node.name})"
             )
         if "default" in options and cut.disables_defaults:
@@ -89,11 +90,11 @@ class Explainer:
         where = " in [workspace.dependencies]" if edit.declaration[0] == "workspace" else ""
         if edit.adds_declaration and len(fix.edits) > 1:
             behind = str(fix.edits[1].declaration[-1])
-            text = f"depend on {node.name} behind `{behind}`, which selects it: {fix.description}"
+            text = f"depend on {node.name} behind `{behind}`, which selects it: {fix_words(fix)}"
         elif edit.adds_declaration:
-            text = f"depend on {node.name} directly: {edit.describe()}"
+            text = f"depend on {node.name} directly: {edit_words(edit)}"
         elif edit.action == "remove-default-features":
-            text = f"remove `default-features = false` from {key}{where}"
+            text = remove_defaults(key) + where
             if len(fix.edits) > 1:
                 text += " and from the `workspace = true` lines that repeat it"
             if declared is not None and declared.name != node.name:
@@ -102,14 +103,13 @@ class Explainer:
                     "through its defaults)"
                 )
         else:
-            listed = ", ".join(f'"{f}"' for f in edit.features)
-            text = f"add {listed} to the features of {key}{where}"
+            text = add_features(edit.features, key) + where
             if declared is not None and declared.name != node.name:
                 them = "them" if len(edit.features) > 1 else "it"
                 text += f" ({declared.name} {declared.version} passes {them} on to {node.name})"
         other = next((a for a in alternatives if a.edits[0].action != edit.action), None)
         if other is not None:
-            text += f", or {other.description}"
+            text += f", or {fix_words(other)}"
         return text
 
     def chain(

@@ -14,6 +14,7 @@ from featcheck.builder import FindingBuilder
 from featcheck.deadline import NO_DEADLINE, Deadline
 from featcheck.explain import Explainer
 from featcheck.featureset import DEFAULT, FeatureSelection
+from featcheck.fix_words import edit_words
 from featcheck.fixes.candidate import Candidate
 from featcheck.fixes.overlay import Answer, OverlayCheck, Pending
 from featcheck.fixes.reach import safety
@@ -157,7 +158,13 @@ class FindingPlacer:
             answers = self.overlay.confirm(pending)
             for (position, candidate), answer in zip(waiting, answers, strict=True):
                 settled[position] = self._answered(settled[position], candidate, answer)
-        return [replace(o, pending=(), pending_costs=()) for o in settled]
+        # Left waiting (no cargo to ask): the best of them still says where the cut is.
+        return [
+            replace(o, cut=o.cut or o.pending[0].cut, pending=(), pending_costs=())
+            if o.pending
+            else o
+            for o in settled
+        ]
 
     def _answered(self, outcome: Outcome, candidate: Candidate, answer: Answer) -> Outcome:
         """The outcome once cargo answered for its first pending candidate."""
@@ -172,7 +179,7 @@ class FindingPlacer:
             )
             refused = outcome.refused
             if outcome.fix is None and not rest and not refused and answer.reason:
-                refused = f"{candidate.edits[0].describe()}: {note}"
+                refused = f"{edit_words(candidate.edits[0])}: {note}"
             return replace(outcome, alternatives=alternatives, pending=rest, refused=refused)
         # cargo answered for the member's build; memory for the other builds it changes.
         cost = cost.with_added(answer.added)

@@ -61,18 +61,6 @@ class Edit:
         """The new declaration's value as written: `{ version = "1", ... }`."""
         return inline_table(self.declared_table())
 
-    def describe(self) -> str:
-        """The edit in words."""
-        key = str(self.declaration[-1])
-        listed = ", ".join(f'"{f}"' for f in self.features)
-        if self.action == "add-features":
-            return f"add {listed} to the features of {key}"
-        if self.action == "remove-default-features":
-            return f"remove `default-features = false` from {key}"
-        if self.action == "add-feature-values":
-            return f"add {listed} to `{key}` in [features]"
-        return f"add {key} = {self.declared_value()} to [dependencies]"
-
 
 @dataclass(frozen=True)
 class Fix:
@@ -87,16 +75,6 @@ class Fix:
     """Why it could not be confirmed, when it was not; why it is not safe, when it is not."""
     added: int | None = None
     """How many packages the fix adds to the member's build; None where that is unknown."""
-
-    @property
-    def description(self) -> str:
-        """The fix in words; with several edits, each names its file."""
-        if len({edit.manifest for edit in self.edits}) == 1:
-            return " and ".join(edit.describe() for edit in self.edits)
-        return "; ".join(
-            f"{edit.describe()} ({edit.file})" if edit.file else edit.describe()
-            for edit in self.edits
-        )
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from featcheck.fix_words import edit_words
 from featcheck.fixes.edits import EditError, apply_edit
 from featcheck.report import Edit
 
@@ -103,7 +104,7 @@ def _edit(key: str, action: str = "add-features", *features: str) -> Edit:
             ],
         ),
     ],
-    ids=lambda value: value.describe() if isinstance(value, Edit) else "",
+    ids=lambda value: edit_words(value) if isinstance(value, Edit) else "",
 )
 def test_edit_changes_only_its_declaration(edit: Edit, expected: list[str]) -> None:
     assert _diff(apply_edit(SOURCE, edit)) == expected

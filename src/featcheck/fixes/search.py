@@ -26,6 +26,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from featcheck.featureset import DEFAULT, FeatureSelection
+from featcheck.fix_words import edit_words
 from featcheck.fixes.candidate import Candidate
 from featcheck.fixes.candidates import CandidateFinder
 from featcheck.fixes.counterfactual import ModelEdit, WhatIf
@@ -246,7 +247,7 @@ class FixSearch:
             return ""
         conflict = verdicts[refused].conflict
         assert conflict is not None
-        return f"{refused.edits[0].describe()}: cargo cannot resolve it: {conflict.reason()}"
+        return f"{edit_words(refused.edits[0])}: cargo cannot resolve it: {conflict.reason()}"
 
     def _verdict(
         self,

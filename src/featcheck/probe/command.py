@@ -22,6 +22,7 @@ from pathlib import Path
 from featcheck.audit import find_manifest
 from featcheck.boundary import TrustContext
 from featcheck.errors import FeatcheckError
+from featcheck.fix_words import fix_words
 from featcheck.fixes.apply import plan_changes
 from featcheck.manifest.document import read_manifest
 from featcheck.options import AuditOptions
@@ -138,7 +139,7 @@ def fix_changes(findings: list[Finding]) -> tuple[dict[Path, str], str | None]:
     """What `featcheck --fix` would write for these findings (path -> new text), and in words."""
     changes = plan_changes(findings)
     described = "; ".join(
-        f"{f.code}: {f.fix.description}" for f in findings if f.fix is not None and f.fix.safe
+        f"{f.code}: {fix_words(f.fix)}" for f in findings if f.fix is not None and f.fix.safe
     )
     return {change.path: change.updated for change in changes}, described or None
 

@@ -10,6 +10,7 @@ from typing import Any, TextIO
 
 from featcheck import __version__
 from featcheck.comparison.fingerprint import fingerprint
+from featcheck.fix_words import fix_words
 from featcheck.grouping import group_findings
 from featcheck.render.json_text import json_document
 from featcheck.render.renderer import RenderOptions
@@ -75,7 +76,7 @@ def fix_to_dict(fix: Fix | None) -> dict[str, Any] | None:
     if fix is None:
         return None
     return {
-        "description": fix.description,
+        "description": fix_words(fix),
         "safe": fix.safe,
         "confirmed": fix.confirmed,
         "note": fix.note,

@@ -20,6 +20,7 @@ from dataclasses import replace
 from itertools import groupby
 from typing import TextIO
 
+from featcheck.fix_words import edit_words, fix_words
 from featcheck.grouping import FindingGroup, group_findings
 from featcheck.render.by_edit import (
     builds_line,
@@ -64,9 +65,9 @@ def _where(fix: Fix) -> str:
 def _described(fix: Fix) -> str:
     """The fix in words; the same edit in several manifests (one per member) said once, the
     files following in `_where`."""
-    said = list(dict.fromkeys(edit.describe() for edit in fix.edits))
+    said = list(dict.fromkeys(edit_words(edit) for edit in fix.edits))
     files = {edit.file for edit in fix.edits}
-    return said[0] if len(said) == 1 and len(files) > 1 else fix.description
+    return said[0] if len(said) == 1 and len(files) > 1 else fix_words(fix)
 
 
 def _fix_line(
@@ -126,7 +127,7 @@ def _alternatives(finding: Finding) -> list[Line]:
         state = "confirmed" if alternative.confirmed else "not confirmed"
         if alternative.note:
             state += f": {alternative.note}"
-        text = f"{alternative.description} ({_where(alternative)}; {state})"
+        text = f"{fix_words(alternative)} ({_where(alternative)}; {state})"
         lines.append(_detail("or", text))
     return lines
 

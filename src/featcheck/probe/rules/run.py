@@ -11,6 +11,7 @@ from pathlib import Path
 from featcheck.audit import find_manifest
 from featcheck.boundary import TrustContext
 from featcheck.errors import FeatcheckError
+from featcheck.fix_words import fix_words
 from featcheck.fixes.apply import plan_changes
 from featcheck.graph import DependencyGraph, Node
 from featcheck.probe.build import start_probe
@@ -219,7 +220,7 @@ def _configurations(
             profile=after.profile,
             label="with featcheck's fix",
         )
-        return current, fixed, f"featcheck's fix: {finding.fix.description}"
+        return current, fixed, f"featcheck's fix: {fix_words(finding.fix)}"
     # No confirmed fix (and none for a feature that costs when on): the feature itself.
     present = finding.feature in now.features
     changed = Pin(now.name, now.version, tuple(sorted(set(now.features) ^ {finding.feature})))
