@@ -1,7 +1,10 @@
-"""Every rule over its fixtures: a build that triggers it and one that does not, run with real
-cargo over the small synthetic registry (fixtures/rules/registry.toml), and what featcheck
-prints for each, against its snapshots (tests/rule_fixtures.py says where they are;
+"""Every rule over its fixtures: a build that triggers it and one that does not, and what
+featcheck prints for each, against its snapshots (tests/rule_fixtures.py says where they are;
 FEATCHECK_UPDATE_SNAPSHOTS=1 rewrites them).
+
+The snapshots are printed in this process from one audit per case, with what cargo answered
+over the small synthetic registry (fixtures/rules/registry.toml) replayed from the case's
+recording; test_cargo_answers.py holds the recordings to real cargo's answers.
 """
 
 from __future__ import annotations
@@ -17,8 +20,8 @@ from rule_fixtures import (
     RULE_FIXTURES,
     audit_fixture,
     case_id,
-    case_outputs,
     check_case,
+    replayed_outputs,
     rule_cases,
     snapshot_path,
 )
@@ -41,8 +44,8 @@ def _host() -> str:
 
 
 @pytest.mark.parametrize("case", CASES, ids=case_id)
-def test_rule_fixture(case: Path, tmp_path: Path, synthetic_cargo: Path) -> None:
-    outputs = case_outputs(case, tmp_path)
+def test_rule_fixture(case: Path, tmp_path: Path, synthetic_registry: Path) -> None:
+    outputs = replayed_outputs(case, tmp_path, synthetic_registry)
     check_case(case, outputs["json"])
     for kind, printed in outputs.items():
         assert_snapshot(snapshot_path(case, kind), printed)
