@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import subprocess
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -24,7 +25,7 @@ import featcheck.stages.place
 from featcheck.audit import SourceFactory, project_manifest, started_audit
 from featcheck.boundary import TrustContext
 from featcheck.cargo.process import refusing_processes
-from featcheck.cli import check, lazy
+from featcheck.cli import check, lazy, run
 from featcheck.cli.check_arguments import check_parser
 from featcheck.cli.progress import Progress
 from featcheck.cli.terminal import CommandExit, fail, terminal_columns
@@ -161,3 +162,22 @@ def _report(
     except FeatcheckError as error:
         fail(error)
     return lazy.report_stage(output_format)(result, arguments, output_format)
+
+
+def run_in_process(
+    *args: str, cwd: Path | None = None, columns: int = 200
+) -> subprocess.CompletedProcess[str]:
+    """`support.run_featcheck` in this process: the same command line (`featcheck.cli.run`) in
+    the same environment, its streams captured, without a Python start-up and imports of its
+    own. For tests of what featcheck prints; a test of the process itself (signals, exit on a
+    broken pipe, what runs beside it) runs it as a user does."""
+    stage = _Printed()
+    with _as_the_command_line(cwd or Path.cwd()):
+        os.environ["COLUMNS"] = str(columns)  # put back with the rest on leaving
+        terminal_columns.cache_clear()
+        with stage.capturing():
+            stage.code = run(list(args))
+    assert stage.code is not None
+    return subprocess.CompletedProcess(
+        ["featcheck", *args], stage.code, stage.stdout.getvalue(), stage.stderr.getvalue()
+    )
