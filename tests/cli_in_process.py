@@ -16,6 +16,7 @@ import contextlib
 import io
 import os
 import subprocess
+import sys
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -165,19 +166,32 @@ def _report(
 
 
 def run_in_process(
-    *args: str, cwd: Path | None = None, columns: int = 200
+    *args: str, cwd: Path | None = None, stdin: str | None = None, columns: int = 200
 ) -> subprocess.CompletedProcess[str]:
     """`support.run_featcheck` in this process: the same command line (`featcheck.cli.run`) in
-    the same environment, its streams captured, without a Python start-up and imports of its
-    own. For tests of what featcheck prints; a test of the process itself (signals, exit on a
-    broken pipe, what runs beside it) runs it as a user does."""
+    the same environment, its streams captured (`stdin` its input), without a Python start-up
+    and imports of its own. For tests of what featcheck prints; a test of the process itself
+    (signals, exit on a broken pipe, what runs beside it) runs it as a user does."""
     stage = _Printed()
-    with _as_the_command_line(cwd or Path.cwd()):
+    given = io.TextIOWrapper(io.BytesIO((stdin or "").encode()), encoding="utf-8")
+    with _as_the_command_line(cwd or Path.cwd()), _reading(given):
         os.environ["COLUMNS"] = str(columns)  # put back with the rest on leaving
         terminal_columns.cache_clear()
         with stage.capturing():
-            stage.code = run(list(args))
+            try:
+                stage.code = run(list(args))
+            except SystemExit as done:  # argparse's usage errors, --help
+                stage.code = done.code if isinstance(done.code, int) else 1
     assert stage.code is not None
     return subprocess.CompletedProcess(
         ["featcheck", *args], stage.code, stage.stdout.getvalue(), stage.stderr.getvalue()
     )
+
+
+@contextlib.contextmanager
+def _reading(stream: io.TextIOWrapper) -> Iterator[None]:
+    saved, sys.stdin = sys.stdin, stream
+    try:
+        yield
+    finally:
+        sys.stdin = saved
