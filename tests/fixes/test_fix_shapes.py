@@ -292,7 +292,7 @@ def test_a_cut_in_a_workspace_library_is_one_finding_for_every_member_built_on_i
 ) -> None:
     project = WORKSPACES / "shape-i-library-owns-the-cut"
     offline_cargo_for(project)
-    report, result = _audit(project)
+    report, _ = _audit(project)
     groups = {f["group"] for f in report["findings"]}
     assert len(groups) == 1 and [f["member"] for f in report["findings"]] == [
         "api",
