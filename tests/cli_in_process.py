@@ -48,6 +48,7 @@ def answered_by(source_of: SourceFactory) -> Iterator[None]:
         known = {k: v for k, v in settings.items() if k in AuditOptions._fields}
         return source_of(workdir, AuditOptions(**known), trust)
 
+    # Names the stages look up when called; one gone would leave real cargo to the refusal.
     saved = featcheck.pipeline.cargo_source, featcheck.stages.place.CargoRunner
     featcheck.pipeline.cargo_source = source_of  # type: ignore[assignment]
     featcheck.stages.place.CargoRunner = runner  # type: ignore[assignment,misc]
