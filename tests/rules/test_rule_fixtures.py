@@ -15,6 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from cli_in_process import run_in_process
 from rule_fixtures import (
     OUTPUTS,
     RULE_FIXTURES,
@@ -26,7 +27,7 @@ from rule_fixtures import (
     snapshot_path,
 )
 from snapshots import assert_snapshot
-from support import WORKSPACES, run_featcheck, trust_of
+from support import WORKSPACES, trust_of
 
 from featcheck.options import AuditOptions, Resolver
 from featcheck.pipeline import audit_project
@@ -108,9 +109,9 @@ def test_the_real_burn_graph_on_wasm_gives_no_threading_finding(
 def test_a_skipped_target_is_said_once_with_verbose(tmp_path: Path, synthetic_cargo: Path) -> None:
     project = tmp_path / "project"
     shutil.copytree(RULE_FIXTURES / "fc001" / "bad", project)
-    quiet = run_featcheck(str(project), "--target", "wasm32-unknown-unknown")
+    quiet = run_in_process(str(project), "--target", "wasm32-unknown-unknown")
     assert quiet.returncode == 0 and "FC001" not in quiet.stderr + quiet.stdout
-    verbose = run_featcheck(str(project), "--target", "wasm32-unknown-unknown", "-v")
+    verbose = run_in_process(str(project), "--target", "wasm32-unknown-unknown", "-v")
     assert verbose.returncode == 0
     said = [line for line in verbose.stderr.splitlines() if "FC001" in line]
     assert said == [
