@@ -8,6 +8,8 @@ code. Every process an audit would start for cargo (the workspace's metadata, a 
 confirmed by cargo, `--diff`'s audit of the fixed copy) asks the source instead; a real
 process is refused (cargo/process.py), so a question the source cannot answer fails the test
 rather than running cargo.
+
+`run_in_process` is `support.run_featcheck` without the process: any command line, real cargo.
 """
 
 from __future__ import annotations
@@ -48,7 +50,7 @@ def answered_by(source_of: SourceFactory) -> Iterator[None]:
         known = {k: v for k, v in settings.items() if k in AuditOptions._fields}
         return source_of(workdir, AuditOptions(**known), trust)
 
-    # Names the stages look up when called; one gone would leave real cargo to the refusal.
+    # Read first: where a stage no longer names these (renamed, moved), this fails at once.
     saved = featcheck.pipeline.cargo_source, featcheck.stages.place.CargoRunner
     featcheck.pipeline.cargo_source = source_of  # type: ignore[assignment]
     featcheck.stages.place.CargoRunner = runner  # type: ignore[assignment,misc]
