@@ -115,14 +115,24 @@ def offline_cargo_for(
 
 
 @pytest.fixture(scope="session")
-def synthetic_cargo_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """One CARGO_HOME over the rule fixtures' synthetic registry (fixtures/rules/registry.toml)."""
-    from synthetic_registry import write_cargo_home, write_registry
+def synthetic_registry(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The rule fixtures' synthetic registry (fixtures/rules/registry.toml), written once: where
+    cargo resolves them, and where their recorded answers say it lies (cargo_answers.py)."""
+    from synthetic_registry import write_registry
+
+    return write_registry(tmp_path_factory.mktemp("synthetic-registry"))
+
+
+@pytest.fixture(scope="session")
+def synthetic_cargo_home(
+    tmp_path_factory: pytest.TempPathFactory, synthetic_registry: Path
+) -> Path:
+    """One CARGO_HOME over the rule fixtures' synthetic registry."""
+    from synthetic_registry import write_cargo_home
 
     if shutil.which("cargo") is None:
         pytest.skip("cargo is not installed")
-    base = tmp_path_factory.mktemp("synthetic")
-    return write_cargo_home(base / "cargo-home", write_registry(base / "registry"))
+    return write_cargo_home(tmp_path_factory.mktemp("synthetic") / "cargo-home", synthetic_registry)
 
 
 @pytest.fixture

@@ -3,11 +3,14 @@
 A case is a directory `bad*` or `ok*` beside the rule's others, with a Cargo.toml and, where the
 rule needs a target or `select`, a featcheck.toml. Its snapshots are
 `fixtures/rules/<code>/snapshots/<case>.{text,json,diff}.snap`: the text report, the JSON report
-and the `--diff` of the fix, each with the exit code and stderr (tests/snapshots.py).
+and the `--diff` of the fix, each with the exit code and stderr (tests/snapshots.py). What cargo
+answered for it is recorded in `fixtures/rules/<code>/cargo/<case>.json` (cargo_answers.py,
+scripts/record_cargo_answers.py): `replayed_outputs` prints the snapshots in this process from it.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -16,9 +19,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from cargo_answers import RECORD, Places, RecordedCargo, Recording, RecordingCargo
+from cli_in_process import printed
 from support import FIXTURES, trust_of
 
 from featcheck import __version__
+from featcheck.audit import cargo_source
 from featcheck.options import AuditOptions, Resolver
 from featcheck.pipeline import audit_project
 from featcheck.report import AuditResult
@@ -104,6 +110,65 @@ def _stable(text: str, tmp_path: Path) -> str:
     text = text.replace(str(tmp_path), "<tmp>")
     tool = '"name": "featcheck",\n    "version": '
     return text.replace(f'{tool}"{__version__}"', f'{tool}"<version>"')
+
+
+def recording_path(case: Path) -> Path:
+    """Where cargo's recorded answers for `case` live (cargo_answers.py)."""
+    return case.parent / "cargo" / f"{case.name}.json"
+
+
+def registry_digest() -> str:
+    """The synthetic registry's spec, digested: a recording holds for this registry only."""
+    return hashlib.sha256((RULE_FIXTURES / "registry.toml").read_bytes()).hexdigest()[:24]
+
+
+def _command_lines(case: Path) -> dict[str, tuple[str, ...]]:
+    pinned = () if _names_targets(case) else ("--target", SNAPSHOT_TARGET)
+    return {kind: (*options, *pinned, case.name) for kind, options in OUTPUTS.items()}
+
+
+def replayed_outputs(case: Path, tmp_path: Path, registry: Path) -> dict[str, str]:
+    """What `case_outputs` prints, from one audit in this process, with cargo's answers
+    replayed from the case's recording (its Cargo.lock included): no process is started."""
+    recording = Recording.load(recording_path(case))
+    assert recording.registry == registry_digest(), f"registry.toml changed: {RECORD}"
+    project = tmp_path / case.name
+    shutil.copytree(case, project)
+    (project / "Cargo.lock").write_text(recording.lockfile, encoding="utf-8")
+    places = Places(registry)
+    outputs = printed(
+        _command_lines(case),
+        tmp_path,
+        lambda workdir, options, trust: RecordedCargo(recording, places, trust),
+    )
+    return {kind: _stable(text, tmp_path) for kind, text in outputs.items()}
+
+
+def recorded_outputs(
+    case: Path, tmp_path: Path, registry: Path
+) -> tuple[Recording, dict[str, str]]:
+    """`replayed_outputs` with real cargo (over the synthetic `registry`, which the
+    environment's CARGO_HOME must name), and every answer it gave, recorded."""
+    recording = Recording(registry_digest())
+    project = tmp_path / case.name
+    shutil.copytree(case, project)
+    subprocess.run(
+        ["cargo", "generate-lockfile", "--offline", "--quiet"],
+        cwd=project,
+        check=True,
+        capture_output=True,
+    )
+    recording.lockfile = (project / "Cargo.lock").read_text(encoding="utf-8")
+    places = Places(registry)
+    outputs = printed(
+        _command_lines(case),
+        tmp_path,
+        lambda workdir, options, trust: RecordingCargo(
+            cargo_source(workdir, options, trust), recording, places
+        ),
+        processes=True,
+    )
+    return recording, {kind: _stable(text, tmp_path) for kind, text in outputs.items()}
 
 
 def findings_of(json_output: str) -> list[dict[str, Any]]:

@@ -9,7 +9,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from support import CRATES, TREES, run_featcheck
+from cli_in_process import run_in_process
+from support import CRATES, TREES
 
 TEMPLATE = (CRATES / "pitb-exec-cpu" / "Cargo.toml").read_text()
 
@@ -33,7 +34,7 @@ def _project(tmp_path: Path, manifest: str) -> Path:
 @pytest.mark.cargo
 def test_malformed_manifest_names_file_line_and_column(tmp_path: Path) -> None:
     project = _project(tmp_path, '[package]\nname = "app"\nversion = "0.1.0\nedition = "2024"\n')
-    result = run_featcheck(str(project))
+    result = run_in_process(str(project))
     assert result.returncode == 2
     _assert_one_clear_line(result.stderr, f"{project / 'Cargo.toml'}:3:", "invalid TOML")
 
@@ -42,7 +43,7 @@ def test_malformed_toolchain_file_names_file_line_and_column(tmp_path: Path) -> 
     """The toolchain file is read before cargo starts, by the manifests' reader."""
     project = _project(tmp_path, TEMPLATE)
     (project / "rust-toolchain.toml").write_text('[toolchain]\nchannel = "stable\n')
-    result = run_featcheck(str(project))
+    result = run_in_process(str(project))
     assert result.returncode == 2
     _assert_one_clear_line(result.stderr, "rust-toolchain.toml:2:", "invalid TOML")
 
@@ -53,7 +54,7 @@ def test_toolchain_file_in_toml_1_1_is_read_as_cargo_reads_it(tmp_path: Path) ->
     (project / "rust-toolchain.toml").write_text(
         '[toolchain]\nchannel = "1.95"\ncomponents = { a = 1, }\nprofile = ["x"\n'
     )
-    result = run_featcheck(str(project))
+    result = run_in_process(str(project))
     assert result.returncode == 2
     _assert_one_clear_line(result.stderr, "rust-toolchain.toml:4:")
 
@@ -61,19 +62,19 @@ def test_toolchain_file_in_toml_1_1_is_read_as_cargo_reads_it(tmp_path: Path) ->
 @pytest.mark.cargo
 def test_invalid_utf8_manifest(tmp_path: Path) -> None:
     (tmp_path / "Cargo.toml").write_bytes(b'[package]\nname = "\xff"\n')
-    result = run_featcheck(str(tmp_path))
+    result = run_in_process(str(tmp_path))
     assert result.returncode == 2
     _assert_one_clear_line(result.stderr, "Cargo.toml:2:9: invalid UTF-8")
 
 
 def test_directory_without_manifest(tmp_path: Path) -> None:
-    result = run_featcheck(str(tmp_path))
+    result = run_in_process(str(tmp_path))
     assert result.returncode == 2
     _assert_one_clear_line(result.stderr, "not a Cargo project")
 
 
 def test_missing_path(tmp_path: Path) -> None:
-    result = run_featcheck(str(tmp_path / "nowhere" / "Cargo.toml"))
+    result = run_in_process(str(tmp_path / "nowhere" / "Cargo.toml"))
     assert result.returncode == 2
     _assert_one_clear_line(result.stderr, "no such file or directory")
 
@@ -83,7 +84,7 @@ def test_cargo_not_on_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> N
     empty = tmp_path / "empty-bin"
     empty.mkdir()
     monkeypatch.setenv("PATH", str(empty))
-    result = run_featcheck(str(project))
+    result = run_in_process(str(project))
     assert result.returncode == 2
     _assert_one_clear_line(result.stderr, "cargo not found on PATH")
 
@@ -93,7 +94,7 @@ def test_cargo_failing_to_resolve_gives_cargos_reason(
 ) -> None:
     manifest = TEMPLATE.replace('"=0.22.1"', '"=9.9.9"')
     project = _project(tmp_path, manifest)
-    result = run_featcheck(str(project))
+    result = run_in_process(str(project))
     assert result.returncode == 2
     _assert_one_clear_line(result.stderr, "cargo metadata failed", "burn")
     assert not (project / "Cargo.lock").exists()
@@ -124,7 +125,7 @@ def test_a_missing_nested_path_dependency_names_the_missing_file(
 ) -> None:
     """Not "failed to load workspace member `app`" (which is there): the file that is not."""
     _nested_missing_path_dependency(tmp_path)
-    result = run_featcheck(str(tmp_path), *mode)
+    result = run_in_process(str(tmp_path), *mode)
     assert result.returncode == 2
     _assert_one_clear_line(result.stderr, "helper/Cargo.toml")
     missing = result.stderr.index("helper/Cargo.toml")
@@ -133,46 +134,46 @@ def test_a_missing_nested_path_dependency_names_the_missing_file(
 
 def test_unknown_member(offline_cargo_for: Callable[..., Path]) -> None:
     offline_cargo_for(CRATES / "pitb-exec-cpu")
-    result = run_featcheck(str(CRATES / "pitb-exec-cpu"), "-p", "nope")
+    result = run_in_process(str(CRATES / "pitb-exec-cpu"), "-p", "nope")
     assert result.returncode == 2
     _assert_one_clear_line(result.stderr, "no workspace member named nope")
 
 
 def test_unknown_target(offline_cargo_for: Callable[..., Path]) -> None:
     offline_cargo_for(CRATES / "pitb-exec-cpu")
-    result = run_featcheck(str(CRATES / "pitb-exec-cpu"), "--target", "not-a-triple")
+    result = run_in_process(str(CRATES / "pitb-exec-cpu"), "--target", "not-a-triple")
     assert result.returncode == 2
     _assert_one_clear_line(result.stderr)
 
 
 def test_usage_error_exits_2() -> None:
-    result = run_featcheck("--format", "yaml", ".")
+    result = run_in_process("--format", "yaml", ".")
     assert result.returncode == 2
     assert "Traceback" not in result.stderr
 
 
 @pytest.mark.parametrize("text", ["", "hello\n", "\x00\xff garbage"])
 def test_tree_input_that_is_not_a_tree(text: str) -> None:
-    result = run_featcheck("--tree", "-", stdin=text)
+    result = run_in_process("--tree", "-", stdin=text)
     assert result.returncode == 2
     _assert_one_clear_line(result.stderr, "<stdin>")
 
 
 def test_tree_without_features_names_the_line() -> None:
-    result = run_featcheck("--tree", "-", stdin="app v0.1.0 (/src/app)\n")
+    result = run_in_process("--tree", "-", stdin="app v0.1.0 (/src/app)\n")
     assert result.returncode == 2
     _assert_one_clear_line(result.stderr, "<stdin>:1: ", "-f '{p} [{f}]'")
 
 
 def test_tree_file_that_does_not_exist(tmp_path: Path) -> None:
-    result = run_featcheck("--tree", str(tmp_path / "missing.txt"))
+    result = run_in_process("--tree", str(tmp_path / "missing.txt"))
     assert result.returncode == 2
     _assert_one_clear_line(result.stderr, "missing.txt: cannot read")
 
 
 def test_saved_ambiguity_error_lists_the_versions() -> None:
     stderr = (TREES / "two-versions.invert-burn-flex.stderr.txt").read_text()
-    result = run_featcheck("--tree", "-", stdin=stderr)
+    result = run_in_process("--tree", "-", stdin=stderr)
     assert result.returncode == 2
     _assert_one_clear_line(result.stderr, "burn-flex@0.21.0, burn-flex@0.22.1")
 

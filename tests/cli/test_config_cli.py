@@ -7,7 +7,8 @@ import shutil
 from collections.abc import Callable
 from pathlib import Path
 
-from support import CRATES, WORKSPACES, run_featcheck
+from cli_in_process import run_in_process
+from support import CRATES, WORKSPACES
 
 
 def _copy(source: Path, tmp_path: Path) -> Path:
@@ -28,12 +29,12 @@ def test_inline_allow_with_a_reason_silences_the_finding(
             '    # "rayon",  # featcheck: allow(FC001, FC003) slower for 64x64 matrices',
         )
     )
-    result = run_featcheck(str(project), "--format", "json")
+    result = run_in_process(str(project), "--format", "json")
     assert result.returncode == 0, result.stdout
     report = json.loads(result.stdout)
     # FC001 suppressed, FC003 reports the missing `simd` (stages/deferral.py): both allowed.
     assert report["findings"] == [] and report["suppressed"] == {"FC001": 1, "FC003": 1}
-    assert "2 suppressed" in run_featcheck(str(project)).stdout
+    assert "2 suppressed" in run_in_process(str(project)).stdout
 
 
 def test_allow_entry_in_workspace_metadata_and_unused_entries_are_reported(
@@ -49,7 +50,7 @@ def test_allow_entry_in_workspace_metadata_and_unused_entries_are_reported(
         + '  { code = "FC003", member = "app", reason = "wasm only" },\n'
         + '  { code = "FC004", reason = "stale" },\n]\n'
     )
-    result = run_featcheck(str(project), "--format", "json")
+    result = run_in_process(str(project), "--format", "json")
     report = json.loads(result.stdout)
     assert report["suppressed"] == {"FC001": 1, "FC003": 1}
     (unused,) = report["findings"]
@@ -67,12 +68,12 @@ def test_featcheck_toml_sets_rules_targets_and_failing_level(
     (project / "featcheck.toml").write_text(
         'select = ["FC006"]\ntargets = ["aarch64-apple-darwin"]\nfail-on = "info"\n'
     )
-    result = run_featcheck(str(project), "--format", "json")
+    result = run_in_process(str(project), "--format", "json")
     report = json.loads(result.stdout)
     assert report["targets"] == ["aarch64-apple-darwin"]
     assert [f["code"] for f in report["findings"]] == ["FC006"]
     assert result.returncode == 1  # fail-on = "info"
-    assert run_featcheck(str(project), "--fail-on", "warning").returncode == 0
+    assert run_in_process(str(project), "--fail-on", "warning").returncode == 0
 
 
 def test_unknown_configuration_key_is_an_error_at_its_place(
@@ -81,7 +82,7 @@ def test_unknown_configuration_key_is_an_error_at_its_place(
     offline_cargo_for(CRATES / "pitb-exec-cpu")
     project = _copy(CRATES / "pitb-exec-cpu", tmp_path)
     (project / "featcheck.toml").write_text('select = ["FC001"]\nfail_on = "error"\n')
-    result = run_featcheck(str(project))
+    result = run_in_process(str(project))
     assert result.returncode == 2
     assert "featcheck.toml:2:1: " in result.stderr and "fail-on" in result.stderr
     assert "Traceback" not in result.stderr
@@ -95,20 +96,20 @@ def test_allow_without_reason_is_refused(
     manifest = project / "Cargo.toml"
     text = manifest.read_text().replace('"optim"] }', '"optim"] }  # featcheck: allow(FC001)')
     manifest.write_text(text)
-    result = run_featcheck(str(project))
+    result = run_in_process(str(project))
     assert result.returncode == 2
     assert "Cargo.toml:9:" in result.stderr and "reason" in result.stderr
 
 
 def test_rules_command_lists_the_catalogue_and_explains_one(offline_cargo: object) -> None:
-    listing = run_featcheck("rules")
+    listing = run_in_process("rules")
     assert listing.returncode == 0
     codes = [line.split()[0] for line in listing.stdout.splitlines()[1:]]  # after the heading
     assert codes[0] == "FC001" and "FC010" in codes and codes[-1] == "FC900"
-    one = run_featcheck("rule", "flex-without-rayon")
+    one = run_in_process("rule", "flex-without-rayon")
     assert one.stdout.startswith("# FC001 `flex-without-rayon`")
     assert "21.4 ms" in one.stdout
-    assert run_featcheck("rule", "FC999").returncode == 2
+    assert run_in_process("rule", "FC999").returncode == 2
 
 
 def test_inline_allow_on_the_members_inheriting_line(
@@ -122,7 +123,7 @@ def test_inline_allow_on_the_members_inheriting_line(
             '"autodiff"] }', '"autodiff"] }  # featcheck: allow(FC001) embedded target'
         )
     )
-    report = json.loads(run_featcheck(str(project), "--format", "json").stdout)
+    report = json.loads(run_in_process(str(project), "--format", "json").stdout)
     assert report["suppressed"] == {"FC001": 1}
     assert {f["code"] for f in report["findings"]} == {"FC003"}  # server's, untouched
 
@@ -139,16 +140,16 @@ def test_settings_and_comments_of_members_without_findings_still_count(
     app.write_text(app.read_text() + ignore)
     bench = project / "bench" / "Cargo.toml"
     clean = bench.read_text()
-    assert run_featcheck(str(project)).returncode == 0  # app's own settings apply
+    assert run_in_process(str(project)).returncode == 0  # app's own settings apply
     bench.write_text(clean.replace("edition", 'metadata.featcheck.fail-on = "x"\nedition'))
-    result = run_featcheck(str(project))
+    result = run_in_process(str(project))
     assert result.returncode == 2 and "bench/Cargo.toml:4:30: `fail-on`" in result.stderr
     bench.write_text(clean + "# featcheck: allow(FC001)\n")
-    result = run_featcheck(str(project))
+    result = run_in_process(str(project))
     assert result.returncode == 2 and "bench/Cargo.toml:9:1: " in result.stderr
     assert "needs a reason" in result.stderr
     bench.write_text(clean + "# featcheck: allow(FC001) bench builds\n")
-    result = run_featcheck(str(project), "--format", "json")
+    result = run_in_process(str(project), "--format", "json")
     (unused,) = json.loads(result.stdout)["findings"]
     assert unused["code"] == "FC900" and unused["location"]["file"] == "bench/Cargo.toml"
 
@@ -167,7 +168,7 @@ def test_allow_entries_naming_what_does_not_exist_are_fc900_at_their_line(
         '[[allow]]\ncode = "FC001"\ncrate = "burn-flx"\nreason = "typo"\n\n'
         '[[allow]]\ncode = "FC001"\ntarget = "wasm32-unknown-unkown"\nreason = "typo"\n'
     )
-    result = run_featcheck(str(project), "-p", "app", "--format", "json")
+    result = run_in_process(str(project), "-p", "app", "--format", "json")
     assert result.returncode == 1, result.stderr
     report = json.loads(result.stdout)
     unused = sorted(
@@ -191,7 +192,7 @@ def test_allow_entries_naming_what_does_not_exist_are_fc900_at_their_line(
         ),
     ]
     assert {f["member"] for f in report["findings"] if f["code"] == "FC900"} == {None}
-    text = run_featcheck(str(project), "-p", "app").stdout
+    text = run_in_process(str(project), "-p", "app").stdout
     assert "featcheck.toml:11:1" in text and "FC001 for member ap" in text
 
 
@@ -203,10 +204,10 @@ def test_a_run_that_audited_nothing_never_says_no_findings(
     (project / "featcheck.toml").write_text(
         '[[allow]]\ncode = "*"\nmember = "app"\nreason = "a stale one is not news here"\n'
     )
-    result = run_featcheck(str(project), "-F", "nope")
+    result = run_in_process(str(project), "-F", "nope")
     assert result.returncode == 2
     assert "no findings" not in result.stdout and "FC900" not in result.stdout
     assert result.stdout.startswith("no verdict: no build configuration could be audited")
     assert "none of the selected packages contains this feature: nope" in result.stderr
-    report = json.loads(run_featcheck(str(project), "-F", "nope", "--format", "json").stdout)
+    report = json.loads(run_in_process(str(project), "-F", "nope", "--format", "json").stdout)
     assert report["no_verdict"] == ["no build configuration could be audited"]

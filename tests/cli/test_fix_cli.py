@@ -10,7 +10,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from support import CRATES, WORKSPACES, run_featcheck
+from cli_in_process import run_in_process
+from support import CRATES, WORKSPACES
 
 from featcheck.cargo.tree_text import parse_tree_text
 
@@ -54,11 +55,11 @@ def test_fix_edits_only_the_declaration_and_cargo_agrees(
     # The view holds what the fixes turn on: cargo resolves the fixed copy below with it.
     offline_cargo_for(project)
     before = _manifests(project)
-    report = json.loads(run_featcheck(str(project), "--format", "json").stdout)
+    report = json.loads(run_in_process(str(project), "--format", "json").stdout)
     assert report["findings"]
 
     # Every finding's fix, the info findings' too (old-burn-ndarray's library).
-    result = run_featcheck(str(project), "--fix", "--fix-level", "info", "--format", "json")
+    result = run_in_process(str(project), "--fix", "--fix-level", "info", "--format", "json")
     after_report = json.loads(result.stdout)
     # Every fix holds, burn 0.20.1's included: its defaults bring crates the stub registry does
     # not hold, and the direct burn-ndarray dependency that adds fewer packages is chosen.
@@ -115,7 +116,7 @@ def test_diff_prints_the_change_and_writes_nothing(
     shutil.copytree(CRATES / "pitb-exec-cpu", project)
     offline_cargo_for(project)
     before = (project / "Cargo.toml").read_bytes()
-    result = run_featcheck(str(project), "--diff")
+    result = run_in_process(str(project), "--diff")
     assert result.returncode == 1
     assert result.stdout.startswith("--- a/Cargo.toml\n+++ b/Cargo.toml\n")
     assert (
@@ -131,7 +132,7 @@ def test_fix_keeps_the_file_mode(tmp_path: Path, offline_cargo_for: Callable[...
     offline_cargo_for(project)
     manifest = project / "Cargo.toml"
     manifest.chmod(0o640)
-    assert run_featcheck(str(project), "--fix").returncode == 0
+    assert run_in_process(str(project), "--fix").returncode == 0
     assert manifest.stat().st_mode & 0o777 == 0o640
     assert '"rayon", "simd"]' in manifest.read_text()
 
@@ -140,7 +141,7 @@ def test_every_fix_is_confirmed_by_cargo_before_it_is_called_safe(
     offline_cargo_for: Callable[..., Path],
 ) -> None:
     offline_cargo_for(CRATES / "pitb-exec-cpu")
-    report = json.loads(run_featcheck(str(CRATES / "pitb-exec-cpu"), "--format", "json").stdout)
+    report = json.loads(run_in_process(str(CRATES / "pitb-exec-cpu"), "--format", "json").stdout)
     (finding,) = report["findings"]
     assert finding["fix"]["safe"] and finding["fix"]["confirmed"]
     assert finding["fix"]["edits"] == [
@@ -164,7 +165,7 @@ def test_no_exec_refuses_to_fix_in_one_line_and_writes_nothing(flag: str, tmp_pa
     project = tmp_path / "memchr-without-std"
     shutil.copytree(WORKSPACES / "memchr-without-std", project)
     before = {p: p.read_bytes() for p in project.rglob("*") if p.is_file()}
-    result = run_featcheck(str(project), "--no-exec", flag)
+    result = run_in_process(str(project), "--no-exec", flag)
     assert result.returncode == 2
     assert result.stdout == ""
     assert result.stderr.splitlines() == [

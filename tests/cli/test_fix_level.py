@@ -14,7 +14,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from support import WORKSPACES, run_featcheck
+from cli_in_process import run_in_process
+from support import WORKSPACES
 
 SAMPLER, SOLVER = Path("sampler/Cargo.toml"), Path("solver/Cargo.toml")
 EVERY = {SAMPLER, SOLVER, Path("Cargo.lock")}
@@ -47,12 +48,12 @@ def _diffed(stdout: str) -> set[Path]:
 
 def test_an_info_fix_is_left_alone_by_default_and_diff_shows_the_same(project: Path) -> None:
     before = _files(project)
-    diff = run_featcheck(str(project), "--diff")
+    diff = run_in_process(str(project), "--diff")
     assert diff.returncode == 1, diff.stderr
     assert BELOW in diff.stderr.splitlines()
     assert "matrixmultiply = {" not in diff.stdout  # sampler's new dependency
 
-    fixed = run_featcheck(str(project), "--fix")
+    fixed = run_in_process(str(project), "--fix")
     assert fixed.returncode == 0, fixed.stderr  # the info finding left does not fail the run
     assert BELOW in fixed.stderr.splitlines()
     assert _changed(before, project) == _diffed(diff.stdout) == {SOLVER, Path("Cargo.lock")}
@@ -63,10 +64,10 @@ def test_an_info_fix_is_left_alone_by_default_and_diff_shows_the_same(project: P
 
 def test_fix_level_info_applies_it_and_diff_shows_the_same(project: Path) -> None:
     before = _files(project)
-    diff = run_featcheck(str(project), "--diff", "--fix-level", "info")
+    diff = run_in_process(str(project), "--diff", "--fix-level", "info")
     assert diff.returncode == 1, diff.stderr
     assert "no fix applied" not in diff.stderr
-    fixed = run_featcheck(str(project), "--fix", "--fix-level", "info")
+    fixed = run_in_process(str(project), "--fix", "--fix-level", "info")
     assert fixed.returncode == 0, fixed.stderr
     assert (
         _changed(before, project) == _diffed(diff.stdout) == {SAMPLER, SOLVER, Path("Cargo.lock")}
@@ -88,13 +89,13 @@ def test_what_else_sets_the_fix_level(
     project: Path, flags: tuple[str, ...], configuration: str, diffed: set[Path]
 ) -> None:
     (project / "featcheck.toml").write_text(configuration)
-    diff = run_featcheck(str(project), "--diff", *flags)
+    diff = run_in_process(str(project), "--diff", *flags)
     assert diff.returncode == (1 if diffed else 0), diff.stderr
     assert _diffed(diff.stdout) == diffed
 
 
 def test_fix_level_error_leaves_a_warning(project: Path) -> None:
-    diff = run_featcheck(str(project), "--diff", "--fix-level", "error")
+    diff = run_in_process(str(project), "--diff", "--fix-level", "error")
     assert diff.returncode == 0, diff.stderr
     assert diff.stdout == ""
     assert diff.stderr.splitlines()[-1] == "featcheck: 0 files would change"
@@ -102,7 +103,7 @@ def test_fix_level_error_leaves_a_warning(project: Path) -> None:
 
 def test_a_fix_level_that_is_no_severity_is_refused(project: Path) -> None:
     (project / "featcheck.toml").write_text('fix-level = "never"\n')
-    refused = run_featcheck(str(project), "--fix")
+    refused = run_in_process(str(project), "--fix")
     assert refused.returncode == 2
     (line,) = refused.stderr.splitlines()
     assert line.endswith('`fix-level` must be one of "error", "warning", "info"'), line

@@ -8,7 +8,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from support import CRATES, WORKSPACES, run_featcheck
+from cli_in_process import run_in_process
+from support import CRATES, WORKSPACES
 
 from featcheck.probe.progress import BuildProgress
 
@@ -24,10 +25,10 @@ def test_one_file_fixed_is_said_in_the_singular(
 ) -> None:
     project = _copy("memchr-without-std", tmp_path)  # one manifest to fix, Cargo.lock unchanged
     offline_cargo_for(project)
-    diff = run_featcheck(str(project), "--diff")
+    diff = run_in_process(str(project), "--diff")
     assert diff.returncode == 1, diff.stderr
     assert diff.stderr.splitlines()[-1] == "featcheck: 1 file would change"
-    fixed = run_featcheck(str(project), "--fix")
+    fixed = run_in_process(str(project), "--fix")
     assert fixed.returncode == 0, fixed.stderr
     assert "featcheck: fixed 1 file" in fixed.stderr.splitlines()
     assert "(s)" not in diff.stderr + fixed.stderr
@@ -39,7 +40,7 @@ def test_one_finding_accepted_into_a_baseline(
     project = _copy("memchr-without-std", tmp_path)
     offline_cargo_for(project)
     baseline = tmp_path / "baseline.txt"
-    written = run_featcheck(str(project), "--write-baseline", str(baseline))
+    written = run_in_process(str(project), "--write-baseline", str(baseline))
     assert written.returncode == 0, written.stderr
     assert written.stderr.strip() == f"featcheck: wrote {baseline}: 1 finding accepted"
 
@@ -51,7 +52,7 @@ def test_a_baseline_line_of_one_field(
     offline_cargo_for(project)
     baseline = tmp_path / "baseline.txt"
     baseline.write_text("0123456789abcdef\n")
-    refused = run_featcheck(str(project), "--baseline", str(baseline))
+    refused = run_in_process(str(project), "--baseline", str(baseline))
     assert refused.returncode == 2
     assert refused.stderr.strip().endswith("this line has 1 field"), refused.stderr
 
@@ -63,7 +64,7 @@ def test_one_incomplete_build_in_the_singular(
     home = tmp_path / "cargo-home"
     home.mkdir()
     monkeypatch.setenv("CARGO_HOME", str(home))
-    result = run_featcheck(str(CRATES / "pitb-exec-cpu"), "--no-exec")
+    result = run_in_process(str(CRATES / "pitb-exec-cpu"), "--no-exec")
     assert result.returncode == 2
     (line,) = result.stderr.splitlines()
     assert line.startswith("featcheck: incomplete audit: 1 build depends on packages --no-exec"), (

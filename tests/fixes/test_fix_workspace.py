@@ -13,7 +13,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from support import WORKSPACES, run_featcheck
+from cli_in_process import run_in_process
+from support import WORKSPACES
 
 MEMBERS = ("lib", "cpu-app", "gpu-app")
 
@@ -27,7 +28,7 @@ def _copy(name: str, tmp_path: Path, offline_cargo_for: Callable[..., Path]) -> 
 
 
 def _audit(project: Path, *args: str) -> tuple[dict[str, Any], subprocess.CompletedProcess[str]]:
-    result = run_featcheck(str(project), "--format", "json", "--root", str(project), *args)
+    result = run_in_process(str(project), "--format", "json", "--root", str(project), *args)
     assert result.returncode in (0, 1), result.stderr
     return json.loads(result.stdout), result
 
@@ -90,12 +91,12 @@ def test_a_librarys_backend_fix_goes_behind_the_feature_that_selects_it(
     (plain,) = [a for a in by_member["lib"]["alternatives"] if _edits(a)[0][2] == "add-dependency"]
     assert not plain["safe"]
     assert "burn-ndarray" in plain["note"] and "gpu-app" in plain["note"]
-    text = run_featcheck(str(project), "--root", str(project))
+    text = run_in_process(str(project), "--root", str(project))
     assert 'add "dep:burn-ndarray" to `backend_ndarray` in [features]' in " ".join(
         text.stdout.split()
     )
 
-    fixed = run_featcheck(str(project), "--fix", "--fix-level", "info", "--root", str(project))
+    fixed = run_in_process(str(project), "--fix", "--fix-level", "info", "--root", str(project))
     assert fixed.returncode == 0, fixed.stdout + fixed.stderr
     lib = (project / "lib" / "Cargo.toml").read_text()
     assert 'backend_ndarray = ["burn/ndarray", "dep:burn-ndarray"]' in lib
@@ -150,10 +151,10 @@ def test_a_new_dependency_inherits_the_workspace_entry_of_the_crate(
             )
         ]
     line = 'burn-ndarray = { workspace = true, features = ["multi-threads"] }'
-    text = run_featcheck(str(project), "--root", str(project))
+    text = run_in_process(str(project), "--root", str(project))
     assert f"add {line} to [dependencies]" in " ".join(text.stdout.split())
 
-    fixed = run_featcheck(str(project), "--fix", "--fix-level", "info", "--root", str(project))
+    fixed = run_in_process(str(project), "--fix", "--fix-level", "info", "--root", str(project))
     assert fixed.returncode == 0, fixed.stdout + fixed.stderr
     for member in ("app", "trainer"):
         manifest = (project / member / "Cargo.toml").read_text()
@@ -168,7 +169,7 @@ def test_one_cut_is_one_finding_whatever_each_members_edit(
     one's manifest. One finding is printed, naming both members and both files; JSON keeps an
     entry per member with one group."""
     project = _copy("workspace-declared-backend", tmp_path, offline_cargo_for)
-    text = run_featcheck(str(project), "--root", str(project)).stdout
+    text = run_in_process(str(project), "--root", str(project)).stdout
     lines = text.splitlines()
     assert sum(line.startswith("error[FC002]") for line in lines) == 1
     assert "  = builds: 2 members: app, trainer; target x86_64-unknown-linux-gnu" in lines

@@ -5,20 +5,21 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from support import TREES, run_featcheck
+from cli_in_process import run_in_process
+from support import TREES
 
 from featcheck.rules.catalogue import builtin_rules
 
 
 def _audit(name: str) -> tuple[int, dict[str, Any]]:
-    result = run_featcheck("--tree", str(TREES / name), "--format", "json")
+    result = run_in_process("--tree", str(TREES / name), "--format", "json")
     assert result.returncode in (0, 1), result.stderr
     return result.returncode, json.loads(result.stdout)
 
 
 def test_inverted_tree_from_stdin_finds_what_the_project_audit_finds() -> None:
     text = (TREES / "pitb-exec-cpu.invert-burn-flex.txt").read_text()
-    result = run_featcheck("--tree", "-", stdin=text)
+    result = run_in_process("--tree", "-", stdin=text)
     assert result.returncode == 1
     assert "pitb-exec-cpu" in result.stdout
     assert "error[FC001] burn-flex 0.22.1 is built without `rayon`" in result.stdout
@@ -57,7 +58,7 @@ def test_default_edges_are_reported_as_a_hole() -> None:
 
 def test_workspace_root_tree_is_never_clean() -> None:
     # cargo unified app (no rayon) with bench (defaults): the tree shows rayon for both.
-    result = run_featcheck("--tree", str(TREES / "workspace-unification.root.txt"))
+    result = run_in_process("--tree", str(TREES / "workspace-unification.root.txt"))
     assert result.returncode == 2
     assert "no findings" not in result.stdout
     assert "note: this tree was printed for several members (app, bench)" in result.stdout
@@ -70,12 +71,12 @@ def test_workspace_root_tree_is_never_clean() -> None:
 def test_the_readme_check_at_a_workspace_root_says_it_cannot_tell() -> None:
     # `cargo tree -e normal -f '{p} [{f}]' -i burn-flex | featcheck --tree -` at the root.
     text = (TREES / "workspace-unification.root.invert-burn-flex.txt").read_text()
-    result = run_featcheck("--tree", "-", stdin=text)
+    result = run_in_process("--tree", "-", stdin=text)
     assert result.returncode == 2, result.stdout
     assert "no findings" not in result.stdout
     assert "several members (app, bench)" in result.stdout
     assert "print one tree per member with -p MEMBER" in result.stdout
-    report = json.loads(run_featcheck("--tree", "-", "--format", "json", stdin=text).stdout)
+    report = json.loads(run_in_process("--tree", "-", "--format", "json", stdin=text).stdout)
     assert report["findings"] == [] and report["no_verdict"] == [
         "cargo unified 2 members in this tree; a member built alone may lack features it shows"
     ]
@@ -84,14 +85,14 @@ def test_the_readme_check_at_a_workspace_root_says_it_cannot_tell() -> None:
 def test_a_tree_with_no_rule_to_run_has_no_verdict() -> None:
     text = (TREES / "pitb-exec-cpu-simd.invert-burn-flex.txt").read_text()
     codes = ",".join(rule.code for rule in builtin_rules())
-    result = run_featcheck("--tree", "-", "--ignore", codes, stdin=text)
+    result = run_in_process("--tree", "-", "--ignore", codes, stdin=text)
     assert result.returncode == 2
     assert "no verdict: no rule was run (1 member)" in result.stdout
 
 
 def test_nothing_to_print_is_clean() -> None:
     text = (TREES / "target-specific.invert-burn-flex.apple-darwin.stderr.txt").read_text()
-    result = run_featcheck("--tree", "-", "--format", "json", stdin=text)
+    result = run_in_process("--tree", "-", "--format", "json", stdin=text)
     assert result.returncode == 0
     assert "nothing" in json.loads(result.stdout)["notes"][0]
 
@@ -116,7 +117,7 @@ app v0.1.0 (/w/app) []
     apart = merged.replace("└── nom v8.0.0 [alloc] (*)", NOM_ON_THE_TARGET_SIDE)
     notes = {}
     for name, text in (("merged", merged), ("apart", apart)):
-        result = run_featcheck("--tree", "-", "--format", "json", stdin=text)
+        result = run_in_process("--tree", "-", "--format", "json", stdin=text)
         assert result.returncode == 0, result.stderr
         notes[name] = json.loads(result.stdout)["notes"]
     assert any("printed without --target" in note for note in notes["merged"])

@@ -17,7 +17,8 @@ from actions_support import (
     manifest_location,
     runner_commands,
 )
-from support import CRATES, REPO, run_featcheck
+from cli_in_process import run_in_process
+from support import CRATES, REPO
 
 from featcheck.render.github import (
     SUMMARY_LIMIT,
@@ -233,7 +234,7 @@ def test_cli_annotates_the_burn_line(
     summary = tmp_path / "summary.md"
     monkeypatch.setenv("GITHUB_WORKSPACE", str(REPO))
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
-    done = run_featcheck(str(CRATES / "pitb-exec-cpu"), "--format", "github")
+    done = run_in_process(str(CRATES / "pitb-exec-cpu"), "--format", "github")
     assert done.returncode == 1, done.stderr
     commands = _commands(done.stdout)
     assert len(commands) == 1
@@ -258,10 +259,10 @@ def test_github_is_the_default_format_in_actions(
 ) -> None:
     offline_cargo_for(CRATES / "pitb-exec-cpu")
     monkeypatch.setenv("GITHUB_ACTIONS", "true")
-    done = run_featcheck(str(CRATES / "pitb-exec-cpu"))
+    done = run_in_process(str(CRATES / "pitb-exec-cpu"))
     assert done.returncode == 1, done.stderr
     assert done.stdout.startswith("::error file=crates/pitb-exec-cpu/Cargo.toml,line=9,col=31,")
-    explicit = run_featcheck(str(CRATES / "pitb-exec-cpu"), "--format", "text")
+    explicit = run_in_process(str(CRATES / "pitb-exec-cpu"), "--format", "text")
     # In Actions the text report, which quotes manifest lines, is printed inside stop-commands.
     assert _log(explicit.stdout)[0].startswith("pitb-exec-cpu (")
     assert explicit.stdout.startswith("::stop-commands::")
@@ -270,7 +271,7 @@ def test_github_is_the_default_format_in_actions(
 
 def test_clean_project_prints_no_annotation(offline_cargo_for: Callable[..., Path]) -> None:
     offline_cargo_for(CRATES / "pitb-exec-cpu-simd")
-    done = run_featcheck(str(CRATES / "pitb-exec-cpu-simd"), "--format", "github")
+    done = run_in_process(str(CRATES / "pitb-exec-cpu-simd"), "--format", "github")
     assert done.returncode == 0, done.stderr
     assert _commands(done.stdout) == []
     assert _log(done.stdout)[0].startswith("featcheck: no findings (1 member, ")
@@ -427,7 +428,7 @@ def test_a_cargo_error_quoting_the_manifest_raises_no_command(
     )
     for args in (["--format", "github"], []):
         monkeypatch.setenv("GITHUB_ACTIONS", "true" if not args else "false")
-        done = run_featcheck(str(tmp_path), *args)
+        done = run_in_process(str(tmp_path), *args)
         assert done.returncode == 2, done.stderr
         [annotation] = _commands(done.stderr)
         assert annotation == done.stderr.removesuffix("\n")
@@ -443,7 +444,7 @@ def test_a_hostile_member_directory_raises_only_featchecks_annotation(
     member = tmp_path / "##[add-mask]x ##[warning]w"
     shutil.copytree(CRATES / "pitb-exec-cpu", member, ignore=shutil.ignore_patterns("target"))
     monkeypatch.setenv("GITHUB_WORKSPACE", str(tmp_path))
-    done = run_featcheck(str(member), "--format", "github", "-v")
+    done = run_in_process(str(member), "--format", "github", "-v")
     assert done.returncode == 1, done.stderr
     [annotation] = _commands(done.stdout)
     assert annotation.startswith(

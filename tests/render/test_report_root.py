@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 from actions_support import clear_actions_environment
-from support import CRATES, run_featcheck
+from cli_in_process import run_in_process
+from support import CRATES
 
 
 @pytest.fixture(autouse=True)
@@ -33,13 +34,13 @@ def _repository(tmp_path: Path, *, git: bool = True) -> Path:
 
 def _places(cwd: Path, *args: str) -> dict[str, str]:
     """Where each format says the finding is, run from `cwd` on `.`."""
-    text = run_featcheck(".", *args, cwd=cwd)
+    text = run_in_process(".", *args, cwd=cwd)
     assert text.returncode == 1, text.stderr
     [arrow] = [line for line in text.stdout.splitlines() if line.startswith("  --> ")]
-    report = json.loads(run_featcheck(".", "--format", "json", *args, cwd=cwd).stdout)
+    report = json.loads(run_in_process(".", "--format", "json", *args, cwd=cwd).stdout)
     [finding] = report["findings"]
-    github = run_featcheck(".", "--format", "github", *args, cwd=cwd).stdout
-    sarif = json.loads(run_featcheck(".", "--format", "sarif", *args, cwd=cwd).stdout)
+    github = run_in_process(".", "--format", "github", *args, cwd=cwd).stdout
+    sarif = json.loads(run_in_process(".", "--format", "sarif", *args, cwd=cwd).stdout)
     [result] = sarif["runs"][0]["results"]
     return {
         "text": arrow.removeprefix("  --> "),
@@ -63,7 +64,7 @@ def test_locations_from_a_subdirectory_are_relative_to_the_repository_root(
         "sarif": "crates/app/Cargo.toml",
     }
     # The fix, the diff and suppressions work on the same paths.
-    diff = run_featcheck(".", "--diff", cwd=crate)
+    diff = run_in_process(".", "--diff", cwd=crate)
     assert "+++ b/crates/app/Cargo.toml" in diff.stdout, diff.stdout
 
 
@@ -97,13 +98,13 @@ def test_an_inline_suppression_counts_from_a_subdirectory(
     lines = manifest.read_text().splitlines(keepends=True)
     lines[8] = lines[8].rstrip("\n") + "  # featcheck: allow(FC001, FC003) a wasm build\n"
     manifest.write_text("".join(lines))
-    done = run_featcheck(".", cwd=crate)
+    done = run_in_process(".", cwd=crate)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "2 suppressed" in done.stdout
 
 
 def test_a_root_that_is_not_a_directory_is_one_line_and_exit_2(tmp_path: Path) -> None:
-    done = run_featcheck(str(CRATES / "pitb-exec-cpu"), "--root", str(tmp_path / "missing"))
+    done = run_in_process(str(CRATES / "pitb-exec-cpu"), "--root", str(tmp_path / "missing"))
     assert done.returncode == 2
     assert done.stderr == f"featcheck: error: {tmp_path / 'missing'}: --root: not a directory\n"
 
@@ -113,7 +114,7 @@ def test_fix_from_a_subdirectory_names_the_files_from_the_repository_root(
 ) -> None:
     offline_cargo_for(CRATES / "pitb-exec-cpu")
     crate = _repository(tmp_path) / "crates" / "app"
-    fixed = run_featcheck(".", "--fix", "--format", "json", cwd=crate)
+    fixed = run_in_process(".", "--fix", "--format", "json", cwd=crate)
     assert fixed.returncode == 0, fixed.stderr
     # The diff on stderr, then the audit of the fixed crate, both from the repository root.
     assert "+++ b/crates/app/Cargo.toml" in fixed.stderr, fixed.stderr

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from support import run_featcheck
+from cli_in_process import run_in_process
 
 BACKENDS = ("wgpu", "cuda", "rocm", "cpu")
 
@@ -59,7 +59,7 @@ def test_the_gpu_rules_why_names_the_backend_selected(
 ) -> None:
     project = _project(tmp_path, backend)
     options = ("--target", "x86_64-unknown-linux-gnu")
-    text = run_featcheck(str(project), *options, columns=100)
+    text = run_in_process(str(project), *options, columns=100)
     assert text.returncode == 1, text.stdout + text.stderr
     whys = _why_lines(text.stdout)
     assert set(whys) == {"FC004", "FC005"}, text.stdout
@@ -71,7 +71,7 @@ def test_the_gpu_rules_why_names_the_backend_selected(
     for why in whys.values():
         assert not [word for word in others if word in why], why
     # JSON carries the whole why, worded the same.
-    report = json.loads(run_featcheck(str(project), *options, "--format", "json").stdout)
+    report = json.loads(run_in_process(str(project), *options, "--format", "json").stdout)
     for finding in report["findings"]:
         assert finding["crate"] == crate
         assert finding["why"].startswith(f"{crate} defaults to ")
@@ -80,6 +80,6 @@ def test_the_gpu_rules_why_names_the_backend_selected(
 
 
 def test_the_rule_page_names_every_backend() -> None:
-    page = run_featcheck("rule", "FC004").stdout
+    page = run_in_process("rule", "FC004").stdout
     assert "burn-wgpu, burn-cuda, burn-rocm or burn-cpu defaults to `fusion`" in page
     assert "{crate}" not in page

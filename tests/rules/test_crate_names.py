@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from support import run_featcheck
+from cli_in_process import run_in_process
 from synthetic_registry import write_cargo_home, write_registry
 
 REGISTRY = {
@@ -84,7 +84,7 @@ BUILTIN = ("--ignore", "FC011,FC020")
 
 
 def _findings(project: Path, *args: str) -> tuple[int, list[tuple[str, str, int]]]:
-    done = run_featcheck(str(project), "--format", "json", *BUILTIN, *args)
+    done = run_in_process(str(project), "--format", "json", *BUILTIN, *args)
     assert done.returncode in (0, 1), done.stderr
     found = json.loads(done.stdout)["findings"]
     return done.returncode, [(f["code"], f["crate"], f["location"]["line"]) for f in found]
@@ -100,7 +100,7 @@ def test_user_rules_fire_whichever_spelling_they_write(names_cargo: Path, tmp_pa
             ("ACME002", "aho-corasick", AHO_CORASICK_LINE),
         ],
     )
-    text = run_featcheck(str(project), *BUILTIN)
+    text = run_in_process(str(project), *BUILTIN)
     assert "parking_lot 0.12.5 is built without `hardware-lock-elision`" in text.stdout
     assert "aho-corasick 1.1.5 is built without `perf-literal`" in text.stdout
     # The other spelling of parking_lot fires too.
@@ -115,11 +115,11 @@ def test_user_rules_fire_whichever_spelling_they_write(names_cargo: Path, tmp_pa
 def test_rules_are_listed_with_the_names_they_write(tmp_path: Path) -> None:
     """A rule without a summary gets one from its crates, spelled as the rule spells them."""
     project = _project(tmp_path)
-    listed = run_featcheck("rules", str(project))
+    listed = run_in_process("rules", str(project))
     assert listed.returncode == 0, listed.stderr
     assert "parking_lot is built without `hardware-lock-elision`" in listed.stdout
     assert "parking-lot is built" not in listed.stdout
-    shown = run_featcheck("rule", "ACME001", str(project))
+    shown = run_in_process("rule", "ACME001", str(project))
     assert "parking_lot is built without `hardware-lock-elision`" in shown.stdout
 
 
@@ -141,6 +141,6 @@ def test_a_member_is_chosen_in_either_spelling(names_cargo: Path, tmp_path: Path
     project = _project(tmp_path)
     code, found = _findings(project, "-p", "my_service")
     assert code == 1 and [f[0] for f in found] == ["ACME001", "ACME002"]
-    unknown = run_featcheck(str(project), "-p", "my-servic")
+    unknown = run_in_process(str(project), "-p", "my-servic")
     assert unknown.returncode == 2
     assert "no workspace member named my-servic (members: my-service)" in unknown.stderr

@@ -10,8 +10,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_in_process import run_in_process
 from rule_fixtures import RULE_FIXTURES
-from support import TREES, run_featcheck
+from support import TREES
 
 HOST = ("--target", "x86_64-unknown-linux-gnu")
 DECLARATION = 'burn = { version = "0.22.1", default-features = false, features = ["std", "flex"] }'
@@ -27,7 +28,7 @@ def project(tmp_path: Path, synthetic_cargo: Path) -> Path:
 
 
 def _report(project: Path, *options: str) -> tuple[int, dict[str, Any]]:
-    done = run_featcheck(str(project), *HOST, "--format", "json", *options)
+    done = run_in_process(str(project), *HOST, "--format", "json", *options)
     assert done.returncode in (0, 1), done.stderr
     return done.returncode, json.loads(done.stdout)
 
@@ -48,7 +49,7 @@ def test_fc001_reported_keeps_fc003_out_and_its_fix_adds_simd(project: Path) -> 
     code, report = _report(project)
     assert code == 1 and _codes(report) == ["FC001"]
     assert report["findings"][0]["fix"]["edits"][0]["features"] == ["rayon", "simd"]
-    text = run_featcheck(str(project), *HOST, columns=100).stdout
+    text = run_in_process(str(project), *HOST, columns=100).stdout
     assert "FC003" not in text.replace("featcheck rule FC001", "")
     assert '= fix: add "rayon", "simd" to the features of burn (Cargo.toml:9)' in text
 
@@ -57,7 +58,7 @@ def test_fc001_ignored_on_the_command_line_leaves_simd_to_fc003(project: Path) -
     code, report = _report(project, "--ignore", "FC001")
     assert code == 1
     _assert_fc003_alone(report)
-    text = run_featcheck(str(project), *HOST, "--ignore", "FC001", columns=100).stdout
+    text = run_in_process(str(project), *HOST, "--ignore", "FC001", columns=100).stdout
     assert "warning[FC003] burn-flex 0.22.1 is built without `simd`" in text
     assert "  --> Cargo.toml:9:30" in text
     assert '= fix: add "simd" to the features of burn (Cargo.toml:9)' in text
@@ -110,7 +111,7 @@ def test_an_allow_for_fc003_where_fc001_is_reported_stays_unused(project: Path) 
 
 
 def test_fc001_ignored_changes_nothing_on_a_target_without_threads(project: Path) -> None:
-    done = run_featcheck(
+    done = run_in_process(
         str(project), "--target", "wasm32-unknown-unknown", "--ignore", "FC001", columns=100
     )
     assert done.returncode == 0, done.stdout
@@ -118,7 +119,7 @@ def test_fc001_ignored_changes_nothing_on_a_target_without_threads(project: Path
 
 
 def test_the_fix_for_fc003_adds_only_simd(project: Path) -> None:
-    done = run_featcheck(str(project), *HOST, "--ignore", "FC001", "--fix")
+    done = run_in_process(str(project), *HOST, "--ignore", "FC001", "--fix")
     assert done.returncode in (0, 1), done.stderr
     written = (project / "Cargo.toml").read_text()
     assert 'features = ["std", "flex", "simd"] }' in written
@@ -128,7 +129,7 @@ def test_saved_tree_text_with_fc001_ignored_reports_fc003() -> None:
     tree = str(TREES / "pitb-exec-cpu.normal.indent.txt")
     assert [
         f["code"]
-        for f in json.loads(run_featcheck("--tree", tree, "--format", "json").stdout)["findings"]
+        for f in json.loads(run_in_process("--tree", tree, "--format", "json").stdout)["findings"]
     ] == ["FC001"]
-    ignored = run_featcheck("--tree", tree, "--ignore", "FC001", "--format", "json")
+    ignored = run_in_process("--tree", tree, "--ignore", "FC001", "--format", "json")
     assert [f["code"] for f in json.loads(ignored.stdout)["findings"]] == ["FC003"]

@@ -1,7 +1,10 @@
-"""Every rule over its fixtures: a build that triggers it and one that does not, run with real
-cargo over the small synthetic registry (fixtures/rules/registry.toml), and what featcheck
-prints for each, against its snapshots (tests/rule_fixtures.py says where they are;
+"""Every rule over its fixtures: a build that triggers it and one that does not, and what
+featcheck prints for each, against its snapshots (tests/rule_fixtures.py says where they are;
 FEATCHECK_UPDATE_SNAPSHOTS=1 rewrites them).
+
+The snapshots are printed in this process from one audit per case, with what cargo answered
+over the small synthetic registry (fixtures/rules/registry.toml) replayed from the case's
+recording; test_cargo_answers.py holds the recordings to real cargo's answers.
 """
 
 from __future__ import annotations
@@ -12,18 +15,19 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from cli_in_process import run_in_process
 from rule_fixtures import (
     OUTPUTS,
     RULE_FIXTURES,
     audit_fixture,
     case_id,
-    case_outputs,
     check_case,
+    replayed_outputs,
     rule_cases,
     snapshot_path,
 )
 from snapshots import assert_snapshot
-from support import WORKSPACES, run_featcheck, trust_of
+from support import WORKSPACES, trust_of
 
 from featcheck.options import AuditOptions, Resolver
 from featcheck.pipeline import audit_project
@@ -41,8 +45,8 @@ def _host() -> str:
 
 
 @pytest.mark.parametrize("case", CASES, ids=case_id)
-def test_rule_fixture(case: Path, tmp_path: Path, synthetic_cargo: Path) -> None:
-    outputs = case_outputs(case, tmp_path)
+def test_rule_fixture(case: Path, tmp_path: Path, synthetic_registry: Path) -> None:
+    outputs = replayed_outputs(case, tmp_path, synthetic_registry)
     check_case(case, outputs["json"])
     for kind, printed in outputs.items():
         assert_snapshot(snapshot_path(case, kind), printed)
@@ -105,9 +109,9 @@ def test_the_real_burn_graph_on_wasm_gives_no_threading_finding(
 def test_a_skipped_target_is_said_once_with_verbose(tmp_path: Path, synthetic_cargo: Path) -> None:
     project = tmp_path / "project"
     shutil.copytree(RULE_FIXTURES / "fc001" / "bad", project)
-    quiet = run_featcheck(str(project), "--target", "wasm32-unknown-unknown")
+    quiet = run_in_process(str(project), "--target", "wasm32-unknown-unknown")
     assert quiet.returncode == 0 and "FC001" not in quiet.stderr + quiet.stdout
-    verbose = run_featcheck(str(project), "--target", "wasm32-unknown-unknown", "-v")
+    verbose = run_in_process(str(project), "--target", "wasm32-unknown-unknown", "-v")
     assert verbose.returncode == 0
     said = [line for line in verbose.stderr.splitlines() if "FC001" in line]
     assert said == [

@@ -1,7 +1,7 @@
 """The measured rule pack beyond burn (FC011-FC015) and FC009's third-party and BLAS cases.
 
 Each rule has a workspace that triggers it and one that does not, audited with real cargo
-(offline, stub registry) through the CLI; a finding is asserted with its member, crate,
+(offline, stub registry) through the CLI (run in the test's process); a finding is asserted with its member, crate,
 version, missing feature, severity and the manifest place to edit, and a silence is a verdict
 too. The fixes are computed and confirmed by cargo like every other rule's.
 """
@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support import WORKSPACES, run_featcheck
+from cli_in_process import run_in_process
+from support import WORKSPACES
 
 from featcheck.rules.load import parse_rule
 from featcheck.rules.spec import HandledBy, ThirdParty
@@ -52,7 +53,7 @@ def _found(report: dict[str, Any]) -> set[Expected]:
 
 def _audit(workspace: Path, *args: str) -> dict[str, Any]:
     # Places relative to the workspace, wherever it lies (a copy, or a fixture in the repository).
-    result = run_featcheck(str(workspace), "--format", "json", "--root", str(workspace), *args)
+    result = run_in_process(str(workspace), "--format", "json", "--root", str(workspace), *args)
     assert result.returncode in (0, 1), result.stderr
     report: dict[str, Any] = json.loads(result.stdout)
     failing = any(f["severity"] != "info" for f in report["findings"])
@@ -196,7 +197,7 @@ def test_fix_names_the_feature_and_cargo_confirms_it(
 
     # Whatever the finding's level (flate2's are info): every safe fix is applied.
     level = ("--fix-level", "info")
-    result = run_featcheck(
+    result = run_in_process(
         str(project), "--fix", *level, "--target", X86_64, *select, "--format", "json"
     )
     assert json.loads(result.stdout)["findings"] == [], result.stderr

@@ -9,9 +9,10 @@ import shutil
 from pathlib import Path
 
 import pytest
+from cli_in_process import run_in_process
 from rule_fixtures import RULE_FIXTURES, audit_fixture
 from sarif_support import validate_sarif
-from support import REPO, run_featcheck, trust_of
+from support import REPO, trust_of
 
 from featcheck.errors import FeatcheckError
 from featcheck.options import AuditOptions
@@ -86,11 +87,11 @@ def test_a_user_rule_without_a_web_page_has_no_help_uri(
 
 def test_json_and_text_carry_the_user_rule(tmp_path: Path, synthetic_cargo: Path) -> None:
     project = _project(tmp_path)
-    report = run_featcheck(str(project), "--format", "json")
+    report = run_in_process(str(project), "--format", "json")
     assert report.returncode == 1, report.stderr
     [finding] = json.loads(report.stdout)["findings"]
     assert finding["code"] == "ACME001" and finding["rule"] == "regex-without-perf"
-    text = run_featcheck(str(project))
+    text = run_in_process(str(project))
     assert "error[ACME001]" in text.stdout
 
 
@@ -122,9 +123,9 @@ def test_select_ignore_and_severity_name_user_rules(tmp_path: Path, synthetic_ca
     assert _audit(_project(tmp_path / "c", opt_in)).findings == []
     # selected by name, even a name that starts like a built-in code
     project = _project(tmp_path / "d", opt_in.replace("regex-without-perf", "fcx-regex"))
-    selected = run_featcheck(str(project), "--select", "fcx-regex", "--format", "json")
+    selected = run_in_process(str(project), "--select", "fcx-regex", "--format", "json")
     assert [f["code"] for f in json.loads(selected.stdout)["findings"]] == ["ACME001"]
-    unknown = run_featcheck(str(project), "--select", "FC999")
+    unknown = run_in_process(str(project), "--select", "FC999")
     assert unknown.returncode == 2 and "unknown rule FC999" in unknown.stderr
 
 
@@ -135,14 +136,14 @@ def test_a_version_range_limits_the_rule(tmp_path: Path, synthetic_cargo: Path) 
 
 def test_rules_and_rule_commands_show_user_rules(tmp_path: Path) -> None:
     project = _project(tmp_path)
-    listing = run_featcheck("rules", str(project))
+    listing = run_in_process("rules", str(project))
     assert listing.returncode == 0
     lines = listing.stdout.splitlines()[1:]  # after the heading
     assert [line.split()[0] for line in lines][-2:] == ["ACME001", "FC900"]
     assert "regex-without-perf" in lines[-2] and "error" in lines[-2]
-    inside = run_featcheck("rules", cwd=project / "src")  # found from a directory inside
+    inside = run_in_process("rules", cwd=project / "src")  # found from a directory inside
     assert "ACME001" in inside.stdout
-    one = run_featcheck("rule", "ACME001", str(project))
+    one = run_in_process("rule", "ACME001", str(project))
     assert one.returncode == 0
     assert one.stdout.startswith("# ACME001 `regex-without-perf`")
     assert "## Why it matters\n\nTeam policy" in one.stdout
@@ -196,7 +197,7 @@ def test_the_cli_refuses_a_malformed_rule_with_exit_2(tmp_path: Path) -> None:
     text = (USER_RULE / "featcheck.toml").read_text().replace('code = "ACME001"', 'code = "FC123"')
     project = _project(tmp_path, text)
     for args in ((str(project),), ("rules", str(project))):
-        result = run_featcheck(*args)
+        result = run_in_process(*args)
         assert result.returncode == 2
         [line] = result.stderr.splitlines()[:1]
         assert "featcheck.toml:3:8:" in line and "featcheck's own" in line
@@ -269,7 +270,7 @@ def test_a_user_rule_can_ban_a_feature_switched_on_anywhere(
         "feature = 'float_roundtrip'\n"
         "consequence = 'our parsers run slower'\n"
     )
-    done = run_featcheck(str(project), "-v")
+    done = run_in_process(str(project), "-v")
     assert done.returncode == 1, done.stderr
     assert (
         "error[ACME002] serde_json 1.0.154 is built with `float_roundtrip`: our parsers run slower"
@@ -280,7 +281,7 @@ def test_a_user_rule_can_ban_a_feature_switched_on_anywhere(
         "= chain: switched on by fc021-bad's dependency precise-config: precise-config default "
         "→ exact-floats → serde_json/float_roundtrip" in " ".join(done.stdout.split())
     )
-    report = json.loads(run_featcheck(str(project), "--format", "json").stdout)
+    report = json.loads(run_in_process(str(project), "--format", "json").stdout)
     [finding] = report["findings"]
     assert (finding["code"], finding["fix"], finding["alternatives"]) == ("ACME002", None, [])
     # Without the feature on, nothing: the serde_json line alone asks for nothing.
@@ -289,7 +290,7 @@ def test_a_user_rule_can_ban_a_feature_switched_on_anywhere(
         .read_text()
         .replace('default = ["exact-floats"]', "default = []")
     )
-    assert run_featcheck(str(project)).returncode == 0
+    assert run_in_process(str(project)).returncode == 0
 
 
 def test_also_add_is_refused_for_a_feature_that_should_be_off(tmp_path: Path) -> None:
@@ -298,7 +299,7 @@ def test_also_add_is_refused_for_a_feature_that_should_be_off(tmp_path: Path) ->
         "[[rule]]\ncode = 'ACME003'\nname = 'x'\nkind = 'present'\ncrates = ['regex']\n"
         "feature = 'perf'\nalso-add = ['std']\n",
     )
-    done = run_featcheck(str(project))
+    done = run_in_process(str(project))
     assert done.returncode == 2
     assert '`also-add` names features a fix adds: not for kind = "present"' in done.stderr
     assert "featcheck.toml:" in done.stderr
