@@ -72,11 +72,8 @@ def _names_targets(case: Path) -> bool:
     return config.exists() and "targets" in toml_data(config.read_text(encoding="utf-8"))
 
 
-def case_outputs(case: Path, tmp_path: Path, python_path: Path | None = None) -> dict[str, str]:
-    """What featcheck prints for a copy of `case`, one entry per kind of OUTPUTS, as its snapshot
-    holds it. The copy gets its Cargo.lock first, as a project has one: the diff then shows the
-    fix alone, not a lockfile in the format of the cargo at hand. `python_path` runs another
-    copy of the package (the test that follows docs/writing-rules.md)."""
+def locked_copy(case: Path, tmp_path: Path) -> Path:
+    """A copy of `case` with the Cargo.lock real cargo makes for it, as a project has one."""
     project = tmp_path / case.name
     shutil.copytree(case, project)
     subprocess.run(
@@ -85,6 +82,15 @@ def case_outputs(case: Path, tmp_path: Path, python_path: Path | None = None) ->
         check=True,
         capture_output=True,
     )
+    return project
+
+
+def case_outputs(case: Path, tmp_path: Path, python_path: Path | None = None) -> dict[str, str]:
+    """What featcheck prints for a copy of `case`, one entry per kind of OUTPUTS, as its snapshot
+    holds it. The copy gets its Cargo.lock first, as a project has one: the diff then shows the
+    fix alone, not a lockfile in the format of the cargo at hand. `python_path` runs another
+    copy of the package (the test that follows docs/writing-rules.md)."""
+    locked_copy(case, tmp_path)  # featcheck runs in tmp_path on case.name
     environment = {**os.environ, "NO_COLOR": "1", "COLUMNS": "100"}
     if python_path is not None:
         environment["PYTHONPATH"] = str(python_path)
@@ -150,14 +156,7 @@ def recorded_outputs(
     """`replayed_outputs` with real cargo (over the synthetic `registry`, which the
     environment's CARGO_HOME must name), and every answer it gave, recorded."""
     recording = Recording(registry_digest())
-    project = tmp_path / case.name
-    shutil.copytree(case, project)
-    subprocess.run(
-        ["cargo", "generate-lockfile", "--offline", "--quiet"],
-        cwd=project,
-        check=True,
-        capture_output=True,
-    )
+    project = locked_copy(case, tmp_path)
     recording.lockfile = (project / "Cargo.lock").read_text(encoding="utf-8")
     places = Places(registry)
     outputs = printed(
