@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cargo_tree_oracle import run_featcheck_resolved_by
 from support import WORKSPACES, run_featcheck
 
 from featcheck.rules.load import parse_rule
@@ -50,9 +51,10 @@ def _found(report: dict[str, Any]) -> set[Expected]:
     }
 
 
-def _audit(workspace: Path, *args: str) -> dict[str, Any]:
+def _audit(workspace: Path, *args: str, resolver: str = "featcheck") -> dict[str, Any]:
     # Places relative to the workspace, wherever it lies (a copy, or a fixture in the repository).
-    result = run_featcheck(str(workspace), "--format", "json", "--root", str(workspace), *args)
+    path = str(workspace)
+    result = run_featcheck_resolved_by(resolver, path, "--format", "json", "--root", path, *args)
     assert result.returncode in (0, 1), result.stderr
     report: dict[str, Any] = json.loads(result.stdout)
     failing = any(f["severity"] != "info" for f in report["findings"])
@@ -123,7 +125,7 @@ def test_rule_fires_where_the_build_lacks_the_feature_and_only_there(
 ) -> None:
     offline_cargo_for(WORKSPACES / workspace)
     # featcheck's own resolver and cargo tree per member must agree, third-party case included.
-    report = _audit(WORKSPACES / workspace, "--target", X86_64, "--resolver", resolver)
+    report = _audit(WORKSPACES / workspace, "--target", X86_64, resolver=resolver)
     assert _found(report) == CASES[workspace]
 
 

@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from featcheck.audit import SourceFactory
     from featcheck.boundary import TrustContext
     from featcheck.featureset import FeatureSelection
-    from featcheck.options import AuditOptions, Resolver
+    from featcheck.options import AuditOptions
     from featcheck.report import AuditResult
 
     ReportStage = Callable[[AuditResult, argparse.Namespace, str], int]
@@ -53,13 +53,6 @@ def audit_options() -> type[AuditOptions]:
     from featcheck.options import AuditOptions
 
     return AuditOptions
-
-
-def resolver(name: str) -> Resolver:
-    """`--resolver NAME` as the audit's option (featcheck.options)."""
-    from featcheck.options import Resolver
-
-    return Resolver(name)
 
 
 def feature_selection(
