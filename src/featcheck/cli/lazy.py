@@ -152,7 +152,7 @@ def probe(arguments: argparse.Namespace) -> int:
 
 def rule_table(path: Path, width: int) -> list[str]:
     """`featcheck rules`: one line per rule, the project's own included."""
-    from featcheck.policy.project import project_catalogue
+    from featcheck.policy.load import project_catalogue
     from featcheck.rules.docs import rule_table
     from featcheck.rules.unused_suppression import UNUSED_SUPPRESSION
 
@@ -161,7 +161,7 @@ def rule_table(path: Path, width: int) -> list[str]:
 
 def rule_markdown(code: str, path: Path) -> str | None:
     """`featcheck rule CODE`: the rule's page as Markdown; None when no rule has that code."""
-    from featcheck.policy.project import project_catalogue
+    from featcheck.policy.load import project_catalogue
     from featcheck.rules.catalogue import find_by_code
     from featcheck.rules.docs import Documented, rule_markdown
     from featcheck.rules.unused_suppression import UNUSED_SUPPRESSION

@@ -8,9 +8,8 @@ reused.
 from __future__ import annotations
 
 from featcheck.errors import FeatcheckError
-from featcheck.rules.base import BuildView, Detection
 from featcheck.rules.catalogue import Catalogue, builtin_rules
-from featcheck.rules.detect import detect, skipped_for_target
+from featcheck.rules.detect import BuildView, Detection, detect, skipped_for_target
 from featcheck.rules.load import BUILTIN_CODE
 from featcheck.rules.spec import Rule, RuleDoc
 
