@@ -152,7 +152,7 @@ def test_ignoring_fc900_turns_unused_reports_off(tmp_path: Path) -> None:
     config = load_config(tmp_path, {})
     assert config.ignore == ("FC900",)
     assert not config.reports_unused
-    assert config.rules()  # FC900 is not a rule select_rules knows; it is left out
+    assert config.rules()  # FC900 is not a rule the catalogue selects; it is left out
 
 
 def test_allow_entry_in_a_member_is_scoped_to_it(tmp_path: Path) -> None:

@@ -62,7 +62,7 @@ class CargoRunner:
         self.trust = trust
         """The run's trust context, derived for the tree that holds `workdir`."""
         self.on_progress = on_progress
-        """Called with a short text while cargo downloads (see cargo/progress.py)."""
+        """Called with a short text while cargo downloads (`DownloadProgress`, below)."""
         self.offline = offline
         self.locked = locked
         self.timeout = timeout

@@ -22,8 +22,7 @@ from featcheck.cargo.tree_text import TreeTextError, parse_tree_text
 from featcheck.errors import FeatcheckError
 from featcheck.graph import DependencyGraph
 from featcheck.probe.cache import binary_name, cache_root, executable, prepare_crate
-from featcheck.probe.compile import compile_probe
-from featcheck.probe.failure import classify_build_failure
+from featcheck.probe.compile import classify_build_failure, compile_probe
 from featcheck.probe.manifest import PACKAGE
 from featcheck.probe.plan import BuildPlan, BuiltProbe, build_scripts, crate_label
 from featcheck.probe.resolve import BackendConfig, MemberGraph, member_graph
