@@ -20,8 +20,7 @@ from cargo_tree_oracle import run_featcheck_resolved_by
 from support import WORKSPACES, run_featcheck
 
 from featcheck.rules.load import parse_rule
-from featcheck.rules.spec import HandledBy, ThirdParty
-from featcheck.rules.spec_values import SpecError
+from featcheck.rules.spec import HandledBy, SpecError, ThirdParty
 from featcheck.severity import Severity
 
 

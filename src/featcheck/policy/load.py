@@ -28,7 +28,7 @@ from featcheck.policy.sections import SectionReader, read_section
 from featcheck.policy.settings import CONFIG_FILE, Config, Layer, merged
 from featcheck.rules import Catalogue, Rule
 from featcheck.rules.load import parse_rule
-from featcheck.rules.spec_values import SpecError
+from featcheck.rules.spec import SpecError
 from featcheck.rules.unused_suppression import UNUSED_SUPPRESSION_CODE, UNUSED_SUPPRESSION_NAME
 from featcheck.workspace.workspace import Workspace
 
