@@ -14,7 +14,8 @@ from featcheck.featureset import FeatureSelection
 
 
 class Resolver(enum.Enum):
-    """Who resolves the features of each build (`--resolver`)."""
+    """Who resolves the features of each build: featcheck, for a user; cargo tree is the oracle
+    the differential tests compare it with (no flag sets it: tests/cargo_tree_oracle.py)."""
 
     FEATCHECK = "featcheck"
     CARGO = "cargo"
@@ -50,7 +51,7 @@ class AuditOptions(NamedTuple):
     """Keep what cargo writes to Cargo.lock (after --fix), instead of restoring the user's."""
     resolver: Resolver = Resolver.FEATCHECK
     """`featcheck`: resolve features in-process from the one `cargo metadata` call (proven equal
-    to cargo's answer); `cargo`: ask `cargo tree -e normal` once per member and target."""
+    to cargo's answer); `cargo`, for the tests: ask `cargo tree -e normal` per member and target."""
     no_exec: bool = False
     """Start no process: read the manifests, Cargo.lock and the dependency manifests in the
     local cargo registry or vendor/, with built-in target cfgs; no fix is confirmed safe."""

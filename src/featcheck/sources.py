@@ -4,8 +4,8 @@ Two exist. cargo itself (`cargo.runner.CargoRunner`: `cargo metadata`, `rustc --
 and the files alone (`noexec.source.FileSource`, `--no-exec`: the manifests, Cargo.lock, the
 local registry and built-in cfg tables), which may return a workspace with gaps
 (`Workspace.unread`) that goes through the same pipeline. The pipeline speaks to this
-interface only; what needs cargo itself (`--resolver cargo`, a fix confirmed in a copy) names
-`CargoRunner`, and a files source never stands in for it.
+interface only; what needs cargo itself (a fix confirmed in a copy, the tests' cargo tree
+oracle) names `CargoRunner`, and a files source never stands in for it.
 
 A Protocol, not a base class: this module loads before cargo starts, and neither source
 inherits anything from the other.

@@ -18,7 +18,6 @@ from featcheck.rules import (
     Detection,
     Rule,
     detect,
-    select_rules,
     skipped_for_target,
 )
 from featcheck.rules.detect import covering_rules
@@ -27,7 +26,7 @@ from featcheck.stages.finish import finding_order
 
 def _rules(options: AuditOptions) -> tuple[Rule, ...]:
     try:
-        return select_rules(options.select, options.ignore)
+        return Catalogue.builtin().select(options.select, options.ignore)
     except ValueError as error:
         raise FeatcheckError(str(error)) from None
 

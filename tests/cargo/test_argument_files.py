@@ -25,6 +25,7 @@ from pathlib import Path
 
 import pytest
 from actions_support import host_triple
+from cargo_tree_oracle import run_featcheck_resolved_by
 from hostile_support import CC, RUSTUP, TEMPLATE, Checkout, make_checkout, run_isolated
 from support import RegistryViews, elsewhere, run_featcheck, trust_of, write_offline_cargo_home
 
@@ -535,7 +536,7 @@ def test_kept_rustflags_decide_cfg_dependencies_as_in_cargo(
     fast = "rayon" in in_checkout.stdout.split(",")
     assert codes == (["FC003"] if fast else ["FC001"]), in_checkout.stdout
     for resolver in ("featcheck", "cargo"):
-        done = run_featcheck(str(checkout.project), "--format", "json", "--resolver", resolver)
+        done = run_featcheck_resolved_by(resolver, str(checkout.project), "--format", "json")
         assert done.returncode == 1, done.stderr
         assert [f["code"] for f in json.loads(done.stdout)["findings"]] == codes, resolver
 
@@ -574,6 +575,6 @@ def test_rustflags_of_the_users_cargo_home_count_too(
         + 'burn = { version = "=0.22.1", default-features = false, features = ["rayon"] }\n'
     )
     for resolver in ("featcheck", "cargo"):
-        done = run_featcheck(str(checkout.project), "--format", "json", "--resolver", resolver)
+        done = run_featcheck_resolved_by(resolver, str(checkout.project), "--format", "json")
         assert done.returncode == 1, done.stderr
         assert [f["code"] for f in json.loads(done.stdout)["findings"]] == ["FC003"], resolver

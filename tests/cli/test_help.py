@@ -39,7 +39,6 @@ GROUPS = {
         "--offline",
         "--locked",
         "--timeout",
-        "--resolver",
         "--no-exec",
         "--trust-checkout",
     ],
@@ -88,7 +87,7 @@ def test_every_option_the_help_groups_still_parses() -> None:
     accepted = {option for action in parser._actions for option in action.option_strings}
     assert accepted == listed
     values = {"--fail-on": "info", "--fix-level": "info", "--format": "json", "--color": "never"}
-    values |= {"--resolver": "cargo", "--timeout": "5"}
+    values |= {"--timeout": "5"}
     for action in parser._actions:
         if not action.option_strings or action.dest == "help":
             continue

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from actions_support import clear_actions_environment
+from cargo_tree_oracle import run_featcheck_resolved_by
 from support import CRATES, run_featcheck, run_in_terminal
 
 from featcheck import __version__
@@ -61,7 +62,7 @@ def test_verbose_shows_each_cargo_command_on_stderr(offline_cargo_for: Callable[
     assert not any(c.startswith("cargo tree ") for c in commands)
     assert done.stdout.startswith("no findings")
     with_cargo = _commands(
-        run_featcheck(str(CRATES / "pitb-exec-cpu-simd"), "-v", "--resolver", "cargo").stderr
+        run_featcheck_resolved_by("cargo", str(CRATES / "pitb-exec-cpu-simd"), "-v").stderr
     )
     assert any(
         c.startswith("cargo tree --manifest-path=") and " --edges=normal " in c for c in with_cargo

@@ -15,7 +15,7 @@ import pytest
 from actions_support import clear_actions_environment, make_finding
 from support import CRATES, run_featcheck, run_in_terminal
 
-from featcheck.cargo.progress import DownloadProgress
+from featcheck.cargo.runner import DownloadProgress
 from featcheck.render.text_report import render_text
 from featcheck.report import AuditResult, Location
 

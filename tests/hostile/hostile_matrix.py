@@ -92,7 +92,7 @@ CHECK_ENTRIES = (
     ),
     Entry(
         "github",
-        ("{project}", "--format", "github", "-v", "--resolver", "cargo"),
+        ("{project}", "--format", "github", "-v"),
         clean_says="::error file=",
     ),
     Entry("sarif", ("{project}", "--format", "sarif", "-o", "{root}/featcheck.out", "-q")),

@@ -361,9 +361,9 @@ def test_configuration_and_suppressions_apply(
     # On a fresh machine featcheck.toml still decides: with every rule turned off, no verdict
     # depends on the unread burn and the audit is complete.
     config = project / "featcheck.toml"
-    from featcheck.rules import select_rules
+    from featcheck.rules import Catalogue
 
-    every_rule = ", ".join(f'"{rule.code}"' for rule in select_rules())
+    every_rule = ", ".join(f'"{rule.code}"' for rule in Catalogue.builtin().select())
     config.write_text(f'ignore = [{every_rule}]\ntargets = ["aarch64-apple-darwin"]\n')
     fresh = _no_exec_audit(project, empty_home, monkeypatch)
     assert (fresh.targets, fresh.findings, fresh.incomplete) == (["aarch64-apple-darwin"], [], [])

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cargo_tree_oracle import run_featcheck_resolved_by
 from support import CRATES, WORKSPACES, run_featcheck
 
 
@@ -151,11 +152,11 @@ CASES: dict[str, set[Expected]] = {
 
 @functools.cache
 def _audit(workspace: str, resolver: str = "featcheck") -> subprocess.CompletedProcess[str]:
-    """`featcheck WORKSPACE --format json --resolver R` over an unchanged fixture, run once
+    """`featcheck WORKSPACE --format json`, resolved by R (cargo_tree_oracle.py), over an unchanged fixture, run once
     per test process: several tests read different parts of the same report. Places are
     relative to the fixture (`--root`), not to the repository it lies in."""
     path = str(WORKSPACES / workspace)
-    return run_featcheck(path, "--format", "json", "--resolver", resolver, "--root", path)
+    return run_featcheck_resolved_by(resolver, path, "--format", "json", "--root", path)
 
 
 @pytest.mark.parametrize("resolver", ["featcheck", "cargo"])

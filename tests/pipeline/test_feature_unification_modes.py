@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cargo_tree_oracle import run_featcheck_resolved_by
 from nightly_support import needs_nightly
 from support import WORKSPACES, run_featcheck
 
@@ -51,8 +52,8 @@ def _on_nightly(path: Path) -> None:
     (path / "rust-toolchain.toml").write_text('[toolchain]\nchannel = "nightly"\n')
 
 
-def _audit(path: Path, *args: str) -> tuple[int, dict[str, Any]]:
-    done = run_featcheck("--offline", "--format", "json", *args, str(path))
+def _audit(path: Path, resolver: str = "featcheck") -> tuple[int, dict[str, Any]]:
+    done = run_featcheck_resolved_by(resolver, "--offline", "--format", "json", str(path))
     assert done.returncode in (0, 1), done.stderr
     return done.returncode, json.loads(done.stdout)
 
@@ -65,7 +66,7 @@ def _found(report: dict[str, Any]) -> set[tuple[str, str]]:
 @pytest.mark.parametrize("resolver", ["featcheck", "cargo"])
 def test_nightly_with_the_unstable_flag_unifies_and_says_so(checkout: Path, resolver: str) -> None:
     _on_nightly(checkout)
-    code, report = _audit(checkout, "--resolver", resolver)
+    code, report = _audit(checkout, resolver)
     assert code == 1
     assert _found(report) == UNIFIED  # memchr has `std` from full
     assert all(UNIFIED_NOTE in f["notes"] for f in report["findings"])

@@ -19,9 +19,8 @@ from probe_support import CONFIG, copy_project
 from support import elsewhere, trust_of
 
 from featcheck.errors import FeatcheckError
-from featcheck.probe.build import ProbeBuilder
+from featcheck.probe.build import BuildPlan, ProbeBuilder
 from featcheck.probe.cache import CRATE_DIR, binary_name, executable
-from featcheck.probe.plan import BuildPlan
 from featcheck.probe.resolve import Pin, resolve_member
 
 

@@ -14,8 +14,8 @@ from probe_support import CONFIG
 from support import CRATES, REPO, run_featcheck, trust_of
 
 from featcheck.probe.cache import CRATE_DIR, cache_key, cache_root
+from featcheck.probe.compile import Toolset
 from featcheck.probe.resolve import Pin
-from featcheck.probe.toolset import Toolset
 
 
 def test_the_probe_crate_keeps_the_published_protocol() -> None:

@@ -1,10 +1,10 @@
-"""A failed probe build in one line (probe/failure.py)."""
+"""A failed probe build in one line (probe/compile.py)."""
 
 from __future__ import annotations
 
 import pytest
 
-from featcheck.probe.failure import classify_build_failure
+from featcheck.probe.compile import classify_build_failure
 
 
 @pytest.mark.parametrize(

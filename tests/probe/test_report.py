@@ -8,11 +8,10 @@ from pathlib import Path
 
 from probe_support import CONFIG, runs
 
+from featcheck.probe.build import BuiltProbe
 from featcheck.probe.command import ProbeReport, VariantResult
 from featcheck.probe.measure import Measurement, TorchStats
-from featcheck.probe.member import MemberProbeReport
-from featcheck.probe.member_report import render_json
-from featcheck.probe.plan import BuiltProbe
+from featcheck.probe.member import MemberProbeReport, render_json
 from featcheck.probe.report import report_json, text_lines
 from featcheck.probe.resolve import BackendConfig, Pin
 from featcheck.probe.verdict import RunStats, Verdict, decide

@@ -1,4 +1,4 @@
-"""cargo, rustc and a C linker, or one clear error (probe/toolset.py)."""
+"""cargo, rustc and a C linker, or one clear error (probe/compile.py)."""
 
 from __future__ import annotations
 

@@ -187,7 +187,7 @@ def test_without_a_plain_https_reference_a_project_rule_has_no_link(tmp_path: Pa
     project = _project_with_rule(tmp_path)
     config = project / "featcheck.toml"
     config.write_text(config.read_text().replace('  "https://good.example/rules#acme001",\n', ""))
-    from featcheck.policy.project import project_catalogue
+    from featcheck.policy.load import project_catalogue
     from featcheck.render.sarif import rule_descriptor
 
     [rule] = [r for r in project_catalogue(project).rules if r.code == "ACME001"]

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 import tomlkit
+from cargo_tree_oracle import run_featcheck_resolved_by
 from support import WORKSPACES, RegistryViews, cargo_environment, run_featcheck
 from test_resolver_differential import (
     _run,
@@ -37,8 +38,8 @@ OPTIONAL = WORKSPACES / "optional-backend"
 BACKENDS = WORKSPACES / "backend-features"
 
 
-def _json(*args: str) -> tuple[int, dict[str, Any]]:
-    result = run_featcheck(*args, "--format", "json")
+def _json(*args: str, resolver: str = "featcheck") -> tuple[int, dict[str, Any]]:
+    result = run_featcheck_resolved_by(resolver, *args, "--format", "json")
     assert result.stdout, result.stderr
     return result.returncode, json.loads(result.stdout)
 
@@ -203,7 +204,7 @@ def test_the_cargo_resolver_gets_the_same_flags(offline_cargo_for: Callable[...,
     offline_cargo_for(OPTIONAL)
     args = (str(OPTIONAL), "--features", "ml,ndarray", "--no-default-features")
     ours = _json(*args)
-    cargos = _json(*args, "--resolver", "cargo")
+    cargos = _json(*args, resolver="cargo")
     assert ours[0] == cargos[0] == 1
     assert (
         _found(ours[1])

@@ -10,7 +10,7 @@ from rule_fixtures import check_documented
 from snapshots import assert_snapshot
 from support import REPO
 
-from featcheck.rules import Catalogue, Rule, builtin_rules, select_rules
+from featcheck.rules import Catalogue, Rule, builtin_rules
 from featcheck.rules.catalogue import find_by_code
 from featcheck.rules.docs import rule_markdown
 from featcheck.rules.unused_suppression import UNUSED_SUPPRESSION
@@ -58,12 +58,12 @@ def test_rules_are_found_by_code_or_name() -> None:
 
 
 def test_hints_are_opt_in() -> None:
-    default = {r.code for r in select_rules()}
+    default = {r.code for r in Catalogue.builtin().select()}
     assert "FC006" not in default and "FC007" not in default and "FC001" in default
-    chosen = {r.code for r in select_rules(select=("FC007",), ignore=("FC003",))}
+    chosen = {r.code for r in Catalogue.builtin().select(select=("FC007",), ignore=("FC003",))}
     assert "FC007" in chosen and "FC003" not in chosen
     with pytest.raises(ValueError, match="FC999"):
-        select_rules(select=("FC999",))
+        Catalogue.builtin().select(select=("FC999",))
 
 
 def test_threading_rules_say_where_they_apply() -> None:

@@ -16,12 +16,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cargo_tree_oracle import run_featcheck_resolved_by
 from cli_in_process import run_in_process
 from support import WORKSPACES
 
 from featcheck.rules.load import parse_rule
-from featcheck.rules.spec import HandledBy, ThirdParty
-from featcheck.rules.spec_values import SpecError
+from featcheck.rules.spec import HandledBy, SpecError, ThirdParty
 from featcheck.severity import Severity
 
 
@@ -51,9 +51,12 @@ def _found(report: dict[str, Any]) -> set[Expected]:
     }
 
 
-def _audit(workspace: Path, *args: str) -> dict[str, Any]:
+def _audit(workspace: Path, *args: str, resolver: str = "featcheck") -> dict[str, Any]:
     # Places relative to the workspace, wherever it lies (a copy, or a fixture in the repository).
-    result = run_in_process(str(workspace), "--format", "json", "--root", str(workspace), *args)
+    path = str(workspace)
+    argv = (path, "--format", "json", "--root", path, *args)
+    in_process = resolver == "featcheck"
+    result = run_in_process(*argv) if in_process else run_featcheck_resolved_by(resolver, *argv)
     assert result.returncode in (0, 1), result.stderr
     report: dict[str, Any] = json.loads(result.stdout)
     failing = any(f["severity"] != "info" for f in report["findings"])
@@ -124,7 +127,7 @@ def test_rule_fires_where_the_build_lacks_the_feature_and_only_there(
 ) -> None:
     offline_cargo_for(WORKSPACES / workspace)
     # featcheck's own resolver and cargo tree per member must agree, third-party case included.
-    report = _audit(WORKSPACES / workspace, "--target", X86_64, "--resolver", resolver)
+    report = _audit(WORKSPACES / workspace, "--target", X86_64, resolver=resolver)
     assert _found(report) == CASES[workspace]
 
 

@@ -17,8 +17,7 @@ from support import REPO, trust_of
 from featcheck.errors import FeatcheckError
 from featcheck.options import AuditOptions
 from featcheck.pipeline import audit_project
-from featcheck.policy.load import load_config
-from featcheck.policy.project import project_catalogue
+from featcheck.policy.load import load_config, project_catalogue
 from featcheck.render.github import render_annotations
 from featcheck.render.sarif import sarif_document
 from featcheck.report import AuditResult

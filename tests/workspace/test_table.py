@@ -1,8 +1,10 @@
+import json
+
 from metadata_builder import CRATES_IO, MetadataBuilder, declaration_entry
 
 from featcheck.workspace.model import BUILD, DEV, NORMAL
 from featcheck.workspace.table import display_source
-from featcheck.workspace.workspace import workspace_from_document
+from featcheck.workspace.workspace import parse_metadata
 
 
 def test_sources_print_like_cargo_tree() -> None:
@@ -29,7 +31,7 @@ def test_one_record_per_package_with_edges_bound_to_their_declarations() -> None
     )
     builder.edge(app, serde, (None, None), ("dev", None))
     builder.edge(app, cc, ("build", None))
-    workspace = workspace_from_document(builder.metadata())
+    workspace = parse_metadata(json.dumps(builder.metadata()))
 
     member = workspace.members[0]
     assert member is workspace.packages[app]

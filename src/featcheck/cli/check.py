@@ -68,7 +68,6 @@ def _options(arguments: argparse.Namespace, progress: Progress) -> AuditOptions:
         ignore=_codes(arguments.ignore),
         on_command=progress.show_command if arguments.verbose else None,
         on_progress=progress.progress if progress.spinner else None,
-        resolver=lazy.resolver(arguments.resolver),
         no_exec=arguments.no_exec,
         configurations=configurations,
         each_feature=arguments.each_feature,

@@ -11,7 +11,6 @@ from featcheck.severity import FailOn, Severity
 
 FAIL_ON_LEVELS = tuple(level.value for level in FailOn)
 FIX_LEVELS = tuple(level.label for level in sorted(Severity, reverse=True))
-RESOLVERS = ("featcheck", "cargo")
 COLOUR_CHOICES = ("auto", "always", "never")
 
 Group = argparse._ArgumentGroup  # what `add_argument_group` returns (argparse names it so)
@@ -266,14 +265,6 @@ def _add_cargo(group: Group) -> None:
         help="Seconds to wait for each cargo, rustc or rustup call, then end it and all it "
         "started; featcheck's own work after cargo's answer (planning and resolving the build "
         "configurations, the rules, the fixes) gets the same budget (default: 300).",
-    )
-    add(
-        "--resolver",
-        choices=RESOLVERS,
-        default="featcheck",
-        metavar="RESOLVER",
-        help="featcheck (default): resolve features from one `cargo metadata` call (fast, "
-        "proven equal to cargo); cargo: ask `cargo tree -e normal` per member and target.",
     )
     add(
         "--no-exec",

@@ -13,8 +13,12 @@ from pathlib import Path
 from featcheck.audit import find_manifest
 from featcheck.boundary import TrustContext, checkout_root, repository_root
 from featcheck.cli.terminal import EXIT_CLEAN, CommandExit
-from featcheck.comparison.baseline import baseline_text, read_baseline
-from featcheck.comparison.compare import against_baseline, against_revision
+from featcheck.comparison.baseline import (
+    against_baseline,
+    against_revision,
+    baseline_text,
+    read_baseline,
+)
 from featcheck.comparison.revision import copy_toolchain_files, resolve_revision
 from featcheck.comparison.trees import revision_tree
 from featcheck.errors import FeatcheckError

@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from featcheck.audit import SourceFactory
     from featcheck.boundary import TrustContext
     from featcheck.featureset import FeatureSelection
-    from featcheck.options import AuditOptions, Resolver
+    from featcheck.options import AuditOptions
     from featcheck.report import AuditResult
 
     ReportStage = Callable[[AuditResult, argparse.Namespace, str], int]
@@ -53,13 +53,6 @@ def audit_options() -> type[AuditOptions]:
     from featcheck.options import AuditOptions
 
     return AuditOptions
-
-
-def resolver(name: str) -> Resolver:
-    """`--resolver NAME` as the audit's option (featcheck.options)."""
-    from featcheck.options import Resolver
-
-    return Resolver(name)
 
 
 def feature_selection(
@@ -159,7 +152,7 @@ def probe(arguments: argparse.Namespace) -> int:
 
 def rule_table(path: Path, width: int) -> list[str]:
     """`featcheck rules`: one line per rule, the project's own included."""
-    from featcheck.policy.project import project_catalogue
+    from featcheck.policy.load import project_catalogue
     from featcheck.rules.docs import rule_table
     from featcheck.rules.unused_suppression import UNUSED_SUPPRESSION
 
@@ -168,7 +161,7 @@ def rule_table(path: Path, width: int) -> list[str]:
 
 def rule_markdown(code: str, path: Path) -> str | None:
     """`featcheck rule CODE`: the rule's page as Markdown; None when no rule has that code."""
-    from featcheck.policy.project import project_catalogue
+    from featcheck.policy.load import project_catalogue
     from featcheck.rules.catalogue import find_by_code
     from featcheck.rules.docs import Documented, rule_markdown
     from featcheck.rules.unused_suppression import UNUSED_SUPPRESSION

@@ -13,9 +13,8 @@ from featcheck.audit import project_manifest
 from featcheck.boundary import TrustContext
 from featcheck.cli.terminal import EXIT_CLEAN, EXIT_FINDINGS, fail
 from featcheck.errors import FeatcheckError
-from featcheck.probe import member_report
 from featcheck.probe.command import ProbeOptions, ProbeReport
-from featcheck.probe.member import run_member_probe
+from featcheck.probe.member import render_json, render_text, run_member_probe
 from featcheck.probe.rules import report as rules_report
 from featcheck.probe.rules.measured import record as record_measurements
 from featcheck.probe.rules.run import RuleProbeOptions, RuleProbeReport, run_rule_probes
@@ -57,9 +56,9 @@ def probe(arguments: argparse.Namespace) -> int:
     except FeatcheckError as error:
         fail(error)
     if arguments.output_format == "json":
-        sys.stdout.write(member_report.render_json(report))
+        sys.stdout.write(render_json(report))
     else:
-        member_report.render_text(report)
+        render_text(report)
     return exit_code(report.matmul, report.rules)
 
 

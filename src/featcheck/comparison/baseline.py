@@ -11,13 +11,17 @@ none); after `#`, what the finding said. Only the fingerprint and the severity d
 hidden: a finding whose severity has risen since is shown again. Rule, member, target and
 configuration say which audits can call an entry stale: one that matches no finding of a build
 the audit covered (the same member, target and configuration, its rule run).
+
+`against_baseline` and `against_revision` (`--new-since`) set an audit's findings against such
+entries or against the audit of an earlier revision, by the same rule: what is new is shown,
+what was there is counted, and the exit code follows what is shown, as it follows suppressions.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from featcheck.boundary import read_checkout_file
@@ -29,7 +33,7 @@ from featcheck.comparison.fingerprint import (
 )
 from featcheck.errors import FeatcheckError
 from featcheck.fileio import decode_text
-from featcheck.report import Finding
+from featcheck.report import AuditResult, Comparison, Finding, StaleEntry
 from featcheck.severity import Severity
 from featcheck.wording import plural
 
@@ -154,3 +158,70 @@ def _word(text: str) -> str:
 def _one_line(text: str) -> str:
     """`text` on one line of printable characters (the baseline is read line by line)."""
     return "".join(c if c.isprintable() else "?" for c in " ".join(text.split()))
+
+
+def against_baseline(
+    result: AuditResult, entries: Sequence[BaselineEntry], file: str
+) -> AuditResult:
+    """`result` without the findings the baseline `file` (as reports name it) accepts; its
+    stale entries said in a note each."""
+    by_print = {entry.fingerprint: entry for entry in entries}
+    shown: list[Finding] = []
+    hidden: list[Finding] = []
+    matched: set[str] = set()
+    for finding in result.findings:
+        printed = fingerprint(finding)
+        entry = by_print.get(printed)
+        if entry is not None:
+            matched.add(printed)
+        (hidden if entry is not None and entry.hides(finding, printed) else shown).append(finding)
+    stale = [e for e in entries if e.fingerprint not in matched and _covered(result, e)]
+    comparison = Comparison(
+        "baseline",
+        file,
+        hidden=tuple(hidden),
+        stale=tuple(StaleEntry(e.line, e.fingerprint, e.describe()) for e in stale),
+    )
+    notes = [
+        f"{file}:{entry.line}: baseline entry matches no finding any more ({entry.describe()}); "
+        "remove the line, or rewrite the file with --write-baseline"
+        for entry in stale
+    ]
+    return replace(
+        result,
+        findings=shown,
+        notes=[*result.notes, *notes],
+        comparisons=[*result.comparisons, comparison],
+    )
+
+
+def against_revision(result: AuditResult, earlier: AuditResult, label: str) -> AuditResult:
+    """`result` with only what the audit of the revision `label` did not find."""
+    before: dict[str, Severity] = {}
+    for finding in earlier.findings:
+        printed = fingerprint(finding)
+        before[printed] = max(before.get(printed, finding.severity), finding.severity)
+    shown: list[Finding] = []
+    hidden: list[Finding] = []
+    for finding in result.findings:
+        severity = before.get(fingerprint(finding))
+        (hidden if severity is not None and finding.severity <= severity else shown).append(finding)
+    now = {fingerprint(finding) for finding in result.findings}
+    absent = tuple(f for f in earlier.findings if fingerprint(f) not in now)
+    comparison = Comparison("revision", label, hidden=tuple(hidden), absent=absent)
+    return replace(result, findings=shown, comparisons=[*result.comparisons, comparison])
+
+
+def _covered(result: AuditResult, entry: BaselineEntry) -> bool:
+    """Whether this audit saw the build the entry is about, with its rule run: only then does
+    an entry that matches nothing say the finding is gone (not that it went unaudited)."""
+    if result.rules and entry.code not in result.rules:
+        return False
+    if entry.member is not None and entry.member not in result.members:
+        return False
+    if entry.target is not None and result.targets and entry.target not in result.targets:
+        return False
+    if entry.member is None or not result.configurations:
+        return entry.configuration == "default"
+    audited = result.configurations.get(entry.member, [])
+    return entry.configuration in {configuration_token(c) for c in audited}

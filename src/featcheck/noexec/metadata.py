@@ -67,9 +67,7 @@ class FileMetadata:
 
     def workspace(self) -> Workspace:
         """The workspace model over these packages."""
-        index = package_index(
-            self.packages, self.nodes, self.members, str(self.root), self.resolve_root
-        )
+        index = package_index(self.packages, self.nodes, self.members, self.resolve_root)
         return workspace_of(index, self.root, self.unread)
 
 

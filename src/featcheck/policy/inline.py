@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from featcheck.errors import FeatcheckError
 from featcheck.manifest.document import ManifestDocument
 from featcheck.manifest.toml_lexer import Comment, scan_comments
-from featcheck.policy.settings import ANY_CODE, Allow, Origin, canonical_code
+from featcheck.policy.settings import ANY_CODE, Allow, canonical_code
+from featcheck.report import Location
 from featcheck.rules import Catalogue
 from featcheck.rules.unused_suppression import UNUSED_SUPPRESSION_CODE
 
@@ -29,8 +30,8 @@ class InlineAllow:
     code: str
     """Canonical rule code, or `*`."""
     reason: str
-    origin: Origin
-    """The code's place in the comment; `origin.line` is the comment's line."""
+    origin: Location
+    """The code's place in the comment, its file as read; `origin.line` is the comment's line."""
 
     def describe(self) -> str:
         """E.g. `FC001`, for messages."""
@@ -112,8 +113,8 @@ def _parse_directive(
                 column_offset,
             )
         column = comment.column + column_offset
-        origin = Origin(
-            path=document.path,
+        origin = Location(
+            file=str(document.path),
             line=comment.line,
             column=column,
             end_line=comment.line,

@@ -9,7 +9,8 @@ Three places are read, in this order; a later one wins for single values (`fail-
 3. `featcheck.toml` at the workspace root (the same keys at top level).
 
 The schema is strict: an unknown key, a value of the wrong type, an unknown rule code or an
-allow entry without a reason is a `FeatcheckError` at the offending key or value.
+allow entry without a reason is a `FeatcheckError` at the offending key or value. The same
+section's `[[rule]]` entries are the project's own rules (`with_user_rules`).
 """
 
 from __future__ import annotations
@@ -18,13 +19,17 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from pathlib import Path
 
+from featcheck.boundary import checkout_root
 from featcheck.deadline import NO_DEADLINE, Deadline
 from featcheck.errors import FeatcheckError
 from featcheck.manifest.document import ManifestDocument, read_manifest
-from featcheck.policy.sections import read_section
+from featcheck.noexec.workspace import discover_workspace
+from featcheck.policy.sections import SectionReader, read_section
 from featcheck.policy.settings import CONFIG_FILE, Config, Layer, merged
-from featcheck.policy.user_rules import with_user_rules
-from featcheck.rules import Catalogue
+from featcheck.rules import Catalogue, Rule
+from featcheck.rules.load import parse_rule
+from featcheck.rules.spec import SpecError
+from featcheck.rules.unused_suppression import UNUSED_SUPPRESSION_CODE, UNUSED_SUPPRESSION_NAME
 from featcheck.workspace.workspace import Workspace
 
 _WORKSPACE_SECTION = ("workspace", "metadata", "featcheck")
@@ -115,3 +120,61 @@ def members_with_settings(metadata: Workspace) -> dict[str, Path]:
                 continue
         found[member.name] = member.manifest_path
     return found
+
+
+def with_user_rules(
+    doc: ManifestDocument, prefix: tuple[str, ...], catalogue: Catalogue
+) -> Catalogue:
+    """`catalogue` plus the `[[rule]]` entries of the section at `prefix` of `doc`, each checked
+    strictly."""
+    table = doc.get(*prefix) if prefix else doc.data
+    if not isinstance(table, dict) or "rule" not in table:
+        return catalogue
+    reader = SectionReader(doc, prefix, None, catalogue)
+    path = (*prefix, "rule")
+    entries = table["rule"]
+    if not isinstance(entries, list):
+        raise reader.error("`rule` must be an array of tables ([[rule]] entries)", path)
+    rules: list[Rule] = []
+    for index, entry in enumerate(entries):
+        try:
+            rule = parse_rule(entry, builtin=False)
+        except SpecError as error:
+            raise reader.error(
+                error.message, (*path, index, *error.path), at_key=error.at_key
+            ) from None
+        for key, value in (("code", rule.code), ("name", rule.name)):
+            taken_by = _taken_by(value, catalogue, rules)
+            if taken_by is not None:
+                message = f"rule {key} `{value}` is taken by {taken_by}"
+                raise reader.error(message, (*path, index, key))
+        rules.append(rule)
+    return catalogue.with_user_rules(rules)
+
+
+def _taken_by(value: str, catalogue: Catalogue, rules: list[Rule]) -> str | None:
+    """The rule (or FC900) that already has `value` as its code or name, or None."""
+    clash = catalogue.find(value) or next((r for r in rules if value in (r.code, r.name)), None)
+    if clash is not None:
+        return f"{clash.code} `{clash.name}`"
+    if value.lower() in (UNUSED_SUPPRESSION_CODE.lower(), UNUSED_SUPPRESSION_NAME):
+        return UNUSED_SUPPRESSION_CODE
+    return None
+
+
+def project_catalogue(path: Path) -> Catalogue:
+    """The rules of the project at `path` (a directory or manifest, or any directory inside
+    the project): the built-in ones plus its `[[rule]]` entries (`featcheck rules PATH`).
+
+    The workspace root is found as cargo finds it, from the nearest Cargo.toml upwards; a
+    directory with only a featcheck.toml counts as a root too.
+    """
+    path = path.absolute()
+    directory = path if path.is_dir() else path.parent
+    for candidate in (directory, *directory.parents):
+        if (candidate / "Cargo.toml").is_file():
+            layout = discover_workspace(candidate / "Cargo.toml")
+            return load_config(layout.root, {}, checkout=layout.checkout).catalogue
+        if (candidate / CONFIG_FILE).is_file():
+            return load_config(candidate, {}, checkout=checkout_root(candidate)).catalogue
+    return Catalogue.builtin()

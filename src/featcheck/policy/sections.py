@@ -21,9 +21,9 @@ from featcheck.policy.settings import (
     FIX_LEVEL_VALUES,
     Allow,
     Layer,
-    Origin,
     canonical_code,
 )
+from featcheck.report import Location
 from featcheck.rules import Catalogue
 from featcheck.rules.unused_suppression import UNUSED_SUPPRESSION_CODE
 from featcheck.severity import Severity
@@ -100,7 +100,7 @@ class SectionReader:
                 return None
             path = path[:-1]
 
-    def origin(self, path: KeyPath) -> Origin | None:
+    def origin(self, path: KeyPath) -> Location | None:
         try:
             entry = self.doc.spans.get(path)
         except ValueError:
@@ -108,8 +108,8 @@ class SectionReader:
         if entry is None:
             return None
         span = entry.value or entry.key
-        return Origin(
-            path=self.doc.path,
+        return Location(
+            file=str(self.doc.path),
             line=span.line,
             column=span.column,
             end_line=span.end_line,

@@ -42,32 +42,10 @@ def canonical_code(text: str, catalogue: Catalogue | None = None) -> str | None:
     return rule.code if rule is not None else None
 
 
-@dataclass(frozen=True)
-class Origin:
-    """Where a suppression is written: a span in a manifest, `featcheck.toml` or a comment."""
-
-    path: Path
-    """The file, as the loader was given it (workspace root joined with the file name)."""
-    line: int
-    """1-based."""
-    column: int
-    """1-based, in characters."""
-    end_line: int
-    end_column: int
-    """1-based, just past the span's last character."""
-    source_line: str = ""
-    """The text of the start line."""
-
-    def location(self, audited_root: Path) -> Location:
-        """This span as a finding's Location, relative to the report root with `/`."""
-        return Location(
-            file=relative_file(self.path, audited_root),
-            line=self.line,
-            column=self.column,
-            end_line=self.end_line,
-            end_column=self.end_column,
-            source_line=self.source_line,
-        )
+def relative_location(written: Location, root: Path) -> Location:
+    """A place as the loader read it (its file as the loader was given it: the workspace root
+    joined with the file name) as a finding's: relative to the report root, with `/`."""
+    return replace(written, file=relative_file(Path(written.file), root))
 
 
 def relative_file(path: Path, root: Path) -> str:
@@ -90,8 +68,8 @@ class Allow:
     member: str | None = None
     """Set to the member itself for entries in a member's `[package.metadata.featcheck]`."""
     target: str | None = None
-    origin: Origin | None = None
-    """Where the entry is written (None for entries built in code)."""
+    origin: Location | None = None
+    """Where the entry is written, its file as read (None for entries built in code)."""
 
     def matches(self, code: str, crate: str, member: str | None, target: str | None) -> bool:
         """Whether a finding with these fields is suppressed by this entry."""

@@ -7,7 +7,7 @@ from collections.abc import Callable, Collection, Iterable
 from pathlib import Path
 
 from featcheck.policy.inline import InlineAllow, Suppression
-from featcheck.policy.settings import ANY_CODE, Allow, Config
+from featcheck.policy.settings import ANY_CODE, Allow, Config, relative_location
 from featcheck.report import Finding, Location
 from featcheck.rules.unused_suppression import UNUSED_SUPPRESSION, UNUSED_SUPPRESSION_CODE
 from featcheck.severity import Confidence, Severity
@@ -79,7 +79,7 @@ def _unused_finding(
     misnamed: str | None = None,
 ) -> Finding:
     kind = "`allow` entry" if isinstance(item, Allow) else "`# featcheck: allow` comment"
-    location = item.origin.location(root) if item.origin is not None else None
+    location = relative_location(item.origin, root) if item.origin is not None else None
     matches = f"can never match: {misnamed}" if misnamed else "matches no finding"
     return Finding(
         code=UNUSED_SUPPRESSION.code,

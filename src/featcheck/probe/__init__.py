@@ -6,11 +6,10 @@ and resolved features, never the member's crate or its build script, then times 
 
     resolve.py   the member's burn-flex/gemm versions and features, lockfile, release profile
     manifest.py  the probe's Cargo.toml for that configuration
-    toolset.py   cargo, rustc and the environment the probe builds with
     cache.py     cache directory, cache key, the configuration's crate written there
-    build.py     verification with cargo tree, what a build compiles (plan.py), the build
-    compile.py   `cargo build`, its progress on stderr (progress.py), why it failed (failure.py)
+    build.py     verification with cargo tree, what a build compiles, the build
+    compile.py   the toolset, `cargo build`, its progress on stderr (progress.py), why it failed
     measure.py   running the probe with 1 thread and all cores; PyTorch for comparison
     verdict.py   single-threaded / multi-threaded / inconclusive, and the thresholds
-    command.py   the whole flow; report.py renders it
+    command.py   the whole flow; report.py renders it; member.py adds the rule probes
 """

@@ -1,5 +1,6 @@
 """Build the probe for one backend configuration, once: prepared and verified in the cache
-(cache.py), then compiled (compile.py) unless its binary is there.
+(cache.py), then compiled (compile.py) unless its binary is there. What a build compiles and
+runs is said before it happens (`BuildPlan`), and what it produced after (`BuiltProbe`).
 
 Only registry crates (at the member's locked versions) and the probe crate itself are compiled;
 cargo runs in the cache directory, so nothing of the audited checkout is read but its lockfile.
@@ -9,11 +10,13 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from featcheck.boundary import TrustContext
 from featcheck.cargo.argv_gate import TARGET, Argument, GateError, option, word
@@ -22,13 +25,71 @@ from featcheck.cargo.tree_text import TreeTextError, parse_tree_text
 from featcheck.errors import FeatcheckError
 from featcheck.graph import DependencyGraph
 from featcheck.probe.cache import binary_name, cache_root, executable, prepare_crate
-from featcheck.probe.compile import compile_probe
-from featcheck.probe.failure import classify_build_failure
+from featcheck.probe.compile import Toolset, classify_build_failure, compile_probe, find_toolset
 from featcheck.probe.manifest import PACKAGE
-from featcheck.probe.plan import BuildPlan, BuiltProbe, build_scripts, crate_label
 from featcheck.probe.resolve import BackendConfig, MemberGraph, member_graph
-from featcheck.probe.toolset import Toolset, find_toolset
 from featcheck.wording import plural
+
+_PLAIN = re.compile(r"[A-Za-z0-9_.+-]{1,200}")
+
+
+@dataclass(frozen=True)
+class BuildPlan:
+    """One configuration, prepared in the cache: what its build would compile and run."""
+
+    config: BackendConfig
+    directory: Path
+    key: str
+    mlp: bool
+    cached: bool
+    """Its binary exists: nothing is compiled."""
+    crates: tuple[str, ...] = ()
+    """Every crate the build compiles, "name version", except the probe crate itself."""
+    build_scripts: tuple[str, ...] | None = ()
+    """Those of them whose build script cargo compiles and runs (None: cargo could not say)."""
+    proc_macros: tuple[str, ...] = ()
+    """Those of them that are proc-macros (loaded into rustc while compiling)."""
+    preparing: float = 0.0
+    """Seconds spent preparing it (writing, verifying, listing what it compiles); a build's
+    time adds only its own compile to this, not the time between planning and building (the
+    consent, the other configuration's build)."""
+
+
+@dataclass(frozen=True)
+class BuiltProbe:
+    """A probe binary and how it came to be."""
+
+    binary: Path
+    key: str
+    cached: bool
+    seconds: float
+    """Seconds spent preparing it (resolving, verifying, compiling; ~0 when cached), less
+    `waited`."""
+    waited: float = 0.0
+    """Seconds its build waited for another build's lock in the shared cache."""
+
+
+def _shown(text: str) -> str:
+    """A crate name or version as cargo allows them, else quoted (never raw control bytes)."""
+    return text if _PLAIN.fullmatch(text) else ascii(text)
+
+
+def crate_label(name: object, version: object) -> str:
+    """ "name version", as the build statement lists crates."""
+    return f"{_shown(str(name))} {_shown(str(version))}"
+
+
+def build_scripts(metadata: dict[str, Any], crates: set[str]) -> list[str]:
+    """Those of `crates` ("name version") with a build script, from `cargo metadata` output."""
+    found = set()
+    for package in metadata.get("packages", []):
+        if not isinstance(package, dict):
+            continue
+        label = crate_label(package.get("name"), package.get("version"))
+        kinds = {k for t in package.get("targets", []) for k in t.get("kind", [])}
+        if label in crates and "custom-build" in kinds:
+            found.add(label)
+    return sorted(found)
 
 
 def _constant(flag: str, value: str) -> Argument:

@@ -21,9 +21,9 @@ from pathlib import Path
 from featcheck.boundary import TrustContext
 from featcheck.errors import FeatcheckError
 from featcheck.fileio import user_cache_directory
+from featcheck.probe.compile import Toolset
 from featcheck.probe.manifest import PACKAGE, render_cargo_toml
 from featcheck.probe.resolve import BackendConfig
-from featcheck.probe.toolset import Toolset
 
 CRATE_DIR = Path(__file__).parent / "crate"
 """The probe crate's sources, shipped inside the package (see pyproject's package-data)."""

@@ -27,9 +27,8 @@ from featcheck.fixes.apply import plan_changes
 from featcheck.manifest.document import read_manifest
 from featcheck.options import AuditOptions
 from featcheck.pipeline import audit_project
-from featcheck.probe.build import ProbeBuilder
+from featcheck.probe.build import BuildPlan, BuiltProbe, ProbeBuilder
 from featcheck.probe.measure import Measurement, TorchStats, measure, measure_torch, usable_cores
-from featcheck.probe.plan import BuildPlan, BuiltProbe
 from featcheck.probe.resolve import (
     BackendConfig,
     MemberGraph,

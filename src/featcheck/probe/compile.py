@@ -1,22 +1,146 @@
-"""`cargo build` of the probe: its progress shown as it goes, killed whole when it overruns."""
+"""`cargo build` of the probe with the cargo, rustc and environment every probe command runs
+with (`Toolset`): its progress shown as it goes, killed whole when it overruns, and why it
+failed, in one line that says what to do."""
 
 from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import signal
 import subprocess
 import threading
 from collections import deque
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
-from featcheck.cargo.argv_gate import Argument, refuse_unsafe
-from featcheck.cargo.process import open_process
+from featcheck.boundary import TrustContext
+from featcheck.cargo.argv_gate import Argument, refuse_unsafe, word
+from featcheck.cargo.process import neutral_directory, open_process, run_process
+from featcheck.cargo.runner import CargoRunner
 from featcheck.errors import FeatcheckError
-from featcheck.probe.failure import classify_build_failure
 from featcheck.probe.progress import BuildProgress
-from featcheck.probe.toolset import Toolset
+
+
+@dataclass(frozen=True)
+class Toolset:
+    """The cargo binary and environment every probe command runs with."""
+
+    cargo: str
+    environment: dict[str, str]
+    rustc_version: str
+    """`rustc -vV`, part of the cache key."""
+    trust: TrustContext
+    """The run's trust context: every build and timing run starts in the launcher with it."""
+
+
+def find_toolset(
+    workdir: Path, target_dir: Path, trust: TrustContext, timeout: float = 300.0
+) -> Toolset:
+    """cargo and rustc as featcheck's runner picks them (the user's toolchain, not one the
+    checkout names), plus a C linker; a clear one-line error when one is missing."""
+    if shutil.which("cargo") is None:
+        raise FeatcheckError(
+            "cargo not found on PATH: the probe compiles with cargo; install Rust "
+            "(https://rustup.rs) or add it to PATH"
+        )
+    runner = CargoRunner(workdir, trust=trust, timeout=timeout)
+    # The runner's environment: rustflags through the allow-list, and featcheck's own
+    # CARGO_HOME where the user's lies inside the checkout (its registry sources are the
+    # checkout's files, and the probe would compile them).
+    environment = runner.environment()
+    cargo, rustc = "cargo", "rustc"
+    toolchain = runner.toolchain
+    if toolchain is not None:
+        cargo, rustc = str(toolchain.cargo), str(toolchain.rustc)
+    _require_linker(environment)
+    environment.update(
+        {
+            "CARGO_TARGET_DIR": str(target_dir),
+            "CARGO_TERM_COLOR": "never",
+            "CARGO_TERM_PROGRESS_WHEN": "never",
+        }
+    )
+    environment.pop("CARGO_BUILD_TARGET", None)  # the probe runs here: build for the host
+    environment.pop("CARGO_BUILD_BUILD_DIR", None)  # the audit's: the probe builds in its own
+    output = run_process(
+        rustc,
+        [word("-vV")],
+        trust=trust,
+        cwd=neutral_directory(),
+        env=environment,
+        timeout=min(timeout, 60.0),
+        what="`rustc -vV`",
+    )
+    if output.returncode != 0:
+        raise FeatcheckError(f"could not run `rustc -vV`: {output.stderr.strip()[:200]}")
+    return Toolset(cargo, environment, output.stdout, trust)
+
+
+def _require_linker(environment: dict[str, str]) -> None:
+    """A C linker on PATH (`$CC`, else `cc`), which Rust links programs with (not on Windows)."""
+    if os.name == "nt":
+        return
+    linker = environment.get("CC") or "cc"
+    if shutil.which(linker.split()[0] if linker.split() else "cc") is None:
+        raise FeatcheckError(
+            f"no C toolchain: `{linker}` is not on PATH, and Rust links programs with it; "
+            "install one (Debian/Ubuntu: build-essential; macOS: xcode-select --install)"
+        )
+
+
+_NETWORK_SIGNS = (
+    "failed to download",
+    "could not resolve host",
+    "couldn't resolve host",
+    "failed to query replaced source",
+    "network failure",
+    "spurious network error",
+    "failed to get `",
+    "unable to update registry",
+    "failed to update registry",
+    "download of ",
+)
+_OFFLINE_SIGNS = (
+    "--offline was specified",
+    "attempting to make an http request, but --offline",
+    "offline mode",
+)
+
+
+def classify_build_failure(stderr: str, *, offline: bool) -> str:
+    """One line saying why cargo failed, with what to do."""
+    lowered = stderr.lower()
+    first = next(
+        (line.strip() for line in stderr.splitlines() if line.strip().startswith("error")),
+        (stderr.strip().splitlines() or ["no message"])[-1].strip(),
+    )
+    if "linker `" in lowered and "not found" in lowered:
+        return (
+            f"no C toolchain: cargo could not find the linker ({first}); install one "
+            "(Debian/Ubuntu: build-essential; macOS: xcode-select --install)"
+        )
+    if any(sign in lowered for sign in _OFFLINE_SIGNS) or (
+        offline and "failed to get `" in lowered
+    ):
+        return (
+            "the local registry cache lacks crates the probe needs, and --offline keeps cargo "
+            f"off the network ({first}); run once with network access"
+        )
+    if any(sign in lowered for sign in _NETWORK_SIGNS):
+        return (
+            "cargo could not download crates the probe needs: no network? "
+            f"({first}); with a filled registry cache, --offline works without one"
+        )
+    if "could not compile `featcheck-rule-probe`" in lowered:
+        return f"the probe program does not compile against this crate version: {first}"
+    if "error[e" in lowered or "could not compile `featcheck-probe`" in lowered:
+        return (
+            "the probe crate does not compile against this burn version (it is written for "
+            f"burn 0.22 and builds on 0.22.1 and 0.23.0-pre.1): {first}"
+        )
+    return f"cargo failed: {first}"
 
 
 def compile_probe(

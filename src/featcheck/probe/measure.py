@@ -26,7 +26,7 @@ from featcheck.boundary import TrustContext
 from featcheck.cargo.argv_gate import Argument
 from featcheck.cargo.process import neutral_directory, run_process
 from featcheck.errors import FeatcheckError
-from featcheck.probe.verdict import RunStats, ThreadEvidence
+from featcheck.probe.verdict import Load, RunStats, ThreadEvidence
 
 if sys.platform != "win32":
     import resource
@@ -156,14 +156,6 @@ def parse_probe_output(stdout: str) -> dict[str, Any]:
     return data
 
 
-@dataclass(frozen=True)
-class RunLoad:
-    """How busy this process's cores were while one probe run ran (None: not measurable)."""
-
-    idle_cores: float | None
-    other_cores: float | None
-
-
 def _children_cpu_seconds() -> float | None:
     """CPU time of the waited-for children of this process so far (Unix)."""
     if sys.platform == "win32":
@@ -179,22 +171,22 @@ def run_load(
     probe_cpu_seconds: float | None,
     elapsed: float,
     cores: int,
-) -> RunLoad:
+) -> Load:
     """Idle cores and cores busy with other processes over one run, from /proc/stat samples
     (idle, total jiffies) and the probe's own CPU time."""
     if before is None or after is None or after[1] <= before[1] or elapsed <= 0:
-        return RunLoad(None, None)
+        return Load(None, None)
     idle_fraction = (after[0] - before[0]) / (after[1] - before[1])
     idle = cores * idle_fraction
     if probe_cpu_seconds is None:
-        return RunLoad(idle, None)
+        return Load(idle, None)
     busy = cores * (1.0 - idle_fraction)
-    return RunLoad(idle, max(0.0, busy - probe_cpu_seconds / elapsed))
+    return Load(idle, max(0.0, busy - probe_cpu_seconds / elapsed))
 
 
 def run_once(
     binary: Path, n: int, *, threads: int | None, mlp: bool, timeout: float, trust: TrustContext
-) -> tuple[dict[str, Any], RunLoad]:
+) -> tuple[dict[str, Any], Load]:
     """Run the probe once; returns its JSON and how busy the cores were meanwhile."""
     environment = dict(os.environ)
     environment.pop("RAYON_NUM_THREADS", None)

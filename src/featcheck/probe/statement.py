@@ -10,8 +10,8 @@ import os
 from collections.abc import Callable
 
 from featcheck.errors import FeatcheckError
+from featcheck.probe.build import BuildPlan
 from featcheck.probe.measure import usable_cores
-from featcheck.probe.plan import BuildPlan
 from featcheck.wording import plural
 
 CPU_SECONDS_PER_CRATE = 5.0

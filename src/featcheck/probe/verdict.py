@@ -172,7 +172,8 @@ class RunStats:
 
 @dataclass(frozen=True)
 class Load:
-    """How busy the usable cores were while the all-core runs ran (None: not measurable)."""
+    """How busy the usable cores were while a run ran, or the all-core runs on average (None:
+    not measurable)."""
 
     idle_cores: float | None = None
     """Cores that stayed idle, on average."""

@@ -8,20 +8,10 @@ reused.
 from __future__ import annotations
 
 from featcheck.errors import FeatcheckError
-from featcheck.rules.base import BuildView, Detection
 from featcheck.rules.catalogue import Catalogue, builtin_rules
-from featcheck.rules.detect import detect, skipped_for_target
+from featcheck.rules.detect import BuildView, Detection, detect, skipped_for_target
 from featcheck.rules.load import BUILTIN_CODE
 from featcheck.rules.spec import Rule, RuleDoc
-
-
-def select_rules(select: tuple[str, ...] = (), ignore: tuple[str, ...] = ()) -> tuple[Rule, ...]:
-    """The built-in rules to run: the defaults plus `select`ed ones, minus `ignore`d.
-
-    Unknown codes raise ValueError naming them.
-    """
-    return Catalogue.builtin().select(select, ignore)
-
 
 __all__ = [
     "BuildView",
@@ -31,7 +21,6 @@ __all__ = [
     "RuleDoc",
     "builtin_rules",
     "detect",
-    "select_rules",
     "skipped_for_target",
 ]
 
@@ -41,6 +30,6 @@ def check_builtin_codes(select: tuple[str, ...], ignore: tuple[str, ...]) -> Non
     known once its configuration is read."""
     fc = tuple(c for c in (*select, *ignore) if BUILTIN_CODE.fullmatch(c.strip().upper()))
     try:
-        select_rules(fc)
+        Catalogue.builtin().select(fc)
     except ValueError as error:
         raise FeatcheckError(str(error)) from None

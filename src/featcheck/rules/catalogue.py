@@ -14,8 +14,7 @@ from importlib import resources
 from typing import Protocol, TypeVar
 
 from featcheck.rules.load import parse_rule
-from featcheck.rules.spec import Rule
-from featcheck.rules.spec_values import SpecError
+from featcheck.rules.spec import Rule, SpecError
 from featcheck.toml_read import toml_data
 
 BUILTIN_PACKAGE = "featcheck.rules.builtin"

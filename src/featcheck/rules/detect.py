@@ -1,4 +1,5 @@
-"""The one detector: evaluates any rule spec over one resolved build.
+"""What a rule sees (`BuildView`: one member's resolved build on one target), what it reports
+(`Detection`), and the one detector that evaluates any rule spec over such a build.
 
 A finding is a node of one of the rule's crates (at a matching version), compiled for the
 target, lacking the rule's feature (with `kind = "present"`: having it), that the build uses as
@@ -8,13 +9,68 @@ the rule's `used-when` says.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass, field
+from functools import cached_property
 
-from featcheck.graph import Node
-from featcheck.rules.base import UNKNOWN_SELECTION, BuildView, Detection
+from featcheck.graph import DependencyGraph, Node
 from featcheck.rules.spec import Kind, Rule, SelectedBy, UsedWhen
 from featcheck.rules.targets import not_applicable
 from featcheck.semantics import semver
+from featcheck.semantics.cfg import TargetCfg
+from featcheck.severity import Severity
 from featcheck.workspace.names import crate_key, same_crate
+
+
+@dataclass(frozen=True)
+class BuildView:
+    """One member's resolved build on one target, as a rule sees it."""
+
+    graph: DependencyGraph
+    roots: tuple[Node, ...]
+    """The member (or, for saved tree text, the top-level packages)."""
+    structured: bool = True
+    """False when the edges are unknown (`--prefix none`, `--depth 0`): only features are."""
+    target: str | None = None
+    """The target triple; None for saved tree text."""
+    cfg: TargetCfg | None = None
+    """The target's cfg values, where known (what it provides: std, threads)."""
+
+    def target_nodes(self) -> frozenset[Node]:
+        """Nodes compiled for the target: proc-macros and what only they use run on the host."""
+        return self._target_nodes
+
+    @cached_property
+    def _target_nodes(self) -> frozenset[Node]:
+        # Once per build: every rule asks, and a workspace has hundreds of builds.
+        if not self.structured:
+            return frozenset(self.graph.nodes())
+        return self.graph.target_side(self.roots)
+
+
+@dataclass(frozen=True)
+class Detection:
+    """A rule's raw verdict on one node, before it is placed in a manifest."""
+
+    node: Node
+    feature: str
+    """The missing feature."""
+    message: str
+    evidence: str = ""
+    """Why the rule considers the crate in use (e.g. which feature selects the backend)."""
+    notes: tuple[str, ...] = field(default_factory=tuple)
+    severity: Severity | None = None
+    """The rule's severity for this case, where it differs from the default (a crate that only
+    third-party crates bring in); None: the rule's default."""
+    deferred_to: tuple[str, ...] = ()
+    """The rule's `requires` features the crate lacks: the finding stands only where no finding
+    of the same crate for one of them does (FC003 without `rayon` leaves the crate to FC001,
+    whose fix adds `simd` too, unless FC001 is ignored or suppressed)."""
+
+
+UNKNOWN_SELECTION = (
+    "the saved tree shows no dependents of this crate, so featcheck cannot tell whether it is "
+    "the selected backend; save the full tree (without --depth, with a --prefix) to know"
+)
 
 
 def skipped_for_target(rule: Rule, view: BuildView) -> str | None:

@@ -25,20 +25,18 @@ from collections.abc import Mapping
 from typing import Any
 
 from featcheck.rules.spec import (
+    FEATURE,
     CrateMatch,
     HandledBy,
+    KeyPath,
     Kind,
     Rule,
     RuleDoc,
     SelectedBy,
+    SpecError,
     TargetScope,
     ThirdParty,
     UsedWhen,
-)
-from featcheck.rules.spec_values import (
-    FEATURE,
-    KeyPath,
-    SpecError,
     bool_value,
     feature_value,
     known_keys,

@@ -214,7 +214,6 @@ class PackageIndex:
 
     packages: PackageTable
     by_id: dict[str, int]
-    workspace_root: str
     members: tuple[str, ...]
     resolve_root: str | None = None
     """The package cargo ran for (metadata's `resolve.root`): None for a virtual manifest."""
@@ -268,7 +267,6 @@ def build_index(metadata: Mapping[str, Any]) -> PackageIndex:
         metadata["packages"],
         resolve.get("nodes", ()),
         tuple(metadata.get("workspace_members", ())),
-        str(metadata.get("workspace_root", "")),
         resolve.get("root"),
     )
 
@@ -277,7 +275,6 @@ def package_index(
     packages: Sequence[Mapping[str, Any]],
     nodes: Sequence[Mapping[str, Any]],
     members: tuple[str, ...],
-    workspace_root: str,
     resolve_root: str | None,
 ) -> PackageIndex:
     """The table of `packages` (entries as `cargo metadata` writes them: cargo's answer, or
@@ -290,4 +287,4 @@ def package_index(
         if package.get("source") is None
     }
     table = PackageTable(raw, by_id, {node["id"]: node for node in nodes}, by_directory)
-    return PackageIndex(table, by_id, workspace_root, members, resolve_root)
+    return PackageIndex(table, by_id, members, resolve_root)

@@ -71,14 +71,6 @@ def parse_metadata(text: str) -> Workspace:
     """Read `cargo metadata --format-version 1` output."""
     try:
         data = json.loads(text)
-    except ValueError as error:
-        raise FeatcheckError(f"cargo metadata printed something unexpected ({error})") from None
-    return workspace_from_document(data)
-
-
-def workspace_from_document(data: Any) -> Workspace:
-    """The same, from the document already parsed."""
-    try:
         return workspace_of(build_index(data), Path(data["workspace_root"]))
     except (ValueError, KeyError, TypeError) as error:
         raise FeatcheckError(f"cargo metadata printed something unexpected ({error})") from None

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from featcheck.probe.build import ProbeBuilder
 from featcheck.probe.cache import CACHE_VERSION, binary_name, write_if_changed
+from featcheck.probe.compile import Toolset
 from featcheck.probe.manifest import (
     dependency_line,
     package_head,
@@ -17,7 +18,6 @@ from featcheck.probe.manifest import (
 )
 from featcheck.probe.resolve import BackendConfig
 from featcheck.probe.rules.programs import Program, program_for
-from featcheck.probe.toolset import Toolset
 
 PACKAGE = "featcheck-rule-probe"
 

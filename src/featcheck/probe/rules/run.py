@@ -14,10 +14,9 @@ from featcheck.errors import FeatcheckError
 from featcheck.fix_words import fix_words
 from featcheck.fixes.apply import plan_changes
 from featcheck.graph import DependencyGraph, Node
-from featcheck.probe.build import start_probe
+from featcheck.probe.build import BuildPlan, BuiltProbe, start_probe
 from featcheck.probe.command import built, member_findings, probe_error
 from featcheck.probe.measure import run_program
-from featcheck.probe.plan import BuildPlan, BuiltProbe
 from featcheck.probe.resolve import BackendConfig, MemberGraph, Pin, graph_with_changes
 from featcheck.probe.rules.crate import RuleProbeBuilder
 from featcheck.probe.rules.programs import PROGRAMS, Program, program_for, program_timing
