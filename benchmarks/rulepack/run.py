@@ -52,6 +52,7 @@ MEMBERS = (
     "aho-corasick-literal",
     "gemm",
     "burn-ndarray",
+    "simdutf8",
 )
 WALL = frozenset({"gemm", "burn-ndarray"})
 """Members timed by wall time (their feature spreads the work over threads; the program says

@@ -77,6 +77,7 @@ PROGRAMS = {
         Program("matrixmultiply", "matrixmultiply.rs", "512 x 512 sgemm and dgemm", wall=True),
         Program("faer", "faer.rs", "a 512 x 512 f64 matrix product", wall=True),
         Program("mimalloc", "mimalloc.rs", "small allocations and a BTreeMap of strings"),
+        Program("simdutf8", "simdutf8.rs", "validating 4 MiB of ASCII and of mixed-script text"),
         Program(
             "gemm", "gemm.rs", "512 x 512 f32 and f64 gemm", wall=True, cfg_features=("rayon",)
         ),
