@@ -53,6 +53,10 @@ def source_tree(revision: str | None, into: Path) -> Path:
         ).stdout
         with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
             tar.extractall(into, filter="data")
+        # The version module is written at install time, never committed: the working tree's.
+        version = REPO / "src" / "featcheck" / "_version.py"
+        if version.is_file():
+            shutil.copy(version, into / "src" / "featcheck" / "_version.py")
     return into / "src"
 
 
