@@ -198,11 +198,16 @@ def copy_crate(crate: Path, destination: Path) -> Path:
     return destination
 
 
-def real_environment() -> dict[str, str]:
-    """The user's own cargo home and registry, as a user runs featcheck."""
+def real_environment(cache: Path) -> dict[str, str]:
+    """The user's own cargo home and registry, as a user runs featcheck; the user cache of
+    its own (on a shared machine, others' audits would evict what featcheck kept)."""
     environment = {key: value for key, value in os.environ.items() if not key.startswith("GITHUB_")}
-    environment.pop("XDG_CACHE_HOME", None)
-    return {**environment, "CARGO_TERM_COLOR": "never", "NO_COLOR": "1"}
+    return {
+        **environment,
+        "CARGO_TERM_COLOR": "never",
+        "NO_COLOR": "1",
+        "XDG_CACHE_HOME": str(cache),
+    }
 
 
 def build_cases(options: argparse.Namespace, scratch: Path) -> list[Case]:
@@ -225,7 +230,7 @@ def build_cases(options: argparse.Namespace, scratch: Path) -> list[Case]:
         )
     )
     if not options.no_real:
-        real = real_environment()
+        real = real_environment(scratch / "real-cache")
         real_crate = copy_crate(crate, scratch / "real" / crate.name)
         manifest = real_crate / "Cargo.toml"
         cases.append(Case("crate, real", [*FEATCHECK, "."], TREE, real_crate, manifest, real, {}))
