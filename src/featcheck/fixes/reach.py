@@ -11,7 +11,7 @@ and the members that gain any without asking (their build has no finding of the 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from featcheck.featureset import FeatureSelection
@@ -63,16 +63,16 @@ that Cargo.lock holds no version of (cargo adds those too, memory cannot say wit
 NO_COST = Cost()
 
 
-def measure(gained: Iterable[Gained], asking: Callable[[Package], bool]) -> Cost:
-    """The cost of what each build gained (`asking`: whether the member has a finding of the
-    crate, and so asks for what the fix adds to it)."""
+def measure(gained: Iterable[Gained], asking: frozenset[str]) -> Cost:
+    """The cost of what each build gained (`asking`: the ids of the members with a finding of
+    the crate, which ask for what the fix adds to them)."""
     added: set[str] = set()
     unasked: dict[str, set[str]] = {}
     largest = 0
     for member, packages, needs in gained:
         added.update(packages)
         largest = max(largest, len(packages))
-        if (packages or needs) and not asking(member):
+        if (packages or needs) and member.id not in asking:
             unasked.setdefault(member.name, set()).update(packages, needs)
     listed = tuple((m, tuple(sorted(p))) for m, p in sorted(unasked.items()))
     return Cost(tuple(sorted(added)), listed, largest)
@@ -106,10 +106,34 @@ class WorkspaceBuilds:
     members: Mapping[str, Package]
     """By id."""
     _holders: dict[PackageRef, list[BuildKey]] | None = field(default=None, init=False)
+    _gained: dict[tuple[frozenset[ModelEdit], frozenset[PackageRef]], tuple[Gained, ...]] = field(
+        default_factory=dict, init=False
+    )
+    _costs: dict[tuple[frozenset[ModelEdit], frozenset[PackageRef], frozenset[str]], Cost] = field(
+        default_factory=dict, init=False
+    )
 
-    def gained(self, model: frozenset[ModelEdit], touches: Iterable[PackageRef]) -> list[Gained]:
-        """Each build the edits change (those holding a package they touch), with what it
-        gains."""
+    def cost(
+        self, model: frozenset[ModelEdit], touches: Iterable[PackageRef], asking: frozenset[str]
+    ) -> Cost:
+        """What the edits cost the builds they change (those holding a package they touch),
+        `asking`: the ids of the members whose finding asks for the fix. Worked out once per
+        edit: the same candidate (a workspace entry) comes up for every member's finding, and
+        comparing every build it changes again for each finding grew with the square of the
+        members (500 members: 20 s)."""
+        touched = frozenset(touches)
+        key = (model, touched, asking)
+        known = self._costs.get(key)
+        if known is None:
+            gained = self._gained.get((model, touched))
+            if gained is None:
+                gained = self._gained[(model, touched)] = self._compare(model, touched)
+            known = self._costs[key] = measure(gained, asking)
+        return known
+
+    def _compare(
+        self, model: frozenset[ModelEdit], touches: frozenset[PackageRef]
+    ) -> tuple[Gained, ...]:
         keys = sorted({k for ref in touches for k in self._holding().get(ref, ())}, key=repr)
         found: list[Gained] = []
         for member_id, target, selection in keys:
@@ -119,7 +143,7 @@ class WorkspaceBuilds:
             known = set(self.what_if.needs(before))
             needs = [self.what_if.describe(n) for n in self.what_if.needs(after) if n not in known]
             found.append((self.members[member_id], added_packages(before, after), needs))
-        return found
+        return tuple(found)
 
     def _holding(self) -> dict[PackageRef, list[BuildKey]]:
         """For each package, the builds holding it (made once: a candidate looks only at the

@@ -31,7 +31,7 @@ from featcheck.fixes.candidate import Candidate
 from featcheck.fixes.candidates import CandidateFinder
 from featcheck.fixes.counterfactual import ModelEdit, WhatIf
 from featcheck.fixes.lockcheck import Conflict
-from featcheck.fixes.reach import NO_COST, Cost, WorkspaceBuilds, measure, safety
+from featcheck.fixes.reach import NO_COST, Cost, WorkspaceBuilds, safety
 from featcheck.graph import DependencyGraph, Node
 from featcheck.locate import Cut, Locator
 from featcheck.report import Fix
@@ -148,8 +148,11 @@ class FixSearch:
         group = self._groups.setdefault(tuple(m.id for m in affected), len(self._groups))
         graph = self.builds[(member.id, target, selection)]
         candidates = self.finder.candidates(member, cfg, graph, backend, wanted)
+        # Members with a finding of the crate ask for its features: only the others must
+        # build nothing new (a GPU application leaving the library's CPU backend off).
+        asking = frozenset((member.id, *(m.id for m in affected)))
         verdicts = {
-            c: self._verdict(c, member, target, backend.package, affected) for c in candidates
+            c: self._verdict(c, member, target, backend.package, asking) for c in candidates
         }
         holding = [c for c in candidates if self._holds(verdicts[c])]
         chosen = self._best(holding, verdicts, affected, group, target, backend.package)
@@ -255,17 +258,13 @@ class FixSearch:
         member: Package,
         target: str,
         package: PackageRef,
-        affected: Sequence[Package],
+        asking: frozenset[str],
     ) -> Verdict:
         if not self._clears(candidate, member, target, package):
             return Verdict(False)
         position = self.what_if.index.by_id[member.id]
         edited = self.what_if.graph(candidate.model, position, target, self._selection)
-        # Members with a finding of the crate ask for its features: only the others must
-        # build nothing new (a GPU application leaving the library's CPU backend off).
-        asking = {member.id, *(m.id for m in affected)}
-        gained = self.workspace.gained(candidate.model, candidate.touches)
-        cost = measure(gained, lambda other: other.id in asking)
+        cost = self.workspace.cost(candidate.model, candidate.touches, asking)
         needs = self.what_if.needs(edited)
         lock = self.what_if.lock
         for need in needs:
