@@ -53,6 +53,7 @@ MEMBERS = (
     "gemm",
     "burn-ndarray",
     "simdutf8",
+    "half",
 )
 WALL = frozenset({"gemm", "burn-ndarray"})
 """Members timed by wall time (their feature spreads the work over threads; the program says

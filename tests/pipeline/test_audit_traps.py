@@ -96,6 +96,16 @@ CASES: dict[str, set[Expected]] = {
             "error",
             "burn018-ndarray-nostd/Cargo.toml:8:31",
         ),
+        # burn 0.18 without std leaves half (through burn-core) without its F16C detection;
+        # only burn brings half, so the finding is info.
+        Expected(
+            "burn018-ndarray-nostd",
+            "FC026",
+            "2.7.1",
+            "std",
+            "info",
+            "burn018-ndarray-nostd/Cargo.toml:8:31",
+        ),
     }
     # Without burn's std, memchr loses std too: no run-time AVX2 detection (x86_64 only);
     # info, since only burn brings memchr in.

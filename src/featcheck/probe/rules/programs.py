@@ -79,6 +79,9 @@ PROGRAMS = {
         Program("mimalloc", "mimalloc.rs", "small allocations and a BTreeMap of strings"),
         Program("simdutf8", "simdutf8.rs", "validating 4 MiB of ASCII and of mixed-script text"),
         Program(
+            "half", "half.rs", "converting 1 Mi f32 values to f16 and back", versions=">=2.3.0"
+        ),
+        Program(
             "gemm", "gemm.rs", "512 x 512 f32 and f64 gemm", wall=True, cfg_features=("rayon",)
         ),
         Program(
