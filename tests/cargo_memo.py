@@ -12,7 +12,8 @@ into the answer. A failing cargo is never remembered: the next identical questio
 
 A replayed question still goes through everything the audit does before cargo starts (the
 runner's toolchain and environment, the checks of the checkout), and the lockfile cargo wrote
-is written again. Tests whose subject is cargo's behaviour itself, or what featcheck runs
+is written again. A member's manifest and a run that shows cargo's commands (`--verbose`)
+always ask cargo. Tests whose subject is cargo's behaviour itself, or what featcheck runs
 (hostile checkouts, trust, processes), do not use it; their cargo is always real.
 """
 
@@ -148,7 +149,9 @@ class MemoCargo(CargoRunner):
         self, manifest_path: Path, *, all_features: bool = False, features: tuple[str, ...] = ()
     ) -> PendingMetadata:
         root = outermost_tree(manifest_path)
-        if root != manifest_path.parent:  # a member's: cargo's lockfile lies above it
+        # A member's manifest: cargo's lockfile lies above it. `--verbose` shows each command
+        # cargo runs: a replay would run none.
+        if root != manifest_path.parent or self.on_command is not None:
             return super().start_metadata(
                 manifest_path, all_features=all_features, features=features
             )
