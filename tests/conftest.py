@@ -152,3 +152,15 @@ def workspace_copy(tmp_path: Path) -> Iterator[object]:
         return destination
 
     yield copy
+
+
+@pytest.fixture
+def remembered_cargo() -> Iterator[object]:
+    """Every audit this test runs in its own process (`run_in_process`, `audit_project`, the
+    copy a fix is confirmed in) asks real cargo once per distinct question in the session and
+    gets that answer back for an identical one (tests/cargo_memo.py). Not for tests of cargo's
+    behaviour itself or of what featcheck runs: those ask cargo every time."""
+    from cargo_memo import session_memo
+
+    with session_memo().answering() as memo:
+        yield memo

@@ -7,8 +7,13 @@ import shutil
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from cli_in_process import run_in_process
 from support import CRATES, WORKSPACES
+
+pytestmark = pytest.mark.usefixtures("remembered_cargo")
+"""featcheck's cargo answers an identical question (a project audited again with the same
+configuration) from its first real answer (tests/cargo_memo.py)."""
 
 
 def _copy(source: Path, tmp_path: Path) -> Path:

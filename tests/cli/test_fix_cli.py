@@ -15,6 +15,11 @@ from support import CRATES, WORKSPACES
 
 from featcheck.cargo.tree_text import parse_tree_text
 
+pytestmark = pytest.mark.usefixtures("remembered_cargo")
+"""featcheck's cargo answers an identical question (a fixture audited again by `--fix`,
+`--diff` and the tests after them, a fix's copy confirmed again) from its first real answer
+(tests/cargo_memo.py); what cargo says of a fixed checkout is always asked of cargo."""
+
 FLAGGED = [
     "build-dependency",
     "crate-feature",

@@ -17,6 +17,10 @@ import pytest
 from cli_in_process import run_in_process
 from support import WORKSPACES
 
+pytestmark = pytest.mark.usefixtures("remembered_cargo")
+"""featcheck's cargo answers an identical question (the same project fixed, diffed and audited
+by several tests) from its first real answer (tests/cargo_memo.py)."""
+
 SAMPLER, SOLVER = Path("sampler/Cargo.toml"), Path("solver/Cargo.toml")
 EVERY = {SAMPLER, SOLVER, Path("Cargo.lock")}
 BELOW = (

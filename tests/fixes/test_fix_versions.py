@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_in_process import run_in_process
 from support import WORKSPACES, run_featcheck, trust_of
 
 from featcheck.cargo.runner import CargoRunner
@@ -41,8 +42,10 @@ def _files(root: Path) -> dict[str, str]:
     }
 
 
-def _report(project: Path, *args: str) -> tuple[dict[str, Any], subprocess.CompletedProcess[str]]:
-    result = run_featcheck(str(project), "--format", "json", *args)
+def _report(
+    project: Path, *args: str, run: Callable[..., subprocess.CompletedProcess[str]] = run_featcheck
+) -> tuple[dict[str, Any], subprocess.CompletedProcess[str]]:
+    result = run(str(project), "--format", "json", *args)
     assert result.returncode in (0, 1), result.stderr
     return json.loads(result.stdout), result
 
@@ -188,21 +191,24 @@ def _fixable(name: str) -> bool:
 
 
 @pytest.mark.parametrize("name", sorted(p.name for p in WORKSPACES.iterdir() if _fixable(p.name)))
+@pytest.mark.usefixtures("remembered_cargo")
 def test_every_confirmed_fix_holds_in_cargo(
     name: str, tmp_path: Path, offline_cargo_for: Callable[..., Path]
 ) -> None:
     """On every fixture: each fix reported as confirmed and safe, applied by `--fix` (with
     `--fix-level info`, the libraries' info findings too), leaves a checkout cargo resolves,
     where cargo builds the feature, and that a second audit finds clean of that crate for that
-    member."""
+    member. featcheck runs in this process; its cargo answers a question it was asked before
+    (the `--fix` run audits the workspace and confirms the fixes again) from the first answer.
+    What is checked of the fixed checkout is asked of real cargo."""
     project = _copy(name, tmp_path)
     offline_cargo_for(project)
-    report, _ = _report(project)
+    report, _ = _report(project, run=run_in_process)
     fixed = [f for f in report["findings"] if f["fix"] and f["fix"]["safe"]]
     if not fixed:
         pytest.skip("no safe fix here")
     assert all(f["fix"]["confirmed"] for f in fixed)
-    after, result = _report(project, "--fix", "--fix-level", "info")
+    after, result = _report(project, "--fix", "--fix-level", "info", run=run_in_process)
     assert "featcheck: fixed" in result.stderr
     assert _cargo(project, "metadata", "--locked", "--format-version", "1").returncode == 0
     for finding in fixed:

@@ -13,8 +13,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
 from cli_in_process import run_in_process
 from support import WORKSPACES
+
+pytestmark = pytest.mark.usefixtures("remembered_cargo")
+"""featcheck's cargo answers an identical question (a workspace audited again by `--fix`, a
+fix's copy confirmed again) from its first real answer (tests/cargo_memo.py); `cargo tree` of
+each member, before and after, is real cargo's."""
 
 MEMBERS = ("lib", "cpu-app", "gpu-app")
 

@@ -16,7 +16,13 @@ from typing import Any
 
 import pytest
 from cargo_tree_oracle import run_featcheck_resolved_by
-from support import CRATES, WORKSPACES, run_featcheck
+from cli_in_process import run_in_process
+from support import CRATES, WORKSPACES
+
+pytestmark = pytest.mark.usefixtures("remembered_cargo")
+"""featcheck runs in this process, and its cargo answers an identical question (the same
+fixture audited with either resolver, or for other targets) from the first real answer;
+the cargo tree oracle's `cargo tree` of each member is always real cargo's."""
 
 
 def _host() -> str:
@@ -166,6 +172,8 @@ def _audit(workspace: str, resolver: str = "featcheck") -> subprocess.CompletedP
     per test process: several tests read different parts of the same report. Places are
     relative to the fixture (`--root`), not to the repository it lies in."""
     path = str(WORKSPACES / workspace)
+    if resolver == "featcheck":
+        return run_in_process(path, "--format", "json", "--root", path)
     return run_featcheck_resolved_by(resolver, path, "--format", "json", "--root", path)
 
 
@@ -189,7 +197,7 @@ def test_other_target_uses_that_targets_tables(offline_cargo_for: Callable[..., 
     offline_cargo_for(WORKSPACES / "target-specific")
     windows = "x86_64-pc-windows-msvc"
     path = str(WORKSPACES / "target-specific")
-    result = run_featcheck(path, "--target", windows, "--format", "json", "--root", path)
+    result = run_in_process(path, "--target", windows, "--format", "json", "--root", path)
     # The cfg(windows) table has rayon (no FC001) but not simd: the finding points at it.
     assert _found(json.loads(result.stdout)) == {
         Expected("app", "FC003", "0.22.1", "simd", "warning", "Cargo.toml:11:31")
@@ -200,7 +208,7 @@ def test_several_targets_are_audited_each_on_its_own(
     offline_cargo_for: Callable[..., Path],
 ) -> None:
     offline_cargo_for(WORKSPACES / "target-specific")
-    result = run_featcheck(
+    result = run_in_process(
         str(WORKSPACES / "target-specific"),
         "--target",
         "x86_64-pc-windows-msvc",
@@ -220,7 +228,7 @@ def test_several_targets_are_audited_each_on_its_own(
 
 def test_package_flag_narrows_to_one_member(offline_cargo_for: Callable[..., Path]) -> None:
     offline_cargo_for(WORKSPACES / "workspace-unification")
-    result = run_featcheck(
+    result = run_in_process(
         str(WORKSPACES / "workspace-unification"), "-p", "bench", "--format", "json"
     )
     assert result.returncode == 0
@@ -231,7 +239,7 @@ def test_a_member_directory_audits_that_member_with_the_workspace(
     offline_cargo_for: Callable[..., Path],
 ) -> None:
     offline_cargo_for(WORKSPACES / "workspace-inheritance")
-    result = run_featcheck(
+    result = run_in_process(
         str(WORKSPACES / "workspace-inheritance" / "trainer"), "--format", "json"
     )
     report = json.loads(result.stdout)
@@ -240,7 +248,7 @@ def test_a_member_directory_audits_that_member_with_the_workspace(
     files = [f["location"]["file"] for f in report["findings"]]
     assert files == ["fixtures/workspaces/workspace-inheritance/Cargo.toml"]
     trainer = str(WORKSPACES / "workspace-inheritance" / "trainer")
-    chosen = json.loads(run_featcheck(trainer, "--format", "json", "--root", trainer).stdout)
+    chosen = json.loads(run_in_process(trainer, "--format", "json", "--root", trainer).stdout)
     assert [f["location"]["file"] for f in chosen["findings"]] == ["../Cargo.toml"]
 
 
@@ -275,7 +283,7 @@ def test_fixes_are_computed_from_feature_tables(offline_cargo_for: Callable[...,
 )
 def test_example_crates(crate: str, code: int, offline_cargo_for: Callable[..., Path]) -> None:
     offline_cargo_for(CRATES / crate)
-    result = run_featcheck(str(CRATES / crate))
+    result = run_in_process(str(CRATES / crate))
     assert result.returncode == code, result.stdout + result.stderr
     if code:
         assert "error[FC001] burn-flex 0.22.1 is built without `rayon`" in result.stdout
@@ -348,12 +356,12 @@ def test_hints_are_opt_in_info_for_their_target_only(
 ) -> None:
     offline_cargo_for(CRATES / "pitb-exec-cpu-simd")
     crate = str(CRATES / "pitb-exec-cpu-simd")
-    quiet = run_featcheck(crate, "--target", target, "--format", "json")
+    quiet = run_in_process(crate, "--target", target, "--format", "json")
     assert json.loads(quiet.stdout)["findings"] == []
-    hinted = run_featcheck(crate, "--target", target, "--select", code, "--format", "json")
+    hinted = run_in_process(crate, "--target", target, "--select", code, "--format", "json")
     assert hinted.returncode == 0  # info never fails
     (finding,) = json.loads(hinted.stdout)["findings"]
     assert (finding["code"], finding["severity"], finding["feature"]) == (code, "info", feature)
     other = "x86_64-unknown-linux-gnu" if code == "FC006" else "aarch64-apple-darwin"
-    elsewhere = run_featcheck(crate, "--target", other, "--select", code, "--format", "json")
+    elsewhere = run_in_process(crate, "--target", other, "--select", code, "--format", "json")
     assert json.loads(elsewhere.stdout)["findings"] == []

@@ -13,6 +13,10 @@ from actions_support import clear_actions_environment
 from cli_in_process import run_in_process
 from support import CRATES
 
+pytestmark = pytest.mark.usefixtures("remembered_cargo")
+"""featcheck's cargo answers an identical question (the same crate audited from several
+places, in several formats) from its first real answer (tests/cargo_memo.py)."""
+
 
 @pytest.fixture(autouse=True)
 def _outside_actions(monkeypatch: pytest.MonkeyPatch) -> None:

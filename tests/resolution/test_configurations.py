@@ -14,7 +14,8 @@ from typing import Any
 import pytest
 import tomlkit
 from cargo_tree_oracle import run_featcheck_resolved_by
-from support import WORKSPACES, RegistryViews, cargo_environment, run_featcheck
+from cli_in_process import run_in_process
+from support import WORKSPACES, RegistryViews, cargo_environment
 from test_resolver_differential import (
     _run,
     cargo_tree_graph,
@@ -34,12 +35,20 @@ from featcheck.matrix import plan_configurations
 from featcheck.resolution import resolve_configurations
 from featcheck.workspace.table import build_index
 
+pytestmark = pytest.mark.usefixtures("remembered_cargo")
+"""featcheck runs in this process; its cargo answers an identical question (one fixture audited
+with several flags that all start from `cargo metadata --all-features`) from its first real
+answer (tests/cargo_memo.py). The differential test runs cargo itself, every time."""
+
 OPTIONAL = WORKSPACES / "optional-backend"
 BACKENDS = WORKSPACES / "backend-features"
 
 
 def _json(*args: str, resolver: str = "featcheck") -> tuple[int, dict[str, Any]]:
-    result = run_featcheck_resolved_by(resolver, *args, "--format", "json")
+    if resolver == "featcheck":
+        result = run_in_process(*args, "--format", "json")
+    else:
+        result = run_featcheck_resolved_by(resolver, *args, "--format", "json")
     assert result.stdout, result.stderr
     return result.returncode, json.loads(result.stdout)
 
@@ -133,7 +142,7 @@ def test_an_optional_backend_is_flagged_only_in_the_configuration_that_turns_it_
     # Relative to the repository the fixture lies in.
     file = "fixtures/workspaces/optional-backend/infer/Cargo.toml"
     assert finding["location"]["file"] == file and finding["location"]["line"] == 8
-    annotation = run_featcheck(str(OPTIONAL), "--features", "ml", "--format", "github").stdout
+    annotation = run_in_process(str(OPTIONAL), "--features", "ml", "--format", "github").stdout
     assert "member infer, target " in annotation and ", with --features ml%0A" in annotation
     # The fix was confirmed in that configuration: without `ml` burn is not built at all.
     assert finding["fix"]["confirmed"] and finding["fix"]["edits"][0]["features"] == [
@@ -169,7 +178,7 @@ def test_each_feature_flags_every_optional_backend_in_one_run(
         ("infer", "FC001", "--features ml --no-default-features"),
         ("classic", "FC002", "--features ndarray --no-default-features"),
     }
-    text = run_featcheck(str(OPTIONAL), "--each-feature", "-p", "classic").stdout
+    text = run_in_process(str(OPTIONAL), "--each-feature", "-p", "classic").stdout
     # One heading for the member; the table and the finding's block name the build.
     assert "\nclassic (" in text and ") with --features" not in text
     assert "\n  --features ndarray --no-default-features        1\n" in text
@@ -228,7 +237,7 @@ def test_a_configuration_that_does_not_resolve_is_reported_and_the_others_audite
         + "\n[workspace.metadata.featcheck]\n"
         + 'configurations = [{}, { features = ["gpu"] }, { features = ["ml"] }]\n'
     )
-    result = run_featcheck(str(project), "--format", "json")
+    result = run_in_process(str(project), "--format", "json")
     assert result.returncode == 2
     report = json.loads(result.stdout)
     assert _found(report) == {("infer", "FC001", "--features ml")}
@@ -238,7 +247,7 @@ def test_a_configuration_that_does_not_resolve_is_reported_and_the_others_audite
     ]
     assert "featcheck: error: configuration `--features gpu`" in result.stderr
 
-    single = run_featcheck(str(project), "-p", "classic", "--features", "ml", "-q")
+    single = run_in_process(str(project), "-p", "classic", "--features", "ml", "-q")
     assert single.returncode == 2 and single.stdout == ""
     assert (
         "the package 'classic' does not contain this feature: ml" in single.stderr.splitlines()[0]
@@ -256,7 +265,7 @@ def test_bad_flags_and_bad_configuration_are_one_line_and_exit_2(
         ("--each-feature", "--all-features"),
         ("--tree", "-", "--features", "ml"),
     ):
-        result = run_featcheck(str(OPTIONAL), *args)
+        result = run_in_process(str(OPTIONAL), *args)
         assert result.returncode == 2, args
         assert result.stderr.startswith("featcheck: error: ") and "Traceback" not in result.stderr
 
@@ -271,7 +280,7 @@ def test_bad_flags_and_bad_configuration_are_one_line_and_exit_2(
         ('each-feature = "yes"\n', "1:16", "must be true or false"),
     ):
         config.write_text(text)
-        result = run_featcheck(str(project))
+        result = run_in_process(str(project))
         assert result.returncode == 2, text
         assert f"featcheck.toml:{where}: " in result.stderr and message in result.stderr, (
             text,

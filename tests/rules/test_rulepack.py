@@ -24,6 +24,11 @@ from featcheck.rules.load import parse_rule
 from featcheck.rules.spec import HandledBy, SpecError, ThirdParty
 from featcheck.severity import Severity
 
+pytestmark = pytest.mark.usefixtures("remembered_cargo")
+"""featcheck's cargo answers an identical question (a rule's workspace audited with either
+resolver, then for its fix) from its first real answer (tests/cargo_memo.py); `--resolver
+cargo`'s `cargo tree` and the check of a fixed copy by cargo stay real."""
+
 
 @dataclass(frozen=True)
 class Expected:
