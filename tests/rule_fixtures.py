@@ -20,12 +20,13 @@ from pathlib import Path
 from typing import Any
 
 from cargo_answers import RECORD, Places, RecordedCargo, Recording, RecordingCargo
+from cargo_tree_oracle import cargo_resolves
 from cli_in_process import printed
 from support import FIXTURES, trust_of
 
 from featcheck import __version__
 from featcheck.audit import cargo_source
-from featcheck.options import AuditOptions, Resolver
+from featcheck.options import AuditOptions
 from featcheck.pipeline import audit_project
 from featcheck.report import AuditResult
 from featcheck.rules import Rule
@@ -60,11 +61,16 @@ def snapshot_path(case: Path, kind: str) -> Path:
 def audit_fixture(
     fixture: Path, tmp_path: Path, *targets: str, resolver: str = "featcheck"
 ) -> AuditResult:
-    """Audit a copy of `fixture` (cargo writes a Cargo.lock) as the CLI does, without fixes."""
+    """Audit a copy of `fixture` (cargo writes a Cargo.lock) as the CLI does, without fixes, its
+    builds resolved by `resolver`: "featcheck", or "cargo" (cargo tree, the oracle)."""
     copy = tmp_path / fixture.name
     shutil.copytree(fixture, copy)
-    options = AuditOptions(targets=targets, confirm_fixes=False, resolver=Resolver(resolver))
-    return audit_project(copy, options, trust_of(copy))
+    options = AuditOptions(targets=targets, confirm_fixes=False)
+    if resolver == "featcheck":
+        return audit_project(copy, options, trust_of(copy))
+    assert resolver == "cargo", resolver
+    with cargo_resolves():
+        return audit_project(copy, options, trust_of(copy))
 
 
 def _names_targets(case: Path) -> bool:

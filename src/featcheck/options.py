@@ -1,9 +1,7 @@
-"""What an audit is asked to do: the options a caller (the command line) sets, with the
-choices among them as enums (the command line turns its strings into them at its edge)."""
+"""What an audit is asked to do: the options a caller (the command line) sets."""
 
 from __future__ import annotations
 
-import enum
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -11,14 +9,6 @@ from typing import NamedTuple
 
 from featcheck.boundary import repository_root
 from featcheck.featureset import FeatureSelection
-
-
-class Resolver(enum.Enum):
-    """Who resolves the features of each build: featcheck, for a user; cargo tree is the oracle
-    the differential tests compare it with (no flag sets it: tests/cargo_tree_oracle.py)."""
-
-    FEATCHECK = "featcheck"
-    CARGO = "cargo"
 
 
 # A NamedTuple, not a dataclass: made before cargo starts (see audit.py).
@@ -49,9 +39,6 @@ class AuditOptions(NamedTuple):
     """Called with each cargo/rustc command line before it runs (the CLI's --verbose)."""
     update_lockfile: bool = False
     """Keep what cargo writes to Cargo.lock (after --fix), instead of restoring the user's."""
-    resolver: Resolver = Resolver.FEATCHECK
-    """`featcheck`: resolve features in-process from the one `cargo metadata` call (proven equal
-    to cargo's answer); `cargo`, for the tests: ask `cargo tree -e normal` per member and target."""
     no_exec: bool = False
     """Start no process: read the manifests, Cargo.lock and the dependency manifests in the
     local cargo registry or vendor/, with built-in target cfgs; no fix is confirmed safe."""

@@ -16,7 +16,7 @@ from featcheck.errors import FeatcheckError
 from featcheck.fixes.staleness import out_of_date
 from featcheck.locate import ManifestCache
 from featcheck.noexec.source import FileSource, file_source
-from featcheck.options import AuditOptions, Resolver
+from featcheck.options import AuditOptions
 from featcheck.report import AuditResult
 from featcheck.rules import builtin_rules, check_builtin_codes
 from featcheck.source_answers import read_last_answer, workspace_of
@@ -86,7 +86,7 @@ def _audit_started(
         else:
             result = audit_workspace(
                 manifest,
-                options,
+                started.options,
                 source,
                 metadata,
                 manifests,
@@ -106,14 +106,13 @@ def _audit_ahead(
     which stands only if cargo now answers exactly the same. Given up (None) where it would
     start a process (cargo to confirm a fix, say) or fails in any way: the audit after cargo's
     answer then does it all, and raises what there is to raise."""
-    options = started.options
-    if known is None or options.resolver is Resolver.CARGO:  # its cargo calls run on threads
+    if known is None:
         return None
     try:
         with refusing_processes():
             result = audit_workspace(
                 started.manifest,
-                options,
+                started.options,
                 started.source,
                 known,
                 manifests,

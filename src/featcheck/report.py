@@ -1,7 +1,6 @@
 """What an audit reports: findings that know rule, member, crate, feature, target and place,
 the fixes they carry as edits, and the result renderers show. The ground floor: it imports
-only the manifest key-path type and how a new declaration is written (`new_declaration.py`),
-so renderers, rules and the orchestrator all stand on it."""
+only the manifest key-path type, so renderers, rules and the orchestrator all stand on it."""
 
 from __future__ import annotations
 
@@ -11,7 +10,6 @@ from typing import TYPE_CHECKING, Literal, NamedTuple
 
 from featcheck.featureset import FeatureSelection
 from featcheck.manifest.spans import KeyPath
-from featcheck.new_declaration import NEW_DECLARATIONS, declared_table, inline_table
 from featcheck.severity import Confidence, FailOn, Severity
 from featcheck.wording import plural
 
@@ -27,6 +25,18 @@ Action = Literal[
     "inherit-optional-dependency",
     "add-feature-values",
 ]
+
+NEW_DECLARATIONS: frozenset[str] = frozenset(
+    {
+        "add-dependency",
+        "add-optional-dependency",
+        "inherit-dependency",
+        "inherit-optional-dependency",
+    }
+)
+"""Actions that write a new `[dependencies]` line: `version = ...` or `workspace = true` (the
+crate's `[workspace.dependencies]` entry), made optional when a feature of the package turns
+it on (`add-feature-values` then adds `dep:KEY` to that feature)."""
 
 
 @dataclass(frozen=True)
@@ -55,11 +65,28 @@ class Edit:
 
     def declared_table(self) -> dict[str, object]:
         """The new declaration's value, as TOML reads it (for an edit that adds one)."""
-        return declared_table(self.action, self.version, self.features)
+        inherits = self.action.startswith("inherit")
+        table: dict[str, object] = {"workspace": True} if inherits else {"version": self.version}
+        if self.action.endswith("optional-dependency"):
+            table["optional"] = True
+        if not inherits:
+            # A `workspace = true` line cannot drop what the workspace entry keeps (an error
+            # since edition 2024): only a line with its own version says it.
+            table["default-features"] = False
+        table["features"] = list(self.features)
+        return table
 
     def declared_value(self) -> str:
         """The new declaration's value as written: `{ version = "1", ... }`."""
-        return inline_table(self.declared_table())
+        parts = []
+        for key, value in self.declared_table().items():
+            if isinstance(value, bool):
+                parts.append(f"{key} = {str(value).lower()}")
+            elif isinstance(value, list):
+                parts.append(f"{key} = [" + ", ".join(f'"{f}"' for f in value) + "]")
+            else:
+                parts.append(f'{key} = "{value}"')
+        return "{ " + ", ".join(parts) + " }"
 
 
 @dataclass(frozen=True)

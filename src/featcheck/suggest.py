@@ -119,12 +119,11 @@ class FeatureSearch:
 
     def describe(self, chain: list[_State]) -> str:
         """`burn default → burn-core/default → … → burn-flex/rayon`, naming each package once."""
-        packages, by_id = self.index.packages, self.index.by_id
         first_package, first_feature = chain[0]
-        parts = [f"{packages[by_id[first_package]].ref.name} {first_feature}"]
+        parts = [f"{self.index[first_package].ref.name} {first_feature}"]
         for (previous, _), (package_id, feature) in itertools.pairwise(chain):
             # A feature of the same package needs no package name again.
-            name = "" if package_id == previous else f"{packages[by_id[package_id]].ref.name}/"
+            name = "" if package_id == previous else f"{self.index[package_id].ref.name}/"
             parts.append(name + feature)
         return " → ".join(parts)
 

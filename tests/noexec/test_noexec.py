@@ -32,7 +32,7 @@ from featcheck.cli import run
 from featcheck.errors import FeatcheckError
 from featcheck.noexec.metadata import build_metadata
 from featcheck.noexec.targets import SUPPORTED_TARGETS, builtin_cfg, detect_host_triple
-from featcheck.options import AuditOptions, Resolver
+from featcheck.options import AuditOptions
 from featcheck.pipeline import audit_project
 from featcheck.report import AuditResult, Location
 from featcheck.severity import Confidence, FailOn, Severity
@@ -542,18 +542,6 @@ def test_member_globs_and_exclude(
     manifest.write_text(manifest.read_text() + 'exclude = ["bench"]\n')
     built = build_metadata(manifest, TrustContext.of(manifest, _env(registry_home)))
     assert [m.rsplit("/", 1)[-1] for m in built.members] == ["app#0.1.0"]
-
-
-def test_cargo_resolver_is_refused(
-    registry_home: Path, monkeypatch: pytest.MonkeyPatch, no_processes: None
-) -> None:
-    monkeypatch.setenv("CARGO_HOME", str(registry_home))
-    with pytest.raises(FeatcheckError, match="--no-exec runs no process"):
-        audit_project(
-            CRATES / "pitb-exec-cpu",
-            AuditOptions(no_exec=True, resolver=Resolver.CARGO),
-            trust_of(CRATES / "pitb-exec-cpu"),
-        )
 
 
 def test_registry_manifests_are_kept_between_runs_and_read_again_when_changed(

@@ -29,7 +29,7 @@ from rule_fixtures import (
 from snapshots import assert_snapshot
 from support import WORKSPACES, trust_of
 
-from featcheck.options import AuditOptions, Resolver
+from featcheck.options import AuditOptions
 from featcheck.pipeline import audit_project
 from featcheck.rules import builtin_rules
 from featcheck.rules.spec import TargetScope
@@ -80,7 +80,7 @@ def test_threading_rules_skip_targets_without_threads(
 ) -> None:
     host = _host()
     fixture = RULE_FIXTURES / "fc001" / "bad"
-    result = audit_fixture(fixture, tmp_path, target, host, resolver=Resolver(resolver))
+    result = audit_fixture(fixture, tmp_path, target, host, resolver=resolver)
     assert [(f.code, f.target) for f in result.findings] == [("FC001", host)]
     [skip] = result.skipped
     assert (skip.code, skip.target, skip.members, skip.findings) == (

@@ -18,8 +18,8 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from featcheck.cache_files import replace_cache_file
 from featcheck.errors import FeatcheckError
+from featcheck.fileio import replace_cache_file
 from featcheck.workspace.workspace import Workspace, parse_metadata
 
 MAX_KEPT = 8

@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from featcheck.cache_files import read_cache, write_cache
+from featcheck.fileio import read_cache, write_cache
 
 _VERSION = 1
 _ENVIRONMENT = ("RUST_TARGET_PATH", "RUSTC_BOOTSTRAP")

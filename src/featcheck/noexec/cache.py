@@ -23,7 +23,7 @@ import zlib
 from pathlib import Path
 from typing import Any, TypeGuard
 
-from featcheck.cache_files import read_cache, write_cache
+from featcheck.fileio import read_cache, write_cache
 
 _VERSION = 1
 

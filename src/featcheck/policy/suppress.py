@@ -93,8 +93,8 @@ def apply_suppressions(
     `declaration_spans`, is `finding.declaration`, else `finding.location`. Pass one that adds
     more (e.g. the member's `burn = { workspace = true }` line besides the workspace entry
     that the location points at). `misnamed` says why an allow entry can never match (a
-    member, crate or target that does not exist, see allow_names.py): such an entry is
-    reported even where the audit did not cover it. `unused_confidence` is the FC900s'
+    member, crate or target that does not exist: `KnownNames` in stages/finish.py): such an
+    entry is reported even where the audit did not cover it. `unused_confidence` is the FC900s'
     (incomplete where the builds were not seen whole). Raises FeatcheckError for a malformed
     `# featcheck:` comment.
     """

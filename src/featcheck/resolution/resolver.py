@@ -29,7 +29,7 @@ def _member_index(index: PackageIndex, member: str) -> int:
     """A member by package id, or by name when that names exactly one workspace member."""
     if member in index.by_id:
         return index.by_id[member]
-    named = [i for i in index.members if index.packages[index.by_id[i]].ref.name == member]
+    named = [i for i in index.members if index[i].ref.name == member]
     if len(named) == 1:
         return index.by_id[named[0]]
     raise FeatcheckError(f"{member!r} is not a package of this cargo metadata output")

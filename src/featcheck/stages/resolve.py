@@ -1,24 +1,18 @@
 """The third stage: what cargo builds for each (member, target, configuration), by featcheck's
-own resolver over the one metadata, or asked of cargo itself (`--resolver cargo`)."""
+own resolver over the one metadata (the differential tests put cargo tree in its place:
+tests/cargo_tree_oracle.py)."""
 
 from __future__ import annotations
 
-import os
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, replace
-from pathlib import Path
+from dataclasses import dataclass
 from typing import NamedTuple
 
-from featcheck.cargo.runner import CargoRunner
-from featcheck.cargo.tree_text import ParsedTree, TreeTextError, parse_tree_text
+from featcheck.cargo.tree_text import ParsedTree
 from featcheck.deadline import Deadline
-from featcheck.errors import FeatcheckError
 from featcheck.featureset import FeatureSelection
 from featcheck.fixes.counterfactual import WhatIf
 from featcheck.fixes.lockcheck import LockView
-from featcheck.graph import DependencyGraph, Node
 from featcheck.matrix import ConfigurationPlan
-from featcheck.options import Resolver
 from featcheck.resolution import (
     FeatureSelectionError,
     resolve_configurations,
@@ -26,7 +20,6 @@ from featcheck.resolution import (
 from featcheck.semantics.cfg import TargetCfg
 from featcheck.sources import MetadataSource
 from featcheck.stages.members import Run, Scope
-from featcheck.workspace.model import Package
 from featcheck.workspace.table import PackageIndex
 from featcheck.workspace.workspace import Workspace
 
@@ -87,14 +80,6 @@ def resolve(run: Run, scope: Scope, plan: ConfigurationPlan) -> Resolved:
     """The model and every build of the plan; a configuration that does not resolve is
     dropped from `plan`."""
     model = ResolverModel.of(run.source, scope)
-    if run.options.resolver is Resolver.CARGO:
-        if not isinstance(run.source, CargoRunner):
-            raise FeatcheckError(
-                "--no-exec runs no process, but --resolver cargo asks `cargo tree` (drop "
-                "--no-exec, or use the default --resolver featcheck)"
-            )
-        builds = _ask_cargo(run.source, run.manifest, scope.members, scope.targets, plan)
-        return Resolved(model, builds)
     return Resolved(model, _resolve_in_process(model, plan, run.deadline))
 
 
@@ -120,66 +105,3 @@ def _resolve_in_process(
         builds[key] = ParsedTree(graph, False, True, False, [member_node])
     plan.share(builds)
     return builds
-
-
-def _ask_cargo(
-    runner: CargoRunner,
-    manifest: Path,
-    members: list[Package],
-    targets: list[str],
-    plan: ConfigurationPlan,
-) -> Builds:
-    """One `cargo tree` per build, run in parallel. With the default features, a refusal
-    stops the audit."""
-    by_id = {m.id: m for m in members}
-    jobs = [(by_id[m], t, s) for m, s in plan.distinct_jobs() for t in targets]
-
-    def tree(job: tuple[Package, str, FeatureSelection]) -> str | FeatcheckError:
-        member, target, selection = job
-        try:
-            return runner.tree(manifest, member.id, target, features=selection)
-        except FeatcheckError as error:
-            if selection.is_default:
-                raise
-            return error
-
-    workers = max(1, min(len(jobs), os.cpu_count() or 1))
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        trees = list(pool.map(tree, jobs))
-    builds: Builds = {}
-    for (member, target, selection), text in zip(jobs, trees, strict=True):
-        if isinstance(text, FeatcheckError):
-            if selection in plan.selections[member.id]:
-                plan.refuse(member.id, selection, text.message)
-            continue
-        try:
-            builds[(member.id, target, selection)] = member_part(parse_tree_text(text), member)
-        except TreeTextError as error:
-            raise FeatcheckError(
-                f"could not read cargo tree output for {member.name}: {error}"
-            ) from None
-    plan.share(builds)
-    return builds
-
-
-def member_part(tree: ParsedTree, member: Package) -> ParsedTree:
-    """The member's part of `cargo tree -p MEMBER` output. Where features unify over the
-    workspace, cargo selects every member and prints each one's tree (measured with nightly
-    cargo 1.97): only what the audited member reaches is its build."""
-    if len(tree.roots) < 2:
-        return tree
-    ref = member.ref
-    root = next((n for n in tree.roots if (n.name, n.version) == (ref.name, ref.version)), None)
-    if root is None:
-        raise TreeTextError(f"cargo tree printed no tree for {ref.name}")
-    graph = tree.graph
-    # Depth first, children in cargo's order (by package id): the order cargo prints the
-    # member's tree in when it is printed alone, the member first.
-    part: dict[Node, set[Node]] = {}
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        if node not in part:
-            part[node] = set(graph.dependencies(node))
-            stack.extend(reversed(graph.sorted_dependencies(node)))
-    return replace(tree, graph=DependencyGraph(part), roots=[root])

@@ -8,7 +8,7 @@ declaration asks of the package it names (its features, plus `default` when used
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePath
 from typing import Any, overload
@@ -209,14 +209,28 @@ class PackageTable(Sequence[Package]):
 
 
 @dataclass
-class PackageIndex:
-    """All packages of a metadata output, with ids mapped to list positions."""
+class PackageIndex(Mapping[str, Package]):
+    """All packages of a metadata output: by id (as a mapping), and by list position (the
+    table, for the resolver), with ids mapped to positions."""
 
     packages: PackageTable
     by_id: dict[str, int]
     members: tuple[str, ...]
     resolve_root: str | None = None
     """The package cargo ran for (metadata's `resolve.root`): None for a virtual manifest."""
+
+    def __getitem__(self, package_id: str) -> Package:
+        return self.packages[self.by_id[package_id]]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.by_id)
+
+    def __len__(self) -> int:
+        return len(self.by_id)
+
+    def document(self, package_id: str) -> Mapping[str, Any]:
+        """The package's entry in the metadata document, as cargo printed it."""
+        return self.packages.document(self.by_id[package_id])
 
 
 def declaration(raw: Mapping[str, Any]) -> Declaration:

@@ -9,34 +9,12 @@ and build-dependencies and every target, so they never decide a verdict (see `re
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from featcheck.errors import FeatcheckError
 from featcheck.workspace.model import Package
 from featcheck.workspace.table import PackageIndex, build_index
-
-
-class PackagesById(Mapping[str, Package]):
-    """The packages of the table by id."""
-
-    def __init__(self, index: PackageIndex) -> None:
-        self._index = index
-
-    def __getitem__(self, package_id: str) -> Package:
-        return self._index.packages[self._index.by_id[package_id]]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._index.by_id)
-
-    def __len__(self) -> int:
-        return len(self._index.by_id)
-
-    def document(self, package_id: str) -> Mapping[str, Any]:
-        """The package's entry in the metadata document, as cargo printed it."""
-        return self._index.packages.document(self._index.by_id[package_id])
 
 
 @dataclass(frozen=True)
@@ -45,13 +23,17 @@ class Workspace:
 
     root: Path
     members: tuple[Package, ...]
-    packages: PackagesById
     index: PackageIndex = field(repr=False, compare=False)
-    """The packages by position, for the resolver (the records `packages` gives by id)."""
+    """The packages by id, and by position for the resolver."""
     unread: dict[str, str] = field(default_factory=dict, compare=False)
     """Packages whose manifests a `--no-exec` audit could not read (id -> why): they are in
     `packages` with no features or declarations, and `noexec.gaps` says what they may change.
     Always empty when cargo produced the data."""
+
+    @property
+    def packages(self) -> PackageIndex:
+        """The packages by id."""
+        return self.index
 
     def unpublished(self) -> list[Package]:
         """The packages not from a registry (members, path and git dependencies), read
@@ -81,6 +63,5 @@ def workspace_of(
 ) -> Workspace:
     """The workspace over a package table (`table.package_index`), with the packages a
     `--no-exec` audit could not read (id -> why)."""
-    packages = PackagesById(index)
-    members = tuple(packages[i] for i in index.members)
-    return Workspace(root, members, packages, index, unread or {})
+    members = tuple(index[i] for i in index.members)
+    return Workspace(root, members, index, unread or {})
