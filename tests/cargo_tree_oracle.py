@@ -117,9 +117,13 @@ def member_part(tree: ParsedTree, member: Package) -> ParsedTree:
     root = next((n for n in tree.roots if (n.name, n.version) == (ref.name, ref.version)), None)
     if root is None:
         raise TreeTextError(f"cargo tree printed no tree for {ref.name}")
-    graph = tree.graph
-    # Depth first, children in cargo's order (by package id): the order cargo prints the
-    # member's tree in when it is printed alone, the member first.
+    return replace(tree, graph=reachable_part(tree.graph, root), roots=[root])
+
+
+def reachable_part(graph: DependencyGraph, root: Node) -> DependencyGraph:
+    """What `root` reaches in a graph printed for several roots: depth first, children in
+    cargo's order (by package id), the order cargo prints the member's tree in when it is
+    printed alone, the member first."""
     part: dict[Node, set[Node]] = {}
     stack = [root]
     while stack:
@@ -127,4 +131,4 @@ def member_part(tree: ParsedTree, member: Package) -> ParsedTree:
         if node not in part:
             part[node] = set(graph.dependencies(node))
             stack.extend(reversed(graph.sorted_dependencies(node)))
-    return replace(tree, graph=DependencyGraph(part), roots=[root])
+    return DependencyGraph(part)

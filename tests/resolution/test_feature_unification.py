@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cargo_tree_oracle import reachable_part
 from nightly_support import needs_nightly
 from support import WORKSPACES, RegistryViews, cargo_environment
 from test_resolver_differential import (
@@ -30,7 +31,7 @@ from test_resolver_differential import (
 
 from featcheck.cargo.tree_text import parse_tree_text
 from featcheck.featureset import FeatureSelection, each_feature, member_selection
-from featcheck.graph import DependencyGraph, Node
+from featcheck.graph import DependencyGraph
 from featcheck.resolution import resolve_builds, resolve_configurations
 from featcheck.workspace.table import build_index
 
@@ -38,18 +39,6 @@ UNIFY_WORKSPACE = (
     '--config=resolver.feature-unification="workspace"',
     "--config=unstable.feature-unification=true",
 )
-
-
-def _member_part(graph: DependencyGraph, root: Node) -> DependencyGraph:
-    """What `root` reaches in a graph printed for several roots."""
-    part: dict[Node, set[Node]] = {}
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        if node not in part:
-            part[node] = set(graph.dependencies(node))
-            stack.extend(part[node])
-    return DependencyGraph(part)
 
 
 def nightly_tree(
@@ -89,7 +78,7 @@ def nightly_tree(
     (root,) = [
         n for n in parsed.roots if (n.name, n.version) == (package["name"], package["version"])
     ]
-    return _member_part(parsed.graph, root)
+    return reachable_part(parsed.graph, root)
 
 
 def unified_differences(
