@@ -276,6 +276,9 @@ def open_process(
         except OSError as error:
             raise FeatcheckError(f"could not run {name}: {error.strerror or error}") from None
         _STARTED.add(process)
+        if _ENDED.is_set():  # ended while this start held the lock too long to wait for
+            _kill_group(process)
+            raise ProcessRefused(name)
     return process
 
 
@@ -295,12 +298,19 @@ def end_every_process() -> None:
     _ENDED.set()
     held = _STARTING.acquire(timeout=2)
     try:
-        for process in list(_STARTED):
-            if process.returncode is None:  # not reaped: its id is still its own
-                _kill_group(process)
+        # Not reaped: its id is still its own.
+        ended = [process for process in list(_STARTED) if process.returncode is None]
+        for process in ended:
+            _kill_group(process)
     finally:
         if held:
             _STARTING.release()
+    # A killed process is gone only once the kernel has ended it: featcheck's exit must not
+    # race it (a second or so at most; a process that does not die is left to init).
+    deadline = time.monotonic() + 1.0
+    for process in ended:
+        with contextlib.suppress(Exception):
+            process.wait(timeout=max(0.0, deadline - time.monotonic()))
 
 
 def _kill_group(process: subprocess.Popen[bytes]) -> None:
