@@ -54,6 +54,11 @@ MEMBERS = (
     "burn-ndarray",
     "simdutf8",
     "half",
+    "regex-automata-literal",
+    "regex-automata-std",
+    "aho-corasick-std",
+    "uuid",
+    "lz4-flex",
 )
 WALL = frozenset({"gemm", "burn-ndarray"})
 """Members timed by wall time (their feature spreads the work over threads; the program says
