@@ -54,8 +54,12 @@ MEMBERS = (
     "burn-ndarray",
     "simdutf8",
     "half",
+    "tiny-skia",
+    "zune-jpeg",
+    "exr",
+    "jpeg-decoder",
 )
-WALL = frozenset({"gemm", "burn-ndarray"})
+WALL = frozenset({"gemm", "burn-ndarray", "exr", "jpeg-decoder"})
 """Members timed by wall time (their feature spreads the work over threads; the program says
 `time_wall`), not the calling thread's CPU time."""
 TARGET = HERE / "target"
