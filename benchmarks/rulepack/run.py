@@ -59,8 +59,12 @@ MEMBERS = (
     "aho-corasick-std",
     "uuid",
     "lz4-flex",
+    "tiny-skia",
+    "zune-jpeg",
+    "exr",
+    "jpeg-decoder",
 )
-WALL = frozenset({"gemm", "burn-ndarray"})
+WALL = frozenset({"gemm", "burn-ndarray", "exr", "jpeg-decoder"})
 """Members timed by wall time (their feature spreads the work over threads; the program says
 `time_wall`), not the calling thread's CPU time."""
 TARGET = HERE / "target"

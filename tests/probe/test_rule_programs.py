@@ -6,13 +6,14 @@ the probe manifest's own features for a program that tests the crate's features 
 
 from __future__ import annotations
 
+import fnmatch
 import re
 from pathlib import Path
 
 import pytest
 import tomlkit
 from actions_support import make_finding
-from support import trust_of
+from support import REPO, trust_of
 
 from featcheck.cargo.tree_text import parse_tree_text
 from featcheck.errors import FeatcheckError
@@ -145,3 +146,26 @@ def test_a_hint_about_a_crate_itself_is_neither_probed_nor_priced(
     ]
     assert program_timing("burn-ndarray", "0.22.1", "") is None
     assert program_timing("burn-ndarray", "0.22.1", "multi-threads") is not None
+
+
+def test_the_zune_jpeg_probe_ships_the_jpeg_its_program_embeds() -> None:
+    program = program_for("zune-jpeg", "0.5.15")
+    assert program is not None and program.data == "photo.jpg"
+    sources = program.sources()
+    assert set(sources) == {"src/main.rs", "src/harness.rs", "src/photo.jpg"}
+    assert sources["src/photo.jpg"].startswith(b"\xff\xd8\xff")  # a JPEG's first marker
+    # 0.4 takes its input by another trait: the program is 0.5's.
+    assert program_for("zune-jpeg", "0.4.21") is None
+
+
+def test_every_embedded_file_ships_beside_its_program_and_in_the_wheel() -> None:
+    pyproject = tomlkit.parse((REPO / "pyproject.toml").read_text()).unwrap()
+    patterns = pyproject["tool"]["setuptools"]["package-data"]["featcheck.probe.rules"]
+    for program in PROGRAMS.values():
+        sources = program.sources()
+        embedded = re.findall(r'include_bytes!\("([^"]+)"\)', sources["src/main.rs"].decode())
+        assert all(f"src/{name}" in sources for name in embedded), program.file
+        if program.data is not None:
+            assert embedded, program.file
+            shipped = f"programs/{program.data}"
+            assert any(fnmatch.fnmatch(shipped, pattern) for pattern in patterns), shipped

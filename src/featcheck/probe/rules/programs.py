@@ -36,6 +36,9 @@ class Program:
     """Features of the crate that change its API, which the program tests with
     `#[cfg(feature = "...")]` (gemm's `Parallelism::Rayon` exists only with `rayon`): the probe
     crate has a feature of each name, on in a build exactly when the crate's feature is."""
+    data: str | None = None
+    """A file of `programs/` the program embeds (`include_bytes!`), shipped beside it in the
+    probe crate's `src/`: input the crate cannot make itself (a decoder's JPEG)."""
 
     def covers(self, version: str) -> bool:
         """The program is written for this version of the crate."""
@@ -51,16 +54,20 @@ class Program:
         return self.crate if self.versions is None else f"{self.crate} {self.versions}"
 
     def sources(self) -> dict[str, bytes]:
-        """The probe crate's files: `src/main.rs` (the program) and `src/harness.rs`."""
+        """The probe crate's files: `src/main.rs` (the program), `src/harness.rs` and the
+        program's data file, if any."""
+        files = {"src/main.rs": self.file, "src/harness.rs": "harness.rs"}
+        if self.data is not None:
+            files[f"src/{self.data}"] = self.data
         try:
-            program = (PROGRAMS_DIR / self.file).read_bytes()
-            harness = (PROGRAMS_DIR / "harness.rs").read_bytes()
+            sources = {name: (PROGRAMS_DIR / file).read_bytes() for name, file in files.items()}
         except OSError:
             raise FeatcheckError(
                 f"featcheck's probe programs are missing from {PROGRAMS_DIR}"
             ) from None
         # After the program's own `//!` text, which must open the file.
-        return {"src/main.rs": program + b"\nmod harness;\n", "src/harness.rs": harness}
+        sources["src/main.rs"] += b"\nmod harness;\n"
+        return sources
 
 
 PROGRAMS = {
@@ -88,6 +95,15 @@ PROGRAMS = {
         Program("simdutf8", "simdutf8.rs", "validating 4 MiB of ASCII and of mixed-script text"),
         Program(
             "half", "half.rs", "converting 1 Mi f32 values to f16 and back", versions=">=2.3.0"
+        ),
+        Program("tiny-skia", "tiny_skia.rs", "filling, stroking and blending on 1024 x 1024"),
+        Program(
+            "zune-jpeg",
+            "zune_jpeg.rs",
+            "decoding a 1024 x 768 JPEG to RGB",
+            # 0.4 takes its input by another trait (`ZReaderTrait`, not 0.5's `ZCursor`).
+            versions=">=0.5.0, <0.6.0",
+            data="photo.jpg",
         ),
         Program(
             "gemm", "gemm.rs", "512 x 512 f32 and f64 gemm", wall=True, cfg_features=("rayon",)
