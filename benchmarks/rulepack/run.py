@@ -54,8 +54,12 @@ MEMBERS = (
     "burn-ndarray",
     "simdutf8",
     "half",
+    "curve25519-dalek",
+    "ed25519-dalek",
+    "k256",
+    "gemm-std",
 )
-WALL = frozenset({"gemm", "burn-ndarray"})
+WALL = frozenset({"gemm", "burn-ndarray", "gemm-std"})
 """Members timed by wall time (their feature spreads the work over threads; the program says
 `time_wall`), not the calling thread's CPU time."""
 TARGET = HERE / "target"
