@@ -58,6 +58,7 @@ MEMBERS = (
     "ed25519-dalek",
     "k256",
     "gemm-std",
+    "p256",
 )
 WALL = frozenset({"gemm", "burn-ndarray", "gemm-std"})
 """Members timed by wall time (their feature spreads the work over threads; the program says

@@ -102,6 +102,12 @@ PROGRAMS = {
             versions=">=0.13.0, <0.14.0-0",
         ),
         Program(
+            "p256",
+            "p256.rs",
+            "256 generator multiplications and 256 ECDSA signatures",
+            versions=">=0.14.0, <0.15.0-0",
+        ),
+        Program(
             "gemm", "gemm.rs", "512 x 512 f32 and f64 gemm", wall=True, cfg_features=("rayon",)
         ),
         Program(
