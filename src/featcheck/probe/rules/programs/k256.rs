@@ -1,7 +1,7 @@
-//! k256 (secp256k1) generator multiplication, the work of key generation and ECDSA signing:
+//! k256 (secp256k1) generator multiplication, the work of ECDSA signing's nonce point:
 //! `ProjectivePoint::mul_by_generator` of 256 scalars, and 256 ECDSA signatures of a message
-//! digest (RFC 6979 nonces, one generator multiplication each). With `precomputed-tables` both
-//! read k256's lazily built basepoint table; without, `mul_by_generator` is `GENERATOR * k`.
+//! (RFC 6979 nonces, one generator multiplication each). With `precomputed-tables` both read
+//! k256's lazily built basepoint table; without, `mul_by_generator` is `GENERATOR * k`.
 use k256::ecdsa::{signature::Signer, Signature, SigningKey};
 use k256::elliptic_curve::ops::MulByGenerator;
 use k256::elliptic_curve::ops::Reduce;
