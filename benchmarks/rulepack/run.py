@@ -63,8 +63,13 @@ MEMBERS = (
     "zune-jpeg",
     "exr",
     "jpeg-decoder",
+    "curve25519-dalek",
+    "ed25519-dalek",
+    "k256",
+    "gemm-std",
+    "p256",
 )
-WALL = frozenset({"gemm", "burn-ndarray", "exr", "jpeg-decoder"})
+WALL = frozenset({"gemm", "burn-ndarray", "gemm-std", "exr", "jpeg-decoder"})
 """Members timed by wall time (their feature spreads the work over threads; the program says
 `time_wall`), not the calling thread's CPU time."""
 TARGET = HERE / "target"

@@ -221,10 +221,14 @@ def test_third_party_and_handled_by_are_read_from_the_spec() -> None:
         "reachable": True,
         "third-party": {"severity": "info", "own": ["ndarray"]},
         "unless-handled-by": [{"crate": "ndarray", "feature": "blas"}],
+        "unless-dependency-has": [{"crate": "curve25519-dalek", "feature": "precomputed-tables"}],
     }
     rule = parse_rule({**_SPEC, "used-when": used}, builtin=False)
     assert rule.used_when.third_party == ThirdParty(Severity.INFO, ("ndarray",))
     assert rule.used_when.handled_by == (HandledBy("ndarray", "blas"),)
+    assert rule.used_when.unless_dependency_has == (
+        HandledBy("curve25519-dalek", "precomputed-tables"),
+    )
 
 
 @pytest.mark.parametrize(
@@ -239,6 +243,11 @@ def test_third_party_and_handled_by_are_read_from_the_spec() -> None:
             {"unless-handled-by": [{"crate": "nd array", "feature": "blas"}]},
             ("unless-handled-by", 0, "crate"),
             "not a crate name",
+        ),
+        (
+            {"unless-dependency-has": [{"feature": "precomputed-tables"}]},
+            ("unless-dependency-has", 0),
+            "an `unless-dependency-has` entry needs `crate`",
         ),
     ],
 )

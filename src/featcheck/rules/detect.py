@@ -106,6 +106,8 @@ def detect(rule: Rule, view: BuildView, *, deferring: bool = False) -> list[Dete
         evidence = used_evidence(rule.used_when, view, node)
         if evidence is None or handled_elsewhere(rule.used_when, view, node):
             continue
+        if arrived_anyway(rule.used_when, view, node):
+            continue
         notes = () if view.structured else (UNKNOWN_SELECTION,)
         severity = None
         third_party = rule.used_when.third_party
@@ -155,6 +157,22 @@ def handled_elsewhere(used: UsedWhen, view: BuildView, node: Node) -> bool:
     return bool(dependents) and all(
         any((crate_key(d.name), f) in handlers for f in d.features) for d in dependents
     )
+
+
+def arrived_anyway(used: UsedWhen, view: BuildView, node: Node) -> bool:
+    """Whether a dependency of `node` named in the rule's `unless-dependency-has` is built with
+    its feature anyway: the missing feature only forwards to it, and it arrived by another path
+    (curve25519-dalek's `precomputed-tables` from x25519-dalek's defaults under an ed25519-dalek
+    without `fast`). Without edges (saved tree text), any such crate in the build counts."""
+    if not used.unless_dependency_has:
+        return False
+    wanted = {(crate_key(d.crate), d.feature) for d in used.unless_dependency_has}
+    below = (
+        view.graph.dependencies(node)
+        if view.structured
+        else {n for crate, _ in wanted for n in view.graph.named(crate)}
+    )
+    return any((crate_key(d.name), f) in wanted for d in below for f in d.features)
 
 
 def ownership(

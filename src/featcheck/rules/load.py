@@ -81,6 +81,7 @@ _USED_KEYS = (
     "direct-dependency",
     "reachable",
     "unless-handled-by",
+    "unless-dependency-has",
     "third-party",
 )
 _SELECTED_KEYS = ("feature", "crates", "means")
@@ -251,6 +252,9 @@ def _used_when(value: Any) -> UsedWhen:
         reachable=reachable,
         avoiding=avoiding,
         handled_by=_handled_by(value.get("unless-handled-by"), (*path, "unless-handled-by")),
+        unless_dependency_has=_handled_by(
+            value.get("unless-dependency-has"), (*path, "unless-dependency-has")
+        ),
         third_party=_third_party(value.get("third-party"), (*path, "third-party")),
     )
     if not (used.built or used.selected_by or used.direct or used.reachable):
@@ -259,21 +263,22 @@ def _used_when(value: Any) -> UsedWhen:
 
 
 def _handled_by(value: Any, path: KeyPath) -> tuple[HandledBy, ...]:
+    """A list of { crate, feature } tables, at `path` (`unless-handled-by`,
+    `unless-dependency-has`)."""
     if value is None:
         return ()
+    key = f"`{path[-1]}`"
     if not isinstance(value, list) or not value:
-        raise SpecError("`unless-handled-by` must be a list of tables { crate, feature }", path)
+        raise SpecError(f"{key} must be a list of tables {{ crate, feature }}", path)
     handled: list[HandledBy] = []
     for index, item in enumerate(value):
         where = (*path, index)
         if not isinstance(item, Mapping):
-            raise SpecError("an `unless-handled-by` entry is a table { crate, feature }", where)
-        known_keys(item, _HANDLED_KEYS, where, "an `unless-handled-by` entry")
+            raise SpecError(f"an {key} entry is a table {{ crate, feature }}", where)
+        known_keys(item, _HANDLED_KEYS, where, f"an {key} entry")
         for required in ("crate", "feature"):
             if required not in item:
-                raise SpecError(
-                    f"an `unless-handled-by` entry needs `{required}`", where, at_key=True
-                )
+                raise SpecError(f"an {key} entry needs `{required}`", where, at_key=True)
         crate = string_value(item, "crate", where)
         if not _CRATE.fullmatch(crate):
             raise SpecError(f"not a crate name: {shown(crate)}", (*where, "crate"))

@@ -92,6 +92,10 @@ class UsedWhen:
     handled_by: tuple[HandledBy, ...] = ()
     """Not used where every crate that depends on it (other than `avoiding`) is one of these
     with its feature: the work goes elsewhere."""
+    unless_dependency_has: tuple[HandledBy, ...] = ()
+    """Not used where the flagged crate's dependency `crate` is built with `feature` anyway:
+    what the missing feature only forwards arrived by another path (ed25519-dalek's `fast` is
+    curve25519-dalek's `precomputed-tables`, which x25519-dalek's defaults also turn on)."""
     third_party: ThirdParty | None = None
     """The severity where only crates the user does not own bring the crate in; None: the
     rule's severity everywhere."""

@@ -105,6 +105,32 @@ PROGRAMS = {
             versions=">=0.5.0, <0.6.0",
             data="photo.jpg",
         ),
+        # The APIs timed here (`mul_base`, `SigningKey::from_bytes`, `MulByGenerator`) as of
+        # the major versions measured.
+        Program(
+            "curve25519-dalek",
+            "curve25519_dalek.rs",
+            "256 basepoint multiplications, Edwards and Ristretto",
+            versions=">=4.0.0-0, <5.0.0-0",
+        ),
+        Program(
+            "ed25519-dalek",
+            "ed25519_dalek.rs",
+            "256 key generations and 256 signatures",
+            versions=">=2.0.0-0, <3.0.0-0",
+        ),
+        Program(
+            "k256",
+            "k256.rs",
+            "256 generator multiplications and 256 ECDSA signatures",
+            versions=">=0.13.0, <0.14.0-0",
+        ),
+        Program(
+            "p256",
+            "p256.rs",
+            "256 generator multiplications and 256 ECDSA signatures",
+            versions=">=0.14.0, <0.15.0-0",
+        ),
         Program(
             "gemm", "gemm.rs", "512 x 512 f32 and f64 gemm", wall=True, cfg_features=("rayon",)
         ),
