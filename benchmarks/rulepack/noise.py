@@ -197,8 +197,9 @@ def group_row(group: Group, verdict: Verdict | None, findings: list[Finding]) ->
         return ", ".join(dict.fromkeys(str(f[key]) for f in findings))
 
     members = each("member")
-    if len(findings) > len({f["member"] for f in findings}):
-        members += f" ({len(findings)} findings)"
+    entries = len({f["group"] for f in findings})
+    if entries > 1:
+        members += f" ({entries} findings)"
     crate = f"{group.crate} {each('crate_version')}"
     judged = verdict.verdict if verdict else "unjudged"
     reason = verdict.reason.replace("|", "\\|") if verdict else ""
@@ -233,8 +234,8 @@ def render(audits: Sequence[Audit], verdicts: Sequence[Verdict], seconds: float)
         "",
         f"featcheck {version}, every built-in rule selected, on {today}: {len(audits)} projects "
         f"audited one at a time in {seconds:.0f} s (cargo's index warm). Counts are findings "
-        "(one per member, crate and target); verdicts are per rule, project and crate, from "
-        "`noise-verdicts.toml`.",
+        "as featcheck prints them (members that share one are one entry); verdicts are per "
+        "rule, project and crate, from `noise-verdicts.toml`.",
         "",
         *rule_table(by_rule),
         *detail_tables(by_rule),

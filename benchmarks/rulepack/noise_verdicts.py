@@ -89,11 +89,19 @@ class Group:
         self.findings.append(finding)
         member = finding["member"]
         if member not in self.verdicts:
-            match = (v for v in verdicts if v.matches(finding, self.project))
-            self.verdicts[member] = next(match, None)
+            # A verdict for this member wins over one for the whole crate, in any order.
+            matches = sorted(
+                (v for v in verdicts if v.matches(finding, self.project)),
+                key=lambda v: not v.member,
+            )
+            self.verdicts[member] = matches[0] if matches else None
 
     def counts(self) -> Counter[str]:
-        return Counter(self.verdict_of(f) for f in self.findings)
+        """Findings per verdict, counted as featcheck prints them: members that share a finding
+        (its `group`) are one entry, unless they are judged apart."""
+        return Counter(
+            verdict for _, verdict in {(f["group"], self.verdict_of(f)) for f in self.findings}
+        )
 
     def verdict_of(self, finding: dict[str, Any]) -> str:
         verdict = self.verdicts.get(finding["member"])
