@@ -124,6 +124,11 @@ def audit(name: str, checkout: Path, codes: Sequence[str]) -> Audit:
         pinned = result.error
         result = run_featcheck(name, command, {**os.environ, "RUSTUP_TOOLCHAIN": "stable"})
         result.note = f"audited with RUSTUP_TOOLCHAIN=stable: {short(pinned)}"
+    # The checkout's place names this machine, not the project: paths print relative to it.
+    result.error, result.note = (
+        re.sub(rf"{re.escape(str(checkout.resolve()))}/?", "", text)
+        for text in (result.error, result.note)
+    )
     return result
 
 
@@ -147,10 +152,9 @@ def run_featcheck(name: str, command: list[str], env: dict[str, str]) -> Audit:
 
 
 def short(message: str, limit: int = 160) -> str:
-    """One line of featcheck's error, without its `featcheck: error: ` and the checkout path
-    (which names this machine, not the project)."""
+    """One line of featcheck's error, without its `featcheck: error: `, at most `limit`
+    characters."""
     text = re.sub(r"^featcheck: (error: )?", "", message.strip())
-    text = re.sub(r"(/[^\s/`']+)+/checkouts?/[^/\s]+/", "", text)
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
@@ -218,7 +222,7 @@ def project_table(audits: Sequence[Audit], names: dict[str, Project]) -> list[st
         status = "exit 2: " + short(result.error) if result.error else f"exit {result.exit_code}"
         status += f"; {result.note}" if result.note else ""
         members = len(result.report.get("members", []))
-        findings = len(result.report.get("findings", []))
+        findings = len({f["group"] for f in result.report.get("findings", [])})
         lines.append(row(result.name, where, members, findings, f"{result.seconds:.1f}", status))
     return lines
 
