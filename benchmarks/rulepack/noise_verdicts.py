@@ -17,7 +17,7 @@ from __future__ import annotations
 import sys
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -47,25 +47,32 @@ class Verdict:
 
 
 def read_verdicts(path: Path) -> list[Verdict]:
-    """`[[verdict]]` tables; a bad one stops the report with the file and the table's index."""
+    """The `[[verdict]]` tables of `path` (none where it does not exist); anything else stops
+    the report with one line naming the file and the table."""
     from featcheck.toml_read import toml_data
 
-    data = toml_data(path.read_text(encoding="utf-8")) if path.exists() else {}
-    verdicts = []
-    for index, table in enumerate(data.get("verdict", [])):
-        try:
-            verdict = Verdict(**table)
-        except TypeError as error:
-            bad_input(f"{path}: verdict {index + 1}: {error}")
-        texts = [getattr(verdict, key) for key in ("rule", "project", "crate", "reason", "member")]
-        if verdict.verdict not in VERDICT_KINDS or not all(isinstance(t, str) for t in texts):
-            bad_input(
-                f"{path}: verdict {index + 1}: verdict must be one of {', '.join(VERDICT_KINDS)}"
-            )
-        if not verdict.reason.strip():
-            bad_input(f"{path}: verdict {index + 1}: the reason is empty")
-        verdicts.append(verdict)
-    return verdicts
+    try:
+        data = toml_data(path.read_text(encoding="utf-8")) if path.exists() else {}
+    except ValueError as error:
+        bad_input(f"{path}: {error}")
+    tables = data.get("verdict", [])
+    if not isinstance(tables, list):
+        bad_input(f"{path}: `verdict` must be an array of tables ([[verdict]])")
+    return [_verdict(f"{path}: verdict {number}", table) for number, table in enumerate(tables, 1)]
+
+
+def _verdict(where: str, table: Any) -> Verdict:
+    try:
+        verdict = Verdict(**table)
+    except TypeError as error:
+        bad_input(f"{where}: {str(error).replace('Verdict.__init__() ', '')}")
+    if not all(isinstance(getattr(verdict, f.name), str) for f in fields(Verdict)):
+        bad_input(f"{where}: every value must be a string")
+    if verdict.verdict not in VERDICT_KINDS:
+        bad_input(f"{where}: verdict must be one of {', '.join(VERDICT_KINDS)}")
+    if not verdict.reason.strip():
+        bad_input(f"{where}: the reason is empty")
+    return verdict
 
 
 def bad_input(message: str) -> NoReturn:
