@@ -244,15 +244,18 @@ class FindingPlacer:
         return finding
 
     def _switching_declaration(self, item: Flagged) -> Location | None:
-        """The member's own declaration that switches the feature on, where one does."""
+        """The member's own declaration that switches the feature on, where one does: the one
+        with the shortest chain (a line that asks for the feature itself before a dependency
+        whose own line does)."""
         keys = self.explainer.switching(item.detection, item.member, item.cfg)
         graph, root, node = item.view.graph, item.view.roots[0], item.detection.node
         on_the_way = graph.ancestors(node) | {node}
+        best: tuple[int, Location | None] | None = None
         for dependency in sorted(graph.dependencies(root) & on_the_way):
             for site in self.locator.declared_sites(item.member, dependency, item.cfg):
-                if site.key in keys:
-                    return self.locator.declaration_of(site)
-        return None
+                if site.key in keys and (best is None or len(keys[site.key]) < best[0]):
+                    best = (len(keys[site.key]), self.locator.declaration_of(site))
+        return None if best is None else best[1]
 
     def _placed(self, fix: Fix | None) -> Fix | None:
         """The fix with each edit's file and line filled in for reports."""

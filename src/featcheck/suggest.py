@@ -19,6 +19,11 @@ from featcheck.workspace.values import DEP, FEATURE, FeatureValue
 
 _State = tuple[str, str]  # (package id, feature)
 
+BUILT = ""
+"""The feature of a state that stands for the package being built at all: its non-optional
+dependency lines then ask for their features (jsonschema's own `serde_json` line asks for
+`float_roundtrip`, whatever feature of jsonschema is on)."""
+
 
 class FeatureSearch:
     """Reachability over the feature tables of every package in the resolve."""
@@ -46,16 +51,31 @@ class FeatureSearch:
             yield position, value.name
             return
         if value.kind == DEP or not value.weak:
-            yield from self._activate(position, value.name)
+            # `d/f` turns on d's own declaration only where d is optional: a dependency that is
+            # always on asks for its features whatever this value does.
+            yield from self._activate(position, value.name, optional_only=value.kind != DEP)
         if value.kind != DEP:
             for edge in self.index.packages[position].edges:
                 if edge.kind == NORMAL and edge.name_in_toml == value.name:
                     yield edge.dep, value.dep_feature
 
-    def _activate(self, position: int, key: str) -> Iterator[tuple[int, str]]:
+    def _activate(
+        self, position: int, key: str, *, optional_only: bool = False
+    ) -> Iterator[tuple[int, str]]:
         """States switched on when the package turns on its dependency `key`."""
         for edge in self.index.packages[position].edges:
             if edge.kind == NORMAL and edge.name_in_toml == key:
+                if optional_only and not edge.optional:
+                    continue
+                for value in edge.requested:
+                    yield from self._value(edge.dep, value)
+
+    def _built(self, position: int) -> Iterator[tuple[int, str]]:
+        """States switched on by building the package: its non-optional normal dependencies,
+        each built with what its line asks for."""
+        for edge in self.index.packages[position].edges:
+            if edge.kind == NORMAL and not edge.optional:
+                yield edge.dep, BUILT
                 for value in edge.requested:
                     yield from self._value(edge.dep, value)
 
@@ -65,11 +85,15 @@ class FeatureSearch:
         found = self._successors.get(state)
         if found is None:
             position, feature = state
-            found = self._successors[state] = [
-                following
-                for value in self.index.packages[position].features.get(feature, ())
-                for following in self._value(position, value)
-            ]
+            found = self._successors[state] = (
+                list(self._built(position))
+                if feature == BUILT
+                else [
+                    following
+                    for value in self.index.packages[position].features.get(feature, ())
+                    for following in self._value(position, value)
+                ]
+            )
         return found
 
     def chain(self, start: _State, goal: _State) -> list[_State] | None:
@@ -106,11 +130,12 @@ class FeatureSearch:
         for edge in packages[position].edges:
             if edge.kind != NORMAL or edge.name_in_toml != key:
                 continue
-            for value in edge.requested:
-                for state, feature in self._value(edge.dep, value):
-                    found = self.chain((packages[state].id, feature), goal)
-                    if found is not None and (best is None or len(found) < len(best)):
-                        best = found
+            # The features the line asks for, then the package built at all (its own lines).
+            starts = [s for value in edge.requested for s in self._value(edge.dep, value)]
+            for state, feature in [*starts, (edge.dep, BUILT)]:
+                found = self.chain((packages[state].id, feature), goal)
+                if found is not None and (best is None or len(found) < len(best)):
+                    best = found
         return best
 
     def reaches(self, start: _State, goal: _State) -> bool:
@@ -120,11 +145,16 @@ class FeatureSearch:
     def describe(self, chain: list[_State]) -> str:
         """`burn default → burn-core/default → … → burn-flex/rayon`, naming each package once."""
         first_package, first_feature = chain[0]
-        parts = [f"{self.index[first_package].ref.name} {first_feature}"]
+        first = self.index[first_package].ref.name
+        parts = [f"{first} {first_feature}" if first_feature != BUILT else first]
         for (previous, _), (package_id, feature) in itertools.pairwise(chain):
-            # A feature of the same package needs no package name again.
-            name = "" if package_id == previous else f"{self.index[package_id].ref.name}/"
-            parts.append(name + feature)
+            # A feature of the same package needs no package name again; a package built at
+            # all is its name alone.
+            name = self.index[package_id].ref.name
+            if feature == BUILT:
+                parts.append(name)
+            else:
+                parts.append(feature if package_id == previous else f"{name}/{feature}")
         return " → ".join(parts)
 
     def enabling_features(

@@ -16,6 +16,7 @@ from featcheck.matrix import ConfigurationPlan
 from featcheck.placement import FindingPlacer, Flagged
 from featcheck.report import Finding
 from featcheck.rules import BuildView, detect, skipped_for_target
+from featcheck.rules.spec import Kind
 from featcheck.source_answers import read_workspace
 from featcheck.stages.members import Run, Scope
 from featcheck.stages.resolve import Resolved, ResolverModel
@@ -33,10 +34,12 @@ def place(
     flagged: list[Flagged],
     root: Path,
 ) -> list[Finding]:
-    """A finding for each detection, in the same order; locations relative to `root`."""
+    """A finding for each detection, in the same order, but those a library leaves to its
+    users on purpose (`offered_by_library`); locations relative to `root`."""
     options, (model, builds) = run.options, resolved
     locator = Locator(scope.metadata, root, run.manifests)
     search = FeatureSearch(model.index)
+    flagged = [item for item in flagged if not offered_by_library(scope, search, item)]
     still_flagged = _still_flagged(scope, model)
     overlay = (
         None
@@ -83,6 +86,31 @@ def place(
     finally:
         if overlay is not None:
             overlay.close()
+
+
+def offered_by_library(scope: Scope, search: FeatureSearch, item: Flagged) -> bool:
+    """Whether the member is a library that offers the missing feature through a feature of
+    its own that is off (`std = ["memchr/std"]`): it leaves the choice to its users on purpose
+    (no_std ones), and a user that builds it is audited as a member of its own, where the
+    chain names that feature."""
+    detection = item.detection
+    if item.rule.kind is not Kind.MISSING or not detection.feature:
+        return False
+    if not item.member.is_library_only:
+        return False
+    node = detection.node
+    goal = (
+        scope.metadata.packages.get(node.package.id)
+        if node.package.id is not None
+        else scope.metadata.find(node.name, node.version)
+    )
+    if goal is None:
+        return False
+    # Only a feature this build leaves off is an offer: `default` is on (or the user turned it
+    # off), and one that is on reaches the feature only through a dependency that is not.
+    on = item.view.roots[0].features | {"default"}
+    offered = search.enabling_features(item.member, goal, detection.feature)
+    return any(feature not in on for feature in offered)
 
 
 def _still_flagged(scope: Scope, model: ResolverModel) -> StillFlagged:
