@@ -54,6 +54,9 @@ MEMBERS = (
     "burn-ndarray",
     "simdutf8",
     "half",
+    "bytecount",
+    "base64-simd",
+    "hex-simd",
 )
 WALL = frozenset({"gemm", "burn-ndarray"})
 """Members timed by wall time (their feature spreads the work over threads; the program says

@@ -93,6 +93,9 @@ PROGRAMS = {
             versions=">=0.20.0-0",
             uses=("burn-backend",),
         ),
+        Program("bytecount", "bytecount.rs", "counting bytes and characters in 4 MiB"),
+        Program("base64-simd", "base64_simd.rs", "base64 of 4 MiB, both ways", versions="^0.8"),
+        Program("hex-simd", "hex_simd.rs", "hex of 4 MiB, both ways", versions="^0.8"),
     )
 }
 
