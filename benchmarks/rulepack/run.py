@@ -57,6 +57,7 @@ MEMBERS = (
     "bytecount",
     "base64-simd",
     "hex-simd",
+    "simd-json",
 )
 WALL = frozenset({"gemm", "burn-ndarray"})
 """Members timed by wall time (their feature spreads the work over threads; the program says
