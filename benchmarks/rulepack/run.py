@@ -68,6 +68,10 @@ MEMBERS = (
     "k256",
     "gemm-std",
     "p256",
+    "bytecount",
+    "base64-simd",
+    "hex-simd",
+    "simd-json",
 )
 WALL = frozenset({"gemm", "burn-ndarray", "gemm-std", "exr", "jpeg-decoder"})
 """Members timed by wall time (their feature spreads the work over threads; the program says

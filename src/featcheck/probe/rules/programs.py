@@ -143,6 +143,11 @@ PROGRAMS = {
             versions=">=0.20.0-0",
             uses=("burn-backend",),
         ),
+        Program("bytecount", "bytecount.rs", "counting bytes and characters in 4 MiB"),
+        Program("base64-simd", "base64_simd.rs", "base64 of 4 MiB, both ways", versions="^0.8"),
+        Program("hex-simd", "hex_simd.rs", "hex of 4 MiB, both ways", versions="^0.8"),
+        # `to_borrowed_value` and the prelude as 0.17 has them (earlier versions not tried).
+        Program("simd-json", "simd_json.rs", "parsing 4 MiB of JSON", versions=">=0.17.0"),
     )
 }
 
