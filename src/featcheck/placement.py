@@ -15,7 +15,7 @@ from featcheck.deadline import NO_DEADLINE, Deadline
 from featcheck.explain import Explainer
 from featcheck.featureset import DEFAULT, FeatureSelection
 from featcheck.fix_words import edit_words
-from featcheck.fixes.candidate import Candidate
+from featcheck.fixes.counterfactual import Candidate
 from featcheck.fixes.overlay import Answer, OverlayCheck, Pending
 from featcheck.fixes.reach import safety
 from featcheck.fixes.search import FixSearch, Outcome
@@ -339,7 +339,7 @@ class _SameCrate:
             asked = self.features[item.member.id] = []
             self.affected.append(item.member)
         if not item.detection.deferred_to:
-            # A deferred finding may go (stages/deferral.py): the others' fixes stay as they were.
+            # A deferred finding may go (stages/finish.py): the others' fixes stay as they were.
             asked.append(item.detection.feature)
 
 

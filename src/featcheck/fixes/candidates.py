@@ -16,8 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from featcheck.fixes import sites
-from featcheck.fixes.candidate import Candidate
-from featcheck.fixes.counterfactual import MoreFeatures, NewDependency, WhatIf
+from featcheck.fixes.counterfactual import Candidate, MoreFeatures, NewDependency, WhatIf
 from featcheck.fixes.direct import DirectDependencies
 from featcheck.fixes.sites import inheriting_lines
 from featcheck.graph import DependencyGraph, Node

@@ -17,8 +17,7 @@ from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from featcheck.fixes.candidate import Candidate
-from featcheck.fixes.counterfactual import NewDependency, WhatIf
+from featcheck.fixes.counterfactual import Candidate, NewDependency, WhatIf
 from featcheck.graph import Node
 from featcheck.locate import Cut, Locator
 from featcheck.manifest.declarations import DeclarationSite, declaration_sites, workspace_site

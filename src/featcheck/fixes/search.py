@@ -27,9 +27,8 @@ from dataclasses import dataclass
 
 from featcheck.featureset import DEFAULT, FeatureSelection
 from featcheck.fix_words import edit_words
-from featcheck.fixes.candidate import Candidate
 from featcheck.fixes.candidates import CandidateFinder
-from featcheck.fixes.counterfactual import ModelEdit, WhatIf
+from featcheck.fixes.counterfactual import Candidate, ModelEdit, WhatIf
 from featcheck.fixes.lockcheck import Conflict
 from featcheck.fixes.reach import NO_COST, Cost, WorkspaceBuilds, safety
 from featcheck.graph import DependencyGraph, Node

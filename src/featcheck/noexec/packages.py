@@ -184,7 +184,7 @@ class PackageManifest:
     edition: str
 
     def distilled(self) -> dict[str, Any]:
-        """What the package data needs of a registry manifest (see `noexec.cache`)."""
+        """What the package data needs of a registry manifest (see `noexec.registry`)."""
         return {
             "name": self.name,
             "version": self.version,
