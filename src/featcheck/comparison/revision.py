@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from featcheck.boundary import TrustContext, is_inside
-from featcheck.cargo.toolchain_file import TOOLCHAIN_FILES
+from featcheck.cargo.toolchain import TOOLCHAIN_FILES
 from featcheck.comparison.git import Budget, first_line, git_output
 from featcheck.comparison.listing import FILE, LINK, ObjectInfo, ObjectReader, Walk, missing_object
 from featcheck.errors import FeatcheckError

@@ -28,9 +28,17 @@ from featcheck.report import Edit
 from featcheck.resolution.context import BuildContext
 from featcheck.resolution.session import SharedBelow, TargetSession
 from featcheck.semantics.cfg import TargetCfg
-from featcheck.workspace.model import NORMAL, DependencyKind, Edge, PackageRef
+from featcheck.workspace.model import (
+    DEP,
+    FEATURE,
+    NORMAL,
+    DependencyKind,
+    Edge,
+    FeatureValue,
+    PackageRef,
+    parse_feature_values,
+)
 from featcheck.workspace.table import PackageIndex
-from featcheck.workspace.values import DEP, FEATURE, FeatureValue, parse_feature_values
 
 _DEFAULT_VALUE = FeatureValue(FEATURE, "default")
 

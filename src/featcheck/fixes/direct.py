@@ -23,9 +23,8 @@ from featcheck.locate import Cut, Locator
 from featcheck.manifest.declarations import DeclarationSite, declaration_sites, workspace_site
 from featcheck.report import Action, Edit
 from featcheck.semantics import semver
-from featcheck.workspace.model import NORMAL, Package
+from featcheck.workspace.model import DEP_FEATURE, FEATURE, NORMAL, Package
 from featcheck.workspace.names import crate_key
-from featcheck.workspace.values import DEP_FEATURE, FEATURE
 from featcheck.workspace.workspace import Workspace
 
 

@@ -18,9 +18,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from featcheck.semantics import semver
-from featcheck.workspace.model import DEV, Declaration, Edge
+from featcheck.workspace.model import (
+    DEV,
+    FEATURE,
+    Declaration,
+    Edge,
+    FeatureValue,
+    parse_feature_values,
+)
 from featcheck.workspace.table import PackageIndex
-from featcheck.workspace.values import FEATURE, FeatureValue, parse_feature_values
 from featcheck.workspace.workspace import Workspace
 
 _DEFAULT = FeatureValue(FEATURE, "default")

@@ -36,9 +36,8 @@ from featcheck.noexec.path_packages import PathPackages, refuse_cycles, walk_pat
 from featcheck.noexec.registry import Registry
 from featcheck.noexec.workspace import WorkspaceLayout, discover_workspace
 from featcheck.semantics.semver import matches
-from featcheck.workspace.edges import library_crate_name
 from featcheck.workspace.names import extern_name
-from featcheck.workspace.table import package_index
+from featcheck.workspace.table import library_crate_name, package_index
 from featcheck.workspace.workspace import Workspace, workspace_of
 
 NOT_FETCHED = "not in the local cargo registry or vendor/"

@@ -29,6 +29,7 @@ from featcheck.noexec.files import (
 from featcheck.noexec.targets import builtin_cfg
 from featcheck.noexec.workspace import WorkspaceLayout
 from featcheck.semantics.semver import number_error
+from featcheck.workspace.names import extern_name
 
 _TARGET_NAME = re.compile(r"[A-Za-z0-9_.-]+")
 CRATES_IO = "registry+https://github.com/rust-lang/crates.io-index"
@@ -289,7 +290,7 @@ def unread_json(
         "id": package_id,
         "source": source,
         "dependencies": [],
-        "targets": [{"kind": ["lib"], "crate_types": ["lib"], "name": name.replace("-", "_")}],
+        "targets": [{"kind": ["lib"], "crate_types": ["lib"], "name": extern_name(name)}],
         "features": {},
         "manifest_path": str(where / "Cargo.toml"),
         "edition": "2021",

@@ -32,7 +32,7 @@ from featcheck.resolution.features import (
     unified_requests,
 )
 from featcheck.semantics.semver import parse_version
-from featcheck.workspace.values import FeatureValue
+from featcheck.workspace.model import FeatureValue
 
 
 @dataclass
