@@ -226,7 +226,7 @@ class FindingPlacer:
     def _libraries_on_the_way(self, item: Flagged) -> list[Package]:
         """The workspace's own packages between the member and the crate."""
         graph, root = item.view.graph, item.view.roots[0]
-        packages = self.search.metadata.packages
+        packages = self.search.metadata.index
         found = (
             packages.get(n.package.id or "")
             for n in sorted(graph.ancestors(item.detection.node))
@@ -263,7 +263,7 @@ class FindingPlacer:
     def _fallback_cut(self, item: Flagged) -> Cut | None:
         """Where to point when no fix is found: the member's nearest declaration."""
         graph = item.view.graph
-        return self.search.anchor(item.member, item.cfg, graph, item.detection.node)
+        return self.search.finder.anchor(item.member, item.cfg, graph, item.detection.node)
 
     def _member_declarations(self, item: Flagged) -> tuple[Location, ...]:
         """The member's own declarations on the way to the crate: where a user naturally

@@ -95,7 +95,7 @@ class LockView:
 
     def _check(self, need: Need) -> Verdict:
         package = self._index.packages[need.package]
-        info = self._metadata.packages.get(package.id)
+        info = self._metadata.index.get(package.id)
         if info is None:
             return None
         declarations = [d for d in info.declarations if d.key == need.key and d.kind is not DEV]
@@ -164,9 +164,9 @@ class LockView:
         members = set(self._index.members)
         dependents = self._index.packages.dependents(package_id)
         dependents.sort(key=lambda i: i not in members)
-        name = self._metadata.packages[package_id].name
+        name = self._metadata.index[package_id].name
         for dependent in dependents:
-            info = self._metadata.packages.get(dependent)
+            info = self._metadata.index.get(dependent)
             if info is None:
                 continue
             for declaration in info.declarations:

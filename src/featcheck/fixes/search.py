@@ -123,12 +123,6 @@ class FixSearch:
         self._selection: FeatureSelection = DEFAULT
         self._excused: frozenset[str] = frozenset()
 
-    def anchor(
-        self, member: Package, cfg: TargetCfg, graph: DependencyGraph, backend: Node
-    ) -> Cut | None:
-        """The member's own declaration nearest to the crate (see `CandidateFinder.anchor`)."""
-        return self.finder.anchor(member, cfg, graph, backend)
-
     def find(
         self,
         member: Package,
