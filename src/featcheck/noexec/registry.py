@@ -1,7 +1,7 @@
 """Where a registry package's manifest is on this machine: `vendor/` in the checkout, the
 unpacked cargo registry (`$CARGO_HOME/registry/src`), or the downloaded `.crate` archives
 (`registry/cache`); distilled results are kept by `ManifestCache` below. A package of the cargo
-home is looked for only in the directories cargo names after its exact source id (source_dirs.py).
+home is looked for only in the directories cargo names after its exact source id (sources.py).
 A registry that the cargo configuration replaces with a local source (sources.py) is read from
 that source alone.
 
@@ -31,8 +31,12 @@ from featcheck.fileio import MAX_MANIFEST_BYTES, read_cache, write_cache
 from featcheck.noexec.crate_targets import ArchiveFiles
 from featcheck.noexec.files import printable
 from featcheck.noexec.packages import PackageManifest, read_package
-from featcheck.noexec.source_dirs import source_directories
-from featcheck.noexec.sources import LocalSource, RefusedSource, read_source_config
+from featcheck.noexec.sources import (
+    LocalSource,
+    RefusedSource,
+    read_source_config,
+    source_directories,
+)
 from featcheck.noexec.workspace import WorkspaceLayout
 from featcheck.toml_read import toml_data
 
