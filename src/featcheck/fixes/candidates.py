@@ -132,7 +132,7 @@ class CandidateFinder:
                 yield from self.direct.behind_features(
                     owner, owner_node, depth, on_the_way, backend, goal, wanted, anchor
                 )
-        new = self.direct.plain(member, backend, goal, wanted, anchor)
+        new = self.direct.candidate(member, None, backend, goal, wanted, anchor)
         if new is not None:
             yield new
         # A workspace library on the way owns the cut: the same line there clears the finding
@@ -142,7 +142,11 @@ class CandidateFinder:
             if depth == 0 or owner is None or not self.direct.is_member(owner):
                 continue
             owned = sites.anchor(self.locator, owner, cfg, graph, distance, root=owner_node)
-            new = self.direct.plain(owner, backend, goal, wanted, owned, depth) if owned else None
+            new = (
+                self.direct.candidate(owner, None, backend, goal, wanted, owned, depth)
+                if owned
+                else None
+            )
             if new is not None:
                 yield new
 

@@ -60,19 +60,6 @@ class DirectDependencies:
     _entry: dict[str, DeclarationSite | None] = field(default_factory=dict)
     _selects: dict[tuple[int, str, frozenset[int]], bool] = field(default_factory=dict)
 
-    def plain(
-        self,
-        member: Package,
-        backend: Node,
-        goal: Package,
-        wanted: tuple[str, ...],
-        cut: Cut,
-        depth: int = 0,
-    ) -> Candidate | None:
-        """The package (the member, or a workspace library `depth` edges from it) depends on
-        the crate, unless it already declares it."""
-        return self._candidate(member, None, backend, goal, wanted, cut, depth)
-
     def behind_features(
         self,
         owner: Package,
@@ -92,7 +79,7 @@ class DirectDependencies:
             return
         for feature in sorted(owner_node.features - {"default"}):
             if feature in owner.features and self._selects_crate(position, feature, on_the_way):
-                found = self._candidate(owner, feature, backend, goal, wanted, cut, depth)
+                found = self.candidate(owner, feature, backend, goal, wanted, cut, depth)
                 if found is not None:
                     yield found
 
@@ -133,7 +120,7 @@ class DirectDependencies:
                     queue.append(state)
         return False
 
-    def _candidate(
+    def candidate(
         self,
         owner: Package,
         behind: str | None,
@@ -141,8 +128,10 @@ class DirectDependencies:
         goal: Package,
         wanted: tuple[str, ...],
         cut: Cut,
-        depth: int,
+        depth: int = 0,
     ) -> Candidate | None:
+        """The package (the member, or a workspace library `depth` edges from it) depends on
+        the crate, behind its feature `behind` (None: plainly), unless it already declares it."""
         if self._declares(owner, backend.name):
             return None
         entry = self._workspace_entry(backend) if self.is_member(owner) else None
