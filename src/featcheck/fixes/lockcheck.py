@@ -81,9 +81,9 @@ Verdict = Bound | Conflict | None
 class LockView:
     """The versions Cargo.lock holds, as cargo's resolve printed them, and who requires them."""
 
-    def __init__(self, metadata: Workspace, index: PackageIndex) -> None:
+    def __init__(self, metadata: Workspace) -> None:
         self._metadata = metadata
-        self._index = index
+        self._index = metadata.index
         self._verdicts: dict[Need, Verdict] = {}
         self._by_name: dict[str, list[tuple[str, str]]] | None = None
 

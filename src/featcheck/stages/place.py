@@ -36,7 +36,7 @@ def place(
     """A finding for each detection, in the same order; locations relative to `root`."""
     options, (model, builds) = run.options, resolved
     locator = Locator(scope.metadata, root, run.manifests)
-    search = FeatureSearch(model.index)
+    search = FeatureSearch(model.metadata.index)
     still_flagged = _still_flagged(scope, model)
     overlay = (
         None
