@@ -3,7 +3,7 @@
 `apply_suppressions` takes an audit's findings and returns what to report: the findings no
 suppression matches (with configured severities applied), the suppressed ones with the
 suppression that matched, and an FC900 `unused-suppression` finding for every suppression that
-matched nothing (unused.py).
+matched nothing (`unused_findings` below).
 
 An inline comment (inline.py) suppresses the findings whose dependency declaration
 (`Finding.declaration`, else `Finding.location`) spans the comment's line in the same file.
