@@ -15,10 +15,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from featcheck.fixes import sites
 from featcheck.fixes.counterfactual import Candidate, MoreFeatures, NewDependency, WhatIf
-from featcheck.fixes.direct import DirectDependencies
-from featcheck.fixes.sites import inheriting_lines
+from featcheck.fixes.direct import DirectDependencies, inheriting_lines, member_anchor
 from featcheck.graph import DependencyGraph, Node
 from featcheck.locate import Cut, Locator
 from featcheck.manifest.declarations import DeclarationSite, workspace_site
@@ -141,7 +139,7 @@ class CandidateFinder:
             owner = self._package(owner_node)
             if depth == 0 or owner is None or not self.direct.is_member(owner):
                 continue
-            owned = sites.anchor(self.locator, owner, cfg, graph, distance, root=owner_node)
+            owned = member_anchor(self.locator, owner, cfg, graph, distance, root=owner_node)
             new = (
                 self.direct.candidate(owner, None, backend, goal, wanted, owned, depth)
                 if owned
@@ -159,8 +157,8 @@ class CandidateFinder:
     def anchor(
         self, member: Package, cfg: TargetCfg, graph: DependencyGraph, backend: Node
     ) -> Cut | None:
-        """The member's own declaration nearest to the crate (`sites.anchor`)."""
-        return sites.anchor(self.locator, member, cfg, graph, _distances_to(graph, backend))
+        """The member's own declaration nearest to the crate (`direct.member_anchor`)."""
+        return member_anchor(self.locator, member, cfg, graph, _distances_to(graph, backend))
 
     def _local_owners(
         self, graph: DependencyGraph, root: Node, distance: dict[Node, int]
