@@ -4,7 +4,7 @@ The driver lists every rule in featcheck's catalogue, whether or not it fired, s
 scanning knows the rules; each result points at the manifest span to edit. Artifact URIs are
 relative to `GITHUB_WORKSPACE` when it is set, else to the report root (the repository root,
 else the audited directory; `--root`), percent-encoded, with `uriBaseId` `%SRCROOT%`. Each
-result carries the finding's fingerprint as `partialFingerprints` (comparison/fingerprint.py:
+result carries the finding's fingerprint as `partialFingerprints` (comparison/baseline.py:
 rule, member, crate, compatible version, feature, target, configuration; no line, no patch
 version), so an alert keeps its identity when lines move or the crate takes a patch.
 Each target and configuration is a run of its own, with its own `automationDetails.id`, and
@@ -23,7 +23,7 @@ from typing import Any, TextIO
 from urllib.parse import quote
 
 from featcheck import __version__
-from featcheck.comparison.fingerprint import configuration_token, fingerprint
+from featcheck.comparison.baseline import configuration_token, fingerprint
 from featcheck.featureset import FeatureSelection
 from featcheck.grouping import FindingGroup, group_findings
 from featcheck.render.common import build_of, builds_of_group
@@ -45,7 +45,7 @@ INFORMATION_URI = "https://github.com/featcheck/featcheck"
 RULES_DOC_URL = "https://github.com/featcheck/featcheck/blob/main/docs/rules.md"
 """The rule reference; a rule's helpUri adds the anchor of its `## FC001 `name`` heading."""
 FINGERPRINT_KEY = "featcheck/v2"
-"""v2: the fingerprint of comparison/fingerprint.py, which baselines and JSON carry too."""
+"""v2: the fingerprint of comparison/baseline.py, which baselines and JSON carry too."""
 SOURCE_ROOT = "%SRCROOT%"
 
 LEVELS: Mapping[Severity, str] = {
