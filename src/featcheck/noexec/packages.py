@@ -264,9 +264,7 @@ def _check_numbers(manifest: Path, version: str, declarations: list[dict[str, An
         raise FeatcheckError(problem, path=manifest)
 
 
-def package_json(
-    found: PackageManifest, package_id: str, source: str | None, layout: WorkspaceLayout
-) -> dict[str, Any]:
+def package_json(found: PackageManifest, package_id: str, source: str | None) -> dict[str, Any]:
     return {
         "name": found.name,
         "version": found.version,
