@@ -168,7 +168,7 @@ class Locator:
         """The package's normal declarations the resolution bound to its edge to
         `dependency`; none where the graph carries no ids (`cargo tree` text)."""
         # The package as this workspace holds it (the audit may have read metadata again).
-        known = self.metadata.packages.get(package.id)
+        known = self.metadata.index.get(package.id)
         position = self.metadata.index.by_id.get(dependency.package.id or "")
         if known is None or position is None:
             return []

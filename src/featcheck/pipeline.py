@@ -13,7 +13,6 @@ from featcheck.boundary import TrustContext
 from featcheck.cargo.process import ProcessRefused, refusing_processes
 from featcheck.deadline import READING, READING_HINT, Deadline
 from featcheck.errors import FeatcheckError
-from featcheck.fixes.staleness import out_of_date
 from featcheck.locate import ManifestCache
 from featcheck.noexec.source import FileSource, file_source
 from featcheck.options import AuditOptions
@@ -23,7 +22,7 @@ from featcheck.source_answers import read_last_answer, workspace_of
 from featcheck.sources import MetadataSource
 from featcheck.stages.configurations import plan_builds, with_every_feature
 from featcheck.stages.detect import detect_all
-from featcheck.stages.finish import finish, new_result
+from featcheck.stages.finish import finish, new_result, out_of_date
 from featcheck.stages.members import Run, Scope, scope_of
 from featcheck.stages.place import place
 from featcheck.stages.resolve import resolve

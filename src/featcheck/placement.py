@@ -15,7 +15,7 @@ from featcheck.deadline import NO_DEADLINE, Deadline
 from featcheck.explain import Explainer
 from featcheck.featureset import DEFAULT, FeatureSelection
 from featcheck.fix_words import edit_words
-from featcheck.fixes.candidate import Candidate
+from featcheck.fixes.counterfactual import Candidate
 from featcheck.fixes.overlay import Answer, OverlayCheck, Pending
 from featcheck.fixes.reach import safety
 from featcheck.fixes.search import FixSearch, Outcome
@@ -226,7 +226,7 @@ class FindingPlacer:
     def _libraries_on_the_way(self, item: Flagged) -> list[Package]:
         """The workspace's own packages between the member and the crate."""
         graph, root = item.view.graph, item.view.roots[0]
-        packages = self.search.metadata.packages
+        packages = self.search.metadata.index
         found = (
             packages.get(n.package.id or "")
             for n in sorted(graph.ancestors(item.detection.node))
@@ -266,7 +266,7 @@ class FindingPlacer:
     def _fallback_cut(self, item: Flagged) -> Cut | None:
         """Where to point when no fix is found: the member's nearest declaration."""
         graph = item.view.graph
-        return self.search.anchor(item.member, item.cfg, graph, item.detection.node)
+        return self.search.finder.anchor(item.member, item.cfg, graph, item.detection.node)
 
     def _member_declarations(self, item: Flagged) -> tuple[Location, ...]:
         """The member's own declarations on the way to the crate: where a user naturally
@@ -342,7 +342,7 @@ class _SameCrate:
             asked = self.features[item.member.id] = []
             self.affected.append(item.member)
         if not item.detection.deferred_to:
-            # A deferred finding may go (stages/deferral.py): the others' fixes stay as they were.
+            # A deferred finding may go (stages/finish.py): the others' fixes stay as they were.
             asked.append(item.detection.feature)
 
 

@@ -230,7 +230,7 @@ class Finding:
     deferred_to: tuple[str, ...] = ()
     """While the audit runs: the features whose own findings of the same crate, where they
     stand, make this one go (FC003's `simd` on a burn-flex without `rayon`: FC001's fix adds
-    it); empty in every report (stages/deferral.py)."""
+    it); empty in every report (stages/finish.py)."""
 
     @property
     def identity(self) -> FindingIdentity:

@@ -1,7 +1,7 @@
 """Which feature of a declared dependency would turn a missing backend feature on.
 
 Follows the real feature tables, read once by the workspace table (`workspace/table.py`:
-`f`, `dep:d`, `d/f`, `d?/f` parsed by `workspace/values.py`, and what each declaration asks of
+`f`, `dep:d`, `d/f`, `d?/f` parsed by `workspace/model.py`, and what each declaration asks of
 the package it resolved to), never a table of burn versions: burn 0.22 passes `rayon` through
 to burn-flex, burn 0.21 does not, and only the tables can say. A dependency is followed along
 the edge the resolve holds for it, so the package reached is the one cargo picked.
@@ -13,9 +13,8 @@ import itertools
 from collections.abc import Iterator
 
 from featcheck.graph import shortest_path
-from featcheck.workspace.model import NORMAL, DependencyKind, Package
+from featcheck.workspace.model import DEP, FEATURE, NORMAL, DependencyKind, FeatureValue, Package
 from featcheck.workspace.table import PackageIndex
-from featcheck.workspace.values import DEP, FEATURE, FeatureValue
 
 _State = tuple[str, str]  # (package id, feature)
 

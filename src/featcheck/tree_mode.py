@@ -34,7 +34,7 @@ def _rules(options: AuditOptions) -> tuple[Rule, ...]:
 def _standing(rule: Rule, rules: tuple[Rule, ...], view: BuildView) -> list[Detection]:
     """What `rule` reports here: a detection deferred to another rule's feature only where no
     rule run flags the node for it (FC003 speaks of `simd` where FC001 is ignored, see
-    stages/deferral.py; saved text has no suppressions)."""
+    stages/finish.py; saved text has no suppressions)."""
     found = []
     for detection in detect(rule, view, deferring=True):
         if not detection.deferred_to:

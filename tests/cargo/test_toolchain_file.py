@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from featcheck.cargo.toolchain_file import find_toolchain_request
+from featcheck.cargo.toolchain import find_toolchain_request
 
 
 def test_toolchain_file_search_matches_rustup(tmp_path: Path) -> None:

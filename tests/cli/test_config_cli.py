@@ -37,7 +37,7 @@ def test_inline_allow_with_a_reason_silences_the_finding(
     result = run_in_process(str(project), "--format", "json")
     assert result.returncode == 0, result.stdout
     report = json.loads(result.stdout)
-    # FC001 suppressed, FC003 reports the missing `simd` (stages/deferral.py): both allowed.
+    # FC001 suppressed, FC003 reports the missing `simd` (stages/finish.py): both allowed.
     assert report["findings"] == [] and report["suppressed"] == {"FC001": 1, "FC003": 1}
     assert "2 suppressed" in run_in_process(str(project)).stdout
 

@@ -8,7 +8,7 @@ from dataclasses import replace
 
 from actions_support import make_finding, manifest_location
 
-from featcheck.comparison.fingerprint import compatible_version, configuration_token, fingerprint
+from featcheck.comparison.baseline import compatible_version, configuration_token, fingerprint
 from featcheck.featureset import FeatureSelection
 
 

@@ -475,7 +475,7 @@ def test_package_ids_match_cargo_metadata(
     mine = build_metadata(manifest, TrustContext.of(manifest, _env(registry_home))).workspace()
     assert list(mine.index.members) == real["workspace_members"]
     assert mine.index.resolve_root == real["resolve"]["root"]
-    assert set(mine.packages) == {p["id"] for p in real["packages"]}
+    assert set(mine.index) == {p["id"] for p in real["packages"]}
     assert mine.root == Path(real["workspace_root"])
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from support import CRATES, FIXTURES, run_featcheck
 
-from featcheck.noexec.source_dirs import short_hashes, source_directories
+from featcheck.noexec.sources import short_hashes, source_directories
 
 CRATES_IO_DIR = "index.crates.io-1949cf8c6b5b557f"
 """Where cargo 1.85+ unpacks crates.io's packages (its hash of the crates.io source id)."""

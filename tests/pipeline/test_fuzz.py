@@ -31,7 +31,7 @@ from support import CRATES, TREES, WORKSPACES, run_featcheck, trust_of
 
 from featcheck.cargo.checkout_config import read_checkout_config
 from featcheck.cargo.runner import CargoRunner
-from featcheck.cargo.toolchain_file import find_toolchain_request
+from featcheck.cargo.toolchain import find_toolchain_request
 from featcheck.errors import FeatcheckError
 from featcheck.manifest.declarations import declaration_sites, workspace_site
 from featcheck.manifest.document import read_manifest

@@ -34,7 +34,7 @@ def test_one_record_per_package_with_edges_bound_to_their_declarations() -> None
     workspace = parse_metadata(json.dumps(builder.metadata()))
 
     member = workspace.members[0]
-    assert member is workspace.packages[app]
+    assert member is workspace.index[app]
     assert member is workspace.index.packages[workspace.index.by_id[app]]
     assert (member.name, member.version, member.is_library_only) == ("app", "1.0.0", True)
     kinds = [(edge.name_in_toml, edge.kind) for edge in member.edges]

@@ -1,4 +1,4 @@
-from featcheck.workspace.values import DEP, DEP_FEATURE, FEATURE, parse_feature_value
+from featcheck.workspace.model import DEP, DEP_FEATURE, FEATURE, parse_feature_value
 
 
 def test_feature_values_read_like_cargo() -> None:

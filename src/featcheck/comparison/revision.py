@@ -35,10 +35,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from featcheck.boundary import TrustContext, is_inside
-from featcheck.cargo.toolchain_file import TOOLCHAIN_FILES
+from featcheck.cargo.toolchain import TOOLCHAIN_FILES
 from featcheck.comparison.git import Budget, first_line, git_output
-from featcheck.comparison.listing import FILE, LINK, Walk, missing_object
-from featcheck.comparison.objects import ObjectInfo, ObjectReader
+from featcheck.comparison.listing import FILE, LINK, ObjectInfo, ObjectReader, Walk, missing_object
 from featcheck.errors import FeatcheckError
 from featcheck.fileio import MAX_CONFIG_BYTES, MAX_LOCKFILE_BYTES, MAX_MANIFEST_BYTES, too_large
 from featcheck.options import AuditOptions

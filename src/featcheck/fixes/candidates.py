@@ -15,11 +15,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from featcheck.fixes import sites
-from featcheck.fixes.candidate import Candidate
-from featcheck.fixes.counterfactual import MoreFeatures, NewDependency, WhatIf
-from featcheck.fixes.direct import DirectDependencies
-from featcheck.fixes.sites import inheriting_lines
+from featcheck.fixes.counterfactual import Candidate, MoreFeatures, NewDependency, WhatIf
+from featcheck.fixes.direct import DirectDependencies, inheriting_lines, member_anchor
 from featcheck.graph import DependencyGraph, Node
 from featcheck.locate import Cut, Locator
 from featcheck.manifest.declarations import DeclarationSite, workspace_site
@@ -133,7 +130,7 @@ class CandidateFinder:
                 yield from self.direct.behind_features(
                     owner, owner_node, depth, on_the_way, backend, goal, wanted, anchor
                 )
-        new = self.direct.plain(member, backend, goal, wanted, anchor)
+        new = self.direct.candidate(member, None, backend, goal, wanted, anchor)
         if new is not None:
             yield new
         # A workspace library on the way owns the cut: the same line there clears the finding
@@ -142,8 +139,12 @@ class CandidateFinder:
             owner = self._package(owner_node)
             if depth == 0 or owner is None or not self.direct.is_member(owner):
                 continue
-            owned = sites.anchor(self.locator, owner, cfg, graph, distance, root=owner_node)
-            new = self.direct.plain(owner, backend, goal, wanted, owned, depth) if owned else None
+            owned = member_anchor(self.locator, owner, cfg, graph, distance, root=owner_node)
+            new = (
+                self.direct.candidate(owner, None, backend, goal, wanted, owned, depth)
+                if owned
+                else None
+            )
             if new is not None:
                 yield new
 
@@ -156,8 +157,8 @@ class CandidateFinder:
     def anchor(
         self, member: Package, cfg: TargetCfg, graph: DependencyGraph, backend: Node
     ) -> Cut | None:
-        """The member's own declaration nearest to the crate (`sites.anchor`)."""
-        return sites.anchor(self.locator, member, cfg, graph, _distances_to(graph, backend))
+        """The member's own declaration nearest to the crate (`direct.member_anchor`)."""
+        return member_anchor(self.locator, member, cfg, graph, _distances_to(graph, backend))
 
     def _local_owners(
         self, graph: DependencyGraph, root: Node, distance: dict[Node, int]
@@ -180,7 +181,7 @@ class CandidateFinder:
         """The package of a node: by its id, or (saved or `cargo tree` text carries none) by
         the printed identity, which the resolver's model gives every package exactly once."""
         package_id = node.package.id or self._ids.get(node.package)
-        return self.metadata.packages.get(package_id) if package_id is not None else None
+        return self.metadata.index.get(package_id) if package_id is not None else None
 
     def _declaration_candidates(
         self,

@@ -23,12 +23,22 @@ from featcheck.deadline import NO_DEADLINE, Deadline
 from featcheck.featureset import DEFAULT, FeatureSelection
 from featcheck.fixes.lockcheck import Bound, LockView, Need, needs_of
 from featcheck.graph import DependencyGraph, Node
+from featcheck.locate import Cut
+from featcheck.report import Edit
 from featcheck.resolution.context import BuildContext
 from featcheck.resolution.session import SharedBelow, TargetSession
 from featcheck.semantics.cfg import TargetCfg
-from featcheck.workspace.model import NORMAL, DependencyKind, Edge
+from featcheck.workspace.model import (
+    DEP,
+    FEATURE,
+    NORMAL,
+    DependencyKind,
+    Edge,
+    FeatureValue,
+    PackageRef,
+    parse_feature_values,
+)
 from featcheck.workspace.table import PackageIndex
-from featcheck.workspace.values import DEP, FEATURE, FeatureValue, parse_feature_values
 
 _DEFAULT_VALUE = FeatureValue(FEATURE, "default")
 
@@ -242,3 +252,23 @@ class WhatIf:
 
 def _need_order(need: Need) -> tuple[int, str]:
     return need.package, need.key
+
+
+@dataclass(frozen=True, eq=False)
+class Candidate:
+    """One candidate fix, as the candidate finders make it and the search ranks it: its
+    edits, the same edits in the resolver's model, and its rank."""
+
+    edits: tuple[Edit, ...]
+    model: frozenset[MoreFeatures | NewDependency]
+    proximity: tuple[int, int, int]
+    """(new dependency, how far the declaring package is from the member, how far the
+    declared package is from the crate): smaller is nearer."""
+    written_at_cut: bool
+    """The edit goes where `default-features = false` takes effect, or into the workspace
+    entry every `workspace = true` line inherits."""
+    size: int
+    cut: Cut
+    """The declaration the finding points at when this candidate wins."""
+    touches: frozenset[PackageRef]
+    """Packages whose declarations change: only builds holding one can change."""

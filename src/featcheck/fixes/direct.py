@@ -17,16 +17,15 @@ from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from featcheck.fixes.candidate import Candidate
-from featcheck.fixes.counterfactual import NewDependency, WhatIf
-from featcheck.graph import Node
+from featcheck.fixes.counterfactual import Candidate, NewDependency, WhatIf
+from featcheck.graph import DependencyGraph, Node
 from featcheck.locate import Cut, Locator
 from featcheck.manifest.declarations import DeclarationSite, declaration_sites, workspace_site
 from featcheck.report import Action, Edit
 from featcheck.semantics import semver
-from featcheck.workspace.model import NORMAL, Package
+from featcheck.semantics.cfg import TargetCfg
+from featcheck.workspace.model import DEP_FEATURE, FEATURE, NORMAL, Package
 from featcheck.workspace.names import crate_key
-from featcheck.workspace.values import DEP_FEATURE, FEATURE
 from featcheck.workspace.workspace import Workspace
 
 
@@ -62,19 +61,6 @@ class DirectDependencies:
     _entry: dict[str, DeclarationSite | None] = field(default_factory=dict)
     _selects: dict[tuple[int, str, frozenset[int]], bool] = field(default_factory=dict)
 
-    def plain(
-        self,
-        member: Package,
-        backend: Node,
-        goal: Package,
-        wanted: tuple[str, ...],
-        cut: Cut,
-        depth: int = 0,
-    ) -> Candidate | None:
-        """The package (the member, or a workspace library `depth` edges from it) depends on
-        the crate, unless it already declares it."""
-        return self._candidate(member, None, backend, goal, wanted, cut, depth)
-
     def behind_features(
         self,
         owner: Package,
@@ -94,7 +80,7 @@ class DirectDependencies:
             return
         for feature in sorted(owner_node.features - {"default"}):
             if feature in owner.features and self._selects_crate(position, feature, on_the_way):
-                found = self._candidate(owner, feature, backend, goal, wanted, cut, depth)
+                found = self.candidate(owner, feature, backend, goal, wanted, cut, depth)
                 if found is not None:
                     yield found
 
@@ -135,7 +121,7 @@ class DirectDependencies:
                     queue.append(state)
         return False
 
-    def _candidate(
+    def candidate(
         self,
         owner: Package,
         behind: str | None,
@@ -143,8 +129,10 @@ class DirectDependencies:
         goal: Package,
         wanted: tuple[str, ...],
         cut: Cut,
-        depth: int,
+        depth: int = 0,
     ) -> Candidate | None:
+        """The package (the member, or a workspace library `depth` edges from it) depends on
+        the crate, behind its feature `behind` (None: plainly), unless it already declares it."""
         if self._declares(owner, backend.name):
             return None
         entry = self._workspace_entry(backend) if self.is_member(owner) else None
@@ -230,3 +218,70 @@ class DirectDependencies:
                     break
         self._entry[backend.name] = found
         return found
+
+
+# Declarations a fix meets: the member's own line nearest to the crate, and the lines that
+# inherit a `[workspace.dependencies]` entry.
+
+
+def member_anchor(
+    locator: Locator,
+    member: Package,
+    cfg: TargetCfg,
+    graph: DependencyGraph,
+    distance: dict[Node, int],
+    root: Node | None = None,
+) -> Cut | None:
+    """The member's own declaration nearest to the crate: where a finding points when the
+    fix is a new dependency, or when no fix is found. `root`: the member's node, where the
+    graph is another member's build (a library on the way); its first node by default."""
+    root = root if root is not None else next(graph.nodes())
+    root_doc = locator.workspace_root_manifest()
+    for declared in sorted(graph.dependencies(root), key=lambda n: (distance.get(n, -1), n)):
+        if declared not in distance:
+            continue
+        for site in locator.declared_sites(member, declared, cfg):
+            inherited = (
+                workspace_site(root_doc, site.key)
+                if site.inherits and root_doc is not None
+                else None
+            )
+            where = inherited if inherited is not None and inherited.disables_defaults() else site
+            cut_here = where.disables_defaults() and (where is inherited or not where.inherits)
+            written = where.default_features_entry() if cut_here else None
+            entry = written[1] if written is not None else where.key_entry()
+            if entry is None:
+                continue
+            return Cut(
+                where,
+                entry,
+                declared,
+                member,
+                cut_here,
+                inheriting=site if where is inherited else None,
+            )
+    return None
+
+
+def inheriting_lines(
+    metadata: Workspace, locator: Locator, where: DeclarationSite
+) -> Iterator[tuple[Package, DeclarationSite]]:
+    """Every member line `KEY = { workspace = true }` that inherits the entry at `where`."""
+    root_doc = where.manifest
+    for member in metadata.members:
+        if not any(d.name == where.package for d in member.declarations):
+            continue  # cargo's metadata lists every declaration: no line to read
+        if not _may_inherit(locator.manifests.text(member.manifest_path), where.key):
+            continue  # most members of a large workspace are not parsed at all
+        manifest = locator.manifests.get(member.manifest_path)
+        for kind in ("normal", "dev", "build"):
+            for line in declaration_sites(manifest, kind, where.package, None, root_doc):
+                if line.inherits and line.key == where.key:
+                    yield member, line
+
+
+def _may_inherit(text: str, key: str) -> bool:
+    """Whether a manifest's text can hold `KEY = { workspace = true }` (in any of its shapes):
+    both words are written out, unless escapes in a quoted key spell them, and every TOML
+    escape starts with a backslash."""
+    return "\\" in text or ("workspace" in text and key in text)

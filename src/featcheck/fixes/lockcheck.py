@@ -18,9 +18,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from featcheck.semantics import semver
-from featcheck.workspace.model import DEV, Declaration, Edge
+from featcheck.workspace.model import (
+    DEV,
+    FEATURE,
+    Declaration,
+    Edge,
+    FeatureValue,
+    parse_feature_values,
+)
 from featcheck.workspace.table import PackageIndex
-from featcheck.workspace.values import FEATURE, FeatureValue, parse_feature_values
 from featcheck.workspace.workspace import Workspace
 
 _DEFAULT = FeatureValue(FEATURE, "default")
@@ -75,9 +81,9 @@ Verdict = Bound | Conflict | None
 class LockView:
     """The versions Cargo.lock holds, as cargo's resolve printed them, and who requires them."""
 
-    def __init__(self, metadata: Workspace, index: PackageIndex) -> None:
+    def __init__(self, metadata: Workspace) -> None:
         self._metadata = metadata
-        self._index = index
+        self._index = metadata.index
         self._verdicts: dict[Need, Verdict] = {}
         self._by_name: dict[str, list[tuple[str, str]]] | None = None
 
@@ -89,7 +95,7 @@ class LockView:
 
     def _check(self, need: Need) -> Verdict:
         package = self._index.packages[need.package]
-        info = self._metadata.packages.get(package.id)
+        info = self._metadata.index.get(package.id)
         if info is None:
             return None
         declarations = [d for d in info.declarations if d.key == need.key and d.kind is not DEV]
@@ -158,9 +164,9 @@ class LockView:
         members = set(self._index.members)
         dependents = self._index.packages.dependents(package_id)
         dependents.sort(key=lambda i: i not in members)
-        name = self._metadata.packages[package_id].name
+        name = self._metadata.index[package_id].name
         for dependent in dependents:
-            info = self._metadata.packages.get(dependent)
+            info = self._metadata.index.get(dependent)
             if info is None:
                 continue
             for declaration in info.declarations:

@@ -27,9 +27,8 @@ from dataclasses import dataclass
 
 from featcheck.featureset import DEFAULT, FeatureSelection
 from featcheck.fix_words import edit_words
-from featcheck.fixes.candidate import Candidate
 from featcheck.fixes.candidates import CandidateFinder
-from featcheck.fixes.counterfactual import ModelEdit, WhatIf
+from featcheck.fixes.counterfactual import Candidate, ModelEdit, WhatIf
 from featcheck.fixes.lockcheck import Conflict
 from featcheck.fixes.reach import NO_COST, Cost, WorkspaceBuilds, safety
 from featcheck.graph import DependencyGraph, Node
@@ -123,12 +122,6 @@ class FixSearch:
         self._holders: dict[tuple[str, FeatureSelection, int], dict[PackageRef, list[int]]] = {}
         self._selection: FeatureSelection = DEFAULT
         self._excused: frozenset[str] = frozenset()
-
-    def anchor(
-        self, member: Package, cfg: TargetCfg, graph: DependencyGraph, backend: Node
-    ) -> Cut | None:
-        """The member's own declaration nearest to the crate (see `CandidateFinder.anchor`)."""
-        return self.finder.anchor(member, cfg, graph, backend)
 
     def find(
         self,

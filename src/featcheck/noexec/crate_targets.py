@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from featcheck.noexec.files import table
+from featcheck.workspace.names import extern_name
 
 
 class PackageFiles(Protocol):
@@ -55,10 +56,6 @@ class ArchiveFiles:
         return sorted({p[len(prefix) :].split("/")[0] for p in self.paths if p.startswith(prefix)})
 
 
-def _crate_name(name: str) -> str:
-    return name.replace("-", "_")
-
-
 def _library(data: Mapping[str, Any], files: PackageFiles, name: str) -> dict[str, Any] | None:
     lib = table(data.get("lib"))
     package = table(data.get("package"))
@@ -74,7 +71,7 @@ def _library(data: Mapping[str, Any], files: PackageFiles, name: str) -> dict[st
     return {
         "kind": kinds,
         "crate_types": kinds,
-        "name": _crate_name(lib_name if isinstance(lib_name, str) else name),
+        "name": extern_name(lib_name if isinstance(lib_name, str) else name),
     }
 
 

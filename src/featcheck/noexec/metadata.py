@@ -36,9 +36,8 @@ from featcheck.noexec.path_packages import PathPackages, refuse_cycles, walk_pat
 from featcheck.noexec.registry import Registry
 from featcheck.noexec.workspace import WorkspaceLayout, discover_workspace
 from featcheck.semantics.semver import matches
-from featcheck.workspace.edges import library_crate_name
 from featcheck.workspace.names import extern_name
-from featcheck.workspace.table import package_index
+from featcheck.workspace.table import library_crate_name, package_index
 from featcheck.workspace.workspace import Workspace, workspace_of
 
 NOT_FETCHED = "not in the local cargo registry or vendor/"
@@ -178,7 +177,7 @@ def _read_packages(
             directory = by_key.get((name, version))
             if directory is not None:
                 package_id = path_id(directory, name, version)
-                read.add(entry, package_json(paths.read[directory], package_id, None, layout))
+                read.add(entry, package_json(paths.read[directory], package_id, None))
                 continue
             # Not reached from the manifests ([replace], or no longer used and pruned by
             # cargo's next resolve): unread, so that nothing silently drops it.
@@ -191,7 +190,7 @@ def _read_packages(
         git = source.startswith("git+")
         found = None if git else registry.find_configured(name, version, source)
         if found is not None:
-            read.add(entry, package_json(found, package_id, str(source), layout))
+            read.add(entry, package_json(found, package_id, str(source)))
             continue
         where = (registry.dirs[-1] if registry.dirs else root) / f"{name}-{version}"
         why = (

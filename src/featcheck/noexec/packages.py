@@ -29,6 +29,7 @@ from featcheck.noexec.files import (
 from featcheck.noexec.targets import builtin_cfg
 from featcheck.noexec.workspace import WorkspaceLayout
 from featcheck.semantics.semver import number_error
+from featcheck.workspace.names import extern_name
 
 _TARGET_NAME = re.compile(r"[A-Za-z0-9_.-]+")
 CRATES_IO = "registry+https://github.com/rust-lang/crates.io-index"
@@ -184,7 +185,7 @@ class PackageManifest:
     edition: str
 
     def distilled(self) -> dict[str, Any]:
-        """What the package data needs of a registry manifest (see `noexec.cache`)."""
+        """What the package data needs of a registry manifest (see `noexec.registry`)."""
         return {
             "name": self.name,
             "version": self.version,
@@ -263,9 +264,7 @@ def _check_numbers(manifest: Path, version: str, declarations: list[dict[str, An
         raise FeatcheckError(problem, path=manifest)
 
 
-def package_json(
-    found: PackageManifest, package_id: str, source: str | None, layout: WorkspaceLayout
-) -> dict[str, Any]:
+def package_json(found: PackageManifest, package_id: str, source: str | None) -> dict[str, Any]:
     return {
         "name": found.name,
         "version": found.version,
@@ -289,7 +288,7 @@ def unread_json(
         "id": package_id,
         "source": source,
         "dependencies": [],
-        "targets": [{"kind": ["lib"], "crate_types": ["lib"], "name": name.replace("-", "_")}],
+        "targets": [{"kind": ["lib"], "crate_types": ["lib"], "name": extern_name(name)}],
         "features": {},
         "manifest_path": str(where / "Cargo.toml"),
         "edition": "2021",

@@ -7,8 +7,172 @@ import sys
 from collections.abc import Sequence
 
 from featcheck.errors import FeatcheckError
-from featcheck.noexec.cfg_tables import CFG_TEXT
 from featcheck.semantics.cfg import TargetCfg
+
+# Built-in `rustc --print cfg --target T` output (rustc 1.95.0).
+CFG_TEXT: dict[str, str] = {
+    "x86_64-unknown-linux-gnu": (
+        "debug_assertions\n"
+        'panic="unwind"\n'
+        'target_abi=""\n'
+        'target_arch="x86_64"\n'
+        'target_endian="little"\n'
+        'target_env="gnu"\n'
+        'target_family="unix"\n'
+        'target_feature="fxsr"\n'
+        'target_feature="sse"\n'
+        'target_feature="sse2"\n'
+        'target_has_atomic="16"\n'
+        'target_has_atomic="32"\n'
+        'target_has_atomic="64"\n'
+        'target_has_atomic="8"\n'
+        'target_has_atomic="ptr"\n'
+        'target_os="linux"\n'
+        'target_pointer_width="64"\n'
+        'target_vendor="unknown"\n'
+        "unix\n"
+    ),
+    "aarch64-unknown-linux-gnu": (
+        "debug_assertions\n"
+        'panic="unwind"\n'
+        'target_abi=""\n'
+        'target_arch="aarch64"\n'
+        'target_endian="little"\n'
+        'target_env="gnu"\n'
+        'target_family="unix"\n'
+        'target_feature="neon"\n'
+        'target_has_atomic="128"\n'
+        'target_has_atomic="16"\n'
+        'target_has_atomic="32"\n'
+        'target_has_atomic="64"\n'
+        'target_has_atomic="8"\n'
+        'target_has_atomic="ptr"\n'
+        'target_os="linux"\n'
+        'target_pointer_width="64"\n'
+        'target_vendor="unknown"\n'
+        "unix\n"
+    ),
+    "x86_64-apple-darwin": (
+        "debug_assertions\n"
+        'panic="unwind"\n'
+        'target_abi=""\n'
+        'target_arch="x86_64"\n'
+        'target_endian="little"\n'
+        'target_env=""\n'
+        'target_family="unix"\n'
+        'target_feature="cmpxchg16b"\n'
+        'target_feature="fxsr"\n'
+        'target_feature="sse"\n'
+        'target_feature="sse2"\n'
+        'target_feature="sse3"\n'
+        'target_feature="sse4.1"\n'
+        'target_feature="ssse3"\n'
+        'target_has_atomic="128"\n'
+        'target_has_atomic="16"\n'
+        'target_has_atomic="32"\n'
+        'target_has_atomic="64"\n'
+        'target_has_atomic="8"\n'
+        'target_has_atomic="ptr"\n'
+        'target_os="macos"\n'
+        'target_pointer_width="64"\n'
+        'target_vendor="apple"\n'
+        "unix\n"
+    ),
+    "aarch64-apple-darwin": (
+        "debug_assertions\n"
+        'panic="unwind"\n'
+        'target_abi=""\n'
+        'target_arch="aarch64"\n'
+        'target_endian="little"\n'
+        'target_env=""\n'
+        'target_family="unix"\n'
+        'target_feature="aes"\n'
+        'target_feature="crc"\n'
+        'target_feature="dit"\n'
+        'target_feature="dotprod"\n'
+        'target_feature="dpb"\n'
+        'target_feature="dpb2"\n'
+        'target_feature="fcma"\n'
+        'target_feature="fhm"\n'
+        'target_feature="flagm"\n'
+        'target_feature="fp16"\n'
+        'target_feature="frintts"\n'
+        'target_feature="jsconv"\n'
+        'target_feature="lor"\n'
+        'target_feature="lse"\n'
+        'target_feature="neon"\n'
+        'target_feature="paca"\n'
+        'target_feature="pacg"\n'
+        'target_feature="pan"\n'
+        'target_feature="pmuv3"\n'
+        'target_feature="ras"\n'
+        'target_feature="rcpc"\n'
+        'target_feature="rcpc2"\n'
+        'target_feature="rdm"\n'
+        'target_feature="sb"\n'
+        'target_feature="sha2"\n'
+        'target_feature="sha3"\n'
+        'target_feature="ssbs"\n'
+        'target_feature="vh"\n'
+        'target_has_atomic="128"\n'
+        'target_has_atomic="16"\n'
+        'target_has_atomic="32"\n'
+        'target_has_atomic="64"\n'
+        'target_has_atomic="8"\n'
+        'target_has_atomic="ptr"\n'
+        'target_os="macos"\n'
+        'target_pointer_width="64"\n'
+        'target_vendor="apple"\n'
+        "unix\n"
+    ),
+    "x86_64-pc-windows-msvc": (
+        "debug_assertions\n"
+        'panic="unwind"\n'
+        'target_abi=""\n'
+        'target_arch="x86_64"\n'
+        'target_endian="little"\n'
+        'target_env="msvc"\n'
+        'target_family="windows"\n'
+        'target_feature="cmpxchg16b"\n'
+        'target_feature="fxsr"\n'
+        'target_feature="sse"\n'
+        'target_feature="sse2"\n'
+        'target_feature="sse3"\n'
+        'target_has_atomic="128"\n'
+        'target_has_atomic="16"\n'
+        'target_has_atomic="32"\n'
+        'target_has_atomic="64"\n'
+        'target_has_atomic="8"\n'
+        'target_has_atomic="ptr"\n'
+        'target_os="windows"\n'
+        'target_pointer_width="64"\n'
+        'target_vendor="pc"\n'
+        "windows\n"
+    ),
+    "wasm32-unknown-unknown": (
+        "debug_assertions\n"
+        'panic="abort"\n'
+        'target_abi=""\n'
+        'target_arch="wasm32"\n'
+        'target_endian="little"\n'
+        'target_env=""\n'
+        'target_family="wasm"\n'
+        'target_feature="bulk-memory"\n'
+        'target_feature="multivalue"\n'
+        'target_feature="mutable-globals"\n'
+        'target_feature="nontrapping-fptoint"\n'
+        'target_feature="reference-types"\n'
+        'target_feature="sign-ext"\n'
+        'target_has_atomic="16"\n'
+        'target_has_atomic="32"\n'
+        'target_has_atomic="64"\n'
+        'target_has_atomic="8"\n'
+        'target_has_atomic="ptr"\n'
+        'target_os="unknown"\n'
+        'target_pointer_width="32"\n'
+        'target_vendor="unknown"\n'
+    ),
+}
 
 SUPPORTED_TARGETS: tuple[str, ...] = tuple(CFG_TEXT)
 """Targets a --no-exec audit knows the cfg of."""

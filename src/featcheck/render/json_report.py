@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any, TextIO
 
 from featcheck import __version__
-from featcheck.comparison.fingerprint import fingerprint
+from featcheck.comparison.baseline import fingerprint
 from featcheck.fix_words import fix_words
 from featcheck.grouping import group_findings
 from featcheck.render.json_text import json_document

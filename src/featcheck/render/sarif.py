@@ -4,11 +4,11 @@ The driver lists every rule in featcheck's catalogue, whether or not it fired, s
 scanning knows the rules; each result points at the manifest span to edit. Artifact URIs are
 relative to `GITHUB_WORKSPACE` when it is set, else to the report root (the repository root,
 else the audited directory; `--root`), percent-encoded, with `uriBaseId` `%SRCROOT%`. Each
-result carries the finding's fingerprint as `partialFingerprints` (comparison/fingerprint.py:
+result carries the finding's fingerprint as `partialFingerprints` (comparison/baseline.py:
 rule, member, crate, compatible version, feature, target, configuration; no line, no patch
 version), so an alert keeps its identity when lines move or the crate takes a patch.
 Each target and configuration is a run of its own, with its own `automationDetails.id`, and
-after a comparison each result has its `baselineState` (render/sarif_runs.py).
+after a comparison each result has its `baselineState` (`states` below).
 A cut repeated in several builds (grouping.py) is one result: the members' own declarations
 are its `relatedLocations`, its properties list the members and targets.
 """
@@ -16,20 +16,22 @@ are its `relatedLocations`, its properties list the members and targets.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, TextIO
 from urllib.parse import quote
 
 from featcheck import __version__
-from featcheck.comparison.fingerprint import fingerprint
+from featcheck.comparison.baseline import configuration_token, fingerprint
+from featcheck.featureset import FeatureSelection
 from featcheck.grouping import FindingGroup, group_findings
 from featcheck.render.common import build_of, builds_of_group
 from featcheck.render.github import repository_path
 from featcheck.render.json_text import json_document
 from featcheck.render.renderer import RenderOptions
 from featcheck.render.safe_text import https_link, markdown_block
-from featcheck.render.sarif_runs import Build, builds_of, states
-from featcheck.report import AuditResult, Location
+from featcheck.report import AuditResult, Finding, Location
 from featcheck.rules import Rule, builtin_rules
 from featcheck.rules.docs import Documented
 from featcheck.rules.unused_suppression import UNUSED_SUPPRESSION
@@ -43,7 +45,7 @@ INFORMATION_URI = "https://github.com/featcheck/featcheck"
 RULES_DOC_URL = "https://github.com/featcheck/featcheck/blob/main/docs/rules.md"
 """The rule reference; a rule's helpUri adds the anchor of its `## FC001 `name`` heading."""
 FINGERPRINT_KEY = "featcheck/v2"
-"""v2: the fingerprint of comparison/fingerprint.py, which baselines and JSON carry too."""
+"""v2: the fingerprint of comparison/baseline.py, which baselines and JSON carry too."""
 SOURCE_ROOT = "%SRCROOT%"
 
 LEVELS: Mapping[Severity, str] = {
@@ -273,3 +275,73 @@ class SarifRenderer:
 def renderer(options: RenderOptions) -> SarifRenderer:
     """The SARIF renderer, as `formats.FORMATS` names it."""
     return SarifRenderer()
+
+
+# How a SARIF log is cut for GitHub code scanning: one run per audited target and build
+# configuration, and each result's `baselineState` when findings were compared.
+#
+# Code scanning keeps one analysis per category (`runs[].automationDetails.id`): two uploads
+# with one category, or two runs of one file, replace each other. So every (target,
+# configuration) the audit covered is a run of its own, with an id naming both
+# (`featcheck/x86_64-unknown-linux-gnu/default/`: the trailing slash makes the whole id the
+# category); a finding present in several of them is a result in each, and code scanning shows
+# one alert with its configurations.
+#
+# After `--baseline` or `--new-since`, the findings shown are `new`; those hidden are still
+# reported, as `unchanged` (the baseline's with an external suppression: accepted, so closed);
+# the base revision's findings that are gone are `absent` and suppressed too, so that they close
+# rather than open an alert.
+
+
+@dataclass(frozen=True)
+class Build:
+    """One target and configuration of the audit (None: saved tree text does not say)."""
+
+    target: str | None
+    configuration: FeatureSelection | None
+
+    @property
+    def automation_id(self) -> str:
+        target = re.sub(r"[^A-Za-z0-9._-]", "_", self.target or "any-target")
+        return f"featcheck/{target}/{configuration_token(self.configuration)}/"
+
+    def select(self, findings: Sequence[Finding]) -> list[Finding]:
+        """The findings of this build."""
+        return [
+            f
+            for f in findings
+            if (self.target is None or f.target == self.target)
+            and (self.configuration is None or self.configuration in f.configurations)
+        ]
+
+
+def builds_of(result: AuditResult) -> list[Build]:
+    """Every target and configuration audited, in audit order."""
+    targets: list[str | None] = [*result.targets] or [None]
+    configurations: list[FeatureSelection | None] = [
+        *dict.fromkeys(c for found in result.configurations.values() for c in found)
+    ] or [None]
+    return [Build(t, c) for t in targets for c in configurations]
+
+
+def states(result: AuditResult) -> list[tuple[Sequence[Finding], dict[str, Any]]]:
+    """The findings to report, each set with what its results add: nothing without a
+    comparison; else `baselineState` (and a suppression for what is accepted or gone)."""
+    if not result.comparisons:
+        return [(result.findings, {})]
+    sets: list[tuple[Sequence[Finding], dict[str, Any]]] = [
+        (result.findings, {"baselineState": "new"})
+    ]
+    for comparison in result.comparisons:
+        if comparison.kind == "baseline":
+            accepted = _suppressed(f"accepted in the baseline {comparison.against}")
+            sets.append((comparison.hidden, {"baselineState": "unchanged", **accepted}))
+        else:
+            sets.append((comparison.hidden, {"baselineState": "unchanged"}))
+            gone = _suppressed(f"absent: fixed since {comparison.against}")
+            sets.append((comparison.absent, {"baselineState": "absent", **gone}))
+    return sets
+
+
+def _suppressed(why: str) -> dict[str, Any]:
+    return {"suppressions": [{"kind": "external", "status": "accepted", "justification": why}]}

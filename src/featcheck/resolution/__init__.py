@@ -13,12 +13,21 @@ editions "1"). A virtual workspace without `resolver` gets "1" (cargo warns abou
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import gc
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from enum import Enum
 from typing import Any
 
+from featcheck.deadline import NO_DEADLINE, Deadline
 from featcheck.errors import FeatcheckError
+from featcheck.featureset import DEFAULT, FeatureSelection
+from featcheck.graph import DependencyGraph
+from featcheck.resolution.context import BuildContext
 from featcheck.resolution.features import FeatureSelectionError
-from featcheck.resolution.resolver import resolve_builds, resolve_configurations
+from featcheck.resolution.session import TargetSession
+from featcheck.semantics.cfg import TargetCfg
+from featcheck.workspace.table import PackageIndex
 
 __all__ = [
     "FeatureSelectionError",
@@ -66,3 +75,149 @@ def resolver_version(root_manifest_data: Mapping[str, Any], root_edition: str | 
             edition = inherited.get("edition", "2015")
         root_edition = str(edition)
     return edition_resolver(root_edition)
+
+
+# Resolve the features of every member's build from one `cargo metadata` call.
+#
+# `cargo tree -e normal -p MEMBER --target T` costs a cargo start per member and target; the same
+# answer follows from `cargo metadata --format-version 1` (every package's feature table and
+# declarations, and the resolved edges) plus each target's `rustc --print cfg`. This module runs
+# cargo's feature resolver over that data for each (member, target) and returns the graph
+# `cargo tree` would print, so the rest of featcheck can use either path.
+
+
+def _member_index(index: PackageIndex, member: str) -> int:
+    """A member by package id, or by name when that names exactly one workspace member."""
+    if member in index.by_id:
+        return index.by_id[member]
+    named = [i for i in index.members if index[i].ref.name == member]
+    if len(named) == 1:
+        return index.by_id[named[0]]
+    raise FeatcheckError(f"{member!r} is not a package of this cargo metadata output")
+
+
+@contextmanager
+def _no_cyclic_gc() -> Iterator[None]:
+    """Pause the cyclic garbage collector: resolving allocates many small objects and none are
+    cycles, and with a big metadata already in memory each pass would rescan all of it (it
+    nearly doubles the time for hundreds of members)."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+class _Current(Enum):
+    FROM_METADATA = "from metadata"
+
+
+def resolve_builds(
+    index: PackageIndex,
+    members: Sequence[str],
+    cfgs: Sequence[TargetCfg],
+    resolver: int,
+    *,
+    host: TargetCfg | None = None,
+    current: str | _Current | None = _Current.FROM_METADATA,
+    features: FeatureSelection = DEFAULT,
+    unify_workspace: bool = False,
+) -> dict[tuple[str, str], DependencyGraph]:
+    """The graph of `cargo build -p MEMBER --target T` for every member and target.
+
+    Keys are (member package id, target triple). `index` is the workspace's package table, from
+    `cargo metadata --format-version 1` run without `--filter-platform` or feature flags (its
+    resolve must hold every platform's edges) or from files (`--no-exec`). `resolver` is 1, 2
+    or 3 (see `resolver_version`).
+    `host` is the cfg of the machine cargo runs on: build scripts, proc-macros and their
+    dependencies are built for it, so their `[target.X]` tables are evaluated against it. It
+    defaults to each target's own cfg, which is exact when auditing the host target.
+
+    `current` is the package id of the manifest cargo would run for (`--manifest-path`, or the
+    working directory's); None for a virtual manifest. It matters only for resolver 1, where
+    cargo resolves that package along with the `-p` one. By default it is metadata's
+    `resolve.root`, right whenever the builds are meant for the manifest metadata ran for.
+    `features` is the feature selection (`--features`, `--no-default-features`,
+    `--all-features`) as it applies to each member (see `featureset.member_selection`); the
+    metadata must then come from `cargo metadata --all-features`, whose resolve holds every
+    optional dependency.
+    Raises `FeatureSelectionError` when a member does not define a feature it is given.
+    `unify_workspace`: features unify over every workspace member's build, as cargo's
+    `resolver.feature-unification = "workspace"` asks (each graph still only what the member
+    reaches).
+    """
+    jobs = [(member, features) for member in members]
+    graphs = resolve_configurations(
+        index,
+        jobs,
+        cfgs,
+        resolver,
+        host=host,
+        current=current,
+        unify_workspace=unify_workspace,
+    )
+    return {(member, triple): graph for (member, triple, _), graph in graphs.items()}
+
+
+Job = tuple[str, FeatureSelection]
+"""A member (package id or unique name) and the feature selection applied to it."""
+
+
+def resolve_configurations(
+    index: PackageIndex,
+    jobs: Sequence[Job],
+    cfgs: Sequence[TargetCfg],
+    resolver: int,
+    *,
+    host: TargetCfg | None = None,
+    current: str | _Current | None = _Current.FROM_METADATA,
+    errors: dict[Job, FeatureSelectionError] | None = None,
+    deadline: Deadline = NO_DEADLINE,
+    unify_workspace: bool = False,
+) -> dict[tuple[str, str, FeatureSelection], DependencyGraph]:
+    """`resolve_builds` for many (member, feature selection) pairs at once, keyed by (member
+    package id, target triple, selection). All pairs on one target share one session, so
+    what lies below the members is resolved once per distinct request, whatever the
+    configuration. A pair that cannot resolve (`FeatureSelectionError`) is recorded in
+    `errors` and left out, or raised when `errors` is None. `deadline` is checked before each
+    pair."""
+    if resolver not in (1, 2, 3):
+        raise FeatcheckError(f"unknown feature resolver {resolver} (cargo knows 1, 2, 3)")
+    contexts = [
+        BuildContext(index, cfg, host or cfg, resolver, unify_workspace=unify_workspace)
+        for cfg in cfgs
+    ]
+    with _no_cyclic_gc():
+        return _resolve_all(jobs, index, contexts, current, errors, deadline)
+
+
+def _resolve_all(
+    jobs: Sequence[Job],
+    index: PackageIndex,
+    contexts: Sequence[BuildContext],
+    current: str | _Current | None,
+    errors: dict[Job, FeatureSelectionError] | None,
+    deadline: Deadline,
+) -> dict[tuple[str, str, FeatureSelection], DependencyGraph]:
+    if current is _Current.FROM_METADATA:
+        current = index.resolve_root
+    current_position = None if current is None else _member_index(index, current)
+    positions = [(_member_index(index, member), job) for job in jobs for member in job[:1]]
+    graphs: dict[tuple[str, str, FeatureSelection], DependencyGraph] = {}
+    for context in contexts:
+        session = TargetSession(context)
+        for position, job in positions:
+            selection = job[1]
+            if errors is not None and job in errors:
+                continue
+            deadline.check("resolving the build configurations")
+            key = (index.packages[position].id, context.target.triple, selection)
+            try:
+                graphs[key] = session.graph(position, current_position, selection)
+            except FeatureSelectionError as error:
+                if errors is None:
+                    raise
+                errors[job] = error
+    return graphs

@@ -15,8 +15,7 @@ from dataclasses import dataclass, field
 from featcheck.errors import FeatcheckError
 from featcheck.featureset import DEFAULT, FeatureSelection
 from featcheck.resolution.context import BuildContext, DepList
-from featcheck.workspace.model import Package
-from featcheck.workspace.values import DEP, FEATURE, FeatureValue, parse_feature_value
+from featcheck.workspace.model import DEP, FEATURE, FeatureValue, Package, parse_feature_value
 
 # Work items are (key, value): a value of kind _ACTIVATE means "build this unit and follow its
 # non-optional dependencies"; every other value is a feature value applied to the unit.

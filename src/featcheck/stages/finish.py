@@ -4,13 +4,14 @@ suppressions applied, notes said and the findings in report order."""
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from featcheck.cargo.argv_gate import GateError, target_triple
 from featcheck.errors import FeatcheckError
-from featcheck.featureset import DEFAULT
-from featcheck.matrix import ConfigurationPlan
+from featcheck.featureset import DEFAULT, FeatureSelection
+from featcheck.matrix import ConfigurationPlan, merge_configurations
 from featcheck.noexec.gaps import gap_notes
 from featcheck.options import report_root
 from featcheck.policy.settings import Allow
@@ -18,7 +19,6 @@ from featcheck.policy.suppress import SuppressionResult, apply_suppressions, dec
 from featcheck.report import AuditResult, Finding, Location
 from featcheck.severity import Confidence, FailOn, Severity
 from featcheck.stages.configurations import nothing_audited
-from featcheck.stages.deferral import merged_apart, settled, uncovered
 from featcheck.stages.members import Run, Scope
 from featcheck.workspace.names import crate_key
 from featcheck.workspace.workspace import Workspace
@@ -173,3 +173,119 @@ class KnownNames:
         except FeatcheckError:
             return False
         return True
+
+
+# Findings that stand only where another rule's finding does not.
+#
+# A rule's `requires` names features the crate must have for the rule to speak; where another
+# rule reports the crate for lacking one and its fix adds this rule's feature too, that rule
+# speaks first (`rules.detect.covering_rules`): FC003 (burn-flex without `simd`) requires
+# `rayon`, and on a burn-flex without `rayon` FC001 reports the crate, its fix adding `simd`.
+# Such a finding is made anyway, `deferred_to` those features, and goes only where a finding of
+# the same crate, member, target and configuration for one of them is reported. Where FC001 is
+# ignored, suppressed, or finds nothing, FC003 reports `simd` with its own location and fix
+# (placement.py gives it a fix that adds only `simd`); where FC001 is reported, FC003 stays out
+# of the report as before.
+
+_Cover = tuple[str | None, str | None, str, str, str, FeatureSelection | None]
+"""A reported finding's member, target, crate, version, feature and one configuration."""
+
+
+def merged_apart(findings: Sequence[Finding]) -> list[Finding]:
+    """The findings merged across configurations (`merge_configurations`), each deferred one
+    apart from the same finding made without deferral: it may still go."""
+    return [
+        *merge_configurations([f for f in findings if not f.deferred_to]),
+        *merge_configurations([f for f in findings if f.deferred_to]),
+    ]
+
+
+def uncovered(findings: Sequence[Finding], reported: Sequence[Finding]) -> list[Finding]:
+    """`findings` with each deferred one cut to the configurations where no `reported` finding
+    of its crate for a feature it defers to stands; gone where none is left."""
+    covers = {
+        (f.member, f.target, f.crate, f.crate_version, f.feature, c)
+        for f in reported
+        if not f.deferred_to
+        for c in f.configurations or (None,)
+    }
+    kept: list[Finding] = []
+    for finding in findings:
+        if not finding.deferred_to:
+            kept.append(finding)
+            continue
+        if not finding.configurations:  # unknown: one cover for them all
+            if not _covered(finding, None, covers):
+                kept.append(finding)
+            continue
+        left = tuple(c for c in finding.configurations if not _covered(finding, c, covers))
+        if left == finding.configurations:
+            kept.append(finding)
+        elif left:
+            kept.append(replace(finding, configurations=left))
+    return kept
+
+
+def _covered(finding: Finding, configuration: FeatureSelection | None, covers: set[_Cover]) -> bool:
+    place = (finding.member, finding.target, finding.crate, finding.crate_version)
+    return any((*place, feature, configuration) in covers for feature in finding.deferred_to)
+
+
+def settled(
+    findings: Sequence[Finding], audited: Mapping[str, Sequence[FeatureSelection]]
+) -> list[Finding]:
+    """The reported findings with no deferral left: a deferred finding that stands merges with
+    the same finding of other configurations, its configurations in audit order again (the
+    member's base build first), as `merge_configurations` gives them."""
+    revived = {f.identity for f in findings if f.deferred_to}
+    merged = merge_configurations([replace(f, deferred_to=()) for f in findings])
+    if not revived:
+        return merged
+    return [
+        replace(f, configurations=_in_audit_order(f, audited)) if f.identity in revived else f
+        for f in merged
+    ]
+
+
+def _in_audit_order(
+    finding: Finding, audited: Mapping[str, Sequence[FeatureSelection]]
+) -> tuple[FeatureSelection, ...]:
+    order = {c: i for i, c in enumerate(audited.get(finding.member or "", ()))}
+    return tuple(sorted(finding.configurations, key=lambda c: order.get(c, len(order))))
+
+
+# A Cargo.lock out of date with the manifests before any fix.
+#
+# Fixes are confirmed by resolving them in memory with Cargo.lock's versions, which is what cargo
+# does with a lockfile that matches the manifests. When cargo had to rewrite the lockfile to
+# audit the project at all, the versions it picked are not the ones `--fix`'s cargo starts from,
+# so no fix is called confirmed: the run says so once, and `--fix` asks cargo for each fix.
+
+OUT_OF_DATE = (
+    "Cargo.lock is out of date with the manifests (cargo rewrites it before any fix): no fix "
+    "is confirmed; `--fix` asks cargo for each and applies those it accepts"
+)
+"""Said once per run."""
+
+FIX_NOTE = "`--fix` asks cargo for it first"
+"""Said by each fix `--fix` would try (the run's note says why, once)."""
+
+
+def out_of_date(result: AuditResult) -> AuditResult:
+    """The result with no fix confirmed, and the run's note saying why."""
+    return replace(
+        result,
+        findings=[_unconfirmed(finding) for finding in result.findings],
+        notes=[*result.notes, OUT_OF_DATE],
+    )
+
+
+def _unconfirmed(finding: Finding) -> Finding:
+    alternatives = tuple(replace(a, confirmed=False) for a in finding.alternatives)
+    fix = finding.fix
+    if fix is not None and fix.safe:
+        note = f"{FIX_NOTE}; {fix.note}" if fix.note else FIX_NOTE
+        fix = replace(fix, confirmed=False, note=note)
+    elif fix is not None:
+        fix = replace(fix, confirmed=False)
+    return replace(finding, fix=fix, alternatives=alternatives)

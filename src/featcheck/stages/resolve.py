@@ -20,7 +20,6 @@ from featcheck.resolution import (
 from featcheck.semantics.cfg import TargetCfg
 from featcheck.sources import MetadataSource
 from featcheck.stages.members import Run, Scope
-from featcheck.workspace.table import PackageIndex
 from featcheck.workspace.workspace import Workspace
 
 BuildKey = tuple[str, str, FeatureSelection]
@@ -34,7 +33,6 @@ class ResolverModel:
     """What featcheck's resolver works on: the indexed metadata and each target's cfg."""
 
     metadata: Workspace
-    index: PackageIndex
     cfgs: dict[str, TargetCfg]
     host: TargetCfg
     resolver: int
@@ -47,20 +45,20 @@ class ResolverModel:
         cfgs = [source.target_cfg(triple) for triple in scope.targets]
         by_triple = {cfg.triple: cfg for cfg in cfgs}
         metadata, unify = scope.metadata, scope.unification.workspace
-        return cls(metadata, metadata.index, by_triple, source.host_cfg(), scope.resolver, unify)
+        return cls(metadata, by_triple, source.host_cfg(), scope.resolver, unify)
 
     @property
     def current(self) -> int | None:
         """The package cargo runs for (metadata's `resolve.root`), as `resolve_builds` takes it."""
-        root = self.index.resolve_root
-        return self.index.by_id.get(root) if root is not None else None
+        index = self.metadata.index
+        return index.by_id.get(index.resolve_root) if index.resolve_root is not None else None
 
     def what_if(self, deadline: Deadline) -> WhatIf:
         """Counterfactual resolution over this model, within `deadline`, binding what an edit
         turns on to the versions Cargo.lock holds."""
-        lock = LockView(self.metadata, self.index)
+        lock = LockView(self.metadata)
         return WhatIf(
-            self.index,
+            self.metadata.index,
             self.cfgs,
             self.host,
             self.resolver,
@@ -88,7 +86,7 @@ def _resolve_in_process(
 ) -> Builds:
     errors: dict[tuple[str, FeatureSelection], FeatureSelectionError] = {}
     graphs = resolve_configurations(
-        model.index,
+        model.metadata.index,
         plan.distinct_jobs(),
         list(model.cfgs.values()),
         model.resolver,

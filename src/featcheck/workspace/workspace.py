@@ -30,11 +30,6 @@ class Workspace:
     `packages` with no features or declarations, and `noexec.gaps` says what they may change.
     Always empty when cargo produced the data."""
 
-    @property
-    def packages(self) -> PackageIndex:
-        """The packages by id."""
-        return self.index
-
     def unpublished(self) -> list[Package]:
         """The packages not from a registry (members, path and git dependencies), read
         without reading the hundreds of registry packages."""
@@ -43,7 +38,7 @@ class Workspace:
 
     def find(self, name: str, version: str) -> Package | None:
         """The package with this name and version, if metadata lists it."""
-        for package in self.packages.values():
+        for package in self.index.values():
             if package.name == name and package.version == version:
                 return package
         return None
