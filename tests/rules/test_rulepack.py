@@ -222,6 +222,7 @@ def test_third_party_and_handled_by_are_read_from_the_spec() -> None:
         "third-party": {"severity": "info", "own": ["ndarray"]},
         "unless-handled-by": [{"crate": "ndarray", "feature": "blas"}],
         "unless-dependency-has": [{"crate": "curve25519-dalek", "feature": "precomputed-tables"}],
+        "unless-dependent": ["regex"],
     }
     rule = parse_rule({**_SPEC, "used-when": used}, builtin=False)
     assert rule.used_when.third_party == ThirdParty(Severity.INFO, ("ndarray",))
@@ -229,6 +230,7 @@ def test_third_party_and_handled_by_are_read_from_the_spec() -> None:
     assert rule.used_when.unless_dependency_has == (
         HandledBy("curve25519-dalek", "precomputed-tables"),
     )
+    assert rule.used_when.unless_dependent == ("regex",)
 
 
 @pytest.mark.parametrize(
@@ -249,6 +251,7 @@ def test_third_party_and_handled_by_are_read_from_the_spec() -> None:
             ("unless-dependency-has", 0),
             "an `unless-dependency-has` entry needs `crate`",
         ),
+        ({"unless-dependent": ["re gex"]}, ("unless-dependent", 0), "must be a crate name"),
     ],
 )
 def test_malformed_third_party_or_handled_by_is_refused_at_its_key(

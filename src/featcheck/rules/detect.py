@@ -106,7 +106,7 @@ def detect(rule: Rule, view: BuildView, *, deferring: bool = False) -> list[Dete
         evidence = used_evidence(rule.used_when, view, node)
         if evidence is None or handled_elsewhere(rule.used_when, view, node):
             continue
-        if arrived_anyway(rule.used_when, view, node):
+        if arrived_anyway(rule.used_when, view, node) or reported_above(rule.used_when, view, node):
             continue
         notes = () if view.structured else (UNKNOWN_SELECTION,)
         severity = None
@@ -173,6 +173,20 @@ def arrived_anyway(used: UsedWhen, view: BuildView, node: Node) -> bool:
         else {n for crate, _ in wanted for n in view.graph.named(crate)}
     )
     return any((crate_key(d.name), f) in wanted for d in below for f in d.features)
+
+
+def reported_above(used: UsedWhen, view: BuildView, node: Node) -> bool:
+    """Whether a crate named in the rule's `unless-dependent` depends on `node` in this build:
+    that crate's rule speaks for the loss (see UsedWhen.unless_dependent)."""
+    if not used.unless_dependent:
+        return False
+    above = _keys(used.unless_dependent)
+    dependents = (
+        view.graph.dependents_map().get(node, set())
+        if view.structured
+        else {n for name in above for n in view.graph.named(name)}
+    )
+    return any(crate_key(d.name) in above for d in dependents)
 
 
 def ownership(

@@ -82,6 +82,7 @@ _USED_KEYS = (
     "reachable",
     "unless-handled-by",
     "unless-dependency-has",
+    "unless-dependent",
     "third-party",
 )
 _SELECTED_KEYS = ("feature", "crates", "means")
@@ -255,6 +256,7 @@ def _used_when(value: Any) -> UsedWhen:
         unless_dependency_has=_handled_by(
             value.get("unless-dependency-has"), (*path, "unless-dependency-has")
         ),
+        unless_dependent=strings_value(value, "unless-dependent", path, _CRATE, "a crate name"),
         third_party=_third_party(value.get("third-party"), (*path, "third-party")),
     )
     if not (used.built or used.selected_by or used.direct or used.reachable):

@@ -96,6 +96,10 @@ class UsedWhen:
     """Not used where the flagged crate's dependency `crate` is built with `feature` anyway:
     what the missing feature only forwards arrived by another path (ed25519-dalek's `fast` is
     curve25519-dalek's `precomputed-tables`, which x25519-dalek's defaults also turn on)."""
+    unless_dependent: tuple[str, ...] = ()
+    """Not used where one of these crates depends on the flagged one: its own rule reports the
+    same loss, and its fix turns the feature on for both (cargo builds the crate once). A regex
+    without `perf` is FC011's finding, and regex's `perf` gives regex-automata `perf-literal`."""
     third_party: ThirdParty | None = None
     """The severity where only crates the user does not own bring the crate in; None: the
     rule's severity everywhere."""
@@ -278,5 +282,7 @@ def strings_value(
         raise SpecError(f"`{key}` must be an array of strings", (*path, key))
     for index, item in enumerate(value):
         if not isinstance(item, str) or not pattern.fullmatch(item.strip()):
-            raise SpecError(f"`{key}` must hold {what}s; got {shown(item)}", (*path, key, index))
+            raise SpecError(
+                f"each of `{key}` must be {what}; got {shown(item)}", (*path, key, index)
+            )
     return tuple(dict.fromkeys(item.strip() for item in value))
