@@ -21,7 +21,7 @@ from featcheck.probe.resolve import (
     resolve_member,
     resolve_with_changes,
 )
-from featcheck.probe.rules.crate import RuleProbeBuilder
+from featcheck.probe.rules.programs import MATMUL
 from featcheck.probe.rules.run import RuleProbeOptions, plan_rules, timed_findings
 from featcheck.probe.verdict import RunStats
 
@@ -33,6 +33,7 @@ CONFIG = BackendConfig(
         Pin("burn-flex", "0.22.1", ("std",)),
         Pin("gemm", "0.19.0", ("f16", "gemm-f16", "std")),
         Pin("gemm-common", "0.19.0", ("f16", "half", "std", "sysctl")),
+        Pin("burn-backend", "0.22.1", ("std",)),
     ),
     lockfile=b"# lock\n",
     profile={"lto": "fat", "codegen-units": 1, "opt-level": 3},
@@ -77,8 +78,7 @@ print(json.dumps({{
     "rayon_num_threads": 1 if single else None, "available_parallelism": 2,
     "matmul": {{"min_ms": ms, "median_ms": ms * 1.1, "wall_ms": ms * 20,
                 "cpu_ms": cpu, "parallelism": parallelism, "threads": threads}},
-    "mlp": {{"min_ms": 5.0, "median_ms": 6.0, "wall_ms": 120.0, "cpu_ms": 120.0,
-             "parallelism": 1.0, "threads": None}} if "--mlp" in sys.argv else None,
+    "mlp": None,
 }}))
 """
 
@@ -115,7 +115,7 @@ def matmul_configs(project: Path) -> tuple[BackendConfig, BackendConfig]:
 
 def place_in_cache(builder: ProbeBuilder, config: BackendConfig, multi: bool) -> None:
     """Put a script that answers like the probe where the cache keeps `config`'s binary."""
-    directory, key = builder.prepare(config, mlp=True)
+    directory, key = builder.prepare(config, MATMUL)
     _executable_script(
         directory / f"featcheck-probe-{key}", FAKE_PROBE.format(python=sys.executable, multi=multi)
     )
@@ -130,9 +130,7 @@ def place_rule_programs(project: Path, timings: dict[str, tuple[float, float]]) 
     )
     findings = timed_findings(member_findings(resolved, offline=True, timeout=120), {"ALL"})
     options = RuleProbeOptions(path=project, codes=("all",), offline=True, timeout=120)
-    builder = RuleProbeBuilder(
-        project, trust=trust_of(project), offline=True, timeout=120, say=print
-    )
+    builder = ProbeBuilder(project, trust=trust_of(project), offline=True, timeout=120, say=print)
     prepared = plan_rules(builder, resolved, findings, options)
     for index, finding in enumerate(findings):
         for ms, plan in zip(timings[finding.code], prepared.plans[2 * index :], strict=False):

@@ -25,11 +25,12 @@ TREE = """\
 6gemm-common v0.19.0 [f16,rayon,std]
 6gemm-f32 v0.19.0 [rayon,std]
 5rayon v1.12.0 []
+5burn-backend v0.22.1 [std]
 1gemm-common v0.18.2 [std]
 """
 
 
-def test_backend_from_graph_pins_burn_flex_and_the_gemm_crates_below_it() -> None:
+def test_backend_from_graph_pins_burn_flex_the_gemm_crates_below_it_and_burn_backend() -> None:
     config = backend_from_graph(parse_tree_text(TREE).graph, "app", "x86_64-unknown-linux-gnu")
     assert config.burn_version == "0.22.1"
     assert config.backend == Pin("burn-flex", "0.22.1", ("rayon", "std"))
@@ -38,6 +39,7 @@ def test_backend_from_graph_pins_burn_flex_and_the_gemm_crates_below_it() -> Non
         "gemm 0.19.0 [f16,gemm-f16,rayon,std]",
         "gemm-common 0.19.0 [f16,rayon,std]",
         "gemm-f32 0.19.0 [rayon,std]",
+        "burn-backend 0.22.1 [std]",  # the traits the matmul program calls
     ]
 
 

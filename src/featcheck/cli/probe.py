@@ -44,7 +44,6 @@ def probe(arguments: argparse.Namespace) -> int:
         n=arguments.n,
         compare_fix=arguments.compare_fix,
         offline=arguments.offline,
-        mlp=arguments.mlp,
         timeout=arguments.timeout,
         on_command=_show_command if arguments.verbose else None,
         confirm=None if arguments.yes else _confirm,

@@ -35,6 +35,7 @@ from featcheck.probe.resolve import (
     MemberResolution,
     resolve_with_changes,
 )
+from featcheck.probe.rules.programs import MATMUL
 from featcheck.probe.verdict import Decision, check_n, decide
 from featcheck.report import Finding
 
@@ -50,8 +51,6 @@ class ProbeOptions:
     n: int = DEFAULT_N
     compare_fix: bool = False
     offline: bool = False
-    mlp: bool = True
-    """Also time the MLP train step (the published measurement's second number)."""
     timeout: float = 300.0
     """Seconds for each cargo resolution and each probe run."""
     build_timeout: float = 3600.0
@@ -98,7 +97,6 @@ class ProbeReport:
     target: str
     n: int
     cores: int
-    mlp: bool
     current: VariantResult
     fixed: VariantResult | None = None
     compare: bool = False
@@ -175,7 +173,7 @@ def plan_matmul(
     `findings` gives, resolved on a copy), each prepared in the cache."""
     notes = _environment_notes()
     configs, fix_description = _configurations(resolution, findings, options, notes)
-    plans = [builder.plan(variant, mlp=options.mlp) for variant in configs]
+    plans = [builder.plan(variant, MATMUL) for variant in configs]
     return MatmulPlan(configs, plans, fix_description, notes)
 
 
@@ -198,7 +196,6 @@ def time_matmul(
         target=config.target,
         n=options.n,
         cores=cores,
-        mlp=options.mlp,
         current=variants[0],
         fixed=variants[1] if len(variants) > 1 else None,
         compare=options.compare_fix,
@@ -282,7 +279,6 @@ def _measured(
         [b.binary for b in builds],
         options.n,
         cores=cores,
-        mlp=options.mlp,
         timeout=options.timeout,
         say=say,
         trust=trust,

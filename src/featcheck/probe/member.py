@@ -24,7 +24,7 @@ from typing import Any
 from featcheck.boundary import TrustContext
 from featcheck.errors import FeatcheckError
 from featcheck.probe import report as matmul_report
-from featcheck.probe.build import ProbeBuilder, start_probe
+from featcheck.probe.build import start_probe
 from featcheck.probe.command import (
     MatmulPlan,
     ProbeOptions,
@@ -41,7 +41,6 @@ from featcheck.probe.resolve import (
     member_resolution,
 )
 from featcheck.probe.rules import report as rules_report
-from featcheck.probe.rules.crate import RuleProbeBuilder
 from featcheck.probe.rules.run import (
     RulePlan,
     RuleProbeOptions,
@@ -83,7 +82,7 @@ def _run(
 ) -> MemberProbeReport:
     started = time.monotonic()
     manifest = checked_manifest(options, trust)
-    builder, resolved = start_probe(ProbeBuilder, manifest, options, say, trust)
+    builder, resolved = start_probe(manifest, options, say, trust)
     member = resolved.member.name
     say(f"auditing {member} for its findings and featcheck's fixes (cargo confirms them)")
     findings = member_findings(
@@ -101,26 +100,16 @@ def _run(
     if flex:
         matmul = plan_matmul(builder, member_resolution(resolved), findings, options)
     rule_options = _rule_options(options)
-    rule_builder = RuleProbeBuilder(
-        manifest.parent,
-        trust=trust,
-        offline=options.offline,
-        timeout=builder.timeout,
-        say=say,
-        on_command=options.on_command,
-        root=builder.root,
-        toolset=builder.toolset,
-    )
     rules: RulePlan | None = None
     if timed:
-        rules = plan_rules(rule_builder, resolved, timed, rule_options)
+        rules = plan_rules(builder, resolved, timed, rule_options)
     plans = [*(matmul.plans if matmul else ()), *(rules.plans if rules else ())]
     confirm_build(plans, member, resolved.lockfile is not None, options.confirm, say)
     return MemberProbeReport(
         member,
         resolved.target,
         time_matmul(builder, matmul, options, say, started) if matmul else None,
-        time_rules(rule_builder, resolved, rules, rule_options, say) if rules else None,
+        time_rules(builder, resolved, rules, rule_options, say) if rules else None,
     )
 
 

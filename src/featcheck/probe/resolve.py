@@ -27,6 +27,7 @@ from featcheck.errors import FeatcheckError
 from featcheck.fileio import MAX_LOCKFILE_BYTES, MAX_MANIFEST_BYTES
 from featcheck.graph import DependencyGraph, Node
 from featcheck.lockfile import LockfileGuard
+from featcheck.probe.rules.programs import MATMUL
 from featcheck.source_answers import read_workspace
 from featcheck.workspace.model import Package
 from featcheck.workspace.workspace import Workspace
@@ -72,7 +73,8 @@ class BackendConfig:
     """The burn version whose `flex` feature gives the probe its API (burn-flex's, if the member
     uses burn-flex without burn)."""
     pins: tuple[Pin, ...]
-    """burn-flex first, then the gemm crates below it, sorted."""
+    """burn-flex first, then the gemm crates below it, sorted, then burn-backend (the traits
+    the matmul program calls)."""
     lockfile: bytes | None = None
     """The workspace's Cargo.lock as the audit resolved it."""
     profile: dict[str, Any] = field(default_factory=dict)
@@ -139,6 +141,16 @@ def backend_from_graph(graph: DependencyGraph, member: str, target: str) -> Back
         )
     node = backends[0]
     below = [n for n in _descendants(graph, node) if _is_gemm(n.name)]
+    # The crates whose traits the matmul program calls, as the member builds them.
+    direct = graph.dependencies(node)
+    for name in MATMUL.uses:
+        found = [n for n in direct if n.name == name and not n.host]
+        if len(found) != 1:
+            raise FeatcheckError(
+                f"{BACKEND} {node.version} does not depend on {name} once in {member}'s graph: "
+                f"the probe's matmul is written for {MATMUL.describe()}"
+            )
+        below.append(found[0])
     for candidate in (node, *below):
         if candidate.package.source is not None:
             raise FeatcheckError(

@@ -36,6 +36,9 @@ class Program:
     """Features of the crate that change its API, which the program tests with
     `#[cfg(feature = "...")]` (gemm's `Parallelism::Rayon` exists only with `rayon`): the probe
     crate has a feature of each name, on in a build exactly when the crate's feature is."""
+    modules: tuple[str, ...] = ()
+    """More files of programs/ the program declares as modules (`mod NAME;`), copied beside
+    it: the matmul's threads.rs."""
 
     def covers(self, version: str) -> bool:
         """The program is written for this version of the crate."""
@@ -51,16 +54,21 @@ class Program:
         return self.crate if self.versions is None else f"{self.crate} {self.versions}"
 
     def sources(self) -> dict[str, bytes]:
-        """The probe crate's files: `src/main.rs` (the program) and `src/harness.rs`."""
+        """The probe crate's files: `src/main.rs` (the program), `src/harness.rs` and the
+        program's own modules."""
+        names = ("harness.rs", *self.modules)
         try:
             program = (PROGRAMS_DIR / self.file).read_bytes()
-            harness = (PROGRAMS_DIR / "harness.rs").read_bytes()
+            modules = {f"src/{name}": (PROGRAMS_DIR / name).read_bytes() for name in names}
         except OSError:
             raise FeatcheckError(
                 f"featcheck's probe programs are missing from {PROGRAMS_DIR}"
             ) from None
         # After the program's own `//!` text, which must open the file.
-        return {"src/main.rs": program + b"\nmod harness;\n", "src/harness.rs": harness}
+        declared = "".join(
+            f"#[allow(dead_code)]\nmod {name.removesuffix('.rs')};\n" for name in names
+        )
+        return {"src/main.rs": program + b"\n" + declared.encode(), **modules}
 
 
 PROGRAMS = {
@@ -95,6 +103,20 @@ PROGRAMS = {
         ),
     )
 }
+
+
+MATMUL = Program(
+    "burn-flex",
+    "burn_flex.rs",
+    "an n x n f32 matmul of burn's Flex backend",
+    wall=True,
+    # burn-backend's traits since 0.20 (Flex implements them; burn's Tensor calls them).
+    versions=">=0.20.0-0",
+    uses=("burn-backend",),
+    modules=("threads.rs",),
+)
+"""`featcheck probe`'s matmul: not a rule's program (its verdict is which threads did the
+work, not a ratio of two builds), so not in PROGRAMS."""
 
 
 def program_for(crate: str, version: str) -> Program | None:

@@ -14,11 +14,10 @@ from featcheck.errors import FeatcheckError
 from featcheck.fix_words import fix_words
 from featcheck.fixes.apply import plan_changes
 from featcheck.graph import DependencyGraph, Node
-from featcheck.probe.build import BuildPlan, BuiltProbe, start_probe
+from featcheck.probe.build import BuildPlan, BuiltProbe, ProbeBuilder, start_probe
 from featcheck.probe.command import built, member_findings, probe_error
 from featcheck.probe.measure import run_program
 from featcheck.probe.resolve import BackendConfig, MemberGraph, Pin, graph_with_changes
-from featcheck.probe.rules.crate import RuleProbeBuilder
 from featcheck.probe.rules.programs import PROGRAMS, Program, program_for, program_timing
 from featcheck.probe.statement import confirm_build
 from featcheck.report import Finding
@@ -103,7 +102,7 @@ def _run(
     options: RuleProbeOptions, say: Callable[[str], None], trust: TrustContext
 ) -> RuleProbeReport:
     manifest = find_manifest(options.path)
-    builder, resolved = start_probe(RuleProbeBuilder, manifest, options, say, trust)
+    builder, resolved = start_probe(manifest, options, say, trust)
     say(f"auditing {resolved.member.name} for its findings and featcheck's fixes")
     wanted = {code.upper() for code in options.codes}
     audited = member_findings(
@@ -155,19 +154,23 @@ class RulePlan:
 
 
 def plan_rules(
-    builder: RuleProbeBuilder,
+    builder: ProbeBuilder,
     resolved: MemberGraph,
     findings: list[Finding],
     options: RuleProbeOptions,
 ) -> RulePlan:
     """Both builds of every finding, resolved (the fix on a copy) and prepared in the cache."""
     pairs = [_configurations(resolved, finding, options) for finding in findings]
-    plans = [builder.plan(config, mlp=False) for pair in pairs for config in pair[:2]]
+    plans = [
+        builder.plan(config, _program(finding))
+        for finding, pair in zip(findings, pairs, strict=True)
+        for config in pair[:2]
+    ]
     return RulePlan(findings, pairs, plans)
 
 
 def time_rules(
-    builder: RuleProbeBuilder,
+    builder: ProbeBuilder,
     resolved: MemberGraph,
     prepared: RulePlan,
     options: RuleProbeOptions,
@@ -180,8 +183,7 @@ def time_rules(
     ):
         plan_now, plan_fixed = prepared.plans[2 * index : 2 * index + 2]
         builds = (built(builder, plan_now, say), built(builder, plan_fixed, say))
-        program = program_timing(finding.crate, finding.crate_version, finding.feature)
-        assert program is not None  # timed_findings keeps only findings with a program
+        program = _program(finding)
         say(
             f"timing {finding.crate} {finding.crate_version}: {program.work}, "
             f"{plural(options.runs, 'run')}"
@@ -191,6 +193,12 @@ def time_rules(
             RuleProbeResult(finding, program, current, fixed, fix, workloads, agree, builds)
         )
     return RuleProbeReport(resolved.member.name, resolved.target, options.runs, results)
+
+
+def _program(finding: Finding) -> Program:
+    program = program_timing(finding.crate, finding.crate_version, finding.feature)
+    assert program is not None  # timed_findings keeps only findings with a program
+    return program
 
 
 def _configurations(
