@@ -17,9 +17,9 @@ from featcheck.probe.command import fix_changes, member_findings
 from featcheck.probe.resolve import (
     BackendConfig,
     Pin,
+    graph_with_changes,
+    matmul_config,
     member_graph,
-    resolve_member,
-    resolve_with_changes,
 )
 from featcheck.probe.rules.programs import MATMUL
 from featcheck.probe.rules.run import RuleProbeOptions, plan_rules, timed_findings
@@ -97,20 +97,13 @@ def _executable_script(path: Path, text: str) -> None:
 
 def matmul_configs(project: Path) -> tuple[BackendConfig, BackendConfig]:
     """The member's burn-flex configuration, and the one featcheck's fix gives it."""
-    resolution = resolve_member(
-        project / "Cargo.toml",
-        None,
-        trust=trust_of(project / "Cargo.toml"),
-        offline=True,
-        timeout=120,
-    )
     resolved = member_graph(
         project / "Cargo.toml", None, trust=trust_of(project), offline=True, timeout=120
     )
     findings = member_findings(resolved, offline=True, timeout=120)
     changes, _ = fix_changes(findings)
-    fixed = resolve_with_changes(resolution, changes, offline=True, timeout=120)
-    return resolution.config, fixed
+    after = graph_with_changes(resolved, changes, offline=True, timeout=120)
+    return matmul_config(resolved), matmul_config(after, label="with featcheck's fix")
 
 
 def place_in_cache(builder: ProbeBuilder, config: BackendConfig, multi: bool) -> None:

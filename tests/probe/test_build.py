@@ -21,7 +21,7 @@ from support import elsewhere, trust_of
 from featcheck.errors import FeatcheckError
 from featcheck.probe.build import BuildPlan, ProbeBuilder
 from featcheck.probe.cache import binary_name, executable
-from featcheck.probe.resolve import Pin, resolve_member
+from featcheck.probe.resolve import Pin, matmul_config, member_graph
 from featcheck.probe.rules.programs import MATMUL
 
 
@@ -30,14 +30,11 @@ def test_resolve_and_verify_on_the_stub_registry(
 ) -> None:
     project = copy_project(tmp_path, "crate-feature", offline_cargo_for)
     lock_before = (project / "Cargo.lock").read_bytes()
-    resolution = resolve_member(
-        project / "Cargo.toml",
-        None,
-        trust=trust_of(project / "Cargo.toml"),
-        offline=True,
-        timeout=120,
+    config = matmul_config(
+        member_graph(
+            project / "Cargo.toml", None, trust=trust_of(project), offline=True, timeout=120
+        )
     )
-    config = resolution.config
     assert (project / "Cargo.lock").read_bytes() == lock_before
     assert config.member == "app"
     assert config.backend == Pin("burn-flex", "0.22.1", ("std",))
@@ -79,13 +76,11 @@ def test_the_probe_states_what_it_compiles_and_runs(
     from featcheck.probe.statement import build_statement
 
     project = copy_project(tmp_path, "crate-feature", offline_cargo_for)
-    config = resolve_member(
-        project / "Cargo.toml",
-        None,
-        trust=trust_of(project / "Cargo.toml"),
-        offline=True,
-        timeout=120,
-    ).config
+    config = matmul_config(
+        member_graph(
+            project / "Cargo.toml", None, trust=trust_of(project), offline=True, timeout=120
+        )
+    )
     builder = ProbeBuilder(
         project,
         trust=trust_of(project),
@@ -142,13 +137,11 @@ def test_a_builds_seconds_leave_out_the_wait_before_it(
     from featcheck.probe import build as build_module
 
     project = copy_project(tmp_path, "crate-feature", offline_cargo_for)
-    config = resolve_member(
-        project / "Cargo.toml",
-        None,
-        trust=trust_of(project / "Cargo.toml"),
-        offline=True,
-        timeout=120,
-    ).config
+    config = matmul_config(
+        member_graph(
+            project / "Cargo.toml", None, trust=trust_of(project), offline=True, timeout=120
+        )
+    )
     builder = ProbeBuilder(
         project,
         trust=trust_of(project),

@@ -32,8 +32,8 @@ from featcheck.probe.measure import Measurement, TorchStats, measure, measure_to
 from featcheck.probe.resolve import (
     BackendConfig,
     MemberGraph,
-    MemberResolution,
-    resolve_with_changes,
+    graph_with_changes,
+    matmul_config,
 )
 from featcheck.probe.rules.programs import MATMUL
 from featcheck.probe.verdict import Decision, check_n, decide
@@ -165,14 +165,14 @@ class MatmulPlan:
 
 def plan_matmul(
     builder: ProbeBuilder,
-    resolution: MemberResolution,
+    resolved: MemberGraph,
     findings: list[Finding],
     options: ProbeOptions,
 ) -> MatmulPlan:
     """The configurations to time (with --compare-fix, the one featcheck's fix for
     `findings` gives, resolved on a copy), each prepared in the cache."""
     notes = _environment_notes()
-    configs, fix_description = _configurations(resolution, findings, options, notes)
+    configs, fix_description = _configurations(resolved, findings, options, notes)
     plans = [builder.plan(variant, MATMUL) for variant in configs]
     return MatmulPlan(configs, plans, fix_description, notes)
 
@@ -228,27 +228,28 @@ def _environment_notes() -> list[str]:
 
 
 def _configurations(
-    resolution: MemberResolution,
+    resolved: MemberGraph,
     findings: list[Finding],
     options: ProbeOptions,
     notes: list[str],
 ) -> tuple[list[BackendConfig], str | None]:
     """The member's configuration, and with --compare-fix the one featcheck's fix gives where
     it differs (else a note why not); also the fix in words."""
-    config = resolution.config
+    config = matmul_config(resolved)
     if not options.compare_fix:
         return [config], None
     changes, fix_description = fix_changes(findings)
     if not changes:
         notes.append(f"featcheck has no confirmed fix for {config.member}: nothing to compare")
         return [config], fix_description
-    fixed = resolve_with_changes(
-        resolution,
+    after = graph_with_changes(
+        resolved,
         changes,
         offline=options.offline,
         timeout=options.timeout,
         on_command=options.on_command,
     )
+    fixed = matmul_config(after, label="with featcheck's fix")
     if fixed.pins == config.pins:
         notes.append(f"featcheck's fix does not change {config.backend}: nothing to compare")
         return [config], fix_description

@@ -38,7 +38,6 @@ from featcheck.probe.command import (
 from featcheck.probe.resolve import (
     BACKEND,
     builds_backend,
-    member_resolution,
 )
 from featcheck.probe.rules import report as rules_report
 from featcheck.probe.rules.run import (
@@ -98,7 +97,7 @@ def _run(
         )
     matmul: MatmulPlan | None = None
     if flex:
-        matmul = plan_matmul(builder, member_resolution(resolved), findings, options)
+        matmul = plan_matmul(builder, resolved, findings, options)
     rule_options = _rule_options(options)
     rules: RulePlan | None = None
     if timed:
