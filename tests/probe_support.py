@@ -13,7 +13,7 @@ from support import WORKSPACES, trust_of
 
 from featcheck.probe.build import ProbeBuilder
 from featcheck.probe.cache import binary_name, executable
-from featcheck.probe.command import fix_changes, member_findings
+from featcheck.probe.command import ProbeOptions, fix_changes, member_findings
 from featcheck.probe.resolve import (
     BackendConfig,
     Pin,
@@ -22,7 +22,7 @@ from featcheck.probe.resolve import (
     member_graph,
 )
 from featcheck.probe.rules.programs import MATMUL
-from featcheck.probe.rules.run import RuleProbeOptions, plan_rules, timed_findings
+from featcheck.probe.rules.run import plan_rules, timed_findings
 from featcheck.probe.verdict import RunStats
 
 CONFIG = BackendConfig(
@@ -122,7 +122,7 @@ def place_rule_programs(project: Path, timings: dict[str, tuple[float, float]]) 
         project / "Cargo.toml", None, trust=trust_of(project), offline=True, timeout=120
     )
     findings = timed_findings(member_findings(resolved, offline=True, timeout=120), {"ALL"})
-    options = RuleProbeOptions(path=project, codes=("all",), offline=True, timeout=120)
+    options = ProbeOptions(path=project, codes=("all",), offline=True, timeout=120)
     builder = ProbeBuilder(project, trust=trust_of(project), offline=True, timeout=120, say=print)
     prepared = plan_rules(builder, resolved, findings, options)
     for index, finding in enumerate(findings):

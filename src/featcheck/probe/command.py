@@ -40,6 +40,8 @@ from featcheck.probe.verdict import Decision, check_n, decide
 from featcheck.report import Finding
 
 DEFAULT_N = 1024
+RULE_RUNS = 5
+"""Runs of each rule probe's two builds, in turn; each run prints its workloads' medians."""
 
 
 @dataclass(frozen=True)
@@ -58,6 +60,10 @@ class ProbeOptions:
     on_command: Callable[[list[str]], None] | None = None
     confirm: Callable[[str], bool] | None = None
     """Asked with the build statement before anything is compiled; None: proceed (--yes)."""
+    codes: tuple[str, ...] = ()
+    """`--rule`: only the findings of these rules (`all`: every finding with a program), and
+    no matmul; empty: the matmul and every finding with a program."""
+    runs: int = RULE_RUNS
 
 
 TOOLCHAIN_HINT = (
