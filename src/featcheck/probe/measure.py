@@ -251,7 +251,7 @@ def measure(
     others: list[list[float]] = [[] for _ in binaries]
     say(
         f"timing {len(binaries) * 2 * ROUNDS} probe runs ({WARMUP} warm-up + {TIMED_RUNS} timed "
-        "matmuls each): RAYON_NUM_THREADS=1, then all {cores} cores"
+        f"matmuls each): RAYON_NUM_THREADS=1, then all {cores} cores"
         + ("" if ROUNDS == 1 else f", {ROUNDS} rounds")
     )
     for _ in range(ROUNDS):

@@ -141,11 +141,6 @@ fn matrix(n: usize, seed: u64) -> Vec<f32> {
         .collect()
 }
 
-fn values(tensor: <Flex as burn_backend::Backend>::FloatTensorPrimitive) -> Vec<f32> {
-    let data = read_sync(Flex::float_into_data(tensor)).expect("the tensor's data");
-    data.as_slice::<f32>().expect("f32 elements").to_vec()
-}
-
 /// Recomputes one output element on the host, so that a backend that skipped (or botched)
 /// the work would be noticed instead of reported as fast.
 fn check(a: &[f32], b: &[f32], out: &[f32], n: usize) -> Result<(), String> {
@@ -173,7 +168,10 @@ fn bench_matmul(options: &Options) -> Result<Stats, String> {
     let stats = measure(options, || {
         black_box(Flex::float_matmul(lhs.clone(), rhs.clone()));
     });
-    check(&a, &b, &values(Flex::float_matmul(lhs, rhs)), n)?;
+    let product = read_sync(Flex::float_into_data(Flex::float_matmul(lhs, rhs)))
+        .map_err(|e| format!("reading the product: {e:?}"))?;
+    let values = product.as_slice::<f32>().map_err(|e| format!("the product: {e:?}"))?;
+    check(&a, &b, values, n)?;
     Ok(stats)
 }
 
