@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from featcheck.boundary import TrustContext
 from featcheck.cargo.argv_gate import TARGET, Argument, GateError, option, word
@@ -27,7 +27,7 @@ from featcheck.graph import DependencyGraph
 from featcheck.probe.cache import binary_name, cache_root, executable, prepare_crate
 from featcheck.probe.compile import Toolset, classify_build_failure, compile_probe, find_toolset
 from featcheck.probe.manifest import PACKAGE
-from featcheck.probe.resolve import BackendConfig, MemberGraph, member_graph
+from featcheck.probe.resolve import BackendConfig
 from featcheck.probe.rules.programs import Program
 from featcheck.wording import plural
 
@@ -287,47 +287,3 @@ class ProbeBuilder:
             + "\n"
         )
         return BuiltProbe(binary, key, False, seconds, waited)
-
-
-class ProbeRequest(Protocol):
-    """What both probes (`featcheck probe` and `--rule`) are asked with, as far as their start
-    goes."""
-
-    @property
-    def package(self) -> str | None: ...
-    @property
-    def offline(self) -> bool: ...
-    @property
-    def timeout(self) -> float: ...
-    @property
-    def build_timeout(self) -> float: ...
-    @property
-    def on_command(self) -> Callable[[list[str]], None] | None: ...
-
-
-def start_probe(
-    manifest: Path,
-    request: ProbeRequest,
-    say: Callable[[str], None],
-    trust: TrustContext,
-) -> tuple[ProbeBuilder, MemberGraph]:
-    """A probe's builder (cargo, rustc and a linker found first: no point resolving what
-    cannot be built), then the member resolved by cargo."""
-    builder = ProbeBuilder(
-        manifest.parent,
-        trust=trust,
-        offline=request.offline,
-        timeout=max(request.build_timeout, request.timeout),
-        say=say,
-        on_command=request.on_command,
-    )
-    say("resolving the member's features with cargo (nothing of the checkout is built or run)")
-    resolved = member_graph(
-        manifest,
-        request.package,
-        trust=trust,
-        offline=request.offline,
-        timeout=request.timeout,
-        on_command=request.on_command,
-    )
-    return builder, resolved

@@ -34,6 +34,7 @@ from featcheck.probe.resolve import (
     MemberGraph,
     graph_with_changes,
     matmul_config,
+    member_graph,
 )
 from featcheck.probe.rules.programs import MATMUL
 from featcheck.probe.verdict import Decision, check_n, decide
@@ -299,3 +300,31 @@ def _measured(
         )
         for c, b, m in zip(configs, builds, measurements, strict=True)
     ]
+
+
+def start_probe(
+    manifest: Path,
+    request: ProbeOptions,
+    say: Callable[[str], None],
+    trust: TrustContext,
+) -> tuple[ProbeBuilder, MemberGraph]:
+    """A probe's builder (cargo, rustc and a linker found first: no point resolving what
+    cannot be built), then the member resolved by cargo."""
+    builder = ProbeBuilder(
+        manifest.parent,
+        trust=trust,
+        offline=request.offline,
+        timeout=max(request.build_timeout, request.timeout),
+        say=say,
+        on_command=request.on_command,
+    )
+    say("resolving the member's features with cargo (nothing of the checkout is built or run)")
+    resolved = member_graph(
+        manifest,
+        request.package,
+        trust=trust,
+        offline=request.offline,
+        timeout=request.timeout,
+        on_command=request.on_command,
+    )
+    return builder, resolved

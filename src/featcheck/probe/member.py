@@ -24,7 +24,6 @@ from typing import Any
 from featcheck.boundary import TrustContext
 from featcheck.errors import FeatcheckError
 from featcheck.probe import report as matmul_report
-from featcheck.probe.build import start_probe
 from featcheck.probe.command import (
     ProbeOptions,
     ProbeReport,
@@ -32,6 +31,7 @@ from featcheck.probe.command import (
     member_findings,
     plan_matmul,
     probe_error,
+    start_probe,
     time_matmul,
 )
 from featcheck.probe.resolve import BACKEND, MemberGraph, builds_backend
