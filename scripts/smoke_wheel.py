@@ -5,19 +5,19 @@
     python scripts/smoke_wheel.py build DIST               # python -m build, twine check --strict
     python scripts/smoke_wheel.py test DIST [--version V]  # DIST's wheel, installed alone
 
-.ci/run runs the first form on every change, so a packaging mistake (a rule spec, a probe program
-or the probe crate left out of the wheel, metadata PyPI would refuse) fails before a tag does. The
+.ci/run runs the first form on every change, so a packaging mistake (a rule spec or a probe program
+left out of the wheel, metadata PyPI would refuse) fails before a tag does. The
 release workflow builds once (`build`) and tests those very files (`test`) with the tag's version
 before it publishes them.
 
 `test` installs the wheel alone into a fresh virtual environment (its dependencies from PyPI) and
 runs everything from a temporary directory with PYTHON* variables removed and `python -I`, so
 nothing of a source tree is importable. The installed package must hold every file of the sdist's
-package (the rule specs, the probe crate and the probe programs are package data), `featcheck
+package (the rule specs and the probe programs are package data), `featcheck
 --version` must print the files' version, `featcheck rules` must list every rule spec,
 `featcheck probe --help` must start, and the audit of the sdist's crates/pitb-exec-cpu must find
 FC001 and exit 1 (cargo may download the crate's dependencies from crates.io). Then the sdist's
-tests of the shipped rule specs and probe crate run against the installed wheel, offline.
+tests of the shipped rule specs and probe programs run against the installed wheel, offline.
 
 Needs `build` and `twine` (the test extra has them) for `build`; pip 22.3 or later (--python) and
 cargo on PATH for `test`.
@@ -41,7 +41,7 @@ from typing import TypeVar
 
 ROOT = Path(__file__).resolve().parent.parent
 # The offline tests that read what the wheel ships: the rule specs (the docs generated from them
-# must equal the sdist's docs/rules.md and README table) and the probe crate's manifest.
+# must equal the sdist's docs/rules.md and README table) and the matmul program's manifest.
 TEST_SUBSET = ("tests/rules/test_rule_docs.py", "tests/probe/test_manifest.py")
 # What the subset needs besides featcheck: pytest and the xdist plugin pyproject.toml requires.
 TEST_TOOLS = ("pytest", "pytest-xdist")
@@ -169,8 +169,8 @@ def _unpack(sdist: Path, destination: Path) -> Path:
 
 
 def _check_package_files(source: Path, installed: Path) -> None:
-    """Every file of the source package is installed: the rule specs, the probe crate and the
-    probe programs are package data, shipped only where pyproject.toml names them."""
+    """Every file of the source package is installed: the rule specs and the probe programs
+    are package data, shipped only where pyproject.toml names them."""
     files = [p.relative_to(source) for p in source.rglob("*") if p.is_file()]
     missing = [
         str(f) for f in files if "__pycache__" not in f.parts and not (installed / f).is_file()

@@ -13,16 +13,16 @@ from support import WORKSPACES, trust_of
 
 from featcheck.probe.build import ProbeBuilder
 from featcheck.probe.cache import binary_name, executable
-from featcheck.probe.command import fix_changes, member_findings
+from featcheck.probe.command import ProbeOptions, fix_changes, member_findings
 from featcheck.probe.resolve import (
     BackendConfig,
     Pin,
+    graph_with_changes,
+    matmul_config,
     member_graph,
-    resolve_member,
-    resolve_with_changes,
 )
-from featcheck.probe.rules.crate import RuleProbeBuilder
-from featcheck.probe.rules.run import RuleProbeOptions, plan_rules, timed_findings
+from featcheck.probe.rules.programs import MATMUL
+from featcheck.probe.rules.run import plan_rules, timed_findings
 from featcheck.probe.verdict import RunStats
 
 CONFIG = BackendConfig(
@@ -33,6 +33,7 @@ CONFIG = BackendConfig(
         Pin("burn-flex", "0.22.1", ("std",)),
         Pin("gemm", "0.19.0", ("f16", "gemm-f16", "std")),
         Pin("gemm-common", "0.19.0", ("f16", "half", "std", "sysctl")),
+        Pin("burn-backend", "0.22.1", ("std",)),
     ),
     lockfile=b"# lock\n",
     profile={"lto": "fat", "codegen-units": 1, "opt-level": 3},
@@ -77,8 +78,7 @@ print(json.dumps({{
     "rayon_num_threads": 1 if single else None, "available_parallelism": 2,
     "matmul": {{"min_ms": ms, "median_ms": ms * 1.1, "wall_ms": ms * 20,
                 "cpu_ms": cpu, "parallelism": parallelism, "threads": threads}},
-    "mlp": {{"min_ms": 5.0, "median_ms": 6.0, "wall_ms": 120.0, "cpu_ms": 120.0,
-             "parallelism": 1.0, "threads": None}} if "--mlp" in sys.argv else None,
+    "mlp": None,
 }}))
 """
 
@@ -97,25 +97,18 @@ def _executable_script(path: Path, text: str) -> None:
 
 def matmul_configs(project: Path) -> tuple[BackendConfig, BackendConfig]:
     """The member's burn-flex configuration, and the one featcheck's fix gives it."""
-    resolution = resolve_member(
-        project / "Cargo.toml",
-        None,
-        trust=trust_of(project / "Cargo.toml"),
-        offline=True,
-        timeout=120,
-    )
     resolved = member_graph(
         project / "Cargo.toml", None, trust=trust_of(project), offline=True, timeout=120
     )
     findings = member_findings(resolved, offline=True, timeout=120)
     changes, _ = fix_changes(findings)
-    fixed = resolve_with_changes(resolution, changes, offline=True, timeout=120)
-    return resolution.config, fixed
+    after = graph_with_changes(resolved, changes, offline=True, timeout=120)
+    return matmul_config(resolved), matmul_config(after, label="with featcheck's fix")
 
 
 def place_in_cache(builder: ProbeBuilder, config: BackendConfig, multi: bool) -> None:
     """Put a script that answers like the probe where the cache keeps `config`'s binary."""
-    directory, key = builder.prepare(config, mlp=True)
+    directory, key = builder.prepare(config, MATMUL)
     _executable_script(
         directory / f"featcheck-probe-{key}", FAKE_PROBE.format(python=sys.executable, multi=multi)
     )
@@ -129,10 +122,8 @@ def place_rule_programs(project: Path, timings: dict[str, tuple[float, float]]) 
         project / "Cargo.toml", None, trust=trust_of(project), offline=True, timeout=120
     )
     findings = timed_findings(member_findings(resolved, offline=True, timeout=120), {"ALL"})
-    options = RuleProbeOptions(path=project, codes=("all",), offline=True, timeout=120)
-    builder = RuleProbeBuilder(
-        project, trust=trust_of(project), offline=True, timeout=120, say=print
-    )
+    options = ProbeOptions(path=project, codes=("all",), offline=True, timeout=120)
+    builder = ProbeBuilder(project, trust=trust_of(project), offline=True, timeout=120, say=print)
     prepared = plan_rules(builder, resolved, findings, options)
     for index, finding in enumerate(findings):
         for ms, plan in zip(timings[finding.code], prepared.plans[2 * index :], strict=False):

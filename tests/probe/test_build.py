@@ -20,8 +20,9 @@ from support import elsewhere, trust_of
 
 from featcheck.errors import FeatcheckError
 from featcheck.probe.build import BuildPlan, ProbeBuilder
-from featcheck.probe.cache import CRATE_DIR, binary_name, executable
-from featcheck.probe.resolve import Pin, resolve_member
+from featcheck.probe.cache import binary_name, executable
+from featcheck.probe.resolve import Pin, matmul_config, member_graph
+from featcheck.probe.rules.programs import MATMUL
 
 
 def test_resolve_and_verify_on_the_stub_registry(
@@ -29,14 +30,11 @@ def test_resolve_and_verify_on_the_stub_registry(
 ) -> None:
     project = copy_project(tmp_path, "crate-feature", offline_cargo_for)
     lock_before = (project / "Cargo.lock").read_bytes()
-    resolution = resolve_member(
-        project / "Cargo.toml",
-        None,
-        trust=trust_of(project / "Cargo.toml"),
-        offline=True,
-        timeout=120,
+    config = matmul_config(
+        member_graph(
+            project / "Cargo.toml", None, trust=trust_of(project), offline=True, timeout=120
+        )
     )
-    config = resolution.config
     assert (project / "Cargo.lock").read_bytes() == lock_before
     assert config.member == "app"
     assert config.backend == Pin("burn-flex", "0.22.1", ("std",))
@@ -51,15 +49,21 @@ def test_resolve_and_verify_on_the_stub_registry(
         say=print,
         root=tmp_path / "cache",
     )
-    directory, key = builder.prepare(config, mlp=False)
+    directory, key = builder.prepare(config, MATMUL)
     assert directory == tmp_path / "cache" / key
-    assert (directory / "src" / "main.rs").read_bytes() == (CRATE_DIR / "src/main.rs").read_bytes()
+    assert (directory / "src" / "main.rs").read_bytes() == MATMUL.sources()["src/main.rs"]
     assert (directory / "Cargo.lock").read_bytes() == lock_before
     builder.verify(directory, config)  # cargo resolves exactly the member's features
 
-    # A feature set the probe cannot reproduce (burn's `std` turns on burn-flex's) is refused.
-    impossible = replace(config, pins=(Pin("burn-flex", "0.22.1", ("rayon",)),))
-    directory, _ = builder.prepare(impossible, mlp=False)
+    # A feature set the probe cannot reproduce (burn-flex's `std` turns on gemm's) is refused.
+    gemm_without_std = [
+        Pin(p.name, p.version, tuple(f for f in p.features if f != "std"))
+        if p.name == "gemm"
+        else p
+        for p in config.pins
+    ]
+    impossible = replace(config, pins=tuple(gemm_without_std))
+    directory, _ = builder.prepare(impossible, MATMUL)
     with pytest.raises(FeatcheckError, match="cannot reproduce app's build"):
         builder.verify(directory, impossible)
 
@@ -72,13 +76,11 @@ def test_the_probe_states_what_it_compiles_and_runs(
     from featcheck.probe.statement import build_statement
 
     project = copy_project(tmp_path, "crate-feature", offline_cargo_for)
-    config = resolve_member(
-        project / "Cargo.toml",
-        None,
-        trust=trust_of(project / "Cargo.toml"),
-        offline=True,
-        timeout=120,
-    ).config
+    config = matmul_config(
+        member_graph(
+            project / "Cargo.toml", None, trust=trust_of(project), offline=True, timeout=120
+        )
+    )
     builder = ProbeBuilder(
         project,
         trust=trust_of(project),
@@ -87,14 +89,16 @@ def test_the_probe_states_what_it_compiles_and_runs(
         say=print,
         root=tmp_path / "cache",
     )
-    plan = builder.plan(config, mlp=True)
+    plan = builder.plan(config, MATMUL)
     assert plan.cached is False
-    assert "burn-flex 0.22.1" in plan.crates and "burn-derive 0.22.1" in plan.proc_macros
+    assert "burn-flex 0.22.1" in plan.crates and "burn-backend 0.22.1" in plan.crates
+    # burn-flex alone: nothing of burn's facade, its nn or its derive macros is compiled.
+    assert not any(c.startswith(("burn ", "burn-nn ", "burn-derive ")) for c in plan.crates)
     assert set(plan.build_scripts) <= set(plan.crates) and set(plan.proc_macros) <= set(plan.crates)
     assert not any(c.startswith(("app ", "featcheck-probe")) for c in plan.crates)
     statement = build_statement([plan], "app", "the checkout's Cargo.lock pins")
     assert f"compiles {len(plan.crates)} crates from the registry" in statement
-    assert "\n    burn-derive 0.22.1\n" in statement
+    assert plan.proc_macros and f"\n    {plan.proc_macros[0]}\n" in statement
     assert "nothing of app's own code" in statement
     # The estimate: about 5 CPU-seconds a crate (and the probe crate), the cores shared with
     # the load already there.
@@ -109,7 +113,7 @@ def test_the_probe_states_what_it_compiles_and_runs(
     assert "  build scripts cargo runs while compiling (2):\n    a 1.0.0\n    b 2.0.0\n" in scripts
     # Every value on the probe's cargo command lines goes through the audit's gate.
     with pytest.raises(FeatcheckError, match=r"target: `@/tmp/evil\.args` is not a target"):
-        builder.plan(replace(config, target="@/tmp/evil.args"), mlp=False)
+        builder.plan(replace(config, target="@/tmp/evil.args"), MATMUL)
     # Where cargo metadata cannot list build scripts (--offline, a sparse cache), it says so.
     unknown = build_statement([replace(plan, build_scripts=None)], "app", "Cargo.lock")
     assert "build scripts: cargo metadata could not list which run here" in unknown
@@ -133,13 +137,11 @@ def test_a_builds_seconds_leave_out_the_wait_before_it(
     from featcheck.probe import build as build_module
 
     project = copy_project(tmp_path, "crate-feature", offline_cargo_for)
-    config = resolve_member(
-        project / "Cargo.toml",
-        None,
-        trust=trust_of(project / "Cargo.toml"),
-        offline=True,
-        timeout=120,
-    ).config
+    config = matmul_config(
+        member_graph(
+            project / "Cargo.toml", None, trust=trust_of(project), offline=True, timeout=120
+        )
+    )
     builder = ProbeBuilder(
         project,
         trust=trust_of(project),
@@ -148,12 +150,12 @@ def test_a_builds_seconds_leave_out_the_wait_before_it(
         say=print,
         root=tmp_path / "cache",
     )
-    directory, key = builder.prepare(config, mlp=False)
+    directory, key = builder.prepare(config, MATMUL)
     (directory / executable(binary_name(key))).write_bytes(b"")  # built before: a cached plan
     (directory / "built.json").write_text("{}\n")
     # Planned at 0-0.25 s; 600 s of another build pass; this one is taken at 600-600.25 s.
     monkeypatch.setattr(build_module, "time", _Clock(0.0, 0.25, 600.0, 600.25))
-    plan = builder.plan(config, mlp=False)
+    plan = builder.plan(config, MATMUL)
     assert plan.cached and plan.preparing == 0.25
     built = builder.build(plan)
     assert built.cached and built.seconds == 0.5
@@ -189,8 +191,8 @@ def test_a_builds_time_starts_when_another_builds_lock_is_released(
         trust.root, trust=trust, offline=True, timeout=120, say=print, root=tmp_path / "cache"
     )
     builder.toolset = replace(builder.toolset, cargo=str(fake))
-    directory, key = builder.prepare(CONFIG, mlp=False)
-    plan = BuildPlan(CONFIG, directory, key, False, False, crates=("burn-flex 0.22.1",))
+    directory, key = builder.prepare(CONFIG, MATMUL)
+    plan = BuildPlan(CONFIG, directory, key, False, crates=("burn-flex 0.22.1",))
     started = time.monotonic()
     built = builder.build(plan)
     elapsed = time.monotonic() - started

@@ -13,15 +13,19 @@ import tomlkit
 from probe_support import CONFIG
 from support import CRATES, REPO, run_featcheck, trust_of
 
-from featcheck.probe.cache import CRATE_DIR, cache_key, cache_root
+from featcheck.probe.cache import cache_key, cache_root
 from featcheck.probe.compile import Toolset
 from featcheck.probe.resolve import Pin
+from featcheck.probe.rules.programs import MATMUL, PROGRAMS, PROGRAMS_DIR
 
 
-def test_the_probe_crate_keeps_the_published_protocol() -> None:
-    source = (CRATE_DIR / "src" / "main.rs").read_text()
+def test_the_matmul_program_keeps_the_published_protocol() -> None:
+    sources = MATMUL.sources()
+    source = sources["src/main.rs"].decode()
     assert "const DEFAULT_RUNS: usize = 20;" in source
     assert "mod threads;" in source and "threads::snapshot()" in source
+    assert "use burn::" not in source  # burn-flex's and burn-backend's API, not burn's
+    assert "src/threads.rs" in sources
 
 
 def test_cache_root_follows_xdg(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
@@ -50,36 +54,33 @@ def test_a_cache_inside_the_checkout_is_refused_with_one_line(
 def test_cache_key_covers_what_shapes_the_binary(tmp_path: Path) -> None:
     version = "rustc 1.95.0\nhost: x86_64-unknown-linux-gnu\n"
     toolset = Toolset("cargo", {}, version, trust_of(tmp_path))
-    key = cache_key(CONFIG, toolset, mlp=False)
-    assert key == cache_key(CONFIG, toolset, mlp=False)
+    key = cache_key(CONFIG, MATMUL, toolset)
+    assert key == cache_key(CONFIG, MATMUL, toolset)
     assert re.fullmatch(r"[0-9a-f]{16}", key)
     others = [
-        cache_key(CONFIG, toolset, mlp=True),
-        cache_key(replace(CONFIG, lockfile=b"# other lock\n"), toolset, mlp=False),
+        cache_key(CONFIG, PROGRAMS["gemm"], toolset),
+        cache_key(replace(CONFIG, lockfile=b"# other lock\n"), MATMUL, toolset),
         cache_key(
             replace(CONFIG, pins=(Pin("burn-flex", "0.22.1", ("rayon", "std")),)),
+            MATMUL,
             toolset,
-            mlp=False,
         ),
-        cache_key(replace(CONFIG, profile={}), toolset, mlp=False),
-        cache_key(CONFIG, replace(toolset, rustc_version="rustc 1.96.0\n"), mlp=False),
+        cache_key(replace(CONFIG, profile={}), MATMUL, toolset),
+        cache_key(CONFIG, MATMUL, replace(toolset, rustc_version="rustc 1.96.0\n")),
         cache_key(
-            CONFIG, replace(toolset, environment={"RUSTFLAGS": "-Ctarget-cpu=native"}), mlp=False
+            CONFIG, MATMUL, replace(toolset, environment={"RUSTFLAGS": "-Ctarget-cpu=native"})
         ),
     ]
     assert key not in others and len(set(others)) == len(others)
 
 
-def test_the_crate_ships_inside_the_package() -> None:
-    """Every file of the probe crate matches pyproject's package-data, so the wheel has it."""
+def test_the_programs_ship_inside_the_package() -> None:
+    """Every file of the probes' programs matches pyproject's package-data, so the wheel has
+    it."""
     pyproject = tomlkit.parse((REPO / "pyproject.toml").read_text()).unwrap()
-    patterns = pyproject["tool"]["setuptools"]["package-data"]["featcheck.probe"]
-    package = CRATE_DIR.parent
-    files = [
-        p.relative_to(package).as_posix()
-        for p in CRATE_DIR.rglob("*")
-        if p.is_file() and "target" not in p.relative_to(CRATE_DIR).parts and p.name != "Cargo.lock"
-    ]
-    assert "crate/Cargo.toml" in files and "crate/src/main.rs" in files
+    patterns = pyproject["tool"]["setuptools"]["package-data"]["featcheck.probe.rules"]
+    package = PROGRAMS_DIR.parent
+    files = [p.relative_to(package).as_posix() for p in PROGRAMS_DIR.rglob("*") if p.is_file()]
+    assert {"programs/burn_flex.rs", "programs/threads.rs"} <= set(files)
     for name in files:
         assert any(fnmatch.fnmatch(name, pattern) for pattern in patterns), name

@@ -27,8 +27,7 @@ from featcheck.probe.compile import classify_build_failure
             "error[E0425]: cannot find function `flex` in this scope\n"
             "error: could not compile `featcheck-probe` (bin)",
             False,
-            "does not compile against this burn version (it is written for burn 0.22 and "
-            "builds on 0.22.1 and 0.23.0-pre.1)",
+            "the probe program does not compile against these crate versions: error[E0425]",
         ),
         ("error: something else entirely", False, "cargo failed: error: something else"),
     ],

@@ -8,29 +8,27 @@ from pathlib import Path
 import tomlkit
 from probe_support import CONFIG
 
-from featcheck.probe.manifest import render_cargo_toml
+from featcheck.probe.manifest import render_manifest
 from featcheck.probe.resolve import release_profile
+from featcheck.probe.rules.programs import MATMUL
 
 
-def test_manifest_pins_the_resolved_features_exactly() -> None:
-    text = render_cargo_toml(CONFIG, "featcheck-probe-abc", mlp=False)
+def test_the_matmul_builds_on_burn_flex_alone_with_the_resolved_features() -> None:
+    """No burn facade (nor its autodiff, nn, optim): burn-flex, the gemm crates and
+    burn-backend, each pinned with exactly the member's features."""
+    text = render_manifest(CONFIG, MATMUL, "featcheck-probe-abc")
     document = tomlkit.parse(text).unwrap()
     dependencies = document["dependencies"]
-    assert dependencies["burn"] == {
-        "version": "=0.22.1",
-        "default-features": False,
-        "features": ["std", "flex"],
-    }
     assert dependencies["burn-flex"] == {
         "version": "=0.22.1",
         "default-features": False,
         "features": ["std"],
     }
     assert dependencies["gemm-common"]["features"] == ["f16", "half", "std", "sysctl"]
-    assert set(dependencies) == {"burn", "burn-flex", "gemm", "gemm-common"}
-    assert document["target"]["cfg(unix)"]["dependencies"] == {"libc": "0.2"}
+    assert dependencies["burn-backend"]["features"] == ["std"]
+    assert set(dependencies) == {"burn-flex", "gemm", "gemm-common", "burn-backend"}
+    assert "target" not in document and "features" not in document
     assert document["bin"] == [{"name": "featcheck-probe-abc", "path": "src/main.rs"}]
-    assert document["features"] == {"default": [], "mlp": ["burn/autodiff", "burn/optim"]}
     assert document["profile"]["release"] == {
         "debug": False,
         "codegen-units": 1,
@@ -39,11 +37,6 @@ def test_manifest_pins_the_resolved_features_exactly() -> None:
     }
     assert document["workspace"] == {}
     assert "/" not in document["package"]["name"]
-
-
-def test_manifest_with_mlp_turns_the_workload_on() -> None:
-    document = tomlkit.parse(render_cargo_toml(CONFIG, "p", mlp=True)).unwrap()
-    assert document["features"]["default"] == ["mlp"]
 
 
 def test_release_profile_keeps_only_speed_settings(tmp_path: Path) -> None:

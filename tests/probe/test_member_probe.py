@@ -79,7 +79,7 @@ def test_a_burn_member_gets_its_matmul_and_its_other_findings_timed_in_one_repor
     assert text.count("app (") == 1  # one header
 
     data = json.loads(run_featcheck("probe", "--offline", str(project), "--format", "json").stdout)
-    assert (data["version"], data["kind"], data["verdict"]) == (1, "matmul", "single-threaded")
+    assert (data["version"], data["kind"], data["verdict"]) == (2, "matmul", "single-threaded")
     assert data["rules"]["kind"] == "rules"
     assert [p["code"] for p in data["rules"]["probes"]] == ["FC014"]
     assert data["rules"]["costs_here"] is False

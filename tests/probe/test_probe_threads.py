@@ -22,8 +22,8 @@ from typing import Any
 import pytest
 from support import REPO
 
-from featcheck.probe.cache import CRATE_DIR
 from featcheck.probe.measure import _read_cpu_times, run_load, usable_cores
+from featcheck.probe.rules.programs import PROGRAMS_DIR
 from featcheck.probe.verdict import RunStats, ThreadEvidence, Verdict, decide
 
 pytestmark = pytest.mark.skipif(
@@ -46,7 +46,7 @@ def workload(tmp_path_factory: pytest.TempPathFactory) -> Path:
         pytest.skip("rustc is not installed")
     directory = tmp_path_factory.mktemp("workload")
     shutil.copy(REPO / "tests" / "probe" / "probe_threads" / "workload.rs", directory / "main.rs")
-    shutil.copy(CRATE_DIR / "src" / "threads.rs", directory / "threads.rs")
+    shutil.copy(PROGRAMS_DIR / "threads.rs", directory / "threads.rs")
     binary = directory / "workload"
     subprocess.run(
         [rustc, "-O", "--edition", "2021", "-o", str(binary), "main.rs"],

@@ -22,7 +22,7 @@ def _variant(config: BackendConfig, single_ms: float, all_ms: float, par: float)
     return VariantResult(
         config,
         BuiltProbe(Path("probe"), "0123456789abcdef", cached=False, seconds=301.0),
-        Measurement(single, every, 0.9, {"1": None, "all": None}),
+        Measurement(single, every, 0.9),
         decide(single, every, 2, 0.9),
     )
 
@@ -36,7 +36,6 @@ def _report(compare: bool) -> ProbeReport:
         target="x86_64-unknown-linux-gnu",
         n=1024,
         cores=2,
-        mlp=False,
         current=_variant(CONFIG, 21.4, 21.6, 1.01),
         fixed=_variant(fixed_config, 21.6, 11.8, 1.9) if compare else None,
         compare=compare,
@@ -47,7 +46,8 @@ def _report(compare: bool) -> ProbeReport:
 
 def test_json_schema() -> None:
     data = json.loads(render_json(MemberProbeReport("app", "x86_64", _report(False), None)))
-    assert data["version"] == 1 and data["tool"]["name"] == "featcheck"
+    # 2: no MLP step (the matmul builds on burn-flex alone), burn-backend among the pins.
+    assert data["version"] == 2 and data["tool"]["name"] == "featcheck"
     assert (data["kind"], data["rules"]) == ("matmul", None)
     for key, kind in {
         "verdict": str,
@@ -69,6 +69,7 @@ def test_json_schema() -> None:
     assert data["verdict"] in {v.value for v in Verdict}
     for run in data["runs"]:
         assert set(run) >= {"threads", "min_ms", "median_ms", "parallelism"}
+        assert "mlp" not in run
     assert "variants" not in data
 
     compared = report_json(_report(compare=True))

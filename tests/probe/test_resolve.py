@@ -13,7 +13,7 @@ from support import trust_of
 
 from featcheck.cargo.tree_text import parse_tree_text
 from featcheck.errors import FeatcheckError
-from featcheck.probe.resolve import Pin, backend_from_graph, resolve_member
+from featcheck.probe.resolve import Pin, backend_from_graph, matmul_config, member_graph
 
 TREE = """\
 0app v0.1.0 (/w/app) []
@@ -25,11 +25,12 @@ TREE = """\
 6gemm-common v0.19.0 [f16,rayon,std]
 6gemm-f32 v0.19.0 [rayon,std]
 5rayon v1.12.0 []
+5burn-backend v0.22.1 [std]
 1gemm-common v0.18.2 [std]
 """
 
 
-def test_backend_from_graph_pins_burn_flex_and_the_gemm_crates_below_it() -> None:
+def test_backend_from_graph_pins_burn_flex_the_gemm_crates_below_it_and_burn_backend() -> None:
     config = backend_from_graph(parse_tree_text(TREE).graph, "app", "x86_64-unknown-linux-gnu")
     assert config.burn_version == "0.22.1"
     assert config.backend == Pin("burn-flex", "0.22.1", ("rayon", "std"))
@@ -38,6 +39,7 @@ def test_backend_from_graph_pins_burn_flex_and_the_gemm_crates_below_it() -> Non
         "gemm 0.19.0 [f16,gemm-f16,rayon,std]",
         "gemm-common 0.19.0 [f16,rayon,std]",
         "gemm-f32 0.19.0 [rayon,std]",
+        "burn-backend 0.22.1 [std]",  # the traits the matmul program calls
     ]
 
 
@@ -68,12 +70,10 @@ def test_two_versions_of_burn_flex_are_refused(
 ) -> None:
     project = copy_project(tmp_path, "two-versions", offline_cargo_for)
     with pytest.raises(FeatcheckError, match="builds burn-flex 2 times"):
-        resolve_member(
-            project / "Cargo.toml",
-            None,
-            trust=trust_of(project / "Cargo.toml"),
-            offline=True,
-            timeout=120,
+        matmul_config(
+            member_graph(
+                project / "Cargo.toml", None, trust=trust_of(project), offline=True, timeout=120
+            )
         )
 
 
@@ -81,17 +81,17 @@ def test_compare_fix_resolves_the_fixed_feature_set(
     tmp_path: Path, offline_cargo_for: Callable[..., Path]
 ) -> None:
     from featcheck.probe.command import fix_changes, member_findings
-    from featcheck.probe.resolve import member_graph, member_resolution, resolve_with_changes
+    from featcheck.probe.resolve import graph_with_changes
 
     project = copy_project(tmp_path, "crate-feature", offline_cargo_for)
     manifest_before = (project / "Cargo.toml").read_text()
     resolved = member_graph(
         project / "Cargo.toml", None, trust=trust_of(project), offline=True, timeout=120
     )
-    resolution = member_resolution(resolved)
     changes, described = fix_changes(member_findings(resolved, offline=True, timeout=120))
     assert changes and described and "FC001" in described
-    fixed = resolve_with_changes(resolution, changes, offline=True, timeout=120)
+    after = graph_with_changes(resolved, changes, offline=True, timeout=120)
+    fixed = matmul_config(after, label="with featcheck's fix")
     assert "rayon" in fixed.backend.features
     assert fixed.label == "with featcheck's fix"
     assert fixed.lockfile is not None

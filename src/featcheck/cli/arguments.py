@@ -145,17 +145,17 @@ see --rule) is timed as the member builds the crate and as featcheck's fix build
 statement, one consent, one report.
 
 The probe is the only part of featcheck that compiles and runs code. It builds registry
-crates at the versions your Cargo.lock pins (burn, burn-flex and gemm with exactly the
-features your member resolves) plus featcheck's own small probe crate, in your cache
+crates at the versions your Cargo.lock pins (burn-flex, burn-backend and gemm with exactly
+the features your member resolves) plus featcheck's own small probe crate, in your cache
 directory ($XDG_CACHE_HOME or ~/.cache, featcheck/probe). Compiling runs those crates'
 build scripts and proc-macros; before it does, the probe lists them and asks (on a
 terminal) or needs --yes (anywhere else). It never builds or runs your crate, its build
 script or its path dependencies. A probe built before compiles nothing and asks nothing.
 
-It times an N x N f32 matmul and one 784-512-10 MLP train step (batch 256) on burn's CPU
-backend (warm-up, then 10 timed runs; min and median) with RAYON_NUM_THREADS=1 and with
-all cores, recording which threads of the probe did the work. The first build of a
-configuration takes minutes (the statement estimates how many here); later probes of it
+It times an N x N f32 matmul on burn's CPU backend (warm-up, then 10 timed runs; min and
+median) with RAYON_NUM_THREADS=1 and with all cores, recording which threads of the probe
+did the work. The first build of a configuration takes minutes (the statement says how many
+crates and estimates the time here; the report says how long it took); later probes of it
 start timing within seconds.
 
 Verdict, from the CPU time of each thread during the all-core matmuls (valid on a busy
@@ -218,12 +218,6 @@ def _add_probe_run_flags(parser: Parser) -> None:
         "--offline",
         action="store_true",
         help="Keep cargo off the network (needs a filled registry cache).",
-    )
-    add(
-        "--mlp",
-        action=argparse.BooleanOptionalAction,
-        default=True,
-        help="Also time one training step of a 784-512-10 MLP (default: on).",
     )
     add(
         "-y",

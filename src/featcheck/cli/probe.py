@@ -7,7 +7,6 @@ import argparse
 import os
 import shlex
 import sys
-from pathlib import Path
 
 from featcheck.audit import project_manifest
 from featcheck.boundary import TrustContext
@@ -17,7 +16,7 @@ from featcheck.probe.command import ProbeOptions, ProbeReport
 from featcheck.probe.member import render_json, render_text, run_member_probe
 from featcheck.probe.rules import report as rules_report
 from featcheck.probe.rules.measured import record as record_measurements
-from featcheck.probe.rules.run import RuleProbeOptions, RuleProbeReport, run_rule_probes
+from featcheck.probe.rules.run import RuleProbeReport
 from featcheck.probe.verdict import Verdict
 
 EXIT_INCONCLUSIVE = 3
@@ -36,18 +35,16 @@ def probe(arguments: argparse.Namespace) -> int:
         fail(error)
     # The probe's one trust context, from the path the user named: its copies get it derived.
     trust = TrustContext.of(path, os.environ)
-    if arguments.rule:
-        return _probe_rules(arguments, path, trust)
     options = ProbeOptions(
         path=path,
         package=arguments.package,
         n=arguments.n,
         compare_fix=arguments.compare_fix,
         offline=arguments.offline,
-        mlp=arguments.mlp,
         timeout=arguments.timeout,
         on_command=_show_command if arguments.verbose else None,
         confirm=None if arguments.yes else _confirm,
+        codes=tuple(code.strip() for value in arguments.rule or () for code in value.split(",")),
     )
     try:
         report = run_member_probe(options, _say, trust)
@@ -60,29 +57,6 @@ def probe(arguments: argparse.Namespace) -> int:
     else:
         render_text(report)
     return exit_code(report.matmul, report.rules)
-
-
-def _probe_rules(arguments: argparse.Namespace, path: Path, trust: TrustContext) -> int:
-    """`--rule CODE`: each finding's crate timed as built and as fixed."""
-    options = RuleProbeOptions(
-        path=path,
-        codes=tuple(code.strip() for value in arguments.rule for code in value.split(",")),
-        package=arguments.package,
-        offline=arguments.offline,
-        timeout=arguments.timeout,
-        on_command=_show_command if arguments.verbose else None,
-        confirm=None if arguments.yes else _confirm,
-    )
-    try:
-        report = run_rule_probes(options, _say, trust)
-        record_measurements(report, trust)  # for `featcheck --measured`
-    except FeatcheckError as error:
-        fail(error)
-    if arguments.output_format == "json":
-        sys.stdout.write(rules_report.render_json(report))
-    else:
-        rules_report.render_text(report, sys.stdout)
-    return exit_code(None, report)
 
 
 def exit_code(matmul: ProbeReport | None, rules: RuleProbeReport | None) -> int:

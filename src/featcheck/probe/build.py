@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import Any
 
 from featcheck.boundary import TrustContext
 from featcheck.cargo.argv_gate import TARGET, Argument, GateError, option, word
@@ -27,7 +27,8 @@ from featcheck.graph import DependencyGraph
 from featcheck.probe.cache import binary_name, cache_root, executable, prepare_crate
 from featcheck.probe.compile import Toolset, classify_build_failure, compile_probe, find_toolset
 from featcheck.probe.manifest import PACKAGE
-from featcheck.probe.resolve import BackendConfig, MemberGraph, member_graph
+from featcheck.probe.resolve import BackendConfig
+from featcheck.probe.rules.programs import Program
 from featcheck.wording import plural
 
 _PLAIN = re.compile(r"[A-Za-z0-9_.+-]{1,200}")
@@ -40,7 +41,6 @@ class BuildPlan:
     config: BackendConfig
     directory: Path
     key: str
-    mlp: bool
     cached: bool
     """Its binary exists: nothing is compiled."""
     crates: tuple[str, ...] = ()
@@ -108,10 +108,6 @@ def _target(flag: str, target: str) -> Argument:
 class ProbeBuilder:
     """Prepares, verifies and compiles probe configurations in the cache."""
 
-    package = PACKAGE
-    """The probe crate's own package name (not one of the crates it compiles from the
-    registry)."""
-
     def __init__(
         self,
         workdir: Path,
@@ -164,9 +160,10 @@ class ProbeBuilder:
         except TreeTextError as error:
             raise FeatcheckError(f"could not read the probe's cargo tree: {error}") from None
 
-    def prepare(self, config: BackendConfig, *, mlp: bool) -> tuple[Path, str]:
-        """Write the configuration's crate into the cache; returns (its directory, key)."""
-        return prepare_crate(self.root, config, self.toolset, mlp=mlp)
+    def prepare(self, config: BackendConfig, program: Program) -> tuple[Path, str]:
+        """Write `program`'s crate for the configuration into the cache; returns (its
+        directory, key)."""
+        return prepare_crate(self.root, config, program, self.toolset)
 
     def verify(self, directory: Path, config: BackendConfig) -> None:
         """cargo tree must show the member's exact features on every pinned crate."""
@@ -189,15 +186,13 @@ class ProbeBuilder:
                     f"build {pin.name} {found or 'not at all'}; refusing to time something else"
                 )
 
-    def plan(self, config: BackendConfig, *, mlp: bool) -> BuildPlan:
+    def plan(self, config: BackendConfig, program: Program) -> BuildPlan:
         """Prepare `config` in the cache and say what building it would compile and run
         (nothing when its binary is there); verified against the member's build first."""
         started = time.monotonic()
-        directory, key = self.prepare(config, mlp=mlp)
+        directory, key = self.prepare(config, program)
         if self._binary(directory, key).is_file() and (directory / "built.json").is_file():
-            return BuildPlan(
-                config, directory, key, mlp, True, preparing=time.monotonic() - started
-            )
+            return BuildPlan(config, directory, key, True, preparing=time.monotonic() - started)
         self.say(
             f"checking that the probe reproduces {config.member}'s {config.backend} (cargo tree)"
         )
@@ -207,7 +202,6 @@ class ProbeBuilder:
             config,
             directory,
             key,
-            mlp,
             False,
             tuple(sorted(crates)),
             self._build_scripts(directory, config, crates),
@@ -227,7 +221,7 @@ class ProbeBuilder:
                 _target("--target", config.target),
             ],
         )
-        nodes = [n for n in graph.nodes() if n.name != self.package]
+        nodes = [n for n in graph.nodes() if n.name != PACKAGE]
         crates = {crate_label(n.name, n.version) for n in nodes}
         return crates, {crate_label(n.name, n.version) for n in nodes if n.proc_macro}
 
@@ -293,51 +287,3 @@ class ProbeBuilder:
             + "\n"
         )
         return BuiltProbe(binary, key, False, seconds, waited)
-
-
-class ProbeRequest(Protocol):
-    """What both probes (`featcheck probe` and `--rule`) are asked with, as far as their start
-    goes."""
-
-    @property
-    def package(self) -> str | None: ...
-    @property
-    def offline(self) -> bool: ...
-    @property
-    def timeout(self) -> float: ...
-    @property
-    def build_timeout(self) -> float: ...
-    @property
-    def on_command(self) -> Callable[[list[str]], None] | None: ...
-
-
-Builder = TypeVar("Builder", bound=ProbeBuilder)
-
-
-def start_probe(
-    kind: type[Builder],
-    manifest: Path,
-    request: ProbeRequest,
-    say: Callable[[str], None],
-    trust: TrustContext,
-) -> tuple[Builder, MemberGraph]:
-    """A probe's builder (cargo, rustc and a linker found first: no point resolving what
-    cannot be built), then the member resolved by cargo."""
-    builder = kind(
-        manifest.parent,
-        trust=trust,
-        offline=request.offline,
-        timeout=max(request.build_timeout, request.timeout),
-        say=say,
-        on_command=request.on_command,
-    )
-    say("resolving the member's features with cargo (nothing of the checkout is built or run)")
-    resolved = member_graph(
-        manifest,
-        request.package,
-        trust=trust,
-        offline=request.offline,
-        timeout=request.timeout,
-        on_command=request.on_command,
-    )
-    return builder, resolved

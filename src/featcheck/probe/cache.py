@@ -6,7 +6,7 @@ Layout under the user's cache directory ($XDG_CACHE_HOME, else ~/.cache):
                                      so a second configuration recompiles only what differs
     featcheck/probe/<key>/           one configuration: Cargo.toml, Cargo.lock, src/, the binary
 
-`<key>` hashes the probe's sources, the generated manifest, the member's Cargo.lock, `rustc -vV`
+`<key>` hashes the program's sources, the generated manifest, the member's Cargo.lock, `rustc -vV`
 and the RUSTFLAGS variables; a configuration whose binary exists is not built again, so a second
 probe starts timing as soon as cargo has resolved the member.
 """
@@ -22,12 +22,12 @@ from featcheck.boundary import TrustContext
 from featcheck.errors import FeatcheckError
 from featcheck.fileio import user_cache_directory
 from featcheck.probe.compile import Toolset
-from featcheck.probe.manifest import PACKAGE, render_cargo_toml
+from featcheck.probe.manifest import PACKAGE, render_manifest
 from featcheck.probe.resolve import BackendConfig
+from featcheck.probe.rules.programs import Program
 
-CRATE_DIR = Path(__file__).parent / "crate"
-"""The probe crate's sources, shipped inside the package (see pyproject's package-data)."""
-CACHE_VERSION = "1"
+CACHE_VERSION = "2"
+"""2: every probe is a program of probe/rules/programs/, the matmul's built on burn-flex."""
 _FLAG_VARIABLES = ("RUSTFLAGS", "CARGO_ENCODED_RUSTFLAGS", "CARGO_BUILD_RUSTFLAGS")
 
 
@@ -47,23 +47,13 @@ def cache_root(trust: TrustContext) -> Path:
     return directory / "probe"
 
 
-def probe_sources() -> dict[str, bytes]:
-    """The probe crate's source files, relative path -> content."""
-    sources = {
-        path.relative_to(CRATE_DIR).as_posix(): path.read_bytes()
-        for path in sorted((CRATE_DIR / "src").rglob("*.rs"))
-    }
-    if "src/main.rs" not in sources:
-        raise FeatcheckError(f"featcheck's probe crate is missing from {CRATE_DIR}: reinstall")
-    return sources
-
-
-def cache_key(config: BackendConfig, toolset: Toolset, *, mlp: bool) -> str:
-    """A hash of everything that makes a different probe binary."""
+def cache_key(config: BackendConfig, program: Program, toolset: Toolset) -> str:
+    """A hash of everything that makes a different probe binary: the program, the crates'
+    versions and features, the lockfile, the compiler (and so the host), the rustflags."""
     digest = hashlib.sha256(f"featcheck-probe-cache {CACHE_VERSION}\n".encode())
-    for name, content in probe_sources().items():
+    for name, content in program.sources().items():
         digest.update(f"{name} {len(content)}\n".encode() + content)
-    digest.update(render_cargo_toml(config, PACKAGE, mlp=mlp).encode())
+    digest.update(render_manifest(config, program, PACKAGE).encode())
     digest.update(config.lockfile or b"<no lockfile>")
     digest.update(toolset.rustc_version.encode())
     for variable in _FLAG_VARIABLES:
@@ -72,18 +62,16 @@ def cache_key(config: BackendConfig, toolset: Toolset, *, mlp: bool) -> str:
 
 
 def prepare_crate(
-    root: Path, config: BackendConfig, toolset: Toolset, *, mlp: bool
+    root: Path, config: BackendConfig, program: Program, toolset: Toolset
 ) -> tuple[Path, str]:
-    """Write the configuration's crate into the cache under `root`; returns (its directory,
-    key)."""
-    key = cache_key(config, toolset, mlp=mlp)
+    """Write `program`'s crate for `config` into the cache under `root`; returns (its
+    directory, key)."""
+    key = cache_key(config, program, toolset)
     directory = root / key
-    (directory / "src").mkdir(parents=True, exist_ok=True)
-    for name, content in probe_sources().items():
-        path = directory / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        write_if_changed(path, content)
-    manifest = render_cargo_toml(config, binary_name(key), mlp=mlp)
+    for name, content in program.sources().items():
+        (directory / name).parent.mkdir(parents=True, exist_ok=True)
+        write_if_changed(directory / name, content)
+    manifest = render_manifest(config, program, binary_name(key))
     write_if_changed(directory / "Cargo.toml", manifest.encode())
     if config.lockfile is not None and not (directory / "Cargo.lock").exists():
         write_if_changed(directory / "Cargo.lock", config.lockfile)

@@ -32,13 +32,17 @@ from featcheck.probe.measure import Measurement, TorchStats, measure, measure_to
 from featcheck.probe.resolve import (
     BackendConfig,
     MemberGraph,
-    MemberResolution,
-    resolve_with_changes,
+    graph_with_changes,
+    matmul_config,
+    member_graph,
 )
+from featcheck.probe.rules.programs import MATMUL
 from featcheck.probe.verdict import Decision, check_n, decide
 from featcheck.report import Finding
 
 DEFAULT_N = 1024
+RULE_RUNS = 5
+"""Runs of each rule probe's two builds, in turn; each run prints its workloads' medians."""
 
 
 @dataclass(frozen=True)
@@ -50,8 +54,6 @@ class ProbeOptions:
     n: int = DEFAULT_N
     compare_fix: bool = False
     offline: bool = False
-    mlp: bool = True
-    """Also time the MLP train step (the published measurement's second number)."""
     timeout: float = 300.0
     """Seconds for each cargo resolution and each probe run."""
     build_timeout: float = 3600.0
@@ -59,6 +61,10 @@ class ProbeOptions:
     on_command: Callable[[list[str]], None] | None = None
     confirm: Callable[[str], bool] | None = None
     """Asked with the build statement before anything is compiled; None: proceed (--yes)."""
+    codes: tuple[str, ...] = ()
+    """`--rule`: only the findings of these rules (`all`: every finding with a program), and
+    no matmul; empty: the matmul and every finding with a program."""
+    runs: int = RULE_RUNS
 
 
 TOOLCHAIN_HINT = (
@@ -98,7 +104,6 @@ class ProbeReport:
     target: str
     n: int
     cores: int
-    mlp: bool
     current: VariantResult
     fixed: VariantResult | None = None
     compare: bool = False
@@ -167,15 +172,15 @@ class MatmulPlan:
 
 def plan_matmul(
     builder: ProbeBuilder,
-    resolution: MemberResolution,
+    resolved: MemberGraph,
     findings: list[Finding],
     options: ProbeOptions,
 ) -> MatmulPlan:
     """The configurations to time (with --compare-fix, the one featcheck's fix for
     `findings` gives, resolved on a copy), each prepared in the cache."""
     notes = _environment_notes()
-    configs, fix_description = _configurations(resolution, findings, options, notes)
-    plans = [builder.plan(variant, mlp=options.mlp) for variant in configs]
+    configs, fix_description = _configurations(resolved, findings, options, notes)
+    plans = [builder.plan(variant, MATMUL) for variant in configs]
     return MatmulPlan(configs, plans, fix_description, notes)
 
 
@@ -198,7 +203,6 @@ def time_matmul(
         target=config.target,
         n=options.n,
         cores=cores,
-        mlp=options.mlp,
         current=variants[0],
         fixed=variants[1] if len(variants) > 1 else None,
         compare=options.compare_fix,
@@ -231,27 +235,28 @@ def _environment_notes() -> list[str]:
 
 
 def _configurations(
-    resolution: MemberResolution,
+    resolved: MemberGraph,
     findings: list[Finding],
     options: ProbeOptions,
     notes: list[str],
 ) -> tuple[list[BackendConfig], str | None]:
     """The member's configuration, and with --compare-fix the one featcheck's fix gives where
     it differs (else a note why not); also the fix in words."""
-    config = resolution.config
+    config = matmul_config(resolved)
     if not options.compare_fix:
         return [config], None
     changes, fix_description = fix_changes(findings)
     if not changes:
         notes.append(f"featcheck has no confirmed fix for {config.member}: nothing to compare")
         return [config], fix_description
-    fixed = resolve_with_changes(
-        resolution,
+    after = graph_with_changes(
+        resolved,
         changes,
         offline=options.offline,
         timeout=options.timeout,
         on_command=options.on_command,
     )
+    fixed = matmul_config(after, label="with featcheck's fix")
     if fixed.pins == config.pins:
         notes.append(f"featcheck's fix does not change {config.backend}: nothing to compare")
         return [config], fix_description
@@ -282,7 +287,6 @@ def _measured(
         [b.binary for b in builds],
         options.n,
         cores=cores,
-        mlp=options.mlp,
         timeout=options.timeout,
         say=say,
         trust=trust,
@@ -296,3 +300,31 @@ def _measured(
         )
         for c, b, m in zip(configs, builds, measurements, strict=True)
     ]
+
+
+def start_probe(
+    manifest: Path,
+    request: ProbeOptions,
+    say: Callable[[str], None],
+    trust: TrustContext,
+) -> tuple[ProbeBuilder, MemberGraph]:
+    """A probe's builder (cargo, rustc and a linker found first: no point resolving what
+    cannot be built), then the member resolved by cargo."""
+    builder = ProbeBuilder(
+        manifest.parent,
+        trust=trust,
+        offline=request.offline,
+        timeout=max(request.build_timeout, request.timeout),
+        say=say,
+        on_command=request.on_command,
+    )
+    say("resolving the member's features with cargo (nothing of the checkout is built or run)")
+    resolved = member_graph(
+        manifest,
+        request.package,
+        trust=trust,
+        offline=request.offline,
+        timeout=request.timeout,
+        on_command=request.on_command,
+    )
+    return builder, resolved

@@ -133,13 +133,8 @@ def classify_build_failure(stderr: str, *, offline: bool) -> str:
             "cargo could not download crates the probe needs: no network? "
             f"({first}); with a filled registry cache, --offline works without one"
         )
-    if "could not compile `featcheck-rule-probe`" in lowered:
-        return f"the probe program does not compile against this crate version: {first}"
     if "error[e" in lowered or "could not compile `featcheck-probe`" in lowered:
-        return (
-            "the probe crate does not compile against this burn version (it is written for "
-            f"burn 0.22 and builds on 0.22.1 and 0.23.0-pre.1): {first}"
-        )
+        return f"the probe program does not compile against these crate versions: {first}"
     return f"cargo failed: {first}"
 
 

@@ -1,10 +1,7 @@
-"""The probe's Cargo.toml, written from a resolved backend configuration.
-
-burn gives the probe its API (`Device::flex()`, `Tensor::matmul`), with only the features that
-select Flex (plus autodiff and optim for the MLP workload); burn-flex and the gemm crates below
-it are direct dependencies pinned to the member's versions with `default-features = false` and
-exactly the member's resolved features, so that cargo's feature unification gives them the
-member's feature set, no more and no less (checked with cargo tree before building).
+"""A probe crate's Cargo.toml: its program's crates, each a direct dependency pinned to the
+member's version with `default-features = false` and exactly the member's resolved features, so
+that cargo's feature unification gives them the member's feature set, no more and no less
+(checked with cargo tree before building); the member's release speed settings.
 """
 
 from __future__ import annotations
@@ -14,11 +11,10 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from featcheck.probe.resolve import FACADE, BackendConfig
+from featcheck.probe.resolve import BackendConfig
+from featcheck.probe.rules.programs import Program
 
 PACKAGE = "featcheck-probe"
-BURN_FEATURES = ("std", "flex")
-MLP_FEATURES = ("autodiff", "optim")
 _BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
 
 
@@ -69,29 +65,37 @@ def package_head(written_by: str, package: str, config: BackendConfig, bin_name:
     ]
 
 
-def render_cargo_toml(config: BackendConfig, bin_name: str, *, mlp: bool) -> str:
-    """The probe's manifest for `config`, building a binary called `bin_name`."""
-    lines = [
-        *package_head(
-            "`featcheck probe`; rewritten on every probe of this configuration",
-            PACKAGE,
-            config,
-            bin_name,
-        ),
+def render_manifest(config: BackendConfig, program: Program, bin_name: str) -> str:
+    """The manifest of `program`'s probe crate for `config`, building `bin_name`."""
+    return "\n".join(
+        [
+            *package_head(
+                "`featcheck probe`; rewritten on every probe of this build",
+                PACKAGE,
+                config,
+                bin_name,
+            ),
+            *_features(config, program),
+            "[dependencies]",
+            *(dependency_line(pin.name, pin.version, pin.features) for pin in config.pins),
+            "",
+            *release_and_workspace(config),
+        ]
+    )
+
+
+def _features(config: BackendConfig, program: Program) -> list[str]:
+    """The probe crate's own features, for a program that tests the crate's features with
+    `cfg`: each declared, on by default exactly when the pinned crate has it (so that cargo
+    builds the program's code for that API, and nothing else changes)."""
+    if not program.cfg_features:
+        return []
+    return [
         "[features]",
-        f"default = {toml_array(['mlp'] if mlp else [])}",
-        f"mlp = {toml_array(f'{FACADE}/{feature}' for feature in MLP_FEATURES)}",
+        f"default = {toml_array(program.probe_features(config.backend.features))}",
+        *(f"{toml_key(feature)} = []" for feature in sorted(program.cfg_features)),
         "",
-        "[dependencies]",
-        dependency_line(FACADE, config.burn_version, BURN_FEATURES),
-        *(dependency_line(pin.name, pin.version, pin.features) for pin in config.pins),
-        "",
-        "[target.'cfg(unix)'.dependencies]",
-        'libc = "0.2"',
-        "",
-        *release_and_workspace(config),
     ]
-    return "\n".join(lines)
 
 
 def release_and_workspace(config: BackendConfig) -> list[str]:

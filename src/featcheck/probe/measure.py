@@ -138,8 +138,6 @@ class Measurement:
     single: RunStats
     every: RunStats
     idle_cores: float | None
-    mlp: dict[str, RunStats | None]
-    """"1" and "all" -> the MLP step's statistics (None when it was not timed)."""
     other_cores: float | None = None
     """Cores kept busy by other processes during the all-core runs, on average."""
 
@@ -185,7 +183,7 @@ def run_load(
 
 
 def run_once(
-    binary: Path, n: int, *, threads: int | None, mlp: bool, timeout: float, trust: TrustContext
+    binary: Path, n: int, *, threads: int | None, timeout: float, trust: TrustContext
 ) -> tuple[dict[str, Any], Load]:
     """Run the probe once; returns its JSON and how busy the cores were meanwhile."""
     environment = dict(os.environ)
@@ -193,8 +191,6 @@ def run_once(
     if threads is not None:
         environment["RAYON_NUM_THREADS"] = str(threads)
     arguments = ["--n", str(n), "--warmup", str(WARMUP), "--runs", str(TIMED_RUNS)]
-    if mlp:
-        arguments.append("--mlp")
     before = _read_cpu_times()
     children_before = _children_cpu_seconds()
     started = time.monotonic()
@@ -244,7 +240,6 @@ def measure(
     n: int,
     *,
     cores: int,
-    mlp: bool,
     timeout: float,
     say: Callable[[str], None],
     trust: TrustContext,
@@ -252,33 +247,25 @@ def measure(
     """Measure every binary with 1 thread and all threads, rounds interleaved."""
     singles = [_Accumulator() for _ in binaries]
     alls = [_Accumulator() for _ in binaries]
-    mlps = [(_Accumulator(), _Accumulator()) for _ in binaries]
     idles: list[list[float]] = [[] for _ in binaries]
     others: list[list[float]] = [[] for _ in binaries]
-    workloads = "matmuls and MLP steps" if mlp else "matmuls"
     say(
         f"timing {len(binaries) * 2 * ROUNDS} probe runs ({WARMUP} warm-up + {TIMED_RUNS} timed "
-        f"{workloads} each): RAYON_NUM_THREADS=1, then all {cores} cores"
+        f"matmuls each): RAYON_NUM_THREADS=1, then all {cores} cores"
         + ("" if ROUNDS == 1 else f", {ROUNDS} rounds")
     )
     for _ in range(ROUNDS):
         for index, binary in enumerate(binaries):
             for threads, into in ((1, singles[index]), (None, alls[index])):
-                data, load = run_once(
-                    binary, n, threads=threads, mlp=mlp, timeout=timeout, trust=trust
-                )
+                data, load = run_once(binary, n, threads=threads, timeout=timeout, trust=trust)
                 into.add(data["matmul"])
-                if isinstance(data.get("mlp"), dict):
-                    mlps[index][0 if threads == 1 else 1].add(data["mlp"])
                 if threads is None:
                     if load.idle_cores is not None:
                         idles[index].append(load.idle_cores)
                     if load.other_cores is not None:
                         others[index].append(load.other_cores)
     results = []
-    for single, every, (mlp_single, mlp_every), idle, other in zip(
-        singles, alls, mlps, idles, others, strict=True
-    ):
+    for single, every, idle, other in zip(singles, alls, idles, others, strict=True):
         single_stats, every_stats = single.stats(1, "1"), every.stats(cores, None)
         assert single_stats is not None and every_stats is not None  # ROUNDS >= 1
         results.append(
@@ -286,7 +273,6 @@ def measure(
                 single_stats,
                 every_stats,
                 _average(idle),
-                {"1": mlp_single.stats(1, "1"), "all": mlp_every.stats(cores, None)},
                 _average(other),
             )
         )

@@ -24,27 +24,19 @@ from typing import Any
 from featcheck.boundary import TrustContext
 from featcheck.errors import FeatcheckError
 from featcheck.probe import report as matmul_report
-from featcheck.probe.build import ProbeBuilder, start_probe
 from featcheck.probe.command import (
-    MatmulPlan,
     ProbeOptions,
     ProbeReport,
     checked_manifest,
     member_findings,
     plan_matmul,
     probe_error,
+    start_probe,
     time_matmul,
 )
-from featcheck.probe.resolve import (
-    BACKEND,
-    builds_backend,
-    member_resolution,
-)
+from featcheck.probe.resolve import BACKEND, MemberGraph, builds_backend
 from featcheck.probe.rules import report as rules_report
-from featcheck.probe.rules.crate import RuleProbeBuilder
 from featcheck.probe.rules.run import (
-    RulePlan,
-    RuleProbeOptions,
     RuleProbeReport,
     plan_rules,
     time_rules,
@@ -83,58 +75,45 @@ def _run(
 ) -> MemberProbeReport:
     started = time.monotonic()
     manifest = checked_manifest(options, trust)
-    builder, resolved = start_probe(ProbeBuilder, manifest, options, say, trust)
+    builder, resolved = start_probe(manifest, options, say, trust)
     member = resolved.member.name
     say(f"auditing {member} for its findings and featcheck's fixes (cargo confirms them)")
+    wanted = {code.upper() for code in options.codes} or {"ALL"}
     findings = member_findings(
-        resolved, offline=options.offline, timeout=options.timeout, on_command=options.on_command
-    )
-    timed = timed_findings(findings, {"ALL"})
-    flex = builds_backend(resolved.graph)
-    if not flex and not timed:
-        raise FeatcheckError(
-            f"nothing to probe: {member} does not build {BACKEND} (burn's CPU backend Flex) "
-            f"for {resolved.target} and has no finding whose crate the probe can time "
-            f"({timed_crates()})"
-        )
-    matmul: MatmulPlan | None = None
-    if flex:
-        matmul = plan_matmul(builder, member_resolution(resolved), findings, options)
-    rule_options = _rule_options(options)
-    rule_builder = RuleProbeBuilder(
-        manifest.parent,
-        trust=trust,
+        resolved,
+        # A rule named runs even where it is opt-in (FC015's hint): it was asked for.
+        select=tuple(sorted(wanted - {"ALL"})),
         offline=options.offline,
-        timeout=builder.timeout,
-        say=say,
+        timeout=options.timeout,
         on_command=options.on_command,
-        root=builder.root,
-        toolset=builder.toolset,
     )
-    rules: RulePlan | None = None
-    if timed:
-        rules = plan_rules(rule_builder, resolved, timed, rule_options)
+    timed = timed_findings(findings, wanted)
+    flex = not options.codes and builds_backend(resolved.graph)
+    if not flex and not timed:
+        raise FeatcheckError(_nothing_to_probe(resolved, options.codes, wanted))
+    matmul = plan_matmul(builder, resolved, findings, options) if flex else None
+    rules = plan_rules(builder, resolved, timed, options) if timed else None
     plans = [*(matmul.plans if matmul else ()), *(rules.plans if rules else ())]
     confirm_build(plans, member, resolved.lockfile is not None, options.confirm, say)
     return MemberProbeReport(
         member,
         resolved.target,
         time_matmul(builder, matmul, options, say, started) if matmul else None,
-        time_rules(rule_builder, resolved, rules, rule_options, say) if rules else None,
+        time_rules(builder, resolved, rules, options, say) if rules else None,
     )
 
 
-def _rule_options(options: ProbeOptions) -> RuleProbeOptions:
-    """The rule probes' share of the probe's options: every finding with a program."""
-    return RuleProbeOptions(
-        path=options.path,
-        codes=("all",),
-        package=options.package,
-        offline=options.offline,
-        timeout=options.timeout,
-        build_timeout=options.build_timeout,
-        on_command=options.on_command,
-        confirm=options.confirm,
+def _nothing_to_probe(resolved: MemberGraph, codes: tuple[str, ...], wanted: set[str]) -> str:
+    member, target = resolved.member.name, resolved.target
+    if not codes:
+        return (
+            f"nothing to probe: {member} does not build {BACKEND} (burn's CPU backend Flex) "
+            f"for {target} and has no finding whose crate the probe can time ({timed_crates()})"
+        )
+    asked = "any rule with a probe" if "ALL" in wanted else ", ".join(sorted(wanted))
+    return (
+        f"nothing to probe: {member} has no finding of {asked} on {target} whose crate the "
+        f"probe can time ({timed_crates()})"
     )
 
 

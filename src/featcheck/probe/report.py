@@ -17,12 +17,12 @@ from featcheck.probe.resolve import BackendConfig
 from featcheck.probe.verdict import RunStats, ThreadEvidence, Verdict
 from featcheck.wording import plural
 
-SCHEMA_VERSION = 1
-"""Version 1 since the first probe; fields added since (same version): per-thread evidence
-(`threads_used`, `main_thread_share`, `thread_shares`, `thread_method`, `basis`,
-`timing_under_load`, `other_cores`, and `thread_cpu` in each run and MLP entry), the MLP by
-default, `mlp` rows in `variants`, `build.waited_seconds`, and from `featcheck probe` (not the
-renderer) `kind` and `rules`."""
+SCHEMA_VERSION = 2
+"""2: the matmul is built on burn-flex alone, so no MLP step is timed: `runs[].mlp` is gone,
+and `pins` lists burn-backend (whose traits the program calls) after the gemm crates.
+Version 1 added, without a bump: per-thread evidence (`threads_used`, `main_thread_share`,
+`thread_shares`, `thread_method`, `basis`, `timing_under_load`, `other_cores`, `thread_cpu`),
+`build.waited_seconds`, and from `featcheck probe` (not the renderer) `kind` and `rules`."""
 TORCH_NOTE = (
     "PyTorch runs with its default threads: torch.set_num_threads does not govern BLAS "
     "backends such as Accelerate, so its row is not limited like RAYON_NUM_THREADS=1"
@@ -65,12 +65,11 @@ def _stats_json(stats: RunStats) -> dict[str, Any]:
     }
 
 
-def _run_json(stats: RunStats, mlp: RunStats | None) -> dict[str, Any]:
+def _run_json(stats: RunStats) -> dict[str, Any]:
     return {
         "threads": stats.threads,
         "rayon_num_threads": stats.rayon_num_threads,
         **_stats_json(stats),
-        "mlp": None if mlp is None else _stats_json(mlp),
     }
 
 
@@ -102,7 +101,7 @@ def _variant_json(variant: VariantResult) -> dict[str, Any]:
         "idle_cores": _round(d.idle_cores, 2),
         "other_cores": _round(d.other_cores, 2),
         "timing_under_load": d.under_load,
-        "runs": [_run_json(m.single, m.mlp["1"]), _run_json(m.every, m.mlp["all"])],
+        "runs": [_run_json(m.single), _run_json(m.every)],
         "build": {
             "key": variant.build.key,
             "cached": variant.build.cached,
@@ -210,13 +209,6 @@ def _rounds() -> str:
     return "" if ROUNDS == 1 else f", best of {ROUNDS} rounds"
 
 
-def _workloads(report: ProbeReport) -> str:
-    matmul = f"{report.n}x{report.n} f32 matmul"
-    if not report.mlp:
-        return matmul
-    return f"{matmul} and a 784-512-10 MLP train step (batch 256)"
-
-
 def text_lines(report: ProbeReport, fancy: bool) -> list[tuple[str, str]]:
     """(text, rich style) per line."""
     decision = report.current.decision
@@ -259,12 +251,13 @@ def _header_lines(report: ProbeReport) -> list[tuple[str, str]]:
     return [
         (f"featcheck probe: {report.member} ({report.target})", "bold"),
         (
-            f"  {config.backend} via burn {config.burn_version}"
+            f"  {config.backend} (burn {config.burn_version})"
             + (f"; {', '.join(gemm)}" if gemm else ""),
             "",
         ),
         (
-            f"  {_workloads(report)} on Device::flex(): {WARMUP} warm-up + {TIMED_RUNS} timed "
+            f"  {report.n}x{report.n} f32 matmul on burn-flex: {WARMUP} warm-up + "
+            f"{TIMED_RUNS} timed "
             f"runs{_rounds()}; {plural(report.cores, 'core')} usable",
             "",
         ),
@@ -275,19 +268,8 @@ def _header_lines(report: ProbeReport) -> list[tuple[str, str]]:
 def _timing_lines(report: ProbeReport, fancy: bool) -> list[tuple[str, str]]:
     """The current build's table: per workload, the 1-thread and the all-core run."""
     m = report.current.measurement
-    workloads: list[tuple[str, list[tuple[str, RunStats]]]] = [
-        ("matmul", [("RAYON_NUM_THREADS=1", m.single), (f"all cores ({report.cores})", m.every)])
-    ]
-    mlp_rows = [
-        (label, stats)
-        for label, stats in (
-            ("RAYON_NUM_THREADS=1", m.mlp.get("1")),
-            (f"all cores ({report.cores})", m.mlp.get("all")),
-        )
-        if stats is not None
-    ]
-    if mlp_rows:
-        workloads.append(("mlp step", mlp_rows))
+    rows = [("RAYON_NUM_THREADS=1", m.single), (f"all cores ({report.cores})", m.every)]
+    largest = max(stats.min_ms for _, stats in rows)
     lines = [
         (
             f"  {'workload':<9} {'run':<20} {'min / median':>22}  {'busy':>10}  "
@@ -295,64 +277,53 @@ def _timing_lines(report: ProbeReport, fancy: bool) -> list[tuple[str, str]]:
             "dim",
         )
     ]
-    for workload, rows in workloads:
-        largest = max(stats.min_ms for _, stats in rows)
-        for label, stats in rows:
-            lines.append(
-                (
-                    f"  {workload:<9} {label:<20} {_times(stats)}  {_busy(stats)}  "
-                    f"{_threads(stats):<{THREADS_WIDTH}} " + _bar(stats.min_ms, largest, 24, fancy),
-                    "",
-                )
+    for label, stats in rows:
+        lines.append(
+            (
+                f"  {'matmul':<9} {label:<20} {_times(stats)}  {_busy(stats)}  "
+                f"{_threads(stats):<{THREADS_WIDTH}} " + _bar(stats.min_ms, largest, 24, fancy),
+                "",
             )
+        )
     return lines
 
 
-def _compare_rows(report: ProbeReport, workload: str) -> list[tuple[str, RunStats]]:
+def _compare_rows(report: ProbeReport) -> list[tuple[str, RunStats]]:
     variants = [("current", report.current)]
     if report.fixed is not None:
         variants.append(("featcheck's fix", report.fixed))
-    rows: list[tuple[str, RunStats]] = []
-    for label, variant in variants:
-        m = variant.measurement
-        stats = m.every if workload == "matmul" else m.mlp.get("all")
-        if stats is not None:
-            rows.append((f"{label}: {_features(variant.config)}", stats))
-    if workload == "matmul" and report.torch is not None:
+    rows = [
+        (f"{label}: {_features(variant.config)}", variant.measurement.every)
+        for label, variant in variants
+    ]
+    if report.torch is not None:
         t = report.torch
         rows.append((f"PyTorch {t.version} ({plural(t.threads, 'thread')})", t.stats))
     return rows
 
 
 def _compare_lines(report: ProbeReport, fancy: bool) -> list[tuple[str, str]]:
-    """Per workload, the current build against featcheck's fix (and PyTorch), all cores, with
-    bars of the minimum time so that the gap is seen."""
-    tables = [(w, _compare_rows(report, w)) for w in ("matmul", "mlp step")]
-    tables = [(w, rows) for w, rows in tables if rows]
-    width = max(len(label) for _, rows in tables for label, _ in rows)
-    lines: list[tuple[str, str]] = []
-    for workload, rows in tables:
-        base = rows[0][1].min_ms
-        largest = max(stats.min_ms for _, stats in rows)
-        header = (
-            f"  {workload + ', all cores':<{width}}  {'min / median':>22}  {'vs current':>13}  "
-            f"{'threads: CPU shares':<{THREADS_WIDTH}}"
+    """The matmul of the current build against featcheck's fix (and PyTorch), all cores,
+    with bars of the minimum time so that the gap is seen."""
+    rows = _compare_rows(report)
+    width = max(len(label) for label, _ in rows)
+    base = rows[0][1].min_ms
+    largest = max(stats.min_ms for _, stats in rows)
+    header = (
+        f"  {'matmul, all cores':<{width}}  {'min / median':>22}  {'vs current':>13}  "
+        f"{'threads: CPU shares':<{THREADS_WIDTH}}"
+    )
+    lines = [(header, "dim")]
+    for index, (label, stats) in enumerate(rows):
+        ratio = base / stats.min_ms if stats.min_ms > 0 else 0.0
+        versus = "1x" if index == 0 else f"{ratio:.2f}x " + ("faster" if ratio >= 1 else "slower")
+        lines.append(
+            (
+                f"  {label:<{width}}  {_times(stats)}  {versus:>13}  "
+                f"{_threads(stats):<{THREADS_WIDTH}} " + _bar(stats.min_ms, largest, 24, fancy),
+                "",
+            )
         )
-        if lines:
-            lines.append(("", ""))
-        lines.append((header, "dim"))
-        for index, (label, stats) in enumerate(rows):
-            ratio = base / stats.min_ms if stats.min_ms > 0 else 0.0
-            versus = (
-                "1x" if index == 0 else f"{ratio:.2f}x " + ("faster" if ratio >= 1 else "slower")
-            )
-            lines.append(
-                (
-                    f"  {label:<{width}}  {_times(stats)}  {versus:>13}  "
-                    f"{_threads(stats):<{THREADS_WIDTH}} " + _bar(stats.min_ms, largest, 24, fancy),
-                    "",
-                )
-            )
     if report.fixed is not None:
         d = report.fixed.decision
         if report.fix_description:

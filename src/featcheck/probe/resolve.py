@@ -27,6 +27,7 @@ from featcheck.errors import FeatcheckError
 from featcheck.fileio import MAX_LOCKFILE_BYTES, MAX_MANIFEST_BYTES
 from featcheck.graph import DependencyGraph, Node
 from featcheck.lockfile import LockfileGuard
+from featcheck.probe.rules.programs import MATMUL
 from featcheck.source_answers import read_workspace
 from featcheck.workspace.model import Package
 from featcheck.workspace.workspace import Workspace
@@ -72,7 +73,8 @@ class BackendConfig:
     """The burn version whose `flex` feature gives the probe its API (burn-flex's, if the member
     uses burn-flex without burn)."""
     pins: tuple[Pin, ...]
-    """burn-flex first, then the gemm crates below it, sorted."""
+    """burn-flex first, then the gemm crates below it, sorted, then burn-backend (the traits
+    the matmul program calls)."""
     lockfile: bytes | None = None
     """The workspace's Cargo.lock as the audit resolved it."""
     profile: dict[str, Any] = field(default_factory=dict)
@@ -139,6 +141,16 @@ def backend_from_graph(graph: DependencyGraph, member: str, target: str) -> Back
         )
     node = backends[0]
     below = [n for n in _descendants(graph, node) if _is_gemm(n.name)]
+    # The crates whose traits the matmul program calls, as the member builds them.
+    direct = graph.dependencies(node)
+    for name in MATMUL.uses:
+        found = [n for n in direct if n.name == name and not n.host]
+        if len(found) != 1:
+            raise FeatcheckError(
+                f"{BACKEND} {node.version} does not depend on {name} once in {member}'s graph: "
+                f"the probe's matmul is written for {MATMUL.describe()}"
+            )
+        below.append(found[0])
     for candidate in (node, *below):
         if candidate.package.source is not None:
             raise FeatcheckError(
@@ -177,18 +189,6 @@ def release_profile(workspace_manifest: Path, checkout: Path | None = None) -> d
     if not isinstance(table, dict):
         return {}
     return {k: v for k, v in table.items() if k in _PROFILE_KEYS and _PROFILE_KEYS[k](v)}
-
-
-@dataclass
-class MemberResolution:
-    """The member's backend configuration plus what --compare-fix needs to redo it."""
-
-    config: BackendConfig
-    metadata: Workspace
-    member: Package
-    manifest: Path
-    trust: TrustContext
-    """The probe's trust context (see `MemberGraph.trust`)."""
 
 
 @dataclass(frozen=True)
@@ -243,36 +243,18 @@ def member_graph(
     return MemberGraph(graph, metadata, member, manifest, target, lockfile, profile, trust)
 
 
-def resolve_member(
-    manifest: Path,
-    package: str | None,
-    *,
-    trust: TrustContext,
-    offline: bool,
-    timeout: float,
-    on_command: Callable[[list[str]], None] | None = None,
-) -> MemberResolution:
-    """The member's burn-flex configuration, as cargo resolves it."""
-    resolved = member_graph(
-        manifest, package, trust=trust, offline=offline, timeout=timeout, on_command=on_command
-    )
-    return member_resolution(resolved)
-
-
 def builds_backend(graph: DependencyGraph) -> bool:
     """The member links burn-flex (a copy only a proc-macro uses is not timed)."""
     return any(not node.host for node in graph.named(BACKEND))
 
 
-def member_resolution(resolved: MemberGraph) -> MemberResolution:
+def matmul_config(resolved: MemberGraph, label: str = "current") -> BackendConfig:
     """The member's burn-flex configuration, from its resolved graph."""
-    config = replace(
+    return replace(
         backend_from_graph(resolved.graph, resolved.member.name, resolved.target),
         lockfile=resolved.lockfile,
         profile=resolved.profile,
-    )
-    return MemberResolution(
-        config, resolved.metadata, resolved.member, resolved.manifest, resolved.trust
+        label=label,
     )
 
 
@@ -320,35 +302,3 @@ def graph_with_changes(
         lockfile = lock_path.read_bytes() if lock_path.is_file() else None
         profile = release_profile(copy / "Cargo.toml")
     return replace(resolved, graph=graph, lockfile=lockfile, profile=profile)
-
-
-def resolve_with_changes(
-    resolution: MemberResolution,
-    changes: dict[Path, str],
-    *,
-    offline: bool,
-    timeout: float,
-    on_command: Callable[[list[str]], None] | None = None,
-) -> BackendConfig:
-    """The backend configuration after `changes`, resolved by cargo on a copy (see
-    `graph_with_changes`)."""
-    config = resolution.config
-    before = MemberGraph(
-        DependencyGraph(),
-        resolution.metadata,
-        resolution.member,
-        resolution.manifest,
-        config.target,
-        config.lockfile,
-        config.profile,
-        resolution.trust,
-    )
-    after = graph_with_changes(
-        before, changes, offline=offline, timeout=timeout, on_command=on_command
-    )
-    return replace(
-        backend_from_graph(after.graph, resolution.member.name, config.target),
-        lockfile=after.lockfile,
-        profile=after.profile,
-        label="with featcheck's fix",
-    )

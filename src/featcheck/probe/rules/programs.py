@@ -39,6 +39,9 @@ class Program:
     data: str | None = None
     """A file of `programs/` the program embeds (`include_bytes!`), shipped beside it in the
     probe crate's `src/`: input the crate cannot make itself (a decoder's JPEG)."""
+    modules: tuple[str, ...] = ()
+    """More files of programs/ the program declares as modules (`mod NAME;`), copied beside
+    it: the matmul's threads.rs."""
 
     def covers(self, version: str) -> bool:
         """The program is written for this version of the crate."""
@@ -55,8 +58,9 @@ class Program:
 
     def sources(self) -> dict[str, bytes]:
         """The probe crate's files: `src/main.rs` (the program), `src/harness.rs` and the
-        program's data file, if any."""
-        files = {"src/main.rs": self.file, "src/harness.rs": "harness.rs"}
+        program's own modules and data file, if any."""
+        names = ("harness.rs", *self.modules)
+        files = {"src/main.rs": self.file, **{f"src/{name}": name for name in names}}
         if self.data is not None:
             files[f"src/{self.data}"] = self.data
         try:
@@ -66,7 +70,10 @@ class Program:
                 f"featcheck's probe programs are missing from {PROGRAMS_DIR}"
             ) from None
         # After the program's own `//!` text, which must open the file.
-        sources["src/main.rs"] += b"\nmod harness;\n"
+        declared = "".join(
+            f"#[allow(dead_code)]\nmod {name.removesuffix('.rs')};\n" for name in names
+        )
+        sources["src/main.rs"] += b"\n" + declared.encode()
         return sources
 
 
@@ -150,6 +157,20 @@ PROGRAMS = {
         Program("simd-json", "simd_json.rs", "parsing 4 MiB of JSON", versions=">=0.17.0"),
     )
 }
+
+
+MATMUL = Program(
+    "burn-flex",
+    "burn_flex.rs",
+    "an n x n f32 matmul of burn's Flex backend",
+    wall=True,
+    # burn-backend's traits since 0.20 (Flex implements them; burn's Tensor calls them).
+    versions=">=0.20.0-0",
+    uses=("burn-backend",),
+    modules=("threads.rs",),
+)
+"""`featcheck probe`'s matmul: not a rule's program (its verdict is which threads did the
+work, not a ratio of two builds), so not in PROGRAMS."""
 
 
 def program_for(crate: str, version: str) -> Program | None:

@@ -1,5 +1,6 @@
-"""`featcheck probe --rule CODE`: each finding of the member with a probe program, timed as
-the member builds the crate and as featcheck's fix builds it (see the package's text)."""
+"""The rule probes of `featcheck probe` (alone with `--rule CODE`): each finding of the member
+with a probe program, timed as the member builds the crate and as featcheck's fix builds it
+(see the package's text); probe/member.py runs them next to the matmul."""
 
 from __future__ import annotations
 
@@ -8,40 +9,18 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from featcheck.audit import find_manifest
 from featcheck.boundary import TrustContext
 from featcheck.errors import FeatcheckError
 from featcheck.fix_words import fix_words
 from featcheck.fixes.apply import plan_changes
 from featcheck.graph import DependencyGraph, Node
-from featcheck.probe.build import BuildPlan, BuiltProbe, start_probe
-from featcheck.probe.command import built, member_findings, probe_error
+from featcheck.probe.build import BuildPlan, BuiltProbe, ProbeBuilder
+from featcheck.probe.command import ProbeOptions, built
 from featcheck.probe.measure import run_program
 from featcheck.probe.resolve import BackendConfig, MemberGraph, Pin, graph_with_changes
-from featcheck.probe.rules.crate import RuleProbeBuilder
 from featcheck.probe.rules.programs import PROGRAMS, Program, program_for, program_timing
-from featcheck.probe.statement import confirm_build
 from featcheck.report import Finding
 from featcheck.wording import plural
-
-RUNS = 5
-"""Runs of each build, in turn; each run prints its workloads' medians of many calls."""
-
-
-@dataclass(frozen=True)
-class RuleProbeOptions:
-    """What `featcheck probe --rule` was asked to do."""
-
-    path: Path
-    codes: tuple[str, ...]
-    """The rule codes to probe; `all` probes every finding that has a program."""
-    package: str | None = None
-    offline: bool = False
-    timeout: float = 300.0
-    build_timeout: float = 3600.0
-    runs: int = RUNS
-    on_command: Callable[[list[str]], None] | None = None
-    confirm: Callable[[str], bool] | None = None
 
 
 @dataclass(frozen=True)
@@ -88,46 +67,6 @@ class RuleProbeReport:
     notes: list[str] = field(default_factory=list)
 
 
-def run_rule_probes(
-    options: RuleProbeOptions, say: Callable[[str], None], trust: TrustContext
-) -> RuleProbeReport:
-    """Probe every selected finding of the member in the run's trust context (`TrustContext.of`
-    the path the user named); a FeatcheckError (one line) on failure."""
-    try:
-        return _run(options, say, trust)
-    except FeatcheckError as error:
-        raise probe_error(error) from None
-
-
-def _run(
-    options: RuleProbeOptions, say: Callable[[str], None], trust: TrustContext
-) -> RuleProbeReport:
-    manifest = find_manifest(options.path)
-    builder, resolved = start_probe(RuleProbeBuilder, manifest, options, say, trust)
-    say(f"auditing {resolved.member.name} for its findings and featcheck's fixes")
-    wanted = {code.upper() for code in options.codes}
-    audited = member_findings(
-        resolved,
-        # A rule named runs even where it is opt-in (FC015's hint): it was asked for.
-        select=tuple(sorted(wanted - {"ALL"})),
-        offline=options.offline,
-        timeout=options.timeout,
-        on_command=options.on_command,
-    )
-    findings = timed_findings(audited, wanted)
-    if not findings:
-        asked = "any rule with a probe" if "ALL" in wanted else ", ".join(sorted(wanted))
-        raise FeatcheckError(
-            f"nothing to probe: {resolved.member.name} has no finding of {asked} on "
-            f"{resolved.target} whose crate the probe can time ({timed_crates()})"
-        )
-    prepared = plan_rules(builder, resolved, findings, options)
-    confirm_build(
-        prepared.plans, resolved.member.name, resolved.lockfile is not None, options.confirm, say
-    )
-    return time_rules(builder, resolved, prepared, options, say)
-
-
 def timed_crates() -> str:
     """The crates a rule probe can time, for messages."""
     return ", ".join(sorted(p.describe() for p in PROGRAMS.values()))
@@ -155,22 +94,26 @@ class RulePlan:
 
 
 def plan_rules(
-    builder: RuleProbeBuilder,
+    builder: ProbeBuilder,
     resolved: MemberGraph,
     findings: list[Finding],
-    options: RuleProbeOptions,
+    options: ProbeOptions,
 ) -> RulePlan:
     """Both builds of every finding, resolved (the fix on a copy) and prepared in the cache."""
     pairs = [_configurations(resolved, finding, options) for finding in findings]
-    plans = [builder.plan(config, mlp=False) for pair in pairs for config in pair[:2]]
+    plans = [
+        builder.plan(config, _program(finding))
+        for finding, pair in zip(findings, pairs, strict=True)
+        for config in pair[:2]
+    ]
     return RulePlan(findings, pairs, plans)
 
 
 def time_rules(
-    builder: RuleProbeBuilder,
+    builder: ProbeBuilder,
     resolved: MemberGraph,
     prepared: RulePlan,
-    options: RuleProbeOptions,
+    options: ProbeOptions,
     say: Callable[[str], None],
 ) -> RuleProbeReport:
     """Build what is planned (consent given), and run both builds of each finding in turn."""
@@ -180,8 +123,7 @@ def time_rules(
     ):
         plan_now, plan_fixed = prepared.plans[2 * index : 2 * index + 2]
         builds = (built(builder, plan_now, say), built(builder, plan_fixed, say))
-        program = program_timing(finding.crate, finding.crate_version, finding.feature)
-        assert program is not None  # timed_findings keeps only findings with a program
+        program = _program(finding)
         say(
             f"timing {finding.crate} {finding.crate_version}: {program.work}, "
             f"{plural(options.runs, 'run')}"
@@ -193,8 +135,14 @@ def time_rules(
     return RuleProbeReport(resolved.member.name, resolved.target, options.runs, results)
 
 
+def _program(finding: Finding) -> Program:
+    program = program_timing(finding.crate, finding.crate_version, finding.feature)
+    assert program is not None  # timed_findings keeps only findings with a program
+    return program
+
+
 def _configurations(
-    resolved: MemberGraph, finding: Finding, options: RuleProbeOptions
+    resolved: MemberGraph, finding: Finding, options: ProbeOptions
 ) -> tuple[BackendConfig, BackendConfig, str]:
     """The crate as the member builds it, and as featcheck's fix builds it (or, without a
     confirmed fix, with the rule's feature added)."""
@@ -264,7 +212,7 @@ def _pin(node: Node) -> Pin:
 
 
 def _timed(
-    builds: tuple[BuiltProbe, BuiltProbe], options: RuleProbeOptions, trust: TrustContext
+    builds: tuple[BuiltProbe, BuiltProbe], options: ProbeOptions, trust: TrustContext
 ) -> tuple[tuple[Workload, ...], bool]:
     """Both binaries run in turn, `runs` times each: every workload's median of the runs'
     medians, and whether the builds computed the same results."""
