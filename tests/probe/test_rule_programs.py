@@ -21,8 +21,9 @@ from featcheck.probe.manifest import render_manifest
 from featcheck.probe.resolve import BackendConfig, Pin
 from featcheck.probe.rules.measured import attach
 from featcheck.probe.rules.programs import PROGRAMS, Program, program_for, program_timing
-from featcheck.probe.rules.run import pins_for
+from featcheck.probe.rules.run import enabling_features, pins_for
 from featcheck.report import AuditResult, Cost
+from featcheck.workspace.model import parse_feature_value
 
 TARGET = "x86_64-unknown-linux-gnu"
 
@@ -169,3 +170,30 @@ def test_every_embedded_file_ships_beside_its_program_and_in_the_wheel() -> None
             assert embedded, program.file
             shipped = f"programs/{program.data}"
             assert any(fnmatch.fnmatch(shipped, pattern) for pattern in patterns), shipped
+
+
+def test_turning_a_costly_feature_off_drops_every_feature_that_turns_it_back_on() -> None:
+    # lz4_flex 0.14's table: its defaults include `safe-decode`, the feature FC036 is about.
+    # A probe build that kept `default` would get `safe-decode` back, and the probe would
+    # refuse to time it (it cannot reproduce the build it was asked for).
+    table = {
+        name: tuple(parse_feature_value(v) for v in values)
+        for name, values in {
+            "default": ["safe-encode", "safe-decode", "frame", "std", "checked-decode"],
+            "safe-decode": [],
+            "safe-encode": [],
+            "frame": ["std", "dep:twox-hash"],
+            "std": ["alloc"],
+            "alloc": [],
+            "checked-decode": [],
+            "strict": ["safe-decode"],
+            "everything": ["strict"],
+        }.items()
+    }
+    assert enabling_features(table, "safe-decode") == {
+        "safe-decode",
+        "default",
+        "strict",
+        "everything",
+    }
+    assert enabling_features(table, "frame") == {"frame", "default"}

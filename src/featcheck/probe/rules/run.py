@@ -21,6 +21,7 @@ from featcheck.probe.resolve import BackendConfig, MemberGraph, Pin, graph_with_
 from featcheck.probe.rules.programs import PROGRAMS, Program, program_for, program_timing
 from featcheck.report import Finding
 from featcheck.wording import plural
+from featcheck.workspace.model import FEATURE, FeatureValue
 
 
 @dataclass(frozen=True)
@@ -170,12 +171,44 @@ def _configurations(
         return current, fixed, f"featcheck's fix: {fix_words(finding.fix)}"
     # No confirmed fix (and none for a feature that costs when on): the feature itself.
     present = finding.feature in now.features
-    changed = Pin(now.name, now.version, tuple(sorted(set(now.features) ^ {finding.feature})))
+    if present:
+        # `default` (or any feature) that turns it on would bring it back: they go with it.
+        table = _feature_table(resolved, finding.crate, finding.crate_version)
+        features = set(now.features) - enabling_features(table, finding.feature)
+    else:
+        features = set(now.features) | {finding.feature}
+    changed = Pin(now.name, now.version, tuple(sorted(features)))
     label = f"without `{finding.feature}`" if present else f"with `{finding.feature}`"
     fixed = replace(current, pins=(changed, *pins[1:]), label=label)
     if present:
         return current, fixed, f"`{finding.feature}` turned off"
     return current, fixed, f"`{finding.feature}` added; featcheck has no confirmed fix"
+
+
+def _feature_table(
+    resolved: MemberGraph, crate: str, version: str
+) -> dict[str, tuple[FeatureValue, ...]]:
+    """The crate's own feature table, as the member's workspace resolved it."""
+    for package in resolved.metadata.index.values():
+        if package.ref.name == crate and package.ref.version == version:
+            return package.features
+    return {}
+
+
+def enabling_features(table: dict[str, tuple[FeatureValue, ...]], feature: str) -> set[str]:
+    """`feature` and every feature of the same crate that turns it on, directly or through
+    another (lz4_flex's `default` turns on `safe-decode`)."""
+    enabling = {feature}
+    grew = True
+    while grew:
+        grew = False
+        for name, values in table.items():
+            if name not in enabling and any(
+                value.kind == FEATURE and value.name in enabling for value in values
+            ):
+                enabling.add(name)
+                grew = True
+    return enabling
 
 
 def pins_for(graph: DependencyGraph, crate: str, version: str) -> tuple[Pin, ...]:
