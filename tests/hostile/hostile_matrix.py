@@ -173,7 +173,6 @@ OTHER_ENTRIES = (
             "20",
             "--n",
             "256",
-            "--no-mlp",
         ),
         outside=True,
         clean_exit=frozenset({2}),
