@@ -14,10 +14,11 @@ from featcheck.probe.build import BuildPlan
 from featcheck.probe.measure import usable_cores
 from featcheck.wording import plural
 
-CPU_SECONDS_PER_CRATE = 5.0
+CPU_SECONDS_PER_CRATE = 2.5
 """CPU time one crate of the probe's graph takes to compile in release, on average. Calibrated
-on the first builds of the burn probe on the shared 2-core build machine: ~140 crates in
-529-769 s while other work kept a load of about 2 (one core's worth left to the build)."""
+on first builds of the burn-flex probe (124 crates and the program) on the shared 2-core build
+machine: 154 s at a load of 0.5 (this model: 195 s), 806 s at a load of 6-10 (this model at
+8: 781 s)."""
 
 
 def load_average() -> float | None:
