@@ -65,31 +65,9 @@ impl Stats {
     }
 }
 
-/// CPU time of the whole process (every thread), in milliseconds (clock_gettime, declared
-/// here so that the probe depends on nothing but the crates it times).
-#[cfg(any(target_os = "linux", target_os = "macos"))]
+/// CPU time of the whole process (every thread), in milliseconds.
 fn process_cpu_ms() -> Option<f64> {
-    #[repr(C)]
-    struct Timespec {
-        tv_sec: i64,
-        tv_nsec: i64,
-    }
-    extern "C" {
-        fn clock_gettime(clock: i32, now: *mut Timespec) -> i32;
-    }
-    #[cfg(target_os = "linux")]
-    const CLOCK_PROCESS_CPUTIME_ID: i32 = 2;
-    #[cfg(target_os = "macos")]
-    const CLOCK_PROCESS_CPUTIME_ID: i32 = 12;
-    let mut now = Timespec { tv_sec: 0, tv_nsec: 0 };
-    // SAFETY: `now` is a valid timespec to write to; the clock id is one the OS knows.
-    let status = unsafe { clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &mut now) };
-    (status == 0).then(|| now.tv_sec as f64 * 1e3 + now.tv_nsec as f64 / 1e6)
-}
-
-#[cfg(not(any(target_os = "linux", target_os = "macos")))]
-fn process_cpu_ms() -> Option<f64> {
-    None
+    harness::cpu_ms(harness::Clock::Process)
 }
 
 /// Runs `run` `warmup` times untimed, then `runs` times timed.

@@ -8,9 +8,18 @@
 
 use std::hint::black_box;
 
-/// The calling thread's CPU time in milliseconds (clock_gettime, declared here so that the
-/// probe depends on nothing but the crate it times).
-fn thread_cpu_ms() -> f64 {
+/// Which CPU-time clock `cpu_ms` reads.
+pub enum Clock {
+    /// The calling thread's (every rule probe's workload runs on it alone).
+    Thread,
+    /// The whole process's, every thread (the matmul's, whose threads are the question).
+    Process,
+}
+
+/// CPU time in milliseconds, by clock_gettime (declared here so that a probe depends on
+/// nothing but the crates it times); None where the platform has no such clock.
+#[cfg(any(target_os = "linux", target_os = "macos"))]
+pub fn cpu_ms(clock: Clock) -> Option<f64> {
     #[repr(C)]
     struct Timespec {
         tv_sec: i64,
@@ -19,15 +28,25 @@ fn thread_cpu_ms() -> f64 {
     extern "C" {
         fn clock_gettime(clock: i32, now: *mut Timespec) -> i32;
     }
-    #[cfg(target_os = "linux")]
-    const CLOCK_THREAD_CPUTIME_ID: i32 = 3;
-    #[cfg(target_os = "macos")]
-    const CLOCK_THREAD_CPUTIME_ID: i32 = 16;
+    let id = match (clock, cfg!(target_os = "linux")) {
+        (Clock::Thread, true) => 3,   // CLOCK_THREAD_CPUTIME_ID
+        (Clock::Process, true) => 2,  // CLOCK_PROCESS_CPUTIME_ID
+        (Clock::Thread, false) => 16, // macOS's values
+        (Clock::Process, false) => 12,
+    };
     let mut now = Timespec { tv_sec: 0, tv_nsec: 0 };
     // SAFETY: `now` is a valid timespec to write to; the clock id is one the OS knows.
-    let rc = unsafe { clock_gettime(CLOCK_THREAD_CPUTIME_ID, &mut now) };
-    assert_eq!(rc, 0, "clock_gettime(CLOCK_THREAD_CPUTIME_ID) failed");
-    now.tv_sec as f64 * 1e3 + now.tv_nsec as f64 / 1e6
+    let status = unsafe { clock_gettime(id, &mut now) };
+    (status == 0).then(|| now.tv_sec as f64 * 1e3 + now.tv_nsec as f64 / 1e6)
+}
+
+#[cfg(not(any(target_os = "linux", target_os = "macos")))]
+pub fn cpu_ms(_clock: Clock) -> Option<f64> {
+    None
+}
+
+fn thread_cpu_ms() -> f64 {
+    cpu_ms(Clock::Thread).expect("clock_gettime(CLOCK_THREAD_CPUTIME_ID) failed")
 }
 
 /// Times `work` `runs` times after two warm-up calls and prints `name<TAB>median ms<TAB>result`.
