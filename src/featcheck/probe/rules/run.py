@@ -173,7 +173,8 @@ def _configurations(
     present = finding.feature in now.features
     if present:
         # `default` (or any feature) that turns it on would bring it back: they go with it.
-        table = _feature_table(resolved, finding.crate, finding.crate_version)
+        package = resolved.metadata.find(finding.crate, finding.crate_version)
+        table = package.features if package is not None else {}
         features = set(now.features) - enabling_features(table, finding.feature)
     else:
         features = set(now.features) | {finding.feature}
@@ -183,16 +184,6 @@ def _configurations(
     if present:
         return current, fixed, f"`{finding.feature}` turned off"
     return current, fixed, f"`{finding.feature}` added; featcheck has no confirmed fix"
-
-
-def _feature_table(
-    resolved: MemberGraph, crate: str, version: str
-) -> dict[str, tuple[FeatureValue, ...]]:
-    """The crate's own feature table, as the member's workspace resolved it."""
-    for package in resolved.metadata.index.values():
-        if package.ref.name == crate and package.ref.version == version:
-            return package.features
-    return {}
 
 
 def enabling_features(table: dict[str, tuple[FeatureValue, ...]], feature: str) -> set[str]:
