@@ -17,8 +17,9 @@ three situations, as users meet them:
 
 Cases: generated workspaces of 100 and 500 members (40% flagged) and `crates/pitb-exec-cpu`
 (a finding and its fix) on the stub registry of fixtures/registry (offline CARGO_HOME), the same
-crate on the real registry (the user's own cargo home: its crates must be downloaded), and
-`--no-exec` on the real registry (goal <= 1.0x, its first run <= 1.5x). `--no-exec` on the stub
+crate on the real registry (the user's own cargo home: its crates must be downloaded),
+`--no-exec` on the real registry (goal <= 1.0x, its first run <= 1.5x), and burn_p2p's 28
+members and lockfile (benchmarks/burn_p2p.py) on the real registry. `--no-exec` on the stub
 registry reads the unpacked stub crates. The cargo call of each pair runs after the same edit.
 
     .venv/bin/python benchmarks/bench_cli.py [--repeat 5] [--sizes 100 500]
@@ -47,6 +48,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from burn_p2p import materialise
 from stub_registry import REPO, offline_environment, write_workspace
 
 BURN = 'version = "=0.22.1"'
@@ -237,6 +239,10 @@ def build_cases(options: argparse.Namespace, scratch: Path) -> list[Case]:
         no_exec = [*FEATCHECK, "--no-exec", "."]
         goals = {"edit": 1.0, "unchanged": 1.0}
         cases.append(Case("--no-exec, real", no_exec, TREE, real_crate, manifest, real, goals))
+        # A real large workspace: burn_p2p's 28 members and lockfile, on the real registry.
+        p2p = materialise(scratch / "burn_p2p")
+        core = p2p / "crates" / "burn_p2p_core" / "Cargo.toml"
+        cases.append(Case("burn_p2p, real", [*FEATCHECK, "."], METADATA, p2p, core, real, {}))
     return [
         case for case in cases if not options.only or any(o in case.label for o in options.only)
     ]
