@@ -21,8 +21,8 @@ from support import elsewhere, trust_of
 from featcheck.errors import FeatcheckError
 from featcheck.probe.build import BuildPlan, ProbeBuilder
 from featcheck.probe.cache import binary_name, executable
+from featcheck.probe.programs import MATMUL
 from featcheck.probe.resolve import Pin, matmul_config, member_graph
-from featcheck.probe.rules.programs import MATMUL
 
 
 def test_resolve_and_verify_on_the_stub_registry(

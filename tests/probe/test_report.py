@@ -1,4 +1,4 @@
-"""The probe's report: its JSON schema and its text (probe/report.py)."""
+"""The probe's report: its JSON schema (probe/schema.py) and its text (probe/report.py)."""
 
 from __future__ import annotations
 
@@ -11,9 +11,10 @@ from probe_support import CONFIG, runs
 from featcheck.probe.build import BuiltProbe
 from featcheck.probe.command import ProbeReport, VariantResult
 from featcheck.probe.measure import Measurement, TorchStats
-from featcheck.probe.member import MemberProbeReport, render_json
-from featcheck.probe.report import report_json, text_lines
+from featcheck.probe.member import MemberProbeReport
+from featcheck.probe.report import text_lines
 from featcheck.probe.resolve import BackendConfig, Pin
+from featcheck.probe.schema import render_json, report_json
 from featcheck.probe.verdict import RunStats, Verdict, decide
 
 
@@ -85,7 +86,7 @@ def test_text_report_plain_and_fancy() -> None:
     assert "single-threaded: " in plain
     assert "RAYON_NUM_THREADS=1" in plain and "all cores (2)" in plain
     assert "#" in plain and "█" not in plain
-    assert "featcheck's fix: burn-flex [rayon,std]" in plain
+    assert "featcheck's fix: burn-flex 0.22.1 [rayon,std]" in plain
     assert "1.83x faster" in plain
     assert "PyTorch 2.5.0 (2 threads)" in plain
     assert "built in 301 s" in plain

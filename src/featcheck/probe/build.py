@@ -27,8 +27,8 @@ from featcheck.graph import DependencyGraph
 from featcheck.probe.cache import binary_name, cache_root, executable, prepare_crate
 from featcheck.probe.compile import Toolset, classify_build_failure, compile_probe, find_toolset
 from featcheck.probe.manifest import PACKAGE
+from featcheck.probe.programs import Program
 from featcheck.probe.resolve import BackendConfig
-from featcheck.probe.rules.programs import Program
 from featcheck.wording import plural
 
 _PLAIN = re.compile(r"[A-Za-z0-9_.+-]{1,200}")

@@ -23,8 +23,8 @@ from featcheck.errors import FeatcheckError
 from featcheck.fileio import user_cache_directory
 from featcheck.probe.compile import Toolset
 from featcheck.probe.manifest import PACKAGE, render_manifest
+from featcheck.probe.programs import Program
 from featcheck.probe.resolve import BackendConfig
-from featcheck.probe.rules.programs import Program
 
 CACHE_VERSION = "2"
 """2: every probe is a program of probe/rules/programs/, the matmul's built on burn-flex."""

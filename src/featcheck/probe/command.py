@@ -29,6 +29,7 @@ from featcheck.options import AuditOptions
 from featcheck.pipeline import audit_project
 from featcheck.probe.build import BuildPlan, BuiltProbe, ProbeBuilder
 from featcheck.probe.measure import Measurement, TorchStats, measure, measure_torch, usable_cores
+from featcheck.probe.programs import MATMUL
 from featcheck.probe.resolve import (
     BackendConfig,
     MemberGraph,
@@ -36,7 +37,6 @@ from featcheck.probe.resolve import (
     matmul_config,
     member_graph,
 )
-from featcheck.probe.rules.programs import MATMUL
 from featcheck.probe.verdict import Decision, check_n, decide
 from featcheck.report import Finding
 

@@ -11,8 +11,8 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
+from featcheck.probe.programs import Program
 from featcheck.probe.resolve import BackendConfig
-from featcheck.probe.rules.programs import Program
 
 PACKAGE = "featcheck-probe"
 _BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")

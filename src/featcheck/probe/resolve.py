@@ -27,9 +27,9 @@ from featcheck.errors import FeatcheckError
 from featcheck.fileio import MAX_LOCKFILE_BYTES, MAX_MANIFEST_BYTES
 from featcheck.graph import DependencyGraph, Node
 from featcheck.lockfile import LockfileGuard
-from featcheck.probe.rules.programs import MATMUL
+from featcheck.probe.programs import MATMUL, program_for
 from featcheck.source_answers import read_workspace
-from featcheck.workspace.model import Package
+from featcheck.workspace.model import FEATURE, FeatureValue, Package
 from featcheck.workspace.workspace import Workspace
 
 BACKEND = "burn-flex"
@@ -151,13 +151,7 @@ def backend_from_graph(graph: DependencyGraph, member: str, target: str) -> Back
                 f"the probe's matmul is written for {MATMUL.describe()}"
             )
         below.append(found[0])
-    for candidate in (node, *below):
-        if candidate.package.source is not None:
-            raise FeatcheckError(
-                f"{candidate.name} {candidate.version} comes from {candidate.package.source}, "
-                "not a registry: the probe builds registry crates only"
-            )
-    pins = [Pin(n.name, n.version, tuple(sorted(n.features))) for n in (node, *below)]
+    pins = [_pin(n) for n in (node, *below)]
     names = [p.name for p in pins]
     if len(names) != len(set(names)):
         raise FeatcheckError(
@@ -174,6 +168,55 @@ def backend_from_graph(graph: DependencyGraph, member: str, target: str) -> Back
         burn_version=facades[0] if facades else node.version,
         pins=tuple(pins),
     )
+
+
+def pins_for(graph: DependencyGraph, crate: str, version: str) -> tuple[Pin, ...]:
+    """A rule program's crate as the graph builds it, then the dependencies of it that its
+    program calls as well (Program.uses), each as the graph builds it."""
+    nodes = [n for n in graph.named(crate) if n.version == version and not n.host]
+    if len(nodes) != 1:
+        raise FeatcheckError(
+            f"cannot tell which build of {crate} {version} to time "
+            f"({len(nodes)} in the member's graph)"
+        )
+    program = program_for(crate, version)
+    uses = program.uses if program is not None else ()
+    below = graph.dependencies(nodes[0])
+    used = []
+    for name in uses:
+        found = [n for n in below if n.name == name and not n.host]
+        if len(found) != 1:
+            raise FeatcheckError(
+                f"the probe of {crate} {version} calls {name}, which it "
+                f"does not depend on once in the member's graph ({len(found)} builds)"
+            )
+        used.append(_pin(found[0]))
+    return (_pin(nodes[0]), *used)
+
+
+def _pin(node: Node) -> Pin:
+    if node.package.source is not None:
+        raise FeatcheckError(
+            f"{node.name} {node.version} comes from {node.package.source}, not a registry: "
+            "the probe builds registry crates only"
+        )
+    return Pin(node.name, node.version, tuple(sorted(node.features)))
+
+
+def enabling_features(table: dict[str, tuple[FeatureValue, ...]], feature: str) -> set[str]:
+    """`feature` and every feature of the same crate that turns it on, directly or through
+    another (lz4_flex's `default` turns on `safe-decode`)."""
+    enabling = {feature}
+    grew = True
+    while grew:
+        grew = False
+        for name, values in table.items():
+            if name not in enabling and any(
+                value.kind == FEATURE and value.name in enabling for value in values
+            ):
+                enabling.add(name)
+                grew = True
+    return enabling
 
 
 def release_profile(workspace_manifest: Path, checkout: Path | None = None) -> dict[str, Any]:

@@ -14,15 +14,17 @@ import json
 import os
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from featcheck.boundary import TrustContext
 from featcheck.errors import FeatcheckError
 from featcheck.fileio import read_regular_file, write_atomic
 from featcheck.probe.cache import cache_root
-from featcheck.probe.rules.programs import program_timing
-from featcheck.probe.rules.run import RuleProbeReport
+from featcheck.probe.programs import program_timing
 from featcheck.report import AuditResult, Cost, Finding
+
+if TYPE_CHECKING:  # the audit's --measured reads this module without the probe's machinery
+    from featcheck.probe.member import MemberProbeReport
 
 FILE = "measured.json"
 _LIMIT = 4 * 1024 * 1024
@@ -40,13 +42,13 @@ def _read(path: Path) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
-def record(report: RuleProbeReport, trust: TrustContext) -> None:
-    """Keep every result of `report` whose builds computed the same thing."""
+def record(report: MemberProbeReport, trust: TrustContext) -> None:
+    """Keep every rule probe's result in `report` whose builds computed the same thing."""
     path = cache_root(trust) / FILE
     path.parent.mkdir(parents=True, exist_ok=True)
     kept = _read(path) if path.is_file() else {}
     today = datetime.date.today().isoformat()
-    for result in report.results:
+    for result in report.rules or ():
         if not result.agree:
             continue
         finding = result.finding
