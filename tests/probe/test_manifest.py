@@ -1,4 +1,4 @@
-"""The probe's generated Cargo.toml (probe/manifest.py)."""
+"""The probe's generated Cargo.toml (probe/cache.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 import tomlkit
 from probe_support import CONFIG
 
-from featcheck.probe.manifest import render_manifest
+from featcheck.probe.cache import render_manifest
 from featcheck.probe.programs import MATMUL
 from featcheck.probe.resolve import release_profile
 

@@ -1,5 +1,5 @@
 """The rule probes' programs (probe/programs.py) and the crate written for them
-(probe/manifest.py), offline and without compiling: which program times which finding,
+(probe/cache.py), offline and without compiling: which program times which finding,
 the probe manifest's own features for a program that tests the crate's features with `cfg`
 (gemm's `rayon`), and the other crates a program calls pinned from the member's graph
 (burn-ndarray's through burn-backend)."""
@@ -17,7 +17,7 @@ from support import REPO, trust_of
 
 from featcheck.cargo.tree_text import parse_tree_text
 from featcheck.errors import FeatcheckError
-from featcheck.probe.manifest import render_manifest
+from featcheck.probe.cache import render_manifest
 from featcheck.probe.measured import attach
 from featcheck.probe.programs import PROGRAMS, Program, program_for, program_timing
 from featcheck.probe.resolve import BackendConfig, Pin, enabling_features, pins_for

@@ -6,10 +6,9 @@ rule is about; programs.py lists them) against registry crates at the member's l
 and resolved features, never the member's crate or its build script, then times them:
 
     resolve.py   the member's graph, lockfile and release profile; the pins a program needs
-    manifest.py  a program's Cargo.toml for one configuration
-    cache.py     cache directory, cache key, the program's crate written there
+    cache.py     cache directory, cache key, the program's crate (its Cargo.toml) written there
     build.py     verification with cargo tree, what a build compiles, the build
-    compile.py   the toolset, `cargo build`, its progress on stderr (progress.py), why it failed
+    compile.py   the toolset, `cargo build`, its progress on stderr, why it failed
     statement.py what the builds compile and run, said before, and the consent to it
     measure.py   the one timing loop: the matmul with 1 thread and all cores, a rule's two
                  builds in turn; PyTorch for comparison

@@ -24,9 +24,8 @@ from featcheck.cargo.process import run_process
 from featcheck.cargo.tree_text import TreeTextError, parse_tree_text
 from featcheck.errors import FeatcheckError
 from featcheck.graph import DependencyGraph
-from featcheck.probe.cache import binary_name, cache_root, executable, prepare_crate
+from featcheck.probe.cache import PACKAGE, binary_name, cache_root, executable, prepare_crate
 from featcheck.probe.compile import Toolset, classify_build_failure, compile_probe, find_toolset
-from featcheck.probe.manifest import PACKAGE
 from featcheck.probe.programs import Program
 from featcheck.probe.resolve import BackendConfig
 from featcheck.wording import plural

@@ -9,26 +9,36 @@ Layout under the user's cache directory ($XDG_CACHE_HOME, else ~/.cache):
 `<key>` hashes the program's sources, the generated manifest, the member's Cargo.lock, `rustc -vV`
 and the RUSTFLAGS variables; a configuration whose binary exists is not built again, so a second
 probe starts timing as soon as cargo has resolved the member.
+
+The generated Cargo.toml depends on the program's crates, each pinned to the member's version
+with `default-features = false` and exactly the member's resolved features, so that cargo's
+feature unification gives them the member's feature set, no more and no less (checked with
+cargo tree before building); it copies the member's release speed settings.
 """
 
 from __future__ import annotations
 
 import contextlib
 import hashlib
+import json
 import os
+import re
+from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 from featcheck.boundary import TrustContext
 from featcheck.errors import FeatcheckError
 from featcheck.fileio import user_cache_directory
 from featcheck.probe.compile import Toolset
-from featcheck.probe.manifest import PACKAGE, render_manifest
 from featcheck.probe.programs import Program
 from featcheck.probe.resolve import BackendConfig
 
+PACKAGE = "featcheck-probe"
 CACHE_VERSION = "2"
 """2: every probe is a program of probe/rules/programs/, the matmul's built on burn-flex."""
 _FLAG_VARIABLES = ("RUSTFLAGS", "CARGO_ENCODED_RUSTFLAGS", "CARGO_BUILD_RUSTFLAGS")
+_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
 
 
 def cache_root(trust: TrustContext) -> Path:
@@ -94,3 +104,74 @@ def write_if_changed(path: Path, content: bytes) -> None:
     temporary = path.with_name(path.name + f".{os.getpid()}.tmp")
     temporary.write_bytes(content)
     os.replace(temporary, path)
+
+
+def _toml_string(value: str) -> str:
+    # A JSON string of printable ASCII is a valid TOML basic string.
+    return json.dumps(value, ensure_ascii=True)
+
+
+def _toml_array(values: Iterable[str]) -> str:
+    return "[" + ", ".join(_toml_string(v) for v in values) + "]"
+
+
+def _toml_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    return _toml_string(str(value))
+
+
+def _toml_key(name: str) -> str:
+    return name if _BARE_KEY.fullmatch(name) else _toml_string(name)
+
+
+def render_manifest(config: BackendConfig, program: Program, bin_name: str) -> str:
+    """The manifest of `program`'s probe crate for `config`, building `bin_name`: its crates,
+    the member's speed settings, and no workspace above."""
+    return "\n".join(
+        [
+            "# Written by `featcheck probe`; rewritten on every probe of this build.",
+            f"# Reproduces {config.member}'s build of {config.backend} ({config.target}).",
+            "[package]",
+            f"name = {_toml_string(PACKAGE)}",
+            'version = "0.1.0"',
+            'edition = "2021"',
+            "publish = false",
+            "",
+            "[[bin]]",
+            f"name = {_toml_string(bin_name)}",
+            'path = "src/main.rs"',
+            "",
+            *_features(config, program),
+            "[dependencies]",
+            *(
+                f"{_toml_key(pin.name)} = {{ version = {_toml_string('=' + pin.version)}, "
+                f"default-features = false, features = {_toml_array(pin.features)} }}"
+                for pin in config.pins
+            ),
+            "",
+            "[profile.release]",
+            "debug = false",
+            *(f"{key} = {_toml_value(value)}" for key, value in sorted(config.profile.items())),
+            "",
+            "# Keep the probe out of any workspace above it.",
+            "[workspace]",
+            "",
+        ]
+    )
+
+
+def _features(config: BackendConfig, program: Program) -> list[str]:
+    """The probe crate's own features, for a program that tests the crate's features with
+    `cfg`: each declared, on by default exactly when the pinned crate has it (so that cargo
+    builds the program's code for that API, and nothing else changes)."""
+    if not program.cfg_features:
+        return []
+    return [
+        "[features]",
+        f"default = {_toml_array(program.probe_features(config.backend.features))}",
+        *(f"{_toml_key(feature)} = []" for feature in sorted(program.cfg_features)),
+        "",
+    ]
