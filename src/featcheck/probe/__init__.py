@@ -9,11 +9,11 @@ and resolved features, never the member's crate or its build script, then times 
     cache.py     cache directory, cache key, the program's crate (its Cargo.toml) written there
     build.py     verification with cargo tree, what a build compiles, the build
     compile.py   the toolset, `cargo build`, its progress on stderr, why it failed
-    statement.py what the builds compile and run, said before, and the consent to it
     measure.py   the one timing loop: the matmul with 1 thread and all cores, a rule's two
                  builds in turn; PyTorch for comparison
     verdict.py   single-threaded / multi-threaded / inconclusive, and the thresholds
-    command.py   the matmul's plan and timing; member.py the whole run and the rule probes
+    command.py   the matmul's plan and timing; member.py the whole run, the rule probes,
+                 the statement of what the builds compile and run, and the consent to it
     report.py    the text of the one report, schema.py its JSON; measured.py keeps the rule
                  probes' results for `featcheck --measured`
 """

@@ -71,23 +71,6 @@ def cache_key(config: BackendConfig, program: Program, toolset: Toolset) -> str:
     return digest.hexdigest()[:16]
 
 
-def prepare_crate(
-    root: Path, config: BackendConfig, program: Program, toolset: Toolset
-) -> tuple[Path, str]:
-    """Write `program`'s crate for `config` into the cache under `root`; returns (its
-    directory, key)."""
-    key = cache_key(config, program, toolset)
-    directory = root / key
-    for name, content in program.sources().items():
-        (directory / name).parent.mkdir(parents=True, exist_ok=True)
-        write_if_changed(directory / name, content)
-    manifest = render_manifest(config, program, binary_name(key))
-    write_if_changed(directory / "Cargo.toml", manifest.encode())
-    if config.lockfile is not None and not (directory / "Cargo.lock").exists():
-        write_if_changed(directory / "Cargo.lock", config.lockfile)
-    return directory, key
-
-
 def binary_name(key: str) -> str:
     """The probe's package and binary name for one configuration."""
     return f"{PACKAGE}-{key}"

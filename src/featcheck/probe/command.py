@@ -4,7 +4,7 @@ built (cached), timed and judged; the steps `featcheck probe` runs (probe/member
 The probe is the only part of featcheck that compiles and runs code: registry crates at the
 member's locked versions (their build scripts and proc-macros run while compiling) plus
 featcheck's own probe crate, built in the user's cache directory. Before compiling, it states
-exactly that and asks (`confirm`, statement.py); a cached build compiles nothing. The audited
+exactly that and asks (`confirm`, member.py); a cached build compiles nothing. The audited
 crate, its build script and its path dependencies are never compiled or run.
 """
 
@@ -164,7 +164,6 @@ def _torch(n: int, say: Callable[[str], None]) -> TorchStats | None:
 class MatmulPlan:
     """The matmul probe's builds, planned: the member's configuration (and featcheck's fix)."""
 
-    configs: list[BackendConfig]
     plans: list[BuildPlan]
     fix_description: str | None
     notes: list[str]
@@ -181,7 +180,7 @@ def plan_matmul(
     notes = _environment_notes()
     configs, fix_description = _configurations(resolved, findings, options, notes)
     plans = [builder.plan(variant, MATMUL) for variant in configs]
-    return MatmulPlan(configs, plans, fix_description, notes)
+    return MatmulPlan(plans, fix_description, notes)
 
 
 def time_matmul(
@@ -196,8 +195,9 @@ def time_matmul(
     builds = [built(builder, plan, say) for plan in prepared.plans]
     cores = usable_cores()
     seconds_to_timing = time.monotonic() - started
-    variants = _measured(prepared.configs, builds, options, cores, say, builder.trust)
-    config = prepared.configs[0]
+    configs = [plan.config for plan in prepared.plans]
+    variants = _measured(configs, builds, options, cores, say, builder.trust)
+    config = configs[0]
     return ProbeReport(
         member=config.member,
         target=config.target,

@@ -16,7 +16,6 @@ from featcheck.probe.build import BuiltProbe
 from featcheck.probe.command import ProbeReport, VariantResult
 from featcheck.probe.measure import TIMED_RUNS, TORCH_NOTE, WARMUP
 from featcheck.probe.member import MemberProbeReport, RuleProbeResult, costs_here
-from featcheck.probe.resolve import BackendConfig
 from featcheck.probe.verdict import RunStats, ThreadEvidence
 from featcheck.render.json_text import json_document
 
@@ -55,8 +54,10 @@ def _thread_cpu_json(evidence: ThreadEvidence | None) -> dict[str, Any] | None:
     }
 
 
-def _stats_json(stats: RunStats) -> dict[str, Any]:
+def _run_json(stats: RunStats) -> dict[str, Any]:
     return {
+        "threads": stats.threads,
+        "rayon_num_threads": stats.rayon_num_threads,
         "min_ms": _round(stats.min_ms),
         "median_ms": _round(stats.median_ms),
         "parallelism": _round(stats.parallelism, 3),
@@ -65,15 +66,8 @@ def _stats_json(stats: RunStats) -> dict[str, Any]:
     }
 
 
-def _run_json(stats: RunStats) -> dict[str, Any]:
-    return {
-        "threads": stats.threads,
-        "rayon_num_threads": stats.rayon_num_threads,
-        **_stats_json(stats),
-    }
-
-
-def _config_json(config: BackendConfig) -> dict[str, Any]:
+def _variant_json(variant: VariantResult) -> dict[str, Any]:
+    m, d, config = variant.measurement, variant.decision, variant.config
     return {
         "crate": config.backend.name,
         "crate_version": config.backend.version,
@@ -83,14 +77,6 @@ def _config_json(config: BackendConfig) -> dict[str, Any]:
             {"name": p.name, "version": p.version, "features": list(p.features)}
             for p in config.pins
         ],
-    }
-
-
-def _variant_json(variant: VariantResult) -> dict[str, Any]:
-    m = variant.measurement
-    d = variant.decision
-    return {
-        **_config_json(variant.config),
         "verdict": d.verdict.value,
         "reason": d.reason,
         "basis": d.basis,
