@@ -190,14 +190,30 @@ def time_matmul(
     say: Callable[[str], None],
     started: float,
 ) -> ProbeReport:
-    """Build what is planned (consent given), time every build, decide; `started`: when the
-    command began (time.monotonic), for the time to the first timed run."""
+    """Build what is planned (consent given), time every build with 1 thread and all cores,
+    and judge it; `started`: when the command began (time.monotonic), for the time to the
+    first timed run."""
     builds = [built(builder, plan, say) for plan in prepared.plans]
     cores = usable_cores()
     seconds_to_timing = time.monotonic() - started
-    configs = [plan.config for plan in prepared.plans]
-    variants = _measured(configs, builds, options, cores, say, builder.trust)
-    config = configs[0]
+    measurements = measure(
+        [b.binary for b in builds],
+        options.n,
+        cores=cores,
+        timeout=options.timeout,
+        say=say,
+        trust=builder.trust,
+    )
+    variants = [
+        VariantResult(
+            plan.config,
+            b,
+            m,
+            decide(m.single, m.every, cores, m.idle_cores, n=options.n, other_cores=m.other_cores),
+        )
+        for plan, b, m in zip(prepared.plans, builds, measurements, strict=True)
+    ]
+    config = prepared.plans[0].config
     return ProbeReport(
         member=config.member,
         target=config.target,
@@ -272,34 +288,6 @@ def built(builder: ProbeBuilder, plan: BuildPlan, say: Callable[[str], None]) ->
             f"({binary.binary.parent})"
         )
     return binary
-
-
-def _measured(
-    configs: list[BackendConfig],
-    builds: list[BuiltProbe],
-    options: ProbeOptions,
-    cores: int,
-    say: Callable[[str], None],
-    trust: TrustContext,
-) -> list[VariantResult]:
-    """Every build timed with 1 thread and all cores, and judged."""
-    measurements = measure(
-        [b.binary for b in builds],
-        options.n,
-        cores=cores,
-        timeout=options.timeout,
-        say=say,
-        trust=trust,
-    )
-    return [
-        VariantResult(
-            c,
-            b,
-            m,
-            decide(m.single, m.every, cores, m.idle_cores, n=options.n, other_cores=m.other_cores),
-        )
-        for c, b, m in zip(configs, builds, measurements, strict=True)
-    ]
 
 
 def start_probe(

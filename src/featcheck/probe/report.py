@@ -202,34 +202,31 @@ def _build_line(report: ProbeReport) -> str:
 # --- the rule probes ---------------------------------------------------------------------------
 
 
-def verdict_line(result: RuleProbeResult) -> str:
-    """`FC012 memchr 2.8.3 without `std`: 2.06x slower here (memchr: …)`."""
+def _verdict_line(result: RuleProbeResult) -> tuple[str, str]:
+    """`FC012 memchr 2.8.3 without `std`: 2.06x slower here (memchr: …)`, in the matmul
+    verdict's colours: a cost red, no cost green, no ratio yellow."""
     finding, best = result.finding, result.headline
-    on = finding.feature in result.current.backend.features
-    state = "with" if on else "without"
+    state = "with" if finding.feature in result.current.backend.features else "without"
     about = f"{finding.code} {finding.crate} {finding.crate_version} {state} `{finding.feature}`"
+    work = f"({best.name}: {result.program.work})"
     if not result.agree:
-        return f"{about}: the two builds computed different results; no ratio is given"
+        return (
+            f"{about}: the two builds computed different results; no ratio is given",
+            _verdict_style(Verdict.INCONCLUSIVE),
+        )
     if best.ratio >= COSTS_FROM:
-        how = f"{best.ratio:.2f}x slower here"
-    else:
-        how = f"no measurable cost here ({best.ratio:.2f}x)"
-    return f"{about}: {how} ({best.name}: {result.program.work})"
+        return f"{about}: {best.ratio:.2f}x slower here {work}", _verdict_style(Verdict.SINGLE)
+    return (
+        f"{about}: no measurable cost here ({best.ratio:.2f}x) {work}",
+        _verdict_style(Verdict.MULTI),
+    )
 
 
-def _rule_style(result: RuleProbeResult) -> str:
-    """The matmul verdict's colours: a cost red, no cost green, no ratio yellow."""
-    if not result.agree:
-        return _verdict_style(Verdict.INCONCLUSIVE)
-    costs = result.headline.ratio >= COSTS_FROM
-    return _verdict_style(Verdict.SINGLE if costs else Verdict.MULTI)
-
-
-def _rule_lines(report: MemberProbeReport, results: list[RuleProbeResult]) -> list[tuple[str, str]]:
+def _rule_lines(results: list[RuleProbeResult], runs: int) -> list[tuple[str, str]]:
     """Per finding: the verdict, both builds' features and every workload's times."""
     lines = []
     for result in results:
-        lines += [("", ""), (verdict_line(result), _rule_style(result))]
+        lines += [("", ""), _verdict_line(result)]
         if result.program.wall:
             lines.append((f"  by wall time, on {plural(usable_cores(), 'core')}", ""))
         lines += [
@@ -244,18 +241,12 @@ def _rule_lines(report: MemberProbeReport, results: list[RuleProbeResult]) -> li
                     "",
                 )
             )
-    clocks = sorted(
-        {
-            "wall time" if r.program.wall else "thread CPU time of the calling thread"
-            for r in results
-        }
-    )
-    runs = plural(report.runs, "run")
+    clocks = sorted({_clock(result) for result in results})
     lines += [
         ("", ""),
         (
-            f"{' or '.join(clocks)}, median of {runs} of each build in turn, each run the "
-            "median of many calls",
+            f"{' or '.join(clocks)}, median of {plural(runs, 'run')} of each build in turn, "
+            "each run the median of many calls",
             "dim",
         ),
     ]
@@ -276,6 +267,6 @@ def render_text(report: MemberProbeReport) -> None:
     else:
         lines = [_title(report.member, report.target)]
     if report.rules is not None:
-        lines += _rule_lines(report, report.rules)
+        lines += _rule_lines(report.rules, report.runs)
     for text, style in lines:
         console.print(printable(text), style=style or None, markup=False)

@@ -27,7 +27,7 @@ from featcheck.errors import FeatcheckError
 from featcheck.fileio import MAX_LOCKFILE_BYTES, MAX_MANIFEST_BYTES
 from featcheck.graph import DependencyGraph, Node
 from featcheck.lockfile import LockfileGuard
-from featcheck.probe.programs import MATMUL, program_for
+from featcheck.probe.programs import MATMUL, Program, program_for
 from featcheck.source_answers import read_workspace
 from featcheck.workspace.model import FEATURE, FeatureValue, Package
 from featcheck.workspace.workspace import Workspace
@@ -141,16 +141,7 @@ def backend_from_graph(graph: DependencyGraph, member: str, target: str) -> Back
         )
     node = backends[0]
     below = [n for n in _descendants(graph, node) if _is_gemm(n.name)]
-    # The crates whose traits the matmul program calls, as the member builds them.
-    direct = graph.dependencies(node)
-    for name in MATMUL.uses:
-        found = [n for n in direct if n.name == name and not n.host]
-        if len(found) != 1:
-            raise FeatcheckError(
-                f"{BACKEND} {node.version} does not depend on {name} once in {member}'s graph: "
-                f"the probe's matmul is written for {MATMUL.describe()}"
-            )
-        below.append(found[0])
+    below += _used(graph, node, MATMUL)  # the crates whose traits the matmul program calls
     pins = [_pin(n) for n in (node, *below)]
     names = [p.name for p in pins]
     if len(names) != len(set(names)):
@@ -180,18 +171,25 @@ def pins_for(graph: DependencyGraph, crate: str, version: str) -> tuple[Pin, ...
             f"({len(nodes)} in the member's graph)"
         )
     program = program_for(crate, version)
-    uses = program.uses if program is not None else ()
-    below = graph.dependencies(nodes[0])
+    used = _used(graph, nodes[0], program) if program is not None else []
+    return (_pin(nodes[0]), *(_pin(node) for node in used))
+
+
+def _used(graph: DependencyGraph, node: Node, program: Program) -> list[Node]:
+    """The dependencies of `node` that its program calls as well (Program.uses), each as the
+    member's graph builds it, once."""
+    below = graph.dependencies(node)
     used = []
-    for name in uses:
+    for name in program.uses:
         found = [n for n in below if n.name == name and not n.host]
         if len(found) != 1:
             raise FeatcheckError(
-                f"the probe of {crate} {version} calls {name}, which it "
-                f"does not depend on once in the member's graph ({len(found)} builds)"
+                f"the probe of {node.name} {node.version} calls {name}, which it does not "
+                f"depend on once in the member's graph ({len(found)} builds); the program is "
+                f"written for {program.describe()}"
             )
-        used.append(_pin(found[0]))
-    return (_pin(nodes[0]), *used)
+        used.append(found[0])
+    return used
 
 
 def _pin(node: Node) -> Pin:
