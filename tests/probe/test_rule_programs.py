@@ -17,8 +17,7 @@ from support import REPO, trust_of
 
 from featcheck.cargo.tree_text import parse_tree_text
 from featcheck.errors import FeatcheckError
-from featcheck.probe.cache import render_manifest
-from featcheck.probe.measured import attach
+from featcheck.probe.cache import attach, render_manifest
 from featcheck.probe.programs import PROGRAMS, Program, program_for, program_timing
 from featcheck.probe.resolve import BackendConfig, Pin, enabling_features, pins_for
 from featcheck.report import AuditResult, Cost

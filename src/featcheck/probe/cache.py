@@ -5,10 +5,17 @@ Layout under the user's cache directory ($XDG_CACHE_HOME, else ~/.cache):
     featcheck/probe/target/          one cargo target directory shared by every configuration,
                                      so a second configuration recompiles only what differs
     featcheck/probe/<key>/           one configuration: Cargo.toml, Cargo.lock, src/, the binary
+    featcheck/probe/measured.json    what the rule probes measured here
 
 `<key>` hashes the program's sources, the generated manifest, the member's Cargo.lock, `rustc -vV`
 and the RUSTFLAGS variables; a configuration whose binary exists is not built again, so a second
 probe starts timing as soon as cargo has resolved the member.
+
+`measured.json` keeps each rule probe's result, by rule, crate, version and
+target, the newest measurement winning. `featcheck --measured` attaches it to each finding it
+covers, and says of the others that the number is the rule's own, measured on featcheck's build
+machine, and which command measures it here. The cache must lie outside the audited checkout: a
+checkout could otherwise plant a probe "built before", run as featcheck's own, or a measurement.
 
 The generated Cargo.toml depends on the program's crates, each pinned to the member's version
 with `default-features = false` and exactly the member's resolved features, so that cargo's
@@ -19,26 +26,34 @@ cargo tree before building); it copies the member's release speed settings.
 from __future__ import annotations
 
 import contextlib
+import datetime
 import hashlib
 import json
 import os
 import re
 from collections.abc import Iterable
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from featcheck.boundary import TrustContext
 from featcheck.errors import FeatcheckError
-from featcheck.fileio import user_cache_directory
+from featcheck.fileio import read_regular_file, user_cache_directory, write_atomic
 from featcheck.probe.compile import Toolset
-from featcheck.probe.programs import Program
+from featcheck.probe.programs import Program, program_timing
 from featcheck.probe.resolve import BackendConfig
+from featcheck.report import AuditResult, Cost, Finding
+
+if TYPE_CHECKING:
+    from featcheck.probe.member import MemberProbeReport
 
 PACKAGE = "featcheck-probe"
 CACHE_VERSION = "2"
 """2: every probe is a program of probe/rules/programs/, the matmul's built on burn-flex."""
 _FLAG_VARIABLES = ("RUSTFLAGS", "CARGO_ENCODED_RUSTFLAGS", "CARGO_BUILD_RUSTFLAGS")
 _BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
+MEASURED = "measured.json"
+_MEASURED_LIMIT = 4 * 1024 * 1024
 
 
 def cache_root(trust: TrustContext) -> Path:
@@ -158,3 +173,69 @@ def _features(config: BackendConfig, program: Program) -> list[str]:
         *(f"{_toml_key(feature)} = []" for feature in sorted(program.cfg_features)),
         "",
     ]
+
+
+# --- what the rule probes measured, for `featcheck --measured` ---------------------------------
+
+
+def _key(code: str, crate: str, version: str, target: str | None) -> str:
+    return f"{code} {crate} {version} {target or ''}"
+
+
+def _read_measured(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(read_regular_file(path, "measurement file", _MEASURED_LIMIT))
+    except (FeatcheckError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def record(report: MemberProbeReport, trust: TrustContext) -> None:
+    """Keep every rule probe's result in `report` whose builds computed the same thing."""
+    path = cache_root(trust) / MEASURED
+    path.parent.mkdir(parents=True, exist_ok=True)
+    kept = _read_measured(path) if path.is_file() else {}
+    today = datetime.date.today().isoformat()
+    for result in report.rules or ():
+        if not result.agree:
+            continue
+        finding = result.finding
+        best = result.headline
+        kept[_key(finding.code, finding.crate, finding.crate_version, report.target)] = {
+            "ratio": round(best.ratio, 3),
+            "workload": best.name,
+            "measured_on": today,
+            "features": list(result.current.backend.features),
+        }
+    write_atomic(path, (json.dumps(kept, indent=1, sort_keys=True) + "\n").encode())
+
+
+def attach(result: AuditResult, trust: TrustContext) -> AuditResult:
+    """`result` with each finding the probe can time carrying its cost: measured here where
+    the cache has it (a cache the checkout cannot have written, `trust`), else quoted."""
+    try:
+        path = cache_root(trust) / MEASURED
+    except FeatcheckError as error:
+        result.notes.append(f"--measured: no measurement is read: {error.message}")
+        return result
+    kept = _read_measured(path) if os.path.isfile(path) else {}
+    findings = [_with_cost(finding, kept) for finding in result.findings]
+    return replace(result, findings=findings)
+
+
+def _with_cost(finding: Finding, kept: dict[str, Any]) -> Finding:
+    if program_timing(finding.crate, finding.crate_version, finding.feature) is None:
+        return finding
+    command = f"featcheck probe --rule {finding.code}"
+    entry = kept.get(_key(finding.code, finding.crate, finding.crate_version, finding.target))
+    if not isinstance(entry, dict) or not isinstance(entry.get("ratio"), (int, float)):
+        return replace(finding, cost=Cost(False, command))
+    cost = Cost(
+        True,
+        command,
+        float(entry["ratio"]),
+        str(entry.get("workload", "")),
+        str(entry.get("measured_on", "")),
+        tuple(str(f) for f in entry.get("features", []) if isinstance(f, str)),
+    )
+    return replace(finding, cost=cost)
