@@ -12,10 +12,10 @@ from featcheck.audit import project_manifest
 from featcheck.boundary import TrustContext
 from featcheck.cli.terminal import EXIT_CLEAN, EXIT_FINDINGS, fail
 from featcheck.errors import FeatcheckError
-from featcheck.probe.cache import record as record_measurements
 from featcheck.probe.command import ProbeOptions
 from featcheck.probe.member import MemberProbeReport, costs_here, run_member_probe, unsettled
 from featcheck.probe.report import render_text
+from featcheck.probe.schema import record as record_measurements
 from featcheck.probe.schema import render_json
 from featcheck.probe.verdict import Verdict
 

@@ -26,7 +26,6 @@ cargo tree before building); it copies the member's release speed settings.
 from __future__ import annotations
 
 import contextlib
-import datetime
 import hashlib
 import json
 import os
@@ -34,18 +33,15 @@ import re
 from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from featcheck.boundary import TrustContext
 from featcheck.errors import FeatcheckError
-from featcheck.fileio import read_regular_file, user_cache_directory, write_atomic
+from featcheck.fileio import read_regular_file, user_cache_directory
 from featcheck.probe.compile import Toolset
 from featcheck.probe.programs import Program, program_timing
 from featcheck.probe.resolve import BackendConfig
 from featcheck.report import AuditResult, Cost, Finding
-
-if TYPE_CHECKING:
-    from featcheck.probe.member import MemberProbeReport
 
 PACKAGE = "featcheck-probe"
 CACHE_VERSION = "2"
@@ -178,36 +174,16 @@ def _features(config: BackendConfig, program: Program) -> list[str]:
 # --- what the rule probes measured, for `featcheck --measured` ---------------------------------
 
 
-def _key(code: str, crate: str, version: str, target: str | None) -> str:
+def measured_key(code: str, crate: str, version: str, target: str | None) -> str:
     return f"{code} {crate} {version} {target or ''}"
 
 
-def _read_measured(path: Path) -> dict[str, Any]:
+def read_measured(path: Path) -> dict[str, Any]:
     try:
         data = json.loads(read_regular_file(path, "measurement file", _MEASURED_LIMIT))
     except (FeatcheckError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}
-
-
-def record(report: MemberProbeReport, trust: TrustContext) -> None:
-    """Keep every rule probe's result in `report` whose builds computed the same thing."""
-    path = cache_root(trust) / MEASURED
-    path.parent.mkdir(parents=True, exist_ok=True)
-    kept = _read_measured(path) if path.is_file() else {}
-    today = datetime.date.today().isoformat()
-    for result in report.rules or ():
-        if not result.agree:
-            continue
-        finding = result.finding
-        best = result.headline
-        kept[_key(finding.code, finding.crate, finding.crate_version, report.target)] = {
-            "ratio": round(best.ratio, 3),
-            "workload": best.name,
-            "measured_on": today,
-            "features": list(result.current.backend.features),
-        }
-    write_atomic(path, (json.dumps(kept, indent=1, sort_keys=True) + "\n").encode())
 
 
 def attach(result: AuditResult, trust: TrustContext) -> AuditResult:
@@ -218,7 +194,7 @@ def attach(result: AuditResult, trust: TrustContext) -> AuditResult:
     except FeatcheckError as error:
         result.notes.append(f"--measured: no measurement is read: {error.message}")
         return result
-    kept = _read_measured(path) if os.path.isfile(path) else {}
+    kept = read_measured(path) if os.path.isfile(path) else {}
     findings = [_with_cost(finding, kept) for finding in result.findings]
     return replace(result, findings=findings)
 
@@ -227,7 +203,9 @@ def _with_cost(finding: Finding, kept: dict[str, Any]) -> Finding:
     if program_timing(finding.crate, finding.crate_version, finding.feature) is None:
         return finding
     command = f"featcheck probe --rule {finding.code}"
-    entry = kept.get(_key(finding.code, finding.crate, finding.crate_version, finding.target))
+    entry = kept.get(
+        measured_key(finding.code, finding.crate, finding.crate_version, finding.target)
+    )
     if not isinstance(entry, dict) or not isinstance(entry.get("ratio"), (int, float)):
         return replace(finding, cost=Cost(False, command))
     cost = Cost(

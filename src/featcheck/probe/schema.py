@@ -1,4 +1,5 @@
-"""`featcheck probe --format json`: one object, in one of two versioned schemas.
+"""`featcheck probe --format json`: one object, in one of two versioned schemas; and the rule
+probes' results kept as JSON in the probe's cache, for `featcheck --measured`.
 
 Both are versioned like the audit's: adding a field keeps `version`; renaming, removing or
 changing the meaning of one bumps it. Where the member builds burn-flex the object is the
@@ -9,10 +10,15 @@ prints it. Both fields were added to version 1 of the matmul's schema.
 
 from __future__ import annotations
 
+import datetime
+import json
 from typing import Any
 
 from featcheck import __version__
+from featcheck.boundary import TrustContext
+from featcheck.fileio import write_atomic
 from featcheck.probe.build import BuiltProbe
+from featcheck.probe.cache import MEASURED, cache_root, measured_key, read_measured
 from featcheck.probe.command import ProbeReport, VariantResult
 from featcheck.probe.measure import TIMED_RUNS, TORCH_NOTE, WARMUP
 from featcheck.probe.member import MemberProbeReport, RuleProbeResult, costs_here
@@ -202,3 +208,24 @@ def render_json(report: MemberProbeReport) -> str:
     data = report_json(report.matmul)
     data = {"version": data.pop("version"), "kind": "matmul", **data, "rules": rules}
     return json_document(data) + "\n"
+
+
+def record(report: MemberProbeReport, trust: TrustContext) -> None:
+    """Keep, for `featcheck --measured`, every rule probe's result in `report` whose builds
+    computed the same thing (cache.py reads them back)."""
+    path = cache_root(trust) / MEASURED
+    path.parent.mkdir(parents=True, exist_ok=True)
+    kept = read_measured(path) if path.is_file() else {}
+    today = datetime.date.today().isoformat()
+    for result in report.rules or ():
+        if not result.agree:
+            continue
+        finding = result.finding
+        best = result.headline
+        kept[measured_key(finding.code, finding.crate, finding.crate_version, report.target)] = {
+            "ratio": round(best.ratio, 3),
+            "workload": best.name,
+            "measured_on": today,
+            "features": list(result.current.backend.features),
+        }
+    write_atomic(path, (json.dumps(kept, indent=1, sort_keys=True) + "\n").encode())
