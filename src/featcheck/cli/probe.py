@@ -13,7 +13,7 @@ from featcheck.boundary import TrustContext
 from featcheck.cli.terminal import EXIT_CLEAN, EXIT_FINDINGS, fail
 from featcheck.errors import FeatcheckError
 from featcheck.probe.command import ProbeOptions
-from featcheck.probe.member import MemberProbeReport, costs_here, run_member_probe, unsettled
+from featcheck.probe.member import ProbeReport, costs_here, run_member_probe, unsettled
 from featcheck.probe.report import render_text
 from featcheck.probe.schema import record as record_measurements
 from featcheck.probe.schema import render_json
@@ -59,7 +59,7 @@ def probe(arguments: argparse.Namespace) -> int:
     return exit_code(report)
 
 
-def exit_code(report: MemberProbeReport) -> int:
+def exit_code(report: ProbeReport) -> int:
     """1 where something measurably costs here (the matmul on one core, a finding's build
     slower than the fixed one), else 3 where something could not be told, else 0."""
     matmul, rules = report.matmul, report.rules or []

@@ -97,8 +97,8 @@ class VariantResult:
 
 
 @dataclass
-class ProbeReport:
-    """Everything the renderers show."""
+class MatmulReport:
+    """The matmul's part of the report: every build timed and judged."""
 
     member: str
     target: str
@@ -189,7 +189,7 @@ def time_matmul(
     options: ProbeOptions,
     say: Callable[[str], None],
     started: float,
-) -> ProbeReport:
+) -> MatmulReport:
     """Build what is planned (consent given), time every build with 1 thread and all cores,
     and judge it; `started`: when the command began (time.monotonic), for the time to the
     first timed run."""
@@ -214,7 +214,7 @@ def time_matmul(
         for plan, b, m in zip(prepared.plans, builds, measurements, strict=True)
     ]
     config = prepared.plans[0].config
-    return ProbeReport(
+    return MatmulReport(
         member=config.member,
         target=config.target,
         n=options.n,

@@ -27,8 +27,8 @@ from featcheck.fixes.apply import plan_changes
 from featcheck.probe.build import BuildPlan, BuiltProbe, ProbeBuilder
 from featcheck.probe.command import (
     RULE_RUNS,
+    MatmulReport,
     ProbeOptions,
-    ProbeReport,
     built,
     checked_manifest,
     member_findings,
@@ -78,13 +78,13 @@ class RuleProbeResult:
 
 
 @dataclass
-class MemberProbeReport:
+class ProbeReport:
     """The member's measurements: burn's matmul where it builds burn-flex, and the findings
     the rule programs time (None: no rule probe ran)."""
 
     member: str
     target: str
-    matmul: ProbeReport | None
+    matmul: MatmulReport | None
     rules: list[RuleProbeResult] | None
     runs: int = RULE_RUNS
     """Runs of each rule probe's two builds."""
@@ -102,7 +102,7 @@ def unsettled(results: list[RuleProbeResult]) -> bool:
 
 def run_member_probe(
     options: ProbeOptions, say: Callable[[str], None], trust: TrustContext
-) -> MemberProbeReport:
+) -> ProbeReport:
     """Probe everything of the member that has a program, in the run's trust context
     (`TrustContext.of` the path the user named); a FeatcheckError (one line) when nothing
     has, or on any failure."""
@@ -112,9 +112,7 @@ def run_member_probe(
         raise probe_error(error) from None
 
 
-def _run(
-    options: ProbeOptions, say: Callable[[str], None], trust: TrustContext
-) -> MemberProbeReport:
+def _run(options: ProbeOptions, say: Callable[[str], None], trust: TrustContext) -> ProbeReport:
     started = time.monotonic()
     manifest = checked_manifest(options, trust)
     builder, resolved = start_probe(manifest, options, say, trust)
@@ -142,7 +140,7 @@ def _run(
         options.confirm,
         say,
     )
-    return MemberProbeReport(
+    return ProbeReport(
         member,
         resolved.target,
         time_matmul(builder, matmul, options, say, started) if matmul else None,

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from rich.console import Console
 
-from featcheck.probe.command import ProbeReport
+from featcheck.probe.command import MatmulReport
 from featcheck.probe.measure import TIMED_RUNS, TORCH_NOTE, WARMUP, usable_cores
-from featcheck.probe.member import COSTS_FROM, MemberProbeReport, RuleProbeResult
+from featcheck.probe.member import COSTS_FROM, ProbeReport, RuleProbeResult
 from featcheck.probe.verdict import RunStats, Verdict
 from featcheck.render.safe_text import printable
 from featcheck.wording import plural
@@ -53,7 +53,7 @@ def _verdict_style(verdict: Verdict) -> str:
     return {Verdict.SINGLE: "bold red", Verdict.MULTI: "bold green"}.get(verdict, "bold yellow")
 
 
-def text_lines(report: ProbeReport, fancy: bool) -> list[tuple[str, str]]:
+def text_lines(report: MatmulReport, fancy: bool) -> list[tuple[str, str]]:
     """(text, rich style) per line."""
     decision = report.current.decision
     lines = _header_lines(report) + _timing_lines(report, fancy)
@@ -92,7 +92,7 @@ def _title(member: str, target: str) -> tuple[str, str]:
     return (f"featcheck probe: {member} ({target})", "bold")
 
 
-def _header_lines(report: ProbeReport) -> list[tuple[str, str]]:
+def _header_lines(report: MatmulReport) -> list[tuple[str, str]]:
     """The member, its backend and pinned crates, and what was timed how."""
     config = report.current.config
     gemm = [str(p) for p in config.pins[1:]]
@@ -113,7 +113,7 @@ def _header_lines(report: ProbeReport) -> list[tuple[str, str]]:
     ]
 
 
-def _timing_lines(report: ProbeReport, fancy: bool) -> list[tuple[str, str]]:
+def _timing_lines(report: MatmulReport, fancy: bool) -> list[tuple[str, str]]:
     """The current build's table: per workload, the 1-thread and the all-core run."""
     m = report.current.measurement
     rows = [("RAYON_NUM_THREADS=1", m.single), (f"all cores ({report.cores})", m.every)]
@@ -136,7 +136,7 @@ def _timing_lines(report: ProbeReport, fancy: bool) -> list[tuple[str, str]]:
     return lines
 
 
-def _compare_rows(report: ProbeReport) -> list[tuple[str, RunStats]]:
+def _compare_rows(report: MatmulReport) -> list[tuple[str, RunStats]]:
     variants = [("current", report.current)]
     if report.fixed is not None:
         variants.append(("featcheck's fix", report.fixed))
@@ -150,7 +150,7 @@ def _compare_rows(report: ProbeReport) -> list[tuple[str, RunStats]]:
     return rows
 
 
-def _compare_lines(report: ProbeReport, fancy: bool) -> list[tuple[str, str]]:
+def _compare_lines(report: MatmulReport, fancy: bool) -> list[tuple[str, str]]:
     """The matmul of the current build against featcheck's fix (and PyTorch), all cores,
     with bars of the minimum time so that the gap is seen."""
     rows = _compare_rows(report)
@@ -182,7 +182,7 @@ def _compare_lines(report: ProbeReport, fancy: bool) -> list[tuple[str, str]]:
     return lines
 
 
-def _build_line(report: ProbeReport) -> str:
+def _build_line(report: MatmulReport) -> str:
     parts = []
     for variant in (report.current, report.fixed):
         if variant is None:
@@ -257,7 +257,7 @@ def _clock(result: RuleProbeResult) -> str:
     return "wall time" if result.program.wall else "thread CPU time of the calling thread"
 
 
-def render_text(report: MemberProbeReport) -> None:
+def render_text(report: ProbeReport) -> None:
     """Print the report on stdout: the matmul's (colours and block bars on a terminal, plain in
     a pipe), then each rule probe's, under one title."""
     console = Console(highlight=False, soft_wrap=True, emoji=False)

@@ -19,9 +19,9 @@ from featcheck.boundary import TrustContext
 from featcheck.fileio import write_atomic
 from featcheck.probe.build import BuiltProbe
 from featcheck.probe.cache import MEASURED, cache_root, measured_key, read_measured
-from featcheck.probe.command import ProbeReport, VariantResult
+from featcheck.probe.command import MatmulReport, VariantResult
 from featcheck.probe.measure import TIMED_RUNS, TORCH_NOTE, WARMUP
-from featcheck.probe.member import MemberProbeReport, RuleProbeResult, costs_here
+from featcheck.probe.member import ProbeReport, RuleProbeResult, costs_here
 from featcheck.probe.verdict import RunStats, ThreadEvidence
 from featcheck.render.json_text import json_document
 
@@ -107,7 +107,7 @@ def _build_json(build: BuiltProbe) -> dict[str, Any]:
     }
 
 
-def report_json(report: ProbeReport) -> dict[str, Any]:
+def report_json(report: MatmulReport) -> dict[str, Any]:
     """The probe's result as a JSON-ready dict."""
     current = _variant_json(report.current)
     data: dict[str, Any] = {
@@ -156,7 +156,7 @@ def report_json(report: ProbeReport) -> dict[str, Any]:
     return data
 
 
-def _rules_json(report: MemberProbeReport, results: list[RuleProbeResult]) -> dict[str, Any]:
+def _rules_json(report: ProbeReport, results: list[RuleProbeResult]) -> dict[str, Any]:
     return {
         "version": RULES_SCHEMA_VERSION,
         "kind": "rules",
@@ -198,7 +198,7 @@ def _result_json(result: RuleProbeResult) -> dict[str, Any]:
     }
 
 
-def render_json(report: MemberProbeReport) -> str:
+def render_json(report: ProbeReport) -> str:
     """One JSON object and a newline (see the module's text), printable and free of workflow
     commands."""
     rules = _rules_json(report, report.rules) if report.rules is not None else None
@@ -210,7 +210,7 @@ def render_json(report: MemberProbeReport) -> str:
     return json_document(data) + "\n"
 
 
-def record(report: MemberProbeReport, trust: TrustContext) -> None:
+def record(report: ProbeReport, trust: TrustContext) -> None:
     """Keep, for `featcheck --measured`, every rule probe's result in `report` whose builds
     computed the same thing (cache.py reads them back)."""
     path = cache_root(trust) / MEASURED
