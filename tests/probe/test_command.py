@@ -1,5 +1,5 @@
 """`featcheck probe` end to end without compiling: the flow, its questions and its errors
-(probe/command.py).
+(probe/member.py, probe/command.py).
 """
 
 from __future__ import annotations
