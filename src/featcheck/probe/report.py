@@ -113,27 +113,32 @@ def _header_lines(report: MatmulReport) -> list[tuple[str, str]]:
     ]
 
 
-def _timing_lines(report: MatmulReport, fancy: bool) -> list[tuple[str, str]]:
-    """The current build's table: per workload, the 1-thread and the all-core run."""
-    m = report.current.measurement
-    rows = [("RAYON_NUM_THREADS=1", m.single), (f"all cores ({report.cores})", m.every)]
+def _table(header: str, rows: list[tuple[str, RunStats]], fancy: bool) -> list[tuple[str, str]]:
+    """A table of runs: each row's own columns (`rows`: the text, the run), then which threads
+    did the work and a bar of its minimum time, so that the gap is seen."""
     largest = max(stats.min_ms for _, stats in rows)
-    lines = [
-        (
-            f"  {'workload':<9} {'run':<20} {'min / median':>22}  {'busy':>10}  "
-            f"{'threads: CPU shares':<{THREADS_WIDTH}}",
-            "dim",
-        )
-    ]
-    for label, stats in rows:
-        lines.append(
+    return [
+        (f"{header}{'threads: CPU shares':<{THREADS_WIDTH}}", "dim"),
+        *(
             (
-                f"  {'matmul':<9} {label:<20} {_times(stats)}  {_busy(stats)}  "
-                f"{_threads(stats):<{THREADS_WIDTH}} " + _bar(stats.min_ms, largest, 24, fancy),
+                f"{text}{_threads(stats):<{THREADS_WIDTH}} "
+                + _bar(stats.min_ms, largest, 24, fancy),
                 "",
             )
-        )
-    return lines
+            for text, stats in rows
+        ),
+    ]
+
+
+def _timing_lines(report: MatmulReport, fancy: bool) -> list[tuple[str, str]]:
+    """The current build's table: the 1-thread and the all-core run."""
+    m = report.current.measurement
+    rows = [("RAYON_NUM_THREADS=1", m.single), (f"all cores ({report.cores})", m.every)]
+    return _table(
+        f"  {'workload':<9} {'run':<20} {'min / median':>22}  {'busy':>10}  ",
+        [(f"  {'matmul':<9} {run:<20} {_times(s)}  {_busy(s)}  ", s) for run, s in rows],
+        fancy,
+    )
 
 
 def _compare_rows(report: MatmulReport) -> list[tuple[str, RunStats]]:
@@ -151,27 +156,20 @@ def _compare_rows(report: MatmulReport) -> list[tuple[str, RunStats]]:
 
 
 def _compare_lines(report: MatmulReport, fancy: bool) -> list[tuple[str, str]]:
-    """The matmul of the current build against featcheck's fix (and PyTorch), all cores,
-    with bars of the minimum time so that the gap is seen."""
+    """The matmul of the current build against featcheck's fix (and PyTorch), all cores."""
     rows = _compare_rows(report)
     width = max(len(label) for label, _ in rows)
     base = rows[0][1].min_ms
-    largest = max(stats.min_ms for _, stats in rows)
-    header = (
-        f"  {'matmul, all cores':<{width}}  {'min / median':>22}  {'vs current':>13}  "
-        f"{'threads: CPU shares':<{THREADS_WIDTH}}"
-    )
-    lines = [(header, "dim")]
+    cells = []
     for index, (label, stats) in enumerate(rows):
         ratio = base / stats.min_ms if stats.min_ms > 0 else 0.0
         versus = "1x" if index == 0 else f"{ratio:.2f}x " + ("faster" if ratio >= 1 else "slower")
-        lines.append(
-            (
-                f"  {label:<{width}}  {_times(stats)}  {versus:>13}  "
-                f"{_threads(stats):<{THREADS_WIDTH}} " + _bar(stats.min_ms, largest, 24, fancy),
-                "",
-            )
-        )
+        cells.append((f"  {label:<{width}}  {_times(stats)}  {versus:>13}  ", stats))
+    lines = _table(
+        f"  {'matmul, all cores':<{width}}  {'min / median':>22}  {'vs current':>13}  ",
+        cells,
+        fancy,
+    )
     if report.fixed is not None:
         d = report.fixed.decision
         if report.fix_description:
