@@ -41,7 +41,7 @@ BURN_RULES = ("FC001", "FC003", "FC007")
 def probed_rules() -> list[str]:
     """The codes of the built-in rules whose crate has a probe program, but for hints about a
     crate itself (FC024), which claim no number."""
-    from featcheck.probe.rules.programs import PROGRAMS
+    from featcheck.probe.programs import PROGRAMS
     from featcheck.rules import builtin_rules
     from featcheck.workspace.names import crate_key
 

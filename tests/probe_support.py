@@ -14,6 +14,8 @@ from support import WORKSPACES, trust_of
 from featcheck.probe.build import ProbeBuilder
 from featcheck.probe.cache import binary_name, executable
 from featcheck.probe.command import ProbeOptions, fix_changes, member_findings
+from featcheck.probe.member import plan_rules, timed_findings
+from featcheck.probe.programs import MATMUL
 from featcheck.probe.resolve import (
     BackendConfig,
     Pin,
@@ -21,8 +23,6 @@ from featcheck.probe.resolve import (
     matmul_config,
     member_graph,
 )
-from featcheck.probe.rules.programs import MATMUL
-from featcheck.probe.rules.run import plan_rules, timed_findings
 from featcheck.probe.verdict import RunStats
 
 CONFIG = BackendConfig(
@@ -124,9 +124,9 @@ def place_rule_programs(project: Path, timings: dict[str, tuple[float, float]]) 
     findings = timed_findings(member_findings(resolved, offline=True, timeout=120), {"ALL"})
     options = ProbeOptions(path=project, codes=("all",), offline=True, timeout=120)
     builder = ProbeBuilder(project, trust=trust_of(project), offline=True, timeout=120, say=print)
-    prepared = plan_rules(builder, resolved, findings, options)
+    _, plans = plan_rules(builder, resolved, findings, options)
     for index, finding in enumerate(findings):
-        for ms, plan in zip(timings[finding.code], prepared.plans[2 * index :], strict=False):
+        for ms, plan in zip(timings[finding.code], plans[2 * index :], strict=False):
             result = "42" if ms > 0 else "41"
             _executable_script(
                 plan.directory / executable(binary_name(plan.key)),

@@ -11,7 +11,7 @@ import pytest
 from cli_in_process import run_in_process
 from support import CRATES, WORKSPACES
 
-from featcheck.probe.progress import BuildProgress
+from featcheck.probe.compile import BuildProgress
 
 
 def _copy(name: str, tmp_path: Path) -> Path:

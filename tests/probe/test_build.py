@@ -21,8 +21,8 @@ from support import elsewhere, trust_of
 from featcheck.errors import FeatcheckError
 from featcheck.probe.build import BuildPlan, ProbeBuilder
 from featcheck.probe.cache import binary_name, executable
+from featcheck.probe.programs import MATMUL
 from featcheck.probe.resolve import Pin, matmul_config, member_graph
-from featcheck.probe.rules.programs import MATMUL
 
 
 def test_resolve_and_verify_on_the_stub_registry(
@@ -73,7 +73,7 @@ def test_the_probe_states_what_it_compiles_and_runs(
 ) -> None:
     """Before a build: the crates, their build scripts and proc-macros at the locked versions,
     from cargo's own metadata of the probe crate; nothing of the member."""
-    from featcheck.probe.statement import build_statement
+    from featcheck.probe.member import build_statement
 
     project = copy_project(tmp_path, "crate-feature", offline_cargo_for)
     config = matmul_config(

@@ -15,8 +15,8 @@ from support import CRATES, REPO, run_featcheck, trust_of
 
 from featcheck.probe.cache import cache_key, cache_root
 from featcheck.probe.compile import Toolset
+from featcheck.probe.programs import MATMUL, PROGRAMS, PROGRAMS_DIR
 from featcheck.probe.resolve import Pin
-from featcheck.probe.rules.programs import MATMUL, PROGRAMS, PROGRAMS_DIR
 
 
 def test_the_matmul_program_keeps_the_published_protocol() -> None:
@@ -78,9 +78,9 @@ def test_the_programs_ship_inside_the_package() -> None:
     """Every file of the probes' programs matches pyproject's package-data, so the wheel has
     it."""
     pyproject = tomlkit.parse((REPO / "pyproject.toml").read_text()).unwrap()
-    patterns = pyproject["tool"]["setuptools"]["package-data"]["featcheck.probe.rules"]
-    package = PROGRAMS_DIR.parent
+    patterns = pyproject["tool"]["setuptools"]["package-data"]["featcheck.probe"]
+    package = PROGRAMS_DIR.parent.parent
     files = [p.relative_to(package).as_posix() for p in PROGRAMS_DIR.rglob("*") if p.is_file()]
-    assert {"programs/burn_flex.rs", "programs/threads.rs"} <= set(files)
+    assert {"rules/programs/burn_flex.rs", "rules/programs/threads.rs"} <= set(files)
     for name in files:
         assert any(fnmatch.fnmatch(name, pattern) for pattern in patterns), name

@@ -1,5 +1,5 @@
 """`featcheck probe` end to end without compiling: the flow, its questions and its errors
-(probe/command.py).
+(probe/member.py, probe/command.py).
 """
 
 from __future__ import annotations
@@ -17,7 +17,8 @@ from support import WORKSPACES, run_featcheck, trust_of
 from featcheck.probe.build import ProbeBuilder
 from featcheck.probe.command import ProbeOptions
 from featcheck.probe.member import run_member_probe
-from featcheck.probe.report import report_json, text_lines
+from featcheck.probe.report import text_lines
+from featcheck.probe.schema import report_json
 from featcheck.probe.verdict import Verdict
 
 

@@ -1,4 +1,4 @@
-"""The probe's generated Cargo.toml (probe/manifest.py)."""
+"""The probe's generated Cargo.toml (probe/cache.py)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from pathlib import Path
 import tomlkit
 from probe_support import CONFIG
 
-from featcheck.probe.manifest import render_manifest
+from featcheck.probe.cache import render_manifest
+from featcheck.probe.programs import MATMUL
 from featcheck.probe.resolve import release_profile
-from featcheck.probe.rules.programs import MATMUL
 
 
 def test_the_matmul_builds_on_burn_flex_alone_with_the_resolved_features() -> None:

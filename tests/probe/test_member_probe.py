@@ -37,7 +37,7 @@ def test_a_member_without_burn_flex_gets_its_findings_timed(
     assert place_rule_programs(project, {"FC011": (3.0, 1.0)}) == ["FC011"]
     done = run_featcheck("probe", "--offline", str(project))
     assert done.returncode == 1, done.stderr
-    assert done.stdout.startswith("app (")
+    assert done.stdout.startswith("featcheck probe: app (")
     assert "FC011 regex 1.13.2 without `perf`: 3.00x slower here (search: " in done.stdout
     assert "  fixed:    regex 1.13.2 [" in done.stdout and "perf" in done.stdout
     assert "using the probe built before for regex 1.13.2 [" in done.stderr

@@ -23,7 +23,7 @@ import pytest
 from support import REPO
 
 from featcheck.probe.measure import _read_cpu_times, run_load, usable_cores
-from featcheck.probe.rules.programs import PROGRAMS_DIR
+from featcheck.probe.programs import PROGRAMS_DIR
 from featcheck.probe.verdict import RunStats, ThreadEvidence, Verdict, decide
 
 pytestmark = pytest.mark.skipif(

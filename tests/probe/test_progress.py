@@ -1,11 +1,11 @@
-"""cargo's progress while the probe compiles (probe/progress.py)."""
+"""cargo's progress while the probe compiles (probe/compile.py)."""
 
 from __future__ import annotations
 
 import io
 import re
 
-from featcheck.probe.progress import BuildProgress, parse_status
+from featcheck.probe.compile import BuildProgress, parse_status
 
 
 def test_parse_status_lines() -> None:

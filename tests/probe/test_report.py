@@ -1,4 +1,4 @@
-"""The probe's report: its JSON schema and its text (probe/report.py)."""
+"""The probe's report: its JSON schema (probe/schema.py) and its text (probe/report.py)."""
 
 from __future__ import annotations
 
@@ -9,11 +9,12 @@ from pathlib import Path
 from probe_support import CONFIG, runs
 
 from featcheck.probe.build import BuiltProbe
-from featcheck.probe.command import ProbeReport, VariantResult
+from featcheck.probe.command import MatmulReport, VariantResult
 from featcheck.probe.measure import Measurement, TorchStats
-from featcheck.probe.member import MemberProbeReport, render_json
-from featcheck.probe.report import report_json, text_lines
+from featcheck.probe.member import ProbeReport
+from featcheck.probe.report import text_lines
 from featcheck.probe.resolve import BackendConfig, Pin
+from featcheck.probe.schema import render_json, report_json
 from featcheck.probe.verdict import RunStats, Verdict, decide
 
 
@@ -27,11 +28,11 @@ def _variant(config: BackendConfig, single_ms: float, all_ms: float, par: float)
     )
 
 
-def _report(compare: bool) -> ProbeReport:
+def _report(compare: bool) -> MatmulReport:
     fixed_config = replace(
         CONFIG, pins=(Pin("burn-flex", "0.22.1", ("rayon", "std")),), label="with featcheck's fix"
     )
-    return ProbeReport(
+    return MatmulReport(
         member="app",
         target="x86_64-unknown-linux-gnu",
         n=1024,
@@ -45,7 +46,7 @@ def _report(compare: bool) -> ProbeReport:
 
 
 def test_json_schema() -> None:
-    data = json.loads(render_json(MemberProbeReport("app", "x86_64", _report(False), None)))
+    data = json.loads(render_json(ProbeReport("app", "x86_64", _report(False), None)))
     # 2: no MLP step (the matmul builds on burn-flex alone), burn-backend among the pins.
     assert data["version"] == 2 and data["tool"]["name"] == "featcheck"
     assert (data["kind"], data["rules"]) == ("matmul", None)
@@ -85,7 +86,7 @@ def test_text_report_plain_and_fancy() -> None:
     assert "single-threaded: " in plain
     assert "RAYON_NUM_THREADS=1" in plain and "all cores (2)" in plain
     assert "#" in plain and "█" not in plain
-    assert "featcheck's fix: burn-flex [rayon,std]" in plain
+    assert "featcheck's fix: burn-flex 0.22.1 [rayon,std]" in plain
     assert "1.83x faster" in plain
     assert "PyTorch 2.5.0 (2 threads)" in plain
     assert "built in 301 s" in plain

@@ -99,7 +99,7 @@ def test_the_memchr_rule_is_timed_as_built_and_as_fixed(tmp_path: Path) -> None:
     assert "using the probe built before for memchr 2.8.3 []" in again.stderr
     assert "FC012 memchr 2.8.3 without `std`: " in again.stdout
     assert "  current:  memchr 2.8.3 []\n" in again.stdout
-    assert "  fixed:    memchr 2.8.3 [alloc, std]  (featcheck's fix:" in again.stdout
+    assert "  fixed:    memchr 2.8.3 [alloc,std]  (featcheck's fix:" in again.stdout
 
 
 def _audit(

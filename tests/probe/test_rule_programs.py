@@ -1,5 +1,5 @@
-"""The rule probes' programs (probe/rules/programs.py) and the crate written for them
-(probe/manifest.py), offline and without compiling: which program times which finding,
+"""The rule probes' programs (probe/programs.py) and the crate written for them
+(probe/cache.py), offline and without compiling: which program times which finding,
 the probe manifest's own features for a program that tests the crate's features with `cfg`
 (gemm's `rayon`), and the other crates a program calls pinned from the member's graph
 (burn-ndarray's through burn-backend)."""
@@ -17,11 +17,9 @@ from support import REPO, trust_of
 
 from featcheck.cargo.tree_text import parse_tree_text
 from featcheck.errors import FeatcheckError
-from featcheck.probe.manifest import render_manifest
-from featcheck.probe.resolve import BackendConfig, Pin
-from featcheck.probe.rules.measured import attach
-from featcheck.probe.rules.programs import PROGRAMS, Program, program_for, program_timing
-from featcheck.probe.rules.run import enabling_features, pins_for
+from featcheck.probe.cache import attach, render_manifest
+from featcheck.probe.programs import PROGRAMS, Program, program_for, program_timing
+from featcheck.probe.resolve import BackendConfig, Pin, enabling_features, pins_for
 from featcheck.report import AuditResult, Cost
 from featcheck.workspace.model import parse_feature_value
 
@@ -161,14 +159,14 @@ def test_the_zune_jpeg_probe_ships_the_jpeg_its_program_embeds() -> None:
 
 def test_every_embedded_file_ships_beside_its_program_and_in_the_wheel() -> None:
     pyproject = tomlkit.parse((REPO / "pyproject.toml").read_text()).unwrap()
-    patterns = pyproject["tool"]["setuptools"]["package-data"]["featcheck.probe.rules"]
+    patterns = pyproject["tool"]["setuptools"]["package-data"]["featcheck.probe"]
     for program in PROGRAMS.values():
         sources = program.sources()
         embedded = re.findall(r'include_bytes!\("([^"]+)"\)', sources["src/main.rs"].decode())
         assert all(f"src/{name}" in sources for name in embedded), program.file
         if program.data is not None:
             assert embedded, program.file
-            shipped = f"programs/{program.data}"
+            shipped = f"rules/programs/{program.data}"
             assert any(fnmatch.fnmatch(shipped, pattern) for pattern in patterns), shipped
 
 

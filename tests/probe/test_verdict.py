@@ -107,14 +107,12 @@ def test_verdict_rests_on_the_threads_whatever_the_load(
     assert ("measured under load" in decision.reason) is loaded
 
 
-def test_thread_evidence_from_the_probe_and_merged_over_rounds() -> None:
+def test_thread_evidence_from_the_probe() -> None:
     raw = {"method": "linux-schedstat-1", "main_ms": 2.0, "others_ms": [40.0, 60.0], "alive": 3}
     first = ThreadEvidence.from_probe(raw)
     assert first == _evidence(2.0, 60.0, 40.0)
     assert first.threads_used == 2 and first.shares == pytest.approx((60 / 102, 40 / 102))
     assert first.main_share == pytest.approx(2 / 102)
-    both = first.merged(_evidence(1.0, 50.0, alive=4))
-    assert both == ThreadEvidence("linux-schedstat-1", 3.0, (110.0, 40.0), 4)
     for bad in (
         None,
         {},

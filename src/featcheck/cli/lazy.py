@@ -123,8 +123,8 @@ def compare_stage() -> CompareStage:
 
 
 def attach_measurements(result: AuditResult, trust: TrustContext) -> AuditResult:
-    """`--measured`: each finding's cost as the rule probes measured it (probe/rules)."""
-    from featcheck.probe.rules.measured import attach
+    """`--measured`: each finding's cost as the rule probes measured it (probe/cache.py)."""
+    from featcheck.probe.cache import attach
 
     return attach(result, trust)
 

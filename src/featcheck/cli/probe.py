@@ -1,5 +1,5 @@
-"""`featcheck probe`: the probe's options from the flags, its run (probe/member.py, or with
---rule probe/rules/run.py), its report and exit code."""
+"""`featcheck probe`: the probe's options from the flags, its run (probe/member.py), its
+report and exit code."""
 
 from __future__ import annotations
 
@@ -12,11 +12,11 @@ from featcheck.audit import project_manifest
 from featcheck.boundary import TrustContext
 from featcheck.cli.terminal import EXIT_CLEAN, EXIT_FINDINGS, fail
 from featcheck.errors import FeatcheckError
-from featcheck.probe.command import ProbeOptions, ProbeReport
-from featcheck.probe.member import render_json, render_text, run_member_probe
-from featcheck.probe.rules import report as rules_report
-from featcheck.probe.rules.measured import record as record_measurements
-from featcheck.probe.rules.run import RuleProbeReport
+from featcheck.probe.command import ProbeOptions
+from featcheck.probe.member import ProbeReport, costs_here, run_member_probe, unsettled
+from featcheck.probe.report import render_text
+from featcheck.probe.schema import record as record_measurements
+from featcheck.probe.schema import render_json
 from featcheck.probe.verdict import Verdict
 
 EXIT_INCONCLUSIVE = 3
@@ -49,23 +49,24 @@ def probe(arguments: argparse.Namespace) -> int:
     try:
         report = run_member_probe(options, _say, trust)
         if report.rules is not None:
-            record_measurements(report.rules, trust)  # for `featcheck --measured`
+            record_measurements(report, trust)  # for `featcheck --measured`
     except FeatcheckError as error:
         fail(error)
     if arguments.output_format == "json":
         sys.stdout.write(render_json(report))
     else:
         render_text(report)
-    return exit_code(report.matmul, report.rules)
+    return exit_code(report)
 
 
-def exit_code(matmul: ProbeReport | None, rules: RuleProbeReport | None) -> int:
+def exit_code(report: ProbeReport) -> int:
     """1 where something measurably costs here (the matmul on one core, a finding's build
     slower than the fixed one), else 3 where something could not be told, else 0."""
+    matmul, rules = report.matmul, report.rules or []
     verdict = matmul.current.decision.verdict if matmul is not None else None
-    if verdict is Verdict.SINGLE or (rules is not None and rules_report.costs_here(rules)):
+    if verdict is Verdict.SINGLE or costs_here(rules):
         return EXIT_FINDINGS
-    if verdict is Verdict.INCONCLUSIVE or (rules is not None and rules_report.unsettled(rules)):
+    if verdict is Verdict.INCONCLUSIVE or unsettled(rules):
         return EXIT_INCONCLUSIVE
     return EXIT_CLEAN
 

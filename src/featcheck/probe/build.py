@@ -24,11 +24,18 @@ from featcheck.cargo.process import run_process
 from featcheck.cargo.tree_text import TreeTextError, parse_tree_text
 from featcheck.errors import FeatcheckError
 from featcheck.graph import DependencyGraph
-from featcheck.probe.cache import binary_name, cache_root, executable, prepare_crate
-from featcheck.probe.compile import Toolset, classify_build_failure, compile_probe, find_toolset
-from featcheck.probe.manifest import PACKAGE
+from featcheck.probe.cache import (
+    PACKAGE,
+    binary_name,
+    cache_key,
+    cache_root,
+    executable,
+    render_manifest,
+    write_if_changed,
+)
+from featcheck.probe.compile import classify_build_failure, compile_probe, find_toolset
+from featcheck.probe.programs import Program
 from featcheck.probe.resolve import BackendConfig
-from featcheck.probe.rules.programs import Program
 from featcheck.wording import plural
 
 _PLAIN = re.compile(r"[A-Za-z0-9_.+-]{1,200}")
@@ -118,7 +125,6 @@ class ProbeBuilder:
         say: Callable[[str], None],
         on_command: Callable[[list[str]], None] | None = None,
         root: Path | None = None,
-        toolset: Toolset | None = None,
     ) -> None:
         self.root = root if root is not None else cache_root(trust)
         self.target_dir = self.root / "target"
@@ -126,9 +132,8 @@ class ProbeBuilder:
         self.timeout = timeout
         self.say = say
         self.on_command = on_command
-        # Another builder's toolset, where both build in the same cache: one `rustc -vV`.
         self.trust = trust
-        self.toolset = toolset or find_toolset(workdir, self.target_dir, trust, timeout)
+        self.toolset = find_toolset(workdir, self.target_dir, trust, timeout)
 
     def _flags(self) -> list[Argument]:
         return [word("--offline")] if self.offline else []
@@ -163,7 +168,16 @@ class ProbeBuilder:
     def prepare(self, config: BackendConfig, program: Program) -> tuple[Path, str]:
         """Write `program`'s crate for the configuration into the cache; returns (its
         directory, key)."""
-        return prepare_crate(self.root, config, program, self.toolset)
+        key = cache_key(config, program, self.toolset)
+        directory = self.root / key
+        for name, content in program.sources().items():
+            (directory / name).parent.mkdir(parents=True, exist_ok=True)
+            write_if_changed(directory / name, content)
+        manifest = render_manifest(config, program, binary_name(key))
+        write_if_changed(directory / "Cargo.toml", manifest.encode())
+        if config.lockfile is not None and not (directory / "Cargo.lock").exists():
+            write_if_changed(directory / "Cargo.lock", config.lockfile)
+        return directory, key
 
     def verify(self, directory: Path, config: BackendConfig) -> None:
         """cargo tree must show the member's exact features on every pinned crate."""

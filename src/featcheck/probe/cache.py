@@ -5,30 +5,51 @@ Layout under the user's cache directory ($XDG_CACHE_HOME, else ~/.cache):
     featcheck/probe/target/          one cargo target directory shared by every configuration,
                                      so a second configuration recompiles only what differs
     featcheck/probe/<key>/           one configuration: Cargo.toml, Cargo.lock, src/, the binary
+    featcheck/probe/measured.json    what the rule probes measured here
 
 `<key>` hashes the program's sources, the generated manifest, the member's Cargo.lock, `rustc -vV`
 and the RUSTFLAGS variables; a configuration whose binary exists is not built again, so a second
 probe starts timing as soon as cargo has resolved the member.
+
+`measured.json` keeps each rule probe's result, by rule, crate, version and
+target, the newest measurement winning. `featcheck --measured` attaches it to each finding it
+covers, and says of the others that the number is the rule's own, measured on featcheck's build
+machine, and which command measures it here. The cache must lie outside the audited checkout: a
+checkout could otherwise plant a probe "built before", run as featcheck's own, or a measurement.
+
+The generated Cargo.toml depends on the program's crates, each pinned to the member's version
+with `default-features = false` and exactly the member's resolved features, so that cargo's
+feature unification gives them the member's feature set, no more and no less (checked with
+cargo tree before building); it copies the member's release speed settings.
 """
 
 from __future__ import annotations
 
 import contextlib
 import hashlib
+import json
 import os
+import re
+from collections.abc import Iterable
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from featcheck.boundary import TrustContext
 from featcheck.errors import FeatcheckError
-from featcheck.fileio import user_cache_directory
+from featcheck.fileio import read_regular_file, user_cache_directory
 from featcheck.probe.compile import Toolset
-from featcheck.probe.manifest import PACKAGE, render_manifest
+from featcheck.probe.programs import Program, program_timing
 from featcheck.probe.resolve import BackendConfig
-from featcheck.probe.rules.programs import Program
+from featcheck.report import AuditResult, Cost, Finding
 
+PACKAGE = "featcheck-probe"
 CACHE_VERSION = "2"
 """2: every probe is a program of probe/rules/programs/, the matmul's built on burn-flex."""
 _FLAG_VARIABLES = ("RUSTFLAGS", "CARGO_ENCODED_RUSTFLAGS", "CARGO_BUILD_RUSTFLAGS")
+_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
+MEASURED = "measured.json"
+_MEASURED_LIMIT = 4 * 1024 * 1024
 
 
 def cache_root(trust: TrustContext) -> Path:
@@ -61,23 +82,6 @@ def cache_key(config: BackendConfig, program: Program, toolset: Toolset) -> str:
     return digest.hexdigest()[:16]
 
 
-def prepare_crate(
-    root: Path, config: BackendConfig, program: Program, toolset: Toolset
-) -> tuple[Path, str]:
-    """Write `program`'s crate for `config` into the cache under `root`; returns (its
-    directory, key)."""
-    key = cache_key(config, program, toolset)
-    directory = root / key
-    for name, content in program.sources().items():
-        (directory / name).parent.mkdir(parents=True, exist_ok=True)
-        write_if_changed(directory / name, content)
-    manifest = render_manifest(config, program, binary_name(key))
-    write_if_changed(directory / "Cargo.toml", manifest.encode())
-    if config.lockfile is not None and not (directory / "Cargo.lock").exists():
-        write_if_changed(directory / "Cargo.lock", config.lockfile)
-    return directory, key
-
-
 def binary_name(key: str) -> str:
     """The probe's package and binary name for one configuration."""
     return f"{PACKAGE}-{key}"
@@ -94,3 +98,122 @@ def write_if_changed(path: Path, content: bytes) -> None:
     temporary = path.with_name(path.name + f".{os.getpid()}.tmp")
     temporary.write_bytes(content)
     os.replace(temporary, path)
+
+
+def _toml_string(value: str) -> str:
+    # A JSON string of printable ASCII is a valid TOML basic string.
+    return json.dumps(value, ensure_ascii=True)
+
+
+def _toml_array(values: Iterable[str]) -> str:
+    return "[" + ", ".join(_toml_string(v) for v in values) + "]"
+
+
+def _toml_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    return _toml_string(str(value))
+
+
+def _toml_key(name: str) -> str:
+    return name if _BARE_KEY.fullmatch(name) else _toml_string(name)
+
+
+def render_manifest(config: BackendConfig, program: Program, bin_name: str) -> str:
+    """The manifest of `program`'s probe crate for `config`, building `bin_name`: its crates,
+    the member's speed settings, and no workspace above."""
+    return "\n".join(
+        [
+            "# Written by `featcheck probe`; rewritten on every probe of this build.",
+            f"# Reproduces {config.member}'s build of {config.backend} ({config.target}).",
+            "[package]",
+            f"name = {_toml_string(PACKAGE)}",
+            'version = "0.1.0"',
+            'edition = "2021"',
+            "publish = false",
+            "",
+            "[[bin]]",
+            f"name = {_toml_string(bin_name)}",
+            'path = "src/main.rs"',
+            "",
+            *_features(config, program),
+            "[dependencies]",
+            *(
+                f"{_toml_key(pin.name)} = {{ version = {_toml_string('=' + pin.version)}, "
+                f"default-features = false, features = {_toml_array(pin.features)} }}"
+                for pin in config.pins
+            ),
+            "",
+            "[profile.release]",
+            "debug = false",
+            *(f"{key} = {_toml_value(value)}" for key, value in sorted(config.profile.items())),
+            "",
+            "# Keep the probe out of any workspace above it.",
+            "[workspace]",
+            "",
+        ]
+    )
+
+
+def _features(config: BackendConfig, program: Program) -> list[str]:
+    """The probe crate's own features, for a program that tests the crate's features with
+    `cfg`: each declared, on by default exactly when the pinned crate has it (so that cargo
+    builds the program's code for that API, and nothing else changes)."""
+    if not program.cfg_features:
+        return []
+    return [
+        "[features]",
+        f"default = {_toml_array(program.probe_features(config.backend.features))}",
+        *(f"{_toml_key(feature)} = []" for feature in sorted(program.cfg_features)),
+        "",
+    ]
+
+
+# --- what the rule probes measured, for `featcheck --measured` ---------------------------------
+
+
+def measured_key(code: str, crate: str, version: str, target: str | None) -> str:
+    return f"{code} {crate} {version} {target or ''}"
+
+
+def read_measured(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(read_regular_file(path, "measurement file", _MEASURED_LIMIT))
+    except (FeatcheckError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def attach(result: AuditResult, trust: TrustContext) -> AuditResult:
+    """`result` with each finding the probe can time carrying its cost: measured here where
+    the cache has it (a cache the checkout cannot have written, `trust`), else quoted."""
+    try:
+        path = cache_root(trust) / MEASURED
+    except FeatcheckError as error:
+        result.notes.append(f"--measured: no measurement is read: {error.message}")
+        return result
+    kept = read_measured(path) if os.path.isfile(path) else {}
+    findings = [_with_cost(finding, kept) for finding in result.findings]
+    return replace(result, findings=findings)
+
+
+def _with_cost(finding: Finding, kept: dict[str, Any]) -> Finding:
+    if program_timing(finding.crate, finding.crate_version, finding.feature) is None:
+        return finding
+    command = f"featcheck probe --rule {finding.code}"
+    entry = kept.get(
+        measured_key(finding.code, finding.crate, finding.crate_version, finding.target)
+    )
+    if not isinstance(entry, dict) or not isinstance(entry.get("ratio"), (int, float)):
+        return replace(finding, cost=Cost(False, command))
+    cost = Cost(
+        True,
+        command,
+        float(entry["ratio"]),
+        str(entry.get("workload", "")),
+        str(entry.get("measured_on", "")),
+        tuple(str(f) for f in entry.get("features", []) if isinstance(f, str)),
+    )
+    return replace(finding, cost=cost)

@@ -4,7 +4,7 @@ built (cached), timed and judged; the steps `featcheck probe` runs (probe/member
 The probe is the only part of featcheck that compiles and runs code: registry crates at the
 member's locked versions (their build scripts and proc-macros run while compiling) plus
 featcheck's own probe crate, built in the user's cache directory. Before compiling, it states
-exactly that and asks (`confirm`, statement.py); a cached build compiles nothing. The audited
+exactly that and asks (`confirm`, member.py); a cached build compiles nothing. The audited
 crate, its build script and its path dependencies are never compiled or run.
 """
 
@@ -29,6 +29,7 @@ from featcheck.options import AuditOptions
 from featcheck.pipeline import audit_project
 from featcheck.probe.build import BuildPlan, BuiltProbe, ProbeBuilder
 from featcheck.probe.measure import Measurement, TorchStats, measure, measure_torch, usable_cores
+from featcheck.probe.programs import MATMUL
 from featcheck.probe.resolve import (
     BackendConfig,
     MemberGraph,
@@ -36,7 +37,6 @@ from featcheck.probe.resolve import (
     matmul_config,
     member_graph,
 )
-from featcheck.probe.rules.programs import MATMUL
 from featcheck.probe.verdict import Decision, check_n, decide
 from featcheck.report import Finding
 
@@ -97,8 +97,8 @@ class VariantResult:
 
 
 @dataclass
-class ProbeReport:
-    """Everything the renderers show."""
+class MatmulReport:
+    """The matmul's part of the report: every build timed and judged."""
 
     member: str
     target: str
@@ -164,7 +164,6 @@ def _torch(n: int, say: Callable[[str], None]) -> TorchStats | None:
 class MatmulPlan:
     """The matmul probe's builds, planned: the member's configuration (and featcheck's fix)."""
 
-    configs: list[BackendConfig]
     plans: list[BuildPlan]
     fix_description: str | None
     notes: list[str]
@@ -181,7 +180,7 @@ def plan_matmul(
     notes = _environment_notes()
     configs, fix_description = _configurations(resolved, findings, options, notes)
     plans = [builder.plan(variant, MATMUL) for variant in configs]
-    return MatmulPlan(configs, plans, fix_description, notes)
+    return MatmulPlan(plans, fix_description, notes)
 
 
 def time_matmul(
@@ -190,15 +189,32 @@ def time_matmul(
     options: ProbeOptions,
     say: Callable[[str], None],
     started: float,
-) -> ProbeReport:
-    """Build what is planned (consent given), time every build, decide; `started`: when the
-    command began (time.monotonic), for the time to the first timed run."""
+) -> MatmulReport:
+    """Build what is planned (consent given), time every build with 1 thread and all cores,
+    and judge it; `started`: when the command began (time.monotonic), for the time to the
+    first timed run."""
     builds = [built(builder, plan, say) for plan in prepared.plans]
     cores = usable_cores()
     seconds_to_timing = time.monotonic() - started
-    variants = _measured(prepared.configs, builds, options, cores, say, builder.trust)
-    config = prepared.configs[0]
-    return ProbeReport(
+    measurements = measure(
+        [b.binary for b in builds],
+        options.n,
+        cores=cores,
+        timeout=options.timeout,
+        say=say,
+        trust=builder.trust,
+    )
+    variants = [
+        VariantResult(
+            plan.config,
+            b,
+            m,
+            decide(m.single, m.every, cores, m.idle_cores, n=options.n, other_cores=m.other_cores),
+        )
+        for plan, b, m in zip(prepared.plans, builds, measurements, strict=True)
+    ]
+    config = prepared.plans[0].config
+    return MatmulReport(
         member=config.member,
         target=config.target,
         n=options.n,
@@ -272,34 +288,6 @@ def built(builder: ProbeBuilder, plan: BuildPlan, say: Callable[[str], None]) ->
             f"({binary.binary.parent})"
         )
     return binary
-
-
-def _measured(
-    configs: list[BackendConfig],
-    builds: list[BuiltProbe],
-    options: ProbeOptions,
-    cores: int,
-    say: Callable[[str], None],
-    trust: TrustContext,
-) -> list[VariantResult]:
-    """Every build timed with 1 thread and all cores, and judged."""
-    measurements = measure(
-        [b.binary for b in builds],
-        options.n,
-        cores=cores,
-        timeout=options.timeout,
-        say=say,
-        trust=trust,
-    )
-    return [
-        VariantResult(
-            c,
-            b,
-            m,
-            decide(m.single, m.every, cores, m.idle_cores, n=options.n, other_cores=m.other_cores),
-        )
-        for c, b, m in zip(configs, builds, measurements, strict=True)
-    ]
 
 
 def start_probe(

@@ -1,23 +1,23 @@
-"""Run probe binaries and combine their JSON lines into per-configuration statistics.
+"""Running the probe's programs: the one timing loop every probe goes through.
 
-Every configuration runs `ROUNDS` times with `RAYON_NUM_THREADS=1` and with it unset, the rounds
-of all configurations interleaved (1, all, 1, all, ...) so that a burst of load elsewhere hits
-them alike. Per configuration the best minimum and the best median over rounds are kept (as in
-the published measurement), and the parallelism is total CPU time over total wall time of the
-timed loops; the per-thread CPU times of the rounds are merged (verdict.ThreadEvidence). While an
-all-core round runs, /proc/stat tells how many of this process's cores stayed idle and, less the
-probe's own CPU time (getrusage of the child), how many other processes kept busy (Linux only):
-the timings are marked as measured under load from that.
+The binaries run in turn, so that a burst of load elsewhere hits them alike: each matmul build
+once with `RAYON_NUM_THREADS=1` and once with it unset (1, all, 1, all), a rule's two builds
+`runs` times each (current, fixed, current, ...). While a program runs, /proc/stat tells how
+many of this process's cores stayed idle and, less the program's own CPU time (getrusage of the
+child), how many other processes kept busy (Linux only): the matmul's timings are marked as
+measured under load from that. The matmul's per-thread CPU times come back in its JSON line
+(verdict.ThreadEvidence); a rule program prints `name<TAB>median ms<TAB>result` per workload.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import statistics
 import sys
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -31,24 +31,16 @@ from featcheck.probe.verdict import Load, RunStats, ThreadEvidence
 if sys.platform != "win32":
     import resource
 
-ROUNDS = 1
-"""One round: the verdict rests on which threads did the work, which one round shows under any
-load; repeating rounds only refined the timings and doubled the time to a verdict."""
 WARMUP = 2
 TIMED_RUNS = 10
-"""The published measurement took 3 warm-up and 20 timed runs; 2 + 10 keep a cached probe's
-verdict within about 10 s on a loaded 2-core machine (the minimum is what is compared)."""
+"""The published measurement took 3 warm-up and 20 timed runs, best of two rounds; 2 + 10 in
+one round keep a cached probe's verdict within about 10 s on a loaded 2-core machine (the
+verdict rests on which threads did the work, which one round shows under any load)."""
 
-
-def usable_cores() -> int:
-    """Cores this process may run on (its affinity mask where the platform has one)."""
-    affinity = getattr(os, "sched_getaffinity", None)
-    if affinity is not None:
-        try:
-            return len(affinity(0))
-        except OSError:
-            pass
-    return os.cpu_count() or 1
+Setting = Mapping[str, str | None]
+"""Environment variables set (a value) or unset (None) for a run; the rest is this process's."""
+ONE_THREAD: Setting = {"RAYON_NUM_THREADS": "1"}
+EVERY_CORE: Setting = {"RAYON_NUM_THREADS": None}
 
 
 def _usable_cpu_ids() -> set[int] | None:
@@ -59,6 +51,12 @@ def _usable_cpu_ids() -> set[int] | None:
         return set(affinity(0))
     except OSError:
         return None
+
+
+def usable_cores() -> int:
+    """Cores this process may run on (its affinity mask where the platform has one)."""
+    cpus = _usable_cpu_ids()
+    return len(cpus) if cpus is not None else os.cpu_count() or 1
 
 
 def cpu_times(stat_text: str, cpus: set[int] | None) -> tuple[float, float] | None:
@@ -93,67 +91,6 @@ def _read_cpu_times() -> tuple[float, float] | None:
         return None
 
 
-@dataclass
-class _Accumulator:
-    """The rounds of one workload of one configuration with one thread setting."""
-
-    mins: list[float] = field(default_factory=list)
-    medians: list[float] = field(default_factory=list)
-    cpu_ms: float = 0.0
-    wall_ms: float = 0.0
-    cpu_known: bool = True
-    evidence: ThreadEvidence | None = None
-    evidence_known: bool = True
-
-    def add(self, workload: dict[str, Any]) -> None:
-        self.mins.append(float(workload["min_ms"]))
-        self.medians.append(float(workload["median_ms"]))
-        self.wall_ms += float(workload["wall_ms"])
-        if workload.get("cpu_ms") is None:
-            self.cpu_known = False
-        else:
-            self.cpu_ms += float(workload["cpu_ms"])
-        evidence = ThreadEvidence.from_probe(workload.get("threads"))
-        if evidence is None or (
-            self.evidence is not None and self.evidence.method != evidence.method
-        ):
-            self.evidence_known = False
-        elif self.evidence is None:
-            self.evidence = evidence
-        else:
-            self.evidence = self.evidence.merged(evidence)
-
-    def stats(self, threads: int, rayon: str | None) -> RunStats | None:
-        if not self.mins:
-            return None
-        parallelism = self.cpu_ms / self.wall_ms if self.cpu_known and self.wall_ms > 0 else None
-        evidence = self.evidence if self.evidence_known else None
-        return RunStats(threads, min(self.mins), min(self.medians), parallelism, rayon, evidence)
-
-
-@dataclass
-class Measurement:
-    """One configuration's two thread settings, measured."""
-
-    single: RunStats
-    every: RunStats
-    idle_cores: float | None
-    other_cores: float | None = None
-    """Cores kept busy by other processes during the all-core runs, on average."""
-
-
-def parse_probe_output(stdout: str) -> dict[str, Any]:
-    """The probe's JSON line (the last line of its stdout)."""
-    lines = [line for line in stdout.splitlines() if line.strip()]
-    try:
-        data = json.loads(lines[-1]) if lines else None
-    except ValueError:
-        data = None
-    if not isinstance(data, dict) or data.get("probe") != 1 or "matmul" not in data:
-        raise FeatcheckError(f"the probe printed something unexpected: {stdout.strip()[:200]!r}")
-    return data
-
-
 def _children_cpu_seconds() -> float | None:
     """CPU time of the waited-for children of this process so far (Unix)."""
     if sys.platform == "win32":
@@ -182,57 +119,96 @@ def run_load(
     return Load(idle, max(0.0, busy - probe_cpu_seconds / elapsed))
 
 
-def run_once(
-    binary: Path, n: int, *, threads: int | None, timeout: float, trust: TrustContext
-) -> tuple[dict[str, Any], Load]:
-    """Run the probe once; returns its JSON and how busy the cores were meanwhile."""
+def _run_once(
+    binary: Path, arguments: list[str], setting: Setting, timeout: float, trust: TrustContext
+) -> tuple[str, Load]:
+    """Run a probe binary (ours, built in the cache) once: what it printed, and how busy the
+    cores were meanwhile; one line saying why where it does not finish or fails."""
     environment = dict(os.environ)
-    environment.pop("RAYON_NUM_THREADS", None)
-    if threads is not None:
-        environment["RAYON_NUM_THREADS"] = str(threads)
-    arguments = ["--n", str(n), "--warmup", str(WARMUP), "--runs", str(TIMED_RUNS)]
-    before = _read_cpu_times()
-    children_before = _children_cpu_seconds()
+    for name, value in setting.items():
+        environment.pop(name, None)
+        if value is not None:
+            environment[name] = value
+    before, children_before = _read_cpu_times(), _children_cpu_seconds()
     started = time.monotonic()
-    stdout = run_program(binary, arguments, timeout, trust, environment)
-    elapsed = time.monotonic() - started
-    after = _read_cpu_times()
-    children_after = _children_cpu_seconds()
-    probe_cpu = (
-        children_after - children_before
-        if children_before is not None and children_after is not None
-        else None
-    )
-    load = run_load(before, after, probe_cpu, elapsed, usable_cores())
-    return parse_probe_output(stdout), load
-
-
-def run_program(
-    binary: Path,
-    arguments: list[str],
-    timeout: float,
-    trust: TrustContext,
-    environment: dict[str, str] | None = None,
-) -> str:
-    """Run a probe binary (ours, built in the cache) and return what it printed; one line
-    saying why where it does not finish or fails."""
     output = run_process(
         binary,
         [Argument(argument) for argument in arguments],  # featcheck's own numbers and flags
         trust=trust,
         cwd=neutral_directory(),
-        env=dict(os.environ) if environment is None else environment,
+        env=environment,
         timeout=timeout,
         what="the probe",
     )
+    elapsed = time.monotonic() - started
+    after, children_after = _read_cpu_times(), _children_cpu_seconds()
     if output.returncode != 0:
         message = (output.stderr.strip().splitlines() or ["no message"])[-1]
         raise FeatcheckError(f"the probe failed (exit {output.returncode}): {message}")
-    return output.stdout
+    probe_cpu = (
+        children_after - children_before
+        if children_before is not None and children_after is not None
+        else None
+    )
+    return output.stdout, run_load(before, after, probe_cpu, elapsed, usable_cores())
 
 
-def _average(values: list[float]) -> float | None:
-    return sum(values) / len(values) if values else None
+def run_in_turn(
+    binaries: Sequence[Path],
+    arguments: list[str],
+    settings: Sequence[Setting],
+    *,
+    runs: int,
+    timeout: float,
+    trust: TrustContext,
+) -> list[list[tuple[str, Load]]]:
+    """Each binary under each setting, `runs` times, in turn: per binary, what each of its runs
+    printed and how busy the cores were meanwhile, in order."""
+    outputs: list[list[tuple[str, Load]]] = [[] for _ in binaries]
+    for _ in range(runs):
+        for binary, into in zip(binaries, outputs, strict=True):
+            for setting in settings:
+                into.append(_run_once(binary, arguments, setting, timeout, trust))
+    return outputs
+
+
+# --- the matmul: one verdict per build --------------------------------------------------------
+
+
+@dataclass
+class Measurement:
+    """One configuration's two thread settings, measured."""
+
+    single: RunStats
+    every: RunStats
+    idle_cores: float | None
+    other_cores: float | None = None
+    """Cores kept busy by other processes during the all-core run."""
+
+
+def parse_probe_output(stdout: str) -> dict[str, Any]:
+    """The probe's JSON line (the last line of its stdout)."""
+    lines = [line for line in stdout.splitlines() if line.strip()]
+    try:
+        data = json.loads(lines[-1]) if lines else None
+    except ValueError:
+        data = None
+    if not isinstance(data, dict) or data.get("probe") != 1 or "matmul" not in data:
+        raise FeatcheckError(f"the probe printed something unexpected: {stdout.strip()[:200]!r}")
+    return data
+
+
+def _run_stats(stdout: str, threads: int, rayon: str | None) -> RunStats:
+    workload = parse_probe_output(stdout)["matmul"]
+    wall_ms, cpu_ms = float(workload["wall_ms"]), workload.get("cpu_ms")
+    return RunStats(
+        threads,
+        float(workload["min_ms"]),
+        float(workload["median_ms"]),
+        float(cpu_ms) / wall_ms if cpu_ms is not None and wall_ms > 0 else None,
+        rayon,
+        ThreadEvidence.from_probe(workload.get("threads")),
+    )
 
 
 def measure(
@@ -244,39 +220,30 @@ def measure(
     say: Callable[[str], None],
     trust: TrustContext,
 ) -> list[Measurement]:
-    """Measure every binary with 1 thread and all threads, rounds interleaved."""
-    singles = [_Accumulator() for _ in binaries]
-    alls = [_Accumulator() for _ in binaries]
-    idles: list[list[float]] = [[] for _ in binaries]
-    others: list[list[float]] = [[] for _ in binaries]
+    """Measure every binary with 1 thread and all threads, in turn."""
     say(
-        f"timing {len(binaries) * 2 * ROUNDS} probe runs ({WARMUP} warm-up + {TIMED_RUNS} timed "
+        f"timing {len(binaries) * 2} probe runs ({WARMUP} warm-up + {TIMED_RUNS} timed "
         f"matmuls each): RAYON_NUM_THREADS=1, then all {cores} cores"
-        + ("" if ROUNDS == 1 else f", {ROUNDS} rounds")
     )
-    for _ in range(ROUNDS):
-        for index, binary in enumerate(binaries):
-            for threads, into in ((1, singles[index]), (None, alls[index])):
-                data, load = run_once(binary, n, threads=threads, timeout=timeout, trust=trust)
-                into.add(data["matmul"])
-                if threads is None:
-                    if load.idle_cores is not None:
-                        idles[index].append(load.idle_cores)
-                    if load.other_cores is not None:
-                        others[index].append(load.other_cores)
-    results = []
-    for single, every, idle, other in zip(singles, alls, idles, others, strict=True):
-        single_stats, every_stats = single.stats(1, "1"), every.stats(cores, None)
-        assert single_stats is not None and every_stats is not None  # ROUNDS >= 1
-        results.append(
-            Measurement(
-                single_stats,
-                every_stats,
-                _average(idle),
-                _average(other),
-            )
+    arguments = ["--n", str(n), "--warmup", str(WARMUP), "--runs", str(TIMED_RUNS)]
+    outputs = run_in_turn(
+        binaries, arguments, (ONE_THREAD, EVERY_CORE), runs=1, timeout=timeout, trust=trust
+    )
+    return [
+        Measurement(
+            _run_stats(single, 1, "1"),
+            _run_stats(every, cores, None),
+            load.idle_cores,
+            load.other_cores,
         )
-    return results
+        for (single, _), (every, load) in outputs
+    ]
+
+
+TORCH_NOTE = (
+    "PyTorch runs with its default threads: torch.set_num_threads does not govern BLAS "
+    "backends such as Accelerate, so its row is not limited like RAYON_NUM_THREADS=1"
+)
 
 
 @dataclass(frozen=True)
@@ -292,29 +259,72 @@ def measure_torch(torch: ModuleType, n: int) -> TorchStats:
     """Time `a @ b` for n x n float32 tensors: warm-up, then timed runs, min and median."""
     a = torch.rand(n, n, dtype=torch.float32)
     b = torch.rand(n, n, dtype=torch.float32)
-    mins: list[float] = []
-    medians: list[float] = []
-    cpu = wall = 0.0
-    for _ in range(ROUNDS):
-        for _ in range(WARMUP):
-            a @ b
-        samples: list[float] = []
-        cpu_start, wall_start = time.process_time(), time.perf_counter()
-        for _ in range(TIMED_RUNS):
-            start = time.perf_counter()
-            a @ b
-            samples.append((time.perf_counter() - start) * 1e3)
-        cpu += time.process_time() - cpu_start
-        wall += time.perf_counter() - wall_start
-        samples.sort()
-        middle = len(samples) // 2
-        mins.append(samples[0])
-        medians.append(
-            samples[middle] if len(samples) % 2 else (samples[middle - 1] + samples[middle]) / 2
-        )
+    for _ in range(WARMUP):
+        a @ b
+    samples: list[float] = []
+    cpu_start, wall_start = time.process_time(), time.perf_counter()
+    for _ in range(TIMED_RUNS):
+        start = time.perf_counter()
+        a @ b
+        samples.append((time.perf_counter() - start) * 1e3)
+    cpu, wall = time.process_time() - cpu_start, time.perf_counter() - wall_start
     threads = int(torch.get_num_threads())
     return TorchStats(
         str(torch.__version__),
         threads,
-        RunStats(threads, min(mins), min(medians), cpu / wall if wall > 0 else None),
+        RunStats(threads, min(samples), statistics.median(samples), cpu / wall if wall else None),
     )
+
+
+# --- a rule's two builds: one ratio per workload ----------------------------------------------
+
+
+@dataclass(frozen=True)
+class Workload:
+    """One hot path of a rule's program, in both builds: medians over the runs, in ms."""
+
+    name: str
+    current_ms: float
+    fixed_ms: float
+
+    @property
+    def ratio(self) -> float:
+        """How many times slower the member's build is (below 1: faster)."""
+        return self.current_ms / self.fixed_ms if self.fixed_ms > 0 else float("inf")
+
+
+def _rows(stdout: str) -> list[tuple[str, float, str]]:
+    """One run of a rule program: `name<TAB>median ms<TAB>result` per workload."""
+    rows = []
+    for line in stdout.splitlines():
+        name, _, rest = line.partition("\t")
+        text, _, result = rest.partition("\t")
+        try:
+            rows.append((name, float(text), result))
+        except ValueError:
+            raise FeatcheckError(f"the probe printed an unexpected line: {line[:80]!r}") from None
+    return rows
+
+
+def compare_builds(
+    current: Path, fixed: Path, *, runs: int, timeout: float, trust: TrustContext
+) -> tuple[tuple[Workload, ...], bool]:
+    """Both builds of a rule's program run in turn, `runs` times each: every workload's median
+    of the runs' medians, and whether the builds computed the same results."""
+    samples: list[dict[str, list[float]]] = [{}, {}]
+    results: list[dict[str, str]] = [{}, {}]
+    outputs = run_in_turn([current, fixed], [], ({},), runs=runs, timeout=timeout, trust=trust)
+    for index, build_outputs in enumerate(outputs):
+        for stdout, _ in build_outputs:
+            for name, milliseconds, result in _rows(stdout):
+                samples[index].setdefault(name, []).append(milliseconds)
+                results[index][name] = result
+    workloads = tuple(
+        Workload(
+            name,
+            statistics.median(samples[0][name]),
+            statistics.median(samples[1].get(name, [0.0])),
+        )
+        for name in samples[0]
+    )
+    return workloads, results[0] == results[1]

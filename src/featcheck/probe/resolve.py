@@ -27,9 +27,9 @@ from featcheck.errors import FeatcheckError
 from featcheck.fileio import MAX_LOCKFILE_BYTES, MAX_MANIFEST_BYTES
 from featcheck.graph import DependencyGraph, Node
 from featcheck.lockfile import LockfileGuard
-from featcheck.probe.rules.programs import MATMUL
+from featcheck.probe.programs import MATMUL, Program, program_for
 from featcheck.source_answers import read_workspace
-from featcheck.workspace.model import Package
+from featcheck.workspace.model import FEATURE, FeatureValue, Package
 from featcheck.workspace.workspace import Workspace
 
 BACKEND = "burn-flex"
@@ -141,23 +141,8 @@ def backend_from_graph(graph: DependencyGraph, member: str, target: str) -> Back
         )
     node = backends[0]
     below = [n for n in _descendants(graph, node) if _is_gemm(n.name)]
-    # The crates whose traits the matmul program calls, as the member builds them.
-    direct = graph.dependencies(node)
-    for name in MATMUL.uses:
-        found = [n for n in direct if n.name == name and not n.host]
-        if len(found) != 1:
-            raise FeatcheckError(
-                f"{BACKEND} {node.version} does not depend on {name} once in {member}'s graph: "
-                f"the probe's matmul is written for {MATMUL.describe()}"
-            )
-        below.append(found[0])
-    for candidate in (node, *below):
-        if candidate.package.source is not None:
-            raise FeatcheckError(
-                f"{candidate.name} {candidate.version} comes from {candidate.package.source}, "
-                "not a registry: the probe builds registry crates only"
-            )
-    pins = [Pin(n.name, n.version, tuple(sorted(n.features))) for n in (node, *below)]
+    below += _used(graph, node, MATMUL)  # the crates whose traits the matmul program calls
+    pins = [_pin(n) for n in (node, *below)]
     names = [p.name for p in pins]
     if len(names) != len(set(names)):
         raise FeatcheckError(
@@ -174,6 +159,62 @@ def backend_from_graph(graph: DependencyGraph, member: str, target: str) -> Back
         burn_version=facades[0] if facades else node.version,
         pins=tuple(pins),
     )
+
+
+def pins_for(graph: DependencyGraph, crate: str, version: str) -> tuple[Pin, ...]:
+    """A rule program's crate as the graph builds it, then the dependencies of it that its
+    program calls as well (Program.uses), each as the graph builds it."""
+    nodes = [n for n in graph.named(crate) if n.version == version and not n.host]
+    if len(nodes) != 1:
+        raise FeatcheckError(
+            f"cannot tell which build of {crate} {version} to time "
+            f"({len(nodes)} in the member's graph)"
+        )
+    program = program_for(crate, version)
+    used = _used(graph, nodes[0], program) if program is not None else []
+    return (_pin(nodes[0]), *(_pin(node) for node in used))
+
+
+def _used(graph: DependencyGraph, node: Node, program: Program) -> list[Node]:
+    """The dependencies of `node` that its program calls as well (Program.uses), each as the
+    member's graph builds it, once."""
+    below = graph.dependencies(node)
+    used = []
+    for name in program.uses:
+        found = [n for n in below if n.name == name and not n.host]
+        if len(found) != 1:
+            raise FeatcheckError(
+                f"the probe of {node.name} {node.version} calls {name}, which it does not "
+                f"depend on once in the member's graph ({len(found)} builds); the program is "
+                f"written for {program.describe()}"
+            )
+        used.append(found[0])
+    return used
+
+
+def _pin(node: Node) -> Pin:
+    if node.package.source is not None:
+        raise FeatcheckError(
+            f"{node.name} {node.version} comes from {node.package.source}, not a registry: "
+            "the probe builds registry crates only"
+        )
+    return Pin(node.name, node.version, tuple(sorted(node.features)))
+
+
+def enabling_features(table: dict[str, tuple[FeatureValue, ...]], feature: str) -> set[str]:
+    """`feature` and every feature of the same crate that turns it on, directly or through
+    another (lz4_flex's `default` turns on `safe-decode`)."""
+    enabling = {feature}
+    grew = True
+    while grew:
+        grew = False
+        for name, values in table.items():
+            if name not in enabling and any(
+                value.kind == FEATURE and value.name in enabling for value in values
+            ):
+                enabling.add(name)
+                grew = True
+    return enabling
 
 
 def release_profile(workspace_manifest: Path, checkout: Path | None = None) -> dict[str, Any]:

@@ -78,7 +78,7 @@ class ThreadEvidence:
     others_ms: tuple[float, ...]
     """Every other thread that ran, busiest first."""
     alive: int
-    """Threads the process had (including idle ones), the most of any round."""
+    """Threads the process had (including idle ones)."""
 
     @classmethod
     def from_probe(cls, data: object) -> ThreadEvidence | None:
@@ -94,18 +94,6 @@ class ThreadEvidence:
         if main < 0 or any(v < 0 for v in others):
             return None
         return cls(str(data["method"]), main, others, alive)
-
-    def merged(self, other: ThreadEvidence) -> ThreadEvidence:
-        """Two rounds as one: main threads added, other threads added rank by rank."""
-        if other.method != self.method:
-            raise ValueError("cannot merge evidence of two methods")
-        width = max(len(self.others_ms), len(other.others_ms))
-        mine = self.others_ms + (0.0,) * (width - len(self.others_ms))
-        theirs = other.others_ms + (0.0,) * (width - len(other.others_ms))
-        ranked = tuple(a + b for a, b in zip(mine, theirs, strict=True))
-        return ThreadEvidence(
-            self.method, self.main_ms + other.main_ms, ranked, max(self.alive, other.alive)
-        )
 
     @property
     def total_ms(self) -> float:
@@ -156,7 +144,7 @@ class ThreadEvidence:
 
 @dataclass(frozen=True)
 class RunStats:
-    """One configuration's timings (best over rounds) and its effective parallelism."""
+    """One configuration's timings and its effective parallelism."""
 
     threads: int
     """The rayon pool size: 1, or the number of cores available for the all-core run."""

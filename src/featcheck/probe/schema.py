@@ -1,0 +1,231 @@
+"""`featcheck probe --format json`: one object, in one of two versioned schemas; and the rule
+probes' results kept as JSON in the probe's cache, for `featcheck --measured`.
+
+Both are versioned like the audit's: adding a field keeps `version`; renaming, removing or
+changing the meaning of one bumps it. Where the member builds burn-flex the object is the
+matmul's (`kind: "matmul"`) with the rule probes' object under `rules` (null when none ran); for
+a member without burn-flex it is the rule probes' object (`kind: "rules"`), as `--rule all`
+prints it. Both fields were added to version 1 of the matmul's schema.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+from typing import Any
+
+from featcheck import __version__
+from featcheck.boundary import TrustContext
+from featcheck.fileio import write_atomic
+from featcheck.probe.build import BuiltProbe
+from featcheck.probe.cache import MEASURED, cache_root, measured_key, read_measured
+from featcheck.probe.command import MatmulReport, VariantResult
+from featcheck.probe.measure import TIMED_RUNS, TORCH_NOTE, WARMUP
+from featcheck.probe.member import ProbeReport, RuleProbeResult, costs_here
+from featcheck.probe.verdict import RunStats, ThreadEvidence
+from featcheck.render.json_text import json_document
+
+SCHEMA_VERSION = 2
+"""2: the matmul is built on burn-flex alone, so no MLP step is timed: `runs[].mlp` is gone,
+and `pins` lists burn-backend (whose traits the program calls) after the gemm crates.
+Version 1 added, without a bump: per-thread evidence (`threads_used`, `main_thread_share`,
+`thread_shares`, `thread_method`, `basis`, `timing_under_load`, `other_cores`, `thread_cpu`),
+`build.waited_seconds`, `kind` and `rules`."""
+RULES_SCHEMA_VERSION = 1
+
+
+def _round(value: float | None, digits: int = 4) -> float | None:
+    return None if value is None else round(value, digits)
+
+
+def _evidence_json(evidence: ThreadEvidence | None) -> dict[str, Any]:
+    """The per-thread summary fields (all null when threads were not observed)."""
+    if evidence is None:
+        return {"threads_used": None, "main_thread_share": None, "thread_shares": None}
+    return {
+        "threads_used": evidence.threads_used,
+        "main_thread_share": _round(evidence.main_share, 3),
+        "thread_shares": [_round(share, 3) for share in evidence.shares],
+    }
+
+
+def _thread_cpu_json(evidence: ThreadEvidence | None) -> dict[str, Any] | None:
+    if evidence is None:
+        return None
+    return {
+        "method": evidence.method,
+        "main_ms": _round(evidence.main_ms, 3),
+        "others_ms": [_round(ms, 3) for ms in evidence.others_ms],
+        "alive": evidence.alive,
+    }
+
+
+def _run_json(stats: RunStats) -> dict[str, Any]:
+    return {
+        "threads": stats.threads,
+        "rayon_num_threads": stats.rayon_num_threads,
+        "min_ms": _round(stats.min_ms),
+        "median_ms": _round(stats.median_ms),
+        "parallelism": _round(stats.parallelism, 3),
+        **_evidence_json(stats.thread_evidence),
+        "thread_cpu": _thread_cpu_json(stats.thread_evidence),
+    }
+
+
+def _variant_json(variant: VariantResult) -> dict[str, Any]:
+    m, d, config = variant.measurement, variant.decision, variant.config
+    return {
+        "crate": config.backend.name,
+        "crate_version": config.backend.version,
+        "features": list(config.backend.features),
+        "burn_version": config.burn_version,
+        "pins": [
+            {"name": p.name, "version": p.version, "features": list(p.features)}
+            for p in config.pins
+        ],
+        "verdict": d.verdict.value,
+        "reason": d.reason,
+        "basis": d.basis,
+        **_evidence_json(d.evidence),
+        "thread_method": None if d.evidence is None else d.evidence.method,
+        "speedup": _round(d.speedup, 3),
+        "parallelism": _round(d.parallelism, 3),
+        "idle_cores": _round(d.idle_cores, 2),
+        "other_cores": _round(d.other_cores, 2),
+        "timing_under_load": d.under_load,
+        "runs": [_run_json(m.single), _run_json(m.every)],
+        "build": _build_json(variant.build),
+    }
+
+
+def _build_json(build: BuiltProbe) -> dict[str, Any]:
+    return {
+        "key": build.key,
+        "cached": build.cached,
+        "seconds": round(build.seconds, 1),
+        "waited_seconds": round(build.waited, 1),
+    }
+
+
+def report_json(report: MatmulReport) -> dict[str, Any]:
+    """The probe's result as a JSON-ready dict."""
+    current = _variant_json(report.current)
+    data: dict[str, Any] = {
+        "version": SCHEMA_VERSION,
+        "tool": {"name": "featcheck", "version": __version__},
+        "member": report.member,
+        "target": report.target,
+        "n": report.n,
+        "cores": report.cores,
+        "rounds": 1,  # one round of runs since version 1
+        "warmup": WARMUP,
+        "timed_runs": TIMED_RUNS,
+        **current,
+        "seconds_to_timing": round(report.seconds_to_timing, 1),
+        "notes": list(report.notes),
+    }
+    if report.compare:
+        base = report.current.measurement.every.min_ms
+        variants = [{"label": "current", **current, "vs_current": 1.0}]
+        if report.fixed is not None:
+            fixed = _variant_json(report.fixed)
+            variants.append(
+                {
+                    "label": "with featcheck's fix",
+                    "fix": report.fix_description,
+                    **fixed,
+                    "vs_current": _round(base / report.fixed.measurement.every.min_ms, 3),
+                }
+            )
+        if report.torch is not None:
+            t = report.torch
+            variants.append(
+                {
+                    "label": f"PyTorch {t.version}",
+                    "crate": "torch",
+                    "crate_version": t.version,
+                    "threads": t.threads,
+                    "min_ms": _round(t.stats.min_ms),
+                    "median_ms": _round(t.stats.median_ms),
+                    "parallelism": _round(t.stats.parallelism, 3),
+                    "vs_current": _round(base / t.stats.min_ms, 3),
+                    "note": TORCH_NOTE,
+                }
+            )
+        data["variants"] = variants
+    return data
+
+
+def _rules_json(report: ProbeReport, results: list[RuleProbeResult]) -> dict[str, Any]:
+    return {
+        "version": RULES_SCHEMA_VERSION,
+        "kind": "rules",
+        "tool": {"name": "featcheck", "version": __version__},
+        "member": report.member,
+        "target": report.target,
+        "runs": report.runs,
+        "probes": [_result_json(result) for result in results],
+        "costs_here": costs_here(results),
+        "notes": [],  # the rule probes have none (the matmul's notes are its own)
+    }
+
+
+def _result_json(result: RuleProbeResult) -> dict[str, Any]:
+    finding = result.finding
+    return {
+        "code": finding.code,
+        "rule": finding.rule,
+        "crate": finding.crate,
+        "crate_version": finding.crate_version,
+        "feature": finding.feature,
+        "current_features": list(result.current.backend.features),
+        "fixed_features": list(result.fixed.backend.features),
+        "fix": result.fix,
+        "work": result.program.work,
+        "clock": "wall" if result.program.wall else "thread-cpu",
+        "same_results": result.agree,
+        "ratio": round(result.headline.ratio, 3),
+        "workloads": [
+            {
+                "name": w.name,
+                "current_ms": round(w.current_ms, 4),
+                "fixed_ms": round(w.fixed_ms, 4),
+                "ratio": round(w.ratio, 3),
+            }
+            for w in result.workloads
+        ],
+        "builds": [_build_json(build) for build in result.builds],
+    }
+
+
+def render_json(report: ProbeReport) -> str:
+    """One JSON object and a newline (see the module's text), printable and free of workflow
+    commands."""
+    rules = _rules_json(report, report.rules) if report.rules is not None else None
+    if report.matmul is None:
+        assert rules is not None  # run_member_probe refuses a member with nothing to probe
+        return json_document(rules) + "\n"
+    data = report_json(report.matmul)
+    data = {"version": data.pop("version"), "kind": "matmul", **data, "rules": rules}
+    return json_document(data) + "\n"
+
+
+def record(report: ProbeReport, trust: TrustContext) -> None:
+    """Keep, for `featcheck --measured`, every rule probe's result in `report` whose builds
+    computed the same thing (cache.py reads them back)."""
+    path = cache_root(trust) / MEASURED
+    path.parent.mkdir(parents=True, exist_ok=True)
+    kept = read_measured(path) if path.is_file() else {}
+    today = datetime.date.today().isoformat()
+    for result in report.rules or ():
+        if not result.agree:
+            continue
+        finding = result.finding
+        best = result.headline
+        kept[measured_key(finding.code, finding.crate, finding.crate_version, report.target)] = {
+            "ratio": round(best.ratio, 3),
+            "workload": best.name,
+            "measured_on": today,
+            "features": list(result.current.backend.features),
+        }
+    write_atomic(path, (json.dumps(kept, indent=1, sort_keys=True) + "\n").encode())
