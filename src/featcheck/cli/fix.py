@@ -12,13 +12,12 @@ from featcheck.fixes.apply import render_diff, write_changes
 from featcheck.fixes.commit import Prepared, prepare
 from featcheck.options import AuditOptions
 from featcheck.pipeline import audit_project
-from featcheck.render.safe_text import printable, safe_line
-from featcheck.render.workflow import stop_commands
+from featcheck.render.safe_text import printable, safe_line, stop_commands
 from featcheck.report import AuditResult
 from featcheck.wording import plural
 
 if TYPE_CHECKING:
-    from featcheck.cli.progress import Progress
+    from featcheck.cli.check import Progress
 
 
 def fix_or_diff(

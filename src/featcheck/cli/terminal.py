@@ -1,9 +1,9 @@
 """What the command line prints besides a report: its exit codes, its error lines, and the
 terminal's width and colour.
 
-Lines that may quote the checkout are made printable and inert (render/safe_text.py); inside
-GitHub Actions an error becomes one escaped `::error` annotation (render/workflow.py). Both are
-loaded with every command: they import no more than the regular expressions they need.
+Lines that may quote the checkout are made printable and inert; inside GitHub Actions an error
+becomes one escaped `::error` annotation (both render/safe_text.py), which is loaded with every
+command: it imports no more than the regular expressions it needs.
 """
 
 from __future__ import annotations
@@ -15,8 +15,7 @@ from pathlib import Path
 from typing import NoReturn, TextIO
 
 from featcheck.errors import FeatcheckError
-from featcheck.render.safe_text import printable_lines, safe_line
-from featcheck.render.workflow import error_annotation
+from featcheck.render.safe_text import error_annotation, printable_lines, safe_line
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 EXIT_INTERRUPTED = 130

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from featcheck.featureset import FeatureSelection
 from featcheck.grouping import FindingGroup
 from featcheck.render.safe_text import printable
-from featcheck.render.styled_lines import Line
+from featcheck.render.text_lines import Line
 from featcheck.report import AuditResult, Finding
 
 _NONE = "."

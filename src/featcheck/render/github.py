@@ -33,8 +33,14 @@ from urllib.parse import quote
 from featcheck.grouping import FindingGroup, group_findings
 from featcheck.render.common import builds_of_group, count_line
 from featcheck.render.renderer import RenderOptions
-from featcheck.render.safe_text import markdown_text, printable, without_azure_commands
-from featcheck.render.workflow import escape_data, escape_property, stop_commands
+from featcheck.render.safe_text import (
+    escape_data,
+    escape_property,
+    markdown_text,
+    printable,
+    stop_commands,
+    without_azure_commands,
+)
 from featcheck.report import AuditResult, Finding, Location
 from featcheck.severity import Severity
 from featcheck.wording import plural

@@ -10,7 +10,7 @@ Every string from the checkout (names, paths, quoted manifest lines, notes) is p
 `printable`, so no control character reaches the terminal, and every line printed is made
 `inert`: a report printed in any CI log carries no workflow command. Each line is a list of
 runs of text, each with its style; the text is never read as markup. Colour comes from rich,
-which turns itself off when output is not a terminal or NO_COLOR is set (styled_lines.py).
+which turns itself off when output is not a terminal or NO_COLOR is set (text_lines.py).
 """
 
 from __future__ import annotations
@@ -36,11 +36,9 @@ from featcheck.render.common import (
     first_sentence,
     why_line,
 )
-from featcheck.render.hints import details_hint, fix_hint
-from featcheck.render.quote import quote
 from featcheck.render.renderer import RenderOptions
 from featcheck.render.safe_text import printable
-from featcheck.render.styled_lines import Line, write_lines
+from featcheck.render.text_lines import Line, details_hint, fix_hint, quote, write_lines
 from featcheck.report import AuditResult, Finding, Fix
 from featcheck.severity import Confidence, Severity
 
