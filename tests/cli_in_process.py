@@ -29,9 +29,8 @@ from featcheck.audit import SourceFactory, project_manifest, started_audit
 from featcheck.boundary import TrustContext
 from featcheck.cargo.process import refusing_processes
 from featcheck.cli import check, lazy, run
-from featcheck.cli.check import Progress
 from featcheck.cli.check_arguments import check_parser
-from featcheck.cli.terminal import CommandExit, fail, terminal_columns
+from featcheck.cli.terminal import CommandExit, Progress, fail, terminal_columns
 from featcheck.errors import FeatcheckError
 from featcheck.options import AuditOptions
 from featcheck.pipeline import audit_started

@@ -17,7 +17,7 @@ from featcheck.report import AuditResult
 from featcheck.wording import plural
 
 if TYPE_CHECKING:
-    from featcheck.cli.check import Progress
+    from featcheck.cli.terminal import Progress
 
 
 def fix_or_diff(
