@@ -12,9 +12,9 @@ from actions_support import clear_actions_environment, make_finding
 
 from featcheck.cli.check_arguments import check_parser
 from featcheck.render import formats
+from featcheck.render.common import RenderOptions
 from featcheck.render.github import write_github
 from featcheck.render.json_report import render_json
-from featcheck.render.renderer import RenderOptions
 from featcheck.render.sarif import render_sarif
 from featcheck.render.text_report import render_findings, render_text
 from featcheck.report import AuditResult

@@ -34,7 +34,7 @@ from featcheck.cli.terminal import (
 from featcheck.errors import FeatcheckError
 from featcheck.noexec.gaps import summary_line
 from featcheck.render import formats
-from featcheck.render.renderer import Renderer, RenderOptions
+from featcheck.render.common import Renderer, RenderOptions
 from featcheck.render.safe_text import stop_commands
 from featcheck.report import AuditResult
 from featcheck.severity import FailOn

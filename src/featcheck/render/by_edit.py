@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from featcheck.featureset import FeatureSelection
-from featcheck.grouping import FindingGroup
+from featcheck.render.common import FindingGroup
 from featcheck.render.safe_text import printable
 from featcheck.render.text_lines import Line
 from featcheck.report import AuditResult, Finding

@@ -3,7 +3,7 @@
 The command line takes its `--format` choices, its help and its renderer from `FORMATS`. A
 format's module is named here, not imported: a run loads only the formats it prints, and the
 command line loads the chosen one while cargo works (cli/lazy.py). Every format's renderer
-follows one protocol (render/renderer.py).
+follows one protocol (`common.Renderer`).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
-    from featcheck.render.renderer import Renderer, RenderOptions
+    from featcheck.render.common import Renderer, RenderOptions
 
 
 class Format(NamedTuple):

@@ -9,7 +9,7 @@ rule, member, crate, compatible version, feature, target, configuration; no line
 version), so an alert keeps its identity when lines move or the crate takes a patch.
 Each target and configuration is a run of its own, with its own `automationDetails.id`, and
 after a comparison each result has its `baselineState` (`states` below).
-A cut repeated in several builds (grouping.py) is one result: the members' own declarations
+A cut repeated in several builds (render/common.py) is one result: the members' own declarations
 are its `relatedLocations`, its properties list the members and targets.
 """
 
@@ -25,11 +25,15 @@ from urllib.parse import quote
 from featcheck import __version__
 from featcheck.comparison.baseline import configuration_token, fingerprint
 from featcheck.featureset import FeatureSelection
-from featcheck.grouping import FindingGroup, group_findings
-from featcheck.render.common import build_of, builds_of_group
+from featcheck.render.common import (
+    FindingGroup,
+    RenderOptions,
+    build_of,
+    builds_of_group,
+    group_findings,
+)
 from featcheck.render.github import repository_path
 from featcheck.render.json_text import json_document
-from featcheck.render.renderer import RenderOptions
 from featcheck.render.safe_text import https_link, markdown_block
 from featcheck.report import AuditResult, Finding, Location
 from featcheck.rules import Rule, builtin_rules

@@ -21,7 +21,6 @@ from itertools import groupby
 from typing import TextIO
 
 from featcheck.fix_words import edit_words, fix_words
-from featcheck.grouping import FindingGroup, group_findings
 from featcheck.render.by_edit import (
     builds_line,
     configuration_table,
@@ -30,17 +29,20 @@ from featcheck.render.by_edit import (
     several_configurations,
 )
 from featcheck.render.common import (
+    FindingGroup,
+    RenderOptions,
     builds_of_group,
     cost_text,
     count_line,
     first_sentence,
+    group_findings,
     why_line,
 )
-from featcheck.render.renderer import RenderOptions
 from featcheck.render.safe_text import printable
 from featcheck.render.text_lines import Line, details_hint, fix_hint, quote, write_lines
 from featcheck.report import AuditResult, Finding, Fix
 from featcheck.severity import Confidence, Severity
+from featcheck.wording import plural
 
 _STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "bold yellow", Severity.INFO: "bold cyan"}
 
@@ -98,7 +100,7 @@ def _added(fix: Fix) -> str:
     """What a fix costs in packages, as the fix line says it."""
     if not fix.added:
         return ""
-    return f" and adds {fix.added} package{'s' if fix.added != 1 else ''} to the build"
+    return f" and adds {plural(fix.added, 'package')} to the build"
 
 
 def _detail(label: str, text: str) -> Line:
