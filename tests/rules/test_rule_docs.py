@@ -10,8 +10,7 @@ from rule_fixtures import check_documented
 from snapshots import assert_snapshot
 from support import REPO
 
-from featcheck.rules import Catalogue, Rule, builtin_rules
-from featcheck.rules.catalogue import find_by_code
+from featcheck.rules import Catalogue, Rule, builtin_rules, find_by_code
 from featcheck.rules.docs import rule_markdown
 from featcheck.rules.unused_suppression import UNUSED_SUPPRESSION
 

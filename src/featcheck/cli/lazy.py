@@ -162,7 +162,7 @@ def rule_table(path: Path, width: int) -> list[str]:
 def rule_markdown(code: str, path: Path) -> str | None:
     """`featcheck rule CODE`: the rule's page as Markdown; None when no rule has that code."""
     from featcheck.policy.load import project_catalogue
-    from featcheck.rules.catalogue import find_by_code
+    from featcheck.rules import find_by_code
     from featcheck.rules.docs import Documented, rule_markdown
     from featcheck.rules.unused_suppression import UNUSED_SUPPRESSION
 

@@ -13,9 +13,8 @@ import textwrap
 from collections.abc import Sequence
 from typing import Protocol
 
-from featcheck.rules.catalogue import Coded
-from featcheck.rules.spec import Rule, RuleDoc
-from featcheck.rules.targets import CAPABILITIES
+from featcheck.rules import Coded
+from featcheck.rules.spec import CAPABILITIES, Rule, RuleDoc
 from featcheck.severity import Severity
 
 
