@@ -18,8 +18,7 @@ from featcheck.policy.settings import Allow
 from featcheck.policy.suppress import SuppressionResult, apply_suppressions, declaration_spans
 from featcheck.report import AuditResult, Finding, Location
 from featcheck.severity import Confidence, FailOn, Severity
-from featcheck.stages.configurations import nothing_audited
-from featcheck.stages.members import Run, Scope
+from featcheck.stages.members import Run, Scope, nothing_audited
 from featcheck.workspace.names import crate_key
 from featcheck.workspace.workspace import Workspace
 
