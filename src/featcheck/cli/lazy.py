@@ -17,7 +17,7 @@ here, when first called:
   `--verbose` use (its console ~25 ms to import; with the Markdown of `rule CODE`, ~55 ms).
 
 Every other module of the command line imports at its top, and report formats are loaded by
-name from their registry (render/formats.py). Below the command line, one import waits in the
+name from their registry (featcheck.render). Below the command line, one import waits in the
 one function that needs it, because every run would otherwise wait for it before cargo starts
 (docs/speed.md): tomlkit (~19 ms) in manifest/document.py, which reads only what tomllib
 rejects.
@@ -102,7 +102,7 @@ def report_stage(output_format: str) -> ReportStage:
     """The stage after the audit: the report and the exit code (cli/outcome.py). The audit
     calls this while cargo works, so that the chosen renderer is loaded then too."""
     from featcheck.cli.outcome import finish
-    from featcheck.render.formats import preload
+    from featcheck.render import preload
 
     preload(output_format)
     return finish

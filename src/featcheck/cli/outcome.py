@@ -20,6 +20,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from featcheck import render
 from featcheck.cli.terminal import (
     EXIT_CLEAN,
     EXIT_ERROR,
@@ -33,7 +34,6 @@ from featcheck.cli.terminal import (
 )
 from featcheck.errors import FeatcheckError
 from featcheck.noexec.gaps import summary_line
-from featcheck.render import formats
 from featcheck.render.common import Renderer, RenderOptions
 from featcheck.render.safe_text import stop_commands
 from featcheck.report import AuditResult
@@ -49,7 +49,7 @@ def finish(result: AuditResult, arguments: argparse.Namespace, output_format: st
     try:
         _print_report(result, arguments, output_format)
         if arguments.sarif is not None:
-            sarif = formats.renderer("sarif", RenderOptions())
+            sarif = render.renderer("sarif", RenderOptions())
             write_report(arguments.sarif, _rendered(sarif, result))
     except FeatcheckError as error:
         fail(error, github=github)
@@ -69,11 +69,11 @@ def _print_report(result: AuditResult, arguments: argparse.Namespace, output_for
         colour=colour(output, arguments.color),
         width=report_width(output),
     )
-    text = _rendered(formats.renderer(output_format, options), result)
+    text = _rendered(render.renderer(output_format, options), result)
     if output is not None:
         write_report(output, text)
         return
-    if not formats.FORMATS[output_format].inert and in_actions():
+    if not render.FORMATS[output_format].inert and in_actions():
         # The text report quotes manifest lines: in an Actions log it is kept inert as a whole.
         text = stop_commands(text.splitlines())
     sys.stdout.write(text)

@@ -341,5 +341,5 @@ class GithubRenderer:
 
 
 def renderer(options: RenderOptions) -> GithubRenderer:
-    """The GitHub Actions renderer, as `formats.FORMATS` names it."""
+    """The GitHub Actions renderer, as `featcheck.render.FORMATS` names it."""
     return GithubRenderer()

@@ -172,5 +172,5 @@ class JsonRenderer:
 
 
 def renderer(options: RenderOptions) -> JsonRenderer:
-    """The JSON renderer, as `formats.FORMATS` names it."""
+    """The JSON renderer, as `featcheck.render.FORMATS` names it."""
     return JsonRenderer()

@@ -277,7 +277,7 @@ class SarifRenderer:
 
 
 def renderer(options: RenderOptions) -> SarifRenderer:
-    """The SARIF renderer, as `formats.FORMATS` names it."""
+    """The SARIF renderer, as `featcheck.render.FORMATS` names it."""
     return SarifRenderer()
 
 

@@ -338,5 +338,5 @@ class TextRenderer:
 
 
 def renderer(options: RenderOptions) -> TextRenderer:
-    """The text renderer, as `formats.FORMATS` names it."""
+    """The text renderer, as `featcheck.render.FORMATS` names it."""
     return TextRenderer(options)
