@@ -21,13 +21,6 @@ from itertools import groupby
 from typing import TextIO
 
 from featcheck.fix_words import edit_words, fix_words
-from featcheck.render.by_edit import (
-    builds_line,
-    configuration_table,
-    edit_blocks,
-    rule_why,
-    several_configurations,
-)
 from featcheck.render.common import (
     FindingGroup,
     RenderOptions,
@@ -39,7 +32,18 @@ from featcheck.render.common import (
     why_line,
 )
 from featcheck.render.safe_text import printable
-from featcheck.render.text_lines import Line, details_hint, fix_hint, quote, write_lines
+from featcheck.render.text_lines import (
+    Line,
+    builds_line,
+    configuration_table,
+    details_hint,
+    edit_blocks,
+    fix_hint,
+    quote,
+    rule_why,
+    several_configurations,
+    write_lines,
+)
 from featcheck.report import AuditResult, Finding, Fix
 from featcheck.severity import Confidence, Severity
 from featcheck.wording import plural
@@ -170,7 +174,7 @@ def _render_finding(
 
 
 def _render_block(block: list[FindingGroup], width: int, applied: list[Finding]) -> list[Line]:
-    """Findings at one place with one edit (by_edit.py): each verdict, the place once, the
+    """Findings at one place with one edit (`edit_blocks`): each verdict, the place once, the
     builds, each rule's why once, the one fix."""
     first = block[0]
     lines = [_verdict(group.lead) for group in block]
