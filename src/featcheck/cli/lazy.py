@@ -153,8 +153,8 @@ def probe(arguments: argparse.Namespace) -> int:
 def rule_table(path: Path, width: int) -> list[str]:
     """`featcheck rules`: one line per rule, the project's own included."""
     from featcheck.policy.load import project_catalogue
+    from featcheck.rules import UNUSED_SUPPRESSION
     from featcheck.rules.docs import rule_table
-    from featcheck.rules.unused_suppression import UNUSED_SUPPRESSION
 
     return rule_table((*project_catalogue(path).rules, UNUSED_SUPPRESSION), width)
 
@@ -162,9 +162,8 @@ def rule_table(path: Path, width: int) -> list[str]:
 def rule_markdown(code: str, path: Path) -> str | None:
     """`featcheck rule CODE`: the rule's page as Markdown; None when no rule has that code."""
     from featcheck.policy.load import project_catalogue
-    from featcheck.rules import find_by_code
+    from featcheck.rules import UNUSED_SUPPRESSION, find_by_code
     from featcheck.rules.docs import Documented, rule_markdown
-    from featcheck.rules.unused_suppression import UNUSED_SUPPRESSION
 
     entries: tuple[Documented, ...] = (*project_catalogue(path).rules, UNUSED_SUPPRESSION)
     rule = find_by_code(entries, code)

@@ -36,9 +36,8 @@ from featcheck.render.github import repository_path
 from featcheck.render.json_text import json_document
 from featcheck.render.safe_text import https_link, markdown_block
 from featcheck.report import AuditResult, Finding, Location
-from featcheck.rules import Rule, builtin_rules
+from featcheck.rules import UNUSED_SUPPRESSION, Rule, builtin_rules
 from featcheck.rules.docs import Documented
-from featcheck.rules.unused_suppression import UNUSED_SUPPRESSION
 from featcheck.severity import Severity
 
 SARIF_VERSION = "2.1.0"

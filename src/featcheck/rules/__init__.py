@@ -6,7 +6,9 @@ reused.
 
 The catalogue holds the rules a run knows: the built-in specs shipped in the package, named after
 the code (`fc001-flex-without-rayon.toml`) and read once on first use, plus a project's own from
-its configuration (`featcheck.policy`), which makes a `Catalogue` with both.
+its configuration (`featcheck.policy`), which makes a `Catalogue` with both. FC900
+`unused-suppression` has a catalogue entry of its own (`UNUSED_SUPPRESSION`): no `Rule` produces
+its findings, `featcheck.policy` makes them.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from featcheck.errors import FeatcheckError
 from featcheck.rules.detect import BuildView, Detection, detect, skipped_for_target
 from featcheck.rules.load import BUILTIN_CODE, parse_rule
 from featcheck.rules.spec import Rule, RuleDoc, SpecError
+from featcheck.severity import Severity
 from featcheck.toml_read import toml_data
 
 __all__ = [
@@ -120,3 +123,61 @@ class Catalogue:
         chosen |= {r.code for c in select if (r := self.find(c))}
         chosen -= {r.code for c in ignore if (r := self.find(c))}
         return tuple(r for r in self.rules if r.code in chosen)
+
+
+UNUSED_SUPPRESSION_CODE = "FC900"
+UNUSED_SUPPRESSION_NAME = "unused-suppression"
+
+
+@dataclass(frozen=True)
+class MetaRuleDoc:
+    """A rule-like catalogue entry for a finding no `Rule` produces (FC900).
+
+    Has the attributes `featcheck rules` and docs/rules.md read from a `Rule`: code, name,
+    severity, summary, doc, enabled_by_default and why.
+    """
+
+    code: str
+    name: str
+    severity: Severity
+    summary: str
+    doc: RuleDoc
+    enabled_by_default: bool = True
+
+    @property
+    def why(self) -> str:
+        """The doc's why-section on one line, as findings quote it."""
+        return self.doc.why_line
+
+
+UNUSED_SUPPRESSION = MetaRuleDoc(
+    code=UNUSED_SUPPRESSION_CODE,
+    name=UNUSED_SUPPRESSION_NAME,
+    severity=Severity.WARNING,
+    summary="a suppression (an `allow` entry or a `# featcheck: allow` comment) matches no finding",
+    doc=RuleDoc(
+        what=(
+            "Reports each `[[allow]]` entry of the configuration and each code of a "
+            "`# featcheck: allow(...)` comment that suppressed no finding in this audit. "
+            "Entries for a member, target or rule that was not audited are not reported; "
+            "an entry that names a member, crate or target that does not exist (a typo) "
+            "always is."
+        ),
+        why=(
+            "A suppression that matches nothing is stale or mistyped: the problem it excused "
+            "was fixed, or its code, crate, member or target does not match what featcheck "
+            "reports. Left in place, it would silently hide the problem if it came back."
+        ),
+        example=(
+            "# the declaration has `rayon`, so FC001 does not fire here\n"
+            'burn = { version = "0.22", features = ["flex", "rayon"] }  '
+            "# featcheck: allow(FC001) wasm build"
+        ),
+        fix="Remove the suppression, or correct its code, crate, member or target.",
+        ignore=(
+            'While a suppression is needed only sometimes, add `ignore = ["FC900"]` to the '
+            "configuration; FC900 itself cannot be allowed."
+        ),
+    ),
+)
+"""FC900's catalogue entry, for `featcheck rules` and docs/rules.md."""
