@@ -44,7 +44,7 @@ from featcheck.probe.rules.run import (
     timed_findings,
 )
 from featcheck.probe.statement import confirm_build
-from featcheck.render.json_text import json_document
+from featcheck.render.safe_text import json_document
 
 
 @dataclass

@@ -12,7 +12,7 @@ from featcheck import __version__
 from featcheck.comparison.baseline import fingerprint
 from featcheck.fix_words import fix_words
 from featcheck.render.common import RenderOptions, group_findings
-from featcheck.render.json_text import json_document
+from featcheck.render.safe_text import json_document
 from featcheck.report import AuditResult, Comparison, Cost, Finding, Fix
 from featcheck.severity import Severity
 

@@ -13,7 +13,7 @@ where it lands:
   every format and whether or not a runner was detected: a report is often printed by a CI step
   that featcheck cannot see (a script, `cat report.txt`, another CI system);
 - a JSON document keeps C1 controls, bidi and other invisible characters raw under
-  `ensure_ascii=False`: `json_text.json_document` writes them as `\\uXXXX` (the parsed values
+  `ensure_ascii=False`: `json_document` writes them as `\\uXXXX` (the parsed values
   are the same) and breaks the workflow-command openers the same way;
 - Markdown would render links, images, HTML and emphasis: `markdown_text` (one line) and
   `markdown_block` (a whole text) show them literally;
@@ -28,9 +28,11 @@ an annotation without loading the report model that the findings' renderer needs
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from collections.abc import Iterable
+from typing import Any
 from urllib.parse import urlsplit
 
 _NAMED_ESCAPES = {"\t": "\\t", "\n": "\\n", "\r": "\\r"}
@@ -204,3 +206,36 @@ def error_annotation(lines: Iterable[str]) -> str:
     whole is escaped as the annotation's message, which the runner never reads for commands."""
     message = "\n".join(inert(line) for line in lines)
     return f"::error title=featcheck::{escape_data(message)}\n"
+
+
+# In a JSON document: anything not printable ASCII, except the line breaks of the indentation
+# (a raw line break cannot occur inside a JSON string; json.dumps writes `\n`).
+_NOT_PLAIN = re.compile(r"[^\n -~]")
+
+
+def json_document(value: Any) -> str:
+    """`value` as indented JSON whose text is printable and carries no workflow command.
+
+    Non-ASCII text stays readable (`ensure_ascii=False`) except characters that are not
+    printable (C1 controls, DEL, bidi overrides and isolates, zero-width and other format
+    characters, line separators, lone surrogates), which become `\\uXXXX` escapes (a surrogate
+    pair beyond the BMP): a parser reads the very same strings. `##[` and `##vso[` inside a
+    string become `#\\u0023[` and `#\\u0023vso[`; an indented document has no line that starts
+    with `::`.
+    """
+    document = json.dumps(value, indent=2, ensure_ascii=False)
+    document = _NOT_PLAIN.sub(_json_escape, document)
+    if "##" in document:
+        document = WORKFLOW_OPENER.sub(lambda found: "#\\u0023" + found.group()[2:], document)
+    return document
+
+
+def _json_escape(found: re.Match[str]) -> str:
+    character = found.group()
+    if character.isprintable():
+        return character
+    code = ord(character)
+    if code < 0x10000:
+        return f"\\u{code:04x}"
+    code -= 0x10000
+    return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"

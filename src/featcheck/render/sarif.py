@@ -33,8 +33,7 @@ from featcheck.render.common import (
     group_findings,
 )
 from featcheck.render.github import repository_path
-from featcheck.render.json_text import json_document
-from featcheck.render.safe_text import https_link, markdown_block
+from featcheck.render.safe_text import https_link, json_document, markdown_block
 from featcheck.report import AuditResult, Finding, Location
 from featcheck.rules import UNUSED_SUPPRESSION, Rule, builtin_rules
 from featcheck.rules.docs import Documented

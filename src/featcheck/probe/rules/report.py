@@ -9,8 +9,7 @@ from featcheck import __version__
 from featcheck.probe.measure import usable_cores
 from featcheck.probe.resolve import BackendConfig
 from featcheck.probe.rules.run import RuleProbeReport, RuleProbeResult
-from featcheck.render.json_text import json_document
-from featcheck.render.safe_text import printable
+from featcheck.render.safe_text import json_document, printable
 from featcheck.wording import plural
 
 SCHEMA_VERSION = 1
