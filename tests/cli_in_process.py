@@ -32,7 +32,7 @@ from featcheck.cli import check, lazy, run
 from featcheck.cli.check_arguments import check_parser
 from featcheck.cli.terminal import CommandExit, Progress, fail, terminal_columns
 from featcheck.errors import FeatcheckError
-from featcheck.options import AuditOptions
+from featcheck.featureset import AuditOptions
 from featcheck.pipeline import audit_started
 from featcheck.report import AuditResult
 

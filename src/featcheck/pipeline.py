@@ -13,9 +13,9 @@ from featcheck.boundary import TrustContext
 from featcheck.cargo.process import ProcessRefused, refusing_processes
 from featcheck.deadline import READING, READING_HINT, Deadline
 from featcheck.errors import FeatcheckError
+from featcheck.featureset import AuditOptions
 from featcheck.locate import ManifestCache
 from featcheck.noexec.source import FileSource, file_source
-from featcheck.options import AuditOptions
 from featcheck.report import AuditResult
 from featcheck.rules import builtin_rules, check_builtin_codes
 from featcheck.source_answers import read_last_answer, workspace_of

@@ -18,8 +18,7 @@ from featcheck.severity import FailOn, Severity
 
 if TYPE_CHECKING:
     from featcheck.cli.compare import EarlierAudit
-    from featcheck.featureset import FeatureSelection
-    from featcheck.options import AuditOptions
+    from featcheck.featureset import AuditOptions, FeatureSelection
     from featcheck.report import AuditResult
 
 

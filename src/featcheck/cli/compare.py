@@ -23,7 +23,7 @@ from featcheck.comparison.baseline import (
 from featcheck.comparison.revision import copy_toolchain_files, resolve_revision
 from featcheck.comparison.trees import revision_tree
 from featcheck.errors import FeatcheckError
-from featcheck.options import AuditOptions
+from featcheck.featureset import AuditOptions
 from featcheck.pipeline import audit_project
 from featcheck.report import AuditResult
 from featcheck.wording import plural

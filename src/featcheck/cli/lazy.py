@@ -36,8 +36,7 @@ if TYPE_CHECKING:
 
     from featcheck.audit import SourceFactory
     from featcheck.boundary import TrustContext
-    from featcheck.featureset import FeatureSelection
-    from featcheck.options import AuditOptions
+    from featcheck.featureset import AuditOptions, FeatureSelection
     from featcheck.report import AuditResult
 
     ReportStage = Callable[[AuditResult, argparse.Namespace, str], int]
@@ -49,8 +48,8 @@ if TYPE_CHECKING:
 
 
 def audit_options() -> type[AuditOptions]:
-    """The audit's options (featcheck.options)."""
-    from featcheck.options import AuditOptions
+    """The audit's options (featcheck.featureset)."""
+    from featcheck.featureset import AuditOptions
 
     return AuditOptions
 

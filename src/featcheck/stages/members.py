@@ -12,10 +12,9 @@ from pathlib import Path
 from featcheck.cargo.unification import PER_MEMBER, Unification
 from featcheck.deadline import Deadline
 from featcheck.errors import FeatcheckError
-from featcheck.featureset import FeatureSelection
+from featcheck.featureset import AuditOptions, FeatureSelection, beyond_defaults
 from featcheck.locate import ManifestCache
 from featcheck.matrix import ConfigurationPlan, audits_itself, plan_configurations
-from featcheck.options import AuditOptions, beyond_defaults
 from featcheck.policy.load import load_config, members_with_settings
 from featcheck.policy.settings import Config
 from featcheck.resolution import resolver_version
