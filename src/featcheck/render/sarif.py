@@ -35,8 +35,7 @@ from featcheck.render.common import (
 from featcheck.render.github import repository_path
 from featcheck.render.safe_text import https_link, json_document, markdown_block
 from featcheck.report import AuditResult, Finding, Location
-from featcheck.rules import UNUSED_SUPPRESSION, Rule, builtin_rules
-from featcheck.rules.docs import Documented
+from featcheck.rules import UNUSED_SUPPRESSION, Documented, Rule, builtin_rules
 from featcheck.severity import Severity
 
 SARIF_VERSION = "2.1.0"

@@ -51,19 +51,30 @@ def check_builtin_codes(select: tuple[str, ...], ignore: tuple[str, ...]) -> Non
 BUILTIN_PACKAGE = "featcheck.rules.builtin"
 
 
-class Coded(Protocol):
-    """A catalogue entry as lookups see it: a rule, or FC900's documentation."""
+class Documented(Protocol):
+    """What the catalogue shows of a rule, and finds it by; FC900 (unused-suppression) is one
+    too."""
 
     @property
     def code(self) -> str: ...
     @property
     def name(self) -> str: ...
+    @property
+    def severity(self) -> Severity: ...
+    @property
+    def summary(self) -> str: ...
+    @property
+    def doc(self) -> RuleDoc: ...
+    @property
+    def enabled_by_default(self) -> bool: ...
+    @property
+    def why(self) -> str: ...
 
 
-CodedT = TypeVar("CodedT", bound=Coded)
+DocumentedT = TypeVar("DocumentedT", bound=Documented)
 
 
-def find_by_code(entries: Iterable[CodedT], text: str) -> CodedT | None:
+def find_by_code(entries: Iterable[DocumentedT], text: str) -> DocumentedT | None:
     """The entry with this code or name (case-insensitive), if any."""
     wanted = text.strip().lower()
     return next((e for e in entries if wanted in (e.code.lower(), e.name)), None)

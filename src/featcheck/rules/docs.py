@@ -11,27 +11,9 @@ from __future__ import annotations
 
 import textwrap
 from collections.abc import Sequence
-from typing import Protocol
 
-from featcheck.rules import Coded
-from featcheck.rules.spec import CAPABILITIES, Rule, RuleDoc
-from featcheck.severity import Severity
-
-
-class Documented(Coded, Protocol):
-    """What the catalogue shows of a rule; FC900 (unused-suppression) is one too."""
-
-    @property
-    def severity(self) -> Severity: ...
-    @property
-    def summary(self) -> str: ...
-    @property
-    def doc(self) -> RuleDoc: ...
-    @property
-    def enabled_by_default(self) -> bool: ...
-    @property
-    def why(self) -> str: ...
-
+from featcheck.rules import Documented
+from featcheck.rules.spec import CAPABILITIES, Rule
 
 SECTIONS = (
     ("What it checks", "what"),
