@@ -42,7 +42,7 @@ from stub_registry import REPO, offline_environment
 
 from featcheck.boundary import TrustContext
 from featcheck.featureset import FeatureSelection, each_feature
-from featcheck.options import AuditOptions
+from featcheck.featureset import AuditOptions
 from featcheck.pipeline import audit_project
 from featcheck.resolution import resolve_configurations
 from featcheck.semantics.cfg import TargetCfg

@@ -35,7 +35,7 @@ from featcheck.boundary import TrustContext
 from featcheck.cargo.command_line import refuse_special_manifests
 from featcheck.cargo.pending_metadata import PendingMetadata
 from featcheck.cargo.runner import CargoRunner
-from featcheck.options import AuditOptions
+from featcheck.featureset import AuditOptions
 
 _NOT_DECIDING = frozenset({"PYTEST_CURRENT_TEST"})
 """Environment variables cargo does not read that change from test to test."""

@@ -30,10 +30,9 @@ from featcheck.boundary import TrustContext
 from featcheck.cargo.process import refusing_processes
 from featcheck.cli import check, lazy, run
 from featcheck.cli.check_arguments import check_parser
-from featcheck.cli.progress import Progress
-from featcheck.cli.terminal import CommandExit, fail, terminal_columns
+from featcheck.cli.terminal import CommandExit, Progress, fail, terminal_columns
 from featcheck.errors import FeatcheckError
-from featcheck.options import AuditOptions
+from featcheck.featureset import AuditOptions
 from featcheck.pipeline import audit_started
 from featcheck.report import AuditResult
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from featcheck.rules.docs import Documented, rule_markdown
+from featcheck.rules import Documented
+from featcheck.rules.docs import rule_markdown
 
 
 def _table(rules: Sequence[Documented], *, links: bool) -> list[str]:

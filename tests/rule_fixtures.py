@@ -26,7 +26,7 @@ from support import FIXTURES, trust_of
 
 from featcheck import __version__
 from featcheck.audit import cargo_source
-from featcheck.options import AuditOptions
+from featcheck.featureset import AuditOptions
 from featcheck.pipeline import audit_project
 from featcheck.report import AuditResult
 from featcheck.rules import Rule

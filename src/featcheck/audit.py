@@ -25,8 +25,8 @@ from featcheck.cargo.argv_gate import GateError, target_triple
 from featcheck.cargo.pending_metadata import PendingMetadata
 from featcheck.cargo.runner import CargoRunner
 from featcheck.errors import FeatcheckError
+from featcheck.featureset import AuditOptions, beyond_defaults
 from featcheck.lockfile import LockfileGuard, LockfileWatch, refuse_lockfile_links
-from featcheck.options import AuditOptions, beyond_defaults
 from featcheck.sources import MetadataSource
 
 KEPT_UNTIL_EXIT: list[object] | None = None

@@ -13,17 +13,16 @@ from featcheck.boundary import TrustContext
 from featcheck.cargo.process import ProcessRefused, refusing_processes
 from featcheck.deadline import READING, READING_HINT, Deadline
 from featcheck.errors import FeatcheckError
+from featcheck.featureset import AuditOptions
 from featcheck.locate import ManifestCache
 from featcheck.noexec.source import FileSource, file_source
-from featcheck.options import AuditOptions
 from featcheck.report import AuditResult
 from featcheck.rules import builtin_rules, check_builtin_codes
 from featcheck.source_answers import read_last_answer, workspace_of
 from featcheck.sources import MetadataSource
-from featcheck.stages.configurations import plan_builds, with_every_feature
 from featcheck.stages.detect import detect_all
 from featcheck.stages.finish import finish, new_result, out_of_date
-from featcheck.stages.members import Run, Scope, scope_of
+from featcheck.stages.members import Run, Scope, plan_builds, scope_of, with_every_feature
 from featcheck.stages.place import place
 from featcheck.stages.resolve import resolve
 from featcheck.workspace.workspace import Workspace

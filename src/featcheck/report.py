@@ -221,7 +221,7 @@ class Finding:
     reported one first; empty when unknown (saved tree text)."""
     library: bool = False
     """The member is a library only: its features are chosen by the binaries that use it, so
-    the finding is info and folds into a binary's finding of the same cut (grouping.py)."""
+    the finding is info and folds into a binary's finding of the same cut (render/common.py)."""
     cost: Cost | None = None
     """With `--measured`, for rules the probe can time: the cost measured here, or quoted."""
     placement: str = ""

@@ -9,8 +9,8 @@ from featcheck.builder import FindingBuilder
 from featcheck.cargo.failures import FailureKind, classify
 from featcheck.cargo.tree_text import ParsedTree, TreeTextError, local_leaves, parse_tree_text
 from featcheck.errors import FeatcheckError
+from featcheck.featureset import AuditOptions
 from featcheck.graph import DependencyGraph, Node
-from featcheck.options import AuditOptions
 from featcheck.report import AuditResult
 from featcheck.rules import (
     BuildView,

@@ -222,7 +222,7 @@ def test_every_confirmed_fix_holds_in_cargo(
 def test_a_fix_adding_a_backend_or_dozens_of_packages_is_not_safe() -> None:
     from featcheck.fixes.reach import MANY_PACKAGES, safety
     from featcheck.fixes.search import backends_of
-    from featcheck.rules.catalogue import builtin_rules
+    from featcheck.rules import builtin_rules
     from featcheck.rules.load import parse_rule
 
     backends = backends_of(builtin_rules())

@@ -30,9 +30,9 @@ from support import CRATES, FIXTURES, WORKSPACES, trust_of
 from featcheck.boundary import TrustContext
 from featcheck.cli import run
 from featcheck.errors import FeatcheckError
+from featcheck.featureset import AuditOptions
 from featcheck.noexec.metadata import build_metadata
 from featcheck.noexec.targets import SUPPORTED_TARGETS, builtin_cfg, detect_host_triple
-from featcheck.options import AuditOptions
 from featcheck.pipeline import audit_project
 from featcheck.report import AuditResult, Location
 from featcheck.severity import Confidence, FailOn, Severity

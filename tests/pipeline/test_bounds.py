@@ -149,7 +149,7 @@ def _chain(base: Path, count: int, *, burn_at: int | None = None) -> Path:
 def test_each_feature_over_a_chain_resolves_each_distinct_build_once(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from featcheck.options import AuditOptions
+    from featcheck.featureset import AuditOptions
     from featcheck.pipeline import audit_project
     from featcheck.resolution.session import TargetSession
 

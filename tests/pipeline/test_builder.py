@@ -8,8 +8,7 @@ import pytest
 from featcheck.builder import FindingBuilder
 from featcheck.graph import Node
 from featcheck.report import Location
-from featcheck.rules import Detection
-from featcheck.rules.catalogue import Catalogue
+from featcheck.rules import Catalogue, Detection
 from featcheck.workspace.model import PackageRef
 
 FLEX = Node(PackageRef("burn-flex", "0.22.1"), frozenset())

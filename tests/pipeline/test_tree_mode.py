@@ -8,7 +8,7 @@ from typing import Any
 from cli_in_process import run_in_process
 from support import TREES
 
-from featcheck.rules.catalogue import builtin_rules
+from featcheck.rules import builtin_rules
 
 
 def _audit(name: str) -> tuple[int, dict[str, Any]]:

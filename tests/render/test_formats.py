@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 from actions_support import clear_actions_environment, make_finding
 
+from featcheck import render
 from featcheck.cli.check_arguments import check_parser
-from featcheck.render import formats
+from featcheck.render.common import RenderOptions
 from featcheck.render.github import write_github
 from featcheck.render.json_report import render_json
-from featcheck.render.renderer import RenderOptions
 from featcheck.render.sarif import render_sarif
 from featcheck.render.text_report import render_findings, render_text
 from featcheck.report import AuditResult
@@ -32,7 +32,7 @@ def _result(tmp_path: Path) -> AuditResult:
 
 def _rendered(name: str, result: AuditResult, options: RenderOptions) -> str:
     stream = io.StringIO()
-    formats.renderer(name, options).render(result, stream)
+    render.renderer(name, options).render(result, stream)
     return _same_token(stream.getvalue())
 
 
@@ -43,8 +43,8 @@ def _same_token(text: str) -> str:
 
 def test_the_format_flag_offers_exactly_the_registered_formats() -> None:
     action = next(a for a in check_parser("featcheck")._actions if a.dest == "output_format")
-    assert tuple(action.choices or ()) == tuple(formats.FORMATS)
-    assert formats.formats_help().startswith("text (default), json, github (")
+    assert tuple(action.choices or ()) == tuple(render.FORMATS)
+    assert render.formats_help().startswith("text (default), json, github (")
 
 
 def test_each_renderer_writes_what_its_format_writes(tmp_path: Path) -> None:

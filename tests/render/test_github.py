@@ -26,8 +26,7 @@ from featcheck.render.github import (
     render_summary,
     write_github,
 )
-from featcheck.render.safe_text import safe_line
-from featcheck.render.workflow import escape_data, escape_property, stop_commands
+from featcheck.render.safe_text import escape_data, escape_property, safe_line, stop_commands
 from featcheck.report import AuditResult, Finding, Location
 from featcheck.severity import Severity
 

@@ -20,7 +20,7 @@ from actions_support import clear_actions_environment, make_finding, manifest_lo
 from sarif_support import validate_sarif
 from support import WORKSPACES, run_featcheck
 
-from featcheck.grouping import group_findings
+from featcheck.render.common import group_findings
 from featcheck.report import Edit, Finding, Fix
 from featcheck.severity import Severity
 

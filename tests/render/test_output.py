@@ -11,8 +11,8 @@ import pytest
 from actions_support import clear_actions_environment
 from support import CRATES, run_featcheck
 
+from featcheck.cli.outcome import write_report
 from featcheck.errors import FeatcheckError
-from featcheck.render.output import write_report
 
 
 @pytest.fixture(autouse=True)

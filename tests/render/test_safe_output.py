@@ -25,10 +25,10 @@ from support import (
     write_offline_cargo_home,
 )
 
-from featcheck.render.json_text import json_document
 from featcheck.render.safe_text import (
     https_link,
     inert,
+    json_document,
     markdown_block,
     safe_line,
 )

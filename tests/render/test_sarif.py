@@ -18,8 +18,7 @@ from support import CRATES, REPO, run_featcheck
 from featcheck import __version__
 from featcheck.render.sarif import FINGERPRINT_KEY, RULES_DOC_URL, sarif_document
 from featcheck.report import AuditResult, Location
-from featcheck.rules import builtin_rules
-from featcheck.rules.unused_suppression import UNUSED_SUPPRESSION
+from featcheck.rules import UNUSED_SUPPRESSION, builtin_rules
 from featcheck.severity import Severity
 
 

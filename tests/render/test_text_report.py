@@ -14,7 +14,7 @@ import pytest
 from actions_support import clear_actions_environment, host_triple, make_finding
 from support import CRATES, REPO, trust_of
 
-from featcheck.options import AuditOptions
+from featcheck.featureset import AuditOptions
 from featcheck.pipeline import audit_project
 from featcheck.render.common import why_line
 from featcheck.render.safe_text import printable

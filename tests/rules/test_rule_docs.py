@@ -10,10 +10,8 @@ from rule_fixtures import check_documented
 from snapshots import assert_snapshot
 from support import REPO
 
-from featcheck.rules import Catalogue, Rule, builtin_rules
-from featcheck.rules.catalogue import find_by_code
+from featcheck.rules import UNUSED_SUPPRESSION, Catalogue, Rule, builtin_rules, find_by_code
 from featcheck.rules.docs import rule_markdown
-from featcheck.rules.unused_suppression import UNUSED_SUPPRESSION
 
 BUILTIN = builtin_rules()
 ENTRIES = (*BUILTIN, UNUSED_SUPPRESSION)

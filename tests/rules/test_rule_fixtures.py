@@ -29,11 +29,10 @@ from rule_fixtures import (
 from snapshots import assert_snapshot
 from support import WORKSPACES, trust_of
 
-from featcheck.options import AuditOptions
+from featcheck.featureset import AuditOptions
 from featcheck.pipeline import audit_project
 from featcheck.rules import builtin_rules
-from featcheck.rules.spec import TargetScope
-from featcheck.rules.targets import lacks, not_applicable
+from featcheck.rules.spec import TargetScope, lacks, not_applicable
 from featcheck.semantics.cfg import TargetCfg
 
 CASES = rule_cases()

@@ -15,7 +15,7 @@ from sarif_support import validate_sarif
 from support import REPO, trust_of
 
 from featcheck.errors import FeatcheckError
-from featcheck.options import AuditOptions
+from featcheck.featureset import AuditOptions
 from featcheck.pipeline import audit_project
 from featcheck.policy.load import load_config, project_catalogue
 from featcheck.render.github import render_annotations

@@ -3,12 +3,16 @@
 Exit codes: 0 no finding at or above the failing level, 1 findings, 2 usage, input or cargo error;
 130 interrupted (Ctrl-C), as a shell reports a program SIGINT ended.
 
+`featcheck rules [PATH]` and `featcheck rule CODE [PATH]` print the rules' documentation, the
+project's own rules ([[rule]] entries) included.
+
 A run loads the parsers and the chosen command; what a command needs beyond that is loaded at
 one boundary, cli/lazy.py, which says what each deferred module costs and buys.
 """
 
 from __future__ import annotations
 
+import argparse
 import gc
 import os
 import signal
@@ -21,10 +25,47 @@ from typing import NoReturn
 from featcheck.cli import check, lazy
 from featcheck.cli.arguments import Parser, probe_parser, rule_parser, rules_parser
 from featcheck.cli.check_arguments import check_parser
-from featcheck.cli.rules import list_rules, show_rule
-from featcheck.cli.terminal import EXIT_ERROR, EXIT_INTERRUPTED, CommandExit
+from featcheck.cli.terminal import (
+    EXIT_CLEAN,
+    EXIT_ERROR,
+    EXIT_INTERRUPTED,
+    CommandExit,
+    fail,
+    print_checkout_text,
+    report_width,
+)
+from featcheck.errors import FeatcheckError
+from featcheck.render.safe_text import safe_line
 
 __all__ = ["cargo_main", "main", "run"]
+
+
+def list_rules(arguments: argparse.Namespace) -> int:
+    """Every rule: code, name, default severity and what it checks."""
+    try:
+        table = lazy.rule_table(arguments.path, report_width(None) or 100)
+    except FeatcheckError as error:
+        fail(error)
+    print_checkout_text("\n".join(table))
+    return EXIT_CLEAN
+
+
+def show_rule(arguments: argparse.Namespace) -> int:
+    """One rule's page: Markdown as written for a pager, a file or the docs; rendered on a
+    terminal."""
+    try:
+        text = lazy.rule_markdown(arguments.code, arguments.path)
+    except FeatcheckError as error:
+        fail(error)
+    if text is None:
+        fail(FeatcheckError(f"unknown rule {arguments.code!r} (see `featcheck rules`)"))
+    if not sys.stdout.isatty():
+        print_checkout_text(text)
+        return EXIT_CLEAN
+    # A project's own rule text is the checkout's: made printable and inert first.
+    lazy.print_markdown("\n".join(safe_line(line) for line in text.splitlines()))
+    return EXIT_CLEAN
+
 
 COMMANDS: dict[str, tuple[Callable[[str], Parser], Callable[..., int]]] = {
     "check": (check_parser, check.check),

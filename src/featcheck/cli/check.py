@@ -12,15 +12,13 @@ from typing import TYPE_CHECKING
 import featcheck.cli.lazy as lazy
 from featcheck import __version__
 from featcheck.boundary import TrustContext
-from featcheck.cli.progress import Progress
-from featcheck.cli.terminal import EXIT_CLEAN, fail, in_actions
+from featcheck.cli.terminal import EXIT_CLEAN, Progress, fail, in_actions
 from featcheck.errors import FeatcheckError
 from featcheck.severity import FailOn, Severity
 
 if TYPE_CHECKING:
     from featcheck.cli.compare import EarlierAudit
-    from featcheck.featureset import FeatureSelection
-    from featcheck.options import AuditOptions
+    from featcheck.featureset import AuditOptions, FeatureSelection
     from featcheck.report import AuditResult
 
 

@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 
 from featcheck.cli.arguments import Parser, add_project, new_parser, seconds
-from featcheck.render.formats import FORMATS, formats_help
+from featcheck.render import FORMATS, formats_help
 from featcheck.severity import FailOn, Severity
 
 FAIL_ON_LEVELS = tuple(level.value for level in FailOn)

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from featcheck.audit import find_manifest
 from featcheck.boundary import TrustContext, checkout_root, repository_root
+from featcheck.cli.outcome import write_report
 from featcheck.cli.terminal import EXIT_CLEAN, CommandExit
 from featcheck.comparison.baseline import (
     against_baseline,
@@ -22,9 +23,8 @@ from featcheck.comparison.baseline import (
 from featcheck.comparison.revision import copy_toolchain_files, resolve_revision
 from featcheck.comparison.trees import revision_tree
 from featcheck.errors import FeatcheckError
-from featcheck.options import AuditOptions
+from featcheck.featureset import AuditOptions
 from featcheck.pipeline import audit_project
-from featcheck.render.output import write_report
 from featcheck.report import AuditResult
 from featcheck.wording import plural
 

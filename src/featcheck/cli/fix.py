@@ -8,17 +8,16 @@ from typing import TYPE_CHECKING, TextIO
 
 from featcheck.boundary import TrustContext
 from featcheck.cli.terminal import EXIT_CLEAN, EXIT_FINDINGS, CommandExit, in_actions
+from featcheck.featureset import AuditOptions
 from featcheck.fixes.apply import render_diff, write_changes
 from featcheck.fixes.commit import Prepared, prepare
-from featcheck.options import AuditOptions
 from featcheck.pipeline import audit_project
-from featcheck.render.safe_text import printable, safe_line
-from featcheck.render.workflow import stop_commands
+from featcheck.render.safe_text import printable, safe_line, stop_commands
 from featcheck.report import AuditResult
 from featcheck.wording import plural
 
 if TYPE_CHECKING:
-    from featcheck.cli.progress import Progress
+    from featcheck.cli.terminal import Progress
 
 
 def fix_or_diff(

@@ -17,7 +17,7 @@ here, when first called:
   `--verbose` use (its console ~25 ms to import; with the Markdown of `rule CODE`, ~55 ms).
 
 Every other module of the command line imports at its top, and report formats are loaded by
-name from their registry (render/formats.py). Below the command line, one import waits in the
+name from their registry (featcheck.render). Below the command line, one import waits in the
 one function that needs it, because every run would otherwise wait for it before cargo starts
 (docs/speed.md): tomlkit (~19 ms) in manifest/document.py, which reads only what tomllib
 rejects.
@@ -36,8 +36,7 @@ if TYPE_CHECKING:
 
     from featcheck.audit import SourceFactory
     from featcheck.boundary import TrustContext
-    from featcheck.featureset import FeatureSelection
-    from featcheck.options import AuditOptions
+    from featcheck.featureset import AuditOptions, FeatureSelection
     from featcheck.report import AuditResult
 
     ReportStage = Callable[[AuditResult, argparse.Namespace, str], int]
@@ -49,8 +48,8 @@ if TYPE_CHECKING:
 
 
 def audit_options() -> type[AuditOptions]:
-    """The audit's options (featcheck.options)."""
-    from featcheck.options import AuditOptions
+    """The audit's options (featcheck.featureset)."""
+    from featcheck.featureset import AuditOptions
 
     return AuditOptions
 
@@ -102,7 +101,7 @@ def report_stage(output_format: str) -> ReportStage:
     """The stage after the audit: the report and the exit code (cli/outcome.py). The audit
     calls this while cargo works, so that the chosen renderer is loaded then too."""
     from featcheck.cli.outcome import finish
-    from featcheck.render.formats import preload
+    from featcheck.render import preload
 
     preload(output_format)
     return finish
@@ -153,8 +152,8 @@ def probe(arguments: argparse.Namespace) -> int:
 def rule_table(path: Path, width: int) -> list[str]:
     """`featcheck rules`: one line per rule, the project's own included."""
     from featcheck.policy.load import project_catalogue
+    from featcheck.rules import UNUSED_SUPPRESSION
     from featcheck.rules.docs import rule_table
-    from featcheck.rules.unused_suppression import UNUSED_SUPPRESSION
 
     return rule_table((*project_catalogue(path).rules, UNUSED_SUPPRESSION), width)
 
@@ -162,9 +161,8 @@ def rule_table(path: Path, width: int) -> list[str]:
 def rule_markdown(code: str, path: Path) -> str | None:
     """`featcheck rule CODE`: the rule's page as Markdown; None when no rule has that code."""
     from featcheck.policy.load import project_catalogue
-    from featcheck.rules.catalogue import find_by_code
-    from featcheck.rules.docs import Documented, rule_markdown
-    from featcheck.rules.unused_suppression import UNUSED_SUPPRESSION
+    from featcheck.rules import UNUSED_SUPPRESSION, Documented, find_by_code
+    from featcheck.rules.docs import rule_markdown
 
     entries: tuple[Documented, ...] = (*project_catalogue(path).rules, UNUSED_SUPPRESSION)
     rule = find_by_code(entries, code)

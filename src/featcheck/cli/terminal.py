@@ -1,22 +1,29 @@
-"""What the command line prints besides a report: its exit codes, its error lines, and the
-terminal's width and colour.
+"""What the command line prints besides a report: its exit codes, its error lines, the
+terminal's width and colour, and while an audit runs, a spinner on a terminal and cargo's
+commands with --verbose (`Progress`).
 
-Lines that may quote the checkout are made printable and inert (render/safe_text.py); inside
-GitHub Actions an error becomes one escaped `::error` annotation (render/workflow.py). Both are
-loaded with every command: they import no more than the regular expressions they need.
+Lines that may quote the checkout are made printable and inert; inside GitHub Actions an error
+becomes one escaped `::error` annotation (both render/safe_text.py), which is loaded with every
+command: it imports no more than the regular expressions it needs.
 """
 
 from __future__ import annotations
 
 import functools
 import os
+import shlex
 import sys
+import threading
+from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
-from typing import NoReturn, TextIO
+from typing import TYPE_CHECKING, NoReturn, TextIO
 
 from featcheck.errors import FeatcheckError
-from featcheck.render.safe_text import printable_lines, safe_line
-from featcheck.render.workflow import error_annotation
+from featcheck.render.safe_text import error_annotation, printable_lines, safe_line, stop_commands
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 EXIT_INTERRUPTED = 130
@@ -108,3 +115,49 @@ def print_checkout_text(text: str, stream: TextIO | None = None) -> None:
     and inert."""
     lines = text.removesuffix("\n").split("\n")
     (stream or sys.stdout).write("".join(f"{safe_line(line)}\n" for line in lines))
+
+
+class Progress:
+    """What the audit is doing, on stderr.
+
+    With `github` (an Actions log), each command line is printed inside its own stop-commands
+    block, one block at a time: the checkout's values in it must not become workflow commands.
+    """
+
+    def __init__(
+        self, make_console: Callable[[], Console], *, spinner: bool, github: bool = False
+    ) -> None:
+        # Only a real terminal gets the animation (FORCE_COLOR must not put it in CI logs).
+        self.spinner = spinner and sys.stderr.isatty()
+        self.github = github
+        self._make_console = make_console
+        self._lock = threading.Lock()
+
+    @functools.cached_property
+    def console(self) -> Console:
+        """Made on first use: a hook's non-interactive run never pays for importing rich."""
+        return self._make_console()
+
+    def show_command(self, command: list[str]) -> None:
+        """Print one command line (called from the audit's worker threads)."""
+        line = f"featcheck: running: {safe_line(shlex.join(command))}"
+        if self.github:
+            with self._lock:
+                sys.stderr.write(stop_commands([line]))
+                sys.stderr.flush()
+            return
+        self.console.print(line, markup=False, style="dim")
+
+    def working(self, what: str) -> AbstractContextManager[object]:
+        """A spinner for the duration of the block, or nothing when stderr is not a terminal."""
+        if not self.spinner:
+            return nullcontext()
+        self._what = what
+        self._status = self.console.status(f"{what}...", spinner="dots")
+        return self._status
+
+    def progress(self, text: str) -> None:
+        """What cargo is doing, beside the spinner's text (called from a reader thread)."""
+        status = getattr(self, "_status", None)
+        if status is not None:
+            status.update(f"{self._what}: {text}")

@@ -39,8 +39,8 @@ from featcheck.cargo.toolchain import TOOLCHAIN_FILES
 from featcheck.comparison.git import Budget, first_line, git_output
 from featcheck.comparison.listing import FILE, LINK, ObjectInfo, ObjectReader, Walk, missing_object
 from featcheck.errors import FeatcheckError
+from featcheck.featureset import AuditOptions
 from featcheck.fileio import MAX_CONFIG_BYTES, MAX_LOCKFILE_BYTES, MAX_MANIFEST_BYTES, too_large
-from featcheck.options import AuditOptions
 from featcheck.policy.settings import CONFIG_FILE
 
 DEFAULT_TIMEOUT: float = AuditOptions._field_defaults["timeout"]

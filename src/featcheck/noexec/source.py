@@ -13,9 +13,9 @@ from featcheck.cargo.pending_metadata import PendingMetadata
 from featcheck.cargo.rustflags import environment_rustflags
 from featcheck.cargo.unification import Unification, decide
 from featcheck.deadline import NO_DEADLINE, Deadline
+from featcheck.featureset import AuditOptions
 from featcheck.noexec.metadata import build_metadata
 from featcheck.noexec.targets import builtin_cfg, detect_host_triple, with_rustflags
-from featcheck.options import AuditOptions
 from featcheck.semantics.cfg import TargetCfg
 
 

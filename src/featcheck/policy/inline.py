@@ -19,8 +19,7 @@ from featcheck.manifest.document import ManifestDocument
 from featcheck.manifest.toml_lexer import Comment, scan_comments
 from featcheck.policy.settings import ANY_CODE, Allow, canonical_code
 from featcheck.report import Location
-from featcheck.rules import Catalogue
-from featcheck.rules.unused_suppression import UNUSED_SUPPRESSION_CODE
+from featcheck.rules import UNUSED_SUPPRESSION_CODE, Catalogue
 
 
 @dataclass(frozen=True)

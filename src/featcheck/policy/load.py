@@ -26,10 +26,9 @@ from featcheck.manifest.document import ManifestDocument, read_manifest
 from featcheck.noexec.workspace import discover_workspace
 from featcheck.policy.sections import SectionReader, read_section
 from featcheck.policy.settings import CONFIG_FILE, Config, Layer, merged
-from featcheck.rules import Catalogue, Rule
+from featcheck.rules import UNUSED_SUPPRESSION_CODE, UNUSED_SUPPRESSION_NAME, Catalogue, Rule
 from featcheck.rules.load import parse_rule
 from featcheck.rules.spec import SpecError
-from featcheck.rules.unused_suppression import UNUSED_SUPPRESSION_CODE, UNUSED_SUPPRESSION_NAME
 from featcheck.workspace.workspace import Workspace
 
 _WORKSPACE_SECTION = ("workspace", "metadata", "featcheck")

@@ -24,8 +24,7 @@ from featcheck.policy.settings import (
     canonical_code,
 )
 from featcheck.report import Location
-from featcheck.rules import Catalogue
-from featcheck.rules.unused_suppression import UNUSED_SUPPRESSION_CODE
+from featcheck.rules import UNUSED_SUPPRESSION_CODE, Catalogue
 from featcheck.severity import Severity
 
 _KEYS = (

@@ -11,8 +11,7 @@ from pathlib import Path
 from featcheck.errors import FeatcheckError
 from featcheck.featureset import FeatureSelection
 from featcheck.report import Location
-from featcheck.rules import Catalogue, Rule
-from featcheck.rules.unused_suppression import UNUSED_SUPPRESSION_CODE, UNUSED_SUPPRESSION_NAME
+from featcheck.rules import UNUSED_SUPPRESSION_CODE, UNUSED_SUPPRESSION_NAME, Catalogue, Rule
 from featcheck.severity import FailOn, Severity
 from featcheck.workspace.names import same_crate
 

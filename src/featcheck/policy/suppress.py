@@ -19,8 +19,7 @@ from featcheck.manifest.document import ManifestDocument, read_manifest, read_ma
 from featcheck.policy.inline import InlineAllow, Suppression, has_directive, inline_allows
 from featcheck.policy.settings import ANY_CODE, Allow, Config, relative_location
 from featcheck.report import Finding, Location
-from featcheck.rules import Catalogue
-from featcheck.rules.unused_suppression import UNUSED_SUPPRESSION, UNUSED_SUPPRESSION_CODE
+from featcheck.rules import UNUSED_SUPPRESSION, UNUSED_SUPPRESSION_CODE, Catalogue
 from featcheck.severity import Confidence, Severity
 from featcheck.workspace.names import same_crate
 

@@ -22,10 +22,10 @@ from pathlib import Path
 from featcheck.audit import find_manifest
 from featcheck.boundary import TrustContext
 from featcheck.errors import FeatcheckError
+from featcheck.featureset import AuditOptions
 from featcheck.fix_words import fix_words
 from featcheck.fixes.apply import plan_changes
 from featcheck.manifest.document import read_manifest
-from featcheck.options import AuditOptions
 from featcheck.pipeline import audit_project
 from featcheck.probe.build import BuildPlan, BuiltProbe, ProbeBuilder
 from featcheck.probe.measure import Measurement, TorchStats, measure, measure_torch, usable_cores

@@ -23,7 +23,7 @@ from featcheck.probe.command import MatmulReport, VariantResult
 from featcheck.probe.measure import TIMED_RUNS, TORCH_NOTE, WARMUP
 from featcheck.probe.member import ProbeReport, RuleProbeResult, costs_here
 from featcheck.probe.verdict import RunStats, ThreadEvidence
-from featcheck.render.json_text import json_document
+from featcheck.render.safe_text import json_document
 
 SCHEMA_VERSION = 2
 """2: the matmul is built on burn-flex alone, so no MLP step is timed: `runs[].mlp` is gone,

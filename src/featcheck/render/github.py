@@ -2,7 +2,7 @@
 
 Each finding becomes one `::error`/`::warning`/`::notice` command that the runner turns into an
 annotation on the manifest line to edit; a cut repeated in several builds is one annotation that
-names them all (grouping.py), and one row of the job summary. The runner keeps only the first
+names them all (render/common.py), and one row of the job summary. The runner keeps only the first
 10 annotations of each level in a step and silently drops the rest, so featcheck emits at most
 that many per level and one closing `::notice::` that says how many more there are. When
 `GITHUB_STEP_SUMMARY` is set the job summary (appended to that file) lists every finding, within
@@ -30,11 +30,21 @@ from pathlib import Path, PurePosixPath
 from typing import TextIO
 from urllib.parse import quote
 
-from featcheck.grouping import FindingGroup, group_findings
-from featcheck.render.common import builds_of_group, count_line
-from featcheck.render.renderer import RenderOptions
-from featcheck.render.safe_text import markdown_text, printable, without_azure_commands
-from featcheck.render.workflow import escape_data, escape_property, stop_commands
+from featcheck.render.common import (
+    FindingGroup,
+    RenderOptions,
+    builds_of_group,
+    count_line,
+    group_findings,
+)
+from featcheck.render.safe_text import (
+    escape_data,
+    escape_property,
+    markdown_text,
+    printable,
+    stop_commands,
+    without_azure_commands,
+)
 from featcheck.report import AuditResult, Finding, Location
 from featcheck.severity import Severity
 from featcheck.wording import plural
@@ -118,7 +128,7 @@ def render_annotations(
     """The workflow commands for `result`, at most ANNOTATIONS_PER_LEVEL per level, then the
     log text (`problems` as warnings, the notes, the count line) inside stop-commands.
 
-    A cut repeated in several builds is one annotation (grouping.py). When some findings do not
+    A cut repeated in several builds is one annotation (render/common.py). When some findings do not
     fit, a closing `::notice::` says how many; it is a notice itself, so notice-level findings
     then get one slot fewer and the closing notice is always kept.
     """
@@ -331,5 +341,5 @@ class GithubRenderer:
 
 
 def renderer(options: RenderOptions) -> GithubRenderer:
-    """The GitHub Actions renderer, as `formats.FORMATS` names it."""
+    """The GitHub Actions renderer, as `featcheck.render.FORMATS` names it."""
     return GithubRenderer()

@@ -11,9 +11,8 @@ from typing import Any, TextIO
 from featcheck import __version__
 from featcheck.comparison.baseline import fingerprint
 from featcheck.fix_words import fix_words
-from featcheck.grouping import group_findings
-from featcheck.render.json_text import json_document
-from featcheck.render.renderer import RenderOptions
+from featcheck.render.common import RenderOptions, group_findings
+from featcheck.render.safe_text import json_document
 from featcheck.report import AuditResult, Comparison, Cost, Finding, Fix
 from featcheck.severity import Severity
 
@@ -96,7 +95,7 @@ def fix_to_dict(fix: Fix | None) -> dict[str, Any] | None:
 
 
 def _findings(result: AuditResult) -> list[dict[str, Any]]:
-    """One entry per finding, as ever, each naming the group it is shown in (grouping.py):
+    """One entry per finding, as ever, each naming the group it is shown in (render/common.py):
     findings with the same `group` repeat one cut and one fix in several builds."""
     group_of: dict[int, str] = {}
     for group in group_findings(result.findings):
@@ -173,5 +172,5 @@ class JsonRenderer:
 
 
 def renderer(options: RenderOptions) -> JsonRenderer:
-    """The JSON renderer, as `formats.FORMATS` names it."""
+    """The JSON renderer, as `featcheck.render.FORMATS` names it."""
     return JsonRenderer()

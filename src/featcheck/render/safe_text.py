@@ -13,16 +13,26 @@ where it lands:
   every format and whether or not a runner was detected: a report is often printed by a CI step
   that featcheck cannot see (a script, `cat report.txt`, another CI system);
 - a JSON document keeps C1 controls, bidi and other invisible characters raw under
-  `ensure_ascii=False`: `json_text.json_document` writes them as `\\uXXXX` (the parsed values
+  `ensure_ascii=False`: `json_document` writes them as `\\uXXXX` (the parsed values
   are the same) and breaks the workflow-command openers the same way;
 - Markdown would render links, images, HTML and emphasis: `markdown_text` (one line) and
   `markdown_block` (a whole text) show them literally;
 - a link is given only when `https_link` accepts it: one absolute `https://` URL, nothing more.
+
+Last, the GitHub Actions workflow commands that featcheck writes itself (escaped messages and
+properties, featcheck's own error annotation), and the stop-commands block that keeps everything
+else inert in an Actions log (see `github` for the annotations of findings): here, not in
+`github`, so that the command line's error lines, which may quote the checkout, can be written as
+an annotation without loading the report model that the findings' renderer needs.
 """
 
 from __future__ import annotations
 
+import json
+import os
 import re
+from collections.abc import Iterable
+from typing import Any
 from urllib.parse import urlsplit
 
 _NAMED_ESCAPES = {"\t": "\\t", "\n": "\\n", "\r": "\\r"}
@@ -156,3 +166,76 @@ def https_link(text: str) -> str | None:
     if parts.scheme != "https" or not text.startswith("https://") or "@" in parts.netloc:
         return None
     return text if parts.hostname else None
+
+
+def escape_data(text: str) -> str:
+    """Escape a workflow command's message (what follows the second `::`)."""
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def escape_property(text: str) -> str:
+    """Escape a workflow command's property value (`file=`, `title=`, ...)."""
+    return escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def stop_commands(lines: Iterable[str]) -> str:
+    """`lines` (each printable, without line breaks) between `::stop-commands::` and its end.
+
+    The token is 128 random bits drawn when the block is printed, so no checkout can know it,
+    and it is redrawn in the (astronomically unlikely) case that it occurs in the text. Each line
+    is defused as well, so the text stays inert even for a runner that ignored stop-commands.
+    """
+    body = [inert(line) for line in lines]
+    if not body:
+        return ""
+    token = _token()
+    while any(token in line for line in body):
+        token = _token()
+    return f"::stop-commands::{token}\n" + "".join(f"{line}\n" for line in body) + f"::{token}::\n"
+
+
+def _token() -> str:
+    # What secrets.token_hex(16) returns, without importing secrets (and random) at start-up.
+    return os.urandom(16).hex()
+
+
+def error_annotation(lines: Iterable[str]) -> str:
+    """featcheck's own error (exit 2) as one `::error` annotation, so that the job shows why the
+    step failed instead of only "Process completed with exit code 2". The lines (each
+    printable, without line breaks) may quote the checkout: each is made inert as well, then the
+    whole is escaped as the annotation's message, which the runner never reads for commands."""
+    message = "\n".join(inert(line) for line in lines)
+    return f"::error title=featcheck::{escape_data(message)}\n"
+
+
+# In a JSON document: anything not printable ASCII, except the line breaks of the indentation
+# (a raw line break cannot occur inside a JSON string; json.dumps writes `\n`).
+_NOT_PLAIN = re.compile(r"[^\n -~]")
+
+
+def json_document(value: Any) -> str:
+    """`value` as indented JSON whose text is printable and carries no workflow command.
+
+    Non-ASCII text stays readable (`ensure_ascii=False`) except characters that are not
+    printable (C1 controls, DEL, bidi overrides and isolates, zero-width and other format
+    characters, line separators, lone surrogates), which become `\\uXXXX` escapes (a surrogate
+    pair beyond the BMP): a parser reads the very same strings. `##[` and `##vso[` inside a
+    string become `#\\u0023[` and `#\\u0023vso[`; an indented document has no line that starts
+    with `::`.
+    """
+    document = json.dumps(value, indent=2, ensure_ascii=False)
+    document = _NOT_PLAIN.sub(_json_escape, document)
+    if "##" in document:
+        document = WORKFLOW_OPENER.sub(lambda found: "#\\u0023" + found.group()[2:], document)
+    return document
+
+
+def _json_escape(found: re.Match[str]) -> str:
+    character = found.group()
+    if character.isprintable():
+        return character
+    code = ord(character)
+    if code < 0x10000:
+        return f"\\u{code:04x}"
+    code -= 0x10000
+    return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"

@@ -9,7 +9,7 @@ rule, member, crate, compatible version, feature, target, configuration; no line
 version), so an alert keeps its identity when lines move or the crate takes a patch.
 Each target and configuration is a run of its own, with its own `automationDetails.id`, and
 after a comparison each result has its `baselineState` (`states` below).
-A cut repeated in several builds (grouping.py) is one result: the members' own declarations
+A cut repeated in several builds (render/common.py) is one result: the members' own declarations
 are its `relatedLocations`, its properties list the members and targets.
 """
 
@@ -25,16 +25,17 @@ from urllib.parse import quote
 from featcheck import __version__
 from featcheck.comparison.baseline import configuration_token, fingerprint
 from featcheck.featureset import FeatureSelection
-from featcheck.grouping import FindingGroup, group_findings
-from featcheck.render.common import build_of, builds_of_group
+from featcheck.render.common import (
+    FindingGroup,
+    RenderOptions,
+    build_of,
+    builds_of_group,
+    group_findings,
+)
 from featcheck.render.github import repository_path
-from featcheck.render.json_text import json_document
-from featcheck.render.renderer import RenderOptions
-from featcheck.render.safe_text import https_link, markdown_block
+from featcheck.render.safe_text import https_link, json_document, markdown_block
 from featcheck.report import AuditResult, Finding, Location
-from featcheck.rules import Rule, builtin_rules
-from featcheck.rules.docs import Documented
-from featcheck.rules.unused_suppression import UNUSED_SUPPRESSION
+from featcheck.rules import UNUSED_SUPPRESSION, Documented, Rule, builtin_rules
 from featcheck.severity import Severity
 
 SARIF_VERSION = "2.1.0"
@@ -273,7 +274,7 @@ class SarifRenderer:
 
 
 def renderer(options: RenderOptions) -> SarifRenderer:
-    """The SARIF renderer, as `formats.FORMATS` names it."""
+    """The SARIF renderer, as `featcheck.render.FORMATS` names it."""
     return SarifRenderer()
 
 

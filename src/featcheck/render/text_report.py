@@ -10,7 +10,7 @@ Every string from the checkout (names, paths, quoted manifest lines, notes) is p
 `printable`, so no control character reaches the terminal, and every line printed is made
 `inert`: a report printed in any CI log carries no workflow command. Each line is a list of
 runs of text, each with its style; the text is never read as markup. Colour comes from rich,
-which turns itself off when output is not a terminal or NO_COLOR is set (styled_lines.py).
+which turns itself off when output is not a terminal or NO_COLOR is set (text_lines.py).
 """
 
 from __future__ import annotations
@@ -21,28 +21,32 @@ from itertools import groupby
 from typing import TextIO
 
 from featcheck.fix_words import edit_words, fix_words
-from featcheck.grouping import FindingGroup, group_findings
-from featcheck.render.by_edit import (
-    builds_line,
-    configuration_table,
-    edit_blocks,
-    rule_why,
-    several_configurations,
-)
 from featcheck.render.common import (
+    FindingGroup,
+    RenderOptions,
     builds_of_group,
     cost_text,
     count_line,
     first_sentence,
+    group_findings,
     why_line,
 )
-from featcheck.render.hints import details_hint, fix_hint
-from featcheck.render.quote import quote
-from featcheck.render.renderer import RenderOptions
 from featcheck.render.safe_text import printable
-from featcheck.render.styled_lines import Line, write_lines
+from featcheck.render.text_lines import (
+    Line,
+    builds_line,
+    configuration_table,
+    details_hint,
+    edit_blocks,
+    fix_hint,
+    quote,
+    rule_why,
+    several_configurations,
+    write_lines,
+)
 from featcheck.report import AuditResult, Finding, Fix
 from featcheck.severity import Confidence, Severity
+from featcheck.wording import plural
 
 _STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "bold yellow", Severity.INFO: "bold cyan"}
 
@@ -100,7 +104,7 @@ def _added(fix: Fix) -> str:
     """What a fix costs in packages, as the fix line says it."""
     if not fix.added:
         return ""
-    return f" and adds {fix.added} package{'s' if fix.added != 1 else ''} to the build"
+    return f" and adds {plural(fix.added, 'package')} to the build"
 
 
 def _detail(label: str, text: str) -> Line:
@@ -170,7 +174,7 @@ def _render_finding(
 
 
 def _render_block(block: list[FindingGroup], width: int, applied: list[Finding]) -> list[Line]:
-    """Findings at one place with one edit (by_edit.py): each verdict, the place once, the
+    """Findings at one place with one edit (`edit_blocks`): each verdict, the place once, the
     builds, each rule's why once, the one fix."""
     first = block[0]
     lines = [_verdict(group.lead) for group in block]
@@ -338,5 +342,5 @@ class TextRenderer:
 
 
 def renderer(options: RenderOptions) -> TextRenderer:
-    """The text renderer, as `formats.FORMATS` names it."""
+    """The text renderer, as `featcheck.render.FORMATS` names it."""
     return TextRenderer(options)

@@ -3,15 +3,28 @@
 A built-in rule is one TOML file in `builtin/` (docs/writing-rules.md says how to add one); a
 project adds its own in the same form under `[[rule]]` in its configuration. A code is never
 reused.
+
+The catalogue holds the rules a run knows: the built-in specs shipped in the package, named after
+the code (`fc001-flex-without-rayon.toml`) and read once on first use, plus a project's own from
+its configuration (`featcheck.policy`), which makes a `Catalogue` with both. FC900
+`unused-suppression` has a catalogue entry of its own (`UNUSED_SUPPRESSION`): no `Rule` produces
+its findings, `featcheck.policy` makes them.
 """
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Iterable
+from dataclasses import dataclass
+from importlib import resources
+from typing import Protocol, TypeVar
+
 from featcheck.errors import FeatcheckError
-from featcheck.rules.catalogue import Catalogue, builtin_rules
 from featcheck.rules.detect import BuildView, Detection, detect, skipped_for_target
-from featcheck.rules.load import BUILTIN_CODE
-from featcheck.rules.spec import Rule, RuleDoc
+from featcheck.rules.load import BUILTIN_CODE, parse_rule
+from featcheck.rules.spec import Rule, RuleDoc, SpecError
+from featcheck.severity import Severity
+from featcheck.toml_read import toml_data
 
 __all__ = [
     "BuildView",
@@ -33,3 +46,149 @@ def check_builtin_codes(select: tuple[str, ...], ignore: tuple[str, ...]) -> Non
         Catalogue.builtin().select(fc)
     except ValueError as error:
         raise FeatcheckError(str(error)) from None
+
+
+BUILTIN_PACKAGE = "featcheck.rules.builtin"
+
+
+class Documented(Protocol):
+    """What the catalogue shows of a rule, and finds it by; FC900 (unused-suppression) is one
+    too."""
+
+    @property
+    def code(self) -> str: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def severity(self) -> Severity: ...
+    @property
+    def summary(self) -> str: ...
+    @property
+    def doc(self) -> RuleDoc: ...
+    @property
+    def enabled_by_default(self) -> bool: ...
+    @property
+    def why(self) -> str: ...
+
+
+DocumentedT = TypeVar("DocumentedT", bound=Documented)
+
+
+def find_by_code(entries: Iterable[DocumentedT], text: str) -> DocumentedT | None:
+    """The entry with this code or name (case-insensitive), if any."""
+    wanted = text.strip().lower()
+    return next((e for e in entries if wanted in (e.code.lower(), e.name)), None)
+
+
+@functools.cache
+def builtin_rules() -> tuple[Rule, ...]:
+    """The built-in rules, in code order (read from the package's data files once)."""
+    rules: list[Rule] = []
+    for entry in sorted(resources.files(BUILTIN_PACKAGE).iterdir(), key=lambda e: e.name):
+        if not entry.name.endswith(".toml"):
+            continue
+        # tomllib reads the specs in ~10 ms where tomlkit takes ~200: every run loads them.
+        data = toml_data(entry.read_text(encoding="utf-8"))
+        try:
+            rules.append(parse_rule(data, builtin=True))
+        except SpecError as error:  # a defect of the package, caught by its tests
+            where = ".".join(str(p) for p in error.path)
+            raise RuntimeError(f"{entry.name}: {where}: {error}") from None
+    return tuple(sorted(rules, key=lambda r: r.code))
+
+
+@dataclass(frozen=True)
+class Catalogue:
+    """Every rule of a run, built-in ones first; codes and names are unique."""
+
+    rules: tuple[Rule, ...]
+
+    @classmethod
+    def builtin(cls) -> Catalogue:
+        """Only the rules shipped with featcheck."""
+        return cls(builtin_rules())
+
+    def with_user_rules(self, user: Iterable[Rule]) -> Catalogue:
+        """This catalogue plus a project's rules (the caller has checked for clashes)."""
+        return Catalogue((*self.rules, *user))
+
+    @property
+    def user_rules(self) -> tuple[Rule, ...]:
+        """The rules the project defined."""
+        return tuple(r for r in self.rules if not r.builtin)
+
+    def find(self, text: str) -> Rule | None:
+        """The rule with this code or name (case-insensitive), if any."""
+        return find_by_code(self.rules, text)
+
+    def select(self, select: Iterable[str] = (), ignore: Iterable[str] = ()) -> tuple[Rule, ...]:
+        """The rules to run: the defaults plus `select`ed ones (codes or names), minus `ignore`d.
+
+        Unknown codes raise ValueError naming them.
+        """
+        select, ignore = tuple(select), tuple(ignore)
+        unknown = [c for c in (*select, *ignore) if self.find(c) is None]
+        if unknown:
+            raise ValueError(f"unknown rule {', '.join(unknown)} (see `featcheck rules`)")
+        chosen = {r.code for r in self.rules if r.enabled_by_default}
+        chosen |= {r.code for c in select if (r := self.find(c))}
+        chosen -= {r.code for c in ignore if (r := self.find(c))}
+        return tuple(r for r in self.rules if r.code in chosen)
+
+
+UNUSED_SUPPRESSION_CODE = "FC900"
+UNUSED_SUPPRESSION_NAME = "unused-suppression"
+
+
+@dataclass(frozen=True)
+class MetaRuleDoc:
+    """A rule-like catalogue entry for a finding no `Rule` produces (FC900).
+
+    Has the attributes `featcheck rules` and docs/rules.md read from a `Rule`: code, name,
+    severity, summary, doc, enabled_by_default and why.
+    """
+
+    code: str
+    name: str
+    severity: Severity
+    summary: str
+    doc: RuleDoc
+    enabled_by_default: bool = True
+
+    @property
+    def why(self) -> str:
+        """The doc's why-section on one line, as findings quote it."""
+        return self.doc.why_line
+
+
+UNUSED_SUPPRESSION = MetaRuleDoc(
+    code=UNUSED_SUPPRESSION_CODE,
+    name=UNUSED_SUPPRESSION_NAME,
+    severity=Severity.WARNING,
+    summary="a suppression (an `allow` entry or a `# featcheck: allow` comment) matches no finding",
+    doc=RuleDoc(
+        what=(
+            "Reports each `[[allow]]` entry of the configuration and each code of a "
+            "`# featcheck: allow(...)` comment that suppressed no finding in this audit. "
+            "Entries for a member, target or rule that was not audited are not reported; "
+            "an entry that names a member, crate or target that does not exist (a typo) "
+            "always is."
+        ),
+        why=(
+            "A suppression that matches nothing is stale or mistyped: the problem it excused "
+            "was fixed, or its code, crate, member or target does not match what featcheck "
+            "reports. Left in place, it would silently hide the problem if it came back."
+        ),
+        example=(
+            "# the declaration has `rayon`, so FC001 does not fire here\n"
+            'burn = { version = "0.22", features = ["flex", "rayon"] }  '
+            "# featcheck: allow(FC001) wasm build"
+        ),
+        fix="Remove the suppression, or correct its code, crate, member or target.",
+        ignore=(
+            'While a suppression is needed only sometimes, add `ignore = ["FC900"]` to the '
+            "configuration; FC900 itself cannot be allowed."
+        ),
+    ),
+)
+"""FC900's catalogue entry, for `featcheck rules` and docs/rules.md."""

@@ -13,8 +13,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from featcheck.graph import DependencyGraph, Node
-from featcheck.rules.spec import Kind, Rule, SelectedBy, UsedWhen
-from featcheck.rules.targets import not_applicable
+from featcheck.rules.spec import Kind, Rule, SelectedBy, UsedWhen, not_applicable
 from featcheck.semantics import semver
 from featcheck.semantics.cfg import TargetCfg
 from featcheck.severity import Severity

@@ -11,28 +11,9 @@ from __future__ import annotations
 
 import textwrap
 from collections.abc import Sequence
-from typing import Protocol
 
-from featcheck.rules.catalogue import Coded
-from featcheck.rules.spec import Rule, RuleDoc
-from featcheck.rules.targets import CAPABILITIES
-from featcheck.severity import Severity
-
-
-class Documented(Coded, Protocol):
-    """What the catalogue shows of a rule; FC900 (unused-suppression) is one too."""
-
-    @property
-    def severity(self) -> Severity: ...
-    @property
-    def summary(self) -> str: ...
-    @property
-    def doc(self) -> RuleDoc: ...
-    @property
-    def enabled_by_default(self) -> bool: ...
-    @property
-    def why(self) -> str: ...
-
+from featcheck.rules import Documented
+from featcheck.rules.spec import CAPABILITIES, Rule
 
 SECTIONS = (
     ("What it checks", "what"),

@@ -25,6 +25,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from featcheck.rules.spec import (
+    CAPABILITIES,
     FEATURE,
     CrateMatch,
     HandledBy,
@@ -45,7 +46,6 @@ from featcheck.rules.spec import (
     strings_value,
     text_value,
 )
-from featcheck.rules.targets import CAPABILITIES
 from featcheck.semantics import semver
 from featcheck.severity import Severity
 

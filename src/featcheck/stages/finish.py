@@ -10,16 +10,14 @@ from typing import Any
 
 from featcheck.cargo.argv_gate import GateError, target_triple
 from featcheck.errors import FeatcheckError
-from featcheck.featureset import DEFAULT, FeatureSelection
+from featcheck.featureset import DEFAULT, FeatureSelection, report_root
 from featcheck.matrix import ConfigurationPlan, merge_configurations
 from featcheck.noexec.gaps import gap_notes
-from featcheck.options import report_root
 from featcheck.policy.settings import Allow
 from featcheck.policy.suppress import SuppressionResult, apply_suppressions, declaration_spans
 from featcheck.report import AuditResult, Finding, Location
 from featcheck.severity import Confidence, FailOn, Severity
-from featcheck.stages.configurations import nothing_audited
-from featcheck.stages.members import Run, Scope
+from featcheck.stages.members import Run, Scope, nothing_audited
 from featcheck.workspace.names import crate_key
 from featcheck.workspace.workspace import Workspace
 

@@ -1,4 +1,6 @@
-"""The first stage: the members an audit looks at, with their settings, rules and targets."""
+"""The first two stages: the members an audit looks at, with their settings, rules and targets;
+then the build configurations of each member (matrix.py), and cargo's metadata asked again when
+they need more than it gave."""
 
 from __future__ import annotations
 
@@ -10,13 +12,14 @@ from pathlib import Path
 from featcheck.cargo.unification import PER_MEMBER, Unification
 from featcheck.deadline import Deadline
 from featcheck.errors import FeatcheckError
-from featcheck.featureset import FeatureSelection
+from featcheck.featureset import AuditOptions, FeatureSelection, beyond_defaults
 from featcheck.locate import ManifestCache
-from featcheck.options import AuditOptions
+from featcheck.matrix import ConfigurationPlan, audits_itself, plan_configurations
 from featcheck.policy.load import load_config, members_with_settings
 from featcheck.policy.settings import Config
 from featcheck.resolution import resolver_version
 from featcheck.rules import Rule
+from featcheck.source_answers import read_workspace
 from featcheck.sources import MetadataSource
 from featcheck.workspace.model import Package
 from featcheck.workspace.names import same_crate
@@ -142,3 +145,42 @@ def _member_named(members: Sequence[Package], name: str) -> Package | None:
     (`-p my_app` for `my-app`, which plain cargo refuses with a hint)."""
     exact = next((m for m in members if m.name == name), None)
     return exact or next((m for m in members if same_crate(name, m.name)), None)
+
+
+def plan_builds(run: Run, scope: Scope) -> ConfigurationPlan:
+    """The feature selections to resolve for each member, and those cargo would refuse."""
+    root_id = scope.metadata.index.resolve_root
+    return plan_configurations(
+        [scope.metadata.index.document(m.id) for m in scope.members],
+        scope.requested,
+        each=scope.each_feature,
+        legacy_root=root_id if scope.resolver == 1 else None,
+        self_audited=frozenset(
+            m.id for m in scope.members if audits_itself(m.name, scope.rules_of[m.id])
+        ),
+        deadline=run.deadline,
+    )
+
+
+def with_every_feature(
+    run: Run, scope: Scope, plan: ConfigurationPlan, *, all_features: bool
+) -> Scope:
+    """The scope over metadata that covers every package the plan's builds may use."""
+    extra = plan.dependency_features()
+    if extra or (not all_features and beyond_defaults(scope.requested, scope.each_feature)):
+        # Plain `cargo metadata` leaves out the optional dependencies nothing enables by
+        # default, and `--all-features` those that only a `dependency/feature` value enables:
+        # ask again with both (the values were matched against the members already).
+        metadata = read_workspace(run.source, run.manifest, all_features=True, features=extra)
+        return scope.reread(run, metadata, extra)
+    return scope
+
+
+def nothing_audited(plan: ConfigurationPlan, scope: Scope) -> list[str]:
+    """Why nothing was audited, if so: "no findings" must not stand for a run that looked at
+    no build (every configuration refused, e.g. `-F nope`) or ran no rule."""
+    if not any(plan.selections.values()):
+        return ["no build configuration could be audited"]
+    if not any(scope.rules_of.values()):
+        return ["no rule was run"]
+    return []
