@@ -32,7 +32,7 @@ from cli_in_process import answered_by
 import featcheck.audit
 from featcheck.audit import cargo_source
 from featcheck.boundary import TrustContext
-from featcheck.cargo.command_line import refuse_special_manifests
+from featcheck.cargo.argv_gate import refuse_special_manifests
 from featcheck.cargo.pending_metadata import PendingMetadata
 from featcheck.cargo.runner import CargoRunner
 from featcheck.options import AuditOptions

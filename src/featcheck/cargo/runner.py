@@ -15,9 +15,10 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from featcheck.boundary import TrustContext
-from featcheck.cargo.argv_gate import PACKAGE_SPEC, Argument, word
-from featcheck.cargo.command_line import (
+from featcheck.cargo.argv_gate import (
+    PACKAGE_SPEC,
     TREE_FORMAT,
+    Argument,
     checked_option,
     constant,
     feature_arguments,
@@ -25,12 +26,12 @@ from featcheck.cargo.command_line import (
     refuse_special_manifests,
     relative_locations,
     target_argument,
+    word,
 )
-from featcheck.cargo.command_setup import CommandSetup, isolated_setup, trusted_setup
+from featcheck.cargo.command_setup import CommandSetup, RustcAnswers, isolated_setup, trusted_setup
 from featcheck.cargo.failures import failure_error
 from featcheck.cargo.pending_metadata import PendingMetadata, pending_cargo_metadata
 from featcheck.cargo.process import ProcessOutput, RunningProcess, start_process
-from featcheck.cargo.rustc_answers import RustcAnswers
 from featcheck.cargo.toolchain import Toolchain, which
 from featcheck.cargo.unification import MODE_VARIABLE, PER_MEMBER, Unification, decide
 from featcheck.errors import FeatcheckError
@@ -43,7 +44,7 @@ class CargoRunner:
 
     By default nothing the checkout supplies is run (see command_setup.py); `trust_checkout`
     restores plain `cargo` in the checkout. Every value on a command line passes the gate in
-    argv_gate.py, whoever the caller is (see command_line.py).
+    argv_gate.py, whoever the caller is.
     """
 
     def __init__(
@@ -270,7 +271,7 @@ class CargoRunner:
 
     def _ask_rustc(self, args: list[Argument]) -> ProcessOutput:
         """rustc's answer to a question that depends only on its binary and the arguments:
-        kept between runs for the real toolchain binaries (see rustc_answers.py)."""
+        kept between runs for the real toolchain binaries (see `RustcAnswers`)."""
         setup = self._prepared()
         if setup.toolchain is None:
             return self._run("rustc", args)
