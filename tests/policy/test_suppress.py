@@ -9,9 +9,8 @@ from policy_support import configured_workspace, make_finding, write_app
 
 from featcheck.errors import FeatcheckError
 from featcheck.manifest.document import read_manifest
-from featcheck.policy.inline import InlineAllow, inline_allows
 from featcheck.policy.load import load_config
-from featcheck.policy.settings import Config
+from featcheck.policy.settings import Config, InlineAllow, inline_allows
 from featcheck.policy.suppress import apply_suppressions, declaration_spans
 from featcheck.report import Finding, Location
 

@@ -5,7 +5,7 @@ suppression matches (with configured severities applied), the suppressed ones wi
 suppression that matched, and an FC900 `unused-suppression` finding for every suppression that
 matched nothing (`unused_findings` below).
 
-An inline comment (inline.py) suppresses the findings whose dependency declaration
+An inline comment (settings.py) suppresses the findings whose dependency declaration
 (`Finding.declaration`, else `Finding.location`) spans the comment's line in the same file.
 """
 
@@ -16,8 +16,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from featcheck.manifest.document import ManifestDocument, read_manifest, read_manifest_text
-from featcheck.policy.inline import InlineAllow, Suppression, has_directive, inline_allows
-from featcheck.policy.settings import ANY_CODE, Allow, Config, relative_location
+from featcheck.policy.settings import (
+    ANY_CODE,
+    Allow,
+    Config,
+    InlineAllow,
+    Suppression,
+    has_directive,
+    inline_allows,
+    relative_location,
+)
 from featcheck.report import Finding, Location
 from featcheck.rules import Catalogue
 from featcheck.rules.unused_suppression import UNUSED_SUPPRESSION, UNUSED_SUPPRESSION_CODE
