@@ -20,7 +20,14 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import NamedTuple
 
-from featcheck.cargo.argv_gate import CONFIG_SETTING, Argument, GateError, option
+from featcheck.cargo.argv_gate import (
+    CONFIG_SETTING,
+    NEUTRAL_FLAGS,
+    Argument,
+    GateError,
+    environment_list,
+    option,
+)
 from featcheck.cargo.config_files import (
     NOT_SHOWN,
     Leaf,
@@ -32,7 +39,6 @@ from featcheck.cargo.config_files import (
     tables,
 )
 from featcheck.cargo.process import neutral_directory
-from featcheck.cargo.rustflags import NEUTRAL_FLAGS, environment_list
 from featcheck.cargo.unification import UnificationSettings
 from featcheck.errors import FeatcheckError
 from featcheck.manifest.document import ManifestDocument

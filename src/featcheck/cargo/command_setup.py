@@ -16,10 +16,15 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from featcheck.boundary import TrustContext, default_cargo_home, default_rustup_home
-from featcheck.cargo.argv_gate import CONFIG_SETTING, Argument, option
+from featcheck.cargo.argv_gate import (
+    CONFIG_SETTING,
+    Argument,
+    environment_rustflags,
+    filter_environment_rustflags,
+    option,
+)
 from featcheck.cargo.checkout_config import CheckoutConfig, read_checkout_config
 from featcheck.cargo.process import neutral_directory
-from featcheck.cargo.rustflags import environment_rustflags, filter_environment_rustflags
 from featcheck.cargo.toolchain import Toolchain, resolve_toolchain
 from featcheck.errors import FeatcheckError
 from featcheck.fileio import read_cache, write_cache

@@ -24,8 +24,7 @@ from featcheck.boundary import (
     is_inside,
     read_checkout_file,
 )
-from featcheck.cargo.argv_gate import FEATURE, Argument, GateError
-from featcheck.cargo.rustflags import RustflagError, filter_rustflags
+from featcheck.cargo.argv_gate import FEATURE, Argument, GateError, RustflagError, filter_rustflags
 from featcheck.cargo.unification import MODE_KEY, MODES, UNSTABLE_KEY
 from featcheck.errors import FeatcheckError
 from featcheck.fileio import MAX_CONFIG_BYTES
