@@ -64,7 +64,8 @@ def relative_file(path: Path, root: Path) -> str:
 
 @dataclass(frozen=True)
 class Allow:
-    """One `[[allow]]` entry: suppresses findings that match every field it gives."""
+    """One `[[allow]]` entry, which suppresses findings that match every field it gives; or
+    one code of an inline comment (see below)."""
 
     code: str
     """A rule code (canonical, e.g. `FC001`) or `*` for every rule."""
@@ -74,7 +75,11 @@ class Allow:
     """Set to the member itself for entries in a member's `[package.metadata.featcheck]`."""
     target: str | None = None
     origin: Location | None = None
-    """Where the entry is written, its file as read (None for entries built in code)."""
+    """Where the entry is written, its file as read (None for entries built in code); for an
+    inline comment, the code's place in it (`origin.line` is the comment's line)."""
+    inline: bool = False
+    """One code of a `# featcheck: allow(CODE, ...) reason` comment (crate, member and target
+    unset), not an `[[allow]]` entry."""
 
     def matches(self, code: str, crate: str, member: str | None, target: str | None) -> bool:
         """Whether a finding with these fields is suppressed by this entry."""
@@ -236,25 +241,6 @@ def merged(base: Config, layer: Layer) -> Config:
 # A comment suppresses the findings whose dependency declaration spans its line (see suppress.py).
 
 
-@dataclass(frozen=True)
-class InlineAllow:
-    """One code of a `# featcheck: allow(CODE, ...) reason` comment."""
-
-    code: str
-    """Canonical rule code, or `*`."""
-    reason: str
-    origin: Location
-    """The code's place in the comment, its file as read; `origin.line` is the comment's line."""
-
-    def describe(self) -> str:
-        """E.g. `FC001`, for messages."""
-        return "all rules" if self.code == ANY_CODE else self.code
-
-
-Suppression = Allow | InlineAllow
-"""A config allow entry or one code of an inline comment."""
-
-
 _DIRECTIVE = re.compile(r"#[ \t]*featcheck[ \t]*:", re.IGNORECASE)
 _ALLOW = re.compile(r"[ \t]*allow[ \t]*\(([^)]*)\)", re.IGNORECASE)
 _REASON_LEAD = re.compile(r"[ \t]*(?:[:\-\u2013\u2014][ \t]*)?")
@@ -265,9 +251,7 @@ def has_directive(text: str) -> bool:
     return _DIRECTIVE.search(text) is not None
 
 
-def inline_allows(
-    document: ManifestDocument, catalogue: Catalogue | None = None
-) -> list[InlineAllow]:
+def inline_allows(document: ManifestDocument, catalogue: Catalogue | None = None) -> list[Allow]:
     """The `# featcheck: allow(...)` comments of a manifest, one entry per code.
 
     Syntax: `# featcheck: allow(CODE[, CODE...]) REASON`; codes are rule codes or kebab-case
@@ -276,7 +260,7 @@ def inline_allows(
     FeatcheckError at the directive (or the bad code) for a malformed one. Codes are looked up
     in `catalogue` (the project's, with its own rules; the built-in rules when None).
     """
-    allows: list[InlineAllow] = []
+    allows: list[Allow] = []
     for comment in scan_comments(document.text):
         directive = _DIRECTIVE.search(comment.text)
         if directive is None:
@@ -293,7 +277,7 @@ def _parse_directive(
     start: int,
     end: int,
     catalogue: Catalogue | None,
-) -> list[InlineAllow]:
+) -> list[Allow]:
     def fail(message: str, offset: int = start) -> FeatcheckError:
         return FeatcheckError(
             message, path=document.path, line=comment.line, column=comment.column + offset
@@ -309,7 +293,7 @@ def _parse_directive(
     if not reason:
         raise fail("a `# featcheck: allow(...)` comment needs a reason after the codes")
     source_line = document.line_text(comment.line)
-    found: dict[str, InlineAllow] = {}
+    found: dict[str, Allow] = {}
     offset = match.start(1)
     for part in match.group(1).split(","):
         stripped = part.strip()
@@ -334,5 +318,5 @@ def _parse_directive(
             end_column=column + len(stripped),
             source_line=source_line,
         )
-        found.setdefault(code, InlineAllow(code, reason, origin))
+        found.setdefault(code, Allow(code, reason, origin=origin, inline=True))
     return list(found.values())
