@@ -32,9 +32,8 @@ from cli_in_process import answered_by
 import featcheck.audit
 from featcheck.audit import cargo_source
 from featcheck.boundary import TrustContext
-from featcheck.cargo.command_line import refuse_special_manifests
 from featcheck.cargo.pending_metadata import PendingMetadata
-from featcheck.cargo.runner import CargoRunner
+from featcheck.cargo.runner import CargoRunner, refuse_special_manifests
 from featcheck.featureset import AuditOptions
 
 _NOT_DECIDING = frozenset({"PYTEST_CURRENT_TEST"})

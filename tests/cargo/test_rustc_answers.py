@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from support import CRATES, run_featcheck
 
-from featcheck.cargo.rustc_answers import RustcAnswers
+from featcheck.cargo.command_setup import RustcAnswers
 
 
 class _Asked:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from featcheck.cargo.rustflags import RustflagError, filter_rustflags
+from featcheck.cargo.argv_gate import RustflagError, filter_rustflags
 
 
 @pytest.mark.parametrize(

@@ -29,7 +29,7 @@ from hostile_support import (
 )
 from support import REPO, RegistryViews, write_offline_cargo_home
 
-from featcheck.cargo.rustflags import filter_environment_rustflags
+from featcheck.cargo.argv_gate import filter_environment_rustflags
 
 SECRET = "s3cret-token-of-the-user"
 

@@ -22,8 +22,8 @@ from history_support import (
 )
 from support import trust_of
 
-from featcheck.comparison.revision import Revision, resolve_revision, write_tree
-from featcheck.comparison.trees import cache_key, revision_tree
+from featcheck.comparison.git import Revision, resolve_revision
+from featcheck.comparison.revision import cache_key, revision_tree, write_tree
 from featcheck.errors import FeatcheckError
 
 pytestmark = pytest.mark.cargo

@@ -8,7 +8,7 @@ import pytest
 
 from featcheck.errors import FeatcheckError
 from featcheck.manifest.document import read_manifest
-from featcheck.policy.inline import inline_allows
+from featcheck.policy.settings import inline_allows
 
 
 def test_inline_allows_parse_codes_names_and_reason(tmp_path: Path) -> None:

@@ -9,9 +9,8 @@ from policy_support import configured_workspace, make_finding, write_app
 
 from featcheck.errors import FeatcheckError
 from featcheck.manifest.document import read_manifest
-from featcheck.policy.inline import InlineAllow, inline_allows
 from featcheck.policy.load import load_config
-from featcheck.policy.settings import Config
+from featcheck.policy.settings import Config, inline_allows
 from featcheck.policy.suppress import apply_suppressions, declaration_spans
 from featcheck.report import Finding, Location
 
@@ -38,7 +37,7 @@ def test_comment_at_the_end_of_an_inline_declaration(tmp_path: Path) -> None:
     [suppressed] = result.suppressed
     assert suppressed.finding == finding
     assert suppressed.by.reason == "wasm"
-    assert isinstance(suppressed.by, InlineAllow)
+    assert suppressed.by.inline
     assert result.unused == []
     assert result.suppressed_counts() == {"FC001": 1}
     assert result.findings == [other]

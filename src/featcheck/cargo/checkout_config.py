@@ -20,11 +20,25 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import NamedTuple
 
-from featcheck.cargo.argv_gate import CONFIG_SETTING, Argument, GateError, option
-from featcheck.cargo.config_allow_list import Leaf, allowed_leaves, tables
-from featcheck.cargo.config_files import NOT_SHOWN, config_files, load, setting_error
+from featcheck.cargo.argv_gate import (
+    CONFIG_SETTING,
+    NEUTRAL_FLAGS,
+    Argument,
+    GateError,
+    environment_list,
+    option,
+)
+from featcheck.cargo.config_files import (
+    NOT_SHOWN,
+    Leaf,
+    allowed_leaves,
+    config_files,
+    home_config,
+    load,
+    setting_error,
+    tables,
+)
 from featcheck.cargo.process import neutral_directory
-from featcheck.cargo.rustflags import NEUTRAL_FLAGS, environment_list
 from featcheck.cargo.unification import UnificationSettings
 from featcheck.errors import FeatcheckError
 from featcheck.manifest.document import ManifestDocument
@@ -141,7 +155,7 @@ def read_checkout_config(
     configuration is read as the checkout's, at the lowest precedence, as cargo would.
     """
     user = _user_configuration(cargo_home, environment)
-    forwarded, names_wrapper = _Forwarded(user), user.names_wrapper
+    forwarded, names_wrapper = user.kept, user.names_wrapper
     policy = CredentialPolicy(user.registries)
     for file in config_files(workdir, cargo_home, untrusted_home):
         for document, base, within in load(file, (), file.parent.parent, root):
@@ -184,14 +198,15 @@ def _leaves(document: ManifestDocument, base: Path, within: bool) -> list[Leaf]:
 
 
 class _Forwarded:
-    """The settings `read_checkout_config` passes to cargo, and the rustflags among them."""
+    """The settings `read_checkout_config` passes to cargo, and what featcheck reads of them
+    itself (rustflags, feature unification), the user's own configuration's first."""
 
-    def __init__(self, user: _UserConfiguration) -> None:
+    def __init__(self) -> None:
         self.arguments: list[Argument] = []
-        self.build = user.build
-        self.targets = user.targets
+        self.build: list[Argument] = []
+        self.targets: list[tuple[str, tuple[Argument, ...]]] = []
         self.build_on_command_line = False
-        self.unification = user.unification
+        self.unification = UnificationSettings()
 
     def add_from(self, leaf: Leaf, file: Path, document: ManifestDocument, within: bool) -> None:
         """`add`, where a setting cargo's command line cannot carry (a `cfg(...)` key longer
@@ -208,15 +223,20 @@ class _Forwarded:
     def add(self, leaf: Leaf, file: Path) -> None:
         """Pass `leaf` (read from `file`, or a file it includes) to cargo."""
         self.arguments.append(_config_argument(leaf.key, leaf.value))
-        self.unification = self.unification.taking(leaf.key, leaf.value, file)
         if len(self.arguments) > MAX_KEYS:
             raise FeatcheckError(
                 f"more than {MAX_KEYS} cargo settings in the checkout's configuration",
                 path=file,
             )
         if leaf.key == ("build", "rustflags"):
-            self.build += leaf.value
             self.build_on_command_line = True
+        self.take(leaf, file)
+
+    def take(self, leaf: Leaf, file: Path) -> None:
+        """Keep what featcheck reads of `leaf` itself: rustflags, feature unification."""
+        self.unification = self.unification.taking(leaf.key, leaf.value, file)
+        if leaf.key == ("build", "rustflags"):
+            self.build += leaf.value
         elif leaf.key[0] == "target":
             self.targets.append((leaf.key[1], tuple(leaf.value)))
 
@@ -255,13 +275,12 @@ def _left_to_environment(key: tuple[str, ...], environment: Mapping[str, str]) -
 class _UserConfiguration(NamedTuple):
     """What featcheck needs to know of the user's own CARGO_HOME configuration."""
 
-    build: list[Argument]
-    targets: list[tuple[str, tuple[Argument, ...]]]
+    kept: _Forwarded
+    """Its rustflags and feature unification (no argument: cargo reads the file itself)."""
     names_wrapper: bool
     registries: frozenset[str]
     """The registries the user defines (there or as CARGO_REGISTRIES_<NAME>_INDEX), as
     cargo's environment names them (upper case, `_` for `-`)."""
-    unification: UnificationSettings = UnificationSettings()
 
 
 def _user_configuration(
@@ -271,36 +290,27 @@ def _user_configuration(
     (lowest precedence), whether it names a rustc wrapper, and the registries it defines. cargo
     reads that file itself, so nothing else of it is needed, and a file featcheck cannot take
     (an argument file in it, say) just adds no flags (and may name a wrapper)."""
-    build: list[Argument] = []
-    targets: list[tuple[str, tuple[Argument, ...]]] = []
+    kept = _Forwarded()
     names_wrapper = False
-    unification = UnificationSettings()
     registries = {
         name[len("CARGO_REGISTRIES_") : -len("_INDEX")]
         for name in environment
         if name.startswith("CARGO_REGISTRIES_") and name.endswith("_INDEX")
     }
-    files = [cargo_home / name for name in ("config", "config.toml")] if cargo_home else []
-    for file in files:  # cargo prefers `config` when both exist
-        if not file.is_file():
-            continue
-        try:
-            for document, base, _ in load(file, (), file.parent, None):  # the user's own
-                names_wrapper = names_wrapper or _names_wrapper(document)
-                defined = tables(document.data.get("registries"))
-                registries.update(registry_key(name) for name, _ in defined)
-                for leaf in allowed_leaves(document, base):
-                    if _left_to_environment(leaf.key, environment):
-                        continue
-                    unification = unification.taking(leaf.key, leaf.value, file)
-                    if leaf.key == ("build", "rustflags"):
-                        build += leaf.value
-                    elif leaf.key[0] == "target":
-                        targets.append((leaf.key[1], tuple(leaf.value)))
-        except FeatcheckError:
-            return _UserConfiguration([], [], True, frozenset(registries))
-        break
-    return _UserConfiguration(build, targets, names_wrapper, frozenset(registries), unification)
+    file = home_config(cargo_home)
+    if file is None:
+        return _UserConfiguration(kept, names_wrapper, frozenset(registries))
+    try:
+        for document, base, _ in load(file, (), file.parent, None):  # the user's own
+            names_wrapper = names_wrapper or _names_wrapper(document)
+            defined = tables(document.data.get("registries"))
+            registries.update(registry_key(name) for name, _ in defined)
+            for leaf in allowed_leaves(document, base):
+                if not _left_to_environment(leaf.key, environment):
+                    kept.take(leaf, file)
+    except FeatcheckError:
+        return _UserConfiguration(_Forwarded(), True, frozenset(registries))
+    return _UserConfiguration(kept, names_wrapper, frozenset(registries))
 
 
 def _stays_offline(arguments: list[Argument], environment: Mapping[str, str]) -> bool:

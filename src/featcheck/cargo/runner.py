@@ -9,33 +9,37 @@ lockfile's, so the checkout's) are never shown.
 
 from __future__ import annotations
 
+import os
 import re
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from featcheck.boundary import TrustContext
-from featcheck.cargo.argv_gate import PACKAGE_SPEC, Argument, word
-from featcheck.cargo.command_line import (
-    TREE_FORMAT,
+from featcheck.cargo.argv_gate import (
+    PACKAGE_SPEC,
+    Argument,
     checked_option,
     constant,
     feature_arguments,
     manifest_argument,
-    refuse_special_manifests,
-    relative_locations,
     target_argument,
+    word,
 )
-from featcheck.cargo.command_setup import CommandSetup, isolated_setup, trusted_setup
+from featcheck.cargo.command_setup import CommandSetup, RustcAnswers, isolated_setup, trusted_setup
 from featcheck.cargo.failures import failure_error
 from featcheck.cargo.pending_metadata import PendingMetadata, pending_cargo_metadata
 from featcheck.cargo.process import ProcessOutput, RunningProcess, start_process
-from featcheck.cargo.rustc_answers import RustcAnswers
 from featcheck.cargo.toolchain import Toolchain, which
 from featcheck.cargo.unification import MODE_VARIABLE, PER_MEMBER, Unification, decide
 from featcheck.errors import FeatcheckError
 from featcheck.featureset import DEFAULT, FeatureSelection
+from featcheck.fileio import special_manifest
 from featcheck.semantics.cfg import TargetCfg
+
+# `{p} [{f}]` gives "name vX (source) [features]" per line; `--prefix depth` makes the nesting
+# unambiguous and `--charset ascii` keeps the text independent of the terminal.
+TREE_FORMAT = "{p} [{f}]"
 
 
 class CargoRunner:
@@ -43,7 +47,7 @@ class CargoRunner:
 
     By default nothing the checkout supplies is run (see command_setup.py); `trust_checkout`
     restores plain `cargo` in the checkout. Every value on a command line passes the gate in
-    argv_gate.py, whoever the caller is (see command_line.py).
+    argv_gate.py, whoever the caller is.
     """
 
     def __init__(
@@ -270,7 +274,7 @@ class CargoRunner:
 
     def _ask_rustc(self, args: list[Argument]) -> ProcessOutput:
         """rustc's answer to a question that depends only on its binary and the arguments:
-        kept between runs for the real toolchain binaries (see rustc_answers.py)."""
+        kept between runs for the real toolchain binaries (see `RustcAnswers`)."""
         setup = self._prepared()
         if setup.toolchain is None:
             return self._run("rustc", args)
@@ -333,3 +337,39 @@ class DownloadProgress:
                 news = "updating the registry index…"
         if news:
             self._say(news)
+
+
+_LOCATION = re.compile(r"^(?P<lead>\s*-->\s+)(?P<path>.+?)(?P<place>(:\d+)+)?$", re.MULTILINE)
+
+
+def relative_locations(stderr: str, cwd: Path) -> str:
+    """cargo's `--> FILE:LINE:COL` names FILE relative to cargo's working directory; name it
+    relative to featcheck's own (or absolutely, outside it) so that it can be opened."""
+
+    def rewrite(match: re.Match[str]) -> str:
+        path = match["path"]
+        full = os.path.normpath(os.path.join(cwd, path))
+        try:
+            here = os.getcwd()
+            shown = os.path.relpath(full, here) if Path(full).is_relative_to(here) else full
+        except (OSError, ValueError):
+            shown = full
+        return match["lead"] + shown + (match["place"] or "")
+
+    return _LOCATION.sub(rewrite, stderr)
+
+
+_MANIFEST_NAMES = frozenset({"Cargo.toml", "Cargo.lock"})
+
+
+def refuse_special_manifests(manifest_path: Path, checkout: Path) -> None:
+    """Refuse a FIFO or device named Cargo.toml or Cargo.lock anywhere cargo may read one
+    (below the outermost directory with a Cargo.toml): cargo would block on it until the
+    timeout; and, in the checkout, one that links out of it (see `special_manifest`)."""
+    root = manifest_path.absolute().parent
+    for directory in root.parents:
+        if (directory / "Cargo.toml").is_file():
+            root = directory
+    found = special_manifest(root, _MANIFEST_NAMES, checkout)
+    if found is not None:
+        raise FeatcheckError(found[1], path=found[0])

@@ -11,6 +11,7 @@ and runs those binaries directly. Without rustup, the cargo and rustc on PATH ar
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import re
@@ -25,19 +26,12 @@ from featcheck.boundary import (
     refuse_checkout_program,
     refuse_untrusted_rustup_home,
 )
-from featcheck.cargo.argv_gate import TOOLCHAIN, GateError
-from featcheck.cargo.rustup import (
-    RustupError,
-    RustupSettings,
-    is_rustup_proxy,
-    rustup_binaries,
-    rustup_default,
-    rustup_home,
-    rustup_settings,
-)
+from featcheck.cargo.argv_gate import TOOLCHAIN, Argument, GateError, option, word
+from featcheck.cargo.process import RunningProcess, neutral_directory, start_process
 from featcheck.errors import FeatcheckError
-from featcheck.fileio import MAX_CONFIG_BYTES, decode_text
+from featcheck.fileio import MAX_CONFIG_BYTES, decode_text, read_regular_file
 from featcheck.manifest.document import parse_text
+from featcheck.toml_read import toml_data
 
 if sys.platform == "win32":
     import shutil
@@ -276,3 +270,118 @@ def find_toolchain_request(
             if present:
                 return parse_toolchain_file(file, root)
     return ToolchainRequest(None)
+
+
+# Asking rustup, the user's own program, for the real binaries of a named toolchain.
+#
+# rustup runs from a neutral directory (where no checkout's toolchain file applies), and its
+# settings file is read as data where it can be: each rustup start is waited for.
+
+
+def rustup_home() -> Path:
+    home = os.environ.get("RUSTUP_HOME")
+    return Path(home) if home else Path.home() / ".rustup"
+
+
+# A NamedTuple, not a dataclass: made before cargo starts (see audit.py).
+class RustupSettings(NamedTuple):
+    """What RUSTUP_HOME/settings.toml (the user's own) says."""
+
+    overrides: dict[Path, str]
+    """`rustup override set` entries."""
+    default: str | None
+    """`rustup default`, as recorded; None when the file does not say."""
+
+
+def rustup_settings() -> RustupSettings:
+    """RUSTUP_HOME/settings.toml, read as data (absent or unreadable: nothing is known)."""
+    settings = rustup_home() / "settings.toml"
+    try:
+        text = read_regular_file(settings, "rustup settings file", MAX_CONFIG_BYTES).decode()
+        document = toml_data(text)
+    except Exception:
+        return RustupSettings({}, None)
+    table = document.get("overrides")
+    overrides = {
+        Path(k): v
+        for k, v in (table.items() if isinstance(table, dict) else ())
+        if isinstance(k, str) and isinstance(v, str)
+    }
+    default = document.get("default_toolchain")
+    return RustupSettings(overrides, default if isinstance(default, str) and default else None)
+
+
+def is_rustup_proxy(cargo: str, rustup: str | None) -> bool:
+    if rustup is not None:
+        try:
+            if os.path.samefile(cargo, rustup):
+                return True
+        except OSError:
+            pass
+    return Path(os.path.realpath(cargo)).stem in ("rustup", "rustup-init")
+
+
+def _start_rustup(
+    rustup: str, trust: TrustContext, timeout: float, *args: Argument
+) -> RunningProcess:
+    """rustup (the user's own program), started from a neutral directory."""
+    env = {k: v for k, v in os.environ.items() if k != "RUSTUP_TOOLCHAIN"}
+    return start_process(
+        rustup,
+        args,
+        trust=trust,
+        cwd=neutral_directory(),
+        env=env,
+        timeout=timeout,
+        what=f"`rustup {' '.join(args)}`",
+    )
+
+
+def _answer(running: RunningProcess) -> str:
+    """What rustup printed once it ended; a RustupError with its complaint where it failed."""
+    done = running.wait()
+    if done.returncode != 0:
+        message = done.stderr.strip().splitlines()
+        reason = next((m for m in message if m.startswith("error")), message[0] if message else "")
+        raise RustupError(reason.removeprefix("error:").strip() or "no message")
+    return done.stdout.strip()
+
+
+class RustupError(Exception):
+    pass
+
+
+@functools.lru_cache(maxsize=32)
+def rustup_binaries(
+    rustup: str, name: str, rustup_home: str, trust: TrustContext, timeout: float
+) -> tuple[Path, Path]:
+    toolchain = option("--toolchain", name, TOOLCHAIN)
+    # An installed toolchain keeps its binaries in RUSTUP_HOME/toolchains/NAME/bin, which is
+    # what `rustup which` answers for it; rustup is asked only for anything else (a short
+    # name such as `stable`, a linked toolchain without cargo). The name passed the gate: it
+    # holds no path separator, so it stays inside the user's own rustup home.
+    installed = Path(rustup_home) / "toolchains" / name / "bin"
+    suffix = ".exe" if os.name == "nt" else ""
+    cargo_file, rustc_file = installed / f"cargo{suffix}", installed / f"rustc{suffix}"
+    if cargo_file.is_file() and rustc_file.is_file():
+        return cargo_file, rustc_file
+    # Both questions at once: a commit hook waits for each rustup start.
+    cargo = _start_rustup(rustup, trust, timeout, word("which"), word("cargo"), toolchain)
+    try:
+        rustc = _start_rustup(rustup, trust, timeout, word("which"), word("rustc"), toolchain)
+    except BaseException:
+        cargo.cancel()
+        raise
+    try:
+        return Path(_answer(cargo)), Path(_answer(rustc))
+    finally:
+        rustc.cancel()  # ended already, unless cargo's question failed: nothing is left running
+
+
+@functools.lru_cache(maxsize=4)
+def rustup_default(rustup: str, rustup_home: str, trust: TrustContext, timeout: float) -> str:
+    del rustup_home
+    answer = _answer(_start_rustup(rustup, trust, timeout, word("default"))).split()
+    if not answer or answer[0] in ("no", "error:"):
+        raise RustupError("no default toolchain is configured (`rustup default stable`)")
+    return answer[0]

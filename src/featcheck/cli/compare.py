@@ -20,8 +20,8 @@ from featcheck.comparison.baseline import (
     baseline_text,
     read_baseline,
 )
-from featcheck.comparison.revision import copy_toolchain_files, resolve_revision
-from featcheck.comparison.trees import revision_tree
+from featcheck.comparison.git import resolve_revision
+from featcheck.comparison.revision import copy_toolchain_files, revision_tree
 from featcheck.errors import FeatcheckError
 from featcheck.featureset import AuditOptions
 from featcheck.pipeline import audit_project

@@ -1,4 +1,5 @@
-"""Every git process featcheck starts (`--new-since`): `start_git` is the only place one starts.
+"""Every git process featcheck starts (`--new-since`): `start_git` is the only place one starts;
+and the commit a revision names, as git resolves it (`resolve_revision`).
 
 The choice: the user's own git, in an environment featcheck makes, over a Python reader of git's
 files (dulwich). git already names the revision (`HEAD~1`, `origin/main`, `@{upstream}`: only
@@ -57,12 +58,14 @@ import subprocess
 import threading
 import time
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple, NoReturn
 
 from featcheck.boundary import TrustContext
 from featcheck.cargo.process import neutral_directory, open_process
 from featcheck.errors import FeatcheckError
+from featcheck.featureset import AuditOptions
 
 GUARDED_ENVIRONMENT = {
     "GIT_NO_LAZY_FETCH": "1",
@@ -332,3 +335,63 @@ def first_line(stderr: str) -> str:
         if text:
             return text.removeprefix("fatal: ").removeprefix("error: ")
     return "no reason given"
+
+
+DEFAULT_TIMEOUT: float = AuditOptions._field_defaults["timeout"]
+
+
+@dataclass(frozen=True)
+class Revision:
+    """A commit, as the user named it and as git resolved it."""
+
+    name: str
+    commit: str
+    git_directory: Path | None = None
+    """The repository's (common) git directory, resolved: whose objects these are."""
+
+    @property
+    def label(self) -> str:
+        """`main (1a2b3c4d)`, or the short commit alone when that is what was named."""
+        short = self.commit[:8]
+        return short if self.commit.startswith(self.name) else f"{self.name} ({short})"
+
+
+def resolve_revision(
+    repository: Path, name: str, trust: TrustContext, *, timeout: float = DEFAULT_TIMEOUT
+) -> Revision:
+    """The commit `name` names in `repository`, or a FeatcheckError saying why not."""
+    if not name or name.startswith("-") or "\x00" in name:
+        raise FeatcheckError(f"--new-since: `{name}` is not a revision")
+    arguments = ["rev-parse", "--git-common-dir", "--verify", "--quiet", "--end-of-options"]
+    status, output, stderr = git_output(
+        repository,
+        [*arguments, f"{name}^{{commit}}"],
+        Budget.starting_now(timeout),
+        trust,
+        limit=1 << 16,
+    )
+    lines = output.split(b"\n")
+    if status == 0 and len(lines) == 3 and _is_object_id(lines[1]) and lines[2] == b"":
+        common = Path(os.path.realpath(repository / os.fsdecode(lines[0])))
+        return Revision(name, lines[1].decode("ascii"), common)
+    complaint = [line for line in stderr.splitlines() if line.startswith(("fatal:", "error:"))]
+    if "dubious ownership" in stderr:
+        raise FeatcheckError(
+            "--new-since: git refuses this repository: it belongs to another user, and "
+            "featcheck runs git without your global configuration, where `safe.directory` "
+            "could allow it; run featcheck as the repository's owner",
+            path=repository,
+        )
+    if complaint:
+        raise FeatcheckError(
+            f"--new-since: git cannot read this repository: {first_line(complaint[0])}",
+            path=repository,
+        )
+    raise FeatcheckError(
+        f"--new-since: `{name}` is not a commit of this repository (in a shallow clone, fetch "
+        f"it first: git fetch --depth=1 origin {name})"
+    )
+
+
+def _is_object_id(text: bytes) -> bool:
+    return len(text) in (40, 64) and all(c in b"0123456789abcdef" for c in text)

@@ -29,21 +29,23 @@ one.
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import os
 import shutil
-from dataclasses import dataclass
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 from featcheck.boundary import TrustContext, is_inside
 from featcheck.cargo.toolchain import TOOLCHAIN_FILES
-from featcheck.comparison.git import Budget, first_line, git_output
+from featcheck.comparison.git import DEFAULT_TIMEOUT, Budget, Revision
 from featcheck.comparison.listing import FILE, LINK, ObjectInfo, ObjectReader, Walk, missing_object
 from featcheck.errors import FeatcheckError
 from featcheck.featureset import AuditOptions
 from featcheck.fileio import MAX_CONFIG_BYTES, MAX_LOCKFILE_BYTES, MAX_MANIFEST_BYTES, too_large
 from featcheck.policy.settings import CONFIG_FILE
 
-DEFAULT_TIMEOUT: float = AuditOptions._field_defaults["timeout"]
 MAX_CONTENT_BYTES = 4 * MAX_LOCKFILE_BYTES
 """All contents written for one revision (a blob written at many paths counts at each)."""
 
@@ -54,63 +56,6 @@ _READ_WHOLE = {
 }
 _CARGO_CONFIG = ("cargo configuration file", MAX_CONFIG_BYTES)
 _TARGET_DIRECTORIES = frozenset({"examples", "tests", "benches"})
-
-
-@dataclass(frozen=True)
-class Revision:
-    """A commit, as the user named it and as git resolved it."""
-
-    name: str
-    commit: str
-    git_directory: Path | None = None
-    """The repository's (common) git directory, resolved: whose objects these are."""
-
-    @property
-    def label(self) -> str:
-        """`main (1a2b3c4d)`, or the short commit alone when that is what was named."""
-        short = self.commit[:8]
-        return short if self.commit.startswith(self.name) else f"{self.name} ({short})"
-
-
-def resolve_revision(
-    repository: Path, name: str, trust: TrustContext, *, timeout: float = DEFAULT_TIMEOUT
-) -> Revision:
-    """The commit `name` names in `repository`, or a FeatcheckError saying why not."""
-    if not name or name.startswith("-") or "\x00" in name:
-        raise FeatcheckError(f"--new-since: `{name}` is not a revision")
-    arguments = ["rev-parse", "--git-common-dir", "--verify", "--quiet", "--end-of-options"]
-    status, output, stderr = git_output(
-        repository,
-        [*arguments, f"{name}^{{commit}}"],
-        Budget.starting_now(timeout),
-        trust,
-        limit=1 << 16,
-    )
-    lines = output.split(b"\n")
-    if status == 0 and len(lines) == 3 and _is_object_id(lines[1]) and lines[2] == b"":
-        common = Path(os.path.realpath(repository / os.fsdecode(lines[0])))
-        return Revision(name, lines[1].decode("ascii"), common)
-    complaint = [line for line in stderr.splitlines() if line.startswith(("fatal:", "error:"))]
-    if "dubious ownership" in stderr:
-        raise FeatcheckError(
-            "--new-since: git refuses this repository: it belongs to another user, and "
-            "featcheck runs git without your global configuration, where `safe.directory` "
-            "could allow it; run featcheck as the repository's owner",
-            path=repository,
-        )
-    if complaint:
-        raise FeatcheckError(
-            f"--new-since: git cannot read this repository: {first_line(complaint[0])}",
-            path=repository,
-        )
-    raise FeatcheckError(
-        f"--new-since: `{name}` is not a commit of this repository (in a shallow clone, fetch "
-        f"it first: git fetch --depth=1 origin {name})"
-    )
-
-
-def _is_object_id(text: bytes) -> bool:
-    return len(text) in (40, 64) and all(c in b"0123456789abcdef" for c in text)
 
 
 def write_tree(
@@ -325,3 +270,90 @@ class TreeWriter:
                 opened = os.open(name, _DIRECTORY, dir_fd=parent)
             self._opened.append((name, opened))
         return self._opened[-1][1]
+
+
+# Where `--new-since` keeps the trees of base revisions: one per commit in the user's cache.
+#
+# A commit's tree never changes, so it is written once (into a hidden directory, renamed into
+# place when whole: a run killed half-way leaves nothing that looks complete) and found again by
+# the next run, whose audit of it then starts from cargo's answer kept for that path as the
+# audit of the working tree does (docs/speed.md). Without the reuse `--new-since` took 2.1-2.6x
+# one audit of a 100-member workspace run after run, against a goal of 2x
+# (benchmarks/bench_new_since.py). The newest `KEPT` trees stay; older ones are removed. Where
+# the cache lies inside the audited checkout (its content is the checkout's), or cannot be
+# written, a temporary directory serves one run.
+#
+# A tree is kept under its commit and its repository (the git directory's resolved path, hashed):
+# what one repository holds never stands for another's commit, even where their ids agree. Only a
+# tree written whole, every object checked against its id, is kept; a revision refused half-way
+# (a bound, the timeout) leaves nothing behind.
+
+KEPT = 8
+_COMPLETE = ".featcheck-complete"
+
+
+@contextlib.contextmanager
+def revision_tree(
+    repository: Path, trust: TrustContext, revision: Revision, *, timeout: float = DEFAULT_TIMEOUT
+) -> Iterator[Path]:
+    """The tree of `revision` (see `write_tree`, which takes at most `timeout` seconds), kept
+    in the run's trusted cache or made for this run."""
+    cache = trust.cache
+    root = None if cache is None else cache / "revisions"
+    try:
+        if root is not None:
+            root.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        root = None
+    if root is None:
+        scratch = Path(tempfile.mkdtemp(prefix="featcheck-revision-"))
+        try:
+            write_tree(repository, revision, scratch, trust, timeout=timeout)
+            yield scratch
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+        return
+    yield _kept(root, repository, revision, trust, timeout)
+
+
+def cache_key(repository: Path, revision: Revision) -> str:
+    """`<commit>-<repository>`: the commit, and the repository's git directory hashed."""
+    where = revision.git_directory or Path(os.path.realpath(repository))
+    digest = hashlib.sha256(os.fsencode(where)).hexdigest()[:16]
+    return f"{revision.commit}-{digest}"
+
+
+def _kept(
+    root: Path, repository: Path, revision: Revision, trust: TrustContext, timeout: float
+) -> Path:
+    tree = root / cache_key(repository, revision)
+    if not (tree / _COMPLETE).is_file():
+        partial = Path(tempfile.mkdtemp(prefix=".partial-", dir=root))
+        try:
+            write_tree(repository, revision, partial, trust, timeout=timeout)
+            with contextlib.suppress(OSError):  # another run put it there first: seen below
+                (partial / _COMPLETE).touch()
+                shutil.rmtree(tree, ignore_errors=True)  # an incomplete one, of an older version
+                os.rename(partial, tree)
+        finally:
+            shutil.rmtree(partial, ignore_errors=True)
+    try:
+        os.utime(tree / _COMPLETE)
+        os.utime(tree)
+    except OSError:
+        raise FeatcheckError(
+            f"--new-since: cannot keep the tree of {revision.label} in {root}"
+        ) from None
+    _prune(root)
+    return tree
+
+
+def _prune(root: Path) -> None:
+    """Keep the `KEPT` trees used last (and nothing half-written but this run's)."""
+    trees = sorted(
+        (p for p in root.iterdir() if not p.name.startswith(".")),
+        key=lambda p: p.stat().st_mtime,
+        reverse=True,
+    )
+    for old in trees[KEPT:]:
+        shutil.rmtree(old, ignore_errors=True)

@@ -8,9 +8,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 from featcheck.boundary import TrustContext
+from featcheck.cargo.argv_gate import environment_rustflags
 from featcheck.cargo.checkout_config import CheckoutConfig, read_checkout_config
 from featcheck.cargo.pending_metadata import PendingMetadata
-from featcheck.cargo.rustflags import environment_rustflags
 from featcheck.cargo.unification import Unification, decide
 from featcheck.deadline import NO_DEADLINE, Deadline
 from featcheck.featureset import AuditOptions

@@ -5,7 +5,7 @@ suppression matches (with configured severities applied), the suppressed ones wi
 suppression that matched, and an FC900 `unused-suppression` finding for every suppression that
 matched nothing (`unused_findings` below).
 
-An inline comment (inline.py) suppresses the findings whose dependency declaration
+An inline comment (settings.py) suppresses the findings whose dependency declaration
 (`Finding.declaration`, else `Finding.location`) spans the comment's line in the same file.
 """
 
@@ -16,8 +16,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from featcheck.manifest.document import ManifestDocument, read_manifest, read_manifest_text
-from featcheck.policy.inline import InlineAllow, Suppression, has_directive, inline_allows
-from featcheck.policy.settings import ANY_CODE, Allow, Config, relative_location
+from featcheck.policy.settings import (
+    ANY_CODE,
+    Allow,
+    Config,
+    has_directive,
+    inline_allows,
+    relative_location,
+)
 from featcheck.report import Finding, Location
 from featcheck.rules import UNUSED_SUPPRESSION, UNUSED_SUPPRESSION_CODE, Catalogue
 from featcheck.severity import Confidence, Severity
@@ -29,7 +35,7 @@ class Suppressed:
     """A finding that a suppression hid."""
 
     finding: Finding
-    by: Suppression
+    by: Allow
     """The first suppression that matched (inline comments are tried before allow entries)."""
 
 
@@ -123,16 +129,16 @@ def _match(
     finding_spans: list[tuple[Location, ...]],
     config: Config,
     root: Path,
-    inline: dict[Path, list[InlineAllow]],
-) -> tuple[list[Finding], list[Suppressed], set[Suppression]]:
+    inline: dict[Path, list[Allow]],
+) -> tuple[list[Finding], list[Suppressed], set[Allow]]:
     """The kept findings, the suppressed ones and the suppressions that matched any."""
-    used: set[Suppression] = set()
+    used: set[Allow] = set()
     kept: list[Finding] = []
     suppressed: list[Suppressed] = []
     resolved_files: dict[str, Path] = {}
     for finding, places in zip(findings, finding_spans, strict=True):
         view = config.for_member(finding.member)
-        matches: list[Suppression] = [
+        matches: list[Allow] = [
             item
             for place in places
             for item in _inline_matches(finding.code, place, root, inline, resolved_files)
@@ -163,11 +169,11 @@ def _inline_by_file(
     read: Callable[[Path], ManifestDocument],
     read_text: Callable[[Path], str],
     catalogue: Catalogue,
-) -> dict[Path, list[InlineAllow]]:
+) -> dict[Path, list[Allow]]:
     """Inline allows of every manifest to consider, keyed by resolved path."""
     paths = list(manifests)
     paths += [root / span.file for places in finding_spans for span in places]
-    result: dict[Path, list[InlineAllow]] = {}
+    result: dict[Path, list[Allow]] = {}
     for path in dict.fromkeys(paths):
         # Every directive lies in the text: a file without any needs no parse, no scan and no
         # resolved name (hundreds of members, as many findings).
@@ -183,9 +189,9 @@ def _inline_matches(
     code: str,
     span: Location,
     root: Path,
-    inline: dict[Path, list[InlineAllow]],
+    inline: dict[Path, list[Allow]],
     resolved_files: dict[str, Path],
-) -> list[InlineAllow]:
+) -> list[Allow]:
     if not inline:
         return []
     path = resolved_files.get(span.file)
@@ -194,7 +200,8 @@ def _inline_matches(
     return [
         item
         for item in inline.get(path, ())
-        if span.line <= item.origin.line <= span.end_line and item.code in (ANY_CODE, code)
+        if item.origin and span.line <= item.origin.line <= span.end_line
+        if item.code in (ANY_CODE, code)
     ]
 
 
@@ -204,8 +211,8 @@ def _inline_matches(
 
 def unused_findings(
     config: Config,
-    used: set[Suppression],
-    inline: Iterable[InlineAllow],
+    used: set[Allow],
+    inline: Iterable[Allow],
     root: Path,
     *,
     members: Collection[str] | None,
@@ -260,13 +267,13 @@ def _ran(code: str, rules: Collection[str] | None) -> bool:
 
 
 def _unused_finding(
-    item: Suppression,
+    item: Allow,
     root: Path,
     severity: Severity,
     confidence: Confidence,
     misnamed: str | None = None,
 ) -> Finding:
-    kind = "`allow` entry" if isinstance(item, Allow) else "`# featcheck: allow` comment"
+    kind = "`# featcheck: allow` comment" if item.inline else "`allow` entry"
     location = relative_location(item.origin, root) if item.origin is not None else None
     matches = f"can never match: {misnamed}" if misnamed else "matches no finding"
     return Finding(
@@ -274,8 +281,8 @@ def _unused_finding(
         rule=UNUSED_SUPPRESSION.name,
         severity=severity,
         # A member that does not exist heads no group of its own: the entry is configuration.
-        member=item.member if isinstance(item, Allow) and not misnamed else None,
-        crate=(item.crate or "") if isinstance(item, Allow) else "",
+        member=None if misnamed else item.member,
+        crate=item.crate or "",
         crate_version="",
         feature="",
         target=None,
