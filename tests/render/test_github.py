@@ -31,6 +31,8 @@ from featcheck.render.workflow import escape_data, escape_property, stop_command
 from featcheck.report import AuditResult, Finding, Location
 from featcheck.severity import Severity
 
+pytestmark = pytest.mark.usefixtures("remembered_cargo")
+
 TITLE = "title=FC001 flex-without-rayon"
 TARGET = "x86_64-unknown-linux-gnu"
 MESSAGE = "burn-flex 0.22.1 is built without `rayon`: every matmul runs on one core"
