@@ -12,6 +12,8 @@ import pytest
 from cli_in_process import run_in_process
 from support import CRATES, TREES
 
+pytestmark = pytest.mark.usefixtures("remembered_cargo")
+
 TEMPLATE = (CRATES / "pitb-exec-cpu" / "Cargo.toml").read_text()
 
 

@@ -13,6 +13,8 @@ from support import CRATES, WORKSPACES
 
 from featcheck.probe.compile import BuildProgress
 
+pytestmark = pytest.mark.usefixtures("remembered_cargo")
+
 
 def _copy(name: str, tmp_path: Path) -> Path:
     project = tmp_path / name

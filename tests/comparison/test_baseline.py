@@ -14,7 +14,7 @@ from history_support import (
     TRIMMED_MEMCHR,
     TRIMMED_REGEX,
     commit,
-    featcheck,
+    featcheck_in_process,
     lock_regex,
     member,
     new_repository,
@@ -22,7 +22,7 @@ from history_support import (
     write_member,
 )
 
-pytestmark = pytest.mark.cargo
+pytestmark = [pytest.mark.cargo, pytest.mark.usefixtures("remembered_cargo")]
 
 
 @pytest.fixture(scope="module")
@@ -38,7 +38,7 @@ def test_a_baseline_hides_what_it_was_written_with_after_moves_and_a_patch(
         tmp_path / "repo", home, member("a", TRIMMED_REGEX + TRIMMED_MEMCHR), member("b", "")
     )
     baseline = repository / "featcheck-baseline.txt"
-    written = featcheck(repository, home, "--write-baseline", str(baseline))
+    written = featcheck_in_process(repository, home, "--write-baseline", str(baseline))
     assert written.returncode == 0, written.stderr
     assert "2 findings accepted" in written.stderr
     lines = [line for line in baseline.read_text().splitlines() if not line.startswith("#")]
@@ -55,7 +55,7 @@ def test_a_baseline_hides_what_it_was_written_with_after_moves_and_a_patch(
     lock_regex(repository, "1.11.2")
     commit(repository, "second")
 
-    done = featcheck(repository, home, "--baseline", str(baseline))
+    done = featcheck_in_process(repository, home, "--baseline", str(baseline))
     assert done.returncode == 1, done.stderr
     assert "memchr 2.8.3 is built without `std`" in done.stdout
     assert "regex" not in done.stdout.split("note:")[-1].split("\n", 1)[1]
@@ -66,7 +66,9 @@ def test_a_baseline_hides_what_it_was_written_with_after_moves_and_a_patch(
     )
 
     report = json.loads(
-        featcheck(repository, home, "--baseline", str(baseline), "--format", "json").stdout
+        featcheck_in_process(
+            repository, home, "--baseline", str(baseline), "--format", "json"
+        ).stdout
     )
     assert [(f["code"], f["member"]) for f in report["findings"]] == [("FC012", "b")]
     [comparison] = report["comparisons"]
@@ -82,10 +84,10 @@ def test_a_finding_more_severe_than_its_entry_is_shown(home: Path, tmp_path: Pat
         tmp_path / "repo", home, member("a", TRIMMED_REGEX), member("b", "")
     )
     baseline = tmp_path / "baseline.txt"
-    assert featcheck(repository, home, "--write-baseline", str(baseline)).returncode == 0
-    assert featcheck(repository, home, "--baseline", str(baseline)).returncode == 0
+    assert featcheck_in_process(repository, home, "--write-baseline", str(baseline)).returncode == 0
+    assert featcheck_in_process(repository, home, "--baseline", str(baseline)).returncode == 0
     (repository / "featcheck.toml").write_text('[severity]\nFC011 = "error"\n')
-    done = featcheck(repository, home, "--baseline", str(baseline))
+    done = featcheck_in_process(repository, home, "--baseline", str(baseline))
     assert done.returncode == 1
     assert "regex 1.11.1 is built without `perf`" in done.stdout
     assert "0 in the baseline" in done.stdout
@@ -96,10 +98,13 @@ def test_the_configuration_names_the_baseline(home: Path, tmp_path: Path) -> Non
         tmp_path / "repo", home, member("a", TRIMMED_REGEX), member("b", "")
     )
     assert (
-        featcheck(repository, home, "--write-baseline", str(repository / "b.txt")).returncode == 0
+        featcheck_in_process(
+            repository, home, "--write-baseline", str(repository / "b.txt")
+        ).returncode
+        == 0
     )
     (repository / "featcheck.toml").write_text('baseline = "b.txt"\n')
-    done = featcheck(repository, home)
+    done = featcheck_in_process(repository, home)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "no findings (2 members, " in done.stdout
     assert "1 in the baseline b.txt, not shown" in done.stdout
@@ -114,10 +119,13 @@ def test_fix_with_a_configured_baseline_compares_against_the_users_baseline(
         tmp_path / "repo", home, member("a", TRIMMED_REGEX), member("b", "")
     )
     assert (
-        featcheck(repository, home, "--write-baseline", str(repository / "b.txt")).returncode == 0
+        featcheck_in_process(
+            repository, home, "--write-baseline", str(repository / "b.txt")
+        ).returncode
+        == 0
     )
     (repository / "featcheck.toml").write_text('baseline = "b.txt"\n')
-    done = featcheck(repository, home, "--fix", "--fix-level", "info")
+    done = featcheck_in_process(repository, home, "--fix", "--fix-level", "info")
     assert done.returncode == 0, done.stdout + done.stderr
     assert "no such baseline file" not in done.stderr
     assert "fixed " in done.stderr and "no findings (2 members, " in done.stdout
@@ -130,7 +138,7 @@ def test_a_configured_baseline_may_not_lead_out_of_the_checkout(home: Path, tmp_
     (tmp_path / "secret").write_text("not a baseline\n")
     (repository / "link").symlink_to(tmp_path / "secret")
     (repository / "featcheck.toml").write_text('baseline = "link"\n')
-    done = featcheck(repository, home)
+    done = featcheck_in_process(repository, home)
     assert done.returncode == 2
     assert "not a baseline" not in done.stdout + done.stderr
     assert done.stderr.count("\n") == 1 and "link" in done.stderr
@@ -144,7 +152,7 @@ def test_a_broken_baseline_line_is_one_error_naming_file_and_line(
     )
     baseline = tmp_path / "baseline.txt"
     baseline.write_text("# header\n\n0123456789abcdef error FC011 a\n")
-    done = featcheck(repository, home, "--baseline", str(baseline))
+    done = featcheck_in_process(repository, home, "--baseline", str(baseline))
     assert done.returncode == 2
     assert done.stderr.startswith(f"featcheck: error: {baseline}:3:1: a baseline entry is")
     assert "Traceback" not in done.stderr

@@ -13,7 +13,7 @@ from history_support import (
     TRIMMED_MEMCHR,
     TRIMMED_REGEX,
     commit,
-    featcheck,
+    featcheck_in_process,
     git,
     member,
     new_repository,
@@ -26,7 +26,7 @@ from featcheck.comparison.git import Revision, resolve_revision
 from featcheck.comparison.revision import cache_key, revision_tree, write_tree
 from featcheck.errors import FeatcheckError
 
-pytestmark = pytest.mark.cargo
+pytestmark = [pytest.mark.cargo, pytest.mark.usefixtures("remembered_cargo")]
 
 
 @pytest.fixture(scope="module")
@@ -42,14 +42,14 @@ def test_only_the_finding_the_second_commit_added_is_shown(home: Path, tmp_path:
     commit(repository, "b trims memchr")
     base = git(repository, "rev-parse", "HEAD~1").strip()
 
-    done = featcheck(repository, home, "--new-since", "HEAD~1")
+    done = featcheck_in_process(repository, home, "--new-since", "HEAD~1")
     assert done.returncode == 1, done.stderr
     assert "memchr 2.8.3 is built without `std`" in done.stdout
     assert "regex 1.11.1" not in done.stdout
     assert f"1 new, 1 also on HEAD~1 ({base[:8]}), not shown" in done.stdout
 
     report = json.loads(
-        featcheck(repository, home, "--new-since", "main~1", "--format", "json").stdout
+        featcheck_in_process(repository, home, "--new-since", "main~1", "--format", "json").stdout
     )
     assert [(f["code"], f["member"]) for f in report["findings"]] == [("FC012", "b")]
     [comparison] = report["comparisons"]
@@ -64,7 +64,7 @@ def test_a_commit_that_only_moves_lines_adds_nothing(home: Path, tmp_path: Path)
     )
     write_member(repository, "a", member("a", TRIMMED_MEMCHR + TRIMMED_REGEX, comments=4))
     commit(repository, "reorder")
-    done = featcheck(repository, home, "--new-since", "HEAD~1")
+    done = featcheck_in_process(repository, home, "--new-since", "HEAD~1")
     assert done.returncode == 0, done.stdout + done.stderr
     assert "no new findings (2 members, " in done.stdout
     assert "0 new, 2 also on HEAD~1" in done.stdout
@@ -77,7 +77,7 @@ def test_a_fix_shows_as_absent(home: Path, tmp_path: Path) -> None:
     write_member(repository, "a", member("a", 'regex = "1.11"\n'))
     commit(repository, "fix")
     report = json.loads(
-        featcheck(repository, home, "--new-since", "HEAD~1", "--format", "json").stdout
+        featcheck_in_process(repository, home, "--new-since", "HEAD~1", "--format", "json").stdout
     )
     assert report["findings"] == []
     assert [f["code"] for f in report["comparisons"][0]["absent"]] == ["FC011"]
@@ -92,12 +92,12 @@ def test_a_member_missing_at_the_revision_makes_every_finding_new(
     # Not committed yet: a third member, audited on its own.
     (repository / "Cargo.toml").write_text(ROOT_MANIFEST.replace('"b"]', '"b", "c"]'))
     write_member(repository, "c", member("c", TRIMMED_MEMCHR))
-    done = featcheck(repository / "c", home, "--new-since", "HEAD")
+    done = featcheck_in_process(repository / "c", home, "--new-since", "HEAD")
     assert done.returncode == 1, done.stdout + done.stderr
     assert "note: c has no Cargo.toml at HEAD (" in done.stdout
     assert "1 new, 0 also on HEAD" in done.stdout
     # Without a git repository, or with a revision git does not know: one line, exit 2.
-    done = featcheck(repository, home, "--new-since", "no-such-branch")
+    done = featcheck_in_process(repository, home, "--new-since", "no-such-branch")
     assert done.returncode == 2
     assert done.stderr.startswith("featcheck: error: --new-since: `no-such-branch` is not a commit")
     assert "Traceback" not in done.stderr

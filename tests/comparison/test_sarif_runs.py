@@ -12,7 +12,7 @@ from history_support import (
     TRIMMED_MEMCHR,
     TRIMMED_REGEX,
     commit,
-    featcheck,
+    featcheck_in_process,
     member,
     new_repository,
     registry_home,
@@ -22,7 +22,7 @@ from sarif_support import validate_sarif
 
 from featcheck.render.sarif import FINGERPRINT_KEY
 
-pytestmark = pytest.mark.cargo
+pytestmark = [pytest.mark.cargo, pytest.mark.usefixtures("remembered_cargo")]
 
 
 @pytest.fixture(scope="module")
@@ -31,7 +31,7 @@ def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _sarif(repository: Path, home: Path, *arguments: str) -> dict[str, Any]:
-    done = featcheck(repository, home, "--format", "sarif", *arguments)
+    done = featcheck_in_process(repository, home, "--format", "sarif", *arguments)
     assert done.returncode in (0, 1), done.stderr
     document: dict[str, Any] = json.loads(done.stdout)
     validate_sarif(document)
@@ -69,7 +69,7 @@ def test_results_say_their_baseline_state(home: Path, tmp_path: Path) -> None:
     assert states == [("absent", "a", True), ("new", "b", False), ("unchanged", "a", False)]
 
     baseline = tmp_path / "baseline.txt"
-    assert featcheck(repository, home, "--write-baseline", str(baseline)).returncode == 0
+    assert featcheck_in_process(repository, home, "--write-baseline", str(baseline)).returncode == 0
     [run] = _sarif(repository, home, "--baseline", str(baseline))["runs"]
     assert {(r["baselineState"], "suppressions" in r) for r in run["results"]} == {
         ("unchanged", True)

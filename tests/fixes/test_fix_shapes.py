@@ -3,6 +3,9 @@ in sorted order blamed a line whose change fixes nothing.
 
 Each fixture is audited, fixed with `--fix`, and then real cargo is asked whether the crate is
 now built with the feature; the re-audit `--fix` prints must hold no finding of that crate.
+featcheck runs in the test's process (cli_in_process.run_in_process) and asks real cargo once
+per distinct question (the `remembered_cargo` fixture: `--fix` audits the workspace again);
+what cargo builds of the fixed checkout is asked of real cargo (`cargo tree`).
 """
 
 from __future__ import annotations
@@ -17,7 +20,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support import WORKSPACES, run_featcheck
+from cli_in_process import run_in_process
+from support import WORKSPACES
+
+pytestmark = pytest.mark.usefixtures("remembered_cargo")
 
 
 @dataclass(frozen=True)
@@ -135,7 +141,7 @@ SHAPES = {
 
 def _audit(project: Path, *args: str) -> tuple[dict[str, Any], subprocess.CompletedProcess[str]]:
     # Places relative to the project, wherever it lies (a copy, or a fixture in the repository).
-    result = run_featcheck(str(project), "--format", "json", "--root", str(project), *args)
+    result = run_in_process(str(project), "--format", "json", "--root", str(project), *args)
     assert result.returncode in (0, 1), result.stderr
     return json.loads(result.stdout), result
 
@@ -215,7 +221,7 @@ def test_a_new_dependency_gets_a_caret_requirement(
     report, _ = _audit(project)
     (finding,) = report["findings"]
     assert finding["fix"]["edits"][0]["version"] == "0.3.11"
-    run_featcheck(str(project), "--fix", "--fix-level", "info")  # app is a library: info
+    run_in_process(str(project), "--fix", "--fix-level", "info")  # app is a library: info
     assert (
         'matrixmultiply = { version = "0.3.11", default-features = false, features = ["threading"] }'
         in (project / "Cargo.toml").read_text()
@@ -235,7 +241,7 @@ def test_a_suggested_new_dependency_reads_as_fix_writes_it(
     if not pinned:
         manifest = project / "model" / "Cargo.toml"
         manifest.write_text(manifest.read_text().replace('"=0.22.1"', '"0.22.1"'))
-    text = run_featcheck(str(project), "--select", "FC007")
+    text = run_in_process(str(project), "--select", "FC007")
     assert text.returncode == 1, text.stderr
     direct = f'burn-flex = {{ version = "{requirement}", default-features = false'
     said = [line for line in text.stdout.splitlines() if "depend on burn-flex directly" in line]
@@ -303,7 +309,7 @@ def test_a_cut_in_a_workspace_library_is_one_finding_for_every_member_built_on_i
         "core/Cargo.toml:8:30"
     }
     assert all(f["placement"] == "" for f in report["findings"])
-    text = run_featcheck(str(project), "--root", str(project))
+    text = run_in_process(str(project), "--root", str(project))
     assert text.stdout.count("error[FC002]") == 1, text.stdout
     assert "builds: 3 members: api, cli, core-lib (library)" in text.stdout
     assert "= placed:" not in text.stdout
@@ -320,5 +326,5 @@ def test_a_new_dependency_in_the_member_says_the_cut_lies_in_a_crate_it_does_not
         "in app's own manifest: the cut lies beyond tch 0.22.0, in a crate the workspace does "
         "not own"
     )
-    text = run_featcheck(str(project), "--root", str(project), "--fail-on", "never")
+    text = run_in_process(str(project), "--root", str(project), "--fail-on", "never")
     assert "= placed: in app's own manifest: the cut lies beyond tch 0.22.0" in text.stdout

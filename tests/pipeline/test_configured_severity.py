@@ -7,11 +7,12 @@ import shutil
 from collections.abc import Callable
 from pathlib import Path
 
-from support import WORKSPACES, run_featcheck
+from cli_in_process import run_in_process
+from support import WORKSPACES
 
 
 def _severities(project: Path) -> dict[str, str]:
-    result = run_featcheck(str(project), "--format", "json", "--root", str(project))
+    result = run_in_process(str(project), "--format", "json", "--root", str(project))
     assert result.returncode in (0, 1), result.stderr
     return {f["member"]: f["severity"] for f in json.loads(result.stdout)["findings"]}
 

@@ -8,7 +8,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from support import CRATES, run_featcheck
+from cli_in_process import run_in_process
+from support import CRATES
+
+pytestmark = pytest.mark.usefixtures("remembered_cargo")
 
 HEADER = '[package]\nname = "pitb-exec-cpu"\nversion = "0.1.0"\nedition = "2024"\n\n'
 FEATURES = '["std", "flex", "autodiff", "optim"]'
@@ -58,7 +61,7 @@ def test_location_points_at_the_declaration_that_cuts_the_defaults(
     project = tmp_path / "project"
     shutil.copytree(CRATES / "pitb-exec-cpu", project, ignore=shutil.ignore_patterns("target"))
     (project / "Cargo.toml").write_bytes((HEADER + body).encode())
-    result = run_featcheck(str(project), "--format", "json")
+    result = run_in_process(str(project), "--format", "json")
     assert result.returncode == 1, result.stdout + result.stderr
     (finding,) = json.loads(result.stdout)["findings"]
     location = finding["location"]
@@ -68,7 +71,7 @@ def test_location_points_at_the_declaration_that_cuts_the_defaults(
     assert location["end_line"] == line
     assert source_line[start:end] == underlined
 
-    text = run_featcheck(str(project)).stdout
+    text = run_in_process(str(project)).stdout
     assert f"--> Cargo.toml:{line}:{column}" in text
     assert f"{line} | {source_line}" in text
     assert " " * (column - 1) + "^" * len(underlined) in text

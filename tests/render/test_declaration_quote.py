@@ -7,7 +7,11 @@ import shutil
 from collections.abc import Callable
 from pathlib import Path
 
-from support import WORKSPACES, run_featcheck
+import pytest
+from cli_in_process import run_in_process
+from support import WORKSPACES
+
+pytestmark = pytest.mark.usefixtures("remembered_cargo")
 
 
 def test_a_table_declaration_is_quoted_with_its_header(
@@ -16,7 +20,7 @@ def test_a_table_declaration_is_quoted_with_its_header(
     offline_cargo_for(WORKSPACES / "table-form")
     project = tmp_path / "table-form"
     shutil.copytree(WORKSPACES / "table-form", project)
-    done = run_featcheck(str(project), "--target", "x86_64-unknown-linux-gnu", columns=100)
+    done = run_in_process(str(project), "--target", "x86_64-unknown-linux-gnu", columns=100)
     assert done.returncode == 1, done.stderr
     lines = done.stdout.splitlines()
     at = lines.index("  --> Cargo.toml:9:1")
@@ -46,7 +50,7 @@ def test_a_multi_line_inline_table_is_quoted_from_its_first_line(
         + '    features = ["std", "flex"],\n'
         + "}\n"
     )
-    done = run_featcheck(str(project), "--target", "x86_64-unknown-linux-gnu", columns=100)
+    done = run_in_process(str(project), "--target", "x86_64-unknown-linux-gnu", columns=100)
     assert done.returncode == 1, done.stderr
     lines = done.stdout.splitlines()
     at = lines.index("  --> Cargo.toml:10:5")

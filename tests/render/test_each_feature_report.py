@@ -9,7 +9,11 @@ import shutil
 from collections.abc import Callable
 from pathlib import Path
 
-from support import WORKSPACES, run_featcheck
+import pytest
+from cli_in_process import run_in_process
+from support import WORKSPACES
+
+pytestmark = pytest.mark.usefixtures("remembered_cargo")
 
 FIXTURE = WORKSPACES / "each-feature-backends"
 HOST = ("--target", "x86_64-unknown-linux-gnu")
@@ -19,7 +23,7 @@ def _run(tmp_path: Path, *options: str) -> tuple[int, str]:
     project = tmp_path / FIXTURE.name
     if not project.exists():
         shutil.copytree(FIXTURE, project)
-    done = run_featcheck(str(project), *HOST, "--each-feature", *options, columns=100)
+    done = run_in_process(str(project), *HOST, "--each-feature", *options, columns=100)
     assert done.returncode == 1, done.stderr
     return done.returncode, done.stdout
 

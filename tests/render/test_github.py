@@ -30,6 +30,8 @@ from featcheck.render.safe_text import escape_data, escape_property, safe_line, 
 from featcheck.report import AuditResult, Finding, Location
 from featcheck.severity import Severity
 
+pytestmark = pytest.mark.usefixtures("remembered_cargo")
+
 TITLE = "title=FC001 flex-without-rayon"
 TARGET = "x86_64-unknown-linux-gnu"
 MESSAGE = "burn-flex 0.22.1 is built without `rayon`: every matmul runs on one core"

@@ -17,12 +17,15 @@ from typing import Any
 
 import pytest
 from actions_support import clear_actions_environment, make_finding, manifest_location
+from cli_in_process import run_in_process
 from sarif_support import validate_sarif
-from support import WORKSPACES, run_featcheck
+from support import WORKSPACES
 
 from featcheck.render.common import group_findings
 from featcheck.report import Edit, Finding, Fix
 from featcheck.severity import Severity
+
+pytestmark = pytest.mark.usefixtures("remembered_cargo")
 
 WORKSPACE = WORKSPACES / "repeated-cut"
 X86_64 = "x86_64-unknown-linux-gnu"
@@ -40,7 +43,7 @@ def _outside_actions(monkeypatch: pytest.MonkeyPatch) -> None:
 def _featcheck(workspace: Path, *args: str) -> tuple[int, str]:
     # Locations relative to the fixture itself, as in a repository of its own.
     # (and wide enough that no line of ten members' names wraps).
-    done = run_featcheck(
+    done = run_in_process(
         str(workspace), "--root", str(workspace), "--target", X86_64, *args, columns=400
     )
     assert done.returncode in (0, 1), done.stderr

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 from actions_support import clear_actions_environment
-from support import CRATES, run_featcheck
+from cli_in_process import run_in_process
+from support import CRATES
 
 from featcheck.cli.outcome import write_report
 from featcheck.errors import FeatcheckError
@@ -72,12 +73,13 @@ def test_a_symlinked_directory_on_a_relative_path_is_refused(
     assert (checkout / "real" / "out.sarif").read_text() == "report\n"
 
 
+@pytest.mark.usefixtures("remembered_cargo")
 def test_the_cli_writes_sarif_to_the_file_and_refuses_a_link(
     offline_cargo_for: Callable[..., Path], tmp_path: Path
 ) -> None:
     offline_cargo_for(CRATES / "pitb-exec-cpu")
     target = tmp_path / "out.sarif"
-    done = run_featcheck(str(CRATES / "pitb-exec-cpu"), "--format", "sarif", "-o", str(target))
+    done = run_in_process(str(CRATES / "pitb-exec-cpu"), "--format", "sarif", "-o", str(target))
     assert done.returncode == 1, done.stderr
     assert done.stdout == ""
     assert json.loads(target.read_text())["runs"][0]["results"][0]["ruleId"] == "FC001"
@@ -85,7 +87,7 @@ def test_the_cli_writes_sarif_to_the_file_and_refuses_a_link(
     victim.write_text("precious\n")
     link = tmp_path / "link.sarif"
     link.symlink_to(victim)
-    done = run_featcheck(str(CRATES / "pitb-exec-cpu"), "--format", "sarif", "-o", str(link))
+    done = run_in_process(str(CRATES / "pitb-exec-cpu"), "--format", "sarif", "-o", str(link))
     assert done.returncode == 2
     assert done.stderr == (
         f"featcheck: error: {link}: is a symlink; featcheck writes a report only to a regular "
@@ -110,12 +112,13 @@ def test_missing_directories_are_made_but_never_through_a_link(
     assert list(outside.iterdir()) == []
 
 
+@pytest.mark.usefixtures("remembered_cargo")
 def test_sarif_beside_the_text_report_from_one_audit(
     offline_cargo_for: Callable[..., Path], tmp_path: Path
 ) -> None:
     offline_cargo_for(CRATES / "pitb-exec-cpu")
     target = tmp_path / "out" / "featcheck.sarif"
-    done = run_featcheck(str(CRATES / "pitb-exec-cpu"), "--sarif", str(target))
+    done = run_in_process(str(CRATES / "pitb-exec-cpu"), "--sarif", str(target))
     assert done.returncode == 1, done.stderr
     assert "error[FC001]" in done.stdout
     [result] = json.loads(target.read_text())["runs"][0]["results"]

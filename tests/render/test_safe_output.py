@@ -4,6 +4,9 @@ the text report and --diff) carry terminal escapes, bidi controls and the workfl
 GitHub Actions and Azure Pipelines; a project rule whose documentation is Markdown with links
 and whose references hide a second link. Outside any CI runner, as a report printed by a script
 or another CI system is: what reaches the bytes must be inert wherever it is printed.
+
+featcheck runs in the test's process (cli_in_process.run_in_process: the command line with
+run_featcheck's environment and streams): what is checked is what it prints.
 """
 
 from __future__ import annotations
@@ -17,11 +20,11 @@ from pathlib import Path
 
 import pytest
 from actions_support import clear_actions_environment, runner_commands
+from cli_in_process import run_in_process
 from support import (
     CRATES,
     RegistryViews,
     cargo_environment,
-    run_featcheck,
     write_offline_cargo_home,
 )
 
@@ -32,6 +35,8 @@ from featcheck.render.safe_text import (
     markdown_block,
     safe_line,
 )
+
+pytestmark = pytest.mark.usefixtures("remembered_cargo")
 
 TEMPLATE = CRATES / "pitb-exec-cpu"
 AZURE = "##vso[task.setvariable variable=PATH]evil"
@@ -89,7 +94,7 @@ def hostile(registry_views: RegistryViews, tmp_path: Path, monkeypatch: pytest.M
 @pytest.mark.parametrize("mode", [[], ["--no-exec"]], ids=["default", "no-exec"])
 @pytest.mark.parametrize("output", ["text", "json", "sarif", "github"])
 def test_every_format_is_printable_and_inert(hostile: Path, output: str, mode: list[str]) -> None:
-    done = run_featcheck(str(hostile), "--format", output, "-v", *mode)
+    done = run_in_process(str(hostile), "--format", output, "-v", *mode)
     assert done.returncode == 1, done.stderr
     for stream in (done.stdout, done.stderr):
         assert _hidden_characters(stream) == []
@@ -108,7 +113,7 @@ def test_every_format_is_printable_and_inert(hostile: Path, output: str, mode: l
 
 
 def test_json_escapes_what_it_cannot_show_and_keeps_the_values(hostile: Path) -> None:
-    done = run_featcheck(str(hostile), "--format", "json")
+    done = run_in_process(str(hostile), "--format", "json")
     assert done.returncode == 1, done.stderr
     assert "\\u202eb\\u2066c\\u009b2J #\\u0023vso[task.setvariable" in done.stdout
     [finding] = json.loads(done.stdout)["findings"]
@@ -116,14 +121,14 @@ def test_json_escapes_what_it_cannot_show_and_keeps_the_values(hostile: Path) ->
 
 
 def test_the_diff_and_an_error_are_inert_outside_actions(hostile: Path) -> None:
-    diff = run_featcheck(str(hostile), "--diff")
+    diff = run_in_process(str(hostile), "--diff")
     assert diff.returncode == 1, diff.stderr
     assert _acted_on(diff.stdout) == [] and _hidden_characters(diff.stdout) == []
     assert "\\u202egnp.exe ##vso\\x5btask.setvariable" in diff.stdout
     member = next((hostile / "crates").iterdir())
     (member / "Cargo.toml").write_text(f"[package]\nname = 1 # {AZURE}\n")
     for mode in ([], ["--no-exec"]):
-        done = run_featcheck(str(member), *mode)
+        done = run_in_process(str(member), *mode)
         assert done.returncode == 2, done.stderr
         assert done.stderr.startswith("featcheck: error: "), done.stderr
         assert _acted_on(done.stderr) == [] and _hidden_characters(done.stderr) == []
@@ -168,7 +173,7 @@ def test_a_project_rule_documentation_is_text_in_sarif(
 ) -> None:
     offline_cargo_for(TEMPLATE)
     project = _project_with_rule(tmp_path)
-    done = run_featcheck(str(project), "--format", "sarif")
+    done = run_in_process(str(project), "--format", "sarif")
     assert done.returncode == 1, done.stderr
     assert _acted_on(done.stdout) == []
     rules = json.loads(done.stdout)["runs"][0]["tool"]["driver"]["rules"]
@@ -199,10 +204,10 @@ def test_without_a_plain_https_reference_a_project_rule_has_no_link(tmp_path: Pa
 def test_featcheck_rule_prints_a_project_rule_inert(tmp_path: Path) -> None:
     project = _project_with_rule(tmp_path)
     for args in (["rule", "ACME001", str(project)], ["rules", str(project)]):
-        done = run_featcheck(*args)
+        done = run_in_process(*args)
         assert done.returncode == 0, done.stderr
         assert _acted_on(done.stdout) == [], done.stdout
-    shown = run_featcheck("rule", "ACME001", str(project)).stdout
+    shown = run_in_process("rule", "ACME001", str(project)).stdout
     assert "\\x3a:error::spoofed annotation" in shown
     assert "##vso\\x5btask.setvariable" in shown
 

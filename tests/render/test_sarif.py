@@ -11,15 +11,18 @@ from typing import Any
 import jsonschema
 import pytest
 from actions_support import clear_actions_environment, host_triple, make_finding, manifest_location
+from cli_in_process import run_in_process
 from sarif_support import sarif_schema as _schema
 from sarif_support import validate_sarif as _validate
-from support import CRATES, REPO, run_featcheck
+from support import CRATES, REPO
 
 from featcheck import __version__
 from featcheck.render.sarif import FINGERPRINT_KEY, RULES_DOC_URL, sarif_document
 from featcheck.report import AuditResult, Location
 from featcheck.rules import UNUSED_SUPPRESSION, builtin_rules
 from featcheck.severity import Severity
+
+pytestmark = pytest.mark.usefixtures("remembered_cargo")
 
 
 @pytest.fixture(autouse=True)
@@ -33,7 +36,7 @@ def test_the_schema_rejects_what_it_should() -> None:
 
 
 def _sarif(*args: str) -> tuple[int, dict[str, Any]]:
-    done = run_featcheck(*args, "--format", "sarif")
+    done = run_in_process(*args, "--format", "sarif")
     assert done.returncode in (0, 1), done.stderr
     document: dict[str, Any] = json.loads(done.stdout)
     return done.returncode, document
@@ -117,7 +120,7 @@ def test_a_clean_project_gives_a_valid_log_without_results(
 def test_a_tree_of_several_members_is_no_clean_log() -> None:
     # No results would read as clean in code scanning: the log says why it is not.
     tree = str(REPO / "fixtures" / "trees" / "workspace-unification.root.invert-burn-flex.txt")
-    done = run_featcheck("--tree", tree, "--format", "sarif")
+    done = run_in_process("--tree", tree, "--format", "sarif")
     assert done.returncode == 2
     document = json.loads(done.stdout)
     _validate(document)

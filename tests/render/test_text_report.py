@@ -165,7 +165,7 @@ def test_the_diff_of_a_hostile_manifest_is_shown_escaped(
     controls (\x9b is CSI on 8-bit terminals) and bidi overrides; tabs and CRLF stay line text."""
     import shutil
 
-    from support import run_featcheck
+    from cli_in_process import run_in_process
 
     offline_cargo_for(CRATES / "pitb-exec-cpu")
     crate = tmp_path / "crate"
@@ -175,7 +175,7 @@ def test_the_diff_of_a_hostile_manifest_is_shown_escaped(
     burn = next(i for i, line in enumerate(lines) if line.startswith("burn = "))
     lines[burn] = "\t" + lines[burn] + " # \x9b2J \u202eexe.gnp ##[add-mask]x"
     manifest.write_bytes(("\r\n".join(lines) + "\r\n").encode())
-    done = run_featcheck(str(crate), "--diff")
+    done = run_in_process(str(crate), "--diff")
     assert done.returncode == 1, done.stderr
     assert not [c for c in done.stdout if c not in "\t\n" and not c.isprintable()]
     assert '-\tburn = { version = "=0.22.1"' in done.stdout

@@ -9,6 +9,8 @@ from pathlib import Path
 import pytest
 from cli_in_process import run_in_process
 
+pytestmark = pytest.mark.usefixtures("remembered_cargo")
+
 BACKENDS = ("wgpu", "cuda", "rocm", "cpu")
 
 

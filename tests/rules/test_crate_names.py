@@ -16,6 +16,8 @@ import pytest
 from cli_in_process import run_in_process
 from synthetic_registry import write_cargo_home, write_registry
 
+pytestmark = pytest.mark.usefixtures("remembered_cargo")
+
 REGISTRY = {
     "parking_lot": {"0.12.5": {"features": {"default": [], "hardware-lock-elision": []}}},
     "aho-corasick": {

@@ -14,6 +14,8 @@ from cli_in_process import run_in_process
 from rule_fixtures import RULE_FIXTURES
 from support import TREES
 
+pytestmark = pytest.mark.usefixtures("remembered_cargo")
+
 HOST = ("--target", "x86_64-unknown-linux-gnu")
 DECLARATION = 'burn = { version = "0.22.1", default-features = false, features = ["std", "flex"] }'
 

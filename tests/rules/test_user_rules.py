@@ -22,6 +22,8 @@ from featcheck.render.github import render_annotations
 from featcheck.render.sarif import sarif_document
 from featcheck.report import AuditResult
 
+pytestmark = pytest.mark.usefixtures("remembered_cargo")
+
 USER_RULE = RULE_FIXTURES / "user-rule"
 
 
