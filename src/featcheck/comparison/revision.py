@@ -42,7 +42,6 @@ from featcheck.cargo.toolchain import TOOLCHAIN_FILES
 from featcheck.comparison.git import DEFAULT_TIMEOUT, Budget, Revision
 from featcheck.comparison.listing import FILE, LINK, ObjectInfo, ObjectReader, Walk, missing_object
 from featcheck.errors import FeatcheckError
-from featcheck.featureset import AuditOptions
 from featcheck.fileio import MAX_CONFIG_BYTES, MAX_LOCKFILE_BYTES, MAX_MANIFEST_BYTES, too_large
 from featcheck.policy.settings import CONFIG_FILE
 
