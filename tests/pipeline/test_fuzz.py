@@ -37,7 +37,8 @@ from featcheck.manifest.declarations import declaration_sites, workspace_site
 from featcheck.manifest.document import read_manifest
 from featcheck.manifest.spans import index_spans
 from featcheck.manifest.toml_lexer import scan_comments
-from featcheck.policy import inline, load
+from featcheck.policy import load
+from featcheck.policy.settings import inline_allows
 from featcheck.semantics.cfg import TargetCfg
 from featcheck.source_answers import read_workspace
 from featcheck.tree_mode import audit_tree_text
@@ -236,7 +237,7 @@ def check_manifest(path: Path) -> None:
     workspace_site(document, "burn")
     scan_comments(document.text)
     with contextlib.suppress(FeatcheckError):
-        inline.inline_allows(document)
+        inline_allows(document)
     for number in (0, 1, 10**6):
         document.line_text(number)
 
