@@ -38,7 +38,7 @@ def place(
     users on purpose (`offered_by_library`); locations relative to `root`."""
     options, (model, builds) = run.options, resolved
     locator = Locator(scope.metadata, root, run.manifests)
-    search = FeatureSearch(model.metadata.index)
+    search = FeatureSearch(model.metadata)
     flagged = [item for item in flagged if not offered_by_library(scope, search, item)]
     still_flagged = _still_flagged(scope, model)
     overlay = (
@@ -100,7 +100,7 @@ def offered_by_library(scope: Scope, search: FeatureSearch, item: Flagged) -> bo
         return False
     node = detection.node
     goal = (
-        scope.metadata.index.get(node.package.id)
+        scope.metadata.get(node.package.id)
         if node.package.id is not None
         else scope.metadata.find(node.name, node.version)
     )
