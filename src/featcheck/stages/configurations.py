@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from featcheck.matrix import ConfigurationPlan, audits_itself, plan_configurations
 from featcheck.options import beyond_defaults
-from featcheck.source_answers import read_workspace
 from featcheck.stages.members import Run, Scope
+from featcheck.workspace.workspace import parse_metadata
 
 
 def plan_builds(run: Run, scope: Scope) -> ConfigurationPlan:
@@ -33,7 +33,8 @@ def with_every_feature(
         # Plain `cargo metadata` leaves out the optional dependencies nothing enables by
         # default, and `--all-features` those that only a `dependency/feature` value enables:
         # ask again with both (the values were matched against the members already).
-        metadata = read_workspace(run.source, run.manifest, all_features=True, features=extra)
+        pending = run.source.start_metadata(run.manifest, all_features=True, features=extra)
+        metadata = pending.result(parse_metadata)
         return scope.reread(run, metadata, extra)
     return scope
 
