@@ -46,7 +46,7 @@ from featcheck.featureset import AuditOptions
 from featcheck.pipeline import audit_project
 from featcheck.resolution import resolve_configurations
 from featcheck.semantics.cfg import TargetCfg
-from featcheck.workspace.table import build_index
+from featcheck.workspace.workspace import workspace_from_metadata
 
 WORKSPACE = REPO / "fixtures" / "workspaces" / "backend-features"
 
@@ -92,7 +92,7 @@ def main() -> None:
         cfg = TargetCfg.parse(host, run(["rustc", "--print", "cfg"]).stdout)
 
         def resolve(jobs: list[tuple[str, FeatureSelection]]) -> object:
-            return resolve_configurations(raw, jobs, [cfg], 3, index=build_index(raw))
+            return resolve_configurations(workspace_from_metadata(raw), jobs, [cfg], 3)
 
         rows: dict[str, list[float]] = {
             "cargo metadata --all-features (one call)": [],

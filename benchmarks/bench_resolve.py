@@ -40,6 +40,7 @@ from stub_registry import REPO, offline_environment, write_workspace
 
 from featcheck.resolution import resolve_builds, resolver_version
 from featcheck.semantics.cfg import TargetCfg
+from featcheck.workspace.workspace import workspace_from_metadata
 
 SINGLE_CRATE = REPO / "crates" / "pitb-exec-cpu"
 BURN = 'version = "=0.22.1"'
@@ -139,7 +140,8 @@ def resolve_all(text: str, workspace: Path, host: TargetCfg) -> int:
     root_manifest = workspace / "Cargo.toml"
     root = [p for p in data["packages"] if Path(p["manifest_path"]) == root_manifest]
     resolver = resolver_version(_read_toml(root_manifest), root[0]["edition"] if root else None)
-    graphs = resolve_builds(data, data["workspace_members"], [host], resolver, host=host)
+    metadata = workspace_from_metadata(data)
+    graphs = resolve_builds(metadata, data["workspace_members"], [host], resolver, host=host)
     return len(graphs)
 
 

@@ -174,7 +174,7 @@ class Explainer:
     def _package(self, node: Node) -> Package | None:
         """A node's package: by id, or by name and version for `cargo tree` text (no ids)."""
         if node.package.id is not None:
-            return self.metadata.index.get(node.package.id)
+            return self.metadata.get(node.package.id)
         return self.metadata.find(node.name, node.version)
 
     def _feature_path(self, cut: Cut, declared: Package, goal: Package, feature: str) -> list[str]:

@@ -168,8 +168,8 @@ class Locator:
         """The package's normal declarations the resolution bound to its edge to
         `dependency`; none where the graph carries no ids (`cargo tree` text)."""
         # The package as this workspace holds it (the audit may have read metadata again).
-        known = self.metadata.index.get(package.id)
-        position = self.metadata.index.by_id.get(dependency.package.id or "")
+        known = self.metadata.get(package.id)
+        position = self.metadata.by_id.get(dependency.package.id or "")
         if known is None or position is None:
             return []
         return [

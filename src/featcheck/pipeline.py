@@ -10,6 +10,7 @@ from pathlib import Path
 from featcheck import audit
 from featcheck.audit import Started, cargo_source, started_audit
 from featcheck.boundary import TrustContext
+from featcheck.cargo.last_answer import LastAnswer
 from featcheck.cargo.process import ProcessRefused, refusing_processes
 from featcheck.deadline import READING, READING_HINT, Deadline
 from featcheck.errors import FeatcheckError
@@ -18,14 +19,13 @@ from featcheck.locate import ManifestCache
 from featcheck.noexec.source import FileSource, file_source
 from featcheck.report import AuditResult
 from featcheck.rules import builtin_rules, check_builtin_codes
-from featcheck.source_answers import read_last_answer, workspace_of
 from featcheck.sources import MetadataSource
 from featcheck.stages.detect import detect_all
 from featcheck.stages.finish import finish, new_result, out_of_date
 from featcheck.stages.members import Run, Scope, plan_builds, scope_of, with_every_feature
 from featcheck.stages.place import place
 from featcheck.stages.resolve import resolve
-from featcheck.workspace.workspace import Workspace
+from featcheck.workspace.workspace import Workspace, parse_metadata
 
 
 def audit_project(
@@ -71,9 +71,9 @@ def _audit_started(
         if meanwhile is not None:
             meanwhile()
         _warm_target_cfgs(source, options.targets)
-        read_last_answer(pending)
+        pending.read_last_answer(LastAnswer.of_command)
         ahead = _audit_ahead(pending.last_answer, started, manifests)
-        metadata = workspace_of(pending)
+        metadata = pending.result(parse_metadata)
     finally:
         pending.cancel()
     if audit.KEPT_UNTIL_EXIT is not None:

@@ -226,7 +226,7 @@ class FindingPlacer:
     def _libraries_on_the_way(self, item: Flagged) -> list[Package]:
         """The workspace's own packages between the member and the crate."""
         graph, root = item.view.graph, item.view.roots[0]
-        packages = self.search.metadata.index
+        packages = self.search.metadata
         found = (
             packages.get(n.package.id or "")
             for n in sorted(graph.ancestors(item.detection.node))

@@ -42,7 +42,7 @@ class MetadataSource(Protocol):
         self, manifest_path: Path, *, all_features: bool = False, features: tuple[str, ...] = ()
     ) -> PendingMetadata:
         """The workspace of `manifest_path`, on its way while the caller does other work
-        (`source_answers.read_workspace` waits for it). `all_features` and `features` make its
+        (`PendingMetadata.result` waits for it). `all_features` and `features` make its
         resolve hold the optional dependencies they turn on."""
         ...
 

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 
 from featcheck.graph import shortest_path
 from featcheck.workspace.model import DEP, FEATURE, NORMAL, DependencyKind, FeatureValue, Package
-from featcheck.workspace.table import PackageIndex
+from featcheck.workspace.workspace import Workspace
 
 _State = tuple[str, str]  # (package id, feature)
 
@@ -27,7 +27,7 @@ dependency lines then ask for their features (jsonschema's own `serde_json` line
 class FeatureSearch:
     """Reachability over the feature tables of every package in the resolve."""
 
-    def __init__(self, index: PackageIndex) -> None:
+    def __init__(self, index: Workspace) -> None:
         self.index = index
         self._enabling: dict[tuple[str, str, str], list[str]] = {}
         self._chains: dict[tuple[_State, _State], list[_State] | None] = {}

@@ -16,7 +16,7 @@ from featcheck.cargo import process
 from featcheck.cargo.process import ProcessRefused, start_process
 from featcheck.cargo.runner import CargoRunner
 from featcheck.errors import FeatcheckError
-from featcheck.source_answers import read_workspace
+from featcheck.workspace.workspace import parse_metadata
 
 
 def _script(path: Path, body: str) -> Path:
@@ -100,7 +100,7 @@ def test_cargo_metadata_answers_only_once_cargo_succeeds(
     manifest.write_text('[package]\nname = "a"\nversion = "0.1.0"\n')
     runner = CargoRunner(tmp_path, trust=trust_of(tmp_path, trust_checkout=True))
     with pytest.raises(FeatcheckError, match=expected):
-        read_workspace(runner, manifest)
+        runner.start_metadata(manifest).result(parse_metadata)
 
 
 def test_once_featcheck_ends_its_processes_none_starts(tmp_path: Path) -> None:

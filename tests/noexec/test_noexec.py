@@ -36,6 +36,7 @@ from featcheck.noexec.targets import SUPPORTED_TARGETS, builtin_cfg, detect_host
 from featcheck.pipeline import audit_project
 from featcheck.report import AuditResult, Location
 from featcheck.severity import Confidence, FailOn, Severity
+from featcheck.workspace.workspace import Workspace
 
 REGISTRY = FIXTURES / "registry"
 
@@ -252,8 +253,8 @@ def _registry_packages(path: Path, home: Path) -> tuple[frozenset[str], frozense
     read = build_metadata(path / "Cargo.toml", TrustContext.of(path / "Cargo.toml", _env(home)))
     cfg = builtin_cfg(detect_host_triple())
     graphs = resolve_builds(
-        read.workspace().index,
-        read.members,
+        read,
+        read.member_ids,
         [cfg],
         resolver_version(read_manifest(path / "Cargo.toml").data),
     )
@@ -264,7 +265,7 @@ def _registry_packages(path: Path, home: Path) -> tuple[frozenset[str], frozense
         if not n.package.is_local
     )
     locked = frozenset(
-        f"{p['name']}-{p['version']}" for p in read.packages if p["source"] is not None
+        f"{p.name}-{p.version}" for p in read.values() if not p.id.startswith("path+")
     )
     return built, locked
 
@@ -472,10 +473,10 @@ def test_package_ids_match_cargo_metadata(
             check=True,
         ).stdout
     )
-    mine = build_metadata(manifest, TrustContext.of(manifest, _env(registry_home))).workspace()
-    assert list(mine.index.members) == real["workspace_members"]
-    assert mine.index.resolve_root == real["resolve"]["root"]
-    assert set(mine.index) == {p["id"] for p in real["packages"]}
+    mine = build_metadata(manifest, TrustContext.of(manifest, _env(registry_home)))
+    assert list(mine.member_ids) == real["workspace_members"]
+    assert mine.resolve_root == real["resolve"]["root"]
+    assert set(mine) == {p["id"] for p in real["packages"]}
     assert mine.root == Path(real["workspace_root"])
 
 
@@ -541,7 +542,7 @@ def test_member_globs_and_exclude(
     assert sorted(glob.members) == ["app", "bench"]
     manifest.write_text(manifest.read_text() + 'exclude = ["bench"]\n')
     built = build_metadata(manifest, TrustContext.of(manifest, _env(registry_home)))
-    assert [m.rsplit("/", 1)[-1] for m in built.members] == ["app#0.1.0"]
+    assert [m.rsplit("/", 1)[-1] for m in built.member_ids] == ["app#0.1.0"]
 
 
 def test_registry_manifests_are_kept_between_runs_and_read_again_when_changed(
@@ -556,8 +557,8 @@ def test_registry_manifests_are_kept_between_runs_and_read_again_when_changed(
 
     def flex_default() -> list[str]:
         built = build_metadata(manifest, TrustContext.of(manifest, _env(home, cache)))
-        flex = next(p for p in built.packages if p["name"] == "burn-flex")
-        return sorted(flex["features"]["default"])
+        flex = next(p for p in built.values() if p.name == "burn-flex")
+        return sorted(value.name for value in flex.features["default"])
 
     first = flex_default()
     kept = cache / "featcheck" / "noexec-manifests.json"
@@ -567,6 +568,14 @@ def test_registry_manifests_are_kept_between_runs_and_read_again_when_changed(
     text = flex_manifest.read_text()
     flex_manifest.write_text(text.replace("default = [", 'default = ["changed", ', 1) + "\n")
     assert flex_default() == sorted([*first, "changed"])
+
+
+def _model(workspace: Workspace) -> list[tuple[object, ...]]:
+    """What the workspace model holds of each package, to compare two of them."""
+    return [
+        (p.id, p.features, p.declarations, p.edges, p.target_kinds, p.manifest_path)
+        for p in workspace.values()
+    ]
 
 
 def test_an_unchanged_project_reads_only_its_own_cache_file(
@@ -589,10 +598,11 @@ def test_an_unchanged_project_reads_only_its_own_cache_file(
         assert json.loads(file.read_text())["manifests"].keys() <= every.keys()
     kept = sorted(len(json.loads(f.read_text())["manifests"]) for f in own)
     assert kept == sorted(
-        len([p for p in d.packages if p["source"] is not None]) for d in (first, second)
+        len([p for p in d.values() if not p.id.startswith("path+")]) for d in (first, second)
     )
     shared.write_text("not json")  # the next audit of pitb-exec-cpu must not need it
-    assert build_metadata(cpu, TrustContext.of(cpu, _env(registry_home, cache))) == first
+    again = build_metadata(cpu, TrustContext.of(cpu, _env(registry_home, cache)))
+    assert _model(again) == _model(first)
     assert shared.read_text() == "not json"
 
 

@@ -40,8 +40,8 @@ from featcheck.manifest.toml_lexer import scan_comments
 from featcheck.policy import load
 from featcheck.policy.settings import inline_allows
 from featcheck.semantics.cfg import TargetCfg
-from featcheck.source_answers import read_workspace
 from featcheck.tree_mode import audit_tree_text
+from featcheck.workspace.workspace import parse_metadata
 
 hypothesis = pytest.importorskip("hypothesis")
 from hypothesis import HealthCheck, given, settings  # noqa: E402
@@ -553,7 +553,7 @@ def test_timeout_in_the_runner_with_a_fake_executable(
         runner = CargoRunner(project, trust=trust_of(project, trust_checkout=trust), timeout=1)
         started = time.monotonic()
         with pytest.raises(FeatcheckError, match=r"`cargo metadata` did not"):
-            read_workspace(runner, project / "Cargo.toml")
+            runner.start_metadata(project / "Cargo.toml").result(parse_metadata)
         assert time.monotonic() - started < 15
         _assert_dead(hanging_toolchain)
 

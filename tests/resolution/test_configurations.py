@@ -33,7 +33,7 @@ from featcheck.featureset import (
 )
 from featcheck.matrix import plan_configurations
 from featcheck.resolution import resolve_configurations
-from featcheck.workspace.table import build_index
+from featcheck.workspace.workspace import workspace_from_metadata
 
 pytestmark = pytest.mark.usefixtures("remembered_cargo")
 """featcheck runs in this process; its cargo answers an identical question (one fixture audited
@@ -340,7 +340,7 @@ def test_each_configuration_resolves_as_cargo_tree_does(registry_views: Registry
         }
         jobs = [(ids[m], a) for (m, _), a in applied.items()]
         graphs = resolve_configurations(
-            build_index(metadata),
+            workspace_from_metadata(metadata),
             jobs,
             [target_cfg(t) for t in targets],
             workspace_resolver(workspace, metadata),

@@ -33,7 +33,7 @@ from featcheck.cargo.tree_text import parse_tree_text
 from featcheck.featureset import FeatureSelection, each_feature, member_selection
 from featcheck.graph import DependencyGraph
 from featcheck.resolution import resolve_builds, resolve_configurations
-from featcheck.workspace.table import build_index
+from featcheck.workspace.workspace import workspace_from_metadata
 
 UNIFY_WORKSPACE = (
     '--config=resolver.feature-unification="workspace"',
@@ -95,7 +95,7 @@ def unified_differences(
     host = target_cfg(host_triple())
     cfgs = [target_cfg(t) for t in targets]
     graphs = resolve_builds(
-        build_index(metadata), members, cfgs, resolver, host=host, unify_workspace=True
+        workspace_from_metadata(metadata), members, cfgs, resolver, host=host, unify_workspace=True
     )
 
     def compare(job: tuple[int, tuple[str, str]]) -> list[str]:
@@ -179,7 +179,7 @@ def test_feature_flags_apply_to_every_member_as_nightly_cargo_applies_them(
     jobs = [(packages[m]["id"], member_selection(s, packages[m])[0]) for m, s in cases]
     triple = host_triple()
     graphs = resolve_configurations(
-        build_index(metadata),
+        workspace_from_metadata(metadata),
         jobs,
         [target_cfg(triple)],
         workspace_resolver(workspace, metadata),

@@ -14,7 +14,7 @@ from support import LINUX_CFG
 from featcheck.graph import DependencyGraph, Node
 from featcheck.resolution import resolve_builds
 from featcheck.semantics.cfg import TargetCfg
-from featcheck.workspace.table import build_index
+from featcheck.workspace.workspace import workspace_from_metadata
 
 LINUX = TargetCfg.parse("x86_64-unknown-linux-gnu", LINUX_CFG)
 
@@ -56,7 +56,7 @@ def _workspace() -> tuple[MetadataBuilder, list[str]]:
 
 def test_member_graphs_share_what_lies_below_them_and_answer_like_plain_graphs() -> None:
     ws, members = _workspace()
-    graphs = resolve_builds(build_index(ws.metadata()), members, [LINUX], 2, host=LINUX)
+    graphs = resolve_builds(workspace_from_metadata(ws.metadata()), members, [LINUX], 2, host=LINUX)
     first, second = (graphs[(member, LINUX.triple)] for member in members)
     first_parts, second_parts = first.parts(), second.parts()
     assert first_parts is not None and second_parts is not None

@@ -27,7 +27,7 @@ from featcheck.cargo.tree_text import parse_tree_text
 from featcheck.graph import DependencyGraph
 from featcheck.resolution import resolve_builds, resolver_version
 from featcheck.semantics.cfg import TargetCfg
-from featcheck.workspace.table import build_index
+from featcheck.workspace.workspace import workspace_from_metadata
 
 CROSS_TARGETS = ("x86_64-pc-windows-msvc", "aarch64-apple-darwin")
 
@@ -156,7 +156,7 @@ def check_workspace(
     cfgs = [target_cfg(t) for t in targets]
     resolver = workspace_resolver(workspace, metadata)
     graphs = resolve_builds(
-        build_index(metadata), members, cfgs, resolver, host=target_cfg(host_triple())
+        workspace_from_metadata(metadata), members, cfgs, resolver, host=target_cfg(host_triple())
     )
 
     def compare(job: tuple[int, tuple[str, str]]) -> list[str]:
@@ -191,7 +191,7 @@ def test_the_comparison_notices_a_wrong_answer(
     metadata = cargo_metadata(workspace)
     (member,) = metadata["workspace_members"]
     host = target_cfg(host_triple())
-    wrong = resolve_builds(build_index(metadata), [member], [host], 2, host=host)[
+    wrong = resolve_builds(workspace_from_metadata(metadata), [member], [host], 2, host=host)[
         (member, host.triple)
     ]
     found = differences(cargo_tree_graph(workspace, member, host.triple), wrong)

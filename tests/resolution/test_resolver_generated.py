@@ -35,7 +35,7 @@ from test_resolver_differential import (
 )
 
 from featcheck.resolution import resolve_builds
-from featcheck.workspace.table import build_index
+from featcheck.workspace.workspace import workspace_from_metadata
 
 _EXAMPLES = os.environ.get("FEATCHECK_DIFF_EXAMPLES")
 PLATFORMS = (
@@ -453,9 +453,9 @@ def test_what_is_linked_leaves_out_the_host_side(
     metadata = cargo_metadata(workspace, env)
     (member,) = metadata["workspace_members"]
     host = target_cfg(host_triple())
-    ours = resolve_builds(build_index(metadata), [member], [host], int(resolver), host=host)[
-        (member, host.triple)
-    ]
+    ours = resolve_builds(
+        workspace_from_metadata(metadata), [member], [host], int(resolver), host=host
+    )[(member, host.triple)]
     cargo = cargo_tree_graph(workspace, member, host.triple, env)
     linked = {"1": ["f0", "f1", "f2"], "2": ["f0", "f1"]}[resolver]
     for graph in (ours, cargo):

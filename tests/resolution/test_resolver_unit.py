@@ -12,7 +12,7 @@ from featcheck.errors import FeatcheckError
 from featcheck.graph import DependencyGraph, Node
 from featcheck.resolution import resolve_builds, resolver_version
 from featcheck.semantics.cfg import TargetCfg
-from featcheck.workspace.table import build_index
+from featcheck.workspace.workspace import workspace_from_metadata
 
 LINUX = TargetCfg.parse("x86_64-unknown-linux-gnu", LINUX_CFG)
 WINDOWS = TargetCfg.parse(
@@ -29,7 +29,7 @@ def _resolve(
     workspace: MetadataBuilder, member: str, resolver: int = 2, cfg: TargetCfg = LINUX
 ) -> DependencyGraph:
     graphs = resolve_builds(
-        build_index(workspace.metadata()), [member], [cfg], resolver, host=LINUX
+        workspace_from_metadata(workspace.metadata()), [member], [cfg], resolver, host=LINUX
     )
     return graphs[(member, cfg.triple)]
 
@@ -185,10 +185,10 @@ def test_edges_and_order_follow_cargo_tree() -> None:
 def test_a_member_may_be_named_and_unknown_ones_are_errors() -> None:
     ws = MetadataBuilder()
     app = ws.package("app", member=True)
-    graphs = resolve_builds(build_index(ws.metadata()), ["app"], [LINUX], 2)
+    graphs = resolve_builds(workspace_from_metadata(ws.metadata()), ["app"], [LINUX], 2)
     assert list(graphs) == [(app, LINUX.triple)]
     with pytest.raises(FeatcheckError, match="nope"):
-        resolve_builds(build_index(ws.metadata()), ["nope"], [LINUX], 2)
+        resolve_builds(workspace_from_metadata(ws.metadata()), ["nope"], [LINUX], 2)
 
 
 def test_resolver_1_also_resolves_the_package_cargo_runs_for() -> None:
@@ -199,9 +199,9 @@ def test_resolver_1_also_resolves_the_package_cargo_runs_for() -> None:
     metadata = ws.metadata(root=app)
 
     def lib_features(resolver: int, **options: Any) -> list[str]:
-        graph = resolve_builds(build_index(metadata), [lib], [LINUX], resolver, **options)[
-            (lib, LINUX.triple)
-        ]
+        graph = resolve_builds(
+            workspace_from_metadata(metadata), [lib], [LINUX], resolver, **options
+        )[(lib, LINUX.triple)]
         return sorted(next(graph.nodes()).features)
 
     # `cargo build -p lib` run for app's manifest: app's request reaches lib with resolver 1.

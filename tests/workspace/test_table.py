@@ -8,11 +8,11 @@ from featcheck.workspace.workspace import parse_metadata
 
 
 def test_sources_print_like_cargo_tree() -> None:
-    assert display_source({"id": f"{CRATES_IO}#a@1.0.0", "source": CRATES_IO}) is None
-    path = {"id": "path+file:///home/me/my%20app#0.1.0", "source": None}
-    assert display_source(path) == "/home/me/my app"
-    git = {"id": "x", "source": "git+https://github.com/o/r?branch=main#0123456789abcdef"}
-    assert display_source(git) == "https://github.com/o/r?branch=main#01234567"
+    assert display_source(f"{CRATES_IO}#a@1.0.0", CRATES_IO, "") is None
+    path = "path+file:///home/me/my%20app#0.1.0"
+    assert display_source(path, None, "") == "/home/me/my app"
+    git = "git+https://github.com/o/r?branch=main#0123456789abcdef"
+    assert display_source("x", git, "") == "https://github.com/o/r?branch=main#01234567"
 
 
 def test_one_record_per_package_with_edges_bound_to_their_declarations() -> None:
@@ -34,8 +34,8 @@ def test_one_record_per_package_with_edges_bound_to_their_declarations() -> None
     workspace = parse_metadata(json.dumps(builder.metadata()))
 
     member = workspace.members[0]
-    assert member is workspace.index[app]
-    assert member is workspace.index.packages[workspace.index.by_id[app]]
+    assert member is workspace[app]
+    assert member is workspace.packages[workspace.by_id[app]]
     assert (member.name, member.version, member.is_library_only) == ("app", "1.0.0", True)
     kinds = [(edge.name_in_toml, edge.kind) for edge in member.edges]
     assert kinds == [("serde", NORMAL), ("serde", DEV), ("cc", BUILD)]

@@ -2,7 +2,7 @@
 
 This module loads before cargo starts, so it knows the workspace model and the last audit's
 answer (last_answer.py) by their types only: whoever takes the answer, after cargo has started,
-hands in the parser and the reader of the kept answer (`source_answers.py`). Importing them here
+hands in the parser and the reader of the kept answer (pipeline.py). Importing them here
 would bring `dataclasses` and `hashlib` onto the path the user waits for before cargo starts
 (about 30 ms, measured with cargo's start as the mark).
 """

@@ -181,7 +181,7 @@ class CandidateFinder:
         """The package of a node: by its id, or (saved or `cargo tree` text carries none) by
         the printed identity, which the resolver's model gives every package exactly once."""
         package_id = node.package.id or self._ids.get(node.package)
-        return self.metadata.index.get(package_id) if package_id is not None else None
+        return self.metadata.get(package_id) if package_id is not None else None
 
     def _declaration_candidates(
         self,

@@ -38,7 +38,7 @@ from featcheck.workspace.model import (
     PackageRef,
     parse_feature_values,
 )
-from featcheck.workspace.table import PackageIndex
+from featcheck.workspace.workspace import Workspace
 
 _DEFAULT_VALUE = FeatureValue(FEATURE, "default")
 
@@ -85,9 +85,7 @@ class LockedDependency:
 ModelEdit = MoreFeatures | NewDependency | LockedDependency
 
 
-def _edited_edges(
-    index: PackageIndex, package: int, edits: Sequence[ModelEdit]
-) -> tuple[Edge, ...]:
+def _edited_edges(index: Workspace, package: int, edits: Sequence[ModelEdit]) -> tuple[Edge, ...]:
     edges = list(index.packages[package].edges)
     for edit in edits:
         if isinstance(edit, LockedDependency):
@@ -126,7 +124,7 @@ def _edited_features(
     return edited
 
 
-def edited_index(index: PackageIndex, edits: Iterable[ModelEdit]) -> PackageIndex:
+def edited_index(index: Workspace, edits: Iterable[ModelEdit]) -> Workspace:
     """A copy of `index` with `edits` made; packages no edit touches are shared."""
     by_package: dict[int, list[ModelEdit]] = {}
     for edit in edits:
@@ -148,7 +146,7 @@ def edited_index(index: PackageIndex, edits: Iterable[ModelEdit]) -> PackageInde
 class WhatIf:
     """Resolves members of one workspace again under edits, sharing work between members."""
 
-    index: PackageIndex
+    index: Workspace
     cfgs: dict[str, TargetCfg]
     """The cfg of each audited target triple."""
     host: TargetCfg

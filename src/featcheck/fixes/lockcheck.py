@@ -26,7 +26,6 @@ from featcheck.workspace.model import (
     FeatureValue,
     parse_feature_values,
 )
-from featcheck.workspace.table import PackageIndex
 from featcheck.workspace.workspace import Workspace
 
 _DEFAULT = FeatureValue(FEATURE, "default")
@@ -83,7 +82,6 @@ class LockView:
 
     def __init__(self, metadata: Workspace) -> None:
         self._metadata = metadata
-        self._index = metadata.index
         self._verdicts: dict[Need, Verdict] = {}
         self._by_name: dict[str, list[tuple[str, str]]] | None = None
 
@@ -94,8 +92,8 @@ class LockView:
         return self._verdicts[need]
 
     def _check(self, need: Need) -> Verdict:
-        package = self._index.packages[need.package]
-        info = self._metadata.index.get(package.id)
+        package = self._metadata.packages[need.package]
+        info = self._metadata.get(package.id)
         if info is None:
             return None
         declarations = [d for d in info.declarations if d.key == need.key and d.kind is not DEV]
@@ -109,20 +107,20 @@ class LockView:
                 conflict = self._conflict(declaration, package.ref.name, locked)
                 return conflict
             _, package_id = max(fitting, key=lambda pair: semver.parse_version(pair[0]) or ())
-            edges.append(self._edge(declaration, self._index.by_id[package_id]))
+            edges.append(self._edge(declaration, self._metadata.by_id[package_id]))
         return Bound(tuple(edges)) if edges else None
 
     def _locked(self, name: str) -> list[tuple[str, str]]:
         """(version, id) of every registry package of that name in the resolve."""
         if self._by_name is None:
-            self._by_name = self._index.packages.registry_versions()
+            self._by_name = self._metadata.packages.registry_versions()
         return self._by_name.get(name, [])
 
     def _edge(self, declaration: Declaration, position: int) -> Edge:
         requested = parse_feature_values(declaration.features)
         if (
             declaration.uses_default_features
-            and "default" in self._index.packages[position].features
+            and "default" in self._metadata.packages[position].features
         ):
             requested += (_DEFAULT,)
         return Edge(
@@ -161,12 +159,12 @@ class LockView:
     def _holders(self, package_id: str) -> Iterator[tuple[str, str]]:
         """(package name, requirement) of each dependent of the locked package, members
         first: what keeps that version in Cargo.lock."""
-        members = set(self._index.members)
-        dependents = self._index.packages.dependents(package_id)
+        members = set(self._metadata.member_ids)
+        dependents = self._metadata.packages.dependents(package_id)
         dependents.sort(key=lambda i: i not in members)
-        name = self._metadata.index[package_id].name
+        name = self._metadata[package_id].name
         for dependent in dependents:
-            info = self._metadata.index.get(dependent)
+            info = self._metadata.get(dependent)
             if info is None:
                 continue
             for declaration in info.declarations:
@@ -242,7 +240,7 @@ def _padded(version: str) -> str:
     return ".".join(part if part.isdigit() else "0" for part in parts)
 
 
-def needs_of(index: PackageIndex, position: int, features: Any) -> Iterator[Need]:
+def needs_of(index: Workspace, position: int, features: Any) -> Iterator[Need]:
     """The dependencies a package's activated `features` turn on that the resolve lacks."""
     package = index.packages[position]
     if not package.unresolved:

@@ -212,7 +212,7 @@ class OverlayCheck:
         if member is None:
             return Answer(False, reason="the member is not in the fixed copy")
         graphs = resolve_builds(
-            metadata.index,
+            metadata,
             [member.id],
             [self.cfgs[pending.target]],
             self.resolver,

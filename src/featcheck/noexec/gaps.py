@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from featcheck.graph import DependencyGraph, Node
 from featcheck.noexec.files import printable
+from featcheck.noexec.metadata import FilePackages
 from featcheck.report import BuildGap
 from featcheck.rules import Rule
 from featcheck.wording import plural
@@ -52,11 +53,13 @@ class Completeness:
     def __init__(self, metadata: Workspace, resolver: int) -> None:
         self.unread = dict(metadata.unread)
         self.resolver = resolver
-        table = metadata.index.packages
-        # Nothing to index when every package was read.
-        self.refs: dict[str, PackageRef] = table.refs() if self.unread else {}
+        self.refs: dict[str, PackageRef] = {}
+        self.below: dict[str, tuple[str, ...]] = {}
+        if self.unread:  # else nothing to index; only the files source leaves packages unread
+            table = metadata.packages
+            assert isinstance(table, FilePackages)
+            self.refs, self.below = table.refs(), table.resolved_dependencies()
         self.labels = {i: f"{r.name}@{r.version}" for i, r in self.refs.items()}
-        self.below = table.resolved_dependencies() if self.unread else {}
         self.unread_refs = {self.refs[i]: i for i in self.unread if i in self.refs}
 
     def _closure(self, starts: Iterable[str]) -> set[str]:

@@ -1,18 +1,17 @@
-"""The workspace model from files alone: what `cargo metadata` would give the model.
+"""The workspace model from files alone: the packages `cargo metadata` would list, read into it.
 
 Inputs: the workspace's manifests, its Cargo.lock, and each registry package's manifest as
 unpacked in `$CARGO_HOME/registry/src/*/NAME-VERSION/` or in `vendor/` at the workspace root,
-or in the local source that replaces its registry (`noexec.sources`).
-The output is what the package table (`workspace.table.package_index`) is built from: the
-packages, each entry with the fields the table reads (id, name, version, source,
-manifest_path, features, dependencies, targets, edition, as `cargo metadata` writes them), their
-resolved edges (dependencies, deps and dep_kinds), the members, the root and the package cargo
-would run for. Package ids follow cargo 1.95: `registry+URL#NAME@VERSION`, and for path packages
-`path+file:///DIR#VERSION` (`#NAME@VERSION` when the directory is not named after the package).
+or in the local source that replaces its registry (`noexec.sources`). Each package of Cargo.lock
+is a position of the package table (`FilePackages`), read into the model when the resolution
+first reaches it: its declarations bound to the lock packages they resolved to, as cargo's
+resolve binds them. Package ids follow cargo 1.95: `registry+URL#NAME@VERSION`, and for path
+packages `path+file:///DIR#VERSION` (`#NAME@VERSION` when the directory is not named after the
+package).
 
 A package of the lockfile whose manifest is not on disk (never downloaded, a git dependency, a
-path outside the workspace root) is not a reason to stop: it enters the data *unread* — no
-feature table, no declarations, its lockfile dependencies kept — and `FileMetadata.unread` says
+path outside the workspace root) is not a reason to stop: it enters the model *unread* — no
+feature table, no declarations, its lockfile dependencies kept — and `Workspace.unread` says
 why. The resolver then decides whether any build reaches it (an optional dependency nothing
 enables never is), and `noexec.gaps` says which verdicts it could change.
 """
@@ -21,7 +20,7 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -31,14 +30,20 @@ from featcheck.deadline import NO_DEADLINE, READING, READING_HINT, Deadline
 from featcheck.errors import FeatcheckError
 from featcheck.noexec.files import is_manifest, printable
 from featcheck.noexec.lock_reader import lock_entries
-from featcheck.noexec.packages import package_json, path_id, unread_json
+from featcheck.noexec.packages import PackageManifest, path_id
 from featcheck.noexec.path_packages import PathPackages, refuse_cycles, walk_path_packages
 from featcheck.noexec.registry import Registry
 from featcheck.noexec.workspace import WorkspaceLayout, discover_workspace
 from featcheck.semantics.semver import matches
+from featcheck.workspace.model import DEV, Declaration, Edge, Package
 from featcheck.workspace.names import extern_name
-from featcheck.workspace.table import library_crate_name, package_index
-from featcheck.workspace.workspace import Workspace, workspace_of
+from featcheck.workspace.table import (
+    Listed,
+    PackageTable,
+    declaration,
+    declarations_for_edge,
+)
+from featcheck.workspace.workspace import Workspace
 
 NOT_FETCHED = "not in the local cargo registry or vendor/"
 UNTRUSTED_HOME = (
@@ -48,26 +53,6 @@ UNTRUSTED_HOME = (
 OUTSIDE = "a path outside the workspace root, which --no-exec does not read"
 GIT = "a git dependency, which --no-exec does not read"
 NOT_FOUND = "a path package no manifest leads to"
-
-
-@dataclass(frozen=True)
-class FileMetadata:
-    """The workspace's packages as read from files, and those whose manifests were not."""
-
-    root: Path
-    packages: list[dict[str, Any]]
-    nodes: list[dict[str, Any]]
-    """The resolved edges of each package, as `cargo metadata`'s `resolve.nodes`."""
-    members: tuple[str, ...]
-    resolve_root: str | None
-    """The package cargo would run for: the audited manifest's, None for a virtual one."""
-    unread: dict[str, str] = field(default_factory=dict)
-    """Package id -> why its manifest was not read."""
-
-    def workspace(self) -> Workspace:
-        """The workspace model over these packages."""
-        index = package_index(self.packages, self.nodes, self.members, self.resolve_root)
-        return workspace_of(index, self.root, self.unread)
 
 
 def _lock_target(entry: str, by_name: Mapping[str, list[dict[str, Any]]]) -> dict[str, Any] | None:
@@ -108,10 +93,10 @@ def _stale(package: str, dependency: str, lock_path: Path) -> FeatcheckError:
 
 def build_metadata(
     manifest: Path, trust: TrustContext, deadline: Deadline = NO_DEADLINE
-) -> FileMetadata:
-    """The packages of `manifest`'s workspace, from files only, none of them read through a
-    link out of the tree of the run's trust context, nor from a cargo home inside it, each
-    loop over them within `deadline`."""
+) -> Workspace:
+    """The workspace of `manifest`, from files only, none of them read through a link out of
+    the tree of the run's trust context, nor from a cargo home inside it, each loop over its
+    packages within `deadline`."""
     layout = discover_workspace(manifest, trust.root)
     lock_path = layout.root / "Cargo.lock"
     if not is_manifest(lock_path, what="Cargo.lock"):
@@ -124,12 +109,12 @@ def build_metadata(
     audited = _audited_directory(manifest, layout.root, paths)
     read = _LockRead(lock, lock_path, deadline)
     _read_packages(read, paths, layout, Registry(layout, trust, audited))
-    nodes = _resolve_nodes(read, set(paths.members))
+    packages = FilePackages(read, set(paths.members))
     member_ids = tuple(path_id(d, paths.read[d].name, paths.read[d].version) for d in paths.members)
     resolve_root = None
     if audited in paths.read and isinstance(paths.read[audited].data.get("package"), Mapping):
         resolve_root = path_id(audited, paths.read[audited].name, paths.read[audited].version)
-    return FileMetadata(layout.root, read.packages, nodes, member_ids, resolve_root, read.unread)
+    return Workspace(layout.root, packages, packages.by_id, member_ids, resolve_root, read.unread)
 
 
 def _audited_directory(manifest: Path, root: Path, paths: PathPackages) -> Path:
@@ -146,27 +131,36 @@ def _audited_directory(manifest: Path, root: Path, paths: PathPackages) -> Path:
 
 @dataclass
 class _LockRead:
-    """The lockfile's packages as metadata entries, as they are read."""
+    """The lockfile's packages, as they are read."""
 
     lock: list[dict[str, Any]]
     lock_path: Path
     deadline: Deadline
-    packages: list[dict[str, Any]] = field(default_factory=list)
-    ids: dict[int, str] = field(default_factory=dict)
-    """Package id of each lock entry, by the entry's `id()`."""
+    packages: list[tuple[dict[str, Any], Listed, PackageManifest | None]] = field(
+        default_factory=list
+    )
+    """Each lock entry with its package and, when read, its manifest."""
     unread: dict[str, str] = field(default_factory=dict)
 
-    def add(self, entry: dict[str, Any], package: dict[str, Any], why_unread: str = "") -> None:
-        self.packages.append(package)
-        self.ids[id(entry)] = package["id"]
+    def add(
+        self,
+        entry: dict[str, Any],
+        package_id: str,
+        found: PackageManifest | None,
+        where: Path,
+        why_unread: str = "",
+    ) -> None:
+        name, version, source = str(entry["name"]), str(entry["version"]), entry.get("source")
+        path = found.path if found is not None else where / "Cargo.toml"
+        self.packages.append((entry, Listed(package_id, name, version, source, str(path)), found))
         if why_unread:
-            self.unread[package["id"]] = why_unread
+            self.unread[package_id] = why_unread
 
 
 def _read_packages(
     read: _LockRead, paths: PathPackages, layout: WorkspaceLayout, registry: Registry
 ) -> None:
-    """A metadata entry for each package of the lockfile, read or (with the reason) unread."""
+    """Each package of the lockfile, read or (with the reason) unread."""
     by_key = {(p.name, p.version): d for d, p in paths.read.items()}
     root = layout.root
     for entry in read.lock:
@@ -177,20 +171,20 @@ def _read_packages(
             directory = by_key.get((name, version))
             if directory is not None:
                 package_id = path_id(directory, name, version)
-                read.add(entry, package_json(paths.read[directory], package_id, None))
+                read.add(entry, package_id, paths.read[directory], directory)
                 continue
             # Not reached from the manifests ([replace], or no longer used and pruned by
             # cargo's next resolve): unread, so that nothing silently drops it.
             why = OUTSIDE if name in paths.outside else NOT_FOUND
             directory = paths.outside.get(name, root / name)
             package_id = path_id(directory, name, version)
-            read.add(entry, unread_json(name, version, package_id, None, directory), why)
+            read.add(entry, package_id, None, directory, why)
             continue
         package_id = f"{source}#{name}@{version}"
         git = source.startswith("git+")
         found = None if git else registry.find_configured(name, version, source)
         if found is not None:
-            read.add(entry, package_json(found, package_id, str(source)))
+            read.add(entry, package_id, found, found.path.parent)
             continue
         where = (registry.dirs[-1] if registry.dirs else root) / f"{name}-{version}"
         why = (
@@ -199,114 +193,151 @@ def _read_packages(
             else registry.unread_reason(source)
             or (UNTRUSTED_HOME if registry.untrusted_home else NOT_FETCHED)
         )
-        read.add(entry, unread_json(name, version, package_id, str(source), where), why)
+        read.add(entry, package_id, None, where, why)
     registry.cache.save()
-    listed = {(p["name"], p["version"]) for p in read.packages if p["source"] is None}
+    listed = {(p.name, p.version) for _, p, _ in read.packages if p.source is None}
     for package in paths.read.values():
         if (package.name, package.version) not in listed:
             raise _stale(f"{package.name} {package.version}", package.name, read.lock_path)
 
 
-def _resolve_nodes(read: _LockRead, member_dirs: set[Path]) -> list[dict[str, Any]]:
-    """metadata's `resolve.nodes`: each read package's edges to the lock packages it declares."""
-    lock_target = _LockTargets(read.lock)
-    raw_by_id = {p["id"]: p for p in read.packages}
-    libraries = {p["id"]: library_crate_name(p) for p in read.packages}
-    nodes: list[dict[str, Any]] = []
-    for entry in read.lock:
-        read.deadline.check(READING, READING_HINT)
-        if id(entry) not in read.ids:
-            continue
-        package = raw_by_id[read.ids[id(entry)]]
-        is_member = (
-            entry.get("source") is None and Path(package["manifest_path"]).parent in member_dirs
-        )
-        targets = [
-            raw_by_id[read.ids[id(t)]]
-            for t in map(lock_target, entry.get("dependencies", ()))
-            if t and id(t) in read.ids
+class FilePackages(PackageTable):
+    """The packages of Cargo.lock in its order, each read into the model when first asked for:
+    its manifest's declarations bound to the lock packages it depends on."""
+
+    def __init__(self, read: _LockRead, member_dirs: set[Path]) -> None:
+        # One position per id, holding the last entry of that id, as cargo's answer would.
+        last = {listed.id: (entry, listed, found) for entry, listed, found in read.packages}
+        super().__init__([listed for _, listed, _ in last.values()])
+        self._manifests = [found for _, _, found in last.values()]
+        self._members = {
+            i
+            for i, p in enumerate(self.listed)
+            if p.source is None and Path(p.manifest_path).parent in member_dirs
+        }
+        lock_target = _LockTargets(read.lock)
+        position_of = {id(entry): self.by_id[listed.id] for entry, listed, _ in read.packages}
+        self._lock_targets: list[list[int]] = []
+        for position, (entry, listed, found) in enumerate(last.values()):
+            read.deadline.check(READING, READING_HINT)
+            targets = [
+                position_of[id(t)]
+                for t in map(lock_target, entry.get("dependencies", ()))
+                if t and id(t) in position_of
+            ]
+            self._lock_targets.append(targets)
+            if listed.source is None and found is not None:
+                resolved = [self.listed[t] for t in targets]
+                is_member = position in self._members
+                _check_listed(listed, found, resolved, is_member, read.lock_path)
+
+    def _package(self, position: int) -> Package:
+        manifest = self._manifests[position]
+        declarations: tuple[Declaration, ...] = ()
+        edges: list[Edge] = []
+        if manifest is not None:
+            declarations = tuple(map(declaration, manifest.declarations))
+            for target, bound in self._bound(position, declarations):
+                edges += (self._edge(decl, target) for decl in bound)
+        edition = manifest.edition if manifest is not None else "2021"
+        return self._record(position, edition, declarations, edges)
+
+    def _bound(
+        self, position: int, declarations: tuple[Declaration, ...]
+    ) -> Iterator[tuple[int, list[Declaration]]]:
+        """Each lock package the package at `position` depends on, with the declarations
+        that resolved to it (cargo resolves dev-dependencies of workspace members only)."""
+        declared = [d for d in declarations if position in self._members or d.kind is not DEV]
+        for target in self._lock_targets[position]:
+            name, version = self.listed[target].name, self.listed[target].version
+            named = [d for d in declared if d.name == name]
+            fitting = [d for d in named if _matches(d.req, version)] or named
+            if not fitting:
+                continue
+            library = self._library_name(target)
+            if library is None:
+                yield target, declarations_for_edge(declarations, name, version, None, None, None)
+                continue
+            kinds = dict.fromkeys((d.kind, d.target) for d in fitting)
+            renames = {d.rename for d in fitting if d.rename}
+            extern = extern_name(next(iter(renames))) if len(renames) == 1 else library
+            yield target, declarations_for_edge(declarations, name, version, kinds, extern, library)
+
+    def _dependencies(self, position: int) -> list[int]:
+        """The lock packages the package at `position` depends on: those its declarations
+        resolved to, or every one Cargo.lock lists for an unread package (what it may bring,
+        for noexec.gaps)."""
+        if self._manifests[position] is None:
+            return self._lock_targets[position]
+        return [target for target, _ in self._bound(position, self[position].declarations)]
+
+    def _written_features(self, position: int) -> Mapping[str, list[str]]:
+        manifest = self._manifests[position]
+        return manifest.features if manifest is not None else {}
+
+    def _targets(self, position: int) -> Sequence[Mapping[str, Any]]:
+        manifest = self._manifests[position]
+        if manifest is None:
+            return ({"kind": ("lib",), "name": extern_name(self.listed[position].name)},)
+        return manifest.targets
+
+    def resolved_dependencies(self) -> dict[str, tuple[str, ...]]:
+        """The ids each package of Cargo.lock depends on, on any target and of any kind."""
+        return {
+            package.id: tuple(self.listed[t].id for t in self._dependencies(position))
+            for position, package in enumerate(self.listed)
+        }
+
+    def dependents(self, package_id: str) -> list[str]:
+        target = self.by_id.get(package_id)
+        if target is None or self._library_name(target) is None:
+            return []  # metadata's `deps` leave out edges to a package without a library
+        return [
+            self.listed[position].id
+            for position, targets in enumerate(self._lock_targets)
+            if target in targets
+            and self._manifests[position] is not None
+            and target in self._dependencies(position)
         ]
-        # An unread package keeps what it may bring, for noexec.gaps.
-        dependencies: list[str] = [t["id"] for t in targets]
-        deps: list[dict[str, Any]] = []
-        if package["id"] not in read.unread:
-            dependencies, deps = _node_edges(package, targets, is_member, libraries)
-            if entry.get("source") is None:
-                _check_listed(package, targets, is_member, read.lock_path)
-        nodes.append(
-            {"id": package["id"], "dependencies": dependencies, "deps": deps, "features": []}
-        )
-    return nodes
 
+    def names(self) -> set[str]:
+        names = {package.name for package in self.listed}
+        for manifest in self._manifests:
+            if manifest is not None:
+                names.update(str(d["name"]) for d in manifest.declarations)
+        return names
 
-def _node_edges(
-    package: Mapping[str, Any],
-    targets: list[dict[str, Any]],
-    is_member: bool,
-    libraries: Mapping[str, str | None],
-) -> tuple[list[str], list[dict[str, Any]]]:
-    """A read package's `dependencies` and `deps`, from its declarations."""
-    declared: dict[str, list[dict[str, Any]]] = {}
-    for decl in package["dependencies"]:
-        # cargo resolves dev-dependencies of workspace members only.
-        if is_member or decl["kind"] != "dev":
-            declared.setdefault(decl["name"], []).append(decl)
-    dependencies: list[str] = []
-    deps: list[dict[str, Any]] = []
-    for dependency in targets:
-        named = declared.get(dependency["name"], [])
-        node_dep = _node_dep(named, dependency, libraries[dependency["id"]])
-        if node_dep is None:
-            continue
-        dependencies.append(dependency["id"])
-        if node_dep["name"] is not None:
-            deps.append(node_dep)
-    return dependencies, deps
+    def document(self, position: int) -> Mapping[str, Any]:
+        package, manifest = self.listed[position], self._manifests[position]
+        if manifest is None:
+            return {"id": package.id, "name": package.name, "features": {}, "dependencies": []}
+        return {"id": package.id, **manifest.distilled()}
 
 
 def _check_listed(
-    package: Mapping[str, Any],
-    resolved: Sequence[Mapping[str, Any]],
+    package: Listed,
+    manifest: PackageManifest,
+    resolved: Sequence[Listed],
     is_member: bool,
     lock_path: Path,
 ) -> None:
     """Every declaration of a path package must have its entry in Cargo.lock (cargo locks all
     features and targets of path packages, dev-dependencies of members); a missing one means
     the lockfile is out of date, and the audit would silently miss that dependency."""
-    for decl in package["dependencies"]:
+    for decl in manifest.declarations:
         if not is_member and (decl["kind"] == "dev" or decl["optional"]):
             continue  # locked only for members (all features) or when something enables it
         if not any(
-            r["name"] == decl["name"]
+            r.name == decl["name"]
             and (
                 decl["path"] is not None
                 or decl["source"] == "git"
-                or matches(decl["req"], r["version"])
+                or matches(decl["req"], r.version)
             )
             for r in resolved
         ):
-            raise _stale(f"{package['name']} {package['version']}", decl["name"], lock_path)
+            raise _stale(f"{package.name} {package.version}", decl["name"], lock_path)
 
 
 _matches = functools.lru_cache(maxsize=4096)(matches)
 """`matches`, once per requirement and version: a lockfile repeats both many times."""
-
-
-def _node_dep(
-    named: list[dict[str, Any]], dependency: Mapping[str, Any], library: str | None
-) -> dict[str, Any] | None:
-    """The `resolve.nodes[].deps[]` entry for an edge, from the declarations that name its
-    package (`named`) and the name of that package's library target."""
-    fitting = [d for d in named if _matches(d["req"], dependency["version"])] or named
-    if not fitting:
-        return None
-    kinds: list[dict[str, Any]] = []
-    for decl in fitting:
-        kind = {"kind": decl["kind"], "target": decl["target"]}
-        if kind not in kinds:
-            kinds.append(kind)
-    renames = {d["rename"] for d in fitting if d["rename"]}
-    extern: str | None = None
-    if library is not None:
-        extern = extern_name(next(iter(renames))) if len(renames) == 1 else library
-    return {"name": extern, "pkg": dependency["id"], "dep_kinds": kinds}

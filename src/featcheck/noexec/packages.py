@@ -1,6 +1,7 @@
-"""One package manifest as `cargo metadata` describes the package: declarations (with
-`[workspace.dependencies]` inheritance and `[target.X]` tables), feature table (implicit
-features of optional dependencies included), build targets, edition.
+"""One package manifest, read: declarations (with `[workspace.dependencies]` inheritance and
+`[target.X]` tables), feature table (implicit features of optional dependencies included), build
+targets, edition. Declarations and targets keep the entries of `cargo metadata`'s package: the
+form the manifest cache stores (registry.py), read into the model by `workspace.table`.
 
 What cargo refuses in a manifest — a wrong type, a package or dependency name it would not
 accept, a control character in a feature, a `[target.X]` key that is neither a target name nor a
@@ -29,7 +30,6 @@ from featcheck.noexec.files import (
 from featcheck.noexec.targets import builtin_cfg
 from featcheck.noexec.workspace import WorkspaceLayout
 from featcheck.semantics.semver import number_error
-from featcheck.workspace.names import extern_name
 
 _TARGET_NAME = re.compile(r"[A-Za-z0-9_.-]+")
 CRATES_IO = "registry+https://github.com/rust-lang/crates.io-index"
@@ -262,34 +262,3 @@ def _check_numbers(manifest: Path, version: str, declarations: list[dict[str, An
             problem = None if found is None else f"failed to parse {what}: {found}"
     if problem is not None:
         raise FeatcheckError(problem, path=manifest)
-
-
-def package_json(found: PackageManifest, package_id: str, source: str | None) -> dict[str, Any]:
-    return {
-        "name": found.name,
-        "version": found.version,
-        "id": package_id,
-        "source": source,
-        "dependencies": found.declarations,
-        "targets": found.targets,
-        "features": found.features,
-        "manifest_path": str(found.path),
-        "edition": found.edition,
-    }
-
-
-def unread_json(
-    name: str, version: str, package_id: str, source: str | None, where: Path
-) -> dict[str, Any]:
-    """A package known only from the lockfile: a library with no features or declarations."""
-    return {
-        "name": name,
-        "version": version,
-        "id": package_id,
-        "source": source,
-        "dependencies": [],
-        "targets": [{"kind": ["lib"], "crate_types": ["lib"], "name": extern_name(name)}],
-        "features": {},
-        "manifest_path": str(where / "Cargo.toml"),
-        "edition": "2021",
-    }

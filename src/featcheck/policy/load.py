@@ -112,7 +112,7 @@ def members_with_settings(metadata: Workspace) -> dict[str, Path]:
     """
     found: dict[str, Path] = {}
     for member in metadata.members:
-        package = metadata.index.document(member.id)
+        package = metadata.document(member.id)
         if "metadata" in package:
             table = package["metadata"]
             if not isinstance(table, dict) or "featcheck" not in table:

@@ -28,9 +28,8 @@ from featcheck.fileio import MAX_LOCKFILE_BYTES, MAX_MANIFEST_BYTES
 from featcheck.graph import DependencyGraph, Node
 from featcheck.lockfile import LockfileGuard
 from featcheck.probe.programs import MATMUL, Program, program_for
-from featcheck.source_answers import read_workspace
 from featcheck.workspace.model import FEATURE, FeatureValue, Package
-from featcheck.workspace.workspace import Workspace
+from featcheck.workspace.workspace import Workspace, parse_metadata
 
 BACKEND = "burn-flex"
 FACADE = "burn"
@@ -270,7 +269,7 @@ def member_graph(
     )
     checkout = runner.checkout
     with LockfileGuard.around(manifest, checkout):
-        metadata = read_workspace(runner, manifest)
+        metadata = runner.start_metadata(manifest).result(parse_metadata)
         member = select_member(metadata, manifest, package)
         target = runner.host_triple()
         graph = _resolved_graph(runner, manifest, member.id, target)

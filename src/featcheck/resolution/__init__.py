@@ -27,7 +27,7 @@ from featcheck.resolution.context import BuildContext
 from featcheck.resolution.features import FeatureSelectionError
 from featcheck.resolution.session import TargetSession
 from featcheck.semantics.cfg import TargetCfg
-from featcheck.workspace.table import PackageIndex
+from featcheck.workspace.workspace import Workspace
 
 __all__ = [
     "FeatureSelectionError",
@@ -86,11 +86,11 @@ def resolver_version(root_manifest_data: Mapping[str, Any], root_edition: str | 
 # `cargo tree` would print, so the rest of featcheck can use either path.
 
 
-def _member_index(index: PackageIndex, member: str) -> int:
+def _member_index(index: Workspace, member: str) -> int:
     """A member by package id, or by name when that names exactly one workspace member."""
     if member in index.by_id:
         return index.by_id[member]
-    named = [i for i in index.members if index[i].ref.name == member]
+    named = [i for i in index.member_ids if index[i].ref.name == member]
     if len(named) == 1:
         return index.by_id[named[0]]
     raise FeatcheckError(f"{member!r} is not a package of this cargo metadata output")
@@ -115,7 +115,7 @@ class _Current(Enum):
 
 
 def resolve_builds(
-    index: PackageIndex,
+    index: Workspace,
     members: Sequence[str],
     cfgs: Sequence[TargetCfg],
     resolver: int,
@@ -166,7 +166,7 @@ Job = tuple[str, FeatureSelection]
 
 
 def resolve_configurations(
-    index: PackageIndex,
+    index: Workspace,
     jobs: Sequence[Job],
     cfgs: Sequence[TargetCfg],
     resolver: int,
@@ -195,7 +195,7 @@ def resolve_configurations(
 
 def _resolve_all(
     jobs: Sequence[Job],
-    index: PackageIndex,
+    index: Workspace,
     contexts: Sequence[BuildContext],
     current: str | _Current | None,
     errors: dict[Job, FeatureSelectionError] | None,

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from featcheck.semantics.cfg import TargetCfg
 from featcheck.workspace.model import BUILD, DEV, NORMAL, Edge
-from featcheck.workspace.table import PackageIndex
+from featcheck.workspace.workspace import Workspace
 
 DepList = tuple[tuple[Edge, int], ...]
 """(declaration, unit key of the dependency) pairs; a unit key is `package * 2 + host`."""
@@ -46,7 +46,7 @@ class BuildContext:
 
     def __init__(
         self,
-        index: PackageIndex,
+        index: Workspace,
         target: TargetCfg,
         host: TargetCfg,
         resolver: int,

@@ -86,7 +86,7 @@ def unified_requests(
     it declares `dep`)."""
     index = context.index
     requests = {member: requested_values(context, member, selection)}
-    for position in (index.by_id[m] for m in index.members):
+    for position in (index.by_id[m] for m in index.member_ids):
         if position not in requests:
             requests[position] = requested_values(
                 context, position, _applied(index.packages[position], selection)

@@ -141,7 +141,7 @@ class KnownNames:
     @functools.cached_property
     def _crates(self) -> frozenset[str]:
         # Declared dependencies count too: an optional one no audited build turns on exists.
-        return frozenset(crate_key(name) for name in self._metadata.index.packages.names())
+        return frozenset(crate_key(name) for name in self._metadata.packages.names())
 
     def misnamed(self, allow: Allow) -> str | None:
         """Why `allow` can never match a finding of this workspace, or None."""

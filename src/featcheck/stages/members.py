@@ -19,11 +19,10 @@ from featcheck.policy.load import load_config, members_with_settings
 from featcheck.policy.settings import Config
 from featcheck.resolution import resolver_version
 from featcheck.rules import Rule
-from featcheck.source_answers import read_workspace
 from featcheck.sources import MetadataSource
 from featcheck.workspace.model import Package
 from featcheck.workspace.names import same_crate
-from featcheck.workspace.workspace import Workspace
+from featcheck.workspace.workspace import Workspace, parse_metadata
 
 
 @dataclass(frozen=True)
@@ -149,9 +148,9 @@ def _member_named(members: Sequence[Package], name: str) -> Package | None:
 
 def plan_builds(run: Run, scope: Scope) -> ConfigurationPlan:
     """The feature selections to resolve for each member, and those cargo would refuse."""
-    root_id = scope.metadata.index.resolve_root
+    root_id = scope.metadata.resolve_root
     return plan_configurations(
-        [scope.metadata.index.document(m.id) for m in scope.members],
+        [scope.metadata.document(m.id) for m in scope.members],
         scope.requested,
         each=scope.each_feature,
         legacy_root=root_id if scope.resolver == 1 else None,
@@ -171,7 +170,8 @@ def with_every_feature(
         # Plain `cargo metadata` leaves out the optional dependencies nothing enables by
         # default, and `--all-features` those that only a `dependency/feature` value enables:
         # ask again with both (the values were matched against the members already).
-        metadata = read_workspace(run.source, run.manifest, all_features=True, features=extra)
+        pending = run.source.start_metadata(run.manifest, all_features=True, features=extra)
+        metadata = pending.result(parse_metadata)
         return scope.reread(run, metadata, extra)
     return scope
 

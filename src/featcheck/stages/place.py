@@ -17,13 +17,12 @@ from featcheck.placement import FindingPlacer, Flagged
 from featcheck.report import Finding
 from featcheck.rules import BuildView, detect, skipped_for_target
 from featcheck.rules.spec import Kind
-from featcheck.source_answers import read_workspace
 from featcheck.stages.members import Run, Scope
 from featcheck.stages.resolve import Resolved, ResolverModel
 from featcheck.suggest import FeatureSearch
 from featcheck.workspace.model import Package, PackageRef
 from featcheck.workspace.names import same_crate
-from featcheck.workspace.workspace import Workspace
+from featcheck.workspace.workspace import Workspace, parse_metadata
 
 
 def place(
@@ -38,7 +37,7 @@ def place(
     users on purpose (`offered_by_library`); locations relative to `root`."""
     options, (model, builds) = run.options, resolved
     locator = Locator(scope.metadata, root, run.manifests)
-    search = FeatureSearch(model.metadata.index)
+    search = FeatureSearch(model.metadata)
     flagged = [item for item in flagged if not offered_by_library(scope, search, item)]
     still_flagged = _still_flagged(scope, model)
     overlay = (
@@ -100,7 +99,7 @@ def offered_by_library(scope: Scope, search: FeatureSearch, item: Flagged) -> bo
         return False
     node = detection.node
     goal = (
-        scope.metadata.index.get(node.package.id)
+        scope.metadata.get(node.package.id)
         if node.package.id is not None
         else scope.metadata.find(node.name, node.version)
     )
@@ -149,6 +148,7 @@ def _copy_metadata(run: Run, features: tuple[str, ...]) -> Callable[[Path], Work
             timeout=options.timeout,
             on_command=options.on_command,
         )
-        return read_workspace(copy_runner, copy_manifest, all_features=True, features=features)
+        pending = copy_runner.start_metadata(copy_manifest, all_features=True, features=features)
+        return pending.result(parse_metadata)
 
     return metadata_of

@@ -50,15 +50,15 @@ class ResolverModel:
     @property
     def current(self) -> int | None:
         """The package cargo runs for (metadata's `resolve.root`), as `resolve_builds` takes it."""
-        index = self.metadata.index
-        return index.by_id.get(index.resolve_root) if index.resolve_root is not None else None
+        root = self.metadata.resolve_root
+        return self.metadata.by_id.get(root) if root is not None else None
 
     def what_if(self, deadline: Deadline) -> WhatIf:
         """Counterfactual resolution over this model, within `deadline`, binding what an edit
         turns on to the versions Cargo.lock holds."""
         lock = LockView(self.metadata)
         return WhatIf(
-            self.metadata.index,
+            self.metadata,
             self.cfgs,
             self.host,
             self.resolver,
@@ -86,7 +86,7 @@ def _resolve_in_process(
 ) -> Builds:
     errors: dict[tuple[str, FeatureSelection], FeatureSelectionError] = {}
     graphs = resolve_configurations(
-        model.metadata.index,
+        model.metadata,
         plan.distinct_jobs(),
         list(model.cfgs.values()),
         model.resolver,

@@ -1,4 +1,4 @@
-"""The packages of one `cargo metadata` output, by position, one record each.
+"""The packages of one workspace, by position, one record each (`workspace.Workspace` holds it).
 
 Everything that does not depend on the member or the target is computed here once: feature
 tables parsed into `FeatureValue`s, each resolved edge bound to its declaration, and what a
@@ -7,11 +7,12 @@ declaration asks of the package it names (its features, plus `default` when used
 
 from __future__ import annotations
 
+import copy
 import sys
-from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from abc import abstractmethod
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from pathlib import Path, PurePath
-from typing import Any, overload
+from typing import Any, NamedTuple, overload
 from urllib.parse import unquote, urlparse
 
 from featcheck.semantics.semver import matches
@@ -42,24 +43,44 @@ else:
     url2pathname = unquote
 
 
-class PackageTable(Sequence[Package]):
-    """The packages of a metadata output by position, each indexed the first time it is asked
-    for: a build reaches a fraction of what metadata lists (other targets' dependencies,
-    dev-dependencies of dependencies), and an audit pays only for what it reaches."""
+class Listed(NamedTuple):
+    """What a source knows of a package before reading it into the model."""
 
-    def __init__(
-        self,
-        raw: list[Mapping[str, Any]],
-        by_id: dict[str, int],
-        nodes: dict[str, Mapping[str, Any]],
-        by_directory: Mapping[tuple[str, str], int],
-    ) -> None:
-        self._raw = raw
-        self._by_id = by_id
-        self._nodes = nodes
-        self._by_directory = by_directory
-        self._made: list[Package | None] = [None] * len(raw)
-        self._features: list[dict[str, tuple[FeatureValue, ...]] | None] = [None] * len(raw)
+    id: str
+    name: str
+    version: str
+    source: str | None
+    """The source of its id (cargo's, or Cargo.lock's): None for a path package."""
+    manifest_path: str
+
+    @property
+    def shown(self) -> str | None:
+        """The source as cargo tree's `{p}` prints it: None for crates.io, a directory for
+        paths."""
+        return display_source(self.id, self.source, self.manifest_path)
+
+
+class PackageTable(Sequence[Package]):
+    """The packages of a workspace by position, each indexed the first time it is asked for: a
+    build reaches a fraction of what the lockfile lists (other targets' dependencies,
+    dev-dependencies of dependencies), and an audit pays only for what it reaches.
+
+    Each source reads its own answer: `CargoPackages` cargo's metadata, `noexec.metadata`'s
+    `FilePackages` the manifests and Cargo.lock. What they share is here: the laziness, the
+    edited copies, and binding declarations to the packages they resolved to."""
+
+    def __init__(self, listed: list[Listed]) -> None:
+        self.listed = listed
+        self.by_id = {package.id: i for i, package in enumerate(listed)}
+        self._by_directory = {
+            (package.name, str(PurePath(package.manifest_path).parent)): i
+            for i, package in enumerate(listed)
+            if package.source is None
+        }
+        """Positions of the path packages by (name, directory)."""
+        count = len(listed)
+        self._made: list[Package | None] = [None] * count
+        self._features: list[dict[str, tuple[FeatureValue, ...]] | None] = [None] * count
         self._libraries: dict[int, str | None] = {}
         self._base: PackageTable | None = None
         """The table this one was edited from: it makes what this one has not replaced."""
@@ -86,9 +107,9 @@ class PackageTable(Sequence[Package]):
     def replaced(self, changed: Mapping[int, Package]) -> PackageTable:
         """This table with some packages replaced: an edited model, sharing every other
         package with this one (and indexing it here, once, when either asks)."""
-        table = PackageTable(self._raw, self._by_id, self._nodes, self._by_directory)
+        table = copy.copy(self)
+        table._made = [None] * len(self)
         table._base = self
-        table._features = self._features
         for position, package in changed.items():
             table._made[position] = package
         return table
@@ -97,98 +118,93 @@ class PackageTable(Sequence[Package]):
         """The parsed `[features]` of the package at `position`."""
         features = self._features[position]
         if features is None:
-            raw = self._raw[position]["features"]
+            raw = self._written_features(position)
             features = {name: parse_feature_values(values) for name, values in raw.items()}
             self._features[position] = features
         return features
 
-    def refs(self) -> dict[str, PackageRef]:
-        """Every package's name, version and source by id, read without indexing any."""
-        return {
-            raw["id"]: PackageRef(raw["name"], raw["version"], display_source(raw))
-            for raw in self._raw
-        }
+    @abstractmethod
+    def _package(self, position: int) -> Package:
+        """The package at `position`, read into the model."""
 
-    def resolved_dependencies(self) -> dict[str, tuple[str, ...]]:
-        """The ids each package of the resolve depends on, on any target and of any kind."""
-        return {i: tuple(node.get("dependencies", ())) for i, node in self._nodes.items()}
+    @abstractmethod
+    def _written_features(self, position: int) -> Mapping[str, list[str]]:
+        """The `[features]` of the package at `position` as written (implicit ones added)."""
 
+    @abstractmethod
+    def _targets(self, position: int) -> Sequence[Mapping[str, Any]]:
+        """The package's build targets, as `cargo metadata` lists them."""
+
+    @abstractmethod
     def dependents(self, package_id: str) -> list[str]:
         """The ids of the packages the resolve binds a dependency of to `package_id`."""
-        return [
-            i
-            for i, node in self._nodes.items()
-            if any(dep.get("pkg") == package_id for dep in node.get("deps", ()))
-        ]
+
+    def refs(self) -> dict[str, PackageRef]:
+        """Every package's name, version and source by id, read without indexing any."""
+        return {p.id: PackageRef(p.name, p.version, p.shown) for p in self.listed}
 
     def registry_versions(self) -> dict[str, list[tuple[str, str]]]:
         """(version, id) of every registry package, by name."""
         found: dict[str, list[tuple[str, str]]] = {}
-        for raw in self._raw:
-            if is_registry(raw):
-                found.setdefault(raw["name"], []).append((raw["version"], raw["id"]))
+        for package in self.listed:
+            if is_registry(package.source):
+                found.setdefault(package.name, []).append((package.version, package.id))
         return found
 
+    @abstractmethod
     def names(self) -> set[str]:
         """The name of every package and of every dependency any of them declares (an
         optional one that no build turns on included), as the manifests spell them."""
-        names = {str(raw.get("name", "")) for raw in self._raw}
-        for raw in self._raw:
-            names.update(str(d.get("name", "")) for d in raw.get("dependencies", ()))
-        return names
 
     def unpublished(self) -> list[int]:
         """Positions of the packages not from a registry (members, path and git
         dependencies), found without indexing the hundreds of registry packages."""
-        return [i for i, raw in enumerate(self._raw) if not is_registry(raw)]
+        return [i for i, package in enumerate(self.listed) if not is_registry(package.source)]
 
+    @abstractmethod
     def document(self, position: int) -> Mapping[str, Any]:
-        """The package's entry as metadata gave it: for what the model does not hold (the
-        `[package.metadata]` table, a member's feature names as written)."""
-        return self._raw[position]
+        """The package's entry as `cargo metadata` gives it (name, id, features as written,
+        dependencies): for what the model does not hold (the `[package.metadata]` table,
+        which only cargo's answer has, a member's feature names as written)."""
 
-    def _package(self, position: int) -> Package:
-        raw = self._raw[position]
+    def _library_name(self, position: int) -> str | None:
+        """The crate name of the package's library (asked once per edge that leads to it)."""
+        if position not in self._libraries:
+            self._libraries[position] = library_crate_name(self._targets(position))
+        return self._libraries[position]
+
+    def _record(
+        self,
+        position: int,
+        edition: str,
+        declarations: tuple[Declaration, ...],
+        edges: list[Edge] | None,
+    ) -> Package:
+        """The package at `position`, its resolved `edges` completed; `edges` is None for a
+        package that is not in the resolve (nothing depends on it in any build)."""
+        listed = self.listed[position]
         kinds = frozenset(
-            kind for target in raw.get("targets", ()) for kind in target.get("kind", ())
+            kind for target in self._targets(position) for kind in target.get("kind", ())
         )
-        declarations = tuple(declaration(d) for d in raw.get("dependencies", ()))
-        node = self._nodes.get(raw["id"])
-        edges: list[Edge] = []
         unresolved: frozenset[str] = frozenset()
-        if node is not None:  # else not in the resolve: nothing depends on it in any build
-            listed = {dep["pkg"]: dep for dep in node.get("deps", ())}
-            for dep_id in node.get("dependencies", listed):
-                target = self._by_id[dep_id]
-                dependency = self._raw[target]
-                library = self._library_name(target)
-                for decl in declarations_for_edge(
-                    declarations, dependency, listed.get(dep_id), library
-                ):
-                    edges.append(self._edge(decl, target))
+        if edges is not None:
             edges += self._path_edges_without_library(declarations, edges)
             declared = {d.key for d in declarations if d.kind is not DEV}
             unresolved = frozenset(declared - {edge.name_in_toml for edge in edges})
         return Package(
             index=position,
-            id=raw["id"],
-            ref=PackageRef(raw["name"], raw["version"], display_source(raw), raw["id"]),
-            manifest_path=Path(raw["manifest_path"]),
-            is_registry=is_registry(raw),
+            id=listed.id,
+            ref=PackageRef(listed.name, listed.version, listed.shown, listed.id),
+            manifest_path=Path(listed.manifest_path),
+            is_registry=is_registry(listed.source),
             target_kinds=kinds,
             proc_macro="proc-macro" in kinds,
-            edition=raw["edition"],
+            edition=edition,
             features=self.feature_table(position),
             declarations=declarations,
-            edges=tuple(edges),
+            edges=tuple(edges or ()),
             unresolved=unresolved,
         )
-
-    def _library_name(self, position: int) -> str | None:
-        """The crate name of the package's library (asked once per edge that leads to it)."""
-        if position not in self._libraries:
-            self._libraries[position] = library_crate_name(self._raw[position])
-        return self._libraries[position]
 
     def _edge(self, decl: Declaration, target: int) -> Edge:
         requested = parse_feature_values(decl.features)
@@ -218,31 +234,6 @@ class PackageTable(Sequence[Package]):
         return found
 
 
-@dataclass
-class PackageIndex(Mapping[str, Package]):
-    """All packages of a metadata output: by id (as a mapping), and by list position (the
-    table, for the resolver), with ids mapped to positions."""
-
-    packages: PackageTable
-    by_id: dict[str, int]
-    members: tuple[str, ...]
-    resolve_root: str | None = None
-    """The package cargo ran for (metadata's `resolve.root`): None for a virtual manifest."""
-
-    def __getitem__(self, package_id: str) -> Package:
-        return self.packages[self.by_id[package_id]]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self.by_id)
-
-    def __len__(self) -> int:
-        return len(self.by_id)
-
-    def document(self, package_id: str) -> Mapping[str, Any]:
-        """The package's entry in the metadata document, as cargo printed it."""
-        return self.packages.document(self.by_id[package_id])
-
-
 def declaration(raw: Mapping[str, Any]) -> Declaration:
     """A `packages[].dependencies[]` entry of `cargo metadata`."""
     return Declaration(
@@ -258,21 +249,20 @@ def declaration(raw: Mapping[str, Any]) -> Declaration:
     )
 
 
-def is_registry(package: Mapping[str, Any]) -> bool:
-    """Whether the package comes from a registry (crates.io or another)."""
-    return str(package.get("source") or "").startswith(("registry+", "sparse+"))
+def is_registry(source: str | None) -> bool:
+    """Whether a package of `source` (cargo's, or Cargo.lock's) comes from a registry."""
+    return str(source or "").startswith(("registry+", "sparse+"))
 
 
-def display_source(package: Mapping[str, Any]) -> str | None:
+def display_source(package_id: str, source: str | None, manifest_path: str) -> str | None:
     """The source as cargo tree's `{p}` prints it: None for crates.io, a directory for paths."""
-    source = package.get("source")
     if source is None:
         # Path packages: the id is `path+file:///dir#...`, the directory cargo prints.
-        url = str(package["id"]).partition("#")[0].removeprefix("path+")
+        url = package_id.partition("#")[0].removeprefix("path+")
         parsed = urlparse(url)
         if parsed.scheme == "file":
             return url2pathname(unquote(parsed.path))
-        return str(package["manifest_path"]).rsplit("/", 1)[0]
+        return manifest_path.rsplit("/", 1)[0]
     source = str(source)
     if source in _CRATES_IO:
         return None
@@ -282,36 +272,6 @@ def display_source(package: Mapping[str, Any]) -> str | None:
         return f"{url}#{commit[:8]}" if commit else url
     kind, _, url = source.partition("+")
     return f"registry `{url}`" if kind in ("registry", "sparse") else source
-
-
-def build_index(metadata: Mapping[str, Any]) -> PackageIndex:
-    """Index `cargo metadata --format-version 1` output (already parsed from JSON)."""
-    resolve = metadata.get("resolve") or {}
-    return package_index(
-        metadata["packages"],
-        resolve.get("nodes", ()),
-        tuple(metadata.get("workspace_members", ())),
-        resolve.get("root"),
-    )
-
-
-def package_index(
-    packages: Sequence[Mapping[str, Any]],
-    nodes: Sequence[Mapping[str, Any]],
-    members: tuple[str, ...],
-    resolve_root: str | None,
-) -> PackageIndex:
-    """The table of `packages` (entries as `cargo metadata` writes them: cargo's answer, or
-    what `--no-exec` read from the manifests) and their resolved edges (`resolve.nodes`)."""
-    raw = list({p["id"]: p for p in packages}.values())
-    by_id = {package["id"]: i for i, package in enumerate(raw)}
-    by_directory = {
-        (str(package["name"]), str(PurePath(package["manifest_path"]).parent)): i
-        for i, package in enumerate(raw)
-        if package.get("source") is None
-    }
-    table = PackageTable(raw, by_id, {node["id"]: node for node in nodes}, by_directory)
-    return PackageIndex(table, by_id, members, resolve_root)
 
 
 # Pair each resolved edge of `cargo metadata` with the manifest declarations behind it.
@@ -327,9 +287,9 @@ def package_index(
 _LIBRARY_KINDS = frozenset({"lib", "rlib", "dylib", "cdylib", "staticlib", "proc-macro"})
 
 
-def library_crate_name(package: Mapping[str, Any]) -> str | None:
-    """The crate name of the package's library target, or None when it has no library."""
-    for target in package.get("targets", ()):
+def library_crate_name(targets: Iterable[Mapping[str, Any]]) -> str | None:
+    """The crate name of the library among a package's targets, or None when it has none."""
+    for target in targets:
         if _LIBRARY_KINDS.intersection(target.get("kind", ())):
             return extern_name(str(target["name"]))
     return None
@@ -349,32 +309,27 @@ def _narrow_by_version(candidates: list[Declaration], version: str) -> list[Decl
     return fitting or candidates
 
 
-_UNKNOWN = "\0"
+Kinds = Collection[tuple[DependencyKind, str | None]]
+"""The (kind, target) pairs of one resolved edge: `resolve.nodes[].deps[].dep_kinds`."""
 
 
 def declarations_for_edge(
     declarations: Sequence[Declaration],
-    dependency: Mapping[str, Any],
-    edge: Mapping[str, Any] | None,
-    library: str | None = _UNKNOWN,
+    name: str,
+    version: str,
+    kinds: Kinds | None,
+    extern: str | None,
+    library: str | None,
 ) -> list[Declaration]:
-    """The declarations of a package that resolved to `dependency` along `edge`.
-
-    `edge` is the `resolve.nodes[].deps[]` entry; None for a dependency that metadata lists
-    only in `dependencies` (a package without a library target), matched by name alone.
-    `library` is `library_crate_name(dependency)` when the caller knows it already.
+    """The declarations of a package that resolved to package `name` `version` along an edge
+    of `kinds`, whose extern crate name is `extern` (None: not known), the package's library
+    being `library` (`library_crate_name`). `kinds` is None for a dependency that metadata
+    lists only in `dependencies` (a package without a library target), matched by name alone.
     """
-    name = dependency["name"]
-    version = str(dependency["version"])
     named = [decl for decl in declarations if decl.name == name]
-    if edge is None:
+    if kinds is None:
         return _narrow_by_version(named, version)
-    if library == _UNKNOWN:
-        library = library_crate_name(dependency)
-    extern = edge.get("name") or None
-    by_kind: dict[tuple[DependencyKind, str | None], list[Declaration]] = {}
-    for dep_kind in edge.get("dep_kinds", ()):
-        by_kind.setdefault((DependencyKind.of(dep_kind.get("kind")), dep_kind.get("target")), [])
+    by_kind: dict[tuple[DependencyKind, str | None], list[Declaration]] = {k: [] for k in kinds}
     for decl in named:
         key = (decl.kind, decl.target)
         if key not in by_kind:
