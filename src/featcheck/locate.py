@@ -98,6 +98,7 @@ class Locator:
         self._root_looked_up = False
         self._sites: dict[Path, list[DeclarationSite]] = {}
         self._declarations: dict[tuple[Path, KeyPath], Location | None] = {}
+        self._inheriting: dict[tuple[Path, str], list[tuple[Package, DeclarationSite]]] = {}
 
     def _relative(self, manifest: Path) -> str:
         """`manifest` relative to the report root with `/` (asked for every edit and span)."""
@@ -171,6 +172,22 @@ class Locator:
             if edge.dep == position and edge.kind is NORMAL and edge.declaration is not None
         ]
 
+    def inheriting_sites(self, entry: DeclarationSite) -> list[tuple[Package, DeclarationSite]]:
+        """Every member line `KEY = { workspace = true }` that inherits the workspace entry at
+        `entry`: the lines an edit of the entry changes too (asked by every finding whose fix
+        edits it, so gathered once)."""
+        found = self._inheriting.get((entry.manifest.path, entry.key))
+        if found is not None:
+            return found
+        found = self._inheriting[(entry.manifest.path, entry.key)] = []
+        for member in self.metadata.members:
+            if not any(d.name == entry.package for d in member.declarations):
+                continue  # cargo's metadata lists every declaration: no line to read
+            if not _may_inherit(self.manifests.text(member.manifest_path), entry.key):
+                continue  # most members of a large workspace are not parsed at all
+            found += [(member, s) for s in self.sites(member) if s.inherits and s.key == entry.key]
+        return found
+
     def member_sites(
         self, member: Package, graph: DependencyGraph, root: Node, crate: Node, cfg: TargetCfg
     ) -> list[DeclarationSite]:
@@ -207,6 +224,13 @@ class Locator:
             end_column=end.end_column,
             source_line=site.manifest.line_text(start.line),
         )
+
+
+def _may_inherit(text: str, key: str) -> bool:
+    """Whether a manifest's text can hold `KEY = { workspace = true }` (in any of its shapes):
+    both words are written out, unless escapes in a quoted key spell them, and every TOML
+    escape starts with a backslash."""
+    return "\\" in text or ("workspace" in text and key in text)
 
 
 def _requirement_met(site: DeclarationSite, dependency: Node) -> bool:
