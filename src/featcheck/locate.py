@@ -151,7 +151,7 @@ class Locator:
         sites = [
             site
             for site in self.sites(package)
-            if site.kind == "normal" and site.package == dependency.name and site.applies(cfg)
+            if site.kind is NORMAL and site.package == dependency.name and site.applies(cfg)
         ]
         bound = self.bound_declarations(package, dependency)
         if not bound:

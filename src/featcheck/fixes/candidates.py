@@ -23,23 +23,11 @@ from featcheck.report import Action, Edit
 from featcheck.semantics import semver
 from featcheck.semantics.cfg import TargetCfg
 from featcheck.suggest import FeatureSearch
-from featcheck.workspace.model import BUILD, DEV, NORMAL, DependencyKind, Package, PackageRef
+from featcheck.workspace.model import NORMAL, Package, PackageRef
 from featcheck.workspace.workspace import Workspace
 
-_TABLE_KINDS = {
-    "dependencies": NORMAL,
-    "dev-dependencies": DEV,
-    "dev_dependencies": DEV,
-    "build-dependencies": BUILD,
-    "build_dependencies": BUILD,
-}
 _REMOVING_DEFAULTS_SIZE = 1000
 """Dropping `default-features = false` turns on every default: larger than any feature list."""
-
-
-def _kind_and_platform(site: DeclarationSite) -> tuple[DependencyKind, str | None]:
-    platform = str(site.path[1]) if site.path[0] == "target" else None
-    return _TABLE_KINDS.get(str(site.path[-2]), NORMAL), platform
 
 
 def _distances_to(graph: DependencyGraph, goal: Node) -> dict[Node, int]:
@@ -304,9 +292,10 @@ class CandidateFinder:
         touches: set[PackageRef] = set()
         edits = [Edit(where.manifest.path, where.path, action, features)]
         for package, line in self._sites_edited_by(owner, where, in_workspace_entry):
-            kind, platform = _kind_and_platform(line)
             position = self.what_if.index.by_id[package.id]
-            model.append(MoreFeatures(position, line.key, kind, platform, features, removing))
+            model.append(
+                MoreFeatures(position, line.key, line.kind, line.platform, features, removing)
+            )
             touches.add(self.what_if.index.packages[position].ref)
             if removing and line is not where and line.disables_defaults():
                 # A `workspace = true` line repeating `default-features = false` may not

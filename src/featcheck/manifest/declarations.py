@@ -14,11 +14,12 @@ from typing import Any
 from featcheck.manifest.document import ManifestDocument
 from featcheck.manifest.spans import Entry, KeyPath
 from featcheck.semantics.cfg import TargetCfg
+from featcheck.workspace.model import BUILD, DEV, NORMAL, DependencyKind
 
 _KIND_TABLES = {
-    "normal": ("dependencies",),
-    "dev": ("dev-dependencies", "dev_dependencies"),
-    "build": ("build-dependencies", "build_dependencies"),
+    NORMAL: ("dependencies",),
+    DEV: ("dev-dependencies", "dev_dependencies"),
+    BUILD: ("build-dependencies", "build_dependencies"),
 }
 _DEFAULT_FEATURES_KEYS = ("default-features", "default_features")
 
@@ -34,8 +35,8 @@ class DeclarationSite:
     """The depended-on package's real name."""
     value: Any
     """The declared value: a version string or a table."""
-    kind: str
-    """The table's kind: "normal", "dev" or "build"."""
+    kind: DependencyKind
+    """The kind of table it is written in."""
     inherited: DeclarationSite | None = field(default=None, compare=False)
     """The `[workspace.dependencies]` entry this `workspace = true` declaration inherits, where
     the workspace root was given and has it."""
@@ -152,7 +153,7 @@ def declaration_sites(
     return [
         site
         for site in all_sites(manifest, root)
-        if site.kind == kind and site.package == package and site.applies(cfg)
+        if site.kind.value == kind and site.package == package and site.applies(cfg)
     ]
 
 
@@ -163,5 +164,5 @@ def workspace_site(root: ManifestDocument, key: str) -> DeclarationSite | None:
         return None
     value = table[key]
     return DeclarationSite(
-        root, ("workspace", "dependencies", key), _package_name(key, value), value, "normal"
+        root, ("workspace", "dependencies", key), _package_name(key, value), value, NORMAL
     )
