@@ -96,7 +96,6 @@ class Locator:
         self._relative_paths: dict[Path, str] = {}
         self._root_manifest: ManifestDocument | None = None
         self._root_looked_up = False
-        self._sites: dict[Path, list[DeclarationSite]] = {}
         self._declarations: dict[tuple[Path, KeyPath], Location | None] = {}
         self._inheriting: dict[tuple[Path, str], list[tuple[Package, DeclarationSite]]] = {}
 
@@ -121,12 +120,8 @@ class Locator:
         """Every declaration written in a local package's manifest, each with the workspace
         entry it inherits: walked on first use (most members of a large workspace have no
         finding), then looked up."""
-        sites = self._sites.get(package.manifest_path)
-        if sites is None:
-            manifest = self.manifests.get(package.manifest_path)
-            sites = all_sites(manifest, self.workspace_root_manifest())
-            self._sites[package.manifest_path] = sites
-        return sites
+        manifest = self.manifests.get(package.manifest_path)
+        return all_sites(manifest, self.workspace_root_manifest())
 
     def place(self, edit: Edit) -> Edit:
         """The edit with its file (relative to the report root) and declaration line filled."""

@@ -116,6 +116,10 @@ def all_sites(
     `root` is the workspace root manifest: a `workspace = true` declaration gets the
     `[workspace.dependencies]` entry it inherits, whose `package = ...` may rename it.
     """
+    by_root = None if root is None else root.path
+    known: list[DeclarationSite] | None = manifest.declarations.get(by_root)
+    if known is not None:
+        return known
     targets = manifest.get("target")
     platforms = targets.items() if isinstance(targets, dict) else ()
     sites: list[DeclarationSite] = []
@@ -135,6 +139,7 @@ def all_sites(
                 sites.append(
                     DeclarationSite(manifest, (*path, key), package, value, kind, inherited)
                 )
+    manifest.declarations[by_root] = sites
     return sites
 
 
