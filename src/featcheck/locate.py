@@ -12,13 +12,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from featcheck.graph import DependencyGraph, Node
-from featcheck.manifest.declarations import DeclarationSite, declaration_sites, workspace_site
-from featcheck.manifest.document import (
-    ManifestDocument,
-    parse_text,
-    read_manifest_text,
-)
-from featcheck.manifest.spans import Entry, Span
+from featcheck.manifest.declarations import DeclarationSite, all_sites
+from featcheck.manifest.document import ManifestDocument, parse_text, read_manifest_text
+from featcheck.manifest.spans import Entry, KeyPath, Span, declaration_end
 from featcheck.report import Edit, Location
 from featcheck.semantics import semver
 from featcheck.semantics.cfg import TargetCfg
@@ -86,7 +82,12 @@ class ManifestCache:
 
 
 class Locator:
-    """Maps declarations to locations in the manifests, relative to the report root."""
+    """Maps declarations to locations in the manifests, relative to the report root.
+
+    Each local package's manifest is walked once for its declarations (`sites`), each with
+    the workspace entry it inherits; a finding's declarations, locations and edit lines are
+    then looked up in them, never read or matched again.
+    """
 
     def __init__(self, metadata: Workspace, report_root: Path, manifests: ManifestCache) -> None:
         self.metadata = metadata
@@ -95,6 +96,8 @@ class Locator:
         self._relative_paths: dict[Path, str] = {}
         self._root_manifest: ManifestDocument | None = None
         self._root_looked_up = False
+        self._declarations: dict[tuple[Path, KeyPath], Location | None] = {}
+        self._inheriting: dict[tuple[Path, str], list[tuple[Package, DeclarationSite]]] = {}
 
     def _relative(self, manifest: Path) -> str:
         """`manifest` relative to the report root with `/` (asked for every edit and span)."""
@@ -113,20 +116,12 @@ class Locator:
             self._root_looked_up = True
         return self._root_manifest
 
-    @staticmethod
-    def _inherited(site: DeclarationSite, root: ManifestDocument | None) -> DeclarationSite | None:
-        if not site.inherits or root is None:
-            return None
-        return workspace_site(root, site.key)
-
-    def _site_matches(
-        self, site: DeclarationSite, root: ManifestDocument | None, dependency: Node
-    ) -> bool:
-        source = self._inherited(site, root) or site
-        if source.local_path is not None:
-            return True
-        version = source.version
-        return version is None or semver.matches(version, dependency.version)
+    def sites(self, package: Package) -> list[DeclarationSite]:
+        """Every declaration written in a local package's manifest, each with the workspace
+        entry it inherits: walked on first use (most members of a large workspace have no
+        finding), then looked up."""
+        manifest = self.manifests.get(package.manifest_path)
+        return all_sites(manifest, self.workspace_root_manifest())
 
     def place(self, edit: Edit) -> Edit:
         """The edit with its file (relative to the report root) and declaration line filled."""
@@ -141,14 +136,6 @@ class Locator:
         """The cut's span as a Location relative to the report root."""
         return self._span_location(cut.site, cut.entry.key, cut.entry.value or cut.entry.key)
 
-    def declaration(self, cut: Cut) -> Location | None:
-        """The whole declaration the cut lies in: its key (or table header) to its last value."""
-        return self.declaration_of(cut.site)
-
-    def inheriting_declaration(self, cut: Cut) -> Location | None:
-        """The member's `burn = { workspace = true }` line, when the cut is inherited."""
-        return self.declaration_of(cut.inheriting) if cut.inheriting is not None else None
-
     def declared_sites(
         self, package: Package, dependency: Node, cfg: TargetCfg | None
     ) -> list[DeclarationSite]:
@@ -156,13 +143,15 @@ class Locator:
         `dependency` that apply to `cfg`, in file order: those the resolution bound to the
         edge to it, else (a graph from `cargo tree` text has no ids) those of its package
         whose requirement its version meets."""
-        manifest = self.manifests.get(package.manifest_path)
-        workspace = self.workspace_root_manifest()
-        sites = declaration_sites(manifest, "normal", dependency.name, cfg, workspace)
+        sites = [
+            site
+            for site in self.sites(package)
+            if site.kind is NORMAL and site.package == dependency.name and site.applies(cfg)
+        ]
         bound = self.bound_declarations(package, dependency)
         if not bound:
-            return [s for s in sites if self._site_matches(s, workspace, dependency)]
-        return [s for s in sites if any(_writes(s, declaration) for declaration in bound)]
+            return [site for site in sites if _requirement_met(site, dependency)]
+        return [site for site in sites if any(_writes(site, declared) for declared in bound)]
 
     def bound_declarations(self, package: Package, dependency: Node) -> list[Declaration]:
         """The package's normal declarations the resolution bound to its edge to
@@ -178,32 +167,48 @@ class Locator:
             if edge.dep == position and edge.kind is NORMAL and edge.declaration is not None
         ]
 
-    def member_declarations(
-        self,
-        member: Package,
-        graph: DependencyGraph,
-        root: Node,
-        crate: Node,
-        cfg: TargetCfg | None,
-    ) -> tuple[Location, ...]:
+    def inheriting_sites(self, entry: DeclarationSite) -> list[tuple[Package, DeclarationSite]]:
+        """Every member line `KEY = { workspace = true }` that inherits the workspace entry at
+        `entry`: the lines an edit of the entry changes too (asked by every finding whose fix
+        edits it, so gathered once)."""
+        found = self._inheriting.get((entry.manifest.path, entry.key))
+        if found is not None:
+            return found
+        found = self._inheriting[(entry.manifest.path, entry.key)] = []
+        for member in self.metadata.members:
+            if not any(d.name == entry.package for d in member.declarations):
+                continue  # cargo's metadata lists every declaration: no line to read
+            if not _may_inherit(self.manifests.text(member.manifest_path), entry.key):
+                continue  # most members of a large workspace are not parsed at all
+            found += [(member, s) for s in self.sites(member) if s.inherits and s.key == entry.key]
+        return found
+
+    def member_sites(
+        self, member: Package, graph: DependencyGraph, root: Node, crate: Node, cfg: TargetCfg
+    ) -> list[DeclarationSite]:
         """The member's own declarations of its dependencies on the way to `crate`."""
         on_the_way = graph.ancestors(crate) | {crate}
-        found: list[Location] = []
-        for dependency in sorted(graph.dependencies(root) & on_the_way):
-            for site in self.declared_sites(member, dependency, cfg):
-                location = self.declaration_of(site)
-                if location is not None:
-                    found.append(location)
-        return tuple(found)
+        return [
+            site
+            for dependency in sorted(graph.dependencies(root) & on_the_way)
+            for site in self.declared_sites(member, dependency, cfg)
+        ]
 
-    def declaration_of(self, site: DeclarationSite) -> Location | None:
-        start = site.key_entry()
-        if start is None:
+    def declaration_of(self, site: DeclarationSite | None) -> Location | None:
+        """The whole declaration at `site`: its key (or table header) to its last value."""
+        if site is None:
             return None
-        depth = len(site.path)
-        inside = [e for p, e in site.manifest.spans.items() if p[:depth] == site.path]
-        end = max((e.value or e.key for e in inside), key=lambda s: (s.end_line, s.end_column))
-        return self._span_location(site, start.key, end)
+        key = (site.manifest.path, site.path)
+        if key not in self._declarations:
+            start = site.key_entry()
+            self._declarations[key] = (
+                None
+                if start is None
+                else self._span_location(
+                    site, start.key, declaration_end(site.manifest.spans, site.path)
+                )
+            )
+        return self._declarations[key]
 
     def _span_location(self, site: DeclarationSite, start: Span, end: Span) -> Location:
         return Location(
@@ -216,8 +221,23 @@ class Locator:
         )
 
 
+def _may_inherit(text: str, key: str) -> bool:
+    """Whether a manifest's text can hold `KEY = { workspace = true }` (in any of its shapes):
+    both words are written out, unless escapes in a quoted key spell them, and every TOML
+    escape starts with a backslash."""
+    return "\\" in text or ("workspace" in text and key in text)
+
+
+def _requirement_met(site: DeclarationSite, dependency: Node) -> bool:
+    """Whether the package at `dependency` can be what `site` declares (a path, or a
+    requirement its version meets, written there or in the entry it inherits)."""
+    source = site.inherited or site
+    if source.local_path is not None:
+        return True
+    return source.version is None or semver.matches(source.version, dependency.version)
+
+
 def _writes(site: DeclarationSite, declaration: Declaration) -> bool:
     """Whether `site` is where `declaration` is written: the same key, in a `[target.X]`
     table exactly when the declaration has a platform (cargo rewrites the cfg's spelling)."""
-    in_target_table = site.path[0] == "target"
-    return site.key == declaration.key and in_target_table == (declaration.target is not None)
+    return site.key == declaration.key and (site.platform is None) == (declaration.target is None)

@@ -21,6 +21,7 @@ from featcheck.fixes.reach import safety
 from featcheck.fixes.search import FixSearch, Outcome
 from featcheck.graph import Node
 from featcheck.locate import Cut, Locator
+from featcheck.manifest.declarations import DeclarationSite
 from featcheck.report import Finding, Fix, Location
 from featcheck.rules import BuildView, Detection, Rule
 from featcheck.rules.spec import CRATE_PLACEHOLDER, Kind
@@ -100,8 +101,9 @@ class FindingPlacer:
         off is the owner's decision: another crate may need it)."""
         self.deadline.check(_PLACING)
         finding = self._builder(item)
-        declarations = self._member_declarations(item)
-        primary = self._switching_declaration(item) or next(iter(declarations), None)
+        sites = self._member_sites(item)
+        declarations = self._locations(sites)
+        primary = self._switching_declaration(item, sites) or next(iter(declarations), None)
         cut = None if primary is not None else self._fallback_cut(item)
         if primary is None and cut is not None:
             primary = self.locator.location(cut)
@@ -214,10 +216,10 @@ class FindingPlacer:
         )
         finding.at(
             location,
-            declaration=self.locator.declaration(cut) if cut is not None else None,
-            inherited_by=self.locator.inheriting_declaration(cut) if cut is not None else None,
+            declaration=self.locator.declaration_of(cut.site) if cut is not None else None,
+            inherited_by=self.locator.declaration_of(cut.inheriting) if cut is not None else None,
         )
-        finding.hidden = self._member_declarations(item)
+        finding.hidden = self._locations(self._member_sites(item))
         if cut is not None and finding.fix is not None:
             libraries = self._libraries_on_the_way(item)
             finding.placement = _placement(item, cut, finding.fix, finding.alternatives, libraries)
@@ -243,19 +245,16 @@ class FindingPlacer:
         finding.configured_severity = self.configured_severity(item.member.name, item.rule.code)
         return finding
 
-    def _switching_declaration(self, item: Flagged) -> Location | None:
+    def _switching_declaration(
+        self, item: Flagged, sites: list[DeclarationSite]
+    ) -> Location | None:
         """The member's own declaration that switches the feature on, where one does: the one
         with the shortest chain (a line that asks for the feature itself before a dependency
         whose own line does)."""
         keys = self.explainer.switching(item.detection, item.member, item.cfg)
-        graph, root, node = item.view.graph, item.view.roots[0], item.detection.node
-        on_the_way = graph.ancestors(node) | {node}
-        best: tuple[int, Location | None] | None = None
-        for dependency in sorted(graph.dependencies(root) & on_the_way):
-            for site in self.locator.declared_sites(item.member, dependency, item.cfg):
-                if site.key in keys and (best is None or len(keys[site.key]) < best[0]):
-                    best = (len(keys[site.key]), self.locator.declaration_of(site))
-        return None if best is None else best[1]
+        switching = [site for site in sites if site.key in keys]
+        shortest = min(switching, key=lambda site: len(keys[site.key]), default=None)
+        return self.locator.declaration_of(shortest)
 
     def _placed(self, fix: Fix | None) -> Fix | None:
         """The fix with each edit's file and line filled in for reports."""
@@ -268,12 +267,15 @@ class FindingPlacer:
         graph = item.view.graph
         return self.search.finder.anchor(item.member, item.cfg, graph, item.detection.node)
 
-    def _member_declarations(self, item: Flagged) -> tuple[Location, ...]:
+    def _member_sites(self, item: Flagged) -> list[DeclarationSite]:
         """The member's own declarations on the way to the crate: where a user naturally
         writes a suppression, whichever line the fix edits."""
-        return self.locator.member_declarations(
-            item.member, item.view.graph, item.view.roots[0], item.detection.node, item.cfg
-        )
+        graph, root = item.view.graph, item.view.roots[0]
+        return self.locator.member_sites(item.member, graph, root, item.detection.node, item.cfg)
+
+    def _locations(self, sites: list[DeclarationSite]) -> tuple[Location, ...]:
+        found = (self.locator.declaration_of(site) for site in sites)
+        return tuple(location for location in found if location is not None)
 
     def _suggestion(
         self,

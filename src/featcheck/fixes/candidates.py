@@ -13,34 +13,21 @@ import functools
 from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from featcheck.fixes.counterfactual import Candidate, MoreFeatures, NewDependency, WhatIf
-from featcheck.fixes.direct import DirectDependencies, inheriting_lines, member_anchor
+from featcheck.fixes.direct import DirectDependencies, member_anchor
 from featcheck.graph import DependencyGraph, Node
 from featcheck.locate import Cut, Locator
-from featcheck.manifest.declarations import DeclarationSite, workspace_site
+from featcheck.manifest.declarations import DeclarationSite
 from featcheck.report import Action, Edit
 from featcheck.semantics import semver
 from featcheck.semantics.cfg import TargetCfg
 from featcheck.suggest import FeatureSearch
-from featcheck.workspace.model import BUILD, DEV, NORMAL, DependencyKind, Package, PackageRef
+from featcheck.workspace.model import NORMAL, Package, PackageRef
 from featcheck.workspace.workspace import Workspace
 
-_TABLE_KINDS = {
-    "dependencies": NORMAL,
-    "dev-dependencies": DEV,
-    "dev_dependencies": DEV,
-    "build-dependencies": BUILD,
-    "build_dependencies": BUILD,
-}
 _REMOVING_DEFAULTS_SIZE = 1000
 """Dropping `default-features = false` turns on every default: larger than any feature list."""
-
-
-def _kind_and_platform(site: DeclarationSite) -> tuple[DependencyKind, str | None]:
-    platform = str(site.path[1]) if site.path[0] == "target" else None
-    return _TABLE_KINDS.get(str(site.path[-2]), NORMAL), platform
 
 
 def _distances_to(graph: DependencyGraph, goal: Node) -> dict[Node, int]:
@@ -69,9 +56,6 @@ class CandidateFinder:
         tuple[object, ...],
         tuple[frozenset[MoreFeatures | NewDependency], frozenset[PackageRef], tuple[Edit, ...]],
     ] = field(default_factory=dict)
-    _inheriting: dict[tuple[Path, str], list[tuple[Package, DeclarationSite]]] = field(
-        default_factory=dict
-    )
 
     def __post_init__(self) -> None:
         self.direct = DirectDependencies(self.metadata, self.locator, self.what_if)
@@ -196,7 +180,6 @@ class CandidateFinder:
         goal = self._package(backend)
         if declared_info is None or goal is None:
             return
-        root_doc = self.locator.workspace_root_manifest()
         sites = self.locator.declared_sites(owner, declared, cfg)
         bound = self.locator.bound_declarations(owner, declared) or [
             d  # a graph from `cargo tree` text has no ids: its package's declarations
@@ -208,11 +191,7 @@ class CandidateFinder:
         defaults_off = not any(d.uses_default_features for d in bound)
         feature_sets = self._feature_sets(declared, declared_info, backend, goal, wanted)
         for site in sites:
-            inherited = (
-                workspace_site(root_doc, site.key)
-                if site.inherits and root_doc is not None
-                else None
-            )
+            inherited = site.inherited
             editable = [s for s in (inherited, site) if s is not None]
             for features in feature_sets:
                 for where in editable:
@@ -313,9 +292,10 @@ class CandidateFinder:
         touches: set[PackageRef] = set()
         edits = [Edit(where.manifest.path, where.path, action, features)]
         for package, line in self._sites_edited_by(owner, where, in_workspace_entry):
-            kind, platform = _kind_and_platform(line)
             position = self.what_if.index.by_id[package.id]
-            model.append(MoreFeatures(position, line.key, kind, platform, features, removing))
+            model.append(
+                MoreFeatures(position, line.key, line.kind, line.platform, features, removing)
+            )
             touches.add(self.what_if.index.packages[position].ref)
             if removing and line is not where and line.disables_defaults():
                 # A `workspace = true` line repeating `default-features = false` may not
@@ -332,13 +312,7 @@ class CandidateFinder:
         if not in_workspace_entry:
             yield owner, where
             return
-        key = (where.manifest.path, where.key)
-        known = self._inheriting.get(key)
-        if known is None:
-            known = self._inheriting[key] = list(
-                inheriting_lines(self.metadata, self.locator, where)
-            )
-        yield from known
+        yield from self.locator.inheriting_sites(where)
 
 
 def _unique(candidates: Iterator[Candidate]) -> list[Candidate]:

@@ -17,7 +17,8 @@ import tomlkit
 import tomlkit.exceptions
 
 from featcheck.manifest.document import toml_lines
-from featcheck.manifest.spans import Entry, KeyPath, Span, index_spans
+from featcheck.manifest.spans import Entry, KeyPath, Span, declaration_end, index_spans
+from featcheck.manifest.toml_lexer import line_starts
 from featcheck.report import Edit
 
 _DEPENDENCIES_HEADER = re.compile(r"^\s*\[\s*dependencies\s*\]\s*(#.*)?$")
@@ -34,10 +35,7 @@ class _Text:
 
     def __init__(self, text: str) -> None:
         self.text = text
-        self.starts = [0]
-        for index, char in enumerate(text):
-            if char == "\n":
-                self.starts.append(index + 1)
+        self.starts = line_starts(text)  # no byte order mark: apply_edit keeps it apart
 
     def offset(self, line: int, column: int) -> int:
         return self.starts[line - 1] + column - 1
@@ -107,11 +105,6 @@ def _add_to_array(
     return text[:last_end] + "," + text[last_end:close_line_start] + block + text[close_line_start:]
 
 
-def _declaration_end(spans: dict[KeyPath, Entry], path: KeyPath) -> Span:
-    inside = [e.value or e.key for p, e in spans.items() if p[: len(path)] == path]
-    return max(inside, key=lambda s: (s.end_line, s.end_column))
-
-
 def _add_features(doc: _Text, spans: dict[KeyPath, Entry], edit: Edit) -> str:
     path = edit.declaration
     declaration = spans.get(path)
@@ -134,7 +127,7 @@ def _add_features(doc: _Text, spans: dict[KeyPath, Entry], edit: Edit) -> str:
         # `burn = "0.22"`: the version string becomes an inline table.
         return text[:start] + f"{{ version = {text[start:end]}, features = {listed} }}" + text[end:]
     # A [dependencies.burn] table or dotted keys: a new line after the declaration's last line.
-    end_span = _declaration_end(spans, path)
+    end_span = declaration_end(spans, path)
     _, line_end = doc.line_of(doc.end(end_span) - 1)
     key_line_start, _ = doc.line_of(doc.start(declaration.key))
     key_line = text[key_line_start : doc.end(declaration.key)].strip()

@@ -8,17 +8,18 @@ keys (`burn.workspace = true`), under a rename (`nn = { package = "burn" }`), in
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from featcheck.manifest.document import ManifestDocument
 from featcheck.manifest.spans import Entry, KeyPath
 from featcheck.semantics.cfg import TargetCfg
+from featcheck.workspace.model import BUILD, DEV, NORMAL, DependencyKind
 
 _KIND_TABLES = {
-    "normal": ("dependencies",),
-    "dev": ("dev-dependencies", "dev_dependencies"),
-    "build": ("build-dependencies", "build_dependencies"),
+    NORMAL: ("dependencies",),
+    DEV: ("dev-dependencies", "dev_dependencies"),
+    BUILD: ("build-dependencies", "build_dependencies"),
 }
 _DEFAULT_FEATURES_KEYS = ("default-features", "default_features")
 
@@ -34,6 +35,11 @@ class DeclarationSite:
     """The depended-on package's real name."""
     value: Any
     """The declared value: a version string or a table."""
+    kind: DependencyKind
+    """The kind of table it is written in."""
+    inherited: DeclarationSite | None = field(default=None, compare=False)
+    """The `[workspace.dependencies]` entry this `workspace = true` declaration inherits, where
+    the workspace root was given and has it."""
 
     @property
     def key(self) -> str:
@@ -80,6 +86,20 @@ class DeclarationSite:
         """Where the declaration's key (or table header) is written."""
         return self.manifest.entry(self.path)
 
+    @property
+    def platform(self) -> str | None:
+        """The `[target.X]` table's X (a `cfg(...)` or a triple); None if unconditional."""
+        return str(self.path[1]) if self.path[0] == "target" else None
+
+    def applies(self, cfg: TargetCfg | None) -> bool:
+        """Whether the declaration counts for the target (every one does when it is unknown)."""
+        if cfg is None or self.platform is None:
+            return True
+        try:
+            return cfg.applies(self.platform)
+        except ValueError:
+            return True  # cargo would have rejected an unreadable cfg; keep the site visible
+
 
 def _package_name(key: str, value: Any) -> str:
     if isinstance(value, dict) and isinstance(value.get("package"), str):
@@ -87,26 +107,39 @@ def _package_name(key: str, value: Any) -> str:
     return key
 
 
-def _sites_in_table(
-    manifest: ManifestDocument,
-    table_path: KeyPath,
-    table: Any,
-    root: ManifestDocument | None,
-    wanted: str,
+def all_sites(
+    manifest: ManifestDocument, root: ManifestDocument | None = None
 ) -> list[DeclarationSite]:
-    """The declarations of package `wanted` in one dependency table."""
-    if not isinstance(table, dict):
-        return []
-    sites = []
-    for key, value in table.items():
-        package = _package_name(key, value)
-        if root is not None and isinstance(value, dict) and value.get("workspace") is True:
-            # A rename can live in the inherited entry: `nn = { workspace = true }`.
-            inherited = workspace_site(root, key)
-            if inherited is not None:
-                package = inherited.package
-        if package == wanted:
-            sites.append(DeclarationSite(manifest, (*table_path, key), package, value))
+    """Every dependency declaration of the manifest, walked once: kind by kind, each kind's
+    top-level tables before its `[target.X]` tables, in file order within a table.
+
+    `root` is the workspace root manifest: a `workspace = true` declaration gets the
+    `[workspace.dependencies]` entry it inherits, whose `package = ...` may rename it.
+    """
+    by_root = None if root is None else root.path
+    known: list[DeclarationSite] | None = manifest.declarations.get(by_root)
+    if known is not None:
+        return known
+    targets = manifest.get("target")
+    platforms = targets.items() if isinstance(targets, dict) else ()
+    sites: list[DeclarationSite] = []
+    for kind, names in _KIND_TABLES.items():
+        tables: list[tuple[KeyPath, Any]] = [((name,), manifest.get(name)) for name in names]
+        for platform, platform_table in platforms:
+            if isinstance(platform_table, dict):
+                tables += [(("target", platform, n), platform_table.get(n)) for n in names]
+        for path, table in tables:
+            if not isinstance(table, dict):
+                continue
+            for key, value in table.items():
+                inherited = None
+                if root is not None and isinstance(value, dict) and value.get("workspace") is True:
+                    inherited = workspace_site(root, key)
+                package = _package_name(key, value) if inherited is None else inherited.package
+                sites.append(
+                    DeclarationSite(manifest, (*path, key), package, value, kind, inherited)
+                )
+    manifest.declarations[by_root] = sites
     return sites
 
 
@@ -122,29 +155,11 @@ def declaration_sites(
     With `cfg` None every `[target.X]` table counts (the target is unknown). `root` is the
     workspace root manifest, for declarations that inherit from `[workspace.dependencies]`.
     """
-    tables: list[tuple[KeyPath, Any]] = []
-    for name in _KIND_TABLES[kind]:
-        tables.append(((name,), manifest.get(name)))
-    targets = manifest.get("target")
-    if isinstance(targets, dict):
-        for platform, platform_table in targets.items():
-            if not isinstance(platform_table, dict):
-                continue
-            if cfg is not None and not _platform_applies(cfg, platform):
-                continue
-            for name in _KIND_TABLES[kind]:
-                tables.append((("target", platform, name), platform_table.get(name)))
-    sites: list[DeclarationSite] = []
-    for path, table in tables:
-        sites.extend(_sites_in_table(manifest, path, table, root, package))
-    return sites
-
-
-def _platform_applies(cfg: TargetCfg, platform: str) -> bool:
-    try:
-        return cfg.applies(platform)
-    except ValueError:
-        return True  # cargo would have rejected an unreadable cfg; keep the site visible
+    return [
+        site
+        for site in all_sites(manifest, root)
+        if site.kind.value == kind and site.package == package and site.applies(cfg)
+    ]
 
 
 def workspace_site(root: ManifestDocument, key: str) -> DeclarationSite | None:
@@ -154,5 +169,5 @@ def workspace_site(root: ManifestDocument, key: str) -> DeclarationSite | None:
         return None
     value = table[key]
     return DeclarationSite(
-        root, ("workspace", "dependencies", key), _package_name(key, value), value
+        root, ("workspace", "dependencies", key), _package_name(key, value), value, NORMAL
     )

@@ -75,6 +75,13 @@ def index_spans(text: str) -> dict[KeyPath, Entry]:
     return _Scanner(text).scan()
 
 
+def declaration_end(spans: dict[KeyPath, Entry], path: KeyPath) -> Span:
+    """Where the declaration at `path` ends: the span of its key path, or of one inside it,
+    that ends last (a `[dependencies.x]` table's last key, an inline table's `}`)."""
+    inside = [e.value or e.key for p, e in spans.items() if p[: len(path)] == path]
+    return max(inside, key=lambda s: (s.end_line, s.end_column))
+
+
 # Valid nesting is never this deep; stopping here turns hostile input into a
 # ValueError well before Python's recursion limit could raise RecursionError.
 _MAX_DEPTH = 100
