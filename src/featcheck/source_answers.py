@@ -1,23 +1,16 @@
 """What a `MetadataSource` answers, read into the workspace model.
 
-The half of `sources.py` that loads once cargo has started: the model's parser and the reader
-of the last audit's kept answer bring `dataclasses` and `hashlib`, which the path before cargo
-starts does without (cargo/pending_metadata.py).
+The half of `sources.py` that loads once cargo has started: the model's parser brings
+`dataclasses`, which the path before cargo starts does without (cargo/pending_metadata.py).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from featcheck.cargo.last_answer import LastAnswer
 from featcheck.cargo.pending_metadata import PendingMetadata
 from featcheck.sources import MetadataSource
 from featcheck.workspace.workspace import Workspace, parse_metadata
-
-
-def read_last_answer(pending: PendingMetadata) -> None:
-    """While cargo works: the last audit's answer to the same command, read and parsed."""
-    pending.read_last_answer(LastAnswer.of_command)
 
 
 def workspace_of(pending: PendingMetadata) -> Workspace:
