@@ -15,15 +15,15 @@ from featcheck.errors import FeatcheckError
 from featcheck.locate import ManifestCache
 from featcheck.noexec.source import FileSource, file_source
 from featcheck.options import AuditOptions
-from featcheck.report import AuditResult
+from featcheck.report import AuditResult, Finding
 from featcheck.rules import builtin_rules, check_builtin_codes
 from featcheck.source_answers import workspace_of
 from featcheck.sources import MetadataSource
 from featcheck.stages.configurations import plan_builds, with_every_feature
 from featcheck.stages.detect import detect_all
-from featcheck.stages.finish import finish, new_result, out_of_date
+from featcheck.stages.finish import finish, new_result, out_of_date, uncovered
 from featcheck.stages.members import Run, Scope, scope_of
-from featcheck.stages.place import place
+from featcheck.stages.place import Placed, place
 from featcheck.stages.resolve import resolve
 from featcheck.workspace.workspace import Workspace
 
@@ -123,7 +123,29 @@ def audit_workspace(
     found = detect_all(run, scope, plan, resolved.builds)
     result.skipped, result.incomplete = found.skipped, found.incomplete
     placed = place(run, scope, plan, resolved, found.flagged, result.root)
-    return _say_unification(finish(run, scope, result, placed, found.unread_note), scope)
+    finished = finish(run, scope, result, placed.findings, found.unread_note)
+    if uncovered(placed.unsearched, _reported(finished, placed)):
+        # A finding that covered a deferred one is suppressed: that one stands, with its fix.
+        again = place(run, scope, plan, resolved, found.flagged, result.root, lazy=False)
+        result = new_result(run, scope, plan)
+        result.skipped, result.incomplete = found.skipped, found.incomplete
+        finished = finish(run, scope, result, again.findings, found.unread_note)
+    return _say_unification(finished, scope)
+
+
+def _reported(result: AuditResult, placed: Placed) -> list[Finding]:
+    """The reported findings that were placed as findings not deferred (a deferred one that
+    stood is reported too, and covers nothing)."""
+    searched = {
+        (f.member, f.target, f.crate, f.crate_version, f.code, f.feature)
+        for f in placed.findings
+        if not f.deferred_to
+    }
+    return [
+        f
+        for f in result.findings
+        if (f.member, f.target, f.crate, f.crate_version, f.code, f.feature) in searched
+    ]
 
 
 def _say_unification(result: AuditResult, scope: Scope) -> AuditResult:
