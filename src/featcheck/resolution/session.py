@@ -108,7 +108,7 @@ class TargetSession:
         # None yet: what the first dependency is asked, resolved on its own, is one other
         # members and candidates can share (one asking the same of burn, another of a library
         # the fix edits as well).
-        first = min(key >> 1 for key, _ in seeds)
+        first = min((key >> 1 for key, _ in seeds), default=None)
         part = frozenset(seed for seed in seeds if seed[0] >> 1 == first)
         return self._shared(part) if part != seeds else None
 
