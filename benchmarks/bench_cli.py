@@ -9,8 +9,8 @@ single crate. Medians over `--repeat` pairs; the ratio is median over median. Ea
 three situations, as users meet them:
 
 - after an edit: a manifest's `description` is changed before each run, so cargo's answer differs
-  from the one featcheck kept (the pre-commit hook, a new commit in CI); the user cache keeps
-  the rest (rustc's answers). Goal <= 1.3x (500 members: <= 2x, peak RSS under 300 MB);
+  from the last one (the pre-commit hook, a new commit in CI); the user cache keeps the rest
+  (rustc's answers). Goal <= 1.3x (500 members: <= 2x, peak RSS under 300 MB);
 - first run: an empty user cache each run (XDG_CACHE_HOME on an empty folder: a fresh CI
   runner). Goal <= 1.5x;
 - unchanged: run again on what the last run saw. Goal <= 1.2x.

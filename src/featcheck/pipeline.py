@@ -10,20 +10,18 @@ from pathlib import Path
 from featcheck import audit
 from featcheck.audit import Started, cargo_source, started_audit
 from featcheck.boundary import TrustContext
-from featcheck.cargo.last_answer import LastAnswer
-from featcheck.cargo.process import ProcessRefused, refusing_processes
 from featcheck.deadline import READING, READING_HINT, Deadline
 from featcheck.errors import FeatcheckError
 from featcheck.featureset import AuditOptions
 from featcheck.locate import ManifestCache
 from featcheck.noexec.source import FileSource, file_source
-from featcheck.report import AuditResult
+from featcheck.report import AuditResult, Finding
 from featcheck.rules import builtin_rules, check_builtin_codes
 from featcheck.sources import MetadataSource
 from featcheck.stages.detect import detect_all
-from featcheck.stages.finish import finish, new_result, out_of_date
+from featcheck.stages.finish import finish, new_result, out_of_date, uncovered
 from featcheck.stages.members import Run, Scope, plan_builds, scope_of, with_every_feature
-from featcheck.stages.place import place
+from featcheck.stages.place import Placed, place
 from featcheck.stages.resolve import resolve
 from featcheck.workspace.workspace import Workspace, parse_metadata
 
@@ -49,7 +47,7 @@ def audit_project(
 def audit_started(started: Started, meanwhile: Callable[[], object] | None = None) -> AuditResult:
     """The audit once cargo is working on its metadata: what does not need the answer is done
     while it works (the manifest read, a broken one getting featcheck's one-line error, not
-    cargo's; rustc asked for the targets' cfg; the last answer's audit), then the rest.
+    cargo's; rustc asked for the targets' cfg), then the rest.
 
     A `--no-exec` audit is all featcheck's own work, reading the checkout included: its
     budget runs from its start, and holds inside any one long call too (deadline.py)."""
@@ -71,54 +69,22 @@ def _audit_started(
         if meanwhile is not None:
             meanwhile()
         _warm_target_cfgs(source, options.targets)
-        pending.read_last_answer(LastAnswer.of_command)
-        ahead = _audit_ahead(pending.last_answer, started, manifests)
         metadata = pending.result(parse_metadata)
     finally:
         pending.cancel()
     if audit.KEPT_UNTIL_EXIT is not None:
         audit.KEPT_UNTIL_EXIT.append(metadata)
-    try:
-        if ahead is not None and ahead[0] is metadata:  # cargo answered the same again
-            result = ahead[1]
-        else:
-            result = audit_workspace(
-                manifest,
-                started.options,
-                source,
-                metadata,
-                manifests,
-                all_features=all_features,
-                deadline=deadline,
-            )
-    finally:
-        pending.settle()
+    result = audit_workspace(
+        manifest,
+        started.options,
+        source,
+        metadata,
+        manifests,
+        all_features=all_features,
+        deadline=deadline,
+    )
     # Resolution in memory keeps Cargo.lock's versions; cargo rewrote a stale one first.
     return out_of_date(result) if lockfile is not None and lockfile.out_of_date() else result
-
-
-def _audit_ahead(
-    known: Workspace | None, started: Started, manifests: ManifestCache
-) -> tuple[Workspace, AuditResult] | None:
-    """While cargo works: the audit of the answer it gave last time (see last_answer.py),
-    which stands only if cargo now answers exactly the same. Given up (None) where it would
-    start a process (cargo to confirm a fix, say) or fails in any way: the audit after cargo's
-    answer then does it all, and raises what there is to raise."""
-    if known is None:
-        return None
-    try:
-        with refusing_processes():
-            result = audit_workspace(
-                started.manifest,
-                started.options,
-                started.source,
-                known,
-                manifests,
-                all_features=started.all_features,
-            )
-    except (ProcessRefused, Exception):
-        return None
-    return known, result
 
 
 def _warm_target_cfgs(source: MetadataSource, targets: tuple[str, ...]) -> None:
@@ -155,7 +121,29 @@ def audit_workspace(
     found = detect_all(run, scope, plan, resolved.builds)
     result.skipped, result.incomplete = found.skipped, found.incomplete
     placed = place(run, scope, plan, resolved, found.flagged, result.root)
-    return _say_unification(finish(run, scope, result, placed, found.unread_note), scope)
+    finished = finish(run, scope, result, placed.findings, found.unread_note)
+    if uncovered(placed.unsearched, _reported(finished, placed)):
+        # A finding that covered a deferred one is suppressed: that one stands, with its fix.
+        again = place(run, scope, plan, resolved, found.flagged, result.root, lazy=False)
+        result = new_result(run, scope, plan)
+        result.skipped, result.incomplete = found.skipped, found.incomplete
+        finished = finish(run, scope, result, again.findings, found.unread_note)
+    return _say_unification(finished, scope)
+
+
+def _reported(result: AuditResult, placed: Placed) -> list[Finding]:
+    """The reported findings that were placed as findings not deferred (a deferred one that
+    stood is reported too, and covers nothing)."""
+    searched = {
+        (f.member, f.target, f.crate, f.crate_version, f.code, f.feature)
+        for f in placed.findings
+        if not f.deferred_to
+    }
+    return [
+        f
+        for f in result.findings
+        if (f.member, f.target, f.crate, f.crate_version, f.code, f.feature) in searched
+    ]
 
 
 def _say_unification(result: AuditResult, scope: Scope) -> AuditResult:

@@ -8,7 +8,7 @@ graph below the members, which many members share. Here two members with the sam
 
 from __future__ import annotations
 
-from metadata_builder import MetadataBuilder, declaration_entry
+from metadata_builder import CRATES_IO, MetadataBuilder, declaration_entry
 from support import LINUX_CFG
 
 from featcheck.graph import DependencyGraph, Node
@@ -83,3 +83,22 @@ def test_member_graphs_share_what_lies_below_them_and_answer_like_plain_graphs()
             for avoiding in (frozenset(), frozenset({derive}), frozenset(graph.named("burn"))):
                 for start in (root, derive):
                     assert graph.path(start, node, avoiding) == plain.path(start, node, avoiding)
+
+
+def test_a_member_resolved_on_top_of_another_members_part_gets_its_own_graph() -> None:
+    """app-c asks burn for less than app-a does, and `lonely` asks nothing of anyone: each
+    member's graph is the one it gets resolved alone, whichever member came first."""
+    ws, members = _workspace()
+    burn = f"{CRATES_IO}#burn@1.0.0"
+    smaller = ws.package("app-c", {}, [declaration_entry("burn", features=["flex"])], member=True)
+    ws.edge(smaller, burn)
+    lonely = ws.package("lonely", {}, [], member=True)
+    index = workspace_from_metadata(ws.metadata())
+    everyone = [smaller, lonely, *members]
+    together = resolve_builds(index, everyone, [LINUX], 2, host=LINUX)
+    for member in everyone:
+        alone = resolve_builds(index, [member], [LINUX], 2, host=LINUX)[(member, LINUX.triple)]
+        graph = together[(member, LINUX.triple)]
+        assert list(graph.nodes()) == list(alone.nodes())
+        assert _plain(graph).dependents_map() == _plain(alone).dependents_map()
+    assert [node.name for node in together[(lonely, LINUX.triple)].nodes()] == ["lonely"]

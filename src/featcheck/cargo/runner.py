@@ -185,8 +185,6 @@ class CargoRunner:
             raise
         return pending_cargo_metadata(
             running,
-            args,
-            self._prepared().cache,
             self._finish,
             lambda output: failure_error("cargo metadata", output.stderr),
         )

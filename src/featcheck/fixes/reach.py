@@ -149,8 +149,20 @@ class WorkspaceBuilds:
         """For each package, the builds holding it (made once: a candidate looks only at the
         builds it can change)."""
         if self._holders is None:
-            self._holders = {}
+            holders: dict[PackageRef, list[BuildKey]] = {}
+            # Members' builds share the graphs below them: each is looked at once.
+            below_of: dict[int, tuple[DependencyGraph, list[BuildKey]]] = {}
             for key, graph in self.builds.items():
-                for ref in graph.packages():
-                    self._holders.setdefault(ref, []).append(key)
+                parts = graph.parts()
+                if parts is None:
+                    for ref in graph.packages():
+                        holders.setdefault(ref, []).append(key)
+                    continue
+                root, below = parts
+                holders.setdefault(root.package, []).append(key)
+                below_of.setdefault(id(below), (below, []))[1].append(key)
+            for below, keys in below_of.values():
+                for ref in below.packages():
+                    holders.setdefault(ref, []).extend(keys)
+            self._holders = holders
         return self._holders

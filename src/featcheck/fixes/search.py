@@ -120,6 +120,7 @@ class FixSearch:
         self._groups: dict[tuple[str, ...], int] = {}
         """Each set of affected members (by id, in order) as a number, for the keys below."""
         self._holders: dict[tuple[str, FeatureSelection, int], dict[PackageRef, list[int]]] = {}
+        self._safety: dict[Cost, str] = {}
         self._selection: FeatureSelection = DEFAULT
         self._excused: frozenset[str] = frozenset()
 
@@ -185,7 +186,12 @@ class FixSearch:
         return bool(self._unsafe(verdict)), len(verdict.cost.added), candidate.proximity
 
     def _unsafe(self, verdict: Verdict) -> str:
-        return safety(verdict.cost, self.backends)
+        # Asked several times per candidate while ranking; a cost is shared by every finding
+        # its candidate comes up for (`reach.WorkspaceBuilds`).
+        known = self._safety.get(verdict.cost)
+        if known is None:
+            known = self._safety[verdict.cost] = safety(verdict.cost, self.backends)
+        return known
 
     def _lower_rank(
         self, candidate: Candidate, verdict: Verdict

@@ -10,6 +10,7 @@ change where they end up.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from featcheck.errors import FeatcheckError
@@ -155,11 +156,31 @@ def resolve_roots(
     return resolver.run(), frozenset(resolver.seeds)
 
 
-def resolve_below(context: BuildContext, seeds: frozenset[Seed]) -> FeatureState:
-    """Everything `seeds` turn on below the roots that handed them over."""
+@dataclass
+class Below:
+    """A finished resolution below some roots, with what more seeds would continue from."""
+
+    state: FeatureState
+    processed: set[int]
+    deferred: dict[tuple[int, str], set[str]]
+
+
+def resolve_below(
+    context: BuildContext, seeds: Iterable[Seed], start: Below | None = None
+) -> Below:
+    """Everything `seeds` turn on below the roots that handed them over, continuing from
+    `start` (the resolution of some of them): every rule only adds, so the end is the same."""
     resolver = _Resolver(context, {}, split=False)
+    if start is not None:
+        known = start.state
+        resolver.state = FeatureState(
+            {key: set(value) for key, value in known.features.items()},
+            {key: set(value) for key, value in known.dependencies.items()},
+        )
+        resolver.processed = set(start.processed)
+        resolver.deferred = {key: set(value) for key, value in start.deferred.items()}
     resolver.stack.extend(seeds)
-    return resolver.run()
+    return Below(resolver.run(), resolver.processed, resolver.deferred)
 
 
 class _Resolver:

@@ -1,28 +1,45 @@
 """The fifth stage: each detection located in the manifests, with its fix (confirmed in
-memory, and by cargo where it adds packages) and its why chain (placement.py)."""
+memory, and by cargo where it adds packages) and its why chain (placement.py).
+
+A deferred detection (`rules.detect`: FC003's `simd` waits for FC001's `rayon`) that another
+detection of the same build covers is placed without a fix search: the last stage drops it
+unless that other finding is suppressed, and only then is it placed again with its fix
+(`Placed.unsearched`, pipeline.py). It was half of the searches of a workspace whose members
+lack `rayon`, for findings no report shows.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from featcheck.cargo.runner import CargoRunner
 from featcheck.explain import Explainer
+from featcheck.featureset import FeatureSelection
 from featcheck.fixes.overlay import OverlayCheck
-from featcheck.fixes.search import FixSearch, StillFlagged, backends_of
-from featcheck.graph import DependencyGraph
+from featcheck.fixes.search import FixSearch, Outcome, StillFlagged, backends_of
+from featcheck.graph import DependencyGraph, Node
 from featcheck.locate import Locator
 from featcheck.matrix import ConfigurationPlan
 from featcheck.placement import FindingPlacer, Flagged
 from featcheck.report import Finding
-from featcheck.rules import BuildView, detect, skipped_for_target
+from featcheck.rules import BuildView, Rule, detect, skipped_for_target
 from featcheck.rules.spec import Kind
+from featcheck.semantics.cfg import TargetCfg
 from featcheck.stages.members import Run, Scope
 from featcheck.stages.resolve import Resolved, ResolverModel
 from featcheck.suggest import FeatureSearch
 from featcheck.workspace.model import Package, PackageRef
 from featcheck.workspace.names import same_crate
 from featcheck.workspace.workspace import Workspace, parse_metadata
+
+
+class Placed(NamedTuple):
+    findings: list[Finding]
+    unsearched: list[Finding]
+    """The deferred findings among them placed without a fix search (see the module's text)."""
 
 
 def place(
@@ -32,9 +49,12 @@ def place(
     resolved: Resolved,
     flagged: list[Flagged],
     root: Path,
-) -> list[Finding]:
+    *,
+    lazy: bool = True,
+) -> Placed:
     """A finding for each detection, in the same order, but those a library leaves to its
-    users on purpose (`offered_by_library`); locations relative to `root`."""
+    users on purpose (`offered_by_library`); locations relative to `root`. `lazy`: covered
+    deferred detections get no fix search."""
     options, (model, builds) = run.options, resolved
     locator = Locator(scope.metadata, root, run.manifests)
     search = FeatureSearch(model.metadata)
@@ -63,7 +83,7 @@ def place(
     placer = FindingPlacer(
         locator,
         Explainer(scope.metadata, search, locator, base_builds, sides_unify=model.resolver == 1),
-        FixSearch(
+        CoveredFirst(
             scope.metadata,
             locator,
             search,
@@ -72,6 +92,7 @@ def place(
             still_flagged,
             cargo_checks_new_packages=options.check_new_packages and not options.no_exec,
             backends=backends_of(r for rules in scope.rules_of.values() for r in rules),
+            covers=_covers(flagged) if lazy else frozenset(),
         ),
         overlay,
         confirm=options.confirm_fixes and not options.no_exec,
@@ -81,10 +102,66 @@ def place(
         deadline=run.deadline,
     )
     try:
-        return placer.place_all(flagged)
+        findings = placer.place_all(flagged)
     finally:
         if overlay is not None:
             overlay.close()
+    assert isinstance(placer.search, CoveredFirst)
+    skipped = placer.search.skipped
+    unsearched = [
+        finding
+        for item, finding in zip(flagged, findings, strict=True)
+        if _cover_keys(item) & skipped
+    ]
+    return Placed(findings, unsearched)
+
+
+_Cover = tuple[str, str, FeatureSelection, PackageRef, str]
+"""A build's (member id, target, configuration), a package and one of its features."""
+
+
+def _cover_keys(item: Flagged) -> frozenset[_Cover]:
+    """The covers a deferred detection waits for (empty for one not deferred)."""
+    node, place = item.detection.node, (item.member.id, item.target, item.selection)
+    return frozenset((*place, node.package, f) for f in item.detection.deferred_to)
+
+
+def _covers(flagged: Sequence[Flagged]) -> frozenset[_Cover]:
+    """What each detection that is not deferred covers: its feature of its package in its
+    build."""
+    return frozenset(
+        (item.member.id, item.target, item.selection, item.detection.node.package, feature)
+        for item in flagged
+        if item.rule.kind is Kind.MISSING and not item.detection.deferred_to
+        for feature in (item.detection.feature,)
+        if feature
+    )
+
+
+@dataclass
+class CoveredFirst(FixSearch):
+    """The fix search, but none for a deferred detection another detection of the same build
+    covers (`covers`): those asked are kept in `skipped`."""
+
+    covers: frozenset[_Cover] = frozenset()
+    skipped: set[_Cover] = field(default_factory=set)
+
+    def find(
+        self,
+        member: Package,
+        target: str,
+        selection: FeatureSelection,
+        cfg: TargetCfg,
+        backend: Node,
+        wanted: tuple[str, ...],
+        affected: Sequence[Package],
+        excused: frozenset[str] = frozenset(),
+    ) -> Outcome:
+        keys = {(member.id, target, selection, backend.package, f) for f in excused}
+        if keys & self.covers:
+            self.skipped.update(keys)
+            return Outcome(None, None, ())
+        return super().find(member, target, selection, cfg, backend, wanted, affected, excused)
 
 
 def offered_by_library(scope: Scope, search: FeatureSearch, item: Flagged) -> bool:
@@ -113,6 +190,19 @@ def offered_by_library(scope: Scope, search: FeatureSearch, item: Flagged) -> bo
 
 
 def _still_flagged(scope: Scope, model: ResolverModel) -> StillFlagged:
+    rules_for: dict[tuple[str, str], list[Rule]] = {}
+
+    def rules_of(member: Package, crate: str) -> list[Rule]:
+        """The member's rules for the crate: asked for every candidate of every finding."""
+        known = rules_for.get((member.id, crate))
+        if known is None:
+            known = rules_for[(member.id, crate)] = [
+                rule
+                for rule in scope.rules_of[member.id]
+                if any(same_crate(c.name, crate) for c in rule.crates)
+            ]
+        return known
+
     def still_flagged(
         member: Package,
         target: str,
@@ -125,9 +215,8 @@ def _still_flagged(scope: Scope, model: ResolverModel) -> StillFlagged:
         view = BuildView(graph, (next(graph.nodes()),), target=target, cfg=model.cfgs[target])
         return any(
             d.node.package == package and d.feature not in excused
-            for rule in scope.rules_of[member.id]
-            if any(same_crate(c.name, package.name) for c in rule.crates)
-            and skipped_for_target(rule, view) is None
+            for rule in rules_of(member, package.name)
+            if skipped_for_target(rule, view) is None
             for d in detect(rule, view)
         )
 

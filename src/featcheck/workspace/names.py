@@ -9,9 +9,13 @@ cargo prints.
 
 from __future__ import annotations
 
+import functools
 
+
+@functools.cache
 def crate_key(name: str) -> str:
-    """`name` as crates.io compares it: `_` read as `-`, case ignored."""
+    """`name` as crates.io compares it: `_` read as `-`, case ignored. (Kept per name: the
+    rules and the fix search compare every package of every build they look at.)"""
     return name.replace("_", "-").lower()
 
 
