@@ -60,19 +60,7 @@ def place(
     search = FeatureSearch(model.metadata)
     flagged = [item for item in flagged if not offered_by_library(scope, search, item)]
     still_flagged = _still_flagged(scope, model)
-    overlay = (
-        None
-        if options.no_exec or not options.check_new_packages
-        else OverlayCheck(
-            scope.metadata.root,
-            _copy_metadata(run, scope.dependency_features),
-            model.cfgs,
-            model.host,
-            model.resolver,
-            still_flagged,
-            model.unify_workspace,
-        )
-    )
+    overlay = _overlay(run, scope, model, still_flagged)
     # The chain compares members' builds: each member's base configuration stands for it.
     base_builds = {
         (m.id, t): builds[(m.id, t, plan.selections[m.id][0])].graph
@@ -114,6 +102,23 @@ def place(
         if _cover_keys(item) & skipped
     ]
     return Placed(findings, unsearched)
+
+
+def _overlay(
+    run: Run, scope: Scope, model: ResolverModel, still_flagged: StillFlagged
+) -> OverlayCheck | None:
+    """cargo's check of the fixes that add packages, where cargo may run and is asked to."""
+    if run.options.no_exec or not run.options.check_new_packages:
+        return None
+    return OverlayCheck(
+        scope.metadata.root,
+        _copy_metadata(run, scope.dependency_features),
+        model.cfgs,
+        model.host,
+        model.resolver,
+        still_flagged,
+        model.unify_workspace,
+    )
 
 
 _Cover = tuple[str, str, FeatureSelection, PackageRef, str]
