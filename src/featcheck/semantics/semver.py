@@ -9,6 +9,7 @@ refuses to convert more than 4,300 digits).
 
 from __future__ import annotations
 
+import functools
 import re
 
 _COMPARATOR = re.compile(
@@ -35,6 +36,9 @@ def _number(digits: str) -> int | None:
     return value if value <= U64_MAX else None
 
 
+# A graph's walk orders every node's children by version, again for each build the fix search
+# resolves: a workspace holds a few hundred versions, read once each.
+@functools.cache
 def parse_version(text: str) -> Version | None:
     """Read `1.2.3` or `1.2.3-pre.1`; None if it is not a semver version cargo can hold."""
     match = _VERSION.match(text.strip())
