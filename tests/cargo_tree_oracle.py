@@ -58,13 +58,16 @@ def run_featcheck_resolved_by(resolver: str, *args: str) -> subprocess.Completed
 
 @contextlib.contextmanager
 def cargo_resolves() -> Iterator[None]:
-    """In this block, every audit of this process asks cargo tree for its builds."""
-    saved = pipeline.resolve
+    """In this block, every audit of this process asks cargo tree for its builds. The audit of
+    cargo's last answer, done while cargo works, is not made: it refuses processes on its own
+    thread only, and the cargo tree calls run on others."""
+    saved = pipeline.resolve, pipeline._audit_ahead
     pipeline.resolve = resolve_by_cargo_tree
+    pipeline._audit_ahead = lambda *_: None
     try:
         yield
     finally:
-        pipeline.resolve = saved
+        pipeline.resolve, pipeline._audit_ahead = saved
 
 
 def resolve_by_cargo_tree(run: Run, scope: Scope, plan: ConfigurationPlan) -> Resolved:

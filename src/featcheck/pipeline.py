@@ -10,6 +10,8 @@ from pathlib import Path
 from featcheck import audit
 from featcheck.audit import Started, cargo_source, started_audit
 from featcheck.boundary import TrustContext
+from featcheck.cargo.last_answer import LastAnswer
+from featcheck.cargo.process import ProcessRefused, refusing_processes
 from featcheck.deadline import READING, READING_HINT, Deadline
 from featcheck.errors import FeatcheckError
 from featcheck.featureset import AuditOptions
@@ -47,7 +49,7 @@ def audit_project(
 def audit_started(started: Started, meanwhile: Callable[[], object] | None = None) -> AuditResult:
     """The audit once cargo is working on its metadata: what does not need the answer is done
     while it works (the manifest read, a broken one getting featcheck's one-line error, not
-    cargo's; rustc asked for the targets' cfg), then the rest.
+    cargo's; rustc asked for the targets' cfg; the last answer's audit), then the rest.
 
     A `--no-exec` audit is all featcheck's own work, reading the checkout included: its
     budget runs from its start, and holds inside any one long call too (deadline.py)."""
@@ -69,22 +71,54 @@ def _audit_started(
         if meanwhile is not None:
             meanwhile()
         _warm_target_cfgs(source, options.targets)
+        pending.read_last_answer(LastAnswer.of_command)
+        ahead = _audit_ahead(pending.last_answer, started, manifests)
         metadata = pending.result(parse_metadata)
     finally:
         pending.cancel()
     if audit.KEPT_UNTIL_EXIT is not None:
         audit.KEPT_UNTIL_EXIT.append(metadata)
-    result = audit_workspace(
-        manifest,
-        started.options,
-        source,
-        metadata,
-        manifests,
-        all_features=all_features,
-        deadline=deadline,
-    )
+    try:
+        if ahead is not None and ahead[0] is metadata:  # cargo answered the same again
+            result = ahead[1]
+        else:
+            result = audit_workspace(
+                manifest,
+                started.options,
+                source,
+                metadata,
+                manifests,
+                all_features=all_features,
+                deadline=deadline,
+            )
+    finally:
+        pending.settle()
     # Resolution in memory keeps Cargo.lock's versions; cargo rewrote a stale one first.
     return out_of_date(result) if lockfile is not None and lockfile.out_of_date() else result
+
+
+def _audit_ahead(
+    known: Workspace | None, started: Started, manifests: ManifestCache
+) -> tuple[Workspace, AuditResult] | None:
+    """While cargo works: the audit of the answer it gave last time (see last_answer.py),
+    which stands only if cargo now answers exactly the same. Given up (None) where it would
+    start a process (cargo to confirm a fix, say) or fails in any way: the audit after cargo's
+    answer then does it all, and raises what there is to raise."""
+    if known is None:
+        return None
+    try:
+        with refusing_processes():
+            result = audit_workspace(
+                started.manifest,
+                started.options,
+                started.source,
+                known,
+                manifests,
+                all_features=started.all_features,
+            )
+    except (ProcessRefused, Exception):
+        return None
+    return known, result
 
 
 def _warm_target_cfgs(source: MetadataSource, targets: tuple[str, ...]) -> None:

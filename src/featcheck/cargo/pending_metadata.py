@@ -1,26 +1,31 @@
 """A `cargo metadata` answer on its way: what the audit does while cargo works, and the answer.
 
-This module loads before cargo starts, so it knows the workspace model by its type only:
-whoever takes the answer, after cargo has started, hands in the parser (`pipeline.py`).
-Importing it here would bring `dataclasses` onto the path the user waits for before cargo
-starts.
+This module loads before cargo starts, so it knows the workspace model and the last audit's
+answer (last_answer.py) by their types only: whoever takes the answer, after cargo has started,
+hands in the parser and the reader of the kept answer (pipeline.py). Importing them here
+would bring `dataclasses` and `hashlib` onto the path the user waits for before cargo starts
+(about 30 ms, measured with cargo's start as the mark).
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from featcheck.cargo.process import ProcessOutput, RunningProcess
 from featcheck.errors import FeatcheckError
 
 if TYPE_CHECKING:
+    from featcheck.cargo.last_answer import LastAnswer
     from featcheck.workspace.workspace import Workspace
 
 
 Parse = Callable[[str], "Workspace"]
 """cargo's JSON answer as the workspace model (`workspace.parse_metadata`)."""
+OpenLastAnswer = Callable[[Path | None, Sequence[str]], "LastAnswer | None"]
+"""The kept answer of a command line in a cache directory (`LastAnswer.of_command`)."""
 
 
 class PendingMetadata:
@@ -28,18 +33,40 @@ class PendingMetadata:
 
     def __init__(
         self,
-        answer: Callable[[Parse], Workspace],
+        answer: Callable[[LastAnswer | None, Parse], Workspace],
         cancel: Callable[[], None] | None = None,
+        last_answer: Callable[[OpenLastAnswer], LastAnswer | None] | None = None,
     ) -> None:
-        self._answer: Callable[[Parse], Workspace] | None = answer
+        self._answer: Callable[[LastAnswer | None, Parse], Workspace] | None = answer
         self._cancel = cancel
+        self._last_answer = last_answer
+        self._last: LastAnswer | None = None
+
+    def read_last_answer(self, open_last: OpenLastAnswer) -> None:
+        """While cargo works: read and parse what it answered at the project's last audit
+        (see last_answer.py), so that the same answer again needs no parsing."""
+        if self._last_answer is not None and self._last is None:
+            self._last = self._last_answer(open_last)
+            if self._last is not None:
+                self._last.read()
+
+    @property
+    def last_answer(self) -> Workspace | None:
+        """The last audit's answer, parsed by `read_last_answer` (None without one). `result()`
+        returns this very object when cargo answers the same again."""
+        return self._last.metadata if self._last is not None else None
 
     def result(self, parse: Parse) -> Workspace:
         """The metadata, once cargo has answered, read by `parse`; its failure as a
         FeatcheckError."""
         assert self._answer is not None, "the metadata was taken or cancelled already"
         answer, self._answer = self._answer, None
-        return answer(parse)
+        return answer(self._last, parse)
+
+    def settle(self) -> None:
+        """Wait for the answer to be kept for the next audit (before the process ends)."""
+        if self._last is not None:
+            self._last.settle()
 
     def cancel(self) -> None:
         """Stop cargo: the audit ended before it needed the answer."""
@@ -50,26 +77,35 @@ class PendingMetadata:
 
 def pending_cargo_metadata(
     running: RunningProcess,
+    arguments: Sequence[str],
+    cache: Path | None,
     finish: Callable[[RunningProcess], ProcessOutput],
     failure: Callable[[ProcessOutput], FeatcheckError],
 ) -> PendingMetadata:
-    """The answer of the started `cargo metadata`: `finish` waits for its output, `failure`
-    is the error of a failed one."""
+    """The answer of the started `cargo ARGUMENTS` (`metadata`): `finish` waits for its
+    output, `failure` is the error of a failed one. Its last answer is kept in `cache`."""
 
-    def answer(parse_metadata: Parse) -> Workspace:
+    def answer(last: LastAnswer | None, parse_metadata: Parse) -> Workspace:
         # cargo prints its one line of JSON, then takes ~10 ms to free what it built and
-        # exit: the line is parsed meanwhile, and used only if cargo then succeeds having
-        # printed nothing more.
+        # exit: the line is read meanwhile (or found equal to the last audit's, parsed
+        # already), and kept only if cargo then succeeds having printed nothing more.
         line = running.stdout_once_a_line_ends()
         early: Workspace | None = None
         if line is not None:
-            with contextlib.suppress(FeatcheckError):
-                early = parse_metadata(line)
+            early = last.matching(line) if last is not None else None
+            if early is None:
+                with contextlib.suppress(FeatcheckError):
+                    early = parse_metadata(line)
         output = finish(running)
         if output.returncode != 0:
             raise failure(output)
         if early is not None and line is output.stdout:  # nothing printed after the line
+            if last is not None:
+                last.keep(output.stdout)
             return early
         return parse_metadata(output.stdout)
 
-    return PendingMetadata(answer, running.cancel)
+    def last_answer(open_last: OpenLastAnswer) -> LastAnswer | None:
+        return open_last(cache, arguments)
+
+    return PendingMetadata(answer, running.cancel, last_answer)

@@ -185,6 +185,8 @@ class CargoRunner:
             raise
         return pending_cargo_metadata(
             running,
+            args,
+            self._prepared().cache,
             self._finish,
             lambda output: failure_error("cargo metadata", output.stderr),
         )

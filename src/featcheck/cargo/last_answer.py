@@ -1,0 +1,106 @@
+"""The text `cargo metadata` printed at a project's last audit, parsed again while cargo works.
+
+Parsing burn's 2.4 MB of metadata takes ~12 ms once cargo has answered, on the path the user
+waits on. Between two audits of a project the answer rarely changes (a manifest, the lockfile
+or the toolchain must change first; cargo's target directory, which it prints too, is
+featcheck's own): so the last answer is kept in the user cache, read and parsed while cargo
+works, and used only when cargo prints exactly that text again. Nothing of it ever stands in
+for cargo's answer: a byte that differs, and cargo's own answer is parsed as before.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import threading
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from featcheck.errors import FeatcheckError
+from featcheck.fileio import replace_cache_file
+from featcheck.workspace.workspace import Workspace, parse_metadata
+
+MAX_KEPT = 8
+"""Answers kept, one per project and command line: the oldest written go first."""
+
+MAX_BYTES = 64 << 20
+"""A larger answer is not kept (parsing it could outlast cargo's own work)."""
+
+
+class LastAnswer:
+    """One command line's kept answer: `read()` while cargo works, `matching()` once it has
+    answered, `keep()` when it answered something else."""
+
+    def __init__(self, file: Path) -> None:
+        self.file = file
+        self._text: str | None = None
+        self._metadata: Workspace | None = None
+        self._writer: threading.Thread | None = None
+
+    @classmethod
+    def of_command(cls, cache: Path | None, arguments: Sequence[str]) -> LastAnswer | None:
+        """The kept answer of `cargo ARGUMENTS` (which name the manifest by its absolute path);
+        None without a user cache (or one the checkout could have written)."""
+        if cache is None:
+            return None
+        key = hashlib.sha256("\0".join(arguments).encode("utf-8", "surrogatepass"))
+        return cls(cache / "metadata" / f"{key.hexdigest()[:32]}.json")
+
+    def read(self) -> None:
+        """Read and parse the kept answer; nothing when there is none, or none usable."""
+        with contextlib.suppress(OSError, ValueError, FeatcheckError):
+            if self.file.stat().st_size > MAX_BYTES:
+                return
+            text = self.file.read_text(encoding="utf-8")
+            self._metadata = parse_metadata(text)
+            self._text = text
+
+    @property
+    def metadata(self) -> Workspace | None:
+        """The kept answer, parsed (None when there is none, or once it did not match)."""
+        return self._metadata
+
+    def matching(self, text: str) -> Workspace | None:
+        """The parsed answer when cargo printed exactly the kept text; None otherwise (and the
+        kept document is let go)."""
+        if self._text is not None and text == self._text:
+            return self._metadata
+        self._metadata = None
+        return None
+
+    def keep(self, text: str) -> None:
+        """Keep `text` for the next audit, unless it is what was kept. Written in the
+        background (the audit goes on meanwhile; `settle()` waits for it), atomically."""
+        if text == self._text or len(text) > MAX_BYTES:
+            return
+        self._writer = threading.Thread(target=self._write, args=(text,), daemon=True)
+        self._writer.start()
+
+    def settle(self) -> None:
+        """Wait until what `keep()` writes is written (the process may end right after)."""
+        if self._writer is not None:
+            self._writer.join()
+            self._writer = None
+
+    def _write(self, text: str) -> None:
+        if replace_cache_file(self.file, text):
+            _forget_beyond(self.file.parent, MAX_KEPT)
+
+
+def _forget_beyond(directory: Path, count: int) -> None:
+    """Remove all but the `count` answers written last, and what a killed writer left."""
+    with contextlib.suppress(OSError):
+        answers: list[tuple[float, str]] = []
+        abandoned: list[str] = []
+        for entry in os.scandir(directory):
+            modified = entry.stat().st_mtime
+            if entry.name.startswith("."):  # a writer's temporary file
+                if modified < time.time() - 3600:
+                    abandoned.append(entry.path)
+            elif entry.name.endswith(".json"):
+                answers.append((modified, entry.path))
+        for path in [*abandoned, *(path for _, path in sorted(answers)[:-count])]:
+            with contextlib.suppress(OSError):
+                os.unlink(path)

@@ -1,0 +1,152 @@
+"""cargo's last metadata answer, parsed while cargo works, stands in only for the same text."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from support import REPO, WORKSPACES, run_featcheck, trust_of
+
+from featcheck.cargo import last_answer as last_answer_module
+from featcheck.cargo.last_answer import MAX_KEPT, LastAnswer
+from featcheck.cargo.runner import CargoRunner
+from featcheck.workspace import workspace as metadata_module
+from featcheck.workspace.workspace import Workspace
+
+CRATES = REPO / "crates"
+
+
+def _copy(crate: str, into: Path) -> Path:
+    project = into / crate
+    shutil.copytree(CRATES / crate, project, ignore=shutil.ignore_patterns("target"))
+    return project
+
+
+def _kept(cache: Path) -> list[Path]:
+    return sorted((cache / "featcheck" / "metadata").glob("*.json"))
+
+
+def test_an_answer_that_differs_from_the_kept_one_is_cargos(
+    tmp_path: Path, offline_cargo_for: Callable[..., Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The kept answer of a project is replaced by another valid one, whose verdict differs
+    (the clean crate's): the audit still reports what cargo answers now, and keeps that."""
+    flagged = _copy("pitb-exec-cpu", tmp_path)
+    clean = _copy("pitb-exec-cpu-simd", tmp_path)
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("XDG_CACHE_HOME", str(cache))
+
+    offline_cargo_for(clean)
+    first = run_featcheck(str(clean), "--format", "json")
+    assert first.returncode == 0, first.stderr
+    [clean_answer] = _kept(cache)
+    clean_text = clean_answer.read_text()
+
+    offline_cargo_for(flagged)
+    fresh = run_featcheck(str(flagged), "--format", "json")
+    assert fresh.returncode == 1, fresh.stderr
+    [flagged_answer] = [p for p in _kept(cache) if p != clean_answer]
+    flagged_text = flagged_answer.read_text()
+    again = run_featcheck(str(flagged), "--format", "json")
+    assert again.stdout == fresh.stdout  # the kept answer, equal to cargo's, parsed early
+
+    flagged_answer.write_text(clean_text)
+    planted = run_featcheck(str(flagged), "--format", "json")
+    assert planted.returncode == 1, planted.stderr
+    assert planted.stdout == fresh.stdout
+    assert [f["code"] for f in json.loads(planted.stdout)["findings"]] == ["FC001"]
+    assert flagged_answer.read_text() == flagged_text  # cargo's answer is kept again
+
+
+def test_the_same_answer_is_not_parsed_again(
+    tmp_path: Path, offline_cargo_for: Callable[..., Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The second time, the text parsed while cargo worked stands in for cargo's equal one:
+    nothing is parsed once cargo has answered."""
+    project = _copy("pitb-exec-cpu-simd", tmp_path)
+    offline_cargo_for(project)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    parsed: list[int] = []
+    parse = metadata_module.parse_metadata
+
+    def counting(text: str) -> Workspace:
+        parsed.append(len(text))
+        return parse(text)
+
+    monkeypatch.setattr(last_answer_module, "parse_metadata", counting)
+
+    def audit() -> tuple[int, int, Workspace]:
+        parsed.clear()
+        pending = CargoRunner(project, trust=trust_of(project)).start_metadata(
+            project / "Cargo.toml"
+        )
+        pending.read_last_answer(LastAnswer.of_command)
+        before_the_answer = len(parsed)
+        metadata = pending.result(counting)
+        pending.settle()
+        return before_the_answer, len(parsed), metadata
+
+    assert audit()[:2] == (0, 1)  # nothing kept yet: cargo's answer is parsed when it comes
+    early, total, metadata = audit()
+    assert (early, total) == (1, 1)
+    assert [p.name for p in metadata.members] == ["pitb-exec-cpu-simd"]
+
+
+def test_an_unreadable_kept_answer_is_none(tmp_path: Path) -> None:
+    last = LastAnswer(tmp_path / "answer.json")
+    last.read()  # missing
+    assert last.matching("{}") is None
+    (tmp_path / "answer.json").write_text('{"packages": [')
+    last.read()  # not metadata
+    assert last.matching('{"packages": [') is None
+
+
+def test_only_the_answers_written_last_are_kept(tmp_path: Path) -> None:
+    for index in range(MAX_KEPT + 3):
+        last = LastAnswer(tmp_path / f"{index:02}.json")
+        last.keep(f"answer {index}\n")
+        last.settle()
+    kept = sorted(p.name for p in tmp_path.iterdir())
+    assert len(kept) == MAX_KEPT
+    assert "00.json" not in kept
+    assert f"{MAX_KEPT + 2:02}.json" in kept
+
+
+def test_an_audit_that_needs_cargo_again_is_not_done_ahead(
+    tmp_path: Path, offline_cargo_for: Callable[..., Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With cargo's answer known, the audit is done while cargo works; one that must ask cargo
+    once more (here: a fix whose new dependency cargo confirms in a copy) is given up there and
+    done after cargo's answer, as without a kept answer: the same diff, not an unconfirmed one."""
+    project = tmp_path / "app"
+    shutil.copytree(WORKSPACES / "shape-g-new-dependency", project)
+    offline_cargo_for(project)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    # app is a library: its finding is info, and so is the fix's level here.
+    first = run_featcheck(str(project), "--diff", "--fix-level", "info")
+    assert first.returncode == 1, first.stderr
+    assert "+matrixmultiply = " in first.stdout
+    again = run_featcheck(str(project), "--diff", "--fix-level", "info")
+    assert (again.returncode, again.stdout, again.stderr) == (1, first.stdout, first.stderr)
+
+
+def test_without_a_usable_user_cache_the_audit_is_the_same(
+    tmp_path: Path, offline_cargo_for: Callable[..., Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where featcheck's cache cannot be made (here the cache home is a file), cargo keeps
+    nothing and no answer is kept: the audit is the same, twice."""
+    project = _copy("pitb-exec-cpu", tmp_path)
+    offline_cargo_for(project)
+    cache_home = tmp_path / "not-a-directory"
+    cache_home.write_text("")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(cache_home))
+    runs = [run_featcheck(str(project), "--format", "json") for _ in range(2)]
+    for done in runs:
+        assert done.returncode == 1, done.stderr
+        assert "Traceback" not in done.stderr
+    assert runs[0].stdout == runs[1].stdout
+    assert [f["code"] for f in json.loads(runs[0].stdout)["findings"]] == ["FC001"]
+    assert not (project / "target").exists()
