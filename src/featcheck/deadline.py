@@ -24,7 +24,7 @@ from types import FrameType
 
 from featcheck.errors import FeatcheckError
 
-_HINT = (
+TIMEOUT_HINT = (
     "audit fewer configurations (each-feature, configurations) or members (-p), or raise --timeout"
 )
 READING = "reading the checkout (--no-exec)"
@@ -39,23 +39,23 @@ class Deadline:
         self.seconds = seconds
         self._clock = clock
         self._end = clock() + seconds
-        self._step = ("featcheck's own work", _HINT)
+        self._step = ("featcheck's own work", TIMEOUT_HINT)
         """The step checked last: what an alarm names (`bounding`)."""
 
-    def check(self, doing: str, hint: str = _HINT) -> None:
+    def check(self, doing: str, hint: str = TIMEOUT_HINT) -> None:
         """Raise a FeatcheckError when the budget is spent; `doing` names the step."""
         self._step = (doing, hint)
         if self._clock() > self._end:
             raise self.spent(doing, hint)
 
-    def spent(self, doing: str, hint: str = _HINT) -> FeatcheckError:
+    def spent(self, doing: str, hint: str = TIMEOUT_HINT) -> FeatcheckError:
         """The one line that says the budget is spent on `doing`."""
         return FeatcheckError(
             f"{doing} did not finish within {self.seconds:g} s (--timeout): {hint}"
         )
 
     @contextmanager
-    def bounding(self, doing: str, hint: str = _HINT) -> Iterator[None]:
+    def bounding(self, doing: str, hint: str = TIMEOUT_HINT) -> Iterator[None]:
         """The block, stopped where it is once the budget is spent, even inside one long
         call: an alarm (SIGALRM) at the deadline raises the `spent` error there, naming the
         step checked last. Once the alarm has gone off, whatever leaves the block (a reader

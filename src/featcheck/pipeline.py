@@ -11,8 +11,9 @@ from featcheck import audit
 from featcheck.audit import Started, cargo_source, started_audit
 from featcheck.boundary import TrustContext
 from featcheck.cargo.last_answer import LastAnswer
+from featcheck.cargo.pending_metadata import PendingMetadata
 from featcheck.cargo.process import ProcessRefused, refusing_processes
-from featcheck.deadline import READING, READING_HINT, Deadline
+from featcheck.deadline import READING, READING_HINT, TIMEOUT_HINT, Deadline
 from featcheck.errors import FeatcheckError
 from featcheck.featureset import AuditOptions
 from featcheck.locate import ManifestCache
@@ -72,7 +73,7 @@ def _audit_started(
             meanwhile()
         _warm_target_cfgs(source, options.targets)
         pending.read_last_answer(LastAnswer.of_command)
-        ahead = _audit_ahead(pending.last_answer, started, manifests)
+        ahead = _audit_ahead(pending, started, manifests)
         metadata = pending.result(parse_metadata)
     finally:
         pending.cancel()
@@ -97,13 +98,34 @@ def _audit_started(
     return out_of_date(result) if lockfile is not None and lockfile.out_of_date() else result
 
 
+class _AnsweredOtherwise(Exception):
+    """cargo answered other than last time: the audit ahead of its answer stops."""
+
+
+class _UntilCargoAnswersOtherwise(Deadline):
+    """The audit's budget, spent early once cargo has answered other than last time: checked
+    between findings and rules, so a long audit ahead (a large workspace's fix search) stops
+    there instead of running on before the audit that counts."""
+
+    def __init__(self, seconds: float, pending: PendingMetadata) -> None:
+        super().__init__(seconds)
+        self._pending = pending
+
+    def check(self, doing: str, hint: str = TIMEOUT_HINT) -> None:
+        if self._pending.answered_otherwise():
+            raise _AnsweredOtherwise
+        super().check(doing, hint)
+
+
 def _audit_ahead(
-    known: Workspace | None, started: Started, manifests: ManifestCache
+    pending: PendingMetadata, started: Started, manifests: ManifestCache
 ) -> tuple[Workspace, AuditResult] | None:
     """While cargo works: the audit of the answer it gave last time (see last_answer.py),
     which stands only if cargo now answers exactly the same. Given up (None) where it would
-    start a process (cargo to confirm a fix, say) or fails in any way: the audit after cargo's
-    answer then does it all, and raises what there is to raise."""
+    start a process (cargo to confirm a fix, say), once cargo has answered otherwise, or where
+    it fails in any way: the audit after cargo's answer then does it all, and raises what
+    there is to raise."""
+    known = pending.last_answer
     if known is None:
         return None
     try:
@@ -115,6 +137,7 @@ def _audit_ahead(
                 known,
                 manifests,
                 all_features=started.all_features,
+                deadline=_UntilCargoAnswersOtherwise(started.options.timeout, pending),
             )
     except (ProcessRefused, Exception):
         return None

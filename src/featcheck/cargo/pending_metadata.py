@@ -36,10 +36,12 @@ class PendingMetadata:
         answer: Callable[[LastAnswer | None, Parse], Workspace],
         cancel: Callable[[], None] | None = None,
         last_answer: Callable[[OpenLastAnswer], LastAnswer | None] | None = None,
+        answered_otherwise: Callable[[LastAnswer | None], bool] | None = None,
     ) -> None:
         self._answer: Callable[[LastAnswer | None, Parse], Workspace] | None = answer
         self._cancel = cancel
         self._last_answer = last_answer
+        self._answered_otherwise = answered_otherwise
         self._last: LastAnswer | None = None
 
     def read_last_answer(self, open_last: OpenLastAnswer) -> None:
@@ -55,6 +57,15 @@ class PendingMetadata:
         """The last audit's answer, parsed by `read_last_answer` (None without one). `result()`
         returns this very object when cargo answers the same again."""
         return self._last.metadata if self._last is not None else None
+
+    def answered_otherwise(self) -> bool:
+        """Whether cargo has answered already, and not what it answered at the last audit:
+        an audit ahead of that answer is then wasted, and only delays the one that counts."""
+        return (
+            self._answered_otherwise is not None
+            and self._answer is not None
+            and self._answered_otherwise(self._last)
+        )
 
     def result(self, parse: Parse) -> Workspace:
         """The metadata, once cargo has answered, read by `parse`; its failure as a
@@ -108,4 +119,10 @@ def pending_cargo_metadata(
     def last_answer(open_last: OpenLastAnswer) -> LastAnswer | None:
         return open_last(cache, arguments)
 
-    return PendingMetadata(answer, running.cancel, last_answer)
+    def answered_otherwise(last: LastAnswer | None) -> bool:
+        if not running.has_answered():
+            return False
+        line = running.stdout_once_a_line_ends()
+        return last is None or line is None or last.matching(line) is None
+
+    return PendingMetadata(answer, running.cancel, last_answer, answered_otherwise)

@@ -148,6 +148,11 @@ class RunningProcess:
         self._process.wait(timeout=max(deadline - time.monotonic(), 0.001))
         return b"".join(printed), b"".join(complained)
 
+    def has_answered(self) -> bool:
+        """Whether its output so far ends a line, or it ended: `stdout_once_a_line_ends`
+        would not wait."""
+        return self._line_or_end.is_set()
+
     def stdout_once_a_line_ends(self) -> str | None:
         """What the command printed once its output so far ends a line (cargo metadata prints
         one line of JSON, then frees what it built and exits: 10 ms in which the caller can
