@@ -119,10 +119,14 @@ def pending_cargo_metadata(
     def last_answer(open_last: OpenLastAnswer) -> LastAnswer | None:
         return open_last(cache, arguments)
 
+    verdict: list[bool] = []  # once cargo has answered, compared with the kept answer once
+
     def answered_otherwise(last: LastAnswer | None) -> bool:
-        if not running.has_answered():
-            return False
-        line = running.stdout_once_a_line_ends()
-        return last is None or line is None or last.matching(line) is None
+        if not verdict:
+            if not running.has_answered():
+                return False
+            line = running.stdout_once_a_line_ends()
+            verdict.append(last is None or line is None or last.matching(line) is None)
+        return verdict[0]
 
     return PendingMetadata(answer, running.cancel, last_answer, answered_otherwise)
