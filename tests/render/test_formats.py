@@ -32,7 +32,7 @@ def _result(tmp_path: Path) -> AuditResult:
 
 def _rendered(name: str, result: AuditResult, options: RenderOptions) -> str:
     stream = io.StringIO()
-    render.renderer(name, options).render(result, stream)
+    render.renderer(name, options)(result, stream)
     return _same_token(stream.getvalue())
 
 

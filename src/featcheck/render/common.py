@@ -23,9 +23,9 @@ from __future__ import annotations
 
 import functools
 import hashlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
-from typing import NamedTuple, Protocol, TextIO, TypeVar
+from typing import NamedTuple, TextIO, TypeVar
 
 from featcheck.featureset import FeatureSelection
 from featcheck.render.safe_text import printable
@@ -342,12 +342,9 @@ def _distinct(values: Iterable[_T]) -> tuple[_T, ...]:
     return tuple(dict.fromkeys(values))
 
 
-class Renderer(Protocol):
-    """Writes one audit's report. What a format needs besides the result (verbosity, colour,
-    width, the CI environment) it is given when made, never per call."""
-
-    def render(self, result: AuditResult, out: TextIO) -> None:
-        """Write the whole report for `result` to `out`."""
+Renderer = Callable[[AuditResult, TextIO], object]
+"""Writes one audit's report. What a format needs besides the result (verbosity, colour,
+width, the CI environment) it is given when made, never per call."""
 
 
 class RenderOptions(NamedTuple):

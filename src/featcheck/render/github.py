@@ -32,6 +32,7 @@ from urllib.parse import quote
 
 from featcheck.render.common import (
     FindingGroup,
+    Renderer,
     RenderOptions,
     builds_of_group,
     count_line,
@@ -329,17 +330,6 @@ def write_github(
     )
 
 
-class GithubRenderer:
-    """`--format github`: annotations, and the job summary where `environ` (os.environ by
-    default) names its file."""
-
-    def __init__(self, environ: Mapping[str, str] | None = None) -> None:
-        self.environ = environ
-
-    def render(self, result: AuditResult, out: TextIO) -> None:
-        write_github(result, out, self.environ)
-
-
-def renderer(options: RenderOptions) -> GithubRenderer:
+def renderer(options: RenderOptions) -> Renderer:
     """The GitHub Actions renderer, as `featcheck.render.FORMATS` names it."""
-    return GithubRenderer()
+    return write_github

@@ -6,12 +6,12 @@ and bumps SCHEMA_VERSION (3: files are relative to the report root, not the audi
 
 from __future__ import annotations
 
-from typing import Any, TextIO
+from typing import Any
 
 from featcheck import __version__
 from featcheck.comparison.baseline import fingerprint
 from featcheck.fix_words import fix_words
-from featcheck.render.common import RenderOptions, group_findings
+from featcheck.render.common import Renderer, RenderOptions, group_findings
 from featcheck.render.safe_text import json_document
 from featcheck.report import AuditResult, Comparison, Cost, Finding, Fix
 from featcheck.severity import Severity
@@ -164,13 +164,6 @@ def render_json(result: AuditResult) -> str:
     return json_document(document) + "\n"
 
 
-class JsonRenderer:
-    """`--format json` (it takes no options: the document always carries everything)."""
-
-    def render(self, result: AuditResult, out: TextIO) -> None:
-        out.write(render_json(result))
-
-
-def renderer(options: RenderOptions) -> JsonRenderer:
-    """The JSON renderer, as `featcheck.render.FORMATS` names it."""
-    return JsonRenderer()
+def renderer(options: RenderOptions) -> Renderer:
+    """The JSON renderer (it takes no options: the document always carries everything)."""
+    return lambda result, out: out.write(render_json(result))

@@ -19,7 +19,7 @@ import os
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, TextIO
+from typing import Any
 from urllib.parse import quote
 
 from featcheck import __version__
@@ -27,6 +27,7 @@ from featcheck.comparison.baseline import configuration_token, fingerprint
 from featcheck.featureset import FeatureSelection
 from featcheck.render.common import (
     FindingGroup,
+    Renderer,
     RenderOptions,
     build_of,
     builds_of_group,
@@ -263,19 +264,9 @@ def render_sarif(result: AuditResult, environ: Mapping[str, str] | None = None) 
     return json_document(sarif_document(result, environ)) + "\n"
 
 
-class SarifRenderer:
-    """`--format sarif`: paths as the CI environment (`environ`, os.environ by default) says."""
-
-    def __init__(self, environ: Mapping[str, str] | None = None) -> None:
-        self.environ = environ
-
-    def render(self, result: AuditResult, out: TextIO) -> None:
-        out.write(render_sarif(result, self.environ))
-
-
-def renderer(options: RenderOptions) -> SarifRenderer:
+def renderer(options: RenderOptions) -> Renderer:
     """The SARIF renderer, as `featcheck.render.FORMATS` names it."""
-    return SarifRenderer()
+    return lambda result, out: out.write(render_sarif(result))
 
 
 # How a SARIF log is cut for GitHub code scanning: one run per audited target and build

@@ -17,12 +17,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
+from functools import partial
 from itertools import groupby
 from typing import TextIO
 
 from featcheck.fix_words import edit_words, fix_words
 from featcheck.render.common import (
     FindingGroup,
+    Renderer,
     RenderOptions,
     builds_of_group,
     cost_text,
@@ -328,19 +330,7 @@ def _has_details(finding: Finding) -> bool:
     return bool(finding.notes or finding.chain or finding.alternatives or finding.why)
 
 
-class TextRenderer:
-    """The terminal report (`render_text`), or with `quiet` only the findings
-    (`render_findings`)."""
-
-    def __init__(self, options: RenderOptions) -> None:
-        self.options = options
-
-    def render(self, result: AuditResult, out: TextIO) -> None:
-        write = render_findings if self.options.quiet else render_text
-        options = self.options
-        write(result, out, verbose=options.verbose, colour=options.colour, width=options.width)
-
-
-def renderer(options: RenderOptions) -> TextRenderer:
-    """The text renderer, as `featcheck.render.FORMATS` names it."""
-    return TextRenderer(options)
+def renderer(options: RenderOptions) -> Renderer:
+    """The terminal report (`render_text`), or with `quiet` only the findings."""
+    write = render_findings if options.quiet else render_text
+    return partial(write, verbose=options.verbose, colour=options.colour, width=options.width)
