@@ -24,6 +24,7 @@ in the text it encloses. The job summary escapes Markdown and HTML in every cell
 from __future__ import annotations
 
 import os
+from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -65,10 +66,8 @@ LEVELS: Mapping[Severity, str] = {
 
 
 def repository_path(result: AuditResult, location: Location, workspace: str | None) -> str:
-    """The finding's file relative to `workspace` (the repository root) when given and inside it.
-
-    Otherwise the path as the finding gives it: relative to the report root.
-    """
+    """The finding's file relative to `workspace` (the repository root) when given and inside it,
+    else as the finding gives it: relative to the report root."""
     if not workspace:
         return location.file
     full = Path(os.path.normpath(os.path.abspath(result.root / location.file)))
@@ -127,16 +126,11 @@ def render_annotations(
     problems: Iterable[str] = (),
 ) -> str:
     """The workflow commands for `result`, at most ANNOTATIONS_PER_LEVEL per level, then the
-    log text (`problems` as warnings, the notes, the count line) inside stop-commands.
-
-    A cut repeated in several builds is one annotation (render/common.py). When some findings do not
-    fit, a closing `::notice::` says how many; it is a notice itself, so notice-level findings
-    then get one slot fewer and the closing notice is always kept.
-    """
+    log text (`problems` as warnings, the notes, the count line) inside stop-commands. When some
+    findings do not fit, a closing `::notice::` says how many; it is a notice itself, so
+    notice-level findings then get one slot fewer and the closing notice is always kept."""
     groups = group_findings(result.findings)
-    totals = {level: 0 for level in LEVELS}
-    for group in groups:
-        totals[group.lead.severity] += 1
+    totals = Counter(group.lead.severity for group in groups)
     caps = dict.fromkeys(LEVELS, ANNOTATIONS_PER_LEVEL)
     if any(total > ANNOTATIONS_PER_LEVEL for total in totals.values()):
         caps[Severity.INFO] = ANNOTATIONS_PER_LEVEL - 1
@@ -251,10 +245,8 @@ def render_summary(
     links: SourceLinks | None = None,
     budget: int = SUMMARY_LIMIT,
 ) -> str:
-    """The job summary in Markdown: counts, then a table of every finding that fits in `budget`.
-
-    `budget` is in UTF-8 bytes; rows that do not fit are counted in a closing line instead.
-    """
+    """The job summary in Markdown: counts, then a table of every finding that fits in `budget`
+    (UTF-8 bytes); rows that do not fit are counted in a closing line instead."""
     parts = [f"## featcheck: {escape_cell(_audited(result, workspace))}\n\n"]
     parts.append(f"**{escape_cell(count_line(result))}**\n\n")
     for note in result.notes:

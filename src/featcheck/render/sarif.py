@@ -71,43 +71,35 @@ def is_project_rule(rule: Documented) -> bool:
 
 
 def rule_descriptor(rule: Documented) -> dict[str, Any]:
-    """One `reportingDescriptor` for the driver's rule list."""
-    if is_project_rule(rule):
-        return _project_rule_descriptor(rule)
+    """One `reportingDescriptor` for the driver's rule list. A project rule's documentation is
+    the checkout's, so it is never read as Markdown: `help.markdown` shows it as a literal block
+    (`safe_text.markdown_block`), and its only link is `helpUri`, when a reference is a plain
+    `https://` URL (`safe_text.https_link`)."""
     uri = help_uri(rule)
-    return {
-        "id": rule.code,
-        "name": rule.name,
-        "shortDescription": {"text": rule.summary},
-        "fullDescription": {"text": rule.why},
-        "help": {
-            "text": f"{rule.summary}.\n\n{rule.why}\n\nSee {uri}",
+    project = is_project_rule(rule)
+    text = f"{rule.summary}.\n\n{rule.why}"
+    if project:
+        help_entry = {"text": text.strip(), "markdown": markdown_block(text.strip())}
+    else:
+        help_entry = {
+            "text": f"{text}\n\nSee {uri}",
             "markdown": f"**{rule.summary}.**\n\n{rule.why}\n\n[{rule.code} in the rule reference]"
             f"({uri})",
-        },
-        "helpUri": uri,
-        "defaultConfiguration": {"level": LEVELS[rule.severity]},
-        "properties": {"tags": ["performance", "cargo-features"], "precision": "very-high"},
-    }
-
-
-def _project_rule_descriptor(rule: Documented) -> dict[str, Any]:
-    """A project rule's descriptor. Its documentation is the checkout's, so it is never read as
-    Markdown: `help.markdown` shows it as a literal block (`safe_text.markdown_block`), and the
-    only link is `helpUri`, when a reference is a plain `https://` URL (`safe_text.https_link`)."""
-    uri = help_uri(rule)
-    text = f"{rule.summary}.\n\n{rule.why}".strip()
+        }
     descriptor: dict[str, Any] = {
         "id": rule.code,
         "name": rule.name,
         "shortDescription": {"text": rule.summary},
-        "fullDescription": {"text": rule.why or rule.summary},
-        "help": {"text": text, "markdown": markdown_block(text)},
+        "fullDescription": {"text": rule.why or rule.summary if project else rule.why},
+        "help": help_entry,
     }
     if uri is not None:
         descriptor["helpUri"] = uri
     descriptor["defaultConfiguration"] = {"level": LEVELS[rule.severity]}
-    descriptor["properties"] = {"tags": ["performance", "cargo-features", "project-rule"]}
+    tags = ["performance", "cargo-features"]
+    descriptor["properties"] = (
+        {"tags": [*tags, "project-rule"]} if project else {"tags": tags, "precision": "very-high"}
+    )
     return descriptor
 
 
@@ -145,14 +137,7 @@ def sarif_result(
     entry["level"] = LEVELS[finding.severity]
     entry["message"] = {"text": result_message(group)}
     if location is not None:
-        entry["locations"] = [
-            {
-                "physicalLocation": {
-                    "artifactLocation": {"uri": quote(path), "uriBaseId": SOURCE_ROOT},
-                    "region": _region(location),
-                }
-            }
-        ]
+        entry["locations"] = [{"physicalLocation": _physical(path, location)}]
         related = _related_locations(group, result, workspace)
         if related:
             entry["relatedLocations"] = related
@@ -191,23 +176,21 @@ def _related_locations(
         related.append(
             {
                 "id": len(related),
-                "physicalLocation": {
-                    "artifactLocation": {"uri": quote(path), "uriBaseId": SOURCE_ROOT},
-                    "region": _region(place),
-                },
+                "physicalLocation": _physical(path, place),
                 "message": {"text": build_of(finding) or "the cut"},
             }
         )
     return related
 
 
-def _region(location: Location) -> dict[str, int]:
-    return {
+def _physical(path: str, location: Location) -> dict[str, Any]:
+    region = {
         "startLine": location.line,
         "startColumn": location.column,
         "endLine": location.end_line,
         "endColumn": location.end_column,
     }
+    return {"artifactLocation": {"uri": quote(path), "uriBaseId": SOURCE_ROOT}, "region": region}
 
 
 def sarif_document(result: AuditResult, environ: Mapping[str, str] | None = None) -> dict[str, Any]:

@@ -84,7 +84,8 @@ def _fix_line(
     (`AuditResult.applied_fixes`), `--fix --fix-level LEVEL` for the others' safe fixes."""
     fix = [*_EQUALS, ("fix:", "green")]
     if finding.fix is not None:
-        added = _added(finding.fix)
+        packages = finding.fix.added
+        added = f" and adds {plural(packages, 'package')} to the build" if packages else ""
         if not (finding.fix.safe and finding.fix.confirmed):
             applies = printable(finding.fix.note)
         elif finding in applied:
@@ -100,13 +101,6 @@ def _fix_line(
     if finding.suggestion:
         return [*fix, (f" {printable(finding.suggestion)}", "")]
     return None
-
-
-def _added(fix: Fix) -> str:
-    """What a fix costs in packages, as the fix line says it."""
-    if not fix.added:
-        return ""
-    return f" and adds {plural(fix.added, 'package')} to the build"
 
 
 def _detail(label: str, text: str) -> Line:
@@ -286,30 +280,22 @@ def _findings_lines(result: AuditResult, verbose: bool, width: int) -> list[Line
     return lines
 
 
-def render_findings(
-    result: AuditResult,
-    stream: TextIO | None = None,
-    *,
-    verbose: bool = False,
-    colour: bool | None = None,
-    width: int | None = None,
-) -> None:
-    """Print only the findings, without notes or the summary line (nothing when there are none)."""
-    width = width or WIDTH
-    write_lines(_findings_lines(result, verbose, width), stream, colour, width)
-
-
 def render_text(
     result: AuditResult,
     stream: TextIO | None = None,
     *,
     verbose: bool = False,
+    quiet: bool = False,
     colour: bool | None = None,
     width: int | None = None,
 ) -> None:
     """Print the report to `stream` (stdout by default), wrapped to `width` columns (WIDTH by
-    default); `verbose` adds each finding's details; `colour` as for `_write`."""
+    default); `verbose` adds each finding's details; `quiet` prints only the findings, without
+    notes or the summary line (nothing when there are none); `colour` as for `write_lines`."""
     width = width or WIDTH
+    if quiet:
+        write_lines(_findings_lines(result, verbose, width), stream, colour, width)
+        return
     lines: list[Line] = [
         [("note:", "yellow"), (f" {printable(note)}", "")] for note in result.notes
     ]
@@ -331,6 +317,5 @@ def _has_details(finding: Finding) -> bool:
 
 
 def renderer(options: RenderOptions) -> Renderer:
-    """The terminal report (`render_text`), or with `quiet` only the findings."""
-    write = render_findings if options.quiet else render_text
-    return partial(write, verbose=options.verbose, colour=options.colour, width=options.width)
+    """The terminal report (`render_text`) as the command line's options say."""
+    return partial(render_text, **options._asdict())
