@@ -42,15 +42,10 @@ def load_config(
     checkout: Path | None = None,
     deadline: Deadline = NO_DEADLINE,
 ) -> Config:
-    """Read and merge the configuration of a workspace.
-
-    `member_manifests` maps each member's package name to its Cargo.toml. Missing files are
-    skipped (`featcheck.toml` is optional). Raises FeatcheckError, at the offending key or
-    value, for anything that is not valid configuration. `read_document` reads a manifest (the
-    audit passes its cache, so that no manifest is parsed twice). `checkout`: the root that no
-    link on the way to `featcheck.toml` may leave (boundary.py), nor any path it configures.
-    Each member's manifest is read within `deadline`.
-    """
+    """Read and merge the configuration of a workspace (`member_manifests`: each member's
+    Cargo.toml by name; missing files are skipped). `read_document`: the audit's cache, so that
+    no manifest is parsed twice. `checkout`: the root that no link on the way to
+    `featcheck.toml` may leave (boundary.py), nor any path it configures."""
     documents = _Documents(read_document, checkout)
     root_manifest = workspace_root / "Cargo.toml"
     config_file = workspace_root / CONFIG_FILE
@@ -105,11 +100,8 @@ class _Documents:
 
 def members_with_settings(metadata: Workspace) -> dict[str, Path]:
     """The manifest of each member that may hold `[package.metadata.featcheck]`, by name.
-
-    cargo's metadata carries each package's `[package.metadata]` table (null without one), so
-    the other members' manifests need not be read; a description without that entry
-    (`--no-exec` builds its own) says nothing, and its member's manifest is read.
-    """
+    cargo's metadata carries each package's `[package.metadata]` table, so the others need not
+    be read; a description without that entry (`--no-exec` builds its own) says nothing."""
     found: dict[str, Path] = {}
     for member in metadata.members:
         package = metadata.document(member.id)
@@ -162,12 +154,9 @@ def _taken_by(value: str, catalogue: Catalogue, rules: list[Rule]) -> str | None
 
 
 def project_catalogue(path: Path) -> Catalogue:
-    """The rules of the project at `path` (a directory or manifest, or any directory inside
-    the project): the built-in ones plus its `[[rule]]` entries (`featcheck rules PATH`).
-
-    The workspace root is found as cargo finds it, from the nearest Cargo.toml upwards; a
-    directory with only a featcheck.toml counts as a root too.
-    """
+    """The built-in rules plus the `[[rule]]` entries of the project at or around `path`
+    (`featcheck rules PATH`); its root is found as cargo finds it, from the nearest Cargo.toml
+    upwards, and a directory with only a featcheck.toml counts as a root too."""
     path = path.absolute()
     directory = path if path.is_dir() else path.parent
     for candidate in (directory, *directory.parents):

@@ -212,19 +212,21 @@ class SectionReader:
                 raise self.error(f"`targets`: {error}", (*self.prefix, "targets", index)) from None
         return values
 
+    def code(self, text: str, key: str, path: KeyPath, *, at_key: bool = False) -> str:
+        """The rule code `text` names (`*` too in `allow`), else an error at `path`."""
+        code = (
+            ANY_CODE if (key, text) == ("allow", ANY_CODE) else canonical_code(text, self.catalogue)
+        )
+        if code is None:
+            message = f"unknown rule `{text}` in `{key}` (see `featcheck rules`)"
+            raise self.error(message, path, at_key=at_key)
+        return code
+
     def codes(self, table: dict[str, Any], key: str) -> list[str]:
         if key not in table:
             return []
-        codes: list[str] = []
-        for index, text in enumerate(self.strings(table, key)):
-            code = canonical_code(text, self.catalogue)
-            if code is None:
-                raise self.error(
-                    f"unknown rule `{text}` in `{key}` (see `featcheck rules`)",
-                    (*self.prefix, key, index),
-                )
-            codes.append(code)
-        return codes
+        texts = enumerate(self.strings(table, key))
+        return [self.code(text, key, (*self.prefix, key, index)) for index, text in texts]
 
     def severities(self, table: dict[str, Any]) -> dict[str, Severity]:
         path = (*self.prefix, "severity")
@@ -237,13 +239,7 @@ class SectionReader:
             )
         result: dict[str, Severity] = {}
         for name, level in value.items():
-            code = canonical_code(name, self.catalogue)
-            if code is None:
-                raise self.error(
-                    f"unknown rule `{name}` in `severity` (see `featcheck rules`)",
-                    (*path, name),
-                    at_key=True,
-                )
+            code = self.code(name, "severity", (*path, name), at_key=True)
             if code in result:
                 raise self.error(f"`severity` sets {code} twice", (*path, name), at_key=True)
             if not isinstance(level, str):
@@ -318,12 +314,7 @@ class SectionReader:
             raise self.error(
                 'an `allow` entry needs `code` (a rule code or name, or "*")', path, at_key=True
             )
-        code_text = item["code"].strip()
-        code = ANY_CODE if code_text == ANY_CODE else canonical_code(code_text, self.catalogue)
-        if code is None:
-            raise self.error(
-                f"unknown rule `{code_text}` in `allow` (see `featcheck rules`)", (*path, "code")
-            )
+        code = self.code(item["code"].strip(), "allow", (*path, "code"))
         if code == UNUSED_SUPPRESSION_CODE:
             raise self.error(
                 "FC900 cannot be allowed: remove the unused suppression, or ignore FC900",
