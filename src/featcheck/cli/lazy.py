@@ -48,7 +48,6 @@ if TYPE_CHECKING:
 
 
 def audit_options() -> type[AuditOptions]:
-    """The audit's options (featcheck.featureset)."""
     from featcheck.featureset import AuditOptions
 
     return AuditOptions
@@ -64,7 +63,6 @@ def feature_selection(
 
 
 def project_manifest(path: Path | None, manifest_path: Path | None) -> Path:
-    """The Cargo.toml that PATH or `--manifest-path` names (featcheck.audit)."""
     from featcheck.audit import project_manifest
 
     return project_manifest(path, manifest_path)
@@ -108,42 +106,36 @@ def report_stage(output_format: str) -> ReportStage:
 
 
 def fix_stage() -> FixStage:
-    """`--fix` and `--diff` (cli/fix.py)."""
     from featcheck.cli.fix import fix_or_diff
 
     return fix_or_diff
 
 
 def compare_stage() -> CompareStage:
-    """`--baseline`, `--write-baseline` and `--new-since` (cli/compare.py)."""
     from featcheck.cli.compare import compare_or_write
 
     return compare_or_write
 
 
 def attach_measurements(result: AuditResult, trust: TrustContext) -> AuditResult:
-    """`--measured`: each finding's cost as the rule probes measured it (probe/cache.py)."""
     from featcheck.probe.cache import attach
 
     return attach(result, trust)
 
 
 def revision_audit() -> RevisionAudit:
-    """`--new-since`'s audit of the revision, started on its own thread (cli/compare.py)."""
     from featcheck.cli.compare import start_revision_audit
 
     return start_revision_audit
 
 
 def audit_tree_text(text: str, source: str, options: AuditOptions) -> AuditResult:
-    """`--tree`: the audit of saved `cargo tree` text (tree_mode.py)."""
     from featcheck.tree_mode import audit_tree_text
 
     return audit_tree_text(text, source, options)
 
 
 def probe(arguments: argparse.Namespace) -> int:
-    """`featcheck probe` (cli/probe.py)."""
     from featcheck.cli.probe import probe
 
     return probe(arguments)
