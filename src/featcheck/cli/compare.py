@@ -31,10 +31,10 @@ from featcheck.wording import plural
 
 @dataclass
 class EarlierAudit:
-    """The audit of `--new-since`'s revision, run on a thread of its own from the moment the
-    project's cargo has started: it costs a second `cargo metadata` and audit, which on two
-    cores mostly overlap the first (benchmarks/bench_new_since.py: without the overlap, 2.4x
-    one audit on 100 members, against a goal of 2x)."""
+    """The audit of `--new-since`'s revision, run on a thread of its own from the moment it is
+    made, once the project's cargo has started: it costs a second `cargo metadata` and audit,
+    which on two cores mostly overlap the first (benchmarks/bench_new_since.py: without the
+    overlap, 2.4x one audit on 100 members, against a goal of 2x)."""
 
     name: str
     path: Path
@@ -48,10 +48,9 @@ class EarlierAudit:
     """What ended the thread early: raised again where the audit waits for it."""
     thread: threading.Thread | None = None
 
-    def start(self) -> EarlierAudit:
+    def __post_init__(self) -> None:
         self.thread = threading.Thread(target=self._run, name="featcheck-new-since", daemon=True)
         self.thread.start()
-        return self
 
     def wait(self) -> tuple[str, AuditResult, list[str]]:
         """The revision's label, its audit and what to note; a FeatcheckError where the
@@ -106,13 +105,6 @@ class EarlierAudit:
         except FeatcheckError as error:
             self.notes.append(f"the audit of {self.label} failed, so every finding is new: {error}")
             return AuditResult(path)
-
-
-def start_revision_audit(
-    name: str, path: Path, options: AuditOptions, trust: TrustContext
-) -> EarlierAudit:
-    """`--new-since NAME`: the audit of that revision, started on its own thread."""
-    return EarlierAudit(name, path, options, trust).start()
 
 
 def compare_or_write(

@@ -124,9 +124,9 @@ def attach_measurements(result: AuditResult, trust: TrustContext) -> AuditResult
 
 
 def revision_audit() -> RevisionAudit:
-    from featcheck.cli.compare import start_revision_audit
+    from featcheck.cli.compare import EarlierAudit
 
-    return start_revision_audit
+    return EarlierAudit
 
 
 def audit_tree_text(text: str, source: str, options: AuditOptions) -> AuditResult:

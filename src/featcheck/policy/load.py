@@ -46,16 +46,16 @@ def load_config(
     Cargo.toml by name; missing files are skipped). `read_document`: the audit's cache, so that
     no manifest is parsed twice. `checkout`: the root that no link on the way to
     `featcheck.toml` may leave (boundary.py), nor any path it configures."""
-    documents = _Documents(read_document, checkout)
+    read = _reader(read_document, checkout)
     root_manifest = workspace_root / "Cargo.toml"
     config_file = workspace_root / CONFIG_FILE
     if config_file.exists() and not config_file.is_file():
         raise FeatcheckError("is not a file", path=config_file)
     sections: list[tuple[ManifestDocument, tuple[str, ...]]] = []
     if root_manifest.is_file():
-        sections.append((documents.read(root_manifest), _WORKSPACE_SECTION))
+        sections.append((read(root_manifest), _WORKSPACE_SECTION))
     if config_file.is_file():
-        sections.append((documents.read(config_file), ()))
+        sections.append((read(config_file), ()))
     # The project's own rules first: `select`, `severity` and `allow` may name them.
     catalogue = Catalogue.builtin()
     for doc, prefix in sections:
@@ -72,30 +72,24 @@ def load_config(
         deadline.check("reading the members' settings")
         if not manifest.is_file():
             continue
-        layer = read_section(documents.read(manifest), _MEMBER_SECTION, name, catalogue, checkout)
+        layer = read_section(read(manifest), _MEMBER_SECTION, name, catalogue, checkout)
         if layer != Layer():
             own = Config(member=name, catalogue=catalogue)
             members[name] = merged(merged(merged(own, workspace_layer), layer), file_layer)
     return replace(workspace, members=members)
 
 
-class _Documents:
-    """Each file read and parsed once; Cargo.toml files through the audit's reader if given."""
+def _reader(
+    read_document: Callable[[Path], ManifestDocument] | None, checkout: Path | None
+) -> Callable[[Path], ManifestDocument]:
+    """Cargo.toml files through the audit's reader if given (each is parsed once there)."""
 
-    def __init__(
-        self, read_document: Callable[[Path], ManifestDocument] | None, checkout: Path | None
-    ) -> None:
-        self._read_document = read_document
-        self._checkout = checkout
-        self._parsed: dict[Path, ManifestDocument] = {}
+    def read(path: Path) -> ManifestDocument:
+        if read_document is not None and path.name == "Cargo.toml":
+            return read_document(path)
+        return read_manifest(path, root=checkout)
 
-    def read(self, path: Path) -> ManifestDocument:
-        if self._read_document is not None and path.name == "Cargo.toml":
-            return self._read_document(path)
-        key = path.resolve()
-        if key not in self._parsed:
-            self._parsed[key] = read_manifest(path, root=self._checkout)
-        return self._parsed[key]
+    return read
 
 
 def members_with_settings(metadata: Workspace) -> dict[str, Path]:

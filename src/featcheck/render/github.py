@@ -26,7 +26,6 @@ from __future__ import annotations
 import os
 from collections import Counter
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import TextIO
 from urllib.parse import quote
@@ -165,27 +164,14 @@ def render_annotations(
     return text + stop_commands(log)
 
 
-@dataclass(frozen=True)
-class SourceLinks:
-    """Where the audited commit can be browsed, for links from the job summary."""
-
-    server: str
-    repository: str
-    sha: str
-
-    @classmethod
-    def from_environment(cls, environ: Mapping[str, str]) -> SourceLinks | None:
-        """From GITHUB_SERVER_URL, GITHUB_REPOSITORY and GITHUB_SHA when all three are set."""
-        server = environ.get("GITHUB_SERVER_URL", "")
-        repository = environ.get("GITHUB_REPOSITORY", "")
-        sha = environ.get("GITHUB_SHA", "")
-        if not (server and repository and sha):
-            return None
-        return cls(server.rstrip("/"), repository, sha)
-
-    def url(self, path: str, line: int) -> str:
-        """The file at the audited commit, scrolled to `line`."""
-        return f"{self.server}/{self.repository}/blob/{self.sha}/{quote(path)}#L{line}"
+def source_links(environ: Mapping[str, str]) -> str | None:
+    """`SERVER/REPOSITORY/blob/SHA/`, where the audited commit's files can be browsed, when
+    GITHUB_SERVER_URL, GITHUB_REPOSITORY and GITHUB_SHA are all set."""
+    names = ("GITHUB_SERVER_URL", "GITHUB_REPOSITORY", "GITHUB_SHA")
+    server, repository, sha = (environ.get(name, "") for name in names)
+    if not (server and repository and sha):
+        return None
+    return f"{server.rstrip('/')}/{repository}/blob/{sha}/"
 
 
 def escape_cell(text: str) -> str:
@@ -194,9 +180,7 @@ def escape_cell(text: str) -> str:
     return "<br>".join(lines) or " "
 
 
-def _place(
-    result: AuditResult, finding: Finding, workspace: str | None, links: SourceLinks | None
-) -> str:
+def _place(result: AuditResult, finding: Finding, workspace: str | None, links: str | None) -> str:
     location = finding.location
     if location is None:
         return "(no manifest)"
@@ -204,13 +188,11 @@ def _place(
     text = escape_cell(f"{path}:{location.line}")
     relative = not PurePosixPath(path).is_absolute() and not path.startswith("../")
     if links is not None and workspace and relative:
-        return f"[{text}]({links.url(path, location.line)})"
+        return f"[{text}]({links}{quote(path)}#L{location.line})"
     return text
 
 
-def _row(
-    result: AuditResult, group: FindingGroup, workspace: str | None, links: SourceLinks | None
-) -> str:
+def _row(result: AuditResult, group: FindingGroup, workspace: str | None, links: str | None) -> str:
     """One finding, or a cut repeated in several builds with every member and target named."""
     finding = group.lead
     members = [f"{m} (library)" if m in group.libraries else m for m in group.members]
@@ -242,7 +224,7 @@ def render_summary(
     result: AuditResult,
     *,
     workspace: str | None = None,
-    links: SourceLinks | None = None,
+    links: str | None = None,
     budget: int = SUMMARY_LIMIT,
 ) -> str:
     """The job summary in Markdown: counts, then a table of every finding that fits in `budget`
@@ -288,7 +270,7 @@ def append_step_summary(result: AuditResult, path: str, environ: Mapping[str, st
     text = render_summary(
         result,
         workspace=environ.get("GITHUB_WORKSPACE"),
-        links=SourceLinks.from_environment(environ),
+        links=source_links(environ),
         budget=budget,
     )
     with open(path, "a", encoding="utf-8") as summary:
