@@ -41,7 +41,7 @@ if TYPE_CHECKING:
 
     ReportStage = Callable[[AuditResult, argparse.Namespace, str], int]
     FixStage = Callable[..., AuditResult]
-    from featcheck.cli.compare import EarlierAudit
+    from featcheck.cli.stages import EarlierAudit
 
     CompareStage = Callable[[AuditResult, argparse.Namespace, EarlierAudit | None], AuditResult]
     RevisionAudit = Callable[[str, Path, AuditOptions, TrustContext], EarlierAudit]
@@ -106,13 +106,13 @@ def report_stage(output_format: str) -> ReportStage:
 
 
 def fix_stage() -> FixStage:
-    from featcheck.cli.fix import fix_or_diff
+    from featcheck.cli.stages import fix_or_diff
 
     return fix_or_diff
 
 
 def compare_stage() -> CompareStage:
-    from featcheck.cli.compare import compare_or_write
+    from featcheck.cli.stages import compare_or_write
 
     return compare_or_write
 
@@ -124,7 +124,7 @@ def attach_measurements(result: AuditResult, trust: TrustContext) -> AuditResult
 
 
 def revision_audit() -> RevisionAudit:
-    from featcheck.cli.compare import EarlierAudit
+    from featcheck.cli.stages import EarlierAudit
 
     return EarlierAudit
 
