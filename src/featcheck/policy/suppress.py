@@ -1,11 +1,7 @@
 """Suppressions: config `allow` entries and `# featcheck: allow(...)` comments in manifests.
 
-`apply_suppressions` takes an audit's findings and returns what to report: the findings no
-suppression matches (with configured severities applied), the suppressed ones with the
-suppression that matched, and an FC900 `unused-suppression` finding for every suppression that
-matched nothing (`unused_findings` below).
-
-An inline comment (settings.py) suppresses the findings whose dependency declaration
+Every suppression that matched nothing is an FC900 `unused-suppression` finding. An inline
+comment (settings.py) suppresses the findings whose dependency declaration
 (`Finding.declaration`, else `Finding.location`) spans the comment's line in the same file.
 """
 
@@ -45,9 +41,8 @@ class SuppressionResult:
     """What remains to report after suppressions."""
 
     kept: list[Finding]
-    """Findings no suppression matched, in input order, with severity overrides applied."""
+    """Findings no suppression matched, in input order."""
     suppressed: list[Suppressed]
-    """Findings suppressions hid (severity overrides applied too)."""
     unused: list[Finding]
     """One FC900 finding per suppression that matched nothing, in file and line order."""
 

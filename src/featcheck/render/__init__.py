@@ -50,7 +50,6 @@ def formats_help() -> str:
 
 
 def renderer(name: str, options: RenderOptions) -> Renderer:
-    """The renderer of the format `name`, made with `options`."""
     make: Callable[[RenderOptions], Renderer] = importlib.import_module(
         FORMATS[name].module
     ).renderer

@@ -202,7 +202,6 @@ class FindingGroup:
 
     @property
     def lead(self) -> Finding:
-        """The finding shown for the group."""
         return self.findings[0]
 
     @functools.cached_property

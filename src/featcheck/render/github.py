@@ -305,5 +305,4 @@ def write_github(
 
 
 def renderer(options: RenderOptions) -> Renderer:
-    """The GitHub Actions renderer, as `featcheck.render.FORMATS` names it."""
     return write_github

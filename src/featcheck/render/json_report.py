@@ -20,7 +20,6 @@ SCHEMA_VERSION = 3
 
 
 def finding_to_dict(finding: Finding) -> dict[str, Any]:
-    """One finding, as the schema describes it."""
     location = finding.location
     configuration = finding.configuration
     return {
@@ -119,7 +118,6 @@ def _comparison(comparison: Comparison) -> dict[str, Any]:
 
 
 def render_json(result: AuditResult) -> str:
-    """The whole result as one JSON document."""
     counts = {s.label: 0 for s in sorted(Severity, reverse=True)}
     for finding in result.findings:
         counts[finding.severity.label] += 1

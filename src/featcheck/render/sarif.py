@@ -248,7 +248,6 @@ def render_sarif(result: AuditResult, environ: Mapping[str, str] | None = None) 
 
 
 def renderer(options: RenderOptions) -> Renderer:
-    """The SARIF renderer, as `featcheck.render.FORMATS` names it."""
     return lambda result, out: out.write(render_sarif(result))
 
 
@@ -281,7 +280,6 @@ class Build:
         return f"featcheck/{target}/{configuration_token(self.configuration)}/"
 
     def select(self, findings: Sequence[Finding]) -> list[Finding]:
-        """The findings of this build."""
         return [
             f
             for f in findings
