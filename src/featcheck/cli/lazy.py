@@ -79,20 +79,17 @@ def audit_project(
         from featcheck.rules import check_builtin_codes
 
         check_builtin_codes(options.select, options.ignore)
-    source_of = file_source() if options.no_exec else cargo_source
+    source_of: SourceFactory = cargo_source
+    if options.no_exec:  # only --no-exec loads the registry and archive readers
+        from featcheck.noexec.source import file_source
+
+        source_of = file_source
     with started_audit(path, options, trust, source_of) as started:
         # While cargo resolves: load the rest of the audit, which then reads the manifest and
         # asks rustc for the targets' cfg, off the path the user waits on.
         from featcheck.pipeline import audit_started
 
         return audit_started(started, meanwhile)
-
-
-def file_source() -> SourceFactory:
-    """`--no-exec`'s source, loaded only for it (it brings the registry and archive readers)."""
-    from featcheck.noexec.source import file_source
-
-    return file_source
 
 
 def report_stage(output_format: str) -> ReportStage:

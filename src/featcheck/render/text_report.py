@@ -76,12 +76,14 @@ def _described(fix: Fix) -> str:
     return said[0] if len(said) == 1 and len(files) > 1 else fix_words(fix)
 
 
-def _fix_line(
+def _fix_lines(
     finding: Finding, applied: list[Finding], features: Sequence[str] = ()
-) -> Line | None:
-    """`  = fix: ...`: the fix, with the features it brings (`features`, else the finding's),
-    and what applies it: `--fix` for the findings whose fix it applies
-    (`AuditResult.applied_fixes`), `--fix --fix-level LEVEL` for the others' safe fixes."""
+) -> list[Line]:
+    """`  = placed: ...` where the fix's place was chosen, then `  = fix: ...`: the fix, with
+    the features it brings (`features`, else the finding's), and what applies it: `--fix` for
+    the findings whose fix it applies (`AuditResult.applied_fixes`), `--fix --fix-level LEVEL`
+    for the others' safe fixes."""
+    lines = [_detail("placed", finding.placement)] if finding.placement else []
     fix = [*_EQUALS, ("fix:", "green")]
     if finding.fix is not None:
         packages = finding.fix.added
@@ -97,10 +99,10 @@ def _fix_line(
             f" {printable(_described(finding.fix))} ({printable(_where(finding.fix))}); with it "
             f"the build gets {gets}{added}, {applies}"
         )
-        return [*fix, (text, "")]
+        return [*lines, [*fix, (text, "")]]
     if finding.suggestion:
-        return [*fix, (f" {printable(finding.suggestion)}", "")]
-    return None
+        return [*lines, [*fix, (f" {printable(finding.suggestion)}", "")]]
+    return lines
 
 
 def _detail(label: str, text: str) -> Line:
@@ -159,11 +161,7 @@ def _render_finding(
         lines.append(_detail("why", why_line(finding)))
     if finding.cost is not None:
         lines.append(_detail("cost", cost_text(finding.cost)))
-    if finding.placement:
-        lines.append(_detail("placed", finding.placement))
-    fix = _fix_line(finding, applied)
-    if fix is not None:
-        lines.append(fix)
+    lines += _fix_lines(finding, applied)
     if verbose:
         lines.extend(_alternatives(finding))
     return lines
@@ -188,10 +186,7 @@ def _render_block(block: list[FindingGroup], width: int, applied: list[Finding])
             lines.append(_detail("why", named + first_sentence(rule_why(block, code))))
         if lead.cost is not None:
             lines.append(_detail("cost", named + cost_text(lead.cost)))
-    if first.lead.placement:
-        lines.append(_detail("placed", first.lead.placement))
-    fix = _fix_line(first.lead, applied, [group.lead.feature for group in block])
-    return [*lines, fix] if fix is not None else lines
+    return lines + _fix_lines(first.lead, applied, [group.lead.feature for group in block])
 
 
 def _verdict(finding: Finding) -> Line:
