@@ -301,14 +301,10 @@ def render_text(
     fixes = fix_hint(result) if any(f.fix and f.fix.safe for f in result.findings) else None
     if fixes is not None:
         lines.append([(fixes, "dim")])
-    if not verbose and any(_has_details(f) for f in result.findings):
+    if not verbose and any(f.notes or f.chain or f.alternatives or f.why for f in result.findings):
         code = min(f.code for f in result.findings)
         lines.append([(details_hint(code, result), "dim")])
     write_lines(lines, stream, colour, width)
-
-
-def _has_details(finding: Finding) -> bool:
-    return bool(finding.notes or finding.chain or finding.alternatives or finding.why)
 
 
 def renderer(options: RenderOptions) -> Renderer:
