@@ -6,6 +6,7 @@ and bumps SCHEMA_VERSION (3: files are relative to the report root, not the audi
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 from featcheck import __version__
@@ -96,10 +97,8 @@ def fix_to_dict(fix: Fix | None) -> dict[str, Any] | None:
 def _findings(result: AuditResult) -> list[dict[str, Any]]:
     """One entry per finding, as ever, each naming the group it is shown in (render/common.py):
     findings with the same `group` repeat one cut and one fix in several builds."""
-    group_of: dict[int, str] = {}
-    for group in group_findings(result.findings):
-        for finding in group.findings:
-            group_of[id(finding)] = group.id
+    groups = group_findings(result.findings)
+    group_of = {id(finding): group.id for group in groups for finding in group.findings}
     return [{**finding_to_dict(f), "group": group_of[id(f)]} for f in result.findings]
 
 
@@ -118,9 +117,8 @@ def _comparison(comparison: Comparison) -> dict[str, Any]:
 
 
 def render_json(result: AuditResult) -> str:
-    counts = {s.label: 0 for s in sorted(Severity, reverse=True)}
-    for finding in result.findings:
-        counts[finding.severity.label] += 1
+    severities = Counter(finding.severity for finding in result.findings)
+    counts = {s.label: severities[s] for s in sorted(Severity, reverse=True)}
     document = {
         "version": SCHEMA_VERSION,
         "tool": {"name": "featcheck", "version": __version__},
