@@ -6,11 +6,10 @@ relative to `GITHUB_WORKSPACE` when it is set, else to the report root (the repo
 else the audited directory; `--root`), percent-encoded, with `uriBaseId` `%SRCROOT%`. Each
 result carries the finding's fingerprint as `partialFingerprints` (comparison/baseline.py:
 rule, member, crate, compatible version, feature, target, configuration; no line, no patch
-version), so an alert keeps its identity when lines move or the crate takes a patch.
-Each target and configuration is a run of its own, with its own `automationDetails.id`, and
-after a comparison each result has its `baselineState` (`states` below).
-A cut repeated in several builds (render/common.py) is one result: the members' own declarations
-are its `relatedLocations`, its properties list the members and targets.
+version), so an alert keeps its identity when lines move or the crate takes a patch. Runs and
+`baselineState`: see `Build` below. A cut repeated in several builds (render/common.py) is
+one result: the members' own declarations are its `relatedLocations`, its properties list the
+members and targets.
 """
 
 from __future__ import annotations
