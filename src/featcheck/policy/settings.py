@@ -93,15 +93,8 @@ class Allow:
     def describe(self) -> str:
         """E.g. `FC001 for crate burn-flex on member app`, for messages."""
         what = "all rules" if self.code == ANY_CODE else self.code
-        scope = [
-            f"{label} {value}"
-            for label, value in (
-                ("crate", self.crate),
-                ("member", self.member),
-                ("target", self.target),
-            )
-            if value is not None
-        ]
+        values = {"crate": self.crate, "member": self.member, "target": self.target}
+        scope = [f"{label} {value}" for label, value in values.items() if value is not None]
         return what + (" for " + ", ".join(scope) if scope else "")
 
 
