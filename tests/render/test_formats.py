@@ -16,7 +16,7 @@ from featcheck.render.common import RenderOptions
 from featcheck.render.github import write_github
 from featcheck.render.json_report import render_json
 from featcheck.render.sarif import render_sarif
-from featcheck.render.text_report import render_findings, render_text
+from featcheck.render.text_report import render_text
 from featcheck.report import AuditResult
 
 
@@ -32,7 +32,7 @@ def _result(tmp_path: Path) -> AuditResult:
 
 def _rendered(name: str, result: AuditResult, options: RenderOptions) -> str:
     stream = io.StringIO()
-    render.renderer(name, options).render(result, stream)
+    render.renderer(name, options)(result, stream)
     return _same_token(stream.getvalue())
 
 
@@ -63,5 +63,5 @@ def test_each_renderer_writes_what_its_format_writes(tmp_path: Path) -> None:
     render_text(result, text, verbose=True, colour=False, width=60)
     assert _rendered("text", result, plain._replace(verbose=True, width=60)) == text.getvalue()
     findings = io.StringIO()
-    render_findings(result, findings, colour=False)
+    render_text(result, findings, quiet=True, colour=False)
     assert _rendered("text", result, plain._replace(quiet=True)) == findings.getvalue()

@@ -18,7 +18,7 @@ from featcheck.featureset import AuditOptions
 from featcheck.pipeline import audit_project
 from featcheck.render.common import why_line
 from featcheck.render.safe_text import printable
-from featcheck.render.text_report import render_findings, render_text
+from featcheck.render.text_report import render_text
 from featcheck.report import AuditResult, Location
 
 README_HOST = "x86_64-unknown-linux-gnu"
@@ -135,7 +135,7 @@ def test_checkout_text_reaches_the_terminal_escaped(tmp_path: Path) -> None:
     for verbose in (False, True):
         text = _text(result, verbose=verbose)
         stream = io.StringIO()
-        render_findings(result, stream, verbose=verbose)
+        render_text(result, stream, verbose=verbose, quiet=True)
         for shown in (text, stream.getvalue()):
             assert not [c for c in shown if c != "\n" and not c.isprintable()], repr(shown)
             assert printable(HOSTILE) in shown

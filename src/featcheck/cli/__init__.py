@@ -3,9 +3,6 @@
 Exit codes: 0 no finding at or above the failing level, 1 findings, 2 usage, input or cargo error;
 130 interrupted (Ctrl-C), as a shell reports a program SIGINT ended.
 
-`featcheck rules [PATH]` and `featcheck rule CODE [PATH]` print the rules' documentation, the
-project's own rules ([[rule]] entries) included.
-
 A run loads the parsers and the chosen command; what a command needs beyond that is loaded at
 one boundary, cli/lazy.py, which says what each deferred module costs and buys.
 """
@@ -90,7 +87,6 @@ def run(args: Sequence[str], prog: str = "featcheck") -> int:
 
 
 def main() -> None:
-    """Console-script entry point."""
     _exit_now(_run_to_a_reader(sys.argv[1:]))
 
 

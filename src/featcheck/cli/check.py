@@ -17,7 +17,7 @@ from featcheck.errors import FeatcheckError
 from featcheck.severity import FailOn, Severity
 
 if TYPE_CHECKING:
-    from featcheck.cli.compare import EarlierAudit
+    from featcheck.cli.stages import EarlierAudit
     from featcheck.featureset import AuditOptions, FeatureSelection
     from featcheck.report import AuditResult
 

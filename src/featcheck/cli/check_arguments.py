@@ -9,10 +9,6 @@ from featcheck.cli.arguments import Parser, add_project, new_parser, seconds
 from featcheck.render import FORMATS, formats_help
 from featcheck.severity import FailOn, Severity
 
-FAIL_ON_LEVELS = tuple(level.value for level in FailOn)
-FIX_LEVELS = tuple(level.label for level in sorted(Severity, reverse=True))
-COLOUR_CHOICES = ("auto", "always", "never")
-
 Group = argparse._ArgumentGroup  # what `add_argument_group` returns (argparse names it so)
 
 _DESCRIPTION = """\
@@ -129,7 +125,7 @@ def _add_rules(group: Group) -> None:
     add("--ignore", action="append", metavar="CODES", help="Do not run these rules.")
     add(
         "--fail-on",
-        choices=FAIL_ON_LEVELS,
+        choices=tuple(level.value for level in FailOn),
         metavar="LEVEL",
         help="Lowest severity that makes the exit code 1: error, warning, info or never "
         "(default: the configuration's fail-on, else warning).",
@@ -175,7 +171,7 @@ def _add_terminal(group: Group) -> None:
     add = group.add_argument
     add(
         "--color",
-        choices=COLOUR_CHOICES,
+        choices=("auto", "always", "never"),
         default="auto",
         metavar="WHEN",
         help="Colour the text report: auto (on a terminal, unless NO_COLOR; FORCE_COLOR forces "
@@ -211,7 +207,7 @@ def _add_fixes(group: Group) -> None:
     )
     add(
         "--fix-level",
-        choices=FIX_LEVELS,
+        choices=tuple(level.label for level in sorted(Severity, reverse=True)),
         metavar="LEVEL",
         help="Lowest severity whose fixes --fix and --diff apply: error, warning or info "
         "(default: the configuration's fix-level, else the failing level, --fail-on; warning "

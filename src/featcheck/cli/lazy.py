@@ -41,14 +41,13 @@ if TYPE_CHECKING:
 
     ReportStage = Callable[[AuditResult, argparse.Namespace, str], int]
     FixStage = Callable[..., AuditResult]
-    from featcheck.cli.compare import EarlierAudit
+    from featcheck.cli.stages import EarlierAudit
 
     CompareStage = Callable[[AuditResult, argparse.Namespace, EarlierAudit | None], AuditResult]
     RevisionAudit = Callable[[str, Path, AuditOptions, TrustContext], EarlierAudit]
 
 
 def audit_options() -> type[AuditOptions]:
-    """The audit's options (featcheck.featureset)."""
     from featcheck.featureset import AuditOptions
 
     return AuditOptions
@@ -64,7 +63,6 @@ def feature_selection(
 
 
 def project_manifest(path: Path | None, manifest_path: Path | None) -> Path:
-    """The Cargo.toml that PATH or `--manifest-path` names (featcheck.audit)."""
     from featcheck.audit import project_manifest
 
     return project_manifest(path, manifest_path)
@@ -81,20 +79,17 @@ def audit_project(
         from featcheck.rules import check_builtin_codes
 
         check_builtin_codes(options.select, options.ignore)
-    source_of = file_source() if options.no_exec else cargo_source
+    source_of: SourceFactory = cargo_source
+    if options.no_exec:  # only --no-exec loads the registry and archive readers
+        from featcheck.noexec.source import file_source
+
+        source_of = file_source
     with started_audit(path, options, trust, source_of) as started:
         # While cargo resolves: load the rest of the audit, which then reads the manifest and
         # asks rustc for the targets' cfg, off the path the user waits on.
         from featcheck.pipeline import audit_started
 
         return audit_started(started, meanwhile)
-
-
-def file_source() -> SourceFactory:
-    """`--no-exec`'s source, loaded only for it (it brings the registry and archive readers)."""
-    from featcheck.noexec.source import file_source
-
-    return file_source
 
 
 def report_stage(output_format: str) -> ReportStage:
@@ -108,42 +103,36 @@ def report_stage(output_format: str) -> ReportStage:
 
 
 def fix_stage() -> FixStage:
-    """`--fix` and `--diff` (cli/fix.py)."""
-    from featcheck.cli.fix import fix_or_diff
+    from featcheck.cli.stages import fix_or_diff
 
     return fix_or_diff
 
 
 def compare_stage() -> CompareStage:
-    """`--baseline`, `--write-baseline` and `--new-since` (cli/compare.py)."""
-    from featcheck.cli.compare import compare_or_write
+    from featcheck.cli.stages import compare_or_write
 
     return compare_or_write
 
 
 def attach_measurements(result: AuditResult, trust: TrustContext) -> AuditResult:
-    """`--measured`: each finding's cost as the rule probes measured it (probe/cache.py)."""
     from featcheck.probe.cache import attach
 
     return attach(result, trust)
 
 
 def revision_audit() -> RevisionAudit:
-    """`--new-since`'s audit of the revision, started on its own thread (cli/compare.py)."""
-    from featcheck.cli.compare import start_revision_audit
+    from featcheck.cli.stages import EarlierAudit
 
-    return start_revision_audit
+    return EarlierAudit
 
 
 def audit_tree_text(text: str, source: str, options: AuditOptions) -> AuditResult:
-    """`--tree`: the audit of saved `cargo tree` text (tree_mode.py)."""
     from featcheck.tree_mode import audit_tree_text
 
     return audit_tree_text(text, source, options)
 
 
 def probe(arguments: argparse.Namespace) -> int:
-    """`featcheck probe` (cli/probe.py)."""
     from featcheck.cli.probe import probe
 
     return probe(arguments)

@@ -81,7 +81,7 @@ def _print_report(result: AuditResult, arguments: argparse.Namespace, output_for
 
 def _rendered(renderer: Renderer, result: AuditResult) -> str:
     stream = io.StringIO()
-    renderer.render(result, stream)
+    renderer(result, stream)
     return stream.getvalue()
 
 

@@ -127,10 +127,6 @@ class BaselineEntry:
         about = f": {self.comment}" if self.comment else ""
         return f"{self.code}{who}{about}"
 
-    def hides(self, finding: Finding, printed: str) -> bool:
-        """Whether the entry accepts `finding` (whose fingerprint is `printed`)."""
-        return printed == self.fingerprint and finding.severity <= self.severity
-
 
 def read_baseline(path: Path, root: Path | None) -> list[BaselineEntry]:
     """The entries of the baseline at `path`; a FeatcheckError naming the file and line for a
@@ -221,17 +217,8 @@ def against_baseline(
 ) -> AuditResult:
     """`result` without the findings the baseline `file` (as reports name it) accepts; its
     stale entries said in a note each."""
-    by_print = {entry.fingerprint: entry for entry in entries}
-    shown: list[Finding] = []
-    hidden: list[Finding] = []
-    matched: set[str] = set()
-    for finding in result.findings:
-        printed = fingerprint(finding)
-        entry = by_print.get(printed)
-        if entry is not None:
-            matched.add(printed)
-        (hidden if entry is not None and entry.hides(finding, printed) else shown).append(finding)
-    stale = [e for e in entries if e.fingerprint not in matched and _covered(result, e)]
+    shown, hidden, now = _split(result.findings, {e.fingerprint: e.severity for e in entries})
+    stale = [e for e in entries if e.fingerprint not in now and _covered(result, e)]
     comparison = Comparison(
         "baseline",
         file,
@@ -257,15 +244,24 @@ def against_revision(result: AuditResult, earlier: AuditResult, label: str) -> A
     for finding in earlier.findings:
         printed = fingerprint(finding)
         before[printed] = max(before.get(printed, finding.severity), finding.severity)
-    shown: list[Finding] = []
-    hidden: list[Finding] = []
-    for finding in result.findings:
-        severity = before.get(fingerprint(finding))
-        (hidden if severity is not None and finding.severity <= severity else shown).append(finding)
-    now = {fingerprint(finding) for finding in result.findings}
+    shown, hidden, now = _split(result.findings, before)
     absent = tuple(f for f in earlier.findings if fingerprint(f) not in now)
     comparison = Comparison("revision", label, hidden=tuple(hidden), absent=absent)
     return replace(result, findings=shown, comparisons=[*result.comparisons, comparison])
+
+
+def _split(
+    findings: Sequence[Finding], accepted: dict[str, Severity]
+) -> tuple[list[Finding], list[Finding], set[str]]:
+    """The findings to show, those hidden (accepted at their severity or a higher one), and
+    every finding's fingerprint."""
+    shown: list[Finding] = []
+    hidden: list[Finding] = []
+    printed = [fingerprint(finding) for finding in findings]
+    for finding, key in zip(findings, printed, strict=True):
+        severity = accepted.get(key)
+        (hidden if severity is not None and finding.severity <= severity else shown).append(finding)
+    return shown, hidden, set(printed)
 
 
 def _covered(result: AuditResult, entry: BaselineEntry) -> bool:

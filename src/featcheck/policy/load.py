@@ -42,25 +42,20 @@ def load_config(
     checkout: Path | None = None,
     deadline: Deadline = NO_DEADLINE,
 ) -> Config:
-    """Read and merge the configuration of a workspace.
-
-    `member_manifests` maps each member's package name to its Cargo.toml. Missing files are
-    skipped (`featcheck.toml` is optional). Raises FeatcheckError, at the offending key or
-    value, for anything that is not valid configuration. `read_document` reads a manifest (the
-    audit passes its cache, so that no manifest is parsed twice). `checkout`: the root that no
-    link on the way to `featcheck.toml` may leave (boundary.py), nor any path it configures.
-    Each member's manifest is read within `deadline`.
-    """
-    documents = _Documents(read_document, checkout)
+    """Read and merge the configuration of a workspace (`member_manifests`: each member's
+    Cargo.toml by name; missing files are skipped). `read_document`: the audit's cache, so that
+    no manifest is parsed twice. `checkout`: the root that no link on the way to
+    `featcheck.toml` may leave (boundary.py), nor any path it configures."""
+    read = _reader(read_document, checkout)
     root_manifest = workspace_root / "Cargo.toml"
     config_file = workspace_root / CONFIG_FILE
     if config_file.exists() and not config_file.is_file():
         raise FeatcheckError("is not a file", path=config_file)
     sections: list[tuple[ManifestDocument, tuple[str, ...]]] = []
     if root_manifest.is_file():
-        sections.append((documents.read(root_manifest), _WORKSPACE_SECTION))
+        sections.append((read(root_manifest), _WORKSPACE_SECTION))
     if config_file.is_file():
-        sections.append((documents.read(config_file), ()))
+        sections.append((read(config_file), ()))
     # The project's own rules first: `select`, `severity` and `allow` may name them.
     catalogue = Catalogue.builtin()
     for doc, prefix in sections:
@@ -77,39 +72,30 @@ def load_config(
         deadline.check("reading the members' settings")
         if not manifest.is_file():
             continue
-        layer = read_section(documents.read(manifest), _MEMBER_SECTION, name, catalogue, checkout)
+        layer = read_section(read(manifest), _MEMBER_SECTION, name, catalogue, checkout)
         if layer != Layer():
             own = Config(member=name, catalogue=catalogue)
             members[name] = merged(merged(merged(own, workspace_layer), layer), file_layer)
     return replace(workspace, members=members)
 
 
-class _Documents:
-    """Each file read and parsed once; Cargo.toml files through the audit's reader if given."""
+def _reader(
+    read_document: Callable[[Path], ManifestDocument] | None, checkout: Path | None
+) -> Callable[[Path], ManifestDocument]:
+    """Cargo.toml files through the audit's reader if given (each is parsed once there)."""
 
-    def __init__(
-        self, read_document: Callable[[Path], ManifestDocument] | None, checkout: Path | None
-    ) -> None:
-        self._read_document = read_document
-        self._checkout = checkout
-        self._parsed: dict[Path, ManifestDocument] = {}
+    def read(path: Path) -> ManifestDocument:
+        if read_document is not None and path.name == "Cargo.toml":
+            return read_document(path)
+        return read_manifest(path, root=checkout)
 
-    def read(self, path: Path) -> ManifestDocument:
-        if self._read_document is not None and path.name == "Cargo.toml":
-            return self._read_document(path)
-        key = path.resolve()
-        if key not in self._parsed:
-            self._parsed[key] = read_manifest(path, root=self._checkout)
-        return self._parsed[key]
+    return read
 
 
 def members_with_settings(metadata: Workspace) -> dict[str, Path]:
     """The manifest of each member that may hold `[package.metadata.featcheck]`, by name.
-
-    cargo's metadata carries each package's `[package.metadata]` table (null without one), so
-    the other members' manifests need not be read; a description without that entry
-    (`--no-exec` builds its own) says nothing, and its member's manifest is read.
-    """
+    cargo's metadata carries each package's `[package.metadata]` table, so the others need not
+    be read; a description without that entry (`--no-exec` builds its own) says nothing."""
     found: dict[str, Path] = {}
     for member in metadata.members:
         package = metadata.document(member.id)
@@ -162,12 +148,9 @@ def _taken_by(value: str, catalogue: Catalogue, rules: list[Rule]) -> str | None
 
 
 def project_catalogue(path: Path) -> Catalogue:
-    """The rules of the project at `path` (a directory or manifest, or any directory inside
-    the project): the built-in ones plus its `[[rule]]` entries (`featcheck rules PATH`).
-
-    The workspace root is found as cargo finds it, from the nearest Cargo.toml upwards; a
-    directory with only a featcheck.toml counts as a root too.
-    """
+    """The built-in rules plus the `[[rule]]` entries of the project at or around `path`
+    (`featcheck rules PATH`); its root is found as cargo finds it, from the nearest Cargo.toml
+    upwards, and a directory with only a featcheck.toml counts as a root too."""
     path = path.absolute()
     directory = path if path.is_dir() else path.parent
     for candidate in (directory, *directory.parents):

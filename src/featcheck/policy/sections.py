@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import difflib
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +43,12 @@ _KEYS = (
 )
 _CONFIGURATION_KEYS = ("features", "no-default-features", "all-features")
 _ALLOW_KEYS = ("code", "reason", "crate", "member", "target")
+_WORKSPACE_ONLY = {
+    "rule": "rules are defined for the whole workspace: move this [[rule]] to "
+    "[workspace.metadata.featcheck] or featcheck.toml (select it per member here)",
+    "baseline": "a baseline covers the whole workspace: name it in "
+    "[workspace.metadata.featcheck] or featcheck.toml",
+}
 
 
 def read_section(
@@ -62,23 +69,19 @@ def read_section(
     return reader.layer(table)
 
 
+@dataclass(frozen=True)
 class SectionReader:
     """Validates one section, raising errors positioned at the offending key or value."""
 
-    def __init__(
-        self,
-        doc: ManifestDocument,
-        prefix: tuple[str, ...],
-        member: str | None,
-        catalogue: Catalogue,
-        checkout: Path | None = None,
-    ):
-        self.doc = doc
-        self.prefix = prefix
-        self.member = member
-        self.catalogue = catalogue
-        self.checkout = checkout
-        self.section = f"[{'.'.join(prefix)}]" if prefix else CONFIG_FILE
+    doc: ManifestDocument
+    prefix: tuple[str, ...]
+    member: str | None
+    catalogue: Catalogue
+    checkout: Path | None = None
+
+    @property
+    def section(self) -> str:
+        return f"[{'.'.join(self.prefix)}]" if self.prefix else CONFIG_FILE
 
     def error(self, message: str, path: KeyPath, *, at_key: bool = False) -> FeatcheckError:
         span = self._span(path, at_key=at_key)
@@ -121,20 +124,9 @@ class SectionReader:
         for key in table:
             if key not in _KEYS:
                 raise self.error(unknown_key(key, _KEYS, self.section), (*p, key), at_key=True)
-        if "rule" in table and self.member is not None:
-            raise self.error(
-                "rules are defined for the whole workspace: move this [[rule]] to "
-                "[workspace.metadata.featcheck] or featcheck.toml (select it per member here)",
-                (*p, "rule"),
-                at_key=True,
-            )
-        if "baseline" in table and self.member is not None:
-            raise self.error(
-                "a baseline covers the whole workspace: name it in [workspace.metadata.featcheck] "
-                "or featcheck.toml",
-                (*p, "baseline"),
-                at_key=True,
-            )
+        for key, message in _WORKSPACE_ONLY.items():
+            if key in table and self.member is not None:
+                raise self.error(message, (*p, key), at_key=True)
         select = self.codes(table, "select")
         ignore = self.codes(table, "ignore")
         if UNUSED_SUPPRESSION_CODE in select:
@@ -212,19 +204,21 @@ class SectionReader:
                 raise self.error(f"`targets`: {error}", (*self.prefix, "targets", index)) from None
         return values
 
+    def code(self, text: str, key: str, path: KeyPath, *, at_key: bool = False) -> str:
+        """The rule code `text` names (`*` too in `allow`), else an error at `path`."""
+        code = (
+            ANY_CODE if (key, text) == ("allow", ANY_CODE) else canonical_code(text, self.catalogue)
+        )
+        if code is None:
+            message = f"unknown rule `{text}` in `{key}` (see `featcheck rules`)"
+            raise self.error(message, path, at_key=at_key)
+        return code
+
     def codes(self, table: dict[str, Any], key: str) -> list[str]:
         if key not in table:
             return []
-        codes: list[str] = []
-        for index, text in enumerate(self.strings(table, key)):
-            code = canonical_code(text, self.catalogue)
-            if code is None:
-                raise self.error(
-                    f"unknown rule `{text}` in `{key}` (see `featcheck rules`)",
-                    (*self.prefix, key, index),
-                )
-            codes.append(code)
-        return codes
+        texts = enumerate(self.strings(table, key))
+        return [self.code(text, key, (*self.prefix, key, index)) for index, text in texts]
 
     def severities(self, table: dict[str, Any]) -> dict[str, Severity]:
         path = (*self.prefix, "severity")
@@ -237,13 +231,7 @@ class SectionReader:
             )
         result: dict[str, Severity] = {}
         for name, level in value.items():
-            code = canonical_code(name, self.catalogue)
-            if code is None:
-                raise self.error(
-                    f"unknown rule `{name}` in `severity` (see `featcheck rules`)",
-                    (*path, name),
-                    at_key=True,
-                )
+            code = self.code(name, "severity", (*path, name), at_key=True)
             if code in result:
                 raise self.error(f"`severity` sets {code} twice", (*path, name), at_key=True)
             if not isinstance(level, str):
@@ -318,12 +306,7 @@ class SectionReader:
             raise self.error(
                 'an `allow` entry needs `code` (a rule code or name, or "*")', path, at_key=True
             )
-        code_text = item["code"].strip()
-        code = ANY_CODE if code_text == ANY_CODE else canonical_code(code_text, self.catalogue)
-        if code is None:
-            raise self.error(
-                f"unknown rule `{code_text}` in `allow` (see `featcheck rules`)", (*path, "code")
-            )
+        code = self.code(item["code"].strip(), "allow", (*path, "code"))
         if code == UNUSED_SUPPRESSION_CODE:
             raise self.error(
                 "FC900 cannot be allowed: remove the unused suppression, or ignore FC900",

@@ -93,15 +93,8 @@ class Allow:
     def describe(self) -> str:
         """E.g. `FC001 for crate burn-flex on member app`, for messages."""
         what = "all rules" if self.code == ANY_CODE else self.code
-        scope = [
-            f"{label} {value}"
-            for label, value in (
-                ("crate", self.crate),
-                ("member", self.member),
-                ("target", self.target),
-            )
-            if value is not None
-        ]
+        values = {"crate": self.crate, "member": self.member, "target": self.target}
+        scope = [f"{label} {value}" for label, value in values.items() if value is not None]
         return what + (" for " + ", ".join(scope) if scope else "")
 
 
@@ -158,19 +151,13 @@ class Config:
 
     def rules(self, select: Iterable[str] = (), ignore: Iterable[str] = ()) -> tuple[Rule, ...]:
         """The rules to run: the defaults, this configuration, then the command line's
-        `--select`/`--ignore` (codes or names) on top.
-
-        Raises FeatcheckError for an unknown code on the command line.
-        """
-        chosen_select = set(self.select)
-        chosen_ignore = set(self.ignore)
-        flags_select = _codes_from_flags(select, self.catalogue)
-        flags_ignore = _codes_from_flags(ignore, self.catalogue)
-        chosen_select = (chosen_select | flags_select) - flags_ignore
-        chosen_ignore = (chosen_ignore - flags_select) | flags_ignore
-        chosen_select.discard(UNUSED_SUPPRESSION_CODE)
-        chosen_ignore.discard(UNUSED_SUPPRESSION_CODE)
-        return self.catalogue.select(sorted(chosen_select), sorted(chosen_ignore))
+        `--select`/`--ignore` (codes or names) on top; a FeatcheckError for an unknown one."""
+        selected, ignored = (_codes_from_flags(codes, self.catalogue) for codes in (select, ignore))
+        chosen = merged(self, Layer(select=selected, ignore=ignored))
+        return self.catalogue.select(
+            [c for c in chosen.select if c != UNUSED_SUPPRESSION_CODE],
+            [c for c in chosen.ignore if c != UNUSED_SUPPRESSION_CODE],
+        )
 
     @property
     def reports_unused(self) -> bool:
@@ -178,18 +165,12 @@ class Config:
         return UNUSED_SUPPRESSION_CODE not in self.ignore
 
 
-def _codes_from_flags(codes: Iterable[str], catalogue: Catalogue) -> set[str]:
-    found: set[str] = set()
-    unknown: list[str] = []
-    for text in codes:
-        code = canonical_code(text, catalogue)
-        if code is None:
-            unknown.append(text)
-        else:
-            found.add(code)
+def _codes_from_flags(codes: Iterable[str], catalogue: Catalogue) -> tuple[str, ...]:
+    found = [(text, canonical_code(text, catalogue)) for text in codes]
+    unknown = [text for text, code in found if code is None]
     if unknown:
         raise FeatcheckError(f"unknown rule {', '.join(unknown)} (see `featcheck rules`)")
-    return found
+    return tuple(code for _, code in found if code is not None)
 
 
 @dataclass(frozen=True)
@@ -208,24 +189,22 @@ class Layer:
     baseline: Path | None = None
 
 
+_SINGLE_VALUES = ("targets", "configurations", "each_feature", "fail_on", "fix_level", "baseline")
+"""The settings a later place overrides whole (None in a `Layer`: not set there)."""
+
+
 def merged(base: Config, layer: Layer) -> Config:
     """`base` with `layer`'s settings on top."""
     select = (set(base.select) | set(layer.select)) - set(layer.ignore)
     ignore = (set(base.ignore) - set(layer.select)) | set(layer.ignore)
+    given = {name: getattr(layer, name) for name in _SINGLE_VALUES}
     return replace(
         base,
         select=tuple(sorted(select)),
         ignore=tuple(sorted(ignore)),
         severity={**base.severity, **layer.severity},
-        targets=layer.targets if layer.targets is not None else base.targets,
-        configurations=(
-            layer.configurations if layer.configurations is not None else base.configurations
-        ),
-        each_feature=layer.each_feature if layer.each_feature is not None else base.each_feature,
-        fail_on=layer.fail_on if layer.fail_on is not None else base.fail_on,
-        fix_level=layer.fix_level if layer.fix_level is not None else base.fix_level,
         allows=base.allows + layer.allows,
-        baseline=layer.baseline if layer.baseline is not None else base.baseline,
+        **{name: value for name, value in given.items() if value is not None},
     )
 
 

@@ -1,16 +1,13 @@
 """Suppressions: config `allow` entries and `# featcheck: allow(...)` comments in manifests.
 
-`apply_suppressions` takes an audit's findings and returns what to report: the findings no
-suppression matches (with configured severities applied), the suppressed ones with the
-suppression that matched, and an FC900 `unused-suppression` finding for every suppression that
-matched nothing (`unused_findings` below).
-
-An inline comment (settings.py) suppresses the findings whose dependency declaration
+Every suppression that matched nothing is an FC900 `unused-suppression` finding. An inline
+comment (settings.py) suppresses the findings whose dependency declaration
 (`Finding.declaration`, else `Finding.location`) spans the comment's line in the same file.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,9 +41,8 @@ class SuppressionResult:
     """What remains to report after suppressions."""
 
     kept: list[Finding]
-    """Findings no suppression matched, in input order, with severity overrides applied."""
+    """Findings no suppression matched, in input order."""
     suppressed: list[Suppressed]
-    """Findings suppressions hid (severity overrides applied too)."""
     unused: list[Finding]
     """One FC900 finding per suppression that matched nothing, in file and line order."""
 
@@ -57,10 +53,7 @@ class SuppressionResult:
 
     def suppressed_counts(self) -> dict[str, int]:
         """How many findings each rule code had suppressed, for summaries."""
-        counts: dict[str, int] = {}
-        for item in self.suppressed:
-            counts[item.finding.code] = counts.get(item.finding.code, 0) + 1
-        return dict(sorted(counts.items()))
+        return dict(sorted(Counter(item.finding.code for item in self.suppressed).items()))
 
 
 def apply_suppressions(
@@ -80,29 +73,14 @@ def apply_suppressions(
 ) -> SuppressionResult:
     """Split `findings` into kept and suppressed ones, and report unused suppressions.
 
-    `config` is the workspace-wide configuration (`load_config`); each finding is judged by
-    `config.for_member(finding.member)`. `manifests` are the files whose inline comments count
-    (pass every manifest the audit covered: members, the workspace root, path dependencies);
-    the files that findings' declarations point into are read too. Finding locations are
-    resolved against `audited_root`, and FC900 locations are made relative to it.
-
-    An unused allow entry is not reported when its member is not in `members`, its target
-    not in `targets`, or its rule not in `rules` (rule codes that ran) -- each None meaning
-    "everything was audited" -- since the audit could not have matched it. An unused inline
-    code is not reported when its rule is not in `rules`. FC900s are off when the
-    configuration ignores FC900; their severity follows `severity.FC900`.
-
-    `read` reads a manifest and `read_text` only its text (pass a cache's getters to avoid
-    reading files twice): only manifests whose text holds a `# featcheck:` directive are
-    parsed. `spans`
-    gives the declarations whose lines a finding's inline comments may sit on; the default,
-    `declaration_spans`, is `finding.declaration`, else `finding.location`. Pass one that adds
-    more (e.g. the member's `burn = { workspace = true }` line besides the workspace entry
-    that the location points at). `misnamed` says why an allow entry can never match (a
-    member, crate or target that does not exist: `KnownNames` in stages/finish.py): such an
-    entry is reported even where the audit did not cover it. `unused_confidence` is the FC900s'
-    (incomplete where the builds were not seen whole). Raises FeatcheckError for a malformed
-    `# featcheck:` comment.
+    Each finding is judged by `config.for_member(finding.member)`. The inline comments of
+    `manifests` count (every manifest the audit covered), and of the files findings point into.
+    An unused allow entry is not reported when its member is not in `members`, its target not
+    in `targets`, or its rule not in `rules` (None: everything was audited): the audit could not
+    have matched it; unless `misnamed` says why it can never match (`KnownNames` in
+    stages/finish.py). `spans` gives the declarations a finding's inline comments may sit on
+    (default `declaration_spans`; the member's `burn = { workspace = true }` line may be added).
+    Only manifests whose text (`read_text`) holds a `# featcheck:` directive are parsed (`read`).
     """
     findings = list(findings)
     root = Path(audited_root)
@@ -222,8 +200,7 @@ def unused_findings(
     confidence: Confidence = Confidence.RESOLVED,
 ) -> list[Finding]:
     """An FC900 finding for each allow entry and inline code not in `used`, in file and line
-    order (see `apply_suppressions` for which are left alone), each with `confidence`; none
-    when FC900 is ignored."""
+    order (see `apply_suppressions` for which are left alone); none when FC900 is ignored."""
     if not config.reports_unused:
         return []
     unused: list[Finding] = []

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
+from types import ModuleType
 from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
@@ -50,13 +51,10 @@ def formats_help() -> str:
 
 
 def renderer(name: str, options: RenderOptions) -> Renderer:
-    """The renderer of the format `name`, made with `options`."""
-    make: Callable[[RenderOptions], Renderer] = importlib.import_module(
-        FORMATS[name].module
-    ).renderer
+    make: Callable[[RenderOptions], Renderer] = preload(name).renderer
     return make(options)
 
 
-def preload(name: str) -> None:
+def preload(name: str) -> ModuleType:
     """Import the module of the format `name` now, before its renderer is asked for."""
-    importlib.import_module(FORMATS[name].module)
+    return importlib.import_module(FORMATS[name].module)

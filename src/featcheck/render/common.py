@@ -23,9 +23,9 @@ from __future__ import annotations
 
 import functools
 import hashlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import NamedTuple, Protocol, TextIO, TypeVar
+from typing import NamedTuple, TextIO
 
 from featcheck.featureset import FeatureSelection
 from featcheck.render.safe_text import printable
@@ -182,7 +182,6 @@ def _sentence_end(text: str, after: int, quoted: bool, depth: int) -> int | None
 
 
 _GroupKey = tuple[object, ...]
-_T = TypeVar("_T")
 
 
 @dataclass(frozen=True)
@@ -202,7 +201,6 @@ class FindingGroup:
 
     @property
     def lead(self) -> Finding:
-        """The finding shown for the group."""
         return self.findings[0]
 
     @functools.cached_property
@@ -231,7 +229,7 @@ class FindingGroup:
     @property
     def members(self) -> tuple[str, ...]:
         """The members whose builds have the finding, without repeats, in report order."""
-        return _distinct(f.member for f in self.findings if f.member is not None)
+        return tuple(dict.fromkeys(f.member for f in self.findings if f.member is not None))
 
     @property
     def libraries(self) -> frozenset[str]:
@@ -241,12 +239,12 @@ class FindingGroup:
     @property
     def targets(self) -> tuple[str, ...]:
         """The targets audited, without repeats, in report order."""
-        return _distinct(f.target for f in self.findings if f.target is not None)
+        return tuple(dict.fromkeys(f.target for f in self.findings if f.target is not None))
 
     @property
     def configurations(self) -> tuple[FeatureSelection, ...]:
         """Every build configuration of every finding, without repeats."""
-        return _distinct(c for f in self.findings for c in f.configurations)
+        return tuple(dict.fromkeys(c for f in self.findings for c in f.configurations))
 
     @property
     def confidence(self) -> Confidence:
@@ -338,16 +336,9 @@ def _lead_first(found: list[Finding]) -> tuple[Finding, ...]:
     return (lead, *(f for f in found if f is not lead))
 
 
-def _distinct(values: Iterable[_T]) -> tuple[_T, ...]:
-    return tuple(dict.fromkeys(values))
-
-
-class Renderer(Protocol):
-    """Writes one audit's report. What a format needs besides the result (verbosity, colour,
-    width, the CI environment) it is given when made, never per call."""
-
-    def render(self, result: AuditResult, out: TextIO) -> None:
-        """Write the whole report for `result` to `out`."""
+Renderer = Callable[[AuditResult, TextIO], object]
+"""Writes one audit's report. What a format needs besides the result (verbosity, colour,
+width, the CI environment) it is given when made, never per call."""
 
 
 class RenderOptions(NamedTuple):

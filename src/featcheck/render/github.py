@@ -24,14 +24,15 @@ in the text it encloses. The job summary escapes Markdown and HTML in every cell
 from __future__ import annotations
 
 import os
+from collections import Counter
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import TextIO
 from urllib.parse import quote
 
 from featcheck.render.common import (
     FindingGroup,
+    Renderer,
     RenderOptions,
     builds_of_group,
     count_line,
@@ -64,10 +65,8 @@ LEVELS: Mapping[Severity, str] = {
 
 
 def repository_path(result: AuditResult, location: Location, workspace: str | None) -> str:
-    """The finding's file relative to `workspace` (the repository root) when given and inside it.
-
-    Otherwise the path as the finding gives it: relative to the report root.
-    """
+    """The finding's file relative to `workspace` (the repository root) when given and inside it,
+    else as the finding gives it: relative to the report root."""
     if not workspace:
         return location.file
     full = Path(os.path.normpath(os.path.abspath(result.root / location.file)))
@@ -126,16 +125,11 @@ def render_annotations(
     problems: Iterable[str] = (),
 ) -> str:
     """The workflow commands for `result`, at most ANNOTATIONS_PER_LEVEL per level, then the
-    log text (`problems` as warnings, the notes, the count line) inside stop-commands.
-
-    A cut repeated in several builds is one annotation (render/common.py). When some findings do not
-    fit, a closing `::notice::` says how many; it is a notice itself, so notice-level findings
-    then get one slot fewer and the closing notice is always kept.
-    """
+    log text (`problems` as warnings, the notes, the count line) inside stop-commands. When some
+    findings do not fit, a closing `::notice::` says how many; it is a notice itself, so
+    notice-level findings then get one slot fewer and the closing notice is always kept."""
     groups = group_findings(result.findings)
-    totals = {level: 0 for level in LEVELS}
-    for group in groups:
-        totals[group.lead.severity] += 1
+    totals = Counter(group.lead.severity for group in groups)
     caps = dict.fromkeys(LEVELS, ANNOTATIONS_PER_LEVEL)
     if any(total > ANNOTATIONS_PER_LEVEL for total in totals.values()):
         caps[Severity.INFO] = ANNOTATIONS_PER_LEVEL - 1
@@ -170,27 +164,14 @@ def render_annotations(
     return text + stop_commands(log)
 
 
-@dataclass(frozen=True)
-class SourceLinks:
-    """Where the audited commit can be browsed, for links from the job summary."""
-
-    server: str
-    repository: str
-    sha: str
-
-    @classmethod
-    def from_environment(cls, environ: Mapping[str, str]) -> SourceLinks | None:
-        """From GITHUB_SERVER_URL, GITHUB_REPOSITORY and GITHUB_SHA when all three are set."""
-        server = environ.get("GITHUB_SERVER_URL", "")
-        repository = environ.get("GITHUB_REPOSITORY", "")
-        sha = environ.get("GITHUB_SHA", "")
-        if not (server and repository and sha):
-            return None
-        return cls(server.rstrip("/"), repository, sha)
-
-    def url(self, path: str, line: int) -> str:
-        """The file at the audited commit, scrolled to `line`."""
-        return f"{self.server}/{self.repository}/blob/{self.sha}/{quote(path)}#L{line}"
+def source_links(environ: Mapping[str, str]) -> str | None:
+    """`SERVER/REPOSITORY/blob/SHA/`, where the audited commit's files can be browsed, when
+    GITHUB_SERVER_URL, GITHUB_REPOSITORY and GITHUB_SHA are all set."""
+    names = ("GITHUB_SERVER_URL", "GITHUB_REPOSITORY", "GITHUB_SHA")
+    server, repository, sha = (environ.get(name, "") for name in names)
+    if not (server and repository and sha):
+        return None
+    return f"{server.rstrip('/')}/{repository}/blob/{sha}/"
 
 
 def escape_cell(text: str) -> str:
@@ -199,9 +180,7 @@ def escape_cell(text: str) -> str:
     return "<br>".join(lines) or " "
 
 
-def _place(
-    result: AuditResult, finding: Finding, workspace: str | None, links: SourceLinks | None
-) -> str:
+def _place(result: AuditResult, finding: Finding, workspace: str | None, links: str | None) -> str:
     location = finding.location
     if location is None:
         return "(no manifest)"
@@ -209,13 +188,11 @@ def _place(
     text = escape_cell(f"{path}:{location.line}")
     relative = not PurePosixPath(path).is_absolute() and not path.startswith("../")
     if links is not None and workspace and relative:
-        return f"[{text}]({links.url(path, location.line)})"
+        return f"[{text}]({links}{quote(path)}#L{location.line})"
     return text
 
 
-def _row(
-    result: AuditResult, group: FindingGroup, workspace: str | None, links: SourceLinks | None
-) -> str:
+def _row(result: AuditResult, group: FindingGroup, workspace: str | None, links: str | None) -> str:
     """One finding, or a cut repeated in several builds with every member and target named."""
     finding = group.lead
     members = [f"{m} (library)" if m in group.libraries else m for m in group.members]
@@ -247,13 +224,11 @@ def render_summary(
     result: AuditResult,
     *,
     workspace: str | None = None,
-    links: SourceLinks | None = None,
+    links: str | None = None,
     budget: int = SUMMARY_LIMIT,
 ) -> str:
-    """The job summary in Markdown: counts, then a table of every finding that fits in `budget`.
-
-    `budget` is in UTF-8 bytes; rows that do not fit are counted in a closing line instead.
-    """
+    """The job summary in Markdown: counts, then a table of every finding that fits in `budget`
+    (UTF-8 bytes); rows that do not fit are counted in a closing line instead."""
     parts = [f"## featcheck: {escape_cell(_audited(result, workspace))}\n\n"]
     parts.append(f"**{escape_cell(count_line(result))}**\n\n")
     for note in result.notes:
@@ -295,7 +270,7 @@ def append_step_summary(result: AuditResult, path: str, environ: Mapping[str, st
     text = render_summary(
         result,
         workspace=environ.get("GITHUB_WORKSPACE"),
-        links=SourceLinks.from_environment(environ),
+        links=source_links(environ),
         budget=budget,
     )
     with open(path, "a", encoding="utf-8") as summary:
@@ -329,17 +304,5 @@ def write_github(
     )
 
 
-class GithubRenderer:
-    """`--format github`: annotations, and the job summary where `environ` (os.environ by
-    default) names its file."""
-
-    def __init__(self, environ: Mapping[str, str] | None = None) -> None:
-        self.environ = environ
-
-    def render(self, result: AuditResult, out: TextIO) -> None:
-        write_github(result, out, self.environ)
-
-
-def renderer(options: RenderOptions) -> GithubRenderer:
-    """The GitHub Actions renderer, as `featcheck.render.FORMATS` names it."""
-    return GithubRenderer()
+def renderer(options: RenderOptions) -> Renderer:
+    return write_github

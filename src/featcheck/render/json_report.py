@@ -6,12 +6,13 @@ and bumps SCHEMA_VERSION (3: files are relative to the report root, not the audi
 
 from __future__ import annotations
 
-from typing import Any, TextIO
+from collections import Counter
+from typing import Any
 
 from featcheck import __version__
 from featcheck.comparison.baseline import fingerprint
 from featcheck.fix_words import fix_words
-from featcheck.render.common import RenderOptions, group_findings
+from featcheck.render.common import Renderer, RenderOptions, group_findings
 from featcheck.render.safe_text import json_document
 from featcheck.report import AuditResult, Comparison, Cost, Finding, Fix
 from featcheck.severity import Severity
@@ -20,7 +21,6 @@ SCHEMA_VERSION = 3
 
 
 def finding_to_dict(finding: Finding) -> dict[str, Any]:
-    """One finding, as the schema describes it."""
     location = finding.location
     configuration = finding.configuration
     return {
@@ -97,10 +97,8 @@ def fix_to_dict(fix: Fix | None) -> dict[str, Any] | None:
 def _findings(result: AuditResult) -> list[dict[str, Any]]:
     """One entry per finding, as ever, each naming the group it is shown in (render/common.py):
     findings with the same `group` repeat one cut and one fix in several builds."""
-    group_of: dict[int, str] = {}
-    for group in group_findings(result.findings):
-        for finding in group.findings:
-            group_of[id(finding)] = group.id
+    groups = group_findings(result.findings)
+    group_of = {id(finding): group.id for group in groups for finding in group.findings}
     return [{**finding_to_dict(f), "group": group_of[id(f)]} for f in result.findings]
 
 
@@ -119,10 +117,8 @@ def _comparison(comparison: Comparison) -> dict[str, Any]:
 
 
 def render_json(result: AuditResult) -> str:
-    """The whole result as one JSON document."""
-    counts = {s.label: 0 for s in sorted(Severity, reverse=True)}
-    for finding in result.findings:
-        counts[finding.severity.label] += 1
+    severities = Counter(finding.severity for finding in result.findings)
+    counts = {s.label: severities[s] for s in sorted(Severity, reverse=True)}
     document = {
         "version": SCHEMA_VERSION,
         "tool": {"name": "featcheck", "version": __version__},
@@ -164,13 +160,6 @@ def render_json(result: AuditResult) -> str:
     return json_document(document) + "\n"
 
 
-class JsonRenderer:
-    """`--format json` (it takes no options: the document always carries everything)."""
-
-    def render(self, result: AuditResult, out: TextIO) -> None:
-        out.write(render_json(result))
-
-
-def renderer(options: RenderOptions) -> JsonRenderer:
-    """The JSON renderer, as `featcheck.render.FORMATS` names it."""
-    return JsonRenderer()
+def renderer(options: RenderOptions) -> Renderer:
+    """The JSON renderer (it takes no options: the document always carries everything)."""
+    return lambda result, out: out.write(render_json(result))

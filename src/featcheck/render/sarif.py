@@ -6,11 +6,10 @@ relative to `GITHUB_WORKSPACE` when it is set, else to the report root (the repo
 else the audited directory; `--root`), percent-encoded, with `uriBaseId` `%SRCROOT%`. Each
 result carries the finding's fingerprint as `partialFingerprints` (comparison/baseline.py:
 rule, member, crate, compatible version, feature, target, configuration; no line, no patch
-version), so an alert keeps its identity when lines move or the crate takes a patch.
-Each target and configuration is a run of its own, with its own `automationDetails.id`, and
-after a comparison each result has its `baselineState` (`states` below).
-A cut repeated in several builds (render/common.py) is one result: the members' own declarations
-are its `relatedLocations`, its properties list the members and targets.
+version), so an alert keeps its identity when lines move or the crate takes a patch. Runs and
+`baselineState`: see `Build` below. A cut repeated in several builds (render/common.py) is
+one result: the members' own declarations are its `relatedLocations`, its properties list the
+members and targets.
 """
 
 from __future__ import annotations
@@ -19,7 +18,7 @@ import os
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, TextIO
+from typing import Any
 from urllib.parse import quote
 
 from featcheck import __version__
@@ -27,6 +26,7 @@ from featcheck.comparison.baseline import configuration_token, fingerprint
 from featcheck.featureset import FeatureSelection
 from featcheck.render.common import (
     FindingGroup,
+    Renderer,
     RenderOptions,
     build_of,
     builds_of_group,
@@ -70,43 +70,35 @@ def is_project_rule(rule: Documented) -> bool:
 
 
 def rule_descriptor(rule: Documented) -> dict[str, Any]:
-    """One `reportingDescriptor` for the driver's rule list."""
-    if is_project_rule(rule):
-        return _project_rule_descriptor(rule)
+    """One `reportingDescriptor` for the driver's rule list. A project rule's documentation is
+    the checkout's, so it is never read as Markdown: `help.markdown` shows it as a literal block
+    (`safe_text.markdown_block`), and its only link is `helpUri`, when a reference is a plain
+    `https://` URL (`safe_text.https_link`)."""
     uri = help_uri(rule)
-    return {
-        "id": rule.code,
-        "name": rule.name,
-        "shortDescription": {"text": rule.summary},
-        "fullDescription": {"text": rule.why},
-        "help": {
-            "text": f"{rule.summary}.\n\n{rule.why}\n\nSee {uri}",
+    project = is_project_rule(rule)
+    text = f"{rule.summary}.\n\n{rule.why}"
+    if project:
+        help_entry = {"text": text.strip(), "markdown": markdown_block(text.strip())}
+    else:
+        help_entry = {
+            "text": f"{text}\n\nSee {uri}",
             "markdown": f"**{rule.summary}.**\n\n{rule.why}\n\n[{rule.code} in the rule reference]"
             f"({uri})",
-        },
-        "helpUri": uri,
-        "defaultConfiguration": {"level": LEVELS[rule.severity]},
-        "properties": {"tags": ["performance", "cargo-features"], "precision": "very-high"},
-    }
-
-
-def _project_rule_descriptor(rule: Documented) -> dict[str, Any]:
-    """A project rule's descriptor. Its documentation is the checkout's, so it is never read as
-    Markdown: `help.markdown` shows it as a literal block (`safe_text.markdown_block`), and the
-    only link is `helpUri`, when a reference is a plain `https://` URL (`safe_text.https_link`)."""
-    uri = help_uri(rule)
-    text = f"{rule.summary}.\n\n{rule.why}".strip()
+        }
     descriptor: dict[str, Any] = {
         "id": rule.code,
         "name": rule.name,
         "shortDescription": {"text": rule.summary},
-        "fullDescription": {"text": rule.why or rule.summary},
-        "help": {"text": text, "markdown": markdown_block(text)},
+        "fullDescription": {"text": rule.why or rule.summary if project else rule.why},
+        "help": help_entry,
     }
     if uri is not None:
         descriptor["helpUri"] = uri
     descriptor["defaultConfiguration"] = {"level": LEVELS[rule.severity]}
-    descriptor["properties"] = {"tags": ["performance", "cargo-features", "project-rule"]}
+    tags = ["performance", "cargo-features"]
+    descriptor["properties"] = (
+        {"tags": [*tags, "project-rule"]} if project else {"tags": tags, "precision": "very-high"}
+    )
     return descriptor
 
 
@@ -144,14 +136,7 @@ def sarif_result(
     entry["level"] = LEVELS[finding.severity]
     entry["message"] = {"text": result_message(group)}
     if location is not None:
-        entry["locations"] = [
-            {
-                "physicalLocation": {
-                    "artifactLocation": {"uri": quote(path), "uriBaseId": SOURCE_ROOT},
-                    "region": _region(location),
-                }
-            }
-        ]
+        entry["locations"] = [{"physicalLocation": _physical(path, location)}]
         related = _related_locations(group, result, workspace)
         if related:
             entry["relatedLocations"] = related
@@ -190,23 +175,21 @@ def _related_locations(
         related.append(
             {
                 "id": len(related),
-                "physicalLocation": {
-                    "artifactLocation": {"uri": quote(path), "uriBaseId": SOURCE_ROOT},
-                    "region": _region(place),
-                },
+                "physicalLocation": _physical(path, place),
                 "message": {"text": build_of(finding) or "the cut"},
             }
         )
     return related
 
 
-def _region(location: Location) -> dict[str, int]:
-    return {
+def _physical(path: str, location: Location) -> dict[str, Any]:
+    region = {
         "startLine": location.line,
         "startColumn": location.column,
         "endLine": location.end_line,
         "endColumn": location.end_column,
     }
+    return {"artifactLocation": {"uri": quote(path), "uriBaseId": SOURCE_ROOT}, "region": region}
 
 
 def sarif_document(result: AuditResult, environ: Mapping[str, str] | None = None) -> dict[str, Any]:
@@ -263,19 +246,8 @@ def render_sarif(result: AuditResult, environ: Mapping[str, str] | None = None) 
     return json_document(sarif_document(result, environ)) + "\n"
 
 
-class SarifRenderer:
-    """`--format sarif`: paths as the CI environment (`environ`, os.environ by default) says."""
-
-    def __init__(self, environ: Mapping[str, str] | None = None) -> None:
-        self.environ = environ
-
-    def render(self, result: AuditResult, out: TextIO) -> None:
-        out.write(render_sarif(result, self.environ))
-
-
-def renderer(options: RenderOptions) -> SarifRenderer:
-    """The SARIF renderer, as `featcheck.render.FORMATS` names it."""
-    return SarifRenderer()
+def renderer(options: RenderOptions) -> Renderer:
+    return lambda result, out: out.write(render_sarif(result))
 
 
 # How a SARIF log is cut for GitHub code scanning: one run per audited target and build
@@ -307,7 +279,6 @@ class Build:
         return f"featcheck/{target}/{configuration_token(self.configuration)}/"
 
     def select(self, findings: Sequence[Finding]) -> list[Finding]:
-        """The findings of this build."""
         return [
             f
             for f in findings

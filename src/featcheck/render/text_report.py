@@ -17,12 +17,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
+from functools import partial
 from itertools import groupby
 from typing import TextIO
 
 from featcheck.fix_words import edit_words, fix_words
 from featcheck.render.common import (
     FindingGroup,
+    Renderer,
     RenderOptions,
     builds_of_group,
     cost_text,
@@ -74,15 +76,18 @@ def _described(fix: Fix) -> str:
     return said[0] if len(said) == 1 and len(files) > 1 else fix_words(fix)
 
 
-def _fix_line(
+def _fix_lines(
     finding: Finding, applied: list[Finding], features: Sequence[str] = ()
-) -> Line | None:
-    """`  = fix: ...`: the fix, with the features it brings (`features`, else the finding's),
-    and what applies it: `--fix` for the findings whose fix it applies
-    (`AuditResult.applied_fixes`), `--fix --fix-level LEVEL` for the others' safe fixes."""
+) -> list[Line]:
+    """`  = placed: ...` where the fix's place was chosen, then `  = fix: ...`: the fix, with
+    the features it brings (`features`, else the finding's), and what applies it: `--fix` for
+    the findings whose fix it applies (`AuditResult.applied_fixes`), `--fix --fix-level LEVEL`
+    for the others' safe fixes."""
+    lines = [_detail("placed", finding.placement)] if finding.placement else []
     fix = [*_EQUALS, ("fix:", "green")]
     if finding.fix is not None:
-        added = _added(finding.fix)
+        packages = finding.fix.added
+        added = f" and adds {plural(packages, 'package')} to the build" if packages else ""
         if not (finding.fix.safe and finding.fix.confirmed):
             applies = printable(finding.fix.note)
         elif finding in applied:
@@ -94,17 +99,10 @@ def _fix_line(
             f" {printable(_described(finding.fix))} ({printable(_where(finding.fix))}); with it "
             f"the build gets {gets}{added}, {applies}"
         )
-        return [*fix, (text, "")]
+        return [*lines, [*fix, (text, "")]]
     if finding.suggestion:
-        return [*fix, (f" {printable(finding.suggestion)}", "")]
-    return None
-
-
-def _added(fix: Fix) -> str:
-    """What a fix costs in packages, as the fix line says it."""
-    if not fix.added:
-        return ""
-    return f" and adds {plural(fix.added, 'package')} to the build"
+        return [*lines, [*fix, (f" {printable(finding.suggestion)}", "")]]
+    return lines
 
 
 def _detail(label: str, text: str) -> Line:
@@ -163,11 +161,7 @@ def _render_finding(
         lines.append(_detail("why", why_line(finding)))
     if finding.cost is not None:
         lines.append(_detail("cost", cost_text(finding.cost)))
-    if finding.placement:
-        lines.append(_detail("placed", finding.placement))
-    fix = _fix_line(finding, applied)
-    if fix is not None:
-        lines.append(fix)
+    lines += _fix_lines(finding, applied)
     if verbose:
         lines.extend(_alternatives(finding))
     return lines
@@ -192,10 +186,7 @@ def _render_block(block: list[FindingGroup], width: int, applied: list[Finding])
             lines.append(_detail("why", named + first_sentence(rule_why(block, code))))
         if lead.cost is not None:
             lines.append(_detail("cost", named + cost_text(lead.cost)))
-    if first.lead.placement:
-        lines.append(_detail("placed", first.lead.placement))
-    fix = _fix_line(first.lead, applied, [group.lead.feature for group in block])
-    return [*lines, fix] if fix is not None else lines
+    return lines + _fix_lines(first.lead, applied, [group.lead.feature for group in block])
 
 
 def _verdict(finding: Finding) -> Line:
@@ -284,30 +275,22 @@ def _findings_lines(result: AuditResult, verbose: bool, width: int) -> list[Line
     return lines
 
 
-def render_findings(
-    result: AuditResult,
-    stream: TextIO | None = None,
-    *,
-    verbose: bool = False,
-    colour: bool | None = None,
-    width: int | None = None,
-) -> None:
-    """Print only the findings, without notes or the summary line (nothing when there are none)."""
-    width = width or WIDTH
-    write_lines(_findings_lines(result, verbose, width), stream, colour, width)
-
-
 def render_text(
     result: AuditResult,
     stream: TextIO | None = None,
     *,
     verbose: bool = False,
+    quiet: bool = False,
     colour: bool | None = None,
     width: int | None = None,
 ) -> None:
     """Print the report to `stream` (stdout by default), wrapped to `width` columns (WIDTH by
-    default); `verbose` adds each finding's details; `colour` as for `_write`."""
+    default); `verbose` adds each finding's details; `quiet` prints only the findings, without
+    notes or the summary line (nothing when there are none); `colour` as for `write_lines`."""
     width = width or WIDTH
+    if quiet:
+        write_lines(_findings_lines(result, verbose, width), stream, colour, width)
+        return
     lines: list[Line] = [
         [("note:", "yellow"), (f" {printable(note)}", "")] for note in result.notes
     ]
@@ -318,29 +301,12 @@ def render_text(
     fixes = fix_hint(result) if any(f.fix and f.fix.safe for f in result.findings) else None
     if fixes is not None:
         lines.append([(fixes, "dim")])
-    if not verbose and any(_has_details(f) for f in result.findings):
+    if not verbose and any(f.notes or f.chain or f.alternatives or f.why for f in result.findings):
         code = min(f.code for f in result.findings)
         lines.append([(details_hint(code, result), "dim")])
     write_lines(lines, stream, colour, width)
 
 
-def _has_details(finding: Finding) -> bool:
-    return bool(finding.notes or finding.chain or finding.alternatives or finding.why)
-
-
-class TextRenderer:
-    """The terminal report (`render_text`), or with `quiet` only the findings
-    (`render_findings`)."""
-
-    def __init__(self, options: RenderOptions) -> None:
-        self.options = options
-
-    def render(self, result: AuditResult, out: TextIO) -> None:
-        write = render_findings if self.options.quiet else render_text
-        options = self.options
-        write(result, out, verbose=options.verbose, colour=options.colour, width=options.width)
-
-
-def renderer(options: RenderOptions) -> TextRenderer:
-    """The text renderer, as `featcheck.render.FORMATS` names it."""
-    return TextRenderer(options)
+def renderer(options: RenderOptions) -> Renderer:
+    """The terminal report (`render_text`) as the command line's options say."""
+    return partial(render_text, **options._asdict())

@@ -1,5 +1,7 @@
-"""`--write-baseline`, `--baseline` and `--new-since`: the audit's findings set against a
-baseline file or the audit of an earlier revision (featcheck.comparison)."""
+"""The stages after the audit that only some runs need, loaded when one does (cli/lazy.py):
+`--fix` and `--diff`, the fixes resolved on a copy, then written or shown as a diff; and
+`--write-baseline`, `--baseline` and `--new-since`, the audit's findings set against a baseline
+file or the audit of an earlier revision (featcheck.comparison)."""
 
 from __future__ import annotations
 
@@ -9,11 +11,12 @@ import sys
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, TextIO
 
 from featcheck.audit import find_manifest
 from featcheck.boundary import TrustContext, checkout_root, repository_root
 from featcheck.cli.outcome import write_report
-from featcheck.cli.terminal import EXIT_CLEAN, CommandExit
+from featcheck.cli.terminal import EXIT_CLEAN, EXIT_FINDINGS, CommandExit, in_actions
 from featcheck.comparison.baseline import (
     against_baseline,
     against_revision,
@@ -24,17 +27,23 @@ from featcheck.comparison.git import resolve_revision
 from featcheck.comparison.revision import copy_toolchain_files, revision_tree
 from featcheck.errors import FeatcheckError
 from featcheck.featureset import AuditOptions
+from featcheck.fixes.apply import render_diff, write_changes
+from featcheck.fixes.commit import Prepared, prepare
 from featcheck.pipeline import audit_project
+from featcheck.render.safe_text import printable, safe_line, stop_commands
 from featcheck.report import AuditResult
 from featcheck.wording import plural
+
+if TYPE_CHECKING:
+    from featcheck.cli.terminal import Progress
 
 
 @dataclass
 class EarlierAudit:
-    """The audit of `--new-since`'s revision, run on a thread of its own from the moment the
-    project's cargo has started: it costs a second `cargo metadata` and audit, which on two
-    cores mostly overlap the first (benchmarks/bench_new_since.py: without the overlap, 2.4x
-    one audit on 100 members, against a goal of 2x)."""
+    """The audit of `--new-since`'s revision, run on a thread of its own from the moment it is
+    made, once the project's cargo has started: it costs a second `cargo metadata` and audit,
+    which on two cores mostly overlap the first (benchmarks/bench_new_since.py: without the
+    overlap, 2.4x one audit on 100 members, against a goal of 2x)."""
 
     name: str
     path: Path
@@ -48,10 +57,9 @@ class EarlierAudit:
     """What ended the thread early: raised again where the audit waits for it."""
     thread: threading.Thread | None = None
 
-    def start(self) -> EarlierAudit:
+    def __post_init__(self) -> None:
         self.thread = threading.Thread(target=self._run, name="featcheck-new-since", daemon=True)
         self.thread.start()
-        return self
 
     def wait(self) -> tuple[str, AuditResult, list[str]]:
         """The revision's label, its audit and what to note; a FeatcheckError where the
@@ -108,13 +116,6 @@ class EarlierAudit:
             return AuditResult(path)
 
 
-def start_revision_audit(
-    name: str, path: Path, options: AuditOptions, trust: TrustContext
-) -> EarlierAudit:
-    """`--new-since NAME`: the audit of that revision, started on its own thread."""
-    return EarlierAudit(name, path, options, trust).start()
-
-
 def compare_or_write(
     result: AuditResult,
     arguments: argparse.Namespace,
@@ -157,3 +158,63 @@ def _shown_path(path: Path, root: Path) -> str:
     if absolute.is_relative_to(root):
         return absolute.relative_to(root).as_posix()
     return str(path)
+
+
+def fix_or_diff(
+    result: AuditResult,
+    path: Path,
+    options: AuditOptions,
+    trust: TrustContext,
+    progress: Progress,
+    *,
+    diff: bool,
+) -> AuditResult:
+    """Resolve the safe fixes on a copy (cargo, then featcheck's audit of the copy, in the
+    run's trust context derived for it). With `diff`, print what would change and end the
+    command; else write it and return the audit of the fixed checkout."""
+    again = options._replace(update_lockfile=True)
+
+    def audit_copy(copy: Path, root: Path) -> AuditResult:
+        return audit_project(copy, again._replace(root=root), trust.derive(root))
+
+    with progress.working("Resolving the fixes"):
+        prepared = prepare(result, path, audit_copy, trust)
+    if diff:
+        raise CommandExit(_show_diff(prepared))
+    return _apply_fixes(prepared, result)
+
+
+def _show_diff(prepared: Prepared) -> int:
+    """`--diff`: what `--fix` would write, on stdout; nothing written; exit 1 when there is
+    something to fix."""
+    _print_diff(render_diff(prepared.changes), sys.stdout)
+    _print_unfixable(prepared)
+    print(f"featcheck: {plural(len(prepared.changes), 'file')} would change", file=sys.stderr)
+    return EXIT_FINDINGS if prepared.changes else EXIT_CLEAN
+
+
+def _apply_fixes(prepared: Prepared, result: AuditResult) -> AuditResult:
+    """`--fix`: write what cargo resolved on the copy, show what changed (on stderr), and
+    return the audit of the fixed checkout."""
+    write_changes(prepared.changes)
+    _print_diff(render_diff(prepared.changes), sys.stderr)
+    _print_unfixable(prepared)
+    print(f"featcheck: fixed {plural(len(prepared.changes), 'file')}", file=sys.stderr)
+    return prepared.result if prepared.result is not None else result
+
+
+def _print_unfixable(prepared: Prepared) -> None:
+    for line in prepared.unfixable:
+        print(f"featcheck: {printable(line)}", file=sys.stderr)
+
+
+def _print_diff(diff: str, stream: TextIO) -> None:
+    """A diff quotes manifest lines: control characters (not tabs) escaped, inert in any log."""
+    # A CRLF line ending is the manifest's own style, not a hidden CR: it is shown as a line end.
+    lines = [safe_line(line.removesuffix("\r"), tabs=True) for line in diff.split("\n")]
+    if lines and not lines[-1]:
+        lines.pop()
+    if in_actions():
+        stream.write(stop_commands(lines))
+    else:
+        stream.write("".join(f"{line}\n" for line in lines))
