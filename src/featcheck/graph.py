@@ -8,8 +8,7 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import TypeVar
 
-from featcheck.workspace.model import PackageRef
-from featcheck.workspace.names import crate_key
+from featcheck.workspace.model import PackageRef, crate_key
 
 T = TypeVar("T", bound=Hashable)
 

@@ -35,8 +35,7 @@ from featcheck.featureset import (
 )
 from featcheck.report import Finding, FindingIdentity
 from featcheck.rules import Rule
-from featcheck.workspace.model import FEATURE, parse_feature_value
-from featcheck.workspace.names import same_crate
+from featcheck.workspace.model import FEATURE, parse_feature_value, same_crate
 
 _Build = TypeVar("_Build")
 

@@ -10,8 +10,7 @@ from typing import TYPE_CHECKING, Literal, NamedTuple
 
 from featcheck.featureset import FeatureSelection
 from featcheck.manifest.spans import KeyPath
-from featcheck.severity import Confidence, FailOn, Severity
-from featcheck.wording import plural
+from featcheck.severity import Confidence, FailOn, Severity, plural
 
 if TYPE_CHECKING:  # rules stand on this floor; the result only names their type
     from featcheck.rules.spec import Rule

@@ -26,7 +26,7 @@ from featcheck.errors import FeatcheckError
 from featcheck.featureset import AuditOptions
 from featcheck.pipeline import audit_project
 from featcheck.report import AuditResult
-from featcheck.wording import plural
+from featcheck.severity import plural
 
 
 @dataclass

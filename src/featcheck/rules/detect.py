@@ -17,7 +17,7 @@ from featcheck.rules.spec import Kind, Rule, SelectedBy, UsedWhen, not_applicabl
 from featcheck.semantics import semver
 from featcheck.semantics.cfg import TargetCfg
 from featcheck.severity import Severity
-from featcheck.workspace.names import crate_key, same_crate
+from featcheck.workspace.model import crate_key, same_crate
 
 
 @dataclass(frozen=True)

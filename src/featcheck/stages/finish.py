@@ -18,7 +18,7 @@ from featcheck.policy.suppress import SuppressionResult, apply_suppressions, dec
 from featcheck.report import AuditResult, Finding, Location
 from featcheck.severity import Confidence, FailOn, Severity
 from featcheck.stages.members import Run, Scope, nothing_audited
-from featcheck.workspace.names import crate_key
+from featcheck.workspace.model import crate_key
 from featcheck.workspace.workspace import Workspace
 
 

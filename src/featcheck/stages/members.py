@@ -20,8 +20,7 @@ from featcheck.policy.settings import Config
 from featcheck.resolution import resolver_version
 from featcheck.rules import Rule
 from featcheck.sources import MetadataSource
-from featcheck.workspace.model import Package
-from featcheck.workspace.names import same_crate
+from featcheck.workspace.model import Package, same_crate
 from featcheck.workspace.workspace import Workspace, parse_metadata
 
 

@@ -31,8 +31,7 @@ from featcheck.semantics.cfg import TargetCfg
 from featcheck.stages.members import Run, Scope
 from featcheck.stages.resolve import Resolved, ResolverModel
 from featcheck.suggest import FeatureSearch
-from featcheck.workspace.model import Package, PackageRef
-from featcheck.workspace.names import same_crate
+from featcheck.workspace.model import Package, PackageRef, same_crate
 from featcheck.workspace.workspace import Workspace, parse_metadata
 
 

@@ -25,9 +25,9 @@ from featcheck.workspace.model import (
     FeatureValue,
     Package,
     PackageRef,
+    extern_name,
     parse_feature_values,
 )
-from featcheck.workspace.names import extern_name
 
 _CRATES_IO = (
     "registry+https://github.com/rust-lang/crates.io-index",
