@@ -9,13 +9,10 @@ command line supplies reaches cargo as an option: a valid name never starts with
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
-
-from featcheck.boundary import repository_root
 
 _SEPARATORS = re.compile(r"[\s,]+")
 
@@ -241,18 +238,9 @@ class AuditOptions(NamedTuple):
     """Called with a short text while cargo downloads (the CLI's progress line)."""
     root: Path | None = None
     """What reported paths are relative to (`--root`); None: the repository root above the
-    audited directory, else that directory (see `report_root`)."""
+    audited directory, else that directory (see `stages.finish.report_root`)."""
 
 
 def beyond_defaults(configurations: tuple[FeatureSelection, ...], each_feature: bool) -> bool:
     """Whether any configuration needs more than the default features."""
     return each_feature or any(not c.is_default for c in configurations)
-
-
-def report_root(audited: Path, chosen: Path | None) -> Path:
-    """The directory locations are reported relative to: `chosen`, else the repository root
-    (git's top level: where a developer stands, what code scanning and annotations attach to),
-    else the audited directory. Absolute, symlinks kept as the manifest paths keep them."""
-    if chosen is not None:
-        return Path(os.path.abspath(chosen))
-    return repository_root(audited) or audited

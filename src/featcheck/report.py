@@ -1,6 +1,6 @@
 """What an audit reports: findings that know rule, member, crate, feature, target and place,
 the fixes they carry as edits, and the result renderers show. The ground floor: it imports
-only the manifest key-path type, so renderers, rules and the orchestrator all stand on it."""
+only the severity levels, so renderers, rules and the orchestrator all stand on it."""
 
 from __future__ import annotations
 
@@ -8,11 +8,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, NamedTuple
 
-from featcheck.featureset import FeatureSelection
-from featcheck.manifest.spans import KeyPath
 from featcheck.severity import Confidence, FailOn, Severity, plural
 
-if TYPE_CHECKING:  # rules stand on this floor; the result only names their type
+if TYPE_CHECKING:  # rules, selections and key paths stand on this floor; it only names them
+    from featcheck.featureset import FeatureSelection
+    from featcheck.manifest.spans import KeyPath
     from featcheck.rules.spec import Rule
 
 Action = Literal[
