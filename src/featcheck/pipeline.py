@@ -37,9 +37,16 @@ from featcheck.rules.detect import covering_rules
 from featcheck.severity import Confidence
 from featcheck.sources import MetadataSource
 from featcheck.stages.finish import finish, new_result, out_of_date, uncovered
-from featcheck.stages.members import Run, Scope, plan_builds, scope_of, with_every_feature
+from featcheck.stages.members import (
+    Builds,
+    Run,
+    Scope,
+    plan_builds,
+    resolve,
+    scope_of,
+    with_every_feature,
+)
 from featcheck.stages.place import Placed, place
-from featcheck.stages.resolve import Builds, resolve
 from featcheck.workspace.workspace import Workspace, parse_metadata
 
 
