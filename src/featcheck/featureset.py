@@ -96,7 +96,6 @@ class FeatureSelection(NamedTuple):
         return self == DEFAULT
 
     def with_features(self, extra: Iterable[str]) -> FeatureSelection:
-        """The same flags with `extra` features added."""
         return FeatureSelection(
             tuple(sorted({*self.features, *extra})), self.no_default_features, self.all_features
         )
@@ -242,5 +241,4 @@ class AuditOptions(NamedTuple):
 
 
 def beyond_defaults(configurations: tuple[FeatureSelection, ...], each_feature: bool) -> bool:
-    """Whether any configuration needs more than the default features."""
     return each_feature or any(not c.is_default for c in configurations)

@@ -71,12 +71,10 @@ class Node:
 
     @property
     def name(self) -> str:
-        """The package name."""
         return self.package.name
 
     @property
     def version(self) -> str:
-        """The package version."""
         return self.package.version
 
 
@@ -128,13 +126,11 @@ class DependencyGraph:
         self._paths = {}
 
     def add_node(self, node: Node) -> None:
-        """Add a node without edges (no-op if present)."""
         if node not in self._dependencies:
             self._dependencies[node] = set()
             self._changed()
 
     def add_edge(self, dependent: Node, dependency: Node) -> None:
-        """Record that `dependent` depends on `dependency`."""
         self.add_node(dependency)
         self.add_node(dependent)
         self._dependencies[dependent].add(dependency)
@@ -146,7 +142,6 @@ class DependencyGraph:
         return self._top
 
     def packages(self) -> frozenset[PackageRef]:
-        """Every package this build resolves."""
         if self._packages is None:
             if self._top is not None:
                 root, below = self._top
@@ -156,7 +151,6 @@ class DependencyGraph:
         return self._packages
 
     def nodes(self) -> Iterator[Node]:
-        """Every node, in insertion order."""
         return iter(self._dependencies)
 
     def named(self, name: str) -> Sequence[Node]:
@@ -175,7 +169,6 @@ class DependencyGraph:
         return self._by_name.get(key, ())
 
     def dependencies(self, node: Node) -> set[Node]:
-        """The direct dependencies of `node`."""
         return self._dependencies.get(node, set())
 
     def sorted_dependencies(self, node: Node) -> list[Node]:

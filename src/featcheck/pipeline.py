@@ -238,8 +238,6 @@ def _say_unification(result: AuditResult, scope: Scope) -> AuditResult:
 
 @dataclass
 class Detections:
-    """What the rules found, before anything is located."""
-
     flagged: list[Flagged] = field(default_factory=list)
     skipped: list[TargetSkip] = field(default_factory=list)
     incomplete: list[BuildGap] = field(default_factory=list)
@@ -248,7 +246,6 @@ class Detections:
 
 
 def detect_all(run: Run, scope: Scope, plan: ConfigurationPlan, builds: Builds) -> Detections:
-    """Every rule of each member over each of its builds."""
     # What packages --no-exec could not read may change, build by build (nothing otherwise).
     completeness = Completeness(scope.metadata, scope.resolver)
     found = Detections()

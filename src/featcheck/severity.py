@@ -16,7 +16,6 @@ class Severity(enum.IntEnum):
 
     @property
     def label(self) -> str:
-        """The lowercase name used in output and configuration."""
         return self.name.lower()
 
     @classmethod

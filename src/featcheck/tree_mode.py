@@ -154,7 +154,6 @@ def _cargo_answer_instead_of_tree(text: str, source_name: str) -> AuditResult:
 
 
 def _tree_members(parsed: ParsedTree) -> list[Node]:
-    """The packages the saved tree was built for."""
     if not parsed.inverted:
         return list(parsed.roots)
     return local_leaves(parsed.graph, parsed.graph.nodes())

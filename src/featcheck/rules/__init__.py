@@ -106,7 +106,6 @@ class Catalogue:
 
     @classmethod
     def builtin(cls) -> Catalogue:
-        """Only the rules shipped with featcheck."""
         return cls(builtin_rules())
 
     def with_user_rules(self, user: Iterable[Rule]) -> Catalogue:
@@ -115,11 +114,9 @@ class Catalogue:
 
     @property
     def user_rules(self) -> tuple[Rule, ...]:
-        """The rules the project defined."""
         return tuple(r for r in self.rules if not r.builtin)
 
     def find(self, text: str) -> Rule | None:
-        """The rule with this code or name (case-insensitive), if any."""
         return find_by_code(self.rules, text)
 
     def select(self, select: Iterable[str] = (), ignore: Iterable[str] = ()) -> tuple[Rule, ...]:
@@ -259,7 +256,6 @@ def _body(rule: Documented, heading: str) -> list[str]:
 
 
 def rule_markdown(rule: Documented, heading: str = "#") -> str:
-    """One rule's full documentation."""
     return "\n".join(_body(rule, heading)) + "\n"
 
 

@@ -75,7 +75,6 @@ class Scope:
         return replace(self, metadata=metadata, members=members, dependency_features=features)
 
     def ran(self) -> set[str]:
-        """The codes of every rule run for some member."""
         return {r.code for rules in self.rules_of.values() for r in rules}
 
 

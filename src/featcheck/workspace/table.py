@@ -115,7 +115,6 @@ class PackageTable(Sequence[Package]):
         return table
 
     def feature_table(self, position: int) -> dict[str, tuple[FeatureValue, ...]]:
-        """The parsed `[features]` of the package at `position`."""
         features = self._features[position]
         if features is None:
             raw = self._written_features(position)
@@ -235,7 +234,6 @@ class PackageTable(Sequence[Package]):
 
 
 def declaration(raw: Mapping[str, Any]) -> Declaration:
-    """A `packages[].dependencies[]` entry of `cargo metadata`."""
     return Declaration(
         name=raw["name"],
         rename=raw.get("rename"),
