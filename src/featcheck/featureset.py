@@ -55,10 +55,8 @@ def feature_value_error(value: str) -> str | None:
 
 
 def parse_features(texts: Iterable[str]) -> tuple[str, ...]:
-    """`--features "a b,c" --features d` -> ("a", "b", "c", "d"), as cargo splits them.
-
-    Raises ValueError naming the first value cargo would not accept.
-    """
+    """`--features "a b,c" --features d` -> ("a", "b", "c", "d"), as cargo splits them;
+    ValueError naming the first value cargo would not accept."""
     found: list[str] = []
     for text in texts:
         for value in _SEPARATORS.split(text):
@@ -73,11 +71,9 @@ def parse_features(texts: Iterable[str]) -> tuple[str, ...]:
 
 # A NamedTuple, not a dataclass: made before cargo starts (see audit.py).
 class FeatureSelection(NamedTuple):
-    """What cargo's feature selection flags ask of one selected package.
-
-    `features` may hold `feature`, `package/feature` and `package?/feature` values (already
-    validated, sorted, without duplicates: build them with `FeatureSelection.of`).
-    """
+    """What cargo's feature selection flags ask of one selected package. `features` may hold
+    `feature`, `package/feature` and `package?/feature` values (validated, sorted, without
+    duplicates: build them with `FeatureSelection.of`)."""
 
     features: tuple[str, ...] = ()
     no_default_features: bool = False
@@ -144,14 +140,11 @@ def each_feature(base: FeatureSelection, features: Iterable[str]) -> list[Featur
 def member_selection(
     selection: FeatureSelection, package: Mapping[str, Any]
 ) -> tuple[FeatureSelection, tuple[str, ...]]:
-    """The flags cargo applies to one selected workspace member (resolver 2 and 3, or a
-    virtual workspace: cargo's `collect_matching_features`), and the features it does not have.
-
-    `package` is the member's entry in `cargo metadata`'s `packages`. A plain feature counts when
-    the member defines it (implicit features of optional dependencies included); `dep/feature`
-    when the member declares a dependency `dep`; `member/feature` when `member` names this
-    package and it defines `feature` (it then becomes plain `feature`).
-    """
+    """The flags cargo applies to one selected workspace member (`package`: its metadata entry;
+    resolver 2 and 3, or a virtual workspace: cargo's `collect_matching_features`), and the
+    features it does not have. A plain feature counts when the member defines it (implicit
+    features of optional dependencies included); `dep/feature` when it declares a dependency
+    `dep`; `member/feature` when `member` names it and it defines `feature` (then plain)."""
     defined = set(package.get("features", {}))
     dependencies = {
         str(dep.get("rename") or dep["name"]): bool(dep.get("optional"))

@@ -60,14 +60,8 @@ class Node:
     def __lt__(self, other: Node) -> bool:
         return self._key < other._key
 
-    def __le__(self, other: Node) -> bool:
+    def __le__(self, other: Node) -> bool:  # `a > b` and `a >= b` are these, reflected
         return self._key <= other._key
-
-    def __gt__(self, other: Node) -> bool:
-        return self._key > other._key
-
-    def __ge__(self, other: Node) -> bool:
-        return self._key >= other._key
 
     @property
     def name(self) -> str:
