@@ -1,14 +1,10 @@
-"""The rules: specs (data), one detector, and the catalogue of a run.
+"""The rules: specs (data), one detector, the catalogue of a run, and their documentation.
 
-A built-in rule is one TOML file in `builtin/` (docs/writing-rules.md says how to add one); a
-project adds its own in the same form under `[[rule]]` in its configuration. A code is never
-reused.
-
-The catalogue holds the rules a run knows: the built-in specs shipped in the package, named after
-the code (`fc001-flex-without-rayon.toml`) and read once on first use, plus a project's own from
-its configuration (`featcheck.policy`), which makes a `Catalogue` with both. FC900
-`unused-suppression` has a catalogue entry of its own (`UNUSED_SUPPRESSION`): no `Rule` produces
-its findings, `featcheck.policy` makes them.
+A built-in rule is one TOML file in `builtin/`, named after its code (docs/writing-rules.md says
+how to add one), read once on first use; a project adds its own in the same form under
+`[[rule]]` in its configuration (`featcheck.policy` makes a `Catalogue` with both). A code is
+never reused. FC900 `unused-suppression` has a catalogue entry of its own
+(`UNUSED_SUPPRESSION`): no `Rule` produces its findings, `featcheck.policy` makes them.
 """
 
 from __future__ import annotations
@@ -140,11 +136,8 @@ UNUSED_SUPPRESSION_NAME = "unused-suppression"
 
 @dataclass(frozen=True)
 class MetaRuleDoc:
-    """A rule-like catalogue entry for a finding no `Rule` produces (FC900).
-
-    Has the attributes `featcheck rules` and docs/rules.md read from a `Rule`: code, name,
-    severity, summary, doc, enabled_by_default and why.
-    """
+    """A catalogue entry for a finding no `Rule` produces (FC900): what `featcheck rules` and
+    docs/rules.md read of a rule (`Documented`)."""
 
     code: str
     name: str

@@ -253,12 +253,6 @@ def resolve(run: Run, scope: Scope, plan: ConfigurationPlan) -> Resolved:
     """The model and every build of the plan; a configuration that does not resolve is
     dropped from `plan`."""
     model = ResolverModel.of(run.source, scope)
-    return Resolved(model, _resolve_in_process(model, plan, run.deadline))
-
-
-def _resolve_in_process(
-    model: ResolverModel, plan: ConfigurationPlan, deadline: Deadline
-) -> Builds:
     errors: dict[tuple[str, FeatureSelection], FeatureSelectionError] = {}
     graphs = resolve_configurations(
         model.metadata,
@@ -267,7 +261,7 @@ def _resolve_in_process(
         model.resolver,
         host=model.host,
         errors=errors,
-        deadline=deadline,
+        deadline=run.deadline,
         unify_workspace=model.unify_workspace,
     )
     for (member, selection), error in errors.items():
@@ -277,4 +271,4 @@ def _resolve_in_process(
         member_node = next(graph.nodes())  # the member comes first, as in cargo tree's output
         builds[key] = ParsedTree(graph, False, True, False, [member_node])
     plan.share(builds)
-    return builds
+    return Resolved(model, builds)
