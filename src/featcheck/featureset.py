@@ -17,25 +17,17 @@ from typing import Any, NamedTuple
 _SEPARATORS = re.compile(r"[\s,]+")
 
 
-def _xid_start(char: str) -> bool:
-    return char.isidentifier() or char.isdigit()
-
-
-def _xid_continue(char: str) -> bool:
-    return ("a" + char).isidentifier() or char in "-+."
-
-
 def feature_name_error(name: str) -> str | None:
     """Why `name` is not a feature name cargo accepts (cargo's `validate_feature_name`)."""
     if not name:
         return "a feature name cannot be empty"
-    if not _xid_start(name[0]):
+    if not (name[0].isidentifier() or name[0].isdigit()):  # XID_Start, `_` or a digit
         return (
             f"invalid character `{name[0]}` in feature `{name}`: the first character must be a "
             "letter, a digit or `_`"
         )
     for char in name[1:]:
-        if not _xid_continue(char):
+        if not (("a" + char).isidentifier() or char in "-+."):  # XID_Continue or `-+.`
             return (
                 f"invalid character `{char}` in feature `{name}`: use letters, digits, "
                 "`_`, `-`, `+` or `.`"

@@ -206,7 +206,11 @@ def audit_workspace(
         result = new_result(run, scope, plan)
         result.skipped, result.incomplete = found.skipped, found.incomplete
         finished = finish(run, scope, result, again.findings, found.unread_note)
-    return _say_unification(finished, scope)
+    if scope.unification.result_note is not None:
+        # The unification the checkout asks for and cargo ignores, said once (each finding
+        # already says the one the audit assumed: cargo/unification.py).
+        finished.notes.append(scope.unification.result_note)
+    return finished
 
 
 def _reported(result: AuditResult, placed: Placed) -> list[Finding]:
@@ -222,14 +226,6 @@ def _reported(result: AuditResult, placed: Placed) -> list[Finding]:
         for f in result.findings
         if (f.member, f.target, f.crate, f.crate_version, f.code, f.feature) in searched
     ]
-
-
-def _say_unification(result: AuditResult, scope: Scope) -> AuditResult:
-    """The unification the checkout asks for and cargo ignores, said once (each finding
-    already says the one the audit assumed: cargo/unification.py)."""
-    if scope.unification.result_note is not None:
-        result.notes.append(scope.unification.result_note)
-    return result
 
 
 # The fourth stage: each member's rules over each of its builds, each detection kept once

@@ -69,11 +69,6 @@ class Scope:
     unification: Unification = PER_MEMBER
     """Over which builds cargo unifies features here (cargo/unification.py)."""
 
-    def reread(self, run: Run, metadata: Workspace, features: tuple[str, ...]) -> Scope:
-        """The scope over metadata cargo gave when asked again with more features."""
-        members = select_members(metadata, run.manifest, run.options.packages)
-        return replace(self, metadata=metadata, members=members, dependency_features=features)
-
     def ran(self) -> set[str]:
         return {r.code for rules in self.rules_of.values() for r in rules}
 
@@ -179,7 +174,8 @@ def with_every_feature(
         # ask again with both (the values were matched against the members already).
         pending = run.source.start_metadata(run.manifest, all_features=True, features=extra)
         metadata = pending.result(parse_metadata)
-        return scope.reread(run, metadata, extra)
+        members = select_members(metadata, run.manifest, run.options.packages)
+        return replace(scope, metadata=metadata, members=members, dependency_features=extra)
     return scope
 
 

@@ -293,10 +293,6 @@ def library_crate_name(targets: Iterable[Mapping[str, Any]]) -> str | None:
     return None
 
 
-def _extern_name(decl: Declaration, library: str | None) -> str | None:
-    return extern_name(decl.rename) if decl.rename else library
-
-
 def _narrow_by_version(candidates: list[Declaration], version: str) -> list[Declaration]:
     """Of several declarations for one (kind, target), keep those whose requirement matches.
 
@@ -332,7 +328,8 @@ def declarations_for_edge(
         key = (decl.kind, decl.target)
         if key not in by_kind:
             continue
-        if extern is not None and _extern_name(decl, library) != extern:
+        written = extern_name(decl.rename) if decl.rename else library
+        if extern is not None and written != extern:
             continue
         by_kind[key].append(decl)
     found: list[Declaration] = []
