@@ -83,11 +83,6 @@ class FeatureSelection(NamedTuple):
         """Plain `cargo build`: the default features and nothing else."""
         return self == DEFAULT
 
-    def with_features(self, extra: Iterable[str]) -> FeatureSelection:
-        return FeatureSelection(
-            tuple(sorted({*self.features, *extra})), self.no_default_features, self.all_features
-        )
-
     def cargo_args(self) -> list[str]:
         """The flags for cargo: one `--features=a,b` argument; names were validated."""
         args: list[str] = []
@@ -125,7 +120,11 @@ def each_feature(base: FeatureSelection, features: Iterable[str]) -> list[Featur
     features added to every one. `default` is not listed on its own: it is the first one."""
     alone = FeatureSelection(base.features, no_default_features=True)
     found = [base, alone]
-    found += [alone.with_features([name]) for name in sorted(features) if name != "default"]
+    found += [
+        FeatureSelection(tuple(sorted({*base.features, name})), no_default_features=True)
+        for name in sorted(features)
+        if name != "default"
+    ]
     return list(dict.fromkeys(found))
 
 

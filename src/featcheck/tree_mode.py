@@ -7,7 +7,7 @@ from pathlib import Path
 
 from featcheck.builder import FindingBuilder
 from featcheck.cargo.failures import FailureKind, classify
-from featcheck.cargo.tree_text import ParsedTree, TreeTextError, local_leaves, parse_tree_text
+from featcheck.cargo.tree_text import TreeTextError, local_leaves, parse_tree_text
 from featcheck.errors import FeatcheckError
 from featcheck.featureset import AuditOptions
 from featcheck.graph import DependencyGraph, Node
@@ -22,13 +22,6 @@ from featcheck.rules import (
 )
 from featcheck.rules.detect import covering_rules
 from featcheck.stages.finish import finding_order
-
-
-def _rules(options: AuditOptions) -> tuple[Rule, ...]:
-    try:
-        return Catalogue.builtin().select(options.select, options.ignore)
-    except ValueError as error:
-        raise FeatcheckError(str(error)) from None
 
 
 def _standing(rule: Rule, rules: tuple[Rule, ...], view: BuildView) -> list[Detection]:
@@ -54,7 +47,11 @@ def audit_tree_text(
     text: str, source_name: str, options: AuditOptions | None = None
 ) -> AuditResult:
     """Audit text saved from `cargo tree -f '{p} [{f}]'` (no manifests, no cargo)."""
-    rules = _rules(options or AuditOptions())
+    options = options or AuditOptions()
+    try:
+        rules = Catalogue.builtin().select(options.select, options.ignore)
+    except ValueError as error:
+        raise FeatcheckError(str(error)) from None
     try:
         parsed = parse_tree_text(text)
     except TreeTextError as error:
@@ -62,7 +59,8 @@ def audit_tree_text(
             # No tree at all: the saved text may be cargo's answer instead of a tree.
             return _cargo_answer_instead_of_tree(text, source_name)
         raise FeatcheckError(str(error), path=source_name, line=error.line) from None
-    roots = _tree_members(parsed)
+    # An inverted tree (`-i CRATE`) ends in the packages it was built for.
+    roots = local_leaves(parsed.graph, parsed.graph.nodes()) if parsed.inverted else parsed.roots
     view = BuildView(parsed.graph, tuple(roots), parsed.has_structure)
     result = AuditResult(Path("."), members=[r.name for r in roots])
     if parsed.saw_dev_or_build_sections:
@@ -151,12 +149,6 @@ def _cargo_answer_instead_of_tree(text: str, source_name: str) -> AuditResult:
     raise FeatcheckError(
         "no dependency lines found: expected output of cargo tree -f '{p} [{f}]'", path=source_name
     )
-
-
-def _tree_members(parsed: ParsedTree) -> list[Node]:
-    if not parsed.inverted:
-        return list(parsed.roots)
-    return local_leaves(parsed.graph, parsed.graph.nodes())
 
 
 def _owners(graph: DependencyGraph, roots: list[Node], node: Node, structured: bool) -> list[Node]:
