@@ -43,7 +43,7 @@ def probed_rules() -> list[str]:
     crate itself (FC024), which claim no number."""
     from featcheck.probe.programs import PROGRAMS
     from featcheck.rules import builtin_rules
-    from featcheck.workspace.names import crate_key
+    from featcheck.workspace.model import crate_key
 
     return [*BURN_RULES] + [
         rule.code

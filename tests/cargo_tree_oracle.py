@@ -25,8 +25,7 @@ from featcheck.errors import FeatcheckError
 from featcheck.featureset import FeatureSelection
 from featcheck.graph import DependencyGraph, Node
 from featcheck.matrix import ConfigurationPlan
-from featcheck.stages.members import Run, Scope
-from featcheck.stages.resolve import Builds, Resolved, ResolverModel
+from featcheck.stages.members import Builds, Resolved, ResolverModel, Run, Scope
 from featcheck.workspace.model import Package
 
 _ASK_CARGO = """\

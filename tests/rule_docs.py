@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from featcheck.rules import Documented
-from featcheck.rules.docs import rule_markdown
+from featcheck.rules import Documented, rule_markdown
 
 
 def _table(rules: Sequence[Documented], *, links: bool) -> list[str]:

@@ -29,8 +29,7 @@ from featcheck.audit import cargo_source
 from featcheck.featureset import AuditOptions
 from featcheck.pipeline import audit_project
 from featcheck.report import AuditResult
-from featcheck.rules import Rule
-from featcheck.rules.docs import SECTIONS, rule_markdown
+from featcheck.rules import SECTIONS, Rule, rule_markdown
 from featcheck.toml_read import toml_data
 
 RULE_FIXTURES = FIXTURES / "rules"

@@ -33,8 +33,6 @@ READING_HINT = "raise --timeout for a checkout this large"
 
 
 class Deadline:
-    """The moment featcheck's own work must be done by."""
-
     def __init__(self, seconds: float, clock: Callable[[], float] = time.monotonic) -> None:
         self.seconds = seconds
         self._clock = clock

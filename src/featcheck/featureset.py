@@ -9,36 +9,25 @@ command line supplies reaches cargo as an option: a valid name never starts with
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from featcheck.boundary import repository_root
-
 _SEPARATORS = re.compile(r"[\s,]+")
-
-
-def _xid_start(char: str) -> bool:
-    return char.isidentifier() or char.isdigit()
-
-
-def _xid_continue(char: str) -> bool:
-    return ("a" + char).isidentifier() or char in "-+."
 
 
 def feature_name_error(name: str) -> str | None:
     """Why `name` is not a feature name cargo accepts (cargo's `validate_feature_name`)."""
     if not name:
         return "a feature name cannot be empty"
-    if not _xid_start(name[0]):
+    if not (name[0].isidentifier() or name[0].isdigit()):  # XID_Start, `_` or a digit
         return (
             f"invalid character `{name[0]}` in feature `{name}`: the first character must be a "
             "letter, a digit or `_`"
         )
     for char in name[1:]:
-        if not _xid_continue(char):
+        if not (("a" + char).isidentifier() or char in "-+."):  # XID_Continue or `-+.`
             return (
                 f"invalid character `{char}` in feature `{name}`: use letters, digits, "
                 "`_`, `-`, `+` or `.`"
@@ -58,10 +47,8 @@ def feature_value_error(value: str) -> str | None:
 
 
 def parse_features(texts: Iterable[str]) -> tuple[str, ...]:
-    """`--features "a b,c" --features d` -> ("a", "b", "c", "d"), as cargo splits them.
-
-    Raises ValueError naming the first value cargo would not accept.
-    """
+    """`--features "a b,c" --features d` -> ("a", "b", "c", "d"), as cargo splits them;
+    ValueError naming the first value cargo would not accept."""
     found: list[str] = []
     for text in texts:
         for value in _SEPARATORS.split(text):
@@ -76,11 +63,9 @@ def parse_features(texts: Iterable[str]) -> tuple[str, ...]:
 
 # A NamedTuple, not a dataclass: made before cargo starts (see audit.py).
 class FeatureSelection(NamedTuple):
-    """What cargo's feature selection flags ask of one selected package.
-
-    `features` may hold `feature`, `package/feature` and `package?/feature` values (already
-    validated, sorted, without duplicates: build them with `FeatureSelection.of`).
-    """
+    """What cargo's feature selection flags ask of one selected package. `features` may hold
+    `feature`, `package/feature` and `package?/feature` values (validated, sorted, without
+    duplicates: build them with `FeatureSelection.of`)."""
 
     features: tuple[str, ...] = ()
     no_default_features: bool = False
@@ -97,12 +82,6 @@ class FeatureSelection(NamedTuple):
     def is_default(self) -> bool:
         """Plain `cargo build`: the default features and nothing else."""
         return self == DEFAULT
-
-    def with_features(self, extra: Iterable[str]) -> FeatureSelection:
-        """The same flags with `extra` features added."""
-        return FeatureSelection(
-            tuple(sorted({*self.features, *extra})), self.no_default_features, self.all_features
-        )
 
     def cargo_args(self) -> list[str]:
         """The flags for cargo: one `--features=a,b` argument; names were validated."""
@@ -141,21 +120,22 @@ def each_feature(base: FeatureSelection, features: Iterable[str]) -> list[Featur
     features added to every one. `default` is not listed on its own: it is the first one."""
     alone = FeatureSelection(base.features, no_default_features=True)
     found = [base, alone]
-    found += [alone.with_features([name]) for name in sorted(features) if name != "default"]
+    found += [
+        FeatureSelection(tuple(sorted({*base.features, name})), no_default_features=True)
+        for name in sorted(features)
+        if name != "default"
+    ]
     return list(dict.fromkeys(found))
 
 
 def member_selection(
     selection: FeatureSelection, package: Mapping[str, Any]
 ) -> tuple[FeatureSelection, tuple[str, ...]]:
-    """The flags cargo applies to one selected workspace member (resolver 2 and 3, or a
-    virtual workspace: cargo's `collect_matching_features`), and the features it does not have.
-
-    `package` is the member's entry in `cargo metadata`'s `packages`. A plain feature counts when
-    the member defines it (implicit features of optional dependencies included); `dep/feature`
-    when the member declares a dependency `dep`; `member/feature` when `member` names this
-    package and it defines `feature` (it then becomes plain `feature`).
-    """
+    """The flags cargo applies to one selected workspace member (`package`: its metadata entry;
+    resolver 2 and 3, or a virtual workspace: cargo's `collect_matching_features`), and the
+    features it does not have. A plain feature counts when the member defines it (implicit
+    features of optional dependencies included); `dep/feature` when it declares a dependency
+    `dep`; `member/feature` when `member` names it and it defines `feature` (then plain)."""
     defined = set(package.get("features", {}))
     dependencies = {
         str(dep.get("rename") or dep["name"]): bool(dep.get("optional"))
@@ -241,18 +221,8 @@ class AuditOptions(NamedTuple):
     """Called with a short text while cargo downloads (the CLI's progress line)."""
     root: Path | None = None
     """What reported paths are relative to (`--root`); None: the repository root above the
-    audited directory, else that directory (see `report_root`)."""
+    audited directory, else that directory (see `stages.finish.report_root`)."""
 
 
 def beyond_defaults(configurations: tuple[FeatureSelection, ...], each_feature: bool) -> bool:
-    """Whether any configuration needs more than the default features."""
     return each_feature or any(not c.is_default for c in configurations)
-
-
-def report_root(audited: Path, chosen: Path | None) -> Path:
-    """The directory locations are reported relative to: `chosen`, else the repository root
-    (git's top level: where a developer stands, what code scanning and annotations attach to),
-    else the audited directory. Absolute, symlinks kept as the manifest paths keep them."""
-    if chosen is not None:
-        return Path(os.path.abspath(chosen))
-    return repository_root(audited) or audited

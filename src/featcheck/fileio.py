@@ -53,12 +53,9 @@ def read_regular_file(
     path: Path | str, what: str, limit: int, *, opened: Path | None = None
 ) -> bytes:
     """The bytes of a regular file of at most `limit` bytes, or a FeatcheckError naming it.
-
-    The file is opened without blocking and checked before anything is read, so a FIFO, a
-    device or a socket is refused at once (reading a FIFO would wait for a writer forever).
-    `opened`: `path` resolved already (boundary.py), opened without following a link, so that
-    a link put there since it was resolved is refused rather than followed.
-    """
+    Opened without blocking and checked before anything is read: reading a FIFO would wait for
+    a writer forever. `opened`: `path` resolved already (boundary.py), opened without following
+    a link, so that a link put there since it was resolved is refused rather than followed."""
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
     if opened is not None:
         flags |= getattr(os, "O_NOFOLLOW", 0)
@@ -198,20 +195,13 @@ def uninterrupted() -> Iterator[None]:
 def write_atomic(
     path: Path, content: bytes, *, expected: bytes | None = None, restoring: bool = False
 ) -> None:
-    """Replace `path` with `content` atomically, keeping its mode.
-
-    With `expected`, the file must still hold exactly those bytes (what featcheck read);
-    otherwise nothing is written and a FeatcheckError says why. A file without write
-    permission is refused (even for root, who could write it), unless `restoring` puts back
-    bytes that another program (cargo, as root) wrote over it. A symlink is written through:
-    its target is replaced and the link stays.
-
-    Killed at any moment (SIGKILL included), the writer leaves `path` holding either the old
-    bytes or the new ones. It may leave its temporary file behind (rarely on Linux, where the
-    file gets a name only just before the rename), named `.NAME.XXXXXXXX` next to the target:
-    hidden and never named like the original, so neither cargo nor featcheck reads it; it is
-    safe to delete.
-    """
+    """Replace `path` with `content` atomically (see above), keeping its mode; a symlink is
+    written through. With `expected`, the file must still hold exactly those bytes (what
+    featcheck read), else nothing is written. A file without write permission is refused (even
+    for root, who could write it), unless `restoring` puts back bytes that another program
+    (cargo, as root) wrote over it. A temporary file left behind by a kill is named
+    `.NAME.XXXXXXXX` next to the target: never named like the original, so neither cargo nor
+    featcheck reads it; it is safe to delete."""
     target = Path(os.path.realpath(path))
     if expected is not None:
         try:
@@ -277,12 +267,9 @@ def _replace_from_named_file(path: Path, target: Path, content: bytes, mode: int
 
 
 def _replace_from_unnamed_file(target: Path, content: bytes, mode: int) -> bool:
-    """Linux: write `content` to a file without a name (O_TMPFILE), flush it, then give it a
-    hidden name and at once rename that over `target`. A writer killed while writing leaves
-    nothing; only a kill between the two calls that name and rename it leaves the hidden file.
-
-    False where O_TMPFILE or /proc is missing; OSError where the file system lacks it.
-    """
+    """Linux: write `content` to a file without a name (O_TMPFILE), flush it, then name it and
+    at once rename it over `target`: only a kill between those two calls leaves a file behind.
+    False where O_TMPFILE or /proc is missing; OSError where the file system lacks it."""
     flag = getattr(os, "O_TMPFILE", None)
     if flag is None or not os.path.isdir("/proc/self/fd"):
         return False

@@ -24,7 +24,6 @@ def remove_defaults(key: str) -> str:
 
 
 def edit_words(edit: Edit) -> str:
-    """One edit in words."""
     key = str(edit.declaration[-1])
     if edit.action == "add-features":
         return add_features(edit.features, key)

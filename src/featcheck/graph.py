@@ -8,8 +8,7 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import TypeVar
 
-from featcheck.workspace.model import PackageRef
-from featcheck.workspace.names import crate_key
+from featcheck.workspace.model import PackageRef, crate_key
 
 T = TypeVar("T", bound=Hashable)
 
@@ -61,23 +60,15 @@ class Node:
     def __lt__(self, other: Node) -> bool:
         return self._key < other._key
 
-    def __le__(self, other: Node) -> bool:
+    def __le__(self, other: Node) -> bool:  # `a > b` and `a >= b` are these, reflected
         return self._key <= other._key
-
-    def __gt__(self, other: Node) -> bool:
-        return self._key > other._key
-
-    def __ge__(self, other: Node) -> bool:
-        return self._key >= other._key
 
     @property
     def name(self) -> str:
-        """The package name."""
         return self.package.name
 
     @property
     def version(self) -> str:
-        """The package version."""
         return self.package.version
 
 
@@ -129,13 +120,11 @@ class DependencyGraph:
         self._paths = {}
 
     def add_node(self, node: Node) -> None:
-        """Add a node without edges (no-op if present)."""
         if node not in self._dependencies:
             self._dependencies[node] = set()
             self._changed()
 
     def add_edge(self, dependent: Node, dependency: Node) -> None:
-        """Record that `dependent` depends on `dependency`."""
         self.add_node(dependency)
         self.add_node(dependent)
         self._dependencies[dependent].add(dependency)
@@ -147,7 +136,6 @@ class DependencyGraph:
         return self._top
 
     def packages(self) -> frozenset[PackageRef]:
-        """Every package this build resolves."""
         if self._packages is None:
             if self._top is not None:
                 root, below = self._top
@@ -157,12 +145,11 @@ class DependencyGraph:
         return self._packages
 
     def nodes(self) -> Iterator[Node]:
-        """Every node, in insertion order."""
         return iter(self._dependencies)
 
     def named(self, name: str) -> Sequence[Node]:
         """Every node of the package called `name` as crates.io compares names (`-` and `_`
-        alike: `workspace.names`), several versions or feature sets, in insertion order."""
+        alike: `workspace.model`), several versions or feature sets, in insertion order."""
         key = crate_key(name)
         if self._top is not None:
             root, below = self._top
@@ -176,7 +163,6 @@ class DependencyGraph:
         return self._by_name.get(key, ())
 
     def dependencies(self, node: Node) -> set[Node]:
-        """The direct dependencies of `node`."""
         return self._dependencies.get(node, set())
 
     def sorted_dependencies(self, node: Node) -> list[Node]:

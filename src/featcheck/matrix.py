@@ -35,8 +35,7 @@ from featcheck.featureset import (
 )
 from featcheck.report import Finding, FindingIdentity
 from featcheck.rules import Rule
-from featcheck.workspace.model import FEATURE, parse_feature_value
-from featcheck.workspace.names import same_crate
+from featcheck.workspace.model import FEATURE, parse_feature_value, same_crate
 
 _Build = TypeVar("_Build")
 
@@ -78,16 +77,12 @@ class ConfigurationPlan:
 
     def share(self, builds: dict[tuple[str, str, FeatureSelection], _Build]) -> None:
         """Give every selection resolved as another that one's build, on each target."""
-        for (member, target, selection), build in list(builds.items()):
-            for same in self._resolved_as_this.get((member, selection), ()):
-                builds[(member, target, same)] = build
-
-    @property
-    def _resolved_as_this(self) -> dict[tuple[str, FeatureSelection], list[FeatureSelection]]:
-        found: dict[tuple[str, FeatureSelection], list[FeatureSelection]] = {}
+        resolved_as: dict[tuple[str, FeatureSelection], list[FeatureSelection]] = {}
         for (member, selection), same in self.same_as.items():
-            found.setdefault((member, same), []).append(selection)
-        return found
+            resolved_as.setdefault((member, same), []).append(selection)
+        for (member, target, selection), build in list(builds.items()):
+            for same in resolved_as.get((member, selection), ()):
+                builds[(member, target, same)] = build
 
     def refuse(self, member: str, selection: FeatureSelection, error: str) -> None:
         """Drop one pair that did not resolve, and those resolved as it, and say why."""

@@ -1,6 +1,6 @@
 """What an audit reports: findings that know rule, member, crate, feature, target and place,
 the fixes they carry as edits, and the result renderers show. The ground floor: it imports
-only the manifest key-path type, so renderers, rules and the orchestrator all stand on it."""
+only the severity levels, so renderers, rules and the orchestrator all stand on it."""
 
 from __future__ import annotations
 
@@ -8,12 +8,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, NamedTuple
 
-from featcheck.featureset import FeatureSelection
-from featcheck.manifest.spans import KeyPath
-from featcheck.severity import Confidence, FailOn, Severity
-from featcheck.wording import plural
+from featcheck.severity import Confidence, FailOn, Severity, plural
 
-if TYPE_CHECKING:  # rules stand on this floor; the result only names their type
+if TYPE_CHECKING:  # rules, selections and key paths stand on this floor; it only names them
+    from featcheck.featureset import FeatureSelection
+    from featcheck.manifest.spans import KeyPath
     from featcheck.rules.spec import Rule
 
 Action = Literal[
@@ -44,9 +43,8 @@ class Edit:
     """One change to one dependency declaration in one manifest."""
 
     manifest: Path
-    """Absolute path of the manifest to edit."""
     declaration: KeyPath
-    """Key path of the declaration, e.g. ("workspace", "dependencies", "burn")."""
+    """e.g. ("workspace", "dependencies", "burn")."""
     action: Action
     features: tuple[str, ...] = ()
     """The features to add (to a declaration, a new one, or the feature `add-feature-values`
@@ -54,17 +52,16 @@ class Edit:
     version: str = ""
     """For add-dependency and add-optional-dependency: the version requirement."""
     file: str = ""
-    """The manifest relative to the report root, for reports."""
+    """The manifest relative to the report root."""
     line: int = 0
-    """The declaration's line, for reports (0 for a new dependency)."""
+    """The declaration's line (0 for a new dependency)."""
 
     @property
     def adds_declaration(self) -> bool:
-        """The edit writes a new line in `[dependencies]`."""
         return self.action in NEW_DECLARATIONS
 
     def declared_table(self) -> dict[str, object]:
-        """The new declaration's value, as TOML reads it (for an edit that adds one)."""
+        """The new declaration's value, as TOML reads it."""
         inherits = self.action.startswith("inherit")
         table: dict[str, object] = {"workspace": True} if inherits else {"version": self.version}
         if self.action.endswith("optional-dependency"):
@@ -109,16 +106,13 @@ class Location:
     """A span in a manifest, relative to the report root; lines and columns are 1-based."""
 
     file: str
-    """The manifest's path relative to the report root (`AuditResult.root`), with forward
-    slashes."""
+    """Relative to the report root (`AuditResult.root`), with forward slashes."""
     line: int
-    """1-based line of the span's start."""
     column: int
-    """1-based column (in characters) of the span's start."""
+    """In characters."""
     end_line: int
-    """1-based line where the span ends."""
     end_column: int
-    """1-based column just past the span's last character."""
+    """Just past the span's last character."""
     source_line: str = ""
     """The text of the start line, for quoting in reports."""
 
@@ -130,12 +124,12 @@ class Cost:
 
     here: bool
     command: str
-    """The probe command that measures it (`featcheck probe --rule FC012`)."""
+    """`featcheck probe --rule FC012`."""
     ratio: float | None = None
     """How many times slower the member's build ran its hot path here (None when quoted)."""
     workload: str = ""
     measured_on: str = ""
-    """The date of the measurement (ISO 8601), when it was made here."""
+    """ISO 8601, when it was measured here."""
     features: tuple[str, ...] = ()
     """The crate's features in the build that was timed."""
 
@@ -176,27 +170,26 @@ class Finding:
     """One configuration that costs performance in what cargo builds for a member and target."""
 
     code: str
-    """Stable rule code, e.g. `FC001`; never reused for another rule."""
+    """e.g. `FC001`; never reused for another rule."""
     rule: str
-    """The rule's kebab-case name, e.g. `flex-without-rayon`."""
+    """e.g. `flex-without-rayon`."""
     severity: Severity
     member: str | None
-    """The workspace member whose build is affected; None when saved tree text cannot tell."""
+    """None when saved tree text cannot tell."""
     crate: str
     """The crate built without the feature, e.g. `burn-flex`."""
     crate_version: str
     feature: str
     """The missing feature, e.g. `rayon`."""
     target: str | None
-    """The target triple audited; None when saved tree text does not say."""
+    """None when saved tree text does not say."""
     message: str
     """One sentence: what is wrong and what it costs."""
     location: Location | None
-    """The manifest span to edit; None when the audit had no manifest (saved tree text)."""
+    """The manifest span to edit; None for saved tree text."""
     why: str = ""
     """Why it matters, with the measured numbers and their source."""
     suggestion: str = ""
-    """The change to make, in words."""
     notes: tuple[str, ...] = field(default_factory=tuple)
     """Caveats about how the verdict was reached (e.g. what saved tree text cannot show)."""
     chain: tuple[str, ...] = field(default_factory=tuple)
@@ -234,7 +227,6 @@ class Finding:
 
     @property
     def identity(self) -> FindingIdentity:
-        """What makes it the same finding in another configuration's build."""
         return FindingIdentity(
             self.code,
             self.crate,
@@ -248,7 +240,7 @@ class Finding:
 
     @property
     def configuration(self) -> FeatureSelection | None:
-        """The configuration the finding is reported for (its first one)."""
+        """The one the finding is reported for (its first)."""
         return self.configurations[0] if self.configurations else None
 
 
@@ -262,7 +254,7 @@ class BuildGap:
     unread: tuple[str, ...]
     """`name@version` of the unread packages the build reaches, sorted."""
     reasons: tuple[str, ...]
-    """Why they were not read (distinct reasons, sorted)."""
+    """Why they were not read, sorted."""
 
 
 @dataclass(frozen=True)
@@ -276,9 +268,7 @@ class TargetSkip:
     reason: str
     """Why the rule does not apply, e.g. `the target has no threads (...)`."""
     members: tuple[str, ...]
-    """The members whose builds it would have reported."""
     findings: int
-    """How many findings it would have reported."""
 
     def describe(self) -> str:
         """One line, for verbose output."""
@@ -293,7 +283,6 @@ class StaleEntry:
     """A baseline entry that matches no finding of a build this audit covered any more."""
 
     line: int
-    """1-based line of the entry in the baseline file."""
     fingerprint: str
     description: str
     """The entry's own words (rule, member, crate, feature), as the file gives them."""
@@ -312,7 +301,6 @@ class Comparison:
     absent: tuple[Finding, ...] = ()
     """Findings of the base revision that this audit no longer has (fixed since)."""
     stale: tuple[StaleEntry, ...] = ()
-    """Baseline entries that match nothing any more."""
 
 
 @dataclass
@@ -323,7 +311,7 @@ class AuditResult:
     """The report root (the repository root, else the audited directory; `--root`):
     locations are relative to it."""
     workspace_root: Path | None = None
-    """The root of the workspace cargo resolved (where Cargo.lock lies); None for tree text."""
+    """Where Cargo.lock lies; None for tree text."""
     local_manifests: tuple[Path, ...] = ()
     """The manifest of every path package, as cargo names it (links not followed)."""
     findings: list[Finding] = field(default_factory=list)
@@ -342,7 +330,6 @@ class AuditResult:
     """Builds whose verdict depends on packages a --no-exec audit could not read: the audit
     is not clean even without findings."""
     skipped: list[TargetSkip] = field(default_factory=list)
-    """Rules that would have reported findings on a target they do not apply to."""
     user_rules: tuple[Rule, ...] = ()
     """The project's own rules (`[[rule]]` in its configuration), which SARIF lists too."""
     configurations: dict[str, list[FeatureSelection]] = field(default_factory=dict)

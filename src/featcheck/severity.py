@@ -1,5 +1,6 @@
-"""The levels a finding is reported at and judged by: the ground floor under the report, the
-rules and the command line, which all speak of them."""
+"""The levels a finding is reported at and judged by, and counts in words: the ground floor
+(it imports nothing) under the report, the rules, the command line and the probe, which all
+speak of them."""
 
 from __future__ import annotations
 
@@ -15,7 +16,6 @@ class Severity(enum.IntEnum):
 
     @property
     def label(self) -> str:
-        """The lowercase name used in output and configuration."""
         return self.name.lower()
 
     @classmethod
@@ -49,3 +49,9 @@ class FailOn(enum.Enum):
     def threshold(self) -> Severity | None:
         """The severity at and above which a finding fails the check; None never fails."""
         return None if self is FailOn.NEVER else Severity[self.name]
+
+
+def plural(count: int, word: str, many: str | None = None) -> str:
+    """`1 error`, `2 errors`, never `1 error(s)`; `many` for a word whose plural is not word + s
+    (`entries`)."""
+    return f"{count} {word if count == 1 else many or word + 's'}"

@@ -30,7 +30,6 @@ else:
 
 
 def toml_data(text: str) -> dict[str, Any]:
-    """Parse TOML text; ValueError when invalid."""
     loads, invalid = _parser
     try:
         return loads(text)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from featcheck.builder import FindingBuilder
 from featcheck.cargo.failures import FailureKind, classify
-from featcheck.cargo.tree_text import ParsedTree, TreeTextError, local_leaves, parse_tree_text
+from featcheck.cargo.tree_text import TreeTextError, local_leaves, parse_tree_text
 from featcheck.errors import FeatcheckError
 from featcheck.featureset import AuditOptions
 from featcheck.graph import DependencyGraph, Node
@@ -62,7 +62,8 @@ def audit_tree_text(
             # No tree at all: the saved text may be cargo's answer instead of a tree.
             return _cargo_answer_instead_of_tree(text, source_name)
         raise FeatcheckError(str(error), path=source_name, line=error.line) from None
-    roots = _tree_members(parsed)
+    # An inverted tree (`-i CRATE`) ends in the packages it was built for.
+    roots = local_leaves(parsed.graph, parsed.graph.nodes()) if parsed.inverted else parsed.roots
     view = BuildView(parsed.graph, tuple(roots), parsed.has_structure)
     result = AuditResult(Path("."), members=[r.name for r in roots])
     if parsed.saw_dev_or_build_sections:
@@ -151,13 +152,6 @@ def _cargo_answer_instead_of_tree(text: str, source_name: str) -> AuditResult:
     raise FeatcheckError(
         "no dependency lines found: expected output of cargo tree -f '{p} [{f}]'", path=source_name
     )
-
-
-def _tree_members(parsed: ParsedTree) -> list[Node]:
-    """The packages the saved tree was built for."""
-    if not parsed.inverted:
-        return list(parsed.roots)
-    return local_leaves(parsed.graph, parsed.graph.nodes())
 
 
 def _owners(graph: DependencyGraph, roots: list[Node], node: Node, structured: bool) -> list[Node]:

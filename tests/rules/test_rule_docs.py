@@ -10,8 +10,14 @@ from rule_fixtures import check_documented
 from snapshots import assert_snapshot
 from support import REPO
 
-from featcheck.rules import UNUSED_SUPPRESSION, Catalogue, Rule, builtin_rules, find_by_code
-from featcheck.rules.docs import rule_markdown
+from featcheck.rules import (
+    UNUSED_SUPPRESSION,
+    Catalogue,
+    Rule,
+    builtin_rules,
+    find_by_code,
+    rule_markdown,
+)
 
 BUILTIN = builtin_rules()
 ENTRIES = (*BUILTIN, UNUSED_SUPPRESSION)

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from featcheck.rules import UNUSED_SUPPRESSION
-from featcheck.rules.docs import rule_markdown
+from featcheck.rules import UNUSED_SUPPRESSION, rule_markdown
 
 
 def test_fc900_is_documented_like_a_rule() -> None:

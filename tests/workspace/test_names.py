@@ -1,4 +1,4 @@
-from featcheck.workspace.names import crate_key, extern_name, same_crate
+from featcheck.workspace.model import crate_key, extern_name, same_crate
 
 
 def test_names_compare_as_crates_io_compares_them() -> None:

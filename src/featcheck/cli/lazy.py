@@ -141,8 +141,7 @@ def probe(arguments: argparse.Namespace) -> int:
 def rule_table(path: Path, width: int) -> list[str]:
     """`featcheck rules`: one line per rule, the project's own included."""
     from featcheck.policy.load import project_catalogue
-    from featcheck.rules import UNUSED_SUPPRESSION
-    from featcheck.rules.docs import rule_table
+    from featcheck.rules import UNUSED_SUPPRESSION, rule_table
 
     return rule_table((*project_catalogue(path).rules, UNUSED_SUPPRESSION), width)
 
@@ -150,8 +149,7 @@ def rule_table(path: Path, width: int) -> list[str]:
 def rule_markdown(code: str, path: Path) -> str | None:
     """`featcheck rule CODE`: the rule's page as Markdown; None when no rule has that code."""
     from featcheck.policy.load import project_catalogue
-    from featcheck.rules import UNUSED_SUPPRESSION, Documented, find_by_code
-    from featcheck.rules.docs import rule_markdown
+    from featcheck.rules import UNUSED_SUPPRESSION, Documented, find_by_code, rule_markdown
 
     entries: tuple[Documented, ...] = (*project_catalogue(path).rules, UNUSED_SUPPRESSION)
     rule = find_by_code(entries, code)

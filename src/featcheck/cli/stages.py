@@ -32,7 +32,7 @@ from featcheck.fixes.commit import Prepared, prepare
 from featcheck.pipeline import audit_project
 from featcheck.render.safe_text import printable, safe_line, stop_commands
 from featcheck.report import AuditResult
-from featcheck.wording import plural
+from featcheck.severity import plural
 
 if TYPE_CHECKING:
     from featcheck.cli.terminal import Progress

@@ -31,9 +31,8 @@ from featcheck.featureset import DEFAULT, FeatureSelection
 from featcheck.fileio import decode_text
 from featcheck.report import AuditResult, Comparison, Finding, StaleEntry
 from featcheck.semantics.semver import parse_version
-from featcheck.severity import Severity
-from featcheck.wording import plural
-from featcheck.workspace.names import crate_key
+from featcheck.severity import Severity, plural
+from featcheck.workspace.model import crate_key
 
 BASELINE_LIMIT = 16 * 1024 * 1024
 """The largest baseline file read (a million entries is far beyond any project)."""

@@ -24,8 +24,7 @@ from featcheck.manifest.declarations import DeclarationSite, declaration_sites, 
 from featcheck.report import Action, Edit
 from featcheck.semantics import semver
 from featcheck.semantics.cfg import TargetCfg
-from featcheck.workspace.model import DEP_FEATURE, FEATURE, NORMAL, Package
-from featcheck.workspace.names import crate_key
+from featcheck.workspace.model import DEP_FEATURE, FEATURE, NORMAL, Package, crate_key
 from featcheck.workspace.workspace import Workspace
 
 

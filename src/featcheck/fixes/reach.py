@@ -17,8 +17,7 @@ from dataclasses import dataclass, field
 from featcheck.featureset import FeatureSelection
 from featcheck.fixes.counterfactual import ModelEdit, WhatIf
 from featcheck.graph import DependencyGraph
-from featcheck.workspace.model import Package, PackageRef
-from featcheck.workspace.names import crate_key
+from featcheck.workspace.model import Package, PackageRef, crate_key
 
 BuildKey = tuple[str, str, FeatureSelection]
 """(member id, target, configuration) of one audited build."""

@@ -37,8 +37,7 @@ from featcheck.report import Fix
 from featcheck.rules import Rule
 from featcheck.semantics.cfg import TargetCfg
 from featcheck.suggest import FeatureSearch
-from featcheck.workspace.model import Package, PackageRef
-from featcheck.workspace.names import crate_key
+from featcheck.workspace.model import Package, PackageRef, crate_key
 from featcheck.workspace.workspace import Workspace
 
 StillFlagged = Callable[[Package, str, DependencyGraph, PackageRef, frozenset[str]], bool]

@@ -14,12 +14,9 @@ from featcheck.toml_read import toml_data
 
 
 class ManifestDocument:
-    """A parsed manifest; `data` is plain Python values, `entry()` gives positions.
-
-    A plain class, not a dataclass (nor are the span index's records): cargo's configuration
-    files are read as documents before cargo starts (see audit.py), where the `dataclasses`
-    import would cost more than the whole read.
-    """
+    """A parsed manifest; `data` is plain Python values, `entry()` gives positions. Not a
+    dataclass (nor are the span index's records): cargo's configuration files are read before
+    cargo starts (see audit.py), where that import would cost more than the whole read."""
 
     def __init__(self, path: Path, text: str, data: dict[str, Any]) -> None:
         self.path = path
@@ -74,11 +71,8 @@ def read_manifest(
     path: Path, what: str = "Cargo.toml", *, root: Path | None = None
 ) -> ManifestDocument:
     """Read and parse a manifest; any problem becomes a one-line `path:line:col: message`.
-
-    Only a regular file of at most MAX_MANIFEST_BYTES is read; a UTF-8 byte order mark is
-    accepted, as cargo does. `root`: the checkout it belongs to, which a link on the way may
-    not leave (boundary.py); None for a file of no checkout.
-    """
+    `root`: the checkout it belongs to, which a link on the way may not leave (boundary.py);
+    None for a file of no checkout."""
     return parse_document(path, read_checkout_file(path, what, MAX_MANIFEST_BYTES, root))
 
 

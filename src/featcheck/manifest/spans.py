@@ -1,17 +1,10 @@
-"""Source positions for the keys and values of a TOML document.
+"""Source positions for the keys and values of a TOML document, which tomlkit does not give:
+`index_spans` makes one linear pass over the text and maps every key path to where its key and
+its value are written.
 
-featcheck reports its findings at exact places in ``Cargo.toml`` files (1-based
-line and column), but tomlkit -- which we use to parse and edit manifests while
-keeping their formatting -- does not say where anything was written. This
-module fills that gap: :func:`index_spans` makes one linear pass over the text
-with a small hand-written scanner and maps every key path the document defines
-to the place of its key and of its value.
-
-The scanner trusts its input to be valid TOML: callers parse the text with
-tomlkit first, which reports syntax errors far better than we could. It checks
-only what it needs to find its way, so some invalid documents are indexed
-without complaint. Whatever the input, it never loops without consuming text
-and fails with nothing but :class:`ValueError`.
+The scanner trusts its input to be valid TOML (callers parse it first, and the parser words a
+syntax error far better): some invalid documents are indexed without complaint. Whatever the
+input, it never loops without consuming text and fails with nothing but `ValueError`.
 """
 
 from __future__ import annotations
@@ -34,13 +27,8 @@ KeyPath: TypeAlias = tuple[str | int, ...]
 
 
 class Span(NamedTuple):
-    """A region of the text.
-
-    ``line``/``column`` are the 1-based position of its first character;
-    ``end_line``/``end_column`` the 1-based position just past its last
-    character (exclusive end). Columns count Unicode code points; a byte order
-    mark at the start of the text is not counted.
-    """
+    """A region of the text: 1-based, the end just past its last character. Columns count code
+    points; a byte order mark at the start of the text is not counted."""
 
     line: int
     column: int
@@ -49,29 +37,18 @@ class Span(NamedTuple):
 
 
 class Entry(NamedTuple):
-    """Where one key path is defined.
-
-    ``key`` is where the key (or the last segment of a table header) is
-    written; for an array item it is the item itself, and for an item of an
-    array of tables the whole ``[[header]]``. ``value`` is the whole value
-    (a string with its quotes, an array with its brackets, a whole inline
-    table); it is ``None`` for tables introduced by a ``[header]``, a
-    ``[[header]]`` or implicitly by a dotted key.
-    """
+    """Where one key path is defined. `key`: the key (or the last segment of a table header);
+    for an array item the item itself, for an item of an array of tables the whole
+    `[[header]]`. `value`: the whole value (a string with its quotes, an array with its
+    brackets, an inline table); None for a table made by a header or by a dotted key."""
 
     key: Span
     value: Span | None
 
 
 def index_spans(text: str) -> dict[KeyPath, Entry]:
-    """Map every key path that ``text`` defines to where it is written.
-
-    When a path appears more than once (legal only for implicit tables), the
-    first appearance wins. The dict is in document order.
-
-    Raises:
-        ValueError: the scanner could not follow the text (it is not TOML).
-    """
+    """Every key path `text` defines, in document order; where a path appears more than once
+    (legal only for implicit tables) the first wins. ValueError where it is not TOML."""
     return _Scanner(text).scan()
 
 
@@ -157,12 +134,8 @@ class _Scanner:
         self._entries.setdefault(path, Entry(key, value))
 
     def _reserve(self, path: KeyPath) -> bool:
-        """Claim ``path`` for a value about to be read, if it is new.
-
-        Claiming it before reading the value keeps the dict in document order:
-        an inline table or array lands ahead of the entries inside it. The
-        caller replaces the placeholder once the value's span is known.
-        """
+        """Claim `path`, if new, before its value is read: the dict stays in document order
+        (an inline table or array ahead of its entries); the caller fills in the span."""
         if path in self._entries:
             return False
         self._entries[path] = _PLACEHOLDER

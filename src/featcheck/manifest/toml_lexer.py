@@ -58,11 +58,9 @@ def line_starts(text: str) -> list[int]:
 
 
 def string_end(text: str, pos: int) -> int:
-    """Offset just past the string (basic or literal, single- or multi-line) starting at pos.
-
-    Raises LexError for one that does not end (its `stop` is the end of the text, or the
-    newline a single-line string ran into).
-    """
+    """Offset just past the string (basic or literal, single- or multi-line) starting at pos;
+    LexError for one that does not end (`stop`: the end of the text, or the newline a
+    single-line string ran into)."""
     if text[pos] == "'":
         return literal_string_end(text, pos)
     return basic_string_end(text, pos)
@@ -116,10 +114,8 @@ def literal_string_end(text: str, pos: int) -> int:
 
 
 def _past_extra_quotes(text: str, pos: int, quote: str) -> int:
-    '''Step over up to two quotes that end a multi-line string's content.
-
-    TOML lets ``"""a""""`` hold ``a"``: the delimiter is the last three quotes.
-    '''
+    '''Step over up to two quotes that end a multi-line string's content: TOML lets
+    `"""a""""` hold `a"` (the delimiter is the last three quotes).'''
     for _ in range(2):
         if text[pos : pos + 1] != quote:
             break
@@ -163,10 +159,8 @@ class Comment(NamedTuple):
 
 def scan_comments(text: str) -> list[Comment]:
     """Every comment of a TOML document; `#` inside strings (of any kind) does not count.
-
-    Trusts `text` to be valid TOML (parse it first); a string that does not end runs to the end
-    of its line (single-line) or of the text (multi-line).
-    """
+    Trusts `text` to be valid TOML (parse it first): a string that does not end runs to the end
+    of its line (single-line) or of the text (multi-line)."""
     comments: list[Comment] = []
     pos = first_offset(text)
     line, line_start = 1, pos

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from featcheck.noexec.files import table
-from featcheck.workspace.names import extern_name
+from featcheck.workspace.model import extern_name
 
 
 class PackageFiles(Protocol):

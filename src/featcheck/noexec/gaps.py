@@ -21,9 +21,8 @@ from featcheck.noexec.files import printable
 from featcheck.noexec.metadata import FilePackages
 from featcheck.report import BuildGap
 from featcheck.rules import Rule
-from featcheck.wording import plural
-from featcheck.workspace.model import Package, PackageRef
-from featcheck.workspace.names import crate_key
+from featcheck.severity import plural
+from featcheck.workspace.model import Package, PackageRef, crate_key
 from featcheck.workspace.workspace import Workspace
 
 

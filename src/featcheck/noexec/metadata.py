@@ -35,8 +35,7 @@ from featcheck.noexec.path_packages import PathPackages, refuse_cycles, walk_pat
 from featcheck.noexec.registry import Registry
 from featcheck.noexec.workspace import WorkspaceLayout, discover_workspace
 from featcheck.semantics.semver import matches
-from featcheck.workspace.model import DEV, Declaration, Edge, Package
-from featcheck.workspace.names import extern_name
+from featcheck.workspace.model import DEV, Declaration, Edge, Package, extern_name
 from featcheck.workspace.table import (
     Listed,
     PackageTable,

@@ -18,7 +18,7 @@ from featcheck.manifest.toml_lexer import Comment, scan_comments
 from featcheck.report import Location
 from featcheck.rules import UNUSED_SUPPRESSION_CODE, UNUSED_SUPPRESSION_NAME, Catalogue, Rule
 from featcheck.severity import FailOn, Severity
-from featcheck.workspace.names import same_crate
+from featcheck.workspace.model import same_crate
 
 CONFIG_FILE = "featcheck.toml"
 """The optional configuration file at the workspace root."""

@@ -24,7 +24,7 @@ from featcheck.policy.settings import (
 from featcheck.report import Finding, Location
 from featcheck.rules import UNUSED_SUPPRESSION, UNUSED_SUPPRESSION_CODE, Catalogue
 from featcheck.severity import Confidence, Severity
-from featcheck.workspace.names import same_crate
+from featcheck.workspace.model import same_crate
 
 
 @dataclass(frozen=True)

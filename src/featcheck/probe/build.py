@@ -36,7 +36,7 @@ from featcheck.probe.cache import (
 from featcheck.probe.compile import classify_build_failure, compile_probe, find_toolset
 from featcheck.probe.programs import Program
 from featcheck.probe.resolve import BackendConfig
-from featcheck.wording import plural
+from featcheck.severity import plural
 
 _PLAIN = re.compile(r"[A-Za-z0-9_.+-]{1,200}")
 

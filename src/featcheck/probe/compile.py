@@ -30,7 +30,7 @@ from featcheck.cargo.argv_gate import Argument, refuse_unsafe, word
 from featcheck.cargo.process import neutral_directory, open_process, run_process
 from featcheck.cargo.runner import CargoRunner
 from featcheck.errors import FeatcheckError
-from featcheck.wording import plural
+from featcheck.severity import plural
 
 
 @dataclass(frozen=True)

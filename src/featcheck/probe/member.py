@@ -50,7 +50,7 @@ from featcheck.probe.resolve import (
     pins_for,
 )
 from featcheck.report import Finding
-from featcheck.wording import plural
+from featcheck.severity import plural
 
 COSTS_FROM = 1.10
 """The ratio from which a finding counts as costing speed here (exit code 1)."""

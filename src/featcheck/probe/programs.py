@@ -8,7 +8,7 @@ from pathlib import Path
 
 from featcheck.errors import FeatcheckError
 from featcheck.semantics.semver import matches
-from featcheck.workspace.names import crate_key
+from featcheck.workspace.model import crate_key
 
 PROGRAMS_DIR = Path(__file__).parent / "rules" / "programs"
 """Shipped inside the package (see pyproject's package-data)."""

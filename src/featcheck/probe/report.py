@@ -12,7 +12,7 @@ from featcheck.probe.measure import TIMED_RUNS, TORCH_NOTE, WARMUP, usable_cores
 from featcheck.probe.member import COSTS_FROM, ProbeReport, RuleProbeResult
 from featcheck.probe.verdict import RunStats, Verdict
 from featcheck.render.safe_text import printable
-from featcheck.wording import plural
+from featcheck.severity import plural
 
 
 def _bar(value: float, largest: float, width: int, fancy: bool) -> str:

@@ -30,8 +30,7 @@ from typing import NamedTuple, TextIO
 from featcheck.featureset import FeatureSelection
 from featcheck.render.safe_text import printable
 from featcheck.report import AuditResult, Cost, Edit, Finding, Fix
-from featcheck.severity import Confidence, Severity
-from featcheck.wording import plural
+from featcheck.severity import Confidence, Severity, plural
 
 
 def count_line(result: AuditResult) -> str:

@@ -47,8 +47,7 @@ from featcheck.render.safe_text import (
     without_azure_commands,
 )
 from featcheck.report import AuditResult, Finding, Location
-from featcheck.severity import Severity
-from featcheck.wording import plural
+from featcheck.severity import Severity, plural
 
 ANNOTATIONS_PER_LEVEL = 10
 """Annotations of one level that GitHub keeps per step; it drops the rest without a word."""

@@ -47,8 +47,7 @@ from featcheck.render.text_lines import (
     write_lines,
 )
 from featcheck.report import AuditResult, Finding, Fix
-from featcheck.severity import Confidence, Severity
-from featcheck.wording import plural
+from featcheck.severity import Confidence, Severity, plural
 
 _STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "bold yellow", Severity.INFO: "bold cyan"}
 

@@ -17,7 +17,7 @@ from featcheck.rules.spec import Kind, Rule, SelectedBy, UsedWhen, not_applicabl
 from featcheck.semantics import semver
 from featcheck.semantics.cfg import TargetCfg
 from featcheck.severity import Severity
-from featcheck.workspace.names import crate_key, same_crate
+from featcheck.workspace.model import crate_key, same_crate
 
 
 @dataclass(frozen=True)
@@ -34,13 +34,10 @@ class BuildView:
     cfg: TargetCfg | None = None
     """The target's cfg values, where known (what it provides: std, threads)."""
 
-    def target_nodes(self) -> frozenset[Node]:
-        """Nodes compiled for the target: proc-macros and what only they use run on the host."""
-        return self._target_nodes
-
     @cached_property
-    def _target_nodes(self) -> frozenset[Node]:
-        # Once per build: every rule asks, and a workspace has hundreds of builds.
+    def target_nodes(self) -> frozenset[Node]:
+        """Nodes compiled for the target: proc-macros and what only they use run on the host.
+        Kept: every rule asks, and a workspace has hundreds of builds."""
         if not self.structured:
             return frozenset(self.graph.nodes())
         return self.graph.target_side(self.roots)
@@ -95,7 +92,7 @@ def detect(rule: Rule, view: BuildView, *, deferring: bool = False) -> list[Dete
                 lacking[node] = feature
     if not lacking:
         return []  # asked for every candidate fix: most builds have the feature by now
-    built = view.target_nodes()
+    built = view.target_nodes
     found: list[Detection] = []
     for node in sorted(n for n in lacking if n in built):
         feature = lacking[node]
@@ -147,7 +144,7 @@ def handled_elsewhere(used: UsedWhen, view: BuildView, node: Node) -> bool:
         return False
     handlers = {(crate_key(h.crate), h.feature) for h in used.handled_by}
     avoiding = _keys(used.avoiding)
-    built = view.target_nodes()
+    built = view.target_nodes
     dependents = [
         d
         for d in view.graph.dependents_map().get(node, set())

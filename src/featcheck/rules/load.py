@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from dataclasses import fields
 from typing import Any
 
 from featcheck.rules.spec import (
@@ -89,16 +90,8 @@ _SELECTED_KEYS = ("feature", "crates", "means")
 _REACHABLE_KEYS = ("avoiding",)
 _HANDLED_KEYS = ("crate", "feature")
 _THIRD_PARTY_KEYS = ("severity", "own")
-_DOC_KEYS = (
-    "what",
-    "why",
-    "example",
-    "fix",
-    "fix-example",
-    "fix-safety",
-    "ignore",
-    "references",
-)
+_DOC_KEYS = tuple(f.name.replace("_", "-") for f in fields(RuleDoc))
+"""`[doc]`'s sections, `references` last."""
 
 
 def parse_rule(table: Any, *, builtin: bool) -> Rule:

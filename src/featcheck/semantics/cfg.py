@@ -26,7 +26,6 @@ class TargetCfg(NamedTuple):
 
     @classmethod
     def parse(cls, triple: str, text: str) -> TargetCfg:
-        """Read `rustc --print cfg` output."""
         names: set[str] = set()
         pairs: set[tuple[str, str]] = set()
         for line in text.splitlines():

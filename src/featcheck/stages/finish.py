@@ -4,13 +4,16 @@ suppressions applied, notes said and the findings in report order."""
 from __future__ import annotations
 
 import functools
+import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
+from featcheck.boundary import repository_root
 from featcheck.cargo.argv_gate import GateError, target_triple
 from featcheck.errors import FeatcheckError
-from featcheck.featureset import DEFAULT, FeatureSelection, report_root
+from featcheck.featureset import DEFAULT, FeatureSelection
 from featcheck.matrix import ConfigurationPlan, merge_configurations
 from featcheck.noexec.gaps import gap_notes
 from featcheck.policy.settings import Allow
@@ -18,7 +21,7 @@ from featcheck.policy.suppress import SuppressionResult, apply_suppressions, dec
 from featcheck.report import AuditResult, Finding, Location
 from featcheck.severity import Confidence, FailOn, Severity
 from featcheck.stages.members import Run, Scope, nothing_audited
-from featcheck.workspace.names import crate_key
+from featcheck.workspace.model import crate_key
 from featcheck.workspace.workspace import Workspace
 
 
@@ -287,3 +290,12 @@ def _unconfirmed(finding: Finding) -> Finding:
     elif fix is not None:
         fix = replace(fix, confirmed=False)
     return replace(finding, fix=fix, alternatives=alternatives)
+
+
+def report_root(audited: Path, chosen: Path | None) -> Path:
+    """The directory locations are reported relative to: `chosen`, else the repository root
+    (git's top level: where a developer stands, what code scanning and annotations attach to),
+    else the audited directory. Absolute, symlinks kept as the manifest paths keep them."""
+    if chosen is not None:
+        return Path(os.path.abspath(chosen))
+    return repository_root(audited) or audited

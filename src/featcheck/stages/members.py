@@ -1,6 +1,6 @@
-"""The first two stages: the members an audit looks at, with their settings, rules and targets;
+"""The first three stages: the members an audit looks at, with their settings, rules and targets;
 then the build configurations of each member (matrix.py), and cargo's metadata asked again when
-they need more than it gave."""
+they need more than it gave; then what cargo builds for each (below)."""
 
 from __future__ import annotations
 
@@ -8,20 +8,28 @@ import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import NamedTuple
 
+from featcheck.cargo.tree_text import ParsedTree
 from featcheck.cargo.unification import PER_MEMBER, Unification
 from featcheck.deadline import Deadline
 from featcheck.errors import FeatcheckError
 from featcheck.featureset import AuditOptions, FeatureSelection, beyond_defaults
+from featcheck.fixes.counterfactual import WhatIf
+from featcheck.fixes.lockcheck import LockView
 from featcheck.locate import ManifestCache
 from featcheck.matrix import ConfigurationPlan, audits_itself, plan_configurations
 from featcheck.policy.load import load_config, members_with_settings
 from featcheck.policy.settings import Config
-from featcheck.resolution import resolver_version
+from featcheck.resolution import (
+    FeatureSelectionError,
+    resolve_configurations,
+    resolver_version,
+)
 from featcheck.rules import Rule
+from featcheck.semantics.cfg import TargetCfg
 from featcheck.sources import MetadataSource
-from featcheck.workspace.model import Package
-from featcheck.workspace.names import same_crate
+from featcheck.workspace.model import Package, same_crate
 from featcheck.workspace.workspace import Workspace, parse_metadata
 
 
@@ -61,13 +69,7 @@ class Scope:
     unification: Unification = PER_MEMBER
     """Over which builds cargo unifies features here (cargo/unification.py)."""
 
-    def reread(self, run: Run, metadata: Workspace, features: tuple[str, ...]) -> Scope:
-        """The scope over metadata cargo gave when asked again with more features."""
-        members = select_members(metadata, run.manifest, run.options.packages)
-        return replace(self, metadata=metadata, members=members, dependency_features=features)
-
     def ran(self) -> set[str]:
-        """The codes of every rule run for some member."""
         return {r.code for rules in self.rules_of.values() for r in rules}
 
 
@@ -172,7 +174,8 @@ def with_every_feature(
         # ask again with both (the values were matched against the members already).
         pending = run.source.start_metadata(run.manifest, all_features=True, features=extra)
         metadata = pending.result(parse_metadata)
-        return scope.reread(run, metadata, extra)
+        members = select_members(metadata, run.manifest, run.options.packages)
+        return replace(scope, metadata=metadata, members=members, dependency_features=extra)
     return scope
 
 
@@ -184,3 +187,84 @@ def nothing_audited(plan: ConfigurationPlan, scope: Scope) -> list[str]:
     if not any(scope.rules_of.values()):
         return ["no rule was run"]
     return []
+
+
+# The third stage: what cargo builds for each (member, target, configuration), by featcheck's
+# own resolver over the one metadata (the differential tests put cargo tree in its place:
+# tests/cargo_tree_oracle.py).
+
+BuildKey = tuple[str, str, FeatureSelection]
+"""(member package id, target triple, feature selection)."""
+
+Builds = dict[BuildKey, ParsedTree]
+
+
+@dataclass(frozen=True)
+class ResolverModel:
+    """What featcheck's resolver works on: the indexed metadata and each target's cfg."""
+
+    metadata: Workspace
+    cfgs: dict[str, TargetCfg]
+    host: TargetCfg
+    resolver: int
+    unify_workspace: bool = False
+    """Features unify over every workspace member's build (cargo/unification.py)."""
+
+    @classmethod
+    def of(cls, source: MetadataSource, scope: Scope) -> ResolverModel:
+        # One `rustc --print cfg` each (cached), asked here: resolution never runs cargo.
+        cfgs = [source.target_cfg(triple) for triple in scope.targets]
+        by_triple = {cfg.triple: cfg for cfg in cfgs}
+        metadata, unify = scope.metadata, scope.unification.workspace
+        return cls(metadata, by_triple, source.host_cfg(), scope.resolver, unify)
+
+    @property
+    def current(self) -> int | None:
+        """The package cargo runs for (metadata's `resolve.root`), as `resolve_builds` takes it."""
+        root = self.metadata.resolve_root
+        return self.metadata.by_id.get(root) if root is not None else None
+
+    def what_if(self, deadline: Deadline) -> WhatIf:
+        """Counterfactual resolution over this model, within `deadline`, binding what an edit
+        turns on to the versions Cargo.lock holds."""
+        lock = LockView(self.metadata)
+        return WhatIf(
+            self.metadata,
+            self.cfgs,
+            self.host,
+            self.resolver,
+            self.current,
+            lock,
+            deadline,
+            self.unify_workspace,
+        )
+
+
+class Resolved(NamedTuple):
+    model: ResolverModel
+    builds: Builds
+
+
+def resolve(run: Run, scope: Scope, plan: ConfigurationPlan) -> Resolved:
+    """The model and every build of the plan; a configuration that does not resolve is
+    dropped from `plan`."""
+    model = ResolverModel.of(run.source, scope)
+    errors: dict[tuple[str, FeatureSelection], FeatureSelectionError] = {}
+    graphs = resolve_configurations(
+        model.metadata,
+        plan.distinct_jobs(),
+        list(model.cfgs.values()),
+        model.resolver,
+        host=model.host,
+        errors=errors,
+        deadline=run.deadline,
+        unify_workspace=model.unify_workspace,
+    )
+    for (member, selection), error in errors.items():
+        plan.refuse(member, selection, str(error))
+    builds: Builds = {}
+    for key, graph in graphs.items():
+        member_node = next(graph.nodes())  # the member comes first, as in cargo tree's output
+        builds[key] = ParsedTree(graph, False, True, False, [member_node])
+    plan.share(builds)
+    return Resolved(model, builds)

@@ -28,11 +28,9 @@ from featcheck.report import Finding
 from featcheck.rules import BuildView, Rule, detect, skipped_for_target
 from featcheck.rules.spec import Kind
 from featcheck.semantics.cfg import TargetCfg
-from featcheck.stages.members import Run, Scope
-from featcheck.stages.resolve import Resolved, ResolverModel
+from featcheck.stages.members import Resolved, ResolverModel, Run, Scope
 from featcheck.suggest import FeatureSearch
-from featcheck.workspace.model import Package, PackageRef
-from featcheck.workspace.names import same_crate
+from featcheck.workspace.model import Package, PackageRef, same_crate
 from featcheck.workspace.workspace import Workspace, parse_metadata
 
 

@@ -25,9 +25,9 @@ from featcheck.workspace.model import (
     FeatureValue,
     Package,
     PackageRef,
+    extern_name,
     parse_feature_values,
 )
-from featcheck.workspace.names import extern_name
 
 _CRATES_IO = (
     "registry+https://github.com/rust-lang/crates.io-index",
@@ -115,7 +115,6 @@ class PackageTable(Sequence[Package]):
         return table
 
     def feature_table(self, position: int) -> dict[str, tuple[FeatureValue, ...]]:
-        """The parsed `[features]` of the package at `position`."""
         features = self._features[position]
         if features is None:
             raw = self._written_features(position)
@@ -235,7 +234,6 @@ class PackageTable(Sequence[Package]):
 
 
 def declaration(raw: Mapping[str, Any]) -> Declaration:
-    """A `packages[].dependencies[]` entry of `cargo metadata`."""
     return Declaration(
         name=raw["name"],
         rename=raw.get("rename"),
@@ -295,10 +293,6 @@ def library_crate_name(targets: Iterable[Mapping[str, Any]]) -> str | None:
     return None
 
 
-def _extern_name(decl: Declaration, library: str | None) -> str | None:
-    return extern_name(decl.rename) if decl.rename else library
-
-
 def _narrow_by_version(candidates: list[Declaration], version: str) -> list[Declaration]:
     """Of several declarations for one (kind, target), keep those whose requirement matches.
 
@@ -334,7 +328,8 @@ def declarations_for_edge(
         key = (decl.kind, decl.target)
         if key not in by_kind:
             continue
-        if extern is not None and _extern_name(decl, library) != extern:
+        written = extern_name(decl.rename) if decl.rename else library
+        if extern is not None and written != extern:
             continue
         by_kind[key].append(decl)
     found: list[Declaration] = []

@@ -43,7 +43,6 @@ class Workspace(Mapping[str, Package]):
 
     @cached_property
     def members(self) -> tuple[Package, ...]:
-        """The workspace members, in cargo's order."""
         return tuple(self[i] for i in self.member_ids)
 
     def __getitem__(self, package_id: str) -> Package:
@@ -56,7 +55,6 @@ class Workspace(Mapping[str, Package]):
         return len(self.by_id)
 
     def document(self, package_id: str) -> Mapping[str, Any]:
-        """The package's entry in the metadata document, as cargo printed it."""
         return self.packages.document(self.by_id[package_id])
 
     def unpublished(self) -> list[Package]:
@@ -74,7 +72,6 @@ class Workspace(Mapping[str, Package]):
 
 
 def parse_metadata(text: str) -> Workspace:
-    """Read `cargo metadata --format-version 1` output."""
     try:
         return workspace_from_metadata(json.loads(text))
     except (ValueError, KeyError, TypeError) as error:
