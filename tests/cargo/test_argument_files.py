@@ -26,6 +26,7 @@ from pathlib import Path
 import pytest
 from actions_support import host_triple
 from cargo_tree_oracle import run_featcheck_resolved_by
+from cli_in_process import run_in_process
 from hostile_support import CC, RUSTUP, TEMPLATE, Checkout, make_checkout, run_isolated
 from support import RegistryViews, elsewhere, run_featcheck, trust_of, write_offline_cargo_home
 
@@ -241,8 +242,11 @@ class Outcome:
 def outcomes(
     registry_views: RegistryViews, tmp_path_factory: pytest.TempPathFactory
 ) -> dict[tuple[str, str], Outcome]:
-    """Every vector in every mode, in parallel (each run with its own CARGO_HOME, over the
-    template's view of the stub registry)."""
+    """Every vector in every mode, each run with its own CARGO_HOME (over the template's view of
+    the stub registry) and an empty featcheck cache. Where featcheck refuses or starts nothing
+    (the default mode, --no-exec), what is checked is its own gate: its command line runs in
+    this process, one run after another. Under --trust-checkout cargo itself reads the
+    checkout: those run as a user runs them, processes in parallel."""
     registry = registry_views.registry(TEMPLATE)
     jobs = [
         (vector, mode)
@@ -258,11 +262,20 @@ def outcomes(
         extra = vector.plant(checkout, plant_argument_files(checkout))
         home = write_offline_cargo_home(base / "cargo-home", registry)
         arguments = [str(checkout.project), "--format", "json", *MODES[mode], *extra]
-        return Outcome(checkout, run_isolated(arguments, home))
+        if mode == "trust-checkout":
+            return Outcome(checkout, run_isolated(arguments, home))
+        with pytest.MonkeyPatch.context() as environment:
+            environment.setenv("CARGO_HOME", str(home))
+            environment.setenv("XDG_CACHE_HOME", str(home / "featcheck-cache"))
+            return Outcome(checkout, run_in_process(*arguments))
 
+    trusted = [job for job in jobs if job[1] == "trust-checkout"]
+    # The runs in this process first: they change its environment, which a process started
+    # meanwhile would copy.
+    done = {job: audit(job) for job in jobs if job not in trusted}
     with ThreadPoolExecutor(max_workers=min(6, os.cpu_count() or 1)) as pool:
-        results = pool.map(audit, jobs)
-        return {(v.name, m): outcome for (v, m), outcome in zip(jobs, results, strict=True)}
+        done.update(zip(trusted, pool.map(audit, trusted), strict=True))
+    return {(vector.name, mode): done[(vector, mode)] for vector, mode in jobs}
 
 
 def _assert_refused(done: subprocess.CompletedProcess[str], refused_with: str) -> None:

@@ -7,7 +7,8 @@ import shutil
 from collections.abc import Callable
 from pathlib import Path
 
-from support import CRATES, run_featcheck
+from cli_in_process import run_in_process
+from support import CRATES
 
 
 def _copy_template(tmp_path: Path, offline_cargo_for: Callable[..., Path]) -> Path:
@@ -24,7 +25,7 @@ def test_missing_lockfile_is_not_left_behind(
 ) -> None:
     project = _copy_template(tmp_path, offline_cargo_for)
     (project / "Cargo.lock").unlink()
-    result = run_featcheck(str(project), "--format", "json")
+    result = run_in_process(str(project), "--format", "json")
     assert result.returncode == 1, result.stderr
     assert json.loads(result.stdout)["findings"][0]["feature"] == "rayon"
     assert not (project / "Cargo.lock").exists()
@@ -38,7 +39,7 @@ def test_stale_lockfile_is_audited_as_the_next_build_resolves_it_and_kept(
     # Adding rayon pulls new packages in: the lockfile is now out of date.
     manifest.write_text(manifest.read_text().replace('"optim"]', '"optim", "rayon", "simd"]'))
     before = (project / "Cargo.lock").read_bytes()
-    result = run_featcheck(str(project), "--format", "json")
+    result = run_in_process(str(project), "--format", "json")
     assert result.returncode == 0, result.stdout + result.stderr
     assert json.loads(result.stdout)["findings"] == []
     assert (project / "Cargo.lock").read_bytes() == before
@@ -50,7 +51,7 @@ def test_locked_refuses_a_stale_lockfile_with_cargos_reason(
     project = _copy_template(tmp_path, offline_cargo_for)
     manifest = project / "Cargo.toml"
     manifest.write_text(manifest.read_text().replace('"optim"]', '"optim", "rayon"]'))
-    result = run_featcheck(str(project), "--locked")
+    result = run_in_process(str(project), "--locked")
     assert result.returncode == 2
     assert "Cargo.lock is out of date" in result.stderr
     assert "Traceback" not in result.stderr

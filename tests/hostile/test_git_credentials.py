@@ -62,6 +62,9 @@ def test_a_git_dependency_gets_no_credentials(tmp_path: Path, attacker: FakeHost
             "CARGO_HOME": str(tmp_path / "cargo-home"),
             "XDG_CACHE_HOME": str(tmp_path / "cache"),
             "SSH_AUTH_SOCK": str(tmp_path / "agent.sock"),
+            # Credentials would go with the host's first refusal; cargo's retries of the
+            # fetch (3, seconds apart) would only ask again.
+            "CARGO_NET_RETRY": "0",
         },
         timeout=120,
     )

@@ -2,10 +2,11 @@
 
 Each attack is built as a pull request would build it: a checkout in a temporary directory
 whose file (or directory) is a symlink to a file of another project next to it, the "victim",
-whose text holds a marker. featcheck runs as a user runs it (the CLI in a subprocess), in the
-default mode against real cargo (offline, the stub registry) and with `--no-exec`. Refused:
-one line on stderr naming the link, exit 2, and nothing of the victim in the output — not its
-text, its keys, its package name, nor its file name.
+whose text holds a marker. featcheck runs as a user runs it (its command line, in this
+process: cli_in_process.run_in_process), in the default mode against real cargo (offline, the
+stub registry) and with `--no-exec`. Refused: one line on stderr naming the link, exit 2, and
+nothing of the victim in the output — not its text, its keys, its package name, nor its file
+name.
 """
 
 from __future__ import annotations
@@ -16,8 +17,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from cli_in_process import run_in_process
 from hostile_support import RUSTUP
-from support import CRATES, run_featcheck
+from support import CRATES
 from test_noexec_sources import honest_home, no_exec_findings
 
 MARKER = "victim-secret-5e1d"
@@ -174,7 +176,7 @@ def test_default_mode_refuses_a_link_out(attack: str, tmp_path: Path, offline_ca
     checkout, link = ATTACKS[attack](tmp_path)
     lock = checkout / "Cargo.lock"
     before = lock.read_bytes() if lock.is_file() else None
-    _assert_refused(run_featcheck(str(checkout)), checkout / link)
+    _assert_refused(run_in_process(str(checkout)), checkout / link)
     assert (lock.read_bytes() if lock.is_file() else None) == before
 
 
@@ -184,7 +186,7 @@ def test_no_exec_refuses_a_link_out(
 ) -> None:
     checkout, link = ATTACKS[attack](tmp_path)
     monkeypatch.setenv("CARGO_HOME", str(tmp_path / "empty-cargo-home"))
-    _assert_refused(run_featcheck(str(checkout), "--no-exec"), checkout / link)
+    _assert_refused(run_in_process(str(checkout), "--no-exec"), checkout / link)
 
 
 def test_links_inside_the_checkout_are_followed(
@@ -194,7 +196,7 @@ def test_links_inside_the_checkout_are_followed(
     project = _project(tmp_path)
     (project / "real.toml").write_text((project / "Cargo.toml").read_text())
     _link(project / "Cargo.toml", Path("real.toml"))
-    result = run_featcheck(str(project), "--format", "json")
+    result = run_in_process(str(project), "--format", "json")
     assert result.returncode == 1, result.stderr
     assert [f["code"] for f in json.loads(result.stdout)["findings"]] == ["FC001"]
     monkeypatch.setenv("CARGO_HOME", str(honest_home(tmp_path / "home")))
@@ -206,7 +208,7 @@ def test_a_checkout_reached_through_a_link_is_audited(tmp_path: Path, offline_ca
     checkout's, and the audit is the usual one."""
     project = _project(tmp_path)
     (tmp_path / "alias").symlink_to(project, target_is_directory=True)
-    result = run_featcheck(str(tmp_path / "alias"), "--format", "json")
+    result = run_in_process(str(tmp_path / "alias"), "--format", "json")
     assert result.returncode == 1, result.stderr
 
 
@@ -219,7 +221,7 @@ def test_a_lockfile_linking_nowhere_is_refused_before_cargo_runs(
     nowhere = tmp_path / "somewhere" / "that" / "does-not-exist"
     (project / "Cargo.lock").unlink()
     (project / "Cargo.lock").symlink_to(nowhere)
-    result = run_featcheck(str(project), *(("--no-exec",) if no_exec else ()))
+    result = run_in_process(str(project), *(("--no-exec",) if no_exec else ()))
     assert result.returncode == 2, result.stdout + result.stderr
     assert len(result.stderr.splitlines()) == 1
     assert f"{project / 'Cargo.lock'}: {LINK_OUT}" in result.stderr
@@ -232,7 +234,7 @@ def test_a_lockfile_linking_nowhere_inside_is_refused(tmp_path: Path, offline_ca
     project = _project(tmp_path)
     (project / "Cargo.lock").unlink()
     (project / "Cargo.lock").symlink_to("gone.lock")
-    result = run_featcheck(str(project), "--fix")
+    result = run_in_process(str(project), "--fix")
     assert result.returncode == 2
     assert "Cargo.lock: is a symlink to nothing; cargo would create the file" in result.stderr
     assert not (project / "gone.lock").exists()
@@ -245,10 +247,10 @@ def test_a_toolchain_file_linking_out_is_refused(tmp_path: Path, offline_cargo: 
     victim = _victim(tmp_path)
     (victim / f"{TARGET_NAME}-toolchain.toml").write_text(f'[toolchain]\nchannel = "{MARKER}"\n')
     _link(project / "rust-toolchain.toml", victim / f"{TARGET_NAME}-toolchain.toml")
-    _assert_refused(run_featcheck(str(project)), project / "rust-toolchain.toml")
+    _assert_refused(run_in_process(str(project)), project / "rust-toolchain.toml")
 
 
 def test_the_rules_command_refuses_a_linked_settings_file(tmp_path: Path) -> None:
     """`featcheck rules PATH` reads the project's featcheck.toml as the audit does."""
     checkout, link = featcheck_settings(tmp_path)
-    _assert_refused(run_featcheck("rules", str(checkout)), checkout / link)
+    _assert_refused(run_in_process("rules", str(checkout)), checkout / link)

@@ -5,7 +5,9 @@ text, featcheck configuration) mutated at the byte level: truncation, invalid UT
 lines (duplicate keys and tables), values of the wrong type, TOML punctuation, random bytes.
 The in-process parts (manifest reading and span indexing, declarations, configuration, tree
 text, the checkout's cargo configuration and toolchain file) run many examples; the CLI parts
-run the real `python -m featcheck` with real cargo and run few. Fixed cases cover what random
+run featcheck's command line (in this process, cli_in_process.run_in_process) with real cargo
+and run few; the enormous manifests, a hanging cargo and the German locale run it as a process
+of its own, as a user does (its own stack, its own locale). Fixed cases cover what random
 mutation rarely reaches: enormous arrays, deep nesting, a symlink loop and an unreadable
 directory among workspace members, a cargo that hangs, and cargo in a German locale.
 
@@ -27,6 +29,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from cli_in_process import run_in_process
 from support import CRATES, TREES, WORKSPACES, run_featcheck, trust_of
 
 from featcheck.cargo.checkout_config import read_checkout_config
@@ -397,7 +400,7 @@ def test_cli_on_mutated_manifests(tmp_path: Path, offline_cargo: Path, data: byt
     project = _template_project(tmp_path)
     (project / "Cargo.toml").write_bytes(data)
     lock = (project / "Cargo.lock").read_bytes()
-    done = run_featcheck(str(project), "--timeout", "120")
+    done = run_in_process(str(project), "--timeout", "120")
     assert_clean_exit(done)
     assert (project / "Cargo.lock").read_bytes() == lock
 
@@ -407,7 +410,7 @@ def test_cli_on_mutated_manifests(tmp_path: Path, offline_cargo: Path, data: byt
 def test_cli_on_mutated_lockfiles(tmp_path: Path, offline_cargo: Path, data: bytes) -> None:
     project = _template_project(tmp_path)
     (project / "Cargo.lock").write_bytes(data)
-    done = run_featcheck(str(project), "--timeout", "120")
+    done = run_in_process(str(project), "--timeout", "120")
     assert_clean_exit(done)
     # cargo may rewrite a lockfile it can read; featcheck puts the user's bytes back.
     assert (project / "Cargo.lock").read_bytes() == data
@@ -418,7 +421,7 @@ def test_cli_on_mutated_lockfiles(tmp_path: Path, offline_cargo: Path, data: byt
 def test_cli_on_mutated_featcheck_toml(tmp_path: Path, offline_cargo: Path, data: bytes) -> None:
     project = _template_project(tmp_path)
     (project / "featcheck.toml").write_bytes(data)
-    assert_clean_exit(run_featcheck(str(project), "--timeout", "120"))
+    assert_clean_exit(run_in_process(str(project), "--timeout", "120"))
 
 
 @pytest.mark.parametrize("name", ["100k-features", "10k-nested-arrays", "10k-nested-inline-tables"])
@@ -443,7 +446,7 @@ def test_cli_on_values_of_the_wrong_type(
 ) -> None:
     project = _template_project(tmp_path)
     (project / "Cargo.toml").write_text(TEMPLATE.replace(old, new))
-    done = run_featcheck(str(project))
+    done = run_in_process(str(project))
     assert_clean_exit(done)
     assert done.returncode == 2
     assert "Cargo.toml" in done.stderr
@@ -473,12 +476,12 @@ def test_cli_on_members_glob_with_symlink_loop_and_unreadable_member(
     try:
         # Every glob hit that is not a package is cargo's error: one clear line.
         manifest.write_text(re.sub(r"members = \[[^\]]*\]", members, text))
-        hit = run_featcheck(str(root), "--timeout", "120")
+        hit = run_in_process(str(root), "--timeout", "120")
         # Excluded, the loops and the unreadable directory leave the audit intact.
         excluded = '\nexclude = ["crates/loop", "crates/locked", "crates/dangling"]'
         manifest.write_text(re.sub(r"members = \[[^\]]*\]", members + excluded, text))
-        audited = run_featcheck(str(root), "--timeout", "120", "--format", "json")
-        inside = run_featcheck(str(real / "loop" / "loop" / "real"), "--timeout", "120")
+        audited = run_in_process(str(root), "--timeout", "120", "--format", "json")
+        inside = run_in_process(str(real / "loop" / "loop" / "real"), "--timeout", "120")
     finally:
         locked.chmod(0o755)
     for done in (hit, audited, inside):

@@ -2,8 +2,8 @@
 
 Each attack is a pull request's: the checkout (the template crate that loses rayon, FC001) names
 a file outside itself in its own configuration, a file of another project beside it whose first
-word is a marker. featcheck runs as a user runs it (the CLI in a subprocess), in the default mode
-over real cargo (offline, the stub registry) and with `--no-exec`. Refused: one line naming the
+word is a marker. featcheck runs as a user runs it (its command line, in this process), in the
+default mode over real cargo (offline, the stub registry) and with `--no-exec`. Refused: one line naming the
 configuring file and line, exit 2, and nothing of the file outside in the output (the path as
 the checkout wrote it is the checkout's own text), not even whether it exists. A path the user gives on the command line is theirs and may lie anywhere.
 """
@@ -15,7 +15,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from support import CRATES, run_featcheck
+from cli_in_process import run_in_process
+from support import CRATES
 
 MARKER = "victim-secret-9c4e"
 # Six fields, so that a baseline reader gets as far as quoting the first one.
@@ -64,7 +65,7 @@ def test_a_configured_baseline_outside_the_checkout_is_refused(
     project = _checkout(tmp_path)
     value = written.format(tmp=tmp_path.as_posix())
     (project / "featcheck.toml").write_text(f'fail-on = "error"\nbaseline = "{value}"\n')
-    done = run_featcheck(str(project), *mode)
+    done = run_in_process(str(project), *mode)
     _refused(done, f"{project / 'featcheck.toml'}:2:12: ", "`baseline` names")
 
 
@@ -78,7 +79,7 @@ def test_a_baseline_in_the_workspace_metadata_is_held_to_the_same(
         "\n".join(lines)
         + '\n\n[workspace]\n\n[workspace.metadata.featcheck]\nbaseline = "../victim-file.toml"\n'
     )
-    done = run_featcheck(str(project), *mode)
+    done = run_in_process(str(project), *mode)
     _refused(done, f"{manifest}:{len(lines) + 5}:12: ", "outside the checkout")
 
 
@@ -90,7 +91,7 @@ def test_a_link_to_the_checkout_root_does_not_lead_a_baseline_out(
     project = _checkout(tmp_path)
     (project / "top").symlink_to(project, target_is_directory=True)
     (project / "featcheck.toml").write_text('baseline = "top/../victim-file.toml"\n')
-    done = run_featcheck(str(project), *mode)
+    done = run_in_process(str(project), *mode)
     _refused(done, f"{project / 'featcheck.toml'}:1:12: ", "outside the checkout")
 
 
@@ -108,7 +109,7 @@ def test_a_cargo_configuration_includes_nothing_outside_the_checkout(
     project = _checkout(tmp_path)
     (project / ".cargo").mkdir()
     (project / ".cargo" / "config.toml").write_text(f"include = [{entry}]\n")
-    done = run_featcheck(str(project), *mode)
+    done = run_in_process(str(project), *mode)
     _refused(done, f"{project / '.cargo' / 'config.toml'}:1:12: ", "`include` names")
 
 
@@ -117,7 +118,7 @@ def test_an_include_inside_the_checkout_is_read(tmp_path: Path, offline_cargo: P
     (project / ".cargo").mkdir()
     (project / "shared.toml").write_text('[alias]\nxtask = "run -p xtask --"\n')
     (project / ".cargo" / "config.toml").write_text('include = ["../shared.toml"]\n')
-    done = run_featcheck(str(project))
+    done = run_in_process(str(project))
     assert done.returncode == 1, done.stderr
     assert "error[FC001]" in done.stdout
 
@@ -136,7 +137,7 @@ def test_package_workspace_outside_says_nothing_of_what_is_there(
         if holds_a_manifest:
             (tmp_path / "other").mkdir()
             (tmp_path / "other" / "Cargo.toml").write_text(f"# {MARKER}\n[workspace]\n")
-        done = run_featcheck(str(project), "--no-exec")
+        done = run_in_process(str(project), "--no-exec")
         _refused(done, f"{manifest}: ", "outside the checkout")
         answers.append(done.stderr)
     assert answers[0] == answers[1]

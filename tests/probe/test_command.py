@@ -11,8 +11,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from cli_in_process import run_in_process
 from probe_support import copy_project, matmul_configs, place_in_cache
-from support import WORKSPACES, run_featcheck, trust_of
+from support import WORKSPACES, trust_of
 
 from featcheck.probe.build import ProbeBuilder
 from featcheck.probe.command import ProbeOptions
@@ -23,7 +24,7 @@ from featcheck.probe.verdict import Verdict
 
 
 def test_cli_refuses_a_non_positive_n_before_running_cargo() -> None:
-    result = run_featcheck("probe", str(WORKSPACES / "crate-feature"), "--n", "0")
+    result = run_in_process("probe", str(WORKSPACES / "crate-feature"), "--n", "0")
     assert result.returncode == 2
     assert result.stdout == ""
     lines = result.stderr.strip().splitlines()
@@ -31,7 +32,7 @@ def test_cli_refuses_a_non_positive_n_before_running_cargo() -> None:
 
 
 def test_probe_help_says_what_it_compiles_and_runs() -> None:
-    result = run_featcheck("probe", "--help")
+    result = run_in_process("probe", "--help")
     assert result.returncode == 0
     text = " ".join(result.stdout.split())
     assert "only part of featcheck that compiles and runs code" in text
@@ -104,7 +105,7 @@ def test_no_terminal_and_no_yes_builds_nothing(
     project = copy_project(tmp_path, "crate-feature", offline_cargo_for)
     cache = tmp_path / "cache"
     monkeypatch.setenv("XDG_CACHE_HOME", str(cache))
-    result = run_featcheck("probe", "--offline", str(project))
+    result = run_in_process("probe", "--offline", str(project))
     assert result.returncode == 2, result.stderr
     assert result.stdout == ""
     assert "pass --yes to allow the build" in result.stderr
@@ -176,12 +177,12 @@ def test_a_path_toolchain_hint_names_only_what_the_probe_accepts(
     project = copy_project(tmp_path, "crate-feature", offline_cargo_for)
     (project / "rust-toolchain.toml").write_text('[toolchain]\npath = "/opt/evil"\n')
     monkeypatch.delenv("RUSTUP_TOOLCHAIN", raising=False)
-    result = run_featcheck("probe", "--offline", str(project))
+    result = run_in_process("probe", "--offline", str(project))
     if "rustup proxy" not in result.stderr and "path =" not in result.stderr:
         pytest.skip("cargo here is not a rustup proxy: toolchain files do not apply")
     assert result.returncode == 2
     assert len(result.stderr.strip().splitlines()) == 1
     assert "RUSTUP_TOOLCHAIN" in result.stderr
-    accepted = run_featcheck("probe", "--help").stdout
+    accepted = run_in_process("probe", "--help").stdout
     for option in re.findall(r"(?<![\w-])--[a-z][a-z-]+", result.stderr):
         assert option in accepted, option
