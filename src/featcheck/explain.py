@@ -10,18 +10,38 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Protocol
 
+from featcheck.featureset import FeatureSelection
 from featcheck.fix_words import add_features, edit_words, fix_words, remove_defaults
 from featcheck.fixes.direct import new_requirement, pinned_families
 from featcheck.graph import DependencyGraph, Node
 from featcheck.locate import Cut, Locator
 from featcheck.manifest.declarations import declaration_sites
 from featcheck.report import Fix
+from featcheck.resolution.context import BuildContext
+from featcheck.resolution.features import Record, record_build
 from featcheck.rules import Detection
 from featcheck.semantics.cfg import TargetCfg
 from featcheck.suggest import FeatureSearch
 from featcheck.workspace.model import BUILD, DEV, NORMAL, DependencyKind, Package, PackageRef
 from featcheck.workspace.workspace import Workspace
+
+
+class ResolverModel(Protocol):
+    """What the builds were resolved from (`stages.resolve.ResolverModel`)."""
+
+    @property
+    def metadata(self) -> Workspace: ...
+    @property
+    def host(self) -> TargetCfg: ...
+    @property
+    def resolver(self) -> int: ...
+    @property
+    def unify_workspace(self) -> bool: ...
+    @property
+    def current(self) -> int | None: ...
+
 
 _EMPTY = DependencyGraph()
 
@@ -39,6 +59,12 @@ class Explainer:
     """Resolver 1: a workspace-wide build gives host units (proc-macros and what they use)
     and target units the same features, so another member's host units count too; with
     resolver 2 and 3 only its target units reach the artifact."""
+    model: ResolverModel | None = None
+    """What the builds were resolved from: the chain of a feature that is on is read off the
+    record of its build's resolution, made again from it."""
+    _records: dict[tuple[str, str, FeatureSelection], Record] = field(
+        default_factory=dict, init=False, repr=False
+    )
     _enabling: dict[tuple[PackageRef, str, str], list[tuple[str, str]]] = field(
         default_factory=dict, init=False, repr=False
     )
@@ -132,14 +158,16 @@ class Explainer:
         lines.extend(self._other_members(detection.node, detection.feature, member, target))
         return tuple(lines)
 
-    def turned_on(self, detection: Detection, member: Package, cfg: TargetCfg) -> list[str]:
+    def turned_on(
+        self, detection: Detection, member: Package, cfg: TargetCfg, selection: FeatureSelection
+    ) -> list[str]:
         """For a feature whose presence is the finding: which of the member's own declarations
         switch it on, and how; else that crates the workspace does not own do."""
         if not detection.feature:
             return []  # the crate itself: the finding's note says how the build reaches it
         lines = [
             f"switched on by {member.name}'s dependency {key}: {self.search.describe(path)}"
-            for key, path in self.switching(detection, member, cfg).items()
+            for key, path in self.switching(detection, member, cfg, selection).items()
         ]
         if not lines:
             lines.append(
@@ -149,22 +177,42 @@ class Explainer:
         return lines
 
     def switching(
-        self, detection: Detection, member: Package, cfg: TargetCfg
+        self, detection: Detection, member: Package, cfg: TargetCfg, selection: FeatureSelection
     ) -> dict[str, list[tuple[str, str]]]:
         """The member's own normal dependencies (by key) that switch the detection's feature
-        on, each with the shortest chain by which it does."""
-        goal = self._package(detection.node)
-        if goal is None or not detection.feature:
+        on, each with the shortest chain by which it does, read off the record of the build's
+        resolution (made again with recording on, for this build only)."""
+        goal = self.metadata.by_id.get(detection.node.package.id or "")
+        if goal is None or not detection.feature or self.model is None:
             return {}
-        state = (goal.id, detection.feature)
+        record = self._record(member, cfg, selection)
+        unit = (goal * 2 + detection.node.host) & record.context.feature_mask
         found: dict[str, list[tuple[str, str]]] = {}
         for declaration in member.declarations:
             if declaration.kind is not NORMAL or not cfg.applies(declaration.target):
                 continue
-            path = self.search.through_declaration(member.id, declaration.key, state)
+            path = record.through_declaration(declaration.key, (unit, detection.feature))
             if path is not None:
                 found.setdefault(declaration.key, path)
         return found
+
+    def _record(self, member: Package, cfg: TargetCfg, selection: FeatureSelection) -> Record:
+        """The build's resolution with why each step was taken, made once per build asked."""
+        key = (member.id, cfg.triple, selection)
+        record = self._records.get(key)
+        if record is None:
+            assert self.model is not None
+            model = self.model
+            context = BuildContext(
+                model.metadata,
+                cfg,
+                model.host,
+                model.resolver,
+                unify_workspace=model.unify_workspace,
+            )
+            position = model.metadata.by_id[member.id]
+            record = self._records[key] = record_build(context, position, model.current, selection)
+        return record
 
     def _declared(self, cut: Cut | None) -> Package | None:
         if cut is None:

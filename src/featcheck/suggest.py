@@ -13,15 +13,11 @@ import itertools
 from collections.abc import Iterator
 
 from featcheck.graph import shortest_path
+from featcheck.resolution.features import BUILT
 from featcheck.workspace.model import DEP, FEATURE, NORMAL, DependencyKind, FeatureValue, Package
 from featcheck.workspace.workspace import Workspace
 
 _State = tuple[str, str]  # (package id, feature)
-
-BUILT = ""
-"""The feature of a state that stands for the package being built at all: its non-optional
-dependency lines then ask for their features (jsonschema's own `serde_json` line asks for
-`float_roundtrip`, whatever feature of jsonschema is on)."""
 
 
 class FeatureSearch:
@@ -117,25 +113,6 @@ class FeatureSearch:
                 chain = [(packages[position].id, feature) for position, feature in found]
         self._chains[key] = chain
         return chain
-
-    def through_declaration(self, package_id: str, key: str, goal: _State) -> list[_State] | None:
-        """The shortest chain by which `package_id`'s normal dependency `key` (the features it
-        requests, its defaults) switches on `goal`, or None."""
-        position = self.index.by_id.get(package_id)
-        if position is None:
-            return None
-        packages = self.index.packages
-        best: list[_State] | None = None
-        for edge in packages[position].edges:
-            if edge.kind != NORMAL or edge.name_in_toml != key:
-                continue
-            # The features the line asks for, then the package built at all (its own lines).
-            starts = [s for value in edge.requested for s in self._value(edge.dep, value)]
-            for state, feature in [*starts, (edge.dep, BUILT)]:
-                found = self.chain((packages[state].id, feature), goal)
-                if found is not None and (best is None or len(found) < len(best)):
-                    best = found
-        return best
 
     def reaches(self, start: _State, goal: _State) -> bool:
         """True when switching on `start` switches on `goal`."""

@@ -12,16 +12,30 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import SupportsIndex
 
 from featcheck.errors import FeatcheckError
 from featcheck.featureset import DEFAULT, FeatureSelection
+from featcheck.graph import shortest_path
 from featcheck.resolution.context import BuildContext, DepList
-from featcheck.workspace.model import DEP, FEATURE, FeatureValue, Package, parse_feature_value
+from featcheck.workspace.model import (
+    DEP,
+    FEATURE,
+    NORMAL,
+    FeatureValue,
+    Package,
+    parse_feature_value,
+)
 
 # Work items are (key, value): a value of kind _ACTIVATE means "build this unit and follow its
 # non-optional dependencies"; every other value is a feature value applied to the unit.
 _ACTIVATE = -1
 _ACTIVATE_VALUE = FeatureValue(_ACTIVATE, "")
+
+BUILT = ""
+"""The feature of a state that stands for the package being built at all: its non-optional
+dependency lines then ask for their features (jsonschema's own `serde_json` line asks for
+`float_roundtrip`, whatever feature of jsonschema is on)."""
 
 
 @dataclass
@@ -284,3 +298,99 @@ class _Resolver:
                     # `x/f` also turns on the implicit feature `x`, unless `dep:x` hid it.
                     self.stack.append((key, FeatureValue(FEATURE, dep_name)))
             self.stack.append((dep_key, parse_feature_value(value.dep_feature)))
+
+
+class _RecordingStack(list[Seed]):
+    """A work stack that notes the steps each step pushed (under None: the command line's).
+    Only the few builds whose findings show a chain are resolved again with it
+    (`record_build`); every other resolution keeps a plain list and pays nothing for it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.taking: Seed | None = None
+        self.gave: dict[Seed | None, list[Seed]] = {}
+
+    def pop(self, index: SupportsIndex = -1) -> Seed:
+        self.taking = super().pop(index)
+        return self.taking
+
+    def append(self, step: Seed) -> None:
+        self.gave.setdefault(self.taking, []).append(step)
+        super().append(step)
+
+    def extend(self, steps: Iterable[Seed]) -> None:
+        for step in steps:
+            self.append(step)
+
+
+State = tuple[int, str]
+"""(unit key, masked as the features are kept; a feature, or BUILT for the unit built)."""
+
+
+class Record:
+    """Why each feature of one member's build is on: from each feature turned on and each unit
+    built, the states its steps turned on next, in the order the resolver took them (a `dep:x`
+    or `x/f` step stands for the states it led to)."""
+
+    def __init__(
+        self,
+        context: BuildContext,
+        member: int,
+        state: FeatureState,
+        gave: dict[Seed | None, list[Seed]],
+    ) -> None:
+        self.context = context
+        self.member = member
+        self.state = state
+        self._gave = gave
+        self.next: dict[State, list[State]] = {}
+        for step in gave:
+            if step is not None and step[1].kind in (FEATURE, _ACTIVATE):
+                self.next.setdefault(self._state(step), []).extend(self._states(gave[step], set()))
+
+    def _state(self, step: Seed) -> State:
+        return step[0] & self.context.feature_mask, step[1].name
+
+    def _states(self, steps: list[Seed], seen: set[Seed]) -> Iterable[State]:
+        for step in steps:
+            if step[1].kind in (FEATURE, _ACTIVATE):
+                yield self._state(step)
+            elif step not in seen:
+                seen.add(step)
+                yield from self._states(self._gave.get(step, []), seen)
+
+    def through_declaration(self, key: str, goal: State) -> list[tuple[str, str]] | None:
+        """The shortest chain, as (package id, feature) from the dependency's state to `goal`,
+        by which the member's normal dependency `key` (the features its line asks for, then its
+        package built at all) switched `goal` on; None when it did not."""
+        unit = self.member * 2 + self.context.index.packages[self.member].proc_macro
+        turned_on = self.state.dependencies.get(unit & self.context.feature_mask, ())
+        best: list[State] | None = None
+        for edge, dep_key in self.context.feature_deps(unit):
+            if edge.kind is not NORMAL or edge.name_in_toml != key:
+                continue
+            if edge.optional and key not in turned_on:
+                continue
+            asked = [(dep_key, value) for value in edge.requested]
+            for start in [*self._states(asked, set()), self._state((dep_key, _ACTIVATE_VALUE))]:
+                found = shortest_path(start, goal, lambda s: self.next.get(s, ()))
+                if found is not None and (best is None or len(found) < len(best)):
+                    best = found
+        packages = self.context.index.packages
+        return None if best is None else [(packages[u >> 1].id, f) for u, f in best]
+
+
+def record_build(
+    context: BuildContext,
+    member: int,
+    current: int | None = None,
+    selection: FeatureSelection = DEFAULT,
+) -> Record:
+    """MEMBER's build resolved again as `TargetSession.graph` resolves it, recording why."""
+    if context.unify_workspace:
+        requests = unified_requests(context, member, selection)
+    else:
+        requests = root_requests(context, build_roots(context, member, current), selection)
+    resolver = _Resolver(context, requests, split=False)
+    stack = resolver.stack = _RecordingStack()
+    return Record(context, member, resolver.run(), stack.gave)

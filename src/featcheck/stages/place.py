@@ -70,7 +70,7 @@ def place(
     }
     placer = FindingPlacer(
         locator,
-        Explainer(scope.metadata, search, locator, base_builds, sides_unify=model.resolver == 1),
+        Explainer(scope.metadata, search, locator, base_builds, model.resolver == 1, model),
         CoveredFirst(
             scope.metadata,
             locator,
