@@ -8,9 +8,8 @@ a user's own `cargo tree` may have shown the feature and made them believe all w
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Protocol
 
 from featcheck.featureset import FeatureSelection
 from featcheck.fix_words import add_features, edit_words, fix_words, remove_defaults
@@ -19,29 +18,12 @@ from featcheck.graph import DependencyGraph, Node
 from featcheck.locate import Cut, Locator
 from featcheck.manifest.declarations import declaration_sites
 from featcheck.report import Fix
-from featcheck.resolution.context import BuildContext
-from featcheck.resolution.features import Record, record_build
+from featcheck.resolution.features import Record
 from featcheck.rules import Detection
 from featcheck.semantics.cfg import TargetCfg
 from featcheck.suggest import FeatureSearch
 from featcheck.workspace.model import BUILD, DEV, NORMAL, DependencyKind, Package, PackageRef
 from featcheck.workspace.workspace import Workspace
-
-
-class ResolverModel(Protocol):
-    """What the builds were resolved from (`stages.resolve.ResolverModel`)."""
-
-    @property
-    def metadata(self) -> Workspace: ...
-    @property
-    def host(self) -> TargetCfg: ...
-    @property
-    def resolver(self) -> int: ...
-    @property
-    def unify_workspace(self) -> bool: ...
-    @property
-    def current(self) -> int | None: ...
-
 
 _EMPTY = DependencyGraph()
 
@@ -59,9 +41,9 @@ class Explainer:
     """Resolver 1: a workspace-wide build gives host units (proc-macros and what they use)
     and target units the same features, so another member's host units count too; with
     resolver 2 and 3 only its target units reach the artifact."""
-    model: ResolverModel | None = None
-    """What the builds were resolved from: the chain of a feature that is on is read off the
-    record of its build's resolution, made again from it."""
+    record: Callable[[str, TargetCfg, FeatureSelection], Record] | None = None
+    """A member's build resolved again with why each step was taken (`ResolverModel.record`):
+    the chain of a feature that is on is read off it."""
     _records: dict[tuple[str, str, FeatureSelection], Record] = field(
         default_factory=dict, init=False, repr=False
     )
@@ -183,7 +165,7 @@ class Explainer:
         on, each with the shortest chain by which it does, read off the record of the build's
         resolution (made again with recording on, for this build only)."""
         goal = self.metadata.by_id.get(detection.node.package.id or "")
-        if goal is None or not detection.feature or self.model is None:
+        if goal is None or not detection.feature or self.record is None:
             return {}
         record = self._record(member, cfg, selection)
         unit = (goal * 2 + detection.node.host) & record.context.feature_mask
@@ -197,21 +179,12 @@ class Explainer:
         return found
 
     def _record(self, member: Package, cfg: TargetCfg, selection: FeatureSelection) -> Record:
-        """The build's resolution with why each step was taken, made once per build asked."""
+        """The build's record, made once per build asked (few: those with such a finding)."""
         key = (member.id, cfg.triple, selection)
         record = self._records.get(key)
         if record is None:
-            assert self.model is not None
-            model = self.model
-            context = BuildContext(
-                model.metadata,
-                cfg,
-                model.host,
-                model.resolver,
-                unify_workspace=model.unify_workspace,
-            )
-            position = model.metadata.by_id[member.id]
-            record = self._records[key] = record_build(context, position, model.current, selection)
+            assert self.record is not None
+            record = self._records[key] = self.record(member.id, cfg, selection)
         return record
 
     def _declared(self, cut: Cut | None) -> Package | None:
