@@ -231,10 +231,12 @@ class Explainer:
                 *declaration.features,
                 *(["default"] if declaration.uses_default_features else []),
             ]
-            resolved = self.search.declared(member.id, declaration.key, kind)
+            # The packages this declaration resolved to (a line per `[target.X]` table).
+            key, packages = declaration.key, self.metadata.packages
+            resolved = {e.dep for e in member.edges if e.kind is kind and e.name_in_toml == key}
             if not any(
-                self.search.reaches((package_id, s), (goal.id, feature))
-                for package_id in resolved
+                self.search.chain((packages[dep].id, s), (goal.id, feature)) is not None
+                for dep in resolved
                 for s in starts
             ):
                 continue

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 
 from featcheck.graph import shortest_path
 from featcheck.resolution.features import BUILT
-from featcheck.workspace.model import DEP, FEATURE, NORMAL, DependencyKind, FeatureValue, Package
+from featcheck.workspace.model import DEP, FEATURE, NORMAL, FeatureValue, Package
 from featcheck.workspace.workspace import Workspace
 
 _State = tuple[str, str]  # (package id, feature)
@@ -30,15 +30,6 @@ class FeatureSearch:
         self._successors: dict[tuple[int, str], list[tuple[int, str]]] = {}
         self._reverse: dict[int, dict[tuple[int, str], list[tuple[int, str]]]] = {}
         """Per declared package: the feature graph reachable from its features, reversed."""
-
-    def declared(self, package_id: str, key: str, kind: DependencyKind) -> list[str]:
-        """Ids of the packages `package_id`'s `kind` declaration `key` resolved to."""
-        position = self.index.by_id.get(package_id)
-        if position is None:
-            return []
-        edges = self.index.packages[position].edges
-        found = {e.dep for e in edges if e.kind is kind and e.name_in_toml == key}
-        return [self.index.packages[dep].id for dep in sorted(found)]
 
     def _value(self, position: int, value: FeatureValue) -> Iterator[tuple[int, str]]:
         """States a feature value of the package at `position` switches on."""
@@ -113,10 +104,6 @@ class FeatureSearch:
                 chain = [(packages[position].id, feature) for position, feature in found]
         self._chains[key] = chain
         return chain
-
-    def reaches(self, start: _State, goal: _State) -> bool:
-        """True when switching on `start` switches on `goal`."""
-        return self.chain(start, goal) is not None
 
     def describe(self, chain: list[_State]) -> str:
         """`burn default → burn-core/default → … → burn-flex/rayon`, naming each package once."""
