@@ -176,7 +176,7 @@ class Below:
 
     state: FeatureState
     processed: set[int]
-    deferred: dict[tuple[int, str], set[str]]
+    deferred: dict[tuple[int, str], set[FeatureValue]]
 
 
 def resolve_below(
@@ -210,7 +210,7 @@ class _Resolver:
         self.with_dev = not context.options.decouple_dev_deps
         self.state = FeatureState()
         self.processed: set[int] = set()
-        self.deferred: dict[tuple[int, str], set[str]] = {}
+        self.deferred: dict[tuple[int, str], set[FeatureValue]] = {}
         self.stack: list[Seed] = []
         self.seeds: list[Seed] = []
 
@@ -274,12 +274,12 @@ class _Resolver:
     def _activate_dependency(self, key: int, dep_name: str) -> None:
         """`dep:x`: mark x on, hand it any weak features that waited, and activate it."""
         self.state.dependencies.setdefault(key & self.mask, set()).add(dep_name)
-        waiting = self.deferred.pop((key, dep_name), ())
+        # The weak values that waited are taken again, now that x is on: a record of the
+        # resolution then has them, not `dep:x`, ask for their features.
+        self.stack.extend((key, value) for value in self.deferred.pop((key, dep_name), ()))
         for edge, dep_key in self.deps(key):
-            if edge.name_in_toml != dep_name:
-                continue
-            self.activate(dep_key, edge.requested)
-            self.stack.extend((dep_key, parse_feature_value(f)) for f in waiting)
+            if edge.name_in_toml == dep_name:
+                self.activate(dep_key, edge.requested)
 
     def _activate_dep_feature(self, key: int, value: FeatureValue) -> None:
         """`x/f` and `x?/f`: feature f of every declaration of x that takes part."""
@@ -291,7 +291,7 @@ class _Resolver:
                 turned_on = self.state.dependencies.get(key & self.mask, ())
                 if value.weak and dep_name not in turned_on:
                     # Weak: wait in case something turns the dependency on later.
-                    self.deferred.setdefault((key, dep_name), set()).add(value.dep_feature)
+                    self.deferred.setdefault((key, dep_name), set()).add(value)
                     continue
                 self.stack.append((key, FeatureValue(DEP, dep_name)))
                 if not value.weak and dep_name in self.packages[key >> 1].features:
