@@ -37,13 +37,13 @@ class Explainer:
     locator: Locator
     builds: Mapping[tuple[str, str], DependencyGraph]
     """Every audited (member id, target) build, to say which other member enables a feature."""
+    record: Callable[[str, TargetCfg, FeatureSelection], Record]
+    """A member's build resolved again with why each step was taken (`ResolverModel.record`):
+    the chain of a feature that is on is read off it."""
     sides_unify: bool = False
     """Resolver 1: a workspace-wide build gives host units (proc-macros and what they use)
     and target units the same features, so another member's host units count too; with
     resolver 2 and 3 only its target units reach the artifact."""
-    record: Callable[[str, TargetCfg, FeatureSelection], Record] | None = None
-    """A member's build resolved again with why each step was taken (`ResolverModel.record`):
-    the chain of a feature that is on is read off it."""
     _records: dict[tuple[str, str, FeatureSelection], Record] = field(
         default_factory=dict, init=False, repr=False
     )
@@ -164,11 +164,12 @@ class Explainer:
         """The member's own normal dependencies (by key) that switch the detection's feature
         on, each with the shortest chain by which it does, read off the record of the build's
         resolution (made again with recording on, for this build only)."""
-        goal = self.metadata.by_id.get(detection.node.package.id or "")
-        if goal is None or not detection.feature or self.record is None:
+        goal = self._package(detection.node)
+        if goal is None or not detection.feature:
             return {}
         record = self._record(member, cfg, selection)
-        unit = (goal * 2 + detection.node.host) & record.context.feature_mask
+        position = self.metadata.by_id[goal.id]
+        unit = (position * 2 + detection.node.host) & record.context.feature_mask
         found: dict[str, list[tuple[str, str]]] = {}
         for declaration in member.declarations:
             if declaration.kind is not NORMAL or not cfg.applies(declaration.target):
@@ -183,7 +184,6 @@ class Explainer:
         key = (member.id, cfg.triple, selection)
         record = self._records.get(key)
         if record is None:
-            assert self.record is not None
             record = self._records[key] = self.record(member.id, cfg, selection)
         return record
 

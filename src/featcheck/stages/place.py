@@ -70,7 +70,7 @@ def place(
     }
     placer = FindingPlacer(
         locator,
-        Explainer(scope.metadata, search, locator, base_builds, model.resolver == 1, model.record),
+        Explainer(scope.metadata, search, locator, base_builds, model.record, model.resolver == 1),
         CoveredFirst(
             scope.metadata,
             locator,
