@@ -56,30 +56,17 @@ class FeatureSearch:
                 for value in edge.requested:
                     yield from self._value(edge.dep, value)
 
-    def _built(self, position: int) -> Iterator[tuple[int, str]]:
-        """States switched on by building the package: its non-optional normal dependencies,
-        each built with what its line asks for."""
-        for edge in self.index.packages[position].edges:
-            if edge.kind == NORMAL and not edge.optional:
-                yield edge.dep, BUILT
-                for value in edge.requested:
-                    yield from self._value(edge.dep, value)
-
     def _expand(self, state: tuple[int, str]) -> list[tuple[int, str]]:
         """The states one state switches on directly (kept: the searches for one crate's
         features cover the same states again and again)."""
         found = self._successors.get(state)
         if found is None:
             position, feature = state
-            found = self._successors[state] = (
-                list(self._built(position))
-                if feature == BUILT
-                else [
-                    following
-                    for value in self.index.packages[position].features.get(feature, ())
-                    for following in self._value(position, value)
-                ]
-            )
+            found = self._successors[state] = [
+                following
+                for value in self.index.packages[position].features.get(feature, ())
+                for following in self._value(position, value)
+            ]
         return found
 
     def chain(self, start: _State, goal: _State) -> list[_State] | None:

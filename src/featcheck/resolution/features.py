@@ -300,15 +300,27 @@ class _Resolver:
             self.stack.append((dep_key, parse_feature_value(value.dep_feature)))
 
 
-class _RecordingStack(list[Seed]):
-    """A work stack that notes the steps each step pushed (under None: the command line's).
-    Only the few builds whose findings show a chain are resolved again with it
-    (`record_build`); every other resolution keeps a plain list and pays nothing for it."""
+State = tuple[int, str]
+"""(unit key, masked as the features are kept; a feature, or BUILT for the unit built)."""
 
-    def __init__(self) -> None:
+
+class Record(list[Seed]):
+    """Why each feature of one member's build is on: the resolver's work stack, noting for each
+    step the steps taken while it was (under None: what the command line asked). Only the few
+    builds whose findings show a chain are resolved again with it (`record_build`); every
+    other resolution keeps a plain list and pays nothing for it."""
+
+    def __init__(self, context: BuildContext, member: int, state: FeatureState) -> None:
         super().__init__()
+        self.context = context
+        self.member = member
+        self.state = state
+        """What the build turned on (the resolver fills it)."""
         self.taking: Seed | None = None
         self.gave: dict[Seed | None, list[Seed]] = {}
+        self.next: dict[State, list[State]] = {}
+        """From each feature turned on and each unit built, the states its steps turned on
+        next, in the order the resolver took them."""
 
     def pop(self, index: SupportsIndex = -1) -> Seed:
         self.taking = super().pop(index)
@@ -322,42 +334,25 @@ class _RecordingStack(list[Seed]):
         for step in steps:
             self.append(step)
 
-
-State = tuple[int, str]
-"""(unit key, masked as the features are kept; a feature, or BUILT for the unit built)."""
-
-
-class Record:
-    """Why each feature of one member's build is on: from each feature turned on and each unit
-    built, the states its steps turned on next, in the order the resolver took them (a `dep:x`
-    or `x/f` step stands for the states it led to)."""
-
-    def __init__(
-        self,
-        context: BuildContext,
-        member: int,
-        state: FeatureState,
-        gave: dict[Seed | None, list[Seed]],
-    ) -> None:
-        self.context = context
-        self.member = member
-        self.state = state
-        self._gave = gave
-        self.next: dict[State, list[State]] = {}
-        for step in gave:
-            if step is not None and step[1].kind in (FEATURE, _ACTIVATE):
-                self.next.setdefault(self._state(step), []).extend(self._states(gave[step], set()))
-
     def _state(self, step: Seed) -> State:
         return step[0] & self.context.feature_mask, step[1].name
 
     def _states(self, steps: list[Seed], seen: set[Seed]) -> Iterable[State]:
+        """The states `steps` turned on: a `dep:x` or `x/f` step stands for those its own
+        steps did."""
         for step in steps:
             if step[1].kind in (FEATURE, _ACTIVATE):
                 yield self._state(step)
             elif step not in seen:
                 seen.add(step)
-                yield from self._states(self._gave.get(step, []), seen)
+                yield from self._states(self.gave.get(step, []), seen)
+
+    def _following(self, state: State) -> list[State]:
+        if not self.next:  # drawn once the resolution is over, on the first question
+            for step, taken in self.gave.items():
+                if step is not None and step[1].kind in (FEATURE, _ACTIVATE):
+                    self.next.setdefault(self._state(step), []).extend(self._states(taken, set()))
+        return self.next.get(state, [])
 
     def through_declaration(self, key: str, goal: State) -> list[tuple[str, str]] | None:
         """The shortest chain, as (package id, feature) from the dependency's state to `goal`,
@@ -373,7 +368,7 @@ class Record:
                 continue
             asked = [(dep_key, value) for value in edge.requested]
             for start in [*self._states(asked, set()), self._state((dep_key, _ACTIVATE_VALUE))]:
-                found = shortest_path(start, goal, lambda s: self.next.get(s, ()))
+                found = shortest_path(start, goal, self._following)
                 if found is not None and (best is None or len(found) < len(best)):
                     best = found
         packages = self.context.index.packages
@@ -392,5 +387,6 @@ def record_build(
     else:
         requests = root_requests(context, build_roots(context, member, current), selection)
     resolver = _Resolver(context, requests, split=False)
-    stack = resolver.stack = _RecordingStack()
-    return Record(context, member, resolver.run(), stack.gave)
+    record = resolver.stack = Record(context, member, resolver.state)
+    resolver.run()
+    return record
