@@ -8,15 +8,17 @@ a user's own `cargo tree` may have shown the feature and made them believe all w
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
+from featcheck.featureset import FeatureSelection
 from featcheck.fix_words import add_features, edit_words, fix_words, remove_defaults
 from featcheck.fixes.direct import new_requirement, pinned_families
 from featcheck.graph import DependencyGraph, Node
 from featcheck.locate import Cut, Locator
 from featcheck.manifest.declarations import declaration_sites
 from featcheck.report import Fix
+from featcheck.resolution.features import Record
 from featcheck.rules import Detection
 from featcheck.semantics.cfg import TargetCfg
 from featcheck.suggest import FeatureSearch
@@ -35,10 +37,16 @@ class Explainer:
     locator: Locator
     builds: Mapping[tuple[str, str], DependencyGraph]
     """Every audited (member id, target) build, to say which other member enables a feature."""
+    record: Callable[[str, TargetCfg, FeatureSelection], Record]
+    """A member's build resolved again with why each step was taken (`ResolverModel.record`):
+    the chain of a feature that is on is read off it."""
     sides_unify: bool = False
     """Resolver 1: a workspace-wide build gives host units (proc-macros and what they use)
     and target units the same features, so another member's host units count too; with
     resolver 2 and 3 only its target units reach the artifact."""
+    _records: dict[tuple[str, str, FeatureSelection], Record] = field(
+        default_factory=dict, init=False, repr=False
+    )
     _enabling: dict[tuple[PackageRef, str, str], list[tuple[str, str]]] = field(
         default_factory=dict, init=False, repr=False
     )
@@ -132,14 +140,16 @@ class Explainer:
         lines.extend(self._other_members(detection.node, detection.feature, member, target))
         return tuple(lines)
 
-    def turned_on(self, detection: Detection, member: Package, cfg: TargetCfg) -> list[str]:
+    def turned_on(
+        self, detection: Detection, member: Package, cfg: TargetCfg, selection: FeatureSelection
+    ) -> list[str]:
         """For a feature whose presence is the finding: which of the member's own declarations
         switch it on, and how; else that crates the workspace does not own do."""
         if not detection.feature:
             return []  # the crate itself: the finding's note says how the build reaches it
         lines = [
             f"switched on by {member.name}'s dependency {key}: {self.search.describe(path)}"
-            for key, path in self.switching(detection, member, cfg).items()
+            for key, path in self.switching(detection, member, cfg, selection).items()
         ]
         if not lines:
             lines.append(
@@ -149,22 +159,33 @@ class Explainer:
         return lines
 
     def switching(
-        self, detection: Detection, member: Package, cfg: TargetCfg
+        self, detection: Detection, member: Package, cfg: TargetCfg, selection: FeatureSelection
     ) -> dict[str, list[tuple[str, str]]]:
         """The member's own normal dependencies (by key) that switch the detection's feature
-        on, each with the shortest chain by which it does."""
+        on, each with the shortest chain by which it does, read off the record of the build's
+        resolution (made again with recording on, for this build only)."""
         goal = self._package(detection.node)
         if goal is None or not detection.feature:
             return {}
-        state = (goal.id, detection.feature)
+        record = self._record(member, cfg, selection)
+        position = self.metadata.by_id[goal.id]
+        unit = (position * 2 + detection.node.host) & record.context.feature_mask
         found: dict[str, list[tuple[str, str]]] = {}
         for declaration in member.declarations:
             if declaration.kind is not NORMAL or not cfg.applies(declaration.target):
                 continue
-            path = self.search.through_declaration(member.id, declaration.key, state)
+            path = record.through_declaration(declaration.key, (unit, detection.feature))
             if path is not None:
                 found.setdefault(declaration.key, path)
         return found
+
+    def _record(self, member: Package, cfg: TargetCfg, selection: FeatureSelection) -> Record:
+        """The build's record, made once per build asked (few: those with such a finding)."""
+        key = (member.id, cfg.triple, selection)
+        record = self._records.get(key)
+        if record is None:
+            record = self._records[key] = self.record(member.id, cfg, selection)
+        return record
 
     def _declared(self, cut: Cut | None) -> Package | None:
         if cut is None:
@@ -210,10 +231,12 @@ class Explainer:
                 *declaration.features,
                 *(["default"] if declaration.uses_default_features else []),
             ]
-            resolved = self.search.declared(member.id, declaration.key, kind)
+            # The packages this declaration resolved to (a line per `[target.X]` table).
+            key, packages = declaration.key, self.metadata.packages
+            resolved = {e.dep for e in member.edges if e.kind is kind and e.name_in_toml == key}
             if not any(
-                self.search.reaches((package_id, s), (goal.id, feature))
-                for package_id in resolved
+                self.search.chain((packages[dep].id, s), (goal.id, feature)) is not None
+                for dep in resolved
                 for s in starts
             ):
                 continue

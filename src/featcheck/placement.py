@@ -107,7 +107,9 @@ class FindingPlacer:
         cut = None if primary is not None else self._fallback_cut(item)
         if primary is None and cut is not None:
             primary = self.locator.location(cut)
-        finding.chain = tuple(self.explainer.turned_on(item.detection, item.member, item.cfg))
+        finding.chain = tuple(
+            self.explainer.turned_on(item.detection, item.member, item.cfg, item.selection)
+        )
         finding.at(primary, declaration=primary)
         finding.hidden = declarations
         node, feature = item.detection.node, item.detection.feature
@@ -251,7 +253,7 @@ class FindingPlacer:
         """The member's own declaration that switches the feature on, where one does: the one
         with the shortest chain (a line that asks for the feature itself before a dependency
         whose own line does)."""
-        keys = self.explainer.switching(item.detection, item.member, item.cfg)
+        keys = self.explainer.switching(item.detection, item.member, item.cfg, item.selection)
         switching = [site for site in sites if site.key in keys]
         shortest = min(switching, key=lambda site: len(keys[site.key]), default=None)
         return self.locator.declaration_of(shortest)

@@ -13,15 +13,11 @@ import itertools
 from collections.abc import Iterator
 
 from featcheck.graph import shortest_path
-from featcheck.workspace.model import DEP, FEATURE, NORMAL, DependencyKind, FeatureValue, Package
+from featcheck.resolution.features import BUILT
+from featcheck.workspace.model import DEP, FEATURE, NORMAL, FeatureValue, Package
 from featcheck.workspace.workspace import Workspace
 
 _State = tuple[str, str]  # (package id, feature)
-
-BUILT = ""
-"""The feature of a state that stands for the package being built at all: its non-optional
-dependency lines then ask for their features (jsonschema's own `serde_json` line asks for
-`float_roundtrip`, whatever feature of jsonschema is on)."""
 
 
 class FeatureSearch:
@@ -34,15 +30,6 @@ class FeatureSearch:
         self._successors: dict[tuple[int, str], list[tuple[int, str]]] = {}
         self._reverse: dict[int, dict[tuple[int, str], list[tuple[int, str]]]] = {}
         """Per declared package: the feature graph reachable from its features, reversed."""
-
-    def declared(self, package_id: str, key: str, kind: DependencyKind) -> list[str]:
-        """Ids of the packages `package_id`'s `kind` declaration `key` resolved to."""
-        position = self.index.by_id.get(package_id)
-        if position is None:
-            return []
-        edges = self.index.packages[position].edges
-        found = {e.dep for e in edges if e.kind is kind and e.name_in_toml == key}
-        return [self.index.packages[dep].id for dep in sorted(found)]
 
     def _value(self, position: int, value: FeatureValue) -> Iterator[tuple[int, str]]:
         """States a feature value of the package at `position` switches on."""
@@ -69,30 +56,17 @@ class FeatureSearch:
                 for value in edge.requested:
                     yield from self._value(edge.dep, value)
 
-    def _built(self, position: int) -> Iterator[tuple[int, str]]:
-        """States switched on by building the package: its non-optional normal dependencies,
-        each built with what its line asks for."""
-        for edge in self.index.packages[position].edges:
-            if edge.kind == NORMAL and not edge.optional:
-                yield edge.dep, BUILT
-                for value in edge.requested:
-                    yield from self._value(edge.dep, value)
-
     def _expand(self, state: tuple[int, str]) -> list[tuple[int, str]]:
         """The states one state switches on directly (kept: the searches for one crate's
         features cover the same states again and again)."""
         found = self._successors.get(state)
         if found is None:
             position, feature = state
-            found = self._successors[state] = (
-                list(self._built(position))
-                if feature == BUILT
-                else [
-                    following
-                    for value in self.index.packages[position].features.get(feature, ())
-                    for following in self._value(position, value)
-                ]
-            )
+            found = self._successors[state] = [
+                following
+                for value in self.index.packages[position].features.get(feature, ())
+                for following in self._value(position, value)
+            ]
         return found
 
     def chain(self, start: _State, goal: _State) -> list[_State] | None:
@@ -117,29 +91,6 @@ class FeatureSearch:
                 chain = [(packages[position].id, feature) for position, feature in found]
         self._chains[key] = chain
         return chain
-
-    def through_declaration(self, package_id: str, key: str, goal: _State) -> list[_State] | None:
-        """The shortest chain by which `package_id`'s normal dependency `key` (the features it
-        requests, its defaults) switches on `goal`, or None."""
-        position = self.index.by_id.get(package_id)
-        if position is None:
-            return None
-        packages = self.index.packages
-        best: list[_State] | None = None
-        for edge in packages[position].edges:
-            if edge.kind != NORMAL or edge.name_in_toml != key:
-                continue
-            # The features the line asks for, then the package built at all (its own lines).
-            starts = [s for value in edge.requested for s in self._value(edge.dep, value)]
-            for state, feature in [*starts, (edge.dep, BUILT)]:
-                found = self.chain((packages[state].id, feature), goal)
-                if found is not None and (best is None or len(found) < len(best)):
-                    best = found
-        return best
-
-    def reaches(self, start: _State, goal: _State) -> bool:
-        """True when switching on `start` switches on `goal`."""
-        return self.chain(start, goal) is not None
 
     def describe(self, chain: list[_State]) -> str:
         """`burn default → burn-core/default → … → burn-flex/rayon`, naming each package once."""

@@ -11,6 +11,8 @@ from support import LINUX_CFG
 from featcheck.errors import FeatcheckError
 from featcheck.graph import DependencyGraph, Node
 from featcheck.resolution import resolve_builds, resolver_version
+from featcheck.resolution.context import BuildContext
+from featcheck.resolution.features import record_build
 from featcheck.semantics.cfg import TargetCfg
 from featcheck.workspace.workspace import workspace_from_metadata
 
@@ -208,3 +210,41 @@ def test_resolver_1_also_resolves_the_package_cargo_runs_for() -> None:
     assert lib_features(1) == ["fast"]
     assert lib_features(1, current=None) == []
     assert lib_features(2) == []
+
+
+def _switching(workspace: MetadataBuilder, member: str, package: str, feature: str) -> list[str]:
+    """The member's declarations that switch `feature` of `package` on, each with its chain, as
+    the record of the member's build says."""
+    index = workspace_from_metadata(workspace.metadata())
+    record = record_build(BuildContext(index, LINUX, LINUX, 2), index.by_id[member])
+    goal = (index.by_id[package] * 2, feature)
+    found = []
+    for key in [d.key for d in index[member].declarations]:
+        chain = record.through_declaration(key, goal)
+        if chain is not None:
+            found.append(f"{key}: " + " → ".join(f"{index[p].ref.name} {f}" for p, f in chain))
+    return found
+
+
+def test_the_record_says_which_declaration_switches_a_feature_on() -> None:
+    ws = MetadataBuilder()
+    serde = ws.package("serde_json", {"float_roundtrip": [], "std": []})
+    # The weak value waits until `json` turns serde_json on: it is still what asks for `std`.
+    config = ws.package(
+        "config",
+        {"default": ["json", "serde_json?/std"], "json": ["dep:serde_json"]},
+        [declaration_entry("serde_json", optional=True)],
+    )
+    # A weak `serde_json?/…` whose dependency stays off switches nothing on.
+    lazy = ws.package(
+        "lazy",
+        {"default": ["serde_json?/float_roundtrip"]},
+        [declaration_entry("serde_json", optional=True)],
+    )
+    decls = [declaration_entry(n) for n in ("config", "lazy")]
+    app = ws.package("app", {}, decls, member=True)
+    for parent, child in [(config, serde), (lazy, serde), (app, config), (app, lazy)]:
+        ws.edge(parent, child)
+    assert _switching(ws, app, serde, "float_roundtrip") == []
+    assert _switching(ws, app, serde, "std") == ["config: config default → serde_json std"]
+    assert _switching(ws, app, serde, "arbitrary_precision") == []

@@ -12,16 +12,30 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import SupportsIndex
 
 from featcheck.errors import FeatcheckError
 from featcheck.featureset import DEFAULT, FeatureSelection
+from featcheck.graph import shortest_path
 from featcheck.resolution.context import BuildContext, DepList
-from featcheck.workspace.model import DEP, FEATURE, FeatureValue, Package, parse_feature_value
+from featcheck.workspace.model import (
+    DEP,
+    FEATURE,
+    NORMAL,
+    FeatureValue,
+    Package,
+    parse_feature_value,
+)
 
 # Work items are (key, value): a value of kind _ACTIVATE means "build this unit and follow its
 # non-optional dependencies"; every other value is a feature value applied to the unit.
 _ACTIVATE = -1
 _ACTIVATE_VALUE = FeatureValue(_ACTIVATE, "")
+
+BUILT = ""
+"""The feature of a state that stands for the package being built at all: its non-optional
+dependency lines then ask for their features (jsonschema's own `serde_json` line asks for
+`float_roundtrip`, whatever feature of jsonschema is on)."""
 
 
 @dataclass
@@ -162,7 +176,7 @@ class Below:
 
     state: FeatureState
     processed: set[int]
-    deferred: dict[tuple[int, str], set[str]]
+    deferred: dict[tuple[int, str], set[FeatureValue]]
 
 
 def resolve_below(
@@ -196,7 +210,7 @@ class _Resolver:
         self.with_dev = not context.options.decouple_dev_deps
         self.state = FeatureState()
         self.processed: set[int] = set()
-        self.deferred: dict[tuple[int, str], set[str]] = {}
+        self.deferred: dict[tuple[int, str], set[FeatureValue]] = {}
         self.stack: list[Seed] = []
         self.seeds: list[Seed] = []
 
@@ -260,12 +274,12 @@ class _Resolver:
     def _activate_dependency(self, key: int, dep_name: str) -> None:
         """`dep:x`: mark x on, hand it any weak features that waited, and activate it."""
         self.state.dependencies.setdefault(key & self.mask, set()).add(dep_name)
-        waiting = self.deferred.pop((key, dep_name), ())
+        # The weak values that waited are taken again, now that x is on: a record of the
+        # resolution then has them, not `dep:x`, ask for their features.
+        self.stack.extend((key, value) for value in self.deferred.pop((key, dep_name), ()))
         for edge, dep_key in self.deps(key):
-            if edge.name_in_toml != dep_name:
-                continue
-            self.activate(dep_key, edge.requested)
-            self.stack.extend((dep_key, parse_feature_value(f)) for f in waiting)
+            if edge.name_in_toml == dep_name:
+                self.activate(dep_key, edge.requested)
 
     def _activate_dep_feature(self, key: int, value: FeatureValue) -> None:
         """`x/f` and `x?/f`: feature f of every declaration of x that takes part."""
@@ -277,10 +291,102 @@ class _Resolver:
                 turned_on = self.state.dependencies.get(key & self.mask, ())
                 if value.weak and dep_name not in turned_on:
                     # Weak: wait in case something turns the dependency on later.
-                    self.deferred.setdefault((key, dep_name), set()).add(value.dep_feature)
+                    self.deferred.setdefault((key, dep_name), set()).add(value)
                     continue
                 self.stack.append((key, FeatureValue(DEP, dep_name)))
                 if not value.weak and dep_name in self.packages[key >> 1].features:
                     # `x/f` also turns on the implicit feature `x`, unless `dep:x` hid it.
                     self.stack.append((key, FeatureValue(FEATURE, dep_name)))
             self.stack.append((dep_key, parse_feature_value(value.dep_feature)))
+
+
+State = tuple[int, str]
+"""(unit key, masked as the features are kept; a feature, or BUILT for the unit built)."""
+
+
+class Record(list[Seed]):
+    """Why each feature of one member's build is on: the resolver's work stack, noting for each
+    step the steps taken while it was (under None: what the command line asked). Only the few
+    builds whose findings show a chain are resolved again with it (`record_build`); every
+    other resolution keeps a plain list and pays nothing for it."""
+
+    def __init__(self, context: BuildContext, member: int, state: FeatureState) -> None:
+        super().__init__()
+        self.context = context
+        self.member = member
+        self.state = state
+        """What the build turned on (the resolver fills it)."""
+        self.taking: Seed | None = None
+        self.gave: dict[Seed | None, list[Seed]] = {}
+        self.next: dict[State, list[State]] = {}
+        """From each feature turned on and each unit built, the states its steps turned on
+        next, in the order the resolver took them."""
+
+    def pop(self, index: SupportsIndex = -1) -> Seed:
+        self.taking = super().pop(index)
+        return self.taking
+
+    def append(self, step: Seed) -> None:
+        self.gave.setdefault(self.taking, []).append(step)
+        super().append(step)
+
+    def extend(self, steps: Iterable[Seed]) -> None:
+        for step in steps:
+            self.append(step)
+
+    def _state(self, step: Seed) -> State:
+        return step[0] & self.context.feature_mask, step[1].name
+
+    def _states(self, steps: list[Seed], seen: set[Seed]) -> Iterable[State]:
+        """The states `steps` turned on: a `dep:x` or `x/f` step stands for those its own
+        steps did."""
+        for step in steps:
+            if step[1].kind in (FEATURE, _ACTIVATE):
+                yield self._state(step)
+            elif step not in seen:
+                seen.add(step)
+                yield from self._states(self.gave.get(step, []), seen)
+
+    def _following(self, state: State) -> list[State]:
+        if not self.next:  # drawn once the resolution is over, on the first question
+            for step, taken in self.gave.items():
+                if step is not None and step[1].kind in (FEATURE, _ACTIVATE):
+                    self.next.setdefault(self._state(step), []).extend(self._states(taken, set()))
+        return self.next.get(state, [])
+
+    def through_declaration(self, key: str, goal: State) -> list[tuple[str, str]] | None:
+        """The shortest chain, as (package id, feature) from the dependency's state to `goal`,
+        by which the member's normal dependency `key` (the features its line asks for, then its
+        package built at all) switched `goal` on; None when it did not."""
+        unit = self.member * 2 + self.context.index.packages[self.member].proc_macro
+        turned_on = self.state.dependencies.get(unit & self.context.feature_mask, ())
+        best: list[State] | None = None
+        for edge, dep_key in self.context.feature_deps(unit):
+            if edge.kind is not NORMAL or edge.name_in_toml != key:
+                continue
+            if edge.optional and key not in turned_on:
+                continue
+            asked = [(dep_key, value) for value in edge.requested]
+            for start in [*self._states(asked, set()), self._state((dep_key, _ACTIVATE_VALUE))]:
+                found = shortest_path(start, goal, self._following)
+                if found is not None and (best is None or len(found) < len(best)):
+                    best = found
+        packages = self.context.index.packages
+        return None if best is None else [(packages[u >> 1].id, f) for u, f in best]
+
+
+def record_build(
+    context: BuildContext,
+    member: int,
+    current: int | None = None,
+    selection: FeatureSelection = DEFAULT,
+) -> Record:
+    """MEMBER's build resolved again as `TargetSession.graph` resolves it, recording why."""
+    if context.unify_workspace:
+        requests = unified_requests(context, member, selection)
+    else:
+        requests = root_requests(context, build_roots(context, member, current), selection)
+    resolver = _Resolver(context, requests, split=False)
+    record = resolver.stack = Record(context, member, resolver.state)
+    resolver.run()
+    return record

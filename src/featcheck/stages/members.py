@@ -26,6 +26,8 @@ from featcheck.resolution import (
     resolve_configurations,
     resolver_version,
 )
+from featcheck.resolution.context import BuildContext
+from featcheck.resolution.features import Record, record_build
 from featcheck.rules import Rule
 from featcheck.semantics.cfg import TargetCfg
 from featcheck.sources import MetadataSource
@@ -223,6 +225,13 @@ class ResolverModel:
         """The package cargo runs for (metadata's `resolve.root`), as `resolve_builds` takes it."""
         root = self.metadata.resolve_root
         return self.metadata.by_id.get(root) if root is not None else None
+
+    def record(self, member: str, cfg: TargetCfg, selection: FeatureSelection) -> Record:
+        """MEMBER's build on `cfg`'s target resolved again, recording why each step was taken."""
+        context = BuildContext(
+            self.metadata, cfg, self.host, self.resolver, unify_workspace=self.unify_workspace
+        )
+        return record_build(context, self.metadata.by_id[member], self.current, selection)
 
     def what_if(self, deadline: Deadline) -> WhatIf:
         """Counterfactual resolution over this model, within `deadline`, binding what an edit

@@ -68,7 +68,7 @@ def place(
     }
     placer = FindingPlacer(
         locator,
-        Explainer(scope.metadata, search, locator, base_builds, sides_unify=model.resolver == 1),
+        Explainer(scope.metadata, search, locator, base_builds, model.record, model.resolver == 1),
         CoveredFirst(
             scope.metadata,
             locator,
