@@ -25,11 +25,11 @@ from featcheck.boundary import (
     read_checkout_file,
 )
 from featcheck.cargo.argv_gate import FEATURE, Argument, GateError, RustflagError, filter_rustflags
+from featcheck.cargo.failures import printable
 from featcheck.cargo.unification import MODE_KEY, MODES, UNSTABLE_KEY
 from featcheck.errors import FeatcheckError
 from featcheck.fileio import MAX_CONFIG_BYTES
 from featcheck.manifest.document import ManifestDocument, parse_document
-from featcheck.noexec.files import printable
 
 if TYPE_CHECKING:
     # The span index (and `dataclasses`) loads only where a file's error needs a line.

@@ -45,6 +45,16 @@ class CargoFailure(NamedTuple):
 _CANDIDATE = re.compile(r"^\s+([A-Za-z_][A-Za-z0-9_-]*@[0-9][^\s]*)\s*$")
 _ERROR_LINE = re.compile(r"^\s*error(\[[^\]]*\])?:\s*(?P<text>.*)$")
 _OS_ERROR = re.compile(r"\(os error \d+\)$")
+CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+_LONGEST_SHOWN = 80
+
+
+def printable(text: object) -> str:
+    """`text` safe for a one-line message: control characters escaped, long text shortened."""
+    shown = CONTROL.sub(lambda m: f"\\u{{{ord(m.group()):x}}}", str(text))
+    if len(shown) > _LONGEST_SHOWN:
+        shown = shown[: _LONGEST_SHOWN - 1] + "…"
+    return shown
 
 
 def summarize(stderr: str) -> str:

@@ -16,22 +16,13 @@ from pathlib import Path
 from typing import Any, TypeGuard
 
 from featcheck.boundary import read_checkout_file
+from featcheck.cargo.failures import CONTROL, printable
 from featcheck.errors import FeatcheckError
 from featcheck.fileio import MAX_MANIFEST_BYTES, decode_text
 from featcheck.manifest.document import parse_document
 from featcheck.toml_read import toml_data
 
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 _PACKAGE_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_-]*")
-_LONGEST_SHOWN = 80
-
-
-def printable(text: object) -> str:
-    """`text` safe for a one-line message: control characters escaped, long text shortened."""
-    shown = _CONTROL.sub(lambda m: f"\\u{{{ord(m.group()):x}}}", str(text))
-    if len(shown) > _LONGEST_SHOWN:
-        shown = shown[: _LONGEST_SHOWN - 1] + "…"
-    return shown
 
 
 def valid_package_name(name: object) -> TypeGuard[str]:
@@ -41,7 +32,7 @@ def valid_package_name(name: object) -> TypeGuard[str]:
 
 def has_control(text: str) -> bool:
     """Whether `text` holds control characters (cargo refuses them in names and features)."""
-    return _CONTROL.search(text) is not None
+    return CONTROL.search(text) is not None
 
 
 class ReadScope:

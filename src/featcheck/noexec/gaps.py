@@ -16,8 +16,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from featcheck.cargo.failures import printable
 from featcheck.graph import DependencyGraph, Node
-from featcheck.noexec.files import printable
 from featcheck.noexec.metadata import FilePackages
 from featcheck.report import BuildGap
 from featcheck.rules import Rule

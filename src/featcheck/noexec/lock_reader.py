@@ -16,11 +16,12 @@ from pathlib import Path
 from typing import Any
 
 from featcheck.boundary import read_checkout_file
+from featcheck.cargo.failures import printable
 from featcheck.deadline import NO_DEADLINE, READING, READING_HINT, Deadline
 from featcheck.errors import FeatcheckError
 from featcheck.fileio import MAX_LOCKFILE_BYTES, decode_text
 from featcheck.manifest.document import parse_document
-from featcheck.noexec.files import printable, valid_package_name
+from featcheck.noexec.files import valid_package_name
 from featcheck.semantics.semver import number_error
 from featcheck.toml_read import toml_data
 
