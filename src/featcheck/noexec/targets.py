@@ -5,188 +5,106 @@ from __future__ import annotations
 import platform
 import sys
 from collections.abc import Sequence
+from typing import NamedTuple
 
 from featcheck.errors import FeatcheckError
 from featcheck.semantics.cfg import TargetCfg
 
-# Built-in `rustc --print cfg --target T` output (rustc 1.95.0).
-CFG_TEXT: dict[str, str] = {
-    "x86_64-unknown-linux-gnu": (
-        "debug_assertions\n"
-        'panic="unwind"\n'
-        'target_abi=""\n'
-        'target_arch="x86_64"\n'
-        'target_endian="little"\n'
-        'target_env="gnu"\n'
-        'target_family="unix"\n'
-        'target_feature="fxsr"\n'
-        'target_feature="sse"\n'
-        'target_feature="sse2"\n'
-        'target_has_atomic="16"\n'
-        'target_has_atomic="32"\n'
-        'target_has_atomic="64"\n'
-        'target_has_atomic="8"\n'
-        'target_has_atomic="ptr"\n'
-        'target_os="linux"\n'
-        'target_pointer_width="64"\n'
-        'target_vendor="unknown"\n'
-        "unix\n"
+
+# Built-in `rustc --print cfg --target T` output (rustc 1.95.0), by the values that tell the
+# targets apart. Every target also prints `debug_assertions`, `target_abi=""`,
+# `target_endian="little"`, `target_has_atomic="ptr"` and its family's name (`unix`, `windows`;
+# wasm32 prints none).
+class _Printed(NamedTuple):
+    arch: str
+    os: str
+    env: str
+    vendor: str
+    family: str
+    pointer_width: str
+    atomics: str
+    features: str
+    panic: str = "unwind"
+
+
+_PRINTED: dict[str, _Printed] = {
+    "x86_64-unknown-linux-gnu": _Printed(
+        "x86_64", "linux", "gnu", "unknown", "unix", "64", "8 16 32 64", "fxsr sse sse2"
     ),
-    "aarch64-unknown-linux-gnu": (
-        "debug_assertions\n"
-        'panic="unwind"\n'
-        'target_abi=""\n'
-        'target_arch="aarch64"\n'
-        'target_endian="little"\n'
-        'target_env="gnu"\n'
-        'target_family="unix"\n'
-        'target_feature="neon"\n'
-        'target_has_atomic="128"\n'
-        'target_has_atomic="16"\n'
-        'target_has_atomic="32"\n'
-        'target_has_atomic="64"\n'
-        'target_has_atomic="8"\n'
-        'target_has_atomic="ptr"\n'
-        'target_os="linux"\n'
-        'target_pointer_width="64"\n'
-        'target_vendor="unknown"\n'
-        "unix\n"
+    "aarch64-unknown-linux-gnu": _Printed(
+        "aarch64", "linux", "gnu", "unknown", "unix", "64", "8 16 32 64 128", "neon"
     ),
-    "x86_64-apple-darwin": (
-        "debug_assertions\n"
-        'panic="unwind"\n'
-        'target_abi=""\n'
-        'target_arch="x86_64"\n'
-        'target_endian="little"\n'
-        'target_env=""\n'
-        'target_family="unix"\n'
-        'target_feature="cmpxchg16b"\n'
-        'target_feature="fxsr"\n'
-        'target_feature="sse"\n'
-        'target_feature="sse2"\n'
-        'target_feature="sse3"\n'
-        'target_feature="sse4.1"\n'
-        'target_feature="ssse3"\n'
-        'target_has_atomic="128"\n'
-        'target_has_atomic="16"\n'
-        'target_has_atomic="32"\n'
-        'target_has_atomic="64"\n'
-        'target_has_atomic="8"\n'
-        'target_has_atomic="ptr"\n'
-        'target_os="macos"\n'
-        'target_pointer_width="64"\n'
-        'target_vendor="apple"\n'
-        "unix\n"
+    "x86_64-apple-darwin": _Printed(
+        "x86_64",
+        "macos",
+        "",
+        "apple",
+        "unix",
+        "64",
+        "8 16 32 64 128",
+        "cmpxchg16b fxsr sse sse2 sse3 sse4.1 ssse3",
     ),
-    "aarch64-apple-darwin": (
-        "debug_assertions\n"
-        'panic="unwind"\n'
-        'target_abi=""\n'
-        'target_arch="aarch64"\n'
-        'target_endian="little"\n'
-        'target_env=""\n'
-        'target_family="unix"\n'
-        'target_feature="aes"\n'
-        'target_feature="crc"\n'
-        'target_feature="dit"\n'
-        'target_feature="dotprod"\n'
-        'target_feature="dpb"\n'
-        'target_feature="dpb2"\n'
-        'target_feature="fcma"\n'
-        'target_feature="fhm"\n'
-        'target_feature="flagm"\n'
-        'target_feature="fp16"\n'
-        'target_feature="frintts"\n'
-        'target_feature="jsconv"\n'
-        'target_feature="lor"\n'
-        'target_feature="lse"\n'
-        'target_feature="neon"\n'
-        'target_feature="paca"\n'
-        'target_feature="pacg"\n'
-        'target_feature="pan"\n'
-        'target_feature="pmuv3"\n'
-        'target_feature="ras"\n'
-        'target_feature="rcpc"\n'
-        'target_feature="rcpc2"\n'
-        'target_feature="rdm"\n'
-        'target_feature="sb"\n'
-        'target_feature="sha2"\n'
-        'target_feature="sha3"\n'
-        'target_feature="ssbs"\n'
-        'target_feature="vh"\n'
-        'target_has_atomic="128"\n'
-        'target_has_atomic="16"\n'
-        'target_has_atomic="32"\n'
-        'target_has_atomic="64"\n'
-        'target_has_atomic="8"\n'
-        'target_has_atomic="ptr"\n'
-        'target_os="macos"\n'
-        'target_pointer_width="64"\n'
-        'target_vendor="apple"\n'
-        "unix\n"
+    "aarch64-apple-darwin": _Printed(
+        "aarch64",
+        "macos",
+        "",
+        "apple",
+        "unix",
+        "64",
+        "8 16 32 64 128",
+        "aes crc dit dotprod dpb dpb2 fcma fhm flagm fp16 frintts jsconv lor lse neon paca pacg "
+        "pan pmuv3 ras rcpc rcpc2 rdm sb sha2 sha3 ssbs vh",
     ),
-    "x86_64-pc-windows-msvc": (
-        "debug_assertions\n"
-        'panic="unwind"\n'
-        'target_abi=""\n'
-        'target_arch="x86_64"\n'
-        'target_endian="little"\n'
-        'target_env="msvc"\n'
-        'target_family="windows"\n'
-        'target_feature="cmpxchg16b"\n'
-        'target_feature="fxsr"\n'
-        'target_feature="sse"\n'
-        'target_feature="sse2"\n'
-        'target_feature="sse3"\n'
-        'target_has_atomic="128"\n'
-        'target_has_atomic="16"\n'
-        'target_has_atomic="32"\n'
-        'target_has_atomic="64"\n'
-        'target_has_atomic="8"\n'
-        'target_has_atomic="ptr"\n'
-        'target_os="windows"\n'
-        'target_pointer_width="64"\n'
-        'target_vendor="pc"\n'
-        "windows\n"
+    "x86_64-pc-windows-msvc": _Printed(
+        "x86_64",
+        "windows",
+        "msvc",
+        "pc",
+        "windows",
+        "64",
+        "8 16 32 64 128",
+        "cmpxchg16b fxsr sse sse2 sse3",
     ),
-    "wasm32-unknown-unknown": (
-        "debug_assertions\n"
-        'panic="abort"\n'
-        'target_abi=""\n'
-        'target_arch="wasm32"\n'
-        'target_endian="little"\n'
-        'target_env=""\n'
-        'target_family="wasm"\n'
-        'target_feature="bulk-memory"\n'
-        'target_feature="multivalue"\n'
-        'target_feature="mutable-globals"\n'
-        'target_feature="nontrapping-fptoint"\n'
-        'target_feature="reference-types"\n'
-        'target_feature="sign-ext"\n'
-        'target_has_atomic="16"\n'
-        'target_has_atomic="32"\n'
-        'target_has_atomic="64"\n'
-        'target_has_atomic="8"\n'
-        'target_has_atomic="ptr"\n'
-        'target_os="unknown"\n'
-        'target_pointer_width="32"\n'
-        'target_vendor="unknown"\n'
+    "wasm32-unknown-unknown": _Printed(
+        "wasm32",
+        "unknown",
+        "",
+        "unknown",
+        "wasm",
+        "32",
+        "8 16 32 64",
+        "bulk-memory multivalue mutable-globals nontrapping-fptoint reference-types sign-ext",
+        panic="abort",
     ),
 }
 
-SUPPORTED_TARGETS: tuple[str, ...] = tuple(CFG_TEXT)
+SUPPORTED_TARGETS: tuple[str, ...] = tuple(_PRINTED)
 """Targets a --no-exec audit knows the cfg of."""
 
 
 def builtin_cfg(triple: str) -> TargetCfg:
     """The cfg of `triple` from the built-in tables; an unknown target is a FeatcheckError."""
-    text = CFG_TEXT.get(triple)
-    if text is None:
+    printed = _PRINTED.get(triple)
+    if printed is None:
         raise FeatcheckError(
             f"--no-exec does not know the cfg of target {triple!r}"
             f" (supported: {', '.join(SUPPORTED_TARGETS)}); drop --no-exec to ask rustc"
         )
-    return TargetCfg.parse(triple, text)
+    names = {"debug_assertions"} | ({printed.family} if printed.family != "wasm" else set())
+    pairs = {
+        ("panic", printed.panic),
+        ("target_abi", ""),
+        ("target_arch", printed.arch),
+        ("target_endian", "little"),
+        ("target_env", printed.env),
+        ("target_family", printed.family),
+        ("target_os", printed.os),
+        ("target_pointer_width", printed.pointer_width),
+        ("target_vendor", printed.vendor),
+        *(("target_feature", feature) for feature in printed.features.split()),
+        *(("target_has_atomic", width) for width in [*printed.atomics.split(), "ptr"]),
+    }
+    return TargetCfg(triple, frozenset(names), frozenset(pairs))
 
 
 def detect_host_triple(system: str | None = None, machine: str | None = None) -> str:
@@ -204,7 +122,7 @@ def detect_host_triple(system: str | None = None, machine: str | None = None) ->
             triple = f"{arch}-apple-darwin"
         elif system in ("win32", "cygwin") and arch == "x86_64":
             triple = "x86_64-pc-windows-msvc"
-    if triple is None or triple not in CFG_TEXT:
+    if triple is None or triple not in _PRINTED:
         raise FeatcheckError(
             f"--no-exec cannot tell the host target of this machine ({system}, {machine}):"
             f" pass --target (supported: {', '.join(SUPPORTED_TARGETS)})"
