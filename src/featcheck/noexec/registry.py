@@ -29,8 +29,7 @@ from featcheck.boundary import TrustContext, is_inside
 from featcheck.cargo.failures import printable
 from featcheck.errors import FeatcheckError
 from featcheck.fileio import MAX_MANIFEST_BYTES, read_cache, write_cache
-from featcheck.noexec.crate_targets import ArchiveFiles
-from featcheck.noexec.packages import PackageManifest, read_package
+from featcheck.noexec.packages import ArchiveFiles, PackageManifest, read_package
 from featcheck.noexec.sources import (
     LocalSource,
     RefusedSource,
