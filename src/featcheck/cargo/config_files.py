@@ -1,14 +1,8 @@
-"""Finding and reading the cargo configuration files cargo would read, as documents, and the
-settings of them that featcheck passes on: data, never programs.
+"""The cargo configuration files cargo would read, as documents, and their allow-listed
+settings (`allowed_leaves`): data, never programs (see checkout_config.py).
 
-cargo reads `.cargo/config.toml` (and `.cargo/config`, and what they `include`) from its working
-directory upward, after the configuration of CARGO_HOME. A file outside the project (reached by
-`include`) is never quoted in an error, and none is read through a link out of the checkout.
-
-Much of a configuration is data that changes what cargo resolves (`[source]` replacement for
-vendored crates, `[registries]`, `[patch]`, `--cfg` in rustflags), and much of it makes cargo
-run something. Only the keys of the allow-list (`allowed_leaves`) pass, relative paths made
-absolute.
+A file outside the project (reached by `include`) is never quoted in an error, and none is read
+through a link out of the checkout.
 """
 
 from __future__ import annotations
