@@ -48,7 +48,7 @@ class BuildReach:
 
 
 class Completeness:
-    """Answers, per build, what the unread packages of a --no-exec audit may change."""
+    """What the unread packages of a --no-exec audit may change, per build."""
 
     def __init__(self, metadata: Workspace, resolver: int) -> None:
         self.unread = dict(metadata.unread)
@@ -100,8 +100,7 @@ class Completeness:
         return BuildReach(frozenset(self.refs[i] for i in active), uncertain, gap)
 
     def unread_note(self) -> str | None:
-        """For a complete audit that still left packages unread: how many, and why it does
-        not matter (no audited build reaches them, or nothing a rule checks lies below)."""
+        """For a complete audit that still left packages unread: how many, and why."""
         if not self.unread:
             return None
         reasons = "; ".join(sorted(set(self.unread.values())))
@@ -123,7 +122,7 @@ def _watched(rules: Iterable[Rule]) -> frozenset[str]:
 
 
 def gap_notes(gaps: Iterable[BuildGap]) -> list[str]:
-    """One note per distinct set of unread packages, naming the builds and the crates."""
+    """One note per distinct set of unread packages."""
     grouped: dict[tuple[tuple[str, ...], tuple[str, ...]], list[str]] = {}
     for gap in gaps:
         grouped.setdefault((gap.unread, gap.reasons), []).append(f"{gap.member} ({gap.target})")

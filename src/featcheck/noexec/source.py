@@ -20,8 +20,7 @@ from featcheck.semantics.cfg import TargetCfg
 
 
 def file_source(workdir: Path, options: AuditOptions, trust: TrustContext) -> FileSource:
-    """`--no-exec`'s source for an audit: the files, whatever the options ask of cargo,
-    read within the audit's `--timeout` from now."""
+    """`--no-exec`'s source, read within the audit's `--timeout` from now."""
     return FileSource(workdir, trust, Deadline(options.timeout))
 
 
@@ -34,11 +33,8 @@ class FileSource:
         trust.refuse_outside_tree(workdir)
         self.workdir = workdir
         self.trust = trust
-        """The run's trust context, derived for the tree that holds `workdir`."""
         self.deadline = deadline
-        """Bounds the whole audit, the reading of the files included (deadline.py)."""
         self.checkout: Path = trust.root
-        """The root of the tree it reads: no file is read through a link out of it."""
         self._host: str | None = None
         self._cfg_cache: dict[str, TargetCfg] = {}
         self._config: CheckoutConfig | None = None
@@ -50,17 +46,14 @@ class FileSource:
         all_features: bool = False,
         features: tuple[str, ...] = (),
     ) -> PendingMetadata:
-        """The workspace from the manifests, Cargo.lock and the local registry, read when the
-        audit asks for it (there is no process to wait for); packages it could not read are
-        listed in `unread`. Its resolve comes from Cargo.lock, which lists every optional
-        dependency any feature turns on, so it serves every feature selection (the flags change
-        nothing)."""
+        """The workspace, read when the audit asks for it. Its resolve comes from Cargo.lock,
+        which lists every optional dependency any feature turns on, so it serves every feature
+        selection (the flags change nothing)."""
         return PendingMetadata(
             lambda _last, _parse: build_metadata(manifest_path, self.trust, self.deadline)
         )
 
     def host_triple(self) -> str:
-        """The host triple, from the Python runtime."""
         if self._host is None:
             self._host = detect_host_triple()
         return self._host
@@ -70,8 +63,7 @@ class FileSource:
         return builtin_cfg(self.host_triple())
 
     def target_cfg(self, triple: str) -> TargetCfg:
-        """The built-in cfg table of `triple`, with the cfg-changing rustflags cargo would give
-        that target (RUSTFLAGS, else the checkout's configuration), as the default mode does."""
+        """The built-in cfg table of `triple`, with the rustflags cargo would give that target."""
         if triple not in self._cfg_cache:
             plain = builtin_cfg(triple)
             flags = environment_rustflags(os.environ)
@@ -81,22 +73,19 @@ class FileSource:
         return self._cfg_cache[triple]
 
     def unification(self, show: Callable[[Path], str]) -> Unification:
-        """What the configuration asks, with the toolchain's channel unknown (no rustc is
-        run; see `decide`): a `workspace` unification is only noted, never assumed."""
+        """What the configuration asks, with the toolchain's channel unknown (see `decide`)."""
         settings = self._checkout_config().unification
         return decide(settings, os.environ, None, show)
 
     def _checkout_config(self) -> CheckoutConfig:
-        """The checkout's configuration, only read, never forwarded: nothing goes on the
-        network in this mode."""
+        """The checkout's configuration, only read (nothing goes on the network)."""
         if self._config is None:
-            places = self.trust
             self._config = read_checkout_config(
                 self.workdir,
                 os.environ,
-                places.cargo_home,
+                self.trust.cargo_home,
                 offline=True,
-                untrusted_home=places.untrusted_cargo_home,
+                untrusted_home=self.trust.untrusted_cargo_home,
                 root=self.checkout,
             )
         return self._config
