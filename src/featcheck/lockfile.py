@@ -19,7 +19,7 @@ from featcheck.fileio import MAX_LOCKFILE_BYTES, uninterrupted, write_atomic
 
 
 def _candidate_lockfiles(manifest: Path) -> list[Path]:
-    """Cargo.lock beside the manifest and beside every ancestor that could be the workspace root."""
+    """Cargo.lock beside the manifest and beside every ancestor that could be the root."""
     found = []
     own = directory = manifest.resolve().parent
     while True:
@@ -57,8 +57,7 @@ class LockfileGuard:
     @contextmanager
     def around(manifest: Path, checkout: Path | None = None) -> Iterator[LockfileWatch]:
         """Around cargo's run on `manifest`, in the checkout rooted at `checkout` (found from
-        the manifest when not given); the watch says, before the end, whether cargo changed
-        one."""
+        the manifest when not given)."""
         root = checkout_root(manifest) if checkout is None else checkout
         refuse_lockfile_links(manifest, root)
         snapshots: dict[Path, bytes | None] = {}
@@ -82,7 +81,6 @@ class LockfileGuard:
 
 
 def _restore(snapshots: dict[Path, bytes | None]) -> None:
-    """Put each lockfile back as it was, removing one that was not there."""
     for path, content in snapshots.items():
         try:
             current: bytes | None = path.read_bytes()

@@ -29,7 +29,7 @@ class MetadataSource(Protocol):
 
     @property
     def checkout(self) -> Path:
-        """The root of the tree it reads: the checkout, or a tree made from it (boundary.py)."""
+        """The root of the tree it reads: no file is read through a link out of it."""
         ...
 
     @property
@@ -41,9 +41,8 @@ class MetadataSource(Protocol):
     def start_metadata(
         self, manifest_path: Path, *, all_features: bool = False, features: tuple[str, ...] = ()
     ) -> PendingMetadata:
-        """The workspace of `manifest_path`, on its way while the caller does other work
-        (`PendingMetadata.result` waits for it). `all_features` and `features` make its
-        resolve hold the optional dependencies they turn on."""
+        """The workspace of `manifest_path`, on its way while the caller does other work; its
+        resolve holds the optional dependencies `all_features` and `features` turn on."""
         ...
 
     def host_triple(self) -> str:

@@ -317,12 +317,7 @@ def environment_list(environment: Mapping[str, str], name: str) -> list[Argument
     """The kept flags of a rustflags list set through the environment (split at whitespace,
     as cargo splits it); None when unset or empty."""
     flags = environment.get(name, "").split()
-    if not flags:
-        return None
-    try:
-        return filter_rustflags(flags)
-    except RustflagError as error:
-        raise FeatcheckError(f"{name}: {error.message}") from None
+    return _kept_flags(name, flags) if flags else None
 
 
 def environment_rustflags(environment: Mapping[str, str]) -> list[Argument] | None:
@@ -330,11 +325,13 @@ def environment_rustflags(environment: Mapping[str, str]) -> list[Argument] | No
     rustflag in cargo; None when neither is set."""
     encoded = environment.get("CARGO_ENCODED_RUSTFLAGS")
     if encoded is not None:
-        flags, name = (encoded.split("\x1f") if encoded else []), "CARGO_ENCODED_RUSTFLAGS"
-    elif "RUSTFLAGS" in environment:
-        flags, name = environment["RUSTFLAGS"].split(), "RUSTFLAGS"
-    else:
-        return None
+        return _kept_flags("CARGO_ENCODED_RUSTFLAGS", encoded.split("\x1f") if encoded else [])
+    if "RUSTFLAGS" in environment:
+        return _kept_flags("RUSTFLAGS", environment["RUSTFLAGS"].split())
+    return None
+
+
+def _kept_flags(name: str, flags: list[str]) -> list[Argument]:
     try:
         return filter_rustflags(flags)
     except RustflagError as error:

@@ -15,8 +15,6 @@ from featcheck.errors import FeatcheckError
 
 
 class FailureKind(enum.Enum):
-    """What a cargo tree/metadata failure means for an audit."""
-
     NO_MATCH = "no-match"
     """The package asked for is not in the graph (exit 101)."""
     AMBIGUOUS = "ambiguous"
@@ -34,8 +32,6 @@ class FailureKind(enum.Enum):
 
 # A NamedTuple, not a dataclass: the runner that reports failures loads before cargo starts.
 class CargoFailure(NamedTuple):
-    """A classified cargo message."""
-
     kind: FailureKind
     summary: str
     """cargo's own reason, on one line."""
@@ -58,11 +54,8 @@ def printable(text: object) -> str:
 
 
 def summarize(stderr: str) -> str:
-    """cargo's reason for failing on one line: the error, then its place or its last cause.
-
-    Control characters (cargo quotes manifest text, which may hold terminal escapes) are shown
-    escaped, so the line prints as it reads.
-    """
+    """cargo's reason for failing on one line: the error, then its place or its last cause,
+    control characters escaped (cargo quotes manifest text, which may hold terminal escapes)."""
     lines = [line.rstrip() for line in stderr.splitlines() if line.strip()]
     errors = [i for i, line in enumerate(lines) if _ERROR_LINE.match(line)]
     if not errors:
@@ -100,7 +93,6 @@ def _printable(text: str) -> str:
 
 
 def classify(stderr: str) -> CargoFailure:
-    """Classify cargo's stderr (or saved output) into one of the situations an audit handles."""
     lowered = stderr.lower()
     summary = summarize(stderr)
     if "nothing to print" in lowered and "error" not in lowered:
@@ -124,8 +116,7 @@ def classify(stderr: str) -> CargoFailure:
 
 
 def failure_error(what: str, stderr: str) -> FeatcheckError:
-    """The audit's one-line error for a cargo command (`what`) that failed, with a hint where
-    the situation has a known remedy."""
+    """The audit's one-line error for a failed cargo command, with a hint where one helps."""
     failure = classify(stderr)
     hint = ""
     if failure.kind is FailureKind.LOCK_OUTDATED:

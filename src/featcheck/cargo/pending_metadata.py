@@ -45,8 +45,7 @@ class PendingMetadata:
         self._last: LastAnswer | None = None
 
     def read_last_answer(self, open_last: OpenLastAnswer) -> None:
-        """While cargo works: read and parse what it answered at the project's last audit
-        (see last_answer.py), so that the same answer again needs no parsing."""
+        """While cargo works: read and parse what it answered at the project's last audit."""
         if self._last_answer is not None and self._last is None:
             self._last = self._last_answer(open_last)
             if self._last is not None:
@@ -68,14 +67,13 @@ class PendingMetadata:
         )
 
     def result(self, parse: Parse) -> Workspace:
-        """The metadata, once cargo has answered, read by `parse`; its failure as a
-        FeatcheckError."""
+        """The metadata, once cargo has answered, read by `parse`."""
         assert self._answer is not None, "the metadata was taken or cancelled already"
         answer, self._answer = self._answer, None
         return answer(self._last, parse)
 
     def settle(self) -> None:
-        """Wait for the answer to be kept for the next audit (before the process ends)."""
+        """Wait for the answer to be kept for the next audit."""
         if self._last is not None:
             self._last.settle()
 

@@ -30,7 +30,7 @@ _FEATURELESS_NODE = re.compile(r"^(?P<name>[A-Za-z_][A-Za-z0-9_-]*) v(?P<version
 
 
 class TreeTextError(ValueError):
-    """The text is not `cargo tree -f '{p} [{f}]'` output; the message says what was found."""
+    """The text is not `cargo tree -f '{p} [{f}]'` output."""
 
     def __init__(self, message: str, line: int | None = None) -> None:
         super().__init__(message)
@@ -39,7 +39,7 @@ class TreeTextError(ValueError):
 
 @dataclass
 class ParsedTree:
-    """A graph read from tree text plus what the text revealed about how it was printed."""
+    """A graph read from tree text, and how it was printed."""
 
     graph: DependencyGraph
     inverted: bool
@@ -159,7 +159,7 @@ def _read_lines(text: str) -> tuple[list[_Line | None], bool, str]:
 
 
 def parse_tree_text(text: str) -> ParsedTree:
-    """Parse `cargo tree -f '{p} [{f}]'` output in any prefix style; raises TreeTextError."""
+    """Parse `cargo tree -f '{p} [{f}]'` output in any prefix style."""
     lines, saw_sections, prefix_style = _read_lines(text)
     node_lines = [line for line in lines if line is not None]
     if not node_lines:

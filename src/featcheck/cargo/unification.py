@@ -26,13 +26,13 @@ UNSTABLE_VARIABLE = "CARGO_UNSTABLE_FEATURE_UNIFICATION"
 
 
 class UnificationSettings(NamedTuple):
-    """What the cargo configuration files say, each value with the file that set it last."""
+    """What the configuration files say, each value with the file that set it last."""
 
     mode: tuple[str, Path] | None = None
     unstable: tuple[bool, Path] | None = None
 
     def taking(self, key: tuple[str, ...], value: object, file: Path) -> UnificationSettings:
-        """These settings after a later file sets `key` (any other key changes nothing)."""
+        """These settings after a later file sets `key`."""
         if key == MODE_KEY and isinstance(value, str):
             return self._replace(mode=(value, file))
         if key == UNSTABLE_KEY and isinstance(value, bool):
@@ -41,8 +41,6 @@ class UnificationSettings(NamedTuple):
 
 
 class Unification(NamedTuple):
-    """How an audit unifies features, and what it says about it."""
-
     workspace: bool = False
     """Every member's build gets the features of all members' builds (cargo's `workspace`)."""
     finding_note: str | None = None
@@ -67,10 +65,8 @@ def decide(
     release: str | None,
     show: Callable[[Path], str],
 ) -> Unification:
-    """The unification cargo applies with these settings and environment, its toolchain's
-    `rustc -vV` release being `release` (None: not known, no process was run). `show` names a
-    configuration file as the notes show it. `selected` and `package` resolve `-p MEMBER` for
-    that member alone, honoured or not: only `workspace` changes a build."""
+    """The unification cargo applies, its toolchain's `rustc -vV` release being `release`
+    (None: no process was run). `show` names a configuration file as the notes show it."""
     mode, where = _mode(settings, environment, show)
     if mode != "workspace":
         return PER_MEMBER
