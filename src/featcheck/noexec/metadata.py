@@ -29,8 +29,7 @@ from featcheck.boundary import TrustContext
 from featcheck.cargo.failures import printable
 from featcheck.deadline import NO_DEADLINE, READING, READING_HINT, Deadline
 from featcheck.errors import FeatcheckError
-from featcheck.noexec.files import is_manifest
-from featcheck.noexec.lock_reader import lock_entries
+from featcheck.noexec.files import is_manifest, lock_entries
 from featcheck.noexec.packages import PackageManifest, path_id
 from featcheck.noexec.path_packages import PathPackages, refuse_cycles, walk_path_packages
 from featcheck.noexec.registry import Registry
