@@ -11,7 +11,7 @@ from featcheck import audit
 from featcheck.audit import Started, cargo_source, started_audit
 from featcheck.boundary import TrustContext
 from featcheck.cargo.last_answer import LastAnswer
-from featcheck.cargo.pending_metadata import PendingMetadata
+from featcheck.cargo.pending_metadata import MetadataSource, PendingMetadata
 from featcheck.cargo.process import ProcessRefused, refusing_processes
 from featcheck.deadline import READING, READING_HINT, TIMEOUT_HINT, Deadline
 from featcheck.errors import FeatcheckError
@@ -20,7 +20,6 @@ from featcheck.locate import ManifestCache
 from featcheck.noexec.source import FileSource, file_source
 from featcheck.report import AuditResult, Finding
 from featcheck.rules import builtin_rules, check_builtin_codes
-from featcheck.sources import MetadataSource
 from featcheck.stages.detect import detect_all
 from featcheck.stages.finish import finish, new_result, out_of_date, uncovered
 from featcheck.stages.members import Run, Scope, plan_builds, scope_of, with_every_feature

@@ -25,7 +25,7 @@ def file_source(workdir: Path, options: AuditOptions, trust: TrustContext) -> Fi
 
 
 class FileSource:
-    """A `sources.MetadataSource` that reads files only."""
+    """A `MetadataSource` (cargo/pending_metadata.py) that reads files only."""
 
     def __init__(
         self, workdir: Path, trust: TrustContext, deadline: Deadline = NO_DEADLINE

@@ -9,6 +9,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from featcheck.cargo.pending_metadata import MetadataSource
 from featcheck.cargo.unification import PER_MEMBER, Unification
 from featcheck.deadline import Deadline
 from featcheck.errors import FeatcheckError
@@ -19,7 +20,6 @@ from featcheck.policy.load import load_config, members_with_settings
 from featcheck.policy.settings import Config
 from featcheck.resolution import resolver_version
 from featcheck.rules import Rule
-from featcheck.sources import MetadataSource
 from featcheck.workspace.model import Package
 from featcheck.workspace.names import same_crate
 from featcheck.workspace.workspace import Workspace, parse_metadata

@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import NamedTuple
 
+from featcheck.cargo.pending_metadata import MetadataSource
 from featcheck.cargo.tree_text import ParsedTree
 from featcheck.deadline import Deadline
 from featcheck.featureset import FeatureSelection
@@ -18,7 +19,6 @@ from featcheck.resolution import (
     resolve_configurations,
 )
 from featcheck.semantics.cfg import TargetCfg
-from featcheck.sources import MetadataSource
 from featcheck.stages.members import Run, Scope
 from featcheck.workspace.workspace import Workspace
 
