@@ -117,9 +117,6 @@ def pending_cargo_metadata(
             return early
         return parse_metadata(output.stdout)
 
-    def last_answer(open_last: OpenLastAnswer) -> LastAnswer | None:
-        return open_last(cache, arguments)
-
     verdict: list[bool] = []  # once cargo has answered, compared with the kept answer once
 
     def answered_otherwise(last: LastAnswer | None) -> bool:
@@ -130,7 +127,9 @@ def pending_cargo_metadata(
             verdict.append(last is None or line is None or last.matching(line) is None)
         return verdict[0]
 
-    return PendingMetadata(answer, running.cancel, last_answer, answered_otherwise)
+    return PendingMetadata(
+        answer, running.cancel, lambda open_last: open_last(cache, arguments), answered_otherwise
+    )
 
 
 # Where an audit's workspace comes from: a `MetadataSource`. Two exist: cargo itself

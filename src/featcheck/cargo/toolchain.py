@@ -192,13 +192,10 @@ def parse_toolchain_file(path: Path, root: Path | None = None) -> ToolchainReque
     name; anything else is TOML with a `[toolchain]` table holding `channel` or `path`."""
     text = decode_text(read_checkout_file(path, "toolchain file", MAX_CONFIG_BYTES, root), path)
     why = f"{path.name} in {path.parent}"
-    if path.name == "rust-toolchain" and len(text.splitlines()) == 1:
-        legacy = text.strip()
-        if not legacy:
-            raise FeatcheckError("empty toolchain file", path=path, line=1)
-        return ToolchainRequest(_checked_name(legacy, path, 1), origin=path, line=1, why=why)
     if not text.strip():
         raise FeatcheckError("empty toolchain file", path=path, line=1)
+    if path.name == "rust-toolchain" and len(text.splitlines()) == 1:
+        return ToolchainRequest(_checked_name(text.strip(), path, 1), origin=path, line=1, why=why)
     document = parse_text(path, text).data
     table = document.get("toolchain")
     if not isinstance(table, dict):

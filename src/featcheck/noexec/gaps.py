@@ -13,7 +13,7 @@ clean verdict holds only if no crate a rule checks lies there.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from featcheck.cargo.failures import printable
@@ -128,11 +128,9 @@ def gap_notes(gaps: Iterable[BuildGap]) -> list[str]:
         grouped.setdefault((gap.unread, gap.reasons), []).append(f"{gap.member} ({gap.target})")
     notes: list[str] = []
     for (unread, reasons), builds in grouped.items():
-        shown = ", ".join(printable(u) for u in unread[:10])
-        if len(unread) > 10:
-            shown += f" and {len(unread) - 10} more"
         notes.append(
-            f"incomplete audit: --no-exec could not read {shown} ({'; '.join(reasons)}), and "
+            f"incomplete audit: --no-exec could not read {_some(unread, 10)} "
+            f"({'; '.join(reasons)}), and "
             f"the verdict for {', '.join(printable(b) for b in builds)} depends on them; "
             "run `cargo fetch` once (or drop --no-exec) for a complete audit"
         )
@@ -142,13 +140,15 @@ def gap_notes(gaps: Iterable[BuildGap]) -> list[str]:
 def summary_line(gaps: Iterable[BuildGap]) -> str:
     """One line for stderr: the audit is incomplete, and why."""
     listed = list(gaps)
-    unread = sorted({u for g in listed for u in g.unread})
-    shown = ", ".join(printable(u) for u in unread[:5]) + (
-        f" and {len(unread) - 5} more" if len(unread) > 5 else ""
-    )
+    shown = _some(sorted({u for g in listed for u in g.unread}), 5)
     builds = len({(g.member, g.target) for g in listed})
     return (
         f"incomplete audit: {plural(builds, 'build')} {'depends' if builds == 1 else 'depend'} "
         "on packages --no-exec could not read "
         f"({shown}); run `cargo fetch` once, or drop --no-exec"
     )
+
+
+def _some(unread: Sequence[str], most: int) -> str:
+    shown = ", ".join(printable(u) for u in unread[:most])
+    return shown + (f" and {len(unread) - most} more" if len(unread) > most else "")
