@@ -103,8 +103,8 @@ def build_metadata(
     _read_packages(read, paths, layout, Registry(layout, trust, audited))
     packages = FilePackages(read, set(paths.members))
     member_ids = tuple(path_id(d, paths.read[d].name, paths.read[d].version) for d in paths.members)
-    resolve_root = None
-    if audited in paths.read and isinstance(paths.read[audited].data.get("package"), Mapping):
+    resolve_root = None  # a virtual manifest (every manifest read has a [package] table)
+    if audited in paths.read:
         resolve_root = path_id(audited, paths.read[audited].name, paths.read[audited].version)
     return Workspace(layout.root, packages, packages.by_id, member_ids, resolve_root, read.unread)
 

@@ -175,7 +175,6 @@ class PackageManifest:
     """One package manifest that was read."""
 
     path: Path
-    data: Mapping[str, Any]
     name: str
     version: str
     declarations: list[dict[str, Any]]
@@ -198,7 +197,6 @@ class PackageManifest:
     def from_distilled(cls, path: Path, kept: dict[str, Any]) -> PackageManifest:
         return cls(
             path,
-            {},
             kept["name"],
             kept["version"],
             kept["dependencies"],
@@ -242,9 +240,7 @@ def read_package(
         targets = _crate_targets(data, files, name)
         edition = _package_field(package, "edition", root_data)
         edition = edition if isinstance(edition, str) else "2015"
-        return PackageManifest(
-            manifest, data, name, version, declarations, features, targets, edition
-        )
+        return PackageManifest(manifest, name, version, declarations, features, targets, edition)
     except (TypeError, ValueError, AttributeError, OSError) as error:
         raise shape_error(manifest, error) from None
 
