@@ -36,7 +36,8 @@ class LastAnswer:
     def __init__(self, file: Path) -> None:
         self.file = file
         self._text: str | None = None
-        self._metadata: Workspace | None = None
+        self.metadata: Workspace | None = None
+        """The kept answer, parsed (None when there is none, or once it did not match)."""
         self._writer: threading.Thread | None = None
 
     @classmethod
@@ -52,18 +53,14 @@ class LastAnswer:
             if self.file.stat().st_size > MAX_BYTES:
                 return
             text = self.file.read_text(encoding="utf-8")
-            self._metadata = parse_metadata(text)
+            self.metadata = parse_metadata(text)
             self._text = text
-
-    @property
-    def metadata(self) -> Workspace | None:
-        return self._metadata
 
     def matching(self, text: str) -> Workspace | None:
         """The parsed answer when cargo printed exactly the kept text."""
         if self._text is not None and text == self._text:
-            return self._metadata
-        self._metadata = None
+            return self.metadata
+        self.metadata = None
         return None
 
     def keep(self, text: str) -> None:

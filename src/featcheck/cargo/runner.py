@@ -90,14 +90,13 @@ class CargoRunner:
 
     def _prepared(self) -> CommandSetup:
         with self._setup_lock:
-            if self._setup is None:
-                self._setup = self._prepare()
+            if self._setup is None and self.trust.trust_checkout:
+                self._setup = trusted_setup(self.workdir, self.trust)
+            elif self._setup is None:
+                self._setup = isolated_setup(
+                    self.workdir, self.trust, offline=self.offline, timeout=self.timeout
+                )
             return self._setup
-
-    def _prepare(self) -> CommandSetup:
-        if self.trust.trust_checkout:
-            return trusted_setup(self.workdir, self.trust)
-        return isolated_setup(self.workdir, self.trust, offline=self.offline, timeout=self.timeout)
 
     def _run(self, program: str, args: Sequence[Argument]) -> ProcessOutput:
         return self._finish(self._start(program, args))

@@ -15,7 +15,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import NamedTuple
+from typing import NamedTuple, TypeVar
+
+T = TypeVar("T")
 
 MODE_KEY = ("resolver", "feature-unification")
 UNSTABLE_KEY = ("unstable", "feature-unification")
@@ -67,11 +69,17 @@ def decide(
 ) -> Unification:
     """The unification cargo applies, its toolchain's `rustc -vV` release being `release`
     (None: no process was run). `show` names a configuration file as the notes show it."""
-    mode, where = _mode(settings, environment, show)
+    mode, where = _setting(MODE_VARIABLE, str, settings.mode, environment, show)
     if mode != "workspace":
         return PER_MEMBER
     asked = f'resolver.feature-unification = "workspace" in {where}'
-    unstable, unstable_where = _unstable(settings, environment, show)
+    unstable, unstable_where = _setting(
+        UNSTABLE_VARIABLE,
+        lambda value: value.strip() == "true",
+        settings.unstable,
+        environment,
+        show,
+    )
     if release is None:
         return Unification(
             result_note=f"{asked} is not applied: --no-exec runs no toolchain to learn whether "
@@ -93,23 +101,16 @@ def decide(
     return Unification(result_note=note)
 
 
-def _mode(
-    settings: UnificationSettings, environment: Mapping[str, str], show: Callable[[Path], str]
-) -> tuple[str | None, str]:
-    if MODE_VARIABLE in environment:
-        return environment[MODE_VARIABLE], MODE_VARIABLE
-    if settings.mode is None:
+def _setting(
+    variable: str,
+    read: Callable[[str], T],
+    kept: tuple[T, Path] | None,
+    environment: Mapping[str, str],
+    show: Callable[[Path], str],
+) -> tuple[T | None, str]:
+    """The value `variable` sets (as `read` reads it), else the files' `kept` one, and where."""
+    if variable in environment:
+        return read(environment[variable]), variable
+    if kept is None:
         return None, ""
-    value, file = settings.mode
-    return value, show(file)
-
-
-def _unstable(
-    settings: UnificationSettings, environment: Mapping[str, str], show: Callable[[Path], str]
-) -> tuple[bool | None, str]:
-    if UNSTABLE_VARIABLE in environment:
-        return environment[UNSTABLE_VARIABLE].strip() == "true", UNSTABLE_VARIABLE
-    if settings.unstable is None:
-        return None, ""
-    value, file = settings.unstable
-    return value, show(file)
+    return kept[0], show(kept[1])
