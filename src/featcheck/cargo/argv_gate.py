@@ -150,11 +150,7 @@ def word(text: str) -> Argument:
 
 
 def option(flag: str, value: str, grammar: Grammar) -> Argument:
-    """`--flag=value` as one argument, after `value` matched `grammar`.
-
-    One argument, because the value then can never be read as an option or an argument file
-    of its own, whatever it holds.
-    """
+    """`--flag=value` as one argument (see above), after `value` matched `grammar`."""
     if not re.fullmatch(r"--[a-z][a-z-]*|-C[a-z][a-z-]*", flag):
         raise GateError(f"{_shown(flag)} is not a flag")
     grammar.check(value)
@@ -163,8 +159,7 @@ def option(flag: str, value: str, grammar: Grammar) -> Argument:
 
 def refuse_unsafe(arguments: Sequence[str]) -> None:
     """The last check before a process starts: no argument is an argument file (`@FILE`) or
-    holds a NUL. Raises GateError; a caller that built its arguments with `word()`
-    and `option()` never sees it."""
+    holds a NUL."""
     for argument in arguments:
         if not isinstance(argument, str) or argument.startswith("@") or "\x00" in argument:
             raise GateError(f"refusing to pass the argument {_shown(str(argument))}")

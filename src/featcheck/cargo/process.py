@@ -226,10 +226,8 @@ def start_process(
     on_stderr: Callable[[bytes], None] | None = None,
 ) -> RunningProcess:
     """Start one command and return at once; `on_stderr` sees its stderr as it comes (POSIX).
-
-    The arguments went through the gate (argv_gate.py) when they were built; they are checked
-    once more here, so that nothing reaches a process as an argument file. On timeout (or
-    Ctrl-C) the whole process group is killed, not only the command itself."""
+    The arguments, built through the gate (argv_gate.py), are checked once more here; on
+    timeout (or Ctrl-C) the whole process group is killed, not only the command itself."""
     if getattr(_refusing, "active", False):
         raise ProcessRefused(what)
     try:
