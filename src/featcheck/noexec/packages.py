@@ -26,8 +26,8 @@ from featcheck.noexec.files import (
     table,
     valid_package_name,
 )
-from featcheck.noexec.targets import builtin_cfg
 from featcheck.noexec.workspace import WorkspaceLayout
+from featcheck.semantics.cfg import TargetCfg
 from featcheck.semantics.semver import number_error
 from featcheck.workspace.names import extern_name
 
@@ -66,10 +66,10 @@ def _strings(value: Any, what: str) -> list[str]:
 
 def _platform(key: str) -> str:
     """A `[target.KEY]` key as cargo accepts it: a target name or a cfg expression that
-    parses (checked against any cfg table: only the syntax matters here)."""
+    parses (checked against an empty cfg table: only the syntax matters here)."""
     if key.startswith("cfg("):
         try:
-            builtin_cfg("x86_64-unknown-linux-gnu").applies(key)
+            TargetCfg("", frozenset(), frozenset()).applies(key)
         except ValueError as error:
             raise ValueError(f"invalid cfg expression `{key}` ({error})") from None
     elif _TARGET_NAME.fullmatch(key) is None:
