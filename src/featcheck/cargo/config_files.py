@@ -148,13 +148,12 @@ def home_config(cargo_home: Path | None) -> Path | None:
 
 
 def _config_in(workdir: Path, cargo_home: Path | None) -> list[Path]:
-    home_files: list[Path] = []
-    if cargo_home is not None:
-        home_files = [cargo_home / "config", cargo_home / "config.toml"]
+    names = ("config", "config.toml")  # cargo prefers `config` when both exist
+    home_files = [cargo_home / name for name in names] if cargo_home is not None else []
     found: list[Path] = []
     directory = workdir.absolute()
     for candidate in (directory, *directory.parents):
-        for name in ("config", "config.toml"):  # cargo prefers `config` when both exist
+        for name in names:
             file = candidate / ".cargo" / name
             try:
                 if not file.exists():
