@@ -1,5 +1,5 @@
 """cargo's and rustc's answers for one workspace, recorded once from the real programs and
-replayed in process through the sources protocol (featcheck.sources.MetadataSource).
+replayed in process through the sources protocol (featcheck.cargo.pending_metadata.MetadataSource).
 
 `RecordingCargo` stands between an audit and a real `CargoRunner` and writes down every answer
 the audit asked for: `cargo metadata` of each tree (the workspace, a fix's copy), the Cargo.lock

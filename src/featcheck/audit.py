@@ -22,12 +22,11 @@ from typing import NamedTuple
 
 from featcheck.boundary import TrustContext, check_within
 from featcheck.cargo.argv_gate import GateError, target_triple
-from featcheck.cargo.pending_metadata import PendingMetadata
+from featcheck.cargo.pending_metadata import MetadataSource, PendingMetadata
 from featcheck.cargo.runner import CargoRunner
 from featcheck.errors import FeatcheckError
 from featcheck.featureset import AuditOptions, beyond_defaults
 from featcheck.lockfile import LockfileGuard, LockfileWatch, refuse_lockfile_links
-from featcheck.sources import MetadataSource
 
 KEPT_UNTIL_EXIT: list[object] | None = None
 """Set to a list by a process that ends right after its audit (the command line, which exits

@@ -13,13 +13,13 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from featcheck.boundary import check_within, checkout_root, read_checkout_file
+from featcheck.boundary import check_within, read_checkout_file
 from featcheck.errors import FeatcheckError
 from featcheck.fileio import MAX_LOCKFILE_BYTES, uninterrupted, write_atomic
 
 
 def _candidate_lockfiles(manifest: Path) -> list[Path]:
-    """Cargo.lock beside the manifest and beside every ancestor that could be the workspace root."""
+    """Cargo.lock beside the manifest and beside every ancestor that could be the root."""
     found = []
     own = directory = manifest.resolve().parent
     while True:
@@ -55,12 +55,9 @@ class LockfileGuard:
 
     @staticmethod
     @contextmanager
-    def around(manifest: Path, checkout: Path | None = None) -> Iterator[LockfileWatch]:
-        """Around cargo's run on `manifest`, in the checkout rooted at `checkout` (found from
-        the manifest when not given); the watch says, before the end, whether cargo changed
-        one."""
-        root = checkout_root(manifest) if checkout is None else checkout
-        refuse_lockfile_links(manifest, root)
+    def around(manifest: Path, checkout: Path) -> Iterator[LockfileWatch]:
+        """Around cargo's run on `manifest`, in the checkout rooted at `checkout`."""
+        refuse_lockfile_links(manifest, checkout)
         snapshots: dict[Path, bytes | None] = {}
         for path in _candidate_lockfiles(manifest):
             try:
@@ -73,7 +70,7 @@ class LockfileGuard:
             if path.is_file() and not os.access(path, os.R_OK):
                 continue
             # A FIFO or device is refused at once: cargo would wait on it until the timeout.
-            snapshots[path] = read_checkout_file(path, "Cargo.lock", MAX_LOCKFILE_BYTES, root)
+            snapshots[path] = read_checkout_file(path, "Cargo.lock", MAX_LOCKFILE_BYTES, checkout)
         try:
             yield LockfileWatch(snapshots)
         finally:
@@ -82,7 +79,6 @@ class LockfileGuard:
 
 
 def _restore(snapshots: dict[Path, bytes | None]) -> None:
-    """Put each lockfile back as it was, removing one that was not there."""
     for path, content in snapshots.items():
         try:
             current: bytes | None = path.read_bytes()

@@ -12,7 +12,7 @@ from featcheck import audit
 from featcheck.audit import Started, cargo_source, started_audit
 from featcheck.boundary import TrustContext
 from featcheck.cargo.last_answer import LastAnswer
-from featcheck.cargo.pending_metadata import PendingMetadata
+from featcheck.cargo.pending_metadata import MetadataSource, PendingMetadata
 from featcheck.cargo.process import ProcessRefused, refusing_processes
 from featcheck.deadline import READING, READING_HINT, TIMEOUT_HINT, Deadline
 from featcheck.errors import FeatcheckError
@@ -35,7 +35,6 @@ from featcheck.rules import (
 )
 from featcheck.rules.detect import covering_rules
 from featcheck.severity import Confidence
-from featcheck.sources import MetadataSource
 from featcheck.stages.finish import finish, new_result, out_of_date, uncovered
 from featcheck.stages.members import (
     Builds,

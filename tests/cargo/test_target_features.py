@@ -20,7 +20,7 @@ from stub_registry import lock_packages
 from support import CRATES, FIXTURES, run_featcheck
 
 from featcheck.cargo.argv_gate import TARGET_FEATURES, GateError
-from featcheck.noexec.targets import detect_host_triple
+from featcheck.noexec.source import detect_host_triple
 
 CONFIGS = FIXTURES / "cargo-configs"
 WINDOWS = "x86_64-pc-windows-msvc"

@@ -32,7 +32,7 @@ from featcheck.cli import run
 from featcheck.errors import FeatcheckError
 from featcheck.featureset import AuditOptions
 from featcheck.noexec.metadata import build_metadata
-from featcheck.noexec.targets import SUPPORTED_TARGETS, builtin_cfg, detect_host_triple
+from featcheck.noexec.source import SUPPORTED_TARGETS, builtin_cfg, detect_host_triple
 from featcheck.pipeline import audit_project
 from featcheck.report import AuditResult, Location
 from featcheck.severity import Confidence, FailOn, Severity

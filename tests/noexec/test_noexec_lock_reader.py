@@ -13,7 +13,7 @@ from support import CRATES, WORKSPACES
 
 from featcheck.boundary import TrustContext
 from featcheck.errors import FeatcheckError
-from featcheck.noexec.lock_reader import _cargo_layout, lock_entries
+from featcheck.noexec.files import _cargo_layout, lock_entries
 from featcheck.noexec.metadata import build_metadata
 from featcheck.toml_read import toml_data
 

@@ -150,11 +150,7 @@ def word(text: str) -> Argument:
 
 
 def option(flag: str, value: str, grammar: Grammar) -> Argument:
-    """`--flag=value` as one argument, after `value` matched `grammar`.
-
-    One argument, because the value then can never be read as an option or an argument file
-    of its own, whatever it holds.
-    """
+    """`--flag=value` as one argument (see above), after `value` matched `grammar`."""
     if not re.fullmatch(r"--[a-z][a-z-]*|-C[a-z][a-z-]*", flag):
         raise GateError(f"{_shown(flag)} is not a flag")
     grammar.check(value)
@@ -163,8 +159,7 @@ def option(flag: str, value: str, grammar: Grammar) -> Argument:
 
 def refuse_unsafe(arguments: Sequence[str]) -> None:
     """The last check before a process starts: no argument is an argument file (`@FILE`) or
-    holds a NUL. Raises GateError; a caller that built its arguments with `word()`
-    and `option()` never sees it."""
+    holds a NUL."""
     for argument in arguments:
         if not isinstance(argument, str) or argument.startswith("@") or "\x00" in argument:
             raise GateError(f"refusing to pass the argument {_shown(str(argument))}")
@@ -317,12 +312,7 @@ def environment_list(environment: Mapping[str, str], name: str) -> list[Argument
     """The kept flags of a rustflags list set through the environment (split at whitespace,
     as cargo splits it); None when unset or empty."""
     flags = environment.get(name, "").split()
-    if not flags:
-        return None
-    try:
-        return filter_rustflags(flags)
-    except RustflagError as error:
-        raise FeatcheckError(f"{name}: {error.message}") from None
+    return _kept_flags(name, flags) if flags else None
 
 
 def environment_rustflags(environment: Mapping[str, str]) -> list[Argument] | None:
@@ -330,11 +320,13 @@ def environment_rustflags(environment: Mapping[str, str]) -> list[Argument] | No
     rustflag in cargo; None when neither is set."""
     encoded = environment.get("CARGO_ENCODED_RUSTFLAGS")
     if encoded is not None:
-        flags, name = (encoded.split("\x1f") if encoded else []), "CARGO_ENCODED_RUSTFLAGS"
-    elif "RUSTFLAGS" in environment:
-        flags, name = environment["RUSTFLAGS"].split(), "RUSTFLAGS"
-    else:
-        return None
+        return _kept_flags("CARGO_ENCODED_RUSTFLAGS", encoded.split("\x1f") if encoded else [])
+    if "RUSTFLAGS" in environment:
+        return _kept_flags("RUSTFLAGS", environment["RUSTFLAGS"].split())
+    return None
+
+
+def _kept_flags(name: str, flags: list[str]) -> list[Argument]:
     try:
         return filter_rustflags(flags)
     except RustflagError as error:

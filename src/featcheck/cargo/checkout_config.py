@@ -154,13 +154,12 @@ def read_checkout_config(
     checkout is refused. `untrusted_home` is a CARGO_HOME that lies inside the checkout: its
     configuration is read as the checkout's, at the lowest precedence, as cargo would.
     """
-    user = _user_configuration(cargo_home, environment)
-    forwarded, names_wrapper = user.kept, user.names_wrapper
-    policy = CredentialPolicy(user.registries)
+    forwarded = _user_configuration(cargo_home, environment)
+    policy = CredentialPolicy(forwarded.registries)
     for file in config_files(workdir, cargo_home, untrusted_home):
         for document, base, within in load(file, (), file.parent.parent, root):
             if file.parent.parent == neutral_directory():  # cargo reads it there too
-                names_wrapper = names_wrapper or _names_wrapper(document)
+                forwarded.names_wrapper |= _names_wrapper(document)
             for leaf in _leaves(document, base, within):
                 if not _left_to_environment(leaf.key, environment) and policy.admits(
                     leaf, document
@@ -179,7 +178,7 @@ def read_checkout_config(
         tuple(forwarded.build),
         tuple(forwarded.targets),
         _environment_target_rustflags(environment),
-        names_wrapper,
+        forwarded.names_wrapper,
         forwarded.unification,
     )
 
@@ -207,6 +206,12 @@ class _Forwarded:
         self.targets: list[tuple[str, tuple[Argument, ...]]] = []
         self.build_on_command_line = False
         self.unification = UnificationSettings()
+        self.names_wrapper = False
+        """Whether a file cargo reads from the neutral directory names a rustc wrapper."""
+        self.registries: frozenset[str] = frozenset()
+        """The registries the user defines (in CARGO_HOME's file or as
+        CARGO_REGISTRIES_<NAME>_INDEX), as cargo's environment names them (upper case, `_`
+        for `-`)."""
 
     def add_from(self, leaf: Leaf, file: Path, document: ManifestDocument, within: bool) -> None:
         """`add`, where a setting cargo's command line cannot carry (a `cfg(...)` key longer
@@ -272,45 +277,32 @@ def _left_to_environment(key: tuple[str, ...], environment: Mapping[str, str]) -
     return key[-1] != "rustflags" and _env_name(key) in environment
 
 
-class _UserConfiguration(NamedTuple):
-    """What featcheck needs to know of the user's own CARGO_HOME configuration."""
-
-    kept: _Forwarded
-    """Its rustflags and feature unification (no argument: cargo reads the file itself)."""
-    names_wrapper: bool
-    registries: frozenset[str]
-    """The registries the user defines (there or as CARGO_REGISTRIES_<NAME>_INDEX), as
-    cargo's environment names them (upper case, `_` for `-`)."""
-
-
-def _user_configuration(
-    cargo_home: Path | None, environment: Mapping[str, str]
-) -> _UserConfiguration:
-    """The kept rustflags of the user's own CARGO_HOME configuration, which cargo reads first
-    (lowest precedence), whether it names a rustc wrapper, and the registries it defines. cargo
-    reads that file itself, so nothing else of it is needed, and a file featcheck cannot take
-    (an argument file in it, say) just adds no flags (and may name a wrapper)."""
+def _user_configuration(cargo_home: Path | None, environment: Mapping[str, str]) -> _Forwarded:
+    """What featcheck reads of the user's own CARGO_HOME configuration, which cargo reads first
+    (lowest precedence): its rustflags and feature unification (no argument: cargo reads the
+    file itself), whether it names a rustc wrapper, and the registries it defines. A file
+    featcheck cannot take (an argument file in it, say) just adds no flags (and may name a
+    wrapper)."""
     kept = _Forwarded()
-    names_wrapper = False
     registries = {
         name[len("CARGO_REGISTRIES_") : -len("_INDEX")]
         for name in environment
         if name.startswith("CARGO_REGISTRIES_") and name.endswith("_INDEX")
     }
-    file = home_config(cargo_home)
-    if file is None:
-        return _UserConfiguration(kept, names_wrapper, frozenset(registries))
     try:
-        for document, base, _ in load(file, (), file.parent, None):  # the user's own
-            names_wrapper = names_wrapper or _names_wrapper(document)
-            defined = tables(document.data.get("registries"))
-            registries.update(registry_key(name) for name, _ in defined)
-            for leaf in allowed_leaves(document, base):
-                if not _left_to_environment(leaf.key, environment):
-                    kept.take(leaf, file)
+        if (file := home_config(cargo_home)) is not None:
+            for document, base, _ in load(file, (), file.parent, None):  # the user's own
+                kept.names_wrapper |= _names_wrapper(document)
+                defined = tables(document.data.get("registries"))
+                registries.update(registry_key(name) for name, _ in defined)
+                for leaf in allowed_leaves(document, base):
+                    if not _left_to_environment(leaf.key, environment):
+                        kept.take(leaf, file)
     except FeatcheckError:
-        return _UserConfiguration(_Forwarded(), True, frozenset(registries))
-    return _UserConfiguration(kept, names_wrapper, frozenset(registries))
+        kept = _Forwarded()
+        kept.names_wrapper = True
+    kept.registries = frozenset(registries)
+    return kept
 
 
 def _stays_offline(arguments: list[Argument], environment: Mapping[str, str]) -> bool:

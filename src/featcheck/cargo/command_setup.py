@@ -1,10 +1,9 @@
 """How every cargo and rustc command of an audit runs: binaries, environment, working directory.
 
-By default nothing the checkout supplies is run: cargo and rustc are the real binaries of the
-toolchain the user installed (see toolchain.py), cargo runs from a neutral directory with only
-the data parts of the checkout's `.cargo/config.toml` (see checkout_config.py), and its
-environment names the compiler and disables wrappers. A trusted checkout gets plain `cargo` in
-the checkout, honouring its toolchain file and configuration.
+By default nothing the checkout supplies is run: the real binaries of the user's toolchain
+(toolchain.py), from a neutral directory with only the data parts of the checkout's
+configuration (checkout_config.py), an environment that names the compiler and disables
+wrappers. A trusted checkout gets plain `cargo` in the checkout.
 """
 
 from __future__ import annotations
@@ -45,8 +44,6 @@ cargo keeps no rustc answer at all, rather than read one kept in the checkout's 
 
 # A NamedTuple, not a dataclass: made before cargo starts (see audit.py).
 class CommandSetup(NamedTuple):
-    """How every command of one runner runs: binaries, environment, working directory."""
-
     toolchain: Toolchain | None
     environment: dict[str, str]
     cwd: Path
@@ -83,9 +80,7 @@ def trusted_setup(workdir: Path, trust: TrustContext) -> CommandSetup:
 def isolated_setup(
     workdir: Path, places: TrustContext, *, offline: bool, timeout: float
 ) -> CommandSetup:
-    """The real binaries of the user's toolchain, run from a neutral directory with only the
-    data parts of the checkout's configuration (see the module's docstring); `places` is the
-    run's trust context, derived for the tree that holds `workdir`."""
+    """The real binaries of the user's toolchain, isolated from the checkout (see above)."""
     env = _plain_environment()
     toolchain = resolve_toolchain(workdir, timeout, trust=places)
     rustc = str(toolchain.rustc)

@@ -1,14 +1,8 @@
-"""Finding and reading the cargo configuration files cargo would read, as documents, and the
-settings of them that featcheck passes on: data, never programs.
+"""The cargo configuration files cargo would read, as documents, and their allow-listed
+settings (`allowed_leaves`): data, never programs (see checkout_config.py).
 
-cargo reads `.cargo/config.toml` (and `.cargo/config`, and what they `include`) from its working
-directory upward, after the configuration of CARGO_HOME. A file outside the project (reached by
-`include`) is never quoted in an error, and none is read through a link out of the checkout.
-
-Much of a configuration is data that changes what cargo resolves (`[source]` replacement for
-vendored crates, `[registries]`, `[patch]`, `--cfg` in rustflags), and much of it makes cargo
-run something. Only the keys of the allow-list (`allowed_leaves`) pass, relative paths made
-absolute.
+A file outside the project (reached by `include`) is never quoted in an error, and none is read
+through a link out of the checkout.
 """
 
 from __future__ import annotations
@@ -25,11 +19,11 @@ from featcheck.boundary import (
     read_checkout_file,
 )
 from featcheck.cargo.argv_gate import FEATURE, Argument, GateError, RustflagError, filter_rustflags
+from featcheck.cargo.failures import printable
 from featcheck.cargo.unification import MODE_KEY, MODES, UNSTABLE_KEY
 from featcheck.errors import FeatcheckError
 from featcheck.fileio import MAX_CONFIG_BYTES
 from featcheck.manifest.document import ManifestDocument, parse_document
-from featcheck.noexec.files import printable
 
 if TYPE_CHECKING:
     # The span index (and `dataclasses`) loads only where a file's error needs a line.
@@ -154,13 +148,12 @@ def home_config(cargo_home: Path | None) -> Path | None:
 
 
 def _config_in(workdir: Path, cargo_home: Path | None) -> list[Path]:
-    home_files: list[Path] = []
-    if cargo_home is not None:
-        home_files = [cargo_home / "config", cargo_home / "config.toml"]
+    names = ("config", "config.toml")  # cargo prefers `config` when both exist
+    home_files = [cargo_home / name for name in names] if cargo_home is not None else []
     found: list[Path] = []
     directory = workdir.absolute()
     for candidate in (directory, *directory.parents):
-        for name in ("config", "config.toml"):  # cargo prefers `config` when both exist
+        for name in names:
             file = candidate / ".cargo" / name
             try:
                 if not file.exists():

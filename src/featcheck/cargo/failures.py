@@ -15,8 +15,6 @@ from featcheck.errors import FeatcheckError
 
 
 class FailureKind(enum.Enum):
-    """What a cargo tree/metadata failure means for an audit."""
-
     NO_MATCH = "no-match"
     """The package asked for is not in the graph (exit 101)."""
     AMBIGUOUS = "ambiguous"
@@ -34,8 +32,6 @@ class FailureKind(enum.Enum):
 
 # A NamedTuple, not a dataclass: the runner that reports failures loads before cargo starts.
 class CargoFailure(NamedTuple):
-    """A classified cargo message."""
-
     kind: FailureKind
     summary: str
     """cargo's own reason, on one line."""
@@ -45,14 +41,21 @@ class CargoFailure(NamedTuple):
 _CANDIDATE = re.compile(r"^\s+([A-Za-z_][A-Za-z0-9_-]*@[0-9][^\s]*)\s*$")
 _ERROR_LINE = re.compile(r"^\s*error(\[[^\]]*\])?:\s*(?P<text>.*)$")
 _OS_ERROR = re.compile(r"\(os error \d+\)$")
+CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+_LONGEST_SHOWN = 80
+
+
+def printable(text: object) -> str:
+    """`text` safe for a one-line message: control characters escaped, long text shortened."""
+    shown = CONTROL.sub(lambda m: f"\\u{{{ord(m.group()):x}}}", str(text))
+    if len(shown) > _LONGEST_SHOWN:
+        shown = shown[: _LONGEST_SHOWN - 1] + "…"
+    return shown
 
 
 def summarize(stderr: str) -> str:
-    """cargo's reason for failing on one line: the error, then its place or its last cause.
-
-    Control characters (cargo quotes manifest text, which may hold terminal escapes) are shown
-    escaped, so the line prints as it reads.
-    """
+    """cargo's reason for failing on one line: the error, then its place or its last cause,
+    control characters escaped (cargo quotes manifest text, which may hold terminal escapes)."""
     lines = [line.rstrip() for line in stderr.splitlines() if line.strip()]
     errors = [i for i, line in enumerate(lines) if _ERROR_LINE.match(line)]
     if not errors:
@@ -90,7 +93,6 @@ def _printable(text: str) -> str:
 
 
 def classify(stderr: str) -> CargoFailure:
-    """Classify cargo's stderr (or saved output) into one of the situations an audit handles."""
     lowered = stderr.lower()
     summary = summarize(stderr)
     if "nothing to print" in lowered and "error" not in lowered:
@@ -114,8 +116,7 @@ def classify(stderr: str) -> CargoFailure:
 
 
 def failure_error(what: str, stderr: str) -> FeatcheckError:
-    """The audit's one-line error for a cargo command (`what`) that failed, with a hint where
-    the situation has a known remedy."""
+    """The audit's one-line error for a failed cargo command, with a hint where one helps."""
     failure = classify(stderr)
     hint = ""
     if failure.kind is FailureKind.LOCK_OUTDATED:

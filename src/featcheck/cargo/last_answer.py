@@ -36,50 +36,41 @@ class LastAnswer:
     def __init__(self, file: Path) -> None:
         self.file = file
         self._text: str | None = None
-        self._metadata: Workspace | None = None
+        self.metadata: Workspace | None = None
+        """The kept answer, parsed (None when there is none, or once it did not match)."""
         self._writer: threading.Thread | None = None
 
     @classmethod
     def of_command(cls, cache: Path | None, arguments: Sequence[str]) -> LastAnswer | None:
-        """The kept answer of `cargo ARGUMENTS` (which name the manifest by its absolute path);
-        None without a user cache (or one the checkout could have written)."""
+        """The kept answer of `cargo ARGUMENTS` (which name the manifest by its absolute path)."""
         if cache is None:
             return None
         key = hashlib.sha256("\0".join(arguments).encode("utf-8", "surrogatepass"))
         return cls(cache / "metadata" / f"{key.hexdigest()[:32]}.json")
 
     def read(self) -> None:
-        """Read and parse the kept answer; nothing when there is none, or none usable."""
         with contextlib.suppress(OSError, ValueError, FeatcheckError):
             if self.file.stat().st_size > MAX_BYTES:
                 return
             text = self.file.read_text(encoding="utf-8")
-            self._metadata = parse_metadata(text)
+            self.metadata = parse_metadata(text)
             self._text = text
 
-    @property
-    def metadata(self) -> Workspace | None:
-        """The kept answer, parsed (None when there is none, or once it did not match)."""
-        return self._metadata
-
     def matching(self, text: str) -> Workspace | None:
-        """The parsed answer when cargo printed exactly the kept text; None otherwise (and the
-        kept document is let go)."""
+        """The parsed answer when cargo printed exactly the kept text."""
         if self._text is not None and text == self._text:
-            return self._metadata
-        self._metadata = None
+            return self.metadata
+        self.metadata = None
         return None
 
     def keep(self, text: str) -> None:
-        """Keep `text` for the next audit, unless it is what was kept. Written in the
-        background (the audit goes on meanwhile; `settle()` waits for it), atomically."""
+        """Keep `text` for the next audit, written in the background (`settle()` waits)."""
         if text == self._text or len(text) > MAX_BYTES:
             return
         self._writer = threading.Thread(target=self._write, args=(text,), daemon=True)
         self._writer.start()
 
     def settle(self) -> None:
-        """Wait until what `keep()` writes is written (the process may end right after)."""
         if self._writer is not None:
             self._writer.join()
             self._writer = None

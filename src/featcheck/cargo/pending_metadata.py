@@ -12,13 +12,16 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from featcheck.cargo.process import ProcessOutput, RunningProcess
 from featcheck.errors import FeatcheckError
 
 if TYPE_CHECKING:
+    from featcheck.boundary import TrustContext
     from featcheck.cargo.last_answer import LastAnswer
+    from featcheck.cargo.unification import Unification
+    from featcheck.semantics.cfg import TargetCfg
     from featcheck.workspace.workspace import Workspace
 
 
@@ -45,8 +48,7 @@ class PendingMetadata:
         self._last: LastAnswer | None = None
 
     def read_last_answer(self, open_last: OpenLastAnswer) -> None:
-        """While cargo works: read and parse what it answered at the project's last audit
-        (see last_answer.py), so that the same answer again needs no parsing."""
+        """While cargo works: read and parse what it answered at the project's last audit."""
         if self._last_answer is not None and self._last is None:
             self._last = self._last_answer(open_last)
             if self._last is not None:
@@ -68,14 +70,13 @@ class PendingMetadata:
         )
 
     def result(self, parse: Parse) -> Workspace:
-        """The metadata, once cargo has answered, read by `parse`; its failure as a
-        FeatcheckError."""
+        """The metadata, once cargo has answered, read by `parse`."""
         assert self._answer is not None, "the metadata was taken or cancelled already"
         answer, self._answer = self._answer, None
         return answer(self._last, parse)
 
     def settle(self) -> None:
-        """Wait for the answer to be kept for the next audit (before the process ends)."""
+        """Wait for the answer to be kept for the next audit."""
         if self._last is not None:
             self._last.settle()
 
@@ -116,9 +117,6 @@ def pending_cargo_metadata(
             return early
         return parse_metadata(output.stdout)
 
-    def last_answer(open_last: OpenLastAnswer) -> LastAnswer | None:
-        return open_last(cache, arguments)
-
     verdict: list[bool] = []  # once cargo has answered, compared with the kept answer once
 
     def answered_otherwise(last: LastAnswer | None) -> bool:
@@ -129,4 +127,53 @@ def pending_cargo_metadata(
             verdict.append(last is None or line is None or last.matching(line) is None)
         return verdict[0]
 
-    return PendingMetadata(answer, running.cancel, last_answer, answered_otherwise)
+    return PendingMetadata(
+        answer, running.cancel, lambda open_last: open_last(cache, arguments), answered_otherwise
+    )
+
+
+# Where an audit's workspace comes from: a `MetadataSource`. Two exist: cargo itself
+# (`cargo.runner.CargoRunner`: `cargo metadata`, `rustc --print cfg`), and the files alone
+# (`noexec.source.FileSource`, `--no-exec`), which may return a workspace with gaps
+# (`Workspace.unread`) that goes through the same pipeline. The pipeline speaks to this interface
+# only; what needs cargo itself (a fix confirmed in a copy, the tests' cargo tree oracle) names
+# `CargoRunner`, and a files source never stands in for it. A Protocol, not a base class: this
+# module loads before cargo starts, and neither source inherits anything from the other.
+
+
+class MetadataSource(Protocol):
+    """The workspace model of one checkout and the cfg of the targets it is built for."""
+
+    @property
+    def checkout(self) -> Path:
+        """The root of the tree it reads: no file is read through a link out of it."""
+        ...
+
+    @property
+    def trust(self) -> TrustContext:
+        """The run's trust context, derived for the tree it reads: a runner for a copy of
+        that tree (a fix checked by cargo) gets it derived again, never computed anew."""
+        ...
+
+    def start_metadata(
+        self, manifest_path: Path, *, all_features: bool = False, features: tuple[str, ...] = ()
+    ) -> PendingMetadata:
+        """The workspace of `manifest_path`, on its way while the caller does other work; its
+        resolve holds the optional dependencies `all_features` and `features` turn on."""
+        ...
+
+    def host_triple(self) -> str:
+        """The triple of the machine cargo runs on."""
+        ...
+
+    def host_cfg(self) -> TargetCfg:
+        """The cfg of units built for the host (build scripts, proc-macros)."""
+        ...
+
+    def target_cfg(self, triple: str) -> TargetCfg:
+        """The cfg of units built for `triple`, with the rustflags cargo gives it."""
+        ...
+
+    def unification(self, show: Callable[[Path], str]) -> Unification:
+        """Over which builds cargo unifies features here (cargo/unification.py)."""
+        ...

@@ -51,12 +51,8 @@ def run_process(
     timeout: float,
     what: str,
 ) -> ProcessOutput:
-    """Run one command and wait at most `timeout` seconds for it and everything it started.
-
-    The arguments went through the gate (argv_gate.py) when they were built; they are checked
-    once more here, so that nothing reaches a process as an argument file. On timeout (or
-    Ctrl-C) the whole process group is killed, not only the command itself.
-    """
+    """Run one command (see `start_process`) and wait at most `timeout` seconds for it and
+    everything it started."""
     return start_process(
         executable, arguments, trust=trust, cwd=cwd, env=env, timeout=timeout, what=what
     ).wait()
@@ -79,7 +75,7 @@ def _widen_pipe(process: subprocess.Popen[bytes]) -> None:
 
 
 class RunningProcess:
-    """A started command whose output is collected in the background (see `start_process`)."""
+    """A started command whose output is collected in the background."""
 
     def __init__(
         self,
@@ -149,8 +145,7 @@ class RunningProcess:
         return b"".join(printed), b"".join(complained)
 
     def has_answered(self) -> bool:
-        """Whether its output so far ends a line, or it ended: `stdout_once_a_line_ends`
-        would not wait."""
+        """Whether `stdout_once_a_line_ends` would not wait."""
         return self._line_or_end.is_set()
 
     def stdout_once_a_line_ends(self) -> str | None:
@@ -167,7 +162,6 @@ class RunningProcess:
         return text
 
     def wait(self) -> ProcessOutput:
-        """Its output once it ends; a timeout or Ctrl-C kills its whole process group."""
         try:
             self._reader.join()
         except BaseException:
@@ -231,8 +225,9 @@ def start_process(
     what: str,
     on_stderr: Callable[[bytes], None] | None = None,
 ) -> RunningProcess:
-    """Start one command (checked as `run_process` checks it, see `open_process`) and return
-    at once; `on_stderr` sees its stderr as it comes (POSIX)."""
+    """Start one command and return at once; `on_stderr` sees its stderr as it comes (POSIX).
+    The arguments, built through the gate (argv_gate.py), are checked once more here; on
+    timeout (or Ctrl-C) the whole process group is killed, not only the command itself."""
     if getattr(_refusing, "active", False):
         raise ProcessRefused(what)
     try:
@@ -327,7 +322,6 @@ def _kill_group(process: subprocess.Popen[bytes]) -> None:
 
 
 def _end(process: subprocess.Popen[bytes]) -> None:
-    """Kill the process group, reap the process and close its pipes."""
     _kill_group(process)
     try:
         process.communicate(timeout=5)

@@ -3,8 +3,6 @@
 While cargo downloads, its stderr is a pipe to featcheck, so cargo prints one line per event
 instead of its own progress bar: `Updating crates.io index`, `Downloading crates ...`, one
 `Downloaded NAME vX` per crate and, at the end, `Downloaded 670 crates (96.0 MB) in 10.34s`.
-`DownloadProgress` takes only counts and sizes from them for the progress line; names (the
-lockfile's, so the checkout's) are never shown.
 """
 
 from __future__ import annotations
@@ -43,12 +41,8 @@ TREE_FORMAT = "{p} [{f}]"
 
 
 class CargoRunner:
-    """Runs cargo in one workspace with the user's network and lockfile choices.
-
-    By default nothing the checkout supplies is run (see command_setup.py); `trust_checkout`
-    restores plain `cargo` in the checkout. Every value on a command line passes the gate in
-    argv_gate.py, whoever the caller is.
-    """
+    """Runs cargo in one workspace with the user's network and lockfile choices, nothing the
+    checkout supplies (command_setup.py), every value on a command line through argv_gate.py."""
 
     def __init__(
         self,
@@ -64,7 +58,6 @@ class CargoRunner:
         trust.refuse_outside_tree(workdir)
         self.workdir = workdir
         self.trust = trust
-        """The run's trust context, derived for the tree that holds `workdir`."""
         self.on_progress = on_progress
         """Called with a short text while cargo downloads (`DownloadProgress`, below)."""
         self.offline = offline
@@ -84,8 +77,6 @@ class CargoRunner:
 
     @property
     def checkout(self) -> Path:
-        """The root of the tree cargo reads (the checkout, or a tree made from it): featcheck
-        reads none of its files through a link that leads out of it."""
         return self.trust.root
 
     @property
@@ -99,14 +90,13 @@ class CargoRunner:
 
     def _prepared(self) -> CommandSetup:
         with self._setup_lock:
-            if self._setup is None:
-                self._setup = self._prepare()
+            if self._setup is None and self.trust.trust_checkout:
+                self._setup = trusted_setup(self.workdir, self.trust)
+            elif self._setup is None:
+                self._setup = isolated_setup(
+                    self.workdir, self.trust, offline=self.offline, timeout=self.timeout
+                )
             return self._setup
-
-    def _prepare(self) -> CommandSetup:
-        if self.trust.trust_checkout:
-            return trusted_setup(self.workdir, self.trust)
-        return isolated_setup(self.workdir, self.trust, offline=self.offline, timeout=self.timeout)
 
     def _run(self, program: str, args: Sequence[Argument]) -> ProcessOutput:
         return self._finish(self._start(program, args))
@@ -219,7 +209,6 @@ class CargoRunner:
         return output.stdout
 
     def host_triple(self) -> str:
-        """The host target triple, as the workspace's rustc reports it."""
         with self._lock:
             if self._host is None:
                 self._host = self._version_line("host")
@@ -234,7 +223,7 @@ class CargoRunner:
             return self._version_line("release")
 
     def _version_line(self, name: str) -> str | None:
-        """A line of `rustc -vV`, asked once (the caller holds the lock)."""
+        """A line of `rustc -vV` (the caller holds the lock)."""
         if self._version is None:
             self._version = self._ask_rustc([word("-vV")]).stdout
         for line in self._version.splitlines():
@@ -243,8 +232,7 @@ class CargoRunner:
         return None
 
     def unification(self, show: Callable[[Path], str]) -> Unification:
-        """How cargo unifies features here: the configuration it reads, its environment and
-        its toolchain's channel (cargo/unification.py); `show` names a file in the notes."""
+        """How cargo unifies features here (cargo/unification.py)."""
         setup = self._prepared()
         settings = setup.config.unification
         if settings.mode is None and MODE_VARIABLE not in setup.environment:
@@ -252,9 +240,8 @@ class CargoRunner:
         return decide(settings, setup.environment, self.rustc_release(), show)
 
     def target_cfg(self, triple: str) -> TargetCfg:
-        """cfg values of units built for `triple`, once per target: `rustc --print cfg` with the
-        rustflags cargo gives that target (`--cfg`, `-C target-feature`, ...), as cargo's own
-        target probe asks it."""
+        """`rustc --print cfg` with the rustflags cargo gives `triple`, as cargo's own target
+        probe asks it."""
         with self._lock:
             if triple not in self._cfg_cache:
                 setup = self._prepared()
@@ -273,8 +260,7 @@ class CargoRunner:
             return self._rustc_cfg(host, ())
 
     def _ask_rustc(self, args: list[Argument]) -> ProcessOutput:
-        """rustc's answer to a question that depends only on its binary and the arguments:
-        kept between runs for the real toolchain binaries (see `RustcAnswers`)."""
+        """rustc's answer, kept between runs for the real toolchain binaries (`RustcAnswers`)."""
         setup = self._prepared()
         if setup.toolchain is None:
             return self._run("rustc", args)
@@ -311,7 +297,8 @@ _TOTAL = re.compile(r"Downloaded (\d+) crates? \((\d+(?:\.\d+)? [KMGT]?i?B)\)")
 
 
 class DownloadProgress:
-    """Turns chunks of cargo's stderr into short progress texts for `say`."""
+    """Turns chunks of cargo's stderr into short progress texts for `say` (counts and sizes,
+    never the checkout's names)."""
 
     def __init__(self, say: Callable[[str], None]) -> None:
         self._say = say
@@ -319,7 +306,6 @@ class DownloadProgress:
         self._downloaded = 0
 
     def feed(self, chunk: bytes) -> None:
-        """Read what cargo printed; `say` what changed, once per chunk at most."""
         lines = (self._partial + chunk).split(b"\n")
         self._partial = lines.pop()[-4096:]  # a line still being written (bounded)
         news = ""

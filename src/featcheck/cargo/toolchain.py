@@ -4,8 +4,9 @@ Running `cargo` in someone else's checkout can run their programs before cargo r
 manifest: the rustup proxy obeys the checkout's `rust-toolchain.toml` (a `path` toolchain is
 the checkout's own `bin/cargo`). featcheck therefore reads the toolchain file itself (it is
 data: TOML, or one line naming a channel), refuses a `path` toolchain unless the user trusts the
-checkout, asks rustup for the real binaries of the named toolchain from a neutral directory,
-and runs those binaries directly. Without rustup, the cargo and rustc on PATH are used.
+checkout, asks rustup (from a neutral directory, its settings file read as data where it can
+be) for the real binaries of the named toolchain, and runs those directly. Without rustup, the
+cargo and rustc on PATH are used.
 """
 
 from __future__ import annotations
@@ -69,15 +70,11 @@ def which(name: str) -> str | None:
 
 
 def resolve_toolchain(workdir: Path, timeout: float, *, trust: TrustContext) -> Toolchain:
-    """The real cargo and rustc for auditing `workdir`, without running anything it supplies.
+    """The real cargo and rustc for auditing `workdir`, rustup given `timeout` seconds a call.
 
-    rustup, when asked, gets at most `timeout` seconds per call (--timeout). No program of the
-    checkout or of a tree made from it (`trust`) is run, whether PATH finds it there or it is a
-    toolchain of a rustup home that lies there, and the toolchain files may not link out of
-    the tree.
-
-    Raises FeatcheckError for a `path` toolchain (the checkout's own binaries), a program of
-    the checkout, an invalid toolchain file, or a toolchain that is not installed.
+    No program of the checkout or of a tree made from it (`trust`) is run, whether PATH finds
+    it there or it is a toolchain of a rustup home that lies there, and the toolchain files may
+    not link out of the tree.
     """
     cargo = which("cargo")
     if cargo is None:
@@ -110,8 +107,7 @@ def resolve_toolchain(workdir: Path, timeout: float, *, trust: TrustContext) -> 
 
 
 def _requested_toolchain(workdir: Path, root: Path) -> tuple[ToolchainRequest, RustupSettings]:
-    """The toolchain RUSTUP_TOOLCHAIN names, else the one rustup finds for `workdir`; with
-    rustup's settings where they were read."""
+    """The toolchain RUSTUP_TOOLCHAIN names, else the one rustup finds for `workdir`."""
     pinned = os.environ.get("RUSTUP_TOOLCHAIN")
     if not pinned:
         settings = rustup_settings()
@@ -164,19 +160,13 @@ def _plain_toolchain(cargo: Path) -> Toolchain:
     return Toolchain(cargo, Path(rustc), None, "cargo and rustc on PATH")
 
 
-# Which toolchain a checkout asks for, read as rustup reads it, without running anything.
-#
-# The rustup proxy obeys the checkout's `rust-toolchain.toml` (a `path` toolchain is the
-# checkout's own `bin/cargo`), so featcheck reads the toolchain file itself: it is data, TOML or
-# one line naming a channel.
-
 TOOLCHAIN_FILES = ("rust-toolchain", "rust-toolchain.toml")
 """In the order rustup prefers them when both are in one directory."""
 
 
 # A NamedTuple, not a dataclass: made before cargo starts (see audit.py).
 class ToolchainRequest(NamedTuple):
-    """What selects the toolchain for a directory, as rustup would find it."""
+    """What selects the toolchain for a directory."""
 
     name: str | None
     """A toolchain name (channel or custom name); None means rustup's default."""
@@ -198,21 +188,14 @@ def _line_of(text: str, key: str) -> int:
 
 
 def parse_toolchain_file(path: Path, root: Path | None = None) -> ToolchainRequest:
-    """Read a `rust-toolchain` or `rust-toolchain.toml` file the way rustup does, as data.
-
-    A one-line `rust-toolchain` is a legacy channel name; anything else is TOML with a
-    `[toolchain]` table holding `channel` or `path`. One inside the checkout `root` that links
-    out of it is refused (boundary.py).
-    """
+    """Read a toolchain file as rustup does: a one-line `rust-toolchain` is a legacy channel
+    name; anything else is TOML with a `[toolchain]` table holding `channel` or `path`."""
     text = decode_text(read_checkout_file(path, "toolchain file", MAX_CONFIG_BYTES, root), path)
     why = f"{path.name} in {path.parent}"
-    if path.name == "rust-toolchain" and len(text.splitlines()) == 1:
-        legacy = text.strip()
-        if not legacy:
-            raise FeatcheckError("empty toolchain file", path=path, line=1)
-        return ToolchainRequest(_checked_name(legacy, path, 1), origin=path, line=1, why=why)
     if not text.strip():
         raise FeatcheckError("empty toolchain file", path=path, line=1)
+    if path.name == "rust-toolchain" and len(text.splitlines()) == 1:
+        return ToolchainRequest(_checked_name(text.strip(), path, 1), origin=path, line=1, why=why)
     document = parse_text(path, text).data
     table = document.get("toolchain")
     if not isinstance(table, dict):
@@ -247,11 +230,8 @@ def _checked_name(name: str, origin: Path, line: int) -> str:
 def find_toolchain_request(
     start: Path, overrides: Mapping[Path, str], root: Path | None = None
 ) -> ToolchainRequest:
-    """The nearest directory override or toolchain file from `start` upward, as rustup finds it.
-
-    At each directory rustup checks its own `rustup override set` entries first, then
-    `rust-toolchain`, then `rust-toolchain.toml`; the first hit decides.
-    """
+    """The nearest directory override or toolchain file from `start` upward: at each
+    directory rustup checks its overrides, then `rust-toolchain`, then `rust-toolchain.toml`."""
     directory = start.absolute()
     with contextlib.suppress(OSError):
         directory = directory.resolve()
@@ -272,12 +252,6 @@ def find_toolchain_request(
     return ToolchainRequest(None)
 
 
-# Asking rustup, the user's own program, for the real binaries of a named toolchain.
-#
-# rustup runs from a neutral directory (where no checkout's toolchain file applies), and its
-# settings file is read as data where it can be: each rustup start is waited for.
-
-
 def rustup_home() -> Path:
     home = os.environ.get("RUSTUP_HOME")
     return Path(home) if home else Path.home() / ".rustup"
@@ -285,8 +259,6 @@ def rustup_home() -> Path:
 
 # A NamedTuple, not a dataclass: made before cargo starts (see audit.py).
 class RustupSettings(NamedTuple):
-    """What RUSTUP_HOME/settings.toml (the user's own) says."""
-
     overrides: dict[Path, str]
     """`rustup override set` entries."""
     default: str | None
@@ -294,7 +266,7 @@ class RustupSettings(NamedTuple):
 
 
 def rustup_settings() -> RustupSettings:
-    """RUSTUP_HOME/settings.toml, read as data (absent or unreadable: nothing is known)."""
+    """The user's RUSTUP_HOME/settings.toml (absent or unreadable: nothing is known)."""
     settings = rustup_home() / "settings.toml"
     try:
         text = read_regular_file(settings, "rustup settings file", MAX_CONFIG_BYTES).decode()
@@ -324,7 +296,6 @@ def is_rustup_proxy(cargo: str, rustup: str | None) -> bool:
 def _start_rustup(
     rustup: str, trust: TrustContext, timeout: float, *args: Argument
 ) -> RunningProcess:
-    """rustup (the user's own program), started from a neutral directory."""
     env = {k: v for k, v in os.environ.items() if k != "RUSTUP_TOOLCHAIN"}
     return start_process(
         rustup,
@@ -338,7 +309,6 @@ def _start_rustup(
 
 
 def _answer(running: RunningProcess) -> str:
-    """What rustup printed once it ended; a RustupError with its complaint where it failed."""
     done = running.wait()
     if done.returncode != 0:
         message = done.stderr.strip().splitlines()

@@ -30,7 +30,7 @@ _FEATURELESS_NODE = re.compile(r"^(?P<name>[A-Za-z_][A-Za-z0-9_-]*) v(?P<version
 
 
 class TreeTextError(ValueError):
-    """The text is not `cargo tree -f '{p} [{f}]'` output; the message says what was found."""
+    """The text is not `cargo tree -f '{p} [{f}]'` output."""
 
     def __init__(self, message: str, line: int | None = None) -> None:
         super().__init__(message)
@@ -39,7 +39,7 @@ class TreeTextError(ValueError):
 
 @dataclass
 class ParsedTree:
-    """A graph read from tree text plus what the text revealed about how it was printed."""
+    """A graph read from tree text, and how it was printed."""
 
     graph: DependencyGraph
     inverted: bool
@@ -62,6 +62,8 @@ class _Line:
     node: Node
     repeated: bool
     section_kind: str | None
+    parent: int | None = None
+    """Position of the line printed above it, one level up (None for a root)."""
 
 
 def _split_suffixes(text: str) -> list[str]:
@@ -159,7 +161,7 @@ def _read_lines(text: str) -> tuple[list[_Line | None], bool, str]:
 
 
 def parse_tree_text(text: str) -> ParsedTree:
-    """Parse `cargo tree -f '{p} [{f}]'` output in any prefix style; raises TreeTextError."""
+    """Parse `cargo tree -f '{p} [{f}]'` output in any prefix style."""
     lines, saw_sections, prefix_style = _read_lines(text)
     node_lines = [line for line in lines if line is not None]
     if not node_lines:
@@ -174,9 +176,9 @@ def parse_tree_text(text: str) -> ParsedTree:
         return ParsedTree(graph, inverted, False, saw_sections, [node_lines[0].node])
 
     printed = _printed_tree(node_lines)
-    inverted = not printed[0].line.node.package.is_local
+    inverted = not printed[0].node.package.is_local
     sides = _sides_up(printed) if inverted else _sides_down(printed)
-    nodes = [_on_side(p.line.node, sides is not None and sides[i]) for i, p in enumerate(printed)]
+    nodes = [_on_side(p.node, sides is not None and sides[i]) for i, p in enumerate(printed)]
     roots: list[Node] = []
     for node, entry in zip(nodes, printed, strict=True):
         graph.add_node(node)
@@ -194,16 +196,9 @@ def parse_tree_text(text: str) -> ParsedTree:
     return ParsedTree(graph, inverted, True, saw_sections, roots, sides is None)
 
 
-@dataclass
-class _Printed:
-    line: _Line
-    parent: int | None
-    """Position of the line printed above it, one level up (None for a root)."""
-
-
-def _printed_tree(node_lines: list[_Line]) -> list[_Printed]:
+def _printed_tree(node_lines: list[_Line]) -> list[_Line]:
     """The lines that draw normal edges, each with its parent line."""
-    printed: list[_Printed] = []
+    printed: list[_Line] = []
     stack: list[int] = []
     skipped_below: int | None = None  # depth of a dev/build subtree being skipped
     for line in node_lines:
@@ -217,7 +212,8 @@ def _printed_tree(node_lines: list[_Line]) -> list[_Printed]:
         del stack[line.depth :]
         if line.depth > len(stack):
             raise TreeTextError("the tree's indentation skips a level", line.number)
-        printed.append(_Printed(line, stack[-1] if stack else None))
+        line.parent = stack[-1] if stack else None
+        printed.append(line)
         stack.append(len(printed) - 1)
     return printed
 
@@ -234,22 +230,22 @@ def _on_side(node: Node, host: bool) -> Node:
 # units (None), as cargo printed them.
 
 
-def _sides_down(printed: list[_Printed]) -> list[bool] | None:
+def _sides_down(printed: list[_Line]) -> list[bool] | None:
     """A tree printed from the member down: a line is on the host under a proc-macro."""
     sides: list[bool] = []
     full: dict[Node, set[bool]] = {}
     for line in printed:
-        node = line.line.node
+        node = line.node
         host = node.proc_macro or (line.parent is not None and sides[line.parent])
         sides.append(host)
-        if not line.line.repeated:
+        if not line.repeated:
             full.setdefault(node, set()).add(host)
         elif host not in full.get(node, {host}):
             return None
     return sides
 
 
-def _sides_up(printed: list[_Printed]) -> list[bool] | None:
+def _sides_up(printed: list[_Line]) -> list[bool] | None:
     """A tree printed from the crate up (`-i`), where children are dependents: a unit is on
     the host when it is a proc-macro or a host unit depends on it (host units depend on host
     units only); a dependent that is not drawn further is a member, on the target side, or a
@@ -263,8 +259,8 @@ def _sides_up(printed: list[_Printed]) -> list[bool] | None:
             end[parent] = max(end[parent], end[position])
     sides: list[bool] = [False] * len(printed)
     full: dict[Node, set[bool]] = {}
-    for position in sorted(range(len(printed)), key=lambda i: (end[i], -printed[i].line.depth)):
-        line = printed[position].line
+    for position in sorted(range(len(printed)), key=lambda i: (end[i], -printed[i].depth)):
+        line = printed[position]
         below = {sides[child] for child in children[position]}
         if line.repeated and not below:
             # Either side it was printed on before; target where both were (rare: a unit

@@ -15,7 +15,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import NamedTuple
+from typing import NamedTuple, TypeVar
+
+T = TypeVar("T")
 
 MODE_KEY = ("resolver", "feature-unification")
 UNSTABLE_KEY = ("unstable", "feature-unification")
@@ -26,13 +28,13 @@ UNSTABLE_VARIABLE = "CARGO_UNSTABLE_FEATURE_UNIFICATION"
 
 
 class UnificationSettings(NamedTuple):
-    """What the cargo configuration files say, each value with the file that set it last."""
+    """What the configuration files say, each value with the file that set it last."""
 
     mode: tuple[str, Path] | None = None
     unstable: tuple[bool, Path] | None = None
 
     def taking(self, key: tuple[str, ...], value: object, file: Path) -> UnificationSettings:
-        """These settings after a later file sets `key` (any other key changes nothing)."""
+        """These settings after a later file sets `key`."""
         if key == MODE_KEY and isinstance(value, str):
             return self._replace(mode=(value, file))
         if key == UNSTABLE_KEY and isinstance(value, bool):
@@ -41,8 +43,6 @@ class UnificationSettings(NamedTuple):
 
 
 class Unification(NamedTuple):
-    """How an audit unifies features, and what it says about it."""
-
     workspace: bool = False
     """Every member's build gets the features of all members' builds (cargo's `workspace`)."""
     finding_note: str | None = None
@@ -67,15 +67,19 @@ def decide(
     release: str | None,
     show: Callable[[Path], str],
 ) -> Unification:
-    """The unification cargo applies with these settings and environment, its toolchain's
-    `rustc -vV` release being `release` (None: not known, no process was run). `show` names a
-    configuration file as the notes show it. `selected` and `package` resolve `-p MEMBER` for
-    that member alone, honoured or not: only `workspace` changes a build."""
-    mode, where = _mode(settings, environment, show)
+    """The unification cargo applies, its toolchain's `rustc -vV` release being `release`
+    (None: no process was run). `show` names a configuration file as the notes show it."""
+    mode, where = _setting(MODE_VARIABLE, str, settings.mode, environment, show)
     if mode != "workspace":
         return PER_MEMBER
     asked = f'resolver.feature-unification = "workspace" in {where}'
-    unstable, unstable_where = _unstable(settings, environment, show)
+    unstable, unstable_where = _setting(
+        UNSTABLE_VARIABLE,
+        lambda value: value.strip() == "true",
+        settings.unstable,
+        environment,
+        show,
+    )
     if release is None:
         return Unification(
             result_note=f"{asked} is not applied: --no-exec runs no toolchain to learn whether "
@@ -97,23 +101,16 @@ def decide(
     return Unification(result_note=note)
 
 
-def _mode(
-    settings: UnificationSettings, environment: Mapping[str, str], show: Callable[[Path], str]
-) -> tuple[str | None, str]:
-    if MODE_VARIABLE in environment:
-        return environment[MODE_VARIABLE], MODE_VARIABLE
-    if settings.mode is None:
+def _setting(
+    variable: str,
+    read: Callable[[str], T],
+    kept: tuple[T, Path] | None,
+    environment: Mapping[str, str],
+    show: Callable[[Path], str],
+) -> tuple[T | None, str]:
+    """The value `variable` sets (as `read` reads it), else the files' `kept` one, and where."""
+    if variable in environment:
+        return read(environment[variable]), variable
+    if kept is None:
         return None, ""
-    value, file = settings.mode
-    return value, show(file)
-
-
-def _unstable(
-    settings: UnificationSettings, environment: Mapping[str, str], show: Callable[[Path], str]
-) -> tuple[bool | None, str]:
-    if UNSTABLE_VARIABLE in environment:
-        return environment[UNSTABLE_VARIABLE].strip() == "true", UNSTABLE_VARIABLE
-    if settings.unstable is None:
-        return None, ""
-    value, file = settings.unstable
-    return value, show(file)
+    return kept[0], show(kept[1])

@@ -16,22 +16,15 @@ from pathlib import Path
 from typing import Any, TypeGuard
 
 from featcheck.boundary import read_checkout_file
+from featcheck.cargo.failures import CONTROL, printable
+from featcheck.deadline import NO_DEADLINE, READING, READING_HINT, Deadline
 from featcheck.errors import FeatcheckError
-from featcheck.fileio import MAX_MANIFEST_BYTES, decode_text
+from featcheck.fileio import MAX_LOCKFILE_BYTES, MAX_MANIFEST_BYTES, decode_text
 from featcheck.manifest.document import parse_document
+from featcheck.semantics.semver import number_error
 from featcheck.toml_read import toml_data
 
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 _PACKAGE_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_-]*")
-_LONGEST_SHOWN = 80
-
-
-def printable(text: object) -> str:
-    """`text` safe for a one-line message: control characters escaped, long text shortened."""
-    shown = _CONTROL.sub(lambda m: f"\\u{{{ord(m.group()):x}}}", str(text))
-    if len(shown) > _LONGEST_SHOWN:
-        shown = shown[: _LONGEST_SHOWN - 1] + "…"
-    return shown
 
 
 def valid_package_name(name: object) -> TypeGuard[str]:
@@ -41,7 +34,7 @@ def valid_package_name(name: object) -> TypeGuard[str]:
 
 def has_control(text: str) -> bool:
     """Whether `text` holds control characters (cargo refuses them in names and features)."""
-    return _CONTROL.search(text) is not None
+    return CONTROL.search(text) is not None
 
 
 class ReadScope:
@@ -92,3 +85,151 @@ def table(value: Any) -> Mapping[str, Any]:
 def shape_error(path: Path, error: Exception) -> FeatcheckError:
     """A manifest whose values have the wrong types, as one line."""
     return FeatcheckError(f"unexpected manifest content ({printable(error)})", path=path)
+
+
+# Reading Cargo.lock for `--no-exec`: the `[[package]]` entries, checked.
+#
+# A lockfile is hundreds of `[[package]]` tables in the one layout cargo writes; parsing it with
+# the general TOML parser was a tenth of a --no-exec audit. `_cargo_layout` reads exactly that
+# layout, line by line, and gives up (None) at the first line outside it — a comment after a
+# value, an escape in a string, a one-line array, any other table — so the general parser then
+# reads the file, with its own error for invalid TOML. Every line it accepts is TOML whose value
+# it knows exactly, so both readers give the same data.
+
+_STRING = r'"([^"\\\x00-\x08\x0a-\x1f\x7f]*)"'
+_KEY_STRING = re.compile(rf"([A-Za-z0-9_-]+)[ \t]*=[ \t]*{_STRING}[ \t]*")
+_KEY_ARRAY_START = re.compile(r"([A-Za-z0-9_-]+)[ \t]*=[ \t]*\[[ \t]*")
+_ARRAY_ITEM = re.compile(rf"[ \t]*{_STRING}[ \t]*,[ \t]*")
+_ARRAY_END = re.compile(r"[ \t]*\][ \t]*")
+# A longer lockfile version is left to the general parser (which reads a number of any length).
+_TOP_VERSION = re.compile(r"version[ \t]*=[ \t]*(0|[1-9][0-9]{0,8})[ \t]*")
+_PACKAGE_HEADER = re.compile(r"\[\[package\]\][ \t]*")
+
+
+_CHECK_EVERY = 4096
+"""Lines read between two looks at the deadline (each look costs a clock read)."""
+
+
+def _cargo_layout(text: str, deadline: Deadline = NO_DEADLINE) -> dict[str, Any] | None:
+    """The TOML data of `text` when it is laid out as cargo writes Cargo.lock, else None."""
+    document: dict[str, Any] = {}
+    packages: list[dict[str, Any]] = []
+    current: dict[str, Any] | None = None
+    lines = text.split("\n")
+    count = len(lines)
+    index = 0
+    while index < count:
+        if index % _CHECK_EVERY == 0:
+            deadline.check(READING, READING_HINT)
+        line = lines[index]
+        index += 1
+        if line.endswith("\r"):
+            line = line[:-1]
+        if not line.strip(" \t"):
+            continue
+        if line[0] == "#":
+            if any(c in line for c in "\r\x7f") or any(c < " " and c != "\t" for c in line):
+                return None  # a control character TOML refuses in a comment
+            continue
+        if line[0] == "[":
+            if _PACKAGE_HEADER.fullmatch(line) is None:
+                return None
+            current = {}
+            packages.append(current)
+            continue
+        if current is None:
+            top = _TOP_VERSION.fullmatch(line)
+            if top is None or "version" in document:
+                return None
+            document["version"] = int(top.group(1))
+            continue
+        pair = _KEY_STRING.fullmatch(line)
+        if pair is not None:
+            key, value = pair.group(1), pair.group(2)
+        else:
+            start = _KEY_ARRAY_START.fullmatch(line)
+            if start is None:
+                return None
+            key, items = start.group(1), []
+            while True:
+                if index >= count:
+                    return None
+                line = lines[index].removesuffix("\r")
+                index += 1
+                item = _ARRAY_ITEM.fullmatch(line)
+                if item is not None:
+                    items.append(item.group(1))
+                elif _ARRAY_END.fullmatch(line) is not None:
+                    break
+                else:
+                    return None
+            value = items
+        if key in current:
+            return None  # a duplicate key: invalid, the general parser says where
+        current[key] = value
+    if packages:
+        document["package"] = packages
+    return document
+
+
+def lock_entries(
+    lock_path: Path, checkout: Path | None = None, deadline: Deadline = NO_DEADLINE
+) -> list[dict[str, Any]]:
+    """The `[[package]]` entries of Cargo.lock, each with a valid name, a version, and
+    string `source` and `dependencies` where present; one line naming the file otherwise
+    (also where it links out of `checkout`: boundary.py). Read within `deadline`: the
+    general parsers' one long call is held to it by the audit's alarm (deadline.py)."""
+    raw = read_checkout_file(lock_path, "Cargo.lock", MAX_LOCKFILE_BYTES, checkout)
+    text = decode_text(raw, lock_path)
+    data = _cargo_layout(text, deadline)
+    if data is None:
+        try:
+            deadline.check(READING, READING_HINT)
+            data = toml_data(text)
+        except ValueError:
+            deadline.check(READING, READING_HINT)
+            data = parse_document(lock_path, raw).data  # the one-line error with its position
+    packages = data.get("package", [])
+    entries: list[dict[str, Any]] = []
+    if not isinstance(packages, list):
+        raise FeatcheckError("`package` must be an array of tables", path=lock_path)
+    for entry in packages:
+        deadline.check(READING, READING_HINT)
+        ok = (
+            isinstance(entry, Mapping)
+            and valid_package_name(entry.get("name"))
+            and isinstance(entry.get("version"), str)
+            and isinstance(entry.get("source", ""), str)
+            and isinstance(entry.get("dependencies", []), list)
+            and all(isinstance(d, str) for d in entry.get("dependencies", []))
+        )
+        if not ok:
+            shown = printable(entry.get("name")) if isinstance(entry, Mapping) else "?"
+            raise FeatcheckError(f"invalid [[package]] entry `{shown}`", path=lock_path)
+        problem = _entry_problem(entry)
+        if problem is not None:
+            shown = printable(entry["name"])
+            raise FeatcheckError(f"invalid [[package]] entry `{shown}`: {problem}", path=lock_path)
+        entries.append(dict(entry))
+    return entries
+
+
+_FILE_NAME_BYTES = 255
+"""The longest file name Linux, macOS and Windows file systems take."""
+
+
+def _entry_problem(entry: Mapping[str, Any]) -> str | None:
+    """What cargo could not do with a checked entry: hold its version numbers, or store a
+    registry package of that name and version (as `NAME-VERSION.crate`)."""
+    version = entry["version"]
+    problem = number_error(version)
+    if problem is not None:
+        return problem
+    registry = str(entry.get("source", "")).startswith(("registry+", "sparse+"))
+    archive = f"{entry['name']}-{version}.crate"
+    if registry and len(archive.encode("utf-8")) > _FILE_NAME_BYTES:
+        return (
+            f"a registry package's name and version ({len(archive)} characters as a .crate "
+            f"file) do not fit in a file name ({_FILE_NAME_BYTES} bytes)"
+        )
+    return None

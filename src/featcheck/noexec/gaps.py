@@ -13,11 +13,11 @@ clean verdict holds only if no crate a rule checks lies there.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from featcheck.cargo.failures import printable
 from featcheck.graph import DependencyGraph, Node
-from featcheck.noexec.files import printable
 from featcheck.noexec.metadata import FilePackages
 from featcheck.report import BuildGap
 from featcheck.rules import Rule
@@ -47,7 +47,7 @@ class BuildReach:
 
 
 class Completeness:
-    """Answers, per build, what the unread packages of a --no-exec audit may change."""
+    """What the unread packages of a --no-exec audit may change, per build."""
 
     def __init__(self, metadata: Workspace, resolver: int) -> None:
         self.unread = dict(metadata.unread)
@@ -99,8 +99,7 @@ class Completeness:
         return BuildReach(frozenset(self.refs[i] for i in active), uncertain, gap)
 
     def unread_note(self) -> str | None:
-        """For a complete audit that still left packages unread: how many, and why it does
-        not matter (no audited build reaches them, or nothing a rule checks lies below)."""
+        """For a complete audit that still left packages unread: how many, and why."""
         if not self.unread:
             return None
         reasons = "; ".join(sorted(set(self.unread.values())))
@@ -122,17 +121,15 @@ def _watched(rules: Iterable[Rule]) -> frozenset[str]:
 
 
 def gap_notes(gaps: Iterable[BuildGap]) -> list[str]:
-    """One note per distinct set of unread packages, naming the builds and the crates."""
+    """One note per distinct set of unread packages."""
     grouped: dict[tuple[tuple[str, ...], tuple[str, ...]], list[str]] = {}
     for gap in gaps:
         grouped.setdefault((gap.unread, gap.reasons), []).append(f"{gap.member} ({gap.target})")
     notes: list[str] = []
     for (unread, reasons), builds in grouped.items():
-        shown = ", ".join(printable(u) for u in unread[:10])
-        if len(unread) > 10:
-            shown += f" and {len(unread) - 10} more"
         notes.append(
-            f"incomplete audit: --no-exec could not read {shown} ({'; '.join(reasons)}), and "
+            f"incomplete audit: --no-exec could not read {_some(unread, 10)} "
+            f"({'; '.join(reasons)}), and "
             f"the verdict for {', '.join(printable(b) for b in builds)} depends on them; "
             "run `cargo fetch` once (or drop --no-exec) for a complete audit"
         )
@@ -142,13 +139,15 @@ def gap_notes(gaps: Iterable[BuildGap]) -> list[str]:
 def summary_line(gaps: Iterable[BuildGap]) -> str:
     """One line for stderr: the audit is incomplete, and why."""
     listed = list(gaps)
-    unread = sorted({u for g in listed for u in g.unread})
-    shown = ", ".join(printable(u) for u in unread[:5]) + (
-        f" and {len(unread) - 5} more" if len(unread) > 5 else ""
-    )
+    shown = _some(sorted({u for g in listed for u in g.unread}), 5)
     builds = len({(g.member, g.target) for g in listed})
     return (
         f"incomplete audit: {plural(builds, 'build')} {'depends' if builds == 1 else 'depend'} "
         "on packages --no-exec could not read "
         f"({shown}); run `cargo fetch` once, or drop --no-exec"
     )
+
+
+def _some(unread: Sequence[str], most: int) -> str:
+    shown = ", ".join(printable(u) for u in unread[:most])
+    return shown + (f" and {len(unread) - most} more" if len(unread) > most else "")

@@ -20,16 +20,16 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from featcheck.boundary import TrustContext
+from featcheck.cargo.failures import printable
 from featcheck.deadline import NO_DEADLINE, READING, READING_HINT, Deadline
 from featcheck.errors import FeatcheckError
-from featcheck.noexec.files import is_manifest, printable
-from featcheck.noexec.lock_reader import lock_entries
+from featcheck.noexec.files import is_manifest, lock_entries
 from featcheck.noexec.packages import PackageManifest, path_id
 from featcheck.noexec.path_packages import PathPackages, refuse_cycles, walk_path_packages
 from featcheck.noexec.registry import Registry
@@ -54,32 +54,25 @@ GIT = "a git dependency, which --no-exec does not read"
 NOT_FOUND = "a path package no manifest leads to"
 
 
-def _lock_target(entry: str, by_name: Mapping[str, list[dict[str, Any]]]) -> dict[str, Any] | None:
+def _lock_targets(lock: list[dict[str, Any]]) -> Callable[[str], dict[str, Any] | None]:
     """The lock package a `dependencies` entry (`name`, `name version`, `name version (src)`)
-    names."""
-    parts = entry.split(" ", 2)
-    candidates = by_name.get(parts[0], [])
-    if len(parts) > 1:
-        candidates = [c for c in candidates if c["version"] == parts[1]]
-    if len(parts) > 2:
-        source = parts[2].strip("()")
-        candidates = [c for c in candidates if c.get("source") == source] or candidates
-    return candidates[0] if candidates else None
+    names, found once for each distinct entry (most repeat many times)."""
+    by_name: dict[str, list[dict[str, Any]]] = {}
+    for entry in lock:
+        by_name.setdefault(str(entry["name"]), []).append(entry)
 
+    @functools.cache
+    def lock_target(entry: str) -> dict[str, Any] | None:
+        parts = entry.split(" ", 2)
+        candidates = by_name.get(parts[0], [])
+        if len(parts) > 1:
+            candidates = [c for c in candidates if c["version"] == parts[1]]
+        if len(parts) > 2:
+            source = parts[2].strip("()")
+            candidates = [c for c in candidates if c.get("source") == source] or candidates
+        return candidates[0] if candidates else None
 
-class _LockTargets:
-    """`_lock_target` for each distinct `dependencies` entry once (most repeat many times)."""
-
-    def __init__(self, lock: list[dict[str, Any]]) -> None:
-        self.by_name: dict[str, list[dict[str, Any]]] = {}
-        for entry in lock:
-            self.by_name.setdefault(str(entry["name"]), []).append(entry)
-        self.found: dict[str, dict[str, Any] | None] = {}
-
-    def __call__(self, entry: str) -> dict[str, Any] | None:
-        if entry not in self.found:
-            self.found[entry] = _lock_target(entry, self.by_name)
-        return self.found[entry]
+    return lock_target
 
 
 def _stale(package: str, dependency: str, lock_path: Path) -> FeatcheckError:
@@ -94,8 +87,7 @@ def build_metadata(
     manifest: Path, trust: TrustContext, deadline: Deadline = NO_DEADLINE
 ) -> Workspace:
     """The workspace of `manifest`, from files only, none of them read through a link out of
-    the tree of the run's trust context, nor from a cargo home inside it, each loop over its
-    packages within `deadline`."""
+    the tree of the run's trust context, nor from a cargo home inside it."""
     layout = discover_workspace(manifest, trust.root)
     lock_path = layout.root / "Cargo.lock"
     if not is_manifest(lock_path, what="Cargo.lock"):
@@ -110,8 +102,8 @@ def build_metadata(
     _read_packages(read, paths, layout, Registry(layout, trust, audited))
     packages = FilePackages(read, set(paths.members))
     member_ids = tuple(path_id(d, paths.read[d].name, paths.read[d].version) for d in paths.members)
-    resolve_root = None
-    if audited in paths.read and isinstance(paths.read[audited].data.get("package"), Mapping):
+    resolve_root = None  # a virtual manifest (every manifest read has a [package] table)
+    if audited in paths.read:
         resolve_root = path_id(audited, paths.read[audited].name, paths.read[audited].version)
     return Workspace(layout.root, packages, packages.by_id, member_ids, resolve_root, read.unread)
 
@@ -130,8 +122,6 @@ def _audited_directory(manifest: Path, root: Path, paths: PathPackages) -> Path:
 
 @dataclass
 class _LockRead:
-    """The lockfile's packages, as they are read."""
-
     lock: list[dict[str, Any]]
     lock_path: Path
     deadline: Deadline
@@ -214,7 +204,7 @@ class FilePackages(PackageTable):
             for i, p in enumerate(self.listed)
             if p.source is None and Path(p.manifest_path).parent in member_dirs
         }
-        lock_target = _LockTargets(read.lock)
+        lock_target = _lock_targets(read.lock)
         position_of = {id(entry): self.by_id[listed.id] for entry, listed, _ in read.packages}
         self._lock_targets: list[list[int]] = []
         for position, (entry, listed, found) in enumerate(last.values()):
@@ -281,7 +271,6 @@ class FilePackages(PackageTable):
         return manifest.targets
 
     def resolved_dependencies(self) -> dict[str, tuple[str, ...]]:
-        """The ids each package of Cargo.lock depends on, on any target and of any kind."""
         return {
             package.id: tuple(self.listed[t].id for t in self._dependencies(position))
             for position, package in enumerate(self.listed)

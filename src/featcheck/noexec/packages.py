@@ -1,7 +1,7 @@
 """One package manifest, read: declarations (with `[workspace.dependencies]` inheritance and
 `[target.X]` tables), feature table (implicit features of optional dependencies included), build
-targets, edition. Declarations and targets keep the entries of `cargo metadata`'s package: the
-form the manifest cache stores (registry.py), read into the model by `workspace.table`.
+targets, edition, as `cargo metadata`'s package entry holds them (`FilePackages.document` and
+`featureset.member_selection` read that form).
 
 What cargo refuses in a manifest — a wrong type, a package or dependency name it would not
 accept, a control character in a feature, a `[target.X]` key that is neither a target name nor a
@@ -12,14 +12,13 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 from urllib.parse import quote
 
 from featcheck.errors import FeatcheckError
-from featcheck.noexec.crate_targets import DirectoryFiles, PackageFiles, crate_targets
 from featcheck.noexec.files import (
     has_control,
     load_toml,
@@ -27,9 +26,10 @@ from featcheck.noexec.files import (
     table,
     valid_package_name,
 )
-from featcheck.noexec.targets import builtin_cfg
 from featcheck.noexec.workspace import WorkspaceLayout
+from featcheck.semantics.cfg import TargetCfg
 from featcheck.semantics.semver import number_error
+from featcheck.workspace.model import extern_name
 
 _TARGET_NAME = re.compile(r"[A-Za-z0-9_.-]+")
 CRATES_IO = "registry+https://github.com/rust-lang/crates.io-index"
@@ -66,10 +66,10 @@ def _strings(value: Any, what: str) -> list[str]:
 
 def _platform(key: str) -> str:
     """A `[target.KEY]` key as cargo accepts it: a target name or a cfg expression that
-    parses (checked against any cfg table: only the syntax matters here)."""
+    parses (checked against an empty cfg table: only the syntax matters here)."""
     if key.startswith("cfg("):
         try:
-            builtin_cfg("x86_64-unknown-linux-gnu").applies(key)
+            TargetCfg("", frozenset(), frozenset()).applies(key)
         except ValueError as error:
             raise ValueError(f"invalid cfg expression `{key}` ({error})") from None
     elif _TARGET_NAME.fullmatch(key) is None:
@@ -129,7 +129,6 @@ def _declaration(
         "uses_default_features": uses_default is not False,
         "features": _strings(spec.get("features"), f"features of {key}"),
         "target": target,
-        "registry": None,
         "path": full_path,
     }
 
@@ -176,7 +175,6 @@ class PackageManifest:
     """One package manifest that was read."""
 
     path: Path
-    data: Mapping[str, Any]
     name: str
     version: str
     declarations: list[dict[str, Any]]
@@ -185,7 +183,7 @@ class PackageManifest:
     edition: str
 
     def distilled(self) -> dict[str, Any]:
-        """What the package data needs of a registry manifest (see `noexec.registry`)."""
+        """What the manifest cache keeps (see `noexec.registry`)."""
         return {
             "name": self.name,
             "version": self.version,
@@ -197,10 +195,8 @@ class PackageManifest:
 
     @classmethod
     def from_distilled(cls, path: Path, kept: dict[str, Any]) -> PackageManifest:
-        """The manifest as `distilled` kept it."""
         return cls(
             path,
-            {},
             kept["name"],
             kept["version"],
             kept["dependencies"],
@@ -218,8 +214,7 @@ def read_package(
     data: Mapping[str, Any] | None = None,
     files: PackageFiles | None = None,
 ) -> PackageManifest:
-    """A package manifest (read from `manifest` unless its `data` and `files` are given);
-    wrong shapes become a FeatcheckError naming the file."""
+    """A package manifest (read from `manifest` unless its `data` and `files` are given)."""
     if data is None:
         data = (
             layout.root_data
@@ -242,12 +237,10 @@ def read_package(
         declarations = _declarations(data, manifest.parent, layout.root, root_data)
         _check_numbers(manifest, version, declarations)
         features = _features(data, declarations)
-        targets = crate_targets(data, files, name)
+        targets = _crate_targets(data, files, name)
         edition = _package_field(package, "edition", root_data)
         edition = edition if isinstance(edition, str) else "2015"
-        return PackageManifest(
-            manifest, data, name, version, declarations, features, targets, edition
-        )
+        return PackageManifest(manifest, name, version, declarations, features, targets, edition)
     except (TypeError, ValueError, AttributeError, OSError) as error:
         raise shape_error(manifest, error) from None
 
@@ -262,3 +255,100 @@ def _check_numbers(manifest: Path, version: str, declarations: list[dict[str, An
             problem = None if found is None else f"failed to parse {what}: {found}"
     if problem is not None:
         raise FeatcheckError(problem, path=manifest)
+
+
+# A package's build targets as `cargo metadata` lists them (kinds and names): lib, bins
+# (explicit and auto-discovered), the build script. cargo discovers binaries at `src/main.rs`,
+# `src/bin/NAME.rs` and `src/bin/NAME/main.rs` unless `autobins = false`; an explicit `[[bin]]`
+# without `path` is looked for at the same places. Only the kinds matter to the audit (a package
+# with a bin, cdylib or staticlib is a final artifact), so examples, tests and benches are left
+# out. The files are looked up in a directory or in the listing of a `.crate` archive.
+
+
+class PackageFiles(Protocol):
+    """The files of one package, by path relative to its root (`src/lib.rs`)."""
+
+    def is_file(self, relative: str) -> bool:
+        """Whether the package has this file."""
+
+    def children(self, relative: str) -> list[str]:
+        """Names of the entries directly in this directory, sorted (empty when none)."""
+
+
+class DirectoryFiles:
+    """A package unpacked in a directory."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def is_file(self, relative: str) -> bool:
+        return (self.root / relative).is_file()
+
+    def children(self, relative: str) -> list[str]:
+        directory = self.root / relative
+        return sorted(p.name for p in directory.iterdir()) if directory.is_dir() else []
+
+
+class ArchiveFiles:
+    """A package known by the file list of its archive (paths relative to its root)."""
+
+    def __init__(self, paths: Iterable[str]) -> None:
+        self.paths = frozenset(paths)
+
+    def is_file(self, relative: str) -> bool:
+        return relative in self.paths
+
+    def children(self, relative: str) -> list[str]:
+        prefix = relative.rstrip("/") + "/"
+        return sorted({p[len(prefix) :].split("/")[0] for p in self.paths if p.startswith(prefix)})
+
+
+def _library(data: Mapping[str, Any], files: PackageFiles, name: str) -> dict[str, Any] | None:
+    lib = table(data.get("lib"))
+    package = table(data.get("package"))
+    discovered = package.get("autolib", True) is not False and files.is_file("src/lib.rs")
+    if not lib and not discovered:
+        return None
+    if lib.get("proc-macro", lib.get("proc_macro")) is True:
+        kinds = ["proc-macro"]
+    else:
+        declared = lib.get("crate-type", lib.get("crate_type"))
+        kinds = [str(k) for k in declared] if isinstance(declared, list) and declared else ["lib"]
+    lib_name = lib.get("name")
+    return {"kind": kinds, "name": extern_name(lib_name if isinstance(lib_name, str) else name)}
+
+
+def _discovered_binaries(files: PackageFiles, name: str) -> list[str]:
+    """Binary names as cargo infers them."""
+    found: list[str] = [name] if files.is_file("src/main.rs") else []
+    for entry in files.children("src/bin"):
+        if entry.endswith(".rs") and files.is_file(f"src/bin/{entry}"):
+            found.append(entry[: -len(".rs")])
+        elif files.is_file(f"src/bin/{entry}/main.rs"):
+            found.append(entry)
+    return list(dict.fromkeys(found))
+
+
+def _binaries(data: Mapping[str, Any], files: PackageFiles, name: str) -> list[str]:
+    package = table(data.get("package"))
+    declared = data.get("bin")
+    explicit = [table(b) for b in declared] if isinstance(declared, list) else []
+    names = [str(b["name"]) for b in explicit if isinstance(b.get("name"), str)]
+    if package.get("autobins", True) is not False:
+        for discovered in _discovered_binaries(files, name):
+            if discovered not in names:
+                names.append(discovered)
+    return sorted(names)
+
+
+def _crate_targets(data: Mapping[str, Any], files: PackageFiles, name: str) -> list[dict[str, Any]]:
+    """`packages[].targets` of `cargo metadata` (kinds and names) for one manifest."""
+    targets: list[dict[str, Any]] = []
+    library = _library(data, files, name)
+    if library is not None:
+        targets.append(library)
+    targets.extend({"kind": ["bin"], "name": binary} for binary in _binaries(data, files, name))
+    build = table(data.get("package")).get("build")
+    if (build is None and files.is_file("build.rs")) or isinstance(build, str):
+        targets.append({"kind": ["custom-build"], "name": "build-script-build"})
+    return targets

@@ -10,9 +10,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NoReturn
 
+from featcheck.cargo.failures import printable
 from featcheck.deadline import NO_DEADLINE, READING, READING_HINT, Deadline
 from featcheck.errors import FeatcheckError
-from featcheck.noexec.files import is_manifest, printable, table
+from featcheck.noexec.files import is_manifest, table
 from featcheck.noexec.packages import PackageManifest, read_package
 from featcheck.noexec.workspace import WorkspaceLayout
 

@@ -26,11 +26,10 @@ from pathlib import Path
 from typing import Any, TypeGuard
 
 from featcheck.boundary import TrustContext, is_inside
+from featcheck.cargo.failures import printable
 from featcheck.errors import FeatcheckError
 from featcheck.fileio import MAX_MANIFEST_BYTES, read_cache, write_cache
-from featcheck.noexec.crate_targets import ArchiveFiles
-from featcheck.noexec.files import printable
-from featcheck.noexec.packages import PackageManifest, read_package
+from featcheck.noexec.packages import ArchiveFiles, PackageManifest, read_package
 from featcheck.noexec.sources import (
     LocalSource,
     RefusedSource,
@@ -86,23 +85,24 @@ class Registry:
             for folder in (f"{name}-{version}", name):
                 # A string until something is there: a path object for each of the few
                 # hundred lookups was a tenth of building the package data.
-                found = self._read(f"{base}{folder}/Cargo.toml", vendored)
-                if found is not None and found.name == name and found.version == version:
+                found = self._read(f"{base}{folder}/Cargo.toml", name, version, vendored)
+                if found is not None:
                     return found
         for directory in self.archives:
             if directory.name in names:
                 found = self._read_archive(directory / f"{name}-{version}.crate", name, version)
-                if found is not None and found.name == name and found.version == version:
+                if found is not None:
                     return found
         return None
 
     def _read_archive(
         self, archive: Path, name: str, version: str, keep: bool = True
     ) -> PackageManifest | None:
+        """The package `name` `version` from a `.crate`, if that is what it holds."""
         kept = self.cache.get(archive) if keep else None
         if kept is not None:
             with contextlib.suppress(KeyError, TypeError):
-                return PackageManifest.from_distilled(archive, kept)
+                return _named(PackageManifest.from_distilled(archive, kept), name, version)
         if not archive.is_file():
             return None
         package = read_archive(archive, name, version)
@@ -117,15 +117,18 @@ class Registry:
             return None  # unreadable: the package stays unread
         if keep:
             self.cache.put(archive, found.distilled())
-        return found
+        return _named(found, name, version)
 
-    def _read(self, location: str, vendored: bool) -> PackageManifest | None:
+    def _read(
+        self, location: str, name: str, version: str, vendored: bool
+    ) -> PackageManifest | None:
+        """The package `name` `version` from a manifest, if that is what it holds."""
         if vendored and not is_inside(location, self.root):
             return None  # a link out of the checkout: not read
         kept = None if vendored else self.cache.get(location)
         if kept is not None:
             with contextlib.suppress(KeyError, TypeError):
-                return PackageManifest.from_distilled(Path(location), kept)
+                return _named(PackageManifest.from_distilled(Path(location), kept), name, version)
         manifest = Path(location)
         try:
             if not manifest.is_file():
@@ -135,7 +138,7 @@ class Registry:
             return None  # unreadable: the package stays unread
         if not vendored:
             self.cache.put(manifest, found.distilled())
-        return found
+        return _named(found, name, version)
 
     def find_configured(self, name: str, version: str, source: str) -> PackageManifest | None:
         """`find`, unless the cargo configuration replaces `source` with a local source: then
@@ -149,15 +152,13 @@ class Registry:
             archive = local.path / f"{name}-{version}.crate"
             if local.inside and not is_inside(archive, self.root):
                 return None  # a link out of the checkout: not read
-            found = self._read_archive(archive, name, version, keep=not local.inside)
-            ok = found is not None and found.name == name and found.version == version
-            return found if ok else None
+            return self._read_archive(archive, name, version, keep=not local.inside)
         base = os.path.join(local.path, "")
         for folder in (f"{name}-{version}", name):
             if not os.path.isfile(f"{base}{folder}/.cargo-checksum.json"):
                 continue  # cargo refuses a directory source package without one
-            found = self._read(f"{base}{folder}/Cargo.toml", local.inside)
-            if found is not None and found.name == name and found.version == version:
+            found = self._read(f"{base}{folder}/Cargo.toml", name, version, local.inside)
+            if found is not None:
                 return found
         return None
 
@@ -171,6 +172,10 @@ class Registry:
             kind = "local registry" if local.local_registry else "directory source"
             return f"not in the {kind} `{printable(local.name)}` that replaces its registry"
         return None
+
+
+def _named(found: PackageManifest, name: str, version: str) -> PackageManifest | None:
+    return found if found.name == name and found.version == version else None
 
 
 _MAX_MEMBERS = 200_000

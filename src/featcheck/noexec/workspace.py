@@ -17,8 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from featcheck.boundary import checkout_root, configured_path_stays_inside, is_inside
+from featcheck.cargo.failures import printable
 from featcheck.errors import FeatcheckError
-from featcheck.noexec.files import ReadScope, is_manifest, load_toml, printable, table
+from featcheck.noexec.files import ReadScope, is_manifest, load_toml, table
 
 _GLOB_CHARACTERS = frozenset("*?[")
 _MAX_GLOB_DEPTH = 100

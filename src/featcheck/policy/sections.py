@@ -10,11 +10,11 @@ from typing import Any
 
 from featcheck.boundary import configured_path_stays_inside
 from featcheck.cargo.argv_gate import GateError, target_triple
+from featcheck.cargo.failures import printable
 from featcheck.errors import FeatcheckError
 from featcheck.featureset import FeatureSelection, feature_value_error
 from featcheck.manifest.document import ManifestDocument
 from featcheck.manifest.spans import KeyPath, Span
-from featcheck.noexec.files import printable
 from featcheck.policy.settings import (
     ANY_CODE,
     CONFIG_FILE,

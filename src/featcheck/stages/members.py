@@ -10,6 +10,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import NamedTuple
 
+from featcheck.cargo.pending_metadata import MetadataSource
 from featcheck.cargo.tree_text import ParsedTree
 from featcheck.cargo.unification import PER_MEMBER, Unification
 from featcheck.deadline import Deadline
@@ -30,7 +31,6 @@ from featcheck.resolution.context import BuildContext
 from featcheck.resolution.features import Record, record_build
 from featcheck.rules import Rule
 from featcheck.semantics.cfg import TargetCfg
-from featcheck.sources import MetadataSource
 from featcheck.workspace.model import Package, same_crate
 from featcheck.workspace.workspace import Workspace, parse_metadata
 
