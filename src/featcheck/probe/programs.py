@@ -177,7 +177,8 @@ MATMUL_COLD = (
     *("tynm", "nom", "derive_more", "uuid", "data-encoding"),
 )
 """The matmul's cold crates (`Program.cold`): none of them is burn-flex, burn-backend, burn-std,
-cubecl-common, a gemm crate or anything gemm depends on."""
+cubecl-common, a gemm crate or anything gemm depends on. Unoptimised, they save about 13 of the
+first build's 296 CPU-seconds (measured paired; README, Builds)."""
 
 MATMUL = Program(
     "burn-flex",
