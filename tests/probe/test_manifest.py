@@ -9,7 +9,7 @@ import tomlkit
 from probe_support import CONFIG
 
 from featcheck.probe.cache import render_manifest
-from featcheck.probe.programs import MATMUL
+from featcheck.probe.programs import MATMUL, PROGRAMS
 from featcheck.probe.resolve import release_profile
 
 
@@ -29,7 +29,8 @@ def test_the_matmul_builds_on_burn_flex_alone_with_the_resolved_features() -> No
     assert set(dependencies) == {"burn-flex", "gemm", "gemm-common", "burn-backend"}
     assert "target" not in document and "features" not in document
     assert document["bin"] == [{"name": "featcheck-probe-abc", "path": "src/main.rs"}]
-    assert document["profile"]["release"] == {
+    release = document["profile"]["release"]
+    assert {key: value for key, value in release.items() if key != "package"} == {
         "debug": False,
         "codegen-units": 1,
         "lto": "fat",
@@ -37,6 +38,20 @@ def test_the_matmul_builds_on_burn_flex_alone_with_the_resolved_features() -> No
     }
     assert document["workspace"] == {}
     assert "/" not in document["package"]["name"]
+
+
+def test_the_matmuls_cold_crates_alone_are_built_unoptimised() -> None:
+    """What no timed code runs (cubecl's backtraces, configuration file, serialization) is
+    compiled at opt-level 0; the kernels and every crate they call keep the member's profile."""
+    document = tomlkit.parse(render_manifest(CONFIG, MATMUL, "b")).unwrap()
+    overrides = document["profile"]["release"].pop("package")
+    assert overrides["backtrace"] == overrides["toml"] == {"opt-level": 0, "codegen-units": 256}
+    assert set(overrides) == set(MATMUL.cold)
+    kernels = {"burn-flex", "burn-backend", "burn-std", "cubecl-common", "pulp", "half"}
+    assert not kernels & set(overrides)
+    assert not {name for name in overrides if name.startswith("gemm")}
+    rule = tomlkit.parse(render_manifest(CONFIG, PROGRAMS["memchr"], "b")).unwrap()
+    assert "package" not in rule["profile"]["release"]
 
 
 def test_release_profile_keeps_only_speed_settings(tmp_path: Path) -> None:

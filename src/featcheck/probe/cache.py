@@ -150,11 +150,29 @@ def render_manifest(config: BackendConfig, program: Program, bin_name: str) -> s
             "debug = false",
             *(f"{key} = {_toml_value(value)}" for key, value in sorted(config.profile.items())),
             "",
+            *_cold_profiles(config, program),
             "# Keep the probe out of any workspace above it.",
             "[workspace]",
             "",
         ]
     )
+
+
+def _cold_profiles(config: BackendConfig, program: Program) -> list[str]:
+    """The program's cold crates (none it pins) unoptimised, in 256 codegen units (cargo's
+    for unoptimised builds): a first build takes less, and no timed code changes
+    (`Program.cold`)."""
+    pinned = {pin.name for pin in config.pins}
+    return [
+        line
+        for name in sorted(set(program.cold) - pinned)
+        for line in (
+            f"[profile.release.package.{_toml_key(name)}]",
+            "opt-level = 0",
+            "codegen-units = 256",
+            "",
+        )
+    ]
 
 
 def _features(config: BackendConfig, program: Program) -> list[str]:
