@@ -26,7 +26,7 @@ from featcheck.graph import DependencyGraph, Node
 from featcheck.locate import Cut
 from featcheck.report import Edit
 from featcheck.resolution.context import BuildContext
-from featcheck.resolution.session import SharedBelow, TargetSession
+from featcheck.resolution.session import TargetSession
 from featcheck.semantics.cfg import TargetCfg
 from featcheck.workspace.model import (
     DEP,
@@ -165,7 +165,7 @@ class WhatIf:
         self._graphs: dict[
             tuple[frozenset[ModelEdit], str, int, FeatureSelection], DependencyGraph
         ] = {}
-        self._below: dict[str, SharedBelow] = {}
+        self._unedited: dict[str, TargetSession] = {}
         # By the identity of a shared graph, which is kept alongside so the identity stays its.
         self._below_needs: dict[int, tuple[DependencyGraph, frozenset[Need]]] = {}
 
@@ -234,18 +234,19 @@ class WhatIf:
     def _session(self, edits: frozenset[ModelEdit], target: str) -> TargetSession:
         session = self._sessions.get((edits, target))
         if session is None:
-            context = BuildContext(
-                edited_index(self.index, edits),
-                self.cfgs[target],
-                self.host,
-                self.resolver,
-                unify_workspace=self.unify_workspace,
-            )
+            unedited = self._unedited.get(target)
+            if unedited is None:
+                unedited = self._unedited[target] = TargetSession(self._context(self.index, target))
             edited = frozenset(edit.package for edit in edits)
-            shared = self._below.setdefault(target, {})
-            session = TargetSession(context, shared, edited)
+            context = self._context(edited_index(self.index, edits), target)
+            session = TargetSession(context, unedited, edited)
             self._sessions[(edits, target)] = session
         return session
+
+    def _context(self, index: Workspace, target: str) -> BuildContext:
+        return BuildContext(
+            index, self.cfgs[target], self.host, self.resolver, unify_workspace=self.unify_workspace
+        )
 
 
 def _need_order(need: Need) -> tuple[int, str]:
