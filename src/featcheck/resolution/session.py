@@ -14,7 +14,6 @@ member and may sit below it; such a member is resolved in one go instead, withou
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass
 
 from featcheck.featureset import DEFAULT, FeatureSelection
@@ -244,22 +243,39 @@ class GraphBuilder:
         self.nodes: dict[int, Node] = {}
         self._sort_keys: dict[int, _SortKey] = {}
         self._children: dict[int, list[int]] = {}
-        self._base: GraphBuilder | None = None
+        self._edges: dict[int, set[Node]] = {}
+        self._completed = False
         if base is not None:
-            self._base, edited = base
-            self._changed = _changed(base[0].state.features, state.features)
-            self._redrawn = _changed(base[0].state.dependencies, state.dependencies)
-            self._redrawn.update(
-                key & context.feature_mask for key in state.features if key >> 1 in edited
-            )
+            self._inherit(*base)
+
+    def _inherit(self, base: GraphBuilder, edited: frozenset[int]) -> None:
+        """What `base` found holds for every unit with the same features (its node) and the
+        same edges turned on to children with the same features (its children)."""
+        base._complete()
+        changed = _changed(base.state.features, self.state.features)
+        redrawn = _changed(base.state.dependencies, self.state.dependencies)
+        redrawn.update(key for package in edited for key in (package * 2, package * 2 + 1))
+        self.nodes = {key: node for key, node in base.nodes.items() if key not in changed}
+        self._sort_keys = {k: v for k, v in base._sort_keys.items() if k not in changed}
+        self._children = {
+            key: children
+            for key, children in base._children.items()
+            if key not in redrawn and changed.isdisjoint(children)
+        }
+        self._edges = {k: v for k, v in base._edges.items() if k in self._children}
+
+    def _complete(self) -> None:
+        """Every unit's node, children and their nodes, for edited builders to take over."""
+        if not self._completed:
+            self._completed = True
+            for masked in self.state.features:
+                for key in {masked, masked | 1}:
+                    self._child_nodes(key)
 
     def node(self, key: int) -> Node:
         """The identity of a unit: package, features, proc-macro mark and side."""
         node = self.nodes.get(key)
         if node is None:
-            if self._base is not None and key & self.context.feature_mask not in self._changed:
-                node = self.nodes[key] = self._base.node(key)
-                return node
             package = self.context.index.packages[key >> 1]
             features = frozenset(self.state.features.get(key & self.context.feature_mask, ()))
             node = self.nodes[key] = Node(package.ref, features, package.proc_macro, bool(key & 1))
@@ -275,52 +291,48 @@ class GraphBuilder:
         """The units a unit's normal edges lead to, in cargo tree's printing order."""
         found = self._children.get(key)
         if found is None:
-            found = self._children[key] = self._find_children(key)
+            turned_on = self.state.dependencies.get(key & self.context.feature_mask, ())
+            found = self._children[key] = sorted(
+                {
+                    dep_key
+                    for edge, dep_key in self.context.tree_deps(key)
+                    if not edge.optional or edge.name_in_toml in turned_on
+                },
+                key=self._sort_key,
+            )
         return found
-
-    def _find_children(self, key: int) -> list[int]:
-        mask = self.context.feature_mask
-        if self._base is not None and key & mask not in self._redrawn:
-            # The same edges turned on: the same children, in another order only where one of
-            # them has other features.
-            children = self._base.children(key)
-            if any(child & mask in self._changed for child in children):
-                return sorted(children, key=self._sort_key)
-            return children
-        turned_on = self.state.dependencies.get(key & mask, ())
-        found = {
-            dep_key
-            for edge, dep_key in self.context.tree_deps(key)
-            if not edge.optional or edge.name_in_toml in turned_on
-        }
-        return sorted(found, key=self._sort_key)
 
     def walk(self, start: list[int]) -> Edges:
         """Depth first from `start` as if they were one parent's children: each unit is
         expanded on its first visit only, and nodes come in the order cargo prints them."""
-        edges: Edges = {}
-        seen: set[int] = set()
-        stack: list[tuple[Node | None, Iterator[int]]] = [(None, iter(start))]
+        order: dict[int, None] = {}
+        stack = start[::-1]
         while stack:
-            parent, remaining = stack[-1]
-            key = next(remaining, None)
-            if key is None:
-                stack.pop()
-                continue
-            node = self.node(key)
-            if node not in edges:
-                edges[node] = set()
-            if parent is not None:
-                edges[parent].add(node)
-            if key not in seen:
-                seen.add(key)
-                stack.append((node, iter(self.children(key))))
-        return edges
+            key = stack.pop()
+            if key not in order:
+                order[key] = None
+                # Popped in order, each child after everything the one before it reaches.
+                stack += reversed(self.children(key))
+        return {self.node(key): self._child_nodes(key) for key in order}
+
+    def _child_nodes(self, key: int) -> set[Node]:
+        """The nodes of a unit's children, one set shared by every graph drawn here (graphs
+        drawn from a resolution are never changed)."""
+        found = self._edges.get(key)
+        if found is None:
+            found = self._edges[key] = {self.node(child) for child in self.children(key)}
+        return found
 
 
 def _changed(before: dict[int, set[str]], after: dict[int, set[str]]) -> set[int]:
-    """The units whose set differs between two resolutions (`after` only adds units)."""
-    return {key for key, value in after.items() if before.get(key) != value}
+    """Both units of each package whose set differs between two resolutions (`after` only
+    adds): resolver 1 keeps one set for both."""
+    return {
+        unit
+        for key, value in after.items()
+        if before.get(key) != value
+        for unit in (key & -2, key | 1)
+    }
 
 
 def root_key(context: BuildContext, member: int) -> int:
