@@ -168,6 +168,7 @@ class WhatIf:
         self._unedited: dict[str, TargetSession] = {}
         # By the identity of a shared graph, which is kept alongside so the identity stays its.
         self._below_needs: dict[int, tuple[DependencyGraph, frozenset[Need]]] = {}
+        self._needs_of: dict[Node, tuple[Need, ...]] = {}
 
     def needs(self, graph: DependencyGraph) -> list[Need]:
         """Dependencies a (counterfactual) build turns on that neither the resolve nor a
@@ -196,11 +197,13 @@ class WhatIf:
 
     def _node_needs(self, node: Node) -> tuple[Need, ...]:
         """What one node turns on that the resolve lacks: the same in every build holding it,
-        and the builds of a large workspace's candidate fixes hold the same nodes."""
-        position = self.index.by_id.get(node.package.id or "")
-        if position is None:
-            return ()
-        return tuple(needs_of(self.index, position, node.features))
+        and the builds of a large workspace's candidate fixes hold the same nodes (kept)."""
+        found = self._needs_of.get(node)
+        if found is None:
+            position = self.index.by_id.get(node.package.id or "")
+            found = () if position is None else tuple(needs_of(self.index, position, node.features))
+            self._needs_of[node] = found
+        return found
 
     def graph(
         self,

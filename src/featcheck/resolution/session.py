@@ -268,9 +268,10 @@ class GraphBuilder:
         """Every unit's node, children and their nodes, for edited builders to take over."""
         if not self._completed:
             self._completed = True
+            sides = (0,) if self.context.feature_mask == -1 else (0, 1)  # resolver 1: both
             for masked in self.state.features:
-                for key in {masked, masked | 1}:
-                    self._child_nodes(key)
+                for side in sides:
+                    self._child_nodes(masked | side)
 
     def node(self, key: int) -> Node:
         """The identity of a unit: package, features, proc-macro mark and side."""
