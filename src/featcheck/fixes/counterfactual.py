@@ -26,7 +26,7 @@ from featcheck.graph import DependencyGraph, Node
 from featcheck.locate import Cut
 from featcheck.report import Edit
 from featcheck.resolution.context import BuildContext
-from featcheck.resolution.session import SharedBelow, TargetSession
+from featcheck.resolution.session import TargetSession
 from featcheck.semantics.cfg import TargetCfg
 from featcheck.workspace.model import (
     DEP,
@@ -165,9 +165,10 @@ class WhatIf:
         self._graphs: dict[
             tuple[frozenset[ModelEdit], str, int, FeatureSelection], DependencyGraph
         ] = {}
-        self._below: dict[str, SharedBelow] = {}
+        self._unedited: dict[str, TargetSession] = {}
         # By the identity of a shared graph, which is kept alongside so the identity stays its.
         self._below_needs: dict[int, tuple[DependencyGraph, frozenset[Need]]] = {}
+        self._needs_of: dict[Node, tuple[Need, ...]] = {}
 
     def needs(self, graph: DependencyGraph) -> list[Need]:
         """Dependencies a (counterfactual) build turns on that neither the resolve nor a
@@ -196,11 +197,13 @@ class WhatIf:
 
     def _node_needs(self, node: Node) -> tuple[Need, ...]:
         """What one node turns on that the resolve lacks: the same in every build holding it,
-        and the builds of a large workspace's candidate fixes hold the same nodes."""
-        position = self.index.by_id.get(node.package.id or "")
-        if position is None:
-            return ()
-        return tuple(needs_of(self.index, position, node.features))
+        and the builds of a large workspace's candidate fixes hold the same nodes (kept)."""
+        found = self._needs_of.get(node)
+        if found is None:
+            position = self.index.by_id.get(node.package.id or "")
+            found = () if position is None else tuple(needs_of(self.index, position, node.features))
+            self._needs_of[node] = found
+        return found
 
     def graph(
         self,
@@ -234,18 +237,19 @@ class WhatIf:
     def _session(self, edits: frozenset[ModelEdit], target: str) -> TargetSession:
         session = self._sessions.get((edits, target))
         if session is None:
-            context = BuildContext(
-                edited_index(self.index, edits),
-                self.cfgs[target],
-                self.host,
-                self.resolver,
-                unify_workspace=self.unify_workspace,
-            )
+            unedited = self._unedited.get(target)
+            if unedited is None:
+                unedited = self._unedited[target] = TargetSession(self._context(self.index, target))
             edited = frozenset(edit.package for edit in edits)
-            shared = self._below.setdefault(target, {})
-            session = TargetSession(context, shared, edited)
+            context = self._context(edited_index(self.index, edits), target)
+            session = TargetSession(context, unedited, edited)
             self._sessions[(edits, target)] = session
         return session
+
+    def _context(self, index: Workspace, target: str) -> BuildContext:
+        return BuildContext(
+            index, self.cfgs[target], self.host, self.resolver, unify_workspace=self.unify_workspace
+        )
 
 
 def _need_order(need: Need) -> tuple[int, str]:

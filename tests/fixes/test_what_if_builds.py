@@ -1,0 +1,115 @@
+"""A fix's what-if build continues from the unedited resolution and is drawn as cargo would.
+
+The fix search resolves hundreds of edited builds of a large workspace. Each is resolved by
+following again only what the edited packages' units ask (every rule of the feature resolver
+only adds), and drawn from the unedited graph where the edits changed nothing. Here each kind of
+edit is checked against a resolution of the edited model from scratch, and an edit above a long
+chain of packages must not resolve the chain again.
+"""
+
+from __future__ import annotations
+
+import pytest
+from metadata_builder import MetadataBuilder, declaration_entry
+from support import LINUX_CFG
+
+from featcheck.fixes.counterfactual import (
+    MoreFeatures,
+    NewDependency,
+    WhatIf,
+    edited_index,
+)
+from featcheck.resolution import features
+from featcheck.resolution.context import BuildContext
+from featcheck.resolution.session import build_graph
+from featcheck.semantics.cfg import TargetCfg
+from featcheck.workspace.model import NORMAL
+from featcheck.workspace.workspace import Workspace, workspace_from_metadata
+
+LINUX = TargetCfg.parse("x86_64-unknown-linux-gnu", LINUX_CFG)
+CHAIN = 200
+
+
+def _workspace() -> tuple[Workspace, dict[str, int]]:
+    """app -> lib -> leaf (whose `extra` turns helper on), and lib -> a chain of CHAIN crates."""
+    ws = MetadataBuilder()
+    helper = ws.package("helper", {"fast": []})
+    leaf = ws.package(
+        "leaf",
+        {"extra": ["dep:helper"], "more": []},
+        [declaration_entry("helper", optional=True)],
+    )
+    ws.edge(leaf, helper)
+    below = ""
+    for i in reversed(range(CHAIN)):
+        link = ws.package(f"c{i}", {}, [declaration_entry(f"c{i + 1}")] if below else [])
+        if below:
+            ws.edge(link, below)
+        below = link
+    lib = ws.package("lib", {"helpers": []}, [declaration_entry("leaf"), declaration_entry("c0")])
+    ws.edge(lib, leaf)
+    ws.edge(lib, below)
+    app = ws.package("app", {}, [declaration_entry("lib", features=["helpers"])], member=True)
+    ws.edge(app, lib)
+    index = workspace_from_metadata(ws.metadata())
+    return index, {p.ref.name: index.by_id[p.id] for p in index.packages}
+
+
+def _what_if(index: Workspace) -> WhatIf:
+    return WhatIf(index, {LINUX.triple: LINUX}, LINUX, 2, None)
+
+
+def _edits(at: dict[str, int]) -> dict[str, frozenset[MoreFeatures | NewDependency]]:
+    lib, helper = at["lib"], at["helper"]
+    return {
+        "turns an optional dependency on": frozenset(
+            {MoreFeatures(lib, "leaf", NORMAL, None, ("extra",))}
+        ),
+        "adds a feature only": frozenset({MoreFeatures(lib, "leaf", NORMAL, None, ("more",))}),
+        "adds a dependency": frozenset({NewDependency(lib, helper, "helper", ("fast",))}),
+        "adds one behind a feature": frozenset(
+            {NewDependency(lib, helper, "helper", ("fast",), behind="helpers")}
+        ),
+        "does both": frozenset(
+            {
+                MoreFeatures(lib, "leaf", NORMAL, None, ("extra",)),
+                NewDependency(lib, helper, "helper", ("fast",)),
+            }
+        ),
+    }
+
+
+@pytest.mark.parametrize("edit", list(_edits({"lib": 0, "helper": 0})))
+def test_an_edited_build_is_the_one_resolved_from_scratch(edit: str) -> None:
+    index, at = _workspace()
+    what_if = _what_if(index)
+    what_if.graph(frozenset(), at["app"], LINUX.triple)  # the unedited build comes first
+    edits = _edits(at)[edit]
+    graph = what_if.graph(edits, at["app"], LINUX.triple)
+
+    context = BuildContext(edited_index(index, edits), LINUX, LINUX, 2)
+    fresh = build_graph(context, features.resolve_features(context, at["app"]), at["app"])
+    assert list(graph.nodes()) == list(fresh.nodes())  # cargo tree's order, features and all
+    for node in fresh.nodes():
+        assert graph.dependencies(node) == fresh.dependencies(node)
+
+
+def test_an_edit_above_a_long_chain_does_not_resolve_the_chain_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    index, at = _workspace()
+    what_if = _what_if(index)
+    edits = _edits(at)
+    what_if.graph(edits["adds a feature only"], at["app"], LINUX.triple)
+    followed: list[int] = []
+    follow = features._Resolver._follow_dependencies
+
+    def counting(resolver: features._Resolver, key: int) -> None:
+        followed.append(key)
+        follow(resolver, key)
+
+    monkeypatch.setattr(features._Resolver, "_follow_dependencies", counting)
+    graph = what_if.graph(edits["turns an optional dependency on"], at["app"], LINUX.triple)
+    assert {node.name for node in graph.nodes()} >= {"helper", f"c{CHAIN - 1}"}
+    # lib's unit, what it asks again (leaf, c0) and what is new (helper): not the chain.
+    assert len(followed) < 10, len(followed)
