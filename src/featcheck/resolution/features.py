@@ -30,7 +30,7 @@ from featcheck.workspace.model import (
 # Work items are (key, value): a value of kind _ACTIVATE means "build this unit and follow its
 # non-optional dependencies"; every other value is a feature value applied to the unit.
 _ACTIVATE = -1
-_ACTIVATE_VALUE = FeatureValue(_ACTIVATE, "")
+ACTIVATE_VALUE = FeatureValue(_ACTIVATE, "")
 
 BUILT = ""
 """The feature of a state that stands for the package being built at all: its non-optional
@@ -224,7 +224,7 @@ class _Resolver:
 
     def activate(self, key: int, requested: tuple[FeatureValue, ...]) -> None:
         """cargo's `activate_pkg`: queue the unit itself, then the values asked of it."""
-        self.stack.append((key, _ACTIVATE_VALUE))
+        self.stack.append((key, ACTIVATE_VALUE))
         self.stack.extend((key, value) for value in requested)
 
     def run(self) -> FeatureState:
@@ -367,7 +367,7 @@ class Record(list[Seed]):
             if edge.optional and key not in turned_on:
                 continue
             asked = [(dep_key, value) for value in edge.requested]
-            for start in [*self._states(asked, set()), self._state((dep_key, _ACTIVATE_VALUE))]:
+            for start in [*self._states(asked, set()), self._state((dep_key, ACTIVATE_VALUE))]:
                 found = shortest_path(start, goal, self._following)
                 if found is not None and (best is None or len(found) < len(best)):
                     best = found

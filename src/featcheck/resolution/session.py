@@ -20,7 +20,7 @@ from featcheck.featureset import DEFAULT, FeatureSelection
 from featcheck.graph import DependencyGraph, Node
 from featcheck.resolution.context import BuildContext
 from featcheck.resolution.features import (
-    _ACTIVATE_VALUE as ACTIVATE,
+    ACTIVATE_VALUE as ACTIVATE,
 )
 from featcheck.resolution.features import (
     Below,
