@@ -17,18 +17,27 @@ import subprocess
 from pathlib import Path
 
 VERSION = re.compile(r'^version\s*=\s*"([^"+]+)(?:\+[^"]*)?"', re.M)
+PACKAGE_TABLE = re.compile(r"^\[(?:workspace\.)?package\]\s*$(.*?)(?=^\[|\Z)", re.M | re.S)
 EDITS = itertools.count()
 
 
+def package_version(text: str) -> re.Match[str] | None:
+    """The literal version of `[package]` (else `[workspace.package]`), not a dependency's."""
+    for table in PACKAGE_TABLE.finditer(text):
+        version = VERSION.search(text, table.start(1), table.end(1))
+        if version is not None:
+            return version
+    return None
+
+
 def edit_version(manifest: Path) -> None:
-    """Give the first literal `version = "…"` line a build metadata of its own."""
+    """Give the package's literal version a build metadata of its own."""
     text = manifest.read_text()
-    edited, count = VERSION.subn(
-        lambda match: f'version = "{match.group(1)}+edit.{next(EDITS)}"', text, count=1
-    )
-    if count == 0:
-        raise SystemExit(f'{manifest}: no literal `version = "…"` line to edit')
-    manifest.write_text(edited)
+    version = package_version(text)
+    if version is None:
+        raise SystemExit(f'{manifest}: no literal `version = "…"` in [package] to edit')
+    edited = f'version = "{version.group(1)}+edit.{next(EDITS)}"'
+    manifest.write_text(text[: version.start()] + edited + text[version.end() :])
 
 
 def parse_spec(spec: str) -> tuple[Path, str | None]:
@@ -58,7 +67,7 @@ def find_member(copy: Path, environment: dict[str, str]) -> Path:
     members = set(metadata["workspace_members"])
     for package in metadata["packages"]:
         manifest = Path(package["manifest_path"])
-        if package["id"] in members and VERSION.search(manifest.read_text()):
+        if package["id"] in members and package_version(manifest.read_text()):
             return manifest
     return copy / "Cargo.toml"
 
@@ -70,4 +79,9 @@ def workspace_copy(spec: str, scratch: Path, environment: dict[str, str]) -> tup
     manifest = copy / member if member else find_member(copy, environment)
     if not manifest.is_file():
         raise SystemExit(f"--workspace {spec}: no {member} in {root}")
+    if package_version(manifest.read_text()) is None:
+        relative = manifest.relative_to(copy)
+        raise SystemExit(
+            f"--workspace {spec}: {relative} has no literal version (name a member that has one)"
+        )
     return copy, manifest
