@@ -405,7 +405,7 @@ def main() -> None:
     for case in cases:
         if case.edit is edit_version:
             edited = case.edited.relative_to(case.cwd)
-            print(f"{case.label}: each edit changes the version in {edited}")
+            print(f"{case.label}: each edit changes the version in {edited}\n")
     print_rows(rows, probe)
 
 
