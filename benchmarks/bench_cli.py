@@ -63,7 +63,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from burn_p2p import materialise
@@ -247,38 +247,15 @@ def stub_cases(sizes: list[int], scratch: Path) -> list[Case]:
     for size in sizes:
         workspace = generate_workspace(scratch / f"ws{size}", size, stub)
         manifest = workspace / "m000" / "Cargo.toml"
+        audit = Case(f"{size} members", [*FEATCHECK, "."], METADATA, workspace, manifest, stub, {})
         if size > 100:
-            goals, only_edit = {"edit": 2.0}, ("edit",)
-            cases.append(
-                Case(
-                    f"{size} members",
-                    [*FEATCHECK, "."],
-                    METADATA,
-                    workspace,
-                    manifest,
-                    stub,
-                    goals,
-                    situations=only_edit,
-                )
-            )
+            situations = ("edit",) if size >= 500 else SITUATIONS
+            cases.append(replace(audit, goals={"edit": 2.0}, situations=situations))
             continue
-        cases.append(
-            Case(f"{size} members", [*FEATCHECK, "."], METADATA, workspace, manifest, stub, {})
-        )
         # What CI and editors read: the JSON report of the same audit, after an edit.
         json_report = [*FEATCHECK, "--format", "json", "."]
-        cases.append(
-            Case(
-                f"{size} members, json",
-                json_report,
-                METADATA,
-                workspace,
-                manifest,
-                stub,
-                {},
-                situations=("edit",),
-            )
-        )
+        label = f"{size} members, json"
+        cases += [audit, replace(audit, label=label, featcheck=json_report, situations=("edit",))]
     crate = REPO / "crates" / "pitb-exec-cpu"
     stub_crate = copy_crate(crate, scratch / "stub" / crate.name)
     cases.append(

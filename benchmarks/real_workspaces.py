@@ -14,6 +14,7 @@ import json
 import re
 import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 
 VERSION = re.compile(r'^version\s*=\s*"([^"+]+)(?:\+[^"]*)?"', re.M)
@@ -75,7 +76,10 @@ def find_member(copy: Path, environment: dict[str, str]) -> Path:
 def workspace_copy(spec: str, scratch: Path, environment: dict[str, str]) -> tuple[Path, Path]:
     """(the copy's root, the member manifest to edit) for one `--workspace` value."""
     root, member = parse_spec(spec)
-    copy = copy_checkout(root, scratch / "workspaces" / root.name)
+    # A folder of its own per checkout: two checkouts may share a name (two uv versions).
+    (scratch / "workspaces").mkdir(exist_ok=True)
+    parent = Path(tempfile.mkdtemp(dir=scratch / "workspaces"))
+    copy = copy_checkout(root, parent / root.name)
     manifest = copy / member if member else find_member(copy, environment)
     if not manifest.is_file():
         raise SystemExit(f"--workspace {spec}: no {member} in {root}")
