@@ -21,9 +21,26 @@ crate on the real registry (the user's own cargo home: its crates must be downlo
 `--no-exec` on the real registry (goal <= 1.0x, its first run <= 1.5x), and burn_p2p's 28
 members and lockfile (benchmarks/burn_p2p.py) on the real registry. `--no-exec` on the stub
 registry reads the unpacked stub crates. The cargo call of each pair runs after the same edit.
+The 100 members also run with `--format json` after an edit ("100 members, json"), the report CI
+and editors read, beside the text report.
+
+`--workspace PATH` (repeatable) adds a case per real checkout (uv, gpc_rs, jsonschema, oxc,
+nushell...) on the real registry, labelled by its folder's name, beside `cargo metadata`. It runs
+on a copy (without `target/` and `.git`), so the checkout is never changed; after an edit means
+after a member's `version` changed (given as `PATH::crates/x/Cargo.toml`, else the first member
+with a literal version, else the root's `[workspace.package]`), as a release does. The checkout's
+`rust-toolchain.toml` is obeyed by both commands, as for its user (RUSTUP_TOOLCHAIN overrides).
+Crates the first cargo call downloads fall in the warm-up run, outside the timing.
+
+`--probe` adds one run of `featcheck probe crates/pitb-exec-cpu --yes` on an empty user cache
+(so the probe's target directory starts empty) on the real registry: its wall and CPU seconds
+(the process and all it waited for: cargo, rustc) beside the goal of <= 120 s to the first
+verdict on a quiet 2-core machine; there is no cargo counterpart. `--probe --only probe` runs it
+alone.
 
     .venv/bin/python benchmarks/bench_cli.py [--repeat 5] [--sizes 100 500]
         [--situations edit first unchanged] [--only 100 --only real] [--no-real]
+        [--workspace ~/src/uv --workspace ~/src/oxc::crates/oxc/Cargo.toml] [--probe]
 
 featcheck runs from compiled bytecode, as after `pip install`. Nothing here asserts; the goals
 are printed next to the numbers with MET or MISSED, with the load average before and after: on a
@@ -45,10 +62,12 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from burn_p2p import materialise
+from real_workspaces import edit_version, workspace_copy
 from stub_registry import REPO, offline_environment, write_workspace
 
 BURN = 'version = "=0.22.1"'
@@ -101,6 +120,8 @@ class Run:
     returncode: int
     peak_rss_mb: float
     output: str
+    cpu_seconds: float
+    """User and system time of the process and of the children it waited for (cargo, rustc)."""
 
 
 def run(command: list[str], cwd: Path, environment: dict[str, str]) -> Run:
@@ -115,23 +136,15 @@ def run(command: list[str], cwd: Path, environment: dict[str, str]) -> Run:
     process.returncode = os.waitstatus_to_exitcode(status)
     divisor = 2**20 if sys.platform == "darwin" else 1024
     return Run(
-        seconds, process.returncode, usage.ru_maxrss / divisor, output.decode(errors="replace")
+        seconds,
+        process.returncode,
+        usage.ru_maxrss / divisor,
+        output.decode(errors="replace"),
+        usage.ru_utime + usage.ru_stime,
     )
 
 
-@dataclass(frozen=True)
-class Case:
-    label: str
-    featcheck: list[str]
-    cargo: list[str]
-    cwd: Path
-    edited: Path
-    """The manifest whose description each run of the "edit" situation changes."""
-    environment: dict[str, str]
-    goals: dict[str, float]
-
-
-def edit(manifest: Path) -> None:
+def edit_description(manifest: Path) -> None:
     """Change the package's description: `cargo metadata` prints it, the lockfile does not."""
     text = manifest.read_text()
     manifest.write_text(
@@ -145,6 +158,20 @@ def edit(manifest: Path) -> None:
     )
 
 
+@dataclass(frozen=True)
+class Case:
+    label: str
+    featcheck: list[str]
+    cargo: list[str]
+    cwd: Path
+    edited: Path
+    """The manifest that each run of the "edit" situation changes."""
+    environment: dict[str, str]
+    goals: dict[str, float]
+    edit: Callable[[Path], None] = edit_description
+    situations: tuple[str, ...] = SITUATIONS
+
+
 def measure(case: Case, situation: str, repeat: int, scratch: Path) -> dict[str, object]:
     """Paired runs, cargo then featcheck, `repeat` times after one warm-up of each."""
     caches = itertools.count()
@@ -152,7 +179,7 @@ def measure(case: Case, situation: str, repeat: int, scratch: Path) -> dict[str,
     def featcheck_run() -> Run:
         environment = case.environment
         if situation == "edit":
-            edit(case.edited)
+            case.edit(case.edited)
         if situation == "first":
             cache = scratch / f"cache-{case.label}-{next(caches)}"
             environment = {**environment, "XDG_CACHE_HOME": str(cache)}
@@ -160,7 +187,7 @@ def measure(case: Case, situation: str, repeat: int, scratch: Path) -> dict[str,
 
     def cargo_run() -> Run:
         if situation == "edit":
-            edit(case.edited)
+            case.edit(case.edited)
         return run(case.cargo, case.cwd, case.environment)
 
     warm_cargo, warm_featcheck = cargo_run(), featcheck_run()
@@ -212,18 +239,23 @@ def real_environment(cache: Path) -> dict[str, str]:
     }
 
 
-def build_cases(options: argparse.Namespace, scratch: Path) -> list[Case]:
+def stub_cases(sizes: list[int], scratch: Path) -> list[Case]:
     stub = offline_environment(scratch / "cargo-home", unpacked=True)
     # The user cache of the stub cases lies in the scratch folder, apart from the user's own.
     stub = {**stub, "XDG_CACHE_HOME": str(scratch / "user-cache")}
     cases: list[Case] = []
-    for size in options.sizes:
+    for size in sizes:
         workspace = generate_workspace(scratch / f"ws{size}", size, stub)
-        goals = {"edit": 2.0} if size > 100 else {}
         manifest = workspace / "m000" / "Cargo.toml"
-        cases.append(
-            Case(f"{size} members", [*FEATCHECK, "."], METADATA, workspace, manifest, stub, goals)
-        )
+        audit = Case(f"{size} members", [*FEATCHECK, "."], METADATA, workspace, manifest, stub, {})
+        if size > 100:
+            situations = ("edit",) if size >= 500 else SITUATIONS
+            cases.append(replace(audit, goals={"edit": 2.0}, situations=situations))
+            continue
+        # What CI and editors read: the JSON report of the same audit, after an edit.
+        json_report = [*FEATCHECK, "--format", "json", "."]
+        label = f"{size} members, json"
+        cases += [audit, replace(audit, label=label, featcheck=json_report, situations=("edit",))]
     crate = REPO / "crates" / "pitb-exec-cpu"
     stub_crate = copy_crate(crate, scratch / "stub" / crate.name)
     cases.append(
@@ -231,50 +263,64 @@ def build_cases(options: argparse.Namespace, scratch: Path) -> list[Case]:
             "crate, stub", [*FEATCHECK, "."], TREE, stub_crate, stub_crate / "Cargo.toml", stub, {}
         )
     )
+    return cases
+
+
+def real_cases(workspaces: list[str], scratch: Path) -> list[Case]:
+    real = real_environment(scratch / "real-cache")
+    crate = REPO / "crates" / "pitb-exec-cpu"
+    real_crate = copy_crate(crate, scratch / "real" / crate.name)
+    manifest = real_crate / "Cargo.toml"
+    cases = [Case("crate, real", [*FEATCHECK, "."], TREE, real_crate, manifest, real, {})]
+    no_exec = [*FEATCHECK, "--no-exec", "."]
+    goals = {"edit": 1.0, "unchanged": 1.0}
+    cases.append(Case("--no-exec, real", no_exec, TREE, real_crate, manifest, real, goals))
+    # A real large workspace: burn_p2p's 28 members and lockfile, on the real registry.
+    p2p = materialise(scratch / "burn_p2p")
+    core = p2p / "crates" / "burn_p2p_core" / "Cargo.toml"
+    cases.append(Case("burn_p2p, real", [*FEATCHECK, "."], METADATA, p2p, core, real, {}))
+    # The user's own checkouts, copied; a member's version is what a release edits.
+    for spec in workspaces:
+        copy, member = workspace_copy(spec, scratch, real)
+        label = f"{copy.name}, real"
+        cases.append(
+            Case(label, [*FEATCHECK, "."], METADATA, copy, member, real, {}, edit=edit_version)
+        )
+    return cases
+
+
+def build_cases(options: argparse.Namespace, scratch: Path) -> list[Case]:
+    cases = stub_cases(options.sizes, scratch)
     if not options.no_real:
-        real = real_environment(scratch / "real-cache")
-        real_crate = copy_crate(crate, scratch / "real" / crate.name)
-        manifest = real_crate / "Cargo.toml"
-        cases.append(Case("crate, real", [*FEATCHECK, "."], TREE, real_crate, manifest, real, {}))
-        no_exec = [*FEATCHECK, "--no-exec", "."]
-        goals = {"edit": 1.0, "unchanged": 1.0}
-        cases.append(Case("--no-exec, real", no_exec, TREE, real_crate, manifest, real, goals))
-        # A real large workspace: burn_p2p's 28 members and lockfile, on the real registry.
-        p2p = materialise(scratch / "burn_p2p")
-        core = p2p / "crates" / "burn_p2p_core" / "Cargo.toml"
-        cases.append(Case("burn_p2p, real", [*FEATCHECK, "."], METADATA, p2p, core, real, {}))
+        cases += real_cases(options.workspace or [], scratch)
     return [
         case for case in cases if not options.only or any(o in case.label for o in options.only)
     ]
+
+
+def probe_row(scratch: Path) -> dict[str, object]:
+    """The probe's first verdict: one run on an empty user cache, so its target directory
+    (under $XDG_CACHE_HOME/featcheck/probe/) starts empty and every crate is compiled."""
+    crate = REPO / "crates" / "pitb-exec-cpu"
+    root = scratch / "probe"
+    copy_crate(crate, root / "crates" / crate.name)
+    environment = real_environment(scratch / "probe-cache")
+    command = [*FEATCHECK, "probe", f"crates/{crate.name}", "--yes"]
+    result = run(command, root, environment)
+    if result.returncode not in (0, 1):
+        raise SystemExit(f"probe: featcheck exited {result.returncode}:\n{result.output}")
+    return {"wall": result.seconds, "cpu": result.cpu_seconds, "exit": result.returncode}
 
 
 def load() -> str:
     return " ".join(f"{value:.1f}" for value in os.getloadavg())
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--repeat", type=int, default=5)
-    parser.add_argument("--sizes", type=int, nargs="*", default=[100, 500])
-    parser.add_argument("--situations", nargs="*", choices=SITUATIONS, default=list(SITUATIONS))
-    parser.add_argument("--only", action="append", help="cases whose label contains this")
-    parser.add_argument("--no-real", action="store_true", help="skip the real registry's cases")
-    options = parser.parse_args()
-    compile_package()
-    before = load()
-    with tempfile.TemporaryDirectory() as directory:
-        scratch = Path(directory)
-        rows = [
-            measure(case, situation, options.repeat, scratch)
-            for case in build_cases(options, scratch)
-            for situation in options.situations
-            if not (case.label.startswith("500") and situation != "edit")
-        ]
-    print(
-        f"machine: {platform.machine()}, {os.cpu_count()} cores, {platform.system()};"
-        f" python {platform.python_version()}; medians of {options.repeat} paired runs;"
-        f" load average {before} before, {load()} after\n"
-    )
+PROBE_GOAL = 120.0
+"""Seconds to the probe's first verdict on a quiet 2-core machine."""
+
+
+def print_rows(rows: list[dict[str, object]], probe: dict[str, object] | None) -> None:
     header = (
         f"{'case':<18}{'situation':<11}{'featcheck':>10}{'compared with':>24}{'ratio':>8}"
         f"{'goal':>8}{'RSS':>8}"
@@ -290,6 +336,54 @@ def main() -> None:
             f"{'<=' + format(goal, '.1f') + 'x':>8}{row['rss']:>5.0f} MB  "
             f"{'MISSED' if missed else 'MET'}"
         )
+    if probe is not None:
+        wall, cpu = float(probe["wall"]), float(probe["cpu"])  # type: ignore[arg-type]
+        print(
+            f"{'probe, real':<18}{'first':<11}{wall:>9.1f}s{'CPU ' + format(cpu, '.1f') + 's':>24}"
+            f"{'':>8}{'<=' + format(PROBE_GOAL, '.0f') + 's':>8}{'':>8}  "
+            f"{'MISSED' if wall > PROBE_GOAL else 'MET'}"
+        )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--sizes", type=int, nargs="*", default=[100, 500])
+    parser.add_argument("--situations", nargs="*", choices=SITUATIONS, default=list(SITUATIONS))
+    parser.add_argument("--only", action="append", help="cases whose label contains this")
+    parser.add_argument("--no-real", action="store_true", help="skip the real registry's cases")
+    parser.add_argument(
+        "--workspace",
+        action="append",
+        metavar="PATH[::MEMBER/Cargo.toml]",
+        help="a checkout to time on the real registry (a copy; its member's version is edited)",
+    )
+    parser.add_argument(
+        "--probe", action="store_true", help="time `featcheck probe`'s first verdict, once"
+    )
+    options = parser.parse_args()
+    compile_package()
+    before = load()
+    with tempfile.TemporaryDirectory() as directory:
+        scratch = Path(directory)
+        cases = build_cases(options, scratch)
+        rows = [
+            measure(case, situation, options.repeat, scratch)
+            for case in cases
+            for situation in options.situations
+            if situation in case.situations
+        ]
+        probe = probe_row(scratch) if options.probe else None
+    print(
+        f"machine: {platform.machine()}, {os.cpu_count()} cores, {platform.system()};"
+        f" python {platform.python_version()}; medians of {options.repeat} paired runs;"
+        f" load average {before} before, {load()} after\n"
+    )
+    for case in cases:
+        if case.edit is edit_version:
+            edited = case.edited.relative_to(case.cwd)
+            print(f"{case.label}: each edit changes the version in {edited}\n")
+    print_rows(rows, probe)
 
 
 if __name__ == "__main__":
