@@ -13,11 +13,11 @@ from featcheck.boundary import TrustContext
 from featcheck.cli.terminal import EXIT_CLEAN, EXIT_FINDINGS, fail
 from featcheck.errors import FeatcheckError
 from featcheck.probe.command import ProbeOptions
-from featcheck.probe.member import ProbeReport, costs_here, run_member_probe, unsettled
+from featcheck.probe.member import ProbeReport, run_member_probe
 from featcheck.probe.report import render_text
 from featcheck.probe.schema import record as record_measurements
 from featcheck.probe.schema import render_json
-from featcheck.probe.verdict import Verdict
+from featcheck.probe.verdict import Verdict, costs_here
 
 EXIT_INCONCLUSIVE = 3
 """Nothing measured a cost, and something could not be told (the matmul's verdict is
@@ -66,7 +66,8 @@ def exit_code(report: ProbeReport) -> int:
     verdict = matmul.current.decision.verdict if matmul is not None else None
     if verdict is Verdict.SINGLE or costs_here(rules):
         return EXIT_FINDINGS
-    if verdict is Verdict.INCONCLUSIVE or unsettled(rules):
+    # A finding's two builds that computed different results got no ratio.
+    if verdict is Verdict.INCONCLUSIVE or any(not r.agree for r in rules):
         return EXIT_INCONCLUSIVE
     return EXIT_CLEAN
 

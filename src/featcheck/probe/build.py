@@ -268,6 +268,11 @@ class ProbeBuilder:
         binary = self._binary(directory, key)
         stamp = directory / "built.json"
         if plan.cached:
+            # Said, so that no build passes unnoticed.
+            self.say(
+                f"using the probe built before for {config.backend}: nothing is compiled "
+                f"({binary.parent})"
+            )
             return BuiltProbe(binary, key, True, plan.preparing + time.monotonic() - started)
         total = len(plan.crates) + 1
         self.say(

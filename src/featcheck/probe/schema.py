@@ -12,18 +12,20 @@ from __future__ import annotations
 
 import datetime
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from featcheck import __version__
-from featcheck.boundary import TrustContext
 from featcheck.fileio import write_atomic
-from featcheck.probe.build import BuiltProbe
 from featcheck.probe.cache import MEASURED, cache_root, measured_key, read_measured
-from featcheck.probe.command import MatmulReport, VariantResult
 from featcheck.probe.measure import TIMED_RUNS, TORCH_NOTE, WARMUP
-from featcheck.probe.member import ProbeReport, RuleProbeResult, costs_here
-from featcheck.probe.verdict import RunStats, ThreadEvidence
+from featcheck.probe.verdict import RunStats, ThreadEvidence, costs_here
 from featcheck.render.safe_text import json_document
+
+if TYPE_CHECKING:
+    from featcheck.boundary import TrustContext
+    from featcheck.probe.build import BuiltProbe
+    from featcheck.probe.command import MatmulReport, VariantResult
+    from featcheck.probe.member import ProbeReport, RuleProbeResult
 
 SCHEMA_VERSION = 2
 """2: the matmul is built on burn-flex alone, so no MLP step is timed: `runs[].mlp` is gone,

@@ -34,6 +34,10 @@ from __future__ import annotations
 import enum
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from featcheck.probe.member import RuleProbeResult
 
 MULTI_PARALLELISM = 1.3
 """All-core parallelism at or above which the matmul certainly ran on several threads."""
@@ -58,6 +62,8 @@ THREAD_METHODS = {
     "linux-stat-1": "/proc/self/task/<tid>/stat (utime + stime, clock ticks)",
 }
 """The probe crate's per-thread methods (threads.rs); a new method gets a new name."""
+COSTS_FROM = 1.10
+"""The ratio from which a finding counts as costing speed here (exit code 1)."""
 
 
 class Verdict(str, enum.Enum):
@@ -191,10 +197,9 @@ class Decision:
     other_cores: float | None = None
 
 
-def check_n(n: int) -> None:
-    """Raise ValueError for a matrix size that is not a positive integer."""
-    if n < 1:
-        raise ValueError(f"--n {n}: expected a positive integer")
+def costs_here(results: list[RuleProbeResult]) -> bool:
+    """Whether some finding's build is measurably slower than the fixed one."""
+    return any(r.agree and r.headline.ratio >= COSTS_FROM for r in results)
 
 
 def _timing(parallelism: float | None, speedup: float) -> str:
