@@ -38,10 +38,6 @@ def _times(stats: RunStats) -> str:
     return f"{stats.min_ms:8.2f} / {stats.median_ms:8.2f} ms"
 
 
-def _busy(stats: RunStats) -> str:
-    return "   ? cores" if stats.parallelism is None else f"{stats.parallelism:4.2f} cores"
-
-
 THREADS_WIDTH = 26
 """Room for '3: 45% 44% 11%, main 11%' and the like."""
 
@@ -139,34 +135,34 @@ def _table(header: str, rows: list[tuple[str, RunStats]], fancy: bool) -> list[t
     ]
 
 
+def _busy(parallelism: float | None) -> str:
+    return "   ? cores" if parallelism is None else f"{parallelism:4.2f} cores"
+
+
 def _timing_lines(report: MatmulReport, fancy: bool) -> list[tuple[str, str]]:
     """The current build's table: the 1-thread and the all-core run."""
     m = report.current.measurement
     rows = [("RAYON_NUM_THREADS=1", m.single), (f"all cores ({report.cores})", m.every)]
     return _table(
         f"  {'workload':<9} {'run':<20} {'min / median':>22}  {'busy':>10}  ",
-        [(f"  {'matmul':<9} {run:<20} {_times(s)}  {_busy(s)}  ", s) for run, s in rows],
+        [
+            (f"  {'matmul':<9} {run:<20} {_times(s)}  {_busy(s.parallelism)}  ", s)
+            for run, s in rows
+        ],
         fancy,
     )
 
 
-def _compare_rows(report: MatmulReport) -> list[tuple[str, RunStats]]:
-    variants = [("current", report.current)]
+def _compare_lines(report: MatmulReport, fancy: bool) -> list[tuple[str, str]]:
+    """The matmul of the current build against featcheck's fix (and PyTorch), all cores."""
+    rows = [(f"current: {report.current.config.backend}", report.current.measurement.every)]
     if report.fixed is not None:
-        variants.append(("featcheck's fix", report.fixed))
-    rows = [
-        (f"{label}: {variant.config.backend}", variant.measurement.every)
-        for label, variant in variants
-    ]
+        rows.append(
+            (f"featcheck's fix: {report.fixed.config.backend}", report.fixed.measurement.every)
+        )
     if report.torch is not None:
         t = report.torch
         rows.append((f"PyTorch {t.version} ({plural(t.threads, 'thread')})", t.stats))
-    return rows
-
-
-def _compare_lines(report: MatmulReport, fancy: bool) -> list[tuple[str, str]]:
-    """The matmul of the current build against featcheck's fix (and PyTorch), all cores."""
-    rows = _compare_rows(report)
     width = max(len(label) for label, _ in rows)
     base = rows[0][1].min_ms
     cells = []
@@ -248,7 +244,12 @@ def _rule_lines(results: list[RuleProbeResult], runs: int) -> list[tuple[str, st
                     "",
                 )
             )
-    clocks = sorted({_clock(result) for result in results})
+    clocks = sorted(
+        {
+            "wall time" if r.program.wall else "thread CPU time of the calling thread"
+            for r in results
+        }
+    )
     lines += [
         ("", ""),
         (
@@ -258,10 +259,6 @@ def _rule_lines(results: list[RuleProbeResult], runs: int) -> list[tuple[str, st
         ),
     ]
     return lines
-
-
-def _clock(result: RuleProbeResult) -> str:
-    return "wall time" if result.program.wall else "thread CPU time of the calling thread"
 
 
 def render_text(report: ProbeReport) -> None:

@@ -51,26 +51,23 @@ def _evidence_json(evidence: ThreadEvidence | None) -> dict[str, Any]:
     }
 
 
-def _thread_cpu_json(evidence: ThreadEvidence | None) -> dict[str, Any] | None:
-    if evidence is None:
-        return None
-    return {
-        "method": evidence.method,
-        "main_ms": _round(evidence.main_ms, 3),
-        "others_ms": [_round(ms, 3) for ms in evidence.others_ms],
-        "alive": evidence.alive,
-    }
-
-
 def _run_json(stats: RunStats) -> dict[str, Any]:
+    evidence = stats.thread_evidence
     return {
         "threads": stats.threads,
         "rayon_num_threads": stats.rayon_num_threads,
         "min_ms": _round(stats.min_ms),
         "median_ms": _round(stats.median_ms),
         "parallelism": _round(stats.parallelism, 3),
-        **_evidence_json(stats.thread_evidence),
-        "thread_cpu": _thread_cpu_json(stats.thread_evidence),
+        **_evidence_json(evidence),
+        "thread_cpu": None
+        if evidence is None
+        else {
+            "method": evidence.method,
+            "main_ms": _round(evidence.main_ms, 3),
+            "others_ms": [_round(ms, 3) for ms in evidence.others_ms],
+            "alive": evidence.alive,
+        },
     }
 
 
@@ -110,7 +107,6 @@ def _build_json(build: BuiltProbe) -> dict[str, Any]:
 
 
 def report_json(report: MatmulReport) -> dict[str, Any]:
-    """The probe's result as a JSON-ready dict."""
     current = _variant_json(report.current)
     data: dict[str, Any] = {
         "version": SCHEMA_VERSION,
