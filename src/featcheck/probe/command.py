@@ -1,11 +1,5 @@
 """The matmul probe: burn-flex as the member builds it (and with featcheck's fix), planned,
-built (cached), timed and judged; the steps `featcheck probe` runs (probe/member.py).
-
-The probe is the only part of featcheck that compiles and runs code: registry crates at the
-member's locked versions (their build scripts and proc-macros run while compiling) plus
-featcheck's own probe crate, built in the user's cache directory. Before compiling, it states
-exactly that and asks (`confirm`, member.py); a cached build compiles nothing. The audited
-crate, its build script and its path dependencies are never compiled or run.
+built (cached), timed and judged; member.py runs these steps after the consent to the builds.
 """
 
 from __future__ import annotations

@@ -1,9 +1,8 @@
-"""What `featcheck probe` prints: before building, the statement of what the builds compile
-and run (on stderr, read at a prompt: short lines, the number of crates, how long the first
-build may take on this machine, every build script and proc-macro by name, one per line); then
-on a terminal or in a pipe, under one title, the matmul's verdict with a small bar chart (with
+"""What `featcheck probe` prints: the matmul's verdict with a small bar chart (with
 --compare-fix the fixed build and PyTorch beside it), then each rule probe's two builds, their
-times and the ratio. The JSON is schema.py's.
+times and the ratio (the JSON is schema.py's); and, before building, the statement of what the
+builds compile and run, read at a prompt: short lines, the number of crates, how long the first
+build may take here, every build script and proc-macro by name, one per line.
 """
 
 from __future__ import annotations
