@@ -149,8 +149,7 @@ class ProbeBuilder:
         return read_tree(text, "the probe's cargo tree")
 
     def prepare(self, config: BackendConfig, program: Program) -> tuple[Path, str]:
-        """Write `program`'s crate for the configuration into the cache; returns (its
-        directory, key)."""
+        """Write `program`'s crate for `config` into the cache: (its directory, key)."""
         key = cache_key(config, program, self.toolset)
         directory = self.root / key
         for name, content in program.sources().items():

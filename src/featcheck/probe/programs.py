@@ -54,8 +54,7 @@ class Program:
         return self.versions is None or matches(self.versions, version)
 
     def probe_features(self, features: Iterable[str]) -> list[str]:
-        """The probe crate's own features that are on for a build of the crate with
-        `features` (see cfg_features)."""
+        """The probe crate's features on for a build of the crate with `features`."""
         return sorted(set(self.cfg_features) & set(features))
 
     def describe(self) -> str:

@@ -85,11 +85,8 @@ def text_lines(report: MatmulReport, fancy: bool) -> list[tuple[str, str]]:
     if report.compare:
         lines.append(("", ""))
         lines += _compare_lines(report, fancy)
-    for note in report.notes:
-        lines.append((f"note: {note}", "dim"))
-    lines.append(("", ""))
-    lines.append((_build_line(report), "dim"))
-    return lines
+    lines += [(f"note: {note}", "dim") for note in report.notes]
+    return [*lines, ("", ""), (_build_line(report), "dim")]
 
 
 def _title(member: str, target: str) -> tuple[str, str]:
@@ -186,9 +183,7 @@ def _compare_lines(report: MatmulReport, fancy: bool) -> list[tuple[str, str]]:
 
 def _build_line(report: MatmulReport) -> str:
     parts = []
-    for variant in (report.current, report.fixed):
-        if variant is None:
-            continue
+    for variant in [v for v in (report.current, report.fixed) if v is not None]:
         build = variant.build
         how = "cached" if build.cached else f"built in {build.seconds:.0f} s"
         if build.waited >= 0.5:
@@ -236,13 +231,10 @@ def _rule_lines(results: list[RuleProbeResult], runs: int) -> list[tuple[str, st
             (f"  fixed:    {result.fixed.backend}  ({result.fix})", ""),
             (f"  {'workload':<16}{'current':>12}{'fixed':>12}{'ratio':>9}", "dim"),
         ]
-        for w in result.workloads:
-            lines.append(
-                (
-                    f"  {w.name:<16}{w.current_ms:>10.3f}ms{w.fixed_ms:>10.3f}ms{w.ratio:>8.2f}x",
-                    "",
-                )
-            )
+        lines += [
+            (f"  {w.name:<16}{w.current_ms:>10.3f}ms{w.fixed_ms:>10.3f}ms{w.ratio:>8.2f}x", "")
+            for w in result.workloads
+        ]
     clocks = sorted(
         {
             "wall time" if r.program.wall else "thread CPU time of the calling thread"

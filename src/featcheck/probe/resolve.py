@@ -170,8 +170,7 @@ def pins_for(graph: DependencyGraph, crate: str, version: str) -> tuple[Pin, ...
 
 
 def _used(graph: DependencyGraph, node: Node, program: Program) -> list[Node]:
-    """The dependencies of `node` that its program calls as well (Program.uses), each as the
-    member's graph builds it, once."""
+    """The dependencies of `node` that its program calls as well (Program.uses)."""
     below = graph.dependencies(node)
     used = []
     for name in program.uses:
