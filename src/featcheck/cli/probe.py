@@ -17,7 +17,7 @@ from featcheck.probe.member import ProbeReport, run_member_probe
 from featcheck.probe.report import render_text
 from featcheck.probe.schema import record as record_measurements
 from featcheck.probe.schema import render_json
-from featcheck.probe.verdict import Verdict, costs_here
+from featcheck.probe.verdict import Verdict
 
 EXIT_INCONCLUSIVE = 3
 """Nothing measured a cost, and something could not be told (the matmul's verdict is
@@ -64,7 +64,7 @@ def exit_code(report: ProbeReport) -> int:
     slower than the fixed one), else 3 where something could not be told, else 0."""
     matmul, rules = report.matmul, report.rules or []
     verdict = matmul.current.decision.verdict if matmul is not None else None
-    if verdict is Verdict.SINGLE or costs_here(rules):
+    if verdict is Verdict.SINGLE or report.costs_here:
         return EXIT_FINDINGS
     # A finding's two builds that computed different results got no ratio.
     if verdict is Verdict.INCONCLUSIVE or any(not r.agree for r in rules):

@@ -1,6 +1,8 @@
 """Build the probe for one backend configuration, once: prepared and verified in the cache
 (cache.py), then compiled (compile.py) unless its binary is there. What a build compiles and
-runs is said before it happens (`BuildPlan`), and what it produced after (`BuiltProbe`).
+runs is said before it happens (`BuildPlan`, `build_statement`: read at a prompt, so short
+lines, the number of crates, how long the first build may take here, every build script and
+proc-macro by name, one per line), and what it produced after (`BuiltProbe`).
 
 Only registry crates (at the member's locked versions) and the probe crate itself are compiled;
 cargo runs in the cache directory, so nothing of the audited checkout is read but its lockfile.
@@ -32,6 +34,7 @@ from featcheck.probe.cache import (
     write_if_changed,
 )
 from featcheck.probe.compile import classify_build_failure, compile_probe, find_toolset
+from featcheck.probe.measure import usable_cores
 from featcheck.probe.programs import Program
 from featcheck.probe.resolve import BackendConfig, read_tree
 from featcheck.severity import plural
@@ -267,3 +270,81 @@ class ProbeBuilder:
             + "\n"
         )
         return BuiltProbe(binary, key, False, seconds, waited)
+
+
+# --- the statement before building, for the consent to it ---------------------------------------
+
+
+CPU_SECONDS_PER_CRATE = 2.5
+"""CPU time one crate of the probe's graph takes to compile in release, on average. Calibrated
+on first builds of the burn-flex probe (124 crates and the program) on the shared 2-core build
+machine: 154 s at a load of 0.5 (this model: 195 s), 806 s at a load of 6-10 (this model at
+8: 781 s)."""
+
+
+def load_average() -> float | None:
+    """The 1-minute load average: runnable work that competes with the build."""
+    try:
+        return os.getloadavg()[0]
+    except (AttributeError, OSError):
+        return None
+
+
+def _estimate_lines(crates: int, cores: int, load: float | None) -> list[str]:
+    # Cargo runs one job per core, and the runnable work already there (`load`) takes its
+    # share of the cores.
+    cores = max(cores, 1)
+    share = cores * cores / (cores + max(load or 0.0, 0.0))
+    seconds = crates * CPU_SECONDS_PER_CRATE / share
+    if seconds < 90:
+        duration = f"{max(10, round(seconds, -1)):.0f} s"
+    else:
+        duration = f"{round(seconds / 60):.0f} minutes"
+    busy = "no load average" if load is None else f"load {load:.1f} from other work"
+    return [
+        f"  first build: about {duration} here, an estimate",
+        f"  ({plural(crates, 'crate')}, {plural(cores, 'core')}, {busy});",
+        "  crates an earlier probe built are reused",
+    ]
+
+
+def _listed(title: str, names: list[str]) -> list[str]:
+    if not names:
+        return [f"  {title}: none"]
+    return [f"  {title} ({len(names)}):", *(f"    {name}" for name in names)]
+
+
+def build_statement(
+    plans: list[BuildPlan],
+    member: str,
+    versions: str,
+    *,
+    cores: int | None = None,
+    load: float | None = None,
+) -> str:
+    """What building `plans` compiles and runs, before it happens; `versions`: whose versions
+    (`the checkout's Cargo.lock pins`)."""
+    crates = sorted({c for plan in plans for c in plan.crates})
+    macros = sorted({c for plan in plans for c in plan.proc_macros})
+    known = [plan.build_scripts for plan in plans if plan.build_scripts is not None]
+    if len(plans) == 1:
+        lines = [f"building the probe for {plans[0].config.backend}"]
+    else:
+        lines = [f"building {len(plans)} probes, for", *(f"    {p.config.backend}" for p in plans)]
+    lines += [
+        f"  compiles {plural(len(crates), 'crate')} from the registry, at the versions",
+        f"  {versions}, and featcheck's own probe",
+        "  crate, then runs the probe.",
+        *_estimate_lines(len(crates) + len(plans), cores or usable_cores(), load),
+    ]
+    if len(known) == len(plans):
+        scripts = sorted({c for listed in known for c in listed})
+        lines += _listed("build scripts cargo runs while compiling", scripts)
+    else:
+        lines.append("  build scripts: cargo metadata could not list which run here")
+    lines += _listed("proc-macros rustc loads while compiling", macros)
+    lines += [
+        f"  nothing of {member}'s own code (its crate, build script",
+        "  or path dependencies) is compiled or run",
+    ]
+    return "\n".join(lines)

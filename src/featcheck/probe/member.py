@@ -25,11 +25,10 @@ from featcheck.fix_words import fix_words
 from featcheck.fixes.apply import plan_changes
 from featcheck.manifest.document import read_manifest
 from featcheck.pipeline import audit_project
-from featcheck.probe.build import BuildPlan, BuiltProbe, ProbeBuilder
+from featcheck.probe.build import BuildPlan, BuiltProbe, ProbeBuilder, build_statement, load_average
 from featcheck.probe.command import RULE_RUNS, MatmulReport, ProbeOptions, plan_matmul, time_matmul
 from featcheck.probe.measure import Workload, compare_builds
 from featcheck.probe.programs import PROGRAMS, Program, program_timing
-from featcheck.probe.report import build_statement, load_average
 from featcheck.probe.resolve import (
     BACKEND,
     BackendConfig,
@@ -40,6 +39,7 @@ from featcheck.probe.resolve import (
     member_graph,
     pins_for,
 )
+from featcheck.probe.verdict import COSTS_FROM
 from featcheck.report import Finding
 from featcheck.severity import plural
 
@@ -75,6 +75,11 @@ class ProbeReport:
     matmul: MatmulReport | None
     rules: list[RuleProbeResult] | None
     runs: int = RULE_RUNS
+
+    @property
+    def costs_here(self) -> bool:
+        """Whether some finding's build is measurably slower than the fixed one."""
+        return any(r.agree and r.headline.ratio >= COSTS_FROM for r in self.rules or ())
 
 
 TOOLCHAIN_HINT = (

@@ -1,13 +1,10 @@
-"""What `featcheck probe` prints: the matmul's verdict with a small bar chart (with
---compare-fix the fixed build and PyTorch beside it), then each rule probe's two builds, their
-times and the ratio (the JSON is schema.py's); and, before building, the statement of what the
-builds compile and run, read at a prompt: short lines, the number of crates, how long the first
-build may take here, every build script and proc-macro by name, one per line.
+"""What `featcheck probe` prints on a terminal or in a pipe, under one title: the matmul's
+verdict with a small bar chart (with --compare-fix the fixed build and PyTorch beside it), then
+each rule probe's two builds, their times and the ratio. The JSON is schema.py's.
 """
 
 from __future__ import annotations
 
-import os
 from typing import TYPE_CHECKING
 
 from rich.console import Console
@@ -18,7 +15,6 @@ from featcheck.render.safe_text import printable
 from featcheck.severity import plural
 
 if TYPE_CHECKING:
-    from featcheck.probe.build import BuildPlan
     from featcheck.probe.command import MatmulReport
     from featcheck.probe.member import ProbeReport, RuleProbeResult
 
@@ -265,81 +261,3 @@ def render_text(report: ProbeReport) -> None:
         lines += _rule_lines(report.rules, report.runs)
     for text, style in lines:
         console.print(printable(text), style=style or None, markup=False)
-
-
-# --- the statement before building, for the consent to it ---------------------------------------
-
-
-CPU_SECONDS_PER_CRATE = 2.5
-"""CPU time one crate of the probe's graph takes to compile in release, on average. Calibrated
-on first builds of the burn-flex probe (124 crates and the program) on the shared 2-core build
-machine: 154 s at a load of 0.5 (this model: 195 s), 806 s at a load of 6-10 (this model at
-8: 781 s)."""
-
-
-def load_average() -> float | None:
-    """The 1-minute load average: runnable work that competes with the build."""
-    try:
-        return os.getloadavg()[0]
-    except (AttributeError, OSError):
-        return None
-
-
-def _estimate_lines(crates: int, cores: int, load: float | None) -> list[str]:
-    # Cargo runs one job per core, and the runnable work already there (`load`) takes its
-    # share of the cores.
-    cores = max(cores, 1)
-    share = cores * cores / (cores + max(load or 0.0, 0.0))
-    seconds = crates * CPU_SECONDS_PER_CRATE / share
-    if seconds < 90:
-        duration = f"{max(10, round(seconds, -1)):.0f} s"
-    else:
-        duration = f"{round(seconds / 60):.0f} minutes"
-    busy = "no load average" if load is None else f"load {load:.1f} from other work"
-    return [
-        f"  first build: about {duration} here, an estimate",
-        f"  ({plural(crates, 'crate')}, {plural(cores, 'core')}, {busy});",
-        "  crates an earlier probe built are reused",
-    ]
-
-
-def _listed(title: str, names: list[str]) -> list[str]:
-    if not names:
-        return [f"  {title}: none"]
-    return [f"  {title} ({len(names)}):", *(f"    {name}" for name in names)]
-
-
-def build_statement(
-    plans: list[BuildPlan],
-    member: str,
-    versions: str,
-    *,
-    cores: int | None = None,
-    load: float | None = None,
-) -> str:
-    """What building `plans` compiles and runs, before it happens; `versions`: whose versions
-    (`the checkout's Cargo.lock pins`)."""
-    crates = sorted({c for plan in plans for c in plan.crates})
-    macros = sorted({c for plan in plans for c in plan.proc_macros})
-    known = [plan.build_scripts for plan in plans if plan.build_scripts is not None]
-    if len(plans) == 1:
-        lines = [f"building the probe for {plans[0].config.backend}"]
-    else:
-        lines = [f"building {len(plans)} probes, for", *(f"    {p.config.backend}" for p in plans)]
-    lines += [
-        f"  compiles {plural(len(crates), 'crate')} from the registry, at the versions",
-        f"  {versions}, and featcheck's own probe",
-        "  crate, then runs the probe.",
-        *_estimate_lines(len(crates) + len(plans), cores or usable_cores(), load),
-    ]
-    if len(known) == len(plans):
-        scripts = sorted({c for listed in known for c in listed})
-        lines += _listed("build scripts cargo runs while compiling", scripts)
-    else:
-        lines.append("  build scripts: cargo metadata could not list which run here")
-    lines += _listed("proc-macros rustc loads while compiling", macros)
-    lines += [
-        f"  nothing of {member}'s own code (its crate, build script",
-        "  or path dependencies) is compiled or run",
-    ]
-    return "\n".join(lines)

@@ -18,7 +18,7 @@ from featcheck import __version__
 from featcheck.fileio import write_atomic
 from featcheck.probe.cache import MEASURED, cache_root, measured_key, read_measured
 from featcheck.probe.measure import TIMED_RUNS, TORCH_NOTE, WARMUP
-from featcheck.probe.verdict import RunStats, ThreadEvidence, costs_here
+from featcheck.probe.verdict import RunStats, ThreadEvidence
 from featcheck.render.safe_text import json_document
 
 if TYPE_CHECKING:
@@ -163,7 +163,7 @@ def _rules_json(report: ProbeReport, results: list[RuleProbeResult]) -> dict[str
         "target": report.target,
         "runs": report.runs,
         "probes": [_result_json(result) for result in results],
-        "costs_here": costs_here(results),
+        "costs_here": report.costs_here,
         "notes": [],  # the rule probes have none (the matmul's notes are its own)
     }
 

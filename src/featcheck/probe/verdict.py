@@ -33,10 +33,6 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from featcheck.probe.member import RuleProbeResult
 
 MULTI_PARALLELISM = 1.3
 """All-core parallelism at or above which the matmul certainly ran on several threads."""
@@ -194,11 +190,6 @@ class Decision:
     under_load: bool = False
     """The timings were measured while other processes kept cores busy."""
     other_cores: float | None = None
-
-
-def costs_here(results: list[RuleProbeResult]) -> bool:
-    """Whether some finding's build is measurably slower than the fixed one."""
-    return any(r.agree and r.headline.ratio >= COSTS_FROM for r in results)
 
 
 def _timing(parallelism: float | None, speedup: float) -> str:
