@@ -173,7 +173,7 @@ def _features(config: BackendConfig, program: Program) -> list[str]:
         return []
     return [
         "[features]",
-        f"default = {json.dumps(program.probe_features(config.backend.features))}",
+        f"default = {json.dumps(sorted(set(program.cfg_features) & set(config.backend.features)))}",
         *(f"{_toml_key(feature)} = []" for feature in sorted(program.cfg_features)),
         "",
     ]

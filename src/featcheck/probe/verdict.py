@@ -192,11 +192,6 @@ class Decision:
     other_cores: float | None = None
 
 
-def _timing(parallelism: float | None, speedup: float) -> str:
-    busy = "" if parallelism is None else f"{parallelism:.2f} cores busy, "
-    return f"{busy}{speedup:.2f}x the 1-thread run"
-
-
 def decide(
     single: RunStats,
     every: RunStats,
@@ -215,7 +210,8 @@ def decide(
     parallelism = every.parallelism
     evidence = every.thread_evidence
     load = Load(idle_cores, other_cores)
-    timing = _timing(parallelism, speedup)
+    busy = "" if parallelism is None else f"{parallelism:.2f} cores busy, "
+    timing = f"{busy}{speedup:.2f}x the 1-thread run"
     if load.loaded and other_cores is not None:
         timing += (
             f", measured under load: other processes kept {other_cores:.1f} of {cores} cores busy"
