@@ -13,8 +13,8 @@ from support import WORKSPACES, trust_of
 
 from featcheck.probe.build import ProbeBuilder
 from featcheck.probe.cache import binary_name, executable
-from featcheck.probe.command import ProbeOptions, fix_changes, member_findings
-from featcheck.probe.member import plan_rules, timed_findings
+from featcheck.probe.command import ProbeOptions, fix_changes
+from featcheck.probe.member import member_findings, plan_rules, timed_findings
 from featcheck.probe.programs import MATMUL
 from featcheck.probe.resolve import (
     BackendConfig,

@@ -73,7 +73,7 @@ def test_the_probe_states_what_it_compiles_and_runs(
 ) -> None:
     """Before a build: the crates, their build scripts and proc-macros at the locked versions,
     from cargo's own metadata of the probe crate; nothing of the member."""
-    from featcheck.probe.member import build_statement
+    from featcheck.probe.build import build_statement
 
     project = copy_project(tmp_path, "crate-feature", offline_cargo_for)
     config = matmul_config(

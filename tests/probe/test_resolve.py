@@ -80,7 +80,8 @@ def test_two_versions_of_burn_flex_are_refused(
 def test_compare_fix_resolves_the_fixed_feature_set(
     tmp_path: Path, offline_cargo_for: Callable[..., Path]
 ) -> None:
-    from featcheck.probe.command import fix_changes, member_findings
+    from featcheck.probe.command import fix_changes
+    from featcheck.probe.member import member_findings
     from featcheck.probe.resolve import graph_with_changes
 
     project = copy_project(tmp_path, "crate-feature", offline_cargo_for)

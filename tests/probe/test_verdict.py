@@ -12,7 +12,6 @@ from featcheck.probe.verdict import (
     Decision,
     ThreadEvidence,
     Verdict,
-    check_n,
     decide,
 )
 
@@ -148,10 +147,6 @@ def test_no_cpu_clock_is_inconclusive() -> None:
 
 def test_n_below_the_parallel_threshold_is_inconclusive() -> None:
     assert PARALLEL_THRESHOLD == 192**3
-    check_n(1024)
-    check_n(1)
-    with pytest.raises(ValueError, match="positive"):
-        check_n(0)
     single, every = runs(0.3, 0.3, 1.0)
     every = replace(every, thread_evidence=_evidence(300.0))
     decision = decide(single, every, cores=2, n=191)

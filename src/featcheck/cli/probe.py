@@ -13,7 +13,7 @@ from featcheck.boundary import TrustContext
 from featcheck.cli.terminal import EXIT_CLEAN, EXIT_FINDINGS, fail
 from featcheck.errors import FeatcheckError
 from featcheck.probe.command import ProbeOptions
-from featcheck.probe.member import ProbeReport, costs_here, run_member_probe, unsettled
+from featcheck.probe.member import ProbeReport, run_member_probe
 from featcheck.probe.report import render_text
 from featcheck.probe.schema import record as record_measurements
 from featcheck.probe.schema import render_json
@@ -64,9 +64,10 @@ def exit_code(report: ProbeReport) -> int:
     slower than the fixed one), else 3 where something could not be told, else 0."""
     matmul, rules = report.matmul, report.rules or []
     verdict = matmul.current.decision.verdict if matmul is not None else None
-    if verdict is Verdict.SINGLE or costs_here(rules):
+    if verdict is Verdict.SINGLE or report.costs_here:
         return EXIT_FINDINGS
-    if verdict is Verdict.INCONCLUSIVE or unsettled(rules):
+    # A finding's two builds that computed different results got no ratio.
+    if verdict is Verdict.INCONCLUSIVE or any(not r.agree for r in rules):
         return EXIT_INCONCLUSIVE
     return EXIT_CLEAN
 

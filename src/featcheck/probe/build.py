@@ -1,6 +1,8 @@
 """Build the probe for one backend configuration, once: prepared and verified in the cache
 (cache.py), then compiled (compile.py) unless its binary is there. What a build compiles and
-runs is said before it happens (`BuildPlan`), and what it produced after (`BuiltProbe`).
+runs is said before it happens (`BuildPlan`, `build_statement`: read at a prompt, so short
+lines, the number of crates, how long the first build may take here, every build script and
+proc-macro by name, one per line), and what it produced after (`BuiltProbe`).
 
 Only registry crates (at the member's locked versions) and the probe crate itself are compiled;
 cargo runs in the cache directory, so nothing of the audited checkout is read but its lockfile.
@@ -16,12 +18,10 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from featcheck.boundary import TrustContext
 from featcheck.cargo.argv_gate import TARGET, Argument, GateError, option, word
 from featcheck.cargo.process import run_process
-from featcheck.cargo.tree_text import TreeTextError, parse_tree_text
 from featcheck.errors import FeatcheckError
 from featcheck.graph import DependencyGraph
 from featcheck.probe.cache import (
@@ -34,8 +34,9 @@ from featcheck.probe.cache import (
     write_if_changed,
 )
 from featcheck.probe.compile import classify_build_failure, compile_probe, find_toolset
+from featcheck.probe.measure import usable_cores
 from featcheck.probe.programs import Program
-from featcheck.probe.resolve import BackendConfig
+from featcheck.probe.resolve import BackendConfig, read_tree
 from featcheck.severity import plural
 
 _PLAIN = re.compile(r"[A-Za-z0-9_.+-]{1,200}")
@@ -76,32 +77,12 @@ class BuiltProbe:
     """Seconds its build waited for another build's lock in the shared cache."""
 
 
-def _shown(text: str) -> str:
-    """A crate name or version as cargo allows them, else quoted (never raw control bytes)."""
-    return text if _PLAIN.fullmatch(text) else ascii(text)
-
-
 def crate_label(name: object, version: object) -> str:
-    """ "name version", as the build statement lists crates."""
-    return f"{_shown(str(name))} {_shown(str(version))}"
-
-
-def build_scripts(metadata: dict[str, Any], crates: set[str]) -> list[str]:
-    """Those of `crates` ("name version") with a build script, from `cargo metadata` output."""
-    found = set()
-    for package in metadata.get("packages", []):
-        if not isinstance(package, dict):
-            continue
-        label = crate_label(package.get("name"), package.get("version"))
-        kinds = {k for t in package.get("targets", []) for k in t.get("kind", [])}
-        if label in crates and "custom-build" in kinds:
-            found.add(label)
-    return sorted(found)
-
-
-def _constant(flag: str, value: str) -> Argument:
-    """`--flag=value` for one of the probe's own constants, never checkout text."""
-    return Argument(f"{flag}={value}")
+    """ "name version", as the build statement lists crates: each part as cargo allows it, else
+    quoted (never raw control bytes)."""
+    return " ".join(
+        text if _PLAIN.fullmatch(text) else ascii(text) for text in (str(name), str(version))
+    )
 
 
 def _target(flag: str, target: str) -> Argument:
@@ -134,14 +115,12 @@ class ProbeBuilder:
         self.on_command = on_command
         self.trust = trust
         self.toolset = find_toolset(workdir, self.target_dir, trust, timeout)
-
-    def _flags(self) -> list[Argument]:
-        return [word("--offline")] if self.offline else []
+        self.flags = [word("--offline")] if offline else []
 
     def _cargo(self, directory: Path, args: list[Argument]) -> str:
         """One cargo command in the probe's directory, through the audit's process runner
         (gated arguments, --timeout, the whole process group killed on expiry)."""
-        arguments = [*args, *self._flags()]
+        arguments = [*args, *self.flags]
         if self.on_command is not None:
             self.on_command(["cargo", *arguments])
         output = run_process(
@@ -157,17 +136,23 @@ class ProbeBuilder:
             raise FeatcheckError(classify_build_failure(output.stderr, offline=self.offline))
         return output.stdout
 
-    def _tree(self, directory: Path, args: list[Argument]) -> DependencyGraph:
-        """`cargo tree ARGS` in the probe's directory, read."""
-        text = self._cargo(directory, [word("tree"), *args])
-        try:
-            return parse_tree_text(text).graph
-        except TreeTextError as error:
-            raise FeatcheckError(f"could not read the probe's cargo tree: {error}") from None
+    def _tree(self, directory: Path, edges: str, prefix: str, *more: Argument) -> DependencyGraph:
+        """`cargo tree` in the probe's directory (featcheck's own constants), read."""
+        text = self._cargo(
+            directory,
+            [
+                word("tree"),
+                Argument(f"--edges={edges}"),
+                Argument("--format={p} [{f}]"),
+                Argument(f"--prefix={prefix}"),
+                Argument("--charset=ascii"),
+                *more,
+            ],
+        )
+        return read_tree(text, "the probe's cargo tree")
 
     def prepare(self, config: BackendConfig, program: Program) -> tuple[Path, str]:
-        """Write `program`'s crate for the configuration into the cache; returns (its
-        directory, key)."""
+        """Write `program`'s crate for `config` into the cache: (its directory, key)."""
         key = cache_key(config, program, self.toolset)
         directory = self.root / key
         for name, content in program.sources().items():
@@ -181,15 +166,7 @@ class ProbeBuilder:
 
     def verify(self, directory: Path, config: BackendConfig) -> None:
         """cargo tree must show the member's exact features on every pinned crate."""
-        graph = self._tree(
-            directory,
-            [
-                _constant("--edges", "normal"),
-                _constant("--format", "{p} [{f}]"),
-                _constant("--prefix", "depth"),
-                _constant("--charset", "ascii"),
-            ],
-        )
+        graph = self._tree(directory, "normal", "depth")
         for pin in config.pins:
             nodes = [n for n in graph.named(pin.name) if n.version == pin.version and not n.host]
             got = sorted({f for n in nodes for f in n.features})
@@ -205,13 +182,17 @@ class ProbeBuilder:
         (nothing when its binary is there); verified against the member's build first."""
         started = time.monotonic()
         directory, key = self.prepare(config, program)
-        if self._binary(directory, key).is_file() and (directory / "built.json").is_file():
+        if (directory / executable(binary_name(key))).is_file() and (
+            directory / "built.json"
+        ).is_file():
             return BuildPlan(config, directory, key, True, preparing=time.monotonic() - started)
         self.say(
             f"checking that the probe reproduces {config.member}'s {config.backend} (cargo tree)"
         )
         self.verify(directory, config)
-        crates, macros = self._compiled(directory, config)
+        graph = self._tree(directory, "normal,build", "none", _target("--target", config.target))
+        nodes = [n for n in graph.nodes() if n.name != PACKAGE]
+        crates = {crate_label(n.name, n.version) for n in nodes}
         return BuildPlan(
             config,
             directory,
@@ -219,25 +200,9 @@ class ProbeBuilder:
             False,
             tuple(sorted(crates)),
             self._build_scripts(directory, config, crates),
-            tuple(sorted(macros)),
+            tuple(sorted(crate_label(n.name, n.version) for n in nodes if n.proc_macro)),
             time.monotonic() - started,
         )
-
-    def _compiled(self, directory: Path, config: BackendConfig) -> tuple[set[str], set[str]]:
-        """(every crate, the proc-macros) a build compiles, as cargo tree resolves them."""
-        graph = self._tree(
-            directory,
-            [
-                _constant("--edges", "normal,build"),
-                _constant("--format", "{p} [{f}]"),
-                _constant("--prefix", "none"),
-                _constant("--charset", "ascii"),
-                _target("--target", config.target),
-            ],
-        )
-        nodes = [n for n in graph.nodes() if n.name != PACKAGE]
-        crates = {crate_label(n.name, n.version) for n in nodes}
-        return crates, {crate_label(n.name, n.version) for n in nodes if n.proc_macro}
 
     def _build_scripts(
         self, directory: Path, config: BackendConfig, crates: set[str]
@@ -249,25 +214,34 @@ class ProbeBuilder:
                 directory,
                 [
                     word("metadata"),
-                    _constant("--format-version", "1"),
+                    Argument("--format-version=1"),
                     _target("--filter-platform", config.target),
                 ],
             )
             metadata = json.loads(text)
         except (FeatcheckError, ValueError):
             return None
-        return tuple(build_scripts(metadata if isinstance(metadata, dict) else {}, crates))
-
-    def _binary(self, directory: Path, key: str) -> Path:
-        return directory / executable(binary_name(key))
+        found = set()
+        for package in metadata.get("packages", []) if isinstance(metadata, dict) else []:
+            if not isinstance(package, dict):
+                continue
+            label = crate_label(package.get("name"), package.get("version"))
+            kinds = {k for t in package.get("targets", []) for k in t.get("kind", [])}
+            if label in crates and "custom-build" in kinds:
+                found.add(label)
+        return tuple(sorted(found))
 
     def build(self, plan: BuildPlan) -> BuiltProbe:
         """The probe binary for a plan: compiled now, or the cached one."""
         started = time.monotonic()
         directory, key, config = plan.directory, plan.key, plan.config
-        binary = self._binary(directory, key)
-        stamp = directory / "built.json"
+        binary = directory / executable(binary_name(key))
         if plan.cached:
+            # Said, so that no build passes unnoticed.
+            self.say(
+                f"using the probe built before for {config.backend}: nothing is compiled "
+                f"({binary.parent})"
+            )
             return BuiltProbe(binary, key, True, plan.preparing + time.monotonic() - started)
         total = len(plan.crates) + 1
         self.say(
@@ -276,19 +250,14 @@ class ProbeBuilder:
         )
         waited = compile_probe(
             self.toolset,
-            [
-                word("build"),
-                word("--release"),
-                _constant("--bin", binary_name(key)),
-                *self._flags(),
-            ],
+            [word("build"), word("--release"), Argument(f"--bin={binary_name(key)}"), *self.flags],
             directory,
             total=total,
             timeout=self.timeout,
             offline=self.offline,
             on_command=self.on_command,
         )
-        built = self.target_dir / "release" / executable(binary_name(key))
+        built = self.target_dir / "release" / binary.name
         if not built.is_file():
             raise FeatcheckError(f"cargo reported success but {built.name} was not built")
         partial = binary.with_name(binary.name + ".partial")
@@ -296,8 +265,86 @@ class ProbeBuilder:
         os.replace(partial, binary)
         # Another probe's build in the same cache is its time, not this one's.
         seconds = plan.preparing + time.monotonic() - started - waited
-        stamp.write_text(
+        (directory / "built.json").write_text(
             json.dumps({"key": key, "seconds": round(seconds, 1), "waited": round(waited, 1)})
             + "\n"
         )
         return BuiltProbe(binary, key, False, seconds, waited)
+
+
+# --- the statement before building, for the consent to it ---------------------------------------
+
+
+CPU_SECONDS_PER_CRATE = 2.5
+"""CPU time one crate of the probe's graph takes to compile in release, on average. Calibrated
+on first builds of the burn-flex probe (124 crates and the program) on the shared 2-core build
+machine: 154 s at a load of 0.5 (this model: 195 s), 806 s at a load of 6-10 (this model at
+8: 781 s)."""
+
+
+def load_average() -> float | None:
+    """The 1-minute load average: runnable work that competes with the build."""
+    try:
+        return os.getloadavg()[0]
+    except (AttributeError, OSError):
+        return None
+
+
+def _estimate_lines(crates: int, cores: int, load: float | None) -> list[str]:
+    # Cargo runs one job per core, and the runnable work already there (`load`) takes its
+    # share of the cores.
+    cores = max(cores, 1)
+    share = cores * cores / (cores + max(load or 0.0, 0.0))
+    seconds = crates * CPU_SECONDS_PER_CRATE / share
+    if seconds < 90:
+        duration = f"{max(10, round(seconds, -1)):.0f} s"
+    else:
+        duration = f"{round(seconds / 60):.0f} minutes"
+    busy = "no load average" if load is None else f"load {load:.1f} from other work"
+    return [
+        f"  first build: about {duration} here, an estimate",
+        f"  ({plural(crates, 'crate')}, {plural(cores, 'core')}, {busy});",
+        "  crates an earlier probe built are reused",
+    ]
+
+
+def _listed(title: str, names: list[str]) -> list[str]:
+    if not names:
+        return [f"  {title}: none"]
+    return [f"  {title} ({len(names)}):", *(f"    {name}" for name in names)]
+
+
+def build_statement(
+    plans: list[BuildPlan],
+    member: str,
+    versions: str,
+    *,
+    cores: int | None = None,
+    load: float | None = None,
+) -> str:
+    """What building `plans` compiles and runs, before it happens; `versions`: whose versions
+    (`the checkout's Cargo.lock pins`)."""
+    crates = sorted({c for plan in plans for c in plan.crates})
+    macros = sorted({c for plan in plans for c in plan.proc_macros})
+    known = [plan.build_scripts for plan in plans if plan.build_scripts is not None]
+    if len(plans) == 1:
+        lines = [f"building the probe for {plans[0].config.backend}"]
+    else:
+        lines = [f"building {len(plans)} probes, for", *(f"    {p.config.backend}" for p in plans)]
+    lines += [
+        f"  compiles {plural(len(crates), 'crate')} from the registry, at the versions",
+        f"  {versions}, and featcheck's own probe",
+        "  crate, then runs the probe.",
+        *_estimate_lines(len(crates) + len(plans), cores or usable_cores(), load),
+    ]
+    if len(known) == len(plans):
+        scripts = sorted({c for listed in known for c in listed})
+        lines += _listed("build scripts cargo runs while compiling", scripts)
+    else:
+        lines.append("  build scripts: cargo metadata could not list which run here")
+    lines += _listed("proc-macros rustc loads while compiling", macros)
+    lines += [
+        f"  nothing of {member}'s own code (its crate, build script",
+        "  or path dependencies) is compiled or run",
+    ]
+    return "\n".join(lines)

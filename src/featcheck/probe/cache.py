@@ -30,7 +30,6 @@ import hashlib
 import json
 import os
 import re
-from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -100,25 +99,12 @@ def write_if_changed(path: Path, content: bytes) -> None:
     os.replace(temporary, path)
 
 
-def _toml_string(value: str) -> str:
-    # A JSON string of printable ASCII is a valid TOML basic string.
-    return json.dumps(value, ensure_ascii=True)
-
-
-def _toml_array(values: Iterable[str]) -> str:
-    return "[" + ", ".join(_toml_string(v) for v in values) + "]"
-
-
-def _toml_value(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
-    return _toml_string(str(value))
+# The manifest's values are written as JSON (ASCII only): a JSON string, integer, boolean or
+# array of strings is the same value in TOML.
 
 
 def _toml_key(name: str) -> str:
-    return name if _BARE_KEY.fullmatch(name) else _toml_string(name)
+    return name if _BARE_KEY.fullmatch(name) else json.dumps(name)
 
 
 def render_manifest(config: BackendConfig, program: Program, bin_name: str) -> str:
@@ -129,26 +115,30 @@ def render_manifest(config: BackendConfig, program: Program, bin_name: str) -> s
             "# Written by `featcheck probe`; rewritten on every probe of this build.",
             f"# Reproduces {config.member}'s build of {config.backend} ({config.target}).",
             "[package]",
-            f"name = {_toml_string(PACKAGE)}",
+            f"name = {json.dumps(PACKAGE)}",
             'version = "0.1.0"',
             'edition = "2021"',
             "publish = false",
             "",
             "[[bin]]",
-            f"name = {_toml_string(bin_name)}",
+            f"name = {json.dumps(bin_name)}",
             'path = "src/main.rs"',
             "",
             *_features(config, program),
             "[dependencies]",
             *(
-                f"{_toml_key(pin.name)} = {{ version = {_toml_string('=' + pin.version)}, "
-                f"default-features = false, features = {_toml_array(pin.features)} }}"
+                f"{_toml_key(pin.name)} = {{ version = {json.dumps('=' + pin.version)}, "
+                f"default-features = false, features = {json.dumps(list(pin.features))} }}"
                 for pin in config.pins
             ),
             "",
             "[profile.release]",
             "debug = false",
-            *(f"{key} = {_toml_value(value)}" for key, value in sorted(config.profile.items())),
+            *(
+                # A number or boolean as it is, anything else as a string.
+                f"{key} = {json.dumps(value if isinstance(value, int) else str(value))}"
+                for key, value in sorted(config.profile.items())
+            ),
             "",
             *_cold_profiles(config, program),
             "# Keep the probe out of any workspace above it.",
@@ -183,7 +173,7 @@ def _features(config: BackendConfig, program: Program) -> list[str]:
         return []
     return [
         "[features]",
-        f"default = {_toml_array(program.probe_features(config.backend.features))}",
+        f"default = {json.dumps(sorted(set(program.cfg_features) & set(config.backend.features)))}",
         *(f"{_toml_key(feature)} = []" for feature in sorted(program.cfg_features)),
         "",
     ]

@@ -1,11 +1,5 @@
 """The matmul probe: burn-flex as the member builds it (and with featcheck's fix), planned,
-built (cached), timed and judged; the steps `featcheck probe` runs (probe/member.py).
-
-The probe is the only part of featcheck that compiles and runs code: registry crates at the
-member's locked versions (their build scripts and proc-macros run while compiling) plus
-featcheck's own probe crate, built in the user's cache directory. Before compiling, it states
-exactly that and asks (`confirm`, member.py); a cached build compiles nothing. The audited
-crate, its build script and its path dependencies are never compiled or run.
+built (cached), timed and judged; member.py runs these steps after the consent to the builds.
 """
 
 from __future__ import annotations
@@ -13,31 +7,18 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import os
-import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from featcheck.audit import find_manifest
-from featcheck.boundary import TrustContext
-from featcheck.errors import FeatcheckError
-from featcheck.featureset import AuditOptions
 from featcheck.fix_words import fix_words
 from featcheck.fixes.apply import plan_changes
-from featcheck.manifest.document import read_manifest
-from featcheck.pipeline import audit_project
 from featcheck.probe.build import BuildPlan, BuiltProbe, ProbeBuilder
 from featcheck.probe.measure import Measurement, TorchStats, measure, measure_torch, usable_cores
 from featcheck.probe.programs import MATMUL
-from featcheck.probe.resolve import (
-    BackendConfig,
-    MemberGraph,
-    graph_with_changes,
-    matmul_config,
-    member_graph,
-)
-from featcheck.probe.verdict import Decision, check_n, decide
+from featcheck.probe.resolve import BackendConfig, MemberGraph, graph_with_changes, matmul_config
+from featcheck.probe.verdict import Decision, decide
 from featcheck.report import Finding
 
 DEFAULT_N = 1024
@@ -67,25 +48,6 @@ class ProbeOptions:
     runs: int = RULE_RUNS
 
 
-TOOLCHAIN_HINT = (
-    "(the probe builds with one of your own toolchains, never the checkout's: set "
-    "RUSTUP_TOOLCHAIN to an installed one, e.g. RUSTUP_TOOLCHAIN=stable)"
-)
-_TRUST_HINT = re.compile(r"\(pass --trust-checkout[^)]*\)")
-
-
-def probe_error(error: FeatcheckError) -> FeatcheckError:
-    """`error` with hints the probe can act on: it has no --trust-checkout (it never runs the
-    checkout's toolchain), so that advice becomes RUSTUP_TOOLCHAIN, which it honours."""
-    message = error.message
-    if "--trust-checkout" not in message:
-        return error
-    message = _TRUST_HINT.sub(TOOLCHAIN_HINT, message)
-    if "--trust-checkout" in message:
-        message = message.replace("--trust-checkout", "RUSTUP_TOOLCHAIN=<an installed toolchain>")
-    return FeatcheckError(message, path=error.path, line=error.line, column=error.column)
-
-
 @dataclass
 class VariantResult:
     """One build of the probe, measured and judged."""
@@ -112,31 +74,6 @@ class MatmulReport:
     notes: list[str] = field(default_factory=list)
     seconds_to_timing: float = 0.0
     """From the start of the command to the first timed run (resolving, building or not)."""
-
-
-def member_findings(
-    resolved: MemberGraph,
-    *,
-    select: tuple[str, ...] = (),
-    offline: bool,
-    timeout: float,
-    on_command: Callable[[list[str]], None] | None = None,
-) -> list[Finding]:
-    """The member's findings on the host, each with featcheck's fix where cargo confirms one
-    (`select`: rules to run besides the configured ones, e.g. an opt-in rule asked for)."""
-    result = audit_project(
-        resolved.manifest,
-        AuditOptions(
-            select=select,
-            packages=(resolved.member.name,),
-            targets=(resolved.target,),
-            offline=offline,
-            timeout=timeout,
-            on_command=on_command,
-        ),
-        resolved.trust,
-    )
-    return [f for f in result.findings if f.member == resolved.member.name]
 
 
 def fix_changes(findings: list[Finding]) -> tuple[dict[Path, str], str | None]:
@@ -170,14 +107,17 @@ class MatmulPlan:
 
 
 def plan_matmul(
-    builder: ProbeBuilder,
-    resolved: MemberGraph,
-    findings: list[Finding],
-    options: ProbeOptions,
+    builder: ProbeBuilder, resolved: MemberGraph, findings: list[Finding], options: ProbeOptions
 ) -> MatmulPlan:
     """The configurations to time (with --compare-fix, the one featcheck's fix for
     `findings` gives, resolved on a copy), each prepared in the cache."""
-    notes = _environment_notes()
+    preset = os.environ.get("RAYON_NUM_THREADS")
+    notes = []
+    if preset is not None:
+        notes.append(
+            f"RAYON_NUM_THREADS={preset} is set here; the probe sets it to 1 for one run and "
+            "unsets it for the all-core run"
+        )
     configs, fix_description = _configurations(resolved, findings, options, notes)
     plans = [builder.plan(variant, MATMUL) for variant in configs]
     return MatmulPlan(plans, fix_description, notes)
@@ -191,9 +131,8 @@ def time_matmul(
     started: float,
 ) -> MatmulReport:
     """Build what is planned (consent given), time every build with 1 thread and all cores,
-    and judge it; `started`: when the command began (time.monotonic), for the time to the
-    first timed run."""
-    builds = [built(builder, plan, say) for plan in prepared.plans]
+    and judge it; `started`: when the command began (time.monotonic)."""
+    builds = [builder.build(plan) for plan in prepared.plans]
     cores = usable_cores()
     seconds_to_timing = time.monotonic() - started
     measurements = measure(
@@ -229,32 +168,8 @@ def time_matmul(
     )
 
 
-def checked_manifest(options: ProbeOptions, trust: TrustContext) -> Path:
-    """The member's Cargo.toml, read once to refuse a bad one, after a valid --n."""
-    try:
-        check_n(options.n)
-    except ValueError as error:
-        raise FeatcheckError(str(error)) from None
-    manifest = find_manifest(options.path)
-    read_manifest(manifest, root=trust.root)
-    return manifest
-
-
-def _environment_notes() -> list[str]:
-    preset = os.environ.get("RAYON_NUM_THREADS")
-    if preset is None:
-        return []
-    return [
-        f"RAYON_NUM_THREADS={preset} is set here; the probe sets it to 1 for one run and "
-        "unsets it for the all-core run"
-    ]
-
-
 def _configurations(
-    resolved: MemberGraph,
-    findings: list[Finding],
-    options: ProbeOptions,
-    notes: list[str],
+    resolved: MemberGraph, findings: list[Finding], options: ProbeOptions, notes: list[str]
 ) -> tuple[list[BackendConfig], str | None]:
     """The member's configuration, and with --compare-fix the one featcheck's fix gives where
     it differs (else a note why not); also the fix in words."""
@@ -277,42 +192,3 @@ def _configurations(
         notes.append(f"featcheck's fix does not change {config.backend}: nothing to compare")
         return [config], fix_description
     return [config, fixed], fix_description
-
-
-def built(builder: ProbeBuilder, plan: BuildPlan, say: Callable[[str], None]) -> BuiltProbe:
-    """The plan's binary, built now or before (said, so that no build passes unnoticed)."""
-    binary = builder.build(plan)
-    if binary.cached:
-        say(
-            f"using the probe built before for {plan.config.backend}: nothing is compiled "
-            f"({binary.binary.parent})"
-        )
-    return binary
-
-
-def start_probe(
-    manifest: Path,
-    request: ProbeOptions,
-    say: Callable[[str], None],
-    trust: TrustContext,
-) -> tuple[ProbeBuilder, MemberGraph]:
-    """A probe's builder (cargo, rustc and a linker found first: no point resolving what
-    cannot be built), then the member resolved by cargo."""
-    builder = ProbeBuilder(
-        manifest.parent,
-        trust=trust,
-        offline=request.offline,
-        timeout=max(request.build_timeout, request.timeout),
-        say=say,
-        on_command=request.on_command,
-    )
-    say("resolving the member's features with cargo (nothing of the checkout is built or run)")
-    resolved = member_graph(
-        manifest,
-        request.package,
-        trust=trust,
-        offline=request.offline,
-        timeout=request.timeout,
-        on_command=request.on_command,
-    )
-    return builder, resolved

@@ -166,7 +166,13 @@ def compile_probe(
         on_command(["cargo", *arguments])
     progress = BuildProgress(total)
     tail: deque[str] = deque(maxlen=200)
-    process = _start(toolset, arguments, directory)
+    process = open_process(
+        [toolset.cargo, *arguments],
+        trust=toolset.trust,
+        cwd=directory,
+        env=toolset.environment,
+        stdout=subprocess.DEVNULL,
+    )
     timed_out = threading.Event()
 
     def expire() -> None:
@@ -201,16 +207,6 @@ def compile_probe(
     return progress.waited
 
 
-def _start(toolset: Toolset, arguments: list[Argument], directory: Path) -> subprocess.Popen[bytes]:
-    return open_process(
-        [toolset.cargo, *arguments],
-        trust=toolset.trust,
-        cwd=directory,
-        env=toolset.environment,
-        stdout=subprocess.DEVNULL,
-    )
-
-
 def _kill(process: subprocess.Popen[bytes]) -> None:
     if os.name == "posix":
         with contextlib.suppress(OSError):
@@ -230,11 +226,10 @@ _PACKAGE = re.compile(r"^(?P<name>[A-Za-z0-9_][A-Za-z0-9_-]*) v(?P<version>\S+)"
 
 @dataclass(frozen=True)
 class CargoEvent:
-    """One status line of cargo: what it did, and to which package (if it names one)."""
+    """One status line of cargo: what it did, and to which package (`name vVERSION`)."""
 
     verb: str
     package: str | None
-    """`name vVERSION`, when the line names a package."""
     text: str
 
 
@@ -278,7 +273,6 @@ class BuildProgress:
         self.compiled = 0
         self.started = clock()
         self.waited = 0.0
-        """Seconds cargo spent waiting for another build's lock."""
         self._waiting_since: float | None = None
         self._said_waiting = False
         self._last_log = self.started
@@ -286,7 +280,6 @@ class BuildProgress:
         self._width = 0
 
     def line(self, raw: str) -> None:
-        """Feed one line of cargo's stderr."""
         event = parse_status(raw)
         if event is not None and event.verb == "Blocking":
             self._blocked(event)
@@ -346,7 +339,6 @@ class BuildProgress:
             self._width = 0
 
     def done(self) -> None:
-        """Replace the live line by a summary: the wait for another build, then the build."""
         elapsed = self.clock() - self.started - self.waited
         fresh = max(0, self.total - self.compiled)
         if self.waited >= 0.5:
@@ -358,6 +350,5 @@ class BuildProgress:
         )
 
     def abandon(self) -> None:
-        """Clear the live line (before an error message)."""
         self._clear()
         self.stream.flush()

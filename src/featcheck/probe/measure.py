@@ -44,12 +44,9 @@ EVERY_CORE: Setting = {"RAYON_NUM_THREADS": None}
 
 
 def _usable_cpu_ids() -> set[int] | None:
-    affinity = getattr(os, "sched_getaffinity", None)
-    if affinity is None:
-        return None
     try:
-        return set(affinity(0))
-    except OSError:
+        return set(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # a platform without affinity masks
         return None
 
 
@@ -72,9 +69,7 @@ def cpu_times(stat_text: str, cpus: set[int] | None) -> tuple[float, float] | No
             values = [float(v) for v in rest.split()]
         except ValueError:
             continue
-        if cpus is not None and number not in cpus:
-            continue
-        if len(values) < 4:
+        if (cpus is not None and number not in cpus) or len(values) < 4:
             continue
         found = True
         # user nice system idle iowait irq softirq steal (guest time is inside user)

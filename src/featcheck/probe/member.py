@@ -8,52 +8,40 @@ pinned to the member's version and exactly its resolved features, then with the 
 gives it, and the two binaries run in turn (`--rule CODE`: only those findings, no matmul). One
 statement and one consent cover every build, then one report (report.py, schema.py). Nothing of
 the member's code is built or run.
-
-The statement is read at a prompt: short lines, the number of crates, how long the first build
-may take on this machine, and every build script and proc-macro by name, one per line.
 """
 
 from __future__ import annotations
 
-import os
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
+from featcheck.audit import find_manifest
 from featcheck.boundary import TrustContext
 from featcheck.errors import FeatcheckError
+from featcheck.featureset import AuditOptions
 from featcheck.fix_words import fix_words
 from featcheck.fixes.apply import plan_changes
-from featcheck.probe.build import BuildPlan, BuiltProbe, ProbeBuilder
-from featcheck.probe.command import (
-    RULE_RUNS,
-    MatmulReport,
-    ProbeOptions,
-    built,
-    checked_manifest,
-    member_findings,
-    plan_matmul,
-    probe_error,
-    start_probe,
-    time_matmul,
-)
-from featcheck.probe.measure import Workload, compare_builds, usable_cores
+from featcheck.manifest.document import read_manifest
+from featcheck.pipeline import audit_project
+from featcheck.probe.build import BuildPlan, BuiltProbe, ProbeBuilder, build_statement, load_average
+from featcheck.probe.command import RULE_RUNS, MatmulReport, ProbeOptions, plan_matmul, time_matmul
+from featcheck.probe.measure import Workload, compare_builds
 from featcheck.probe.programs import PROGRAMS, Program, program_timing
 from featcheck.probe.resolve import (
     BACKEND,
     BackendConfig,
     MemberGraph,
     Pin,
-    builds_backend,
     enabling_features,
     graph_with_changes,
+    member_graph,
     pins_for,
 )
+from featcheck.probe.verdict import COSTS_FROM
 from featcheck.report import Finding
 from featcheck.severity import plural
-
-COSTS_FROM = 1.10
-"""The ratio from which a finding counts as costing speed here (exit code 1)."""
 
 
 @dataclass(frozen=True)
@@ -87,35 +75,66 @@ class ProbeReport:
     matmul: MatmulReport | None
     rules: list[RuleProbeResult] | None
     runs: int = RULE_RUNS
-    """Runs of each rule probe's two builds."""
+
+    @property
+    def costs_here(self) -> bool:
+        """Whether some finding's build is measurably slower than the fixed one."""
+        return any(r.agree and r.headline.ratio >= COSTS_FROM for r in self.rules or ())
 
 
-def costs_here(results: list[RuleProbeResult]) -> bool:
-    """Whether some finding's build is measurably slower than the fixed one."""
-    return any(r.agree and r.headline.ratio >= COSTS_FROM for r in results)
-
-
-def unsettled(results: list[RuleProbeResult]) -> bool:
-    """Whether some finding got no ratio: its two builds computed different results."""
-    return any(not r.agree for r in results)
+TOOLCHAIN_HINT = (
+    "(the probe builds with one of your own toolchains, never the checkout's: set "
+    "RUSTUP_TOOLCHAIN to an installed one, e.g. RUSTUP_TOOLCHAIN=stable)"
+)
+_TRUST_HINT = re.compile(r"\(pass --trust-checkout[^)]*\)")
 
 
 def run_member_probe(
     options: ProbeOptions, say: Callable[[str], None], trust: TrustContext
 ) -> ProbeReport:
-    """Probe everything of the member that has a program, in the run's trust context
-    (`TrustContext.of` the path the user named); a FeatcheckError (one line) when nothing
-    has, or on any failure."""
+    """Probe everything of the member that has a program, in the run's trust context; a
+    FeatcheckError (one line) when nothing has, or on any failure.
+
+    The probe has no --trust-checkout (it never runs the checkout's toolchain), so an error's
+    advice to pass it becomes RUSTUP_TOOLCHAIN, which the probe honours."""
     try:
         return _run(options, say, trust)
     except FeatcheckError as error:
-        raise probe_error(error) from None
+        message = error.message
+        if "--trust-checkout" not in message:
+            raise
+        message = _TRUST_HINT.sub(TOOLCHAIN_HINT, message)
+        message = message.replace("--trust-checkout", "RUSTUP_TOOLCHAIN=<an installed toolchain>")
+        raise FeatcheckError(
+            message, path=error.path, line=error.line, column=error.column
+        ) from None
 
 
 def _run(options: ProbeOptions, say: Callable[[str], None], trust: TrustContext) -> ProbeReport:
     started = time.monotonic()
-    manifest = checked_manifest(options, trust)
-    builder, resolved = start_probe(manifest, options, say, trust)
+    if options.n < 1:
+        raise FeatcheckError(f"--n {options.n}: expected a positive integer")
+    manifest = find_manifest(options.path)
+    read_manifest(manifest, root=trust.root)  # a bad Cargo.toml is refused before cargo runs
+    # The builder first (cargo, rustc and a linker found): no point resolving what cannot be
+    # built.
+    builder = ProbeBuilder(
+        manifest.parent,
+        trust=trust,
+        offline=options.offline,
+        timeout=max(options.build_timeout, options.timeout),
+        say=say,
+        on_command=options.on_command,
+    )
+    say("resolving the member's features with cargo (nothing of the checkout is built or run)")
+    resolved = member_graph(
+        manifest,
+        options.package,
+        trust=trust,
+        offline=options.offline,
+        timeout=options.timeout,
+        on_command=options.on_command,
+    )
     member = resolved.member.name
     say(f"auditing {member} for its findings and featcheck's fixes (cargo confirms them)")
     wanted = {code.upper() for code in options.codes} or {"ALL"}
@@ -128,7 +147,8 @@ def _run(options: ProbeOptions, say: Callable[[str], None], trust: TrustContext)
         on_command=options.on_command,
     )
     timed = timed_findings(findings, wanted)
-    flex = not options.codes and builds_backend(resolved.graph)
+    # The member links burn-flex (a copy only a proc-macro uses is not timed).
+    flex = not options.codes and any(not n.host for n in resolved.graph.named(BACKEND))
     if not flex and not timed:
         raise FeatcheckError(_nothing_to_probe(resolved, options.codes, wanted))
     matmul = plan_matmul(builder, resolved, findings, options) if flex else None
@@ -149,9 +169,29 @@ def _run(options: ProbeOptions, say: Callable[[str], None], trust: TrustContext)
     )
 
 
-def timed_crates() -> str:
-    """The crates a rule probe can time, for messages."""
-    return ", ".join(sorted(p.describe() for p in PROGRAMS.values()))
+def member_findings(
+    resolved: MemberGraph,
+    *,
+    select: tuple[str, ...] = (),
+    offline: bool,
+    timeout: float,
+    on_command: Callable[[list[str]], None] | None = None,
+) -> list[Finding]:
+    """The member's findings on the host, each with featcheck's fix where cargo confirms one
+    (`select`: rules to run besides the configured ones, e.g. an opt-in rule asked for)."""
+    result = audit_project(
+        resolved.manifest,
+        AuditOptions(
+            select=select,
+            packages=(resolved.member.name,),
+            targets=(resolved.target,),
+            offline=offline,
+            timeout=timeout,
+            on_command=on_command,
+        ),
+        resolved.trust,
+    )
+    return [f for f in result.findings if f.member == resolved.member.name]
 
 
 def timed_findings(findings: list[Finding], codes: set[str]) -> list[Finding]:
@@ -166,16 +206,23 @@ def timed_findings(findings: list[Finding], codes: set[str]) -> list[Finding]:
 
 def _nothing_to_probe(resolved: MemberGraph, codes: tuple[str, ...], wanted: set[str]) -> str:
     member, target = resolved.member.name, resolved.target
+    timed_crates = ", ".join(sorted(p.describe() for p in PROGRAMS.values()))
     if not codes:
         return (
             f"nothing to probe: {member} does not build {BACKEND} (burn's CPU backend Flex) "
-            f"for {target} and has no finding whose crate the probe can time ({timed_crates()})"
+            f"for {target} and has no finding whose crate the probe can time ({timed_crates})"
         )
     asked = "any rule with a probe" if "ALL" in wanted else ", ".join(sorted(wanted))
     return (
         f"nothing to probe: {member} has no finding of {asked} on {target} whose crate the "
-        f"probe can time ({timed_crates()})"
+        f"probe can time ({timed_crates})"
     )
+
+
+def _program(finding: Finding) -> Program:
+    program = program_timing(finding.crate, finding.crate_version, finding.feature)
+    assert program is not None  # timed_findings keeps only findings with a program
+    return program
 
 
 def plan_rules(
@@ -201,12 +248,11 @@ def _time_rules(
     options: ProbeOptions,
     say: Callable[[str], None],
 ) -> list[RuleProbeResult]:
-    """Build what is planned (consent given, two plans per finding), and run both builds of
-    each finding in turn."""
+    """Build what is planned (consent given), and run both builds of each finding in turn."""
     results = []
     for index, (finding, (current, fixed, fix)) in enumerate(zip(findings, pairs, strict=True)):
         plan_now, plan_fixed = plans[2 * index : 2 * index + 2]
-        builds = (built(builder, plan_now, say), built(builder, plan_fixed, say))
+        builds = (builder.build(plan_now), builder.build(plan_fixed))
         program = _program(finding)
         say(
             f"timing {finding.crate} {finding.crate_version}: {program.work}, "
@@ -223,12 +269,6 @@ def _time_rules(
             RuleProbeResult(finding, program, current, fixed, fix, workloads, agree, builds)
         )
     return results
-
-
-def _program(finding: Finding) -> Program:
-    program = program_timing(finding.crate, finding.crate_version, finding.feature)
-    assert program is not None  # timed_findings keeps only findings with a program
-    return program
 
 
 def _configurations(
@@ -273,92 +313,6 @@ def _configurations(
     if present:
         return current, fixed, f"`{finding.feature}` turned off"
     return current, fixed, f"`{finding.feature}` added; featcheck has no confirmed fix"
-
-
-# --- the statement before building, and the consent to it --------------------------------------
-
-
-CPU_SECONDS_PER_CRATE = 2.5
-"""CPU time one crate of the probe's graph takes to compile in release, on average. Calibrated
-on first builds of the burn-flex probe (124 crates and the program) on the shared 2-core build
-machine: 154 s at a load of 0.5 (this model: 195 s), 806 s at a load of 6-10 (this model at
-8: 781 s)."""
-
-
-def load_average() -> float | None:
-    """The 1-minute load average: runnable work that competes with the build (None: the
-    platform has none)."""
-    try:
-        return os.getloadavg()[0]
-    except (AttributeError, OSError):
-        return None
-
-
-def first_build_seconds(crates: int, cores: int, load: float | None) -> float:
-    """About how long compiling `crates` takes here from nothing: cargo runs one job per core,
-    and the runnable work already there (`load`) takes its share of the cores."""
-    cores = max(cores, 1)
-    share = cores * cores / (cores + max(load or 0.0, 0.0))
-    return crates * CPU_SECONDS_PER_CRATE / share
-
-
-def _duration(seconds: float) -> str:
-    if seconds < 90:
-        return f"{max(10, round(seconds, -1)):.0f} s"
-    return f"{round(seconds / 60):.0f} minutes"
-
-
-def estimate_lines(crates: int, cores: int, load: float | None) -> list[str]:
-    """The estimated first-build time, said to be one, with what it rests on."""
-    seconds = first_build_seconds(crates, cores, load)
-    busy = "no load average" if load is None else f"load {load:.1f} from other work"
-    return [
-        f"  first build: about {_duration(seconds)} here, an estimate",
-        f"  ({plural(crates, 'crate')}, {plural(cores, 'core')}, {busy});",
-        "  crates an earlier probe built are reused",
-    ]
-
-
-def _listed(title: str, names: list[str]) -> list[str]:
-    if not names:
-        return [f"  {title}: none"]
-    return [f"  {title} ({len(names)}):", *(f"    {name}" for name in names)]
-
-
-def build_statement(
-    plans: list[BuildPlan],
-    member: str,
-    versions: str,
-    *,
-    cores: int | None = None,
-    load: float | None = None,
-) -> str:
-    """What building `plans` compiles and runs, in short lines, before it happens; `versions`:
-    whose versions (`the checkout's Cargo.lock pins`)."""
-    crates = sorted({c for plan in plans for c in plan.crates})
-    macros = sorted({c for plan in plans for c in plan.proc_macros})
-    known = [plan.build_scripts for plan in plans if plan.build_scripts is not None]
-    if len(plans) == 1:
-        lines = [f"building the probe for {plans[0].config.backend}"]
-    else:
-        lines = [f"building {len(plans)} probes, for", *(f"    {p.config.backend}" for p in plans)]
-    lines += [
-        f"  compiles {plural(len(crates), 'crate')} from the registry, at the versions",
-        f"  {versions}, and featcheck's own probe",
-        "  crate, then runs the probe.",
-        *estimate_lines(len(crates) + len(plans), cores or usable_cores(), load),
-    ]
-    if len(known) == len(plans):
-        scripts = sorted({c for listed in known for c in listed})
-        lines += _listed("build scripts cargo runs while compiling", scripts)
-    else:
-        lines.append("  build scripts: cargo metadata could not list which run here")
-    lines += _listed("proc-macros rustc loads while compiling", macros)
-    lines += [
-        f"  nothing of {member}'s own code (its crate, build script",
-        "  or path dependencies) is compiled or run",
-    ]
-    return "\n".join(lines)
 
 
 def confirm_build(

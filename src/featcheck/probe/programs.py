@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -48,15 +47,6 @@ class Program:
     and `#[inline]` code is compiled, optimised, in the crate that calls it; every crate the
     kernels call (the pinned crates, what they depend on for compute) is left as the member
     builds it."""
-
-    def covers(self, version: str) -> bool:
-        """The program is written for this version of the crate."""
-        return self.versions is None or matches(self.versions, version)
-
-    def probe_features(self, features: Iterable[str]) -> list[str]:
-        """The probe crate's own features that are on for a build of the crate with
-        `features` (see cfg_features)."""
-        return sorted(set(self.cfg_features) & set(features))
 
     def describe(self) -> str:
         """The crate, and the versions the program is for where it is not every version."""
@@ -198,7 +188,9 @@ work, not a ratio of two builds), so not in PROGRAMS."""
 def program_for(crate: str, version: str) -> Program | None:
     """The program timing `crate` at `version`, if featcheck has one."""
     program = PROGRAMS.get(crate_key(crate))
-    return program if program is not None and program.covers(version) else None
+    if program is None or program.versions is None:
+        return program
+    return program if matches(program.versions, version) else None
 
 
 def program_timing(crate: str, version: str, feature: str) -> Program | None:

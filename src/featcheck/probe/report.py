@@ -5,14 +5,18 @@ each rule probe's two builds, their times and the ratio. The JSON is schema.py's
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.console import Console
 
-from featcheck.probe.command import MatmulReport
 from featcheck.probe.measure import TIMED_RUNS, TORCH_NOTE, WARMUP, usable_cores
-from featcheck.probe.member import COSTS_FROM, ProbeReport, RuleProbeResult
-from featcheck.probe.verdict import RunStats, Verdict
+from featcheck.probe.verdict import COSTS_FROM, RunStats, Verdict
 from featcheck.render.safe_text import printable
 from featcheck.severity import plural
+
+if TYPE_CHECKING:
+    from featcheck.probe.command import MatmulReport
+    from featcheck.probe.member import ProbeReport, RuleProbeResult
 
 
 def _bar(value: float, largest: float, width: int, fancy: bool) -> str:
@@ -27,10 +31,6 @@ def _bar(value: float, largest: float, width: int, fancy: bool) -> str:
 
 def _times(stats: RunStats) -> str:
     return f"{stats.min_ms:8.2f} / {stats.median_ms:8.2f} ms"
-
-
-def _busy(stats: RunStats) -> str:
-    return "   ? cores" if stats.parallelism is None else f"{stats.parallelism:4.2f} cores"
 
 
 THREADS_WIDTH = 26
@@ -81,11 +81,8 @@ def text_lines(report: MatmulReport, fancy: bool) -> list[tuple[str, str]]:
     if report.compare:
         lines.append(("", ""))
         lines += _compare_lines(report, fancy)
-    for note in report.notes:
-        lines.append((f"note: {note}", "dim"))
-    lines.append(("", ""))
-    lines.append((_build_line(report), "dim"))
-    return lines
+    lines += [(f"note: {note}", "dim") for note in report.notes]
+    return [*lines, ("", ""), (_build_line(report), "dim")]
 
 
 def _title(member: str, target: str) -> tuple[str, str]:
@@ -130,34 +127,34 @@ def _table(header: str, rows: list[tuple[str, RunStats]], fancy: bool) -> list[t
     ]
 
 
+def _busy(parallelism: float | None) -> str:
+    return "   ? cores" if parallelism is None else f"{parallelism:4.2f} cores"
+
+
 def _timing_lines(report: MatmulReport, fancy: bool) -> list[tuple[str, str]]:
     """The current build's table: the 1-thread and the all-core run."""
     m = report.current.measurement
     rows = [("RAYON_NUM_THREADS=1", m.single), (f"all cores ({report.cores})", m.every)]
     return _table(
         f"  {'workload':<9} {'run':<20} {'min / median':>22}  {'busy':>10}  ",
-        [(f"  {'matmul':<9} {run:<20} {_times(s)}  {_busy(s)}  ", s) for run, s in rows],
+        [
+            (f"  {'matmul':<9} {run:<20} {_times(s)}  {_busy(s.parallelism)}  ", s)
+            for run, s in rows
+        ],
         fancy,
     )
 
 
-def _compare_rows(report: MatmulReport) -> list[tuple[str, RunStats]]:
-    variants = [("current", report.current)]
+def _compare_lines(report: MatmulReport, fancy: bool) -> list[tuple[str, str]]:
+    """The matmul of the current build against featcheck's fix (and PyTorch), all cores."""
+    rows = [(f"current: {report.current.config.backend}", report.current.measurement.every)]
     if report.fixed is not None:
-        variants.append(("featcheck's fix", report.fixed))
-    rows = [
-        (f"{label}: {variant.config.backend}", variant.measurement.every)
-        for label, variant in variants
-    ]
+        rows.append(
+            (f"featcheck's fix: {report.fixed.config.backend}", report.fixed.measurement.every)
+        )
     if report.torch is not None:
         t = report.torch
         rows.append((f"PyTorch {t.version} ({plural(t.threads, 'thread')})", t.stats))
-    return rows
-
-
-def _compare_lines(report: MatmulReport, fancy: bool) -> list[tuple[str, str]]:
-    """The matmul of the current build against featcheck's fix (and PyTorch), all cores."""
-    rows = _compare_rows(report)
     width = max(len(label) for label, _ in rows)
     base = rows[0][1].min_ms
     cells = []
@@ -182,9 +179,7 @@ def _compare_lines(report: MatmulReport, fancy: bool) -> list[tuple[str, str]]:
 
 def _build_line(report: MatmulReport) -> str:
     parts = []
-    for variant in (report.current, report.fixed):
-        if variant is None:
-            continue
+    for variant in [v for v in (report.current, report.fixed) if v is not None]:
         build = variant.build
         how = "cached" if build.cached else f"built in {build.seconds:.0f} s"
         if build.waited >= 0.5:
@@ -232,14 +227,16 @@ def _rule_lines(results: list[RuleProbeResult], runs: int) -> list[tuple[str, st
             (f"  fixed:    {result.fixed.backend}  ({result.fix})", ""),
             (f"  {'workload':<16}{'current':>12}{'fixed':>12}{'ratio':>9}", "dim"),
         ]
-        for w in result.workloads:
-            lines.append(
-                (
-                    f"  {w.name:<16}{w.current_ms:>10.3f}ms{w.fixed_ms:>10.3f}ms{w.ratio:>8.2f}x",
-                    "",
-                )
-            )
-    clocks = sorted({_clock(result) for result in results})
+        lines += [
+            (f"  {w.name:<16}{w.current_ms:>10.3f}ms{w.fixed_ms:>10.3f}ms{w.ratio:>8.2f}x", "")
+            for w in result.workloads
+        ]
+    clocks = sorted(
+        {
+            "wall time" if r.program.wall else "thread CPU time of the calling thread"
+            for r in results
+        }
+    )
     lines += [
         ("", ""),
         (
@@ -249,10 +246,6 @@ def _rule_lines(results: list[RuleProbeResult], runs: int) -> list[tuple[str, st
         ),
     ]
     return lines
-
-
-def _clock(result: RuleProbeResult) -> str:
-    return "wall time" if result.program.wall else "thread CPU time of the calling thread"
 
 
 def render_text(report: ProbeReport) -> None:

@@ -82,7 +82,6 @@ class BackendConfig:
 
     @property
     def backend(self) -> Pin:
-        """burn-flex's pin."""
         return self.pins[0]
 
 
@@ -119,10 +118,6 @@ def _descendants(graph: DependencyGraph, start: Node) -> list[Node]:
     return sorted(seen)
 
 
-def _is_gemm(name: str) -> bool:
-    return name == "gemm" or name.startswith("gemm-")
-
-
 def backend_from_graph(graph: DependencyGraph, member: str, target: str) -> BackendConfig:
     """burn-flex and the gemm crates below it, as the member's resolved graph builds them."""
     # What the member links: a copy only a proc-macro uses is not timed (nor built alike).
@@ -139,7 +134,7 @@ def backend_from_graph(graph: DependencyGraph, member: str, target: str) -> Back
             "different features): the probe times one build; audit it with `featcheck` instead"
         )
     node = backends[0]
-    below = [n for n in _descendants(graph, node) if _is_gemm(n.name)]
+    below = [n for n in _descendants(graph, node) if n.name == "gemm" or n.name.startswith("gemm-")]
     below += _used(graph, node, MATMUL)  # the crates whose traits the matmul program calls
     pins = [_pin(n) for n in (node, *below)]
     names = [p.name for p in pins]
@@ -175,8 +170,7 @@ def pins_for(graph: DependencyGraph, crate: str, version: str) -> tuple[Pin, ...
 
 
 def _used(graph: DependencyGraph, node: Node, program: Program) -> list[Node]:
-    """The dependencies of `node` that its program calls as well (Program.uses), each as the
-    member's graph builds it, once."""
+    """The dependencies of `node` that its program calls as well (Program.uses)."""
     below = graph.dependencies(node)
     used = []
     for name in program.uses:
@@ -246,12 +240,12 @@ class MemberGraph:
     """The probe's trust context: a copy made to resolve a fix gets it derived."""
 
 
-def _resolved_graph(runner: CargoRunner, manifest: Path, spec: str, target: str) -> DependencyGraph:
-    text = runner.tree(manifest, spec, target)
+def read_tree(text: str, what: str = "cargo tree output") -> DependencyGraph:
+    """`cargo tree` output (the audit's parser), or one line saying it could not be read."""
     try:
         return parse_tree_text(text).graph
     except TreeTextError as error:
-        raise FeatcheckError(f"could not read cargo tree output: {error}") from None
+        raise FeatcheckError(f"could not read {what}: {error}") from None
 
 
 def member_graph(
@@ -272,7 +266,7 @@ def member_graph(
         metadata = runner.start_metadata(manifest).result(parse_metadata)
         member = select_member(metadata, manifest, package)
         target = runner.host_triple()
-        graph = _resolved_graph(runner, manifest, member.id, target)
+        graph = read_tree(runner.tree(manifest, member.id, target))
         lock_path = metadata.root / "Cargo.lock"
         lockfile = (
             read_checkout_file(lock_path, "Cargo.lock", MAX_LOCKFILE_BYTES, checkout)
@@ -281,11 +275,6 @@ def member_graph(
         )
     profile = release_profile(metadata.root / "Cargo.toml", checkout)
     return MemberGraph(graph, metadata, member, manifest, target, lockfile, profile, trust)
-
-
-def builds_backend(graph: DependencyGraph) -> bool:
-    """The member links burn-flex (a copy only a proc-macro uses is not timed)."""
-    return any(not node.host for node in graph.named(BACKEND))
 
 
 def matmul_config(resolved: MemberGraph, label: str = "current") -> BackendConfig:
@@ -335,9 +324,7 @@ def graph_with_changes(
             on_command=on_command,
         )
         member = resolved.member
-        graph = _resolved_graph(
-            runner, manifest, f"{member.name}@{member.version}", resolved.target
-        )
+        graph = read_tree(runner.tree(manifest, f"{member.name}@{member.version}", resolved.target))
         lock_path = copy / "Cargo.lock"
         lockfile = lock_path.read_bytes() if lock_path.is_file() else None
         profile = release_profile(copy / "Cargo.toml")

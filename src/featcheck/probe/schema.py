@@ -12,18 +12,20 @@ from __future__ import annotations
 
 import datetime
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from featcheck import __version__
-from featcheck.boundary import TrustContext
 from featcheck.fileio import write_atomic
-from featcheck.probe.build import BuiltProbe
 from featcheck.probe.cache import MEASURED, cache_root, measured_key, read_measured
-from featcheck.probe.command import MatmulReport, VariantResult
 from featcheck.probe.measure import TIMED_RUNS, TORCH_NOTE, WARMUP
-from featcheck.probe.member import ProbeReport, RuleProbeResult, costs_here
 from featcheck.probe.verdict import RunStats, ThreadEvidence
 from featcheck.render.safe_text import json_document
+
+if TYPE_CHECKING:
+    from featcheck.boundary import TrustContext
+    from featcheck.probe.build import BuiltProbe
+    from featcheck.probe.command import MatmulReport, VariantResult
+    from featcheck.probe.member import ProbeReport, RuleProbeResult
 
 SCHEMA_VERSION = 2
 """2: the matmul is built on burn-flex alone, so no MLP step is timed: `runs[].mlp` is gone,
@@ -49,26 +51,23 @@ def _evidence_json(evidence: ThreadEvidence | None) -> dict[str, Any]:
     }
 
 
-def _thread_cpu_json(evidence: ThreadEvidence | None) -> dict[str, Any] | None:
-    if evidence is None:
-        return None
-    return {
-        "method": evidence.method,
-        "main_ms": _round(evidence.main_ms, 3),
-        "others_ms": [_round(ms, 3) for ms in evidence.others_ms],
-        "alive": evidence.alive,
-    }
-
-
 def _run_json(stats: RunStats) -> dict[str, Any]:
+    evidence = stats.thread_evidence
     return {
         "threads": stats.threads,
         "rayon_num_threads": stats.rayon_num_threads,
         "min_ms": _round(stats.min_ms),
         "median_ms": _round(stats.median_ms),
         "parallelism": _round(stats.parallelism, 3),
-        **_evidence_json(stats.thread_evidence),
-        "thread_cpu": _thread_cpu_json(stats.thread_evidence),
+        **_evidence_json(evidence),
+        "thread_cpu": None
+        if evidence is None
+        else {
+            "method": evidence.method,
+            "main_ms": _round(evidence.main_ms, 3),
+            "others_ms": [_round(ms, 3) for ms in evidence.others_ms],
+            "alive": evidence.alive,
+        },
     }
 
 
@@ -108,7 +107,6 @@ def _build_json(build: BuiltProbe) -> dict[str, Any]:
 
 
 def report_json(report: MatmulReport) -> dict[str, Any]:
-    """The probe's result as a JSON-ready dict."""
     current = _variant_json(report.current)
     data: dict[str, Any] = {
         "version": SCHEMA_VERSION,
@@ -165,7 +163,7 @@ def _rules_json(report: ProbeReport, results: list[RuleProbeResult]) -> dict[str
         "target": report.target,
         "runs": report.runs,
         "probes": [_result_json(result) for result in results],
-        "costs_here": costs_here(results),
+        "costs_here": report.costs_here,
         "notes": [],  # the rule probes have none (the matmul's notes are its own)
     }
 

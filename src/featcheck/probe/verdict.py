@@ -32,7 +32,6 @@ shared, noisy machine; tested on 2 cores with a load average around 4):
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable
 from dataclasses import dataclass
 
 MULTI_PARALLELISM = 1.3
@@ -58,6 +57,8 @@ THREAD_METHODS = {
     "linux-stat-1": "/proc/self/task/<tid>/stat (utime + stime, clock ticks)",
 }
 """The probe crate's per-thread methods (threads.rs); a new method gets a new name."""
+COSTS_FROM = 1.10
+"""The ratio from which a finding counts as costing speed here (exit code 1)."""
 
 
 class Verdict(str, enum.Enum):
@@ -191,17 +192,6 @@ class Decision:
     other_cores: float | None = None
 
 
-def check_n(n: int) -> None:
-    """Raise ValueError for a matrix size that is not a positive integer."""
-    if n < 1:
-        raise ValueError(f"--n {n}: expected a positive integer")
-
-
-def _timing(parallelism: float | None, speedup: float) -> str:
-    busy = "" if parallelism is None else f"{parallelism:.2f} cores busy, "
-    return f"{busy}{speedup:.2f}x the 1-thread run"
-
-
 def decide(
     single: RunStats,
     every: RunStats,
@@ -220,29 +210,20 @@ def decide(
     parallelism = every.parallelism
     evidence = every.thread_evidence
     load = Load(idle_cores, other_cores)
-    timing = _timing(parallelism, speedup)
+    busy = "" if parallelism is None else f"{parallelism:.2f} cores busy, "
+    timing = f"{busy}{speedup:.2f}x the 1-thread run"
     if load.loaded and other_cores is not None:
         timing += (
             f", measured under load: other processes kept {other_cores:.1f} of {cores} cores busy"
         )
-
-    def decision(verdict: Verdict, reason: str, basis: str) -> Decision:
-        return Decision(
-            verdict,
-            reason,
-            speedup,
-            parallelism,
-            idle_cores,
-            evidence,
-            basis,
-            load.loaded,
-            other_cores,
-        )
-
-    found = _untellable(cores, n) or _by_threads(evidence, timing)
-    if found is not None:
-        return decision(*found)
-    return _decide_by_timing(evidence, parallelism, speedup, cores, load, timing, decision)
+    verdict, reason, basis = (
+        _untellable(cores, n)
+        or _by_threads(evidence, timing)
+        or _by_timing(evidence, parallelism, speedup, cores, load, timing)
+    )
+    return Decision(
+        verdict, reason, speedup, parallelism, idle_cores, evidence, basis, load.loaded, other_cores
+    )
 
 
 _Outcome = tuple[Verdict, str, str]
@@ -287,15 +268,14 @@ def _by_threads(evidence: ThreadEvidence | None, timing: str) -> _Outcome | None
     )
 
 
-def _decide_by_timing(
+def _by_timing(
     evidence: ThreadEvidence | None,
     parallelism: float | None,
     speedup: float,
     cores: int,
     load: Load,
     timing: str,
-    decision: Callable[[Verdict, str, str], Decision],
-) -> Decision:
+) -> _Outcome:
     """The verdict where threads were not observed: the timings alone, with their thresholds."""
     unseen = (
         "threads were not observed on this platform"
@@ -303,7 +283,7 @@ def _decide_by_timing(
         else f"too little CPU time was observed per thread ({evidence.total_ms:.0f} ms)"
     )
     if parallelism is None:
-        return decision(
+        return (
             Verdict.INCONCLUSIVE,
             f"{unseen}, and this platform gives the probe no process CPU clock, so its "
             "parallelism is unknown",
@@ -311,13 +291,15 @@ def _decide_by_timing(
         )
     idle = load.idle_cores
     if parallelism >= MULTI_PARALLELISM and speedup >= MULTI_SPEEDUP:
-        return decision(
-            Verdict.MULTI, f"the all-core run used several cores ({timing}; {unseen})", "timing"
+        return (
+            Verdict.MULTI,
+            f"the all-core run used several cores ({timing}; {unseen})",
+            "timing",
         )
     busy = idle is not None and idle < MIN_IDLE_CORES
     if parallelism < SINGLE_PARALLELISM and speedup < SINGLE_SPEEDUP and not busy:
         room = f", with {idle:.2f} cores left idle" if idle is not None else ""
-        return decision(
+        return (
             Verdict.SINGLE,
             f"the all-core run kept one core busy and was no faster ({timing}{room}; {unseen}): "
             "gemm runs on one core",
@@ -338,7 +320,7 @@ def _decide_by_timing(
             f"{parallelism:.2f} cores busy lies between {SINGLE_PARALLELISM} (one core) and "
             f"{MULTI_PARALLELISM} (several)"
         )
-    return decision(
+    return (
         Verdict.INCONCLUSIVE,
         f"{unseen}, and the timings do not settle it: {why} ({timing})",
         "none",
