@@ -172,7 +172,8 @@ def resolve_roots(
 
 @dataclass
 class Below:
-    """A finished resolution below some roots, with what more seeds would continue from."""
+    """A finished resolution below some roots, with what more seeds would continue from. Its
+    sets may be those of the resolution it continued from: they are read, never written."""
 
     state: FeatureState
     processed: set[int]
