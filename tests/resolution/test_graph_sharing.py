@@ -13,7 +13,10 @@ from support import LINUX_CFG
 
 from featcheck.graph import DependencyGraph, Node
 from featcheck.resolution import resolve_builds
+from featcheck.resolution.context import BuildContext
+from featcheck.resolution.features import ACTIVATE_VALUE, Below, Seed, resolve_below
 from featcheck.semantics.cfg import TargetCfg
+from featcheck.workspace.model import DEP, FEATURE, FeatureValue
 from featcheck.workspace.workspace import workspace_from_metadata
 
 LINUX = TargetCfg.parse("x86_64-unknown-linux-gnu", LINUX_CFG)
@@ -102,3 +105,44 @@ def test_a_member_resolved_on_top_of_another_members_part_gets_its_own_graph() -
         assert list(graph.nodes()) == list(alone.nodes())
         assert _plain(graph).dependents_map() == _plain(alone).dependents_map()
     assert [node.name for node in together[(lonely, LINUX.triple)].nodes()] == ["lonely"]
+
+
+def _snapshot(below: Below) -> tuple[object, ...]:
+    state = below.state
+    return (
+        {key: set(value) for key, value in state.features.items()},
+        {key: set(value) for key, value in state.dependencies.items()},
+        set(below.processed),
+        {key: set(value) for key, value in below.deferred.items()},
+    )
+
+
+def test_a_resolution_continued_from_another_ends_where_one_from_scratch_does() -> None:
+    """A fix's what-if resolution continues from the unedited one and shares its sets: the
+    unedited one must stay as it was, however the continuations add to its units' features,
+    optional dependencies and waiting weak values."""
+    ws = MetadataBuilder()
+    gemm = ws.package("gemm", {"rayon": [], "simd": []})
+    blas = ws.package("blas")
+    burn = ws.package(
+        "burn",
+        {"flex": ["dep:gemm"], "fast": ["gemm?/rayon"], "wide": ["gemm?/simd"], "std": []},
+        [declaration_entry("gemm", optional=True), declaration_entry("blas", optional=True)],
+    )
+    ws.edge(burn, gemm)
+    ws.edge(burn, blas)
+    index = workspace_from_metadata(ws.metadata())
+    context = BuildContext(index, LINUX, LINUX, 2)
+    unit = index.by_id[burn] * 2
+
+    def asking(*features: str) -> list[Seed]:
+        return [(unit, FeatureValue(FEATURE, name)) for name in features]
+
+    first = [(unit, ACTIVATE_VALUE), (unit, FeatureValue(DEP, "blas")), *asking("fast")]
+    start = resolve_below(context, first)
+    before = _snapshot(start)
+    for more in (asking("std", "wide"), asking("flex"), asking("wide", "flex")):
+        continued = resolve_below(context, more, start)
+        assert _snapshot(continued) == _snapshot(resolve_below(context, [*first, *more]))
+        assert _snapshot(start) == before
+    assert _snapshot(continued)[0][index.by_id[gemm] * 2] == {"rayon", "simd"}

@@ -327,11 +327,12 @@ class GraphBuilder:
 
 def _changed(before: dict[int, set[str]], after: dict[int, set[str]]) -> set[int]:
     """Both units of each package whose set differs between two resolutions (`after` only
-    adds): resolver 1 keeps one set for both."""
+    adds): resolver 1 keeps one set for both. A set `after` still shares with `before` is the
+    same (`resolve_below` copies a set on its first write), and is passed over uncompared."""
     return {
         unit
         for key, value in after.items()
-        if before.get(key) != value
+        if (old := before.get(key)) is not value and old != value
         for unit in (key & -2, key | 1)
     }
 
