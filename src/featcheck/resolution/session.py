@@ -20,9 +20,7 @@ from featcheck.featureset import DEFAULT, FeatureSelection
 from featcheck.graph import DependencyGraph, Node
 from featcheck.resolution.context import BuildContext
 from featcheck.resolution.features import (
-    ACTIVATE_VALUE as ACTIVATE,
-)
-from featcheck.resolution.features import (
+    ACTIVATE_VALUE,
     Below,
     FeatureState,
     Seed,
@@ -140,7 +138,7 @@ class TargetSession:
         `dep:x` to one), and the `x/f` values asked of it (x may be newly bound)."""
         state, mask = base.resolved.state, self.context.feature_mask
         table = self.context.index.packages[key >> 1].features
-        again: list[Seed] = [(key, ACTIVATE)]
+        again: list[Seed] = [(key, ACTIVATE_VALUE)]
         again += [(key, FeatureValue(DEP, n)) for n in state.dependencies.get(key & mask, ())]
         again += [(key, v) for n in state.features.get(key & mask, ()) for v in table.get(n, ())]
         return again + base.asked(key)
