@@ -18,7 +18,7 @@ from featcheck.graph import DependencyGraph, Node
 from featcheck.locate import Cut, Locator
 from featcheck.manifest.declarations import declaration_sites
 from featcheck.report import Fix
-from featcheck.resolution.features import Record
+from featcheck.resolution.record import Record
 from featcheck.rules import Detection
 from featcheck.semantics.cfg import TargetCfg
 from featcheck.suggest import FeatureSearch

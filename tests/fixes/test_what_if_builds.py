@@ -102,13 +102,13 @@ def test_an_edit_above_a_long_chain_does_not_resolve_the_chain_again(
     edits = _edits(at)
     what_if.graph(edits["adds a feature only"], at["app"], LINUX.triple)
     followed: list[int] = []
-    follow = features._Resolver._follow_dependencies
+    follow = features.Resolver._follow_dependencies
 
-    def counting(resolver: features._Resolver, key: int) -> None:
+    def counting(resolver: features.Resolver, key: int) -> None:
         followed.append(key)
         follow(resolver, key)
 
-    monkeypatch.setattr(features._Resolver, "_follow_dependencies", counting)
+    monkeypatch.setattr(features.Resolver, "_follow_dependencies", counting)
     graph = what_if.graph(edits["turns an optional dependency on"], at["app"], LINUX.triple)
     assert {node.name for node in graph.nodes()} >= {"helper", f"c{CHAIN - 1}"}
     # lib's unit, what it asks again (leaf, c0) and what is new (helper): not the chain.

@@ -12,7 +12,7 @@ from featcheck.errors import FeatcheckError
 from featcheck.graph import DependencyGraph, Node
 from featcheck.resolution import resolve_builds, resolver_version
 from featcheck.resolution.context import BuildContext
-from featcheck.resolution.features import record_build
+from featcheck.resolution.record import record_build
 from featcheck.semantics.cfg import TargetCfg
 from featcheck.workspace.workspace import workspace_from_metadata
 

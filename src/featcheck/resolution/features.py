@@ -12,16 +12,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import SupportsIndex, TypeVar
+from typing import TypeVar
 
 from featcheck.errors import FeatcheckError
 from featcheck.featureset import DEFAULT, FeatureSelection
-from featcheck.graph import shortest_path
 from featcheck.resolution.context import BuildContext, DepList
 from featcheck.workspace.model import (
     DEP,
     FEATURE,
-    NORMAL,
     FeatureValue,
     Package,
     parse_feature_value,
@@ -146,7 +144,7 @@ def resolve_features(
 ) -> FeatureState:
     """Features of `cargo build -p MEMBER --target T` with `selection`'s flags, in one go."""
     roots = build_roots(context, member, current)
-    resolver = _Resolver(context, root_requests(context, roots, selection), split=False)
+    resolver = Resolver(context, root_requests(context, roots, selection), split=False)
     return resolver.run()
 
 
@@ -154,7 +152,7 @@ def resolve_requests(
     context: BuildContext, requests: dict[int, tuple[FeatureValue, ...]]
 ) -> FeatureState:
     """Features of a build whose roots are asked `requests` (`unified_requests`), in one go."""
-    return _Resolver(context, requests, split=False).run()
+    return Resolver(context, requests, split=False).run()
 
 
 def resolve_roots(
@@ -166,7 +164,7 @@ def resolve_roots(
     the same dependencies get the same answer below themselves. Only the roots' own units are
     in the returned state. `requests` maps each root to what is asked of it (`root_requests`).
     """
-    resolver = _Resolver(context, requests, split=True)
+    resolver = Resolver(context, requests, split=True)
     return resolver.run(), frozenset(resolver.seeds)
 
 
@@ -185,7 +183,7 @@ def resolve_below(
 ) -> Below:
     """Everything `seeds` turn on below the roots that handed them over, continuing from
     `start` (the resolution of some of them): every rule only adds, so the end is the same."""
-    resolver = _Resolver(context, {}, split=False)
+    resolver = Resolver(context, {}, split=False)
     if start is not None:
         resolver.continue_from(start)
     resolver.stack.extend(seeds)
@@ -197,7 +195,7 @@ Item = TypeVar("Item")
 
 
 def _own(table: dict[Key, set[Item]], key: Key, borrowed: set[Key]) -> set[Item]:
-    """`table[key]`, made the resolver's own to write to (see `_Resolver.continue_from`)."""
+    """`table[key]`, made the resolver's own to write to (see `Resolver.continue_from`)."""
     found = table.get(key)
     if found is None:
         found = table[key] = set()
@@ -207,7 +205,7 @@ def _own(table: dict[Key, set[Item]], key: Key, borrowed: set[Key]) -> set[Item]
     return found
 
 
-class _Resolver:
+class Resolver:
     def __init__(
         self, context: BuildContext, requests: dict[int, tuple[FeatureValue, ...]], split: bool
     ) -> None:
@@ -323,95 +321,3 @@ class _Resolver:
                     # `x/f` also turns on the implicit feature `x`, unless `dep:x` hid it.
                     self.stack.append((key, FeatureValue(FEATURE, dep_name)))
             self.stack.append((dep_key, parse_feature_value(value.dep_feature)))
-
-
-State = tuple[int, str]
-"""(unit key, masked as the features are kept; a feature, or BUILT for the unit built)."""
-
-
-class Record(list[Seed]):
-    """Why each feature of one member's build is on: the resolver's work stack, noting for each
-    step the steps taken while it was (under None: what the command line asked). Only the few
-    builds whose findings show a chain are resolved again with it (`record_build`); every
-    other resolution keeps a plain list and pays nothing for it."""
-
-    def __init__(self, context: BuildContext, member: int, state: FeatureState) -> None:
-        super().__init__()
-        self.context = context
-        self.member = member
-        self.state = state
-        """What the build turned on (the resolver fills it)."""
-        self.taking: Seed | None = None
-        self.gave: dict[Seed | None, list[Seed]] = {}
-        self.next: dict[State, list[State]] = {}
-        """From each feature turned on and each unit built, the states its steps turned on
-        next, in the order the resolver took them."""
-
-    def pop(self, index: SupportsIndex = -1) -> Seed:
-        self.taking = super().pop(index)
-        return self.taking
-
-    def append(self, step: Seed) -> None:
-        self.gave.setdefault(self.taking, []).append(step)
-        super().append(step)
-
-    def extend(self, steps: Iterable[Seed]) -> None:
-        for step in steps:
-            self.append(step)
-
-    def _state(self, step: Seed) -> State:
-        return step[0] & self.context.feature_mask, step[1].name
-
-    def _states(self, steps: list[Seed], seen: set[Seed]) -> Iterable[State]:
-        """The states `steps` turned on: a `dep:x` or `x/f` step stands for those its own
-        steps did."""
-        for step in steps:
-            if step[1].kind in (FEATURE, _ACTIVATE):
-                yield self._state(step)
-            elif step not in seen:
-                seen.add(step)
-                yield from self._states(self.gave.get(step, []), seen)
-
-    def _following(self, state: State) -> list[State]:
-        if not self.next:  # drawn once the resolution is over, on the first question
-            for step, taken in self.gave.items():
-                if step is not None and step[1].kind in (FEATURE, _ACTIVATE):
-                    self.next.setdefault(self._state(step), []).extend(self._states(taken, set()))
-        return self.next.get(state, [])
-
-    def through_declaration(self, key: str, goal: State) -> list[tuple[str, str]] | None:
-        """The shortest chain, as (package id, feature) from the dependency's state to `goal`,
-        by which the member's normal dependency `key` (the features its line asks for, then its
-        package built at all) switched `goal` on; None when it did not."""
-        unit = self.member * 2 + self.context.index.packages[self.member].proc_macro
-        turned_on = self.state.dependencies.get(unit & self.context.feature_mask, ())
-        best: list[State] | None = None
-        for edge, dep_key in self.context.feature_deps(unit):
-            if edge.kind is not NORMAL or edge.name_in_toml != key:
-                continue
-            if edge.optional and key not in turned_on:
-                continue
-            asked = [(dep_key, value) for value in edge.requested]
-            for start in [*self._states(asked, set()), self._state((dep_key, ACTIVATE_VALUE))]:
-                found = shortest_path(start, goal, self._following)
-                if found is not None and (best is None or len(found) < len(best)):
-                    best = found
-        packages = self.context.index.packages
-        return None if best is None else [(packages[u >> 1].id, f) for u, f in best]
-
-
-def record_build(
-    context: BuildContext,
-    member: int,
-    current: int | None = None,
-    selection: FeatureSelection = DEFAULT,
-) -> Record:
-    """MEMBER's build resolved again as `TargetSession.graph` resolves it, recording why."""
-    if context.unify_workspace:
-        requests = unified_requests(context, member, selection)
-    else:
-        requests = root_requests(context, build_roots(context, member, current), selection)
-    resolver = _Resolver(context, requests, split=False)
-    record = resolver.stack = Record(context, member, resolver.state)
-    resolver.run()
-    return record

@@ -28,7 +28,7 @@ from featcheck.resolution import (
     resolver_version,
 )
 from featcheck.resolution.context import BuildContext
-from featcheck.resolution.features import Record, record_build
+from featcheck.resolution.record import Record, record_build
 from featcheck.rules import Rule
 from featcheck.semantics.cfg import TargetCfg
 from featcheck.workspace.model import Package, same_crate
