@@ -32,8 +32,9 @@ from featcheck.errors import FeatcheckError
 from featcheck.graph import DependencyGraph, Node
 from featcheck.lockfile import LockfileGuard
 from featcheck.probe.programs import MATMUL, Program, program_for
+from featcheck.workspace.cargo_metadata import parse_metadata
 from featcheck.workspace.model import FEATURE, FeatureValue, Package
-from featcheck.workspace.workspace import Workspace, parse_metadata
+from featcheck.workspace.workspace import Workspace
 
 BACKEND = "burn-flex"
 FACADE = "burn"
