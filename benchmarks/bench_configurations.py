@@ -41,12 +41,11 @@ from bench_cli import compile_package
 from stub_registry import REPO, offline_environment
 
 from featcheck.boundary import TrustContext
-from featcheck.featureset import FeatureSelection, each_feature
-from featcheck.featureset import AuditOptions
+from featcheck.featureset import AuditOptions, FeatureSelection, each_feature
 from featcheck.pipeline import audit_project
 from featcheck.resolution import resolve_configurations
 from featcheck.semantics.cfg import TargetCfg
-from featcheck.workspace.workspace import workspace_from_metadata
+from featcheck.workspace.cargo_metadata import workspace_from_metadata
 
 WORKSPACE = REPO / "fixtures" / "workspaces" / "backend-features"
 

@@ -40,7 +40,7 @@ from stub_registry import REPO, offline_environment, write_workspace
 
 from featcheck.resolution import resolve_builds, resolver_version
 from featcheck.semantics.cfg import TargetCfg
-from featcheck.workspace.workspace import workspace_from_metadata
+from featcheck.workspace.cargo_metadata import workspace_from_metadata
 
 SINGLE_CRATE = REPO / "crates" / "pitb-exec-cpu"
 BURN = 'version = "=0.22.1"'

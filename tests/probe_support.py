@@ -11,6 +11,7 @@ from pathlib import Path
 
 from support import WORKSPACES, trust_of
 
+from featcheck.pipeline import audit_project
 from featcheck.probe.build import ProbeBuilder
 from featcheck.probe.cache import binary_name, executable
 from featcheck.probe.command import ProbeOptions, fix_changes
@@ -100,7 +101,7 @@ def matmul_configs(project: Path) -> tuple[BackendConfig, BackendConfig]:
     resolved = member_graph(
         project / "Cargo.toml", None, trust=trust_of(project), offline=True, timeout=120
     )
-    findings = member_findings(resolved, offline=True, timeout=120)
+    findings = member_findings(audit_project, resolved, offline=True, timeout=120)
     changes, _ = fix_changes(findings)
     after = graph_with_changes(resolved, changes, offline=True, timeout=120)
     return matmul_config(resolved), matmul_config(after, label="with featcheck's fix")
@@ -121,7 +122,9 @@ def place_rule_programs(project: Path, timings: dict[str, tuple[float, float]]) 
     resolved = member_graph(
         project / "Cargo.toml", None, trust=trust_of(project), offline=True, timeout=120
     )
-    findings = timed_findings(member_findings(resolved, offline=True, timeout=120), {"ALL"})
+    findings = timed_findings(
+        member_findings(audit_project, resolved, offline=True, timeout=120), {"ALL"}
+    )
     options = ProbeOptions(path=project, codes=("all",), offline=True, timeout=120)
     builder = ProbeBuilder(project, trust=trust_of(project), offline=True, timeout=120, say=print)
     _, plans = plan_rules(builder, resolved, findings, options)

@@ -15,18 +15,82 @@ inside and a link out of it as outside.
 Every file featcheck reads from the checkout goes through `read_checkout_file`: the path is
 resolved once, link by link, and a link that lies inside the root but points out of it (a
 `Cargo.toml`, a member directory, a `.cargo/config.toml`) is refused by its own name, before
-anything behind it is opened; the resolved path is then opened without following links.
+anything behind it is opened; the resolved path is then opened without following links. A read
+takes only a regular file below a size limit, refusing a FIFO or device without waiting on it,
+and accepts a UTF-8 byte order mark as cargo does.
 """
 
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import NamedTuple
 
 from featcheck.errors import FeatcheckError
-from featcheck.fileio import LINK_OUT, MAX_MANIFEST_BYTES, read_regular_file, user_cache_directory
+
+MAX_MANIFEST_BYTES = 2 << 20
+"""Cargo.toml and featcheck.toml: the largest manifests on crates.io (web-sys, windows) hold
+under 300 KB; a larger one is refused rather than parsed for minutes."""
+
+MAX_CONFIG_BYTES = 1 << 20
+"""Toolchain files and cargo configuration files are small; a larger one is not read."""
+
+MAX_LOCKFILE_BYTES = 64 << 20
+"""Cargo.lock of the largest workspaces stays below a few MB."""
+
+LINK_OUT = "is a symlink that leads out of the checkout; featcheck does not follow it"
+"""The refusal of a checkout file or directory that links out (also fileio.special_manifest)."""
+
+
+def user_cache_directory(environment: Mapping[str, str]) -> Path | None:
+    """featcheck's directory in the user's cache: `$XDG_CACHE_HOME/featcheck` (an absolute
+    path, as the XDG specification requires), else `~/.cache/featcheck`; None without a home."""
+    base = environment.get("XDG_CACHE_HOME", "")
+    try:
+        root = Path(base) if base and Path(base).is_absolute() else Path.home() / ".cache"
+    except RuntimeError:  # no home directory to find
+        return None
+    return root / "featcheck"
+
+
+def read_regular_file(
+    path: Path | str, what: str, limit: int, *, opened: Path | None = None
+) -> bytes:
+    """The bytes of a regular file of at most `limit` bytes, or a FeatcheckError naming it.
+    Opened without blocking and checked before anything is read: reading a FIFO would wait for
+    a writer forever. `opened`: `path` resolved already (`resolve_within`), opened without following
+    a link, so that a link put there since it was resolved is refused rather than followed."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+    if opened is not None:
+        flags |= getattr(os, "O_NOFOLLOW", 0)
+    try:
+        descriptor = os.open(path if opened is None else opened, flags)
+    except FileNotFoundError:
+        raise FeatcheckError("no such file", path=path) from None
+    except OSError as error:
+        raise FeatcheckError(f"cannot read: {error.strerror or error}", path=path) from None
+    try:
+        status = os.fstat(descriptor)
+        if stat.S_ISDIR(status.st_mode):
+            raise FeatcheckError(f"is a directory, not a {what}", path=path)
+        if not stat.S_ISREG(status.st_mode):
+            raise FeatcheckError(
+                f"is not a regular file (a FIFO, device or socket); a {what} must be one",
+                path=path,
+            )
+        if status.st_size > limit:
+            raise FeatcheckError(too_large(what, limit), path=path)
+        with os.fdopen(descriptor, "rb", closefd=False) as stream:
+            data = stream.read(limit + 1)
+    except OSError as error:
+        raise FeatcheckError(f"cannot read: {error.strerror or error}", path=path) from None
+    finally:
+        os.close(descriptor)
+    if len(data) > limit:  # it grew while being read
+        raise FeatcheckError(too_large(what, limit), path=path)
+    return data
 
 
 class LeadsOut(FeatcheckError):
@@ -275,3 +339,19 @@ def configured_path_stays_inside(directory: Path, written: str, root: Path) -> b
         return False
     real, link = resolve_within(joined, root)
     return link is not None or real.is_relative_to(root)
+
+
+def too_large(what: str, limit: int) -> str:
+    return f"is larger than {limit // (1 << 20)} MiB; featcheck does not read a {what} this large"
+
+
+def decode_text(data: bytes, path: Path | str) -> str:
+    """UTF-8 text without a leading byte order mark (cargo accepts one), or a FeatcheckError
+    at the line and column of the first invalid byte."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = data[: error.start].count(b"\n") + 1
+        column = error.start - (data.rfind(b"\n", 0, error.start) + 1) + 1
+        raise FeatcheckError("invalid UTF-8", path=path, line=line, column=column) from None
+    return text.removeprefix("\ufeff")

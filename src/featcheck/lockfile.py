@@ -13,9 +13,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from featcheck.boundary import check_within, read_checkout_file
+from featcheck.boundary import MAX_LOCKFILE_BYTES, check_within, read_checkout_file
 from featcheck.errors import FeatcheckError
-from featcheck.fileio import MAX_LOCKFILE_BYTES, uninterrupted, write_atomic
+from featcheck.fileio import uninterrupted, write_atomic
 
 
 def _candidate_lockfiles(manifest: Path) -> list[Path]:

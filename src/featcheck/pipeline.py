@@ -46,7 +46,8 @@ from featcheck.stages.members import (
     with_every_feature,
 )
 from featcheck.stages.place import Placed, place
-from featcheck.workspace.workspace import Workspace, parse_metadata
+from featcheck.workspace.cargo_metadata import parse_metadata
+from featcheck.workspace.workspace import Workspace
 
 
 def audit_project(

@@ -13,7 +13,7 @@ from support import REPO, WORKSPACES, run_featcheck, trust_of
 from featcheck.cargo import last_answer as last_answer_module
 from featcheck.cargo.last_answer import MAX_KEPT, LastAnswer
 from featcheck.cargo.runner import CargoRunner
-from featcheck.workspace import workspace as metadata_module
+from featcheck.workspace import cargo_metadata as metadata_module
 from featcheck.workspace.workspace import Workspace
 
 CRATES = REPO / "crates"

@@ -16,7 +16,7 @@ from featcheck.cargo import process
 from featcheck.cargo.process import ProcessRefused, start_process
 from featcheck.cargo.runner import CargoRunner
 from featcheck.errors import FeatcheckError
-from featcheck.workspace.workspace import parse_metadata
+from featcheck.workspace.cargo_metadata import parse_metadata
 
 
 def _script(path: Path, body: str) -> Path:

@@ -23,8 +23,9 @@ from featcheck.resolution import features
 from featcheck.resolution.context import BuildContext
 from featcheck.resolution.session import build_graph
 from featcheck.semantics.cfg import TargetCfg
+from featcheck.workspace.cargo_metadata import workspace_from_metadata
 from featcheck.workspace.model import NORMAL
-from featcheck.workspace.workspace import Workspace, workspace_from_metadata
+from featcheck.workspace.workspace import Workspace
 
 LINUX = TargetCfg.parse("x86_64-unknown-linux-gnu", LINUX_CFG)
 CHAIN = 200

@@ -44,7 +44,7 @@ from featcheck.policy import load
 from featcheck.policy.settings import inline_allows
 from featcheck.semantics.cfg import TargetCfg
 from featcheck.tree_mode import audit_tree_text
-from featcheck.workspace.workspace import parse_metadata
+from featcheck.workspace.cargo_metadata import parse_metadata
 
 hypothesis = pytest.importorskip("hypothesis")
 from hypothesis import HealthCheck, given, settings  # noqa: E402

@@ -28,7 +28,7 @@ from hostile_support import (
 )
 from support import RegistryViews, run_featcheck, write_offline_cargo_home
 
-from featcheck.fileio import MAX_MANIFEST_BYTES
+from featcheck.boundary import MAX_MANIFEST_BYTES
 
 BOM = b"\xef\xbb\xbf"
 

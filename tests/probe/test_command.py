@@ -15,6 +15,7 @@ from cli_in_process import run_in_process
 from probe_support import copy_project, matmul_configs, place_in_cache
 from support import WORKSPACES, trust_of
 
+from featcheck.pipeline import audit_project
 from featcheck.probe.build import ProbeBuilder
 from featcheck.probe.command import ProbeOptions
 from featcheck.probe.member import run_member_probe
@@ -68,7 +69,9 @@ def test_run_probe_end_to_end_with_cached_probes(
     place_in_cache(builder, fixed, multi=True)
     monkeypatch.setattr("featcheck.probe.command.usable_cores", lambda: 2)
     messages: list[str] = []
-    member_report = run_member_probe(options, messages.append, trust_of(options.path))
+    member_report = run_member_probe(
+        options, messages.append, trust_of(options.path), audit_project
+    )
     assert member_report.rules is None  # crate-feature's one finding is burn-flex's
     report = member_report.matmul
     assert report is not None

@@ -80,6 +80,7 @@ def test_two_versions_of_burn_flex_are_refused(
 def test_compare_fix_resolves_the_fixed_feature_set(
     tmp_path: Path, offline_cargo_for: Callable[..., Path]
 ) -> None:
+    from featcheck.pipeline import audit_project
     from featcheck.probe.command import fix_changes
     from featcheck.probe.member import member_findings
     from featcheck.probe.resolve import graph_with_changes
@@ -89,7 +90,9 @@ def test_compare_fix_resolves_the_fixed_feature_set(
     resolved = member_graph(
         project / "Cargo.toml", None, trust=trust_of(project), offline=True, timeout=120
     )
-    changes, described = fix_changes(member_findings(resolved, offline=True, timeout=120))
+    changes, described = fix_changes(
+        member_findings(audit_project, resolved, offline=True, timeout=120)
+    )
     assert changes and described and "FC001" in described
     after = graph_with_changes(resolved, changes, offline=True, timeout=120)
     fixed = matmul_config(after, label="with featcheck's fix")

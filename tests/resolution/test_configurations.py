@@ -33,7 +33,7 @@ from featcheck.featureset import (
 )
 from featcheck.matrix import plan_configurations
 from featcheck.resolution import resolve_configurations
-from featcheck.workspace.workspace import workspace_from_metadata
+from featcheck.workspace.cargo_metadata import workspace_from_metadata
 
 pytestmark = pytest.mark.usefixtures("remembered_cargo")
 """featcheck runs in this process; its cargo answers an identical question (one fixture audited

@@ -33,7 +33,7 @@ from featcheck.cargo.tree_text import parse_tree_text
 from featcheck.featureset import FeatureSelection, each_feature, member_selection
 from featcheck.graph import DependencyGraph
 from featcheck.resolution import resolve_builds, resolve_configurations
-from featcheck.workspace.workspace import workspace_from_metadata
+from featcheck.workspace.cargo_metadata import workspace_from_metadata
 
 UNIFY_WORKSPACE = (
     '--config=resolver.feature-unification="workspace"',

@@ -16,8 +16,8 @@ from featcheck.resolution import resolve_builds
 from featcheck.resolution.context import BuildContext
 from featcheck.resolution.features import ACTIVATE_VALUE, Below, Seed, resolve_below
 from featcheck.semantics.cfg import TargetCfg
+from featcheck.workspace.cargo_metadata import workspace_from_metadata
 from featcheck.workspace.model import DEP, FEATURE, FeatureValue
-from featcheck.workspace.workspace import workspace_from_metadata
 
 LINUX = TargetCfg.parse("x86_64-unknown-linux-gnu", LINUX_CFG)
 

@@ -27,7 +27,7 @@ from featcheck.cargo.tree_text import parse_tree_text
 from featcheck.graph import DependencyGraph
 from featcheck.resolution import resolve_builds, resolver_version
 from featcheck.semantics.cfg import TargetCfg
-from featcheck.workspace.workspace import workspace_from_metadata
+from featcheck.workspace.cargo_metadata import workspace_from_metadata
 
 CROSS_TARGETS = ("x86_64-pc-windows-msvc", "aarch64-apple-darwin")
 

@@ -35,7 +35,7 @@ from test_resolver_differential import (
 )
 
 from featcheck.resolution import resolve_builds
-from featcheck.workspace.workspace import workspace_from_metadata
+from featcheck.workspace.cargo_metadata import workspace_from_metadata
 
 _EXAMPLES = os.environ.get("FEATCHECK_DIFF_EXAMPLES")
 PLATFORMS = (

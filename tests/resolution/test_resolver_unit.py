@@ -14,7 +14,7 @@ from featcheck.resolution import resolve_builds, resolver_version
 from featcheck.resolution.context import BuildContext
 from featcheck.resolution.record import record_build
 from featcheck.semantics.cfg import TargetCfg
-from featcheck.workspace.workspace import workspace_from_metadata
+from featcheck.workspace.cargo_metadata import workspace_from_metadata
 
 LINUX = TargetCfg.parse("x86_64-unknown-linux-gnu", LINUX_CFG)
 WINDOWS = TargetCfg.parse(

@@ -2,9 +2,9 @@ import json
 
 from metadata_builder import CRATES_IO, MetadataBuilder, declaration_entry
 
+from featcheck.workspace.cargo_metadata import parse_metadata
 from featcheck.workspace.model import BUILD, DEV, NORMAL
-from featcheck.workspace.table import display_source
-from featcheck.workspace.workspace import parse_metadata
+from featcheck.workspace.workspace import display_source
 
 
 def test_sources_print_like_cargo_tree() -> None:

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from featcheck.boundary import (
+    MAX_CONFIG_BYTES,
     LeadsOut,
     configured_path_stays_inside,
     is_inside,
@@ -22,7 +23,6 @@ from featcheck.cargo.argv_gate import FEATURE, Argument, GateError, RustflagErro
 from featcheck.cargo.failures import printable
 from featcheck.cargo.unification import MODE_KEY, MODES, UNSTABLE_KEY
 from featcheck.errors import FeatcheckError
-from featcheck.fileio import MAX_CONFIG_BYTES
 from featcheck.manifest.document import ManifestDocument, parse_document
 
 if TYPE_CHECKING:

@@ -20,7 +20,8 @@ from pathlib import Path
 
 from featcheck.errors import FeatcheckError
 from featcheck.fileio import replace_cache_file
-from featcheck.workspace.workspace import Workspace, parse_metadata
+from featcheck.workspace.cargo_metadata import parse_metadata
+from featcheck.workspace.workspace import Workspace
 
 MAX_KEPT = 8
 """Answers kept, one per project and command line: the oldest written go first."""

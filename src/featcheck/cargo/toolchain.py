@@ -22,15 +22,17 @@ from pathlib import Path
 from typing import NamedTuple
 
 from featcheck.boundary import (
+    MAX_CONFIG_BYTES,
     TrustContext,
+    decode_text,
     read_checkout_file,
+    read_regular_file,
     refuse_checkout_program,
     refuse_untrusted_rustup_home,
 )
 from featcheck.cargo.argv_gate import TOOLCHAIN, Argument, GateError, option, word
 from featcheck.cargo.process import RunningProcess, neutral_directory, start_process
 from featcheck.errors import FeatcheckError
-from featcheck.fileio import MAX_CONFIG_BYTES, decode_text, read_regular_file
 from featcheck.manifest.document import parse_text
 from featcheck.toml_read import toml_data
 

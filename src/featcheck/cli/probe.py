@@ -12,6 +12,7 @@ from featcheck.audit import project_manifest
 from featcheck.boundary import TrustContext
 from featcheck.cli.terminal import EXIT_CLEAN, EXIT_FINDINGS, fail
 from featcheck.errors import FeatcheckError
+from featcheck.pipeline import audit_project
 from featcheck.probe.command import ProbeOptions
 from featcheck.probe.member import ProbeReport, run_member_probe
 from featcheck.probe.report import render_text
@@ -47,7 +48,7 @@ def probe(arguments: argparse.Namespace) -> int:
         codes=tuple(code.strip() for value in arguments.rule or () for code in value.split(",")),
     )
     try:
-        report = run_member_probe(options, _say, trust)
+        report = run_member_probe(options, _say, trust, audit_project)
         if report.rules is not None:
             record_measurements(report, trust)  # for `featcheck --measured`
     except FeatcheckError as error:

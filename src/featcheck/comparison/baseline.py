@@ -25,10 +25,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from featcheck.boundary import read_checkout_file
+from featcheck.boundary import decode_text, read_checkout_file
 from featcheck.errors import FeatcheckError
 from featcheck.featureset import DEFAULT, FeatureSelection
-from featcheck.fileio import decode_text
 from featcheck.report import AuditResult, Comparison, Finding, StaleEntry
 from featcheck.semantics.semver import parse_version
 from featcheck.severity import Severity, plural

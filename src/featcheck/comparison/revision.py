@@ -37,12 +37,18 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
-from featcheck.boundary import TrustContext, is_inside
+from featcheck.boundary import (
+    MAX_CONFIG_BYTES,
+    MAX_LOCKFILE_BYTES,
+    MAX_MANIFEST_BYTES,
+    TrustContext,
+    is_inside,
+    too_large,
+)
 from featcheck.cargo.toolchain import TOOLCHAIN_FILES
 from featcheck.comparison.git import DEFAULT_TIMEOUT, Budget, Revision
 from featcheck.comparison.listing import FILE, LINK, ObjectInfo, ObjectReader, Walk, missing_object
 from featcheck.errors import FeatcheckError
-from featcheck.fileio import MAX_CONFIG_BYTES, MAX_LOCKFILE_BYTES, MAX_MANIFEST_BYTES, too_large
 from featcheck.policy.settings import CONFIG_FILE
 
 MAX_CONTENT_BYTES = 4 * MAX_LOCKFILE_BYTES

@@ -18,9 +18,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from featcheck.boundary import TrustContext
+from featcheck.boundary import MAX_LOCKFILE_BYTES, TrustContext, read_regular_file
 from featcheck.errors import FeatcheckError
-from featcheck.fileio import MAX_LOCKFILE_BYTES, read_regular_file
 from featcheck.fixes.apply import FileChange, plan_edits, refuse_outside
 from featcheck.fixes.lockcheck import cargo_reason
 from featcheck.fixes.overlay import WorkspaceCopy

@@ -18,12 +18,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from featcheck.deadline import NO_DEADLINE, Deadline
 from featcheck.featureset import DEFAULT, FeatureSelection
 from featcheck.fixes.lockcheck import Bound, LockView, Need, needs_of
 from featcheck.graph import DependencyGraph, Node
-from featcheck.locate import Cut
 from featcheck.report import Edit
 from featcheck.resolution.context import BuildContext
 from featcheck.resolution.session import TargetSession
@@ -39,6 +39,9 @@ from featcheck.workspace.model import (
     parse_feature_values,
 )
 from featcheck.workspace.workspace import Workspace
+
+if TYPE_CHECKING:  # a candidate carries the cut that locate.py found; it only names its type
+    from featcheck.locate import Cut
 
 _DEFAULT_VALUE = FeatureValue(FEATURE, "default")
 

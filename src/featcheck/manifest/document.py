@@ -6,9 +6,8 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from featcheck.boundary import read_checkout_file
+from featcheck.boundary import MAX_MANIFEST_BYTES, decode_text, read_checkout_file
 from featcheck.errors import FeatcheckError
-from featcheck.fileio import MAX_MANIFEST_BYTES, decode_text
 from featcheck.manifest.spans import Entry, KeyPath, index_spans
 from featcheck.toml_read import toml_data
 

@@ -15,11 +15,15 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, TypeGuard
 
-from featcheck.boundary import read_checkout_file
+from featcheck.boundary import (
+    MAX_LOCKFILE_BYTES,
+    MAX_MANIFEST_BYTES,
+    decode_text,
+    read_checkout_file,
+)
 from featcheck.cargo.failures import CONTROL, printable
 from featcheck.deadline import NO_DEADLINE, READING, READING_HINT, Deadline
 from featcheck.errors import FeatcheckError
-from featcheck.fileio import MAX_LOCKFILE_BYTES, MAX_MANIFEST_BYTES, decode_text
 from featcheck.manifest.document import parse_document
 from featcheck.semantics.semver import number_error
 from featcheck.toml_read import toml_data

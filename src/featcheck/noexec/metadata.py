@@ -36,13 +36,13 @@ from featcheck.noexec.registry import Registry
 from featcheck.noexec.workspace import WorkspaceLayout, discover_workspace
 from featcheck.semantics.semver import matches
 from featcheck.workspace.model import DEV, Declaration, Edge, Package, extern_name
-from featcheck.workspace.table import (
+from featcheck.workspace.workspace import (
     Listed,
     PackageTable,
+    Workspace,
     declaration,
     declarations_for_edge,
 )
-from featcheck.workspace.workspace import Workspace
 
 NOT_FETCHED = "not in the local cargo registry or vendor/"
 UNTRUSTED_HOME = (

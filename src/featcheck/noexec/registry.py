@@ -25,10 +25,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeGuard
 
-from featcheck.boundary import TrustContext, is_inside
+from featcheck.boundary import MAX_MANIFEST_BYTES, TrustContext, is_inside
 from featcheck.cargo.failures import printable
 from featcheck.errors import FeatcheckError
-from featcheck.fileio import MAX_MANIFEST_BYTES, read_cache, write_cache
+from featcheck.fileio import read_cache, write_cache
 from featcheck.noexec.packages import ArchiveFiles, PackageManifest, read_package
 from featcheck.noexec.sources import (
     LocalSource,

@@ -34,9 +34,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from featcheck.boundary import TrustContext
+from featcheck.boundary import TrustContext, read_regular_file, user_cache_directory
 from featcheck.errors import FeatcheckError
-from featcheck.fileio import read_regular_file, user_cache_directory
 from featcheck.probe.compile import Toolset
 from featcheck.probe.programs import Program, program_timing
 from featcheck.probe.resolve import BackendConfig

@@ -16,6 +16,7 @@ import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from pathlib import Path
 
 from featcheck.audit import find_manifest
 from featcheck.boundary import TrustContext
@@ -24,7 +25,6 @@ from featcheck.featureset import AuditOptions
 from featcheck.fix_words import fix_words
 from featcheck.fixes.apply import plan_changes
 from featcheck.manifest.document import read_manifest
-from featcheck.pipeline import audit_project
 from featcheck.probe.build import BuildPlan, BuiltProbe, ProbeBuilder, build_statement, load_average
 from featcheck.probe.command import RULE_RUNS, MatmulReport, ProbeOptions, plan_matmul, time_matmul
 from featcheck.probe.measure import Workload, compare_builds
@@ -40,7 +40,7 @@ from featcheck.probe.resolve import (
     pins_for,
 )
 from featcheck.probe.verdict import COSTS_FROM
-from featcheck.report import Finding
+from featcheck.report import AuditResult, Finding
 from featcheck.severity import plural
 
 
@@ -89,16 +89,21 @@ TOOLCHAIN_HINT = (
 _TRUST_HINT = re.compile(r"\(pass --trust-checkout[^)]*\)")
 
 
+Audit = Callable[[Path, AuditOptions, TrustContext], AuditResult]
+"""`pipeline.audit_project`, handed in by the command (cli/probe.py), which imports both: the
+probe sits beside the audit rather than above it."""
+
+
 def run_member_probe(
-    options: ProbeOptions, say: Callable[[str], None], trust: TrustContext
+    options: ProbeOptions, say: Callable[[str], None], trust: TrustContext, audit: Audit
 ) -> ProbeReport:
-    """Probe everything of the member that has a program, in the run's trust context; a
-    FeatcheckError (one line) when nothing has, or on any failure.
+    """Probe everything of the member that has a program, in the run's trust context, `audit`
+    finding its findings; a FeatcheckError (one line) when nothing has, or on any failure.
 
     The probe has no --trust-checkout (it never runs the checkout's toolchain), so an error's
     advice to pass it becomes RUSTUP_TOOLCHAIN, which the probe honours."""
     try:
-        return _run(options, say, trust)
+        return _run(options, say, trust, audit)
     except FeatcheckError as error:
         message = error.message
         if "--trust-checkout" not in message:
@@ -110,7 +115,9 @@ def run_member_probe(
         ) from None
 
 
-def _run(options: ProbeOptions, say: Callable[[str], None], trust: TrustContext) -> ProbeReport:
+def _run(
+    options: ProbeOptions, say: Callable[[str], None], trust: TrustContext, audit: Audit
+) -> ProbeReport:
     started = time.monotonic()
     if options.n < 1:
         raise FeatcheckError(f"--n {options.n}: expected a positive integer")
@@ -139,6 +146,7 @@ def _run(options: ProbeOptions, say: Callable[[str], None], trust: TrustContext)
     say(f"auditing {member} for its findings and featcheck's fixes (cargo confirms them)")
     wanted = {code.upper() for code in options.codes} or {"ALL"}
     findings = member_findings(
+        audit,
         resolved,
         # A rule named runs even where it is opt-in (FC015's hint): it was asked for.
         select=tuple(sorted(wanted - {"ALL"})),
@@ -170,6 +178,7 @@ def _run(options: ProbeOptions, say: Callable[[str], None], trust: TrustContext)
 
 
 def member_findings(
+    audit: Audit,
     resolved: MemberGraph,
     *,
     select: tuple[str, ...] = (),
@@ -179,7 +188,7 @@ def member_findings(
 ) -> list[Finding]:
     """The member's findings on the host, each with featcheck's fix where cargo confirms one
     (`select`: rules to run besides the configured ones, e.g. an opt-in rule asked for)."""
-    result = audit_project(
+    result = audit(
         resolved.manifest,
         AuditOptions(
             select=select,

@@ -20,16 +20,21 @@ from typing import Any
 import tomlkit
 from tomlkit.exceptions import TOMLKitError
 
-from featcheck.boundary import TrustContext, read_checkout_file
+from featcheck.boundary import (
+    MAX_LOCKFILE_BYTES,
+    MAX_MANIFEST_BYTES,
+    TrustContext,
+    read_checkout_file,
+)
 from featcheck.cargo.runner import CargoRunner
 from featcheck.cargo.tree_text import TreeTextError, parse_tree_text
 from featcheck.errors import FeatcheckError
-from featcheck.fileio import MAX_LOCKFILE_BYTES, MAX_MANIFEST_BYTES
 from featcheck.graph import DependencyGraph, Node
 from featcheck.lockfile import LockfileGuard
 from featcheck.probe.programs import MATMUL, Program, program_for
+from featcheck.workspace.cargo_metadata import parse_metadata
 from featcheck.workspace.model import FEATURE, FeatureValue, Package
-from featcheck.workspace.workspace import Workspace, parse_metadata
+from featcheck.workspace.workspace import Workspace
 
 BACKEND = "burn-flex"
 FACADE = "burn"

@@ -9,10 +9,13 @@ package and side here and shared by every member resolved for that target.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from featcheck.semantics.cfg import TargetCfg
 from featcheck.workspace.model import BUILD, DEV, NORMAL, Edge
-from featcheck.workspace.workspace import Workspace
+
+if TYPE_CHECKING:  # the resolver reads the workspace it is handed; it only names its type
+    from featcheck.workspace.workspace import Workspace
 
 DepList = tuple[tuple[Edge, int], ...]
 """(declaration, unit key of the dependency) pairs; a unit key is `package * 2 + host`."""

@@ -12,11 +12,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from featcheck.errors import FeatcheckError
 from featcheck.featureset import DEFAULT, FeatureSelection
-from featcheck.resolution.context import BuildContext, DepList
 from featcheck.workspace.model import (
     DEP,
     FEATURE,
@@ -24,6 +23,9 @@ from featcheck.workspace.model import (
     Package,
     parse_feature_value,
 )
+
+if TYPE_CHECKING:  # the session builds the context and hands it in; this only names its type
+    from featcheck.resolution.context import BuildContext, DepList
 
 # Work items are (key, value): a value of kind _ACTIVATE means "build this unit and follow its
 # non-optional dependencies"; every other value is a feature value applied to the unit.

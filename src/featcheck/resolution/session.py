@@ -15,10 +15,10 @@ member and may sit below it; such a member is resolved in one go instead, withou
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from featcheck.featureset import DEFAULT, FeatureSelection
 from featcheck.graph import DependencyGraph, Node
-from featcheck.resolution.context import BuildContext
 from featcheck.resolution.features import (
     ACTIVATE_VALUE,
     Below,
@@ -34,6 +34,9 @@ from featcheck.resolution.features import (
 )
 from featcheck.semantics.semver import parse_version
 from featcheck.workspace.model import DEP, DEP_FEATURE, FeatureValue
+
+if TYPE_CHECKING:  # the caller builds the context (resolution/__init__.py); this only names it
+    from featcheck.resolution.context import BuildContext
 
 
 @dataclass

@@ -31,8 +31,9 @@ from featcheck.resolution.context import BuildContext
 from featcheck.resolution.record import Record, record_build
 from featcheck.rules import Rule
 from featcheck.semantics.cfg import TargetCfg
+from featcheck.workspace.cargo_metadata import parse_metadata
 from featcheck.workspace.model import Package, same_crate
-from featcheck.workspace.workspace import Workspace, parse_metadata
+from featcheck.workspace.workspace import Workspace
 
 
 @dataclass(frozen=True)

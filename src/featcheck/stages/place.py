@@ -30,8 +30,9 @@ from featcheck.rules.spec import Kind
 from featcheck.semantics.cfg import TargetCfg
 from featcheck.stages.members import Resolved, ResolverModel, Run, Scope
 from featcheck.suggest import FeatureSearch
+from featcheck.workspace.cargo_metadata import parse_metadata
 from featcheck.workspace.model import Package, PackageRef, same_crate
-from featcheck.workspace.workspace import Workspace, parse_metadata
+from featcheck.workspace.workspace import Workspace
 
 
 class Placed(NamedTuple):

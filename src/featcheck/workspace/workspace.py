@@ -1,25 +1,39 @@
 """The workspace model: its root, its members, and every package by id and by position.
 
-Built once per answer: from `cargo metadata --format-version 1` (`parse_metadata`), or from the
-files a `--no-exec` audit reads (`noexec.metadata.build_metadata`), each source reading its
-packages into the model itself (`table.PackageTable`).
+Built once per answer: from `cargo metadata --format-version 1` (`cargo_metadata.py`), or from
+the files a `--no-exec` audit reads (`noexec.metadata.build_metadata`), each source reading its
+packages into the model itself (a `PackageTable`).
 
-Only package data is taken from metadata. Its `resolve.nodes[].features` are a union over dev-
-and build-dependencies and every target, so they never decide a verdict (see `resolution`).
+Everything that does not depend on the member or the target is computed once per package:
+feature tables parsed into `FeatureValue`s, each resolved edge bound to its declaration, and what
+a declaration asks of the package it names (its features, plus `default` when used and defined).
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterator, Mapping, Sequence
+import copy
+import sys
+from abc import abstractmethod
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from pathlib import Path
-from typing import Any
+from pathlib import Path, PurePath
+from typing import Any, NamedTuple, overload
+from urllib.parse import unquote, urlparse
 
-from featcheck.errors import FeatcheckError
-from featcheck.workspace.model import DependencyKind, Edge, Package
-from featcheck.workspace.table import Listed, PackageTable, declaration, declarations_for_edge
+from featcheck.semantics.semver import matches
+from featcheck.workspace.model import (
+    DEV,
+    FEATURE,
+    Declaration,
+    DependencyKind,
+    Edge,
+    FeatureValue,
+    Package,
+    PackageRef,
+    extern_name,
+    parse_feature_values,
+)
 
 
 @dataclass(frozen=True, eq=False)
@@ -71,90 +85,310 @@ class Workspace(Mapping[str, Package]):
         return None
 
 
-def parse_metadata(text: str) -> Workspace:
-    try:
-        return workspace_from_metadata(json.loads(text))
-    except (ValueError, KeyError, TypeError) as error:
-        raise FeatcheckError(f"cargo metadata printed something unexpected ({error})") from None
+_CRATES_IO = (
+    "registry+https://github.com/rust-lang/crates.io-index",
+    "sparse+https://index.crates.io/",
+)
+_DEFAULT = FeatureValue(FEATURE, "default")
+
+if sys.platform == "win32":
+    from nturl2path import url2pathname
+else:
+    # What `urllib.request.url2pathname` is off Windows, without importing urllib.request
+    # (http.client, email, ssl: a tenth of the start-up of a --no-exec audit).
+    url2pathname = unquote
 
 
-def workspace_from_metadata(metadata: Mapping[str, Any]) -> Workspace:
-    """The workspace of `cargo metadata --format-version 1` output (already parsed from JSON)."""
-    resolve = metadata.get("resolve") or {}
-    raw = list({p["id"]: p for p in metadata["packages"]}.values())
-    nodes = {node["id"]: node for node in resolve.get("nodes", ())}
-    packages = CargoPackages(raw, nodes)
-    return Workspace(
-        Path(metadata["workspace_root"]),
-        packages,
-        packages.by_id,
-        tuple(metadata.get("workspace_members", ())),
-        resolve.get("root"),
+class Listed(NamedTuple):
+    """What a source knows of a package before reading it into the model."""
+
+    id: str
+    name: str
+    version: str
+    source: str | None
+    """The source of its id (cargo's, or Cargo.lock's): None for a path package."""
+    manifest_path: str
+
+    @property
+    def shown(self) -> str | None:
+        """The source as cargo tree's `{p}` prints it: None for crates.io, a directory for
+        paths."""
+        return display_source(self.id, self.source, self.manifest_path)
+
+
+class PackageTable(Sequence[Package]):
+    """The packages of a workspace by position, each indexed the first time it is asked for: a
+    build reaches a fraction of what the lockfile lists (other targets' dependencies,
+    dev-dependencies of dependencies), and an audit pays only for what it reaches.
+
+    Each source reads its own answer: `cargo_metadata.CargoPackages` cargo's metadata,
+    `noexec.metadata`'s `FilePackages` the manifests and Cargo.lock. What they share is here:
+    the laziness, the edited copies, and binding declarations to the packages they resolved to."""
+
+    def __init__(self, listed: list[Listed]) -> None:
+        self.listed = listed
+        self.by_id = {package.id: i for i, package in enumerate(listed)}
+        self._by_directory = {
+            (package.name, str(PurePath(package.manifest_path).parent)): i
+            for i, package in enumerate(listed)
+            if package.source is None
+        }
+        """Positions of the path packages by (name, directory)."""
+        count = len(listed)
+        self._made: list[Package | None] = [None] * count
+        self._features: list[dict[str, tuple[FeatureValue, ...]] | None] = [None] * count
+        self._libraries: dict[int, str | None] = {}
+        self._base: PackageTable | None = None
+        """The table this one was edited from: it makes what this one has not replaced."""
+
+    def __len__(self) -> int:
+        return len(self._made)
+
+    @overload
+    def __getitem__(self, position: int) -> Package: ...
+
+    @overload
+    def __getitem__(self, position: slice) -> Sequence[Package]: ...
+
+    def __getitem__(self, position: int | slice) -> Package | Sequence[Package]:
+        if isinstance(position, slice):
+            return [self[i] for i in range(len(self))[position]]
+        made = self._made[position]
+        if made is None:
+            base = self._base
+            made = base[position] if base is not None else self._package(position)
+            self._made[position] = made
+        return made
+
+    def replaced(self, changed: Mapping[int, Package]) -> PackageTable:
+        """This table with some packages replaced: an edited model, sharing every other
+        package with this one (and indexing it here, once, when either asks)."""
+        table = copy.copy(self)
+        table._made = [None] * len(self)
+        table._base = self
+        for position, package in changed.items():
+            table._made[position] = package
+        return table
+
+    def feature_table(self, position: int) -> dict[str, tuple[FeatureValue, ...]]:
+        features = self._features[position]
+        if features is None:
+            raw = self._written_features(position)
+            features = {name: parse_feature_values(values) for name, values in raw.items()}
+            self._features[position] = features
+        return features
+
+    @abstractmethod
+    def _package(self, position: int) -> Package:
+        """The package at `position`, read into the model."""
+
+    @abstractmethod
+    def _written_features(self, position: int) -> Mapping[str, list[str]]:
+        """The `[features]` of the package at `position` as written (implicit ones added)."""
+
+    @abstractmethod
+    def _targets(self, position: int) -> Sequence[Mapping[str, Any]]:
+        """The package's build targets, as `cargo metadata` lists them."""
+
+    @abstractmethod
+    def dependents(self, package_id: str) -> list[str]:
+        """The ids of the packages the resolve binds a dependency of to `package_id`."""
+
+    def refs(self) -> dict[str, PackageRef]:
+        """Every package's name, version and source by id, read without indexing any."""
+        return {p.id: PackageRef(p.name, p.version, p.shown) for p in self.listed}
+
+    def registry_versions(self) -> dict[str, list[tuple[str, str]]]:
+        """(version, id) of every registry package, by name."""
+        found: dict[str, list[tuple[str, str]]] = {}
+        for package in self.listed:
+            if is_registry(package.source):
+                found.setdefault(package.name, []).append((package.version, package.id))
+        return found
+
+    @abstractmethod
+    def names(self) -> set[str]:
+        """The name of every package and of every dependency any of them declares (an
+        optional one that no build turns on included), as the manifests spell them."""
+
+    def unpublished(self) -> list[int]:
+        """Positions of the packages not from a registry (members, path and git
+        dependencies), found without indexing the hundreds of registry packages."""
+        return [i for i, package in enumerate(self.listed) if not is_registry(package.source)]
+
+    @abstractmethod
+    def document(self, position: int) -> Mapping[str, Any]:
+        """The package's entry as `cargo metadata` gives it (name, id, features as written,
+        dependencies): for what the model does not hold (the `[package.metadata]` table,
+        which only cargo's answer has, a member's feature names as written)."""
+
+    def _library_name(self, position: int) -> str | None:
+        """The crate name of the package's library (asked once per edge that leads to it)."""
+        if position not in self._libraries:
+            self._libraries[position] = library_crate_name(self._targets(position))
+        return self._libraries[position]
+
+    def _record(
+        self,
+        position: int,
+        edition: str,
+        declarations: tuple[Declaration, ...],
+        edges: list[Edge] | None,
+    ) -> Package:
+        """The package at `position`, its resolved `edges` completed; `edges` is None for a
+        package that is not in the resolve (nothing depends on it in any build)."""
+        listed = self.listed[position]
+        kinds = frozenset(
+            kind for target in self._targets(position) for kind in target.get("kind", ())
+        )
+        unresolved: frozenset[str] = frozenset()
+        if edges is not None:
+            edges += self._path_edges_without_library(declarations, edges)
+            declared = {d.key for d in declarations if d.kind is not DEV}
+            unresolved = frozenset(declared - {edge.name_in_toml for edge in edges})
+        return Package(
+            index=position,
+            id=listed.id,
+            ref=PackageRef(listed.name, listed.version, listed.shown, listed.id),
+            manifest_path=Path(listed.manifest_path),
+            is_registry=is_registry(listed.source),
+            target_kinds=kinds,
+            proc_macro="proc-macro" in kinds,
+            edition=edition,
+            features=self.feature_table(position),
+            declarations=declarations,
+            edges=tuple(edges or ()),
+            unresolved=unresolved,
+        )
+
+    def _edge(self, decl: Declaration, target: int) -> Edge:
+        requested = parse_feature_values(decl.features)
+        if decl.uses_default_features and "default" in self.feature_table(target):
+            requested += (_DEFAULT,)
+        return Edge(
+            target, decl.key, decl.kind, decl.target, decl.optional, requested, declaration=decl
+        )
+
+    def _path_edges_without_library(
+        self, declarations: tuple[Declaration, ...], edges: list[Edge]
+    ) -> list[Edge]:
+        """Edges to path packages that have no lib target, which metadata's resolve leaves out.
+
+        cargo warns ("ignoring invalid dependency ... which is missing a lib target") and links
+        nothing, but the package stays in the feature resolution: what it and its dependencies
+        ask for still unifies, and `cargo tree` draws the edge.
+        """
+        named = {edge.name_in_toml for edge in edges}
+        found: list[Edge] = []
+        for decl in declarations:
+            if decl.path is None or decl.key in named:
+                continue
+            position = self._by_directory.get((decl.name, str(PurePath(decl.path))))
+            if position is not None:
+                found.append(self._edge(decl, position))
+        return found
+
+
+def declaration(raw: Mapping[str, Any]) -> Declaration:
+    return Declaration(
+        name=raw["name"],
+        rename=raw.get("rename"),
+        req=raw.get("req", "*"),
+        kind=DependencyKind.of(raw.get("kind")),
+        target=raw.get("target"),
+        optional=bool(raw.get("optional", False)),
+        uses_default_features=bool(raw.get("uses_default_features", True)),
+        features=tuple(raw.get("features", ())),
+        path=raw.get("path"),
     )
 
 
-class CargoPackages(PackageTable):
-    """The packages of `cargo metadata`'s answer (`packages`, and `resolve.nodes` for the
-    edges), each read into the model when first asked for."""
+def is_registry(source: str | None) -> bool:
+    """Whether a package of `source` (cargo's, or Cargo.lock's) comes from a registry."""
+    return str(source or "").startswith(("registry+", "sparse+"))
 
-    def __init__(self, raw: list[Mapping[str, Any]], nodes: dict[str, Mapping[str, Any]]) -> None:
-        super().__init__(
-            [
-                Listed(p["id"], p["name"], p["version"], p.get("source"), p["manifest_path"])
-                for p in raw
-            ]
-        )
-        self._raw = raw
-        self._nodes = nodes
 
-    def _written_features(self, position: int) -> Mapping[str, list[str]]:
-        features: Mapping[str, list[str]] = self._raw[position]["features"]
-        return features
+def display_source(package_id: str, source: str | None, manifest_path: str) -> str | None:
+    """The source as cargo tree's `{p}` prints it: None for crates.io, a directory for paths."""
+    if source is None:
+        # Path packages: the id is `path+file:///dir#...`, the directory cargo prints.
+        url = package_id.partition("#")[0].removeprefix("path+")
+        parsed = urlparse(url)
+        if parsed.scheme == "file":
+            return url2pathname(unquote(parsed.path))
+        return manifest_path.rsplit("/", 1)[0]
+    source = str(source)
+    if source in _CRATES_IO:
+        return None
+    if source.startswith("git+"):
+        # `git+URL?ref#full-commit` prints as `URL?ref#short-commit`.
+        url, _, commit = source[len("git+") :].partition("#")
+        return f"{url}#{commit[:8]}" if commit else url
+    kind, _, url = source.partition("+")
+    return f"registry `{url}`" if kind in ("registry", "sparse") else source
 
-    def _targets(self, position: int) -> Sequence[Mapping[str, Any]]:
-        targets: Sequence[Mapping[str, Any]] = self._raw[position].get("targets", ())
-        return targets
 
-    def dependents(self, package_id: str) -> list[str]:
-        return [
-            i
-            for i, node in self._nodes.items()
-            if any(dep.get("pkg") == package_id for dep in node.get("deps", ()))
-        ]
+# Pair each resolved edge of `cargo metadata` with the manifest declarations behind it.
+#
+# `resolve.nodes[].deps[]` names the package an edge leads to and its `(kind, target)` pairs, but
+# not the declaration's `optional`, `default-features` and `features`; those live in
+# `packages[].dependencies[]`. cargo's own resolver keeps the declarations on each edge, so to
+# resolve features like it we have to find them again. A declaration belongs to an edge when it
+# names the same package, its `(kind, target)` is one of the edge's, and its extern crate name is
+# the edge's `name` (the rename with `-` made `_`, else the library's crate name): that last test
+# tells apart two versions of one package declared under two renames.
 
-    def names(self) -> set[str]:
-        names = {str(raw.get("name", "")) for raw in self._raw}
-        for raw in self._raw:
-            names.update(str(d.get("name", "")) for d in raw.get("dependencies", ()))
-        return names
+_LIBRARY_KINDS = frozenset({"lib", "rlib", "dylib", "cdylib", "staticlib", "proc-macro"})
 
-    def document(self, position: int) -> Mapping[str, Any]:
-        return self._raw[position]
 
-    def _package(self, position: int) -> Package:
-        raw = self._raw[position]
-        declarations = tuple(declaration(d) for d in raw.get("dependencies", ()))
-        node = self._nodes.get(raw["id"])
-        edges: list[Edge] | None = None
-        if node is not None:
-            edges = []
-            listed = {dep["pkg"]: dep for dep in node.get("deps", ())}
-            for dep_id in node.get("dependencies", listed):
-                target = self.by_id[dep_id]
-                dependency = self._raw[target]
-                library = self._library_name(target)
-                edge = listed.get(dep_id)
-                kinds = None
-                if edge is not None:
-                    pairs = edge.get("dep_kinds", ())
-                    kinds = [(DependencyKind.of(k.get("kind")), k.get("target")) for k in pairs]
-                for decl in declarations_for_edge(
-                    declarations,
-                    dependency["name"],
-                    str(dependency["version"]),
-                    kinds,
-                    (edge.get("name") or None) if edge is not None else None,
-                    library,
-                ):
-                    edges.append(self._edge(decl, target))
-        return self._record(position, raw["edition"], declarations, edges)
+def library_crate_name(targets: Iterable[Mapping[str, Any]]) -> str | None:
+    """The crate name of the library among a package's targets, or None when it has none."""
+    for target in targets:
+        if _LIBRARY_KINDS.intersection(target.get("kind", ())):
+            return extern_name(str(target["name"]))
+    return None
+
+
+def _narrow_by_version(candidates: list[Declaration], version: str) -> list[Declaration]:
+    """Of several declarations for one (kind, target), keep those whose requirement matches.
+
+    Only a workspace that declares one package twice in the same table under different renames
+    gets here; the requirement is the only thing left that says which version each one wants.
+    """
+    fitting = [decl for decl in candidates if matches(decl.req, version)]
+    return fitting or candidates
+
+
+Kinds = Collection[tuple[DependencyKind, str | None]]
+"""The (kind, target) pairs of one resolved edge: `resolve.nodes[].deps[].dep_kinds`."""
+
+
+def declarations_for_edge(
+    declarations: Sequence[Declaration],
+    name: str,
+    version: str,
+    kinds: Kinds | None,
+    extern: str | None,
+    library: str | None,
+) -> list[Declaration]:
+    """The declarations of a package that resolved to package `name` `version` along an edge
+    of `kinds`, whose extern crate name is `extern` (None: not known), the package's library
+    being `library` (`library_crate_name`). `kinds` is None for a dependency that metadata
+    lists only in `dependencies` (a package without a library target), matched by name alone.
+    """
+    named = [decl for decl in declarations if decl.name == name]
+    if kinds is None:
+        return _narrow_by_version(named, version)
+    by_kind: dict[tuple[DependencyKind, str | None], list[Declaration]] = {k: [] for k in kinds}
+    for decl in named:
+        key = (decl.kind, decl.target)
+        if key not in by_kind:
+            continue
+        written = extern_name(decl.rename) if decl.rename else library
+        if extern is not None and written != extern:
+            continue
+        by_kind[key].append(decl)
+    found: list[Declaration] = []
+    for candidates in by_kind.values():
+        found.extend(candidates if len(candidates) < 2 else _narrow_by_version(candidates, version))
+    return found

@@ -1,0 +1,111 @@
+"""The workspace of `cargo metadata --format-version 1`: its packages read into the model.
+
+Only package data is taken from metadata. Its `resolve.nodes[].features` are a union over dev-
+and build-dependencies and every target, so they never decide a verdict (see `resolution`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from featcheck.errors import FeatcheckError
+from featcheck.workspace.model import DependencyKind, Edge, Package
+from featcheck.workspace.workspace import (
+    Listed,
+    PackageTable,
+    Workspace,
+    declaration,
+    declarations_for_edge,
+)
+
+
+def parse_metadata(text: str) -> Workspace:
+    try:
+        return workspace_from_metadata(json.loads(text))
+    except (ValueError, KeyError, TypeError) as error:
+        raise FeatcheckError(f"cargo metadata printed something unexpected ({error})") from None
+
+
+def workspace_from_metadata(metadata: Mapping[str, Any]) -> Workspace:
+    """The workspace of `cargo metadata --format-version 1` output (already parsed from JSON)."""
+    resolve = metadata.get("resolve") or {}
+    raw = list({p["id"]: p for p in metadata["packages"]}.values())
+    nodes = {node["id"]: node for node in resolve.get("nodes", ())}
+    packages = CargoPackages(raw, nodes)
+    return Workspace(
+        Path(metadata["workspace_root"]),
+        packages,
+        packages.by_id,
+        tuple(metadata.get("workspace_members", ())),
+        resolve.get("root"),
+    )
+
+
+class CargoPackages(PackageTable):
+    """The packages of `cargo metadata`'s answer (`packages`, and `resolve.nodes` for the
+    edges), each read into the model when first asked for."""
+
+    def __init__(self, raw: list[Mapping[str, Any]], nodes: dict[str, Mapping[str, Any]]) -> None:
+        super().__init__(
+            [
+                Listed(p["id"], p["name"], p["version"], p.get("source"), p["manifest_path"])
+                for p in raw
+            ]
+        )
+        self._raw = raw
+        self._nodes = nodes
+
+    def _written_features(self, position: int) -> Mapping[str, list[str]]:
+        features: Mapping[str, list[str]] = self._raw[position]["features"]
+        return features
+
+    def _targets(self, position: int) -> Sequence[Mapping[str, Any]]:
+        targets: Sequence[Mapping[str, Any]] = self._raw[position].get("targets", ())
+        return targets
+
+    def dependents(self, package_id: str) -> list[str]:
+        return [
+            i
+            for i, node in self._nodes.items()
+            if any(dep.get("pkg") == package_id for dep in node.get("deps", ()))
+        ]
+
+    def names(self) -> set[str]:
+        names = {str(raw.get("name", "")) for raw in self._raw}
+        for raw in self._raw:
+            names.update(str(d.get("name", "")) for d in raw.get("dependencies", ()))
+        return names
+
+    def document(self, position: int) -> Mapping[str, Any]:
+        return self._raw[position]
+
+    def _package(self, position: int) -> Package:
+        raw = self._raw[position]
+        declarations = tuple(declaration(d) for d in raw.get("dependencies", ()))
+        node = self._nodes.get(raw["id"])
+        edges: list[Edge] | None = None
+        if node is not None:
+            edges = []
+            listed = {dep["pkg"]: dep for dep in node.get("deps", ())}
+            for dep_id in node.get("dependencies", listed):
+                target = self.by_id[dep_id]
+                dependency = self._raw[target]
+                library = self._library_name(target)
+                edge = listed.get(dep_id)
+                kinds = None
+                if edge is not None:
+                    pairs = edge.get("dep_kinds", ())
+                    kinds = [(DependencyKind.of(k.get("kind")), k.get("target")) for k in pairs]
+                for decl in declarations_for_edge(
+                    declarations,
+                    dependency["name"],
+                    str(dependency["version"]),
+                    kinds,
+                    (edge.get("name") or None) if edge is not None else None,
+                    library,
+                ):
+                    edges.append(self._edge(decl, target))
+        return self._record(position, raw["edition"], declarations, edges)
