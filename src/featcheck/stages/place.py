@@ -219,7 +219,8 @@ def _still_flagged(scope: Scope, model: ResolverModel) -> StillFlagged:
         rules = rules_of(member, package.name)
         # Most candidates clear the finding: a look at the package's own nodes says so without
         # `detect`, whose look-up by name indexes the whole of each candidate's new graph.
-        nodes = [node for node in graph.nodes() if node.package == package]
+        name = package.name  # a string compare first: most nodes are other crates
+        nodes = [n for n in graph.nodes() if n.package.name == name and n.package == package]
         if not any(_lacks(rule, node, excused) for rule in rules for node in nodes):
             return False
         view = BuildView(graph, (next(graph.nodes()),), target=target, cfg=model.cfgs[target])
