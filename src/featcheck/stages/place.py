@@ -26,6 +26,7 @@ from featcheck.matrix import ConfigurationPlan
 from featcheck.placement import FindingPlacer, Flagged
 from featcheck.report import Finding
 from featcheck.rules import BuildView, Rule, detect, skipped_for_target
+from featcheck.rules.detect import missing_feature
 from featcheck.rules.spec import Kind
 from featcheck.semantics.cfg import TargetCfg
 from featcheck.stages.members import Resolved, ResolverModel, Run, Scope
@@ -216,15 +217,31 @@ def _still_flagged(scope: Scope, model: ResolverModel) -> StillFlagged:
     ) -> bool:
         """Whether the member's rules for `package`'s crate still flag it in a build with a
         fix made, for a feature other than the `excused` ones."""
+        rules = rules_of(member, package.name)
+        # Most candidates clear the finding: a look at the package's own nodes says so without
+        # `detect`, whose look-up by name indexes the whole of each candidate's new graph.
+        name = package.name  # a string compare first: most nodes are other crates
+        nodes = [n for n in graph.nodes() if n.package.name == name and n.package == package]
+        if not any(_lacks(rule, node, excused) for rule in rules for node in nodes):
+            return False
         view = BuildView(graph, (next(graph.nodes()),), target=target, cfg=model.cfgs[target])
         return any(
             d.node.package == package and d.feature not in excused
-            for rule in rules_of(member, package.name)
+            for rule in rules
             if skipped_for_target(rule, view) is None
             for d in detect(rule, view)
         )
 
     return still_flagged
+
+
+def _lacks(rule: Rule, node: Node, excused: frozenset[str]) -> bool:
+    """Whether `rule` could flag `node` for a feature other than the `excused` ones: what
+    `detect` asks of each node of the crate before it looks any further."""
+    feature = missing_feature(rule, node)
+    if feature is None or feature in excused:
+        return False
+    return (feature in node.features or not feature) is (rule.kind is Kind.PRESENT)
 
 
 def _copy_metadata(run: Run, features: tuple[str, ...]) -> Callable[[Path], Workspace]:
