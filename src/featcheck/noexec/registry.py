@@ -322,8 +322,8 @@ class ManifestCache:
     def _file(self, directory: Path, manifest: str) -> Path:
         # A checksum, not a secure hash: two manifests sharing a file only take it over from
         # each other (the path is checked), and hashlib's start-up is milliseconds.
-        tail = "/".join(Path(manifest).parts[-3:])
-        return directory / "noexec-manifests" / f"{zlib.crc32(os.fsencode(tail)):08x}.json"
+        tail = os.fsencode(manifest).rsplit(os.fsencode(os.sep), 3)[-3:]
+        return directory / "noexec-manifests" / f"{zlib.crc32(b'/'.join(tail)):08x}.json"
 
     def get(self, manifest: Path | str) -> dict[str, Any] | None:
         """The distilled data of `manifest`, if kept and the file has not changed since."""
