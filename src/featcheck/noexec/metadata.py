@@ -32,7 +32,7 @@ from featcheck.errors import FeatcheckError
 from featcheck.noexec.files import is_manifest, lock_entries
 from featcheck.noexec.packages import PackageManifest, path_id
 from featcheck.noexec.path_packages import PathPackages, refuse_cycles, walk_path_packages
-from featcheck.noexec.registry import Deferred, Registry
+from featcheck.noexec.registry import NOT_FETCHED, Deferred, Registry
 from featcheck.noexec.workspace import WorkspaceLayout, discover_workspace
 from featcheck.semantics.semver import matches
 from featcheck.workspace.model import DEV, Declaration, Edge, Package, extern_name
@@ -44,7 +44,6 @@ from featcheck.workspace.table import (
 )
 from featcheck.workspace.workspace import Workspace
 
-NOT_FETCHED = "not in the local cargo registry or vendor/"
 UNTRUSTED_HOME = (
     "CARGO_HOME lies inside the audited checkout, so its registry is the checkout's files and "
     "is not read; set CARGO_HOME outside it"
@@ -130,8 +129,6 @@ class _LockRead:
     )
     """Each lock entry with its package and, when found, its manifest (or where it is)."""
     unread: dict[str, str] = field(default_factory=dict)
-    unread_if_unreadable: dict[str, str] = field(default_factory=dict)
-    """Why a package found but not read yet stays unread, should its manifest not be read."""
 
     def add(
         self,
@@ -174,18 +171,16 @@ def _read_packages(
         package_id = f"{source}#{name}@{version}"
         git = source.startswith("git+")
         found = None if git else registry.lookup(name, version, source)
+        if found is not None:
+            read.add(entry, package_id, found, found.path.parent)
+            continue
+        where = (registry.dirs[-1] if registry.dirs else root) / f"{name}-{version}"
         why = (
             GIT
             if git
             else registry.unread_reason(source)
             or (UNTRUSTED_HOME if registry.untrusted_home else NOT_FETCHED)
         )
-        if isinstance(found, Deferred):
-            read.unread_if_unreadable[package_id] = why
-        if found is not None:
-            read.add(entry, package_id, found, found.path.parent)
-            continue
-        where = (registry.dirs[-1] if registry.dirs else root) / f"{name}-{version}"
         read.add(entry, package_id, None, where, why)
     listed = {(p.name, p.version) for _, p, _ in read.packages if p.source is None}
     for package in paths.read.values():
@@ -203,7 +198,7 @@ class FilePackages(PackageTable):
         last = {listed.id: (entry, listed, found) for entry, listed, found in read.packages}
         super().__init__([listed for _, listed, _ in last.values()])
         self._manifests = [found for _, _, found in last.values()]
-        self._unread, self._unread_if_unreadable = read.unread, read.unread_if_unreadable
+        self._unread = read.unread
         self._members = {
             i
             for i, p in enumerate(self.listed)
@@ -230,10 +225,9 @@ class FilePackages(PackageTable):
         that cannot be read leaves the package unread (in `Workspace.unread`, this table's)."""
         manifest = self._manifests[position]
         if isinstance(manifest, Deferred):
-            manifest = self._manifests[position] = manifest.read()
-            if manifest is None:
-                package_id = self.listed[position].id
-                self._unread[package_id] = self._unread_if_unreadable[package_id]
+            if (read := manifest.read()) is None:
+                self._unread[self.listed[position].id] = manifest.unread
+            manifest = self._manifests[position] = read
         return manifest
 
     def _package(self, position: int) -> Package:

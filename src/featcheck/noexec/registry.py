@@ -138,7 +138,8 @@ class Registry:
                     return found
             elif os.path.isfile(place.path) and _checksummed(place):
                 read = functools.partial(self._first_read, places[index:], name, version)
-                return Deferred(Path(place.path), read)
+                why = self.unread_reason(source) or NOT_FETCHED
+                return Deferred(Path(place.path), read, why)
         return None
 
     def _read_archive(
@@ -198,6 +199,7 @@ class Registry:
         return None
 
 
+NOT_FETCHED = "not in the local cargo registry or vendor/"
 _CHECKSUM = ".cargo-checksum.json"
 
 
@@ -208,6 +210,8 @@ class Deferred:
     path: Path
     read: Callable[[], PackageManifest | None]
     """The manifest, from `path` or (where that one cannot be read) the places after it."""
+    unread: str
+    """Why the package stays unread where `read` finds no manifest."""
 
 
 @dataclass(frozen=True)
