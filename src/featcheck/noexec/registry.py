@@ -25,7 +25,7 @@ import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from featcheck.boundary import TrustContext, is_inside
 from featcheck.cargo.failures import printable
@@ -214,8 +214,7 @@ class Deferred:
     """Why the package stays unread where `read` finds no manifest."""
 
 
-@dataclass(frozen=True)
-class _Place:
+class _Place(NamedTuple):
     """Where a package may be: its manifest (`.../Cargo.toml`) or its `.crate`."""
 
     path: str
