@@ -624,6 +624,22 @@ def test_a_temporary_cargo_homes_manifests_are_taken_over_by_the_next(
     assert all(str(other) in file.read_text() for file in files)
 
 
+def test_the_files_an_earlier_featcheck_kept_are_removed(
+    tmp_path: Path, no_processes: None
+) -> None:
+    """Before a file per manifest, featcheck kept one of every manifest it distilled and one
+    per workspace: megabytes each, read by nothing now."""
+    cache = tmp_path / "cache"
+    earlier = cache / "featcheck" / "noexec-manifests.json"
+    per_workspace = cache / "featcheck" / "noexec" / "0123abcd.json"
+    per_workspace.parent.mkdir(parents=True)
+    for file in (earlier, per_workspace):
+        file.write_text('{"version": 1, "manifests": {}}')
+    manifest = CRATES / "pitb-exec-cpu" / "Cargo.toml"
+    build_metadata(manifest, TrustContext.of(manifest, _env(_home(tmp_path / "home"), cache)))
+    assert sorted(p.name for p in (cache / "featcheck").iterdir()) == ["noexec-manifests"]
+
+
 def test_the_checkouts_own_manifests_are_never_cached(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, no_processes: None
 ) -> None:
