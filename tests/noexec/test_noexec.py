@@ -31,6 +31,7 @@ from featcheck.boundary import TrustContext
 from featcheck.cli import run
 from featcheck.errors import FeatcheckError
 from featcheck.featureset import AuditOptions
+from featcheck.noexec import packages
 from featcheck.noexec.metadata import build_metadata
 from featcheck.noexec.source import SUPPORTED_TARGETS, builtin_cfg, detect_host_triple
 from featcheck.pipeline import audit_project
@@ -561,8 +562,8 @@ def test_registry_manifests_are_kept_between_runs_and_read_again_when_changed(
         return sorted(value.name for value in flex.features["default"])
 
     first = flex_default()
-    kept = cache / "featcheck" / "noexec-manifests.json"
-    assert kept.is_file() and "burn-flex-0.22.1" in kept.read_text()
+    kept = (cache / "featcheck" / "noexec-manifests").iterdir()
+    assert any("burn-flex-0.22.1" in file.read_text() for file in kept)
     assert flex_default() == first  # from the cache
     flex_manifest = source / "burn-flex-0.22.1" / "Cargo.toml"
     text = flex_manifest.read_text()
@@ -578,48 +579,65 @@ def _model(workspace: Workspace) -> list[tuple[object, ...]]:
     ]
 
 
-def test_an_unchanged_project_reads_only_its_own_cache_file(
-    tmp_path: Path, registry_home: Path, no_processes: None
+def test_an_audit_parses_the_manifests_its_builds_reach_once(
+    tmp_path: Path, registry_home: Path, monkeypatch: pytest.MonkeyPatch, no_processes: None
 ) -> None:
-    """What every project ever audited distilled grows without end: an audit of a project
-    whose dependencies have not changed reads only the small file of its last audit."""
-    cache = tmp_path / "cache"
-    cpu, simd = (
-        CRATES / "pitb-exec-cpu" / "Cargo.toml",
-        CRATES / "pitb-exec-cpu-simd" / "Cargo.toml",
-    )
-    first = build_metadata(cpu, TrustContext.of(cpu, _env(registry_home, cache)))
-    second = build_metadata(simd, TrustContext.of(simd, _env(registry_home, cache)))
-    shared = cache / "featcheck" / "noexec-manifests.json"
-    own = sorted((cache / "featcheck" / "noexec").glob("*.json"))
-    assert len(own) == 2
-    every = json.loads(shared.read_text())["manifests"]
-    for file in own:
-        assert json.loads(file.read_text())["manifests"].keys() <= every.keys()
-    kept = sorted(len(json.loads(f.read_text())["manifests"]) for f in own)
-    assert kept == sorted(
-        len([p for p in d.values() if not p.id.startswith("path+")]) for d in (first, second)
-    )
-    shared.write_text("not json")  # the next audit of pitb-exec-cpu must not need it
-    again = build_metadata(cpu, TrustContext.of(cpu, _env(registry_home, cache)))
-    assert _model(again) == _model(first)
-    assert shared.read_text() == "not json"
+    """A first run (a fresh CI machine) parses only what a build reaches of Cargo.lock: not
+    another platform's packages, not the optional ones nothing turns on. The next run parses
+    none of them: each was kept when it was read."""
+    parsed: list[str] = []
+    load = packages.load_toml
+
+    def counting(path: Path, *args: Any) -> dict[str, Any]:
+        parsed.append(path.parent.name)
+        return load(path, *args)
+
+    monkeypatch.setattr(packages, "load_toml", counting)
+    path = CRATES / "pitb-exec-cpu"
+    first = _no_exec_audit(path, registry_home, monkeypatch)
+    assert "burn-flex-0.22.1" in parsed and "windows-sys-0.52.0" in lock_packages(path)
+    assert "windows-sys-0.52.0" not in parsed
+    assert len(parsed) < len(lock_packages(path)) / 2
+    parsed.clear()
+    again = _no_exec_audit(path, registry_home, monkeypatch)
+    assert parsed == []
+    assert _verdicts(again) == _verdicts(first) != set()
 
 
-def test_the_shared_cache_forgets_manifests_that_are_gone(
+def test_a_temporary_cargo_homes_manifests_are_taken_over_by_the_next(
     tmp_path: Path, no_processes: None
 ) -> None:
-    """A temporary cargo home (a CI job's, a benchmark's) leaves nothing behind for ever."""
+    """A temporary cargo home (a CI job's, a benchmark's) leaves nothing behind for ever: the
+    kept manifests are named by registry and package, not by the cargo home they were in."""
     cache = tmp_path / "cache"
     manifest = CRATES / "pitb-exec-cpu" / "Cargo.toml"
-    shared = cache / "featcheck" / "noexec-manifests.json"
+    kept = cache / "featcheck" / "noexec-manifests"
     gone = _home(tmp_path / "gone")
-    build_metadata(manifest, TrustContext.of(manifest, _env(gone, cache)))
-    assert str(gone) in shared.read_text()
+    _model(build_metadata(manifest, TrustContext.of(manifest, _env(gone, cache))))
+    count = len(list(kept.iterdir()))
+    assert count and str(gone) in next(kept.iterdir()).read_text()
     shutil.rmtree(gone)
-    build_metadata(manifest, TrustContext.of(manifest, _env(_home(tmp_path / "other"), cache)))
-    kept = json.loads(shared.read_text())["manifests"]
-    assert kept and all(key.startswith(str(tmp_path / "other")) for key in kept)
+    other = _home(tmp_path / "other")
+    _model(build_metadata(manifest, TrustContext.of(manifest, _env(other, cache))))
+    files = list(kept.iterdir())
+    assert len(files) == count
+    assert all(str(other) in file.read_text() for file in files)
+
+
+def test_the_files_an_earlier_featcheck_kept_are_removed(
+    tmp_path: Path, no_processes: None
+) -> None:
+    """Before a file per manifest, featcheck kept one of every manifest it distilled and one
+    per workspace: megabytes each, read by nothing now."""
+    cache = tmp_path / "cache"
+    earlier = cache / "featcheck" / "noexec-manifests.json"
+    per_workspace = cache / "featcheck" / "noexec" / "0123abcd.json"
+    per_workspace.parent.mkdir(parents=True)
+    for file in (earlier, per_workspace):
+        file.write_text('{"version": 1, "manifests": {}}')
+    manifest = CRATES / "pitb-exec-cpu" / "Cargo.toml"
+    build_metadata(manifest, TrustContext.of(manifest, _env(_home(tmp_path / "home"), cache)))
+    assert sorted(p.name for p in (cache / "featcheck").iterdir()) == ["noexec-manifests"]
 
 
 def test_the_checkouts_own_manifests_are_never_cached(

@@ -32,7 +32,7 @@ from featcheck.errors import FeatcheckError
 from featcheck.noexec.files import is_manifest, lock_entries
 from featcheck.noexec.packages import PackageManifest, path_id
 from featcheck.noexec.path_packages import PathPackages, refuse_cycles, walk_path_packages
-from featcheck.noexec.registry import Registry
+from featcheck.noexec.registry import NOT_FETCHED, Deferred, Registry
 from featcheck.noexec.workspace import WorkspaceLayout, discover_workspace
 from featcheck.semantics.semver import matches
 from featcheck.workspace.model import DEV, Declaration, Edge, Package, extern_name
@@ -44,7 +44,6 @@ from featcheck.workspace.workspace import (
     declarations_for_edge,
 )
 
-NOT_FETCHED = "not in the local cargo registry or vendor/"
 UNTRUSTED_HOME = (
     "CARGO_HOME lies inside the audited checkout, so its registry is the checkout's files and "
     "is not read; set CARGO_HOME outside it"
@@ -125,17 +124,17 @@ class _LockRead:
     lock: list[dict[str, Any]]
     lock_path: Path
     deadline: Deadline
-    packages: list[tuple[dict[str, Any], Listed, PackageManifest | None]] = field(
+    packages: list[tuple[dict[str, Any], Listed, PackageManifest | Deferred | None]] = field(
         default_factory=list
     )
-    """Each lock entry with its package and, when read, its manifest."""
+    """Each lock entry with its package and, when found, its manifest (or where it is)."""
     unread: dict[str, str] = field(default_factory=dict)
 
     def add(
         self,
         entry: dict[str, Any],
         package_id: str,
-        found: PackageManifest | None,
+        found: PackageManifest | Deferred | None,
         where: Path,
         why_unread: str = "",
     ) -> None:
@@ -171,7 +170,7 @@ def _read_packages(
             continue
         package_id = f"{source}#{name}@{version}"
         git = source.startswith("git+")
-        found = None if git else registry.find_configured(name, version, source)
+        found = None if git else registry.lookup(name, version, source)
         if found is not None:
             read.add(entry, package_id, found, found.path.parent)
             continue
@@ -183,7 +182,6 @@ def _read_packages(
             or (UNTRUSTED_HOME if registry.untrusted_home else NOT_FETCHED)
         )
         read.add(entry, package_id, None, where, why)
-    registry.cache.save()
     listed = {(p.name, p.version) for _, p, _ in read.packages if p.source is None}
     for package in paths.read.values():
         if (package.name, package.version) not in listed:
@@ -192,13 +190,15 @@ def _read_packages(
 
 class FilePackages(PackageTable):
     """The packages of Cargo.lock in its order, each read into the model when first asked for:
-    its manifest's declarations bound to the lock packages it depends on."""
+    its manifest (the cargo home's: read only then, see `Registry.lookup`) and declarations
+    bound to the lock packages it depends on."""
 
     def __init__(self, read: _LockRead, member_dirs: set[Path]) -> None:
         # One position per id, holding the last entry of that id, as cargo's answer would.
         last = {listed.id: (entry, listed, found) for entry, listed, found in read.packages}
         super().__init__([listed for _, listed, _ in last.values()])
         self._manifests = [found for _, _, found in last.values()]
+        self._unread = read.unread
         self._members = {
             i
             for i, p in enumerate(self.listed)
@@ -215,13 +215,23 @@ class FilePackages(PackageTable):
                 if t and id(t) in position_of
             ]
             self._lock_targets.append(targets)
-            if listed.source is None and found is not None:
+            if listed.source is None and isinstance(found, PackageManifest):
                 resolved = [self.listed[t] for t in targets]
                 is_member = position in self._members
                 _check_listed(listed, found, resolved, is_member, read.lock_path)
 
-    def _package(self, position: int) -> Package:
+    def _manifest(self, position: int) -> PackageManifest | None:
+        """The manifest of the package at `position`, read now if it was only found: one
+        that cannot be read leaves the package unread (in `Workspace.unread`, this table's)."""
         manifest = self._manifests[position]
+        if isinstance(manifest, Deferred):
+            if (read := manifest.read()) is None:
+                self._unread[self.listed[position].id] = manifest.unread
+            manifest = self._manifests[position] = read
+        return manifest
+
+    def _package(self, position: int) -> Package:
+        manifest = self._manifest(position)
         declarations: tuple[Declaration, ...] = ()
         edges: list[Edge] = []
         if manifest is not None:
@@ -256,16 +266,16 @@ class FilePackages(PackageTable):
         """The lock packages the package at `position` depends on: those its declarations
         resolved to, or every one Cargo.lock lists for an unread package (what it may bring,
         for noexec.gaps)."""
-        if self._manifests[position] is None:
+        if self._manifest(position) is None:
             return self._lock_targets[position]
         return [target for target, _ in self._bound(position, self[position].declarations)]
 
     def _written_features(self, position: int) -> Mapping[str, list[str]]:
-        manifest = self._manifests[position]
+        manifest = self._manifest(position)
         return manifest.features if manifest is not None else {}
 
     def _targets(self, position: int) -> Sequence[Mapping[str, Any]]:
-        manifest = self._manifests[position]
+        manifest = self._manifest(position)
         if manifest is None:
             return ({"kind": ("lib",), "name": extern_name(self.listed[position].name)},)
         return manifest.targets
@@ -284,19 +294,20 @@ class FilePackages(PackageTable):
             self.listed[position].id
             for position, targets in enumerate(self._lock_targets)
             if target in targets
-            and self._manifests[position] is not None
+            and self._manifest(position) is not None
             and target in self._dependencies(position)
         ]
 
     def names(self) -> set[str]:
         names = {package.name for package in self.listed}
-        for manifest in self._manifests:
+        for position in range(len(self.listed)):
+            manifest = self._manifest(position)
             if manifest is not None:
                 names.update(str(d["name"]) for d in manifest.declarations)
         return names
 
     def document(self, position: int) -> Mapping[str, Any]:
-        package, manifest = self.listed[position], self._manifests[position]
+        package, manifest = self.listed[position], self._manifest(position)
         if manifest is None:
             return {"id": package.id, "name": package.name, "features": {}, "dependencies": []}
         return {"id": package.id, **manifest.distilled()}

@@ -17,13 +17,15 @@ before the sources.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import re
 import tarfile
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeGuard
+from typing import Any, NamedTuple
 
 from featcheck.boundary import MAX_MANIFEST_BYTES, TrustContext, is_inside
 from featcheck.cargo.failures import printable
@@ -69,30 +71,75 @@ class Registry:
         self.untrusted_home = places.untrusted_cargo_home is not None
         """Whether the cargo home was left unread for lying inside the checkout."""
         self.dirs = _registry_dirs(places.cargo_home, layout.root)
-        self._places = [(d, os.path.join(d, "")) for d in self.dirs]
+        self._places_in = [(d, os.path.join(d, "")) for d in self.dirs]
         self.archives = _registry_dirs(places.cargo_home, layout.root, "cache")
         # The configuration of cargo run where featcheck was pointed (a member, perhaps).
         self.sources = read_source_config(workdir or layout.root, places)
         kept = places.cache if self.dirs or self.archives or self.sources.tables else None
-        self.cache = ManifestCache(kept, layout.root)
+        self.cache = ManifestCache(kept)
 
-    def find(self, name: str, version: str, source: str) -> PackageManifest | None:
-        names = source_directories(source)
-        for directory, base in self._places:
-            vendored = directory == self.vendor
-            if not vendored and directory.name not in names:
-                continue  # another source's packages
-            for folder in (f"{name}-{version}", name):
-                # A string until something is there: a path object for each of the few
-                # hundred lookups was a tenth of building the package data.
-                found = self._read(f"{base}{folder}/Cargo.toml", name, version, vendored)
+    def _places(self, name: str, version: str, source: str) -> list[_Place]:
+        """Where the package may be, in the order cargo's layout is looked at: vendor/, the
+        unpacked registry, the archives; or only the local source that the configuration puts
+        in place of `source` (nothing from a refused one)."""
+        local = self.sources.replacement(source)
+        if isinstance(local, RefusedSource):
+            return []
+        folders = (f"{name}-{version}", name)
+        if local is None:
+            names = source_directories(source)
+            places = [
+                _Place(f"{base}{folder}/Cargo.toml", inside=directory == self.vendor)
+                for directory, base in self._places_in
+                if directory == self.vendor or directory.name in names  # not another source's
+                for folder in folders
+            ]
+            places += [
+                _Place(str(directory / f"{name}-{version}.crate"), archive=True)
+                for directory in self.archives
+                if directory.name in names
+            ]
+            return places
+        if local.local_registry:
+            archive = local.path / f"{name}-{version}.crate"
+            if local.inside and not is_inside(archive, self.root):
+                return []  # a link out of the checkout: not read
+            return [_Place(str(archive), inside=local.inside, archive=True)]
+        base = os.path.join(local.path, "")
+        # cargo refuses a directory source package without its `.cargo-checksum.json`.
+        return [
+            _Place(f"{base}{folder}/Cargo.toml", inside=local.inside, checksum=True)
+            for folder in folders
+        ]
+
+    def _read_place(self, place: _Place, name: str, version: str) -> PackageManifest | None:
+        if place.archive:
+            return self._read_archive(Path(place.path), name, version, keep=not place.inside)
+        if not _checksummed(place):
+            return None
+        return self._read(place.path, name, version, place.inside)
+
+    def _first_read(self, places: list[_Place], name: str, version: str) -> PackageManifest | None:
+        return next(
+            (found for p in places if (found := self._read_place(p, name, version)) is not None),
+            None,
+        )
+
+    def lookup(self, name: str, version: str, source: str) -> PackageManifest | Deferred | None:
+        """The package's manifest, read now if it is the checkout's (whether the audit can see
+        it must be known before the audit starts); one of the cargo home, or of a source the
+        user configured, only found now and read when the audit first asks for it (`Deferred`):
+        a build reaches a fraction of what Cargo.lock lists. None: nowhere to be found."""
+        places = self._places(name, version, source)
+        for index, place in enumerate(places):
+            if place.inside:
+                found = self._read_place(place, name, version)
                 if found is not None:
                     return found
-        for directory in self.archives:
-            if directory.name in names:
-                found = self._read_archive(directory / f"{name}-{version}.crate", name, version)
-                if found is not None:
-                    return found
+            elif os.path.isfile(place.path) and _checksummed(place):
+                read = functools.partial(self._first_read, places[index:], name, version)
+                why = self.unread_reason(source) or NOT_FETCHED
+                return Deferred(Path(place.path), read, why)
         return None
 
     def _read_archive(
@@ -140,30 +187,8 @@ class Registry:
             self.cache.put(manifest, found.distilled())
         return _named(found, name, version)
 
-    def find_configured(self, name: str, version: str, source: str) -> PackageManifest | None:
-        """`find`, unless the cargo configuration replaces `source` with a local source: then
-        from that source alone, as cargo builds it (nothing from a refused one)."""
-        local = self.sources.replacement(source)
-        if local is None:
-            return self.find(name, version, source)
-        if isinstance(local, RefusedSource):
-            return None
-        if local.local_registry:
-            archive = local.path / f"{name}-{version}.crate"
-            if local.inside and not is_inside(archive, self.root):
-                return None  # a link out of the checkout: not read
-            return self._read_archive(archive, name, version, keep=not local.inside)
-        base = os.path.join(local.path, "")
-        for folder in (f"{name}-{version}", name):
-            if not os.path.isfile(f"{base}{folder}/.cargo-checksum.json"):
-                continue  # cargo refuses a directory source package without one
-            found = self._read(f"{base}{folder}/Cargo.toml", name, version, local.inside)
-            if found is not None:
-                return found
-        return None
-
     def unread_reason(self, source: str) -> str | None:
-        """Why a package of `source` that `find_configured` did not find stays unread, where
+        """Why a package of `source` that `lookup` did not find stays unread, where
         the configuration replaces `source` (None: it does not)."""
         local = self.sources.replacement(source)
         if isinstance(local, RefusedSource):
@@ -172,6 +197,36 @@ class Registry:
             kind = "local registry" if local.local_registry else "directory source"
             return f"not in the {kind} `{printable(local.name)}` that replaces its registry"
         return None
+
+
+NOT_FETCHED = "not in the local cargo registry or vendor/"
+_CHECKSUM = ".cargo-checksum.json"
+
+
+@dataclass(frozen=True)
+class Deferred:
+    """A package's manifest found at `path`, to be read when the audit first asks for it."""
+
+    path: Path
+    read: Callable[[], PackageManifest | None]
+    """The manifest, from `path` or (where that one cannot be read) the places after it."""
+    unread: str
+    """Why the package stays unread where `read` finds no manifest."""
+
+
+class _Place(NamedTuple):
+    """Where a package may be: its manifest (`.../Cargo.toml`) or its `.crate`."""
+
+    path: str
+    inside: bool = False
+    """In the checkout: read as checkout content (no link out, nothing cached)."""
+    archive: bool = False
+    checksum: bool = False
+    """A directory source's: taken only beside its `.cargo-checksum.json`."""
+
+
+def _checksummed(place: _Place) -> bool:
+    return not place.checksum or os.path.isfile(place.path[: -len("Cargo.toml")] + _CHECKSUM)
 
 
 def _named(found: PackageManifest, name: str, version: str) -> PackageManifest | None:
@@ -238,19 +293,19 @@ def read_archive(archive: Path, name: str, version: str) -> ArchivedPackage | No
 # A package unpacked in `$CARGO_HOME/registry/src` never changes, yet parsing the TOML of a few
 # hundred published manifests is most of a --no-exec audit. The package data distilled from each
 # one (name, version, declarations, features, targets, edition) is kept under the user's cache
-# directory (`$XDG_CACHE_HOME/featcheck/`, default `~/.cache/featcheck/`), keyed by the manifest's
-# path and checked against its size and modification time, in two files:
+# directory (`$XDG_CACHE_HOME/featcheck/`, default `~/.cache/featcheck/`) in a file of its own,
+# written when the manifest is read, checked against the manifest's path, size and modification
+# time. An audit reads the files of the manifests its builds reach, and nothing else; no file
+# is written at its end.
 #
-# - `noexec/WORKSPACE.json` holds what the last audit of one workspace used, and nothing else: the
-#   one file an audit of an unchanged project reads.
-# - `noexec-manifests.json` holds every manifest featcheck has distilled, whichever project it
-#   was for; it grows with every project audited, so it is read only when the first file lacks a
-#   manifest (a new project, a dependency updated).
-#
-# Only the cargo home's manifests are kept, never the checkout's (`vendor/` included): nothing a
-# checkout writes is remembered. A cache that cannot be read or written is ignored.
+# A file is named after the last parts of the manifest's path (`REGISTRY/NAME-VERSION/Cargo.toml`,
+# `REGISTRY/NAME-VERSION.crate`), not the whole of it: a temporary cargo home's (a CI job's, a
+# benchmark's) are taken over by the next cargo home's, so there are at most as many as package
+# versions ever read. Only the cargo home's manifests are kept, never the checkout's (`vendor/`
+# included): nothing a checkout writes is remembered. A cache that cannot be read or written is
+# ignored.
 
-_VERSION = 1
+_VERSION = 2
 
 
 def _stamp(path: Path | str) -> list[int] | None:
@@ -261,44 +316,19 @@ def _stamp(path: Path | str) -> list[int] | None:
     return [stat.st_size, stat.st_mtime_ns]
 
 
-def _fits(entry: Any, stamp: list[int]) -> TypeGuard[dict[str, Any]]:
-    """Whether `entry` is a kept manifest's data, for the file as it is now."""
-    return (
-        isinstance(entry, dict)
-        and entry.get("stamp") == stamp
-        and isinstance(entry.get("data"), dict)
-    )
-
-
 class ManifestCache:
-    """Distilled registry manifests by path, for the audit of one workspace; `save()` writes
-    what changed."""
+    """Distilled registry manifests, one file each (see above)."""
 
-    def __init__(self, directory: Path | None, workspace: Path) -> None:
+    def __init__(self, directory: Path | None) -> None:
         self.directory = directory
-        self.own: dict[str, Any] = {}
-        self.shared: dict[str, Any] | None = None
-        """Loaded on the first manifest the workspace's own file lacks."""
-        self.used: dict[str, Any] = {}
-        self.added = False
         if directory is not None:
-            self.own = read_cache(self._own_file(directory, workspace), _VERSION, "manifests")
-        self.workspace = workspace
+            _forget_earlier_files(directory)
 
-    @staticmethod
-    def _own_file(directory: Path, workspace: Path) -> Path:
-        # A checksum, not a secure hash: two workspaces sharing a file only read each other's
-        # entries, which the stamps still check (and hashlib's start-up is milliseconds).
-        key = f"{zlib.crc32(os.fsencode(str(workspace))):08x}"
-        return directory / "noexec" / f"{key}.json"
-
-    def _shared(self) -> dict[str, Any]:
-        if self.shared is None:
-            assert self.directory is not None
-            self.shared = read_cache(
-                self.directory / "noexec-manifests.json", _VERSION, "manifests"
-            )
-        return self.shared
+    def _file(self, directory: Path, manifest: str) -> Path:
+        # A checksum, not a secure hash: two manifests sharing a file only take it over from
+        # each other (the path is checked), and hashlib's start-up is milliseconds.
+        tail = os.fsencode(manifest).rsplit(os.fsencode(os.sep), 3)[-3:]
+        return directory / "noexec-manifests" / f"{zlib.crc32(b'/'.join(tail)):08x}.json"
 
     def get(self, manifest: Path | str) -> dict[str, Any] | None:
         """The distilled data of `manifest`, if kept and the file has not changed since."""
@@ -307,37 +337,25 @@ class ManifestCache:
         stamp = _stamp(manifest)
         if stamp is None:
             return None  # no manifest there: nothing to look up
-        key = str(manifest)
-        entry = self.own.get(key)
-        if not _fits(entry, stamp):
-            entry = self._shared().get(key)
-            if not _fits(entry, stamp):
-                return None
-        self.used[key] = entry
-        data: dict[str, Any] = entry["data"]
-        return data
+        entry = read_cache(self._file(self.directory, str(manifest)), _VERSION, "manifest")
+        data = entry.get("data")
+        fits = entry.get("path") == str(manifest) and entry.get("stamp") == stamp
+        return data if fits and isinstance(data, dict) else None
 
     def put(self, manifest: Path, data: dict[str, Any]) -> None:
         """Remember `data` for `manifest` as it is now."""
         stamp = _stamp(manifest)
         if self.directory is not None and stamp is not None:
-            entry = {"stamp": stamp, "data": data}
-            self.used[str(manifest)] = entry
-            self._shared()[str(manifest)] = entry
-            self.added = True
+            entry = {"path": str(manifest), "stamp": stamp, "data": data}
+            write_cache(self._file(self.directory, str(manifest)), _VERSION, "manifest", entry)
 
-    def save(self) -> None:
-        """Write the shared file when something was distilled, and the workspace's own file
-        when this audit used other manifests than the last one. The shared file keeps only
-        manifests that are still there (a temporary cargo home's, a cleaned registry's go)."""
-        if self.directory is None:
-            return
-        if self.added:
-            kept = {key: entry for key, entry in self._shared().items() if os.path.exists(key)}
-            write_cache(self.directory / "noexec-manifests.json", _VERSION, "manifests", kept)
-        if self.used.keys() != self.own.keys() or any(
-            self.own[key] is not entry for key, entry in self.used.items()
-        ):
-            write_cache(
-                self._own_file(self.directory, self.workspace), _VERSION, "manifests", self.used
-            )
+
+def _forget_earlier_files(directory: Path) -> None:
+    """What featcheck kept before a file per manifest: a file of every manifest it distilled
+    and one per workspace audited, megabytes each, which nothing reads any more."""
+    with contextlib.suppress(OSError):
+        os.unlink(directory / "noexec-manifests.json")
+    with contextlib.suppress(OSError):
+        for entry in os.scandir(directory / "noexec"):
+            os.unlink(entry.path)
+        os.rmdir(directory / "noexec")

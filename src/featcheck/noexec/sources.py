@@ -19,6 +19,7 @@ name any directory of the machine (see boundary.py).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -250,6 +251,7 @@ def _names(kind: int, url: str) -> tuple[str, ...]:
     return tuple(f"{host}-{digest}" for digest in short_hashes(kind, url))
 
 
+@functools.cache  # the same few sources for each of hundreds of packages
 def source_directories(source: str) -> frozenset[str]:
     """The names of the directories cargo keeps `source`'s packages in (a Cargo.lock
     `source`); none for a source that is not a registry. crates.io's lockfile id stands for
