@@ -44,8 +44,11 @@ alone.
 
 featcheck runs from compiled bytecode, as after `pip install`. Nothing here asserts; the goals
 are printed next to the numbers with MET or MISSED, with the load average before and after: on a
-shared machine, compare ratios from one run, not times across runs. Peak RSS is the featcheck
-process's own (ru_maxrss of the child, which covers the cargo it waited for).
+shared machine, compare ratios from one run, not times across runs. The CPU column is the same
+ratio in CPU seconds (user and system, featcheck's with the cargo and rustc it waited for, over
+cargo's): it moves less with other processes' load, and tells a change in work from a busier
+minute. Peak RSS is the featcheck process's own (ru_maxrss of the child, which covers the cargo
+it waited for).
 """
 
 from __future__ import annotations
@@ -207,6 +210,10 @@ def measure(case: Case, situation: str, repeat: int, scratch: Path) -> dict[str,
         "cargo": cargo_median,
         "cargo_label": case.cargo[1],
         "ratio": featcheck_median / cargo_median,
+        # CPU seconds (cargo's included) move less with the load of a shared machine than wall
+        # seconds do: beside the ratio, they tell a change in work from a busier minute.
+        "cpu_ratio": statistics.median(pair[1].cpu_seconds for pair in pairs)
+        / statistics.median(pair[0].cpu_seconds for pair in pairs),
         "goal": case.goals.get(situation, GOALS[situation]),
         "rss": max(pair[1].peak_rss_mb for pair in pairs),
         "exit": warm_featcheck.returncode,
@@ -323,7 +330,7 @@ PROBE_GOAL = 120.0
 def print_rows(rows: list[dict[str, object]], probe: dict[str, object] | None) -> None:
     header = (
         f"{'case':<18}{'situation':<11}{'featcheck':>10}{'compared with':>24}{'ratio':>8}"
-        f"{'goal':>8}{'RSS':>8}"
+        f"{'goal':>8}{'CPU':>7}{'RSS':>8}"
     )
     print(header)
     print("-" * (len(header) + 8))
@@ -333,14 +340,14 @@ def print_rows(rows: list[dict[str, object]], probe: dict[str, object] | None) -
         print(
             f"{row['case']:<18}{row['situation']:<11}{row['featcheck']:>9.3f}s"
             f"{row['cargo_label'] + ' ' + format(row['cargo'], '.3f') + 's':>24}{ratio:>7.2f}x"
-            f"{'<=' + format(goal, '.1f') + 'x':>8}{row['rss']:>5.0f} MB  "
+            f"{'<=' + format(goal, '.1f') + 'x':>8}{row['cpu_ratio']:>6.2f}x{row['rss']:>5.0f} MB  "
             f"{'MISSED' if missed else 'MET'}"
         )
     if probe is not None:
         wall, cpu = float(probe["wall"]), float(probe["cpu"])  # type: ignore[arg-type]
         print(
             f"{'probe, real':<18}{'first':<11}{wall:>9.1f}s{'CPU ' + format(cpu, '.1f') + 's':>24}"
-            f"{'':>8}{'<=' + format(PROBE_GOAL, '.0f') + 's':>8}{'':>8}  "
+            f"{'':>8}{'<=' + format(PROBE_GOAL, '.0f') + 's':>8}{'':>15}  "
             f"{'MISSED' if wall > PROBE_GOAL else 'MET'}"
         )
 

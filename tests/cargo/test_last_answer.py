@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -93,6 +94,49 @@ def test_the_same_answer_is_not_parsed_again(
     early, total, metadata = audit()
     assert (early, total) == (1, 1)
     assert [p.name for p in metadata.members] == ["pitb-exec-cpu-simd"]
+
+
+def test_after_an_edit_the_kept_answer_is_not_read(
+    tmp_path: Path, offline_cargo_for: Callable[..., Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A manifest or lockfile written after the kept answer: cargo answers otherwise, as a rule,
+    so the kept answer is not even read (nor audited ahead); the report is cargo's as ever."""
+    project = _copy("pitb-exec-cpu", tmp_path)
+    offline_cargo_for(project)
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("XDG_CACHE_HOME", str(cache))
+    parsed: list[int] = []
+    parse = metadata_module.parse_metadata
+
+    def counting(text: str) -> Workspace:
+        parsed.append(len(text))
+        return parse(text)
+
+    monkeypatch.setattr(last_answer_module, "parse_metadata", counting)
+    first = run_featcheck(str(project), "--format", "json")
+    [kept] = _kept(cache)
+    written = kept.stat().st_mtime_ns
+
+    def read_ahead(edited: Path | None) -> bool:
+        if edited is not None:  # written a second after the kept answer was
+            os.utime(edited, ns=(written + 10**9, written + 10**9))
+        parsed.clear()
+        pending = CargoRunner(project, trust=trust_of(project)).start_metadata(
+            project / "Cargo.toml"
+        )
+        pending.read_last_answer(LastAnswer.of_command)
+        pending.result(parse)
+        pending.settle()
+        return bool(parsed)
+
+    assert read_ahead(None)
+    assert not read_ahead(project / "Cargo.lock")
+    os.utime(kept, ns=(written, written))
+    manifest = project / "Cargo.toml"
+    manifest.write_text(manifest.read_text().replace("Flex without rayon", "an edit"))
+    assert not read_ahead(manifest)
+    again = run_featcheck(str(project), "--format", "json")
+    assert (again.returncode, again.stdout) == (first.returncode, first.stdout)
 
 
 def test_an_unreadable_kept_answer_is_none(tmp_path: Path) -> None:

@@ -185,3 +185,19 @@ def test_the_audit_does_not_load_the_markdown_renderer(
     )
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
+
+
+def test_a_report_to_a_pipe_does_not_load_rich(offline_cargo_for: Callable[..., Path]) -> None:
+    """A hook's or CI's report goes to a pipe, where nothing is coloured: rich is not imported
+    (~25 ms of CPU beside cargo on a busy machine)."""
+    offline_cargo_for(CRATES / "pitb-exec-cpu")
+    script = (
+        "import sys\nfrom featcheck.cli import run\n"
+        f"code = run([{str(CRATES / 'pitb-exec-cpu')!r}])\n"
+        "assert code == 1, code\n"
+        "assert not [m for m in sys.modules if m.split('.')[0] == 'rich'], 'rich loaded'\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k not in ("FORCE_COLOR", "TTY_COMPATIBLE")}
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env)
+    assert done.returncode == 0, done.stderr
+    assert "error[FC001]" in done.stdout

@@ -27,8 +27,9 @@ if TYPE_CHECKING:
 
 Parse = Callable[[str], "Workspace"]
 """cargo's JSON answer as the workspace model (`workspace.parse_metadata`)."""
-OpenLastAnswer = Callable[[Path | None, Sequence[str]], "LastAnswer | None"]
-"""The kept answer of a command line in a cache directory (`LastAnswer.of_command`)."""
+OpenLastAnswer = Callable[[Path | None, Sequence[str], Sequence[Path]], "LastAnswer | None"]
+"""The kept answer of a command line in a cache directory, given files the command reads
+(`LastAnswer.of_command`)."""
 
 
 class PendingMetadata:
@@ -93,9 +94,11 @@ def pending_cargo_metadata(
     cache: Path | None,
     finish: Callable[[RunningProcess], ProcessOutput],
     failure: Callable[[ProcessOutput], FeatcheckError],
+    inputs: Sequence[Path] = (),
 ) -> PendingMetadata:
     """The answer of the started `cargo ARGUMENTS` (`metadata`): `finish` waits for its
-    output, `failure` is the error of a failed one. Its last answer is kept in `cache`."""
+    output, `failure` is the error of a failed one. Its last answer is kept in `cache`, and
+    not read where one of `inputs` (files cargo reads) was written since."""
 
     def answer(last: LastAnswer | None, parse_metadata: Parse) -> Workspace:
         # cargo prints its one line of JSON, then takes ~10 ms to free what it built and
@@ -128,7 +131,10 @@ def pending_cargo_metadata(
         return verdict[0]
 
     return PendingMetadata(
-        answer, running.cancel, lambda open_last: open_last(cache, arguments), answered_otherwise
+        answer,
+        running.cancel,
+        lambda open_last: open_last(cache, arguments, inputs),
+        answered_otherwise,
     )
 
 

@@ -179,6 +179,8 @@ class CargoRunner:
             self._prepared().cache,
             self._finish,
             lambda output: failure_error("cargo metadata", output.stderr),
+            # An edit there (a pre-commit hook's usual run) changes cargo's answer.
+            inputs=(manifest_path, manifest_path.parent / "Cargo.lock"),
         )
 
     def tree(

@@ -17,10 +17,11 @@ here, when first called:
   `--verbose` use (its console ~25 ms to import; with the Markdown of `rule CODE`, ~55 ms).
 
 Every other module of the command line imports at its top, and report formats are loaded by
-name from their registry (featcheck.render). Below the command line, one import waits in the
-one function that needs it, because every run would otherwise wait for it before cargo starts
-(docs/speed.md): tomlkit (~19 ms) in manifest/document.py, which reads only what tomllib
-rejects.
+name from their registry (featcheck.render). Below the command line, two imports wait in the
+one function that needs each (docs/speed.md): tomlkit (~19 ms) in manifest/document.py, which
+reads only what tomllib rejects, because every run would otherwise wait for it before cargo
+starts; and rich in render/text_lines.py, which only a report that can show colour prints
+through, because every report to a pipe (a hook, CI) would otherwise load it beside cargo.
 """
 
 from __future__ import annotations

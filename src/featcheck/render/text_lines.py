@@ -4,8 +4,8 @@ the compact report of an audit over several build configurations.
 
 Where rich could not colour at all (not a terminal, nothing forcing colour) the runs are written as
 they are, not through rich: rich costs about a millisecond per printed finding, which a workspace
-of hundreds of members feels. rich itself is imported with this module, which the command line
-loads while cargo works (cli/lazy.py); only a --no-exec run waits for it (~26 ms, docs/speed.md).
+of hundreds of members feels. rich itself is imported only where it prints (`_print_styled`): a
+hook's or CI's report, written to a pipe, never loads it (~25 ms of CPU, docs/speed.md).
 
 A finding's manifest line is quoted as rustc quotes source: the line cut around its span, the
 span underlined, and the first line of the declaration around it where that starts earlier
@@ -38,9 +38,6 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
-
-from rich.console import Console
-from rich.text import Text
 
 from featcheck.featureset import FeatureSelection
 from featcheck.render.common import FindingGroup
@@ -105,6 +102,9 @@ def write_lines(lines: list[Line], stream: TextIO | None, colour: bool | None, w
 
 
 def _print_styled(lines: list[Line], stream: TextIO | None, colour: bool | None) -> None:
+    from rich.console import Console
+    from rich.text import Text
+
     text = Text(end="\n")
     for index, line in enumerate(lines):
         if index:
