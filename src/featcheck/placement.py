@@ -9,25 +9,28 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 from featcheck.builder import FindingBuilder
 from featcheck.deadline import NO_DEADLINE, Deadline
-from featcheck.explain import Explainer
 from featcheck.featureset import DEFAULT, FeatureSelection
 from featcheck.fix_words import edit_words
-from featcheck.fixes.counterfactual import Candidate
 from featcheck.fixes.overlay import Answer, OverlayCheck, Pending
 from featcheck.fixes.reach import safety
 from featcheck.fixes.search import FixSearch, Outcome
-from featcheck.graph import Node
-from featcheck.locate import Cut, Locator
-from featcheck.manifest.declarations import DeclarationSite
 from featcheck.report import Finding, Fix, Location
-from featcheck.rules import BuildView, Detection, Rule
 from featcheck.rules.spec import CRATE_PLACEHOLDER, Kind
-from featcheck.semantics.cfg import TargetCfg
 from featcheck.severity import Confidence, Severity
-from featcheck.workspace.model import Package, PackageRef
+
+if TYPE_CHECKING:
+    from featcheck.explain import Explainer
+    from featcheck.fixes.counterfactual import Candidate
+    from featcheck.graph import Node
+    from featcheck.locate import Cut, Locator
+    from featcheck.manifest.declarations import DeclarationSite
+    from featcheck.rules import BuildView, Detection, Rule
+    from featcheck.semantics.cfg import TargetCfg
+    from featcheck.workspace.model import Package, PackageRef
 
 _PLACING = "placing the findings and searching their fixes"
 _ROUNDS = 3

@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from featcheck.cargo.argv_gate import (
     CONFIG_SETTING,
@@ -41,8 +41,10 @@ from featcheck.cargo.config_files import (
 from featcheck.cargo.process import neutral_directory
 from featcheck.cargo.unification import UnificationSettings
 from featcheck.errors import FeatcheckError
-from featcheck.manifest.document import ManifestDocument
-from featcheck.semantics.cfg import TargetCfg
+
+if TYPE_CHECKING:
+    from featcheck.manifest.document import ManifestDocument
+    from featcheck.semantics.cfg import TargetCfg
 
 MAX_KEYS = 2000
 """More settings than this from the checkout is not a real project: refuse, not E2BIG."""

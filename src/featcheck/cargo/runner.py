@@ -12,8 +12,8 @@ import re
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from featcheck.boundary import TrustContext
 from featcheck.cargo.argv_gate import (
     PACKAGE_SPEC,
     Argument,
@@ -34,6 +34,9 @@ from featcheck.errors import FeatcheckError
 from featcheck.featureset import DEFAULT, FeatureSelection
 from featcheck.fileio import special_manifest
 from featcheck.semantics.cfg import TargetCfg
+
+if TYPE_CHECKING:
+    from featcheck.boundary import TrustContext
 
 # `{p} [{f}]` gives "name vX (source) [features]" per line; `--prefix depth` makes the nesting
 # unambiguous and `--charset ascii` keeps the text independent of the terminal.

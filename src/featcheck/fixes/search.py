@@ -24,21 +24,24 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from featcheck.featureset import DEFAULT, FeatureSelection
 from featcheck.fix_words import edit_words
 from featcheck.fixes.candidates import CandidateFinder
-from featcheck.fixes.counterfactual import Candidate, ModelEdit, WhatIf
 from featcheck.fixes.lockcheck import Conflict
 from featcheck.fixes.reach import NO_COST, Cost, WorkspaceBuilds, safety
 from featcheck.graph import DependencyGraph, Node
-from featcheck.locate import Cut, Locator
 from featcheck.report import Fix
-from featcheck.rules import Rule
-from featcheck.semantics.cfg import TargetCfg
-from featcheck.suggest import FeatureSearch
 from featcheck.workspace.model import Package, PackageRef, crate_key
-from featcheck.workspace.workspace import Workspace
+
+if TYPE_CHECKING:
+    from featcheck.fixes.counterfactual import Candidate, ModelEdit, WhatIf
+    from featcheck.locate import Cut, Locator
+    from featcheck.rules import Rule
+    from featcheck.semantics.cfg import TargetCfg
+    from featcheck.suggest import FeatureSearch
+    from featcheck.workspace.workspace import Workspace
 
 StillFlagged = Callable[[Package, str, DependencyGraph, PackageRef, frozenset[str]], bool]
 """Whether a member's rules still flag the package in a (counterfactual) build of it, findings

@@ -9,12 +9,14 @@ keys (`burn.workspace = true`), under a rename (`nn = { package = "burn" }`), in
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from featcheck.manifest.document import ManifestDocument
-from featcheck.manifest.spans import Entry, KeyPath
-from featcheck.semantics.cfg import TargetCfg
 from featcheck.workspace.model import BUILD, DEV, NORMAL, DependencyKind
+
+if TYPE_CHECKING:
+    from featcheck.manifest.document import ManifestDocument
+    from featcheck.manifest.spans import Entry, KeyPath
+    from featcheck.semantics.cfg import TargetCfg
 
 _KIND_TABLES = {
     NORMAL: ("dependencies",),

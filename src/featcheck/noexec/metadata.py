@@ -23,9 +23,8 @@ import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from featcheck.boundary import TrustContext
 from featcheck.cargo.failures import printable
 from featcheck.deadline import NO_DEADLINE, READING, READING_HINT, Deadline
 from featcheck.errors import FeatcheckError
@@ -43,6 +42,9 @@ from featcheck.workspace.workspace import (
     declaration,
     declarations_for_edge,
 )
+
+if TYPE_CHECKING:
+    from featcheck.boundary import TrustContext
 
 UNTRUSTED_HOME = (
     "CARGO_HOME lies inside the audited checkout, so its registry is the checkout's files and "

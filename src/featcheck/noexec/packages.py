@@ -15,7 +15,7 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import quote
 
 from featcheck.errors import FeatcheckError
@@ -26,13 +26,14 @@ from featcheck.noexec.files import (
     table,
     valid_package_name,
 )
-from featcheck.noexec.workspace import WorkspaceLayout
 from featcheck.semantics.cfg import TargetCfg
 from featcheck.semantics.semver import number_error
-from featcheck.workspace.model import extern_name
+from featcheck.workspace.model import CRATES_IO, extern_name
+
+if TYPE_CHECKING:
+    from featcheck.noexec.workspace import WorkspaceLayout
 
 _TARGET_NAME = re.compile(r"[A-Za-z0-9_.-]+")
-CRATES_IO = "registry+https://github.com/rust-lang/crates.io-index"
 _DEPENDENCY_TABLES: tuple[tuple[str, str | None, str], ...] = (
     ("dependencies", None, "dependencies"),
     ("dev-dependencies", "dev", "dev_dependencies"),

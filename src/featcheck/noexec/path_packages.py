@@ -8,14 +8,16 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 from featcheck.cargo.failures import printable
 from featcheck.deadline import NO_DEADLINE, READING, READING_HINT, Deadline
 from featcheck.errors import FeatcheckError
 from featcheck.noexec.files import is_manifest, table
 from featcheck.noexec.packages import PackageManifest, read_package
-from featcheck.noexec.workspace import WorkspaceLayout
+
+if TYPE_CHECKING:
+    from featcheck.noexec.workspace import WorkspaceLayout
 
 
 @dataclass

@@ -25,7 +25,7 @@ import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from featcheck.boundary import MAX_MANIFEST_BYTES, TrustContext, is_inside
 from featcheck.cargo.failures import printable
@@ -38,8 +38,10 @@ from featcheck.noexec.sources import (
     read_source_config,
     source_directories,
 )
-from featcheck.noexec.workspace import WorkspaceLayout
 from featcheck.toml_read import toml_data
+
+if TYPE_CHECKING:
+    from featcheck.noexec.workspace import WorkspaceLayout
 
 
 def _registry_dirs(cargo_home: Path | None, root: Path, kind: str = "src") -> list[Path]:

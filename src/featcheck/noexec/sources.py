@@ -29,7 +29,7 @@ from urllib.parse import urlsplit
 from featcheck.boundary import TrustContext, is_inside
 from featcheck.cargo.config_files import configuration_documents, setting_error
 from featcheck.cargo.failures import printable
-from featcheck.noexec.packages import CRATES_IO
+from featcheck.workspace.model import CRATES_IO
 
 if TYPE_CHECKING:
     from featcheck.manifest.document import ManifestDocument

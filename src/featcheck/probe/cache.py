@@ -32,14 +32,16 @@ import os
 import re
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from featcheck.boundary import TrustContext, read_regular_file, user_cache_directory
 from featcheck.errors import FeatcheckError
-from featcheck.probe.compile import Toolset
 from featcheck.probe.programs import Program, program_timing
-from featcheck.probe.resolve import BackendConfig
 from featcheck.report import AuditResult, Cost, Finding
+
+if TYPE_CHECKING:
+    from featcheck.probe.compile import Toolset
+    from featcheck.probe.resolve import BackendConfig
 
 PACKAGE = "featcheck-probe"
 CACHE_VERSION = "2"

@@ -11,15 +11,18 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from featcheck.fix_words import fix_words
 from featcheck.fixes.apply import plan_changes
-from featcheck.probe.build import BuildPlan, BuiltProbe, ProbeBuilder
 from featcheck.probe.measure import Measurement, TorchStats, measure, measure_torch, usable_cores
 from featcheck.probe.programs import MATMUL
 from featcheck.probe.resolve import BackendConfig, MemberGraph, graph_with_changes, matmul_config
 from featcheck.probe.verdict import Decision, decide
-from featcheck.report import Finding
+
+if TYPE_CHECKING:
+    from featcheck.probe.build import BuildPlan, BuiltProbe, ProbeBuilder
+    from featcheck.report import Finding
 
 DEFAULT_N = 1024
 RULE_RUNS = 5

@@ -9,6 +9,9 @@ from functools import cache
 from pathlib import Path
 from typing import NamedTuple
 
+CRATES_IO = "registry+https://github.com/rust-lang/crates.io-index"
+"""The `source` cargo writes for a crates.io package, in Cargo.lock and its metadata."""
+
 _FINAL_ARTIFACTS = frozenset({"bin", "cdylib", "staticlib"})
 """Target kinds that are built for someone to run or load, not to depend on."""
 

@@ -23,6 +23,7 @@ from urllib.parse import unquote, urlparse
 
 from featcheck.semantics.semver import matches
 from featcheck.workspace.model import (
+    CRATES_IO,
     DEV,
     FEATURE,
     Declaration,
@@ -86,7 +87,7 @@ class Workspace(Mapping[str, Package]):
 
 
 _CRATES_IO = (
-    "registry+https://github.com/rust-lang/crates.io-index",
+    CRATES_IO,
     "sparse+https://index.crates.io/",
 )
 _DEFAULT = FeatureValue(FEATURE, "default")
