@@ -18,10 +18,9 @@ from featcheck.graph import DependencyGraph, Node
 from featcheck.locate import Cut, Locator
 from featcheck.manifest.declarations import declaration_sites
 from featcheck.report import Fix
-from featcheck.resolution.record import Record
+from featcheck.resolution.record import FeatureSearch, Record
 from featcheck.rules import Detection
 from featcheck.semantics.cfg import TargetCfg
-from featcheck.suggest import FeatureSearch
 from featcheck.workspace.model import BUILD, DEV, NORMAL, DependencyKind, Package, PackageRef
 from featcheck.workspace.workspace import Workspace
 

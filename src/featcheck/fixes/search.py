@@ -34,9 +34,9 @@ from featcheck.fixes.reach import NO_COST, Cost, WorkspaceBuilds, safety
 from featcheck.graph import DependencyGraph, Node
 from featcheck.locate import Cut, Locator
 from featcheck.report import Fix
+from featcheck.resolution.record import FeatureSearch
 from featcheck.rules import Rule
 from featcheck.semantics.cfg import TargetCfg
-from featcheck.suggest import FeatureSearch
 from featcheck.workspace.model import Package, PackageRef, crate_key
 from featcheck.workspace.workspace import Workspace
 

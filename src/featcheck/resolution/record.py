@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable
 from typing import SupportsIndex
 
@@ -10,6 +11,7 @@ from featcheck.graph import shortest_path
 from featcheck.resolution.context import BuildContext
 from featcheck.resolution.features import (
     ACTIVATE_VALUE,
+    BUILT,
     FeatureState,
     Resolver,
     Seed,
@@ -17,10 +19,13 @@ from featcheck.resolution.features import (
     root_requests,
     unified_requests,
 )
-from featcheck.workspace.model import FEATURE, NORMAL
+from featcheck.semantics.cfg import TargetCfg
+from featcheck.workspace.model import DEP, FEATURE, NORMAL, FeatureValue, Package
+from featcheck.workspace.workspace import Workspace
 
 State = tuple[int, str]
 """(unit key, masked as the features are kept; a feature, or BUILT for the unit built)."""
+_Feature = tuple[str, str]  # (package id, feature)
 
 
 class Record(list[Seed]):
@@ -66,12 +71,16 @@ class Record(list[Seed]):
                 seen.add(step)
                 yield from self._states(self.gave.get(step, []), seen)
 
-    def _following(self, state: State) -> list[State]:
-        if not self.next:  # drawn once the resolution is over, on the first question
+    def graph(self) -> dict[State, list[State]]:
+        """`next`, drawn once the resolution is over, on the first question."""
+        if not self.next:
             for step, taken in self.gave.items():
                 if step is not None and step[1].kind in (FEATURE, ACTIVATE_VALUE.kind):
                     self.next.setdefault(self._state(step), []).extend(self._states(taken, set()))
-        return self.next.get(state, [])
+        return self.next
+
+    def _following(self, state: State) -> list[State]:
+        return self.graph().get(state, [])
 
     def through_declaration(self, key: str, goal: State) -> list[tuple[str, str]] | None:
         """The shortest chain, as (package id, feature) from the dependency's state to `goal`,
@@ -109,3 +118,137 @@ def record_build(
     record = resolver.stack = Record(context, member, resolver.state)
     resolver.run()
     return record
+
+
+class _Everything(Record):
+    """The record of every feature of every package turned on at once, in which `x?/f` turns
+    on `f` of x and nothing else, as with cargo. The resolver hands a weak value that waited
+    for `x` to the step that turned `x` on, and has a weak value turn `x` on again: neither is
+    noted here, so a chain shows a weak value where it *would* arrive, not how x got on."""
+
+    def append(self, step: Seed) -> None:
+        taking = self.taking
+        if taking is None or step[0] != taking[0] or not _hands_on(taking[1], step[1]):
+            self.gave.setdefault(taking, []).append(step)
+        list.append(self, step)
+
+
+def _hands_on(taking: FeatureValue, step: FeatureValue) -> bool:
+    """Whether `step`, pushed while `taking` was taken, is one of those `_Everything` skips."""
+    if taking.kind == DEP:
+        return step.weak  # the weak values that waited for the dependency
+    return taking.weak and step.kind == DEP
+
+
+_ANY_TARGET = TargetCfg("", frozenset(), frozenset())
+
+
+class FeatureSearch:
+    """Which feature of a declared dependency would turn a missing feature on, and how.
+
+    Read off the resolver's own steps, never a table of burn versions (burn 0.22 passes `rayon`
+    through to burn-flex, burn 0.21 does not, and only the feature tables can say): one
+    resolution turns on every feature of every package in the resolve, recorded as in
+    `record_build`, with resolver 1's view of the edges (every declaration for every platform,
+    host and target alike). So a weak `dep?/feature` counts as if the dependency were on: the
+    chain says how the feature *would* arrive, which is what a user needs to see. A dependency
+    is followed along the edge the resolve holds for it, so the package reached is the one
+    cargo picked.
+    """
+
+    def __init__(self, index: Workspace) -> None:
+        self.index = index
+        self._record: Record | None = None
+        self._reverse: dict[State, list[State]] = {}
+        self._chains: dict[tuple[_Feature, _Feature], list[_Feature] | None] = {}
+        self._enabling: dict[tuple[str, str, str], list[str]] = {}
+
+    @property
+    def record(self) -> Record:
+        """The resolution of everything, made on the first question (most audits ask none)."""
+        if self._record is None:
+            context = BuildContext(self.index, _ANY_TARGET, _ANY_TARGET, 1)
+            resolver = Resolver(context, {}, split=False)
+            self._record = resolver.stack = _Everything(context, 0, resolver.state)
+            resolver.stack.extend(
+                (position * 2, FeatureValue(FEATURE, feature))
+                for position, package in enumerate(self.index.packages)
+                for feature in package.features
+            )
+            resolver.run()
+        return self._record
+
+    def _state(self, feature: _Feature) -> State | None:
+        position = self.index.by_id.get(feature[0])
+        return None if position is None else (position * 2, feature[1])
+
+    def chain(self, start: _Feature, goal: _Feature) -> list[_Feature] | None:
+        """The shortest chain of features from `start` to `goal`, both included, or None.
+        Every finding of a crate asks the same questions, so each answer is kept (callers
+        must not change it)."""
+        key = (start, goal)
+        if key not in self._chains:
+            first, last = self._state(start), self._state(goal)
+            found = None
+            if first is not None and last is not None:
+                found = shortest_path(first, last, self.record._following)
+            packages = self.index.packages
+            self._chains[key] = (
+                None if found is None else [(packages[u >> 1].id, f) for u, f in found]
+            )
+        return self._chains[key]
+
+    def describe(self, chain: list[_Feature]) -> str:
+        """`burn default → burn-core/default → … → burn-flex/rayon`, naming each package once."""
+        first_package, first_feature = chain[0]
+        first = self.index[first_package].ref.name
+        parts = [f"{first} {first_feature}" if first_feature != BUILT else first]
+        for (previous, _), (package_id, feature) in itertools.pairwise(chain):
+            # A feature of the same package needs no package name again; a package built at
+            # all is its name alone.
+            name = self.index[package_id].ref.name
+            if feature == BUILT:
+                parts.append(name)
+            else:
+                parts.append(feature if package_id == previous else f"{name}/{feature}")
+        return " → ".join(parts)
+
+    def enabling_features(
+        self, declared: Package, goal_package: Package, goal_feature: str
+    ) -> list[str]:
+        """Features of `declared` that switch on `goal_feature` of `goal_package`, best first.
+
+        A feature named like the goal comes first, `default` last. Features that only get
+        there by switching on `default` themselves (burn's `doc`) are left out: they are the
+        defaults under another name, and advice to turn on `doc` would mislead.
+        """
+        key = (declared.id, goal_package.id, goal_feature)
+        known = self._enabling.get(key)
+        if known is None:
+            goal = self._state((goal_package.id, goal_feature))
+            own = self._state((declared.id, "default"))
+            known = self._enabling[key] = []
+            if goal is not None and own is not None:
+                to_goal, to_defaults = self._reaching(goal), self._reaching(own)
+                known.extend(
+                    f
+                    for f in declared.features
+                    if (own[0], f) in to_goal and (f == "default" or (own[0], f) not in to_defaults)
+                )
+                known.sort(key=lambda f: (f != goal_feature, f == "default", len(f), f))
+        return known
+
+    def _reaching(self, goal: State) -> set[State]:
+        """The states from which `goal` is switched on (`goal` itself included)."""
+        if not self._reverse:
+            for state, following in self.record.graph().items():
+                for later in following:
+                    self._reverse.setdefault(later, []).append(state)
+        found = {goal}
+        pending = [goal]
+        while pending:
+            for earlier in self._reverse.get(pending.pop(), ()):
+                if earlier not in found:
+                    found.add(earlier)
+                    pending.append(earlier)
+        return found
