@@ -1,4 +1,5 @@
-"""Why each feature of one member's build is on, recorded from the resolver's own steps."""
+"""Why each feature of a build is on, or how a missing one would arrive, recorded from the
+resolver's own steps."""
 
 from __future__ import annotations
 
@@ -169,7 +170,8 @@ class FeatureSearch:
         if self._record is None:
             context = BuildContext(self.index, _ANY_TARGET, _ANY_TARGET, 1)
             resolver = Resolver(context, {}, split=False)
-            self._record = resolver.stack = _Everything(context, 0, resolver.state)
+            # No member: only paths between features are asked of this record.
+            self._record = resolver.stack = _Everything(context, -1, resolver.state)
             resolver.stack.extend(
                 (position * 2, FeatureValue(FEATURE, feature))
                 for position, package in enumerate(self.index.packages)
