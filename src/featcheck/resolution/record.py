@@ -4,8 +4,8 @@ resolver's own steps."""
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable
-from typing import SupportsIndex
+from collections.abc import Callable, Iterable
+from typing import SupportsIndex, TypeVar
 
 from featcheck.featureset import DEFAULT, FeatureSelection
 from featcheck.graph import shortest_path
@@ -27,6 +27,7 @@ from featcheck.workspace.workspace import Workspace
 State = tuple[int, str]
 """(unit key, masked as the features are kept; a feature, or BUILT for the unit built)."""
 _Feature = tuple[str, str]  # (package id, feature)
+T = TypeVar("T")
 
 
 class Record(list[Seed]):
@@ -72,16 +73,12 @@ class Record(list[Seed]):
                 seen.add(step)
                 yield from self._states(self.gave.get(step, []), seen)
 
-    def graph(self) -> dict[State, list[State]]:
-        """`next`, drawn once the resolution is over, on the first question."""
-        if not self.next:
+    def _following(self, state: State) -> list[State]:
+        if not self.next:  # drawn once the resolution is over, on the first question
             for step, taken in self.gave.items():
                 if step is not None and step[1].kind in (FEATURE, ACTIVATE_VALUE.kind):
                     self.next.setdefault(self._state(step), []).extend(self._states(taken, set()))
-        return self.next
-
-    def _following(self, state: State) -> list[State]:
-        return self.graph().get(state, [])
+        return self.next.get(state, [])
 
     def through_declaration(self, key: str, goal: State) -> list[tuple[str, str]] | None:
         """The shortest chain, as (package id, feature) from the dependency's state to `goal`,
@@ -122,16 +119,40 @@ def record_build(
 
 
 class _Everything(Record):
-    """The record of every feature of every package turned on at once, in which `x?/f` turns
-    on `f` of x and nothing else, as with cargo. The resolver hands a weak value that waited
-    for `x` to the step that turned `x` on, and has a weak value turn `x` on again: neither is
-    noted here, so a chain shows a weak value where it *would* arrive, not how x got on."""
+    """Every feature turned on at once of one package and of each package that may depend on
+    it (`above`), in which `x?/f` turns on `f` of x and nothing else, as with cargo. A step for
+    any other package is dropped: nothing there leads back up. The resolver hands a weak value
+    that waited for `x` to the step that turned `x` on, and has a weak value turn `x` on again:
+    neither is noted here, so a chain shows a weak value where it *would* arrive, not how x
+    got on."""
+
+    def __init__(self, resolver: Resolver, above: set[int]) -> None:
+        # No member: only paths between features are asked of this record.
+        super().__init__(resolver.context, -1, resolver.state)
+        self.above = above
+        self.extend(
+            (p * 2, FeatureValue(FEATURE, f)) for p in above for f in resolver.packages[p].features
+        )
 
     def append(self, step: Seed) -> None:
+        if step[0] >> 1 not in self.above:
+            return
         taking = self.taking
         if taking is None or step[0] != taking[0] or not _hands_on(taking[1], step[1]):
             self.gave.setdefault(taking, []).append(step)
         list.append(self, step)
+
+
+def _closure(start: T, following: Callable[[T], Iterable[T]]) -> set[T]:
+    """`start` and everything reached from it."""
+    found = {start}
+    pending = [start]
+    while pending:
+        for later in following(pending.pop()):
+            if later not in found:
+                found.add(later)
+                pending.append(later)
+    return found
 
 
 def _hands_on(taking: FeatureValue, step: FeatureValue) -> bool:
@@ -141,44 +162,48 @@ def _hands_on(taking: FeatureValue, step: FeatureValue) -> bool:
     return taking.weak and step.kind == DEP
 
 
-_ANY_TARGET = TargetCfg("", frozenset(), frozenset())
-
-
 class FeatureSearch:
     """Which feature of a declared dependency would turn a missing feature on, and how.
 
     Read off the resolver's own steps, never a table of burn versions (burn 0.22 passes `rayon`
-    through to burn-flex, burn 0.21 does not, and only the feature tables can say): one
-    resolution turns on every feature of every package in the resolve, recorded as in
-    `record_build`, with resolver 1's view of the edges (every declaration for every platform,
-    host and target alike). So a weak `dep?/feature` counts as if the dependency were on: the
-    chain says how the feature *would* arrive, which is what a user needs to see. A dependency
-    is followed along the edge the resolve holds for it, so the package reached is the one
-    cargo picked.
+    through to burn-flex, burn 0.21 does not, and only the feature tables can say): for the
+    package of the missing feature, one resolution turns on every feature of it and of every
+    package that may depend on it, recorded as in `record_build`, with resolver 1's view of
+    the edges (every declaration for every platform, host and target alike). So a weak
+    `dep?/feature` counts as if the dependency were on: the chain says how the feature *would*
+    arrive, which is what a user needs to see. A dependency is followed along the edge the
+    resolve holds for it, so the package reached is the one cargo picked.
     """
 
     def __init__(self, index: Workspace) -> None:
         self.index = index
-        self._record: Record | None = None
-        self._reverse: dict[State, list[State]] = {}
+        any_target = TargetCfg("", frozenset(), frozenset())
+        self._context = BuildContext(index, any_target, any_target, 1)
+        self._records: dict[int, _Everything] = {}
+        self._declaring: dict[str, list[int]] = {}
         self._chains: dict[tuple[_Feature, _Feature], list[_Feature] | None] = {}
         self._enabling: dict[tuple[str, str, str], list[str]] = {}
 
-    @property
-    def record(self) -> Record:
-        """The resolution of everything, made on the first question (most audits ask none)."""
-        if self._record is None:
-            context = BuildContext(self.index, _ANY_TARGET, _ANY_TARGET, 1)
-            resolver = Resolver(context, {}, split=False)
-            # No member: only paths between features are asked of this record.
-            self._record = resolver.stack = _Everything(context, -1, resolver.state)
-            resolver.stack.extend(
-                (position * 2, FeatureValue(FEATURE, feature))
-                for position, package in enumerate(self.index.packages)
-                for feature in package.features
-            )
+    def _record(self, goal: int) -> _Everything:
+        """The resolution of everything that may lead to the package at `goal`, made on the
+        first question about it (most audits ask none)."""
+        if goal not in self._records:
+            resolver = Resolver(self._context, {}, split=False)
+            resolver.stack = self._records[goal] = _Everything(resolver, self._above(goal))
             resolver.run()
-        return self._record
+        return self._records[goal]
+
+    def _above(self, goal: int) -> set[int]:
+        """The package at `goal` and every package that may depend on it: whose manifest names
+        it or one of those outside `[dev-dependencies]` (a few more where versions share a
+        name), read without indexing the hundreds of packages that cannot lead to it."""
+        table = self.index.packages
+        if not self._declaring:
+            for position in range(len(table)):
+                for line in table.document(position).get("dependencies", ()):
+                    if line.get("kind") != "dev":
+                        self._declaring.setdefault(line["name"], []).append(position)
+        return _closure(goal, lambda p: self._declaring.get(table.listed[p].name, ()))
 
     def _state(self, feature: _Feature) -> State | None:
         position = self.index.by_id.get(feature[0])
@@ -193,7 +218,7 @@ class FeatureSearch:
             first, last = self._state(start), self._state(goal)
             found = None
             if first is not None and last is not None:
-                found = shortest_path(first, last, self.record._following)
+                found = shortest_path(first, last, self._record(last[0] >> 1)._following)
             packages = self.index.packages
             self._chains[key] = (
                 None if found is None else [(packages[u >> 1].id, f) for u, f in found]
@@ -231,26 +256,10 @@ class FeatureSearch:
             own = self._state((declared.id, "default"))
             known = self._enabling[key] = []
             if goal is not None and own is not None:
-                to_goal, to_defaults = self._reaching(goal), self._reaching(own)
-                known.extend(
-                    f
-                    for f in declared.features
-                    if (own[0], f) in to_goal and (f == "default" or (own[0], f) not in to_defaults)
-                )
+                following = self._record(goal[0] >> 1)._following
+                for feature in declared.features:
+                    reached = _closure((own[0], feature), following)
+                    if goal in reached and (feature == "default" or own not in reached):
+                        known.append(feature)
                 known.sort(key=lambda f: (f != goal_feature, f == "default", len(f), f))
         return known
-
-    def _reaching(self, goal: State) -> set[State]:
-        """The states from which `goal` is switched on (`goal` itself included)."""
-        if not self._reverse:
-            for state, following in self.record.graph().items():
-                for later in following:
-                    self._reverse.setdefault(later, []).append(state)
-        found = {goal}
-        pending = [goal]
-        while pending:
-            for earlier in self._reverse.get(pending.pop(), ()):
-                if earlier not in found:
-                    found.add(earlier)
-                    pending.append(earlier)
-        return found
