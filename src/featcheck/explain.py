@@ -18,10 +18,9 @@ from featcheck.graph import DependencyGraph, Node
 from featcheck.locate import Cut, Locator
 from featcheck.manifest.declarations import declaration_sites
 from featcheck.report import Fix
-from featcheck.resolution.record import Record
+from featcheck.resolution.record import FeatureSearch, Record
 from featcheck.rules import Detection
 from featcheck.semantics.cfg import TargetCfg
-from featcheck.suggest import FeatureSearch
 from featcheck.workspace.model import BUILD, DEV, NORMAL, DependencyKind, Package, PackageRef
 from featcheck.workspace.workspace import Workspace
 
@@ -63,7 +62,7 @@ class Explainer:
             f'"{new_requirement(node, self._pinned)}", default-features = false, '
             f'features = ["{feature}"] }}'
         )
-        declared = self._declared(cut)
+        declared = None if cut is None else self._package(cut.dependency)
         goal = self._package(node)
         if cut is None or declared is None or goal is None:
             return f"enable the `{feature}` feature of {node.name} {node.version}, or {direct}"
@@ -93,7 +92,7 @@ class Explainer:
         """The fix in words, with why it works, and the first other kind of change."""
         node, feature = detection.node, detection.feature
         edit = fix.edits[0]
-        declared = self._declared(cut)
+        declared = self._package(cut.dependency)
         key = str(edit.declaration[-1])
         where = " in [workspace.dependencies]" if edit.declaration[0] == "workspace" else ""
         if edit.adds_declaration and len(fix.edits) > 1:
@@ -131,7 +130,7 @@ class Explainer:
         """The why chain, one line per link."""
         lines: list[str] = []
         goal = self._package(detection.node)
-        declared = self._declared(cut)
+        declared = None if cut is None else self._package(cut.dependency)
         if cut is not None and declared is not None and goal is not None:
             lines.extend(self._feature_path(cut, declared, goal, detection.feature))
         if goal is not None:
@@ -167,7 +166,10 @@ class Explainer:
         goal = self._package(detection.node)
         if goal is None or not detection.feature:
             return {}
-        record = self._record(member, cfg, selection)
+        key = (member.id, cfg.triple, selection)
+        if key not in self._records:  # made once per build asked (few: those with such a finding)
+            self._records[key] = self.record(member.id, cfg, selection)
+        record = self._records[key]
         position = self.metadata.by_id[goal.id]
         unit = (position * 2 + detection.node.host) & record.context.feature_mask
         found: dict[str, list[tuple[str, str]]] = {}
@@ -178,19 +180,6 @@ class Explainer:
             if path is not None:
                 found.setdefault(declaration.key, path)
         return found
-
-    def _record(self, member: Package, cfg: TargetCfg, selection: FeatureSelection) -> Record:
-        """The build's record, made once per build asked (few: those with such a finding)."""
-        key = (member.id, cfg.triple, selection)
-        record = self._records.get(key)
-        if record is None:
-            record = self._records[key] = self.record(member.id, cfg, selection)
-        return record
-
-    def _declared(self, cut: Cut | None) -> Package | None:
-        if cut is None:
-            return None
-        return self._package(cut.dependency)
 
     def _package(self, node: Node) -> Package | None:
         """A node's package: by id, or by name and version for `cargo tree` text (no ids)."""

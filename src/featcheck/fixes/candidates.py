@@ -20,9 +20,9 @@ from featcheck.graph import DependencyGraph, Node
 from featcheck.locate import Cut, Locator
 from featcheck.manifest.declarations import DeclarationSite
 from featcheck.report import Action, Edit
+from featcheck.resolution.record import FeatureSearch
 from featcheck.semantics import semver
 from featcheck.semantics.cfg import TargetCfg
-from featcheck.suggest import FeatureSearch
 from featcheck.workspace.model import NORMAL, Package, PackageRef
 from featcheck.workspace.workspace import Workspace
 

@@ -38,9 +38,9 @@ from featcheck.workspace.model import Package, PackageRef, crate_key
 if TYPE_CHECKING:
     from featcheck.fixes.counterfactual import Candidate, ModelEdit, WhatIf
     from featcheck.locate import Cut, Locator
+    from featcheck.resolution.record import FeatureSearch
     from featcheck.rules import Rule
     from featcheck.semantics.cfg import TargetCfg
-    from featcheck.suggest import FeatureSearch
     from featcheck.workspace.workspace import Workspace
 
 StillFlagged = Callable[[Package, str, DependencyGraph, PackageRef, frozenset[str]], bool]

@@ -1,15 +1,18 @@
-"""Why each feature of one member's build is on, recorded from the resolver's own steps."""
+"""Why each feature of a build is on, or how a missing one would arrive, recorded from the
+resolver's own steps."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import SupportsIndex
+import itertools
+from collections.abc import Callable, Iterable
+from typing import SupportsIndex, TypeVar
 
 from featcheck.featureset import DEFAULT, FeatureSelection
 from featcheck.graph import shortest_path
 from featcheck.resolution.context import BuildContext
 from featcheck.resolution.features import (
     ACTIVATE_VALUE,
+    BUILT,
     FeatureState,
     Resolver,
     Seed,
@@ -17,10 +20,14 @@ from featcheck.resolution.features import (
     root_requests,
     unified_requests,
 )
-from featcheck.workspace.model import FEATURE, NORMAL
+from featcheck.semantics.cfg import TargetCfg
+from featcheck.workspace.model import DEP, FEATURE, NORMAL, FeatureValue, Package
+from featcheck.workspace.workspace import Workspace
 
 State = tuple[int, str]
 """(unit key, masked as the features are kept; a feature, or BUILT for the unit built)."""
+_Feature = tuple[str, str]  # (package id, feature)
+T = TypeVar("T")
 
 
 class Record(list[Seed]):
@@ -109,3 +116,150 @@ def record_build(
     record = resolver.stack = Record(context, member, resolver.state)
     resolver.run()
     return record
+
+
+class _Everything(Record):
+    """Every feature turned on at once of one package and of each package that may depend on
+    it (`above`), in which `x?/f` turns on `f` of x and nothing else, as with cargo. A step for
+    any other package is dropped: nothing there leads back up. The resolver hands a weak value
+    that waited for `x` to the step that turned `x` on, and has a weak value turn `x` on again:
+    neither is noted here, so a chain shows a weak value where it *would* arrive, not how x
+    got on."""
+
+    def __init__(self, resolver: Resolver, above: set[int]) -> None:
+        # No member: only paths between features are asked of this record.
+        super().__init__(resolver.context, -1, resolver.state)
+        self.above = above
+        self.extend(
+            (p * 2, FeatureValue(FEATURE, f)) for p in above for f in resolver.packages[p].features
+        )
+
+    def append(self, step: Seed) -> None:
+        if step[0] >> 1 not in self.above:
+            return
+        taking = self.taking
+        if taking is None or step[0] != taking[0] or not _hands_on(taking[1], step[1]):
+            self.gave.setdefault(taking, []).append(step)
+        list.append(self, step)
+
+
+def _closure(start: T, following: Callable[[T], Iterable[T]]) -> set[T]:
+    """`start` and everything reached from it."""
+    found = {start}
+    pending = [start]
+    while pending:
+        for later in following(pending.pop()):
+            if later not in found:
+                found.add(later)
+                pending.append(later)
+    return found
+
+
+def _hands_on(taking: FeatureValue, step: FeatureValue) -> bool:
+    """Whether `step`, pushed while `taking` was taken, is one of those `_Everything` skips."""
+    if taking.kind == DEP:
+        return step.weak  # the weak values that waited for the dependency
+    return taking.weak and step.kind == DEP
+
+
+class FeatureSearch:
+    """Which feature of a declared dependency would turn a missing feature on, and how.
+
+    Read off the resolver's own steps, never a table of burn versions (burn 0.22 passes `rayon`
+    through to burn-flex, burn 0.21 does not, and only the feature tables can say): for the
+    package of the missing feature, one resolution turns on every feature of it and of every
+    package that may depend on it, recorded as in `record_build`, with resolver 1's view of
+    the edges (every declaration for every platform, host and target alike). So a weak
+    `dep?/feature` counts as if the dependency were on: the chain says how the feature *would*
+    arrive, which is what a user needs to see. A dependency is followed along the edge the
+    resolve holds for it, so the package reached is the one cargo picked.
+    """
+
+    def __init__(self, index: Workspace) -> None:
+        self.index = index
+        any_target = TargetCfg("", frozenset(), frozenset())
+        self._context = BuildContext(index, any_target, any_target, 1)
+        self._records: dict[int, _Everything] = {}
+        self._declaring: dict[str, list[int]] = {}
+        self._chains: dict[tuple[_Feature, _Feature], list[_Feature] | None] = {}
+        self._enabling: dict[tuple[str, str, str], list[str]] = {}
+
+    def _record(self, goal: int) -> _Everything:
+        """The resolution of everything that may lead to the package at `goal`, made on the
+        first question about it (most audits ask none)."""
+        if goal not in self._records:
+            resolver = Resolver(self._context, {}, split=False)
+            resolver.stack = self._records[goal] = _Everything(resolver, self._above(goal))
+            resolver.run()
+        return self._records[goal]
+
+    def _above(self, goal: int) -> set[int]:
+        """The package at `goal` and every package that may depend on it: whose manifest names
+        it or one of those outside `[dev-dependencies]` (a few more where versions share a
+        name), read without indexing the hundreds of packages that cannot lead to it."""
+        table = self.index.packages
+        if not self._declaring:
+            for position in range(len(table)):
+                for line in table.document(position).get("dependencies", ()):
+                    if line.get("kind") != "dev":
+                        self._declaring.setdefault(line["name"], []).append(position)
+        return _closure(goal, lambda p: self._declaring.get(table.listed[p].name, ()))
+
+    def _state(self, feature: _Feature) -> State | None:
+        position = self.index.by_id.get(feature[0])
+        return None if position is None else (position * 2, feature[1])
+
+    def chain(self, start: _Feature, goal: _Feature) -> list[_Feature] | None:
+        """The shortest chain of features from `start` to `goal`, both included, or None.
+        Every finding of a crate asks the same questions, so each answer is kept (callers
+        must not change it)."""
+        key = (start, goal)
+        if key not in self._chains:
+            first, last = self._state(start), self._state(goal)
+            found = None
+            if first is not None and last is not None:
+                found = shortest_path(first, last, self._record(last[0] >> 1)._following)
+            packages = self.index.packages
+            self._chains[key] = (
+                None if found is None else [(packages[u >> 1].id, f) for u, f in found]
+            )
+        return self._chains[key]
+
+    def describe(self, chain: list[_Feature]) -> str:
+        """`burn default → burn-core/default → … → burn-flex/rayon`, naming each package once."""
+        first_package, first_feature = chain[0]
+        first = self.index[first_package].ref.name
+        parts = [f"{first} {first_feature}" if first_feature != BUILT else first]
+        for (previous, _), (package_id, feature) in itertools.pairwise(chain):
+            # A feature of the same package needs no package name again; a package built at
+            # all is its name alone.
+            name = self.index[package_id].ref.name
+            if feature == BUILT:
+                parts.append(name)
+            else:
+                parts.append(feature if package_id == previous else f"{name}/{feature}")
+        return " → ".join(parts)
+
+    def enabling_features(
+        self, declared: Package, goal_package: Package, goal_feature: str
+    ) -> list[str]:
+        """Features of `declared` that switch on `goal_feature` of `goal_package`, best first.
+
+        A feature named like the goal comes first, `default` last. Features that only get
+        there by switching on `default` themselves (burn's `doc`) are left out: they are the
+        defaults under another name, and advice to turn on `doc` would mislead.
+        """
+        key = (declared.id, goal_package.id, goal_feature)
+        known = self._enabling.get(key)
+        if known is None:
+            goal = self._state((goal_package.id, goal_feature))
+            own = self._state((declared.id, "default"))
+            known = self._enabling[key] = []
+            if goal is not None and own is not None:
+                following = self._record(goal[0] >> 1)._following
+                for feature in declared.features:
+                    reached = _closure((own[0], feature), following)
+                    if goal in reached and (feature == "default" or own not in reached):
+                        known.append(feature)
+                known.sort(key=lambda f: (f != goal_feature, f == "default", len(f), f))
+        return known

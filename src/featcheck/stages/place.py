@@ -25,12 +25,12 @@ from featcheck.locate import Locator
 from featcheck.matrix import ConfigurationPlan
 from featcheck.placement import FindingPlacer, Flagged
 from featcheck.report import Finding
+from featcheck.resolution.record import FeatureSearch
 from featcheck.rules import BuildView, Rule, detect, skipped_for_target
 from featcheck.rules.detect import missing_feature
 from featcheck.rules.spec import Kind
 from featcheck.semantics.cfg import TargetCfg
 from featcheck.stages.members import Resolved, ResolverModel, Run, Scope
-from featcheck.suggest import FeatureSearch
 from featcheck.workspace.cargo_metadata import parse_metadata
 from featcheck.workspace.model import Package, PackageRef, same_crate
 from featcheck.workspace.workspace import Workspace
