@@ -55,6 +55,19 @@ def run_featcheck_resolved_by(resolver: str, *args: str) -> subprocess.Completed
     )
 
 
+def run_in_process_resolved_by(resolver: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """`run_featcheck_resolved_by` in this process (`cli_in_process.run_in_process`): for tests
+    of what the audit makes of the builds, beside a `remembered_cargo` whose `cargo metadata`
+    answer both resolvers then share. Each `cargo tree` the oracle asks is real cargo's."""
+    from cli_in_process import run_in_process
+
+    if resolver == "featcheck":
+        return run_in_process(*args)
+    assert resolver == "cargo", resolver
+    with cargo_resolves():
+        return run_in_process(*args)
+
+
 @contextlib.contextmanager
 def cargo_resolves() -> Iterator[None]:
     """In this block, every audit of this process asks cargo tree for its builds. The audit of

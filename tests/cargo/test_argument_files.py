@@ -25,10 +25,10 @@ from pathlib import Path
 
 import pytest
 from actions_support import host_triple
-from cargo_tree_oracle import run_featcheck_resolved_by
+from cargo_tree_oracle import run_in_process_resolved_by
 from cli_in_process import run_in_process
 from hostile_support import CC, RUSTUP, TEMPLATE, Checkout, make_checkout, run_isolated
-from support import RegistryViews, elsewhere, run_featcheck, trust_of, write_offline_cargo_home
+from support import RegistryViews, elsewhere, trust_of, write_offline_cargo_home
 
 from featcheck.cargo.argv_gate import (
     CFG,
@@ -516,6 +516,7 @@ _FAST_ON_HOST = "CARGO_TARGET_{HOST}_RUSTFLAGS"
         "target-environment-of-dropped-flags-wins",
     ],
 )
+@pytest.mark.usefixtures("remembered_cargo")
 def test_kept_rustflags_decide_cfg_dependencies_as_in_cargo(
     tmp_path: Path,
     offline_cargo_for: Callable[..., Path],
@@ -549,7 +550,7 @@ def test_kept_rustflags_decide_cfg_dependencies_as_in_cargo(
     fast = "rayon" in in_checkout.stdout.split(",")
     assert codes == (["FC003"] if fast else ["FC001"]), in_checkout.stdout
     for resolver in ("featcheck", "cargo"):
-        done = run_featcheck_resolved_by(resolver, str(checkout.project), "--format", "json")
+        done = run_in_process_resolved_by(resolver, str(checkout.project), "--format", "json")
         assert done.returncode == 1, done.stderr
         assert [f["code"] for f in json.loads(done.stdout)["findings"]] == codes, resolver
 
@@ -563,12 +564,13 @@ def test_an_argument_file_in_the_environments_rustflags_is_one_line(
     host_variable = host_triple().upper().replace("-", "_").replace(".", "_")
     name = variable.format(HOST=host_variable)
     monkeypatch.setenv(name, f"--cfg fast @{tmp_path / 'flags'}")
-    done = run_featcheck(str(make_checkout(tmp_path).project))
+    done = run_in_process(str(make_checkout(tmp_path).project))
     assert done.returncode == 2, done.stdout + done.stderr
     assert done.stderr.startswith(f"featcheck: error: {name}: `@"), done.stderr
     assert len(done.stderr.splitlines()) == 1 and not done.stdout
 
 
+@pytest.mark.usefixtures("remembered_cargo")
 def test_rustflags_of_the_users_cargo_home_count_too(
     tmp_path: Path,
     offline_cargo: Path,
@@ -588,6 +590,6 @@ def test_rustflags_of_the_users_cargo_home_count_too(
         + 'burn = { version = "=0.22.1", default-features = false, features = ["rayon"] }\n'
     )
     for resolver in ("featcheck", "cargo"):
-        done = run_featcheck_resolved_by(resolver, str(checkout.project), "--format", "json")
+        done = run_in_process_resolved_by(resolver, str(checkout.project), "--format", "json")
         assert done.returncode == 1, done.stderr
         assert [f["code"] for f in json.loads(done.stdout)["findings"]] == ["FC003"], resolver

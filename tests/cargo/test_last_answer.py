@@ -1,4 +1,7 @@
-"""cargo's last metadata answer, parsed while cargo works, stands in only for the same text."""
+"""cargo's last metadata answer, parsed while cargo works, stands in only for the same text.
+
+featcheck's command line runs in this process (cli_in_process.run_in_process): what one run
+keeps for the next lies in the user cache on disk, as between two runs of a user."""
 
 from __future__ import annotations
 
@@ -9,7 +12,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from support import REPO, WORKSPACES, run_featcheck, trust_of
+from cli_in_process import run_in_process
+from support import REPO, WORKSPACES, trust_of
 
 from featcheck.cargo import last_answer as last_answer_module
 from featcheck.cargo.last_answer import MAX_KEPT, LastAnswer
@@ -41,21 +45,21 @@ def test_an_answer_that_differs_from_the_kept_one_is_cargos(
     monkeypatch.setenv("XDG_CACHE_HOME", str(cache))
 
     offline_cargo_for(clean)
-    first = run_featcheck(str(clean), "--format", "json")
+    first = run_in_process(str(clean), "--format", "json")
     assert first.returncode == 0, first.stderr
     [clean_answer] = _kept(cache)
     clean_text = clean_answer.read_text()
 
     offline_cargo_for(flagged)
-    fresh = run_featcheck(str(flagged), "--format", "json")
+    fresh = run_in_process(str(flagged), "--format", "json")
     assert fresh.returncode == 1, fresh.stderr
     [flagged_answer] = [p for p in _kept(cache) if p != clean_answer]
     flagged_text = flagged_answer.read_text()
-    again = run_featcheck(str(flagged), "--format", "json")
+    again = run_in_process(str(flagged), "--format", "json")
     assert again.stdout == fresh.stdout  # the kept answer, equal to cargo's, parsed early
 
     flagged_answer.write_text(clean_text)
-    planted = run_featcheck(str(flagged), "--format", "json")
+    planted = run_in_process(str(flagged), "--format", "json")
     assert planted.returncode == 1, planted.stderr
     assert planted.stdout == fresh.stdout
     assert [f["code"] for f in json.loads(planted.stdout)["findings"]] == ["FC001"]
@@ -170,10 +174,10 @@ def test_an_audit_that_needs_cargo_again_is_not_done_ahead(
     offline_cargo_for(project)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     # app is a library: its finding is info, and so is the fix's level here.
-    first = run_featcheck(str(project), "--diff", "--fix-level", "info")
+    first = run_in_process(str(project), "--diff", "--fix-level", "info")
     assert first.returncode == 1, first.stderr
     assert "+matrixmultiply = " in first.stdout
-    again = run_featcheck(str(project), "--diff", "--fix-level", "info")
+    again = run_in_process(str(project), "--diff", "--fix-level", "info")
     assert (again.returncode, again.stdout, again.stderr) == (1, first.stdout, first.stderr)
 
 
@@ -187,7 +191,7 @@ def test_without_a_usable_user_cache_the_audit_is_the_same(
     cache_home = tmp_path / "not-a-directory"
     cache_home.write_text("")
     monkeypatch.setenv("XDG_CACHE_HOME", str(cache_home))
-    runs = [run_featcheck(str(project), "--format", "json") for _ in range(2)]
+    runs = [run_in_process(str(project), "--format", "json") for _ in range(2)]
     for done in runs:
         assert done.returncode == 1, done.stderr
         assert "Traceback" not in done.stderr

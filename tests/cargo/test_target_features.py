@@ -16,11 +16,17 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from cli_in_process import run_in_process
 from stub_registry import lock_packages
-from support import CRATES, FIXTURES, run_featcheck
+from support import CRATES, FIXTURES
 
 from featcheck.cargo.argv_gate import TARGET_FEATURES, GateError
 from featcheck.noexec.source import detect_host_triple
+
+pytestmark = pytest.mark.usefixtures("remembered_cargo")
+"""featcheck runs in this process; `cargo metadata` of one project is asked once for all its
+targets (tests/cargo_memo.py). What decides the cfg tables, `rustc --print cfg` with the
+checkout's target features, is rustc's own answer in every run."""
 
 CONFIGS = FIXTURES / "cargo-configs"
 WINDOWS = "x86_64-pc-windows-msvc"
@@ -49,9 +55,9 @@ def _no_exec_home(tmp_path: Path, project: Path) -> Path:
 def _codes(
     project: Path, *args: str, cargo_home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> tuple[int, list[str]]:
-    """featcheck's exit code and finding codes (JSON), as a user runs it."""
+    """featcheck's exit code and finding codes (JSON), its command line run in this process."""
     monkeypatch.setenv("CARGO_HOME", str(cargo_home))
-    done = run_featcheck(str(project), "--format", "json", *args)
+    done = run_in_process(str(project), "--format", "json", *args)
     assert done.returncode in (0, 1), done.stdout + done.stderr
     return done.returncode, [f["code"] for f in json.loads(done.stdout)["findings"]]
 

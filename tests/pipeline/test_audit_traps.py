@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cargo_tree_oracle import run_featcheck_resolved_by
+from cargo_tree_oracle import run_in_process_resolved_by
 from cli_in_process import run_in_process
 from support import CRATES, WORKSPACES
 
@@ -168,13 +168,12 @@ CASES: dict[str, set[Expected]] = {
 
 @functools.cache
 def _audit(workspace: str, resolver: str = "featcheck") -> subprocess.CompletedProcess[str]:
-    """`featcheck WORKSPACE --format json`, resolved by R (cargo_tree_oracle.py), over an unchanged fixture, run once
-    per test process: several tests read different parts of the same report. Places are
-    relative to the fixture (`--root`), not to the repository it lies in."""
+    """`featcheck WORKSPACE --format json` in this process, resolved by R (cargo_tree_oracle.py),
+    over an unchanged fixture, run once per test process: several tests read different parts
+    of the same report. Places are relative to the fixture (`--root`), not to the repository it
+    lies in."""
     path = str(WORKSPACES / workspace)
-    if resolver == "featcheck":
-        return run_in_process(path, "--format", "json", "--root", path)
-    return run_featcheck_resolved_by(resolver, path, "--format", "json", "--root", path)
+    return run_in_process_resolved_by(resolver, path, "--format", "json", "--root", path)
 
 
 @pytest.mark.parametrize("resolver", ["featcheck", "cargo"])

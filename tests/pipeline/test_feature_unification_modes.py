@@ -17,9 +17,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cargo_tree_oracle import run_featcheck_resolved_by
+from cargo_tree_oracle import run_in_process_resolved_by
+from cli_in_process import run_in_process
 from nightly_support import needs_nightly
-from support import WORKSPACES, run_featcheck
+from support import WORKSPACES
 
 FIXTURE = WORKSPACES / "feature-unification"
 UNIFIED_NOTE = (
@@ -53,7 +54,7 @@ def _on_nightly(path: Path) -> None:
 
 
 def _audit(path: Path, resolver: str = "featcheck") -> tuple[int, dict[str, Any]]:
-    done = run_featcheck_resolved_by(resolver, "--offline", "--format", "json", str(path))
+    done = run_in_process_resolved_by(resolver, "--offline", "--format", "json", str(path))
     assert done.returncode in (0, 1), done.stderr
     return done.returncode, json.loads(done.stdout)
 
@@ -76,7 +77,7 @@ def test_nightly_with_the_unstable_flag_unifies_and_says_so(checkout: Path, reso
 @needs_nightly
 def test_the_text_report_names_the_unification(checkout: Path) -> None:
     _on_nightly(checkout)
-    done = run_featcheck("--offline", "-v", str(checkout))
+    done = run_in_process("--offline", "-v", str(checkout))
     assert done.returncode == 1, done.stderr
     text = " ".join(done.stdout.split())  # the report wraps lines
     assert "= note: " + UNIFIED_NOTE in text
@@ -114,7 +115,7 @@ def test_nightly_without_the_unstable_flag_ignores_it(checkout: Path) -> None:
 
 
 def test_without_running_a_toolchain_it_is_not_applied(checkout: Path) -> None:
-    done = run_featcheck("--no-exec", "--format", "json", str(checkout))
+    done = run_in_process("--no-exec", "--format", "json", str(checkout))
     report = json.loads(done.stdout)
     assert _found(report) == PER_MEMBER
     (note,) = [n for n in report["notes"] if "feature-unification" in n]
@@ -132,7 +133,7 @@ def test_a_value_cargo_refuses_is_refused_at_its_line(
     checkout: Path, setting: str, line: int
 ) -> None:
     (checkout / ".cargo" / "config.toml").write_text(setting)
-    done = run_featcheck("--offline", str(checkout))
+    done = run_in_process("--offline", str(checkout))
     assert done.returncode == 2
     (message,) = done.stderr.strip().splitlines()
     assert f".cargo/config.toml:{line}:" in message

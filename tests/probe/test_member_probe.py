@@ -11,8 +11,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from cli_in_process import run_in_process
 from probe_support import copy_project, matmul_configs, place_in_cache, place_rule_programs
-from support import run_featcheck, trust_of
+from support import trust_of
 
 from featcheck.probe.build import ProbeBuilder
 
@@ -35,14 +36,14 @@ def test_a_member_without_burn_flex_gets_its_findings_timed(
     burn-flex"; only --rule FC011 timed it. The default probe takes the member's findings."""
     project = copy_project(tmp_path, "regex-without-perf", offline_cargo_for)
     assert place_rule_programs(project, {"FC011": (3.0, 1.0)}) == ["FC011"]
-    done = run_featcheck("probe", "--offline", str(project))
+    done = run_in_process("probe", "--offline", str(project))
     assert done.returncode == 1, done.stderr
     assert done.stdout.startswith("featcheck probe: app (")
     assert "FC011 regex 1.13.2 without `perf`: 3.00x slower here (search: " in done.stdout
     assert "  fixed:    regex 1.13.2 [" in done.stdout and "perf" in done.stdout
     assert "using the probe built before for regex 1.13.2 [" in done.stderr
 
-    data = json.loads(run_featcheck("probe", "--offline", str(project), "--format", "json").stdout)
+    data = json.loads(run_in_process("probe", "--offline", str(project), "--format", "json").stdout)
     assert (data["kind"], data["member"], data["costs_here"]) == ("rules", "app", True)
     assert [p["code"] for p in data["probes"]] == ["FC011"]
 
@@ -69,7 +70,7 @@ def test_a_burn_member_gets_its_matmul_and_its_other_findings_timed_in_one_repor
     )
     assert place_rule_programs(project, {"FC014": (1.0, 1.02)}) == ["FC014"]
 
-    done = run_featcheck("probe", "--offline", str(project))
+    done = run_in_process("probe", "--offline", str(project))
     assert done.returncode == 1, done.stderr  # the matmul runs on one core
     text = done.stdout
     assert text.startswith("featcheck probe: app (")
@@ -78,7 +79,7 @@ def test_a_burn_member_gets_its_matmul_and_its_other_findings_timed_in_one_repor
     assert text.index("single-threaded: ") < text.index("FC014 rustfft")
     assert text.count("app (") == 1  # one header
 
-    data = json.loads(run_featcheck("probe", "--offline", str(project), "--format", "json").stdout)
+    data = json.loads(run_in_process("probe", "--offline", str(project), "--format", "json").stdout)
     assert (data["version"], data["kind"], data["verdict"]) == (2, "matmul", "single-threaded")
     assert data["rules"]["kind"] == "rules"
     assert [p["code"] for p in data["rules"]["probes"]] == ["FC014"]
@@ -89,7 +90,7 @@ def test_a_member_with_nothing_to_time_is_one_line_and_exit_2(
     tmp_path: Path, offline_cargo_for: Callable[..., Path], cache: Path
 ) -> None:
     project = copy_project(tmp_path, "regex-with-perf", offline_cargo_for)
-    done = run_featcheck("probe", "--offline", "--yes", str(project))
+    done = run_in_process("probe", "--offline", "--yes", str(project))
     assert done.returncode == 2
     last = done.stderr.strip().splitlines()[-1]
     assert re.match(
@@ -112,13 +113,13 @@ def test_an_inconclusive_verdict_has_its_own_exit_code(
         current,
         True,
     )
-    done = run_featcheck("probe", "--offline", str(project), "--n", "64")
+    done = run_in_process("probe", "--offline", str(project), "--n", "64")
     assert done.returncode == 3, done.stderr
     assert "\ninconclusive: " in done.stdout
-    settled = run_featcheck("probe", "--offline", str(project))
+    settled = run_in_process("probe", "--offline", str(project))
     assert settled.returncode == 0, settled.stderr
     assert "\nmulti-threaded: " in settled.stdout
-    help_text = " ".join(run_featcheck("probe", "--help").stdout.split())
+    help_text = " ".join(run_in_process("probe", "--help").stdout.split())
     assert "inconclusive (exit 3)" in help_text
 
 
@@ -129,6 +130,6 @@ def test_a_rule_probe_whose_builds_disagree_is_inconclusive_too(
     "no cost" (exit 0) either."""
     project = copy_project(tmp_path, "regex-without-perf", offline_cargo_for)
     place_rule_programs(project, {"FC011": (3.0, -1.0)})
-    done = run_featcheck("probe", "--offline", str(project), "--rule", "FC011")
+    done = run_in_process("probe", "--offline", str(project), "--rule", "FC011")
     assert done.returncode == 3, done.stderr
     assert "the two builds computed different results; no ratio is given" in done.stdout

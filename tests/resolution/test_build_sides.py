@@ -21,7 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from cargo_tree_oracle import run_featcheck_resolved_by
+from cargo_tree_oracle import run_in_process_resolved_by
 from support import WORKSPACES, run_featcheck
 
 from featcheck.cargo.tree_text import parse_tree_text
@@ -59,7 +59,7 @@ def _linked_memchr(project: Path) -> list[list[str]]:
 
 
 def _audit(project: Path, resolver: str, *flags: str) -> subprocess.CompletedProcess[str]:
-    return run_featcheck_resolved_by(
+    return run_in_process_resolved_by(
         resolver, str(project), "--target", X86_64, "--format", "json", *flags
     )
 

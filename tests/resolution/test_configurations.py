@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 import tomlkit
-from cargo_tree_oracle import run_featcheck_resolved_by
+from cargo_tree_oracle import run_in_process_resolved_by
 from cli_in_process import run_in_process
 from support import WORKSPACES, RegistryViews, cargo_environment
 from test_resolver_differential import (
@@ -45,10 +45,7 @@ BACKENDS = WORKSPACES / "backend-features"
 
 
 def _json(*args: str, resolver: str = "featcheck") -> tuple[int, dict[str, Any]]:
-    if resolver == "featcheck":
-        result = run_in_process(*args, "--format", "json")
-    else:
-        result = run_featcheck_resolved_by(resolver, *args, "--format", "json")
+    result = run_in_process_resolved_by(resolver, *args, "--format", "json")
     assert result.stdout, result.stderr
     return result.returncode, json.loads(result.stdout)
 

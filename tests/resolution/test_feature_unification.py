@@ -29,7 +29,7 @@ from test_resolver_differential import (
     workspace_resolver,
 )
 
-from featcheck.cargo.tree_text import parse_tree_text
+from featcheck.cargo.tree_text import ParsedTree, parse_tree_text
 from featcheck.featureset import FeatureSelection, each_feature, member_selection
 from featcheck.graph import DependencyGraph
 from featcheck.resolution import resolve_builds, resolve_configurations
@@ -41,16 +41,23 @@ UNIFY_WORKSPACE = (
 )
 
 
-def nightly_tree(
+_PRINTED: dict[tuple[Path, str, tuple[str, ...], str], ParsedTree] = {}
+"""What nightly cargo printed, by workspace, target, flags and the cargo home's configuration.
+Unified over the workspace, `cargo +nightly tree -p MEMBER` selects every member: it prints
+the same trees whichever member `-p` names (test_every_member_gets_the_same_printout), so one
+run serves every member, and every test, that asks it with the same flags."""
+
+
+def nightly_text(
     workspace: Path,
     package: dict[str, Any],
     triple: str,
     env: dict[str, str],
     flags: Sequence[str] = (),
-) -> DependencyGraph:
-    """The member's build as `cargo +nightly tree -p MEMBER` prints it, features unified over
-    the workspace."""
-    text = _run(
+) -> str:
+    """What `cargo +nightly tree -p MEMBER` prints for the workspace, features unified over it:
+    every member's tree."""
+    return _run(
         [
             "cargo",
             "+nightly",
@@ -74,7 +81,27 @@ def nightly_tree(
         workspace,
         env,
     )
-    parsed = parse_tree_text(text)
+
+
+def nightly_tree(
+    workspace: Path,
+    package: dict[str, Any],
+    triple: str,
+    env: dict[str, str],
+    flags: Sequence[str] = (),
+) -> DependencyGraph:
+    """The member's build as `cargo +nightly tree -p MEMBER` prints it, features unified over
+    the workspace: what its root reaches in the printout, asked of cargo once per workspace,
+    target and flags (`_PRINTED`)."""
+    home_config = (Path(env["CARGO_HOME"]) / "config.toml").read_text()
+    key = (workspace, triple, tuple(flags), home_config)
+    if key not in _PRINTED:
+        _PRINTED[key] = parse_tree_text(nightly_text(workspace, package, triple, env, flags))
+    return member_part(_PRINTED[key], package)
+
+
+def member_part(parsed: ParsedTree, package: dict[str, Any]) -> DependencyGraph:
+    """What the member's root reaches in a printout of every member's tree."""
     (root,) = [
         n for n in parsed.roots if (n.name, n.version) == (package["name"], package["version"])
     ]
@@ -98,15 +125,22 @@ def unified_differences(
         workspace_from_metadata(metadata), members, cfgs, resolver, host=host, unify_workspace=True
     )
 
-    def compare(job: tuple[int, tuple[str, str]]) -> list[str]:
-        number, (member, triple) = job
-        expected = nightly_tree(workspace, packages[member], triple, envs[number % len(envs)])
-        found = differences(expected, graphs[(member, triple)])
-        name = packages[member]["name"]
-        return [f"{name} on {triple}: {line}" for line in found if "node order" not in line]
+    # One cargo run per target prints every member's tree (`_PRINTED`): the runs first, in
+    # parallel, one per CARGO_HOME (cargo serializes processes that share one).
+    first = packages[members[0]]
+
+    def print_for(job: tuple[int, str]) -> None:
+        number, triple = job
+        nightly_tree(workspace, first, triple, envs[number % len(envs)])
 
     with ThreadPoolExecutor(max_workers=len(envs)) as pool:
-        lines = [line for found in pool.map(compare, enumerate(graphs)) for line in found]
+        list(pool.map(print_for, enumerate(targets)))
+    lines = []
+    for member, triple in graphs:
+        expected = nightly_tree(workspace, packages[member], triple, envs[0])
+        found = differences(expected, graphs[(member, triple)])
+        name = packages[member]["name"]
+        lines += [f"{name} on {triple}: {line}" for line in found if "node order" not in line]
     return lines, graphs
 
 
@@ -127,6 +161,27 @@ def test_unified_resolution_equals_nightly_cargo_tree(
     homes = [registry_views.home(workspace, lock_only=True, slot=slot) for slot in (0, 1)]
     found, _ = unified_differences(workspace, audited_targets(), homes)
     assert found == []
+
+
+@needs_nightly
+@pytest.mark.parametrize(
+    ("name", "flags"), [("member-order", ()), ("optional-backend", ("--no-default-features",))]
+)
+def test_every_member_gets_the_same_printout(
+    name: str, flags: tuple[str, ...], registry_views: RegistryViews
+) -> None:
+    """What lets one nightly run serve every member (`_PRINTED`): unified over the workspace,
+    `-p MEMBER` selects every member, so cargo prints the same text whichever member it names
+    (member-order: five members, one of them in a directory named otherwise)."""
+    workspace = WORKSPACES / name
+    env = {**os.environ, **cargo_environment(registry_views.home(workspace, lock_only=True))}
+    metadata = cargo_metadata(workspace, env)
+    packages = {p["id"]: p for p in metadata["packages"]}
+    printed = {
+        nightly_text(workspace, packages[member], host_triple(), env, flags)
+        for member in metadata["workspace_members"]
+    }
+    assert len(metadata["workspace_members"]) >= 2 and len(printed) == 1
 
 
 @needs_nightly

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cargo_tree_oracle import run_featcheck_resolved_by
+from cargo_tree_oracle import run_in_process_resolved_by
 from cli_in_process import run_in_process
 from support import WORKSPACES
 
@@ -60,8 +60,7 @@ def _audit(workspace: Path, *args: str, resolver: str = "featcheck") -> dict[str
     # Places relative to the workspace, wherever it lies (a copy, or a fixture in the repository).
     path = str(workspace)
     argv = (path, "--format", "json", "--root", path, *args)
-    in_process = resolver == "featcheck"
-    result = run_in_process(*argv) if in_process else run_featcheck_resolved_by(resolver, *argv)
+    result = run_in_process_resolved_by(resolver, *argv)
     assert result.returncode in (0, 1), result.stderr
     report: dict[str, Any] = json.loads(result.stdout)
     failing = any(f["severity"] != "info" for f in report["findings"])
