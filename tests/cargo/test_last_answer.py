@@ -117,7 +117,7 @@ def test_after_an_edit_the_kept_answer_is_not_read(
         return parse(text)
 
     monkeypatch.setattr(last_answer_module, "parse_metadata", counting)
-    first = run_featcheck(str(project), "--format", "json")
+    first = run_in_process(str(project), "--format", "json")
     [kept] = _kept(cache)
     written = kept.stat().st_mtime_ns
 
@@ -139,7 +139,7 @@ def test_after_an_edit_the_kept_answer_is_not_read(
     manifest = project / "Cargo.toml"
     manifest.write_text(manifest.read_text().replace("Flex without rayon", "an edit"))
     assert not read_ahead(manifest)
-    again = run_featcheck(str(project), "--format", "json")
+    again = run_in_process(str(project), "--format", "json")
     assert (again.returncode, again.stdout) == (first.returncode, first.stdout)
 
 
