@@ -288,6 +288,9 @@ class FilePackages(PackageTable):
             for position, package in enumerate(self.listed)
         }
 
+    def resolved_positions(self, position: int) -> Sequence[int]:
+        return self._lock_targets[position]
+
     def dependents(self, package_id: str) -> list[str]:
         target = self.by_id.get(package_id)
         if target is None or self._library_name(target) is None:

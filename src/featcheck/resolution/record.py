@@ -180,7 +180,7 @@ class FeatureSearch:
         any_target = TargetCfg("", frozenset(), frozenset())
         self._context = BuildContext(index, any_target, any_target, 1)
         self._records: dict[int, _Everything] = {}
-        self._declaring: dict[str, list[int]] = {}
+        self._dependents: dict[int, list[int]] = {}
         self._chains: dict[tuple[_Feature, _Feature], list[_Feature] | None] = {}
         self._enabling: dict[tuple[str, str, str], list[str]] = {}
 
@@ -194,16 +194,15 @@ class FeatureSearch:
         return self._records[goal]
 
     def _above(self, goal: int) -> set[int]:
-        """The package at `goal` and every package that may depend on it: whose manifest names
-        it or one of those outside `[dev-dependencies]` (a few more where versions share a
-        name), read without indexing the hundreds of packages that cannot lead to it."""
+        """The package at `goal` and every package that may depend on it: every package the
+        resolve binds one of them to (dev-dependencies included, a few more than needed),
+        found without indexing or reading the hundreds of packages that cannot lead to it."""
         table = self.index.packages
-        if not self._declaring:
+        if not self._dependents:
             for position in range(len(table)):
-                for line in table.document(position).get("dependencies", ()):
-                    if line.get("kind") != "dev":
-                        self._declaring.setdefault(line["name"], []).append(position)
-        return _closure(goal, lambda p: self._declaring.get(table.listed[p].name, ()))
+                for dependency in table.resolved_positions(position):
+                    self._dependents.setdefault(dependency, []).append(position)
+        return _closure(goal, lambda p: self._dependents.get(p, ()))
 
     def _state(self, feature: _Feature) -> State | None:
         position = self.index.by_id.get(feature[0])

@@ -66,6 +66,10 @@ class CargoPackages(PackageTable):
         targets: Sequence[Mapping[str, Any]] = self._raw[position].get("targets", ())
         return targets
 
+    def resolved_positions(self, position: int) -> Sequence[int]:
+        node = self._nodes.get(self.listed[position].id, {})
+        return [self.by_id[dep["pkg"]] for dep in node.get("deps", ()) if dep["pkg"] in self.by_id]
+
     def dependents(self, package_id: str) -> list[str]:
         return [
             i

@@ -192,6 +192,11 @@ class PackageTable(Sequence[Package]):
         """The package's build targets, as `cargo metadata` lists them."""
 
     @abstractmethod
+    def resolved_positions(self, position: int) -> Sequence[int]:
+        """Positions of the packages the resolve binds a dependency of the package at
+        `position` to (every kind), read without indexing any package."""
+
+    @abstractmethod
     def dependents(self, package_id: str) -> list[str]:
         """The ids of the packages the resolve binds a dependency of to `package_id`."""
 
