@@ -17,7 +17,7 @@ each what-if build is resolved once; what is left is cargo's question (`overlay.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
@@ -159,7 +159,7 @@ class WhatIf:
         # By the identity of a shared graph, which is kept alongside so the identity stays its.
         self._below_needs: dict[int, tuple[DependencyGraph, frozenset[Need]]] = {}
         self._needs_of: dict[Node, tuple[Need, ...]] = {}
-        self._locked: dict[int, tuple[Edge, ...]] = {}
+        self._locked = None if self.lock is None else _locked_edges(self.index, self.lock)
 
     def needs(self, graph: DependencyGraph) -> list[Need]:
         """Dependencies a (counterfactual) build turns on that neither the resolve nor a
@@ -232,24 +232,30 @@ class WhatIf:
             self.host,
             self.resolver,
             unify_workspace=self.unify_workspace,
-            bound=None if self.lock is None else self._locked_edges,
+            bound=self._locked,
         )
 
-    def _locked_edges(self, package: int) -> tuple[Edge, ...]:
-        """The edges of the dependencies `package`'s features can turn on that cargo's resolve
-        has none for, bound to locked versions. Such a dependency is optional (cargo resolves
-        every non-optional one), so its edge changes a build only once the build turns it on.
-        Binding one only after a build turned it on meant resolving that build again (a third
-        of the what-if builds of a 28-member workspace)."""
-        found = self._locked.get(package)
+
+def _locked_edges(index: Workspace, lock: LockView) -> Callable[[int], tuple[Edge, ...]]:
+    """The edges of the dependencies a package's features can turn on that cargo's resolve has
+    none for, bound to locked versions. Such a dependency is optional (cargo resolves every
+    non-optional one), so its edge changes a build only once the build turns it on. Binding
+    one only after a build turned it on meant resolving that build again (a third of the
+    what-if builds of a 28-member workspace). The lookup keeps no hold on the `WhatIf`: the
+    contexts that hold it would make a cycle the garbage collector then walks."""
+    known: dict[int, tuple[Edge, ...]] = {}
+
+    def edges(package: int) -> tuple[Edge, ...]:
+        found = known.get(package)
         if found is None:
-            assert self.lock is not None
-            features = self.index.packages[package].features
-            needs = sorted(set(needs_of(self.index, package, features)), key=_need_order)
-            verdicts = [self.lock.check(need) for need in needs]
+            features = index.packages[package].features
+            needs = sorted(set(needs_of(index, package, features)), key=_need_order)
+            verdicts = [lock.check(need) for need in needs]
             found = tuple(edge for v in verdicts if isinstance(v, Bound) for edge in v.edges)
-            self._locked[package] = found
+            known[package] = found
         return found
+
+    return edges
 
 
 def _need_order(need: Need) -> tuple[int, str]:
