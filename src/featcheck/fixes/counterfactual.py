@@ -11,12 +11,13 @@ would build after the edit without copying the workspace or starting cargo.
 
 An edit can turn on dependencies cargo's resolve has no edge for (an optional dependency
 nothing used before). Where Cargo.lock holds a version cargo would bind it to (`lockcheck.py`),
-the edge is added to the model too; what is left is cargo's question (`overlay.py`).
+the edge is in the model from the start (an optional edge nothing turns on changes nothing), so
+each what-if build is resolved once; what is left is cargo's question (`overlay.py`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
@@ -76,24 +77,12 @@ class NewDependency:
     is optional; None: it is not."""
 
 
-@dataclass(frozen=True)
-class LockedDependency:
-    """A dependency `package` turns on, bound to the locked version cargo would keep."""
-
-    package: int
-    key: str
-    edges: tuple[Edge, ...]
-
-
-ModelEdit = MoreFeatures | NewDependency | LockedDependency
+ModelEdit = MoreFeatures | NewDependency
 
 
 def _edited_edges(index: Workspace, package: int, edits: Sequence[ModelEdit]) -> tuple[Edge, ...]:
     edges = list(index.packages[package].edges)
     for edit in edits:
-        if isinstance(edit, LockedDependency):
-            edges.extend(edit.edges)
-            continue
         if isinstance(edit, NewDependency):
             requested = parse_feature_values(edit.features)
             optional = edit.behind is not None
@@ -137,8 +126,6 @@ def edited_index(index: Workspace, edits: Iterable[ModelEdit]) -> Workspace:
             index.packages[position],
             edges=_edited_edges(index, position, edits),
             features=_edited_features(index.packages[position].features, edits),
-            unresolved=index.packages[position].unresolved
-            - {e.key for e in edits if isinstance(e, LockedDependency)},
         )
         for position, edits in by_package.items()
     }
@@ -157,7 +144,7 @@ class WhatIf:
     current: int | None
     """The package cargo runs for (matters for resolver 1 only), as in `resolve_builds`."""
     lock: LockView | None = None
-    """Binds what an edit turns on to locked versions; None: nothing is bound."""
+    """Binds what an edit turns on to locked versions (`_locked_edges`); None: nothing is."""
     deadline: Deadline = NO_DEADLINE
     """Checked before each build resolved anew (see deadline.py)."""
     unify_workspace: bool = False
@@ -172,6 +159,7 @@ class WhatIf:
         # By the identity of a shared graph, which is kept alongside so the identity stays its.
         self._below_needs: dict[int, tuple[DependencyGraph, frozenset[Need]]] = {}
         self._needs_of: dict[Node, tuple[Need, ...]] = {}
+        self._locked = None if self.lock is None else _locked_edges(self.index, self.lock)
 
     def needs(self, graph: DependencyGraph) -> list[Need]:
         """Dependencies a (counterfactual) build turns on that neither the resolve nor a
@@ -222,18 +210,6 @@ class WhatIf:
         if found is None:
             self.deadline.check("resolving the builds the fixes would give")
             found = self._session(edits, target).graph(member, self.current, selection)
-            bound: dict[Need, LockedDependency] = {}
-            while self.lock is not None:
-                # What a bound dependency turns on may need binding in turn: to a fixed point.
-                new = [n for n in self._all_needs(found) if n not in bound and self._bound(n)]
-                if not new:
-                    break
-                for need in new:
-                    verdict = self.lock.check(need)
-                    assert isinstance(verdict, Bound)
-                    bound[need] = LockedDependency(need.package, need.key, verdict.edges)
-                session = self._session(edits | frozenset(bound.values()), target)
-                found = session.graph(member, self.current, selection)
             self._graphs[key] = found
         return found
 
@@ -251,8 +227,35 @@ class WhatIf:
 
     def _context(self, index: Workspace, target: str) -> BuildContext:
         return BuildContext(
-            index, self.cfgs[target], self.host, self.resolver, unify_workspace=self.unify_workspace
+            index,
+            self.cfgs[target],
+            self.host,
+            self.resolver,
+            unify_workspace=self.unify_workspace,
+            bound=self._locked,
         )
+
+
+def _locked_edges(index: Workspace, lock: LockView) -> Callable[[int], tuple[Edge, ...]]:
+    """The edges of the dependencies a package's features can turn on that cargo's resolve has
+    none for, bound to locked versions. Such a dependency is optional (cargo resolves every
+    non-optional one), so its edge changes a build only once the build turns it on. Binding
+    one only after a build turned it on meant resolving that build again (a third of the
+    what-if builds of a 28-member workspace). The lookup keeps no hold on the `WhatIf`: the
+    contexts that hold it would make a cycle the garbage collector then walks."""
+    known: dict[int, tuple[Edge, ...]] = {}
+
+    def edges(package: int) -> tuple[Edge, ...]:
+        found = known.get(package)
+        if found is None:
+            features = index.packages[package].features
+            needs = sorted(set(needs_of(index, package, features)), key=_need_order)
+            verdicts = [lock.check(need) for need in needs]
+            found = tuple(edge for v in verdicts if isinstance(v, Bound) for edge in v.edges)
+            known[package] = found
+        return found
+
+    return edges
 
 
 def _need_order(need: Need) -> tuple[int, str]:

@@ -8,6 +8,7 @@ package and side here and shared by every member resolved for that target.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -55,6 +56,7 @@ class BuildContext:
         resolver: int,
         *,
         unify_workspace: bool = False,
+        bound: Callable[[int], tuple[Edge, ...]] | None = None,
     ) -> None:
         self.index = index
         self.target = target
@@ -63,6 +65,9 @@ class BuildContext:
         self.unify_workspace = unify_workspace
         """cargo's `resolver.feature-unification = "workspace"`: every build resolves as if
         all workspace members were selected (see `unified_requests`)."""
+        self.bound = bound
+        """The edges a package gains where Cargo.lock binds a dependency cargo's resolve has
+        none for (a what-if build, `fixes/counterfactual.py`); None: the resolve's edges only."""
         self.options = FeatureOptions.for_resolver(resolver)
         self.feature_mask = -1 if self.options.decouple_host_deps else -2
         """ANDed with a unit key: resolver 1 keeps one feature set for host and target."""
@@ -80,6 +85,11 @@ class BuildContext:
         if known is None:
             known = cache[platform] = (self.host if on_host else self.target).applies(platform)
         return known
+
+    def edges(self, position: int) -> tuple[Edge, ...]:
+        """The edges of the package at `position`, with those the lock binds (`bound`)."""
+        edges = self.index.packages[position].edges
+        return edges if self.bound is None else edges + self.bound(position)
 
     def _dependency_key(self, edge: Edge, host: bool) -> int:
         """cargo's `lib_fk`: host units stay host; build-deps and proc-macros become host."""
@@ -102,10 +112,9 @@ class BuildContext:
         return found
 
     def _collect(self, key: int, dev: bool) -> DepList:
-        package, host = self.index.packages[key >> 1], bool(key & 1)
-        options = self.options
+        host, options = bool(key & 1), self.options
         found: list[tuple[Edge, int]] = []
-        for edge in package.edges:
+        for edge in self.edges(key >> 1):
             if (edge.kind == DEV) != dev:
                 continue
             if (
@@ -121,9 +130,9 @@ class BuildContext:
         """Normal edges `cargo tree -e normal` draws from a unit, optional or not."""
         found = self._tree_deps.get(key)
         if found is None:
-            package, host = self.index.packages[key >> 1], bool(key & 1)
+            host = bool(key & 1)
             edges: list[tuple[Edge, int]] = []
-            for edge in package.edges:
+            for edge in self.edges(key >> 1):
                 if edge.kind != NORMAL or not self.platform_active(edge.platform, host):
                     continue
                 # cargo tree's rule: host units stay host, proc-macros become host.

@@ -20,7 +20,6 @@ from featcheck.workspace.model import (
     DEP,
     FEATURE,
     FeatureValue,
-    Package,
     parse_feature_value,
 )
 
@@ -104,14 +103,15 @@ def unified_requests(
     for position in (index.by_id[m] for m in index.member_ids):
         if position not in requests:
             requests[position] = requested_values(
-                context, position, _applied(index.packages[position], selection)
+                context, position, _applied(context, position, selection)
             )
     return requests
 
 
-def _applied(package: Package, selection: FeatureSelection) -> FeatureSelection:
+def _applied(context: BuildContext, position: int, selection: FeatureSelection) -> FeatureSelection:
     """The flags of `selection` that apply to another selected member (see `unified_requests`)."""
-    dependencies = {edge.name_in_toml for edge in package.edges}
+    package = context.index.packages[position]
+    dependencies = {edge.name_in_toml for edge in context.edges(position)}
     kept = tuple(
         text
         for text in selection.features
