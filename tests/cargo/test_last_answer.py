@@ -34,6 +34,19 @@ def _kept(cache: Path) -> list[Path]:
     return sorted((cache / "featcheck" / "metadata").glob("*.json"))
 
 
+def _count_parses(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The length of each metadata text the kept answer's reader parses, as it parses it."""
+    parsed: list[int] = []
+    parse = metadata_module.parse_metadata
+
+    def counting(text: str) -> Workspace:
+        parsed.append(len(text))
+        return parse(text)
+
+    monkeypatch.setattr(last_answer_module, "parse_metadata", counting)
+    return parsed
+
+
 def test_an_answer_that_differs_from_the_kept_one_is_cargos(
     tmp_path: Path, offline_cargo_for: Callable[..., Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -74,14 +87,7 @@ def test_the_same_answer_is_not_parsed_again(
     project = _copy("pitb-exec-cpu-simd", tmp_path)
     offline_cargo_for(project)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    parsed: list[int] = []
-    parse = metadata_module.parse_metadata
-
-    def counting(text: str) -> Workspace:
-        parsed.append(len(text))
-        return parse(text)
-
-    monkeypatch.setattr(last_answer_module, "parse_metadata", counting)
+    parsed = _count_parses(monkeypatch)
 
     def audit() -> tuple[int, int, Workspace]:
         parsed.clear()
@@ -90,7 +96,7 @@ def test_the_same_answer_is_not_parsed_again(
         )
         pending.read_last_answer(LastAnswer.of_command)
         before_the_answer = len(parsed)
-        metadata = pending.result(counting)
+        metadata = pending.result(last_answer_module.parse_metadata)  # counted too
         pending.settle()
         return before_the_answer, len(parsed), metadata
 
@@ -109,14 +115,7 @@ def test_after_an_edit_the_kept_answer_is_not_read(
     offline_cargo_for(project)
     cache = tmp_path / "cache"
     monkeypatch.setenv("XDG_CACHE_HOME", str(cache))
-    parsed: list[int] = []
-    parse = metadata_module.parse_metadata
-
-    def counting(text: str) -> Workspace:
-        parsed.append(len(text))
-        return parse(text)
-
-    monkeypatch.setattr(last_answer_module, "parse_metadata", counting)
+    parsed = _count_parses(monkeypatch)
     first = run_in_process(str(project), "--format", "json")
     [kept] = _kept(cache)
     written = kept.stat().st_mtime_ns
@@ -129,7 +128,7 @@ def test_after_an_edit_the_kept_answer_is_not_read(
             project / "Cargo.toml"
         )
         pending.read_last_answer(LastAnswer.of_command)
-        pending.result(parse)
+        pending.result(metadata_module.parse_metadata)
         pending.settle()
         return bool(parsed)
 
