@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 from support import FIXTURES
 
 if sys.version_info >= (3, 11):
@@ -60,3 +61,12 @@ def write_cargo_home(cargo_home: Path, registry: Path) -> Path:
         "offline = true\n"
     )
     return cargo_home
+
+
+def use_registry(base: Path, spec: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Every cargo started from here on resolves against `spec`'s crates, offline, building in
+    a target directory of its own; returns the cargo home, written under `base`."""
+    home = write_cargo_home(base / "home", write_registry(base / "registry", spec))
+    monkeypatch.setenv("CARGO_HOME", str(home))
+    monkeypatch.setenv("CARGO_TARGET_DIR", str(home / "target"))
+    return home

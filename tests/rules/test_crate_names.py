@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from cli_in_process import run_in_process
-from synthetic_registry import write_cargo_home, write_registry
+from synthetic_registry import use_registry
 
 pytestmark = pytest.mark.usefixtures("remembered_cargo")
 
@@ -64,11 +64,7 @@ def names_cargo(
     tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
 ) -> Iterator[Path]:
     """Every cargo featcheck starts resolves against this test's registry, offline."""
-    base = tmp_path_factory.mktemp("names-registry")
-    home = write_cargo_home(base / "home", write_registry(base / "registry", REGISTRY))
-    monkeypatch.setenv("CARGO_HOME", str(home))
-    monkeypatch.setenv("CARGO_TARGET_DIR", str(home / "target"))
-    yield home
+    yield use_registry(tmp_path_factory.mktemp("names-registry"), REGISTRY, monkeypatch)
 
 
 def _project(tmp_path: Path, config: str = RULES) -> Path:

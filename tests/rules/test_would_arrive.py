@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 from cli_in_process import run_in_process
-from synthetic_registry import write_cargo_home, write_registry
+from synthetic_registry import use_registry
 
 pytestmark = [pytest.mark.usefixtures("remembered_cargo"), pytest.mark.cargo]
 
@@ -72,11 +72,7 @@ def frontend_cargo(
     tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
 ) -> Iterator[Path]:
     """Every cargo featcheck starts resolves against this test's registry, offline."""
-    base = tmp_path_factory.mktemp("frontend-registry")
-    home = write_cargo_home(base / "home", write_registry(base / "registry", REGISTRY))
-    monkeypatch.setenv("CARGO_HOME", str(home))
-    monkeypatch.setenv("CARGO_TARGET_DIR", str(home / "target"))
-    yield home
+    yield use_registry(tmp_path_factory.mktemp("frontend-registry"), REGISTRY, monkeypatch)
 
 
 def test_a_feature_that_builds_a_dependency_passes_its_line_on(
