@@ -15,8 +15,8 @@ from featcheck.featureset import FeatureSelection
 from featcheck.fix_words import add_features, edit_words, fix_words, remove_defaults
 from featcheck.fixes.direct import new_requirement, pinned_families
 from featcheck.graph import DependencyGraph, Node
-from featcheck.locate import Cut, Locator
-from featcheck.manifest.declarations import declaration_sites
+from featcheck.locate import Locator
+from featcheck.manifest.declarations import Cut, declaration_sites
 from featcheck.report import Fix
 from featcheck.resolution.record import FeatureSearch, Record
 from featcheck.rules import Detection

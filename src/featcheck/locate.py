@@ -8,35 +8,18 @@ lines and columns a report shows, and says where the member's own declarations s
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 
 from featcheck.graph import DependencyGraph, Node
-from featcheck.manifest.declarations import DeclarationSite, all_sites
+from featcheck.manifest.declarations import Cut, DeclarationSite, all_sites
 from featcheck.manifest.document import ManifestDocument, parse_text, read_manifest_text
-from featcheck.manifest.spans import Entry, KeyPath, Span, declaration_end
+from featcheck.manifest.spans import KeyPath, Span, declaration_end
 from featcheck.report import Edit, Location
 from featcheck.semantics import semver
 from featcheck.semantics.cfg import TargetCfg
 from featcheck.workspace.model import NORMAL, Declaration, Package
 from featcheck.workspace.workspace import Workspace
-
-
-@dataclass(frozen=True)
-class Cut:
-    """The declaration to edit, and what it declares."""
-
-    site: DeclarationSite
-    """Where the location points (a member's entry, or the workspace entry it inherits)."""
-    entry: Entry
-    """The span: `default-features = false` when that is the cut, else the declaration key."""
-    dependency: Node
-    """The package declared there (e.g. burn 0.22.1)."""
-    owner: Package
-    """The local package whose build uses this declaration."""
-    disables_defaults: bool
-    inheriting: DeclarationSite | None = None
-    """The member's own `workspace = true` declaration when `site` is the workspace entry."""
 
 
 class ManifestCache:

@@ -24,10 +24,10 @@ from featcheck.severity import Confidence, Severity
 
 if TYPE_CHECKING:
     from featcheck.explain import Explainer
-    from featcheck.fixes.counterfactual import Candidate
+    from featcheck.fixes.direct import Candidate
     from featcheck.graph import Node
-    from featcheck.locate import Cut, Locator
-    from featcheck.manifest.declarations import DeclarationSite
+    from featcheck.locate import Locator
+    from featcheck.manifest.declarations import Cut, DeclarationSite
     from featcheck.rules import BuildView, Detection, Rule
     from featcheck.semantics.cfg import TargetCfg
     from featcheck.workspace.model import Package, PackageRef

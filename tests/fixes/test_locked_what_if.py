@@ -16,13 +16,13 @@ import pytest
 from metadata_builder import MetadataBuilder, declaration_entry
 from support import LINUX_CFG
 
-from featcheck.fixes.counterfactual import MoreFeatures, WhatIf
+from featcheck.fixes.counterfactual import WhatIf
 from featcheck.fixes.lockcheck import LockView
 from featcheck.graph import DependencyGraph
 from featcheck.resolution.session import TargetSession
 from featcheck.semantics.cfg import TargetCfg
 from featcheck.workspace.cargo_metadata import workspace_from_metadata
-from featcheck.workspace.model import NORMAL
+from featcheck.workspace.model import NORMAL, MoreFeatures
 from featcheck.workspace.workspace import Workspace
 
 LINUX = TargetCfg.parse("x86_64-unknown-linux-gnu", LINUX_CFG)

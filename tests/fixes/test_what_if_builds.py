@@ -13,18 +13,13 @@ import pytest
 from metadata_builder import MetadataBuilder, declaration_entry
 from support import LINUX_CFG
 
-from featcheck.fixes.counterfactual import (
-    MoreFeatures,
-    NewDependency,
-    WhatIf,
-    edited_index,
-)
+from featcheck.fixes.counterfactual import WhatIf, edited_index
 from featcheck.resolution import features
 from featcheck.resolution.context import BuildContext
 from featcheck.resolution.session import build_graph
 from featcheck.semantics.cfg import TargetCfg
 from featcheck.workspace.cargo_metadata import workspace_from_metadata
-from featcheck.workspace.model import NORMAL
+from featcheck.workspace.model import NORMAL, MoreFeatures, NewDependency
 from featcheck.workspace.workspace import Workspace
 
 LINUX = TargetCfg.parse("x86_64-unknown-linux-gnu", LINUX_CFG)

@@ -13,18 +13,21 @@ import functools
 from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from featcheck.fixes.counterfactual import Candidate, MoreFeatures, NewDependency, WhatIf
-from featcheck.fixes.direct import DirectDependencies, member_anchor
-from featcheck.graph import DependencyGraph, Node
-from featcheck.locate import Cut, Locator
-from featcheck.manifest.declarations import DeclarationSite
+from featcheck.fixes.direct import Candidate, DirectDependencies, member_anchor
+from featcheck.manifest.declarations import Cut, DeclarationSite
 from featcheck.report import Action, Edit
-from featcheck.resolution.record import FeatureSearch
 from featcheck.semantics import semver
-from featcheck.semantics.cfg import TargetCfg
-from featcheck.workspace.model import NORMAL, Package, PackageRef
-from featcheck.workspace.workspace import Workspace
+from featcheck.workspace.model import NORMAL, ModelEdit, MoreFeatures, Package, PackageRef
+
+if TYPE_CHECKING:  # the finder is handed these; it only names their types
+    from featcheck.fixes.counterfactual import WhatIf
+    from featcheck.graph import DependencyGraph, Node
+    from featcheck.locate import Locator
+    from featcheck.resolution.record import FeatureSearch
+    from featcheck.semantics.cfg import TargetCfg
+    from featcheck.workspace.workspace import Workspace
 
 _REMOVING_DEFAULTS_SIZE = 1000
 """Dropping `default-features = false` turns on every default: larger than any feature list."""
@@ -54,7 +57,7 @@ class CandidateFinder:
     what_if: WhatIf
     _models: dict[
         tuple[object, ...],
-        tuple[frozenset[MoreFeatures | NewDependency], frozenset[PackageRef], tuple[Edit, ...]],
+        tuple[frozenset[ModelEdit], frozenset[PackageRef], tuple[Edit, ...]],
     ] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -272,7 +275,7 @@ class CandidateFinder:
         in_workspace_entry: bool,
         action: Action,
         features: tuple[str, ...],
-    ) -> tuple[frozenset[MoreFeatures | NewDependency], frozenset[PackageRef], tuple[Edit, ...]]:
+    ) -> tuple[frozenset[ModelEdit], frozenset[PackageRef], tuple[Edit, ...]]:
         """The edit at `where` in the resolver's model, the packages it changes, and the edits
         written: the same for every finding that meets the declaration (the workspace entry
         every member inherits is met by all of them), so made once."""
@@ -288,7 +291,7 @@ class CandidateFinder:
         if known is not None:
             return known
         removing = action == "remove-default-features"
-        model: list[MoreFeatures | NewDependency] = []
+        model: list[ModelEdit] = []
         touches: set[PackageRef] = set()
         edits = [Edit(where.manifest.path, where.path, action, features)]
         for package, line in self._sites_edited_by(owner, where, in_workspace_entry):

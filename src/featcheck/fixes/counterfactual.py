@@ -19,13 +19,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
 
 from featcheck.deadline import NO_DEADLINE, Deadline
 from featcheck.featureset import DEFAULT, FeatureSelection
 from featcheck.fixes.lockcheck import Bound, LockView, Need, needs_of
 from featcheck.graph import DependencyGraph, Node
-from featcheck.report import Edit
 from featcheck.resolution.context import BuildContext
 from featcheck.resolution.session import TargetSession
 from featcheck.semantics.cfg import TargetCfg
@@ -33,51 +31,15 @@ from featcheck.workspace.model import (
     DEP,
     FEATURE,
     NORMAL,
-    DependencyKind,
     Edge,
     FeatureValue,
-    PackageRef,
+    ModelEdit,
+    NewDependency,
     parse_feature_values,
 )
 from featcheck.workspace.workspace import Workspace
 
-if TYPE_CHECKING:  # a candidate carries the cut that locate.py found; it only names its type
-    from featcheck.locate import Cut
-
 _DEFAULT_VALUE = FeatureValue(FEATURE, "default")
-
-
-@dataclass(frozen=True)
-class MoreFeatures:
-    """A declaration asks for more: `features` added, or `default` once defaults stay on."""
-
-    package: int
-    """Index of the declaring package."""
-    key: str
-    """The dependency's key in the manifest (the rename, if any)."""
-    kind: DependencyKind
-    platform: str | None
-    """The `[target.X]` table it sits in; None for the plain tables."""
-    features: tuple[str, ...] = ()
-    defaults: bool = False
-    """True when the edit removes `default-features = false`."""
-
-
-@dataclass(frozen=True)
-class NewDependency:
-    """A new `[dependencies]` entry of `package` on the package `dep`."""
-
-    package: int
-    dep: int
-    key: str
-    features: tuple[str, ...]
-    """What the entry asks of `dep` (`default` among them when it keeps the defaults)."""
-    behind: str | None = None
-    """The package's own feature that turns the entry on (`dep:KEY` added to it): the entry
-    is optional; None: it is not."""
-
-
-ModelEdit = MoreFeatures | NewDependency
 
 
 def _edited_edges(index: Workspace, package: int, edits: Sequence[ModelEdit]) -> tuple[Edge, ...]:
@@ -260,23 +222,3 @@ def _locked_edges(index: Workspace, lock: LockView) -> Callable[[int], tuple[Edg
 
 def _need_order(need: Need) -> tuple[int, str]:
     return need.package, need.key
-
-
-@dataclass(frozen=True, eq=False)
-class Candidate:
-    """One candidate fix, as the candidate finders make it and the search ranks it: its
-    edits, the same edits in the resolver's model, and its rank."""
-
-    edits: tuple[Edit, ...]
-    model: frozenset[MoreFeatures | NewDependency]
-    proximity: tuple[int, int, int]
-    """(new dependency, how far the declaring package is from the member, how far the
-    declared package is from the crate): smaller is nearer."""
-    written_at_cut: bool
-    """The edit goes where `default-features = false` takes effect, or into the workspace
-    entry every `workspace = true` line inherits."""
-    size: int
-    cut: Cut
-    """The declaration the finding points at when this candidate wins."""
-    touches: frozenset[PackageRef]
-    """Packages whose declarations change: only builds holding one can change."""

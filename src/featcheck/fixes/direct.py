@@ -16,16 +16,40 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from featcheck.fixes.counterfactual import Candidate, NewDependency, WhatIf
-from featcheck.graph import DependencyGraph, Node
-from featcheck.locate import Cut, Locator
-from featcheck.manifest.declarations import DeclarationSite, declaration_sites, workspace_site
+from featcheck.manifest.declarations import Cut, DeclarationSite, declaration_sites, workspace_site
 from featcheck.report import Action, Edit
 from featcheck.semantics import semver
-from featcheck.semantics.cfg import TargetCfg
-from featcheck.workspace.model import DEP_FEATURE, FEATURE, NORMAL, Package, crate_key
-from featcheck.workspace.workspace import Workspace
+from featcheck.workspace.model import DEP_FEATURE, FEATURE, NORMAL, NewDependency, crate_key
+
+if TYPE_CHECKING:  # the finders are handed these; direct.py only names their types
+    from featcheck.fixes.counterfactual import WhatIf
+    from featcheck.graph import DependencyGraph, Node
+    from featcheck.locate import Locator
+    from featcheck.semantics.cfg import TargetCfg
+    from featcheck.workspace.model import ModelEdit, Package, PackageRef
+    from featcheck.workspace.workspace import Workspace
+
+
+@dataclass(frozen=True, eq=False)
+class Candidate:
+    """One candidate fix, as the candidate finders make it and the search ranks it: its
+    edits, the same edits in the resolver's model, and its rank."""
+
+    edits: tuple[Edit, ...]
+    model: frozenset[ModelEdit]
+    proximity: tuple[int, int, int]
+    """(new dependency, how far the declaring package is from the member, how far the
+    declared package is from the crate): smaller is nearer."""
+    written_at_cut: bool
+    """The edit goes where `default-features = false` takes effect, or into the workspace
+    entry every `workspace = true` line inherits."""
+    size: int
+    cut: Cut
+    """The declaration the finding points at when this candidate wins."""
+    touches: frozenset[PackageRef]
+    """Packages whose declarations change: only builds holding one can change."""
 
 
 def _family(name: str) -> str:

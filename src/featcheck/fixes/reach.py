@@ -13,11 +13,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from featcheck.featureset import FeatureSelection
-from featcheck.fixes.counterfactual import ModelEdit, WhatIf
 from featcheck.graph import DependencyGraph
-from featcheck.workspace.model import Package, PackageRef, crate_key
+from featcheck.workspace.model import ModelEdit, Package, PackageRef, crate_key
+
+if TYPE_CHECKING:
+    from featcheck.fixes.counterfactual import WhatIf
 
 BuildKey = tuple[str, str, FeatureSelection]
 """(member id, target, configuration) of one audited build."""

@@ -33,11 +33,13 @@ from featcheck.fixes.lockcheck import Conflict
 from featcheck.fixes.reach import NO_COST, Cost, WorkspaceBuilds, safety
 from featcheck.graph import DependencyGraph, Node
 from featcheck.report import Fix
-from featcheck.workspace.model import Package, PackageRef, crate_key
+from featcheck.workspace.model import ModelEdit, Package, PackageRef, crate_key
 
 if TYPE_CHECKING:
-    from featcheck.fixes.counterfactual import Candidate, ModelEdit, WhatIf
-    from featcheck.locate import Cut, Locator
+    from featcheck.fixes.counterfactual import WhatIf
+    from featcheck.fixes.direct import Candidate
+    from featcheck.locate import Locator
+    from featcheck.manifest.declarations import Cut
     from featcheck.resolution.record import FeatureSearch
     from featcheck.rules import Rule
     from featcheck.semantics.cfg import TargetCfg

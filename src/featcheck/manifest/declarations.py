@@ -11,9 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from featcheck.workspace.model import BUILD, DEV, NORMAL, DependencyKind
+from featcheck.workspace.model import BUILD, DEV, NORMAL, DependencyKind, Package
 
 if TYPE_CHECKING:
+    from featcheck.graph import Node
     from featcheck.manifest.document import ManifestDocument
     from featcheck.manifest.spans import Entry, KeyPath
     from featcheck.semantics.cfg import TargetCfg
@@ -101,6 +102,23 @@ class DeclarationSite:
             return cfg.applies(self.platform)
         except ValueError:
             return True  # cargo would have rejected an unreadable cfg; keep the site visible
+
+
+@dataclass(frozen=True)
+class Cut:
+    """The declaration to edit, and what it declares."""
+
+    site: DeclarationSite
+    """Where the location points (a member's entry, or the workspace entry it inherits)."""
+    entry: Entry
+    """The span: `default-features = false` when that is the cut, else the declaration key."""
+    dependency: Node
+    """The package declared there (e.g. burn 0.22.1)."""
+    owner: Package
+    """The local package whose build uses this declaration."""
+    disables_defaults: bool
+    inheriting: DeclarationSite | None = None
+    """The member's own `workspace = true` declaration when `site` is the workspace entry."""
 
 
 def _package_name(key: str, value: Any) -> str:

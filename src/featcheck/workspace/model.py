@@ -1,5 +1,6 @@
 """The records of the workspace model: a package, a declaration in its manifest, a resolved
-edge bound to the declaration behind it, and crate names as crates.io compares them."""
+edge bound to the declaration behind it, the edits a candidate fix makes to them, and crate
+names as crates.io compares them."""
 
 from __future__ import annotations
 
@@ -139,6 +140,43 @@ class Package:
         such as a Python extension, a wasm module or a C library): its features are chosen by
         the packages that depend on it. Examples and tests do not count: nobody ships them."""
         return not self.target_kinds & _FINAL_ARTIFACTS
+
+
+# Edits of the model: what a candidate fix changes in the declarations, applied to the
+# model itself so the resolver can run again without cargo (fixes/counterfactual.py).
+
+
+@dataclass(frozen=True)
+class MoreFeatures:
+    """A declaration asks for more: `features` added, or `default` once defaults stay on."""
+
+    package: int
+    """Index of the declaring package."""
+    key: str
+    """The dependency's key in the manifest (the rename, if any)."""
+    kind: DependencyKind
+    platform: str | None
+    """The `[target.X]` table it sits in; None for the plain tables."""
+    features: tuple[str, ...] = ()
+    defaults: bool = False
+    """True when the edit removes `default-features = false`."""
+
+
+@dataclass(frozen=True)
+class NewDependency:
+    """A new `[dependencies]` entry of `package` on the package `dep`."""
+
+    package: int
+    dep: int
+    key: str
+    features: tuple[str, ...]
+    """What the entry asks of `dep` (`default` among them when it keeps the defaults)."""
+    behind: str | None = None
+    """The package's own feature that turns the entry on (`dep:KEY` added to it): the entry
+    is optional; None: it is not."""
+
+
+ModelEdit = MoreFeatures | NewDependency
 
 
 # Feature values: the strings of a `[features]` table or a dependency's `features` list.
