@@ -15,15 +15,19 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, cast
 
 from featcheck.cargo.failures import printable
-from featcheck.graph import DependencyGraph, Node
-from featcheck.noexec.metadata import FilePackages
 from featcheck.report import BuildGap
-from featcheck.rules import Rule
 from featcheck.severity import plural
-from featcheck.workspace.model import Package, PackageRef, crate_key
-from featcheck.workspace.workspace import Workspace
+from featcheck.workspace.model import crate_key
+
+if TYPE_CHECKING:
+    from featcheck.graph import DependencyGraph, Node
+    from featcheck.noexec.metadata import FilePackages
+    from featcheck.rules import Rule
+    from featcheck.workspace.model import Package, PackageRef
+    from featcheck.workspace.workspace import Workspace
 
 
 @dataclass(frozen=True)
@@ -55,8 +59,8 @@ class Completeness:
         self.refs: dict[str, PackageRef] = {}
         self.below: dict[str, tuple[str, ...]] = {}
         if self.unread:  # else nothing to index; only the files source leaves packages unread
-            table = metadata.packages
-            assert isinstance(table, FilePackages)
+            # Only the files source leaves packages unread, and its table is FilePackages.
+            table = cast("FilePackages", metadata.packages)
             self.refs, self.below = table.refs(), table.resolved_dependencies()
         self.labels = {i: f"{r.name}@{r.version}" for i, r in self.refs.items()}
         self.unread_refs = {self.refs[i]: i for i in self.unread if i in self.refs}
