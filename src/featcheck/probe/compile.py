@@ -10,24 +10,19 @@ flood.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
 import shutil
-import signal
-import subprocess
 import sys
-import threading
 import time
-from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
 from featcheck.boundary import TrustContext
-from featcheck.cargo.argv_gate import Argument, refuse_unsafe, word
-from featcheck.cargo.process import neutral_directory, open_process, run_process
+from featcheck.cargo.argv_gate import Argument, word
+from featcheck.cargo.process import neutral_directory, run_process, start_process
 from featcheck.cargo.runner import CargoRunner
 from featcheck.errors import FeatcheckError
 from featcheck.severity import plural
@@ -161,60 +156,32 @@ def compile_probe(
     """Run `cargo ARGUMENTS` in `directory`, showing progress over `total` crates; a
     FeatcheckError saying why when it fails or runs past `timeout` seconds. Returns the seconds
     cargo waited for another build's lock (not this build's time)."""
-    refuse_unsafe(arguments)
     if on_command is not None:
         on_command(["cargo", *arguments])
     progress = BuildProgress(total)
-    tail: deque[str] = deque(maxlen=200)
-    process = open_process(
-        [toolset.cargo, *arguments],
+    running = start_process(
+        toolset.cargo,
+        arguments,
         trust=toolset.trust,
         cwd=directory,
         env=toolset.environment,
-        stdout=subprocess.DEVNULL,
+        timeout=timeout,
+        what="building the probe",
+        on_stderr=progress.feed,
     )
-    timed_out = threading.Event()
-
-    def expire() -> None:
-        timed_out.set()
-        _kill(process)
-
-    timer = threading.Timer(timeout, expire)
-    timer.daemon = True
-    timer.start()
     try:
-        assert process.stderr is not None
-        for raw in process.stderr:
-            line = raw.decode("utf-8", errors="replace")
-            tail.append(line)
-            progress.line(line)
-        process.wait()
+        output = running.wait()
     except BaseException:
         progress.abandon()
-        _kill(process)
         raise
-    finally:
-        timer.cancel()
-    if timed_out.is_set():
+    if os.name != "posix":  # stderr comes all at once there (process.py)
+        progress.feed(output.stderr.encode())
+    if output.returncode != 0:
         progress.abandon()
-        raise FeatcheckError(
-            f"building the probe did not finish within {timeout:g} s (raise --timeout)"
-        )
-    if process.returncode != 0:
-        progress.abandon()
+        tail = output.stderr.splitlines(keepends=True)[-200:]
         raise FeatcheckError(classify_build_failure("".join(tail), offline=offline))
     progress.done()
     return progress.waited
-
-
-def _kill(process: subprocess.Popen[bytes]) -> None:
-    if os.name == "posix":
-        with contextlib.suppress(OSError):
-            os.killpg(process.pid, signal.SIGKILL)
-    with contextlib.suppress(OSError):
-        process.kill()
-    with contextlib.suppress(subprocess.TimeoutExpired):
-        process.wait(timeout=10)
 
 
 _STATUS = re.compile(
@@ -278,6 +245,14 @@ class BuildProgress:
         self._last_log = self.started
         self._logged_at = 0
         self._width = 0
+        self._partial = b""
+
+    def feed(self, chunk: bytes) -> None:
+        """A chunk of cargo's stderr: each line it completes."""
+        lines = (self._partial + chunk).split(b"\n")
+        self._partial = lines.pop()[-4096:]  # a line still being written (bounded)
+        for raw in lines:
+            self.line(raw.decode("utf-8", errors="replace"))
 
     def line(self, raw: str) -> None:
         event = parse_status(raw)
