@@ -183,13 +183,7 @@ def _configurations(
     if not changes:
         notes.append(f"featcheck has no confirmed fix for {config.member}: nothing to compare")
         return [config], fix_description
-    after = graph_with_changes(
-        resolved,
-        changes,
-        offline=options.offline,
-        timeout=options.timeout,
-        on_command=options.on_command,
-    )
+    after = graph_with_changes(resolved, changes)
     fixed = matmul_config(after, label="with featcheck's fix")
     if fixed.pins == config.pins:
         notes.append(f"featcheck's fix does not change {config.backend}: nothing to compare")

@@ -243,6 +243,10 @@ class MemberGraph:
     profile: dict[str, Any]
     trust: TrustContext
     """The probe's trust context: a copy made to resolve a fix gets it derived."""
+    offline: bool
+    timeout: float
+    """Seconds for each cargo command that resolves it (and the audit and fixes after)."""
+    on_command: Callable[[list[str]], None] | None
 
 
 def read_tree(text: str, what: str = "cargo tree output") -> DependencyGraph:
@@ -279,7 +283,19 @@ def member_graph(
             else None
         )
     profile = release_profile(metadata.root / "Cargo.toml", checkout)
-    return MemberGraph(graph, metadata, member, manifest, target, lockfile, profile, trust)
+    return MemberGraph(
+        graph,
+        metadata,
+        member,
+        manifest,
+        target,
+        lockfile,
+        profile,
+        trust,
+        offline,
+        timeout,
+        on_command,
+    )
 
 
 def matmul_config(resolved: MemberGraph, label: str = "current") -> BackendConfig:
@@ -292,14 +308,7 @@ def matmul_config(resolved: MemberGraph, label: str = "current") -> BackendConfi
     )
 
 
-def graph_with_changes(
-    resolved: MemberGraph,
-    changes: dict[Path, str],
-    *,
-    offline: bool,
-    timeout: float,
-    on_command: Callable[[list[str]], None] | None = None,
-) -> MemberGraph:
+def graph_with_changes(resolved: MemberGraph, changes: dict[Path, str]) -> MemberGraph:
     """The member's graph after `changes` (manifest path -> new text), resolved by cargo on a
     temporary copy of the workspace; the copy's Cargo.lock is what `--fix` would leave."""
     root = resolved.metadata.root
@@ -324,9 +333,9 @@ def graph_with_changes(
         runner = CargoRunner(
             copy,
             trust=resolved.trust.derive(copy),
-            offline=offline,
-            timeout=timeout,
-            on_command=on_command,
+            offline=resolved.offline,
+            timeout=resolved.timeout,
+            on_command=resolved.on_command,
         )
         member = resolved.member
         graph = read_tree(runner.tree(manifest, f"{member.name}@{member.version}", resolved.target))
