@@ -185,33 +185,10 @@ def compile_probe(
 
 
 _STATUS = re.compile(
-    r"^\s*(?P<verb>Compiling|Downloaded|Downloading|Blocking|Finished|Updating|Locking|Adding)"
-    r"\s+(?P<rest>.*)$"
+    r"^\s*(?P<verb>Compiling|Blocking|Downloading|Updating)\s+"
+    r"(?:(?P<name>[A-Za-z0-9_][A-Za-z0-9_-]*) v(?P<version>\S+))?"
 )
-_PACKAGE = re.compile(r"^(?P<name>[A-Za-z0-9_][A-Za-z0-9_-]*) v(?P<version>\S+)")
-
-
-@dataclass(frozen=True)
-class CargoEvent:
-    """One status line of cargo: what it did, and to which package (`name vVERSION`)."""
-
-    verb: str
-    package: str | None
-    text: str
-
-
-def parse_status(line: str) -> CargoEvent | None:
-    """Read a cargo status line (`   Compiling gemm v0.19.0`); None for anything else."""
-    match = _STATUS.match(line.rstrip())
-    if match is None:
-        return None
-    rest = match["rest"]
-    package = _PACKAGE.match(rest)
-    return CargoEvent(
-        match["verb"],
-        f"{package['name']} v{package['version']}" if package else None,
-        line.strip(),
-    )
+"""The status lines of cargo the progress shows (`   Compiling gemm v0.19.0`)."""
 
 
 class BuildProgress:
@@ -255,28 +232,28 @@ class BuildProgress:
             self.line(raw.decode("utf-8", errors="replace"))
 
     def line(self, raw: str) -> None:
-        event = parse_status(raw)
-        if event is not None and event.verb == "Blocking":
-            self._blocked(event)
+        status = _STATUS.match(raw.rstrip())
+        if status is not None and status["verb"] == "Blocking":
+            self._blocked(raw.strip())
             return
         if self._waiting_since is not None and raw.strip():  # cargo has the lock: it goes on
             self.waited += self.clock() - self._waiting_since
             self._waiting_since = None
-        if event is None:
+        if status is None:
             return
-        if event.verb == "Compiling":
+        if status["verb"] == "Compiling":
             self.compiled += 1
-            self._show(event.package or "")
-        elif event.verb in ("Downloading", "Updating"):
-            self._say(event.text)
+            self._show(f"{status['name']} v{status['version']}" if status["name"] else "")
+        else:
+            self._say(raw.strip())
 
-    def _blocked(self, event: CargoEvent) -> None:
+    def _blocked(self, text: str) -> None:
         if self._waiting_since is None:
             self._waiting_since = self.clock()
         if not self._said_waiting:
             self._said_waiting = True
             self._say(
-                f"waiting for another build in the probe's cache (cargo: {event.text}); "
+                f"waiting for another build in the probe's cache (cargo: {text}); "
                 "the wait is not counted as build time"
             )
 
