@@ -25,8 +25,6 @@ if TYPE_CHECKING:
     from featcheck.report import Finding
 
 DEFAULT_N = 1024
-RULE_RUNS = 5
-"""Runs of each rule probe's two builds, in turn; each run prints its workloads' medians."""
 
 
 @dataclass(frozen=True)
@@ -48,7 +46,6 @@ class ProbeOptions:
     codes: tuple[str, ...] = ()
     """`--rule`: only the findings of these rules (`all`: every finding with a program), and
     no matmul; empty: the matmul and every finding with a program."""
-    runs: int = RULE_RUNS
 
 
 @dataclass

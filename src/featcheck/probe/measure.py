@@ -37,6 +37,9 @@ TIMED_RUNS = 10
 one round keep a cached probe's verdict within about 10 s on a loaded 2-core machine (the
 verdict rests on which threads did the work, which one round shows under any load)."""
 
+RULE_RUNS = 5
+"""Runs of each rule probe's two builds, in turn; each run prints its workloads' medians."""
+
 Setting = Mapping[str, str | None]
 """Environment variables set (a value) or unset (None) for a run; the rest is this process's."""
 ONE_THREAD: Setting = {"RAYON_NUM_THREADS": "1"}

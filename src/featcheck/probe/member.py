@@ -26,8 +26,8 @@ from featcheck.fix_words import fix_words
 from featcheck.fixes.apply import plan_changes
 from featcheck.manifest.document import read_manifest
 from featcheck.probe.build import BuildPlan, BuiltProbe, ProbeBuilder, build_statement, load_average
-from featcheck.probe.command import RULE_RUNS, MatmulReport, ProbeOptions, plan_matmul, time_matmul
-from featcheck.probe.measure import Workload, compare_builds
+from featcheck.probe.command import MatmulReport, ProbeOptions, plan_matmul, time_matmul
+from featcheck.probe.measure import RULE_RUNS, Workload, compare_builds
 from featcheck.probe.programs import PROGRAMS, Program, program_timing
 from featcheck.probe.resolve import (
     BACKEND,
@@ -74,7 +74,6 @@ class ProbeReport:
     target: str
     matmul: MatmulReport | None
     rules: list[RuleProbeResult] | None
-    runs: int = RULE_RUNS
 
     @property
     def costs_here(self) -> bool:
@@ -166,7 +165,6 @@ def _run(
         resolved.target,
         time_matmul(builder, matmul, options, say, started) if matmul else None,
         _time_rules(builder, timed, pairs, plans, options, say) if timed else None,
-        options.runs,
     )
 
 
@@ -252,12 +250,12 @@ def _time_rules(
         program = _program(finding)
         say(
             f"timing {finding.crate} {finding.crate_version}: {program.work}, "
-            f"{plural(options.runs, 'run')}"
+            f"{plural(RULE_RUNS, 'run')}"
         )
         workloads, agree = compare_builds(
             builds[0].binary,
             builds[1].binary,
-            runs=options.runs,
+            runs=RULE_RUNS,
             timeout=options.timeout,
             trust=builder.trust,
         )
@@ -278,8 +276,7 @@ def _configurations(
         resolved.member.name, resolved.target, "", pins, resolved.lockfile, resolved.profile
     )
     if finding.fix is not None and finding.fix.safe:
-        changes = {c.path: c.updated for c in plan_changes([finding])}
-        after = graph_with_changes(resolved, changes)
+        after = graph_with_changes(resolved, {c.path: c.updated for c in plan_changes([finding])})
         fixed = replace(
             current,
             pins=pins_for(after.graph, finding.crate, finding.crate_version),

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from rich.console import Console
 
-from featcheck.probe.measure import TIMED_RUNS, TORCH_NOTE, WARMUP, usable_cores
+from featcheck.probe.measure import RULE_RUNS, TIMED_RUNS, TORCH_NOTE, WARMUP, usable_cores
 from featcheck.probe.verdict import COSTS_FROM, RunStats, Verdict
 from featcheck.render.safe_text import printable
 from featcheck.severity import plural
@@ -215,7 +215,7 @@ def _verdict_line(result: RuleProbeResult) -> tuple[str, str]:
     )
 
 
-def _rule_lines(results: list[RuleProbeResult], runs: int) -> list[tuple[str, str]]:
+def _rule_lines(results: list[RuleProbeResult]) -> list[tuple[str, str]]:
     """Per finding: the verdict, both builds' features and every workload's times."""
     lines = []
     for result in results:
@@ -240,7 +240,7 @@ def _rule_lines(results: list[RuleProbeResult], runs: int) -> list[tuple[str, st
     lines += [
         ("", ""),
         (
-            f"{' or '.join(clocks)}, median of {plural(runs, 'run')} of each build in turn, "
+            f"{' or '.join(clocks)}, median of {plural(RULE_RUNS, 'run')} of each build in turn, "
             "each run the median of many calls",
             "dim",
         ),
@@ -258,6 +258,6 @@ def render_text(report: ProbeReport) -> None:
     else:
         lines = [_title(report.member, report.target)]
     if report.rules is not None:
-        lines += _rule_lines(report.rules, report.runs)
+        lines += _rule_lines(report.rules)
     for text, style in lines:
         console.print(printable(text), style=style or None, markup=False)

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from featcheck import __version__
 from featcheck.fileio import write_atomic
 from featcheck.probe.cache import MEASURED, cache_root, measured_key, read_measured
-from featcheck.probe.measure import TIMED_RUNS, TORCH_NOTE, WARMUP
+from featcheck.probe.measure import RULE_RUNS, TIMED_RUNS, TORCH_NOTE, WARMUP
 from featcheck.probe.verdict import RunStats, ThreadEvidence
 from featcheck.render.safe_text import json_document
 
@@ -110,6 +110,7 @@ def report_json(report: MatmulReport) -> dict[str, Any]:
     current = _variant_json(report.current)
     data: dict[str, Any] = {
         "version": SCHEMA_VERSION,
+        "kind": "matmul",
         "tool": {"name": "featcheck", "version": __version__},
         "member": report.member,
         "target": report.target,
@@ -161,7 +162,7 @@ def _rules_json(report: ProbeReport, results: list[RuleProbeResult]) -> dict[str
         "tool": {"name": "featcheck", "version": __version__},
         "member": report.member,
         "target": report.target,
-        "runs": report.runs,
+        "runs": RULE_RUNS,
         "probes": [_result_json(result) for result in results],
         "costs_here": report.costs_here,
         "notes": [],  # the rule probes have none (the matmul's notes are its own)
@@ -203,9 +204,7 @@ def render_json(report: ProbeReport) -> str:
     if report.matmul is None:
         assert rules is not None  # run_member_probe refuses a member with nothing to probe
         return json_document(rules) + "\n"
-    data = report_json(report.matmul)
-    data = {"version": data.pop("version"), "kind": "matmul", **data, "rules": rules}
-    return json_document(data) + "\n"
+    return json_document({**report_json(report.matmul), "rules": rules}) + "\n"
 
 
 def record(report: ProbeReport, trust: TrustContext) -> None:
