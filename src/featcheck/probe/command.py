@@ -15,10 +15,10 @@ from typing import TYPE_CHECKING
 
 from featcheck.fix_words import fix_words
 from featcheck.fixes.apply import plan_changes
-from featcheck.probe.measure import Measurement, TorchStats, measure, measure_torch, usable_cores
+from featcheck.probe.measure import TorchStats, measure, measure_torch, usable_cores
 from featcheck.probe.programs import MATMUL
 from featcheck.probe.resolve import BackendConfig, MemberGraph, graph_with_changes, matmul_config
-from featcheck.probe.verdict import Decision, decide
+from featcheck.probe.verdict import Decision
 
 if TYPE_CHECKING:
     from featcheck.probe.build import BuildPlan, BuiltProbe, ProbeBuilder
@@ -54,7 +54,6 @@ class VariantResult:
 
     config: BackendConfig
     build: BuiltProbe
-    measurement: Measurement
     decision: Decision
 
 
@@ -135,7 +134,7 @@ def time_matmul(
     builds = [builder.build(plan) for plan in prepared.plans]
     cores = usable_cores()
     seconds_to_timing = time.monotonic() - started
-    measurements = measure(
+    decisions = measure(
         [b.binary for b in builds],
         options.n,
         cores=cores,
@@ -144,13 +143,8 @@ def time_matmul(
         trust=builder.trust,
     )
     variants = [
-        VariantResult(
-            plan.config,
-            b,
-            m,
-            decide(m.single, m.every, cores, m.idle_cores, n=options.n, other_cores=m.other_cores),
-        )
-        for plan, b, m in zip(prepared.plans, builds, measurements, strict=True)
+        VariantResult(plan.config, b, d)
+        for plan, b, d in zip(prepared.plans, builds, decisions, strict=True)
     ]
     config = prepared.plans[0].config
     return MatmulReport(

@@ -26,7 +26,7 @@ from featcheck.boundary import TrustContext
 from featcheck.cargo.argv_gate import Argument
 from featcheck.cargo.process import neutral_directory, run_process
 from featcheck.errors import FeatcheckError
-from featcheck.probe.verdict import Load, RunStats, ThreadEvidence
+from featcheck.probe.verdict import Decision, Load, RunStats, ThreadEvidence, decide
 
 if sys.platform != "win32":
     import resource
@@ -173,17 +173,6 @@ def run_in_turn(
 # --- the matmul: one verdict per build --------------------------------------------------------
 
 
-@dataclass
-class Measurement:
-    """One configuration's two thread settings, measured."""
-
-    single: RunStats
-    every: RunStats
-    idle_cores: float | None
-    other_cores: float | None = None
-    """Cores kept busy by other processes during the all-core run."""
-
-
 def parse_probe_output(stdout: str) -> dict[str, Any]:
     """The probe's JSON line (the last line of its stdout)."""
     lines = [line for line in stdout.splitlines() if line.strip()]
@@ -217,8 +206,8 @@ def measure(
     timeout: float,
     say: Callable[[str], None],
     trust: TrustContext,
-) -> list[Measurement]:
-    """Measure every binary with 1 thread and all threads, in turn."""
+) -> list[Decision]:
+    """Time every binary with 1 thread and all threads, in turn, and judge each build."""
     say(
         f"timing {len(binaries) * 2} probe runs ({WARMUP} warm-up + {TIMED_RUNS} timed "
         f"matmuls each): RAYON_NUM_THREADS=1, then all {cores} cores"
@@ -228,12 +217,7 @@ def measure(
         binaries, arguments, (ONE_THREAD, EVERY_CORE), runs=1, timeout=timeout, trust=trust
     )
     return [
-        Measurement(
-            _run_stats(single, 1, "1"),
-            _run_stats(every, cores, None),
-            load.idle_cores,
-            load.other_cores,
-        )
+        decide(_run_stats(single, 1, "1"), _run_stats(every, cores, None), cores, load, n=n)
         for (single, _), (every, load) in outputs
     ]
 

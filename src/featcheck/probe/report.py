@@ -57,11 +57,11 @@ def text_lines(report: MatmulReport, fancy: bool) -> list[tuple[str, str]]:
     """(text, rich style) per line."""
     decision = report.current.decision
     lines = _header_lines(report) + _timing_lines(report, fancy)
-    if decision.under_load and decision.other_cores is not None:
+    if decision.load.loaded and decision.load.other_cores is not None:
         lines.append(
             (
                 f"  timings measured under load: other processes kept "
-                f"{decision.other_cores:.1f} of {report.cores} cores busy; the thread shares "
+                f"{decision.load.other_cores:.1f} of {report.cores} cores busy; the thread shares "
                 "do not depend on it",
                 "dim",
             )
@@ -133,7 +133,7 @@ def _busy(parallelism: float | None) -> str:
 
 def _timing_lines(report: MatmulReport, fancy: bool) -> list[tuple[str, str]]:
     """The current build's table: the 1-thread and the all-core run."""
-    m = report.current.measurement
+    m = report.current.decision
     rows = [("RAYON_NUM_THREADS=1", m.single), (f"all cores ({report.cores})", m.every)]
     return _table(
         f"  {'workload':<9} {'run':<20} {'min / median':>22}  {'busy':>10}  ",
@@ -147,10 +147,10 @@ def _timing_lines(report: MatmulReport, fancy: bool) -> list[tuple[str, str]]:
 
 def _compare_lines(report: MatmulReport, fancy: bool) -> list[tuple[str, str]]:
     """The matmul of the current build against featcheck's fix (and PyTorch), all cores."""
-    rows = [(f"current: {report.current.config.backend}", report.current.measurement.every)]
+    rows = [(f"current: {report.current.config.backend}", report.current.decision.every)]
     if report.fixed is not None:
         rows.append(
-            (f"featcheck's fix: {report.fixed.config.backend}", report.fixed.measurement.every)
+            (f"featcheck's fix: {report.fixed.config.backend}", report.fixed.decision.every)
         )
     if report.torch is not None:
         t = report.torch

@@ -72,7 +72,8 @@ def _run_json(stats: RunStats) -> dict[str, Any]:
 
 
 def _variant_json(variant: VariantResult) -> dict[str, Any]:
-    m, d, config = variant.measurement, variant.decision, variant.config
+    d, config = variant.decision, variant.config
+    evidence = d.every.thread_evidence
     return {
         "crate": config.backend.name,
         "crate_version": config.backend.version,
@@ -85,14 +86,14 @@ def _variant_json(variant: VariantResult) -> dict[str, Any]:
         "verdict": d.verdict.value,
         "reason": d.reason,
         "basis": d.basis,
-        **_evidence_json(d.evidence),
-        "thread_method": None if d.evidence is None else d.evidence.method,
+        **_evidence_json(evidence),
+        "thread_method": None if evidence is None else evidence.method,
         "speedup": _round(d.speedup, 3),
-        "parallelism": _round(d.parallelism, 3),
-        "idle_cores": _round(d.idle_cores, 2),
-        "other_cores": _round(d.other_cores, 2),
-        "timing_under_load": d.under_load,
-        "runs": [_run_json(m.single), _run_json(m.every)],
+        "parallelism": _round(d.every.parallelism, 3),
+        "idle_cores": _round(d.load.idle_cores, 2),
+        "other_cores": _round(d.load.other_cores, 2),
+        "timing_under_load": d.load.loaded,
+        "runs": [_run_json(d.single), _run_json(d.every)],
         "build": _build_json(variant.build),
     }
 
@@ -124,7 +125,7 @@ def report_json(report: MatmulReport) -> dict[str, Any]:
         "notes": list(report.notes),
     }
     if report.compare:
-        base = report.current.measurement.every.min_ms
+        base = report.current.decision.every.min_ms
         variants = [{"label": "current", **current, "vs_current": 1.0}]
         if report.fixed is not None:
             fixed = _variant_json(report.fixed)
@@ -133,7 +134,7 @@ def report_json(report: MatmulReport) -> dict[str, Any]:
                     "label": "with featcheck's fix",
                     "fix": report.fix_description,
                     **fixed,
-                    "vs_current": _round(base / report.fixed.measurement.every.min_ms, 3),
+                    "vs_current": _round(base / report.fixed.decision.every.min_ms, 3),
                 }
             )
         if report.torch is not None:
