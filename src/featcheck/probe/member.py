@@ -179,11 +179,11 @@ def member_findings(
             select=select,
             packages=(resolved.member.name,),
             targets=(resolved.target,),
-            offline=resolved.offline,
-            timeout=resolved.timeout,
-            on_command=resolved.on_command,
+            offline=resolved.runner.offline,
+            timeout=resolved.runner.timeout,
+            on_command=resolved.runner.on_command,
         ),
-        resolved.trust,
+        resolved.runner.trust,
     )
     return [f for f in result.findings if f.member == resolved.member.name]
 

@@ -241,12 +241,9 @@ class MemberGraph:
     target: str
     lockfile: bytes | None
     profile: dict[str, Any]
-    trust: TrustContext
-    """The probe's trust context: a copy made to resolve a fix gets it derived."""
-    offline: bool
-    timeout: float
-    """Seconds for each cargo command that resolves it (and the audit and fixes after)."""
-    on_command: Callable[[list[str]], None] | None
+    runner: CargoRunner
+    """What resolved it: the probe's trust context (a copy made to resolve a fix gets it
+    derived), network choice, timeout and command display, for the audit and fixes after."""
 
 
 def read_tree(text: str, what: str = "cargo tree output") -> DependencyGraph:
@@ -283,19 +280,7 @@ def member_graph(
             else None
         )
     profile = release_profile(metadata.root / "Cargo.toml", checkout)
-    return MemberGraph(
-        graph,
-        metadata,
-        member,
-        manifest,
-        target,
-        lockfile,
-        profile,
-        trust,
-        offline,
-        timeout,
-        on_command,
-    )
+    return MemberGraph(graph, metadata, member, manifest, target, lockfile, profile, runner)
 
 
 def matmul_config(resolved: MemberGraph, label: str = "current") -> BackendConfig:
@@ -330,12 +315,13 @@ def graph_with_changes(resolved: MemberGraph, changes: dict[Path, str]) -> Membe
                 f"could not copy the workspace to probe the fix: {error}"
             ) from None
         # The copy is the checkout too: the probe's context, derived for it.
+        first = resolved.runner
         runner = CargoRunner(
             copy,
-            trust=resolved.trust.derive(copy),
-            offline=resolved.offline,
-            timeout=resolved.timeout,
-            on_command=resolved.on_command,
+            trust=first.trust.derive(copy),
+            offline=first.offline,
+            timeout=first.timeout,
+            on_command=first.on_command,
         )
         member = resolved.member
         graph = read_tree(runner.tree(manifest, f"{member.name}@{member.version}", resolved.target))
