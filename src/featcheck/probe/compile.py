@@ -1,6 +1,5 @@
-"""`cargo build` of the probe with the cargo, rustc and environment every probe command runs
-with (`Toolset`): its progress shown as it goes, killed whole when it overruns, and why it
-failed, in one line that says what to do.
+"""The cargo, rustc and environment every probe command runs with (`Toolset`); a build's
+progress as it goes, and why cargo failed, in one line that says what to do.
 
 Living with builds: cargo's status lines (`   Compiling burn-core v0.22.1`) are counted against
 the number of packages in the probe's dependency graph. On a terminal one line is rewritten in
@@ -21,8 +20,8 @@ from pathlib import Path
 from typing import TextIO
 
 from featcheck.boundary import TrustContext
-from featcheck.cargo.argv_gate import Argument, word
-from featcheck.cargo.process import neutral_directory, run_process, start_process
+from featcheck.cargo.argv_gate import word
+from featcheck.cargo.process import neutral_directory, run_process
 from featcheck.cargo.runner import CargoRunner
 from featcheck.errors import FeatcheckError
 from featcheck.severity import plural
@@ -141,47 +140,6 @@ def classify_build_failure(stderr: str, *, offline: bool) -> str:
     if "error[e" in lowered or "could not compile `featcheck-probe`" in lowered:
         return f"the probe program does not compile against these crate versions: {first}"
     return f"cargo failed: {first}"
-
-
-def compile_probe(
-    toolset: Toolset,
-    arguments: list[Argument],
-    directory: Path,
-    *,
-    total: int,
-    timeout: float,
-    offline: bool,
-    on_command: Callable[[list[str]], None] | None = None,
-) -> float:
-    """Run `cargo ARGUMENTS` in `directory`, showing progress over `total` crates; a
-    FeatcheckError saying why when it fails or runs past `timeout` seconds. Returns the seconds
-    cargo waited for another build's lock (not this build's time)."""
-    if on_command is not None:
-        on_command(["cargo", *arguments])
-    progress = BuildProgress(total)
-    running = start_process(
-        toolset.cargo,
-        arguments,
-        trust=toolset.trust,
-        cwd=directory,
-        env=toolset.environment,
-        timeout=timeout,
-        what="building the probe",
-        on_stderr=progress.feed,
-    )
-    try:
-        output = running.wait()
-    except BaseException:
-        progress.abandon()
-        raise
-    if os.name != "posix":  # stderr comes all at once there (process.py)
-        progress.feed(output.stderr.encode())
-    if output.returncode != 0:
-        progress.abandon()
-        tail = output.stderr.splitlines(keepends=True)[-200:]
-        raise FeatcheckError(classify_build_failure("".join(tail), offline=offline))
-    progress.done()
-    return progress.waited
 
 
 _STATUS = re.compile(
