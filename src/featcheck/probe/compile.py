@@ -35,8 +35,6 @@ class Toolset:
     environment: dict[str, str]
     rustc_version: str
     """`rustc -vV`, part of the cache key."""
-    trust: TrustContext
-    """The run's trust context: every build and timing run starts in the launcher with it."""
 
 
 def find_toolset(
@@ -79,7 +77,7 @@ def find_toolset(
     )
     if output.returncode != 0:
         raise FeatcheckError(f"could not run `rustc -vV`: {output.stderr.strip()[:200]}")
-    return Toolset(cargo, environment, output.stdout, trust)
+    return Toolset(cargo, environment, output.stdout)
 
 
 def _require_linker(environment: dict[str, str]) -> None:
