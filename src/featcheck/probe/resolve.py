@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import shutil
 import tempfile
-from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -111,18 +110,6 @@ def select_member(metadata: Workspace, manifest: Path, package: str | None) -> P
     return members[0]
 
 
-def _descendants(graph: DependencyGraph, start: Node) -> list[Node]:
-    seen = {start}
-    queue = deque([start])
-    while queue:
-        for dependency in graph.dependencies(queue.popleft()):
-            if dependency not in seen:
-                seen.add(dependency)
-                queue.append(dependency)
-    seen.discard(start)
-    return sorted(seen)
-
-
 def backend_from_graph(graph: DependencyGraph, member: str, target: str) -> BackendConfig:
     """burn-flex and the gemm crates below it, as the member's resolved graph builds them."""
     # What the member links: a copy only a proc-macro uses is not timed (nor built alike).
@@ -139,7 +126,8 @@ def backend_from_graph(graph: DependencyGraph, member: str, target: str) -> Back
             "different features): the probe times one build; audit it with `featcheck` instead"
         )
     node = backends[0]
-    below = [n for n in _descendants(graph, node) if n.name == "gemm" or n.name.startswith("gemm-")]
+    linked = graph.target_side((node,)) - {node}
+    below = sorted(n for n in linked if n.name == "gemm" or n.name.startswith("gemm-"))
     below += _used(graph, node, MATMUL)  # the crates whose traits the matmul program calls
     pins = [_pin(n) for n in (node, *below)]
     names = [p.name for p in pins]
