@@ -32,8 +32,6 @@ def _report(compare: bool) -> MatmulReport:
         CONFIG, pins=(Pin("burn-flex", "0.22.1", ("rayon", "std")),), label="with featcheck's fix"
     )
     return MatmulReport(
-        member="app",
-        target="x86_64-unknown-linux-gnu",
         n=1024,
         cores=2,
         current=_variant(CONFIG, 21.4, 21.6, 1.01),

@@ -61,8 +61,6 @@ class VariantResult:
 class MatmulReport:
     """The matmul's part of the report: every build timed and judged."""
 
-    member: str
-    target: str
     n: int
     cores: int
     current: VariantResult
@@ -146,10 +144,7 @@ def time_matmul(
         VariantResult(plan.config, b, d)
         for plan, b, d in zip(prepared.plans, builds, decisions, strict=True)
     ]
-    config = prepared.plans[0].config
     return MatmulReport(
-        member=config.member,
-        target=config.target,
         n=options.n,
         cores=cores,
         current=variants[0],

@@ -94,7 +94,7 @@ def _header_lines(report: MatmulReport) -> list[tuple[str, str]]:
     config = report.current.config
     gemm = [str(p) for p in config.pins[1:]]
     return [
-        _title(report.member, report.target),
+        _title(config.member, config.target),
         (
             f"  {config.backend} (burn {config.burn_version})"
             + (f"; {', '.join(gemm)}" if gemm else ""),

@@ -109,12 +109,13 @@ def _build_json(build: BuiltProbe) -> dict[str, Any]:
 
 def report_json(report: MatmulReport) -> dict[str, Any]:
     current = _variant_json(report.current)
+    config = report.current.config
     data: dict[str, Any] = {
         "version": SCHEMA_VERSION,
         "kind": "matmul",
         "tool": {"name": "featcheck", "version": __version__},
-        "member": report.member,
-        "target": report.target,
+        "member": config.member,
+        "target": config.target,
         "n": report.n,
         "cores": report.cores,
         "rounds": 1,  # one round of runs since version 1
