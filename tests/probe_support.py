@@ -14,7 +14,7 @@ from support import WORKSPACES, trust_of
 from featcheck.pipeline import audit_project
 from featcheck.probe.build import ProbeBuilder
 from featcheck.probe.cache import binary_name, executable
-from featcheck.probe.command import ProbeOptions, fix_changes
+from featcheck.probe.command import fix_changes
 from featcheck.probe.member import member_findings, plan_rules, timed_findings
 from featcheck.probe.programs import MATMUL
 from featcheck.probe.resolve import (
@@ -101,9 +101,9 @@ def matmul_configs(project: Path) -> tuple[BackendConfig, BackendConfig]:
     resolved = member_graph(
         project / "Cargo.toml", None, trust=trust_of(project), offline=True, timeout=120
     )
-    findings = member_findings(audit_project, resolved, offline=True, timeout=120)
+    findings = member_findings(audit_project, resolved)
     changes, _ = fix_changes(findings)
-    after = graph_with_changes(resolved, changes, offline=True, timeout=120)
+    after = graph_with_changes(resolved, changes)
     return matmul_config(resolved), matmul_config(after, label="with featcheck's fix")
 
 
@@ -122,12 +122,9 @@ def place_rule_programs(project: Path, timings: dict[str, tuple[float, float]]) 
     resolved = member_graph(
         project / "Cargo.toml", None, trust=trust_of(project), offline=True, timeout=120
     )
-    findings = timed_findings(
-        member_findings(audit_project, resolved, offline=True, timeout=120), {"ALL"}
-    )
-    options = ProbeOptions(path=project, codes=("all",), offline=True, timeout=120)
+    findings = timed_findings(member_findings(audit_project, resolved), {"ALL"})
     builder = ProbeBuilder(project, trust=trust_of(project), offline=True, timeout=120, say=print)
-    _, plans = plan_rules(builder, resolved, findings, options)
+    _, plans = plan_rules(builder, resolved, findings)
     for index, finding in enumerate(findings):
         for ms, plan in zip(timings[finding.code], plans[2 * index :], strict=False):
             result = "42" if ms > 0 else "41"

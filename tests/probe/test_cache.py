@@ -53,7 +53,7 @@ def test_a_cache_inside_the_checkout_is_refused_with_one_line(
 
 def test_cache_key_covers_what_shapes_the_binary(tmp_path: Path) -> None:
     version = "rustc 1.95.0\nhost: x86_64-unknown-linux-gnu\n"
-    toolset = Toolset("cargo", {}, version, trust_of(tmp_path))
+    toolset = Toolset("cargo", {}, version)
     key = cache_key(CONFIG, MATMUL, toolset)
     assert key == cache_key(CONFIG, MATMUL, toolset)
     assert re.fullmatch(r"[0-9a-f]{16}", key)

@@ -24,7 +24,7 @@ from support import REPO
 
 from featcheck.probe.measure import _read_cpu_times, run_load, usable_cores
 from featcheck.probe.programs import PROGRAMS_DIR
-from featcheck.probe.verdict import RunStats, ThreadEvidence, Verdict, decide
+from featcheck.probe.verdict import Load, RunStats, ThreadEvidence, Verdict, decide
 
 pytestmark = pytest.mark.skipif(
     not sys.platform.startswith("linux"), reason="threads are observed on Linux only"
@@ -86,8 +86,8 @@ def _verdict(evidence: ThreadEvidence, cores: int, idle: float | None) -> Verdic
     # The timings say nothing here (same minimum, one core busy): only the threads can decide.
     single = RunStats(1, 100.0, 100.0, 1.0, "1")
     every = RunStats(cores, 100.0, 100.0, 1.0, None, evidence)
-    decision = decide(single, every, cores, idle, other_cores=float(cores))
-    assert decision.basis == "threads" and decision.under_load
+    decision = decide(single, every, cores, Load(idle, float(cores)))
+    assert decision.basis == "threads" and decision.load.loaded
     return decision.verdict
 
 

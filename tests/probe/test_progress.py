@@ -5,20 +5,22 @@ from __future__ import annotations
 import io
 import re
 
-from featcheck.probe.compile import BuildProgress, parse_status
+from featcheck.probe.compile import BuildProgress
 
 
-def test_parse_status_lines() -> None:
-    event = parse_status("   Compiling burn-core v0.22.1\n")
-    assert event is not None and (event.verb, event.package) == ("Compiling", "burn-core v0.22.1")
-    event = parse_status("   Compiling featcheck-probe v0.1.0 (/home/u/.cache/featcheck/probe/k)")
-    assert event is not None and event.package == "featcheck-probe v0.1.0"
-    event = parse_status("  Downloaded rayon v1.12.0")
-    assert event is not None and event.verb == "Downloaded"
-    event = parse_status("    Finished `release` profile [optimized] target(s) in 3m 12s")
-    assert event is not None and event.package is None
-    assert parse_status("warning: unused variable") is None
-    assert parse_status("") is None
+def test_the_progress_names_the_crate_cargo_compiles_and_nothing_else() -> None:
+    stream = io.StringIO()
+    progress = BuildProgress(4, stream, live=True)
+    progress.line("   Compiling burn-core v0.22.1\n")
+    assert stream.getvalue().endswith("1/4 crates (burn-core v0.22.1)")
+    progress.line("   Compiling featcheck-probe v0.1.0 (/home/u/.cache/featcheck/probe/k)")
+    assert stream.getvalue().endswith("2/4 crates (featcheck-probe v0.1.0)")
+    shown = stream.getvalue()
+    progress.line("  Downloaded rayon v1.12.0")
+    progress.line("    Finished `release` profile [optimized] target(s) in 3m 12s")
+    progress.line("warning: unused variable")
+    progress.line("")
+    assert stream.getvalue() == shown and progress.compiled == 2
 
 
 def test_progress_in_a_log_is_sparse() -> None:

@@ -10,12 +10,12 @@ from probe_support import CONFIG, runs
 
 from featcheck.probe.build import BuiltProbe
 from featcheck.probe.command import MatmulReport, VariantResult
-from featcheck.probe.measure import Measurement, TorchStats
+from featcheck.probe.measure import TorchStats
 from featcheck.probe.member import ProbeReport
 from featcheck.probe.report import text_lines
 from featcheck.probe.resolve import BackendConfig, Pin
 from featcheck.probe.schema import render_json, report_json
-from featcheck.probe.verdict import RunStats, Verdict, decide
+from featcheck.probe.verdict import Load, RunStats, Verdict, decide
 
 
 def _variant(config: BackendConfig, single_ms: float, all_ms: float, par: float) -> VariantResult:
@@ -23,8 +23,7 @@ def _variant(config: BackendConfig, single_ms: float, all_ms: float, par: float)
     return VariantResult(
         config,
         BuiltProbe(Path("probe"), "0123456789abcdef", cached=False, seconds=301.0),
-        Measurement(single, every, 0.9),
-        decide(single, every, 2, 0.9),
+        decide(single, every, 2, Load(0.9)),
     )
 
 
@@ -33,8 +32,6 @@ def _report(compare: bool) -> MatmulReport:
         CONFIG, pins=(Pin("burn-flex", "0.22.1", ("rayon", "std")),), label="with featcheck's fix"
     )
     return MatmulReport(
-        member="app",
-        target="x86_64-unknown-linux-gnu",
         n=1024,
         cores=2,
         current=_variant(CONFIG, 21.4, 21.6, 1.01),

@@ -90,11 +90,9 @@ def test_compare_fix_resolves_the_fixed_feature_set(
     resolved = member_graph(
         project / "Cargo.toml", None, trust=trust_of(project), offline=True, timeout=120
     )
-    changes, described = fix_changes(
-        member_findings(audit_project, resolved, offline=True, timeout=120)
-    )
+    changes, described = fix_changes(member_findings(audit_project, resolved))
     assert changes and described and "FC001" in described
-    after = graph_with_changes(resolved, changes, offline=True, timeout=120)
+    after = graph_with_changes(resolved, changes)
     fixed = matmul_config(after, label="with featcheck's fix")
     assert "rayon" in fixed.backend.features
     assert fixed.label == "with featcheck's fix"

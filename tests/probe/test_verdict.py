@@ -10,6 +10,7 @@ from probe_support import runs
 from featcheck.probe.verdict import (
     PARALLEL_THRESHOLD,
     Decision,
+    Load,
     ThreadEvidence,
     Verdict,
     decide,
@@ -51,7 +52,7 @@ def test_verdict_thresholds(
 ) -> None:
     """Without per-thread evidence (threads not observable) the timings decide alone."""
     single, every = runs(single_ms, all_ms, parallelism)
-    decision = decide(single, every, cores=2, idle_cores=idle)
+    decision = decide(single, every, cores=2, load=Load(idle))
     assert decision.verdict is verdict, decision.reason
     assert words in decision.reason
     assert "threads were not observed on this platform" in decision.reason
@@ -97,12 +98,12 @@ def test_verdict_rests_on_the_threads_whatever_the_load(
 ) -> None:
     single, every = runs(single_ms, all_ms, parallelism)
     every = replace(every, thread_evidence=evidence)
-    decision = decide(single, every, cores=2, idle_cores=0.0, other_cores=other_cores)
+    decision = decide(single, every, cores=2, load=Load(0.0, other_cores))
     assert decision.verdict is verdict, decision.reason
     assert decision.basis == "threads"
     assert words in decision.reason
     loaded = other_cores >= 0.5
-    assert decision.under_load is loaded
+    assert decision.load.loaded is loaded
     assert ("measured under load" in decision.reason) is loaded
 
 
@@ -126,14 +127,14 @@ def test_thread_evidence_from_the_probe() -> None:
 def test_too_little_observed_cpu_time_falls_back_to_the_timings() -> None:
     single, every = runs(21.4, 21.5, 1.0)
     every = replace(every, thread_evidence=_evidence(10.0))
-    decision = decide(single, every, cores=2, idle_cores=0.0)
+    decision = decide(single, every, cores=2, load=Load(0.0))
     assert decision.verdict is Verdict.INCONCLUSIVE
     assert "too little CPU time was observed per thread (10 ms)" in decision.reason
 
 
 def test_one_core_is_inconclusive_and_says_so() -> None:
     single, every = runs(21.4, 21.4, 1.0, cores=1)
-    decision = decide(single, every, cores=1, idle_cores=0.0)
+    decision = decide(single, every, cores=1, load=Load(0.0))
     assert decision.verdict is Verdict.INCONCLUSIVE
     assert "only one core" in decision.reason
 
@@ -156,5 +157,6 @@ def test_n_below_the_parallel_threshold_is_inconclusive() -> None:
 
 
 def test_decision_is_a_plain_record() -> None:
-    decision = Decision(Verdict.MULTI, "why", 1.8, 1.9, None)
+    single, every = runs(20.0, 11.0, 1.9)
+    decision = Decision(Verdict.MULTI, "why", 1.8, single, every, Load())
     assert decision.verdict.value == "multi-threaded"

@@ -1,8 +1,9 @@
 """Build the probe for one backend configuration, once: prepared and verified in the cache
-(cache.py), then compiled (compile.py) unless its binary is there. What a build compiles and
-runs is said before it happens (`BuildPlan`, `build_statement`: read at a prompt, so short
-lines, the number of crates, how long the first build may take here, every build script and
-proc-macro by name, one per line), and what it produced after (`BuiltProbe`).
+(cache.py), then compiled with compile.py's toolset and progress unless its binary is there.
+What a build compiles and runs is said before it happens (`BuildPlan`, `build_statement`: read
+at a prompt, so short lines, the number of crates, how long the first build may take here,
+every build script and proc-macro by name, one per line), and what it produced after
+(`BuiltProbe`).
 
 Only registry crates (at the member's locked versions) and the probe crate itself are compiled;
 cargo runs in the cache directory, so nothing of the audited checkout is read but its lockfile.
@@ -21,7 +22,7 @@ from pathlib import Path
 
 from featcheck.boundary import TrustContext
 from featcheck.cargo.argv_gate import TARGET, Argument, GateError, option, word
-from featcheck.cargo.process import run_process
+from featcheck.cargo.process import start_process
 from featcheck.errors import FeatcheckError
 from featcheck.graph import DependencyGraph
 from featcheck.probe.cache import (
@@ -33,7 +34,7 @@ from featcheck.probe.cache import (
     render_manifest,
     write_if_changed,
 )
-from featcheck.probe.compile import classify_build_failure, compile_probe, find_toolset
+from featcheck.probe.compile import BuildProgress, classify_build_failure, find_toolset
 from featcheck.probe.measure import usable_cores
 from featcheck.probe.programs import Program
 from featcheck.probe.resolve import BackendConfig, read_tree
@@ -117,13 +118,19 @@ class ProbeBuilder:
         self.toolset = find_toolset(workdir, self.target_dir, trust, timeout)
         self.flags = [word("--offline")] if offline else []
 
-    def _cargo(self, directory: Path, args: list[Argument]) -> str:
+    def _cargo(
+        self,
+        directory: Path,
+        args: list[Argument],
+        on_stderr: Callable[[bytes], None] | None = None,
+    ) -> str:
         """One cargo command in the probe's directory, through the audit's process runner
-        (gated arguments, --timeout, the whole process group killed on expiry)."""
+        (gated arguments, --timeout, the whole process group killed on expiry); `on_stderr`
+        sees its stderr as it comes."""
         arguments = [*args, *self.flags]
         if self.on_command is not None:
             self.on_command(["cargo", *arguments])
-        output = run_process(
+        output = start_process(
             self.toolset.cargo,
             arguments,
             trust=self.trust,
@@ -131,9 +138,13 @@ class ProbeBuilder:
             env=self.toolset.environment,
             timeout=self.timeout,
             what=f"`cargo {args[0]}` for the probe",
-        )
+            on_stderr=on_stderr,
+        ).wait()
+        if on_stderr is not None and os.name != "posix":  # all at once there (process.py)
+            on_stderr(output.stderr.encode())
         if output.returncode != 0:
-            raise FeatcheckError(classify_build_failure(output.stderr, offline=self.offline))
+            tail = "".join(output.stderr.splitlines(keepends=True)[-200:])
+            raise FeatcheckError(classify_build_failure(tail, offline=self.offline))
         return output.stdout
 
     def _tree(self, directory: Path, edges: str, prefix: str, *more: Argument) -> DependencyGraph:
@@ -248,15 +259,15 @@ class ProbeBuilder:
             f"building the probe for {config.backend} ({plural(total, 'crate')}, release profile; "
             f"the first build takes minutes, later probes reuse it: {directory})"
         )
-        waited = compile_probe(
-            self.toolset,
-            [word("build"), word("--release"), Argument(f"--bin={binary_name(key)}"), *self.flags],
-            directory,
-            total=total,
-            timeout=self.timeout,
-            offline=self.offline,
-            on_command=self.on_command,
-        )
+        progress = BuildProgress(total)
+        try:
+            arguments = [word("build"), word("--release"), Argument(f"--bin={binary_name(key)}")]
+            self._cargo(directory, arguments, progress.feed)
+        except BaseException:
+            progress.abandon()
+            raise
+        progress.done()
+        waited = progress.waited
         built = self.target_dir / "release" / binary.name
         if not built.is_file():
             raise FeatcheckError(f"cargo reported success but {built.name} was not built")

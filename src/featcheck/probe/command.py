@@ -15,18 +15,16 @@ from typing import TYPE_CHECKING
 
 from featcheck.fix_words import fix_words
 from featcheck.fixes.apply import plan_changes
-from featcheck.probe.measure import Measurement, TorchStats, measure, measure_torch, usable_cores
+from featcheck.probe.measure import TorchStats, measure, measure_torch, usable_cores
 from featcheck.probe.programs import MATMUL
 from featcheck.probe.resolve import BackendConfig, MemberGraph, graph_with_changes, matmul_config
-from featcheck.probe.verdict import Decision, decide
+from featcheck.probe.verdict import Decision
 
 if TYPE_CHECKING:
     from featcheck.probe.build import BuildPlan, BuiltProbe, ProbeBuilder
     from featcheck.report import Finding
 
 DEFAULT_N = 1024
-RULE_RUNS = 5
-"""Runs of each rule probe's two builds, in turn; each run prints its workloads' medians."""
 
 
 @dataclass(frozen=True)
@@ -48,7 +46,6 @@ class ProbeOptions:
     codes: tuple[str, ...] = ()
     """`--rule`: only the findings of these rules (`all`: every finding with a program), and
     no matmul; empty: the matmul and every finding with a program."""
-    runs: int = RULE_RUNS
 
 
 @dataclass
@@ -57,7 +54,6 @@ class VariantResult:
 
     config: BackendConfig
     build: BuiltProbe
-    measurement: Measurement
     decision: Decision
 
 
@@ -65,8 +61,6 @@ class VariantResult:
 class MatmulReport:
     """The matmul's part of the report: every build timed and judged."""
 
-    member: str
-    target: str
     n: int
     cores: int
     current: VariantResult
@@ -138,7 +132,7 @@ def time_matmul(
     builds = [builder.build(plan) for plan in prepared.plans]
     cores = usable_cores()
     seconds_to_timing = time.monotonic() - started
-    measurements = measure(
+    decisions = measure(
         [b.binary for b in builds],
         options.n,
         cores=cores,
@@ -147,18 +141,10 @@ def time_matmul(
         trust=builder.trust,
     )
     variants = [
-        VariantResult(
-            plan.config,
-            b,
-            m,
-            decide(m.single, m.every, cores, m.idle_cores, n=options.n, other_cores=m.other_cores),
-        )
-        for plan, b, m in zip(prepared.plans, builds, measurements, strict=True)
+        VariantResult(plan.config, b, d)
+        for plan, b, d in zip(prepared.plans, builds, decisions, strict=True)
     ]
-    config = prepared.plans[0].config
     return MatmulReport(
-        member=config.member,
-        target=config.target,
         n=options.n,
         cores=cores,
         current=variants[0],
@@ -183,13 +169,7 @@ def _configurations(
     if not changes:
         notes.append(f"featcheck has no confirmed fix for {config.member}: nothing to compare")
         return [config], fix_description
-    after = graph_with_changes(
-        resolved,
-        changes,
-        offline=options.offline,
-        timeout=options.timeout,
-        on_command=options.on_command,
-    )
+    after = graph_with_changes(resolved, changes)
     fixed = matmul_config(after, label="with featcheck's fix")
     if fixed.pins == config.pins:
         notes.append(f"featcheck's fix does not change {config.backend}: nothing to compare")

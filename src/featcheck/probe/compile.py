@@ -1,6 +1,5 @@
-"""`cargo build` of the probe with the cargo, rustc and environment every probe command runs
-with (`Toolset`): its progress shown as it goes, killed whole when it overruns, and why it
-failed, in one line that says what to do.
+"""The cargo, rustc and environment every probe command runs with (`Toolset`); a build's
+progress as it goes, and why cargo failed, in one line that says what to do.
 
 Living with builds: cargo's status lines (`   Compiling burn-core v0.22.1`) are counted against
 the number of packages in the probe's dependency graph. On a terminal one line is rewritten in
@@ -10,24 +9,19 @@ flood.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
 import shutil
-import signal
-import subprocess
 import sys
-import threading
 import time
-from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
 from featcheck.boundary import TrustContext
-from featcheck.cargo.argv_gate import Argument, refuse_unsafe, word
-from featcheck.cargo.process import neutral_directory, open_process, run_process
+from featcheck.cargo.argv_gate import word
+from featcheck.cargo.process import neutral_directory, run_process
 from featcheck.cargo.runner import CargoRunner
 from featcheck.errors import FeatcheckError
 from featcheck.severity import plural
@@ -41,8 +35,6 @@ class Toolset:
     environment: dict[str, str]
     rustc_version: str
     """`rustc -vV`, part of the cache key."""
-    trust: TrustContext
-    """The run's trust context: every build and timing run starts in the launcher with it."""
 
 
 def find_toolset(
@@ -85,7 +77,7 @@ def find_toolset(
     )
     if output.returncode != 0:
         raise FeatcheckError(f"could not run `rustc -vV`: {output.stderr.strip()[:200]}")
-    return Toolset(cargo, environment, output.stdout, trust)
+    return Toolset(cargo, environment, output.stdout)
 
 
 def _require_linker(environment: dict[str, str]) -> None:
@@ -148,103 +140,11 @@ def classify_build_failure(stderr: str, *, offline: bool) -> str:
     return f"cargo failed: {first}"
 
 
-def compile_probe(
-    toolset: Toolset,
-    arguments: list[Argument],
-    directory: Path,
-    *,
-    total: int,
-    timeout: float,
-    offline: bool,
-    on_command: Callable[[list[str]], None] | None = None,
-) -> float:
-    """Run `cargo ARGUMENTS` in `directory`, showing progress over `total` crates; a
-    FeatcheckError saying why when it fails or runs past `timeout` seconds. Returns the seconds
-    cargo waited for another build's lock (not this build's time)."""
-    refuse_unsafe(arguments)
-    if on_command is not None:
-        on_command(["cargo", *arguments])
-    progress = BuildProgress(total)
-    tail: deque[str] = deque(maxlen=200)
-    process = open_process(
-        [toolset.cargo, *arguments],
-        trust=toolset.trust,
-        cwd=directory,
-        env=toolset.environment,
-        stdout=subprocess.DEVNULL,
-    )
-    timed_out = threading.Event()
-
-    def expire() -> None:
-        timed_out.set()
-        _kill(process)
-
-    timer = threading.Timer(timeout, expire)
-    timer.daemon = True
-    timer.start()
-    try:
-        assert process.stderr is not None
-        for raw in process.stderr:
-            line = raw.decode("utf-8", errors="replace")
-            tail.append(line)
-            progress.line(line)
-        process.wait()
-    except BaseException:
-        progress.abandon()
-        _kill(process)
-        raise
-    finally:
-        timer.cancel()
-    if timed_out.is_set():
-        progress.abandon()
-        raise FeatcheckError(
-            f"building the probe did not finish within {timeout:g} s (raise --timeout)"
-        )
-    if process.returncode != 0:
-        progress.abandon()
-        raise FeatcheckError(classify_build_failure("".join(tail), offline=offline))
-    progress.done()
-    return progress.waited
-
-
-def _kill(process: subprocess.Popen[bytes]) -> None:
-    if os.name == "posix":
-        with contextlib.suppress(OSError):
-            os.killpg(process.pid, signal.SIGKILL)
-    with contextlib.suppress(OSError):
-        process.kill()
-    with contextlib.suppress(subprocess.TimeoutExpired):
-        process.wait(timeout=10)
-
-
 _STATUS = re.compile(
-    r"^\s*(?P<verb>Compiling|Downloaded|Downloading|Blocking|Finished|Updating|Locking|Adding)"
-    r"\s+(?P<rest>.*)$"
+    r"^\s*(?P<verb>Compiling|Blocking|Downloading|Updating)\s+"
+    r"(?:(?P<name>[A-Za-z0-9_][A-Za-z0-9_-]*) v(?P<version>\S+))?"
 )
-_PACKAGE = re.compile(r"^(?P<name>[A-Za-z0-9_][A-Za-z0-9_-]*) v(?P<version>\S+)")
-
-
-@dataclass(frozen=True)
-class CargoEvent:
-    """One status line of cargo: what it did, and to which package (`name vVERSION`)."""
-
-    verb: str
-    package: str | None
-    text: str
-
-
-def parse_status(line: str) -> CargoEvent | None:
-    """Read a cargo status line (`   Compiling gemm v0.19.0`); None for anything else."""
-    match = _STATUS.match(line.rstrip())
-    if match is None:
-        return None
-    rest = match["rest"]
-    package = _PACKAGE.match(rest)
-    return CargoEvent(
-        match["verb"],
-        f"{package['name']} v{package['version']}" if package else None,
-        line.strip(),
-    )
+"""The status lines of cargo the progress shows (`   Compiling gemm v0.19.0`)."""
 
 
 class BuildProgress:
@@ -278,30 +178,38 @@ class BuildProgress:
         self._last_log = self.started
         self._logged_at = 0
         self._width = 0
+        self._partial = b""
+
+    def feed(self, chunk: bytes) -> None:
+        """A chunk of cargo's stderr: each line it completes."""
+        lines = (self._partial + chunk).split(b"\n")
+        self._partial = lines.pop()[-4096:]  # a line still being written (bounded)
+        for raw in lines:
+            self.line(raw.decode("utf-8", errors="replace"))
 
     def line(self, raw: str) -> None:
-        event = parse_status(raw)
-        if event is not None and event.verb == "Blocking":
-            self._blocked(event)
+        status = _STATUS.match(raw.rstrip())
+        if status is not None and status["verb"] == "Blocking":
+            self._blocked(raw.strip())
             return
         if self._waiting_since is not None and raw.strip():  # cargo has the lock: it goes on
             self.waited += self.clock() - self._waiting_since
             self._waiting_since = None
-        if event is None:
+        if status is None:
             return
-        if event.verb == "Compiling":
+        if status["verb"] == "Compiling":
             self.compiled += 1
-            self._show(event.package or "")
-        elif event.verb in ("Downloading", "Updating"):
-            self._say(event.text)
+            self._show(f"{status['name']} v{status['version']}" if status["name"] else "")
+        else:
+            self._say(raw.strip())
 
-    def _blocked(self, event: CargoEvent) -> None:
+    def _blocked(self, text: str) -> None:
         if self._waiting_since is None:
             self._waiting_since = self.clock()
         if not self._said_waiting:
             self._said_waiting = True
             self._say(
-                f"waiting for another build in the probe's cache (cargo: {event.text}); "
+                f"waiting for another build in the probe's cache (cargo: {text}); "
                 "the wait is not counted as build time"
             )
 

@@ -26,7 +26,7 @@ from featcheck.boundary import TrustContext
 from featcheck.cargo.argv_gate import Argument
 from featcheck.cargo.process import neutral_directory, run_process
 from featcheck.errors import FeatcheckError
-from featcheck.probe.verdict import Load, RunStats, ThreadEvidence
+from featcheck.probe.verdict import Decision, Load, RunStats, ThreadEvidence, decide
 
 if sys.platform != "win32":
     import resource
@@ -36,6 +36,9 @@ TIMED_RUNS = 10
 """The published measurement took 3 warm-up and 20 timed runs, best of two rounds; 2 + 10 in
 one round keep a cached probe's verdict within about 10 s on a loaded 2-core machine (the
 verdict rests on which threads did the work, which one round shows under any load)."""
+
+RULE_RUNS = 5
+"""Runs of each rule probe's two builds, in turn; each run prints its workloads' medians."""
 
 Setting = Mapping[str, str | None]
 """Environment variables set (a value) or unset (None) for a run; the rest is this process's."""
@@ -170,17 +173,6 @@ def run_in_turn(
 # --- the matmul: one verdict per build --------------------------------------------------------
 
 
-@dataclass
-class Measurement:
-    """One configuration's two thread settings, measured."""
-
-    single: RunStats
-    every: RunStats
-    idle_cores: float | None
-    other_cores: float | None = None
-    """Cores kept busy by other processes during the all-core run."""
-
-
 def parse_probe_output(stdout: str) -> dict[str, Any]:
     """The probe's JSON line (the last line of its stdout)."""
     lines = [line for line in stdout.splitlines() if line.strip()]
@@ -214,8 +206,8 @@ def measure(
     timeout: float,
     say: Callable[[str], None],
     trust: TrustContext,
-) -> list[Measurement]:
-    """Measure every binary with 1 thread and all threads, in turn."""
+) -> list[Decision]:
+    """Time every binary with 1 thread and all threads, in turn, and judge each build."""
     say(
         f"timing {len(binaries) * 2} probe runs ({WARMUP} warm-up + {TIMED_RUNS} timed "
         f"matmuls each): RAYON_NUM_THREADS=1, then all {cores} cores"
@@ -225,12 +217,7 @@ def measure(
         binaries, arguments, (ONE_THREAD, EVERY_CORE), runs=1, timeout=timeout, trust=trust
     )
     return [
-        Measurement(
-            _run_stats(single, 1, "1"),
-            _run_stats(every, cores, None),
-            load.idle_cores,
-            load.other_cores,
-        )
+        decide(_run_stats(single, 1, "1"), _run_stats(every, cores, None), cores, load, n=n)
         for (single, _), (every, load) in outputs
     ]
 

@@ -26,8 +26,8 @@ from featcheck.fix_words import fix_words
 from featcheck.fixes.apply import plan_changes
 from featcheck.manifest.document import read_manifest
 from featcheck.probe.build import BuildPlan, BuiltProbe, ProbeBuilder, build_statement, load_average
-from featcheck.probe.command import RULE_RUNS, MatmulReport, ProbeOptions, plan_matmul, time_matmul
-from featcheck.probe.measure import Workload, compare_builds
+from featcheck.probe.command import MatmulReport, ProbeOptions, plan_matmul, time_matmul
+from featcheck.probe.measure import RULE_RUNS, Workload, compare_builds
 from featcheck.probe.programs import PROGRAMS, Program, program_timing
 from featcheck.probe.resolve import (
     BACKEND,
@@ -74,7 +74,6 @@ class ProbeReport:
     target: str
     matmul: MatmulReport | None
     rules: list[RuleProbeResult] | None
-    runs: int = RULE_RUNS
 
     @property
     def costs_here(self) -> bool:
@@ -145,22 +144,15 @@ def _run(
     member = resolved.member.name
     say(f"auditing {member} for its findings and featcheck's fixes (cargo confirms them)")
     wanted = {code.upper() for code in options.codes} or {"ALL"}
-    findings = member_findings(
-        audit,
-        resolved,
-        # A rule named runs even where it is opt-in (FC015's hint): it was asked for.
-        select=tuple(sorted(wanted - {"ALL"})),
-        offline=options.offline,
-        timeout=options.timeout,
-        on_command=options.on_command,
-    )
+    # A rule named runs even where it is opt-in (FC015's hint): it was asked for.
+    findings = member_findings(audit, resolved, select=tuple(sorted(wanted - {"ALL"})))
     timed = timed_findings(findings, wanted)
     # The member links burn-flex (a copy only a proc-macro uses is not timed).
     flex = not options.codes and any(not n.host for n in resolved.graph.named(BACKEND))
     if not flex and not timed:
         raise FeatcheckError(_nothing_to_probe(resolved, options.codes, wanted))
     matmul = plan_matmul(builder, resolved, findings, options) if flex else None
-    pairs, plans = plan_rules(builder, resolved, timed, options)
+    pairs, plans = plan_rules(builder, resolved, timed)
     confirm_build(
         [*(matmul.plans if matmul else ()), *plans],
         member,
@@ -173,18 +165,11 @@ def _run(
         resolved.target,
         time_matmul(builder, matmul, options, say, started) if matmul else None,
         _time_rules(builder, timed, pairs, plans, options, say) if timed else None,
-        options.runs,
     )
 
 
 def member_findings(
-    audit: Audit,
-    resolved: MemberGraph,
-    *,
-    select: tuple[str, ...] = (),
-    offline: bool,
-    timeout: float,
-    on_command: Callable[[list[str]], None] | None = None,
+    audit: Audit, resolved: MemberGraph, *, select: tuple[str, ...] = ()
 ) -> list[Finding]:
     """The member's findings on the host, each with featcheck's fix where cargo confirms one
     (`select`: rules to run besides the configured ones, e.g. an opt-in rule asked for)."""
@@ -194,11 +179,11 @@ def member_findings(
             select=select,
             packages=(resolved.member.name,),
             targets=(resolved.target,),
-            offline=offline,
-            timeout=timeout,
-            on_command=on_command,
+            offline=resolved.runner.offline,
+            timeout=resolved.runner.timeout,
+            on_command=resolved.runner.on_command,
         ),
-        resolved.trust,
+        resolved.runner.trust,
     )
     return [f for f in result.findings if f.member == resolved.member.name]
 
@@ -235,12 +220,12 @@ def _program(finding: Finding) -> Program:
 
 
 def plan_rules(
-    builder: ProbeBuilder, resolved: MemberGraph, findings: list[Finding], options: ProbeOptions
+    builder: ProbeBuilder, resolved: MemberGraph, findings: list[Finding]
 ) -> tuple[list[tuple[BackendConfig, BackendConfig, str]], list[BuildPlan]]:
     """Both builds of every finding, resolved (the fix on a copy) and prepared in the cache:
     per finding the member's build, the fixed one and the fix in words; two plans per finding,
     in order."""
-    pairs = [_configurations(resolved, finding, options) for finding in findings]
+    pairs = [_configurations(resolved, finding) for finding in findings]
     plans = [
         builder.plan(config, _program(finding))
         for finding, pair in zip(findings, pairs, strict=True)
@@ -265,12 +250,12 @@ def _time_rules(
         program = _program(finding)
         say(
             f"timing {finding.crate} {finding.crate_version}: {program.work}, "
-            f"{plural(options.runs, 'run')}"
+            f"{plural(RULE_RUNS, 'run')}"
         )
         workloads, agree = compare_builds(
             builds[0].binary,
             builds[1].binary,
-            runs=options.runs,
+            runs=RULE_RUNS,
             timeout=options.timeout,
             trust=builder.trust,
         )
@@ -281,7 +266,7 @@ def _time_rules(
 
 
 def _configurations(
-    resolved: MemberGraph, finding: Finding, options: ProbeOptions
+    resolved: MemberGraph, finding: Finding
 ) -> tuple[BackendConfig, BackendConfig, str]:
     """The crate as the member builds it, and as featcheck's fix builds it (or, without a
     confirmed fix, with the rule's feature added)."""
@@ -291,14 +276,7 @@ def _configurations(
         resolved.member.name, resolved.target, "", pins, resolved.lockfile, resolved.profile
     )
     if finding.fix is not None and finding.fix.safe:
-        changes = {c.path: c.updated for c in plan_changes([finding])}
-        after = graph_with_changes(
-            resolved,
-            changes,
-            offline=options.offline,
-            timeout=options.timeout,
-            on_command=options.on_command,
-        )
+        after = graph_with_changes(resolved, {c.path: c.updated for c in plan_changes([finding])})
         fixed = replace(
             current,
             pins=pins_for(after.graph, finding.crate, finding.crate_version),

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from rich.console import Console
 
-from featcheck.probe.measure import TIMED_RUNS, TORCH_NOTE, WARMUP, usable_cores
+from featcheck.probe.measure import RULE_RUNS, TIMED_RUNS, TORCH_NOTE, WARMUP, usable_cores
 from featcheck.probe.verdict import COSTS_FROM, RunStats, Verdict
 from featcheck.render.safe_text import printable
 from featcheck.severity import plural
@@ -57,11 +57,11 @@ def text_lines(report: MatmulReport, fancy: bool) -> list[tuple[str, str]]:
     """(text, rich style) per line."""
     decision = report.current.decision
     lines = _header_lines(report) + _timing_lines(report, fancy)
-    if decision.under_load and decision.other_cores is not None:
+    if decision.load.loaded and decision.load.other_cores is not None:
         lines.append(
             (
                 f"  timings measured under load: other processes kept "
-                f"{decision.other_cores:.1f} of {report.cores} cores busy; the thread shares "
+                f"{decision.load.other_cores:.1f} of {report.cores} cores busy; the thread shares "
                 "do not depend on it",
                 "dim",
             )
@@ -94,7 +94,7 @@ def _header_lines(report: MatmulReport) -> list[tuple[str, str]]:
     config = report.current.config
     gemm = [str(p) for p in config.pins[1:]]
     return [
-        _title(report.member, report.target),
+        _title(config.member, config.target),
         (
             f"  {config.backend} (burn {config.burn_version})"
             + (f"; {', '.join(gemm)}" if gemm else ""),
@@ -133,7 +133,7 @@ def _busy(parallelism: float | None) -> str:
 
 def _timing_lines(report: MatmulReport, fancy: bool) -> list[tuple[str, str]]:
     """The current build's table: the 1-thread and the all-core run."""
-    m = report.current.measurement
+    m = report.current.decision
     rows = [("RAYON_NUM_THREADS=1", m.single), (f"all cores ({report.cores})", m.every)]
     return _table(
         f"  {'workload':<9} {'run':<20} {'min / median':>22}  {'busy':>10}  ",
@@ -147,10 +147,10 @@ def _timing_lines(report: MatmulReport, fancy: bool) -> list[tuple[str, str]]:
 
 def _compare_lines(report: MatmulReport, fancy: bool) -> list[tuple[str, str]]:
     """The matmul of the current build against featcheck's fix (and PyTorch), all cores."""
-    rows = [(f"current: {report.current.config.backend}", report.current.measurement.every)]
+    rows = [(f"current: {report.current.config.backend}", report.current.decision.every)]
     if report.fixed is not None:
         rows.append(
-            (f"featcheck's fix: {report.fixed.config.backend}", report.fixed.measurement.every)
+            (f"featcheck's fix: {report.fixed.config.backend}", report.fixed.decision.every)
         )
     if report.torch is not None:
         t = report.torch
@@ -215,7 +215,7 @@ def _verdict_line(result: RuleProbeResult) -> tuple[str, str]:
     )
 
 
-def _rule_lines(results: list[RuleProbeResult], runs: int) -> list[tuple[str, str]]:
+def _rule_lines(results: list[RuleProbeResult]) -> list[tuple[str, str]]:
     """Per finding: the verdict, both builds' features and every workload's times."""
     lines = []
     for result in results:
@@ -240,7 +240,7 @@ def _rule_lines(results: list[RuleProbeResult], runs: int) -> list[tuple[str, st
     lines += [
         ("", ""),
         (
-            f"{' or '.join(clocks)}, median of {plural(runs, 'run')} of each build in turn, "
+            f"{' or '.join(clocks)}, median of {plural(RULE_RUNS, 'run')} of each build in turn, "
             "each run the median of many calls",
             "dim",
         ),
@@ -258,6 +258,6 @@ def render_text(report: ProbeReport) -> None:
     else:
         lines = [_title(report.member, report.target)]
     if report.rules is not None:
-        lines += _rule_lines(report.rules, report.runs)
+        lines += _rule_lines(report.rules)
     for text, style in lines:
         console.print(printable(text), style=style or None, markup=False)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import shutil
 import tempfile
-from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -111,18 +110,6 @@ def select_member(metadata: Workspace, manifest: Path, package: str | None) -> P
     return members[0]
 
 
-def _descendants(graph: DependencyGraph, start: Node) -> list[Node]:
-    seen = {start}
-    queue = deque([start])
-    while queue:
-        for dependency in graph.dependencies(queue.popleft()):
-            if dependency not in seen:
-                seen.add(dependency)
-                queue.append(dependency)
-    seen.discard(start)
-    return sorted(seen)
-
-
 def backend_from_graph(graph: DependencyGraph, member: str, target: str) -> BackendConfig:
     """burn-flex and the gemm crates below it, as the member's resolved graph builds them."""
     # What the member links: a copy only a proc-macro uses is not timed (nor built alike).
@@ -139,7 +126,8 @@ def backend_from_graph(graph: DependencyGraph, member: str, target: str) -> Back
             "different features): the probe times one build; audit it with `featcheck` instead"
         )
     node = backends[0]
-    below = [n for n in _descendants(graph, node) if n.name == "gemm" or n.name.startswith("gemm-")]
+    linked = graph.target_side((node,)) - {node}
+    below = sorted(n for n in linked if n.name == "gemm" or n.name.startswith("gemm-"))
     below += _used(graph, node, MATMUL)  # the crates whose traits the matmul program calls
     pins = [_pin(n) for n in (node, *below)]
     names = [p.name for p in pins]
@@ -241,8 +229,9 @@ class MemberGraph:
     target: str
     lockfile: bytes | None
     profile: dict[str, Any]
-    trust: TrustContext
-    """The probe's trust context: a copy made to resolve a fix gets it derived."""
+    runner: CargoRunner
+    """What resolved it: the probe's trust context (a copy made to resolve a fix gets it
+    derived), network choice, timeout and command display, for the audit and fixes after."""
 
 
 def read_tree(text: str, what: str = "cargo tree output") -> DependencyGraph:
@@ -279,7 +268,7 @@ def member_graph(
             else None
         )
     profile = release_profile(metadata.root / "Cargo.toml", checkout)
-    return MemberGraph(graph, metadata, member, manifest, target, lockfile, profile, trust)
+    return MemberGraph(graph, metadata, member, manifest, target, lockfile, profile, runner)
 
 
 def matmul_config(resolved: MemberGraph, label: str = "current") -> BackendConfig:
@@ -292,14 +281,7 @@ def matmul_config(resolved: MemberGraph, label: str = "current") -> BackendConfi
     )
 
 
-def graph_with_changes(
-    resolved: MemberGraph,
-    changes: dict[Path, str],
-    *,
-    offline: bool,
-    timeout: float,
-    on_command: Callable[[list[str]], None] | None = None,
-) -> MemberGraph:
+def graph_with_changes(resolved: MemberGraph, changes: dict[Path, str]) -> MemberGraph:
     """The member's graph after `changes` (manifest path -> new text), resolved by cargo on a
     temporary copy of the workspace; the copy's Cargo.lock is what `--fix` would leave."""
     root = resolved.metadata.root
@@ -321,12 +303,13 @@ def graph_with_changes(
                 f"could not copy the workspace to probe the fix: {error}"
             ) from None
         # The copy is the checkout too: the probe's context, derived for it.
+        first = resolved.runner
         runner = CargoRunner(
             copy,
-            trust=resolved.trust.derive(copy),
-            offline=offline,
-            timeout=timeout,
-            on_command=on_command,
+            trust=first.trust.derive(copy),
+            offline=first.offline,
+            timeout=first.timeout,
+            on_command=first.on_command,
         )
         member = resolved.member
         graph = read_tree(runner.tree(manifest, f"{member.name}@{member.version}", resolved.target))

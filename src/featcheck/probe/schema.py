@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from featcheck import __version__
 from featcheck.fileio import write_atomic
 from featcheck.probe.cache import MEASURED, cache_root, measured_key, read_measured
-from featcheck.probe.measure import TIMED_RUNS, TORCH_NOTE, WARMUP
+from featcheck.probe.measure import RULE_RUNS, TIMED_RUNS, TORCH_NOTE, WARMUP
 from featcheck.probe.verdict import RunStats, ThreadEvidence
 from featcheck.render.safe_text import json_document
 
@@ -72,7 +72,8 @@ def _run_json(stats: RunStats) -> dict[str, Any]:
 
 
 def _variant_json(variant: VariantResult) -> dict[str, Any]:
-    m, d, config = variant.measurement, variant.decision, variant.config
+    d, config = variant.decision, variant.config
+    evidence = d.every.thread_evidence
     return {
         "crate": config.backend.name,
         "crate_version": config.backend.version,
@@ -85,14 +86,14 @@ def _variant_json(variant: VariantResult) -> dict[str, Any]:
         "verdict": d.verdict.value,
         "reason": d.reason,
         "basis": d.basis,
-        **_evidence_json(d.evidence),
-        "thread_method": None if d.evidence is None else d.evidence.method,
+        **_evidence_json(evidence),
+        "thread_method": None if evidence is None else evidence.method,
         "speedup": _round(d.speedup, 3),
-        "parallelism": _round(d.parallelism, 3),
-        "idle_cores": _round(d.idle_cores, 2),
-        "other_cores": _round(d.other_cores, 2),
-        "timing_under_load": d.under_load,
-        "runs": [_run_json(m.single), _run_json(m.every)],
+        "parallelism": _round(d.every.parallelism, 3),
+        "idle_cores": _round(d.load.idle_cores, 2),
+        "other_cores": _round(d.load.other_cores, 2),
+        "timing_under_load": d.load.loaded,
+        "runs": [_run_json(d.single), _run_json(d.every)],
         "build": _build_json(variant.build),
     }
 
@@ -108,11 +109,13 @@ def _build_json(build: BuiltProbe) -> dict[str, Any]:
 
 def report_json(report: MatmulReport) -> dict[str, Any]:
     current = _variant_json(report.current)
+    config = report.current.config
     data: dict[str, Any] = {
         "version": SCHEMA_VERSION,
+        "kind": "matmul",
         "tool": {"name": "featcheck", "version": __version__},
-        "member": report.member,
-        "target": report.target,
+        "member": config.member,
+        "target": config.target,
         "n": report.n,
         "cores": report.cores,
         "rounds": 1,  # one round of runs since version 1
@@ -123,7 +126,7 @@ def report_json(report: MatmulReport) -> dict[str, Any]:
         "notes": list(report.notes),
     }
     if report.compare:
-        base = report.current.measurement.every.min_ms
+        base = report.current.decision.every.min_ms
         variants = [{"label": "current", **current, "vs_current": 1.0}]
         if report.fixed is not None:
             fixed = _variant_json(report.fixed)
@@ -132,7 +135,7 @@ def report_json(report: MatmulReport) -> dict[str, Any]:
                     "label": "with featcheck's fix",
                     "fix": report.fix_description,
                     **fixed,
-                    "vs_current": _round(base / report.fixed.measurement.every.min_ms, 3),
+                    "vs_current": _round(base / report.fixed.decision.every.min_ms, 3),
                 }
             )
         if report.torch is not None:
@@ -161,7 +164,7 @@ def _rules_json(report: ProbeReport, results: list[RuleProbeResult]) -> dict[str
         "tool": {"name": "featcheck", "version": __version__},
         "member": report.member,
         "target": report.target,
-        "runs": report.runs,
+        "runs": RULE_RUNS,
         "probes": [_result_json(result) for result in results],
         "costs_here": report.costs_here,
         "notes": [],  # the rule probes have none (the matmul's notes are its own)
@@ -203,9 +206,7 @@ def render_json(report: ProbeReport) -> str:
     if report.matmul is None:
         assert rules is not None  # run_member_probe refuses a member with nothing to probe
         return json_document(rules) + "\n"
-    data = report_json(report.matmul)
-    data = {"version": data.pop("version"), "kind": "matmul", **data, "rules": rules}
-    return json_document(data) + "\n"
+    return json_document({**report_json(report.matmul), "rules": rules}) + "\n"
 
 
 def record(report: ProbeReport, trust: TrustContext) -> None:

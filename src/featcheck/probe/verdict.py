@@ -176,40 +176,33 @@ class Load:
 
 @dataclass(frozen=True)
 class Decision:
-    """The verdict, the numbers it rests on, and a sentence saying why."""
+    """The verdict, the runs it rests on, and a sentence saying why."""
 
     verdict: Verdict
     reason: str
     speedup: float
-    parallelism: float | None
-    idle_cores: float | None
-    evidence: ThreadEvidence | None = None
-    """The all-core run's per-thread evidence (None: not measured)."""
+    single: RunStats
+    every: RunStats
+    load: Load
+    """How busy the cores were during the all-core run."""
     basis: str = "timing"
     """What the verdict rests on: "threads" (per-thread CPU time), "timing", or "none"."""
-    under_load: bool = False
-    """The timings were measured while other processes kept cores busy."""
-    other_cores: float | None = None
 
 
 def decide(
     single: RunStats,
     every: RunStats,
     cores: int,
-    idle_cores: float | None = None,
+    load: Load = Load(),
     *,
     n: int = 1024,
-    other_cores: float | None = None,
 ) -> Decision:
-    """The verdict for a 1-thread run and an all-core run on `cores` usable cores.
-
-    `idle_cores`/`other_cores`: cores left idle / kept busy by other processes during the
-    all-core run, on average; None when the platform cannot tell.
-    """
+    """The verdict for a 1-thread run and an all-core run on `cores` usable cores, `load` the
+    cores left idle and kept busy by other processes during the all-core run."""
     speedup = single.min_ms / every.min_ms if every.min_ms > 0 else 0.0
     parallelism = every.parallelism
     evidence = every.thread_evidence
-    load = Load(idle_cores, other_cores)
+    other_cores = load.other_cores
     busy = "" if parallelism is None else f"{parallelism:.2f} cores busy, "
     timing = f"{busy}{speedup:.2f}x the 1-thread run"
     if load.loaded and other_cores is not None:
@@ -221,9 +214,7 @@ def decide(
         or _by_threads(evidence, timing)
         or _by_timing(evidence, parallelism, speedup, cores, load, timing)
     )
-    return Decision(
-        verdict, reason, speedup, parallelism, idle_cores, evidence, basis, load.loaded, other_cores
-    )
+    return Decision(verdict, reason, speedup, single, every, load, basis)
 
 
 _Outcome = tuple[Verdict, str, str]
