@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from featcheck.boundary import TrustContext, default_cargo_home, default_rustup_home
+from featcheck.boundary import TrustContext, default_home
 from featcheck.cargo.argv_gate import (
     CONFIG_SETTING,
     Argument,
@@ -70,7 +70,7 @@ def trusted_setup(workdir: Path, trust: TrustContext) -> CommandSetup:
     # evaluate cfg as cargo will, and does without them where it cannot read them.
     try:
         config = read_checkout_config(
-            workdir, env, default_cargo_home(env), offline=True, root=trust.root
+            workdir, env, default_home(env, "CARGO_HOME"), offline=True, root=trust.root
         )
     except FeatcheckError:
         config = CheckoutConfig()
@@ -139,7 +139,7 @@ def _offer_no_git_credentials(env: dict[str, str], cargo_home: Path | None) -> N
     their own decision; cargo finds it in CARGO_HOME. cargo and rustup keep their homes."""
     if cargo_home is not None:
         env["CARGO_HOME"] = str(cargo_home)
-    if (rustup_home := default_rustup_home(env)) is not None:
+    if (rustup_home := default_home(env, "RUSTUP_HOME")) is not None:
         env["RUSTUP_HOME"] = str(rustup_home)
     for name in ("SSH_AUTH_SOCK", "SSH_ASKPASS", "GIT_ASKPASS", "GIT_SSH", "GIT_SSH_COMMAND"):
         env.pop(name, None)
