@@ -130,18 +130,14 @@ def _directory(path: Path) -> Path:
 def _upward(start: Path) -> Iterator[Path]:
     """`start` and the directories above it, up to (not including) any that holds the home
     directory."""
-    stop = _home()
+    try:
+        stop: Path | None = Path(os.path.realpath(Path.home()))
+    except (RuntimeError, OSError):
+        stop = None
     for directory in (start, *start.parents):
         if directory != start and stop is not None and stop.is_relative_to(directory):
             return
         yield directory
-
-
-def _home() -> Path | None:
-    try:
-        return Path(os.path.realpath(Path.home()))
-    except (RuntimeError, OSError):
-        return None
 
 
 def _declares_workspace(manifest: Path) -> bool:

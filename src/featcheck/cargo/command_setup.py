@@ -92,8 +92,7 @@ def isolated_setup(
     filter_environment_rustflags(env)
     cargo_home = places.cargo_home
     if places.untrusted_cargo_home is not None:
-        cargo_home = _private_cargo_home(places)
-        env["CARGO_HOME"] = str(cargo_home)
+        cargo_home = _private_cargo_home(places)  # named in `env` below
     config = read_checkout_config(
         workdir,
         env,
@@ -229,26 +228,18 @@ class RustcAnswers:
         ):
             return answer()
         key = json.dumps([self._identity, list(question)])
-        entries = self._load()
-        known = entries.get(key)
+        if self._entries is None:
+            self._entries = read_cache(self._file, _VERSION, "answers")
+        known = self._entries.get(key)
         if isinstance(known, str):
             return known
         found = answer()
         if found is not None:
-            entries[key] = found
-            self._save(entries)
+            self._entries[key] = found
+            # A toolchain updated now and then leaves answers nobody asks again: keep the newest.
+            newest = dict(list(self._entries.items())[-_MAX_ENTRIES:])
+            write_cache(self._file, _VERSION, "answers", newest)
         return found
-
-    def _load(self) -> dict[str, Any]:
-        if self._entries is None:
-            assert self._file is not None
-            self._entries = read_cache(self._file, _VERSION, "answers")
-        return self._entries
-
-    def _save(self, entries: dict[str, Any]) -> None:
-        assert self._file is not None
-        # A toolchain updated now and then leaves answers nobody asks again: keep the newest.
-        write_cache(self._file, _VERSION, "answers", dict(list(entries.items())[-_MAX_ENTRIES:]))
 
 
 def _identity(rustc: Path, environment: Mapping[str, str]) -> list[Any] | None:

@@ -279,12 +279,9 @@ def rustup_settings(home: str) -> tuple[dict[Path, str], str | None]:
 
 
 def is_rustup_proxy(cargo: str, rustup: str | None) -> bool:
-    if rustup is not None:
-        try:
-            if os.path.samefile(cargo, rustup):
-                return True
-        except OSError:
-            pass
+    with contextlib.suppress(OSError):
+        if rustup is not None and os.path.samefile(cargo, rustup):
+            return True
     return Path(os.path.realpath(cargo)).stem in ("rustup", "rustup-init")
 
 
