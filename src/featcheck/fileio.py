@@ -18,7 +18,7 @@ import stat
 import threading
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
 from featcheck.boundary import LINK_OUT
 from featcheck.errors import FeatcheckError
@@ -174,7 +174,10 @@ def _replace_from_named_file(path: Path, target: Path, content: bytes, mode: int
         raise FeatcheckError(f"cannot write here: {error.strerror or error}", path=path) from None
     try:
         with os.fdopen(handle, "wb") as stream:
-            _write_durably(stream, content, mode)
+            stream.write(content)
+            stream.flush()
+            os.fchmod(stream.fileno(), mode)
+            os.fsync(stream.fileno())
         os.replace(temporary, target)
     except BaseException as error:
         temporary.unlink(missing_ok=True)
@@ -192,7 +195,10 @@ def _replace_from_unnamed_file(target: Path, content: bytes, mode: int) -> bool:
         return False
     handle = os.open(target.parent, flag | os.O_WRONLY, 0o600)
     with os.fdopen(handle, "wb") as stream:
-        _write_durably(stream, content, mode)
+        stream.write(content)
+        stream.flush()
+        os.fchmod(stream.fileno(), mode)
+        os.fsync(stream.fileno())
         directory = os.open(target.parent, os.O_RDONLY)
         try:
             for _ in range(16):
@@ -218,13 +224,6 @@ def _replace_from_unnamed_file(target: Path, content: bytes, mode: int) -> bool:
         finally:
             os.close(directory)
     raise FileExistsError("no free temporary name")
-
-
-def _write_durably(stream: BinaryIO, content: bytes, mode: int) -> None:
-    stream.write(content)
-    stream.flush()
-    os.fchmod(stream.fileno(), mode)
-    os.fsync(stream.fileno())
 
 
 def _sync_directory(directory: Path) -> None:

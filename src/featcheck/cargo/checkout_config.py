@@ -99,28 +99,17 @@ def _applies(table: str, cfg: TargetCfg) -> bool:
 _BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
 
 
-def _toml_string(text: str) -> str:
-    """A TOML basic string: quotes, backslashes and control characters escaped (JSON's escapes
-    are TOML's; DEL, which JSON leaves, too), so that the setting stays one line whatever the
-    checkout wrote."""
-    return json.dumps(text, ensure_ascii=False).replace("\x7f", "\\u007F")
-
-
 def _toml_key(part: str) -> str:
-    return part if _BARE_KEY.fullmatch(part) else _toml_string(part)
+    return part if _BARE_KEY.fullmatch(part) else _toml_value(part)
 
 
 def _toml_value(value: object) -> str:
-    """An allow-listed value (string, boolean, integer, array of strings) as TOML."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, str):
-        return _toml_string(value)
-    if isinstance(value, (list, tuple)):
-        return "[" + ", ".join(_toml_value(item) for item in value) + "]"
-    raise TypeError(f"no TOML form for {type(value).__name__}")
+    """An allow-listed value (string, boolean, integer, array of strings) as TOML, on one line
+    whatever the checkout wrote: JSON's forms and escapes are TOML's, but for DEL, which JSON
+    leaves as it is."""
+    if not isinstance(value, (bool, int, str, list, tuple)):
+        raise TypeError(f"no TOML form for {type(value).__name__}")
+    return json.dumps(value, ensure_ascii=False).replace("\x7f", "\\u007F")
 
 
 def read_checkout_config(

@@ -218,7 +218,7 @@ def _rustflags(document: ManifestDocument, path: KeyPath, value: object) -> list
         return filter_rustflags(flags)
     except RustflagError as error:
         at = (*path, error.index) if isinstance(value, list) else path
-        raise setting_error(document, at, error.message) from None
+        raise setting_error(document, at, str(error)) from None
 
 
 def allowed_leaves(document: ManifestDocument, base: Path) -> Iterator[Leaf]:
