@@ -130,18 +130,14 @@ def _directory(path: Path) -> Path:
 def _upward(start: Path) -> Iterator[Path]:
     """`start` and the directories above it, up to (not including) any that holds the home
     directory."""
-    stop = _home()
+    try:
+        stop: Path | None = Path(os.path.realpath(Path.home()))
+    except (RuntimeError, OSError):
+        stop = None
     for directory in (start, *start.parents):
         if directory != start and stop is not None and stop.is_relative_to(directory):
             return
         yield directory
-
-
-def _home() -> Path | None:
-    try:
-        return Path(os.path.realpath(Path.home()))
-    except (RuntimeError, OSError):
-        return None
 
 
 def _declares_workspace(manifest: Path) -> bool:
@@ -165,24 +161,14 @@ def is_inside(path: Path | str, root: Path) -> bool:
         return True
 
 
-def default_cargo_home(environment: Mapping[str, str]) -> Path | None:
-    """CARGO_HOME as cargo finds it (the environment, else ~/.cargo)."""
-    home = environment.get("CARGO_HOME")
+def default_home(environment: Mapping[str, str], variable: str) -> Path | None:
+    """CARGO_HOME or RUSTUP_HOME (`variable`) as cargo and rustup find it: the environment,
+    else ~/.cargo or ~/.rustup; None without a home directory."""
+    home = environment.get(variable)
     if home:
         return Path(home)
     try:
-        return Path.home() / ".cargo"
-    except RuntimeError:
-        return None
-
-
-def default_rustup_home(environment: Mapping[str, str]) -> Path | None:
-    """RUSTUP_HOME as rustup finds it (the environment, else ~/.rustup)."""
-    home = environment.get("RUSTUP_HOME")
-    if home:
-        return Path(home)
-    try:
-        return Path.home() / ".rustup"
+        return Path.home() / ("." + variable.removesuffix("_HOME").lower())
     except RuntimeError:
         return None
 
@@ -218,7 +204,7 @@ class TrustContext(NamedTuple):
         entry point only, never for a tree featcheck made (use `derive`)."""
         root = checkout_root(audited)
         context = cls(root, root, user_cache_directory(environment), None, None, trust_checkout)
-        return context._placed(default_cargo_home(environment))
+        return context._placed(default_home(environment, "CARGO_HOME"))
 
     def derive(self, tree: Path) -> TrustContext:
         """This context for `tree`, a copy or revision tree made from the checkout: the user's
@@ -252,7 +238,7 @@ class TrustContext(NamedTuple):
 def refuse_untrusted_rustup_home(environment: Mapping[str, str], trust: TrustContext) -> None:
     """A rustup home inside the checkout (or a tree made from it) holds the checkout's own
     toolchains: running any of them runs the checkout's programs."""
-    home = default_rustup_home(environment)
+    home = default_home(environment, "RUSTUP_HOME")
     if home is not None and os.path.exists(home) and trust.is_untrusted(home):
         raise FeatcheckError(
             "RUSTUP_HOME lies inside the audited checkout: its toolchains are checkout "

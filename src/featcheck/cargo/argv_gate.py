@@ -241,7 +241,6 @@ class RustflagError(Exception):
     def __init__(self, index: int, message: str) -> None:
         super().__init__(message)
         self.index = index
-        self.message = message
 
 
 def filter_rustflags(flags: list[str]) -> list[Argument]:
@@ -330,7 +329,7 @@ def _kept_flags(name: str, flags: list[str]) -> list[Argument]:
     try:
         return filter_rustflags(flags)
     except RustflagError as error:
-        raise FeatcheckError(f"{name}: {error.message}") from None
+        raise FeatcheckError(f"{name}: {error}") from None
 
 
 def filter_environment_rustflags(environment: dict[str, str]) -> None:

@@ -15,6 +15,7 @@ relative paths made absolute. Everything not on the list is dropped.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping
 from pathlib import Path
@@ -37,6 +38,7 @@ from featcheck.cargo.config_files import (
     load,
     setting_error,
     tables,
+    unquoted_outside,
 )
 from featcheck.cargo.process import neutral_directory
 from featcheck.cargo.unification import UnificationSettings
@@ -77,60 +79,37 @@ class CheckoutConfig(NamedTuple):
         """The kept rustflags cargo uses for `triple` (whose cfg without flags is `cfg`): those
         of `[target.<triple>]` (the files', then the environment's), then of every matching
         `[target.'cfg(...)']` table, or, when none sets a flag, `[build]`'s."""
-        matched = False
-        flags: list[Argument] = []
-        for name, kept in self.target_rustflags:
-            if name == triple:
-                matched = True
-                flags += kept
         variable = _env_name(("target", triple, "rustflags"))
-        for name, kept in self.environment_target_rustflags:
-            if name == variable:
-                matched = True
-                flags += kept
-        for name, kept in self.target_rustflags:
-            try:
-                applies = name.startswith("cfg(") and cfg.applies(name)
-            except ValueError:  # cargo refuses such a table; `cargo metadata` says so
-                applies = False
-            if applies:
-                matched = True
-                flags += kept
-        return flags if matched else list(self.build_rustflags)
+        matched = [kept for name, kept in self.target_rustflags if name == triple]
+        matched += [kept for name, kept in self.environment_target_rustflags if name == variable]
+        matched += [kept for name, kept in self.target_rustflags if _applies(name, cfg)]
+        if not matched:
+            return list(self.build_rustflags)
+        return [flag for kept in matched for flag in kept]
+
+
+def _applies(table: str, cfg: TargetCfg) -> bool:
+    """Whether `[target.'cfg(...)']` (`table`) matches `cfg`."""
+    try:
+        return table.startswith("cfg(") and cfg.applies(table)
+    except ValueError:  # cargo refuses such a table; `cargo metadata` says so
+        return False
 
 
 _BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
 
 
-def _toml_string(text: str) -> str:
-    """A TOML basic string: quotes, backslashes and control characters escaped, so that the
-    setting stays one line whatever the checkout wrote."""
-    escaped = []
-    for character in text:
-        if character in ('"', "\\"):
-            escaped.append("\\" + character)
-        elif ord(character) < 0x20 or ord(character) == 0x7F:
-            escaped.append(f"\\u{ord(character):04X}")
-        else:
-            escaped.append(character)
-    return '"' + "".join(escaped) + '"'
-
-
 def _toml_key(part: str) -> str:
-    return part if _BARE_KEY.fullmatch(part) else _toml_string(part)
+    return part if _BARE_KEY.fullmatch(part) else _toml_value(part)
 
 
 def _toml_value(value: object) -> str:
-    """An allow-listed value (string, boolean, integer, array of strings) as TOML."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, str):
-        return _toml_string(value)
-    if isinstance(value, (list, tuple)):
-        return "[" + ", ".join(_toml_value(item) for item in value) + "]"
-    raise TypeError(f"no TOML form for {type(value).__name__}")
+    """An allow-listed value (string, boolean, integer, array of strings) as TOML, on one line
+    whatever the checkout wrote: JSON's forms and escapes are TOML's, but for DEL, which JSON
+    leaves as it is."""
+    if not isinstance(value, (bool, int, str, list, tuple)):
+        raise TypeError(f"no TOML form for {type(value).__name__}")
+    return json.dumps(value, ensure_ascii=False).replace("\x7f", "\\u007F")
 
 
 def read_checkout_config(
@@ -162,11 +141,13 @@ def read_checkout_config(
         for document, base, within in load(file, (), file.parent.parent, root):
             if file.parent.parent == neutral_directory():  # cargo reads it there too
                 forwarded.names_wrapper |= _names_wrapper(document)
-            for leaf in _leaves(document, base, within):
+            with unquoted_outside(within, document.path, "holds a value featcheck refuses"):
+                leaves = list(allowed_leaves(document, base))
+            for leaf in leaves:
                 if not _left_to_environment(leaf.key, environment) and policy.admits(
                     leaf, document
                 ):
-                    forwarded.add_from(leaf, file, document, within)
+                    forwarded.add(leaf, file, document, within)
     if (from_environment := environment_list(environment, "CARGO_BUILD_RUSTFLAGS")) is not None:
         forwarded.build += from_environment
         if forwarded.build_on_command_line:
@@ -183,19 +164,6 @@ def read_checkout_config(
         forwarded.names_wrapper,
         forwarded.unification,
     )
-
-
-def _leaves(document: ManifestDocument, base: Path, within: bool) -> list[Leaf]:
-    """The allow-listed settings of a checkout's file; a refused value of a file outside the
-    project is not quoted (see config_files.py)."""
-    try:
-        return list(allowed_leaves(document, base))
-    except FeatcheckError:
-        if within:
-            raise
-        raise FeatcheckError(
-            f"holds a value featcheck refuses ({NOT_SHOWN})", path=document.path
-        ) from None
 
 
 class _Forwarded:
@@ -215,21 +183,18 @@ class _Forwarded:
         CARGO_REGISTRIES_<NAME>_INDEX), as cargo's environment names them (upper case, `_`
         for `-`)."""
 
-    def add_from(self, leaf: Leaf, file: Path, document: ManifestDocument, within: bool) -> None:
-        """`add`, where a setting cargo's command line cannot carry (a `cfg(...)` key longer
-        than any value the gate passes, say) is one line at its place in `document`."""
+    def add(self, leaf: Leaf, file: Path, document: ManifestDocument, within: bool) -> None:
+        """Pass `leaf` (read from `file`, or a file it includes) to cargo. A setting cargo's
+        command line cannot carry (a `cfg(...)` key longer than any value the gate passes, say)
+        is one line at its place in `document`."""
         try:
-            self.add(leaf, file)
+            self.arguments.append(_config_argument(leaf.key, leaf.value))
         except GateError as error:
             if not within:
                 message = f"holds a setting featcheck cannot pass to cargo ({NOT_SHOWN})"
                 raise FeatcheckError(message, path=document.path) from None
             message = f"featcheck cannot pass this setting to cargo: {error}"
             raise setting_error(document, leaf.key, message) from None
-
-    def add(self, leaf: Leaf, file: Path) -> None:
-        """Pass `leaf` (read from `file`, or a file it includes) to cargo."""
-        self.arguments.append(_config_argument(leaf.key, leaf.value))
         if len(self.arguments) > MAX_KEYS:
             raise FeatcheckError(
                 f"more than {MAX_KEYS} cargo settings in the checkout's configuration",

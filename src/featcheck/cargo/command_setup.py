@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from featcheck.boundary import TrustContext, default_cargo_home, default_rustup_home
+from featcheck.boundary import TrustContext, default_home
 from featcheck.cargo.argv_gate import (
     CONFIG_SETTING,
     Argument,
@@ -70,7 +70,7 @@ def trusted_setup(workdir: Path, trust: TrustContext) -> CommandSetup:
     # evaluate cfg as cargo will, and does without them where it cannot read them.
     try:
         config = read_checkout_config(
-            workdir, env, default_cargo_home(env), offline=True, root=trust.root
+            workdir, env, default_home(env, "CARGO_HOME"), offline=True, root=trust.root
         )
     except FeatcheckError:
         config = CheckoutConfig()
@@ -92,8 +92,7 @@ def isolated_setup(
     filter_environment_rustflags(env)
     cargo_home = places.cargo_home
     if places.untrusted_cargo_home is not None:
-        cargo_home = _private_cargo_home(places)
-        env["CARGO_HOME"] = str(cargo_home)
+        cargo_home = _private_cargo_home(places)  # named in `env` below
     config = read_checkout_config(
         workdir,
         env,
@@ -139,7 +138,7 @@ def _offer_no_git_credentials(env: dict[str, str], cargo_home: Path | None) -> N
     their own decision; cargo finds it in CARGO_HOME. cargo and rustup keep their homes."""
     if cargo_home is not None:
         env["CARGO_HOME"] = str(cargo_home)
-    if (rustup_home := default_rustup_home(env)) is not None:
+    if (rustup_home := default_home(env, "RUSTUP_HOME")) is not None:
         env["RUSTUP_HOME"] = str(rustup_home)
     for name in ("SSH_AUTH_SOCK", "SSH_ASKPASS", "GIT_ASKPASS", "GIT_SSH", "GIT_SSH_COMMAND"):
         env.pop(name, None)
@@ -229,26 +228,18 @@ class RustcAnswers:
         ):
             return answer()
         key = json.dumps([self._identity, list(question)])
-        entries = self._load()
-        known = entries.get(key)
+        if self._entries is None:
+            self._entries = read_cache(self._file, _VERSION, "answers")
+        known = self._entries.get(key)
         if isinstance(known, str):
             return known
         found = answer()
         if found is not None:
-            entries[key] = found
-            self._save(entries)
+            self._entries[key] = found
+            # A toolchain updated now and then leaves answers nobody asks again: keep the newest.
+            newest = dict(list(self._entries.items())[-_MAX_ENTRIES:])
+            write_cache(self._file, _VERSION, "answers", newest)
         return found
-
-    def _load(self) -> dict[str, Any]:
-        if self._entries is None:
-            assert self._file is not None
-            self._entries = read_cache(self._file, _VERSION, "answers")
-        return self._entries
-
-    def _save(self, entries: dict[str, Any]) -> None:
-        assert self._file is not None
-        # A toolchain updated now and then leaves answers nobody asks again: keep the newest.
-        write_cache(self._file, _VERSION, "answers", dict(list(entries.items())[-_MAX_ENTRIES:]))
 
 
 def _identity(rustc: Path, environment: Mapping[str, str]) -> list[Any] | None:

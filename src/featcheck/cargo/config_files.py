@@ -55,19 +55,17 @@ def _within(path: Path, inside: Path) -> bool:
         return False
 
 
-def _read(path: Path, within: bool, root: Path | None) -> ManifestDocument:
-    """A configuration file as a document. A file outside the project (reached by `include`)
-    is never quoted in an error: it may be any file of the machine. One that a link inside
-    the checkout (`root`) leads to outside it is not read at all (boundary.py)."""
+@contextlib.contextmanager
+def unquoted_outside(within: bool, path: Path, refusal: str) -> Iterator[None]:
+    """A FeatcheckError of a file outside the project (reached by `include`) becomes `refusal`:
+    that file may be any file of the machine, and is never quoted. One that a link inside the
+    checkout leads to outside it is refused by the link's own name, and not read (boundary.py)."""
     try:
-        raw = read_checkout_file(path, "cargo configuration file", MAX_CONFIG_BYTES, root)
-        return parse_document(path, raw)
+        yield
     except FeatcheckError as error:
         if within or isinstance(error, LeadsOut):
             raise
-        raise FeatcheckError(
-            f"cannot be read as a cargo configuration file ({NOT_SHOWN})", path=path
-        ) from None
+        raise FeatcheckError(f"{refusal} ({NOT_SHOWN})", path=path) from None
 
 
 def _includes(document: ManifestDocument, checkout: Path | None) -> Iterator[tuple[Path, bool]]:
@@ -112,14 +110,12 @@ def load(
     if len(seen) > _MAX_INCLUDE_DEPTH or path in seen:
         raise FeatcheckError("cargo configuration includes itself", path=path)
     within = _within(path, inside)
-    document = _read(path, within, root)
+    with unquoted_outside(within, path, "cannot be read as a cargo configuration file"):
+        raw = read_checkout_file(path, "cargo configuration file", MAX_CONFIG_BYTES, root)
+        document = parse_document(path, raw)
     checkout = root if root is not None and is_inside(path, root) else None
-    try:
+    with unquoted_outside(within, path, "`include` refused"):
         includes = list(_includes(document, checkout))
-    except FeatcheckError:
-        if within:
-            raise
-        raise FeatcheckError(f"`include` refused ({NOT_SHOWN})", path=path) from None
     for included, optional in includes:
         if optional and not included.exists():
             continue
@@ -132,10 +128,24 @@ def config_files(
 ) -> list[Path]:
     """The files cargo would read from `workdir` upward, lowest precedence (root) first, after
     the configuration of an untrusted CARGO_HOME (lowest of all, as cargo reads its home)."""
-    found = _config_in(workdir, cargo_home)
-    file = home_config(untrusted_home)
-    if file is not None and not any(file.samefile(f) for f in found if f.exists()):
-        found.insert(0, file)
+    names = ("config", "config.toml")  # cargo prefers `config` when both exist
+    home_files = [cargo_home / name for name in names] if cargo_home is not None else []
+    found: list[Path] = []
+    directory = workdir.absolute()
+    for candidate in (directory, *directory.parents):
+        for name in names:
+            file = candidate / ".cargo" / name
+            with contextlib.suppress(OSError):
+                if not file.exists():
+                    continue
+                if any(h.exists() and file.samefile(h) for h in home_files):
+                    break  # CARGO_HOME's own file: cargo reads it anyway
+            found.append(file)
+            break
+    found.reverse()
+    home = home_config(untrusted_home)
+    if home is not None and not any(home.samefile(f) for f in found if f.exists()):
+        found.insert(0, home)
     return found
 
 
@@ -145,26 +155,6 @@ def home_config(cargo_home: Path | None) -> Path | None:
     if cargo_home is None:
         return None
     return next((f for n in ("config", "config.toml") if (f := cargo_home / n).is_file()), None)
-
-
-def _config_in(workdir: Path, cargo_home: Path | None) -> list[Path]:
-    names = ("config", "config.toml")  # cargo prefers `config` when both exist
-    home_files = [cargo_home / name for name in names] if cargo_home is not None else []
-    found: list[Path] = []
-    directory = workdir.absolute()
-    for candidate in (directory, *directory.parents):
-        for name in names:
-            file = candidate / ".cargo" / name
-            try:
-                if not file.exists():
-                    continue
-                if any(h.exists() and file.samefile(h) for h in home_files):
-                    break  # CARGO_HOME's own file: cargo reads it anyway
-            except OSError:
-                pass
-            found.append(file)
-            break
-    return found[::-1]
 
 
 def configuration_documents(
@@ -228,7 +218,7 @@ def _rustflags(document: ManifestDocument, path: KeyPath, value: object) -> list
         return filter_rustflags(flags)
     except RustflagError as error:
         at = (*path, error.index) if isinstance(value, list) else path
-        raise setting_error(document, at, error.message) from None
+        raise setting_error(document, at, str(error)) from None
 
 
 def allowed_leaves(document: ManifestDocument, base: Path) -> Iterator[Leaf]:

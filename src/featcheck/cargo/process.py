@@ -67,9 +67,7 @@ def _widen_pipe(process: subprocess.Popen[bytes]) -> None:
     (megabytes) in one go, and each pipeful is a wake-up of the reader and of cargo (measured:
     3 MB in 3.0 ms through 64 KiB, 0.7 ms through 1 MiB). Where the system refuses, the pipe
     stays as it is."""
-    if sys.platform == "win32" or process.stdout is None:
-        return
-    if hasattr(fcntl, "F_SETPIPE_SZ"):
+    if sys.platform != "win32" and process.stdout is not None and hasattr(fcntl, "F_SETPIPE_SZ"):
         with contextlib.suppress(OSError):
             fcntl.fcntl(process.stdout.fileno(), fcntl.F_SETPIPE_SZ, _PIPE_BYTES)
 
@@ -167,14 +165,13 @@ class RunningProcess:
         except BaseException:
             self.cancel()
             raise
-        if isinstance(self._error, subprocess.TimeoutExpired):
-            _end(self._process)
-            raise FeatcheckError(
-                f"{self._what} did not finish within {self._timeout:g} s"
-                " (raise --timeout, or check for a lock held by another cargo)"
-            ) from None
         if self._error is not None:
             _end(self._process)
+            if isinstance(self._error, subprocess.TimeoutExpired):
+                raise FeatcheckError(
+                    f"{self._what} did not finish within {self._timeout:g} s"
+                    " (raise --timeout, or check for a lock held by another cargo)"
+                ) from None
             raise self._error
         assert self._output is not None
         stdout, stderr = self._output

@@ -68,10 +68,7 @@ class CargoRunner:
         self.timeout = timeout
         self.on_command = on_command
         """Called with each command line (program name first) just before it runs."""
-        self._cfg_cache: dict[str, TargetCfg] = {}
-        """Each target's cfg as cargo sees it for target units (with the target's rustflags)."""
         self._rustc_cfg_cache: dict[tuple[str, tuple[str, ...]], TargetCfg] = {}
-        self._host: str | None = None
         self._version: str | None = None
         self._lock = threading.Lock()
         self._setup: CommandSetup | None = None
@@ -100,9 +97,6 @@ class CargoRunner:
                     self.workdir, self.trust, offline=self.offline, timeout=self.timeout
                 )
             return self._setup
-
-    def _run(self, program: str, args: Sequence[Argument]) -> ProcessOutput:
-        return self._finish(self._start(program, args))
 
     def _start(self, program: str, args: Sequence[Argument]) -> RunningProcess:
         setup = self._prepared()
@@ -208,29 +202,22 @@ class CargoRunner:
             *feature_arguments(features),
             *self._cargo_flags(),
         ]
-        output = self._run("cargo", args)
+        output = self._finish(self._start("cargo", args))
         if output.returncode != 0:
             raise failure_error(f"cargo tree -p {package_spec}", output.stderr)
         return output.stdout
 
     def host_triple(self) -> str:
-        with self._lock:
-            if self._host is None:
-                self._host = self._version_line("host")
-                if self._host is None:
-                    raise FeatcheckError("`rustc -vV` did not name the host target")
-            return self._host
-
-    def rustc_release(self) -> str | None:
-        """The toolchain's release as `rustc -vV` names it (`1.97.0-nightly`); None where no
-        process is run to ask."""
-        with self._lock:
-            return self._version_line("release")
+        host = self._version_line("host")
+        if host is None:
+            raise FeatcheckError("`rustc -vV` did not name the host target")
+        return host
 
     def _version_line(self, name: str) -> str | None:
-        """A line of `rustc -vV` (the caller holds the lock)."""
-        if self._version is None:
-            self._version = self._ask_rustc([word("-vV")]).stdout
+        """A line of `rustc -vV`: `host`, or `release` (`1.97.0-nightly`)."""
+        with self._lock:
+            if self._version is None:
+                self._version = self._ask_rustc([word("-vV")]).stdout
         for line in self._version.splitlines():
             if line.startswith(name + ":"):
                 return line.split(":", 1)[1].strip()
@@ -242,20 +229,18 @@ class CargoRunner:
         settings = setup.config.unification
         if settings.mode is None and MODE_VARIABLE not in setup.environment:
             return PER_MEMBER  # nothing asked: no rustc to start
-        return decide(settings, setup.environment, self.rustc_release(), show)
+        return decide(settings, setup.environment, self._version_line("release"), show)
 
     def target_cfg(self, triple: str) -> TargetCfg:
         """`rustc --print cfg` with the rustflags cargo gives `triple`, as cargo's own target
         probe asks it."""
         with self._lock:
-            if triple not in self._cfg_cache:
-                setup = self._prepared()
-                plain = self._rustc_cfg(triple, ())
-                flags = setup.environment_rustflags
-                if flags is None:
-                    flags = setup.config.rustflags(triple, plain)
-                self._cfg_cache[triple] = self._rustc_cfg(triple, tuple(flags)) if flags else plain
-            return self._cfg_cache[triple]
+            setup = self._prepared()
+            plain = self._rustc_cfg(triple, ())
+            flags = setup.environment_rustflags
+            if flags is None:
+                flags = setup.config.rustflags(triple, plain)
+            return self._rustc_cfg(triple, tuple(flags)) if flags else plain
 
     def host_cfg(self) -> TargetCfg:
         """cfg values of units built for the host (build scripts, proc-macros and their
@@ -268,13 +253,13 @@ class CargoRunner:
         """rustc's answer, kept between runs for the real toolchain binaries (`RustcAnswers`)."""
         setup = self._prepared()
         if setup.toolchain is None:
-            return self._run("rustc", args)
+            return self._finish(self._start("rustc", args))
         if self._answers is None:
             self._answers = RustcAnswers(setup.toolchain.rustc, setup.cache, setup.environment)
         failed: list[ProcessOutput] = []
 
         def answer() -> str | None:
-            output = self._run("rustc", args)
+            output = self._finish(self._start("rustc", args))
             if output.returncode != 0:
                 failed.append(output)
                 return None

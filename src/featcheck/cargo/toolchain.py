@@ -25,6 +25,7 @@ from featcheck.boundary import (
     MAX_CONFIG_BYTES,
     TrustContext,
     decode_text,
+    default_home,
     read_checkout_file,
     read_regular_file,
     refuse_checkout_program,
@@ -48,7 +49,6 @@ class Toolchain(NamedTuple):
     rustc: Path
     rustup_name: str | None
     """The rustup toolchain to pin with RUSTUP_TOOLCHAIN; None without rustup."""
-    why: str
 
 
 def which(name: str) -> str | None:
@@ -96,7 +96,9 @@ def resolve_toolchain(workdir: Path, timeout: float, *, trust: TrustContext) -> 
         )
     refuse_checkout_program(rustup, trust, "rustup")
     refuse_untrusted_rustup_home(os.environ, trust)
-    request, settings = _requested_toolchain(workdir, trust.root)
+    if (home := default_home(os.environ, "RUSTUP_HOME")) is None:
+        raise FeatcheckError("no home directory to find rustup's toolchains in: set RUSTUP_HOME")
+    request, default = _requested_toolchain(workdir, trust.root, str(home))
     if request.path is not None:
         raise FeatcheckError(
             f"toolchain `path = {json.dumps(request.path)}` would make rustup run cargo and "
@@ -105,15 +107,18 @@ def resolve_toolchain(workdir: Path, timeout: float, *, trust: TrustContext) -> 
             path=request.origin,
             line=request.line,
         )
-    return _rustup_toolchain(rustup, request, settings, trust, timeout)
+    return _rustup_toolchain(rustup, request, default, str(home), trust, timeout)
 
 
-def _requested_toolchain(workdir: Path, root: Path) -> tuple[ToolchainRequest, RustupSettings]:
-    """The toolchain RUSTUP_TOOLCHAIN names, else the one rustup finds for `workdir`."""
+def _requested_toolchain(
+    workdir: Path, root: Path, home: str
+) -> tuple[ToolchainRequest, str | None]:
+    """The toolchain RUSTUP_TOOLCHAIN names, else the one rustup finds for `workdir`, and
+    rustup's recorded default."""
     pinned = os.environ.get("RUSTUP_TOOLCHAIN")
     if not pinned:
-        settings = rustup_settings()
-        return find_toolchain_request(workdir, settings.overrides, root), settings
+        overrides, default = rustup_settings(home)
+        return find_toolchain_request(workdir, overrides, root), default
     try:
         request = ToolchainRequest(TOOLCHAIN.check(pinned), why="RUSTUP_TOOLCHAIN")
     except GateError as error:
@@ -121,21 +126,21 @@ def _requested_toolchain(workdir: Path, root: Path) -> tuple[ToolchainRequest, R
             f"RUSTUP_TOOLCHAIN: {error}; featcheck asks rustup for a named toolchain "
             "(or put the toolchain's bin directory first on PATH)"
         ) from None
-    return request, RustupSettings({}, None)
+    return request, None
 
 
 def _rustup_toolchain(
     rustup: str,
     request: ToolchainRequest,
-    settings: RustupSettings,
+    default: str | None,
+    home: str,
     trust: TrustContext,
     timeout: float,
 ) -> Toolchain:
     """The real binaries of the toolchain `request` names (else rustup's default)."""
-    home = str(rustup_home())
     try:
         # rustup's settings file records its default; asking rustup costs a process start.
-        name = request.name or settings.default or rustup_default(rustup, home, trust, timeout)
+        name = request.name or default or rustup_default(rustup, home, trust, timeout)
         real_cargo, real_rustc = rustup_binaries(rustup, name, home, trust, timeout)
     except RustupError as error:
         message = f"rustup cannot provide the toolchain: {error}"
@@ -148,7 +153,7 @@ def _rustup_toolchain(
         raise FeatcheckError(
             f"rustup's default toolchain: {error} (`rustup default stable` sets a plain one)"
         ) from None
-    return Toolchain(real_cargo, real_rustc, name, request.why)
+    return Toolchain(real_cargo, real_rustc, name)
 
 
 def _plain_toolchain(cargo: Path) -> Toolchain:
@@ -159,7 +164,7 @@ def _plain_toolchain(cargo: Path) -> Toolchain:
         raise FeatcheckError(
             "rustc not found on PATH: install Rust (https://rustup.rs) or add it to PATH"
         )
-    return Toolchain(cargo, Path(rustc), None, "cargo and rustc on PATH")
+    return Toolchain(cargo, Path(rustc), None)
 
 
 TOOLCHAIN_FILES = ("rust-toolchain", "rust-toolchain.toml")
@@ -254,27 +259,15 @@ def find_toolchain_request(
     return ToolchainRequest(None)
 
 
-def rustup_home() -> Path:
-    home = os.environ.get("RUSTUP_HOME")
-    return Path(home) if home else Path.home() / ".rustup"
-
-
-# A NamedTuple, not a dataclass: made before cargo starts (see audit.py).
-class RustupSettings(NamedTuple):
-    overrides: dict[Path, str]
-    """`rustup override set` entries."""
-    default: str | None
-    """`rustup default`, as recorded; None when the file does not say."""
-
-
-def rustup_settings() -> RustupSettings:
-    """The user's RUSTUP_HOME/settings.toml (absent or unreadable: nothing is known)."""
-    settings = rustup_home() / "settings.toml"
+def rustup_settings(home: str) -> tuple[dict[Path, str], str | None]:
+    """The `rustup override set` entries and the recorded `rustup default` of the user's
+    RUSTUP_HOME/settings.toml (absent or unreadable: nothing is known)."""
+    settings = Path(home) / "settings.toml"
     try:
         text = read_regular_file(settings, "rustup settings file", MAX_CONFIG_BYTES).decode()
         document = toml_data(text)
     except Exception:
-        return RustupSettings({}, None)
+        return {}, None
     table = document.get("overrides")
     overrides = {
         Path(k): v
@@ -282,16 +275,13 @@ def rustup_settings() -> RustupSettings:
         if isinstance(k, str) and isinstance(v, str)
     }
     default = document.get("default_toolchain")
-    return RustupSettings(overrides, default if isinstance(default, str) and default else None)
+    return overrides, default if isinstance(default, str) and default else None
 
 
 def is_rustup_proxy(cargo: str, rustup: str | None) -> bool:
-    if rustup is not None:
-        try:
-            if os.path.samefile(cargo, rustup):
-                return True
-        except OSError:
-            pass
+    with contextlib.suppress(OSError):
+        if rustup is not None and os.path.samefile(cargo, rustup):
+            return True
     return Path(os.path.realpath(cargo)).stem in ("rustup", "rustup-init")
 
 

@@ -114,9 +114,10 @@ def _strip_prefix(raw: str) -> tuple[int | None, int, str]:
     return None, width, raw[width:]
 
 
-def _read_lines(text: str) -> tuple[list[_Line | None], bool, str]:
-    """Classify each line; None entries mark blank lines that separate several roots."""
-    lines: list[_Line | None] = []
+def _read_lines(text: str) -> tuple[list[_Line], bool, str]:
+    """The lines that print a node, whether `[dev-dependencies]`-style headers appeared, and
+    the prefix style; a blank line (between several roots) ends every header's section."""
+    lines: list[_Line] = []
     saw_sections = False
     prefix_style = "none"
     # depth -> kind of a `[dev-dependencies]`/`[build-dependencies]` section whose siblings at
@@ -125,7 +126,6 @@ def _read_lines(text: str) -> tuple[list[_Line | None], bool, str]:
     for number, raw_line in enumerate(text.splitlines(), start=1):
         raw = _LOG_TIMESTAMP.sub("", raw_line).rstrip()
         if not raw.strip():
-            lines.append(None)
             sections.clear()
             continue
         depth_digits, width, rest = _strip_prefix(raw)
@@ -162,8 +162,7 @@ def _read_lines(text: str) -> tuple[list[_Line | None], bool, str]:
 
 def parse_tree_text(text: str) -> ParsedTree:
     """Parse `cargo tree -f '{p} [{f}]'` output in any prefix style."""
-    lines, saw_sections, prefix_style = _read_lines(text)
-    node_lines = [line for line in lines if line is not None]
+    node_lines, saw_sections, prefix_style = _read_lines(text)
     if not node_lines:
         raise TreeTextError(
             "no dependency lines found: expected output of cargo tree -f '{p} [{f}]'"
