@@ -78,3 +78,25 @@ def test_only_data_keys_of_the_checkout_configuration_reach_cargo(tmp_path: Path
     # Online, a registry only the checkout defines is refused where it is written.
     with pytest.raises(FeatcheckError, match=r"config.toml:20:9: `\[registries.internal\]`"):
         read_checkout_config(checkout.project, {"CARGO_NET_OFFLINE": "false"}, None)
+
+
+def test_false_and_zero_reach_cargo_as_written(tmp_path: Path) -> None:
+    # Only rustflags the gate emptied become the neutral flags; `false` or `0` elsewhere once
+    # became `["-Ccodegen-units=1"]`, which cargo refuses for a patch's default-features.
+    checkout = make_checkout(tmp_path)
+    checkout.cargo_config(
+        """\
+        [build]
+        rustflags = ["-Clinker=evil"]
+        [patch.crates-io]
+        rayon = { path = "patches/rayon", default-features = false }
+        [net]
+        offline = true
+        retry = 0
+        """
+    )
+    args = read_checkout_config(checkout.project, {}, None).arguments
+    pairs = [a.removeprefix("--config=") for a in args]
+    assert "patch.crates-io.rayon.default-features=false" in pairs
+    assert "net.retry=0" in pairs
+    assert 'build.rustflags=["-Ccodegen-units=1"]' in pairs

@@ -214,8 +214,11 @@ class _Forwarded:
 
 
 def _config_argument(key: tuple[str, ...], value: object) -> Argument:
-    """`--config=KEY=VALUE`, the value written as TOML."""
-    setting = ".".join(_toml_key(part) for part in key) + "=" + _toml_value(value or NEUTRAL_FLAGS)
+    """`--config=KEY=VALUE`, the value written as TOML. Rustflags the gate emptied become the
+    neutral flags; any other value, `false` and `0` among them, is passed as it is."""
+    if key[-1] == "rustflags" and not value:
+        value = NEUTRAL_FLAGS
+    setting = ".".join(_toml_key(part) for part in key) + "=" + _toml_value(value)
     return option("--config", setting, CONFIG_SETTING)
 
 
