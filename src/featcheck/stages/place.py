@@ -68,6 +68,7 @@ def place(
         for t in scope.targets
         if plan.selections[m.id]
     }
+    confirm = options.confirm_fixes and not options.no_exec
     placer = FindingPlacer(
         locator,
         Explainer(scope.metadata, search, locator, base_builds, model.record, model.resolver == 1),
@@ -81,9 +82,11 @@ def place(
             cargo_checks_new_packages=options.check_new_packages and not options.no_exec,
             backends=backends_of(r for rules in scope.rules_of.values() for r in rules),
             covers=_covers(flagged) if lazy else frozenset(),
+            # Unconfirmed fixes are listed, each candidate with them.
+            with_alternatives=options.search_alternatives or not confirm,
         ),
         overlay,
-        confirm=options.confirm_fixes and not options.no_exec,
+        confirm=confirm,
         search_fixes=options.search_fixes,
         notes=tuple(filter(None, [scope.unification.finding_note])),
         configured_severity=lambda member, code: scope.config.for_member(member).severity.get(code),
