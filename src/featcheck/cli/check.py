@@ -76,9 +76,10 @@ def _options(arguments: argparse.Namespace, progress: Progress, output_format: s
 
 def _shows_alternatives(arguments: argparse.Namespace, output_format: str) -> bool:
     """Whether an output reads each finding's other fixes: every report but text without `-v`
-    (JSON, SARIF and GitHub's word the others too), and `--fix` and `--diff`."""
-    plain = output_format == "text" and not arguments.verbose and arguments.sarif is None
-    return not plain or arguments.fix or arguments.diff
+    (JSON, SARIF and GitHub's word the others too), `--fix`, `--diff`, and `--no-exec`'s list
+    of unconfirmed fixes."""
+    plain = output_format == "text" and not (arguments.verbose or arguments.no_exec)
+    return not plain or arguments.sarif is not None or arguments.fix or arguments.diff
 
 
 def _codes(values: list[str] | None) -> tuple[str, ...]:

@@ -68,7 +68,6 @@ def place(
         for t in scope.targets
         if plan.selections[m.id]
     }
-    confirm = options.confirm_fixes and not options.no_exec
     placer = FindingPlacer(
         locator,
         Explainer(scope.metadata, search, locator, base_builds, model.record, model.resolver == 1),
@@ -82,11 +81,10 @@ def place(
             cargo_checks_new_packages=options.check_new_packages and not options.no_exec,
             backends=backends_of(r for rules in scope.rules_of.values() for r in rules),
             covers=_covers(flagged) if lazy else frozenset(),
-            # Unconfirmed fixes are listed, each candidate with them.
-            with_alternatives=options.search_alternatives or not confirm,
+            with_alternatives=options.search_alternatives,
         ),
         overlay,
-        confirm=confirm,
+        confirm=options.confirm_fixes and not options.no_exec,
         search_fixes=options.search_fixes,
         notes=tuple(filter(None, [scope.unification.finding_note])),
         configured_severity=lambda member, code: scope.config.for_member(member).severity.get(code),
@@ -98,11 +96,10 @@ def place(
         if overlay is not None:
             overlay.close()
     assert isinstance(placer.search, CoveredFirst)
-    skipped = placer.search.skipped
     unsearched = [
         finding
         for item, finding in zip(flagged, findings, strict=True)
-        if _cover_keys(item) & skipped
+        if _cover_keys(item) & placer.search.skipped
     ]
     return Placed(findings, unsearched)
 
