@@ -202,6 +202,10 @@ class AuditOptions(NamedTuple):
     search_fixes: bool = True
     """False: no fix is searched, and a finding points at the member's own declaration on the
     way to the crate (`--new-since`'s audit of the base revision, where only findings count)."""
+    search_alternatives: bool = True
+    """False: the report shows only each finding's confirmed fix (text without `-v`), so
+    candidates that cannot beat it are not resolved and the alternatives are not all there
+    (fixes not confirmed, `no_exec` or not `confirm_fixes`, list every candidate: keep it on)."""
     confirm_fixes: bool = True
     """Call a fix safe once featcheck's resolver, with the edits made in memory, builds the
     missing feature and leaves no finding of the crate behind (False: fixes are listed only)."""

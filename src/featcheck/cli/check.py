@@ -31,7 +31,7 @@ def check(arguments: argparse.Namespace) -> int:
     github = output_format == "github" or in_actions()
     progress = Progress(lazy.stderr_console, spinner=not arguments.quiet, github=github)
     try:
-        options = _options(arguments, progress)
+        options = _options(arguments, progress, output_format)
     except FeatcheckError as error:
         fail(error, github=github)
     try:
@@ -44,7 +44,7 @@ def check(arguments: argparse.Namespace) -> int:
     return lazy.report_stage(output_format)(result, arguments, output_format)
 
 
-def _options(arguments: argparse.Namespace, progress: Progress) -> AuditOptions:
+def _options(arguments: argparse.Namespace, progress: Progress, output_format: str) -> AuditOptions:
     """The audit's options; an error for flags that contradict each other."""
     configurations = _configurations(arguments)
     if arguments.no_exec and (arguments.fix or arguments.diff):
@@ -70,7 +70,16 @@ def _options(arguments: argparse.Namespace, progress: Progress) -> AuditOptions:
         configurations=configurations,
         each_feature=arguments.each_feature,
         root=arguments.root,
+        search_alternatives=_shows_alternatives(arguments, output_format),
     )
+
+
+def _shows_alternatives(arguments: argparse.Namespace, output_format: str) -> bool:
+    """Whether an output reads each finding's other fixes: every report but text without `-v`
+    (JSON, SARIF and GitHub's word the others too), `--fix`, `--diff`, and `--no-exec`'s list
+    of unconfirmed fixes."""
+    plain = output_format == "text" and not (arguments.verbose or arguments.no_exec)
+    return not plain or arguments.sarif is not None or arguments.fix or arguments.diff
 
 
 def _codes(values: list[str] | None) -> tuple[str, ...]:

@@ -109,6 +109,9 @@ class FixSearch:
     False: the resolution in memory decides, and the fix says so."""
     backends: frozenset[str] = frozenset()
     """Crates that are a backend once built: a fix adding one is not safe."""
+    with_alternatives: bool = True
+    """False: only the best fix is wanted, and candidates that cannot beat it are not resolved
+    (`AuditOptions.search_alternatives`)."""
 
     def __post_init__(self) -> None:
         self.finder = CandidateFinder(self.metadata, self.locator, self.search, self.what_if)
@@ -140,7 +143,8 @@ class FixSearch:
         excused: frozenset[str] = frozenset(),
     ) -> Outcome:
         """The best confirmed fix for `backend` missing `wanted` in `member`'s build, with the
-        other candidates as alternatives; `affected` are the members with the same finding.
+        other candidates as alternatives (without `with_alternatives`, those resolved: see
+        `_search`); `affected` are the members with the same finding.
         A fix holds when no finding of the crate is left but those for `excused` features."""
         self._selection, self._excused = selection, excused
         group = self._groups.setdefault(tuple(m.id for m in affected), len(self._groups))
@@ -149,18 +153,17 @@ class FixSearch:
         # Members with a finding of the crate ask for its features: only the others must
         # build nothing new (a GPU application leaving the library's CPU backend off).
         asking = frozenset((member.id, *(m.id for m in affected)))
-        verdicts = {
-            c: self._verdict(c, member, target, backend.package, asking) for c in candidates
-        }
-        holding = [c for c in candidates if self._holds(verdicts[c])]
-        chosen = self._best(holding, verdicts, affected, group, target, backend.package)
+        verdicts, chosen = self._search(
+            candidates, member, target, backend.package, asking, affected, group
+        )
         best = self.rank(chosen, verdicts[chosen]) if chosen is not None else None
         pending = tuple(
             sorted(
                 (
                     c
                     for c in candidates
-                    if self._waits(verdicts[c])
+                    if c in verdicts
+                    and self._waits(verdicts[c])
                     and (best is None or self._lower_rank(c, verdicts[c]) < best)
                 ),
                 key=lambda c: (
@@ -174,7 +177,7 @@ class FixSearch:
         alternatives = tuple(
             self.candidate_fix(c, verdicts[c])
             for c in candidates
-            if c is not chosen and verdicts[c].cleared
+            if c is not chosen and c in verdicts and verdicts[c].cleared
         )
         refused = self._refused(candidates, verdicts) if chosen is None and not pending else ""
         costs = tuple(verdicts[c].cost for c in pending)
@@ -277,28 +280,58 @@ class FixSearch:
         described = tuple(sorted(self.what_if.describe(n) for n in needs))
         return Verdict(True, cost, described)
 
-    def _best(
+    def _search(
         self,
-        holding: list[Candidate],
-        verdicts: dict[Candidate, Verdict],
-        affected: Sequence[Package],
-        group: int,
+        candidates: list[Candidate],
+        member: Package,
         target: str,
         package: PackageRef,
-    ) -> Candidate | None:
-        if not holding:
-            return None
-        first = min(self._coarse_rank(c, verdicts[c]) for c in holding)
-        tied = [c for c in holding if self._coarse_rank(c, verdicts[c]) == first]
-        return min(
-            tied,
-            key=lambda c: (
-                -self._coverage(c, affected, group, target, package),
-                c.proximity,
-                not c.written_at_cut,
-                c.size,
-            ),
-        )
+        asking: frozenset[str],
+        affected: Sequence[Package],
+        group: int,
+    ) -> tuple[dict[Candidate, Verdict], Candidate | None]:
+        """The verdict of each candidate resolved, and the one that holds and comes first in the
+        module docstring's order (of equals, the first listed). Without alternatives, one that
+        cannot come before the best found is not resolved: at best it is safe, adds nothing and
+        clears every affected member whose build holds a package it changes (`_coverage`
+        counts among those only)."""
+        floors: dict[Candidate, tuple[bool, int, int, int]] = {}
+        if not self.with_alternatives:
+            holders = self._holders_of(affected, group, target)
+            for c in candidates:
+                reach = {i for ref in c.touches for i in holders.get(ref, ())}
+                floors[c] = (False, 0, c.proximity[0], -len(reach))
+        listed = {c: i for i, c in enumerate(candidates)}
+        # The most promising first: the sooner the best is found, the more it rules out.
+        order = sorted(candidates, key=floors.__getitem__) if floors else candidates
+        verdicts: dict[Candidate, Verdict] = {}
+        skipped: list[Candidate] = []
+        chosen, best = None, None
+        for c in order:
+            if floors and best is not None and floors[c] > best[:4]:
+                skipped.append(c)
+                continue
+            verdict = verdicts[c] = self._verdict(c, member, target, package, asking)
+            if not self._holds(verdict):
+                continue
+            rank = self._coarse_rank(c, verdict)
+            if best is not None and rank > best[:3]:
+                continue  # coverage is counted only where it can decide
+            covered = self._coverage(c, affected, group, target, package)
+            key = (*rank, -covered, c.proximity, not c.written_at_cut, c.size, listed[c])
+            if best is None or key < best:
+                chosen, best = c, key
+        # What a report without alternatives still reads of them: all of them beside a new
+        # dependency in the member's own manifest (`placement._placement`), else whether there
+        # is one (the text report's hint).
+        edits = chosen.edits if chosen is not None else ()
+        own = all(e.manifest == member.manifest_path for e in edits)
+        every = own and bool(edits) and edits[0].adds_declaration
+        for c in skipped:
+            if not every and any(v.cleared for d, v in verdicts.items() if d is not chosen):
+                break
+            verdicts[c] = self._verdict(c, member, target, package, asking)
+        return verdicts, chosen
 
     def _coarse_rank(self, candidate: Candidate, verdict: Verdict) -> tuple[bool, int, int]:
         """Safety, packages added, and whether a new dependency is needed: among candidates

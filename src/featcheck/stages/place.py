@@ -81,6 +81,7 @@ def place(
             cargo_checks_new_packages=options.check_new_packages and not options.no_exec,
             backends=backends_of(r for rules in scope.rules_of.values() for r in rules),
             covers=_covers(flagged) if lazy else frozenset(),
+            with_alternatives=options.search_alternatives,
         ),
         overlay,
         confirm=options.confirm_fixes and not options.no_exec,
@@ -95,11 +96,10 @@ def place(
         if overlay is not None:
             overlay.close()
     assert isinstance(placer.search, CoveredFirst)
-    skipped = placer.search.skipped
     unsearched = [
         finding
         for item, finding in zip(flagged, findings, strict=True)
-        if _cover_keys(item) & skipped
+        if _cover_keys(item) & placer.search.skipped
     ]
     return Placed(findings, unsearched)
 
