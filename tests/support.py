@@ -118,6 +118,12 @@ class RegistryViews:
         if key not in self._homes:
             home = self.base / f"home-{len(self._homes)}"
             self._homes[key] = write_offline_cargo_home(home, self._views[packages])
+            # Every home's target directory (`cargo_environment`) is the same one: rustc is
+            # asked once per target in this process, not once per home and target (cargo's
+            # answer cache is keyed by the rustc and its arguments, never by the home).
+            shared = self.base / "rustc-answers"
+            shared.mkdir(exist_ok=True)
+            (home / "target").symlink_to(shared, target_is_directory=True)
         return self._homes[key]
 
 

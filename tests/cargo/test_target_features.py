@@ -43,13 +43,18 @@ def _project(tmp_path: Path, config: str | None) -> Path:
     return project
 
 
-def _no_exec_home(tmp_path: Path, project: Path) -> Path:
-    """A CARGO_HOME whose unpacked registry holds the stubs of `project`'s lockfile."""
-    source = tmp_path / "noexec-home" / "registry" / "src" / "index.crates.io-1949cf8c6b5b557f"
+@pytest.fixture(scope="module")
+def no_exec_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A CARGO_HOME whose unpacked registry holds the stubs of the template's lockfile (every
+    project here is the template with another `.cargo/config.toml`: the same lockfile). One
+    for the module: featcheck reads each registry manifest once and keeps it, by path and
+    stamp, in its user cache for the audits after."""
+    home = tmp_path_factory.mktemp("noexec-home")
+    source = home / "registry" / "src" / "index.crates.io-1949cf8c6b5b557f"
     source.mkdir(parents=True)
-    for package in lock_packages(project):
+    for package in lock_packages(CRATES / "pitb-exec-cpu"):
         (source / package).symlink_to(FIXTURES / "registry" / package, target_is_directory=True)
-    return source.parents[2]
+    return home
 
 
 def _codes(
@@ -67,13 +72,13 @@ def test_popular_projects_configuration_audits_in_every_mode(
     name: str,
     tmp_path: Path,
     offline_cargo_for: Callable[..., Path],
+    no_exec_home: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """The host, and Windows MSVC, whose table carries `+crt-static`: the same finding as
     without the file, in default mode, with --no-exec and with --no-exec --trust-checkout."""
     project = _project(tmp_path, (CONFIGS / f"{name}.toml").read_text())
     home = offline_cargo_for(project)
-    no_exec_home = _no_exec_home(tmp_path, project)
     for target in (detect_host_triple(), WINDOWS):
         for mode, cargo_home in (
             ((), home),
@@ -104,6 +109,7 @@ def test_crt_static_decides_cfg_tables_as_rustc_does(
     codes: list[str],
     tmp_path: Path,
     offline_cargo_for: Callable[..., Path],
+    no_exec_home: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """burn gets `rayon` only where `cfg(target_feature = "crt-static")` holds: default mode
@@ -121,7 +127,6 @@ def test_crt_static_decides_cfg_tables_as_rustc_does(
         + 'burn = { version = "=0.22.1", default-features = false, features = ["rayon"] }\n'
     )
     home = offline_cargo_for(project)
-    no_exec_home = _no_exec_home(tmp_path, project)
     for target, expected in (
         (detect_host_triple(), codes),
         (WINDOWS, codes),

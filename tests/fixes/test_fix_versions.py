@@ -70,7 +70,7 @@ def test_a_fix_the_locked_versions_refuse_is_no_fix_and_says_why(
 ) -> None:
     project = _copy("lock-pinned-conflict", tmp_path)
     offline_cargo_for(project)
-    report, _ = _report(project)
+    report, _ = _report(project, run=run_in_process)
     (finding,) = report["findings"]
     assert finding["code"] == "FC001"
     assert finding["fix"] is None
@@ -90,12 +90,12 @@ def test_a_fix_the_locked_versions_refuse_is_no_fix_and_says_why(
     (project / "Cargo.lock").write_bytes((WORKSPACES / project.name / "Cargo.lock").read_bytes())
 
     files = _files(project)
-    fixed = run_featcheck(str(project), "--fix")
+    fixed = run_in_process(str(project), "--fix")
     assert fixed.returncode == 1, fixed.stderr
     assert "app: FC001 burn-flex: no fix applied: " in fixed.stderr
     assert reason in fixed.stderr
     assert _files(project) == files
-    diff = run_featcheck(str(project), "--diff")
+    diff = run_in_process(str(project), "--diff")
     assert (diff.returncode, diff.stdout) == (0, "")
     assert reason in diff.stderr and "0 files would change" in diff.stderr
 
@@ -105,7 +105,7 @@ def test_the_fix_cargo_can_resolve_wins_over_defaults_that_conflict(
 ) -> None:
     project = _copy("lock-kept-dependency", tmp_path)
     offline_cargo_for(project)
-    report, _ = _report(project)
+    report, _ = _report(project, run=run_in_process)
     (finding,) = report["findings"]
     fix = finding["fix"]
     assert fix["safe"] and fix["confirmed"]
@@ -130,10 +130,10 @@ def test_the_fix_cargo_can_resolve_wins_over_defaults_that_conflict(
     )
     manifest.write_text(before)
 
-    diff = run_featcheck(str(project), "--diff")
+    diff = run_in_process(str(project), "--diff")
     assert diff.returncode == 1, diff.stderr
     assert "+++ b/Cargo.lock" in diff.stdout and '+ "burn-flex",' in diff.stdout
-    fixed = run_featcheck(str(project), "--fix", "--format", "json")
+    fixed = run_in_process(str(project), "--fix", "--format", "json")
     assert fixed.returncode == 0, fixed.stderr
     assert json.loads(fixed.stdout)["findings"] == []
     # The written lockfile is the one --diff showed: cargo agrees with it, locked.

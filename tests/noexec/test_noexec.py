@@ -79,6 +79,14 @@ class _NoProcess(Exception):
     pass
 
 
+@pytest.fixture(scope="module")
+def kept_manifests(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One user cache for the module's audits of the full registry: each stub manifest is read
+    once and then taken from featcheck's own cache of distilled manifests (kept by path and
+    stamp, as between a user's runs; test_registry_manifests_are_kept_between_runs_and_read_again_when_changed)."""
+    return tmp_path_factory.mktemp("noexec-kept-manifests")
+
+
 @pytest.fixture
 def no_processes(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
     """No cargo/rustc on PATH, and starting any process raises."""
@@ -169,6 +177,7 @@ def test_no_exec_equals_the_cargo_audit_and_is_never_clean_when_it_cannot_see(
     offline_cargo_for: Callable[..., Path],
     registry_home: Path,
     empty_home: Path,
+    kept_manifests: Path,
     monkeypatch: pytest.MonkeyPatch,
     request: pytest.FixtureRequest,
 ) -> None:
@@ -180,8 +189,11 @@ def test_no_exec_equals_the_cargo_audit_and_is_never_clean_when_it_cannot_see(
         trust_of(path),
     )
     request.getfixturevalue("no_processes")
+    fresh_cache = os.environ["XDG_CACHE_HOME"]
     # Everything downloaded: the same verdicts, complete.
+    monkeypatch.setenv("XDG_CACHE_HOME", str(kept_manifests))
     full = _no_exec_audit(path, registry_home, monkeypatch, targets or (host,))
+    monkeypatch.setenv("XDG_CACHE_HOME", fresh_cache)
     assert _verdicts(full) == _verdicts(with_cargo)
     assert full.members == with_cargo.members
     assert full.incomplete == []
