@@ -127,20 +127,13 @@ _CLOSERS = '")'
 """What may close a sentence after its full stop: a quotation, a parenthesis."""
 
 
-def why_line(finding: Finding) -> str:
-    """The first sentence of the finding's why: what the missing feature does, in one line.
-
-    The whole paragraph (with the measurements and their source) is for `-v`, JSON, SARIF and
-    `featcheck rule CODE`. The line is never cut inside a sentence, a quotation, a parenthesis
-    or a code span: a why without such an end is shown whole.
-    """
-    return first_sentence(" ".join(finding.why.split()))
-
-
 def first_sentence(text: str) -> str:
-    """`text` up to the end of its first sentence: a `.`, `!` or `?` (with the quotation or
-    parenthesis it closes) followed by a space and a capital, a backtick, a quote or `(`, outside
-    any quotation, parenthesis and code span; the whole text when it has no such end."""
+    """`text` on one line, up to the end of its first sentence: a `.`, `!` or `?` (with the
+    quotation or parenthesis it closes) followed by a space and a capital, a backtick, a quote
+    or `(`, outside any quotation, parenthesis and code span; the whole text when it has no
+    such end. A finding's why line: what the missing feature does (the whole paragraph, with
+    the measurements and their source, is for `-v`, JSON, SARIF and `featcheck rule CODE`)."""
+    text = " ".join(text.split())
     quoted = code = False
     depth = 0
     for position, character in enumerate(text):

@@ -206,6 +206,8 @@ class Rule:
         """A section of the rule's doc, `{crate}` written as the crates it names: `burn-wgpu,
         burn-cuda or burn-cpu`."""
         names = self.crate_names()
+        if not names:  # FC900's entry, which no spec makes, names no crate
+            return text
         crates = names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
         return text.replace(CRATE_PLACEHOLDER, crates)
 

@@ -75,7 +75,12 @@ def finish(
             unused_confidence=Confidence.INCOMPLETE if result.incomplete else Confidence.RESOLVED,
         )
 
-    merged = merged_apart(placed)
+    # Merged across configurations, each deferred finding apart from the same finding made
+    # without deferral: it may still go.
+    merged = [
+        *merge_configurations([f for f in placed if not f.deferred_to]),
+        *merge_configurations([f for f in placed if f.deferred_to]),
+    ]
     suppression = suppress(merged)
     # A deferred finding another reported finding covers goes before suppressions count: an
     # allow for it has matched nothing the report would show.
@@ -190,15 +195,6 @@ class KnownNames:
 
 _Cover = tuple[str | None, str | None, str, str, str, FeatureSelection | None]
 """A reported finding's member, target, crate, version, feature and one configuration."""
-
-
-def merged_apart(findings: Sequence[Finding]) -> list[Finding]:
-    """The findings merged across configurations (`merge_configurations`), each deferred one
-    apart from the same finding made without deferral: it may still go."""
-    return [
-        *merge_configurations([f for f in findings if not f.deferred_to]),
-        *merge_configurations([f for f in findings if f.deferred_to]),
-    ]
 
 
 def uncovered(findings: Sequence[Finding], reported: Sequence[Finding]) -> list[Finding]:
