@@ -154,15 +154,7 @@ class FindingIdentity(NamedTuple):
         if self.location is None:
             return None
         place = self.location
-        return (
-            self.code,
-            self.crate,
-            self.crate_version,
-            self.feature,
-            place.file,
-            place.line,
-            place.column,
-        )
+        return (*self[:4], place.file, place.line, place.column)  # code, crate, version, feature
 
 
 @dataclass(frozen=True)
@@ -227,16 +219,7 @@ class Finding:
 
     @property
     def identity(self) -> FindingIdentity:
-        return FindingIdentity(
-            self.code,
-            self.crate,
-            self.crate_version,
-            self.feature,
-            self.location,
-            self.member,
-            self.target,
-            self.message,
-        )
+        return FindingIdentity._make(getattr(self, name) for name in FindingIdentity._fields)
 
     @property
     def configuration(self) -> FeatureSelection | None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Collection, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from featcheck.manifest.document import ManifestDocument, read_manifest, read_manifest_text
@@ -19,7 +19,7 @@ from featcheck.policy.settings import (
     Config,
     has_directive,
     inline_allows,
-    relative_location,
+    relative_file,
 )
 from featcheck.report import Finding, Location
 from featcheck.rules import UNUSED_SUPPRESSION, UNUSED_SUPPRESSION_CODE, Catalogue
@@ -251,7 +251,9 @@ def _unused_finding(
     misnamed: str | None = None,
 ) -> Finding:
     kind = "`# featcheck: allow` comment" if item.inline else "`allow` entry"
-    location = relative_location(item.origin, root) if item.origin is not None else None
+    location = item.origin
+    if location is not None:  # as the loader was given the file: relative to the report root
+        location = replace(location, file=relative_file(Path(location.file), root))
     matches = f"can never match: {misnamed}" if misnamed else "matches no finding"
     return Finding(
         code=UNUSED_SUPPRESSION.code,
