@@ -25,18 +25,6 @@ Action = Literal[
     "add-feature-values",
 ]
 
-NEW_DECLARATIONS: frozenset[str] = frozenset(
-    {
-        "add-dependency",
-        "add-optional-dependency",
-        "inherit-dependency",
-        "inherit-optional-dependency",
-    }
-)
-"""Actions that write a new `[dependencies]` line: `version = ...` or `workspace = true` (the
-crate's `[workspace.dependencies]` entry), made optional when a feature of the package turns
-it on (`add-feature-values` then adds `dep:KEY` to that feature)."""
-
 
 @dataclass(frozen=True)
 class Edit:
@@ -58,7 +46,11 @@ class Edit:
 
     @property
     def adds_declaration(self) -> bool:
-        return self.action in NEW_DECLARATIONS
+        """Whether the action (`*-dependency`) writes a new `[dependencies]` line: `version =
+        ...` or `workspace = true` (the crate's `[workspace.dependencies]` entry), made optional
+        when a feature of the package turns it on (`add-feature-values` then adds `dep:KEY` to
+        that feature)."""
+        return self.action.endswith("dependency")
 
     def declared_table(self) -> dict[str, object]:
         """The new declaration's value, as TOML reads it."""

@@ -67,7 +67,6 @@ def apply_suppressions(
     rules: Collection[str] | None = None,
     read: Callable[[Path], ManifestDocument] = read_manifest,
     read_text: Callable[[Path], str] = read_manifest_text,
-    spans: Callable[[Finding], Iterable[Location]] | None = None,
     misnamed: Callable[[Allow], str | None] | None = None,
     unused_confidence: Confidence = Confidence.RESOLVED,
 ) -> SuppressionResult:
@@ -78,14 +77,13 @@ def apply_suppressions(
     An unused allow entry is not reported when its member is not in `members`, its target not
     in `targets`, or its rule not in `rules` (None: everything was audited): the audit could not
     have matched it; unless `misnamed` says why it can never match (`KnownNames` in
-    stages/finish.py). `spans` gives the declarations a finding's inline comments may sit on
-    (default `declaration_spans`; the member's `burn = { workspace = true }` line may be added).
-    Only manifests whose text (`read_text`) holds a `# featcheck:` directive are parsed (`read`).
+    stages/finish.py). A finding's inline comments may sit on the lines `declaration_spans`
+    gives. Only manifests whose text (`read_text`) holds a `# featcheck:` directive are parsed
+    (`read`).
     """
     findings = list(findings)
     root = Path(audited_root)
-    spans_of = spans or declaration_spans
-    finding_spans = [tuple(spans_of(finding)) for finding in findings]
+    finding_spans = [declaration_spans(finding) for finding in findings]
     inline = _inline_by_file(finding_spans, root, manifests, read, read_text, config.catalogue)
     kept, suppressed, used = _match(findings, finding_spans, config, root, inline)
     unused = unused_findings(
@@ -135,9 +133,12 @@ def _match(
 
 
 def declaration_spans(finding: Finding) -> tuple[Location, ...]:
-    """Where inline comments for `finding` may sit: its declaration, else its location."""
+    """Lines where an inline `# featcheck: allow` counts for `finding`: the edited declaration
+    (else its location), the `workspace = true` line inheriting it, and the member's own
+    declarations on the way."""
     span = finding.declaration or finding.location
-    return (span,) if span is not None else ()
+    inherited = (finding.inherited_by,) if finding.inherited_by is not None else ()
+    return (*((span,) if span is not None else ()), *inherited, *finding.member_declarations)
 
 
 def _inline_by_file(
