@@ -8,6 +8,7 @@ a user's own `cargo tree` may have shown the feature and made them believe all w
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
@@ -49,13 +50,14 @@ class Explainer:
     _enabling: dict[tuple[PackageRef, str, str], list[tuple[str, str]]] = field(
         default_factory=dict, init=False, repr=False
     )
-    _pinned: frozenset[str] | None = field(default=None, init=False, repr=False)
+
+    @functools.cached_property
+    def _pinned(self) -> frozenset[str]:
+        return pinned_families(self.metadata)
 
     def suggestion(self, detection: Detection, cut: Cut | None) -> str:
         """The change to make, in words, computed from the feature tables."""
         node, feature = detection.node, detection.feature
-        if self._pinned is None:
-            self._pinned = pinned_families(self.metadata)
         # The requirement `--fix` would write for this dependency (a caret, unless pinned).
         direct = (
             f"depend on {node.name} directly: {node.name} = {{ version = "

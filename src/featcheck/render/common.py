@@ -45,7 +45,12 @@ def count_line(result: AuditResult) -> str:
         scope += f", {', '.join(printable(target) for target in result.targets)}"
     if result.suppressed:
         scope += f"; {sum(result.suppressed.values())} suppressed"
-    scope += "".join(f"; {compared}" for compared in comparison_phrases(result))
+    for comparison in result.comparisons:
+        against, hidden = printable(comparison.against), len(comparison.hidden)
+        if comparison.kind == "revision":  # `2 new, 5 also on main (1a2b3c4d), not shown`
+            scope += f"; {len(result.findings)} new, {hidden} also on {against}, not shown"
+        else:
+            scope += f"; {hidden} in the baseline {against}, not shown"
     if not result.findings:
         verdict = "no findings, audit incomplete" if result.incomplete else "no findings"
         if any(c.kind == "revision" for c in result.comparisons):
@@ -59,19 +64,6 @@ def count_line(result: AuditResult) -> str:
     total = len(result.findings)
     grouped = f", grouped from {total} findings" if len(shown) < total else ""
     return f"{', '.join(counts)}{grouped} ({scope})"
-
-
-def comparison_phrases(result: AuditResult) -> list[str]:
-    """`2 new, 5 also on main (1a2b3c4d), not shown`; `3 in the baseline b.txt, not shown`."""
-    phrases = []
-    for comparison in result.comparisons:
-        against = printable(comparison.against)
-        hidden = len(comparison.hidden)
-        if comparison.kind == "revision":
-            phrases.append(f"{len(result.findings)} new, {hidden} also on {against}, not shown")
-        else:
-            phrases.append(f"{hidden} in the baseline {against}, not shown")
-    return phrases
 
 
 def cost_text(cost: Cost) -> str:

@@ -136,23 +136,15 @@ def _render_group(
     group: FindingGroup, verbose: bool, width: int, applied: list[Finding]
 ) -> list[Line]:
     """The lead finding, with the builds a repeated cut covers named under its quote."""
-    lead = group.lead
-    if group.fix is not lead.fix:  # each member's own edit: the fix line names them all
-        named = replace(lead, fix=group.fix)
-        applied = [*applied, named] if lead in applied else applied
-        lead = named
-    lines = _render_finding(lead, verbose, group.confidence, width, applied)
-    if group.shared:
-        # After the verdict, the place and its quote: where the cut costs, before why and fix.
-        after = 1 + (1 + len(quote(lead, width)) if lead.location is not None else 0)
-        lines.insert(after, _detail("builds", builds_of_group(group)))
-    return lines
-
-
-def _render_finding(
-    finding: Finding, verbose: bool, confidence: Confidence, width: int, applied: list[Finding]
-) -> list[Line]:
-    lines = [_verdict(finding), *_place(finding, width), *_confidence(confidence)]
+    finding = group.lead
+    if group.fix is not finding.fix:  # each member's own edit: the fix line names them all
+        named = replace(finding, fix=group.fix)
+        applied = [*applied, named] if finding in applied else applied
+        finding = named
+    lines = [_verdict(finding), *_place(finding, width)]
+    if group.shared:  # where the cut costs, before why and fix
+        lines.append(_detail("builds", builds_of_group(group)))
+    lines += _confidence(group.confidence)
     if verbose:
         lines.extend(_details(finding))
     elif finding.why:
