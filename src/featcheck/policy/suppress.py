@@ -46,11 +46,6 @@ class SuppressionResult:
     unused: list[Finding]
     """One FC900 finding per suppression that matched nothing, in file and line order."""
 
-    @property
-    def findings(self) -> list[Finding]:
-        """What to report: the kept findings, then the unused-suppression ones."""
-        return [*self.kept, *self.unused]
-
     def suppressed_counts(self) -> dict[str, int]:
         """How many findings each rule code had suppressed, for summaries."""
         return dict(sorted(Counter(item.finding.code for item in self.suppressed).items()))
