@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from featcheck.rules import Documented, rule_markdown
+from featcheck.rules import Rule, rule_markdown
 
 
-def _table(rules: Sequence[Documented], *, links: bool) -> list[str]:
+def _table(rules: Sequence[Rule], *, links: bool) -> list[str]:
     lines = ["| code | name | default severity | what it checks |", "|---|---|---|---|"]
     for rule in rules:
         severity = rule.severity.label + ("" if rule.enabled_by_default else ", opt-in")
@@ -17,7 +17,7 @@ def _table(rules: Sequence[Documented], *, links: bool) -> list[str]:
     return lines
 
 
-def catalogue_markdown(entries: Sequence[Documented]) -> str:
+def catalogue_markdown(entries: Sequence[Rule]) -> str:
     """docs/rules.md: the index table, then every entry."""
     lines = [
         "# featcheck rules",
@@ -37,7 +37,7 @@ README_START = "<!-- rules-table: generated from the rule specs by tests/rules/t
 README_END = "<!-- /rules-table -->"
 
 
-def with_readme_table(readme: str, entries: Sequence[Documented]) -> str:
+def with_readme_table(readme: str, entries: Sequence[Rule]) -> str:
     """`readme` with the text between the markers replaced by the current table."""
     start = readme.index(README_START)
     end = readme.index(README_END, start) + len(README_END)

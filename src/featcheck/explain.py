@@ -8,8 +8,10 @@ a user's own `cargo tree` may have shown the feature and made them believe all w
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from featcheck.featureset import FeatureSelection
 from featcheck.fix_words import add_features, edit_words, fix_words, remove_defaults
@@ -17,7 +19,7 @@ from featcheck.fixes.direct import new_requirement, pinned_families
 from featcheck.graph import DependencyGraph, Node
 from featcheck.locate import Locator
 from featcheck.manifest.declarations import Cut, declaration_sites
-from featcheck.report import Fix
+from featcheck.report import Edit, Fix
 from featcheck.resolution.record import FeatureSearch, Record
 from featcheck.rules import Detection
 from featcheck.semantics.cfg import TargetCfg
@@ -49,19 +51,18 @@ class Explainer:
     _enabling: dict[tuple[PackageRef, str, str], list[tuple[str, str]]] = field(
         default_factory=dict, init=False, repr=False
     )
-    _pinned: frozenset[str] | None = field(default=None, init=False, repr=False)
+
+    @functools.cached_property
+    def _pinned(self) -> frozenset[str]:
+        return pinned_families(self.metadata)
 
     def suggestion(self, detection: Detection, cut: Cut | None) -> str:
         """The change to make, in words, computed from the feature tables."""
         node, feature = detection.node, detection.feature
-        if self._pinned is None:
-            self._pinned = pinned_families(self.metadata)
-        # The requirement `--fix` would write for this dependency (a caret, unless pinned).
-        direct = (
-            f"depend on {node.name} directly: {node.name} = {{ version = "
-            f'"{new_requirement(node, self._pinned)}", default-features = false, '
-            f'features = ["{feature}"] }}'
-        )
+        # The declaration `--fix` would write for this dependency (a caret, unless pinned).
+        version = new_requirement(node, self._pinned)
+        new = Edit(Path(), ("dependencies", node.name), "add-dependency", (feature,), version)
+        direct = f"depend on {node.name} directly: {node.name} = {new.declared_value()}"
         declared = None if cut is None else self._package(cut.dependency)
         goal = self._package(node)
         if cut is None or declared is None or goal is None:

@@ -25,18 +25,6 @@ Action = Literal[
     "add-feature-values",
 ]
 
-NEW_DECLARATIONS: frozenset[str] = frozenset(
-    {
-        "add-dependency",
-        "add-optional-dependency",
-        "inherit-dependency",
-        "inherit-optional-dependency",
-    }
-)
-"""Actions that write a new `[dependencies]` line: `version = ...` or `workspace = true` (the
-crate's `[workspace.dependencies]` entry), made optional when a feature of the package turns
-it on (`add-feature-values` then adds `dep:KEY` to that feature)."""
-
 
 @dataclass(frozen=True)
 class Edit:
@@ -58,7 +46,11 @@ class Edit:
 
     @property
     def adds_declaration(self) -> bool:
-        return self.action in NEW_DECLARATIONS
+        """Whether the action (`*-dependency`) writes a new `[dependencies]` line: `version =
+        ...` or `workspace = true` (the crate's `[workspace.dependencies]` entry), made optional
+        when a feature of the package turns it on (`add-feature-values` then adds `dep:KEY` to
+        that feature)."""
+        return self.action.endswith("dependency")
 
     def declared_table(self) -> dict[str, object]:
         """The new declaration's value, as TOML reads it."""
@@ -154,15 +146,7 @@ class FindingIdentity(NamedTuple):
         if self.location is None:
             return None
         place = self.location
-        return (
-            self.code,
-            self.crate,
-            self.crate_version,
-            self.feature,
-            place.file,
-            place.line,
-            place.column,
-        )
+        return (*self[:4], place.file, place.line, place.column)  # code, crate, version, feature
 
 
 @dataclass(frozen=True)
@@ -227,16 +211,7 @@ class Finding:
 
     @property
     def identity(self) -> FindingIdentity:
-        return FindingIdentity(
-            self.code,
-            self.crate,
-            self.crate_version,
-            self.feature,
-            self.location,
-            self.member,
-            self.target,
-            self.message,
-        )
+        return FindingIdentity._make(getattr(self, name) for name in FindingIdentity._fields)
 
     @property
     def configuration(self) -> FeatureSelection | None:

@@ -39,7 +39,6 @@ def test_unused_allow_entry_becomes_fc900_at_the_entry(tmp_path: Path) -> None:
         71,
         '  { code = "FC004", crate = "burn-cuda", reason = "kernel debugging" },',
     )
-    assert result.findings == [*result.kept, unused]
 
 
 def test_fc900_paths_are_relative_to_the_audited_root(tmp_path: Path) -> None:

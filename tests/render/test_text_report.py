@@ -16,7 +16,7 @@ from support import CRATES, REPO, trust_of
 
 from featcheck.featureset import AuditOptions
 from featcheck.pipeline import audit_project
-from featcheck.render.common import why_line
+from featcheck.render.common import first_sentence
 from featcheck.render.safe_text import printable
 from featcheck.render.text_report import render_text
 from featcheck.report import AuditResult, Location
@@ -105,13 +105,11 @@ def test_the_readme_sample_is_the_real_report(example_audit: AuditResult) -> Non
 
 def test_why_line_is_the_first_sentence() -> None:
     finding = make_finding()
-    assert why_line(finding) == "why it matters"
-    assert why_line(replace(finding, why="A. B" + "x" * 300)) == "A."
-    assert why_line(replace(finding, why="It is 0.22.1, e.g. here.\n Next.")) == (
-        "It is 0.22.1, e.g. here."
-    )
+    assert first_sentence(finding.why) == "why it matters"
+    assert first_sentence("A. B" + "x" * 300) == "A."
+    assert first_sentence("It is 0.22.1, e.g. here.\n Next.") == ("It is 0.22.1, e.g. here.")
     endless = replace(finding, why="word " * 100)
-    assert why_line(endless) == ("word " * 100).strip()  # no sentence end: never cut
+    assert first_sentence(endless.why) == ("word " * 100).strip()  # no sentence end: never cut
 
 
 HOSTILE = "\x1b[2J\x1b]0;pwned\x07\x1b]52;c;ZXZpbA==\x07\r\u202egnp.exe\u200b\x7f\x9b31m"

@@ -150,9 +150,9 @@ def rule_table(path: Path, width: int) -> list[str]:
 def rule_markdown(code: str, path: Path) -> str | None:
     """`featcheck rule CODE`: the rule's page as Markdown; None when no rule has that code."""
     from featcheck.policy.load import project_catalogue
-    from featcheck.rules import UNUSED_SUPPRESSION, Documented, find_by_code, rule_markdown
+    from featcheck.rules import UNUSED_SUPPRESSION, find_by_code, rule_markdown
 
-    entries: tuple[Documented, ...] = (*project_catalogue(path).rules, UNUSED_SUPPRESSION)
+    entries = (*project_catalogue(path).rules, UNUSED_SUPPRESSION)
     rule = find_by_code(entries, code)
     return None if rule is None else rule_markdown(rule)
 

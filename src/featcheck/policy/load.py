@@ -46,7 +46,12 @@ def load_config(
     Cargo.toml by name; missing files are skipped). `read_document`: the audit's cache, so that
     no manifest is parsed twice. `checkout`: the root that no link on the way to
     `featcheck.toml` may leave (boundary.py), nor any path it configures."""
-    read = _reader(read_document, checkout)
+
+    def read(path: Path) -> ManifestDocument:
+        if read_document is not None and path.name == "Cargo.toml":
+            return read_document(path)  # each is parsed once there
+        return read_manifest(path, root=checkout)
+
     root_manifest = workspace_root / "Cargo.toml"
     config_file = workspace_root / CONFIG_FILE
     if config_file.exists() and not config_file.is_file():
@@ -77,19 +82,6 @@ def load_config(
             own = Config(member=name, catalogue=catalogue)
             members[name] = merged(merged(merged(own, workspace_layer), layer), file_layer)
     return replace(workspace, members=members)
-
-
-def _reader(
-    read_document: Callable[[Path], ManifestDocument] | None, checkout: Path | None
-) -> Callable[[Path], ManifestDocument]:
-    """Cargo.toml files through the audit's reader if given (each is parsed once there)."""
-
-    def read(path: Path) -> ManifestDocument:
-        if read_document is not None and path.name == "Cargo.toml":
-            return read_document(path)
-        return read_manifest(path, root=checkout)
-
-    return read
 
 
 def members_with_settings(metadata: Workspace) -> dict[str, Path]:

@@ -135,9 +135,7 @@ class SectionReader:
                 "FC900 (unused-suppression) is reported unless ignored; it cannot be selected",
                 (*p, "select", index),
             )
-        targets = None
-        if "targets" in table:
-            targets = tuple(self.targets(table))
+        targets = tuple(self.targets(table)) if "targets" in table else None
         each_feature = table.get("each-feature")
         if each_feature is not None and not isinstance(each_feature, bool):
             raise self.error("`each-feature` must be true or false", (*p, "each-feature"))

@@ -46,12 +46,6 @@ def canonical_code(text: str, catalogue: Catalogue | None = None) -> str | None:
     return rule.code if rule is not None else None
 
 
-def relative_location(written: Location, root: Path) -> Location:
-    """A place as the loader read it (its file as the loader was given it: the workspace root
-    joined with the file name) as a finding's: relative to the report root, with `/`."""
-    return replace(written, file=relative_file(Path(written.file), root))
-
-
 def relative_file(path: Path, root: Path) -> str:
     """`path` relative to `root` with forward slashes, as findings name files."""
     try:

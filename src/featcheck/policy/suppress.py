@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Collection, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from featcheck.manifest.document import ManifestDocument, read_manifest, read_manifest_text
@@ -19,7 +19,7 @@ from featcheck.policy.settings import (
     Config,
     has_directive,
     inline_allows,
-    relative_location,
+    relative_file,
 )
 from featcheck.report import Finding, Location
 from featcheck.rules import UNUSED_SUPPRESSION, UNUSED_SUPPRESSION_CODE, Catalogue
@@ -46,11 +46,6 @@ class SuppressionResult:
     unused: list[Finding]
     """One FC900 finding per suppression that matched nothing, in file and line order."""
 
-    @property
-    def findings(self) -> list[Finding]:
-        """What to report: the kept findings, then the unused-suppression ones."""
-        return [*self.kept, *self.unused]
-
     def suppressed_counts(self) -> dict[str, int]:
         """How many findings each rule code had suppressed, for summaries."""
         return dict(sorted(Counter(item.finding.code for item in self.suppressed).items()))
@@ -67,7 +62,6 @@ def apply_suppressions(
     rules: Collection[str] | None = None,
     read: Callable[[Path], ManifestDocument] = read_manifest,
     read_text: Callable[[Path], str] = read_manifest_text,
-    spans: Callable[[Finding], Iterable[Location]] | None = None,
     misnamed: Callable[[Allow], str | None] | None = None,
     unused_confidence: Confidence = Confidence.RESOLVED,
 ) -> SuppressionResult:
@@ -78,14 +72,13 @@ def apply_suppressions(
     An unused allow entry is not reported when its member is not in `members`, its target not
     in `targets`, or its rule not in `rules` (None: everything was audited): the audit could not
     have matched it; unless `misnamed` says why it can never match (`KnownNames` in
-    stages/finish.py). `spans` gives the declarations a finding's inline comments may sit on
-    (default `declaration_spans`; the member's `burn = { workspace = true }` line may be added).
-    Only manifests whose text (`read_text`) holds a `# featcheck:` directive are parsed (`read`).
+    stages/finish.py). A finding's inline comments may sit on the lines `declaration_spans`
+    gives. Only manifests whose text (`read_text`) holds a `# featcheck:` directive are parsed
+    (`read`).
     """
     findings = list(findings)
     root = Path(audited_root)
-    spans_of = spans or declaration_spans
-    finding_spans = [tuple(spans_of(finding)) for finding in findings]
+    finding_spans = [declaration_spans(finding) for finding in findings]
     inline = _inline_by_file(finding_spans, root, manifests, read, read_text, config.catalogue)
     kept, suppressed, used = _match(findings, finding_spans, config, root, inline)
     unused = unused_findings(
@@ -135,9 +128,12 @@ def _match(
 
 
 def declaration_spans(finding: Finding) -> tuple[Location, ...]:
-    """Where inline comments for `finding` may sit: its declaration, else its location."""
+    """Lines where an inline `# featcheck: allow` counts for `finding`: the edited declaration
+    (else its location), the `workspace = true` line inheriting it, and the member's own
+    declarations on the way."""
     span = finding.declaration or finding.location
-    return (span,) if span is not None else ()
+    inherited = (finding.inherited_by,) if finding.inherited_by is not None else ()
+    return (*((span,) if span is not None else ()), *inherited, *finding.member_declarations)
 
 
 def _inline_by_file(
@@ -251,7 +247,9 @@ def _unused_finding(
     misnamed: str | None = None,
 ) -> Finding:
     kind = "`# featcheck: allow` comment" if item.inline else "`allow` entry"
-    location = relative_location(item.origin, root) if item.origin is not None else None
+    location = item.origin
+    if location is not None:  # as the loader was given the file: relative to the report root
+        location = replace(location, file=relative_file(Path(location.file), root))
     matches = f"can never match: {misnamed}" if misnamed else "matches no finding"
     return Finding(
         code=UNUSED_SUPPRESSION.code,

@@ -45,7 +45,12 @@ def count_line(result: AuditResult) -> str:
         scope += f", {', '.join(printable(target) for target in result.targets)}"
     if result.suppressed:
         scope += f"; {sum(result.suppressed.values())} suppressed"
-    scope += "".join(f"; {compared}" for compared in comparison_phrases(result))
+    for comparison in result.comparisons:
+        against, hidden = printable(comparison.against), len(comparison.hidden)
+        if comparison.kind == "revision":  # `2 new, 5 also on main (1a2b3c4d), not shown`
+            scope += f"; {len(result.findings)} new, {hidden} also on {against}, not shown"
+        else:
+            scope += f"; {hidden} in the baseline {against}, not shown"
     if not result.findings:
         verdict = "no findings, audit incomplete" if result.incomplete else "no findings"
         if any(c.kind == "revision" for c in result.comparisons):
@@ -59,19 +64,6 @@ def count_line(result: AuditResult) -> str:
     total = len(result.findings)
     grouped = f", grouped from {total} findings" if len(shown) < total else ""
     return f"{', '.join(counts)}{grouped} ({scope})"
-
-
-def comparison_phrases(result: AuditResult) -> list[str]:
-    """`2 new, 5 also on main (1a2b3c4d), not shown`; `3 in the baseline b.txt, not shown`."""
-    phrases = []
-    for comparison in result.comparisons:
-        against = printable(comparison.against)
-        hidden = len(comparison.hidden)
-        if comparison.kind == "revision":
-            phrases.append(f"{len(result.findings)} new, {hidden} also on {against}, not shown")
-        else:
-            phrases.append(f"{hidden} in the baseline {against}, not shown")
-    return phrases
 
 
 def cost_text(cost: Cost) -> str:
@@ -127,20 +119,13 @@ _CLOSERS = '")'
 """What may close a sentence after its full stop: a quotation, a parenthesis."""
 
 
-def why_line(finding: Finding) -> str:
-    """The first sentence of the finding's why: what the missing feature does, in one line.
-
-    The whole paragraph (with the measurements and their source) is for `-v`, JSON, SARIF and
-    `featcheck rule CODE`. The line is never cut inside a sentence, a quotation, a parenthesis
-    or a code span: a why without such an end is shown whole.
-    """
-    return first_sentence(" ".join(finding.why.split()))
-
-
 def first_sentence(text: str) -> str:
-    """`text` up to the end of its first sentence: a `.`, `!` or `?` (with the quotation or
-    parenthesis it closes) followed by a space and a capital, a backtick, a quote or `(`, outside
-    any quotation, parenthesis and code span; the whole text when it has no such end."""
+    """`text` on one line, up to the end of its first sentence: a `.`, `!` or `?` (with the
+    quotation or parenthesis it closes) followed by a space and a capital, a backtick, a quote
+    or `(`, outside any quotation, parenthesis and code span; the whole text when it has no
+    such end. A finding's why line: what the missing feature does (the whole paragraph, with
+    the measurements and their source, is for `-v`, JSON, SARIF and `featcheck rule CODE`)."""
+    text = " ".join(text.split())
     quoted = code = False
     depth = 0
     for position, character in enumerate(text):

@@ -82,24 +82,16 @@ def repository_path(result: AuditResult, location: Location, workspace: str | No
         return location.file
 
 
-def annotation_message(group: FindingGroup) -> str:
-    """What the annotation says: the verdict, whose builds it is about, and the fix."""
-    finding = group.lead
-    lines = [printable(finding.message)]
-    builds = builds_of_group(group)
-    if builds:
-        lines.append(builds)
-    if finding.placement:
-        lines.append(f"placed: {printable(finding.placement)}")
-    if finding.suggestion:
-        lines.append(f"fix: {printable(finding.suggestion)}")
-    return "\n".join(lines)
-
-
 def annotation(group: FindingGroup, path: str | None) -> str:
-    """One workflow command for one finding, or for a cut repeated in several builds; `path`
-    None gives an annotation without a file."""
+    """One workflow command for one finding, or for a cut repeated in several builds (`path`
+    None: without a file), saying the verdict, whose builds it is about, and the fix."""
     finding = group.lead
+    said = [
+        printable(finding.message),
+        builds_of_group(group),
+        f"placed: {printable(finding.placement)}" if finding.placement else "",
+        f"fix: {printable(finding.suggestion)}" if finding.suggestion else "",
+    ]
     properties: list[tuple[str, str]] = []
     location = finding.location
     if location is not None and path is not None:
@@ -112,7 +104,8 @@ def annotation(group: FindingGroup, path: str | None) -> str:
         ]
     properties.append(("title", printable(f"{finding.code} {finding.rule}")))
     rendered = ",".join(f"{key}={escape_property(value)}" for key, value in properties)
-    command = f"::{LEVELS[finding.severity]} {rendered}::{escape_data(annotation_message(group))}"
+    message = escape_data("\n".join(line for line in said if line))
+    command = f"::{LEVELS[finding.severity]} {rendered}::{message}"
     return without_azure_commands(command)
 
 

@@ -14,15 +14,14 @@ from featcheck.comparison.baseline import fingerprint
 from featcheck.fix_words import fix_words
 from featcheck.render.common import Renderer, RenderOptions, group_findings
 from featcheck.render.safe_text import json_document
-from featcheck.report import AuditResult, Comparison, Cost, Finding, Fix
+from featcheck.report import AuditResult, Comparison, Finding, Fix
 from featcheck.severity import Severity
 
 SCHEMA_VERSION = 3
 
 
 def finding_to_dict(finding: Finding) -> dict[str, Any]:
-    location = finding.location
-    configuration = finding.configuration
+    location, configuration, cost = finding.location, finding.configuration, finding.cost
     return {
         "code": finding.code,
         "rule": finding.rule,
@@ -53,19 +52,16 @@ def finding_to_dict(finding: Finding) -> dict[str, Any]:
         "configuration": None if configuration is None else configuration.to_json(),
         "configurations": [c.to_json() for c in finding.configurations],
         "fingerprint": fingerprint(finding),
-        "cost": None if finding.cost is None else _cost(finding.cost),
-    }
-
-
-def _cost(cost: Cost) -> dict[str, Any]:
-    """With --measured: measured here (`here`, `ratio`, ...) or quoted from the rule."""
-    return {
-        "here": cost.here,
-        "ratio": cost.ratio,
-        "workload": cost.workload or None,
-        "measured_on": cost.measured_on or None,
-        "features": list(cost.features),
-        "command": cost.command,
+        "cost": None
+        if cost is None
+        else {  # with --measured: measured here (`here`, `ratio`, ...) or quoted from the rule
+            "here": cost.here,
+            "ratio": cost.ratio,
+            "workload": cost.workload or None,
+            "measured_on": cost.measured_on or None,
+            "features": list(cost.features),
+            "command": cost.command,
+        },
     }
 
 

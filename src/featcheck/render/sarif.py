@@ -35,7 +35,7 @@ from featcheck.render.common import (
 from featcheck.render.github import repository_path
 from featcheck.render.safe_text import https_link, json_document, markdown_block
 from featcheck.report import AuditResult, Finding, Location
-from featcheck.rules import UNUSED_SUPPRESSION, Documented, Rule, builtin_rules
+from featcheck.rules import UNUSED_SUPPRESSION, Rule, builtin_rules
 from featcheck.severity import Severity
 
 SARIF_VERSION = "2.1.0"
@@ -56,26 +56,21 @@ LEVELS: Mapping[Severity, str] = {
 }
 
 
-def help_uri(rule: Documented) -> str | None:
+def help_uri(rule: Rule) -> str | None:
     """The rule's section in docs/rules.md (GitHub's anchor for "## FC001 `flex-without-rayon`");
     for a project's own rule, its first reference that is a plain `https://` URL, if any."""
-    if is_project_rule(rule):
+    if not rule.builtin:
         return next((u for u in map(https_link, rule.doc.references) if u is not None), None)
     return f"{RULES_DOC_URL}#{rule.code.lower()}-{rule.name}"
 
 
-def is_project_rule(rule: Documented) -> bool:
-    """A `[[rule]]` of the audited project: its documentation is the checkout's text."""
-    return isinstance(rule, Rule) and not rule.builtin
-
-
-def rule_descriptor(rule: Documented) -> dict[str, Any]:
+def rule_descriptor(rule: Rule) -> dict[str, Any]:
     """One `reportingDescriptor` for the driver's rule list. A project rule's documentation is
     the checkout's, so it is never read as Markdown: `help.markdown` shows it as a literal block
     (`safe_text.markdown_block`), and its only link is `helpUri`, when a reference is a plain
     `https://` URL (`safe_text.https_link`)."""
     uri = help_uri(rule)
-    project = is_project_rule(rule)
+    project = not rule.builtin  # a `[[rule]]` of the audited project: the checkout's text
     text = f"{rule.summary}.\n\n{rule.why}"
     if project:
         help_entry = {"text": text.strip(), "markdown": markdown_block(text.strip())}
@@ -102,26 +97,6 @@ def rule_descriptor(rule: Documented) -> dict[str, Any]:
     return descriptor
 
 
-def group_fingerprint(group: FindingGroup) -> str:
-    """The fingerprint of a result (`comparison.fingerprint`): the finding's own; for a cut
-    repeated in several builds, the smallest of its findings', so that the alert keeps its
-    identity while a member is added to the cut or removed from it (but the one that carries
-    it)."""
-    return min(fingerprint(finding) for finding in group.findings)
-
-
-def result_message(group: FindingGroup) -> str:
-    """The verdict, whose builds it is about, and the fix, in one text."""
-    finding = group.lead
-    text = finding.message
-    builds = builds_of_group(group)
-    if builds:
-        text += f" ({builds})"
-    if finding.suggestion:
-        text += f". Fix: {finding.suggestion}"
-    return text
-
-
 def sarif_result(
     group: FindingGroup, result: AuditResult, rule_index: Mapping[str, int], workspace: str | None
 ) -> dict[str, Any]:
@@ -134,13 +109,20 @@ def sarif_result(
     if finding.code in rule_index:
         entry["ruleIndex"] = rule_index[finding.code]
     entry["level"] = LEVELS[finding.severity]
-    entry["message"] = {"text": result_message(group)}
+    builds = builds_of_group(group)
+    text = finding.message + (f" ({builds})" if builds else "")
+    if finding.suggestion:
+        text += f". Fix: {finding.suggestion}"
+    entry["message"] = {"text": text}  # the verdict, whose builds it is about, and the fix
     if location is not None:
         entry["locations"] = [{"physicalLocation": _physical(path, location)}]
         related = _related_locations(group, result, workspace)
         if related:
             entry["relatedLocations"] = related
-    entry["partialFingerprints"] = {FINGERPRINT_KEY: group_fingerprint(group)}
+    # The finding's own fingerprint (`comparison.fingerprint`); for a cut repeated in several
+    # builds, the smallest of its findings', so that the alert keeps its identity while a member
+    # is added to the cut or removed from it (but the one that carries it).
+    entry["partialFingerprints"] = {FINGERPRINT_KEY: min(map(fingerprint, group.findings))}
     entry["properties"] = {
         "member": finding.member,
         "target": finding.target,
@@ -196,7 +178,7 @@ def sarif_document(result: AuditResult, environ: Mapping[str, str] | None = None
     """The SARIF log as a JSON-ready dict: one run per audited target and configuration."""
     environ = os.environ if environ is None else environ
     workspace = environ.get("GITHUB_WORKSPACE") or None
-    rules: tuple[Documented, ...] = (*builtin_rules(), *result.user_rules, UNUSED_SUPPRESSION)
+    rules: tuple[Rule, ...] = (*builtin_rules(), *result.user_rules, UNUSED_SUPPRESSION)
     rule_index = {rule.code: index for index, rule in enumerate(rules)}
     descriptors = [rule_descriptor(rule) for rule in rules]
     runs = []

@@ -224,16 +224,11 @@ FIX_HOOK = "pre-commit run featcheck-fix --hook-stage manual --all-files"
 `--all-files`, as without it the hook is skipped when no manifest is staged."""
 
 
-def under_pre_commit() -> bool:
-    """Whether featcheck runs as a pre-commit hook."""
-    return os.environ.get("PRE_COMMIT") == "1"
-
-
 def details_hint(code: str, result: AuditResult) -> str:
     """How to see what the compact report leaves out, and a rule's documentation (`code`, a
     project's own rule code included)."""
     rule = f"`featcheck rule {printable(code)}` explains a rule"
-    if not under_pre_commit():
+    if os.environ.get("PRE_COMMIT") != "1":  # not a pre-commit hook
         return f"-v shows each finding's chain and measurements; {rule}"
     return (
         f"with featcheck installed, `featcheck -v{_project(result)}` shows each finding's chain "
@@ -243,7 +238,7 @@ def details_hint(code: str, result: AuditResult) -> str:
 
 def fix_hint(result: AuditResult) -> str | None:
     """Under pre-commit, how to run the `--fix` the findings name; None elsewhere."""
-    if not under_pre_commit():
+    if os.environ.get("PRE_COMMIT") != "1":
         return None
     return (
         f"--fix under pre-commit: `{FIX_HOOK}` with the featcheck-fix hook configured, or "

@@ -31,7 +31,6 @@ from featcheck.render.common import (
     count_line,
     first_sentence,
     group_findings,
-    why_line,
 )
 from featcheck.render.safe_text import printable
 from featcheck.render.text_lines import (
@@ -137,27 +136,19 @@ def _render_group(
     group: FindingGroup, verbose: bool, width: int, applied: list[Finding]
 ) -> list[Line]:
     """The lead finding, with the builds a repeated cut covers named under its quote."""
-    lead = group.lead
-    if group.fix is not lead.fix:  # each member's own edit: the fix line names them all
-        named = replace(lead, fix=group.fix)
-        applied = [*applied, named] if lead in applied else applied
-        lead = named
-    lines = _render_finding(lead, verbose, group.confidence, width, applied)
-    if group.shared:
-        # After the verdict, the place and its quote: where the cut costs, before why and fix.
-        after = 1 + (1 + len(quote(lead, width)) if lead.location is not None else 0)
-        lines.insert(after, _detail("builds", builds_of_group(group)))
-    return lines
-
-
-def _render_finding(
-    finding: Finding, verbose: bool, confidence: Confidence, width: int, applied: list[Finding]
-) -> list[Line]:
-    lines = [_verdict(finding), *_place(finding, width), *_confidence(confidence)]
+    finding = group.lead
+    if group.fix is not finding.fix:  # each member's own edit: the fix line names them all
+        named = replace(finding, fix=group.fix)
+        applied = [*applied, named] if finding in applied else applied
+        finding = named
+    lines = [_verdict(finding), *_place(finding, width)]
+    if group.shared:  # where the cut costs, before why and fix
+        lines.append(_detail("builds", builds_of_group(group)))
+    lines += _confidence(group.confidence)
     if verbose:
         lines.extend(_details(finding))
     elif finding.why:
-        lines.append(_detail("why", why_line(finding)))
+        lines.append(_detail("why", first_sentence(finding.why)))
     if finding.cost is not None:
         lines.append(_detail("cost", cost_text(finding.cost)))
     lines += _fix_lines(finding, applied)
@@ -220,10 +211,11 @@ def _confidence(confidence: Confidence) -> list[Line]:
     ]
 
 
-def _heading(group: FindingGroup) -> tuple[tuple[str, ...], str, str, str]:
-    """Findings are listed per member, build configuration and target; unused suppressions
-    under "configuration"; a cut repeated in several members under `N members` (each named
-    in the finding). The members come first: equal headings are printed once."""
+def _heading(group: FindingGroup, by_edit: bool) -> tuple[tuple[str, ...], str, str, str]:
+    """Findings are listed per member, build configuration and target (`by_edit`: without the
+    configuration, the blocks under it name their builds); unused suppressions under
+    "configuration"; a cut repeated in several members under `N members` (each named in the
+    finding). The members come first: equal headings are printed once."""
     finding = group.lead
     members = group.members
     if len(members) > 1:
@@ -234,13 +226,7 @@ def _heading(group: FindingGroup) -> tuple[tuple[str, ...], str, str, str]:
         member = "configuration" if finding.code == "FC900" else "(unknown member)"
     configuration = finding.configuration
     shown = "" if configuration is None or configuration.is_default else configuration.label
-    return members, member, ", ".join(group.targets), shown
-
-
-def _member_heading(group: FindingGroup) -> tuple[tuple[str, ...], str, str, str]:
-    """`_heading` without the configuration: the blocks under it name their builds."""
-    members, member, targets, _ = _heading(group)
-    return members, member, targets, ""
+    return members, member, ", ".join(group.targets), "" if by_edit else shown
 
 
 def _shared_last(group: FindingGroup) -> tuple[bool, tuple[str, ...]]:
@@ -254,9 +240,9 @@ def _findings_lines(result: AuditResult, verbose: bool, width: int) -> list[Line
     # Groups of several members after the members' own, those of one set of members together.
     groups = sorted(group_findings(result.findings), key=_shared_last)
     by_edit = not verbose and several_configurations(result)
+    heading_of = partial(_heading, by_edit=by_edit)
     if by_edit:  # one heading per member and target, each block naming its builds
-        groups.sort(key=lambda group: (_shared_last(group), _member_heading(group)))
-    heading_of = _member_heading if by_edit else _heading
+        groups.sort(key=lambda group: (_shared_last(group), heading_of(group)))
     for (_, member, target, configuration), shown in groupby(groups, key=heading_of):
         heading: Line = [(printable(member), "bold")]
         if target:

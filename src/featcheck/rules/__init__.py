@@ -4,7 +4,8 @@ A built-in rule is one TOML file in `builtin/`, named after its code (docs/writi
 how to add one), read once on first use; a project adds its own in the same form under
 `[[rule]]` in its configuration (`featcheck.policy` makes a `Catalogue` with both). A code is
 never reused. FC900 `unused-suppression` has a catalogue entry of its own
-(`UNUSED_SUPPRESSION`): no `Rule` produces its findings, `featcheck.policy` makes them.
+(`UNUSED_SUPPRESSION`, a `Rule` of no crate): no spec produces its findings, `featcheck.policy`
+makes them.
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ import textwrap
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from importlib import resources
-from typing import Protocol, TypeVar
 
 from featcheck.errors import FeatcheckError
 from featcheck.rules.detect import BuildView, Detection, detect, skipped_for_target
@@ -48,30 +48,7 @@ def check_builtin_codes(select: tuple[str, ...], ignore: tuple[str, ...]) -> Non
 BUILTIN_PACKAGE = "featcheck.rules.builtin"
 
 
-class Documented(Protocol):
-    """What the catalogue shows of a rule, and finds it by; FC900 (unused-suppression) is one
-    too."""
-
-    @property
-    def code(self) -> str: ...
-    @property
-    def name(self) -> str: ...
-    @property
-    def severity(self) -> Severity: ...
-    @property
-    def summary(self) -> str: ...
-    @property
-    def doc(self) -> RuleDoc: ...
-    @property
-    def enabled_by_default(self) -> bool: ...
-    @property
-    def why(self) -> str: ...
-
-
-DocumentedT = TypeVar("DocumentedT", bound=Documented)
-
-
-def find_by_code(entries: Iterable[DocumentedT], text: str) -> DocumentedT | None:
+def find_by_code(entries: Iterable[Rule], text: str) -> Rule | None:
     """The entry with this code or name (case-insensitive), if any."""
     wanted = text.strip().lower()
     return next((e for e in entries if wanted in (e.code.lower(), e.name)), None)
@@ -134,29 +111,14 @@ UNUSED_SUPPRESSION_CODE = "FC900"
 UNUSED_SUPPRESSION_NAME = "unused-suppression"
 
 
-@dataclass(frozen=True)
-class MetaRuleDoc:
-    """A catalogue entry for a finding no `Rule` produces (FC900): what `featcheck rules` and
-    docs/rules.md read of a rule (`Documented`)."""
-
-    code: str
-    name: str
-    severity: Severity
-    summary: str
-    doc: RuleDoc
-    enabled_by_default: bool = True
-
-    @property
-    def why(self) -> str:
-        """The doc's why-section on one line, as findings quote it."""
-        return self.doc.why_line
-
-
-UNUSED_SUPPRESSION = MetaRuleDoc(
+UNUSED_SUPPRESSION = Rule(
     code=UNUSED_SUPPRESSION_CODE,
     name=UNUSED_SUPPRESSION_NAME,
     severity=Severity.WARNING,
     summary="a suppression (an `allow` entry or a `# featcheck: allow` comment) matches no finding",
+    crates=(),
+    feature="",
+    consequence="",
     doc=RuleDoc(
         what=(
             "Reports each `[[allow]]` entry of the configuration and each code of a "
@@ -212,16 +174,14 @@ _CAPABILITY_WORDS = {
 assert set(_CAPABILITY_WORDS) == set(CAPABILITIES)
 
 
-def _scope(rule: Documented) -> str:
+def _scope(rule: Rule) -> str:
     """`Applies to: ...` for rules limited to some targets; empty for the others."""
-    if not isinstance(rule, Rule):
-        return ""
     parts = [", ".join(f"`{t}`" for t in rule.targets.triples)] if rule.targets.triples else []
     parts += [_CAPABILITY_WORDS[n] for n in rule.targets.needs]
     return "Applies to " + "; ".join(parts) + "." if parts else ""
 
 
-def _body(rule: Documented, heading: str) -> list[str]:
+def _body(rule: Rule, heading: str) -> list[str]:
     opt_in = "" if rule.enabled_by_default else f" (opt-in: `--select {rule.code}`)"
     intro = f"Default severity: **{rule.severity.label}**{opt_in}. {rule.summary}."
     scope = _scope(rule)
@@ -233,9 +193,7 @@ def _body(rule: Documented, heading: str) -> list[str]:
                 lines += ["", f"{heading}# {title}", ""]
                 lines += [f"- <{r}>" if "://" in r else f"- {r}" for r in doc.references]
             continue
-        text: str = getattr(doc, attribute)
-        if isinstance(rule, Rule):
-            text = rule.worded(text)
+        text = rule.worded(getattr(doc, attribute))
         if not text:
             continue  # a user rule may leave sections out; built-in ones may not (tests)
         lines += ["", f"{heading}# {title}", ""]
@@ -248,7 +206,7 @@ def _body(rule: Documented, heading: str) -> list[str]:
     return lines
 
 
-def rule_markdown(rule: Documented, heading: str = "#") -> str:
+def rule_markdown(rule: Rule, heading: str = "#") -> str:
     return "\n".join(_body(rule, heading)) + "\n"
 
 
@@ -257,7 +215,7 @@ _SUMMARY_COLUMN = 30
 below it each summary goes under its row."""
 
 
-def rule_table(rules: Sequence[Documented], width: int) -> list[str]:
+def rule_table(rules: Sequence[Rule], width: int) -> list[str]:
     """`featcheck rules`: code, name, default severity and what each rule checks, as a table
     that fits `width` columns (the summaries wrapped in their column, or under each row)."""
     rows = [

@@ -234,7 +234,8 @@ def missing_feature(rule: Rule, node: Node) -> str | None:
 
 def used_evidence(used: UsedWhen, view: BuildView, node: Node) -> str | None:
     """Why the build uses `node` (the finding's evidence), or None if it does not."""
-    if used.built:
+    if used.built or (not view.structured and (used.selected_by or used.direct)):
+        # Without edges (saved tree text) selection and direct use cannot be told: built counts.
         return f"{node.name} is in the build"
     if used.selected_by is not None:
         selected = _selection(used.selected_by, view, node)
@@ -250,8 +251,6 @@ def used_evidence(used: UsedWhen, view: BuildView, node: Node) -> str | None:
 
 
 def _selection(selected_by: SelectedBy, view: BuildView, node: Node) -> str | None:
-    if not view.structured:
-        return f"{node.name} is in the build"
     selecting = _keys(selected_by.crates)
     for ancestor in sorted(view.graph.ancestors(node)):
         if crate_key(ancestor.name) in selecting and selected_by.feature in ancestor.features:
@@ -263,8 +262,6 @@ def _selection(selected_by: SelectedBy, view: BuildView, node: Node) -> str | No
 
 def _direct_dependency(view: BuildView, node: Node) -> str | None:
     """Evidence when a package the user owns (a path package) depends on `node` directly."""
-    if not view.structured:
-        return f"{node.name} is in the build"
     for ancestor in sorted(view.graph.ancestors(node)):
         if ancestor.package.is_local and node in view.graph.dependencies(ancestor):
             return f"{node.name} is a direct dependency of {ancestor.name}"

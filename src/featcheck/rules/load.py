@@ -199,9 +199,7 @@ def _crates(table: Mapping[str, Any]) -> tuple[CrateMatch, ...]:
             item = {"name": item}
         elif not isinstance(item, Mapping):
             raise SpecError("a crate is a name or a table { name, versions, feature }", path)
-        known_keys(item, _CRATE_KEYS, path, "a crate entry")
-        if "name" not in item:
-            raise SpecError("a crate entry needs `name`", path, at_key=True)
+        known_keys(item, _CRATE_KEYS, path, "a crate entry", ("name",))
         name = string_value(item, "name", path)
         if not _CRATE.fullmatch(name):
             raise SpecError(f"not a crate name: {shown(name)}", (*path, "name"))
@@ -270,10 +268,7 @@ def _handled_by(value: Any, path: KeyPath) -> tuple[HandledBy, ...]:
         where = (*path, index)
         if not isinstance(item, Mapping):
             raise SpecError(f"an {key} entry is a table {{ crate, feature }}", where)
-        known_keys(item, _HANDLED_KEYS, where, f"an {key} entry")
-        for required in ("crate", "feature"):
-            if required not in item:
-                raise SpecError(f"an {key} entry needs `{required}`", where, at_key=True)
+        known_keys(item, _HANDLED_KEYS, where, f"an {key} entry", _HANDLED_KEYS)
         crate = string_value(item, "crate", where)
         if not _CRATE.fullmatch(crate):
             raise SpecError(f"not a crate name: {shown(crate)}", (*where, "crate"))
@@ -286,9 +281,7 @@ def _third_party(value: Any, path: KeyPath) -> ThirdParty | None:
         return None
     if not isinstance(value, Mapping):
         raise SpecError("`third-party` must be a table { severity, own }", path)
-    known_keys(value, _THIRD_PARTY_KEYS, path, "`third-party`")
-    if "severity" not in value:
-        raise SpecError("`third-party` needs `severity`", path, at_key=True)
+    known_keys(value, _THIRD_PARTY_KEYS, path, "`third-party`", ("severity",))
     try:
         severity = Severity.parse(string_value(value, "severity", path))
     except ValueError as error:
@@ -299,10 +292,7 @@ def _third_party(value: Any, path: KeyPath) -> ThirdParty | None:
 def _selected_by(value: Any, path: KeyPath) -> SelectedBy:
     if not isinstance(value, Mapping):
         raise SpecError("`selected-by` must be a table { feature, crates, means }", path)
-    known_keys(value, _SELECTED_KEYS, path, "`selected-by`")
-    for required in ("feature", "crates"):
-        if required not in value:
-            raise SpecError(f"`selected-by` needs `{required}`", path, at_key=True)
+    known_keys(value, _SELECTED_KEYS, path, "`selected-by`", ("feature", "crates"))
     crates = strings_value(value, "crates", path, _CRATE, "a crate name")
     if not crates:
         raise SpecError("`crates` of `selected-by` must not be empty", (*path, "crates"))

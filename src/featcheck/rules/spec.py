@@ -206,6 +206,8 @@ class Rule:
         """A section of the rule's doc, `{crate}` written as the crates it names: `burn-wgpu,
         burn-cuda or burn-cpu`."""
         names = self.crate_names()
+        if not names:  # FC900's entry, which no spec makes, names no crate
+            return text
         crates = names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
         return text.replace(CRATE_PLACEHOLDER, crates)
 
@@ -239,7 +241,14 @@ def shown(value: object, limit: int = 60) -> str:
     return text if len(text) <= limit else f"{text[: limit - 1]}…"
 
 
-def known_keys(table: Mapping[str, Any], known: tuple[str, ...], path: KeyPath, what: str) -> None:
+def known_keys(
+    table: Mapping[str, Any],
+    known: tuple[str, ...],
+    path: KeyPath,
+    what: str,
+    required: tuple[str, ...] = (),
+) -> None:
+    """Every key of `table` is one of `known`, and each of `required` is there."""
     for key in table:
         if key not in known:
             raise SpecError(
@@ -247,6 +256,9 @@ def known_keys(table: Mapping[str, Any], known: tuple[str, ...], path: KeyPath, 
                 (*path, key),
                 at_key=True,
             )
+    for key in required:
+        if key not in table:
+            raise SpecError(f"{what} needs `{key}`", path, at_key=True)
 
 
 def string_value(table: Mapping[str, Any], key: str, path: KeyPath, *, lines: bool = False) -> str:

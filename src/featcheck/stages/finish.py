@@ -6,7 +6,7 @@ from __future__ import annotations
 import functools
 import os
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -17,8 +17,8 @@ from featcheck.featureset import DEFAULT, FeatureSelection
 from featcheck.matrix import ConfigurationPlan, merge_configurations
 from featcheck.noexec.gaps import gap_notes
 from featcheck.policy.settings import Allow
-from featcheck.policy.suppress import SuppressionResult, apply_suppressions, declaration_spans
-from featcheck.report import AuditResult, Finding, Location
+from featcheck.policy.suppress import SuppressionResult, apply_suppressions
+from featcheck.report import AuditResult, Finding
 from featcheck.severity import Confidence, FailOn, Severity
 from featcheck.stages.members import Run, Scope, nothing_audited
 from featcheck.workspace.model import crate_key
@@ -69,13 +69,17 @@ def finish(
             rules=ran,
             read=run.manifests.get,
             read_text=run.manifests.text,
-            spans=_suppression_places,
             misnamed=misnamed,
             # A suppression may look unused only because the build was not seen whole.
             unused_confidence=Confidence.INCOMPLETE if result.incomplete else Confidence.RESOLVED,
         )
 
-    merged = merged_apart(placed)
+    # Merged across configurations, each deferred finding apart from the same finding made
+    # without deferral: it may still go.
+    merged = [
+        *merge_configurations([f for f in placed if not f.deferred_to]),
+        *merge_configurations([f for f in placed if f.deferred_to]),
+    ]
     suppression = suppress(merged)
     # A deferred finding another reported finding covers goes before suppressions count: an
     # allow for it has matched nothing the report would show.
@@ -94,13 +98,6 @@ def finish(
     return result
 
 
-def _suppression_places(finding: Finding) -> tuple[Location, ...]:
-    """Lines where an inline `# featcheck: allow` counts for `finding`: the edited declaration,
-    the `workspace = true` line inheriting it, and the member's own declarations on the way."""
-    inherited = (finding.inherited_by,) if finding.inherited_by is not None else ()
-    return (*declaration_spans(finding), *inherited, *finding.member_declarations)
-
-
 def finding_order(finding: Finding) -> tuple[Any, ...]:
     return (
         finding.member or "",
@@ -117,6 +114,7 @@ TargetCheck = Callable[[str], object]
 does not know."""
 
 
+@dataclass
 class KnownNames:
     """The workspace's members, every crate its dependency graph holds or declares, and the
     targets rustc knows (asked only for a target an entry names that was not audited).
@@ -126,25 +124,19 @@ class KnownNames:
     would then never be reported and never suppress anything; here such a name is told apart
     from one that merely was not audited this time."""
 
-    def __init__(
-        self,
-        metadata: Workspace,
-        audited_targets: list[str],
-        target_check: TargetCheck | None,
-    ) -> None:
-        self._metadata = metadata
-        self._audited_targets = set(audited_targets)
-        self._target_check = target_check
-        """None where rustc is not asked (--no-exec): no target is called unknown there."""
+    metadata: Workspace
+    audited_targets: list[str]
+    target_check: TargetCheck | None
+    """None where rustc is not asked (--no-exec): no target is called unknown there."""
 
     @functools.cached_property
     def _members(self) -> list[str]:
-        return sorted(m.name for m in self._metadata.members)
+        return sorted(m.name for m in self.metadata.members)
 
     @functools.cached_property
     def _crates(self) -> frozenset[str]:
         # Declared dependencies count too: an optional one no audited build turns on exists.
-        return frozenset(crate_key(name) for name in self._metadata.packages.names())
+        return frozenset(crate_key(name) for name in self.metadata.packages.names())
 
     def misnamed(self, allow: Allow) -> str | None:
         """Why `allow` can never match a finding of this workspace, or None."""
@@ -159,18 +151,18 @@ class KnownNames:
         return None
 
     def _target_exists(self, target: str) -> bool:
-        if target in self._audited_targets:
+        if target in self.audited_targets:
             return True
         try:
             target_triple(target)  # what cannot reach rustc's command line is no target
         except GateError:
             return False
-        if self._target_check is None:
+        if self.target_check is None:
             return True
         if target.endswith(".json"):
             return True  # a target specification file: cargo resolves it where it builds
         try:
-            self._target_check(target)
+            self.target_check(target)
         except FeatcheckError:
             return False
         return True
@@ -190,15 +182,6 @@ class KnownNames:
 
 _Cover = tuple[str | None, str | None, str, str, str, FeatureSelection | None]
 """A reported finding's member, target, crate, version, feature and one configuration."""
-
-
-def merged_apart(findings: Sequence[Finding]) -> list[Finding]:
-    """The findings merged across configurations (`merge_configurations`), each deferred one
-    apart from the same finding made without deferral: it may still go."""
-    return [
-        *merge_configurations([f for f in findings if not f.deferred_to]),
-        *merge_configurations([f for f in findings if f.deferred_to]),
-    ]
 
 
 def uncovered(findings: Sequence[Finding], reported: Sequence[Finding]) -> list[Finding]:
