@@ -11,13 +11,17 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import TYPE_CHECKING
 
-from featcheck.graph import DependencyGraph, Node
-from featcheck.rules.spec import Kind, Rule, SelectedBy, UsedWhen, not_applicable
+from featcheck.rules.spec import Kind, not_applicable
 from featcheck.semantics import semver
-from featcheck.semantics.cfg import TargetCfg
-from featcheck.severity import Severity
 from featcheck.workspace.model import crate_key, same_crate
+
+if TYPE_CHECKING:
+    from featcheck.graph import DependencyGraph, Node
+    from featcheck.rules.spec import Rule, SelectedBy, UsedWhen
+    from featcheck.semantics.cfg import TargetCfg
+    from featcheck.severity import Severity
 
 
 @dataclass(frozen=True)

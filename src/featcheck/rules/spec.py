@@ -22,10 +22,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 from fnmatch import fnmatchcase
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from featcheck.semantics.cfg import TargetCfg
-from featcheck.severity import Severity
+if TYPE_CHECKING:
+    from featcheck.semantics.cfg import TargetCfg
+    from featcheck.severity import Severity
 
 
 class Kind(Enum):
