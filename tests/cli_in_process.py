@@ -103,27 +103,32 @@ def printed(
     processes: bool = False,
 ) -> dict[str, str]:
     """For each kind, `exit code: N\\n--- stdout\\n...--- stderr\\n...` as `featcheck ARGS` in
-    `cwd` prints it. The command lines must give the same audit options. Without `processes`,
+    `cwd` prints it; command lines that audit alike share one audit. Without `processes`,
     starting one fails (the source must answer everything)."""
     parsed = {
         kind: check_parser("featcheck").parse_args(args) for kind, args in command_lines.items()
     }
     refusal = contextlib.nullcontext() if processes else refusing_processes()
     with _as_the_command_line(cwd), answered_by(source_of), refusal:
-        audit = _Printed()
-        with audit.capturing():
-            first = next(iter(parsed.values()))
-            path, options, trust, result = _audit(first, source_of)
-            for arguments in parsed.values():
-                assert _options(arguments) == options, "the command lines audit differently"
+        # One audit per distinct options: a text report searches no alternatives, JSON does.
+        audits: list[tuple[AuditOptions, _Printed, _Audited | None]] = []
         outputs = {}
         for kind, arguments in parsed.items():
+            options = _options(arguments)
+            earlier = [(audit, done) for made, audit, done in audits if made == options]
+            if earlier:
+                audit, audited = earlier[0]
+            else:
+                audit, audited = _Printed(), None
+                with audit.capturing():
+                    audited = _audit(arguments, source_of)
+                audits.append((options, audit, audited))
             stage = _Printed()
-            if audit.code is not None:
+            if audited is None:
                 stage.code = audit.code
             else:
                 with stage.capturing():
-                    stage.code = _report(arguments, path, options, trust, result)
+                    stage.code = _report(arguments, *audited)
             stdout = audit.stdout.getvalue() + stage.stdout.getvalue()
             stderr = audit.stderr.getvalue() + stage.stderr.getvalue()
             outputs[kind] = f"exit code: {stage.code}\n--- stdout\n{stdout}--- stderr\n{stderr}"
@@ -131,16 +136,17 @@ def printed(
 
 
 def _options(arguments: Any) -> AuditOptions:
-    return check._options(arguments, _progress(arguments))
+    return check._options(arguments, _progress(arguments), arguments.output_format or "text")
 
 
 def _progress(arguments: Any) -> Progress:
     return Progress(lazy.stderr_console, spinner=not arguments.quiet)
 
 
-def _audit(
-    arguments: Any, source_of: SourceFactory
-) -> tuple[Path, AuditOptions, TrustContext, AuditResult]:
+_Audited = tuple[Path, AuditOptions, TrustContext, AuditResult]
+
+
+def _audit(arguments: Any, source_of: SourceFactory) -> _Audited:
     """`check._audit_project` up to its fix stage, with `source_of` for cargo."""
     options = _options(arguments)
     path = project_manifest(arguments.path, arguments.manifest_path)
