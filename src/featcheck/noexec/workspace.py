@@ -44,7 +44,7 @@ class WorkspaceLayout:
 
     def is_excluded(self, directory: Path) -> bool:
         """Whether `directory` lies under a `workspace.exclude` entry."""
-        return any(directory == e or e in directory.parents for e in self.excluded)
+        return any(_below(e, directory) for e in self.excluded)
 
     def is_inside(self, directory: Path) -> bool:
         """Whether `directory` lies (symlinks resolved) under the workspace root."""
@@ -109,9 +109,7 @@ def _member_directories(
                 Path(p) for p in glob.glob(os.path.join(glob.escape(str(root)), relative))
             )
             candidates = [
-                m
-                for m in matches
-                if m.is_dir() and not any(m == e or e in m.parents for e in excluded)
+                m for m in matches if m.is_dir() and not any(_below(e, m) for e in excluded)
             ]
         else:
             candidates = [full]
@@ -169,7 +167,7 @@ def _find_root(
         workspace = parent_data.get("workspace")
         if not isinstance(workspace, Mapping):
             continue
-        if any(directory == e or e in directory.parents for e in _excluded(parent, workspace)):
+        if any(_below(e, directory) for e in _excluded(parent, workspace)):
             continue
         return parent, parent_data
     return directory, data
