@@ -581,6 +581,15 @@ def test_registry_manifests_are_kept_between_runs_and_read_again_when_changed(
     text = flex_manifest.read_text()
     flex_manifest.write_text(text.replace("default = [", 'default = ["changed", ', 1) + "\n")
     assert flex_default() == sorted([*first, "changed"])
+    # A file of an earlier format (declarations as `cargo metadata`'s entries) is never taken
+    # for the present one: the manifest is read again.
+    for file in (cache / "featcheck" / "noexec-manifests").iterdir():
+        kept = json.loads(file.read_text())
+        if "burn-flex-0.22.1" in kept["manifest"]["path"]:
+            kept["version"] = 2
+            kept["manifest"]["data"]["features"]["default"].append("planted")
+            file.write_text(json.dumps(kept))
+    assert flex_default() == sorted([*first, "changed"])
 
 
 def _model(workspace: Workspace) -> list[tuple[object, ...]]:

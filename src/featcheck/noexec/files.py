@@ -8,10 +8,9 @@ names that cargo would refuse are refused before they can reach a terminal or a 
 
 from __future__ import annotations
 
-import os
 import re
 import stat
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, TypeGuard
 
@@ -39,18 +38,6 @@ def valid_package_name(name: object) -> TypeGuard[str]:
 def has_control(text: str) -> bool:
     """Whether `text` holds control characters (cargo refuses them in names and features)."""
     return CONTROL.search(text) is not None
-
-
-class ReadScope:
-    """The directories `--no-exec` may read from (symlinks resolved)."""
-
-    def __init__(self, directories: Iterable[Path]) -> None:
-        self._directories = tuple(Path(os.path.realpath(d)) for d in directories)
-
-    def contains(self, path: Path) -> bool:
-        """Whether `path`, symlinks resolved, lies inside an allowed directory."""
-        real = Path(os.path.realpath(path))
-        return any(real == d or d in real.parents for d in self._directories)
 
 
 def is_manifest(path: Path, *, what: str) -> bool:

@@ -58,11 +58,10 @@ class Completeness:
         self.resolver = resolver
         self.refs: dict[str, PackageRef] = {}
         self.below: dict[str, tuple[str, ...]] = {}
-        if self.unread:  # else nothing to index; only the files source leaves packages unread
+        if self.unread:  # else nothing to index
             # Only the files source leaves packages unread, and its table is FilePackages.
             table = cast("FilePackages", metadata.packages)
             self.refs, self.below = table.refs(), table.resolved_dependencies()
-        self.labels = {i: f"{r.name}@{r.version}" for i, r in self.refs.items()}
         self.unread_refs = {self.refs[i]: i for i in self.unread if i in self.refs}
 
     def _closure(self, starts: Iterable[str]) -> set[str]:
@@ -97,7 +96,7 @@ class Completeness:
             gap = BuildGap(
                 member.name,
                 target,
-                tuple(sorted(self.labels[i] for i in active)),
+                tuple(sorted(f"{self.refs[i].name}@{self.refs[i].version}" for i in active)),
                 tuple(sorted({self.unread[i] for i in active})),
             )
         return BuildReach(frozenset(self.refs[i] for i in active), uncertain, gap)

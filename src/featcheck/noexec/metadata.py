@@ -34,14 +34,8 @@ from featcheck.noexec.path_packages import PathPackages, refuse_cycles, walk_pat
 from featcheck.noexec.registry import NOT_FETCHED, Deferred, Registry
 from featcheck.noexec.workspace import WorkspaceLayout, discover_workspace
 from featcheck.semantics.semver import matches
-from featcheck.workspace.model import DEV, Declaration, Edge, Package, extern_name
-from featcheck.workspace.workspace import (
-    Listed,
-    PackageTable,
-    Workspace,
-    declaration,
-    declarations_for_edge,
-)
+from featcheck.workspace.model import DEV, Declaration, Package, extern_name
+from featcheck.workspace.workspace import Listed, PackageTable, Workspace, declarations_for_edge
 
 if TYPE_CHECKING:
     from featcheck.boundary import TrustContext
@@ -234,14 +228,14 @@ class FilePackages(PackageTable):
 
     def _package(self, position: int) -> Package:
         manifest = self._manifest(position)
-        declarations: tuple[Declaration, ...] = ()
-        edges: list[Edge] = []
-        if manifest is not None:
-            declarations = tuple(map(declaration, manifest.declarations))
-            for target, bound in self._bound(position, declarations):
-                edges += (self._edge(decl, target) for decl in bound)
-        edition = manifest.edition if manifest is not None else "2021"
-        return self._record(position, edition, declarations, edges)
+        if manifest is None:
+            return self._record(position, "2021", (), [])
+        edges = [
+            self._edge(decl, target)
+            for target, bound in self._bound(position, manifest.declarations)
+            for decl in bound
+        ]
+        return self._record(position, manifest.edition, manifest.declarations, edges)
 
     def _bound(
         self, position: int, declarations: tuple[Declaration, ...]
@@ -308,14 +302,20 @@ class FilePackages(PackageTable):
         for position in range(len(self.listed)):
             manifest = self._manifest(position)
             if manifest is not None:
-                names.update(str(d["name"]) for d in manifest.declarations)
+                names.update(d.name for d in manifest.declarations)
         return names
 
     def document(self, position: int) -> Mapping[str, Any]:
         package, manifest = self.listed[position], self._manifest(position)
-        if manifest is None:
-            return {"id": package.id, "name": package.name, "features": {}, "dependencies": []}
-        return {"id": package.id, **manifest.distilled()}
+        declarations = manifest.declarations if manifest is not None else ()
+        return {
+            "id": package.id,
+            "name": package.name,
+            "features": manifest.features if manifest is not None else {},
+            "dependencies": [
+                {"name": d.name, "rename": d.rename, "optional": d.optional} for d in declarations
+            ],
+        }
 
 
 def _check_listed(
@@ -329,18 +329,14 @@ def _check_listed(
     features and targets of path packages, dev-dependencies of members); a missing one means
     the lockfile is out of date, and the audit would silently miss that dependency."""
     for decl in manifest.declarations:
-        if not is_member and (decl["kind"] == "dev" or decl["optional"]):
+        if not is_member and (decl.kind is DEV or decl.optional):
             continue  # locked only for members (all features) or when something enables it
         if not any(
-            r.name == decl["name"]
-            and (
-                decl["path"] is not None
-                or decl["source"] == "git"
-                or matches(decl["req"], r.version)
-            )
+            r.name == decl.name
+            and (decl.path is not None or decl in manifest.git or matches(decl.req, r.version))
             for r in resolved
         ):
-            raise _stale(f"{package.name} {package.version}", decl["name"], lock_path)
+            raise _stale(f"{package.name} {package.version}", decl.name, lock_path)
 
 
 _matches = functools.lru_cache(maxsize=4096)(matches)

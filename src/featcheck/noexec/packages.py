@@ -1,7 +1,7 @@
 """One package manifest, read: declarations (with `[workspace.dependencies]` inheritance and
 `[target.X]` tables), feature table (implicit features of optional dependencies included), build
-targets, edition, as `cargo metadata`'s package entry holds them (`FilePackages.document` and
-`featureset.member_selection` read that form).
+targets, edition; the declarations as the model's records (`Declaration`), the rest as
+`cargo metadata`'s package entry holds them.
 
 What cargo refuses in a manifest — a wrong type, a package or dependency name it would not
 accept, a control character in a feature, a `[target.X]` key that is neither a target name nor a
@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import quote
@@ -28,16 +28,16 @@ from featcheck.noexec.files import (
 )
 from featcheck.semantics.cfg import TargetCfg
 from featcheck.semantics.semver import number_error
-from featcheck.workspace.model import CRATES_IO, extern_name
+from featcheck.workspace.model import BUILD, DEV, NORMAL, Declaration, DependencyKind, extern_name
 
 if TYPE_CHECKING:
     from featcheck.noexec.workspace import WorkspaceLayout
 
 _TARGET_NAME = re.compile(r"[A-Za-z0-9_.-]+")
-_DEPENDENCY_TABLES: tuple[tuple[str, str | None, str], ...] = (
-    ("dependencies", None, "dependencies"),
-    ("dev-dependencies", "dev", "dev_dependencies"),
-    ("build-dependencies", "build", "build_dependencies"),
+_DEPENDENCY_TABLES: tuple[tuple[str, DependencyKind, str], ...] = (
+    ("dependencies", NORMAL, "dependencies"),
+    ("dev-dependencies", DEV, "dev_dependencies"),
+    ("build-dependencies", BUILD, "build_dependencies"),
 )
 
 
@@ -81,12 +81,13 @@ def _platform(key: str) -> str:
 def _declaration(
     key: str,
     spec: Any,
-    kind: str | None,
+    kind: DependencyKind,
     target: str | None,
     package_dir: Path,
     root: Path,
     root_data: Mapping[str, Any],
-) -> dict[str, Any]:
+) -> tuple[Declaration, bool]:
+    """The declaration of `key`, and whether it is a git dependency."""
     base_dir = package_dir
     if isinstance(spec, Mapping) and spec.get("workspace") is True:
         inherited = table(table(root_data.get("workspace")).get("dependencies")).get(key)
@@ -117,30 +118,28 @@ def _declaration(
         raise TypeError(f"`path` of {key} must be a string")
     full_path = os.path.normpath(base_dir / path) if path is not None else None
     uses_default = spec.get("default-features", spec.get("default_features", True))
-    source = None if full_path is not None else CRATES_IO
-    if isinstance(spec.get("git"), str):
-        source = "git"
-    return {
-        "name": name,
-        "source": source,
-        "req": str(spec.get("version", "*")),
-        "kind": kind,
-        "rename": key if "package" in spec else None,
-        "optional": spec.get("optional", False) is True,
-        "uses_default_features": uses_default is not False,
-        "features": _strings(spec.get("features"), f"features of {key}"),
-        "target": target,
-        "path": full_path,
-    }
+    declaration = Declaration(
+        name=name,
+        rename=key if "package" in spec else None,
+        req=str(spec.get("version", "*")),
+        kind=kind,
+        target=target,
+        optional=spec.get("optional", False) is True,
+        uses_default_features=uses_default is not False,
+        features=tuple(_strings(spec.get("features"), f"features of {key}")),
+        path=full_path,
+    )
+    return declaration, isinstance(spec.get("git"), str)
 
 
 def _declarations(
     data: Mapping[str, Any], package_dir: Path, root: Path, root_data: Mapping[str, Any]
-) -> list[dict[str, Any]]:
+) -> list[tuple[Declaration, bool]]:
+    """Every declaration of the manifest, in its order, each with whether it is from git."""
     tables: list[tuple[Mapping[str, Any], str | None]] = [(data, None)]
     for platform, platform_table in table(data.get("target")).items():
         tables.append((table(platform_table), _platform(str(platform))))
-    found: list[dict[str, Any]] = []
+    found: list[tuple[Declaration, bool]] = []
     for section_table, target in tables:
         for section, kind, alias in _DEPENDENCY_TABLES:
             entries = section_table.get(section, section_table.get(alias))
@@ -151,7 +150,7 @@ def _declarations(
     return found
 
 
-def _features(data: Mapping[str, Any], declarations: list[dict[str, Any]]) -> dict[str, list[str]]:
+def _features(data: Mapping[str, Any], declarations: Iterable[Declaration]) -> dict[str, list[str]]:
     features = {
         str(k): _strings(values, f"feature {k}")
         for k, values in table(data.get("features")).items()
@@ -165,9 +164,8 @@ def _features(data: Mapping[str, Any], declarations: list[dict[str, Any]]) -> di
         if value.startswith("dep:")
     }
     for decl in declarations:
-        key = decl["rename"] or decl["name"]
-        if decl["optional"] and key not in explicit and key not in features:
-            features[key] = [f"dep:{key}"]
+        if decl.optional and decl.key not in explicit and decl.key not in features:
+            features[decl.key] = [f"dep:{decl.key}"]
     return features
 
 
@@ -178,17 +176,22 @@ class PackageManifest:
     path: Path
     name: str
     version: str
-    declarations: list[dict[str, Any]]
+    declarations: tuple[Declaration, ...]
     features: dict[str, list[str]]
     targets: list[dict[str, Any]]
     edition: str
+    git: frozenset[Declaration] = frozenset()
+    """The declarations of git dependencies: Cargo.lock pins those by commit, not by their
+    version requirement."""
 
     def distilled(self) -> dict[str, Any]:
         """What the manifest cache keeps (see `noexec.registry`)."""
+        declarations = [{**asdict(d), "kind": d.kind.value} for d in self.declarations]
         return {
             "name": self.name,
             "version": self.version,
-            "dependencies": self.declarations,
+            "declarations": declarations,
+            "git": [i for i, d in enumerate(self.declarations) if d in self.git],
             "features": self.features,
             "targets": self.targets,
             "edition": self.edition,
@@ -196,14 +199,22 @@ class PackageManifest:
 
     @classmethod
     def from_distilled(cls, path: Path, kept: dict[str, Any]) -> PackageManifest:
+        """The manifest `distilled` kept (KeyError, TypeError, ValueError, IndexError: none)."""
+        declarations = tuple(
+            Declaration(
+                **{**d, "kind": DependencyKind(d["kind"]), "features": tuple(d["features"])}
+            )
+            for d in kept["declarations"]
+        )
         return cls(
             path,
             kept["name"],
             kept["version"],
-            kept["dependencies"],
+            declarations,
             kept["features"],
             kept["targets"],
             kept["edition"],
+            frozenset(declarations[i] for i in kept["git"]),
         )
 
 
@@ -235,24 +246,28 @@ def read_package(
         version = "0.0.0" if version is None else version
         if not isinstance(version, str):
             raise TypeError("`package.version` must be a string")
-        declarations = _declarations(data, manifest.parent, layout.root, root_data)
+        found = _declarations(data, manifest.parent, layout.root, root_data)
+        declarations = tuple(decl for decl, _ in found)
         _check_numbers(manifest, version, declarations)
         features = _features(data, declarations)
         targets = _crate_targets(data, files, name)
         edition = _package_field(package, "edition", root_data)
         edition = edition if isinstance(edition, str) else "2015"
-        return PackageManifest(manifest, name, version, declarations, features, targets, edition)
+        git = frozenset(decl for decl, git in found if git)
+        return PackageManifest(
+            manifest, name, version, declarations, features, targets, edition, git
+        )
     except (TypeError, ValueError, AttributeError, OSError) as error:
         raise shape_error(manifest, error) from None
 
 
-def _check_numbers(manifest: Path, version: str, declarations: list[dict[str, Any]]) -> None:
+def _check_numbers(manifest: Path, version: str, declarations: Iterable[Declaration]) -> None:
     """cargo's refusal of a version or requirement whose number does not fit in a u64."""
     problem = number_error(version)
     for declaration in declarations:
         if problem is None:
-            found = number_error(declaration["req"], requirement=True)
-            what = f"the version requirement for dependency `{declaration['name']}`"
+            found = number_error(declaration.req, requirement=True)
+            what = f"the version requirement for dependency `{declaration.name}`"
             problem = None if found is None else f"failed to parse {what}: {found}"
     if problem is not None:
         raise FeatcheckError(problem, path=manifest)

@@ -15,6 +15,7 @@ from featcheck.deadline import NO_DEADLINE, READING, READING_HINT, Deadline
 from featcheck.errors import FeatcheckError
 from featcheck.noexec.files import is_manifest, table
 from featcheck.noexec.packages import PackageManifest, read_package
+from featcheck.workspace.model import DEV
 
 if TYPE_CHECKING:
     from featcheck.noexec.workspace import WorkspaceLayout
@@ -67,13 +68,13 @@ def walk_path_packages(layout: WorkspaceLayout, deadline: Deadline = NO_DEADLINE
         found.read[directory] = package
         edges = found.edges.setdefault(directory, [])
         for decl in package.declarations:
-            if decl["path"] is None:
+            if decl.path is None:
                 continue
-            target = Path(decl["path"])
+            target = Path(decl.path)
             if not layout.is_inside(target):
-                found.outside.setdefault(decl["name"], target)
+                found.outside.setdefault(decl.name, target)
                 continue
-            if decl["kind"] != "dev" and target not in edges:
+            if decl.kind is not DEV and target not in edges:
                 edges.append(target)
             # Only a `[workspace]` table makes path dependencies under the root members; a
             # package without one is a workspace of itself alone.

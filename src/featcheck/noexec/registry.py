@@ -150,7 +150,7 @@ class Registry:
         """The package `name` `version` from a `.crate`, if that is what it holds."""
         kept = self.cache.get(archive) if keep else None
         if kept is not None:
-            with contextlib.suppress(KeyError, TypeError):
+            with contextlib.suppress(KeyError, TypeError, ValueError, IndexError):
                 return _named(PackageManifest.from_distilled(archive, kept), name, version)
         if not archive.is_file():
             return None
@@ -176,7 +176,7 @@ class Registry:
             return None  # a link out of the checkout: not read
         kept = None if vendored else self.cache.get(location)
         if kept is not None:
-            with contextlib.suppress(KeyError, TypeError):
+            with contextlib.suppress(KeyError, TypeError, ValueError, IndexError):
                 return _named(PackageManifest.from_distilled(Path(location), kept), name, version)
         manifest = Path(location)
         try:
@@ -307,7 +307,8 @@ def read_archive(archive: Path, name: str, version: str) -> ArchivedPackage | No
 # included): nothing a checkout writes is remembered. A cache that cannot be read or written is
 # ignored.
 
-_VERSION = 2
+_VERSION = 3
+"""3: declarations kept as the model's records (`PackageManifest.distilled`)."""
 
 
 def _stamp(path: Path | str) -> list[int] | None:

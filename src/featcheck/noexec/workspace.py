@@ -19,7 +19,7 @@ from typing import Any
 from featcheck.boundary import checkout_root, configured_path_stays_inside, is_inside
 from featcheck.cargo.failures import printable
 from featcheck.errors import FeatcheckError
-from featcheck.noexec.files import ReadScope, is_manifest, load_toml, table
+from featcheck.noexec.files import is_manifest, load_toml, table
 
 _GLOB_CHARACTERS = frozenset("*?[")
 _MAX_GLOB_DEPTH = 100
@@ -37,18 +37,18 @@ class WorkspaceLayout:
     """Member directories listed in `workspace.members` (and the root, when it is a package),
     in cargo's order; path dependencies under the root join them later."""
     excluded: tuple[Path, ...]
-    scope: ReadScope
-    """The checkout: everything under the workspace root."""
+    real_root: Path
+    """The root with symlinks resolved: what `--no-exec` may read lies under it."""
     checkout: Path
     """The checkout's root (boundary.py): no file is read through a link out of it."""
 
     def is_excluded(self, directory: Path) -> bool:
         """Whether `directory` lies under a `workspace.exclude` entry."""
-        return any(directory == e or e in directory.parents for e in self.excluded)
+        return any(_below(e, directory) for e in self.excluded)
 
     def is_inside(self, directory: Path) -> bool:
         """Whether `directory` lies (symlinks resolved) under the workspace root."""
-        return self.scope.contains(directory)
+        return _resolved_below(self.real_root, directory)
 
 
 def _normalized(path: Path) -> Path:
@@ -65,6 +65,11 @@ def _strings(value: Any, manifest: Path, key: str) -> list[str]:
 
 def _below(root: Path, path: Path) -> bool:
     return path == root or root in path.parents
+
+
+def _resolved_below(real_root: Path, path: Path) -> bool:
+    """Whether `path`, symlinks resolved, lies under `real_root` (resolved already)."""
+    return _below(real_root, Path(os.path.realpath(path)))
 
 
 def _outside(pattern: str, root: Path) -> FeatcheckError:
@@ -89,7 +94,7 @@ def _member_directories(
     root: Path, workspace: Mapping[str, Any], excluded: list[Path]
 ) -> list[Path]:
     manifest = root / "Cargo.toml"
-    scope = ReadScope([root])
+    real_root = Path(os.path.realpath(root))
     found: list[Path] = []
     for pattern in _strings(workspace.get("members"), manifest, "workspace.members"):
         if "\x00" in pattern:
@@ -109,14 +114,12 @@ def _member_directories(
                 Path(p) for p in glob.glob(os.path.join(glob.escape(str(root)), relative))
             )
             candidates = [
-                m
-                for m in matches
-                if m.is_dir() and not any(m == e or e in m.parents for e in excluded)
+                m for m in matches if m.is_dir() and not any(_below(e, m) for e in excluded)
             ]
         else:
             candidates = [full]
         for directory in candidates:
-            if not scope.contains(directory):
+            if not _resolved_below(real_root, directory):
                 raise _outside(pattern, root)
             if not is_manifest(directory / "Cargo.toml", what="a workspace member"):
                 raise _no_manifest(directory, root, pattern)
@@ -169,7 +172,7 @@ def _find_root(
         workspace = parent_data.get("workspace")
         if not isinstance(workspace, Mapping):
             continue
-        if any(directory == e or e in directory.parents for e in _excluded(parent, workspace)):
+        if any(_below(e, directory) for e in _excluded(parent, workspace)):
             continue
         return parent, parent_data
     return directory, data
@@ -189,5 +192,5 @@ def discover_workspace(manifest: Path, checkout: Path | None = None) -> Workspac
         members.append(root)
     if workspace:
         members.extend(_member_directories(root, workspace, excluded))
-    scope = ReadScope([root])
-    return WorkspaceLayout(root, root_data, tuple(members), tuple(excluded), scope, checkout)
+    real_root = Path(os.path.realpath(root))
+    return WorkspaceLayout(root, root_data, tuple(members), tuple(excluded), real_root, checkout)
