@@ -132,7 +132,10 @@ class Walk:
             mode, name = raw[position:space], raw[space + 1 : end]
             object_id = raw[end + 1 : end + 1 + id_bytes].hex()
             position = end + 1 + id_bytes
-            kind = _kind(mode)
+            try:
+                kind = _KINDS.get(int(mode, 8) & 0o170000)
+            except ValueError:
+                kind = None
             if kind is None or name in (b"", b".", b"..") or b"/" in name:
                 raise self._malformed(f"{where} has an entry git would not check out: {name!r}")
             if name in names:
@@ -160,13 +163,6 @@ class Walk:
             f"--new-since: the tree of {self._label} is malformed (git fsck would say so too): "
             f"{what}"
         )
-
-
-def _kind(mode: bytes) -> str | None:
-    try:
-        return _KINDS.get(int(mode, 8) & 0o170000)
-    except ValueError:
-        return None
 
 
 def missing_object(where: str, object_id: str, label: str) -> FeatcheckError:

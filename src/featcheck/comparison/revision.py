@@ -92,7 +92,7 @@ def write_tree(
                 if count % 1024 == 0:
                     budget.check()
             # Marks the directory as a repository's top: the audit's checkout root is this one.
-            writer.make_directory((".git",))
+            writer.directory((".git",))
         finally:
             writer.close()
     except OSError as error:
@@ -241,7 +241,7 @@ class TreeWriter:
         self._opened: list[tuple[str, int]] = [("", os.open(root, _DIRECTORY))]
 
     def write(self, path: tuple[str, ...], content: bytes) -> None:
-        directory = self._directory(path[:-1])
+        directory = self.directory(path[:-1])
         file = os.open(path[-1], _NEW_FILE, 0o644, dir_fd=directory)
         try:
             view = memoryview(content)
@@ -250,14 +250,11 @@ class TreeWriter:
         finally:
             os.close(file)
 
-    def make_directory(self, path: tuple[str, ...]) -> None:
-        self._directory(path)
-
     def close(self) -> None:
         while self._opened:
             os.close(self._opened.pop()[1])
 
-    def _directory(self, parts: tuple[str, ...]) -> int:
+    def directory(self, parts: tuple[str, ...]) -> int:
         """The descriptor of directory `parts` below the root, made where missing."""
         kept = 0
         while kept < len(parts) and kept + 1 < len(self._opened):
