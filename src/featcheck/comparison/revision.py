@@ -315,19 +315,6 @@ def revision_tree(
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
         return
-    yield _kept(root, repository, revision, trust, timeout)
-
-
-def cache_key(repository: Path, revision: Revision) -> str:
-    """`<commit>-<repository>`: the commit, and the repository's git directory hashed."""
-    where = revision.git_directory or Path(os.path.realpath(repository))
-    digest = hashlib.sha256(os.fsencode(where)).hexdigest()[:16]
-    return f"{revision.commit}-{digest}"
-
-
-def _kept(
-    root: Path, repository: Path, revision: Revision, trust: TrustContext, timeout: float
-) -> Path:
     tree = root / cache_key(repository, revision)
     if not (tree / _COMPLETE).is_file():
         partial = Path(tempfile.mkdtemp(prefix=".partial-", dir=root))
@@ -346,12 +333,7 @@ def _kept(
         raise FeatcheckError(
             f"--new-since: cannot keep the tree of {revision.label} in {root}"
         ) from None
-    _prune(root)
-    return tree
-
-
-def _prune(root: Path) -> None:
-    """Keep the `KEPT` trees used last (and nothing half-written but this run's)."""
+    # Keep the `KEPT` trees used last (and nothing half-written but this run's).
     trees = sorted(
         (p for p in root.iterdir() if not p.name.startswith(".")),
         key=lambda p: p.stat().st_mtime,
@@ -359,3 +341,11 @@ def _prune(root: Path) -> None:
     )
     for old in trees[KEPT:]:
         shutil.rmtree(old, ignore_errors=True)
+    yield tree
+
+
+def cache_key(repository: Path, revision: Revision) -> str:
+    """`<commit>-<repository>`: the commit, and the repository's git directory hashed."""
+    where = revision.git_directory or Path(os.path.realpath(repository))
+    digest = hashlib.sha256(os.fsencode(where)).hexdigest()[:16]
+    return f"{revision.commit}-{digest}"
