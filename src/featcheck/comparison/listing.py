@@ -55,18 +55,14 @@ class Walk:
         self._parsed = 0
         """Entries of the distinct trees: each is at least one entry of the walk."""
 
-    def root_tree(self, commit: str) -> str:
-        """The id of `commit`'s tree, from the commit object itself."""
-        [content] = self._read({commit: "the commit"}, "commit")
-        first = content.split(b"\n", 1)[0].decode("ascii", "replace")
-        kind, _, tree = first.partition(" ")
-        if kind != "tree" or len(tree) != len(commit):
-            raise self._malformed(f"the commit {commit[:12]} names no tree")
-        return tree
-
     def entries(self, commit: str) -> Iterator[Entry]:
         """Every entry below the commit's tree that is not a tree itself."""
-        level: list[tuple[str, tuple[str, ...], int]] = [(self.root_tree(commit), (), 0)]
+        # The id of the commit's tree, from the commit object itself.
+        [content] = self._read({commit: "the commit"}, "commit")
+        kind, _, root = content.split(b"\n", 1)[0].decode("ascii", "replace").partition(" ")
+        if kind != "tree" or len(root) != len(commit):
+            raise self._malformed(f"the commit {commit[:12]} names no tree")
+        level: list[tuple[str, tuple[str, ...], int]] = [(root, (), 0)]
         count = 0
         while level:
             self._load(level)
