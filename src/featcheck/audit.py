@@ -49,37 +49,30 @@ def find_manifest(path: Path) -> Path:
     return path
 
 
-def find_manifest_upward(start: Path) -> Path:
-    """The Cargo.toml that cargo would use when started in `start` without --manifest-path:
-    the one in the nearest directory at or above it, made absolute (from a member's `src/`,
-    the member's)."""
-    start = start.absolute()
-    for directory in (start, *start.parents):
-        manifest = directory / "Cargo.toml"
-        if manifest.is_file():
-            return manifest
-    raise FeatcheckError("could not find `Cargo.toml` here or in any parent directory", path=start)
-
-
-def manifest_path_option(path: Path) -> Path:
-    """The value of `--manifest-path`, which names the manifest itself, as cargo wants it."""
-    if path.name != "Cargo.toml":
-        raise FeatcheckError("--manifest-path must be a path to a Cargo.toml file", path=path)
-    if not path.is_file():
-        raise FeatcheckError("no such manifest", path=path)
-    return path.absolute()
-
-
 def project_manifest(path: Path | None, manifest_path: Path | None) -> Path:
     """The project that PATH or `--manifest-path` names, else the Cargo.toml cargo would use
     in the current directory."""
     if manifest_path is not None:
         if path is not None:
             raise FeatcheckError("give PATH or --manifest-path, not both")
-        return manifest_path_option(manifest_path)
+        # `--manifest-path` names the manifest itself, as cargo wants it.
+        if manifest_path.name != "Cargo.toml":
+            raise FeatcheckError(
+                "--manifest-path must be a path to a Cargo.toml file", path=manifest_path
+            )
+        if not manifest_path.is_file():
+            raise FeatcheckError("no such manifest", path=manifest_path)
+        return manifest_path.absolute()
     if path is not None:
         return path
-    return find_manifest_upward(Path.cwd())
+    # Without either, the one cargo would use: in the nearest directory at or above this one
+    # (from a member's `src/`, the member's), made absolute.
+    start = Path.cwd().absolute()
+    for directory in (start, *start.parents):
+        manifest = directory / "Cargo.toml"
+        if manifest.is_file():
+            return manifest
+    raise FeatcheckError("could not find `Cargo.toml` here or in any parent directory", path=start)
 
 
 class Started(NamedTuple):

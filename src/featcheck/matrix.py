@@ -53,27 +53,14 @@ class ConfigurationPlan:
     dependencies; absent when it is resolved itself."""
 
     def distinct_jobs(self) -> list[tuple[str, FeatureSelection]]:
-        """The pairs that are resolved: `jobs()` without those `same_as` maps to another."""
-        return [job for job in self.jobs() if job not in self.same_as]
-
-    def jobs(self) -> list[tuple[str, FeatureSelection]]:
-        """(member id, selection) pairs, as `resolve_configurations` takes them."""
-        return [(member, s) for member, found in self.selections.items() for s in found]
-
-    def dependency_features(self) -> tuple[str, ...]:
-        """Every `dependency/feature` value of the plan, which `cargo metadata --all-features`
-        does not cover (it may turn on optional dependencies of dependencies)."""
-        return tuple(
-            sorted(
-                {
-                    value
-                    for found in self.selections.values()
-                    for selection in found
-                    for value in selection.features
-                    if "/" in value
-                }
-            )
-        )
+        """The (member id, selection) pairs that are resolved: every pair of the plan but
+        those `same_as` maps to another."""
+        return [
+            (member, s)
+            for member, found in self.selections.items()
+            for s in found
+            if (member, s) not in self.same_as
+        ]
 
     def share(self, builds: dict[tuple[str, str, FeatureSelection], _Build]) -> None:
         """Give every selection resolved as another that one's build, on each target."""

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -92,7 +93,10 @@ def _audit_started(
         manifests.get(manifest)
         if meanwhile is not None:
             meanwhile()
-        _warm_target_cfgs(source, options.targets)
+        # Fill the source's caches of rustc answers; an error is left for the real call to raise.
+        with suppress(FeatcheckError):
+            for target in options.targets or (source.host_triple(),):
+                source.target_cfg(target)
         pending.read_last_answer(LastAnswer.of_command)
         ahead = _audit_ahead(pending, started, manifests)
         metadata = pending.result(parse_metadata)
@@ -163,15 +167,6 @@ def _audit_ahead(
     except (ProcessRefused, Exception):
         return None
     return known, result
-
-
-def _warm_target_cfgs(source: MetadataSource, targets: tuple[str, ...]) -> None:
-    """Fill the source's caches of rustc answers; an error is left for the real call to raise."""
-    try:
-        for target in targets or (source.host_triple(),):
-            source.target_cfg(target)
-    except FeatcheckError:
-        pass
 
 
 def audit_workspace(

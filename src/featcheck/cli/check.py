@@ -14,11 +14,11 @@ from featcheck import __version__
 from featcheck.boundary import TrustContext
 from featcheck.cli.terminal import EXIT_CLEAN, Progress, fail, in_actions
 from featcheck.errors import FeatcheckError
+from featcheck.featureset import AuditOptions, FeatureSelection
 from featcheck.severity import FailOn, Severity
 
 if TYPE_CHECKING:
     from featcheck.cli.stages import EarlierAudit
-    from featcheck.featureset import AuditOptions, FeatureSelection
     from featcheck.report import AuditResult
 
 
@@ -56,7 +56,7 @@ def _options(arguments: argparse.Namespace, progress: Progress, output_format: s
         )
     if arguments.root is not None and not arguments.root.is_dir():
         raise FeatcheckError("--root: not a directory", path=arguments.root)
-    return lazy.audit_options()(
+    return AuditOptions(
         packages=tuple(arguments.package or ()),
         targets=tuple(arguments.target or ()),
         offline=arguments.offline,
@@ -99,7 +99,7 @@ def _configurations(arguments: argparse.Namespace) -> tuple[FeatureSelection, ..
     if not (features or all_features or no_default):
         return ()
     try:
-        selection = lazy.feature_selection(
+        selection = FeatureSelection.of(
             features or [], no_default=no_default, all_features=all_features
         )
     except ValueError as error:
@@ -163,20 +163,17 @@ def _audit_tree(arguments: argparse.Namespace, options: AuditOptions) -> AuditRe
         raise FeatcheckError("feature flags need the project: saved tree text is one build already")
     if arguments.new_since is not None:
         raise FeatcheckError("--new-since needs the project, not saved tree text")
-    text = _read_tree_input(arguments.tree)
-    source = "<stdin>" if arguments.tree == "-" else arguments.tree
-    result = lazy.audit_tree_text(text, source, options)
-    if _compares(arguments):
-        result = lazy.compare_stage()(result, arguments, None)
-    return result
-
-
-def _read_tree_input(name: str) -> str:
-    if name == "-":
+    if arguments.tree == "-":
         data = sys.stdin.buffer.read()
     else:
         try:
-            data = Path(name).read_bytes()
+            data = Path(arguments.tree).read_bytes()
         except OSError as error:
-            raise FeatcheckError(f"cannot read: {error.strerror or error}", path=name) from None
-    return data.decode("utf-8", errors="replace")
+            raise FeatcheckError(
+                f"cannot read: {error.strerror or error}", path=arguments.tree
+            ) from None
+    source = "<stdin>" if arguments.tree == "-" else arguments.tree
+    result = lazy.audit_tree_text(data.decode("utf-8", errors="replace"), source, options)
+    if _compares(arguments):
+        result = lazy.compare_stage()(result, arguments, None)
+    return result

@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 
     from featcheck.audit import SourceFactory
     from featcheck.boundary import TrustContext
-    from featcheck.featureset import AuditOptions, FeatureSelection
+    from featcheck.featureset import AuditOptions
     from featcheck.report import AuditResult
 
     ReportStage = Callable[[AuditResult, argparse.Namespace, str], int]
@@ -46,21 +46,6 @@ if TYPE_CHECKING:
 
     CompareStage = Callable[[AuditResult, argparse.Namespace, EarlierAudit | None], AuditResult]
     RevisionAudit = Callable[[str, Path, AuditOptions, TrustContext], EarlierAudit]
-
-
-def audit_options() -> type[AuditOptions]:
-    from featcheck.featureset import AuditOptions
-
-    return AuditOptions
-
-
-def feature_selection(
-    features: list[str], *, no_default: bool, all_features: bool
-) -> FeatureSelection:
-    """The feature flags as cargo reads them; ValueError for a malformed one (featureset.py)."""
-    from featcheck.featureset import FeatureSelection
-
-    return FeatureSelection.of(features, no_default=no_default, all_features=all_features)
 
 
 def project_manifest(path: Path | None, manifest_path: Path | None) -> Path:

@@ -140,20 +140,16 @@ def write_report(path: Path, text: str) -> None:
     try:
         with os.fdopen(handle, "w", encoding="utf-8", newline="") as stream:
             stream.write(text)
-            os.fchmod(stream.fileno(), _new_file_mode())
+            # 0o666 less the umask: the mode `>` redirection would give a new file.
+            mask = os.umask(0)
+            os.umask(mask)
+            os.fchmod(stream.fileno(), 0o666 & ~mask)
         os.replace(temporary, path)
     except BaseException as error:
         Path(temporary).unlink(missing_ok=True)
         if isinstance(error, OSError):
             raise FeatcheckError(f"cannot write: {error.strerror or error}", path=path) from None
         raise
-
-
-def _new_file_mode() -> int:
-    """0o666 less the umask: the mode `>` redirection would give a new file."""
-    mask = os.umask(0)
-    os.umask(mask)
-    return 0o666 & ~mask
 
 
 def _linked_directory(path: Path) -> Path | None:

@@ -28,7 +28,7 @@ from featcheck.comparison.revision import copy_toolchain_files, revision_tree
 from featcheck.errors import FeatcheckError
 from featcheck.featureset import AuditOptions
 from featcheck.fixes.apply import render_diff, write_changes
-from featcheck.fixes.commit import Prepared, prepare
+from featcheck.fixes.commit import prepare
 from featcheck.pipeline import audit_project
 from featcheck.render.safe_text import printable, safe_line, stop_commands
 from featcheck.report import AuditResult
@@ -99,21 +99,19 @@ class EarlierAudit:
                     f"{shown} has no Cargo.toml at {revision.label}: every finding is new"
                 )
                 return
-            self.result = self._audit_tree(earlier, self.trust.derive(tree))
-
-    def _audit_tree(self, path: Path, trust: TrustContext) -> AuditResult:
-        """The same options; where the revision's manifests cannot be audited, no findings
-        (every finding counts as new) and a note saying why."""
-        # Only the findings count here, not their fixes: none is searched (a finding points at
-        # the member's own declaration on the way), so none is confirmed with cargo either.
-        quiet = self.options._replace(
-            on_progress=None, root=None, search_fixes=False, check_new_packages=False
-        )
-        try:
-            return audit_project(path, quiet, trust)
-        except FeatcheckError as error:
-            self.notes.append(f"the audit of {self.label} failed, so every finding is new: {error}")
-            return AuditResult(path)
+            # The same options, but only the findings count here, not their fixes: none is
+            # searched (a finding points at the member's own declaration on the way), so none
+            # is confirmed with cargo either.
+            quiet = self.options._replace(
+                on_progress=None, root=None, search_fixes=False, check_new_packages=False
+            )
+            try:
+                self.result = audit_project(earlier, quiet, self.trust.derive(tree))
+            except FeatcheckError as error:
+                self.notes.append(
+                    f"the audit of {self.label} failed, so every finding is new: {error}"
+                )
+                self.result = AuditResult(earlier)
 
 
 def compare_or_write(
@@ -179,33 +177,19 @@ def fix_or_diff(
 
     with progress.working("Resolving the fixes"):
         prepared = prepare(result, path, audit_copy, trust)
-    if diff:
-        raise CommandExit(_show_diff(prepared))
-    return _apply_fixes(prepared, result)
-
-
-def _show_diff(prepared: Prepared) -> int:
-    """`--diff`: what `--fix` would write, on stdout; nothing written; exit 1 when there is
-    something to fix."""
-    _print_diff(render_diff(prepared.changes), sys.stdout)
-    _print_unfixable(prepared)
-    print(f"featcheck: {plural(len(prepared.changes), 'file')} would change", file=sys.stderr)
-    return EXIT_FINDINGS if prepared.changes else EXIT_CLEAN
-
-
-def _apply_fixes(prepared: Prepared, result: AuditResult) -> AuditResult:
-    """`--fix`: write what cargo resolved on the copy, show what changed (on stderr), and
-    return the audit of the fixed checkout."""
-    write_changes(prepared.changes)
-    _print_diff(render_diff(prepared.changes), sys.stderr)
-    _print_unfixable(prepared)
-    print(f"featcheck: fixed {plural(len(prepared.changes), 'file')}", file=sys.stderr)
-    return prepared.result if prepared.result is not None else result
-
-
-def _print_unfixable(prepared: Prepared) -> None:
+    changed = plural(len(prepared.changes), "file")
+    if diff:  # what --fix would write, on stdout; nothing written
+        _print_diff(render_diff(prepared.changes), sys.stdout)
+    else:  # written, then what changed shown on stderr
+        write_changes(prepared.changes)
+        _print_diff(render_diff(prepared.changes), sys.stderr)
     for line in prepared.unfixable:
         print(f"featcheck: {printable(line)}", file=sys.stderr)
+    if diff:  # exit 1 when there is something to fix
+        print(f"featcheck: {changed} would change", file=sys.stderr)
+        raise CommandExit(EXIT_FINDINGS if prepared.changes else EXIT_CLEAN)
+    print(f"featcheck: fixed {changed}", file=sys.stderr)
+    return prepared.result if prepared.result is not None else result
 
 
 def _print_diff(diff: str, stream: TextIO) -> None:

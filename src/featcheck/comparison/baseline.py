@@ -197,12 +197,9 @@ def _line(finding: Finding) -> str:
         f"{finding.crate} {compatible_version(finding.crate_version)} "
         f"`{finding.feature}`: {finding.message}"
     )
-    return f"{' '.join(map(_word, fields))}  # {_one_line(about)}"
-
-
-def _word(text: str) -> str:
-    """A field as one word: names cargo accepts have no space, `#` or control character."""
-    return re.sub(r"[\s#]", "?", text) or _NONE
+    # Each field as one word: names cargo accepts have no space, `#` or control character.
+    words = (re.sub(r"[\s#]", "?", field) or _NONE for field in fields)
+    return f"{' '.join(words)}  # {_one_line(about)}"
 
 
 def _one_line(text: str) -> str:

@@ -186,13 +186,13 @@ class Git:
                 return line
             if len(self._buffer) > limit:
                 raise FeatcheckError("--new-since: git answered with a line too long to be one")
-            if not self._fill():
+            if not self._pump(stop_at_stdout=True):
                 return None
 
     def read_exact(self, size: int) -> bytes | None:
         """The next `size` bytes; None where the output ends first."""
         while len(self._buffer) < size:
-            if not self._fill():
+            if not self._pump(stop_at_stdout=True):
                 return None
         data = bytes(self._buffer[:size])
         del self._buffer[:size]
@@ -203,7 +203,7 @@ class Git:
         if self._process.stdin is not None:
             with contextlib.suppress(OSError):
                 self._process.stdin.close()
-        while self._fill():
+        while self._pump(stop_at_stdout=True):
             if len(self._buffer) > limit:
                 self.close()
                 raise FeatcheckError("--new-since: git answered more than was asked for")
@@ -227,10 +227,6 @@ class Git:
             if stream is not None:
                 with contextlib.suppress(OSError):
                     stream.close()
-
-    def _fill(self) -> bool:
-        """Read until stdout gives more (True) or ends (False); stderr is kept on the way."""
-        return self._pump(stop_at_stdout=True)
 
     def _pump(self, *, stop_at_stdout: bool) -> bool:
         """Read both pipes: until stdout gives more (True) or ends (False) with
@@ -317,17 +313,6 @@ def start_git(
     return Git(process, budget)
 
 
-def git_output(
-    repository: Path, arguments: list[str], budget: Budget, trust: TrustContext, *, limit: int
-) -> tuple[int, bytes, str]:
-    """git `arguments` run to its end (see `start_git`): exit status, stdout, stderr."""
-    git = start_git(repository, arguments, budget, trust)
-    try:
-        return git.finish(limit)
-    finally:
-        git.close()  # also when featcheck is interrupted: git has a session of its own
-
-
 def first_line(stderr: str) -> str:
     """git's first line of complaint, as one printable line (it may quote the repository)."""
     for line in stderr.splitlines():
@@ -363,13 +348,13 @@ def resolve_revision(
     if not name or name.startswith("-") or "\x00" in name:
         raise FeatcheckError(f"--new-since: `{name}` is not a revision")
     arguments = ["rev-parse", "--git-common-dir", "--verify", "--quiet", "--end-of-options"]
-    status, output, stderr = git_output(
-        repository,
-        [*arguments, f"{name}^{{commit}}"],
-        Budget.starting_now(timeout),
-        trust,
-        limit=1 << 16,
+    git = start_git(
+        repository, [*arguments, f"{name}^{{commit}}"], Budget.starting_now(timeout), trust
     )
+    try:
+        status, output, stderr = git.finish(1 << 16)
+    finally:
+        git.close()  # also when featcheck is interrupted: git has a session of its own
     lines = output.split(b"\n")
     if status == 0 and len(lines) == 3 and _is_object_id(lines[1]) and lines[2] == b"":
         common = Path(os.path.realpath(repository / os.fsdecode(lines[0])))

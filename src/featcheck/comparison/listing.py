@@ -55,18 +55,14 @@ class Walk:
         self._parsed = 0
         """Entries of the distinct trees: each is at least one entry of the walk."""
 
-    def root_tree(self, commit: str) -> str:
-        """The id of `commit`'s tree, from the commit object itself."""
-        [content] = self._read({commit: "the commit"}, "commit")
-        first = content.split(b"\n", 1)[0].decode("ascii", "replace")
-        kind, _, tree = first.partition(" ")
-        if kind != "tree" or len(tree) != len(commit):
-            raise self._malformed(f"the commit {commit[:12]} names no tree")
-        return tree
-
     def entries(self, commit: str) -> Iterator[Entry]:
         """Every entry below the commit's tree that is not a tree itself."""
-        level: list[tuple[str, tuple[str, ...], int]] = [(self.root_tree(commit), (), 0)]
+        # The id of the commit's tree, from the commit object itself.
+        [content] = self._read({commit: "the commit"}, "commit")
+        kind, _, root = content.split(b"\n", 1)[0].decode("ascii", "replace").partition(" ")
+        if kind != "tree" or len(root) != len(commit):
+            raise self._malformed(f"the commit {commit[:12]} names no tree")
+        level: list[tuple[str, tuple[str, ...], int]] = [(root, (), 0)]
         count = 0
         while level:
             self._load(level)
@@ -132,7 +128,10 @@ class Walk:
             mode, name = raw[position:space], raw[space + 1 : end]
             object_id = raw[end + 1 : end + 1 + id_bytes].hex()
             position = end + 1 + id_bytes
-            kind = _kind(mode)
+            try:
+                kind = _KINDS.get(int(mode, 8) & 0o170000)
+            except ValueError:
+                kind = None
             if kind is None or name in (b"", b".", b"..") or b"/" in name:
                 raise self._malformed(f"{where} has an entry git would not check out: {name!r}")
             if name in names:
@@ -160,13 +159,6 @@ class Walk:
             f"--new-since: the tree of {self._label} is malformed (git fsck would say so too): "
             f"{what}"
         )
-
-
-def _kind(mode: bytes) -> str | None:
-    try:
-        return _KINDS.get(int(mode, 8) & 0o170000)
-    except ValueError:
-        return None
 
 
 def missing_object(where: str, object_id: str, label: str) -> FeatcheckError:

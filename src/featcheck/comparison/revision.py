@@ -92,7 +92,7 @@ def write_tree(
                 if count % 1024 == 0:
                     budget.check()
             # Marks the directory as a repository's top: the audit's checkout root is this one.
-            writer.make_directory((".git",))
+            writer.directory((".git",))
         finally:
             writer.close()
     except OSError as error:
@@ -241,7 +241,7 @@ class TreeWriter:
         self._opened: list[tuple[str, int]] = [("", os.open(root, _DIRECTORY))]
 
     def write(self, path: tuple[str, ...], content: bytes) -> None:
-        directory = self._directory(path[:-1])
+        directory = self.directory(path[:-1])
         file = os.open(path[-1], _NEW_FILE, 0o644, dir_fd=directory)
         try:
             view = memoryview(content)
@@ -250,14 +250,11 @@ class TreeWriter:
         finally:
             os.close(file)
 
-    def make_directory(self, path: tuple[str, ...]) -> None:
-        self._directory(path)
-
     def close(self) -> None:
         while self._opened:
             os.close(self._opened.pop()[1])
 
-    def _directory(self, parts: tuple[str, ...]) -> int:
+    def directory(self, parts: tuple[str, ...]) -> int:
         """The descriptor of directory `parts` below the root, made where missing."""
         kept = 0
         while kept < len(parts) and kept + 1 < len(self._opened):
@@ -318,19 +315,6 @@ def revision_tree(
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
         return
-    yield _kept(root, repository, revision, trust, timeout)
-
-
-def cache_key(repository: Path, revision: Revision) -> str:
-    """`<commit>-<repository>`: the commit, and the repository's git directory hashed."""
-    where = revision.git_directory or Path(os.path.realpath(repository))
-    digest = hashlib.sha256(os.fsencode(where)).hexdigest()[:16]
-    return f"{revision.commit}-{digest}"
-
-
-def _kept(
-    root: Path, repository: Path, revision: Revision, trust: TrustContext, timeout: float
-) -> Path:
     tree = root / cache_key(repository, revision)
     if not (tree / _COMPLETE).is_file():
         partial = Path(tempfile.mkdtemp(prefix=".partial-", dir=root))
@@ -349,12 +333,7 @@ def _kept(
         raise FeatcheckError(
             f"--new-since: cannot keep the tree of {revision.label} in {root}"
         ) from None
-    _prune(root)
-    return tree
-
-
-def _prune(root: Path) -> None:
-    """Keep the `KEPT` trees used last (and nothing half-written but this run's)."""
+    # Keep the `KEPT` trees used last (and nothing half-written but this run's).
     trees = sorted(
         (p for p in root.iterdir() if not p.name.startswith(".")),
         key=lambda p: p.stat().st_mtime,
@@ -362,3 +341,11 @@ def _prune(root: Path) -> None:
     )
     for old in trees[KEPT:]:
         shutil.rmtree(old, ignore_errors=True)
+    yield tree
+
+
+def cache_key(repository: Path, revision: Revision) -> str:
+    """`<commit>-<repository>`: the commit, and the repository's git directory hashed."""
+    where = revision.git_directory or Path(os.path.realpath(repository))
+    digest = hashlib.sha256(os.fsencode(where)).hexdigest()[:16]
+    return f"{revision.commit}-{digest}"

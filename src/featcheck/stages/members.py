@@ -5,7 +5,7 @@ they need more than it gave; then what cargo builds for each (below)."""
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import NamedTuple
@@ -89,6 +89,12 @@ def scope_of(run: Run, metadata: Workspace) -> Scope:
     )
     members = select_members(metadata, run.manifest, options.packages)
     settings = config.for_member(members[0].name) if len(members) == 1 else config
+    root = metadata.root
+
+    def shown(file: Path) -> str:
+        """How notes name a configuration file: from the workspace root when it lies inside."""
+        return file.relative_to(root).as_posix() if file.is_relative_to(root) else str(file)
+
     return Scope(
         metadata,
         config,
@@ -101,17 +107,8 @@ def scope_of(run: Run, metadata: Workspace) -> Scope:
         },
         requested=options.configurations or settings.configurations,
         each_feature=options.each_feature or settings.each_feature,
-        unification=run.source.unification(_shown_from(metadata.root)),
+        unification=run.source.unification(shown),
     )
-
-
-def _shown_from(root: Path) -> Callable[[Path], str]:
-    """How notes name a configuration file: from the workspace root when it lies inside."""
-
-    def show(file: Path) -> str:
-        return file.relative_to(root).as_posix() if file.is_relative_to(root) else str(file)
-
-    return show
 
 
 def select_members(metadata: Workspace, manifest: Path, packages: tuple[str, ...]) -> list[Package]:
@@ -170,7 +167,19 @@ def with_every_feature(
     run: Run, scope: Scope, plan: ConfigurationPlan, *, all_features: bool
 ) -> Scope:
     """The scope over metadata that covers every package the plan's builds may use."""
-    extra = plan.dependency_features()
+    # Every `dependency/feature` value of the plan, which `--all-features` does not cover (it
+    # may turn on optional dependencies of dependencies).
+    extra = tuple(
+        sorted(
+            {
+                value
+                for found in plan.selections.values()
+                for selection in found
+                for value in selection.features
+                if "/" in value
+            }
+        )
+    )
     if extra or (not all_features and beyond_defaults(scope.requested, scope.each_feature)):
         # Plain `cargo metadata` leaves out the optional dependencies nothing enables by
         # default, and `--all-features` those that only a `dependency/feature` value enables:
@@ -237,14 +246,13 @@ class ResolverModel:
     def what_if(self, deadline: Deadline) -> WhatIf:
         """Counterfactual resolution over this model, within `deadline`, binding what an edit
         turns on to the versions Cargo.lock holds."""
-        lock = LockView(self.metadata)
         return WhatIf(
             self.metadata,
             self.cfgs,
             self.host,
             self.resolver,
             self.current,
-            lock,
+            LockView(self.metadata),
             deadline,
             self.unify_workspace,
         )

@@ -10,7 +10,7 @@ lack `rayon`, for findings no report shows.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
@@ -107,12 +107,30 @@ def place(
 def _overlay(
     run: Run, scope: Scope, model: ResolverModel, still_flagged: StillFlagged
 ) -> OverlayCheck | None:
-    """cargo's check of the fixes that add packages, where cargo may run and is asked to."""
-    if run.options.no_exec or not run.options.check_new_packages:
+    """cargo's check of the fixes that add packages, where cargo may run and is asked to: on
+    cargo's metadata of a temporary copy of the workspace, with the audit's features."""
+    options = run.options
+    if options.no_exec or not options.check_new_packages:
         return None
+
+    def metadata_of(copy_manifest: Path) -> Workspace:
+        # The copy's lockfile must change: that is what the check is for. The copy is the
+        # checkout too: the run's context, derived for it, never one computed from its path.
+        copy_runner = CargoRunner(
+            copy_manifest.parent,
+            trust=run.source.trust.derive(copy_manifest.parent),
+            offline=options.offline,
+            timeout=options.timeout,
+            on_command=options.on_command,
+        )
+        pending = copy_runner.start_metadata(
+            copy_manifest, all_features=True, features=scope.dependency_features
+        )
+        return pending.result(parse_metadata)
+
     return OverlayCheck(
         scope.metadata.root,
-        _copy_metadata(run, scope.dependency_features),
+        metadata_of,
         model.cfgs,
         model.host,
         model.resolver,
@@ -242,23 +260,3 @@ def _lacks(rule: Rule, node: Node, excused: frozenset[str]) -> bool:
     if feature is None or feature in excused:
         return False
     return (feature in node.features or not feature) is (rule.kind is Kind.PRESENT)
-
-
-def _copy_metadata(run: Run, features: tuple[str, ...]) -> Callable[[Path], Workspace]:
-    """cargo's metadata of a temporary copy of the workspace, with the audit's features."""
-    options = run.options
-
-    def metadata_of(copy_manifest: Path) -> Workspace:
-        # The copy's lockfile must change: that is what the check is for. The copy is the
-        # checkout too: the run's context, derived for it, never one computed from its path.
-        copy_runner = CargoRunner(
-            copy_manifest.parent,
-            trust=run.source.trust.derive(copy_manifest.parent),
-            offline=options.offline,
-            timeout=options.timeout,
-            on_command=options.on_command,
-        )
-        pending = copy_runner.start_metadata(copy_manifest, all_features=True, features=features)
-        return pending.result(parse_metadata)
-
-    return metadata_of
