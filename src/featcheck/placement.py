@@ -106,7 +106,13 @@ class FindingPlacer:
         finding = self._builder(item)
         sites = self._member_sites(item)
         declarations = self._locations(sites)
-        primary = self._switching_declaration(item, sites) or next(iter(declarations), None)
+        # The member's own declaration that switches the feature on, where one does: the one
+        # with the shortest chain (a line that asks for the feature itself before a dependency
+        # whose own line does).
+        keys = self.explainer.switching(item.detection, item.member, item.cfg, item.selection)
+        switching = [site for site in sites if site.key in keys]
+        shortest = min(switching, key=lambda site: len(keys[site.key]), default=None)
+        primary = self.locator.declaration_of(shortest) or next(iter(declarations), None)
         cut = None if primary is not None else self._fallback_cut(item)
         if primary is None and cut is not None:
             primary = self.locator.location(cut)
@@ -208,14 +214,18 @@ class FindingPlacer:
         cut = outcome.cut or self._fallback_cut(item)
         fix, alternatives = outcome.fix, outcome.alternatives
         if not self.confirm:
-            fix, alternatives = None, tuple(Fix(f.edits) for f in _listed(outcome))
+            listed = (outcome.fix, *outcome.alternatives)
+            fix, alternatives = None, tuple(Fix(f.edits) for f in listed if f is not None)
         finding = self._builder(item)
         finding.fix = self._placed(fix)
         finding.alternatives = tuple(a for a in map(self._placed, alternatives) if a is not None)
         location = self.locator.location(cut) if cut is not None else None
-        suggestion = outcome.refused or self._suggestion(
-            item.detection, cut, self._placed(outcome.fix), finding.alternatives
-        )
+        suggestion, placed = outcome.refused, self._placed(outcome.fix)
+        if not suggestion and cut is not None and placed is not None:
+            others = tuple(a for a in finding.alternatives if a.edits != placed.edits)
+            suggestion = self.explainer.describe_fix(item.detection, cut, placed, others)
+        elif not suggestion:
+            suggestion = self.explainer.suggestion(item.detection, cut)
         finding.chain = self.explainer.chain(
             item.detection, cut, item.member, item.target, item.cfg
         )
@@ -250,17 +260,6 @@ class FindingPlacer:
         finding.configured_severity = self.configured_severity(item.member.name, item.rule.code)
         return finding
 
-    def _switching_declaration(
-        self, item: Flagged, sites: list[DeclarationSite]
-    ) -> Location | None:
-        """The member's own declaration that switches the feature on, where one does: the one
-        with the shortest chain (a line that asks for the feature itself before a dependency
-        whose own line does)."""
-        keys = self.explainer.switching(item.detection, item.member, item.cfg, item.selection)
-        switching = [site for site in sites if site.key in keys]
-        shortest = min(switching, key=lambda site: len(keys[site.key]), default=None)
-        return self.locator.declaration_of(shortest)
-
     def _placed(self, fix: Fix | None) -> Fix | None:
         """The fix with each edit's file and line filled in for reports."""
         if fix is None:
@@ -276,23 +275,16 @@ class FindingPlacer:
         """The member's own declarations on the way to the crate: where a user naturally
         writes a suppression, whichever line the fix edits."""
         graph, root = item.view.graph, item.view.roots[0]
-        return self.locator.member_sites(item.member, graph, root, item.detection.node, item.cfg)
+        on_the_way = graph.ancestors(item.detection.node) | {item.detection.node}
+        return [
+            site
+            for dependency in sorted(graph.dependencies(root) & on_the_way)
+            for site in self.locator.declared_sites(item.member, dependency, item.cfg)
+        ]
 
     def _locations(self, sites: list[DeclarationSite]) -> tuple[Location, ...]:
         found = (self.locator.declaration_of(site) for site in sites)
         return tuple(location for location in found if location is not None)
-
-    def _suggestion(
-        self,
-        detection: Detection,
-        cut: Cut | None,
-        fix: Fix | None,
-        alternatives: tuple[Fix, ...],
-    ) -> str:
-        if cut is None or fix is None:
-            return self.explainer.suggestion(detection, cut)
-        others = tuple(a for a in alternatives if a.edits != fix.edits)
-        return self.explainer.describe_fix(detection, cut, fix, others)
 
 
 def _placement(
@@ -327,10 +319,6 @@ def _placement(
 
 def _crate_key(item: Flagged) -> tuple[str, FeatureSelection, PackageRef]:
     return (item.target, item.selection, item.detection.node.package)
-
-
-def _listed(outcome: Outcome) -> tuple[Fix, ...]:
-    return ((outcome.fix,) if outcome.fix is not None else ()) + outcome.alternatives
 
 
 @dataclass
