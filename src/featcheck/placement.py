@@ -15,6 +15,8 @@ from featcheck.builder import FindingBuilder
 from featcheck.deadline import NO_DEADLINE, Deadline
 from featcheck.featureset import DEFAULT, FeatureSelection
 from featcheck.fix_words import edit_words
+from featcheck.fixes.candidates import distances_to
+from featcheck.fixes.direct import member_anchor
 from featcheck.fixes.overlay import Answer, OverlayCheck, Pending
 from featcheck.fixes.reach import safety
 from featcheck.fixes.search import FixSearch, Outcome
@@ -31,6 +33,7 @@ if TYPE_CHECKING:
     from featcheck.rules import BuildView, Detection, Rule
     from featcheck.semantics.cfg import TargetCfg
     from featcheck.workspace.model import Package, PackageRef
+    from featcheck.workspace.workspace import Workspace
 
 _PLACING = "placing the findings and searching their fixes"
 _ROUNDS = 3
@@ -153,7 +156,7 @@ class FindingPlacer:
         candidate cargo refuses is dropped and the next one goes to cargo in the next round."""
         settled = list(outcomes)
         for _ in range(_ROUNDS if self.overlay is not None and self.confirm else 0):
-            waiting = [(p, o.pending[0]) for p, o in enumerate(settled) if o.pending]
+            waiting = [(p, o.pending[0][0]) for p, o in enumerate(settled) if o.pending]
             if not waiting or self.overlay is None:
                 break
             pending = [
@@ -173,17 +176,13 @@ class FindingPlacer:
                 settled[position] = self._answered(settled[position], candidate, answer)
         # Left waiting (no cargo to ask): the best of them still says where the cut is.
         return [
-            replace(o, cut=o.cut or o.pending[0].cut, pending=(), pending_costs=())
-            if o.pending
-            else o
+            replace(o, cut=o.cut or o.pending[0][0].cut, pending=()) if o.pending else o
             for o in settled
         ]
 
     def _answered(self, outcome: Outcome, candidate: Candidate, answer: Answer) -> Outcome:
         """The outcome once cargo answered for its first pending candidate."""
-        rest = outcome.pending[1:]
-        cost, costs = outcome.pending_costs[0], outcome.pending_costs[1:]
-        outcome = replace(outcome, pending_costs=costs)
+        cost, rest = outcome.pending[0][1], outcome.pending[1:]
         if not answer.cleared:
             note = f"cargo cannot resolve it: {answer.reason}" if answer.reason else ""
             alternatives = tuple(
@@ -236,20 +235,9 @@ class FindingPlacer:
         )
         finding.hidden = self._locations(self._member_sites(item))
         if cut is not None and finding.fix is not None:
-            libraries = self._libraries_on_the_way(item)
-            finding.placement = _placement(item, cut, finding.fix, finding.alternatives, libraries)
+            packages = self.search.metadata
+            finding.placement = _placement(item, cut, finding.fix, finding.alternatives, packages)
         return finding.build(suggestion)
-
-    def _libraries_on_the_way(self, item: Flagged) -> list[Package]:
-        """The workspace's own packages between the member and the crate."""
-        graph, root = item.view.graph, item.view.roots[0]
-        packages = self.search.metadata
-        found = (
-            packages.get(n.package.id or "")
-            for n in sorted(graph.ancestors(item.detection.node))
-            if n.package.is_local and n != root
-        )
-        return [package for package in found if package is not None]
 
     def _builder(self, item: Flagged) -> FindingBuilder:
         """The builder of `item`'s finding, with what every finding of this audit carries."""
@@ -269,7 +257,8 @@ class FindingPlacer:
     def _fallback_cut(self, item: Flagged) -> Cut | None:
         """Where to point when no fix is found: the member's nearest declaration."""
         graph = item.view.graph
-        return self.search.finder.anchor(item.member, item.cfg, graph, item.detection.node)
+        distance = distances_to(graph, item.detection.node)
+        return member_anchor(self.locator, item.member, item.cfg, graph, distance)
 
     def _member_sites(self, item: Flagged) -> list[DeclarationSite]:
         """The member's own declarations on the way to the crate: where a user naturally
@@ -288,7 +277,7 @@ class FindingPlacer:
 
 
 def _placement(
-    item: Flagged, cut: Cut, fix: Fix, alternatives: tuple[Fix, ...], libraries: list[Package]
+    item: Flagged, cut: Cut, fix: Fix, alternatives: tuple[Fix, ...], packages: Workspace
 ) -> str:
     """Why a new dependency goes into the member's own manifest rather than where a workspace
     library owns the cut (the same line there changes another build, or is not confirmed), or
@@ -298,6 +287,14 @@ def _placement(
     own = all(edit.manifest == member.manifest_path for edit in fix.edits)
     if not own or not fix.edits[0].adds_declaration:
         return ""
+    # The workspace's own packages between the member and the crate.
+    graph, root = item.view.graph, item.view.roots[0]
+    found = (
+        packages.get(n.package.id or "")
+        for n in sorted(graph.ancestors(item.detection.node))
+        if n.package.is_local and n != root
+    )
+    libraries = [package for package in found if package is not None]
     if libraries:
         names = ", ".join(library.name for library in libraries)
         manifests = {library.manifest_path for library in libraries}

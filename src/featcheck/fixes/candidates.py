@@ -33,7 +33,7 @@ _REMOVING_DEFAULTS_SIZE = 1000
 """Dropping `default-features = false` turns on every default: larger than any feature list."""
 
 
-def _distances_to(graph: DependencyGraph, goal: Node) -> dict[Node, int]:
+def distances_to(graph: DependencyGraph, goal: Node) -> dict[Node, int]:
     """Edges from each ancestor of `goal` down to it (0 for `goal` itself)."""
     dependents = graph.dependents_map()
     distance = {goal: 0}
@@ -92,7 +92,7 @@ class CandidateFinder:
         wanted: tuple[str, ...],
     ) -> Iterator[Candidate]:
         root = next(graph.nodes())
-        distance = _distances_to(graph, backend)
+        distance = distances_to(graph, backend)
         owners = self._local_owners(graph, root, distance)
         for owner_node, depth, owner in owners:
             for declared in sorted(graph.dependencies(owner_node)):
@@ -133,12 +133,6 @@ class CandidateFinder:
         by_id = self.what_if.index.by_id
         ids = (n.package.id or self._ids.get(n.package) for n in distance)
         return frozenset(by_id[i] for i in ids if i is not None and i in by_id)
-
-    def anchor(
-        self, member: Package, cfg: TargetCfg, graph: DependencyGraph, backend: Node
-    ) -> Cut | None:
-        """The member's own declaration nearest to the crate (`direct.member_anchor`)."""
-        return member_anchor(self.locator, member, cfg, graph, _distances_to(graph, backend))
 
     def _local_owners(
         self, graph: DependencyGraph, root: Node, distance: dict[Node, int]

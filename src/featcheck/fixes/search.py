@@ -83,14 +83,13 @@ class Outcome:
     cut: Cut | None
     fix: Fix | None
     alternatives: tuple[Fix, ...]
-    pending: tuple[Candidate, ...] = ()
+    pending: tuple[tuple[Candidate, Cost], ...] = ()
     """Candidates that would rank above `fix` (or found when there is none) but turn on
-    dependencies Cargo.lock lacks, best first, for cargo to answer (`overlay.py`)."""
+    dependencies Cargo.lock lacks, best first, for cargo to answer (`overlay.py`), each with
+    what memory saw it add to the workspace's builds (cargo answers for the member's own build
+    only)."""
     refused: str = ""
     """When no candidate holds because of versions: the best one and cargo's reason."""
-    pending_costs: tuple[Cost, ...] = ()
-    """What memory saw each pending candidate add to the workspace's builds (cargo answers for
-    the member's own build only)."""
 
 
 @dataclass
@@ -182,11 +181,11 @@ class FixSearch:
             if c is not chosen and c in verdicts and verdicts[c].cleared
         )
         refused = self._refused(candidates, verdicts) if chosen is None and not pending else ""
-        costs = tuple(verdicts[c].cost for c in pending)
+        waiting = tuple((c, verdicts[c].cost) for c in pending)
         if chosen is None:
-            return Outcome(None, None, alternatives, pending, refused, costs)
+            return Outcome(None, None, alternatives, waiting, refused)
         fix = self.candidate_fix(chosen, verdicts[chosen])
-        return Outcome(chosen.cut, fix, alternatives, pending, pending_costs=costs)
+        return Outcome(chosen.cut, fix, alternatives, waiting)
 
     def rank(
         self, candidate: Candidate, verdict: Verdict, waiting: bool = False
