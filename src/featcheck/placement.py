@@ -137,18 +137,15 @@ class FindingPlacer:
         self.deadline.check(_PLACING)
         if not self.search_fixes:
             return Outcome(None, None, ())
-        wanted = _wanted(item, same_crate.features[item.member.id])
-        node = item.detection.node
-        excused = frozenset(item.detection.deferred_to)
         return self.search.find(
             item.member,
             item.target,
             item.selection,
             item.cfg,
-            node,
-            wanted,
+            item.detection.node,
+            _wanted(item, same_crate.features[item.member.id]),
             same_crate.affected,
-            excused,
+            frozenset(item.detection.deferred_to),
         )
 
     def _confirm_pending(self, flagged: list[Flagged], outcomes: list[Outcome]) -> list[Outcome]:

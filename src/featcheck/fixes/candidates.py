@@ -108,7 +108,10 @@ class CandidateFinder:
             return
         # Behind a feature that selects the crate before the same line without one: a library
         # keeps its backend optional (and of equal rank, the first one found wins).
-        on_the_way = self._positions(distance)
+        # Index positions of the packages on the way to the crate, the crate included.
+        ids = (n.package.id or self._ids.get(n.package) for n in distance)
+        by_id = self.what_if.index.by_id
+        on_the_way = frozenset(by_id[i] for i in ids if i is not None and i in by_id)
         for owner_node, depth, owner in owners:
             yield from self.direct.behind_features(
                 owner, owner_node, depth, on_the_way, backend, goal, wanted, anchor
@@ -127,12 +130,6 @@ class CandidateFinder:
             new = self.direct.candidate(owner, None, backend, goal, wanted, owned, depth)
             if new is not None:
                 yield new
-
-    def _positions(self, distance: dict[Node, int]) -> frozenset[int]:
-        """Index positions of the packages on the way to the crate, the crate included."""
-        by_id = self.what_if.index.by_id
-        ids = (n.package.id or self._ids.get(n.package) for n in distance)
-        return frozenset(by_id[i] for i in ids if i is not None and i in by_id)
 
     def _local_owners(
         self, graph: DependencyGraph, root: Node, distance: dict[Node, int]
