@@ -7,11 +7,12 @@ lines and columns a report shows, and says where the member's own declarations s
 
 from __future__ import annotations
 
+import functools
 import os
 from dataclasses import replace
 from pathlib import Path
 
-from featcheck.graph import DependencyGraph, Node
+from featcheck.graph import Node
 from featcheck.manifest.declarations import Cut, DeclarationSite, all_sites
 from featcheck.manifest.document import ManifestDocument, parse_text, read_manifest_text
 from featcheck.manifest.spans import KeyPath, Span, declaration_end
@@ -42,15 +43,10 @@ class ManifestCache:
     def get(self, path: Path) -> ManifestDocument:
         """The parsed manifest at `path`."""
         key = self._key(path)
-        document = self._documents.get(key)
-        if document is None:
-            text = self._texts.pop(key, None)
-            if text is None:
-                # Read by the name it was given, which boundary.py resolves link by link.
-                text = read_manifest_text(path, root=self.checkout)
-            document = parse_text(key, text)
-            self._documents[key] = document
-        return document
+        if key not in self._documents:
+            self._documents[key] = parse_text(key, self.text(path))
+            del self._texts[key]  # the document keeps the text
+        return self._documents[key]
 
     def text(self, path: Path) -> str:
         """The text of the manifest at `path`, parsed or not."""
@@ -58,10 +54,10 @@ class ManifestCache:
         document = self._documents.get(key)
         if document is not None:
             return document.text
-        text = self._texts.get(key)
-        if text is None:
-            text = self._texts[key] = read_manifest_text(path, root=self.checkout)
-        return text
+        if key not in self._texts:
+            # Read by the name it was given, which boundary.py resolves link by link.
+            self._texts[key] = read_manifest_text(path, root=self.checkout)
+        return self._texts[key]
 
 
 class Locator:
@@ -77,8 +73,6 @@ class Locator:
         self.report_root = report_root
         self.manifests = manifests
         self._relative_paths: dict[Path, str] = {}
-        self._root_manifest: ManifestDocument | None = None
-        self._root_looked_up = False
         self._declarations: dict[tuple[Path, KeyPath], Location | None] = {}
         self._inheriting: dict[tuple[Path, str], list[tuple[Package, DeclarationSite]]] = {}
 
@@ -90,21 +84,19 @@ class Locator:
             self._relative_paths[manifest] = relative
         return relative
 
+    @functools.cached_property
     def workspace_root_manifest(self) -> ManifestDocument | None:
         """The workspace root's manifest (None without one), looked up once: every finding
         asks for it."""
-        if not self._root_looked_up:
-            path = self.metadata.root / "Cargo.toml"
-            self._root_manifest = self.manifests.get(path) if path.is_file() else None
-            self._root_looked_up = True
-        return self._root_manifest
+        path = self.metadata.root / "Cargo.toml"
+        return self.manifests.get(path) if path.is_file() else None
 
     def sites(self, package: Package) -> list[DeclarationSite]:
         """Every declaration written in a local package's manifest, each with the workspace
         entry it inherits: walked on first use (most members of a large workspace have no
         finding), then looked up."""
         manifest = self.manifests.get(package.manifest_path)
-        return all_sites(manifest, self.workspace_root_manifest())
+        return all_sites(manifest, self.workspace_root_manifest)
 
     def place(self, edit: Edit) -> Edit:
         """The edit with its file (relative to the report root) and declaration line filled."""
@@ -134,7 +126,10 @@ class Locator:
         bound = self.bound_declarations(package, dependency)
         if not bound:
             return [site for site in sites if _requirement_met(site, dependency)]
-        return [site for site in sites if any(_writes(site, declared) for declared in bound)]
+        # Where a bound declaration is written: the same key, in a `[target.X]` table exactly
+        # when the declaration has a platform (cargo rewrites the cfg's spelling).
+        written = {(d.key, d.target is None) for d in bound}
+        return [site for site in sites if (site.key, site.platform is None) in written]
 
     def bound_declarations(self, package: Package, dependency: Node) -> list[Declaration]:
         """The package's normal declarations the resolution bound to its edge to
@@ -161,21 +156,14 @@ class Locator:
         for member in self.metadata.members:
             if not any(d.name == entry.package for d in member.declarations):
                 continue  # cargo's metadata lists every declaration: no line to read
-            if not _may_inherit(self.manifests.text(member.manifest_path), entry.key):
-                continue  # most members of a large workspace are not parsed at all
+            # Most members of a large workspace are not parsed at all: a text that holds
+            # `KEY = { workspace = true }` (in any of its shapes) writes both words out, unless
+            # escapes in a quoted key spell them, and every TOML escape starts with a backslash.
+            text = self.manifests.text(member.manifest_path)
+            if "\\" not in text and ("workspace" not in text or entry.key not in text):
+                continue
             found += [(member, s) for s in self.sites(member) if s.inherits and s.key == entry.key]
         return found
-
-    def member_sites(
-        self, member: Package, graph: DependencyGraph, root: Node, crate: Node, cfg: TargetCfg
-    ) -> list[DeclarationSite]:
-        """The member's own declarations of its dependencies on the way to `crate`."""
-        on_the_way = graph.ancestors(crate) | {crate}
-        return [
-            site
-            for dependency in sorted(graph.dependencies(root) & on_the_way)
-            for site in self.declared_sites(member, dependency, cfg)
-        ]
 
     def declaration_of(self, site: DeclarationSite | None) -> Location | None:
         """The whole declaration at `site`: its key (or table header) to its last value."""
@@ -204,13 +192,6 @@ class Locator:
         )
 
 
-def _may_inherit(text: str, key: str) -> bool:
-    """Whether a manifest's text can hold `KEY = { workspace = true }` (in any of its shapes):
-    both words are written out, unless escapes in a quoted key spell them, and every TOML
-    escape starts with a backslash."""
-    return "\\" in text or ("workspace" in text and key in text)
-
-
 def _requirement_met(site: DeclarationSite, dependency: Node) -> bool:
     """Whether the package at `dependency` can be what `site` declares (a path, or a
     requirement its version meets, written there or in the entry it inherits)."""
@@ -218,9 +199,3 @@ def _requirement_met(site: DeclarationSite, dependency: Node) -> bool:
     if source.local_path is not None:
         return True
     return source.version is None or semver.matches(source.version, dependency.version)
-
-
-def _writes(site: DeclarationSite, declaration: Declaration) -> bool:
-    """Whether `site` is where `declaration` is written: the same key, in a `[target.X]`
-    table exactly when the declaration has a platform (cargo rewrites the cfg's spelling)."""
-    return site.key == declaration.key and (site.platform is None) == (declaration.target is None)

@@ -15,6 +15,8 @@ from featcheck.builder import FindingBuilder
 from featcheck.deadline import NO_DEADLINE, Deadline
 from featcheck.featureset import DEFAULT, FeatureSelection
 from featcheck.fix_words import edit_words
+from featcheck.fixes.candidates import distances_to
+from featcheck.fixes.direct import member_anchor
 from featcheck.fixes.overlay import Answer, OverlayCheck, Pending
 from featcheck.fixes.reach import safety
 from featcheck.fixes.search import FixSearch, Outcome
@@ -31,6 +33,7 @@ if TYPE_CHECKING:
     from featcheck.rules import BuildView, Detection, Rule
     from featcheck.semantics.cfg import TargetCfg
     from featcheck.workspace.model import Package, PackageRef
+    from featcheck.workspace.workspace import Workspace
 
 _PLACING = "placing the findings and searching their fixes"
 _ROUNDS = 3
@@ -106,7 +109,13 @@ class FindingPlacer:
         finding = self._builder(item)
         sites = self._member_sites(item)
         declarations = self._locations(sites)
-        primary = self._switching_declaration(item, sites) or next(iter(declarations), None)
+        # The member's own declaration that switches the feature on, where one does: the one
+        # with the shortest chain (a line that asks for the feature itself before a dependency
+        # whose own line does).
+        keys = self.explainer.switching(item.detection, item.member, item.cfg, item.selection)
+        switching = [site for site in sites if site.key in keys]
+        shortest = min(switching, key=lambda site: len(keys[site.key]), default=None)
+        primary = self.locator.declaration_of(shortest) or next(iter(declarations), None)
         cut = None if primary is not None else self._fallback_cut(item)
         if primary is None and cut is not None:
             primary = self.locator.location(cut)
@@ -128,18 +137,15 @@ class FindingPlacer:
         self.deadline.check(_PLACING)
         if not self.search_fixes:
             return Outcome(None, None, ())
-        wanted = _wanted(item, same_crate.features[item.member.id])
-        node = item.detection.node
-        excused = frozenset(item.detection.deferred_to)
         return self.search.find(
             item.member,
             item.target,
             item.selection,
             item.cfg,
-            node,
-            wanted,
+            item.detection.node,
+            _wanted(item, same_crate.features[item.member.id]),
             same_crate.affected,
-            excused,
+            frozenset(item.detection.deferred_to),
         )
 
     def _confirm_pending(self, flagged: list[Flagged], outcomes: list[Outcome]) -> list[Outcome]:
@@ -147,7 +153,7 @@ class FindingPlacer:
         candidate cargo refuses is dropped and the next one goes to cargo in the next round."""
         settled = list(outcomes)
         for _ in range(_ROUNDS if self.overlay is not None and self.confirm else 0):
-            waiting = [(p, o.pending[0]) for p, o in enumerate(settled) if o.pending]
+            waiting = [(p, o.pending[0][0]) for p, o in enumerate(settled) if o.pending]
             if not waiting or self.overlay is None:
                 break
             pending = [
@@ -167,17 +173,13 @@ class FindingPlacer:
                 settled[position] = self._answered(settled[position], candidate, answer)
         # Left waiting (no cargo to ask): the best of them still says where the cut is.
         return [
-            replace(o, cut=o.cut or o.pending[0].cut, pending=(), pending_costs=())
-            if o.pending
-            else o
+            replace(o, cut=o.cut or o.pending[0][0].cut, pending=()) if o.pending else o
             for o in settled
         ]
 
     def _answered(self, outcome: Outcome, candidate: Candidate, answer: Answer) -> Outcome:
         """The outcome once cargo answered for its first pending candidate."""
-        rest = outcome.pending[1:]
-        cost, costs = outcome.pending_costs[0], outcome.pending_costs[1:]
-        outcome = replace(outcome, pending_costs=costs)
+        cost, rest = outcome.pending[0][1], outcome.pending[1:]
         if not answer.cleared:
             note = f"cargo cannot resolve it: {answer.reason}" if answer.reason else ""
             alternatives = tuple(
@@ -208,14 +210,18 @@ class FindingPlacer:
         cut = outcome.cut or self._fallback_cut(item)
         fix, alternatives = outcome.fix, outcome.alternatives
         if not self.confirm:
-            fix, alternatives = None, tuple(Fix(f.edits) for f in _listed(outcome))
+            listed = (outcome.fix, *outcome.alternatives)
+            fix, alternatives = None, tuple(Fix(f.edits) for f in listed if f is not None)
         finding = self._builder(item)
         finding.fix = self._placed(fix)
         finding.alternatives = tuple(a for a in map(self._placed, alternatives) if a is not None)
         location = self.locator.location(cut) if cut is not None else None
-        suggestion = outcome.refused or self._suggestion(
-            item.detection, cut, self._placed(outcome.fix), finding.alternatives
-        )
+        suggestion, placed = outcome.refused, self._placed(outcome.fix)
+        if not suggestion and cut is not None and placed is not None:
+            others = tuple(a for a in finding.alternatives if a.edits != placed.edits)
+            suggestion = self.explainer.describe_fix(item.detection, cut, placed, others)
+        elif not suggestion:
+            suggestion = self.explainer.suggestion(item.detection, cut)
         finding.chain = self.explainer.chain(
             item.detection, cut, item.member, item.target, item.cfg
         )
@@ -226,20 +232,9 @@ class FindingPlacer:
         )
         finding.hidden = self._locations(self._member_sites(item))
         if cut is not None and finding.fix is not None:
-            libraries = self._libraries_on_the_way(item)
-            finding.placement = _placement(item, cut, finding.fix, finding.alternatives, libraries)
+            packages = self.search.metadata
+            finding.placement = _placement(item, cut, finding.fix, finding.alternatives, packages)
         return finding.build(suggestion)
-
-    def _libraries_on_the_way(self, item: Flagged) -> list[Package]:
-        """The workspace's own packages between the member and the crate."""
-        graph, root = item.view.graph, item.view.roots[0]
-        packages = self.search.metadata
-        found = (
-            packages.get(n.package.id or "")
-            for n in sorted(graph.ancestors(item.detection.node))
-            if n.package.is_local and n != root
-        )
-        return [package for package in found if package is not None]
 
     def _builder(self, item: Flagged) -> FindingBuilder:
         """The builder of `item`'s finding, with what every finding of this audit carries."""
@@ -250,17 +245,6 @@ class FindingPlacer:
         finding.configured_severity = self.configured_severity(item.member.name, item.rule.code)
         return finding
 
-    def _switching_declaration(
-        self, item: Flagged, sites: list[DeclarationSite]
-    ) -> Location | None:
-        """The member's own declaration that switches the feature on, where one does: the one
-        with the shortest chain (a line that asks for the feature itself before a dependency
-        whose own line does)."""
-        keys = self.explainer.switching(item.detection, item.member, item.cfg, item.selection)
-        switching = [site for site in sites if site.key in keys]
-        shortest = min(switching, key=lambda site: len(keys[site.key]), default=None)
-        return self.locator.declaration_of(shortest)
-
     def _placed(self, fix: Fix | None) -> Fix | None:
         """The fix with each edit's file and line filled in for reports."""
         if fix is None:
@@ -270,33 +254,27 @@ class FindingPlacer:
     def _fallback_cut(self, item: Flagged) -> Cut | None:
         """Where to point when no fix is found: the member's nearest declaration."""
         graph = item.view.graph
-        return self.search.finder.anchor(item.member, item.cfg, graph, item.detection.node)
+        distance = distances_to(graph, item.detection.node)
+        return member_anchor(self.locator, item.member, item.cfg, graph, distance)
 
     def _member_sites(self, item: Flagged) -> list[DeclarationSite]:
         """The member's own declarations on the way to the crate: where a user naturally
         writes a suppression, whichever line the fix edits."""
         graph, root = item.view.graph, item.view.roots[0]
-        return self.locator.member_sites(item.member, graph, root, item.detection.node, item.cfg)
+        on_the_way = graph.ancestors(item.detection.node) | {item.detection.node}
+        return [
+            site
+            for dependency in sorted(graph.dependencies(root) & on_the_way)
+            for site in self.locator.declared_sites(item.member, dependency, item.cfg)
+        ]
 
     def _locations(self, sites: list[DeclarationSite]) -> tuple[Location, ...]:
         found = (self.locator.declaration_of(site) for site in sites)
         return tuple(location for location in found if location is not None)
 
-    def _suggestion(
-        self,
-        detection: Detection,
-        cut: Cut | None,
-        fix: Fix | None,
-        alternatives: tuple[Fix, ...],
-    ) -> str:
-        if cut is None or fix is None:
-            return self.explainer.suggestion(detection, cut)
-        others = tuple(a for a in alternatives if a.edits != fix.edits)
-        return self.explainer.describe_fix(detection, cut, fix, others)
-
 
 def _placement(
-    item: Flagged, cut: Cut, fix: Fix, alternatives: tuple[Fix, ...], libraries: list[Package]
+    item: Flagged, cut: Cut, fix: Fix, alternatives: tuple[Fix, ...], packages: Workspace
 ) -> str:
     """Why a new dependency goes into the member's own manifest rather than where a workspace
     library owns the cut (the same line there changes another build, or is not confirmed), or
@@ -306,6 +284,14 @@ def _placement(
     own = all(edit.manifest == member.manifest_path for edit in fix.edits)
     if not own or not fix.edits[0].adds_declaration:
         return ""
+    # The workspace's own packages between the member and the crate.
+    graph, root = item.view.graph, item.view.roots[0]
+    found = (
+        packages.get(n.package.id or "")
+        for n in sorted(graph.ancestors(item.detection.node))
+        if n.package.is_local and n != root
+    )
+    libraries = [package for package in found if package is not None]
     if libraries:
         names = ", ".join(library.name for library in libraries)
         manifests = {library.manifest_path for library in libraries}
@@ -327,10 +313,6 @@ def _placement(
 
 def _crate_key(item: Flagged) -> tuple[str, FeatureSelection, PackageRef]:
     return (item.target, item.selection, item.detection.node.package)
-
-
-def _listed(outcome: Outcome) -> tuple[Fix, ...]:
-    return ((outcome.fix,) if outcome.fix is not None else ()) + outcome.alternatives
 
 
 @dataclass

@@ -220,27 +220,30 @@ def test_every_confirmed_fix_holds_in_cargo(
 
 
 def test_a_fix_adding_a_backend_or_dozens_of_packages_is_not_safe() -> None:
-    from featcheck.fixes.reach import MANY_PACKAGES, safety
+    from featcheck.fixes.reach import MANY_PACKAGES, Cost, safety
     from featcheck.fixes.search import backends_of
     from featcheck.rules import builtin_rules
     from featcheck.rules.load import parse_rule
+
+    def one_build(*added: str) -> Cost:
+        return Cost(added, (), len(added))
 
     backends = backends_of(builtin_rules())
     assert {"burn-flex", "burn-ndarray", "burn-cpu", "burn-wgpu"} <= backends
     assert "memchr" not in backends
     # The shape seen on real projects: memchr's std through burn's `cpu` backend.
-    assert safety(["burn-cpu 0.22.1", "hyper 1.8.1"], backends) == (
+    assert safety(one_build("burn-cpu 0.22.1", "hyper 1.8.1"), backends) == (
         "not applied by --fix: it adds a new backend (burn-cpu)"
     )
     # A backend's rule may spell its name either way; the note says it as cargo does.
     spec = {"code": "FC099", "name": "x", "crates": ["Parking-Lot"], "feature": "f"}
     odd = backends_of([parse_rule({**spec, "used-when": {"built": True}}, builtin=True)])
-    assert safety(["parking_lot 0.12.5"], odd) == (
+    assert safety(one_build("parking_lot 0.12.5"), odd) == (
         "not applied by --fix: it adds a new backend (parking_lot)"
     )
     many = [f"crate-{i} 1.0.0" for i in range(MANY_PACKAGES)]
     assert (
-        safety(many, backends)
+        safety(one_build(*many), backends)
         == f"not applied by --fix: it adds {MANY_PACKAGES} packages to the build"
     )
-    assert safety(many[:-1], backends) == ""
+    assert safety(one_build(*many[:-1]), backends) == ""

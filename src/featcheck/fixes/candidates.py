@@ -33,7 +33,7 @@ _REMOVING_DEFAULTS_SIZE = 1000
 """Dropping `default-features = false` turns on every default: larger than any feature list."""
 
 
-def _distances_to(graph: DependencyGraph, goal: Node) -> dict[Node, int]:
+def distances_to(graph: DependencyGraph, goal: Node) -> dict[Node, int]:
     """Edges from each ancestor of `goal` down to it (0 for `goal` itself)."""
     dependents = graph.dependents_map()
     distance = {goal: 0}
@@ -77,10 +77,11 @@ class CandidateFinder:
         backend: Node,
         wanted: tuple[str, ...],
     ) -> list[Candidate]:
-        """Every distinct candidate, nearest first."""
-        found = _unique(self._candidates(member, cfg, graph, backend, wanted))
-        found.sort(key=lambda c: c.proximity)
-        return found
+        """Every distinct candidate (the first of each set of edits), nearest first."""
+        found: dict[tuple[Edit, ...], Candidate] = {}
+        for candidate in self._candidates(member, cfg, graph, backend, wanted):
+            found.setdefault(candidate.edits, candidate)
+        return sorted(found.values(), key=lambda c: c.proximity)
 
     def _candidates(
         self,
@@ -91,12 +92,9 @@ class CandidateFinder:
         wanted: tuple[str, ...],
     ) -> Iterator[Candidate]:
         root = next(graph.nodes())
-        distance = _distances_to(graph, backend)
+        distance = distances_to(graph, backend)
         owners = self._local_owners(graph, root, distance)
-        for owner_node, depth in owners:
-            owner = self._package(owner_node)
-            if owner is None:
-                continue
+        for owner_node, depth, owner in owners:
             for declared in sorted(graph.dependencies(owner_node)):
                 if declared not in distance:
                     continue
@@ -104,60 +102,47 @@ class CandidateFinder:
                 yield from self._declaration_candidates(
                     owner, declared, proximity, backend, wanted, cfg
                 )
-        anchor = self.anchor(member, cfg, graph, backend)
+        anchor = member_anchor(self.locator, member, cfg, graph, distance)
         goal = self._package(backend)
         if anchor is None or goal is None:
             return
         # Behind a feature that selects the crate before the same line without one: a library
         # keeps its backend optional (and of equal rank, the first one found wins).
-        on_the_way = self._positions(distance)
-        for owner_node, depth in owners:
-            owner = self._package(owner_node)
-            if owner is not None:
-                yield from self.direct.behind_features(
-                    owner, owner_node, depth, on_the_way, backend, goal, wanted, anchor
-                )
+        # Index positions of the packages on the way to the crate, the crate included.
+        ids = (n.package.id or self._ids.get(n.package) for n in distance)
+        by_id = self.what_if.index.by_id
+        on_the_way = frozenset(by_id[i] for i in ids if i is not None and i in by_id)
+        for owner_node, depth, owner in owners:
+            yield from self.direct.behind_features(
+                owner, owner_node, depth, on_the_way, backend, goal, wanted, anchor
+            )
         new = self.direct.candidate(member, None, backend, goal, wanted, anchor)
         if new is not None:
             yield new
         # A workspace library on the way owns the cut: the same line there clears the finding
         # for every member built on it (`search.py` prefers it when it is as safe and small).
-        for owner_node, depth in owners:
-            owner = self._package(owner_node)
-            if depth == 0 or owner is None or not self.direct.is_member(owner):
+        for owner_node, depth, owner in owners:
+            if depth == 0 or owner.id not in self.metadata.member_ids:
                 continue
             owned = member_anchor(self.locator, owner, cfg, graph, distance, root=owner_node)
-            new = (
-                self.direct.candidate(owner, None, backend, goal, wanted, owned, depth)
-                if owned
-                else None
-            )
+            if owned is None:
+                continue
+            new = self.direct.candidate(owner, None, backend, goal, wanted, owned, depth)
             if new is not None:
                 yield new
 
-    def _positions(self, distance: dict[Node, int]) -> frozenset[int]:
-        """Index positions of the packages on the way to the crate, the crate included."""
-        by_id = self.what_if.index.by_id
-        ids = (n.package.id or self._ids.get(n.package) for n in distance)
-        return frozenset(by_id[i] for i in ids if i is not None and i in by_id)
-
-    def anchor(
-        self, member: Package, cfg: TargetCfg, graph: DependencyGraph, backend: Node
-    ) -> Cut | None:
-        """The member's own declaration nearest to the crate (`direct.member_anchor`)."""
-        return member_anchor(self.locator, member, cfg, graph, _distances_to(graph, backend))
-
     def _local_owners(
         self, graph: DependencyGraph, root: Node, distance: dict[Node, int]
-    ) -> list[tuple[Node, int]]:
+    ) -> list[tuple[Node, int, Package]]:
         """Path packages on the way to the crate with their distance from the member."""
-        found: list[tuple[Node, int]] = []
+        found: list[tuple[Node, int, Package]] = []
         depth = {root: 0}
         queue = deque([root])
         while queue:
             node = queue.popleft()
-            if node.package.is_local:
-                found.append((node, depth[node]))
+            package = self._package(node) if node.package.is_local else None
+            if package is not None:
+                found.append((node, depth[node], package))
             for dependency in sorted(graph.dependencies(node)):
                 if dependency in distance and dependency not in depth:
                     depth[dependency] = depth[node] + 1
@@ -294,7 +279,9 @@ class CandidateFinder:
         model: list[ModelEdit] = []
         touches: set[PackageRef] = set()
         edits = [Edit(where.manifest.path, where.path, action, features)]
-        for package, line in self._sites_edited_by(owner, where, in_workspace_entry):
+        # One line, or every line that inherits the workspace entry.
+        edited = self.locator.inheriting_sites(where) if in_workspace_entry else [(owner, where)]
+        for package, line in edited:
             position = self.what_if.index.by_id[package.id]
             model.append(
                 MoreFeatures(position, line.key, line.kind, line.platform, features, removing)
@@ -306,24 +293,3 @@ class CandidateFinder:
                 edits.append(Edit(line.manifest.path, line.path, action))
         known = self._models[key] = (frozenset(model), frozenset(touches), tuple(edits))
         return known
-
-    def _sites_edited_by(
-        self, owner: Package, where: DeclarationSite, in_workspace_entry: bool
-    ) -> Iterator[tuple[Package, DeclarationSite]]:
-        """Every (package, declaration) an edit at `where` changes: one line, or every line
-        that inherits the workspace entry."""
-        if not in_workspace_entry:
-            yield owner, where
-            return
-        yield from self.locator.inheriting_sites(where)
-
-
-def _unique(candidates: Iterator[Candidate]) -> list[Candidate]:
-    """The first candidate of each distinct set of edits."""
-    seen: set[tuple[Edit, ...]] = set()
-    found: list[Candidate] = []
-    for candidate in candidates:
-        if candidate.edits not in seen:
-            seen.add(candidate.edits)
-            found.append(candidate)
-    return found

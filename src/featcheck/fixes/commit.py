@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import posixpath
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from featcheck.boundary import MAX_LOCKFILE_BYTES, TrustContext, read_regular_file
@@ -67,7 +67,8 @@ def prepare(result: AuditResult, path: Path, audit: Audit, trust: TrustContext) 
     accepts no fix or the copy cannot be audited. Nothing is written outside the checkout of
     the run's trust context."""
     applied = result.applied_fixes()
-    fixes = _fix_sets(applied)
+    # The edits of each safe fix, once each, in finding order.
+    fixes = list(dict.fromkeys(f.fix.edits for f in applied if f.fix is not None and f.fix.safe))
     unfixable = unfixable_lines(result, applied)
     changes = plan_edits(e for edits in fixes for e in edits)
     if not changes:
@@ -81,13 +82,13 @@ def prepare(result: AuditResult, path: Path, audit: Audit, trust: TrustContext) 
             raise FeatcheckError(
                 f"--fix changed nothing: cargo cannot resolve the fixed workspace: {resolved}"
             )
-        kept, audited, lockfile = resolved
+        kept, audited = resolved
     finally:
         copy.close()
     refused = [edits for edits in fixes if edits not in kept]
     unfixable += _refused_lines(applied, refused, audited)
     changes = plan_edits(e for edits in kept for e in edits)
-    lock = _lock_change(workspace, lockfile, result.root)
+    lock = _lock_change(workspace, audited.lockfile, result.root)
     refuse_outside(lock, trust.checkout)
     fixed = replace(
         rebased(audited.result, relative_file(workspace, result.root)),
@@ -102,32 +103,27 @@ def prepare(result: AuditResult, path: Path, audit: Audit, trust: TrustContext) 
 
 @dataclass(frozen=True)
 class _Audited:
-    """The audit of the copy with some fixes made, or cargo's reason for refusing them."""
+    """The audit of the copy with some fixes made, and the Cargo.lock cargo wrote there."""
 
     result: AuditResult
-    refusals: dict[tuple[Edit, ...], str]
+    lockfile: bytes | None
+    refusals: dict[tuple[Edit, ...], str] = field(default_factory=dict)
     """Each fix cargo refused, with its reason in one line."""
-
-
-def _fix_sets(findings: list[Finding]) -> list[tuple[Edit, ...]]:
-    """The edits of each safe fix, once each, in finding order."""
-    found = (f.fix.edits for f in findings if f.fix is not None and f.fix.safe)
-    return list(dict.fromkeys(found))
 
 
 def _resolve(
     copy: WorkspaceCopy, path: Path, fixes: list[tuple[Edit, ...]], audit: Audit
-) -> tuple[list[tuple[Edit, ...]], _Audited, bytes | None] | str:
-    """The fixes cargo accepts, the audit of the copy with them made and the Cargo.lock cargo
-    wrote; cargo's reason when it accepts none."""
+) -> tuple[list[tuple[Edit, ...]], _Audited] | str:
+    """The fixes cargo accepts and the audit of the copy with them made; cargo's reason when it
+    accepts none."""
     together = _audit_with(copy, path, fixes, audit)
     if not isinstance(together, str):
-        return fixes, _Audited(together[0], {}), together[1]
+        return fixes, together
     if len(fixes) == 1:
         return together
     kept: list[tuple[Edit, ...]] = []
     refusals: dict[tuple[Edit, ...], str] = {}
-    last: tuple[AuditResult, bytes | None] | None = None
+    last: _Audited | None = None
     for edits in fixes:
         answer = _audit_with(copy, path, [*kept, edits], audit)
         if isinstance(answer, str):
@@ -137,19 +133,19 @@ def _resolve(
         last = answer
     if last is None:
         return together
-    return kept, _Audited(last[0], refusals), last[1]
+    return kept, replace(last, refusals=refusals)
 
 
 def _audit_with(
     copy: WorkspaceCopy, path: Path, fixes: list[tuple[Edit, ...]], audit: Audit
-) -> tuple[AuditResult, bytes | None] | str:
-    """The copy's audit with `fixes` made, and the lockfile cargo left; cargo's reason in one
-    line when it cannot resolve them."""
+) -> _Audited | str:
+    """The copy's audit with `fixes` made; cargo's reason in one line when it cannot resolve
+    them."""
     try:
         copy.apply(plan_edits(e for edits in fixes for e in edits))
         # Relative to the copy's workspace root, then to the user's root, which may lie above it.
         audited = audit(copy.moved(path.absolute()), copy.path)
-        return audited, copy.lockfile()
+        return _Audited(audited, copy.lockfile())
     except ValueError:
         raise FeatcheckError(
             "--fix changed nothing: a file to edit lies outside the workspace"
@@ -186,9 +182,8 @@ def _lock_change(workspace: Path, after: bytes | None, root: Path) -> list[FileC
         updated = after.decode("utf-8")
     except UnicodeDecodeError:
         raise FeatcheckError("cargo wrote a Cargo.lock that is not UTF-8", path=path) from None
-    if before is None:
-        return [FileChange(path, relative_file(path, root), b"", updated, created=True)]
-    return [FileChange(path, relative_file(path, root), before, updated)]
+    created = before is None
+    return [FileChange(path, relative_file(path, root), before or b"", updated, created)]
 
 
 def rebased(result: AuditResult, prefix: str) -> AuditResult:

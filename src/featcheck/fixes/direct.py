@@ -111,10 +111,9 @@ class DirectDependencies:
         """Whether `feature` of the package turns on an optional dependency on the way to the
         crate, through the feature tables (a weak `dep?/f` turns nothing on)."""
         key = (position, feature, on_the_way)
-        known = self._selects.get(key)
-        if known is None:
-            known = self._selects[key] = self._walk(position, feature, on_the_way)
-        return known
+        if key not in self._selects:
+            self._selects[key] = self._walk(position, feature, on_the_way)
+        return self._selects[key]
 
     def _walk(self, position: int, feature: str, on_the_way: frozenset[int]) -> bool:
         packages = self.what_if.index.packages
@@ -158,7 +157,7 @@ class DirectDependencies:
         the crate, behind its feature `behind` (None: plainly), unless it already declares it."""
         if self._declares(owner, backend.name):
             return None
-        entry = self._workspace_entry(backend) if self.is_member(owner) else None
+        entry = self._workspace_entry(backend) if owner.id in self.metadata.member_ids else None
         key = entry.key if entry is not None else backend.name
         if entry is not None and key != backend.name and self._declares(owner, key):
             return None
@@ -205,9 +204,6 @@ class DirectDependencies:
         action = "inherit-optional-dependency" if optional else "inherit-dependency"
         return (*inherited, *wanted, *defaults), action, ""
 
-    def is_member(self, package: Package) -> bool:
-        return any(m.id == package.id for m in self.metadata.members)
-
     def _declares(self, package: Package, key: str) -> bool:
         """Whether the package's manifest already has a normal dependency named `key`."""
         manifest = self.locator.manifests.get(package.manifest_path)
@@ -225,7 +221,7 @@ class DirectDependencies:
         if backend.name in self._entry:
             return self._entry[backend.name]
         found = None
-        root = self.locator.workspace_root_manifest()
+        root = self.locator.workspace_root_manifest
         table = root.get("workspace", "dependencies") if root is not None else None
         if root is not None and isinstance(table, dict) and not backend.package.is_local:
             for key in table:

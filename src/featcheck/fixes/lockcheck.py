@@ -12,6 +12,7 @@ picks a version Cargo.lock does not hold yet, which only cargo can answer (`over
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -83,7 +84,6 @@ class LockView:
     def __init__(self, metadata: Workspace) -> None:
         self._metadata = metadata
         self._verdicts: dict[Need, Verdict] = {}
-        self._by_name: dict[str, list[tuple[str, str]]] | None = None
 
     def check(self, need: Need) -> Verdict:
         """How cargo binds `need` given the lock (the same for every fix: computed once)."""
@@ -101,20 +101,18 @@ class LockView:
         for declaration in declarations:
             if declaration.path is not None:
                 return None  # a path package not in the resolve: cargo reads it first
-            locked = self._locked(declaration.name)
+            locked = self._locked.get(declaration.name, [])
             fitting = [(v, i) for v, i in locked if semver.matches(declaration.req, v)]
             if not fitting:
-                conflict = self._conflict(declaration, package.ref.name, locked)
-                return conflict
+                return self._conflict(declaration, package.ref.name, locked)
             _, package_id = max(fitting, key=lambda pair: semver.parse_version(pair[0]) or ())
             edges.append(self._edge(declaration, self._metadata.by_id[package_id]))
         return Bound(tuple(edges)) if edges else None
 
-    def _locked(self, name: str) -> list[tuple[str, str]]:
-        """(version, id) of every registry package of that name in the resolve."""
-        if self._by_name is None:
-            self._by_name = self._metadata.packages.registry_versions()
-        return self._by_name.get(name, [])
+    @functools.cached_property
+    def _locked(self) -> dict[str, list[tuple[str, str]]]:
+        """By name: (version, id) of every registry package of that name in the resolve."""
+        return self._metadata.packages.registry_versions()
 
     def _edge(self, declaration: Declaration, position: int) -> Edge:
         requested = parse_feature_values(declaration.features)

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from featcheck.boundary import is_inside
 from featcheck.errors import FeatcheckError
-from featcheck.featureset import DEFAULT, FeatureSelection
+from featcheck.featureset import FeatureSelection
 from featcheck.fixes.apply import FileChange, plan_edits
 from featcheck.fixes.lockcheck import cargo_reason
 from featcheck.fixes.reach import added_packages
@@ -44,10 +44,10 @@ class Pending:
     target: str
     crate: PackageRef
     edits: tuple[Edit, ...]
-    selection: FeatureSelection = DEFAULT
-    base: DependencyGraph | None = None
+    selection: FeatureSelection
+    base: DependencyGraph
     """The member's build without the fix: what the fix adds is counted against it."""
-    excused: frozenset[str] = frozenset()
+    excused: frozenset[str]
     """Features whose findings of the crate may be left (see `search.StillFlagged`)."""
 
 
@@ -88,17 +88,14 @@ class WorkspaceCopy:
             self._originals[lockfile] = content
         return Path(self._directory.name) / "workspace"
 
-    @property
-    def _real(self) -> Path:
-        return Path(os.path.realpath(self.path))
-
     def moved(self, path: Path) -> Path:
         """Where a file of the workspace lies in the copy, as a regular file of the copy's
         own (ValueError: outside the workspace, or where the copy's links lead out of it)."""
         relative = Path(os.path.realpath(path)).relative_to(self.root)
         target = self.path / relative
         # A link as the file itself is replaced below; any other link on the way must stay in.
-        if not is_inside(target.parent if target.is_symlink() else target, self._real):
+        real = Path(os.path.realpath(self.path))
+        if not is_inside(target.parent if target.is_symlink() else target, real):
             raise ValueError(f"{relative} leads out of the copy")
         if target.is_symlink():
             # A copied link still points at the user's file: the copy gets its own.
@@ -114,17 +111,6 @@ class WorkspaceCopy:
             target = self.moved(change.path)
             self._originals.setdefault(target, change.original)
             target.write_text(change.updated, encoding="utf-8")
-
-    def apply_edits(self, edits: Sequence[Edit]) -> None:
-        """Put every file back as copied, then make `edits` (paths of the workspace)."""
-        self.reset()
-        moved = [
-            Edit(self.moved(e.manifest), e.declaration, e.action, e.features, e.version)
-            for e in edits
-        ]
-        for change in plan_edits(moved):
-            self._originals.setdefault(change.path, change.original)
-            change.path.write_text(change.updated, encoding="utf-8")
 
     def lockfile(self) -> bytes | None:
         """The copy's Cargo.lock as cargo left it."""
@@ -172,25 +158,16 @@ class OverlayCheck:
         if not pending:
             return []
         together = self._resolve([e for p in pending for e in p.edits])
-        if isinstance(together, Workspace):
-            return [self._answer(together, p) for p in pending]
         groups = list(dict.fromkeys(p.edits for p in pending))
-        if len(groups) == 1:
-            return [Answer(False, reason=together) for _ in pending]
+        if isinstance(together, Workspace) or len(groups) == 1:
+            return [self._answer(together, p) for p in pending]
         alone = {edits: self._resolve(list(edits)) for edits in groups}
-        answers = []
-        for item in pending:
-            answer = alone[item.edits]
-            if isinstance(answer, Workspace):
-                answers.append(self._answer(answer, item))
-            else:
-                answers.append(Answer(False, reason=answer))
-        return answers
+        return [self._answer(alone[p.edits], p) for p in pending]
 
     def _resolve(self, edits: list[Edit]) -> Workspace | str:
         """cargo's metadata of the copy with `edits` made, or why there is none."""
         try:
-            self._copy.apply_edits(edits)
+            self._copy.apply(plan_edits(edits))
             return self.metadata_of(self._copy.path / "Cargo.toml")
         except ValueError:
             return "a manifest to edit lies outside the workspace"
@@ -199,7 +176,11 @@ class OverlayCheck:
         except OSError as error:
             return f"the copy could not be made: {error.strerror or error}"
 
-    def _answer(self, metadata: Workspace, pending: Pending) -> Answer:
+    def _answer(self, metadata: Workspace | str, pending: Pending) -> Answer:
+        """cargo's answer for `pending` from the metadata of its copy, or from why there is
+        none."""
+        if isinstance(metadata, str):
+            return Answer(False, reason=metadata)
         # Path packages have other ids in the copy: find the member by name and version.
         member = next(
             (
@@ -227,6 +208,4 @@ class OverlayCheck:
             same = [n.package for n in graph.nodes() if n.name == crate.name]
             crate = next((s for s in same if s.version == crate.version), crate)
         flagged = self.still_flagged(pending.member, pending.target, graph, crate, pending.excused)
-        cleared = not flagged
-        added = tuple(added_packages(pending.base, graph)) if pending.base is not None else ()
-        return Answer(cleared, added)
+        return Answer(not flagged, tuple(added_packages(pending.base, graph)))

@@ -11,6 +11,7 @@ and the members that gain any without asking (their build has no finding of the 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -80,11 +81,8 @@ def measure(gained: Iterable[Gained], asking: frozenset[str]) -> Cost:
     return Cost(tuple(sorted(added)), listed, largest)
 
 
-def safety(cost: Cost | Sequence[str], backends: frozenset[str]) -> str:
-    """Why a fix costing `cost` (or adding the packages listed to one build) is not safe to
-    apply unasked; empty when it is."""
-    if not isinstance(cost, Cost):
-        cost = Cost(tuple(cost), (), len(cost))
+def safety(cost: Cost, backends: frozenset[str]) -> str:
+    """Why a fix costing `cost` is not safe to apply unasked; empty when it is."""
     names = ", ".join(member for member, _ in cost.unasked)
     where = f" to the build of {names}, which did not build it before" if names else ""
     new_backends = sorted({n for a in cost.added if crate_key(n := a.split(" ")[0]) in backends})
@@ -107,7 +105,6 @@ class WorkspaceBuilds:
     what_if: WhatIf
     members: Mapping[str, Package]
     """By id."""
-    _holders: dict[PackageRef, list[BuildKey]] | None = field(default=None, init=False)
     _gained: dict[tuple[frozenset[ModelEdit], frozenset[PackageRef]], tuple[Gained, ...]] = field(
         default_factory=dict, init=False
     )
@@ -136,7 +133,7 @@ class WorkspaceBuilds:
     def _compare(
         self, model: frozenset[ModelEdit], touches: frozenset[PackageRef]
     ) -> tuple[Gained, ...]:
-        keys = sorted({k for ref in touches for k in self._holding().get(ref, ())}, key=repr)
+        keys = sorted(self.reached(touches), key=repr)
         found: list[Gained] = []
         for member_id, target, selection in keys:
             before = self.builds[(member_id, target, selection)]
@@ -147,24 +144,27 @@ class WorkspaceBuilds:
             found.append((self.members[member_id], added_packages(before, after), needs))
         return tuple(found)
 
+    def reached(self, touches: Iterable[PackageRef]) -> set[BuildKey]:
+        """The builds holding a package in `touches`: only those can change."""
+        return {k for ref in touches for k in self._holding.get(ref, ())}
+
+    @functools.cached_property
     def _holding(self) -> dict[PackageRef, list[BuildKey]]:
         """For each package, the builds holding it (made once: a candidate looks only at the
         builds it can change)."""
-        if self._holders is None:
-            holders: dict[PackageRef, list[BuildKey]] = {}
-            # Members' builds share the graphs below them: each is looked at once.
-            below_of: dict[int, tuple[DependencyGraph, list[BuildKey]]] = {}
-            for key, graph in self.builds.items():
-                parts = graph.parts()
-                if parts is None:
-                    for ref in graph.packages():
-                        holders.setdefault(ref, []).append(key)
-                    continue
-                root, below = parts
-                holders.setdefault(root.package, []).append(key)
-                below_of.setdefault(id(below), (below, []))[1].append(key)
-            for below, keys in below_of.values():
-                for ref in below.packages():
-                    holders.setdefault(ref, []).extend(keys)
-            self._holders = holders
-        return self._holders
+        holders: dict[PackageRef, list[BuildKey]] = {}
+        # Members' builds share the graphs below them: each is looked at once.
+        below_of: dict[int, tuple[DependencyGraph, list[BuildKey]]] = {}
+        for key, graph in self.builds.items():
+            parts = graph.parts()
+            if parts is None:
+                for ref in graph.packages():
+                    holders.setdefault(ref, []).append(key)
+                continue
+            root, below = parts
+            holders.setdefault(root.package, []).append(key)
+            below_of.setdefault(id(below), (below, []))[1].append(key)
+        for below, keys in below_of.values():
+            for ref in below.packages():
+                holders.setdefault(ref, []).extend(keys)
+        return holders

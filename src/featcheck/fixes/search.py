@@ -83,14 +83,13 @@ class Outcome:
     cut: Cut | None
     fix: Fix | None
     alternatives: tuple[Fix, ...]
-    pending: tuple[Candidate, ...] = ()
+    pending: tuple[tuple[Candidate, Cost], ...] = ()
     """Candidates that would rank above `fix` (or found when there is none) but turn on
-    dependencies Cargo.lock lacks, best first, for cargo to answer (`overlay.py`)."""
+    dependencies Cargo.lock lacks, best first, for cargo to answer (`overlay.py`), each with
+    what memory saw it add to the workspace's builds (cargo answers for the member's own build
+    only)."""
     refused: str = ""
     """When no candidate holds because of versions: the best one and cargo's reason."""
-    pending_costs: tuple[Cost, ...] = ()
-    """What memory saw each pending candidate add to the workspace's builds (cargo answers for
-    the member's own build only)."""
 
 
 @dataclass
@@ -126,7 +125,6 @@ class FixSearch:
         ] = {}
         self._groups: dict[tuple[str, ...], int] = {}
         """Each set of affected members (by id, in order) as a number, for the keys below."""
-        self._holders: dict[tuple[str, FeatureSelection, int], dict[PackageRef, list[int]]] = {}
         self._safety: dict[Cost, str] = {}
         self._selection: FeatureSelection = DEFAULT
         self._excused: frozenset[str] = frozenset()
@@ -163,11 +161,14 @@ class FixSearch:
                     c
                     for c in candidates
                     if c in verdicts
-                    and self._waits(verdicts[c])
-                    and (best is None or self._lower_rank(c, verdicts[c]) < best)
+                    and self.cargo_checks_new_packages
+                    and verdicts[c].cleared
+                    and verdicts[c].conflict is None
+                    and verdicts[c].needs
+                    and (best is None or self.rank(c, verdicts[c], waiting=True) < best)
                 ),
                 key=lambda c: (
-                    self._lower_rank(c, verdicts[c])[:2],
+                    self.rank(c, verdicts[c], waiting=True)[:2],
                     c.proximity[0],
                     -self._coverage(c, affected, group, target, backend.package),
                     c.proximity,
@@ -180,17 +181,20 @@ class FixSearch:
             if c is not chosen and c in verdicts and verdicts[c].cleared
         )
         refused = self._refused(candidates, verdicts) if chosen is None and not pending else ""
-        costs = tuple(verdicts[c].cost for c in pending)
+        waiting = tuple((c, verdicts[c].cost) for c in pending)
         if chosen is None:
-            return Outcome(None, None, alternatives, pending, refused, costs)
+            return Outcome(None, None, alternatives, waiting, refused)
         fix = self.candidate_fix(chosen, verdicts[chosen])
-        return Outcome(chosen.cut, fix, alternatives, pending, pending_costs=costs)
+        return Outcome(chosen.cut, fix, alternatives, waiting)
 
     def rank(
-        self, candidate: Candidate, verdict: Verdict
+        self, candidate: Candidate, verdict: Verdict, waiting: bool = False
     ) -> tuple[bool, int, tuple[int, int, int]]:
-        """The first keys of the order in the module's docstring."""
-        return bool(self._unsafe(verdict)), len(verdict.cost.added), candidate.proximity
+        """The first keys of the order in the module's docstring. `waiting`: the best rank a
+        candidate cargo still has to answer can reach: it adds at least what memory saw (and
+        is unsafe when that is) and one package per dependency it turns on."""
+        added = len(verdict.cost.added) + (len(verdict.needs) if waiting else 0)
+        return bool(self._unsafe(verdict)), added, candidate.proximity
 
     def _unsafe(self, verdict: Verdict) -> str:
         # Asked several times per candidate while ranking; a cost is shared by every finding
@@ -200,14 +204,6 @@ class FixSearch:
             known = self._safety[verdict.cost] = safety(verdict.cost, self.backends)
         return known
 
-    def _lower_rank(
-        self, candidate: Candidate, verdict: Verdict
-    ) -> tuple[bool, int, tuple[int, int, int]]:
-        """The best rank a candidate cargo still has to answer can reach: it adds at least
-        what memory saw and one package per dependency it turns on."""
-        unsafe = bool(self._unsafe(verdict))  # what memory saw already: cargo only adds to it
-        return unsafe, len(verdict.cost.added) + len(verdict.needs), candidate.proximity
-
     def _holds(self, verdict: Verdict) -> bool:
         """Whether the candidate is a fix: it clears the finding and versions can be picked
         (or, without cargo to ask, memory is all there is)."""
@@ -215,14 +211,6 @@ class FixSearch:
             verdict.cleared
             and verdict.conflict is None
             and (not verdict.needs or not self.cargo_checks_new_packages)
-        )
-
-    def _waits(self, verdict: Verdict) -> bool:
-        return (
-            self.cargo_checks_new_packages
-            and verdict.cleared
-            and verdict.conflict is None
-            and bool(verdict.needs)
         )
 
     def candidate_fix(self, candidate: Candidate, verdict: Verdict) -> Fix:
@@ -297,9 +285,8 @@ class FixSearch:
         counts among those only)."""
         floors: dict[Candidate, tuple[bool, int, int, int]] = {}
         if not self.with_alternatives:
-            holders = self._holders_of(affected, group, target)
             for c in candidates:
-                reach = {i for ref in c.touches for i in holders.get(ref, ())}
+                reach = self._reached(c, affected, target)
                 floors[c] = (False, 0, c.proximity[0], -len(reach))
         listed = {c: i for i, c in enumerate(candidates)}
         # The most promising first: the sooner the best is found, the more it rules out.
@@ -314,7 +301,11 @@ class FixSearch:
             verdict = verdicts[c] = self._verdict(c, member, target, package, asking)
             if not self._holds(verdict):
                 continue
-            rank = self._coarse_rank(c, verdict)
+            # Safety, packages added, and whether a new dependency is needed: among candidates
+            # equal on these, the one clearing the most members wins before the nearest one
+            # (the cut a workspace library owns, not one edit per member).
+            unsafe, added, proximity = self.rank(c, verdict)
+            rank = (unsafe, added, proximity[0])
             if best is not None and rank > best[:3]:
                 continue  # coverage is counted only where it can decide
             covered = self._coverage(c, affected, group, target, package)
@@ -332,13 +323,6 @@ class FixSearch:
                 break
             verdicts[c] = self._verdict(c, member, target, package, asking)
         return verdicts, chosen
-
-    def _coarse_rank(self, candidate: Candidate, verdict: Verdict) -> tuple[bool, int, int]:
-        """Safety, packages added, and whether a new dependency is needed: among candidates
-        equal on these, the one clearing the most members wins before the nearest one (the cut
-        a workspace library owns, not one edit per member)."""
-        unsafe, added, proximity = self.rank(candidate, verdict)
-        return unsafe, added, proximity[0]
 
     def _clears(
         self, candidate: Candidate, member: Package, target: str, package: PackageRef
@@ -367,27 +351,16 @@ class FixSearch:
         key = (candidate.model, target, package, self._selection, group)
         known = self._coverage_counts.get(key)
         if known is None:
-            holders = self._holders_of(affected, group, target)
-            # Only builds holding a package whose declarations change can change.
-            changed = sorted({i for ref in candidate.touches for i in holders.get(ref, ())})
             known = self._coverage_counts[key] = sum(
-                self._clears(candidate, affected[i], target, package) for i in changed
+                self._clears(candidate, other, target, package)
+                for other in self._reached(candidate, affected, target)
             )
         return known
 
-    def _holders_of(
-        self, affected: Sequence[Package], group: int, target: str
-    ) -> dict[PackageRef, list[int]]:
-        """For each package, the positions in `affected` of the members whose build holds it:
-        made once per group, so a candidate looks only at the builds it can change."""
-        key = (target, self._selection, group)
-        known = self._holders.get(key)
-        if known is None:
-            known = self._holders[key] = {}
-            for position, other in enumerate(affected):
-                graph = self.builds.get((other.id, target, self._selection))
-                if graph is None:
-                    continue
-                for ref in graph.packages():
-                    known.setdefault(ref, []).append(position)
-        return known
+    def _reached(
+        self, candidate: Candidate, affected: Sequence[Package], target: str
+    ) -> list[Package]:
+        """The affected members whose build holds a package whose declarations the candidate
+        changes: only those builds can change."""
+        builds = self.workspace.reached(candidate.touches)
+        return [m for m in affected if (m.id, target, self._selection) in builds]
