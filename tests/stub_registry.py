@@ -108,7 +108,15 @@ def lock_packages(workspace: Path) -> frozenset[str]:
     lockfile = find_lockfile(workspace)
     if lockfile is None:
         raise AssertionError(f"no Cargo.lock at or above {workspace}")
-    lock = tomllib.loads(lockfile.read_text())
+    return _registry_packages(lockfile.read_text())
+
+
+@functools.cache
+def _registry_packages(lockfile: str) -> frozenset[str]:
+    """`lock_packages` of a lockfile's text: parsed once per test process for each text (the
+    burn fixtures' lockfiles hold hundreds of packages, and every test that points cargo at a
+    view of the registry asks for them)."""
+    lock = tomllib.loads(lockfile)
     return frozenset(
         f"{p['name']}-{p['version']}"
         for p in lock.get("package", [])
