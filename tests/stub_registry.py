@@ -26,6 +26,7 @@ resolve differently: the view holds every version cargo would choose from.
 from __future__ import annotations
 
 import functools
+import re
 import sys
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -108,11 +109,41 @@ def lock_packages(workspace: Path) -> frozenset[str]:
     lockfile = find_lockfile(workspace)
     if lockfile is None:
         raise AssertionError(f"no Cargo.lock at or above {workspace}")
-    lock = tomllib.loads(lockfile.read_text())
+    return _registry_packages(lockfile.read_text())
+
+
+_CARGO_ENTRY = re.compile(
+    r'^\[\[package\]\]\nname = "([^"\\\n]*)"\nversion = "([^"\\\n]*)"\n'
+    r'(?:source = "([^"\\\n]*)"\n)?',
+    re.MULTILINE,
+)
+"""The head of a `[[package]]` entry as cargo writes it: name, version, then source if any."""
+
+_REGISTRIES = ("registry+", "sparse+")
+
+
+@functools.cache
+def _registry_packages(lockfile: str) -> frozenset[str]:
+    """`lock_packages` of a lockfile's text, once per test process for each text (the burn
+    fixtures' lockfiles hold hundreds of packages, and every test that points cargo at a view
+    of the registry asks for them). A lockfile in cargo's own layout is read line by line; any
+    other (written by hand, planted) by a TOML parser."""
+    entries = [entry.groups() for entry in _CARGO_ENTRY.finditer(lockfile)]
+    sources = sum(source is not None for _, _, source in entries)
+    in_cargos_layout = len(entries) == lockfile.count("[[package]]") and sources == len(
+        re.findall(r"^source = ", lockfile, re.MULTILINE)
+    )
+    if in_cargos_layout:
+        return frozenset(
+            f"{name}-{version}"
+            for name, version, source in entries
+            if (source or "").startswith(_REGISTRIES)
+        )
+    lock = tomllib.loads(lockfile)
     return frozenset(
         f"{p['name']}-{p['version']}"
         for p in lock.get("package", [])
-        if str(p.get("source", "")).startswith(("registry+", "sparse+"))
+        if str(p.get("source", "")).startswith(_REGISTRIES)
     )
 
 

@@ -8,6 +8,7 @@ as one character, and a rule must find the crate whichever way a name is written
 
 from __future__ import annotations
 
+import compileall
 import shutil
 from pathlib import Path
 
@@ -84,6 +85,9 @@ def package(tmp_path: Path) -> Path:
     check_documented(rule)
     builtin = source / "featcheck" / "rules" / "builtin"
     (builtin / f"{rule.code.lower()}-{rule.name}.toml").write_text(spec)
+    # Compiled once, as `pip install` compiles a package (conftest.py does it for the real
+    # one): each of the test's featcheck processes then loads it instead of compiling it again.
+    compileall.compile_dir(source / "featcheck", quiet=1)
     return source
 
 
