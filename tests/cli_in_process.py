@@ -30,7 +30,7 @@ from featcheck.boundary import TrustContext
 from featcheck.cargo.process import refusing_processes
 from featcheck.cli import check, lazy, run
 from featcheck.cli.check_arguments import check_parser
-from featcheck.cli.terminal import CommandExit, Progress, fail, terminal_columns
+from featcheck.cli.terminal import CommandExit, Progress, fail, help_width, terminal_columns
 from featcheck.errors import FeatcheckError
 from featcheck.featureset import AuditOptions
 from featcheck.pipeline import audit_started
@@ -65,7 +65,7 @@ def _as_the_command_line(cwd: Path) -> Iterator[None]:
     saved = {name: os.environ.get(name) for name in ENVIRONMENT}
     before = Path.cwd()
     os.environ.update(ENVIRONMENT)
-    terminal_columns.cache_clear()
+    _measure_the_terminal_again()
     os.chdir(cwd)
     try:
         yield
@@ -76,7 +76,14 @@ def _as_the_command_line(cwd: Path) -> Iterator[None]:
                 os.environ.pop(name, None)
             else:
                 os.environ[name] = value
-        terminal_columns.cache_clear()
+        _measure_the_terminal_again()
+
+
+def _measure_the_terminal_again() -> None:
+    """A process measures its terminal once (COLUMNS, else the terminal); each command line
+    here is a process of its own, with its own COLUMNS."""
+    terminal_columns.cache_clear()
+    help_width.cache_clear()
 
 
 class _Printed:
@@ -184,7 +191,7 @@ def run_in_process(
     given = io.TextIOWrapper(io.BytesIO((stdin or "").encode()), encoding="utf-8")
     with _as_the_command_line(cwd or Path.cwd()), _reading(given):
         os.environ["COLUMNS"] = str(columns)  # put back with the rest on leaving
-        terminal_columns.cache_clear()
+        _measure_the_terminal_again()
         with stage.capturing():
             try:
                 stage.code = run(list(args))

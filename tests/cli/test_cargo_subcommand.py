@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 from actions_support import clear_actions_environment, markers_written, plant_python
-from support import CRATES, TREES, run_featcheck
+from cli_in_process import run_in_process
+from support import CRATES, TREES
 
 from featcheck import __version__
 
@@ -66,6 +67,7 @@ def test_cargo_featcheck_version_and_help() -> None:
     assert "cargo featcheck" in help_text.split("Examples:")[1]
 
 
+@pytest.mark.usefixtures("remembered_cargo")
 def test_cargo_featcheck_from_src_finds_the_manifest_above_like_cargo(
     offline_cargo_for: Callable[..., Path],
 ) -> None:
@@ -76,10 +78,11 @@ def test_cargo_featcheck_from_src_finds_the_manifest_above_like_cargo(
     assert "error[FC001] burn-flex 0.22.1 is built without `rayon`" in done.stdout
     # Relative to the repository root, wherever it is run from.
     assert "--> crates/pitb-exec-cpu/Cargo.toml:9:31" in done.stdout
-    plain = run_featcheck("-q", cwd=crate / "src")
+    plain = run_in_process("-q", cwd=crate / "src")
     assert plain.returncode == 1 and "error[FC001]" in plain.stdout
 
 
+@pytest.mark.usefixtures("remembered_cargo")
 def test_manifest_path_as_cargo_takes_it(offline_cargo_for: Callable[..., Path]) -> None:
     crate = CRATES / "pitb-exec-cpu"
     offline_cargo_for(crate)
@@ -87,13 +90,13 @@ def test_manifest_path_as_cargo_takes_it(offline_cargo_for: Callable[..., Path])
     assert done.returncode == 1, done.stderr
     assert "error[FC001]" in done.stdout
     assert "--> crates/pitb-exec-cpu/Cargo.toml:9:31" in done.stdout
-    plain = run_featcheck("--manifest-path", str(crate / "Cargo.toml"), "--format", "json")
+    plain = run_in_process("--manifest-path", str(crate / "Cargo.toml"), "--format", "json")
     assert plain.returncode == 1 and '"code": "FC001"' in plain.stdout
 
 
 def test_where_cargo_would_find_no_manifest_one_line_and_exit_2(tmp_path: Path) -> None:
     (tmp_path / "src").mkdir()
-    done = run_featcheck(cwd=tmp_path / "src")
+    done = run_in_process(cwd=tmp_path / "src")
     assert done.returncode == 2 and done.stdout == ""
     assert done.stderr == (
         f"featcheck: error: {tmp_path / 'src'}: could not find `Cargo.toml` here or in any "
@@ -104,14 +107,14 @@ def test_where_cargo_would_find_no_manifest_one_line_and_exit_2(tmp_path: Path) 
         (("--manifest-path", str(tmp_path / "Cargo.toml")), "no such manifest"),
         ((".", "--manifest-path", str(tmp_path / "Cargo.toml")), "PATH or --manifest-path"),
     ):
-        wrong = run_featcheck(*args, cwd=tmp_path)
+        wrong = run_in_process(*args, cwd=tmp_path)
         assert wrong.returncode == 2 and len(wrong.stderr.splitlines()) == 1, wrong.stderr
         assert message in wrong.stderr
 
 
 def test_tree_input_needs_no_manifest_anywhere(tmp_path: Path) -> None:
     text = (TREES / "pitb-exec-cpu-simd.invert-burn-flex.txt").read_text()
-    done = run_featcheck("--tree", "-", stdin=text, cwd=tmp_path)
+    done = run_in_process("--tree", "-", stdin=text, cwd=tmp_path)
     assert done.returncode == 0 and done.stdout.startswith("no findings"), done.stderr
 
 

@@ -89,29 +89,37 @@ def test_fix_edits_only_the_declaration_and_cargo_agrees(
                 assert line in after[path].splitlines()
         assert len(removed) <= 1 and len(added) <= 3
 
-    # cargo itself now resolves every missing feature.
+    # cargo itself now resolves every missing feature (one `cargo tree` per member asked about,
+    # the fixed checkout unchanged between them).
+    trees = {
+        member: _cargo_tree(project, member) for member in {f["member"] for f in report["findings"]}
+    }
     for finding in report["findings"]:
-        tree = subprocess.run(
-            [
-                "cargo",
-                "tree",
-                "-e",
-                "normal",
-                "-p",
-                finding["member"],
-                "-f",
-                "{p} [{f}]",
-                "--prefix",
-                "depth",
-                "--offline",
-            ],
-            cwd=project,
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout
-        nodes = parse_tree_text(tree).graph.named(finding["crate"])
+        nodes = parse_tree_text(trees[finding["member"]]).graph.named(finding["crate"])
         assert any(finding["feature"] in n.features for n in nodes), finding
+
+
+def _cargo_tree(project: Path, member: str) -> str:
+    """cargo's own resolution of `member`'s normal dependencies, with their features."""
+    return subprocess.run(
+        [
+            "cargo",
+            "tree",
+            "-e",
+            "normal",
+            "-p",
+            member,
+            "-f",
+            "{p} [{f}]",
+            "--prefix",
+            "depth",
+            "--offline",
+        ],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
 
 
 def test_diff_prints_the_change_and_writes_nothing(

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from support import run_featcheck
+from cli_in_process import run_in_process
 
 from featcheck.cli.check_arguments import check_parser
 
@@ -59,7 +59,7 @@ def _sections(text: str) -> dict[str, list[str]]:
 
 @pytest.mark.parametrize("args", [["--help"], ["check", "--help"]])
 def test_help_lists_the_commands_and_groups_the_options(args: list[str]) -> None:
-    done = run_featcheck(*args, columns=100)
+    done = run_in_process(*args, columns=100)
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[:4] == [
         "Usage: featcheck [check] [OPTIONS] [PATH]",
@@ -75,7 +75,7 @@ def test_help_lists_the_commands_and_groups_the_options(args: list[str]) -> None
 
 
 def test_every_option_the_help_groups_still_parses() -> None:
-    sections = _sections(run_featcheck("--help").stdout)
+    sections = _sections(run_in_process("--help").stdout)
     listed = {
         option
         for title in GROUPS

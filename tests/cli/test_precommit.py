@@ -1,8 +1,9 @@
 """The pre-commit hook (.pre-commit-hooks.yaml), run by the real pre-commit.
 
-`pre-commit try-repo` installs featcheck from a committed copy of this repository into its own
-virtual environment (pip needs PyPI for featcheck's dependencies: marked `network`), then runs
-the hook in a small git repository holding one of the example crates.
+`pre-commit run`, configured as the README tells a user (a `repos:` entry naming a repository
+and a commit), installs featcheck from a committed copy of this repository into its own virtual
+environment (pip needs PyPI for featcheck's dependencies: marked `network`), then runs the hook
+in a small git repository holding one of the example crates.
 """
 
 from __future__ import annotations
@@ -19,7 +20,8 @@ from pathlib import Path
 import pytest
 import yaml
 from actions_support import clear_actions_environment, markers_written, plant_python
-from support import CRATES, REPO, run_featcheck
+from cli_in_process import run_in_process
+from support import CRATES, REPO
 
 PRE_COMMIT = (sys.executable, "-m", "pre_commit")
 GIT_IDENTITY = (
@@ -85,6 +87,7 @@ def test_fix_hook_runs_only_when_asked_for() -> None:
     assert done.returncode == 0, done.stdout + done.stderr
 
 
+@pytest.mark.usefixtures("remembered_cargo")
 def test_hints_under_pre_commit_name_commands_that_run_there(
     offline_cargo_for: Callable[..., Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -92,11 +95,11 @@ def test_hints_under_pre_commit_name_commands_that_run_there(
     # featcheck it runs is its own environment's, not one on the developer's PATH.
     crate = CRATES / "pitb-exec-cpu"
     offline_cargo_for(crate)
-    plain = run_featcheck(str(crate)).stdout
+    plain = run_in_process(str(crate)).stdout
     assert "`--fix` applies it" in plain and "`featcheck rule FC001` explains" in plain
     assert "pre-commit" not in plain
     monkeypatch.setenv("PRE_COMMIT", "1")
-    hooked = run_featcheck("crates/pitb-exec-cpu", cwd=REPO, columns=400)  # lines unwrapped
+    hooked = run_in_process("crates/pitb-exec-cpu", cwd=REPO, columns=400)  # lines unwrapped
     assert hooked.returncode == 1
     assert "`--fix` applies it" in hooked.stdout
     assert hooked.stdout.splitlines()[-2:] == [
@@ -167,7 +170,7 @@ def _commit_all(repo: Path, message: str) -> None:
 
 
 def _hook_repository(destination: Path) -> Path:
-    """This repository's package and hook file, committed (try-repo needs a commit)."""
+    """This repository's package and hook file, committed (a `rev` names a commit)."""
     destination.mkdir()
     for name in (
         "pyproject.toml",
@@ -196,10 +199,31 @@ def _put_crate(project: Path, crate: Path) -> None:
     shutil.copy2(CRATES / "pitb-exec-cpu" / "src" / "main.rs", project / "src" / "main.rs")
 
 
-def _try_repo(project: Path, hooks: Path, home: Path) -> subprocess.CompletedProcess[str]:
+def _pre_commit_config(hooks: Path, destination: Path) -> Path:
+    """The configuration the README gives, naming `hooks` at its commit."""
+    commit = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=hooks, capture_output=True, text=True, check=True
+    ).stdout.strip()
+    repos = [{"repo": str(hooks), "rev": commit, "hooks": [{"id": "featcheck"}]}]
+    destination.write_text(yaml.safe_dump({"repos": repos}))
+    return destination
+
+
+def _run_hook(project: Path, config: Path, home: Path) -> subprocess.CompletedProcess[str]:
+    """`pre-commit run`: the first run installs the hook's environment into `home` (as on a
+    developer's machine), a later one runs that install (`try-repo` would install it again)."""
     env = {**os.environ, "PRE_COMMIT_HOME": str(home), "NO_COLOR": "1"}
     return subprocess.run(
-        [*PRE_COMMIT, "try-repo", str(hooks), "featcheck", "--all-files", "--color", "never"],
+        [
+            *PRE_COMMIT,
+            "run",
+            "featcheck",
+            "--config",
+            str(config),
+            "--all-files",
+            "--color",
+            "never",
+        ],
         cwd=project,
         env=env,
         capture_output=True,
@@ -222,8 +246,9 @@ def test_hook_fails_on_flex_without_rayon_and_passes_once_fixed(
     _put_crate(project, CRATES / "pitb-exec-cpu")
     _commit_all(project, "burn without rayon")
     home = tmp_path / "pre-commit-home"
+    config = _pre_commit_config(hooks, tmp_path / "pre-commit-config.yaml")
 
-    failing = _try_repo(project, hooks, home)
+    failing = _run_hook(project, config, home)
     output = failing.stdout + failing.stderr
     assert failing.returncode == 1, output
     assert "featcheck (Cargo feature audit)" in output
@@ -237,7 +262,7 @@ def test_hook_fails_on_flex_without_rayon_and_passes_once_fixed(
     _put_crate(project, CRATES / "pitb-exec-cpu-simd")
     _commit_all(project, "burn with rayon")
 
-    passing = _try_repo(project, hooks, home)
+    passing = _run_hook(project, config, home)
     output = passing.stdout + passing.stderr
     assert passing.returncode == 0, output
     assert "Passed" in output

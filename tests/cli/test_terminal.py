@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 from actions_support import clear_actions_environment
 from cargo_tree_oracle import run_featcheck_resolved_by
-from support import CRATES, run_featcheck, run_in_terminal
+from cli_in_process import run_in_process
+from support import CRATES, run_in_terminal
 
 from featcheck import __version__
 
@@ -25,9 +26,10 @@ def _outside_actions(monkeypatch: pytest.MonkeyPatch) -> None:
     clear_actions_environment(monkeypatch)
 
 
+@pytest.mark.usefixtures("remembered_cargo")
 def test_quiet_prints_only_findings(offline_cargo_for: Callable[..., Path]) -> None:
     offline_cargo_for(CRATES / "pitb-exec-cpu")
-    done = run_featcheck(str(CRATES / "pitb-exec-cpu"), "-q")
+    done = run_in_process(str(CRATES / "pitb-exec-cpu"), "-q")
     assert done.returncode == 1
     assert done.stdout.startswith("pitb-exec-cpu (")
     assert "error[FC001]" in done.stdout
@@ -35,9 +37,10 @@ def test_quiet_prints_only_findings(offline_cargo_for: Callable[..., Path]) -> N
     assert done.stderr == ""
 
 
+@pytest.mark.usefixtures("remembered_cargo")
 def test_quiet_prints_nothing_on_success(offline_cargo_for: Callable[..., Path]) -> None:
     offline_cargo_for(CRATES / "pitb-exec-cpu-simd")
-    done = run_featcheck(str(CRATES / "pitb-exec-cpu-simd"), "--quiet")
+    done = run_in_process(str(CRATES / "pitb-exec-cpu-simd"), "--quiet")
     assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
 
 
@@ -51,7 +54,7 @@ def _commands(stderr: str) -> list[str]:
 
 def test_verbose_shows_each_cargo_command_on_stderr(offline_cargo_for: Callable[..., Path]) -> None:
     offline_cargo_for(CRATES / "pitb-exec-cpu-simd")
-    done = run_featcheck(str(CRATES / "pitb-exec-cpu-simd"), "-v")
+    done = run_in_process(str(CRATES / "pitb-exec-cpu-simd"), "-v")
     assert done.returncode == 0
     commands = _commands(done.stderr)
     # One cargo metadata call; featcheck resolves the features itself.
@@ -97,13 +100,13 @@ def test_spinner_and_colour_only_on_a_terminal(offline_cargo_for: Callable[..., 
 
 
 def test_version() -> None:
-    done = run_featcheck("--version")
+    done = run_in_process("--version")
     assert (done.returncode, done.stdout) == (0, f"featcheck {__version__}\n")
 
 
 @pytest.mark.parametrize("args", [["--help"], ["-h"], ["check", "--help"], [".", "-h"]])
 def test_help_has_examples(args: list[str]) -> None:
-    done = run_featcheck(*args)
+    done = run_in_process(*args)
     assert done.returncode == 0, done.stderr
     examples = done.stdout.split("Examples:")[1]
     assert "  featcheck crates/app -p app --target aarch64-apple-darwin\n" in examples

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 from actions_support import clear_actions_environment, make_finding
-from support import CRATES, run_featcheck, run_in_terminal
+from cli_in_process import run_in_process
+from support import CRATES, run_in_terminal
 
 from featcheck.cargo.runner import DownloadProgress
 from featcheck.render.text_report import render_text
@@ -38,13 +39,14 @@ def _on_a_terminal(args: list[str], columns: int = 80, **extra: str) -> str:
     return ESCAPE.sub("", text)
 
 
+@pytest.mark.usefixtures("remembered_cargo")
 def test_an_80_column_terminal_gets_a_report_that_fits(
     offline_cargo_for: Callable[..., Path],
 ) -> None:
     offline_cargo_for(CRATES / "pitb-exec-cpu")
     crate = str(CRATES / "pitb-exec-cpu")
     drawn = _on_a_terminal([crate, "-v"])
-    wide = run_featcheck(crate, "-v").stdout  # COLUMNS=200: one line per logical line
+    wide = run_in_process(crate, "-v").stdout  # COLUMNS=200: one line per logical line
     lines = drawn.splitlines()
     assert "error[FC001] burn-flex 0.22.1 is built without `rayon`" in drawn
     assert all(len(line) <= 80 for line in lines), [line for line in lines if len(line) > 80]
@@ -104,7 +106,7 @@ def test_rule_is_rendered_on_a_terminal_and_markdown_when_piped() -> None:
     assert "Why it matters" in drawn
     assert "**" not in drawn and "`" not in drawn
     assert not [line for line in drawn.splitlines() if line.lstrip().startswith("#")]
-    piped = run_featcheck("rule", "FC001")
+    piped = run_in_process("rule", "FC001")
     assert piped.stdout.startswith("# FC001 `flex-without-rayon`\n")
     assert "Default severity: **error**" in piped.stdout
 
@@ -118,7 +120,7 @@ def test_the_rule_table_fits_80_columns() -> None:
     assert rows[0] == ["FC001", "flex-without-rayon", "error"]
     assert rows[-1][0] == "FC900"
     # Wide enough, each rule is one row with what it checks beside it.
-    wide = run_featcheck("rules").stdout.splitlines()  # COLUMNS=200
+    wide = run_in_process("rules").stdout.splitlines()  # COLUMNS=200
     assert wide[0].split() == ["code", "name", "severity", "what", "it", "checks"]
     assert wide[1].split()[:3] == ["FC001", "flex-without-rayon", "error"]
     assert wide[1].endswith("is built without `rayon`")
@@ -128,23 +130,19 @@ def test_the_rule_table_fits_80_columns() -> None:
 def test_help_wraps_to_the_terminal(command: list[str]) -> None:
     narrow = _on_a_terminal(command, columns=80).splitlines()
     assert all(len(line) <= 80 for line in narrow), [line for line in narrow if len(line) > 80]
-    wide = _on_a_terminal(command, columns=140).splitlines()
-    assert max(len(line) for line in wide) > 100  # paragraphs use the room they are given
+    wide = _on_a_terminal(command, columns=140)
+    assert max(len(line) for line in wide.splitlines()) > 100  # paragraphs use the room given
+    wide_help = wide if command == ["--help"] else _on_a_terminal(["--help"], columns=140)
     assert "  featcheck crates/app -p app --target aarch64-apple-darwin" in "\n".join(
-        _on_a_terminal(["--help"], columns=140).splitlines()
+        wide_help.splitlines()
     )
 
 
+@pytest.mark.usefixtures("remembered_cargo")
 def test_color_always_never_and_auto(offline_cargo_for: Callable[..., Path]) -> None:
     offline_cargo_for(CRATES / "pitb-exec-cpu")
     crate = str(CRATES / "pitb-exec-cpu")
-    always = subprocess.run(
-        [sys.executable, "-m", "featcheck", crate, "--color", "always"],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "NO_COLOR": "1"},
-        check=False,
-    )
+    always = run_in_process(crate, "--color", "always")  # with NO_COLOR=1, piped
     assert "\x1b[1;31merror[FC001]" in always.stdout  # the flag decides over NO_COLOR
     never = subprocess.run(
         [sys.executable, "-m", "featcheck", crate, "--color", "never"],
@@ -154,8 +152,8 @@ def test_color_always_never_and_auto(offline_cargo_for: Callable[..., Path]) -> 
         check=False,
     )
     assert "\x1b[" not in never.stdout and "error[FC001]" in never.stdout
-    assert "\x1b[" not in run_featcheck(crate).stdout  # auto: piped, no colour
-    bad = run_featcheck(crate, "--color", "sometimes")
+    assert "\x1b[" not in run_in_process(crate).stdout  # auto: piped, no colour
+    bad = run_in_process(crate, "--color", "sometimes")
     assert bad.returncode == 2 and "--color" in bad.stderr and "Traceback" not in bad.stderr
 
 

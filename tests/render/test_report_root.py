@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 from actions_support import clear_actions_environment
-from cli_in_process import run_in_process
+from cargo_memo import session_memo
+from cli_in_process import printed, run_in_process
 from support import CRATES
 
 pytestmark = pytest.mark.usefixtures("remembered_cargo")
@@ -37,14 +38,16 @@ def _repository(tmp_path: Path, *, git: bool = True) -> Path:
 
 
 def _places(cwd: Path, *args: str) -> dict[str, str]:
-    """Where each format says the finding is, run from `cwd` on `.`."""
-    text = run_in_process(".", *args, cwd=cwd)
-    assert text.returncode == 1, text.stderr
-    [arrow] = [line for line in text.stdout.splitlines() if line.startswith("  --> ")]
-    report = json.loads(run_in_process(".", "--format", "json", *args, cwd=cwd).stdout)
-    [finding] = report["findings"]
-    github = run_in_process(".", "--format", "github", *args, cwd=cwd).stdout
-    sarif = json.loads(run_in_process(".", "--format", "sarif", *args, cwd=cwd).stdout)
+    """Where each format says the finding is, run from `cwd` on `.` (the four command lines
+    from the audits they share, as `featcheck` prints each: cli_in_process.printed)."""
+    formats = {kind: [".", "--format", kind, *args] for kind in ("text", "json", "github", "sarif")}
+    outputs = printed(formats, cwd, session_memo().source, processes=True)
+    code, stdout, stderr = _printed_parts(outputs["text"])
+    assert code == 1, stderr
+    [arrow] = [line for line in stdout.splitlines() if line.startswith("  --> ")]
+    [finding] = json.loads(_printed_parts(outputs["json"])[1])["findings"]
+    github = _printed_parts(outputs["github"])[1]
+    sarif = json.loads(_printed_parts(outputs["sarif"])[1])
     [result] = sarif["runs"][0]["results"]
     return {
         "text": arrow.removeprefix("  --> "),
@@ -53,6 +56,13 @@ def _places(cwd: Path, *args: str) -> dict[str, str]:
         "github": github.split("::error file=", 1)[1].split(",", 1)[0],
         "sarif": result["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
     }
+
+
+def _printed_parts(output: str) -> tuple[int, str, str]:
+    """The exit code, stdout and stderr of one of `printed`'s outputs."""
+    code, rest = output.removeprefix("exit code: ").split("\n--- stdout\n", 1)
+    stdout, stderr = rest.rsplit("--- stderr\n", 1)
+    return int(code), stdout, stderr
 
 
 def test_locations_from_a_subdirectory_are_relative_to_the_repository_root(
