@@ -3,7 +3,9 @@
 A pull request controls every path: a path dependency `../victim` that leaves the checkout, a
 member directory that is a link to somewhere else, a member `Cargo.toml` that is a symlink
 (even one pointing inside: an atomic write would replace the link with a file). Each is
-refused with one line and exit 2, and no file, inside or outside, is changed.
+refused with one line and exit 2, and no file, inside or outside, is changed. featcheck runs in
+the test's process (cli_in_process.run_in_process: the command line's own code, real cargo):
+what is tested is what it writes and prints, not how its process starts.
 """
 
 from __future__ import annotations
@@ -14,7 +16,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from support import WORKSPACES, run_featcheck
+from cli_in_process import run_in_process
+from support import WORKSPACES
 
 LIB_CHAIN = WORKSPACES / "lib-chain"
 
@@ -82,11 +85,11 @@ def test_fix_refuses_to_write_where_the_checkout_points(
     offline_cargo_for(LIB_CHAIN)
     checkout, victim, target = make(tmp_path)
     before = (_digest(checkout), _digest(victim))
-    audited = run_featcheck(str(checkout), "--format", "json")
+    audited = run_in_process(str(checkout), "--format", "json")
     refused_to_read = why == "leads out of the checkout"
     assert audited.returncode == (2 if refused_to_read else 1), audited.stderr
     for flag in ("--fix", "--diff"):
-        result = run_featcheck(str(checkout), flag)
+        result = run_in_process(str(checkout), flag)
         assert result.returncode == 2, result.stderr
         (line,) = result.stderr.strip().splitlines()
         assert target in line and why in line, line

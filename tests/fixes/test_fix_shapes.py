@@ -5,7 +5,9 @@ Each fixture is audited, fixed with `--fix`, and then real cargo is asked whethe
 now built with the feature; the re-audit `--fix` prints must hold no finding of that crate.
 featcheck runs in the test's process (cli_in_process.run_in_process) and asks real cargo once
 per distinct question (the `remembered_cargo` fixture: `--fix` audits the workspace again);
-what cargo builds of the fixed checkout is asked of real cargo (`cargo tree`).
+what cargo builds of the fixture and of the fixed checkout is asked of real cargo (`cargo
+tree`). A fixture's report as committed, and its copy fixed, are made once in this module and
+asserted by every test that asks (`_Audits`).
 """
 
 from __future__ import annotations
@@ -161,16 +163,46 @@ def _built_features(project: Path, member: str, crate: str) -> set[str]:
     return set(filter(None, match.group(1).split(",")))
 
 
+class _Audits:
+    """What several tests assert of one fixture, made once in this module: the JSON report of the
+    fixture as committed (a copy reports the same: places are relative to its root), and a copy
+    fixed by `--fix --fix-level info` (a library's fix too) with the report that run printed.
+    Each test points cargo at the fixture's view of the registry before it asks."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        self._reports: dict[str, dict[str, Any]] = {}
+        self._fixed: dict[str, tuple[Path, dict[str, Any], str]] = {}
+
+    def committed(self, name: str) -> dict[str, Any]:
+        if name not in self._reports:
+            self._reports[name], _ = _audit(WORKSPACES / name)
+        return self._reports[name]
+
+    def fixed(self, name: str) -> tuple[Path, dict[str, Any], str]:
+        """The fixed copy, the report `--fix` printed and what it said on stderr."""
+        if name not in self._fixed:
+            project = self.directory / name
+            shutil.copytree(WORKSPACES / name, project)
+            after, result = _audit(project, "--fix", "--fix-level", "info")
+            self._fixed[name] = (project, after, result.stderr)
+        return self._fixed[name]
+
+
+@pytest.fixture(scope="module")
+def audits(tmp_path_factory: pytest.TempPathFactory) -> _Audits:
+    return _Audits(tmp_path_factory.mktemp("shapes"))
+
+
 @pytest.mark.parametrize("name", sorted(SHAPES))
 def test_the_located_line_is_the_one_whose_change_cargo_builds(
-    name: str, tmp_path: Path, offline_cargo_for: Callable[..., Path]
+    name: str, audits: _Audits, offline_cargo_for: Callable[..., Path]
 ) -> None:
     shape = SHAPES[name]
-    project = tmp_path / name
-    shutil.copytree(WORKSPACES / name, project)
+    committed = WORKSPACES / name
     # The view holds what the fixes turn on or add: cargo resolves the fixed copy with it.
-    offline_cargo_for(project)
-    report, _ = _audit(project)
+    offline_cargo_for(committed)
+    report = audits.committed(name)
     (finding,) = [f for f in report["findings"] if f["member"] == shape.member]
     assert finding["code"] == shape.code
     assert "{file}:{line}".format(**finding["location"]) == shape.place
@@ -185,17 +217,17 @@ def test_the_located_line_is_the_one_whose_change_cargo_builds(
     for alternative in finding["alternatives"]:
         assert "outside the workspace" not in (alternative.get("note") or "")
     for member in (shape.member, *shape.members):
-        assert not set(shape.built) <= _built_features(project, member, shape.crate)
+        assert not set(shape.built) <= _built_features(committed, member, shape.crate)
 
-    after, result = _audit(project, "--fix", "--fix-level", "info")  # a library's fix too
-    assert "featcheck: fixed" in result.stderr
+    project, after, said = audits.fixed(name)
+    assert "featcheck: fixed" in said
     assert [f for f in after["findings"] if f["crate"] == shape.crate] == []
     for member in (shape.member, *shape.members):
         assert set(shape.built) <= _built_features(project, member, shape.crate), member
 
 
 def test_a_workspace_line_spelled_with_escapes_is_edited_like_the_plain_one(
-    tmp_path: Path, offline_cargo_for: Callable[..., Path]
+    tmp_path: Path, audits: _Audits, offline_cargo_for: Callable[..., Path]
 ) -> None:
     # `"bu\u0072n" = { "work\u0073pace" = true, ... }` is `burn = { workspace = true, ... }`
     # to cargo: the fix removes its repeated `default-features = false` as well.
@@ -207,21 +239,18 @@ def test_a_workspace_line_spelled_with_escapes_is_edited_like_the_plain_one(
     assert plain in tool.read_text()
     tool.write_text(tool.read_text().replace(plain, '"bu\\u0072n" = { "work\\u0073pace" = true,'))
     report, _ = _audit(project)
-    expected, _ = _audit(WORKSPACES / "shape-d-workspace-repeat")
+    expected = audits.committed("shape-d-workspace-repeat")
     assert [f["fix"] for f in report["findings"]] == [f["fix"] for f in expected["findings"]]
     assert "tool/Cargo.toml" in [e["file"] for f in report["findings"] for e in f["fix"]["edits"]]
 
 
 def test_a_new_dependency_gets_a_caret_requirement(
-    tmp_path: Path, offline_cargo_for: Callable[..., Path]
+    audits: _Audits, offline_cargo_for: Callable[..., Path]
 ) -> None:
-    project = tmp_path / "app"
-    shutil.copytree(WORKSPACES / "shape-g-new-dependency", project)
-    offline_cargo_for(project)
-    report, _ = _audit(project)
-    (finding,) = report["findings"]
+    offline_cargo_for(WORKSPACES / "shape-g-new-dependency")
+    (finding,) = audits.committed("shape-g-new-dependency")["findings"]
     assert finding["fix"]["edits"][0]["version"] == "0.3.11"
-    run_in_process(str(project), "--fix", "--fix-level", "info")  # app is a library: info
+    project, _, _ = audits.fixed("shape-g-new-dependency")  # app is a library: --fix-level info
     assert (
         'matrixmultiply = { version = "0.3.11", default-features = false, features = ["threading"] }'
         in (project / "Cargo.toml").read_text()
@@ -257,10 +286,12 @@ def test_a_suggested_new_dependency_reads_as_fix_writes_it(
     assert added and {e["version"] for e in added} == {requirement}
 
 
-def test_an_exact_pin_of_the_crate_family_is_kept(offline_cargo_for: Callable[..., Path]) -> None:
+def test_an_exact_pin_of_the_crate_family_is_kept(
+    audits: _Audits, offline_cargo_for: Callable[..., Path]
+) -> None:
     offline_cargo_for(WORKSPACES / "shape-f-burn-021-companion")
     # burn is pinned `=0.21.0`, so burn-flex would be too.
-    report, _ = _audit(WORKSPACES / "shape-f-burn-021-companion")
+    report = audits.committed("shape-f-burn-021-companion")
     (finding,) = report["findings"]
     added = [
         e for a in finding["alternatives"] for e in a["edits"] if e["action"] == "add-dependency"
@@ -294,11 +325,11 @@ def test_an_allow_on_the_backend_declaration_matches(
 
 
 def test_a_cut_in_a_workspace_library_is_one_finding_for_every_member_built_on_it(
-    offline_cargo_for: Callable[..., Path],
+    audits: _Audits, offline_cargo_for: Callable[..., Path]
 ) -> None:
     project = WORKSPACES / "shape-i-library-owns-the-cut"
     offline_cargo_for(project)
-    report, _ = _audit(project)
+    report = audits.committed(project.name)
     groups = {f["group"] for f in report["findings"]}
     assert len(groups) == 1 and [f["member"] for f in report["findings"]] == [
         "api",
@@ -316,11 +347,11 @@ def test_a_cut_in_a_workspace_library_is_one_finding_for_every_member_built_on_i
 
 
 def test_a_new_dependency_in_the_member_says_the_cut_lies_in_a_crate_it_does_not_own(
-    offline_cargo_for: Callable[..., Path],
+    audits: _Audits, offline_cargo_for: Callable[..., Path]
 ) -> None:
     project = WORKSPACES / "shape-g-new-dependency"
     offline_cargo_for(project)
-    report, _ = _audit(project)
+    report = audits.committed(project.name)
     (finding,) = report["findings"]
     assert finding["placement"] == (
         "in app's own manifest: the cut lies beyond tch 0.22.0, in a crate the workspace does "

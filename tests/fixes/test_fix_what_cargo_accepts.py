@@ -1,5 +1,9 @@
 """ "Confirmed" means what `--fix`'s cargo check says: a Cargo.lock out of date before any fix
-confirms nothing, and `--fix` writes every fix cargo accepts, naming the one it refuses."""
+confirms nothing, and `--fix` writes every fix cargo accepts, naming the one it refuses.
+
+featcheck runs in the test's process (the command line's own code, real cargo) where only what
+it prints and writes is tested; where a cargo on PATH stands in for the real one, it runs as a
+user runs it, finding that cargo as a new process does."""
 
 from __future__ import annotations
 
@@ -11,6 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from cli_in_process import run_in_process
 from support import WORKSPACES, run_featcheck, trust_of
 
 from featcheck.cargo.runner import CargoRunner
@@ -39,7 +44,7 @@ def test_an_out_of_date_lockfile_is_said_once_and_confirms_no_fix(
     lockfile = (project / "Cargo.lock").read_bytes()
     assert _cargo(project, "metadata", "--locked", "--format-version", "1").returncode != 0
 
-    result = run_featcheck(str(project), "--format", "json")
+    result = run_in_process(str(project), "--format", "json")
     assert result.returncode == 1, result.stderr
     report = json.loads(result.stdout)
     assert [n for n in report["notes"] if "Cargo.lock is out of date" in n] == [
@@ -49,13 +54,13 @@ def test_an_out_of_date_lockfile_is_said_once_and_confirms_no_fix(
     fixes = [f["fix"] for f in report["findings"]]
     assert fixes and all(fix["safe"] and not fix["confirmed"] for fix in fixes)
     assert all(not a["confirmed"] for f in report["findings"] for a in f["alternatives"])
-    text = run_featcheck(str(project))
+    text = run_in_process(str(project))
     said = " ".join(text.stdout.split())
     assert said.count("Cargo.lock is out of date") == 1
     assert "`--fix` applies it" not in said and "`--fix` asks cargo for it first" in said
     assert (project / "Cargo.lock").read_bytes() == lockfile
 
-    fixed = run_featcheck(str(project), "--fix", "--fix-level", "info")
+    fixed = run_in_process(str(project), "--fix", "--fix-level", "info")
     assert fixed.returncode == 0, fixed.stdout + fixed.stderr
     assert "dep:burn-ndarray" in (project / "lib" / "Cargo.toml").read_text()
     assert _cargo(project, "metadata", "--locked", "--format-version", "1").returncode == 0
@@ -89,7 +94,7 @@ def test_a_fix_cargo_refuses_keeps_no_other_fix_out(
     tmp_path: Path, offline_cargo_for: Callable[..., Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     project = _copy("workspace-declared-backend", tmp_path, offline_cargo_for)
-    report = json.loads(run_featcheck(str(project), "--format", "json").stdout)
+    report = json.loads(run_in_process(str(project), "--format", "json").stdout)
     fixed_members = {f["member"]: f["crate"] for f in report["findings"] if f["fix"]["safe"]}
     assert fixed_members == {"app": "burn-ndarray", "trainer": "burn-ndarray", "bench": "memchr"}
     bench = (project / "bench" / "Cargo.toml").read_bytes()

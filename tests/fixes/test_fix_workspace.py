@@ -138,11 +138,23 @@ def test_the_packages_a_fix_adds_are_counted_over_every_members_build(
     assert not removing["safe"]
 
 
+_DECLARED: dict[str, Any] = {}
+"""workspace-declared-backend's JSON report and text output as committed, made once for the
+two tests below that read them (places are relative to the copy's root, so any copy's)."""
+
+
+def _declared_backend(project: Path) -> tuple[dict[str, Any], str]:
+    if not _DECLARED:
+        _DECLARED["report"], _ = _audit(project)
+        _DECLARED["text"] = run_in_process(str(project), "--root", str(project)).stdout
+    return _DECLARED["report"], _DECLARED["text"]
+
+
 def test_a_new_dependency_inherits_the_workspace_entry_of_the_crate(
     tmp_path: Path, offline_cargo_for: Callable[..., Path]
 ) -> None:
     project = _copy("workspace-declared-backend", tmp_path, offline_cargo_for)
-    report, _ = _audit(project)
+    report, text = _declared_backend(project)
     found = {f["member"]: f for f in report["findings"] if f["crate"] == "burn-ndarray"}
     assert sorted(found) == ["app", "trainer"]
     for member, finding in found.items():
@@ -157,8 +169,7 @@ def test_a_new_dependency_inherits_the_workspace_entry_of_the_crate(
             )
         ]
     line = 'burn-ndarray = { workspace = true, features = ["multi-threads"] }'
-    text = run_in_process(str(project), "--root", str(project))
-    assert f"add {line} to [dependencies]" in " ".join(text.stdout.split())
+    assert f"add {line} to [dependencies]" in " ".join(text.split())
 
     fixed = run_in_process(str(project), "--fix", "--fix-level", "info", "--root", str(project))
     assert fixed.returncode == 0, fixed.stdout + fixed.stderr
@@ -175,7 +186,7 @@ def test_one_cut_is_one_finding_whatever_each_members_edit(
     one's manifest. One finding is printed, naming both members and both files; JSON keeps an
     entry per member with one group."""
     project = _copy("workspace-declared-backend", tmp_path, offline_cargo_for)
-    text = run_in_process(str(project), "--root", str(project)).stdout
+    report, text = _declared_backend(project)
     lines = text.splitlines()
     assert sum(line.startswith("error[FC002]") for line in lines) == 1
     assert "  = builds: 2 members: app, trainer; target x86_64-unknown-linux-gnu" in lines
@@ -184,7 +195,6 @@ def test_one_cut_is_one_finding_whatever_each_members_edit(
         'add burn-ndarray = { workspace = true, features = ["multi-threads"] } to [dependencies] '
         "(app/Cargo.toml, trainer/Cargo.toml)"
     ) in said
-    report, _ = _audit(project)
     shared = [f for f in report["findings"] if f["code"] == "FC002"]
     assert [f["member"] for f in shared] == ["app", "trainer"]
     assert shared[0]["group"] == shared[1]["group"]

@@ -22,7 +22,8 @@ from pathlib import Path
 
 import pytest
 from cargo_tree_oracle import run_in_process_resolved_by
-from support import WORKSPACES, run_featcheck
+from cli_in_process import run_in_process
+from support import WORKSPACES
 
 from featcheck.cargo.tree_text import parse_tree_text
 
@@ -73,8 +74,13 @@ CASES = {
 }
 
 
+_LINKED: dict[tuple[str, str], list[list[str]]] = {}
+"""`_linked_memchr` of each case's copy, asked of cargo once for both resolvers' tests."""
+
+
 @pytest.mark.parametrize("resolver", ["featcheck", "cargo"])
 @pytest.mark.parametrize(("workspace", "setting"), sorted(CASES))
+@pytest.mark.usefixtures("remembered_cargo")
 def test_only_what_the_binary_links_is_judged(
     workspace: str,
     setting: str,
@@ -82,10 +88,14 @@ def test_only_what_the_binary_links_is_judged(
     tmp_path: Path,
     offline_cargo_for: Callable[..., Path],
 ) -> None:
+    """Both resolvers audit one `cargo metadata` answer (`remembered_cargo`: the first is real
+    cargo's); with `cargo`, each build is real `cargo tree`'s."""
     offline_cargo_for(WORKSPACES / workspace)
     project = _copy(workspace, setting, tmp_path)
     memchr, expected = CASES[(workspace, setting)]
-    assert _linked_memchr(project) == [memchr]
+    if (workspace, setting) not in _LINKED:
+        _LINKED[(workspace, setting)] = _linked_memchr(project)
+    assert _LINKED[(workspace, setting)] == [memchr]
 
     result = _audit(project, resolver)
     assert result.returncode == (1 if expected else 0), result.stderr
@@ -125,7 +135,7 @@ def test_a_crate_only_the_proc_macro_uses_gets_no_fix(
     project = _copy("proc-macro-host-only", "2", tmp_path)
     files = [project / "Cargo.toml", project / "app" / "Cargo.toml", project / "Cargo.lock"]
     before = [path.read_text() for path in files]
-    result = run_featcheck(str(project), "--target", X86_64, "--diff")
+    result = run_in_process(str(project), "--target", X86_64, "--diff")
     assert result.returncode == 0, result.stderr
     assert result.stdout == ""
     assert "FC012" not in result.stderr

@@ -79,8 +79,19 @@ def nightly_text(
             *flags,
         ],
         workspace,
-        env,
+        nightly_environment(env),
     )
+
+
+def nightly_environment(env: dict[str, str]) -> dict[str, str]:
+    """`env` with a target directory of nightly's own beside the shared one, where cargo keeps
+    what nightly's rustc answered (`support.cargo_environment`): cargo keeps one rustc's answers
+    per target directory and drops them when another rustc's cargo runs there, so nightly and
+    the stable cargo of `cargo metadata` sharing one would each ask rustc again every time."""
+    shared = Path(env["CARGO_TARGET_DIR"]).resolve()
+    nightly = shared.with_name(f"{shared.name}-nightly")
+    nightly.mkdir(exist_ok=True)
+    return {**env, "CARGO_TARGET_DIR": str(nightly)}
 
 
 def nightly_tree(

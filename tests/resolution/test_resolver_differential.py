@@ -66,11 +66,35 @@ def audited_targets() -> list[str]:
     return list(dict.fromkeys([host_triple(), *CROSS_TARGETS]))
 
 
+_COMMITTED_METADATA: dict[tuple[str, ...], str] = {}
+"""cargo's answers for committed fixtures, by workspace, cargo home (one per view of the
+registry), its configuration and the target directory: the same question in every test of
+this process that asks it."""
+
+
 def cargo_metadata(workspace: Path, env: dict[str, str] | None = None) -> dict[str, Any]:
-    """`cargo metadata --format-version 1` of a workspace, parsed."""
-    text = _run(["cargo", "metadata", "--format-version", "1"], workspace, env)
-    data: dict[str, Any] = json.loads(text)
-    return data
+    """`cargo metadata --format-version 1` of a workspace, parsed. A committed fixture's (under
+    crates/ or fixtures/workspaces/, which no test changes) is asked of real cargo once per
+    cargo home in this process; a workspace a test writes, every time."""
+    environment = env or os.environ
+    home = environment.get("CARGO_HOME")
+    committed = home is not None and workspace.resolve().parent in (CRATES, WORKSPACES)
+    if not committed:
+        return dict(
+            json.loads(_run(["cargo", "metadata", "--format-version", "1"], workspace, env))
+        )
+    key = (
+        str(workspace.resolve()),
+        str(home),
+        (Path(str(home)) / "config.toml").read_text(),
+        environment.get("CARGO_TARGET_DIR", ""),
+        environment.get("RUSTUP_TOOLCHAIN", ""),
+    )
+    if key not in _COMMITTED_METADATA:
+        _COMMITTED_METADATA[key] = _run(
+            ["cargo", "metadata", "--format-version", "1"], workspace, env
+        )
+    return dict(json.loads(_COMMITTED_METADATA[key]))
 
 
 def workspace_resolver(workspace: Path, metadata: dict[str, Any]) -> int:
