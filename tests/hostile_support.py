@@ -14,6 +14,7 @@ import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
+from cli_in_process import run_in_process
 from support import CRATES, write_offline_cargo_home
 
 TEMPLATE = CRATES / "pitb-exec-cpu"
@@ -127,6 +128,29 @@ def run_with(
         env=env,
         timeout=timeout,
     )
+
+
+def in_process_with(
+    args: list[str], environment: dict[str, str]
+) -> subprocess.CompletedProcess[str]:
+    """`run_with` in this process (cli_in_process.run_in_process): the same command line with
+    the same environment over the test's, every cargo and git it starts a real process. For
+    tests whose subject is what featcheck starts or reads, not the Python process itself."""
+    given = {
+        "RUSTUP_HOME": os.environ.get("RUSTUP_HOME") or str(Path.home() / ".rustup"),
+        **environment,
+    }
+    saved = {name: os.environ.get(name) for name in (*given, "GITHUB_ACTIONS")}
+    os.environ.update(given)
+    os.environ.pop("GITHUB_ACTIONS", None)
+    try:
+        return run_in_process(*args)
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
 
 
 def plant_cargo_home_inside(checkout: Checkout, registry: Path) -> Path:

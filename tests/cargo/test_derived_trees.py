@@ -5,6 +5,7 @@ cache, `probe --compare-fix` resolves the fix in a copy before it asks to build.
 lies elsewhere than the checkout; a context computed from its own path would find a cargo home
 inside the checkout (GitLab's usual `CARGO_HOME=$CI_PROJECT_DIR/.cargo`) "outside", trust it, and
 cargo would obey its `config.toml`: `[env] LD_PRELOAD`, a rustc wrapper, rustflags that write.
+featcheck runs in the test's process: what is tested is the cargo it starts, a real process.
 """
 
 from __future__ import annotations
@@ -15,7 +16,13 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from hostile_support import TEMPLATE, Checkout, make_checkout, plant_cargo_home_inside, run_with
+from hostile_support import (
+    TEMPLATE,
+    Checkout,
+    in_process_with,
+    make_checkout,
+    plant_cargo_home_inside,
+)
 from support import RegistryViews, trust_of
 
 import featcheck.cargo.runner as runner_module
@@ -74,7 +81,7 @@ def test_a_tree_made_from_the_checkout_does_not_obey_its_cargo_home(
         command = [*arguments, str(checkout.project)]
     else:
         command = [str(checkout.project), *arguments]
-    done = run_with(command, environment)
+    done = in_process_with(command, environment)
     assert checkout.written() == [], done.stderr
     assert "Traceback" not in done.stderr
     assert done.returncode in (0, 1, 2), done.stderr
@@ -174,7 +181,7 @@ def test_the_json_report_of_a_fix_in_a_hostile_checkout_is_the_plain_one(
 ) -> None:
     """--diff still works with the cargo home left unobeyed: the fix is resolved and shown."""
     checkout, environment = hostile
-    done = run_with([str(checkout.project), "--format", "json"], environment)
+    done = in_process_with([str(checkout.project), "--format", "json"], environment)
     assert done.returncode == 1, done.stderr
     findings = json.loads(done.stdout)["findings"]
     assert [f["code"] for f in findings] == ["FC001"]

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pytest
 from actions_support import host_triple
+from cli_in_process import run_in_process
 from hostile_support import (
     BURN_COLUMN,
     BURN_LINE,
@@ -295,7 +296,8 @@ def test_trusting_the_checkout_runs_its_programs(
     # Every cargo call asks rustc again here: a kept answer would run no planted program.
     offline_cargo_for(checkout.project, cached_rustc=False)
     attack.plant(checkout)
-    done = run_featcheck(str(checkout.project), "--trust-checkout", "--format", "json")
+    # In this process: what is tested is what the cargo featcheck starts runs.
+    done = run_in_process(str(checkout.project), "--trust-checkout", "--format", "json")
     assert checkout.written() != [], done.stderr
     assert "Traceback" not in done.stderr
 
@@ -331,7 +333,7 @@ def test_a_channel_is_honoured_and_pinned(
     for name in WRAPPER_VARIABLES:
         assert name not in environment
     for trust in ((), ("--trust-checkout",)):
-        done = run_featcheck(str(checkout.project), "--format", "json", *trust)
+        done = run_in_process(str(checkout.project), "--format", "json", *trust)
         assert done.returncode == 1, done.stderr
     assert checkout.written() == []
 

@@ -5,7 +5,9 @@ names, where they lie outside the checkout. What it never trusts: everything und
 root, including a cargo home, rustup home or cache directory that happens to lie there (CI
 caches often put CARGO_HOME in the project directory). Each attack is built in a temporary
 directory as a pull request would build it; a local HTTP server on 127.0.0.1 stands in for the
-attacker's host.
+attacker's host. featcheck runs in the test's process (hostile_support.in_process_with: the
+subject is what it reads and the cargo it starts, each cargo a real process), but where the
+test is about the environment featcheck's process hands on to cargo (rustflags).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from hostile_support import (
     BURN_LINE,
     TEMPLATE,
     Checkout,
+    in_process_with,
     make_checkout,
     plant_cargo_home_inside,
     run_with,
@@ -120,7 +123,7 @@ def test_a_checkout_cannot_redirect_a_registry_whose_token_the_user_holds(
     home = write_offline_cargo_home(tmp_path / "home", registry_views.registry(TEMPLATE))
     # The user's own definition of `company`, and its token, as CI sets it.
     _online_with_tokens(home, '[registries.company]\nindex = "sparse+http://127.0.0.1:9/"\n')
-    done = run_with(
+    done = in_process_with(
         [str(checkout.project)],
         {"CARGO_HOME": str(home), "CARGO_REGISTRIES_COMPANY_TOKEN": SECRET},
     )
@@ -157,7 +160,7 @@ def test_a_registry_only_the_checkout_defines_is_refused_before_cargo_asks_it(
     checkout.cargo_config(config.replace("URL", _url(attacker)))
     home = write_offline_cargo_home(tmp_path / "home", registry_views.registry(TEMPLATE))
     _online_with_tokens(home)
-    done = run_with(
+    done = in_process_with(
         [str(checkout.project)],
         {"CARGO_HOME": str(home), "CARGO_REGISTRIES_COMPANY_TOKEN": SECRET},
     )
@@ -186,7 +189,7 @@ def test_a_vendored_checkout_still_audits(tmp_path: Path, registry_views: Regist
     home = tmp_path / "home"
     home.mkdir()
     (home / "config.toml").write_text("[net]\noffline = true\n")
-    done = run_with([str(checkout.project), "--format", "json"], {"CARGO_HOME": str(home)})
+    done = in_process_with([str(checkout.project), "--format", "json"], {"CARGO_HOME": str(home)})
     assert done.returncode == 1, done.stderr
     findings = json.loads(done.stdout)["findings"]
     assert [(f["code"], f["location"]["line"]) for f in findings] == [("FC001", BURN_LINE)]
@@ -200,7 +203,7 @@ def test_a_cargo_home_inside_the_checkout_is_not_obeyed(
 ) -> None:
     checkout = make_checkout(tmp_path)
     home = plant_cargo_home_inside(checkout, registry_views.registry(TEMPLATE))
-    done = run_with(
+    done = in_process_with(
         [str(checkout.project), "--format", "json"],
         {"CARGO_HOME": str(home), "XDG_CACHE_HOME": str(tmp_path / "user-cache")},
     )
@@ -215,7 +218,7 @@ def test_a_cargo_home_and_cache_both_inside_the_checkout_are_refused(
 ) -> None:
     checkout = make_checkout(tmp_path)
     home = plant_cargo_home_inside(checkout, registry_views.registry(TEMPLATE))
-    done = run_with(
+    done = in_process_with(
         [str(checkout.project)],
         {"CARGO_HOME": str(home), "XDG_CACHE_HOME": str(checkout.root / ".cache")},
     )
@@ -226,7 +229,7 @@ def test_a_cargo_home_and_cache_both_inside_the_checkout_are_refused(
 def _audit_with_cache(
     checkout: Checkout, home: Path, cache: Path
 ) -> subprocess.CompletedProcess[str]:
-    return run_with(
+    return in_process_with(
         [str(checkout.project), "--format", "json"],
         {"CARGO_HOME": str(home), "XDG_CACHE_HOME": str(cache)},
     )
@@ -265,7 +268,7 @@ def test_a_rustup_home_inside_the_checkout_is_refused(tmp_path: Path) -> None:
     checkout = make_checkout(tmp_path)
     planted = checkout.root / "ci" / "rustup"
     (planted / "toolchains").mkdir(parents=True)
-    done = run_with([str(checkout.project)], {"RUSTUP_HOME": str(planted)})
+    done = in_process_with([str(checkout.project)], {"RUSTUP_HOME": str(planted)})
     if done.returncode == 2 and "rustup proxy" in done.stderr:
         pytest.skip("cargo on PATH is not managed by rustup here")
     assert checkout.written() == []
@@ -278,7 +281,7 @@ def test_a_cargo_on_path_inside_the_checkout_is_not_run(tmp_path: Path) -> None:
     for program in ("cargo", "rustup", "rustc"):
         checkout.marker_script(f"node_modules/.bin/{program}")
     path = f"{checkout.root / 'node_modules/.bin'}{os.pathsep}{os.environ['PATH']}"
-    done = run_with([str(checkout.project)], {"PATH": path})
+    done = in_process_with([str(checkout.project)], {"PATH": path})
     assert checkout.written() == [], done.stderr
     assert "cargo featcheck would run lies inside the audited checkout" in _one_error_line(done)
 
@@ -335,7 +338,9 @@ def test_an_argument_file_in_environment_rustflags_is_one_line(
 ) -> None:
     checkout = make_checkout(tmp_path)
     home = write_offline_cargo_home(tmp_path / "home", registry_views.registry(TEMPLATE))
-    done = run_with([str(checkout.project)], {"CARGO_HOME": str(home), "RUSTFLAGS": "@flags"})
+    done = in_process_with(
+        [str(checkout.project)], {"CARGO_HOME": str(home), "RUSTFLAGS": "@flags"}
+    )
     assert "RUSTFLAGS" in _one_error_line(done)
 
 
@@ -354,14 +359,14 @@ def test_no_exec_reads_no_registry_of_a_cargoplant_cargo_home_inside(tmp_path: P
     pull request could plant any manifest there. The audit says it could not read them."""
     checkout = make_checkout(tmp_path)
     outside = _registry_home(tmp_path / "home")
-    done = run_with(
+    done = in_process_with(
         ["--no-exec", str(checkout.project), "--format", "json"],
         {"CARGO_HOME": str(outside), "XDG_CACHE_HOME": str(tmp_path / "cache")},
     )
     assert done.returncode == 1, done.stderr
     assert [f["code"] for f in json.loads(done.stdout)["findings"]] == ["FC001"]
     inside = _registry_home(checkout.root / ".cargo")
-    done = run_with(
+    done = in_process_with(
         ["--no-exec", str(checkout.project), "--format", "json"],
         {"CARGO_HOME": str(inside), "XDG_CACHE_HOME": str(tmp_path / "cache")},
     )

@@ -37,6 +37,7 @@ from history_support import (
     registry_home,
     write_member,
 )
+from hostile_support import in_process_with
 
 MANIFEST = '[package]\nname = "tiny"\nversion = "0.1.0"\nedition = "2021"\n'
 LOCK = 'version = 4\n\n[[package]]\nname = "tiny"\nversion = "0.1.0"\n'
@@ -71,6 +72,17 @@ def run_audit(
     )
 
 
+def audit_in_process(
+    repository: Path, cache: Path, *arguments: str
+) -> subprocess.CompletedProcess[str]:
+    """`run_audit` in this process, for the tests whose subject is what featcheck reads from
+    the repository and the git it starts (a real process); those of a hanging git, of memory
+    and of the environment git inherits run featcheck as a process of its own."""
+    return in_process_with(
+        [str(repository), "--no-exec", *arguments], {"XDG_CACHE_HOME": str(cache)}
+    )
+
+
 def one_line_error(done: subprocess.CompletedProcess[str]) -> str:
     assert done.returncode == 2, done.stdout + done.stderr
     assert "Traceback" not in done.stderr
@@ -102,13 +114,13 @@ def test_a_partial_clone_fetches_nothing_and_a_missing_manifest_is_one_line(
         git(repository, "config", key, value)
     # A source file's content is never read: its missing blob changes nothing.
     loose_path(repository, git(repository, "rev-parse", "HEAD~1:src/main.rs").strip()).unlink()
-    done = run_audit(repository, tmp_path / "cache-1", "--new-since", "HEAD~1")
+    done = audit_in_process(repository, tmp_path / "cache-1", "--new-since", "HEAD~1")
     assert done.returncode == 0, done.stdout + done.stderr
     assert "0 new, 0 also on HEAD~1" in done.stdout
     # A manifest's blob is needed: missing, it is named in one line, and nothing is fetched.
     manifest = git(repository, "rev-parse", "HEAD~1:Cargo.toml").strip()
     loose_path(repository, manifest).unlink()
-    done = run_audit(repository, tmp_path / "cache-2", "--new-since", "HEAD~1")
+    done = audit_in_process(repository, tmp_path / "cache-2", "--new-since", "HEAD~1")
     assert not marker.exists(), marker.read_text()
     line = one_line_error(done)
     assert f"Cargo.toml ({manifest[:12]}) is not in this repository" in line
@@ -208,7 +220,7 @@ def test_a_link_beside_a_directory_of_its_name_writes_nothing_through_it(
     beside = write_tree(repository, [(TREE, ".cargo", dot_cargo)])
     root = [*tree_of(repository, "HEAD"), (LINK, "h", link), (TREE, "h", beside)]
     hostile = write_commit(repository, write_tree(repository, root), "HEAD")
-    done = run_audit(repository, cache, "--new-since", hostile)
+    done = audit_in_process(repository, cache, "--new-since", hostile)
     assert [str(p.relative_to(victim)) for p in victim.rglob("*")] == []
     assert "`h` twice" in one_line_error(done)
     assert cached_trees(cache) == []
@@ -302,7 +314,7 @@ def test_an_object_whose_content_is_not_its_id_is_refused(tmp_path: Path, forged
         )
     forge_loose(repository, target, forged, content)
     cache = tmp_path / "cache"
-    line = one_line_error(run_audit(repository, cache, "--new-since", "HEAD~1"))
+    line = one_line_error(audit_in_process(repository, cache, "--new-since", "HEAD~1"))
     assert f"the {forged} {target[:12]} does not match its id" in line
     assert cached_trees(cache) == []
 

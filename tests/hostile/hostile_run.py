@@ -30,7 +30,9 @@ from support import write_offline_cargo_home
 
 SCRIPTS = Path(sys.executable).parent
 RUN_MARK = "FEATCHECK_HOSTILE_RUN"
-"""In every run's environment: what is still running once the run is over is found by it."""
+"""In every run's environment, the run's directory: what is still running once the run is over
+is found by it (a path, not a name: another run of the suite on the same machine runs rows of
+the same names, whose processes are not this run's to end)."""
 
 
 @dataclass(frozen=True)
@@ -91,7 +93,7 @@ def _environment(setting: Setting, run: Path, column: Column, root: Path) -> dic
         "COLUMNS": "200",
         "CARGO_REGISTRY_TOKEN": REGISTRY_SECRET,
         "CARGO_REGISTRIES_COMPANY_TOKEN": REGISTRY_SECRET,
-        RUN_MARK: run.name,
+        RUN_MARK: str(run),
         **extra,
     }
 
@@ -229,7 +231,7 @@ def run_row(entry: Entry, column: Column, setting: Setting) -> Row:
         else:
             outcome = _execute(command, environment, entry.timeout)
         outcome.cpu = _children_cpu() - cpu
-        left = _end_what_is_left(run.name)
+        left = _end_what_is_left(str(run))
         changes = changed_outside(before, snapshot(world.base, skip))
         row.outcomes.append(outcome)
         cache = (cache_before, cache_state(run / "cache"))

@@ -1,9 +1,10 @@
 """`--no-exec` on checkouts cargo refuses or that try to reach outside themselves.
 
-Each case runs the real CLI in a subprocess, as a user would, with an empty CARGO_HOME: the
-answer is one line on stderr naming the file, exit 2, never a traceback, no raw control
-character, and nothing quoted from a manifest outside the checkout (each "other project" holds
-a marker string that must never appear in the output).
+Each case runs the real command line in the test's process (cli_in_process.run_in_process:
+what is checked is what featcheck reads and prints), with an empty CARGO_HOME: the answer is
+one line on stderr naming the file, exit 2, never a traceback, no raw control character, and
+nothing quoted from a manifest outside the checkout (each "other project" holds a marker string
+that must never appear in the output).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from support import run_featcheck
+from cli_in_process import run_in_process
 
 MARKER = "other-project-secret-7f3a"
 CRATES_IO = "registry+https://github.com/rust-lang/crates.io-index"
@@ -203,7 +204,7 @@ def test_refused_in_one_line(case: str, tmp_path: Path, monkeypatch: pytest.Monk
     build, why = REFUSED[case]
     path = build(tmp_path)
     monkeypatch.setenv("CARGO_HOME", str(tmp_path / "empty-cargo-home"))
-    result = run_featcheck(str(path), "--no-exec")
+    result = run_in_process(str(path), "--no-exec")
     assert result.returncode == 2, result.stderr
     lines = result.stderr.splitlines()
     assert len(lines) == 1 and lines[0].startswith("featcheck: error: "), result.stderr
@@ -222,7 +223,7 @@ def test_unreadable_member_directory(tmp_path: Path, monkeypatch: pytest.MonkeyP
     (tmp_path / "ws" / "m").chmod(0)
     try:
         monkeypatch.setenv("CARGO_HOME", str(tmp_path / "empty-cargo-home"))
-        result = run_featcheck(str(tmp_path / "ws"), "--no-exec")
+        result = run_in_process(str(tmp_path / "ws"), "--no-exec")
     finally:
         (tmp_path / "ws" / "m").chmod(0o755)
     assert result.returncode == 2
@@ -237,7 +238,7 @@ def test_path_dependency_outside_the_checkout_is_not_read(
     _package(tmp_path / "ws", "app", '[dependencies]\nsecret = { path = "../secret" }\n')
     _lock(tmp_path / "ws", ("app", ["secret"]), ("secret", []))
     monkeypatch.setenv("CARGO_HOME", str(tmp_path / "empty-cargo-home"))
-    result = run_featcheck(str(tmp_path / "ws"), "--no-exec", "--format", "json")
+    result = run_in_process(str(tmp_path / "ws"), "--no-exec", "--format", "json")
     assert MARKER not in result.stdout + result.stderr
     # Nothing below it could hold a backend: the unread package changes no verdict.
     assert result.returncode == 0, result.stderr
@@ -250,7 +251,7 @@ def test_path_dependency_outside_the_checkout_is_not_read(
     )
     lock += f'\n[[package]]\nname = "burn-flex"\nversion = "0.22.1"\nsource = "{CRATES_IO}"\n'
     (tmp_path / "ws" / "Cargo.lock").write_text(lock)
-    result = run_featcheck(str(tmp_path / "ws"), "--no-exec")
+    result = run_in_process(str(tmp_path / "ws"), "--no-exec")
     assert result.returncode == 2
     assert "could not read secret@0.1.0 (a path outside the workspace root" in result.stdout
     assert MARKER not in result.stdout + result.stderr

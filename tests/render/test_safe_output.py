@@ -75,19 +75,30 @@ def _hostile_workspace(base: Path) -> Path:
     return root
 
 
-@pytest.fixture
-def hostile(registry_views: RegistryViews, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """The hostile workspace, with a CARGO_HOME of its own that cargo uses offline and whose
-    unpacked registry `--no-exec` reads (cargo's directory name for crates.io)."""
+@pytest.fixture(scope="module")
+def users_environment(
+    registry_views: RegistryViews, tmp_path_factory: pytest.TempPathFactory
+) -> dict[str, str]:
+    """A CARGO_HOME that cargo uses offline and whose unpacked registry `--no-exec` reads
+    (cargo's directory name for crates.io), and a featcheck cache: the user's, made once for
+    the module's workspaces."""
+    base = tmp_path_factory.mktemp("safe-output-user")
     registry = registry_views.registry(TEMPLATE)
-    home = write_offline_cargo_home(tmp_path / "cargo-home", registry)
+    home = write_offline_cargo_home(base / "cargo-home", registry)
     unpacked = home / "registry" / "src" / "index.crates.io-1949cf8c6b5b557f"
     unpacked.mkdir(parents=True)
     for package in registry.iterdir():
         (unpacked / package.name).symlink_to(package.resolve(), target_is_directory=True)
-    for name, value in cargo_environment(home).items():
+    return {**cargo_environment(home), "XDG_CACHE_HOME": str(base / "cache")}
+
+
+@pytest.fixture
+def hostile(
+    users_environment: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Path:
+    """The hostile workspace, in the user's environment."""
+    for name, value in users_environment.items():
         monkeypatch.setenv(name, value)
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     return _hostile_workspace(tmp_path)
 
 
