@@ -197,3 +197,40 @@ def test_without_a_usable_user_cache_the_audit_is_the_same(
     assert runs[0].stdout == runs[1].stdout
     assert [f["code"] for f in json.loads(runs[0].stdout)["findings"]] == ["FC001"]
     assert not (project / "target").exists()
+
+
+def test_after_a_members_edit_the_kept_answer_is_not_audited_ahead(
+    tmp_path: Path, offline_cargo_for: Callable[..., Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A member's manifest written after the kept answer (the root manifest and the lockfile
+    unchanged: a pre-commit hook's usual run in a workspace): cargo answers otherwise, so the
+    kept answer is not audited ahead; the report is cargo's as ever."""
+    project = tmp_path / "member-order"
+    shutil.copytree(WORKSPACES / "member-order", project)
+    offline_cargo_for(project)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    run_in_process(str(project), "--format", "json")
+    [kept] = _kept(tmp_path / "cache")
+    written = kept.stat().st_mtime_ns
+
+    def kept_answer_read() -> bool:
+        pending = CargoRunner(project, trust=trust_of(project)).start_metadata(
+            project / "Cargo.toml"
+        )
+        pending.read_last_answer(LastAnswer.of_command)
+        read = pending.last_answer is not None
+        pending.result(metadata_module.parse_metadata)
+        pending.settle()
+        return read
+
+    assert kept_answer_read()
+    member = project / "crates" / "backend" / "Cargo.toml"
+    member.write_text(
+        member.read_text().replace("publish = false", 'publish = false\ndescription = "an edit"')
+    )
+    os.utime(member, ns=(written + 10**9, written + 10**9))
+    assert not kept_answer_read()
+    edited = run_in_process(str(project), "--format", "json")
+    fresh = tmp_path / "fresh"
+    monkeypatch.setenv("XDG_CACHE_HOME", str(fresh))
+    assert edited.stdout == run_in_process(str(project), "--format", "json").stdout

@@ -65,7 +65,13 @@ class LastAnswer:
             if kept.st_size > MAX_BYTES or _written_since(self.inputs, kept.st_mtime_ns):
                 return
             text = self.file.read_text(encoding="utf-8")
-            self.metadata = parse_metadata(text)
+            metadata = parse_metadata(text)
+            # A member's or path dependency's manifest edited since (a pre-commit hook's
+            # usual run): cargo answers otherwise, and the audit ahead would be thrown away.
+            local = [package.manifest_path for package in metadata.unpublished()]
+            if _written_since(local, kept.st_mtime_ns):
+                return
+            self.metadata = metadata
             self._text = text
 
     def matching(self, text: str) -> Workspace | None:
