@@ -12,10 +12,13 @@ from pathlib import Path
 
 import pytest
 from cli_in_process import run_in_process
-from probe_support import copy_project, matmul_configs, place_in_cache, place_rule_programs
-from support import trust_of
-
-from featcheck.probe.build import ProbeBuilder
+from probe_support import (
+    copy_project,
+    matmul_configs,
+    place_in_cache,
+    place_rule_programs,
+    probe_builder,
+)
 
 pytestmark = pytest.mark.skipif(
     os.name != "posix", reason="the fake probes are scripts with a #! line"
@@ -64,7 +67,7 @@ def test_a_burn_member_gets_its_matmul_and_its_other_findings_timed_in_one_repor
     )
     current, _ = matmul_configs(project)
     place_in_cache(
-        ProbeBuilder(project, trust=trust_of(project), offline=True, timeout=120, say=print),
+        probe_builder(project),
         current,
         False,
     )
@@ -109,7 +112,7 @@ def test_an_inconclusive_verdict_has_its_own_exit_code(
     project = copy_project(tmp_path, "crate-feature", offline_cargo_for)
     current, _ = matmul_configs(project)
     place_in_cache(
-        ProbeBuilder(project, trust=trust_of(project), offline=True, timeout=120, say=print),
+        probe_builder(project),
         current,
         True,
     )

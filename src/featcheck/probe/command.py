@@ -7,17 +7,27 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import os
+import shutil
+import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from featcheck.cargo.runner import CargoRunner
+from featcheck.errors import FeatcheckError
 from featcheck.fix_words import fix_words
 from featcheck.fixes.apply import plan_changes
 from featcheck.probe.measure import TorchStats, measure, measure_torch, usable_cores
 from featcheck.probe.programs import MATMUL
-from featcheck.probe.resolve import BackendConfig, MemberGraph, graph_with_changes, matmul_config
+from featcheck.probe.resolve import (
+    BackendConfig,
+    MemberGraph,
+    matmul_config,
+    read_tree,
+    release_profile,
+)
 from featcheck.probe.verdict import Decision
 
 if TYPE_CHECKING:
@@ -25,6 +35,7 @@ if TYPE_CHECKING:
     from featcheck.report import Finding
 
 DEFAULT_N = 1024
+_NOT_COPIED = shutil.ignore_patterns("target", ".git", ".hg", ".jj", "node_modules", ".venv")
 
 
 @dataclass(frozen=True)
@@ -175,3 +186,41 @@ def _configurations(
         notes.append(f"featcheck's fix does not change {config.backend}: nothing to compare")
         return [config], fix_description
     return [config, fixed], fix_description
+
+
+def graph_with_changes(resolved: MemberGraph, changes: dict[Path, str]) -> MemberGraph:
+    """The member's graph after `changes` (manifest path -> new text), resolved by cargo on a
+    temporary copy of the workspace; the copy's Cargo.lock is what `--fix` would leave."""
+    root = resolved.metadata.root
+    with tempfile.TemporaryDirectory(prefix="featcheck-probe-fix-") as temporary:
+        copy = Path(temporary) / "workspace"
+        try:
+            shutil.copytree(root, copy, ignore=_NOT_COPIED, symlinks=True)
+            for path, text in changes.items():
+                (copy / path.resolve().relative_to(root.resolve())).write_text(
+                    text, encoding="utf-8"
+                )
+            manifest = copy / resolved.manifest.resolve().relative_to(root.resolve())
+        except ValueError:
+            raise FeatcheckError(
+                "the fix edits a manifest outside the workspace: the probe cannot copy it"
+            ) from None
+        except OSError as error:
+            raise FeatcheckError(
+                f"could not copy the workspace to probe the fix: {error}"
+            ) from None
+        # The copy is the checkout too: the probe's context, derived for it.
+        first = resolved.runner
+        runner = CargoRunner(
+            copy,
+            trust=first.trust.derive(copy),
+            offline=first.offline,
+            timeout=first.timeout,
+            on_command=first.on_command,
+        )
+        member = resolved.member
+        graph = read_tree(runner.tree(manifest, f"{member.name}@{member.version}", resolved.target))
+        lock_path = copy / "Cargo.lock"
+        lockfile = lock_path.read_bytes() if lock_path.is_file() else None
+        profile = release_profile(copy / "Cargo.toml")
+    return replace(resolved, graph=graph, lockfile=lockfile, profile=profile)

@@ -20,13 +20,20 @@ from pathlib import Path
 
 from featcheck.audit import find_manifest
 from featcheck.boundary import TrustContext
+from featcheck.cargo.runner import CargoRunner
 from featcheck.errors import FeatcheckError
 from featcheck.featureset import AuditOptions
 from featcheck.fix_words import fix_words
 from featcheck.fixes.apply import plan_changes
 from featcheck.manifest.document import read_manifest
 from featcheck.probe.build import BuildPlan, BuiltProbe, ProbeBuilder, build_statement, load_average
-from featcheck.probe.command import MatmulReport, ProbeOptions, plan_matmul, time_matmul
+from featcheck.probe.command import (
+    MatmulReport,
+    ProbeOptions,
+    graph_with_changes,
+    plan_matmul,
+    time_matmul,
+)
 from featcheck.probe.measure import RULE_RUNS, Workload, compare_builds
 from featcheck.probe.programs import PROGRAMS, Program, program_timing
 from featcheck.probe.resolve import (
@@ -35,7 +42,6 @@ from featcheck.probe.resolve import (
     MemberGraph,
     Pin,
     enabling_features,
-    graph_with_changes,
     member_graph,
     pins_for,
 )
@@ -123,24 +129,25 @@ def _run(
     manifest = find_manifest(options.path)
     read_manifest(manifest, root=trust.root)  # a bad Cargo.toml is refused before cargo runs
     # The builder first (cargo, rustc and a linker found): no point resolving what cannot be
-    # built.
+    # built. Its runner only picks the toolchain and environment, and is not offline: a
+    # registry the checkout defines is refused there even under --offline.
+    timeout = max(options.build_timeout, options.timeout)
     builder = ProbeBuilder(
-        manifest.parent,
-        trust=trust,
+        CargoRunner(manifest.parent, trust=trust, timeout=timeout),
         offline=options.offline,
-        timeout=max(options.build_timeout, options.timeout),
+        timeout=timeout,
         say=say,
         on_command=options.on_command,
     )
     say("resolving the member's features with cargo (nothing of the checkout is built or run)")
-    resolved = member_graph(
-        manifest,
-        options.package,
+    runner = CargoRunner(
+        manifest.parent,
         trust=trust,
         offline=options.offline,
         timeout=options.timeout,
         on_command=options.on_command,
     )
+    resolved = member_graph(runner, manifest, options.package)
     member = resolved.member.name
     say(f"auditing {member} for its findings and featcheck's fixes (cargo confirms them)")
     wanted = {code.upper() for code in options.codes} or {"ALL"}
