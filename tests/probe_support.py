@@ -146,9 +146,9 @@ def place_rule_programs(project: Path, timings: dict[str, tuple[float, float]]) 
     resolved = resolve_member(runner)
     findings = timed_findings(member_findings(audit_project, resolved), {"ALL"})
     builder = probe_builder(project)
-    _, plans = plan_rules(builder, resolved, findings)
-    for index, finding in enumerate(findings):
-        for ms, plan in zip(timings[finding.code], plans[2 * index :], strict=False):
+    planned = plan_rules(builder, resolved, findings)
+    for finding, rule in zip(findings, planned, strict=True):
+        for ms, plan in zip(timings[finding.code], rule.plans, strict=True):
             result = "42" if ms > 0 else "41"
             _executable_script(
                 plan.directory / executable(binary_name(plan.key)),

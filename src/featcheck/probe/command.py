@@ -20,7 +20,7 @@ from featcheck.errors import FeatcheckError
 from featcheck.fix_words import fix_words
 from featcheck.fixes.apply import plan_changes
 from featcheck.probe.measure import TorchStats, measure, measure_torch, usable_cores
-from featcheck.probe.programs import MATMUL
+from featcheck.probe.programs import MATMUL, Program
 from featcheck.probe.resolve import (
     BackendConfig,
     MemberGraph,
@@ -106,17 +106,20 @@ def _torch(n: int, say: Callable[[str], None]) -> TorchStats | None:
 
 
 @dataclass(frozen=True)
-class MatmulPlan:
-    """The matmul probe's builds, planned: the member's configuration (and featcheck's fix)."""
+class Planned:
+    """A program's builds, prepared in the cache: the member's configuration first, then the
+    one it is timed against (featcheck's fix, or a rule's feature changed), if any."""
 
+    program: Program
     plans: list[BuildPlan]
-    fix_description: str | None
-    notes: list[str]
+    fix: str | None
+    """What the second build changes, in words."""
+    notes: list[str] = field(default_factory=list)
 
 
 def plan_matmul(
     builder: ProbeBuilder, resolved: MemberGraph, findings: list[Finding], options: ProbeOptions
-) -> MatmulPlan:
+) -> Planned:
     """The configurations to time (with --compare-fix, the one featcheck's fix for
     `findings` gives, resolved on a copy), each prepared in the cache."""
     preset = os.environ.get("RAYON_NUM_THREADS")
@@ -128,12 +131,12 @@ def plan_matmul(
         )
     configs, fix_description = _configurations(resolved, findings, options, notes)
     plans = [builder.plan(variant, MATMUL) for variant in configs]
-    return MatmulPlan(plans, fix_description, notes)
+    return Planned(MATMUL, plans, fix_description, notes)
 
 
 def time_matmul(
     builder: ProbeBuilder,
-    prepared: MatmulPlan,
+    prepared: Planned,
     options: ProbeOptions,
     say: Callable[[str], None],
     started: float,
@@ -162,7 +165,7 @@ def time_matmul(
         fixed=variants[1] if len(variants) > 1 else None,
         compare=options.compare_fix,
         torch=_torch(options.n, say) if options.compare_fix else None,
-        fix_description=prepared.fix_description,
+        fix_description=prepared.fix,
         notes=prepared.notes,
         seconds_to_timing=seconds_to_timing,
     )
