@@ -17,8 +17,8 @@ from featcheck.pipeline import audit_project
 from featcheck.probe.build import ProbeBuilder
 from featcheck.probe.cache import binary_name, executable
 from featcheck.probe.command import fix_changes, graph_with_changes
-from featcheck.probe.member import member_findings, plan_rules, timed_findings
-from featcheck.probe.programs import MATMUL
+from featcheck.probe.member import member_findings, rule_configurations, timed_findings
+from featcheck.probe.programs import MATMUL, program_timing
 from featcheck.probe.resolve import (
     BackendConfig,
     MemberGraph,
@@ -138,20 +138,34 @@ def place_in_cache(builder: ProbeBuilder, config: BackendConfig, multi: bool) ->
     )
 
 
-def place_rule_programs(project: Path, timings: dict[str, tuple[float, float]]) -> list[str]:
-    """For each finding of the member that a rule program times: scripts where the cache keeps
-    both builds' binaries, timed as `timings[code]` says (member's build, fixed build; a
-    negative fixed time: the fixed build computes something else). Returns the codes."""
-    runner = probe_runner(project)
-    resolved = resolve_member(runner)
-    findings = timed_findings(member_findings(audit_project, resolved), {"ALL"})
+def place_probes(
+    project: Path,
+    *,
+    matmul: bool | None = None,
+    timings: dict[str, tuple[float, float]] | None = None,
+) -> list[str]:
+    """Scripts where the cache keeps the builds the probe of `project` times, the member
+    resolved once: the matmul's (`matmul`: whether it answers as a parallel gemm; None: not
+    placed), and both builds of each finding a rule program times, timed as `timings[code]`
+    says (member's build, fixed build; a negative fixed time: the fixed build computes
+    something else). Returns the codes of those findings."""
+    resolved = resolve_member(probe_runner(project))
     builder = probe_builder(project)
-    planned = plan_rules(builder, resolved, findings)
-    for finding, rule in zip(findings, planned, strict=True):
-        for ms, plan in zip(timings[finding.code], rule.plans, strict=True):
-            result = "42" if ms > 0 else "41"
+    if matmul is not None:
+        place_in_cache(builder, matmul_config(resolved), matmul)
+    if timings is None:
+        return []
+    findings = timed_findings(member_findings(audit_project, resolved), {"ALL"})
+    for finding in findings:
+        program = program_timing(finding.crate, finding.crate_version, finding.feature)
+        assert program is not None
+        current, fixed, _ = rule_configurations(resolved, finding)
+        for ms, config in zip(timings[finding.code], (current, fixed), strict=True):
+            directory, key = builder.prepare(config, program)
             _executable_script(
-                plan.directory / executable(binary_name(plan.key)),
-                FAKE_RULE_PROGRAM.format(python=sys.executable, ms=abs(ms), result=result),
+                directory / executable(binary_name(key)),
+                FAKE_RULE_PROGRAM.format(
+                    python=sys.executable, ms=abs(ms), result="42" if ms > 0 else "41"
+                ),
             )
     return [finding.code for finding in findings]

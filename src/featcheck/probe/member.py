@@ -160,7 +160,7 @@ def _run(
     if not flex and not timed:
         raise FeatcheckError(_nothing_to_probe(resolved, options.codes, wanted))
     matmul = plan_matmul(builder, resolved, findings, options) if flex else None
-    rules = plan_rules(builder, resolved, timed)
+    rules = _plan_rules(builder, resolved, timed)
     confirm_build(
         [*(matmul.plans if matmul else ()), *(plan for rule in rules for plan in rule.plans)],
         member,
@@ -221,12 +221,12 @@ def _nothing_to_probe(resolved: MemberGraph, codes: tuple[str, ...], wanted: set
     )
 
 
-def plan_rules(
+def _plan_rules(
     builder: ProbeBuilder, resolved: MemberGraph, findings: list[Finding]
 ) -> list[Planned]:
     """Both builds of every finding, resolved (the fix on a copy), then prepared in the cache:
     the member's build and the fixed one."""
-    configured = [_configurations(resolved, finding) for finding in findings]
+    configured = [rule_configurations(resolved, finding) for finding in findings]
     planned = []
     for finding, (current, fixed, fix) in zip(findings, configured, strict=True):
         program = program_timing(finding.crate, finding.crate_version, finding.feature)
@@ -267,7 +267,7 @@ def _time_rules(
     return results
 
 
-def _configurations(
+def rule_configurations(
     resolved: MemberGraph, finding: Finding
 ) -> tuple[BackendConfig, BackendConfig, str]:
     """The crate as the member builds it, and as featcheck's fix builds it (or, without a
