@@ -1,5 +1,6 @@
 """The matmul probe: burn-flex as the member builds it (and with featcheck's fix), planned,
-built (cached), timed and judged; member.py runs these steps after the consent to the builds.
+built (cached), timed and judged in the steps member.py runs; and the member's graph with a
+fix, resolved on a copy of the workspace, for the matmul and the rule probes alike.
 """
 
 from __future__ import annotations
