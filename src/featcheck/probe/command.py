@@ -5,11 +5,10 @@ fix, resolved on a copy of the workspace, for the matmul and the rule probes ali
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import importlib.util
 import os
-import shutil
-import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -19,7 +18,8 @@ from typing import TYPE_CHECKING
 from featcheck.cargo.runner import CargoRunner
 from featcheck.errors import FeatcheckError
 from featcheck.fix_words import fix_words
-from featcheck.fixes.apply import plan_changes
+from featcheck.fixes.apply import FileChange, plan_changes
+from featcheck.fixes.overlay import WorkspaceCopy
 from featcheck.probe.measure import TorchStats, measure, measure_torch, usable_cores
 from featcheck.probe.programs import MATMUL, Program
 from featcheck.probe.resolve import (
@@ -36,7 +36,6 @@ if TYPE_CHECKING:
     from featcheck.report import Finding
 
 DEFAULT_N = 1024
-_NOT_COPIED = shutil.ignore_patterns("target", ".git", ".hg", ".jj", "node_modules", ".venv")
 
 
 @dataclass(frozen=True)
@@ -85,13 +84,12 @@ class MatmulReport:
     """From the start of the command to the first timed run (resolving, building or not)."""
 
 
-def fix_changes(findings: list[Finding]) -> tuple[dict[Path, str], str | None]:
-    """What `featcheck --fix` would write for these findings (path -> new text), and in words."""
-    changes = plan_changes(findings)
+def fix_changes(findings: list[Finding]) -> tuple[list[FileChange], str | None]:
+    """What `featcheck --fix` would write for these findings, and in words."""
     described = "; ".join(
         f"{f.code}: {fix_words(f.fix)}" for f in findings if f.fix is not None and f.fix.safe
     )
-    return {change.path: change.updated for change in changes}, described or None
+    return plan_changes(findings), described or None
 
 
 def _torch(n: int, say: Callable[[str], None]) -> TorchStats | None:
@@ -192,19 +190,14 @@ def _configurations(
     return [config, fixed], fix_description
 
 
-def graph_with_changes(resolved: MemberGraph, changes: dict[Path, str]) -> MemberGraph:
-    """The member's graph after `changes` (manifest path -> new text), resolved by cargo on a
-    temporary copy of the workspace; the copy's Cargo.lock is what `--fix` would leave."""
-    root = resolved.metadata.root
-    with tempfile.TemporaryDirectory(prefix="featcheck-probe-fix-") as temporary:
-        copy = Path(temporary) / "workspace"
+def graph_with_changes(resolved: MemberGraph, changes: list[FileChange]) -> MemberGraph:
+    """The member's graph after `changes`, resolved by cargo on a temporary copy of the
+    workspace (the fixes' own, which writes no file of the user's through a link); the copy's
+    Cargo.lock is what `--fix` would leave."""
+    with contextlib.closing(WorkspaceCopy(resolved.metadata.root)) as copy:
         try:
-            shutil.copytree(root, copy, ignore=_NOT_COPIED, symlinks=True)
-            for path, text in changes.items():
-                (copy / path.resolve().relative_to(root.resolve())).write_text(
-                    text, encoding="utf-8"
-                )
-            manifest = copy / resolved.manifest.resolve().relative_to(root.resolve())
+            copy.apply(changes)
+            manifest = copy.moved(resolved.manifest)
         except ValueError:
             raise FeatcheckError(
                 "the fix edits a manifest outside the workspace: the probe cannot copy it"
@@ -216,15 +209,14 @@ def graph_with_changes(resolved: MemberGraph, changes: dict[Path, str]) -> Membe
         # The copy is the checkout too: the probe's context, derived for it.
         first = resolved.runner
         runner = CargoRunner(
-            copy,
-            trust=first.trust.derive(copy),
+            copy.path,
+            trust=first.trust.derive(copy.path),
             offline=first.offline,
             timeout=first.timeout,
             on_command=first.on_command,
         )
         member = resolved.member
         graph = read_tree(runner.tree(manifest, f"{member.name}@{member.version}", resolved.target))
-        lock_path = copy / "Cargo.lock"
-        lockfile = lock_path.read_bytes() if lock_path.is_file() else None
-        profile = release_profile(copy / "Cargo.toml")
+        lockfile = copy.lockfile()
+        profile = release_profile(copy.path / "Cargo.toml")
     return replace(resolved, graph=graph, lockfile=lockfile, profile=profile)

@@ -278,7 +278,7 @@ def rule_configurations(
         resolved.member.name, resolved.target, "", pins, resolved.lockfile, resolved.profile
     )
     if finding.fix is not None and finding.fix.safe:
-        after = graph_with_changes(resolved, {c.path: c.updated for c in plan_changes([finding])})
+        after = graph_with_changes(resolved, plan_changes([finding]))
         fixed = replace(
             current,
             pins=pins_for(after.graph, finding.crate, finding.crate_version),
