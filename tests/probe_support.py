@@ -11,16 +11,18 @@ from pathlib import Path
 
 from support import WORKSPACES, trust_of
 
+from featcheck.boundary import TrustContext
+from featcheck.cargo.runner import CargoRunner
 from featcheck.pipeline import audit_project
 from featcheck.probe.build import ProbeBuilder
 from featcheck.probe.cache import binary_name, executable
-from featcheck.probe.command import fix_changes
-from featcheck.probe.member import member_findings, plan_rules, timed_findings
-from featcheck.probe.programs import MATMUL
+from featcheck.probe.command import fix_changes, graph_with_changes
+from featcheck.probe.member import member_findings, rule_configurations, timed_findings
+from featcheck.probe.programs import MATMUL, program_timing
 from featcheck.probe.resolve import (
     BackendConfig,
+    MemberGraph,
     Pin,
-    graph_with_changes,
     matmul_config,
     member_graph,
 )
@@ -62,6 +64,29 @@ def copy_project(
     return project
 
 
+def probe_runner(project: Path, trust: TrustContext | None = None) -> CargoRunner:
+    """The runner `featcheck probe --offline` makes for `project` (its trust context unless
+    `trust` is given)."""
+    return CargoRunner(
+        project, trust=trust if trust is not None else trust_of(project), offline=True, timeout=120
+    )
+
+
+def resolve_member(runner: CargoRunner) -> MemberGraph:
+    """The member of the workspace `runner` runs in, resolved as the probe resolves it."""
+    return member_graph(runner, runner.workdir / "Cargo.toml", None)
+
+
+def probe_builder(
+    project: Path, root: Path | None = None, trust: TrustContext | None = None
+) -> ProbeBuilder:
+    """The builder `featcheck probe --offline` makes for `project` (its trust context unless
+    `trust` is given), its cache in `root` (else the user's cache)."""
+    trust = trust if trust is not None else trust_of(project)
+    runner = CargoRunner(project, trust=trust, timeout=120)
+    return ProbeBuilder(runner, offline=True, timeout=120, say=print, root=root)
+
+
 # --- probes "built before": scripts where the cache keeps a build's binary ---------------------
 
 FAKE_PROBE = """\
@@ -98,9 +123,7 @@ def _executable_script(path: Path, text: str) -> None:
 
 def matmul_configs(project: Path) -> tuple[BackendConfig, BackendConfig]:
     """The member's burn-flex configuration, and the one featcheck's fix gives it."""
-    resolved = member_graph(
-        project / "Cargo.toml", None, trust=trust_of(project), offline=True, timeout=120
-    )
+    resolved = resolve_member(probe_runner(project))
     findings = member_findings(audit_project, resolved)
     changes, _ = fix_changes(findings)
     after = graph_with_changes(resolved, changes)
@@ -115,21 +138,34 @@ def place_in_cache(builder: ProbeBuilder, config: BackendConfig, multi: bool) ->
     )
 
 
-def place_rule_programs(project: Path, timings: dict[str, tuple[float, float]]) -> list[str]:
-    """For each finding of the member that a rule program times: scripts where the cache keeps
-    both builds' binaries, timed as `timings[code]` says (member's build, fixed build; a
-    negative fixed time: the fixed build computes something else). Returns the codes."""
-    resolved = member_graph(
-        project / "Cargo.toml", None, trust=trust_of(project), offline=True, timeout=120
-    )
+def place_probes(
+    project: Path,
+    *,
+    matmul: bool | None = None,
+    timings: dict[str, tuple[float, float]] | None = None,
+) -> list[str]:
+    """Scripts where the cache keeps the builds the probe of `project` times, the member
+    resolved once: the matmul's (`matmul`: whether it answers as a parallel gemm; None: not
+    placed), and both builds of each finding a rule program times, timed as `timings[code]`
+    says (member's build, fixed build; a negative fixed time: the fixed build computes
+    something else). Returns the codes of those findings."""
+    resolved = resolve_member(probe_runner(project))
+    builder = probe_builder(project)
+    if matmul is not None:
+        place_in_cache(builder, matmul_config(resolved), matmul)
+    if timings is None:
+        return []
     findings = timed_findings(member_findings(audit_project, resolved), {"ALL"})
-    builder = ProbeBuilder(project, trust=trust_of(project), offline=True, timeout=120, say=print)
-    _, plans = plan_rules(builder, resolved, findings)
-    for index, finding in enumerate(findings):
-        for ms, plan in zip(timings[finding.code], plans[2 * index :], strict=False):
-            result = "42" if ms > 0 else "41"
+    for finding in findings:
+        program = program_timing(finding.crate, finding.crate_version, finding.feature)
+        assert program is not None
+        current, fixed, _ = rule_configurations(resolved, finding)
+        for ms, config in zip(timings[finding.code], (current, fixed), strict=True):
+            directory, key = builder.prepare(config, program)
             _executable_script(
-                plan.directory / executable(binary_name(plan.key)),
-                FAKE_RULE_PROGRAM.format(python=sys.executable, ms=abs(ms), result=result),
+                directory / executable(binary_name(key)),
+                FAKE_RULE_PROGRAM.format(
+                    python=sys.executable, ms=abs(ms), result="42" if ms > 0 else "41"
+                ),
             )
     return [finding.code for finding in findings]

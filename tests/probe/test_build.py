@@ -15,14 +15,14 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from probe_support import CONFIG, copy_project
-from support import elsewhere, trust_of
+from probe_support import CONFIG, copy_project, probe_builder, probe_runner, resolve_member
+from support import elsewhere
 
 from featcheck.errors import FeatcheckError
-from featcheck.probe.build import BuildPlan, ProbeBuilder
+from featcheck.probe.build import BuildPlan
 from featcheck.probe.cache import binary_name, executable
 from featcheck.probe.programs import MATMUL
-from featcheck.probe.resolve import Pin, matmul_config, member_graph
+from featcheck.probe.resolve import Pin, matmul_config
 
 
 def test_resolve_and_verify_on_the_stub_registry(
@@ -30,25 +30,14 @@ def test_resolve_and_verify_on_the_stub_registry(
 ) -> None:
     project = copy_project(tmp_path, "crate-feature", offline_cargo_for)
     lock_before = (project / "Cargo.lock").read_bytes()
-    config = matmul_config(
-        member_graph(
-            project / "Cargo.toml", None, trust=trust_of(project), offline=True, timeout=120
-        )
-    )
+    config = matmul_config(resolve_member(probe_runner(project)))
     assert (project / "Cargo.lock").read_bytes() == lock_before
     assert config.member == "app"
     assert config.backend == Pin("burn-flex", "0.22.1", ("std",))
     assert {p.name for p in config.pins} >= {"burn-flex", "gemm", "gemm-common", "gemm-f32"}
     assert config.lockfile == lock_before
 
-    builder = ProbeBuilder(
-        project,
-        trust=trust_of(project),
-        offline=True,
-        timeout=120,
-        say=print,
-        root=tmp_path / "cache",
-    )
+    builder = probe_builder(project, tmp_path / "cache")
     directory, key = builder.prepare(config, MATMUL)
     assert directory == tmp_path / "cache" / key
     assert (directory / "src" / "main.rs").read_bytes() == MATMUL.sources()["src/main.rs"]
@@ -76,19 +65,8 @@ def test_the_probe_states_what_it_compiles_and_runs(
     from featcheck.probe.build import build_statement
 
     project = copy_project(tmp_path, "crate-feature", offline_cargo_for)
-    config = matmul_config(
-        member_graph(
-            project / "Cargo.toml", None, trust=trust_of(project), offline=True, timeout=120
-        )
-    )
-    builder = ProbeBuilder(
-        project,
-        trust=trust_of(project),
-        offline=True,
-        timeout=120,
-        say=print,
-        root=tmp_path / "cache",
-    )
+    config = matmul_config(resolve_member(probe_runner(project)))
+    builder = probe_builder(project, tmp_path / "cache")
     plan = builder.plan(config, MATMUL)
     assert plan.cached is False
     assert "burn-flex 0.22.1" in plan.crates and "burn-backend 0.22.1" in plan.crates
@@ -137,19 +115,8 @@ def test_a_builds_seconds_leave_out_the_wait_before_it(
     from featcheck.probe import build as build_module
 
     project = copy_project(tmp_path, "crate-feature", offline_cargo_for)
-    config = matmul_config(
-        member_graph(
-            project / "Cargo.toml", None, trust=trust_of(project), offline=True, timeout=120
-        )
-    )
-    builder = ProbeBuilder(
-        project,
-        trust=trust_of(project),
-        offline=True,
-        timeout=120,
-        say=print,
-        root=tmp_path / "cache",
-    )
+    config = matmul_config(resolve_member(probe_runner(project)))
+    builder = probe_builder(project, tmp_path / "cache")
     directory, key = builder.prepare(config, MATMUL)
     (directory / executable(binary_name(key))).write_bytes(b"")  # built before: a cached plan
     (directory / "built.json").write_text("{}\n")
@@ -187,9 +154,7 @@ def test_a_builds_time_starts_when_another_builds_lock_is_released(
     fake.chmod(0o755)
     # The checkout lies beside the fake cargo: the launcher runs no program of the checkout.
     trust = elsewhere(tmp_path)
-    builder = ProbeBuilder(
-        trust.root, trust=trust, offline=True, timeout=120, say=print, root=tmp_path / "cache"
-    )
+    builder = probe_builder(trust.root, tmp_path / "cache", trust)
     builder.toolset = replace(builder.toolset, cargo=str(fake))
     directory, key = builder.prepare(CONFIG, MATMUL)
     plan = BuildPlan(CONFIG, directory, key, False, crates=("burn-flex 0.22.1",))

@@ -12,11 +12,10 @@ from pathlib import Path
 
 import pytest
 from cli_in_process import run_in_process
-from probe_support import copy_project, matmul_configs, place_in_cache
+from probe_support import copy_project, matmul_configs, place_in_cache, probe_builder
 from support import WORKSPACES, trust_of
 
 from featcheck.pipeline import audit_project
-from featcheck.probe.build import ProbeBuilder
 from featcheck.probe.command import ProbeOptions
 from featcheck.probe.member import run_member_probe
 from featcheck.probe.report import text_lines
@@ -64,7 +63,7 @@ def test_run_probe_end_to_end_with_cached_probes(
         confirm=lambda statement: pytest.fail(f"asked although cached: {statement}"),
     )
     current, fixed = matmul_configs(project)
-    builder = ProbeBuilder(project, trust=trust_of(project), offline=True, timeout=120, say=print)
+    builder = probe_builder(project)
     place_in_cache(builder, current, multi=False)
     place_in_cache(builder, fixed, multi=True)
     monkeypatch.setattr("featcheck.probe.command.usable_cores", lambda: 2)

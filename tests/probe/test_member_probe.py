@@ -12,10 +12,7 @@ from pathlib import Path
 
 import pytest
 from cli_in_process import run_in_process
-from probe_support import copy_project, matmul_configs, place_in_cache, place_rule_programs
-from support import trust_of
-
-from featcheck.probe.build import ProbeBuilder
+from probe_support import copy_project, place_probes
 
 pytestmark = pytest.mark.skipif(
     os.name != "posix", reason="the fake probes are scripts with a #! line"
@@ -35,7 +32,7 @@ def test_a_member_without_burn_flex_gets_its_findings_timed(
     """FC011 (regex without `perf`) was refused by the default probe: "does not build
     burn-flex"; only --rule FC011 timed it. The default probe takes the member's findings."""
     project = copy_project(tmp_path, "regex-without-perf", offline_cargo_for)
-    assert place_rule_programs(project, {"FC011": (3.0, 1.0)}) == ["FC011"]
+    assert place_probes(project, timings={"FC011": (3.0, 1.0)}) == ["FC011"]
     done = run_in_process("probe", "--offline", str(project))
     assert done.returncode == 1, done.stderr
     assert done.stdout.startswith("featcheck probe: app (")
@@ -62,13 +59,7 @@ def test_a_burn_member_gets_its_matmul_and_its_other_findings_timed_in_one_repor
             'features = ["sse"] }\n',
         )
     )
-    current, _ = matmul_configs(project)
-    place_in_cache(
-        ProbeBuilder(project, trust=trust_of(project), offline=True, timeout=120, say=print),
-        current,
-        False,
-    )
-    assert place_rule_programs(project, {"FC014": (1.0, 1.02)}) == ["FC014"]
+    assert place_probes(project, matmul=False, timings={"FC014": (1.0, 1.02)}) == ["FC014"]
 
     done = run_in_process("probe", "--offline", str(project))
     assert done.returncode == 1, done.stderr  # the matmul runs on one core
@@ -107,12 +98,7 @@ def test_an_inconclusive_verdict_has_its_own_exit_code(
     """Below n = 192 burn-flex never splits a matmul: inconclusive, which exited 0 like
     multi-threaded; now 3, as the help says."""
     project = copy_project(tmp_path, "crate-feature", offline_cargo_for)
-    current, _ = matmul_configs(project)
-    place_in_cache(
-        ProbeBuilder(project, trust=trust_of(project), offline=True, timeout=120, say=print),
-        current,
-        True,
-    )
+    place_probes(project, matmul=True)
     done = run_in_process("probe", "--offline", str(project), "--n", "64")
     assert done.returncode == 3, done.stderr
     assert "\ninconclusive: " in done.stdout
@@ -129,7 +115,7 @@ def test_a_rule_probe_whose_builds_disagree_is_inconclusive_too(
     """Two builds that computed different results give no ratio: that is no measured
     "no cost" (exit 0) either."""
     project = copy_project(tmp_path, "regex-without-perf", offline_cargo_for)
-    place_rule_programs(project, {"FC011": (3.0, -1.0)})
+    place_probes(project, timings={"FC011": (3.0, -1.0)})
     done = run_in_process("probe", "--offline", str(project), "--rule", "FC011")
     assert done.returncode == 3, done.stderr
     assert "the two builds computed different results; no ratio is given" in done.stdout

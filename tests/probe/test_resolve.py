@@ -8,12 +8,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from probe_support import copy_project
-from support import trust_of
+from probe_support import copy_project, probe_runner, resolve_member
 
 from featcheck.cargo.tree_text import parse_tree_text
 from featcheck.errors import FeatcheckError
-from featcheck.probe.resolve import Pin, backend_from_graph, matmul_config, member_graph
+from featcheck.probe.resolve import Pin, backend_from_graph, matmul_config
 
 TREE = """\
 0app v0.1.0 (/w/app) []
@@ -70,26 +69,19 @@ def test_two_versions_of_burn_flex_are_refused(
 ) -> None:
     project = copy_project(tmp_path, "two-versions", offline_cargo_for)
     with pytest.raises(FeatcheckError, match="builds burn-flex 2 times"):
-        matmul_config(
-            member_graph(
-                project / "Cargo.toml", None, trust=trust_of(project), offline=True, timeout=120
-            )
-        )
+        matmul_config(resolve_member(probe_runner(project)))
 
 
 def test_compare_fix_resolves_the_fixed_feature_set(
     tmp_path: Path, offline_cargo_for: Callable[..., Path]
 ) -> None:
     from featcheck.pipeline import audit_project
-    from featcheck.probe.command import fix_changes
+    from featcheck.probe.command import fix_changes, graph_with_changes
     from featcheck.probe.member import member_findings
-    from featcheck.probe.resolve import graph_with_changes
 
     project = copy_project(tmp_path, "crate-feature", offline_cargo_for)
     manifest_before = (project / "Cargo.toml").read_text()
-    resolved = member_graph(
-        project / "Cargo.toml", None, trust=trust_of(project), offline=True, timeout=120
-    )
+    resolved = resolve_member(probe_runner(project))
     changes, described = fix_changes(member_findings(audit_project, resolved))
     assert changes and described and "FC001" in described
     after = graph_with_changes(resolved, changes)

@@ -5,14 +5,13 @@ timed side by side; a second run reuses both builds."""
 from __future__ import annotations
 
 import json
-import os
 import platform
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from cli_in_process import run_in_process
 from support import FIXTURES, cargo_environment
 
 pytestmark = [
@@ -41,31 +40,28 @@ def _home(base: Path) -> Path:
 
 
 def _probe(
-    crate: Path, home: Path, cache: Path, *arguments: str
+    monkeypatch: pytest.MonkeyPatch, crate: Path, home: Path, cache: Path, *arguments: str
 ) -> subprocess.CompletedProcess[str]:
-    environment = {
-        **os.environ,
-        **cargo_environment(home),
-        "XDG_CACHE_HOME": str(cache),
-        "NO_COLOR": "1",
-    }
-    return subprocess.run(
-        [sys.executable, "-m", "featcheck", "probe", str(crate), *arguments],
-        capture_output=True,
-        text=True,
-        check=False,
-        env=environment,
-        timeout=600,
-    )
+    _environment(monkeypatch, home, cache)
+    return run_in_process("probe", str(crate), *arguments)
 
 
-def test_the_memchr_rule_is_timed_as_built_and_as_fixed(tmp_path: Path) -> None:
+def _environment(monkeypatch: pytest.MonkeyPatch, home: Path, cache: Path) -> None:
+    """cargo pointed at `home`, featcheck's cache at `cache`, no colours."""
+    for name, value in {**cargo_environment(home), "XDG_CACHE_HOME": str(cache)}.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setenv("NO_COLOR", "1")
+
+
+def test_the_memchr_rule_is_timed_as_built_and_as_fixed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     crate = tmp_path / "memchr-trimmed"
     shutil.copytree(PROBE_FIXTURES / "memchr-trimmed", crate)
     home, cache = _home(tmp_path), tmp_path / "cache"
 
     # Without a terminal and without --yes nothing is compiled: the statement, then exit 2.
-    refused = _probe(crate, home, cache, "--rule", "FC012")
+    refused = _probe(monkeypatch, crate, home, cache, "--rule", "FC012")
     assert refused.returncode == 2
     assert (
         "building 2 probes, for\n    memchr 2.8.3 []\n    memchr 2.8.3 [alloc,std]\n"
@@ -73,7 +69,7 @@ def test_the_memchr_rule_is_timed_as_built_and_as_fixed(tmp_path: Path) -> None:
     ) in refused.stderr
     assert "pass --yes" in refused.stderr
 
-    done = _probe(crate, home, cache, "--rule", "fc012", "--yes", "--format", "json")
+    done = _probe(monkeypatch, crate, home, cache, "--rule", "fc012", "--yes", "--format", "json")
     assert done.returncode in (0, 1), done.stderr
     report = json.loads(done.stdout)
     assert (report["version"], report["kind"], report["member"]) == (1, "rules", "memchr-trimmed")
@@ -94,7 +90,7 @@ def test_the_memchr_rule_is_timed_as_built_and_as_fixed(tmp_path: Path) -> None:
     assert done.returncode == (1 if report["costs_here"] else 0)
     assert report["costs_here"] == (probe["ratio"] >= 1.10)
 
-    again = _probe(crate, home, cache, "--rule", "FC012")  # cached: no --yes needed
+    again = _probe(monkeypatch, crate, home, cache, "--rule", "FC012")  # cached: no --yes needed
     assert again.returncode in (0, 1), again.stderr
     assert "using the probe built before for memchr 2.8.3 []" in again.stderr
     assert "FC012 memchr 2.8.3 without `std`: " in again.stdout
@@ -103,50 +99,50 @@ def test_the_memchr_rule_is_timed_as_built_and_as_fixed(tmp_path: Path) -> None:
 
 
 def _audit(
-    crate: Path, home: Path, cache: Path, *arguments: str
+    monkeypatch: pytest.MonkeyPatch, crate: Path, home: Path, cache: Path, *arguments: str
 ) -> subprocess.CompletedProcess[str]:
-    environment = {**os.environ, **cargo_environment(home), "XDG_CACHE_HOME": str(cache)}
-    return subprocess.run(
-        [sys.executable, "-m", "featcheck", str(crate), "--measured", *arguments],
-        capture_output=True,
-        text=True,
-        check=False,
-        env={**environment, "NO_COLOR": "1", "COLUMNS": "200"},
-    )
+    _environment(monkeypatch, home, cache)
+    return run_in_process(str(crate), "--measured", *arguments)
 
 
-def test_measured_findings_carry_what_the_probe_measured_here(tmp_path: Path) -> None:
+def test_measured_findings_carry_what_the_probe_measured_here(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     crate = tmp_path / "memchr-trimmed"
     shutil.copytree(PROBE_FIXTURES / "memchr-trimmed", crate)
     home, cache = _home(tmp_path), tmp_path / "cache"
-    quoted = _audit(crate, home, cache)
+    quoted = _audit(monkeypatch, crate, home, cache)
     assert quoted.returncode == 1
     assert (
         "  = cost: not measured here: the rule quotes featcheck's build machine (`featcheck rule "
         "FC012`); `featcheck probe --rule FC012` measures it here" in quoted.stdout
     )
-    probed = _probe(crate, home, cache, "--rule", "FC012", "--yes", "--format", "json")
+    probed = _probe(monkeypatch, crate, home, cache, "--rule", "FC012", "--yes", "--format", "json")
     [probe] = json.loads(probed.stdout)["probes"]
     ratio = probe["ratio"]
     slowest = next(w["name"] for w in probe["workloads"] if w["ratio"] == ratio)
-    done = _audit(crate, home, cache, "--format", "json")
+    done = _audit(monkeypatch, crate, home, cache, "--format", "json")
     [finding] = json.loads(done.stdout)["findings"]
     cost = finding["cost"]
     assert (cost["here"], cost["ratio"], cost["workload"]) == (True, ratio, slowest)
     assert cost["command"] == "featcheck probe --rule FC012"
-    text = _audit(crate, home, cache).stdout
+    text = _audit(monkeypatch, crate, home, cache).stdout
     assert f"  = cost: {ratio:.2f}x slower measured here ({slowest}, " in text
     # A cache inside the checkout is the checkout's: nothing is read from it.
-    planted = _audit(crate, home, crate / "cache", "--format", "json")
+    planted = _audit(monkeypatch, crate, home, crate / "cache", "--format", "json")
     report = json.loads(planted.stdout)
     assert report["findings"][0]["cost"] is None
     assert any(note.startswith("--measured: no measurement is read") for note in report["notes"])
 
 
-def test_a_rule_without_a_finding_is_one_line_and_exit_2(tmp_path: Path) -> None:
+def test_a_rule_without_a_finding_is_one_line_and_exit_2(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     crate = tmp_path / "memchr-trimmed"
     shutil.copytree(PROBE_FIXTURES / "memchr-trimmed", crate)
-    done = _probe(crate, _home(tmp_path), tmp_path / "cache", "--rule", "FC011", "--yes")
+    done = _probe(
+        monkeypatch, crate, _home(tmp_path), tmp_path / "cache", "--rule", "FC011", "--yes"
+    )
     assert done.returncode == 2
     assert (
         done.stderr.strip()

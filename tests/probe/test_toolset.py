@@ -12,6 +12,7 @@ import pytest
 from probe_support import copy_project
 from support import trust_of
 
+from featcheck.cargo.runner import CargoRunner
 from featcheck.errors import FeatcheckError
 from featcheck.probe.build import ProbeBuilder
 
@@ -24,8 +25,7 @@ def test_missing_c_toolchain_is_one_clear_error(
     monkeypatch.setenv("CC", "featcheck-no-such-cc")
     with pytest.raises(FeatcheckError, match="no C toolchain: `featcheck-no-such-cc`"):
         ProbeBuilder(
-            tmp_path,
-            trust=trust_of(tmp_path),
+            CargoRunner(tmp_path, trust=trust_of(tmp_path), timeout=10),
             offline=True,
             timeout=10,
             say=print,

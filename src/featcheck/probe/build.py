@@ -19,8 +19,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from featcheck.boundary import TrustContext
 from featcheck.cargo.argv_gate import TARGET, Argument, GateError, option, word
 from featcheck.cargo.process import start_process
 from featcheck.errors import FeatcheckError
@@ -39,6 +39,9 @@ from featcheck.probe.measure import usable_cores
 from featcheck.probe.programs import Program
 from featcheck.probe.resolve import BackendConfig, read_tree
 from featcheck.severity import plural
+
+if TYPE_CHECKING:
+    from featcheck.cargo.runner import CargoRunner
 
 _PLAIN = re.compile(r"[A-Za-z0-9_.+-]{1,200}")
 
@@ -99,23 +102,23 @@ class ProbeBuilder:
 
     def __init__(
         self,
-        workdir: Path,
+        runner: CargoRunner,
         *,
-        trust: TrustContext,
         offline: bool,
         timeout: float,
         say: Callable[[str], None],
         on_command: Callable[[list[str]], None] | None = None,
         root: Path | None = None,
     ) -> None:
-        self.root = root if root is not None else cache_root(trust)
+        """`runner`: whose toolchain, environment and trust context the builds get."""
+        self.trust = runner.trust
+        self.root = root if root is not None else cache_root(self.trust)
         self.target_dir = self.root / "target"
         self.offline = offline
         self.timeout = timeout
         self.say = say
         self.on_command = on_command
-        self.trust = trust
-        self.toolset = find_toolset(workdir, self.target_dir, trust, timeout)
+        self.toolset = find_toolset(runner, self.target_dir, timeout)
         self.flags = [word("--offline")] if offline else []
 
     def _cargo(

@@ -1,23 +1,34 @@
 """The matmul probe: burn-flex as the member builds it (and with featcheck's fix), planned,
-built (cached), timed and judged; member.py runs these steps after the consent to the builds.
+built (cached), timed and judged in the steps member.py runs; and the member's graph with a
+fix, resolved on a copy of the workspace, for the matmul and the rule probes alike.
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import importlib.util
 import os
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from featcheck.cargo.runner import CargoRunner
+from featcheck.errors import FeatcheckError
 from featcheck.fix_words import fix_words
-from featcheck.fixes.apply import plan_changes
+from featcheck.fixes.apply import FileChange, plan_changes
+from featcheck.fixes.overlay import WorkspaceCopy
 from featcheck.probe.measure import TorchStats, measure, measure_torch, usable_cores
-from featcheck.probe.programs import MATMUL
-from featcheck.probe.resolve import BackendConfig, MemberGraph, graph_with_changes, matmul_config
+from featcheck.probe.programs import MATMUL, Program
+from featcheck.probe.resolve import (
+    BackendConfig,
+    MemberGraph,
+    matmul_config,
+    read_tree,
+    release_profile,
+)
 from featcheck.probe.verdict import Decision
 
 if TYPE_CHECKING:
@@ -73,13 +84,12 @@ class MatmulReport:
     """From the start of the command to the first timed run (resolving, building or not)."""
 
 
-def fix_changes(findings: list[Finding]) -> tuple[dict[Path, str], str | None]:
-    """What `featcheck --fix` would write for these findings (path -> new text), and in words."""
-    changes = plan_changes(findings)
+def fix_changes(findings: list[Finding]) -> tuple[list[FileChange], str | None]:
+    """What `featcheck --fix` would write for these findings, and in words."""
     described = "; ".join(
         f"{f.code}: {fix_words(f.fix)}" for f in findings if f.fix is not None and f.fix.safe
     )
-    return {change.path: change.updated for change in changes}, described or None
+    return plan_changes(findings), described or None
 
 
 def _torch(n: int, say: Callable[[str], None]) -> TorchStats | None:
@@ -95,17 +105,20 @@ def _torch(n: int, say: Callable[[str], None]) -> TorchStats | None:
 
 
 @dataclass(frozen=True)
-class MatmulPlan:
-    """The matmul probe's builds, planned: the member's configuration (and featcheck's fix)."""
+class Planned:
+    """A program's builds, prepared in the cache: the member's configuration first, then the
+    one it is timed against (featcheck's fix, or a rule's feature changed), if any."""
 
+    program: Program
     plans: list[BuildPlan]
-    fix_description: str | None
-    notes: list[str]
+    fix: str | None
+    """What the second build changes, in words."""
+    notes: list[str] = field(default_factory=list)
 
 
 def plan_matmul(
     builder: ProbeBuilder, resolved: MemberGraph, findings: list[Finding], options: ProbeOptions
-) -> MatmulPlan:
+) -> Planned:
     """The configurations to time (with --compare-fix, the one featcheck's fix for
     `findings` gives, resolved on a copy), each prepared in the cache."""
     preset = os.environ.get("RAYON_NUM_THREADS")
@@ -117,12 +130,12 @@ def plan_matmul(
         )
     configs, fix_description = _configurations(resolved, findings, options, notes)
     plans = [builder.plan(variant, MATMUL) for variant in configs]
-    return MatmulPlan(plans, fix_description, notes)
+    return Planned(MATMUL, plans, fix_description, notes)
 
 
 def time_matmul(
     builder: ProbeBuilder,
-    prepared: MatmulPlan,
+    prepared: Planned,
     options: ProbeOptions,
     say: Callable[[str], None],
     started: float,
@@ -151,7 +164,7 @@ def time_matmul(
         fixed=variants[1] if len(variants) > 1 else None,
         compare=options.compare_fix,
         torch=_torch(options.n, say) if options.compare_fix else None,
-        fix_description=prepared.fix_description,
+        fix_description=prepared.fix,
         notes=prepared.notes,
         seconds_to_timing=seconds_to_timing,
     )
@@ -175,3 +188,35 @@ def _configurations(
         notes.append(f"featcheck's fix does not change {config.backend}: nothing to compare")
         return [config], fix_description
     return [config, fixed], fix_description
+
+
+def graph_with_changes(resolved: MemberGraph, changes: list[FileChange]) -> MemberGraph:
+    """The member's graph after `changes`, resolved by cargo on a temporary copy of the
+    workspace (the fixes' own, which writes no file of the user's through a link); the copy's
+    Cargo.lock is what `--fix` would leave."""
+    with contextlib.closing(WorkspaceCopy(resolved.metadata.root)) as copy:
+        try:
+            copy.apply(changes)
+            manifest = copy.moved(resolved.manifest)
+        except ValueError:
+            raise FeatcheckError(
+                "the fix edits a manifest outside the workspace: the probe cannot copy it"
+            ) from None
+        except OSError as error:
+            raise FeatcheckError(
+                f"could not copy the workspace to probe the fix: {error}"
+            ) from None
+        # The copy is the checkout too: the probe's context, derived for it.
+        first = resolved.runner
+        runner = CargoRunner(
+            copy.path,
+            trust=first.trust.derive(copy.path),
+            offline=first.offline,
+            timeout=first.timeout,
+            on_command=first.on_command,
+        )
+        member = resolved.member
+        graph = read_tree(runner.tree(manifest, f"{member.name}@{member.version}", resolved.target))
+        lockfile = copy.lockfile()
+        profile = release_profile(copy.path / "Cargo.toml")
+    return replace(resolved, graph=graph, lockfile=lockfile, profile=profile)

@@ -17,14 +17,15 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
-from featcheck.boundary import TrustContext
 from featcheck.cargo.argv_gate import word
 from featcheck.cargo.process import neutral_directory, run_process
-from featcheck.cargo.runner import CargoRunner
 from featcheck.errors import FeatcheckError
 from featcheck.severity import plural
+
+if TYPE_CHECKING:
+    from featcheck.cargo.runner import CargoRunner
 
 
 @dataclass(frozen=True)
@@ -37,17 +38,14 @@ class Toolset:
     """`rustc -vV`, part of the cache key."""
 
 
-def find_toolset(
-    workdir: Path, target_dir: Path, trust: TrustContext, timeout: float = 300.0
-) -> Toolset:
-    """cargo and rustc as featcheck's runner picks them (the user's toolchain, not one the
+def find_toolset(runner: CargoRunner, target_dir: Path, timeout: float) -> Toolset:
+    """cargo and rustc as the probe's `runner` picks them (the user's toolchain, not one the
     checkout names), plus a C linker; a clear one-line error when one is missing."""
     if shutil.which("cargo") is None:
         raise FeatcheckError(
             "cargo not found on PATH: the probe compiles with cargo; install Rust "
             "(https://rustup.rs) or add it to PATH"
         )
-    runner = CargoRunner(workdir, trust=trust, timeout=timeout)
     # The runner's environment: rustflags through the allow-list, and featcheck's own
     # CARGO_HOME where the user's lies inside the checkout (its registry sources are the
     # checkout's files, and the probe would compile them).
@@ -69,7 +67,7 @@ def find_toolset(
     output = run_process(
         rustc,
         [word("-vV")],
-        trust=trust,
+        trust=runner.trust,
         cwd=neutral_directory(),
         env=environment,
         timeout=min(timeout, 60.0),

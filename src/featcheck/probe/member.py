@@ -20,13 +20,21 @@ from pathlib import Path
 
 from featcheck.audit import find_manifest
 from featcheck.boundary import TrustContext
+from featcheck.cargo.runner import CargoRunner
 from featcheck.errors import FeatcheckError
 from featcheck.featureset import AuditOptions
 from featcheck.fix_words import fix_words
 from featcheck.fixes.apply import plan_changes
 from featcheck.manifest.document import read_manifest
 from featcheck.probe.build import BuildPlan, BuiltProbe, ProbeBuilder, build_statement, load_average
-from featcheck.probe.command import MatmulReport, ProbeOptions, plan_matmul, time_matmul
+from featcheck.probe.command import (
+    MatmulReport,
+    Planned,
+    ProbeOptions,
+    graph_with_changes,
+    plan_matmul,
+    time_matmul,
+)
 from featcheck.probe.measure import RULE_RUNS, Workload, compare_builds
 from featcheck.probe.programs import PROGRAMS, Program, program_timing
 from featcheck.probe.resolve import (
@@ -35,7 +43,6 @@ from featcheck.probe.resolve import (
     MemberGraph,
     Pin,
     enabling_features,
-    graph_with_changes,
     member_graph,
     pins_for,
 )
@@ -52,7 +59,7 @@ class RuleProbeResult:
     program: Program
     current: BackendConfig
     fixed: BackendConfig
-    fix: str
+    fix: str | None
     """What the second build has: featcheck's fix in words, or the feature added by hand."""
     workloads: tuple[Workload, ...]
     agree: bool
@@ -123,24 +130,25 @@ def _run(
     manifest = find_manifest(options.path)
     read_manifest(manifest, root=trust.root)  # a bad Cargo.toml is refused before cargo runs
     # The builder first (cargo, rustc and a linker found): no point resolving what cannot be
-    # built.
+    # built. Its runner only picks the toolchain and environment, and is not offline: a
+    # registry the checkout defines is refused there even under --offline.
+    timeout = max(options.build_timeout, options.timeout)
     builder = ProbeBuilder(
-        manifest.parent,
-        trust=trust,
+        CargoRunner(manifest.parent, trust=trust, timeout=timeout),
         offline=options.offline,
-        timeout=max(options.build_timeout, options.timeout),
+        timeout=timeout,
         say=say,
         on_command=options.on_command,
     )
     say("resolving the member's features with cargo (nothing of the checkout is built or run)")
-    resolved = member_graph(
-        manifest,
-        options.package,
+    runner = CargoRunner(
+        manifest.parent,
         trust=trust,
         offline=options.offline,
         timeout=options.timeout,
         on_command=options.on_command,
     )
+    resolved = member_graph(runner, manifest, options.package)
     member = resolved.member.name
     say(f"auditing {member} for its findings and featcheck's fixes (cargo confirms them)")
     wanted = {code.upper() for code in options.codes} or {"ALL"}
@@ -152,9 +160,9 @@ def _run(
     if not flex and not timed:
         raise FeatcheckError(_nothing_to_probe(resolved, options.codes, wanted))
     matmul = plan_matmul(builder, resolved, findings, options) if flex else None
-    pairs, plans = plan_rules(builder, resolved, timed)
+    rules = _plan_rules(builder, resolved, timed)
     confirm_build(
-        [*(matmul.plans if matmul else ()), *plans],
+        [*(matmul.plans if matmul else ()), *(plan for rule in rules for plan in rule.plans)],
         member,
         resolved.lockfile is not None,
         options.confirm,
@@ -164,7 +172,7 @@ def _run(
         member,
         resolved.target,
         time_matmul(builder, matmul, options, say, started) if matmul else None,
-        _time_rules(builder, timed, pairs, plans, options, say) if timed else None,
+        _time_rules(builder, timed, rules, options, say) if timed else None,
     )
 
 
@@ -213,43 +221,34 @@ def _nothing_to_probe(resolved: MemberGraph, codes: tuple[str, ...], wanted: set
     )
 
 
-def _program(finding: Finding) -> Program:
-    program = program_timing(finding.crate, finding.crate_version, finding.feature)
-    assert program is not None  # timed_findings keeps only findings with a program
-    return program
-
-
-def plan_rules(
+def _plan_rules(
     builder: ProbeBuilder, resolved: MemberGraph, findings: list[Finding]
-) -> tuple[list[tuple[BackendConfig, BackendConfig, str]], list[BuildPlan]]:
-    """Both builds of every finding, resolved (the fix on a copy) and prepared in the cache:
-    per finding the member's build, the fixed one and the fix in words; two plans per finding,
-    in order."""
-    pairs = [_configurations(resolved, finding) for finding in findings]
-    plans = [
-        builder.plan(config, _program(finding))
-        for finding, pair in zip(findings, pairs, strict=True)
-        for config in pair[:2]
-    ]
-    return pairs, plans
+) -> list[Planned]:
+    """Both builds of every finding, resolved (the fix on a copy), then prepared in the cache:
+    the member's build and the fixed one."""
+    configured = [rule_configurations(resolved, finding) for finding in findings]
+    planned = []
+    for finding, (current, fixed, fix) in zip(findings, configured, strict=True):
+        program = program_timing(finding.crate, finding.crate_version, finding.feature)
+        assert program is not None  # timed_findings keeps only findings with a program
+        plans = [builder.plan(current, program), builder.plan(fixed, program)]
+        planned.append(Planned(program, plans, fix))
+    return planned
 
 
 def _time_rules(
     builder: ProbeBuilder,
     findings: list[Finding],
-    pairs: list[tuple[BackendConfig, BackendConfig, str]],
-    plans: list[BuildPlan],
+    planned: list[Planned],
     options: ProbeOptions,
     say: Callable[[str], None],
 ) -> list[RuleProbeResult]:
     """Build what is planned (consent given), and run both builds of each finding in turn."""
     results = []
-    for index, (finding, (current, fixed, fix)) in enumerate(zip(findings, pairs, strict=True)):
-        plan_now, plan_fixed = plans[2 * index : 2 * index + 2]
-        builds = (builder.build(plan_now), builder.build(plan_fixed))
-        program = _program(finding)
+    for finding, rule in zip(findings, planned, strict=True):
+        builds = (builder.build(rule.plans[0]), builder.build(rule.plans[1]))
         say(
-            f"timing {finding.crate} {finding.crate_version}: {program.work}, "
+            f"timing {finding.crate} {finding.crate_version}: {rule.program.work}, "
             f"{plural(RULE_RUNS, 'run')}"
         )
         workloads, agree = compare_builds(
@@ -259,13 +258,16 @@ def _time_rules(
             timeout=options.timeout,
             trust=builder.trust,
         )
+        current, fixed = (plan.config for plan in rule.plans)
         results.append(
-            RuleProbeResult(finding, program, current, fixed, fix, workloads, agree, builds)
+            RuleProbeResult(
+                finding, rule.program, current, fixed, rule.fix, workloads, agree, builds
+            )
         )
     return results
 
 
-def _configurations(
+def rule_configurations(
     resolved: MemberGraph, finding: Finding
 ) -> tuple[BackendConfig, BackendConfig, str]:
     """The crate as the member builds it, and as featcheck's fix builds it (or, without a
@@ -276,7 +278,7 @@ def _configurations(
         resolved.member.name, resolved.target, "", pins, resolved.lockfile, resolved.profile
     )
     if finding.fix is not None and finding.fix.safe:
-        after = graph_with_changes(resolved, {c.path: c.updated for c in plan_changes([finding])})
+        after = graph_with_changes(resolved, plan_changes([finding]))
         fixed = replace(
             current,
             pins=pins_for(after.graph, finding.crate, finding.crate_version),

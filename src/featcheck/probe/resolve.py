@@ -9,12 +9,10 @@ Cargo.lock, and the optimisation settings of its release profile. Only data leav
 
 from __future__ import annotations
 
-import shutil
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import tomlkit
 from tomlkit.exceptions import TOMLKitError
@@ -22,10 +20,8 @@ from tomlkit.exceptions import TOMLKitError
 from featcheck.boundary import (
     MAX_LOCKFILE_BYTES,
     MAX_MANIFEST_BYTES,
-    TrustContext,
     read_checkout_file,
 )
-from featcheck.cargo.runner import CargoRunner
 from featcheck.cargo.tree_text import TreeTextError, parse_tree_text
 from featcheck.errors import FeatcheckError
 from featcheck.graph import DependencyGraph, Node
@@ -35,9 +31,11 @@ from featcheck.workspace.cargo_metadata import parse_metadata
 from featcheck.workspace.model import FEATURE, FeatureValue, Package
 from featcheck.workspace.workspace import Workspace
 
+if TYPE_CHECKING:
+    from featcheck.cargo.runner import CargoRunner
+
 BACKEND = "burn-flex"
 FACADE = "burn"
-_NOT_COPIED = shutil.ignore_patterns("target", ".git", ".hg", ".jj", "node_modules", ".venv")
 
 # [profile.release] keys that change the code the probe times, and the values cargo accepts.
 # Everything else (build-override, rustflags, debug info, ...) is left out: the probe copies
@@ -242,19 +240,9 @@ def read_tree(text: str, what: str = "cargo tree output") -> DependencyGraph:
         raise FeatcheckError(f"could not read {what}: {error}") from None
 
 
-def member_graph(
-    manifest: Path,
-    package: str | None,
-    *,
-    trust: TrustContext,
-    offline: bool,
-    timeout: float,
-    on_command: Callable[[list[str]], None] | None = None,
-) -> MemberGraph:
-    """Resolve the member with cargo (no code of the checkout runs; Cargo.lock is put back)."""
-    runner = CargoRunner(
-        manifest.parent, trust=trust, offline=offline, timeout=timeout, on_command=on_command
-    )
+def member_graph(runner: CargoRunner, manifest: Path, package: str | None) -> MemberGraph:
+    """Resolve the member with the probe's `runner` (no code of the checkout runs; Cargo.lock
+    is put back)."""
     checkout = runner.checkout
     with LockfileGuard.around(manifest, checkout):
         metadata = runner.start_metadata(manifest).result(parse_metadata)
@@ -279,41 +267,3 @@ def matmul_config(resolved: MemberGraph, label: str = "current") -> BackendConfi
         profile=resolved.profile,
         label=label,
     )
-
-
-def graph_with_changes(resolved: MemberGraph, changes: dict[Path, str]) -> MemberGraph:
-    """The member's graph after `changes` (manifest path -> new text), resolved by cargo on a
-    temporary copy of the workspace; the copy's Cargo.lock is what `--fix` would leave."""
-    root = resolved.metadata.root
-    with tempfile.TemporaryDirectory(prefix="featcheck-probe-fix-") as temporary:
-        copy = Path(temporary) / "workspace"
-        try:
-            shutil.copytree(root, copy, ignore=_NOT_COPIED, symlinks=True)
-            for path, text in changes.items():
-                (copy / path.resolve().relative_to(root.resolve())).write_text(
-                    text, encoding="utf-8"
-                )
-            manifest = copy / resolved.manifest.resolve().relative_to(root.resolve())
-        except ValueError:
-            raise FeatcheckError(
-                "the fix edits a manifest outside the workspace: the probe cannot copy it"
-            ) from None
-        except OSError as error:
-            raise FeatcheckError(
-                f"could not copy the workspace to probe the fix: {error}"
-            ) from None
-        # The copy is the checkout too: the probe's context, derived for it.
-        first = resolved.runner
-        runner = CargoRunner(
-            copy,
-            trust=first.trust.derive(copy),
-            offline=first.offline,
-            timeout=first.timeout,
-            on_command=first.on_command,
-        )
-        member = resolved.member
-        graph = read_tree(runner.tree(manifest, f"{member.name}@{member.version}", resolved.target))
-        lock_path = copy / "Cargo.lock"
-        lockfile = lock_path.read_bytes() if lock_path.is_file() else None
-        profile = release_profile(copy / "Cargo.toml")
-    return replace(resolved, graph=graph, lockfile=lockfile, profile=profile)

@@ -15,7 +15,7 @@ use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::thread;
 
-const ROUNDS: usize = 12;
+const ROUNDS: usize = 4;
 const CHUNKS: usize = 32;
 const STEPS_PER_CHUNK: u64 = 1_500_000;
 
