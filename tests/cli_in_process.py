@@ -60,10 +60,19 @@ def answered_by(source_of: SourceFactory) -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def _as_the_command_line(cwd: Path) -> Iterator[None]:
-    """The environment and directory `run_featcheck` gives its process."""
-    saved = {name: os.environ.get(name) for name in ENVIRONMENT}
+def _as_the_command_line(
+    cwd: Path, environment: Mapping[str, str | None] | None = None
+) -> Iterator[None]:
+    """The environment and directory `run_featcheck` gives its process, over `environment`
+    (a None value: the variable is unset); all of it put back on leaving."""
+    given = dict(environment or {})
+    saved = {name: os.environ.get(name) for name in (*given, *ENVIRONMENT)}
     before = Path.cwd()
+    for name, value in given.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
     os.environ.update(ENVIRONMENT)
     _measure_the_terminal_again()
     os.chdir(cwd)
@@ -181,15 +190,20 @@ def _report(
 
 
 def run_in_process(
-    *args: str, cwd: Path | None = None, stdin: str | None = None, columns: int = 200
+    *args: str,
+    cwd: Path | None = None,
+    stdin: str | None = None,
+    columns: int = 200,
+    environment: Mapping[str, str | None] | None = None,
 ) -> subprocess.CompletedProcess[str]:
     """`support.run_featcheck` in this process: the same command line (`featcheck.cli.run`) in
-    the same environment, its streams captured (`stdin` its input), without a Python start-up
-    and imports of its own. For tests of what featcheck prints; a test of the process itself
-    (signals, exit on a broken pipe, what runs beside it) runs it as a user does."""
+    the same environment (with `environment` over the test's, None unsetting a variable), its
+    streams captured (`stdin` its input), without a Python start-up and imports of its own. For
+    tests of what featcheck prints; a test of the process itself (signals, exit on a broken
+    pipe, what runs beside it) runs it as a user does."""
     stage = _Printed()
     given = io.TextIOWrapper(io.BytesIO((stdin or "").encode()), encoding="utf-8")
-    with _as_the_command_line(cwd or Path.cwd()), _reading(given):
+    with _as_the_command_line(cwd or Path.cwd(), environment), _reading(given):
         os.environ["COLUMNS"] = str(columns)  # put back with the rest on leaving
         _measure_the_terminal_again()
         with stage.capturing():

@@ -3,11 +3,9 @@ also holds a patch release of regex (1.11.1 and 1.11.2), for baselines and `--ne
 
 from __future__ import annotations
 
-import contextlib
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 from cli_in_process import run_in_process
@@ -121,21 +119,4 @@ def featcheck_in_process(
 ) -> subprocess.CompletedProcess[str]:
     """`featcheck` above without the process: the same command line in the same environment
     (cli_in_process.run_in_process gives NO_COLOR and COLUMNS=200), its streams captured."""
-    with _cargo_of(home):
-        return run_in_process(str(repository), *arguments)
-
-
-@contextlib.contextmanager
-def _cargo_of(home: Path) -> Iterator[None]:
-    """os.environ as `environment(home)` has it, for the time of one run."""
-    given = cargo_environment(home)
-    saved = {name: os.environ.get(name) for name in given}
-    os.environ.update(given)
-    try:
-        yield
-    finally:
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
+    return run_in_process(str(repository), *arguments, environment=cargo_environment(home))

@@ -136,21 +136,9 @@ def in_process_with(
     """`run_with` in this process (cli_in_process.run_in_process): the same command line with
     the same environment over the test's, every cargo and git it starts a real process. For
     tests whose subject is what featcheck starts or reads, not the Python process itself."""
-    given = {
-        "RUSTUP_HOME": os.environ.get("RUSTUP_HOME") or str(Path.home() / ".rustup"),
-        **environment,
-    }
-    saved = {name: os.environ.get(name) for name in (*given, "GITHUB_ACTIONS")}
-    os.environ.update(given)
-    os.environ.pop("GITHUB_ACTIONS", None)
-    try:
-        return run_in_process(*args)
-    finally:
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
+    rustup = os.environ.get("RUSTUP_HOME") or str(Path.home() / ".rustup")
+    given = {"RUSTUP_HOME": rustup, **environment, "GITHUB_ACTIONS": None}
+    return run_in_process(*args, environment=given)
 
 
 def plant_cargo_home_inside(checkout: Checkout, registry: Path) -> Path:
