@@ -90,3 +90,33 @@ def test_compare_fix_resolves_the_fixed_feature_set(
     assert fixed.label == "with featcheck's fix"
     assert fixed.lockfile is not None
     assert (project / "Cargo.toml").read_text() == manifest_before  # the user's files untouched
+
+
+def test_compare_fix_writes_nothing_through_a_linked_manifest(
+    tmp_path: Path, offline_cargo_for: Callable[..., Path]
+) -> None:
+    """The library's Cargo.toml is a link inside the checkout, and the fix edits it: the probe
+    resolves the fix on the fixes' copy, whose link is a file of its own, so neither the link
+    nor the file it points at changes."""
+    from featcheck.pipeline import audit_project
+    from featcheck.probe.command import fix_changes, graph_with_changes
+    from featcheck.probe.member import member_findings
+    from featcheck.probe.resolve import member_graph
+
+    project = copy_project(tmp_path, "lib-chain", offline_cargo_for)
+    shared = project / "shared-model.toml"
+    (project / "model" / "Cargo.toml").rename(shared)
+    (project / "model" / "Cargo.toml").symlink_to(shared)  # absolute: into the checkout
+    written = {
+        p: p.read_bytes() for p in project.rglob("*") if p.is_file() and "target" not in p.parts
+    }
+    resolved = member_graph(probe_runner(project), project / "cli" / "Cargo.toml", None)
+    changes, described = fix_changes(member_findings(audit_project, resolved))
+    assert [change.path.resolve() for change in changes] == [shared.resolve()], described
+    fixed = matmul_config(graph_with_changes(resolved, changes))
+    assert "rayon" in fixed.backend.features
+    assert (project / "model" / "Cargo.toml").is_symlink()
+    after = {
+        p: p.read_bytes() for p in project.rglob("*") if p.is_file() and "target" not in p.parts
+    }
+    assert after == written

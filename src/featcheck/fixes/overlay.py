@@ -78,6 +78,7 @@ class WorkspaceCopy:
             self._directory = tempfile.TemporaryDirectory(prefix="featcheck-fix-")
             copy = Path(self._directory.name) / "workspace"
             shutil.copytree(self.root, copy, ignore=_NOT_COPIED, symlinks=True)
+            _point_links_into(copy, self.root)
             lockfile = copy / "Cargo.lock"
             # cargo writes the copy's lockfile: a link would let it write where it points.
             content = lockfile.read_bytes() if lockfile.is_file() else None
@@ -130,6 +131,21 @@ class WorkspaceCopy:
         if self._directory is not None:
             self._directory.cleanup()
             self._directory = None
+
+
+def _point_links_into(copy: Path, root: Path) -> None:
+    """A copied link that leads into the workspace by an absolute path would lead cargo in the
+    copy back to the user's file, not to the copy's edited one: it is made to point into the
+    copy. Links that lead out of the workspace stay as they are."""
+    for directory, subdirectories, files in os.walk(copy):
+        for name in (*subdirectories, *files):
+            link = Path(directory, name)
+            if not link.is_symlink():
+                continue
+            real = Path(os.path.realpath(root / link.relative_to(copy)))
+            if real.is_relative_to(root):
+                link.unlink()
+                link.symlink_to(os.path.relpath(copy / real.relative_to(root), link.parent))
 
 
 @dataclass
