@@ -26,7 +26,7 @@ from featcheck.cargo.pending_metadata import MetadataSource, PendingMetadata
 from featcheck.cargo.runner import CargoRunner
 from featcheck.errors import FeatcheckError
 from featcheck.featureset import AuditOptions, beyond_defaults
-from featcheck.lockfile import LockfileGuard, LockfileWatch, refuse_lockfile_links
+from featcheck.fileio import LockfileWatch, lockfiles_kept, refuse_lockfile_links
 
 KEPT_UNTIL_EXIT: list[object] | None = None
 """Set to a list by a process that ends right after its audit (the command line, which exits
@@ -124,7 +124,7 @@ def started_audit(
     # read it), a Cargo.lock one cargo would write through (kept or not).
     check_within(manifest, checkout, "reading a Cargo.toml")
     refuse_lockfile_links(manifest, checkout)
-    guard = nullcontext() if options.update_lockfile else LockfileGuard.around(manifest, checkout)
+    guard = nullcontext() if options.update_lockfile else lockfiles_kept(manifest, checkout)
     with guard as lockfile:
         all_features = beyond_defaults(options.configurations, options.each_feature)
         pending = source.start_metadata(manifest, all_features=all_features)

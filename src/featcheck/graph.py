@@ -269,11 +269,6 @@ class DependencyGraph:
 EMPTY: frozenset[Node] = frozenset()
 
 
-def shortest_path(start: T, goal: T, neighbours: Callable[[T], Iterable[T]]) -> list[T] | None:
-    """Breadth-first search from `start` to `goal`; the path with both ends, or None."""
-    return breadth_first((start,), goal, neighbours)
-
-
 def breadth_first(
     starts: Sequence[T], goal: T, neighbours: Callable[[T], Iterable[T]]
 ) -> list[T] | None:

@@ -41,7 +41,7 @@ from featcheck.cargo.argv_gate import (
     target_triple,
     word,
 )
-from featcheck.cargo.process import run_process
+from featcheck.cargo.process import start_process
 from featcheck.cargo.runner import CargoRunner
 from featcheck.errors import FeatcheckError
 
@@ -406,7 +406,7 @@ def test_the_runner_refuses_unchecked_values_from_any_caller(
 def test_no_process_starts_with_an_argument_file(tmp_path: Path) -> None:
     for arguments in (["--version", "@/tmp/evil.args"], ["x\x00y"]):
         with pytest.raises(FeatcheckError):
-            run_process(
+            start_process(
                 "/bin/true",
                 arguments,
                 trust=elsewhere(tmp_path),

@@ -56,7 +56,6 @@ def test_only_the_launcher_starts_processes() -> None:
 
 
 def test_the_launcher_requires_the_trust_context() -> None:
-    for starter in (process.start_process, process.run_process):
-        parameter = inspect.signature(starter).parameters["trust"]
-        assert parameter.kind is inspect.Parameter.KEYWORD_ONLY
-        assert parameter.default is inspect.Parameter.empty
+    parameter = inspect.signature(process.start_process).parameters["trust"]
+    assert parameter.kind is inspect.Parameter.KEYWORD_ONLY
+    assert parameter.default is inspect.Parameter.empty

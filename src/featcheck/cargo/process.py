@@ -41,23 +41,6 @@ class ProcessOutput(NamedTuple):
     stderr: str
 
 
-def run_process(
-    executable: Path | str,
-    arguments: Sequence[Argument],
-    *,
-    trust: TrustContext,
-    cwd: Path,
-    env: dict[str, str],
-    timeout: float,
-    what: str,
-) -> ProcessOutput:
-    """Run one command (see `start_process`) and wait at most `timeout` seconds for it and
-    everything it started."""
-    return start_process(
-        executable, arguments, trust=trust, cwd=cwd, env=env, timeout=timeout, what=what
-    ).wait()
-
-
 _PIPE_BYTES = 1 << 20
 """How much of a pipe is read at once, and how much a widened pipe holds."""
 

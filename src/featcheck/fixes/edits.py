@@ -37,14 +37,11 @@ class _Text:
         self.text = text
         self.starts = line_starts(text)  # no byte order mark: apply_edit keeps it apart
 
-    def offset(self, line: int, column: int) -> int:
-        return self.starts[line - 1] + column - 1
-
     def start(self, span: Span) -> int:
-        return self.offset(span.line, span.column)
+        return self.starts[span.line - 1] + span.column - 1
 
     def end(self, span: Span) -> int:
-        return self.offset(span.end_line, span.end_column)
+        return self.starts[span.end_line - 1] + span.end_column - 1
 
     def line_of(self, offset: int) -> tuple[int, int]:
         """(start, end) offsets of the line holding `offset`, end excluding the newline."""

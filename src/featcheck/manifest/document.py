@@ -87,20 +87,14 @@ def parse_document(path: Path, raw: bytes) -> ManifestDocument:
 
 def parse_text(path: Path, text: str) -> ManifestDocument:
     """`text` (that of `path`) as a parsed TOML document, or a one-line FeatcheckError."""
-    data = _fast_parse(text)
-    if data is None:
+    # Valid TOML by tomllib or tomli (a tenth of tomlkit's time: a large workspace reads
+    # hundreds of manifests); what it rejects goes to tomlkit, which says what is wrong, and
+    # where, as it always has.
+    try:
+        data = toml_data(text)
+    except ValueError:
         data = _parse_or_explain(path, text)
     return ManifestDocument(path, text, data)
-
-
-def _fast_parse(text: str) -> dict[str, Any] | None:
-    """The data of valid TOML by tomllib or tomli (a tenth of tomlkit's time: a large
-    workspace reads hundreds of manifests); None where it rejects `text`, so that tomlkit says
-    what is wrong, and where, as it always has."""
-    try:
-        return toml_data(text)
-    except ValueError:
-        return None
 
 
 def _parse_or_explain(path: Path, text: str) -> dict[str, Any]:

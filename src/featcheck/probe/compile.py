@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from featcheck.cargo.argv_gate import word
-from featcheck.cargo.process import neutral_directory, run_process
+from featcheck.cargo.process import neutral_directory, start_process
 from featcheck.errors import FeatcheckError
 from featcheck.severity import plural
 
@@ -64,7 +64,7 @@ def find_toolset(runner: CargoRunner, target_dir: Path, timeout: float) -> Tools
     )
     environment.pop("CARGO_BUILD_TARGET", None)  # the probe runs here: build for the host
     environment.pop("CARGO_BUILD_BUILD_DIR", None)  # the audit's: the probe builds in its own
-    output = run_process(
+    output = start_process(
         rustc,
         [word("-vV")],
         trust=runner.trust,
@@ -72,7 +72,7 @@ def find_toolset(runner: CargoRunner, target_dir: Path, timeout: float) -> Tools
         env=environment,
         timeout=min(timeout, 60.0),
         what="`rustc -vV`",
-    )
+    ).wait()
     if output.returncode != 0:
         raise FeatcheckError(f"could not run `rustc -vV`: {output.stderr.strip()[:200]}")
     return Toolset(cargo, environment, output.stdout)

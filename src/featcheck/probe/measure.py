@@ -24,7 +24,7 @@ from typing import Any
 
 from featcheck.boundary import TrustContext
 from featcheck.cargo.argv_gate import Argument
-from featcheck.cargo.process import neutral_directory, run_process
+from featcheck.cargo.process import neutral_directory, start_process
 from featcheck.errors import FeatcheckError
 from featcheck.probe.verdict import Decision, Load, RunStats, ThreadEvidence, decide
 
@@ -129,7 +129,7 @@ def _run_once(
             environment[name] = value
     before, children_before = _read_cpu_times(), _children_cpu_seconds()
     started = time.monotonic()
-    output = run_process(
+    output = start_process(
         binary,
         [Argument(argument) for argument in arguments],  # featcheck's own numbers and flags
         trust=trust,
@@ -137,7 +137,7 @@ def _run_once(
         env=environment,
         timeout=timeout,
         what="the probe",
-    )
+    ).wait()
     elapsed = time.monotonic() - started
     after, children_after = _read_cpu_times(), _children_cpu_seconds()
     if output.returncode != 0:

@@ -24,8 +24,8 @@ from featcheck.boundary import (
 )
 from featcheck.cargo.tree_text import TreeTextError, parse_tree_text
 from featcheck.errors import FeatcheckError
+from featcheck.fileio import lockfiles_kept
 from featcheck.graph import DependencyGraph, Node
-from featcheck.lockfile import LockfileGuard
 from featcheck.probe.programs import MATMUL, Program, program_for
 from featcheck.workspace.cargo_metadata import parse_metadata
 from featcheck.workspace.model import FEATURE, FeatureValue, Package
@@ -244,7 +244,7 @@ def member_graph(runner: CargoRunner, manifest: Path, package: str | None) -> Me
     """Resolve the member with the probe's `runner` (no code of the checkout runs; Cargo.lock
     is put back)."""
     checkout = runner.checkout
-    with LockfileGuard.around(manifest, checkout):
+    with lockfiles_kept(manifest, checkout):
         metadata = runner.start_metadata(manifest).result(parse_metadata)
         member = select_member(metadata, manifest, package)
         target = runner.host_triple()

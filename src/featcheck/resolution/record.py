@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable
 from typing import SupportsIndex, TypeVar
 
 from featcheck.featureset import DEFAULT, FeatureSelection
-from featcheck.graph import shortest_path
+from featcheck.graph import breadth_first
 from featcheck.resolution.context import BuildContext
 from featcheck.resolution.features import (
     ACTIVATE_VALUE,
@@ -94,7 +94,7 @@ class Record(list[Seed]):
                 continue
             asked = [(dep_key, value) for value in edge.requested]
             for start in [*self._states(asked, set()), self._state((dep_key, ACTIVATE_VALUE))]:
-                found = shortest_path(start, goal, self._following)
+                found = breadth_first((start,), goal, self._following)
                 if found is not None and (best is None or len(found) < len(best)):
                     best = found
         packages = self.context.index.packages
@@ -217,7 +217,7 @@ class FeatureSearch:
             first, last = self._state(start), self._state(goal)
             found = None
             if first is not None and last is not None:
-                found = shortest_path(first, last, self._record(last[0] >> 1)._following)
+                found = breadth_first((first,), last, self._record(last[0] >> 1)._following)
             packages = self.index.packages
             self._chains[key] = (
                 None if found is None else [(packages[u >> 1].id, f) for u, f in found]
