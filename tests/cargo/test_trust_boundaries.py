@@ -168,6 +168,14 @@ def test_a_registry_only_the_checkout_defines_is_refused_before_cargo_asks_it(
     assert refused in line
     assert ".cargo/config.toml:" in line  # where the checkout says it
     assert attacker.seen == []  # type: ignore[attr-defined]
+    # The probe builds and runs what cargo fetches: refused even offline, and it says so.
+    probed = in_process_with(
+        ["probe", "--offline", "--yes", str(checkout.project)],
+        {"CARGO_HOME": str(home), "CARGO_REGISTRIES_COMPANY_TOKEN": SECRET},
+    )
+    line = _one_error_line(probed)
+    assert refused in line and "not the probe" in line
+    assert attacker.seen == []  # type: ignore[attr-defined]
 
 
 def test_a_vendored_checkout_still_audits(tmp_path: Path, registry_views: RegistryViews) -> None:

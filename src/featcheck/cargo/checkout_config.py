@@ -291,6 +291,9 @@ def registry_key(name: str) -> str:
     return name.upper().replace("-", "_")
 
 
+_NOT_THE_PROBE = " (not the probe: it builds and runs what it fetches)"
+
+
 class CredentialPolicy:
     """Where cargo may send credentials is the user's to say, never the checkout's.
 
@@ -325,8 +328,8 @@ class CredentialPolicy:
                     f"`[registries.{_printable(name)}]` is defined by the checkout: featcheck "
                     "lets only your own cargo configuration say where cargo sends a registry's "
                     "credentials; define it in $CARGO_HOME/config.toml (or CARGO_REGISTRIES_"
-                    f"{registry_key(_printable(name))}_INDEX), audit with --offline, "
-                    "or pass --trust-checkout",
+                    f"{registry_key(_printable(name))}_INDEX) or pass --trust-checkout; "
+                    f"an audit also takes it with --offline{_NOT_THE_PROBE}",
                 )
             )
         elif section == "source" and leaf.key[2] == "replace-with":
@@ -340,7 +343,8 @@ class CredentialPolicy:
                     f"`[source.{_printable(leaf.key[1])}]` in the checkout names a remote "
                     "registry that cargo would fetch from and send credentials to: featcheck "
                     "takes remote sources only from your own cargo configuration; define it "
-                    "there, audit with --offline, or pass --trust-checkout",
+                    "there or pass --trust-checkout; an audit also takes it with "
+                    f"--offline{_NOT_THE_PROBE}",
                 ),
             )
         return True
