@@ -3,7 +3,8 @@
 One declaration can be written as `burn = { ... }`, as a `[dependencies.burn]` table, with dotted
 keys (`burn.workspace = true`), under a rename (`nn = { package = "burn" }`), inside
 `[target.'cfg(...)'.dependencies]`, or inherited from the workspace root's
-`[workspace.dependencies]`. This module finds the declaration and the span to point at.
+`[workspace.dependencies]`. This module finds them, binds the model's declarations to them,
+and gives the span to point at.
 """
 
 from __future__ import annotations
@@ -191,9 +192,8 @@ def written_in(
     sites = all_sites(manifest, root)
     by_key: dict[tuple[DependencyKind, str, str, bool], list[DeclarationSite]] = {}
     for site in sites:
-        by_key.setdefault((site.kind, site.package, site.key, site.platform is None), []).append(
-            site
-        )
+        key = (site.kind, site.package, site.key, site.platform is None)
+        by_key.setdefault(key, []).append(site)
     return Written(
         sites, {d: by_key.get((d.kind, d.name, d.key, d.target is None), []) for d in declarations}
     )
