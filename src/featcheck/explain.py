@@ -18,7 +18,7 @@ from featcheck.fix_words import add_features, edit_words, fix_words, remove_defa
 from featcheck.fixes.direct import new_requirement, pinned_families
 from featcheck.graph import DependencyGraph, Node
 from featcheck.locate import Locator
-from featcheck.manifest.declarations import Cut, declaration_sites
+from featcheck.manifest.declarations import Cut
 from featcheck.report import Edit, Fix
 from featcheck.resolution.record import FeatureSearch, Record
 from featcheck.rules import Detection
@@ -213,7 +213,7 @@ class Explainer:
         """Dev- or build-dependencies of the member that turn the feature on where the build
         of the member itself does not get it (resolver 2 and 3 keep them apart)."""
         lines = []
-        manifest = self.locator.manifests.get(member.manifest_path)
+        written = self.metadata.written[member.id]
         for declaration in member.declarations:
             if declaration.kind is not kind or not cfg.applies(declaration.target):
                 continue
@@ -230,7 +230,7 @@ class Explainer:
                 for s in starts
             ):
                 continue
-            sites = declaration_sites(manifest, kind.value, declaration.name, cfg)
+            sites = [site for site in written.of[declaration] if site.applies(cfg)]
             entry = sites[0].key_entry() if sites else None
             line = f" (line {entry.key.line})" if entry is not None else ""
             who = "tests and benches" if kind is DEV else "the build script"

@@ -1,7 +1,8 @@
 from metadata_builder import declaration_entry
 
+from featcheck.workspace.cargo_metadata import declaration
 from featcheck.workspace.model import NORMAL
-from featcheck.workspace.workspace import declaration, declarations_for_edge
+from featcheck.workspace.workspace import declarations_for_edge
 
 
 def test_two_versions_under_two_names_find_their_own_declarations() -> None:

@@ -236,22 +236,11 @@ class CandidateFinder:
         removing = action == "remove-default-features"
         in_workspace_entry = where is not site
         model, touches, edits = self._edit_model(owner, where, in_workspace_entry, action, features)
-        cut_here = where.disables_defaults() and (in_workspace_entry or not where.inherits)
-        written = where.default_features_entry() if cut_here else None
-        entry = written[1] if written is not None else where.key_entry()
-        assert entry is not None  # every site found in a manifest has its key's span
-        cut = Cut(
-            where,
-            entry,
-            declared,
-            owner,
-            cut_here,
-            inheriting=site if in_workspace_entry else None,
-        )
+        cut = Cut.at(where, site, declared)
+        assert cut is not None  # every site found in a manifest has its key's span
         size = _REMOVING_DEFAULTS_SIZE if removing else len(features)
-        return Candidate(
-            edits, model, proximity, cut_here or in_workspace_entry, size, cut, touches
-        )
+        written_at_cut = cut.disables_defaults or in_workspace_entry
+        return Candidate(edits, model, proximity, written_at_cut, size, cut, touches)
 
     def _edit_model(
         self,

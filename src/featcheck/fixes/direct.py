@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from featcheck.manifest.declarations import Cut, DeclarationSite, declaration_sites, workspace_site
+from featcheck.manifest.declarations import Cut, DeclarationSite, workspace_site
 from featcheck.report import Action, Edit
 from featcheck.semantics import semver
 from featcheck.workspace.model import DEP_FEATURE, FEATURE, NORMAL, NewDependency, crate_key
@@ -205,13 +205,12 @@ class DirectDependencies:
         return (*inherited, *wanted, *defaults), action, ""
 
     def _declares(self, package: Package, key: str) -> bool:
-        """Whether the package's manifest already has a normal dependency named `key`."""
-        manifest = self.locator.manifests.get(package.manifest_path)
-        table = manifest.get("dependencies")
-        if isinstance(table, dict) and key in table:
-            return True
+        """Whether the package's `[dependencies]` table already has `key`, or a line naming
+        the package `key` itself (`package = ...`, not one it inherits)."""
         return any(
-            s.path[0] == "dependencies" for s in declaration_sites(manifest, "normal", key, None)
+            site.path[0] == "dependencies"
+            and (site.key == key or (site.inherited is None and site.package == key))
+            for site in self.metadata.written[package.id].sites
         )
 
     def _workspace_entry(self, backend: Node) -> DeclarationSite | None:
@@ -221,16 +220,16 @@ class DirectDependencies:
         if backend.name in self._entry:
             return self._entry[backend.name]
         found = None
-        root = self.locator.workspace_root_manifest
+        path = self.metadata.root / "Cargo.toml"
+        root = self.locator.manifests.get(path) if path.is_file() else None
         table = root.get("workspace", "dependencies") if root is not None else None
         if root is not None and isinstance(table, dict) and not backend.package.is_local:
             for key in table:
                 site = workspace_site(root, str(key))
-                value = site.value if site is not None else None
                 if site is None or site.package != backend.name or site.version is None:
                     continue
-                foreign = isinstance(value, dict) and any(
-                    k in value for k in ("path", "git", "registry", "registry-index")
+                foreign = isinstance(site.value, dict) and any(
+                    k in site.value for k in ("path", "git", "registry", "registry-index")
                 )
                 if not foreign and semver.matches(site.version, backend.version):
                     found = site
@@ -260,17 +259,7 @@ def member_anchor(
         for site in locator.declared_sites(member, declared, cfg):
             inherited = site.inherited
             where = inherited if inherited is not None and inherited.disables_defaults() else site
-            cut_here = where.disables_defaults() and (where is inherited or not where.inherits)
-            written = where.default_features_entry() if cut_here else None
-            entry = written[1] if written is not None else where.key_entry()
-            if entry is None:
-                continue
-            return Cut(
-                where,
-                entry,
-                declared,
-                member,
-                cut_here,
-                inheriting=site if where is inherited else None,
-            )
+            cut = Cut.at(where, site, declared)
+            if cut is not None:
+                return cut
     return None

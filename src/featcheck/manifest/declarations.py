@@ -3,15 +3,16 @@
 One declaration can be written as `burn = { ... }`, as a `[dependencies.burn]` table, with dotted
 keys (`burn.workspace = true`), under a rename (`nn = { package = "burn" }`), inside
 `[target.'cfg(...)'.dependencies]`, or inherited from the workspace root's
-`[workspace.dependencies]`. This module finds the declaration and the span to point at.
+`[workspace.dependencies]`. This module finds them, binds the model's declarations to them,
+and gives the span to point at.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-from featcheck.workspace.model import BUILD, DEV, NORMAL, DependencyKind, Package
+from featcheck.workspace.model import BUILD, DEV, NORMAL, Declaration, DependencyKind
 
 if TYPE_CHECKING:
     from featcheck.graph import Node
@@ -114,11 +115,24 @@ class Cut:
     """The span: `default-features = false` when that is the cut, else the declaration key."""
     dependency: Node
     """The package declared there (e.g. burn 0.22.1)."""
-    owner: Package
-    """The local package whose build uses this declaration."""
     disables_defaults: bool
     inheriting: DeclarationSite | None = None
     """The member's own `workspace = true` declaration when `site` is the workspace entry."""
+
+    @classmethod
+    def at(cls, where: DeclarationSite, site: DeclarationSite, dependency: Node) -> Cut | None:
+        """The cut at `where`: the package's own line `site`, or the workspace entry it
+        inherits; on `default-features = false` where that is written there and takes effect
+        (a `workspace = true` line's own does not), else on the key. None where the key has no
+        span."""
+        in_workspace_entry = where is not site
+        cut_here = where.disables_defaults() and (in_workspace_entry or not where.inherits)
+        written = where.default_features_entry() if cut_here else None
+        entry = written[1] if written is not None else where.key_entry()
+        if entry is None:
+            return None
+        inheriting = site if in_workspace_entry else None
+        return cls(where, entry, dependency, cut_here, inheriting)
 
 
 def _package_name(key: str, value: Any) -> str:
@@ -130,16 +144,12 @@ def _package_name(key: str, value: Any) -> str:
 def all_sites(
     manifest: ManifestDocument, root: ManifestDocument | None = None
 ) -> list[DeclarationSite]:
-    """Every dependency declaration of the manifest, walked once: kind by kind, each kind's
-    top-level tables before its `[target.X]` tables, in file order within a table.
+    """Every dependency declaration of the manifest: kind by kind, each kind's top-level tables
+    before its `[target.X]` tables, in file order within a table.
 
     `root` is the workspace root manifest: a `workspace = true` declaration gets the
     `[workspace.dependencies]` entry it inherits, whose `package = ...` may rename it.
     """
-    by_root = None if root is None else root.path
-    known: list[DeclarationSite] | None = manifest.declarations.get(by_root)
-    if known is not None:
-        return known
     targets = manifest.get("target")
     platforms = targets.items() if isinstance(targets, dict) else ()
     sites: list[DeclarationSite] = []
@@ -159,8 +169,34 @@ def all_sites(
                 sites.append(
                     DeclarationSite(manifest, (*path, key), package, value, kind, inherited)
                 )
-    manifest.declarations[by_root] = sites
     return sites
+
+
+class Written(NamedTuple):
+    """Where a local package's manifest writes its declarations, matched once."""
+
+    sites: list[DeclarationSite]
+    """Every declaration written, in the order of `all_sites`."""
+    of: dict[Declaration, list[DeclarationSite]]
+    """The sites of each of the model's declarations of the package."""
+
+
+def written_in(
+    manifest: ManifestDocument,
+    declarations: tuple[Declaration, ...],
+    root: ManifestDocument | None,
+) -> Written:
+    """Each declaration bound to the sites that write it: the same kind, package and key, in
+    a `[target.X]` table exactly when the declaration has a platform (cargo rewrites a cfg's
+    spelling, so which table is left to `DeclarationSite.applies`)."""
+    sites = all_sites(manifest, root)
+    by_key: dict[tuple[DependencyKind, str, str, bool], list[DeclarationSite]] = {}
+    for site in sites:
+        key = (site.kind, site.package, site.key, site.platform is None)
+        by_key.setdefault(key, []).append(site)
+    return Written(
+        sites, {d: by_key.get((d.kind, d.name, d.key, d.target is None), []) for d in declarations}
+    )
 
 
 def declaration_sites(

@@ -18,7 +18,7 @@ from featcheck.errors import FeatcheckError
 from featcheck.featureset import AuditOptions, FeatureSelection, beyond_defaults
 from featcheck.fixes.counterfactual import WhatIf
 from featcheck.fixes.lockcheck import LockView
-from featcheck.locate import ManifestCache
+from featcheck.locate import ManifestCache, bind_declarations
 from featcheck.matrix import ConfigurationPlan, audits_itself, plan_configurations
 from featcheck.policy.load import load_config, members_with_settings
 from featcheck.policy.settings import Config
@@ -96,7 +96,7 @@ def scope_of(run: Run, metadata: Workspace) -> Scope:
         return file.relative_to(root).as_posix() if file.is_relative_to(root) else str(file)
 
     return Scope(
-        metadata,
+        bind_declarations(metadata, run.manifests),
         config,
         settings,
         members,
@@ -185,7 +185,7 @@ def with_every_feature(
         # default, and `--all-features` those that only a `dependency/feature` value enables:
         # ask again with both (the values were matched against the members already).
         pending = run.source.start_metadata(run.manifest, all_features=True, features=extra)
-        metadata = pending.result(parse_metadata)
+        metadata = bind_declarations(pending.result(parse_metadata), run.manifests)
         members = select_members(metadata, run.manifest, run.options.packages)
         return replace(scope, metadata=metadata, members=members, dependency_features=extra)
     return scope

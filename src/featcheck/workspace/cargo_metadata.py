@@ -12,14 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from featcheck.errors import FeatcheckError
-from featcheck.workspace.model import DependencyKind, Edge, Package
-from featcheck.workspace.workspace import (
-    Listed,
-    PackageTable,
-    Workspace,
-    declaration,
-    declarations_for_edge,
-)
+from featcheck.workspace.model import Declaration, DependencyKind, Edge, Package
+from featcheck.workspace.workspace import Listed, PackageTable, Workspace, declarations_for_edge
 
 
 def parse_metadata(text: str) -> Workspace:
@@ -113,3 +107,17 @@ class CargoPackages(PackageTable):
                 ):
                     edges.append(self._edge(decl, target))
         return self._record(position, raw["edition"], declarations, edges)
+
+
+def declaration(raw: Mapping[str, Any]) -> Declaration:
+    return Declaration(
+        name=raw["name"],
+        rename=raw.get("rename"),
+        req=raw.get("req", "*"),
+        kind=DependencyKind.of(raw.get("kind")),
+        target=raw.get("target"),
+        optional=bool(raw.get("optional", False)),
+        uses_default_features=bool(raw.get("uses_default_features", True)),
+        features=tuple(raw.get("features", ())),
+        path=raw.get("path"),
+    )

@@ -18,7 +18,7 @@ from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path, PurePath
-from typing import Any, NamedTuple, overload
+from typing import TYPE_CHECKING, Any, NamedTuple, overload
 from urllib.parse import unquote, urlparse
 
 from featcheck.semantics.semver import matches
@@ -36,6 +36,9 @@ from featcheck.workspace.model import (
     parse_feature_values,
 )
 
+if TYPE_CHECKING:
+    from featcheck.manifest.declarations import Written
+
 
 @dataclass(frozen=True, eq=False)
 class Workspace(Mapping[str, Package]):
@@ -52,6 +55,9 @@ class Workspace(Mapping[str, Package]):
     """Packages whose manifests a `--no-exec` audit could not read (id -> why): they are in
     `packages` with no features or declarations, and `noexec.gaps` says what they may change.
     Always empty when cargo produced the data."""
+    written: Mapping[str, Written] = field(default_factory=dict, repr=False)
+    """By id, where each local package's declarations are written (`locate.bind_declarations`,
+    before resolution): what findings point at."""
 
     def __post_init__(self) -> None:
         _ = self.members  # indexed with the answer: a malformed one fails where it is read
@@ -293,20 +299,6 @@ class PackageTable(Sequence[Package]):
             if position is not None:
                 found.append(self._edge(decl, position))
         return found
-
-
-def declaration(raw: Mapping[str, Any]) -> Declaration:
-    return Declaration(
-        name=raw["name"],
-        rename=raw.get("rename"),
-        req=raw.get("req", "*"),
-        kind=DependencyKind.of(raw.get("kind")),
-        target=raw.get("target"),
-        optional=bool(raw.get("optional", False)),
-        uses_default_features=bool(raw.get("uses_default_features", True)),
-        features=tuple(raw.get("features", ())),
-        path=raw.get("path"),
-    )
 
 
 def is_registry(source: str | None) -> bool:
