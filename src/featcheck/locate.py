@@ -44,11 +44,6 @@ class ManifestCache:
             document = self._documents[key] = parse_text(key, text)
         return document
 
-    def text(self, path: Path) -> str:
-        """The text of the manifest at `path` (every local package's is parsed already: its
-        declarations are bound before resolution)."""
-        return self.get(path).text
-
 
 def bind_declarations(metadata: Workspace, manifests: ManifestCache) -> Workspace:
     """The model with each local package's declarations bound to where its manifest writes

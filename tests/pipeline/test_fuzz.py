@@ -36,7 +36,7 @@ from featcheck.cargo.checkout_config import read_checkout_config
 from featcheck.cargo.runner import CargoRunner
 from featcheck.cargo.toolchain import find_toolchain_request
 from featcheck.errors import FeatcheckError
-from featcheck.manifest.declarations import declaration_sites, workspace_site
+from featcheck.manifest.declarations import all_sites, workspace_site
 from featcheck.manifest.document import read_manifest
 from featcheck.manifest.spans import index_spans
 from featcheck.manifest.toml_lexer import scan_comments
@@ -228,15 +228,15 @@ def check_manifest(path: Path) -> None:
     # what tomlkit accepts).
     spans = document.spans
     assert isinstance(spans, dict)
-    for kind in ("normal", "dev", "build"):
-        for cfg in (HOST_CFG, None):
-            for site in declaration_sites(document, kind, "burn", cfg, root=document):
-                assert isinstance(site.key, str) and site.inherits in (True, False)
-                assert site.version is None or isinstance(site.version, str)
-                assert site.local_path is None or isinstance(site.local_path, str)
-                site.default_features_entry()
-                site.disables_defaults()
-                site.key_entry()
+    for site in all_sites(document, document):
+        assert isinstance(site.key, str) and site.inherits in (True, False)
+        assert site.version is None or isinstance(site.version, str)
+        assert site.local_path is None or isinstance(site.local_path, str)
+        assert site.applies(None)
+        assert site.applies(HOST_CFG) in (True, False)
+        site.default_features_entry()
+        site.disables_defaults()
+        site.key_entry()
     workspace_site(document, "burn")
     scan_comments(document.text)
     with contextlib.suppress(FeatcheckError):

@@ -199,25 +199,6 @@ def written_in(
     )
 
 
-def declaration_sites(
-    manifest: ManifestDocument,
-    kind: str,
-    package: str,
-    cfg: TargetCfg | None,
-    root: ManifestDocument | None = None,
-) -> list[DeclarationSite]:
-    """Every declaration of `package` of `kind` that applies to the target, in file order.
-
-    With `cfg` None every `[target.X]` table counts (the target is unknown). `root` is the
-    workspace root manifest, for declarations that inherit from `[workspace.dependencies]`.
-    """
-    return [
-        site
-        for site in all_sites(manifest, root)
-        if site.kind.value == kind and site.package == package and site.applies(cfg)
-    ]
-
-
 def workspace_site(root: ManifestDocument, key: str) -> DeclarationSite | None:
     """The `[workspace.dependencies]` entry a `workspace = true` declaration inherits."""
     table = root.get("workspace", "dependencies")

@@ -22,9 +22,6 @@ class ManifestDocument:
         self.text = text
         self.data = data
         self._lines: list[str] = []
-        self.declarations: dict[Path | None, Any] = {}
-        """Its dependency declarations, walked on first use (declarations.py), by the
-        workspace root manifest they were resolved against."""
 
     def __repr__(self) -> str:
         return f"ManifestDocument({str(self.path)!r})"

@@ -12,7 +12,7 @@ from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from featcheck.manifest.document import ManifestDocument, read_manifest, read_manifest_text
+from featcheck.manifest.document import ManifestDocument, read_manifest
 from featcheck.policy.settings import (
     ANY_CODE,
     Allow,
@@ -61,7 +61,6 @@ def apply_suppressions(
     targets: Collection[str] | None = None,
     rules: Collection[str] | None = None,
     read: Callable[[Path], ManifestDocument] = read_manifest,
-    read_text: Callable[[Path], str] = read_manifest_text,
     misnamed: Callable[[Allow], str | None] | None = None,
     unused_confidence: Confidence = Confidence.RESOLVED,
 ) -> SuppressionResult:
@@ -73,13 +72,12 @@ def apply_suppressions(
     in `targets`, or its rule not in `rules` (None: everything was audited): the audit could not
     have matched it; unless `misnamed` says why it can never match (`KnownNames` in
     stages/finish.py). A finding's inline comments may sit on the lines `declaration_spans`
-    gives. Only manifests whose text (`read_text`) holds a `# featcheck:` directive are parsed
-    (`read`).
+    gives (`read`: the audit's parsed manifests).
     """
     findings = list(findings)
     root = Path(audited_root)
     finding_spans = [declaration_spans(finding) for finding in findings]
-    inline = _inline_by_file(finding_spans, root, manifests, read, read_text, config.catalogue)
+    inline = _inline_by_file(finding_spans, root, manifests, read, config.catalogue)
     kept, suppressed, used = _match(findings, finding_spans, config, root, inline)
     unused = unused_findings(
         config,
@@ -141,7 +139,6 @@ def _inline_by_file(
     root: Path,
     manifests: Iterable[Path],
     read: Callable[[Path], ManifestDocument],
-    read_text: Callable[[Path], str],
     catalogue: Catalogue,
 ) -> dict[Path, list[Allow]]:
     """Inline allows of every manifest to consider, keyed by resolved path."""
@@ -149,13 +146,16 @@ def _inline_by_file(
     paths += [root / span.file for places in finding_spans for span in places]
     result: dict[Path, list[Allow]] = {}
     for path in dict.fromkeys(paths):
-        # Every directive lies in the text: a file without any needs no parse, no scan and no
+        if not path.is_file():
+            continue
+        # Every directive lies in the text: a file without any needs no comment scan and no
         # resolved name (hundreds of members, as many findings).
-        if not path.is_file() or not has_directive(read_text(path)):
+        document = read(path)
+        if not has_directive(document.text):
             continue
         key = path.resolve()
         if key not in result:
-            result[key] = inline_allows(read(path), catalogue)
+            result[key] = inline_allows(document, catalogue)
     return result
 
 

@@ -68,7 +68,6 @@ def finish(
             targets=scope.targets,
             rules=ran,
             read=run.manifests.get,
-            read_text=run.manifests.text,
             misnamed=misnamed,
             # A suppression may look unused only because the build was not seen whole.
             unused_confidence=Confidence.INCOMPLETE if result.incomplete else Confidence.RESOLVED,
