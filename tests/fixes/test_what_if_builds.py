@@ -15,7 +15,7 @@ from support import LINUX_CFG
 
 from featcheck.fixes.counterfactual import WhatIf, edited_index
 from featcheck.resolution import features
-from featcheck.resolution.context import BuildContext
+from featcheck.resolution.context import BuildContext, DepList
 from featcheck.resolution.session import build_graph
 from featcheck.semantics.cfg import TargetCfg
 from featcheck.workspace.cargo_metadata import workspace_from_metadata
@@ -109,3 +109,24 @@ def test_an_edit_above_a_long_chain_does_not_resolve_the_chain_again(
     assert {node.name for node in graph.nodes()} >= {"helper", f"c{CHAIN - 1}"}
     # lib's unit, what it asks again (leaf, c0) and what is new (helper): not the chain.
     assert len(followed) < 10, len(followed)
+
+
+def test_an_edited_build_lists_again_only_the_dependencies_of_the_edited_packages(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    index, at = _workspace()
+    what_if = _what_if(index)
+    what_if.graph(frozenset(), at["app"], LINUX.triple)
+    listed: list[int] = []
+    collect = BuildContext._collect
+
+    def counting(context: BuildContext, key: int, dev: bool) -> DepList:
+        listed.append(key >> 1)
+        return collect(context, key, dev)
+
+    monkeypatch.setattr(BuildContext, "_collect", counting)
+    edits = _edits(at)["turns an optional dependency on"]
+    graph = what_if.graph(edits, at["app"], LINUX.triple)
+    assert "helper" in {node.name for node in graph.nodes()}
+    # lib's lists change with its edit, helper's are new: app's and leaf's are the unedited ones.
+    assert set(listed) == {at["lib"], at["helper"]}, sorted(listed)

@@ -33,11 +33,11 @@ unasked; 73 was a new burn backend with its HTTP and TLS stack."""
 
 def added_packages(before: DependencyGraph, after: DependencyGraph) -> list[str]:
     """`name version` of each package `after` builds that `before` does not (by name and
-    version: a copy's path packages print another directory)."""
-    known = {(p.name, p.version) for p in before.packages()}
-    return sorted(
-        {f"{p.name} {p.version}" for p in after.packages()} - {f"{n} {v}" for n, v in known}
-    )
+    version: a copy's path packages print another directory). Only the packages `before`
+    lacks by identity are looked up by name: a fix changes a few of hundreds."""
+    new = after.packages() - before.packages()
+    known = {(n.name, n.version) for name in {p.name for p in new} for n in before.named(name)}
+    return sorted({f"{p.name} {p.version}" for p in new if (p.name, p.version) not in known})
 
 
 @dataclass(frozen=True)

@@ -105,10 +105,12 @@ class TargetSession:
             else:
                 start = self._largest_part(seeds)
                 if start is None:
-                    resolved = resolve_below(self.context, seeds)
+                    below = self._drawn(seeds, resolve_below(self.context, seeds), None)
                 else:
                     resolved = resolve_below(self.context, seeds - start.seeds, start.resolved)
-                below = self._drawn(seeds, resolved, None)
+                    # Drawn on the part's drawing too: the units the other seeds leave alone
+                    # keep their nodes and children (as an edit's do, `_edit`).
+                    below = self._drawn(seeds, resolved, start)
             self._below[seeds] = below
         return below
 

@@ -237,9 +237,9 @@ def _still_flagged(scope: Scope, model: ResolverModel) -> StillFlagged:
         fix made, for a feature other than the `excused` ones."""
         rules = rules_of(member, package.name)
         # Most candidates clear the finding: a look at the package's own nodes says so without
-        # `detect`, whose look-up by name indexes the whole of each candidate's new graph.
-        name = package.name  # a string compare first: most nodes are other crates
-        nodes = [n for n in graph.nodes() if n.package.name == name and n.package == package]
+        # `detect`. By name: a candidate's graph shares its index of names with the graph below
+        # its member, which every candidate drawn on it looks up (`DependencyGraph.rooted`).
+        nodes = [n for n in graph.named(package.name) if n.package == package]
         if not any(_lacks(rule, node, excused) for rule in rules for node in nodes):
             return False
         view = BuildView(graph, (next(graph.nodes()),), target=target, cfg=model.cfgs[target])
