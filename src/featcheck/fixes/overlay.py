@@ -136,16 +136,18 @@ class WorkspaceCopy:
 def _point_links_into(copy: Path, root: Path) -> None:
     """A copied link that leads into the workspace by an absolute path would lead cargo in the
     copy back to the user's file, not to the copy's edited one: it is made to point into the
-    copy. Links that lead out of the workspace stay as they are."""
+    copy. Links that lead out of the workspace, or to what the copy leaves out (`target/`),
+    stay as they are."""
     for directory, subdirectories, files in os.walk(copy):
         for name in (*subdirectories, *files):
             link = Path(directory, name)
             if not link.is_symlink():
                 continue
             real = Path(os.path.realpath(root / link.relative_to(copy)))
-            if real.is_relative_to(root):
+            copied = copy / real.relative_to(root) if real.is_relative_to(root) else None
+            if copied is not None and os.path.lexists(copied):
                 link.unlink()
-                link.symlink_to(os.path.relpath(copy / real.relative_to(root), link.parent))
+                link.symlink_to(os.path.relpath(copied, link.parent))
 
 
 @dataclass
