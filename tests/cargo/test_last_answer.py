@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from cli_in_process import run_in_process
-from support import REPO, WORKSPACES, trust_of
+from support import WORKSPACES, trust_of
 
 from featcheck.cargo import last_answer as last_answer_module
 from featcheck.cargo.last_answer import MAX_KEPT, LastAnswer
@@ -21,12 +21,16 @@ from featcheck.cargo.runner import CargoRunner
 from featcheck.workspace import cargo_metadata as metadata_module
 from featcheck.workspace.workspace import Workspace
 
-CRATES = REPO / "crates"
+FLAGGED = "regex-without-perf"
+"""A project with one finding (FC011: regex without its `perf` features), small enough that cargo
+and the audit take little time: what is kept between runs does not depend on the size."""
+CLEAN = "regex-with-perf"
+"""The same project with `perf`: no finding."""
 
 
-def _copy(crate: str, into: Path) -> Path:
-    project = into / crate
-    shutil.copytree(CRATES / crate, project, ignore=shutil.ignore_patterns("target"))
+def _copy(workspace: str, into: Path) -> Path:
+    project = into / workspace
+    shutil.copytree(WORKSPACES / workspace, project, ignore=shutil.ignore_patterns("target"))
     return project
 
 
@@ -52,8 +56,8 @@ def test_an_answer_that_differs_from_the_kept_one_is_cargos(
 ) -> None:
     """The kept answer of a project is replaced by another valid one, whose verdict differs
     (the clean crate's): the audit still reports what cargo answers now, and keeps that."""
-    flagged = _copy("pitb-exec-cpu", tmp_path)
-    clean = _copy("pitb-exec-cpu-simd", tmp_path)
+    flagged = _copy(FLAGGED, tmp_path)
+    clean = _copy(CLEAN, tmp_path)
     cache = tmp_path / "cache"
     monkeypatch.setenv("XDG_CACHE_HOME", str(cache))
 
@@ -75,7 +79,7 @@ def test_an_answer_that_differs_from_the_kept_one_is_cargos(
     planted = run_in_process(str(flagged), "--format", "json")
     assert planted.returncode == 1, planted.stderr
     assert planted.stdout == fresh.stdout
-    assert [f["code"] for f in json.loads(planted.stdout)["findings"]] == ["FC001"]
+    assert [f["code"] for f in json.loads(planted.stdout)["findings"]] == ["FC011"]
     assert flagged_answer.read_text() == flagged_text  # cargo's answer is kept again
 
 
@@ -84,7 +88,7 @@ def test_the_same_answer_is_not_parsed_again(
 ) -> None:
     """The second time, the text parsed while cargo worked stands in for cargo's equal one:
     nothing is parsed once cargo has answered."""
-    project = _copy("pitb-exec-cpu-simd", tmp_path)
+    project = _copy(CLEAN, tmp_path)
     offline_cargo_for(project)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     parsed = _count_parses(monkeypatch)
@@ -103,7 +107,9 @@ def test_the_same_answer_is_not_parsed_again(
     assert audit()[:2] == (0, 1)  # nothing kept yet: cargo's answer is parsed when it comes
     early, total, metadata = audit()
     assert (early, total) == (1, 1)
-    assert [p.name for p in metadata.members] == ["pitb-exec-cpu-simd"]
+    assert [(p.name, Path(p.manifest_path)) for p in metadata.members] == [
+        ("app", project / "Cargo.toml")
+    ]
 
 
 def test_after_an_edit_the_kept_answer_is_not_read(
@@ -111,7 +117,7 @@ def test_after_an_edit_the_kept_answer_is_not_read(
 ) -> None:
     """A manifest or lockfile written after the kept answer: cargo answers otherwise, as a rule,
     so the kept answer is not even read (nor audited ahead); the report is cargo's as ever."""
-    project = _copy("pitb-exec-cpu", tmp_path)
+    project = _copy(FLAGGED, tmp_path)
     offline_cargo_for(project)
     cache = tmp_path / "cache"
     monkeypatch.setenv("XDG_CACHE_HOME", str(cache))
@@ -136,7 +142,7 @@ def test_after_an_edit_the_kept_answer_is_not_read(
     assert not read_ahead(project / "Cargo.lock")
     os.utime(kept, ns=(written, written))
     manifest = project / "Cargo.toml"
-    manifest.write_text(manifest.read_text().replace("Flex without rayon", "an edit"))
+    manifest.write_text(manifest.read_text().replace("Trimmed for compile time", "an edit"))
     assert not read_ahead(manifest)
     again = run_in_process(str(project), "--format", "json")
     assert (again.returncode, again.stdout) == (first.returncode, first.stdout)
@@ -185,7 +191,7 @@ def test_without_a_usable_user_cache_the_audit_is_the_same(
 ) -> None:
     """Where featcheck's cache cannot be made (here the cache home is a file), cargo keeps
     nothing and no answer is kept: the audit is the same, twice."""
-    project = _copy("pitb-exec-cpu", tmp_path)
+    project = _copy(FLAGGED, tmp_path)
     offline_cargo_for(project)
     cache_home = tmp_path / "not-a-directory"
     cache_home.write_text("")
@@ -195,7 +201,7 @@ def test_without_a_usable_user_cache_the_audit_is_the_same(
         assert done.returncode == 1, done.stderr
         assert "Traceback" not in done.stderr
     assert runs[0].stdout == runs[1].stdout
-    assert [f["code"] for f in json.loads(runs[0].stdout)["findings"]] == ["FC001"]
+    assert [f["code"] for f in json.loads(runs[0].stdout)["findings"]] == ["FC011"]
     assert not (project / "target").exists()
 
 
@@ -205,8 +211,7 @@ def test_after_a_members_edit_the_kept_answer_is_not_audited_ahead(
     """A member's manifest written after the kept answer (the root manifest and the lockfile
     unchanged: a pre-commit hook's usual run in a workspace): cargo answers otherwise, so the
     kept answer is not audited ahead; the report is cargo's as ever."""
-    project = tmp_path / "member-order"
-    shutil.copytree(WORKSPACES / "member-order", project)
+    project = _copy("proc-macro-host-only", tmp_path)
     offline_cargo_for(project)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     run_in_process(str(project), "--format", "json")
@@ -224,7 +229,7 @@ def test_after_a_members_edit_the_kept_answer_is_not_audited_ahead(
         return read
 
     assert kept_answer_read()
-    member = project / "crates" / "backend" / "Cargo.toml"
+    member = project / "macros" / "Cargo.toml"
     member.write_text(
         member.read_text().replace("publish = false", 'publish = false\ndescription = "an edit"')
     )

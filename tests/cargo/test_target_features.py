@@ -58,13 +58,21 @@ def no_exec_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _codes(
-    project: Path, *args: str, cargo_home: Path, monkeypatch: pytest.MonkeyPatch
-) -> tuple[int, list[str]]:
-    """featcheck's exit code and finding codes (JSON), its command line run in this process."""
+    project: Path, targets: list[str], *args: str, cargo_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> tuple[int, dict[str, list[str]]]:
+    """featcheck's exit code and each target's finding codes (JSON), its command line run in
+    this process once for all `targets` (a finding names its target: each target's verdict is
+    its own, as in a run for that target alone)."""
     monkeypatch.setenv("CARGO_HOME", str(cargo_home))
-    done = run_in_process(str(project), "--format", "json", *args)
+    chosen = [argument for target in targets for argument in ("--target", target)]
+    done = run_in_process(str(project), "--format", "json", *chosen, *args)
     assert done.returncode in (0, 1), done.stdout + done.stderr
-    return done.returncode, [f["code"] for f in json.loads(done.stdout)["findings"]]
+    report = json.loads(done.stdout)
+    assert report["targets"] == targets
+    by_target: dict[str, list[str]] = {target: [] for target in targets}
+    for finding in report["findings"]:
+        by_target[finding["target"]].append(finding["code"])
+    return done.returncode, by_target
 
 
 @pytest.mark.parametrize("name", ["ripgrep", "fd", "bat"])
@@ -79,16 +87,14 @@ def test_popular_projects_configuration_audits_in_every_mode(
     without the file, in default mode, with --no-exec and with --no-exec --trust-checkout."""
     project = _project(tmp_path, (CONFIGS / f"{name}.toml").read_text())
     home = offline_cargo_for(project)
-    for target in (detect_host_triple(), WINDOWS):
-        for mode, cargo_home in (
-            ((), home),
-            (("--no-exec",), no_exec_home),
-            (("--no-exec", "--trust-checkout"), no_exec_home),
-        ):
-            seen = _codes(
-                project, "--target", target, *mode, cargo_home=cargo_home, monkeypatch=monkeypatch
-            )
-            assert seen == (1, ["FC001"]), (target, mode)
+    targets = list(dict.fromkeys([detect_host_triple(), WINDOWS]))
+    for mode, cargo_home in (
+        ((), home),
+        (("--no-exec",), no_exec_home),
+        (("--no-exec", "--trust-checkout"), no_exec_home),
+    ):
+        seen = _codes(project, targets, *mode, cargo_home=cargo_home, monkeypatch=monkeypatch)
+        assert seen == (1, {target: ["FC001"] for target in targets}), mode
 
 
 @pytest.mark.parametrize(
@@ -127,16 +133,12 @@ def test_crt_static_decides_cfg_tables_as_rustc_does(
         + 'burn = { version = "=0.22.1", default-features = false, features = ["rayon"] }\n'
     )
     home = offline_cargo_for(project)
-    for target, expected in (
-        (detect_host_triple(), codes),
-        (WINDOWS, codes),
-        ("aarch64-apple-darwin", ["FC001"]),
-    ):
-        for mode, cargo_home in (((), home), (("--no-exec",), no_exec_home)):
-            seen = _codes(
-                project, "--target", target, *mode, cargo_home=cargo_home, monkeypatch=monkeypatch
-            )
-            assert seen == (1, expected), (target, mode)
+    expected = {detect_host_triple(): codes, WINDOWS: codes, "aarch64-apple-darwin": ["FC001"]}
+    for mode, cargo_home in (((), home), (("--no-exec",), no_exec_home)):
+        seen = _codes(
+            project, list(expected), *mode, cargo_home=cargo_home, monkeypatch=monkeypatch
+        )
+        assert seen == (1, expected), mode
 
 
 @pytest.mark.parametrize(

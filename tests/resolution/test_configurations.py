@@ -5,25 +5,15 @@ as a user runs it, and the `configurations` setting."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-import tomlkit
 from cargo_tree_oracle import run_in_process_resolved_by
 from cli_in_process import run_in_process
-from support import WORKSPACES, RegistryViews, cargo_environment
-from test_resolver_differential import (
-    _run,
-    cargo_tree_graph,
-    differences,
-    host_triple,
-    target_cfg,
-    workspace_resolver,
-)
+from support import WORKSPACES
 
 from featcheck.featureset import (
     FeatureSelection,
@@ -32,13 +22,12 @@ from featcheck.featureset import (
     parse_features,
 )
 from featcheck.matrix import plan_configurations
-from featcheck.resolution import resolve_configurations
-from featcheck.workspace.cargo_metadata import workspace_from_metadata
 
 pytestmark = pytest.mark.usefixtures("remembered_cargo")
 """featcheck runs in this process; its cargo answers an identical question (one fixture audited
 with several flags that all start from `cargo metadata --all-features`) from its first real
-answer (tests/cargo_memo.py). The differential test runs cargo itself, every time."""
+answer (tests/cargo_memo.py). The differential test of these configurations
+(test_configurations_differential.py) runs cargo itself, every time."""
 
 OPTIONAL = WORKSPACES / "optional-backend"
 BACKENDS = WORKSPACES / "backend-features"
@@ -283,76 +272,6 @@ def test_bad_flags_and_bad_configuration_are_one_line_and_exit_2(
             text,
             result.stderr,
         )
-
-
-# --- differential: featcheck's resolver against cargo tree, configuration by configuration ------
-
-
-def _differential_cases() -> list[tuple[Path, str, FeatureSelection]]:
-    cases: list[tuple[Path, str, FeatureSelection]] = []
-    for workspace, members in ((BACKENDS, ("app",)), (OPTIONAL, ("infer", "classic"))):
-        for member in members:
-            manifest = workspace / member / "Cargo.toml"
-            if not manifest.exists():
-                manifest = workspace / "Cargo.toml"
-            features = tomlkit.parse(manifest.read_text()).unwrap().get("features", {})
-            cases += [(workspace, member, s) for s in each_feature(FeatureSelection(), features)]
-            cases.append((workspace, member, FeatureSelection(all_features=True)))
-    cases += [
-        (BACKENDS, "app", FeatureSelection.of(["burn/rayon", "app/backend-flex"])),
-        (BACKENDS, "app", FeatureSelection.of(["backend-flex"], all_features=True)),
-        (OPTIONAL, "infer", FeatureSelection.of(["burn/simd"])),
-        (OPTIONAL, "infer", FeatureSelection.of(["burn?/simd"])),
-        (OPTIONAL, "classic", FeatureSelection.of(["burn-ndarray/multi-threads"])),
-    ]
-    return cases
-
-
-def test_each_configuration_resolves_as_cargo_tree_does(registry_views: RegistryViews) -> None:
-    """featcheck's resolver over one `cargo metadata --all-features` equals
-    `cargo tree -e normal -p MEMBER --target T <flags>` for every configuration."""
-    cases = _differential_cases()
-    targets = list(dict.fromkeys([host_triple(), "aarch64-apple-darwin"]))
-    mismatches: list[str] = []
-    compared = 0
-    for workspace in dict.fromkeys(w for w, _, _ in cases):
-        # `burn/rayon` and the like turn on optional dependencies: the reachable view.
-        env = {**os.environ, **cargo_environment(registry_views.home(workspace))}
-        # As the audit asks: every member feature, and the `dependency/feature` values.
-        extra = FeatureSelection.of(
-            v for w, _, s in cases if w == workspace for v in s.features if "/" in v
-        ).cargo_args()
-        metadata = json.loads(
-            _run(
-                ["cargo", "metadata", "--format-version", "1", "--all-features", *extra],
-                workspace,
-                env,
-            )
-        )
-        packages = {p["name"]: p for p in metadata["packages"]}
-        ids = {name: package["id"] for name, package in packages.items()}
-        # As the audit does: what cargo applies to the member (`app/f` becomes `f`).
-        applied = {
-            (m, s): member_selection(s, packages[m])[0] for w, m, s in cases if w == workspace
-        }
-        jobs = [(ids[m], a) for (m, _), a in applied.items()]
-        graphs = resolve_configurations(
-            workspace_from_metadata(metadata),
-            jobs,
-            [target_cfg(t) for t in targets],
-            workspace_resolver(workspace, metadata),
-        )
-        for member, selection in ((m, s) for w, m, s in cases if w == workspace):
-            for target in targets:
-                expected = cargo_tree_graph(workspace, member, target, env, selection.cargo_args())
-                ours = graphs[(ids[member], target, applied[(member, selection)])]
-                found = differences(expected, ours)
-                compared += 1
-                mismatches += [
-                    f"{workspace.name} {member} {target} {selection.label}: {d}" for d in found
-                ]
-    assert compared == len(cases) * len(targets) >= 40
-    assert mismatches == []
 
 
 def test_the_plan_applies_each_configuration_per_member_as_cargo_does() -> None:

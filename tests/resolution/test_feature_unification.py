@@ -48,6 +48,12 @@ the same trees whichever member `-p` names (test_every_member_gets_the_same_prin
 run serves every member, and every test, that asks it with the same flags."""
 
 
+_ASKED: dict[tuple[str, ...], str] = {}
+"""What nightly cargo printed, by the whole question: workspace, command line, and the cargo
+home's and target directory's place and configuration. A test that asks what another test of
+this process asked already gets cargo's answer to it, once."""
+
+
 def nightly_text(
     workspace: Path,
     package: dict[str, Any],
@@ -56,31 +62,39 @@ def nightly_text(
     flags: Sequence[str] = (),
 ) -> str:
     """What `cargo +nightly tree -p MEMBER` prints for the workspace, features unified over it:
-    every member's tree."""
-    return _run(
-        [
-            "cargo",
-            "+nightly",
-            "tree",
-            "--locked",
-            "-e",
-            "normal",
-            "-p",
-            package["id"],
-            "--target",
-            triple,
-            "-f",
-            "{p} [{f}]",
-            "--prefix",
-            "depth",
-            "--charset",
-            "ascii",
-            *UNIFY_WORKSPACE,
-            *flags,
-        ],
-        workspace,
-        nightly_environment(env),
+    every member's tree (`_ASKED`: asked of cargo once per question)."""
+    command = [
+        "cargo",
+        "+nightly",
+        "tree",
+        "--locked",
+        "-e",
+        "normal",
+        "-p",
+        package["id"],
+        "--target",
+        triple,
+        "-f",
+        "{p} [{f}]",
+        "--prefix",
+        "depth",
+        "--charset",
+        "ascii",
+        *UNIFY_WORKSPACE,
+        *flags,
+    ]
+    environment = nightly_environment(env)
+    home = Path(environment["CARGO_HOME"])
+    key = (
+        str(workspace.resolve()),
+        *command,
+        str(home),
+        (home / "config.toml").read_text(),
+        environment["CARGO_TARGET_DIR"],
     )
+    if key not in _ASKED:
+        _ASKED[key] = _run(command, workspace, environment)
+    return _ASKED[key]
 
 
 def nightly_environment(env: dict[str, str]) -> dict[str, str]:
@@ -251,10 +265,15 @@ def test_feature_flags_apply_to_every_member_as_nightly_cargo_applies_them(
         workspace_resolver(workspace, metadata),
         unify_workspace=True,
     )
+    # Member features alone select nothing the lockfile lacks: cargo tree asks the lockfile's
+    # packages there, as test_unified_resolution_equals_nightly_cargo_tree and
+    # test_every_member_gets_the_same_printout ask (their answers serve here, `_ASKED`).
+    lock_env = {**os.environ, **cargo_environment(registry_views.home(workspace, lock_only=True))}
     mismatches: list[str] = []
     for (member, _), (member_id, applied) in zip(cases, jobs, strict=True):
         flags = applied.cargo_args()
-        expected = nightly_tree(workspace, packages[member], triple, env, flags)
+        asked = env if any("/" in value for value in applied.features) else lock_env
+        expected = nightly_tree(workspace, packages[member], triple, asked, flags)
         found = differences(expected, graphs[(member_id, triple, applied)])
         mismatches += [f"{member} {applied.label}: {d}" for d in found if "node order" not in d]
     assert len(cases) >= 8

@@ -1,0 +1,109 @@
+"""featcheck's resolver against `cargo tree`, configuration by configuration: the fixture
+workspaces whose backends hide behind crate features (test_configurations.py audits them
+through the CLI), each member with each of cargo-hack's configurations and `--all-features`,
+and flags naming a dependency's feature."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import tomlkit
+from support import WORKSPACES, RegistryViews, cargo_environment
+from test_resolver_differential import (
+    _run,
+    cargo_tree_graph,
+    differences,
+    host_triple,
+    target_cfg,
+    workspace_resolver,
+)
+
+from featcheck.featureset import FeatureSelection, each_feature, member_selection
+from featcheck.resolution import resolve_configurations
+from featcheck.workspace.cargo_metadata import workspace_from_metadata
+
+OPTIONAL = WORKSPACES / "optional-backend"
+BACKENDS = WORKSPACES / "backend-features"
+
+
+def _differential_cases() -> list[tuple[Path, str, FeatureSelection]]:
+    cases: list[tuple[Path, str, FeatureSelection]] = []
+    for workspace, members in ((BACKENDS, ("app",)), (OPTIONAL, ("infer", "classic"))):
+        for member in members:
+            manifest = workspace / member / "Cargo.toml"
+            if not manifest.exists():
+                manifest = workspace / "Cargo.toml"
+            features = tomlkit.parse(manifest.read_text()).unwrap().get("features", {})
+            cases += [(workspace, member, s) for s in each_feature(FeatureSelection(), features)]
+            cases.append((workspace, member, FeatureSelection(all_features=True)))
+    cases += [
+        (BACKENDS, "app", FeatureSelection.of(["burn/rayon", "app/backend-flex"])),
+        (BACKENDS, "app", FeatureSelection.of(["backend-flex"], all_features=True)),
+        (OPTIONAL, "infer", FeatureSelection.of(["burn/simd"])),
+        (OPTIONAL, "infer", FeatureSelection.of(["burn?/simd"])),
+        (OPTIONAL, "classic", FeatureSelection.of(["burn-ndarray/multi-threads"])),
+    ]
+    return cases
+
+
+def test_each_configuration_resolves_as_cargo_tree_does(registry_views: RegistryViews) -> None:
+    """featcheck's resolver over one `cargo metadata --all-features` equals
+    `cargo tree -e normal -p MEMBER --target T <flags>` for every configuration."""
+    cases = _differential_cases()
+    targets = list(dict.fromkeys([host_triple(), "aarch64-apple-darwin"]))
+    mismatches: list[str] = []
+    compared = 0
+    for workspace in dict.fromkeys(w for w, _, _ in cases):
+        # `burn/rayon` and the like turn on optional dependencies: the reachable view.
+        env = {**os.environ, **cargo_environment(registry_views.home(workspace))}
+        # Member features alone select nothing the lockfile lacks (cargo wrote it with every
+        # member feature on): cargo tree asks the lockfile's packages, which it loads faster. A
+        # package missing there would fail cargo, not change its answer.
+        lock_env = {
+            **os.environ,
+            **cargo_environment(registry_views.home(workspace, lock_only=True)),
+        }
+        # As the audit asks: every member feature, and the `dependency/feature` values.
+        extra = FeatureSelection.of(
+            v for w, _, s in cases if w == workspace for v in s.features if "/" in v
+        ).cargo_args()
+        metadata = json.loads(
+            _run(
+                ["cargo", "metadata", "--format-version", "1", "--all-features", *extra],
+                workspace,
+                env,
+            )
+        )
+        packages = {p["name"]: p for p in metadata["packages"]}
+        ids = {name: package["id"] for name, package in packages.items()}
+        # As the audit does: what cargo applies to the member (`app/f` becomes `f`).
+        applied = {
+            (m, s): member_selection(s, packages[m])[0] for w, m, s in cases if w == workspace
+        }
+        jobs = [(ids[m], a) for (m, _), a in applied.items()]
+        graphs = resolve_configurations(
+            workspace_from_metadata(metadata),
+            jobs,
+            [target_cfg(t) for t in targets],
+            workspace_resolver(workspace, metadata),
+        )
+        for member, selection in ((m, s) for w, m, s in cases if w == workspace):
+            for target in targets:
+                only_members = not any("/" in value for value in selection.features)
+                expected = cargo_tree_graph(
+                    workspace,
+                    member,
+                    target,
+                    lock_env if only_members else env,
+                    selection.cargo_args(),
+                )
+                ours = graphs[(ids[member], target, applied[(member, selection)])]
+                found = differences(expected, ours)
+                compared += 1
+                mismatches += [
+                    f"{workspace.name} {member} {target} {selection.label}: {d}" for d in found
+                ]
+    assert compared == len(cases) * len(targets) >= 40
+    assert mismatches == []
