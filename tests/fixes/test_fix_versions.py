@@ -9,11 +9,10 @@ cargo keeps a member's locked direct dependency. Real cargo is asked each time w
 
 from __future__ import annotations
 
-import functools
+import difflib
 import hashlib
 import json
 import os
-import re
 import shutil
 import subprocess
 from collections.abc import Callable
@@ -22,6 +21,7 @@ from typing import Any
 
 import pytest
 from cli_in_process import run_in_process
+from fixed_checkouts import FixedCheckouts, cargo_built, manifests
 from support import WORKSPACES, run_featcheck, trust_of
 
 from featcheck.cargo.runner import CargoRunner
@@ -55,19 +55,6 @@ def _cargo(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         ["cargo", *args], cwd=project, capture_output=True, text=True, check=False
     )
-
-
-def _built(project: Path, member: str, crate: str) -> set[str]:
-    """The features real cargo builds on `crate` (`name` or `name@version`) for `member`, with
-    the checkout's Cargo.lock as it is: `--locked` fails, as `cargo metadata --locked` does,
-    where cargo would have to change it (the whole workspace is resolved either way)."""
-    tree = _cargo(
-        project, "tree", "--locked", "-e", "normal", "-p", member, "-i", crate, "-f", "{p} [{f}]"
-    )
-    assert tree.returncode == 0, tree.stderr
-    match = re.search(r"\[([^\]]*)\]$", tree.stdout.splitlines()[0])
-    assert match is not None, tree.stdout
-    return set(filter(None, match.group(1).split(",")))
 
 
 def test_a_fix_the_locked_versions_refuse_is_no_fix_and_says_why(
@@ -141,8 +128,8 @@ def test_the_fix_cargo_can_resolve_wins_over_defaults_that_conflict(
     fixed = run_in_process(str(project), "--fix", "--format", "json")
     assert fixed.returncode == 0, fixed.stderr
     assert json.loads(fixed.stdout)["findings"] == []
-    # The written lockfile is the one --diff showed: cargo agrees with it, locked (`_built`).
-    assert {"rayon", "simd"} <= _built(project, "app", "burn-flex")
+    # The written lockfile is the one --diff showed: cargo agrees with it, locked.
+    assert {"rayon", "simd"} <= cargo_built(project, "app", "burn-flex")
 
 
 def _cargo_that_breaks_in_the_copy(tmp_path: Path, how: str) -> Path:
@@ -177,10 +164,12 @@ def test_cargo_killed_or_failing_during_fix_leaves_every_file_as_it_was(
     monkeypatch.setenv("PATH", os.pathsep.join([str(bin_dir), os.environ.get("PATH", "")]))
     monkeypatch.delenv("RUSTUP_TOOLCHAIN", raising=False)
     files = _files(project)
-    report, _ = _report(project)
+    # In this process: cargo is the one on PATH for each run (what a subprocess inherits is
+    # not the subject; the cargo killed is featcheck's child either way).
+    report, _ = _report(project, run=run_in_process)
     assert any(f["fix"] and f["fix"]["safe"] for f in report["findings"])
     for flag in ("--fix", "--diff"):
-        result = run_featcheck(str(project), flag)
+        result = run_in_process(str(project), flag)
         assert result.returncode == 2, result.stderr
         (line,) = result.stderr.strip().splitlines()
         assert line.startswith(
@@ -194,10 +183,17 @@ def _fixable(name: str) -> bool:
     return (WORKSPACES / name / "Cargo.lock").is_file()
 
 
+@pytest.fixture(scope="module")
+def checkouts(tmp_path_factory: pytest.TempPathFactory) -> FixedCheckouts:
+    """Each fixture copied, audited and fixed once for the module: the tests below each check
+    a part of the same `--fix` run (tests/fixed_checkouts.py)."""
+    return FixedCheckouts(tmp_path_factory)
+
+
 @pytest.mark.parametrize("name", sorted(p.name for p in WORKSPACES.iterdir() if _fixable(p.name)))
 @pytest.mark.usefixtures("remembered_cargo")
 def test_every_confirmed_fix_holds_in_cargo(
-    name: str, tmp_path: Path, offline_cargo_for: Callable[..., Path]
+    name: str, checkouts: FixedCheckouts, offline_cargo_for: Callable[..., Path]
 ) -> None:
     """On every fixture: each fix reported as confirmed and safe, applied by `--fix` (with
     `--fix-level info`, the libraries' info findings too), leaves a checkout cargo resolves,
@@ -205,24 +201,102 @@ def test_every_confirmed_fix_holds_in_cargo(
     member. featcheck runs in this process; its cargo answers a question it was asked before
     (the `--fix` run audits the workspace and confirms the fixes again) from the first answer.
     What is checked of the fixed checkout is asked of real cargo."""
-    project = _copy(name, tmp_path)
-    offline_cargo_for(project)
-    report, _ = _report(project, run=run_in_process)
-    fixed = [f for f in report["findings"] if f["fix"] and f["fix"]["safe"]]
+    checkout = checkouts.of(name)
+    offline_cargo_for(checkout.project)
+    fixed = [f for f in checkout.report["findings"] if f["fix"] and f["fix"]["safe"]]
     if not fixed:
         pytest.skip("no safe fix here")
     assert all(f["fix"]["confirmed"] for f in fixed)
-    after, result = _report(project, "--fix", "--fix-level", "info", run=run_in_process)
+    result = checkout.fixed
+    assert result.returncode in (0, 1), result.stderr
+    after = json.loads(result.stdout)
     assert "featcheck: fixed" in result.stderr
-    # Asked once for each member and crate (several findings may name one), with the lockfile
-    # as --fix wrote it (`_built` runs cargo `--locked`; there is a finding, so it runs).
-    built = functools.cache(functools.partial(_built, project))
+    # Asked once for each member and crate (several findings, and the test below, may name
+    # one), with the lockfile as --fix wrote it (`built` runs cargo `--locked`), over the
+    # registry's packages that lockfile names (cargo reads every package of its source).
+    offline_cargo_for(checkout.project, lock_only=True)
     for finding in fixed:
         member, crate = finding["member"], finding["crate"]
         spec = f"{crate}@{finding['crate_version']}"
-        assert finding["feature"] in built(member, spec), (member, crate)
+        assert finding["feature"] in checkout.built(member, spec), (member, crate)
         left = [f for f in after["findings"] if (f["member"], f["crate"]) == (member, crate)]
         assert left == [], (member, crate)
+
+
+FLAGGED = [
+    "build-dependency",
+    "crate-feature",
+    "dev-only-rayon",
+    "direct-flex",
+    "gpu-only",
+    "lib-chain",
+    "old-burn-ndarray",
+    "renamed",
+    "table-form",
+    "target-specific",
+    "workspace-inheritance",
+    "gemm-direct",
+    "ndarray-direct",
+]
+
+
+def _changed_lines(before: str, after: str) -> tuple[list[str], list[str]]:
+    removed, added = [], []
+    for line in difflib.unified_diff(before.splitlines(), after.splitlines(), lineterm="", n=0):
+        if line.startswith("-") and not line.startswith("---"):
+            removed.append(line[1:])
+        elif line.startswith("+") and not line.startswith("+++"):
+            added.append(line[1:])
+    return removed, added
+
+
+@pytest.mark.parametrize("workspace", FLAGGED)
+@pytest.mark.usefixtures("remembered_cargo")
+def test_fix_edits_only_the_declaration_and_cargo_agrees(
+    workspace: str, checkouts: FixedCheckouts, offline_cargo_for: Callable[..., Path]
+) -> None:
+    """`--fix` on a flagged fixture (the same run the test above checks): it fixes every
+    finding, edits only the declarations the fixes name, and cargo itself then builds every
+    missing feature."""
+    checkout = checkouts.of(workspace)
+    # The view holds what the fixes turn on: cargo resolves the fixed copy below with it.
+    offline_cargo_for(checkout.project)
+    report = json.loads(checkout.audit.stdout)
+    assert report["findings"]
+
+    # Every finding's fix, the info findings' too (old-burn-ndarray's library).
+    result = checkout.fixed
+    after_report = json.loads(result.stdout)
+    # Every fix holds, burn 0.20.1's included: its defaults bring crates the stub registry does
+    # not hold, and the direct burn-ndarray dependency that adds fewer packages is chosen.
+    assert after_report["findings"] == [], result.stderr
+    assert result.returncode == 0
+    assert "featcheck: fixed" in result.stderr
+
+    after = manifests(checkout.project)
+    fixed_places = {
+        (e["file"], e["line"])
+        for f in report["findings"]
+        for e in (f["fix"] or {"edits": []})["edits"]
+    }
+    for path, text in checkout.before.items():
+        removed, added = _changed_lines(text, after[path])
+        if not removed and not added:
+            continue
+        assert any(file == path.as_posix() for file, _ in fixed_places), path
+        # Every comment survives; what was removed is only a line that was rewritten.
+        for line in text.splitlines():
+            if line.strip().startswith("#"):
+                assert line in after[path].splitlines()
+        assert len(removed) <= 1 and len(added) <= 3
+
+    # cargo itself now builds every missing feature on the finding's crate, for its member
+    # (`cargo tree --locked -i CRATE@VERSION`, asked once per member and crate, over the
+    # registry's packages the fixed lockfile names).
+    offline_cargo_for(checkout.project, lock_only=True)
+    for finding in report["findings"]:
+        spec = f"{finding['crate']}@{finding['crate_version']}"
+        assert finding["feature"] in checkout.built(finding["member"], spec), finding
 
 
 def test_a_fix_adding_a_backend_or_dozens_of_packages_is_not_safe() -> None:
