@@ -1,5 +1,5 @@
 """`--fix` and `--diff` from the command line: what they write and refuse. (`--fix` on every
-flagged fixture, checked by cargo itself afterwards, is in tests/fixes/test_fix_versions.py,
+flagged fixture, checked by cargo itself afterwards, is in tests/fixes/test_fix_shapes.py,
 with the other checks of the same runs.)"""
 
 from __future__ import annotations

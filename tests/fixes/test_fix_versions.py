@@ -5,11 +5,12 @@ Two fixtures reproduce how a fix that delivers the feature in memory still fails
 `lock-kept-dependency` re-enables burn 0.21.0's defaults, which pull gix-tempfile (not in the
 lock) needing `tempfile ^3.26` while the app's own `tempfile = "3.20"` is locked at 3.24.0 and
 cargo keeps a member's locked direct dependency. Real cargo is asked each time what it says.
+(That every confirmed fix `--fix` applies holds in cargo, on every fixture with a lockfile, is
+checked in tests/fixes/test_fix_shapes.py, with the other checks of the same `--fix` runs.)
 """
 
 from __future__ import annotations
 
-import difflib
 import hashlib
 import json
 import os
@@ -21,7 +22,7 @@ from typing import Any
 
 import pytest
 from cli_in_process import run_in_process
-from fixed_checkouts import FixedCheckouts, cargo_built, manifests
+from fixed_checkouts import cargo_built
 from support import WORKSPACES, run_featcheck, trust_of
 
 from featcheck.cargo.runner import CargoRunner
@@ -177,126 +178,6 @@ def test_cargo_killed_or_failing_during_fix_leaves_every_file_as_it_was(
         ), line
         assert "Traceback" not in result.stderr
         assert _files(project) == files
-
-
-def _fixable(name: str) -> bool:
-    return (WORKSPACES / name / "Cargo.lock").is_file()
-
-
-@pytest.fixture(scope="module")
-def checkouts(tmp_path_factory: pytest.TempPathFactory) -> FixedCheckouts:
-    """Each fixture copied, audited and fixed once for the module: the tests below each check
-    a part of the same `--fix` run (tests/fixed_checkouts.py)."""
-    return FixedCheckouts(tmp_path_factory)
-
-
-@pytest.mark.parametrize("name", sorted(p.name for p in WORKSPACES.iterdir() if _fixable(p.name)))
-@pytest.mark.usefixtures("remembered_cargo")
-def test_every_confirmed_fix_holds_in_cargo(
-    name: str, checkouts: FixedCheckouts, offline_cargo_for: Callable[..., Path]
-) -> None:
-    """On every fixture: each fix reported as confirmed and safe, applied by `--fix` (with
-    `--fix-level info`, the libraries' info findings too), leaves a checkout cargo resolves,
-    where cargo builds the feature, and that a second audit finds clean of that crate for that
-    member. featcheck runs in this process; its cargo answers a question it was asked before
-    (the `--fix` run audits the workspace and confirms the fixes again) from the first answer.
-    What is checked of the fixed checkout is asked of real cargo."""
-    checkout = checkouts.of(name)
-    offline_cargo_for(checkout.project)
-    fixed = [f for f in checkout.report["findings"] if f["fix"] and f["fix"]["safe"]]
-    if not fixed:
-        pytest.skip("no safe fix here")
-    assert all(f["fix"]["confirmed"] for f in fixed)
-    result = checkout.fixed
-    assert result.returncode in (0, 1), result.stderr
-    after = json.loads(result.stdout)
-    assert "featcheck: fixed" in result.stderr
-    # Asked once for each member and crate (several findings, and the test below, may name
-    # one), with the lockfile as --fix wrote it (`built` runs cargo `--locked`), over the
-    # registry's packages that lockfile names (cargo reads every package of its source).
-    offline_cargo_for(checkout.project, lock_only=True)
-    for finding in fixed:
-        member, crate = finding["member"], finding["crate"]
-        spec = f"{crate}@{finding['crate_version']}"
-        assert finding["feature"] in checkout.built(member, spec), (member, crate)
-        left = [f for f in after["findings"] if (f["member"], f["crate"]) == (member, crate)]
-        assert left == [], (member, crate)
-
-
-FLAGGED = [
-    "build-dependency",
-    "crate-feature",
-    "dev-only-rayon",
-    "direct-flex",
-    "gpu-only",
-    "lib-chain",
-    "old-burn-ndarray",
-    "renamed",
-    "table-form",
-    "target-specific",
-    "workspace-inheritance",
-    "gemm-direct",
-    "ndarray-direct",
-]
-
-
-def _changed_lines(before: str, after: str) -> tuple[list[str], list[str]]:
-    removed, added = [], []
-    for line in difflib.unified_diff(before.splitlines(), after.splitlines(), lineterm="", n=0):
-        if line.startswith("-") and not line.startswith("---"):
-            removed.append(line[1:])
-        elif line.startswith("+") and not line.startswith("+++"):
-            added.append(line[1:])
-    return removed, added
-
-
-@pytest.mark.parametrize("workspace", FLAGGED)
-@pytest.mark.usefixtures("remembered_cargo")
-def test_fix_edits_only_the_declaration_and_cargo_agrees(
-    workspace: str, checkouts: FixedCheckouts, offline_cargo_for: Callable[..., Path]
-) -> None:
-    """`--fix` on a flagged fixture (the same run the test above checks): it fixes every
-    finding, edits only the declarations the fixes name, and cargo itself then builds every
-    missing feature."""
-    checkout = checkouts.of(workspace)
-    # The view holds what the fixes turn on: cargo resolves the fixed copy below with it.
-    offline_cargo_for(checkout.project)
-    report = json.loads(checkout.audit.stdout)
-    assert report["findings"]
-
-    # Every finding's fix, the info findings' too (old-burn-ndarray's library).
-    result = checkout.fixed
-    after_report = json.loads(result.stdout)
-    # Every fix holds, burn 0.20.1's included: its defaults bring crates the stub registry does
-    # not hold, and the direct burn-ndarray dependency that adds fewer packages is chosen.
-    assert after_report["findings"] == [], result.stderr
-    assert result.returncode == 0
-    assert "featcheck: fixed" in result.stderr
-
-    after = manifests(checkout.project)
-    fixed_places = {
-        (e["file"], e["line"])
-        for f in report["findings"]
-        for e in (f["fix"] or {"edits": []})["edits"]
-    }
-    for path, text in checkout.before.items():
-        removed, added = _changed_lines(text, after[path])
-        if not removed and not added:
-            continue
-        assert any(file == path.as_posix() for file, _ in fixed_places), path
-        # Every comment survives; what was removed is only a line that was rewritten.
-        for line in text.splitlines():
-            if line.strip().startswith("#"):
-                assert line in after[path].splitlines()
-        assert len(removed) <= 1 and len(added) <= 3
-
-    # cargo itself now builds every missing feature on the finding's crate, for its member
-    # (`cargo tree --locked -i CRATE@VERSION`, asked once per member and crate, over the
-    # registry's packages the fixed lockfile names).
-    offline_cargo_for(checkout.project, lock_only=True)
-    for finding in report["findings"]:
-        spec = f"{finding['crate']}@{finding['crate_version']}"
-        assert finding["feature"] in checkout.built(finding["member"], spec), finding
 
 
 def test_a_fix_adding_a_backend_or_dozens_of_packages_is_not_safe() -> None:
