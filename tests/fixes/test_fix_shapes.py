@@ -1,144 +1,34 @@
 """Where a finding points and what its fix edits, on the shapes where walking the declarations
-in sorted order blamed a line whose change fixes nothing.
+in sorted order blamed a line whose change fixes nothing (tests/fix_shapes.py); and on every
+fixture with a lockfile, that each confirmed fix `--fix` applies holds in cargo.
 
-Each fixture is audited, fixed with `--fix`, and then real cargo is asked whether the crate is
-now built with the feature; the re-audit `--fix` prints must hold no finding of that crate.
-featcheck runs in the test's process (cli_in_process.run_in_process) and asks real cargo once
-per distinct question (the `remembered_cargo` fixture: `--fix` audits the workspace again);
-what cargo builds of the fixture and of the fixed checkout is asked of real cargo (`cargo
-tree`). A fixture's report as committed, and its copy fixed, are made once in this module and
-asserted by every test that asks (`_Audits`).
+Each fixture is copied, audited and fixed with `--fix --fix-level info` once in this module
+(tests/fixed_checkouts.py), and every test that asks checks its part of that run: where the
+finding points, what the fix edits, that real cargo now builds the crate with the feature, and
+that the re-audit `--fix` prints holds no finding of that crate. featcheck runs in the test's
+process (cli_in_process.run_in_process) and asks real cargo once per distinct question (the
+`remembered_cargo` fixture: `--fix` audits the workspace again); what cargo builds of the
+fixture and of the fixed checkout is asked of real cargo (`cargo tree`).
 """
 
 from __future__ import annotations
 
+import difflib
 import json
 import re
 import shutil
 import subprocess
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 from cli_in_process import run_in_process
+from fix_shapes import SHAPES
+from fixed_checkouts import FixedCheckouts, manifests
 from support import WORKSPACES
 
 pytestmark = pytest.mark.usefixtures("remembered_cargo")
-
-
-@dataclass(frozen=True)
-class Shape:
-    member: str
-    code: str
-    crate: str
-    place: str
-    """file:line of the finding's location, relative to the workspace root."""
-    edit: tuple[str, tuple[str, ...], str, tuple[str, ...]]
-    """(file, declaration key path, action, features) of the fix's one edit."""
-    built: tuple[str, ...]
-    """Features real cargo must build on the crate after `--fix`."""
-    members: tuple[str, ...] = ()
-    """Other members whose build `--fix` must also repair."""
-    also_edited: tuple[str, ...] = ()
-    """Files of the fix's further edits."""
-
-
-SHAPES = {
-    # A path dependency that sorts first says `default-features = false`, but its defaults bring
-    # nothing: the member's own burn declaration is the place.
-    "shape-a-path-dep-first": Shape(
-        "app",
-        "FC001",
-        "burn-flex",
-        "Cargo.toml:9",
-        ("Cargo.toml", ("dependencies", "burn"), "add-features", ("rayon", "simd")),
-        ("rayon", "simd"),
-    ),
-    # The binary's own `default-features = false` on its path library changes nothing: the
-    # workspace entry every member inherits is the cut, and one edit there fixes both members.
-    "shape-b-bin-through-lib": Shape(
-        "app",
-        "FC001",
-        "burn-flex",
-        "Cargo.toml:6",
-        (
-            "Cargo.toml",
-            ("workspace", "dependencies", "burn"),
-            "add-features",
-            ("rayon", "simd"),
-        ),
-        ("rayon", "simd"),
-        ("mylib",),
-    ),
-    # ndarray passes `matrixmultiply-threading` on; the dependency sorting first does not.
-    "shape-c-ndarray-sorted-first": Shape(
-        "app",
-        "FC009",
-        "matrixmultiply",
-        "Cargo.toml:9",
-        (
-            "Cargo.toml",
-            ("dependencies", "ndarray"),
-            "add-features",
-            ("matrixmultiply-threading",),
-        ),
-        ("threading",),
-    ),
-    # `default-features = false` next to `workspace = true` is ignored by cargo; the root
-    # entry is the cut. burn 0.21.0 brings rayon and simd only through its defaults, but they
-    # add 44 packages to `tool`'s build (its `autodiff` with burn's defaults): the member
-    # depends on burn-flex instead.
-    "shape-d-workspace-repeat": Shape(
-        "app",
-        "FC001",
-        "burn-flex",
-        "Cargo.toml:6",
-        ("app/Cargo.toml", ("dependencies", "burn-flex"), "add-dependency", ("rayon", "simd")),
-        ("rayon", "simd"),
-    ),
-    # matrixmultiply is already a dependency: its own declaration gets the feature.
-    "shape-e-already-a-dependency": Shape(
-        "app",
-        "FC009",
-        "matrixmultiply",
-        "Cargo.toml:9",
-        ("Cargo.toml", ("dependencies", "matrixmultiply"), "add-features", ("threading",)),
-        ("threading",),
-    ),
-    # burn 0.21.0 has no rayon passthrough: the path library's declaration loses its
-    # `default-features = false`, which brings simd too (rayon alone would raise FC003).
-    "shape-f-burn-021-companion": Shape(
-        "app",
-        "FC001",
-        "burn-flex",
-        "a-model/Cargo.toml:8",
-        ("a-model/Cargo.toml", ("dependencies", "burn"), "remove-default-features", ()),
-        ("rayon", "simd"),
-    ),
-    # Two binaries on a workspace library whose burn 0.21 line cuts burn-ndarray's threading
-    # (no passthrough): the library owns the cut, and one new line there fixes all three
-    # members, not one line per binary.
-    "shape-i-library-owns-the-cut": Shape(
-        "cli",
-        "FC002",
-        "burn-ndarray",
-        "core/Cargo.toml:8",
-        ("core/Cargo.toml", ("dependencies", "burn-ndarray"), "add-dependency", ("multi-threads",)),
-        ("multi-threads",),
-        ("api", "core-lib"),
-    ),
-    # Only a new dependency helps (tch passes nothing on), with a caret requirement.
-    "shape-g-new-dependency": Shape(
-        "app",
-        "FC009",
-        "matrixmultiply",
-        "Cargo.toml:8",
-        ("Cargo.toml", ("dependencies", "matrixmultiply"), "add-dependency", ("threading",)),
-        ("threading",),
-    ),
-}
 
 
 def _audit(project: Path, *args: str) -> tuple[dict[str, Any], subprocess.CompletedProcess[str]]:
@@ -163,46 +53,24 @@ def _built_features(project: Path, member: str, crate: str) -> set[str]:
     return set(filter(None, match.group(1).split(",")))
 
 
-class _Audits:
-    """What several tests assert of one fixture, made once in this module: the JSON report of the
-    fixture as committed (a copy reports the same: places are relative to its root), and a copy
-    fixed by `--fix --fix-level info` (a library's fix too) with the report that run printed.
-    Each test points cargo at the fixture's view of the registry before it asks."""
-
-    def __init__(self, directory: Path) -> None:
-        self.directory = directory
-        self._reports: dict[str, dict[str, Any]] = {}
-        self._fixed: dict[str, tuple[Path, dict[str, Any], str]] = {}
-
-    def committed(self, name: str) -> dict[str, Any]:
-        if name not in self._reports:
-            self._reports[name], _ = _audit(WORKSPACES / name)
-        return self._reports[name]
-
-    def fixed(self, name: str) -> tuple[Path, dict[str, Any], str]:
-        """The fixed copy, the report `--fix` printed and what it said on stderr."""
-        if name not in self._fixed:
-            project = self.directory / name
-            shutil.copytree(WORKSPACES / name, project)
-            after, result = _audit(project, "--fix", "--fix-level", "info")
-            self._fixed[name] = (project, after, result.stderr)
-        return self._fixed[name]
-
-
 @pytest.fixture(scope="module")
-def audits(tmp_path_factory: pytest.TempPathFactory) -> _Audits:
-    return _Audits(tmp_path_factory.mktemp("shapes"))
+def checkouts(tmp_path_factory: pytest.TempPathFactory) -> FixedCheckouts:
+    """Each fixture copied, audited and fixed once for the module: the tests below each check
+    a part of the same audit and `--fix` run. A copy reports what the fixture as committed
+    does (places are relative to its root)."""
+    return FixedCheckouts(tmp_path_factory)
 
 
 @pytest.mark.parametrize("name", sorted(SHAPES))
 def test_the_located_line_is_the_one_whose_change_cargo_builds(
-    name: str, audits: _Audits, offline_cargo_for: Callable[..., Path]
+    name: str, checkouts: FixedCheckouts, offline_cargo_for: Callable[..., Path]
 ) -> None:
     shape = SHAPES[name]
     committed = WORKSPACES / name
+    checkout = checkouts.of(name)
     # The view holds what the fixes turn on or add: cargo resolves the fixed copy with it.
-    offline_cargo_for(committed)
-    report = audits.committed(name)
+    offline_cargo_for(checkout.project)
+    report = checkout.report
     (finding,) = [f for f in report["findings"] if f["member"] == shape.member]
     assert finding["code"] == shape.code
     assert "{file}:{line}".format(**finding["location"]) == shape.place
@@ -216,18 +84,25 @@ def test_the_located_line_is_the_one_whose_change_cargo_builds(
     # No alternative adds a dependency the member already declares, or carries a false reason.
     for alternative in finding["alternatives"]:
         assert "outside the workspace" not in (alternative.get("note") or "")
+    # cargo over the packages the committed lockfile names (it reads every one of its source).
+    offline_cargo_for(committed, lock_only=True)
     for member in (shape.member, *shape.members):
         assert not set(shape.built) <= _built_features(committed, member, shape.crate)
 
-    project, after, said = audits.fixed(name)
-    assert "featcheck: fixed" in said
+    offline_cargo_for(checkout.project)
+    result = checkout.fixed
+    assert "featcheck: fixed" in result.stderr
+    after = json.loads(result.stdout)
     assert [f for f in after["findings"] if f["crate"] == shape.crate] == []
+    # The fixed checkout, `--locked` (the lockfile --fix wrote), over the packages it names.
+    offline_cargo_for(checkout.project, lock_only=True)
+    spec = f"{shape.crate}@{finding['crate_version']}"
     for member in (shape.member, *shape.members):
-        assert set(shape.built) <= _built_features(project, member, shape.crate), member
+        assert set(shape.built) <= checkout.built(member, spec), member
 
 
 def test_a_workspace_line_spelled_with_escapes_is_edited_like_the_plain_one(
-    tmp_path: Path, audits: _Audits, offline_cargo_for: Callable[..., Path]
+    tmp_path: Path, checkouts: FixedCheckouts, offline_cargo_for: Callable[..., Path]
 ) -> None:
     # `"bu\u0072n" = { "work\u0073pace" = true, ... }` is `burn = { workspace = true, ... }`
     # to cargo: the fix removes its repeated `default-features = false` as well.
@@ -239,18 +114,20 @@ def test_a_workspace_line_spelled_with_escapes_is_edited_like_the_plain_one(
     assert plain in tool.read_text()
     tool.write_text(tool.read_text().replace(plain, '"bu\\u0072n" = { "work\\u0073pace" = true,'))
     report, _ = _audit(project)
-    expected = audits.committed("shape-d-workspace-repeat")
+    expected = checkouts.of("shape-d-workspace-repeat").report
     assert [f["fix"] for f in report["findings"]] == [f["fix"] for f in expected["findings"]]
     assert "tool/Cargo.toml" in [e["file"] for f in report["findings"] for e in f["fix"]["edits"]]
 
 
 def test_a_new_dependency_gets_a_caret_requirement(
-    audits: _Audits, offline_cargo_for: Callable[..., Path]
+    checkouts: FixedCheckouts, offline_cargo_for: Callable[..., Path]
 ) -> None:
-    offline_cargo_for(WORKSPACES / "shape-g-new-dependency")
-    (finding,) = audits.committed("shape-g-new-dependency")["findings"]
+    checkout = checkouts.of("shape-g-new-dependency")
+    offline_cargo_for(checkout.project)
+    (finding,) = checkout.report["findings"]
     assert finding["fix"]["edits"][0]["version"] == "0.3.11"
-    project, _, _ = audits.fixed("shape-g-new-dependency")  # app is a library: --fix-level info
+    assert checkout.fixed.returncode == 0  # app is a library: --fix-level info
+    project = checkout.project
     assert (
         'matrixmultiply = { version = "0.3.11", default-features = false, features = ["threading"] }'
         in (project / "Cargo.toml").read_text()
@@ -287,11 +164,12 @@ def test_a_suggested_new_dependency_reads_as_fix_writes_it(
 
 
 def test_an_exact_pin_of_the_crate_family_is_kept(
-    audits: _Audits, offline_cargo_for: Callable[..., Path]
+    checkouts: FixedCheckouts, offline_cargo_for: Callable[..., Path]
 ) -> None:
-    offline_cargo_for(WORKSPACES / "shape-f-burn-021-companion")
+    checkout = checkouts.of("shape-f-burn-021-companion")
+    offline_cargo_for(checkout.project)
     # burn is pinned `=0.21.0`, so burn-flex would be too.
-    report = audits.committed("shape-f-burn-021-companion")
+    report = checkout.report
     (finding,) = report["findings"]
     added = [
         e for a in finding["alternatives"] for e in a["edits"] if e["action"] == "add-dependency"
@@ -325,11 +203,11 @@ def test_an_allow_on_the_backend_declaration_matches(
 
 
 def test_a_cut_in_a_workspace_library_is_one_finding_for_every_member_built_on_it(
-    audits: _Audits, offline_cargo_for: Callable[..., Path]
+    checkouts: FixedCheckouts, offline_cargo_for: Callable[..., Path]
 ) -> None:
     project = WORKSPACES / "shape-i-library-owns-the-cut"
     offline_cargo_for(project)
-    report = audits.committed(project.name)
+    report = checkouts.of(project.name).report
     groups = {f["group"] for f in report["findings"]}
     assert len(groups) == 1 and [f["member"] for f in report["findings"]] == [
         "api",
@@ -347,11 +225,11 @@ def test_a_cut_in_a_workspace_library_is_one_finding_for_every_member_built_on_i
 
 
 def test_a_new_dependency_in_the_member_says_the_cut_lies_in_a_crate_it_does_not_own(
-    audits: _Audits, offline_cargo_for: Callable[..., Path]
+    checkouts: FixedCheckouts, offline_cargo_for: Callable[..., Path]
 ) -> None:
     project = WORKSPACES / "shape-g-new-dependency"
     offline_cargo_for(project)
-    report = audits.committed(project.name)
+    report = checkouts.of(project.name).report
     (finding,) = report["findings"]
     assert finding["placement"] == (
         "in app's own manifest: the cut lies beyond tch 0.22.0, in a crate the workspace does "
@@ -359,3 +237,114 @@ def test_a_new_dependency_in_the_member_says_the_cut_lies_in_a_crate_it_does_not
     )
     text = run_in_process(str(project), "--root", str(project), "--fail-on", "never")
     assert "= placed: in app's own manifest: the cut lies beyond tch 0.22.0" in text.stdout
+
+
+def _fixable(name: str) -> bool:
+    return (WORKSPACES / name / "Cargo.lock").is_file()
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in WORKSPACES.iterdir() if _fixable(p.name)))
+def test_every_confirmed_fix_holds_in_cargo(
+    name: str, checkouts: FixedCheckouts, offline_cargo_for: Callable[..., Path]
+) -> None:
+    """On every fixture: each fix reported as confirmed and safe, applied by `--fix` (with
+    `--fix-level info`, the libraries' info findings too), leaves a checkout cargo resolves,
+    where cargo builds the feature, and that a second audit finds clean of that crate for that
+    member. featcheck runs in this process; its cargo answers a question it was asked before
+    (the `--fix` run audits the workspace and confirms the fixes again) from the first answer.
+    What is checked of the fixed checkout is asked of real cargo."""
+    checkout = checkouts.of(name)
+    offline_cargo_for(checkout.project)
+    fixed = [f for f in checkout.report["findings"] if f["fix"] and f["fix"]["safe"]]
+    if not fixed:
+        pytest.skip("no safe fix here")
+    assert all(f["fix"]["confirmed"] for f in fixed)
+    result = checkout.fixed
+    assert result.returncode in (0, 1), result.stderr
+    after = json.loads(result.stdout)
+    assert "featcheck: fixed" in result.stderr
+    # Asked once for each member and crate (several findings, and the test below, may name
+    # one), with the lockfile as --fix wrote it (`built` runs cargo `--locked`), over the
+    # registry's packages that lockfile names (cargo reads every package of its source).
+    offline_cargo_for(checkout.project, lock_only=True)
+    for finding in fixed:
+        member, crate = finding["member"], finding["crate"]
+        spec = f"{crate}@{finding['crate_version']}"
+        assert finding["feature"] in checkout.built(member, spec), (member, crate)
+        left = [f for f in after["findings"] if (f["member"], f["crate"]) == (member, crate)]
+        assert left == [], (member, crate)
+
+
+FLAGGED = [
+    "build-dependency",
+    "crate-feature",
+    "dev-only-rayon",
+    "direct-flex",
+    "gpu-only",
+    "lib-chain",
+    "old-burn-ndarray",
+    "renamed",
+    "table-form",
+    "target-specific",
+    "workspace-inheritance",
+    "gemm-direct",
+    "ndarray-direct",
+]
+
+
+def _changed_lines(before: str, after: str) -> tuple[list[str], list[str]]:
+    removed, added = [], []
+    for line in difflib.unified_diff(before.splitlines(), after.splitlines(), lineterm="", n=0):
+        if line.startswith("-") and not line.startswith("---"):
+            removed.append(line[1:])
+        elif line.startswith("+") and not line.startswith("+++"):
+            added.append(line[1:])
+    return removed, added
+
+
+@pytest.mark.parametrize("workspace", FLAGGED)
+def test_fix_edits_only_the_declaration_and_cargo_agrees(
+    workspace: str, checkouts: FixedCheckouts, offline_cargo_for: Callable[..., Path]
+) -> None:
+    """`--fix` on a flagged fixture (the same run the test above checks): it fixes every
+    finding, edits only the declarations the fixes name, and cargo itself then builds every
+    missing feature."""
+    checkout = checkouts.of(workspace)
+    # The view holds what the fixes turn on: cargo resolves the fixed copy below with it.
+    offline_cargo_for(checkout.project)
+    report = json.loads(checkout.audit.stdout)
+    assert report["findings"]
+
+    # Every finding's fix, the info findings' too (old-burn-ndarray's library).
+    result = checkout.fixed
+    after_report = json.loads(result.stdout)
+    # Every fix holds, burn 0.20.1's included: its defaults bring crates the stub registry does
+    # not hold, and the direct burn-ndarray dependency that adds fewer packages is chosen.
+    assert after_report["findings"] == [], result.stderr
+    assert result.returncode == 0
+    assert "featcheck: fixed" in result.stderr
+
+    after = manifests(checkout.project)
+    fixed_places = {
+        (e["file"], e["line"])
+        for f in report["findings"]
+        for e in (f["fix"] or {"edits": []})["edits"]
+    }
+    for path, text in checkout.before.items():
+        removed, added = _changed_lines(text, after[path])
+        if not removed and not added:
+            continue
+        assert any(file == path.as_posix() for file, _ in fixed_places), path
+        # Every comment survives; what was removed is only a line that was rewritten.
+        for line in text.splitlines():
+            if line.strip().startswith("#"):
+                assert line in after[path].splitlines()
+        assert len(removed) <= 1 and len(added) <= 3
+
+    # cargo itself now builds every missing feature on the finding's crate, for its member
+    # (`cargo tree --locked -i CRATE@VERSION`, asked once per member and crate, over the
+    # registry's packages the fixed lockfile names).
+    offline_cargo_for(checkout.project, lock_only=True)
+    for finding in report["findings"]:
+        spec = f"{finding['crate']}@{finding['crate_version']}"
+        assert finding["feature"] in checkout.built(finding["member"], spec), finding

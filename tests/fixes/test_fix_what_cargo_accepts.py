@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 from cli_in_process import run_in_process
-from support import WORKSPACES, run_featcheck, trust_of
+from support import WORKSPACES, trust_of
 
 from featcheck.cargo.runner import CargoRunner
 
@@ -102,7 +102,8 @@ def test_a_fix_cargo_refuses_keeps_no_other_fix_out(
     monkeypatch.setenv("PATH", os.pathsep.join([str(bin_dir), os.environ.get("PATH", "")]))
     monkeypatch.delenv("RUSTUP_TOOLCHAIN", raising=False)
 
-    result = run_featcheck(str(project), "--fix", "--fix-level", "info", "--format", "json")
+    # In this process: the cargo featcheck starts is the one on PATH for this run as well.
+    result = run_in_process(str(project), "--fix", "--fix-level", "info", "--format", "json")
     # memchr's finding (info) is left in the audit of the fixed checkout.
     assert result.returncode == 0, result.stderr
     (refused,) = [line for line in result.stderr.splitlines() if "not applied" in line]

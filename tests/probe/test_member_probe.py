@@ -14,9 +14,10 @@ import pytest
 from cli_in_process import run_in_process
 from probe_support import copy_project, place_probes
 
-pytestmark = pytest.mark.skipif(
-    os.name != "posix", reason="the fake probes are scripts with a #! line"
-)
+pytestmark = [
+    pytest.mark.skipif(os.name != "posix", reason="the fake probes are scripts with a #! line"),
+    pytest.mark.usefixtures("remembered_cargo"),  # the audits: one real cargo per question
+]
 
 
 @pytest.fixture
