@@ -15,11 +15,9 @@ rustc shows the attack.
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,7 +25,15 @@ import pytest
 from actions_support import host_triple
 from cargo_tree_oracle import run_in_process_resolved_by
 from cli_in_process import run_in_process
-from hostile_support import CC, RUSTUP, TEMPLATE, Checkout, make_checkout, run_isolated
+from hostile_support import (
+    CC,
+    RUSTUP,
+    TEMPLATE,
+    Checkout,
+    in_process_with,
+    make_checkout,
+    run_isolated,
+)
 from support import RegistryViews, elsewhere, trust_of, write_offline_cargo_home
 
 from featcheck.cargo.argv_gate import (
@@ -243,10 +249,11 @@ def outcomes(
     registry_views: RegistryViews, tmp_path_factory: pytest.TempPathFactory
 ) -> dict[tuple[str, str], Outcome]:
     """Every vector in every mode, each run with its own CARGO_HOME (over the template's view of
-    the stub registry) and an empty featcheck cache. Where featcheck refuses or starts nothing
-    (the default mode, --no-exec), what is checked is its own gate: its command line runs in
-    this process, one run after another. Under --trust-checkout cargo itself reads the
-    checkout: those run as a user runs them, processes in parallel."""
+    the stub registry) and an empty featcheck cache, where the first cargo call asks rustc, as
+    a planted argument file needs. What is checked is what featcheck starts and reads (its own
+    gate, and under --trust-checkout the cargo it starts, which reads the checkout itself, a
+    real process): its command line runs in this process (`in_process_with`: the environment
+    and directory `run_isolated` gives its process), one run after another."""
     registry = registry_views.registry(TEMPLATE)
     jobs = [
         (vector, mode)
@@ -262,20 +269,10 @@ def outcomes(
         extra = vector.plant(checkout, plant_argument_files(checkout))
         home = write_offline_cargo_home(base / "cargo-home", registry)
         arguments = [str(checkout.project), "--format", "json", *MODES[mode], *extra]
-        if mode == "trust-checkout":
-            return Outcome(checkout, run_isolated(arguments, home))
-        with pytest.MonkeyPatch.context() as environment:
-            environment.setenv("CARGO_HOME", str(home))
-            environment.setenv("XDG_CACHE_HOME", str(home / "featcheck-cache"))
-            return Outcome(checkout, run_in_process(*arguments))
+        environment = {"CARGO_HOME": str(home), "XDG_CACHE_HOME": str(home / "featcheck-cache")}
+        return Outcome(checkout, in_process_with(arguments, environment))
 
-    trusted = [job for job in jobs if job[1] == "trust-checkout"]
-    # The runs in this process first: they change its environment, which a process started
-    # meanwhile would copy.
-    done = {job: audit(job) for job in jobs if job not in trusted}
-    with ThreadPoolExecutor(max_workers=min(6, os.cpu_count() or 1)) as pool:
-        done.update(zip(trusted, pool.map(audit, trusted), strict=True))
-    return {(vector.name, mode): done[(vector, mode)] for vector, mode in jobs}
+    return {(vector.name, mode): audit((vector, mode)) for vector, mode in jobs}
 
 
 def _assert_refused(done: subprocess.CompletedProcess[str], refused_with: str) -> None:

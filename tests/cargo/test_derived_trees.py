@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -28,7 +30,6 @@ from support import RegistryViews, trust_of
 import featcheck.cargo.runner as runner_module
 import featcheck.noexec.source as source_module
 from featcheck.boundary import TrustContext
-from featcheck.cli import run
 
 pytestmark = pytest.mark.cargo
 
@@ -55,34 +56,116 @@ def _committed(checkout: Checkout) -> None:
     _git(checkout.root, "commit", "-q", "-m", "the pull request")
 
 
-@pytest.fixture
-def hostile(tmp_path: Path, registry_views: RegistryViews) -> tuple[Checkout, dict[str, str]]:
-    checkout = make_checkout(tmp_path)
-    home = plant_cargo_home_inside(checkout, registry_views.registry(TEMPLATE))
+@dataclass
+class Hostile:
+    """One checkout with a cargo home planted inside, built once for the module (a C compiler
+    and three git processes) and kept as built: each run gets it back as built, at the same
+    path (the planted programs name their marker directory and each other by absolute path),
+    with no marker and an empty user cache of its own, as a checkout made for it would be."""
+
+    checkout: Checkout
+    pristine: Path
+    caches: Path
+    made: int = 0
+
+    def fresh(self) -> tuple[Checkout, dict[str, str]]:
+        shutil.rmtree(self.checkout.root)
+        shutil.copytree(self.pristine, self.checkout.root, symlinks=True)
+        for marker in self.checkout.markers.iterdir():
+            marker.unlink()
+        self.made += 1
+        cache = self.caches / f"user-cache-{self.made}"
+        home = self.checkout.root / ".cargo"
+        return self.checkout, {"CARGO_HOME": str(home), "XDG_CACHE_HOME": str(cache)}
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory, registry_views: RegistryViews) -> Hostile:
+    base = tmp_path_factory.mktemp("derived")
+    checkout = make_checkout(base)
+    plant_cargo_home_inside(checkout, registry_views.registry(TEMPLATE))
     _committed(checkout)
-    return checkout, {"CARGO_HOME": str(home), "XDG_CACHE_HOME": str(tmp_path / "user-cache")}
+    pristine = base / "pristine"
+    shutil.copytree(checkout.root, pristine, symlinks=True)
+    return Hostile(checkout, pristine, base)
 
 
-@pytest.mark.parametrize(
-    "arguments",
-    [
-        pytest.param(["--diff"], id="diff"),
-        pytest.param(["--fix"], id="fix"),
-        pytest.param(["--new-since", "HEAD"], id="new-since"),
-        pytest.param(["--new-since", "HEAD", "--no-exec"], id="new-since-no-exec"),
-        pytest.param(["probe", "--compare-fix"], id="probe-compare-fix"),
-    ],
-)
+@pytest.fixture
+def hostile(built: Hostile) -> tuple[Checkout, dict[str, str]]:
+    return built.fresh()
+
+
+def _recorded_contexts(
+    monkeypatch: pytest.MonkeyPatch,
+) -> list[tuple[str, Path, TrustContext]]:
+    """Every (source kind, workdir, context) a cargo runner or files source is made with."""
+    seen: list[tuple[str, Path, TrustContext]] = []
+    for module, name in ((runner_module, "CargoRunner"), (source_module, "FileSource")):
+        original = getattr(module, name).__init__
+
+        def recording(
+            self: object, workdir: Path, *args: object, _original=original, _name=name, **kw: object
+        ) -> None:
+            trust = kw["trust"] if "trust" in kw else args[0]
+            assert isinstance(trust, TrustContext)
+            seen.append((_name, Path(workdir), trust))
+            _original(self, workdir, *args, **kw)
+
+        monkeypatch.setattr(getattr(module, name), "__init__", recording)
+    return seen
+
+
+DERIVED = {
+    "diff": ["--diff"],
+    "fix": ["--fix"],
+    "new-since": ["--new-since", "HEAD"],
+    "new-since-no-exec": ["--new-since", "HEAD", "--no-exec"],
+}
+"""The command lines that make a tree from the checkout and audit it (the probe's below)."""
+
+
+@dataclass(frozen=True)
+class DerivedRun:
+    done: subprocess.CompletedProcess[str]
+    written: list[str]
+    """The markers the planted programs left during the run."""
+    original: TrustContext
+    """The context computed for the path the user named, in the run's environment."""
+    seen: list[tuple[str, Path, TrustContext]]
+    """Every (source kind, workdir, context) a cargo runner or files source was made with."""
+
+
+@pytest.fixture(scope="module")
+def derived_runs(built: Hostile) -> dict[str, DerivedRun]:
+    """Each command line of DERIVED run once, in this process, on the checkout as built, with
+    every runner's and source's context recorded (the two tests below assert different things
+    of the same run: that nothing planted ran, and which context each tree got)."""
+    runs = {}
+    for name, arguments in DERIVED.items():
+        checkout, environment = built.fresh()
+        with pytest.MonkeyPatch.context() as patch:
+            for variable, value in environment.items():
+                patch.setenv(variable, value)
+            original = trust_of(checkout.project)
+            seen = _recorded_contexts(patch)
+            done = in_process_with(
+                [str(checkout.project), *arguments, "--format", "json"], environment
+            )
+        runs[name] = DerivedRun(done, checkout.written(), original, seen)
+    return runs
+
+
+@pytest.mark.parametrize("arguments", [*DERIVED, "probe-compare-fix"])
 def test_a_tree_made_from_the_checkout_does_not_obey_its_cargo_home(
-    hostile: tuple[Checkout, dict[str, str]], arguments: list[str]
+    derived_runs: dict[str, DerivedRun], built: Hostile, arguments: str
 ) -> None:
-    checkout, environment = hostile
-    if arguments[0] == "probe":
-        command = [*arguments, str(checkout.project)]
+    if arguments == "probe-compare-fix":
+        checkout, environment = built.fresh()
+        done = in_process_with(["probe", "--compare-fix", str(checkout.project)], environment)
+        written = checkout.written()
     else:
-        command = [str(checkout.project), *arguments]
-    done = in_process_with(command, environment)
-    assert checkout.written() == [], done.stderr
+        done, written = derived_runs[arguments].done, derived_runs[arguments].written
+    assert written == [], done.stderr
     assert "Traceback" not in done.stderr
     assert done.returncode in (0, 1, 2), done.stderr
 
@@ -107,33 +190,17 @@ def _recorded_contexts(
     return seen
 
 
-@pytest.mark.parametrize(
-    "arguments",
-    [
-        pytest.param(["--diff"], id="diff"),
-        pytest.param(["--fix"], id="fix"),
-        pytest.param(["--new-since", "HEAD"], id="new-since"),
-        pytest.param(["--new-since", "HEAD", "--no-exec"], id="new-since-no-exec"),
-    ],
-)
+@pytest.mark.parametrize("arguments", list(DERIVED))
 def test_every_derived_tree_gets_the_runs_context(
-    hostile: tuple[Checkout, dict[str, str]],
-    monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
-    arguments: list[str],
+    derived_runs: dict[str, DerivedRun], arguments: str
 ) -> None:
     """The class, not the instance: whatever tree a runner or source is made for, its
     context is the one computed from the path the user named, derived for that tree."""
-    checkout, environment = hostile
-    for name, value in environment.items():
-        monkeypatch.setenv(name, value)
-    original = trust_of(checkout.project)
+    ran = derived_runs[arguments]
+    original, seen, done = ran.original, ran.seen, ran.done
     assert original.untrusted_cargo_home is not None  # the attack's premise
-    seen = _recorded_contexts(monkeypatch)
-    status = run([str(checkout.project), *arguments, "--format", "json"])
-    said = capsys.readouterr()
     # --no-exec reads no package of an untrusted cargo home: its audit is incomplete (exit 2).
-    assert status in (0, 1) or "incomplete audit" in said.err, said.err
+    assert done.returncode in (0, 1) or "incomplete audit" in done.stderr, done.stderr
     trees = {trust.root for _, _, trust in seen}
     assert len(trees) >= 2, seen  # the checkout and at least one tree made from it
     for _, workdir, trust in seen:
@@ -142,7 +209,7 @@ def test_every_derived_tree_gets_the_runs_context(
         assert trust.cargo_home is None
         assert trust.cache == original.cache
         assert workdir.resolve().is_relative_to(trust.root)
-    assert checkout.written() == []
+    assert ran.written == []
 
 
 def test_a_context_handed_to_a_tree_it_was_not_derived_for_is_a_bug(tmp_path: Path) -> None:
