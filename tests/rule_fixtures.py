@@ -25,7 +25,6 @@ from cli_in_process import printed
 from support import FIXTURES, trust_of
 
 from featcheck import __version__
-from featcheck.audit import cargo_source
 from featcheck.featureset import AuditOptions
 from featcheck.pipeline import audit_project
 from featcheck.report import AuditResult
@@ -159,7 +158,13 @@ def recorded_outputs(
     case: Path, tmp_path: Path, registry: Path
 ) -> tuple[Recording, dict[str, str]]:
     """`replayed_outputs` with real cargo (over the synthetic `registry`, which the
-    environment's CARGO_HOME must name), and every answer it gave, recorded."""
+    environment's CARGO_HOME must name), and every answer it gave, recorded. The case's
+    command lines ask cargo the same question more than once (the text, JSON and diff audits
+    of one unchanged copy): real cargo answers the first, the case's own memo the others
+    (tests/cargo_memo.py), and the recording holds each distinct question once either way."""
+    from cargo_memo import CargoMemo
+
+    memo = CargoMemo()
     recording = Recording(registry_digest())
     project = locked_copy(case, tmp_path)
     recording.lockfile = (project / "Cargo.lock").read_text(encoding="utf-8")
@@ -168,7 +173,7 @@ def recorded_outputs(
         _command_lines(case),
         tmp_path,
         lambda workdir, options, trust: RecordingCargo(
-            cargo_source(workdir, options, trust), recording, places
+            memo.source(workdir, options, trust), recording, places
         ),
         processes=True,
     )

@@ -1,21 +1,24 @@
 """`--no-exec` reads the local source that the cargo configuration puts in place of crates.io
 (`cargo vendor`'s `[source.crates-io] replace-with = ...`, `[source.NAME] directory = ...`),
 from the user's CARGO_HOME anywhere, from the checkout's `.cargo/config.toml` only inside the
-checkout. Each --no-exec run has nothing on PATH: a process it tried to start would fail."""
+checkout. Each --no-exec run has nothing on PATH, and starting any process raises: a process it
+tried to start would fail the test. featcheck runs in this process (its command line, as a user
+gives it): what these tests ask is which files it reads, not how a process starts."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
 import subprocess
-import sys
 import tarfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_in_process import run_in_process
 from stub_registry import lock_packages
 from support import CRATES, FIXTURES, WORKSPACES, cargo_environment
 
@@ -32,16 +35,26 @@ VENDORED = (
 
 
 def _audit(path: Path, environment: dict[str, str], *args: str) -> tuple[int, dict[str, Any]]:
-    """featcheck's JSON report of `path` and its exit code, run as a user runs it."""
-    done = subprocess.run(
-        [sys.executable, "-m", "featcheck", "check", str(path), "--format", "json", *args],
-        capture_output=True,
-        text=True,
-        check=False,
-        env={**os.environ, **environment},
-    )
+    """featcheck's JSON report of `path` and its exit code: its command line in this process
+    (cli_in_process.run_in_process), in the test's environment with `environment` over it."""
+    done = run_in_process("check", str(path), "--format", "json", *args, environment=environment)
     assert done.returncode in (0, 1, 2) and done.stdout, done.stderr
     return done.returncode, json.loads(done.stdout)
+
+
+@contextlib.contextmanager
+def _no_process_started() -> Iterator[None]:
+    """Starting any process raises: a --no-exec audit that tried would fail the test."""
+
+    def refuse(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError(f"--no-exec started a process: {args!r}")
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(subprocess, "Popen", refuse)
+        patch.setattr(os, "system", refuse)
+        if hasattr(os, "posix_spawn"):
+            patch.setattr(os, "posix_spawn", refuse)
+        yield
 
 
 def _no_exec(
@@ -49,7 +62,8 @@ def _no_exec(
 ) -> tuple[int, dict[str, Any]]:
     empty = tmp_path / "empty-path"
     empty.mkdir(exist_ok=True)
-    return _audit(path, {**environment, "PATH": str(empty)}, "--no-exec", *args)
+    with _no_process_started():
+        return _audit(path, {**environment, "PATH": str(empty)}, "--no-exec", *args)
 
 
 def _verdicts(report: dict[str, Any]) -> list[tuple[Any, ...]]:
@@ -175,13 +189,13 @@ def test_a_replace_with_cycle_is_one_line_naming_the_file(tmp_path: Path) -> Non
     project = _checkout(tmp_path, cycle, "unused", fill=False)
     empty = tmp_path / "empty-path"
     empty.mkdir()
-    done = subprocess.run(
-        [sys.executable, "-m", "featcheck", "check", str(project), "--no-exec"],
-        capture_output=True,
-        text=True,
-        check=False,
-        env={**os.environ, **_fresh_home(tmp_path), "PATH": str(empty)},
-    )
+    with _no_process_started():
+        done = run_in_process(
+            "check",
+            str(project),
+            "--no-exec",
+            environment={**_fresh_home(tmp_path), "PATH": str(empty)},
+        )
     assert done.returncode == 2
     [line] = done.stderr.strip().splitlines()
     assert ".cargo/config.toml:5:" in line
