@@ -84,6 +84,17 @@ class Workspace(Mapping[str, Package]):
         table = self.packages
         return [table[position] for position in table.unpublished()]
 
+    def package_of(self, ref: PackageRef) -> Package | None:
+        """The package a graph node names: by its id, or (a graph from `cargo tree` text
+        carries none) by its name, version and source."""
+        package_id = ref.id or self._ids_by_ref.get(ref)
+        return self.get(package_id) if package_id is not None else None
+
+    @cached_property
+    def _ids_by_ref(self) -> dict[PackageRef, str]:
+        """Made on first need, without indexing any package: only tree text asks."""
+        return {ref: package_id for package_id, ref in self.packages.refs().items()}
+
     def find(self, name: str, version: str) -> Package | None:
         """The package with this name and version, if metadata lists it."""
         for package in self.values():
