@@ -75,9 +75,6 @@ class Workspace(Mapping[str, Package]):
     def __len__(self) -> int:
         return len(self.by_id)
 
-    def document(self, package_id: str) -> Mapping[str, Any]:
-        return self.packages.document(self.by_id[package_id])
-
     def unpublished(self) -> list[Package]:
         """The packages not from a registry (members, path and git dependencies), read
         without reading the hundreds of registry packages."""
