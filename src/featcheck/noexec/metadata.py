@@ -233,7 +233,7 @@ class FilePackages(PackageTable):
         if manifest is None:
             return self._record(position, "2021", (), [], _UNREAD_KINDS)
         edges = [
-            self._edge(decl, target)
+            self.edge(decl, target)
             for target, bound in self._bound(position, manifest.declarations)
             for decl in bound
         ]

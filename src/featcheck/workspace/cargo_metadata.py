@@ -122,7 +122,7 @@ class CargoPackages(PackageTable):
                     (edge.get("name") or None) if edge is not None else None,
                     library,
                 ):
-                    edges.append(self._edge(decl, target))
+                    edges.append(self.edge(decl, target))
         target_kinds = frozenset(
             kind for target in raw.get("targets", ()) for kind in target.get("kind", ())
         )

@@ -273,7 +273,9 @@ class PackageTable(Sequence[Package]):
             unresolved=unresolved,
         )
 
-    def _edge(self, decl: Declaration, target: int) -> Edge:
+    def edge(self, decl: Declaration, target: int) -> Edge:
+        """`decl` bound to the package at `target`: what it asks of it, `default` included
+        where it keeps the defaults and the package has one."""
         requested = parse_feature_values(decl.features)
         if decl.uses_default_features and "default" in self.feature_table(target):
             requested += (_DEFAULT,)
@@ -297,7 +299,7 @@ class PackageTable(Sequence[Package]):
                 continue
             position = self._by_directory.get((decl.name, str(PurePath(decl.path))))
             if position is not None:
-                found.append(self._edge(decl, position))
+                found.append(self.edge(decl, position))
         return found
 
 
