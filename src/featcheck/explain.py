@@ -63,8 +63,8 @@ class Explainer:
         version = new_requirement(node, self._pinned)
         new = Edit(Path(), ("dependencies", node.name), "add-dependency", (feature,), version)
         direct = f"depend on {node.name} directly: {node.name} = {new.declared_value()}"
-        declared = None if cut is None else self._package(cut.dependency)
-        goal = self._package(node)
+        declared = None if cut is None else self.metadata.package_of(cut.dependency.package)
+        goal = self.metadata.package_of(node.package)
         if cut is None or declared is None or goal is None:
             return f"enable the `{feature}` feature of {node.name} {node.version}, or {direct}"
         if declared.id == goal.id:
@@ -93,7 +93,7 @@ class Explainer:
         """The fix in words, with why it works, and the first other kind of change."""
         node, feature = detection.node, detection.feature
         edit = fix.edits[0]
-        declared = self._package(cut.dependency)
+        declared = self.metadata.package_of(cut.dependency.package)
         key = str(edit.declaration[-1])
         where = " in [workspace.dependencies]" if edit.declaration[0] == "workspace" else ""
         if edit.adds_declaration and len(fix.edits) > 1:
@@ -130,8 +130,8 @@ class Explainer:
     ) -> tuple[str, ...]:
         """The why chain, one line per link."""
         lines: list[str] = []
-        goal = self._package(detection.node)
-        declared = None if cut is None else self._package(cut.dependency)
+        goal = self.metadata.package_of(detection.node.package)
+        declared = None if cut is None else self.metadata.package_of(cut.dependency.package)
         if cut is not None and declared is not None and goal is not None:
             lines.extend(self._feature_path(cut, declared, goal, detection.feature))
         if goal is not None:
@@ -164,7 +164,7 @@ class Explainer:
         """The member's own normal dependencies (by key) that switch the detection's feature
         on, each with the shortest chain by which it does, read off the record of the build's
         resolution (made again with recording on, for this build only)."""
-        goal = self._package(detection.node)
+        goal = self.metadata.package_of(detection.node.package)
         if goal is None or not detection.feature:
             return {}
         key = (member.id, cfg.triple, selection)
@@ -181,12 +181,6 @@ class Explainer:
             if path is not None:
                 found.setdefault(declaration.key, path)
         return found
-
-    def _package(self, node: Node) -> Package | None:
-        """A node's package: by id, or by name and version for `cargo tree` text (no ids)."""
-        if node.package.id is not None:
-            return self.metadata.get(node.package.id)
-        return self.metadata.find(node.name, node.version)
 
     def _feature_path(self, cut: Cut, declared: Package, goal: Package, feature: str) -> list[str]:
         target_state = (goal.id, feature)

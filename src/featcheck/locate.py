@@ -17,7 +17,6 @@ from featcheck.manifest.declarations import Cut, DeclarationSite, written_in
 from featcheck.manifest.document import ManifestDocument, parse_text, read_manifest_text
 from featcheck.manifest.spans import KeyPath, Span, declaration_end
 from featcheck.report import Edit, Location
-from featcheck.semantics import semver
 from featcheck.semantics.cfg import TargetCfg
 from featcheck.workspace.model import NORMAL, Declaration, Package
 from featcheck.workspace.workspace import Workspace
@@ -101,35 +100,24 @@ class Locator:
     ) -> list[DeclarationSite]:
         """A local package's (a member's, a path dependency's) normal declarations of
         `dependency` that apply to `cfg`, in file order: where the declarations bound to its
-        edges to it are written, else (a graph from `cargo tree` text has no ids) those of its
-        package whose requirement its version meets."""
+        edges to it are written."""
         written = self.metadata.written.get(package.id)
         if written is None:
             return []
         bound = self.bound_declarations(package, dependency)
-        if bound:
-            paths = {site.path for declaration in bound for site in written.of[declaration]}
-            found = [site for site in written.sites if site.path in paths]
-        else:
-            found = [
-                site
-                for site in written.sites
-                if site.kind is NORMAL
-                and site.package == dependency.name
-                and _requirement_met(site, dependency)
-            ]
-        return [site for site in found if site.applies(cfg)]
+        paths = {site.path for declaration in bound for site in written.of[declaration]}
+        return [site for site in written.sites if site.path in paths and site.applies(cfg)]
 
     def bound_declarations(self, package: Package, dependency: Node) -> list[Declaration]:
         """The package's normal declarations the resolution bound to its edge to
-        `dependency`; none where the graph carries no ids (`cargo tree` text)."""
-        position = self.metadata.by_id.get(dependency.package.id or "")
-        if position is None:
+        `dependency`."""
+        target = self.metadata.package_of(dependency.package)
+        if target is None:
             return []
         return [
             edge.declaration
             for edge in package.edges
-            if edge.dep == position and edge.kind is NORMAL and edge.declaration is not None
+            if edge.dep == target.index and edge.kind is NORMAL and edge.declaration is not None
         ]
 
     def inheriting_sites(self, entry: DeclarationSite) -> list[tuple[Package, DeclarationSite]]:
@@ -167,12 +155,3 @@ class Locator:
             end_column=end.end_column,
             source_line=site.manifest.line_text(start.line),
         )
-
-
-def _requirement_met(site: DeclarationSite, dependency: Node) -> bool:
-    """Whether the package at `dependency` can be what `site` declares (a path, or a
-    requirement its version meets, written there or in the entry it inherits)."""
-    source = site.inherited or site
-    if source.local_path is not None:
-        return True
-    return source.version is None or semver.matches(source.version, dependency.version)

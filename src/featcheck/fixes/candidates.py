@@ -9,7 +9,6 @@ crate directly. Whether a candidate works is for `search.py` to find out.
 
 from __future__ import annotations
 
-import functools
 from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -18,8 +17,7 @@ from typing import TYPE_CHECKING
 from featcheck.fixes.direct import Candidate, DirectDependencies, member_anchor
 from featcheck.manifest.declarations import Cut, DeclarationSite
 from featcheck.report import Action, Edit
-from featcheck.semantics import semver
-from featcheck.workspace.model import NORMAL, ModelEdit, MoreFeatures, Package, PackageRef
+from featcheck.workspace.model import ModelEdit, MoreFeatures, Package, PackageRef
 
 if TYPE_CHECKING:  # the finder is handed these; it only names their types
     from featcheck.fixes.counterfactual import WhatIf
@@ -63,12 +61,6 @@ class CandidateFinder:
     def __post_init__(self) -> None:
         self.direct = DirectDependencies(self.metadata, self.locator, self.what_if)
 
-    @functools.cached_property
-    def _ids(self) -> dict[PackageRef, str]:
-        """Package ids by name, version and source, for graphs from cargo tree text (which
-        carry none): made on first need, since indexing every package costs a small audit."""
-        return {package.ref: package.id for package in self.what_if.index.packages}
-
     def candidates(
         self,
         member: Package,
@@ -103,15 +95,15 @@ class CandidateFinder:
                     owner, declared, proximity, backend, wanted, cfg
                 )
         anchor = member_anchor(self.locator, member, cfg, graph, distance)
-        goal = self._package(backend)
+        goal = self.metadata.package_of(backend.package)
         if anchor is None or goal is None:
             return
         # Behind a feature that selects the crate before the same line without one: a library
         # keeps its backend optional (and of equal rank, the first one found wins).
         # Index positions of the packages on the way to the crate, the crate included.
-        ids = (n.package.id or self._ids.get(n.package) for n in distance)
+        packages = (self.metadata.package_of(n.package) for n in distance)
         by_id = self.what_if.index.by_id
-        on_the_way = frozenset(by_id[i] for i in ids if i is not None and i in by_id)
+        on_the_way = frozenset(by_id[p.id] for p in packages if p is not None and p.id in by_id)
         for owner_node, depth, owner in owners:
             yield from self.direct.behind_features(
                 owner, owner_node, depth, on_the_way, backend, goal, wanted, anchor
@@ -140,7 +132,7 @@ class CandidateFinder:
         queue = deque([root])
         while queue:
             node = queue.popleft()
-            package = self._package(node) if node.package.is_local else None
+            package = self.metadata.package_of(node.package) if node.package.is_local else None
             if package is not None:
                 found.append((node, depth[node], package))
             for dependency in sorted(graph.dependencies(node)):
@@ -148,12 +140,6 @@ class CandidateFinder:
                     depth[dependency] = depth[node] + 1
                     queue.append(dependency)
         return found
-
-    def _package(self, node: Node) -> Package | None:
-        """The package of a node: by its id, or (saved or `cargo tree` text carries none) by
-        the printed identity, which the resolver's model gives every package exactly once."""
-        package_id = node.package.id or self._ids.get(node.package)
-        return self.metadata.get(package_id) if package_id is not None else None
 
     def _declaration_candidates(
         self,
@@ -164,18 +150,12 @@ class CandidateFinder:
         wanted: tuple[str, ...],
         cfg: TargetCfg,
     ) -> Iterator[Candidate]:
-        declared_info = self._package(declared)
-        goal = self._package(backend)
+        declared_info = self.metadata.package_of(declared.package)
+        goal = self.metadata.package_of(backend.package)
         if declared_info is None or goal is None:
             return
         sites = self.locator.declared_sites(owner, declared, cfg)
-        bound = self.locator.bound_declarations(owner, declared) or [
-            d  # a graph from `cargo tree` text has no ids: its package's declarations
-            for d in owner.declarations
-            if d.kind is NORMAL
-            and d.name == declared.name
-            and (d.path is not None or semver.matches(d.req, declared.version))
-        ]
+        bound = self.locator.bound_declarations(owner, declared)
         defaults_off = not any(d.uses_default_features for d in bound)
         feature_sets = self._feature_sets(declared, declared_info, backend, goal, wanted)
         for site in sites:

@@ -19,17 +19,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from featcheck.semantics import semver
-from featcheck.workspace.model import (
-    DEV,
-    FEATURE,
-    Declaration,
-    Edge,
-    FeatureValue,
-    parse_feature_values,
-)
+from featcheck.workspace.model import DEV, FEATURE, Declaration, Edge
 from featcheck.workspace.workspace import Workspace
-
-_DEFAULT = FeatureValue(FEATURE, "default")
 
 
 @dataclass(frozen=True)
@@ -93,10 +84,7 @@ class LockView:
 
     def _check(self, need: Need) -> Verdict:
         package = self._metadata.packages[need.package]
-        info = self._metadata.get(package.id)
-        if info is None:
-            return None
-        declarations = [d for d in info.declarations if d.key == need.key and d.kind is not DEV]
+        declarations = [d for d in package.declarations if d.key == need.key and d.kind is not DEV]
         edges: list[Edge] = []
         for declaration in declarations:
             if declaration.path is not None:
@@ -106,30 +94,15 @@ class LockView:
             if not fitting:
                 return self._conflict(declaration, package.ref.name, locked)
             _, package_id = max(fitting, key=lambda pair: semver.parse_version(pair[0]) or ())
-            edges.append(self._edge(declaration, self._metadata.by_id[package_id]))
+            edges.append(
+                self._metadata.packages.edge(declaration, self._metadata.by_id[package_id])
+            )
         return Bound(tuple(edges)) if edges else None
 
     @functools.cached_property
     def _locked(self) -> dict[str, list[tuple[str, str]]]:
         """By name: (version, id) of every registry package of that name in the resolve."""
         return self._metadata.packages.registry_versions()
-
-    def _edge(self, declaration: Declaration, position: int) -> Edge:
-        requested = parse_feature_values(declaration.features)
-        if (
-            declaration.uses_default_features
-            and "default" in self._metadata.packages[position].features
-        ):
-            requested += (_DEFAULT,)
-        return Edge(
-            position,
-            declaration.key,
-            declaration.kind,
-            declaration.target,
-            declaration.optional,
-            requested,
-            declaration,
-        )
 
     def _conflict(
         self, declaration: Declaration, required_by: str, locked: list[tuple[str, str]]

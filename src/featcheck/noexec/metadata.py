@@ -47,6 +47,8 @@ UNTRUSTED_HOME = (
 OUTSIDE = "a path outside the workspace root, which --no-exec does not read"
 GIT = "a git dependency, which --no-exec does not read"
 NOT_FOUND = "a path package no manifest leads to"
+_UNREAD_KINDS = frozenset({"lib"})
+"""An unread package resolves as a library (see `noexec.gaps`)."""
 
 
 def _lock_targets(lock: list[dict[str, Any]]) -> Callable[[str], dict[str, Any] | None]:
@@ -229,13 +231,15 @@ class FilePackages(PackageTable):
     def _package(self, position: int) -> Package:
         manifest = self._manifest(position)
         if manifest is None:
-            return self._record(position, "2021", (), [])
+            return self._record(position, "2021", (), [], _UNREAD_KINDS)
         edges = [
-            self._edge(decl, target)
+            self.edge(decl, target)
             for target, bound in self._bound(position, manifest.declarations)
             for decl in bound
         ]
-        return self._record(position, manifest.edition, manifest.declarations, edges)
+        return self._record(
+            position, manifest.edition, manifest.declarations, edges, manifest.target_kinds
+        )
 
     def _bound(
         self, position: int, declarations: tuple[Declaration, ...]
@@ -270,11 +274,9 @@ class FilePackages(PackageTable):
         manifest = self._manifest(position)
         return manifest.features if manifest is not None else {}
 
-    def _targets(self, position: int) -> Sequence[Mapping[str, Any]]:
+    def _library_name(self, position: int) -> str | None:
         manifest = self._manifest(position)
-        if manifest is None:
-            return ({"kind": ("lib",), "name": extern_name(self.listed[position].name)},)
-        return manifest.targets
+        return manifest.library if manifest is not None else extern_name(self.listed[position].name)
 
     def resolved_dependencies(self) -> dict[str, tuple[str, ...]]:
         return {

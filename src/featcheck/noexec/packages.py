@@ -1,7 +1,7 @@
 """One package manifest, read: declarations (with `[workspace.dependencies]` inheritance and
-`[target.X]` tables), feature table (implicit features of optional dependencies included), build
-targets, edition; the declarations as the model's records (`Declaration`), the rest as
-`cargo metadata`'s package entry holds them.
+`[target.X]` tables), feature table (implicit features of optional dependencies included), the
+kinds of its build targets and its library's crate name, edition: what the model's `Package`
+holds, the declarations as its records (`Declaration`).
 
 What cargo refuses in a manifest — a wrong type, a package or dependency name it would not
 accept, a control character in a feature, a `[target.X]` key that is neither a target name nor a
@@ -28,7 +28,15 @@ from featcheck.noexec.files import (
 )
 from featcheck.semantics.cfg import TargetCfg
 from featcheck.semantics.semver import number_error
-from featcheck.workspace.model import BUILD, DEV, NORMAL, Declaration, DependencyKind, extern_name
+from featcheck.workspace.model import (
+    BUILD,
+    DEV,
+    LIBRARY_KINDS,
+    NORMAL,
+    Declaration,
+    DependencyKind,
+    extern_name,
+)
 
 if TYPE_CHECKING:
     from featcheck.noexec.workspace import WorkspaceLayout
@@ -178,7 +186,9 @@ class PackageManifest:
     version: str
     declarations: tuple[Declaration, ...]
     features: dict[str, list[str]]
-    targets: list[dict[str, Any]]
+    target_kinds: frozenset[str]
+    library: str | None
+    """The crate name of its library; None when it has none."""
     edition: str
     git: frozenset[Declaration] = frozenset()
     """The declarations of git dependencies: Cargo.lock pins those by commit, not by their
@@ -193,7 +203,8 @@ class PackageManifest:
             "declarations": declarations,
             "git": [i for i, d in enumerate(self.declarations) if d in self.git],
             "features": self.features,
-            "targets": self.targets,
+            "target_kinds": sorted(self.target_kinds),
+            "library": self.library,
             "edition": self.edition,
         }
 
@@ -212,7 +223,8 @@ class PackageManifest:
             kept["version"],
             declarations,
             kept["features"],
-            kept["targets"],
+            frozenset(kept["target_kinds"]),
+            kept["library"],
             kept["edition"],
             frozenset(declarations[i] for i in kept["git"]),
         )
@@ -250,12 +262,12 @@ def read_package(
         declarations = tuple(decl for decl, _ in found)
         _check_numbers(manifest, version, declarations)
         features = _features(data, declarations)
-        targets = _crate_targets(data, files, name)
+        kinds, library = _targets(data, files, name)
         edition = _package_field(package, "edition", root_data)
         edition = edition if isinstance(edition, str) else "2015"
         git = frozenset(decl for decl, git in found if git)
         return PackageManifest(
-            manifest, name, version, declarations, features, targets, edition, git
+            manifest, name, version, declarations, features, kinds, library, edition, git
         )
     except (TypeError, ValueError, AttributeError, OSError) as error:
         raise shape_error(manifest, error) from None
@@ -273,12 +285,12 @@ def _check_numbers(manifest: Path, version: str, declarations: Iterable[Declarat
         raise FeatcheckError(problem, path=manifest)
 
 
-# A package's build targets as `cargo metadata` lists them (kinds and names): lib, bins
-# (explicit and auto-discovered), the build script. cargo discovers binaries at `src/main.rs`,
-# `src/bin/NAME.rs` and `src/bin/NAME/main.rs` unless `autobins = false`; an explicit `[[bin]]`
-# without `path` is looked for at the same places. Only the kinds matter to the audit (a package
-# with a bin, cdylib or staticlib is a final artifact), so examples, tests and benches are left
-# out. The files are looked up in a directory or in the listing of a `.crate` archive.
+# A package's build targets: lib, bins (explicit and auto-discovered), the build script. cargo
+# discovers binaries at `src/main.rs`, `src/bin/NAME.rs` and `src/bin/NAME/main.rs` unless
+# `autobins = false`; an explicit `[[bin]]` without `path` is looked for at the same places. Only
+# the kinds matter to the audit (a package with a bin, cdylib or staticlib is a final artifact),
+# so examples, tests and benches are left out. The files are looked up in a directory or in the
+# listing of a `.crate` archive.
 
 
 class PackageFiles(Protocol):
@@ -319,52 +331,41 @@ class ArchiveFiles:
         return sorted({p[len(prefix) :].split("/")[0] for p in self.paths if p.startswith(prefix)})
 
 
-def _library(data: Mapping[str, Any], files: PackageFiles, name: str) -> dict[str, Any] | None:
-    lib = table(data.get("lib"))
-    package = table(data.get("package"))
-    discovered = package.get("autolib", True) is not False and files.is_file("src/lib.rs")
-    if not lib and not discovered:
-        return None
-    if lib.get("proc-macro", lib.get("proc_macro")) is True:
-        kinds = ["proc-macro"]
-    else:
-        declared = lib.get("crate-type", lib.get("crate_type"))
-        kinds = [str(k) for k in declared] if isinstance(declared, list) and declared else ["lib"]
-    lib_name = lib.get("name")
-    return {"kind": kinds, "name": extern_name(lib_name if isinstance(lib_name, str) else name)}
-
-
-def _discovered_binaries(files: PackageFiles, name: str) -> list[str]:
-    """Binary names as cargo infers them."""
-    found: list[str] = [name] if files.is_file("src/main.rs") else []
-    for entry in files.children("src/bin"):
-        if entry.endswith(".rs") and files.is_file(f"src/bin/{entry}"):
-            found.append(entry[: -len(".rs")])
-        elif files.is_file(f"src/bin/{entry}/main.rs"):
-            found.append(entry)
-    return list(dict.fromkeys(found))
-
-
-def _binaries(data: Mapping[str, Any], files: PackageFiles, name: str) -> list[str]:
-    package = table(data.get("package"))
+def _has_binary(data: Mapping[str, Any], files: PackageFiles) -> bool:
+    """Whether the package has a binary: a named `[[bin]]`, or one cargo discovers."""
     declared = data.get("bin")
-    explicit = [table(b) for b in declared] if isinstance(declared, list) else []
-    names = [str(b["name"]) for b in explicit if isinstance(b.get("name"), str)]
-    if package.get("autobins", True) is not False:
-        for discovered in _discovered_binaries(files, name):
-            if discovered not in names:
-                names.append(discovered)
-    return sorted(names)
+    if isinstance(declared, list) and any(isinstance(table(b).get("name"), str) for b in declared):
+        return True
+    if table(data.get("package")).get("autobins", True) is False:
+        return False
+    return files.is_file("src/main.rs") or any(
+        (entry.endswith(".rs") and files.is_file(f"src/bin/{entry}"))
+        or files.is_file(f"src/bin/{entry}/main.rs")
+        for entry in files.children("src/bin")
+    )
 
 
-def _crate_targets(data: Mapping[str, Any], files: PackageFiles, name: str) -> list[dict[str, Any]]:
-    """`packages[].targets` of `cargo metadata` (kinds and names) for one manifest."""
-    targets: list[dict[str, Any]] = []
-    library = _library(data, files, name)
-    if library is not None:
-        targets.append(library)
-    targets.extend({"kind": ["bin"], "name": binary} for binary in _binaries(data, files, name))
-    build = table(data.get("package")).get("build")
+def _targets(
+    data: Mapping[str, Any], files: PackageFiles, name: str
+) -> tuple[frozenset[str], str | None]:
+    """The kinds of one manifest's build targets, and its library's crate name (None: none)."""
+    lib, package = table(data.get("lib")), table(data.get("package"))
+    kinds: list[str] = []
+    library = None
+    if lib or (package.get("autolib", True) is not False and files.is_file("src/lib.rs")):
+        declared = lib.get("crate-type", lib.get("crate_type"))
+        if lib.get("proc-macro", lib.get("proc_macro")) is True:
+            kinds = ["proc-macro"]
+        else:
+            kinds = (
+                [str(k) for k in declared] if isinstance(declared, list) and declared else ["lib"]
+            )
+        lib_name = lib.get("name")
+        if LIBRARY_KINDS.intersection(kinds):
+            library = extern_name(lib_name if isinstance(lib_name, str) else name)
+    if _has_binary(data, files):
+        kinds.append("bin")
+    build = package.get("build")
     if (build is None and files.is_file("build.rs")) or isinstance(build, str):
-        targets.append({"kind": ["custom-build"], "name": "build-script-build"})
-    return targets
+        kinds.append("custom-build")
+    return frozenset(kinds), library

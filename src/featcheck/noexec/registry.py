@@ -294,7 +294,7 @@ def read_archive(archive: Path, name: str, version: str) -> ArchivedPackage | No
 #
 # A package unpacked in `$CARGO_HOME/registry/src` never changes, yet parsing the TOML of a few
 # hundred published manifests is most of a --no-exec audit. The package data distilled from each
-# one (name, version, declarations, features, targets, edition) is kept under the user's cache
+# one (name, version, declarations, features, target kinds, edition) is kept under the user's cache
 # directory (`$XDG_CACHE_HOME/featcheck/`, default `~/.cache/featcheck/`) in a file of its own,
 # written when the manifest is read, checked against the manifest's path, size and modification
 # time. An audit reads the files of the manifests its builds reach, and nothing else; no file
@@ -307,8 +307,8 @@ def read_archive(archive: Path, name: str, version: str) -> ArchivedPackage | No
 # included): nothing a checkout writes is remembered. A cache that cannot be read or written is
 # ignored.
 
-_VERSION = 3
-"""3: declarations kept as the model's records (`PackageManifest.distilled`)."""
+_VERSION = 4
+"""4: targets kept as their kinds and the library's name (`PackageManifest.distilled`)."""
 
 
 def _stamp(path: Path | str) -> list[int] | None:

@@ -90,7 +90,7 @@ def members_with_settings(metadata: Workspace) -> dict[str, Path]:
     be read; a description without that entry (`--no-exec` builds its own) says nothing."""
     found: dict[str, Path] = {}
     for member in metadata.members:
-        package = metadata.document(member.id)
+        package = metadata.packages.document(member.index)
         if "metadata" in package:
             table = package["metadata"]
             if not isinstance(table, dict) or "featcheck" not in table:

@@ -198,11 +198,7 @@ def offered_by_library(scope: Scope, search: FeatureSearch, item: Flagged) -> bo
     if not item.member.is_library_only:
         return False
     node = detection.node
-    goal = (
-        scope.metadata.get(node.package.id)
-        if node.package.id is not None
-        else scope.metadata.find(node.name, node.version)
-    )
+    goal = scope.metadata.package_of(node.package)
     if goal is None:
         return False
     # Only a feature this build leaves off is an offer: `default` is on (or the user turned it

@@ -12,7 +12,14 @@ from pathlib import Path
 from typing import Any
 
 from featcheck.errors import FeatcheckError
-from featcheck.workspace.model import Declaration, DependencyKind, Edge, Package
+from featcheck.workspace.model import (
+    LIBRARY_KINDS,
+    Declaration,
+    DependencyKind,
+    Edge,
+    Package,
+    extern_name,
+)
 from featcheck.workspace.workspace import Listed, PackageTable, Workspace, declarations_for_edge
 
 
@@ -51,14 +58,24 @@ class CargoPackages(PackageTable):
         )
         self._raw = raw
         self._nodes = nodes
+        self._libraries: dict[int, str | None] = {}
 
     def _written_features(self, position: int) -> Mapping[str, list[str]]:
         features: Mapping[str, list[str]] = self._raw[position]["features"]
         return features
 
-    def _targets(self, position: int) -> Sequence[Mapping[str, Any]]:
-        targets: Sequence[Mapping[str, Any]] = self._raw[position].get("targets", ())
-        return targets
+    def _library_name(self, position: int) -> str | None:
+        # Kept: asked once per edge that leads to the package.
+        if position not in self._libraries:
+            self._libraries[position] = next(
+                (
+                    extern_name(str(target["name"]))
+                    for target in self._raw[position].get("targets", ())
+                    if LIBRARY_KINDS.intersection(target.get("kind", ()))
+                ),
+                None,
+            )
+        return self._libraries[position]
 
     def resolved_positions(self, position: int) -> Sequence[int]:
         node = self._nodes.get(self.listed[position].id, {})
@@ -105,8 +122,11 @@ class CargoPackages(PackageTable):
                     (edge.get("name") or None) if edge is not None else None,
                     library,
                 ):
-                    edges.append(self._edge(decl, target))
-        return self._record(position, raw["edition"], declarations, edges)
+                    edges.append(self.edge(decl, target))
+        target_kinds = frozenset(
+            kind for target in raw.get("targets", ()) for kind in target.get("kind", ())
+        )
+        return self._record(position, raw["edition"], declarations, edges, target_kinds)
 
 
 def declaration(raw: Mapping[str, Any]) -> Declaration:

@@ -15,6 +15,8 @@ CRATES_IO = "registry+https://github.com/rust-lang/crates.io-index"
 
 _FINAL_ARTIFACTS = frozenset({"bin", "cdylib", "staticlib"})
 """Target kinds that are built for someone to run or load, not to depend on."""
+LIBRARY_KINDS = frozenset({"lib", "rlib", "dylib", "cdylib", "staticlib", "proc-macro"})
+"""Target kinds of a library: a package with one is a crate others can link."""
 
 
 class DependencyKind(Enum):

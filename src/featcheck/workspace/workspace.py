@@ -14,7 +14,7 @@ from __future__ import annotations
 import copy
 import sys
 from abc import abstractmethod
-from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path, PurePath
@@ -75,14 +75,22 @@ class Workspace(Mapping[str, Package]):
     def __len__(self) -> int:
         return len(self.by_id)
 
-    def document(self, package_id: str) -> Mapping[str, Any]:
-        return self.packages.document(self.by_id[package_id])
-
     def unpublished(self) -> list[Package]:
         """The packages not from a registry (members, path and git dependencies), read
         without reading the hundreds of registry packages."""
         table = self.packages
         return [table[position] for position in table.unpublished()]
+
+    def package_of(self, ref: PackageRef) -> Package | None:
+        """The package a graph node names: by its id, or (a graph from `cargo tree` text
+        carries none) by its name, version and source."""
+        package_id = ref.id or self._ids_by_ref.get(ref)
+        return self.get(package_id) if package_id is not None else None
+
+    @cached_property
+    def _ids_by_ref(self) -> dict[PackageRef, str]:
+        """Made on first need, without indexing any package: only tree text asks."""
+        return {ref: package_id for package_id, ref in self.packages.refs().items()}
 
     def find(self, name: str, version: str) -> Package | None:
         """The package with this name and version, if metadata lists it."""
@@ -144,7 +152,6 @@ class PackageTable(Sequence[Package]):
         count = len(listed)
         self._made: list[Package | None] = [None] * count
         self._features: list[dict[str, tuple[FeatureValue, ...]] | None] = [None] * count
-        self._libraries: dict[int, str | None] = {}
         self._base: PackageTable | None = None
         """The table this one was edited from: it makes what this one has not replaced."""
 
@@ -194,8 +201,8 @@ class PackageTable(Sequence[Package]):
         """The `[features]` of the package at `position` as written (implicit ones added)."""
 
     @abstractmethod
-    def _targets(self, position: int) -> Sequence[Mapping[str, Any]]:
-        """The package's build targets, as `cargo metadata` lists them."""
+    def _library_name(self, position: int) -> str | None:
+        """The crate name of the package's library, None when it has none."""
 
     @abstractmethod
     def resolved_positions(self, position: int) -> Sequence[int]:
@@ -234,25 +241,18 @@ class PackageTable(Sequence[Package]):
         dependencies): for what the model does not hold (the `[package.metadata]` table,
         which only cargo's answer has, a member's feature names as written)."""
 
-    def _library_name(self, position: int) -> str | None:
-        """The crate name of the package's library (asked once per edge that leads to it)."""
-        if position not in self._libraries:
-            self._libraries[position] = library_crate_name(self._targets(position))
-        return self._libraries[position]
-
     def _record(
         self,
         position: int,
         edition: str,
         declarations: tuple[Declaration, ...],
         edges: list[Edge] | None,
+        kinds: frozenset[str],
     ) -> Package:
         """The package at `position`, its resolved `edges` completed; `edges` is None for a
-        package that is not in the resolve (nothing depends on it in any build)."""
+        package that is not in the resolve (nothing depends on it in any build). `kinds`: the
+        kinds of its build targets."""
         listed = self.listed[position]
-        kinds = frozenset(
-            kind for target in self._targets(position) for kind in target.get("kind", ())
-        )
         unresolved: frozenset[str] = frozenset()
         if edges is not None:
             edges += self._path_edges_without_library(declarations, edges)
@@ -273,7 +273,9 @@ class PackageTable(Sequence[Package]):
             unresolved=unresolved,
         )
 
-    def _edge(self, decl: Declaration, target: int) -> Edge:
+    def edge(self, decl: Declaration, target: int) -> Edge:
+        """`decl` bound to the package at `target`: what it asks of it, `default` included
+        where it keeps the defaults and the package has one."""
         requested = parse_feature_values(decl.features)
         if decl.uses_default_features and "default" in self.feature_table(target):
             requested += (_DEFAULT,)
@@ -297,7 +299,7 @@ class PackageTable(Sequence[Package]):
                 continue
             position = self._by_directory.get((decl.name, str(PurePath(decl.path))))
             if position is not None:
-                found.append(self._edge(decl, position))
+                found.append(self.edge(decl, position))
         return found
 
 
@@ -336,16 +338,6 @@ def display_source(package_id: str, source: str | None, manifest_path: str) -> s
 # the edge's `name` (the rename with `-` made `_`, else the library's crate name): that last test
 # tells apart two versions of one package declared under two renames.
 
-_LIBRARY_KINDS = frozenset({"lib", "rlib", "dylib", "cdylib", "staticlib", "proc-macro"})
-
-
-def library_crate_name(targets: Iterable[Mapping[str, Any]]) -> str | None:
-    """The crate name of the library among a package's targets, or None when it has none."""
-    for target in targets:
-        if _LIBRARY_KINDS.intersection(target.get("kind", ())):
-            return extern_name(str(target["name"]))
-    return None
-
 
 def _narrow_by_version(candidates: list[Declaration], version: str) -> list[Declaration]:
     """Of several declarations for one (kind, target), keep those whose requirement matches.
@@ -371,7 +363,7 @@ def declarations_for_edge(
 ) -> list[Declaration]:
     """The declarations of a package that resolved to package `name` `version` along an edge
     of `kinds`, whose extern crate name is `extern` (None: not known), the package's library
-    being `library` (`library_crate_name`). `kinds` is None for a dependency that metadata
+    being `library` (its crate name). `kinds` is None for a dependency that metadata
     lists only in `dependencies` (a package without a library target), matched by name alone.
     """
     named = [decl for decl in declarations if decl.name == name]
