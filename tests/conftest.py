@@ -164,3 +164,17 @@ def remembered_cargo() -> Iterator[object]:
 
     with session_memo().answering() as memo:
         yield memo
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _user_cache_of_the_session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """featcheck's user cache (`$XDG_CACHE_HOME/featcheck`) is the session's, empty at its start:
+    the suite never writes into the home of whoever runs it, and no test passes on what an
+    earlier run left there. A test that needs a cache of its own still sets one."""
+    saved = os.environ.get("XDG_CACHE_HOME")
+    os.environ["XDG_CACHE_HOME"] = str(tmp_path_factory.mktemp("user-cache"))
+    yield
+    if saved is None:
+        del os.environ["XDG_CACHE_HOME"]
+    else:
+        os.environ["XDG_CACHE_HOME"] = saved

@@ -95,26 +95,6 @@ def hostile(built: Hostile) -> tuple[Checkout, dict[str, str]]:
     return built.fresh()
 
 
-def _recorded_contexts(
-    monkeypatch: pytest.MonkeyPatch,
-) -> list[tuple[str, Path, TrustContext]]:
-    """Every (source kind, workdir, context) a cargo runner or files source is made with."""
-    seen: list[tuple[str, Path, TrustContext]] = []
-    for module, name in ((runner_module, "CargoRunner"), (source_module, "FileSource")):
-        original = getattr(module, name).__init__
-
-        def recording(
-            self: object, workdir: Path, *args: object, _original=original, _name=name, **kw: object
-        ) -> None:
-            trust = kw["trust"] if "trust" in kw else args[0]
-            assert isinstance(trust, TrustContext)
-            seen.append((_name, Path(workdir), trust))
-            _original(self, workdir, *args, **kw)
-
-        monkeypatch.setattr(getattr(module, name), "__init__", recording)
-    return seen
-
-
 DERIVED = {
     "diff": ["--diff"],
     "fix": ["--fix"],
