@@ -40,14 +40,17 @@ def test_the_matmul_builds_on_burn_flex_alone_with_the_resolved_features() -> No
     assert "/" not in document["package"]["name"]
 
 
-def test_the_matmuls_cold_crates_alone_are_built_unoptimised() -> None:
-    """What no timed code runs (cubecl's backtraces, configuration file, serialization) is
-    compiled at opt-level 0; the kernels and every crate they call keep the member's profile."""
+def test_the_matmuls_cold_and_thin_crates_alone_are_built_unoptimised() -> None:
+    """What no timed code runs (cubecl's backtraces, configuration file, serialization) and
+    what it only passes through (burn-flex, which hands the matmul to gemm, and burn-std's
+    shapes) are compiled at opt-level 0; the kernels (the gemm crates) and every crate they
+    call keep the member's profile."""
     document = tomlkit.parse(render_manifest(CONFIG, MATMUL, "b")).unwrap()
     overrides = document["profile"]["release"].pop("package")
     assert overrides["backtrace"] == overrides["toml"] == {"opt-level": 0, "codegen-units": 256}
-    assert set(overrides) == set(MATMUL.cold)
-    kernels = {"burn-flex", "burn-backend", "burn-std", "cubecl-common", "pulp", "half"}
+    assert overrides["burn-flex"] == overrides["burn-std"] == {"opt-level": 0, "codegen-units": 256}
+    assert set(overrides) == {*MATMUL.cold, "burn-flex", "burn-std"}
+    kernels = {"burn-backend", "cubecl-common", "pulp", "half"}
     assert not kernels & set(overrides)
     assert not {name for name in overrides if name.startswith("gemm")}
     rule = tomlkit.parse(render_manifest(CONFIG, PROGRAMS["memchr"], "b")).unwrap()

@@ -289,11 +289,11 @@ class ProbeBuilder:
 # --- the statement before building, for the consent to it ---------------------------------------
 
 
-CPU_SECONDS_PER_CRATE = 2.5
-"""CPU time one crate of the probe's graph takes to compile in release, on average. Calibrated
-on first builds of the burn-flex probe (124 crates and the program) on the shared 2-core build
-machine: 154 s at a load of 0.5 (this model: 195 s), 806 s at a load of 6-10 (this model at
-8: 781 s)."""
+CPU_SECONDS_PER_CRATE = 1.4
+"""CPU time one crate of the probe's graph takes to compile in release, on average, with the
+matmul's cold and thin crates unoptimised (`Program.cold`, `Program.thin`). Measured on first
+builds of the burn-flex probe (124 crates and the program) on the shared 2-core build machine:
+171 CPU-seconds, 97 s to the verdict at a load of 1.1 (this model: 136 s)."""
 
 
 def load_average() -> float | None:

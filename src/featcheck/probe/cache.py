@@ -150,13 +150,13 @@ def render_manifest(config: BackendConfig, program: Program, bin_name: str) -> s
 
 
 def _cold_profiles(config: BackendConfig, program: Program) -> list[str]:
-    """The program's cold crates (none it pins) unoptimised, in 256 codegen units (cargo's
-    for unoptimised builds): a first build takes less, and no timed code changes
-    (`Program.cold`)."""
+    """The program's cold crates (none it pins) and the pinned crates it only passes through
+    unoptimised, in 256 codegen units (cargo's for unoptimised builds): a first build takes
+    less, and no kernel's code changes (`Program.cold`, `Program.thin`)."""
     pinned = {pin.name for pin in config.pins}
     return [
         line
-        for name in sorted(set(program.cold) - pinned)
+        for name in sorted(set(program.cold) - pinned | set(program.thin))
         for line in (
             f"[profile.release.package.{_toml_key(name)}]",
             "opt-level = 0",

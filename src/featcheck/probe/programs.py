@@ -47,6 +47,10 @@ class Program:
     and `#[inline]` code is compiled, optimised, in the crate that calls it; every crate the
     kernels call (the pinned crates, what they depend on for compute) is left as the member
     builds it."""
+    thin: tuple[str, ...] = ()
+    """Crates whose own code the timed loop only passes through on its way to another crate's
+    kernels, pinned or not: compiled unoptimised like the cold crates, while the crates that
+    hold the kernels, and what those depend on, keep the member's settings."""
 
     def describe(self) -> str:
         """The crate, and the versions the program is for where it is not every version."""
@@ -180,6 +184,13 @@ MATMUL = Program(
     uses=("burn-backend",),
     modules=("threads.rs",),
     cold=MATMUL_COLD,
+    # burn-flex's f32 matmul checks shapes, allocates the product (burn-std's Shape,
+    # cubecl-common's Bytes) and hands it to gemm, whose kernels gemm-f32 compiles (a function
+    # pointer it picks at run time): their own code is not what the matmul times, and as the
+    # member builds them they were the first build's critical path (burn-std 24 s, then
+    # burn-flex 130 s). Measured alternated on one machine: the same minimum and median with
+    # both at opt-level 0 as at the member's 3, and the same verdicts (README, Builds).
+    thin=("burn-flex", "burn-std"),
 )
 """`featcheck probe`'s matmul: not a rule's program (its verdict is which threads did the
 work, not a ratio of two builds), so not in PROGRAMS."""
