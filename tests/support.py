@@ -7,9 +7,17 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 
 from featcheck.boundary import TrustContext
+from featcheck.workspace.model import (
+    NORMAL,
+    Declaration,
+    Package,
+    PackageRef,
+    parse_feature_values,
+)
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -190,3 +198,30 @@ def elsewhere(tmp_path: Path) -> TrustContext:
     checkout = tmp_path / "the-checkout"
     checkout.mkdir(exist_ok=True)
     return trust_of(checkout)
+
+
+def workspace_member(
+    name: str,
+    features: dict[str, list[str]],
+    *,
+    required: Iterable[str] = (),
+    optional: Iterable[str] = (),
+) -> Package:
+    """A member as either source reads it into the model (`{name}-id` its id): its
+    `[features]` as written, and plain `[dependencies]` on the packages named."""
+    declared = [(dep, False) for dep in required] + [(dep, True) for dep in optional]
+    return Package(
+        index=0,
+        id=f"{name}-id",
+        ref=PackageRef(name, "0.1.0", f"/ws/{name}", f"{name}-id"),
+        manifest_path=Path(f"/ws/{name}/Cargo.toml"),
+        is_registry=False,
+        target_kinds=frozenset({"lib"}),
+        proc_macro=False,
+        edition="2021",
+        features={feature: parse_feature_values(values) for feature, values in features.items()},
+        declarations=tuple(
+            Declaration(dep, None, "*", NORMAL, None, is_optional, True, (), None)
+            for dep, is_optional in declared
+        ),
+    )

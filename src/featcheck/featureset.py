@@ -10,9 +10,12 @@ command line supplies reaches cargo as an option: a valid name never starts with
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+if TYPE_CHECKING:
+    from featcheck.workspace.model import Package
 
 _SEPARATORS = re.compile(r"[\s,]+")
 
@@ -129,18 +132,15 @@ def each_feature(base: FeatureSelection, features: Iterable[str]) -> list[Featur
 
 
 def member_selection(
-    selection: FeatureSelection, package: Mapping[str, Any]
+    selection: FeatureSelection, package: Package
 ) -> tuple[FeatureSelection, tuple[str, ...]]:
-    """The flags cargo applies to one selected workspace member (`package`: its metadata entry;
-    resolver 2 and 3, or a virtual workspace: cargo's `collect_matching_features`), and the
-    features it does not have. A plain feature counts when the member defines it (implicit
-    features of optional dependencies included); `dep/feature` when it declares a dependency
-    `dep`; `member/feature` when `member` names it and it defines `feature` (then plain)."""
-    defined = set(package.get("features", {}))
-    dependencies = {
-        str(dep.get("rename") or dep["name"]): bool(dep.get("optional"))
-        for dep in package.get("dependencies", ())
-    }
+    """The flags cargo applies to one selected workspace member (resolver 2 and 3, or a virtual
+    workspace: cargo's `collect_matching_features`), and the features it does not have. A plain
+    feature counts when the member defines it (implicit features of optional dependencies
+    included); `dep/feature` when it declares a dependency `dep`; `member/feature` when
+    `member` names it and it defines `feature` (then plain)."""
+    defined = set(package.features)
+    dependencies = {decl.key: decl.optional for decl in package.declarations}
     defined |= {name for name, optional in dependencies.items() if optional}
     kept: list[str] = []
     missing: list[str] = []
@@ -150,7 +150,7 @@ def member_selection(
             (kept if value in defined else missing).append(value)
         elif owner.removesuffix("?") in dependencies:
             kept.append(value)
-        elif owner.removesuffix("?") == package["name"] and feature in defined:
+        elif owner.removesuffix("?") == package.name and feature in defined:
             kept.append(feature)
         else:
             missing.append(value)
@@ -160,9 +160,7 @@ def member_selection(
     return applied, tuple(missing)
 
 
-def unmatched_features(
-    selection: FeatureSelection, packages: Sequence[Mapping[str, Any]]
-) -> tuple[str, ...]:
+def unmatched_features(selection: FeatureSelection, packages: Sequence[Package]) -> tuple[str, ...]:
     """Features of `selection` that none of the selected members has (cargo's error)."""
     missing = set(selection.features)
     for package in packages:

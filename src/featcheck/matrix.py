@@ -35,7 +35,13 @@ from featcheck.featureset import (
 )
 from featcheck.report import Finding, FindingIdentity
 from featcheck.rules import Rule
-from featcheck.workspace.model import FEATURE, parse_feature_value, same_crate
+from featcheck.workspace.model import (
+    FEATURE,
+    FeatureValue,
+    Package,
+    parse_feature_value,
+    same_crate,
+)
 
 _Build = TypeVar("_Build")
 
@@ -81,7 +87,7 @@ class ConfigurationPlan:
 
 
 def plan_configurations(
-    members: Sequence[Mapping[str, Any]],
+    members: Sequence[Package],
     requested: Sequence[FeatureSelection],
     *,
     each: bool = False,
@@ -89,7 +95,7 @@ def plan_configurations(
     self_audited: frozenset[str] = frozenset(),
     deadline: Deadline = NO_DEADLINE,
 ) -> ConfigurationPlan:
-    """The selections of each member (`members`: their `cargo metadata` package entries).
+    """The selections of each member.
 
     `requested` are the user's configurations (default features when empty). `each` expands
     every one as `--each-feature` does. `legacy_root` is the id of the root package of a
@@ -98,7 +104,7 @@ def plan_configurations(
     Members in `self_audited` (ids) are never resolved as another configuration (see above).
     """
     plan = ConfigurationPlan()
-    names = [str(m["name"]) for m in members]
+    names = [m.name for m in members]
     valid: list[FeatureSelection] = []
     for selection in requested or [DEFAULT]:
         missing = unmatched_features(selection, members)
@@ -113,17 +119,17 @@ def plan_configurations(
         found: list[FeatureSelection] = []
         for selection in valid:
             applied = member_selection(selection, member)[0]
-            found += each_feature(applied, member.get("features", {})) if each else [applied]
-        if legacy_root is not None and member["id"] != legacy_root:
+            found += each_feature(applied, member.features) if each else [applied]
+        if legacy_root is not None and member.id != legacy_root:
             if any(not s.is_default for s in found):
                 plan.errors.append(
-                    f"member {member['name']}: resolver 1 applies feature flags only to the "
+                    f"member {member.name}: resolver 1 applies feature flags only to the "
                     'root package; audited with its default features (set `resolver = "2"`)'
                 )
             found = [DEFAULT]
-        plan.selections[str(member["id"])] = list(dict.fromkeys(found))
-        if member["id"] not in self_audited:
-            _group_equivalent(plan, str(member["id"]), member.get("features", {}), deadline)
+        plan.selections[member.id] = list(dict.fromkeys(found))
+        if member.id not in self_audited:
+            _group_equivalent(plan, member, deadline)
     return plan
 
 
@@ -132,14 +138,12 @@ def audits_itself(member: str, rules: Sequence[Rule]) -> bool:
     return any(same_crate(c.name, member) for rule in rules for c in rule.crates)
 
 
-def _group_equivalent(
-    plan: ConfigurationPlan, member: str, table: Mapping[str, Any], deadline: Deadline
-) -> None:
+def _group_equivalent(plan: ConfigurationPlan, member: Package, deadline: Deadline) -> None:
     """Record in `plan.same_as` each selection of `member` that builds what an earlier one
     does (the same dependency values reached, the same flags)."""
-    effects = FeatureEffects(table)
+    effects = FeatureEffects(member.features)
     first: dict[tuple[Any, ...], FeatureSelection] = {}
-    for selection in plan.selections[member]:
+    for selection in plan.selections[member.id]:
         if selection.all_features:
             continue
         deadline.check("planning the build configurations")
@@ -148,7 +152,7 @@ def _group_equivalent(
             seeds.append("default")
         key = (selection.no_default_features, effects.of(seeds))
         if key in first:
-            plan.same_as[(member, selection)] = first[key]
+            plan.same_as[(member.id, selection)] = first[key]
         else:
             first[key] = selection
 
@@ -157,31 +161,30 @@ class FeatureEffects:
     """For a package's `[features]` table: the values outside the table (`dep:x`, `x/f`,
     `x?/f`, and names it does not define) that turning features on reaches."""
 
-    def __init__(self, table: Mapping[str, Any]) -> None:
+    def __init__(self, table: Mapping[str, tuple[FeatureValue, ...]]) -> None:
         self._table = table
-        self._reached: dict[str, frozenset[str]] = {}
+        self._reached: dict[str, frozenset[FeatureValue]] = {}
 
-    def of(self, seeds: Sequence[str]) -> frozenset[str]:
+    def of(self, seeds: Sequence[str]) -> frozenset[FeatureValue]:
         """The values reached from `seeds` (a name the table lacks is reached as it is)."""
-        found: set[str] = set()
+        found: set[FeatureValue] = set()
         for seed in seeds:
             if seed in self._table:
                 found |= self._of_feature(seed)
             elif seed != "default":  # no default feature: nothing to reach
-                found.add(seed)
+                found.add(parse_feature_value(seed))
         return frozenset(found)
 
-    def _children(self, name: str) -> tuple[list[str], set[str]]:
+    def _children(self, name: str) -> tuple[list[str], set[FeatureValue]]:
         """A feature's own features, and the values outside the table it names."""
         own: list[str] = []
-        outside: set[str] = set()
-        for text in self._table.get(name, ()):
-            text = str(text)
-            is_own = parse_feature_value(text).kind == FEATURE and text in self._table
-            (own.append(text) if is_own else outside.add(text))
+        outside: set[FeatureValue] = set()
+        for value in self._table.get(name, ()):
+            is_own = value.kind == FEATURE and value.name in self._table
+            (own.append(value.name) if is_own else outside.add(value))
         return own, outside
 
-    def _of_feature(self, start: str) -> frozenset[str]:
+    def _of_feature(self, start: str) -> frozenset[FeatureValue]:
         """Tarjan's components from `start`, iteratively (a chain of thousands of features must
         not hit the recursion limit); each component's set is made once, from its members'
         outside values and the sets of the components below it."""
@@ -221,8 +224,8 @@ class FeatureEffects:
     def _close(self, component: list[str], children: Mapping[str, list[str]]) -> None:
         """One component's set: shared with the component below when it adds nothing."""
         members = set(component)
-        outside: set[str] = set()
-        below: list[frozenset[str]] = []
+        outside: set[FeatureValue] = set()
+        below: list[frozenset[FeatureValue]] = []
         for name in component:
             outside |= self._children(name)[1]
             below += [self._reached[c] for c in children[name] if c not in members]

@@ -14,7 +14,13 @@ from pathlib import Path
 
 import pytest
 from hostile_support import TEMPLATE, run_isolated
-from support import RegistryViews, run_featcheck, trust_of, write_offline_cargo_home
+from support import (
+    RegistryViews,
+    run_featcheck,
+    trust_of,
+    workspace_member,
+    write_offline_cargo_home,
+)
 
 HUGE = "1" * 5000
 """Past Python's int-string limit (4,300 digits) and cargo's u64."""
@@ -200,7 +206,7 @@ def test_the_deadline_stops_the_plan() -> None:
 
     now = [0.0]
     deadline = Deadline(10, clock=lambda: now[0])
-    member = {"id": "m", "name": "m", "features": {"a": [], "b": []}, "dependencies": []}
+    member = workspace_member("m", {"a": [], "b": []})
     plan_configurations([member], [], each=True, deadline=deadline)  # within the budget
     now[0] = 11.0
     with pytest.raises(FeatcheckError, match=r"planning the build configurations did not finish"):

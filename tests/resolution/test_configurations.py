@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from cargo_tree_oracle import run_in_process_resolved_by
 from cli_in_process import run_in_process
-from support import WORKSPACES
+from support import WORKSPACES, workspace_member
 
 from featcheck.featureset import (
     FeatureSelection,
@@ -80,15 +80,12 @@ def test_cargo_args_are_one_features_argument() -> None:
 
 
 def test_a_member_gets_the_features_it_has_as_cargo_applies_them() -> None:
-    package = {
-        "name": "app",
-        "features": {"default": ["fast"], "fast": [], "gpu": ["dep:wgpu"]},
-        "dependencies": [
-            {"name": "burn", "optional": False},
-            {"name": "rayon", "optional": True},
-            {"name": "wgpu", "optional": True},
-        ],
-    }
+    package = workspace_member(
+        "app",
+        {"default": ["fast"], "fast": [], "gpu": ["dep:wgpu"]},
+        required=["burn"],
+        optional=["rayon", "wgpu"],
+    )
     wanted = FeatureSelection.of(["fast", "app/gpu", "burn/rayon", "rayon", "lib/x", "nope"])
     applied, missing = member_selection(wanted, package)
     assert applied.features == ("burn/rayon", "fast", "gpu", "rayon")
@@ -275,8 +272,8 @@ def test_bad_flags_and_bad_configuration_are_one_line_and_exit_2(
 
 
 def test_the_plan_applies_each_configuration_per_member_as_cargo_does() -> None:
-    app = {"id": "app-id", "name": "app", "features": {"gpu": [], "cpu": []}, "dependencies": []}
-    tool = {"id": "tool-id", "name": "tool", "features": {"cpu": []}, "dependencies": []}
+    app = workspace_member("app", {"gpu": [], "cpu": []})
+    tool = workspace_member("tool", {"cpu": []})
     gpu, cpu = FeatureSelection.of(["gpu"]), FeatureSelection.of(["cpu"])
     plan = plan_configurations([app, tool], [FeatureSelection(), gpu, cpu])
     # `gpu` is app's only: tool builds its defaults there, which it already audits once.

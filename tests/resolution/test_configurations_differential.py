@@ -76,15 +76,16 @@ def test_each_configuration_resolves_as_cargo_tree_does(registry_views: Registry
                 env,
             )
         )
-        packages = {p["name"]: p for p in metadata["packages"]}
-        ids = {name: package["id"] for name, package in packages.items()}
+        model = workspace_from_metadata(metadata)
+        members = {member.name: member for member in model.members}
+        ids = {name: member.id for name, member in members.items()}
         # As the audit does: what cargo applies to the member (`app/f` becomes `f`).
         applied = {
-            (m, s): member_selection(s, packages[m])[0] for w, m, s in cases if w == workspace
+            (m, s): member_selection(s, members[m])[0] for w, m, s in cases if w == workspace
         }
         jobs = [(ids[m], a) for (m, _), a in applied.items()]
         graphs = resolve_configurations(
-            workspace_from_metadata(metadata),
+            model,
             jobs,
             [target_cfg(t) for t in targets],
             workspace_resolver(workspace, metadata),

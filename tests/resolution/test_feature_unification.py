@@ -243,6 +243,8 @@ def test_feature_flags_apply_to_every_member_as_nightly_cargo_applies_them(
         )
     )
     packages = {p["name"]: p for p in metadata["packages"]}
+    workspace_model = workspace_from_metadata(metadata)
+    members = {m.name: m for m in workspace_model.members}
     cases = [
         (member, selection)
         for member, features in (("infer", {"ml": []}), ("classic", {"default": [], "cli": []}))
@@ -256,10 +258,10 @@ def test_feature_flags_apply_to_every_member_as_nightly_cargo_applies_them(
         ("classic", FeatureSelection.of(["ndarray", "burn-ndarray/multi-threads"])),
     ]
     # As the audit does: the flags as cargo applies them to the member.
-    jobs = [(packages[m]["id"], member_selection(s, packages[m])[0]) for m, s in cases]
+    jobs = [(members[m].id, member_selection(s, members[m])[0]) for m, s in cases]
     triple = host_triple()
     graphs = resolve_configurations(
-        workspace_from_metadata(metadata),
+        workspace_model,
         jobs,
         [target_cfg(triple)],
         workspace_resolver(workspace, metadata),

@@ -307,18 +307,6 @@ class FilePackages(PackageTable):
                 names.update(d.name for d in manifest.declarations)
         return names
 
-    def document(self, position: int) -> Mapping[str, Any]:
-        package, manifest = self.listed[position], self._manifest(position)
-        declarations = manifest.declarations if manifest is not None else ()
-        return {
-            "id": package.id,
-            "name": package.name,
-            "features": manifest.features if manifest is not None else {},
-            "dependencies": [
-                {"name": d.name, "rename": d.rename, "optional": d.optional} for d in declarations
-            ],
-        }
-
 
 def _check_listed(
     package: Listed,

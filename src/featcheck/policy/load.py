@@ -87,16 +87,9 @@ def load_config(
 def members_with_settings(metadata: Workspace) -> dict[str, Path]:
     """The manifest of each member that may hold `[package.metadata.featcheck]`, by name.
     cargo's metadata carries each package's `[package.metadata]` table, so the others need not
-    be read; a description without that entry (`--no-exec` builds its own) says nothing."""
-    found: dict[str, Path] = {}
-    for member in metadata.members:
-        package = metadata.packages.document(member.index)
-        if "metadata" in package:
-            table = package["metadata"]
-            if not isinstance(table, dict) or "featcheck" not in table:
-                continue
-        found[member.name] = member.manifest_path
-    return found
+    be read (see `PackageTable.may_hold_settings`)."""
+    table = metadata.packages
+    return {m.name: m.manifest_path for m in metadata.members if table.may_hold_settings(m.index)}
 
 
 def with_user_rules(

@@ -152,7 +152,7 @@ def plan_builds(run: Run, scope: Scope) -> ConfigurationPlan:
     """The feature selections to resolve for each member, and those cargo would refuse."""
     root_id = scope.metadata.resolve_root
     return plan_configurations(
-        [scope.metadata.packages.document(m.index) for m in scope.members],
+        scope.members,
         scope.requested,
         each=scope.each_feature,
         legacy_root=root_id if scope.resolver == 1 else None,

@@ -94,8 +94,12 @@ class CargoPackages(PackageTable):
             names.update(str(d.get("name", "")) for d in raw.get("dependencies", ()))
         return names
 
-    def document(self, position: int) -> Mapping[str, Any]:
-        return self._raw[position]
+    def may_hold_settings(self, position: int) -> bool:
+        raw = self._raw[position]
+        if "metadata" not in raw:
+            return True
+        table = raw["metadata"]
+        return isinstance(table, dict) and "featcheck" in table
 
     def _package(self, position: int) -> Package:
         raw = self._raw[position]

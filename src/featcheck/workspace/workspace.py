@@ -18,7 +18,7 @@ from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path, PurePath
-from typing import TYPE_CHECKING, Any, NamedTuple, overload
+from typing import TYPE_CHECKING, NamedTuple, overload
 from urllib.parse import unquote, urlparse
 
 from featcheck.semantics.semver import matches
@@ -235,11 +235,10 @@ class PackageTable(Sequence[Package]):
         dependencies), found without indexing the hundreds of registry packages."""
         return [i for i, package in enumerate(self.listed) if not is_registry(package.source)]
 
-    @abstractmethod
-    def document(self, position: int) -> Mapping[str, Any]:
-        """The package's entry as `cargo metadata` gives it (name, id, features as written,
-        dependencies): for what the model does not hold (the `[package.metadata]` table,
-        which only cargo's answer has, a member's feature names as written)."""
+    def may_hold_settings(self, position: int) -> bool:
+        """Whether the package's manifest may hold `[package.metadata.featcheck]`: true unless
+        the source read its `[package.metadata]` table without one."""
+        return True
 
     def _record(
         self,
