@@ -133,3 +133,44 @@ def test_once_featcheck_ends_its_processes_none_starts(tmp_path: Path) -> None:
             )
     finally:
         process._ENDED.clear()  # this test's process goes on: let later tests start theirs
+
+
+def test_ctrl_c_inside_popen_still_ends_the_process_it_started(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ctrl-C that lands while `subprocess.Popen` runs (after the fork: under load the child
+    runs before Popen returns) is raised once the process is noted, and the process is ended:
+    raised inside Popen, the interrupt lost the process, and featcheck exited leaving cargo
+    running. The handler is the command line's own, called where the signal would land."""
+    import signal
+    import subprocess
+
+    from featcheck import cli
+
+    command = _script(tmp_path / "waits", "sleep 60\n")
+    children: list[subprocess.Popen[bytes]] = []
+
+    class InterruptedAfterFork(subprocess.Popen[bytes]):
+        def __init__(self, *args: object, **kwargs: object) -> None:
+            super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+            children.append(self)
+            cli._on_interrupt(signal.SIGINT, None)  # Ctrl-C, before Popen returns
+
+    monkeypatch.setattr(process.subprocess, "Popen", InterruptedAfterFork)
+    previous = signal.getsignal(signal.SIGINT)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            start_process(
+                command,
+                [],
+                trust=elsewhere(tmp_path),
+                cwd=tmp_path,
+                env=dict(os.environ),
+                timeout=90,
+                what="x",
+            )
+        assert children and children[0].wait(timeout=30) != 0  # killed, not left running
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        process._ENDED.clear()  # this test's process goes on: let later tests start theirs
+        process._interrupt_held.clear()

@@ -243,6 +243,7 @@ def open_process(
     with _STARTING:
         if _ENDED.is_set():
             raise ProcessRefused(name)
+        _starting_here.active = True
         try:
             process = subprocess.Popen(
                 argv,
@@ -254,10 +255,16 @@ def open_process(
                 start_new_session=os.name == "posix",
             )
         except OSError as error:
+            if _interrupt_held.is_set():
+                raise KeyboardInterrupt from None
             raise FeatcheckError(f"could not run {name}: {error.strerror or error}") from None
+        finally:
+            _starting_here.active = False
         _STARTED.add(process)
         if _ENDED.is_set():  # ended while this start held the lock too long to wait for
             _kill_group(process)
+            if _interrupt_held.is_set():
+                raise KeyboardInterrupt
             raise ProcessRefused(name)
     return process
 
@@ -267,6 +274,22 @@ _STARTED: weakref.WeakSet[subprocess.Popen[bytes]] = weakref.WeakSet()
 _STARTING = threading.Lock()
 _ENDED = threading.Event()
 """Set by `end_every_process`: no process starts after it."""
+_starting_here = threading.local()
+"""`active` while this thread is inside `subprocess.Popen` (see `hold_interrupt`)."""
+_interrupt_held = threading.Event()
+
+
+def hold_interrupt() -> bool:
+    """For Ctrl-C's handler: True where the interrupted thread is starting a process, which
+    ends every process and raises KeyboardInterrupt itself once the process is noted. Raised
+    inside `subprocess.Popen`, after the fork, the interrupt would lose the process it started:
+    under load the child can run (cargo, writing Cargo.lock) before Popen returns, and
+    featcheck would exit leaving it behind."""
+    if not getattr(_starting_here, "active", False):
+        return False
+    _interrupt_held.set()
+    _ENDED.set()
+    return True
 
 
 def end_every_process() -> None:

@@ -123,6 +123,9 @@ def _on_interrupt(number: int, frame: FrameType | None) -> None:
     Cargo.lock is put back, temporary copies are removed, and no fix is half written
     (fileio.uninterrupted). A second Ctrl-C does not cut that short."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    process = sys.modules.get("featcheck.cargo.process")
+    if process is not None and process.hold_interrupt():
+        return  # raised once the process being started is noted, and ended with the others
     _end_processes()
     raise KeyboardInterrupt
 
