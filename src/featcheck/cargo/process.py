@@ -254,13 +254,13 @@ def open_process(
                 stderr=subprocess.PIPE,
                 start_new_session=os.name == "posix",
             )
+            _STARTED.add(process)
         except OSError as error:
             if _interrupt_held.is_set():
                 raise KeyboardInterrupt from None
             raise FeatcheckError(f"could not run {name}: {error.strerror or error}") from None
         finally:
             _starting_here.active = False
-        _STARTED.add(process)
         if _ENDED.is_set():  # ended while this start held the lock too long to wait for
             _kill_group(process)
             if _interrupt_held.is_set():
@@ -275,7 +275,7 @@ _STARTING = threading.Lock()
 _ENDED = threading.Event()
 """Set by `end_every_process`: no process starts after it."""
 _starting_here = threading.local()
-"""`active` while this thread is inside `subprocess.Popen` (see `hold_interrupt`)."""
+"""`active` while this thread starts a process and notes it (see `hold_interrupt`)."""
 _interrupt_held = threading.Event()
 
 
