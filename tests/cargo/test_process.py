@@ -13,7 +13,7 @@ import pytest
 from support import elsewhere, trust_of
 
 from featcheck.cargo import process
-from featcheck.cargo.process import ProcessRefused, start_process
+from featcheck.cargo.process import ProcessRefused, RunningProcess, start_process
 from featcheck.cargo.runner import CargoRunner
 from featcheck.errors import FeatcheckError
 from featcheck.workspace.cargo_metadata import parse_metadata
@@ -25,18 +25,23 @@ def _script(path: Path, body: str) -> Path:
     return path
 
 
-def test_the_line_is_there_before_the_command_ends(tmp_path: Path) -> None:
-    command = _script(tmp_path / "slow", "echo '{\"a\": 1}'\nsleep 1\nexit 3\n")
-    started = time.monotonic()
-    running = start_process(
+def _started(command: Path, tmp_path: Path, timeout: float = 30) -> RunningProcess:
+    """`command`, started as featcheck starts cargo: outside the checkout, with a timeout."""
+    return start_process(
         command,
         [],
         trust=elsewhere(tmp_path),
         cwd=tmp_path,
         env=dict(os.environ),
-        timeout=30,
+        timeout=timeout,
         what="x",
     )
+
+
+def test_the_line_is_there_before_the_command_ends(tmp_path: Path) -> None:
+    command = _script(tmp_path / "slow", "echo '{\"a\": 1}'\nsleep 1\nexit 3\n")
+    started = time.monotonic()
+    running = _started(command, tmp_path)
     assert running.stdout_once_a_line_ends() == '{"a": 1}\n'
     assert time.monotonic() - started < 0.9, "waited for the command to end"
     output = running.wait()
@@ -45,30 +50,14 @@ def test_the_line_is_there_before_the_command_ends(tmp_path: Path) -> None:
 
 def test_what_is_printed_after_the_line_counts(tmp_path: Path) -> None:
     command = _script(tmp_path / "more", "echo one\nsleep 0.2\necho two\n")
-    running = start_process(
-        command,
-        [],
-        trust=elsewhere(tmp_path),
-        cwd=tmp_path,
-        env=dict(os.environ),
-        timeout=30,
-        what="x",
-    )
+    running = _started(command, tmp_path)
     assert running.stdout_once_a_line_ends() == "one\n"
     assert running.wait().stdout == "one\ntwo\n"
 
 
 def test_no_line_at_all(tmp_path: Path) -> None:
     command = _script(tmp_path / "quiet", "printf 'no newline'\nexit 1\n")
-    running = start_process(
-        command,
-        [],
-        trust=elsewhere(tmp_path),
-        cwd=tmp_path,
-        env=dict(os.environ),
-        timeout=30,
-        what="x",
-    )
+    running = _started(command, tmp_path)
     assert running.stdout_once_a_line_ends() is None
     assert running.wait() == (1, "no newline", "")
 
@@ -107,30 +96,14 @@ def test_once_featcheck_ends_its_processes_none_starts(tmp_path: Path) -> None:
     """What another thread would start as featcheck ends (a --new-since audit's cargo) is
     ended with the rest or never started: none outlives featcheck."""
     command = _script(tmp_path / "waits", "sleep 60\n")
-    running = start_process(
-        command,
-        [],
-        trust=elsewhere(tmp_path),
-        cwd=tmp_path,
-        env=dict(os.environ),
-        timeout=90,
-        what="x",
-    )
+    running = _started(command, tmp_path, timeout=90)
     try:
         process.end_every_process()
         started = time.monotonic()
         assert running.wait().returncode != 0  # killed, not run to its end
         assert time.monotonic() - started < 30
         with pytest.raises(ProcessRefused):
-            start_process(
-                command,
-                [],
-                trust=elsewhere(tmp_path),
-                cwd=tmp_path,
-                env=dict(os.environ),
-                timeout=90,
-                what="x",
-            )
+            _started(command, tmp_path, timeout=90)
     finally:
         process._ENDED.clear()  # this test's process goes on: let later tests start theirs
 
@@ -160,15 +133,7 @@ def test_ctrl_c_inside_popen_still_ends_the_process_it_started(
     previous = signal.getsignal(signal.SIGINT)
     try:
         with pytest.raises(KeyboardInterrupt):
-            start_process(
-                command,
-                [],
-                trust=elsewhere(tmp_path),
-                cwd=tmp_path,
-                env=dict(os.environ),
-                timeout=90,
-                what="x",
-            )
+            _started(command, tmp_path, timeout=90)
         assert children and children[0].wait(timeout=30) != 0  # killed, not left running
     finally:
         signal.signal(signal.SIGINT, previous)
