@@ -86,13 +86,21 @@ def test_ctrl_c_prints_one_line_exits_130_and_leaves_every_file(
         NO_COLOR="1",
     )
     before = _files(project)
-    featcheck = subprocess.Popen(
-        [sys.executable, "-m", "featcheck", str(project), *flags],
-        env=environment,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    # Started as from a terminal, Ctrl-C not ignored: a suite run as a background job (`pytest &`
+    # in a script) has SIGINT ignored and passes that on, and featcheck keeps an ignored SIGINT
+    # ignored, as for `featcheck &`. A handler of this process is not inherited: the child
+    # starts with SIGINT at its default.
+    inherited = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        featcheck = subprocess.Popen(
+            [sys.executable, "-m", "featcheck", str(project), *flags],
+            env=environment,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+    finally:
+        signal.signal(signal.SIGINT, inherited)
     try:
         deadline = time.monotonic() + 120
         while not (waiting.exists() and waiting.read_text().strip()):
