@@ -22,6 +22,7 @@ from featcheck.workspace.model import ModelEdit, Package, PackageRef, crate_key
 
 if TYPE_CHECKING:
     from featcheck.fixes.counterfactual import WhatIf
+    from featcheck.fixes.direct import Candidate
 
 BuildKey = tuple[str, str, FeatureSelection]
 """(member id, target, configuration) of one audited build."""
@@ -111,6 +112,9 @@ class WorkspaceBuilds:
     _costs: dict[tuple[frozenset[ModelEdit], frozenset[PackageRef], frozenset[str]], Cost] = field(
         default_factory=dict, init=False
     )
+    _reached: dict[frozenset[PackageRef], frozenset[BuildKey]] = field(
+        default_factory=dict, init=False
+    )
 
     def cost(
         self, model: frozenset[ModelEdit], touches: Iterable[PackageRef], asking: frozenset[str]
@@ -130,6 +134,10 @@ class WorkspaceBuilds:
             known = self._costs[key] = measure(gained, asking)
         return known
 
+    def knows(self, candidate: Candidate) -> bool:
+        """Whether what the candidate's edits gain each build they change is worked out."""
+        return (candidate.model, candidate.touches) in self._gained
+
     def _compare(
         self, model: frozenset[ModelEdit], touches: frozenset[PackageRef]
     ) -> tuple[Gained, ...]:
@@ -144,9 +152,16 @@ class WorkspaceBuilds:
             found.append((self.members[member_id], added_packages(before, after), needs))
         return tuple(found)
 
-    def reached(self, touches: Iterable[PackageRef]) -> set[BuildKey]:
-        """The builds holding a package in `touches`: only those can change."""
-        return {k for ref in touches for k in self._holding.get(ref, ())}
+    def reached(self, touches: frozenset[PackageRef]) -> frozenset[BuildKey]:
+        """The builds holding a package in `touches`: only those can change (asked for each
+        candidate of each finding, and a workspace entry's are every member's builds)."""
+        known = self._reached.get(touches)
+        if known is None:
+            holding = self._holding
+            known = self._reached[touches] = frozenset(
+                k for ref in touches for k in holding.get(ref, ())
+            )
+        return known
 
     @functools.cached_property
     def _holding(self) -> dict[PackageRef, list[BuildKey]]:
