@@ -5,19 +5,23 @@ A developer tool for changes meant to keep behaviour: it runs ``featcheck --form
 two source trees (a git revision, and another revision or the working tree) over every
 ``fixtures/workspaces/*`` and ``crates/*`` root, once with cargo on the offline stub registry
 and once with ``--no-exec``, and prints which reports are byte-identical and, for the others,
-which fields differ (list positions folded into ``[]``), counted over all reports.
+which fields differ (list positions folded into ``[]``), counted over all reports. With
+``--format text`` it compares the text reports (a change to what a terminal or hook shows) and
+prints a diff of each that differs.
 
 Both runs audit the same copies of the roots, in one temporary directory, each revision with a
 user cache of its own, so a report differs only where the code does.
 
 Usage:
     .venv/bin/python scripts/compare_json_reports.py OLD_REV [NEW_REV]   # NEW_REV: working tree
+    .venv/bin/python scripts/compare_json_reports.py --format text OLD_REV
 """
 
 from __future__ import annotations
 
 import argparse
 import collections
+import difflib
 import io
 import json
 import shutil
@@ -60,12 +64,14 @@ def source_tree(revision: str | None, into: Path) -> Path:
     return into / "src"
 
 
-def reports(source: Path, roots: list[Path], env: dict[str, str]) -> dict[str, tuple[int, str]]:
+def reports(
+    source: Path, roots: list[Path], env: dict[str, str], output: str
+) -> dict[str, tuple[int, str]]:
     """Exit code and standard output of each root's audit, by `ROOT MODE`."""
     found = {}
     for root in roots:
         for mode, flags in MODES.items():
-            command = [sys.executable, "-m", "featcheck", "--format", "json", *flags, str(root)]
+            command = [sys.executable, "-m", "featcheck", "--format", output, *flags, str(root)]
             run = subprocess.run(
                 command, env={**env, "PYTHONPATH": str(source)}, capture_output=True, text=True
             )
@@ -94,6 +100,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("old", help="the revision compared with")
     parser.add_argument("new", nargs="?", help="the other revision (default: the working tree)")
+    parser.add_argument("--format", choices=("json", "text"), default="json")
     arguments = parser.parse_args()
     with tempfile.TemporaryDirectory() as scratch:
         base = Path(scratch)
@@ -111,13 +118,19 @@ def main() -> int:
         for side, revision in (("old", arguments.old), ("new", arguments.new)):
             source = source_tree(revision, base / side)
             cache = {"XDG_CACHE_HOME": str(base / f"cache-{side}")}
-            runs[side] = reports(source, roots, {**env, **cache})
+            runs[side] = reports(source, roots, {**env, **cache}, arguments.format)
     counts: collections.Counter[str] = collections.Counter()
     identical = 0
     for name, (old_code, old_text) in runs["old"].items():
         new_code, new_text = runs["new"][name]
         if (old_code, old_text) == (new_code, new_text):
             identical += 1
+            continue
+        if arguments.format == "text":
+            lines = (text.splitlines(keepends=True) for text in (old_text, new_text))
+            print(f"{name}: exit code {old_code} -> {new_code}")
+            sys.stdout.writelines(difflib.unified_diff(*lines, "old", "new"))
+            counts["text"] += 1
             continue
         old_report, new_report = (json.loads(text or "null") for text in (old_text, new_text))
         fields = sorted(set(differing(old_report, new_report)))
