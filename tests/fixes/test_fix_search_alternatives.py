@@ -28,9 +28,7 @@ def test_the_text_report_gets_the_json_reports_fix_from_fewer_builds(
     project = WORKSPACES / "flate2-without-runtime-detection"
     offline_cargo_for(project)
     audit = _counting_audits(project, 0, monkeypatch, tmp_path)
-    text, alone = audit("text")
-    report, listing = audit("json", "--format", "json")
-    verbose, _ = audit("verbose", "-v")
+    text, alone, report, listing, verbose = _three_reports(audit)
     (finding,) = json.loads(report)["findings"]
     (edit,) = finding["fix"]["edits"]
     assert edit["action"] == "add-features"
@@ -52,10 +50,9 @@ def test_a_candidate_adding_a_backend_to_a_library_is_not_resolved_for_its_other
     # of cli, core and server (the cost a report listing it shows: a new backend for each).
     project = tmp_path / "project"
     _write_gpu_library_workspace(project)
-    audit = _counting_audits(project, 1, monkeypatch, tmp_path)
-    text, alone = audit("text")
-    report, listing = audit("json", "--format", "json")
-    verbose, _ = audit("verbose", "-v")
+    text, alone, report, listing, verbose = _three_reports(
+        _counting_audits(project, 1, monkeypatch, tmp_path)
+    )
     findings = json.loads(report)["findings"]
     assert [f["code"] for f in findings] == ["FC004", "FC005"]
     for finding in findings:
@@ -97,6 +94,14 @@ def _counting_audits(
         return result.stdout, builds
 
     return audit
+
+
+def _three_reports(audit: Callable[..., tuple[str, int]]) -> tuple[str, int, str, int, str]:
+    """The text report and its what-if builds, the JSON report and its, and `-v`'s report."""
+    text, alone = audit("text")
+    report, listing = audit("json", "--format", "json")
+    verbose, _ = audit("verbose", "-v")
+    return text, alone, report, listing, verbose
 
 
 def _write_gpu_library_workspace(root: Path) -> None:
