@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from featcheck import audit
-from featcheck.audit import Started, cargo_source, started_audit
+from featcheck.audit import SourceFactory, Started, cargo_source, started_audit
 from featcheck.boundary import TrustContext
 from featcheck.cargo.last_answer import LastAnswer
 from featcheck.cargo.pending_metadata import MetadataSource, PendingMetadata
@@ -22,7 +22,6 @@ from featcheck.graph import Node
 from featcheck.locate import ManifestCache
 from featcheck.matrix import ConfigurationPlan
 from featcheck.noexec.gaps import Completeness
-from featcheck.noexec.source import FileSource, file_source
 from featcheck.placement import Flagged
 from featcheck.report import AuditResult, BuildGap, Finding, TargetSkip
 from featcheck.rules import (
@@ -64,7 +63,11 @@ def audit_project(
     cli/lazy.py.)"""
     if options.select or options.ignore:
         check_builtin_codes(options.select, options.ignore)
-    source_of = file_source if options.no_exec else cargo_source
+    source_of: SourceFactory = cargo_source
+    if options.no_exec:  # only --no-exec loads the registry and archive readers
+        from featcheck.noexec.source import file_source
+
+        source_of = file_source
     with started_audit(path, options, trust, source_of) as started:
         return audit_started(started, meanwhile)
 
@@ -76,9 +79,12 @@ def audit_started(started: Started, meanwhile: Callable[[], object] | None = Non
 
     A `--no-exec` audit is all featcheck's own work, reading the checkout included: its
     budget runs from its start, and holds inside any one long call too (deadline.py)."""
-    source = started.source
-    if not isinstance(source, FileSource):
+    if not started.options.no_exec:
         return _audit_started(started, meanwhile, None)
+    from featcheck.noexec.source import FileSource  # loaded: the audit's source is one
+
+    source = started.source
+    assert isinstance(source, FileSource)
     with source.deadline.bounding(READING, READING_HINT):
         return _audit_started(started, meanwhile, source.deadline)
 

@@ -17,7 +17,6 @@ from featcheck.featureset import DEFAULT, FeatureSelection
 from featcheck.fix_words import edit_words
 from featcheck.fixes.candidates import distances_to
 from featcheck.fixes.direct import member_anchor
-from featcheck.fixes.overlay import Answer, OverlayCheck, Pending
 from featcheck.fixes.reach import safety
 from featcheck.fixes.search import FixSearch, Outcome
 from featcheck.report import Finding, Fix, Location
@@ -27,6 +26,7 @@ from featcheck.severity import Confidence, Severity
 if TYPE_CHECKING:
     from featcheck.explain import Explainer
     from featcheck.fixes.direct import Candidate
+    from featcheck.fixes.overlay import Answer, OverlayCheck
     from featcheck.graph import Node
     from featcheck.locate import Locator
     from featcheck.manifest.declarations import Cut, DeclarationSite
@@ -69,9 +69,10 @@ class FindingPlacer:
     locator: Locator
     explainer: Explainer
     search: FixSearch
-    overlay: OverlayCheck | None = None
-    """Confirms with cargo what needs packages Cargo.lock lacks; None: such fixes stay
-    unconfirmed."""
+    overlay: Callable[[], OverlayCheck] | None = None
+    """Makes the check that confirms with cargo what needs packages Cargo.lock lacks, once a
+    fix first waits for it (its module loads tomlkit: 35 ms of every run's start otherwise);
+    None: such fixes stay unconfirmed. `close()` ends it."""
     confirm: bool = True
     """False: fixes are computed but none is called confirmed or safe (`--no-exec`)."""
     search_fixes: bool = True
@@ -86,6 +87,12 @@ class FindingPlacer:
     in featcheck.toml or the member's metadata table); None: the rule's own."""
     deadline: Deadline = NO_DEADLINE
     """Checked before each detection is searched a fix for and placed (deadline.py)."""
+    _overlay: OverlayCheck | None = field(default=None, init=False)
+
+    def close(self) -> None:
+        """End cargo's check of the fixes, if one was made."""
+        if self._overlay is not None:
+            self._overlay.close()
 
     def place_all(self, flagged: list[Flagged]) -> list[Finding]:
         """A finding for each detection, in the same order."""
@@ -156,6 +163,8 @@ class FindingPlacer:
             waiting = [(p, o.pending[0][0]) for p, o in enumerate(settled) if o.pending]
             if not waiting or self.overlay is None:
                 break
+            from featcheck.fixes.overlay import Pending
+
             pending = [
                 Pending(
                     flagged[p].member,
@@ -168,7 +177,9 @@ class FindingPlacer:
                 )
                 for p, c in waiting
             ]
-            answers = self.overlay.confirm(pending)
+            if self._overlay is None:
+                self._overlay = self.overlay()
+            answers = self._overlay.confirm(pending)
             for (position, candidate), answer in zip(waiting, answers, strict=True):
                 settled[position] = self._answered(settled[position], candidate, answer)
         # Left waiting (no cargo to ask): the best of them still says where the cut is.

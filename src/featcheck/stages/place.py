@@ -10,15 +10,14 @@ lack `rayon`, for findings no report shows.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from featcheck.cargo.runner import CargoRunner
 from featcheck.explain import Explainer
 from featcheck.featureset import FeatureSelection
-from featcheck.fixes.overlay import OverlayCheck
 from featcheck.fixes.search import FixSearch, Outcome, StillFlagged, backends_of
 from featcheck.graph import DependencyGraph, Node
 from featcheck.locate import Locator
@@ -34,6 +33,9 @@ from featcheck.stages.members import Resolved, ResolverModel, Run, Scope
 from featcheck.workspace.cargo_metadata import parse_metadata
 from featcheck.workspace.model import Package, PackageRef, same_crate
 from featcheck.workspace.workspace import Workspace
+
+if TYPE_CHECKING:
+    from featcheck.fixes.overlay import OverlayCheck
 
 
 class Placed(NamedTuple):
@@ -93,8 +95,7 @@ def place(
     try:
         findings = placer.place_all(flagged)
     finally:
-        if overlay is not None:
-            overlay.close()
+        placer.close()
     assert isinstance(placer.search, CoveredFirst)
     unsearched = [
         finding
@@ -106,9 +107,10 @@ def place(
 
 def _overlay(
     run: Run, scope: Scope, model: ResolverModel, still_flagged: StillFlagged
-) -> OverlayCheck | None:
+) -> Callable[[], OverlayCheck] | None:
     """cargo's check of the fixes that add packages, where cargo may run and is asked to: on
-    cargo's metadata of a temporary copy of the workspace, with the audit's features."""
+    cargo's metadata of a temporary copy of the workspace, with the audit's features (made,
+    its module loaded, once a fix waits for it)."""
     options = run.options
     if options.no_exec or not options.check_new_packages:
         return None
@@ -128,15 +130,20 @@ def _overlay(
         )
         return pending.result(parse_metadata)
 
-    return OverlayCheck(
-        scope.metadata.root,
-        metadata_of,
-        model.cfgs,
-        model.host,
-        model.resolver,
-        still_flagged,
-        model.unify_workspace,
-    )
+    def check() -> OverlayCheck:
+        from featcheck.fixes.overlay import OverlayCheck
+
+        return OverlayCheck(
+            scope.metadata.root,
+            metadata_of,
+            model.cfgs,
+            model.host,
+            model.resolver,
+            still_flagged,
+            model.unify_workspace,
+        )
+
+    return check
 
 
 _Cover = tuple[str, str, FeatureSelection, PackageRef, str]
