@@ -248,6 +248,9 @@ def detect_all(run: Run, scope: Scope, plan: ConfigurationPlan, builds: Builds) 
     found = Detections()
     skips = _SkipLog()
     first: dict[tuple[str, str, str, Node, str, tuple[str, ...]], Flagged] = {}
+    # Whether a rule applies depends on the target alone: asked once per rule and target, not
+    # for each of hundreds of members.
+    skipped_on: dict[tuple[int, str], str | None] = {}
     for member in scope.members:
         for selection in plan.selections[member.id]:
             for target in scope.targets:
@@ -260,7 +263,10 @@ def detect_all(run: Run, scope: Scope, plan: ConfigurationPlan, builds: Builds) 
                     found.incomplete.append(reach.gap)
                 for rule in scope.rules_of[member.id]:
                     detections = detect(rule, view, deferring=True)
-                    reason = skipped_for_target(rule, view)
+                    on_target = (id(rule), target)
+                    if on_target not in skipped_on:
+                        skipped_on[on_target] = skipped_for_target(rule, view)
+                    reason = skipped_on[on_target]
                     if reason is not None:
                         standing = [d for d in detections if not d.deferred_to]
                         skips.add(rule, target, reason, member.name, len(standing))

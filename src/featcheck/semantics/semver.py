@@ -119,6 +119,9 @@ def _bounds(comparator: str) -> tuple[Version, Version | None, bool] | None:
     return low, upper, True
 
 
+# Asked for every node of a rule's crates in every member's build: a few rules' requirements
+# against a few hundred versions.
+@functools.cache
 def matches(requirement: str, version: str) -> bool:
     """True when `version` satisfies the cargo `requirement`; unknown syntax matches anything."""
     parsed = parse_version(version)
