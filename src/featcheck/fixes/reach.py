@@ -115,6 +115,9 @@ class WorkspaceBuilds:
     _reached: dict[frozenset[PackageRef], frozenset[BuildKey]] = field(
         default_factory=dict, init=False
     )
+    _members_reached: dict[tuple[frozenset[PackageRef], str, FeatureSelection], frozenset[str]] = (
+        field(default_factory=dict, init=False)
+    )
 
     def cost(
         self, model: frozenset[ModelEdit], touches: Iterable[PackageRef], asking: frozenset[str]
@@ -160,6 +163,22 @@ class WorkspaceBuilds:
             holding = self._holding
             known = self._reached[touches] = frozenset(
                 k for ref in touches for k in holding.get(ref, ())
+            )
+        return known
+
+    def members_reached(
+        self, touches: frozenset[PackageRef], target: str, selection: FeatureSelection
+    ) -> frozenset[str]:
+        """The ids of the members whose build on `target` in `selection` holds a package in
+        `touches` (asked for each candidate of each finding: a set of ids, not build keys, which
+        hash a feature selection each time they are looked up)."""
+        key = (touches, target, selection)
+        known = self._members_reached.get(key)
+        if known is None:
+            known = self._members_reached[key] = frozenset(
+                member
+                for member, built_for, chosen in self.reached(touches)
+                if built_for == target and chosen == selection
             )
         return known
 

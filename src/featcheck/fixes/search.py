@@ -125,11 +125,6 @@ class FixSearch:
         ] = {}
         self._groups: dict[tuple[str, ...], int] = {}
         """Each set of affected members (by id, in order) as a number, for the keys below."""
-        self._positions: dict[int, dict[str, int]] = {}
-        """Each group's members' places in it, by id."""
-        self._reached_members: dict[
-            tuple[frozenset[PackageRef], int, str, FeatureSelection], list[Package]
-        ] = {}
         self._safety: dict[Cost, str] = {}
         self._selection: FeatureSelection = DEFAULT
         self._excused: frozenset[str] = frozenset()
@@ -291,7 +286,7 @@ class FixSearch:
         floors: dict[Candidate, tuple[bool, int, int, int]] = {}
         if not self.with_alternatives:
             for c in candidates:
-                reach = self._reached(c, affected, group, target)
+                reach = self._reached(c, affected, target)
                 floors[c] = (False, 0, c.proximity[0], -len(reach))
         listed = {c: i for i, c in enumerate(candidates)}
         # The most promising first: the sooner the best is found, the more it rules out.
@@ -378,29 +373,14 @@ class FixSearch:
         if known is None:
             known = self._coverage_counts[key] = sum(
                 self._clears(candidate, other, target, package)
-                for other in self._reached(candidate, affected, group, target)
+                for other in self._reached(candidate, affected, target)
             )
         return known
 
     def _reached(
-        self, candidate: Candidate, affected: Sequence[Package], group: int, target: str
+        self, candidate: Candidate, affected: Sequence[Package], target: str
     ) -> list[Package]:
-        """The affected members (`group`: their number) whose build holds a package whose
-        declarations the candidate changes: only those builds can change. Looked up from the
-        builds reached, not the members affected: a member's own line reaches one build, and
-        scanning every affected member for each candidate of each finding grew with the square
-        of the members."""
-        selection = self._selection
-        key = (candidate.touches, group, target, selection)
-        known = self._reached_members.get(key)
-        if known is None:
-            position = self._positions.get(group)
-            if position is None:
-                position = self._positions[group] = {m.id: i for i, m in enumerate(affected)}
-            found = sorted(
-                position[member_id]
-                for member_id, built_for, configuration in self.workspace.reached(key[0])
-                if member_id in position and built_for == target and configuration == selection
-            )
-            known = self._reached_members[key] = [affected[i] for i in found]
-        return known
+        """The affected members whose build holds a package whose declarations the candidate
+        changes: only those builds can change."""
+        reached = self.workspace.members_reached(candidate.touches, target, self._selection)
+        return [m for m in affected if m.id in reached]
