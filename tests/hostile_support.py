@@ -13,6 +13,7 @@ import sys
 import textwrap
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from cli_in_process import run_in_process
 from support import CRATES, write_offline_cargo_home
@@ -20,6 +21,75 @@ from support import CRATES, write_offline_cargo_home
 TEMPLATE = CRATES / "pitb-exec-cpu"
 BURN_LINE = 9
 BURN_COLUMN = 31
+
+SMALL_BURN: dict[str, Any] = {
+    "burn": {
+        "0.22.1": {
+            "features": {
+                "default": ["std"],
+                "std": ["burn-flex?/std"],
+                "flex": ["dep:burn-flex"],
+                "autodiff": [],
+                "optim": [],
+                "rayon": ["burn-flex?/rayon"],
+                "simd": ["burn-flex?/simd"],
+            },
+            "dependencies": {
+                "burn-flex": {"version": "0.22.1", "optional": True, "default-features": False},
+            },
+        }
+    },
+    "burn-flex": {
+        "0.22.1": {
+            "features": {
+                "default": ["std", "rayon", "simd"],
+                "std": ["gemm/std"],
+                "rayon": ["dep:rayon", "gemm/rayon"],
+                "simd": [],
+            },
+            "dependencies": {
+                "burn-backend": {"version": "0.22.1", "default-features": False},
+                "gemm": {"version": "0.19", "default-features": False},
+                "rayon": {"version": "1", "optional": True},
+            },
+        }
+    },
+    "gemm": {
+        "0.19.0": {
+            "features": {"default": ["std", "rayon"], "std": [], "rayon": ["dep:rayon"]},
+            "dependencies": {"rayon": {"version": "1", "optional": True}},
+        }
+    },
+    "burn-backend": {"0.22.1": {}},
+    "rayon": {"1.11.0": {}},
+}
+"""burn's path to FC001 in five synthetic crates (synthetic_registry.py): the template's
+manifest resolves over them as over the stub registry's 968 burn stubs, with the same finding
+at the same line and the same fix, in a tenth of cargo's time (each cargo call over the stubs
+reads every one of them: ~0.45 s). For tests of what featcheck runs, reads and writes in a
+checkout, where the size of burn's graph plays no part."""
+
+
+def small_template(base: Path) -> tuple[Path, Path]:
+    """The template crate over SMALL_BURN, with a Cargo.lock cargo wrote for it, under `base`:
+    (the crate's directory, the registry as a cargo directory source)."""
+    from synthetic_registry import write_registry
+
+    registry = write_registry(base / "small-registry", SMALL_BURN)
+    template = base / "small-template"
+    (template / "src").mkdir(parents=True)
+    shutil.copy(TEMPLATE / "Cargo.toml", template / "Cargo.toml")
+    (template / "src" / "main.rs").write_text("fn main() {}\n")
+    home = write_offline_cargo_home(base / "small-cargo-home", registry)
+    subprocess.run(
+        ["cargo", "generate-lockfile", "--offline"],
+        cwd=template,
+        env={**os.environ, "CARGO_HOME": str(home), "CARGO_TARGET_DIR": str(home / "target")},
+        capture_output=True,
+        check=True,
+    )
+    return template, registry
+
 
 MARKER_SCRIPT = """\
 #!/bin/sh

@@ -12,29 +12,28 @@ from hostile_checks import keep_pristine
 from hostile_family import clean, escapes, network, victim_files
 from hostile_planted import plant_cache, planted
 from hostile_run import Setting, seed_cache
-from hostile_support import TEMPLATE
+from hostile_support import small_template
 from hostile_world import FakeHost, make_world
-from support import RegistryViews
 
 
 @pytest.fixture(scope="module")
-def setting(
-    tmp_path_factory: pytest.TempPathFactory, registry_views: RegistryViews
-) -> Iterator[Setting]:
-    if shutil.which("git") is None:
-        pytest.skip("git is not installed")
+def setting(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Setting]:
+    if shutil.which("git") is None or shutil.which("cargo") is None:
+        pytest.skip("git or cargo is not installed")
     host = FakeHost()
     host.start()
     try:
         base = tmp_path_factory.mktemp("hostile")
         world = make_world(base, host)
-        registry = registry_views.registry(TEMPLATE)
+        template, registry = small_template(base)
         triple = host_triple()
         victim_files(world)
-        family = {c.name: c for c in (clean(world), planted(world, registry, triple))}
-        family.update({c.name: c for c in (escapes(world), network(world))})
-        seed = seed_cache(registry, base)
-        plant_cache(family["planted"].root, seed, world, triple)
+        family = {
+            c.name: c for c in (clean(world, template), planted(world, template, registry, triple))
+        }
+        family.update({c.name: c for c in (escapes(world, template), network(world, template))})
+        seed = seed_cache(template, registry, base)
+        plant_cache(family["planted"].root, template, seed, world, triple)
         keep_pristine(base)
         runs = base / "runs"
         runs.mkdir()

@@ -1,7 +1,8 @@
 """The family of hostile checkouts the matrix runs every entry point against.
 
-Four checkouts, each the template crate (crates/pitb-exec-cpu: one FC001 finding) over the
-offline stub registry, each holding many attacks at once:
+Four checkouts, each the template crate's manifest (crates/pitb-exec-cpu: one FC001 finding)
+over the offline synthetic burn of `hostile_support.SMALL_BURN`, each holding many attacks at
+once:
 
 - `clean`: the template in an honest repository: the control, on which every entry point must
   do its work (so that a row that passes did reach the code it is meant to test).
@@ -28,7 +29,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hostile_git import commit_everything, git
-from hostile_support import TEMPLATE
 from hostile_world import VICTIM_SECRET, World
 
 PACKAGE = "pitb-exec-cpu"
@@ -51,10 +51,10 @@ class Checkout:
     attacks: tuple[str, ...]
 
 
-def copy_template(root: Path) -> None:
+def copy_template(root: Path, template: Path) -> None:
     (root / "src").mkdir(parents=True)
-    shutil.copy(TEMPLATE / "Cargo.toml", root / "Cargo.toml")
-    shutil.copy(TEMPLATE / "Cargo.lock", root / "Cargo.lock")
+    shutil.copy(template / "Cargo.toml", root / "Cargo.toml")
+    shutil.copy(template / "Cargo.lock", root / "Cargo.lock")
     (root / "src" / "main.rs").write_text("fn main() {}\n")
 
 
@@ -63,9 +63,9 @@ def append_to_manifest(manifest: Path, text: str) -> None:
     manifest.write_text(manifest.read_text() + text)
 
 
-def clean(world: World) -> Checkout:
+def clean(world: World, template: Path) -> Checkout:
     root = world.base / "family" / "clean"
-    copy_template(root)
+    copy_template(root, template)
     (root / "featcheck-baseline.txt").write_text("# no finding accepted\n")
     commit_everything(root)
     return Checkout("clean", root, ".", ("HEAD~1",), revision_sha(root, "HEAD~1"), ())
@@ -98,11 +98,11 @@ def victim_files(world: World) -> None:
         )
 
 
-def escapes(world: World) -> Checkout:
+def escapes(world: World, template: Path) -> Checkout:
     root = world.base / "family" / "escapes"
     victim = world.victim
     (root / "app").mkdir(parents=True)
-    copy_template(root / "app")
+    copy_template(root / "app", template)
     (root / "app" / "Cargo.lock").unlink()
     append_to_manifest(root / "app" / "Cargo.toml", 'dep = { path = "../dep" }\n')
     (root / "Cargo.toml").write_text(
@@ -150,9 +150,9 @@ def escapes(world: World) -> Checkout:
 # --- network -----------------------------------------------------------------------------------
 
 
-def network(world: World) -> Checkout:
+def network(world: World, template: Path) -> Checkout:
     root = world.base / "family" / "network"
-    copy_template(root)
+    copy_template(root, template)
     host = world.host.address
     cfg = "not(" * CFG_DEPTH + "unix" + ")" * CFG_DEPTH
     manifest = (

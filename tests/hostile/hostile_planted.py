@@ -169,9 +169,9 @@ PLANTED_ATTACKS = (
 )
 
 
-def planted(world: World, registry: Path, host: str) -> Checkout:
+def planted(world: World, template: Path, registry: Path, host: str) -> Checkout:
     root = world.base / "family" / "planted"
-    copy_template(root)
+    copy_template(root, template)
     _build_time_programs(root, world)
     _lock_path_dependencies(root, registry, world.base)
     _python_plants(root, world)
@@ -238,7 +238,7 @@ def _rustup_home(home: Path, world: World) -> None:
     (home / "settings.toml").write_text(f'version = "12"\ndefault_toolchain = "{toolchain}"\n')
 
 
-def plant_cache(root: Path, seed: Path, world: World, host: str) -> None:
+def plant_cache(root: Path, template: Path, seed: Path, world: World, host: str) -> None:
     """A featcheck cache at `root/.cache` (for XDG_CACHE_HOME inside the checkout): a real one,
     its answers turned to another target, featcheck's own cargo home configured to run the
     checkout's programs, and the tree of HEAD (for --new-since) with a configuration that does."""
@@ -254,7 +254,7 @@ def plant_cache(root: Path, seed: Path, world: World, host: str) -> None:
     home.mkdir(parents=True, exist_ok=True)
     (home / "config.toml").write_text(planted)
     tree = cache / "featcheck" / "revisions" / revision_sha(root, "HEAD")
-    copy_template(tree)
+    copy_template(tree, template)
     (tree / ".git").mkdir()
     (tree / ".cargo").mkdir()
     (tree / ".cargo" / "config.toml").write_text(planted)

@@ -24,7 +24,6 @@ from hostile_checks import (
 )
 from hostile_family import PACKAGE, Checkout
 from hostile_matrix import ACTION, CARGO, HOOK, Column, Entry
-from hostile_support import TEMPLATE
 from hostile_world import REGISTRY_SECRET, World, snapshot
 from support import write_offline_cargo_home
 
@@ -242,12 +241,12 @@ def run_row(entry: Entry, column: Column, setting: Setting) -> Row:
     return row
 
 
-def seed_cache(registry: Path, base: Path) -> Path:
+def seed_cache(template: Path, registry: Path, base: Path) -> Path:
     """featcheck's cache after one audit of the template (rustc's answers, which every run
     would otherwise ask for again): each run starts from a copy. What it kept about the
     template's own path (its metadata) is left out."""
     project = base / "seed-project"
-    shutil.copytree(TEMPLATE, project, ignore=shutil.ignore_patterns("target"))
+    shutil.copytree(template, project, ignore=shutil.ignore_patterns("target"))
     cache = base / "seed-cache"
     home = write_offline_cargo_home(base / "seed-cargo-home", registry)
     done = subprocess.run(
