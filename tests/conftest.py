@@ -13,6 +13,7 @@ import os
 import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from support import (
@@ -22,7 +23,12 @@ from support import (
     write_offline_cargo_home,
 )
 
-CARGO_FIXTURES = frozenset({"offline_cargo_home", "registry_views", "synthetic_cargo_home"})
+if TYPE_CHECKING:
+    from hostile_support import SmallBurn
+
+CARGO_FIXTURES = frozenset(
+    {"offline_cargo_home", "registry_views", "synthetic_cargo_home", "small_burn"}
+)
 """Fixtures that give a test a cargo home over a stub registry: a test that uses one (directly
 or through another fixture) runs cargo, and carries the `cargo` marker without saying so."""
 
@@ -112,6 +118,18 @@ def offline_cargo_for(
         return home
 
     return point
+
+
+@pytest.fixture(scope="session")
+def small_burn(tmp_path_factory: pytest.TempPathFactory) -> SmallBurn:
+    """The template crate over a synthetic burn of five crates (hostile_support.SMALL_BURN),
+    written once: for tests of what featcheck runs, reads and writes in a checkout, where the
+    size of burn's graph plays no part and cargo answers in a tenth of the time."""
+    from hostile_support import SmallBurn, small_template
+
+    if shutil.which("cargo") is None:
+        pytest.skip("cargo is not installed")
+    return SmallBurn(*small_template(tmp_path_factory.mktemp("small-burn")))
 
 
 @pytest.fixture(scope="session")

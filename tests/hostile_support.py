@@ -70,6 +70,18 @@ reads every one of them: ~0.45 s). For tests of what featcheck runs, reads and w
 checkout, where the size of burn's graph plays no part."""
 
 
+@dataclass(frozen=True)
+class SmallBurn:
+    """The `small_burn` fixture (conftest.py): the template over SMALL_BURN."""
+
+    template: Path
+    registry: Path
+
+    def home(self, where: Path) -> Path:
+        """An offline CARGO_HOME at `where` over the synthetic burn."""
+        return write_offline_cargo_home(where, self.registry)
+
+
 def small_template(base: Path) -> tuple[Path, Path]:
     """The template crate over SMALL_BURN, with a Cargo.lock cargo wrote for it, under `base`:
     (the crate's directory, the registry as a cargo directory source)."""
@@ -155,13 +167,14 @@ class Checkout:
         return sorted(p.name for p in self.markers.iterdir())
 
 
-def make_checkout(base: Path, nested: bool = False) -> Checkout:
-    """The template crate in `base/repo` (or `base/repo/crates/app` when nested)."""
+def make_checkout(base: Path, nested: bool = False, template: Path = TEMPLATE) -> Checkout:
+    """The template crate in `base/repo` (or `base/repo/crates/app` when nested); `template`:
+    its Cargo.toml and Cargo.lock (`SmallBurn.template` for the synthetic burn)."""
     root = base / "repo"
     project = root / "crates" / "app" if nested else root
     (project / "src").mkdir(parents=True)
-    shutil.copy(TEMPLATE / "Cargo.toml", project / "Cargo.toml")
-    shutil.copy(TEMPLATE / "Cargo.lock", project / "Cargo.lock")
+    shutil.copy(template / "Cargo.toml", project / "Cargo.toml")
+    shutil.copy(template / "Cargo.lock", project / "Cargo.lock")
     (project / "src" / "main.rs").write_text("fn main() {}\n")
     markers = base / "markers"
     markers.mkdir()

@@ -30,6 +30,7 @@ from hostile_support import (
     RUSTUP,
     TEMPLATE,
     Checkout,
+    SmallBurn,
     in_process_with,
     make_checkout,
     run_isolated,
@@ -246,15 +247,14 @@ class Outcome:
 
 @pytest.fixture(scope="module")
 def outcomes(
-    registry_views: RegistryViews, tmp_path_factory: pytest.TempPathFactory
+    small_burn: SmallBurn, tmp_path_factory: pytest.TempPathFactory
 ) -> dict[tuple[str, str], Outcome]:
-    """Every vector in every mode, each run with its own CARGO_HOME (over the template's view of
-    the stub registry) and an empty featcheck cache, where the first cargo call asks rustc, as
+    """Every vector in every mode, each run with its own CARGO_HOME (over the synthetic burn)
+    and an empty featcheck cache, where the first cargo call asks rustc, as
     a planted argument file needs. What is checked is what featcheck starts and reads (its own
     gate, and under --trust-checkout the cargo it starts, which reads the checkout itself, a
     real process): its command line runs in this process (`in_process_with`: the environment
     and directory `run_isolated` gives its process), one run after another."""
-    registry = registry_views.registry(TEMPLATE)
     jobs = [
         (vector, mode)
         for vector in VECTORS
@@ -265,9 +265,9 @@ def outcomes(
     def audit(job: tuple[Vector, str]) -> Outcome:
         vector, mode = job
         base = tmp_path_factory.mktemp(f"{vector.name}-{mode}")
-        checkout = make_checkout(base)
+        checkout = make_checkout(base, template=small_burn.template)
         extra = vector.plant(checkout, plant_argument_files(checkout))
-        home = write_offline_cargo_home(base / "cargo-home", registry)
+        home = small_burn.home(base / "cargo-home")
         arguments = [str(checkout.project), "--format", "json", *MODES[mode], *extra]
         environment = {"CARGO_HOME": str(home), "XDG_CACHE_HOME": str(home / "featcheck-cache")}
         return Outcome(checkout, in_process_with(arguments, environment))

@@ -19,13 +19,13 @@ from pathlib import Path
 
 import pytest
 from hostile_support import (
-    TEMPLATE,
     Checkout,
+    SmallBurn,
     in_process_with,
     make_checkout,
     plant_cargo_home_inside,
 )
-from support import RegistryViews, trust_of
+from support import trust_of
 
 import featcheck.cargo.runner as runner_module
 import featcheck.noexec.source as source_module
@@ -80,10 +80,10 @@ class Hostile:
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory: pytest.TempPathFactory, registry_views: RegistryViews) -> Hostile:
+def built(tmp_path_factory: pytest.TempPathFactory, small_burn: SmallBurn) -> Hostile:
     base = tmp_path_factory.mktemp("derived")
-    checkout = make_checkout(base)
-    plant_cargo_home_inside(checkout, registry_views.registry(TEMPLATE))
+    checkout = make_checkout(base, template=small_burn.template)
+    plant_cargo_home_inside(checkout, small_burn.registry)
     _committed(checkout)
     pristine = base / "pristine"
     shutil.copytree(checkout.root, pristine, symlinks=True)

@@ -30,6 +30,7 @@ from hostile_support import (
     RUSTUP,
     TEMPLATE,
     Checkout,
+    SmallBurn,
     make_checkout,
     run_isolated,
 )
@@ -235,19 +236,16 @@ class Outcome:
 
 
 @pytest.fixture(scope="module")
-def outcomes(
-    registry_views: RegistryViews, tmp_path_factory: pytest.TempPathFactory
-) -> dict[str, Outcome]:
+def outcomes(small_burn: SmallBurn, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Outcome]:
     """Every attack audited in default mode, in parallel (each with its own CARGO_HOME, over
-    the template's view of the stub registry)."""
+    the synthetic burn)."""
     runnable = [a for a in ATTACKS if _skip_reason(a) is None]
-    registry = registry_views.registry(TEMPLATE)
 
     def audit(attack: Attack) -> Outcome:
         base = tmp_path_factory.mktemp(attack.name)
-        checkout = make_checkout(base, nested=attack.nested)
+        checkout = make_checkout(base, nested=attack.nested, template=small_burn.template)
         attack.plant(checkout)
-        home = write_offline_cargo_home(base / "cargo-home", registry)
+        home = small_burn.home(base / "cargo-home")
         lock = (checkout.project / "Cargo.lock").read_bytes()
         done = run_isolated([str(checkout.project), "--format", "json"], home)
         return Outcome(checkout, done, lock)
