@@ -125,11 +125,19 @@ def small_burn(tmp_path_factory: pytest.TempPathFactory) -> SmallBurn:
     """The template crate over a synthetic burn of five crates (hostile_support.SMALL_BURN),
     written once: for tests of what featcheck runs, reads and writes in a checkout, where the
     size of burn's graph plays no part and cargo answers in a tenth of the time."""
-    from hostile_support import SmallBurn, small_template
+    from hostile_support import small_template
 
     if shutil.which("cargo") is None:
         pytest.skip("cargo is not installed")
-    return SmallBurn(*small_template(tmp_path_factory.mktemp("small-burn")))
+    return small_template(tmp_path_factory.mktemp("small-burn"))
+
+
+@pytest.fixture
+def small_cargo(small_burn: SmallBurn, monkeypatch: pytest.MonkeyPatch) -> SmallBurn:
+    """Point every cargo that featcheck starts at the synthetic burn (offline), keeping what
+    rustc answered between cargo calls; copy `.template` for the checkout."""
+    _point_cargo_at(small_burn.cargo_home, monkeypatch, cached_rustc=True)
+    return small_burn
 
 
 @pytest.fixture(scope="session")

@@ -76,15 +76,16 @@ class SmallBurn:
 
     template: Path
     registry: Path
+    cargo_home: Path
+    """An offline CARGO_HOME over the synthetic burn (the `small_cargo` fixture's)."""
 
     def home(self, where: Path) -> Path:
         """An offline CARGO_HOME at `where` over the synthetic burn."""
         return write_offline_cargo_home(where, self.registry)
 
 
-def small_template(base: Path) -> tuple[Path, Path]:
-    """The template crate over SMALL_BURN, with a Cargo.lock cargo wrote for it, under `base`:
-    (the crate's directory, the registry as a cargo directory source)."""
+def small_template(base: Path) -> SmallBurn:
+    """The template crate over SMALL_BURN, with a Cargo.lock cargo wrote for it, under `base`."""
     from synthetic_registry import write_registry
 
     registry = write_registry(base / "small-registry", SMALL_BURN)
@@ -100,7 +101,7 @@ def small_template(base: Path) -> tuple[Path, Path]:
         capture_output=True,
         check=True,
     )
-    return template, registry
+    return SmallBurn(template, registry, home)
 
 
 MARKER_SCRIPT = """\

@@ -516,7 +516,7 @@ _FAST_ON_HOST = "CARGO_TARGET_{HOST}_RUSTFLAGS"
 @pytest.mark.usefixtures("remembered_cargo")
 def test_kept_rustflags_decide_cfg_dependencies_as_in_cargo(
     tmp_path: Path,
-    offline_cargo_for: Callable[..., Path],
+    small_cargo: SmallBurn,
     monkeypatch: pytest.MonkeyPatch,
     config: str,
     environment: dict[str, str],
@@ -524,8 +524,7 @@ def test_kept_rustflags_decide_cfg_dependencies_as_in_cargo(
 ) -> None:
     """Both resolvers see the cfg values cargo sees, and so does cargo itself in the checkout:
     `burn` gets `rayon` only where `cfg(fast)` holds."""
-    checkout = make_checkout(tmp_path)
-    offline_cargo_for(checkout.project)  # the cfg(fast) table below turns on burn's rayon
+    checkout = make_checkout(tmp_path, template=small_cargo.template)
     manifest = checkout.project / "Cargo.toml"
     manifest.write_text(
         manifest.read_text()

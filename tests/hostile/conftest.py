@@ -25,7 +25,8 @@ def setting(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Setting]:
     try:
         base = tmp_path_factory.mktemp("hostile")
         world = make_world(base, host)
-        template, registry = small_template(base)
+        small = small_template(base)
+        template, registry = small.template, small.registry
         triple = host_triple()
         victim_files(world)
         family = {
