@@ -65,9 +65,10 @@ SMALL_BURN: dict[str, Any] = {
 }
 """burn's path to FC001 in five synthetic crates (synthetic_registry.py): the template's
 manifest resolves over them as over the stub registry's 968 burn stubs, with the same finding
-at the same line and the same fix, in a tenth of cargo's time (each cargo call over the stubs
-reads every one of them: ~0.45 s). For tests of what featcheck runs, reads and writes in a
-checkout, where the size of burn's graph plays no part."""
+at the same place and the same edit (test_stub_registry.py), in a tenth of cargo's time (each
+cargo call over the stubs reads every one of them: ~0.45 s); only what the fix adds to the
+build differs. For tests of what featcheck runs, reads and writes in a checkout, where the
+size of burn's graph plays no part."""
 
 
 @dataclass(frozen=True)

@@ -1,15 +1,19 @@
 """The views of the stub registry (tests/stub_registry.py) resolve as the whole registry does,
-and a view that lacks a package makes cargo fail, never pick something else."""
+and a view that lacks a package makes cargo fail, never pick something else; the synthetic burn
+that stands in for the stubs where the graph plays no part gives the same finding and edit."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
+from hostile_support import TEMPLATE, SmallBurn, in_process_with, make_checkout
 from stub_registry import lock_packages, reachable_packages
-from support import WORKSPACES, RegistryViews
+from support import WORKSPACES, RegistryViews, write_offline_cargo_home
 
 
 def _cargo(args: list[str], cwd: Path, home: Path) -> subprocess.CompletedProcess[str]:
@@ -57,3 +61,28 @@ def test_a_package_the_view_lacks_fails_cargo(
     assert done.returncode != 0
     assert "no matching package found" in done.stderr
     assert "searched package name: `rayon`" in done.stderr
+
+
+def test_the_synthetic_burn_gives_the_templates_finding_and_edit(
+    small_burn: SmallBurn, registry_views: RegistryViews, tmp_path: Path
+) -> None:
+    """hostile_support.SMALL_BURN stands in for burn's stubs in tests where the graph plays no
+    part: the template audits over it with the same finding, at the same place, fixed by the
+    same edit, confirmed and safe (only what the fix adds to the build differs)."""
+
+    def audit(template: Path, registry: Path) -> list[dict[str, Any]]:
+        checkout = make_checkout(tmp_path / registry.name, template=template)
+        home = write_offline_cargo_home(tmp_path / registry.name / "home", registry)
+        environment = {"CARGO_HOME": str(home), "XDG_CACHE_HOME": str(home / "cache")}
+        done = in_process_with([str(checkout.project), "--format", "json"], environment)
+        assert done.returncode == 1, done.stderr
+        findings = json.loads(done.stdout)["findings"]
+        for finding in findings:
+            finding["fix"].pop("added_packages")
+        return findings
+
+    stubs = audit(TEMPLATE, registry_views.registry(TEMPLATE))
+    synthetic = audit(small_burn.template, small_burn.registry)
+    kept = ("code", "member", "crate", "crate_version", "feature", "location", "fix")
+    assert [{k: f[k] for k in kept} for f in synthetic] == [{k: f[k] for k in kept} for f in stubs]
+    assert [f["code"] for f in stubs] == ["FC001"]
