@@ -27,7 +27,9 @@ import featcheck.pipeline
 import featcheck.stages.place
 from featcheck.audit import SourceFactory, project_manifest, started_audit
 from featcheck.boundary import TrustContext
+from featcheck.cargo.command_setup import CommandSetup
 from featcheck.cargo.process import refusing_processes
+from featcheck.cargo.runner import CargoRunner
 from featcheck.cli import check, lazy, run
 from featcheck.cli.check_arguments import check_parser
 from featcheck.cli.terminal import CommandExit, Progress, fail, help_width, terminal_columns
@@ -45,9 +47,14 @@ def answered_by(source_of: SourceFactory) -> Iterator[None]:
     """Every cargo of an audit is `source_of`'s: the audit's own, `--diff`'s audit of the fixed
     copy (pipeline.audit_project) and the copy a fix is confirmed in (stages/place.py)."""
 
-    def runner(workdir: Path, *, trust: TrustContext, **settings: Any) -> object:
+    def runner(
+        workdir: Path, *, trust: TrustContext, setup: CommandSetup | None = None, **settings: Any
+    ) -> object:
         known = {k: v for k, v in settings.items() if k in AuditOptions._fields}
-        return source_of(workdir, AuditOptions(**known), trust)
+        made = source_of(workdir, AuditOptions(**known), trust)
+        if setup is not None and isinstance(made, CargoRunner):
+            made._setup = setup  # the audit's toolchain and configuration, as place.py gives it
+        return made
 
     # Read first: where a stage no longer names these (renamed, moved), this fails at once.
     saved = featcheck.pipeline.cargo_source, featcheck.stages.place.CargoRunner

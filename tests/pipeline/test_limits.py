@@ -22,11 +22,11 @@ from hostile_support import (
     BURN_COLUMN,
     BURN_LINE,
     RUSTUP,
-    TEMPLATE,
+    SmallBurn,
     make_checkout,
     run_isolated,
 )
-from support import RegistryViews, run_featcheck, write_offline_cargo_home
+from support import run_featcheck
 
 from featcheck.boundary import MAX_MANIFEST_BYTES
 
@@ -43,20 +43,10 @@ def _one_line_refusal(done: subprocess.CompletedProcess[str], *parts: str) -> st
     return lines[0]
 
 
-@pytest.fixture(scope="module")
-def template_registry(registry_views: RegistryViews) -> Path:
-    """The template crate's view of the stub registry (tests write their own CARGO_HOMEs)."""
-    return registry_views.registry(TEMPLATE)
-
-
-def _home(tmp_path: Path, registry: Path) -> Path:
-    return write_offline_cargo_home(tmp_path / "cargo-home", registry)
-
-
 def test_a_byte_order_mark_is_accepted_everywhere_cargo_accepts_it(
-    tmp_path: Path, template_registry: Path
+    tmp_path: Path, small_burn: SmallBurn
 ) -> None:
-    checkout = make_checkout(tmp_path)
+    checkout = make_checkout(tmp_path, template=small_burn.template)
     manifest = checkout.project / "Cargo.toml"
     manifest.write_bytes(BOM + manifest.read_bytes())
     (checkout.project / "featcheck.toml").write_bytes(BOM + b'fail-on = "warning"\n')
@@ -67,7 +57,7 @@ def test_a_byte_order_mark_is_accepted_everywhere_cargo_accepts_it(
         (checkout.root / "rust-toolchain.toml").write_bytes(
             BOM + b'[toolchain]\nchannel = "stable"\n'
         )
-    home = _home(tmp_path, template_registry)
+    home = small_burn.home(tmp_path / "cargo-home")
     done = run_isolated([str(checkout.project), "--format", "json"], home)
     assert done.returncode == 1, done.stderr
     findings = json.loads(done.stdout)["findings"]
@@ -83,16 +73,16 @@ def test_a_byte_order_mark_is_accepted_everywhere_cargo_accepts_it(
 
 
 def test_a_manifest_over_the_limit_is_refused_at_once(
-    tmp_path: Path, template_registry: Path
+    tmp_path: Path, small_burn: SmallBurn
 ) -> None:
-    checkout = make_checkout(tmp_path)
+    checkout = make_checkout(tmp_path, template=small_burn.template)
     manifest = checkout.project / "Cargo.toml"
     padding = b"# " + b"x" * 1000 + b"\n"
     manifest.write_bytes(manifest.read_bytes() + padding * (MAX_MANIFEST_BYTES // len(padding) + 1))
     for number, mode in enumerate(([], ["--no-exec"])):
         started = time.monotonic()
         done = run_isolated(
-            [str(checkout.project), *mode], _home(tmp_path / str(number), template_registry)
+            [str(checkout.project), *mode], small_burn.home(tmp_path / str(number) / "cargo-home")
         )
         _one_line_refusal(done, "Cargo.toml: is larger than 2 MiB")
         assert time.monotonic() - started < 60
@@ -101,9 +91,9 @@ def test_a_manifest_over_the_limit_is_refused_at_once(
 @pytest.mark.parametrize("name", ["Cargo.toml", "Cargo.lock", "featcheck.toml"])
 @pytest.mark.parametrize("mode", ["default", "no-exec"])
 def test_a_fifo_is_refused_without_waiting_on_it(
-    tmp_path: Path, template_registry: Path, name: str, mode: str
+    tmp_path: Path, small_burn: SmallBurn, name: str, mode: str
 ) -> None:
-    checkout = make_checkout(tmp_path)
+    checkout = make_checkout(tmp_path, template=small_burn.template)
     fifo = checkout.project / name
     fifo.unlink(missing_ok=True)
     os.mkfifo(fifo)
@@ -111,40 +101,40 @@ def test_a_fifo_is_refused_without_waiting_on_it(
     started = time.monotonic()
     # --timeout is the 300 s default: a reader waiting on the FIFO would hit the test's timeout.
     done = run_isolated(
-        [str(checkout.project), *extra], _home(tmp_path, template_registry), timeout=90
+        [str(checkout.project), *extra], small_burn.home(tmp_path / "cargo-home"), timeout=90
     )
     assert time.monotonic() - started < 60
     assert "Traceback" not in done.stderr
     _one_line_refusal(done, name, "not a")
 
 
-def test_include_takes_only_toml_files(tmp_path: Path, template_registry: Path) -> None:
-    checkout = make_checkout(tmp_path)
+def test_include_takes_only_toml_files(tmp_path: Path, small_burn: SmallBurn) -> None:
+    checkout = make_checkout(tmp_path, template=small_burn.template)
     checkout.cargo_config('include = ["extra.txt"]\n')
     checkout.cargo_config("[build]\nrustc = 'evil'\n", name="extra.txt")
-    done = run_isolated([str(checkout.project)], _home(tmp_path, template_registry))
+    done = run_isolated([str(checkout.project)], small_burn.home(tmp_path / "cargo-home"))
     _one_line_refusal(done, ".cargo/config.toml:1:", "only `.toml` files")
 
 
 def test_an_included_file_outside_the_checkout_is_refused_unread(
-    tmp_path: Path, template_registry: Path
+    tmp_path: Path, small_burn: SmallBurn
 ) -> None:
-    checkout = make_checkout(tmp_path)
+    checkout = make_checkout(tmp_path, template=small_burn.template)
     outside = tmp_path / "elsewhere" / "secret.toml"
     outside.parent.mkdir()
     outside.write_text("root:S3CRET-HASH:19000:0:99999:7:::\n")
     checkout.cargo_config(f'include = ["{outside}"]\n')
-    done = run_isolated([str(checkout.project)], _home(tmp_path, template_registry))
+    done = run_isolated([str(checkout.project)], small_burn.home(tmp_path / "cargo-home"))
     line = _one_line_refusal(done, ".cargo/config.toml:1:12: ", "outside the checkout")
     assert "S3CRET" not in line
 
 
 def test_an_included_file_outside_the_project_is_never_quoted(
-    tmp_path: Path, template_registry: Path
+    tmp_path: Path, small_burn: SmallBurn
 ) -> None:
     """A file of the checkout outside the project that includes it (a repository's shared
     configuration, included by a crate's) is read, but never quoted."""
-    checkout = make_checkout(tmp_path, nested=True)
+    checkout = make_checkout(tmp_path, nested=True, template=small_burn.template)
     (checkout.root / ".git").mkdir()  # the repository: the checkout's root
     outside = checkout.root / "elsewhere" / "secret.toml"
     outside.parent.mkdir()
@@ -152,20 +142,22 @@ def test_an_included_file_outside_the_project_is_never_quoted(
     config = checkout.project / ".cargo" / "config.toml"
     config.parent.mkdir()
     config.write_text('include = ["../../../elsewhere/secret.toml"]\n')
-    done = run_isolated([str(checkout.project)], _home(tmp_path, template_registry))
+    done = run_isolated([str(checkout.project)], small_burn.home(tmp_path / "cargo-home"))
     line = _one_line_refusal(done, "secret.toml: ", "its text is not shown")
     assert "S3CRET" not in line and "root" not in line.split("secret.toml")[1]
     # Valid TOML whose values featcheck refuses (a rustflag, an include) is not quoted either.
     for text in ('[build]\nrustflags = ["@S3CRET-VALUE"]\n', 'include = ["S3CRET.txt"]\n'):
         outside.write_text(text)
-        done = run_isolated([str(checkout.project)], _home(tmp_path / "refused", template_registry))
+        done = run_isolated(
+            [str(checkout.project)], small_burn.home(tmp_path / "refused" / "cargo-home")
+        )
         line = _one_line_refusal(done, "secret.toml: ", "its text is not shown")
         assert "S3CRET" not in line
     # Inside the project, the TOML error is shown as usual.
     inside = checkout.project / ".cargo" / "broken.toml"
     inside.write_text("x = = 1\n")
     config.write_text('include = ["broken.toml"]\n')
-    done = run_isolated([str(checkout.project)], _home(tmp_path / "2", template_registry))
+    done = run_isolated([str(checkout.project)], small_burn.home(tmp_path / "2" / "cargo-home"))
     _one_line_refusal(done, "broken.toml:1:", "invalid TOML")
 
 
@@ -221,11 +213,13 @@ _RUSTUP_SETTINGS = {
 
 @pytest.mark.parametrize("settings", _RUSTUP_SETTINGS.values(), ids=_RUSTUP_SETTINGS.keys())
 def test_an_installed_toolchain_is_used_without_starting_rustup(
-    tmp_path: Path, template_registry: Path, settings: str
+    tmp_path: Path, small_burn: SmallBurn, settings: str
 ) -> None:
     """The binaries of an installed toolchain are where rustup keeps them: featcheck takes them
     from RUSTUP_HOME/toolchains/NAME/bin and starts rustup for nothing (here it would fail),
-    whether rustup's default or an override of the checkout's directory names it."""
+    whether rustup's default or an override of the checkout's directory names it; the same
+    toolchain answers for the copy a fix is confirmed in (the synthetic burn's Cargo.lock
+    lacks the `rayon` the fix adds), which an override of the checkout's directory misses."""
     sysroot = subprocess.run(
         ["rustc", "--print", "sysroot"], capture_output=True, text=True, check=True
     ).stdout.strip()
@@ -234,19 +228,20 @@ def test_an_installed_toolchain_is_used_without_starting_rustup(
     rustup_home = tmp_path / "rustup-home"
     (rustup_home / "toolchains").mkdir(parents=True)
     (rustup_home / "toolchains" / "pinned-1").symlink_to(sysroot, target_is_directory=True)
-    checkout = make_checkout(tmp_path / "c")
+    checkout = make_checkout(tmp_path / "c", template=small_burn.template)
     (rustup_home / "settings.toml").write_text(settings.replace("{dir}", str(checkout.project)))
     env = {k: v for k, v in os.environ.items() if k not in ("RUSTUP_TOOLCHAIN", "GITHUB_ACTIONS")}
     env.update(
         PATH=f"{bin_dir}{os.pathsep}{env.get('PATH', '')}",
         RUSTUP_HOME=str(rustup_home),
-        CARGO_HOME=str(_home(tmp_path, template_registry)),
+        CARGO_HOME=str(small_burn.home(tmp_path / "cargo-home")),
         NO_COLOR="1",
     )
     done = _featcheck_under(env, str(checkout.project), "-v")
     assert done.returncode == 1, done.stdout + done.stderr
     assert f"--> Cargo.toml:{BURN_LINE}:{BURN_COLUMN}" in done.stdout
     assert not marker.exists(), "rustup was started"
+    assert "`--fix` applies it" in done.stdout  # confirmed by cargo in a copy, as pinned here
 
 
 def test_a_default_toolchain_that_is_no_name_is_one_line(tmp_path: Path) -> None:
@@ -310,9 +305,9 @@ def test_a_cargo_failure_is_one_line(
 
 @pytest.mark.parametrize("mode", ["default", "no-exec"])
 def test_a_fifo_member_manifest_is_refused_before_cargo_waits_on_it(
-    tmp_path: Path, template_registry: Path, mode: str
+    tmp_path: Path, small_burn: SmallBurn, mode: str
 ) -> None:
-    checkout = make_checkout(tmp_path)
+    checkout = make_checkout(tmp_path, template=small_burn.template)
     manifest = checkout.project / "Cargo.toml"
     manifest.write_text(manifest.read_text() + '\n[workspace]\nmembers = [".", "crates/*"]\n')
     (checkout.project / "crates" / "evil").mkdir(parents=True)
@@ -320,7 +315,7 @@ def test_a_fifo_member_manifest_is_refused_before_cargo_waits_on_it(
     extra = ["--no-exec"] if mode == "no-exec" else []
     started = time.monotonic()
     done = run_isolated(
-        [str(checkout.project), *extra], _home(tmp_path, template_registry), timeout=90
+        [str(checkout.project), *extra], small_burn.home(tmp_path / "cargo-home"), timeout=90
     )
     assert time.monotonic() - started < 60
     assert "Traceback" not in done.stderr

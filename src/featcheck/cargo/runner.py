@@ -57,7 +57,12 @@ class CargoRunner:
         timeout: float = 300.0,
         on_command: Callable[[list[str]], None] | None = None,
         on_progress: Callable[[str], None] | None = None,
+        setup: CommandSetup | None = None,
     ) -> None:
+        """`setup`: the toolchain, environment and configuration of the runner whose tree
+        `workdir` is a copy of (`prepared_setup`), so that cargo answers for the copy as it did
+        for the tree; worked out again in the copy's directory, a toolchain that a rustup
+        override names for the tree's directory would be lost."""
         trust.refuse_outside_tree(workdir)
         self.workdir = workdir
         self.trust = trust
@@ -71,7 +76,7 @@ class CargoRunner:
         self._rustc_cfg_cache: dict[tuple[str, tuple[str, ...]], TargetCfg] = {}
         self._version: str | None = None
         self._lock = threading.Lock()
-        self._setup: CommandSetup | None = None
+        self._setup = setup
         self._setup_lock = threading.Lock()
         self._answers: RustcAnswers | None = None
 
@@ -87,6 +92,10 @@ class CargoRunner:
     def environment(self) -> dict[str, str]:
         """The environment every cargo and rustc command of this runner gets (a copy)."""
         return dict(self._prepared().environment)
+
+    def prepared_setup(self) -> CommandSetup:
+        """The toolchain, environment and configuration this runner's commands get."""
+        return self._prepared()
 
     def _prepared(self) -> CommandSetup:
         with self._setup_lock:

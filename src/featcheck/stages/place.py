@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
+from featcheck.cargo import runner as cargo_runner
 from featcheck.cargo.runner import CargoRunner
 from featcheck.explain import Explainer
 from featcheck.featureset import FeatureSelection
@@ -114,16 +115,23 @@ def _overlay(
     options = run.options
     if options.no_exec or not options.check_new_packages:
         return None
+    # The audit's own toolchain, environment and configuration, where cargo answered it (the
+    # class as its module defines it: this module's name for it may be given another factory).
+    setup = (
+        run.source.prepared_setup() if isinstance(run.source, cargo_runner.CargoRunner) else None
+    )
 
     def metadata_of(copy_manifest: Path) -> Workspace:
         # The copy's lockfile must change: that is what the check is for. The copy is the
-        # checkout too: the run's context, derived for it, never one computed from its path.
+        # checkout too: the run's context, derived for it, never one computed from its path;
+        # and the audit's cargo, toolchain and configuration answer for it.
         copy_runner = CargoRunner(
             copy_manifest.parent,
             trust=run.source.trust.derive(copy_manifest.parent),
             offline=options.offline,
             timeout=options.timeout,
             on_command=options.on_command,
+            setup=setup,
         )
         pending = copy_runner.start_metadata(
             copy_manifest, all_features=True, features=scope.dependency_features
