@@ -206,7 +206,8 @@ def graph_with_changes(resolved: MemberGraph, changes: list[FileChange]) -> Memb
             raise FeatcheckError(
                 f"could not copy the workspace to probe the fix: {error}"
             ) from None
-        # The copy is the checkout too: the probe's context, derived for it.
+        # The copy is the checkout too: the probe's context, derived for it; and the member's
+        # cargo, toolchain and configuration answer for it.
         first = resolved.runner
         runner = CargoRunner(
             copy.path,
@@ -214,6 +215,7 @@ def graph_with_changes(resolved: MemberGraph, changes: list[FileChange]) -> Memb
             offline=first.offline,
             timeout=first.timeout,
             on_command=first.on_command,
+            setup=first.prepared_setup(),
         )
         member = resolved.member
         graph = read_tree(runner.tree(manifest, f"{member.name}@{member.version}", resolved.target))
