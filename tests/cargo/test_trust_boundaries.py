@@ -23,14 +23,14 @@ from pathlib import Path
 import pytest
 from hostile_support import (
     BURN_LINE,
-    TEMPLATE,
     Checkout,
+    SmallBurn,
     in_process_with,
     make_checkout,
     plant_cargo_home_inside,
     run_with,
 )
-from support import REPO, RegistryViews, write_offline_cargo_home
+from support import REPO, write_offline_cargo_home
 
 from featcheck.cargo.argv_gate import filter_environment_rustflags
 
@@ -115,12 +115,12 @@ def _online_with_tokens(home: Path, more: str = "") -> None:
 
 
 def test_a_checkout_cannot_redirect_a_registry_whose_token_the_user_holds(
-    tmp_path: Path, attacker: http.server.HTTPServer, registry_views: RegistryViews
+    tmp_path: Path, attacker: http.server.HTTPServer, small_burn: SmallBurn
 ) -> None:
-    checkout = make_checkout(tmp_path)
+    checkout = make_checkout(tmp_path, template=small_burn.template)
     _uses_private_registry(checkout, "company")
     checkout.cargo_config(f'[registries.company]\nindex = "{_url(attacker)}"\n')
-    home = write_offline_cargo_home(tmp_path / "home", registry_views.registry(TEMPLATE))
+    home = write_offline_cargo_home(tmp_path / "home", small_burn.registry)
     # The user's own definition of `company`, and its token, as CI sets it.
     _online_with_tokens(home, '[registries.company]\nindex = "sparse+http://127.0.0.1:9/"\n')
     done = in_process_with(
@@ -150,15 +150,15 @@ def test_a_checkout_cannot_redirect_a_registry_whose_token_the_user_holds(
 def test_a_registry_only_the_checkout_defines_is_refused_before_cargo_asks_it(
     tmp_path: Path,
     attacker: http.server.HTTPServer,
-    registry_views: RegistryViews,
+    small_burn: SmallBurn,
     config: str,
     refused: str,
 ) -> None:
-    checkout = make_checkout(tmp_path)
+    checkout = make_checkout(tmp_path, template=small_burn.template)
     if config.startswith("[registries"):
         _uses_private_registry(checkout, "company")
     checkout.cargo_config(config.replace("URL", _url(attacker)))
-    home = write_offline_cargo_home(tmp_path / "home", registry_views.registry(TEMPLATE))
+    home = write_offline_cargo_home(tmp_path / "home", small_burn.registry)
     _online_with_tokens(home)
     done = in_process_with(
         [str(checkout.project)],
@@ -178,11 +178,11 @@ def test_a_registry_only_the_checkout_defines_is_refused_before_cargo_asks_it(
     assert attacker.seen == []  # type: ignore[attr-defined]
 
 
-def test_a_vendored_checkout_still_audits(tmp_path: Path, registry_views: RegistryViews) -> None:
+def test_a_vendored_checkout_still_audits(tmp_path: Path, small_burn: SmallBurn) -> None:
     """What `cargo vendor` writes (a local directory source, replacing crates.io and an
     alternative registry) passes: it sends nothing anywhere."""
-    checkout = make_checkout(tmp_path)
-    registry = registry_views.registry(TEMPLATE)
+    checkout = make_checkout(tmp_path, template=small_burn.template)
+    registry = small_burn.registry
     checkout.cargo_config(
         f"""\
         [source.crates-io]
@@ -207,10 +207,10 @@ def test_a_vendored_checkout_still_audits(tmp_path: Path, registry_views: Regist
 
 
 def test_a_cargo_home_inside_the_checkout_is_not_obeyed(
-    tmp_path: Path, registry_views: RegistryViews
+    tmp_path: Path, small_burn: SmallBurn
 ) -> None:
-    checkout = make_checkout(tmp_path)
-    home = plant_cargo_home_inside(checkout, registry_views.registry(TEMPLATE))
+    checkout = make_checkout(tmp_path, template=small_burn.template)
+    home = plant_cargo_home_inside(checkout, small_burn.registry)
     done = in_process_with(
         [str(checkout.project), "--format", "json"],
         {"CARGO_HOME": str(home), "XDG_CACHE_HOME": str(tmp_path / "user-cache")},
@@ -222,10 +222,10 @@ def test_a_cargo_home_inside_the_checkout_is_not_obeyed(
 
 
 def test_a_cargo_home_and_cache_both_inside_the_checkout_are_refused(
-    tmp_path: Path, registry_views: RegistryViews
+    tmp_path: Path, small_burn: SmallBurn
 ) -> None:
-    checkout = make_checkout(tmp_path)
-    home = plant_cargo_home_inside(checkout, registry_views.registry(TEMPLATE))
+    checkout = make_checkout(tmp_path, template=small_burn.template)
+    home = plant_cargo_home_inside(checkout, small_burn.registry)
     done = in_process_with(
         [str(checkout.project)],
         {"CARGO_HOME": str(home), "XDG_CACHE_HOME": str(checkout.root / ".cache")},
@@ -244,12 +244,12 @@ def _audit_with_cache(
 
 
 def test_nothing_is_kept_in_or_believed_from_a_cache_inside_the_checkout(
-    tmp_path: Path, registry_views: RegistryViews
+    tmp_path: Path, small_burn: SmallBurn
 ) -> None:
     """rustc's kept answers decide which target an audit is for: a checkout that could plant
     them (its cache directory lies inside it) could turn a finding into "no findings"."""
-    checkout = make_checkout(tmp_path)
-    home = write_offline_cargo_home(tmp_path / "home", registry_views.registry(TEMPLATE))
+    checkout = make_checkout(tmp_path, template=small_burn.template)
+    home = write_offline_cargo_home(tmp_path / "home", small_burn.registry)
     outside = tmp_path / "user-cache"
     assert _audit_with_cache(checkout, home, outside).returncode == 1
     answers = outside / "featcheck" / "rustc-answers.json"
@@ -306,10 +306,10 @@ def _host() -> str:
     "variable", ["RUSTFLAGS", "CARGO_ENCODED_RUSTFLAGS", "CARGO_BUILD_RUSTFLAGS", "TARGET"]
 )
 def test_rustflags_in_the_environment_reach_cargo_only_through_the_allow_list(
-    tmp_path: Path, registry_views: RegistryViews, variable: str
+    tmp_path: Path, small_burn: SmallBurn, variable: str
 ) -> None:
-    checkout = make_checkout(tmp_path)
-    home = write_offline_cargo_home(tmp_path / "home", registry_views.registry(TEMPLATE))
+    checkout = make_checkout(tmp_path, template=small_burn.template)
+    home = write_offline_cargo_home(tmp_path / "home", small_burn.registry)
     marker = checkout.markers / "rustflag-wrote-this"
     if variable == "TARGET":
         variable = f"CARGO_TARGET_{_host().upper().replace('-', '_')}_RUSTFLAGS"
@@ -342,10 +342,10 @@ def test_environment_rustflags_keep_their_meaning() -> None:
 
 
 def test_an_argument_file_in_environment_rustflags_is_one_line(
-    tmp_path: Path, registry_views: RegistryViews
+    tmp_path: Path, small_burn: SmallBurn
 ) -> None:
-    checkout = make_checkout(tmp_path)
-    home = write_offline_cargo_home(tmp_path / "home", registry_views.registry(TEMPLATE))
+    checkout = make_checkout(tmp_path, template=small_burn.template)
+    home = write_offline_cargo_home(tmp_path / "home", small_burn.registry)
     done = in_process_with(
         [str(checkout.project)], {"CARGO_HOME": str(home), "RUSTFLAGS": "@flags"}
     )
