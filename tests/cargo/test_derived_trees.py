@@ -141,7 +141,11 @@ def test_a_tree_made_from_the_checkout_does_not_obey_its_cargo_home(
 ) -> None:
     if arguments == "probe-compare-fix":
         checkout, environment = built.fresh()
-        done = in_process_with(["probe", "--compare-fix", str(checkout.project)], environment)
+        # Offline: the probe resolves its own crate in featcheck's cache, which would fetch the
+        # crates.io index; the derived tree, the copy the fix is resolved in, comes before it.
+        done = in_process_with(
+            ["probe", "--compare-fix", "--offline", str(checkout.project)], environment
+        )
         written = checkout.written()
     else:
         done, written = derived_runs[arguments].done, derived_runs[arguments].written
