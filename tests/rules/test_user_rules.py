@@ -194,7 +194,9 @@ def test_a_malformed_rule_is_refused_at_its_line(
 
 
 @pytest.mark.cargo
-def test_the_cli_refuses_a_malformed_rule_with_exit_2(tmp_path: Path) -> None:
+def test_the_cli_refuses_a_malformed_rule_with_exit_2(
+    tmp_path: Path, synthetic_cargo: Path
+) -> None:
     text = (USER_RULE / "featcheck.toml").read_text().replace('code = "ACME001"', 'code = "FC123"')
     project = _project(tmp_path, text)
     for args in ((str(project),), ("rules", str(project))):
@@ -294,7 +296,9 @@ def test_a_user_rule_can_ban_a_feature_switched_on_anywhere(
     assert run_in_process(str(project)).returncode == 0
 
 
-def test_also_add_is_refused_for_a_feature_that_should_be_off(tmp_path: Path) -> None:
+def test_also_add_is_refused_for_a_feature_that_should_be_off(
+    tmp_path: Path, synthetic_cargo: Path
+) -> None:
     project = _project(
         tmp_path,
         "[[rule]]\ncode = 'ACME003'\nname = 'x'\nkind = 'present'\ncrates = ['regex']\n"
