@@ -27,7 +27,7 @@ import featcheck.pipeline
 import featcheck.stages.place
 from featcheck.audit import SourceFactory, project_manifest, started_audit
 from featcheck.boundary import TrustContext
-from featcheck.cargo.command_setup import CommandSetup
+from featcheck.cargo.pending_metadata import MetadataSource
 from featcheck.cargo.process import refusing_processes
 from featcheck.cargo.runner import CargoRunner
 from featcheck.cli import check, lazy, run
@@ -47,23 +47,25 @@ def answered_by(source_of: SourceFactory) -> Iterator[None]:
     """Every cargo of an audit is `source_of`'s: the audit's own, `--diff`'s audit of the fixed
     copy (pipeline.audit_project) and the copy a fix is confirmed in (stages/place.py)."""
 
-    def runner(
-        workdir: Path, *, trust: TrustContext, setup: CommandSetup | None = None, **settings: Any
-    ) -> object:
-        known = {k: v for k, v in settings.items() if k in AuditOptions._fields}
-        made = source_of(workdir, AuditOptions(**known), trust)
-        if setup is not None and isinstance(made, CargoRunner):
-            made._setup = setup  # the audit's toolchain and configuration, as place.py gives it
+    def copy_source(source: MetadataSource, copy: Path, options: AuditOptions) -> object:
+        # What place.py's copy_source gives its runner: the audit's network and time, never
+        # --locked (the copy's lockfile must change), no download progress.
+        given = AuditOptions(
+            offline=options.offline, timeout=options.timeout, on_command=options.on_command
+        )
+        made = source_of(copy, given, source.trust.derive(copy))
+        if isinstance(source, CargoRunner) and isinstance(made, CargoRunner):
+            made._setup = source.prepared_setup()  # the audit's toolchain, as place.py gives it
         return made
 
     # Read first: where a stage no longer names these (renamed, moved), this fails at once.
-    saved = featcheck.pipeline.cargo_source, featcheck.stages.place.CargoRunner
+    saved = featcheck.pipeline.cargo_source, featcheck.stages.place.copy_source
     featcheck.pipeline.cargo_source = source_of  # type: ignore[assignment]
-    featcheck.stages.place.CargoRunner = runner  # type: ignore[assignment,misc]
+    featcheck.stages.place.copy_source = copy_source  # type: ignore[assignment]
     try:
         yield
     finally:
-        featcheck.pipeline.cargo_source, featcheck.stages.place.CargoRunner = saved
+        featcheck.pipeline.cargo_source, featcheck.stages.place.copy_source = saved
 
 
 @contextlib.contextmanager

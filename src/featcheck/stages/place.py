@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
-from featcheck.cargo import runner as cargo_runner
 from featcheck.cargo.runner import CargoRunner
 from featcheck.explain import Explainer
 from featcheck.featureset import FeatureSelection
@@ -36,6 +35,8 @@ from featcheck.workspace.model import Package, PackageRef, same_crate
 from featcheck.workspace.workspace import Workspace
 
 if TYPE_CHECKING:
+    from featcheck.cargo.pending_metadata import MetadataSource
+    from featcheck.featureset import AuditOptions
     from featcheck.fixes.overlay import OverlayCheck
 
 
@@ -106,6 +107,22 @@ def place(
     return Placed(findings, unsearched)
 
 
+def copy_source(source: MetadataSource, copy: Path, options: AuditOptions) -> MetadataSource:
+    """cargo for a copy of the audited tree (a fix it confirms): the run's trust context
+    derived for the copy, never one computed from its path, and the audit's own cargo,
+    toolchain and configuration where cargo answered the audit. Not `--locked`: the copy's
+    lockfile must change, which is what cargo is asked about."""
+    setup = source.prepared_setup() if isinstance(source, CargoRunner) else None
+    return CargoRunner(
+        copy,
+        trust=source.trust.derive(copy),
+        offline=options.offline,
+        timeout=options.timeout,
+        on_command=options.on_command,
+        setup=setup,
+    )
+
+
 def _overlay(
     run: Run, scope: Scope, model: ResolverModel, still_flagged: StillFlagged
 ) -> Callable[[], OverlayCheck] | None:
@@ -115,24 +132,9 @@ def _overlay(
     options = run.options
     if options.no_exec or not options.check_new_packages:
         return None
-    # The audit's own toolchain, environment and configuration, where cargo answered it (the
-    # class as its module defines it: this module's name for it may be given another factory).
-    setup = (
-        run.source.prepared_setup() if isinstance(run.source, cargo_runner.CargoRunner) else None
-    )
 
     def metadata_of(copy_manifest: Path) -> Workspace:
-        # The copy's lockfile must change: that is what the check is for. The copy is the
-        # checkout too: the run's context, derived for it, never one computed from its path;
-        # and the audit's cargo, toolchain and configuration answer for it.
-        copy_runner = CargoRunner(
-            copy_manifest.parent,
-            trust=run.source.trust.derive(copy_manifest.parent),
-            offline=options.offline,
-            timeout=options.timeout,
-            on_command=options.on_command,
-            setup=setup,
-        )
+        copy_runner = copy_source(run.source, copy_manifest.parent, options)
         pending = copy_runner.start_metadata(
             copy_manifest, all_features=True, features=scope.dependency_features
         )
