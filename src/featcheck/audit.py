@@ -102,6 +102,8 @@ def cargo_source(workdir: Path, options: AuditOptions, trust: TrustContext) -> C
         timeout=options.timeout,
         on_command=options.on_command,
         on_progress=options.on_progress,
+        setup=options.setup,
+        toolchain=options.toolchain,
     )
 
 

@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
+    from featcheck.cargo.command_setup import CommandSetup
+    from featcheck.cargo.toolchain import Toolchain
     from featcheck.workspace.model import Package
 
 _SEPARATORS = re.compile(r"[\s,]+")
@@ -224,6 +226,14 @@ class AuditOptions(NamedTuple):
     root: Path | None = None
     """What reported paths are relative to (`--root`); None: the repository root above the
     audited directory, else that directory (see `stages.finish.report_root`)."""
+    setup: CommandSetup | None = None
+    """For a copy of the audited tree (the one `--fix` and `--diff` resolve and audit): the
+    audit's cargo, toolchain, environment and configuration, so that cargo answers for the copy
+    as it did for the tree (worked out in the copy's own directory, a toolchain that a rustup
+    override names for the checkout's directory would be lost)."""
+    toolchain: Toolchain | None = None
+    """For the tree of another revision (`--new-since`), whose configuration is its own: the
+    run's cargo and rustc, so that a finding differs by the manifests, not by the toolchain."""
 
 
 def beyond_defaults(configurations: tuple[FeatureSelection, ...], each_feature: bool) -> bool:

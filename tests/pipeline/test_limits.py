@@ -18,6 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from history_support import git
 from hostile_support import (
     BURN_COLUMN,
     BURN_LINE,
@@ -220,6 +221,50 @@ def test_an_installed_toolchain_is_used_without_starting_rustup(
     whether rustup's default or an override of the checkout's directory names it; the same
     toolchain answers for the copy a fix is confirmed in (the synthetic burn's Cargo.lock
     lacks the `rayon` the fix adds), which an override of the checkout's directory misses."""
+    checkout, env, marker = _pinned_toolchain(tmp_path, small_burn, settings)
+    done = _featcheck_under(env, str(checkout), "-v")
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert f"--> Cargo.toml:{BURN_LINE}:{BURN_COLUMN}" in done.stdout
+    assert not marker.exists(), "rustup was started"
+    assert "`--fix` applies it" in done.stdout  # confirmed by cargo in a copy, as pinned here
+
+
+@pytest.mark.parametrize("command", ["--diff", "--fix", "--new-since"])
+def test_the_trees_made_from_the_checkout_get_its_toolchain(
+    tmp_path: Path, small_burn: SmallBurn, command: str
+) -> None:
+    """An override of the checkout's directory names the only installed toolchain, and
+    rustup's default is missing. The copy `--diff` and `--fix` resolve and audit, and the tree
+    of the revision `--new-since` audits, lie elsewhere, which the override does not cover:
+    they get the run's toolchain, and rustup is not started (here it fails, and took the
+    fixes or the revision's findings with it)."""
+    settings = _RUSTUP_SETTINGS["override-as-rustup-writes-it"]
+    checkout, env, marker = _pinned_toolchain(tmp_path, small_burn, settings)
+    git(checkout, "init", "-q")
+    git(checkout, "add", "-A")
+    git(checkout, "commit", "-q", "-m", "the template")
+    arguments = [command, "HEAD"] if command == "--new-since" else [command]
+    done = _featcheck_under(env, str(checkout), *arguments)
+    assert not marker.exists(), "rustup was started"
+    said = done.stdout + done.stderr
+    if command == "--new-since":  # the finding is the revision's too: nothing new, exit 0
+        assert done.returncode == 0, said
+        assert "0 new, 1 also on HEAD" in done.stdout, said
+    elif command == "--diff":
+        assert done.returncode == 1, said
+        assert "featcheck: 2 files would change" in done.stderr, said
+    else:  # fixed, then the fixed checkout's audit: clean
+        assert done.returncode == 0, said
+        assert "featcheck: fixed 2 files" in done.stderr, said
+        assert '"rayon"' in (checkout / "Cargo.toml").read_text()
+
+
+def _pinned_toolchain(
+    tmp_path: Path, small_burn: SmallBurn, settings: str
+) -> tuple[Path, dict[str, str], Path]:
+    """A checkout of the template over the synthetic burn, the environment of a rustup home
+    whose `pinned-1` is this machine's toolchain and whose settings are `settings` (`{dir}`:
+    the checkout), and the marker a stand-in rustup leaves when it is started."""
     sysroot = subprocess.run(
         ["rustc", "--print", "sysroot"], capture_output=True, text=True, check=True
     ).stdout.strip()
@@ -237,11 +282,7 @@ def test_an_installed_toolchain_is_used_without_starting_rustup(
         CARGO_HOME=str(small_burn.home(tmp_path / "cargo-home")),
         NO_COLOR="1",
     )
-    done = _featcheck_under(env, str(checkout.project), "-v")
-    assert done.returncode == 1, done.stdout + done.stderr
-    assert f"--> Cargo.toml:{BURN_LINE}:{BURN_COLUMN}" in done.stdout
-    assert not marker.exists(), "rustup was started"
-    assert "`--fix` applies it" in done.stdout  # confirmed by cargo in a copy, as pinned here
+    return checkout.project, env, marker
 
 
 def test_a_default_toolchain_that_is_no_name_is_one_line(tmp_path: Path) -> None:

@@ -78,11 +78,17 @@ def trusted_setup(workdir: Path, trust: TrustContext) -> CommandSetup:
 
 
 def isolated_setup(
-    workdir: Path, places: TrustContext, *, offline: bool, timeout: float
+    workdir: Path,
+    places: TrustContext,
+    *,
+    offline: bool,
+    timeout: float,
+    toolchain: Toolchain | None = None,
 ) -> CommandSetup:
-    """The real binaries of the user's toolchain, isolated from the checkout (see above)."""
+    """The real binaries of the user's toolchain (`toolchain`, else the one chosen for
+    `workdir`), isolated from the checkout (see above)."""
     env = _plain_environment()
-    toolchain = resolve_toolchain(workdir, timeout, trust=places)
+    toolchain = toolchain or resolve_toolchain(workdir, timeout, trust=places)
     rustc = str(toolchain.rustc)
     # The environment beats every configuration file: the real compiler, no wrappers.
     env.update({"RUSTC": rustc, "CARGO_BUILD_RUSTC": rustc})

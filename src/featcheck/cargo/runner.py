@@ -58,11 +58,14 @@ class CargoRunner:
         on_command: Callable[[list[str]], None] | None = None,
         on_progress: Callable[[str], None] | None = None,
         setup: CommandSetup | None = None,
+        toolchain: Toolchain | None = None,
     ) -> None:
         """`setup`: the toolchain, environment and configuration of the runner whose tree
         `workdir` is a copy of (`prepared_setup`), so that cargo answers for the copy as it did
         for the tree; worked out again in the copy's directory, a toolchain that a rustup
-        override names for the tree's directory would be lost."""
+        override names for the tree's directory would be lost. `toolchain`: that runner's
+        toolchain alone, for another revision of its tree, configured as that revision says
+        (ignored with `--trust-checkout`, where cargo obeys the tree it runs in)."""
         trust.refuse_outside_tree(workdir)
         self.workdir = workdir
         self.trust = trust
@@ -77,6 +80,7 @@ class CargoRunner:
         self._version: str | None = None
         self._lock = threading.Lock()
         self._setup = setup
+        self._toolchain = toolchain
         self._setup_lock = threading.Lock()
         self._answers: RustcAnswers | None = None
 
@@ -103,7 +107,11 @@ class CargoRunner:
                 self._setup = trusted_setup(self.workdir, self.trust)
             elif self._setup is None:
                 self._setup = isolated_setup(
-                    self.workdir, self.trust, offline=self.offline, timeout=self.timeout
+                    self.workdir,
+                    self.trust,
+                    offline=self.offline,
+                    timeout=self.timeout,
+                    toolchain=self._toolchain,
                 )
             return self._setup
 
@@ -293,6 +301,12 @@ class CargoRunner:
 
 
 _TOTAL = re.compile(r"Downloaded (\d+) crates? \((\d+(?:\.\d+)? [KMGT]?i?B)\)")
+
+
+def setup_of(source: object) -> CommandSetup | None:
+    """The toolchain, environment and configuration of an audit's cargo (None where the audit
+    read files instead: `--no-exec`), for the trees made from its tree."""
+    return source.prepared_setup() if isinstance(source, CargoRunner) else None
 
 
 class DownloadProgress:

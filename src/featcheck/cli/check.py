@@ -18,6 +18,7 @@ from featcheck.featureset import AuditOptions, FeatureSelection
 from featcheck.severity import FailOn, Severity
 
 if TYPE_CHECKING:
+    from featcheck.cargo.command_setup import CommandSetup
     from featcheck.cli.stages import EarlierAudit
     from featcheck.report import AuditResult
 
@@ -118,18 +119,24 @@ def _audit_project(
     trust = TrustContext.of(path, os.environ, trust_checkout=arguments.trust_checkout)
     reading = "Reading the manifests" if arguments.no_exec else "Resolving features"
     earlier: list[EarlierAudit] = []
+    # The audit's cargo, toolchain and configuration, once cargo started: the fixed copy gets
+    # them all, --new-since's revision the toolchain (its configuration is its own).
+    setups: list[CommandSetup | None] = []
 
-    def meanwhile() -> None:
+    def meanwhile(setup: CommandSetup | None) -> None:
         # While cargo works: the report's modules load, and --new-since's audit starts.
+        setups.append(setup)
         lazy.report_stage(output_format)
         if arguments.new_since is not None:
-            earlier.append(lazy.revision_audit()(arguments.new_since, path, options, trust))
+            revision = options._replace(toolchain=setup.toolchain if setup else None)
+            earlier.append(lazy.revision_audit()(arguments.new_since, path, revision, trust))
 
     with progress.working(reading):
         result = lazy.audit_project(path, options, trust, meanwhile)
     result.fix_level = _fix_level(arguments, result)
     if arguments.diff or arguments.fix:
-        result = lazy.fix_stage()(result, path, options, trust, progress, diff=arguments.diff)
+        fixing = options._replace(setup=next(iter(setups), None))
+        result = lazy.fix_stage()(result, path, fixing, trust, progress, diff=arguments.diff)
     if _compares(arguments) or result.baseline is not None:
         what = f"Auditing {arguments.new_since}" if arguments.new_since else "Comparing"
         with progress.working(what):

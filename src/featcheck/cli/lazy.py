@@ -37,6 +37,7 @@ if TYPE_CHECKING:
 
     from featcheck.audit import SourceFactory
     from featcheck.boundary import TrustContext
+    from featcheck.cargo.command_setup import CommandSetup
     from featcheck.featureset import AuditOptions
     from featcheck.report import AuditResult
 
@@ -55,11 +56,16 @@ def project_manifest(path: Path | None, manifest_path: Path | None) -> Path:
 
 
 def audit_project(
-    path: Path, options: AuditOptions, trust: TrustContext, meanwhile: Callable[[], object]
+    path: Path,
+    options: AuditOptions,
+    trust: TrustContext,
+    meanwhile: Callable[[CommandSetup | None], object],
 ) -> AuditResult:
     """The audit of the project: cargo starts (featcheck.audit), then the rest of the audit is
-    loaded (featcheck.pipeline) and `meanwhile` runs while cargo works."""
+    loaded (featcheck.pipeline) and `meanwhile` runs while cargo works, given the setup of the
+    audit's cargo for the trees made from the checkout (None with `--no-exec`)."""
     from featcheck.audit import cargo_source, started_audit
+    from featcheck.cargo.runner import setup_of
 
     if options.select or options.ignore:  # the usual run: the rules load while cargo works
         from featcheck.rules import check_builtin_codes
@@ -75,7 +81,7 @@ def audit_project(
         # asks rustc for the targets' cfg, off the path the user waits on.
         from featcheck.pipeline import audit_started
 
-        return audit_started(started, meanwhile)
+        return audit_started(started, lambda: meanwhile(setup_of(started.source)))
 
 
 def report_stage(output_format: str) -> ReportStage:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
-from featcheck.cargo.runner import CargoRunner
+from featcheck.cargo.runner import CargoRunner, setup_of
 from featcheck.explain import Explainer
 from featcheck.featureset import FeatureSelection
 from featcheck.fixes.search import FixSearch, Outcome, StillFlagged, backends_of
@@ -112,14 +112,13 @@ def copy_source(source: MetadataSource, copy: Path, options: AuditOptions) -> Me
     derived for the copy, never one computed from its path, and the audit's own cargo,
     toolchain and configuration where cargo answered the audit. Not `--locked`: the copy's
     lockfile must change, which is what cargo is asked about."""
-    setup = source.prepared_setup() if isinstance(source, CargoRunner) else None
     return CargoRunner(
         copy,
         trust=source.trust.derive(copy),
         offline=options.offline,
         timeout=options.timeout,
         on_command=options.on_command,
-        setup=setup,
+        setup=setup_of(source),
     )
 
 
