@@ -3,7 +3,8 @@
 
 Each member of this workspace is one program whose `fast` crate feature turns on the feature a
 featcheck rule is about (see the member's Cargo.toml), or whose `costly` feature turns on the
-feature a rule reports the presence of (the ratio is then with / without: how much slower). For every member named (all by default):
+feature a rule reports the presence of (the ratio is then with / without: how much slower). For
+every member named (all by default):
 
 1. `cargo build --release -p bench-NAME`, then again with `--features fast`, into this
    directory's shared target/ (the binaries are copied aside, since both builds write the same
