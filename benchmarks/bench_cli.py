@@ -50,8 +50,8 @@ cargo's): it moves less with other processes' load, and tells a change in work f
 minute. Peak RSS is the featcheck process's own (ru_maxrss of the child, which covers the cargo
 it waited for). The floor column is the ratio featcheck cannot go below: the `cargo metadata` it
 waits for, timed in the same loop, over the command it is compared with (1.00x where that is
-`cargo metadata` itself). Beside `cargo tree`, a goal at or below the floor cannot be met by
-any work of featcheck's own.
+`cargo metadata` itself; none for `--no-exec`, which starts no cargo). Beside `cargo tree`, a
+goal at or below the floor cannot be met by any work of featcheck's own.
 """
 
 from __future__ import annotations
@@ -198,8 +198,8 @@ def measure(case: Case, situation: str, repeat: int, scratch: Path) -> dict[str,
 
     def floor_run() -> Run | None:
         # Beside `cargo tree`, the `cargo metadata` featcheck itself waits for: the least
-        # ratio it can reach, with no time of its own.
-        if case.cargo is METADATA:
+        # ratio it can reach, with no time of its own (`--no-exec` waits for no cargo).
+        if case.cargo is METADATA or "--no-exec" in case.featcheck:
             return None
         if situation == "edit":
             case.edit(case.edited)
@@ -216,7 +216,9 @@ def measure(case: Case, situation: str, repeat: int, scratch: Path) -> dict[str,
     cargo_median = statistics.median(pair[0].seconds for pair in pairs)
     featcheck_median = statistics.median(pair[1].seconds for pair in pairs)
     floors = [pair[2].seconds for pair in pairs if pair[2] is not None]
-    floor = statistics.median(floors) / cargo_median if floors else 1.0
+    floor = statistics.median(floors) / cargo_median if floors else None
+    if case.cargo is METADATA:
+        floor = 1.0
     return {
         "case": case.label,
         "situation": situation,
@@ -355,7 +357,8 @@ def print_rows(rows: list[dict[str, object]], probe: dict[str, object] | None) -
         print(
             f"{row['case']:<18}{row['situation']:<11}{row['featcheck']:>9.3f}s"
             f"{row['cargo_label'] + ' ' + format(row['cargo'], '.3f') + 's':>24}{ratio:>7.2f}x"
-            f"{row['floor']:>6.2f}x{'<=' + format(goal, '.1f') + 'x':>8}"
+            f"{'' if row['floor'] is None else format(row['floor'], '.2f') + 'x':>7}"
+            f"{'<=' + format(goal, '.1f') + 'x':>8}"
             f"{row['cpu_ratio']:>6.2f}x{row['rss']:>5.0f} MB  "
             f"{'MISSED' if missed else 'MET'}"
         )
