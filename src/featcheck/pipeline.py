@@ -20,6 +20,7 @@ from featcheck.errors import FeatcheckError
 from featcheck.featureset import AuditOptions
 from featcheck.graph import Node
 from featcheck.locate import ManifestCache
+from featcheck.manifest.document import ManifestDocument
 from featcheck.matrix import ConfigurationPlan
 from featcheck.noexec.gaps import Completeness
 from featcheck.noexec.workspace import discover_workspace
@@ -181,15 +182,21 @@ def _audit_ahead(
 def _read_members(manifest: Path, manifests: ManifestCache, pending: PendingMetadata) -> None:
     """While cargo works, with no audit ahead of its answer (a manifest was edited): the
     members' manifests, found as cargo finds them, read and parsed into the cache the audit
-    reads them from once cargo answers (500 members after an edit: ~0.08 s less to wait).
-    Until cargo has answered; whatever cannot be read is left for that read, and cargo, to
-    say."""
+    reads them from once cargo answers, then the positions of their keys indexed (what a
+    finding's location is read from). Until cargo has answered; whatever cannot be read is
+    left for that read, and cargo, to say. See docs/speed.md."""
+    read: list[ManifestDocument] = []
     with suppress(FeatcheckError, OSError, ValueError):
         for member in discover_workspace(manifest, manifests.checkout).members:
             if pending.answered_otherwise():
                 return
             with suppress(FeatcheckError, OSError, ValueError):
-                manifests.get(member / "Cargo.toml")
+                read.append(manifests.get(member / "Cargo.toml"))
+    for document in read:
+        if pending.answered_otherwise():
+            return
+        with suppress(FeatcheckError, ValueError):
+            document.index_keys()
 
 
 def audit_workspace(

@@ -31,6 +31,10 @@ class ManifestDocument:
         """Positions of every key path (computed on first use: most manifests need none)."""
         return index_spans(self.text)
 
+    def index_keys(self) -> None:
+        """Index where each key is written now (while cargo works), not at the first `entry`."""
+        _ = self.spans
+
     def entry(self, path: KeyPath) -> Entry | None:
         """Where `path` is written, if it is."""
         return self.spans.get(path)
