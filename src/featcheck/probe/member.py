@@ -288,20 +288,18 @@ def rule_configurations(
         )
         return current, fixed, f"featcheck's fix: {fix_words(finding.fix)}"
     # No confirmed fix (and none for a feature that costs when on): the feature itself.
-    present = finding.feature in now.features
-    if present:
+    feature = finding.feature
+    if feature in now.features:
         # `default` (or any feature) that turns it on would bring it back: they go with it.
         package = resolved.metadata.find(finding.crate, finding.crate_version)
         table = package.features if package is not None else {}
-        features = set(now.features) - enabling_features(table, finding.feature)
+        features = set(now.features) - enabling_features(table, feature)
+        label, fix = f"without `{feature}`", f"`{feature}` turned off"
     else:
-        features = set(now.features) | {finding.feature}
+        features = set(now.features) | {feature}
+        label, fix = f"with `{feature}`", f"`{feature}` added; featcheck has no confirmed fix"
     changed = Pin(now.name, now.version, tuple(sorted(features)))
-    label = f"without `{finding.feature}`" if present else f"with `{finding.feature}`"
-    fixed = replace(current, pins=(changed, *pins[1:]), label=label)
-    if present:
-        return current, fixed, f"`{finding.feature}` turned off"
-    return current, fixed, f"`{finding.feature}` added; featcheck has no confirmed fix"
+    return current, replace(current, pins=(changed, *pins[1:]), label=label), fix
 
 
 def confirm_build(
