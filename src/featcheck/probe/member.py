@@ -252,11 +252,7 @@ def _time_rules(
             f"{plural(RULE_RUNS, 'run')}"
         )
         workloads, agree = compare_builds(
-            builds[0].binary,
-            builds[1].binary,
-            runs=RULE_RUNS,
-            timeout=options.timeout,
-            trust=builder.trust,
+            [build.binary for build in builds], timeout=options.timeout, trust=builder.trust
         )
         current, fixed = (plan.config for plan in rule.plans)
         results.append(
