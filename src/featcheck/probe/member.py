@@ -270,18 +270,11 @@ def rule_configurations(
     confirmed fix, with the rule's feature added)."""
     pins = pins_for(resolved.graph, finding.crate, finding.crate_version)
     now = pins[0]
-    current = BackendConfig(
-        resolved.member.name, resolved.target, "", pins, resolved.lockfile, resolved.profile
-    )
+    current = resolved.config(pins)
     if finding.fix is not None and finding.fix.safe:
         after = graph_with_changes(resolved, plan_changes([finding]))
-        fixed = replace(
-            current,
-            pins=pins_for(after.graph, finding.crate, finding.crate_version),
-            lockfile=after.lockfile,
-            profile=after.profile,
-            label="with featcheck's fix",
-        )
+        pinned = pins_for(after.graph, finding.crate, finding.crate_version)
+        fixed = after.config(pinned, label="with featcheck's fix")
         return current, fixed, f"featcheck's fix: {fix_words(finding.fix)}"
     # No confirmed fix (and none for a feature that costs when on): the feature itself.
     feature = finding.feature
