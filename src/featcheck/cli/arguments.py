@@ -197,8 +197,7 @@ def probe_parser(prog: str) -> Parser:
         help="Only the member's finding of this rule, not the matmul: time its crate "
         "(FC002, FC008-FC023: burn-ndarray, gemm, matrixmultiply, faer, regex, memchr, "
         "crc32fast, rustfft, flate2, blake3, aho-corasick, serde_json, mimalloc) as the member "
-        "builds it "
-        "and as fixed (or with the costly feature off), side by side (repeatable; `all`: "
+        "builds it and as fixed (or with the costly feature off), side by side (repeatable; `all`: "
         "every finding with a probe).",
     )
     add(

@@ -33,9 +33,6 @@ def check(arguments: argparse.Namespace) -> int:
     progress = Progress(lazy.stderr_console, spinner=not arguments.quiet, github=github)
     try:
         options = _options(arguments, progress, output_format)
-    except FeatcheckError as error:
-        fail(error, github=github)
-    try:
         if arguments.tree is not None:
             result = _audit_tree(arguments, options)
         else:

@@ -38,15 +38,11 @@ if TYPE_CHECKING:
     from featcheck.audit import SourceFactory
     from featcheck.boundary import TrustContext
     from featcheck.cargo.command_setup import CommandSetup
+    from featcheck.cli.stages import EarlierAudit
     from featcheck.featureset import AuditOptions
     from featcheck.report import AuditResult
 
-    ReportStage = Callable[[AuditResult, argparse.Namespace, str], int]
-    FixStage = Callable[..., AuditResult]
-    from featcheck.cli.stages import EarlierAudit
-
     CompareStage = Callable[[AuditResult, argparse.Namespace, EarlierAudit | None], AuditResult]
-    RevisionAudit = Callable[[str, Path, AuditOptions, TrustContext], EarlierAudit]
 
 
 def project_manifest(path: Path | None, manifest_path: Path | None) -> Path:
@@ -84,7 +80,7 @@ def audit_project(
         return audit_started(started, lambda: meanwhile(setup_of(started.source)))
 
 
-def report_stage(output_format: str) -> ReportStage:
+def report_stage(output_format: str) -> Callable[[AuditResult, argparse.Namespace, str], int]:
     """The stage after the audit: the report and the exit code (cli/outcome.py). The audit
     calls this while cargo works, so that the chosen renderer is loaded then too."""
     from featcheck.cli.outcome import finish
@@ -94,7 +90,7 @@ def report_stage(output_format: str) -> ReportStage:
     return finish
 
 
-def fix_stage() -> FixStage:
+def fix_stage() -> Callable[..., AuditResult]:
     from featcheck.cli.stages import fix_or_diff
 
     return fix_or_diff
@@ -112,7 +108,7 @@ def attach_measurements(result: AuditResult, trust: TrustContext) -> AuditResult
     return attach(result, trust)
 
 
-def revision_audit() -> RevisionAudit:
+def revision_audit() -> type[EarlierAudit]:
     from featcheck.cli.stages import EarlierAudit
 
     return EarlierAudit

@@ -13,10 +13,10 @@ from featcheck.boundary import TrustContext
 from featcheck.cli.terminal import EXIT_CLEAN, EXIT_FINDINGS, fail
 from featcheck.errors import FeatcheckError
 from featcheck.pipeline import audit_project
+from featcheck.probe.cache import record as record_measurements
 from featcheck.probe.command import ProbeOptions
 from featcheck.probe.member import ProbeReport, run_member_probe
 from featcheck.probe.report import render_text
-from featcheck.probe.schema import record as record_measurements
 from featcheck.probe.schema import render_json
 from featcheck.probe.verdict import Verdict
 

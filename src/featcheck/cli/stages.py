@@ -74,44 +74,41 @@ class EarlierAudit:
 
     def _run(self) -> None:
         try:
-            self._audit()
+            audited = find_manifest(self.path).parent.resolve()
+            repository = repository_root(audited)
+            if repository is None:
+                raise FeatcheckError(
+                    "--new-since needs a git repository; this is in none", path=audited
+                )
+            timeout = self.options.timeout
+            revision = resolve_revision(repository, self.name, self.trust, timeout=timeout)
+            self.label = revision.label
+            with revision_tree(repository, self.trust, revision, timeout=timeout) as tree:
+                copy_toolchain_files(repository, audited, tree)
+                relative = audited.relative_to(repository)
+                earlier = tree / relative
+                if not (earlier / "Cargo.toml").is_file():
+                    self.result = AuditResult(tree)
+                    shown = relative.as_posix() or "."
+                    self.notes.append(
+                        f"{shown} has no Cargo.toml at {revision.label}: every finding is new"
+                    )
+                    return
+                # The same options, but only the findings count here, not their fixes: none is
+                # searched (a finding points at the member's own declaration on the way), so none
+                # is confirmed with cargo either.
+                quiet = self.options._replace(
+                    on_progress=None, root=None, search_fixes=False, check_new_packages=False
+                )
+                try:
+                    self.result = audit_project(earlier, quiet, self.trust.derive(tree))
+                except FeatcheckError as error:
+                    self.notes.append(
+                        f"the audit of {self.label} failed, so every finding is new: {error}"
+                    )
+                    self.result = AuditResult(earlier)
         except BaseException as error:  # raised again in the thread that waits for it
             self.error = error
-
-    def _audit(self) -> None:
-        audited = find_manifest(self.path).parent.resolve()
-        repository = repository_root(audited)
-        if repository is None:
-            raise FeatcheckError(
-                "--new-since needs a git repository; this is in none", path=audited
-            )
-        timeout = self.options.timeout
-        revision = resolve_revision(repository, self.name, self.trust, timeout=timeout)
-        self.label = revision.label
-        with revision_tree(repository, self.trust, revision, timeout=timeout) as tree:
-            copy_toolchain_files(repository, audited, tree)
-            relative = audited.relative_to(repository)
-            earlier = tree / relative
-            if not (earlier / "Cargo.toml").is_file():
-                self.result = AuditResult(tree)
-                shown = relative.as_posix() or "."
-                self.notes.append(
-                    f"{shown} has no Cargo.toml at {revision.label}: every finding is new"
-                )
-                return
-            # The same options, but only the findings count here, not their fixes: none is
-            # searched (a finding points at the member's own declaration on the way), so none
-            # is confirmed with cargo either.
-            quiet = self.options._replace(
-                on_progress=None, root=None, search_fixes=False, check_new_packages=False
-            )
-            try:
-                self.result = audit_project(earlier, quiet, self.trust.derive(tree))
-            except FeatcheckError as error:
-                self.notes.append(
-                    f"the audit of {self.label} failed, so every finding is new: {error}"
-                )
-                self.result = AuditResult(earlier)
 
 
 def compare_or_write(

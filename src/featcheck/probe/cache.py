@@ -26,6 +26,7 @@ cargo tree before building); it copies the member's release speed settings.
 from __future__ import annotations
 
 import contextlib
+import datetime
 import hashlib
 import json
 import os
@@ -36,11 +37,13 @@ from typing import TYPE_CHECKING, Any
 
 from featcheck.boundary import TrustContext, read_regular_file, user_cache_directory
 from featcheck.errors import FeatcheckError
+from featcheck.fileio import write_atomic
 from featcheck.probe.programs import Program, program_timing
 from featcheck.report import AuditResult, Cost, Finding
 
 if TYPE_CHECKING:
     from featcheck.probe.compile import Toolset
+    from featcheck.probe.member import ProbeReport
     from featcheck.probe.resolve import BackendConfig
 
 PACKAGE = "featcheck-probe"
@@ -203,7 +206,7 @@ def attach(result: AuditResult, trust: TrustContext) -> AuditResult:
     except FeatcheckError as error:
         result.notes.append(f"--measured: no measurement is read: {error.message}")
         return result
-    kept = read_measured(path) if os.path.isfile(path) else {}
+    kept = read_measured(path)
     findings = [_with_cost(finding, kept) for finding in result.findings]
     return replace(result, findings=findings)
 
@@ -226,3 +229,24 @@ def _with_cost(finding: Finding, kept: dict[str, Any]) -> Finding:
         tuple(str(f) for f in entry.get("features", []) if isinstance(f, str)),
     )
     return replace(finding, cost=cost)
+
+
+def record(report: ProbeReport, trust: TrustContext) -> None:
+    """Keep, for `featcheck --measured`, every rule probe's result in `report` whose builds
+    computed the same thing (`attach` reads them back)."""
+    path = cache_root(trust) / MEASURED
+    path.parent.mkdir(parents=True, exist_ok=True)
+    kept = read_measured(path)
+    today = datetime.date.today().isoformat()
+    for result in report.rules or ():
+        if not result.agree:
+            continue
+        finding = result.finding
+        best = result.headline
+        kept[measured_key(finding.code, finding.crate, finding.crate_version, report.target)] = {
+            "ratio": round(best.ratio, 3),
+            "workload": best.name,
+            "measured_on": today,
+            "features": list(result.current.backend.features),
+        }
+    write_atomic(path, (json.dumps(kept, indent=1, sort_keys=True) + "\n").encode())

@@ -119,8 +119,9 @@ class Planned:
 def plan_matmul(
     builder: ProbeBuilder, resolved: MemberGraph, findings: list[Finding], options: ProbeOptions
 ) -> Planned:
-    """The configurations to time (with --compare-fix, the one featcheck's fix for
-    `findings` gives, resolved on a copy), each prepared in the cache."""
+    """The member's configuration, and with --compare-fix the one featcheck's fix for
+    `findings` gives, resolved on a copy, where it differs (else a note why not); each prepared
+    in the cache."""
     preset = os.environ.get("RAYON_NUM_THREADS")
     notes = []
     if preset is not None:
@@ -128,7 +129,21 @@ def plan_matmul(
             f"RAYON_NUM_THREADS={preset} is set here; the probe sets it to 1 for one run and "
             "unsets it for the all-core run"
         )
-    configs, fix_description = _configurations(resolved, findings, options, notes)
+    config = matmul_config(resolved)
+    configs, fix_description = [config], None
+    if options.compare_fix:
+        changes, fix_description = fix_changes(findings)
+        if not changes:
+            notes.append(f"featcheck has no confirmed fix for {config.member}: nothing to compare")
+        else:
+            after = graph_with_changes(resolved, changes)
+            fixed = matmul_config(after, label="with featcheck's fix")
+            if fixed.pins == config.pins:
+                notes.append(
+                    f"featcheck's fix does not change {config.backend}: nothing to compare"
+                )
+            else:
+                configs.append(fixed)
     plans = [builder.plan(variant, MATMUL) for variant in configs]
     return Planned(MATMUL, plans, fix_description, notes)
 
@@ -168,26 +183,6 @@ def time_matmul(
         notes=prepared.notes,
         seconds_to_timing=seconds_to_timing,
     )
-
-
-def _configurations(
-    resolved: MemberGraph, findings: list[Finding], options: ProbeOptions, notes: list[str]
-) -> tuple[list[BackendConfig], str | None]:
-    """The member's configuration, and with --compare-fix the one featcheck's fix gives where
-    it differs (else a note why not); also the fix in words."""
-    config = matmul_config(resolved)
-    if not options.compare_fix:
-        return [config], None
-    changes, fix_description = fix_changes(findings)
-    if not changes:
-        notes.append(f"featcheck has no confirmed fix for {config.member}: nothing to compare")
-        return [config], fix_description
-    after = graph_with_changes(resolved, changes)
-    fixed = matmul_config(after, label="with featcheck's fix")
-    if fixed.pins == config.pins:
-        notes.append(f"featcheck's fix does not change {config.backend}: nothing to compare")
-        return [config], fix_description
-    return [config, fixed], fix_description
 
 
 def graph_with_changes(resolved: MemberGraph, changes: list[FileChange]) -> MemberGraph:

@@ -289,13 +289,13 @@ def _rows(stdout: str) -> list[tuple[str, float, str]]:
 
 
 def compare_builds(
-    current: Path, fixed: Path, *, runs: int, timeout: float, trust: TrustContext
+    binaries: Sequence[Path], *, timeout: float, trust: TrustContext
 ) -> tuple[tuple[Workload, ...], bool]:
-    """Both builds of a rule's program run in turn, `runs` times each: every workload's median
-    of the runs' medians, and whether the builds computed the same results."""
+    """Both builds of a rule's program run in turn, RULE_RUNS times each: every workload's
+    median of the runs' medians, and whether the builds computed the same results."""
     samples: list[dict[str, list[float]]] = [{}, {}]
     results: list[dict[str, str]] = [{}, {}]
-    outputs = run_in_turn([current, fixed], [], ({},), runs=runs, timeout=timeout, trust=trust)
+    outputs = run_in_turn(binaries, [], ({},), runs=RULE_RUNS, timeout=timeout, trust=trust)
     for index, build_outputs in enumerate(outputs):
         for stdout, _ in build_outputs:
             for name, milliseconds, result in _rows(stdout):

@@ -252,11 +252,7 @@ def _time_rules(
             f"{plural(RULE_RUNS, 'run')}"
         )
         workloads, agree = compare_builds(
-            builds[0].binary,
-            builds[1].binary,
-            runs=RULE_RUNS,
-            timeout=options.timeout,
-            trust=builder.trust,
+            [build.binary for build in builds], timeout=options.timeout, trust=builder.trust
         )
         current, fixed = (plan.config for plan in rule.plans)
         results.append(
@@ -274,34 +270,25 @@ def rule_configurations(
     confirmed fix, with the rule's feature added)."""
     pins = pins_for(resolved.graph, finding.crate, finding.crate_version)
     now = pins[0]
-    current = BackendConfig(
-        resolved.member.name, resolved.target, "", pins, resolved.lockfile, resolved.profile
-    )
+    current = resolved.config(pins)
     if finding.fix is not None and finding.fix.safe:
         after = graph_with_changes(resolved, plan_changes([finding]))
-        fixed = replace(
-            current,
-            pins=pins_for(after.graph, finding.crate, finding.crate_version),
-            lockfile=after.lockfile,
-            profile=after.profile,
-            label="with featcheck's fix",
-        )
+        pinned = pins_for(after.graph, finding.crate, finding.crate_version)
+        fixed = after.config(pinned, label="with featcheck's fix")
         return current, fixed, f"featcheck's fix: {fix_words(finding.fix)}"
     # No confirmed fix (and none for a feature that costs when on): the feature itself.
-    present = finding.feature in now.features
-    if present:
+    feature = finding.feature
+    if feature in now.features:
         # `default` (or any feature) that turns it on would bring it back: they go with it.
         package = resolved.metadata.find(finding.crate, finding.crate_version)
         table = package.features if package is not None else {}
-        features = set(now.features) - enabling_features(table, finding.feature)
+        features = set(now.features) - enabling_features(table, feature)
+        label, fix = f"without `{feature}`", f"`{feature}` turned off"
     else:
-        features = set(now.features) | {finding.feature}
+        features = set(now.features) | {feature}
+        label, fix = f"with `{feature}`", f"`{feature}` added; featcheck has no confirmed fix"
     changed = Pin(now.name, now.version, tuple(sorted(features)))
-    label = f"without `{finding.feature}`" if present else f"with `{finding.feature}`"
-    fixed = replace(current, pins=(changed, *pins[1:]), label=label)
-    if present:
-        return current, fixed, f"`{finding.feature}` turned off"
-    return current, fixed, f"`{finding.feature}` added; featcheck has no confirmed fix"
+    return current, replace(current, pins=(changed, *pins[1:]), label=label), fix
 
 
 def confirm_build(

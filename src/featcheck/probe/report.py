@@ -102,8 +102,7 @@ def _header_lines(report: MatmulReport) -> list[tuple[str, str]]:
         ),
         (
             f"  {report.n}x{report.n} f32 matmul on burn-flex: {WARMUP} warm-up + "
-            f"{TIMED_RUNS} timed "
-            f"runs; {plural(report.cores, 'core')} usable",
+            f"{TIMED_RUNS} timed runs; {plural(report.cores, 'core')} usable",
             "",
         ),
         ("", ""),

@@ -10,7 +10,7 @@ Cargo.lock, and the optimisation settings of its release profile. Only data leav
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -231,6 +231,13 @@ class MemberGraph:
     """What resolved it: the probe's trust context (a copy made to resolve a fix gets it
     derived), network choice, timeout and command display, for the audit and fixes after."""
 
+    def config(
+        self, pins: tuple[Pin, ...], burn_version: str = "", label: str = "current"
+    ) -> BackendConfig:
+        """A probe build of `pins` with the member's lockfile and release profile."""
+        member, target = self.member.name, self.target
+        return BackendConfig(member, target, burn_version, pins, self.lockfile, self.profile, label)
+
 
 def read_tree(text: str, what: str = "cargo tree output") -> DependencyGraph:
     """`cargo tree` output (the audit's parser), or one line saying it could not be read."""
@@ -261,9 +268,5 @@ def member_graph(runner: CargoRunner, manifest: Path, package: str | None) -> Me
 
 def matmul_config(resolved: MemberGraph, label: str = "current") -> BackendConfig:
     """The member's burn-flex configuration, from its resolved graph."""
-    return replace(
-        backend_from_graph(resolved.graph, resolved.member.name, resolved.target),
-        lockfile=resolved.lockfile,
-        profile=resolved.profile,
-        label=label,
-    )
+    found = backend_from_graph(resolved.graph, resolved.member.name, resolved.target)
+    return resolved.config(found.pins, found.burn_version, label)

@@ -1,5 +1,4 @@
-"""`featcheck probe --format json`: one object, in one of two versioned schemas; and the rule
-probes' results kept as JSON in the probe's cache, for `featcheck --measured`.
+"""`featcheck probe --format json`: one object, in one of two versioned schemas.
 
 Both are versioned like the audit's: adding a field keeps `version`; renaming, removing or
 changing the meaning of one bumps it. Where the member builds burn-flex the object is the
@@ -10,19 +9,14 @@ prints it. Both fields were added to version 1 of the matmul's schema.
 
 from __future__ import annotations
 
-import datetime
-import json
 from typing import TYPE_CHECKING, Any
 
 from featcheck import __version__
-from featcheck.fileio import write_atomic
-from featcheck.probe.cache import MEASURED, cache_root, measured_key, read_measured
 from featcheck.probe.measure import RULE_RUNS, TIMED_RUNS, TORCH_NOTE, WARMUP
 from featcheck.probe.verdict import RunStats, ThreadEvidence
 from featcheck.render.safe_text import json_document
 
 if TYPE_CHECKING:
-    from featcheck.boundary import TrustContext
     from featcheck.probe.build import BuiltProbe
     from featcheck.probe.command import MatmulReport, VariantResult
     from featcheck.probe.member import ProbeReport, RuleProbeResult
@@ -207,24 +201,3 @@ def render_json(report: ProbeReport) -> str:
         assert rules is not None  # run_member_probe refuses a member with nothing to probe
         return json_document(rules) + "\n"
     return json_document({**report_json(report.matmul), "rules": rules}) + "\n"
-
-
-def record(report: ProbeReport, trust: TrustContext) -> None:
-    """Keep, for `featcheck --measured`, every rule probe's result in `report` whose builds
-    computed the same thing (cache.py reads them back)."""
-    path = cache_root(trust) / MEASURED
-    path.parent.mkdir(parents=True, exist_ok=True)
-    kept = read_measured(path) if path.is_file() else {}
-    today = datetime.date.today().isoformat()
-    for result in report.rules or ():
-        if not result.agree:
-            continue
-        finding = result.finding
-        best = result.headline
-        kept[measured_key(finding.code, finding.crate, finding.crate_version, report.target)] = {
-            "ratio": round(best.ratio, 3),
-            "workload": best.name,
-            "measured_on": today,
-            "features": list(result.current.backend.features),
-        }
-    write_atomic(path, (json.dumps(kept, indent=1, sort_keys=True) + "\n").encode())
