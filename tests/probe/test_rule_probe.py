@@ -135,14 +135,14 @@ def test_measured_findings_carry_what_the_probe_measured_here(
     assert any(note.startswith("--measured: no measurement is read") for note in report["notes"])
 
 
+# A trailing comma names no rule, as it names none for --select.
+@pytest.mark.parametrize("rules", ["FC011", "FC011,"])
 def test_a_rule_without_a_finding_is_one_line_and_exit_2(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    rules: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     crate = tmp_path / "memchr-trimmed"
     shutil.copytree(PROBE_FIXTURES / "memchr-trimmed", crate)
-    done = _probe(
-        monkeypatch, crate, _home(tmp_path), tmp_path / "cache", "--rule", "FC011", "--yes"
-    )
+    done = _probe(monkeypatch, crate, _home(tmp_path), tmp_path / "cache", "--rule", rules, "--yes")
     assert done.returncode == 2
     assert (
         done.stderr.strip()

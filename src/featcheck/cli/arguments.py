@@ -15,6 +15,14 @@ from typing import NoReturn
 from featcheck.cli.terminal import EXIT_ERROR, CommandExit, help_width, print_error_lines
 
 
+def rule_codes(values: list[str] | None) -> tuple[str, ...]:
+    """`--select FC001,FC003 --select FC006` -> ("FC001", "FC003", "FC006"); an empty code (a
+    trailing comma) names nothing."""
+    return tuple(
+        code.strip() for value in values or () for code in value.split(",") if code.strip()
+    )
+
+
 class Formatter(argparse.HelpFormatter):
     """argparse's layout with a capitalised `Usage:` and room for long option names; the
     description and epilog are wrapped to the terminal paragraph by paragraph, except the

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 import featcheck.cli.lazy as lazy
 from featcheck import __version__
 from featcheck.boundary import TrustContext
+from featcheck.cli.arguments import rule_codes
 from featcheck.cli.terminal import EXIT_CLEAN, Progress, fail, in_actions
 from featcheck.errors import FeatcheckError
 from featcheck.featureset import AuditOptions, FeatureSelection
@@ -60,8 +61,8 @@ def _options(arguments: argparse.Namespace, progress: Progress, output_format: s
         offline=arguments.offline,
         locked=arguments.locked,
         timeout=arguments.timeout,
-        select=_codes(arguments.select),
-        ignore=_codes(arguments.ignore),
+        select=rule_codes(arguments.select),
+        ignore=rule_codes(arguments.ignore),
         on_command=progress.show_command if arguments.verbose else None,
         on_progress=progress.progress if progress.spinner else None,
         no_exec=arguments.no_exec,
@@ -78,13 +79,6 @@ def _shows_alternatives(arguments: argparse.Namespace, output_format: str) -> bo
     of unconfirmed fixes."""
     plain = output_format == "text" and not (arguments.verbose or arguments.no_exec)
     return not plain or arguments.sarif is not None or arguments.fix or arguments.diff
-
-
-def _codes(values: list[str] | None) -> tuple[str, ...]:
-    """`--select FC001,FC003 --select FC006` -> ("FC001", "FC003", "FC006")."""
-    return tuple(
-        code.strip() for value in values or () for code in value.split(",") if code.strip()
-    )
 
 
 def _configurations(arguments: argparse.Namespace) -> tuple[FeatureSelection, ...]:

@@ -10,6 +10,7 @@ import sys
 
 from featcheck.audit import project_manifest
 from featcheck.boundary import TrustContext
+from featcheck.cli.arguments import rule_codes
 from featcheck.cli.terminal import EXIT_CLEAN, EXIT_FINDINGS, fail
 from featcheck.errors import FeatcheckError
 from featcheck.pipeline import audit_project
@@ -45,7 +46,7 @@ def probe(arguments: argparse.Namespace) -> int:
         timeout=arguments.timeout,
         on_command=_show_command if arguments.verbose else None,
         confirm=None if arguments.yes else _confirm,
-        codes=tuple(code.strip() for value in arguments.rule or () for code in value.split(",")),
+        codes=rule_codes(arguments.rule),
     )
     try:
         report = run_member_probe(options, _say, trust, audit_project)
