@@ -160,7 +160,12 @@ def read_checkout_config(
         tuple(forwarded.arguments),
         tuple(forwarded.build),
         tuple(forwarded.targets),
-        _environment_target_rustflags(environment),
+        tuple(
+            (name, tuple(flags))
+            for name in sorted(environment)
+            if name.startswith("CARGO_TARGET_") and name.endswith("_RUSTFLAGS")
+            if (flags := environment_list(environment, name)) is not None
+        ),
         forwarded.names_wrapper,
         forwarded.unification,
     )
@@ -220,18 +225,6 @@ def _config_argument(key: tuple[str, ...], value: object) -> Argument:
         value = NEUTRAL_FLAGS
     setting = ".".join(_toml_key(part) for part in key) + "=" + _toml_value(value)
     return option("--config", setting, CONFIG_SETTING)
-
-
-def _environment_target_rustflags(
-    environment: Mapping[str, str],
-) -> tuple[tuple[str, tuple[Argument, ...]], ...]:
-    """(CARGO_TARGET_<TRIPLE>_RUSTFLAGS, its kept flags) for each such variable that is set."""
-    return tuple(
-        (name, tuple(flags))
-        for name in sorted(environment)
-        if name.startswith("CARGO_TARGET_") and name.endswith("_RUSTFLAGS")
-        if (flags := environment_list(environment, name)) is not None
-    )
 
 
 def _names_wrapper(document: ManifestDocument) -> bool:
