@@ -28,7 +28,7 @@ from featcheck.cargo.command_setup import CommandSetup, RustcAnswers, isolated_s
 from featcheck.cargo.failures import failure_error
 from featcheck.cargo.pending_metadata import PendingMetadata, pending_cargo_metadata
 from featcheck.cargo.process import ProcessOutput, RunningProcess, start_process
-from featcheck.cargo.toolchain import Toolchain, which
+from featcheck.cargo.toolchain import Toolchain, installed
 from featcheck.cargo.unification import MODE_VARIABLE, PER_MEMBER, Unification, decide
 from featcheck.errors import FeatcheckError
 from featcheck.featureset import DEFAULT, FeatureSelection
@@ -111,12 +111,7 @@ class CargoRunner:
     def _start(self, program: str, args: Sequence[Argument]) -> RunningProcess:
         setup = self.prepared_setup()
         if setup.toolchain is None:
-            executable = which(program)
-            if executable is None:
-                raise FeatcheckError(
-                    f"{program} not found on PATH: install Rust (https://rustup.rs) "
-                    "or add it to PATH"
-                )
+            executable = installed(program)
         else:
             executable = str(setup.toolchain.cargo if program == "cargo" else setup.toolchain.rustc)
             if program == "cargo":
