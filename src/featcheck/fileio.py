@@ -308,23 +308,19 @@ def lockfiles_kept(manifest: Path, checkout: Path) -> Iterator[LockfileWatch]:
         yield LockfileWatch(snapshots)
     finally:
         with uninterrupted():  # Ctrl-C waits until every lockfile is back
-            _restore(snapshots)
-
-
-def _restore(snapshots: dict[Path, bytes | None]) -> None:
-    for path, content in snapshots.items():
-        try:
-            current: bytes | None = path.read_bytes()
-        except FileNotFoundError:
-            current = None
-        except OSError:
-            continue
-        if current == content:
-            continue
-        if content is None:
-            path.unlink(missing_ok=True)
-        else:
-            write_atomic(path, content, restoring=True)
+            for path, content in snapshots.items():
+                try:
+                    current: bytes | None = path.read_bytes()
+                except FileNotFoundError:
+                    current = None
+                except OSError:
+                    continue
+                if current == content:
+                    continue
+                if content is None:
+                    path.unlink(missing_ok=True)
+                else:
+                    write_atomic(path, content, restoring=True)
 
 
 def refuse_lockfile_links(manifest: Path, root: Path) -> None:

@@ -99,10 +99,6 @@ def _applies(table: str, cfg: TargetCfg) -> bool:
 _BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
 
 
-def _toml_key(part: str) -> str:
-    return part if _BARE_KEY.fullmatch(part) else _toml_value(part)
-
-
 def _toml_value(value: object) -> str:
     """An allow-listed value (string, boolean, integer, array of strings) as TOML, on one line
     whatever the checkout wrote: JSON's forms and escapes are TOML's, but for DEL, which JSON
@@ -223,7 +219,8 @@ def _config_argument(key: tuple[str, ...], value: object) -> Argument:
     neutral flags; any other value, `false` and `0` among them, is passed as it is."""
     if key[-1] == "rustflags" and not value:
         value = NEUTRAL_FLAGS
-    setting = ".".join(_toml_key(part) for part in key) + "=" + _toml_value(value)
+    keys = (part if _BARE_KEY.fullmatch(part) else _toml_value(part) for part in key)
+    setting = ".".join(keys) + "=" + _toml_value(value)
     return option("--config", setting, CONFIG_SETTING)
 
 
