@@ -234,16 +234,12 @@ def _replace_from_unnamed_file(target: Path, content: bytes, mode: int) -> bool:
 
 def _sync_directory(directory: Path) -> None:
     """Make the rename itself durable (a power cut after it keeps the new file)."""
-    try:
+    with contextlib.suppress(OSError):  # not supported everywhere (some file systems, Windows)
         descriptor = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(descriptor)
-    except OSError:
-        pass  # not supported everywhere (some file systems, Windows)
-    finally:
-        os.close(descriptor)
+        try:
+            os.fsync(descriptor)
+        finally:
+            os.close(descriptor)
 
 
 # The user's Cargo.lock, kept exactly as it was whatever cargo does while resolving.
@@ -276,13 +272,9 @@ class LockfileWatch:
         """Whether cargo rewrote a Cargo.lock that was there: it was out of date with the
         manifests before any fix (one cargo writes anew is not: it has no versions to keep)."""
         for path, content in self._snapshots.items():
-            if content is None:
-                continue
-            try:
-                if path.read_bytes() != content:
+            with contextlib.suppress(OSError):
+                if content is not None and path.read_bytes() != content:
                     return True
-            except OSError:
-                continue
         return False
 
 

@@ -258,12 +258,7 @@ def find_toolchain_request(
                 why=f"rustup override for {candidate}",
             )
         for name in TOOLCHAIN_FILES:
-            file = candidate / name
-            try:
-                present = file.exists()
-            except OSError:
-                present = False
-            if present:
+            if os.path.exists(file := candidate / name):  # False where it cannot be looked at
                 return parse_toolchain_file(file, root)
     return ToolchainRequest(None)
 
