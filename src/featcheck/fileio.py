@@ -60,7 +60,7 @@ def special_manifest(
                 seen += 1
                 if seen > MAX_SCANNED_ENTRIES:
                     return None
-                try:
+                with contextlib.suppress(OSError):
                     why = _linked_out(entry, names, checkout) if entry.is_symlink() else None
                     if why is not None:
                         return Path(entry.path), why
@@ -74,8 +74,6 @@ def special_manifest(
                         and entry.name not in _NOT_SCANNED
                     ):
                         pending.append(Path(entry.path))
-                except OSError:
-                    continue
     return None
 
 
