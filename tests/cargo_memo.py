@@ -123,7 +123,7 @@ class MemoCargo(CargoRunner):
 
     def question(self, manifest: Path, all_features: bool, features: tuple[str, ...]) -> str:
         root = outermost_tree(manifest)
-        setup = self._prepared()  # the toolchain, environment and checks cargo gets
+        setup = self.prepared_setup()  # the toolchain, environment and checks cargo gets
         environment = {
             name: value.replace(str(root), WORKSPACE)
             for name, value in setup.environment.items()

@@ -235,19 +235,6 @@ class TrustContext(NamedTuple):
             )
 
 
-def refuse_untrusted_rustup_home(environment: Mapping[str, str], trust: TrustContext) -> None:
-    """A rustup home inside the checkout (or a tree made from it) holds the checkout's own
-    toolchains: running any of them runs the checkout's programs."""
-    home = default_home(environment, "RUSTUP_HOME")
-    if home is not None and os.path.exists(home) and trust.is_untrusted(home):
-        raise FeatcheckError(
-            "RUSTUP_HOME lies inside the audited checkout: its toolchains are checkout "
-            "content, and featcheck runs none of the checkout's programs; set RUSTUP_HOME "
-            "outside it, use --no-exec, or pass --trust-checkout",
-            path=home,
-        )
-
-
 def refuse_checkout_program(program: Path | str, trust: TrustContext, what: str) -> None:
     """A tool found through PATH (or a home) that lies inside the checkout, or a tree made
     from it, is the checkout's program."""

@@ -60,7 +60,7 @@ def special_manifest(
                 seen += 1
                 if seen > MAX_SCANNED_ENTRIES:
                     return None
-                try:
+                with contextlib.suppress(OSError):
                     why = _linked_out(entry, names, checkout) if entry.is_symlink() else None
                     if why is not None:
                         return Path(entry.path), why
@@ -74,8 +74,6 @@ def special_manifest(
                         and entry.name not in _NOT_SCANNED
                     ):
                         pending.append(Path(entry.path))
-                except OSError:
-                    continue
     return None
 
 
@@ -234,16 +232,12 @@ def _replace_from_unnamed_file(target: Path, content: bytes, mode: int) -> bool:
 
 def _sync_directory(directory: Path) -> None:
     """Make the rename itself durable (a power cut after it keeps the new file)."""
-    try:
+    with contextlib.suppress(OSError):  # not supported everywhere (some file systems, Windows)
         descriptor = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(descriptor)
-    except OSError:
-        pass  # not supported everywhere (some file systems, Windows)
-    finally:
-        os.close(descriptor)
+        try:
+            os.fsync(descriptor)
+        finally:
+            os.close(descriptor)
 
 
 # The user's Cargo.lock, kept exactly as it was whatever cargo does while resolving.
@@ -276,13 +270,9 @@ class LockfileWatch:
         """Whether cargo rewrote a Cargo.lock that was there: it was out of date with the
         manifests before any fix (one cargo writes anew is not: it has no versions to keep)."""
         for path, content in self._snapshots.items():
-            if content is None:
-                continue
-            try:
-                if path.read_bytes() != content:
+            with contextlib.suppress(OSError):
+                if content is not None and path.read_bytes() != content:
                     return True
-            except OSError:
-                continue
         return False
 
 
@@ -308,23 +298,19 @@ def lockfiles_kept(manifest: Path, checkout: Path) -> Iterator[LockfileWatch]:
         yield LockfileWatch(snapshots)
     finally:
         with uninterrupted():  # Ctrl-C waits until every lockfile is back
-            _restore(snapshots)
-
-
-def _restore(snapshots: dict[Path, bytes | None]) -> None:
-    for path, content in snapshots.items():
-        try:
-            current: bytes | None = path.read_bytes()
-        except FileNotFoundError:
-            current = None
-        except OSError:
-            continue
-        if current == content:
-            continue
-        if content is None:
-            path.unlink(missing_ok=True)
-        else:
-            write_atomic(path, content, restoring=True)
+            for path, content in snapshots.items():
+                try:
+                    current: bytes | None = path.read_bytes()
+                except FileNotFoundError:
+                    current = None
+                except OSError:
+                    continue
+                if current == content:
+                    continue
+                if content is None:
+                    path.unlink(missing_ok=True)
+                else:
+                    write_atomic(path, content, restoring=True)
 
 
 def refuse_lockfile_links(manifest: Path, root: Path) -> None:

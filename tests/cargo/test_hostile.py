@@ -325,7 +325,7 @@ def test_a_channel_is_honoured_and_pinned(
     assert toolchain is not None
     assert toolchain.rustc == Path(installed.stdout.strip())
     assert toolchain.cargo.parent == toolchain.rustc.parent
-    environment = runner.environment()
+    environment = dict(runner.prepared_setup().environment)
     assert environment["RUSTUP_TOOLCHAIN"] == "nightly"
     assert environment["RUSTC"] == environment["CARGO_BUILD_RUSTC"] == str(toolchain.rustc)
     for name in WRAPPER_VARIABLES:
@@ -356,7 +356,9 @@ def test_the_users_rustc_wrapper_is_run_by_no_cargo_of_featcheck(
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     in_environment = checkout.root / checkout.marker_script("bin/environment-wrapper")
     monkeypatch.setenv("RUSTC_WRAPPER", str(in_environment))
-    environment = CargoRunner(checkout.project, trust=trust_of(checkout.project)).environment()
+    environment = dict(
+        CargoRunner(checkout.project, trust=trust_of(checkout.project)).prepared_setup().environment
+    )
     assert [name for name in WRAPPER_VARIABLES if name in environment] == []
     done = run_isolated([str(checkout.project), "--format", "json"], home)
     assert done.returncode == 1, done.stderr
@@ -366,7 +368,9 @@ def test_the_users_rustc_wrapper_is_run_by_no_cargo_of_featcheck(
     with (home / "config.toml").open("a") as config:
         config.write(f"[build]\nrustc-wrapper = {json.dumps(str(in_configuration))}\n")
     monkeypatch.delenv("RUSTC_WRAPPER")
-    environment = CargoRunner(checkout.project, trust=trust_of(checkout.project)).environment()
+    environment = dict(
+        CargoRunner(checkout.project, trust=trust_of(checkout.project)).prepared_setup().environment
+    )
     assert [environment.get(name) for name in WRAPPER_VARIABLES] == [""] * 4
     done = run_isolated([str(checkout.project), "--format", "json"], home)
     assert done.returncode == 1, done.stderr
@@ -391,7 +395,7 @@ def test_cargo_keeps_what_rustc_answered_in_featchecks_cache(
     runner = CargoRunner(checkout.project, trust=trust_of(checkout.project))
     toolchain = runner.toolchain
     assert toolchain is not None
-    environment = {**runner.environment(), "CARGO_LOG": "cargo::util::rustc=debug"}
+    environment = {**runner.prepared_setup().environment, "CARGO_LOG": "cargo::util::rustc=debug"}
 
     def rustc_log() -> str:
         done = subprocess.run(

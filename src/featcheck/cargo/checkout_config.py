@@ -99,10 +99,6 @@ def _applies(table: str, cfg: TargetCfg) -> bool:
 _BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
 
 
-def _toml_key(part: str) -> str:
-    return part if _BARE_KEY.fullmatch(part) else _toml_value(part)
-
-
 def _toml_value(value: object) -> str:
     """An allow-listed value (string, boolean, integer, array of strings) as TOML, on one line
     whatever the checkout wrote: JSON's forms and escapes are TOML's, but for DEL, which JSON
@@ -160,7 +156,12 @@ def read_checkout_config(
         tuple(forwarded.arguments),
         tuple(forwarded.build),
         tuple(forwarded.targets),
-        _environment_target_rustflags(environment),
+        tuple(
+            (name, tuple(flags))
+            for name in sorted(environment)
+            if name.startswith("CARGO_TARGET_") and name.endswith("_RUSTFLAGS")
+            if (flags := environment_list(environment, name)) is not None
+        ),
         forwarded.names_wrapper,
         forwarded.unification,
     )
@@ -218,20 +219,9 @@ def _config_argument(key: tuple[str, ...], value: object) -> Argument:
     neutral flags; any other value, `false` and `0` among them, is passed as it is."""
     if key[-1] == "rustflags" and not value:
         value = NEUTRAL_FLAGS
-    setting = ".".join(_toml_key(part) for part in key) + "=" + _toml_value(value)
+    keys = (part if _BARE_KEY.fullmatch(part) else _toml_value(part) for part in key)
+    setting = ".".join(keys) + "=" + _toml_value(value)
     return option("--config", setting, CONFIG_SETTING)
-
-
-def _environment_target_rustflags(
-    environment: Mapping[str, str],
-) -> tuple[tuple[str, tuple[Argument, ...]], ...]:
-    """(CARGO_TARGET_<TRIPLE>_RUSTFLAGS, its kept flags) for each such variable that is set."""
-    return tuple(
-        (name, tuple(flags))
-        for name in sorted(environment)
-        if name.startswith("CARGO_TARGET_") and name.endswith("_RUSTFLAGS")
-        if (flags := environment_list(environment, name)) is not None
-    )
 
 
 def _names_wrapper(document: ManifestDocument) -> bool:

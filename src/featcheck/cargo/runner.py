@@ -28,7 +28,7 @@ from featcheck.cargo.command_setup import CommandSetup, RustcAnswers, isolated_s
 from featcheck.cargo.failures import failure_error
 from featcheck.cargo.pending_metadata import PendingMetadata, pending_cargo_metadata
 from featcheck.cargo.process import ProcessOutput, RunningProcess, start_process
-from featcheck.cargo.toolchain import Toolchain, which
+from featcheck.cargo.toolchain import Toolchain, installed
 from featcheck.cargo.unification import MODE_VARIABLE, PER_MEMBER, Unification, decide
 from featcheck.errors import FeatcheckError
 from featcheck.featureset import DEFAULT, FeatureSelection
@@ -91,17 +91,10 @@ class CargoRunner:
     @property
     def toolchain(self) -> Toolchain | None:
         """The toolchain cargo and rustc come from (None when the checkout is trusted)."""
-        return self._prepared().toolchain
-
-    def environment(self) -> dict[str, str]:
-        """The environment every cargo and rustc command of this runner gets (a copy)."""
-        return dict(self._prepared().environment)
+        return self.prepared_setup().toolchain
 
     def prepared_setup(self) -> CommandSetup:
         """The toolchain, environment and configuration this runner's commands get."""
-        return self._prepared()
-
-    def _prepared(self) -> CommandSetup:
         with self._setup_lock:
             if self._setup is None and self.trust.trust_checkout:
                 self._setup = trusted_setup(self.workdir, self.trust)
@@ -116,14 +109,9 @@ class CargoRunner:
             return self._setup
 
     def _start(self, program: str, args: Sequence[Argument]) -> RunningProcess:
-        setup = self._prepared()
+        setup = self.prepared_setup()
         if setup.toolchain is None:
-            executable = which(program)
-            if executable is None:
-                raise FeatcheckError(
-                    f"{program} not found on PATH: install Rust (https://rustup.rs) "
-                    "or add it to PATH"
-                )
+            executable = installed(program)
         else:
             executable = str(setup.toolchain.cargo if program == "cargo" else setup.toolchain.rustc)
             if program == "cargo":
@@ -151,7 +139,7 @@ class CargoRunner:
         return ProcessOutput(
             output.returncode,
             output.stdout,
-            relative_locations(output.stderr, self._prepared().cwd),
+            relative_locations(output.stderr, self.prepared_setup().cwd),
         )
 
     def _cargo_flags(self) -> list[Argument]:
@@ -190,7 +178,7 @@ class CargoRunner:
         return pending_cargo_metadata(
             running,
             args,
-            self._prepared().cache,
+            self.prepared_setup().cache,
             self._finish,
             lambda output: failure_error("cargo metadata", output.stderr),
             # An edit there (a pre-commit hook's usual run) changes cargo's answer.
@@ -242,7 +230,7 @@ class CargoRunner:
 
     def unification(self, show: Callable[[Path], str]) -> Unification:
         """How cargo unifies features here (cargo/unification.py)."""
-        setup = self._prepared()
+        setup = self.prepared_setup()
         settings = setup.config.unification
         if settings.mode is None and MODE_VARIABLE not in setup.environment:
             return PER_MEMBER  # nothing asked: no rustc to start
@@ -252,7 +240,7 @@ class CargoRunner:
         """`rustc --print cfg` with the rustflags cargo gives `triple`, as cargo's own target
         probe asks it."""
         with self._lock:
-            setup = self._prepared()
+            setup = self.prepared_setup()
             plain = self._rustc_cfg(triple, ())
             flags = setup.environment_rustflags
             if flags is None:
@@ -268,7 +256,7 @@ class CargoRunner:
 
     def _ask_rustc(self, args: list[Argument]) -> ProcessOutput:
         """rustc's answer, kept between runs for the real toolchain binaries (`RustcAnswers`)."""
-        setup = self._prepared()
+        setup = self.prepared_setup()
         if setup.toolchain is None:
             return self._finish(self._start("rustc", args))
         if self._answers is None:

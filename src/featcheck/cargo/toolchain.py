@@ -29,7 +29,6 @@ from featcheck.boundary import (
     read_checkout_file,
     read_regular_file,
     refuse_checkout_program,
-    refuse_untrusted_rustup_home,
 )
 from featcheck.cargo.argv_gate import TOOLCHAIN, Argument, GateError, option, word
 from featcheck.cargo.process import RunningProcess, neutral_directory, start_process
@@ -71,6 +70,16 @@ def which(name: str) -> str | None:
     return None
 
 
+def installed(name: str) -> str:
+    """`which(name)`, or the one line saying that Rust is missing."""
+    found = which(name)
+    if found is None:
+        raise FeatcheckError(
+            f"{name} not found on PATH: install Rust (https://rustup.rs) or add it to PATH"
+        )
+    return found
+
+
 def resolve_toolchain(workdir: Path, timeout: float, *, trust: TrustContext) -> Toolchain:
     """The real cargo and rustc for auditing `workdir`, rustup given `timeout` seconds a call.
 
@@ -78,11 +87,7 @@ def resolve_toolchain(workdir: Path, timeout: float, *, trust: TrustContext) -> 
     it there or it is a toolchain of a rustup home that lies there, and the toolchain files may
     not link out of the tree.
     """
-    cargo = which("cargo")
-    if cargo is None:
-        raise FeatcheckError(
-            "cargo not found on PATH: install Rust (https://rustup.rs) or add it to PATH"
-        )
+    cargo = installed("cargo")
     refuse_checkout_program(cargo, trust, "cargo")
     rustup = which("rustup")
     if not is_rustup_proxy(cargo, rustup):
@@ -95,9 +100,17 @@ def resolve_toolchain(workdir: Path, timeout: float, *, trust: TrustContext) -> 
             "or put the toolchain's own bin directory first on PATH"
         )
     refuse_checkout_program(rustup, trust, "rustup")
-    refuse_untrusted_rustup_home(os.environ, trust)
     if (home := default_home(os.environ, "RUSTUP_HOME")) is None:
         raise FeatcheckError("no home directory to find rustup's toolchains in: set RUSTUP_HOME")
+    if os.path.exists(home) and trust.is_untrusted(home):
+        # A rustup home inside the checkout (or a tree made from it) holds the checkout's own
+        # toolchains: running any of them runs the checkout's programs.
+        raise FeatcheckError(
+            "RUSTUP_HOME lies inside the audited checkout: its toolchains are checkout "
+            "content, and featcheck runs none of the checkout's programs; set RUSTUP_HOME "
+            "outside it, use --no-exec, or pass --trust-checkout",
+            path=home,
+        )
     request, default = _requested_toolchain(workdir, trust.root, str(home))
     if request.path is not None:
         raise FeatcheckError(
@@ -159,11 +172,7 @@ def _rustup_toolchain(
 def _plain_toolchain(cargo: Path) -> Toolchain:
     """No rustup: the cargo on PATH, and the rustc next to it (else the one on PATH)."""
     sibling = cargo.parent / ("rustc" + (".exe" if cargo.suffix == ".exe" else ""))
-    rustc: str | None = str(sibling) if os.access(sibling, os.X_OK) else which("rustc")
-    if rustc is None:
-        raise FeatcheckError(
-            "rustc not found on PATH: install Rust (https://rustup.rs) or add it to PATH"
-        )
+    rustc = str(sibling) if os.access(sibling, os.X_OK) else installed("rustc")
     return Toolchain(cargo, Path(rustc), None)
 
 
@@ -249,12 +258,7 @@ def find_toolchain_request(
                 why=f"rustup override for {candidate}",
             )
         for name in TOOLCHAIN_FILES:
-            file = candidate / name
-            try:
-                present = file.exists()
-            except OSError:
-                present = False
-            if present:
+            if os.path.exists(file := candidate / name):  # False where it cannot be looked at
                 return parse_toolchain_file(file, root)
     return ToolchainRequest(None)
 

@@ -179,19 +179,15 @@ def parse_tree_text(text: str) -> ParsedTree:
     sides = _sides_up(printed) if inverted else _sides_down(printed)
     nodes = [_on_side(p.node, sides is not None and sides[i]) for i, p in enumerate(printed)]
     roots: list[Node] = []
+    # Edges as printed: parent above (added already), child below, one level deeper.
     for node, entry in zip(nodes, printed, strict=True):
         graph.add_node(node)
         if entry.parent is None:
             roots.append(node)
-    # Edges as printed: parent above, child below, one level deeper.
-    for node, entry in zip(nodes, printed, strict=True):
-        if entry.parent is None:
-            continue
-        parent = nodes[entry.parent]
-        if inverted:
-            graph.add_edge(node, parent)
+        elif inverted:
+            graph.add_edge(node, nodes[entry.parent])
         else:
-            graph.add_edge(parent, node)
+            graph.add_edge(nodes[entry.parent], node)
     return ParsedTree(graph, inverted, True, saw_sections, roots, sides is None)
 
 

@@ -49,7 +49,7 @@ def find_toolset(runner: CargoRunner, target_dir: Path, timeout: float) -> Tools
     # The runner's environment: rustflags through the allow-list, and featcheck's own
     # CARGO_HOME where the user's lies inside the checkout (its registry sources are the
     # checkout's files, and the probe would compile them).
-    environment = runner.environment()
+    environment = dict(runner.prepared_setup().environment)
     cargo, rustc = "cargo", "rustc"
     toolchain = runner.toolchain
     if toolchain is not None:
