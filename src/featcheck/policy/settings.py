@@ -32,6 +32,8 @@ FIX_LEVEL_VALUES = tuple(level.label for level in sorted(Severity, reverse=True)
 ANY_CODE = "*"
 """An allow entry's `code` that matches every rule."""
 
+FC900_NOT_ALLOWED = "FC900 cannot be allowed: remove the unused suppression, or ignore FC900"
+
 
 def canonical_code(text: str, catalogue: Catalogue | None = None) -> str | None:
     """The rule code that `text` (a code or kebab-case name, any case) names, or None.
@@ -277,10 +279,7 @@ def _parse_directive(
         if code is None:
             raise fail(f"unknown rule `{stripped}` (see `featcheck rules`)", column_offset)
         if code == UNUSED_SUPPRESSION_CODE:
-            raise fail(
-                "FC900 cannot be allowed: remove the unused suppression, or ignore FC900",
-                column_offset,
-            )
+            raise fail(FC900_NOT_ALLOWED, column_offset)
         column = comment.column + column_offset
         origin = Location(
             file=str(document.path),
