@@ -239,26 +239,23 @@ def inline_allows(document: ManifestDocument, catalogue: Catalogue | None = None
         directive = _DIRECTIVE.search(comment.text)
         if directive is None:
             continue
-        allows.extend(
-            _parse_directive(document, comment, directive.start(), directive.end(), catalogue)
-        )
+        allows.extend(_parse_directive(document, comment, directive, catalogue))
     return allows
 
 
 def _parse_directive(
     document: ManifestDocument,
     comment: Comment,
-    start: int,
-    end: int,
+    directive: re.Match[str],
     catalogue: Catalogue | None,
 ) -> list[Allow]:
-    def fail(message: str, offset: int = start) -> FeatcheckError:
+    def fail(message: str, offset: int = directive.start()) -> FeatcheckError:
         return FeatcheckError(
             message, path=document.path, line=comment.line, column=comment.column + offset
         )
 
     text = comment.text
-    match = _ALLOW.match(text, end)
+    match = _ALLOW.match(text, directive.end())
     if match is None:
         raise fail("expected `# featcheck: allow(CODE, ...) reason`")
     reason_start = _REASON_LEAD.match(text, match.end())
