@@ -140,10 +140,8 @@ class Config:
 
     def all_allows(self) -> tuple[Allow, ...]:
         """Every allow entry of the workspace view and of every member view, once each."""
-        seen: dict[Allow, None] = dict.fromkeys(self.allows)
-        for view in self.members.values():
-            seen.update(dict.fromkeys(view.allows))
-        return tuple(seen)
+        every = [*self.allows, *(a for view in self.members.values() for a in view.allows)]
+        return tuple(dict.fromkeys(every))
 
     def rules(self, select: Iterable[str] = (), ignore: Iterable[str] = ()) -> tuple[Rule, ...]:
         """The rules to run: the defaults, this configuration, then the command line's
