@@ -222,7 +222,7 @@ class Finding:
 @dataclass(frozen=True)
 class BuildGap:
     """One member's build on one target whose verdict depends on packages a --no-exec audit
-    could not read (see `noexec.gaps`)."""
+    could not read (see `noexec.gaps`); its fields are JSON's `incomplete` entries."""
 
     member: str
     target: str
@@ -235,7 +235,8 @@ class BuildGap:
 @dataclass(frozen=True)
 class TargetSkip:
     """A rule that would have reported findings but does not apply to the audited target
-    (threading rules on `wasm32-unknown-unknown`): said with `-v`, never silently clean."""
+    (threading rules on `wasm32-unknown-unknown`): said with `-v`, never silently clean; its
+    fields are JSON's `skipped` entries."""
 
     code: str
     rule: str

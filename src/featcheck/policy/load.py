@@ -119,7 +119,7 @@ def with_user_rules(
                 message = f"rule {key} `{value}` is taken by {taken_by}"
                 raise reader.error(message, (*path, index, key))
         rules.append(rule)
-    return catalogue.with_user_rules(rules)
+    return Catalogue((*catalogue.rules, *rules))
 
 
 def _taken_by(value: str, catalogue: Catalogue, rules: list[Rule]) -> str | None:

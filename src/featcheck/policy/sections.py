@@ -19,6 +19,7 @@ from featcheck.policy.settings import (
     ANY_CODE,
     CONFIG_FILE,
     FAIL_ON_VALUES,
+    FC900_NOT_ALLOWED,
     FIX_LEVEL_VALUES,
     Allow,
     Layer,
@@ -306,10 +307,7 @@ class SectionReader:
             )
         code = self.code(item["code"].strip(), "allow", (*path, "code"))
         if code == UNUSED_SUPPRESSION_CODE:
-            raise self.error(
-                "FC900 cannot be allowed: remove the unused suppression, or ignore FC900",
-                (*path, "code"),
-            )
+            raise self.error(FC900_NOT_ALLOWED, (*path, "code"))
         reason = item.get("reason", "").strip()
         if not reason:
             at = (*path, "reason") if "reason" in item else path

@@ -32,6 +32,8 @@ FIX_LEVEL_VALUES = tuple(level.label for level in sorted(Severity, reverse=True)
 ANY_CODE = "*"
 """An allow entry's `code` that matches every rule."""
 
+FC900_NOT_ALLOWED = "FC900 cannot be allowed: remove the unused suppression, or ignore FC900"
+
 
 def canonical_code(text: str, catalogue: Catalogue | None = None) -> str | None:
     """The rule code that `text` (a code or kebab-case name, any case) names, or None.
@@ -138,10 +140,8 @@ class Config:
 
     def all_allows(self) -> tuple[Allow, ...]:
         """Every allow entry of the workspace view and of every member view, once each."""
-        seen: dict[Allow, None] = dict.fromkeys(self.allows)
-        for view in self.members.values():
-            seen.update(dict.fromkeys(view.allows))
-        return tuple(seen)
+        every = [*self.allows, *(a for view in self.members.values() for a in view.allows)]
+        return tuple(dict.fromkeys(every))
 
     def rules(self, select: Iterable[str] = (), ignore: Iterable[str] = ()) -> tuple[Rule, ...]:
         """The rules to run: the defaults, this configuration, then the command line's
@@ -237,26 +237,23 @@ def inline_allows(document: ManifestDocument, catalogue: Catalogue | None = None
         directive = _DIRECTIVE.search(comment.text)
         if directive is None:
             continue
-        allows.extend(
-            _parse_directive(document, comment, directive.start(), directive.end(), catalogue)
-        )
+        allows.extend(_parse_directive(document, comment, directive, catalogue))
     return allows
 
 
 def _parse_directive(
     document: ManifestDocument,
     comment: Comment,
-    start: int,
-    end: int,
+    directive: re.Match[str],
     catalogue: Catalogue | None,
 ) -> list[Allow]:
-    def fail(message: str, offset: int = start) -> FeatcheckError:
+    def fail(message: str, offset: int = directive.start()) -> FeatcheckError:
         return FeatcheckError(
             message, path=document.path, line=comment.line, column=comment.column + offset
         )
 
     text = comment.text
-    match = _ALLOW.match(text, end)
+    match = _ALLOW.match(text, directive.end())
     if match is None:
         raise fail("expected `# featcheck: allow(CODE, ...) reason`")
     reason_start = _REASON_LEAD.match(text, match.end())
@@ -277,10 +274,7 @@ def _parse_directive(
         if code is None:
             raise fail(f"unknown rule `{stripped}` (see `featcheck rules`)", column_offset)
         if code == UNUSED_SUPPRESSION_CODE:
-            raise fail(
-                "FC900 cannot be allowed: remove the unused suppression, or ignore FC900",
-                column_offset,
-            )
+            raise fail(FC900_NOT_ALLOWED, column_offset)
         column = comment.column + column_offset
         origin = Location(
             file=str(document.path),

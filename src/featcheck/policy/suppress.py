@@ -79,17 +79,25 @@ def apply_suppressions(
     finding_spans = [declaration_spans(finding) for finding in findings]
     inline = _inline_by_file(finding_spans, root, manifests, read, config.catalogue)
     kept, suppressed, used = _match(findings, finding_spans, config, root, inline)
-    unused = unused_findings(
-        config,
-        used,
-        [item for items in inline.values() for item in items],
-        root,
-        members=members,
-        targets=targets,
-        rules=rules,
-        misnamed=misnamed,
-        confidence=unused_confidence,
-    )
+    # FC900 `unused-suppression`: a finding for each allow entry and inline code that matched
+    # nothing, in file and line order, so that stale or mistyped suppressions do not linger;
+    # none when FC900 is ignored.
+    unused: list[Finding] = []
+    if config.reports_unused:
+        severity = config.severity.get(UNUSED_SUPPRESSION_CODE, UNUSED_SUPPRESSION.severity)
+        for allow in config.all_allows():
+            why = misnamed(allow) if misnamed is not None and allow not in used else None
+            if why is not None:
+                unused.append(_unused_finding(allow, root, severity, unused_confidence, why))
+            elif allow not in used and _could_match(allow, members, targets, rules):
+                unused.append(_unused_finding(allow, root, severity, unused_confidence))
+        unused += [
+            _unused_finding(item, root, severity, unused_confidence)
+            for items in inline.values()
+            for item in items
+            if item not in used and _ran(item.code, rules)
+        ]
+        unused.sort(key=_location_order)
     return SuppressionResult(kept=kept, suppressed=suppressed, unused=unused)
 
 
@@ -177,43 +185,6 @@ def _inline_matches(
         if item.origin and span.line <= item.origin.line <= span.end_line
         if item.code in (ANY_CODE, code)
     ]
-
-
-# FC900 `unused-suppression`: a finding for each suppression that matched nothing, so that stale
-# or mistyped suppressions do not linger.
-
-
-def unused_findings(
-    config: Config,
-    used: set[Allow],
-    inline: Iterable[Allow],
-    root: Path,
-    *,
-    members: Collection[str] | None,
-    targets: Collection[str] | None,
-    rules: Collection[str] | None,
-    misnamed: Callable[[Allow], str | None] | None,
-    confidence: Confidence = Confidence.RESOLVED,
-) -> list[Finding]:
-    """An FC900 finding for each allow entry and inline code not in `used`, in file and line
-    order (see `apply_suppressions` for which are left alone); none when FC900 is ignored."""
-    if not config.reports_unused:
-        return []
-    unused: list[Finding] = []
-    severity = config.severity.get(UNUSED_SUPPRESSION_CODE, UNUSED_SUPPRESSION.severity)
-    for allow in config.all_allows():
-        why = misnamed(allow) if misnamed is not None and allow not in used else None
-        if why is not None:
-            unused.append(_unused_finding(allow, root, severity, confidence, why))
-        elif allow not in used and _could_match(allow, members, targets, rules):
-            unused.append(_unused_finding(allow, root, severity, confidence))
-    unused += [
-        _unused_finding(item, root, severity, confidence)
-        for item in inline
-        if item not in used and _ran(item.code, rules)
-    ]
-    unused.sort(key=_location_order)
-    return unused
 
 
 def _could_match(

@@ -256,30 +256,23 @@ def group_findings(findings: Sequence[Finding]) -> list[FindingGroup]:
 
 def _key(finding: Finding, position: int) -> _GroupKey:
     """What findings of one group share, the cut first (`_CUT` items: rule, crate, version,
-    feature, file, line, column); a finding without a location is a group of its own."""
+    feature, file, line, column), then severity, confidence and the fix's edits as reports show
+    them (the suggestion's words when it has none); a finding without a location is a group of
+    its own."""
     cut = finding.identity.cut
     if cut is None:
         return ("alone", position, finding.code, finding.member, finding.crate, finding.target)
-    return (
-        *cut,
-        finding.severity.value,
-        finding.confidence.value,
-        _fix_key(finding),
-    )
+    fix: tuple[object, ...] = ("suggestion", finding.suggestion)
+    if finding.fix is not None:
+        fix = tuple(
+            (e.file, e.line, tuple(map(str, e.declaration)), e.action, e.features, e.version)
+            for e in finding.fix.edits
+        )
+    return (*cut, finding.severity.value, finding.confidence.value, fix)
 
 
 _CUT = 7
 """How many items of a located finding's key name its cut."""
-
-
-def _fix_key(finding: Finding) -> tuple[object, ...]:
-    """The edits of the fix, as reports show them; the suggestion's words when none holds."""
-    if finding.fix is None:
-        return ("suggestion", finding.suggestion)
-    return tuple(
-        (e.file, e.line, tuple(map(str, e.declaration)), e.action, e.features, e.version)
-        for e in finding.fix.edits
-    )
 
 
 def _fold_libraries(

@@ -250,46 +250,38 @@ def render_summary(
     return "".join(parts)
 
 
-def append_step_summary(result: AuditResult, path: str, environ: Mapping[str, str]) -> bool:
-    """Append the summary to the file at `path`; False when there is no room left in it."""
-    try:
-        existing = os.path.getsize(path)
-    except OSError:
-        existing = 0
-    budget = SUMMARY_LIMIT - existing
-    if budget <= 2 * _SUMMARY_RESERVE:
-        return False
-    text = render_summary(
-        result,
-        workspace=environ.get("GITHUB_WORKSPACE"),
-        links=source_links(environ),
-        budget=budget,
-    )
-    with open(path, "a", encoding="utf-8") as summary:
-        summary.write(text)
-    return True
-
-
 def write_github(
     result: AuditResult, stream: TextIO, environ: Mapping[str, str] | None = None
 ) -> None:
-    """Write the annotations to `stream` and, when GITHUB_STEP_SUMMARY is set, the summary."""
+    """Write the annotations to `stream` and, when GITHUB_STEP_SUMMARY is set, append the
+    summary to that file (unless it has no room left)."""
     environ = os.environ if environ is None else environ
     summary_path = environ.get("GITHUB_STEP_SUMMARY", "")
+    workspace = environ.get("GITHUB_WORKSPACE")
     written = False
     problem = ""
     if summary_path:
         try:
-            written = append_step_summary(result, summary_path, environ)
-            if not written:
-                problem = "the step summary is full"
-        except OSError as error:
-            problem = f"cannot write the step summary: {error.strerror or error}"
+            existing = os.path.getsize(summary_path)
+        except OSError:
+            existing = 0
+        budget = SUMMARY_LIMIT - existing
+        if budget <= 2 * _SUMMARY_RESERVE:
+            problem = "the step summary is full"
+        else:
+            try:
+                links = source_links(environ)
+                text = render_summary(result, workspace=workspace, links=links, budget=budget)
+                with open(summary_path, "a", encoding="utf-8") as summary:
+                    summary.write(text)
+                written = True
+            except OSError as error:
+                problem = f"cannot write the step summary: {error.strerror or error}"
     # A problem is plain log text, not an annotation: it must not take a finding's warning slot.
     stream.write(
         render_annotations(
             result,
-            workspace=environ.get("GITHUB_WORKSPACE"),
+            workspace=workspace,
             summary_written=written,
             problems=[problem] if problem else [],
         )

@@ -7,6 +7,7 @@ and bumps SCHEMA_VERSION (3: files are relative to the report root, not the audi
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import asdict
 from typing import Any
 
 from featcheck import __version__
@@ -128,29 +129,12 @@ def render_json(result: AuditResult) -> str:
         "no_verdict": result.no_verdict,
         "summary": counts,
         "suppressed": result.suppressed,
-        "skipped": [
-            {
-                "code": s.code,
-                "rule": s.rule,
-                "target": s.target,
-                "reason": s.reason,
-                "members": list(s.members),
-                "findings": s.findings,
-            }
-            for s in result.skipped
-        ],
+        # `skipped` and `incomplete`: each record's fields are the schema's keys, in order.
+        "skipped": [asdict(skip) for skip in result.skipped],
         "findings": _findings(result),
         "comparisons": [_comparison(c) for c in result.comparisons],
         "complete": not result.incomplete,
-        "incomplete": [
-            {
-                "member": gap.member,
-                "target": gap.target,
-                "unread": list(gap.unread),
-                "reasons": list(gap.reasons),
-            }
-            for gap in result.incomplete
-        ],
+        "incomplete": [asdict(gap) for gap in result.incomplete],
     }
     # Printed to a terminal or CI log it must carry no control character or workflow command.
     return json_document(document) + "\n"

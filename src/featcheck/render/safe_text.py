@@ -188,15 +188,11 @@ def stop_commands(lines: Iterable[str]) -> str:
     body = [inert(line) for line in lines]
     if not body:
         return ""
-    token = _token()
-    while any(token in line for line in body):
-        token = _token()
-    return f"::stop-commands::{token}\n" + "".join(f"{line}\n" for line in body) + f"::{token}::\n"
-
-
-def _token() -> str:
     # What secrets.token_hex(16) returns, without importing secrets (and random) at start-up.
-    return os.urandom(16).hex()
+    token = os.urandom(16).hex()
+    while any(token in line for line in body):
+        token = os.urandom(16).hex()
+    return f"::stop-commands::{token}\n" + "".join(f"{line}\n" for line in body) + f"::{token}::\n"
 
 
 def error_annotation(lines: Iterable[str]) -> str:

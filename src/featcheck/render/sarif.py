@@ -56,21 +56,18 @@ LEVELS: Mapping[Severity, str] = {
 }
 
 
-def help_uri(rule: Rule) -> str | None:
-    """The rule's section in docs/rules.md (GitHub's anchor for "## FC001 `flex-without-rayon`");
-    for a project's own rule, its first reference that is a plain `https://` URL, if any."""
-    if not rule.builtin:
-        return next((u for u in map(https_link, rule.doc.references) if u is not None), None)
-    return f"{RULES_DOC_URL}#{rule.code.lower()}-{rule.name}"
-
-
 def rule_descriptor(rule: Rule) -> dict[str, Any]:
     """One `reportingDescriptor` for the driver's rule list. A project rule's documentation is
     the checkout's, so it is never read as Markdown: `help.markdown` shows it as a literal block
     (`safe_text.markdown_block`), and its only link is `helpUri`, when a reference is a plain
-    `https://` URL (`safe_text.https_link`)."""
-    uri = help_uri(rule)
+    `https://` URL (`safe_text.https_link`); a built-in rule's is its section in docs/rules.md
+    (GitHub's anchor for "## FC001 `flex-without-rayon`")."""
     project = not rule.builtin  # a `[[rule]]` of the audited project: the checkout's text
+    uri = (
+        next((u for u in map(https_link, rule.doc.references) if u is not None), None)
+        if project
+        else f"{RULES_DOC_URL}#{rule.code.lower()}-{rule.name}"
+    )
     text = f"{rule.summary}.\n\n{rule.why}"
     if project:
         help_entry = {"text": text.strip(), "markdown": markdown_block(text.strip())}

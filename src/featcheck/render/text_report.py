@@ -202,13 +202,8 @@ def _confidence(confidence: Confidence) -> list[Line]:
     if confidence is Confidence.RESOLVED:
         return []
     # Always shown: a verdict read from the manifests alone must never pass for a resolved one.
-    return [
-        _detail(
-            "confidence",
-            f"{confidence.value} (packages --no-exec could not read may turn the feature on; "
-            "see the note above)",
-        )
-    ]
+    why = "packages --no-exec could not read may turn the feature on; see the note above"
+    return [_detail("confidence", f"{confidence.value} ({why})")]
 
 
 def _heading(group: FindingGroup, by_edit: bool) -> tuple[tuple[str, ...], str, str, str]:

@@ -81,10 +81,6 @@ class Catalogue:
     def builtin(cls) -> Catalogue:
         return cls(builtin_rules())
 
-    def with_user_rules(self, user: Iterable[Rule]) -> Catalogue:
-        """This catalogue plus a project's rules (the caller has checked for clashes)."""
-        return Catalogue((*self.rules, *user))
-
     @property
     def user_rules(self) -> tuple[Rule, ...]:
         return tuple(r for r in self.rules if not r.builtin)

@@ -101,11 +101,7 @@ def parse_rule(table: Any, *, builtin: bool) -> Rule:
     known_keys(table, _KEYS, (), "a rule")
     kind = _kind(table)
     # A rule of kind "present" without a feature is about the crate being built at all.
-    needed = (
-        ("code", "name", "crates")
-        if kind is Kind.PRESENT
-        else ("code", "name", "crates", "feature")
-    )
+    needed = ("code", "name", "crates", *(() if kind is Kind.PRESENT else ("feature",)))
     for required in needed:
         if required not in table:
             raise SpecError(f"a rule needs `{required}`", (), at_key=True)

@@ -314,35 +314,22 @@ CAPABILITIES = ("std", "threads")
 """What `target-needs` may name."""
 
 
-def _has_std(triple: str, cfg: TargetCfg | None) -> bool:
-    if cfg is not None and ("target_os", "none") in cfg.pairs:
-        return False
-    return "-none" not in triple
-
-
-def _has_threads(triple: str, cfg: TargetCfg | None) -> bool:
-    if not _has_std(triple, cfg):
-        return False
-    wasm = triple.startswith(("wasm32", "wasm64"))
-    if cfg is not None:
-        wasm = wasm or ("target_family", "wasm") in cfg.pairs
-    if not wasm:
-        return True
-    # wasm threads need shared memory: the `atomics` target feature (`wasm32-wasip1-threads`
-    # has it built in; stable rustc does not print that unstable feature, hence the triple).
-    atomics = cfg is not None and ("target_feature", "atomics") in cfg.pairs
-    return atomics or "-threads" in triple
-
-
 def lacks(capability: str, triple: str, cfg: TargetCfg | None) -> str | None:
     """Why the target lacks `capability` (one of CAPABILITIES), or None if it has it."""
-    if capability == "std" and not _has_std(triple, cfg):
-        return "the target has no `std`"
-    if capability == "threads" and not _has_threads(triple, cfg):
-        if not _has_std(triple, cfg):
-            return "the target has no `std`, so no threads"
-        return "the target has no threads (wasm without the `atomics` target feature)"
-    return None
+    pairs = cfg.pairs if cfg is not None else frozenset()
+    no_std = ("target_os", "none") in pairs or "-none" in triple
+    if capability == "std":
+        return "the target has no `std`" if no_std else None
+    if capability != "threads":
+        return None
+    if no_std:
+        return "the target has no `std`, so no threads"
+    wasm = triple.startswith(("wasm32", "wasm64")) or ("target_family", "wasm") in pairs
+    # wasm threads need shared memory: the `atomics` target feature (`wasm32-wasip1-threads`
+    # has it built in; stable rustc does not print that unstable feature, hence the triple).
+    if not wasm or ("target_feature", "atomics") in pairs or "-threads" in triple:
+        return None
+    return "the target has no threads (wasm without the `atomics` target feature)"
 
 
 def not_applicable(scope: TargetScope, triple: str | None, cfg: TargetCfg | None) -> str | None:
