@@ -16,7 +16,6 @@ from typing import Any, TypeGuard
 
 from featcheck.boundary import (
     MAX_LOCKFILE_BYTES,
-    MAX_MANIFEST_BYTES,
     decode_text,
     read_checkout_file,
 )
@@ -52,19 +51,6 @@ def is_manifest(path: Path, *, what: str) -> bool:
             f"failed to load {what}: {error.strerror or error}", path=printable(path)
         ) from None
     return stat.S_ISREG(mode)
-
-
-def load_toml(
-    path: Path, checkout: Path | None, what: str = "Cargo.toml", limit: int = MAX_MANIFEST_BYTES
-) -> dict[str, Any]:
-    """A TOML file's data, read as every manifest is (a regular file within `limit`, BOM
-    accepted, never through a link out of `checkout`: boundary.py); featcheck's one-line
-    error, with line and column, when it cannot be."""
-    raw = read_checkout_file(path, what, limit, checkout)
-    try:
-        return toml_data(decode_text(raw, path))
-    except ValueError:
-        return parse_document(path, raw).data  # the one-line error with its position
 
 
 def table(value: Any) -> Mapping[str, Any]:

@@ -20,9 +20,9 @@ from urllib.parse import quote
 
 from featcheck.errors import FeatcheckError
 from featcheck.manifest.declarations import KIND_TABLES
+from featcheck.manifest.document import read_manifest
 from featcheck.noexec.files import (
     has_control,
-    load_toml,
     shape_error,
     table,
     valid_package_name,
@@ -232,7 +232,7 @@ def read_package(
         data = (
             layout.root_data
             if manifest.parent == layout.root
-            else load_toml(manifest, layout.checkout)
+            else read_manifest(manifest, root=layout.checkout).data
         )
     files = DirectoryFiles(manifest.parent) if files is None else files
     root_data = layout.root_data if local else {}

@@ -19,7 +19,8 @@ from typing import Any
 from featcheck.boundary import checkout_root, configured_path_stays_inside, is_inside
 from featcheck.cargo.failures import printable
 from featcheck.errors import FeatcheckError
-from featcheck.noexec.files import is_manifest, load_toml, table
+from featcheck.manifest.document import read_manifest
+from featcheck.noexec.files import is_manifest, table
 
 _GLOB_CHARACTERS = frozenset("*?[")
 _MAX_GLOB_DEPTH = 100
@@ -160,7 +161,7 @@ def _find_root(
                 f"`package.workspace` names `{printable(named)}`, which has no Cargo.toml",
                 path=manifest,
             )
-        return root, load_toml(root_manifest, checkout)
+        return root, read_manifest(root_manifest, root=checkout).data
     for parent in directory.parents:
         candidate = parent / "Cargo.toml"
         try:
@@ -168,7 +169,7 @@ def _find_root(
                 continue
         except FeatcheckError:
             continue  # a parent directory featcheck may not look into holds no workspace
-        parent_data = load_toml(candidate, checkout)
+        parent_data = read_manifest(candidate, root=checkout).data
         workspace = parent_data.get("workspace")
         if not isinstance(workspace, Mapping):
             continue
@@ -183,7 +184,7 @@ def discover_workspace(manifest: Path, checkout: Path | None = None) -> Workspac
     checkout rooted at `checkout` (found from the manifest when not given)."""
     manifest = _normalized(manifest.absolute())
     checkout = checkout_root(manifest) if checkout is None else checkout
-    data = load_toml(manifest, checkout)
+    data = read_manifest(manifest, root=checkout).data
     root, root_data = _find_root(manifest, data, checkout)
     workspace = table(root_data.get("workspace"))
     excluded = _excluded(root, workspace) if workspace else []
