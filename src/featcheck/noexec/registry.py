@@ -244,11 +244,6 @@ class ArchivedPackage:
     """Paths relative to the package root (`src/lib.rs`)."""
 
 
-def _names_its_targets(manifest: bytes) -> bool:
-    text = manifest.decode("utf-8", errors="replace")
-    return all(pattern.search(text) for pattern in _NAMES_ITS_TARGETS)
-
-
 def read_archive(archive: Path, name: str, version: str) -> ArchivedPackage | None:
     """The manifest and file list of `archive`; None when it cannot be read as a `.crate`."""
     prefix = f"{name}-{version}/"
@@ -270,7 +265,8 @@ def read_archive(archive: Path, name: str, version: str) -> ArchivedPackage | No
                     if stream is None:
                         return None
                     manifest = stream.read(MAX_MANIFEST_BYTES + 1)
-                    if _names_its_targets(manifest):
+                    text = manifest.decode("utf-8", errors="replace")
+                    if all(pattern.search(text) for pattern in _NAMES_ITS_TARGETS):
                         break  # the file list is not needed
     except (OSError, tarfile.TarError, EOFError, ValueError):
         return None
