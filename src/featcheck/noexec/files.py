@@ -25,6 +25,7 @@ from featcheck.errors import FeatcheckError
 from featcheck.manifest.document import parse_document
 from featcheck.semantics.semver import number_error
 from featcheck.toml_read import toml_data
+from featcheck.workspace.workspace import is_registry
 
 _PACKAGE_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_-]*")
 
@@ -202,9 +203,8 @@ def _entry_problem(entry: Mapping[str, Any]) -> str | None:
     problem = number_error(version)
     if problem is not None:
         return problem
-    registry = str(entry.get("source", "")).startswith(("registry+", "sparse+"))
     archive = f"{entry['name']}-{version}.crate"
-    if registry and len(archive.encode("utf-8")) > _FILE_NAME_BYTES:
+    if is_registry(entry.get("source")) and len(archive.encode("utf-8")) > _FILE_NAME_BYTES:
         return (
             f"a registry package's name and version ({len(archive)} characters as a .crate "
             f"file) do not fit in a file name ({_FILE_NAME_BYTES} bytes)"

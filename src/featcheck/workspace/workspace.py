@@ -24,6 +24,7 @@ from urllib.parse import unquote, urlparse
 from featcheck.semantics.semver import matches
 from featcheck.workspace.model import (
     CRATES_IO,
+    CRATES_IO_SPARSE,
     DEV,
     FEATURE,
     Declaration,
@@ -100,10 +101,6 @@ class Workspace(Mapping[str, Package]):
         return None
 
 
-_CRATES_IO = (
-    CRATES_IO,
-    "sparse+https://index.crates.io/",
-)
 _DEFAULT = FeatureValue(FEATURE, "default")
 
 if sys.platform == "win32":
@@ -137,7 +134,7 @@ class Listed(NamedTuple):
                 return url2pathname(unquote(parsed.path))
             return self.manifest_path.rsplit("/", 1)[0]
         source = str(source)
-        if source in _CRATES_IO:
+        if source in (CRATES_IO, CRATES_IO_SPARSE):
             return None
         if source.startswith("git+"):
             # `git+URL?ref#full-commit` prints as `URL?ref#short-commit`.
