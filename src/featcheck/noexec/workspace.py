@@ -92,10 +92,9 @@ def _no_manifest(directory: Path, root: Path, pattern: str) -> FeatcheckError:
 
 
 def _member_directories(
-    root: Path, workspace: Mapping[str, Any], excluded: list[Path]
+    root: Path, real_root: Path, workspace: Mapping[str, Any], excluded: list[Path]
 ) -> list[Path]:
     manifest = root / "Cargo.toml"
-    real_root = Path(os.path.realpath(root))
     found: list[Path] = []
     for pattern in _strings(workspace.get("members"), manifest, "workspace.members"):
         if "\x00" in pattern:
@@ -188,10 +187,10 @@ def discover_workspace(manifest: Path, checkout: Path | None = None) -> Workspac
     root, root_data = _find_root(manifest, data, checkout)
     workspace = table(root_data.get("workspace"))
     excluded = _excluded(root, workspace) if workspace else []
+    real_root = Path(os.path.realpath(root))
     members: list[Path] = []
     if isinstance(root_data.get("package"), Mapping):
         members.append(root)
     if workspace:
-        members.extend(_member_directories(root, workspace, excluded))
-    real_root = Path(os.path.realpath(root))
+        members.extend(_member_directories(root, real_root, workspace, excluded))
     return WorkspaceLayout(root, root_data, tuple(members), tuple(excluded), real_root, checkout)
