@@ -95,10 +95,7 @@ class Workspace(Mapping[str, Package]):
 
     def find(self, name: str, version: str) -> Package | None:
         """The package with this name and version, if metadata lists it."""
-        for package in self.values():
-            if package.name == name and package.version == version:
-                return package
-        return None
+        return next((p for p in self.values() if p.name == name and p.version == version), None)
 
 
 _DEFAULT = FeatureValue(FEATURE, "default")
