@@ -166,9 +166,9 @@ class Registry:
         package = read_archive(archive, name, version)
         if package is None:
             return None
+        text, files = package
         try:
-            data = toml_data(package.manifest)
-            files = ArchiveFiles(package.files)
+            data = toml_data(text)
             return read_package(archive, self.layout, local=False, data=data, files=files)
         except (FeatcheckError, ValueError):
             return None  # unreadable: the package stays unread
@@ -235,17 +235,9 @@ _NAMES_ITS_TARGETS = tuple(
 )
 
 
-@dataclass(frozen=True)
-class ArchivedPackage:
-    """What featcheck needs of a `.crate`: its manifest text and its file list."""
-
-    manifest: str
-    files: frozenset[str]
-    """Paths relative to the package root (`src/lib.rs`)."""
-
-
-def read_archive(archive: Path, name: str, version: str) -> ArchivedPackage | None:
-    """The manifest and file list of `archive`; None when it cannot be read as a `.crate`."""
+def read_archive(archive: Path, name: str, version: str) -> tuple[str, ArchiveFiles] | None:
+    """What featcheck needs of the `.crate` `archive`: its manifest's text and its file list
+    (paths relative to the package root, `src/lib.rs`); None when it cannot be read as one."""
     prefix = f"{name}-{version}/"
     manifest: bytes | None = None
     files: set[str] = set()
@@ -276,7 +268,7 @@ def read_archive(archive: Path, name: str, version: str) -> ArchivedPackage | No
         text = manifest.decode("utf-8").removeprefix("\ufeff")
     except UnicodeDecodeError:
         return None
-    return ArchivedPackage(text, frozenset(files))
+    return text, ArchiveFiles(files)
 
 
 # What `--no-exec` read from registry manifests, kept between runs.
