@@ -12,9 +12,10 @@ import os
 from dataclasses import replace
 from pathlib import Path
 
+from featcheck.boundary import MAX_MANIFEST_BYTES, decode_text, read_checkout_file
 from featcheck.graph import Node
 from featcheck.manifest.declarations import Cut, DeclarationSite, written_in
-from featcheck.manifest.document import ManifestDocument, parse_text, read_manifest_text
+from featcheck.manifest.document import ManifestDocument, parse_text
 from featcheck.manifest.spans import KeyPath, Span, declaration_end
 from featcheck.report import Edit, Location
 from featcheck.semantics.cfg import TargetCfg
@@ -39,8 +40,8 @@ class ManifestCache:
         document = self._documents.get(key)
         if document is None:
             # Read by the name it was given, which boundary.py resolves link by link.
-            text = read_manifest_text(path, root=self.checkout)
-            document = self._documents[key] = parse_text(key, text)
+            raw = read_checkout_file(path, "Cargo.toml", MAX_MANIFEST_BYTES, self.checkout)
+            document = self._documents[key] = parse_text(key, decode_text(raw, path))
         return document
 
 

@@ -67,9 +67,9 @@ def audit_project(
         check_builtin_codes(options.select, options.ignore)
     source_of: SourceFactory = cargo_source
     if options.no_exec:  # only --no-exec loads the registry and archive readers
-        from featcheck.noexec.source import file_source
+        from featcheck.noexec.source import FileSource
 
-        source_of = file_source
+        source_of = FileSource
     with started_audit(path, options, trust, source_of) as started:
         return audit_started(started, meanwhile)
 
@@ -196,7 +196,7 @@ def _read_members(manifest: Path, manifests: ManifestCache, pending: PendingMeta
         if pending.answered_otherwise():
             return
         with suppress(FeatcheckError, ValueError):
-            document.index_keys()
+            _ = document.spans  # indexed now, while cargo works, not at the first `entry`
 
 
 def audit_workspace(

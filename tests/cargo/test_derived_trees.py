@@ -165,7 +165,7 @@ def _recorded_contexts(
         def recording(
             self: object, workdir: Path, *args: object, _original=original, _name=name, **kw: object
         ) -> None:
-            trust = kw["trust"] if "trust" in kw else args[0]
+            trust = kw["trust"] if "trust" in kw else args[-1]
             assert isinstance(trust, TrustContext)
             seen.append((_name, Path(workdir), trust))
             _original(self, workdir, *args, **kw)

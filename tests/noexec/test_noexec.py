@@ -31,6 +31,7 @@ from featcheck.boundary import TrustContext
 from featcheck.cli import run
 from featcheck.errors import FeatcheckError
 from featcheck.featureset import AuditOptions
+from featcheck.manifest.document import ManifestDocument
 from featcheck.noexec import packages
 from featcheck.noexec.metadata import build_metadata
 from featcheck.noexec.source import SUPPORTED_TARGETS, builtin_cfg, detect_host_triple
@@ -607,13 +608,13 @@ def test_an_audit_parses_the_manifests_its_builds_reach_once(
     another platform's packages, not the optional ones nothing turns on. The next run parses
     none of them: each was kept when it was read."""
     parsed: list[str] = []
-    load = packages.load_toml
+    load = packages.read_manifest
 
-    def counting(path: Path, *args: Any) -> dict[str, Any]:
+    def counting(path: Path, *args: Any, **kw: Any) -> ManifestDocument:
         parsed.append(path.parent.name)
-        return load(path, *args)
+        return load(path, *args, **kw)
 
-    monkeypatch.setattr(packages, "load_toml", counting)
+    monkeypatch.setattr(packages, "read_manifest", counting)
     path = CRATES / "pitb-exec-cpu"
     first = _no_exec_audit(path, registry_home, monkeypatch)
     assert "burn-flex-0.22.1" in parsed and "windows-sys-0.52.0" in lock_packages(path)

@@ -4,15 +4,15 @@ from metadata_builder import CRATES_IO, MetadataBuilder, declaration_entry
 
 from featcheck.workspace.cargo_metadata import parse_metadata
 from featcheck.workspace.model import BUILD, DEV, NORMAL
-from featcheck.workspace.workspace import display_source
+from featcheck.workspace.workspace import Listed
 
 
 def test_sources_print_like_cargo_tree() -> None:
-    assert display_source(f"{CRATES_IO}#a@1.0.0", CRATES_IO, "") is None
+    assert Listed(f"{CRATES_IO}#a@1.0.0", "a", "1.0.0", CRATES_IO, "").shown is None
     path = "path+file:///home/me/my%20app#0.1.0"
-    assert display_source(path, None, "") == "/home/me/my app"
+    assert Listed(path, "a", "0.1.0", None, "").shown == "/home/me/my app"
     git = "git+https://github.com/o/r?branch=main#0123456789abcdef"
-    assert display_source("x", git, "") == "https://github.com/o/r?branch=main#01234567"
+    assert Listed("x", "a", "1.0.0", git, "").shown == "https://github.com/o/r?branch=main#01234567"
 
 
 def test_one_record_per_package_with_edges_bound_to_their_declarations() -> None:

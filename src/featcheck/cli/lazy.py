@@ -69,9 +69,9 @@ def audit_project(
         check_builtin_codes(options.select, options.ignore)
     source_of: SourceFactory = cargo_source
     if options.no_exec:  # only --no-exec loads the registry and archive readers
-        from featcheck.noexec.source import file_source
+        from featcheck.noexec.source import FileSource
 
-        source_of = file_source
+        source_of = FileSource
     with started_audit(path, options, trust, source_of) as started:
         # While cargo resolves: load the rest of the audit, which then reads the manifest and
         # asks rustc for the targets' cfg, off the path the user waits on.

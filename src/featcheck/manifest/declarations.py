@@ -20,11 +20,12 @@ if TYPE_CHECKING:
     from featcheck.manifest.spans import Entry, KeyPath
     from featcheck.semantics.cfg import TargetCfg
 
-_KIND_TABLES = {
+KIND_TABLES = {
     NORMAL: ("dependencies",),
     DEV: ("dev-dependencies", "dev_dependencies"),
     BUILD: ("build-dependencies", "build_dependencies"),
 }
+"""The tables of each kind of dependency: cargo's spelling, then the older one it still reads."""
 _DEFAULT_FEATURES_KEYS = ("default-features", "default_features")
 
 
@@ -153,7 +154,7 @@ def all_sites(
     targets = manifest.get("target")
     platforms = targets.items() if isinstance(targets, dict) else ()
     sites: list[DeclarationSite] = []
-    for kind, names in _KIND_TABLES.items():
+    for kind, names in KIND_TABLES.items():
         tables: list[tuple[KeyPath, Any]] = [((name,), manifest.get(name)) for name in names]
         for platform, platform_table in platforms:
             if isinstance(platform_table, dict):

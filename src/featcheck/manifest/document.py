@@ -31,10 +31,6 @@ class ManifestDocument:
         """Positions of every key path (computed on first use: most manifests need none)."""
         return index_spans(self.text)
 
-    def index_keys(self) -> None:
-        """Index where each key is written now (while cargo works), not at the first `entry`."""
-        _ = self.spans
-
     def entry(self, path: KeyPath) -> Entry | None:
         """Where `path` is written, if it is."""
         return self.spans.get(path)
@@ -74,11 +70,6 @@ def read_manifest(
     `root`: the checkout it belongs to, which a link on the way may not leave (boundary.py);
     None for a file of no checkout."""
     return parse_document(path, read_checkout_file(path, what, MAX_MANIFEST_BYTES, root))
-
-
-def read_manifest_text(path: Path, what: str = "Cargo.toml", *, root: Path | None = None) -> str:
-    """The text of a manifest, read as `read_manifest` reads it, without parsing it."""
-    return decode_text(read_checkout_file(path, what, MAX_MANIFEST_BYTES, root), path)
 
 
 def parse_document(path: Path, raw: bytes) -> ManifestDocument:

@@ -16,7 +16,6 @@ from typing import Any, TypeGuard
 
 from featcheck.boundary import (
     MAX_LOCKFILE_BYTES,
-    MAX_MANIFEST_BYTES,
     decode_text,
     read_checkout_file,
 )
@@ -26,6 +25,7 @@ from featcheck.errors import FeatcheckError
 from featcheck.manifest.document import parse_document
 from featcheck.semantics.semver import number_error
 from featcheck.toml_read import toml_data
+from featcheck.workspace.workspace import is_registry
 
 _PACKAGE_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_-]*")
 
@@ -52,19 +52,6 @@ def is_manifest(path: Path, *, what: str) -> bool:
             f"failed to load {what}: {error.strerror or error}", path=printable(path)
         ) from None
     return stat.S_ISREG(mode)
-
-
-def load_toml(
-    path: Path, checkout: Path | None, what: str = "Cargo.toml", limit: int = MAX_MANIFEST_BYTES
-) -> dict[str, Any]:
-    """A TOML file's data, read as every manifest is (a regular file within `limit`, BOM
-    accepted, never through a link out of `checkout`: boundary.py); featcheck's one-line
-    error, with line and column, when it cannot be."""
-    raw = read_checkout_file(path, what, limit, checkout)
-    try:
-        return toml_data(decode_text(raw, path))
-    except ValueError:
-        return parse_document(path, raw).data  # the one-line error with its position
 
 
 def table(value: Any) -> Mapping[str, Any]:
@@ -216,9 +203,8 @@ def _entry_problem(entry: Mapping[str, Any]) -> str | None:
     problem = number_error(version)
     if problem is not None:
         return problem
-    registry = str(entry.get("source", "")).startswith(("registry+", "sparse+"))
     archive = f"{entry['name']}-{version}.crate"
-    if registry and len(archive.encode("utf-8")) > _FILE_NAME_BYTES:
+    if is_registry(entry.get("source")) and len(archive.encode("utf-8")) > _FILE_NAME_BYTES:
         return (
             f"a registry package's name and version ({len(archive)} characters as a .crate "
             f"file) do not fit in a file name ({_FILE_NAME_BYTES} bytes)"

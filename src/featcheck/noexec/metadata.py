@@ -98,10 +98,9 @@ def build_metadata(
     read = _LockRead(lock, lock_path, deadline)
     _read_packages(read, paths, layout, Registry(layout, trust, audited))
     packages = FilePackages(read, set(paths.members))
-    member_ids = tuple(path_id(d, paths.read[d].name, paths.read[d].version) for d in paths.members)
-    resolve_root = None  # a virtual manifest (every manifest read has a [package] table)
-    if audited in paths.read:
-        resolve_root = path_id(audited, paths.read[audited].name, paths.read[audited].version)
+    ids = {d: path_id(d, p.name, p.version) for d, p in paths.read.items()}
+    member_ids = tuple(ids[d] for d in paths.members)
+    resolve_root = ids.get(audited)  # None: a virtual manifest (every one read has [package])
     return Workspace(layout.root, packages, packages.by_id, member_ids, resolve_root, read.unread)
 
 

@@ -19,20 +19,19 @@ from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import quote
 
 from featcheck.errors import FeatcheckError
+from featcheck.manifest.declarations import KIND_TABLES
+from featcheck.manifest.document import read_manifest
 from featcheck.noexec.files import (
     has_control,
-    load_toml,
     shape_error,
     table,
     valid_package_name,
 )
 from featcheck.semantics.cfg import TargetCfg
 from featcheck.semantics.semver import number_error
+from featcheck.workspace import cargo_metadata
 from featcheck.workspace.model import (
-    BUILD,
-    DEV,
     LIBRARY_KINDS,
-    NORMAL,
     Declaration,
     DependencyKind,
     extern_name,
@@ -42,11 +41,6 @@ if TYPE_CHECKING:
     from featcheck.noexec.workspace import WorkspaceLayout
 
 _TARGET_NAME = re.compile(r"[A-Za-z0-9_.-]+")
-_DEPENDENCY_TABLES: tuple[tuple[str, DependencyKind, str], ...] = (
-    ("dependencies", NORMAL, "dependencies"),
-    ("dev-dependencies", DEV, "dev_dependencies"),
-    ("build-dependencies", BUILD, "build_dependencies"),
-)
 
 
 def path_id(directory: Path, name: str, version: str) -> str:
@@ -149,10 +143,10 @@ def _declarations(
         tables.append((table(platform_table), _platform(str(platform))))
     found: list[tuple[Declaration, bool]] = []
     for section_table, target in tables:
-        for section, kind, alias in _DEPENDENCY_TABLES:
-            entries = section_table.get(section, section_table.get(alias))
+        for kind, names in KIND_TABLES.items():
+            entries = section_table.get(names[0], section_table.get(names[-1]))
             if entries is not None and not isinstance(entries, Mapping):
-                raise TypeError(f"[{section}] must be a table")
+                raise TypeError(f"[{names[0]}] must be a table")
             for key, spec in (entries or {}).items():
                 found.append(_declaration(key, spec, kind, target, package_dir, root, root_data))
     return found
@@ -211,12 +205,7 @@ class PackageManifest:
     @classmethod
     def from_distilled(cls, path: Path, kept: dict[str, Any]) -> PackageManifest:
         """The manifest `distilled` kept (KeyError, TypeError, ValueError, IndexError: none)."""
-        declarations = tuple(
-            Declaration(
-                **{**d, "kind": DependencyKind(d["kind"]), "features": tuple(d["features"])}
-            )
-            for d in kept["declarations"]
-        )
+        declarations = tuple(map(cargo_metadata.declaration, kept["declarations"]))
         return cls(
             path,
             kept["name"],
@@ -243,7 +232,7 @@ def read_package(
         data = (
             layout.root_data
             if manifest.parent == layout.root
-            else load_toml(manifest, layout.checkout)
+            else read_manifest(manifest, root=layout.checkout).data
         )
     files = DirectoryFiles(manifest.parent) if files is None else files
     root_data = layout.root_data if local else {}

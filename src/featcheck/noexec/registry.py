@@ -115,11 +115,26 @@ class Registry:
         ]
 
     def _read_place(self, place: _Place, name: str, version: str) -> PackageManifest | None:
-        if place.archive:
-            return self._read_archive(Path(place.path), name, version, keep=not place.inside)
+        """The package `name` `version` from `place`, if that is what it holds; one of the
+        cargo home is kept distilled (`ManifestCache`), one of the checkout never."""
         if not _checksummed(place):
             return None
-        return self._read(place.path, name, version, place.inside)
+        if place.inside and not place.archive and not is_inside(place.path, self.root):
+            return None  # a link out of the checkout: not read
+        location = Path(place.path)
+        kept = None if place.inside else self.cache.get(place.path)
+        if kept is not None:
+            with contextlib.suppress(KeyError, TypeError, ValueError, IndexError):
+                return _named(PackageManifest.from_distilled(location, kept), name, version)
+        if place.archive:
+            found = self._read_archive(location, name, version)
+        else:
+            found = self._read_manifest(location)
+        if found is None:
+            return None
+        if not place.inside:
+            self.cache.put(location, found.distilled())
+        return _named(found, name, version)
 
     def _first_read(self, places: list[_Place], name: str, version: str) -> PackageManifest | None:
         return next(
@@ -144,50 +159,28 @@ class Registry:
                 return Deferred(Path(place.path), read, why)
         return None
 
-    def _read_archive(
-        self, archive: Path, name: str, version: str, keep: bool = True
-    ) -> PackageManifest | None:
-        """The package `name` `version` from a `.crate`, if that is what it holds."""
-        kept = self.cache.get(archive) if keep else None
-        if kept is not None:
-            with contextlib.suppress(KeyError, TypeError, ValueError, IndexError):
-                return _named(PackageManifest.from_distilled(archive, kept), name, version)
+    def _read_archive(self, archive: Path, name: str, version: str) -> PackageManifest | None:
+        """The package of a `.crate` that holds `name` `version`; None: unreadable."""
         if not archive.is_file():
             return None
         package = read_archive(archive, name, version)
         if package is None:
             return None
+        text, files = package
         try:
-            data = toml_data(package.manifest)
-            found = read_package(
-                archive, self.layout, local=False, data=data, files=ArchiveFiles(package.files)
-            )
+            data = toml_data(text)
+            return read_package(archive, self.layout, local=False, data=data, files=files)
         except (FeatcheckError, ValueError):
             return None  # unreadable: the package stays unread
-        if keep:
-            self.cache.put(archive, found.distilled())
-        return _named(found, name, version)
 
-    def _read(
-        self, location: str, name: str, version: str, vendored: bool
-    ) -> PackageManifest | None:
-        """The package `name` `version` from a manifest, if that is what it holds."""
-        if vendored and not is_inside(location, self.root):
-            return None  # a link out of the checkout: not read
-        kept = None if vendored else self.cache.get(location)
-        if kept is not None:
-            with contextlib.suppress(KeyError, TypeError, ValueError, IndexError):
-                return _named(PackageManifest.from_distilled(Path(location), kept), name, version)
-        manifest = Path(location)
+    def _read_manifest(self, manifest: Path) -> PackageManifest | None:
+        """The package of a manifest; None: not there or unreadable (it stays unread)."""
         try:
             if not manifest.is_file():
                 return None
-            found = read_package(manifest, self.layout, local=False)
+            return read_package(manifest, self.layout, local=False)
         except (FeatcheckError, OSError):
-            return None  # unreadable: the package stays unread
-        if not vendored:
-            self.cache.put(manifest, found.distilled())
-        return _named(found, name, version)
+            return None
 
     def unread_reason(self, source: str) -> str | None:
         """Why a package of `source` that `lookup` did not find stays unread, where
@@ -242,22 +235,9 @@ _NAMES_ITS_TARGETS = tuple(
 )
 
 
-@dataclass(frozen=True)
-class ArchivedPackage:
-    """What featcheck needs of a `.crate`: its manifest text and its file list."""
-
-    manifest: str
-    files: frozenset[str]
-    """Paths relative to the package root (`src/lib.rs`)."""
-
-
-def _names_its_targets(manifest: bytes) -> bool:
-    text = manifest.decode("utf-8", errors="replace")
-    return all(pattern.search(text) for pattern in _NAMES_ITS_TARGETS)
-
-
-def read_archive(archive: Path, name: str, version: str) -> ArchivedPackage | None:
-    """The manifest and file list of `archive`; None when it cannot be read as a `.crate`."""
+def read_archive(archive: Path, name: str, version: str) -> tuple[str, ArchiveFiles] | None:
+    """What featcheck needs of the `.crate` `archive`: its manifest's text and its file list
+    (paths relative to the package root, `src/lib.rs`); None when it cannot be read as one."""
     prefix = f"{name}-{version}/"
     manifest: bytes | None = None
     files: set[str] = set()
@@ -277,7 +257,8 @@ def read_archive(archive: Path, name: str, version: str) -> ArchivedPackage | No
                     if stream is None:
                         return None
                     manifest = stream.read(MAX_MANIFEST_BYTES + 1)
-                    if _names_its_targets(manifest):
+                    text = manifest.decode("utf-8", errors="replace")
+                    if all(pattern.search(text) for pattern in _NAMES_ITS_TARGETS):
                         break  # the file list is not needed
     except (OSError, tarfile.TarError, EOFError, ValueError):
         return None
@@ -287,7 +268,7 @@ def read_archive(archive: Path, name: str, version: str) -> ArchivedPackage | No
         text = manifest.decode("utf-8").removeprefix("\ufeff")
     except UnicodeDecodeError:
         return None
-    return ArchivedPackage(text, frozenset(files))
+    return text, ArchiveFiles(files)
 
 
 # What `--no-exec` read from registry manifests, kept between runs.

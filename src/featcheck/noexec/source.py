@@ -15,28 +15,22 @@ from featcheck.cargo.argv_gate import environment_rustflags
 from featcheck.cargo.checkout_config import CheckoutConfig, read_checkout_config
 from featcheck.cargo.pending_metadata import PendingMetadata
 from featcheck.cargo.unification import Unification, decide
-from featcheck.deadline import NO_DEADLINE, Deadline
+from featcheck.deadline import Deadline
 from featcheck.errors import FeatcheckError
 from featcheck.featureset import AuditOptions
 from featcheck.noexec.metadata import build_metadata
 from featcheck.semantics.cfg import TargetCfg
 
 
-def file_source(workdir: Path, options: AuditOptions, trust: TrustContext) -> FileSource:
-    """`--no-exec`'s source, read within the audit's `--timeout` from now."""
-    return FileSource(workdir, trust, Deadline(options.timeout))
-
-
 class FileSource:
-    """A `MetadataSource` (cargo/pending_metadata.py) that reads files only."""
+    """A `MetadataSource` (cargo/pending_metadata.py) that reads files only, within the
+    audit's `--timeout` from its making (a `SourceFactory`, audit.py)."""
 
-    def __init__(
-        self, workdir: Path, trust: TrustContext, deadline: Deadline = NO_DEADLINE
-    ) -> None:
+    def __init__(self, workdir: Path, options: AuditOptions, trust: TrustContext) -> None:
         trust.refuse_outside_tree(workdir)
         self.workdir = workdir
         self.trust = trust
-        self.deadline = deadline
+        self.deadline = Deadline(options.timeout)
         self.checkout: Path = trust.root
         self._host: str | None = None
         self._cfg_cache: dict[str, TargetCfg] = {}

@@ -29,7 +29,7 @@ from urllib.parse import urlsplit
 from featcheck.boundary import TrustContext, is_inside
 from featcheck.cargo.config_files import configuration_documents, setting_error
 from featcheck.cargo.failures import printable
-from featcheck.workspace.model import CRATES_IO
+from featcheck.workspace.model import CRATES_IO, CRATES_IO_SPARSE
 
 if TYPE_CHECKING:
     from featcheck.manifest.document import ManifestDocument
@@ -192,8 +192,6 @@ _MASK = (1 << 64) - 1
 _REGISTRY, _SPARSE = 2, 3
 """`SourceKind::Registry` and `SourceKind::SparseRegistry`: cargo hashes the discriminant."""
 
-_CRATES_IO_SPARSE = "sparse+https://index.crates.io/"
-
 
 def _rotate(value: int, bits: int) -> int:
     return ((value << bits) | (value >> (64 - bits))) & _MASK
@@ -258,7 +256,7 @@ def source_directories(source: str) -> frozenset[str]:
     both of its indexes, the sparse one cargo uses by default and the git one."""
     if source == CRATES_IO:
         return frozenset(
-            (*_names(_SPARSE, _CRATES_IO_SPARSE), *_names(_REGISTRY, CRATES_IO[len("registry+") :]))
+            (*_names(_SPARSE, CRATES_IO_SPARSE), *_names(_REGISTRY, CRATES_IO[len("registry+") :]))
         )
     kind, plus, url = source.partition("+")
     if not plus or kind not in ("registry", "sparse"):

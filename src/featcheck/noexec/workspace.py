@@ -19,7 +19,8 @@ from typing import Any
 from featcheck.boundary import checkout_root, configured_path_stays_inside, is_inside
 from featcheck.cargo.failures import printable
 from featcheck.errors import FeatcheckError
-from featcheck.noexec.files import is_manifest, load_toml, table
+from featcheck.manifest.document import read_manifest
+from featcheck.noexec.files import is_manifest, table
 
 _GLOB_CHARACTERS = frozenset("*?[")
 _MAX_GLOB_DEPTH = 100
@@ -91,10 +92,9 @@ def _no_manifest(directory: Path, root: Path, pattern: str) -> FeatcheckError:
 
 
 def _member_directories(
-    root: Path, workspace: Mapping[str, Any], excluded: list[Path]
+    root: Path, real_root: Path, workspace: Mapping[str, Any], excluded: list[Path]
 ) -> list[Path]:
     manifest = root / "Cargo.toml"
-    real_root = Path(os.path.realpath(root))
     found: list[Path] = []
     for pattern in _strings(workspace.get("members"), manifest, "workspace.members"):
         if "\x00" in pattern:
@@ -160,7 +160,7 @@ def _find_root(
                 f"`package.workspace` names `{printable(named)}`, which has no Cargo.toml",
                 path=manifest,
             )
-        return root, load_toml(root_manifest, checkout)
+        return root, read_manifest(root_manifest, root=checkout).data
     for parent in directory.parents:
         candidate = parent / "Cargo.toml"
         try:
@@ -168,7 +168,7 @@ def _find_root(
                 continue
         except FeatcheckError:
             continue  # a parent directory featcheck may not look into holds no workspace
-        parent_data = load_toml(candidate, checkout)
+        parent_data = read_manifest(candidate, root=checkout).data
         workspace = parent_data.get("workspace")
         if not isinstance(workspace, Mapping):
             continue
@@ -183,14 +183,14 @@ def discover_workspace(manifest: Path, checkout: Path | None = None) -> Workspac
     checkout rooted at `checkout` (found from the manifest when not given)."""
     manifest = _normalized(manifest.absolute())
     checkout = checkout_root(manifest) if checkout is None else checkout
-    data = load_toml(manifest, checkout)
+    data = read_manifest(manifest, root=checkout).data
     root, root_data = _find_root(manifest, data, checkout)
     workspace = table(root_data.get("workspace"))
     excluded = _excluded(root, workspace) if workspace else []
+    real_root = Path(os.path.realpath(root))
     members: list[Path] = []
     if isinstance(root_data.get("package"), Mapping):
         members.append(root)
     if workspace:
-        members.extend(_member_directories(root, workspace, excluded))
-    real_root = Path(os.path.realpath(root))
+        members.extend(_member_directories(root, real_root, workspace, excluded))
     return WorkspaceLayout(root, root_data, tuple(members), tuple(excluded), real_root, checkout)

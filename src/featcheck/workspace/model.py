@@ -12,6 +12,8 @@ from typing import NamedTuple
 
 CRATES_IO = "registry+https://github.com/rust-lang/crates.io-index"
 """The `source` cargo writes for a crates.io package, in Cargo.lock and its metadata."""
+CRATES_IO_SPARSE = "sparse+https://index.crates.io/"
+"""The sparse index of crates.io, which cargo reads by default."""
 
 _FINAL_ARTIFACTS = frozenset({"bin", "cdylib", "staticlib"})
 """Target kinds that are built for someone to run or load, not to depend on."""

@@ -24,6 +24,7 @@ from urllib.parse import unquote, urlparse
 from featcheck.semantics.semver import matches
 from featcheck.workspace.model import (
     CRATES_IO,
+    CRATES_IO_SPARSE,
     DEV,
     FEATURE,
     Declaration,
@@ -79,7 +80,7 @@ class Workspace(Mapping[str, Package]):
         """The packages not from a registry (members, path and git dependencies), read
         without reading the hundreds of registry packages."""
         table = self.packages
-        return [table[position] for position in table.unpublished()]
+        return [table[i] for i, p in enumerate(table.listed) if not is_registry(p.source)]
 
     def package_of(self, ref: PackageRef) -> Package | None:
         """The package a graph node names: by its id, or (a graph from `cargo tree` text
@@ -94,16 +95,9 @@ class Workspace(Mapping[str, Package]):
 
     def find(self, name: str, version: str) -> Package | None:
         """The package with this name and version, if metadata lists it."""
-        for package in self.values():
-            if package.name == name and package.version == version:
-                return package
-        return None
+        return next((p for p in self.values() if p.name == name and p.version == version), None)
 
 
-_CRATES_IO = (
-    CRATES_IO,
-    "sparse+https://index.crates.io/",
-)
 _DEFAULT = FeatureValue(FEATURE, "default")
 
 if sys.platform == "win32":
@@ -128,7 +122,23 @@ class Listed(NamedTuple):
     def shown(self) -> str | None:
         """The source as cargo tree's `{p}` prints it: None for crates.io, a directory for
         paths."""
-        return display_source(self.id, self.source, self.manifest_path)
+        source = self.source
+        if source is None:
+            # Path packages: the id is `path+file:///dir#...`, the directory cargo prints.
+            url = self.id.partition("#")[0].removeprefix("path+")
+            parsed = urlparse(url)
+            if parsed.scheme == "file":
+                return url2pathname(unquote(parsed.path))
+            return self.manifest_path.rsplit("/", 1)[0]
+        source = str(source)
+        if source in (CRATES_IO, CRATES_IO_SPARSE):
+            return None
+        if source.startswith("git+"):
+            # `git+URL?ref#full-commit` prints as `URL?ref#short-commit`.
+            url, _, commit = source[len("git+") :].partition("#")
+            return f"{url}#{commit[:8]}" if commit else url
+        kind, _, url = source.partition("+")
+        return f"registry `{url}`" if kind in ("registry", "sparse") else source
 
 
 class PackageTable(Sequence[Package]):
@@ -230,11 +240,6 @@ class PackageTable(Sequence[Package]):
         """The name of every package and of every dependency any of them declares (an
         optional one that no build turns on included), as the manifests spell them."""
 
-    def unpublished(self) -> list[int]:
-        """Positions of the packages not from a registry (members, path and git
-        dependencies), found without indexing the hundreds of registry packages."""
-        return [i for i, package in enumerate(self.listed) if not is_registry(package.source)]
-
     def may_hold_settings(self, position: int) -> bool:
         """Whether the package's manifest may hold `[package.metadata.featcheck]`: true unless
         the source read its `[package.metadata]` table without one."""
@@ -305,26 +310,6 @@ class PackageTable(Sequence[Package]):
 def is_registry(source: str | None) -> bool:
     """Whether a package of `source` (cargo's, or Cargo.lock's) comes from a registry."""
     return str(source or "").startswith(("registry+", "sparse+"))
-
-
-def display_source(package_id: str, source: str | None, manifest_path: str) -> str | None:
-    """The source as cargo tree's `{p}` prints it: None for crates.io, a directory for paths."""
-    if source is None:
-        # Path packages: the id is `path+file:///dir#...`, the directory cargo prints.
-        url = package_id.partition("#")[0].removeprefix("path+")
-        parsed = urlparse(url)
-        if parsed.scheme == "file":
-            return url2pathname(unquote(parsed.path))
-        return manifest_path.rsplit("/", 1)[0]
-    source = str(source)
-    if source in _CRATES_IO:
-        return None
-    if source.startswith("git+"):
-        # `git+URL?ref#full-commit` prints as `URL?ref#short-commit`.
-        url, _, commit = source[len("git+") :].partition("#")
-        return f"{url}#{commit[:8]}" if commit else url
-    kind, _, url = source.partition("+")
-    return f"registry `{url}`" if kind in ("registry", "sparse") else source
 
 
 # Pair each resolved edge of `cargo metadata` with the manifest declarations behind it.
