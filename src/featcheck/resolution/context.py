@@ -115,22 +115,16 @@ class BuildContext:
             host = edge.kind == BUILD or self.index.packages[edge.dep].proc_macro
         return edge.dep * 2 + host
 
-    def feature_deps(self, key: int) -> DepList:
-        """The edges the feature resolver follows from unit `key` (dev-deps: `dev_deps`)."""
+    def feature_deps(self, key: int, dev: bool = False) -> DepList:
+        """The edges the feature resolver follows from unit `key`; with `dev` its
+        dev-dependency edges instead, which resolver 1 follows from the roots of the resolve
+        only."""
         if self._unedited is not None and key >> 1 not in self._edited:
-            return self._unedited.feature_deps(key)
-        found = self._feature_deps.get(key)
+            return self._unedited.feature_deps(key, dev)
+        lists = self._dev_deps if dev else self._feature_deps
+        found = lists.get(key)
         if found is None:
-            found = self._feature_deps[key] = self._collect(key, dev=False)
-        return found
-
-    def dev_deps(self, key: int) -> DepList:
-        """Dev-dependency edges, which resolver 1 follows from the roots of the resolve only."""
-        if self._unedited is not None and key >> 1 not in self._edited:
-            return self._unedited.dev_deps(key)
-        found = self._dev_deps.get(key)
-        if found is None:
-            found = self._dev_deps[key] = self._collect(key, dev=True)
+            found = lists[key] = self._collect(key, dev)
         return found
 
     def _collect(self, key: int, dev: bool) -> DepList:
