@@ -210,7 +210,7 @@ class Resolver:
         self.requests = requests
         self.roots = tuple(requests)
         self.split = split
-        self.with_dev = not context.options.decouple_dev_deps
+        self.with_dev = not context.decoupled
         self.state = FeatureState()
         self.processed: set[int] = set()
         self.deferred: dict[tuple[int, str], set[FeatureValue]] = {}
@@ -247,7 +247,7 @@ class Resolver:
         for root, requested in self.requests.items():
             package = self.packages[root]
             key = root * 2
-            if self.context.options.track_for_host and package.proc_macro:
+            if self.context.decoupled and package.proc_macro:
                 # cargo activates a selected proc-macro for both sides (see `do_resolve`).
                 self.activate(key, requested)
                 key += 1

@@ -220,13 +220,6 @@ class TargetSession:
 _SortKey = tuple[str, tuple[int, int, int, int], str, str, tuple[str, ...], int]
 
 
-def _sort_key(node: Node, key: int) -> _SortKey:
-    """cargo tree prints children ordered by package id (name, version, source), then unit."""
-    version = parse_version(node.version) or (0, 0, 0, 0)
-    source = node.package.source or ""
-    return (node.name, version, node.version, source, tuple(sorted(node.features)), key & 1)
-
-
 Edges = dict[Node, set[Node]]
 """A graph's nodes in insertion order, each with its direct dependencies."""
 
@@ -289,9 +282,15 @@ class GraphBuilder:
         return node
 
     def _sort_key(self, key: int) -> _SortKey:
+        """cargo tree prints children ordered by package id (name, version, source), then unit."""
         found = self._sort_keys.get(key)
         if found is None:
-            found = self._sort_keys[key] = _sort_key(self.node(key), key)
+            node = self.node(key)
+            version = parse_version(node.version) or (0, 0, 0, 0)
+            source = node.package.source or ""
+            features = tuple(sorted(node.features))
+            found = (node.name, version, node.version, source, features, key & 1)
+            self._sort_keys[key] = found
         return found
 
     def children(self, key: int) -> list[int]:
