@@ -267,11 +267,9 @@ def out_of_date(result: AuditResult) -> AuditResult:
 def _unconfirmed(finding: Finding) -> Finding:
     alternatives = tuple(replace(a, confirmed=False) for a in finding.alternatives)
     fix = finding.fix
-    if fix is not None and fix.safe:
-        note = f"{FIX_NOTE}; {fix.note}" if fix.note else FIX_NOTE
+    if fix is not None:
+        note = (f"{FIX_NOTE}; {fix.note}" if fix.note else FIX_NOTE) if fix.safe else fix.note
         fix = replace(fix, confirmed=False, note=note)
-    elif fix is not None:
-        fix = replace(fix, confirmed=False)
     return replace(finding, fix=fix, alternatives=alternatives)
 
 
