@@ -62,7 +62,13 @@ class Deadline:
         error. Where no alarm can be set (not the main thread, no SIGALRM, one already in
         use) the block runs on its own checks alone."""
         self.check(doing, hint)
-        if not self._can_alarm():
+        if (
+            self.seconds == float("inf")
+            or not hasattr(signal, "setitimer")
+            or threading.current_thread() is not threading.main_thread()
+            or signal.getsignal(signal.SIGALRM) not in (signal.SIG_DFL, signal.SIG_IGN, None)
+            or signal.getitimer(signal.ITIMER_REAL) != (0.0, 0.0)
+        ):
             yield
             return
         armed, fired = True, False
@@ -87,14 +93,6 @@ class Deadline:
             signal.signal(signal.SIGALRM, previous)
         if fired:
             raise self.spent(*self._step)
-
-    def _can_alarm(self) -> bool:
-        if self.seconds == float("inf") or not hasattr(signal, "setitimer"):
-            return False
-        if threading.current_thread() is not threading.main_thread():
-            return False
-        unused = signal.getsignal(signal.SIGALRM) in (signal.SIG_DFL, signal.SIG_IGN, None)
-        return unused and signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
 
 
 NO_DEADLINE = Deadline(float("inf"))

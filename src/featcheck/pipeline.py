@@ -37,7 +37,7 @@ from featcheck.rules import (
 )
 from featcheck.rules.detect import covering_rules
 from featcheck.severity import Confidence
-from featcheck.stages.finish import finish, new_result, out_of_date, uncovered
+from featcheck.stages.finish import finish, new_result, out_of_date, report_root, uncovered
 from featcheck.stages.members import (
     Builds,
     Run,
@@ -220,17 +220,19 @@ def audit_workspace(
     plan = plan_builds(run, scope)
     scope = with_every_feature(run, scope, plan, all_features=all_features)
     resolved = resolve(run, scope, plan)
-    result = new_result(run, scope, plan)
+
+    def finished_with(placed: Placed) -> AuditResult:
+        result = new_result(run, scope, plan, root)
+        result.skipped, result.incomplete = found.skipped, found.incomplete
+        return finish(run, scope, result, placed.findings, found.unread_note)
+
+    root = report_root(run.manifest.parent, run.options.root)
     found = detect_all(run, scope, plan, resolved.builds)
-    result.skipped, result.incomplete = found.skipped, found.incomplete
-    placed = place(run, scope, plan, resolved, found.flagged, result.root)
-    finished = finish(run, scope, result, placed.findings, found.unread_note)
+    placed = place(run, scope, plan, resolved, found.flagged, root)
+    finished = finished_with(placed)
     if uncovered(placed.unsearched, _reported(finished, placed)):
         # A finding that covered a deferred one is suppressed: that one stands, with its fix.
-        again = place(run, scope, plan, resolved, found.flagged, result.root, lazy=False)
-        result = new_result(run, scope, plan)
-        result.skipped, result.incomplete = found.skipped, found.incomplete
-        finished = finish(run, scope, result, again.findings, found.unread_note)
+        finished = finished_with(place(run, scope, plan, resolved, found.flagged, root, lazy=False))
     if scope.unification.result_note is not None:
         # The unification the checkout asks for and cargo ignores, said once (each finding
         # already says the one the audit assumed: cargo/unification.py).
@@ -241,16 +243,12 @@ def audit_workspace(
 def _reported(result: AuditResult, placed: Placed) -> list[Finding]:
     """The reported findings that were placed as findings not deferred (a deferred one that
     stood is reported too, and covers nothing)."""
-    searched = {
-        (f.member, f.target, f.crate, f.crate_version, f.code, f.feature)
-        for f in placed.findings
-        if not f.deferred_to
-    }
-    return [
-        f
-        for f in result.findings
-        if (f.member, f.target, f.crate, f.crate_version, f.code, f.feature) in searched
-    ]
+
+    def key(f: Finding) -> tuple[object, ...]:
+        return (f.member, f.target, f.crate, f.crate_version, f.code, f.feature)
+
+    searched = {key(f) for f in placed.findings if not f.deferred_to}
+    return [f for f in result.findings if key(f) in searched]
 
 
 # The fourth stage: each member's rules over each of its builds, each detection kept once

@@ -46,13 +46,6 @@ def _parse_resolver(value: object, where: str) -> int:
     raise FeatcheckError(f"unknown feature resolver {value!r} in {where} (cargo knows 1, 2, 3)")
 
 
-def edition_resolver(edition: str) -> int:
-    """The default resolver of an edition; future editions keep the newest one we know."""
-    if edition in _EDITION_RESOLVER:
-        return _EDITION_RESOLVER[edition]
-    return max(_EDITION_RESOLVER.values()) if edition > "2024" else 1
-
-
 def resolver_version(root_manifest_data: Mapping[str, Any], root_edition: str | None = None) -> int:
     """The resolver of the workspace whose root manifest is `root_manifest_data` (parsed TOML).
 
@@ -74,7 +67,10 @@ def resolver_version(root_manifest_data: Mapping[str, Any], root_edition: str | 
             inherited = workspace.get("package", {}) if isinstance(workspace, Mapping) else {}
             edition = inherited.get("edition", "2015")
         root_edition = str(edition)
-    return edition_resolver(root_edition)
+    if root_edition in _EDITION_RESOLVER:
+        return _EDITION_RESOLVER[root_edition]
+    # Future editions keep the newest resolver we know.
+    return max(_EDITION_RESOLVER.values()) if root_edition > "2024" else 1
 
 
 # Resolve the features of every member's build from one `cargo metadata` call.
@@ -189,35 +185,24 @@ def resolve_configurations(
         BuildContext(index, cfg, host or cfg, resolver, unify_workspace=unify_workspace)
         for cfg in cfgs
     ]
-    with _no_cyclic_gc():
-        return _resolve_all(jobs, index, contexts, current, errors, deadline)
-
-
-def _resolve_all(
-    jobs: Sequence[Job],
-    index: Workspace,
-    contexts: Sequence[BuildContext],
-    current: str | _Current | None,
-    errors: dict[Job, FeatureSelectionError] | None,
-    deadline: Deadline,
-) -> dict[tuple[str, str, FeatureSelection], DependencyGraph]:
     if current is _Current.FROM_METADATA:
         current = index.resolve_root
     current_position = None if current is None else _member_index(index, current)
     positions = [(_member_index(index, member), job) for job in jobs for member in job[:1]]
     graphs: dict[tuple[str, str, FeatureSelection], DependencyGraph] = {}
-    for context in contexts:
-        session = TargetSession(context)
-        for position, job in positions:
-            selection = job[1]
-            if errors is not None and job in errors:
-                continue
-            deadline.check("resolving the build configurations")
-            key = (index.packages[position].id, context.target.triple, selection)
-            try:
-                graphs[key] = session.graph(position, current_position, selection)
-            except FeatureSelectionError as error:
-                if errors is None:
-                    raise
-                errors[job] = error
+    with _no_cyclic_gc():
+        for context in contexts:
+            session = TargetSession(context)
+            for position, job in positions:
+                selection = job[1]
+                if errors is not None and job in errors:
+                    continue
+                deadline.check("resolving the build configurations")
+                key = (index.packages[position].id, context.target.triple, selection)
+                try:
+                    graphs[key] = session.graph(position, current_position, selection)
+                except FeatureSelectionError as error:
+                    if errors is None:
+                        raise
+                    errors[job] = error
     return graphs

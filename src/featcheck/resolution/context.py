@@ -9,7 +9,6 @@ package and side here and shared by every member resolved for that target.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from featcheck.semantics.cfg import TargetCfg
@@ -20,29 +19,6 @@ if TYPE_CHECKING:  # the resolver reads the workspace it is handed; it only name
 
 DepList = tuple[tuple[Edge, int], ...]
 """(declaration, unit key of the dependency) pairs; a unit key is `package * 2 + host`."""
-
-
-@dataclass(frozen=True)
-class FeatureOptions:
-    """cargo's `FeatureOpts` for `cargo build`/`cargo tree -e normal` (no dev units)."""
-
-    decouple_host_deps: bool
-    """Resolver 2+: build-deps and proc-macros get their own feature set."""
-    decouple_dev_deps: bool
-    """Resolver 2+: dev-dependencies do not count when nothing is built for tests."""
-    ignore_inactive_targets: bool
-    """Resolver 2+: `[target.X]` dependencies for other platforms do not count."""
-
-    @classmethod
-    def for_resolver(cls, resolver: int) -> FeatureOptions:
-        """Resolver 1 unifies everything; 2 and 3 (3 changes only version picking) decouple."""
-        modern = resolver >= 2
-        return cls(modern, modern, modern)
-
-    @property
-    def track_for_host(self) -> bool:
-        """Whether host units are told apart while walking (cargo's `track_for_host`)."""
-        return self.decouple_host_deps or self.ignore_inactive_targets
 
 
 class BuildContext:
@@ -68,8 +44,14 @@ class BuildContext:
         self.bound = bound
         """The edges a package gains where Cargo.lock binds a dependency cargo's resolve has
         none for (a what-if build, `fixes/counterfactual.py`); None: the resolve's edges only."""
-        self.options = FeatureOptions.for_resolver(resolver)
-        self.feature_mask = -1 if self.options.decouple_host_deps else -2
+        self.decoupled = resolver >= 2
+        """cargo's `FeatureOpts` for `cargo build`/`cargo tree -e normal` (no dev units): from
+        resolver 2 (3 changes only version picking) build-deps and proc-macros get their own
+        feature set and host units are told apart while walking (`decouple_host_deps`,
+        `track_for_host`), dev-dependencies do not count when nothing is built for tests
+        (`decouple_dev_deps`), and `[target.X]` dependencies for other platforms do not count
+        (`ignore_inactive_targets`). Resolver 1 unifies everything."""
+        self.feature_mask = -1 if self.decoupled else -2
         """ANDed with a unit key: resolver 1 keeps one feature set for host and target."""
         self._applies: tuple[dict[str, bool], dict[str, bool]] = ({}, {})
         self._feature_deps: dict[int, DepList] = {}
@@ -109,43 +91,35 @@ class BuildContext:
         edges = self.index.packages[position].edges
         return edges if self.bound is None else edges + self.bound(position)
 
-    def _dependency_key(self, edge: Edge, host: bool) -> int:
-        """cargo's `lib_fk`: host units stay host; build-deps and proc-macros become host."""
-        if not host and self.options.track_for_host:
-            host = edge.kind == BUILD or self.index.packages[edge.dep].proc_macro
-        return edge.dep * 2 + host
-
-    def feature_deps(self, key: int) -> DepList:
-        """The edges the feature resolver follows from unit `key` (dev-deps: `dev_deps`)."""
+    def feature_deps(self, key: int, dev: bool = False) -> DepList:
+        """The edges the feature resolver follows from unit `key`; with `dev` its
+        dev-dependency edges instead, which resolver 1 follows from the roots of the resolve
+        only."""
         if self._unedited is not None and key >> 1 not in self._edited:
-            return self._unedited.feature_deps(key)
-        found = self._feature_deps.get(key)
+            return self._unedited.feature_deps(key, dev)
+        lists = self._dev_deps if dev else self._feature_deps
+        found = lists.get(key)
         if found is None:
-            found = self._feature_deps[key] = self._collect(key, dev=False)
-        return found
-
-    def dev_deps(self, key: int) -> DepList:
-        """Dev-dependency edges, which resolver 1 follows from the roots of the resolve only."""
-        if self._unedited is not None and key >> 1 not in self._edited:
-            return self._unedited.dev_deps(key)
-        found = self._dev_deps.get(key)
-        if found is None:
-            found = self._dev_deps[key] = self._collect(key, dev=True)
+            found = lists[key] = self._collect(key, dev)
         return found
 
     def _collect(self, key: int, dev: bool) -> DepList:
-        host, options = bool(key & 1), self.options
+        host = bool(key & 1)
         found: list[tuple[Edge, int]] = []
         for edge in self.edges(key >> 1):
             if (edge.kind == DEV) != dev:
                 continue
             if (
-                options.ignore_inactive_targets
+                self.decoupled
                 and edge.platform is not None
                 and not self.platform_active(edge.platform, host or edge.kind == BUILD)
             ):
                 continue
-            found.append((edge, self._dependency_key(edge, host)))
+            # cargo's `lib_fk`: host units stay host; build-deps and proc-macros become host.
+            dep_host = host or (
+                self.decoupled and (edge.kind == BUILD or self.index.packages[edge.dep].proc_macro)
+            )
+            found.append((edge, edge.dep * 2 + dep_host))
         return tuple(found)
 
     def tree_deps(self, key: int) -> DepList:

@@ -138,6 +138,20 @@ def build_roots(context: BuildContext, member: int, current: int | None) -> tupl
     return (member,)
 
 
+def build_requests(
+    context: BuildContext,
+    member: int,
+    current: int | None = None,
+    selection: FeatureSelection = DEFAULT,
+) -> dict[int, tuple[FeatureValue, ...]]:
+    """What `cargo build -p MEMBER` (cargo run for `current`) with `selection`'s flags asks of
+    each package it resolves as a root: every workspace member's where features unify over
+    the workspace (`unified_requests`), else the roots' (`build_roots`, `root_requests`)."""
+    if context.unify_workspace:
+        return unified_requests(context, member, selection)
+    return root_requests(context, build_roots(context, member, current), selection)
+
+
 def resolve_features(
     context: BuildContext,
     member: int,
@@ -145,29 +159,8 @@ def resolve_features(
     selection: FeatureSelection = DEFAULT,
 ) -> FeatureState:
     """Features of `cargo build -p MEMBER --target T` with `selection`'s flags, in one go."""
-    roots = build_roots(context, member, current)
-    resolver = Resolver(context, root_requests(context, roots, selection), split=False)
-    return resolver.run()
-
-
-def resolve_requests(
-    context: BuildContext, requests: dict[int, tuple[FeatureValue, ...]]
-) -> FeatureState:
-    """Features of a build whose roots are asked `requests` (`unified_requests`), in one go."""
+    requests = build_requests(context, member, current, selection)
     return Resolver(context, requests, split=False).run()
-
-
-def resolve_roots(
-    context: BuildContext, requests: dict[int, tuple[FeatureValue, ...]]
-) -> tuple[FeatureState, frozenset[Seed]]:
-    """The roots' own features, and the steps they hand to their dependencies.
-
-    Splitting here lets many members share one `resolve_below`: members that ask the same of
-    the same dependencies get the same answer below themselves. Only the roots' own units are
-    in the returned state. `requests` maps each root to what is asked of it (`root_requests`).
-    """
-    resolver = Resolver(context, requests, split=True)
-    return resolver.run(), frozenset(resolver.seeds)
 
 
 @dataclass
@@ -217,7 +210,7 @@ class Resolver:
         self.requests = requests
         self.roots = tuple(requests)
         self.split = split
-        self.with_dev = not context.options.decouple_dev_deps
+        self.with_dev = not context.decoupled
         self.state = FeatureState()
         self.processed: set[int] = set()
         self.deferred: dict[tuple[int, str], set[FeatureValue]] = {}
@@ -242,7 +235,7 @@ class Resolver:
         found = self.context.feature_deps(key)
         if self.with_dev and key >> 1 in self.roots:
             # The dependency resolve behind `cargo tree -p X` holds dev-deps of its roots only.
-            return found + self.context.dev_deps(key)
+            return found + self.context.feature_deps(key, dev=True)
         return found
 
     def activate(self, key: int, requested: tuple[FeatureValue, ...]) -> None:
@@ -254,7 +247,7 @@ class Resolver:
         for root, requested in self.requests.items():
             package = self.packages[root]
             key = root * 2
-            if self.context.options.track_for_host and package.proc_macro:
+            if self.context.decoupled and package.proc_macro:
                 # cargo activates a selected proc-macro for both sides (see `do_resolve`).
                 self.activate(key, requested)
                 key += 1

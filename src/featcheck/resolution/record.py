@@ -16,9 +16,7 @@ from featcheck.resolution.features import (
     FeatureState,
     Resolver,
     Seed,
-    build_roots,
-    root_requests,
-    unified_requests,
+    build_requests,
 )
 from featcheck.semantics.cfg import TargetCfg
 from featcheck.workspace.model import DEP, FEATURE, NORMAL, FeatureValue, Package
@@ -108,11 +106,7 @@ def record_build(
     selection: FeatureSelection = DEFAULT,
 ) -> Record:
     """MEMBER's build resolved again as `TargetSession.graph` resolves it, recording why."""
-    if context.unify_workspace:
-        requests = unified_requests(context, member, selection)
-    else:
-        requests = root_requests(context, build_roots(context, member, current), selection)
-    resolver = Resolver(context, requests, split=False)
+    resolver = Resolver(context, build_requests(context, member, current, selection), split=False)
     record = resolver.stack = Record(context, member, resolver.state)
     resolver.run()
     return record

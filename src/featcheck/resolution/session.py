@@ -2,7 +2,7 @@
 
 A workspace's members mostly ask the same of the same dependencies (the same `burn` features,
 the same library member). Everything below a member depends only on what the member asks of
-its dependencies (the seeds `resolve_roots` returns), so the resolution below the members
+its dependencies (the seeds a split `Resolver` hands down), so the resolution below the members
 (`resolve_below`) and the graph drawn from it are computed once per distinct set of seeds and
 shared. This is what keeps hundreds of members close to the cost of one `cargo metadata`.
 
@@ -23,12 +23,11 @@ from featcheck.resolution.features import (
     ACTIVATE_VALUE,
     Below,
     FeatureState,
+    Resolver,
     Seed,
     build_roots,
     resolve_below,
     resolve_features,
-    resolve_requests,
-    resolve_roots,
     root_requests,
     unified_requests,
 )
@@ -170,8 +169,12 @@ class TargetSession:
         if self.context.unify_workspace:
             return self._unified_graph(member, selection)
         roots = build_roots(self.context, member, current)
-        own, seeds = resolve_roots(self.context, root_requests(self.context, roots, selection))
-        below = self._shared(seeds)
+        # The roots' own features, and the steps they hand to their dependencies: members that
+        # ask the same of the same dependencies share one resolution below themselves. Only
+        # the roots' own units are in `own`.
+        split = Resolver(self.context, root_requests(self.context, roots, selection), split=True)
+        own = split.run()
+        below = self._shared(frozenset(split.seeds))
         # The member's own units come from `own`, the units below it from the shared state;
         # only the member's unit is drawn from `own` (a root below it is handled apart), so
         # the two are never merged: that copy per member was the cost of large workspaces.
@@ -199,7 +202,7 @@ class TargetSession:
         key = frozenset(requests.items())
         state = self._unified.get(key)
         if state is None:
-            state = self._unified[key] = resolve_requests(self.context, requests)
+            state = self._unified[key] = Resolver(self.context, requests, split=False).run()
         return build_graph(self.context, state, member)
 
 
@@ -215,13 +218,6 @@ class TargetSession:
 # cargo's package ids) so that both paths list nodes alike.
 
 _SortKey = tuple[str, tuple[int, int, int, int], str, str, tuple[str, ...], int]
-
-
-def _sort_key(node: Node, key: int) -> _SortKey:
-    """cargo tree prints children ordered by package id (name, version, source), then unit."""
-    version = parse_version(node.version) or (0, 0, 0, 0)
-    source = node.package.source or ""
-    return (node.name, version, node.version, source, tuple(sorted(node.features)), key & 1)
 
 
 Edges = dict[Node, set[Node]]
@@ -286,9 +282,15 @@ class GraphBuilder:
         return node
 
     def _sort_key(self, key: int) -> _SortKey:
+        """cargo tree prints children ordered by package id (name, version, source), then unit."""
         found = self._sort_keys.get(key)
         if found is None:
-            found = self._sort_keys[key] = _sort_key(self.node(key), key)
+            node = self.node(key)
+            version = parse_version(node.version) or (0, 0, 0, 0)
+            source = node.package.source or ""
+            features = tuple(sorted(node.features))
+            found = (node.name, version, node.version, source, features, key & 1)
+            self._sort_keys[key] = found
         return found
 
     def children(self, key: int) -> list[int]:

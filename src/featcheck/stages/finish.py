@@ -25,11 +25,12 @@ from featcheck.workspace.model import crate_key
 from featcheck.workspace.workspace import Workspace
 
 
-def new_result(run: Run, scope: Scope, plan: ConfigurationPlan) -> AuditResult:
-    """The result before any finding: what was audited, and how."""
+def new_result(run: Run, scope: Scope, plan: ConfigurationPlan, root: Path) -> AuditResult:
+    """The result before any finding: what was audited, and how; locations relative to `root`
+    (`report_root`)."""
     metadata, members, fail_on = scope.metadata, scope.members, scope.settings.fail_on
     return AuditResult(
-        report_root(run.manifest.parent, run.options.root),
+        root,
         audited=run.manifest.parent,
         workspace_root=metadata.root,
         local_manifests=tuple(p.manifest_path for p in metadata.unpublished()),
@@ -266,11 +267,9 @@ def out_of_date(result: AuditResult) -> AuditResult:
 def _unconfirmed(finding: Finding) -> Finding:
     alternatives = tuple(replace(a, confirmed=False) for a in finding.alternatives)
     fix = finding.fix
-    if fix is not None and fix.safe:
-        note = f"{FIX_NOTE}; {fix.note}" if fix.note else FIX_NOTE
+    if fix is not None:
+        note = (f"{FIX_NOTE}; {fix.note}" if fix.note else FIX_NOTE) if fix.safe else fix.note
         fix = replace(fix, confirmed=False, note=note)
-    elif fix is not None:
-        fix = replace(fix, confirmed=False)
     return replace(finding, fix=fix, alternatives=alternatives)
 
 
