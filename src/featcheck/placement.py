@@ -163,20 +163,7 @@ class FindingPlacer:
             waiting = [(p, o.pending[0][0]) for p, o in enumerate(settled) if o.pending]
             if not waiting or self.overlay is None:
                 break
-            from featcheck.fixes.overlay import Pending
-
-            pending = [
-                Pending(
-                    flagged[p].member,
-                    flagged[p].target,
-                    flagged[p].detection.node.package,
-                    c.edits,
-                    flagged[p].selection,
-                    flagged[p].view.graph,
-                    frozenset(flagged[p].detection.deferred_to),
-                )
-                for p, c in waiting
-            ]
+            pending = [(flagged[p], c.edits) for p, c in waiting]
             if self._overlay is None:
                 self._overlay = self.overlay()
             answers = self._overlay.confirm(pending)

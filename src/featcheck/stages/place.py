@@ -37,6 +37,7 @@ from featcheck.workspace.workspace import Workspace
 if TYPE_CHECKING:
     from featcheck.cargo.pending_metadata import MetadataSource
     from featcheck.featureset import AuditOptions
+    from featcheck.fixes.counterfactual import WhatIf
     from featcheck.fixes.overlay import OverlayCheck
 
 
@@ -64,7 +65,8 @@ def place(
     search = FeatureSearch(model.metadata)
     flagged = [item for item in flagged if not offered_by_library(scope, search, item)]
     still_flagged = _still_flagged(scope, model)
-    overlay = _overlay(run, scope, model, still_flagged)
+    what_if = model.what_if(run.deadline)
+    overlay = _overlay(run, scope, what_if, still_flagged)
     # The chain compares members' builds: each member's base configuration stands for it.
     base_builds = {
         (m.id, t): builds[(m.id, t, plan.selections[m.id][0])].graph
@@ -79,7 +81,7 @@ def place(
             scope.metadata,
             locator,
             search,
-            model.what_if(run.deadline),
+            what_if,
             {key: build.graph for key, build in builds.items()},
             still_flagged,
             cargo_checks_new_packages=options.check_new_packages and not options.no_exec,
@@ -123,7 +125,7 @@ def copy_source(source: MetadataSource, copy: Path, options: AuditOptions) -> Me
 
 
 def _overlay(
-    run: Run, scope: Scope, model: ResolverModel, still_flagged: StillFlagged
+    run: Run, scope: Scope, what_if: WhatIf, still_flagged: StillFlagged
 ) -> Callable[[], OverlayCheck] | None:
     """cargo's check of the fixes that add packages, where cargo may run and is asked to: on
     cargo's metadata of a temporary copy of the workspace, with the audit's features (made,
@@ -142,15 +144,7 @@ def _overlay(
     def check() -> OverlayCheck:
         from featcheck.fixes.overlay import OverlayCheck
 
-        return OverlayCheck(
-            scope.metadata.root,
-            metadata_of,
-            model.cfgs,
-            model.host,
-            model.resolver,
-            still_flagged,
-            model.unify_workspace,
-        )
+        return OverlayCheck(scope.metadata.root, metadata_of, what_if, still_flagged)
 
     return check
 
