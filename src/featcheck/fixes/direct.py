@@ -80,9 +80,9 @@ class DirectDependencies:
     metadata: Workspace
     locator: Locator
     what_if: WhatIf
-    _pinned: frozenset[str] | None = None
-    _entry: dict[str, DeclarationSite | None] = field(default_factory=dict)
-    _selects: dict[tuple[int, str, frozenset[int]], bool] = field(default_factory=dict)
+    _pinned: frozenset[str] | None = field(default=None, init=False)
+    _entry: dict[str, DeclarationSite | None] = field(default_factory=dict, init=False)
+    _selects: dict[tuple[int, str, frozenset[int]], bool] = field(default_factory=dict, init=False)
 
     def behind_features(
         self,

@@ -36,14 +36,10 @@ from featcheck.report import Fix
 from featcheck.workspace.model import ModelEdit, Package, PackageRef, crate_key
 
 if TYPE_CHECKING:
-    from featcheck.fixes.counterfactual import WhatIf
     from featcheck.fixes.direct import Candidate
-    from featcheck.locate import Locator
     from featcheck.manifest.declarations import Cut
-    from featcheck.resolution.record import FeatureSearch
     from featcheck.rules import Rule
     from featcheck.semantics.cfg import TargetCfg
-    from featcheck.workspace.workspace import Workspace
 
 StillFlagged = Callable[[Package, str, DependencyGraph, PackageRef, frozenset[str]], bool]
 """Whether a member's rules still flag the package in a (counterfactual) build of it, findings
@@ -93,13 +89,10 @@ class Outcome:
 
 
 @dataclass
-class FixSearch:
-    """Candidate fixes for the findings of one audit, confirmed by resolution in memory."""
+class FixSearch(CandidateFinder):
+    """Candidate fixes for the findings of one audit (as its base class finds them), confirmed
+    by resolution in memory."""
 
-    metadata: Workspace
-    locator: Locator
-    search: FeatureSearch
-    what_if: WhatIf
     builds: dict[tuple[str, str, FeatureSelection], DependencyGraph]
     """Every audited (member id, target, configuration) build as resolved without edits."""
     still_flagged: StillFlagged
@@ -113,7 +106,6 @@ class FixSearch:
     (`AuditOptions.search_alternatives`)."""
 
     def __post_init__(self) -> None:
-        self.finder = CandidateFinder(self.metadata, self.locator, self.search, self.what_if)
         members = {m.id: m for m in self.metadata.members}
         self.workspace = WorkspaceBuilds(self.builds, self.what_if, members)
         self._cleared: dict[
@@ -147,7 +139,7 @@ class FixSearch:
         self._selection, self._excused = selection, excused
         group = self._groups.setdefault(tuple(m.id for m in affected), len(self._groups))
         graph = self.builds[(member.id, target, selection)]
-        candidates = self.finder.candidates(member, cfg, graph, backend, wanted)
+        candidates = self.candidates(member, cfg, graph, backend, wanted)
         # Members with a finding of the crate ask for its features: only the others must
         # build nothing new (a GPU application leaving the library's CPU backend off).
         asking = frozenset((member.id, *(m.id for m in affected)))
@@ -258,7 +250,7 @@ class FixSearch:
             return Verdict(False)
         position = self.what_if.index.by_id[member.id]
         edited = self.what_if.graph(candidate.model, position, target, self._selection)
-        cost = self.workspace.cost(candidate.model, candidate.touches, asking)
+        cost = self.workspace.cost(candidate, asking)
         needs = self.what_if.needs(edited)
         lock = self.what_if.lock
         for need in needs:

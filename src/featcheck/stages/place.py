@@ -80,8 +80,8 @@ def place(
         CoveredFirst(
             scope.metadata,
             locator,
-            search,
             what_if,
+            search,
             {key: build.graph for key, build in builds.items()},
             still_flagged,
             cargo_checks_new_packages=options.check_new_packages and not options.no_exec,
