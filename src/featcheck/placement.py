@@ -62,6 +62,16 @@ class Flagged:
         return self.view.target or ""
 
 
+Cover = tuple[str, str, FeatureSelection, "PackageRef", str]
+"""A build's (member id, target, configuration), a package and one of its features."""
+
+
+def cover_keys(item: Flagged) -> frozenset[Cover]:
+    """The covers a deferred detection waits for (empty for one not deferred)."""
+    node, place = item.detection.node, (item.member.id, item.target, item.selection)
+    return frozenset((*place, node.package, f) for f in item.detection.deferred_to)
+
+
 @dataclass
 class FindingPlacer:
     """Places the detections of one audit."""
@@ -87,6 +97,10 @@ class FindingPlacer:
     in featcheck.toml or the member's metadata table); None: the rule's own."""
     deadline: Deadline = NO_DEADLINE
     """Checked before each detection is searched a fix for and placed (deadline.py)."""
+    covers: frozenset[Cover] = frozenset()
+    """What the detections that are not deferred cover: no fix is searched for a deferred
+    detection another detection of the same build covers, and those are kept in `skipped`."""
+    skipped: set[Cover] = field(default_factory=set)
     _overlay: OverlayCheck | None = field(default=None, init=False)
 
     def close(self) -> None:
@@ -143,6 +157,10 @@ class FindingPlacer:
     def _search(self, item: Flagged, same_crate: _SameCrate) -> Outcome:
         self.deadline.check(_PLACING)
         if not self.search_fixes:
+            return Outcome(None, None, ())
+        keys = cover_keys(item)
+        if keys & self.covers:
+            self.skipped.update(keys)
             return Outcome(None, None, ())
         return self.search.find(
             item.member,
