@@ -17,8 +17,7 @@ from featcheck.featureset import DEFAULT, FeatureSelection
 from featcheck.fix_words import edit_words
 from featcheck.fixes.candidates import distances_to
 from featcheck.fixes.direct import member_anchor
-from featcheck.fixes.reach import safety
-from featcheck.fixes.search import FixSearch, Outcome
+from featcheck.fixes.search import FixSearch, Outcome, Verdict
 from featcheck.report import Finding, Fix, Location
 from featcheck.rules.spec import CRATE_PLACEHOLDER, Kind
 from featcheck.severity import Confidence, Severity
@@ -207,13 +206,11 @@ class FindingPlacer:
                 refused = f"{edit_words(candidate.edits[0])}: {note}"
             return replace(outcome, alternatives=alternatives, pending=rest, refused=refused)
         # cargo answered for the member's build; memory for the other builds it changes.
-        cost = cost.with_added(answer.added)
-        unsafe = safety(cost, self.search.backends)
-        added = cost.added
-        fix = Fix(candidate.edits, confirmed=True, safe=not unsafe, note=unsafe, added=len(added))
+        verdict = Verdict(True, cost.with_added(answer.added))
+        fix, added = self.search.candidate_fix(candidate, verdict), len(verdict.cost.added)
         others = tuple(a for a in outcome.alternatives if a.edits != candidate.edits)
         current = outcome.fix
-        smaller = current is not None and (current.added is None or len(added) < current.added)
+        smaller = current is not None and (current.added is None or added < current.added)
         if current is not None and (not current.safe or (fix.safe and smaller)):
             others = (current, *others)
         elif current is not None:
