@@ -98,7 +98,11 @@ class WorkspaceCopy:
 
     def apply(self, changes: Iterable[FileChange]) -> None:
         """Put every file back as copied, then write `changes` (paths of the workspace)."""
-        self.reset()
+        for path, content in self._originals.items():
+            if content is None:
+                path.unlink(missing_ok=True)
+            else:
+                path.write_bytes(content)
         for change in changes:
             target = self.moved(change.path)
             self._originals.setdefault(target, change.original)
@@ -108,15 +112,6 @@ class WorkspaceCopy:
         """The copy's Cargo.lock as cargo left it."""
         lockfile = self.path / "Cargo.lock"
         return lockfile.read_bytes() if lockfile.is_file() else None
-
-    def reset(self) -> None:
-        copy = self.path
-        for path, content in self._originals.items():
-            if content is None:
-                path.unlink(missing_ok=True)
-            else:
-                path.write_bytes(content)
-        assert copy.is_dir()
 
     def close(self) -> None:
         if self._directory is not None:
