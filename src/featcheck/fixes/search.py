@@ -231,12 +231,10 @@ class FixSearch(CandidateFinder):
 
     def _refused(self, candidates: list[Candidate], verdicts: dict[Candidate, Verdict]) -> str:
         """The one line for a finding no candidate holds for because of versions."""
-        refused = next((c for c in candidates if verdicts[c].conflict is not None), None)
-        if refused is None:
-            return ""
-        conflict = verdicts[refused].conflict
-        assert conflict is not None
-        return f"{edit_words(refused.edits[0])}: cargo cannot resolve it: {conflict.reason()}"
+        for c in candidates:
+            if verdicts[c].conflict is not None:  # its fix's note is cargo's reason
+                return f"{edit_words(c.edits[0])}: {self.candidate_fix(c, verdicts[c]).note}"
+        return ""
 
     def _verdict(
         self,
