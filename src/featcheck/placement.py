@@ -161,16 +161,8 @@ class FindingPlacer:
         if keys & self.covers:
             self.skipped.update(keys)
             return Outcome(None, None, ())
-        return self.search.find(
-            item.member,
-            item.target,
-            item.selection,
-            item.cfg,
-            item.detection.node,
-            _wanted(item, same_crate.features[item.member.id]),
-            same_crate.affected,
-            frozenset(item.detection.deferred_to),
-        )
+        wanted = _wanted(item, same_crate.features[item.member.id])
+        return self.search.find(item, wanted, same_crate.affected)
 
     def _confirm_pending(self, flagged: list[Flagged], outcomes: list[Outcome]) -> list[Outcome]:
         """Let cargo answer, in one go per round, the fixes resolution in memory cannot: a

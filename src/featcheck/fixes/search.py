@@ -31,15 +31,15 @@ from featcheck.fix_words import edit_words
 from featcheck.fixes.candidates import CandidateFinder
 from featcheck.fixes.lockcheck import Conflict
 from featcheck.fixes.reach import NO_COST, Cost, WorkspaceBuilds, added_packages, safety
-from featcheck.graph import DependencyGraph, Node
+from featcheck.graph import DependencyGraph
 from featcheck.report import Fix
 from featcheck.workspace.model import ModelEdit, Package, PackageRef, crate_key
 
 if TYPE_CHECKING:
     from featcheck.fixes.direct import Candidate
     from featcheck.manifest.declarations import Cut
+    from featcheck.placement import Flagged
     from featcheck.rules import Rule
-    from featcheck.semantics.cfg import TargetCfg
 
 StillFlagged = Callable[[Package, str, DependencyGraph, PackageRef, frozenset[str]], bool]
 """Whether a member's rules still flag the package in a (counterfactual) build of it, findings
@@ -121,25 +121,18 @@ class FixSearch(CandidateFinder):
         self._selection: FeatureSelection = DEFAULT
         self._excused: frozenset[str] = frozenset()
 
-    def find(
-        self,
-        member: Package,
-        target: str,
-        selection: FeatureSelection,
-        cfg: TargetCfg,
-        backend: Node,
-        wanted: tuple[str, ...],
-        affected: Sequence[Package],
-        excused: frozenset[str] = frozenset(),
-    ) -> Outcome:
-        """The best confirmed fix for `backend` missing `wanted` in `member`'s build, with the
-        other candidates as alternatives (without `with_alternatives`, those resolved: see
-        `_search`); `affected` are the members with the same finding.
-        A fix holds when no finding of the crate is left but those for `excused` features."""
-        self._selection, self._excused = selection, excused
+    def find(self, item: Flagged, wanted: tuple[str, ...], affected: Sequence[Package]) -> Outcome:
+        """The best confirmed fix for the detection's crate missing `wanted` in its member's
+        build, with the other candidates as alternatives (without `with_alternatives`, those
+        resolved: see `_search`); `affected` are the members with the same finding.
+        A fix holds when no finding of the crate is left but those for the features the
+        detection defers to."""
+        member, target, backend = item.member, item.target, item.detection.node
+        selection = self._selection = item.selection
+        self._excused = frozenset(item.detection.deferred_to)
         group = self._groups.setdefault(tuple(m.id for m in affected), len(self._groups))
         graph = self.builds[(member.id, target, selection)]
-        candidates = self.candidates(member, cfg, graph, backend, wanted)
+        candidates = self.candidates(member, item.cfg, graph, backend, wanted)
         # Members with a finding of the crate ask for its features: only the others must
         # build nothing new (a GPU application leaving the library's CPU backend off).
         asking = frozenset((member.id, *(m.id for m in affected)))
