@@ -207,26 +207,12 @@ class CandidateFinder(DirectDependencies):
         features: tuple[str, ...],
         proximity: tuple[int, int, int],
     ) -> Candidate:
+        """The candidate editing `where` (the line at `site`, or the workspace entry it
+        inherits). Its edit in the resolver's model, the packages it changes, and the edits
+        written are the same for every finding that meets the declaration (the workspace entry
+        every member inherits is met by all of them), so made once."""
         removing = action == "remove-default-features"
         in_workspace_entry = where is not site
-        model, touches, edits = self._edit_model(owner, where, in_workspace_entry, action, features)
-        cut = Cut.at(where, site, declared)
-        assert cut is not None  # every site found in a manifest has its key's span
-        size = _REMOVING_DEFAULTS_SIZE if removing else len(features)
-        written_at_cut = cut.disables_defaults or in_workspace_entry
-        return Candidate(edits, model, proximity, written_at_cut, size, cut, touches)
-
-    def _edit_model(
-        self,
-        owner: Package,
-        where: DeclarationSite,
-        in_workspace_entry: bool,
-        action: Action,
-        features: tuple[str, ...],
-    ) -> tuple[frozenset[ModelEdit], frozenset[PackageRef], tuple[Edit, ...]]:
-        """The edit at `where` in the resolver's model, the packages it changes, and the edits
-        written: the same for every finding that meets the declaration (the workspace entry
-        every member inherits is met by all of them), so made once."""
         key = (
             where.manifest.path,
             where.path,
@@ -236,23 +222,26 @@ class CandidateFinder(DirectDependencies):
             features,
         )
         known = self._models.get(key)
-        if known is not None:
-            return known
-        removing = action == "remove-default-features"
-        model: list[ModelEdit] = []
-        touches: set[PackageRef] = set()
-        edits = [Edit(where.manifest.path, where.path, action, features)]
-        # One line, or every line that inherits the workspace entry.
-        edited = self.locator.inheriting_sites(where) if in_workspace_entry else [(owner, where)]
-        for package, line in edited:
-            position = self.what_if.index.by_id[package.id]
-            model.append(
-                MoreFeatures(position, line.key, line.kind, line.platform, features, removing)
-            )
-            touches.add(self.what_if.index.packages[position].ref)
-            if removing and line is not where and line.disables_defaults():
-                # A `workspace = true` line repeating `default-features = false` may not
-                # override the entry's defaults (an error since edition 2024): it goes too.
-                edits.append(Edit(line.manifest.path, line.path, action))
-        known = self._models[key] = (frozenset(model), frozenset(touches), tuple(edits))
-        return known
+        if known is None:
+            in_model: list[ModelEdit] = []
+            touched: set[PackageRef] = set()
+            written = [Edit(where.manifest.path, where.path, action, features)]
+            # One line, or every line that inherits the workspace entry.
+            lines = self.locator.inheriting_sites(where) if in_workspace_entry else [(owner, where)]
+            for package, line in lines:
+                position = self.what_if.index.by_id[package.id]
+                in_model.append(
+                    MoreFeatures(position, line.key, line.kind, line.platform, features, removing)
+                )
+                touched.add(self.what_if.index.packages[position].ref)
+                if removing and line is not where and line.disables_defaults():
+                    # A `workspace = true` line repeating `default-features = false` may not
+                    # override the entry's defaults (an error since edition 2024): it goes too.
+                    written.append(Edit(line.manifest.path, line.path, action))
+            known = self._models[key] = (frozenset(in_model), frozenset(touched), tuple(written))
+        model, touches, edits = known
+        cut = Cut.at(where, site, declared)
+        assert cut is not None  # every site found in a manifest has its key's span
+        size = _REMOVING_DEFAULTS_SIZE if removing else len(features)
+        written_at_cut = cut.disables_defaults or in_workspace_entry
+        return Candidate(edits, model, proximity, written_at_cut, size, cut, touches)
