@@ -183,14 +183,8 @@ class OverlayCheck:
         if isinstance(metadata, str):
             return Answer(False, reason=metadata)
         # Path packages have other ids in the copy: find the member by name and version.
-        member = next(
-            (
-                m
-                for m in metadata.members
-                if (m.name, m.version) == (item.member.name, item.member.version)
-            ),
-            None,
-        )
+        wanted = (item.member.name, item.member.version)
+        member = next((m for m in metadata.members if (m.name, m.version) == wanted), None)
         if member is None:
             return Answer(False, reason="the member is not in the fixed copy")
         graphs = resolve_builds(
