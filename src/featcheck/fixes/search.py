@@ -140,25 +140,23 @@ class FixSearch(CandidateFinder):
             candidates, member, target, backend.package, asking, affected, group
         )
         best = self.rank(chosen, verdicts[chosen]) if chosen is not None else None
-        pending = tuple(
-            sorted(
-                (
-                    c
-                    for c in candidates
-                    if c in verdicts
-                    and self.cargo_checks_new_packages
-                    and verdicts[c].cleared
-                    and verdicts[c].conflict is None
-                    and verdicts[c].needs
-                    and (best is None or self.rank(c, verdicts[c], waiting=True) < best)
-                ),
-                key=lambda c: (
-                    self.rank(c, verdicts[c], waiting=True)[:2],
-                    c.proximity[0],
-                    -self._coverage(c, affected, group, target, backend.package),
-                    c.proximity,
-                ),
-            )
+        pending = sorted(
+            (
+                c
+                for c in candidates
+                if c in verdicts
+                and self.cargo_checks_new_packages
+                and verdicts[c].cleared
+                and verdicts[c].conflict is None
+                and verdicts[c].needs
+                and (best is None or self.rank(c, verdicts[c], waiting=True) < best)
+            ),
+            key=lambda c: (
+                self.rank(c, verdicts[c], waiting=True)[:2],
+                c.proximity[0],
+                -self._coverage(c, affected, group, target, backend.package),
+                c.proximity,
+            ),
         )
         alternatives = tuple(
             self.candidate_fix(c, verdicts[c])
