@@ -17,8 +17,7 @@ from featcheck.featureset import DEFAULT, FeatureSelection
 from featcheck.fix_words import edit_words
 from featcheck.fixes.candidates import distances_to
 from featcheck.fixes.direct import member_anchor
-from featcheck.fixes.reach import safety
-from featcheck.fixes.search import FixSearch, Outcome
+from featcheck.fixes.search import FixSearch, Outcome, Verdict
 from featcheck.report import Finding, Fix, Location
 from featcheck.rules.spec import CRATE_PLACEHOLDER, Kind
 from featcheck.severity import Confidence, Severity
@@ -62,6 +61,16 @@ class Flagged:
         return self.view.target or ""
 
 
+Cover = tuple[str, str, FeatureSelection, "PackageRef", str]
+"""A build's (member id, target, configuration), a package and one of its features."""
+
+
+def cover_keys(item: Flagged) -> frozenset[Cover]:
+    """The covers a deferred detection waits for (empty for one not deferred)."""
+    node, place = item.detection.node, (item.member.id, item.target, item.selection)
+    return frozenset((*place, node.package, f) for f in item.detection.deferred_to)
+
+
 @dataclass
 class FindingPlacer:
     """Places the detections of one audit."""
@@ -87,6 +96,10 @@ class FindingPlacer:
     in featcheck.toml or the member's metadata table); None: the rule's own."""
     deadline: Deadline = NO_DEADLINE
     """Checked before each detection is searched a fix for and placed (deadline.py)."""
+    covers: frozenset[Cover] = frozenset()
+    """What the detections that are not deferred cover: no fix is searched for a deferred
+    detection another detection of the same build covers, and those are kept in `skipped`."""
+    skipped: set[Cover] = field(default_factory=set)
     _overlay: OverlayCheck | None = field(default=None, init=False)
 
     def close(self) -> None:
@@ -144,16 +157,12 @@ class FindingPlacer:
         self.deadline.check(_PLACING)
         if not self.search_fixes:
             return Outcome(None, None, ())
-        return self.search.find(
-            item.member,
-            item.target,
-            item.selection,
-            item.cfg,
-            item.detection.node,
-            _wanted(item, same_crate.features[item.member.id]),
-            same_crate.affected,
-            frozenset(item.detection.deferred_to),
-        )
+        keys = cover_keys(item)
+        if keys & self.covers:
+            self.skipped.update(keys)
+            return Outcome(None, None, ())
+        wanted = _wanted(item, same_crate.features[item.member.id])
+        return self.search.find(item, wanted, same_crate.affected)
 
     def _confirm_pending(self, flagged: list[Flagged], outcomes: list[Outcome]) -> list[Outcome]:
         """Let cargo answer, in one go per round, the fixes resolution in memory cannot: a
@@ -163,20 +172,7 @@ class FindingPlacer:
             waiting = [(p, o.pending[0][0]) for p, o in enumerate(settled) if o.pending]
             if not waiting or self.overlay is None:
                 break
-            from featcheck.fixes.overlay import Pending
-
-            pending = [
-                Pending(
-                    flagged[p].member,
-                    flagged[p].target,
-                    flagged[p].detection.node.package,
-                    c.edits,
-                    flagged[p].selection,
-                    flagged[p].view.graph,
-                    frozenset(flagged[p].detection.deferred_to),
-                )
-                for p, c in waiting
-            ]
+            pending = [(flagged[p], c.edits) for p, c in waiting]
             if self._overlay is None:
                 self._overlay = self.overlay()
             answers = self._overlay.confirm(pending)
@@ -202,13 +198,11 @@ class FindingPlacer:
                 refused = f"{edit_words(candidate.edits[0])}: {note}"
             return replace(outcome, alternatives=alternatives, pending=rest, refused=refused)
         # cargo answered for the member's build; memory for the other builds it changes.
-        cost = cost.with_added(answer.added)
-        unsafe = safety(cost, self.search.backends)
-        added = cost.added
-        fix = Fix(candidate.edits, confirmed=True, safe=not unsafe, note=unsafe, added=len(added))
+        verdict = Verdict(True, cost.with_added(answer.added))
+        fix, added = self.search.candidate_fix(candidate, verdict), len(verdict.cost.added)
         others = tuple(a for a in outcome.alternatives if a.edits != candidate.edits)
         current = outcome.fix
-        smaller = current is not None and (current.added is None or len(added) < current.added)
+        smaller = current is not None and (current.added is None or added < current.added)
         if current is not None and (not current.safe or (fix.safe and smaller)):
             others = (current, *others)
         elif current is not None:

@@ -112,17 +112,15 @@ def refuse_outside(changes: list[FileChange], root: Path, manifests: Iterable[Pa
     a manifest that is a symlink (an atomic write would replace the link) is the checkout's
     doing, and featcheck writes nothing on its say outside its own files."""
     linked = {os.path.realpath(m): m for m in manifests if m.is_symlink()}
+    symlink = "is a symlink; --fix replaces only regular files, so nothing was written"
     for change in changes:
         path = change.path
         link = linked.get(os.path.realpath(path))
         if link is not None:
             shown = link.relative_to(root) if link.is_relative_to(root) else link
-            raise FeatcheckError(
-                "is a symlink; --fix replaces only regular files, so nothing was written",
-                path=shown.as_posix(),
-            )
+            raise FeatcheckError(symlink, path=shown.as_posix())
         if path.is_symlink():
-            why = "is a symlink; --fix replaces only regular files, so nothing was written"
+            why = symlink
         elif not is_inside(path, root):
             why = "lies outside the checkout; --fix writes only inside it, so nothing was written"
         elif path.exists() and not path.is_file():

@@ -20,12 +20,9 @@ from featcheck.report import Action, Edit
 from featcheck.workspace.model import ModelEdit, MoreFeatures, Package, PackageRef
 
 if TYPE_CHECKING:  # the finder is handed these; it only names their types
-    from featcheck.fixes.counterfactual import WhatIf
     from featcheck.graph import DependencyGraph, Node
-    from featcheck.locate import Locator
     from featcheck.resolution.record import FeatureSearch
     from featcheck.semantics.cfg import TargetCfg
-    from featcheck.workspace.workspace import Workspace
 
 _REMOVING_DEFAULTS_SIZE = 1000
 """Dropping `default-features = false` turns on every default: larger than any feature list."""
@@ -46,20 +43,15 @@ def distances_to(graph: DependencyGraph, goal: Node) -> dict[Node, int]:
 
 
 @dataclass
-class CandidateFinder:
-    """Enumerates the candidate fixes of one audit's findings (edits made once, shared)."""
+class CandidateFinder(DirectDependencies):
+    """Enumerates the candidate fixes of one audit's findings (edits made once, shared), the
+    direct-dependency ones as its base class makes them."""
 
-    metadata: Workspace
-    locator: Locator
     search: FeatureSearch
-    what_if: WhatIf
     _models: dict[
         tuple[object, ...],
         tuple[frozenset[ModelEdit], frozenset[PackageRef], tuple[Edit, ...]],
-    ] = field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        self.direct = DirectDependencies(self.metadata, self.locator, self.what_if)
+    ] = field(default_factory=dict, init=False)
 
     def candidates(
         self,
@@ -83,6 +75,9 @@ class CandidateFinder:
         backend: Node,
         wanted: tuple[str, ...],
     ) -> Iterator[Candidate]:
+        goal = self.metadata.package_of(backend.package)
+        if goal is None:
+            return
         root = next(graph.nodes())
         distance = distances_to(graph, backend)
         owners = self._local_owners(graph, root, distance)
@@ -92,11 +87,10 @@ class CandidateFinder:
                     continue
                 proximity = (0, depth, distance[declared])
                 yield from self._declaration_candidates(
-                    owner, declared, proximity, backend, wanted, cfg
+                    owner, declared, proximity, backend, goal, wanted, cfg
                 )
         anchor = member_anchor(self.locator, member, cfg, graph, distance)
-        goal = self.metadata.package_of(backend.package)
-        if anchor is None or goal is None:
+        if anchor is None:
             return
         # Behind a feature that selects the crate before the same line without one: a library
         # keeps its backend optional (and of equal rank, the first one found wins).
@@ -105,10 +99,10 @@ class CandidateFinder:
         by_id = self.what_if.index.by_id
         on_the_way = frozenset(by_id[p.id] for p in packages if p is not None and p.id in by_id)
         for owner_node, depth, owner in owners:
-            yield from self.direct.behind_features(
+            yield from self.behind_features(
                 owner, owner_node, depth, on_the_way, backend, goal, wanted, anchor
             )
-        new = self.direct.candidate(member, None, backend, goal, wanted, anchor)
+        new = self.candidate(member, None, backend, goal, wanted, anchor)
         if new is not None:
             yield new
         # A workspace library on the way owns the cut: the same line there clears the finding
@@ -119,7 +113,7 @@ class CandidateFinder:
             owned = member_anchor(self.locator, owner, cfg, graph, distance, root=owner_node)
             if owned is None:
                 continue
-            new = self.direct.candidate(owner, None, backend, goal, wanted, owned, depth)
+            new = self.candidate(owner, None, backend, goal, wanted, owned, depth)
             if new is not None:
                 yield new
 
@@ -147,12 +141,12 @@ class CandidateFinder:
         declared: Node,
         proximity: tuple[int, int, int],
         backend: Node,
+        goal: Package,
         wanted: tuple[str, ...],
         cfg: TargetCfg,
     ) -> Iterator[Candidate]:
         declared_info = self.metadata.package_of(declared.package)
-        goal = self.metadata.package_of(backend.package)
-        if declared_info is None or goal is None:
+        if declared_info is None:
             return
         sites = self.locator.declared_sites(owner, declared, cfg)
         bound = self.locator.bound_declarations(owner, declared)
@@ -213,26 +207,12 @@ class CandidateFinder:
         features: tuple[str, ...],
         proximity: tuple[int, int, int],
     ) -> Candidate:
+        """The candidate editing `where` (the line at `site`, or the workspace entry it
+        inherits). Its edit in the resolver's model, the packages it changes, and the edits
+        written are the same for every finding that meets the declaration (the workspace entry
+        every member inherits is met by all of them), so made once."""
         removing = action == "remove-default-features"
         in_workspace_entry = where is not site
-        model, touches, edits = self._edit_model(owner, where, in_workspace_entry, action, features)
-        cut = Cut.at(where, site, declared)
-        assert cut is not None  # every site found in a manifest has its key's span
-        size = _REMOVING_DEFAULTS_SIZE if removing else len(features)
-        written_at_cut = cut.disables_defaults or in_workspace_entry
-        return Candidate(edits, model, proximity, written_at_cut, size, cut, touches)
-
-    def _edit_model(
-        self,
-        owner: Package,
-        where: DeclarationSite,
-        in_workspace_entry: bool,
-        action: Action,
-        features: tuple[str, ...],
-    ) -> tuple[frozenset[ModelEdit], frozenset[PackageRef], tuple[Edit, ...]]:
-        """The edit at `where` in the resolver's model, the packages it changes, and the edits
-        written: the same for every finding that meets the declaration (the workspace entry
-        every member inherits is met by all of them), so made once."""
         key = (
             where.manifest.path,
             where.path,
@@ -242,23 +222,26 @@ class CandidateFinder:
             features,
         )
         known = self._models.get(key)
-        if known is not None:
-            return known
-        removing = action == "remove-default-features"
-        model: list[ModelEdit] = []
-        touches: set[PackageRef] = set()
-        edits = [Edit(where.manifest.path, where.path, action, features)]
-        # One line, or every line that inherits the workspace entry.
-        edited = self.locator.inheriting_sites(where) if in_workspace_entry else [(owner, where)]
-        for package, line in edited:
-            position = self.what_if.index.by_id[package.id]
-            model.append(
-                MoreFeatures(position, line.key, line.kind, line.platform, features, removing)
-            )
-            touches.add(self.what_if.index.packages[position].ref)
-            if removing and line is not where and line.disables_defaults():
-                # A `workspace = true` line repeating `default-features = false` may not
-                # override the entry's defaults (an error since edition 2024): it goes too.
-                edits.append(Edit(line.manifest.path, line.path, action))
-        known = self._models[key] = (frozenset(model), frozenset(touches), tuple(edits))
-        return known
+        if known is None:
+            in_model: list[ModelEdit] = []
+            touched: set[PackageRef] = set()
+            written = [Edit(where.manifest.path, where.path, action, features)]
+            # One line, or every line that inherits the workspace entry.
+            lines = self.locator.inheriting_sites(where) if in_workspace_entry else [(owner, where)]
+            for package, line in lines:
+                position = self.what_if.index.by_id[package.id]
+                in_model.append(
+                    MoreFeatures(position, line.key, line.kind, line.platform, features, removing)
+                )
+                touched.add(self.what_if.index.packages[position].ref)
+                if removing and line is not where and line.disables_defaults():
+                    # A `workspace = true` line repeating `default-features = false` may not
+                    # override the entry's defaults (an error since edition 2024): it goes too.
+                    written.append(Edit(line.manifest.path, line.path, action))
+            known = self._models[key] = (frozenset(in_model), frozenset(touched), tuple(written))
+        model, touches, edits = known
+        cut = Cut.at(where, site, declared)
+        assert cut is not None  # every site found in a manifest has its key's span
+        size = _REMOVING_DEFAULTS_SIZE if removing else len(features)
+        written_at_cut = cut.disables_defaults or in_workspace_entry
+        return Candidate(edits, model, proximity, written_at_cut, size, cut, touches)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import posixpath
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from featcheck.boundary import MAX_LOCKFILE_BYTES, TrustContext, read_regular_file
@@ -82,16 +82,21 @@ def prepare(result: AuditResult, path: Path, audit: Audit, trust: TrustContext) 
             raise FeatcheckError(
                 f"--fix changed nothing: cargo cannot resolve the fixed workspace: {resolved}"
             )
-        kept, audited = resolved
+        audited, lockfile, refusals = resolved
     finally:
         copy.close()
-    refused = [edits for edits in fixes if edits not in kept]
-    unfixable += _refused_lines(applied, refused, audited)
-    changes = plan_edits(e for edits in kept for e in edits)
-    lock = _lock_change(workspace, audited.lockfile, result.root)
+    for finding in applied:  # one line per finding whose fix cargo refused, with its reason
+        if finding.fix is not None and finding.fix.edits in refusals:
+            who = f"{finding.member}: " if finding.member else ""
+            why = refusals[finding.fix.edits]
+            unfixable.append(
+                f"{who}{finding.code} {finding.crate}: not applied: cargo cannot resolve it: {why}"
+            )
+    changes = plan_edits(e for edits in fixes if edits not in refusals for e in edits)
+    lock = _lock_change(workspace, lockfile, result.root)
     refuse_outside(lock, trust.checkout)
     fixed = replace(
-        rebased(audited.result, relative_file(workspace, result.root)),
+        rebased(audited, relative_file(workspace, result.root)),
         root=result.root,
         workspace_root=result.workspace_root,
         audited=result.audited,  # the user's directory and baseline, not the copy's
@@ -101,24 +106,19 @@ def prepare(result: AuditResult, path: Path, audit: Audit, trust: TrustContext) 
     return Prepared([*changes, *lock], fixed, unfixable)
 
 
-@dataclass(frozen=True)
-class _Audited:
-    """The audit of the copy with some fixes made, and the Cargo.lock cargo wrote there."""
-
-    result: AuditResult
-    lockfile: bytes | None
-    refusals: dict[tuple[Edit, ...], str] = field(default_factory=dict)
-    """Each fix cargo refused, with its reason in one line."""
+_Audited = tuple[AuditResult, bytes | None]
+"""The audit of the copy with some fixes made, and the Cargo.lock cargo wrote there."""
 
 
 def _resolve(
     copy: WorkspaceCopy, path: Path, fixes: list[tuple[Edit, ...]], audit: Audit
-) -> tuple[list[tuple[Edit, ...]], _Audited] | str:
-    """The fixes cargo accepts and the audit of the copy with them made; cargo's reason when it
-    accepts none."""
+) -> tuple[AuditResult, bytes | None, dict[tuple[Edit, ...], str]] | str:
+    """The copy's audit with the fixes cargo accepts made, the Cargo.lock cargo wrote there,
+    and each fix cargo refused with its reason in one line; cargo's reason when it accepts
+    none."""
     together = _audit_with(copy, path, fixes, audit)
     if not isinstance(together, str):
-        return fixes, together
+        return (*together, {})
     if len(fixes) == 1:
         return together
     kept: list[tuple[Edit, ...]] = []
@@ -133,7 +133,7 @@ def _resolve(
         last = answer
     if last is None:
         return together
-    return kept, replace(last, refusals=refusals)
+    return (*last, refusals)
 
 
 def _audit_with(
@@ -144,31 +144,13 @@ def _audit_with(
     try:
         copy.apply(plan_edits(e for edits in fixes for e in edits))
         # Relative to the copy's workspace root, then to the user's root, which may lie above it.
-        audited = audit(copy.moved(path.absolute()), copy.path)
-        return _Audited(audited, copy.lockfile())
+        return audit(copy.moved(path.absolute()), copy.path), copy.lockfile()
     except ValueError:
         raise FeatcheckError(
             "--fix changed nothing: a file to edit lies outside the workspace"
         ) from None
     except FeatcheckError as error:
         return cargo_reason(error.message)
-
-
-def _refused_lines(
-    findings: list[Finding], refused: list[tuple[Edit, ...]], audited: _Audited
-) -> list[str]:
-    """One line per finding whose fix cargo refused, with cargo's reason."""
-    lines = []
-    for finding in findings:
-        fix = finding.fix
-        if fix is None or fix.edits not in refused:
-            continue
-        who = f"{finding.member}: " if finding.member else ""
-        why = audited.refusals.get(fix.edits, "cargo refused it")
-        lines.append(
-            f"{who}{finding.code} {finding.crate}: not applied: cargo cannot resolve it: {why}"
-        )
-    return lines
 
 
 def _lock_change(workspace: Path, after: bytes | None, root: Path) -> list[FileChange]:

@@ -80,9 +80,9 @@ class DirectDependencies:
     metadata: Workspace
     locator: Locator
     what_if: WhatIf
-    _pinned: frozenset[str] | None = None
-    _entry: dict[str, DeclarationSite | None] = field(default_factory=dict)
-    _selects: dict[tuple[int, str, frozenset[int]], bool] = field(default_factory=dict)
+    _pinned: frozenset[str] | None = field(default=None, init=False)
+    _entry: dict[str, DeclarationSite | None] = field(default_factory=dict, init=False)
+    _selects: dict[tuple[int, str, frozenset[int]], bool] = field(default_factory=dict, init=False)
 
     def behind_features(
         self,
@@ -158,10 +158,24 @@ class DirectDependencies:
         if self._declares(owner, backend.name):
             return None
         entry = self._workspace_entry(backend) if owner.id in self.metadata.member_ids else None
-        key = entry.key if entry is not None else backend.name
-        if entry is not None and key != backend.name and self._declares(owner, key):
-            return None
-        requested, action, version = self._shape(entry, backend, goal, wanted, behind)
+        optional = behind is not None
+        # What the new line asks of the crate, its action and its version requirement.
+        if entry is None:
+            if self._pinned is None:  # asked for every finding with a new dependency: once
+                self._pinned = pinned_families(self.metadata)
+            key, requested, version = backend.name, wanted, new_requirement(backend, self._pinned)
+            action: Action = "add-optional-dependency" if optional else "add-dependency"
+        else:
+            key = entry.key
+            if key != backend.name and self._declares(owner, key):
+                return None
+            value = entry.value if isinstance(entry.value, dict) else {}
+            inherited = [f for f in value.get("features", ()) if isinstance(f, str)]
+            defaults = (
+                ["default"] if not entry.disables_defaults() and "default" in goal.features else []
+            )
+            requested, version = (*inherited, *wanted, *defaults), ""
+            action = "inherit-optional-dependency" if optional else "inherit-dependency"
         edits = [Edit(owner.manifest_path, ("dependencies", key), action, wanted, version)]
         if behind is not None:
             edits.append(
@@ -180,29 +194,6 @@ class DirectDependencies:
             cut,
             frozenset({index.packages[position].ref}),
         )
-
-    def _shape(
-        self,
-        entry: DeclarationSite | None,
-        backend: Node,
-        goal: Package,
-        wanted: tuple[str, ...],
-        behind: str | None,
-    ) -> tuple[tuple[str, ...], Action, str]:
-        """What the new line asks of the crate, its action and its version requirement."""
-        optional = behind is not None
-        if entry is None:
-            if self._pinned is None:  # asked for every finding with a new dependency: once
-                self._pinned = pinned_families(self.metadata)
-            action: Action = "add-optional-dependency" if optional else "add-dependency"
-            return wanted, action, new_requirement(backend, self._pinned)
-        value = entry.value if isinstance(entry.value, dict) else {}
-        inherited = [f for f in value.get("features", ()) if isinstance(f, str)]
-        defaults = (
-            ["default"] if not entry.disables_defaults() and "default" in goal.features else []
-        )
-        action = "inherit-optional-dependency" if optional else "inherit-dependency"
-        return (*inherited, *wanted, *defaults), action, ""
 
     def _declares(self, package: Package, key: str) -> bool:
         """Whether the package's `[dependencies]` table already has `key`, or a line naming

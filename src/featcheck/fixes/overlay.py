@@ -18,37 +18,28 @@ import tempfile
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from featcheck.boundary import is_inside
 from featcheck.errors import FeatcheckError
-from featcheck.featureset import FeatureSelection
 from featcheck.fixes.apply import FileChange, plan_edits
 from featcheck.fixes.lockcheck import cargo_reason
 from featcheck.fixes.reach import added_packages
 from featcheck.fixes.search import StillFlagged
-from featcheck.graph import DependencyGraph
 from featcheck.report import Edit
 from featcheck.resolution import resolve_builds
-from featcheck.semantics.cfg import TargetCfg
-from featcheck.workspace.model import Package, PackageRef
 from featcheck.workspace.workspace import Workspace
+
+if TYPE_CHECKING:
+    from featcheck.fixes.counterfactual import WhatIf
+    from featcheck.placement import Flagged
 
 _NOT_COPIED = shutil.ignore_patterns("target", ".git", ".hg", ".jj", "node_modules", ".venv")
 
 
-@dataclass(frozen=True)
-class Pending:
-    """A fix that only cargo can confirm, for one member's build on one target."""
-
-    member: Package
-    target: str
-    crate: PackageRef
-    edits: tuple[Edit, ...]
-    selection: FeatureSelection
-    base: DependencyGraph
-    """The member's build without the fix: what the fix adds is counted against it."""
-    excused: frozenset[str]
-    """Features whose findings of the crate may be left (see `search.StillFlagged`)."""
+Pending = tuple["Flagged", tuple[Edit, ...]]
+"""A fix that only cargo can confirm: the detection in one member's build on one target (its
+build without the fix is what the fix's additions are counted against), and the fix's edits."""
 
 
 @dataclass(frozen=True)
@@ -107,7 +98,11 @@ class WorkspaceCopy:
 
     def apply(self, changes: Iterable[FileChange]) -> None:
         """Put every file back as copied, then write `changes` (paths of the workspace)."""
-        self.reset()
+        for path, content in self._originals.items():
+            if content is None:
+                path.unlink(missing_ok=True)
+            else:
+                path.write_bytes(content)
         for change in changes:
             target = self.moved(change.path)
             self._originals.setdefault(target, change.original)
@@ -117,15 +112,6 @@ class WorkspaceCopy:
         """The copy's Cargo.lock as cargo left it."""
         lockfile = self.path / "Cargo.lock"
         return lockfile.read_bytes() if lockfile.is_file() else None
-
-    def reset(self) -> None:
-        copy = self.path
-        for path, content in self._originals.items():
-            if content is None:
-                path.unlink(missing_ok=True)
-            else:
-                path.write_bytes(content)
-        assert copy.is_dir()
 
     def close(self) -> None:
         if self._directory is not None:
@@ -157,12 +143,9 @@ class OverlayCheck:
     workspace_root: Path
     metadata_of: Callable[[Path], Workspace]
     """Runs cargo metadata for the manifest at the given path (the audit's cargo settings)."""
-    cfgs: dict[str, TargetCfg]
-    host: TargetCfg
-    resolver: int
+    what_if: WhatIf
+    """The audit's resolver settings: targets, host, resolver, feature unification."""
     still_flagged: StillFlagged
-    unify_workspace: bool = False
-    """Features unify over every workspace member's build (see `BuildContext`)."""
 
     def __post_init__(self) -> None:
         self._copy = WorkspaceCopy(self.workspace_root)
@@ -175,12 +158,12 @@ class OverlayCheck:
         alone only when cargo refuses them together."""
         if not pending:
             return []
-        together = self._resolve([e for p in pending for e in p.edits])
-        groups = list(dict.fromkeys(p.edits for p in pending))
+        together = self._resolve([e for _, edits in pending for e in edits])
+        groups = list(dict.fromkeys(edits for _, edits in pending))
         if isinstance(together, Workspace) or len(groups) == 1:
-            return [self._answer(together, p) for p in pending]
+            return [self._answer(together, item) for item, _ in pending]
         alone = {edits: self._resolve(list(edits)) for edits in groups}
-        return [self._answer(alone[p.edits], p) for p in pending]
+        return [self._answer(alone[edits], item) for item, edits in pending]
 
     def _resolve(self, edits: list[Edit]) -> Workspace | str:
         """cargo's metadata of the copy with `edits` made, or why there is none."""
@@ -194,36 +177,31 @@ class OverlayCheck:
         except OSError as error:
             return f"the copy could not be made: {error.strerror or error}"
 
-    def _answer(self, metadata: Workspace | str, pending: Pending) -> Answer:
-        """cargo's answer for `pending` from the metadata of its copy, or from why there is
-        none."""
+    def _answer(self, metadata: Workspace | str, item: Flagged) -> Answer:
+        """cargo's answer for `item`'s pending fix from the metadata of its copy, or from why
+        there is none."""
         if isinstance(metadata, str):
             return Answer(False, reason=metadata)
         # Path packages have other ids in the copy: find the member by name and version.
-        member = next(
-            (
-                m
-                for m in metadata.members
-                if (m.name, m.version) == (pending.member.name, pending.member.version)
-            ),
-            None,
-        )
+        wanted = (item.member.name, item.member.version)
+        member = next((m for m in metadata.members if (m.name, m.version) == wanted), None)
         if member is None:
             return Answer(False, reason="the member is not in the fixed copy")
         graphs = resolve_builds(
             metadata,
             [member.id],
-            [self.cfgs[pending.target]],
-            self.resolver,
-            host=self.host,
-            features=pending.selection,
-            unify_workspace=self.unify_workspace,
+            [self.what_if.cfgs[item.target]],
+            self.what_if.resolver,
+            host=self.what_if.host,
+            features=item.selection,
+            unify_workspace=self.what_if.unify_workspace,
         )
-        graph = graphs[(member.id, pending.target)]
-        crate = pending.crate
+        graph = graphs[(member.id, item.target)]
+        crate = item.detection.node.package
         if crate.is_local:
             # The copy's path packages print another directory; name and version identify.
             same = [n.package for n in graph.nodes() if n.name == crate.name]
             crate = next((s for s in same if s.version == crate.version), crate)
-        flagged = self.still_flagged(pending.member, pending.target, graph, crate, pending.excused)
-        return Answer(not flagged, tuple(added_packages(pending.base, graph)))
+        excused = frozenset(item.detection.deferred_to)
+        flagged = self.still_flagged(item.member, item.target, graph, crate, excused)
+        return Answer(not flagged, tuple(added_packages(item.view.graph, graph)))

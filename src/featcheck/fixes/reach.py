@@ -119,21 +119,19 @@ class WorkspaceBuilds:
         field(default_factory=dict, init=False)
     )
 
-    def cost(
-        self, model: frozenset[ModelEdit], touches: Iterable[PackageRef], asking: frozenset[str]
-    ) -> Cost:
-        """What the edits cost the builds they change (those holding a package they touch),
-        `asking`: the ids of the members whose finding asks for the fix. Worked out once per
-        edit: the same candidate (a workspace entry) comes up for every member's finding, and
-        comparing every build it changes again for each finding grew with the square of the
+    def cost(self, candidate: Candidate, asking: frozenset[str]) -> Cost:
+        """What the candidate's edits cost the builds they change (those holding a package they
+        touch), `asking`: the ids of the members whose finding asks for the fix. Worked out once
+        per edit: the same candidate (a workspace entry) comes up for every member's finding,
+        and comparing every build it changes again for each finding grew with the square of the
         members (500 members: 20 s)."""
-        touched = frozenset(touches)
-        key = (model, touched, asking)
+        model, touches = candidate.model, candidate.touches
+        key = (model, touches, asking)
         known = self._costs.get(key)
         if known is None:
-            gained = self._gained.get((model, touched))
+            gained = self._gained.get((model, touches))
             if gained is None:
-                gained = self._gained[(model, touched)] = self._compare(model, touched)
+                gained = self._gained[(model, touches)] = self._compare(model, touches)
             known = self._costs[key] = measure(gained, asking)
         return known
 

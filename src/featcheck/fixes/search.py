@@ -31,19 +31,15 @@ from featcheck.fix_words import edit_words
 from featcheck.fixes.candidates import CandidateFinder
 from featcheck.fixes.lockcheck import Conflict
 from featcheck.fixes.reach import NO_COST, Cost, WorkspaceBuilds, added_packages, safety
-from featcheck.graph import DependencyGraph, Node
+from featcheck.graph import DependencyGraph
 from featcheck.report import Fix
 from featcheck.workspace.model import ModelEdit, Package, PackageRef, crate_key
 
 if TYPE_CHECKING:
-    from featcheck.fixes.counterfactual import WhatIf
     from featcheck.fixes.direct import Candidate
-    from featcheck.locate import Locator
     from featcheck.manifest.declarations import Cut
-    from featcheck.resolution.record import FeatureSearch
+    from featcheck.placement import Flagged
     from featcheck.rules import Rule
-    from featcheck.semantics.cfg import TargetCfg
-    from featcheck.workspace.workspace import Workspace
 
 StillFlagged = Callable[[Package, str, DependencyGraph, PackageRef, frozenset[str]], bool]
 """Whether a member's rules still flag the package in a (counterfactual) build of it, findings
@@ -93,13 +89,10 @@ class Outcome:
 
 
 @dataclass
-class FixSearch:
-    """Candidate fixes for the findings of one audit, confirmed by resolution in memory."""
+class FixSearch(CandidateFinder):
+    """Candidate fixes for the findings of one audit (as its base class finds them), confirmed
+    by resolution in memory."""
 
-    metadata: Workspace
-    locator: Locator
-    search: FeatureSearch
-    what_if: WhatIf
     builds: dict[tuple[str, str, FeatureSelection], DependencyGraph]
     """Every audited (member id, target, configuration) build as resolved without edits."""
     still_flagged: StillFlagged
@@ -113,7 +106,6 @@ class FixSearch:
     (`AuditOptions.search_alternatives`)."""
 
     def __post_init__(self) -> None:
-        self.finder = CandidateFinder(self.metadata, self.locator, self.search, self.what_if)
         members = {m.id: m for m in self.metadata.members}
         self.workspace = WorkspaceBuilds(self.builds, self.what_if, members)
         self._cleared: dict[
@@ -129,25 +121,18 @@ class FixSearch:
         self._selection: FeatureSelection = DEFAULT
         self._excused: frozenset[str] = frozenset()
 
-    def find(
-        self,
-        member: Package,
-        target: str,
-        selection: FeatureSelection,
-        cfg: TargetCfg,
-        backend: Node,
-        wanted: tuple[str, ...],
-        affected: Sequence[Package],
-        excused: frozenset[str] = frozenset(),
-    ) -> Outcome:
-        """The best confirmed fix for `backend` missing `wanted` in `member`'s build, with the
-        other candidates as alternatives (without `with_alternatives`, those resolved: see
-        `_search`); `affected` are the members with the same finding.
-        A fix holds when no finding of the crate is left but those for `excused` features."""
-        self._selection, self._excused = selection, excused
+    def find(self, item: Flagged, wanted: tuple[str, ...], affected: Sequence[Package]) -> Outcome:
+        """The best confirmed fix for the detection's crate missing `wanted` in its member's
+        build, with the other candidates as alternatives (without `with_alternatives`, those
+        resolved: see `_search`); `affected` are the members with the same finding.
+        A fix holds when no finding of the crate is left but those for the features the
+        detection defers to."""
+        member, target, backend = item.member, item.target, item.detection.node
+        selection = self._selection = item.selection
+        self._excused = frozenset(item.detection.deferred_to)
         group = self._groups.setdefault(tuple(m.id for m in affected), len(self._groups))
         graph = self.builds[(member.id, target, selection)]
-        candidates = self.finder.candidates(member, cfg, graph, backend, wanted)
+        candidates = self.candidates(member, item.cfg, graph, backend, wanted)
         # Members with a finding of the crate ask for its features: only the others must
         # build nothing new (a GPU application leaving the library's CPU backend off).
         asking = frozenset((member.id, *(m.id for m in affected)))
@@ -155,25 +140,23 @@ class FixSearch:
             candidates, member, target, backend.package, asking, affected, group
         )
         best = self.rank(chosen, verdicts[chosen]) if chosen is not None else None
-        pending = tuple(
-            sorted(
-                (
-                    c
-                    for c in candidates
-                    if c in verdicts
-                    and self.cargo_checks_new_packages
-                    and verdicts[c].cleared
-                    and verdicts[c].conflict is None
-                    and verdicts[c].needs
-                    and (best is None or self.rank(c, verdicts[c], waiting=True) < best)
-                ),
-                key=lambda c: (
-                    self.rank(c, verdicts[c], waiting=True)[:2],
-                    c.proximity[0],
-                    -self._coverage(c, affected, group, target, backend.package),
-                    c.proximity,
-                ),
-            )
+        pending = sorted(
+            (
+                c
+                for c in candidates
+                if c in verdicts
+                and self.cargo_checks_new_packages
+                and verdicts[c].cleared
+                and verdicts[c].conflict is None
+                and verdicts[c].needs
+                and (best is None or self.rank(c, verdicts[c], waiting=True) < best)
+            ),
+            key=lambda c: (
+                self.rank(c, verdicts[c], waiting=True)[:2],
+                c.proximity[0],
+                -self._coverage(c, affected, group, target, backend.package),
+                c.proximity,
+            ),
         )
         alternatives = tuple(
             self.candidate_fix(c, verdicts[c])
@@ -239,12 +222,10 @@ class FixSearch:
 
     def _refused(self, candidates: list[Candidate], verdicts: dict[Candidate, Verdict]) -> str:
         """The one line for a finding no candidate holds for because of versions."""
-        refused = next((c for c in candidates if verdicts[c].conflict is not None), None)
-        if refused is None:
-            return ""
-        conflict = verdicts[refused].conflict
-        assert conflict is not None
-        return f"{edit_words(refused.edits[0])}: cargo cannot resolve it: {conflict.reason()}"
+        for c in candidates:
+            if verdicts[c].conflict is not None:  # its fix's note is cargo's reason
+                return f"{edit_words(c.edits[0])}: {self.candidate_fix(c, verdicts[c]).note}"
+        return ""
 
     def _verdict(
         self,
@@ -258,7 +239,7 @@ class FixSearch:
             return Verdict(False)
         position = self.what_if.index.by_id[member.id]
         edited = self.what_if.graph(candidate.model, position, target, self._selection)
-        cost = self.workspace.cost(candidate.model, candidate.touches, asking)
+        cost = self.workspace.cost(candidate, asking)
         needs = self.what_if.needs(edited)
         lock = self.what_if.lock
         for need in needs:

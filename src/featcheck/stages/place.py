@@ -11,24 +11,21 @@ lack `rayon`, for findings no report shows.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 from featcheck.cargo.runner import CargoRunner, setup_of
 from featcheck.explain import Explainer
-from featcheck.featureset import FeatureSelection
-from featcheck.fixes.search import FixSearch, Outcome, StillFlagged, backends_of
+from featcheck.fixes.search import FixSearch, StillFlagged, backends_of
 from featcheck.graph import DependencyGraph, Node
 from featcheck.locate import Locator
 from featcheck.matrix import ConfigurationPlan
-from featcheck.placement import FindingPlacer, Flagged
+from featcheck.placement import Cover, FindingPlacer, Flagged, cover_keys
 from featcheck.report import Finding
 from featcheck.resolution.record import FeatureSearch
 from featcheck.rules import BuildView, Rule, detect, skipped_for_target
 from featcheck.rules.detect import missing_feature
 from featcheck.rules.spec import Kind
-from featcheck.semantics.cfg import TargetCfg
 from featcheck.stages.members import Resolved, ResolverModel, Run, Scope
 from featcheck.workspace.cargo_metadata import parse_metadata
 from featcheck.workspace.model import Package, PackageRef, same_crate
@@ -37,6 +34,7 @@ from featcheck.workspace.workspace import Workspace
 if TYPE_CHECKING:
     from featcheck.cargo.pending_metadata import MetadataSource
     from featcheck.featureset import AuditOptions
+    from featcheck.fixes.counterfactual import WhatIf
     from featcheck.fixes.overlay import OverlayCheck
 
 
@@ -64,7 +62,8 @@ def place(
     search = FeatureSearch(model.metadata)
     flagged = [item for item in flagged if not offered_by_library(scope, search, item)]
     still_flagged = _still_flagged(scope, model)
-    overlay = _overlay(run, scope, model, still_flagged)
+    what_if = model.what_if(run.deadline)
+    overlay = _overlay(run, scope, what_if, still_flagged)
     # The chain compares members' builds: each member's base configuration stands for it.
     base_builds = {
         (m.id, t): builds[(m.id, t, plan.selections[m.id][0])].graph
@@ -75,16 +74,15 @@ def place(
     placer = FindingPlacer(
         locator,
         Explainer(scope.metadata, search, locator, base_builds, model.record, model.resolver == 1),
-        CoveredFirst(
+        FixSearch(
             scope.metadata,
             locator,
+            what_if,
             search,
-            model.what_if(run.deadline),
             {key: build.graph for key, build in builds.items()},
             still_flagged,
             cargo_checks_new_packages=options.check_new_packages and not options.no_exec,
             backends=backends_of(r for rules in scope.rules_of.values() for r in rules),
-            covers=_covers(flagged) if lazy else frozenset(),
             with_alternatives=options.search_alternatives,
         ),
         overlay,
@@ -93,16 +91,16 @@ def place(
         notes=tuple(filter(None, [scope.unification.finding_note])),
         configured_severity=lambda member, code: scope.config.for_member(member).severity.get(code),
         deadline=run.deadline,
+        covers=_covers(flagged) if lazy else frozenset(),
     )
     try:
         findings = placer.place_all(flagged)
     finally:
         placer.close()
-    assert isinstance(placer.search, CoveredFirst)
     unsearched = [
         finding
         for item, finding in zip(flagged, findings, strict=True)
-        if _cover_keys(item) & placer.search.skipped
+        if cover_keys(item) & placer.skipped
     ]
     return Placed(findings, unsearched)
 
@@ -123,7 +121,7 @@ def copy_source(source: MetadataSource, copy: Path, options: AuditOptions) -> Me
 
 
 def _overlay(
-    run: Run, scope: Scope, model: ResolverModel, still_flagged: StillFlagged
+    run: Run, scope: Scope, what_if: WhatIf, still_flagged: StillFlagged
 ) -> Callable[[], OverlayCheck] | None:
     """cargo's check of the fixes that add packages, where cargo may run and is asked to: on
     cargo's metadata of a temporary copy of the workspace, with the audit's features (made,
@@ -142,30 +140,12 @@ def _overlay(
     def check() -> OverlayCheck:
         from featcheck.fixes.overlay import OverlayCheck
 
-        return OverlayCheck(
-            scope.metadata.root,
-            metadata_of,
-            model.cfgs,
-            model.host,
-            model.resolver,
-            still_flagged,
-            model.unify_workspace,
-        )
+        return OverlayCheck(scope.metadata.root, metadata_of, what_if, still_flagged)
 
     return check
 
 
-_Cover = tuple[str, str, FeatureSelection, PackageRef, str]
-"""A build's (member id, target, configuration), a package and one of its features."""
-
-
-def _cover_keys(item: Flagged) -> frozenset[_Cover]:
-    """The covers a deferred detection waits for (empty for one not deferred)."""
-    node, place = item.detection.node, (item.member.id, item.target, item.selection)
-    return frozenset((*place, node.package, f) for f in item.detection.deferred_to)
-
-
-def _covers(flagged: Sequence[Flagged]) -> frozenset[_Cover]:
+def _covers(flagged: Sequence[Flagged]) -> frozenset[Cover]:
     """What each detection that is not deferred covers: its feature of its package in its
     build."""
     return frozenset(
@@ -175,32 +155,6 @@ def _covers(flagged: Sequence[Flagged]) -> frozenset[_Cover]:
         for feature in (item.detection.feature,)
         if feature
     )
-
-
-@dataclass
-class CoveredFirst(FixSearch):
-    """The fix search, but none for a deferred detection another detection of the same build
-    covers (`covers`): those asked are kept in `skipped`."""
-
-    covers: frozenset[_Cover] = frozenset()
-    skipped: set[_Cover] = field(default_factory=set)
-
-    def find(
-        self,
-        member: Package,
-        target: str,
-        selection: FeatureSelection,
-        cfg: TargetCfg,
-        backend: Node,
-        wanted: tuple[str, ...],
-        affected: Sequence[Package],
-        excused: frozenset[str] = frozenset(),
-    ) -> Outcome:
-        keys = {(member.id, target, selection, backend.package, f) for f in excused}
-        if keys & self.covers:
-            self.skipped.update(keys)
-            return Outcome(None, None, ())
-        return super().find(member, target, selection, cfg, backend, wanted, affected, excused)
 
 
 def offered_by_library(scope: Scope, search: FeatureSearch, item: Flagged) -> bool:
