@@ -12,7 +12,7 @@ from __future__ import annotations
 from featcheck.featureset import FeatureSelection
 from featcheck.report import Finding, Fix, Location
 from featcheck.rules import Detection, Rule
-from featcheck.rules.spec import Kind
+from featcheck.rules.spec import CRATE_PLACEHOLDER, Kind
 from featcheck.severity import Confidence, Severity
 from featcheck.workspace.model import Package
 
@@ -87,7 +87,8 @@ class FindingBuilder:
             target=self.target,
             message=message,
             location=self.location,
-            why=rule.why_for(detection.node.name),
+            # `{crate}` is this crate (burn-cuda, not every backend the rule knows).
+            why=rule.doc.why_line.replace(CRATE_PLACEHOLDER, detection.node.name),
             suggestion=suggestion,
             notes=(detection.evidence, *notes) if detection.evidence else notes,
             chain=self.chain,

@@ -8,14 +8,13 @@ a user's own `cargo tree` may have shown the feature and made them believe all w
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from featcheck.featureset import FeatureSelection
 from featcheck.fix_words import add_features, edit_words, fix_words, remove_defaults
-from featcheck.fixes.direct import new_requirement, pinned_families
+from featcheck.fixes.direct import new_requirement
 from featcheck.graph import DependencyGraph, Node
 from featcheck.locate import Locator
 from featcheck.manifest.declarations import Cut
@@ -52,15 +51,11 @@ class Explainer:
         default_factory=dict, init=False, repr=False
     )
 
-    @functools.cached_property
-    def _pinned(self) -> frozenset[str]:
-        return pinned_families(self.metadata)
-
     def suggestion(self, detection: Detection, cut: Cut | None) -> str:
         """The change to make, in words, computed from the feature tables."""
         node, feature = detection.node, detection.feature
         # The declaration `--fix` would write for this dependency (a caret, unless pinned).
-        version = new_requirement(node, self._pinned)
+        version = new_requirement(node, self.metadata.pinned_families)
         new = Edit(Path(), ("dependencies", node.name), "add-dependency", (feature,), version)
         direct = f"depend on {node.name} directly: {node.name} = {new.declared_value()}"
         declared = None if cut is None else self.metadata.package_of(cut.dependency.package)

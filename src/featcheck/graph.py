@@ -98,8 +98,9 @@ class DependencyGraph:
     _paths: dict[tuple[tuple[Node, ...], Node, frozenset[Node]], list[Node] | None] = field(
         default_factory=dict, repr=False, compare=False
     )
-    _top: tuple[Node, DependencyGraph] | None = field(default=None, repr=False, compare=False)
-    """For a `rooted` graph: its root and the shared graph below it."""
+    parts: tuple[Node, DependencyGraph] | None = field(default=None, repr=False, compare=False)
+    """For a `rooted` graph, its root and the shared graph below it: what is known of the
+    shared graph holds for every graph drawn on top of it. None for other graphs."""
 
     @classmethod
     def rooted(cls, root: Node, children: set[Node], below: DependencyGraph) -> DependencyGraph:
@@ -109,11 +110,11 @@ class DependencyGraph:
         edges = {root: children}
         edges.update(below._dependencies)
         graph = cls(edges)
-        graph._top = (root, below)
+        graph.parts = (root, below)
         return graph
 
     def _changed(self) -> None:
-        self._by_name = self._packages = self._dependents = self._top = None
+        self._by_name = self._packages = self._dependents = self.parts = None
         self._ancestors = {}
         self._sorted = {}
         self._target_side = {}
@@ -130,15 +131,10 @@ class DependencyGraph:
         self._dependencies[dependent].add(dependency)
         self._changed()
 
-    def parts(self) -> tuple[Node, DependencyGraph] | None:
-        """For a `rooted` graph, its root and the shared graph below it: what is known of the
-        shared graph holds for every graph drawn on top of it. None for other graphs."""
-        return self._top
-
     def packages(self) -> frozenset[PackageRef]:
         if self._packages is None:
-            if self._top is not None:
-                root, below = self._top
+            if self.parts is not None:
+                root, below = self.parts
                 self._packages = below.packages() | {root.package}
             else:
                 self._packages = frozenset(n.package for n in self._dependencies)
@@ -151,8 +147,8 @@ class DependencyGraph:
         """Every node of the package called `name` as crates.io compares names (`-` and `_`
         alike: `workspace.model`), several versions or feature sets, in insertion order."""
         key = crate_key(name)
-        if self._top is not None:
-            root, below = self._top
+        if self.parts is not None:
+            root, below = self.parts
             found = below.named(key)
             return [root, *found] if crate_key(root.name) == key else found
         if self._by_name is None:
@@ -167,8 +163,8 @@ class DependencyGraph:
 
     def sorted_dependencies(self, node: Node) -> list[Node]:
         """The direct dependencies of `node`, sorted (kept: not to be changed)."""
-        if self._top is not None and node in self._top[1]._dependencies:
-            return self._top[1].sorted_dependencies(node)
+        if self.parts is not None and node in self.parts[1]._dependencies:
+            return self.parts[1].sorted_dependencies(node)
         found = self._sorted.get(node)
         if found is None:
             found = self._sorted[node] = sorted(self.dependencies(node))
@@ -177,8 +173,8 @@ class DependencyGraph:
     def dependents_map(self) -> Mapping[Node, AbstractSet[Node]]:
         """dependency -> its direct dependents (computed once per graph: not to be changed)."""
         if self._dependents is None:
-            if self._top is not None:
-                root, below = self._top
+            if self.parts is not None:
+                root, below = self.parts
                 reverse: dict[Node, AbstractSet[Node]] = {root: EMPTY, **below.dependents_map()}
                 for child in self._dependencies[root]:
                     reverse[child] = {*reverse[child], root}
@@ -196,8 +192,8 @@ class DependencyGraph:
         found = self._ancestors.get(target)
         if found is not None:
             return found
-        if self._top is not None:
-            root, below = self._top
+        if self.parts is not None:
+            root, below = self.parts
             # The root reaches everything below it, and nothing below reaches the root.
             found = below.ancestors(target) | {root} if target in below._dependencies else EMPTY
         else:
@@ -220,8 +216,8 @@ class DependencyGraph:
         found = self._target_side.get(roots)
         if found is not None:
             return found
-        if self._top is not None and roots == (self._top[0],) and not roots[0].host:
-            root, below = self._top
+        if self.parts is not None and roots == (self.parts[0],) and not roots[0].host:
+            root, below = self.parts
             starts = tuple(sorted(d for d in self._dependencies[root] if not d.host))
             found = below.target_side(starts) | {root}
         else:
@@ -242,11 +238,11 @@ class DependencyGraph:
     ) -> list[Node] | None:
         """A shortest dependency path from `start` to `goal` (both included) that passes
         through none of `avoiding`, or None (the first in sorted order of those as short)."""
-        if self._top is None or start != self._top[0] or goal == start:
+        if self.parts is None or start != self.parts[0] or goal == start:
             return self._path_from((start,), goal, avoiding)
         # From the root, the search goes on from its dependencies in the shared graph, where
         # the answer is kept for every member with the same dependencies.
-        root, below = self._top
+        root, below = self.parts
         starts = tuple(d for d in self.sorted_dependencies(root) if d not in avoiding)
         found = below._path_from(starts, goal, avoiding)
         return None if found is None else [root, *found]

@@ -36,7 +36,7 @@ from hostile_support import (
 )
 from support import RegistryViews, run_featcheck, trust_of, write_offline_cargo_home
 
-from featcheck.cargo.process import neutral_directory
+from featcheck.cargo.process import NEUTRAL_DIRECTORY
 from featcheck.cargo.runner import CargoRunner
 
 # --- the attacks ------------------------------------------------------------------------------
@@ -405,7 +405,7 @@ def test_cargo_keeps_what_rustc_answered_in_featchecks_cache(
                 "--format-version=1",
                 f"--manifest-path={checkout.project / 'Cargo.toml'}",
             ],
-            cwd=neutral_directory(),  # where featcheck runs cargo
+            cwd=NEUTRAL_DIRECTORY,  # where featcheck runs cargo
             env=environment,
             capture_output=True,
             text=True,

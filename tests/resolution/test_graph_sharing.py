@@ -61,7 +61,7 @@ def test_member_graphs_share_what_lies_below_them_and_answer_like_plain_graphs()
     ws, members = _workspace()
     graphs = resolve_builds(workspace_from_metadata(ws.metadata()), members, [LINUX], 2, host=LINUX)
     first, second = (graphs[(member, LINUX.triple)] for member in members)
-    first_parts, second_parts = first.parts(), second.parts()
+    first_parts, second_parts = first.parts, second.parts
     assert first_parts is not None and second_parts is not None
     assert first_parts[1] is second_parts[1]  # one graph below both members
 

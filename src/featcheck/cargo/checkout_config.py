@@ -40,7 +40,7 @@ from featcheck.cargo.config_files import (
     tables,
     unquoted_outside,
 )
-from featcheck.cargo.process import neutral_directory
+from featcheck.cargo.process import NEUTRAL_DIRECTORY
 from featcheck.cargo.unification import UnificationSettings
 from featcheck.errors import FeatcheckError
 
@@ -135,7 +135,7 @@ def read_checkout_config(
     policy = CredentialPolicy(forwarded.registries)
     for file in config_files(workdir, cargo_home, untrusted_home):
         for document, base, within in load(file, (), file.parent.parent, root):
-            if file.parent.parent == neutral_directory():  # cargo reads it there too
+            if file.parent.parent == NEUTRAL_DIRECTORY:  # cargo reads it there too
                 forwarded.names_wrapper |= _names_wrapper(document)
             with unquoted_outside(within, document.path, "holds a value featcheck refuses"):
                 leaves = list(allowed_leaves(document, base))

@@ -23,7 +23,7 @@ from featcheck.cargo.argv_gate import (
     option,
 )
 from featcheck.cargo.checkout_config import CheckoutConfig, read_checkout_config
-from featcheck.cargo.process import neutral_directory
+from featcheck.cargo.process import NEUTRAL_DIRECTORY
 from featcheck.cargo.toolchain import Toolchain, resolve_toolchain
 from featcheck.errors import FeatcheckError
 from featcheck.fileio import read_cache, write_cache
@@ -122,7 +122,7 @@ def isolated_setup(
     rustflags = environment_rustflags(env)
     _offer_no_git_credentials(env, cargo_home)
     config = config._replace(arguments=(*config.arguments, GIT_THROUGH_THE_CLI))
-    return CommandSetup(toolchain, env, neutral_directory(), config, rustflags, places.cache)
+    return CommandSetup(toolchain, env, NEUTRAL_DIRECTORY, config, rustflags, places.cache)
 
 
 GIT_THROUGH_THE_CLI = option("--config", "net.git-fetch-with-cli=true", CONFIG_SETTING)

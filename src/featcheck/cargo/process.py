@@ -23,13 +23,12 @@ if sys.platform != "win32":
     import fcntl  # already loaded by subprocess
 
 
-def neutral_directory() -> Path:
-    """A working directory no checkout controls: the root of the file system.
+NEUTRAL_DIRECTORY = Path(os.path.abspath(os.sep))
+"""A working directory no checkout controls: the root of the file system.
 
-    cargo reads `.cargo/config.toml` from its working directory and every directory above it,
-    and rustup looks for toolchain files the same way; the root has no parent a user can write.
-    """
-    return Path(os.path.abspath(os.sep))
+cargo reads `.cargo/config.toml` from its working directory and every directory above it,
+and rustup looks for toolchain files the same way; the root has no parent a user can write.
+"""
 
 
 # A NamedTuple, not a dataclass: made before cargo starts (see audit.py).

@@ -291,12 +291,6 @@ class CargoRunner:
 _TOTAL = re.compile(r"Downloaded (\d+) crates? \((\d+(?:\.\d+)? [KMGT]?i?B)\)")
 
 
-def setup_of(source: object) -> CommandSetup | None:
-    """The toolchain, environment and configuration of an audit's cargo (None where the audit
-    read files instead: `--no-exec`), for the trees made from its tree."""
-    return source.prepared_setup() if isinstance(source, CargoRunner) else None
-
-
 class DownloadProgress:
     """Turns chunks of cargo's stderr into short progress texts for `say` (counts and sizes,
     never the checkout's names)."""

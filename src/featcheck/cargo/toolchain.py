@@ -31,7 +31,7 @@ from featcheck.boundary import (
     refuse_checkout_program,
 )
 from featcheck.cargo.argv_gate import TOOLCHAIN, Argument, GateError, option, word
-from featcheck.cargo.process import RunningProcess, neutral_directory, start_process
+from featcheck.cargo.process import NEUTRAL_DIRECTORY, RunningProcess, start_process
 from featcheck.errors import FeatcheckError
 from featcheck.manifest.document import parse_text
 from featcheck.toml_read import toml_data
@@ -297,7 +297,7 @@ def _start_rustup(
         rustup,
         args,
         trust=trust,
-        cwd=neutral_directory(),
+        cwd=NEUTRAL_DIRECTORY,
         env=env,
         timeout=timeout,
         what=f"`rustup {' '.join(args)}`",

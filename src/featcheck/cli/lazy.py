@@ -61,7 +61,7 @@ def audit_project(
     loaded (featcheck.pipeline) and `meanwhile` runs while cargo works, given the setup of the
     audit's cargo for the trees made from the checkout (None with `--no-exec`)."""
     from featcheck.audit import cargo_source, started_audit
-    from featcheck.cargo.runner import setup_of
+    from featcheck.cargo.runner import CargoRunner
 
     if options.select or options.ignore:  # the usual run: the rules load while cargo works
         from featcheck.rules import check_builtin_codes
@@ -77,7 +77,9 @@ def audit_project(
         # asks rustc for the targets' cfg, off the path the user waits on.
         from featcheck.pipeline import audit_started
 
-        return audit_started(started, lambda: meanwhile(setup_of(started.source)))
+        source = started.source
+        setup = source.prepared_setup if isinstance(source, CargoRunner) else lambda: None
+        return audit_started(started, lambda: meanwhile(setup()))
 
 
 def report_stage(output_format: str) -> Callable[[AuditResult, argparse.Namespace, str], int]:

@@ -63,7 +63,7 @@ from pathlib import Path
 from typing import NamedTuple, NoReturn
 
 from featcheck.boundary import TrustContext
-from featcheck.cargo.process import neutral_directory, open_process
+from featcheck.cargo.process import NEUTRAL_DIRECTORY, open_process
 from featcheck.errors import FeatcheckError
 from featcheck.featureset import AuditOptions
 
@@ -303,7 +303,7 @@ def start_git(
         process = open_process(
             command,
             trust=trust,
-            cwd=neutral_directory(),
+            cwd=NEUTRAL_DIRECTORY,
             env=guarded_environment(os.environ),
             stdin=subprocess.PIPE if batch else subprocess.DEVNULL,
         )

@@ -142,7 +142,7 @@ class WhatIf:
         return self.lock is not None and isinstance(self.lock.check(need), Bound)
 
     def _all_needs(self, graph: DependencyGraph) -> list[Need]:
-        parts = graph.parts()
+        parts = graph.parts
         if parts is None:
             found = {need for node in graph.nodes() for need in self._node_needs(node)}
             return sorted(found, key=_need_order)

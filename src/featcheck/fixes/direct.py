@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 from featcheck.manifest.declarations import Cut, DeclarationSite, workspace_site
 from featcheck.report import Action, Edit
 from featcheck.semantics import semver
-from featcheck.workspace.model import DEP_FEATURE, FEATURE, NORMAL, NewDependency, crate_key
+from featcheck.workspace.model import DEP_FEATURE, FEATURE, NORMAL, NewDependency, crate_family
 
 if TYPE_CHECKING:  # the finders are handed these; direct.py only names their types
     from featcheck.fixes.counterfactual import WhatIf
@@ -52,25 +52,11 @@ class Candidate:
     """Packages whose declarations change: only builds holding one can change."""
 
 
-def _family(name: str) -> str:
-    return crate_key(name).split("-", 1)[0]
-
-
-def pinned_families(metadata: Workspace) -> frozenset[str]:
-    """The crate families (`burn` for burn-flex) the user's manifests pin with `=X.Y.Z`."""
-    return frozenset(
-        _family(d.name)
-        for package in metadata.unpublished()
-        for d in package.declarations
-        if d.req.lstrip().startswith("=")
-    )
-
-
 def new_requirement(node: Node, pinned: frozenset[str]) -> str:
     """The version requirement of a new direct dependency on `node`, as `--fix` writes it: a
     caret on the version the lockfile holds, `=` where the user pins that crate family
     exactly (`burn = "=0.21.0"` makes burn-flex `=0.21.0`: a caret would let it move alone)."""
-    return f"={node.version}" if _family(node.name) in pinned else node.version
+    return f"={node.version}" if crate_family(node.name) in pinned else node.version
 
 
 @dataclass
@@ -80,7 +66,6 @@ class DirectDependencies:
     metadata: Workspace
     locator: Locator
     what_if: WhatIf
-    _pinned: frozenset[str] | None = field(default=None, init=False)
     _entry: dict[str, DeclarationSite | None] = field(default_factory=dict, init=False)
     _selects: dict[tuple[int, str, frozenset[int]], bool] = field(default_factory=dict, init=False)
 
@@ -161,9 +146,8 @@ class DirectDependencies:
         optional = behind is not None
         # What the new line asks of the crate, its action and its version requirement.
         if entry is None:
-            if self._pinned is None:  # asked for every finding with a new dependency: once
-                self._pinned = pinned_families(self.metadata)
-            key, requested, version = backend.name, wanted, new_requirement(backend, self._pinned)
+            pinned = self.metadata.pinned_families
+            key, requested, version = backend.name, wanted, new_requirement(backend, pinned)
             action: Action = "add-optional-dependency" if optional else "add-dependency"
         else:
             key = entry.key

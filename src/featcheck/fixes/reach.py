@@ -188,7 +188,7 @@ class WorkspaceBuilds:
         # Members' builds share the graphs below them: each is looked at once.
         below_of: dict[int, tuple[DependencyGraph, list[BuildKey]]] = {}
         for key, graph in self.builds.items():
-            parts = graph.parts()
+            parts = graph.parts
             if parts is None:
                 for ref in graph.packages():
                     holders.setdefault(ref, []).append(key)

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from featcheck.cargo.argv_gate import word
-from featcheck.cargo.process import neutral_directory, start_process
+from featcheck.cargo.process import NEUTRAL_DIRECTORY, start_process
 from featcheck.errors import FeatcheckError
 from featcheck.severity import plural
 
@@ -68,7 +68,7 @@ def find_toolset(runner: CargoRunner, target_dir: Path, timeout: float) -> Tools
         rustc,
         [word("-vV")],
         trust=runner.trust,
-        cwd=neutral_directory(),
+        cwd=NEUTRAL_DIRECTORY,
         env=environment,
         timeout=min(timeout, 60.0),
         what="`rustc -vV`",

@@ -24,7 +24,7 @@ from typing import Any
 
 from featcheck.boundary import TrustContext
 from featcheck.cargo.argv_gate import Argument
-from featcheck.cargo.process import neutral_directory, start_process
+from featcheck.cargo.process import NEUTRAL_DIRECTORY, start_process
 from featcheck.errors import FeatcheckError
 from featcheck.probe.verdict import Decision, Load, RunStats, ThreadEvidence, decide
 
@@ -133,7 +133,7 @@ def _run_once(
         binary,
         [Argument(argument) for argument in arguments],  # featcheck's own numbers and flags
         trust=trust,
-        cwd=neutral_directory(),
+        cwd=NEUTRAL_DIRECTORY,
         env=environment,
         timeout=timeout,
         what="the probe",

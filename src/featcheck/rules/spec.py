@@ -198,11 +198,6 @@ class Rule:
         `{crate}` reads as every crate the rule names."""
         return self.worded(self.doc.why_line)
 
-    def why_for(self, crate: str) -> str:
-        """The why-section on one line, as a finding on `crate` quotes it: `{crate}` is that
-        crate (burn-cuda, not every backend the rule knows)."""
-        return self.doc.why_line.replace(CRATE_PLACEHOLDER, crate)
-
     def worded(self, text: str) -> str:
         """A section of the rule's doc, `{crate}` written as the crates it names: `burn-wgpu,
         burn-cuda or burn-cpu`."""

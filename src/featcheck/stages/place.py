@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
-from featcheck.cargo.runner import CargoRunner, setup_of
+from featcheck.cargo.runner import CargoRunner
 from featcheck.explain import Explainer
 from featcheck.fixes.search import FixSearch, StillFlagged, backends_of
 from featcheck.graph import DependencyGraph, Node
@@ -116,7 +116,7 @@ def copy_source(source: MetadataSource, copy: Path, options: AuditOptions) -> Me
         offline=options.offline,
         timeout=options.timeout,
         on_command=options.on_command,
-        setup=setup_of(source),
+        setup=source.prepared_setup() if isinstance(source, CargoRunner) else None,
     )
 
 

@@ -245,6 +245,11 @@ def crate_key(name: str) -> str:
     return name.replace("_", "-").lower()
 
 
+def crate_family(name: str) -> str:
+    """The family of a crate: `burn` for burn-flex."""
+    return crate_key(name).split("-", 1)[0]
+
+
 def same_crate(written: str, name: str) -> bool:
     """Whether `written` (by a user or a rule) names the crate cargo calls `name`."""
     return crate_key(written) == crate_key(name)

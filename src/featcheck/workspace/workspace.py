@@ -33,6 +33,7 @@ from featcheck.workspace.model import (
     FeatureValue,
     Package,
     PackageRef,
+    crate_family,
     extern_name,
     parse_feature_values,
 )
@@ -81,6 +82,17 @@ class Workspace(Mapping[str, Package]):
         without reading the hundreds of registry packages."""
         table = self.packages
         return [table[i] for i, p in enumerate(table.listed) if not is_registry(p.source)]
+
+    @cached_property
+    def pinned_families(self) -> frozenset[str]:
+        """The crate families the user's manifests pin with `=X.Y.Z` (asked for every
+        finding with a new dependency: computed once)."""
+        return frozenset(
+            crate_family(d.name)
+            for package in self.unpublished()
+            for d in package.declarations
+            if d.req.lstrip().startswith("=")
+        )
 
     def package_of(self, ref: PackageRef) -> Package | None:
         """The package a graph node names: by its id, or (a graph from `cargo tree` text
