@@ -240,13 +240,8 @@ class TreeWriter:
 
     def write(self, path: tuple[str, ...], content: bytes) -> None:
         directory = self.directory(path[:-1])
-        file = os.open(path[-1], _NEW_FILE, 0o644, dir_fd=directory)
-        try:
-            view = memoryview(content)
-            while view:
-                view = view[os.write(file, view) :]
-        finally:
-            os.close(file)
+        with os.fdopen(os.open(path[-1], _NEW_FILE, 0o644, dir_fd=directory), "wb") as file:
+            file.write(content)
 
     def close(self) -> None:
         while self._opened:
@@ -298,8 +293,7 @@ def revision_tree(
 ) -> Iterator[Path]:
     """The tree of `revision` (see `write_tree`, which takes at most `timeout` seconds), kept
     in the run's trusted cache or made for this run."""
-    cache = trust.cache
-    root = None if cache is None else cache / "revisions"
+    root = None if trust.cache is None else trust.cache / "revisions"
     try:
         if root is not None:
             root.mkdir(parents=True, exist_ok=True)
