@@ -255,13 +255,24 @@ class TargetSkip:
 
 
 @dataclass(frozen=True)
-class StaleEntry:
-    """A baseline entry that matches no finding of a build this audit covered any more."""
+class BaselineEntry:
+    """One accepted finding of a baseline file (featcheck.comparison.baseline); a stale one
+    matches no finding of a build this audit covered any more."""
 
     line: int
     fingerprint: str
-    description: str
-    """The entry's own words (rule, member, crate, feature), as the file gives them."""
+    severity: Severity
+    code: str
+    member: str | None
+    target: str | None
+    configuration: str
+    comment: str
+
+    def describe(self) -> str:
+        """The entry's own words (rule, member, crate, feature), as the file gives them."""
+        who = f" {self.member}" if self.member else ""
+        about = f": {self.comment}" if self.comment else ""
+        return f"{self.code}{who}{about}"
 
 
 @dataclass(frozen=True)
@@ -276,7 +287,7 @@ class Comparison:
     """Findings that were there already (in the baseline, or on the revision): not shown."""
     absent: tuple[Finding, ...] = ()
     """Findings of the base revision that this audit no longer has (fixed since)."""
-    stale: tuple[StaleEntry, ...] = ()
+    stale: tuple[BaselineEntry, ...] = ()
 
 
 @dataclass

@@ -163,7 +163,7 @@ def test_a_revisions_tree_is_kept_once_in_the_users_cache(
     with revision_tree(repository, trust_of(repository), revision) as first:
         (first / "Cargo.toml").read_text()
     with revision_tree(repository, trust_of(repository), revision) as second:
-        kept = tmp_path / "cache" / "featcheck" / "revisions" / cache_key(repository, revision)
+        kept = tmp_path / "cache" / "featcheck" / "revisions" / cache_key(revision)
         assert second == first == kept and kept.name.startswith(revision.commit)
     assert [p.name for p in first.parent.iterdir()] == [kept.name]  # nothing half-written
     # A cache inside the checkout is the checkout's: a directory of this run's serves instead.

@@ -22,13 +22,13 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 
 from featcheck.boundary import decode_text, read_checkout_file
 from featcheck.errors import FeatcheckError
 from featcheck.featureset import DEFAULT, FeatureSelection
-from featcheck.report import AuditResult, Comparison, Finding, StaleEntry
+from featcheck.report import AuditResult, BaselineEntry, Comparison, Finding
 from featcheck.semantics.semver import parse_version
 from featcheck.severity import Severity, plural
 from featcheck.workspace.model import crate_key
@@ -104,26 +104,6 @@ def fingerprint(finding: Finding) -> str:
 _FINGERPRINT = re.compile(rf"[0-9a-f]{{{FINGERPRINT_LENGTH}}}")
 _SEVERITIES = {severity.label: severity for severity in Severity}
 _NONE = "-"
-
-
-@dataclass(frozen=True)
-class BaselineEntry:
-    """One accepted finding."""
-
-    line: int
-    fingerprint: str
-    severity: Severity
-    code: str
-    member: str | None
-    target: str | None
-    configuration: str
-    comment: str
-
-    def describe(self) -> str:
-        """The entry in a few words, for a report."""
-        who = f" {self.member}" if self.member else ""
-        about = f": {self.comment}" if self.comment else ""
-        return f"{self.code}{who}{about}"
 
 
 def read_baseline(path: Path, root: Path | None) -> list[BaselineEntry]:
@@ -218,7 +198,7 @@ def against_baseline(
         "baseline",
         file,
         hidden=tuple(hidden),
-        stale=tuple(StaleEntry(e.line, e.fingerprint, e.describe()) for e in stale),
+        stale=tuple(stale),
     )
     notes = [
         f"{file}:{entry.line}: baseline entry matches no finding any more ({entry.describe()}); "

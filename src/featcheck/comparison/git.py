@@ -57,7 +57,6 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple, NoReturn
@@ -80,8 +79,6 @@ GUARDED_ENVIRONMENT = {
     "GIT_ATTR_NOSYSTEM": "1",
     "LC_ALL": "C",  # git's messages in English, for the one featcheck recognises
 }
-_KEPT = frozenset({"GIT_EXEC_PATH"})
-_DROPPED = frozenset({"SSH_ASKPASS"})
 
 GUARD_ARGUMENTS = (
     "--no-pager",
@@ -122,16 +119,6 @@ class Budget(NamedTuple):
         )
 
 
-def guarded_environment(inherited: Mapping[str, str]) -> dict[str, str]:
-    """`inherited` without what could steer git, with the guards above."""
-    kept = {
-        name: value
-        for name, value in inherited.items()
-        if (not name.startswith("GIT_") or name in _KEPT) and name not in _DROPPED
-    }
-    return {**kept, **GUARDED_ENVIRONMENT}
-
-
 class Git:
     """One git process started by `start_git`: its stdout read within a deadline, never more
     than the caller allows."""
@@ -151,7 +138,11 @@ class Git:
     def ask(self, requests: list[bytes]) -> None:
         """Send request lines (a batch process) from a thread of their own, while the caller
         reads the answers: git answers as it reads, so neither side waits on a full pipe."""
-        self._join_sender()
+        if self._sender is not None:
+            self._sender.join(timeout=max(self._budget.left(), 0.001))
+            if self._sender.is_alive():
+                self._timed_out()
+            self._sender = None
         data = b"".join(request + b"\n" for request in requests)
         self._sender = threading.Thread(target=self._send, args=(data,), daemon=True)
         self._sender.start()
@@ -162,13 +153,6 @@ class Git:
         with contextlib.suppress(OSError, ValueError):  # git ended, or was ended: it says why
             stdin.write(data)
             stdin.flush()
-
-    def _join_sender(self) -> None:
-        if self._sender is not None:
-            self._sender.join(timeout=max(self._budget.left(), 0.001))
-            if self._sender.is_alive():
-                self._timed_out()
-            self._sender = None
 
     def complaint(self) -> str:
         """What git said on stderr before its stdout ended (it is ended now)."""
@@ -299,12 +283,19 @@ def start_git(
     # container's checkout often belongs to another user), and obeys nothing of it (above).
     trusted = ["-c", f"safe.directory={os.path.abspath(repository)}"]
     command = [git, *GUARD_ARGUMENTS, *trusted, "-C", os.path.abspath(repository), *arguments]
+    # The caller's environment without what could steer git (the module says which), with the
+    # guards above.
+    inherited = {
+        name: value
+        for name, value in os.environ.items()
+        if (not name.startswith("GIT_") or name == "GIT_EXEC_PATH") and name != "SSH_ASKPASS"
+    }
     try:
         process = open_process(
             command,
             trust=trust,
             cwd=NEUTRAL_DIRECTORY,
-            env=guarded_environment(os.environ),
+            env={**inherited, **GUARDED_ENVIRONMENT},
             stdin=subprocess.PIPE if batch else subprocess.DEVNULL,
         )
     except FeatcheckError as error:
@@ -331,7 +322,7 @@ class Revision:
 
     name: str
     commit: str
-    git_directory: Path | None = None
+    git_directory: Path
     """The repository's (common) git directory, resolved: whose objects these are."""
 
     @property

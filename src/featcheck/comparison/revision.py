@@ -59,7 +59,6 @@ _READ_WHOLE = {
     "Cargo.lock": ("lockfile", MAX_LOCKFILE_BYTES),
     CONFIG_FILE: ("featcheck configuration", MAX_MANIFEST_BYTES),
 }
-_CARGO_CONFIG = ("cargo configuration file", MAX_CONFIG_BYTES)
 _TARGET_DIRECTORIES = frozenset({"examples", "tests", "benches"})
 
 
@@ -74,8 +73,7 @@ def write_tree(
     """The tree of `revision` under `destination` (an empty directory), as the module says;
     a FeatcheckError (with part of it written) where a bound or the timeout is passed."""
     budget = Budget.starting_now(timeout)
-    if revision.git_directory is not None:
-        refuse_borrowed_objects(revision.git_directory, trust)
+    refuse_borrowed_objects(revision.git_directory, trust)
     reader = ObjectReader(repository, budget, trust)
     try:
         contents, empty = _selected(Walk(reader, budget, revision.label), revision.commit)
@@ -124,7 +122,7 @@ def _read_whole(path: tuple[str, ...]) -> tuple[str, int] | None:
     if path[-1] in _READ_WHOLE:
         return _READ_WHOLE[path[-1]]
     if path[-1] in ("config", "config.toml") and len(path) > 1 and path[-2] == ".cargo":
-        return _CARGO_CONFIG
+        return ("cargo configuration file", MAX_CONFIG_BYTES)
     return None
 
 
@@ -242,13 +240,8 @@ class TreeWriter:
 
     def write(self, path: tuple[str, ...], content: bytes) -> None:
         directory = self.directory(path[:-1])
-        file = os.open(path[-1], _NEW_FILE, 0o644, dir_fd=directory)
-        try:
-            view = memoryview(content)
-            while view:
-                view = view[os.write(file, view) :]
-        finally:
-            os.close(file)
+        with os.fdopen(os.open(path[-1], _NEW_FILE, 0o644, dir_fd=directory), "wb") as file:
+            file.write(content)
 
     def close(self) -> None:
         while self._opened:
@@ -300,8 +293,7 @@ def revision_tree(
 ) -> Iterator[Path]:
     """The tree of `revision` (see `write_tree`, which takes at most `timeout` seconds), kept
     in the run's trusted cache or made for this run."""
-    cache = trust.cache
-    root = None if cache is None else cache / "revisions"
+    root = None if trust.cache is None else trust.cache / "revisions"
     try:
         if root is not None:
             root.mkdir(parents=True, exist_ok=True)
@@ -315,7 +307,7 @@ def revision_tree(
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
         return
-    tree = root / cache_key(repository, revision)
+    tree = root / cache_key(revision)
     if not (tree / _COMPLETE).is_file():
         partial = Path(tempfile.mkdtemp(prefix=".partial-", dir=root))
         try:
@@ -344,8 +336,7 @@ def revision_tree(
     yield tree
 
 
-def cache_key(repository: Path, revision: Revision) -> str:
+def cache_key(revision: Revision) -> str:
     """`<commit>-<repository>`: the commit, and the repository's git directory hashed."""
-    where = revision.git_directory or Path(os.path.realpath(repository))
-    digest = hashlib.sha256(os.fsencode(where)).hexdigest()[:16]
+    digest = hashlib.sha256(os.fsencode(revision.git_directory)).hexdigest()[:16]
     return f"{revision.commit}-{digest}"

@@ -107,7 +107,7 @@ def _comparison(comparison: Comparison) -> dict[str, Any]:
         "hidden": [finding_to_dict(f) for f in comparison.hidden],
         "absent": [finding_to_dict(f) for f in comparison.absent],
         "stale": [
-            {"line": e.line, "fingerprint": e.fingerprint, "entry": e.description}
+            {"line": e.line, "fingerprint": e.fingerprint, "entry": e.describe()}
             for e in comparison.stale
         ],
     }
