@@ -137,7 +137,7 @@ class Locator:
             return None
         key = (site.manifest.path, site.path)
         if key not in self._declarations:
-            start = site.key_entry()
+            start = site.manifest.entry(site.path)
             self._declarations[key] = (
                 None
                 if start is None

@@ -49,7 +49,9 @@ def _declaration(name: str, **fields: Any) -> Any:
 
 
 def _lines(found: list[Any]) -> list[tuple[str, int]]:
-    return [("/".join(map(str, site.path)), site.key_entry().key.line) for site in found]
+    return [
+        ("/".join(map(str, site.path)), site.manifest.entry(site.path).key.line) for site in found
+    ]
 
 
 def test_each_declaration_is_bound_to_the_lines_that_write_it() -> None:

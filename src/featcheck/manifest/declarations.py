@@ -87,10 +87,6 @@ class DeclarationSite:
             return False
         return any(self.value.get(key) is False for key in _DEFAULT_FEATURES_KEYS)
 
-    def key_entry(self) -> Entry | None:
-        """Where the declaration's key (or table header) is written."""
-        return self.manifest.entry(self.path)
-
     @property
     def platform(self) -> str | None:
         """The `[target.X]` table's X (a `cfg(...)` or a triple); None if unconditional."""
@@ -129,7 +125,7 @@ class Cut:
         in_workspace_entry = where is not site
         cut_here = where.disables_defaults() and (in_workspace_entry or not where.inherits)
         written = where.default_features_entry() if cut_here else None
-        entry = written[1] if written is not None else where.key_entry()
+        entry = written[1] if written is not None else where.manifest.entry(where.path)
         if entry is None:
             return None
         inheriting = site if in_workspace_entry else None

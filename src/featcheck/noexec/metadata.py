@@ -253,10 +253,8 @@ class FilePackages(PackageTable):
             if not fitting:
                 continue
             library = self._library_name(target)
-            if library is None:
-                yield target, declarations_for_edge(declarations, name, version, None, None, None)
-                continue
-            kinds = dict.fromkeys((d.kind, d.target) for d in fitting)
+            # Without a library, metadata lists the dependency by name alone (`kinds` None).
+            kinds = None if library is None else dict.fromkeys((d.kind, d.target) for d in fitting)
             renames = {d.rename for d in fitting if d.rename}
             extern = extern_name(next(iter(renames))) if len(renames) == 1 else library
             yield target, declarations_for_edge(declarations, name, version, kinds, extern, library)
