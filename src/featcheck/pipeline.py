@@ -220,14 +220,14 @@ def audit_workspace(
     plan = plan_builds(run, scope)
     scope = with_every_feature(run, scope, plan, all_features=all_features)
     resolved = resolve(run, scope, plan)
+    root = report_root(run.manifest.parent, run.options.root)
+    found = detect_all(run, scope, plan, resolved.builds)
 
     def finished_with(placed: Placed) -> AuditResult:
         result = new_result(run, scope, plan, root)
         result.skipped, result.incomplete = found.skipped, found.incomplete
         return finish(run, scope, result, placed.findings, found.unread_note)
 
-    root = report_root(run.manifest.parent, run.options.root)
-    found = detect_all(run, scope, plan, resolved.builds)
     placed = place(run, scope, plan, resolved, found.flagged, root)
     finished = finished_with(placed)
     if uncovered(placed.unsearched, _reported(finished, placed)):
