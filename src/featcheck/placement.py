@@ -162,7 +162,8 @@ class FindingPlacer:
             self.skipped.update(keys)
             return Outcome(None, None, ())
         wanted = _wanted(item, same_crate.features[item.member.id])
-        return self.search.find(item, wanted, same_crate.affected)
+        required = same_crate.required[item.member.id]
+        return self.search.find(item, wanted, same_crate.affected, required)
 
     def _confirm_pending(self, flagged: list[Flagged], outcomes: list[Outcome]) -> list[Outcome]:
         """Let cargo answer, in one go per round, the fixes resolution in memory cannot: a
@@ -329,12 +330,21 @@ class _SameCrate:
     """The members with a detection of the crate, in the order of their first one."""
     features: dict[str, list[str]] = field(default_factory=dict)
     """By member id: the features that member's detections of the crate ask for."""
+    required: dict[str, set[str]] = field(default_factory=dict)
+    """By member id: the features no fix can leave the crate without, deferred or not: those
+    of the detections whose rules stand down for nothing else (`UsedWhen`'s `handled_by` and
+    `unless_*`). Such a rule goes on flagging a crate in use, and a fix only adds."""
 
     def add(self, item: Flagged) -> None:
         asked = self.features.get(item.member.id)
         if asked is None:
             asked = self.features[item.member.id] = []
+            self.required[item.member.id] = set()
             self.affected.append(item.member)
+        used = item.rule.used_when
+        stands_down = used.handled_by or used.unless_dependency_has or used.unless_dependent
+        if item.detection.feature and not stands_down:
+            self.required[item.member.id].add(item.detection.feature)
         if not item.detection.deferred_to:
             # A deferred finding may go (stages/finish.py): the others' fixes stay as they were.
             asked.append(item.detection.feature)

@@ -16,6 +16,7 @@ import pytest
 from cli_in_process import run_in_process
 from support import WORKSPACES
 
+from featcheck.fixes.search import FixSearch
 from featcheck.resolution.session import TargetSession
 
 
@@ -70,6 +71,36 @@ def test_a_candidate_adding_a_backend_to_a_library_is_not_resolved_for_its_other
     assert alone < listing, (alone, listing)
 
 
+def test_a_libraries_line_wins_without_resolving_what_each_member_could_change_alone(
+    offline_cargo: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # a, b and c build burn-flex without `rayon`, each through its own burn line, and each
+    # depends on lib, whose burn line also cuts the defaults. Adding "rayon", "simd" to lib's
+    # line clears all three findings; each member's own line clears only its own, and adds
+    # no fewer packages than the features themselves bring: those are not resolved.
+    project = tmp_path / "project"
+    burn = 'burn = { version = "=0.22.1", default-features = false, features = ["std"%s] }\n'
+    members = {name: (burn % ', "flex"') + 'lib = { path = "../lib" }\n' for name in "abc"}
+    _write_workspace(project, {"lib": burn % "", **members}, libraries={"lib"})
+    audit = _counting_audits(project, 1, monkeypatch, tmp_path)
+    text, bounded, report, _, _ = _three_reports(audit)
+    findings = json.loads(report)["findings"]
+    assert [(f["code"], f["member"]) for f in findings] == [("FC001", m) for m in "abc"]
+    for finding in findings:
+        (edit,) = finding["fix"]["edits"]
+        assert (edit["file"], edit["line"], edit["features"]) == (
+            "lib/Cargo.toml",
+            8,
+            ["rayon", "simd"],
+        )
+        assert f"= fix: {finding['fix']['description']} ({edit['file']}:{edit['line']})" in text
+    # Without the least a fix adds, each member's own candidates are resolved again.
+    monkeypatch.setattr(FixSearch, "_least_added", lambda *arguments: 0)
+    unbounded_text, unbounded = audit("unbounded")
+    assert unbounded_text == text
+    assert bounded < unbounded, (bounded, unbounded)
+
+
 def _counting_audits(
     project: Path, exit_code: int, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> Callable[..., tuple[str, int]]:
@@ -107,25 +138,30 @@ def _three_reports(audit: Callable[..., tuple[str, int]]) -> tuple[str, int, str
 def _write_gpu_library_workspace(root: Path) -> None:
     burn = '{ version = "=0.22.1", default-features = false, features = ["std"] }'
     manifests = {
-        "": '[workspace]\nresolver = "3"\nmembers = ["app", "core", "cli", "server"]\n',
         "app": f'burn = {burn}\ncore = {{ path = "../core", features = ["gpu"] }}\n',
         "core": f'burn = {burn}\n\n[features]\ngpu = ["burn/wgpu"]\n',
         "cli": 'core = { path = "../core" }\n',
         "server": 'core = { path = "../core" }\n',
     }
+    _write_workspace(root, manifests, libraries={"core"})
+
+
+def _write_workspace(root: Path, manifests: dict[str, str], libraries: set[str]) -> None:
+    """A workspace of the members named in `manifests`, each with those `[dependencies]`
+    lines (from line 8 of its Cargo.toml), a library where named in `libraries`."""
+    members = ", ".join(f'"{member}"' for member in manifests)
+    root.mkdir(parents=True)
+    (root / "Cargo.toml").write_text(f'[workspace]\nresolver = "3"\nmembers = [{members}]\n')
     for member, dependencies in manifests.items():
         directory = root / member
-        directory.mkdir(parents=True, exist_ok=True)
-        if not member:
-            (directory / "Cargo.toml").write_text(dependencies)
-            continue
+        directory.mkdir()
         package = f'[package]\nname = "{member}"\nversion = "0.1.0"\nedition = "2024"\n'
         (directory / "Cargo.toml").write_text(
             f"{package}publish = false\n\n[dependencies]\n{dependencies}"
         )
-        source = "lib.rs" if member == "core" else "main.rs"
+        source = "lib.rs" if member in libraries else "main.rs"
         (directory / "src").mkdir()
-        (directory / "src" / source).write_text("" if member == "core" else "fn main() {}\n")
+        (directory / "src" / source).write_text("" if member in libraries else "fn main() {}\n")
     # burn 0.22.1's versions, as the GPU-only example locks them, with the members added.
     shutil.copy(WORKSPACES / "gpu-only" / "Cargo.lock", root / "Cargo.lock")
     subprocess.run(
