@@ -332,8 +332,9 @@ class _SameCrate:
     """By member id: the features that member's detections of the crate ask for."""
     required: dict[str, set[str]] = field(default_factory=dict)
     """By member id: the features no fix can leave the crate without, deferred or not: those
-    of the detections whose rules stand down for nothing else (`UsedWhen`'s `handled_by` and
-    `unless_*`). Such a rule goes on flagging a crate in use, and a fix only adds."""
+    of its detections on the target whose rules stand down for nothing else (`UsedWhen`'s
+    `handled_by` and `unless_*`). Such a rule goes on flagging a crate in use, and a fix only
+    adds."""
 
     def add(self, item: Flagged) -> None:
         asked = self.features.get(item.member.id)
@@ -343,7 +344,7 @@ class _SameCrate:
             self.affected.append(item.member)
         used = item.rule.used_when
         stands_down = used.handled_by or used.unless_dependency_has or used.unless_dependent
-        if item.detection.feature and not stands_down:
+        if item.detection.feature and not item.detection.node.host and not stands_down:
             self.required[item.member.id].add(item.detection.feature)
         if not item.detection.deferred_to:
             # A deferred finding may go (stages/finish.py): the others' fixes stay as they were.
