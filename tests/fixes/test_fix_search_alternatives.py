@@ -83,7 +83,8 @@ def test_a_libraries_line_wins_without_resolving_what_each_member_could_change_a
     members = {name: (burn % ', "flex"') + 'lib = { path = "../lib" }\n' for name in "abc"}
     _write_workspace(project, {"lib": burn % "", **members}, libraries={"lib"})
     audit = _counting_audits(project, 1, monkeypatch, tmp_path)
-    text, bounded, report, _, _ = _three_reports(audit)
+    text, bounded = audit("text")
+    report, _ = audit("json", "--format", "json")
     findings = json.loads(report)["findings"]
     assert [(f["code"], f["member"]) for f in findings] == [("FC001", m) for m in "abc"]
     for finding in findings:
