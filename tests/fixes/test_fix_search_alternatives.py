@@ -16,7 +16,7 @@ import pytest
 from cli_in_process import run_in_process
 from support import WORKSPACES
 
-from featcheck.fixes.search import FixSearch
+from featcheck.fixes.reach import WorkspaceBuilds
 from featcheck.resolution.session import TargetSession
 
 
@@ -96,7 +96,7 @@ def test_a_libraries_line_wins_without_resolving_what_each_member_could_change_a
         )
         assert f"= fix: {finding['fix']['description']} ({edit['file']}:{edit['line']})" in text
     # Without the least a fix adds, each member's own candidates are resolved again.
-    monkeypatch.setattr(FixSearch, "_least_added", lambda *arguments: 0)
+    monkeypatch.setattr(WorkspaceBuilds, "least_added", lambda *arguments: 0)
     unbounded_text, unbounded = audit("unbounded")
     assert unbounded_text == text
     assert bounded < unbounded, (bounded, unbounded)

@@ -34,7 +34,7 @@ from featcheck.fixes.lockcheck import Conflict
 from featcheck.fixes.reach import NO_COST, Cost, WorkspaceBuilds, added_packages, safety
 from featcheck.graph import DependencyGraph
 from featcheck.report import Fix
-from featcheck.workspace.model import ModelEdit, NewDependency, Package, PackageRef, crate_key
+from featcheck.workspace.model import ModelEdit, Package, PackageRef, crate_key
 
 if TYPE_CHECKING:
     from featcheck.fixes.direct import Candidate
@@ -132,7 +132,7 @@ class FixSearch(CandidateFinder):
         """The best confirmed fix for the detection's crate missing `wanted` in its member's
         build, with the other candidates as alternatives (without `with_alternatives`, those
         resolved: see `_search`); `affected` are the members with the same finding, `required`
-        the features no fix can leave the crate without (`_least_added`).
+        the features no fix can leave the crate without (`WorkspaceBuilds.least_added`).
         A fix holds when no finding of the crate is left but those for the features the
         detection defers to."""
         member, target, backend = item.member, item.target, item.detection.node
@@ -145,7 +145,9 @@ class FixSearch(CandidateFinder):
         # build nothing new (a GPU application leaving the library's CPU backend off).
         asking = frozenset((member.id, *(m.id for m in affected)))
         required = tuple(sorted(f for f in required if f not in self._excused))
-        least = functools.cache(lambda: self._least_added(item, required) if required else 0)
+        least = functools.cache(
+            lambda: self.workspace.least_added(member, backend, target, selection, required)
+        )
         verdicts, chosen = self._search(
             candidates, member, target, backend.package, asking, affected, group, least
         )
@@ -274,8 +276,7 @@ class FixSearch(CandidateFinder):
         module docstring's order (of equals, the first listed). Without alternatives, one that
         cannot come before the best found is not resolved: at best it is safe, adds nothing and
         clears every affected member whose build holds a package it changes (`_coverage`
-        counts among those only); where that would still rank it after a safe best, so does
-        adding the `least` packages any fix adds (`_least_added`, worked out only then)."""
+        counts among those only), or adds the `least` packages any fix adds (`_behind`)."""
         floors: dict[Candidate, tuple[bool, int, int, int]] = {}
         if not self.with_alternatives:
             for c in candidates:
@@ -288,20 +289,12 @@ class FixSearch(CandidateFinder):
         skipped: list[Candidate] = []
         chosen, best = None, None
         for c in order:
-            if floors and best is not None and floors[c] > best[:4]:
-                skipped.append(c)
-                continue
             if (
                 floors
                 and best is not None
-                and not best[0]
-                and floors[c][2:] > best[2:4]
-                and least() >= best[1]
+                and self._behind(c, floors[c], best[:4], least, member, target)
             ):
-                skipped.append(c)  # it adds at least as much, and ranks after the best on the rest
-                continue
-            if floors and best is not None and self._own_floor(c, member, target) > best[:3]:
-                skipped.append(c)  # its own build already ranks it behind the best
+                skipped.append(c)
                 continue
             verdict = verdicts[c] = self._verdict(c, member, target, package, asking)
             if not self._holds(verdict):
@@ -329,27 +322,24 @@ class FixSearch(CandidateFinder):
             verdicts[c] = self._verdict(c, member, target, package, asking)
         return verdicts, chosen
 
-    def _least_added(self, item: Flagged, required: tuple[str, ...]) -> int:
-        """The fewest packages a candidate that clears the finding adds to the workspace's
-        builds: those the member's build gains when the crate gets the `required` features
-        and nothing else. An edit only adds to what declarations ask, and what cargo resolves
-        only grows with what is asked, so a build where the crate has them holds them all.
-        Without it, a member's own candidates were resolved only to lose to a library's line
-        that clears the finding for twenty members (a third of a 500-member fix search).
-        0 for a host unit and in builds unified over the workspace, where the member is not
-        all the build holds."""
-        node, index = item.detection.node, self.what_if.index
-        if node.host or self.what_if.unify_workspace:
-            return 0
-        position = index.by_id[item.member.id]
-        dep = index.by_id.get(node.package.id or "")
-        table = {} if dep is None else index.packages[dep].features
-        if dep is None or dep == position or any(f not in table for f in required):
-            return 0
-        edit = NewDependency(position, dep, "featcheck-least-added", required)
-        after = self.what_if.graph(frozenset({edit}), position, item.target, self._selection)
-        before = self.builds[(item.member.id, item.target, self._selection)]
-        return len(added_packages(before, after))
+    def _behind(
+        self,
+        candidate: Candidate,
+        floor: tuple[bool, int, int, int],
+        best: tuple[bool, int, int, int],
+        least: Callable[[], int],
+        member: Package,
+        target: str,
+    ) -> bool:
+        """Whether the candidate ranks after the best found (the first keys of its rank) before
+        it is resolved: by its floor; by the `least` packages a fix adds where only adding
+        fewer could put it first (worked out only then: `WorkspaceBuilds.least_added`); or
+        by its member's own build alone (`_own_floor`)."""
+        if floor > best:
+            return True
+        if not best[0] and floor[2:] > best[2:] and least() >= best[1]:
+            return True
+        return self._own_floor(candidate, member, target) > best[:3]
 
     def _own_floor(
         self, candidate: Candidate, member: Package, target: str
