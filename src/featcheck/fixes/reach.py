@@ -159,7 +159,9 @@ class WorkspaceBuilds:
         table = {} if dep is None else index.packages[dep].features
         if dep is None or dep == position or any(f not in table for f in required):
             return 0
-        edit = NewDependency(position, dep, "featcheck-least-added", required)
+        # Under a key no manifest can write (cargo takes crate names only): the resolver turns
+        # dependencies on by key, and none of the member's own may share it.
+        edit = NewDependency(position, dep, "(least added)", required)
         after = self.what_if.graph(frozenset({edit}), position, target, selection)
         return len(added_packages(self.builds[(member.id, target, selection)], after))
 

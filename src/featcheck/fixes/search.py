@@ -127,7 +127,7 @@ class FixSearch(CandidateFinder):
         item: Flagged,
         wanted: tuple[str, ...],
         affected: Sequence[Package],
-        required: Iterable[str] = (),
+        required: Iterable[str],
     ) -> Outcome:
         """The best confirmed fix for the detection's crate missing `wanted` in its member's
         build, with the other candidates as alternatives (without `with_alternatives`, those
