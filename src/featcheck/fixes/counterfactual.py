@@ -18,8 +18,8 @@ each what-if build is resolved once; what is left is cargo's question (`overlay.
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 
 from featcheck.deadline import NO_DEADLINE, Deadline
 from featcheck.featureset import DEFAULT, FeatureSelection
@@ -117,6 +117,8 @@ class WhatIf:
     """Checked before each build resolved anew (see deadline.py)."""
     unify_workspace: bool = False
     """Features unify over every workspace member's build (see `BuildContext`)."""
+    audited: Mapping[str, TargetSession] = field(default_factory=dict)
+    """The audit's own session of each target, by triple: the unedited builds are its."""
 
     def __post_init__(self) -> None:
         self._sessions: dict[tuple[frozenset[ModelEdit], str], TargetSession] = {}
@@ -186,7 +188,9 @@ class WhatIf:
         if session is None:
             unedited = self._unedited.get(target)
             if unedited is None:
-                unedited = self._unedited[target] = TargetSession(self._context(self.index, target))
+                context = self._context(self.index, target)
+                unedited = TargetSession(context, resolved=self.audited.get(target))
+                self._unedited[target] = unedited
             edited = frozenset(edit.package for edit in edits)
             context = unedited.context.edited(edited_index(self.index, edits), edited)
             session = TargetSession(context, unedited, edited)

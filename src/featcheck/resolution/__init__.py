@@ -172,13 +172,15 @@ def resolve_configurations(
     errors: dict[Job, FeatureSelectionError] | None = None,
     deadline: Deadline = NO_DEADLINE,
     unify_workspace: bool = False,
+    sessions: dict[str, TargetSession] | None = None,
 ) -> dict[tuple[str, str, FeatureSelection], DependencyGraph]:
     """`resolve_builds` for many (member, feature selection) pairs at once, keyed by (member
     package id, target triple, selection). All pairs on one target share one session, so
     what lies below the members is resolved once per distinct request, whatever the
     configuration. A pair that cannot resolve (`FeatureSelectionError`) is recorded in
     `errors` and left out, or raised when `errors` is None. `deadline` is checked before each
-    pair."""
+    pair. `sessions`, where given, gets each target's session by triple (what-if builds
+    continue from its resolutions)."""
     if resolver not in (1, 2, 3):
         raise FeatcheckError(f"unknown feature resolver {resolver} (cargo knows 1, 2, 3)")
     contexts = [
@@ -193,6 +195,8 @@ def resolve_configurations(
     with _no_cyclic_gc():
         for context in contexts:
             session = TargetSession(context)
+            if sessions is not None:
+                sessions[context.target.triple] = session
             for position, job in positions:
                 selection = job[1]
                 if errors is not None and job in errors:

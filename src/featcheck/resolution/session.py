@@ -89,9 +89,17 @@ class TargetSession:
         context: BuildContext,
         base: TargetSession | None = None,
         edited: frozenset[int] = frozenset(),
+        *,
+        resolved: TargetSession | None = None,
     ) -> None:
         self.context = context
-        self._below: dict[frozenset[Seed], _Below] = {}
+        # Taken over from a session of the same model (the audit's, for the unedited what-if
+        # builds): their contexts differ only in the optional edges Cargo.lock binds, which no
+        # unedited build turns on, so the resolutions are the same; making them again was a
+        # third of uv's fix search.
+        self._below: dict[frozenset[Seed], _Below] = (
+            {} if resolved is None else dict(resolved._below)
+        )
         self._base = base
         self._edited = edited
         self._unified: dict[frozenset[tuple[int, tuple[FeatureValue, ...]]], FeatureState] = {}

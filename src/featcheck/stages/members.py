@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import NamedTuple
 
@@ -29,6 +29,7 @@ from featcheck.resolution import (
 )
 from featcheck.resolution.context import BuildContext
 from featcheck.resolution.record import Record, record_build
+from featcheck.resolution.session import TargetSession
 from featcheck.rules import Rule
 from featcheck.semantics.cfg import TargetCfg
 from featcheck.workspace.cargo_metadata import parse_metadata
@@ -221,6 +222,8 @@ class ResolverModel:
     resolver: int
     unify_workspace: bool = False
     """Features unify over every workspace member's build (cargo/unification.py)."""
+    sessions: dict[str, TargetSession] = field(default_factory=dict, compare=False)
+    """The audit's resolution of each target, by triple, once `resolve` has run."""
 
     @classmethod
     def of(cls, source: MetadataSource, scope: Scope) -> ResolverModel:
@@ -255,6 +258,7 @@ class ResolverModel:
             LockView(self.metadata),
             deadline,
             self.unify_workspace,
+            self.sessions,
         )
 
 
@@ -277,6 +281,7 @@ def resolve(run: Run, scope: Scope, plan: ConfigurationPlan) -> Resolved:
         errors=errors,
         deadline=run.deadline,
         unify_workspace=model.unify_workspace,
+        sessions=model.sessions,
     )
     for (member, selection), error in errors.items():
         plan.refuse(member, selection, str(error))
