@@ -13,10 +13,11 @@ import pytest
 from metadata_builder import MetadataBuilder, declaration_entry
 from support import LINUX_CFG
 
+from featcheck.featureset import DEFAULT
 from featcheck.fixes.counterfactual import WhatIf, edited_index
-from featcheck.resolution import features
+from featcheck.resolution import features, resolve_configurations
 from featcheck.resolution.context import BuildContext, DepList
-from featcheck.resolution.session import build_graph
+from featcheck.resolution.session import TargetSession, build_graph
 from featcheck.semantics.cfg import TargetCfg
 from featcheck.workspace.cargo_metadata import workspace_from_metadata
 from featcheck.workspace.model import NORMAL, MoreFeatures, NewDependency
@@ -130,3 +131,35 @@ def test_an_edited_build_lists_again_only_the_dependencies_of_the_edited_package
     assert "helper" in {node.name for node in graph.nodes()}
     # lib's lists change with its edit, helper's are new: app's and leaf's are the unedited ones.
     assert set(listed) == {at["lib"], at["helper"]}, sorted(listed)
+
+
+@pytest.mark.parametrize("edit", list(_edits({"lib": 0, "helper": 0})))
+def test_what_if_builds_continue_from_the_audits_own_resolution(
+    edit: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    index, at = _workspace()
+    sessions: dict[str, TargetSession] = {}
+    job = (index.packages[at["app"]].id, DEFAULT)
+    audited = resolve_configurations(index, [job], [LINUX], 2, sessions=sessions)
+    what_if = WhatIf(index, {LINUX.triple: LINUX}, LINUX, 2, None, audited=sessions)
+    followed: list[int] = []
+    follow = features.Resolver._follow_dependencies
+
+    def counting(resolver: features.Resolver, key: int) -> None:
+        followed.append(key)
+        follow(resolver, key)
+
+    monkeypatch.setattr(features.Resolver, "_follow_dependencies", counting)
+    unedited = what_if.graph(frozenset(), at["app"], LINUX.triple)
+    edits = _edits(at)[edit]
+    graph = what_if.graph(edits, at["app"], LINUX.triple)
+    # Only the member's own unit and what the edit asks again: the audit resolved the chain.
+    assert len(followed) < 10, len(followed)
+
+    (build,) = audited.values()
+    assert list(unedited.nodes()) == list(build.nodes())
+    context = BuildContext(edited_index(index, edits), LINUX, LINUX, 2)
+    fresh = build_graph(context, features.resolve_features(context, at["app"]), at["app"])
+    assert list(graph.nodes()) == list(fresh.nodes())
+    for node in fresh.nodes():
+        assert graph.dependencies(node) == fresh.dependencies(node)
