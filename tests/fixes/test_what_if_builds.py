@@ -15,6 +15,7 @@ from support import LINUX_CFG
 
 from featcheck.featureset import DEFAULT
 from featcheck.fixes.counterfactual import WhatIf, edited_index
+from featcheck.graph import DependencyGraph
 from featcheck.resolution import features, resolve_configurations
 from featcheck.resolution.context import BuildContext, DepList
 from featcheck.resolution.session import TargetSession, build_graph
@@ -76,6 +77,34 @@ def _edits(at: dict[str, int]) -> dict[str, frozenset[MoreFeatures | NewDependen
     }
 
 
+def _followed(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The units the resolver follows the dependencies of from now on, in order."""
+    followed: list[int] = []
+    follow = features.Resolver._follow_dependencies
+
+    def counting(resolver: features.Resolver, key: int) -> None:
+        followed.append(key)
+        follow(resolver, key)
+
+    monkeypatch.setattr(features.Resolver, "_follow_dependencies", counting)
+    return followed
+
+
+def _assert_resolved_from_scratch(
+    index: Workspace,
+    member: int,
+    edits: frozenset[MoreFeatures | NewDependency],
+    graph: DependencyGraph,
+) -> None:
+    """`graph` is the edited model's build of `member` resolved from scratch: cargo tree's
+    order, features and all."""
+    context = BuildContext(edited_index(index, edits), LINUX, LINUX, 2)
+    fresh = build_graph(context, features.resolve_features(context, member), member)
+    assert list(graph.nodes()) == list(fresh.nodes())
+    for node in fresh.nodes():
+        assert graph.dependencies(node) == fresh.dependencies(node)
+
+
 @pytest.mark.parametrize("edit", list(_edits({"lib": 0, "helper": 0})))
 def test_an_edited_build_is_the_one_resolved_from_scratch(edit: str) -> None:
     index, at = _workspace()
@@ -83,12 +112,7 @@ def test_an_edited_build_is_the_one_resolved_from_scratch(edit: str) -> None:
     what_if.graph(frozenset(), at["app"], LINUX.triple)  # the unedited build comes first
     edits = _edits(at)[edit]
     graph = what_if.graph(edits, at["app"], LINUX.triple)
-
-    context = BuildContext(edited_index(index, edits), LINUX, LINUX, 2)
-    fresh = build_graph(context, features.resolve_features(context, at["app"]), at["app"])
-    assert list(graph.nodes()) == list(fresh.nodes())  # cargo tree's order, features and all
-    for node in fresh.nodes():
-        assert graph.dependencies(node) == fresh.dependencies(node)
+    _assert_resolved_from_scratch(index, at["app"], edits, graph)
 
 
 def test_an_edit_above_a_long_chain_does_not_resolve_the_chain_again(
@@ -98,14 +122,7 @@ def test_an_edit_above_a_long_chain_does_not_resolve_the_chain_again(
     what_if = _what_if(index)
     edits = _edits(at)
     what_if.graph(edits["adds a feature only"], at["app"], LINUX.triple)
-    followed: list[int] = []
-    follow = features.Resolver._follow_dependencies
-
-    def counting(resolver: features.Resolver, key: int) -> None:
-        followed.append(key)
-        follow(resolver, key)
-
-    monkeypatch.setattr(features.Resolver, "_follow_dependencies", counting)
+    followed = _followed(monkeypatch)
     graph = what_if.graph(edits["turns an optional dependency on"], at["app"], LINUX.triple)
     assert {node.name for node in graph.nodes()} >= {"helper", f"c{CHAIN - 1}"}
     # lib's unit, what it asks again (leaf, c0) and what is new (helper): not the chain.
@@ -142,14 +159,7 @@ def test_what_if_builds_continue_from_the_audits_own_resolution(
     job = (index.packages[at["app"]].id, DEFAULT)
     audited = resolve_configurations(index, [job], [LINUX], 2, sessions=sessions)
     what_if = WhatIf(index, {LINUX.triple: LINUX}, LINUX, 2, None, audited=sessions)
-    followed: list[int] = []
-    follow = features.Resolver._follow_dependencies
-
-    def counting(resolver: features.Resolver, key: int) -> None:
-        followed.append(key)
-        follow(resolver, key)
-
-    monkeypatch.setattr(features.Resolver, "_follow_dependencies", counting)
+    followed = _followed(monkeypatch)
     unedited = what_if.graph(frozenset(), at["app"], LINUX.triple)
     edits = _edits(at)[edit]
     graph = what_if.graph(edits, at["app"], LINUX.triple)
@@ -158,8 +168,4 @@ def test_what_if_builds_continue_from_the_audits_own_resolution(
 
     (build,) = audited.values()
     assert list(unedited.nodes()) == list(build.nodes())
-    context = BuildContext(edited_index(index, edits), LINUX, LINUX, 2)
-    fresh = build_graph(context, features.resolve_features(context, at["app"]), at["app"])
-    assert list(graph.nodes()) == list(fresh.nodes())
-    for node in fresh.nodes():
-        assert graph.dependencies(node) == fresh.dependencies(node)
+    _assert_resolved_from_scratch(index, at["app"], edits, graph)
