@@ -41,7 +41,8 @@ MAX_LOCKFILE_BYTES = 64 << 20
 """Cargo.lock of the largest workspaces stays below a few MB."""
 
 LINK_OUT = "is a symlink that leads out of the checkout; featcheck does not follow it"
-"""The refusal of a checkout file or directory that links out (also fileio.special_manifest)."""
+"""The refusal of a checkout file or directory that links out (also
+`fileio.refuse_special_manifests`)."""
 
 
 def user_cache_directory(environment: Mapping[str, str]) -> Path | None:

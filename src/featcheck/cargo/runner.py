@@ -32,7 +32,7 @@ from featcheck.cargo.toolchain import Toolchain, installed
 from featcheck.cargo.unification import MODE_VARIABLE, PER_MEMBER, Unification, decide
 from featcheck.errors import FeatcheckError
 from featcheck.featureset import DEFAULT, FeatureSelection
-from featcheck.fileio import special_manifest
+from featcheck.fileio import refuse_special_manifests
 from featcheck.semantics.cfg import TargetCfg
 
 if TYPE_CHECKING:
@@ -338,19 +338,3 @@ def relative_locations(stderr: str, cwd: Path) -> str:
         return match["lead"] + shown + (match["place"] or "")
 
     return _LOCATION.sub(rewrite, stderr)
-
-
-_MANIFEST_NAMES = frozenset({"Cargo.toml", "Cargo.lock"})
-
-
-def refuse_special_manifests(manifest_path: Path, checkout: Path) -> None:
-    """Refuse a FIFO or device named Cargo.toml or Cargo.lock anywhere cargo may read one
-    (below the outermost directory with a Cargo.toml): cargo would block on it until the
-    timeout; and, in the checkout, one that links out of it (see `special_manifest`)."""
-    root = manifest_path.absolute().parent
-    for directory in root.parents:
-        if (directory / "Cargo.toml").is_file():
-            root = directory
-    found = special_manifest(root, _MANIFEST_NAMES, checkout)
-    if found is not None:
-        raise FeatcheckError(found[1], path=found[0])
