@@ -202,12 +202,11 @@ def target_argument(workdir: Path, target: str) -> Argument:
     named relative to the audited directory (`workdir`), as when cargo ran there, and made
     absolute for cargo and rustc running elsewhere."""
     try:
-        target = target_triple(target)
+        if target_triple(target).endswith(".json"):
+            return option("--target", str(workdir.absolute() / target), ABSOLUTE_PATH)
+        return option("--target", target, TARGET)
     except GateError as error:
         raise FeatcheckError(f"target: {error}") from None
-    if target.endswith(".json"):
-        return checked_option("--target", str(workdir.absolute() / target), ABSOLUTE_PATH)
-    return checked_option("--target", target, TARGET)
 
 
 # The rustflags featcheck lets reach rustc: those that change which cfg values it reports.
