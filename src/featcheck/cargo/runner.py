@@ -158,12 +158,11 @@ class CargoRunner:
         features: tuple[str, ...] = (),
     ) -> PendingMetadata:
         """`metadata`, started: cargo works while the caller does, `result()` waits for it."""
-        selection = FeatureSelection.of(features, all_features=all_features)
         args = [
             word("metadata"),
             constant("--format-version", "1"),
             manifest_argument(manifest_path),
-            *feature_arguments(selection),
+            *feature_arguments(FeatureSelection.of(features, all_features=all_features)),
             *self._cargo_flags(),
         ]
         running = self._start("cargo", args)
@@ -180,9 +179,8 @@ class CargoRunner:
             args,
             self.prepared_setup().cache,
             self._finish,
-            lambda output: failure_error("cargo metadata", output.stderr),
             # An edit there (a pre-commit hook's usual run) changes cargo's answer.
-            inputs=(manifest_path, manifest_path.parent / "Cargo.lock"),
+            (manifest_path, manifest_path.parent / "Cargo.lock"),
         )
 
     def tree(
