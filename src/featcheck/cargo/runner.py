@@ -136,19 +136,10 @@ class CargoRunner:
         output = running.wait()
         if output.returncode == 0:
             return output
-        return ProcessOutput(
-            output.returncode,
-            output.stdout,
-            relative_locations(output.stderr, self.prepared_setup().cwd),
-        )
+        return output._replace(stderr=relative_locations(output.stderr, self.prepared_setup().cwd))
 
     def _cargo_flags(self) -> list[Argument]:
-        flags: list[Argument] = []
-        if self.offline:
-            flags.append(word("--offline"))
-        if self.locked:
-            flags.append(word("--locked"))
-        return flags
+        return [word(f) for f, on in (("--offline", self.offline), ("--locked", self.locked)) if on]
 
     def start_metadata(
         self,
