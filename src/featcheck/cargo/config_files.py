@@ -235,9 +235,30 @@ def allowed_leaves(document: ManifestDocument, base: Path) -> Iterator[Leaf]:
             yield Leaf(("paths",), absolute)
     yield from _source_leaves(data, base)
     yield from _patch_leaves(document, base)
-    yield from _network_leaves(data)
+    # `[net]` offline and retry, and `[resolver]`'s choice of versions.
+    net = data.get("net")
+    if isinstance(net, dict):
+        if isinstance(net.get("offline"), bool):
+            yield Leaf(("net", "offline"), net["offline"])
+        if isinstance(net.get("retry"), int) and not isinstance(net.get("retry"), bool):
+            yield Leaf(("net", "retry"), net["retry"])
+    resolver = data.get("resolver")
+    if isinstance(resolver, dict) and isinstance(resolver.get("incompatible-rust-versions"), str):
+        yield Leaf(
+            ("resolver", "incompatible-rust-versions"), resolver["incompatible-rust-versions"]
+        )
     yield from _unification_leaves(document)
-    yield from _rustflags_leaves(document)
+    # The kept rustflags of `[build]` and of each `[target]` table.
+    build = data.get("build")
+    if isinstance(build, dict):
+        flags: tuple[str, ...] = ("build", "rustflags")
+        if (kept := _rustflags(document, flags, build.get("rustflags"))) is not None:
+            yield Leaf(flags, kept)
+    # `[target.<triple>]` and `[target.'cfg(...)']`: the table name stays a TOML key.
+    for target, table in tables(data.get("target")):
+        flags = ("target", target, "rustflags")
+        if (kept := _rustflags(document, flags, table.get("rustflags"))) is not None:
+            yield Leaf(flags, kept)
 
 
 def _source_leaves(data: dict[str, Any], base: Path) -> Iterator[Leaf]:
@@ -276,21 +297,6 @@ def _patch_leaves(document: ManifestDocument, base: Path) -> Iterator[Leaf]:
                     yield Leaf(where, value)
 
 
-def _network_leaves(data: dict[str, Any]) -> Iterator[Leaf]:
-    """`[net]` offline and retry, and `[resolver]`'s choice of versions."""
-    net = data.get("net")
-    if isinstance(net, dict):
-        if isinstance(net.get("offline"), bool):
-            yield Leaf(("net", "offline"), net["offline"])
-        if isinstance(net.get("retry"), int) and not isinstance(net.get("retry"), bool):
-            yield Leaf(("net", "retry"), net["retry"])
-    resolver = data.get("resolver")
-    if isinstance(resolver, dict) and isinstance(resolver.get("incompatible-rust-versions"), str):
-        yield Leaf(
-            ("resolver", "incompatible-rust-versions"), resolver["incompatible-rust-versions"]
-        )
-
-
 def _unification_leaves(document: ManifestDocument) -> Iterator[Leaf]:
     """`[resolver] feature-unification` and the `[unstable]` flag nightly cargo needs to read
     it (cargo/unification.py). A value cargo would refuse is refused at its line: any cargo
@@ -307,17 +313,3 @@ def _unification_leaves(document: ManifestDocument) -> Iterator[Leaf]:
             message = f"`{'.'.join(key)}` must be {expected}, as cargo reads it"
             raise setting_error(document, key, message)
         yield Leaf(key, value)
-
-
-def _rustflags_leaves(document: ManifestDocument) -> Iterator[Leaf]:
-    """The kept rustflags of `[build]` and of each `[target]` table."""
-    build = document.data.get("build")
-    if isinstance(build, dict):
-        flags: tuple[str, ...] = ("build", "rustflags")
-        if (kept := _rustflags(document, flags, build.get("rustflags"))) is not None:
-            yield Leaf(flags, kept)
-    # `[target.<triple>]` and `[target.'cfg(...)']`: the table name stays a TOML key.
-    for target, table in tables(document.data.get("target")):
-        flags = ("target", target, "rustflags")
-        if (kept := _rustflags(document, flags, table.get("rustflags"))) is not None:
-            yield Leaf(flags, kept)
