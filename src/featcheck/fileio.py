@@ -153,7 +153,14 @@ def write_atomic(
         replaced = False  # the file system has no O_TMPFILE: a named temporary file instead
     if not replaced:
         _replace_from_named_file(path, target, content, final_mode)
-    _sync_directory(target.parent)
+    # The rename itself made durable (a power cut after it keeps the new file); not supported
+    # everywhere (some file systems, Windows).
+    with contextlib.suppress(OSError):
+        descriptor = os.open(target.parent, os.O_RDONLY)
+        try:
+            os.fsync(descriptor)
+        finally:
+            os.close(descriptor)
 
 
 def create_hidden_file(directory: Path, prefix: str) -> tuple[int, Path]:
@@ -230,16 +237,6 @@ def _replace_from_unnamed_file(target: Path, content: bytes, mode: int) -> bool:
         finally:
             os.close(directory)
     raise FileExistsError("no free temporary name")
-
-
-def _sync_directory(directory: Path) -> None:
-    """Make the rename itself durable (a power cut after it keeps the new file)."""
-    with contextlib.suppress(OSError):  # not supported everywhere (some file systems, Windows)
-        descriptor = os.open(directory, os.O_RDONLY)
-        try:
-            os.fsync(descriptor)
-        finally:
-            os.close(descriptor)
 
 
 # The user's Cargo.lock, kept exactly as it was whatever cargo does while resolving.
