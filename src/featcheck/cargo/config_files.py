@@ -48,13 +48,6 @@ def setting_error(document: ManifestDocument, path: KeyPath, message: str) -> Fe
     return FeatcheckError(message, path=document.path, line=line, column=column)
 
 
-def _within(path: Path, inside: Path) -> bool:
-    try:
-        return path.resolve().is_relative_to(inside.resolve())
-    except (OSError, RuntimeError):
-        return False
-
-
 @contextlib.contextmanager
 def unquoted_outside(within: bool, path: Path, refusal: str) -> Iterator[None]:
     """A FeatcheckError of a file outside the project (reached by `include`) becomes `refusal`:
@@ -109,7 +102,10 @@ def load(
     whether it lies inside the project (`inside`)."""
     if len(seen) > _MAX_INCLUDE_DEPTH or path in seen:
         raise FeatcheckError("cargo configuration includes itself", path=path)
-    within = _within(path, inside)
+    try:
+        within = path.resolve().is_relative_to(inside.resolve())
+    except (OSError, RuntimeError):
+        within = False
     with unquoted_outside(within, path, "cannot be read as a cargo configuration file"):
         raw = read_checkout_file(path, "cargo configuration file", MAX_CONFIG_BYTES, root)
         document = parse_document(path, raw)
@@ -185,14 +181,6 @@ class Leaf(NamedTuple):
     value: Any
 
 
-def _as_flags(value: object) -> list[str] | None:
-    if isinstance(value, str):
-        return value.split()
-    if isinstance(value, list) and all(isinstance(v, str) for v in value):
-        return list(value)
-    return None
-
-
 def _absolute(value: object, base: Path) -> str | None:
     if not isinstance(value, str) or not value:
         return None
@@ -211,8 +199,8 @@ def _rustflags(document: ManifestDocument, path: KeyPath, value: object) -> list
     """The kept rustflags of the setting at `path` (perhaps none of them), None when it sets
     no flag at all, or a FeatcheckError at the bad flag. A `[target]` table whose flags are all
     dropped still counts: cargo then gives that target none of `[build]`'s flags."""
-    flags = _as_flags(value)
-    if not flags:
+    flags = value.split() if isinstance(value, str) else value
+    if not flags or not isinstance(flags, list) or not all(isinstance(v, str) for v in flags):
         return None
     try:
         return filter_rustflags(flags)
