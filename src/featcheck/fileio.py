@@ -249,14 +249,10 @@ def _replace_from_unnamed_file(target: Path, content: bytes, mode: int) -> bool:
 
 def _candidate_lockfiles(manifest: Path) -> list[Path]:
     """Cargo.lock beside the manifest and beside every ancestor that could be the root."""
-    found = []
-    own = directory = manifest.resolve().parent
-    while True:
-        if directory == own or (directory / "Cargo.toml").is_file():
-            found.append(directory / "Cargo.lock")
-        if directory.parent == directory:
-            return found
-        directory = directory.parent
+    own = manifest.resolve().parent
+    return [
+        d / "Cargo.lock" for d in (own, *own.parents) if d == own or (d / "Cargo.toml").is_file()
+    ]
 
 
 class LockfileWatch:

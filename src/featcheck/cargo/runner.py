@@ -218,7 +218,6 @@ class CargoRunner:
         return None
 
     def unification(self, show: Callable[[Path], str]) -> Unification:
-        """How cargo unifies features here (cargo/unification.py)."""
         setup = self.prepared_setup()
         settings = setup.config.unification
         if settings.mode is None and MODE_VARIABLE not in setup.environment:
