@@ -8,6 +8,7 @@ wrappers. A trusted checkout gets plain `cargo` in the checkout.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from collections.abc import Callable, Mapping, Sequence
@@ -222,7 +223,12 @@ class RustcAnswers:
 
     def __init__(self, rustc: Path, directory: Path | None, environment: Mapping[str, str]) -> None:
         self._file = directory / "rustc-answers.json" if directory is not None else None
-        self._identity = _identity(rustc, environment)
+        self._identity: list[Any] | None = None
+        with contextlib.suppress(OSError, ValueError):
+            real = os.path.realpath(rustc)
+            stat = os.stat(real)
+            settings = [environment.get(name) for name in _ENVIRONMENT]
+            self._identity = [real, stat.st_size, stat.st_mtime_ns, stat.st_ino, settings]
         self._entries: dict[str, Any] | None = None
 
     def ask(self, question: Sequence[str], answer: Callable[[], str | None]) -> str | None:
@@ -246,13 +252,3 @@ class RustcAnswers:
             newest = dict(list(self._entries.items())[-_MAX_ENTRIES:])
             write_cache(self._file, _VERSION, "answers", newest)
         return found
-
-
-def _identity(rustc: Path, environment: Mapping[str, str]) -> list[Any] | None:
-    try:
-        real = os.path.realpath(rustc)
-        stat = os.stat(real)
-    except (OSError, ValueError):
-        return None
-    settings = [environment.get(name) for name in _ENVIRONMENT]
-    return [real, stat.st_size, stat.st_mtime_ns, stat.st_ino, settings]
