@@ -212,10 +212,8 @@ class CargoRunner:
         with self._lock:
             if self._version is None:
                 self._version = self._ask_rustc([word("-vV")]).stdout
-        for line in self._version.splitlines():
-            if line.startswith(name + ":"):
-                return line.split(":", 1)[1].strip()
-        return None
+        lines = self._version.splitlines()
+        return next((x.split(":", 1)[1].strip() for x in lines if x.startswith(name + ":")), None)
 
     def unification(self, show: Callable[[Path], str]) -> Unification:
         setup = self.prepared_setup()
