@@ -113,7 +113,19 @@ def resolve_toolchain(workdir: Path, timeout: float, *, trust: TrustContext) -> 
             "outside it, use --no-exec, or pass --trust-checkout",
             path=home,
         )
-    request, default = _requested_toolchain(workdir, trust.root, str(home))
+    # RUSTUP_TOOLCHAIN, else the toolchain rustup finds for `workdir` and its recorded default.
+    pinned, default = os.environ.get("RUSTUP_TOOLCHAIN"), None
+    if not pinned:
+        overrides, default = rustup_settings(str(home))
+        request = find_toolchain_request(workdir, overrides, trust.root)
+    else:
+        try:
+            request = ToolchainRequest(TOOLCHAIN.check(pinned), why="RUSTUP_TOOLCHAIN")
+        except GateError as error:
+            raise FeatcheckError(
+                f"RUSTUP_TOOLCHAIN: {error}; featcheck asks rustup for a named toolchain "
+                "(or put the toolchain's bin directory first on PATH)"
+            ) from None
     if request.path is not None:
         raise FeatcheckError(
             f"toolchain `path = {json.dumps(request.path)}` would make rustup run cargo and "
@@ -123,25 +135,6 @@ def resolve_toolchain(workdir: Path, timeout: float, *, trust: TrustContext) -> 
             line=request.line,
         )
     return _rustup_toolchain(rustup, request, default, str(home), trust, timeout)
-
-
-def _requested_toolchain(
-    workdir: Path, root: Path, home: str
-) -> tuple[ToolchainRequest, str | None]:
-    """The toolchain RUSTUP_TOOLCHAIN names, else the one rustup finds for `workdir`, and
-    rustup's recorded default."""
-    pinned = os.environ.get("RUSTUP_TOOLCHAIN")
-    if not pinned:
-        overrides, default = rustup_settings(home)
-        return find_toolchain_request(workdir, overrides, root), default
-    try:
-        request = ToolchainRequest(TOOLCHAIN.check(pinned), why="RUSTUP_TOOLCHAIN")
-    except GateError as error:
-        raise FeatcheckError(
-            f"RUSTUP_TOOLCHAIN: {error}; featcheck asks rustup for a named toolchain "
-            "(or put the toolchain's bin directory first on PATH)"
-        ) from None
-    return request, None
 
 
 def _rustup_toolchain(
