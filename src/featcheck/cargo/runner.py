@@ -41,6 +41,8 @@ if TYPE_CHECKING:
 # `{p} [{f}]` gives "name vX (source) [features]" per line; `--prefix depth` makes the nesting
 # unambiguous and `--charset ascii` keeps the text independent of the terminal.
 TREE_FORMAT = "{p} [{f}]"
+# A `--> FILE:LINE:COL` line of cargo's stderr.
+_LOCATION = re.compile(r"^(?P<lead>\s*-->\s+)(?P<path>.+?)(?P<place>(:\d+)+)?$", re.MULTILINE)
 
 
 class CargoRunner:
@@ -136,7 +138,20 @@ class CargoRunner:
         output = running.wait()
         if output.returncode == 0:
             return output
-        return output._replace(stderr=relative_locations(output.stderr, self.prepared_setup().cwd))
+        # cargo's `--> FILE:LINE:COL` names FILE relative to cargo's working directory; name it
+        # relative to featcheck's own (or absolutely, outside it) so that it can be opened.
+        cwd = self.prepared_setup().cwd
+
+        def rewrite(match: re.Match[str]) -> str:
+            full = os.path.normpath(os.path.join(cwd, match["path"]))
+            try:
+                here = os.getcwd()
+                shown = os.path.relpath(full, here) if Path(full).is_relative_to(here) else full
+            except (OSError, ValueError):
+                shown = full
+            return match["lead"] + shown + (match["place"] or "")
+
+        return output._replace(stderr=_LOCATION.sub(rewrite, output.stderr))
 
     def _cargo_flags(self) -> list[Argument]:
         return [word(f) for f, on in (("--offline", self.offline), ("--locked", self.locked)) if on]
@@ -304,23 +319,3 @@ class DownloadProgress:
                 news = "updating the registry index…"
         if news:
             self._say(news)
-
-
-_LOCATION = re.compile(r"^(?P<lead>\s*-->\s+)(?P<path>.+?)(?P<place>(:\d+)+)?$", re.MULTILINE)
-
-
-def relative_locations(stderr: str, cwd: Path) -> str:
-    """cargo's `--> FILE:LINE:COL` names FILE relative to cargo's working directory; name it
-    relative to featcheck's own (or absolutely, outside it) so that it can be opened."""
-
-    def rewrite(match: re.Match[str]) -> str:
-        path = match["path"]
-        full = os.path.normpath(os.path.join(cwd, path))
-        try:
-            here = os.getcwd()
-            shown = os.path.relpath(full, here) if Path(full).is_relative_to(here) else full
-        except (OSError, ValueError):
-            shown = full
-        return match["lead"] + shown + (match["place"] or "")
-
-    return _LOCATION.sub(rewrite, stderr)
