@@ -78,21 +78,18 @@ def _includes(document: ManifestDocument, checkout: Path | None) -> Iterator[tup
             entry = entry.get("path")
         if not isinstance(entry, str):
             continue
-        if not entry.endswith(".toml"):
-            raise setting_error(
-                document,
-                ("include", index),
-                f"cargo includes only `.toml` files, not `{entry[:60]}`",
-            )
         directory = document.path.parent
-        if checkout is not None and not configured_path_stays_inside(directory, entry, checkout):
-            raise setting_error(
-                document,
-                ("include", index),
+        if not entry.endswith(".toml"):
+            refusal = f"cargo includes only `.toml` files, not `{entry[:60]}`"
+        elif checkout is not None and not configured_path_stays_inside(directory, entry, checkout):
+            refusal = (
                 f"`include` names `{printable(entry)}`, outside the checkout: its cargo "
-                "configuration includes only files inside it",
+                "configuration includes only files inside it"
             )
-        yield directory / entry, optional
+        else:
+            yield directory / entry, optional
+            continue
+        raise setting_error(document, ("include", index), refusal)
 
 
 def load(
