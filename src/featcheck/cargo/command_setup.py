@@ -57,11 +57,8 @@ class CommandSetup(NamedTuple):
 
 
 def _plain_environment() -> dict[str, str]:
-    env = dict(os.environ)
     # Plain, stable text: no colours or progress bars in what featcheck parses.
-    env["CARGO_TERM_COLOR"] = "never"
-    env["CARGO_TERM_PROGRESS_WHEN"] = "never"
-    return env
+    return {**os.environ, "CARGO_TERM_COLOR": "never", "CARGO_TERM_PROGRESS_WHEN": "never"}
 
 
 def trusted_setup(workdir: Path, trust: TrustContext) -> CommandSetup:
