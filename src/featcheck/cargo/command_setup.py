@@ -219,22 +219,19 @@ class RustcAnswers:
     """
 
     def __init__(self, rustc: Path, directory: Path | None, environment: Mapping[str, str]) -> None:
-        self._file = directory / "rustc-answers.json" if directory is not None else None
-        self._identity: list[Any] | None = None
+        self._file: Path | None = None  # none where rustc cannot be looked at
+        self._identity: list[Any] = []
         with contextlib.suppress(OSError, ValueError):
             real = os.path.realpath(rustc)
             stat = os.stat(real)
             settings = [environment.get(name) for name in _ENVIRONMENT]
             self._identity = [real, stat.st_size, stat.st_mtime_ns, stat.st_ino, settings]
+            self._file = directory / "rustc-answers.json" if directory is not None else None
         self._entries: dict[str, Any] | None = None
 
     def ask(self, question: Sequence[str], answer: Callable[[], str | None]) -> str | None:
         """The kept answer to `question`, else `answer()` (kept when it is not None)."""
-        if (
-            self._file is None
-            or self._identity is None
-            or any(a.endswith(".json") for a in question)
-        ):
+        if self._file is None or any(a.endswith(".json") for a in question):
             return answer()
         key = json.dumps([self._identity, list(question)])
         if self._entries is None:
