@@ -232,7 +232,19 @@ def allowed_leaves(document: ManifestDocument, base: Path) -> Iterator[Leaf]:
         yield Leaf(
             ("resolver", "incompatible-rust-versions"), resolver["incompatible-rust-versions"]
         )
-    yield from _unification_leaves(document)
+    # `[resolver] feature-unification` and the `[unstable]` flag nightly cargo needs to read it
+    # (cargo/unification.py). A value cargo would refuse is refused at its line: any cargo
+    # refuses to start on an unknown mode, nightly cargo on a flag that is not a boolean.
+    for key, expected in (
+        (MODE_KEY, '"selected", "workspace" or "package"'),
+        (UNSTABLE_KEY, "true or false"),
+    ):
+        table = data.get(key[0])
+        if isinstance(table, dict) and key[1] in table:
+            if not (table[key[1]] in MODES if key == MODE_KEY else isinstance(table[key[1]], bool)):
+                message = f"`{'.'.join(key)}` must be {expected}, as cargo reads it"
+                raise setting_error(document, key, message)
+            yield Leaf(key, table[key[1]])
     # The kept rustflags of `[build]` and of each `[target]` table.
     build = data.get("build")
     if isinstance(build, dict):
@@ -280,21 +292,3 @@ def _patch_leaves(document: ManifestDocument, base: Path) -> Iterator[Leaf]:
                         except GateError as error:
                             raise setting_error(document, (*where, index), str(error)) from None
                     yield Leaf(where, value)
-
-
-def _unification_leaves(document: ManifestDocument) -> Iterator[Leaf]:
-    """`[resolver] feature-unification` and the `[unstable]` flag nightly cargo needs to read
-    it (cargo/unification.py). A value cargo would refuse is refused at its line: any cargo
-    refuses to start on an unknown mode, nightly cargo on a flag that is not a boolean."""
-    for key, expected in (
-        (MODE_KEY, '"selected", "workspace" or "package"'),
-        (UNSTABLE_KEY, "true or false"),
-    ):
-        table = document.data.get(key[0])
-        if not isinstance(table, dict) or key[1] not in table:
-            continue
-        value = table[key[1]]
-        if not (value in MODES if key == MODE_KEY else isinstance(value, bool)):
-            message = f"`{'.'.join(key)}` must be {expected}, as cargo reads it"
-            raise setting_error(document, key, message)
-        yield Leaf(key, value)
