@@ -33,8 +33,9 @@ import featcheck.audit
 from featcheck.audit import cargo_source
 from featcheck.boundary import TrustContext
 from featcheck.cargo.pending_metadata import PendingMetadata
-from featcheck.cargo.runner import CargoRunner, refuse_special_manifests
+from featcheck.cargo.runner import CargoRunner
 from featcheck.featureset import AuditOptions
+from featcheck.fileio import refuse_special_manifests
 
 _NOT_DECIDING = frozenset({"PYTEST_CURRENT_TEST"})
 """Environment variables cargo does not read that change from test to test."""

@@ -41,7 +41,8 @@ MAX_LOCKFILE_BYTES = 64 << 20
 """Cargo.lock of the largest workspaces stays below a few MB."""
 
 LINK_OUT = "is a symlink that leads out of the checkout; featcheck does not follow it"
-"""The refusal of a checkout file or directory that links out (also fileio.special_manifest)."""
+"""The refusal of a checkout file or directory that links out (also
+`fileio.refuse_special_manifests`)."""
 
 
 def user_cache_directory(environment: Mapping[str, str]) -> Path | None:
@@ -104,7 +105,16 @@ def checkout_root(audited: Path) -> Path:
     start = _directory(Path(os.path.realpath(audited)))
     root = start
     for directory in _upward(start):
-        if directory != start and _declares_workspace(directory / "Cargo.toml"):
+        manifest = directory / "Cargo.toml"
+        if directory == start or not os.path.isfile(manifest):
+            continue
+        try:
+            text = read_regular_file(manifest, "Cargo.toml", MAX_MANIFEST_BYTES)
+        except FeatcheckError:
+            continue
+        # A `[workspace]` table, by a line-start check: only the root's extent depends on it,
+        # and a false yes only widens what is distrusted.
+        if any(line.lstrip().startswith(b"[workspace") for line in text.splitlines()):
             root = directory
     repository = repository_root(start)
     if repository is not None and root.is_relative_to(repository):
@@ -138,18 +148,6 @@ def _upward(start: Path) -> Iterator[Path]:
         if directory != start and stop is not None and stop.is_relative_to(directory):
             return
         yield directory
-
-
-def _declares_workspace(manifest: Path) -> bool:
-    """Whether a manifest has a `[workspace]` table (a line-start check: only the root's
-    extent depends on it, and a false yes only widens what is distrusted)."""
-    if not os.path.isfile(manifest):
-        return False
-    try:
-        text = read_regular_file(manifest, "Cargo.toml", MAX_MANIFEST_BYTES)
-    except FeatcheckError:
-        return False
-    return any(line.lstrip().startswith(b"[workspace") for line in text.splitlines())
 
 
 def is_inside(path: Path | str, root: Path) -> bool:

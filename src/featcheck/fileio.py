@@ -30,24 +30,29 @@ from featcheck.boundary import (
 from featcheck.errors import FeatcheckError
 
 MAX_SCANNED_ENTRIES = 200_000
-"""How many directory entries `special_manifest` looks at before it gives up (a monorepo)."""
+"""How many directory entries `refuse_special_manifests` looks at before it gives up (a
+monorepo)."""
 
 _NOT_SCANNED = frozenset({"target", "node_modules"})
+_MANIFEST_NAMES = frozenset({"Cargo.toml", "Cargo.lock"})
 
 
-def special_manifest(
-    root: Path, names: frozenset[str], checkout: Path | None = None
-) -> tuple[Path, str] | None:
-    """The first entry below `root` that cargo must not read, and why: a FIFO, device or
-    socket named like one of `names`; inside `checkout` (resolved), also a link out of it so
-    named, or a directory linking out that holds one (cargo would read another project's
-    manifest as a member or path dependency, and write through a lockfile link).
+def refuse_special_manifests(manifest_path: Path, checkout: Path) -> None:
+    """Refuse the first entry cargo must not read anywhere it may read a manifest (below the
+    outermost directory with a Cargo.toml): a FIFO, device or socket named Cargo.toml or
+    Cargo.lock; inside `checkout` (resolved), also a link out of it so named, or a directory
+    linking out that holds one (cargo would read another project's manifest as a member or
+    path dependency, and write through a lockfile link).
 
     cargo reads every member's and path dependency's Cargo.toml with a blocking read: one that
     is a FIFO would hold it until the timeout. Looking for them first costs one walk of the
     tree (build output, hidden directories and node_modules skipped, symlinked directories
     not followed), bounded by MAX_SCANNED_ENTRIES.
     """
+    root = manifest_path.absolute().parent
+    for directory in root.parents:
+        if (directory / "Cargo.toml").is_file():
+            root = directory
     pending = [Path(os.path.realpath(root))]  # the walk follows no link: every path is real
     seen = 0
     while pending:
@@ -59,39 +64,36 @@ def special_manifest(
             for entry in entries:
                 seen += 1
                 if seen > MAX_SCANNED_ENTRIES:
-                    return None
+                    return
                 with contextlib.suppress(OSError):
-                    why = _linked_out(entry, names, checkout) if entry.is_symlink() else None
+                    why = _linked_out(entry, checkout) if entry.is_symlink() else None
                     if why is not None:
-                        return Path(entry.path), why
-                    if entry.name in names:
+                        raise FeatcheckError(why, path=Path(entry.path))
+                    if entry.name in _MANIFEST_NAMES:
                         mode = os.stat(entry.path).st_mode
                         if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
-                            return Path(entry.path), _SPECIAL
+                            raise FeatcheckError(_SPECIAL, path=Path(entry.path))
                     elif (
                         entry.is_dir(follow_symlinks=False)
                         and not entry.name.startswith(".")
                         and entry.name not in _NOT_SCANNED
                     ):
                         pending.append(Path(entry.path))
-    return None
 
 
 _SPECIAL = "is not a regular file (a FIFO, device or socket); cargo would wait on it"
 
 
-def _linked_out(
-    entry: os.DirEntry[str], names: frozenset[str], checkout: Path | None
-) -> str | None:
+def _linked_out(entry: os.DirEntry[str], checkout: Path) -> str | None:
     """Why cargo must not follow the link `entry` (inside the walk), if it must not."""
-    if checkout is None or not Path(entry.path).is_relative_to(checkout):
+    if not Path(entry.path).is_relative_to(checkout):
         return None  # above the checkout: the user's own
     target = Path(os.path.realpath(entry.path))
     if target.is_relative_to(checkout):
-        if entry.name in names and not target.exists():
+        if entry.name in _MANIFEST_NAMES and not target.exists():
             return "is a symlink to nothing; cargo would create the file it names"
         return None
-    if entry.name in names or (target / "Cargo.toml").exists():
+    if entry.name in _MANIFEST_NAMES or (target / "Cargo.toml").exists():
         return f"{LINK_OUT} (cargo would read through it)"
     return None
 
@@ -151,7 +153,14 @@ def write_atomic(
         replaced = False  # the file system has no O_TMPFILE: a named temporary file instead
     if not replaced:
         _replace_from_named_file(path, target, content, final_mode)
-    _sync_directory(target.parent)
+    # The rename itself made durable (a power cut after it keeps the new file); not supported
+    # everywhere (some file systems, Windows).
+    with contextlib.suppress(OSError):
+        descriptor = os.open(target.parent, os.O_RDONLY)
+        try:
+            os.fsync(descriptor)
+        finally:
+            os.close(descriptor)
 
 
 def create_hidden_file(directory: Path, prefix: str) -> tuple[int, Path]:
@@ -230,16 +239,6 @@ def _replace_from_unnamed_file(target: Path, content: bytes, mode: int) -> bool:
     raise FileExistsError("no free temporary name")
 
 
-def _sync_directory(directory: Path) -> None:
-    """Make the rename itself durable (a power cut after it keeps the new file)."""
-    with contextlib.suppress(OSError):  # not supported everywhere (some file systems, Windows)
-        descriptor = os.open(directory, os.O_RDONLY)
-        try:
-            os.fsync(descriptor)
-        finally:
-            os.close(descriptor)
-
-
 # The user's Cargo.lock, kept exactly as it was whatever cargo does while resolving.
 #
 # `cargo metadata` and `cargo tree` write Cargo.lock when it is missing or out of date with the
@@ -250,14 +249,10 @@ def _sync_directory(directory: Path) -> None:
 
 def _candidate_lockfiles(manifest: Path) -> list[Path]:
     """Cargo.lock beside the manifest and beside every ancestor that could be the root."""
-    found = []
-    own = directory = manifest.resolve().parent
-    while True:
-        if directory == own or (directory / "Cargo.toml").is_file():
-            found.append(directory / "Cargo.lock")
-        if directory.parent == directory:
-            return found
-        directory = directory.parent
+    own = manifest.resolve().parent
+    return [
+        d / "Cargo.lock" for d in (own, *own.parents) if d == own or (d / "Cargo.toml").is_file()
+    ]
 
 
 class LockfileWatch:

@@ -96,9 +96,6 @@ TARGET_FEATURES = Grammar(
     rf",*({_TARGET_FEATURE}(,+{_TARGET_FEATURE})*)?,*",
     "`+avx2,+fma` or `+crt-static`",
 )
-TARGET_CPU = Grammar("a CPU name", r"[A-Za-z0-9_][A-Za-z0-9_.+-]*", "`native` or `x86-64-v3`")
-PANIC = Grammar("a panic strategy", r"unwind|abort|immediate-abort", "`abort`")
-SWITCH = Grammar("a rustc on/off value", r"y|yes|on|true|n|no|off|false", "`yes` or `off`")
 TOOLCHAIN = Grammar(
     "a toolchain name (a channel)",
     r"[A-Za-z0-9][A-Za-z0-9._+-]*",
@@ -202,12 +199,11 @@ def target_argument(workdir: Path, target: str) -> Argument:
     named relative to the audited directory (`workdir`), as when cargo ran there, and made
     absolute for cargo and rustc running elsewhere."""
     try:
-        target = target_triple(target)
+        if target_triple(target).endswith(".json"):
+            return option("--target", str(workdir.absolute() / target), ABSOLUTE_PATH)
+        return option("--target", target, TARGET)
     except GateError as error:
         raise FeatcheckError(f"target: {error}") from None
-    if target.endswith(".json"):
-        return checked_option("--target", str(workdir.absolute() / target), ABSOLUTE_PATH)
-    return checked_option("--target", target, TARGET)
 
 
 # The rustflags featcheck lets reach rustc: those that change which cfg values it reports.
@@ -218,9 +214,11 @@ def target_argument(workdir: Path, target: str) -> Argument:
 
 KEPT_CODEGEN: dict[str, Grammar] = {
     "target-feature": TARGET_FEATURES,
-    "target-cpu": TARGET_CPU,
-    "panic": PANIC,
-    "debug-assertions": SWITCH,
+    "target-cpu": Grammar("a CPU name", r"[A-Za-z0-9_][A-Za-z0-9_.+-]*", "`native` or `x86-64-v3`"),
+    "panic": Grammar("a panic strategy", r"unwind|abort|immediate-abort", "`abort`"),
+    "debug-assertions": Grammar(
+        "a rustc on/off value", r"y|yes|on|true|n|no|off|false", "`yes` or `off`"
+    ),
 }
 """The `-C` options that change what `rustc --print cfg` prints (`target_feature`, `panic`,
 `debug_assertions`), with the grammar of their values."""

@@ -178,7 +178,6 @@ class _Forwarded:
         self.build_on_command_line = False
         self.unification = UnificationSettings()
         self.names_wrapper = False
-        """Whether a file cargo reads from the neutral directory names a rustc wrapper."""
         self.registries: frozenset[str] = frozenset()
         """The registries the user defines (in CARGO_HOME's file or as
         CARGO_REGISTRIES_<NAME>_INDEX), as cargo's environment names them (upper case, `_`

@@ -8,6 +8,7 @@ wrappers. A trusted checkout gets plain `cargo` in the checkout.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from collections.abc import Callable, Mapping, Sequence
@@ -56,11 +57,8 @@ class CommandSetup(NamedTuple):
 
 
 def _plain_environment() -> dict[str, str]:
-    env = dict(os.environ)
     # Plain, stable text: no colours or progress bars in what featcheck parses.
-    env["CARGO_TERM_COLOR"] = "never"
-    env["CARGO_TERM_PROGRESS_WHEN"] = "never"
-    return env
+    return {**os.environ, "CARGO_TERM_COLOR": "never", "CARGO_TERM_PROGRESS_WHEN": "never"}
 
 
 def trusted_setup(workdir: Path, trust: TrustContext) -> CommandSetup:
@@ -221,17 +219,19 @@ class RustcAnswers:
     """
 
     def __init__(self, rustc: Path, directory: Path | None, environment: Mapping[str, str]) -> None:
-        self._file = directory / "rustc-answers.json" if directory is not None else None
-        self._identity = _identity(rustc, environment)
+        self._file: Path | None = None  # none where rustc cannot be looked at
+        self._identity: list[Any] = []
+        with contextlib.suppress(OSError, ValueError):
+            real = os.path.realpath(rustc)
+            stat = os.stat(real)
+            settings = [environment.get(name) for name in _ENVIRONMENT]
+            self._identity = [real, stat.st_size, stat.st_mtime_ns, stat.st_ino, settings]
+            self._file = directory / "rustc-answers.json" if directory is not None else None
         self._entries: dict[str, Any] | None = None
 
     def ask(self, question: Sequence[str], answer: Callable[[], str | None]) -> str | None:
         """The kept answer to `question`, else `answer()` (kept when it is not None)."""
-        if (
-            self._file is None
-            or self._identity is None
-            or any(a.endswith(".json") for a in question)
-        ):
+        if self._file is None or any(a.endswith(".json") for a in question):
             return answer()
         key = json.dumps([self._identity, list(question)])
         if self._entries is None:
@@ -246,13 +246,3 @@ class RustcAnswers:
             newest = dict(list(self._entries.items())[-_MAX_ENTRIES:])
             write_cache(self._file, _VERSION, "answers", newest)
         return found
-
-
-def _identity(rustc: Path, environment: Mapping[str, str]) -> list[Any] | None:
-    try:
-        real = os.path.realpath(rustc)
-        stat = os.stat(real)
-    except (OSError, ValueError):
-        return None
-    settings = [environment.get(name) for name in _ENVIRONMENT]
-    return [real, stat.st_size, stat.st_mtime_ns, stat.st_ino, settings]

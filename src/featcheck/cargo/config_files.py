@@ -48,13 +48,6 @@ def setting_error(document: ManifestDocument, path: KeyPath, message: str) -> Fe
     return FeatcheckError(message, path=document.path, line=line, column=column)
 
 
-def _within(path: Path, inside: Path) -> bool:
-    try:
-        return path.resolve().is_relative_to(inside.resolve())
-    except (OSError, RuntimeError):
-        return False
-
-
 @contextlib.contextmanager
 def unquoted_outside(within: bool, path: Path, refusal: str) -> Iterator[None]:
     """A FeatcheckError of a file outside the project (reached by `include`) becomes `refusal`:
@@ -85,21 +78,18 @@ def _includes(document: ManifestDocument, checkout: Path | None) -> Iterator[tup
             entry = entry.get("path")
         if not isinstance(entry, str):
             continue
-        if not entry.endswith(".toml"):
-            raise setting_error(
-                document,
-                ("include", index),
-                f"cargo includes only `.toml` files, not `{entry[:60]}`",
-            )
         directory = document.path.parent
-        if checkout is not None and not configured_path_stays_inside(directory, entry, checkout):
-            raise setting_error(
-                document,
-                ("include", index),
+        if not entry.endswith(".toml"):
+            refusal = f"cargo includes only `.toml` files, not `{entry[:60]}`"
+        elif checkout is not None and not configured_path_stays_inside(directory, entry, checkout):
+            refusal = (
                 f"`include` names `{printable(entry)}`, outside the checkout: its cargo "
-                "configuration includes only files inside it",
+                "configuration includes only files inside it"
             )
-        yield directory / entry, optional
+        else:
+            yield directory / entry, optional
+            continue
+        raise setting_error(document, ("include", index), refusal)
 
 
 def load(
@@ -109,7 +99,10 @@ def load(
     whether it lies inside the project (`inside`)."""
     if len(seen) > _MAX_INCLUDE_DEPTH or path in seen:
         raise FeatcheckError("cargo configuration includes itself", path=path)
-    within = _within(path, inside)
+    try:
+        within = path.resolve().is_relative_to(inside.resolve())
+    except (OSError, RuntimeError):
+        within = False
     with unquoted_outside(within, path, "cannot be read as a cargo configuration file"):
         raw = read_checkout_file(path, "cargo configuration file", MAX_CONFIG_BYTES, root)
         document = parse_document(path, raw)
@@ -185,14 +178,6 @@ class Leaf(NamedTuple):
     value: Any
 
 
-def _as_flags(value: object) -> list[str] | None:
-    if isinstance(value, str):
-        return value.split()
-    if isinstance(value, list) and all(isinstance(v, str) for v in value):
-        return list(value)
-    return None
-
-
 def _absolute(value: object, base: Path) -> str | None:
     if not isinstance(value, str) or not value:
         return None
@@ -211,8 +196,8 @@ def _rustflags(document: ManifestDocument, path: KeyPath, value: object) -> list
     """The kept rustflags of the setting at `path` (perhaps none of them), None when it sets
     no flag at all, or a FeatcheckError at the bad flag. A `[target]` table whose flags are all
     dropped still counts: cargo then gives that target none of `[build]`'s flags."""
-    flags = _as_flags(value)
-    if not flags:
+    flags = value.split() if isinstance(value, str) else value
+    if not flags or not isinstance(flags, list) or not all(isinstance(v, str) for v in flags):
         return None
     try:
         return filter_rustflags(flags)
@@ -235,9 +220,42 @@ def allowed_leaves(document: ManifestDocument, base: Path) -> Iterator[Leaf]:
             yield Leaf(("paths",), absolute)
     yield from _source_leaves(data, base)
     yield from _patch_leaves(document, base)
-    yield from _network_leaves(data)
-    yield from _unification_leaves(document)
-    yield from _rustflags_leaves(document)
+    # `[net]` offline and retry, and `[resolver]`'s choice of versions.
+    net = data.get("net")
+    if isinstance(net, dict):
+        if isinstance(net.get("offline"), bool):
+            yield Leaf(("net", "offline"), net["offline"])
+        if isinstance(net.get("retry"), int) and not isinstance(net.get("retry"), bool):
+            yield Leaf(("net", "retry"), net["retry"])
+    resolver = data.get("resolver")
+    if isinstance(resolver, dict) and isinstance(resolver.get("incompatible-rust-versions"), str):
+        yield Leaf(
+            ("resolver", "incompatible-rust-versions"), resolver["incompatible-rust-versions"]
+        )
+    # `[resolver] feature-unification` and the `[unstable]` flag nightly cargo needs to read it
+    # (cargo/unification.py). A value cargo would refuse is refused at its line: any cargo
+    # refuses to start on an unknown mode, nightly cargo on a flag that is not a boolean.
+    for key, expected in (
+        (MODE_KEY, '"selected", "workspace" or "package"'),
+        (UNSTABLE_KEY, "true or false"),
+    ):
+        table = data.get(key[0])
+        if isinstance(table, dict) and key[1] in table:
+            if not (table[key[1]] in MODES if key == MODE_KEY else isinstance(table[key[1]], bool)):
+                message = f"`{'.'.join(key)}` must be {expected}, as cargo reads it"
+                raise setting_error(document, key, message)
+            yield Leaf(key, table[key[1]])
+    # The kept rustflags of `[build]` and of each `[target]` table.
+    build = data.get("build")
+    if isinstance(build, dict):
+        flags: tuple[str, ...] = ("build", "rustflags")
+        if (kept := _rustflags(document, flags, build.get("rustflags"))) is not None:
+            yield Leaf(flags, kept)
+    # `[target.<triple>]` and `[target.'cfg(...)']`: the table name stays a TOML key.
+    for target, table in tables(data.get("target")):
+        flags = ("target", target, "rustflags")
+        if (kept := _rustflags(document, flags, table.get("rustflags"))) is not None:
+            yield Leaf(flags, kept)
 
 
 def _source_leaves(data: dict[str, Any], base: Path) -> Iterator[Leaf]:
@@ -274,50 +292,3 @@ def _patch_leaves(document: ManifestDocument, base: Path) -> Iterator[Leaf]:
                         except GateError as error:
                             raise setting_error(document, (*where, index), str(error)) from None
                     yield Leaf(where, value)
-
-
-def _network_leaves(data: dict[str, Any]) -> Iterator[Leaf]:
-    """`[net]` offline and retry, and `[resolver]`'s choice of versions."""
-    net = data.get("net")
-    if isinstance(net, dict):
-        if isinstance(net.get("offline"), bool):
-            yield Leaf(("net", "offline"), net["offline"])
-        if isinstance(net.get("retry"), int) and not isinstance(net.get("retry"), bool):
-            yield Leaf(("net", "retry"), net["retry"])
-    resolver = data.get("resolver")
-    if isinstance(resolver, dict) and isinstance(resolver.get("incompatible-rust-versions"), str):
-        yield Leaf(
-            ("resolver", "incompatible-rust-versions"), resolver["incompatible-rust-versions"]
-        )
-
-
-def _unification_leaves(document: ManifestDocument) -> Iterator[Leaf]:
-    """`[resolver] feature-unification` and the `[unstable]` flag nightly cargo needs to read
-    it (cargo/unification.py). A value cargo would refuse is refused at its line: any cargo
-    refuses to start on an unknown mode, nightly cargo on a flag that is not a boolean."""
-    for key, expected in (
-        (MODE_KEY, '"selected", "workspace" or "package"'),
-        (UNSTABLE_KEY, "true or false"),
-    ):
-        table = document.data.get(key[0])
-        if not isinstance(table, dict) or key[1] not in table:
-            continue
-        value = table[key[1]]
-        if not (value in MODES if key == MODE_KEY else isinstance(value, bool)):
-            message = f"`{'.'.join(key)}` must be {expected}, as cargo reads it"
-            raise setting_error(document, key, message)
-        yield Leaf(key, value)
-
-
-def _rustflags_leaves(document: ManifestDocument) -> Iterator[Leaf]:
-    """The kept rustflags of `[build]` and of each `[target]` table."""
-    build = document.data.get("build")
-    if isinstance(build, dict):
-        flags: tuple[str, ...] = ("build", "rustflags")
-        if (kept := _rustflags(document, flags, build.get("rustflags"))) is not None:
-            yield Leaf(flags, kept)
-    # `[target.<triple>]` and `[target.'cfg(...)']`: the table name stays a TOML key.
-    for target, table in tables(document.data.get("target")):
-        flags = ("target", target, "rustflags")
-        if (kept := _rustflags(document, flags, table.get("rustflags"))) is not None:
-            yield Leaf(flags, kept)

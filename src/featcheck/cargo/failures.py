@@ -115,17 +115,15 @@ def classify(stderr: str) -> CargoFailure:
     return CargoFailure(FailureKind.OTHER, summary)
 
 
+_HINTS = {
+    FailureKind.LOCK_OUTDATED: " (Cargo.lock is out of date; run `cargo update --workspace`)",
+    FailureKind.OFFLINE_MISSING: " (run `cargo fetch` once with network, or drop --offline)",
+    FailureKind.GIT_FETCH: " (featcheck offers git no credentials for a host the checkout "
+    "names: where the dependency needs yours, run `cargo fetch` yourself first)",
+}
+
+
 def failure_error(what: str, stderr: str) -> FeatcheckError:
     """The audit's one-line error for a failed cargo command, with a hint where one helps."""
     failure = classify(stderr)
-    hint = ""
-    if failure.kind is FailureKind.LOCK_OUTDATED:
-        hint = " (Cargo.lock is out of date; run `cargo update --workspace`)"
-    elif failure.kind is FailureKind.OFFLINE_MISSING:
-        hint = " (run `cargo fetch` once with network, or drop --offline)"
-    elif failure.kind is FailureKind.GIT_FETCH:
-        hint = (
-            " (featcheck offers git no credentials for a host the checkout names: where the "
-            "dependency needs yours, run `cargo fetch` yourself first)"
-        )
-    return FeatcheckError(f"{what} failed: {failure.summary}{hint}")
+    return FeatcheckError(f"{what} failed: {failure.summary}{_HINTS.get(failure.kind, '')}")

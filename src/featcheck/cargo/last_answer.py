@@ -94,8 +94,22 @@ class LastAnswer:
             self._writer = None
 
     def _write(self, text: str) -> None:
-        if replace_cache_file(self.file, text):
-            _forget_beyond(self.file.parent, MAX_KEPT)
+        if not replace_cache_file(self.file, text):
+            return
+        # All but the MAX_KEPT answers written last go, and what a killed writer left.
+        with contextlib.suppress(OSError):
+            answers: list[tuple[float, str]] = []
+            abandoned: list[str] = []
+            for entry in os.scandir(self.file.parent):
+                modified = entry.stat().st_mtime
+                if entry.name.startswith("."):  # a writer's temporary file
+                    if modified < time.time() - 3600:
+                        abandoned.append(entry.path)
+                elif entry.name.endswith(".json"):
+                    answers.append((modified, entry.path))
+            for path in [*abandoned, *(path for _, path in sorted(answers)[:-MAX_KEPT])]:
+                with contextlib.suppress(OSError):
+                    os.unlink(path)
 
 
 def _written_since(inputs: Sequence[Path], moment: int) -> bool:
@@ -106,20 +120,3 @@ def _written_since(inputs: Sequence[Path], moment: int) -> bool:
             if path.stat().st_mtime_ns > moment:
                 return True
     return False
-
-
-def _forget_beyond(directory: Path, count: int) -> None:
-    """Remove all but the `count` answers written last, and what a killed writer left."""
-    with contextlib.suppress(OSError):
-        answers: list[tuple[float, str]] = []
-        abandoned: list[str] = []
-        for entry in os.scandir(directory):
-            modified = entry.stat().st_mtime
-            if entry.name.startswith("."):  # a writer's temporary file
-                if modified < time.time() - 3600:
-                    abandoned.append(entry.path)
-            elif entry.name.endswith(".json"):
-                answers.append((modified, entry.path))
-        for path in [*abandoned, *(path for _, path in sorted(answers)[:-count])]:
-            with contextlib.suppress(OSError):
-                os.unlink(path)

@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
+from featcheck.cargo.failures import failure_error
 from featcheck.cargo.process import ProcessOutput, RunningProcess
 from featcheck.errors import FeatcheckError
 
@@ -93,12 +94,11 @@ def pending_cargo_metadata(
     arguments: Sequence[str],
     cache: Path | None,
     finish: Callable[[RunningProcess], ProcessOutput],
-    failure: Callable[[ProcessOutput], FeatcheckError],
-    inputs: Sequence[Path] = (),
+    inputs: Sequence[Path],
 ) -> PendingMetadata:
     """The answer of the started `cargo ARGUMENTS` (`metadata`): `finish` waits for its
-    output, `failure` is the error of a failed one. Its last answer is kept in `cache`, and
-    not read where one of `inputs` (files cargo reads) was written since."""
+    output. Its last answer is kept in `cache`, and not read where one of `inputs` (files
+    cargo reads) was written since."""
 
     def answer(last: LastAnswer | None, parse_metadata: Parse) -> Workspace:
         # cargo prints its one line of JSON, then takes ~10 ms to free what it built and
@@ -113,7 +113,7 @@ def pending_cargo_metadata(
                     early = parse_metadata(line)
         output = finish(running)
         if output.returncode != 0:
-            raise failure(output)
+            raise failure_error("cargo metadata", output.stderr)
         if early is not None and line is output.stdout:  # nothing printed after the line
             if last is not None:
                 last.keep(output.stdout)

@@ -148,7 +148,18 @@ class RunningProcess:
             self.cancel()
             raise
         if self._error is not None:
-            _end(self._process)
+            process = self._process
+            _kill_group(process)
+            try:
+                process.communicate(timeout=5)
+            except subprocess.TimeoutExpired:  # something left the group and holds a pipe open
+                pass
+            finally:
+                for stream in (process.stdout, process.stderr):
+                    if stream is not None:
+                        stream.close()
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    process.wait(timeout=5)
             if isinstance(self._error, subprocess.TimeoutExpired):
                 raise FeatcheckError(
                     f"{self._what} did not finish within {self._timeout:g} s"
@@ -321,17 +332,3 @@ def _kill_group(process: subprocess.Popen[bytes]) -> None:
             os.killpg(process.pid, signal.SIGKILL)
     with contextlib.suppress(OSError):
         process.kill()
-
-
-def _end(process: subprocess.Popen[bytes]) -> None:
-    _kill_group(process)
-    try:
-        process.communicate(timeout=5)
-    except subprocess.TimeoutExpired:  # something left the group and holds a pipe open
-        pass
-    finally:
-        for stream in (process.stdout, process.stderr):
-            if stream is not None:
-                stream.close()
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            process.wait(timeout=5)

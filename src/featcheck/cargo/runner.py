@@ -32,7 +32,7 @@ from featcheck.cargo.toolchain import Toolchain, installed
 from featcheck.cargo.unification import MODE_VARIABLE, PER_MEMBER, Unification, decide
 from featcheck.errors import FeatcheckError
 from featcheck.featureset import DEFAULT, FeatureSelection
-from featcheck.fileio import special_manifest
+from featcheck.fileio import refuse_special_manifests
 from featcheck.semantics.cfg import TargetCfg
 
 if TYPE_CHECKING:
@@ -41,6 +41,8 @@ if TYPE_CHECKING:
 # `{p} [{f}]` gives "name vX (source) [features]" per line; `--prefix depth` makes the nesting
 # unambiguous and `--charset ascii` keeps the text independent of the terminal.
 TREE_FORMAT = "{p} [{f}]"
+# A `--> FILE:LINE:COL` line of cargo's stderr.
+_LOCATION = re.compile(r"^(?P<lead>\s*-->\s+)(?P<path>.+?)(?P<place>(:\d+)+)?$", re.MULTILINE)
 
 
 class CargoRunner:
@@ -136,19 +138,23 @@ class CargoRunner:
         output = running.wait()
         if output.returncode == 0:
             return output
-        return ProcessOutput(
-            output.returncode,
-            output.stdout,
-            relative_locations(output.stderr, self.prepared_setup().cwd),
-        )
+        # cargo's `--> FILE:LINE:COL` names FILE relative to cargo's working directory; name it
+        # relative to featcheck's own (or absolutely, outside it) so that it can be opened.
+        cwd = self.prepared_setup().cwd
+
+        def rewrite(match: re.Match[str]) -> str:
+            full = os.path.normpath(os.path.join(cwd, match["path"]))
+            try:
+                here = os.getcwd()
+                shown = os.path.relpath(full, here) if Path(full).is_relative_to(here) else full
+            except (OSError, ValueError):
+                shown = full
+            return match["lead"] + shown + (match["place"] or "")
+
+        return output._replace(stderr=_LOCATION.sub(rewrite, output.stderr))
 
     def _cargo_flags(self) -> list[Argument]:
-        flags: list[Argument] = []
-        if self.offline:
-            flags.append(word("--offline"))
-        if self.locked:
-            flags.append(word("--locked"))
-        return flags
+        return [word(f) for f, on in (("--offline", self.offline), ("--locked", self.locked)) if on]
 
     def start_metadata(
         self,
@@ -158,12 +164,11 @@ class CargoRunner:
         features: tuple[str, ...] = (),
     ) -> PendingMetadata:
         """`metadata`, started: cargo works while the caller does, `result()` waits for it."""
-        selection = FeatureSelection.of(features, all_features=all_features)
         args = [
             word("metadata"),
             constant("--format-version", "1"),
             manifest_argument(manifest_path),
-            *feature_arguments(selection),
+            *feature_arguments(FeatureSelection.of(features, all_features=all_features)),
             *self._cargo_flags(),
         ]
         running = self._start("cargo", args)
@@ -180,9 +185,8 @@ class CargoRunner:
             args,
             self.prepared_setup().cache,
             self._finish,
-            lambda output: failure_error("cargo metadata", output.stderr),
             # An edit there (a pre-commit hook's usual run) changes cargo's answer.
-            inputs=(manifest_path, manifest_path.parent / "Cargo.lock"),
+            (manifest_path, manifest_path.parent / "Cargo.lock"),
         )
 
     def tree(
@@ -223,13 +227,10 @@ class CargoRunner:
         with self._lock:
             if self._version is None:
                 self._version = self._ask_rustc([word("-vV")]).stdout
-        for line in self._version.splitlines():
-            if line.startswith(name + ":"):
-                return line.split(":", 1)[1].strip()
-        return None
+        lines = self._version.splitlines()
+        return next((x.split(":", 1)[1].strip() for x in lines if x.startswith(name + ":")), None)
 
     def unification(self, show: Callable[[Path], str]) -> Unification:
-        """How cargo unifies features here (cargo/unification.py)."""
         setup = self.prepared_setup()
         settings = setup.config.unification
         if settings.mode is None and MODE_VARIABLE not in setup.environment:
@@ -318,39 +319,3 @@ class DownloadProgress:
                 news = "updating the registry index…"
         if news:
             self._say(news)
-
-
-_LOCATION = re.compile(r"^(?P<lead>\s*-->\s+)(?P<path>.+?)(?P<place>(:\d+)+)?$", re.MULTILINE)
-
-
-def relative_locations(stderr: str, cwd: Path) -> str:
-    """cargo's `--> FILE:LINE:COL` names FILE relative to cargo's working directory; name it
-    relative to featcheck's own (or absolutely, outside it) so that it can be opened."""
-
-    def rewrite(match: re.Match[str]) -> str:
-        path = match["path"]
-        full = os.path.normpath(os.path.join(cwd, path))
-        try:
-            here = os.getcwd()
-            shown = os.path.relpath(full, here) if Path(full).is_relative_to(here) else full
-        except (OSError, ValueError):
-            shown = full
-        return match["lead"] + shown + (match["place"] or "")
-
-    return _LOCATION.sub(rewrite, stderr)
-
-
-_MANIFEST_NAMES = frozenset({"Cargo.toml", "Cargo.lock"})
-
-
-def refuse_special_manifests(manifest_path: Path, checkout: Path) -> None:
-    """Refuse a FIFO or device named Cargo.toml or Cargo.lock anywhere cargo may read one
-    (below the outermost directory with a Cargo.toml): cargo would block on it until the
-    timeout; and, in the checkout, one that links out of it (see `special_manifest`)."""
-    root = manifest_path.absolute().parent
-    for directory in root.parents:
-        if (directory / "Cargo.toml").is_file():
-            root = directory
-    found = special_manifest(root, _MANIFEST_NAMES, checkout)
-    if found is not None:
-        raise FeatcheckError(found[1], path=found[0])

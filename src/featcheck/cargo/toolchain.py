@@ -91,9 +91,11 @@ def resolve_toolchain(workdir: Path, timeout: float, *, trust: TrustContext) -> 
     refuse_checkout_program(cargo, trust, "cargo")
     rustup = which("rustup")
     if not is_rustup_proxy(cargo, rustup):
-        toolchain = _plain_toolchain(Path(cargo))
-        refuse_checkout_program(toolchain.rustc, trust, "rustc")
-        return toolchain
+        # No rustup: the cargo on PATH, and the rustc next to it (else the one on PATH).
+        sibling = Path(cargo).parent / ("rustc" + (".exe" if Path(cargo).suffix == ".exe" else ""))
+        rustc = Path(str(sibling) if os.access(sibling, os.X_OK) else installed("rustc"))
+        refuse_checkout_program(rustc, trust, "rustc")
+        return Toolchain(Path(cargo), rustc, None)
     if rustup is None:
         raise FeatcheckError(
             f"{cargo} is a rustup proxy but rustup is not on PATH; add it, "
@@ -111,7 +113,19 @@ def resolve_toolchain(workdir: Path, timeout: float, *, trust: TrustContext) -> 
             "outside it, use --no-exec, or pass --trust-checkout",
             path=home,
         )
-    request, default = _requested_toolchain(workdir, trust.root, str(home))
+    # RUSTUP_TOOLCHAIN, else the toolchain rustup finds for `workdir` and its recorded default.
+    pinned, default = os.environ.get("RUSTUP_TOOLCHAIN"), None
+    if not pinned:
+        overrides, default = rustup_settings(str(home))
+        request = find_toolchain_request(workdir, overrides, trust.root)
+    else:
+        try:
+            request = ToolchainRequest(TOOLCHAIN.check(pinned), why="RUSTUP_TOOLCHAIN")
+        except GateError as error:
+            raise FeatcheckError(
+                f"RUSTUP_TOOLCHAIN: {error}; featcheck asks rustup for a named toolchain "
+                "(or put the toolchain's bin directory first on PATH)"
+            ) from None
     if request.path is not None:
         raise FeatcheckError(
             f"toolchain `path = {json.dumps(request.path)}` would make rustup run cargo and "
@@ -121,25 +135,6 @@ def resolve_toolchain(workdir: Path, timeout: float, *, trust: TrustContext) -> 
             line=request.line,
         )
     return _rustup_toolchain(rustup, request, default, str(home), trust, timeout)
-
-
-def _requested_toolchain(
-    workdir: Path, root: Path, home: str
-) -> tuple[ToolchainRequest, str | None]:
-    """The toolchain RUSTUP_TOOLCHAIN names, else the one rustup finds for `workdir`, and
-    rustup's recorded default."""
-    pinned = os.environ.get("RUSTUP_TOOLCHAIN")
-    if not pinned:
-        overrides, default = rustup_settings(home)
-        return find_toolchain_request(workdir, overrides, root), default
-    try:
-        request = ToolchainRequest(TOOLCHAIN.check(pinned), why="RUSTUP_TOOLCHAIN")
-    except GateError as error:
-        raise FeatcheckError(
-            f"RUSTUP_TOOLCHAIN: {error}; featcheck asks rustup for a named toolchain "
-            "(or put the toolchain's bin directory first on PATH)"
-        ) from None
-    return request, None
 
 
 def _rustup_toolchain(
@@ -167,13 +162,6 @@ def _rustup_toolchain(
             f"rustup's default toolchain: {error} (`rustup default stable` sets a plain one)"
         ) from None
     return Toolchain(real_cargo, real_rustc, name)
-
-
-def _plain_toolchain(cargo: Path) -> Toolchain:
-    """No rustup: the cargo on PATH, and the rustc next to it (else the one on PATH)."""
-    sibling = cargo.parent / ("rustc" + (".exe" if cargo.suffix == ".exe" else ""))
-    rustc = str(sibling) if os.access(sibling, os.X_OK) else installed("rustc")
-    return Toolchain(cargo, Path(rustc), None)
 
 
 TOOLCHAIN_FILES = ("rust-toolchain", "rust-toolchain.toml")
@@ -221,16 +209,15 @@ def parse_toolchain_file(path: Path, root: Path | None = None) -> ToolchainReque
         raise FeatcheckError(
             "toolchain file names both a channel and a path", path=path, line=_line_of(text, "path")
         )
-    if directory is not None:
-        line = _line_of(text, "path")
-        if not isinstance(directory, str):
-            raise FeatcheckError("toolchain `path` is not a string", path=path, line=line)
-        return ToolchainRequest(None, path=directory, origin=path, line=line, why=why)
-    if channel is not None:
-        line = _line_of(text, "channel")
-        if not isinstance(channel, str):
-            raise FeatcheckError("toolchain `channel` is not a string", path=path, line=line)
-        return ToolchainRequest(_checked_name(channel, path, line), origin=path, line=line, why=why)
+    for key, value in (("path", directory), ("channel", channel)):
+        if value is None:
+            continue
+        line = _line_of(text, key)
+        if not isinstance(value, str):
+            raise FeatcheckError(f"toolchain `{key}` is not a string", path=path, line=line)
+        if key == "path":
+            return ToolchainRequest(None, path=value, origin=path, line=line, why=why)
+        return ToolchainRequest(_checked_name(value, path, line), origin=path, line=line, why=why)
     # Only components/targets/profile: rustup uses its default toolchain.
     return ToolchainRequest(None, origin=path, line=1, why=why)
 

@@ -174,25 +174,7 @@ def parse_tree_text(text: str) -> ParsedTree:
         inverted = not node_lines[0].node.package.is_local
         return ParsedTree(graph, inverted, False, saw_sections, [node_lines[0].node])
 
-    printed = _printed_tree(node_lines)
-    inverted = not printed[0].node.package.is_local
-    sides = _sides_up(printed) if inverted else _sides_down(printed)
-    nodes = [_on_side(p.node, sides is not None and sides[i]) for i, p in enumerate(printed)]
-    roots: list[Node] = []
-    # Edges as printed: parent above (added already), child below, one level deeper.
-    for node, entry in zip(nodes, printed, strict=True):
-        graph.add_node(node)
-        if entry.parent is None:
-            roots.append(node)
-        elif inverted:
-            graph.add_edge(node, nodes[entry.parent])
-        else:
-            graph.add_edge(nodes[entry.parent], node)
-    return ParsedTree(graph, inverted, True, saw_sections, roots, sides is None)
-
-
-def _printed_tree(node_lines: list[_Line]) -> list[_Line]:
-    """The lines that draw normal edges, each with its parent line."""
+    # The lines that draw normal edges, each with its parent line.
     printed: list[_Line] = []
     stack: list[int] = []
     skipped_below: int | None = None  # depth of a dev/build subtree being skipped
@@ -210,7 +192,20 @@ def _printed_tree(node_lines: list[_Line]) -> list[_Line]:
         line.parent = stack[-1] if stack else None
         printed.append(line)
         stack.append(len(printed) - 1)
-    return printed
+    inverted = not printed[0].node.package.is_local
+    sides = _sides_up(printed) if inverted else _sides_down(printed)
+    nodes = [_on_side(p.node, sides is not None and sides[i]) for i, p in enumerate(printed)]
+    roots: list[Node] = []
+    # Edges as printed: parent above (added already), child below, one level deeper.
+    for node, entry in zip(nodes, printed, strict=True):
+        graph.add_node(node)
+        if entry.parent is None:
+            roots.append(node)
+        elif inverted:
+            graph.add_edge(node, nodes[entry.parent])
+        else:
+            graph.add_edge(nodes[entry.parent], node)
+    return ParsedTree(graph, inverted, True, saw_sections, roots, sides is None)
 
 
 def _on_side(node: Node, host: bool) -> Node:

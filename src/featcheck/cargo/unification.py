@@ -15,9 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import NamedTuple, TypeVar
-
-T = TypeVar("T")
+from typing import NamedTuple
 
 MODE_KEY = ("resolver", "feature-unification")
 UNSTABLE_KEY = ("unstable", "feature-unification")
@@ -69,17 +67,21 @@ def decide(
 ) -> Unification:
     """The unification cargo applies, its toolchain's `rustc -vV` release being `release`
     (None: no process was run). `show` names a configuration file as the notes show it."""
-    mode, where = _setting(MODE_VARIABLE, str, settings.mode, environment, show)
+    # Each value as the environment sets it, else as the files set it, and where.
+    if MODE_VARIABLE in environment:
+        mode, where = environment[MODE_VARIABLE], MODE_VARIABLE
+    else:
+        mode, where = (settings.mode[0], show(settings.mode[1])) if settings.mode else ("", "")
     if mode != "workspace":
         return PER_MEMBER
     asked = f'resolver.feature-unification = "workspace" in {where}'
-    unstable, unstable_where = _setting(
-        UNSTABLE_VARIABLE,
-        lambda value: value.strip() == "true",
-        settings.unstable,
-        environment,
-        show,
-    )
+    unstable: bool | None = None
+    unstable_where = ""
+    if UNSTABLE_VARIABLE in environment:
+        unstable = environment[UNSTABLE_VARIABLE].strip() == "true"
+        unstable_where = UNSTABLE_VARIABLE
+    elif settings.unstable is not None:
+        unstable, unstable_where = settings.unstable[0], show(settings.unstable[1])
     if release is None:
         return Unification(
             result_note=f"{asked} is not applied: --no-exec runs no toolchain to learn whether "
@@ -99,18 +101,3 @@ def decide(
         )
     note = f"{asked} is ignored: {why}; each member was resolved on its own, as cargo does"
     return Unification(result_note=note)
-
-
-def _setting(
-    variable: str,
-    read: Callable[[str], T],
-    kept: tuple[T, Path] | None,
-    environment: Mapping[str, str],
-    show: Callable[[Path], str],
-) -> tuple[T | None, str]:
-    """The value `variable` sets (as `read` reads it), else the files' `kept` one, and where."""
-    if variable in environment:
-        return read(environment[variable]), variable
-    if kept is None:
-        return None, ""
-    return kept[0], show(kept[1])
