@@ -39,27 +39,24 @@ Exit codes: 0 clean, 1 findings at or above --fail-on, 2 usage, input or cargo e
 """
 
 
-def _usage(prog: str) -> str:
-    """One line per command, as cargo and ruff list theirs."""
-    pad = " " * len("Usage: ")
-    commands = (
-        "[check] [OPTIONS] [PATH]",
-        "rules [PATH]",
-        "rule CODE [PATH]",
-        "probe [OPTIONS] [PATH]",
-    )
-    return f"\n{pad}".join(f"{prog} {command}" for command in commands)
+_COMMANDS = (
+    "[check] [OPTIONS] [PATH]",
+    "rules [PATH]",
+    "rule CODE [PATH]",
+    "probe [OPTIONS] [PATH]",
+)
+"""The usage: one line per command, as cargo and ruff list theirs."""
 
 
 def check_parser(prog: str) -> Parser:
     """The audit's parser: what to audit, which rules, what to print, the fixes, what to
     compare with, and how cargo is called; each in a group of its own in the help."""
-    parser = new_parser(prog, _DESCRIPTION, _EXAMPLES, usage=_usage(prog))
+    usage = f"\n{' ' * len('Usage: ')}".join(f"{prog} {command}" for command in _COMMANDS)
+    parser = new_parser(prog, _DESCRIPTION, _EXAMPLES, usage=usage)
     selection = parser.add_argument_group("Selection (what to audit)")
     add_project(parser, selection)
     parser.add_argument("--version", action="store_true", help="Print the version.")
-    _add_scope(selection)
-    _add_features(selection)
+    _add_selection(selection)
     _add_rules(parser.add_argument_group("Rules"))
     _add_output(parser.add_argument_group("Output"))
     _add_fixes(parser.add_argument_group("Fixes"))
@@ -68,7 +65,7 @@ def check_parser(prog: str) -> Parser:
     return parser
 
 
-def _add_scope(group: Group) -> None:
+def _add_selection(group: Group) -> None:
     add = group.add_argument
     add(
         "-p",
@@ -88,10 +85,6 @@ def _add_scope(group: Group) -> None:
         metavar="FILE",
         help="Audit text saved from `cargo tree -f '{p} [{f}]'` instead (- for stdin).",
     )
-
-
-def _add_features(group: Group) -> None:
-    add = group.add_argument
     add(
         "-F",
         "--features",
@@ -164,11 +157,6 @@ def _add_output(group: Group) -> None:
         help="Print file paths relative to DIR (default: the repository root, the nearest "
         "directory above PATH with a .git, else PATH).",
     )
-    _add_terminal(group)
-
-
-def _add_terminal(group: Group) -> None:
-    add = group.add_argument
     add(
         "--color",
         choices=("auto", "always", "never"),
