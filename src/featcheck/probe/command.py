@@ -92,18 +92,6 @@ def fix_changes(findings: list[Finding]) -> tuple[list[FileChange], str | None]:
     return plan_changes(findings), described or None
 
 
-def _torch(n: int, say: Callable[[str], None]) -> TorchStats | None:
-    if importlib.util.find_spec("torch") is None:
-        return None
-    say("timing PyTorch's matmul the same way (torch is importable here)")
-    try:
-        torch = importlib.import_module("torch")
-        return measure_torch(torch, n)
-    except Exception as error:  # a broken torch install must not sink the probe's result
-        say(f"PyTorch could not be timed: {error}")
-        return None
-
-
 @dataclass(frozen=True)
 class Planned:
     """A program's builds, prepared in the cache: the member's configuration first, then the
@@ -172,13 +160,20 @@ def time_matmul(
         VariantResult(plan.config, b, d)
         for plan, b, d in zip(prepared.plans, builds, decisions, strict=True)
     ]
+    torch = None
+    if options.compare_fix and importlib.util.find_spec("torch") is not None:
+        say("timing PyTorch's matmul the same way (torch is importable here)")
+        try:
+            torch = measure_torch(importlib.import_module("torch"), options.n)
+        except Exception as error:  # a broken torch install must not sink the probe's result
+            say(f"PyTorch could not be timed: {error}")
     return MatmulReport(
         n=options.n,
         cores=cores,
         current=variants[0],
         fixed=variants[1] if len(variants) > 1 else None,
         compare=options.compare_fix,
-        torch=_torch(options.n, say) if options.compare_fix else None,
+        torch=torch,
         fix_description=prepared.fix,
         notes=prepared.notes,
         seconds_to_timing=seconds_to_timing,
