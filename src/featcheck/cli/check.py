@@ -55,6 +55,11 @@ def _options(arguments: argparse.Namespace, progress: Progress, output_format: s
         )
     if arguments.root is not None and not arguments.root.is_dir():
         raise FeatcheckError("--root: not a directory", path=arguments.root)
+    # Whether an output reads each finding's other fixes: every report but text without `-v`
+    # (JSON, SARIF and GitHub's word the others too), `--fix`, `--diff`, and `--no-exec`'s list
+    # of unconfirmed fixes.
+    plain = output_format == "text" and not (arguments.verbose or arguments.no_exec)
+    alternatives = not plain or arguments.sarif is not None or arguments.fix or arguments.diff
     return AuditOptions(
         packages=tuple(arguments.package or ()),
         targets=tuple(arguments.target or ()),
@@ -69,16 +74,8 @@ def _options(arguments: argparse.Namespace, progress: Progress, output_format: s
         configurations=configurations,
         each_feature=arguments.each_feature,
         root=arguments.root,
-        search_alternatives=_shows_alternatives(arguments, output_format),
+        search_alternatives=alternatives,
     )
-
-
-def _shows_alternatives(arguments: argparse.Namespace, output_format: str) -> bool:
-    """Whether an output reads each finding's other fixes: every report but text without `-v`
-    (JSON, SARIF and GitHub's word the others too), `--fix`, `--diff`, and `--no-exec`'s list
-    of unconfirmed fixes."""
-    plain = output_format == "text" and not (arguments.verbose or arguments.no_exec)
-    return not plain or arguments.sarif is not None or arguments.fix or arguments.diff
 
 
 def _configurations(arguments: argparse.Namespace) -> tuple[FeatureSelection, ...]:

@@ -144,15 +144,11 @@ def _against_baseline(result: AuditResult, given: Path | None) -> AuditResult:
     else:
         return result
     entries = read_baseline(path, root)
-    return against_baseline(result, entries, _shown_path(path, result.root))
-
-
-def _shown_path(path: Path, root: Path) -> str:
-    """`path` as reports name files: relative to the report root where it lies below it."""
+    # `path` as reports name files: relative to the report root where it lies below it.
     absolute = Path(os.path.abspath(path))
-    if absolute.is_relative_to(root):
-        return absolute.relative_to(root).as_posix()
-    return str(path)
+    below = absolute.is_relative_to(result.root)
+    shown = absolute.relative_to(result.root).as_posix() if below else str(path)
+    return against_baseline(result, entries, shown)
 
 
 def fix_or_diff(
