@@ -35,8 +35,6 @@ if TYPE_CHECKING:
     from featcheck.probe.build import BuildPlan, BuiltProbe, ProbeBuilder
     from featcheck.report import Finding
 
-DEFAULT_N = 1024
-
 
 @dataclass(frozen=True)
 class ProbeOptions:
@@ -44,7 +42,7 @@ class ProbeOptions:
 
     path: Path = Path(".")
     package: str | None = None
-    n: int = DEFAULT_N
+    n: int = 1024
     compare_fix: bool = False
     offline: bool = False
     timeout: float = 300.0

@@ -93,9 +93,8 @@ def _children_cpu_seconds() -> float | None:
     """CPU time of the waited-for children of this process so far (Unix)."""
     if sys.platform == "win32":
         return None
-    else:
-        usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-        return usage.ru_utime + usage.ru_stime
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def run_load(
