@@ -44,8 +44,22 @@ def check(arguments: argparse.Namespace) -> int:
 
 
 def _options(arguments: argparse.Namespace, progress: Progress, output_format: str) -> AuditOptions:
-    """The audit's options; an error for flags that contradict each other."""
-    configurations = _configurations(arguments)
+    """The audit's options, the feature flags as one configuration (none when no flag is
+    given); an error for flags that contradict each other."""
+    features, all_features = arguments.features, arguments.all_features
+    no_default = arguments.no_default_features
+    if arguments.each_feature and (all_features or no_default):
+        flag = "--all-features" if all_features else "--no-default-features"
+        raise FeatcheckError(f"{flag} cannot be used with --each-feature")
+    configurations: tuple[FeatureSelection, ...] = ()
+    if features or all_features or no_default:
+        try:
+            selection = FeatureSelection.of(
+                features or [], no_default=no_default, all_features=all_features
+            )
+        except ValueError as error:
+            raise FeatcheckError(f"--features: {error}") from None
+        configurations = (selection,)
     if arguments.no_exec and (arguments.fix or arguments.diff):
         flag = "--fix" if arguments.fix else "--diff"
         raise FeatcheckError(
@@ -76,24 +90,6 @@ def _options(arguments: argparse.Namespace, progress: Progress, output_format: s
         root=arguments.root,
         search_alternatives=alternatives,
     )
-
-
-def _configurations(arguments: argparse.Namespace) -> tuple[FeatureSelection, ...]:
-    """The feature flags as one configuration; none when no flag is given."""
-    features, all_features = arguments.features, arguments.all_features
-    no_default = arguments.no_default_features
-    if arguments.each_feature and (all_features or no_default):
-        flag = "--all-features" if all_features else "--no-default-features"
-        raise FeatcheckError(f"{flag} cannot be used with --each-feature")
-    if not (features or all_features or no_default):
-        return ()
-    try:
-        selection = FeatureSelection.of(
-            features or [], no_default=no_default, all_features=all_features
-        )
-    except ValueError as error:
-        raise FeatcheckError(f"--features: {error}") from None
-    return (selection,)
 
 
 def _audit_project(
