@@ -131,14 +131,10 @@ def compare_or_write(
         label, audit, notes = earlier.wait()
         result.notes.extend(notes)
         result = against_revision(result, audit, label)
-    return _against_baseline(result, arguments.baseline)
-
-
-def _against_baseline(result: AuditResult, given: Path | None) -> AuditResult:
-    """The baseline the command line names (the user's own file), else the one the project's
-    configuration names (checkout content: it may not lead out of the checkout)."""
-    if given is not None:
-        path, root = given, None
+    # The baseline the command line names (the user's own file), else the one the project's
+    # configuration names (checkout content: it may not lead out of the checkout).
+    if arguments.baseline is not None:
+        path, root = arguments.baseline, None
     elif result.baseline is not None:
         path, root = result.baseline, checkout_root(result.audited or result.root)
     else:
