@@ -55,7 +55,7 @@ class EarlierAudit:
     notes: list[str] = field(default_factory=list)
     error: BaseException | None = None
     """What ended the thread early: raised again where the audit waits for it."""
-    thread: threading.Thread | None = None
+    thread: threading.Thread = field(init=False)
 
     def __post_init__(self) -> None:
         self.thread = threading.Thread(target=self._run, name="featcheck-new-since", daemon=True)
@@ -64,8 +64,7 @@ class EarlierAudit:
     def wait(self) -> tuple[str, AuditResult, list[str]]:
         """The revision's label, its audit and what to note; a FeatcheckError where the
         revision cannot be read at all."""
-        if self.thread is not None:
-            self.thread.join()
+        self.thread.join()
         if self.error is not None:
             raise self.error
         if self.result is None:
