@@ -47,8 +47,6 @@ class ProbeOptions:
     offline: bool = False
     timeout: float = 300.0
     """Seconds for each cargo resolution and each probe run."""
-    build_timeout: float = 3600.0
-    """Seconds for one probe build (at least `timeout`)."""
     on_command: Callable[[list[str]], None] | None = None
     confirm: Callable[[str], bool] | None = None
     """Asked with the build statement before anything is compiled; None: proceed (--yes)."""

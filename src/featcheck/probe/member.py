@@ -133,7 +133,7 @@ def _run(
     # The builder first (cargo, rustc and a linker found): no point resolving what cannot be
     # built. Its runner only picks the toolchain and environment, and is not offline: a
     # registry the checkout defines is refused there even under --offline.
-    timeout = max(options.build_timeout, options.timeout)
+    timeout = max(3600.0, options.timeout)  # for one probe build: an hour, at least --timeout
     builder = ProbeBuilder(
         CargoRunner(manifest.parent, trust=trust, timeout=timeout),
         offline=options.offline,
