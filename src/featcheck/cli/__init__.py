@@ -106,7 +106,14 @@ def _run_to_a_reader(args: list[str], prog: str = "featcheck") -> int:
     if signal.getsignal(signal.SIGINT) is signal.default_int_handler:  # not ignored (`&`)
         signal.signal(signal.SIGINT, _on_interrupt)
     try:
-        _short_lived_process()
+        # No cyclic garbage collection in featcheck's own process: an audit builds a few
+        # hundred thousand objects that live until it ends (the metadata document, the model,
+        # the graphs), and the collector walked them again and again (10% of a 500-member
+        # audit, measured in benchmarks/bench_cli.py; the peak RSS did not change). Here, not
+        # in `run`, which tests call in a long-lived process; for the same reason the audit
+        # keeps what it would free on returning (`audit.KEPT_UNTIL_EXIT`).
+        gc.disable()
+        lazy.keep_until_exit()
         return run(args, prog)
     except BrokenPipeError:
         return EXIT_ERROR
@@ -131,7 +138,7 @@ def _on_interrupt(number: int, frame: FrameType | None) -> None:
 
 
 def _end_processes() -> None:
-    # Loaded with the audit's front (`_short_lived_process`) when a process could have started.
+    # Loaded with the audit's front (`keep_until_exit`) when a process could have started.
     process = sys.modules.get("featcheck.cargo.process")
     if process is not None:
         process.end_every_process()
@@ -148,14 +155,3 @@ def _exit_now(code: int) -> NoReturn:
     # cargo, its git: the working tree's audit failed first) is ended here.
     _end_processes()
     os._exit(code)
-
-
-def _short_lived_process() -> None:
-    """No cyclic garbage collection in featcheck's own process: an audit builds a few hundred
-    thousand objects that live until it ends (the metadata document, the model, the graphs),
-    and the collector walked them again and again (10% of a 500-member audit, measured in
-    benchmarks/bench_cli.py; the peak RSS did not change). Here, not in `run`, which tests call
-    in a long-lived process; for the same reason the audit keeps what it would free on
-    returning (`audit.KEPT_UNTIL_EXIT`)."""
-    gc.disable()
-    lazy.keep_until_exit()

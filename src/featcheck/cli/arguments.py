@@ -215,12 +215,6 @@ def probe_parser(prog: str) -> Parser:
         default="text",
         help="Output format (default: text).",
     )
-    _add_probe_run_flags(parser)
-    return parser
-
-
-def _add_probe_run_flags(parser: Parser) -> None:
-    add = parser.add_argument
     add(
         "--offline",
         action="store_true",
@@ -241,3 +235,4 @@ def _add_probe_run_flags(parser: Parser) -> None:
         "a --no-exec audit) (default: 300).",
     )
     add("-v", "--verbose", action="store_true", help="Print each cargo command to stderr.")
+    return parser

@@ -44,8 +44,22 @@ def check(arguments: argparse.Namespace) -> int:
 
 
 def _options(arguments: argparse.Namespace, progress: Progress, output_format: str) -> AuditOptions:
-    """The audit's options; an error for flags that contradict each other."""
-    configurations = _configurations(arguments)
+    """The audit's options, the feature flags as one configuration (none when no flag is
+    given); an error for flags that contradict each other."""
+    features, all_features = arguments.features, arguments.all_features
+    no_default = arguments.no_default_features
+    if arguments.each_feature and (all_features or no_default):
+        flag = "--all-features" if all_features else "--no-default-features"
+        raise FeatcheckError(f"{flag} cannot be used with --each-feature")
+    configurations: tuple[FeatureSelection, ...] = ()
+    if features or all_features or no_default:
+        try:
+            selection = FeatureSelection.of(
+                features or [], no_default=no_default, all_features=all_features
+            )
+        except ValueError as error:
+            raise FeatcheckError(f"--features: {error}") from None
+        configurations = (selection,)
     if arguments.no_exec and (arguments.fix or arguments.diff):
         flag = "--fix" if arguments.fix else "--diff"
         raise FeatcheckError(
@@ -55,6 +69,11 @@ def _options(arguments: argparse.Namespace, progress: Progress, output_format: s
         )
     if arguments.root is not None and not arguments.root.is_dir():
         raise FeatcheckError("--root: not a directory", path=arguments.root)
+    # Whether an output reads each finding's other fixes: every report but text without `-v`
+    # (JSON, SARIF and GitHub's word the others too), `--fix`, `--diff`, and `--no-exec`'s list
+    # of unconfirmed fixes.
+    plain = output_format == "text" and not (arguments.verbose or arguments.no_exec)
+    alternatives = not plain or arguments.sarif is not None or arguments.fix or arguments.diff
     return AuditOptions(
         packages=tuple(arguments.package or ()),
         targets=tuple(arguments.target or ()),
@@ -69,34 +88,8 @@ def _options(arguments: argparse.Namespace, progress: Progress, output_format: s
         configurations=configurations,
         each_feature=arguments.each_feature,
         root=arguments.root,
-        search_alternatives=_shows_alternatives(arguments, output_format),
+        search_alternatives=alternatives,
     )
-
-
-def _shows_alternatives(arguments: argparse.Namespace, output_format: str) -> bool:
-    """Whether an output reads each finding's other fixes: every report but text without `-v`
-    (JSON, SARIF and GitHub's word the others too), `--fix`, `--diff`, and `--no-exec`'s list
-    of unconfirmed fixes."""
-    plain = output_format == "text" and not (arguments.verbose or arguments.no_exec)
-    return not plain or arguments.sarif is not None or arguments.fix or arguments.diff
-
-
-def _configurations(arguments: argparse.Namespace) -> tuple[FeatureSelection, ...]:
-    """The feature flags as one configuration; none when no flag is given."""
-    features, all_features = arguments.features, arguments.all_features
-    no_default = arguments.no_default_features
-    if arguments.each_feature and (all_features or no_default):
-        flag = "--all-features" if all_features else "--no-default-features"
-        raise FeatcheckError(f"{flag} cannot be used with --each-feature")
-    if not (features or all_features or no_default):
-        return ()
-    try:
-        selection = FeatureSelection.of(
-            features or [], no_default=no_default, all_features=all_features
-        )
-    except ValueError as error:
-        raise FeatcheckError(f"--features: {error}") from None
-    return (selection,)
 
 
 def _audit_project(

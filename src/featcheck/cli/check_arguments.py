@@ -39,36 +39,66 @@ Exit codes: 0 clean, 1 findings at or above --fail-on, 2 usage, input or cargo e
 """
 
 
-def _usage(prog: str) -> str:
-    """One line per command, as cargo and ruff list theirs."""
-    pad = " " * len("Usage: ")
-    commands = (
-        "[check] [OPTIONS] [PATH]",
-        "rules [PATH]",
-        "rule CODE [PATH]",
-        "probe [OPTIONS] [PATH]",
-    )
-    return f"\n{pad}".join(f"{prog} {command}" for command in commands)
+_COMMANDS = (
+    "[check] [OPTIONS] [PATH]",
+    "rules [PATH]",
+    "rule CODE [PATH]",
+    "probe [OPTIONS] [PATH]",
+)
+"""The usage: one line per command, as cargo and ruff list theirs."""
 
 
 def check_parser(prog: str) -> Parser:
     """The audit's parser: what to audit, which rules, what to print, the fixes, what to
     compare with, and how cargo is called; each in a group of its own in the help."""
-    parser = new_parser(prog, _DESCRIPTION, _EXAMPLES, usage=_usage(prog))
+    usage = f"\n{' ' * len('Usage: ')}".join(f"{prog} {command}" for command in _COMMANDS)
+    parser = new_parser(prog, _DESCRIPTION, _EXAMPLES, usage=usage)
     selection = parser.add_argument_group("Selection (what to audit)")
     add_project(parser, selection)
     parser.add_argument("--version", action="store_true", help="Print the version.")
-    _add_scope(selection)
-    _add_features(selection)
-    _add_rules(parser.add_argument_group("Rules"))
+    _add_selection(selection)
+    add = parser.add_argument_group("Rules").add_argument
+    add(
+        "--select",
+        action="append",
+        metavar="CODES",
+        help="Also run these rules (codes or names, comma-separated), e.g. the hints.",
+    )
+    add("--ignore", action="append", metavar="CODES", help="Do not run these rules.")
+    add(
+        "--fail-on",
+        choices=tuple(level.value for level in FailOn),
+        metavar="LEVEL",
+        help="Lowest severity that makes the exit code 1: error, warning, info or never "
+        "(default: the configuration's fail-on, else warning).",
+    )
     _add_output(parser.add_argument_group("Output"))
-    _add_fixes(parser.add_argument_group("Fixes"))
+    add = parser.add_argument_group("Fixes").add_argument
+    add(
+        "--fix",
+        action="store_true",
+        help="Apply the safe fixes, all or nothing: cargo resolves and featcheck audits the "
+        "fixed copy first; then the manifests and Cargo.lock are written, and the diff shown.",
+    )
+    add(
+        "--diff",
+        action="store_true",
+        help="Print the diff --fix would write (Cargo.lock too), and change nothing.",
+    )
+    add(
+        "--fix-level",
+        choices=tuple(level.label for level in sorted(Severity, reverse=True)),
+        metavar="LEVEL",
+        help="Lowest severity whose fixes --fix and --diff apply: error, warning or info "
+        "(default: the configuration's fix-level, else the failing level, --fail-on; warning "
+        "when that is never).",
+    )
     _add_comparison(parser.add_argument_group("Comparison"))
     _add_cargo(parser.add_argument_group("Cargo and trust"))
     return parser
 
 
-def _add_scope(group: Group) -> None:
+def _add_selection(group: Group) -> None:
     add = group.add_argument
     add(
         "-p",
@@ -88,10 +118,6 @@ def _add_scope(group: Group) -> None:
         metavar="FILE",
         help="Audit text saved from `cargo tree -f '{p} [{f}]'` instead (- for stdin).",
     )
-
-
-def _add_features(group: Group) -> None:
-    add = group.add_argument
     add(
         "-F",
         "--features",
@@ -111,24 +137,6 @@ def _add_features(group: Group) -> None:
         action="store_true",
         help="Also audit each feature of each member on its own (with --no-default-features, "
         "as cargo-hack does), and no feature at all, in one run.",
-    )
-
-
-def _add_rules(group: Group) -> None:
-    add = group.add_argument
-    add(
-        "--select",
-        action="append",
-        metavar="CODES",
-        help="Also run these rules (codes or names, comma-separated), e.g. the hints.",
-    )
-    add("--ignore", action="append", metavar="CODES", help="Do not run these rules.")
-    add(
-        "--fail-on",
-        choices=tuple(level.value for level in FailOn),
-        metavar="LEVEL",
-        help="Lowest severity that makes the exit code 1: error, warning, info or never "
-        "(default: the configuration's fail-on, else warning).",
     )
 
 
@@ -164,11 +172,6 @@ def _add_output(group: Group) -> None:
         help="Print file paths relative to DIR (default: the repository root, the nearest "
         "directory above PATH with a .git, else PATH).",
     )
-    _add_terminal(group)
-
-
-def _add_terminal(group: Group) -> None:
-    add = group.add_argument
     add(
         "--color",
         choices=("auto", "always", "never"),
@@ -189,29 +192,6 @@ def _add_terminal(group: Group) -> None:
         action="store_true",
         help="Text format: show each finding's chain, notes, full why and other fixes; "
         "print each cargo and rustc command to stderr.",
-    )
-
-
-def _add_fixes(group: Group) -> None:
-    add = group.add_argument
-    add(
-        "--fix",
-        action="store_true",
-        help="Apply the safe fixes, all or nothing: cargo resolves and featcheck audits the "
-        "fixed copy first; then the manifests and Cargo.lock are written, and the diff shown.",
-    )
-    add(
-        "--diff",
-        action="store_true",
-        help="Print the diff --fix would write (Cargo.lock too), and change nothing.",
-    )
-    add(
-        "--fix-level",
-        choices=tuple(level.label for level in sorted(Severity, reverse=True)),
-        metavar="LEVEL",
-        help="Lowest severity whose fixes --fix and --diff apply: error, warning or info "
-        "(default: the configuration's fix-level, else the failing level, --fail-on; warning "
-        "when that is never).",
     )
 
 

@@ -46,8 +46,24 @@ def finish(result: AuditResult, arguments: argparse.Namespace, output_format: st
     if arguments.verbose:
         for skip in result.skipped:  # said once, so that a skipped target is never just "clean"
             print_checkout_text(f"featcheck: {skip.describe()}", sys.stderr)
+    output = arguments.output
+    options = RenderOptions(
+        verbose=arguments.verbose,
+        quiet=arguments.quiet,
+        colour=colour(output, arguments.color),
+        width=report_width(output),
+    )
     try:
-        _print_report(result, arguments, output_format)
+        # The report to stdout, or with `--output` to that file (see `write_report`).
+        text = _rendered(render.renderer(output_format, options), result)
+        if output is not None:
+            write_report(output, text)
+        elif not render.FORMATS[output_format].inert and in_actions():
+            # The text report quotes manifest lines: in an Actions log it is kept inert as a
+            # whole.
+            sys.stdout.write(stop_commands(text.splitlines()))
+        else:
+            sys.stdout.write(text)
         if arguments.sarif is not None:
             sarif = render.renderer("sarif", RenderOptions())
             write_report(arguments.sarif, _rendered(sarif, result))
@@ -58,25 +74,6 @@ def finish(result: AuditResult, arguments: argparse.Namespace, output_format: st
         print_error_lines(lines, github=github)
     fail_on = None if arguments.fail_on is None else FailOn(arguments.fail_on)
     return exit_code(result, fail_on, github=github)
-
-
-def _print_report(result: AuditResult, arguments: argparse.Namespace, output_format: str) -> None:
-    """The report to stdout, or with `--output` to that file (see `write_report`)."""
-    output = arguments.output
-    options = RenderOptions(
-        verbose=arguments.verbose,
-        quiet=arguments.quiet,
-        colour=colour(output, arguments.color),
-        width=report_width(output),
-    )
-    text = _rendered(render.renderer(output_format, options), result)
-    if output is not None:
-        write_report(output, text)
-        return
-    if not render.FORMATS[output_format].inert and in_actions():
-        # The text report quotes manifest lines: in an Actions log it is kept inert as a whole.
-        text = stop_commands(text.splitlines())
-    sys.stdout.write(text)
 
 
 def _rendered(renderer: Renderer, result: AuditResult) -> str:
@@ -112,13 +109,15 @@ def write_report(path: Path, text: str) -> None:
     commit `reports` as a link to a directory outside it); an absolute one was chosen whole by
     whoever wrote the command line, so its directories are taken as they are.
     """
-    linked = _linked_directory(path)
-    if linked is not None:
-        raise FeatcheckError(
-            f"the directory {linked} is a symlink; featcheck writes a report only into a real "
-            "directory",
-            path=path,
-        )
+    current = Path()
+    for part in () if path.is_absolute() else path.parts[:-1]:
+        current = current / part
+        if current.is_symlink():
+            raise FeatcheckError(
+                f"the directory {current} is a symlink; featcheck writes a report only into a "
+                "real directory",
+                path=path,
+            )
     try:
         status: os.stat_result | None = os.lstat(path)
     except FileNotFoundError:
@@ -150,15 +149,3 @@ def write_report(path: Path, text: str) -> None:
         if isinstance(error, OSError):
             raise FeatcheckError(f"cannot write: {error.strerror or error}", path=path) from None
         raise
-
-
-def _linked_directory(path: Path) -> Path | None:
-    """The first directory on the way to a relative `path` that is a symlink, if any."""
-    if path.is_absolute():
-        return None
-    current = Path()
-    for part in path.parts[:-1]:
-        current = current / part
-        if current.is_symlink():
-            return current
-    return None

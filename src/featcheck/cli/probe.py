@@ -33,22 +33,19 @@ def probe(arguments: argparse.Namespace) -> int:
     crates of those rules' findings)."""
     try:
         path = project_manifest(arguments.path, arguments.manifest_path)
-    except FeatcheckError as error:
-        fail(error)
-    # The probe's one trust context, from the path the user named: its copies get it derived.
-    trust = TrustContext.of(path, os.environ)
-    options = ProbeOptions(
-        path=path,
-        package=arguments.package,
-        n=arguments.n,
-        compare_fix=arguments.compare_fix,
-        offline=arguments.offline,
-        timeout=arguments.timeout,
-        on_command=_show_command if arguments.verbose else None,
-        confirm=None if arguments.yes else _confirm,
-        codes=rule_codes(arguments.rule),
-    )
-    try:
+        # The probe's one trust context, from the path the user named: its copies get it derived.
+        trust = TrustContext.of(path, os.environ)
+        options = ProbeOptions(
+            path=path,
+            package=arguments.package,
+            n=arguments.n,
+            compare_fix=arguments.compare_fix,
+            offline=arguments.offline,
+            timeout=arguments.timeout,
+            on_command=_show_command if arguments.verbose else None,
+            confirm=None if arguments.yes else _confirm,
+            codes=rule_codes(arguments.rule),
+        )
         report = run_member_probe(options, _say, trust, audit_project)
         if report.rules is not None:
             record_measurements(report, trust)  # for `featcheck --measured`

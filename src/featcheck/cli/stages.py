@@ -55,7 +55,7 @@ class EarlierAudit:
     notes: list[str] = field(default_factory=list)
     error: BaseException | None = None
     """What ended the thread early: raised again where the audit waits for it."""
-    thread: threading.Thread | None = None
+    thread: threading.Thread = field(init=False)
 
     def __post_init__(self) -> None:
         self.thread = threading.Thread(target=self._run, name="featcheck-new-since", daemon=True)
@@ -64,8 +64,7 @@ class EarlierAudit:
     def wait(self) -> tuple[str, AuditResult, list[str]]:
         """The revision's label, its audit and what to note; a FeatcheckError where the
         revision cannot be read at all."""
-        if self.thread is not None:
-            self.thread.join()
+        self.thread.join()
         if self.error is not None:
             raise self.error
         if self.result is None:
@@ -131,28 +130,20 @@ def compare_or_write(
         label, audit, notes = earlier.wait()
         result.notes.extend(notes)
         result = against_revision(result, audit, label)
-    return _against_baseline(result, arguments.baseline)
-
-
-def _against_baseline(result: AuditResult, given: Path | None) -> AuditResult:
-    """The baseline the command line names (the user's own file), else the one the project's
-    configuration names (checkout content: it may not lead out of the checkout)."""
-    if given is not None:
-        path, root = given, None
+    # The baseline the command line names (the user's own file), else the one the project's
+    # configuration names (checkout content: it may not lead out of the checkout).
+    if arguments.baseline is not None:
+        path, root = arguments.baseline, None
     elif result.baseline is not None:
         path, root = result.baseline, checkout_root(result.audited or result.root)
     else:
         return result
     entries = read_baseline(path, root)
-    return against_baseline(result, entries, _shown_path(path, result.root))
-
-
-def _shown_path(path: Path, root: Path) -> str:
-    """`path` as reports name files: relative to the report root where it lies below it."""
+    # `path` as reports name files: relative to the report root where it lies below it.
     absolute = Path(os.path.abspath(path))
-    if absolute.is_relative_to(root):
-        return absolute.relative_to(root).as_posix()
-    return str(path)
+    below = absolute.is_relative_to(result.root)
+    shown = absolute.relative_to(result.root).as_posix() if below else str(path)
+    return against_baseline(result, entries, shown)
 
 
 def fix_or_diff(

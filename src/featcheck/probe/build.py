@@ -296,32 +296,6 @@ builds of the burn-flex probe (124 crates and the program) on the shared 2-core 
 171 CPU-seconds, 97 s to the verdict at a load of 1.1 (this model: 136 s)."""
 
 
-def load_average() -> float | None:
-    """The 1-minute load average: runnable work that competes with the build."""
-    try:
-        return os.getloadavg()[0]
-    except (AttributeError, OSError):
-        return None
-
-
-def _estimate_lines(crates: int, cores: int, load: float | None) -> list[str]:
-    # Cargo runs one job per core, and the runnable work already there (`load`) takes its
-    # share of the cores.
-    cores = max(cores, 1)
-    share = cores * cores / (cores + max(load or 0.0, 0.0))
-    seconds = crates * CPU_SECONDS_PER_CRATE / share
-    if seconds < 90:
-        duration = f"{max(10, round(seconds, -1)):.0f} s"
-    else:
-        duration = f"{round(seconds / 60):.0f} minutes"
-    busy = "no load average" if load is None else f"load {load:.1f} from other work"
-    return [
-        f"  first build: about {duration} here, an estimate",
-        f"  ({plural(crates, 'crate')}, {plural(cores, 'core')}, {busy});",
-        "  crates an earlier probe built are reused",
-    ]
-
-
 def _listed(title: str, names: list[str]) -> list[str]:
     if not names:
         return [f"  {title}: none"]
@@ -341,6 +315,16 @@ def build_statement(
     crates = sorted({c for plan in plans for c in plan.crates})
     macros = sorted({c for plan in plans for c in plan.proc_macros})
     known = [plan.build_scripts for plan in plans if plan.build_scripts is not None]
+    # Cargo runs one job per core, and the runnable work already there (`load`) takes its
+    # share of the cores.
+    count, cores = len(crates) + len(plans), max(cores or usable_cores(), 1)
+    share = cores * cores / (cores + max(load or 0.0, 0.0))
+    seconds = count * CPU_SECONDS_PER_CRATE / share
+    if seconds < 90:
+        duration = f"{max(10, round(seconds, -1)):.0f} s"
+    else:
+        duration = f"{round(seconds / 60):.0f} minutes"
+    busy = "no load average" if load is None else f"load {load:.1f} from other work"
     if len(plans) == 1:
         lines = [f"building the probe for {plans[0].config.backend}"]
     else:
@@ -349,7 +333,9 @@ def build_statement(
         f"  compiles {plural(len(crates), 'crate')} from the registry, at the versions",
         f"  {versions}, and featcheck's own probe",
         "  crate, then runs the probe.",
-        *_estimate_lines(len(crates) + len(plans), cores or usable_cores(), load),
+        f"  first build: about {duration} here, an estimate",
+        f"  ({plural(count, 'crate')}, {plural(cores, 'core')}, {busy});",
+        "  crates an earlier probe built are reused",
     ]
     if len(known) == len(plans):
         scripts = sorted({c for listed in known for c in listed})

@@ -114,6 +114,7 @@ def _toml_key(name: str) -> str:
 def render_manifest(config: BackendConfig, program: Program, bin_name: str) -> str:
     """The manifest of `program`'s probe crate for `config`, building `bin_name`: its crates,
     the member's speed settings, and no workspace above."""
+    pinned = {pin.name for pin in config.pins}
     return "\n".join(
         [
             "# Written by `featcheck probe`; rewritten on every probe of this build.",
@@ -144,29 +145,24 @@ def render_manifest(config: BackendConfig, program: Program, bin_name: str) -> s
                 for key, value in sorted(config.profile.items())
             ),
             "",
-            *_cold_profiles(config, program),
+            # The program's cold crates (none it pins) and the pinned crates it only passes
+            # through unoptimised, in 256 codegen units (cargo's for unoptimised builds): a first
+            # build takes less, and no kernel's code changes (`Program.cold`, `Program.thin`).
+            *(
+                line
+                for name in sorted(set(program.cold) - pinned | set(program.thin))
+                for line in (
+                    f"[profile.release.package.{_toml_key(name)}]",
+                    "opt-level = 0",
+                    "codegen-units = 256",
+                    "",
+                )
+            ),
             "# Keep the probe out of any workspace above it.",
             "[workspace]",
             "",
         ]
     )
-
-
-def _cold_profiles(config: BackendConfig, program: Program) -> list[str]:
-    """The program's cold crates (none it pins) and the pinned crates it only passes through
-    unoptimised, in 256 codegen units (cargo's for unoptimised builds): a first build takes
-    less, and no kernel's code changes (`Program.cold`, `Program.thin`)."""
-    pinned = {pin.name for pin in config.pins}
-    return [
-        line
-        for name in sorted(set(program.cold) - pinned | set(program.thin))
-        for line in (
-            f"[profile.release.package.{_toml_key(name)}]",
-            "opt-level = 0",
-            "codegen-units = 256",
-            "",
-        )
-    ]
 
 
 def _features(config: BackendConfig, program: Program) -> list[str]:

@@ -35,8 +35,6 @@ if TYPE_CHECKING:
     from featcheck.probe.build import BuildPlan, BuiltProbe, ProbeBuilder
     from featcheck.report import Finding
 
-DEFAULT_N = 1024
-
 
 @dataclass(frozen=True)
 class ProbeOptions:
@@ -44,13 +42,11 @@ class ProbeOptions:
 
     path: Path = Path(".")
     package: str | None = None
-    n: int = DEFAULT_N
+    n: int = 1024
     compare_fix: bool = False
     offline: bool = False
     timeout: float = 300.0
     """Seconds for each cargo resolution and each probe run."""
-    build_timeout: float = 3600.0
-    """Seconds for one probe build (at least `timeout`)."""
     on_command: Callable[[list[str]], None] | None = None
     confirm: Callable[[str], bool] | None = None
     """Asked with the build statement before anything is compiled; None: proceed (--yes)."""
@@ -90,18 +86,6 @@ def fix_changes(findings: list[Finding]) -> tuple[list[FileChange], str | None]:
         f"{f.code}: {fix_words(f.fix)}" for f in findings if f.fix is not None and f.fix.safe
     )
     return plan_changes(findings), described or None
-
-
-def _torch(n: int, say: Callable[[str], None]) -> TorchStats | None:
-    if importlib.util.find_spec("torch") is None:
-        return None
-    say("timing PyTorch's matmul the same way (torch is importable here)")
-    try:
-        torch = importlib.import_module("torch")
-        return measure_torch(torch, n)
-    except Exception as error:  # a broken torch install must not sink the probe's result
-        say(f"PyTorch could not be timed: {error}")
-        return None
 
 
 @dataclass(frozen=True)
@@ -172,13 +156,20 @@ def time_matmul(
         VariantResult(plan.config, b, d)
         for plan, b, d in zip(prepared.plans, builds, decisions, strict=True)
     ]
+    torch = None
+    if options.compare_fix and importlib.util.find_spec("torch") is not None:
+        say("timing PyTorch's matmul the same way (torch is importable here)")
+        try:
+            torch = measure_torch(importlib.import_module("torch"), options.n)
+        except Exception as error:  # a broken torch install must not sink the probe's result
+            say(f"PyTorch could not be timed: {error}")
     return MatmulReport(
         n=options.n,
         cores=cores,
         current=variants[0],
         fixed=variants[1] if len(variants) > 1 else None,
         compare=options.compare_fix,
-        torch=_torch(options.n, say) if options.compare_fix else None,
+        torch=torch,
         fix_description=prepared.fix,
         notes=prepared.notes,
         seconds_to_timing=seconds_to_timing,

@@ -54,7 +54,13 @@ def find_toolset(runner: CargoRunner, target_dir: Path, timeout: float) -> Tools
     toolchain = runner.toolchain
     if toolchain is not None:
         cargo, rustc = str(toolchain.cargo), str(toolchain.rustc)
-    _require_linker(environment)
+    # A C linker on PATH (`$CC`, else `cc`), which Rust links programs with (not on Windows).
+    linker = environment.get("CC") or "cc"
+    if os.name != "nt" and shutil.which(linker.split()[0] if linker.split() else "cc") is None:
+        raise FeatcheckError(
+            f"no C toolchain: `{linker}` is not on PATH, and Rust links programs with it; "
+            "install one (Debian/Ubuntu: build-essential; macOS: xcode-select --install)"
+        )
     environment.update(
         {
             "CARGO_TARGET_DIR": str(target_dir),
@@ -76,18 +82,6 @@ def find_toolset(runner: CargoRunner, target_dir: Path, timeout: float) -> Tools
     if output.returncode != 0:
         raise FeatcheckError(f"could not run `rustc -vV`: {output.stderr.strip()[:200]}")
     return Toolset(cargo, environment, output.stdout)
-
-
-def _require_linker(environment: dict[str, str]) -> None:
-    """A C linker on PATH (`$CC`, else `cc`), which Rust links programs with (not on Windows)."""
-    if os.name == "nt":
-        return
-    linker = environment.get("CC") or "cc"
-    if shutil.which(linker.split()[0] if linker.split() else "cc") is None:
-        raise FeatcheckError(
-            f"no C toolchain: `{linker}` is not on PATH, and Rust links programs with it; "
-            "install one (Debian/Ubuntu: build-essential; macOS: xcode-select --install)"
-        )
 
 
 _NETWORK_SIGNS = (
@@ -188,7 +182,14 @@ class BuildProgress:
     def line(self, raw: str) -> None:
         status = _STATUS.match(raw.rstrip())
         if status is not None and status["verb"] == "Blocking":
-            self._blocked(raw.strip())
+            if self._waiting_since is None:
+                self._waiting_since = self.clock()
+            if not self._said_waiting:
+                self._said_waiting = True
+                self._say(
+                    f"waiting for another build in the probe's cache (cargo: {raw.strip()}); "
+                    "the wait is not counted as build time"
+                )
             return
         if self._waiting_since is not None and raw.strip():  # cargo has the lock: it goes on
             self.waited += self.clock() - self._waiting_since
@@ -200,16 +201,6 @@ class BuildProgress:
             self._show(f"{status['name']} v{status['version']}" if status["name"] else "")
         else:
             self._say(raw.strip())
-
-    def _blocked(self, text: str) -> None:
-        if self._waiting_since is None:
-            self._waiting_since = self.clock()
-        if not self._said_waiting:
-            self._said_waiting = True
-            self._say(
-                f"waiting for another build in the probe's cache (cargo: {text}); "
-                "the wait is not counted as build time"
-            )
 
     def _counter(self) -> str:
         return f"{min(self.compiled, self.total)}/{plural(self.total, 'crate')}"

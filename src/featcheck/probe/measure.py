@@ -93,9 +93,8 @@ def _children_cpu_seconds() -> float | None:
     """CPU time of the waited-for children of this process so far (Unix)."""
     if sys.platform == "win32":
         return None
-    else:
-        usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-        return usage.ru_utime + usage.ru_stime
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def run_load(
@@ -275,19 +274,6 @@ class Workload:
         return self.current_ms / self.fixed_ms if self.fixed_ms > 0 else float("inf")
 
 
-def _rows(stdout: str) -> list[tuple[str, float, str]]:
-    """One run of a rule program: `name<TAB>median ms<TAB>result` per workload."""
-    rows = []
-    for line in stdout.splitlines():
-        name, _, rest = line.partition("\t")
-        text, _, result = rest.partition("\t")
-        try:
-            rows.append((name, float(text), result))
-        except ValueError:
-            raise FeatcheckError(f"the probe printed an unexpected line: {line[:80]!r}") from None
-    return rows
-
-
 def compare_builds(
     binaries: Sequence[Path], *, timeout: float, trust: TrustContext
 ) -> tuple[tuple[Workload, ...], bool]:
@@ -298,8 +284,14 @@ def compare_builds(
     outputs = run_in_turn(binaries, [], ({},), runs=RULE_RUNS, timeout=timeout, trust=trust)
     for index, build_outputs in enumerate(outputs):
         for stdout, _ in build_outputs:
-            for name, milliseconds, result in _rows(stdout):
-                samples[index].setdefault(name, []).append(milliseconds)
+            for line in stdout.splitlines():  # `name<TAB>median ms<TAB>result` per workload
+                name, _, rest = line.partition("\t")
+                text, _, result = rest.partition("\t")
+                try:
+                    samples[index].setdefault(name, []).append(float(text))
+                except ValueError:
+                    message = f"the probe printed an unexpected line: {line[:80]!r}"
+                    raise FeatcheckError(message) from None
                 results[index][name] = result
     workloads = tuple(
         Workload(

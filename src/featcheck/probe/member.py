@@ -12,6 +12,7 @@ the member's code is built or run.
 
 from __future__ import annotations
 
+import os
 import re
 import time
 from collections.abc import Callable
@@ -26,7 +27,7 @@ from featcheck.featureset import AuditOptions
 from featcheck.fix_words import fix_words
 from featcheck.fixes.apply import plan_changes
 from featcheck.manifest.document import read_manifest
-from featcheck.probe.build import BuildPlan, BuiltProbe, ProbeBuilder, build_statement, load_average
+from featcheck.probe.build import BuildPlan, BuiltProbe, ProbeBuilder, build_statement
 from featcheck.probe.command import (
     MatmulReport,
     Planned,
@@ -132,7 +133,7 @@ def _run(
     # The builder first (cargo, rustc and a linker found): no point resolving what cannot be
     # built. Its runner only picks the toolchain and environment, and is not offline: a
     # registry the checkout defines is refused there even under --offline.
-    timeout = max(options.build_timeout, options.timeout)
+    timeout = max(3600.0, options.timeout)  # for one probe build: an hour, at least --timeout
     builder = ProbeBuilder(
         CargoRunner(manifest.parent, trust=trust, timeout=timeout),
         offline=options.offline,
@@ -304,7 +305,11 @@ def confirm_build(
     if not to_build:
         return
     versions = "the checkout's Cargo.lock pins" if locked else "cargo resolves now"
-    statement = build_statement(to_build, member, versions, load=load_average())
+    try:  # the 1-minute load average: runnable work that competes with the build
+        load: float | None = os.getloadavg()[0]
+    except (AttributeError, OSError):
+        load = None
+    statement = build_statement(to_build, member, versions, load=load)
     say(statement)
     if confirm is not None and not confirm(statement):
         raise FeatcheckError("nothing was built: the probe's build was not confirmed")

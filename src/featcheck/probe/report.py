@@ -54,9 +54,36 @@ def _verdict_style(verdict: Verdict) -> str:
 
 
 def text_lines(report: MatmulReport, fancy: bool) -> list[tuple[str, str]]:
-    """(text, rich style) per line."""
-    decision = report.current.decision
-    lines = _header_lines(report) + _timing_lines(report, fancy)
+    """(text, rich style) per line: the member, its backend and pinned crates, and what was
+    timed how; the current build's 1-thread and all-core runs; the verdict."""
+    decision, config = report.current.decision, report.current.config
+    gemm = [str(p) for p in config.pins[1:]]
+    runs = [
+        ("RAYON_NUM_THREADS=1", decision.single),
+        (f"all cores ({report.cores})", decision.every),
+    ]
+    lines = [
+        _title(config.member, config.target),
+        (
+            f"  {config.backend} (burn {config.burn_version})"
+            + (f"; {', '.join(gemm)}" if gemm else ""),
+            "",
+        ),
+        (
+            f"  {report.n}x{report.n} f32 matmul on burn-flex: {WARMUP} warm-up + "
+            f"{TIMED_RUNS} timed runs; {plural(report.cores, 'core')} usable",
+            "",
+        ),
+        ("", ""),
+        *_table(
+            f"  {'workload':<9} {'run':<20} {'min / median':>22}  {'busy':>10}  ",
+            [
+                (f"  {'matmul':<9} {run:<20} {_times(s)}  {_busy(s.parallelism)}  ", s)
+                for run, s in runs
+            ],
+            fancy,
+        ),
+    ]
     if decision.load.loaded and decision.load.other_cores is not None:
         lines.append(
             (
@@ -89,26 +116,6 @@ def _title(member: str, target: str) -> tuple[str, str]:
     return (f"featcheck probe: {member} ({target})", "bold")
 
 
-def _header_lines(report: MatmulReport) -> list[tuple[str, str]]:
-    """The member, its backend and pinned crates, and what was timed how."""
-    config = report.current.config
-    gemm = [str(p) for p in config.pins[1:]]
-    return [
-        _title(config.member, config.target),
-        (
-            f"  {config.backend} (burn {config.burn_version})"
-            + (f"; {', '.join(gemm)}" if gemm else ""),
-            "",
-        ),
-        (
-            f"  {report.n}x{report.n} f32 matmul on burn-flex: {WARMUP} warm-up + "
-            f"{TIMED_RUNS} timed runs; {plural(report.cores, 'core')} usable",
-            "",
-        ),
-        ("", ""),
-    ]
-
-
 def _table(header: str, rows: list[tuple[str, RunStats]], fancy: bool) -> list[tuple[str, str]]:
     """A table of runs: each row's own columns (`rows`: the text, the run), then which threads
     did the work and a bar of its minimum time, so that the gap is seen."""
@@ -128,20 +135,6 @@ def _table(header: str, rows: list[tuple[str, RunStats]], fancy: bool) -> list[t
 
 def _busy(parallelism: float | None) -> str:
     return "   ? cores" if parallelism is None else f"{parallelism:4.2f} cores"
-
-
-def _timing_lines(report: MatmulReport, fancy: bool) -> list[tuple[str, str]]:
-    """The current build's table: the 1-thread and the all-core run."""
-    m = report.current.decision
-    rows = [("RAYON_NUM_THREADS=1", m.single), (f"all cores ({report.cores})", m.every)]
-    return _table(
-        f"  {'workload':<9} {'run':<20} {'min / median':>22}  {'busy':>10}  ",
-        [
-            (f"  {'matmul':<9} {run:<20} {_times(s)}  {_busy(s.parallelism)}  ", s)
-            for run, s in rows
-        ],
-        fancy,
-    )
 
 
 def _compare_lines(report: MatmulReport, fancy: bool) -> list[tuple[str, str]]:

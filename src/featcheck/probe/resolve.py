@@ -87,27 +87,6 @@ class BackendConfig:
         return self.pins[0]
 
 
-def select_member(metadata: Workspace, manifest: Path, package: str | None) -> Package:
-    """The one member to probe: `-p`, else the member whose manifest PATH names."""
-    members = list(metadata.members)
-    names = sorted(m.name for m in members)
-    if package:
-        chosen = [m for m in members if m.name == package]
-        if not chosen:
-            raise FeatcheckError(
-                f"no workspace member named {package} (members: {', '.join(names)})"
-            )
-        return chosen[0]
-    if manifest.resolve() != (metadata.root / "Cargo.toml").resolve():
-        members = [m for m in members if m.manifest_path.resolve() == manifest.resolve()]
-    if len(members) != 1:
-        raise FeatcheckError(
-            "the probe times one member: choose it with -p MEMBER "
-            f"(members: {', '.join(names) or 'none'})"
-        )
-    return members[0]
-
-
 def backend_from_graph(graph: DependencyGraph, member: str, target: str) -> BackendConfig:
     """burn-flex and the gemm crates below it, as the member's resolved graph builds them."""
     # What the member links: a copy only a proc-macro uses is not timed (nor built alike).
@@ -253,7 +232,23 @@ def member_graph(runner: CargoRunner, manifest: Path, package: str | None) -> Me
     checkout = runner.checkout
     with lockfiles_kept(manifest, checkout):
         metadata = runner.start_metadata(manifest).result(parse_metadata)
-        member = select_member(metadata, manifest, package)
+        # The one member to probe: `-p`, else the member whose manifest PATH names.
+        members = list(metadata.members)
+        names = sorted(m.name for m in members)
+        if package:
+            members = [m for m in members if m.name == package][:1]
+            if not members:
+                raise FeatcheckError(
+                    f"no workspace member named {package} (members: {', '.join(names)})"
+                )
+        elif manifest.resolve() != (metadata.root / "Cargo.toml").resolve():
+            members = [m for m in members if m.manifest_path.resolve() == manifest.resolve()]
+        if len(members) != 1:
+            raise FeatcheckError(
+                "the probe times one member: choose it with -p MEMBER "
+                f"(members: {', '.join(names) or 'none'})"
+            )
+        member = members[0]
         target = runner.host_triple()
         graph = read_tree(runner.tree(manifest, member.id, target))
         lock_path = metadata.root / "Cargo.lock"

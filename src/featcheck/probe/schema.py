@@ -151,20 +151,6 @@ def report_json(report: MatmulReport) -> dict[str, Any]:
     return data
 
 
-def _rules_json(report: ProbeReport, results: list[RuleProbeResult]) -> dict[str, Any]:
-    return {
-        "version": RULES_SCHEMA_VERSION,
-        "kind": "rules",
-        "tool": {"name": "featcheck", "version": __version__},
-        "member": report.member,
-        "target": report.target,
-        "runs": RULE_RUNS,
-        "probes": [_result_json(result) for result in results],
-        "costs_here": report.costs_here,
-        "notes": [],  # the rule probes have none (the matmul's notes are its own)
-    }
-
-
 def _result_json(result: RuleProbeResult) -> dict[str, Any]:
     finding = result.finding
     return {
@@ -196,7 +182,19 @@ def _result_json(result: RuleProbeResult) -> dict[str, Any]:
 def render_json(report: ProbeReport) -> str:
     """One JSON object and a newline (see the module's text), printable and free of workflow
     commands."""
-    rules = _rules_json(report, report.rules) if report.rules is not None else None
+    rules: dict[str, Any] | None = None
+    if report.rules is not None:
+        rules = {
+            "version": RULES_SCHEMA_VERSION,
+            "kind": "rules",
+            "tool": {"name": "featcheck", "version": __version__},
+            "member": report.member,
+            "target": report.target,
+            "runs": RULE_RUNS,
+            "probes": [_result_json(result) for result in report.rules],
+            "costs_here": report.costs_here,
+            "notes": [],  # the rule probes have none (the matmul's notes are its own)
+        }
     if report.matmul is None:
         assert rules is not None  # run_member_probe refuses a member with nothing to probe
         return json_document(rules) + "\n"

@@ -209,35 +209,28 @@ def decide(
         timing += (
             f", measured under load: other processes kept {other_cores:.1f} of {cores} cores busy"
         )
-    verdict, reason, basis = (
-        _untellable(cores, n)
-        or _by_threads(evidence, timing)
-        or _by_timing(evidence, parallelism, speedup, cores, load, timing)
-    )
+    # Inconclusive whatever the runs show: one core, or a matmul too small to split.
+    if cores < 2:
+        reason = (
+            "only one core is available to this process, so one thread and all threads are the "
+            "same; run the probe where it may use several cores"
+        )
+        verdict, basis = Verdict.INCONCLUSIVE, "none"
+    elif n**3 < PARALLEL_THRESHOLD:
+        reason = (
+            f"a {n}x{n} matmul is below burn-flex's parallel threshold (m*n*k >= 192^3), so "
+            "gemm runs it on one thread whatever the build; probe with --n 192 or more"
+        )
+        verdict, basis = Verdict.INCONCLUSIVE, "none"
+    else:
+        verdict, reason, basis = _by_threads(evidence, timing) or _by_timing(
+            evidence, parallelism, speedup, cores, load, timing
+        )
     return Decision(verdict, reason, speedup, single, every, load, basis)
 
 
 _Outcome = tuple[Verdict, str, str]
 """A verdict, the sentence saying why, and what it rests on."""
-
-
-def _untellable(cores: int, n: int) -> _Outcome | None:
-    """Inconclusive whatever the runs show: one core, or a matmul too small to split."""
-    if cores < 2:
-        return (
-            Verdict.INCONCLUSIVE,
-            "only one core is available to this process, so one thread and all threads are the "
-            "same; run the probe where it may use several cores",
-            "none",
-        )
-    if n**3 < PARALLEL_THRESHOLD:
-        return (
-            Verdict.INCONCLUSIVE,
-            f"a {n}x{n} matmul is below burn-flex's parallel threshold (m*n*k >= 192^3), so "
-            "gemm runs it on one thread whatever the build; probe with --n 192 or more",
-            "none",
-        )
-    return None
 
 
 def _by_threads(evidence: ThreadEvidence | None, timing: str) -> _Outcome | None:
