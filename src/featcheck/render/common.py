@@ -195,11 +195,17 @@ class FindingGroup:
         distinct = list(dict.fromkeys(f for f in fixes if f is not None))
         if len(distinct) < 2 or None in fixes:
             return self.lead.fix
-        edits: list[Edit] = []
-        for fix in distinct:
-            edits += [e for e in fix.edits if e not in edits]
+        # Edits adding features to one declaration are made one: the features of all of them.
+        merged: dict[tuple[object, ...], Edit] = {}
+        for edit in dict.fromkeys(e for fix in distinct for e in fix.edits):
+            key: tuple[object, ...] = (edit.manifest, edit.declaration, edit.action)
+            if edit.action not in ("add-features", "add-feature-values"):
+                key = (*key, edit)
+            known = merged.get(key)
+            features = (*known.features, *edit.features) if known is not None else edit.features
+            merged[key] = replace(edit, features=tuple(dict.fromkeys(features)))
         return Fix(
-            _merged(edits),
+            tuple(merged.values()),
             confirmed=all(f.confirmed for f in distinct),
             safe=all(f.safe for f in distinct),
             note=next((f.note for f in distinct if f.note), ""),
@@ -251,7 +257,12 @@ def group_findings(findings: Sequence[Finding]) -> list[FindingGroup]:
     groups = [(first[shared], found) for shared, found in grouped.items()]
     if any(finding.library for finding in findings):
         groups = _fold_libraries(groups)
-    return [FindingGroup(_lead_first(found), key) for key, found in groups]
+    # A binary's finding leads: its severity and wording are the build's own.
+    leads = [next((f for f in found if not f.library), found[0]) for _, found in groups]
+    return [
+        FindingGroup((lead, *(f for f in found if f is not lead)), key)
+        for lead, (key, found) in zip(leads, groups, strict=True)
+    ]
 
 
 def _key(finding: Finding, position: int) -> _GroupKey:
@@ -292,25 +303,6 @@ def _fold_libraries(
                 continue
         kept.append((key, found))
     return kept
-
-
-def _merged(edits: list[Edit]) -> tuple[Edit, ...]:
-    """Edits adding features to one declaration, made one: the features of all of them."""
-    merged: dict[tuple[object, ...], Edit] = {}
-    for edit in edits:
-        key: tuple[object, ...] = (edit.manifest, edit.declaration, edit.action)
-        if edit.action not in ("add-features", "add-feature-values"):
-            key = (*key, edit)
-        known = merged.get(key)
-        features = (*known.features, *edit.features) if known is not None else edit.features
-        merged[key] = replace(edit, features=tuple(dict.fromkeys(features)))
-    return tuple(merged.values())
-
-
-def _lead_first(found: list[Finding]) -> tuple[Finding, ...]:
-    """A binary's finding leads: its severity and wording are the build's own."""
-    lead = next((f for f in found if not f.library), found[0])
-    return (lead, *(f for f in found if f is not lead))
 
 
 Renderer = Callable[[AuditResult, TextIO], object]
