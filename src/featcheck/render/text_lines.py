@@ -282,10 +282,11 @@ def configuration_table(result: AuditResult) -> list[Line]:
     rows: list[tuple[str, list[str]]] = []
     for member in members:
         found = [f for f in result.findings if f.member == member]
-        for configuration in result.configurations.get(member, ()):
-            label = printable(configuration.label)
-            counts = [_count(found, code, configuration) for code in codes]
-            rows.append((f"{printable(member)}: {label}" if several else label, counts))
+        for build in result.configurations.get(member, ()):
+            label = printable(build.label)
+            counted = (sum(f.code == c and build in f.configurations for f in found) for c in codes)
+            shown = [str(count) if count else _NONE for count in counted]
+            rows.append((f"{printable(member)}: {label}" if several else label, shown))
     heading = "build" if not several else "member: build"
     width = max(len(heading), *(len(label) for label, _ in rows)) + 2
     cells = [max(len(code), 3) + 2 for code in codes]
@@ -296,11 +297,6 @@ def configuration_table(result: AuditResult) -> list[Line]:
         row = label.ljust(width) + "".join(c.rjust(w) for c, w in zip(counts, cells, strict=True))
         lines.append([("  " + row, "")])
     return [*lines, []]
-
-
-def _count(findings: Sequence[Finding], code: str, configuration: FeatureSelection) -> str:
-    count = sum(1 for f in findings if f.code == code and configuration in f.configurations)
-    return str(count) if count else _NONE
 
 
 def edit_blocks(groups: Sequence[FindingGroup]) -> list[list[FindingGroup]]:
