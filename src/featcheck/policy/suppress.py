@@ -87,17 +87,21 @@ def apply_suppressions(
         severity = config.severity.get(UNUSED_SUPPRESSION_CODE, UNUSED_SUPPRESSION.severity)
         for allow in config.all_allows():
             why = misnamed(allow) if misnamed is not None and allow not in used else None
-            if why is not None:
+            if why is not None or (
+                allow not in used and _could_match(allow, members, targets, rules)
+            ):
                 unused.append(_unused_finding(allow, root, severity, unused_confidence, why))
-            elif allow not in used and _could_match(allow, members, targets, rules):
-                unused.append(_unused_finding(allow, root, severity, unused_confidence))
         unused += [
             _unused_finding(item, root, severity, unused_confidence)
             for items in inline.values()
             for item in items
             if item not in used and _ran(item.code, rules)
         ]
-        unused.sort(key=_location_order)
+        unused.sort(
+            key=lambda f: (
+                (f.location.file, f.location.line, f.location.column) if f.location else ("", 0, 0)
+            )
+        )
     return SuppressionResult(kept=kept, suppressed=suppressed, unused=unused)
 
 
@@ -115,11 +119,17 @@ def _match(
     resolved_files: dict[str, Path] = {}
     for finding, places in zip(findings, finding_spans, strict=True):
         view = config.for_member(finding.member)
-        matches: list[Allow] = [
-            item
-            for place in places
-            for item in _inline_matches(finding.code, place, root, inline, resolved_files)
-        ]
+        matches: list[Allow] = []
+        for place in places if inline else ():  # the comments on the lines of `places`
+            path = resolved_files.get(place.file)
+            if path is None:
+                path = resolved_files[place.file] = (root / place.file).resolve()
+            matches += [
+                item
+                for item in inline.get(path, ())
+                if item.origin and place.line <= item.origin.line <= place.end_line
+                if item.code in (ANY_CODE, finding.code)
+            ]
         matches += [
             allow
             for allow in view.allows
@@ -165,26 +175,6 @@ def _inline_by_file(
         if key not in result:
             result[key] = inline_allows(document, catalogue)
     return result
-
-
-def _inline_matches(
-    code: str,
-    span: Location,
-    root: Path,
-    inline: dict[Path, list[Allow]],
-    resolved_files: dict[str, Path],
-) -> list[Allow]:
-    if not inline:
-        return []
-    path = resolved_files.get(span.file)
-    if path is None:
-        path = resolved_files[span.file] = (root / span.file).resolve()
-    return [
-        item
-        for item in inline.get(path, ())
-        if item.origin and span.line <= item.origin.line <= span.end_line
-        if item.code in (ANY_CODE, code)
-    ]
 
 
 def _could_match(
@@ -238,10 +228,3 @@ def _unused_finding(
         suggestion=f"Remove this {kind}, or correct its code, crate, member or target.",
         confidence=confidence,
     )
-
-
-def _location_order(finding: Finding) -> tuple[str, int, int]:
-    location: Location | None = finding.location
-    if location is None:
-        return ("", 0, 0)
-    return (location.file, location.line, location.column)
