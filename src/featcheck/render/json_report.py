@@ -91,14 +91,6 @@ def fix_to_dict(fix: Fix | None) -> dict[str, Any] | None:
     }
 
 
-def _findings(result: AuditResult) -> list[dict[str, Any]]:
-    """One entry per finding, as ever, each naming the group it is shown in (render/common.py):
-    findings with the same `group` repeat one cut and one fix in several builds."""
-    groups = group_findings(result.findings)
-    group_of = {id(finding): group.id for group in groups for finding in group.findings}
-    return [{**finding_to_dict(f), "group": group_of[id(f)]} for f in result.findings]
-
-
 def _comparison(comparison: Comparison) -> dict[str, Any]:
     """What the findings were compared with, and what that hid."""
     return {
@@ -116,6 +108,10 @@ def _comparison(comparison: Comparison) -> dict[str, Any]:
 def render_json(result: AuditResult) -> str:
     severities = Counter(finding.severity for finding in result.findings)
     counts = {s.label: severities[s] for s in sorted(Severity, reverse=True)}
+    # One entry per finding, as ever, each naming the group it is shown in (render/common.py):
+    # findings with the same `group` repeat one cut and one fix in several builds.
+    groups = group_findings(result.findings)
+    group_of = {id(finding): group.id for group in groups for finding in group.findings}
     document = {
         "version": SCHEMA_VERSION,
         "tool": {"name": "featcheck", "version": __version__},
@@ -131,7 +127,7 @@ def render_json(result: AuditResult) -> str:
         "suppressed": result.suppressed,
         # `skipped` and `incomplete`: each record's fields are the schema's keys, in order.
         "skipped": [asdict(skip) for skip in result.skipped],
-        "findings": _findings(result),
+        "findings": [{**finding_to_dict(f), "group": group_of[id(f)]} for f in result.findings],
         "comparisons": [_comparison(c) for c in result.comparisons],
         "complete": not result.incomplete,
         "incomplete": [asdict(gap) for gap in result.incomplete],

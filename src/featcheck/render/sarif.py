@@ -179,7 +179,12 @@ def sarif_document(result: AuditResult, environ: Mapping[str, str] | None = None
     rule_index = {rule.code: index for index, rule in enumerate(rules)}
     descriptors = [rule_descriptor(rule) for rule in rules]
     runs = []
-    for build in builds_of(result):
+    # Every target and configuration audited, in audit order.
+    targets: list[str | None] = [*result.targets] or [None]
+    configurations: list[FeatureSelection | None] = [
+        *dict.fromkeys(c for found in result.configurations.values() for c in found)
+    ] or [None]
+    for build in (Build(t, c) for t in targets for c in configurations):
         entries = [
             {**sarif_result(group, result, rule_index, workspace), **state}
             for findings, state in states(result)
@@ -264,15 +269,6 @@ class Build:
             if (self.target is None or f.target == self.target)
             and (self.configuration is None or self.configuration in f.configurations)
         ]
-
-
-def builds_of(result: AuditResult) -> list[Build]:
-    """Every target and configuration audited, in audit order."""
-    targets: list[str | None] = [*result.targets] or [None]
-    configurations: list[FeatureSelection | None] = [
-        *dict.fromkeys(c for found in result.configurations.values() for c in found)
-    ] or [None]
-    return [Build(t, c) for t in targets for c in configurations]
 
 
 def states(result: AuditResult) -> list[tuple[Sequence[Finding], dict[str, Any]]]:

@@ -42,7 +42,7 @@ from typing import TextIO
 from featcheck.featureset import FeatureSelection
 from featcheck.render.common import FindingGroup
 from featcheck.render.safe_text import inert, printable
-from featcheck.report import AuditResult, Finding, Location
+from featcheck.report import AuditResult, Finding
 
 Run = tuple[str, str]
 """Text and its rich style ("" for none)."""
@@ -185,7 +185,11 @@ def quote(finding: Finding, width: int) -> list[Line]:
 
     # The caret is placed under the escaped text, so it stays under the span whatever precedes it.
     before, marked = shown(source[:start]), shown(source[start:end])
-    opening = _opening_line(finding)
+    opening = finding.declaration  # quoted where it starts on an earlier line of the file
+    if opening is not None and not (
+        opening.source_line and opening.file == location.file and opening.line < location.line
+    ):
+        opening = None
     numbers = [str(n) for n in (*([opening.line] if opening else []), location.line)]
     gutter = max(len(n) for n in numbers)
     number = numbers[-1].rjust(gutter)
@@ -206,17 +210,6 @@ def quote(finding: Finding, width: int) -> list[Line]:
         [(f"{number} |", "blue"), (f" {text}", "")],
         [(f"{pad} |", "blue"), (" ", ""), (underline, "bold")],
     ]
-
-
-def _opening_line(finding: Finding) -> Location | None:
-    """The declaration around the finding's line where it starts on an earlier line of the same
-    file (its `source_line` is that first line), else None."""
-    location, declaration = finding.location, finding.declaration
-    if location is None or declaration is None or not declaration.source_line:
-        return None
-    if declaration.file != location.file or declaration.line >= location.line:
-        return None
-    return declaration
 
 
 FIX_HOOK = "pre-commit run featcheck-fix --hook-stage manual --all-files"

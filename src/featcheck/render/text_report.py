@@ -143,8 +143,8 @@ def _render_block(block: list[FindingGroup], width: int, applied: list[Finding])
     first = block[0]
     lines = [_verdict(group.lead) for group in block]
     lines += _place(first.lead, width)
-    unsure = [g.confidence for g in block if g.confidence is not Confidence.RESOLVED]
-    lines += _confidence(unsure[0] if unsure else Confidence.RESOLVED)
+    resolved = Confidence.RESOLVED
+    lines += _confidence(next((g.confidence for g in block if g.confidence != resolved), resolved))
     several_members = len(first.members) > 1
     builds = "; ".join(map(builds_of_group, block)) if several_members else builds_line(block)
     lines.append(_detail("builds", builds))
