@@ -14,7 +14,7 @@ from featcheck.cargo.failures import printable
 from featcheck.errors import FeatcheckError
 from featcheck.featureset import FeatureSelection, feature_value_error
 from featcheck.manifest.document import ManifestDocument
-from featcheck.manifest.spans import KeyPath, Span
+from featcheck.manifest.spans import KeyPath
 from featcheck.policy.settings import (
     ANY_CODE,
     CONFIG_FILE,
@@ -85,23 +85,18 @@ class SectionReader:
         return f"[{'.'.join(self.prefix)}]" if self.prefix else CONFIG_FILE
 
     def error(self, message: str, path: KeyPath, *, at_key: bool = False) -> FeatcheckError:
-        span = self._span(path, at_key=at_key)
-        if span is None:
-            return FeatcheckError(message, path=self.doc.path)
-        return FeatcheckError(message, path=self.doc.path, line=span.line, column=span.column)
-
-    def _span(self, path: KeyPath, *, at_key: bool) -> Span | None:
+        """An error at `path`, else at the nearest key around it that is written."""
         try:
             spans = self.doc.spans
         except ValueError:
-            return None
-        while True:
-            entry = spans.get(path)
-            if entry is not None:
-                return entry.key if at_key or entry.value is None else entry.value
-            if not path:
-                return None
+            return FeatcheckError(message, path=self.doc.path)
+        while path and path not in spans:
             path = path[:-1]
+        entry = spans.get(path)
+        if entry is None:
+            return FeatcheckError(message, path=self.doc.path)
+        span = entry.key if at_key or entry.value is None else entry.value
+        return FeatcheckError(message, path=self.doc.path, line=span.line, column=span.column)
 
     def origin(self, path: KeyPath) -> Location | None:
         try:

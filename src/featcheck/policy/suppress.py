@@ -71,12 +71,16 @@ def apply_suppressions(
     An unused allow entry is not reported when its member is not in `members`, its target not
     in `targets`, or its rule not in `rules` (None: everything was audited): the audit could not
     have matched it; unless `misnamed` says why it can never match (`KnownNames` in
-    stages/finish.py). A finding's inline comments may sit on the lines `declaration_spans`
-    gives (`read`: the audit's parsed manifests).
+    stages/finish.py). `read`: the audit's parsed manifests.
     """
     findings = list(findings)
     root = Path(audited_root)
-    finding_spans = [declaration_spans(finding) for finding in findings]
+    # Where an inline comment counts for a finding: the edited declaration (else its location),
+    # the `workspace = true` line inheriting it, and the member's own declarations on the way.
+    finding_spans = [
+        (*(s for s in (f.declaration or f.location, f.inherited_by) if s), *f.member_declarations)
+        for f in findings
+    ]
     inline = _inline_by_file(finding_spans, root, manifests, read, config.catalogue)
     kept, suppressed, used = _match(findings, finding_spans, config, root, inline)
     # FC900 `unused-suppression`: a finding for each allow entry and inline code that matched
@@ -141,15 +145,6 @@ def _match(
         else:
             kept.append(finding)
     return kept, suppressed, used
-
-
-def declaration_spans(finding: Finding) -> tuple[Location, ...]:
-    """Lines where an inline `# featcheck: allow` counts for `finding`: the edited declaration
-    (else its location), the `workspace = true` line inheriting it, and the member's own
-    declarations on the way."""
-    span = finding.declaration or finding.location
-    inherited = (finding.inherited_by,) if finding.inherited_by is not None else ()
-    return (*((span,) if span is not None else ()), *inherited, *finding.member_declarations)
 
 
 def _inline_by_file(
