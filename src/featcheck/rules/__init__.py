@@ -45,9 +45,6 @@ def check_builtin_codes(select: tuple[str, ...], ignore: tuple[str, ...]) -> Non
         raise FeatcheckError(str(error)) from None
 
 
-BUILTIN_PACKAGE = "featcheck.rules.builtin"
-
-
 def find_by_code(entries: Iterable[Rule], text: str) -> Rule | None:
     """The entry with this code or name (case-insensitive), if any."""
     wanted = text.strip().lower()
@@ -58,7 +55,7 @@ def find_by_code(entries: Iterable[Rule], text: str) -> Rule | None:
 def builtin_rules() -> tuple[Rule, ...]:
     """The built-in rules, in code order (read from the package's data files once)."""
     rules: list[Rule] = []
-    for entry in sorted(resources.files(BUILTIN_PACKAGE).iterdir(), key=lambda e: e.name):
+    for entry in sorted(resources.files("featcheck.rules.builtin").iterdir(), key=lambda e: e.name):
         if not entry.name.endswith(".toml"):
             continue
         # tomllib reads the specs in ~10 ms where tomlkit takes ~200: every run loads them.
@@ -170,18 +167,14 @@ _CAPABILITY_WORDS = {
 assert set(_CAPABILITY_WORDS) == set(CAPABILITIES)
 
 
-def _scope(rule: Rule) -> str:
-    """`Applies to: ...` for rules limited to some targets; empty for the others."""
-    parts = [", ".join(f"`{t}`" for t in rule.targets.triples)] if rule.targets.triples else []
-    parts += [_CAPABILITY_WORDS[n] for n in rule.targets.needs]
-    return "Applies to " + "; ".join(parts) + "." if parts else ""
-
-
 def _body(rule: Rule, heading: str) -> list[str]:
     opt_in = "" if rule.enabled_by_default else f" (opt-in: `--select {rule.code}`)"
     intro = f"Default severity: **{rule.severity.label}**{opt_in}. {rule.summary}."
-    scope = _scope(rule)
-    lines = [f"{heading} {rule.code} `{rule.name}`", "", intro + (f" {scope}" if scope else "")]
+    # `Applies to ...` for rules limited to some targets.
+    scope = [", ".join(f"`{t}`" for t in rule.targets.triples)] if rule.targets.triples else []
+    scope += [_CAPABILITY_WORDS[n] for n in rule.targets.needs]
+    intro += f" Applies to {'; '.join(scope)}." if scope else ""
+    lines = [f"{heading} {rule.code} `{rule.name}`", "", intro]
     doc = rule.doc
     for title, attribute in SECTIONS:
         if attribute == "references":
