@@ -111,12 +111,7 @@ def parse_rule(table: Any, *, builtin: bool) -> Rule:
         raise SpecError("a rule name is kebab-case, e.g. `regex-without-perf`", ("name",))
     feature = feature_value(table, "feature", ()) if "feature" in table else ""
     crates = _crates(table)
-    severity = Severity.WARNING
-    if "severity" in table:
-        try:
-            severity = Severity.parse(string_value(table, "severity", ()))
-        except ValueError as error:
-            raise SpecError(str(error), ("severity",)) from None
+    severity = _severity(table, ()) if "severity" in table else Severity.WARNING
     built = "with" if kind is Kind.PRESENT else "without"
     named = " or ".join(c.name for c in crates)
     summary = (
@@ -278,11 +273,15 @@ def _third_party(value: Any, path: KeyPath) -> ThirdParty | None:
     if not isinstance(value, Mapping):
         raise SpecError("`third-party` must be a table { severity, own }", path)
     known_keys(value, _THIRD_PARTY_KEYS, path, "`third-party`", ("severity",))
+    severity = _severity(value, path)
+    return ThirdParty(severity, strings_value(value, "own", path, _CRATE, "a crate name"))
+
+
+def _severity(table: Mapping[str, Any], path: KeyPath) -> Severity:
     try:
-        severity = Severity.parse(string_value(value, "severity", path))
+        return Severity.parse(string_value(table, "severity", path))
     except ValueError as error:
         raise SpecError(str(error), (*path, "severity")) from None
-    return ThirdParty(severity, strings_value(value, "own", path, _CRATE, "a crate name"))
 
 
 def _selected_by(value: Any, path: KeyPath) -> SelectedBy:
