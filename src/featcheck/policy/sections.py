@@ -26,7 +26,7 @@ from featcheck.policy.settings import (
     canonical_code,
 )
 from featcheck.report import Location
-from featcheck.rules import UNUSED_SUPPRESSION_CODE, Catalogue
+from featcheck.rules import UNUSED_SUPPRESSION, Catalogue
 from featcheck.severity import Severity
 
 _KEYS = (
@@ -125,8 +125,8 @@ class SectionReader:
                 raise self.error(message, (*p, key), at_key=True)
         select = self.codes(table, "select")
         ignore = self.codes(table, "ignore")
-        if UNUSED_SUPPRESSION_CODE in select:
-            index = select.index(UNUSED_SUPPRESSION_CODE)
+        if UNUSED_SUPPRESSION.code in select:
+            index = select.index(UNUSED_SUPPRESSION.code)
             raise self.error(
                 "FC900 (unused-suppression) is reported unless ignored; it cannot be selected",
                 (*p, "select", index),
@@ -301,7 +301,7 @@ class SectionReader:
                 'an `allow` entry needs `code` (a rule code or name, or "*")', path, at_key=True
             )
         code = self.code(item["code"].strip(), "allow", (*path, "code"))
-        if code == UNUSED_SUPPRESSION_CODE:
+        if code == UNUSED_SUPPRESSION.code:
             raise self.error(FC900_NOT_ALLOWED, (*path, "code"))
         reason = item.get("reason", "").strip()
         if not reason:

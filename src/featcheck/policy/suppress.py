@@ -22,7 +22,7 @@ from featcheck.policy.settings import (
     relative_file,
 )
 from featcheck.report import Finding, Location
-from featcheck.rules import UNUSED_SUPPRESSION, UNUSED_SUPPRESSION_CODE, Catalogue
+from featcheck.rules import UNUSED_SUPPRESSION, Catalogue
 from featcheck.severity import Confidence, Severity
 from featcheck.workspace.model import same_crate
 
@@ -88,7 +88,7 @@ def apply_suppressions(
     # none when FC900 is ignored.
     unused: list[Finding] = []
     if config.reports_unused:
-        severity = config.severity.get(UNUSED_SUPPRESSION_CODE, UNUSED_SUPPRESSION.severity)
+        severity = config.severity.get(UNUSED_SUPPRESSION.code, UNUSED_SUPPRESSION.severity)
         for allow in config.all_allows():
             why = misnamed(allow) if misnamed is not None and allow not in used else None
             if why is not None or (

@@ -100,13 +100,9 @@ class Catalogue:
         return tuple(r for r in self.rules if r.code in chosen)
 
 
-UNUSED_SUPPRESSION_CODE = "FC900"
-UNUSED_SUPPRESSION_NAME = "unused-suppression"
-
-
 UNUSED_SUPPRESSION = Rule(
-    code=UNUSED_SUPPRESSION_CODE,
-    name=UNUSED_SUPPRESSION_NAME,
+    code="FC900",
+    name="unused-suppression",
     severity=Severity.WARNING,
     summary="a suppression (an `allow` entry or a `# featcheck: allow` comment) matches no finding",
     crates=(),
