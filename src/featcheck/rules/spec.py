@@ -315,9 +315,7 @@ def lacks(capability: str, triple: str, cfg: TargetCfg | None) -> str | None:
     no_std = ("target_os", "none") in pairs or "-none" in triple
     if capability == "std":
         return "the target has no `std`" if no_std else None
-    if capability != "threads":
-        return None
-    if no_std:
+    if no_std:  # capability is "threads"
         return "the target has no `std`, so no threads"
     wasm = triple.startswith(("wasm32", "wasm64")) or ("target_family", "wasm") in pairs
     # wasm threads need shared memory: the `atomics` target feature (`wasm32-wasip1-threads`
