@@ -256,7 +256,20 @@ def group_findings(findings: Sequence[Finding]) -> list[FindingGroup]:
     # findings all had the same fix.
     groups = [(first[shared], found) for shared, found in grouped.items()]
     if any(finding.library for finding in findings):
-        groups = _fold_libraries(groups)
+        # Groups of libraries only join the first group with a binary cut at the same place.
+        with_binary: dict[_GroupKey, list[Finding]] = {}
+        for key, found in groups:
+            if found[0].location is not None and not all(f.library for f in found):
+                with_binary.setdefault(key[:_CUT], found)
+        kept: list[tuple[_GroupKey, list[Finding]]] = []
+        for key, found in groups:
+            if found[0].location is not None and all(f.library for f in found):
+                binary = with_binary.get(key[:_CUT])
+                if binary is not None:
+                    binary.extend(found)
+                    continue
+            kept.append((key, found))
+        groups = kept
     # A binary's finding leads: its severity and wording are the build's own.
     leads = [next((f for f in found if not f.library), found[0]) for _, found in groups]
     return [
@@ -284,25 +297,6 @@ def _key(finding: Finding, position: int) -> _GroupKey:
 
 _CUT = 7
 """How many items of a located finding's key name its cut."""
-
-
-def _fold_libraries(
-    groups: list[tuple[_GroupKey, list[Finding]]],
-) -> list[tuple[_GroupKey, list[Finding]]]:
-    """Groups of libraries only join the first group with a binary cut at the same place."""
-    with_binary: dict[_GroupKey, list[Finding]] = {}
-    for key, found in groups:
-        if found[0].location is not None and not all(f.library for f in found):
-            with_binary.setdefault(key[:_CUT], found)
-    kept: list[tuple[_GroupKey, list[Finding]]] = []
-    for key, found in groups:
-        if found[0].location is not None and all(f.library for f in found):
-            binary = with_binary.get(key[:_CUT])
-            if binary is not None:
-                binary.extend(found)
-                continue
-        kept.append((key, found))
-    return kept
 
 
 Renderer = Callable[[AuditResult, TextIO], object]

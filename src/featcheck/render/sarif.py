@@ -198,6 +198,8 @@ def _run(
     result: AuditResult, build: Build, descriptors: list[dict[str, Any]], entries: list[Any]
 ) -> dict[str, Any]:
     invocation: dict[str, Any] = {"executionSuccessful": True}
+    target = re.sub(r"[^A-Za-z0-9._-]", "_", build.target or "any-target")
+    category = configuration_token(build.configuration)
     # An empty result list reads as clean: a run that cannot say so tells code scanning why.
     notifications = [
         *(
@@ -218,7 +220,7 @@ def _run(
                 "rules": descriptors,
             }
         },
-        "automationDetails": {"id": build.automation_id},
+        "automationDetails": {"id": f"featcheck/{target}/{category}/"},
         "invocations": [invocation],
         "columnKind": "unicodeCodePoints",
         "results": entries,
@@ -256,11 +258,6 @@ class Build:
 
     target: str | None
     configuration: FeatureSelection | None
-
-    @property
-    def automation_id(self) -> str:
-        target = re.sub(r"[^A-Za-z0-9._-]", "_", self.target or "any-target")
-        return f"featcheck/{target}/{configuration_token(self.configuration)}/"
 
     def select(self, findings: Sequence[Finding]) -> list[Finding]:
         return [
