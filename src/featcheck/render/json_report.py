@@ -33,15 +33,9 @@ def finding_to_dict(finding: Finding) -> dict[str, Any]:
         "feature": finding.feature,
         "target": finding.target,
         "message": finding.message,
-        "location": None
+        "location": None  # the span, without the quoted line
         if location is None
-        else {
-            "file": location.file,
-            "line": location.line,
-            "column": location.column,
-            "end_line": location.end_line,
-            "end_column": location.end_column,
-        },
+        else {k: v for k, v in asdict(location).items() if k != "source_line"},
         "why": finding.why,
         "suggestion": finding.suggestion,
         "notes": list(finding.notes),
