@@ -114,11 +114,10 @@ def detect(rule: Rule, view: BuildView, *, deferring: bool = False) -> list[Dete
         if third_party is not None and view.structured:
             own, evidence = ownership(view, node, rule.used_when.avoiding, third_party.own)
             severity = None if own else third_party.severity
-        message = f"{node.name} {node.version} "
-        if not feature:
-            message += "is in the build"
-        else:
-            message += f"is built {'with' if present else 'without'} `{feature}`"
+        state = (
+            f"built {'with' if present else 'without'} `{feature}`" if feature else "in the build"
+        )
+        message = f"{node.name} {node.version} is {state}"
         if rule.consequence:
             message += f": {rule.consequence}"
         found.append(Detection(node, feature, message, evidence, notes, severity, deferred))
