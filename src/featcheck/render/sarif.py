@@ -77,21 +77,19 @@ def rule_descriptor(rule: Rule) -> dict[str, Any]:
             "markdown": f"**{rule.summary}.**\n\n{rule.why}\n\n[{rule.code} in the rule reference]"
             f"({uri})",
         }
-    descriptor: dict[str, Any] = {
+    tags = ["performance", "cargo-features"]
+    return {
         "id": rule.code,
         "name": rule.name,
         "shortDescription": {"text": rule.summary},
         "fullDescription": {"text": rule.why or rule.summary if project else rule.why},
         "help": help_entry,
+        **({"helpUri": uri} if uri is not None else {}),
+        "defaultConfiguration": {"level": LEVELS[rule.severity]},
+        "properties": {"tags": [*tags, "project-rule"]}
+        if project
+        else {"tags": tags, "precision": "very-high"},
     }
-    if uri is not None:
-        descriptor["helpUri"] = uri
-    descriptor["defaultConfiguration"] = {"level": LEVELS[rule.severity]}
-    tags = ["performance", "cargo-features"]
-    descriptor["properties"] = (
-        {"tags": [*tags, "project-rule"]} if project else {"tags": tags, "precision": "very-high"}
-    )
-    return descriptor
 
 
 def sarif_result(
