@@ -230,11 +230,11 @@ class SpecError(Exception):
         return self.message
 
 
-def shown(value: object, limit: int = 60) -> str:
-    """`value` quoted for an error message, cut to `limit` characters: a name or number of any
-    size still gives one readable line."""
+def shown(value: object) -> str:
+    """`value` quoted for an error message, cut to 60 characters: a name or number of any size
+    still gives one readable line."""
     text = repr(value)
-    return text if len(text) <= limit else f"{text[: limit - 1]}…"
+    return text if len(text) <= 60 else f"{text[:59]}…"
 
 
 def known_keys(
