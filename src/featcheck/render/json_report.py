@@ -12,10 +12,9 @@ from typing import Any
 
 from featcheck import __version__
 from featcheck.comparison.baseline import fingerprint
-from featcheck.fix_words import fix_words
 from featcheck.render.common import Renderer, RenderOptions, group_findings
 from featcheck.render.safe_text import json_document
-from featcheck.report import AuditResult, Comparison, Finding, Fix
+from featcheck.report import AuditResult, Comparison, Finding, Fix, fix_words
 from featcheck.severity import Severity
 
 SCHEMA_VERSION = 3

@@ -21,7 +21,6 @@ from functools import partial
 from itertools import groupby
 from typing import TextIO
 
-from featcheck.fix_words import edit_words, fix_words
 from featcheck.render.common import (
     FindingGroup,
     Renderer,
@@ -45,7 +44,7 @@ from featcheck.render.text_lines import (
     several_configurations,
     write_lines,
 )
-from featcheck.report import AuditResult, Finding, Fix
+from featcheck.report import AuditResult, Finding, Fix, edit_words, fix_words
 from featcheck.severity import Confidence, Severity, plural
 
 _STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "bold yellow", Severity.INFO: "bold cyan"}
