@@ -115,10 +115,6 @@ def builds_of_group(group: FindingGroup) -> str:
     return "; ".join(part for part in parts if part)
 
 
-_CLOSERS = '")'
-"""What may close a sentence after its full stop: a quotation, a parenthesis."""
-
-
 def first_sentence(text: str) -> str:
     """`text` on one line, up to the end of its first sentence: a `.`, `!` or `?` (with the
     quotation or parenthesis it closes) followed by a space and a capital, a backtick, a quote
@@ -150,8 +146,8 @@ def _sentence_end(text: str, after: int, quoted: bool, depth: int) -> int | None
     """Where a sentence whose full stop lies just before `after` ends, or None where the stop
     ends no sentence (inside a quotation or parenthesis it does not close, before a lowercase
     word: `e.g. here`)."""
-    end = after
-    while end < len(text) and text[end] in _CLOSERS and (quoted or depth):
+    end = after  # past the quotations and parentheses the sentence closes after its full stop
+    while end < len(text) and text[end] in '")' and (quoted or depth):
         if text[end] == '"':
             quoted = False
         else:

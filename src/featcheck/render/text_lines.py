@@ -254,10 +254,6 @@ def _project(result: AuditResult) -> str:
     return " " + printable(shlex.quote(relative.as_posix()))
 
 
-_NONE = "."
-"""A table cell for a build without findings of the rule."""
-
-
 def several_configurations(result: AuditResult) -> bool:
     """Whether some member was audited in more than one build configuration."""
     return any(len(audited) > 1 for audited in result.configurations.values())
@@ -278,7 +274,7 @@ def configuration_table(result: AuditResult) -> list[Line]:
         for build in result.configurations.get(member, ()):
             label = printable(build.label)
             counted = (sum(f.code == c and build in f.configurations for f in found) for c in codes)
-            shown = [str(count) if count else _NONE for count in counted]
+            shown = [str(count) if count else "." for count in counted]  # ".": none
             rows.append((f"{printable(member)}: {label}" if several else label, shown))
     heading = "build" if not several else "member: build"
     width = max(len(heading), *(len(label) for label, _ in rows)) + 2
