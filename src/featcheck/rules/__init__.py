@@ -163,7 +163,7 @@ _CAPABILITY_WORDS = {
 assert set(_CAPABILITY_WORDS) == set(CAPABILITIES)
 
 
-def _body(rule: Rule, heading: str) -> list[str]:
+def rule_markdown(rule: Rule, heading: str = "#") -> str:
     opt_in = "" if rule.enabled_by_default else f" (opt-in: `--select {rule.code}`)"
     intro = f"Default severity: **{rule.severity.label}**{opt_in}. {rule.summary}."
     # `Applies to ...` for rules limited to some targets.
@@ -172,12 +172,7 @@ def _body(rule: Rule, heading: str) -> list[str]:
     intro += f" Applies to {'; '.join(scope)}." if scope else ""
     lines = [f"{heading} {rule.code} `{rule.name}`", "", intro]
     doc = rule.doc
-    for title, attribute in SECTIONS:
-        if attribute == "references":
-            if doc.references:
-                lines += ["", f"{heading}# {title}", ""]
-                lines += [f"- <{r}>" if "://" in r else f"- {r}" for r in doc.references]
-            continue
+    for title, attribute in SECTIONS[:-1]:  # the references (last) are a list
         text = rule.worded(getattr(doc, attribute))
         if not text:
             continue  # a user rule may leave sections out; built-in ones may not (tests)
@@ -188,11 +183,10 @@ def _body(rule: Rule, heading: str) -> list[str]:
             lines.append(text)
         if attribute == "fix" and doc.fix_example:
             lines += ["", "```toml", doc.fix_example, "```"]
-    return lines
-
-
-def rule_markdown(rule: Rule, heading: str = "#") -> str:
-    return "\n".join(_body(rule, heading)) + "\n"
+    if doc.references:
+        lines += ["", f"{heading}# {SECTIONS[-1][0]}", ""]
+        lines += [f"- <{r}>" if "://" in r else f"- {r}" for r in doc.references]
+    return "\n".join(lines) + "\n"
 
 
 _SUMMARY_COLUMN = 30
