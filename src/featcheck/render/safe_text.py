@@ -202,18 +202,10 @@ def json_document(value: Any) -> str:
     with `::`.
     """
     document = json.dumps(value, indent=2, ensure_ascii=False)
-    document = _NOT_PLAIN.sub(_json_escape, document)
+    # What is not printable gets json's own (ASCII) escape: `\\uXXXX`, a surrogate pair beyond it.
+    document = _NOT_PLAIN.sub(
+        lambda found: found[0] if found[0].isprintable() else json.dumps(found[0])[1:-1], document
+    )
     if "##" in document:
         document = WORKFLOW_OPENER.sub(lambda found: "#\\u0023" + found.group()[2:], document)
     return document
-
-
-def _json_escape(found: re.Match[str]) -> str:
-    character = found.group()
-    if character.isprintable():
-        return character
-    code = ord(character)
-    if code < 0x10000:
-        return f"\\u{code:04x}"
-    code -= 0x10000
-    return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
