@@ -138,25 +138,20 @@ def _related_locations(
 ) -> list[dict[str, Any]]:
     """Where each member of a shared cut takes it: its own declaration (`workspace = true`, or
     the dependency on the way), labelled with the member and target; none for one finding."""
-    if not group.shared:
-        return []
-    related: list[dict[str, Any]] = []
-    seen: set[tuple[str, int, int]] = set()
-    for finding in group.findings:
+    places: dict[tuple[str, int, int], tuple[Location, Finding]] = {}
+    for finding in group.findings if group.shared else ():
         own = finding.inherited_by or next(iter(finding.member_declarations), None)
         place = own or finding.location
-        if place is None or (place.file, place.line, place.column) in seen:
-            continue
-        seen.add((place.file, place.line, place.column))
-        path = repository_path(result, place, workspace)
-        related.append(
-            {
-                "id": len(related),
-                "physicalLocation": _physical(path, place),
-                "message": {"text": build_of(finding) or "the cut"},
-            }
-        )
-    return related
+        if place is not None:  # the first finding at each place names it
+            places.setdefault((place.file, place.line, place.column), (place, finding))
+    return [
+        {
+            "id": index,
+            "physicalLocation": _physical(repository_path(result, place, workspace), place),
+            "message": {"text": build_of(finding) or "the cut"},
+        }
+        for index, (place, finding) in enumerate(places.values())
+    ]
 
 
 def _physical(path: str, location: Location) -> dict[str, Any]:
