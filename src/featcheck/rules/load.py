@@ -219,15 +219,12 @@ def _used_when(value: Any) -> UsedWhen:
     selected_by = None
     if "selected-by" in value:
         selected_by = _selected_by(value["selected-by"], (*path, "selected-by"))
-    reachable = False
     avoiding: tuple[str, ...] = ()
-    raw = value.get("reachable")
+    raw = value.get("reachable")  # true, or a table { avoiding }
+    reachable = isinstance(raw, Mapping) or bool_value(value, "reachable", path, default=False)
     if isinstance(raw, Mapping):
         known_keys(raw, _REACHABLE_KEYS, (*path, "reachable"), "`reachable`")
-        reachable = True
         avoiding = strings_value(raw, "avoiding", (*path, "reachable"), _CRATE, "a crate name")
-    elif raw is not None:
-        reachable = bool_value(value, "reachable", path, default=False)
     used = UsedWhen(
         built=bool_value(value, "built", path, default=False),
         selected_by=selected_by,
