@@ -170,9 +170,7 @@ def _window(text: str, start: int, end: int, room: int) -> tuple[str, int]:
 
 
 def quote(finding: Finding, width: int) -> list[Line]:
-    """The manifest line with a caret underline, as compilers draw it, shortened to `width`;
-    below the first line of its declaration where that starts higher up (a `[dependencies.x]`
-    table, a multi-line inline table): the line alone may not name the crate."""
+    """The manifest line quoted as the module's text says, shortened to `width`."""
     location = finding.location
     if location is None or not location.source_line:
         return []
@@ -290,9 +288,8 @@ def configuration_table(result: AuditResult) -> list[Line]:
 
 def edit_blocks(groups: Sequence[FindingGroup]) -> list[list[FindingGroup]]:
     """`groups` (of one heading) gathered into blocks: those at the same place with the same
-    confirmed edits are one, whichever crate and build (the wgpu and the CUDA build both lack
-    `fusion` and `autotune`, which one edit to burn adds); blocks, and the groups in each, in
-    rule order, then in report order."""
+    confirmed edits are one, whichever crate and build (see the module's text); blocks, and the
+    groups in each, in rule order, then in report order."""
     blocks: dict[tuple[object, ...], list[FindingGroup]] = {}
     for position, group in enumerate(groups):
         blocks.setdefault(_edit_key(group, position), []).append(group)
