@@ -86,10 +86,8 @@ class Catalogue:
         return find_by_code(self.rules, text)
 
     def select(self, select: Iterable[str] = (), ignore: Iterable[str] = ()) -> tuple[Rule, ...]:
-        """The rules to run: the defaults plus `select`ed ones (codes or names), minus `ignore`d.
-
-        Unknown codes raise ValueError naming them.
-        """
+        """The rules to run: the defaults plus `select`ed ones (codes or names), minus `ignore`d;
+        a ValueError names any unknown one."""
         select, ignore = tuple(select), tuple(ignore)
         unknown = [c for c in (*select, *ignore) if self.find(c) is None]
         if unknown:
