@@ -13,12 +13,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from featcheck.featureset import FeatureSelection
-from featcheck.fix_words import add_features, edit_words, fix_words, remove_defaults
 from featcheck.fixes.direct import new_requirement
 from featcheck.graph import DependencyGraph, Node
 from featcheck.locate import Locator
 from featcheck.manifest.declarations import Cut
-from featcheck.report import Edit, Fix
+from featcheck.report import Edit, Fix, add_features, edit_words, fix_words, remove_defaults
 from featcheck.resolution.record import FeatureSearch, Record
 from featcheck.rules import Detection
 from featcheck.semantics.cfg import TargetCfg

@@ -14,11 +14,10 @@ from typing import TYPE_CHECKING
 from featcheck.builder import FindingBuilder
 from featcheck.deadline import NO_DEADLINE, Deadline
 from featcheck.featureset import DEFAULT, FeatureSelection
-from featcheck.fix_words import edit_words
 from featcheck.fixes.candidates import distances_to
 from featcheck.fixes.direct import member_anchor
 from featcheck.fixes.search import FixSearch, Outcome, Verdict
-from featcheck.report import Finding, Fix, Location
+from featcheck.report import Finding, Fix, Location, edit_words
 from featcheck.rules.spec import CRATE_PLACEHOLDER, Kind
 from featcheck.severity import Confidence, Severity
 

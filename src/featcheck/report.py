@@ -1,9 +1,10 @@
 """What an audit reports: findings that know rule, member, crate, feature, target and place,
-the fixes they carry as edits, and the result renderers show. The ground floor: it imports
-only the severity levels, so renderers, rules and the orchestrator all stand on it."""
+the fixes they carry as edits (worded here too), and the result renderers show. The ground floor:
+it imports only the severity levels, so renderers, rules and the orchestrator all stand on it."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, NamedTuple
@@ -91,6 +92,45 @@ class Fix:
     """Why it could not be confirmed, when it was not; why it is not safe, when it is not."""
     added: int | None = None
     """How many packages the fix adds to the member's build; None where that is unknown."""
+
+
+# A fix in words: the one place where featcheck words an edit, for every format (the text
+# report's fix line, JSON's `description`, the suggestions GitHub annotations and SARIF carry,
+# and the probe's). To change how a fix reads, change the phrase below.
+
+
+def add_features(features: Iterable[str], key: str) -> str:
+    """`add "rayon", "simd" to the features of burn`"""
+    return f"add {_listed(features)} to the features of {key}"
+
+
+def remove_defaults(key: str) -> str:
+    """`remove `default-features = false` from burn`"""
+    return f"remove `default-features = false` from {key}"
+
+
+def edit_words(edit: Edit) -> str:
+    key = str(edit.declaration[-1])
+    if edit.action == "add-features":
+        return add_features(edit.features, key)
+    if edit.action == "remove-default-features":
+        return remove_defaults(key)
+    if edit.action == "add-feature-values":
+        return f"add {_listed(edit.features)} to `{key}` in [features]"
+    return f"add {key} = {edit.declared_value()} to [dependencies]"
+
+
+def fix_words(fix: Fix) -> str:
+    """The fix in words; with edits in several manifests, each names its file."""
+    if len({edit.manifest for edit in fix.edits}) == 1:
+        return " and ".join(edit_words(edit) for edit in fix.edits)
+    return "; ".join(
+        f"{edit_words(edit)} ({edit.file})" if edit.file else edit_words(edit) for edit in fix.edits
+    )
+
+
+def _listed(features: Iterable[str]) -> str:
+    return ", ".join(f'"{f}"' for f in features)
 
 
 @dataclass(frozen=True)

@@ -51,7 +51,6 @@ class FailOn(enum.Enum):
         return None if self is FailOn.NEVER else Severity[self.name]
 
 
-def plural(count: int, word: str, many: str | None = None) -> str:
-    """`1 error`, `2 errors`, never `1 error(s)`; `many` for a word whose plural is not word + s
-    (`entries`)."""
-    return f"{count} {word if count == 1 else many or word + 's'}"
+def plural(count: int, word: str) -> str:
+    """`1 error`, `2 errors`, never `1 error(s)`."""
+    return f"{count} {word if count == 1 else word + 's'}"

@@ -7,9 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from featcheck.fix_words import edit_words
 from featcheck.fixes.edits import EditError, apply_edit
-from featcheck.report import Edit
+from featcheck.report import Edit, edit_words
 
 MANIFEST = Path("Cargo.toml")
 SOURCE = """\

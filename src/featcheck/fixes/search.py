@@ -28,12 +28,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from featcheck.featureset import DEFAULT, FeatureSelection
-from featcheck.fix_words import edit_words
 from featcheck.fixes.candidates import CandidateFinder
 from featcheck.fixes.lockcheck import Conflict
 from featcheck.fixes.reach import NO_COST, Cost, WorkspaceBuilds, added_packages, safety
 from featcheck.graph import DependencyGraph
-from featcheck.report import Fix
+from featcheck.report import Fix, edit_words
 from featcheck.workspace.model import ModelEdit, Package, PackageRef, crate_key
 
 if TYPE_CHECKING:

@@ -26,7 +26,7 @@ from featcheck.manifest.document import ManifestDocument, read_manifest
 from featcheck.noexec.workspace import discover_workspace
 from featcheck.policy.sections import SectionReader, read_section
 from featcheck.policy.settings import CONFIG_FILE, Config, Layer, merged
-from featcheck.rules import UNUSED_SUPPRESSION_CODE, UNUSED_SUPPRESSION_NAME, Catalogue, Rule
+from featcheck.rules import UNUSED_SUPPRESSION, Catalogue, Rule, find_by_code
 from featcheck.rules.load import parse_rule
 from featcheck.rules.spec import SpecError
 from featcheck.workspace.workspace import Workspace
@@ -114,22 +114,15 @@ def with_user_rules(
                 error.message, (*path, index, *error.path), at_key=error.at_key
             ) from None
         for key, value in (("code", rule.code), ("name", rule.name)):
-            taken_by = _taken_by(value, catalogue, rules)
-            if taken_by is not None:
-                message = f"rule {key} `{value}` is taken by {taken_by}"
+            clash = find_by_code((*catalogue.rules, UNUSED_SUPPRESSION), value) or next(
+                (r for r in rules if value in (r.code, r.name)), None
+            )
+            if clash is not None:  # FC900 is named by its code alone
+                named = "" if clash is UNUSED_SUPPRESSION else f" `{clash.name}`"
+                message = f"rule {key} `{value}` is taken by {clash.code}{named}"
                 raise reader.error(message, (*path, index, key))
         rules.append(rule)
     return Catalogue((*catalogue.rules, *rules))
-
-
-def _taken_by(value: str, catalogue: Catalogue, rules: list[Rule]) -> str | None:
-    """The rule (or FC900) that already has `value` as its code or name, or None."""
-    clash = catalogue.find(value) or next((r for r in rules if value in (r.code, r.name)), None)
-    if clash is not None:
-        return f"{clash.code} `{clash.name}`"
-    if value.lower() in (UNUSED_SUPPRESSION_CODE.lower(), UNUSED_SUPPRESSION_NAME):
-        return UNUSED_SUPPRESSION_CODE
-    return None
 
 
 def project_catalogue(path: Path) -> Catalogue:

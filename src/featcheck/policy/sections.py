@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import difflib
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -14,7 +15,7 @@ from featcheck.cargo.failures import printable
 from featcheck.errors import FeatcheckError
 from featcheck.featureset import FeatureSelection, feature_value_error
 from featcheck.manifest.document import ManifestDocument
-from featcheck.manifest.spans import KeyPath, Span
+from featcheck.manifest.spans import KeyPath
 from featcheck.policy.settings import (
     ANY_CODE,
     CONFIG_FILE,
@@ -26,7 +27,7 @@ from featcheck.policy.settings import (
     canonical_code,
 )
 from featcheck.report import Location
-from featcheck.rules import UNUSED_SUPPRESSION_CODE, Catalogue
+from featcheck.rules import UNUSED_SUPPRESSION, Catalogue
 from featcheck.severity import Severity
 
 _KEYS = (
@@ -85,23 +86,18 @@ class SectionReader:
         return f"[{'.'.join(self.prefix)}]" if self.prefix else CONFIG_FILE
 
     def error(self, message: str, path: KeyPath, *, at_key: bool = False) -> FeatcheckError:
-        span = self._span(path, at_key=at_key)
-        if span is None:
-            return FeatcheckError(message, path=self.doc.path)
-        return FeatcheckError(message, path=self.doc.path, line=span.line, column=span.column)
-
-    def _span(self, path: KeyPath, *, at_key: bool) -> Span | None:
+        """An error at `path`, else at the nearest key around it that is written."""
         try:
             spans = self.doc.spans
         except ValueError:
-            return None
-        while True:
-            entry = spans.get(path)
-            if entry is not None:
-                return entry.key if at_key or entry.value is None else entry.value
-            if not path:
-                return None
+            return FeatcheckError(message, path=self.doc.path)
+        while path and path not in spans:
             path = path[:-1]
+        entry = spans.get(path)
+        if entry is None:
+            return FeatcheckError(message, path=self.doc.path)
+        span = entry.key if at_key or entry.value is None else entry.value
+        return FeatcheckError(message, path=self.doc.path, line=span.line, column=span.column)
 
     def origin(self, path: KeyPath) -> Location | None:
         try:
@@ -122,16 +118,14 @@ class SectionReader:
 
     def layer(self, table: dict[str, Any]) -> Layer:
         p = self.prefix
-        for key in table:
-            if key not in _KEYS:
-                raise self.error(unknown_key(key, _KEYS, self.section), (*p, key), at_key=True)
+        self.known(table, _KEYS, self.section, p)
         for key, message in _WORKSPACE_ONLY.items():
             if key in table and self.member is not None:
                 raise self.error(message, (*p, key), at_key=True)
         select = self.codes(table, "select")
         ignore = self.codes(table, "ignore")
-        if UNUSED_SUPPRESSION_CODE in select:
-            index = select.index(UNUSED_SUPPRESSION_CODE)
+        if UNUSED_SUPPRESSION.code in select:
+            index = select.index(UNUSED_SUPPRESSION.code)
             raise self.error(
                 "FC900 (unused-suppression) is reported unless ignored; it cannot be selected",
                 (*p, "select", index),
@@ -152,6 +146,15 @@ class SectionReader:
             allows=self.allows(table),
             baseline=self.baseline(table),
         )
+
+    def known(self, keys: Iterable[str], known: tuple[str, ...], where: str, path: KeyPath) -> None:
+        """Each of `keys` is one of `known`, else an error at the first other one."""
+        for key in keys:
+            if key not in known:
+                close = difflib.get_close_matches(key.replace("_", "-"), known, n=1)
+                listed = ", ".join(known)
+                hint = f"; did you mean `{close[0]}`?" if close else f" (expected one of: {listed})"
+                raise self.error(f"unknown key `{key}` in {where}{hint}", (*path, key), at_key=True)
 
     def level(self, table: dict[str, Any], key: str, values: tuple[str, ...]) -> str | None:
         """`fail-on` or `fix-level`: one of `values`, or None when not set."""
@@ -262,10 +265,7 @@ class SectionReader:
             if not isinstance(entry, dict):
                 raise self.error("a `configurations` entry must be a table", at)
             for key, item in entry.items():
-                if key not in _CONFIGURATION_KEYS:
-                    where = "a `configurations` entry"
-                    message = unknown_key(key, _CONFIGURATION_KEYS, where)
-                    raise self.error(message, (*at, key), at_key=True)
+                self.known((key,), _CONFIGURATION_KEYS, "a `configurations` entry", at)
                 if key != "features" and not isinstance(item, bool):
                     raise self.error(f"`{key}` must be true or false", (*at, key))
             features = self.strings(entry, "features", at) if "features" in entry else []
@@ -294,10 +294,7 @@ class SectionReader:
     def allow(self, item: Any, path: KeyPath) -> Allow:
         if not isinstance(item, dict):
             raise self.error("an `allow` entry must be a table", path)
-        for key in item:
-            if key not in _ALLOW_KEYS:
-                where = f"an `allow` entry of {self.section}"
-                raise self.error(unknown_key(key, _ALLOW_KEYS, where), (*path, key), at_key=True)
+        self.known(item, _ALLOW_KEYS, f"an `allow` entry of {self.section}", path)
         for key, value in item.items():
             if not isinstance(value, str):
                 raise self.error(f"`{key}` of an `allow` entry must be a string", (*path, key))
@@ -306,7 +303,7 @@ class SectionReader:
                 'an `allow` entry needs `code` (a rule code or name, or "*")', path, at_key=True
             )
         code = self.code(item["code"].strip(), "allow", (*path, "code"))
-        if code == UNUSED_SUPPRESSION_CODE:
+        if code == UNUSED_SUPPRESSION.code:
             raise self.error(FC900_NOT_ALLOWED, (*path, "code"))
         reason = item.get("reason", "").strip()
         if not reason:
@@ -337,11 +334,3 @@ class SectionReader:
             target=fields["target"],
             origin=self.origin(path),
         )
-
-
-def unknown_key(key: str, known: tuple[str, ...], section: str) -> str:
-    message = f"unknown key `{key}` in {section}"
-    close = difflib.get_close_matches(key.replace("_", "-"), known, n=1)
-    if close:
-        return f"{message}; did you mean `{close[0]}`?"
-    return f"{message} (expected one of: {', '.join(known)})"

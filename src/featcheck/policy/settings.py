@@ -16,7 +16,7 @@ from featcheck.featureset import FeatureSelection
 from featcheck.manifest.document import ManifestDocument
 from featcheck.manifest.toml_lexer import Comment, scan_comments
 from featcheck.report import Location
-from featcheck.rules import UNUSED_SUPPRESSION_CODE, UNUSED_SUPPRESSION_NAME, Catalogue, Rule
+from featcheck.rules import UNUSED_SUPPRESSION, Catalogue, Rule
 from featcheck.severity import FailOn, Severity
 from featcheck.workspace.model import same_crate
 
@@ -42,8 +42,8 @@ def canonical_code(text: str, catalogue: Catalogue | None = None) -> str | None:
     project's catalogue, with its own rules, is given).
     """
     wanted = text.strip().lower()
-    if wanted in (UNUSED_SUPPRESSION_CODE.lower(), UNUSED_SUPPRESSION_NAME):
-        return UNUSED_SUPPRESSION_CODE
+    if wanted in (UNUSED_SUPPRESSION.code.lower(), UNUSED_SUPPRESSION.name):
+        return UNUSED_SUPPRESSION.code
     rule = (catalogue or Catalogue.builtin()).find(wanted)
     return rule.code if rule is not None else None
 
@@ -149,14 +149,14 @@ class Config:
         selected, ignored = (_codes_from_flags(codes, self.catalogue) for codes in (select, ignore))
         chosen = merged(self, Layer(select=selected, ignore=ignored))
         return self.catalogue.select(
-            [c for c in chosen.select if c != UNUSED_SUPPRESSION_CODE],
-            [c for c in chosen.ignore if c != UNUSED_SUPPRESSION_CODE],
+            [c for c in chosen.select if c != UNUSED_SUPPRESSION.code],
+            [c for c in chosen.ignore if c != UNUSED_SUPPRESSION.code],
         )
 
     @property
     def reports_unused(self) -> bool:
         """Whether unused suppressions become FC900 findings (not when FC900 is ignored)."""
-        return UNUSED_SUPPRESSION_CODE not in self.ignore
+        return UNUSED_SUPPRESSION.code not in self.ignore
 
 
 def _codes_from_flags(codes: Iterable[str], catalogue: Catalogue) -> tuple[str, ...]:
@@ -273,7 +273,7 @@ def _parse_directive(
         code = ANY_CODE if stripped == ANY_CODE else canonical_code(stripped, catalogue)
         if code is None:
             raise fail(f"unknown rule `{stripped}` (see `featcheck rules`)", column_offset)
-        if code == UNUSED_SUPPRESSION_CODE:
+        if code == UNUSED_SUPPRESSION.code:
             raise fail(FC900_NOT_ALLOWED, column_offset)
         column = comment.column + column_offset
         origin = Location(

@@ -22,7 +22,7 @@ from featcheck.policy.settings import (
     relative_file,
 )
 from featcheck.report import Finding, Location
-from featcheck.rules import UNUSED_SUPPRESSION, UNUSED_SUPPRESSION_CODE, Catalogue
+from featcheck.rules import UNUSED_SUPPRESSION, Catalogue
 from featcheck.severity import Confidence, Severity
 from featcheck.workspace.model import same_crate
 
@@ -71,12 +71,16 @@ def apply_suppressions(
     An unused allow entry is not reported when its member is not in `members`, its target not
     in `targets`, or its rule not in `rules` (None: everything was audited): the audit could not
     have matched it; unless `misnamed` says why it can never match (`KnownNames` in
-    stages/finish.py). A finding's inline comments may sit on the lines `declaration_spans`
-    gives (`read`: the audit's parsed manifests).
+    stages/finish.py). `read`: the audit's parsed manifests.
     """
     findings = list(findings)
     root = Path(audited_root)
-    finding_spans = [declaration_spans(finding) for finding in findings]
+    # Where an inline comment counts for a finding: the edited declaration (else its location),
+    # the `workspace = true` line inheriting it, and the member's own declarations on the way.
+    finding_spans = [
+        (*(s for s in (f.declaration or f.location, f.inherited_by) if s), *f.member_declarations)
+        for f in findings
+    ]
     inline = _inline_by_file(finding_spans, root, manifests, read, config.catalogue)
     kept, suppressed, used = _match(findings, finding_spans, config, root, inline)
     # FC900 `unused-suppression`: a finding for each allow entry and inline code that matched
@@ -84,20 +88,24 @@ def apply_suppressions(
     # none when FC900 is ignored.
     unused: list[Finding] = []
     if config.reports_unused:
-        severity = config.severity.get(UNUSED_SUPPRESSION_CODE, UNUSED_SUPPRESSION.severity)
+        severity = config.severity.get(UNUSED_SUPPRESSION.code, UNUSED_SUPPRESSION.severity)
         for allow in config.all_allows():
             why = misnamed(allow) if misnamed is not None and allow not in used else None
-            if why is not None:
+            if why is not None or (
+                allow not in used and _could_match(allow, members, targets, rules)
+            ):
                 unused.append(_unused_finding(allow, root, severity, unused_confidence, why))
-            elif allow not in used and _could_match(allow, members, targets, rules):
-                unused.append(_unused_finding(allow, root, severity, unused_confidence))
         unused += [
             _unused_finding(item, root, severity, unused_confidence)
             for items in inline.values()
             for item in items
             if item not in used and _ran(item.code, rules)
         ]
-        unused.sort(key=_location_order)
+        unused.sort(
+            key=lambda f: (
+                (f.location.file, f.location.line, f.location.column) if f.location else ("", 0, 0)
+            )
+        )
     return SuppressionResult(kept=kept, suppressed=suppressed, unused=unused)
 
 
@@ -115,11 +123,17 @@ def _match(
     resolved_files: dict[str, Path] = {}
     for finding, places in zip(findings, finding_spans, strict=True):
         view = config.for_member(finding.member)
-        matches: list[Allow] = [
-            item
-            for place in places
-            for item in _inline_matches(finding.code, place, root, inline, resolved_files)
-        ]
+        matches: list[Allow] = []
+        for place in places if inline else ():  # the comments on the lines of `places`
+            path = resolved_files.get(place.file)
+            if path is None:
+                path = resolved_files[place.file] = (root / place.file).resolve()
+            matches += [
+                item
+                for item in inline.get(path, ())
+                if item.origin and place.line <= item.origin.line <= place.end_line
+                if item.code in (ANY_CODE, finding.code)
+            ]
         matches += [
             allow
             for allow in view.allows
@@ -131,15 +145,6 @@ def _match(
         else:
             kept.append(finding)
     return kept, suppressed, used
-
-
-def declaration_spans(finding: Finding) -> tuple[Location, ...]:
-    """Lines where an inline `# featcheck: allow` counts for `finding`: the edited declaration
-    (else its location), the `workspace = true` line inheriting it, and the member's own
-    declarations on the way."""
-    span = finding.declaration or finding.location
-    inherited = (finding.inherited_by,) if finding.inherited_by is not None else ()
-    return (*((span,) if span is not None else ()), *inherited, *finding.member_declarations)
 
 
 def _inline_by_file(
@@ -165,26 +170,6 @@ def _inline_by_file(
         if key not in result:
             result[key] = inline_allows(document, catalogue)
     return result
-
-
-def _inline_matches(
-    code: str,
-    span: Location,
-    root: Path,
-    inline: dict[Path, list[Allow]],
-    resolved_files: dict[str, Path],
-) -> list[Allow]:
-    if not inline:
-        return []
-    path = resolved_files.get(span.file)
-    if path is None:
-        path = resolved_files[span.file] = (root / span.file).resolve()
-    return [
-        item
-        for item in inline.get(path, ())
-        if item.origin and span.line <= item.origin.line <= span.end_line
-        if item.code in (ANY_CODE, code)
-    ]
 
 
 def _could_match(
@@ -238,10 +223,3 @@ def _unused_finding(
         suggestion=f"Remove this {kind}, or correct its code, crate, member or target.",
         confidence=confidence,
     )
-
-
-def _location_order(finding: Finding) -> tuple[str, int, int]:
-    location: Location | None = finding.location
-    if location is None:
-        return ("", 0, 0)
-    return (location.file, location.line, location.column)

@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING
 
 from featcheck.cargo.runner import CargoRunner
 from featcheck.errors import FeatcheckError
-from featcheck.fix_words import fix_words
 from featcheck.fixes.apply import FileChange, plan_changes
 from featcheck.fixes.overlay import WorkspaceCopy
 from featcheck.probe.measure import TorchStats, measure, measure_torch, usable_cores
@@ -30,6 +29,7 @@ from featcheck.probe.resolve import (
     release_profile,
 )
 from featcheck.probe.verdict import Decision
+from featcheck.report import fix_words
 
 if TYPE_CHECKING:
     from featcheck.probe.build import BuildPlan, BuiltProbe, ProbeBuilder

@@ -24,7 +24,6 @@ from featcheck.boundary import TrustContext
 from featcheck.cargo.runner import CargoRunner
 from featcheck.errors import FeatcheckError
 from featcheck.featureset import AuditOptions
-from featcheck.fix_words import fix_words
 from featcheck.fixes.apply import plan_changes
 from featcheck.manifest.document import read_manifest
 from featcheck.probe.build import BuildPlan, BuiltProbe, ProbeBuilder, build_statement
@@ -48,7 +47,7 @@ from featcheck.probe.resolve import (
     pins_for,
 )
 from featcheck.probe.verdict import COSTS_FROM
-from featcheck.report import AuditResult, Finding
+from featcheck.report import AuditResult, Finding, fix_words
 from featcheck.severity import plural
 
 

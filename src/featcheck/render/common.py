@@ -115,10 +115,6 @@ def builds_of_group(group: FindingGroup) -> str:
     return "; ".join(part for part in parts if part)
 
 
-_CLOSERS = '")'
-"""What may close a sentence after its full stop: a quotation, a parenthesis."""
-
-
 def first_sentence(text: str) -> str:
     """`text` on one line, up to the end of its first sentence: a `.`, `!` or `?` (with the
     quotation or parenthesis it closes) followed by a space and a capital, a backtick, a quote
@@ -150,8 +146,8 @@ def _sentence_end(text: str, after: int, quoted: bool, depth: int) -> int | None
     """Where a sentence whose full stop lies just before `after` ends, or None where the stop
     ends no sentence (inside a quotation or parenthesis it does not close, before a lowercase
     word: `e.g. here`)."""
-    end = after
-    while end < len(text) and text[end] in _CLOSERS and (quoted or depth):
+    end = after  # past the quotations and parentheses the sentence closes after its full stop
+    while end < len(text) and text[end] in '")' and (quoted or depth):
         if text[end] == '"':
             quoted = False
         else:
@@ -195,11 +191,17 @@ class FindingGroup:
         distinct = list(dict.fromkeys(f for f in fixes if f is not None))
         if len(distinct) < 2 or None in fixes:
             return self.lead.fix
-        edits: list[Edit] = []
-        for fix in distinct:
-            edits += [e for e in fix.edits if e not in edits]
+        # Edits adding features to one declaration are made one: the features of all of them.
+        merged: dict[tuple[object, ...], Edit] = {}
+        for edit in dict.fromkeys(e for fix in distinct for e in fix.edits):
+            key: tuple[object, ...] = (edit.manifest, edit.declaration, edit.action)
+            if edit.action not in ("add-features", "add-feature-values"):
+                key = (*key, edit)
+            known = merged.get(key)
+            features = (*known.features, *edit.features) if known is not None else edit.features
+            merged[key] = replace(edit, features=tuple(dict.fromkeys(features)))
         return Fix(
-            _merged(edits),
+            tuple(merged.values()),
             confirmed=all(f.confirmed for f in distinct),
             safe=all(f.safe for f in distinct),
             note=next((f.note for f in distinct if f.note), ""),
@@ -250,8 +252,26 @@ def group_findings(findings: Sequence[Finding]) -> list[FindingGroup]:
     # findings all had the same fix.
     groups = [(first[shared], found) for shared, found in grouped.items()]
     if any(finding.library for finding in findings):
-        groups = _fold_libraries(groups)
-    return [FindingGroup(_lead_first(found), key) for key, found in groups]
+        # Groups of libraries only join the first group with a binary cut at the same place.
+        with_binary: dict[_GroupKey, list[Finding]] = {}
+        for key, found in groups:
+            if found[0].location is not None and not all(f.library for f in found):
+                with_binary.setdefault(key[:_CUT], found)
+        kept: list[tuple[_GroupKey, list[Finding]]] = []
+        for key, found in groups:
+            if found[0].location is not None and all(f.library for f in found):
+                binary = with_binary.get(key[:_CUT])
+                if binary is not None:
+                    binary.extend(found)
+                    continue
+            kept.append((key, found))
+        groups = kept
+    # A binary's finding leads: its severity and wording are the build's own.
+    leads = [next((f for f in found if not f.library), found[0]) for _, found in groups]
+    return [
+        FindingGroup((lead, *(f for f in found if f is not lead)), key)
+        for lead, (key, found) in zip(leads, groups, strict=True)
+    ]
 
 
 def _key(finding: Finding, position: int) -> _GroupKey:
@@ -273,44 +293,6 @@ def _key(finding: Finding, position: int) -> _GroupKey:
 
 _CUT = 7
 """How many items of a located finding's key name its cut."""
-
-
-def _fold_libraries(
-    groups: list[tuple[_GroupKey, list[Finding]]],
-) -> list[tuple[_GroupKey, list[Finding]]]:
-    """Groups of libraries only join the first group with a binary cut at the same place."""
-    with_binary: dict[_GroupKey, list[Finding]] = {}
-    for key, found in groups:
-        if found[0].location is not None and not all(f.library for f in found):
-            with_binary.setdefault(key[:_CUT], found)
-    kept: list[tuple[_GroupKey, list[Finding]]] = []
-    for key, found in groups:
-        if found[0].location is not None and all(f.library for f in found):
-            binary = with_binary.get(key[:_CUT])
-            if binary is not None:
-                binary.extend(found)
-                continue
-        kept.append((key, found))
-    return kept
-
-
-def _merged(edits: list[Edit]) -> tuple[Edit, ...]:
-    """Edits adding features to one declaration, made one: the features of all of them."""
-    merged: dict[tuple[object, ...], Edit] = {}
-    for edit in edits:
-        key: tuple[object, ...] = (edit.manifest, edit.declaration, edit.action)
-        if edit.action not in ("add-features", "add-feature-values"):
-            key = (*key, edit)
-        known = merged.get(key)
-        features = (*known.features, *edit.features) if known is not None else edit.features
-        merged[key] = replace(edit, features=tuple(dict.fromkeys(features)))
-    return tuple(merged.values())
-
-
-def _lead_first(found: list[Finding]) -> tuple[Finding, ...]:
-    """A binary's finding leads: its severity and wording are the build's own."""
-    lead = next((f for f in found if not f.library), found[0])
-    return (lead, *(f for f in found if f is not lead))
 
 
 Renderer = Callable[[AuditResult, TextIO], object]

@@ -156,16 +156,6 @@ def render_annotations(
     return text + stop_commands(log)
 
 
-def source_links(environ: Mapping[str, str]) -> str | None:
-    """`SERVER/REPOSITORY/blob/SHA/`, where the audited commit's files can be browsed, when
-    GITHUB_SERVER_URL, GITHUB_REPOSITORY and GITHUB_SHA are all set."""
-    names = ("GITHUB_SERVER_URL", "GITHUB_REPOSITORY", "GITHUB_SHA")
-    server, repository, sha = (environ.get(name, "") for name in names)
-    if not (server and repository and sha):
-        return None
-    return f"{server.rstrip('/')}/{repository}/blob/{sha}/"
-
-
 def escape_cell(text: str) -> str:
     """Text shown literally inside one Markdown table cell; its line breaks become <br>."""
     lines = [markdown_text(line.strip()) for line in text.strip().splitlines()]
@@ -202,16 +192,6 @@ def _row(result: AuditResult, group: FindingGroup, workspace: str | None, links:
     return "| " + " | ".join(escaped) + " |\n"
 
 
-def _audited(result: AuditResult, workspace: str | None) -> str:
-    audited = result.audited or result.root
-    if not workspace or not audited.is_absolute():
-        return audited.name or "."
-    root = os.path.normpath(audited)
-    base = os.path.normpath(os.path.abspath(workspace))
-    relative = os.path.relpath(root, base)
-    return audited.name if relative.startswith("..") else Path(relative).as_posix()
-
-
 def render_summary(
     result: AuditResult,
     *,
@@ -221,7 +201,13 @@ def render_summary(
 ) -> str:
     """The job summary in Markdown: counts, then a table of every finding that fits in `budget`
     (UTF-8 bytes); rows that do not fit are counted in a closing line instead."""
-    parts = [f"## featcheck: {escape_cell(_audited(result, workspace))}\n\n"]
+    audited = result.audited or result.root
+    name = audited.name or "."
+    if workspace and audited.is_absolute():  # the audited directory within the repository
+        base = os.path.normpath(os.path.abspath(workspace))
+        relative = os.path.relpath(os.path.normpath(audited), base)
+        name = audited.name if relative.startswith("..") else Path(relative).as_posix()
+    parts = [f"## featcheck: {escape_cell(name)}\n\n"]
     parts.append(f"**{escape_cell(count_line(result))}**\n\n")
     for note in result.notes:
         parts.append(f"> note: {escape_cell(' '.join(note.split()))}\n\n")
@@ -270,7 +256,11 @@ def write_github(
             problem = "the step summary is full"
         else:
             try:
-                links = source_links(environ)
+                # Where the audited commit's files can be browsed, when all three are set.
+                names = ("GITHUB_SERVER_URL", "GITHUB_REPOSITORY", "GITHUB_SHA")
+                server, repository, sha = (environ.get(name, "") for name in names)
+                found = server and repository and sha
+                links = f"{server.rstrip('/')}/{repository}/blob/{sha}/" if found else None
                 text = render_summary(result, workspace=workspace, links=links, budget=budget)
                 with open(summary_path, "a", encoding="utf-8") as summary:
                     summary.write(text)

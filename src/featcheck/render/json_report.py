@@ -12,10 +12,9 @@ from typing import Any
 
 from featcheck import __version__
 from featcheck.comparison.baseline import fingerprint
-from featcheck.fix_words import fix_words
 from featcheck.render.common import Renderer, RenderOptions, group_findings
 from featcheck.render.safe_text import json_document
-from featcheck.report import AuditResult, Comparison, Finding, Fix
+from featcheck.report import AuditResult, Comparison, Finding, Fix, fix_words
 from featcheck.severity import Severity
 
 SCHEMA_VERSION = 3
@@ -33,15 +32,9 @@ def finding_to_dict(finding: Finding) -> dict[str, Any]:
         "feature": finding.feature,
         "target": finding.target,
         "message": finding.message,
-        "location": None
+        "location": None  # the span, without the quoted line
         if location is None
-        else {
-            "file": location.file,
-            "line": location.line,
-            "column": location.column,
-            "end_line": location.end_line,
-            "end_column": location.end_column,
-        },
+        else {k: v for k, v in asdict(location).items() if k != "source_line"},
         "why": finding.why,
         "suggestion": finding.suggestion,
         "notes": list(finding.notes),
@@ -91,14 +84,6 @@ def fix_to_dict(fix: Fix | None) -> dict[str, Any] | None:
     }
 
 
-def _findings(result: AuditResult) -> list[dict[str, Any]]:
-    """One entry per finding, as ever, each naming the group it is shown in (render/common.py):
-    findings with the same `group` repeat one cut and one fix in several builds."""
-    groups = group_findings(result.findings)
-    group_of = {id(finding): group.id for group in groups for finding in group.findings}
-    return [{**finding_to_dict(f), "group": group_of[id(f)]} for f in result.findings]
-
-
 def _comparison(comparison: Comparison) -> dict[str, Any]:
     """What the findings were compared with, and what that hid."""
     return {
@@ -116,6 +101,10 @@ def _comparison(comparison: Comparison) -> dict[str, Any]:
 def render_json(result: AuditResult) -> str:
     severities = Counter(finding.severity for finding in result.findings)
     counts = {s.label: severities[s] for s in sorted(Severity, reverse=True)}
+    # One entry per finding, as ever, each naming the group it is shown in (render/common.py):
+    # findings with the same `group` repeat one cut and one fix in several builds.
+    groups = group_findings(result.findings)
+    group_of = {id(finding): group.id for group in groups for finding in group.findings}
     document = {
         "version": SCHEMA_VERSION,
         "tool": {"name": "featcheck", "version": __version__},
@@ -131,7 +120,7 @@ def render_json(result: AuditResult) -> str:
         "suppressed": result.suppressed,
         # `skipped` and `incomplete`: each record's fields are the schema's keys, in order.
         "skipped": [asdict(skip) for skip in result.skipped],
-        "findings": _findings(result),
+        "findings": [{**finding_to_dict(f), "group": group_of[id(f)]} for f in result.findings],
         "comparisons": [_comparison(c) for c in result.comparisons],
         "complete": not result.incomplete,
         "incomplete": [asdict(gap) for gap in result.incomplete],

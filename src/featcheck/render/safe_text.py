@@ -35,8 +35,6 @@ from collections.abc import Iterable
 from typing import Any
 from urllib.parse import urlsplit
 
-_NAMED_ESCAPES = {"\t": "\\t", "\n": "\\n", "\r": "\\r"}
-
 
 def printable(text: str, *, tabs: bool = False) -> str:
     """`text` with every character a terminal or CI log could act on shown as an escape.
@@ -48,24 +46,8 @@ def printable(text: str, *, tabs: bool = False) -> str:
     """
     if text.isprintable():
         return text
-    return "".join(
-        character if tabs and character == "\t" else _escape_character(character)
-        for character in text
-    )
-
-
-def _escape_character(character: str) -> str:
-    if character == " " or character.isprintable():
-        return character
-    named = _NAMED_ESCAPES.get(character)
-    if named is not None:
-        return named
-    code = ord(character)
-    if code < 0x100:
-        return f"\\x{code:02x}"
-    if code < 0x10000:
-        return f"\\u{code:04x}"
-    return f"\\U{code:08x}"
+    # Python's own escapes, as `ascii` writes them.
+    return "".join(c if c.isprintable() or (tabs and c == "\t") else ascii(c)[1:-1] for c in text)
 
 
 def printable_lines(text: str) -> list[str]:
@@ -220,18 +202,10 @@ def json_document(value: Any) -> str:
     with `::`.
     """
     document = json.dumps(value, indent=2, ensure_ascii=False)
-    document = _NOT_PLAIN.sub(_json_escape, document)
+    # What is not printable gets json's own (ASCII) escape: `\\uXXXX`, a surrogate pair beyond it.
+    document = _NOT_PLAIN.sub(
+        lambda found: found[0] if found[0].isprintable() else json.dumps(found[0])[1:-1], document
+    )
     if "##" in document:
         document = WORKFLOW_OPENER.sub(lambda found: "#\\u0023" + found.group()[2:], document)
     return document
-
-
-def _json_escape(found: re.Match[str]) -> str:
-    character = found.group()
-    if character.isprintable():
-        return character
-    code = ord(character)
-    if code < 0x10000:
-        return f"\\u{code:04x}"
-    code -= 0x10000
-    return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"

@@ -77,21 +77,19 @@ def rule_descriptor(rule: Rule) -> dict[str, Any]:
             "markdown": f"**{rule.summary}.**\n\n{rule.why}\n\n[{rule.code} in the rule reference]"
             f"({uri})",
         }
-    descriptor: dict[str, Any] = {
+    tags = ["performance", "cargo-features"]
+    return {
         "id": rule.code,
         "name": rule.name,
         "shortDescription": {"text": rule.summary},
         "fullDescription": {"text": rule.why or rule.summary if project else rule.why},
         "help": help_entry,
+        **({"helpUri": uri} if uri is not None else {}),
+        "defaultConfiguration": {"level": LEVELS[rule.severity]},
+        "properties": {"tags": [*tags, "project-rule"]}
+        if project
+        else {"tags": tags, "precision": "very-high"},
     }
-    if uri is not None:
-        descriptor["helpUri"] = uri
-    descriptor["defaultConfiguration"] = {"level": LEVELS[rule.severity]}
-    tags = ["performance", "cargo-features"]
-    descriptor["properties"] = (
-        {"tags": [*tags, "project-rule"]} if project else {"tags": tags, "precision": "very-high"}
-    )
-    return descriptor
 
 
 def sarif_result(
@@ -140,25 +138,20 @@ def _related_locations(
 ) -> list[dict[str, Any]]:
     """Where each member of a shared cut takes it: its own declaration (`workspace = true`, or
     the dependency on the way), labelled with the member and target; none for one finding."""
-    if not group.shared:
-        return []
-    related: list[dict[str, Any]] = []
-    seen: set[tuple[str, int, int]] = set()
-    for finding in group.findings:
+    places: dict[tuple[str, int, int], tuple[Location, Finding]] = {}
+    for finding in group.findings if group.shared else ():
         own = finding.inherited_by or next(iter(finding.member_declarations), None)
         place = own or finding.location
-        if place is None or (place.file, place.line, place.column) in seen:
-            continue
-        seen.add((place.file, place.line, place.column))
-        path = repository_path(result, place, workspace)
-        related.append(
-            {
-                "id": len(related),
-                "physicalLocation": _physical(path, place),
-                "message": {"text": build_of(finding) or "the cut"},
-            }
-        )
-    return related
+        if place is not None:  # the first finding at each place names it
+            places.setdefault((place.file, place.line, place.column), (place, finding))
+    return [
+        {
+            "id": index,
+            "physicalLocation": _physical(repository_path(result, place, workspace), place),
+            "message": {"text": build_of(finding) or "the cut"},
+        }
+        for index, (place, finding) in enumerate(places.values())
+    ]
 
 
 def _physical(path: str, location: Location) -> dict[str, Any]:
@@ -179,7 +172,12 @@ def sarif_document(result: AuditResult, environ: Mapping[str, str] | None = None
     rule_index = {rule.code: index for index, rule in enumerate(rules)}
     descriptors = [rule_descriptor(rule) for rule in rules]
     runs = []
-    for build in builds_of(result):
+    # Every target and configuration audited, in audit order.
+    targets: list[str | None] = [*result.targets] or [None]
+    configurations: list[FeatureSelection | None] = [
+        *dict.fromkeys(c for found in result.configurations.values() for c in found)
+    ] or [None]
+    for build in (Build(t, c) for t in targets for c in configurations):
         entries = [
             {**sarif_result(group, result, rule_index, workspace), **state}
             for findings, state in states(result)
@@ -193,6 +191,8 @@ def _run(
     result: AuditResult, build: Build, descriptors: list[dict[str, Any]], entries: list[Any]
 ) -> dict[str, Any]:
     invocation: dict[str, Any] = {"executionSuccessful": True}
+    target = re.sub(r"[^A-Za-z0-9._-]", "_", build.target or "any-target")
+    category = configuration_token(build.configuration)
     # An empty result list reads as clean: a run that cannot say so tells code scanning why.
     notifications = [
         *(
@@ -213,7 +213,7 @@ def _run(
                 "rules": descriptors,
             }
         },
-        "automationDetails": {"id": build.automation_id},
+        "automationDetails": {"id": f"featcheck/{target}/{category}/"},
         "invocations": [invocation],
         "columnKind": "unicodeCodePoints",
         "results": entries,
@@ -252,11 +252,6 @@ class Build:
     target: str | None
     configuration: FeatureSelection | None
 
-    @property
-    def automation_id(self) -> str:
-        target = re.sub(r"[^A-Za-z0-9._-]", "_", self.target or "any-target")
-        return f"featcheck/{target}/{configuration_token(self.configuration)}/"
-
     def select(self, findings: Sequence[Finding]) -> list[Finding]:
         return [
             f
@@ -264,15 +259,6 @@ class Build:
             if (self.target is None or f.target == self.target)
             and (self.configuration is None or self.configuration in f.configurations)
         ]
-
-
-def builds_of(result: AuditResult) -> list[Build]:
-    """Every target and configuration audited, in audit order."""
-    targets: list[str | None] = [*result.targets] or [None]
-    configurations: list[FeatureSelection | None] = [
-        *dict.fromkeys(c for found in result.configurations.values() for c in found)
-    ] or [None]
-    return [Build(t, c) for t in targets for c in configurations]
 
 
 def states(result: AuditResult) -> list[tuple[Sequence[Finding], dict[str, Any]]]:

@@ -42,7 +42,7 @@ from typing import TextIO
 from featcheck.featureset import FeatureSelection
 from featcheck.render.common import FindingGroup
 from featcheck.render.safe_text import inert, printable
-from featcheck.report import AuditResult, Finding, Location
+from featcheck.report import AuditResult, Finding
 
 Run = tuple[str, str]
 """Text and its rich style ("" for none)."""
@@ -170,9 +170,7 @@ def _window(text: str, start: int, end: int, room: int) -> tuple[str, int]:
 
 
 def quote(finding: Finding, width: int) -> list[Line]:
-    """The manifest line with a caret underline, as compilers draw it, shortened to `width`;
-    below the first line of its declaration where that starts higher up (a `[dependencies.x]`
-    table, a multi-line inline table): the line alone may not name the crate."""
+    """The manifest line quoted as the module's text says, shortened to `width`."""
     location = finding.location
     if location is None or not location.source_line:
         return []
@@ -185,7 +183,11 @@ def quote(finding: Finding, width: int) -> list[Line]:
 
     # The caret is placed under the escaped text, so it stays under the span whatever precedes it.
     before, marked = shown(source[:start]), shown(source[start:end])
-    opening = _opening_line(finding)
+    opening = finding.declaration  # quoted where it starts on an earlier line of the file
+    if opening is not None and not (
+        opening.source_line and opening.file == location.file and opening.line < location.line
+    ):
+        opening = None
     numbers = [str(n) for n in (*([opening.line] if opening else []), location.line)]
     gutter = max(len(n) for n in numbers)
     number = numbers[-1].rjust(gutter)
@@ -206,17 +208,6 @@ def quote(finding: Finding, width: int) -> list[Line]:
         [(f"{number} |", "blue"), (f" {text}", "")],
         [(f"{pad} |", "blue"), (" ", ""), (underline, "bold")],
     ]
-
-
-def _opening_line(finding: Finding) -> Location | None:
-    """The declaration around the finding's line where it starts on an earlier line of the same
-    file (its `source_line` is that first line), else None."""
-    location, declaration = finding.location, finding.declaration
-    if location is None or declaration is None or not declaration.source_line:
-        return None
-    if declaration.file != location.file or declaration.line >= location.line:
-        return None
-    return declaration
 
 
 FIX_HOOK = "pre-commit run featcheck-fix --hook-stage manual --all-files"
@@ -261,10 +252,6 @@ def _project(result: AuditResult) -> str:
     return " " + printable(shlex.quote(relative.as_posix()))
 
 
-_NONE = "."
-"""A table cell for a build without findings of the rule."""
-
-
 def several_configurations(result: AuditResult) -> bool:
     """Whether some member was audited in more than one build configuration."""
     return any(len(audited) > 1 for audited in result.configurations.values())
@@ -282,10 +269,11 @@ def configuration_table(result: AuditResult) -> list[Line]:
     rows: list[tuple[str, list[str]]] = []
     for member in members:
         found = [f for f in result.findings if f.member == member]
-        for configuration in result.configurations.get(member, ()):
-            label = printable(configuration.label)
-            counts = [_count(found, code, configuration) for code in codes]
-            rows.append((f"{printable(member)}: {label}" if several else label, counts))
+        for build in result.configurations.get(member, ()):
+            label = printable(build.label)
+            counted = (sum(f.code == c and build in f.configurations for f in found) for c in codes)
+            shown = [str(count) if count else "." for count in counted]  # ".": none
+            rows.append((f"{printable(member)}: {label}" if several else label, shown))
     heading = "build" if not several else "member: build"
     width = max(len(heading), *(len(label) for label, _ in rows)) + 2
     cells = [max(len(code), 3) + 2 for code in codes]
@@ -298,16 +286,10 @@ def configuration_table(result: AuditResult) -> list[Line]:
     return [*lines, []]
 
 
-def _count(findings: Sequence[Finding], code: str, configuration: FeatureSelection) -> str:
-    count = sum(1 for f in findings if f.code == code and configuration in f.configurations)
-    return str(count) if count else _NONE
-
-
 def edit_blocks(groups: Sequence[FindingGroup]) -> list[list[FindingGroup]]:
     """`groups` (of one heading) gathered into blocks: those at the same place with the same
-    confirmed edits are one, whichever crate and build (the wgpu and the CUDA build both lack
-    `fusion` and `autotune`, which one edit to burn adds); blocks, and the groups in each, in
-    rule order, then in report order."""
+    confirmed edits are one, whichever crate and build (see the module's text); blocks, and the
+    groups in each, in rule order, then in report order."""
     blocks: dict[tuple[object, ...], list[FindingGroup]] = {}
     for position, group in enumerate(groups):
         blocks.setdefault(_edit_key(group, position), []).append(group)

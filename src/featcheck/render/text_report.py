@@ -21,7 +21,6 @@ from functools import partial
 from itertools import groupby
 from typing import TextIO
 
-from featcheck.fix_words import edit_words, fix_words
 from featcheck.render.common import (
     FindingGroup,
     Renderer,
@@ -45,7 +44,7 @@ from featcheck.render.text_lines import (
     several_configurations,
     write_lines,
 )
-from featcheck.report import AuditResult, Finding, Fix
+from featcheck.report import AuditResult, Finding, Fix, edit_words, fix_words
 from featcheck.severity import Confidence, Severity, plural
 
 _STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "bold yellow", Severity.INFO: "bold cyan"}
@@ -64,14 +63,6 @@ def _where(fix: Fix) -> str:
         known = lines.get(edit.file, 0)
         lines[edit.file] = min(known, edit.line) if known and edit.line else known or edit.line
     return ", ".join(sorted(f"{file}:{line}" if line else file for file, line in lines.items()))
-
-
-def _described(fix: Fix) -> str:
-    """The fix in words; the same edit in several manifests (one per member) said once, the
-    files following in `_where`."""
-    said = list(dict.fromkeys(edit_words(edit) for edit in fix.edits))
-    files = {edit.file for edit in fix.edits}
-    return said[0] if len(said) == 1 and len(files) > 1 else fix_words(fix)
 
 
 def _fix_lines(
@@ -93,8 +84,12 @@ def _fix_lines(
         else:
             applies = f"`--fix --fix-level {finding.severity.label}` applies it"
         gets = ", ".join(f"`{printable(f)}`" for f in dict.fromkeys(features or [finding.feature]))
+        # The same edit in several manifests (one per member) is said once, `_where` naming them.
+        said = list(dict.fromkeys(edit_words(edit) for edit in finding.fix.edits))
+        several = len({edit.file for edit in finding.fix.edits}) > 1
+        described = said[0] if len(said) == 1 and several else fix_words(finding.fix)
         text = (
-            f" {printable(_described(finding.fix))} ({printable(_where(finding.fix))}); with it "
+            f" {printable(described)} ({printable(_where(finding.fix))}); with it "
             f"the build gets {gets}{added}, {applies}"
         )
         return [*lines, [*fix, (text, "")]]
@@ -106,30 +101,6 @@ def _fix_lines(
 def _detail(label: str, text: str) -> Line:
     """`  = label: text`, the text made printable."""
     return [*_EQUALS, (f"{label}: {printable(text)}", "")]
-
-
-def _details(finding: Finding) -> list[Line]:
-    """What only `-v` shows before the fix: notes, the chain and the whole why."""
-    lines = [_detail("note", note) for note in finding.notes]
-    if len(finding.configurations) > 1:
-        also = "; ".join(c.label for c in finding.configurations[1:])
-        lines.append(_detail("note", f"also in the build with {also}"))
-    lines += [_detail("chain", link) for link in finding.chain]
-    if finding.why:
-        lines.append(_detail("why", " ".join(finding.why.split())))
-    return lines
-
-
-def _alternatives(finding: Finding) -> list[Line]:
-    """The other candidate fixes, smallest first (`-v` only)."""
-    lines: list[Line] = []
-    for alternative in finding.alternatives:
-        state = "confirmed" if alternative.confirmed else "not confirmed"
-        if alternative.note:
-            state += f": {alternative.note}"
-        text = f"{fix_words(alternative)} ({_where(alternative)}; {state})"
-        lines.append(_detail("or", text))
-    return lines
 
 
 def _render_group(
@@ -145,15 +116,23 @@ def _render_group(
     if group.shared:  # where the cut costs, before why and fix
         lines.append(_detail("builds", builds_of_group(group)))
     lines += _confidence(group.confidence)
-    if verbose:
-        lines.extend(_details(finding))
-    elif finding.why:
-        lines.append(_detail("why", first_sentence(finding.why)))
+    if verbose:  # notes and the chain; the whole why, not its first sentence
+        lines += [_detail("note", note) for note in finding.notes]
+        if len(finding.configurations) > 1:
+            also = "; ".join(c.label for c in finding.configurations[1:])
+            lines.append(_detail("note", f"also in the build with {also}"))
+        lines += [_detail("chain", link) for link in finding.chain]
+    if finding.why:
+        why = " ".join(finding.why.split())
+        lines.append(_detail("why", why if verbose else first_sentence(why)))
     if finding.cost is not None:
         lines.append(_detail("cost", cost_text(finding.cost)))
     lines += _fix_lines(finding, applied)
-    if verbose:
-        lines.extend(_alternatives(finding))
+    for alternative in finding.alternatives if verbose else ():  # smallest first
+        state = "confirmed" if alternative.confirmed else "not confirmed"
+        if alternative.note:
+            state += f": {alternative.note}"
+        lines.append(_detail("or", f"{fix_words(alternative)} ({_where(alternative)}; {state})"))
     return lines
 
 
@@ -163,8 +142,8 @@ def _render_block(block: list[FindingGroup], width: int, applied: list[Finding])
     first = block[0]
     lines = [_verdict(group.lead) for group in block]
     lines += _place(first.lead, width)
-    unsure = [g.confidence for g in block if g.confidence is not Confidence.RESOLVED]
-    lines += _confidence(unsure[0] if unsure else Confidence.RESOLVED)
+    resolved = Confidence.RESOLVED
+    lines += _confidence(next((g.confidence for g in block if g.confidence != resolved), resolved))
     several_members = len(first.members) > 1
     builds = "; ".join(map(builds_of_group, block)) if several_members else builds_line(block)
     lines.append(_detail("builds", builds))

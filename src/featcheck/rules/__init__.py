@@ -45,9 +45,6 @@ def check_builtin_codes(select: tuple[str, ...], ignore: tuple[str, ...]) -> Non
         raise FeatcheckError(str(error)) from None
 
 
-BUILTIN_PACKAGE = "featcheck.rules.builtin"
-
-
 def find_by_code(entries: Iterable[Rule], text: str) -> Rule | None:
     """The entry with this code or name (case-insensitive), if any."""
     wanted = text.strip().lower()
@@ -58,7 +55,7 @@ def find_by_code(entries: Iterable[Rule], text: str) -> Rule | None:
 def builtin_rules() -> tuple[Rule, ...]:
     """The built-in rules, in code order (read from the package's data files once)."""
     rules: list[Rule] = []
-    for entry in sorted(resources.files(BUILTIN_PACKAGE).iterdir(), key=lambda e: e.name):
+    for entry in sorted(resources.files("featcheck.rules.builtin").iterdir(), key=lambda e: e.name):
         if not entry.name.endswith(".toml"):
             continue
         # tomllib reads the specs in ~10 ms where tomlkit takes ~200: every run loads them.
@@ -89,10 +86,8 @@ class Catalogue:
         return find_by_code(self.rules, text)
 
     def select(self, select: Iterable[str] = (), ignore: Iterable[str] = ()) -> tuple[Rule, ...]:
-        """The rules to run: the defaults plus `select`ed ones (codes or names), minus `ignore`d.
-
-        Unknown codes raise ValueError naming them.
-        """
+        """The rules to run: the defaults plus `select`ed ones (codes or names), minus `ignore`d;
+        a ValueError names any unknown one."""
         select, ignore = tuple(select), tuple(ignore)
         unknown = [c for c in (*select, *ignore) if self.find(c) is None]
         if unknown:
@@ -103,13 +98,9 @@ class Catalogue:
         return tuple(r for r in self.rules if r.code in chosen)
 
 
-UNUSED_SUPPRESSION_CODE = "FC900"
-UNUSED_SUPPRESSION_NAME = "unused-suppression"
-
-
 UNUSED_SUPPRESSION = Rule(
-    code=UNUSED_SUPPRESSION_CODE,
-    name=UNUSED_SUPPRESSION_NAME,
+    code="FC900",
+    name="unused-suppression",
     severity=Severity.WARNING,
     summary="a suppression (an `allow` entry or a `# featcheck: allow` comment) matches no finding",
     crates=(),
@@ -170,25 +161,16 @@ _CAPABILITY_WORDS = {
 assert set(_CAPABILITY_WORDS) == set(CAPABILITIES)
 
 
-def _scope(rule: Rule) -> str:
-    """`Applies to: ...` for rules limited to some targets; empty for the others."""
-    parts = [", ".join(f"`{t}`" for t in rule.targets.triples)] if rule.targets.triples else []
-    parts += [_CAPABILITY_WORDS[n] for n in rule.targets.needs]
-    return "Applies to " + "; ".join(parts) + "." if parts else ""
-
-
-def _body(rule: Rule, heading: str) -> list[str]:
+def rule_markdown(rule: Rule, heading: str = "#") -> str:
     opt_in = "" if rule.enabled_by_default else f" (opt-in: `--select {rule.code}`)"
     intro = f"Default severity: **{rule.severity.label}**{opt_in}. {rule.summary}."
-    scope = _scope(rule)
-    lines = [f"{heading} {rule.code} `{rule.name}`", "", intro + (f" {scope}" if scope else "")]
+    # `Applies to ...` for rules limited to some targets.
+    scope = [", ".join(f"`{t}`" for t in rule.targets.triples)] if rule.targets.triples else []
+    scope += [_CAPABILITY_WORDS[n] for n in rule.targets.needs]
+    intro += f" Applies to {'; '.join(scope)}." if scope else ""
+    lines = [f"{heading} {rule.code} `{rule.name}`", "", intro]
     doc = rule.doc
-    for title, attribute in SECTIONS:
-        if attribute == "references":
-            if doc.references:
-                lines += ["", f"{heading}# {title}", ""]
-                lines += [f"- <{r}>" if "://" in r else f"- {r}" for r in doc.references]
-            continue
+    for title, attribute in SECTIONS[:-1]:  # the references (last) are a list
         text = rule.worded(getattr(doc, attribute))
         if not text:
             continue  # a user rule may leave sections out; built-in ones may not (tests)
@@ -199,11 +181,10 @@ def _body(rule: Rule, heading: str) -> list[str]:
             lines.append(text)
         if attribute == "fix" and doc.fix_example:
             lines += ["", "```toml", doc.fix_example, "```"]
-    return lines
-
-
-def rule_markdown(rule: Rule, heading: str = "#") -> str:
-    return "\n".join(_body(rule, heading)) + "\n"
+    if doc.references:
+        lines += ["", f"{heading}# {SECTIONS[-1][0]}", ""]
+        lines += [f"- <{r}>" if "://" in r else f"- {r}" for r in doc.references]
+    return "\n".join(lines) + "\n"
 
 
 _SUMMARY_COLUMN = 30

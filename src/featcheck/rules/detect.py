@@ -19,7 +19,7 @@ from featcheck.workspace.model import crate_key, same_crate
 
 if TYPE_CHECKING:
     from featcheck.graph import DependencyGraph, Node
-    from featcheck.rules.spec import Rule, SelectedBy, UsedWhen
+    from featcheck.rules.spec import Rule, UsedWhen
     from featcheck.semantics.cfg import TargetCfg
     from featcheck.severity import Severity
 
@@ -114,11 +114,10 @@ def detect(rule: Rule, view: BuildView, *, deferring: bool = False) -> list[Dete
         if third_party is not None and view.structured:
             own, evidence = ownership(view, node, rule.used_when.avoiding, third_party.own)
             severity = None if own else third_party.severity
-        message = f"{node.name} {node.version} "
-        if not feature:
-            message += "is in the build"
-        else:
-            message += f"is built {'with' if present else 'without'} `{feature}`"
+        state = (
+            f"built {'with' if present else 'without'} `{feature}`" if feature else "in the build"
+        )
+        message = f"{node.name} {node.version} is {state}"
         if rule.consequence:
             message += f": {rule.consequence}"
         found.append(Detection(node, feature, message, evidence, notes, severity, deferred))
@@ -241,34 +240,19 @@ def used_evidence(used: UsedWhen, view: BuildView, node: Node) -> str | None:
     if used.built or (not view.structured and (used.selected_by or used.direct)):
         # Without edges (saved tree text) selection and direct use cannot be told: built counts.
         return f"{node.name} is in the build"
-    if used.selected_by is not None:
-        selected = _selection(used.selected_by, view, node)
-        if selected is not None:
-            return selected
-    if used.direct:
-        direct = _direct_dependency(view, node)
-        if direct is not None:
-            return direct
-    if used.reachable:
-        return _reachable(view, node, used.avoiding)
-    return None
-
-
-def _selection(selected_by: SelectedBy, view: BuildView, node: Node) -> str | None:
-    selecting = _keys(selected_by.crates)
-    for ancestor in sorted(view.graph.ancestors(node)):
-        if crate_key(ancestor.name) in selecting and selected_by.feature in ancestor.features:
-            means = selected_by.means or f"selects {node.name}"
-            where = f"{ancestor.name} {ancestor.version}"
-            return f"the `{selected_by.feature}` feature of {where} {means}"
-    return None
-
-
-def _direct_dependency(view: BuildView, node: Node) -> str | None:
-    """Evidence when a package the user owns (a path package) depends on `node` directly."""
-    for ancestor in sorted(view.graph.ancestors(node)):
+    selected_by = used.selected_by
+    if selected_by is not None:
+        selecting, feature = _keys(selected_by.crates), selected_by.feature
+        for ancestor in sorted(view.graph.ancestors(node)):
+            if crate_key(ancestor.name) in selecting and feature in ancestor.features:
+                means = selected_by.means or f"selects {node.name}"
+                return f"the `{feature}` feature of {ancestor.name} {ancestor.version} {means}"
+    for ancestor in sorted(view.graph.ancestors(node)) if used.direct else ():
+        # A package the user owns (a path package) depends on `node` directly.
         if ancestor.package.is_local and node in view.graph.dependencies(ancestor):
             return f"{node.name} is a direct dependency of {ancestor.name}"
+    if used.reachable:
+        return _reachable(view, node, used.avoiding)
     return None
 
 

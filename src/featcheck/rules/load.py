@@ -111,12 +111,7 @@ def parse_rule(table: Any, *, builtin: bool) -> Rule:
         raise SpecError("a rule name is kebab-case, e.g. `regex-without-perf`", ("name",))
     feature = feature_value(table, "feature", ()) if "feature" in table else ""
     crates = _crates(table)
-    severity = Severity.WARNING
-    if "severity" in table:
-        try:
-            severity = Severity.parse(string_value(table, "severity", ()))
-        except ValueError as error:
-            raise SpecError(str(error), ("severity",)) from None
+    severity = _severity(table, ()) if "severity" in table else Severity.WARNING
     built = "with" if kind is Kind.PRESENT else "without"
     named = " or ".join(c.name for c in crates)
     summary = (
@@ -224,15 +219,12 @@ def _used_when(value: Any) -> UsedWhen:
     selected_by = None
     if "selected-by" in value:
         selected_by = _selected_by(value["selected-by"], (*path, "selected-by"))
-    reachable = False
     avoiding: tuple[str, ...] = ()
-    raw = value.get("reachable")
+    raw = value.get("reachable")  # true, or a table { avoiding }
+    reachable = isinstance(raw, Mapping) or bool_value(value, "reachable", path, default=False)
     if isinstance(raw, Mapping):
         known_keys(raw, _REACHABLE_KEYS, (*path, "reachable"), "`reachable`")
-        reachable = True
         avoiding = strings_value(raw, "avoiding", (*path, "reachable"), _CRATE, "a crate name")
-    elif raw is not None:
-        reachable = bool_value(value, "reachable", path, default=False)
     used = UsedWhen(
         built=bool_value(value, "built", path, default=False),
         selected_by=selected_by,
@@ -278,11 +270,15 @@ def _third_party(value: Any, path: KeyPath) -> ThirdParty | None:
     if not isinstance(value, Mapping):
         raise SpecError("`third-party` must be a table { severity, own }", path)
     known_keys(value, _THIRD_PARTY_KEYS, path, "`third-party`", ("severity",))
+    severity = _severity(value, path)
+    return ThirdParty(severity, strings_value(value, "own", path, _CRATE, "a crate name"))
+
+
+def _severity(table: Mapping[str, Any], path: KeyPath) -> Severity:
     try:
-        severity = Severity.parse(string_value(value, "severity", path))
+        return Severity.parse(string_value(table, "severity", path))
     except ValueError as error:
         raise SpecError(str(error), (*path, "severity")) from None
-    return ThirdParty(severity, strings_value(value, "own", path, _CRATE, "a crate name"))
 
 
 def _selected_by(value: Any, path: KeyPath) -> SelectedBy:

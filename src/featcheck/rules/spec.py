@@ -230,11 +230,11 @@ class SpecError(Exception):
         return self.message
 
 
-def shown(value: object, limit: int = 60) -> str:
-    """`value` quoted for an error message, cut to `limit` characters: a name or number of any
-    size still gives one readable line."""
+def shown(value: object) -> str:
+    """`value` quoted for an error message, cut to 60 characters: a name or number of any size
+    still gives one readable line."""
     text = repr(value)
-    return text if len(text) <= limit else f"{text[: limit - 1]}…"
+    return text if len(text) <= 60 else f"{text[:59]}…"
 
 
 def known_keys(
@@ -315,9 +315,7 @@ def lacks(capability: str, triple: str, cfg: TargetCfg | None) -> str | None:
     no_std = ("target_os", "none") in pairs or "-none" in triple
     if capability == "std":
         return "the target has no `std`" if no_std else None
-    if capability != "threads":
-        return None
-    if no_std:
+    if no_std:  # capability is "threads"
         return "the target has no `std`, so no threads"
     wasm = triple.startswith(("wasm32", "wasm64")) or ("target_family", "wasm") in pairs
     # wasm threads need shared memory: the `atomics` target feature (`wasm32-wasip1-threads`
