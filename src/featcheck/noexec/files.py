@@ -14,17 +14,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, TypeGuard
 
-from featcheck.boundary import (
-    MAX_LOCKFILE_BYTES,
-    decode_text,
-    read_checkout_file,
-)
+from featcheck.boundary import MAX_LOCKFILE_BYTES, decode_text, read_checkout_file
 from featcheck.cargo.failures import CONTROL, printable
 from featcheck.deadline import NO_DEADLINE, READING, READING_HINT, Deadline
 from featcheck.errors import FeatcheckError
-from featcheck.manifest.document import parse_document
+from featcheck.manifest.document import parse_text
 from featcheck.semantics.semver import number_error
-from featcheck.toml_read import toml_data
 from featcheck.workspace.workspace import is_registry
 
 _PACKAGE_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_-]*")
@@ -161,12 +156,8 @@ def lock_entries(
     text = decode_text(raw, lock_path)
     data = _cargo_layout(text, deadline)
     if data is None:
-        try:
-            deadline.check(READING, READING_HINT)
-            data = toml_data(text)
-        except ValueError:
-            deadline.check(READING, READING_HINT)
-            data = parse_document(lock_path, raw).data  # the one-line error with its position
+        deadline.check(READING, READING_HINT)
+        data = parse_text(lock_path, text).data  # invalid TOML: one line with its position
     packages = data.get("package", [])
     entries: list[dict[str, Any]] = []
     if not isinstance(packages, list):
