@@ -126,10 +126,7 @@ class Registry:
         if kept is not None:
             with contextlib.suppress(KeyError, TypeError, ValueError, IndexError):
                 return _named(PackageManifest.from_distilled(location, kept), name, version)
-        if place.archive:
-            found = self._read_archive(location, name, version)
-        else:
-            found = self._read_manifest(location)
+        found = self._read(location, name, version, archive=place.archive)
         if found is None:
             return None
         if not place.inside:
@@ -159,27 +156,23 @@ class Registry:
                 return Deferred(Path(place.path), read, why)
         return None
 
-    def _read_archive(self, archive: Path, name: str, version: str) -> PackageManifest | None:
-        """The package of a `.crate` that holds `name` `version`; None: unreadable."""
-        if not archive.is_file():
-            return None
-        package = read_archive(archive, name, version)
-        if package is None:
-            return None
-        text, files = package
+    def _read(
+        self, location: Path, name: str, version: str, *, archive: bool
+    ) -> PackageManifest | None:
+        """The package of a manifest, or of a `.crate` that holds `name` `version`; None: not
+        there or unreadable (it stays unread)."""
         try:
-            data = toml_data(text)
-            return read_package(archive, self.layout, local=False, data=data, files=files)
-        except (FeatcheckError, ValueError):
-            return None  # unreadable: the package stays unread
-
-    def _read_manifest(self, manifest: Path) -> PackageManifest | None:
-        """The package of a manifest; None: not there or unreadable (it stays unread)."""
-        try:
-            if not manifest.is_file():
+            if not location.is_file():
                 return None
-            return read_package(manifest, self.layout, local=False)
-        except (FeatcheckError, OSError):
+            if not archive:
+                return read_package(location, self.layout, local=False)
+            package = read_archive(location, name, version)
+            if package is None:
+                return None
+            text, files = package
+            data = toml_data(text)
+            return read_package(location, self.layout, local=False, data=data, files=files)
+        except (FeatcheckError, OSError, ValueError):
             return None
 
     def unread_reason(self, source: str) -> str | None:
