@@ -94,7 +94,15 @@ def build_metadata(
     lock = lock_entries(lock_path, layout.checkout, deadline)
     paths = walk_path_packages(layout, deadline)
     refuse_cycles(paths)
-    audited = _audited_directory(manifest, layout.root, paths)
+    # The directory of the audited manifest, which must be the root or one of its members.
+    audited = Path(os.path.normpath(manifest.absolute().parent))
+    if audited != layout.root and audited not in paths.members:
+        raise FeatcheckError(
+            "current package believes it's in a workspace when it's not: the workspace root "
+            f"{printable(layout.root / 'Cargo.toml')} neither lists nor excludes it (cargo "
+            "refuses it)",
+            path=manifest,
+        )
     read = _LockRead(lock, lock_path, deadline)
     _read_packages(read, paths, layout, Registry(layout, trust, audited))
     packages = FilePackages(read, set(paths.members))
@@ -102,18 +110,6 @@ def build_metadata(
     member_ids = tuple(ids[d] for d in paths.members)
     resolve_root = ids.get(audited)  # None: a virtual manifest (every one read has [package])
     return Workspace(layout.root, packages, packages.by_id, member_ids, resolve_root, read.unread)
-
-
-def _audited_directory(manifest: Path, root: Path, paths: PathPackages) -> Path:
-    """The directory of the audited manifest, which must be the root or one of its members."""
-    audited = Path(os.path.normpath(manifest.absolute().parent))
-    if audited != root and audited not in paths.members:
-        raise FeatcheckError(
-            "current package believes it's in a workspace when it's not: the workspace root "
-            f"{printable(root / 'Cargo.toml')} neither lists nor excludes it (cargo refuses it)",
-            path=manifest,
-        )
-    return audited
 
 
 @dataclass
@@ -213,9 +209,23 @@ class FilePackages(PackageTable):
             ]
             self._lock_targets.append(targets)
             if listed.source is None and isinstance(found, PackageManifest):
-                resolved = [self.listed[t] for t in targets]
-                is_member = position in self._members
-                _check_listed(listed, found, resolved, is_member, read.lock_path)
+                self._check_listed(position, found, read.lock_path)
+
+    def _check_listed(self, position: int, manifest: PackageManifest, lock_path: Path) -> None:
+        """Every declaration of a path package must have its entry in Cargo.lock (cargo locks
+        all features and targets of path packages, dev-dependencies of members); a missing one
+        means the lockfile is out of date, and the audit would silently miss that dependency."""
+        package = self.listed[position]
+        resolved = [self.listed[t] for t in self._lock_targets[position]]
+        for decl in manifest.declarations:
+            if position not in self._members and (decl.kind is DEV or decl.optional):
+                continue  # locked only for members (all features) or when something enables it
+            if not any(
+                r.name == decl.name
+                and (decl.path is not None or decl in manifest.git or matches(decl.req, r.version))
+                for r in resolved
+            ):
+                raise _stale(f"{package.name} {package.version}", decl.name, lock_path)
 
     def _manifest(self, position: int) -> PackageManifest | None:
         """The manifest of the package at `position`, read now if it was only found: one
@@ -303,27 +313,6 @@ class FilePackages(PackageTable):
             if manifest is not None:
                 names.update(d.name for d in manifest.declarations)
         return names
-
-
-def _check_listed(
-    package: Listed,
-    manifest: PackageManifest,
-    resolved: Sequence[Listed],
-    is_member: bool,
-    lock_path: Path,
-) -> None:
-    """Every declaration of a path package must have its entry in Cargo.lock (cargo locks all
-    features and targets of path packages, dev-dependencies of members); a missing one means
-    the lockfile is out of date, and the audit would silently miss that dependency."""
-    for decl in manifest.declarations:
-        if not is_member and (decl.kind is DEV or decl.optional):
-            continue  # locked only for members (all features) or when something enables it
-        if not any(
-            r.name == decl.name
-            and (decl.path is not None or decl in manifest.git or matches(decl.req, r.version))
-            for r in resolved
-        ):
-            raise _stale(f"{package.name} {package.version}", decl.name, lock_path)
 
 
 _matches = functools.lru_cache(maxsize=4096)(matches)
