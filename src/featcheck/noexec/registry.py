@@ -59,12 +59,7 @@ def _registry_dirs(cargo_home: Path | None, root: Path, kind: str = "src") -> li
 class Registry:
     """Finds registry packages' manifests in vendor/ (inside the checkout) or the cargo home."""
 
-    def __init__(
-        self,
-        layout: WorkspaceLayout,
-        places: TrustContext,
-        workdir: Path | None = None,
-    ) -> None:
+    def __init__(self, layout: WorkspaceLayout, places: TrustContext, workdir: Path) -> None:
         self.layout = layout
         self.vendor = layout.root / "vendor"
         # A cargo home or cache inside the checkout holds the checkout's files: a planted
@@ -76,7 +71,7 @@ class Registry:
         self._places_in = [(d, os.path.join(d, "")) for d in self.dirs]
         self.archives = _registry_dirs(places.cargo_home, layout.root, "cache")
         # The configuration of cargo run where featcheck was pointed (a member, perhaps).
-        self.sources = read_source_config(workdir or layout.root, places)
+        self.sources = read_source_config(workdir, places)
         kept = places.cache if self.dirs or self.archives or self.sources.tables else None
         self.cache = ManifestCache(kept)
 
@@ -134,10 +129,7 @@ class Registry:
         return _named(found, name, version)
 
     def _first_read(self, places: list[_Place], name: str, version: str) -> PackageManifest | None:
-        return next(
-            (found for p in places if (found := self._read_place(p, name, version)) is not None),
-            None,
-        )
+        return next(filter(None, (self._read_place(p, name, version) for p in places)), None)
 
     def lookup(self, name: str, version: str, source: str) -> PackageManifest | Deferred | None:
         """The package's manifest, read now if it is the checkout's (whether the audit can see
@@ -152,8 +144,7 @@ class Registry:
                     return found
             elif os.path.isfile(place.path) and _checksummed(place):
                 read = functools.partial(self._first_read, places[index:], name, version)
-                why = self.unread_reason(source) or NOT_FETCHED
-                return Deferred(Path(place.path), read, why)
+                return Deferred(Path(place.path), read, self.unread_reason(source) or NOT_FETCHED)
         return None
 
     def _read(
