@@ -8,7 +8,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING
 
 from featcheck.cargo.failures import printable
 from featcheck.deadline import NO_DEADLINE, READING, READING_HINT, Deadline
@@ -104,21 +104,18 @@ def refuse_cycles(packages: PathPackages) -> None:
                 if nxt not in packages.read or state.get(nxt) == done:
                     continue
                 if state.get(nxt) == on_stack:
-                    _refuse_cycle(packages, [n for n, _ in stack], nxt)
+                    walked = [n for n, _ in stack]
+                    cycle = [*walked[walked.index(nxt) :], nxt]
+                    names = " -> ".join(packages.read[p].name for p in cycle)
+                    first = packages.read[nxt]
+                    raise FeatcheckError(
+                        f"cyclic package dependency: package `{first.name} v{first.version}` "
+                        f"depends on itself ({names}; cargo refuses this workspace)",
+                        path=nxt / "Cargo.toml",
+                    )
                 state[nxt] = on_stack
                 stack.append((nxt, iter(packages.edges.get(nxt, ()))))
                 break
             else:
                 state[node] = done
                 stack.pop()
-
-
-def _refuse_cycle(packages: PathPackages, walked: list[Path], back_to: Path) -> NoReturn:
-    cycle = [*walked[walked.index(back_to) :], back_to]
-    names = " -> ".join(packages.read[p].name for p in cycle)
-    first = packages.read[back_to]
-    raise FeatcheckError(
-        f"cyclic package dependency: package `{first.name} v{first.version}` "
-        f"depends on itself ({names}; cargo refuses this workspace)",
-        path=back_to / "Cargo.toml",
-    )
