@@ -78,22 +78,18 @@ class SourceConfig:
         """What replaces `lock_source` (a Cargo.lock `source`); None when no local source
         does (the registry's own packages are read, as before)."""
         if lock_source not in self._answers:
-            start = self._name_of(lock_source)
+            # The `[source.NAME]` that stands for `lock_source`: `crates-io`, or the one whose
+            # `registry` is that registry's URL.
+            kind, _, url = lock_source.partition("+")
+            wanted = (lock_source if kind == "sparse" else url).rstrip("/")
+            named = (
+                name
+                for name, table in self.tables.items()
+                if "registry" in table and table["registry"].value.rstrip("/") == wanted
+            )
+            start = "crates-io" if lock_source == CRATES_IO else next(named, None)
             self._answers[lock_source] = None if start is None else self._follow(start)
         return self._answers[lock_source]
-
-    def _name_of(self, lock_source: str) -> str | None:
-        """The `[source.NAME]` that stands for `lock_source`: `crates-io`, or the one whose
-        `registry` is that registry's URL."""
-        if lock_source == CRATES_IO:
-            return "crates-io"
-        kind, _, url = lock_source.partition("+")
-        wanted = lock_source if kind == "sparse" else url
-        for name, table in self.tables.items():
-            registry = table.get("registry")
-            if registry is not None and registry.value.rstrip("/") == wanted.rstrip("/"):
-                return name
-        return None
 
     def _follow(self, start: str) -> LocalSource | RefusedSource | None:
         """Follow `replace-with` from `start` to the source cargo builds from."""
