@@ -94,7 +94,7 @@ class SourceConfig:
     def _follow(self, start: str) -> LocalSource | RefusedSource | None:
         """Follow `replace-with` from `start` to the source cargo builds from."""
         name, seen = start, [start]
-        self._check(start)
+        location = self._location(start)
         while (step := self.tables.get(name, {}).get("replace-with")) is not None:
             if step.value in seen:
                 raise setting_error(
@@ -107,30 +107,10 @@ class SourceConfig:
                 return None  # an alternative registry by its `[registries]` name: remote
             name = step.value
             seen.append(name)
-            self._check(name)
-        return self._location(name)
-
-    def _check(self, name: str) -> None:
-        """cargo's refusal of a source with no location (but crates-io's own) or with two."""
-        table = self.tables.get(name, {})
-        kinds = [key for key in _LOCATIONS if key in table]
-        if len(kinds) == 1 or (not kinds and name == "crates-io"):
-            return
-        some = next(iter(table.values()))
-        problem = "more than one source location" if kinds else "no source location"
-        raise setting_error(
-            some.document,
-            ("source", name),
-            f"{problem} for `source.{printable(name)}` (cargo needs exactly one of `registry`,"
-            " `local-registry`, `directory` or `git`)",
-        )
-
-    def _location(self, name: str) -> LocalSource | RefusedSource | None:
-        table = self.tables.get(name, {})
-        kinds = [key for key in _LOCATIONS if key in table]
-        if not kinds or kinds[0] not in _LOCAL:
+            location = self._location(name)
+        if location is None or location not in _LOCAL:
             return None  # remote: its packages are in the cargo home, if anywhere
-        setting = table[kinds[0]]
+        setting = self.tables[name][location]
         path = Path(setting.value)
         inside = is_inside(path, self.root)
         if setting.from_checkout and not inside:
@@ -139,7 +119,23 @@ class SourceConfig:
                 f"`{printable(setting.value)}` (source `{printable(name)}`), outside the "
                 "checkout, which --no-exec does not read"
             )
-        return LocalSource(name, path, kinds[0] == "local-registry", inside)
+        return LocalSource(name, path, location == "local-registry", inside)
+
+    def _location(self, name: str) -> str | None:
+        """The location key of source `name` (None: crates-io's own); cargo's refusal of a
+        source with no location (but crates-io) or with two."""
+        table = self.tables.get(name, {})
+        kinds = [key for key in _LOCATIONS if key in table]
+        if len(kinds) == 1 or (not kinds and name == "crates-io"):
+            return kinds[0] if kinds else None
+        some = next(iter(table.values()))
+        problem = "more than one source location" if kinds else "no source location"
+        raise setting_error(
+            some.document,
+            ("source", name),
+            f"{problem} for `source.{printable(name)}` (cargo needs exactly one of `registry`,"
+            " `local-registry`, `directory` or `git`)",
+        )
 
 
 def read_source_config(workdir: Path, places: TrustContext) -> SourceConfig:
