@@ -289,8 +289,16 @@ class ManifestCache:
 
     def __init__(self, directory: Path | None) -> None:
         self.directory = directory
-        if directory is not None:
-            _forget_earlier_files(directory)
+        if directory is None:
+            return
+        # What featcheck kept before a file per manifest: a file of every manifest it distilled
+        # and one per workspace audited, megabytes each, which nothing reads any more.
+        with contextlib.suppress(OSError):
+            os.unlink(directory / "noexec-manifests.json")
+        with contextlib.suppress(OSError):
+            for entry in os.scandir(directory / "noexec"):
+                os.unlink(entry.path)
+            os.rmdir(directory / "noexec")
 
     def _file(self, directory: Path, manifest: str) -> Path:
         # A checksum, not a secure hash: two manifests sharing a file only take it over from
@@ -316,14 +324,3 @@ class ManifestCache:
         if self.directory is not None and stamp is not None:
             entry = {"path": str(manifest), "stamp": stamp, "data": data}
             write_cache(self._file(self.directory, str(manifest)), _VERSION, "manifest", entry)
-
-
-def _forget_earlier_files(directory: Path) -> None:
-    """What featcheck kept before a file per manifest: a file of every manifest it distilled
-    and one per workspace audited, megabytes each, which nothing reads any more."""
-    with contextlib.suppress(OSError):
-        os.unlink(directory / "noexec-manifests.json")
-    with contextlib.suppress(OSError):
-        for entry in os.scandir(directory / "noexec"):
-            os.unlink(entry.path)
-        os.rmdir(directory / "noexec")
