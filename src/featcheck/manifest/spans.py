@@ -91,22 +91,22 @@ class _Scanner:
         self._table_array_sizes: dict[KeyPath, int] = {}
 
     def scan(self) -> dict[KeyPath, Entry]:
+        table: KeyPath = ()
         try:
-            return self._scan()
+            while True:
+                self._skip_blank_lines()
+                if self._pos >= len(self._text):
+                    return self._entries
+                if self._text[self._pos] == "[":
+                    table = self._header()
+                else:
+                    self._keyval(table, depth=0)
+                self._skip_blank()
+                self._skip_comment()
+                if self._pos < len(self._text) and self._text[self._pos] not in "\r\n":
+                    raise self._error("expected the end of the line")
         except LexError as error:
             raise self._error(error.message, error.offset) from None
-
-    def _scan(self) -> dict[KeyPath, Entry]:
-        table: KeyPath = ()
-        while True:
-            self._skip_blank_lines()
-            if self._pos >= len(self._text):
-                return self._entries
-            if self._text[self._pos] == "[":
-                table = self._header()
-            else:
-                self._keyval(table, depth=0)
-            self._expect_end_of_line()
 
     # -- positions and errors ---------------------------------------------
 
@@ -163,12 +163,6 @@ class _Scanner:
             if self._peek() != "#":
                 return
             self._skip_comment()
-
-    def _expect_end_of_line(self) -> None:
-        self._skip_blank()
-        self._skip_comment()
-        if self._pos < len(self._text) and self._text[self._pos] not in "\r\n":
-            raise self._error("expected the end of the line")
 
     # -- keys and headers -------------------------------------------------
 
