@@ -126,12 +126,15 @@ class _LockRead:
     def add(
         self,
         entry: dict[str, Any],
-        package_id: str,
         found: PackageManifest | Deferred | None,
         where: Path,
         why_unread: str = "",
     ) -> None:
+        """The lock entry's package, found in (or, unread, looked for in) directory `where`."""
         name, version, source = str(entry["name"]), str(entry["version"]), entry.get("source")
+        package_id = (
+            path_id(where, name, version) if source is None else f"{source}#{name}@{version}"
+        )
         path = found.path if found is not None else where / "Cargo.toml"
         self.packages.append((entry, Listed(package_id, name, version, source, str(path)), found))
         if why_unread:
@@ -151,21 +154,17 @@ def _read_packages(
         if source is None:
             directory = by_key.get((name, version))
             if directory is not None:
-                package_id = path_id(directory, name, version)
-                read.add(entry, package_id, paths.read[directory], directory)
+                read.add(entry, paths.read[directory], directory)
                 continue
             # Not reached from the manifests ([replace], or no longer used and pruned by
             # cargo's next resolve): unread, so that nothing silently drops it.
             why = OUTSIDE if name in paths.outside else NOT_FOUND
-            directory = paths.outside.get(name, root / name)
-            package_id = path_id(directory, name, version)
-            read.add(entry, package_id, None, directory, why)
+            read.add(entry, None, paths.outside.get(name, root / name), why)
             continue
-        package_id = f"{source}#{name}@{version}"
         git = source.startswith("git+")
         found = None if git else registry.lookup(name, version, source)
         if found is not None:
-            read.add(entry, package_id, found, found.path.parent)
+            read.add(entry, found, found.path.parent)
             continue
         where = (registry.dirs[-1] if registry.dirs else root) / f"{name}-{version}"
         why = (
@@ -174,7 +173,7 @@ def _read_packages(
             else registry.unread_reason(source)
             or (UNTRUSTED_HOME if registry.untrusted_home else NOT_FETCHED)
         )
-        read.add(entry, package_id, None, where, why)
+        read.add(entry, None, where, why)
     listed = {(p.name, p.version) for _, p, _ in read.packages if p.source is None}
     for package in paths.read.values():
         if (package.name, package.version) not in listed:
