@@ -8,9 +8,10 @@ names that cargo would refuse are refused before they can reach a terminal or a 
 
 from __future__ import annotations
 
+import functools
 import re
 import stat
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, TypeGuard
 
@@ -201,3 +202,24 @@ def _entry_problem(entry: Mapping[str, Any]) -> str | None:
             f"file) do not fit in a file name ({_FILE_NAME_BYTES} bytes)"
         )
     return None
+
+
+def lock_targets(lock: list[dict[str, Any]]) -> Callable[[str], dict[str, Any] | None]:
+    """The lock package a `dependencies` entry (`name`, `name version`, `name version (src)`)
+    names, found once for each distinct entry (most repeat many times)."""
+    by_name: dict[str, list[dict[str, Any]]] = {}
+    for entry in lock:
+        by_name.setdefault(str(entry["name"]), []).append(entry)
+
+    @functools.cache
+    def lock_target(entry: str) -> dict[str, Any] | None:
+        parts = entry.split(" ", 2)
+        candidates = by_name.get(parts[0], [])
+        if len(parts) > 1:
+            candidates = [c for c in candidates if c["version"] == parts[1]]
+        if len(parts) > 2:
+            source = parts[2].strip("()")
+            candidates = [c for c in candidates if c.get("source") == source] or candidates
+        return candidates[0] if candidates else None
+
+    return lock_target
