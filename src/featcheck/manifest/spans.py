@@ -249,48 +249,37 @@ class _Scanner:
         start = self._pos
         char = self._peek()
         if char == "[":
-            self._array(path, depth)
+            self._array_or_inline_table(path, depth, "]")
         elif char == "{":
-            self._inline_table(path, depth)
+            self._array_or_inline_table(path, depth, "}")
         elif char in ('"', "'"):
             self._pos = string_end(self._text, start)
         else:
             self._pos = self._scalar_end()
         return self._span(start, self._pos)
 
-    def _array(self, path: KeyPath, depth: int) -> None:
-        self._pos += 1  # "["
+    def _array_or_inline_table(self, path: KeyPath, depth: int, close: str) -> None:
+        self._pos += 1  # "[" or "{"
         index = 0
         while True:
             self._skip_blank_lines()
-            if self._peek() == "]":
+            if self._peek() == close:
                 break
-            item_path = (*path, index)
-            is_new = self._reserve(item_path)
-            item = self._value(item_path, depth + 1)
-            if is_new:
-                self._entries[item_path] = Entry(item, item)
-            index += 1
+            if close == "}":
+                self._keyval(path, depth + 1)
+            else:
+                item_path = (*path, index)
+                is_new = self._reserve(item_path)
+                item = self._value(item_path, depth + 1)
+                if is_new:
+                    self._entries[item_path] = Entry(item, item)
+                index += 1
             self._skip_blank_lines()
             if self._peek() == ",":
                 self._pos += 1
-            elif self._peek() != "]":
-                raise self._error("expected ',' or ']'")
-        self._pos += 1  # "]"
-
-    def _inline_table(self, path: KeyPath, depth: int) -> None:
-        self._pos += 1  # "{"
-        while True:
-            self._skip_blank_lines()
-            if self._peek() == "}":
-                break
-            self._keyval(path, depth + 1)
-            self._skip_blank_lines()
-            if self._peek() == ",":
-                self._pos += 1
-            elif self._peek() != "}":
-                raise self._error("expected ',' or '}'")
-        self._pos += 1  # "}"
+            elif self._peek() != close:
+                raise self._error(f"expected ',' or {close!r}")
+        self._pos += 1  # the closing bracket
 
     def _scalar_end(self) -> int:
         match = _SCALAR.match(self._text, self._pos)
