@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, TypeGuard
 
 from featcheck.boundary import MAX_LOCKFILE_BYTES, decode_text, read_checkout_file
-from featcheck.cargo.failures import CONTROL, printable
+from featcheck.cargo.failures import printable
 from featcheck.deadline import NO_DEADLINE, READING, READING_HINT, Deadline
 from featcheck.errors import FeatcheckError
 from featcheck.manifest.document import parse_text
@@ -29,11 +29,6 @@ _PACKAGE_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_-]*")
 def valid_package_name(name: object) -> TypeGuard[str]:
     """cargo's rule for package names (ASCII letters, digits, `-`, `_`; not starting with `-`)."""
     return isinstance(name, str) and _PACKAGE_NAME.fullmatch(name) is not None
-
-
-def has_control(text: str) -> bool:
-    """Whether `text` holds control characters (cargo refuses them in names and features)."""
-    return CONTROL.search(text) is not None
 
 
 def is_manifest(path: Path, *, what: str) -> bool:

@@ -18,15 +18,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias
 from urllib.parse import quote
 
+from featcheck.cargo.failures import CONTROL
 from featcheck.errors import FeatcheckError
 from featcheck.manifest.declarations import KIND_TABLES
 from featcheck.manifest.document import read_manifest
-from featcheck.noexec.files import (
-    has_control,
-    shape_error,
-    table,
-    valid_package_name,
-)
+from featcheck.noexec.files import shape_error, table, valid_package_name
 from featcheck.semantics.cfg import TargetCfg
 from featcheck.semantics.semver import number_error
 from featcheck.workspace import cargo_metadata
@@ -62,7 +58,7 @@ def _strings(value: Any, what: str) -> list[str]:
         return []
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise TypeError(f"{what} must be an array of strings")
-    if any(has_control(v) for v in value):
+    if any(CONTROL.search(v) for v in value):  # cargo refuses them in names and features
         raise ValueError(f"{what} holds a control character")
     return list(value)
 
@@ -154,7 +150,7 @@ def _features(data: Mapping[str, Any], declarations: Iterable[Declaration]) -> d
         str(k): _strings(values, f"feature {k}")
         for k, values in table(data.get("features")).items()
     }
-    if any(has_control(name) for name in features):
+    if any(CONTROL.search(name) for name in features):
         raise ValueError("a feature name holds a control character")
     explicit = {
         value[len("dep:") :]
