@@ -121,9 +121,19 @@ class Registry:
         if kept is not None:
             with contextlib.suppress(KeyError, TypeError, ValueError, IndexError):
                 return _named(PackageManifest.from_distilled(location, kept), name, version)
-        found = self._read(location, name, version, archive=place.archive)
-        if found is None:
-            return None
+        try:
+            if not location.is_file():
+                return None
+            if not place.archive:
+                found = read_package(location, self.layout, local=False)
+            elif (package := read_archive(location, name, version)) is None:
+                return None
+            else:
+                text, files = package
+                data = toml_data(text)
+                found = read_package(location, self.layout, local=False, data=data, files=files)
+        except (FeatcheckError, OSError, ValueError):
+            return None  # not there or unreadable: the package stays unread
         if not place.inside:
             self.cache.put(location, found.distilled())
         return _named(found, name, version)
@@ -146,25 +156,6 @@ class Registry:
                 read = functools.partial(self._first_read, places[index:], name, version)
                 return Deferred(Path(place.path), read, self.unread_reason(source) or NOT_FETCHED)
         return None
-
-    def _read(
-        self, location: Path, name: str, version: str, *, archive: bool
-    ) -> PackageManifest | None:
-        """The package of a manifest, or of a `.crate` that holds `name` `version`; None: not
-        there or unreadable (it stays unread)."""
-        try:
-            if not location.is_file():
-                return None
-            if not archive:
-                return read_package(location, self.layout, local=False)
-            package = read_archive(location, name, version)
-            if package is None:
-                return None
-            text, files = package
-            data = toml_data(text)
-            return read_package(location, self.layout, local=False, data=data, files=files)
-        except (FeatcheckError, OSError, ValueError):
-            return None
 
     def unread_reason(self, source: str) -> str | None:
         """Why a package of `source` that `lookup` did not find stays unread, where
