@@ -47,13 +47,8 @@ def is_manifest(path: Path, *, what: str) -> bool:
 
 def table(value: Any) -> Mapping[str, Any]:
     """`value` when it is a TOML table, else an empty one (cargo reports wrong types; the
-    audit reports them through `shape_error`)."""
+    audit reports them where `read_package` reads them)."""
     return value if isinstance(value, Mapping) else {}
-
-
-def shape_error(path: Path, error: Exception) -> FeatcheckError:
-    """A manifest whose values have the wrong types, as one line."""
-    return FeatcheckError(f"unexpected manifest content ({printable(error)})", path=path)
 
 
 # Reading Cargo.lock for `--no-exec`: the `[[package]]` entries, checked.

@@ -18,11 +18,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias
 from urllib.parse import quote
 
-from featcheck.cargo.failures import CONTROL
+from featcheck.cargo.failures import CONTROL, printable
 from featcheck.errors import FeatcheckError
 from featcheck.manifest.declarations import KIND_TABLES
 from featcheck.manifest.document import read_manifest
-from featcheck.noexec.files import shape_error, table, valid_package_name
+from featcheck.noexec.files import table, valid_package_name
 from featcheck.semantics.cfg import TargetCfg
 from featcheck.semantics.semver import number_error
 from featcheck.workspace import cargo_metadata
@@ -260,7 +260,9 @@ def read_package(
             manifest, name, version, declarations, features, kinds, library, edition, git
         )
     except (TypeError, ValueError, AttributeError, OSError) as error:
-        raise shape_error(manifest, error) from None
+        raise FeatcheckError(
+            f"unexpected manifest content ({printable(error)})", path=manifest
+        ) from None
 
 
 # A package's build targets: lib, bins (explicit and auto-discovered), the build script. cargo
