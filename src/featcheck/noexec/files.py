@@ -136,6 +136,10 @@ def _cargo_layout(text: str, deadline: Deadline = NO_DEADLINE) -> dict[str, Any]
     return document
 
 
+_FILE_NAME_BYTES = 255
+"""The longest file name Linux, macOS and Windows file systems take."""
+
+
 def lock_entries(
     lock_path: Path, checkout: Path | None = None, deadline: Deadline = NO_DEADLINE
 ) -> list[dict[str, Any]]:
@@ -166,32 +170,21 @@ def lock_entries(
         if not ok:
             shown = printable(entry.get("name")) if isinstance(entry, Mapping) else "?"
             raise FeatcheckError(f"invalid [[package]] entry `{shown}`", path=lock_path)
-        problem = _entry_problem(entry)
+        # What cargo could not do with a checked entry: hold its version numbers, or store a
+        # registry package of that name and version (as `NAME-VERSION.crate`).
+        problem = number_error(entry["version"])
+        archive = f"{entry['name']}-{entry['version']}.crate"
+        too_long = len(archive.encode("utf-8")) > _FILE_NAME_BYTES
+        if problem is None and too_long and is_registry(entry.get("source")):
+            problem = (
+                f"a registry package's name and version ({len(archive)} characters as a .crate "
+                f"file) do not fit in a file name ({_FILE_NAME_BYTES} bytes)"
+            )
         if problem is not None:
             shown = printable(entry["name"])
             raise FeatcheckError(f"invalid [[package]] entry `{shown}`: {problem}", path=lock_path)
         entries.append(dict(entry))
     return entries
-
-
-_FILE_NAME_BYTES = 255
-"""The longest file name Linux, macOS and Windows file systems take."""
-
-
-def _entry_problem(entry: Mapping[str, Any]) -> str | None:
-    """What cargo could not do with a checked entry: hold its version numbers, or store a
-    registry package of that name and version (as `NAME-VERSION.crate`)."""
-    version = entry["version"]
-    problem = number_error(version)
-    if problem is not None:
-        return problem
-    archive = f"{entry['name']}-{version}.crate"
-    if is_registry(entry.get("source")) and len(archive.encode("utf-8")) > _FILE_NAME_BYTES:
-        return (
-            f"a registry package's name and version ({len(archive)} characters as a .crate "
-            f"file) do not fit in a file name ({_FILE_NAME_BYTES} bytes)"
-        )
-    return None
 
 
 def lock_targets(lock: list[dict[str, Any]]) -> Callable[[str], dict[str, Any] | None]:
