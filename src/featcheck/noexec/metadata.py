@@ -385,12 +385,8 @@ class FilePackages(PackageTable):
         ]
 
     def names(self) -> set[str]:
-        names = {package.name for package in self.listed}
-        for position in range(len(self.listed)):
-            manifest = self._manifest(position)
-            if manifest is not None:
-                names.update(d.name for d in manifest.declarations)
-        return names
+        manifests = filter(None, map(self._manifest, range(len(self.listed))))
+        return {p.name for p in self.listed} | {d.name for m in manifests for d in m.declarations}
 
 
 _matches = functools.lru_cache(maxsize=4096)(matches)
