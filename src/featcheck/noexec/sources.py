@@ -29,6 +29,7 @@ from urllib.parse import urlsplit
 from featcheck.boundary import TrustContext, is_inside
 from featcheck.cargo.config_files import configuration_documents, setting_error
 from featcheck.cargo.failures import printable
+from featcheck.noexec.files import table
 from featcheck.workspace.model import CRATES_IO, CRATES_IO_SPARSE
 
 if TYPE_CHECKING:
@@ -84,8 +85,8 @@ class SourceConfig:
             wanted = (lock_source if kind == "sparse" else url).rstrip("/")
             named = (
                 name
-                for name, table in self.tables.items()
-                if "registry" in table and table["registry"].value.rstrip("/") == wanted
+                for name, settings in self.tables.items()
+                if "registry" in settings and settings["registry"].value.rstrip("/") == wanted
             )
             start = "crates-io" if lock_source == CRATES_IO else next(named, None)
             self._answers[lock_source] = None if start is None else self._follow(start)
@@ -124,11 +125,11 @@ class SourceConfig:
     def _location(self, name: str) -> str | None:
         """The location key of source `name` (None: crates-io's own); cargo's refusal of a
         source with no location (but crates-io) or with two."""
-        table = self.tables.get(name, {})
-        kinds = [key for key in _LOCATIONS if key in table]
+        settings = self.tables.get(name, {})
+        kinds = [key for key in _LOCATIONS if key in settings]
         if len(kinds) == 1 or (not kinds and name == "crates-io"):
             return kinds[0] if kinds else None
-        some = next(iter(table.values()))
+        some = next(iter(settings.values()))
         problem = "more than one source location" if kinds else "no source location"
         raise setting_error(
             some.document,
@@ -148,14 +149,9 @@ def read_source_config(workdir: Path, places: TrustContext) -> SourceConfig:
     )
     for document, base, file in documents:
         from_checkout = is_inside(file, places.root) or is_inside(document.path, places.root)
-        sources = document.data.get("source")
-        if not isinstance(sources, dict):
-            continue
-        for name, table in sources.items():
-            if not isinstance(table, dict):
-                continue
+        for name, source in table(document.data.get("source")).items():
             for key in _KEYS:
-                value = table.get(key)
+                value = table(source).get(key)
                 if not isinstance(value, str) or not value:
                     continue
                 if key in _LOCAL:
