@@ -138,9 +138,7 @@ def _package_name(key: str, value: Any) -> str:
     return key
 
 
-def all_sites(
-    manifest: ManifestDocument, root: ManifestDocument | None = None
-) -> list[DeclarationSite]:
+def all_sites(manifest: ManifestDocument, root: ManifestDocument | None) -> list[DeclarationSite]:
     """Every dependency declaration of the manifest: kind by kind, each kind's top-level tables
     before its `[target.X]` tables, in file order within a table.
 

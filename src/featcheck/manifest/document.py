@@ -63,13 +63,11 @@ def toml_lines(text: str) -> list[str]:
     return [f"{line}\n" for line in lines[:-1]] + ([lines[-1]] if lines[-1] else [])
 
 
-def read_manifest(
-    path: Path, what: str = "Cargo.toml", *, root: Path | None = None
-) -> ManifestDocument:
+def read_manifest(path: Path, *, root: Path | None = None) -> ManifestDocument:
     """Read and parse a manifest; any problem becomes a one-line `path:line:col: message`.
     `root`: the checkout it belongs to, which a link on the way may not leave (boundary.py);
     None for a file of no checkout."""
-    return parse_document(path, read_checkout_file(path, what, MAX_MANIFEST_BYTES, root))
+    return parse_document(path, read_checkout_file(path, "Cargo.toml", MAX_MANIFEST_BYTES, root))
 
 
 def parse_document(path: Path, raw: bytes) -> ManifestDocument:
@@ -83,13 +81,9 @@ def parse_text(path: Path, text: str) -> ManifestDocument:
     # hundreds of manifests); what it rejects goes to tomlkit, which says what is wrong, and
     # where, as it always has.
     try:
-        data = toml_data(text)
+        return ManifestDocument(path, text, toml_data(text))
     except ValueError:
-        data = _parse_or_explain(path, text)
-    return ManifestDocument(path, text, data)
-
-
-def _parse_or_explain(path: Path, text: str) -> dict[str, Any]:
+        pass
     # tomlkit reads what tomllib rejects and cargo accepts (TOML 1.1: a newline or a trailing
     # comma in an inline table), and says where the rest is wrong. Imported here: every run
     # reads its cargo configuration before cargo starts, where its import would be waited for
@@ -97,7 +91,7 @@ def _parse_or_explain(path: Path, text: str) -> dict[str, Any]:
     import tomlkit.exceptions  # binds `tomlkit` too
 
     try:
-        data: dict[str, Any] = tomlkit.parse(text).unwrap()
+        return ManifestDocument(path, text, tomlkit.parse(text).unwrap())
     except tomlkit.exceptions.ParseError as error:
         line, column, message = _located(text, error)
         raise FeatcheckError(
@@ -105,7 +99,6 @@ def _parse_or_explain(path: Path, text: str) -> dict[str, Any]:
         ) from None
     except (tomlkit.exceptions.TOMLKitError, ValueError, RecursionError) as error:
         raise FeatcheckError(f"invalid TOML: {error}", path=path) from None
-    return data
 
 
 def _located(text: str, error: Exception) -> tuple[int, int, str]:

@@ -91,22 +91,22 @@ class _Scanner:
         self._table_array_sizes: dict[KeyPath, int] = {}
 
     def scan(self) -> dict[KeyPath, Entry]:
+        table: KeyPath = ()
         try:
-            return self._scan()
+            while True:
+                self._skip_blank_lines()
+                if self._pos >= len(self._text):
+                    return self._entries
+                if self._text[self._pos] == "[":
+                    table = self._header()
+                else:
+                    self._keyval(table, depth=0)
+                self._skip_blank()
+                self._skip_comment()
+                if self._pos < len(self._text) and self._text[self._pos] not in "\r\n":
+                    raise self._error("expected the end of the line")
         except LexError as error:
             raise self._error(error.message, error.offset) from None
-
-    def _scan(self) -> dict[KeyPath, Entry]:
-        table: KeyPath = ()
-        while True:
-            self._skip_blank_lines()
-            if self._pos >= len(self._text):
-                return self._entries
-            if self._text[self._pos] == "[":
-                table = self._header()
-            else:
-                self._keyval(table, depth=0)
-            self._expect_end_of_line()
 
     # -- positions and errors ---------------------------------------------
 
@@ -163,12 +163,6 @@ class _Scanner:
             if self._peek() != "#":
                 return
             self._skip_comment()
-
-    def _expect_end_of_line(self) -> None:
-        self._skip_blank()
-        self._skip_comment()
-        if self._pos < len(self._text) and self._text[self._pos] not in "\r\n":
-            raise self._error("expected the end of the line")
 
     # -- keys and headers -------------------------------------------------
 
@@ -255,48 +249,37 @@ class _Scanner:
         start = self._pos
         char = self._peek()
         if char == "[":
-            self._array(path, depth)
+            self._array_or_inline_table(path, depth, "]")
         elif char == "{":
-            self._inline_table(path, depth)
+            self._array_or_inline_table(path, depth, "}")
         elif char in ('"', "'"):
             self._pos = string_end(self._text, start)
         else:
             self._pos = self._scalar_end()
         return self._span(start, self._pos)
 
-    def _array(self, path: KeyPath, depth: int) -> None:
-        self._pos += 1  # "["
+    def _array_or_inline_table(self, path: KeyPath, depth: int, close: str) -> None:
+        self._pos += 1  # "[" or "{"
         index = 0
         while True:
             self._skip_blank_lines()
-            if self._peek() == "]":
+            if self._peek() == close:
                 break
-            item_path = (*path, index)
-            is_new = self._reserve(item_path)
-            item = self._value(item_path, depth + 1)
-            if is_new:
-                self._entries[item_path] = Entry(item, item)
-            index += 1
+            if close == "}":
+                self._keyval(path, depth + 1)
+            else:
+                item_path = (*path, index)
+                is_new = self._reserve(item_path)
+                item = self._value(item_path, depth + 1)
+                if is_new:
+                    self._entries[item_path] = Entry(item, item)
+                index += 1
             self._skip_blank_lines()
             if self._peek() == ",":
                 self._pos += 1
-            elif self._peek() != "]":
-                raise self._error("expected ',' or ']'")
-        self._pos += 1  # "]"
-
-    def _inline_table(self, path: KeyPath, depth: int) -> None:
-        self._pos += 1  # "{"
-        while True:
-            self._skip_blank_lines()
-            if self._peek() == "}":
-                break
-            self._keyval(path, depth + 1)
-            self._skip_blank_lines()
-            if self._peek() == ",":
-                self._pos += 1
-            elif self._peek() != "}":
-                raise self._error("expected ',' or '}'")
-        self._pos += 1  # "}"
+            elif self._peek() != close:
+                raise self._error(f"expected ',' or {close!r}")
+        self._pos += 1  # the closing bracket
 
     def _scalar_end(self) -> int:
         match = _SCALAR.match(self._text, self._pos)

@@ -69,7 +69,19 @@ def string_end(text: str, pos: int) -> int:
 def basic_string_end(text: str, pos: int) -> int:
     """Offset just past the basic string (either kind) starting at pos."""
     if text.startswith('"""', pos):
-        return _multiline_basic_string_end(text, pos)
+        start, pos = pos, pos + 3
+        while True:
+            match = _MULTILINE_BASIC_CHARS.match(text, pos)
+            assert match is not None
+            pos = match.end()
+            if pos >= len(text):
+                raise LexError("unterminated string", start, len(text))
+            if text[pos] == "\\":
+                pos += 2
+            elif text.startswith('"""', pos):
+                return _past_extra_quotes(text, pos + 3, '"')
+            else:
+                pos += 1  # a lone quote inside the string
     pos += 1
     while True:
         match = _BASIC_CHARS.match(text, pos)
@@ -81,22 +93,6 @@ def basic_string_end(text: str, pos: int) -> int:
         if char != "\\":  # newline or end of text
             raise LexError("unterminated string", pos)
         pos += 2  # the escape's first character can never end the string
-
-
-def _multiline_basic_string_end(text: str, start: int) -> int:
-    pos = start + 3
-    while True:
-        match = _MULTILINE_BASIC_CHARS.match(text, pos)
-        assert match is not None
-        pos = match.end()
-        if pos >= len(text):
-            raise LexError("unterminated string", start, len(text))
-        if text[pos] == "\\":
-            pos += 2
-        elif text.startswith('"""', pos):
-            return _past_extra_quotes(text, pos + 3, '"')
-        else:
-            pos += 1  # a lone quote inside the string
 
 
 def literal_string_end(text: str, pos: int) -> int:

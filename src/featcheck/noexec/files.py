@@ -8,23 +8,19 @@ names that cargo would refuse are refused before they can reach a terminal or a 
 
 from __future__ import annotations
 
+import functools
 import re
 import stat
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, TypeGuard
 
-from featcheck.boundary import (
-    MAX_LOCKFILE_BYTES,
-    decode_text,
-    read_checkout_file,
-)
-from featcheck.cargo.failures import CONTROL, printable
+from featcheck.boundary import MAX_LOCKFILE_BYTES, decode_text, read_checkout_file
+from featcheck.cargo.failures import printable
 from featcheck.deadline import NO_DEADLINE, READING, READING_HINT, Deadline
 from featcheck.errors import FeatcheckError
-from featcheck.manifest.document import parse_document
+from featcheck.manifest.document import parse_text
 from featcheck.semantics.semver import number_error
-from featcheck.toml_read import toml_data
 from featcheck.workspace.workspace import is_registry
 
 _PACKAGE_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_-]*")
@@ -33,11 +29,6 @@ _PACKAGE_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_-]*")
 def valid_package_name(name: object) -> TypeGuard[str]:
     """cargo's rule for package names (ASCII letters, digits, `-`, `_`; not starting with `-`)."""
     return isinstance(name, str) and _PACKAGE_NAME.fullmatch(name) is not None
-
-
-def has_control(text: str) -> bool:
-    """Whether `text` holds control characters (cargo refuses them in names and features)."""
-    return CONTROL.search(text) is not None
 
 
 def is_manifest(path: Path, *, what: str) -> bool:
@@ -56,13 +47,8 @@ def is_manifest(path: Path, *, what: str) -> bool:
 
 def table(value: Any) -> Mapping[str, Any]:
     """`value` when it is a TOML table, else an empty one (cargo reports wrong types; the
-    audit reports them through `shape_error`)."""
+    audit reports them where `read_package` reads them)."""
     return value if isinstance(value, Mapping) else {}
-
-
-def shape_error(path: Path, error: Exception) -> FeatcheckError:
-    """A manifest whose values have the wrong types, as one line."""
-    return FeatcheckError(f"unexpected manifest content ({printable(error)})", path=path)
 
 
 # Reading Cargo.lock for `--no-exec`: the `[[package]]` entries, checked.
@@ -150,6 +136,10 @@ def _cargo_layout(text: str, deadline: Deadline = NO_DEADLINE) -> dict[str, Any]
     return document
 
 
+_FILE_NAME_BYTES = 255
+"""The longest file name Linux, macOS and Windows file systems take."""
+
+
 def lock_entries(
     lock_path: Path, checkout: Path | None = None, deadline: Deadline = NO_DEADLINE
 ) -> list[dict[str, Any]]:
@@ -161,12 +151,8 @@ def lock_entries(
     text = decode_text(raw, lock_path)
     data = _cargo_layout(text, deadline)
     if data is None:
-        try:
-            deadline.check(READING, READING_HINT)
-            data = toml_data(text)
-        except ValueError:
-            deadline.check(READING, READING_HINT)
-            data = parse_document(lock_path, raw).data  # the one-line error with its position
+        deadline.check(READING, READING_HINT)
+        data = parse_text(lock_path, text).data  # invalid TOML: one line with its position
     packages = data.get("package", [])
     entries: list[dict[str, Any]] = []
     if not isinstance(packages, list):
@@ -184,7 +170,16 @@ def lock_entries(
         if not ok:
             shown = printable(entry.get("name")) if isinstance(entry, Mapping) else "?"
             raise FeatcheckError(f"invalid [[package]] entry `{shown}`", path=lock_path)
-        problem = _entry_problem(entry)
+        # What cargo could not do with a checked entry: hold its version numbers, or store a
+        # registry package of that name and version (as `NAME-VERSION.crate`).
+        problem = number_error(entry["version"])
+        archive = f"{entry['name']}-{entry['version']}.crate"
+        too_long = len(archive.encode("utf-8")) > _FILE_NAME_BYTES
+        if problem is None and too_long and is_registry(entry.get("source")):
+            problem = (
+                f"a registry package's name and version ({len(archive)} characters as a .crate "
+                f"file) do not fit in a file name ({_FILE_NAME_BYTES} bytes)"
+            )
         if problem is not None:
             shown = printable(entry["name"])
             raise FeatcheckError(f"invalid [[package]] entry `{shown}`: {problem}", path=lock_path)
@@ -192,21 +187,22 @@ def lock_entries(
     return entries
 
 
-_FILE_NAME_BYTES = 255
-"""The longest file name Linux, macOS and Windows file systems take."""
+def lock_targets(lock: list[dict[str, Any]]) -> Callable[[str], dict[str, Any] | None]:
+    """The lock package a `dependencies` entry (`name`, `name version`, `name version (src)`)
+    names, found once for each distinct entry (most repeat many times)."""
+    by_name: dict[str, list[dict[str, Any]]] = {}
+    for entry in lock:
+        by_name.setdefault(str(entry["name"]), []).append(entry)
 
+    @functools.cache
+    def lock_target(entry: str) -> dict[str, Any] | None:
+        parts = entry.split(" ", 2)
+        candidates = by_name.get(parts[0], [])
+        if len(parts) > 1:
+            candidates = [c for c in candidates if c["version"] == parts[1]]
+        if len(parts) > 2:
+            source = parts[2].strip("()")
+            candidates = [c for c in candidates if c.get("source") == source] or candidates
+        return candidates[0] if candidates else None
 
-def _entry_problem(entry: Mapping[str, Any]) -> str | None:
-    """What cargo could not do with a checked entry: hold its version numbers, or store a
-    registry package of that name and version (as `NAME-VERSION.crate`)."""
-    version = entry["version"]
-    problem = number_error(version)
-    if problem is not None:
-        return problem
-    archive = f"{entry['name']}-{version}.crate"
-    if is_registry(entry.get("source")) and len(archive.encode("utf-8")) > _FILE_NAME_BYTES:
-        return (
-            f"a registry package's name and version ({len(archive)} characters as a .crate "
-            f"file) do not fit in a file name ({_FILE_NAME_BYTES} bytes)"
-        )
-    return None
+    return lock_target

@@ -89,7 +89,14 @@ class Completeness:
             active = {i for r, i in self.unread_refs.items() if r in in_build}
         reached = self._closure(active)
         uncertain = frozenset(self.refs[i] for i in reached if i in self.refs)
-        watched = _watched(rules)
+        # The crates the rules look at: those they check, and those whose features select
+        # them (as crates.io compares names).
+        names: set[str] = set()
+        for rule in rules:
+            names.update(rule.crate_names())
+            if rule.used_when.selected_by is not None:
+                names.update(rule.used_when.selected_by.crates)
+        watched = {crate_key(name) for name in names}
         matters = any(crate_key(self.refs[i].name) in watched for i in reached if i in self.refs)
         gap = None
         if matters:
@@ -110,17 +117,6 @@ class Completeness:
             f"--no-exec did not read {plural(len(self.unread), 'package')} of Cargo.lock "
             f"({reasons}); no audited verdict depends on them"
         )
-
-
-def _watched(rules: Iterable[Rule]) -> frozenset[str]:
-    """The crates the rules look at: those they check, and those whose features select them
-    (as crates.io compares names)."""
-    names: set[str] = set()
-    for rule in rules:
-        names.update(rule.crate_names())
-        if rule.used_when.selected_by is not None:
-            names.update(rule.used_when.selected_by.crates)
-    return frozenset(crate_key(name) for name in names)
 
 
 def gap_notes(gaps: Iterable[BuildGap]) -> list[str]:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -28,9 +28,8 @@ from typing import TYPE_CHECKING, Any
 from featcheck.cargo.failures import printable
 from featcheck.deadline import NO_DEADLINE, READING, READING_HINT, Deadline
 from featcheck.errors import FeatcheckError
-from featcheck.noexec.files import is_manifest, lock_entries
-from featcheck.noexec.packages import PackageManifest, path_id
-from featcheck.noexec.path_packages import PathPackages, refuse_cycles, walk_path_packages
+from featcheck.noexec.files import is_manifest, lock_entries, lock_targets, table
+from featcheck.noexec.packages import PackageManifest, path_id, read_package
 from featcheck.noexec.registry import NOT_FETCHED, Deferred, Registry
 from featcheck.noexec.workspace import WorkspaceLayout, discover_workspace
 from featcheck.semantics.semver import matches
@@ -49,27 +48,6 @@ GIT = "a git dependency, which --no-exec does not read"
 NOT_FOUND = "a path package no manifest leads to"
 _UNREAD_KINDS = frozenset({"lib"})
 """An unread package resolves as a library (see `noexec.gaps`)."""
-
-
-def _lock_targets(lock: list[dict[str, Any]]) -> Callable[[str], dict[str, Any] | None]:
-    """The lock package a `dependencies` entry (`name`, `name version`, `name version (src)`)
-    names, found once for each distinct entry (most repeat many times)."""
-    by_name: dict[str, list[dict[str, Any]]] = {}
-    for entry in lock:
-        by_name.setdefault(str(entry["name"]), []).append(entry)
-
-    @functools.cache
-    def lock_target(entry: str) -> dict[str, Any] | None:
-        parts = entry.split(" ", 2)
-        candidates = by_name.get(parts[0], [])
-        if len(parts) > 1:
-            candidates = [c for c in candidates if c["version"] == parts[1]]
-        if len(parts) > 2:
-            source = parts[2].strip("()")
-            candidates = [c for c in candidates if c.get("source") == source] or candidates
-        return candidates[0] if candidates else None
-
-    return lock_target
 
 
 def _stale(package: str, dependency: str, lock_path: Path) -> FeatcheckError:
@@ -94,7 +72,15 @@ def build_metadata(
     lock = lock_entries(lock_path, layout.checkout, deadline)
     paths = walk_path_packages(layout, deadline)
     refuse_cycles(paths)
-    audited = _audited_directory(manifest, layout.root, paths)
+    # The directory of the audited manifest, which must be the root or one of its members.
+    audited = Path(os.path.normpath(manifest.absolute().parent))
+    if audited != layout.root and audited not in paths.members:
+        raise FeatcheckError(
+            "current package believes it's in a workspace when it's not: the workspace root "
+            f"{printable(layout.root / 'Cargo.toml')} neither lists nor excludes it (cargo "
+            "refuses it)",
+            path=manifest,
+        )
     read = _LockRead(lock, lock_path, deadline)
     _read_packages(read, paths, layout, Registry(layout, trust, audited))
     packages = FilePackages(read, set(paths.members))
@@ -104,16 +90,105 @@ def build_metadata(
     return Workspace(layout.root, packages, packages.by_id, member_ids, resolve_root, read.unread)
 
 
-def _audited_directory(manifest: Path, root: Path, paths: PathPackages) -> Path:
-    """The directory of the audited manifest, which must be the root or one of its members."""
-    audited = Path(os.path.normpath(manifest.absolute().parent))
-    if audited != root and audited not in paths.members:
-        raise FeatcheckError(
-            "current package believes it's in a workspace when it's not: the workspace root "
-            f"{printable(root / 'Cargo.toml')} neither lists nor excludes it (cargo refuses it)",
-            path=manifest,
-        )
-    return audited
+@dataclass
+class PathPackages:
+    """The path packages reachable from the members (its members and every path dependency
+    they reach, read only inside the workspace root): read ones, and those outside the root."""
+
+    read: dict[Path, PackageManifest] = field(default_factory=dict)
+    outside: dict[str, Path] = field(default_factory=dict)
+    """Package name -> directory, for path dependencies outside the workspace root."""
+    members: list[Path] = field(default_factory=list)
+    edges: dict[Path, list[Path]] = field(default_factory=dict)
+    """Non-dev path dependencies between read packages (for cargo's cycle check)."""
+
+
+def walk_path_packages(layout: WorkspaceLayout, deadline: Deadline = NO_DEADLINE) -> PathPackages:
+    """The members and every path dependency they reach, each read within `deadline`; path
+    dependencies under the root (and not excluded) are members too, as in cargo."""
+    found = PathPackages(members=list(layout.members))
+    pending: list[tuple[Path, Path | None]] = [(m, None) for m in layout.members]
+    # `[patch.REGISTRY] name = { path = ... }` at the root puts path packages in the lockfile
+    # that no declaration names by path.
+    for patches in table(layout.root_data.get("patch")).values():
+        for key, spec in table(patches).items():
+            path, name = table(spec).get("path"), table(spec).get("package", key)
+            if not isinstance(path, str) or not isinstance(name, str):
+                continue
+            target = Path(os.path.normpath(layout.root / path))
+            if layout.is_inside(target):
+                pending.append((target, None))
+            else:
+                found.outside.setdefault(name, target)
+    while pending:
+        deadline.check(READING, READING_HINT)
+        directory, dependent = pending.pop(0)
+        if directory in found.read:
+            continue
+        manifest = directory / "Cargo.toml"
+        if not is_manifest(manifest, what="a path dependency"):
+            by = found.read[dependent].name if dependent is not None else "the workspace"
+            shown = printable(os.path.relpath(manifest, layout.root))
+            state = "is not a regular file" if manifest.exists() else "does not exist"
+            raise FeatcheckError(
+                f"`{shown}` {state}: {by} depends on it by path (cargo refuses this workspace)",
+                path=dependent / "Cargo.toml" if dependent is not None else None,
+            )
+        package = read_package(manifest, layout, local=True)
+        found.read[directory] = package
+        edges = found.edges.setdefault(directory, [])
+        for decl in package.declarations:
+            if decl.path is None:
+                continue
+            target = Path(decl.path)
+            if not layout.is_inside(target):
+                found.outside.setdefault(decl.name, target)
+                continue
+            if decl.kind is not DEV and target not in edges:
+                edges.append(target)
+            # Only a `[workspace]` table makes path dependencies under the root members; a
+            # package without one is a workspace of itself alone.
+            joins = isinstance(layout.root_data.get("workspace"), Mapping)
+            if joins and target not in found.members and not layout.is_excluded(target):
+                found.members.append(target)
+            pending.append((target, directory))
+    return found
+
+
+def refuse_cycles(packages: PathPackages) -> None:
+    """cargo's "cyclic package dependency" among path packages (dev-dependencies may cycle).
+
+    One depth-first walk with a stack of its own: each package and edge is looked at once, so
+    a chain of thousands of path packages costs no more than reading them, and reaches no
+    recursion limit."""
+    on_stack, done = 1, 2
+    state: dict[Path, int] = {}
+    for start in packages.read:
+        if start in state:
+            continue
+        state[start] = on_stack
+        stack = [(start, iter(packages.edges.get(start, ())))]
+        while stack:
+            node, following = stack[-1]
+            for nxt in following:
+                if nxt not in packages.read or state.get(nxt) == done:
+                    continue
+                if state.get(nxt) == on_stack:
+                    walked = [n for n, _ in stack]
+                    cycle = [*walked[walked.index(nxt) :], nxt]
+                    names = " -> ".join(packages.read[p].name for p in cycle)
+                    first = packages.read[nxt]
+                    raise FeatcheckError(
+                        f"cyclic package dependency: package `{first.name} v{first.version}` "
+                        f"depends on itself ({names}; cargo refuses this workspace)",
+                        path=nxt / "Cargo.toml",
+                    )
+                state[nxt] = on_stack
+                stack.append((nxt, iter(packages.edges.get(nxt, ()))))
+                break
+            else:
+                state[node] = done
+                stack.pop()
 
 
 @dataclass
@@ -130,12 +205,15 @@ class _LockRead:
     def add(
         self,
         entry: dict[str, Any],
-        package_id: str,
         found: PackageManifest | Deferred | None,
         where: Path,
         why_unread: str = "",
     ) -> None:
+        """The lock entry's package, found in (or, unread, looked for in) directory `where`."""
         name, version, source = str(entry["name"]), str(entry["version"]), entry.get("source")
+        package_id = (
+            path_id(where, name, version) if source is None else f"{source}#{name}@{version}"
+        )
         path = found.path if found is not None else where / "Cargo.toml"
         self.packages.append((entry, Listed(package_id, name, version, source, str(path)), found))
         if why_unread:
@@ -155,21 +233,17 @@ def _read_packages(
         if source is None:
             directory = by_key.get((name, version))
             if directory is not None:
-                package_id = path_id(directory, name, version)
-                read.add(entry, package_id, paths.read[directory], directory)
+                read.add(entry, paths.read[directory], directory)
                 continue
             # Not reached from the manifests ([replace], or no longer used and pruned by
             # cargo's next resolve): unread, so that nothing silently drops it.
             why = OUTSIDE if name in paths.outside else NOT_FOUND
-            directory = paths.outside.get(name, root / name)
-            package_id = path_id(directory, name, version)
-            read.add(entry, package_id, None, directory, why)
+            read.add(entry, None, paths.outside.get(name, root / name), why)
             continue
-        package_id = f"{source}#{name}@{version}"
         git = source.startswith("git+")
         found = None if git else registry.lookup(name, version, source)
         if found is not None:
-            read.add(entry, package_id, found, found.path.parent)
+            read.add(entry, found, found.path.parent)
             continue
         where = (registry.dirs[-1] if registry.dirs else root) / f"{name}-{version}"
         why = (
@@ -178,7 +252,7 @@ def _read_packages(
             else registry.unread_reason(source)
             or (UNTRUSTED_HOME if registry.untrusted_home else NOT_FETCHED)
         )
-        read.add(entry, package_id, None, where, why)
+        read.add(entry, None, where, why)
     listed = {(p.name, p.version) for _, p, _ in read.packages if p.source is None}
     for package in paths.read.values():
         if (package.name, package.version) not in listed:
@@ -201,7 +275,7 @@ class FilePackages(PackageTable):
             for i, p in enumerate(self.listed)
             if p.source is None and Path(p.manifest_path).parent in member_dirs
         }
-        lock_target = _lock_targets(read.lock)
+        lock_target = lock_targets(read.lock)
         position_of = {id(entry): self.by_id[listed.id] for entry, listed, _ in read.packages}
         self._lock_targets: list[list[int]] = []
         for position, (entry, listed, found) in enumerate(last.values()):
@@ -213,9 +287,23 @@ class FilePackages(PackageTable):
             ]
             self._lock_targets.append(targets)
             if listed.source is None and isinstance(found, PackageManifest):
-                resolved = [self.listed[t] for t in targets]
-                is_member = position in self._members
-                _check_listed(listed, found, resolved, is_member, read.lock_path)
+                self._check_listed(position, found, read.lock_path)
+
+    def _check_listed(self, position: int, manifest: PackageManifest, lock_path: Path) -> None:
+        """Every declaration of a path package must have its entry in Cargo.lock (cargo locks
+        all features and targets of path packages, dev-dependencies of members); a missing one
+        means the lockfile is out of date, and the audit would silently miss that dependency."""
+        package = self.listed[position]
+        resolved = [self.listed[t] for t in self._lock_targets[position]]
+        for decl in manifest.declarations:
+            if position not in self._members and (decl.kind is DEV or decl.optional):
+                continue  # locked only for members (all features) or when something enables it
+            if not any(
+                r.name == decl.name
+                and (decl.path is not None or decl in manifest.git or matches(decl.req, r.version))
+                for r in resolved
+            ):
+                raise _stale(f"{package.name} {package.version}", decl.name, lock_path)
 
     def _manifest(self, position: int) -> PackageManifest | None:
         """The manifest of the package at `position`, read now if it was only found: one
@@ -297,33 +385,8 @@ class FilePackages(PackageTable):
         ]
 
     def names(self) -> set[str]:
-        names = {package.name for package in self.listed}
-        for position in range(len(self.listed)):
-            manifest = self._manifest(position)
-            if manifest is not None:
-                names.update(d.name for d in manifest.declarations)
-        return names
-
-
-def _check_listed(
-    package: Listed,
-    manifest: PackageManifest,
-    resolved: Sequence[Listed],
-    is_member: bool,
-    lock_path: Path,
-) -> None:
-    """Every declaration of a path package must have its entry in Cargo.lock (cargo locks all
-    features and targets of path packages, dev-dependencies of members); a missing one means
-    the lockfile is out of date, and the audit would silently miss that dependency."""
-    for decl in manifest.declarations:
-        if not is_member and (decl.kind is DEV or decl.optional):
-            continue  # locked only for members (all features) or when something enables it
-        if not any(
-            r.name == decl.name
-            and (decl.path is not None or decl in manifest.git or matches(decl.req, r.version))
-            for r in resolved
-        ):
-            raise _stale(f"{package.name} {package.version}", decl.name, lock_path)
+        manifests = filter(None, map(self._manifest, range(len(self.listed))))
+        return {p.name for p in self.listed} | {d.name for m in manifests for d in m.declarations}
 
 
 _matches = functools.lru_cache(maxsize=4096)(matches)

@@ -15,18 +15,14 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, TypeAlias
 from urllib.parse import quote
 
+from featcheck.cargo.failures import CONTROL, printable
 from featcheck.errors import FeatcheckError
 from featcheck.manifest.declarations import KIND_TABLES
 from featcheck.manifest.document import read_manifest
-from featcheck.noexec.files import (
-    has_control,
-    shape_error,
-    table,
-    valid_package_name,
-)
+from featcheck.noexec.files import table, valid_package_name
 from featcheck.semantics.cfg import TargetCfg
 from featcheck.semantics.semver import number_error
 from featcheck.workspace import cargo_metadata
@@ -62,22 +58,9 @@ def _strings(value: Any, what: str) -> list[str]:
         return []
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise TypeError(f"{what} must be an array of strings")
-    if any(has_control(v) for v in value):
+    if any(CONTROL.search(v) for v in value):  # cargo refuses them in names and features
         raise ValueError(f"{what} holds a control character")
     return list(value)
-
-
-def _platform(key: str) -> str:
-    """A `[target.KEY]` key as cargo accepts it: a target name or a cfg expression that
-    parses (checked against an empty cfg table: only the syntax matters here)."""
-    if key.startswith("cfg("):
-        try:
-            TargetCfg("", frozenset(), frozenset()).applies(key)
-        except ValueError as error:
-            raise ValueError(f"invalid cfg expression `{key}` ({error})") from None
-    elif _TARGET_NAME.fullmatch(key) is None:
-        raise ValueError(f"invalid target name `{key}`")
-    return key
 
 
 def _declaration(
@@ -140,7 +123,17 @@ def _declarations(
     """Every declaration of the manifest, in its order, each with whether it is from git."""
     tables: list[tuple[Mapping[str, Any], str | None]] = [(data, None)]
     for platform, platform_table in table(data.get("target")).items():
-        tables.append((table(platform_table), _platform(str(platform))))
+        # A key as cargo accepts it: a target name or a cfg expression that parses (checked
+        # against an empty cfg table: only the syntax matters here).
+        key = str(platform)
+        if key.startswith("cfg("):
+            try:
+                TargetCfg("", frozenset(), frozenset()).applies(key)
+            except ValueError as error:
+                raise ValueError(f"invalid cfg expression `{key}` ({error})") from None
+        elif _TARGET_NAME.fullmatch(key) is None:
+            raise ValueError(f"invalid target name `{key}`")
+        tables.append((table(platform_table), key))
     found: list[tuple[Declaration, bool]] = []
     for section_table, target in tables:
         for kind, names in KIND_TABLES.items():
@@ -157,7 +150,7 @@ def _features(data: Mapping[str, Any], declarations: Iterable[Declaration]) -> d
         str(k): _strings(values, f"feature {k}")
         for k, values in table(data.get("features")).items()
     }
-    if any(has_control(name) for name in features):
+    if any(CONTROL.search(name) for name in features):
         raise ValueError("a feature name holds a control character")
     explicit = {
         value[len("dep:") :]
@@ -249,7 +242,15 @@ def read_package(
             raise TypeError("`package.version` must be a string")
         found = _declarations(data, manifest.parent, layout.root, root_data)
         declarations = tuple(decl for decl, _ in found)
-        _check_numbers(manifest, version, declarations)
+        # cargo's refusal of a version or requirement whose number does not fit in a u64.
+        problem = number_error(version)
+        for declaration in declarations:
+            if problem is None:
+                wrong = number_error(declaration.req, requirement=True)
+                what = f"the version requirement for dependency `{declaration.name}`"
+                problem = None if wrong is None else f"failed to parse {what}: {wrong}"
+        if problem is not None:
+            raise FeatcheckError(problem, path=manifest)
         features = _features(data, declarations)
         kinds, library = _targets(data, files, name)
         edition = _package_field(package, "edition", root_data)
@@ -259,19 +260,9 @@ def read_package(
             manifest, name, version, declarations, features, kinds, library, edition, git
         )
     except (TypeError, ValueError, AttributeError, OSError) as error:
-        raise shape_error(manifest, error) from None
-
-
-def _check_numbers(manifest: Path, version: str, declarations: Iterable[Declaration]) -> None:
-    """cargo's refusal of a version or requirement whose number does not fit in a u64."""
-    problem = number_error(version)
-    for declaration in declarations:
-        if problem is None:
-            found = number_error(declaration.req, requirement=True)
-            what = f"the version requirement for dependency `{declaration.name}`"
-            problem = None if found is None else f"failed to parse {what}: {found}"
-    if problem is not None:
-        raise FeatcheckError(problem, path=manifest)
+        raise FeatcheckError(
+            f"unexpected manifest content ({printable(error)})", path=manifest
+        ) from None
 
 
 # A package's build targets: lib, bins (explicit and auto-discovered), the build script. cargo
@@ -280,16 +271,6 @@ def _check_numbers(manifest: Path, version: str, declarations: Iterable[Declarat
 # the kinds matter to the audit (a package with a bin, cdylib or staticlib is a final artifact),
 # so examples, tests and benches are left out. The files are looked up in a directory or in the
 # listing of a `.crate` archive.
-
-
-class PackageFiles(Protocol):
-    """The files of one package, by path relative to its root (`src/lib.rs`)."""
-
-    def is_file(self, relative: str) -> bool:
-        """Whether the package has this file."""
-
-    def children(self, relative: str) -> list[str]:
-        """Names of the entries directly in this directory, sorted (empty when none)."""
 
 
 class DirectoryFiles:
@@ -318,6 +299,11 @@ class ArchiveFiles:
     def children(self, relative: str) -> list[str]:
         prefix = relative.rstrip("/") + "/"
         return sorted({p[len(prefix) :].split("/")[0] for p in self.paths if p.startswith(prefix)})
+
+
+PackageFiles: TypeAlias = DirectoryFiles | ArchiveFiles
+"""The files of one package, by path relative to its root (`src/lib.rs`); `children`: the names
+of the entries directly in a directory, sorted (empty when none)."""
 
 
 def _has_binary(data: Mapping[str, Any], files: PackageFiles) -> bool:

@@ -59,12 +59,7 @@ def _registry_dirs(cargo_home: Path | None, root: Path, kind: str = "src") -> li
 class Registry:
     """Finds registry packages' manifests in vendor/ (inside the checkout) or the cargo home."""
 
-    def __init__(
-        self,
-        layout: WorkspaceLayout,
-        places: TrustContext,
-        workdir: Path | None = None,
-    ) -> None:
+    def __init__(self, layout: WorkspaceLayout, places: TrustContext, workdir: Path) -> None:
         self.layout = layout
         self.vendor = layout.root / "vendor"
         # A cargo home or cache inside the checkout holds the checkout's files: a planted
@@ -76,7 +71,7 @@ class Registry:
         self._places_in = [(d, os.path.join(d, "")) for d in self.dirs]
         self.archives = _registry_dirs(places.cargo_home, layout.root, "cache")
         # The configuration of cargo run where featcheck was pointed (a member, perhaps).
-        self.sources = read_source_config(workdir or layout.root, places)
+        self.sources = read_source_config(workdir, places)
         kept = places.cache if self.dirs or self.archives or self.sources.tables else None
         self.cache = ManifestCache(kept)
 
@@ -126,21 +121,25 @@ class Registry:
         if kept is not None:
             with contextlib.suppress(KeyError, TypeError, ValueError, IndexError):
                 return _named(PackageManifest.from_distilled(location, kept), name, version)
-        if place.archive:
-            found = self._read_archive(location, name, version)
-        else:
-            found = self._read_manifest(location)
-        if found is None:
-            return None
+        try:
+            if not location.is_file():
+                return None
+            if not place.archive:
+                found = read_package(location, self.layout, local=False)
+            elif (package := read_archive(location, name, version)) is None:
+                return None
+            else:
+                text, files = package
+                data = toml_data(text)
+                found = read_package(location, self.layout, local=False, data=data, files=files)
+        except (FeatcheckError, OSError, ValueError):
+            return None  # not there or unreadable: the package stays unread
         if not place.inside:
             self.cache.put(location, found.distilled())
         return _named(found, name, version)
 
     def _first_read(self, places: list[_Place], name: str, version: str) -> PackageManifest | None:
-        return next(
-            (found for p in places if (found := self._read_place(p, name, version)) is not None),
-            None,
-        )
+        return next(filter(None, (self._read_place(p, name, version) for p in places)), None)
 
     def lookup(self, name: str, version: str, source: str) -> PackageManifest | Deferred | None:
         """The package's manifest, read now if it is the checkout's (whether the audit can see
@@ -155,32 +154,8 @@ class Registry:
                     return found
             elif os.path.isfile(place.path) and _checksummed(place):
                 read = functools.partial(self._first_read, places[index:], name, version)
-                why = self.unread_reason(source) or NOT_FETCHED
-                return Deferred(Path(place.path), read, why)
+                return Deferred(Path(place.path), read, self.unread_reason(source) or NOT_FETCHED)
         return None
-
-    def _read_archive(self, archive: Path, name: str, version: str) -> PackageManifest | None:
-        """The package of a `.crate` that holds `name` `version`; None: unreadable."""
-        if not archive.is_file():
-            return None
-        package = read_archive(archive, name, version)
-        if package is None:
-            return None
-        text, files = package
-        try:
-            data = toml_data(text)
-            return read_package(archive, self.layout, local=False, data=data, files=files)
-        except (FeatcheckError, ValueError):
-            return None  # unreadable: the package stays unread
-
-    def _read_manifest(self, manifest: Path) -> PackageManifest | None:
-        """The package of a manifest; None: not there or unreadable (it stays unread)."""
-        try:
-            if not manifest.is_file():
-                return None
-            return read_package(manifest, self.layout, local=False)
-        except (FeatcheckError, OSError):
-            return None
 
     def unread_reason(self, source: str) -> str | None:
         """Why a package of `source` that `lookup` did not find stays unread, where
@@ -305,8 +280,16 @@ class ManifestCache:
 
     def __init__(self, directory: Path | None) -> None:
         self.directory = directory
-        if directory is not None:
-            _forget_earlier_files(directory)
+        if directory is None:
+            return
+        # What featcheck kept before a file per manifest: a file of every manifest it distilled
+        # and one per workspace audited, megabytes each, which nothing reads any more.
+        with contextlib.suppress(OSError):
+            os.unlink(directory / "noexec-manifests.json")
+        with contextlib.suppress(OSError):
+            for entry in os.scandir(directory / "noexec"):
+                os.unlink(entry.path)
+            os.rmdir(directory / "noexec")
 
     def _file(self, directory: Path, manifest: str) -> Path:
         # A checksum, not a secure hash: two manifests sharing a file only take it over from
@@ -332,14 +315,3 @@ class ManifestCache:
         if self.directory is not None and stamp is not None:
             entry = {"path": str(manifest), "stamp": stamp, "data": data}
             write_cache(self._file(self.directory, str(manifest)), _VERSION, "manifest", entry)
-
-
-def _forget_earlier_files(directory: Path) -> None:
-    """What featcheck kept before a file per manifest: a file of every manifest it distilled
-    and one per workspace audited, megabytes each, which nothing reads any more."""
-    with contextlib.suppress(OSError):
-        os.unlink(directory / "noexec-manifests.json")
-    with contextlib.suppress(OSError):
-        for entry in os.scandir(directory / "noexec"):
-            os.unlink(entry.path)
-        os.rmdir(directory / "noexec")

@@ -215,25 +215,6 @@ _CRT_STATIC_RESPECTED = frozenset(
 _CRT_STATIC = ("target_feature", "crt-static")
 
 
-def _with_target_features(
-    triple: str, pairs: set[tuple[str, str]], features: list[str]
-) -> set[tuple[str, str]]:
-    """`pairs` after `-C target-feature` items in order (`+x` adds, `-x` drops; rustc ignores
-    an item without a sign), crt-static as rustc decides it."""
-    for feature in features:
-        if feature[1:] == "crt-static":
-            continue
-        if feature[:1] == "+":
-            pairs.add(("target_feature", feature[1:]))
-        elif feature[:1] == "-":
-            pairs.discard(("target_feature", feature[1:]))
-    if triple in _CRT_STATIC_RESPECTED and "+crt-static" in features:
-        pairs.add(_CRT_STATIC)
-    elif triple in _CRT_STATIC_RESPECTED and "-crt-static" in features:
-        pairs.discard(_CRT_STATIC)
-    return pairs
-
-
 def with_rustflags(cfg: TargetCfg, flags: Sequence[str]) -> TargetCfg:
     """`cfg` as rustc reports it given the kept rustflags (`--cfg=...`, `-Ckey=value`, see
     `argv_gate.filter_rustflags`). `--cfg`, `panic`, `debug-assertions` and `crt-static`
@@ -259,5 +240,17 @@ def with_rustflags(cfg: TargetCfg, flags: Sequence[str]) -> TargetCfg:
                 names.add("debug_assertions")
             else:
                 names.discard("debug_assertions")
-    pairs = _with_target_features(cfg.triple, pairs, features)
+    # `-C target-feature` items in order (`+x` adds, `-x` drops; rustc ignores an item without
+    # a sign), crt-static as rustc decides it.
+    for feature in features:
+        if feature[1:] == "crt-static":
+            continue
+        if feature[:1] == "+":
+            pairs.add(("target_feature", feature[1:]))
+        elif feature[:1] == "-":
+            pairs.discard(("target_feature", feature[1:]))
+    if cfg.triple in _CRT_STATIC_RESPECTED and "+crt-static" in features:
+        pairs.add(_CRT_STATIC)
+    elif cfg.triple in _CRT_STATIC_RESPECTED and "-crt-static" in features:
+        pairs.discard(_CRT_STATIC)
     return TargetCfg(cfg.triple, frozenset(names), frozenset(pairs))

@@ -29,6 +29,7 @@ from urllib.parse import urlsplit
 from featcheck.boundary import TrustContext, is_inside
 from featcheck.cargo.config_files import configuration_documents, setting_error
 from featcheck.cargo.failures import printable
+from featcheck.noexec.files import table
 from featcheck.workspace.model import CRATES_IO, CRATES_IO_SPARSE
 
 if TYPE_CHECKING:
@@ -78,27 +79,23 @@ class SourceConfig:
         """What replaces `lock_source` (a Cargo.lock `source`); None when no local source
         does (the registry's own packages are read, as before)."""
         if lock_source not in self._answers:
-            start = self._name_of(lock_source)
+            # The `[source.NAME]` that stands for `lock_source`: `crates-io`, or the one whose
+            # `registry` is that registry's URL.
+            kind, _, url = lock_source.partition("+")
+            wanted = (lock_source if kind == "sparse" else url).rstrip("/")
+            named = (
+                name
+                for name, settings in self.tables.items()
+                if "registry" in settings and settings["registry"].value.rstrip("/") == wanted
+            )
+            start = "crates-io" if lock_source == CRATES_IO else next(named, None)
             self._answers[lock_source] = None if start is None else self._follow(start)
         return self._answers[lock_source]
-
-    def _name_of(self, lock_source: str) -> str | None:
-        """The `[source.NAME]` that stands for `lock_source`: `crates-io`, or the one whose
-        `registry` is that registry's URL."""
-        if lock_source == CRATES_IO:
-            return "crates-io"
-        kind, _, url = lock_source.partition("+")
-        wanted = lock_source if kind == "sparse" else url
-        for name, table in self.tables.items():
-            registry = table.get("registry")
-            if registry is not None and registry.value.rstrip("/") == wanted.rstrip("/"):
-                return name
-        return None
 
     def _follow(self, start: str) -> LocalSource | RefusedSource | None:
         """Follow `replace-with` from `start` to the source cargo builds from."""
         name, seen = start, [start]
-        self._check(start)
+        location = self._location(start)
         while (step := self.tables.get(name, {}).get("replace-with")) is not None:
             if step.value in seen:
                 raise setting_error(
@@ -111,30 +108,10 @@ class SourceConfig:
                 return None  # an alternative registry by its `[registries]` name: remote
             name = step.value
             seen.append(name)
-            self._check(name)
-        return self._location(name)
-
-    def _check(self, name: str) -> None:
-        """cargo's refusal of a source with no location (but crates-io's own) or with two."""
-        table = self.tables.get(name, {})
-        kinds = [key for key in _LOCATIONS if key in table]
-        if len(kinds) == 1 or (not kinds and name == "crates-io"):
-            return
-        some = next(iter(table.values()))
-        problem = "more than one source location" if kinds else "no source location"
-        raise setting_error(
-            some.document,
-            ("source", name),
-            f"{problem} for `source.{printable(name)}` (cargo needs exactly one of `registry`,"
-            " `local-registry`, `directory` or `git`)",
-        )
-
-    def _location(self, name: str) -> LocalSource | RefusedSource | None:
-        table = self.tables.get(name, {})
-        kinds = [key for key in _LOCATIONS if key in table]
-        if not kinds or kinds[0] not in _LOCAL:
+            location = self._location(name)
+        if location is None or location not in _LOCAL:
             return None  # remote: its packages are in the cargo home, if anywhere
-        setting = table[kinds[0]]
+        setting = self.tables[name][location]
         path = Path(setting.value)
         inside = is_inside(path, self.root)
         if setting.from_checkout and not inside:
@@ -143,7 +120,23 @@ class SourceConfig:
                 f"`{printable(setting.value)}` (source `{printable(name)}`), outside the "
                 "checkout, which --no-exec does not read"
             )
-        return LocalSource(name, path, kinds[0] == "local-registry", inside)
+        return LocalSource(name, path, location == "local-registry", inside)
+
+    def _location(self, name: str) -> str | None:
+        """The location key of source `name` (None: crates-io's own); cargo's refusal of a
+        source with no location (but crates-io) or with two."""
+        settings = self.tables.get(name, {})
+        kinds = [key for key in _LOCATIONS if key in settings]
+        if len(kinds) == 1 or (not kinds and name == "crates-io"):
+            return kinds[0] if kinds else None
+        some = next(iter(settings.values()))
+        problem = "more than one source location" if kinds else "no source location"
+        raise setting_error(
+            some.document,
+            ("source", name),
+            f"{problem} for `source.{printable(name)}` (cargo needs exactly one of `registry`,"
+            " `local-registry`, `directory` or `git`)",
+        )
 
 
 def read_source_config(workdir: Path, places: TrustContext) -> SourceConfig:
@@ -156,14 +149,9 @@ def read_source_config(workdir: Path, places: TrustContext) -> SourceConfig:
     )
     for document, base, file in documents:
         from_checkout = is_inside(file, places.root) or is_inside(document.path, places.root)
-        sources = document.data.get("source")
-        if not isinstance(sources, dict):
-            continue
-        for name, table in sources.items():
-            if not isinstance(table, dict):
-                continue
+        for name, source in table(document.data.get("source")).items():
             for key in _KEYS:
-                value = table.get(key)
+                value = table(source).get(key)
                 if not isinstance(value, str) or not value:
                     continue
                 if key in _LOCAL:

@@ -45,11 +45,11 @@ class WorkspaceLayout:
 
     def is_excluded(self, directory: Path) -> bool:
         """Whether `directory` lies under a `workspace.exclude` entry."""
-        return any(_below(e, directory) for e in self.excluded)
+        return any(directory.is_relative_to(e) for e in self.excluded)
 
     def is_inside(self, directory: Path) -> bool:
         """Whether `directory` lies (symlinks resolved) under the workspace root."""
-        return _resolved_below(self.real_root, directory)
+        return Path(os.path.realpath(directory)).is_relative_to(self.real_root)
 
 
 def _normalized(path: Path) -> Path:
@@ -64,29 +64,10 @@ def _strings(value: Any, manifest: Path, key: str) -> list[str]:
     return list(value)
 
 
-def _below(root: Path, path: Path) -> bool:
-    return path == root or root in path.parents
-
-
-def _resolved_below(real_root: Path, path: Path) -> bool:
-    """Whether `path`, symlinks resolved, lies under `real_root` (resolved already)."""
-    return _below(real_root, Path(os.path.realpath(path)))
-
-
 def _outside(pattern: str, root: Path) -> FeatcheckError:
     return FeatcheckError(
         f"workspace member `{printable(pattern)}` is not hierarchically below the workspace "
         "root (cargo refuses this workspace; --no-exec reads nothing outside it)",
-        path=root / "Cargo.toml",
-    )
-
-
-def _no_manifest(directory: Path, root: Path, pattern: str) -> FeatcheckError:
-    via = "" if directory == root / pattern else f" (matched by `{printable(pattern)}`)"
-    shown = printable(os.path.relpath(directory, root))
-    return FeatcheckError(
-        f"failed to load manifest for workspace member `{shown}`{via}: it has no Cargo.toml "
-        "(cargo refuses this workspace)",
         path=root / "Cargo.toml",
     )
 
@@ -100,7 +81,7 @@ def _member_directories(
         if "\x00" in pattern:
             raise _outside(pattern, root)
         full = _normalized(root / pattern)
-        if not _below(root, full):
+        if not full.is_relative_to(root):
             raise _outside(pattern, root)
         if _GLOB_CHARACTERS.intersection(pattern):
             relative = os.path.relpath(full, root)
@@ -114,15 +95,21 @@ def _member_directories(
                 Path(p) for p in glob.glob(os.path.join(glob.escape(str(root)), relative))
             )
             candidates = [
-                m for m in matches if m.is_dir() and not any(_below(e, m) for e in excluded)
+                m for m in matches if m.is_dir() and not any(m.is_relative_to(e) for e in excluded)
             ]
         else:
             candidates = [full]
         for directory in candidates:
-            if not _resolved_below(real_root, directory):
+            if not Path(os.path.realpath(directory)).is_relative_to(real_root):
                 raise _outside(pattern, root)
             if not is_manifest(directory / "Cargo.toml", what="a workspace member"):
-                raise _no_manifest(directory, root, pattern)
+                via = "" if directory == root / pattern else f" (matched by `{printable(pattern)}`)"
+                shown = printable(os.path.relpath(directory, root))
+                raise FeatcheckError(
+                    f"failed to load manifest for workspace member `{shown}`{via}: it has no "
+                    "Cargo.toml (cargo refuses this workspace)",
+                    path=manifest,
+                )
             if directory not in found and directory != root:
                 found.append(directory)
     return found
@@ -172,7 +159,7 @@ def _find_root(
         workspace = parent_data.get("workspace")
         if not isinstance(workspace, Mapping):
             continue
-        if any(_below(e, directory) for e in _excluded(parent, workspace)):
+        if any(directory.is_relative_to(e) for e in _excluded(parent, workspace)):
             continue
         return parent, parent_data
     return directory, data

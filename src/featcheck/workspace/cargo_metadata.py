@@ -113,20 +113,14 @@ class CargoPackages(PackageTable):
                 target = self.by_id[dep_id]
                 dependency = self._raw[target]
                 library = self._library_name(target)
-                edge = listed.get(dep_id)
-                kinds = None
-                if edge is not None:
+                kinds, extern = None, None
+                if (edge := listed.get(dep_id)) is not None:
                     pairs = edge.get("dep_kinds", ())
                     kinds = [(DependencyKind.of(k.get("kind")), k.get("target")) for k in pairs]
-                for decl in declarations_for_edge(
-                    declarations,
-                    dependency["name"],
-                    str(dependency["version"]),
-                    kinds,
-                    (edge.get("name") or None) if edge is not None else None,
-                    library,
-                ):
-                    edges.append(self.edge(decl, target))
+                    extern = edge.get("name") or None
+                name, version = dependency["name"], str(dependency["version"])
+                found = declarations_for_edge(declarations, name, version, kinds, extern, library)
+                edges += [self.edge(decl, target) for decl in found]
         target_kinds = frozenset(
             kind for target in raw.get("targets", ()) for kind in target.get("kind", ())
         )

@@ -271,7 +271,16 @@ class PackageTable(Sequence[Package]):
         listed = self.listed[position]
         unresolved: frozenset[str] = frozenset()
         if edges is not None:
-            edges += self._path_edges_without_library(declarations, edges)
+            # Edges to path packages that have no lib target, which metadata's resolve leaves
+            # out. cargo warns ("ignoring invalid dependency ... which is missing a lib target")
+            # and links nothing, but the package stays in the feature resolution: what it and
+            # its dependencies ask for still unifies, and `cargo tree` draws the edge.
+            named = {edge.name_in_toml for edge in edges}
+            for decl in declarations:
+                if decl.path is not None and decl.key not in named:
+                    at = self._by_directory.get((decl.name, str(PurePath(decl.path))))
+                    if at is not None:
+                        edges.append(self.edge(decl, at))
             declared = {d.key for d in declarations if d.kind is not DEV}
             unresolved = frozenset(declared - {edge.name_in_toml for edge in edges})
         return Package(
@@ -298,25 +307,6 @@ class PackageTable(Sequence[Package]):
         return Edge(
             target, decl.key, decl.kind, decl.target, decl.optional, requested, declaration=decl
         )
-
-    def _path_edges_without_library(
-        self, declarations: tuple[Declaration, ...], edges: list[Edge]
-    ) -> list[Edge]:
-        """Edges to path packages that have no lib target, which metadata's resolve leaves out.
-
-        cargo warns ("ignoring invalid dependency ... which is missing a lib target") and links
-        nothing, but the package stays in the feature resolution: what it and its dependencies
-        ask for still unifies, and `cargo tree` draws the edge.
-        """
-        named = {edge.name_in_toml for edge in edges}
-        found: list[Edge] = []
-        for decl in declarations:
-            if decl.path is None or decl.key in named:
-                continue
-            position = self._by_directory.get((decl.name, str(PurePath(decl.path))))
-            if position is not None:
-                found.append(self.edge(decl, position))
-        return found
 
 
 def is_registry(source: str | None) -> bool:
