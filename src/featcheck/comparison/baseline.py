@@ -153,15 +153,14 @@ def _entry(line: str, number: int, path: Path) -> BaselineEntry | None:
 
 def baseline_text(findings: Iterable[Finding]) -> str:
     """A baseline accepting every finding: the header, then one sorted line each."""
+
     # By rule, member, target, configuration, then what it is about: a reviewer's order.
-    lines = sorted({_line(finding) for finding in findings}, key=_review_order)
+    def review_order(line: str) -> tuple[list[str], str]:
+        fields, _, about = line.partition("#")
+        return fields.split()[2:6], about
+
+    lines = sorted({_line(finding) for finding in findings}, key=review_order)
     return HEADER + "".join(f"{line}\n" for line in lines)
-
-
-def _review_order(line: str) -> tuple[list[str], str]:
-    fields, _, about = line.partition("#")
-    words = fields.split()
-    return [words[2], words[3], words[4], words[5]], about
 
 
 def _line(finding: Finding) -> str:

@@ -18,6 +18,7 @@ from featcheck.errors import FeatcheckError
 from featcheck.featureset import AuditOptions, FeatureSelection, beyond_defaults
 from featcheck.fixes.counterfactual import WhatIf
 from featcheck.fixes.lockcheck import LockView
+from featcheck.fixes.reach import BuildKey
 from featcheck.locate import ManifestCache, bind_declarations
 from featcheck.matrix import ConfigurationPlan, audits_itself, plan_configurations
 from featcheck.policy.load import load_config, members_with_settings
@@ -170,17 +171,8 @@ def with_every_feature(
     """The scope over metadata that covers every package the plan's builds may use."""
     # Every `dependency/feature` value of the plan, which `--all-features` does not cover (it
     # may turn on optional dependencies of dependencies).
-    extra = tuple(
-        sorted(
-            {
-                value
-                for found in plan.selections.values()
-                for selection in found
-                for value in selection.features
-                if "/" in value
-            }
-        )
-    )
+    values = {v for found in plan.selections.values() for s in found for v in s.features}
+    extra = tuple(sorted(v for v in values if "/" in v))
     if extra or (not all_features and beyond_defaults(scope.requested, scope.each_feature)):
         # Plain `cargo metadata` leaves out the optional dependencies nothing enables by
         # default, and `--all-features` those that only a `dependency/feature` value enables:
@@ -205,9 +197,6 @@ def nothing_audited(plan: ConfigurationPlan, scope: Scope) -> list[str]:
 # The third stage: what cargo builds for each (member, target, configuration), by featcheck's
 # own resolver over the one metadata (the differential tests put cargo tree in its place:
 # tests/cargo_tree_oracle.py).
-
-BuildKey = tuple[str, str, FeatureSelection]
-"""(member package id, target triple, feature selection)."""
 
 Builds = dict[BuildKey, ParsedTree]
 
