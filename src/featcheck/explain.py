@@ -116,12 +116,7 @@ class Explainer:
         return text
 
     def chain(
-        self,
-        detection: Detection,
-        cut: Cut | None,
-        member: Package,
-        target: str,
-        cfg: TargetCfg,
+        self, detection: Detection, cut: Cut | None, member: Package, target: str, cfg: TargetCfg
     ) -> tuple[str, ...]:
         """The why chain, one line per link."""
         lines: list[str] = []

@@ -12,14 +12,7 @@ from featcheck.errors import FeatcheckError
 from featcheck.featureset import AuditOptions
 from featcheck.graph import DependencyGraph, Node
 from featcheck.report import AuditResult
-from featcheck.rules import (
-    BuildView,
-    Catalogue,
-    Detection,
-    Rule,
-    detect,
-    skipped_for_target,
-)
+from featcheck.rules import BuildView, Catalogue, Detection, Rule, detect, skipped_for_target
 from featcheck.rules.detect import covering_rules
 from featcheck.stages.finish import finding_order
 

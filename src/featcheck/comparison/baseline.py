@@ -193,12 +193,7 @@ def against_baseline(
     stale entries said in a note each."""
     shown, hidden, now = _split(result.findings, {e.fingerprint: e.severity for e in entries})
     stale = [e for e in entries if e.fingerprint not in now and _covered(result, e)]
-    comparison = Comparison(
-        "baseline",
-        file,
-        hidden=tuple(hidden),
-        stale=tuple(stale),
-    )
+    comparison = Comparison("baseline", file, hidden=tuple(hidden), stale=tuple(stale))
     notes = [
         f"{file}:{entry.line}: baseline entry matches no finding any more ({entry.describe()}); "
         "remove the line, or rewrite the file with --write-baseline"

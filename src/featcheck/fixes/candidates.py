@@ -49,8 +49,7 @@ class CandidateFinder(DirectDependencies):
 
     search: FeatureSearch
     _models: dict[
-        tuple[object, ...],
-        tuple[frozenset[ModelEdit], frozenset[PackageRef], tuple[Edit, ...]],
+        tuple[object, ...], tuple[frozenset[ModelEdit], frozenset[PackageRef], tuple[Edit, ...]]
     ] = field(default_factory=dict, init=False)
 
     def candidates(

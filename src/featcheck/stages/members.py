@@ -23,11 +23,7 @@ from featcheck.locate import ManifestCache, bind_declarations
 from featcheck.matrix import ConfigurationPlan, audits_itself, plan_configurations
 from featcheck.policy.load import load_config, members_with_settings
 from featcheck.policy.settings import Config
-from featcheck.resolution import (
-    FeatureSelectionError,
-    resolve_configurations,
-    resolver_version,
-)
+from featcheck.resolution import FeatureSelectionError, resolve_configurations, resolver_version
 from featcheck.resolution.context import BuildContext
 from featcheck.resolution.record import Record, record_build
 from featcheck.resolution.session import TargetSession
