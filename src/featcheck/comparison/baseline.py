@@ -176,14 +176,11 @@ def _line(finding: Finding) -> str:
         f"{finding.crate} {compatible_version(finding.crate_version)} "
         f"`{finding.feature}`: {finding.message}"
     )
-    # Each field as one word: names cargo accepts have no space, `#` or control character.
+    # Each field as one word: names cargo accepts have no space, `#` or control character;
+    # what it said on one line of printable characters (the baseline is read line by line).
     words = (re.sub(r"[\s#]", "?", field) or _NONE for field in fields)
-    return f"{' '.join(words)}  # {_one_line(about)}"
-
-
-def _one_line(text: str) -> str:
-    """`text` on one line of printable characters (the baseline is read line by line)."""
-    return "".join(c if c.isprintable() else "?" for c in " ".join(text.split()))
+    said = "".join(c if c.isprintable() else "?" for c in " ".join(about.split()))
+    return f"{' '.join(words)}  # {said}"
 
 
 def against_baseline(

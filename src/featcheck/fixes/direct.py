@@ -88,9 +88,7 @@ class DirectDependencies:
             return
         for feature in sorted(owner_node.features - {"default"}):
             if feature in owner.features and self._selects_crate(position, feature, on_the_way):
-                found = self.candidate(owner, feature, backend, goal, wanted, cut, depth)
-                if found is not None:
-                    yield found
+                yield from self.candidate(owner, feature, backend, goal, wanted, cut, depth)
 
     def _selects_crate(self, position: int, feature: str, on_the_way: frozenset[int]) -> bool:
         """Whether `feature` of the package turns on an optional dependency on the way to the
@@ -137,11 +135,11 @@ class DirectDependencies:
         wanted: tuple[str, ...],
         cut: Cut,
         depth: int = 0,
-    ) -> Candidate | None:
+    ) -> Iterator[Candidate]:
         """The package (the member, or a workspace library `depth` edges from it) depends on
         the crate, behind its feature `behind` (None: plainly), unless it already declares it."""
         if self._declares(owner, backend.name):
-            return None
+            return
         entry = self._workspace_entry(backend) if owner.id in self.metadata.member_ids else None
         optional = behind is not None
         # What the new line asks of the crate, its action and its version requirement.
@@ -152,7 +150,7 @@ class DirectDependencies:
         else:
             key = entry.key
             if key != backend.name and self._declares(owner, key):
-                return None
+                return
             value = entry.value if isinstance(entry.value, dict) else {}
             inherited = [f for f in value.get("features", ()) if isinstance(f, str)]
             defaults = (
@@ -169,7 +167,7 @@ class DirectDependencies:
             )
         index = self.what_if.index
         position, dep = index.by_id[owner.id], index.by_id[goal.id]
-        return Candidate(
+        yield Candidate(
             tuple(edits),
             frozenset({NewDependency(position, dep, key, requested, behind)}),
             (1, depth, 0),
