@@ -79,18 +79,15 @@ def audit_tree_text(
             continue  # the hints for one target; saved tree text does not say which it was
         for detection in _standing(rule, rules, view):
             owners = _owners(parsed.graph, roots, detection.node, view.structured)
-            notes: list[str] = []
-            member_name: str | None = None
+            finding = FindingBuilder(rule, detection, None, None).at(None)
             if len(owners) == 1:
-                member_name = owners[0].name
+                finding.member_name = owners[0].name
             else:
                 names = ", ".join(sorted({o.name for o in owners}))
-                notes.append(
+                finding.notes = (
                     "the saved tree cannot tell which member this build belongs to"
-                    + (f" (it is reached from {names})" if names else "")
+                    + (f" (it is reached from {names})" if names else ""),
                 )
-            finding = FindingBuilder(rule, detection, None, None).at(None)
-            finding.member_name, finding.notes = member_name, tuple(notes)
             result.findings.append(
                 finding.build(
                     f"enable the `{detection.feature}` feature of {detection.node.name} "
