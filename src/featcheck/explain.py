@@ -38,7 +38,7 @@ class Explainer:
     builds: Mapping[tuple[str, str], DependencyGraph]
     """Every audited (member id, target) build, to say which other member enables a feature."""
     record: Callable[[str, TargetCfg, FeatureSelection], Record]
-    """A member's build resolved again with why each step was taken (`ResolverModel.record`):
+    """A member's build resolved again with why each step was taken (`WhatIf.record`):
     the chain of a feature that is on is read off it."""
     sides_unify: bool = False
     """Resolver 1: a workspace-wide build gives host units (proc-macros and what they use)

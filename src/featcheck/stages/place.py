@@ -26,7 +26,7 @@ from featcheck.resolution.record import FeatureSearch
 from featcheck.rules import BuildView, Rule, detect, skipped_for_target
 from featcheck.rules.detect import missing_feature
 from featcheck.rules.spec import Kind
-from featcheck.stages.members import Resolved, ResolverModel, Run, Scope
+from featcheck.stages.members import Resolved, Run, Scope
 from featcheck.workspace.cargo_metadata import parse_metadata
 from featcheck.workspace.model import Package, PackageRef, same_crate
 from featcheck.workspace.workspace import Workspace
@@ -57,12 +57,11 @@ def place(
     """A finding for each detection, in the same order, but those a library leaves to its
     users on purpose (`offered_by_library`); locations relative to `root`. `lazy`: covered
     deferred detections get no fix search."""
-    options, (model, builds) = run.options, resolved
+    options, (what_if, builds) = run.options, resolved
     locator = Locator(scope.metadata, root, run.manifests)
-    search = FeatureSearch(model.metadata)
+    search = FeatureSearch(what_if.index)
     flagged = [item for item in flagged if not offered_by_library(scope, search, item)]
-    still_flagged = _still_flagged(scope, model)
-    what_if = model.what_if(run.deadline)
+    still_flagged = _still_flagged(scope, what_if)
     overlay = _overlay(run, scope, what_if, still_flagged)
     # The chain compares members' builds: each member's base configuration stands for it.
     base_builds = {
@@ -73,7 +72,9 @@ def place(
     }
     placer = FindingPlacer(
         locator,
-        Explainer(scope.metadata, search, locator, base_builds, model.record, model.resolver == 1),
+        Explainer(
+            scope.metadata, search, locator, base_builds, what_if.record, what_if.resolver == 1
+        ),
         FixSearch(
             scope.metadata,
             locator,
@@ -178,7 +179,7 @@ def offered_by_library(scope: Scope, search: FeatureSearch, item: Flagged) -> bo
     return any(feature not in on for feature in offered)
 
 
-def _still_flagged(scope: Scope, model: ResolverModel) -> StillFlagged:
+def _still_flagged(scope: Scope, model: WhatIf) -> StillFlagged:
     rules_for: dict[tuple[str, str], list[Rule]] = {}
 
     def rules_of(member: Package, crate: str) -> list[Rule]:
