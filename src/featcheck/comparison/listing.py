@@ -225,7 +225,11 @@ class ObjectReader:
             if content is None or not content.endswith(b"\n"):
                 raise FeatcheckError(f"--new-since: git stopped while reading {object_id[:12]}")
             content = content[:-1]
-            if object_hash(expected.kind, content, len(object_id)) != object_id:
+            # The id git gives the content: SHA-1 (40 hex digits) or SHA-256 (64).
+            digest = hashlib.sha1() if len(object_id) == 40 else hashlib.sha256()
+            digest.update(f"{expected.kind} {len(content)}\0".encode("ascii"))
+            digest.update(content)
+            if digest.hexdigest() != object_id:
                 raise FeatcheckError(
                     f"--new-since: the {expected.kind} {object_id[:12]} does not match its id: "
                     "the repository holds content forged under another object's name"
@@ -253,11 +257,3 @@ class ObjectReader:
         if len(words) != 3 or words[0] != object_id or not words[2].isdigit():
             raise FeatcheckError(f"--new-since: git answered `{line[:80]!r}` for {object_id[:12]}")
         return ObjectInfo(words[1], int(words[2]))
-
-
-def object_hash(kind: str, content: bytes, length: int) -> str:
-    """The id git gives `content` as a `kind` object: SHA-1 (40 hex digits) or SHA-256 (64)."""
-    digest = hashlib.sha1() if length == 40 else hashlib.sha256()
-    digest.update(f"{kind} {len(content)}\0".encode("ascii"))
-    digest.update(content)
-    return digest.hexdigest()
