@@ -52,12 +52,9 @@ def _edited_edges(index: Workspace, package: int, edits: Sequence[ModelEdit]) ->
             optional = edit.behind is not None
             edges.append(Edge(edit.dep, edit.key, NORMAL, None, optional, requested))
             continue
+        edited = (edit.key, edit.kind, edit.platform)
         for position, edge in enumerate(edges):
-            if (edge.name_in_toml, edge.kind, edge.platform) != (
-                edit.key,
-                edit.kind,
-                edit.platform,
-            ):
+            if (edge.name_in_toml, edge.kind, edge.platform) != edited:
                 continue
             added = parse_feature_values(edit.features)
             if edit.defaults and "default" in index.packages[edge.dep].features:

@@ -158,12 +158,11 @@ class DirectDependencies:
             )
             requested, version = (*inherited, *wanted, *defaults), ""
             action = "inherit-optional-dependency" if optional else "inherit-dependency"
-        edits = [Edit(owner.manifest_path, ("dependencies", key), action, wanted, version)]
+        manifest = owner.manifest_path
+        edits = [Edit(manifest, ("dependencies", key), action, wanted, version)]
         if behind is not None:
             edits.append(
-                Edit(
-                    owner.manifest_path, ("features", behind), "add-feature-values", (f"dep:{key}",)
-                )
+                Edit(manifest, ("features", behind), "add-feature-values", (f"dep:{key}",))
             )
         index = self.what_if.index
         position, dep = index.by_id[owner.id], index.by_id[goal.id]

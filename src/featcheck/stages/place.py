@@ -10,6 +10,7 @@ lack `rayon`, for findings no report shows.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
@@ -180,18 +181,11 @@ def offered_by_library(scope: Scope, search: FeatureSearch, item: Flagged) -> bo
 
 
 def _still_flagged(scope: Scope, model: WhatIf) -> StillFlagged:
-    rules_for: dict[tuple[str, str], list[Rule]] = {}
-
-    def rules_of(member: Package, crate: str) -> list[Rule]:
+    @functools.cache
+    def rules_of(member: str, crate: str) -> list[Rule]:
         """The member's rules for the crate: asked for every candidate of every finding."""
-        known = rules_for.get((member.id, crate))
-        if known is None:
-            known = rules_for[(member.id, crate)] = [
-                rule
-                for rule in scope.rules_of[member.id]
-                if any(same_crate(c.name, crate) for c in rule.crates)
-            ]
-        return known
+        found = scope.rules_of[member]
+        return [rule for rule in found if any(same_crate(c.name, crate) for c in rule.crates)]
 
     def still_flagged(
         member: Package,
@@ -202,7 +196,7 @@ def _still_flagged(scope: Scope, model: WhatIf) -> StillFlagged:
     ) -> bool:
         """Whether the member's rules for `package`'s crate still flag it in a build with a
         fix made, for a feature other than the `excused` ones."""
-        rules = rules_of(member, package.name)
+        rules = rules_of(member.id, package.name)
         # Most candidates clear the finding: a look at the package's own nodes says so without
         # `detect`. By name: a candidate's graph shares its index of names with the graph below
         # its member, which every candidate drawn on it looks up (`DependencyGraph.rooted`).
