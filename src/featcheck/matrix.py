@@ -34,14 +34,7 @@ from featcheck.featureset import (
     unmatched_message,
 )
 from featcheck.report import Finding, FindingIdentity
-from featcheck.rules import Rule
-from featcheck.workspace.model import (
-    FEATURE,
-    FeatureValue,
-    Package,
-    parse_feature_value,
-    same_crate,
-)
+from featcheck.workspace.model import FEATURE, FeatureValue, Package, parse_feature_value
 
 _Build = TypeVar("_Build")
 
@@ -131,11 +124,6 @@ def plan_configurations(
         if member.id not in self_audited:
             _group_equivalent(plan, member, deadline)
     return plan
-
-
-def audits_itself(member: str, rules: Sequence[Rule]) -> bool:
-    """Whether a rule looks at the member's own crate: its own features then decide."""
-    return any(same_crate(c.name, member) for rule in rules for c in rule.crates)
 
 
 def _group_equivalent(plan: ConfigurationPlan, member: Package, deadline: Deadline) -> None:

@@ -20,7 +20,7 @@ from featcheck.fixes.counterfactual import WhatIf
 from featcheck.fixes.lockcheck import LockView
 from featcheck.fixes.reach import BuildKey
 from featcheck.locate import ManifestCache, bind_declarations
-from featcheck.matrix import ConfigurationPlan, audits_itself, plan_configurations
+from featcheck.matrix import ConfigurationPlan, plan_configurations
 from featcheck.policy.load import load_config, members_with_settings
 from featcheck.policy.settings import Config
 from featcheck.resolution import FeatureSelectionError, resolve_configurations, resolver_version
@@ -145,14 +145,18 @@ def _member_named(members: Sequence[Package], name: str) -> Package | None:
 def plan_builds(run: Run, scope: Scope) -> ConfigurationPlan:
     """The feature selections to resolve for each member, and those cargo would refuse."""
     root_id = scope.metadata.resolve_root
+    # Members a rule looks at themselves: their own features then decide.
+    itself = frozenset(
+        m.id
+        for m in scope.members
+        if any(same_crate(c.name, m.name) for r in scope.rules_of[m.id] for c in r.crates)
+    )
     return plan_configurations(
         scope.members,
         scope.requested,
         each=scope.each_feature,
         legacy_root=root_id if scope.resolver == 1 else None,
-        self_audited=frozenset(
-            m.id for m in scope.members if audits_itself(m.name, scope.rules_of[m.id])
-        ),
+        self_audited=itself,
         deadline=run.deadline,
     )
 
