@@ -219,9 +219,8 @@ class Explainer:
             line = f" (line {entry.key.line})" if entry is not None else ""
             who = "tests and benches" if kind is DEV else "the build script"
             lines.append(
-                f"enabled only for {who}, through [{kind.value}-dependencies]"
-                f" {declaration.key}{line}:"
-                " the build itself does not get it"
+                f"enabled only for {who}, through [{kind.value}-dependencies] {declaration.key}"
+                f"{line}: the build itself does not get it"
             )
         return lines
 

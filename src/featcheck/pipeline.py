@@ -238,8 +238,7 @@ def _reported(result: AuditResult, placed: Placed) -> list[Finding]:
 class Detections:
     flagged: list[Flagged] = field(default_factory=list)
     skipped: list[TargetSkip] = field(default_factory=list)
-    incomplete: list[BuildGap] = field(default_factory=list)
-    """Builds whose verdict depends on packages a --no-exec audit could not read."""
+    incomplete: list[BuildGap] = field(default_factory=list)  # as `AuditResult.incomplete`
     unread_note: str | None = None
 
 

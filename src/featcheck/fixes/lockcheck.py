@@ -117,15 +117,8 @@ class LockView:
         holders = list(self._holders(package_id))
         lowest = ".".join(str(part) for part in low[:3])
         update_helps = bool(holders) and all(semver.matches(req, lowest) for _, req in holders)
-        held = next(((who, req) for who, req in holders), None)
-        return Conflict(
-            declaration.name,
-            declaration.req,
-            required_by,
-            version,
-            f"{held[0]} requires {declaration.name} {held[1]}" if held is not None else "",
-            update_helps,
-        )
+        held = f"{holders[0][0]} requires {declaration.name} {holders[0][1]}" if holders else ""
+        return Conflict(declaration.name, declaration.req, required_by, version, held, update_helps)
 
     def _holders(self, package_id: str) -> Iterator[tuple[str, str]]:
         """(package name, requirement) of each dependent of the locked package, members
