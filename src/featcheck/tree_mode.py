@@ -119,18 +119,14 @@ def _unified_members(result: AuditResult, roots: list[Node]) -> None:
 def _cargo_answer_instead_of_tree(text: str, source_name: str) -> AuditResult:
     """Saved `cargo tree -i CRATE` output can be cargo's message rather than a tree."""
     failure = classify(text)
-    result = AuditResult(Path("."))
-    if failure.kind is FailureKind.NOTHING_TO_PRINT:
-        result.notes.append(
-            "cargo printed nothing: the crate is in the lockfile but not built with these "
-            "edges and this target, so nothing here can be single-threaded"
-        )
-        return result
-    if failure.kind is FailureKind.NO_MATCH:
-        result.notes.append(
-            f"cargo says the crate is not in the dependency graph: {failure.summary}"
-        )
-        return result
+    notes = {
+        FailureKind.NOTHING_TO_PRINT: "cargo printed nothing: the crate is in the lockfile but "
+        "not built with these edges and this target, so nothing here can be single-threaded",
+        FailureKind.NO_MATCH: "cargo says the crate is not in the dependency graph: "
+        + failure.summary,
+    }
+    if failure.kind in notes:
+        return AuditResult(Path("."), notes=[notes[failure.kind]])
     if failure.kind is FailureKind.AMBIGUOUS:
         versions = ", ".join(failure.candidates) or "several versions"
         raise FeatcheckError(
