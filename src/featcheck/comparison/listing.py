@@ -65,7 +65,14 @@ class Walk:
         level: list[tuple[str, tuple[str, ...], int]] = [(root, (), 0)]
         count = 0
         while level:
-            self._load(level)
+            # The trees of this level not read yet, read and parsed.
+            unknown: dict[str, str] = {}
+            for tree, directory, _ in level:
+                if tree not in self._trees and tree not in unknown:
+                    unknown[tree] = "/".join(directory) or "the top directory"
+            read = self._read(unknown, "tree")
+            for (tree, where), content in zip(unknown.items(), read, strict=True):
+                self._trees[tree] = self._parse(content, len(tree) // 2, where)
             below: list[tuple[str, tuple[str, ...], int]] = []
             for tree, directory, length in level:
                 for kind, name, object_id in self._trees[tree]:
@@ -85,17 +92,6 @@ class Walk:
                         yield Entry(kind, path, object_id)
             self._budget.check()
             level = below
-
-    def _load(self, level: list[tuple[str, tuple[str, ...], int]]) -> None:
-        """Read and parse the trees of `level` not read yet."""
-        unknown: dict[str, str] = {}
-        for tree, directory, _ in level:
-            if tree not in self._trees and tree not in unknown:
-                unknown[tree] = "/".join(directory) or "the top directory"
-        for (tree, where), content in zip(
-            unknown.items(), self._read(unknown, "tree"), strict=True
-        ):
-            self._trees[tree] = self._parse(content, len(tree) // 2, where)
 
     def _read(self, objects: dict[str, str], kind: str) -> Iterator[bytes]:
         """The contents of `objects` (id: where it is), all of `kind`, within the bound on
