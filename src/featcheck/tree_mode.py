@@ -17,13 +17,6 @@ from featcheck.rules.detect import covering_rules
 from featcheck.stages.finish import finding_order
 
 
-def _rules(options: AuditOptions) -> tuple[Rule, ...]:
-    try:
-        return Catalogue.builtin().select(options.select, options.ignore)
-    except ValueError as error:
-        raise FeatcheckError(str(error)) from None
-
-
 def _standing(rule: Rule, rules: tuple[Rule, ...], view: BuildView) -> list[Detection]:
     """What `rule` reports here: a detection deferred to another rule's feature only where no
     rule run flags the node for it (FC003 speaks of `simd` where FC001 is ignored, see
@@ -47,7 +40,11 @@ def audit_tree_text(
     text: str, source_name: str, options: AuditOptions | None = None
 ) -> AuditResult:
     """Audit text saved from `cargo tree -f '{p} [{f}]'` (no manifests, no cargo)."""
-    rules = _rules(options or AuditOptions())
+    options = options or AuditOptions()
+    try:
+        rules = Catalogue.builtin().select(options.select, options.ignore)
+    except ValueError as error:
+        raise FeatcheckError(str(error)) from None
     try:
         parsed = parse_tree_text(text)
     except TreeTextError as error:
