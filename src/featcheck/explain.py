@@ -225,22 +225,9 @@ class Explainer:
         return lines
 
     def _other_members(self, node: Node, feature: str, member: Package, target: str) -> list[str]:
-        """Members whose own build has the feature: unified in a workspace-wide build only."""
-        enabling = [
-            name
-            for member_id, name in self._enabling_members(node, feature, target)
-            if member_id != member.id
-        ]
-        if not enabling:
-            return []
-        return [
-            f"enabled in the workspace-wide build by member {', '.join(enabling)}, not when "
-            f"{member.name} is built alone (cargo build -p {member.name}, cargo install)"
-        ]
-
-    def _enabling_members(self, node: Node, feature: str, target: str) -> list[tuple[str, str]]:
-        """(id, name) of every member whose build has `feature` on `node`'s package, sorted by
-        name: asked for every finding of a crate, so the members are scanned once per crate."""
+        """Members whose own build has the feature: unified in a workspace-wide build only.
+        Asked for every finding of a crate: the (id, name) of every member whose build has
+        `feature` on `node`'s package, sorted by name, are found once per crate."""
         key = (node.package, feature, target)
         known = self._enabling.get(key)
         if known is None:
@@ -257,4 +244,10 @@ class Explainer:
                 ),
                 key=lambda found: found[1],
             )
-        return known
+        enabling = [name for member_id, name in known if member_id != member.id]
+        if not enabling:
+            return []
+        return [
+            f"enabled in the workspace-wide build by member {', '.join(enabling)}, not when "
+            f"{member.name} is built alone (cargo build -p {member.name}, cargo install)"
+        ]
