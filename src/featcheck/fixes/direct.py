@@ -87,18 +87,17 @@ class DirectDependencies:
         if position is None:
             return
         for feature in sorted(owner_node.features - {"default"}):
-            if feature in owner.features and self._selects_crate(position, feature, on_the_way):
+            if feature not in owner.features:
+                continue
+            key = (position, feature, on_the_way)
+            if key not in self._selects:
+                self._selects[key] = self._selects_crate(position, feature, on_the_way)
+            if self._selects[key]:
                 yield from self.candidate(owner, feature, backend, goal, wanted, cut, depth)
 
     def _selects_crate(self, position: int, feature: str, on_the_way: frozenset[int]) -> bool:
         """Whether `feature` of the package turns on an optional dependency on the way to the
         crate, through the feature tables (a weak `dep?/f` turns nothing on)."""
-        key = (position, feature, on_the_way)
-        if key not in self._selects:
-            self._selects[key] = self._walk(position, feature, on_the_way)
-        return self._selects[key]
-
-    def _walk(self, position: int, feature: str, on_the_way: frozenset[int]) -> bool:
         packages = self.what_if.index.packages
         seen = {(position, feature)}
         queue = deque(seen)
