@@ -30,8 +30,7 @@ from featcheck.featureset import (
     FeatureSelection,
     each_feature,
     member_selection,
-    unmatched_features,
-    unmatched_message,
+    unmatched,
 )
 from featcheck.report import Finding, FindingIdentity
 from featcheck.workspace.model import FEATURE, FeatureValue, Package, parse_feature_value
@@ -97,14 +96,11 @@ def plan_configurations(
     Members in `self_audited` (ids) are never resolved as another configuration (see above).
     """
     plan = ConfigurationPlan()
-    names = [m.name for m in members]
     valid: list[FeatureSelection] = []
     for selection in requested or [DEFAULT]:
-        missing = unmatched_features(selection, members)
-        if missing:
-            plan.errors.append(
-                f"configuration `{selection.label}`: {unmatched_message(missing, names)}"
-            )
+        error = unmatched(selection, members)
+        if error is not None:
+            plan.errors.append(f"configuration `{selection.label}`: {error}")
         else:
             valid.append(selection)
     for member in members:
