@@ -25,7 +25,7 @@ from featcheck.errors import FeatcheckError
 from featcheck.featureset import FeatureSelection
 from featcheck.graph import DependencyGraph, Node
 from featcheck.matrix import ConfigurationPlan
-from featcheck.stages.members import Builds, Resolved, ResolverModel, Run, Scope
+from featcheck.stages.members import Builds, Resolved, Run, Scope, resolver_model
 from featcheck.workspace.model import Package
 
 _ASK_CARGO = """\
@@ -86,7 +86,7 @@ def resolve_by_cargo_tree(run: Run, scope: Scope, plan: ConfigurationPlan) -> Re
     """The resolve stage with cargo as the resolver: the model, and one `cargo tree` per build,
     run in parallel. With the default features, a refusal stops the audit."""
     assert isinstance(run.source, CargoRunner), "cargo tree needs cargo"
-    model = ResolverModel.of(run.source, scope)
+    model = resolver_model(run.source, scope, run.deadline)
     runner, manifest = run.source, run.manifest
     by_id = {m.id: m for m in scope.members}
     jobs = [(by_id[m], t, s) for m, s in plan.distinct_jobs() for t in scope.targets]

@@ -37,7 +37,7 @@ class Explainer:
     builds: Mapping[tuple[str, str], DependencyGraph]
     """Every audited (member id, target) build, to say which other member enables a feature."""
     record: Callable[[str, TargetCfg, FeatureSelection], Record]
-    """A member's build resolved again with why each step was taken (`ResolverModel.record`):
+    """A member's build resolved again with why each step was taken (`WhatIf.record`):
     the chain of a feature that is on is read off it."""
     sides_unify: bool = False
     """Resolver 1: a workspace-wide build gives host units (proc-macros and what they use)
@@ -115,12 +115,7 @@ class Explainer:
         return text
 
     def chain(
-        self,
-        detection: Detection,
-        cut: Cut | None,
-        member: Package,
-        target: str,
-        cfg: TargetCfg,
+        self, detection: Detection, cut: Cut | None, member: Package, target: str, cfg: TargetCfg
     ) -> tuple[str, ...]:
         """The why chain, one line per link."""
         lines: list[str] = []
@@ -223,29 +218,15 @@ class Explainer:
             line = f" (line {entry.key.line})" if entry is not None else ""
             who = "tests and benches" if kind is DEV else "the build script"
             lines.append(
-                f"enabled only for {who}, through [{kind.value}-dependencies]"
-                f" {declaration.key}{line}:"
-                " the build itself does not get it"
+                f"enabled only for {who}, through [{kind.value}-dependencies] {declaration.key}"
+                f"{line}: the build itself does not get it"
             )
         return lines
 
     def _other_members(self, node: Node, feature: str, member: Package, target: str) -> list[str]:
-        """Members whose own build has the feature: unified in a workspace-wide build only."""
-        enabling = [
-            name
-            for member_id, name in self._enabling_members(node, feature, target)
-            if member_id != member.id
-        ]
-        if not enabling:
-            return []
-        return [
-            f"enabled in the workspace-wide build by member {', '.join(enabling)}, not when "
-            f"{member.name} is built alone (cargo build -p {member.name}, cargo install)"
-        ]
-
-    def _enabling_members(self, node: Node, feature: str, target: str) -> list[tuple[str, str]]:
-        """(id, name) of every member whose build has `feature` on `node`'s package, sorted by
-        name: asked for every finding of a crate, so the members are scanned once per crate."""
+        """Members whose own build has the feature: unified in a workspace-wide build only.
+        Asked for every finding of a crate: the (id, name) of every member whose build has
+        `feature` on `node`'s package, sorted by name, are found once per crate."""
         key = (node.package, feature, target)
         known = self._enabling.get(key)
         if known is None:
@@ -262,4 +243,10 @@ class Explainer:
                 ),
                 key=lambda found: found[1],
             )
-        return known
+        enabling = [name for member_id, name in known if member_id != member.id]
+        if not enabling:
+            return []
+        return [
+            f"enabled in the workspace-wide build by member {', '.join(enabling)}, not when "
+            f"{member.name} is built alone (cargo build -p {member.name}, cargo install)"
+        ]

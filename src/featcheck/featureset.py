@@ -162,21 +162,19 @@ def member_selection(
     return applied, tuple(missing)
 
 
-def unmatched_features(selection: FeatureSelection, packages: Sequence[Package]) -> tuple[str, ...]:
-    """Features of `selection` that none of the selected members has (cargo's error)."""
+def unmatched(selection: FeatureSelection, packages: Sequence[Package]) -> str | None:
+    """cargo's error for the features of `selection` that none of the selected members has."""
     missing = set(selection.features)
     for package in packages:
         missing &= set(member_selection(selection, package)[1])
-    return tuple(sorted(missing))
-
-
-def unmatched_message(missing: Sequence[str], names: Sequence[str]) -> str:
-    """cargo's wording for features that no selected package has."""
+    if not missing:
+        return None
+    listed, names = ", ".join(sorted(missing)), [p.name for p in packages]
     these = "this feature" if len(missing) == 1 else "these features"
     if len(names) == 1:
-        return f"the package '{names[0]}' does not contain {these}: {', '.join(missing)}"
+        return f"the package '{names[0]}' does not contain {these}: {listed}"
     return (
-        f"none of the selected packages contains {these}: {', '.join(missing)} "
+        f"none of the selected packages contains {these}: {listed} "
         f"(selected packages: {', '.join(names)})"
     )
 

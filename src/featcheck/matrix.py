@@ -30,18 +30,10 @@ from featcheck.featureset import (
     FeatureSelection,
     each_feature,
     member_selection,
-    unmatched_features,
-    unmatched_message,
+    unmatched,
 )
 from featcheck.report import Finding, FindingIdentity
-from featcheck.rules import Rule
-from featcheck.workspace.model import (
-    FEATURE,
-    FeatureValue,
-    Package,
-    parse_feature_value,
-    same_crate,
-)
+from featcheck.workspace.model import FEATURE, FeatureValue, Package, parse_feature_value
 
 _Build = TypeVar("_Build")
 
@@ -104,14 +96,11 @@ def plan_configurations(
     Members in `self_audited` (ids) are never resolved as another configuration (see above).
     """
     plan = ConfigurationPlan()
-    names = [m.name for m in members]
     valid: list[FeatureSelection] = []
     for selection in requested or [DEFAULT]:
-        missing = unmatched_features(selection, members)
-        if missing:
-            plan.errors.append(
-                f"configuration `{selection.label}`: {unmatched_message(missing, names)}"
-            )
+        error = unmatched(selection, members)
+        if error is not None:
+            plan.errors.append(f"configuration `{selection.label}`: {error}")
         else:
             valid.append(selection)
     for member in members:
@@ -131,11 +120,6 @@ def plan_configurations(
         if member.id not in self_audited:
             _group_equivalent(plan, member, deadline)
     return plan
-
-
-def audits_itself(member: str, rules: Sequence[Rule]) -> bool:
-    """Whether a rule looks at the member's own crate: its own features then decide."""
-    return any(same_crate(c.name, member) for rule in rules for c in rule.crates)
 
 
 def _group_equivalent(plan: ConfigurationPlan, member: Package, deadline: Deadline) -> None:

@@ -13,7 +13,7 @@ from featcheck import audit
 from featcheck.audit import SourceFactory, Started, cargo_source, started_audit
 from featcheck.boundary import TrustContext
 from featcheck.cargo.last_answer import LastAnswer
-from featcheck.cargo.pending_metadata import MetadataSource, PendingMetadata
+from featcheck.cargo.pending_metadata import PendingMetadata
 from featcheck.cargo.process import ProcessRefused, refusing_processes
 from featcheck.deadline import READING, READING_HINT, TIMEOUT_HINT, Deadline
 from featcheck.errors import FeatcheckError
@@ -94,7 +94,7 @@ def audit_started(started: Started, meanwhile: Callable[[], object] | None = Non
 def _audit_started(
     started: Started, meanwhile: Callable[[], object] | None, deadline: Deadline | None
 ) -> AuditResult:
-    manifest, options, source, pending, all_features, lockfile = started
+    manifest, options, source, pending, _, lockfile = started
     try:
         builtin_rules()  # the rule specs, read once per process
         manifests = ManifestCache(source.checkout)
@@ -118,15 +118,7 @@ def _audit_started(
         if ahead is not None and ahead[0] is metadata:  # cargo answered the same again
             result = ahead[1]
         else:
-            result = audit_workspace(
-                manifest,
-                started.options,
-                source,
-                metadata,
-                manifests,
-                all_features=all_features,
-                deadline=deadline,
-            )
+            result = audit_workspace(started, metadata, manifests, deadline)
     finally:
         pending.settle()
     # Resolution in memory keeps Cargo.lock's versions; cargo rewrote a stale one first.
@@ -165,15 +157,8 @@ def _audit_ahead(
         return None
     try:
         with refusing_processes():
-            result = audit_workspace(
-                started.manifest,
-                started.options,
-                started.source,
-                known,
-                manifests,
-                all_features=started.all_features,
-                deadline=_UntilCargoAnswersOtherwise(started.options.timeout, pending),
-            )
+            deadline = _UntilCargoAnswersOtherwise(started.options.timeout, pending)
+            result = audit_workspace(started, known, manifests, deadline)
     except (ProcessRefused, Exception):
         return None
     return known, result
@@ -200,25 +185,19 @@ def _read_members(manifest: Path, manifests: ManifestCache, pending: PendingMeta
 
 
 def audit_workspace(
-    manifest: Path,
-    options: AuditOptions,
-    source: MetadataSource,
-    metadata: Workspace,
-    manifests: ManifestCache,
-    *,
-    all_features: bool,
-    deadline: Deadline | None = None,
+    started: Started, metadata: Workspace, manifests: ManifestCache, deadline: Deadline | None
 ) -> AuditResult:
-    """The audit of the members `manifest` selects, from cargo's metadata (asked with
-    `all_features` or not); `source` answers the questions that come up on the way. The work
-    after cargo's answer is bounded by `options.timeout` as a whole (deadline.py), or by
-    `deadline` where it started earlier (`--no-exec`)."""
-    if deadline is None:
-        deadline = Deadline(options.timeout)
-    run = Run(manifest, options, source, manifests, deadline)
+    """The audit of the members the started audit's manifest selects, from cargo's metadata
+    (asked with `all_features` or not); its source answers the questions that come up on the
+    way. The work after cargo's answer is bounded by the options' timeout as a whole
+    (deadline.py), or by `deadline` where it started earlier (`--no-exec`)."""
+    options = started.options
+    run = Run(
+        started.manifest, options, started.source, manifests, deadline or Deadline(options.timeout)
+    )
     scope = scope_of(run, metadata)
     plan = plan_builds(run, scope)
-    scope = with_every_feature(run, scope, plan, all_features=all_features)
+    scope = with_every_feature(run, scope, plan, all_features=started.all_features)
     resolved = resolve(run, scope, plan)
     root = report_root(run.manifest.parent, run.options.root)
     found = detect_all(run, scope, plan, resolved.builds)
@@ -259,8 +238,7 @@ def _reported(result: AuditResult, placed: Placed) -> list[Finding]:
 class Detections:
     flagged: list[Flagged] = field(default_factory=list)
     skipped: list[TargetSkip] = field(default_factory=list)
-    incomplete: list[BuildGap] = field(default_factory=list)
-    """Builds whose verdict depends on packages a --no-exec audit could not read."""
+    incomplete: list[BuildGap] = field(default_factory=list)  # as `AuditResult.incomplete`
     unread_note: str | None = None
 
 

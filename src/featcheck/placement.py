@@ -135,8 +135,7 @@ class FindingPlacer:
         switching = [site for site in sites if site.key in keys]
         shortest = min(switching, key=lambda site: len(keys[site.key]), default=None)
         primary = self.locator.declaration_of(shortest) or next(iter(declarations), None)
-        cut = None if primary is not None else self._fallback_cut(item)
-        if primary is None and cut is not None:
+        if primary is None and (cut := self._fallback_cut(item)) is not None:
             primary = self.locator.location(cut)
         finding.chain = tuple(
             self.explainer.turned_on(item.detection, item.member, item.cfg, item.selection)

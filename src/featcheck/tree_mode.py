@@ -12,23 +12,9 @@ from featcheck.errors import FeatcheckError
 from featcheck.featureset import AuditOptions
 from featcheck.graph import DependencyGraph, Node
 from featcheck.report import AuditResult
-from featcheck.rules import (
-    BuildView,
-    Catalogue,
-    Detection,
-    Rule,
-    detect,
-    skipped_for_target,
-)
+from featcheck.rules import BuildView, Catalogue, Detection, Rule, detect, skipped_for_target
 from featcheck.rules.detect import covering_rules
 from featcheck.stages.finish import finding_order
-
-
-def _rules(options: AuditOptions) -> tuple[Rule, ...]:
-    try:
-        return Catalogue.builtin().select(options.select, options.ignore)
-    except ValueError as error:
-        raise FeatcheckError(str(error)) from None
 
 
 def _standing(rule: Rule, rules: tuple[Rule, ...], view: BuildView) -> list[Detection]:
@@ -54,7 +40,11 @@ def audit_tree_text(
     text: str, source_name: str, options: AuditOptions | None = None
 ) -> AuditResult:
     """Audit text saved from `cargo tree -f '{p} [{f}]'` (no manifests, no cargo)."""
-    rules = _rules(options or AuditOptions())
+    options = options or AuditOptions()
+    try:
+        rules = Catalogue.builtin().select(options.select, options.ignore)
+    except ValueError as error:
+        raise FeatcheckError(str(error)) from None
     try:
         parsed = parse_tree_text(text)
     except TreeTextError as error:
@@ -86,18 +76,15 @@ def audit_tree_text(
             continue  # the hints for one target; saved tree text does not say which it was
         for detection in _standing(rule, rules, view):
             owners = _owners(parsed.graph, roots, detection.node, view.structured)
-            notes: list[str] = []
-            member_name: str | None = None
+            finding = FindingBuilder(rule, detection, None, None).at(None)
             if len(owners) == 1:
-                member_name = owners[0].name
+                finding.member_name = owners[0].name
             else:
                 names = ", ".join(sorted({o.name for o in owners}))
-                notes.append(
+                finding.notes = (
                     "the saved tree cannot tell which member this build belongs to"
-                    + (f" (it is reached from {names})" if names else "")
+                    + (f" (it is reached from {names})" if names else ""),
                 )
-            finding = FindingBuilder(rule, detection, None, None).at(None)
-            finding.member_name, finding.notes = member_name, tuple(notes)
             result.findings.append(
                 finding.build(
                     f"enable the `{detection.feature}` feature of {detection.node.name} "
@@ -129,18 +116,14 @@ def _unified_members(result: AuditResult, roots: list[Node]) -> None:
 def _cargo_answer_instead_of_tree(text: str, source_name: str) -> AuditResult:
     """Saved `cargo tree -i CRATE` output can be cargo's message rather than a tree."""
     failure = classify(text)
-    result = AuditResult(Path("."))
-    if failure.kind is FailureKind.NOTHING_TO_PRINT:
-        result.notes.append(
-            "cargo printed nothing: the crate is in the lockfile but not built with these "
-            "edges and this target, so nothing here can be single-threaded"
-        )
-        return result
-    if failure.kind is FailureKind.NO_MATCH:
-        result.notes.append(
-            f"cargo says the crate is not in the dependency graph: {failure.summary}"
-        )
-        return result
+    notes = {
+        FailureKind.NOTHING_TO_PRINT: "cargo printed nothing: the crate is in the lockfile but "
+        "not built with these edges and this target, so nothing here can be single-threaded",
+        FailureKind.NO_MATCH: "cargo says the crate is not in the dependency graph: "
+        + failure.summary,
+    }
+    if failure.kind in notes:
+        return AuditResult(Path("."), notes=[notes[failure.kind]])
     if failure.kind is FailureKind.AMBIGUOUS:
         versions = ", ".join(failure.candidates) or "several versions"
         raise FeatcheckError(

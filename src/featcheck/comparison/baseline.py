@@ -153,15 +153,14 @@ def _entry(line: str, number: int, path: Path) -> BaselineEntry | None:
 
 def baseline_text(findings: Iterable[Finding]) -> str:
     """A baseline accepting every finding: the header, then one sorted line each."""
+
     # By rule, member, target, configuration, then what it is about: a reviewer's order.
-    lines = sorted({_line(finding) for finding in findings}, key=_review_order)
+    def review_order(line: str) -> tuple[list[str], str]:
+        fields, _, about = line.partition("#")
+        return fields.split()[2:6], about
+
+    lines = sorted({_line(finding) for finding in findings}, key=review_order)
     return HEADER + "".join(f"{line}\n" for line in lines)
-
-
-def _review_order(line: str) -> tuple[list[str], str]:
-    fields, _, about = line.partition("#")
-    words = fields.split()
-    return [words[2], words[3], words[4], words[5]], about
 
 
 def _line(finding: Finding) -> str:
@@ -177,14 +176,11 @@ def _line(finding: Finding) -> str:
         f"{finding.crate} {compatible_version(finding.crate_version)} "
         f"`{finding.feature}`: {finding.message}"
     )
-    # Each field as one word: names cargo accepts have no space, `#` or control character.
+    # Each field as one word: names cargo accepts have no space, `#` or control character;
+    # what it said on one line of printable characters (the baseline is read line by line).
     words = (re.sub(r"[\s#]", "?", field) or _NONE for field in fields)
-    return f"{' '.join(words)}  # {_one_line(about)}"
-
-
-def _one_line(text: str) -> str:
-    """`text` on one line of printable characters (the baseline is read line by line)."""
-    return "".join(c if c.isprintable() else "?" for c in " ".join(text.split()))
+    said = "".join(c if c.isprintable() else "?" for c in " ".join(about.split()))
+    return f"{' '.join(words)}  # {said}"
 
 
 def against_baseline(
@@ -194,12 +190,7 @@ def against_baseline(
     stale entries said in a note each."""
     shown, hidden, now = _split(result.findings, {e.fingerprint: e.severity for e in entries})
     stale = [e for e in entries if e.fingerprint not in now and _covered(result, e)]
-    comparison = Comparison(
-        "baseline",
-        file,
-        hidden=tuple(hidden),
-        stale=tuple(stale),
-    )
+    comparison = Comparison("baseline", file, hidden=tuple(hidden), stale=tuple(stale))
     notes = [
         f"{file}:{entry.line}: baseline entry matches no finding any more ({entry.describe()}); "
         "remove the line, or rewrite the file with --write-baseline"

@@ -347,9 +347,10 @@ def resolve_revision(
     finally:
         git.close()  # also when featcheck is interrupted: git has a session of its own
     lines = output.split(b"\n")
-    if status == 0 and len(lines) == 3 and _is_object_id(lines[1]) and lines[2] == b"":
+    commit = lines[1] if len(lines) == 3 and lines[2] == b"" else b""
+    if status == 0 and len(commit) in (40, 64) and all(c in b"0123456789abcdef" for c in commit):
         common = Path(os.path.realpath(repository / os.fsdecode(lines[0])))
-        return Revision(name, lines[1].decode("ascii"), common)
+        return Revision(name, commit.decode("ascii"), common)
     complaint = [line for line in stderr.splitlines() if line.startswith(("fatal:", "error:"))]
     if "dubious ownership" in stderr:
         raise FeatcheckError(
@@ -367,7 +368,3 @@ def resolve_revision(
         f"--new-since: `{name}` is not a commit of this repository (in a shallow clone, fetch "
         f"it first: git fetch --depth=1 origin {name})"
     )
-
-
-def _is_object_id(text: bytes) -> bool:
-    return len(text) in (40, 64) and all(c in b"0123456789abcdef" for c in text)

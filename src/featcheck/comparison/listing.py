@@ -65,7 +65,14 @@ class Walk:
         level: list[tuple[str, tuple[str, ...], int]] = [(root, (), 0)]
         count = 0
         while level:
-            self._load(level)
+            # The trees of this level not read yet, read and parsed.
+            unknown: dict[str, str] = {}
+            for tree, directory, _ in level:
+                if tree not in self._trees and tree not in unknown:
+                    unknown[tree] = "/".join(directory) or "the top directory"
+            read = self._read(unknown, "tree")
+            for (tree, where), content in zip(unknown.items(), read, strict=True):
+                self._trees[tree] = self._parse(content, len(tree) // 2, where)
             below: list[tuple[str, tuple[str, ...], int]] = []
             for tree, directory, length in level:
                 for kind, name, object_id in self._trees[tree]:
@@ -85,17 +92,6 @@ class Walk:
                         yield Entry(kind, path, object_id)
             self._budget.check()
             level = below
-
-    def _load(self, level: list[tuple[str, tuple[str, ...], int]]) -> None:
-        """Read and parse the trees of `level` not read yet."""
-        unknown: dict[str, str] = {}
-        for tree, directory, _ in level:
-            if tree not in self._trees and tree not in unknown:
-                unknown[tree] = "/".join(directory) or "the top directory"
-        for (tree, where), content in zip(
-            unknown.items(), self._read(unknown, "tree"), strict=True
-        ):
-            self._trees[tree] = self._parse(content, len(tree) // 2, where)
 
     def _read(self, objects: dict[str, str], kind: str) -> Iterator[bytes]:
         """The contents of `objects` (id: where it is), all of `kind`, within the bound on
@@ -225,7 +221,11 @@ class ObjectReader:
             if content is None or not content.endswith(b"\n"):
                 raise FeatcheckError(f"--new-since: git stopped while reading {object_id[:12]}")
             content = content[:-1]
-            if object_hash(expected.kind, content, len(object_id)) != object_id:
+            # The id git gives the content: SHA-1 (40 hex digits) or SHA-256 (64).
+            digest = hashlib.sha1() if len(object_id) == 40 else hashlib.sha256()
+            digest.update(f"{expected.kind} {len(content)}\0".encode("ascii"))
+            digest.update(content)
+            if digest.hexdigest() != object_id:
                 raise FeatcheckError(
                     f"--new-since: the {expected.kind} {object_id[:12]} does not match its id: "
                     "the repository holds content forged under another object's name"
@@ -253,11 +253,3 @@ class ObjectReader:
         if len(words) != 3 or words[0] != object_id or not words[2].isdigit():
             raise FeatcheckError(f"--new-since: git answered `{line[:80]!r}` for {object_id[:12]}")
         return ObjectInfo(words[1], int(words[2]))
-
-
-def object_hash(kind: str, content: bytes, length: int) -> str:
-    """The id git gives `content` as a `kind` object: SHA-1 (40 hex digits) or SHA-256 (64)."""
-    digest = hashlib.sha1() if length == 40 else hashlib.sha256()
-    digest.update(f"{kind} {len(content)}\0".encode("ascii"))
-    digest.update(content)
-    return digest.hexdigest()

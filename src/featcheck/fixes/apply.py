@@ -49,14 +49,6 @@ def _present_features(text: str, edit: Edit) -> set[str]:
     return {f for f in features if isinstance(f, str)}
 
 
-def _narrowed(text: str, edit: Edit) -> Edit | None:
-    """The edit without what the text already has; None when nothing is left to do."""
-    if edit.action not in ("add-features", "add-feature-values"):
-        return edit
-    missing = tuple(f for f in edit.features if f not in _present_features(text, edit))
-    return replace(edit, features=missing) if missing else None
-
-
 def plan_changes(findings: list[Finding]) -> list[FileChange]:
     """The changes the safe fixes of `findings` make, one per file, in finding order."""
     return plan_edits(
@@ -83,9 +75,15 @@ def plan_edits(all_edits: Iterable[Edit]) -> list[FileChange]:
             raise FeatcheckError(f"cannot read: {error}", path=path) from None
         updated = text
         for edit in queue:
-            narrowed = _narrowed(updated, edit)
-            if narrowed is None:
-                continue
+            narrowed = edit
+            if edit.action in ("add-features", "add-feature-values"):
+                # Without what the text already has; nothing when nothing is left to do.
+                missing = tuple(
+                    f for f in edit.features if f not in _present_features(updated, edit)
+                )
+                if not missing:
+                    continue
+                narrowed = replace(edit, features=missing)
             try:
                 updated = apply_edit(updated, narrowed)
             except EditError as error:

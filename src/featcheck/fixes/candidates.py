@@ -49,8 +49,7 @@ class CandidateFinder(DirectDependencies):
 
     search: FeatureSearch
     _models: dict[
-        tuple[object, ...],
-        tuple[frozenset[ModelEdit], frozenset[PackageRef], tuple[Edit, ...]],
+        tuple[object, ...], tuple[frozenset[ModelEdit], frozenset[PackageRef], tuple[Edit, ...]]
     ] = field(default_factory=dict, init=False)
 
     def candidates(
@@ -102,20 +101,15 @@ class CandidateFinder(DirectDependencies):
             yield from self.behind_features(
                 owner, owner_node, depth, on_the_way, backend, goal, wanted, anchor
             )
-        new = self.candidate(member, None, backend, goal, wanted, anchor)
-        if new is not None:
-            yield new
+        yield from self.candidate(member, None, backend, goal, wanted, anchor)
         # A workspace library on the way owns the cut: the same line there clears the finding
         # for every member built on it (`search.py` prefers it when it is as safe and small).
         for owner_node, depth, owner in owners:
             if depth == 0 or owner.id not in self.metadata.member_ids:
                 continue
             owned = member_anchor(self.locator, owner, cfg, graph, distance, root=owner_node)
-            if owned is None:
-                continue
-            new = self.candidate(owner, None, backend, goal, wanted, owned, depth)
-            if new is not None:
-                yield new
+            if owned is not None:
+                yield from self.candidate(owner, None, backend, goal, wanted, owned, depth)
 
     def _local_owners(
         self, graph: DependencyGraph, root: Node, distance: dict[Node, int]

@@ -18,7 +18,7 @@ each what-if build is resolved once; what is left is cargo's question (`overlay.
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
 from featcheck.deadline import NO_DEADLINE, Deadline
@@ -26,6 +26,7 @@ from featcheck.featureset import DEFAULT, FeatureSelection
 from featcheck.fixes.lockcheck import Bound, LockView, Need, needs_of
 from featcheck.graph import DependencyGraph, Node
 from featcheck.resolution.context import BuildContext
+from featcheck.resolution.record import Record, record_build
 from featcheck.resolution.session import TargetSession
 from featcheck.semantics.cfg import TargetCfg
 from featcheck.workspace.model import (
@@ -51,12 +52,9 @@ def _edited_edges(index: Workspace, package: int, edits: Sequence[ModelEdit]) ->
             optional = edit.behind is not None
             edges.append(Edge(edit.dep, edit.key, NORMAL, None, optional, requested))
             continue
+        edited = (edit.key, edit.kind, edit.platform)
         for position, edge in enumerate(edges):
-            if (edge.name_in_toml, edge.kind, edge.platform) != (
-                edit.key,
-                edit.kind,
-                edit.platform,
-            ):
+            if (edge.name_in_toml, edge.kind, edge.platform) != edited:
                 continue
             added = parse_feature_values(edit.features)
             if edit.defaults and "default" in index.packages[edge.dep].features:
@@ -117,7 +115,7 @@ class WhatIf:
     """Checked before each build resolved anew (see deadline.py)."""
     unify_workspace: bool = False
     """Features unify over every workspace member's build (see `BuildContext`)."""
-    audited: Mapping[str, TargetSession] = field(default_factory=dict)
+    audited: dict[str, TargetSession] = field(default_factory=dict)
     """The audit's own session of each target, by triple: the unedited builds are its."""
 
     def __post_init__(self) -> None:
@@ -182,6 +180,13 @@ class WhatIf:
             found = self._session(edits, target).graph(member, self.current, selection)
             self._graphs[key] = found
         return found
+
+    def record(self, member: str, cfg: TargetCfg, selection: FeatureSelection) -> Record:
+        """MEMBER's build on `cfg`'s target resolved again, recording why each step was taken."""
+        context = BuildContext(
+            self.index, cfg, self.host, self.resolver, unify_workspace=self.unify_workspace
+        )
+        return record_build(context, self.index.by_id[member], self.current, selection)
 
     def _session(self, edits: frozenset[ModelEdit], target: str) -> TargetSession:
         session = self._sessions.get((edits, target))

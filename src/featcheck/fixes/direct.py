@@ -87,20 +87,17 @@ class DirectDependencies:
         if position is None:
             return
         for feature in sorted(owner_node.features - {"default"}):
-            if feature in owner.features and self._selects_crate(position, feature, on_the_way):
-                found = self.candidate(owner, feature, backend, goal, wanted, cut, depth)
-                if found is not None:
-                    yield found
+            if feature not in owner.features:
+                continue
+            key = (position, feature, on_the_way)
+            if key not in self._selects:
+                self._selects[key] = self._selects_crate(position, feature, on_the_way)
+            if self._selects[key]:
+                yield from self.candidate(owner, feature, backend, goal, wanted, cut, depth)
 
     def _selects_crate(self, position: int, feature: str, on_the_way: frozenset[int]) -> bool:
         """Whether `feature` of the package turns on an optional dependency on the way to the
         crate, through the feature tables (a weak `dep?/f` turns nothing on)."""
-        key = (position, feature, on_the_way)
-        if key not in self._selects:
-            self._selects[key] = self._walk(position, feature, on_the_way)
-        return self._selects[key]
-
-    def _walk(self, position: int, feature: str, on_the_way: frozenset[int]) -> bool:
         packages = self.what_if.index.packages
         seen = {(position, feature)}
         queue = deque(seen)
@@ -137,11 +134,11 @@ class DirectDependencies:
         wanted: tuple[str, ...],
         cut: Cut,
         depth: int = 0,
-    ) -> Candidate | None:
+    ) -> Iterator[Candidate]:
         """The package (the member, or a workspace library `depth` edges from it) depends on
         the crate, behind its feature `behind` (None: plainly), unless it already declares it."""
         if self._declares(owner, backend.name):
-            return None
+            return
         entry = self._workspace_entry(backend) if owner.id in self.metadata.member_ids else None
         optional = behind is not None
         # What the new line asks of the crate, its action and its version requirement.
@@ -152,7 +149,7 @@ class DirectDependencies:
         else:
             key = entry.key
             if key != backend.name and self._declares(owner, key):
-                return None
+                return
             value = entry.value if isinstance(entry.value, dict) else {}
             inherited = [f for f in value.get("features", ()) if isinstance(f, str)]
             defaults = (
@@ -160,16 +157,15 @@ class DirectDependencies:
             )
             requested, version = (*inherited, *wanted, *defaults), ""
             action = "inherit-optional-dependency" if optional else "inherit-dependency"
-        edits = [Edit(owner.manifest_path, ("dependencies", key), action, wanted, version)]
+        manifest = owner.manifest_path
+        edits = [Edit(manifest, ("dependencies", key), action, wanted, version)]
         if behind is not None:
             edits.append(
-                Edit(
-                    owner.manifest_path, ("features", behind), "add-feature-values", (f"dep:{key}",)
-                )
+                Edit(manifest, ("features", behind), "add-feature-values", (f"dep:{key}",))
             )
         index = self.what_if.index
         position, dep = index.by_id[owner.id], index.by_id[goal.id]
-        return Candidate(
+        yield Candidate(
             tuple(edits),
             frozenset({NewDependency(position, dep, key, requested, behind)}),
             (1, depth, 0),

@@ -54,26 +54,16 @@ class _Text:
         return "\r\n" if "\r\n" in self.text else "\n"
 
 
-def _quote_of(items: list[Entry], doc: _Text) -> str:
-    """The quote character the array already uses, so an added item looks like its siblings."""
-    for item in items:
-        if item.value is not None and doc.text[doc.start(item.value)] == "'":
-            return "'"
-    return '"'
-
-
-def _render(features: tuple[str, ...], quote: str) -> list[str]:
-    return [f"{quote}{f}{quote}" for f in features]
-
-
 def _add_to_array(
     doc: _Text, spans: dict[KeyPath, Entry], path: KeyPath, new: tuple[str, ...]
 ) -> str:
     array = spans[path].value
     assert array is not None
     items = [spans[p] for p in spans if len(p) == len(path) + 1 and p[:-1] == path]
-    quote = _quote_of(items, doc)
-    rendered = _render(new, quote)
+    # The quote character the array already uses, so an added item looks like its siblings.
+    single = any(i.value is not None and doc.text[doc.start(i.value)] == "'" for i in items)
+    quote = "'" if single else '"'
+    rendered = [f"{quote}{f}{quote}" for f in new]
     text = doc.text
     if not items:
         open_bracket = doc.start(array)
@@ -111,7 +101,7 @@ def _add_features(doc: _Text, spans: dict[KeyPath, Entry], edit: Edit) -> str:
     if features_path in spans and spans[features_path].value is not None:
         return _add_to_array(doc, spans, features_path, edit.features)
     text = doc.text
-    listed = "[" + ", ".join(_render(edit.features, '"')) + "]"
+    listed = "[" + ", ".join(f'"{f}"' for f in edit.features) + "]"
     value = declaration.value
     if value is not None:
         start, end = doc.start(value), doc.end(value)
@@ -161,14 +151,6 @@ def _remove_default_features(doc: _Text, spans: dict[KeyPath, Entry], edit: Edit
         raise EditError("`default-features` shares its line with other keys; edit it by hand")
     next_line = line_end + (2 if text[line_end : line_end + 2] == "\r\n" else 1)
     return text[:line_start] + text[min(next_line, len(text)) :]
-
-
-def _add_feature_values(doc: _Text, spans: dict[KeyPath, Entry], edit: Edit) -> str:
-    """Values appended to a feature's array in `[features]` (the feature is there: it is on)."""
-    entry = spans.get(edit.declaration)
-    if entry is None or entry.value is None or doc.text[doc.start(entry.value)] != "[":
-        raise EditError(f"cannot find the feature {edit.declaration[-1]} in [features]")
-    return _add_to_array(doc, spans, edit.declaration, edit.features)
 
 
 def _add_dependency(doc: _Text, edit: Edit) -> str:
@@ -231,7 +213,11 @@ def apply_edit(text: str, edit: Edit) -> str:
     elif edit.action == "remove-default-features":
         result = _remove_default_features(doc, spans, edit)
     elif edit.action == "add-feature-values":
-        result = _add_feature_values(doc, spans, edit)
+        # Values appended to a feature's array in `[features]` (the feature is there: it is on).
+        entry = spans.get(edit.declaration)
+        if entry is None or entry.value is None or text[doc.start(entry.value)] != "[":
+            raise EditError(f"cannot find the feature {edit.declaration[-1]} in [features]")
+        result = _add_to_array(doc, spans, edit.declaration, edit.features)
     else:
         result = _add_dependency(doc, edit)
     try:

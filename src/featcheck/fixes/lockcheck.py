@@ -110,22 +110,16 @@ class LockView:
         low = _single_range(declaration.req)
         if low is None:
             return None
-        in_range = [(v, i) for v, i in locked if _same_range(semver.parse_version(v), low)]
+        parsed, top = [(semver.parse_version(v), v, i) for v, i in locked], _next_range(low)
+        in_range = [(v, i) for p, v, i in parsed if p is not None and _next_range(p) == top]
         if not in_range:
             return None  # a new semver-compatible version beside the locked ones: cargo picks
         version, package_id = in_range[0]
         holders = list(self._holders(package_id))
         lowest = ".".join(str(part) for part in low[:3])
         update_helps = bool(holders) and all(semver.matches(req, lowest) for _, req in holders)
-        held = next(((who, req) for who, req in holders), None)
-        return Conflict(
-            declaration.name,
-            declaration.req,
-            required_by,
-            version,
-            f"{held[0]} requires {declaration.name} {held[1]}" if held is not None else "",
-            update_helps,
-        )
+        held = f"{holders[0][0]} requires {declaration.name} {holders[0][1]}" if holders else ""
+        return Conflict(declaration.name, declaration.req, required_by, version, held, update_helps)
 
     def _holders(self, package_id: str) -> Iterator[tuple[str, str]]:
         """(package name, requirement) of each dependent of the locked package, members
@@ -165,12 +159,6 @@ def _next_range(version: semver.Version) -> semver.Version:
     return (0, 0, patch + 1, 0)
 
 
-def _same_range(version: semver.Version | None, low: semver.Version) -> bool:
-    if version is None:
-        return False
-    return _next_range(version) == _next_range(low)
-
-
 _SELECT = re.compile(r"failed to select a version for `([^`]+)`")
 _REQUIRED_BY = re.compile(r"required by package `([^` ]+) v([^` ]+)")
 _MEETS = re.compile(r"versions that meet the requirements `([^`]+)`")
@@ -192,23 +180,20 @@ def cargo_reason(message: str) -> str:
         name = select[1]
         held = f"{holder[2]} requires {name} {holder[1]}" if holder else ""
         lowest = meets[1].lstrip("^=~>< ").split(",")[0].strip()
+        parts = [*lowest.split("."), "0", "0"][:3]  # padded to three numbers
+        lowest = ".".join(part if part.isdigit() else "0" for part in parts)
         conflict = Conflict(
             name,
             meets[1],
             required[1],
             previous[2],
             held,
-            holder is not None and semver.matches(holder[1], _padded(lowest)),
+            holder is not None and semver.matches(holder[1], lowest),
         )
         return conflict.reason()
     lines = [line.strip() for line in message.splitlines() if line.strip()]
     first = next((line for line in lines if line.startswith("error")), lines[0] if lines else "")
     return first.removeprefix("error:").strip() or "cargo failed"
-
-
-def _padded(version: str) -> str:
-    parts = [*version.split("."), "0", "0"][:3]
-    return ".".join(part if part.isdigit() else "0" for part in parts)
 
 
 def needs_of(index: Workspace, position: int, features: Any) -> Iterator[Need]:

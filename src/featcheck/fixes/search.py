@@ -224,11 +224,7 @@ class FixSearch(CandidateFinder):
             listed = ", ".join(verdict.needs)
             note = f"Cargo.lock will gain versions of dependencies it turns on ({listed})"
         return Fix(
-            candidate.edits,
-            confirmed=True,
-            safe=not note,
-            note=note,
-            added=len(verdict.cost.added),
+            candidate.edits, confirmed=True, safe=not note, note=note, added=len(verdict.cost.added)
         )
 
     def _refused(self, candidates: list[Candidate], verdicts: dict[Candidate, Verdict]) -> str:

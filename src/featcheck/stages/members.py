@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import NamedTuple
 
@@ -18,20 +18,13 @@ from featcheck.errors import FeatcheckError
 from featcheck.featureset import AuditOptions, FeatureSelection, beyond_defaults
 from featcheck.fixes.counterfactual import WhatIf
 from featcheck.fixes.lockcheck import LockView
+from featcheck.fixes.reach import BuildKey
 from featcheck.locate import ManifestCache, bind_declarations
-from featcheck.matrix import ConfigurationPlan, audits_itself, plan_configurations
+from featcheck.matrix import ConfigurationPlan, plan_configurations
 from featcheck.policy.load import load_config, members_with_settings
 from featcheck.policy.settings import Config
-from featcheck.resolution import (
-    FeatureSelectionError,
-    resolve_configurations,
-    resolver_version,
-)
-from featcheck.resolution.context import BuildContext
-from featcheck.resolution.record import Record, record_build
-from featcheck.resolution.session import TargetSession
+from featcheck.resolution import FeatureSelectionError, resolve_configurations, resolver_version
 from featcheck.rules import Rule
-from featcheck.semantics.cfg import TargetCfg
 from featcheck.workspace.cargo_metadata import parse_metadata
 from featcheck.workspace.model import Package, same_crate
 from featcheck.workspace.workspace import Workspace
@@ -152,14 +145,18 @@ def _member_named(members: Sequence[Package], name: str) -> Package | None:
 def plan_builds(run: Run, scope: Scope) -> ConfigurationPlan:
     """The feature selections to resolve for each member, and those cargo would refuse."""
     root_id = scope.metadata.resolve_root
+    # Members a rule looks at themselves: their own features then decide.
+    itself = frozenset(
+        m.id
+        for m in scope.members
+        if any(same_crate(c.name, m.name) for r in scope.rules_of[m.id] for c in r.crates)
+    )
     return plan_configurations(
         scope.members,
         scope.requested,
         each=scope.each_feature,
         legacy_root=root_id if scope.resolver == 1 else None,
-        self_audited=frozenset(
-            m.id for m in scope.members if audits_itself(m.name, scope.rules_of[m.id])
-        ),
+        self_audited=itself,
         deadline=run.deadline,
     )
 
@@ -170,17 +167,8 @@ def with_every_feature(
     """The scope over metadata that covers every package the plan's builds may use."""
     # Every `dependency/feature` value of the plan, which `--all-features` does not cover (it
     # may turn on optional dependencies of dependencies).
-    extra = tuple(
-        sorted(
-            {
-                value
-                for found in plan.selections.values()
-                for selection in found
-                for value in selection.features
-                if "/" in value
-            }
-        )
-    )
+    values = {v for found in plan.selections.values() for s in found for v in s.features}
+    extra = tuple(sorted(v for v in values if "/" in v))
     if extra or (not all_features and beyond_defaults(scope.requested, scope.each_feature)):
         # Plain `cargo metadata` leaves out the optional dependencies nothing enables by
         # default, and `--all-features` those that only a `dependency/feature` value enables:
@@ -206,74 +194,34 @@ def nothing_audited(plan: ConfigurationPlan, scope: Scope) -> list[str]:
 # own resolver over the one metadata (the differential tests put cargo tree in its place:
 # tests/cargo_tree_oracle.py).
 
-BuildKey = tuple[str, str, FeatureSelection]
-"""(member package id, target triple, feature selection)."""
-
 Builds = dict[BuildKey, ParsedTree]
 
 
-@dataclass(frozen=True)
-class ResolverModel:
-    """What featcheck's resolver works on: the indexed metadata and each target's cfg."""
-
-    metadata: Workspace
-    cfgs: dict[str, TargetCfg]
-    host: TargetCfg
-    resolver: int
-    unify_workspace: bool = False
-    """Features unify over every workspace member's build (cargo/unification.py)."""
-    sessions: dict[str, TargetSession] = field(default_factory=dict, compare=False)
-    """The audit's resolution of each target, by triple, once `resolve` has run."""
-
-    @classmethod
-    def of(cls, source: MetadataSource, scope: Scope) -> ResolverModel:
-        # One `rustc --print cfg` each (cached), asked here: resolution never runs cargo.
-        cfgs = [source.target_cfg(triple) for triple in scope.targets]
-        by_triple = {cfg.triple: cfg for cfg in cfgs}
-        metadata, unify = scope.metadata, scope.unification.workspace
-        return cls(metadata, by_triple, source.host_cfg(), scope.resolver, unify)
-
-    @property
-    def current(self) -> int | None:
-        """The package cargo runs for (metadata's `resolve.root`), as `resolve_builds` takes it."""
-        root = self.metadata.resolve_root
-        return self.metadata.by_id.get(root) if root is not None else None
-
-    def record(self, member: str, cfg: TargetCfg, selection: FeatureSelection) -> Record:
-        """MEMBER's build on `cfg`'s target resolved again, recording why each step was taken."""
-        context = BuildContext(
-            self.metadata, cfg, self.host, self.resolver, unify_workspace=self.unify_workspace
-        )
-        return record_build(context, self.metadata.by_id[member], self.current, selection)
-
-    def what_if(self, deadline: Deadline) -> WhatIf:
-        """Counterfactual resolution over this model, within `deadline`, binding what an edit
-        turns on to the versions Cargo.lock holds."""
-        return WhatIf(
-            self.metadata,
-            self.cfgs,
-            self.host,
-            self.resolver,
-            self.current,
-            LockView(self.metadata),
-            deadline,
-            self.unify_workspace,
-            self.sessions,
-        )
+def resolver_model(source: MetadataSource, scope: Scope, deadline: Deadline) -> WhatIf:
+    """What featcheck's resolver works on, the indexed metadata and each target's cfg, for the
+    audit's builds (`resolve` keeps its resolution of each target in `audited`) and those an
+    edit would give (within `deadline`, binding what an edit turns on to Cargo.lock's
+    versions)."""
+    # One `rustc --print cfg` each (cached), asked here: resolution never runs cargo.
+    cfgs = {cfg.triple: cfg for cfg in [source.target_cfg(t) for t in scope.targets]}
+    metadata, root = scope.metadata, scope.metadata.resolve_root
+    current = metadata.by_id.get(root) if root is not None else None
+    lock, unify = LockView(metadata), scope.unification.workspace
+    return WhatIf(metadata, cfgs, source.host_cfg(), scope.resolver, current, lock, deadline, unify)
 
 
 class Resolved(NamedTuple):
-    model: ResolverModel
+    model: WhatIf
     builds: Builds
 
 
 def resolve(run: Run, scope: Scope, plan: ConfigurationPlan) -> Resolved:
     """The model and every build of the plan; a configuration that does not resolve is
     dropped from `plan`."""
-    model = ResolverModel.of(run.source, scope)
+    model = resolver_model(run.source, scope, run.deadline)
     errors: dict[tuple[str, FeatureSelection], FeatureSelectionError] = {}
     graphs = resolve_configurations(
-        model.metadata,
+        model.index,
         plan.distinct_jobs(),
         list(model.cfgs.values()),
         model.resolver,
@@ -281,7 +229,7 @@ def resolve(run: Run, scope: Scope, plan: ConfigurationPlan) -> Resolved:
         errors=errors,
         deadline=run.deadline,
         unify_workspace=model.unify_workspace,
-        sessions=model.sessions,
+        sessions=model.audited,
     )
     for (member, selection), error in errors.items():
         plan.refuse(member, selection, str(error))

@@ -10,6 +10,7 @@ lack `rayon`, for findings no report shows.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
@@ -26,7 +27,7 @@ from featcheck.resolution.record import FeatureSearch
 from featcheck.rules import BuildView, Rule, detect, skipped_for_target
 from featcheck.rules.detect import missing_feature
 from featcheck.rules.spec import Kind
-from featcheck.stages.members import Resolved, ResolverModel, Run, Scope
+from featcheck.stages.members import Resolved, Run, Scope
 from featcheck.workspace.cargo_metadata import parse_metadata
 from featcheck.workspace.model import Package, PackageRef, same_crate
 from featcheck.workspace.workspace import Workspace
@@ -57,12 +58,11 @@ def place(
     """A finding for each detection, in the same order, but those a library leaves to its
     users on purpose (`offered_by_library`); locations relative to `root`. `lazy`: covered
     deferred detections get no fix search."""
-    options, (model, builds) = run.options, resolved
+    options, (what_if, builds) = run.options, resolved
     locator = Locator(scope.metadata, root, run.manifests)
-    search = FeatureSearch(model.metadata)
+    search = FeatureSearch(what_if.index)
     flagged = [item for item in flagged if not offered_by_library(scope, search, item)]
-    still_flagged = _still_flagged(scope, model)
-    what_if = model.what_if(run.deadline)
+    still_flagged = _still_flagged(scope, what_if)
     overlay = _overlay(run, scope, what_if, still_flagged)
     # The chain compares members' builds: each member's base configuration stands for it.
     base_builds = {
@@ -73,7 +73,9 @@ def place(
     }
     placer = FindingPlacer(
         locator,
-        Explainer(scope.metadata, search, locator, base_builds, model.record, model.resolver == 1),
+        Explainer(
+            scope.metadata, search, locator, base_builds, what_if.record, what_if.resolver == 1
+        ),
         FixSearch(
             scope.metadata,
             locator,
@@ -178,19 +180,12 @@ def offered_by_library(scope: Scope, search: FeatureSearch, item: Flagged) -> bo
     return any(feature not in on for feature in offered)
 
 
-def _still_flagged(scope: Scope, model: ResolverModel) -> StillFlagged:
-    rules_for: dict[tuple[str, str], list[Rule]] = {}
-
-    def rules_of(member: Package, crate: str) -> list[Rule]:
+def _still_flagged(scope: Scope, model: WhatIf) -> StillFlagged:
+    @functools.cache
+    def rules_of(member: str, crate: str) -> list[Rule]:
         """The member's rules for the crate: asked for every candidate of every finding."""
-        known = rules_for.get((member.id, crate))
-        if known is None:
-            known = rules_for[(member.id, crate)] = [
-                rule
-                for rule in scope.rules_of[member.id]
-                if any(same_crate(c.name, crate) for c in rule.crates)
-            ]
-        return known
+        found = scope.rules_of[member]
+        return [rule for rule in found if any(same_crate(c.name, crate) for c in rule.crates)]
 
     def still_flagged(
         member: Package,
@@ -201,7 +196,7 @@ def _still_flagged(scope: Scope, model: ResolverModel) -> StillFlagged:
     ) -> bool:
         """Whether the member's rules for `package`'s crate still flag it in a build with a
         fix made, for a feature other than the `excused` ones."""
-        rules = rules_of(member, package.name)
+        rules = rules_of(member.id, package.name)
         # Most candidates clear the finding: a look at the package's own nodes says so without
         # `detect`. By name: a candidate's graph shares its index of names with the graph below
         # its member, which every candidate drawn on it looks up (`DependencyGraph.rooted`).
