@@ -101,28 +101,21 @@ def unified_requests(
     index = context.index
     requests = {member: requested_values(context, member, selection)}
     for position in (index.by_id[m] for m in index.member_ids):
-        if position not in requests:
-            requests[position] = requested_values(
-                context, position, _applied(context, position, selection)
+        if position in requests:
+            continue
+        package = index.packages[position]
+        dependencies = {edge.name_in_toml for edge in context.edges(position)}
+        kept = tuple(
+            text
+            for text in selection.features
+            if (
+                text in package.features
+                if "/" not in text
+                else text.partition("/")[0].removesuffix("?") in dependencies  # or `dep?/f`
             )
+        )
+        requests[position] = requested_values(context, position, selection._replace(features=kept))
     return requests
-
-
-def _applied(context: BuildContext, position: int, selection: FeatureSelection) -> FeatureSelection:
-    """The flags of `selection` that apply to another selected member (see `unified_requests`)."""
-    package = context.index.packages[position]
-    dependencies = {edge.name_in_toml for edge in context.edges(position)}
-    kept = tuple(
-        text
-        for text in selection.features
-        if (text in package.features if "/" not in text else _owner(text) in dependencies)
-    )
-    return selection._replace(features=kept)
-
-
-def _owner(value: str) -> str:
-    """The dependency a `dep/feature` or `dep?/feature` value names."""
-    return value.partition("/")[0].removesuffix("?")
 
 
 def build_roots(context: BuildContext, member: int, current: int | None) -> tuple[int, ...]:
