@@ -30,7 +30,6 @@ class BuildContext:
         target: TargetCfg,
         host: TargetCfg,
         resolver: int,
-        *,
         unify_workspace: bool = False,
         bound: Callable[[int], tuple[Edge, ...]] | None = None,
     ) -> None:
@@ -66,12 +65,7 @@ class BuildContext:
         context's (each what-if build listed them all again: three fifths of the lists of a
         100-member fix search)."""
         context = BuildContext(
-            index,
-            self.target,
-            self.host,
-            self.resolver,
-            unify_workspace=self.unify_workspace,
-            bound=self.bound,
+            index, self.target, self.host, self.resolver, self.unify_workspace, self.bound
         )
         context._unedited, context._edited = self, packages
         return context
