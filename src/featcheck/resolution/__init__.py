@@ -69,10 +69,8 @@ def resolver_version(root_manifest_data: Mapping[str, Any], root_edition: str | 
             inherited = workspace.get("package", {}) if isinstance(workspace, Mapping) else {}
             edition = inherited.get("edition", "2015")
         root_edition = str(edition)
-    if root_edition in _EDITION_RESOLVER:
-        return _EDITION_RESOLVER[root_edition]
     # Future editions keep the newest resolver we know.
-    return max(_EDITION_RESOLVER.values()) if root_edition > "2024" else 1
+    return _EDITION_RESOLVER.get(root_edition, 3 if root_edition > "2024" else 1)
 
 
 def _member_index(index: Workspace, member: str) -> int:
@@ -125,13 +123,7 @@ def resolve_builds(
     """
     jobs = [(member, features) for member in members]
     graphs = resolve_configurations(
-        index,
-        jobs,
-        cfgs,
-        resolver,
-        host=host,
-        current=current,
-        unify_workspace=unify_workspace,
+        index, jobs, cfgs, resolver, host=host, current=current, unify_workspace=unify_workspace
     )
     return {(member, triple): graph for (member, triple, _), graph in graphs.items()}
 
