@@ -80,17 +80,6 @@ def requested_values(
     return tuple(requested)
 
 
-def root_requests(
-    context: BuildContext, roots: tuple[int, ...], selection: FeatureSelection = DEFAULT
-) -> dict[int, tuple[FeatureValue, ...]]:
-    """`selection` for the first root (the member); the defaults for the other (resolver 1's
-    current package: featcheck does not apply flags to it, see `audit`)."""
-    return {
-        root: requested_values(context, root, selection if i == 0 else DEFAULT)
-        for i, root in enumerate(roots)
-    }
-
-
 def unified_requests(
     context: BuildContext, member: int, selection: FeatureSelection = DEFAULT
 ) -> dict[int, tuple[FeatureValue, ...]]:
@@ -118,17 +107,22 @@ def unified_requests(
     return requests
 
 
-def build_roots(context: BuildContext, member: int, current: int | None) -> tuple[int, ...]:
-    """The packages cargo resolves for `-p MEMBER`: MEMBER, and with resolver 1 `current`.
+def root_requests(
+    context: BuildContext, member: int, current: int | None, selection: FeatureSelection
+) -> dict[int, tuple[FeatureValue, ...]]:
+    """What `cargo build -p MEMBER` asks of the packages it resolves: `selection` of MEMBER,
+    and with resolver 1 the defaults of `current` (featcheck does not apply flags to it, see
+    `audit`).
 
     `current` is the package cargo runs for (the manifest in the working directory or given
     with `--manifest-path`). With resolver 1 in a workspace whose root is a package, cargo
     resolves that package alongside every `-p` one (`members_with_features_old`), so its
     features and dev-dependencies count even though only MEMBER is built.
     """
+    requests = {member: requested_values(context, member, selection)}
     if current is not None and current != member and context.resolver == 1:
-        return (member, current)
-    return (member,)
+        requests[current] = requested_values(context, current, DEFAULT)
+    return requests
 
 
 def build_requests(
@@ -139,10 +133,10 @@ def build_requests(
 ) -> dict[int, tuple[FeatureValue, ...]]:
     """What `cargo build -p MEMBER` (cargo run for `current`) with `selection`'s flags asks of
     each package it resolves as a root: every workspace member's where features unify over
-    the workspace (`unified_requests`), else the roots' (`build_roots`, `root_requests`)."""
+    the workspace (`unified_requests`), else the roots' (`root_requests`)."""
     if context.unify_workspace:
         return unified_requests(context, member, selection)
-    return root_requests(context, build_roots(context, member, current), selection)
+    return root_requests(context, member, current, selection)
 
 
 def resolve_features(

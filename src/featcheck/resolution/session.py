@@ -25,7 +25,6 @@ from featcheck.resolution.features import (
     FeatureState,
     Resolver,
     Seed,
-    build_roots,
     resolve_below,
     resolve_features,
     root_requests,
@@ -176,12 +175,12 @@ class TargetSession:
         `selection`'s feature flags applied to MEMBER."""
         if self.context.unify_workspace:
             return self._unified_graph(member, selection)
-        roots = build_roots(self.context, member, current)
         # The roots' own features, and the steps they hand to their dependencies: members that
         # ask the same of the same dependencies share one resolution below themselves. Only
         # the roots' own units are in `own`.
-        split = Resolver(self.context, root_requests(self.context, roots, selection), split=True)
-        own = split.run()
+        requests = root_requests(self.context, member, current, selection)
+        split = Resolver(self.context, requests, split=True)
+        own, roots = split.run(), split.roots
         below = self._shared(frozenset(split.seeds))
         # The member's own units come from `own`, the units below it from the shared state;
         # only the member's unit is drawn from `own` (a root below it is handled apart), so
