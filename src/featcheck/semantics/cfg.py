@@ -30,12 +30,10 @@ class TargetCfg(NamedTuple):
         pairs: set[tuple[str, str]] = set()
         for line in text.splitlines():
             line = line.strip()
-            if not line:
-                continue
             if "=" in line:
                 key, _, value = line.partition("=")
                 pairs.add((key.strip(), value.strip().strip('"')))
-            else:
+            elif line:
                 names.add(line)
         return cls(triple, frozenset(names), frozenset(pairs))
 
