@@ -141,8 +141,7 @@ def matches(requirement: str, version: str) -> bool:
 
 def is_requirement(text: str) -> bool:
     """True when every comma-separated comparator of `text` is cargo version syntax."""
-    parts = text.split(",")
-    return bool(text.strip()) and all(_bounds(part) is not None for part in parts)
+    return bool(text.strip()) and all(_bounds(part) is not None for part in text.split(","))
 
 
 def bounds(requirement: str) -> tuple[Version, Version | None] | None:
