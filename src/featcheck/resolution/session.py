@@ -174,7 +174,16 @@ class TargetSession:
         """The graph of `cargo build -p MEMBER` (cargo run for `current`) on this target, with
         `selection`'s feature flags applied to MEMBER."""
         if self.context.unify_workspace:
-            return self._unified_graph(member, selection)
+            # MEMBER's part of a resolution with every workspace member selected (cargo's
+            # `resolver.feature-unification = "workspace"`): the features all members' builds
+            # turn on, drawn only where MEMBER reaches. One resolution serves every member asked
+            # the same.
+            requests = unified_requests(self.context, member, selection)
+            key = frozenset(requests.items())
+            state = self._unified.get(key)
+            if state is None:
+                state = self._unified[key] = Resolver(self.context, requests, split=False).run()
+            return build_graph(self.context, state, member)
         # The roots' own features, and the steps they hand to their dependencies: members that
         # ask the same of the same dependencies share one resolution below themselves. Only
         # the roots' own units are in `own`.
@@ -200,17 +209,6 @@ class TargetSession:
         return DependencyGraph.rooted(
             top.node(root), {below.builder.node(key) for key in children}, walk
         )
-
-    def _unified_graph(self, member: int, selection: FeatureSelection) -> DependencyGraph:
-        """MEMBER's part of a resolution with every workspace member selected (cargo's
-        `resolver.feature-unification = "workspace"`): the features all members' builds turn
-        on, drawn only where MEMBER reaches. One resolution serves every member asked the same."""
-        requests = unified_requests(self.context, member, selection)
-        key = frozenset(requests.items())
-        state = self._unified.get(key)
-        if state is None:
-            state = self._unified[key] = Resolver(self.context, requests, split=False).run()
-        return build_graph(self.context, state, member)
 
 
 # Turn a feature resolution into the graph `cargo tree -e normal -p MEMBER` prints.
