@@ -39,7 +39,7 @@ class BuildContext:
         self.resolver = resolver
         self.unify_workspace = unify_workspace
         """cargo's `resolver.feature-unification = "workspace"`: every build resolves as if
-        all workspace members were selected (see `unified_requests`)."""
+        all workspace members were selected (see `build_requests`)."""
         self.bound = bound
         """The edges a package gains where Cargo.lock binds a dependency cargo's resolve has
         none for (a what-if build, `fixes/counterfactual.py`); None: the resolve's edges only."""

@@ -25,10 +25,9 @@ from featcheck.resolution.features import (
     FeatureState,
     Resolver,
     Seed,
+    build_requests,
     resolve_below,
     resolve_features,
-    root_requests,
-    unified_requests,
 )
 from featcheck.semantics.semver import parse_version
 from featcheck.workspace.model import DEP, DEP_FEATURE, FeatureValue
@@ -173,12 +172,12 @@ class TargetSession:
     ) -> DependencyGraph:
         """The graph of `cargo build -p MEMBER` (cargo run for `current`) on this target, with
         `selection`'s feature flags applied to MEMBER."""
+        requests = build_requests(self.context, member, current, selection)
         if self.context.unify_workspace:
             # MEMBER's part of a resolution with every workspace member selected (cargo's
             # `resolver.feature-unification = "workspace"`): the features all members' builds
             # turn on, drawn only where MEMBER reaches. One resolution serves every member asked
             # the same.
-            requests = unified_requests(self.context, member, selection)
             key = frozenset(requests.items())
             state = self._unified.get(key)
             if state is None:
@@ -187,7 +186,6 @@ class TargetSession:
         # The roots' own features, and the steps they hand to their dependencies: members that
         # ask the same of the same dependencies share one resolution below themselves. Only
         # the roots' own units are in `own`.
-        requests = root_requests(self.context, member, current, selection)
         split = Resolver(self.context, requests, split=True)
         own, roots = split.run(), split.roots
         below = self._shared(frozenset(split.seeds))
