@@ -124,17 +124,6 @@ def build_requests(
     return requests
 
 
-def resolve_features(
-    context: BuildContext,
-    member: int,
-    current: int | None = None,
-    selection: FeatureSelection = DEFAULT,
-) -> FeatureState:
-    """Features of `cargo build -p MEMBER --target T` with `selection`'s flags, in one go."""
-    requests = build_requests(context, member, current, selection)
-    return Resolver(context, requests, split=False).run()
-
-
 @dataclass
 class Below:
     """A finished resolution below some roots, with what more seeds would continue from. Its

@@ -27,7 +27,6 @@ from featcheck.resolution.features import (
     Seed,
     build_requests,
     resolve_below,
-    resolve_features,
 )
 from featcheck.semantics.semver import parse_version
 from featcheck.workspace.model import DEP, DEP_FEATURE, FeatureValue
@@ -198,9 +197,8 @@ class TargetSession:
         if not below.packages.isdisjoint(roots) or any(key >> 1 in roots for key in children):
             # A root below the member (a dev-dependency cycle, or with resolver 1 the current
             # package as a dependency): its units are not in the shared state.
-            return build_graph(
-                self.context, resolve_features(self.context, member, current, selection), member
-            )
+            state = Resolver(self.context, requests, split=False).run()
+            return build_graph(self.context, state, member)
         walk = below.walks.get(tuple(children))
         if walk is None:
             walk = below.walks[tuple(children)] = DependencyGraph(below.builder.walk(children))
