@@ -152,8 +152,6 @@ def resolve_configurations(
     `errors` and left out, or raised when `errors` is None. `deadline` is checked before each
     pair. `sessions`, where given, gets each target's session by triple (what-if builds
     continue from its resolutions)."""
-    if resolver not in (1, 2, 3):
-        raise FeatcheckError(f"unknown feature resolver {resolver} (cargo knows 1, 2, 3)")
     if current is _Current.FROM_METADATA:
         current = index.resolve_root
     current_position = None if current is None else _member_index(index, current)
