@@ -221,10 +221,6 @@ class TargetSession:
 _SortKey = tuple[str, tuple[int, int, int, int], str, str, tuple[str, ...], int]
 
 
-Edges = dict[Node, set[Node]]
-"""A graph's nodes in insertion order, each with its direct dependencies."""
-
-
 class GraphBuilder:
     """Walks the units of one feature resolution the way cargo tree prints them.
 
@@ -309,9 +305,10 @@ class GraphBuilder:
             )
         return found
 
-    def walk(self, start: list[int]) -> Edges:
+    def walk(self, start: list[int]) -> dict[Node, set[Node]]:
         """Depth first from `start` as if they were one parent's children: each unit is
-        expanded on its first visit only, and nodes come in the order cargo prints them."""
+        expanded on its first visit only; nodes come in the order cargo prints them, each with
+        its direct dependencies."""
         order: dict[int, None] = {}
         stack = start[::-1]
         while stack:
