@@ -99,7 +99,8 @@ def _assert_resolved_from_scratch(
     """`graph` is the edited model's build of `member` resolved from scratch: cargo tree's
     order, features and all."""
     context = BuildContext(edited_index(index, edits), LINUX, LINUX, 2)
-    fresh = build_graph(context, features.resolve_features(context, member), member)
+    state = features.Resolver(context, features.build_requests(context, member), split=False).run()
+    fresh = build_graph(context, state, member)
     assert list(graph.nodes()) == list(fresh.nodes())
     for node in fresh.nodes():
         assert graph.dependencies(node) == fresh.dependencies(node)

@@ -1,9 +1,12 @@
 """featcheck's own feature resolution: cargo's feature resolver over the workspace model.
 
-Entry points: `resolve_builds` (graphs of every member on every target, equal to what
-`cargo tree -e normal -p MEMBER --target T` prints, from one `cargo metadata` call),
-`resolver_version` (which resolver the workspace root selects). `resolve_configurations`
-resolves members under cargo's feature selection flags (`featureset.FeatureSelection`).
+`cargo tree -e normal -p MEMBER --target T` costs a cargo start per member and target; the same
+answer follows from `cargo metadata --format-version 1` (every package's feature table and
+declarations, and the resolved edges) plus each target's `rustc --print cfg`. `resolve_builds`
+runs cargo's feature resolver over that data for each (member, target) and returns the graph
+`cargo tree` would print, so the rest of featcheck can use either path. `resolve_configurations`
+resolves members under cargo's feature selection flags (`featureset.FeatureSelection`),
+`resolver_version` says which resolver the workspace root selects.
 
 Which resolver a workspace uses `cargo metadata` does not say. cargo takes it from the workspace
 root manifest only (members' settings are ignored, with a warning): `[workspace] resolver`, else
@@ -14,8 +17,7 @@ editions "1"). A virtual workspace without `resolver` gets "1" (cargo warns abou
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
 from enum import Enum
 from typing import Any
 
@@ -67,19 +69,8 @@ def resolver_version(root_manifest_data: Mapping[str, Any], root_edition: str | 
             inherited = workspace.get("package", {}) if isinstance(workspace, Mapping) else {}
             edition = inherited.get("edition", "2015")
         root_edition = str(edition)
-    if root_edition in _EDITION_RESOLVER:
-        return _EDITION_RESOLVER[root_edition]
     # Future editions keep the newest resolver we know.
-    return max(_EDITION_RESOLVER.values()) if root_edition > "2024" else 1
-
-
-# Resolve the features of every member's build from one `cargo metadata` call.
-#
-# `cargo tree -e normal -p MEMBER --target T` costs a cargo start per member and target; the same
-# answer follows from `cargo metadata --format-version 1` (every package's feature table and
-# declarations, and the resolved edges) plus each target's `rustc --print cfg`. This module runs
-# cargo's feature resolver over that data for each (member, target) and returns the graph
-# `cargo tree` would print, so the rest of featcheck can use either path.
+    return _EDITION_RESOLVER.get(root_edition, 3 if root_edition > "2024" else 1)
 
 
 def _member_index(index: Workspace, member: str) -> int:
@@ -90,20 +81,6 @@ def _member_index(index: Workspace, member: str) -> int:
     if len(named) == 1:
         return index.by_id[named[0]]
     raise FeatcheckError(f"{member!r} is not a package of this cargo metadata output")
-
-
-@contextmanager
-def _no_cyclic_gc() -> Iterator[None]:
-    """Pause the cyclic garbage collector: resolving allocates many small objects and none are
-    cycles, and with a big metadata already in memory each pass would rescan all of it (it
-    nearly doubles the time for hundreds of members)."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 class _Current(Enum):
@@ -146,13 +123,7 @@ def resolve_builds(
     """
     jobs = [(member, features) for member in members]
     graphs = resolve_configurations(
-        index,
-        jobs,
-        cfgs,
-        resolver,
-        host=host,
-        current=current,
-        unify_workspace=unify_workspace,
+        index, jobs, cfgs, resolver, host=host, current=current, unify_workspace=unify_workspace
     )
     return {(member, triple): graph for (member, triple, _), graph in graphs.items()}
 
@@ -181,19 +152,19 @@ def resolve_configurations(
     `errors` and left out, or raised when `errors` is None. `deadline` is checked before each
     pair. `sessions`, where given, gets each target's session by triple (what-if builds
     continue from its resolutions)."""
-    if resolver not in (1, 2, 3):
-        raise FeatcheckError(f"unknown feature resolver {resolver} (cargo knows 1, 2, 3)")
-    contexts = [
-        BuildContext(index, cfg, host or cfg, resolver, unify_workspace=unify_workspace)
-        for cfg in cfgs
-    ]
     if current is _Current.FROM_METADATA:
         current = index.resolve_root
     current_position = None if current is None else _member_index(index, current)
     positions = [(_member_index(index, member), job) for job in jobs for member in job[:1]]
     graphs: dict[tuple[str, str, FeatureSelection], DependencyGraph] = {}
-    with _no_cyclic_gc():
-        for context in contexts:
+    # Pause the cyclic garbage collector: resolving allocates many small objects and none are
+    # cycles, and with a big metadata already in memory each pass would rescan all of it (it
+    # nearly doubles the time for hundreds of members).
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        for cfg in cfgs:
+            context = BuildContext(index, cfg, host or cfg, resolver, unify_workspace)
             session = TargetSession(context)
             if sessions is not None:
                 sessions[context.target.triple] = session
@@ -209,4 +180,7 @@ def resolve_configurations(
                     if errors is None:
                         raise
                     errors[job] = error
+    finally:
+        if was_enabled:
+            gc.enable()
     return graphs

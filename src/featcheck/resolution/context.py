@@ -30,7 +30,6 @@ class BuildContext:
         target: TargetCfg,
         host: TargetCfg,
         resolver: int,
-        *,
         unify_workspace: bool = False,
         bound: Callable[[int], tuple[Edge, ...]] | None = None,
     ) -> None:
@@ -40,7 +39,7 @@ class BuildContext:
         self.resolver = resolver
         self.unify_workspace = unify_workspace
         """cargo's `resolver.feature-unification = "workspace"`: every build resolves as if
-        all workspace members were selected (see `unified_requests`)."""
+        all workspace members were selected (see `build_requests`)."""
         self.bound = bound
         """The edges a package gains where Cargo.lock binds a dependency cargo's resolve has
         none for (a what-if build, `fixes/counterfactual.py`); None: the resolve's edges only."""
@@ -66,12 +65,7 @@ class BuildContext:
         context's (each what-if build listed them all again: three fifths of the lists of a
         100-member fix search)."""
         context = BuildContext(
-            index,
-            self.target,
-            self.host,
-            self.resolver,
-            unify_workspace=self.unify_workspace,
-            bound=self.bound,
+            index, self.target, self.host, self.resolver, self.unify_workspace, self.bound
         )
         context._unedited, context._edited = self, packages
         return context

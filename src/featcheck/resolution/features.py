@@ -80,64 +80,6 @@ def requested_values(
     return tuple(requested)
 
 
-def root_requests(
-    context: BuildContext, roots: tuple[int, ...], selection: FeatureSelection = DEFAULT
-) -> dict[int, tuple[FeatureValue, ...]]:
-    """`selection` for the first root (the member); the defaults for the other (resolver 1's
-    current package: featcheck does not apply flags to it, see `audit`)."""
-    return {
-        root: requested_values(context, root, selection if i == 0 else DEFAULT)
-        for i, root in enumerate(roots)
-    }
-
-
-def unified_requests(
-    context: BuildContext, member: int, selection: FeatureSelection = DEFAULT
-) -> dict[int, tuple[FeatureValue, ...]]:
-    """What cargo asks of every workspace member when features unify over the workspace,
-    MEMBER first: `selection` for MEMBER, and for each other member the flags as they apply to
-    it, as with `--workspace` (a plain feature where the member defines it, `dep/feature` where
-    it declares `dep`)."""
-    index = context.index
-    requests = {member: requested_values(context, member, selection)}
-    for position in (index.by_id[m] for m in index.member_ids):
-        if position not in requests:
-            requests[position] = requested_values(
-                context, position, _applied(context, position, selection)
-            )
-    return requests
-
-
-def _applied(context: BuildContext, position: int, selection: FeatureSelection) -> FeatureSelection:
-    """The flags of `selection` that apply to another selected member (see `unified_requests`)."""
-    package = context.index.packages[position]
-    dependencies = {edge.name_in_toml for edge in context.edges(position)}
-    kept = tuple(
-        text
-        for text in selection.features
-        if (text in package.features if "/" not in text else _owner(text) in dependencies)
-    )
-    return selection._replace(features=kept)
-
-
-def _owner(value: str) -> str:
-    """The dependency a `dep/feature` or `dep?/feature` value names."""
-    return value.partition("/")[0].removesuffix("?")
-
-
-def build_roots(context: BuildContext, member: int, current: int | None) -> tuple[int, ...]:
-    """The packages cargo resolves for `-p MEMBER`: MEMBER, and with resolver 1 `current`.
-
-    `current` is the package cargo runs for (the manifest in the working directory or given
-    with `--manifest-path`). With resolver 1 in a workspace whose root is a package, cargo
-    resolves that package alongside every `-p` one (`members_with_features_old`), so its
-    features and dev-dependencies count even though only MEMBER is built.
-    """
-    if current is not None and current != member and context.resolver == 1:
-        return (member, current)
-    return (member,)
-
-
 def build_requests(
     context: BuildContext,
     member: int,
@@ -145,22 +87,41 @@ def build_requests(
     selection: FeatureSelection = DEFAULT,
 ) -> dict[int, tuple[FeatureValue, ...]]:
     """What `cargo build -p MEMBER` (cargo run for `current`) with `selection`'s flags asks of
-    each package it resolves as a root: every workspace member's where features unify over
-    the workspace (`unified_requests`), else the roots' (`build_roots`, `root_requests`)."""
+    each package it resolves as a root, MEMBER first with `selection`.
+
+    Where features unify over the workspace, every other workspace member is one too, with the
+    flags as they apply to it, as with `--workspace` (a plain feature where the member defines
+    it, `dep/feature` where it declares `dep`).
+
+    Else, with resolver 1, `current` with its defaults (featcheck does not apply flags to it,
+    see `audit`): `current` is the package cargo runs for (the manifest in the working
+    directory or given with `--manifest-path`). With resolver 1 in a workspace whose root is a
+    package, cargo resolves that package alongside every `-p` one
+    (`members_with_features_old`), so its features and dev-dependencies count even though only
+    MEMBER is built.
+    """
+    requests = {member: requested_values(context, member, selection)}
     if context.unify_workspace:
-        return unified_requests(context, member, selection)
-    return root_requests(context, build_roots(context, member, current), selection)
-
-
-def resolve_features(
-    context: BuildContext,
-    member: int,
-    current: int | None = None,
-    selection: FeatureSelection = DEFAULT,
-) -> FeatureState:
-    """Features of `cargo build -p MEMBER --target T` with `selection`'s flags, in one go."""
-    requests = build_requests(context, member, current, selection)
-    return Resolver(context, requests, split=False).run()
+        index = context.index
+        for position in (index.by_id[m] for m in index.member_ids):
+            if position in requests:
+                continue
+            package = index.packages[position]
+            dependencies = {edge.name_in_toml for edge in context.edges(position)}
+            kept = tuple(
+                text
+                for text in selection.features
+                if (
+                    text in package.features
+                    if "/" not in text
+                    else text.partition("/")[0].removesuffix("?") in dependencies  # or `dep?/f`
+                )
+            )
+            applied = selection._replace(features=kept)
+            requests[position] = requested_values(context, position, applied)
+    elif current is not None and current != member and context.resolver == 1:
+        requests[current] = requested_values(context, current, DEFAULT)
+    return requests
 
 
 @dataclass

@@ -25,11 +25,8 @@ from featcheck.resolution.features import (
     FeatureState,
     Resolver,
     Seed,
-    build_roots,
+    build_requests,
     resolve_below,
-    resolve_features,
-    root_requests,
-    unified_requests,
 )
 from featcheck.semantics.semver import parse_version
 from featcheck.workspace.model import DEP, DEP_FEATURE, FeatureValue
@@ -174,14 +171,22 @@ class TargetSession:
     ) -> DependencyGraph:
         """The graph of `cargo build -p MEMBER` (cargo run for `current`) on this target, with
         `selection`'s feature flags applied to MEMBER."""
+        requests = build_requests(self.context, member, current, selection)
         if self.context.unify_workspace:
-            return self._unified_graph(member, selection)
-        roots = build_roots(self.context, member, current)
+            # MEMBER's part of a resolution with every workspace member selected (cargo's
+            # `resolver.feature-unification = "workspace"`): the features all members' builds
+            # turn on, drawn only where MEMBER reaches. One resolution serves every member asked
+            # the same.
+            key = frozenset(requests.items())
+            state = self._unified.get(key)
+            if state is None:
+                state = self._unified[key] = Resolver(self.context, requests, split=False).run()
+            return build_graph(self.context, state, member)
         # The roots' own features, and the steps they hand to their dependencies: members that
         # ask the same of the same dependencies share one resolution below themselves. Only
         # the roots' own units are in `own`.
-        split = Resolver(self.context, root_requests(self.context, roots, selection), split=True)
-        own = split.run()
+        split = Resolver(self.context, requests, split=True)
+        own, roots = split.run(), split.roots
         below = self._shared(frozenset(split.seeds))
         # The member's own units come from `own`, the units below it from the shared state;
         # only the member's unit is drawn from `own` (a root below it is handled apart), so
@@ -192,26 +197,14 @@ class TargetSession:
         if not below.packages.isdisjoint(roots) or any(key >> 1 in roots for key in children):
             # A root below the member (a dev-dependency cycle, or with resolver 1 the current
             # package as a dependency): its units are not in the shared state.
-            return build_graph(
-                self.context, resolve_features(self.context, member, current, selection), member
-            )
+            state = Resolver(self.context, requests, split=False).run()
+            return build_graph(self.context, state, member)
         walk = below.walks.get(tuple(children))
         if walk is None:
             walk = below.walks[tuple(children)] = DependencyGraph(below.builder.walk(children))
         return DependencyGraph.rooted(
             top.node(root), {below.builder.node(key) for key in children}, walk
         )
-
-    def _unified_graph(self, member: int, selection: FeatureSelection) -> DependencyGraph:
-        """MEMBER's part of a resolution with every workspace member selected (cargo's
-        `resolver.feature-unification = "workspace"`): the features all members' builds turn
-        on, drawn only where MEMBER reaches. One resolution serves every member asked the same."""
-        requests = unified_requests(self.context, member, selection)
-        key = frozenset(requests.items())
-        state = self._unified.get(key)
-        if state is None:
-            state = self._unified[key] = Resolver(self.context, requests, split=False).run()
-        return build_graph(self.context, state, member)
 
 
 # Turn a feature resolution into the graph `cargo tree -e normal -p MEMBER` prints.
@@ -226,10 +219,6 @@ class TargetSession:
 # cargo's package ids) so that both paths list nodes alike.
 
 _SortKey = tuple[str, tuple[int, int, int, int], str, str, tuple[str, ...], int]
-
-
-Edges = dict[Node, set[Node]]
-"""A graph's nodes in insertion order, each with its direct dependencies."""
 
 
 class GraphBuilder:
@@ -316,9 +305,10 @@ class GraphBuilder:
             )
         return found
 
-    def walk(self, start: list[int]) -> Edges:
+    def walk(self, start: list[int]) -> dict[Node, set[Node]]:
         """Depth first from `start` as if they were one parent's children: each unit is
-        expanded on its first visit only, and nodes come in the order cargo prints them."""
+        expanded on its first visit only; nodes come in the order cargo prints them, each with
+        its direct dependencies."""
         order: dict[int, None] = {}
         stack = start[::-1]
         while stack:

@@ -30,12 +30,10 @@ class TargetCfg(NamedTuple):
         pairs: set[tuple[str, str]] = set()
         for line in text.splitlines():
             line = line.strip()
-            if not line:
-                continue
             if "=" in line:
                 key, _, value = line.partition("=")
                 pairs.add((key.strip(), value.strip().strip('"')))
-            else:
+            elif line:
                 names.add(line)
         return cls(triple, frozenset(names), frozenset(pairs))
 
@@ -56,13 +54,9 @@ class _Evaluator:
     Python's recursion limit."""
 
     def __init__(self, text: str, cfg: TargetCfg) -> None:
-        self.tokens = self._tokenize(text)
+        self.tokens: list[str] = []
         self.position = 0
         self.cfg = cfg
-
-    @staticmethod
-    def _tokenize(text: str) -> list[str]:
-        tokens: list[str] = []
         index = 0
         while index < len(text):
             match = _TOKEN.match(text, index)
@@ -70,9 +64,8 @@ class _Evaluator:
                 if text[index:].strip():
                     raise ValueError(f"cannot read cfg expression {text!r}")
                 break
-            tokens.append(match.group(match.lastgroup or 0))
+            self.tokens.append(match.group(match.lastgroup or 0))
             index = match.end()
-        return tokens
 
     def _next(self) -> str:
         if self.position >= len(self.tokens):
@@ -114,7 +107,13 @@ class _Evaluator:
                 if self._peek() != ")":
                     break  # the open frame's next predicate
                 self._expect(")")
-                value = _combined(*frames.pop())
+                operator, values = frames.pop()
+                if operator != "not":
+                    value = (all if operator == "all" else any)(values)
+                elif len(values) != 1:
+                    raise ValueError("not(...) takes exactly one predicate")
+                else:
+                    value = not values[0]
 
     def _single(self, name: str) -> bool:
         """A name (`unix`) or a pair (`target_os = "linux"`)."""
@@ -126,13 +125,3 @@ class _Evaluator:
 
     def _peek(self) -> str | None:
         return self.tokens[self.position] if self.position < len(self.tokens) else None
-
-
-def _combined(operator: str, values: list[bool]) -> bool:
-    if operator == "all":
-        return all(values)
-    if operator == "any":
-        return any(values)
-    if len(values) != 1:
-        raise ValueError("not(...) takes exactly one predicate")
-    return not values[0]

@@ -72,14 +72,14 @@ def _is_wild(part: str | None) -> bool:
     return part is None or part in ("*", "x", "X")
 
 
-def _bounds(comparator: str) -> tuple[Version, Version | None, bool] | None:
-    """(lowest allowed, first excluded or None, lowest inclusive) for one comparator."""
+def _bounds(comparator: str) -> tuple[Version, Version | None] | None:
+    """(lowest allowed, first excluded or None) for one comparator."""
     match = _COMPARATOR.match(comparator)
     if match is None:
         return None
     op = match["op"] or "^"
     if _is_wild(match["major"]):
-        return (0, 0, 0, 0), None, True
+        return (0, 0, 0, 0), None
     major = _number(match["major"])
     minor = None if _is_wild(match["minor"]) else _number(match["minor"])
     patch = None if _is_wild(match["patch"]) else _number(match["patch"])
@@ -97,18 +97,18 @@ def _bounds(comparator: str) -> tuple[Version, Version | None, bool] | None:
         next_up = (major, minor, patch + 1, 0)
     if op == "=":
         if patch is not None and release == 0:
-            return low, (major, minor or 0, patch, 1), True  # any pre-release of that patch
-        return low, next_up, True
+            return low, (major, minor or 0, patch, 1)  # any pre-release of that patch
+        return low, next_up
     if op == ">=":
-        return low, None, True
+        return low, None
     if op == ">":
-        return next_up, None, True
+        return next_up, None
     if op == "<":
-        return (0, 0, 0, 0), low, True
+        return (0, 0, 0, 0), low
     if op == "<=":
-        return (0, 0, 0, 0), next_up, True
+        return (0, 0, 0, 0), next_up
     if op == "~":
-        return low, (major + 1, 0, 0, 0) if minor is None else (major, minor + 1, 0, 0), True
+        return low, (major + 1, 0, 0, 0) if minor is None else (major, minor + 1, 0, 0)
     # Caret: the left-most non-zero part may not change.
     if major > 0 or minor is None:
         upper: Version = (major + 1, 0, 0, 0)
@@ -116,7 +116,7 @@ def _bounds(comparator: str) -> tuple[Version, Version | None, bool] | None:
         upper = (0, minor + 1, 0, 0)
     else:
         upper = (0, 0, patch + 1, 0)
-    return low, upper, True
+    return low, upper
 
 
 # Asked for every node of a rule's crates in every member's build: a few rules' requirements
@@ -133,7 +133,7 @@ def matches(requirement: str, version: str) -> bool:
         bounds = _bounds(comparator)
         if bounds is None:
             return True
-        low, high, _ = bounds
+        low, high = bounds
         if parsed < low or (high is not None and parsed >= high):
             return False
     return True
@@ -141,8 +141,7 @@ def matches(requirement: str, version: str) -> bool:
 
 def is_requirement(text: str) -> bool:
     """True when every comma-separated comparator of `text` is cargo version syntax."""
-    parts = text.split(",")
-    return bool(text.strip()) and all(_bounds(part) is not None for part in parts)
+    return bool(text.strip()) and all(_bounds(part) is not None for part in text.split(","))
 
 
 def bounds(requirement: str) -> tuple[Version, Version | None] | None:
