@@ -82,6 +82,7 @@ def refuse_special_manifests(manifest_path: Path, checkout: Path) -> None:
 
 
 _SPECIAL = "is not a regular file (a FIFO, device or socket); cargo would wait on it"
+_TO_NOTHING = "is a symlink to nothing; cargo would create the file it names"
 
 
 def _linked_out(entry: os.DirEntry[str], checkout: Path) -> str | None:
@@ -91,7 +92,7 @@ def _linked_out(entry: os.DirEntry[str], checkout: Path) -> str | None:
     target = Path(os.path.realpath(entry.path))
     if target.is_relative_to(checkout):
         if entry.name in _MANIFEST_NAMES and not target.exists():
-            return "is a symlink to nothing; cargo would create the file it names"
+            return _TO_NOTHING
         return None
     if entry.name in _MANIFEST_NAMES or (target / "Cargo.toml").exists():
         return f"{LINK_OUT} (cargo would read through it)"
@@ -316,10 +317,7 @@ def refuse_lockfile_links(manifest: Path, root: Path) -> None:
     for lockfile in _candidate_lockfiles(manifest):
         check_within(lockfile, root, "cargo would write through it")
         if lockfile.is_relative_to(root) and os.path.islink(lockfile) and not lockfile.exists():
-            raise FeatcheckError(
-                "is a symlink to nothing; cargo would create the file it names",
-                path=lockfile,
-            )
+            raise FeatcheckError(_TO_NOTHING, path=lockfile)
 
 
 # featcheck's own cache files: JSON written whole, read back only in the format written.

@@ -16,7 +16,6 @@ relative paths made absolute. Everything not on the list is dropped.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
@@ -43,6 +42,7 @@ from featcheck.cargo.config_files import (
 from featcheck.cargo.process import NEUTRAL_DIRECTORY
 from featcheck.cargo.unification import UnificationSettings
 from featcheck.errors import FeatcheckError
+from featcheck.manifest.spans import BARE_KEY
 
 if TYPE_CHECKING:
     from featcheck.manifest.document import ManifestDocument
@@ -94,9 +94,6 @@ def _applies(table: str, cfg: TargetCfg) -> bool:
         return table.startswith("cfg(") and cfg.applies(table)
     except ValueError:  # cargo refuses such a table; `cargo metadata` says so
         return False
-
-
-_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
 
 
 def _toml_value(value: object) -> str:
@@ -218,7 +215,7 @@ def _config_argument(key: tuple[str, ...], value: object) -> Argument:
     neutral flags; any other value, `false` and `0` among them, is passed as it is."""
     if key[-1] == "rustflags" and not value:
         value = NEUTRAL_FLAGS
-    keys = (part if _BARE_KEY.fullmatch(part) else _toml_value(part) for part in key)
+    keys = (part if BARE_KEY.fullmatch(part) else _toml_value(part) for part in key)
     setting = ".".join(keys) + "=" + _toml_value(value)
     return option("--config", setting, CONFIG_SETTING)
 

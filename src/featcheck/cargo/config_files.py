@@ -16,6 +16,7 @@ from featcheck.boundary import (
     MAX_CONFIG_BYTES,
     LeadsOut,
     configured_path_stays_inside,
+    decode_text,
     is_inside,
     read_checkout_file,
 )
@@ -23,7 +24,7 @@ from featcheck.cargo.argv_gate import FEATURE, Argument, GateError, RustflagErro
 from featcheck.cargo.failures import printable
 from featcheck.cargo.unification import MODE_KEY, MODES, UNSTABLE_KEY
 from featcheck.errors import FeatcheckError
-from featcheck.manifest.document import ManifestDocument, parse_document
+from featcheck.manifest.document import ManifestDocument, parse_text
 
 if TYPE_CHECKING:
     # The span index (and `dataclasses`) loads only where a file's error needs a line.
@@ -105,7 +106,7 @@ def load(
         within = False
     with unquoted_outside(within, path, "cannot be read as a cargo configuration file"):
         raw = read_checkout_file(path, "cargo configuration file", MAX_CONFIG_BYTES, root)
-        document = parse_document(path, raw)
+        document = parse_text(path, decode_text(raw, path))
     checkout = root if root is not None and is_inside(path, root) else None
     with unquoted_outside(within, path, "`include` refused"):
         includes = list(_includes(document, checkout))

@@ -12,6 +12,7 @@ import re
 from typing import NamedTuple
 
 from featcheck.errors import FeatcheckError
+from featcheck.render import safe_text
 
 
 class FailureKind(enum.Enum):
@@ -66,7 +67,7 @@ def summarize(stderr: str) -> str:
                 ("Updating", "Downloading", "Downloaded", "Locking", "Blocking", "Adding")
             )
         ]
-        return _printable(useful[-1]) if useful else "cargo failed without a message"
+        return safe_text.printable(useful[-1]) if useful else "cargo failed without a message"
     first = errors[0]
     match = _ERROR_LINE.match(lines[first])
     assert match is not None
@@ -82,14 +83,10 @@ def summarize(stderr: str) -> str:
             # `failed to read `…/helper/Cargo.toml``, then the system's error: the file is the
             # news, while the error above it names only where cargo started (the workspace
             # member whose path dependencies led there).
-            return _printable(f"{causes[-2]}: {causes[-1]} ({summary[0]})")
+            return safe_text.printable(f"{causes[-2]}: {causes[-1]} ({summary[0]})")
         if causes:
             summary.append(causes[-1])
-    return _printable(": ".join(summary))
-
-
-def _printable(text: str) -> str:
-    return "".join(c if c.isprintable() else ascii(c)[1:-1] for c in text)
+    return safe_text.printable(": ".join(summary))
 
 
 def classify(stderr: str) -> CargoFailure:

@@ -42,7 +42,7 @@ def probe(arguments: argparse.Namespace) -> int:
             compare_fix=arguments.compare_fix,
             offline=arguments.offline,
             timeout=arguments.timeout,
-            on_command=_show_command if arguments.verbose else None,
+            on_command=(lambda c: _say(f"running: {shlex.join(c)}")) if arguments.verbose else None,
             confirm=None if arguments.yes else _confirm,
             codes=rule_codes(arguments.rule),
         )
@@ -73,10 +73,6 @@ def exit_code(report: ProbeReport) -> int:
 
 def _say(text: str) -> None:
     print(f"featcheck: {text}", file=sys.stderr, flush=True)
-
-
-def _show_command(command: list[str]) -> None:
-    _say(f"running: {shlex.join(command)}")
 
 
 def _confirm(statement: str) -> bool:

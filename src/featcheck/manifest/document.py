@@ -67,11 +67,7 @@ def read_manifest(path: Path, *, root: Path | None = None) -> ManifestDocument:
     """Read and parse a manifest; any problem becomes a one-line `path:line:col: message`.
     `root`: the checkout it belongs to, which a link on the way may not leave (boundary.py);
     None for a file of no checkout."""
-    return parse_document(path, read_checkout_file(path, "Cargo.toml", MAX_MANIFEST_BYTES, root))
-
-
-def parse_document(path: Path, raw: bytes) -> ManifestDocument:
-    """`raw` (the bytes of `path`) as a parsed TOML document, or a one-line FeatcheckError."""
+    raw = read_checkout_file(path, "Cargo.toml", MAX_MANIFEST_BYTES, root)
     return parse_text(path, decode_text(raw, path))
 
 

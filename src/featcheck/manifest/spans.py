@@ -67,7 +67,7 @@ _MAX_DEPTH = 100
 # and cannot backtrack, while running far faster than a Python-level loop.
 _BLANK = re.compile(r"[ \t]*")
 _BLANK_AND_NEWLINES = re.compile(r"[ \t\r\n]*")
-_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
+BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")  # also how cargo/ and probe/ write a key bare
 # Numbers, booleans, inf/nan and date-times are made only of these characters
 # (the space a date-time may contain is handled separately).
 _SCALAR = re.compile(r"[A-Za-z0-9_+\-.:]+")
@@ -178,7 +178,7 @@ class _Scanner:
             body_end = literal_string_end(self._text, start)
             name = self._text[start + 1 : body_end - 1]
         else:
-            match = _BARE_KEY.match(self._text, start)
+            match = BARE_KEY.match(self._text, start)
             if match is None:
                 raise self._error("expected a key")
             body_end = match.end()

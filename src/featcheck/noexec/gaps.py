@@ -124,15 +124,13 @@ def gap_notes(gaps: Iterable[BuildGap]) -> list[str]:
     grouped: dict[tuple[tuple[str, ...], tuple[str, ...]], list[str]] = {}
     for gap in gaps:
         grouped.setdefault((gap.unread, gap.reasons), []).append(f"{gap.member} ({gap.target})")
-    notes: list[str] = []
-    for (unread, reasons), builds in grouped.items():
-        notes.append(
-            f"incomplete audit: --no-exec could not read {_some(unread, 10)} "
-            f"({'; '.join(reasons)}), and "
-            f"the verdict for {', '.join(printable(b) for b in builds)} depends on them; "
-            "run `cargo fetch` once (or drop --no-exec) for a complete audit"
-        )
-    return notes
+    return [
+        f"incomplete audit: --no-exec could not read {_some(unread, 10)} "
+        f"({'; '.join(reasons)}), and "
+        f"the verdict for {', '.join(printable(b) for b in builds)} depends on them; "
+        "run `cargo fetch` once (or drop --no-exec) for a complete audit"
+        for (unread, reasons), builds in grouped.items()
+    ]
 
 
 def summary_line(gaps: Iterable[BuildGap]) -> str:

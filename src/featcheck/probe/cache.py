@@ -30,7 +30,6 @@ import datetime
 import hashlib
 import json
 import os
-import re
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -38,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 from featcheck.boundary import TrustContext, read_regular_file, user_cache_directory
 from featcheck.errors import FeatcheckError
 from featcheck.fileio import write_atomic
+from featcheck.manifest.spans import BARE_KEY
 from featcheck.probe.programs import Program, program_timing
 from featcheck.report import AuditResult, Cost, Finding
 
@@ -50,7 +50,6 @@ PACKAGE = "featcheck-probe"
 CACHE_VERSION = "2"
 """2: every probe is a program of probe/rules/programs/, the matmul's built on burn-flex."""
 _FLAG_VARIABLES = ("RUSTFLAGS", "CARGO_ENCODED_RUSTFLAGS", "CARGO_BUILD_RUSTFLAGS")
-_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
 MEASURED = "measured.json"
 _MEASURED_LIMIT = 4 * 1024 * 1024
 
@@ -108,7 +107,7 @@ def write_if_changed(path: Path, content: bytes) -> None:
 
 
 def _toml_key(name: str) -> str:
-    return name if _BARE_KEY.fullmatch(name) else json.dumps(name)
+    return name if BARE_KEY.fullmatch(name) else json.dumps(name)
 
 
 def render_manifest(config: BackendConfig, program: Program, bin_name: str) -> str:
