@@ -24,21 +24,25 @@ from featcheck.workspace.workspace import Listed, PackageTable, Workspace, decla
 
 
 def parse_metadata(text: str) -> Workspace:
-    """The workspace of `cargo metadata --format-version 1` output."""
     try:
-        metadata = json.loads(text)
-        resolve = metadata.get("resolve") or {}
-        raw = list({p["id"]: p for p in metadata["packages"]}.values())
-        packages = CargoPackages(raw, {node["id"]: node for node in resolve.get("nodes", ())})
-        return Workspace(
-            Path(metadata["workspace_root"]),
-            packages,
-            packages.by_id,
-            tuple(metadata.get("workspace_members", ())),
-            resolve.get("root"),
-        )
+        return workspace_from_metadata(json.loads(text))
     except (ValueError, KeyError, TypeError) as error:
         raise FeatcheckError(f"cargo metadata printed something unexpected ({error})") from None
+
+
+def workspace_from_metadata(metadata: Mapping[str, Any]) -> Workspace:
+    """The workspace of `cargo metadata --format-version 1` output (already parsed from JSON)."""
+    resolve = metadata.get("resolve") or {}
+    raw = list({p["id"]: p for p in metadata["packages"]}.values())
+    nodes = {node["id"]: node for node in resolve.get("nodes", ())}
+    packages = CargoPackages(raw, nodes)
+    return Workspace(
+        Path(metadata["workspace_root"]),
+        packages,
+        packages.by_id,
+        tuple(metadata.get("workspace_members", ())),
+        resolve.get("root"),
+    )
 
 
 class CargoPackages(PackageTable):
