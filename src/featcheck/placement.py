@@ -105,10 +105,11 @@ class FindingPlacer:
 
     def place_all(self, flagged: list[Flagged]) -> list[Finding]:
         missing = [item for item in flagged if item.rule.kind is Kind.MISSING]
+        keys = [(item.target, item.selection, item.detection.node.package) for item in missing]
         by_crate: dict[tuple[str, FeatureSelection, PackageRef], _SameCrate] = {}
-        for item in missing:
-            by_crate.setdefault(_crate_key(item), _SameCrate()).add(item)
-        outcomes = [self._search(item, by_crate[_crate_key(item)]) for item in missing]
+        for item, key in zip(missing, keys, strict=True):
+            by_crate.setdefault(key, _SameCrate()).add(item)
+        outcomes = [self._search(i, by_crate[k]) for i, k in zip(missing, keys, strict=True)]
         outcomes = self._confirm_pending(missing, outcomes)
         placed = iter([self._place(i, o) for i, o in zip(missing, outcomes, strict=True)])
         return [
@@ -309,10 +310,6 @@ def _placement(
             f"{declared.version}, in a crate the workspace does not own"
         )
     return ""
-
-
-def _crate_key(item: Flagged) -> tuple[str, FeatureSelection, PackageRef]:
-    return (item.target, item.selection, item.detection.node.package)
 
 
 @dataclass
