@@ -46,6 +46,9 @@ class Deadline:
         if self._clock() > self._end:
             raise self.spent(doing, hint)
 
+    def left(self) -> float:
+        return self._end - self._clock()
+
     def spent(self, doing: str, hint: str = TIMEOUT_HINT) -> FeatcheckError:
         """The one line that says the budget is spent on `doing`."""
         return FeatcheckError(

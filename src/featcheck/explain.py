@@ -37,15 +37,12 @@ class Explainer:
     builds: Mapping[tuple[str, str], DependencyGraph]
     """Every audited (member id, target) build, to say which other member enables a feature."""
     record: Callable[[str, TargetCfg, FeatureSelection], Record]
-    """A member's build resolved again with why each step was taken (`WhatIf.record`):
-    the chain of a feature that is on is read off it."""
+    """A member's build resolved again with why each step was taken (`WhatIf.record`, kept
+    once made): the chain of a feature that is on is read off it."""
     sides_unify: bool = False
     """Resolver 1: a workspace-wide build gives host units (proc-macros and what they use)
     and target units the same features, so another member's host units count too; with
     resolver 2 and 3 only its target units reach the artifact."""
-    _records: dict[tuple[str, str, FeatureSelection], Record] = field(
-        default_factory=dict, init=False, repr=False
-    )
     _enabling: dict[tuple[PackageRef, str, str], list[tuple[str, str]]] = field(
         default_factory=dict, init=False, repr=False
     )
@@ -156,10 +153,7 @@ class Explainer:
         goal = self.metadata.package_of(detection.node.package)
         if goal is None or not detection.feature:
             return {}
-        key = (member.id, cfg.triple, selection)
-        if key not in self._records:  # made once per build asked (few: those with such a finding)
-            self._records[key] = self.record(member.id, cfg, selection)
-        record = self._records[key]
+        record = self.record(member.id, cfg, selection)
         position = self.metadata.by_id[goal.id]
         unit = (position * 2 + detection.node.host) & record.context.feature_mask
         found: dict[str, list[tuple[str, str]]] = {}

@@ -33,7 +33,6 @@ class ManifestCache:
         self._resolved: dict[Path, Path] = {}
 
     def get(self, path: Path) -> ManifestDocument:
-        """The parsed manifest at `path`."""
         key = self._resolved.get(path)
         if key is None:
             key = self._resolved[path] = path.resolve()

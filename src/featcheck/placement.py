@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from featcheck.builder import FindingBuilder
-from featcheck.deadline import NO_DEADLINE, Deadline
+from featcheck.deadline import Deadline
 from featcheck.featureset import DEFAULT, FeatureSelection
 from featcheck.fixes.candidates import distances_to
 from featcheck.fixes.direct import member_anchor
@@ -77,42 +77,39 @@ class FindingPlacer:
     locator: Locator
     explainer: Explainer
     search: FixSearch
-    overlay: Callable[[], OverlayCheck] | None = None
+    overlay: Callable[[], OverlayCheck] | None
     """Makes the check that confirms with cargo what needs packages Cargo.lock lacks, once a
     fix first waits for it (its module loads tomlkit: 35 ms of every run's start otherwise);
     None: such fixes stay unconfirmed. `close()` ends it."""
-    confirm: bool = True
+    confirm: bool
     """False: fixes are computed but none is called confirmed or safe (`--no-exec`)."""
-    search_fixes: bool = True
+    search_fixes: bool
     """False: no fix is searched (the findings alone are wanted)."""
-    notes: tuple[str, ...] = ()
+    notes: tuple[str, ...]
     """What every finding of this audit says besides its own notes (the feature unification
     it assumed, cargo/unification.py)."""
-    configured_severity: Callable[[str, str], Severity | None] = field(
-        default=lambda _member, _code: None
-    )
+    configured_severity: Callable[[str, str], Severity | None]
     """The severity the project's configuration gives a rule's findings in a member (`severity`
     in featcheck.toml or the member's metadata table); None: the rule's own."""
-    deadline: Deadline = NO_DEADLINE
+    deadline: Deadline
     """Checked before each detection is searched a fix for and placed (deadline.py)."""
-    covers: frozenset[Cover] = frozenset()
+    covers: frozenset[Cover]
     """What the detections that are not deferred cover: no fix is searched for a deferred
     detection another detection of the same build covers, and those are kept in `skipped`."""
     skipped: set[Cover] = field(default_factory=set)
     _overlay: OverlayCheck | None = field(default=None, init=False)
 
     def close(self) -> None:
-        """End cargo's check of the fixes, if one was made."""
         if self._overlay is not None:
             self._overlay.close()
 
     def place_all(self, flagged: list[Flagged]) -> list[Finding]:
-        """A finding for each detection, in the same order."""
         missing = [item for item in flagged if item.rule.kind is Kind.MISSING]
+        keys = [(item.target, item.selection, item.detection.node.package) for item in missing]
         by_crate: dict[tuple[str, FeatureSelection, PackageRef], _SameCrate] = {}
-        for item in missing:
-            by_crate.setdefault(_crate_key(item), _SameCrate()).add(item)
-        outcomes = [self._search(item, by_crate[_crate_key(item)]) for item in missing]
+        for item, key in zip(missing, keys, strict=True):
+            by_crate.setdefault(key, _SameCrate()).add(item)
+        outcomes = [self._search(i, by_crate[k]) for i, k in zip(missing, keys, strict=True)]
         outcomes = self._confirm_pending(missing, outcomes)
         placed = iter([self._place(i, o) for i, o in zip(missing, outcomes, strict=True)])
         return [
@@ -313,10 +310,6 @@ def _placement(
             f"{declared.version}, in a crate the workspace does not own"
         )
     return ""
-
-
-def _crate_key(item: Flagged) -> tuple[str, FeatureSelection, PackageRef]:
-    return (item.target, item.selection, item.detection.node.package)
 
 
 @dataclass

@@ -56,13 +56,13 @@ import shutil
 import signal
 import subprocess
 import threading
-import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NamedTuple, NoReturn
+from typing import NoReturn
 
 from featcheck.boundary import TrustContext
 from featcheck.cargo.process import NEUTRAL_DIRECTORY, open_process
+from featcheck.deadline import Deadline
 from featcheck.errors import FeatcheckError
 from featcheck.featureset import AuditOptions
 
@@ -94,28 +94,15 @@ _CHUNK = 1 << 20
 _STDERR_KEPT = 4096
 
 
-class Budget(NamedTuple):
-    """The time git may take: until `end` (a `time.monotonic()`), `seconds` after it began."""
+READING = "reading the revision from git"
 
-    end: float
-    seconds: float
 
-    @classmethod
-    def starting_now(cls, seconds: float) -> Budget:
-        return cls(time.monotonic() + seconds, seconds)
+class Budget(Deadline):
+    """The time git may take: `seconds` from when it began."""
 
-    def left(self) -> float:
-        return self.end - time.monotonic()
-
-    def check(self) -> None:
-        """A FeatcheckError once the time is spent."""
-        if self.left() <= 0:
-            raise self.spent()
-
-    def spent(self) -> FeatcheckError:
+    def spent(self, doing: str = READING, hint: str = "") -> FeatcheckError:
         return FeatcheckError(
-            f"--new-since: reading the revision from git took longer than --timeout "
-            f"({self.seconds:g} s)"
+            f"--new-since: {doing} took longer than --timeout ({self.seconds:g} s)"
         )
 
 
@@ -339,9 +326,7 @@ def resolve_revision(
     if not name or name.startswith("-") or "\x00" in name:
         raise FeatcheckError(f"--new-since: `{name}` is not a revision")
     arguments = ["rev-parse", "--git-common-dir", "--verify", "--quiet", "--end-of-options"]
-    git = start_git(
-        repository, [*arguments, f"{name}^{{commit}}"], Budget.starting_now(timeout), trust
-    )
+    git = start_git(repository, [*arguments, f"{name}^{{commit}}"], Budget(timeout), trust)
     try:
         status, output, stderr = git.finish(1 << 16)
     finally:

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from featcheck.boundary import TrustContext
-from featcheck.comparison.git import Budget, Git, first_line, start_git
+from featcheck.comparison.git import READING, Budget, Git, first_line, start_git
 from featcheck.errors import FeatcheckError
 from featcheck.fileio import MAX_SCANNED_ENTRIES
 
@@ -90,7 +90,7 @@ class Walk:
                         below.append((object_id, path, path_length))
                     else:
                         yield Entry(kind, path, object_id)
-            self._budget.check()
+            self._budget.check(READING)
             level = below
 
     def _read(self, objects: dict[str, str], kind: str) -> Iterator[bytes]:

@@ -46,7 +46,7 @@ from featcheck.boundary import (
     too_large,
 )
 from featcheck.cargo.toolchain import TOOLCHAIN_FILES
-from featcheck.comparison.git import DEFAULT_TIMEOUT, Budget, Revision
+from featcheck.comparison.git import DEFAULT_TIMEOUT, READING, Budget, Revision
 from featcheck.comparison.listing import FILE, LINK, ObjectInfo, ObjectReader, Walk, missing_object
 from featcheck.errors import FeatcheckError
 from featcheck.policy.settings import CONFIG_FILE
@@ -72,7 +72,7 @@ def write_tree(
 ) -> None:
     """The tree of `revision` under `destination` (an empty directory), as the module says;
     a FeatcheckError (with part of it written) where a bound or the timeout is passed."""
-    budget = Budget.starting_now(timeout)
+    budget = Budget(timeout)
     refuse_borrowed_objects(revision.git_directory, trust)
     reader = ObjectReader(repository, budget, trust)
     try:
@@ -84,11 +84,11 @@ def write_tree(
             for (_, _, paths), content in zip(blobs, read, strict=True):
                 for path in paths:
                     writer.write(path, content)
-                budget.check()
+                budget.check(READING)
             for count, path in enumerate(sorted(empty)):
                 writer.write(path, b"")
                 if count % 1024 == 0:
-                    budget.check()
+                    budget.check(READING)
             # Marks the directory as a repository's top: the audit's checkout root is this one.
             writer.directory((".git",))
         finally:

@@ -20,7 +20,7 @@ from featcheck.policy.settings import Allow
 from featcheck.policy.suppress import SuppressionResult, apply_suppressions
 from featcheck.report import AuditResult, Finding
 from featcheck.severity import Confidence, FailOn, Severity
-from featcheck.stages.members import Run, Scope, nothing_audited
+from featcheck.stages.members import Run, Scope
 from featcheck.workspace.model import crate_key
 from featcheck.workspace.workspace import Workspace
 
@@ -44,7 +44,13 @@ def new_result(run: Run, scope: Scope, plan: ConfigurationPlan, root: Path) -> A
         user_rules=scope.config.catalogue.user_rules,
         configuration_errors=plan.errors,
         configurations={m.name: list(plan.selections[m.id]) for m in members},
-        no_verdict=nothing_audited(plan, scope),
+        # Why nothing was audited, if so: "no findings" must not stand for a run that looked
+        # at no build (every configuration refused, e.g. `-F nope`) or ran no rule.
+        no_verdict=["no build configuration could be audited"]
+        if not any(plan.selections.values())
+        else ["no rule was run"]
+        if not any(scope.rules_of.values())
+        else [],
     )
 
 

@@ -180,16 +180,6 @@ def with_every_feature(
     return scope
 
 
-def nothing_audited(plan: ConfigurationPlan, scope: Scope) -> list[str]:
-    """Why nothing was audited, if so: "no findings" must not stand for a run that looked at
-    no build (every configuration refused, e.g. `-F nope`) or ran no rule."""
-    if not any(plan.selections.values()):
-        return ["no build configuration could be audited"]
-    if not any(scope.rules_of.values()):
-        return ["no rule was run"]
-    return []
-
-
 # The third stage: what cargo builds for each (member, target, configuration), by featcheck's
 # own resolver over the one metadata (the differential tests put cargo tree in its place:
 # tests/cargo_tree_oracle.py).

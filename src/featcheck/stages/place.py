@@ -71,11 +71,10 @@ def place(
         for t in scope.targets
         if plan.selections[m.id]
     }
+    record = functools.cache(what_if.record)  # made once per build asked (few)
     placer = FindingPlacer(
         locator,
-        Explainer(
-            scope.metadata, search, locator, base_builds, what_if.record, what_if.resolver == 1
-        ),
+        Explainer(scope.metadata, search, locator, base_builds, record, what_if.resolver == 1),
         FixSearch(
             scope.metadata,
             locator,
