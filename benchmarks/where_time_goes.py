@@ -71,7 +71,7 @@ def main() -> None:
     parser.add_argument("featcheck", nargs=argparse.REMAINDER)
     options = parser.parse_args()
     arguments = [a for a in options.featcheck if a != "--"]
-    # As in featcheck's own process (cli._short_lived_process): no cyclic garbage collection,
+    # As in featcheck's own process (cli._run_to_a_reader): no cyclic garbage collection,
     # which would otherwise land in whichever stage allocates when it runs.
     gc.disable()
     runs = [one_run(arguments) for _ in range(options.repeat)]
