@@ -151,9 +151,8 @@ def _rustup_toolchain(
         name = request.name or default or rustup_default(rustup, home, trust, timeout)
         real_cargo, real_rustc = rustup_binaries(rustup, name, home, trust, timeout)
     except RustupError as error:
-        message = f"rustup cannot provide the toolchain: {error}"
-        if request.origin is None:
-            message = f"rustup cannot provide the toolchain ({request.why}): {error}"
+        why = "" if request.origin is not None else f" ({request.why})"
+        message = f"rustup cannot provide the toolchain{why}: {error}"
         if "not installed" in str(error) and request.name:
             message += f" (run `rustup toolchain install {request.name}`)"
         raise FeatcheckError(message, path=request.origin, line=request.line) from None
