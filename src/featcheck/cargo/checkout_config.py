@@ -270,9 +270,6 @@ def _stays_offline(arguments: list[Argument], environment: Mapping[str, str]) ->
     return "--config=net.offline=true" in arguments
 
 
-# Where cargo may send credentials: the user's own configuration says, never the checkout's.
-
-
 def registry_key(name: str) -> str:
     return name.upper().replace("-", "_")
 

@@ -117,9 +117,7 @@ def load(
     yield document, path.parent.parent, within
 
 
-def config_files(
-    workdir: Path, cargo_home: Path | None, untrusted_home: Path | None = None
-) -> list[Path]:
+def config_files(workdir: Path, cargo_home: Path | None, untrusted_home: Path | None) -> list[Path]:
     """The files cargo would read from `workdir` upward, lowest precedence (root) first, after
     the configuration of an untrusted CARGO_HOME (lowest of all, as cargo reads its home)."""
     names = ("config", "config.toml")  # cargo prefers `config` when both exist

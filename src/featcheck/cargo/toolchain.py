@@ -90,7 +90,10 @@ def resolve_toolchain(workdir: Path, timeout: float, *, trust: TrustContext) -> 
     cargo = installed("cargo")
     refuse_checkout_program(cargo, trust, "cargo")
     rustup = which("rustup")
-    if not is_rustup_proxy(cargo, rustup):
+    proxy = Path(os.path.realpath(cargo)).stem in ("rustup", "rustup-init")
+    with contextlib.suppress(OSError):
+        proxy = proxy or (rustup is not None and os.path.samefile(cargo, rustup))
+    if not proxy:
         # No rustup: the cargo on PATH, and the rustc next to it (else the one on PATH).
         sibling = Path(cargo).parent / ("rustc" + (".exe" if Path(cargo).suffix == ".exe" else ""))
         rustc = Path(str(sibling) if os.access(sibling, os.X_OK) else installed("rustc"))
@@ -151,9 +154,8 @@ def _rustup_toolchain(
         name = request.name or default or rustup_default(rustup, home, trust, timeout)
         real_cargo, real_rustc = rustup_binaries(rustup, name, home, trust, timeout)
     except RustupError as error:
-        message = f"rustup cannot provide the toolchain: {error}"
-        if request.origin is None:
-            message = f"rustup cannot provide the toolchain ({request.why}): {error}"
+        why = "" if request.origin is not None else f" ({request.why})"
+        message = f"rustup cannot provide the toolchain{why}: {error}"
         if "not installed" in str(error) and request.name:
             message += f" (run `rustup toolchain install {request.name}`)"
         raise FeatcheckError(message, path=request.origin, line=request.line) from None
@@ -267,13 +269,6 @@ def rustup_settings(home: str) -> tuple[dict[Path, str], str | None]:
     }
     default = document.get("default_toolchain")
     return overrides, default if isinstance(default, str) and default else None
-
-
-def is_rustup_proxy(cargo: str, rustup: str | None) -> bool:
-    with contextlib.suppress(OSError):
-        if rustup is not None and os.path.samefile(cargo, rustup):
-            return True
-    return Path(os.path.realpath(cargo)).stem in ("rustup", "rustup-init")
 
 
 def _start_rustup(
