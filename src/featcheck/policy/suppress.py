@@ -54,7 +54,7 @@ class SuppressionResult:
 def apply_suppressions(
     findings: Iterable[Finding],
     config: Config,
-    audited_root: Path,
+    root: Path,
     manifests: Iterable[Path] = (),
     *,
     members: Collection[str] | None = None,
@@ -74,7 +74,6 @@ def apply_suppressions(
     stages/finish.py). `read`: the audit's parsed manifests.
     """
     findings = list(findings)
-    root = Path(audited_root)
     # Where an inline comment counts for a finding: the edited declaration (else its location),
     # the `workspace = true` line inheriting it, and the member's own declarations on the way.
     finding_spans = [

@@ -1,7 +1,5 @@
 """Renderers: each turns an AuditResult into text for one audience, and never sees CLI flags.
 
-The report formats: the one table that names them, and the renderer each one makes.
-
 The command line takes its `--format` choices, its help and its renderer from `FORMATS`. A
 format's module is named here, not imported: a run loads only the formats it prints, and the
 command line loads the chosen one while cargo works (cli/lazy.py). Every format's renderer

@@ -10,13 +10,12 @@ every member, target and configuration they cover, as cargo-deny labels several 
 diagnostic. JSON keeps one entry per finding and names its group. Exit codes and `--fail-on`
 still count findings: grouping changes what is shown, not the verdict.
 
-Findings group when rule, crate, version, feature, severity, confidence and location (file,
-line, column) are the same: one cut is one finding, whatever shape its fix takes. Where each
-member needs an edit of its own (a new dependency in each member's manifest), the group's fix
-holds every member's edit. A library's
-finding (a member built alone, lowered to info: `builder.FindingBuilder`) also folds into a
-binary's finding of the same rule, crate, version, feature and location: the binary's build is
-where that cut costs, and the library's own fix is the same line.
+Findings group when rule, crate, version, feature, severity, confidence and location (file, line,
+column) are the same: one cut is one finding, whatever shape its fix takes. Where each member needs
+an edit of its own (a new dependency in each member's manifest), the group's fix holds every
+member's edit. A library's finding (a member built alone, lowered to info: `builder.FindingBuilder`)
+also folds into a binary's finding of the same rule, crate, version, feature and location: the
+binary's build is where that cut costs, and the library's own fix is the same line.
 """
 
 from __future__ import annotations

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from pathlib import Path, PurePosixPath
 from typing import TextIO
 from urllib.parse import quote
@@ -114,10 +114,10 @@ def render_annotations(
     *,
     workspace: str | None = None,
     summary_written: bool = False,
-    problems: Iterable[str] = (),
+    problem: str = "",
 ) -> str:
     """The workflow commands for `result`, at most ANNOTATIONS_PER_LEVEL per level, then the
-    log text (`problems` as warnings, the notes, the count line) inside stop-commands. When some
+    log text (`problem` as a warning, the notes, the count line) inside stop-commands. When some
     findings do not fit, a closing `::notice::` says how many; it is a notice itself, so
     notice-level findings then get one slot fewer and the closing notice is always kept."""
     groups = group_findings(result.findings)
@@ -150,7 +150,7 @@ def render_annotations(
             )
         )
     text = "".join(f"{line}\n" for line in lines)
-    log = [f"featcheck: warning: {printable(' '.join(problem.split()))}" for problem in problems]
+    log = [f"featcheck: warning: {printable(' '.join(problem.split()))}"] if problem else []
     log += [f"featcheck: note: {printable(' '.join(note.split()))}" for note in result.notes]
     log.append(f"featcheck: {count_line(result)}")
     return text + stop_commands(log)
@@ -268,14 +268,10 @@ def write_github(
             except OSError as error:
                 problem = f"cannot write the step summary: {error.strerror or error}"
     # A problem is plain log text, not an annotation: it must not take a finding's warning slot.
-    stream.write(
-        render_annotations(
-            result,
-            workspace=workspace,
-            summary_written=written,
-            problems=[problem] if problem else [],
-        )
+    annotations = render_annotations(
+        result, workspace=workspace, summary_written=written, problem=problem
     )
+    stream.write(annotations)
 
 
 def renderer(options: RenderOptions) -> Renderer:

@@ -134,9 +134,7 @@ def _may_colour(stream: TextIO) -> bool:
     """Whether rich could print styles to `stream`: a terminal, an environment that forces
     colour (rich reads FORCE_COLOR and TTY_COMPATIBLE), or a notebook. Where it could, rich
     decides; everywhere else it would print the plain text."""
-    if "FORCE_COLOR" in os.environ or "TTY_COMPATIBLE" in os.environ:
-        return True
-    if "IPython" in sys.modules:
+    if "FORCE_COLOR" in os.environ or "TTY_COMPATIBLE" in os.environ or "IPython" in sys.modules:
         return True
     isatty = getattr(stream, "isatty", None)
     try:

@@ -267,5 +267,4 @@ def render_text(
 
 
 def renderer(options: RenderOptions) -> Renderer:
-    """The terminal report (`render_text`) as the command line's options say."""
     return partial(render_text, **options._asdict())

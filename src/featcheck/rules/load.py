@@ -114,13 +114,8 @@ def parse_rule(table: Any, *, builtin: bool) -> Rule:
     severity = _severity(table, ()) if "severity" in table else Severity.WARNING
     built = "with" if kind is Kind.PRESENT else "without"
     named = " or ".join(c.name for c in crates)
-    summary = (
-        string_value(table, "summary", ())
-        if "summary" in table
-        else f"{named} is built {built} `{feature}`"
-        if feature
-        else f"{named} is in the build"
-    )
+    default = f"{named} is built {built} `{feature}`" if feature else f"{named} is in the build"
+    summary = string_value(table, "summary", ()) if "summary" in table else default
     return Rule(
         code=code,
         name=name,

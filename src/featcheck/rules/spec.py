@@ -335,8 +335,5 @@ def not_applicable(scope: TargetScope, triple: str | None, cfg: TargetCfg | None
         return "the target is unknown" if scope.triples else None
     if scope.triples and not any(fnmatchcase(triple, p) for p in scope.triples):
         return "the rule applies only to " + ", ".join(scope.triples)
-    for capability in scope.needs:
-        reason = lacks(capability, triple, cfg)
-        if reason is not None:
-            return reason
-    return None
+    reasons = (lacks(capability, triple, cfg) for capability in scope.needs)
+    return next((reason for reason in reasons if reason is not None), None)
