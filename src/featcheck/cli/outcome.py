@@ -41,7 +41,8 @@ from featcheck.severity import FailOn
 
 
 def finish(result: AuditResult, arguments: argparse.Namespace, output_format: str) -> int:
-    """Print the report (and with --sarif write the SARIF file), then say the exit code."""
+    """Print the report (and with --sarif write the SARIF file), then say the exit code: 0
+    clean, 1 findings at or above the failing level, 2 when the audit could not give a verdict."""
     github = output_format == "github" or in_actions()
     if arguments.verbose:
         for skip in result.skipped:  # said once, so that a skipped target is never just "clean"
@@ -69,23 +70,11 @@ def finish(result: AuditResult, arguments: argparse.Namespace, output_format: st
             write_report(arguments.sarif, _rendered(sarif, result))
     except FeatcheckError as error:
         fail(error, github=github)
-    if result.configuration_errors:
+    if result.configuration_errors:  # reported with the rest; a configuration could not be audited
         lines = [f"featcheck: error: {line}" for line in result.configuration_errors]
         print_error_lines(lines, github=github)
+        return EXIT_ERROR
     fail_on = None if arguments.fail_on is None else FailOn(arguments.fail_on)
-    return exit_code(result, fail_on, github=github)
-
-
-def _rendered(renderer: Renderer, result: AuditResult) -> str:
-    stream = io.StringIO()
-    renderer(result, stream)
-    return stream.getvalue()
-
-
-def exit_code(result: AuditResult, fail_on: FailOn | None, *, github: bool = False) -> int:
-    """0 clean, 1 findings at or above `fail_on`, 2 when the audit could not give a verdict."""
-    if result.configuration_errors:
-        return EXIT_ERROR  # reported with the rest; a configuration could not be audited
     level = (fail_on or result.fail_on or FailOn.WARNING).threshold
     if level is not None and any(f.severity >= level for f in result.findings):
         return EXIT_FINDINGS
@@ -100,6 +89,12 @@ def exit_code(result: AuditResult, fail_on: FailOn | None, *, github: bool = Fal
         )
         return EXIT_ERROR
     return EXIT_CLEAN
+
+
+def _rendered(renderer: Renderer, result: AuditResult) -> str:
+    stream = io.StringIO()
+    renderer(result, stream)
+    return stream.getvalue()
 
 
 def write_report(path: Path, text: str) -> None:

@@ -16,7 +16,7 @@ from featcheck.errors import FeatcheckError
 from featcheck.pipeline import audit_project
 from featcheck.probe.cache import record as record_measurements
 from featcheck.probe.command import ProbeOptions
-from featcheck.probe.member import ProbeReport, run_member_probe
+from featcheck.probe.member import run_member_probe
 from featcheck.probe.report import render_text
 from featcheck.probe.schema import render_json
 from featcheck.probe.verdict import Verdict
@@ -55,12 +55,8 @@ def probe(arguments: argparse.Namespace) -> int:
         sys.stdout.write(render_json(report))
     else:
         render_text(report)
-    return exit_code(report)
-
-
-def exit_code(report: ProbeReport) -> int:
-    """1 where something measurably costs here (the matmul on one core, a finding's build
-    slower than the fixed one), else 3 where something could not be told, else 0."""
+    # 1 where something measurably costs here (the matmul on one core, a finding's build
+    # slower than the fixed one), else 3 where something could not be told, else 0.
     matmul, rules = report.matmul, report.rules or []
     verdict = matmul.current.decision.verdict if matmul is not None else None
     if verdict is Verdict.SINGLE or report.costs_here:
