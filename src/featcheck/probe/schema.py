@@ -121,12 +121,12 @@ def report_json(report: MatmulReport) -> dict[str, Any]:
     }
     if report.compare:
         base = report.current.decision.every.min_ms
-        variants = [{"label": config.label, **current, "vs_current": 1.0}]
+        variants = [{"label": "current", **current, "vs_current": 1.0}]
         if report.fixed is not None:
             fixed = _variant_json(report.fixed)
             variants.append(
                 {
-                    "label": report.fixed.config.label,
+                    "label": "with featcheck's fix",
                     "fix": report.fix_description,
                     **fixed,
                     "vs_current": _round(base / report.fixed.decision.every.min_ms, 3),
