@@ -231,7 +231,8 @@ _running: set[subprocess.Popen[bytes]] = set()
 """git processes not closed yet: the audit of the revision runs on a daemon thread, which
 stops without its `finally` when featcheck exits first (the working tree's audit failed), and a
 git that waits on something else than featcheck's pipes would outlive it, in a session of its
-own. `end_all` ends them at exit; a caller that leaves by `os._exit` calls it first."""
+own. `end_all` ends them at exit; the command line, which leaves by `os._exit` (no at-exit
+handler runs), ends them with every process it started (`cargo.process.end_every_process`)."""
 
 
 def _end(process: subprocess.Popen[bytes]) -> None:
