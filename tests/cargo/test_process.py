@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import os
 import stat
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -108,6 +110,52 @@ def test_once_featcheck_ends_its_processes_none_starts(tmp_path: Path) -> None:
         process._ENDED.clear()  # this test's process goes on: let later tests start theirs
 
 
+_LEAVES_RUNNING = """
+import os, sys
+from pathlib import Path
+from featcheck.boundary import TrustContext
+from featcheck.cargo.process import start_process
+tmp = Path(sys.argv[1])
+trust = TrustContext.of(tmp / "the-checkout", os.environ)
+running = start_process(Path(sys.argv[2]), [], trust=trust, cwd=tmp, env=dict(os.environ),
+                        timeout=90, what="x")
+print(running._process.pid, flush=True)
+"""
+
+
+def _gone(pid: int) -> bool:
+    """The process has ended: no such process, or a zombie nobody reaps (a container's init)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError):
+        return True
+    return state in ("Z", "X")
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").is_file(), reason="reads /proc")
+def test_an_audit_in_process_leaves_no_process_when_the_interpreter_ends(tmp_path: Path) -> None:
+    """Whoever runs featcheck in process (the tests, a caller of `featcheck.cli.run`) leaves by
+    the interpreter's end, not the command line's `os._exit`: a process still running then (a
+    --new-since revision's git or cargo, on a thread the failed working tree's audit left) is
+    ended with the interpreter instead of outliving it in a session of its own."""
+    (tmp_path / "the-checkout").mkdir()
+    command = _script(tmp_path / "waits", "sleep 60\n")
+    left = subprocess.run(
+        [sys.executable, "-c", _LEAVES_RUNNING, str(tmp_path), str(command)],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
+    pid = int(left.stdout)
+    deadline = time.monotonic() + 10
+    while not _gone(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    if not _gone(pid):
+        os.kill(pid, 9)
+        pytest.fail("the process outlived the interpreter that started it")
+
+
 def test_ctrl_c_inside_popen_still_ends_the_process_it_started(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -116,7 +164,6 @@ def test_ctrl_c_inside_popen_still_ends_the_process_it_started(
     raised inside Popen, the interrupt lost the process, and featcheck exited leaving cargo
     running. The handler is the command line's own, called where the signal would land."""
     import signal
-    import subprocess
 
     from featcheck import cli
 

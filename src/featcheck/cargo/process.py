@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
 import selectors
@@ -324,6 +325,14 @@ def end_every_process() -> None:
     for process in ended:
         with contextlib.suppress(Exception):
             process.wait(timeout=max(0.0, deadline - time.monotonic()))
+
+
+# The command line leaves by `os._exit` and calls it first (cli/__init__.py); whoever runs an
+# audit in process (the tests, a caller of `featcheck.cli.run`) leaves by the interpreter's end.
+# A `--new-since` revision's audit runs on a daemon thread, which stops without its `finally`
+# when the working tree's audit fails first: its git or cargo, in a session of its own and
+# waiting on something else than featcheck's pipes, would outlive the interpreter.
+atexit.register(end_every_process)
 
 
 def _kill_group(process: subprocess.Popen[bytes]) -> None:

@@ -48,7 +48,6 @@ Every object read is checked against its id, and the cache is kept per repositor
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import os
 import selectors
@@ -189,7 +188,6 @@ class Git:
     def close(self) -> None:
         """End it (if it runs) and free its pipes."""
         _end(self._process)
-        _running.discard(self._process)
         if self._sender is not None:
             self._sender.join(timeout=5)  # its pipe is broken now
             self._sender = None
@@ -227,14 +225,6 @@ class Git:
         raise self._budget.spent()
 
 
-_running: set[subprocess.Popen[bytes]] = set()
-"""git processes not closed yet: the audit of the revision runs on a daemon thread, which
-stops without its `finally` when featcheck exits first (the working tree's audit failed), and a
-git that waits on something else than featcheck's pipes would outlive it, in a session of its
-own. `end_all` ends them at exit; the command line, which leaves by `os._exit` (no at-exit
-handler runs), ends them with every process it started (`cargo.process.end_every_process`)."""
-
-
 def _end(process: subprocess.Popen[bytes]) -> None:
     if process.poll() is None:
         with contextlib.suppress(OSError):
@@ -243,12 +233,6 @@ def _end(process: subprocess.Popen[bytes]) -> None:
             process.kill()
         with contextlib.suppress(subprocess.TimeoutExpired):
             process.wait(timeout=5)
-
-
-@atexit.register
-def end_all() -> None:
-    for process in list(_running):
-        _end(process)
 
 
 def start_git(
@@ -288,7 +272,6 @@ def start_git(
         )
     except FeatcheckError as error:
         raise FeatcheckError(f"--new-since: {error.message}") from None
-    _running.add(process)
     return Git(process, budget)
 
 
