@@ -150,7 +150,7 @@ class RunningProcess:
             raise
         if self._error is not None:
             process = self._process
-            _kill_group(process)
+            kill_group(process)
             try:
                 process.communicate(timeout=5)
             except subprocess.TimeoutExpired:  # something left the group and holds a pipe open
@@ -182,7 +182,7 @@ class RunningProcess:
     def cancel(self) -> None:
         """End it now (its answer is no longer wanted): kill its process group and reap it."""
         if self._process.poll() is None:
-            _kill_group(self._process)
+            kill_group(self._process)
         self._reader.join(timeout=5)
 
 
@@ -273,7 +273,7 @@ def open_process(
         finally:
             _starting_here.active = False
         if _ENDED.is_set():  # ended while this start held the lock too long to wait for
-            _kill_group(process)
+            kill_group(process)
             if _interrupt_held.is_set():
                 raise KeyboardInterrupt
             raise ProcessRefused(name)
@@ -315,7 +315,7 @@ def end_every_process() -> None:
         # Not reaped: its id is still its own.
         ended = [process for process in list(_STARTED) if process.returncode is None]
         for process in ended:
-            _kill_group(process)
+            kill_group(process)
     finally:
         if held:
             _STARTING.release()
@@ -335,7 +335,7 @@ def end_every_process() -> None:
 atexit.register(end_every_process)
 
 
-def _kill_group(process: subprocess.Popen[bytes]) -> None:
+def kill_group(process: subprocess.Popen[bytes]) -> None:
     if os.name == "posix":
         with contextlib.suppress(OSError):
             os.killpg(process.pid, signal.SIGKILL)

@@ -52,7 +52,6 @@ import contextlib
 import os
 import selectors
 import shutil
-import signal
 import subprocess
 import threading
 from dataclasses import dataclass
@@ -60,7 +59,7 @@ from pathlib import Path
 from typing import NoReturn
 
 from featcheck.boundary import TrustContext
-from featcheck.cargo.process import NEUTRAL_DIRECTORY, open_process
+from featcheck.cargo.process import NEUTRAL_DIRECTORY, kill_group, open_process
 from featcheck.deadline import Deadline
 from featcheck.errors import FeatcheckError
 from featcheck.featureset import AuditOptions
@@ -227,10 +226,7 @@ class Git:
 
 def _end(process: subprocess.Popen[bytes]) -> None:
     if process.poll() is None:
-        with contextlib.suppress(OSError):
-            os.killpg(process.pid, signal.SIGKILL)
-        with contextlib.suppress(OSError):
-            process.kill()
+        kill_group(process)
         with contextlib.suppress(subprocess.TimeoutExpired):
             process.wait(timeout=5)
 
