@@ -309,15 +309,26 @@ class GraphBuilder:
         """Depth first from `start` as if they were one parent's children: each unit is
         expanded on its first visit only; nodes come in the order cargo prints them, each with
         its direct dependencies."""
+        # The hundred what-if builds of a fix search walk some 500 units each, nearly all
+        # known to the builder already: the loops look them up directly, and call the methods
+        # that make them only for the rest (a third of the walks' time went to the calls).
         order: dict[int, None] = {}
         stack = start[::-1]
+        known_children = self._children
         while stack:
             key = stack.pop()
             if key not in order:
                 order[key] = None
+                found = known_children.get(key)
                 # Popped in order, each child after everything the one before it reaches.
-                stack += reversed(self.children(key))
-        return {self.node(key): self._child_nodes(key) for key in order}
+                stack += reversed(self.children(key) if found is None else found)
+        nodes, edges = self.nodes, self._edges
+        return {
+            self.node(key) if (node := nodes.get(key)) is None else node: (
+                self._child_nodes(key) if (children := edges.get(key)) is None else children
+            )
+            for key in order
+        }
 
     def _child_nodes(self, key: int) -> set[Node]:
         """The nodes of a unit's children, one set shared by every graph drawn here (graphs
