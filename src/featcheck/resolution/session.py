@@ -15,7 +15,7 @@ member and may sit below it; such a member is resolved in one go instead, withou
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from featcheck.featureset import DEFAULT, FeatureSelection
 from featcheck.graph import DependencyGraph, Node
@@ -218,6 +218,7 @@ class TargetSession:
 # artifact. Nodes are added in the order cargo prints them (depth first, children sorted like
 # cargo's package ids) so that both paths list nodes alike.
 
+T = TypeVar("T")
 _SortKey = tuple[str, tuple[int, int, int, int], str, str, tuple[str, ...], int]
 
 
@@ -241,6 +242,7 @@ class GraphBuilder:
         self._children: dict[int, list[int]] = {}
         self._edges: dict[int, set[Node]] = {}
         self._completed = False
+        self._parents_of: tuple[int, dict[int, list[int]]] | None = None
         if base is not None:
             self._inherit(*base)
 
@@ -251,14 +253,25 @@ class GraphBuilder:
         changed = _changed(base.state.features, self.state.features)
         redrawn = _changed(base.state.dependencies, self.state.dependencies)
         redrawn.update(key for package in edited for key in (package * 2, package * 2 + 1))
-        self.nodes = {key: node for key, node in base.nodes.items() if key not in changed}
-        self._sort_keys = {k: v for k, v in base._sort_keys.items() if k not in changed}
-        self._children = {
-            key: children
-            for key, children in base._children.items()
-            if key not in redrawn and changed.isdisjoint(children)
-        }
-        self._edges = {k: v for k, v in base._edges.items() if k in self._children}
+        # Children in another order or with other nodes: those of the parents of a changed
+        # unit. The tables are copied whole and the few such units taken out (an edit changes
+        # a handful of hundreds; testing each entry was a sixth of a fix search).
+        parents = base._parents()
+        dropped = redrawn.union(*(parents.get(key, ()) for key in changed))
+        self.nodes = _without(base.nodes, changed)
+        self._sort_keys = _without(base._sort_keys, changed)
+        self._children = _without(base._children, dropped)
+        self._edges = _without(base._edges, dropped)  # made only for units with children
+
+    def _parents(self) -> dict[int, list[int]]:
+        """The units whose children each unit is among (of the children found so far)."""
+        if self._parents_of is None or self._parents_of[0] != len(self._children):
+            parents: dict[int, list[int]] = {}
+            for key, children in self._children.items():
+                for child in children:
+                    parents.setdefault(child, []).append(key)
+            self._parents_of = (len(self._children), parents)  # a unit's children stay its
+        return self._parents_of[1]
 
     def _complete(self) -> None:
         """Every unit's node, children and their nodes, for edited builders to take over."""
@@ -349,6 +362,14 @@ def _changed(before: dict[int, set[str]], after: dict[int, set[str]]) -> set[int
         if (old := before.get(key)) is not value and old != value
         for unit in (key & -2, key | 1)
     }
+
+
+def _without(table: dict[int, T], keys: set[int]) -> dict[int, T]:
+    """A copy of `table` without `keys`."""
+    kept = dict(table)
+    for key in keys:
+        kept.pop(key, None)
+    return kept
 
 
 def root_key(context: BuildContext, member: int) -> int:
