@@ -99,6 +99,8 @@ class TargetSession:
         )
         self._base = base
         self._edited = edited
+        self._last: _Below | None = None if resolved is None else resolved._last
+        """The last resolution drawn, for the next one to be drawn on (`_shared`)."""
         self._unified: dict[frozenset[tuple[int, tuple[FeatureValue, ...]]], FeatureState] = {}
 
     def _shared(self, seeds: frozenset[Seed]) -> _Below:
@@ -109,7 +111,11 @@ class TargetSession:
             else:
                 start = self._largest_part(seeds)
                 if start is None:
-                    below = self._drawn(seeds, resolve_below(self.context, seeds), None)
+                    # Drawn on the last drawing: members' resolutions hold most units with the
+                    # same features, whose nodes and children it has (drawing each anew was a
+                    # quarter of resolving burn_p2p's 28 members).
+                    resolved = resolve_below(self.context, seeds)
+                    below = self._drawn(seeds, resolved, self._last)
                 else:
                     resolved = resolve_below(self.context, seeds - start.seeds, start.resolved)
                     # Drawn on the part's drawing too: the units the other seeds leave alone
@@ -122,7 +128,8 @@ class TargetSession:
         packages = frozenset(key >> 1 for key in resolved.state.features)
         drawn = None if base is None else (base.builder, self._edited)
         builder = GraphBuilder(self.context, resolved.state, drawn)
-        return _Below(seeds, resolved, packages, builder, {})
+        self._last = _Below(seeds, resolved, packages, builder, {})
+        return self._last
 
     def _edit(self, base: _Below) -> _Below:
         """`base` (resolved without the edits) with the edits made: the units of the edited
@@ -225,9 +232,10 @@ _SortKey = tuple[str, tuple[int, int, int, int], str, str, tuple[str, ...], int]
 class GraphBuilder:
     """Walks the units of one feature resolution the way cargo tree prints them.
 
-    `base` (a builder of the resolution without some edits, and the packages they edit)
-    lends its nodes and children to the units the edits left alone: the fix search draws
-    hundreds of edited builds that differ from the audited one in a few units."""
+    `base` (a builder of another resolution on the same target, and the packages edits made
+    since changed, if any) lends its nodes and children to the units left alone: the fix
+    search draws hundreds of edited builds that differ from the audited one in a few units,
+    and members' resolutions share most of theirs."""
 
     def __init__(
         self,
@@ -353,15 +361,17 @@ class GraphBuilder:
 
 
 def _changed(before: dict[int, set[str]], after: dict[int, set[str]]) -> set[int]:
-    """Both units of each package whose set differs between two resolutions (`after` only
-    adds): resolver 1 keeps one set for both. A set `after` still shares with `before` is the
+    """Both units of each package whose set differs between two resolutions, or that only one
+    has: resolver 1 keeps one set for both. A set `after` still shares with `before` is the
     same (`resolve_below` copies a set on its first write), and is passed over uncompared."""
-    return {
+    changed = {
         unit
         for key, value in after.items()
         if (old := before.get(key)) is not value and old != value
         for unit in (key & -2, key | 1)
     }
+    changed.update(unit for key in before.keys() - after.keys() for unit in (key & -2, key | 1))
+    return changed
 
 
 def _without(table: dict[int, T], keys: set[int]) -> dict[int, T]:
