@@ -202,7 +202,7 @@ class Resolver:
     def activate(self, key: int, requested: tuple[FeatureValue, ...]) -> None:
         """cargo's `activate_pkg`: queue the unit itself, then the values asked of it."""
         self.stack.append((key, ACTIVATE_VALUE))
-        self.stack.extend((key, value) for value in requested)
+        self.stack.extend([(key, value) for value in requested])
 
     def run(self) -> FeatureState:
         for root, requested in self.requests.items():
@@ -215,6 +215,7 @@ class Resolver:
             self.activate(key, requested)
         stack, features, mask, packages = self.stack, self.state.features, self.mask, self.packages
         roots, split, seeds, borrowed = self.roots, self.split, self.seeds, self.borrowed[0]
+        processed = self.processed
         while stack:
             key, value = stack.pop()
             if split and key >> 1 not in roots:
@@ -233,7 +234,8 @@ class Resolver:
                 for implied in packages[key >> 1].features.get(value.name, ()):
                     stack.append((key, implied))
             elif kind == _ACTIVATE:
-                self._follow_dependencies(key)
+                if key not in processed:  # a unit's dependencies are followed once
+                    self._follow_dependencies(key)
             elif kind == DEP:
                 self._activate_dependency(key, value.name)
             else:
@@ -241,10 +243,10 @@ class Resolver:
         return self.state
 
     def _follow_dependencies(self, key: int) -> None:
-        self.state.features.setdefault(key & self.mask, set())
-        if key in self.processed:
-            # Features added later are pushed straight to the unit, so one visit suffices.
-            return
+        """Build unit `key` (once: features added later are pushed straight to the unit)."""
+        features = self.state.features
+        if key & self.mask not in features:
+            features[key & self.mask] = set()
         self.processed.add(key)
         for edge, dep_key in self.deps(key):
             if not edge.optional:
