@@ -291,8 +291,6 @@ _COMPLETE = ".featcheck-complete"
 def revision_tree(
     repository: Path, trust: TrustContext, revision: Revision, *, timeout: float = DEFAULT_TIMEOUT
 ) -> Iterator[Path]:
-    """The tree of `revision` (see `write_tree`, which takes at most `timeout` seconds), kept
-    in the run's trusted cache or made for this run."""
     root = None if trust.cache is None else trust.cache / "revisions"
     try:
         if root is not None:
@@ -337,6 +335,5 @@ def revision_tree(
 
 
 def cache_key(revision: Revision) -> str:
-    """`<commit>-<repository>`: the commit, and the repository's git directory hashed."""
     digest = hashlib.sha256(os.fsencode(revision.git_directory)).hexdigest()[:16]
     return f"{revision.commit}-{digest}"
