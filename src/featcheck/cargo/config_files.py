@@ -142,8 +142,6 @@ def config_files(workdir: Path, cargo_home: Path | None, untrusted_home: Path | 
 
 
 def home_config(cargo_home: Path | None) -> Path | None:
-    """The configuration file of a cargo home, if it has one (cargo prefers `config` when
-    both exist)."""
     if cargo_home is None:
         return None
     return next((f for n in ("config", "config.toml") if (f := cargo_home / n).is_file()), None)
@@ -244,7 +242,6 @@ def allowed_leaves(document: ManifestDocument, base: Path) -> Iterator[Leaf]:
                 message = f"`{'.'.join(key)}` must be {expected}, as cargo reads it"
                 raise setting_error(document, key, message)
             yield Leaf(key, table[key[1]])
-    # The kept rustflags of `[build]` and of each `[target]` table.
     build = data.get("build")
     if isinstance(build, dict):
         flags: tuple[str, ...] = ("build", "rustflags")
