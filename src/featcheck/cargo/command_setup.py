@@ -204,19 +204,12 @@ _MAX_ENTRIES = 64
 
 
 class RustcAnswers:
-    """rustc's answers that depend only on its binary and the question, kept between runs.
-
-    `rustc -vV` (the host) and `rustc --print=cfg --target=T FLAGS` (what `cfg(...)` tables see) are
-    asked by every audit, and each costs a process start beside cargo's own. cargo keeps the same
-    answers in `target/.rustc_info.json`, keyed by the compiler binary; featcheck keeps them in
-    `$XDG_CACHE_HOME/featcheck/rustc-answers.json` (default `~/.cache/featcheck/`), keyed by the
-    binary's path, size, modification time and inode, the question, and the environment variables
-    that can change an answer (`RUST_TARGET_PATH`, `RUSTC_BOOTSTRAP`). A `rustup update` writes new
-    binaries, so it starts afresh. Questions naming a target specification file are never kept: the
-    file can change under the same name. Only answers of the real toolchain binaries are kept (not
-    of a rustup proxy, whose answers change with the toolchain it picks), only successful ones, and
-    a cache that cannot be read or written is ignored.
-    """
+    """rustc's answers that depend only on its binary and the question, kept between runs
+    (docs/speed.md): each costs a process start beside cargo's own. Keyed by the binary (a
+    `rustup update` starts afresh), the question and the environment variables that can change
+    an answer. Questions naming a target specification file are never kept: the file can change
+    under the same name. Only answers of the real toolchain binaries are kept (not of a rustup
+    proxy, whose answers change with the toolchain it picks)."""
 
     def __init__(self, rustc: Path, directory: Path | None, environment: Mapping[str, str]) -> None:
         self._file: Path | None = None  # none where rustc cannot be looked at
