@@ -163,11 +163,9 @@ def _offer_no_git_credentials(env: dict[str, str], cargo_home: Path | None) -> N
 
 
 def _cargo_build_directory(cache: Path | None, toolchain: Toolchain) -> Path | None:
-    """The directory, in featcheck's user cache, where cargo keeps what this toolchain's rustc
-    answered (`.rustc_info.json`, which a build keeps in the project's target/): `rustc -vV`
-    and `--print cfg`, ~40 ms of each cargo call that has no target directory to keep them in.
-    cargo compiles nothing for featcheck and writes nothing else there; the project's own
-    target/ is left alone (and never read). None when the cache cannot be made."""
+    """Where cargo keeps what this toolchain's rustc answered (`.rustc_info.json`, ~40 ms of
+    each cargo call without a target directory; docs/speed.md): in featcheck's user cache, the
+    project's own target/ left alone (and never read). None when the cache cannot be made."""
     if cache is None:
         return Path(NO_BUILD_DIRECTORY) if os.name != "nt" else None
     name = toolchain.rustup_name
