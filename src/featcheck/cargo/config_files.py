@@ -204,11 +204,9 @@ def _rustflags(document: ManifestDocument, path: KeyPath, value: object) -> list
 
 
 def allowed_leaves(document: ManifestDocument, base: Path) -> Iterator[Leaf]:
-    """The allow-listed settings of one configuration file, paths made absolute from `base`.
-
-    Raises FeatcheckError at the offending line for a value that would reach rustc's argument
-    vector and does not match its grammar (rustflags, `[patch]` features).
-    """
+    """Paths are made absolute from `base`. Raises FeatcheckError at the offending line for a
+    value that would reach rustc's argument vector and does not match its grammar (rustflags,
+    `[patch]` features)."""
     data = document.data
     paths = data.get("paths")
     if isinstance(paths, list):
@@ -255,7 +253,6 @@ def allowed_leaves(document: ManifestDocument, base: Path) -> Iterator[Leaf]:
 
 
 def _source_leaves(data: dict[str, Any], base: Path) -> Iterator[Leaf]:
-    """`[source.NAME]` and `[registries.NAME]`: where crates come from."""
     for name, table in tables(data.get("source")):
         for key, value in table.items():
             if key in _SOURCE_STRINGS and isinstance(value, str):

@@ -143,7 +143,6 @@ def _rustup_toolchain(
     trust: TrustContext,
     timeout: float,
 ) -> Toolchain:
-    """The real binaries of the toolchain `request` names (else rustup's default)."""
     try:
         # rustup's settings file records its default; asking rustup costs a process start.
         name = request.name or default or rustup_default(rustup, home, trust, timeout)

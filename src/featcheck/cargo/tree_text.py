@@ -261,6 +261,5 @@ def _sides_up(printed: list[_Line]) -> list[bool] | None:
 
 
 def local_leaves(graph: DependencyGraph, nodes: Iterable[Node]) -> list[Node]:
-    """The workspace packages among `nodes` that nothing else in the graph depends on."""
     dependents = graph.dependents_map()
     return [n for n in nodes if n.package.is_local and not dependents.get(n)]

@@ -70,8 +70,7 @@ def write_tree(
     *,
     timeout: float = DEFAULT_TIMEOUT,
 ) -> None:
-    """The tree of `revision` under `destination` (an empty directory), as the module says;
-    a FeatcheckError (with part of it written) where a bound or the timeout is passed."""
+    """`destination`: empty. Past a bound or the timeout: a FeatcheckError, some files written."""
     budget = Budget(timeout)
     refuse_borrowed_objects(revision.git_directory, trust)
     reader = ObjectReader(repository, budget, trust)
