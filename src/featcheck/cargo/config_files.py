@@ -215,7 +215,6 @@ def allowed_leaves(document: ManifestDocument, base: Path) -> Iterator[Leaf]:
             yield Leaf(("paths",), absolute)
     yield from _source_leaves(data, base)
     yield from _patch_leaves(document, base)
-    # `[net]` offline and retry, and `[resolver]`'s choice of versions.
     net = data.get("net")
     if isinstance(net, dict):
         if isinstance(net.get("offline"), bool):
