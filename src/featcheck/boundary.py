@@ -41,8 +41,6 @@ MAX_LOCKFILE_BYTES = 64 << 20
 """Cargo.lock of the largest workspaces stays below a few MB."""
 
 LINK_OUT = "is a symlink that leads out of the checkout; featcheck does not follow it"
-"""The refusal of a checkout file or directory that links out (also
-`fileio.refuse_special_manifests`)."""
 
 
 def user_cache_directory(environment: Mapping[str, str]) -> Path | None:
@@ -59,10 +57,9 @@ def user_cache_directory(environment: Mapping[str, str]) -> Path | None:
 def read_regular_file(
     path: Path | str, what: str, limit: int, *, opened: Path | None = None
 ) -> bytes:
-    """The bytes of a regular file of at most `limit` bytes, or a FeatcheckError naming it.
-    Opened without blocking and checked before anything is read: reading a FIFO would wait for
-    a writer forever. `opened`: `path` resolved already (`resolve_within`), opened without following
-    a link, so that a link put there since it was resolved is refused rather than followed."""
+    """Opened without blocking and checked before anything is read: reading a FIFO would wait
+    for a writer forever. `opened`: `path` resolved already (`resolve_within`), opened without
+    following a link, so that a link put there since it was resolved is refused, not followed."""
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
     if opened is not None:
         flags |= getattr(os, "O_NOFOLLOW", 0)
@@ -101,7 +98,6 @@ class LeadsOut(FeatcheckError):
 
 
 def checkout_root(audited: Path) -> Path:
-    """The root of the checkout that holds `audited` (a directory or a manifest), resolved."""
     start = _directory(Path(os.path.realpath(audited)))
     root = start
     for directory in _upward(start):
@@ -124,9 +120,8 @@ def checkout_root(audited: Path) -> Path:
 
 def repository_root(audited: Path) -> Path | None:
     """The nearest directory at or above `audited` that holds `.git` (a directory, or the file
-    of a worktree or submodule): git's top level, found without running git. The search stops
-    below the home directory, as for the checkout root: a dotfiles repository in `~` is not the
-    project's repository. `audited` is walked as given (resolve it first to compare resolved)."""
+    of a worktree or submodule): git's top level, found without running git, and never `~` or
+    above. `audited` is walked as given (resolve it first to compare resolved)."""
     for directory in _upward(_directory(audited)):
         if os.path.lexists(directory / ".git"):
             return directory
@@ -138,8 +133,6 @@ def _directory(path: Path) -> Path:
 
 
 def _upward(start: Path) -> Iterator[Path]:
-    """`start` and the directories above it, up to (not including) any that holds the home
-    directory."""
     try:
         stop: Path | None = Path(os.path.realpath(Path.home()))
     except (RuntimeError, OSError):
@@ -182,11 +175,9 @@ class TrustContext(NamedTuple):
     checkout: Path
     """The root of the checkout the user named (see `checkout_root`), resolved."""
     root: Path
-    """The tree this context is for: the checkout, or a tree derived from it (`derive`).
-    Files are read from it, and no link out of it is followed."""
+    """The checkout, or a tree derived from it (`derive`): files are read from it, no link out."""
     cache: Path | None
-    """featcheck's cache directory (`user_cache_directory`); None where it lies inside the
-    checkout or a derived tree."""
+    """featcheck's cache directory; None where it lies inside the checkout or a derived tree."""
     cargo_home: Path | None
     """The CARGO_HOME cargo would use, where it lies outside the checkout and its trees."""
     untrusted_cargo_home: Path | None
@@ -211,8 +202,6 @@ class TrustContext(NamedTuple):
         return self._replace(root=Path(os.path.realpath(tree)))._placed(home)
 
     def is_untrusted(self, path: Path | str) -> bool:
-        """Whether `path` lies inside the checkout or the tree of this context (links
-        followed; a path that cannot be resolved counts as inside)."""
         return is_inside(path, self.checkout) or is_inside(path, self.root)
 
     def _placed(self, cargo_home: Path | None) -> TrustContext:
@@ -234,8 +223,6 @@ class TrustContext(NamedTuple):
 
 
 def refuse_checkout_program(program: Path | str, trust: TrustContext, what: str) -> None:
-    """A tool found through PATH (or a home) that lies inside the checkout, or a tree made
-    from it, is the checkout's program."""
     if trust.is_untrusted(program):
         raise FeatcheckError(
             f"the {what} featcheck would run lies inside the audited checkout, and featcheck "
@@ -279,8 +266,6 @@ def resolve_within(path: Path | str, root: Path) -> tuple[Path, Path | None]:
 
 
 def check_within(path: Path | str, root: Path, why: str) -> Path:
-    """`path` resolved (see `resolve_within`), or LeadsOut naming the link, saying `why` it
-    matters."""
     real, link = resolve_within(path, root)
     if link is not None:
         raise LeadsOut(f"{LINK_OUT} ({why})", path=link)
@@ -288,9 +273,7 @@ def check_within(path: Path | str, root: Path, why: str) -> Path:
 
 
 def read_checkout_file(path: Path | str, what: str, limit: int, root: Path | None) -> bytes:
-    """The bytes of a file featcheck reads from the checkout under `root` (see
-    `read_regular_file` for the limits): refused by name where it, or a directory on the way,
-    is a link out of the checkout. `root` None: a file of no checkout (the user's own)."""
+    """`root` None: a file of no checkout (the user's own), read without the link check."""
     if root is None:
         return read_regular_file(path, what, limit)
     real = check_within(path, root, f"reading a {what}")

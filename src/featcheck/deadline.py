@@ -29,7 +29,6 @@ TIMEOUT_HINT = (
 )
 READING = "reading the checkout (--no-exec)"
 READING_HINT = "raise --timeout for a checkout this large"
-"""What to do when reading the checkout (`--no-exec`) spends the budget."""
 
 
 class Deadline:
@@ -41,7 +40,6 @@ class Deadline:
         """The step checked last: what an alarm names (`bounding`)."""
 
     def check(self, doing: str, hint: str = TIMEOUT_HINT) -> None:
-        """Raise a FeatcheckError when the budget is spent; `doing` names the step."""
         self._step = (doing, hint)
         if self._clock() > self._end:
             raise self.spent(doing, hint)
@@ -50,7 +48,6 @@ class Deadline:
         return self._end - self._clock()
 
     def spent(self, doing: str, hint: str = TIMEOUT_HINT) -> FeatcheckError:
-        """The one line that says the budget is spent on `doing`."""
         return FeatcheckError(
             f"{doing} did not finish within {self.seconds:g} s (--timeout): {hint}"
         )

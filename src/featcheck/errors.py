@@ -10,8 +10,6 @@ from pathlib import Path
 
 
 class FeatcheckError(Exception):
-    """A problem with the user's input or environment, reported as `file:line:col: message`."""
-
     def __init__(
         self,
         message: str,

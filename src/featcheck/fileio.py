@@ -30,8 +30,7 @@ from featcheck.boundary import (
 from featcheck.errors import FeatcheckError
 
 MAX_SCANNED_ENTRIES = 200_000
-"""How many directory entries `refuse_special_manifests` looks at before it gives up (a
-monorepo)."""
+"""Directory entries `refuse_special_manifests` looks at before it gives up (a monorepo)."""
 
 _NOT_SCANNED = frozenset({"target", "node_modules"})
 _MANIFEST_NAMES = frozenset({"Cargo.toml", "Cargo.lock"})
@@ -46,8 +45,7 @@ def refuse_special_manifests(manifest_path: Path, checkout: Path) -> None:
 
     cargo reads every member's and path dependency's Cargo.toml with a blocking read: one that
     is a FIFO would hold it until the timeout. Looking for them first costs one walk of the
-    tree (build output, hidden directories and node_modules skipped, symlinked directories
-    not followed), bounded by MAX_SCANNED_ENTRIES.
+    tree, bounded by MAX_SCANNED_ENTRIES.
     """
     root = manifest_path.absolute().parent
     for directory in root.parents:
@@ -181,7 +179,6 @@ def create_hidden_file(directory: Path, prefix: str) -> tuple[int, Path]:
 
 
 def _replace_from_named_file(path: Path, target: Path, content: bytes, mode: int) -> None:
-    """Write a hidden `.NAME.XXXXXXXX` file, flush it, and rename it over `target`."""
     try:
         handle, temporary = create_hidden_file(target.parent, f".{target.name}.")
     except OSError as error:
@@ -274,8 +271,6 @@ class LockfileWatch:
 
 @contextlib.contextmanager
 def lockfiles_kept(manifest: Path, checkout: Path) -> Iterator[LockfileWatch]:
-    """Around cargo's run on `manifest`, in the checkout rooted at `checkout`: the candidate
-    lockfiles snapshotted, and any that cargo changed restored."""
     refuse_lockfile_links(manifest, checkout)
     snapshots: dict[Path, bytes | None] = {}
     for path in _candidate_lockfiles(manifest):
@@ -324,8 +319,6 @@ def refuse_lockfile_links(manifest: Path, root: Path) -> None:
 
 
 def read_cache(file: Path, version: int, key: str) -> dict[str, Any]:
-    """The entries under `key` of a cache file featcheck wrote in format `version`; none when
-    it is missing, unreadable or of another version."""
     with contextlib.suppress(OSError, ValueError):
         document = json.loads(file.read_bytes())
         if isinstance(document, dict) and document.get("version") == version:
@@ -336,7 +329,6 @@ def read_cache(file: Path, version: int, key: str) -> dict[str, Any]:
 
 
 def write_cache(file: Path, version: int, key: str, entries: Mapping[str, Any]) -> None:
-    """Replace a cache file with `entries` under `key` (see `replace_cache_file`)."""
     replace_cache_file(file, json.dumps({"version": version, key: entries}))
 
 

@@ -28,7 +28,6 @@ from featcheck.errors import FeatcheckError
 from featcheck.featureset import FeatureSelection
 
 Argument = NewType("Argument", str)
-"""One element of an argument vector, made by `word()` or `option()`."""
 
 MAX_VALUE_LENGTH = 4096
 """No value that names a target, cfg, toolchain or package is longer; a longer one is refused."""
@@ -40,18 +39,14 @@ class GateError(ValueError):
 
 # A NamedTuple, not a dataclass: made before cargo starts (see audit.py).
 class Grammar(NamedTuple):
-    """What one kind of value may look like, as cargo and rustc document it."""
-
     what: str
     """The kind of value, as an error message names it."""
     pattern: str
-    """A regular expression the whole value matches; compiled at its first use (re's cache),
-    since most grammars are used by no audit at all."""
+    """A regex the whole value matches; re compiles it at first use, as most grammars go unused."""
     example: str
     """A valid value, shown in the error message."""
 
     def check(self, value: str) -> str:
-        """`value` unchanged when it matches; GateError otherwise."""
         if not isinstance(value, str):
             raise GateError(f"{self.what} must be a string")
         if len(value) > MAX_VALUE_LENGTH or not re.fullmatch(self.pattern, value):
@@ -60,7 +55,6 @@ class Grammar(NamedTuple):
 
 
 def _shown(value: str) -> str:
-    """A value quoted for an error message: short, control characters escaped."""
     text = value if len(value) <= 80 else value[:77] + "..."
     escaped = "".join(c if c.isprintable() else ascii(c)[1:-1] for c in text)
     return f"`{escaped}`"
@@ -127,9 +121,7 @@ _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*|--?[A-Za-z][A-Za-z0-9-]*")
 
 
 def target_triple(value: str) -> str:
-    """A target from the checkout (or the command line): a triple, or a `.json` spec path.
-
-    A `.json` path must be relative and stay inside the project (no `..`): the runner makes it
+    """A `.json` path must be relative and stay inside the project (no `..`): the runner makes it
     absolute there. (rustc 1.95 reads custom target specifications only with
     `-Zunstable-options`, which featcheck never passes, so it refuses them itself.)
     """
@@ -147,7 +139,6 @@ def word(text: str) -> Argument:
 
 
 def option(flag: str, value: str, grammar: Grammar) -> Argument:
-    """`--flag=value` as one argument (see above), after `value` matched `grammar`."""
     if not re.fullmatch(r"--[a-z][a-z-]*|-C[a-z][a-z-]*", flag):
         raise GateError(f"{_shown(flag)} is not a flag")
     grammar.check(value)
@@ -166,7 +157,6 @@ def refuse_unsafe(arguments: Sequence[str]) -> None:
 
 
 def checked_option(flag: str, value: str, grammar: Grammar) -> Argument:
-    """`--flag=value` for a value that passes `grammar`; else the audit's one-line error."""
     try:
         return option(flag, value, grammar)
     except GateError as error:
@@ -242,9 +232,7 @@ class RustflagError(Exception):
 
 
 def filter_rustflags(flags: list[str]) -> list[Argument]:
-    """The flags that change which cfg values rustc reports, each as one `--flag=value`.
-
-    Kept: `--cfg NAME` / `--cfg NAME="VALUE"` as `--cfg=...`, and `-C` target-feature,
+    """Kept: `--cfg NAME` / `--cfg NAME="VALUE"` as `--cfg=...`, and `-C` target-feature,
     target-cpu, panic and debug-assertions as `-CKEY=VALUE`. Everything else is dropped: `-Z`
     flags load code (`-Zcodegen-backend`, `-Zllvm-plugins`), `-L`/`--sysroot`/`--extern` point
     rustc at files, `--print` writes them, and none of them changes features.
@@ -331,12 +319,10 @@ def _kept_flags(name: str, flags: list[str]) -> list[Argument]:
 
 
 def filter_environment_rustflags(environment: dict[str, str]) -> None:
-    """Put the environment's rustflags through the same allow-list as the configuration's, in
-    place: CI often exports them from checkout content, and cargo passes them to the `rustc`
-    it runs for its target probe (`-Zcodegen-backend=LIB` loads a library). Each variable keeps
-    its meaning: RUSTFLAGS and CARGO_ENCODED_RUSTFLAGS still replace every configured flag, a
-    `CARGO_TARGET_<TRIPLE>_RUSTFLAGS` whose flags are all dropped still replaces `[build]`'s.
-    Raises FeatcheckError for an argument file or a kept flag of the wrong form."""
+    """The environment's rustflags through the configuration's allow-list (see above), in place.
+    Each variable keeps its meaning: RUSTFLAGS and CARGO_ENCODED_RUSTFLAGS still replace every
+    configured flag, a `CARGO_TARGET_<TRIPLE>_RUSTFLAGS` whose flags are all dropped still
+    replaces `[build]`'s. Raises FeatcheckError for an argument file or a bad kept flag."""
     if (encoded := environment_rustflags(environment)) is not None:
         environment.pop("RUSTFLAGS", None)
         environment["CARGO_ENCODED_RUSTFLAGS"] = "\x1f".join(encoded)

@@ -58,8 +58,6 @@ def _env_name(key: tuple[str, ...]) -> str:
 
 # A NamedTuple, not a dataclass: made before cargo starts (see audit.py).
 class CheckoutConfig(NamedTuple):
-    """What featcheck takes from the checkout's cargo configuration."""
-
     arguments: tuple[Argument, ...] = ()
     """`--config=KEY=VALUE` arguments for cargo."""
     build_rustflags: tuple[Argument, ...] = ()
@@ -69,9 +67,7 @@ class CheckoutConfig(NamedTuple):
     environment_target_rustflags: tuple[tuple[str, tuple[Argument, ...]], ...] = ()
     """(CARGO_TARGET_<TRIPLE>_RUSTFLAGS, its kept flags): added to that triple's table."""
     names_wrapper: bool = False
-    """Whether a file cargo reads when run from the neutral directory (its own
-    `/.cargo/config.toml`, CARGO_HOME's, or one they include) names a rustc wrapper; a CARGO_HOME
-    file featcheck cannot read counts as naming one."""
+    """A file cargo reads itself (from the neutral directory, CARGO_HOME) names a rustc wrapper."""
     unification: UnificationSettings = UnificationSettings()
     """`resolver.feature-unification` and its unstable flag, as the files set them."""
 
@@ -89,7 +85,6 @@ class CheckoutConfig(NamedTuple):
 
 
 def _applies(table: str, cfg: TargetCfg) -> bool:
-    """Whether `[target.'cfg(...)']` (`table`) matches `cfg`."""
     try:
         return table.startswith("cfg(") and cfg.applies(table)
     except ValueError:  # cargo refuses such a table; `cargo metadata` says so
@@ -114,19 +109,17 @@ def read_checkout_config(
     untrusted_home: Path | None = None,
     root: Path | None = None,
 ) -> CheckoutConfig:
-    """The data parts of the checkout's configuration, checked by the argument gate.
-
-    In cargo's order: files nearer the root first, included files before the file including
+    """In cargo's order: files nearer the root first, included files before the file including
     them; later arguments take precedence and arrays add up, as between the files themselves.
     A key set through the environment (CARGO_NET_OFFLINE, ...) is left to it, but for the
     rustflags lists, to which cargo adds the environment's (CARGO_BUILD_RUSTFLAGS and
     CARGO_TARGET_<TRIPLE>_RUSTFLAGS, which cargo reads itself; featcheck reads them too for
     the cfg it evaluates). `root`: the checkout, out of which no link is followed.
 
-    Where cargo sends credentials is never the checkout's to say (see `CredentialPolicy`):
-    unless cargo stays offline (`offline`), a registry or remote source defined only by the
-    checkout is refused. `untrusted_home` is a CARGO_HOME that lies inside the checkout: its
-    configuration is read as the checkout's, at the lowest precedence, as cargo would.
+    Unless cargo stays offline (`offline`), a registry or remote source defined only by the
+    checkout is refused (see `CredentialPolicy`). `untrusted_home` is a CARGO_HOME that lies
+    inside the checkout: its configuration is read as the checkout's, at the lowest
+    precedence, as cargo would.
     """
     forwarded = _user_configuration(cargo_home, environment)
     policy = CredentialPolicy(forwarded.registries)
@@ -176,9 +169,7 @@ class _Forwarded:
         self.unification = UnificationSettings()
         self.names_wrapper = False
         self.registries: frozenset[str] = frozenset()
-        """The registries the user defines (in CARGO_HOME's file or as
-        CARGO_REGISTRIES_<NAME>_INDEX), as cargo's environment names them (upper case, `_`
-        for `-`)."""
+        """The registries the user defines (CARGO_HOME, environment), named by `registry_key`."""
 
     def add(self, leaf: Leaf, file: Path, document: ManifestDocument, within: bool) -> None:
         """Pass `leaf` (read from `file`, or a file it includes) to cargo. A setting cargo's
@@ -202,7 +193,6 @@ class _Forwarded:
         self.take(leaf, file)
 
     def take(self, leaf: Leaf, file: Path) -> None:
-        """Keep what featcheck reads of `leaf` itself: rustflags, feature unification."""
         self.unification = self.unification.taking(leaf.key, leaf.value, file)
         if leaf.key == ("build", "rustflags"):
             self.build += leaf.value

@@ -163,11 +163,9 @@ def _offer_no_git_credentials(env: dict[str, str], cargo_home: Path | None) -> N
 
 
 def _cargo_build_directory(cache: Path | None, toolchain: Toolchain) -> Path | None:
-    """The directory, in featcheck's user cache, where cargo keeps what this toolchain's rustc
-    answered (`.rustc_info.json`, which a build keeps in the project's target/): `rustc -vV`
-    and `--print cfg`, ~40 ms of each cargo call that has no target directory to keep them in.
-    cargo compiles nothing for featcheck and writes nothing else there; the project's own
-    target/ is left alone (and never read). None when the cache cannot be made."""
+    """Where cargo keeps what this toolchain's rustc answered (`.rustc_info.json`, ~40 ms of
+    each cargo call without a target directory; docs/speed.md): in featcheck's user cache, the
+    project's own target/ left alone (and never read). None when the cache cannot be made."""
     if cache is None:
         return Path(NO_BUILD_DIRECTORY) if os.name != "nt" else None
     name = toolchain.rustup_name
@@ -204,19 +202,12 @@ _MAX_ENTRIES = 64
 
 
 class RustcAnswers:
-    """rustc's answers that depend only on its binary and the question, kept between runs.
-
-    `rustc -vV` (the host) and `rustc --print=cfg --target=T FLAGS` (what `cfg(...)` tables see) are
-    asked by every audit, and each costs a process start beside cargo's own. cargo keeps the same
-    answers in `target/.rustc_info.json`, keyed by the compiler binary; featcheck keeps them in
-    `$XDG_CACHE_HOME/featcheck/rustc-answers.json` (default `~/.cache/featcheck/`), keyed by the
-    binary's path, size, modification time and inode, the question, and the environment variables
-    that can change an answer (`RUST_TARGET_PATH`, `RUSTC_BOOTSTRAP`). A `rustup update` writes new
-    binaries, so it starts afresh. Questions naming a target specification file are never kept: the
-    file can change under the same name. Only answers of the real toolchain binaries are kept (not
-    of a rustup proxy, whose answers change with the toolchain it picks), only successful ones, and
-    a cache that cannot be read or written is ignored.
-    """
+    """rustc's answers that depend only on its binary and the question, kept between runs
+    (docs/speed.md): each costs a process start beside cargo's own. Keyed by the binary (a
+    `rustup update` starts afresh), the question and the environment variables that can change
+    an answer. Questions naming a target specification file are never kept: the file can change
+    under the same name. Only answers of the real toolchain binaries are kept (not of a rustup
+    proxy, whose answers change with the toolchain it picks)."""
 
     def __init__(self, rustc: Path, directory: Path | None, environment: Mapping[str, str]) -> None:
         self._file: Path | None = None  # none where rustc cannot be looked at

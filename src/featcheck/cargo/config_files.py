@@ -142,8 +142,6 @@ def config_files(workdir: Path, cargo_home: Path | None, untrusted_home: Path | 
 
 
 def home_config(cargo_home: Path | None) -> Path | None:
-    """The configuration file of a cargo home, if it has one (cargo prefers `config` when
-    both exist)."""
     if cargo_home is None:
         return None
     return next((f for n in ("config", "config.toml") if (f := cargo_home / n).is_file()), None)
@@ -206,11 +204,9 @@ def _rustflags(document: ManifestDocument, path: KeyPath, value: object) -> list
 
 
 def allowed_leaves(document: ManifestDocument, base: Path) -> Iterator[Leaf]:
-    """The allow-listed settings of one configuration file, paths made absolute from `base`.
-
-    Raises FeatcheckError at the offending line for a value that would reach rustc's argument
-    vector and does not match its grammar (rustflags, `[patch]` features).
-    """
+    """Paths are made absolute from `base`. Raises FeatcheckError at the offending line for a
+    value that would reach rustc's argument vector and does not match its grammar (rustflags,
+    `[patch]` features)."""
     data = document.data
     paths = data.get("paths")
     if isinstance(paths, list):
@@ -219,7 +215,6 @@ def allowed_leaves(document: ManifestDocument, base: Path) -> Iterator[Leaf]:
             yield Leaf(("paths",), absolute)
     yield from _source_leaves(data, base)
     yield from _patch_leaves(document, base)
-    # `[net]` offline and retry, and `[resolver]`'s choice of versions.
     net = data.get("net")
     if isinstance(net, dict):
         if isinstance(net.get("offline"), bool):
@@ -244,7 +239,6 @@ def allowed_leaves(document: ManifestDocument, base: Path) -> Iterator[Leaf]:
                 message = f"`{'.'.join(key)}` must be {expected}, as cargo reads it"
                 raise setting_error(document, key, message)
             yield Leaf(key, table[key[1]])
-    # The kept rustflags of `[build]` and of each `[target]` table.
     build = data.get("build")
     if isinstance(build, dict):
         flags: tuple[str, ...] = ("build", "rustflags")
@@ -258,7 +252,6 @@ def allowed_leaves(document: ManifestDocument, base: Path) -> Iterator[Leaf]:
 
 
 def _source_leaves(data: dict[str, Any], base: Path) -> Iterator[Leaf]:
-    """`[source.NAME]` and `[registries.NAME]`: where crates come from."""
     for name, table in tables(data.get("source")):
         for key, value in table.items():
             if key in _SOURCE_STRINGS and isinstance(value, str):

@@ -47,7 +47,6 @@ _LONGEST_SHOWN = 80
 
 
 def printable(text: object) -> str:
-    """`text` safe for a one-line message: control characters escaped, long text shortened."""
     shown = CONTROL.sub(lambda m: f"\\u{{{ord(m.group()):x}}}", str(text))
     if len(shown) > _LONGEST_SHOWN:
         shown = shown[: _LONGEST_SHOWN - 1] + "…"
@@ -121,6 +120,5 @@ _HINTS = {
 
 
 def failure_error(what: str, stderr: str) -> FeatcheckError:
-    """The audit's one-line error for a failed cargo command, with a hint where one helps."""
     failure = classify(stderr)
     return FeatcheckError(f"{what} failed: {failure.summary}{_HINTS.get(failure.kind, '')}")

@@ -37,8 +37,7 @@ class LastAnswer:
     def __init__(self, file: Path, inputs: Sequence[Path] = ()) -> None:
         self.file = file
         self.inputs = inputs
-        """Files cargo reads for its answer: one written after the kept answer was (an edited
-        manifest, a lockfile), and the answer is not read at all (`read`)."""
+        """Files cargo reads: one written after the kept answer (a manifest), and it is unread."""
         self._text: str | None = None
         self.metadata: Workspace | None = None
         """The kept answer, parsed (None when there is none, or once it did not match)."""

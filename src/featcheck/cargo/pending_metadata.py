@@ -34,8 +34,6 @@ OpenLastAnswer = Callable[[Path | None, Sequence[str], Sequence[Path]], "LastAns
 
 
 class PendingMetadata:
-    """A `cargo metadata` answer on its way (see `CargoRunner.start_metadata`)."""
-
     def __init__(
         self,
         answer: Callable[[LastAnswer | None, Parse], Workspace],
@@ -72,7 +70,6 @@ class PendingMetadata:
         )
 
     def result(self, parse: Parse) -> Workspace:
-        """The metadata, once cargo has answered, read by `parse`."""
         assert self._answer is not None, "the metadata was taken or cancelled already"
         answer, self._answer = self._answer, None
         return answer(self._last, parse)
@@ -168,9 +165,7 @@ class MetadataSource(Protocol):
         resolve holds the optional dependencies `all_features` and `features` turn on."""
         ...
 
-    def host_triple(self) -> str:
-        """The triple of the machine cargo runs on."""
-        ...
+    def host_triple(self) -> str: ...
 
     def host_cfg(self) -> TargetCfg:
         """The cfg of units built for the host (build scripts, proc-macros)."""

@@ -34,8 +34,6 @@ and rustup looks for toolchain files the same way; the root has no parent a user
 
 # A NamedTuple, not a dataclass: made before cargo starts (see audit.py).
 class ProcessOutput(NamedTuple):
-    """What one command printed, and how it ended."""
-
     returncode: int
     stdout: str
     stderr: str
@@ -56,8 +54,6 @@ def _widen_pipe(process: subprocess.Popen[bytes]) -> None:
 
 
 class RunningProcess:
-    """A started command whose output is collected in the background."""
-
     def __init__(
         self,
         process: subprocess.Popen[bytes],
@@ -216,9 +212,7 @@ def start_process(
     what: str,
     on_stderr: Callable[[bytes], None] | None = None,
 ) -> RunningProcess:
-    """Start one command and return at once; `on_stderr` sees its stderr as it comes (POSIX).
-    The arguments, built through the gate (argv_gate.py), are checked once more here; on
-    timeout (or Ctrl-C) the whole process group is killed, not only the command itself."""
+    """Returns at once; `on_stderr` sees the command's stderr as it comes (POSIX)."""
     if getattr(_refusing, "active", False):
         raise ProcessRefused(what)
     try:

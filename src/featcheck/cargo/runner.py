@@ -96,7 +96,6 @@ class CargoRunner:
         return self.prepared_setup().toolchain
 
     def prepared_setup(self) -> CommandSetup:
-        """The toolchain, environment and configuration this runner's commands get."""
         with self._setup_lock:
             if self._setup is None and self.trust.trust_checkout:
                 self._setup = trusted_setup(self.workdir, self.trust)

@@ -42,8 +42,6 @@ if sys.platform == "win32":
 
 # A NamedTuple, not a dataclass: made before cargo starts (see audit.py).
 class Toolchain(NamedTuple):
-    """The real binaries an audit runs."""
-
     cargo: Path
     rustc: Path
     rustup_name: str | None
@@ -71,7 +69,6 @@ def which(name: str) -> str | None:
 
 
 def installed(name: str) -> str:
-    """`which(name)`, or the one line saying that Rust is missing."""
     found = which(name)
     if found is None:
         raise FeatcheckError(
@@ -81,11 +78,9 @@ def installed(name: str) -> str:
 
 
 def resolve_toolchain(workdir: Path, timeout: float, *, trust: TrustContext) -> Toolchain:
-    """The real cargo and rustc for auditing `workdir`, rustup given `timeout` seconds a call.
-
-    No program of the checkout or of a tree made from it (`trust`) is run, whether PATH finds
+    """No program of the checkout or of a tree made from it (`trust`) is run, whether PATH finds
     it there or it is a toolchain of a rustup home that lies there, and the toolchain files may
-    not link out of the tree.
+    not link out of the tree. `timeout`: the seconds rustup is given a call.
     """
     cargo = installed("cargo")
     refuse_checkout_program(cargo, trust, "cargo")
@@ -148,7 +143,6 @@ def _rustup_toolchain(
     trust: TrustContext,
     timeout: float,
 ) -> Toolchain:
-    """The real binaries of the toolchain `request` names (else rustup's default)."""
     try:
         # rustup's settings file records its default; asking rustup costs a process start.
         name = request.name or default or rustup_default(rustup, home, trust, timeout)
@@ -172,8 +166,6 @@ TOOLCHAIN_FILES = ("rust-toolchain", "rust-toolchain.toml")
 
 # A NamedTuple, not a dataclass: made before cargo starts (see audit.py).
 class ToolchainRequest(NamedTuple):
-    """What selects the toolchain for a directory."""
-
     name: str | None
     """A toolchain name (channel or custom name); None means rustup's default."""
     path: str | None = None

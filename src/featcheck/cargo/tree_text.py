@@ -39,8 +39,6 @@ class TreeTextError(ValueError):
 
 @dataclass
 class ParsedTree:
-    """A graph read from tree text, and how it was printed."""
-
     graph: DependencyGraph
     inverted: bool
     """True when the text came from `cargo tree -i` (children are dependents)."""
@@ -51,8 +49,7 @@ class ParsedTree:
     roots: list[Node] = field(default_factory=list)
     """The top-level nodes in printed order (several for a workspace printed without -p)."""
     sides_merged: bool = False
-    """True when the text was printed without `--target` and a unit shows up on both sides:
-    cargo merged host and target units, so all but the proc-macros count as target units."""
+    """Printed without `--target`, a unit on both sides: all but proc-macros count as target."""
 
 
 @dataclass
@@ -161,7 +158,6 @@ def _read_lines(text: str) -> tuple[list[_Line], bool, str]:
 
 
 def parse_tree_text(text: str) -> ParsedTree:
-    """Parse `cargo tree -f '{p} [{f}]'` output in any prefix style."""
     node_lines, saw_sections, prefix_style = _read_lines(text)
     if not node_lines:
         raise TreeTextError(
@@ -265,6 +261,5 @@ def _sides_up(printed: list[_Line]) -> list[bool] | None:
 
 
 def local_leaves(graph: DependencyGraph, nodes: Iterable[Node]) -> list[Node]:
-    """The workspace packages among `nodes` that nothing else in the graph depends on."""
     dependents = graph.dependents_map()
     return [n for n in nodes if n.package.is_local and not dependents.get(n)]

@@ -53,8 +53,7 @@ PER_MEMBER = Unification()
 
 
 def nightly_release(release: str, environment: Mapping[str, str]) -> bool:
-    """Whether cargo of this `rustc -vV` release allows unstable features, as cargo decides:
-    a `-nightly` or `-dev` release, or RUSTC_BOOTSTRAP=1 in its environment."""
+    """Whether cargo of this `rustc -vV` release allows unstable features (see the module)."""
     channel = release.partition("-")[2].partition(".")[0]
     return channel in ("nightly", "dev") or environment.get("RUSTC_BOOTSTRAP") == "1"
 

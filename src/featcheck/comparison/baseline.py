@@ -58,8 +58,6 @@ FINGERPRINT_LENGTH = 16
 
 
 def compatible_version(version: str) -> str:
-    """The part of `version` that semver compatibility keeps: `1` for 1.12.2, `0.22` for 0.22.1,
-    `0.0.3` for 0.0.3; the text as it is when it is not a version."""
     parsed = parse_version(version)
     if parsed is None:
         return version
@@ -86,7 +84,6 @@ def configuration_token(selection: FeatureSelection | None) -> str:
 
 
 def fingerprint(finding: Finding) -> str:
-    """The finding's fingerprint (see the module's text), 16 hex digits."""
     parts = (
         "featcheck-fingerprint-1",
         finding.code,
@@ -107,8 +104,7 @@ _NONE = "-"
 
 
 def read_baseline(path: Path, root: Path | None) -> list[BaselineEntry]:
-    """The entries of the baseline at `path`; a FeatcheckError naming the file and line for a
-    line that is not one. `root`: the checkout it lies in, which it must not lead out of."""
+    """`root`: the checkout the file lies in, which it must not lead out of."""
     if not path.exists() and not path.is_symlink():
         raise FeatcheckError("no such baseline file (write one with --write-baseline)", path=path)
     data = read_checkout_file(path, "baseline file", BASELINE_LIMIT, root)
@@ -152,8 +148,6 @@ def _entry(line: str, number: int, path: Path) -> BaselineEntry | None:
 
 
 def baseline_text(findings: Iterable[Finding]) -> str:
-    """A baseline accepting every finding: the header, then one sorted line each."""
-
     # By rule, member, target, configuration, then what it is about: a reviewer's order.
     def review_order(line: str) -> tuple[list[str], str]:
         fields, _, about = line.partition("#")

@@ -36,9 +36,6 @@ reach. What git must not do is obey the repository, so the environment is made, 
   - replace refs (`refs/replace/`) would substitute objects: `GIT_NO_REPLACE_OBJECTS=1`;
   - filters, textconv, diff drivers, `gpg.program`, `core.editor`, `core.alternateRefsCommand`,
     `uploadpack.*`, maintenance and gc are consulted by other commands only.
-- Discovery starts at the repository's top (`-C`), so git keeps its `safe.directory` check: a
-  repository of another user is refused, and the user's own `safe.directory` list, kept in
-  the global configuration that is not read, does not apply; the refusal says so.
 
 Alternates (`objects/info/alternates`) are followed only where they stay inside the checkout
 or its git directory (`revision.refuse_borrowed_objects`): elsewhere they are another
@@ -96,8 +93,6 @@ READING = "reading the revision from git"
 
 
 class Budget(Deadline):
-    """The time git may take: `seconds` from when it began."""
-
     def spent(self, doing: str = READING, hint: str = "") -> FeatcheckError:
         return FeatcheckError(
             f"--new-since: {doing} took longer than --timeout ({self.seconds:g} s)"
@@ -185,7 +180,6 @@ class Git:
         return status, bytes(self._buffer), self._stderr.decode("utf-8", "replace")
 
     def close(self) -> None:
-        """End it (if it runs) and free its pipes."""
         _end(self._process)
         if self._sender is not None:
             self._sender.join(timeout=5)  # its pipe is broken now
@@ -239,9 +233,7 @@ def start_git(
     *,
     batch: bool = False,
 ) -> Git:
-    """git `arguments` in `repository`, guarded as the module says, read within `budget`,
-    started by the launcher in the run's trust context. `batch`: its stdin takes requests
-    (`Git.ask`)."""
+    """`batch`: its stdin takes requests (`Git.ask`)."""
     if os.name != "posix":
         raise FeatcheckError("--new-since reads git objects on POSIX systems (Linux, macOS) only")
     git = shutil.which("git")
@@ -251,8 +243,6 @@ def start_git(
     # container's checkout often belongs to another user), and obeys nothing of it (above).
     trusted = ["-c", f"safe.directory={os.path.abspath(repository)}"]
     command = [git, *GUARD_ARGUMENTS, *trusted, "-C", os.path.abspath(repository), *arguments]
-    # The caller's environment without what could steer git (the module says which), with the
-    # guards above.
     inherited = {
         name: value
         for name, value in os.environ.items()
@@ -302,7 +292,6 @@ class Revision:
 def resolve_revision(
     repository: Path, name: str, trust: TrustContext, *, timeout: float = DEFAULT_TIMEOUT
 ) -> Revision:
-    """The commit `name` names in `repository`, or a FeatcheckError saying why not."""
     if not name or name.startswith("-") or "\x00" in name:
         raise FeatcheckError(f"--new-since: `{name}` is not a revision")
     arguments = ["rev-parse", "--git-common-dir", "--verify", "--quiet", "--end-of-options"]

@@ -35,8 +35,6 @@ _KINDS = {0o040000: TREE, 0o100000: FILE, 0o120000: LINK, 0o160000: SUBMODULE}
 
 
 class Entry(NamedTuple):
-    """One entry of the walked tree: what it is, where, and its object."""
-
     kind: str
     path: tuple[str, ...]
     object: str
@@ -57,7 +55,6 @@ class Walk:
 
     def entries(self, commit: str) -> Iterator[Entry]:
         """Every entry below the commit's tree that is not a tree itself."""
-        # The id of the commit's tree, from the commit object itself.
         [content] = self._read({commit: "the commit"}, "commit")
         kind, _, root = content.split(b"\n", 1)[0].decode("ascii", "replace").partition(" ")
         if kind != "tree" or len(root) != len(commit):
@@ -65,7 +62,6 @@ class Walk:
         level: list[tuple[str, tuple[str, ...], int]] = [(root, (), 0)]
         count = 0
         while level:
-            # The trees of this level not read yet, read and parsed.
             unknown: dict[str, str] = {}
             for tree, directory, _ in level:
                 if tree not in self._trees and tree not in unknown:
@@ -158,7 +154,6 @@ class Walk:
 
 
 def missing_object(where: str, object_id: str, label: str) -> FeatcheckError:
-    """`where` (a path, or what the object is) of revision `label` is not in the repository."""
     return FeatcheckError(
         f"--new-since: {where} ({object_id[:12]}) is not in this repository: {label} was not "
         "fetched whole (a partial clone? `git show` fetches what it shows; featcheck fetches "

@@ -70,8 +70,7 @@ def write_tree(
     *,
     timeout: float = DEFAULT_TIMEOUT,
 ) -> None:
-    """The tree of `revision` under `destination` (an empty directory), as the module says;
-    a FeatcheckError (with part of it written) where a bound or the timeout is passed."""
+    """`destination`: empty. Past a bound or the timeout: a FeatcheckError, some files written."""
     budget = Budget(timeout)
     refuse_borrowed_objects(revision.git_directory, trust)
     reader = ObjectReader(repository, budget, trust)
@@ -291,8 +290,6 @@ _COMPLETE = ".featcheck-complete"
 def revision_tree(
     repository: Path, trust: TrustContext, revision: Revision, *, timeout: float = DEFAULT_TIMEOUT
 ) -> Iterator[Path]:
-    """The tree of `revision` (see `write_tree`, which takes at most `timeout` seconds), kept
-    in the run's trusted cache or made for this run."""
     root = None if trust.cache is None else trust.cache / "revisions"
     try:
         if root is not None:
@@ -337,6 +334,5 @@ def revision_tree(
 
 
 def cache_key(revision: Revision) -> str:
-    """`<commit>-<repository>`: the commit, and the repository's git directory hashed."""
     digest = hashlib.sha256(os.fsencode(revision.git_directory)).hexdigest()[:16]
     return f"{revision.commit}-{digest}"
