@@ -62,8 +62,6 @@ COSTS_FROM = 1.10
 
 
 class Verdict(str, enum.Enum):
-    """What the probe concluded."""
-
     SINGLE = "single-threaded"
     MULTI = "multi-threaded"
     INCONCLUSIVE = "inconclusive"
@@ -127,7 +125,6 @@ class ThreadEvidence:
 
     @property
     def observed(self) -> bool:
-        """Enough CPU time was seen to judge."""
         return self.total_ms >= MIN_OBSERVED_MS
 
     def describe(self) -> str:
@@ -197,8 +194,6 @@ def decide(
     *,
     n: int = 1024,
 ) -> Decision:
-    """The verdict for a 1-thread run and an all-core run on `cores` usable cores, `load` the
-    cores left idle and kept busy by other processes during the all-core run."""
     speedup = single.min_ms / every.min_ms if every.min_ms > 0 else 0.0
     parallelism = every.parallelism
     evidence = every.thread_evidence
@@ -234,7 +229,6 @@ _Outcome = tuple[Verdict, str, str]
 
 
 def _by_threads(evidence: ThreadEvidence | None, timing: str) -> _Outcome | None:
-    """The verdict from per-thread CPU time, where enough of it was observed."""
     if evidence is None or not evidence.observed:
         return None
     if evidence.threads_used >= 2:
