@@ -11,11 +11,10 @@ Layout under the user's cache directory ($XDG_CACHE_HOME, else ~/.cache):
 and the RUSTFLAGS variables; a configuration whose binary exists is not built again, so a second
 probe starts timing as soon as cargo has resolved the member.
 
-`measured.json` keeps each rule probe's result, by rule, crate, version and
-target, the newest measurement winning. `featcheck --measured` attaches it to each finding it
-covers, and says of the others that the number is the rule's own, measured on featcheck's build
-machine, and which command measures it here. The cache must lie outside the audited checkout: a
-checkout could otherwise plant a probe "built before", run as featcheck's own, or a measurement.
+`measured.json` keeps each rule probe's result for `featcheck --measured`, by rule, crate,
+version and target, the newest measurement winning. The cache must lie outside the audited
+checkout: a checkout could otherwise plant a probe "built before", run as featcheck's own, or a
+measurement.
 
 The generated Cargo.toml depends on the program's crates, each pinned to the member's version
 with `default-features = false` and exactly the member's resolved features, so that cargo's
@@ -71,8 +70,7 @@ def cache_root(trust: TrustContext) -> Path:
 
 
 def cache_key(config: BackendConfig, program: Program, toolset: Toolset) -> str:
-    """A hash of everything that makes a different probe binary: the program, the crates'
-    versions and features, the lockfile, the compiler (and so the host), the rustflags."""
+    """`rustc -vV` stands for the compiler and so the host."""
     digest = hashlib.sha256(f"featcheck-probe-cache {CACHE_VERSION}\n".encode())
     for name, content in program.sources().items():
         digest.update(f"{name} {len(content)}\n".encode() + content)
@@ -85,7 +83,6 @@ def cache_key(config: BackendConfig, program: Program, toolset: Toolset) -> str:
 
 
 def binary_name(key: str) -> str:
-    """The probe's package and binary name for one configuration."""
     return f"{PACKAGE}-{key}"
 
 
@@ -111,8 +108,6 @@ def _toml_key(name: str) -> str:
 
 
 def render_manifest(config: BackendConfig, program: Program, bin_name: str) -> str:
-    """The manifest of `program`'s probe crate for `config`, building `bin_name`: its crates,
-    the member's speed settings, and no workspace above."""
     pinned = {pin.name for pin in config.pins}
     return "\n".join(
         [

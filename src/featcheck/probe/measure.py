@@ -159,8 +159,7 @@ def run_in_turn(
     timeout: float,
     trust: TrustContext,
 ) -> list[list[tuple[str, Load]]]:
-    """Each binary under each setting, `runs` times, in turn: per binary, what each of its runs
-    printed and how busy the cores were meanwhile, in order."""
+    """Per binary, what each of its runs printed and how busy the cores were meanwhile."""
     outputs: list[list[tuple[str, Load]]] = [[] for _ in binaries]
     for _ in range(runs):
         for binary, into in zip(binaries, outputs, strict=True):
@@ -206,7 +205,6 @@ def measure(
     say: Callable[[str], None],
     trust: TrustContext,
 ) -> list[Decision]:
-    """Time every binary with 1 thread and all threads, in turn, and judge each build."""
     say(
         f"timing {len(binaries) * 2} probe runs ({WARMUP} warm-up + {TIMED_RUNS} timed "
         f"matmuls each): RAYON_NUM_THREADS=1, then all {cores} cores"
@@ -237,7 +235,6 @@ class TorchStats:
 
 
 def measure_torch(torch: ModuleType, n: int) -> TorchStats:
-    """Time `a @ b` for n x n float32 tensors: warm-up, then timed runs, min and median."""
     a = torch.rand(n, n, dtype=torch.float32)
     b = torch.rand(n, n, dtype=torch.float32)
     for _ in range(WARMUP):

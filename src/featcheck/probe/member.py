@@ -103,8 +103,7 @@ probe sits beside the audit rather than above it."""
 def run_member_probe(
     options: ProbeOptions, say: Callable[[str], None], trust: TrustContext, audit: Audit
 ) -> ProbeReport:
-    """Probe everything of the member that has a program, in the run's trust context, `audit`
-    finding its findings; a FeatcheckError (one line) when nothing has, or on any failure.
+    """A FeatcheckError (one line) when nothing of the member has a program, or on any failure.
 
     The probe has no --trust-checkout (it never runs the checkout's toolchain), so an error's
     advice to pass it becomes RUSTUP_TOOLCHAIN, which the probe honours."""
@@ -197,7 +196,6 @@ def member_findings(
 
 
 def timed_findings(findings: list[Finding], codes: set[str]) -> list[Finding]:
-    """Those of `findings` of the rule `codes` (or `ALL`) that a program can time."""
     return [
         f
         for f in findings
@@ -224,8 +222,6 @@ def _nothing_to_probe(resolved: MemberGraph, codes: tuple[str, ...], wanted: set
 def _plan_rules(
     builder: ProbeBuilder, resolved: MemberGraph, findings: list[Finding]
 ) -> list[Planned]:
-    """Both builds of every finding, resolved (the fix on a copy), then prepared in the cache:
-    the member's build and the fixed one."""
     configured = [rule_configurations(resolved, finding) for finding in findings]
     planned = []
     for finding, (current, fixed, fix) in zip(findings, configured, strict=True):
