@@ -38,7 +38,6 @@ __all__ = ["cargo_main", "main", "run"]
 
 
 def list_rules(arguments: argparse.Namespace) -> int:
-    """Every rule: code, name, default severity and what it checks."""
     try:
         table = lazy.rule_table(arguments.path, report_width(None) or 100)
     except FeatcheckError as error:

@@ -55,7 +55,6 @@ def finish(result: AuditResult, arguments: argparse.Namespace, output_format: st
         width=report_width(output),
     )
     try:
-        # The report to stdout, or with `--output` to that file (see `write_report`).
         text = _rendered(render.renderer(output_format, options), result)
         if output is not None:
             write_report(output, text)
