@@ -83,8 +83,7 @@ def audit_project(
 
 
 def report_stage(output_format: str) -> Callable[[AuditResult, argparse.Namespace, str], int]:
-    """The stage after the audit: the report and the exit code (cli/outcome.py). The audit
-    calls this while cargo works, so that the chosen renderer is loaded then too."""
+    """The audit calls this while cargo works too, so that the chosen renderer loads then."""
     from featcheck.cli.outcome import finish
     from featcheck.render import preload
 
@@ -129,7 +128,6 @@ def probe(arguments: argparse.Namespace) -> int:
 
 
 def rule_table(path: Path, width: int) -> list[str]:
-    """`featcheck rules`: one line per rule, the project's own included."""
     from featcheck.policy.load import project_catalogue
     from featcheck.rules import UNUSED_SUPPRESSION, rule_table
 
@@ -155,7 +153,6 @@ def print_markdown(text: str) -> None:
 
 
 def stderr_console() -> Console:
-    """rich's console on stderr, for the spinner and `--verbose`'s command lines."""
     from rich.console import Console
 
     # rich drops colour when stderr is not a terminal or NO_COLOR is set.
