@@ -1,20 +1,7 @@
-"""Where the probe is built, once per configuration: cached by everything that shapes it.
-
-Layout under the user's cache directory ($XDG_CACHE_HOME, else ~/.cache):
-
-    featcheck/probe/target/          one cargo target directory shared by every configuration,
-                                     so a second configuration recompiles only what differs
-    featcheck/probe/<key>/           one configuration: Cargo.toml, Cargo.lock, src/, the binary
-    featcheck/probe/measured.json    what the rule probes measured here
-
-`<key>` hashes the program's sources, the generated manifest, the member's Cargo.lock, `rustc -vV`
-and the RUSTFLAGS variables; a configuration whose binary exists is not built again, so a second
-probe starts timing as soon as cargo has resolved the member.
-
-`measured.json` keeps each rule probe's result for `featcheck --measured`, by rule, crate,
-version and target, the newest measurement winning. The cache must lie outside the audited
-checkout: a checkout could otherwise plant a probe "built before", run as featcheck's own, or a
-measurement.
+"""Where the probe is built, once per configuration: cached by everything that shapes it, under
+the user's cache directory, beside `measured.json` for `featcheck --measured` (README, "Measuring
+it on this machine": the layout and the key). The cache must lie outside the audited checkout: a
+checkout could otherwise plant a probe "built before", run as featcheck's own, or a measurement.
 
 The generated Cargo.toml depends on the program's crates, each pinned to the member's version
 with `default-features = false` and exactly the member's resolved features, so that cargo's
