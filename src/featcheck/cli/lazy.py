@@ -17,11 +17,8 @@ here, when first called:
   `--verbose` use (its console ~25 ms to import; with the Markdown of `rule CODE`, ~55 ms).
 
 Every other module of the command line imports at its top, and report formats are loaded by
-name from their registry (featcheck.render). Below the command line, two imports wait in the
-one function that needs each (docs/speed.md): tomlkit (~19 ms) in manifest/document.py, which
-reads only what tomllib rejects, because every run would otherwise wait for it before cargo
-starts; and rich in render/text_lines.py, which only a report that can show colour prints
-through, because every report to a pipe (a hook, CI) would otherwise load it beside cargo.
+name from their registry (featcheck.render). The imports that wait below the command line
+(tomlkit, rich's for colour) are docs/speed.md's.
 """
 
 from __future__ import annotations

@@ -33,9 +33,8 @@ if sys.platform != "win32":
 
 WARMUP = 2
 TIMED_RUNS = 10
-"""The published measurement took 3 warm-up and 20 timed runs, best of two rounds; 2 + 10 in
-one round keep a cached probe's verdict within about 10 s on a loaded 2-core machine (the
-verdict rests on which threads did the work, which one round shows under any load)."""
+"""2 + 10 in one round, not the published 3 + 20 best of two: a cached probe's verdict within
+about 10 s on a loaded 2-core machine, and one round shows which threads did the work."""
 
 RULE_RUNS = 5
 """Runs of each rule probe's two builds, in turn; each run prints its workloads' medians."""
