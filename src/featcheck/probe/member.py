@@ -1,13 +1,8 @@
-"""`featcheck probe`: every measurement the member's findings have, in one run.
-
-The member is resolved and audited once. Where it builds burn-flex, burn's matmul is timed
-(command.py: the verdict on one core or several, whatever burn-flex's findings say). Each finding
-whose crate has a rule program (regex, memchr, ...) is timed as the member builds the crate and
-as featcheck's fix builds it: the program is built twice in the user's cache, with the crate
-pinned to the member's version and exactly its resolved features, then with the features the fix
-gives it, and the two binaries run in turn (`--rule CODE`: only those findings, no matmul). One
-statement and one consent cover every build, then one report (report.py, schema.py). Nothing of
-the member's code is built or run.
+"""`featcheck probe`: every measurement the member's findings have, in one run (README,
+"Measuring it on this machine"). The member is resolved and audited once; burn's matmul is timed
+where it builds burn-flex (command.py), and each finding whose crate has a rule program as the
+member builds the crate and as featcheck's fix builds it. One statement and one consent cover
+every build, then one report (report.py, schema.py). Nothing of the member's code is built or run.
 """
 
 from __future__ import annotations
