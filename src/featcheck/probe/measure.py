@@ -273,8 +273,7 @@ class Workload:
 def compare_builds(
     binaries: Sequence[Path], *, timeout: float, trust: TrustContext
 ) -> tuple[tuple[Workload, ...], bool]:
-    """Both builds of a rule's program run in turn, RULE_RUNS times each: every workload's
-    median of the runs' medians, and whether the builds computed the same results."""
+    """Every workload's median of the runs' medians, and whether both builds computed the same."""
     samples: list[dict[str, list[float]]] = [{}, {}]
     results: list[dict[str, str]] = [{}, {}]
     outputs = run_in_turn(binaries, [], ({},), runs=RULE_RUNS, timeout=timeout, trust=trust)

@@ -124,8 +124,7 @@ def backend_from_graph(graph: DependencyGraph, member: str, target: str) -> Back
 
 
 def pins_for(graph: DependencyGraph, crate: str, version: str) -> tuple[Pin, ...]:
-    """A rule program's crate as the graph builds it, then the dependencies of it that its
-    program calls as well (Program.uses), each as the graph builds it."""
+    """A rule program's crate as the graph builds it, then those of `_used`."""
     nodes = [n for n in graph.named(crate) if n.version == version and not n.host]
     if len(nodes) != 1:
         raise FeatcheckError(
