@@ -115,9 +115,7 @@ def print_checkout_text(text: str, stream: TextIO | None = None) -> None:
 
 
 class Progress:
-    """What the audit is doing, on stderr.
-
-    With `github` (an Actions log), each command line is printed inside its own stop-commands
+    """With `github` (an Actions log), each command line is printed inside its own stop-commands
     block, one block at a time: the checkout's values in it must not become workflow commands.
     """
 
