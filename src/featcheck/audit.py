@@ -93,7 +93,6 @@ SourceFactory = Callable[[Path, AuditOptions, TrustContext], MetadataSource]
 
 
 def cargo_source(workdir: Path, options: AuditOptions, trust: TrustContext) -> CargoRunner:
-    """cargo, run with the audit's network, lockfile and time choices in the trust context."""
     return CargoRunner(
         workdir,
         trust=trust,

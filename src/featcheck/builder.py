@@ -56,7 +56,6 @@ class FindingBuilder:
         return self
 
     def build(self, suggestion: str) -> Finding:
-        """The finding; ValueError when its primary location was never given."""
         if self.location is _UNLOCATED:
             raise ValueError(f"{self.rule.code}: a finding needs its primary location")
         rule, detection, member = self.rule, self.detection, self.member

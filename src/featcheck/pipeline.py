@@ -59,8 +59,7 @@ def audit_project(
     *,
     meanwhile: Callable[[], object] | None = None,
 ) -> AuditResult:
-    """Audit every selected member on every target, as cargo resolves it, in the run's trust
-    context (`TrustContext.of` the path the user named, or derived for a tree made from it).
+    """`trust`: `TrustContext.of` the path the user named, or derived for a tree made from it.
     `meanwhile` runs while cargo works. (The command line starts cargo before it loads this:
     cli/lazy.py.)"""
     if options.select or options.ignore:
@@ -166,10 +165,8 @@ def _audit_ahead(
 
 def _read_members(manifest: Path, manifests: ManifestCache, pending: PendingMetadata) -> None:
     """While cargo works, with no audit ahead of its answer (a manifest was edited): the
-    members' manifests, found as cargo finds them, read and parsed into the cache the audit
-    reads them from once cargo answers, then the positions of their keys indexed (what a
-    finding's location is read from). Until cargo has answered; whatever cannot be read is
-    left for that read, and cargo, to say. See docs/speed.md."""
+    members' manifests read and indexed into the cache the audit reads once cargo answers;
+    whatever cannot be read is left for that read, and cargo, to say. See docs/speed.md."""
     read: list[ManifestDocument] = []
     with suppress(FeatcheckError, OSError, ValueError):
         for member in discover_workspace(manifest, manifests.checkout).members:
@@ -187,10 +184,8 @@ def _read_members(manifest: Path, manifests: ManifestCache, pending: PendingMeta
 def audit_workspace(
     started: Started, metadata: Workspace, manifests: ManifestCache, deadline: Deadline | None
 ) -> AuditResult:
-    """The audit of the members the started audit's manifest selects, from cargo's metadata
-    (asked with `all_features` or not); its source answers the questions that come up on the
-    way. The work after cargo's answer is bounded by the options' timeout as a whole
-    (deadline.py), or by `deadline` where it started earlier (`--no-exec`)."""
+    """Bounded by the options' timeout as a whole (deadline.py), or by `deadline` where it
+    started earlier (`--no-exec`)."""
     options = started.options
     run = Run(
         started.manifest, options, started.source, manifests, deadline or Deadline(options.timeout)

@@ -39,7 +39,6 @@ def _standing(rule: Rule, rules: tuple[Rule, ...], view: BuildView) -> list[Dete
 def audit_tree_text(
     text: str, source_name: str, options: AuditOptions | None = None
 ) -> AuditResult:
-    """Audit text saved from `cargo tree -f '{p} [{f}]'` (no manifests, no cargo)."""
     options = options or AuditOptions()
     try:
         rules = Catalogue.builtin().select(options.select, options.ignore)

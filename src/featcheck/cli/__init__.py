@@ -1,8 +1,5 @@
 """The command line: builds options from flags, runs the command, and sets the exit code.
 
-Exit codes: 0 no finding at or above the failing level, 1 findings, 2 usage, input or cargo error;
-130 interrupted (Ctrl-C), as a shell reports a program SIGINT ended.
-
 A run loads the parsers and the chosen command; what a command needs beyond that is loaded at
 one boundary, cli/lazy.py, which says what each deferred module costs and buys.
 """
@@ -38,7 +35,6 @@ __all__ = ["cargo_main", "main", "run"]
 
 
 def list_rules(arguments: argparse.Namespace) -> int:
-    """Every rule: code, name, default severity and what it checks."""
     try:
         table = lazy.rule_table(arguments.path, report_width(None) or 100)
     except FeatcheckError as error:

@@ -87,14 +87,10 @@ def new_parser(
 
 
 def add_path(parser: Parser, what: str, default: Path | None = Path(".")) -> None:
-    """The optional PATH every command takes: the project, the current directory by default."""
     parser.add_argument("path", nargs="?", type=Path, default=default, metavar="PATH", help=what)
 
 
 def add_project(parser: Parser, group: argparse._ArgumentGroup | None = None) -> None:
-    """PATH or `--manifest-path` (in `group` when given), for the commands that audit or build
-    a project: without either, the Cargo.toml cargo would use here (the nearest one at or
-    above the current directory)."""
     add_path(
         parser,
         "A directory with a Cargo.toml, or the Cargo.toml itself (default: the nearest "
@@ -121,14 +117,12 @@ seconds.__name__ = "number of seconds"  # how argparse names the type in its mes
 
 
 def rules_parser(prog: str) -> Parser:
-    """`featcheck rules [PATH]`."""
     parser = new_parser(f"{prog} rules", "List every rule.")
     add_path(parser, "The project whose own rules ([[rule]] entries) to list too (default: .).")
     return parser
 
 
 def rule_parser(prog: str) -> Parser:
-    """`featcheck rule CODE [PATH]`."""
     parser = new_parser(f"{prog} rule", "Print one rule's documentation.")
     parser.add_argument("code", help="A rule code or name, e.g. FC001.")
     add_path(parser, "The project whose own rules to look in too (default: .).")
@@ -170,7 +164,6 @@ read it as a pass. Exit 2 on errors.
 
 
 def probe_parser(prog: str) -> Parser:
-    """`featcheck probe [PATH] ...`."""
     parser = new_parser(f"{prog} probe", _PROBE_HELP)
     add = parser.add_argument
     add_project(parser)

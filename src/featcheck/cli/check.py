@@ -44,8 +44,6 @@ def check(arguments: argparse.Namespace) -> int:
 
 
 def _options(arguments: argparse.Namespace, progress: Progress, output_format: str) -> AuditOptions:
-    """The audit's options, the feature flags as one configuration (none when no flag is
-    given); an error for flags that contradict each other."""
     features, all_features = arguments.features, arguments.all_features
     no_default = arguments.no_default_features
     if arguments.each_feature and (all_features or no_default):
@@ -141,7 +139,6 @@ def _fix_level(arguments: argparse.Namespace, result: AuditResult) -> Severity:
 
 
 def _compares(arguments: argparse.Namespace) -> bool:
-    """Whether the findings are set against earlier ones, or written as a baseline."""
     named = (arguments.baseline, arguments.write_baseline, arguments.new_since)
     return any(value is not None for value in named)
 

@@ -49,8 +49,6 @@ _COMMANDS = (
 
 
 def check_parser(prog: str) -> Parser:
-    """The audit's parser: what to audit, which rules, what to print, the fixes, what to
-    compare with, and how cargo is called; each in a group of its own in the help."""
     usage = f"\n{' ' * len('Usage: ')}".join(f"{prog} {command}" for command in _COMMANDS)
     parser = new_parser(prog, _DESCRIPTION, _EXAMPLES, usage=usage)
     selection = parser.add_argument_group("Selection (what to audit)")

@@ -17,11 +17,8 @@ here, when first called:
   `--verbose` use (its console ~25 ms to import; with the Markdown of `rule CODE`, ~55 ms).
 
 Every other module of the command line imports at its top, and report formats are loaded by
-name from their registry (featcheck.render). Below the command line, two imports wait in the
-one function that needs each (docs/speed.md): tomlkit (~19 ms) in manifest/document.py, which
-reads only what tomllib rejects, because every run would otherwise wait for it before cargo
-starts; and rich in render/text_lines.py, which only a report that can show colour prints
-through, because every report to a pipe (a hook, CI) would otherwise load it beside cargo.
+name from their registry (featcheck.render). The imports that wait below the command line
+(tomlkit, rich's for colour) are docs/speed.md's.
 """
 
 from __future__ import annotations
@@ -83,8 +80,7 @@ def audit_project(
 
 
 def report_stage(output_format: str) -> Callable[[AuditResult, argparse.Namespace, str], int]:
-    """The stage after the audit: the report and the exit code (cli/outcome.py). The audit
-    calls this while cargo works, so that the chosen renderer is loaded then too."""
+    """The audit calls this while cargo works too, so that the chosen renderer loads then."""
     from featcheck.cli.outcome import finish
     from featcheck.render import preload
 
@@ -129,7 +125,6 @@ def probe(arguments: argparse.Namespace) -> int:
 
 
 def rule_table(path: Path, width: int) -> list[str]:
-    """`featcheck rules`: one line per rule, the project's own included."""
     from featcheck.policy.load import project_catalogue
     from featcheck.rules import UNUSED_SUPPRESSION, rule_table
 
@@ -155,7 +150,6 @@ def print_markdown(text: str) -> None:
 
 
 def stderr_console() -> Console:
-    """rich's console on stderr, for the spinner and `--verbose`'s command lines."""
     from rich.console import Console
 
     # rich drops colour when stderr is not a terminal or NO_COLOR is set.

@@ -55,7 +55,6 @@ def finish(result: AuditResult, arguments: argparse.Namespace, output_format: st
         width=report_width(output),
     )
     try:
-        # The report to stdout, or with `--output` to that file (see `write_report`).
         text = _rendered(render.renderer(output_format, options), result)
         if output is not None:
             write_report(output, text)
@@ -98,9 +97,7 @@ def _rendered(renderer: Renderer, result: AuditResult) -> str:
 
 
 def write_report(path: Path, text: str) -> None:
-    """Replace (or create) the regular file `path` with `text`, never writing through a link.
-
-    A relative `path` must not pass through a symlinked directory either (a checkout could
+    """A relative `path` must not pass through a symlinked directory either (a checkout could
     commit `reports` as a link to a directory outside it); an absolute one was chosen whole by
     whoever wrote the command line, so its directories are taken as they are.
     """

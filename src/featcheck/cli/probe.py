@@ -29,8 +29,6 @@ used by nothing else featcheck, Python or a shell returns."""
 
 
 def probe(arguments: argparse.Namespace) -> int:
-    """Build and time what the member's findings have a program for (or with --rule, the
-    crates of those rules' findings)."""
     try:
         path = project_manifest(arguments.path, arguments.manifest_path)
         # The probe's one trust context, from the path the user named: its copies get it derived.
@@ -55,8 +53,6 @@ def probe(arguments: argparse.Namespace) -> int:
         sys.stdout.write(render_json(report))
     else:
         render_text(report)
-    # 1 where something measurably costs here (the matmul on one core, a finding's build
-    # slower than the fixed one), else 3 where something could not be told, else 0.
     matmul, rules = report.matmul, report.rules or []
     verdict = matmul.current.decision.verdict if matmul is not None else None
     if verdict is Verdict.SINGLE or report.costs_here:

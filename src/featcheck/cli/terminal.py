@@ -87,11 +87,8 @@ def colour(output: Path | None, choice: str = "auto") -> bool | None:
 
 
 def fail(error: FeatcheckError, *, github: bool = False) -> NoReturn:
-    """The error on stderr, control characters escaped, and exit 2.
-
-    The message may quote the checkout (cargo's errors quote manifest lines), so with `github`
-    or inside GitHub Actions it becomes one escaped `::error` annotation.
-    """
+    """The error on stderr, and exit 2; it may quote the checkout (cargo's errors quote manifest
+    lines)."""
     first, *rest = printable_lines(str(error)) if str(error) else ["unknown error"]
     print_error_lines(
         [f"featcheck: error: {first}", *(f"  {line}" for line in rest)], github=github
@@ -118,9 +115,7 @@ def print_checkout_text(text: str, stream: TextIO | None = None) -> None:
 
 
 class Progress:
-    """What the audit is doing, on stderr.
-
-    With `github` (an Actions log), each command line is printed inside its own stop-commands
+    """With `github` (an Actions log), each command line is printed inside its own stop-commands
     block, one block at a time: the checkout's values in it must not become workflow commands.
     """
 
@@ -149,7 +144,6 @@ class Progress:
         self.console.print(line, markup=False, style="dim")
 
     def working(self, what: str) -> AbstractContextManager[object]:
-        """A spinner for the duration of the block, or nothing when stderr is not a terminal."""
         if not self.spinner:
             return nullcontext()
         self._what = what

@@ -1,9 +1,6 @@
 """Build the probe for one backend configuration, once: prepared and verified in the cache
 (cache.py), then compiled with compile.py's toolset and progress unless its binary is there.
-What a build compiles and runs is said before it happens (`BuildPlan`, `build_statement`: read
-at a prompt, so short lines, the number of crates, how long the first build may take here,
-every build script and proc-macro by name, one per line), and what it produced after
-(`BuiltProbe`).
+What a build compiles and runs is said before it happens, for the consent to it.
 
 Only registry crates (at the member's locked versions) and the probe crate itself are compiled;
 cargo runs in the cache directory, so nothing of the audited checkout is read but its lockfile.
@@ -60,30 +57,23 @@ class BuildPlan:
     build_scripts: tuple[str, ...] | None = ()
     """Those of them whose build script cargo compiles and runs (None: cargo could not say)."""
     proc_macros: tuple[str, ...] = ()
-    """Those of them that are proc-macros (loaded into rustc while compiling)."""
     preparing: float = 0.0
-    """Seconds spent preparing it (writing, verifying, listing what it compiles); a build's
-    time adds only its own compile to this, not the time between planning and building (the
-    consent, the other configuration's build)."""
+    """Seconds spent preparing it; a build adds its compile, not the time since planning."""
 
 
 @dataclass(frozen=True)
 class BuiltProbe:
-    """A probe binary and how it came to be."""
-
     binary: Path
     key: str
     cached: bool
     seconds: float
-    """Seconds spent preparing it (resolving, verifying, compiling; ~0 when cached), less
-    `waited`."""
+    """Seconds spent preparing and compiling it (~0 when cached), less `waited`."""
     waited: float = 0.0
     """Seconds its build waited for another build's lock in the shared cache."""
 
 
 def crate_label(name: object, version: object) -> str:
-    """ "name version", as the build statement lists crates: each part as cargo allows it, else
-    quoted (never raw control bytes)."""
+    """Each part as cargo allows it, else quoted (never raw control bytes)."""
     return " ".join(
         text if _PLAIN.fullmatch(text) else ascii(text) for text in (str(name), str(version))
     )
@@ -98,8 +88,6 @@ def _target(flag: str, target: str) -> Argument:
 
 
 class ProbeBuilder:
-    """Prepares, verifies and compiles probe configurations in the cache."""
-
     def __init__(
         self,
         runner: CargoRunner,
@@ -110,7 +98,6 @@ class ProbeBuilder:
         on_command: Callable[[list[str]], None] | None = None,
         root: Path | None = None,
     ) -> None:
-        """`runner`: whose toolchain, environment and trust context the builds get."""
         self.trust = runner.trust
         self.root = root if root is not None else cache_root(self.trust)
         self.target_dir = self.root / "target"
@@ -127,9 +114,8 @@ class ProbeBuilder:
         args: list[Argument],
         on_stderr: Callable[[bytes], None] | None = None,
     ) -> str:
-        """One cargo command in the probe's directory, through the audit's process runner
-        (gated arguments, --timeout, the whole process group killed on expiry); `on_stderr`
-        sees its stderr as it comes."""
+        """Through the audit's process runner (gated arguments, --timeout, the whole process
+        group killed on expiry); `on_stderr` sees its stderr as it comes."""
         arguments = [*args, *self.flags]
         if self.on_command is not None:
             self.on_command(["cargo", *arguments])
@@ -151,7 +137,7 @@ class ProbeBuilder:
         return output.stdout
 
     def _tree(self, directory: Path, edges: str, prefix: str, *more: Argument) -> DependencyGraph:
-        """`cargo tree` in the probe's directory (featcheck's own constants), read."""
+        """Its arguments are featcheck's own constants."""
         text = self._cargo(
             directory,
             [
@@ -166,7 +152,6 @@ class ProbeBuilder:
         return read_tree(text, "the probe's cargo tree")
 
     def prepare(self, config: BackendConfig, program: Program) -> tuple[Path, str]:
-        """Write `program`'s crate for `config` into the cache: (its directory, key)."""
         key = cache_key(config, program, self.toolset)
         directory = self.root / key
         for name, content in program.sources().items():
@@ -192,8 +177,6 @@ class ProbeBuilder:
                 )
 
     def plan(self, config: BackendConfig, program: Program) -> BuildPlan:
-        """Prepare `config` in the cache and say what building it would compile and run
-        (nothing when its binary is there); verified against the member's build first."""
         started = time.monotonic()
         directory, key = self.prepare(config, program)
         if (directory / executable(binary_name(key))).is_file() and (
@@ -246,7 +229,6 @@ class ProbeBuilder:
         return tuple(sorted(found))
 
     def build(self, plan: BuildPlan) -> BuiltProbe:
-        """The probe binary for a plan: compiled now, or the cached one."""
         started = time.monotonic()
         directory, key, config = plan.directory, plan.key, plan.config
         binary = directory / executable(binary_name(key))
@@ -310,8 +292,8 @@ def build_statement(
     cores: int | None = None,
     load: float | None = None,
 ) -> str:
-    """What building `plans` compiles and runs, before it happens; `versions`: whose versions
-    (`the checkout's Cargo.lock pins`)."""
+    """Read at a prompt, so short lines; `versions`: whose versions (`the checkout's Cargo.lock
+    pins`)."""
     crates = sorted({c for plan in plans for c in plan.crates})
     macros = sorted({c for plan in plans for c in plan.proc_macros})
     known = [plan.build_scripts for plan in plans if plan.build_scripts is not None]

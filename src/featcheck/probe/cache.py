@@ -1,20 +1,6 @@
-"""Where the probe is built, once per configuration: cached by everything that shapes it.
-
-Layout under the user's cache directory ($XDG_CACHE_HOME, else ~/.cache):
-
-    featcheck/probe/target/          one cargo target directory shared by every configuration,
-                                     so a second configuration recompiles only what differs
-    featcheck/probe/<key>/           one configuration: Cargo.toml, Cargo.lock, src/, the binary
-    featcheck/probe/measured.json    what the rule probes measured here
-
-`<key>` hashes the program's sources, the generated manifest, the member's Cargo.lock, `rustc -vV`
-and the RUSTFLAGS variables; a configuration whose binary exists is not built again, so a second
-probe starts timing as soon as cargo has resolved the member.
-
-`measured.json` keeps each rule probe's result, by rule, crate, version and
-target, the newest measurement winning. `featcheck --measured` attaches it to each finding it
-covers, and says of the others that the number is the rule's own, measured on featcheck's build
-machine, and which command measures it here. The cache must lie outside the audited checkout: a
+"""Where the probe is built, once per configuration: cached by everything that shapes it, under
+the user's cache directory, beside `measured.json` for `featcheck --measured` (README, "Measuring
+it on this machine": the layout and the key). The cache must lie outside the audited checkout: a
 checkout could otherwise plant a probe "built before", run as featcheck's own, or a measurement.
 
 The generated Cargo.toml depends on the program's crates, each pinned to the member's version
@@ -71,8 +57,7 @@ def cache_root(trust: TrustContext) -> Path:
 
 
 def cache_key(config: BackendConfig, program: Program, toolset: Toolset) -> str:
-    """A hash of everything that makes a different probe binary: the program, the crates'
-    versions and features, the lockfile, the compiler (and so the host), the rustflags."""
+    """`rustc -vV` stands for the compiler and so the host."""
     digest = hashlib.sha256(f"featcheck-probe-cache {CACHE_VERSION}\n".encode())
     for name, content in program.sources().items():
         digest.update(f"{name} {len(content)}\n".encode() + content)
@@ -85,7 +70,6 @@ def cache_key(config: BackendConfig, program: Program, toolset: Toolset) -> str:
 
 
 def binary_name(key: str) -> str:
-    """The probe's package and binary name for one configuration."""
     return f"{PACKAGE}-{key}"
 
 
@@ -111,8 +95,6 @@ def _toml_key(name: str) -> str:
 
 
 def render_manifest(config: BackendConfig, program: Program, bin_name: str) -> str:
-    """The manifest of `program`'s probe crate for `config`, building `bin_name`: its crates,
-    the member's speed settings, and no workspace above."""
     pinned = {pin.name for pin in config.pins}
     return "\n".join(
         [

@@ -38,8 +38,6 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class ProbeOptions:
-    """What `featcheck probe` was asked to do."""
-
     path: Path = Path(".")
     package: str | None = None
     n: int = 1024
@@ -51,14 +49,11 @@ class ProbeOptions:
     confirm: Callable[[str], bool] | None = None
     """Asked with the build statement before anything is compiled; None: proceed (--yes)."""
     codes: tuple[str, ...] = ()
-    """`--rule`: only the findings of these rules (`all`: every finding with a program), and
-    no matmul; empty: the matmul and every finding with a program."""
+    """`--rule`: only these rules' findings (`all`: any with a program) and no matmul."""
 
 
 @dataclass
 class VariantResult:
-    """One build of the probe, measured and judged."""
-
     config: BackendConfig
     build: BuiltProbe
     decision: Decision
@@ -66,8 +61,6 @@ class VariantResult:
 
 @dataclass
 class MatmulReport:
-    """The matmul's part of the report: every build timed and judged."""
-
     n: int
     cores: int
     current: VariantResult
@@ -103,9 +96,6 @@ class Planned:
 def plan_matmul(
     builder: ProbeBuilder, resolved: MemberGraph, findings: list[Finding], options: ProbeOptions
 ) -> Planned:
-    """The member's configuration, and with --compare-fix the one featcheck's fix for
-    `findings` gives, resolved on a copy, where it differs (else a note why not); each prepared
-    in the cache."""
     preset = os.environ.get("RAYON_NUM_THREADS")
     notes = []
     if preset is not None:
@@ -139,8 +129,7 @@ def time_matmul(
     say: Callable[[str], None],
     started: float,
 ) -> MatmulReport:
-    """Build what is planned (consent given), time every build with 1 thread and all cores,
-    and judge it; `started`: when the command began (time.monotonic)."""
+    """Once the builds are consented to; `started`: when the command began (time.monotonic)."""
     builds = [builder.build(plan) for plan in prepared.plans]
     cores = usable_cores()
     seconds_to_timing = time.monotonic() - started

@@ -30,8 +30,6 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class Toolset:
-    """The cargo binary and environment every probe command runs with."""
-
     cargo: str
     environment: dict[str, str]
     rustc_version: str
@@ -140,9 +138,7 @@ _STATUS = re.compile(
 
 
 class BuildProgress:
-    """Shows a build's progress on a stream (stderr): live on a terminal, sparse in logs.
-
-    While another cargo holds a lock the build needs (another probe building in the same
+    """While another cargo holds a lock the build needs (another probe building in the same
     cache), cargo says `Blocking waiting for file lock on ...`, once per lock and attempt: it
     is shown once, and the time until cargo goes on is kept apart (`waited`), so that a build's
     time is its own."""

@@ -33,9 +33,8 @@ if sys.platform != "win32":
 
 WARMUP = 2
 TIMED_RUNS = 10
-"""The published measurement took 3 warm-up and 20 timed runs, best of two rounds; 2 + 10 in
-one round keep a cached probe's verdict within about 10 s on a loaded 2-core machine (the
-verdict rests on which threads did the work, which one round shows under any load)."""
+"""2 + 10 in one round, not the published 3 + 20 best of two: a cached probe's verdict within
+about 10 s on a loaded 2-core machine, and one round shows which threads did the work."""
 
 RULE_RUNS = 5
 """Runs of each rule probe's two builds, in turn; each run prints its workloads' medians."""
@@ -159,8 +158,7 @@ def run_in_turn(
     timeout: float,
     trust: TrustContext,
 ) -> list[list[tuple[str, Load]]]:
-    """Each binary under each setting, `runs` times, in turn: per binary, what each of its runs
-    printed and how busy the cores were meanwhile, in order."""
+    """Per binary, what each of its runs printed and how busy the cores were meanwhile."""
     outputs: list[list[tuple[str, Load]]] = [[] for _ in binaries]
     for _ in range(runs):
         for binary, into in zip(binaries, outputs, strict=True):
@@ -206,7 +204,6 @@ def measure(
     say: Callable[[str], None],
     trust: TrustContext,
 ) -> list[Decision]:
-    """Time every binary with 1 thread and all threads, in turn, and judge each build."""
     say(
         f"timing {len(binaries) * 2} probe runs ({WARMUP} warm-up + {TIMED_RUNS} timed "
         f"matmuls each): RAYON_NUM_THREADS=1, then all {cores} cores"
@@ -237,7 +234,6 @@ class TorchStats:
 
 
 def measure_torch(torch: ModuleType, n: int) -> TorchStats:
-    """Time `a @ b` for n x n float32 tensors: warm-up, then timed runs, min and median."""
     a = torch.rand(n, n, dtype=torch.float32)
     b = torch.rand(n, n, dtype=torch.float32)
     for _ in range(WARMUP):
@@ -277,8 +273,7 @@ class Workload:
 def compare_builds(
     binaries: Sequence[Path], *, timeout: float, trust: TrustContext
 ) -> tuple[tuple[Workload, ...], bool]:
-    """Both builds of a rule's program run in turn, RULE_RUNS times each: every workload's
-    median of the runs' medians, and whether the builds computed the same results."""
+    """Every workload's median of the runs' medians, and whether both builds computed the same."""
     samples: list[dict[str, list[float]]] = [{}, {}]
     results: list[dict[str, str]] = [{}, {}]
     outputs = run_in_turn(binaries, [], ({},), runs=RULE_RUNS, timeout=timeout, trust=trust)

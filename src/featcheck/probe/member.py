@@ -1,13 +1,8 @@
-"""`featcheck probe`: every measurement the member's findings have, in one run.
-
-The member is resolved and audited once. Where it builds burn-flex, burn's matmul is timed
-(command.py: the verdict on one core or several, whatever burn-flex's findings say). Each finding
-whose crate has a rule program (regex, memchr, ...) is timed as the member builds the crate and
-as featcheck's fix builds it: the program is built twice in the user's cache, with the crate
-pinned to the member's version and exactly its resolved features, then with the features the fix
-gives it, and the two binaries run in turn (`--rule CODE`: only those findings, no matmul). One
-statement and one consent cover every build, then one report (report.py, schema.py). Nothing of
-the member's code is built or run.
+"""`featcheck probe`: every measurement the member's findings have, in one run (README,
+"Measuring it on this machine"). The member is resolved and audited once; burn's matmul is timed
+where it builds burn-flex (command.py), and each finding whose crate has a rule program as the
+member builds the crate and as featcheck's fix builds it. One statement and one consent cover
+every build, then one report (report.py, schema.py). Nothing of the member's code is built or run.
 """
 
 from __future__ import annotations
@@ -103,8 +98,7 @@ probe sits beside the audit rather than above it."""
 def run_member_probe(
     options: ProbeOptions, say: Callable[[str], None], trust: TrustContext, audit: Audit
 ) -> ProbeReport:
-    """Probe everything of the member that has a program, in the run's trust context, `audit`
-    finding its findings; a FeatcheckError (one line) when nothing has, or on any failure.
+    """A FeatcheckError (one line) when nothing of the member has a program, or on any failure.
 
     The probe has no --trust-checkout (it never runs the checkout's toolchain), so an error's
     advice to pass it becomes RUSTUP_TOOLCHAIN, which the probe honours."""
@@ -197,7 +191,6 @@ def member_findings(
 
 
 def timed_findings(findings: list[Finding], codes: set[str]) -> list[Finding]:
-    """Those of `findings` of the rule `codes` (or `ALL`) that a program can time."""
     return [
         f
         for f in findings
@@ -224,8 +217,6 @@ def _nothing_to_probe(resolved: MemberGraph, codes: tuple[str, ...], wanted: set
 def _plan_rules(
     builder: ProbeBuilder, resolved: MemberGraph, findings: list[Finding]
 ) -> list[Planned]:
-    """Both builds of every finding, resolved (the fix on a copy), then prepared in the cache:
-    the member's build and the fixed one."""
     configured = [rule_configurations(resolved, finding) for finding in findings]
     planned = []
     for finding, (current, fixed, fix) in zip(findings, configured, strict=True):

@@ -22,43 +22,26 @@ class Program:
     work: str
     """What it times, in words, for the report."""
     wall: bool = False
-    """Timed by wall time (a feature that spreads the work over threads), not by the calling
-    thread's CPU time."""
+    """Timed by wall time (the feature spreads the work over threads), not thread CPU time."""
     versions: str | None = None
-    """The crate's versions whose API the program is written for (a cargo requirement); None:
-    every version."""
+    """A cargo requirement: the versions whose API the program is written for (None: all)."""
     uses: tuple[str, ...] = ()
-    """Dependencies of the crate that the program calls as well (burn-ndarray's backend is
-    driven through burn-backend's traits): each is pinned, like the crate, to the version and
-    exact features the member's build gives it."""
+    """Dependencies of the crate the program calls as well, pinned like the crate itself."""
     cfg_features: tuple[str, ...] = ()
-    """Features of the crate that change its API, which the program tests with
-    `#[cfg(feature = "...")]` (gemm's `Parallelism::Rayon` exists only with `rayon`): the probe
-    crate has a feature of each name, on in a build exactly when the crate's feature is."""
+    """Features that change the crate's API, which the program tests with `cfg` (cache.py)."""
     data: str | None = None
-    """A file of `programs/` the program embeds (`include_bytes!`), shipped beside it in the
-    probe crate's `src/`: input the crate cannot make itself (a decoder's JPEG)."""
+    """A file of programs/ it embeds (`include_bytes!`): input the crate cannot make (a JPEG)."""
     modules: tuple[str, ...] = ()
-    """More files of programs/ the program declares as modules (`mod NAME;`), copied beside
-    it: the matmul's threads.rs."""
+    """More files of programs/ it declares as modules (`mod NAME;`): the matmul's threads.rs."""
     cold: tuple[str, ...] = ()
-    """Crates of the build that no timed code runs (config parsing, serialization, backtraces,
-    async plumbing): compiled unoptimised, which takes a fraction of the time. Their generic
-    and `#[inline]` code is compiled, optimised, in the crate that calls it; every crate the
-    kernels call (the pinned crates, what they depend on for compute) is left as the member
-    builds it."""
+    """Crates no timed code runs, compiled unoptimised for a shorter build (README, Builds)."""
     thin: tuple[str, ...] = ()
-    """Crates whose own code the timed loop only passes through on its way to another crate's
-    kernels, pinned or not: compiled unoptimised like the cold crates, while the crates that
-    hold the kernels, and what those depend on, keep the member's settings."""
+    """Crates the timed loop only passes through to another's kernels: unoptimised too."""
 
     def describe(self) -> str:
-        """The crate, and the versions the program is for where it is not every version."""
         return self.crate if self.versions is None else f"{self.crate} {self.versions}"
 
     def sources(self) -> dict[str, bytes]:
-        """The probe crate's files: `src/main.rs` (the program), `src/harness.rs` and the
-        program's own modules and data file, if any."""
         names = ("harness.rs", *self.modules)
         files = {"src/main.rs": self.file, **{f"src/{name}": name for name in names}}
         if self.data is not None:
@@ -185,11 +168,8 @@ MATMUL = Program(
     modules=("threads.rs",),
     cold=MATMUL_COLD,
     # burn-flex's f32 matmul checks shapes, allocates the product (burn-std's Shape,
-    # cubecl-common's Bytes) and hands it to gemm, whose kernels gemm-f32 compiles (a function
-    # pointer it picks at run time): their own code is not what the matmul times, and as the
-    # member builds them they were the first build's critical path (burn-std 24 s, then
-    # burn-flex 130 s). Measured alternated on one machine: the same minimum and median with
-    # both at opt-level 0 as at the member's 3, and the same verdicts (README, Builds).
+    # cubecl-common's Bytes) and hands it to gemm's kernels; as the member builds them they were
+    # the first build's critical path, and unoptimised they time the same (README, Builds).
     thin=("burn-flex", "burn-std"),
 )
 """`featcheck probe`'s matmul: not a rule's program (its verdict is which threads did the
@@ -197,7 +177,6 @@ work, not a ratio of two builds), so not in PROGRAMS."""
 
 
 def program_for(crate: str, version: str) -> Program | None:
-    """The program timing `crate` at `version`, if featcheck has one."""
     program = PROGRAMS.get(crate_key(crate))
     if program is None or program.versions is None:
         return program

@@ -54,8 +54,7 @@ def _verdict_style(verdict: Verdict) -> str:
 
 
 def text_lines(report: MatmulReport, fancy: bool) -> list[tuple[str, str]]:
-    """(text, rich style) per line: the member, its backend and pinned crates, and what was
-    timed how; the current build's 1-thread and all-core runs; the verdict."""
+    """(text, rich style) per line."""
     decision, config = report.current.decision, report.current.config
     gemm = [str(p) for p in config.pins[1:]]
     runs = [
@@ -208,7 +207,6 @@ def _verdict_line(result: RuleProbeResult) -> tuple[str, str]:
 
 
 def _rule_lines(results: list[RuleProbeResult]) -> list[tuple[str, str]]:
-    """Per finding: the verdict, both builds' features and every workload's times."""
     lines = []
     for result in results:
         lines += [("", ""), _verdict_line(result)]
@@ -241,8 +239,7 @@ def _rule_lines(results: list[RuleProbeResult]) -> list[tuple[str, str]]:
 
 
 def render_text(report: ProbeReport) -> None:
-    """Print the report on stdout: the matmul's (colours and block bars on a terminal, plain in
-    a pipe), then each rule probe's, under one title."""
+    """Colours and block bars on a terminal, plain in a pipe."""
     console = Console(highlight=False, soft_wrap=True, emoji=False)
     fancy = console.is_terminal
     if report.matmul is not None:

@@ -71,11 +71,9 @@ class BackendConfig:
     member: str
     target: str
     burn_version: str
-    """The burn version whose `flex` feature gives the probe its API (burn-flex's, if the member
-    uses burn-flex without burn)."""
+    """Whose `flex` feature gives the probe its API (burn-flex's where the member has no burn)."""
     pins: tuple[Pin, ...]
-    """burn-flex first, then the gemm crates below it, sorted, then burn-backend (the traits
-    the matmul program calls)."""
+    """burn-flex, the gemm crates below it, sorted, then burn-backend (whose traits it calls)."""
     lockfile: bytes | None = None
     """The workspace's Cargo.lock as the audit resolved it."""
     profile: dict[str, Any] = field(default_factory=dict)
@@ -126,8 +124,7 @@ def backend_from_graph(graph: DependencyGraph, member: str, target: str) -> Back
 
 
 def pins_for(graph: DependencyGraph, crate: str, version: str) -> tuple[Pin, ...]:
-    """A rule program's crate as the graph builds it, then the dependencies of it that its
-    program calls as well (Program.uses), each as the graph builds it."""
+    """A rule program's crate as the graph builds it, then those of `_used`."""
     nodes = [n for n in graph.named(crate) if n.version == version and not n.host]
     if len(nodes) != 1:
         raise FeatcheckError(
@@ -207,19 +204,16 @@ class MemberGraph:
     lockfile: bytes | None
     profile: dict[str, Any]
     runner: CargoRunner
-    """What resolved it: the probe's trust context (a copy made to resolve a fix gets it
-    derived), network choice, timeout and command display, for the audit and fixes after."""
+    """What resolved it, for the audit and fixes after (a fix's copy derives its trust)."""
 
     def config(
         self, pins: tuple[Pin, ...], burn_version: str = "", label: str = "current"
     ) -> BackendConfig:
-        """A probe build of `pins` with the member's lockfile and release profile."""
         member, target = self.member.name, self.target
         return BackendConfig(member, target, burn_version, pins, self.lockfile, self.profile, label)
 
 
 def read_tree(text: str, what: str = "cargo tree output") -> DependencyGraph:
-    """`cargo tree` output (the audit's parser), or one line saying it could not be read."""
     try:
         return parse_tree_text(text).graph
     except TreeTextError as error:
@@ -262,6 +256,5 @@ def member_graph(runner: CargoRunner, manifest: Path, package: str | None) -> Me
 
 
 def matmul_config(resolved: MemberGraph, label: str = "current") -> BackendConfig:
-    """The member's burn-flex configuration, from its resolved graph."""
     found = backend_from_graph(resolved.graph, resolved.member.name, resolved.target)
     return resolved.config(found.pins, found.burn_version, label)

@@ -35,7 +35,6 @@ def _round(value: float | None, digits: int = 4) -> float | None:
 
 
 def _evidence_json(evidence: ThreadEvidence | None) -> dict[str, Any]:
-    """The per-thread summary fields (all null when threads were not observed)."""
     if evidence is None:
         return {"threads_used": None, "main_thread_share": None, "thread_shares": None}
     return {

@@ -1,32 +1,17 @@
 """From the probe's runs to a verdict: does the member's matmul run on one thread or on many?
+README ("Measuring it on this machine", Verdict) says how it decides.
 
-The probe runs the same binary with `RAYON_NUM_THREADS=1` and with it unset (so that rayon's
-pool, if gemm uses it, gets every core). Two kinds of evidence come back:
+The verdict rests on structure: where the all-core run's CPU time went, thread by thread
+(threads.rs in the probe crate), which shows under any load. The timings (the 1-thread run's
+minimum over the all-core run's, the speedup; CPU over wall time, the parallelism) are the
+second evidence: a speedup needs idle cores to show, so they are marked as measured under load,
+and load never turns a clear structural answer into `inconclusive`.
 
-- **Structure** (the verdict rests on it): the CPU time of every thread of the probe process
-  during the timed matmuls of the all-core run (threads.rs in the probe crate; Linux reads
-  /proc/self/task). Whether gemm splits a matmul across threads is a property of the build, and
-  it shows in where the CPU time goes under any load: a build without a parallel gemm does all
-  of it on the calling thread, a build with one does it on several pool workers (the calling
-  thread waits). A thread *took part* when it ran at least `USED_FRACTION` of the busiest
-  thread's CPU time; two or more threads taking part is `multi-threaded`, one is
-  `single-threaded`, whether or not an idle worker pool exists.
-- **Timing** (second, load-dependent): the 1-thread run's minimum over the all-core run's
-  minimum (the speedup) and CPU time over wall time (the parallelism). A speedup needs idle
-  cores to show, so it is marked *measured under load* when other processes kept at least
-  `LOADED_CORES` of the usable cores busy during the all-core runs. Load never turns a clear
-  structural answer into `inconclusive`.
-
-`inconclusive` is kept for what really cannot be told: one usable core; a matrix below burn-flex's
-parallel threshold (192^3 multiply-adds: gemm is then never handed a pool, whatever the build);
-too little observed CPU time; or a platform where threads cannot be observed *and* the timings
-do not settle it on their own. There the timing thresholds below apply (chosen for a small,
-shared, noisy machine; tested on 2 cores with a load average around 4):
-
-- `multi-threaded`: parallelism >= 1.3 and speedup >= 1.2 (one computing thread plus an idle
-  pool cannot exceed ~1.05; a parallel gemm on 2 free cores reaches 1.6-2.0 and 1.5-1.9x).
-- `single-threaded`: parallelism < 1.15 and speedup < 1.1, and at least 0.5 of a core stayed
-  idle during the all-core run (on a busy machine a parallel build would look the same).
+Where threads cannot be observed, the timing thresholds below apply (chosen for a small, shared,
+noisy machine; tested on 2 cores with a load average around 4): one computing thread plus an
+idle pool cannot exceed a parallelism of ~1.05; a parallel gemm on 2 free cores reaches 1.6-2.0
+and a speedup of 1.5-1.9x. On a busy machine a parallel build would look single-threaded,
+hence `MIN_IDLE_CORES`.
 """
 
 from __future__ import annotations
@@ -62,8 +47,6 @@ COSTS_FROM = 1.10
 
 
 class Verdict(str, enum.Enum):
-    """What the probe concluded."""
-
     SINGLE = "single-threaded"
     MULTI = "multi-threaded"
     INCONCLUSIVE = "inconclusive"
@@ -127,7 +110,6 @@ class ThreadEvidence:
 
     @property
     def observed(self) -> bool:
-        """Enough CPU time was seen to judge."""
         return self.total_ms >= MIN_OBSERVED_MS
 
     def describe(self) -> str:
@@ -197,8 +179,6 @@ def decide(
     *,
     n: int = 1024,
 ) -> Decision:
-    """The verdict for a 1-thread run and an all-core run on `cores` usable cores, `load` the
-    cores left idle and kept busy by other processes during the all-core run."""
     speedup = single.min_ms / every.min_ms if every.min_ms > 0 else 0.0
     parallelism = every.parallelism
     evidence = every.thread_evidence
@@ -234,7 +214,6 @@ _Outcome = tuple[Verdict, str, str]
 
 
 def _by_threads(evidence: ThreadEvidence | None, timing: str) -> _Outcome | None:
-    """The verdict from per-thread CPU time, where enough of it was observed."""
     if evidence is None or not evidence.observed:
         return None
     if evidence.threads_used >= 2:
