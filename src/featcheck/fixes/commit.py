@@ -44,8 +44,6 @@ class Prepared:
 
 
 def unfixable_lines(result: AuditResult, applied: list[Finding]) -> list[str]:
-    """Each finding `--fix` leaves alone (not in `applied`), and why: its suggestion, its
-    fix's note, or its severity below the fix level."""
     lines = []
     level = result.applied_fix_level()
     for finding in result.findings:
