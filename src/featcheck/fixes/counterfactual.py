@@ -196,7 +196,14 @@ class WhatIf:
         if session is None:
             unedited = self._unedited.get(target)
             if unedited is None:
-                context = self._context(self.index, target)
+                context = BuildContext(
+                    self.index,
+                    self.cfgs[target],
+                    self.host,
+                    self.resolver,
+                    unify_workspace=self.unify_workspace,
+                    bound=self._locked,
+                )
                 unedited = TargetSession(context, resolved=self.audited.get(target))
                 self._unedited[target] = unedited
             edited = frozenset(edit.package for edit in edits)
@@ -204,16 +211,6 @@ class WhatIf:
             session = TargetSession(context, unedited, edited)
             self._sessions[(edits, target)] = session
         return session
-
-    def _context(self, index: Workspace, target: str) -> BuildContext:
-        return BuildContext(
-            index,
-            self.cfgs[target],
-            self.host,
-            self.resolver,
-            unify_workspace=self.unify_workspace,
-            bound=self._locked,
-        )
 
 
 def _locked_edges(index: Workspace, lock: LockView) -> Callable[[int], tuple[Edge, ...]]:
