@@ -43,8 +43,7 @@ if TYPE_CHECKING:
 
 StillFlagged = Callable[[Package, str, DependencyGraph, PackageRef, frozenset[str]], bool]
 """Whether a member's rules still flag the package in a (counterfactual) build of it, findings
-for the features of the last argument aside (those a deferred finding leaves to their own
-rules: FC001's `rayon` for FC003's fix, which adds only `simd`)."""
+for the last argument's features aside (those a deferred finding leaves to their own rules)."""
 
 
 def backends_of(rules: Iterable[Rule]) -> frozenset[str]:
