@@ -37,12 +37,10 @@ class Explainer:
     builds: Mapping[tuple[str, str], DependencyGraph]
     """Every audited (member id, target) build, to say which other member enables a feature."""
     record: Callable[[str, TargetCfg, FeatureSelection], Record]
-    """A member's build resolved again with why each step was taken (`WhatIf.record`, kept
-    once made): the chain of a feature that is on is read off it."""
+    """A build resolved again with why each step was taken: a present feature's chain is read."""
     sides_unify: bool = False
-    """Resolver 1: a workspace-wide build gives host units (proc-macros and what they use)
-    and target units the same features, so another member's host units count too; with
-    resolver 2 and 3 only its target units reach the artifact."""
+    """Resolver 1 gives host units (proc-macros and what they use) and target units the same
+    features, so another member's host units count too; with 2 and 3 only target units do."""
     _enabling: dict[tuple[PackageRef, str, str], list[tuple[str, str]]] = field(
         default_factory=dict, init=False, repr=False
     )
@@ -219,8 +217,7 @@ class Explainer:
 
     def _other_members(self, node: Node, feature: str, member: Package, target: str) -> list[str]:
         """Members whose own build has the feature: unified in a workspace-wide build only.
-        Asked for every finding of a crate: the (id, name) of every member whose build has
-        `feature` on `node`'s package, sorted by name, are found once per crate."""
+        Asked for every finding of a crate, so found once per crate."""
         key = (node.package, feature, target)
         known = self._enabling.get(key)
         if known is None:

@@ -92,7 +92,6 @@ class Locator:
         return replace(edit, file=relative, line=line)
 
     def location(self, cut: Cut) -> Location:
-        """The cut's span as a Location relative to the report root."""
         return self._span_location(cut.site, cut.entry.key, cut.entry.value or cut.entry.key)
 
     def declared_sites(
@@ -109,8 +108,7 @@ class Locator:
         return [site for site in written.sites if site.path in paths and site.applies(cfg)]
 
     def bound_declarations(self, package: Package, dependency: Node) -> list[Declaration]:
-        """The package's normal declarations the resolution bound to its edge to
-        `dependency`."""
+        """The package's normal declarations the resolution bound to its edge to `dependency`."""
         target = self.metadata.package_of(dependency.package)
         if target is None:
             return []

@@ -50,13 +50,11 @@ class Flagged:
     selection: FeatureSelection = DEFAULT
     """The build configuration (`--features` …) the detection was made in."""
     also_in: list[FeatureSelection] = field(default_factory=list, compare=False)
-    """The member's other configurations with the very same detection: placed once, the
-    finding lists them all."""
+    """Other configurations with the very same detection: placed once, the finding lists all."""
     confidence: Confidence = Confidence.RESOLVED
 
     @property
     def target(self) -> str:
-        """The audited target triple."""
         return self.view.target or ""
 
 
@@ -78,24 +76,19 @@ class FindingPlacer:
     explainer: Explainer
     search: FixSearch
     overlay: Callable[[], OverlayCheck] | None
-    """Makes the check that confirms with cargo what needs packages Cargo.lock lacks, once a
-    fix first waits for it (its module loads tomlkit: 35 ms of every run's start otherwise);
-    None: such fixes stay unconfirmed. `close()` ends it."""
+    """Makes the cargo check for fixes needing packages Cargo.lock lacks, once one waits (its
+    module loads tomlkit: 35 ms of every run's start otherwise); None: they stay unconfirmed."""
     confirm: bool
     """False: fixes are computed but none is called confirmed or safe (`--no-exec`)."""
     search_fixes: bool
     """False: no fix is searched (the findings alone are wanted)."""
     notes: tuple[str, ...]
-    """What every finding of this audit says besides its own notes (the feature unification
-    it assumed, cargo/unification.py)."""
+    """What every finding of this audit says besides its own (the feature unification assumed)."""
     configured_severity: Callable[[str, str], Severity | None]
-    """The severity the project's configuration gives a rule's findings in a member (`severity`
-    in featcheck.toml or the member's metadata table); None: the rule's own."""
+    """The configured severity of a rule's findings in a member; None: the rule's own."""
     deadline: Deadline
-    """Checked before each detection is searched a fix for and placed (deadline.py)."""
     covers: frozenset[Cover]
-    """What the detections that are not deferred cover: no fix is searched for a deferred
-    detection another detection of the same build covers, and those are kept in `skipped`."""
+    """What undeferred detections cover: a deferred one they cover is not searched (`skipped`)."""
     skipped: set[Cover] = field(default_factory=set)
     _overlay: OverlayCheck | None = field(default=None, init=False)
 
@@ -118,9 +111,8 @@ class FindingPlacer:
         ]
 
     def _place_present(self, item: Flagged) -> Finding:
-        """A feature that costs when on: pointed at the member's own declaration on the way to
-        the crate, its chain naming what switches it on; no fix is searched (turning a feature
-        off is the owner's decision: another crate may need it)."""
+        """No fix is searched for a feature that costs when on: turning it off is the owner's
+        decision (another crate may need it)."""
         self.deadline.check(_PLACING)
         finding = self._builder(item)
         sites = self._member_sites(item)
@@ -238,7 +230,6 @@ class FindingPlacer:
         return finding.build(suggestion)
 
     def _builder(self, item: Flagged) -> FindingBuilder:
-        """The builder of `item`'s finding, with what every finding of this audit carries."""
         finding = FindingBuilder(item.rule, item.detection, item.member, item.target)
         finding.notes = self.notes
         finding.configurations = (item.selection, *item.also_in)
@@ -277,10 +268,8 @@ class FindingPlacer:
 def _placement(
     item: Flagged, cut: Cut, fix: Fix, alternatives: tuple[Fix, ...], packages: Workspace
 ) -> str:
-    """Why a new dependency goes into the member's own manifest rather than where a workspace
-    library owns the cut (the same line there changes another build, or is not confirmed), or
-    that the cut lies in a crate the workspace does not own. Empty otherwise: a fix editing a
-    declaration edits a cut on the member's way that the workspace owns."""
+    """Why a new dependency goes into the member's own manifest, not where the cut lies. Empty
+    for a fix editing a declaration: that edits a cut on the member's way the workspace owns."""
     member = item.member
     own = all(edit.manifest == member.manifest_path for edit in fix.edits)
     if not own or not fix.edits[0].adds_declaration:
@@ -322,10 +311,7 @@ class _SameCrate:
     features: dict[str, list[str]] = field(default_factory=dict)
     """By member id: the features that member's detections of the crate ask for."""
     required: dict[str, set[str]] = field(default_factory=dict)
-    """By member id: the features no fix can leave the crate without, deferred or not: those
-    of its detections on the target whose rules stand down for nothing else (`UsedWhen`'s
-    `handled_by` and `unless_*`). Such a rule goes on flagging a crate in use, and a fix only
-    adds."""
+    """By member id: the features no fix can leave the crate without, deferred or not."""
 
     def add(self, item: Flagged) -> None:
         asked = self.features.get(item.member.id)
@@ -335,6 +321,7 @@ class _SameCrate:
             self.affected.append(item.member)
         used = item.rule.used_when
         stands_down = used.handled_by or used.unless_dependency_has or used.unless_dependent
+        # A rule that stands down for nothing else goes on flagging a crate in use: a fix only adds.
         if item.detection.feature and not item.detection.node.host and not stands_down:
             self.required[item.member.id].add(item.detection.feature)
         if not item.detection.deferred_to:
@@ -343,9 +330,8 @@ class _SameCrate:
 
 
 def _wanted(item: Flagged, same_member: list[str]) -> tuple[str, ...]:
-    """Every feature the crate lacks for this member: this finding's, its rule's companions,
-    and those the member's other findings of the same crate ask for (`same_member`: a fix
-    must leave none behind)."""
+    """Every feature the crate lacks for this member (`same_member`: what its other findings of
+    the crate ask for; a fix must leave none behind)."""
     node: Node = item.detection.node
     wanted = [item.detection.feature]
     wanted += [c for c in item.rule.companions if c not in node.features]

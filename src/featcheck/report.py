@@ -36,8 +36,7 @@ class Edit:
     """e.g. ("workspace", "dependencies", "burn")."""
     action: Action
     features: tuple[str, ...] = ()
-    """The features to add (to a declaration, a new one, or the feature `add-feature-values`
-    names: its values, `dep:KEY`)."""
+    """The features to add; for `add-feature-values`, the named feature's values (`dep:KEY`)."""
     version: str = ""
     """For add-dependency and add-optional-dependency: the version requirement."""
     file: str = ""
@@ -47,10 +46,7 @@ class Edit:
 
     @property
     def adds_declaration(self) -> bool:
-        """Whether the action (`*-dependency`) writes a new `[dependencies]` line: `version =
-        ...` or `workspace = true` (the crate's `[workspace.dependencies]` entry), made optional
-        when a feature of the package turns it on (`add-feature-values` then adds `dep:KEY` to
-        that feature)."""
+        """An optional new line goes with an `add-feature-values` edit that names it (`dep:KEY`)."""
         return self.action.endswith("dependency")
 
     def declared_table(self) -> dict[str, object]:
@@ -100,12 +96,10 @@ class Fix:
 
 
 def add_features(features: Iterable[str], key: str) -> str:
-    """`add "rayon", "simd" to the features of burn`"""
     return f"add {_listed(features)} to the features of {key}"
 
 
 def remove_defaults(key: str) -> str:
-    """`remove `default-features = false` from burn`"""
     return f"remove `default-features = false` from {key}"
 
 
@@ -181,8 +175,7 @@ class FindingIdentity(NamedTuple):
 
     @property
     def cut(self) -> tuple[str, str, str, str, str, int, int] | None:
-        """What findings of several members and targets share when they are one cut (rule,
-        crate, version, feature, file, line, column); None without a location."""
+        """What findings of several members and targets share when they are one cut."""
         if self.location is None:
             return None
         place = self.location
@@ -219,35 +212,26 @@ class Finding:
     chain: tuple[str, ...] = field(default_factory=tuple)
     """The why chain: how the feature would arrive, what cut it, where else it is enabled."""
     fix: Fix | None = None
-    """The best confirmed change (what `--fix` applies), if any: resolving with it builds the
-    feature."""
+    """The best confirmed change (what `--fix` applies), if any."""
     alternatives: tuple[Fix, ...] = field(default_factory=tuple)
     """Other candidate changes, smallest first (unconfirmed unless marked)."""
     declaration: Location | None = None
-    """The whole dependency declaration that `location` lies in (key to end of value; the
-    `[dependencies.x]` header to its last key for the table form), for suppression comments."""
+    """The whole declaration `location` lies in (a table: header to last key), for suppressions."""
     inherited_by: Location | None = None
-    """For a cut in `[workspace.dependencies]`: the member's own `workspace = true` declaration,
-    where an inline suppression comment counts too."""
+    """A cut in `[workspace.dependencies]`: the member's `workspace = true`, for suppressions."""
     member_declarations: tuple[Location, ...] = ()
-    """The member's own declarations on the way to the crate (of the crate itself, or of the
-    dependency that brings it), where an inline suppression comment counts too."""
+    """The member's own declarations on the way to the crate, where suppressions count too."""
     confidence: Confidence = Confidence.RESOLVED
     configurations: tuple[FeatureSelection, ...] = ()
-    """The feature selections (cargo's `--features` flags) whose build has this finding, the
-    reported one first; empty when unknown (saved tree text)."""
+    """The `--features` selections whose build has it, reported one first; empty for tree text."""
     library: bool = False
-    """The member is a library only: its features are chosen by the binaries that use it, so
-    the finding is info and folds into a binary's finding of the same cut (render/common.py)."""
+    """A library-only member, whose binaries choose its features: info, and folded into theirs."""
     cost: Cost | None = None
     """With `--measured`, for rules the probe can time: the cost measured here, or quoted."""
     placement: str = ""
-    """Why the fix edits the member's own manifest, not the cut a workspace library owns: the
-    library is kept lean, or the cut lies in a crate the workspace does not own; else empty."""
+    """Why the fix edits the member's manifest, not the cut a workspace library owns; else empty."""
     deferred_to: tuple[str, ...] = ()
-    """While the audit runs: the features whose own findings of the same crate, where they
-    stand, make this one go (FC003's `simd` on a burn-flex without `rayon`: FC001's fix adds
-    it); empty in every report (stages/finish.py)."""
+    """While the audit runs: features whose findings make this one go; empty in every report."""
 
     @property
     def identity(self) -> FindingIdentity:
@@ -321,8 +305,7 @@ class Comparison:
 
     kind: Literal["baseline", "revision"]
     against: str
-    """What they were compared with: the baseline file (relative to the report root) or the
-    revision as given, with its commit (`main (1a2b3c4d)`)."""
+    """The baseline file (relative to the report root) or the revision, e.g. `main (1a2b3c4d)`."""
     hidden: tuple[Finding, ...] = ()
     """Findings that were there already (in the baseline, or on the revision): not shown."""
     absent: tuple[Finding, ...] = ()
@@ -335,8 +318,7 @@ class AuditResult:
     """Findings plus what was audited, for renderers."""
 
     root: Path
-    """The report root (the repository root, else the audited directory; `--root`):
-    locations are relative to it."""
+    """The repository root, else the audited directory (`--root`); locations are relative to it."""
     workspace_root: Path | None = None
     """Where Cargo.lock lies; None for tree text."""
     local_manifests: tuple[Path, ...] = ()
@@ -350,35 +332,26 @@ class AuditResult:
     fail_on: FailOn | None = None
     """The failing level the project's configuration sets (the command line wins)."""
     fix_level: Severity | None = None
-    """The least severity whose safe fixes `--fix` applies: the configuration's `fix-level`,
-    which the command line replaces with the run's own (`--fix-level`, else the failing
-    level); None: the failing level."""
+    """The configuration's `fix-level`; the command line replaces it with the run's own."""
     incomplete: list[BuildGap] = field(default_factory=list)
-    """Builds whose verdict depends on packages a --no-exec audit could not read: the audit
-    is not clean even without findings."""
+    """Builds a --no-exec audit could not read fully: not clean even without findings."""
     skipped: list[TargetSkip] = field(default_factory=list)
     user_rules: tuple[Rule, ...] = ()
     """The project's own rules (`[[rule]]` in its configuration), which SARIF lists too."""
     configurations: dict[str, list[FeatureSelection]] = field(default_factory=dict)
-    """The build configurations audited, by member name, in audit order (empty for saved
-    tree text)."""
+    """The build configurations audited, by member, in audit order (empty for tree text)."""
     audited: Path | None = None
     """The audited directory, when it is not `root` itself."""
     configuration_errors: list[str] = field(default_factory=list)
-    """Build configurations that could not be audited (a feature cargo would refuse), one line
-    each; the others were audited. Any makes the exit code 2."""
+    """Configurations cargo would refuse, one line each (the others were audited): exit code 2."""
     no_verdict: list[str] = field(default_factory=list)
-    """Why this run cannot call the project clean, one short phrase each: nothing was audited
-    (every configuration refused, no rule run), or saved tree text in which cargo unified
-    several members. Without findings the summary says `no verdict` instead of `no findings`
-    and the exit code is 2."""
+    """Why the run cannot call the project clean: without findings, `no verdict` and exit 2."""
     rules: tuple[str, ...] = ()
     """The codes of the rules run for some member; empty when not known (saved tree text)."""
     baseline: Path | None = None
     """The baseline file the project's configuration names (`baseline`); `--baseline` wins."""
     comparisons: list[Comparison] = field(default_factory=list)
-    """What `findings` were compared with (`--baseline`, `--new-since`): then they hold only
-    what is new, and each comparison what it hid."""
+    """What `--baseline`/`--new-since` compared `findings` with: they hold only what is new."""
 
     def applied_fix_level(self) -> Severity:
         """The least severity whose safe fixes `--fix` applies: `fix_level`, else the failing

@@ -50,7 +50,6 @@ def _present_features(text: str, edit: Edit) -> set[str]:
 
 
 def plan_changes(findings: list[Finding]) -> list[FileChange]:
-    """The changes the safe fixes of `findings` make, one per file, in finding order."""
     return plan_edits(
         edit
         for finding in findings
@@ -77,7 +76,6 @@ def plan_edits(all_edits: Iterable[Edit]) -> list[FileChange]:
         for edit in queue:
             narrowed = edit
             if edit.action in ("add-features", "add-feature-values"):
-                # Without what the text already has; nothing when nothing is left to do.
                 missing = tuple(
                     f for f in edit.features if f not in _present_features(updated, edit)
                 )

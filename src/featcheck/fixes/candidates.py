@@ -202,9 +202,8 @@ class CandidateFinder(DirectDependencies):
         proximity: tuple[int, int, int],
     ) -> Candidate:
         """The candidate editing `where` (the line at `site`, or the workspace entry it
-        inherits). Its edit in the resolver's model, the packages it changes, and the edits
-        written are the same for every finding that meets the declaration (the workspace entry
-        every member inherits is met by all of them), so made once."""
+        inherits), made once: it is the same for every finding that meets the declaration (the
+        workspace entry every member inherits is met by all of them)."""
         removing = action == "remove-default-features"
         in_workspace_entry = where is not site
         key = (

@@ -44,8 +44,6 @@ class Prepared:
 
 
 def unfixable_lines(result: AuditResult, applied: list[Finding]) -> list[str]:
-    """Each finding `--fix` leaves alone (not in `applied`), and why: its suggestion, its
-    fix's note, or its severity below the fix level."""
     lines = []
     level = result.applied_fix_level()
     for finding in result.findings:
@@ -62,10 +60,8 @@ def unfixable_lines(result: AuditResult, applied: list[Finding]) -> list[str]:
 
 
 def prepare(result: AuditResult, path: Path, audit: Audit, trust: TrustContext) -> Prepared:
-    """The run's changes (the safe fixes of the findings at or above its fix level), resolved
-    by cargo on a copy and audited there; raises a FeatcheckError (nothing written) when cargo
-    accepts no fix or the copy cannot be audited. Nothing is written outside the checkout of
-    the run's trust context."""
+    """Raises a FeatcheckError (nothing written) when cargo accepts no fix or the copy cannot be
+    audited. Nothing is written outside the checkout of the run's trust context."""
     applied = result.applied_fixes()
     # The edits of each safe fix, once each, in finding order.
     fixes = list(dict.fromkeys(f.fix.edits for f in applied if f.fix is not None and f.fix.safe))

@@ -104,7 +104,6 @@ class WhatIf:
 
     index: Workspace
     cfgs: dict[str, TargetCfg]
-    """The cfg of each audited target triple."""
     host: TargetCfg
     resolver: int
     current: int | None
@@ -112,7 +111,6 @@ class WhatIf:
     lock: LockView | None = None
     """Binds what an edit turns on to locked versions (`_locked_edges`); None: nothing is."""
     deadline: Deadline = NO_DEADLINE
-    """Checked before each build resolved anew (see deadline.py)."""
     unify_workspace: bool = False
     """Features unify over every workspace member's build (see `BuildContext`)."""
     audited: dict[str, TargetSession] = field(default_factory=dict)
@@ -153,10 +151,9 @@ class WhatIf:
         return sorted(known[1].union(self._needs_in((root,))), key=_need_order)
 
     def _needs_in(self, nodes: Iterable[Node]) -> set[Need]:
-        """What `nodes` turn on that the resolve lacks. What one node turns on is the same in
-        every build holding it, and the builds of a large workspace's candidate fixes hold the
-        same nodes: it is kept, and looked up in place (hundreds of nodes per what-if build,
-        nearly all turning nothing on)."""
+        """What `nodes` turn on that the resolve lacks, kept by node: it is the same in every
+        build holding the node, and a large workspace's what-if builds hold the same hundreds of
+        nodes, nearly all turning nothing on."""
         found: set[Need] = set()
         kept = self._needs_of
         for node in nodes:
@@ -199,7 +196,14 @@ class WhatIf:
         if session is None:
             unedited = self._unedited.get(target)
             if unedited is None:
-                context = self._context(self.index, target)
+                context = BuildContext(
+                    self.index,
+                    self.cfgs[target],
+                    self.host,
+                    self.resolver,
+                    unify_workspace=self.unify_workspace,
+                    bound=self._locked,
+                )
                 unedited = TargetSession(context, resolved=self.audited.get(target))
                 self._unedited[target] = unedited
             edited = frozenset(edit.package for edit in edits)
@@ -207,16 +211,6 @@ class WhatIf:
             session = TargetSession(context, unedited, edited)
             self._sessions[(edits, target)] = session
         return session
-
-    def _context(self, index: Workspace, target: str) -> BuildContext:
-        return BuildContext(
-            index,
-            self.cfgs[target],
-            self.host,
-            self.resolver,
-            unify_workspace=self.unify_workspace,
-            bound=self._locked,
-        )
 
 
 def _locked_edges(index: Workspace, lock: LockView) -> Callable[[int], tuple[Edge, ...]]:

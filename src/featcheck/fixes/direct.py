@@ -34,17 +34,14 @@ if TYPE_CHECKING:  # the finders are handed these; direct.py only names their ty
 
 @dataclass(frozen=True, eq=False)
 class Candidate:
-    """One candidate fix, as the candidate finders make it and the search ranks it: its
-    edits, the same edits in the resolver's model, and its rank."""
+    """One candidate fix, as the candidate finders make it and the search ranks it."""
 
     edits: tuple[Edit, ...]
     model: frozenset[ModelEdit]
     proximity: tuple[int, int, int]
-    """(new dependency, how far the declaring package is from the member, how far the
-    declared package is from the crate): smaller is nearer."""
+    """(new dependency, declaring package's distance from the member, declared's from crate)."""
     written_at_cut: bool
-    """The edit goes where `default-features = false` takes effect, or into the workspace
-    entry every `workspace = true` line inherits."""
+    """Edits where `default-features = false` acts, or the entry `workspace = true` inherits."""
     size: int
     cut: Cut
     """The declaration the finding points at when this candidate wins."""
@@ -141,7 +138,6 @@ class DirectDependencies:
             return
         entry = self._workspace_entry(backend) if owner.id in self.metadata.member_ids else None
         optional = behind is not None
-        # What the new line asks of the crate, its action and its version requirement.
         if entry is None:
             pinned = self.metadata.pinned_families
             key, requested, version = backend.name, wanted, new_requirement(backend, pinned)
@@ -207,9 +203,6 @@ class DirectDependencies:
                     break
         self._entry[backend.name] = found
         return found
-
-
-# The declaration a fix meets: the member's own line nearest to the crate.
 
 
 def member_anchor(

@@ -154,8 +154,6 @@ class OverlayCheck:
         self._copy.close()
 
     def confirm(self, pending: Sequence[Pending]) -> list[Answer]:
-        """cargo's answer for each pending fix: all of them in one resolution, and each fix
-        alone only when cargo refuses them together."""
         if not pending:
             return []
         together = self._resolve([e for _, edits in pending for e in edits])
@@ -178,8 +176,6 @@ class OverlayCheck:
             return f"the copy could not be made: {error.strerror or error}"
 
     def _answer(self, metadata: Workspace | str, item: Flagged) -> Answer:
-        """cargo's answer for `item`'s pending fix from the metadata of its copy, or from why
-        there is none."""
         if isinstance(metadata, str):
             return Answer(False, reason=metadata)
         # Path packages have other ids in the copy: find the member by name and version.

@@ -120,11 +120,9 @@ class WorkspaceBuilds:
     )
 
     def cost(self, candidate: Candidate, asking: frozenset[str]) -> Cost:
-        """What the candidate's edits cost the builds they change (those holding a package they
-        touch), `asking`: the ids of the members whose finding asks for the fix. Worked out once
-        per edit: the same candidate (a workspace entry) comes up for every member's finding,
-        and comparing every build it changes again for each finding grew with the square of the
-        members (500 members: 20 s)."""
+        """Worked out once per edit: the same candidate (a workspace entry) comes up for every
+        member's finding, and comparing every build it changes again for each finding grew with
+        the square of the members (500 members: 20 s)."""
         model, touches = candidate.model, candidate.touches
         key = (model, touches, asking)
         known = self._costs.get(key)

@@ -43,8 +43,7 @@ if TYPE_CHECKING:
 
 StillFlagged = Callable[[Package, str, DependencyGraph, PackageRef, frozenset[str]], bool]
 """Whether a member's rules still flag the package in a (counterfactual) build of it, findings
-for the features of the last argument aside (those a deferred finding leaves to their own
-rules: FC001's `rayon` for FC003's fix, which adds only `simd`)."""
+for the last argument's features aside (those a deferred finding leaves to their own rules)."""
 
 
 def backends_of(rules: Iterable[Rule]) -> frozenset[str]:
@@ -80,10 +79,9 @@ class Outcome:
     fix: Fix | None
     alternatives: tuple[Fix, ...]
     pending: tuple[tuple[Candidate, Cost], ...] = ()
-    """Candidates that would rank above `fix` (or found when there is none) but turn on
-    dependencies Cargo.lock lacks, best first, for cargo to answer (`overlay.py`), each with
-    what memory saw it add to the workspace's builds (cargo answers for the member's own build
-    only)."""
+    """Candidates that would beat `fix` but turn on dependencies Cargo.lock lacks, best first,
+    for cargo to answer (`overlay.py`), each with what memory saw it add to the workspace's
+    builds: cargo answers for the member's own build only."""
     refused: str = ""
     """When no candidate holds because of versions: the best one and cargo's reason."""
 
@@ -97,13 +95,11 @@ class FixSearch(CandidateFinder):
     """Every audited (member id, target, configuration) build as resolved without edits."""
     still_flagged: StillFlagged
     cargo_checks_new_packages: bool = False
-    """True: a fix that turns on dependencies Cargo.lock lacks waits for cargo (`overlay.py`);
-    False: the resolution in memory decides, and the fix says so."""
+    """True: a fix needing dependencies Cargo.lock lacks waits for cargo (`overlay.py`)."""
     backends: frozenset[str] = frozenset()
     """Crates that are a backend once built: a fix adding one is not safe."""
     with_alternatives: bool = True
-    """False: only the best fix is wanted, and candidates that cannot beat it are not resolved
-    (`AuditOptions.search_alternatives`)."""
+    """False: only the best fix is wanted; candidates that cannot beat it are not resolved."""
 
     def __post_init__(self) -> None:
         members = {m.id: m for m in self.metadata.members}
@@ -128,12 +124,9 @@ class FixSearch(CandidateFinder):
         affected: Sequence[Package],
         required: Iterable[str],
     ) -> Outcome:
-        """The best confirmed fix for the detection's crate missing `wanted` in its member's
-        build, with the other candidates as alternatives (without `with_alternatives`, those
-        resolved: see `_search`); `affected` are the members with the same finding, `required`
-        the features no fix can leave the crate without (`WorkspaceBuilds.least_added`).
-        A fix holds when no finding of the crate is left but those for the features the
-        detection defers to."""
+        """`affected` are the members with the same finding, `required` the features no fix can
+        leave the crate without (`WorkspaceBuilds.least_added`). A fix holds when no finding of
+        the crate is left but those for the features the detection defers to."""
         member, target, backend = item.member, item.target, item.detection.node
         selection = self._selection = item.selection
         self._excused = frozenset(item.detection.deferred_to)
@@ -199,8 +192,7 @@ class FixSearch(CandidateFinder):
         return known
 
     def _holds(self, verdict: Verdict) -> bool:
-        """Whether the candidate is a fix: it clears the finding and versions can be picked
-        (or, without cargo to ask, memory is all there is)."""
+        """Cleared, and versions can be picked (without cargo to ask, memory is all there is)."""
         return (
             verdict.cleared
             and verdict.conflict is None
@@ -208,7 +200,6 @@ class FixSearch(CandidateFinder):
         )
 
     def candidate_fix(self, candidate: Candidate, verdict: Verdict) -> Fix:
-        """The candidate as a fix, with what resolving it showed."""
         if verdict.conflict is not None:
             note = f"cargo cannot resolve it: {verdict.conflict.reason()}"
             return Fix(candidate.edits, note=note)
@@ -327,9 +318,7 @@ class FixSearch(CandidateFinder):
         target: str,
     ) -> bool:
         """Whether the candidate ranks after the best found (the first keys of its rank) before
-        it is resolved: by its floor; by the `least` packages a fix adds where only adding
-        fewer could put it first (worked out only then: `WorkspaceBuilds.least_added`); or
-        by its member's own build alone (`_own_floor`)."""
+        it is resolved. `least` is worked out only where only adding fewer could put it first."""
         if floor > best:
             return True
         if not best[0] and floor[2:] > best[2:] and least() >= best[1]:
@@ -389,7 +378,6 @@ class FixSearch(CandidateFinder):
     def _reached(
         self, candidate: Candidate, affected: Sequence[Package], target: str
     ) -> list[Package]:
-        """The affected members whose build holds a package whose declarations the candidate
-        changes: only those builds can change."""
+        """The affected members whose build holds a package the candidate changes: only those."""
         reached = self.workspace.members_reached(candidate.touches, target, self._selection)
         return [m for m in affected if m.id in reached]

@@ -26,8 +26,7 @@ from featcheck.workspace.workspace import Workspace
 
 
 def new_result(run: Run, scope: Scope, plan: ConfigurationPlan, root: Path) -> AuditResult:
-    """The result before any finding: what was audited, and how; locations relative to `root`
-    (`report_root`)."""
+    """The result before any finding; locations relative to `root` (`report_root`)."""
     metadata, members, fail_on = scope.metadata, scope.members, scope.settings.fail_on
     return AuditResult(
         root,
@@ -57,7 +56,6 @@ def new_result(run: Run, scope: Scope, plan: ConfigurationPlan, root: Path) -> A
 def finish(
     run: Run, scope: Scope, result: AuditResult, placed: list[Finding], unread_note: str | None
 ) -> AuditResult:
-    """`result` with the placed findings merged, suppressed and sorted, and its notes."""
     run.deadline.check("applying the suppressions")
     metadata = scope.metadata
     # Nothing audited (every configuration refused): no suppression could have matched.
@@ -260,7 +258,6 @@ FIX_NOTE = "`--fix` asks cargo for it first"
 
 
 def out_of_date(result: AuditResult) -> AuditResult:
-    """The result with no fix confirmed, and the run's note saying why."""
     return replace(
         result,
         findings=[_unconfirmed(finding) for finding in result.findings],

@@ -50,8 +50,7 @@ class Scope:
     metadata: Workspace
     config: Config
     settings: Config
-    """What applies to the run as a whole: a lone member's own settings count as the
-    project's."""
+    """What applies to the run as a whole: a lone member's own settings count as the project's."""
     members: list[Package]
     targets: list[str]
     resolver: int
@@ -61,8 +60,7 @@ class Scope:
     requested: tuple[FeatureSelection, ...]
     each_feature: bool
     dependency_features: tuple[str, ...] = ()
-    """The `dependency/feature` values cargo's metadata was asked again with (see
-    configurations.py)."""
+    """The `dependency/feature` values metadata was asked again with (`with_every_feature`)."""
     unification: Unification = PER_MEMBER
     """Over which builds cargo unifies features here (cargo/unification.py)."""
 
@@ -188,10 +186,8 @@ Builds = dict[BuildKey, ParsedTree]
 
 
 def resolver_model(source: MetadataSource, scope: Scope, deadline: Deadline) -> WhatIf:
-    """What featcheck's resolver works on, the indexed metadata and each target's cfg, for the
-    audit's builds (`resolve` keeps its resolution of each target in `audited`) and those an
-    edit would give (within `deadline`, binding what an edit turns on to Cargo.lock's
-    versions)."""
+    """What featcheck's resolver works on, for the audit's builds (`resolve` keeps its resolution
+    of each target in `audited`) and those an edit would give."""
     # One `rustc --print cfg` each (cached), asked here: resolution never runs cargo.
     cfgs = {cfg.triple: cfg for cfg in [source.target_cfg(t) for t in scope.targets]}
     metadata, root = scope.metadata, scope.metadata.resolve_root

@@ -147,8 +147,7 @@ def _overlay(
 
 
 def _covers(flagged: Sequence[Flagged]) -> frozenset[Cover]:
-    """What each detection that is not deferred covers: its feature of its package in its
-    build."""
+    """What each detection that is not deferred covers: its feature of its package in its build."""
     return frozenset(
         (item.member.id, item.target, item.selection, item.detection.node.package, feature)
         for item in flagged
