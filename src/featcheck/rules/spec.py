@@ -130,7 +130,6 @@ class RuleDoc:
     """The documentation sections of a rule (`featcheck rule CODE`, docs/rules.md)."""
 
     what: str = ""
-    """What it does: what the rule checks."""
     why: str = ""
     """Why it matters, with the measured numbers and their source."""
     example: str = ""
@@ -208,7 +207,6 @@ class Rule:
         return text.replace(CRATE_PLACEHOLDER, crates)
 
     def crate_names(self) -> tuple[str, ...]:
-        """The crate names, each once, in spec order."""
         return tuple(dict.fromkeys(c.name for c in self.crates))
 
 
@@ -244,7 +242,6 @@ def known_keys(
     what: str,
     required: tuple[str, ...] = (),
 ) -> None:
-    """Every key of `table` is one of `known`, and each of `required` is there."""
     for key in table:
         if key not in known:
             raise SpecError(
