@@ -115,11 +115,10 @@ def builds_of_group(group: FindingGroup) -> str:
 
 
 def first_sentence(text: str) -> str:
-    """`text` on one line, up to the end of its first sentence: a `.`, `!` or `?` (with the
-    quotation or parenthesis it closes) followed by a space and a capital, a backtick, a quote
-    or `(`, outside any quotation, parenthesis and code span; the whole text when it has no
-    such end. A finding's why line: what the missing feature does (the whole paragraph, with
-    the measurements and their source, is for `-v`, JSON, SARIF and `featcheck rule CODE`)."""
+    """`text` on one line, up to the end of its first sentence outside any quotation,
+    parenthesis and code span (`_sentence_end`), else all of it. A finding's why line: what the
+    missing feature does (the whole paragraph, with the measurements and their source, is for
+    `-v`, JSON, SARIF and `featcheck rule CODE`)."""
     text = " ".join(text.split())
     quoted = code = False
     depth = 0
@@ -213,7 +212,6 @@ class FindingGroup:
 
     @property
     def members(self) -> tuple[str, ...]:
-        """The members whose builds have the finding, without repeats, in report order."""
         return tuple(dict.fromkeys(f.member for f in self.findings if f.member is not None))
 
     @property
@@ -223,12 +221,10 @@ class FindingGroup:
 
     @property
     def targets(self) -> tuple[str, ...]:
-        """The targets audited, without repeats, in report order."""
         return tuple(dict.fromkeys(f.target for f in self.findings if f.target is not None))
 
     @property
     def configurations(self) -> tuple[FeatureSelection, ...]:
-        """Every build configuration of every finding, without repeats."""
         return tuple(dict.fromkeys(c for f in self.findings for c in f.configurations))
 
     @property
@@ -274,10 +270,9 @@ def group_findings(findings: Sequence[Finding]) -> list[FindingGroup]:
 
 
 def _key(finding: Finding, position: int) -> _GroupKey:
-    """What findings of one group share, the cut first (`_CUT` items: rule, crate, version,
-    feature, file, line, column), then severity, confidence and the fix's edits as reports show
-    them (the suggestion's words when it has none); a finding without a location is a group of
-    its own."""
+    """What findings of one group share (the module's text): the cut first (`_CUT` items), then
+    severity, confidence and the fix's edits as reports show them; a finding without a location
+    is a group of its own."""
     cut = finding.identity.cut
     if cut is None:
         return ("alone", position, finding.code, finding.member, finding.crate, finding.target)

@@ -172,7 +172,6 @@ def sarif_document(result: AuditResult, environ: Mapping[str, str] | None = None
     rule_index = {rule.code: index for index, rule in enumerate(rules)}
     descriptors = [rule_descriptor(rule) for rule in rules]
     runs = []
-    # Every target and configuration audited, in audit order.
     targets: list[str | None] = [*result.targets] or [None]
     configurations: list[FeatureSelection | None] = [
         *dict.fromkeys(c for found in result.configurations.values() for c in found)
@@ -221,7 +220,6 @@ def _run(
 
 
 def render_sarif(result: AuditResult, environ: Mapping[str, str] | None = None) -> str:
-    """The whole result as one SARIF 2.1.0 document."""
     return json_document(sarif_document(result, environ)) + "\n"
 
 

@@ -146,7 +146,6 @@ def _may_colour(stream: TextIO) -> bool:
 _TAB = "    "
 """What a tab in a quoted manifest line is shown as (columns count it as one character)."""
 _ELLIPSIS = "..."
-"""What stands for the cut part of a long manifest line, as rustc marks it."""
 
 
 def _window(text: str, start: int, end: int, room: int) -> tuple[str, int]:
@@ -251,7 +250,6 @@ def _project(result: AuditResult) -> str:
 
 
 def several_configurations(result: AuditResult) -> bool:
-    """Whether some member was audited in more than one build configuration."""
     return any(len(audited) > 1 for audited in result.configurations.values())
 
 

@@ -68,10 +68,8 @@ def _where(fix: Fix) -> str:
 def _fix_lines(
     finding: Finding, applied: list[Finding], features: Sequence[str] = ()
 ) -> list[Line]:
-    """`  = placed: ...` where the fix's place was chosen, then `  = fix: ...`: the fix, with
-    the features it brings (`features`, else the finding's), and what applies it: `--fix` for
-    the findings whose fix it applies (`AuditResult.applied_fixes`), `--fix --fix-level LEVEL`
-    for the others' safe fixes."""
+    """`  = placed: ...` where the fix's place was chosen, then `  = fix: ...`: the fix, the
+    features it brings (`features`, else the finding's) and what applies it."""
     lines = [_detail("placed", finding.placement)] if finding.placement else []
     fix = [*_EQUALS, ("fix:", "green")]
     if finding.fix is not None:
@@ -243,9 +241,8 @@ def render_text(
     colour: bool | None = None,
     width: int | None = None,
 ) -> None:
-    """Print the report to `stream` (stdout by default), wrapped to `width` columns (WIDTH by
-    default); `verbose` adds each finding's details; `quiet` prints only the findings, without
-    notes or the summary line (nothing when there are none); `colour` as for `write_lines`."""
+    """Print the report to `stream` (stdout by default); `quiet`: only the findings (nothing
+    when there are none), no notes or summary line; `colour` as for `write_lines`."""
     width = width or WIDTH
     if quiet:
         write_lines(_findings_lines(result, verbose, width), stream, colour, width)
