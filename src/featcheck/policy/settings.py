@@ -98,8 +98,7 @@ class Config:
     """The merged configuration; `for_member(name)` adds that member's own settings.
 
     `select` and `ignore` hold canonical rule codes of `catalogue` (use `rules()`,
-    which also applies the command line's flags). `ignore` may hold `FC900`: then unused
-    suppressions are not reported.
+    which also applies the command line's flags).
     """
 
     select: tuple[str, ...] = ()

@@ -29,8 +29,6 @@ from featcheck.workspace.model import same_crate
 
 @dataclass(frozen=True)
 class Suppressed:
-    """A finding that a suppression hid."""
-
     finding: Finding
     by: Allow
     """The first suppression that matched (inline comments are tried before allow entries)."""

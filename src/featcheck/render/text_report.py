@@ -9,8 +9,7 @@ page; JSON and SARIF always carry everything.
 Every string from the checkout (names, paths, quoted manifest lines, notes) is passed through
 `printable`, so no control character reaches the terminal, and every line printed is made
 `inert`: a report printed in any CI log carries no workflow command. Each line is a list of
-runs of text, each with its style; the text is never read as markup. Colour comes from rich,
-which turns itself off when output is not a terminal or NO_COLOR is set (text_lines.py).
+runs of text, each with its style (text_lines.py); the text is never read as markup.
 """
 
 from __future__ import annotations
