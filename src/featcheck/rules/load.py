@@ -1,19 +1,5 @@
 """Reading a rule spec from a TOML table, strictly: a built-in file or a project's `[[rule]]`
-(see `spec`), such as
-
-    code = "ACME001"                      # built-ins: FC + 3 digits; user rules: any other
-    name = "regex-without-perf"           #   LETTERS+DIGITS code, and a kebab-case name
-    crates = ["regex"]                    # or [{ name = "regex", versions = ">=1.9" }]
-    feature = "perf"                      # the feature whose absence is the finding
-    kind = "missing"                      # or "present": the feature being on is the finding
-    severity = "error"                    # error | warning (default) | info
-    summary = "regex is built without `perf`"
-    consequence = "matching runs without its literal optimisations"
-    used-when = { direct-dependency = true }   # default: reachable from the member at all
-    target-needs = ["threads"]            # std | threads; `targets = ["x86_64-*"]` patterns
-    [doc]                                 # what, why, example, fix, fix-example, fix-safety,
-    why = "our services measured 3x"      #   ignore, references
-"""
+(see `spec`; the keys and what each means: docs/writing-rules.md)."""
 
 from __future__ import annotations
 
