@@ -3,19 +3,14 @@
 terminal, annotations and SARIF say the same thing. Checkout text is made safe to print in
 `safe_text`.
 
-A trimmed line in `[workspace.dependencies]` that ten members inherit gives ten findings, one
-per member's build, each with the same place to edit and the same fix. Read one by one they
-are noise; so the text report, GitHub annotations and SARIF show such findings once, naming
-every member, target and configuration they cover, as cargo-deny labels several spans in one
-diagnostic. JSON keeps one entry per finding and names its group. Exit codes and `--fail-on`
-still count findings: grouping changes what is shown, not the verdict.
-
-Findings group when rule, crate, version, feature, severity, confidence and location (file, line,
-column) are the same: one cut is one finding, whatever shape its fix takes. Where each member needs
-an edit of its own (a new dependency in each member's manifest), the group's fix holds every
-member's edit. A library's finding (a member built alone, lowered to info: `builder.FindingBuilder`)
-also folds into a binary's finding of the same rule, crate, version, feature and location: the
-binary's build is where that cut costs, and the library's own fix is the same line.
+Findings that repeat one cut (a `[workspace.dependencies]` line ten members inherit) are noise
+read one by one, so they are shown once, naming every member, target and configuration they
+cover (README, "One finding per cut"); JSON keeps one entry per finding and names its group, and
+exit codes still count findings. They group when rule, crate, version, feature, severity,
+confidence and location (file, line, column) are the same, whatever shape the fix takes
+(`FindingGroup.fix` holds every member's edit). A library's finding (lowered to info:
+`builder.FindingBuilder`) also folds into a binary's finding of the same cut: the binary's build
+is where that cut costs, and the library's own fix is the same line.
 """
 
 from __future__ import annotations
