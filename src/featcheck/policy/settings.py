@@ -195,15 +195,8 @@ def merged(base: Config, layer: Layer) -> Config:
     )
 
 
-# `# featcheck: allow(...)` comments in manifests, one suppression per code:
-#
-#     burn = { version = "0.22", features = ["flex"] }  # featcheck: allow(FC001) wasm build
-#
-#     [dependencies.burn]
-#     # featcheck: allow(FC001, flex-without-simd) measured: rayon is slower for our 8x8 matrices
-#     version = "0.22"
-#
-# A comment suppresses the findings whose dependency declaration spans its line (see suppress.py).
+# `# featcheck: allow(...)` comments in manifests, one suppression per code (README,
+# "Configuration and suppressions"; suppress.py says which findings each covers).
 
 
 _DIRECTIVE = re.compile(r"#[ \t]*featcheck[ \t]*:", re.IGNORECASE)
