@@ -33,7 +33,6 @@ def count_line(result: AuditResult) -> str:
     scope = plural(len(result.members), "member")
     audited = [c for found in result.configurations.values() for c in found]
     if any(not c.is_default for c in audited):
-        # Only named when the user asked for more than the default builds.
         scope += f", {plural(len(audited), 'configuration')}"
     if result.targets:
         scope += f", {', '.join(printable(target) for target in result.targets)}"
