@@ -1,8 +1,7 @@
 """A rule as data: which crates, which feature, when the crate counts as used, on which targets.
 
-Built-in rules are TOML files in `featcheck/rules/builtin/`; user rules are the same tables under
-`[[rule]]` in `featcheck.toml` or `[workspace.metadata.featcheck]`. `featcheck.rules.load` reads
-them; `featcheck.rules.detect` evaluates them. A rule carries no code of its own.
+The form, where specs are written and what each key means: docs/writing-rules.md. `load` reads
+a spec, `detect` evaluates it; a rule carries no code of its own.
 
 The values a spec is made of are each read strictly (below the records): a `SpecError` names
 the key path of anything else, so that the caller can point at the file, line and column.
@@ -116,23 +115,17 @@ class TargetScope:
 
 @dataclass(frozen=True)
 class RuleDoc:
-    """The documentation sections of a rule (`featcheck rule CODE`, docs/rules.md)."""
+    """The documentation sections of a rule (`featcheck rule CODE`, docs/rules.md), each as
+    the `[doc]` table of docs/writing-rules.md describes it."""
 
     what: str = ""
     why: str = ""
-    """Why it matters, with the measured numbers and their source."""
     example: str = ""
-    """A manifest declaration that triggers it (TOML)."""
     fix: str = ""
-    """Use instead: the change to make, in words."""
     fix_example: str = ""
-    """The fixed declaration (TOML), where it helps."""
     fix_safety: str = ""
-    """What applying the fix may change besides speed."""
     ignore: str = ""
-    """When to ignore it, and how."""
     references: tuple[str, ...] = ()
-    """Where the facts come from: crate docs, feature tables, measurements."""
 
     @property
     def why_line(self) -> str:
@@ -150,13 +143,10 @@ class Rule:
     """One rule: a crate built without a feature, where the build uses the crate."""
 
     code: str
-    """Stable code, never reused: `FC001` for built-ins, the team's own prefix for user rules."""
     name: str
-    """kebab-case name, e.g. `flex-without-rayon`."""
     severity: Severity
     """Default severity for binaries; library-only members get INFO."""
     summary: str
-    """One line: what the rule checks."""
     crates: tuple[CrateMatch, ...]
     feature: str
     """The feature whose absence is the finding (with `kind` PRESENT, whose presence is)."""
