@@ -12,12 +12,11 @@ span underlined, and the first line of the declaration around it where that star
 (`[dependencies.burn]`, `burn = {`), so that the crate is always in sight.
 
 The hints name commands so that they run where the report is read. Under pre-commit (which sets
-PRE_COMMIT=1 in every hook's environment) featcheck runs from the hook's own virtual environment:
-the developer may have no `featcheck` on PATH, and `--fix` is no flag they can add to `git
-commit`. No command works for everyone there, so the hints say what each needs: the manual-stage
-fix hook of .pre-commit-hooks.yaml runs only where the developer configured it, `featcheck` only
-where they installed it. (featcheck is installed from its repository, not from a package index:
-a hint naming an index's `featcheck` would run whatever someone published under that name.)
+PRE_COMMIT=1) featcheck runs from the hook's own virtual environment, where `featcheck` may not be
+on PATH and `--fix` is no flag one can add to `git commit`: no command works for everyone there,
+so the hints say what each needs (README, "In CI and in hooks"). (featcheck is installed from its
+repository, not from a package index: a hint naming an index's `featcheck` would run whatever
+someone published under that name.)
 
 An audit over several build configurations (`--each-feature`, `configurations`) is shown as a
 table of builds by rule first, then each edit once per rule. Auditing each feature on its own
