@@ -20,7 +20,6 @@ class Severity(enum.IntEnum):
 
     @classmethod
     def parse(cls, text: str) -> Severity:
-        """Read a severity name such as `warning`; raises ValueError for unknown names."""
         try:
             return cls[text.strip().upper()]
         except KeyError:

@@ -1,17 +1,7 @@
-"""Reading a workspace's configuration.
-
-Three places are read, in this order; a later one wins for single values (`fail-on`, `targets`,
-`configurations`, `each-feature`, each `severity` entry, a rule's `select`/`ignore` state) and
-`allow` entries accumulate:
-
-1. `[workspace.metadata.featcheck]` in the workspace root's Cargo.toml;
-2. `[package.metadata.featcheck]` in a member's Cargo.toml (for that member's findings only);
-3. `featcheck.toml` at the workspace root (the same keys at top level).
-
-The schema is strict: an unknown key, a value of the wrong type, an unknown rule code or an
-allow entry without a reason is a `FeatcheckError` at the offending key or value. The same
-section's `[[rule]]` entries are the project's own rules (`with_user_rules`).
-"""
+"""Reading a workspace's configuration: `[workspace.metadata.featcheck]`, then a member's
+`[package.metadata.featcheck]` (its findings only), then `featcheck.toml`, a later place winning
+for single values while `allow` entries add up (README, "Configuration and suppressions"). Each
+is checked strictly (sections.py); its `[[rule]]` entries are the project's own rules."""
 
 from __future__ import annotations
 

@@ -148,7 +148,6 @@ class SectionReader:
         )
 
     def known(self, keys: Iterable[str], known: tuple[str, ...], where: str, path: KeyPath) -> None:
-        """Each of `keys` is one of `known`, else an error at the first other one."""
         for key in keys:
             if key not in known:
                 close = difflib.get_close_matches(key.replace("_", "-"), known, n=1)

@@ -77,7 +77,6 @@ class Allow:
     unset), not an `[[allow]]` entry."""
 
     def matches(self, code: str, crate: str, member: str | None, target: str | None) -> bool:
-        """Whether a finding with these fields is suppressed by this entry."""
         if self.code not in (ANY_CODE, code):
             return False
         if self.crate is not None and not same_crate(self.crate, crate):
@@ -99,8 +98,7 @@ class Config:
     """The merged configuration; `for_member(name)` adds that member's own settings.
 
     `select` and `ignore` hold canonical rule codes of `catalogue` (use `rules()`,
-    which also applies the command line's flags). `ignore` may hold `FC900`: then unused
-    suppressions are not reported.
+    which also applies the command line's flags).
     """
 
     select: tuple[str, ...] = ()
@@ -110,15 +108,13 @@ class Config:
     targets: tuple[str, ...] = ()
     """Targets to audit when the command line gives none; empty means the host."""
     configurations: tuple[FeatureSelection, ...] = ()
-    """Feature selections to audit when the command line gives none; empty means the default
-    features."""
+    """Feature selections to audit when the command line gives none; empty: the default ones."""
     each_feature: bool = False
     """Audit each feature of each member on its own too (as `--each-feature`)."""
     fail_on: str | None = None
     """One of `FAIL_ON_VALUES`, or None when not configured (the CLI's default applies)."""
     fix_level: str | None = None
-    """One of `FIX_LEVEL_VALUES`: the least severity whose fixes `--fix` applies; None when
-    not configured (the failing level)."""
+    """One of `FIX_LEVEL_VALUES`: the least severity `--fix` fixes; None: the failing level."""
     allows: tuple[Allow, ...] = ()
     baseline: Path | None = None
     """The baseline file (`baseline`), resolved against the file that names it."""
@@ -130,16 +126,13 @@ class Config:
     """The built-in rules plus the project's own (`[[rule]]` entries)."""
 
     def for_member(self, name: str | None) -> Config:
-        """The configuration that applies to findings of member `name`.
-
-        Members without settings of their own, unknown names and None get the workspace view.
-        """
+        """The configuration for findings of member `name`: the workspace view for None,
+        unknown names and members without settings of their own."""
         if name is None or self.member is not None:
             return self
         return self.members.get(name, self)
 
     def all_allows(self) -> tuple[Allow, ...]:
-        """Every allow entry of the workspace view and of every member view, once each."""
         every = [*self.allows, *(a for view in self.members.values() for a in view.allows)]
         return tuple(dict.fromkeys(every))
 
@@ -202,15 +195,8 @@ def merged(base: Config, layer: Layer) -> Config:
     )
 
 
-# `# featcheck: allow(...)` comments in manifests, one suppression per code:
-#
-#     burn = { version = "0.22", features = ["flex"] }  # featcheck: allow(FC001) wasm build
-#
-#     [dependencies.burn]
-#     # featcheck: allow(FC001, flex-without-simd) measured: rayon is slower for our 8x8 matrices
-#     version = "0.22"
-#
-# A comment suppresses the findings whose dependency declaration spans its line (see suppress.py).
+# `# featcheck: allow(...)` comments in manifests, one suppression per code (README,
+# "Configuration and suppressions"; suppress.py says which findings each covers).
 
 
 _DIRECTIVE = re.compile(r"#[ \t]*featcheck[ \t]*:", re.IGNORECASE)
@@ -229,8 +215,7 @@ def inline_allows(document: ManifestDocument, catalogue: Catalogue | None = None
     Syntax: `# featcheck: allow(CODE[, CODE...]) REASON`; codes are rule codes or kebab-case
     names (or `*`), the reason is required (a leading `:` or dash is dropped). The directive
     may follow other comment text (`# the CPU backend  # featcheck: allow(...) ...`). Raises
-    FeatcheckError at the directive (or the bad code) for a malformed one. Codes are looked up
-    in `catalogue` (the project's, with its own rules; the built-in rules when None).
+    FeatcheckError at the directive (or the bad code) for a malformed one.
     """
     allows: list[Allow] = []
     for comment in scan_comments(document.text):

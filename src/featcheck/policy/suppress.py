@@ -29,8 +29,6 @@ from featcheck.workspace.model import same_crate
 
 @dataclass(frozen=True)
 class Suppressed:
-    """A finding that a suppression hid."""
-
     finding: Finding
     by: Allow
     """The first suppression that matched (inline comments are tried before allow entries)."""
@@ -82,9 +80,6 @@ def apply_suppressions(
     ]
     inline = _inline_by_file(finding_spans, root, manifests, read, config.catalogue)
     kept, suppressed, used = _match(findings, finding_spans, config, root, inline)
-    # FC900 `unused-suppression`: a finding for each allow entry and inline code that matched
-    # nothing, in file and line order, so that stale or mistyped suppressions do not linger;
-    # none when FC900 is ignored.
     unused: list[Finding] = []
     if config.reports_unused:
         severity = config.severity.get(UNUSED_SUPPRESSION.code, UNUSED_SUPPRESSION.severity)
@@ -115,7 +110,6 @@ def _match(
     root: Path,
     inline: dict[Path, list[Allow]],
 ) -> tuple[list[Finding], list[Suppressed], set[Allow]]:
-    """The kept findings, the suppressed ones and the suppressions that matched any."""
     used: set[Allow] = set()
     kept: list[Finding] = []
     suppressed: list[Suppressed] = []

@@ -3,19 +3,14 @@
 terminal, annotations and SARIF say the same thing. Checkout text is made safe to print in
 `safe_text`.
 
-A trimmed line in `[workspace.dependencies]` that ten members inherit gives ten findings, one
-per member's build, each with the same place to edit and the same fix. Read one by one they
-are noise; so the text report, GitHub annotations and SARIF show such findings once, naming
-every member, target and configuration they cover, as cargo-deny labels several spans in one
-diagnostic. JSON keeps one entry per finding and names its group. Exit codes and `--fail-on`
-still count findings: grouping changes what is shown, not the verdict.
-
-Findings group when rule, crate, version, feature, severity, confidence and location (file, line,
-column) are the same: one cut is one finding, whatever shape its fix takes. Where each member needs
-an edit of its own (a new dependency in each member's manifest), the group's fix holds every
-member's edit. A library's finding (a member built alone, lowered to info: `builder.FindingBuilder`)
-also folds into a binary's finding of the same rule, crate, version, feature and location: the
-binary's build is where that cut costs, and the library's own fix is the same line.
+Findings that repeat one cut (a `[workspace.dependencies]` line ten members inherit) are noise
+read one by one, so they are shown once, naming every member, target and configuration they
+cover (README, "One finding per cut"); JSON keeps one entry per finding and names its group, and
+exit codes still count findings. They group when rule, crate, version, feature, severity,
+confidence and location (file, line, column) are the same, whatever shape the fix takes
+(`FindingGroup.fix` holds every member's edit). A library's finding (lowered to info:
+`builder.FindingBuilder`) also folds into a binary's finding of the same cut: the binary's build
+is where that cut costs, and the library's own fix is the same line.
 """
 
 from __future__ import annotations
@@ -38,7 +33,6 @@ def count_line(result: AuditResult) -> str:
     scope = plural(len(result.members), "member")
     audited = [c for found in result.configurations.values() for c in found]
     if any(not c.is_default for c in audited):
-        # Only named when the user asked for more than the default builds.
         scope += f", {plural(len(audited), 'configuration')}"
     if result.targets:
         scope += f", {', '.join(printable(target) for target in result.targets)}"
@@ -115,11 +109,10 @@ def builds_of_group(group: FindingGroup) -> str:
 
 
 def first_sentence(text: str) -> str:
-    """`text` on one line, up to the end of its first sentence: a `.`, `!` or `?` (with the
-    quotation or parenthesis it closes) followed by a space and a capital, a backtick, a quote
-    or `(`, outside any quotation, parenthesis and code span; the whole text when it has no
-    such end. A finding's why line: what the missing feature does (the whole paragraph, with
-    the measurements and their source, is for `-v`, JSON, SARIF and `featcheck rule CODE`)."""
+    """`text` on one line, up to the end of its first sentence outside any quotation,
+    parenthesis and code span (`_sentence_end`), else all of it. A finding's why line: what the
+    missing feature does (the whole paragraph, with the measurements and their source, is for
+    `-v`, JSON, SARIF and `featcheck rule CODE`)."""
     text = " ".join(text.split())
     quoted = code = False
     depth = 0
@@ -213,7 +206,6 @@ class FindingGroup:
 
     @property
     def members(self) -> tuple[str, ...]:
-        """The members whose builds have the finding, without repeats, in report order."""
         return tuple(dict.fromkeys(f.member for f in self.findings if f.member is not None))
 
     @property
@@ -223,12 +215,10 @@ class FindingGroup:
 
     @property
     def targets(self) -> tuple[str, ...]:
-        """The targets audited, without repeats, in report order."""
         return tuple(dict.fromkeys(f.target for f in self.findings if f.target is not None))
 
     @property
     def configurations(self) -> tuple[FeatureSelection, ...]:
-        """Every build configuration of every finding, without repeats."""
         return tuple(dict.fromkeys(c for f in self.findings for c in f.configurations))
 
     @property
@@ -274,10 +264,9 @@ def group_findings(findings: Sequence[Finding]) -> list[FindingGroup]:
 
 
 def _key(finding: Finding, position: int) -> _GroupKey:
-    """What findings of one group share, the cut first (`_CUT` items: rule, crate, version,
-    feature, file, line, column), then severity, confidence and the fix's edits as reports show
-    them (the suggestion's words when it has none); a finding without a location is a group of
-    its own."""
+    """What findings of one group share (the module's text): the cut first (`_CUT` items), then
+    severity, confidence and the fix's edits as reports show them; a finding without a location
+    is a group of its own."""
     cut = finding.identity.cut
     if cut is None:
         return ("alone", position, finding.code, finding.member, finding.crate, finding.target)

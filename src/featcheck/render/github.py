@@ -11,14 +11,12 @@ GitHub's 1 MiB cap per step.
 Paths are relative to the repository root (`GITHUB_WORKSPACE`) when it is set, because that is
 what annotations attach to; otherwise they are the finding's path, relative to the report root.
 
-Nothing the checkout wrote may become a workflow command. The runner acts on `::name::` at the
-start of a line (after leading whitespace) and on the legacy `##[name]` anywhere in a line, and a
-bare CR starts a new line for it. So featcheck's own annotations are the only commands printed;
-their values are escaped as the runner unescapes them (a line that parses as a `::` command is
-never read for `##[`). Every other line (notes, the count line, errors on stderr) is made
-printable, has `##[`, `##vso[` and a leading `::` broken (`safe_text.inert`), and is printed
-between `::stop-commands::TOKEN` and `::TOKEN::`, with a fresh random TOKEN that appears nowhere
-in the text it encloses. The job summary escapes Markdown and HTML in every cell.
+Nothing the checkout wrote may become a workflow command (safe_text.py says what the runner
+acts on, and how each is broken): featcheck's own annotations are the only commands printed,
+their values escaped as the runner unescapes them. Every other line (notes, the count line,
+errors on stderr) is made printable (a bare CR starts a new line for the runner) and inert, and
+printed between `::stop-commands::TOKEN` and `::TOKEN::`. The job summary escapes Markdown and
+HTML in every cell.
 """
 
 from __future__ import annotations

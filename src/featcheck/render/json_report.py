@@ -101,8 +101,6 @@ def _comparison(comparison: Comparison) -> dict[str, Any]:
 def render_json(result: AuditResult) -> str:
     severities = Counter(finding.severity for finding in result.findings)
     counts = {s.label: severities[s] for s in sorted(Severity, reverse=True)}
-    # One entry per finding, as ever, each naming the group it is shown in (render/common.py):
-    # findings with the same `group` repeat one cut and one fix in several builds.
     groups = group_findings(result.findings)
     group_of = {id(finding): group.id for group in groups for finding in group.findings}
     document = {

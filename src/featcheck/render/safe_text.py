@@ -37,16 +37,10 @@ from urllib.parse import urlsplit
 
 
 def printable(text: str, *, tabs: bool = False) -> str:
-    """`text` with every character a terminal or CI log could act on shown as an escape.
-
-    Everything `str.isprintable` rejects (controls, format characters such as the bidi
-    overrides and isolates, line and paragraph separators, unusual spaces, lone surrogates) is
-    shown as `\\t`, `\\n`, `\\r`, `\\x1b`, `\\u202e` or `\\U000e0001`; a plain space is kept, and
-    with `tabs` a tab too (a diff of a tab-indented manifest must stay a diff).
-    """
+    """`text` with everything `str.isprintable` rejects shown as Python's escape (`\\x1b`,
+    `\\u202e`); with `tabs`, a tab is kept (a diff of a tab-indented manifest must stay a diff)."""
     if text.isprintable():
         return text
-    # Python's own escapes, as `ascii` writes them.
     return "".join(c if c.isprintable() or (tabs and c == "\t") else ascii(c)[1:-1] for c in text)
 
 
@@ -61,12 +55,8 @@ WORKFLOW_OPENER = re.compile(r"##(vso)?\[", re.IGNORECASE)
 
 
 def inert(line: str) -> str:
-    """One printable line that no CI runner reads a workflow command from.
-
-    `##[` and `##vso[` get their `[` as `\\x5b`, and a `::` that would open the line after its
-    leading spaces or tabs gets its first colon as `\\x3a`. `line` must already be printable
-    (see `printable`), so it holds no line break and no whitespace but spaces and tabs.
-    """
+    """One line that no CI runner reads a workflow command from; `line` must already be
+    printable (so it holds no line break and no whitespace but spaces and tabs)."""
     if "#" in line:
         line = WORKFLOW_OPENER.sub(lambda found: found.group()[:-1] + "\\x5b", line)
     body = line.lstrip(" \t")
@@ -112,12 +102,8 @@ _BACKTICKS = re.compile(r"`+")
 
 
 def markdown_block(text: str) -> str:
-    """Checkout text shown literally in Markdown, line breaks kept: a fenced code block.
-
-    Inside it nothing is Markdown: no link, autolink, image, HTML or emphasis. The fence is
-    longer than any run of backticks in the text, so no line of it can close the block early;
-    each line is made printable.
-    """
+    """Checkout text shown literally in Markdown, line breaks kept: a fenced code block whose
+    fence is longer than any run of backticks in the text, so that no line can close it early."""
     lines = printable_lines(text)
     longest = max((len(run) for run in _BACKTICKS.findall(text)), default=0)
     fence = "`" * max(3, longest + 1)
@@ -192,17 +178,11 @@ _NOT_PLAIN = re.compile(r"[^\n -~]")
 
 
 def json_document(value: Any) -> str:
-    """`value` as indented JSON whose text is printable and carries no workflow command.
-
-    Non-ASCII text stays readable (`ensure_ascii=False`) except characters that are not
-    printable (C1 controls, DEL, bidi overrides and isolates, zero-width and other format
-    characters, line separators, lone surrogates), which become `\\uXXXX` escapes (a surrogate
-    pair beyond the BMP): a parser reads the very same strings. `##[` and `##vso[` inside a
-    string become `#\\u0023[` and `#\\u0023vso[`; an indented document has no line that starts
-    with `::`.
-    """
+    """`value` as indented JSON whose text is printable and carries no workflow command: what
+    is not printable gets json's own `\\uXXXX` escape (a surrogate pair beyond the BMP), so a
+    parser reads the very same strings; `##[` and `##vso[` become `#\\u0023[` and `#\\u0023vso[`;
+    an indented document has no line that starts with `::`."""
     document = json.dumps(value, indent=2, ensure_ascii=False)
-    # What is not printable gets json's own (ASCII) escape: `\\uXXXX`, a surrogate pair beyond it.
     document = _NOT_PLAIN.sub(
         lambda found: found[0] if found[0].isprintable() else json.dumps(found[0])[1:-1], document
     )

@@ -172,7 +172,6 @@ def sarif_document(result: AuditResult, environ: Mapping[str, str] | None = None
     rule_index = {rule.code: index for index, rule in enumerate(rules)}
     descriptors = [rule_descriptor(rule) for rule in rules]
     runs = []
-    # Every target and configuration audited, in audit order.
     targets: list[str | None] = [*result.targets] or [None]
     configurations: list[FeatureSelection | None] = [
         *dict.fromkeys(c for found in result.configurations.values() for c in found)
@@ -221,7 +220,6 @@ def _run(
 
 
 def render_sarif(result: AuditResult, environ: Mapping[str, str] | None = None) -> str:
-    """The whole result as one SARIF 2.1.0 document."""
     return json_document(sarif_document(result, environ)) + "\n"
 
 
@@ -229,20 +227,10 @@ def renderer(options: RenderOptions) -> Renderer:
     return lambda result, out: out.write(render_sarif(result))
 
 
-# How a SARIF log is cut for GitHub code scanning: one run per audited target and build
-# configuration, and each result's `baselineState` when findings were compared.
-#
-# Code scanning keeps one analysis per category (`runs[].automationDetails.id`): two uploads
-# with one category, or two runs of one file, replace each other. So every (target,
-# configuration) the audit covered is a run of its own, with an id naming both
-# (`featcheck/x86_64-unknown-linux-gnu/default/`: the trailing slash makes the whole id the
-# category); a finding present in several of them is a result in each, and code scanning shows
-# one alert with its configurations.
-#
-# After `--baseline` or `--new-since`, the findings shown are `new`; those hidden are still
-# reported, as `unchanged` (the baseline's with an external suppression: accepted, so closed);
-# the base revision's findings that are gone are `absent` and suppressed too, so that they close
-# rather than open an alert.
+# How a SARIF log is cut for GitHub code scanning (README, "In CI and in hooks"): one run per
+# audited target and build configuration, since code scanning keeps one analysis per category
+# (`runs[].automationDetails.id`, whose trailing slash makes the whole id the category), and
+# each result's `baselineState` when findings were compared.
 
 
 @dataclass(frozen=True)

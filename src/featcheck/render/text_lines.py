@@ -12,12 +12,11 @@ span underlined, and the first line of the declaration around it where that star
 (`[dependencies.burn]`, `burn = {`), so that the crate is always in sight.
 
 The hints name commands so that they run where the report is read. Under pre-commit (which sets
-PRE_COMMIT=1 in every hook's environment) featcheck runs from the hook's own virtual environment:
-the developer may have no `featcheck` on PATH, and `--fix` is no flag they can add to `git
-commit`. No command works for everyone there, so the hints say what each needs: the manual-stage
-fix hook of .pre-commit-hooks.yaml runs only where the developer configured it, `featcheck` only
-where they installed it. (featcheck is installed from its repository, not from a package index:
-a hint naming an index's `featcheck` would run whatever someone published under that name.)
+PRE_COMMIT=1) featcheck runs from the hook's own virtual environment, where `featcheck` may not be
+on PATH and `--fix` is no flag one can add to `git commit`: no command works for everyone there,
+so the hints say what each needs (README, "In CI and in hooks"). (featcheck is installed from its
+repository, not from a package index: a hint naming an index's `featcheck` would run whatever
+someone published under that name.)
 
 An audit over several build configurations (`--each-feature`, `configurations`) is shown as a
 table of builds by rule first, then each edit once per rule. Auditing each feature on its own
@@ -146,7 +145,6 @@ def _may_colour(stream: TextIO) -> bool:
 _TAB = "    "
 """What a tab in a quoted manifest line is shown as (columns count it as one character)."""
 _ELLIPSIS = "..."
-"""What stands for the cut part of a long manifest line, as rustc marks it."""
 
 
 def _window(text: str, start: int, end: int, room: int) -> tuple[str, int]:
@@ -251,7 +249,6 @@ def _project(result: AuditResult) -> str:
 
 
 def several_configurations(result: AuditResult) -> bool:
-    """Whether some member was audited in more than one build configuration."""
     return any(len(audited) > 1 for audited in result.configurations.values())
 
 

@@ -9,8 +9,7 @@ page; JSON and SARIF always carry everything.
 Every string from the checkout (names, paths, quoted manifest lines, notes) is passed through
 `printable`, so no control character reaches the terminal, and every line printed is made
 `inert`: a report printed in any CI log carries no workflow command. Each line is a list of
-runs of text, each with its style; the text is never read as markup. Colour comes from rich,
-which turns itself off when output is not a terminal or NO_COLOR is set (text_lines.py).
+runs of text, each with its style (text_lines.py); the text is never read as markup.
 """
 
 from __future__ import annotations
@@ -68,10 +67,8 @@ def _where(fix: Fix) -> str:
 def _fix_lines(
     finding: Finding, applied: list[Finding], features: Sequence[str] = ()
 ) -> list[Line]:
-    """`  = placed: ...` where the fix's place was chosen, then `  = fix: ...`: the fix, with
-    the features it brings (`features`, else the finding's), and what applies it: `--fix` for
-    the findings whose fix it applies (`AuditResult.applied_fixes`), `--fix --fix-level LEVEL`
-    for the others' safe fixes."""
+    """`  = placed: ...` where the fix's place was chosen, then `  = fix: ...`: the fix, the
+    features it brings (`features`, else the finding's) and what applies it."""
     lines = [_detail("placed", finding.placement)] if finding.placement else []
     fix = [*_EQUALS, ("fix:", "green")]
     if finding.fix is not None:
@@ -243,9 +240,8 @@ def render_text(
     colour: bool | None = None,
     width: int | None = None,
 ) -> None:
-    """Print the report to `stream` (stdout by default), wrapped to `width` columns (WIDTH by
-    default); `verbose` adds each finding's details; `quiet` prints only the findings, without
-    notes or the summary line (nothing when there are none); `colour` as for `write_lines`."""
+    """Print the report to `stream` (stdout by default); `quiet`: only the findings (nothing
+    when there are none), no notes or summary line; `colour` as for `write_lines`."""
     width = width or WIDTH
     if quiet:
         write_lines(_findings_lines(result, verbose, width), stream, colour, width)

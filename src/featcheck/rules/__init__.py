@@ -164,7 +164,6 @@ assert set(_CAPABILITY_WORDS) == set(CAPABILITIES)
 def rule_markdown(rule: Rule, heading: str = "#") -> str:
     opt_in = "" if rule.enabled_by_default else f" (opt-in: `--select {rule.code}`)"
     intro = f"Default severity: **{rule.severity.label}**{opt_in}. {rule.summary}."
-    # `Applies to ...` for rules limited to some targets.
     scope = [", ".join(f"`{t}`" for t in rule.targets.triples)] if rule.targets.triples else []
     scope += [_CAPABILITY_WORDS[n] for n in rule.targets.needs]
     intro += f" Applies to {'; '.join(scope)}." if scope else ""

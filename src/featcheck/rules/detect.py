@@ -62,9 +62,7 @@ class Detection:
     """The rule's severity for this case, where it differs from the default (a crate that only
     third-party crates bring in); None: the rule's default."""
     deferred_to: tuple[str, ...] = ()
-    """The rule's `requires` features the crate lacks: the finding stands only where no finding
-    of the same crate for one of them does (FC003 without `rayon` leaves the crate to FC001,
-    whose fix adds `simd` too, unless FC001 is ignored or suppressed)."""
+    """The rule's `requires` features the crate lacks (see `Rule.requires`)."""
 
 
 UNKNOWN_SELECTION = (
@@ -74,7 +72,6 @@ UNKNOWN_SELECTION = (
 
 
 def skipped_for_target(rule: Rule, view: BuildView) -> str | None:
-    """Why `rule` does not apply to this build's target, or None when it does."""
     return not_applicable(rule.targets, view.target, view.cfg)
 
 
@@ -83,9 +80,7 @@ def detect(rule: Rule, view: BuildView, *, deferring: bool = False) -> list[Dete
     `skipped_for_target`: the caller decides what a skipped target's findings become).
 
     A node lacking one of the rule's `requires` features is left out, or with `deferring`
-    flagged with those features as `deferred_to`: the caller then drops it unless a rule
-    speaks first for them (`covering_rules`), and reports it only where no finding of that
-    rule for the node stands (stages/deferral.py)."""
+    flagged with those features as `deferred_to` (see `Rule.requires`, `covering_rules`)."""
     present = rule.kind is Kind.PRESENT
     lacking: dict[Node, str] = {}
     for name in {crate_key(crate.name) for crate in rule.crates}:
@@ -127,8 +122,7 @@ def detect(rule: Rule, view: BuildView, *, deferring: bool = False) -> list[Dete
 def covering_rules(rules: Iterable[Rule], deferred: Detection) -> list[Rule]:
     """The rules of `rules` that speak first for `deferred`'s node: they flag it for a feature
     it was deferred to, and their fix adds the deferred finding's feature too (FC001, whose
-    `also-add` is `simd`, for FC003's rayon-less burn-flex). A required feature no such rule
-    reports only limits where the rule applies (FC017 needs flate2's `zlib-rs`)."""
+    `also-add` is `simd`, for FC003's rayon-less burn-flex)."""
     node = deferred.node
     return [
         rule
@@ -140,9 +134,7 @@ def covering_rules(rules: Iterable[Rule], deferred: Detection) -> list[Rule]:
 
 
 def handled_elsewhere(used: UsedWhen, view: BuildView, node: Node) -> bool:
-    """Whether every crate that depends on `node` (other than the `avoiding` ones) is one of the
-    rule's `unless-handled-by` crates with its feature: they do the work elsewhere (ndarray with
-    `blas` multiplies f32/f64 matrices in BLAS, not in matrixmultiply)."""
+    """Whether `UsedWhen.handled_by` holds for `node`: its dependents do the work elsewhere."""
     if not used.handled_by or not view.structured:
         return False
     handlers = {(crate_key(h.crate), h.feature) for h in used.handled_by}
@@ -159,10 +151,8 @@ def handled_elsewhere(used: UsedWhen, view: BuildView, node: Node) -> bool:
 
 
 def arrived_anyway(used: UsedWhen, view: BuildView, node: Node) -> bool:
-    """Whether a dependency of `node` named in the rule's `unless-dependency-has` is built with
-    its feature anyway: the missing feature only forwards to it, and it arrived by another path
-    (curve25519-dalek's `precomputed-tables` from x25519-dalek's defaults under an ed25519-dalek
-    without `fast`). Without edges (saved tree text), any such crate in the build counts."""
+    """Whether `UsedWhen.unless_dependency_has` holds for `node`. Without edges (saved tree
+    text), any such crate in the build counts."""
     if not used.unless_dependency_has:
         return False
     wanted = {(crate_key(d.crate), d.feature) for d in used.unless_dependency_has}
@@ -175,8 +165,7 @@ def arrived_anyway(used: UsedWhen, view: BuildView, node: Node) -> bool:
 
 
 def reported_above(used: UsedWhen, view: BuildView, node: Node) -> bool:
-    """Whether a crate named in the rule's `unless-dependent` depends on `node` in this build:
-    that crate's rule speaks for the loss (see UsedWhen.unless_dependent)."""
+    """Whether `UsedWhen.unless_dependent` holds for `node` in this build."""
     if not used.unless_dependent:
         return False
     above = _keys(used.unless_dependent)
@@ -248,7 +237,6 @@ def used_evidence(used: UsedWhen, view: BuildView, node: Node) -> str | None:
                 means = selected_by.means or f"selects {node.name}"
                 return f"the `{feature}` feature of {ancestor.name} {ancestor.version} {means}"
     for ancestor in sorted(view.graph.ancestors(node)) if used.direct else ():
-        # A package the user owns (a path package) depends on `node` directly.
         if ancestor.package.is_local and node in view.graph.dependencies(ancestor):
             return f"{node.name} is a direct dependency of {ancestor.name}"
     if used.reachable:
@@ -257,11 +245,7 @@ def used_evidence(used: UsedWhen, view: BuildView, node: Node) -> str | None:
 
 
 def _reachable(view: BuildView, node: Node, avoiding: tuple[str, ...]) -> str | None:
-    """Evidence when a path package reaches `node` without going through `avoiding` crates.
-
-    gemm under burn-flex and matrixmultiply under burn-ndarray are the backends' own business
-    (their rules report them); the same crates reached another way are the user's own use.
-    """
+    """Evidence when a path package reaches `node` without going through `avoiding` crates."""
     if not view.structured:
         return None
     keys = _keys(avoiding)

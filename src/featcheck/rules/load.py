@@ -1,22 +1,5 @@
-"""Reading a rule spec from a TOML table, strictly.
-
-The same reader takes the built-in files (`featcheck/rules/builtin/*.toml`) and the `[[rule]]`
-entries of a project's configuration. Every problem is a `SpecError` naming the key path it is
-at, so that the caller can point at the file, line and column.
-
-    code = "ACME001"                      # built-ins: FC + 3 digits; user rules: any other
-    name = "regex-without-perf"           #   LETTERS+DIGITS code, and a kebab-case name
-    crates = ["regex"]                    # or [{ name = "regex", versions = ">=1.9" }]
-    feature = "perf"                      # the feature whose absence is the finding
-    kind = "missing"                      # or "present": the feature being on is the finding
-    severity = "error"                    # error | warning (default) | info
-    summary = "regex is built without `perf`"
-    consequence = "matching runs without its literal optimisations"
-    used-when = { direct-dependency = true }   # default: reachable from the member at all
-    target-needs = ["threads"]            # std | threads; `targets = ["x86_64-*"]` patterns
-    [doc]                                 # what, why, example, fix, fix-example, fix-safety,
-    why = "our services measured 3x"      #   ignore, references
-"""
+"""Reading a rule spec from a TOML table, strictly: a built-in file or a project's `[[rule]]`
+(see `spec`; the keys and what each means: docs/writing-rules.md)."""
 
 from __future__ import annotations
 
@@ -141,7 +124,6 @@ def parse_rule(table: Any, *, builtin: bool) -> Rule:
 
 
 def _code(table: Mapping[str, Any], *, builtin: bool) -> str:
-    """`code`: FC and three digits for a built-in rule; a team's own prefix otherwise."""
     code = string_value(table, "code", ())
     if builtin and not BUILTIN_CODE.fullmatch(code):
         raise SpecError("a built-in rule's code is FC and three digits", ("code",))

@@ -1,8 +1,7 @@
 """A rule as data: which crates, which feature, when the crate counts as used, on which targets.
 
-Built-in rules are TOML files in `featcheck/rules/builtin/`; user rules are the same tables under
-`[[rule]]` in `featcheck.toml` or `[workspace.metadata.featcheck]`. `featcheck.rules.load` reads
-them; `featcheck.rules.detect` evaluates them. A rule carries no code of its own.
+The form, where specs are written and what each key means: docs/writing-rules.md. `load` reads
+a spec, `detect` evaluates it; a rule carries no code of its own.
 
 The values a spec is made of are each read strictly (below the records): a `SpecError` names
 the key path of anything else, so that the caller can point at the file, line and column.
@@ -35,8 +34,7 @@ class Kind(Enum):
     MISSING = "missing"
     """The crate is built without it (the feature would make it faster)."""
     PRESENT = "present"
-    """The crate is built with it (the feature costs speed when on; feature unification can
-    switch it on from anywhere in the graph)."""
+    """The crate is built with it (the feature costs speed when on)."""
 
 
 @dataclass(frozen=True)
@@ -78,17 +76,13 @@ class ThirdParty:
     severity: Severity
     """The severity then (the rule's own severity applies to the user's own use)."""
     own: tuple[str, ...] = ()
-    """Crates whose direct use makes the flagged crate the user's own: a member that depends on
-    ndarray itself uses matrixmultiply, whoever else brings it in."""
+    """Crates whose direct use makes the flagged crate the user's own use."""
 
 
 @dataclass(frozen=True)
 class UsedWhen:
-    """When a crate in the build counts as used; any one condition is enough.
-
-    A crate can be linked without doing the work (burn-flex in a GPU-only build, gemm under
-    burn-flex whose own rule reports it), so a rule fires only where the user's build uses it.
-    """
+    """When a crate in the build counts as used; any one condition is enough (`used-when` in
+    docs/writing-rules.md says why, and what each key means)."""
 
     built: bool = False
     """Being built is being used (crates that are optional wherever they appear)."""
@@ -100,19 +94,13 @@ class UsedWhen:
     avoiding: tuple[str, ...] = ()
     """Crates whose own rules report the crate (gemm under burn-flex is FC001's business)."""
     handled_by: tuple[HandledBy, ...] = ()
-    """Not used where every crate that depends on it (other than `avoiding`) is one of these
-    with its feature: the work goes elsewhere."""
+    """Not used where every dependent (other than `avoiding`) is one of these with its feature."""
     unless_dependency_has: tuple[HandledBy, ...] = ()
-    """Not used where the flagged crate's dependency `crate` is built with `feature` anyway:
-    what the missing feature only forwards arrived by another path (ed25519-dalek's `fast` is
-    curve25519-dalek's `precomputed-tables`, which x25519-dalek's defaults also turn on)."""
+    """Not used where the flagged crate's dependency `crate` is built with `feature` anyway."""
     unless_dependent: tuple[str, ...] = ()
-    """Not used where one of these crates depends on the flagged one: its own rule reports the
-    same loss, and its fix turns the feature on for both (cargo builds the crate once). A regex
-    without `perf` is FC011's finding, and regex's `perf` gives regex-automata `perf-literal`."""
+    """Not used where one of these crates depends on the flagged one: its rule reports the loss."""
     third_party: ThirdParty | None = None
-    """The severity where only crates the user does not own bring the crate in; None: the
-    rule's severity everywhere."""
+    """None: the rule's severity wherever the crate comes from."""
 
 
 @dataclass(frozen=True)
@@ -127,24 +115,17 @@ class TargetScope:
 
 @dataclass(frozen=True)
 class RuleDoc:
-    """The documentation sections of a rule (`featcheck rule CODE`, docs/rules.md)."""
+    """The documentation sections of a rule (`featcheck rule CODE`, docs/rules.md), each as
+    the `[doc]` table of docs/writing-rules.md describes it."""
 
     what: str = ""
-    """What it does: what the rule checks."""
     why: str = ""
-    """Why it matters, with the measured numbers and their source."""
     example: str = ""
-    """A manifest declaration that triggers it (TOML)."""
     fix: str = ""
-    """Use instead: the change to make, in words."""
     fix_example: str = ""
-    """The fixed declaration (TOML), where it helps."""
     fix_safety: str = ""
-    """What applying the fix may change besides speed."""
     ignore: str = ""
-    """When to ignore it, and how."""
     references: tuple[str, ...] = ()
-    """Where the facts come from: crate docs, feature tables, measurements."""
 
     @property
     def why_line(self) -> str:
@@ -162,28 +143,21 @@ class Rule:
     """One rule: a crate built without a feature, where the build uses the crate."""
 
     code: str
-    """Stable code, never reused: `FC001` for built-ins, the team's own prefix for user rules."""
     name: str
-    """kebab-case name, e.g. `flex-without-rayon`."""
     severity: Severity
     """Default severity for binaries; library-only members get INFO."""
     summary: str
-    """One line: what the rule checks."""
     crates: tuple[CrateMatch, ...]
     feature: str
-    """The feature whose absence is the finding (a crate entry may name its own); with `kind`
-    PRESENT, the feature whose presence is."""
+    """The feature whose absence is the finding (with `kind` PRESENT, whose presence is)."""
     consequence: str
     """Completes "X is built without `F`: ...", e.g. `every matmul runs on one core`."""
     kind: Kind = Kind.MISSING
     used_when: UsedWhen = field(default_factory=lambda: UsedWhen(reachable=True))
     targets: TargetScope = field(default_factory=TargetScope)
     requires: tuple[str, ...] = ()
-    """Features the crate must already have for the rule to speak (FC017 needs flate2's
-    `zlib-rs`). Where a rule reports the crate for lacking one and its fix adds this rule's
-    feature too, that rule speaks first instead (FC001, `also-add = ["simd"]`, for FC003's
-    `rayon`), and this one reports only where no finding of it stands: FC001 ignored or
-    suppressed leaves FC003 to report `simd` (stages/deferral.py)."""
+    """Features the crate must already have for the rule to speak; "Requires" in
+    docs/writing-rules.md says which rule then speaks first (stages/deferral.py)."""
     companions: tuple[str, ...] = ()
     """Features the fix also adds where they are missing (FC001 adds `simd` with `rayon`)."""
     enabled_by_default: bool = True
@@ -208,7 +182,6 @@ class Rule:
         return text.replace(CRATE_PLACEHOLDER, crates)
 
     def crate_names(self) -> tuple[str, ...]:
-        """The crate names, each once, in spec order."""
         return tuple(dict.fromkeys(c.name for c in self.crates))
 
 
@@ -244,7 +217,6 @@ def known_keys(
     what: str,
     required: tuple[str, ...] = (),
 ) -> None:
-    """Every key of `table` is one of `known`, and each of `required` is there."""
     for key in table:
         if key not in known:
             raise SpecError(
