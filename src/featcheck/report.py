@@ -46,7 +46,8 @@ class Edit:
 
     @property
     def adds_declaration(self) -> bool:
-        """An optional new line goes with an `add-feature-values` edit that names it (`dep:KEY`)."""
+        """A new `[dependencies]` line; an optional one comes with the `add-feature-values` edit
+        whose feature turns it on (`dep:KEY`)."""
         return self.action.endswith("dependency")
 
     def declared_table(self) -> dict[str, object]:
