@@ -138,7 +138,6 @@ class _Everything(Record):
 
 
 def _closure(start: T, following: Callable[[T], Iterable[T]]) -> set[T]:
-    """`start` and everything reached from it."""
     found = {start}
     pending = [start]
     while pending:

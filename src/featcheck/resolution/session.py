@@ -291,7 +291,6 @@ class GraphBuilder:
                     self._child_nodes(masked | side)
 
     def node(self, key: int) -> Node:
-        """The identity of a unit: package, features, proc-macro mark and side."""
         node = self.nodes.get(key)
         if node is None:
             package = self.context.index.packages[key >> 1]
@@ -375,7 +374,6 @@ def _changed(before: dict[int, set[str]], after: dict[int, set[str]]) -> set[int
 
 
 def _without(table: dict[int, T], keys: set[int]) -> dict[int, T]:
-    """A copy of `table` without `keys`."""
     kept = dict(table)
     for key in keys:
         kept.pop(key, None)
