@@ -113,10 +113,7 @@ class Edge(NamedTuple):
 
 @dataclass(frozen=True, eq=False, slots=True)
 class Package:
-    """One package of the resolve: identity, manifest, feature table, declarations and edges.
-
-    Compared by identity: the workspace holds one record per package.
-    """
+    """Compared by identity: the workspace holds one record per package."""
 
     index: int
     """Position in the workspace's package table: what graph keys and edges use."""
@@ -247,8 +244,7 @@ def parse_feature_values(texts: list[str] | tuple[str, ...]) -> tuple[FeatureVal
 
 @cache
 def crate_key(name: str) -> str:
-    """`name` as crates.io compares it: `_` read as `-`, case ignored. (Kept per name: the
-    rules and the fix search compare every package of every build they look at.)"""
+    """Cached: the rules and the fix search compare every package of every build they see."""
     return name.replace("_", "-").lower()
 
 

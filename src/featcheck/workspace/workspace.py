@@ -44,9 +44,6 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True, eq=False)
 class Workspace(Mapping[str, Package]):
-    """The workspace as cargo sees it: its packages by id (as a mapping), and by list position
-    (`packages`, for the resolver), with ids mapped to positions."""
-
     root: Path
     packages: PackageTable = field(repr=False)
     by_id: dict[str, int] = field(repr=False)
@@ -106,7 +103,6 @@ class Workspace(Mapping[str, Package]):
         return {ref: package_id for package_id, ref in self.packages.refs().items()}
 
     def find(self, name: str, version: str) -> Package | None:
-        """The package with this name and version, if metadata lists it."""
         return next((p for p in self.values() if p.name == name and p.version == version), None)
 
 
