@@ -80,12 +80,10 @@ class FeatureSelection(NamedTuple):
     def of(
         cls, features: Iterable[str] = (), *, no_default: bool = False, all_features: bool = False
     ) -> FeatureSelection:
-        """A selection with its features validated and put in a canonical order."""
         return cls(tuple(sorted(parse_features(features))), no_default, all_features)
 
     @property
     def is_default(self) -> bool:
-        """Plain `cargo build`: the default features and nothing else."""
         return self == DEFAULT
 
     def cargo_args(self) -> list[str]:
@@ -193,7 +191,6 @@ class AuditOptions(NamedTuple):
     select: tuple[str, ...] = ()
     """Rules to run besides the defaults (codes or names), e.g. the opt-in hints."""
     ignore: tuple[str, ...] = ()
-    """Rules not to run."""
     check_new_packages: bool = True
     """Before calling a fix confirmed that turns on dependencies Cargo.lock holds no version
     of, let cargo resolve all such fixes once over a temporary copy (False: memory decides)."""
