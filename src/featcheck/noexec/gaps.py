@@ -77,7 +77,6 @@ class Completeness:
     def reach(
         self, graph: DependencyGraph, member: Package, target: str, rules: Iterable[Rule]
     ) -> BuildReach:
-        """What the unread packages may change in `member`'s build on `target`."""
         if not self.unread:
             return BuildReach(frozenset(), frozenset(), None)
         if self.resolver == 1:

@@ -92,9 +92,6 @@ def build_metadata(
 
 @dataclass
 class PathPackages:
-    """The path packages reachable from the members (its members and every path dependency
-    they reach, read only inside the workspace root): read ones, and those outside the root."""
-
     read: dict[Path, PackageManifest] = field(default_factory=dict)
     outside: dict[str, Path] = field(default_factory=dict)
     """Package name -> directory, for path dependencies outside the workspace root."""

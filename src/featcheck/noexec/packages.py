@@ -166,8 +166,6 @@ def _features(data: Mapping[str, Any], declarations: Iterable[Declaration]) -> d
 
 @dataclass(frozen=True)
 class PackageManifest:
-    """One package manifest that was read."""
-
     path: Path
     name: str
     version: str

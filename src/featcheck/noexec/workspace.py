@@ -30,8 +30,6 @@ once per directory of the pattern, and no workspace nests its members that deep.
 
 @dataclass(frozen=True)
 class WorkspaceLayout:
-    """The workspace root, its manifest's data, and the directories of its members."""
-
     root: Path
     root_data: Mapping[str, Any]
     members: tuple[Path, ...]
@@ -44,7 +42,6 @@ class WorkspaceLayout:
     """The checkout's root (boundary.py): no file is read through a link out of it."""
 
     def is_excluded(self, directory: Path) -> bool:
-        """Whether `directory` lies under a `workspace.exclude` entry."""
         return any(directory.is_relative_to(e) for e in self.excluded)
 
     def is_inside(self, directory: Path) -> bool:
