@@ -97,8 +97,7 @@ def resolve_builds(
 
     Keys are (member package id, target triple). `index` is the workspace's package table, from
     `cargo metadata --format-version 1` run without `--filter-platform` or feature flags (its
-    resolve must hold every platform's edges) or from files (`--no-exec`). `resolver` is 1, 2
-    or 3 (see `resolver_version`).
+    resolve must hold every platform's edges) or from files (`--no-exec`).
     `host` is the cfg of the machine cargo runs on: build scripts, proc-macros and their
     dependencies are built for it, so their `[target.X]` tables are evaluated against it. It
     defaults to each target's own cfg, which is exact when auditing the host target.
