@@ -152,11 +152,7 @@ class Listed(NamedTuple):
 class PackageTable(Sequence[Package]):
     """The packages of a workspace by position, each indexed the first time it is asked for: a
     build reaches a fraction of what the lockfile lists (other targets' dependencies,
-    dev-dependencies of dependencies), and an audit pays only for what it reaches.
-
-    Each source reads its own answer: `cargo_metadata.CargoPackages` cargo's metadata,
-    `noexec.metadata`'s `FilePackages` the manifests and Cargo.lock. What they share is here:
-    the laziness, the edited copies, and binding declarations to the packages they resolved to."""
+    dev-dependencies of dependencies), and an audit pays only for what it reaches."""
 
     def __init__(self, listed: list[Listed]) -> None:
         self.listed = listed
@@ -343,11 +339,8 @@ def declarations_for_edge(
     extern: str | None,
     library: str | None,
 ) -> list[Declaration]:
-    """The declarations of a package that resolved to package `name` `version` along an edge
-    of `kinds`, whose extern crate name is `extern` (None: not known), the package's library
-    being `library` (its crate name). `kinds` is None for a dependency that metadata
-    lists only in `dependencies` (a package without a library target), matched by name alone.
-    """
+    """`extern` None: not known. `kinds` is None for a dependency that metadata lists only in
+    `dependencies` (a package without a library target), matched by name alone."""
     named = [decl for decl in declarations if decl.name == name]
     if kinds is None:
         return _narrow_by_version(named, version)
