@@ -72,7 +72,6 @@ def build_metadata(
     lock = lock_entries(lock_path, layout.checkout, deadline)
     paths = walk_path_packages(layout, deadline)
     refuse_cycles(paths)
-    # The directory of the audited manifest, which must be the root or one of its members.
     audited = Path(os.path.normpath(manifest.absolute().parent))
     if audited != layout.root and audited not in paths.members:
         raise FeatcheckError(
