@@ -42,11 +42,9 @@ class BuildReach:
     """Set when a rule that ran checks a crate among `uncertain`."""
 
     def hides(self, node: Node) -> bool:
-        """Whether nothing can be said of `node`: its manifest was not read."""
         return node.package in self.unread_nodes
 
     def is_uncertain(self, node: Node) -> bool:
-        """Whether unread packages could turn on features of `node`."""
         return node.package in self.uncertain
 
 

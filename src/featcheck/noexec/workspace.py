@@ -163,8 +163,6 @@ def _find_root(
 
 
 def discover_workspace(manifest: Path, checkout: Path | None = None) -> WorkspaceLayout:
-    """The workspace `manifest` belongs to, with its members (as cargo finds them), in the
-    checkout rooted at `checkout` (found from the manifest when not given)."""
     manifest = _normalized(manifest.absolute())
     checkout = checkout_root(manifest) if checkout is None else checkout
     data = read_manifest(manifest, root=checkout).data
