@@ -65,7 +65,6 @@ class DeclarationSite:
 
     @property
     def local_path(self) -> str | None:
-        """The `path = ...` of a path dependency."""
         if isinstance(self.value, dict) and isinstance(self.value.get("path"), str):
             return str(self.value["path"])
         return None
