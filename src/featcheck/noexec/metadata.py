@@ -2,12 +2,9 @@
 
 Inputs: the workspace's manifests, its Cargo.lock, and each registry package's manifest as
 unpacked in `$CARGO_HOME/registry/src/*/NAME-VERSION/` or in `vendor/` at the workspace root,
-or in the local source that replaces its registry (`noexec.sources`). Each package of Cargo.lock
-is a position of the package table (`FilePackages`), read into the model when the resolution
-first reaches it: its declarations bound to the lock packages they resolved to, as cargo's
-resolve binds them. Package ids follow cargo 1.95: `registry+URL#NAME@VERSION`, and for path
-packages `path+file:///DIR#VERSION` (`#NAME@VERSION` when the directory is not named after the
-package).
+or in the local source that replaces its registry (`noexec.sources`). Package ids follow cargo
+1.95: `registry+URL#NAME@VERSION`, and for path packages `path+file:///DIR#VERSION`
+(`#NAME@VERSION` when the directory is not named after the package).
 
 A package of the lockfile whose manifest is not on disk (never downloaded, a git dependency, a
 path outside the workspace root) is not a reason to stop: it enters the model *unread* — no

@@ -4,9 +4,8 @@ Built once per answer: from `cargo metadata --format-version 1` (`cargo_metadata
 the files a `--no-exec` audit reads (`noexec.metadata.build_metadata`), each source reading its
 packages into the model itself (a `PackageTable`).
 
-Everything that does not depend on the member or the target is computed once per package:
-feature tables parsed into `FeatureValue`s, each resolved edge bound to its declaration, and what
-a declaration asks of the package it names (its features, plus `default` when used and defined).
+What does not depend on the member or the target (feature tables parsed into `FeatureValue`s,
+edges bound to their declarations) is computed once per package.
 """
 
 from __future__ import annotations
