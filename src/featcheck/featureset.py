@@ -212,15 +212,13 @@ class AuditOptions(NamedTuple):
     """Start no process: read the manifests, Cargo.lock and the dependency manifests in the
     local cargo registry or vendor/, with built-in target cfgs; no fix is confirmed safe."""
     configurations: tuple[FeatureSelection, ...] = ()
-    """Feature selections to audit (`--features`, `--no-default-features`, `--all-features`);
-    empty means the configuration's `configurations`, else the default features."""
+    """Feature selections to audit; empty means the configuration's, else the default features."""
     each_feature: bool = False
     """Also audit each feature of each member on its own (`--each-feature`)."""
     on_progress: Callable[[str], None] | None = None
     """Called with a short text while cargo downloads (the CLI's progress line)."""
     root: Path | None = None
-    """What reported paths are relative to (`--root`); None: the repository root above the
-    audited directory, else that directory (see `stages.finish.report_root`)."""
+    """What reported paths are relative to (`--root`); None: see `stages.finish.report_root`."""
     setup: CommandSetup | None = None
     """For a copy of the audited tree (the one `--fix` and `--diff` resolve and audit): the
     audit's cargo, toolchain, environment and configuration, so that cargo answers for the copy

@@ -128,8 +128,7 @@ class Package:
     features: dict[str, tuple[FeatureValue, ...]]
     declarations: tuple[Declaration, ...]
     edges: tuple[Edge, ...] = ()
-    """The resolved edges, each bound to its declaration; empty for a package nothing in any
-    build depends on."""
+    """Each bound to its declaration; empty for a package nothing in any build depends on."""
     unresolved: frozenset[str] = frozenset()
     """Keys of normal and build dependencies the resolve holds no package for: optional ones
     nothing in the workspace turns on, so Cargo.lock does not know which version they get."""
@@ -180,8 +179,7 @@ class NewDependency:
     features: tuple[str, ...]
     """What the entry asks of `dep` (`default` among them when it keeps the defaults)."""
     behind: str | None = None
-    """The package's own feature that turns the entry on (`dep:KEY` added to it): the entry
-    is optional; None: it is not."""
+    """The package's own feature that turns the entry on (`dep:KEY` added to it); None: required."""
 
 
 ModelEdit = MoreFeatures | NewDependency
