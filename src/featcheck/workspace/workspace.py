@@ -317,11 +317,8 @@ def is_registry(source: str | None) -> bool:
 
 
 def _narrow_by_version(candidates: list[Declaration], version: str) -> list[Declaration]:
-    """Of several declarations for one (kind, target), keep those whose requirement matches.
-
-    Only a workspace that declares one package twice in the same table under different renames
-    gets here; the requirement is the only thing left that says which version each one wants.
-    """
+    """Only a workspace that declares one package twice in the same table under different renames
+    gets here; the requirement is the only thing left that says which version each one wants."""
     fitting = [decl for decl in candidates if matches(decl.req, version)]
     return fitting or candidates
 
