@@ -80,12 +80,10 @@ class FeatureSelection(NamedTuple):
     def of(
         cls, features: Iterable[str] = (), *, no_default: bool = False, all_features: bool = False
     ) -> FeatureSelection:
-        """A selection with its features validated and put in a canonical order."""
         return cls(tuple(sorted(parse_features(features))), no_default, all_features)
 
     @property
     def is_default(self) -> bool:
-        """Plain `cargo build`: the default features and nothing else."""
         return self == DEFAULT
 
     def cargo_args(self) -> list[str]:
@@ -193,7 +191,6 @@ class AuditOptions(NamedTuple):
     select: tuple[str, ...] = ()
     """Rules to run besides the defaults (codes or names), e.g. the opt-in hints."""
     ignore: tuple[str, ...] = ()
-    """Rules not to run."""
     check_new_packages: bool = True
     """Before calling a fix confirmed that turns on dependencies Cargo.lock holds no version
     of, let cargo resolve all such fixes once over a temporary copy (False: memory decides)."""
@@ -215,15 +212,13 @@ class AuditOptions(NamedTuple):
     """Start no process: read the manifests, Cargo.lock and the dependency manifests in the
     local cargo registry or vendor/, with built-in target cfgs; no fix is confirmed safe."""
     configurations: tuple[FeatureSelection, ...] = ()
-    """Feature selections to audit (`--features`, `--no-default-features`, `--all-features`);
-    empty means the configuration's `configurations`, else the default features."""
+    """Feature selections to audit; empty means the configuration's, else the default features."""
     each_feature: bool = False
     """Also audit each feature of each member on its own (`--each-feature`)."""
     on_progress: Callable[[str], None] | None = None
     """Called with a short text while cargo downloads (the CLI's progress line)."""
     root: Path | None = None
-    """What reported paths are relative to (`--root`); None: the repository root above the
-    audited directory, else that directory (see `stages.finish.report_root`)."""
+    """What reported paths are relative to (`--root`); None: see `stages.finish.report_root`."""
     setup: CommandSetup | None = None
     """For a copy of the audited tree (the one `--fix` and `--diff` resolve and audit): the
     audit's cargo, toolchain, environment and configuration, so that cargo answers for the copy

@@ -286,3 +286,15 @@ def breadth_first(
                 previous[following] = current
                 queue.append(following)
     return None
+
+
+def closure(starts: Iterable[T], following: Callable[[T], Iterable[T]]) -> set[T]:
+    """`starts` and everything reached from them."""
+    found = set(starts)
+    pending = list(found)
+    while pending:
+        for later in following(pending.pop()):
+            if later not in found:
+                found.add(later)
+                pending.append(later)
+    return found

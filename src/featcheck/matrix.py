@@ -40,8 +40,6 @@ _Build = TypeVar("_Build")
 
 @dataclass
 class ConfigurationPlan:
-    """The feature selections to resolve per member, and the configurations that cannot be."""
-
     selections: dict[str, list[FeatureSelection]] = field(default_factory=dict)
     """By member package id, in audit order; the first one is the member's base build."""
     errors: list[str] = field(default_factory=list)
@@ -51,8 +49,6 @@ class ConfigurationPlan:
     dependencies; absent when it is resolved itself."""
 
     def distinct_jobs(self) -> list[tuple[str, FeatureSelection]]:
-        """The (member id, selection) pairs that are resolved: every pair of the plan but
-        those `same_as` maps to another."""
         return [
             (member, s)
             for member, found in self.selections.items()
@@ -87,14 +83,10 @@ def plan_configurations(
     self_audited: frozenset[str] = frozenset(),
     deadline: Deadline = NO_DEADLINE,
 ) -> ConfigurationPlan:
-    """The selections of each member.
-
-    `requested` are the user's configurations (default features when empty). `each` expands
-    every one as `--each-feature` does. `legacy_root` is the id of the root package of a
-    resolver 1 workspace, where cargo applies the flags to that package only: other members are
-    audited with their defaults there, and a configuration for them is reported as refused.
-    Members in `self_audited` (ids) are never resolved as another configuration (see above).
-    """
+    """`legacy_root` is the id of the root package of a resolver 1 workspace, where cargo
+    applies the flags to that package only: other members are audited with their defaults
+    there, and a configuration for them is reported as refused. Members in `self_audited`
+    (ids) are never resolved as another configuration (see the module docstring)."""
     plan = ConfigurationPlan()
     valid: list[FeatureSelection] = []
     for selection in requested or [DEFAULT]:

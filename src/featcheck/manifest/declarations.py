@@ -41,7 +41,6 @@ class DeclarationSite:
     value: Any
     """The declared value: a version string or a table."""
     kind: DependencyKind
-    """The kind of table it is written in."""
     inherited: DeclarationSite | None = field(default=None, compare=False)
     """The `[workspace.dependencies]` entry this `workspace = true` declaration inherits, where
     the workspace root was given and has it."""
@@ -58,7 +57,6 @@ class DeclarationSite:
 
     @property
     def version(self) -> str | None:
-        """The version requirement written here, if any."""
         if isinstance(self.value, str):
             return self.value
         if isinstance(self.value, dict) and isinstance(self.value.get("version"), str):
@@ -67,13 +65,11 @@ class DeclarationSite:
 
     @property
     def local_path(self) -> str | None:
-        """The `path = ...` of a path dependency."""
         if isinstance(self.value, dict) and isinstance(self.value.get("path"), str):
             return str(self.value["path"])
         return None
 
     def default_features_entry(self) -> tuple[KeyPath, Entry] | None:
-        """Where `default-features` is written in this declaration, if it is."""
         for key in _DEFAULT_FEATURES_KEYS:
             path = (*self.path, key)
             entry = self.manifest.entry(path)

@@ -32,7 +32,6 @@ class ManifestDocument:
         return index_spans(self.text)
 
     def entry(self, path: KeyPath) -> Entry | None:
-        """Where `path` is written, if it is."""
         return self.spans.get(path)
 
     def line_text(self, line: int) -> str:
@@ -43,7 +42,6 @@ class ManifestDocument:
         return text.removesuffix("\r")
 
     def get(self, *keys: str) -> Any:
-        """The value at a key path, or None."""
         node: Any = self.data
         for key in keys:
             if not isinstance(node, dict) or key not in node:

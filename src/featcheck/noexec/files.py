@@ -75,7 +75,6 @@ _CHECK_EVERY = 4096
 
 
 def _cargo_layout(text: str, deadline: Deadline = NO_DEADLINE) -> dict[str, Any] | None:
-    """The TOML data of `text` when it is laid out as cargo writes Cargo.lock, else None."""
     document: dict[str, Any] = {}
     packages: list[dict[str, Any]] = []
     current: dict[str, Any] | None = None

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, cast
 
 from featcheck.cargo.failures import printable
+from featcheck.graph import closure
 from featcheck.report import BuildGap
 from featcheck.severity import plural
 from featcheck.workspace.model import crate_key
@@ -42,11 +43,9 @@ class BuildReach:
     """Set when a rule that ran checks a crate among `uncertain`."""
 
     def hides(self, node: Node) -> bool:
-        """Whether nothing can be said of `node`: its manifest was not read."""
         return node.package in self.unread_nodes
 
     def is_uncertain(self, node: Node) -> bool:
-        """Whether unread packages could turn on features of `node`."""
         return node.package in self.uncertain
 
 
@@ -64,30 +63,22 @@ class Completeness:
             self.refs, self.below = table.refs(), table.resolved_dependencies()
         self.unread_refs = {self.refs[i]: i for i in self.unread if i in self.refs}
 
-    def _closure(self, starts: Iterable[str]) -> set[str]:
-        seen = set(starts)
-        stack = list(seen)
-        while stack:
-            for dependency in self.below.get(stack.pop(), ()):
-                if dependency not in seen:
-                    seen.add(dependency)
-                    stack.append(dependency)
-        return seen
+    def _below(self, package_id: str) -> tuple[str, ...]:
+        return self.below.get(package_id, ())
 
     def reach(
         self, graph: DependencyGraph, member: Package, target: str, rules: Iterable[Rule]
     ) -> BuildReach:
-        """What the unread packages may change in `member`'s build on `target`."""
         if not self.unread:
             return BuildReach(frozenset(), frozenset(), None)
         if self.resolver == 1:
             # Resolver 1 unifies build- and dev-dependencies into the build, which the graph
             # of normal edges does not show: count every unread package the member may reach.
-            active = {i for i in self._closure([member.id]) if i in self.unread}
+            active = {i for i in closure([member.id], self._below) if i in self.unread}
         else:
             in_build = {node.package for node in graph.nodes()}
             active = {i for r, i in self.unread_refs.items() if r in in_build}
-        reached = self._closure(active)
+        reached = closure(active, self._below)
         uncertain = frozenset(self.refs[i] for i in reached if i in self.refs)
         # The crates the rules look at: those they check, and those whose features select
         # them (as crates.io compares names).

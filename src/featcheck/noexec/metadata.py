@@ -2,12 +2,9 @@
 
 Inputs: the workspace's manifests, its Cargo.lock, and each registry package's manifest as
 unpacked in `$CARGO_HOME/registry/src/*/NAME-VERSION/` or in `vendor/` at the workspace root,
-or in the local source that replaces its registry (`noexec.sources`). Each package of Cargo.lock
-is a position of the package table (`FilePackages`), read into the model when the resolution
-first reaches it: its declarations bound to the lock packages they resolved to, as cargo's
-resolve binds them. Package ids follow cargo 1.95: `registry+URL#NAME@VERSION`, and for path
-packages `path+file:///DIR#VERSION` (`#NAME@VERSION` when the directory is not named after the
-package).
+or in the local source that replaces its registry (`noexec.sources`). Package ids follow cargo
+1.95: `registry+URL#NAME@VERSION`, and for path packages `path+file:///DIR#VERSION`
+(`#NAME@VERSION` when the directory is not named after the package).
 
 A package of the lockfile whose manifest is not on disk (never downloaded, a git dependency, a
 path outside the workspace root) is not a reason to stop: it enters the model *unread* — no
@@ -72,7 +69,6 @@ def build_metadata(
     lock = lock_entries(lock_path, layout.checkout, deadline)
     paths = walk_path_packages(layout, deadline)
     refuse_cycles(paths)
-    # The directory of the audited manifest, which must be the root or one of its members.
     audited = Path(os.path.normpath(manifest.absolute().parent))
     if audited != layout.root and audited not in paths.members:
         raise FeatcheckError(
@@ -92,9 +88,6 @@ def build_metadata(
 
 @dataclass
 class PathPackages:
-    """The path packages reachable from the members (its members and every path dependency
-    they reach, read only inside the workspace root): read ones, and those outside the root."""
-
     read: dict[Path, PackageManifest] = field(default_factory=dict)
     outside: dict[str, Path] = field(default_factory=dict)
     """Package name -> directory, for path dependencies outside the workspace root."""

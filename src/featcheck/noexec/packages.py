@@ -166,8 +166,6 @@ def _features(data: Mapping[str, Any], declarations: Iterable[Declaration]) -> d
 
 @dataclass(frozen=True)
 class PackageManifest:
-    """One package manifest that was read."""
-
     path: Path
     name: str
     version: str
@@ -307,7 +305,6 @@ of the entries directly in a directory, sorted (empty when none)."""
 
 
 def _has_binary(data: Mapping[str, Any], files: PackageFiles) -> bool:
-    """Whether the package has a binary: a named `[[bin]]`, or one cargo discovers."""
     declared = data.get("bin")
     if isinstance(declared, list) and any(isinstance(table(b).get("name"), str) for b in declared):
         return True

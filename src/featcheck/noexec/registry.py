@@ -310,7 +310,6 @@ class ManifestCache:
         return data if fits and isinstance(data, dict) else None
 
     def put(self, manifest: Path, data: dict[str, Any]) -> None:
-        """Remember `data` for `manifest` as it is now."""
         stamp = _stamp(manifest)
         if self.directory is not None and stamp is not None:
             entry = {"path": str(manifest), "stamp": stamp, "data": data}

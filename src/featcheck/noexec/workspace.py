@@ -30,8 +30,6 @@ once per directory of the pattern, and no workspace nests its members that deep.
 
 @dataclass(frozen=True)
 class WorkspaceLayout:
-    """The workspace root, its manifest's data, and the directories of its members."""
-
     root: Path
     root_data: Mapping[str, Any]
     members: tuple[Path, ...]
@@ -44,7 +42,6 @@ class WorkspaceLayout:
     """The checkout's root (boundary.py): no file is read through a link out of it."""
 
     def is_excluded(self, directory: Path) -> bool:
-        """Whether `directory` lies under a `workspace.exclude` entry."""
         return any(directory.is_relative_to(e) for e in self.excluded)
 
     def is_inside(self, directory: Path) -> bool:
@@ -166,8 +163,6 @@ def _find_root(
 
 
 def discover_workspace(manifest: Path, checkout: Path | None = None) -> WorkspaceLayout:
-    """The workspace `manifest` belongs to, with its members (as cargo finds them), in the
-    checkout rooted at `checkout` (found from the manifest when not given)."""
     manifest = _normalized(manifest.absolute())
     checkout = checkout_root(manifest) if checkout is None else checkout
     data = read_manifest(manifest, root=checkout).data

@@ -4,9 +4,7 @@
 answer follows from `cargo metadata --format-version 1` (every package's feature table and
 declarations, and the resolved edges) plus each target's `rustc --print cfg`. `resolve_builds`
 runs cargo's feature resolver over that data for each (member, target) and returns the graph
-`cargo tree` would print, so the rest of featcheck can use either path. `resolve_configurations`
-resolves members under cargo's feature selection flags (`featureset.FeatureSelection`),
-`resolver_version` says which resolver the workspace root selects.
+`cargo tree` would print, so the rest of featcheck can use either path.
 
 Which resolver a workspace uses `cargo metadata` does not say. cargo takes it from the workspace
 root manifest only (members' settings are ignored, with a warning): `[workspace] resolver`, else
@@ -49,12 +47,9 @@ def _parse_resolver(value: object, where: str) -> int:
 
 
 def resolver_version(root_manifest_data: Mapping[str, Any], root_edition: str | None = None) -> int:
-    """The resolver of the workspace whose root manifest is `root_manifest_data` (parsed TOML).
-
-    `root_edition` is the root package's edition as `cargo metadata` reports it (`edition` of
+    """`root_edition` is the root package's edition as `cargo metadata` reports it (`edition` of
     that package: inheritance from `[workspace.package]` already applied); when None it is read
-    from the manifest, following `edition.workspace = true`.
-    """
+    from the manifest, following `edition.workspace = true`."""
     workspace = root_manifest_data.get("workspace")
     package = root_manifest_data.get("package")
     if isinstance(workspace, Mapping) and "resolver" in workspace:
@@ -102,8 +97,7 @@ def resolve_builds(
 
     Keys are (member package id, target triple). `index` is the workspace's package table, from
     `cargo metadata --format-version 1` run without `--filter-platform` or feature flags (its
-    resolve must hold every platform's edges) or from files (`--no-exec`). `resolver` is 1, 2
-    or 3 (see `resolver_version`).
+    resolve must hold every platform's edges) or from files (`--no-exec`).
     `host` is the cfg of the machine cargo runs on: build scripts, proc-macros and their
     dependencies are built for it, so their `[target.X]` tables are evaluated against it. It
     defaults to each target's own cfg, which is exact when auditing the host target.

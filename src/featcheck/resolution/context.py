@@ -71,7 +71,6 @@ class BuildContext:
         return context
 
     def platform_active(self, platform: str | None, on_host: bool) -> bool:
-        """Whether a `[target.X]` table applies when building for the host or the target."""
         if platform is None:
             return True
         cache = self._applies[on_host]

@@ -4,11 +4,11 @@ resolver's own steps."""
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterable
-from typing import SupportsIndex, TypeVar
+from collections.abc import Iterable
+from typing import SupportsIndex
 
 from featcheck.featureset import DEFAULT, FeatureSelection
-from featcheck.graph import breadth_first
+from featcheck.graph import breadth_first, closure
 from featcheck.resolution.context import BuildContext
 from featcheck.resolution.features import (
     ACTIVATE_VALUE,
@@ -25,7 +25,6 @@ from featcheck.workspace.workspace import Workspace
 State = tuple[int, str]
 """(unit key, masked as the features are kept; a feature, or BUILT for the unit built)."""
 _Feature = tuple[str, str]  # (package id, feature)
-T = TypeVar("T")
 
 
 class Record(list[Seed]):
@@ -137,18 +136,6 @@ class _Everything(Record):
         list.append(self, step)
 
 
-def _closure(start: T, following: Callable[[T], Iterable[T]]) -> set[T]:
-    """`start` and everything reached from it."""
-    found = {start}
-    pending = [start]
-    while pending:
-        for later in following(pending.pop()):
-            if later not in found:
-                found.add(later)
-                pending.append(later)
-    return found
-
-
 def _hands_on(taking: FeatureValue, step: FeatureValue) -> bool:
     """Whether `step`, pushed while `taking` was taken, is one of those `_Everything` skips."""
     if taking.kind == DEP:
@@ -196,7 +183,7 @@ class FeatureSearch:
             for position in range(len(table)):
                 for dependency in table.resolved_positions(position):
                     self._dependents.setdefault(dependency, []).append(position)
-        return _closure(goal, lambda p: self._dependents.get(p, ()))
+        return closure([goal], lambda p: self._dependents.get(p, ()))
 
     def _state(self, feature: _Feature) -> State | None:
         position = self.index.by_id.get(feature[0])
@@ -251,7 +238,7 @@ class FeatureSearch:
             if goal is not None and own is not None:
                 following = self._record(goal[0] >> 1)._following
                 for feature in declared.features:
-                    reached = _closure((own[0], feature), following)
+                    reached = closure([(own[0], feature)], following)
                     if goal in reached and (feature == "default" or own not in reached):
                         known.append(feature)
                 known.sort(key=lambda f: (f != goal_feature, f == "default", len(f), f))

@@ -132,9 +132,6 @@ class TargetSession:
         return self._last
 
     def _edit(self, base: _Below) -> _Below:
-        """`base` (resolved without the edits) with the edits made: the units of the edited
-        packages follow their dependencies and features again, as the edited model has them;
-        the rest of the resolution is the same, since every rule only adds."""
         processed = base.resolved.processed
         units = [
             key
@@ -189,9 +186,6 @@ class TargetSession:
             if state is None:
                 state = self._unified[key] = Resolver(self.context, requests, split=False).run()
             return build_graph(self.context, state, member)
-        # The roots' own features, and the steps they hand to their dependencies: members that
-        # ask the same of the same dependencies share one resolution below themselves. Only
-        # the roots' own units are in `own`.
         split = Resolver(self.context, requests, split=True)
         own, roots = split.run(), split.roots
         below = self._shared(frozenset(split.seeds))
@@ -291,7 +285,6 @@ class GraphBuilder:
                     self._child_nodes(masked | side)
 
     def node(self, key: int) -> Node:
-        """The identity of a unit: package, features, proc-macro mark and side."""
         node = self.nodes.get(key)
         if node is None:
             package = self.context.index.packages[key >> 1]
@@ -375,7 +368,6 @@ def _changed(before: dict[int, set[str]], after: dict[int, set[str]]) -> set[int
 
 
 def _without(table: dict[int, T], keys: set[int]) -> dict[int, T]:
-    """A copy of `table` without `keys`."""
     kept = dict(table)
     for key in keys:
         kept.pop(key, None)
@@ -388,5 +380,4 @@ def root_key(context: BuildContext, member: int) -> int:
 
 
 def build_graph(context: BuildContext, state: FeatureState, member: int) -> DependencyGraph:
-    """The normal-edge graph of one member's build, rooted at the member."""
     return DependencyGraph(GraphBuilder(context, state).walk([root_key(context, member)]))

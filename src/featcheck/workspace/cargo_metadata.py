@@ -31,7 +31,6 @@ def parse_metadata(text: str) -> Workspace:
 
 
 def workspace_from_metadata(metadata: Mapping[str, Any]) -> Workspace:
-    """The workspace of `cargo metadata --format-version 1` output (already parsed from JSON)."""
     resolve = metadata.get("resolve") or {}
     raw = list({p["id"]: p for p in metadata["packages"]}.values())
     nodes = {node["id"]: node for node in resolve.get("nodes", ())}

@@ -113,10 +113,7 @@ class Edge(NamedTuple):
 
 @dataclass(frozen=True, eq=False, slots=True)
 class Package:
-    """One package of the resolve: identity, manifest, feature table, declarations and edges.
-
-    Compared by identity: the workspace holds one record per package.
-    """
+    """Compared by identity: the workspace holds one record per package."""
 
     index: int
     """Position in the workspace's package table: what graph keys and edges use."""
@@ -131,8 +128,7 @@ class Package:
     features: dict[str, tuple[FeatureValue, ...]]
     declarations: tuple[Declaration, ...]
     edges: tuple[Edge, ...] = ()
-    """The resolved edges, each bound to its declaration; empty for a package nothing in any
-    build depends on."""
+    """Each bound to its declaration; empty for a package nothing in any build depends on."""
     unresolved: frozenset[str] = frozenset()
     """Keys of normal and build dependencies the resolve holds no package for: optional ones
     nothing in the workspace turns on, so Cargo.lock does not know which version they get."""
@@ -183,8 +179,7 @@ class NewDependency:
     features: tuple[str, ...]
     """What the entry asks of `dep` (`default` among them when it keeps the defaults)."""
     behind: str | None = None
-    """The package's own feature that turns the entry on (`dep:KEY` added to it): the entry
-    is optional; None: it is not."""
+    """The package's own feature that turns the entry on (`dep:KEY` added to it); None: required."""
 
 
 ModelEdit = MoreFeatures | NewDependency
@@ -247,8 +242,7 @@ def parse_feature_values(texts: list[str] | tuple[str, ...]) -> tuple[FeatureVal
 
 @cache
 def crate_key(name: str) -> str:
-    """`name` as crates.io compares it: `_` read as `-`, case ignored. (Kept per name: the
-    rules and the fix search compare every package of every build they look at.)"""
+    """Cached: the rules and the fix search compare every package of every build they see."""
     return name.replace("_", "-").lower()
 
 

@@ -4,9 +4,8 @@ Built once per answer: from `cargo metadata --format-version 1` (`cargo_metadata
 the files a `--no-exec` audit reads (`noexec.metadata.build_metadata`), each source reading its
 packages into the model itself (a `PackageTable`).
 
-Everything that does not depend on the member or the target is computed once per package:
-feature tables parsed into `FeatureValue`s, each resolved edge bound to its declaration, and what
-a declaration asks of the package it names (its features, plus `default` when used and defined).
+What does not depend on the member or the target (feature tables parsed into `FeatureValue`s,
+edges bound to their declarations) is computed once per package.
 """
 
 from __future__ import annotations
@@ -44,9 +43,6 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True, eq=False)
 class Workspace(Mapping[str, Package]):
-    """The workspace as cargo sees it: its packages by id (as a mapping), and by list position
-    (`packages`, for the resolver), with ids mapped to positions."""
-
     root: Path
     packages: PackageTable = field(repr=False)
     by_id: dict[str, int] = field(repr=False)
@@ -106,7 +102,6 @@ class Workspace(Mapping[str, Package]):
         return {ref: package_id for package_id, ref in self.packages.refs().items()}
 
     def find(self, name: str, version: str) -> Package | None:
-        """The package with this name and version, if metadata lists it."""
         return next((p for p in self.values() if p.name == name and p.version == version), None)
 
 
@@ -156,11 +151,7 @@ class Listed(NamedTuple):
 class PackageTable(Sequence[Package]):
     """The packages of a workspace by position, each indexed the first time it is asked for: a
     build reaches a fraction of what the lockfile lists (other targets' dependencies,
-    dev-dependencies of dependencies), and an audit pays only for what it reaches.
-
-    Each source reads its own answer: `cargo_metadata.CargoPackages` cargo's metadata,
-    `noexec.metadata`'s `FilePackages` the manifests and Cargo.lock. What they share is here:
-    the laziness, the edited copies, and binding declarations to the packages they resolved to."""
+    dev-dependencies of dependencies), and an audit pays only for what it reaches."""
 
     def __init__(self, listed: list[Listed]) -> None:
         self.listed = listed
@@ -326,11 +317,8 @@ def is_registry(source: str | None) -> bool:
 
 
 def _narrow_by_version(candidates: list[Declaration], version: str) -> list[Declaration]:
-    """Of several declarations for one (kind, target), keep those whose requirement matches.
-
-    Only a workspace that declares one package twice in the same table under different renames
-    gets here; the requirement is the only thing left that says which version each one wants.
-    """
+    """Only a workspace that declares one package twice in the same table under different renames
+    gets here; the requirement is the only thing left that says which version each one wants."""
     fitting = [decl for decl in candidates if matches(decl.req, version)]
     return fitting or candidates
 
@@ -347,11 +335,8 @@ def declarations_for_edge(
     extern: str | None,
     library: str | None,
 ) -> list[Declaration]:
-    """The declarations of a package that resolved to package `name` `version` along an edge
-    of `kinds`, whose extern crate name is `extern` (None: not known), the package's library
-    being `library` (its crate name). `kinds` is None for a dependency that metadata
-    lists only in `dependencies` (a package without a library target), matched by name alone.
-    """
+    """`extern` None: not known. `kinds` is None for a dependency that metadata lists only in
+    `dependencies` (a package without a library target), matched by name alone."""
     named = [decl for decl in declarations if decl.name == name]
     if kinds is None:
         return _narrow_by_version(named, version)
