@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias
 from urllib.parse import quote
@@ -164,6 +164,9 @@ def _features(data: Mapping[str, Any], declarations: Iterable[Declaration]) -> d
     return features
 
 
+_FIELDS = tuple(field.name for field in fields(Declaration))
+
+
 @dataclass(frozen=True)
 class PackageManifest:
     path: Path
@@ -181,7 +184,11 @@ class PackageManifest:
 
     def distilled(self) -> dict[str, Any]:
         """What the manifest cache keeps (see `noexec.registry`)."""
-        declarations = [{**asdict(d), "kind": d.kind.value} for d in self.declarations]
+        # Field by field: `asdict` deep-copies every value, a tenth of a first `--no-exec` run.
+        declarations = [
+            {name: getattr(d, name) for name in _FIELDS} | {"kind": d.kind.value}
+            for d in self.declarations
+        ]
         return {
             "name": self.name,
             "version": self.version,
