@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 from support import WORKSPACES, trust_of
 
+import featcheck.cli
 from featcheck.cargo.runner import CargoRunner
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="SIGINT as a terminal sends it")
@@ -112,8 +113,34 @@ def test_ctrl_c_prints_one_line_exits_130_and_leaves_every_file(
     finally:
         if featcheck.poll() is None:
             featcheck.kill()
-    assert (featcheck.returncode, stderr, stdout) == (130, "featcheck: interrupted\n", "")
+    # The whole stderr on a failure: pytest shortens a long string in the comparison.
+    assert (featcheck.returncode, stderr, stdout) == (130, "featcheck: interrupted\n", ""), stderr
     cargo = int(waiting.read_text())
     assert not _running(cargo)
     assert _files(project) == before
     assert list(temporary.iterdir()) == []  # --fix's copy of the workspace is gone
+
+
+def test_what_trips_on_a_module_ctrl_c_left_half_loaded_still_ends_in_one_line(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Ctrl-C can land inside an import, and Python may leave that module half loaded; code
+    that then runs while the run unwinds (a `finally`) can fail on it, with another error than
+    KeyboardInterrupt. That is still the interrupt: one line and exit 130, no traceback."""
+
+    def interrupted_run(args: list[str], prog: str) -> int:
+        try:
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(5)  # the handler raises KeyboardInterrupt here
+            raise AssertionError("no interrupt came")
+        finally:
+            raise ImportError("cannot import name 'DependencyGraph' from 'featcheck.graph'")
+
+    monkeypatch.setattr(featcheck.cli, "run", interrupted_run)
+    monkeypatch.setattr(featcheck.cli, "_interrupt_asked", False, raising=False)
+    inherited = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        code = featcheck.cli._run_to_a_reader(["."])
+    finally:
+        signal.signal(signal.SIGINT, inherited)
+    assert (code, capsys.readouterr().err) == (130, "featcheck: interrupted\n")

@@ -114,10 +114,24 @@ def _run_to_a_reader(args: list[str], prog: str = "featcheck") -> int:
     except BrokenPipeError:
         return EXIT_ERROR
     except KeyboardInterrupt:
-        _end_processes()
-        with suppress(BrokenPipeError, ValueError):
-            print("featcheck: interrupted", file=sys.stderr)
-        return EXIT_INTERRUPTED
+        return _interrupted()
+    except Exception:
+        # Ctrl-C can land inside an import, and Python may leave that module half loaded: what
+        # trips on it while the run unwinds is the interrupt's doing, not a failure to report.
+        if not _interrupt_asked:
+            raise
+        return _interrupted()
+
+
+_interrupt_asked = False
+"""Set by Ctrl-C's handler (`_on_interrupt`)."""
+
+
+def _interrupted() -> int:
+    _end_processes()
+    with suppress(BrokenPipeError, ValueError):
+        print("featcheck: interrupted", file=sys.stderr)
+    return EXIT_INTERRUPTED
 
 
 def _on_interrupt(number: int, frame: FrameType | None) -> None:
@@ -125,6 +139,8 @@ def _on_interrupt(number: int, frame: FrameType | None) -> None:
     which the terminal's interrupt does not reach), then KeyboardInterrupt unwinds the run:
     Cargo.lock is put back, temporary copies are removed, and no fix is half written
     (fileio.uninterrupted). A second Ctrl-C does not cut that short."""
+    global _interrupt_asked
+    _interrupt_asked = True
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     process = sys.modules.get("featcheck.cargo.process")
     if process is not None and process.hold_interrupt():
