@@ -137,6 +137,12 @@ def test_what_trips_on_a_module_ctrl_c_left_half_loaded_still_ends_in_one_line(
             raise ImportError("cannot import name 'DependencyGraph' from 'featcheck.graph'")
 
     monkeypatch.setattr(featcheck.cli, "run", interrupted_run)
+    # This process lives on: ending every process would refuse the next test's cargo, and
+    # the run's settings for a process that ends with it (no collector, every audit kept)
+    # would stay.
+    monkeypatch.setattr(featcheck.cli, "_end_processes", lambda: None)
+    monkeypatch.setattr(featcheck.cli.lazy, "keep_until_exit", lambda: None)
+    monkeypatch.setattr(featcheck.cli.gc, "disable", lambda: None)
     monkeypatch.setattr(featcheck.cli, "_interrupt_asked", False, raising=False)
     inherited = signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
