@@ -156,7 +156,7 @@ class RecordedCargo:
         if answer.lockfile is not None:  # cargo writes the lockfile it resolved
             (root / "Cargo.lock").write_text(answer.lockfile, encoding="utf-8")
         stdout = self.places.concrete(root, answer.stdout)
-        return PendingMetadata(lambda last, parse: parse(stdout))
+        return PendingMetadata(lambda parse: parse(stdout))
 
     def host_triple(self) -> str:
         return _recorded(self.recording.host, "the host triple")
@@ -205,7 +205,7 @@ class RecordingCargo:
             manifest_path, all_features=all_features, features=features
         )
 
-        def answer(last: object, parse: Parse) -> Workspace:
+        def answer(parse: Parse) -> Workspace:
             printed: list[str] = []
 
             def kept(text: str) -> Workspace:

@@ -164,7 +164,7 @@ class MemoCargo(CargoRunner):
         if answer.lockfile is not None:  # cargo writes the lockfile it resolved
             (manifest_path.parent / "Cargo.lock").write_text(answer.lockfile, encoding="utf-8")
         stdout = _TreePlaces(root).concrete(answer.stdout)
-        return PendingMetadata(lambda last, parse: parse(stdout))
+        return PendingMetadata(lambda parse: parse(stdout))
 
     def _asked(
         self,
@@ -183,7 +183,7 @@ class MemoCargo(CargoRunner):
             manifest_path, all_features=all_features, features=features
         )
 
-        def answer(last: object, parse: Any) -> Any:
+        def answer(parse: Any) -> Any:
             workspace = pending.result(parse)  # raises where cargo failed: nothing kept
             (self.memo.answers[key],) = recording.metadata.values()
             return workspace

@@ -70,16 +70,13 @@ def run_in_process_resolved_by(resolver: str, *args: str) -> subprocess.Complete
 
 @contextlib.contextmanager
 def cargo_resolves() -> Iterator[None]:
-    """In this block, every audit of this process asks cargo tree for its builds. The audit of
-    cargo's last answer, done while cargo works, is not made: it refuses processes on its own
-    thread only, and the cargo tree calls run on others."""
-    saved = pipeline.resolve, pipeline._audit_ahead
+    """In this block, every audit of this process asks cargo tree for its builds."""
+    saved = pipeline.resolve
     pipeline.resolve = resolve_by_cargo_tree
-    pipeline._audit_ahead = lambda *_: None
     try:
         yield
     finally:
-        pipeline.resolve, pipeline._audit_ahead = saved
+        pipeline.resolve = saved
 
 
 def resolve_by_cargo_tree(run: Run, scope: Scope, plan: ConfigurationPlan) -> Resolved:

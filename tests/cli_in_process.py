@@ -21,14 +21,15 @@ import subprocess
 import sys
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
+from unittest import mock
 
 import featcheck.pipeline
 import featcheck.stages.place
 from featcheck.audit import SourceFactory, project_manifest, started_audit
 from featcheck.boundary import TrustContext
 from featcheck.cargo.pending_metadata import MetadataSource
-from featcheck.cargo.process import refusing_processes
+from featcheck.cargo.process import ProcessRefused
 from featcheck.cargo.runner import CargoRunner
 from featcheck.cli import check, lazy, run
 from featcheck.cli.check_arguments import check_parser
@@ -118,6 +119,18 @@ class _Printed:
                 yield
             except CommandExit as done:
                 self.code = done.code
+
+
+@contextlib.contextmanager
+def refusing_processes() -> Iterator[None]:
+    """Start no process in this block: every process featcheck starts goes through
+    `subprocess.Popen` (cargo/process.py's `open_process`, and `subprocess.run`)."""
+
+    def refuse(argv: Sequence[str], *_: object, **__: object) -> NoReturn:
+        raise ProcessRefused(str(argv[0]))
+
+    with mock.patch.object(subprocess, "Popen", refuse):
+        yield
 
 
 def printed(

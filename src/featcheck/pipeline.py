@@ -12,10 +12,8 @@ from pathlib import Path
 from featcheck import audit
 from featcheck.audit import SourceFactory, Started, cargo_source, started_audit
 from featcheck.boundary import TrustContext
-from featcheck.cargo.last_answer import LastAnswer
 from featcheck.cargo.pending_metadata import PendingMetadata
-from featcheck.cargo.process import ProcessRefused, refusing_processes
-from featcheck.deadline import READING, READING_HINT, TIMEOUT_HINT, Deadline
+from featcheck.deadline import READING, READING_HINT, Deadline
 from featcheck.errors import FeatcheckError
 from featcheck.featureset import AuditOptions
 from featcheck.graph import Node
@@ -76,7 +74,7 @@ def audit_project(
 def audit_started(started: Started, meanwhile: Callable[[], object] | None = None) -> AuditResult:
     """The audit once cargo is working on its metadata: what does not need the answer is done
     while it works (the manifest read, a broken one getting featcheck's one-line error, not
-    cargo's; rustc asked for the targets' cfg; the last answer's audit), then the rest.
+    cargo's; rustc asked for the targets' cfg; the members' manifests), then the rest.
 
     A `--no-exec` audit is all featcheck's own work, reading the checkout included: its
     budget runs from its start, and holds inside any one long call too (deadline.py)."""
@@ -104,9 +102,7 @@ def _audit_started(
         with suppress(FeatcheckError):
             for target in options.targets or (source.host_triple(),):
                 source.target_cfg(target)
-        pending.read_last_answer(LastAnswer.of_command)
-        ahead = _audit_ahead(pending, started, manifests)
-        if ahead is None and not options.no_exec:
+        if not options.no_exec:
             _read_members(manifest, manifests, pending)
         metadata = pending.result(parse_metadata)
     finally:
@@ -114,68 +110,26 @@ def _audit_started(
     if audit.KEPT_UNTIL_EXIT is not None:
         audit.KEPT_UNTIL_EXIT.append(metadata)
     try:
-        if ahead is not None and ahead[0] is metadata:  # cargo answered the same again
-            result = ahead[1]
-        else:
-            result = audit_workspace(started, metadata, manifests, deadline)
+        result = audit_workspace(started, metadata, manifests, deadline)
     finally:
         pending.settle()
     # Resolution in memory keeps Cargo.lock's versions; cargo rewrote a stale one first.
     return out_of_date(result) if lockfile is not None and lockfile.out_of_date() else result
 
 
-class _AnsweredOtherwise(Exception):
-    """cargo answered other than last time: the audit ahead of its answer stops."""
-
-
-class _UntilCargoAnswersOtherwise(Deadline):
-    """The audit's budget, spent early once cargo has answered other than last time: checked
-    between findings and rules, so a long audit ahead (a large workspace's fix search) stops
-    there instead of running on before the audit that counts."""
-
-    def __init__(self, seconds: float, pending: PendingMetadata) -> None:
-        super().__init__(seconds)
-        self._pending = pending
-
-    def check(self, doing: str, hint: str = TIMEOUT_HINT) -> None:
-        if self._pending.answered_otherwise():
-            raise _AnsweredOtherwise
-        super().check(doing, hint)
-
-
-def _audit_ahead(
-    pending: PendingMetadata, started: Started, manifests: ManifestCache
-) -> tuple[Workspace, AuditResult] | None:
-    """While cargo works: the audit of the answer it gave last time (see last_answer.py),
-    which stands only if cargo now answers exactly the same. Given up (None) where it would
-    start a process (cargo to confirm a fix, say), once cargo has answered otherwise, or where
-    it fails in any way: the audit after cargo's answer then does it all, and raises what
-    there is to raise."""
-    known = pending.last_answer
-    if known is None:
-        return None
-    try:
-        with refusing_processes():
-            deadline = _UntilCargoAnswersOtherwise(started.options.timeout, pending)
-            result = audit_workspace(started, known, manifests, deadline)
-    except (ProcessRefused, Exception):
-        return None
-    return known, result
-
-
 def _read_members(manifest: Path, manifests: ManifestCache, pending: PendingMetadata) -> None:
-    """While cargo works, with no audit ahead of its answer (a manifest was edited): the
-    members' manifests read and indexed into the cache the audit reads once cargo answers;
-    whatever cannot be read is left for that read, and cargo, to say. See docs/speed.md."""
+    """While cargo works: the members' manifests read and indexed into the cache the audit
+    reads once cargo answers; whatever cannot be read is left for that read, and cargo, to
+    say. See docs/speed.md."""
     read: list[ManifestDocument] = []
     with suppress(FeatcheckError, OSError, ValueError):
         for member in discover_workspace(manifest, manifests.checkout).members:
-            if pending.answered_otherwise():
+            if pending.has_answered():
                 return
             with suppress(FeatcheckError, OSError, ValueError):
                 read.append(manifests.get(member / "Cargo.toml"))
     for document in read:
-        if pending.answered_otherwise():
+        if pending.has_answered():
             return
         with suppress(FeatcheckError, ValueError):
             _ = document.spans  # indexed now, while cargo works, not at the first `entry`

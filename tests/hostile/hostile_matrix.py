@@ -47,6 +47,10 @@ class Entry:
     """Otherwise, which of them (the last where the checkout offers fewer)."""
     action: dict[str, str] = field(default_factory=dict)
     """The Action's inputs, and `event_name`/`base` for its github context."""
+    runs: int = 1
+    """Runs one after the other, in the same checkout with the same user cache."""
+    last_says: str = ""
+    """On the clean checkout: a text the last of several runs prints."""
     clean_exit: frozenset[int] = frozenset({1})
     clean_says: str = ""
     """On the clean checkout: the exit code, and a text of what it printed, which show that the
@@ -94,6 +98,15 @@ CHECK_ENTRIES = (
         "github",
         ("{project}", "--format", "github", "-v"),
         clean_says="::error file=",
+    ),
+    Entry(
+        "unchanged",
+        ("{project}", "-v"),
+        # The last run takes cargo's kept answer (cargo/last_answer.py): the first may keep
+        # none, where the copy of the checkout was written just before cargo started.
+        runs=3,
+        clean_says="error[FC001]",
+        last_says="featcheck: not running: cargo metadata",
     ),
     Entry("sarif", ("{project}", "--format", "sarif", "-o", "{root}/featcheck.out", "-q")),
     Entry("fix", ("{project}", "--fix"), clean_exit=frozenset({0}), clean_says="fixed 2 file"),

@@ -132,7 +132,8 @@ def commands(entry: Entry, setting: Setting, checkout: Checkout, root: Path) -> 
             argv = [str(SCRIPTS / args[0]), *args[1:]]
         else:
             argv = [str(SCRIPTS / "featcheck"), *args]
-        made.append(Command(label, argv, root.parent if entry.outside else root, entry.stdin))
+        command = Command(label, argv, root.parent if entry.outside else root, entry.stdin)
+        made += [command] * entry.runs
     return made
 
 
@@ -282,6 +283,7 @@ def assert_row(entry: Entry, column: Column, setting: Setting) -> None:
     for outcome in row.outcomes:
         assert outcome.returncode in entry.clean_exit, shown
         assert entry.clean_says in outcome.output, shown
+    assert entry.last_says in row.outcomes[-1].output, shown
     if entry.kind == ACTION:
         steps = [s["name"] for s in load_action()["runs"]["steps"] if "run" in s]
         assert [f"[step ran: {name}]" in shown for name in steps] == [True] * len(steps), shown

@@ -1,121 +1,265 @@
-"""The text `cargo metadata` printed at a project's last audit, parsed again while cargo works.
+"""What `cargo metadata` answered at a project's last audit, given back while nothing it read
+has changed: then cargo does not run at all.
 
-Parsing burn's 2.4 MB of metadata takes ~12 ms once cargo has answered, on the path the user
-waits on. Between two audits of a project the answer rarely changes (a manifest, the lockfile
-or the toolchain must change first; cargo's target directory, which it prints too, is
-featcheck's own): so the last answer is kept in the user cache, read and parsed while cargo
-works, and used only when cargo prints exactly that text again. Nothing of it ever stands in
-for cargo's answer: a byte that differs, and cargo's own answer is parsed as before.
+cargo's answer is made of files and settings only: the manifest of every package (members and
+path dependencies; registry and git packages, which the lockfile pins), the lockfile, the
+directories where it finds targets and workspace members, its configuration files, its command
+line, environment and binary. So the answer is kept in the user cache (outside the checkout,
+as every cache of featcheck's) with what was seen of each: a file's change and modification
+times, size, inode and device, a directory's entries. It stands while all of it is the same;
+a difference anywhere, and cargo runs as without it. A write or a `touch` sets a file's change
+time, and so does putting its modification time back with `utime`: no program can set it back.
+
+An answer is kept only where what was seen is what cargo read: nothing changed from just before
+cargo started until it answered (a stale lockfile cargo rewrote, which featcheck puts back; an
+editor saving meanwhile), no configuration file includes others, no `members` pattern searches
+more than one directory, and featcheck chose cargo's binary (with `--trust-checkout` cargo obeys
+the checkout's toolchain files: nothing is kept). docs/speed.md says what it saves.
 """
 
 from __future__ import annotations
 
 import contextlib
-import hashlib
+import json
 import os
+import stat
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+try:  # hashlib's blake2b without hashlib, which loads OpenSSL (4 ms before cargo starts)
+    from _blake2 import blake2b
+except ImportError:  # pragma: no cover - a Python built without it
+    from hashlib import blake2b
+
+from featcheck.boundary import (
+    MAX_CONFIG_BYTES,
+    MAX_MANIFEST_BYTES,
+    decode_text,
+    read_checkout_file,
+)
 from featcheck.errors import FeatcheckError
 from featcheck.fileio import replace_cache_file
-from featcheck.workspace.cargo_metadata import parse_metadata
-from featcheck.workspace.workspace import Workspace
+
+if TYPE_CHECKING:
+    from featcheck.workspace.workspace import Workspace
 
 MAX_KEPT = 8
 """Answers kept, one per project and command line: the oldest written go first."""
 
 MAX_BYTES = 64 << 20
-"""A larger answer is not kept (parsing it could outlast cargo's own work)."""
+"""A larger answer is not kept."""
+
+NOT_RUN = "(not run)"
+"""The first word of a command shown with `--verbose` that did not run: its kept answer stands."""
+
+_VERSION = 1
+_SETTLING_NS = 20_000_000
+"""A file changed this close before cargo started may show a change time from before it (the
+kernel's clock for file times moves in ticks of up to 10 ms): its answer is not kept."""
+_TARGET_DIRECTORIES = ("src/bin", "examples", "tests", "benches")
+"""Where cargo finds targets by their files (`src/bin/NAME.rs`, `examples/NAME/main.rs`)."""
+_GLOB = frozenset("*?[")
+
+Seen = list[int] | list[str] | None
+"""A file's change and modification times, size, inode and device; a directory's entries (a
+file saved by renaming a new one over it changes its directory's times, not what it holds);
+None where it is missing."""
+
+
+def _seen(path: str) -> tuple[Seen, int]:
+    """What is seen of `path`, and when it last changed (0 where it is missing)."""
+    try:
+        found = os.stat(path)
+        if stat.S_ISDIR(found.st_mode):
+            with os.scandir(path) as entries:
+                return sorted(entry.name for entry in entries), found.st_ctime_ns
+    except OSError:
+        return None, 0
+    seen = [found.st_ctime_ns, found.st_mtime_ns, found.st_size, found.st_ino, found.st_dev]
+    return seen, found.st_ctime_ns
 
 
 class LastAnswer:
-    """One command line's kept answer: `read()` while cargo works, `matching()` once it has
-    answered, `keep()` when it answered something else."""
+    """The kept answer of one command line: `kept()` before cargo would start, `keep()` once
+    it answered, `settle()` before the process ends."""
 
-    def __init__(self, file: Path, inputs: Sequence[Path] = ()) -> None:
+    def __init__(
+        self,
+        file: Path,
+        programs: Sequence[str],
+        cwd: Path,
+        environment: dict[str, str],
+        checkout: Path | None,
+    ) -> None:
         self.file = file
-        self.inputs = inputs
-        """Files cargo reads: one written after the kept answer (a manifest), and it is unread."""
-        self._text: str | None = None
-        self.metadata: Workspace | None = None
-        """The kept answer, parsed (None when there is none, or once it did not match)."""
+        self.programs = programs
+        """cargo's and rustc's binaries (a toolchain updated in place is another cargo)."""
+        self.cwd = cwd
+        self.checkout = checkout
+        """The audited checkout: its root manifest is read as every file of it is."""
+        self.environment = environment
+        self.started = time.time_ns()
+        """When cargo started (reset by `kept()`, which comes just before)."""
         self._writer: threading.Thread | None = None
 
     @classmethod
     def of_command(
-        cls, cache: Path | None, arguments: Sequence[str], inputs: Sequence[Path] = ()
+        cls,
+        cache: Path | None,
+        argv: Sequence[str],
+        rustc: str,
+        cwd: Path,
+        environment: dict[str, str],
+        checkout: Path | None,
     ) -> LastAnswer | None:
-        """The kept answer of `cargo ARGUMENTS` (which name the manifest by its absolute path),
-        which reads `inputs` among other files."""
+        """The kept answer of `argv` (cargo's binary first, the manifest named by its absolute
+        path) run in `cwd` with `environment`, and `rustc`'s binary: none without a cache."""
         if cache is None:
             return None
-        key = hashlib.sha256("\0".join(arguments).encode("utf-8", "surrogatepass"))
-        return cls(cache / "metadata" / f"{key.hexdigest()[:32]}.json", inputs)
+        key = blake2b(digest_size=16)
+        for part in (*argv, str(cwd), *sorted(f"{k}={v}" for k, v in environment.items())):
+            key.update(part.encode("utf-8", "surrogatepass") + b"\0")
+        file = cache / "metadata" / f"{key.hexdigest()}.json"
+        return cls(file, (argv[0], rustc), cwd, environment, checkout)
 
-    def read(self) -> None:
-        """Read and parse the kept answer, unless one of the inputs was written since: after
-        an edit cargo answers otherwise, as a rule, and reading the kept answer (~30 ms for a
-        burn crate) and auditing it ahead (~60 ms) would be work thrown away, done on the cores
-        cargo works on. Whatever it skips, the audit of cargo's answer does as before."""
-        with contextlib.suppress(OSError, ValueError, FeatcheckError):
-            kept = self.file.stat()
-            if kept.st_size > MAX_BYTES or _written_since(self.inputs, kept.st_mtime_ns):
-                return
-            text = self.file.read_text(encoding="utf-8")
-            metadata = parse_metadata(text)
-            # A member's or path dependency's manifest edited since (a pre-commit hook's
-            # usual run): cargo answers otherwise, and the audit ahead would be thrown away.
-            local = [package.manifest_path for package in metadata.unpublished()]
-            if _written_since(local, kept.st_mtime_ns):
-                return
-            self.metadata = metadata
-            self._text = text
-
-    def matching(self, text: str) -> Workspace | None:
-        """The parsed answer when cargo printed exactly the kept text."""
-        if self._text is not None and text == self._text:
-            return self.metadata
-        self.metadata = None
+    def kept(self) -> str | None:
+        """The kept answer, where every file it was read from is as it was then."""
+        self.started = time.time_ns()
+        with (
+            contextlib.suppress(OSError, ValueError, UnicodeError, LookupError, TypeError),
+            open(self.file, encoding="utf-8") as stream,
+        ):
+            header = json.loads(stream.readline())
+            if header["version"] != _VERSION:
+                return None
+            for path, seen in header["inputs"]:
+                if _seen(path)[0] != seen:
+                    return None
+            return stream.read()
         return None
 
-    def keep(self, text: str) -> None:
-        """Keep `text` for the next audit, written in the background (`settle()` waits)."""
-        if text == self._text or len(text) > MAX_BYTES:
-            return
-        self._writer = threading.Thread(target=self._write, args=(text,), daemon=True)
-        self._writer.start()
+    def keep(self, text: str, metadata: Workspace, manifest_path: Path) -> None:
+        """Keep cargo's answer `text` (parsed: `metadata`) for the next audit, with the files
+        it was read from; written in the background (`settle()` waits)."""
+        if len(text) <= MAX_BYTES:
+            self._writer = threading.Thread(
+                target=self._write, args=(text, metadata, manifest_path), daemon=True
+            )
+            self._writer.start()
 
     def settle(self) -> None:
         if self._writer is not None:
             self._writer.join()
             self._writer = None
 
-    def _write(self, text: str) -> None:
-        if not replace_cache_file(self.file, text):
-            return
-        # All but the MAX_KEPT answers written last go, and what a killed writer left.
-        with contextlib.suppress(OSError):
-            answers: list[tuple[float, str]] = []
-            abandoned: list[str] = []
-            for entry in os.scandir(self.file.parent):
-                modified = entry.stat().st_mtime
-                if entry.name.startswith("."):  # a writer's temporary file
-                    if modified < time.time() - 3600:
-                        abandoned.append(entry.path)
-                elif entry.name.endswith(".json"):
-                    answers.append((modified, entry.path))
-            for path in [*abandoned, *(path for _, path in sorted(answers)[:-MAX_KEPT])]:
-                with contextlib.suppress(OSError):
-                    os.unlink(path)
+    def _write(self, text: str, metadata: Workspace, manifest_path: Path) -> None:
+        with contextlib.suppress(OSError, ValueError, FeatcheckError):
+            paths = list(dict.fromkeys(self._read_by_cargo(metadata, manifest_path)))
+            inputs = [(path, *_seen(path)) for path in paths]
+            latest = self.started - _SETTLING_NS
+            if any(changed >= latest for _, _, changed in inputs):
+                return  # changed while cargo worked, or just before: cargo may have read either
+            seen = [(path, what) for path, what, _ in inputs]
+            header = json.dumps({"version": _VERSION, "inputs": seen})
+            if not replace_cache_file(self.file, header + "\n" + text):
+                return
+            _forget_all_but_the_last(self.file.parent)
+
+    def _read_by_cargo(self, metadata: Workspace, manifest_path: Path) -> Iterator[str]:
+        """Every file and directory whose status decides cargo's answer; ValueError where a
+        configuration file includes others."""
+        root = metadata.root
+        yield str(manifest_path)
+        yield str(root / "Cargo.lock")
+        yield from self.programs
+        yield str(root / "Cargo.toml")
+        # Where cargo looks for the workspace's root: every directory above the manifest.
+        for directory in manifest_path.parent.parents:
+            yield str(directory / "Cargo.toml")
+        yield from _configuration_files(self.cwd, self.environment)
+        yield from _member_directories(root, self.checkout)
+        listed = metadata.packages.listed
+        for package in listed:
+            if package.source is None:  # a path package (first: the one an edit changes)
+                yield package.manifest_path
+                yield from _target_places(Path(package.manifest_path).parent, root)
+        yield from (package.manifest_path for package in listed if package.source is not None)
 
 
-def _written_since(inputs: Sequence[Path], moment: int) -> bool:
-    """Whether a file among `inputs` was modified after `moment` (nanoseconds); a file that
-    cannot be read is left to cargo to complain about."""
-    for path in inputs:
-        with contextlib.suppress(OSError):
-            if path.stat().st_mtime_ns > moment:
-                return True
-    return False
+def _configuration_files(cwd: Path, environment: dict[str, str]) -> Iterator[str]:
+    homes = [Path(environment["CARGO_HOME"])] if environment.get("CARGO_HOME") else []
+    for directory in (*homes, *(place / ".cargo" for place in (cwd, *cwd.parents))):
+        for name in ("config.toml", "config"):
+            path = directory / name
+            if path.exists() and b"include" in read_checkout_file(
+                path, "cargo configuration", MAX_CONFIG_BYTES, None
+            ):
+                raise ValueError(f"{path} may include other files")
+            yield str(path)
+
+
+def _member_directories(root: Path, checkout: Path | None) -> Iterator[str]:
+    """The directories a `[workspace] members` or `exclude` pattern names or searches: a new
+    directory there can be a new member."""
+    from featcheck.toml_read import toml_data  # in the writer's thread: no parser before cargo
+
+    yield str(root)
+    manifest = root / "Cargo.toml"
+    if not manifest.exists():
+        return
+    raw = read_checkout_file(manifest, "Cargo.toml", MAX_MANIFEST_BYTES, checkout)
+    workspace = toml_data(decode_text(raw, manifest)).get("workspace", {})
+    if not isinstance(workspace, dict):
+        return
+    patterns = [*workspace.get("members", ()), *workspace.get("exclude", ())]
+    for pattern in patterns:
+        if not isinstance(pattern, str):
+            continue
+        *above, last = Path(pattern).parts or ("",)
+        if any(_GLOB & set(part) for part in above):
+            raise ValueError(f"{pattern}: a pattern searching more than one directory")
+        yield str(root.joinpath(*above) if _GLOB & set(last) else root / pattern)
+
+
+def _target_places(package: Path, root: Path) -> Iterator[str]:
+    """A path package's directory and the places cargo finds its targets in; and the
+    directories between it and the workspace root (a new directory there can be a member)."""
+    yield str(package)  # build.rs
+    yield str(package / "src")  # lib.rs, main.rs
+    for name in _TARGET_DIRECTORIES:
+        directory = package / name
+        yield str(directory)
+        yield from _subdirectories(directory)
+    if package.is_relative_to(root):
+        for above in package.parents:
+            if above == root or not above.is_relative_to(root):
+                break
+            yield str(above)
+
+
+def _subdirectories(directory: Path) -> Iterable[str]:
+    try:
+        with os.scandir(directory) as entries:
+            return [entry.path for entry in entries if entry.is_dir(follow_symlinks=False)]
+    except OSError:
+        return ()
+
+
+def _forget_all_but_the_last(directory: Path) -> None:
+    """All but the MAX_KEPT answers written last go, and what a killed writer left."""
+    with contextlib.suppress(OSError):
+        answers: list[tuple[float, str]] = []
+        abandoned: list[str] = []
+        for entry in os.scandir(directory):
+            modified = entry.stat().st_mtime
+            if entry.name.startswith("."):  # a writer's temporary file
+                if modified < time.time() - 3600:
+                    abandoned.append(entry.path)
+            elif entry.name.endswith(".json"):
+                answers.append((modified, entry.path))
+        for path in [*abandoned, *(path for _, path in sorted(answers)[:-MAX_KEPT])]:
+            with contextlib.suppress(OSError):
+                os.unlink(path)

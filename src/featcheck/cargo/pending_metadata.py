@@ -1,16 +1,14 @@
 """A `cargo metadata` answer on its way: what the audit does while cargo works, and the answer.
 
-This module loads before cargo starts, so it knows the workspace model and the last audit's
-answer (last_answer.py) by their types only: whoever takes the answer, after cargo has started,
-hands in the parser and the reader of the kept answer (pipeline.py). Importing them here
-would bring `dataclasses` and `hashlib` onto the path the user waits for before cargo starts
-(about 30 ms, measured with cargo's start as the mark).
+This module loads before cargo starts, so it knows the workspace model by its type only:
+whoever takes the answer, after cargo has started, hands in the parser (pipeline.py). Importing
+it here would bring `dataclasses` onto the path the user waits for before cargo starts.
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
@@ -28,56 +26,35 @@ if TYPE_CHECKING:
 
 Parse = Callable[[str], "Workspace"]
 """cargo's JSON answer as the workspace model (`workspace.parse_metadata`)."""
-OpenLastAnswer = Callable[[Path | None, Sequence[str], Sequence[Path]], "LastAnswer | None"]
-"""The kept answer of a command line in a cache directory, given files the command reads
-(`LastAnswer.of_command`)."""
 
 
 class PendingMetadata:
     def __init__(
         self,
-        answer: Callable[[LastAnswer | None, Parse], Workspace],
+        answer: Callable[[Parse], Workspace],
         cancel: Callable[[], None] | None = None,
-        last_answer: Callable[[OpenLastAnswer], LastAnswer | None] | None = None,
-        answered_otherwise: Callable[[LastAnswer | None], bool] | None = None,
+        has_answered: Callable[[], bool] | None = None,
+        settle: Callable[[], None] | None = None,
     ) -> None:
-        self._answer: Callable[[LastAnswer | None, Parse], Workspace] | None = answer
+        """`has_answered`: None for an answer at hand (a kept one, the files' own)."""
+        self._answer: Callable[[Parse], Workspace] | None = answer
         self._cancel = cancel
-        self._last_answer = last_answer
-        self._answered_otherwise = answered_otherwise
-        self._last: LastAnswer | None = None
+        self._has_answered = has_answered
+        self._settle = settle
 
-    def read_last_answer(self, open_last: OpenLastAnswer) -> None:
-        """While cargo works: read and parse what it answered at the project's last audit."""
-        if self._last_answer is not None and self._last is None:
-            self._last = self._last_answer(open_last)
-            if self._last is not None:
-                self._last.read()
-
-    @property
-    def last_answer(self) -> Workspace | None:
-        """The last audit's answer, parsed by `read_last_answer` (None without one). `result()`
-        returns this very object when cargo answers the same again."""
-        return self._last.metadata if self._last is not None else None
-
-    def answered_otherwise(self) -> bool:
-        """Whether cargo has answered already, and not what it answered at the last audit:
-        an audit ahead of that answer is then wasted, and only delays the one that counts."""
-        return (
-            self._answered_otherwise is not None
-            and self._answer is not None
-            and self._answered_otherwise(self._last)
-        )
+    def has_answered(self) -> bool:
+        """Whether the answer is there to take: work done meanwhile can stop."""
+        return self._has_answered is None or self._has_answered()
 
     def result(self, parse: Parse) -> Workspace:
         assert self._answer is not None, "the metadata was taken or cancelled already"
         answer, self._answer = self._answer, None
-        return answer(self._last, parse)
+        return answer(parse)
 
     def settle(self) -> None:
         """Wait for the answer to be kept for the next audit."""
-        if self._last is not None:
-            self._last.settle()
+        if self._settle is not None:
+            self._settle()
 
     def cancel(self) -> None:
         """Stop cargo: the audit ended before it needed the answer."""
@@ -88,50 +65,33 @@ class PendingMetadata:
 
 def pending_cargo_metadata(
     running: RunningProcess,
-    arguments: Sequence[str],
-    cache: Path | None,
     finish: Callable[[RunningProcess], ProcessOutput],
-    inputs: Sequence[Path],
+    last: LastAnswer | None,
+    manifest_path: Path,
 ) -> PendingMetadata:
-    """The answer of the started `cargo ARGUMENTS` (`metadata`): `finish` waits for its
-    output. Its last answer is kept in `cache`, and not read where one of `inputs` (files
-    cargo reads) was written since."""
+    """The answer of the started `cargo metadata`: `finish` waits for its output, which is
+    kept as `last` for the next audit of `manifest_path`."""
 
-    def answer(last: LastAnswer | None, parse_metadata: Parse) -> Workspace:
+    def answer(parse_metadata: Parse) -> Workspace:
         # cargo prints its one line of JSON, then takes ~10 ms to free what it built and
-        # exit: the line is read meanwhile (or found equal to the last audit's, parsed
-        # already), and kept only if cargo then succeeds having printed nothing more.
+        # exit: the line is parsed meanwhile, and stands only if cargo then succeeds having
+        # printed nothing more.
         line = running.stdout_once_a_line_ends()
         early: Workspace | None = None
         if line is not None:
-            early = last.matching(line) if last is not None else None
-            if early is None:
-                with contextlib.suppress(FeatcheckError):
-                    early = parse_metadata(line)
+            with contextlib.suppress(FeatcheckError):
+                early = parse_metadata(line)
         output = finish(running)
         if output.returncode != 0:
             raise failure_error("cargo metadata", output.stderr)
-        if early is not None and line is output.stdout:  # nothing printed after the line
-            if last is not None:
-                last.keep(output.stdout)
-            return early
-        return parse_metadata(output.stdout)
-
-    verdict: list[bool] = []  # once cargo has answered, compared with the kept answer once
-
-    def answered_otherwise(last: LastAnswer | None) -> bool:
-        if not verdict:
-            if not running.has_answered():
-                return False
-            line = running.stdout_once_a_line_ends()
-            verdict.append(last is None or line is None or last.matching(line) is None)
-        return verdict[0]
+        if early is None or line is not output.stdout:
+            early = parse_metadata(output.stdout)
+        if last is not None:
+            last.keep(output.stdout, early, manifest_path)
+        return early
 
     return PendingMetadata(
-        answer,
-        running.cancel,
-        lambda open_last: open_last(cache, arguments, inputs),
-        answered_otherwise,
+        answer, running.cancel, running.has_answered, None if last is None else last.settle
     )
 
 

@@ -12,7 +12,7 @@ import sys
 import threading
 import time
 import weakref
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
@@ -183,22 +183,8 @@ class RunningProcess:
 
 
 class ProcessRefused(BaseException):
-    """A process asked for while `refusing_processes` is in force. A BaseException, so that
-    no handler of ordinary errors on the way takes it for a failure of the command."""
-
-
-_refusing = threading.local()
-
-
-@contextlib.contextmanager
-def refusing_processes() -> Iterator[None]:
-    """Start no process from this thread in this block: `start_process` raises ProcessRefused
-    (for work done ahead, which is given up when it would need cargo or rustc)."""
-    _refusing.active = True
-    try:
-        yield
-    finally:
-        _refusing.active = False
+    """A process asked for once featcheck is ending. A BaseException, so that no handler of
+    ordinary errors on the way takes it for a failure of the command."""
 
 
 def start_process(
@@ -213,8 +199,6 @@ def start_process(
     on_stderr: Callable[[bytes], None] | None = None,
 ) -> RunningProcess:
     """Returns at once; `on_stderr` sees the command's stderr as it comes (POSIX)."""
-    if getattr(_refusing, "active", False):
-        raise ProcessRefused(what)
     try:
         refuse_unsafe(arguments)
     except GateError as error:

@@ -26,6 +26,7 @@ from featcheck.cargo.argv_gate import (
 )
 from featcheck.cargo.command_setup import CommandSetup, RustcAnswers, isolated_setup, trusted_setup
 from featcheck.cargo.failures import failure_error
+from featcheck.cargo.last_answer import NOT_RUN, LastAnswer
 from featcheck.cargo.pending_metadata import PendingMetadata, pending_cargo_metadata
 from featcheck.cargo.process import ProcessOutput, RunningProcess, start_process
 from featcheck.cargo.toolchain import Toolchain, installed
@@ -170,6 +171,12 @@ class CargoRunner:
             *feature_arguments(FeatureSelection.of(features, all_features=all_features)),
             *self._cargo_flags(),
         ]
+        last = self._last_answer(args)
+        if last is not None and (kept := last.kept()) is not None:
+            refuse_special_manifests(manifest_path, self.checkout)
+            if self.on_command is not None:
+                self.on_command([NOT_RUN, "cargo", *args])
+            return PendingMetadata(lambda parse: parse(kept))
         running = self._start("cargo", args)
         try:
             # A FIFO named Cargo.toml or Cargo.lock would keep cargo waiting until the timeout.
@@ -179,13 +186,18 @@ class CargoRunner:
         except BaseException:
             running.cancel()
             raise
-        return pending_cargo_metadata(
-            running,
-            args,
-            self.prepared_setup().cache,
-            self._finish,
-            # An edit there (a pre-commit hook's usual run) changes cargo's answer.
-            (manifest_path, manifest_path.parent / "Cargo.lock"),
+        return pending_cargo_metadata(running, self._finish, last, manifest_path)
+
+    def _last_answer(self, args: list[Argument]) -> LastAnswer | None:
+        """What `cargo ARGS` answered last, kept with the files it read (last_answer.py): only
+        for the cargo featcheck chose, not one the checkout's toolchain files name."""
+        setup = self.prepared_setup()
+        if setup.toolchain is None:
+            return None
+        toolchain = setup.toolchain
+        argv = [str(toolchain.cargo), *args, *setup.config.arguments]
+        return LastAnswer.of_command(
+            setup.cache, argv, str(toolchain.rustc), setup.cwd, setup.environment, self.trust.root
         )
 
     def tree(

@@ -19,6 +19,7 @@ from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn, TextIO
 
+from featcheck.cargo.last_answer import NOT_RUN
 from featcheck.errors import FeatcheckError
 from featcheck.render.safe_text import error_annotation, printable_lines, safe_line, stop_commands
 
@@ -135,7 +136,11 @@ class Progress:
 
     def show_command(self, command: list[str]) -> None:
         """Print one command line (called from the audit's worker threads)."""
-        line = f"featcheck: running: {safe_line(shlex.join(command))}"
+        if command[:1] == [NOT_RUN]:
+            shown = safe_line(shlex.join(command[1:]))
+            line = f"featcheck: not running: {shown}: nothing it reads has changed since its answer"
+        else:
+            line = f"featcheck: running: {safe_line(shlex.join(command))}"
         if self.github:
             with self._lock:
                 sys.stderr.write(stop_commands([line]))

@@ -47,7 +47,7 @@ class FileSource:
         which lists every optional dependency any feature turns on, so it serves every feature
         selection (the flags change nothing)."""
         return PendingMetadata(
-            lambda _last, _parse: build_metadata(manifest_path, self.trust, self.deadline)
+            lambda _parse: build_metadata(manifest_path, self.trust, self.deadline)
         )
 
     def host_triple(self) -> str:
