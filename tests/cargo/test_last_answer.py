@@ -310,3 +310,15 @@ def test_a_cache_inside_the_checkout_is_neither_read_nor_written(
     for _ in range(2):
         assert RAN in _audit(project).stderr
     assert not (project / ".cache" / "featcheck" / "metadata").exists()
+
+
+def test_a_change_time_in_whole_seconds_counts_as_maybe_during_cargos_run(tmp_path: Path) -> None:
+    """A file system that keeps whole seconds dates a change made while cargo worked up to 2 s
+    before cargo started; one that keeps nanoseconds, within the kernel's tick."""
+    last = LastAnswer(tmp_path / "answer.json", (), tmp_path, {}, None)
+    last.started = 1_000 * 10**9 + 500_000_000
+    second = 10**9
+    assert last._maybe_since(1_000 * second)  # whole seconds: maybe during the run
+    assert not last._maybe_since(998 * second)
+    assert last._maybe_since(last.started - 5_000_000)  # 5 ms before: within a tick
+    assert not last._maybe_since(last.started - 700_000_001)

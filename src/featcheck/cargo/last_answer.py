@@ -59,6 +59,7 @@ _VERSION = 1
 _SETTLING_NS = 20_000_000
 """A file changed this close before cargo started may show a change time from before it (the
 kernel's clock for file times moves in ticks of up to 10 ms): its answer is not kept."""
+_COARSE_NS = 2_000_000_000
 _TARGET_DIRECTORIES = ("src/bin", "examples", "tests", "benches")
 """Where cargo finds targets by their files (`src/bin/NAME.rs`, `examples/NAME/main.rs`)."""
 _GLOB = frozenset("*?[")
@@ -159,14 +160,19 @@ class LastAnswer:
         with contextlib.suppress(OSError, ValueError, FeatcheckError):
             paths = list(dict.fromkeys(self._read_by_cargo(metadata, manifest_path)))
             inputs = [(path, *_seen(path)) for path in paths]
-            latest = self.started - _SETTLING_NS
-            if any(changed >= latest for _, _, changed in inputs):
+            if any(self._maybe_since(changed) for _, _, changed in inputs):
                 return  # changed while cargo worked, or just before: cargo may have read either
             seen = [(path, what) for path, what, _ in inputs]
             header = json.dumps({"version": _VERSION, "inputs": seen})
             if not replace_cache_file(self.file, header + "\n" + text):
                 return
             _forget_all_but_the_last(self.file.parent)
+
+    def _maybe_since(self, changed: int) -> bool:
+        """Whether a change time may be of a change after cargo started. A file system that
+        keeps whole seconds (FAT's two) gives a change made then a time up to 2 s before."""
+        whole_seconds = changed % 1_000_000_000 == 0
+        return changed >= self.started - (_COARSE_NS if whole_seconds else _SETTLING_NS)
 
     def _read_by_cargo(self, metadata: Workspace, manifest_path: Path) -> Iterator[str]:
         """Every file and directory whose status decides cargo's answer; ValueError where a
