@@ -167,13 +167,18 @@ def test_a_change_of_settings_or_home_configuration_makes_cargo_answer_again(
     user_cache: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """cargo's environment (here a variable it reads) and its home's configuration file."""
+    """cargo's environment (here a variable it reads, not one the shell sets for every command)
+    and its home's configuration file."""
     project = _copy(FLAGGED, tmp_path)
     home = tmp_path / "cargo-home"
     shutil.copytree(offline_cargo_for(project), home, symlinks=True)
     monkeypatch.setenv("CARGO_HOME", str(home))
     _settle()
     _audit(project)
+    assert KEPT in _audit(project).stderr
+    # What a shell sets for each command it starts (`_`: the program's path) is not cargo's.
+    monkeypatch.setenv("_", "/usr/bin/time")
+    monkeypatch.setenv("SHLVL", "7")
     assert KEPT in _audit(project).stderr
     monkeypatch.setenv("CARGO_NET_RETRY", "3")
     assert RAN in _audit(project).stderr

@@ -63,6 +63,9 @@ _COARSE_NS = 2_000_000_000
 _TARGET_DIRECTORIES = ("src/bin", "examples", "tests", "benches")
 """Where cargo finds targets by their files (`src/bin/NAME.rs`, `examples/NAME/main.rs`)."""
 _GLOB = frozenset("*?[")
+_SHELLS_OWN = frozenset({"_", "OLDPWD", "PWD", "SHLVL"})
+"""Variables a shell sets for each command it starts (`_`: its path), which cargo never reads:
+run from a hook or a terminal, the same project keeps one answer."""
 
 Seen = list[int] | list[str] | None
 """A file's change and modification times, size, inode and device; a directory's entries (a
@@ -121,7 +124,8 @@ class LastAnswer:
         if cache is None:
             return None
         key = blake2b(digest_size=16)
-        for part in (*argv, str(cwd), *sorted(f"{k}={v}" for k, v in environment.items())):
+        settings = sorted(f"{k}={v}" for k, v in environment.items() if k not in _SHELLS_OWN)
+        for part in (*argv, str(cwd), *settings):
             key.update(part.encode("utf-8", "surrogatepass") + b"\0")
         file = cache / "metadata" / f"{key.hexdigest()}.json"
         return cls(file, (argv[0], rustc), cwd, environment, checkout)
