@@ -38,6 +38,14 @@ def _copy(workspace: str, into: Path) -> Path:
     return project
 
 
+def _ready(workspace: str, into: Path, offline_cargo_for: Callable[..., Path]) -> Path:
+    """A copy of the fixture, cargo pointed at its view of the registry, settled."""
+    project = _copy(workspace, into)
+    offline_cargo_for(project)
+    _settle()
+    return project
+
+
 def _settle() -> None:
     """Wait until files written now count as written before the next cargo starts: an answer
     is not kept where cargo may have read a file as it was or as it is (last_answer.py)."""
@@ -66,9 +74,7 @@ def user_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def test_an_unchanged_project_is_audited_without_cargo_and_reported_the_same(
     tmp_path: Path, offline_cargo_for: Callable[..., Path], user_cache: Path
 ) -> None:
-    project = _copy(FLAGGED, tmp_path)
-    offline_cargo_for(project)
-    _settle()
+    project = _ready(FLAGGED, tmp_path, offline_cargo_for)
     first = _audit(project)
     assert RAN in first.stderr
     [kept] = _kept(user_cache)
@@ -140,9 +146,7 @@ def test_a_change_to_what_cargo_reads_makes_cargo_answer_again(
     """Each change cargo could answer otherwise for (most here it does) runs cargo again, and
     the report is the one an empty cache gives; the answer after it is kept again."""
     workspace, make = CHANGES[change]
-    project = _copy(workspace, tmp_path / "checkout")
-    offline_cargo_for(project)
-    _settle()
+    project = _ready(workspace, tmp_path / "checkout", offline_cargo_for)
     _audit(project)
     assert KEPT in _audit(project).stderr
     make(project)
@@ -218,9 +222,7 @@ def test_a_file_changed_while_cargo_works_keeps_no_answer(
 ) -> None:
     """The manifest is written again just as cargo starts: cargo may have read either, so the
     answer is not kept with the manifest's new status."""
-    project = _copy(FLAGGED, tmp_path)
-    offline_cargo_for(project)
-    _settle()
+    project = _ready(FLAGGED, tmp_path, offline_cargo_for)
     kept = LastAnswer.kept
 
     def kept_then_edited(self: LastAnswer) -> str | None:
@@ -240,9 +242,7 @@ def test_a_file_changed_while_cargo_works_keeps_no_answer(
 def test_an_unreadable_kept_answer_means_cargo(
     tmp_path: Path, offline_cargo_for: Callable[..., Path], user_cache: Path
 ) -> None:
-    project = _copy(FLAGGED, tmp_path)
-    offline_cargo_for(project)
-    _settle()
+    project = _ready(FLAGGED, tmp_path, offline_cargo_for)
     first = _audit(project)
     [kept] = _kept(user_cache)
     for text in ("", "not json\n{}", '{"version": 1, "inputs": [["a"]]}\n{}', '{"inputs": 1}\n'):
@@ -287,9 +287,7 @@ def test_without_a_usable_user_cache_the_audit_is_the_same(
 ) -> None:
     """Where featcheck's cache cannot be made (here the cache home is a file), cargo keeps
     nothing and no answer is kept: the audit is the same, twice, and cargo runs each time."""
-    project = _copy(FLAGGED, tmp_path)
-    offline_cargo_for(project)
-    _settle()
+    project = _ready(FLAGGED, tmp_path, offline_cargo_for)
     cache_home = tmp_path / "not-a-directory"
     cache_home.write_text("")
     monkeypatch.setenv("XDG_CACHE_HOME", str(cache_home))
@@ -308,9 +306,7 @@ def test_a_cache_inside_the_checkout_is_neither_read_nor_written(
 ) -> None:
     """A user cache the checkout holds could hold an answer the checkout wrote: featcheck keeps
     no cache there, so cargo answers every time."""
-    project = _copy(FLAGGED, tmp_path)
-    offline_cargo_for(project)
-    _settle()
+    project = _ready(FLAGGED, tmp_path, offline_cargo_for)
     monkeypatch.setenv("XDG_CACHE_HOME", str(project / ".cache"))
     for _ in range(2):
         assert RAN in _audit(project).stderr
