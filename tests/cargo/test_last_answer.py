@@ -252,6 +252,18 @@ def test_an_unreadable_kept_answer_means_cargo(
         assert again.stdout == first.stdout
 
 
+def test_a_kept_answer_others_may_write_is_not_taken(
+    tmp_path: Path, offline_cargo_for: Callable[..., Path], user_cache: Path
+) -> None:
+    """A cache directory shared with other users could hold an answer one of them wrote."""
+    project = _ready(FLAGGED, tmp_path, offline_cargo_for)
+    _audit(project)
+    [kept] = _kept(user_cache)
+    assert KEPT in _audit(project).stderr
+    kept.chmod(0o622)
+    assert RAN in _audit(project).stderr
+
+
 def test_only_the_answers_written_last_are_kept(tmp_path: Path) -> None:
     for index in range(MAX_KEPT + 3):
         (tmp_path / f"{index:02}.json").write_text(f"answer {index}\n")

@@ -137,6 +137,8 @@ class LastAnswer:
             contextlib.suppress(OSError, ValueError, UnicodeError, LookupError, TypeError),
             open(self.file, encoding="utf-8") as stream,
         ):
+            if not _written_by_this_user(os.fstat(stream.fileno())):
+                return None
             header = json.loads(stream.readline())
             if header["version"] != _VERSION:
                 return None
@@ -256,6 +258,14 @@ def _subdirectories(directory: Path) -> Iterable[str]:
             return [entry.path for entry in entries if entry.is_dir(follow_symlinks=False)]
     except OSError:
         return ()
+
+
+def _written_by_this_user(status: os.stat_result) -> bool:
+    """An answer that stands in for cargo's is taken only from a file the user owns and no one
+    else may write: a cache directory shared with others could hold one they planted."""
+    if not hasattr(os, "getuid"):
+        return True
+    return status.st_uid == os.getuid() and not status.st_mode & 0o022
 
 
 def _forget_all_but_the_last(directory: Path) -> None:
