@@ -122,6 +122,8 @@ def _read_members(manifest: Path, manifests: ManifestCache, pending: PendingMeta
     reads once cargo answers; whatever cannot be read is left for that read, and cargo, to
     say. See docs/speed.md."""
     read: list[ManifestDocument] = []
+    if pending.has_answered():  # cargo's kept answer: nothing to wait for
+        return
     with suppress(FeatcheckError, OSError, ValueError):
         for member in discover_workspace(manifest, manifests.checkout).members:
             if pending.has_answered():

@@ -73,7 +73,7 @@ def _member_directories(
     root: Path, real_root: Path, workspace: Mapping[str, Any], excluded: list[Path]
 ) -> list[Path]:
     manifest = root / "Cargo.toml"
-    found: list[Path] = []
+    found: dict[Path, None] = {}  # in order, each once (a list's `in` made 500 members 60 ms)
     for pattern in _strings(workspace.get("members"), manifest, "workspace.members"):
         if "\x00" in pattern:
             raise _outside(pattern, root)
@@ -107,9 +107,9 @@ def _member_directories(
                     "Cargo.toml (cargo refuses this workspace)",
                     path=manifest,
                 )
-            if directory not in found and directory != root:
-                found.append(directory)
-    return found
+            if directory != root:
+                found[directory] = None
+    return list(found)
 
 
 def _excluded(root: Path, workspace: Mapping[str, Any]) -> list[Path]:
