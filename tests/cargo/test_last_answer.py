@@ -245,11 +245,19 @@ def test_an_unreadable_kept_answer_means_cargo(
     project = _ready(FLAGGED, tmp_path, offline_cargo_for)
     first = _audit(project)
     [kept] = _kept(user_cache)
+    header = kept.read_text().partition("\n")[0]
     for text in ("", "not json\n{}", '{"version": 1, "inputs": [["a"]]}\n{}', '{"inputs": 1}\n'):
         kept.write_text(text)
         again = _audit(project)
         assert RAN in again.stderr
         assert again.stdout == first.stdout
+    # Every file as it was, the answer itself damaged: cargo answers, and its answer is kept.
+    kept.write_text(header + "\n" + '{"packages": [')
+    damaged = run_in_process("-v", str(project), "--format", "json")
+    assert KEPT in damaged.stderr
+    assert RAN in damaged.stderr
+    assert (damaged.returncode, damaged.stdout) == (first.returncode, first.stdout)
+    assert KEPT in _audit(project).stderr
 
 
 def test_a_kept_answer_others_may_write_is_not_taken(

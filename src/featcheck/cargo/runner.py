@@ -27,7 +27,7 @@ from featcheck.cargo.argv_gate import (
 from featcheck.cargo.command_setup import CommandSetup, RustcAnswers, isolated_setup, trusted_setup
 from featcheck.cargo.failures import failure_error
 from featcheck.cargo.last_answer import NOT_RUN, LastAnswer
-from featcheck.cargo.pending_metadata import PendingMetadata, pending_cargo_metadata
+from featcheck.cargo.pending_metadata import Parse, PendingMetadata, pending_cargo_metadata
 from featcheck.cargo.process import ProcessOutput, RunningProcess, start_process
 from featcheck.cargo.toolchain import Toolchain, installed
 from featcheck.cargo.unification import MODE_VARIABLE, PER_MEMBER, Unification, decide
@@ -38,6 +38,7 @@ from featcheck.semantics.cfg import TargetCfg
 
 if TYPE_CHECKING:
     from featcheck.boundary import TrustContext
+    from featcheck.workspace.workspace import Workspace
 
 # `{p} [{f}]` gives "name vX (source) [features]" per line; `--prefix depth` makes the nesting
 # unambiguous and `--charset ascii` keeps the text independent of the terminal.
@@ -172,11 +173,23 @@ class CargoRunner:
             *self._cargo_flags(),
         ]
         last = self._last_answer(args)
-        if last is not None and (kept := last.kept()) is not None:
-            refuse_special_manifests(manifest_path, self.checkout)
-            if self.on_command is not None:
-                self.on_command([NOT_RUN, "cargo", *args])
-            return PendingMetadata(lambda parse: parse(kept))
+        if last is None or (kept := last.kept()) is None:
+            return self._cargo_metadata(manifest_path, args, last)
+        refuse_special_manifests(manifest_path, self.checkout)
+        if self.on_command is not None:
+            self.on_command([NOT_RUN, "cargo", *args])
+
+        def answer(parse: Parse) -> Workspace:
+            try:
+                return parse(kept)
+            except FeatcheckError:  # a kept file damaged since it was written: cargo answers
+                return self._cargo_metadata(manifest_path, args, last).result(parse)
+
+        return PendingMetadata(answer, settle=last.settle)
+
+    def _cargo_metadata(
+        self, manifest_path: Path, args: list[Argument], last: LastAnswer | None
+    ) -> PendingMetadata:
         running = self._start("cargo", args)
         try:
             # A FIFO named Cargo.toml or Cargo.lock would keep cargo waiting until the timeout.
