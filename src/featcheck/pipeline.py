@@ -121,9 +121,9 @@ def _read_members(manifest: Path, manifests: ManifestCache, pending: PendingMeta
     """While cargo works: the members' manifests read and indexed into the cache the audit
     reads once cargo answers; whatever cannot be read is left for that read, and cargo, to
     say. See docs/speed.md."""
-    read: list[ManifestDocument] = []
     if pending.has_answered():  # cargo's kept answer: nothing to wait for
         return
+    read: list[ManifestDocument] = []
     with suppress(FeatcheckError, OSError, ValueError):
         for member in discover_workspace(manifest, manifests.checkout).members:
             if pending.has_answered():

@@ -34,14 +34,10 @@ try:  # hashlib's blake2b without hashlib, which loads OpenSSL (4 ms before carg
 except ImportError:  # pragma: no cover - a Python built without it
     from hashlib import blake2b
 
-from featcheck.boundary import (
-    MAX_CONFIG_BYTES,
-    MAX_MANIFEST_BYTES,
-    decode_text,
-    read_checkout_file,
-)
+from featcheck.boundary import MAX_CONFIG_BYTES, read_checkout_file
 from featcheck.errors import FeatcheckError
 from featcheck.fileio import replace_cache_file
+from featcheck.manifest.document import read_manifest
 
 if TYPE_CHECKING:
     from featcheck.workspace.workspace import Workspace
@@ -202,6 +198,9 @@ class LastAnswer:
 
 
 def _configuration_files(cwd: Path, environment: dict[str, str]) -> Iterator[str]:
+    """Every place cargo looks for its configuration, whether a file is there or not (a file
+    created there later changes the answer): `config_files.config_files` lists only those
+    that exist."""
     homes = [Path(environment["CARGO_HOME"])] if environment.get("CARGO_HOME") else []
     for directory in (*homes, *(place / ".cargo" for place in (cwd, *cwd.parents))):
         for name in ("config.toml", "config"):
@@ -216,14 +215,11 @@ def _configuration_files(cwd: Path, environment: dict[str, str]) -> Iterator[str
 def _member_directories(root: Path, checkout: Path | None) -> Iterator[str]:
     """The directories a `[workspace] members` or `exclude` pattern names or searches: a new
     directory there can be a new member."""
-    from featcheck.toml_read import toml_data  # in the writer's thread: no parser before cargo
-
     yield str(root)
     manifest = root / "Cargo.toml"
     if not manifest.exists():
         return
-    raw = read_checkout_file(manifest, "Cargo.toml", MAX_MANIFEST_BYTES, checkout)
-    workspace = toml_data(decode_text(raw, manifest)).get("workspace", {})
+    workspace = read_manifest(manifest, root=checkout).data.get("workspace", {})
     if not isinstance(workspace, dict):
         return
     patterns = [*workspace.get("members", ()), *workspace.get("exclude", ())]
