@@ -102,6 +102,9 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     # it, and the probe's builds: spread perfectly over every core, still this much wall time.
     kept = sum(sum(by_kind.get(name, [0.0, 0.0, 0.0])[1:]) for name, _ in KINDS)
     write(f"those three kinds over {os.cpu_count()} cores: {kept / (os.cpu_count() or 1):.0f} s")
-    write("\nthe 15 files that take the most")
-    for key, (count, own, waited) in sorted(by_file.items(), key=lambda kv: -sum(kv[1][1:]))[:15]:
-        write(f"{key:56}{count:5.0f}{own:9.1f}{waited:11.1f}")
+    shown = int(os.environ.get("FEATCHECK_SUITE_CPU_FILES", "15"))
+    write(f"\nthe {shown} files that take the most")
+    largest = sorted(by_file.items(), key=lambda kv: -sum(kv[1][1:]))[:shown]
+    for key, (count, own, waited) in largest:
+        kind = next((name for name, pattern in KINDS if re.search(pattern, key)), "the rest")
+        write(f"{key:56}{count:5.0f}{own:9.1f}{waited:11.1f}  {kind.split()[0]}")
