@@ -120,11 +120,8 @@ def _run_once(
 ) -> tuple[str, Load]:
     """Run a probe binary (ours, built in the cache) once: what it printed, and how busy the
     cores were meanwhile; one line saying why where it does not finish or fails."""
-    environment = dict(os.environ)
-    for name, value in setting.items():
-        environment.pop(name, None)
-        if value is not None:
-            environment[name] = value
+    environment = {name: value for name, value in os.environ.items() if name not in setting}
+    environment |= {name: value for name, value in setting.items() if value is not None}
     before, children_before = _read_cpu_times(), _children_cpu_seconds()
     started = time.monotonic()
     output = start_process(
