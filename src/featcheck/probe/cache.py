@@ -184,8 +184,7 @@ def attach(result: AuditResult, trust: TrustContext) -> AuditResult:
         result.notes.append(f"--measured: no measurement is read: {error.message}")
         return result
     kept = read_measured(path)
-    findings = [_with_cost(finding, kept) for finding in result.findings]
-    return replace(result, findings=findings)
+    return replace(result, findings=[_with_cost(finding, kept) for finding in result.findings])
 
 
 def _with_cost(finding: Finding, kept: dict[str, Any]) -> Finding:
