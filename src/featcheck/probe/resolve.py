@@ -115,12 +115,7 @@ def backend_from_graph(graph: DependencyGraph, member: str, target: str) -> Back
         {n.version for n in graph.named(FACADE) if n.package.source is None},
         key=lambda v: (v != node.version, v),
     )
-    return BackendConfig(
-        member=member,
-        target=target,
-        burn_version=facades[0] if facades else node.version,
-        pins=tuple(pins),
-    )
+    return BackendConfig(member, target, facades[0] if facades else node.version, tuple(pins))
 
 
 def pins_for(graph: DependencyGraph, crate: str, version: str) -> tuple[Pin, ...]:
