@@ -286,11 +286,7 @@ def compare_builds(
                     raise FeatcheckError(message) from None
                 results[index][name] = result
     workloads = tuple(
-        Workload(
-            name,
-            statistics.median(samples[0][name]),
-            statistics.median(samples[1].get(name, [0.0])),
-        )
-        for name in samples[0]
+        Workload(name, statistics.median(times), statistics.median(samples[1].get(name, [0.0])))
+        for name, times in samples[0].items()
     )
     return workloads, results[0] == results[1]
