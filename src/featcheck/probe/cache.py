@@ -214,11 +214,8 @@ def record(report: ProbeReport, trust: TrustContext) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     kept = read_measured(path)
     today = datetime.date.today().isoformat()
-    for result in report.rules or ():
-        if not result.agree:
-            continue
-        finding = result.finding
-        best = result.headline
+    for result in [result for result in report.rules or () if result.agree]:
+        finding, best = result.finding, result.headline
         kept[measured_key(finding.code, finding.crate, finding.crate_version, report.target)] = {
             "ratio": round(best.ratio, 3),
             "workload": best.name,
