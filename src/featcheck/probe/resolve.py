@@ -160,15 +160,13 @@ def enabling_features(table: dict[str, tuple[FeatureValue, ...]], feature: str) 
     """`feature` and every feature of the same crate that turns it on, directly or through
     another (lz4_flex's `default` turns on `safe-decode`)."""
     enabling = {feature}
-    grew = True
-    while grew:
-        grew = False
-        for name, values in table.items():
-            if name not in enabling and any(
-                value.kind == FEATURE and value.name in enabling for value in values
-            ):
-                enabling.add(name)
-                grew = True
+    while more := {
+        name
+        for name, values in table.items()
+        if name not in enabling
+        and any(value.kind == FEATURE and value.name in enabling for value in values)
+    }:
+        enabling |= more
     return enabling
 
 
