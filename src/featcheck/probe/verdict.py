@@ -182,8 +182,7 @@ def decide(
     n: int = 1024,
 ) -> Decision:
     speedup = single.min_ms / every.min_ms if every.min_ms > 0 else 0.0
-    parallelism = every.parallelism
-    evidence = every.thread_evidence
+    parallelism, evidence = every.parallelism, every.thread_evidence
     other_cores = load.other_cores
     busy = "" if parallelism is None else f"{parallelism:.2f} cores busy, "
     timing = f"{busy}{speedup:.2f}x the 1-thread run"
