@@ -179,9 +179,8 @@ class ProbeBuilder:
     def plan(self, config: BackendConfig, program: Program) -> BuildPlan:
         started = time.monotonic()
         directory, key = self.prepare(config, program)
-        if (directory / executable(binary_name(key))).is_file() and (
-            directory / "built.json"
-        ).is_file():
+        binary = directory / executable(binary_name(key))
+        if binary.is_file() and (directory / "built.json").is_file():
             return BuildPlan(config, directory, key, True, preparing=time.monotonic() - started)
         self.say(
             f"checking that the probe reproduces {config.member}'s {config.backend} (cargo tree)"
@@ -207,26 +206,19 @@ class ProbeBuilder:
         """Which of `crates` have a build script (cargo tree cannot say; cargo metadata can,
         but may need manifests the registry cache lacks under --offline: then None)."""
         try:
-            text = self._cargo(
-                directory,
-                [
-                    word("metadata"),
-                    Argument("--format-version=1"),
-                    _target("--filter-platform", config.target),
-                ],
-            )
-            metadata = json.loads(text)
+            platform = _target("--filter-platform", config.target)
+            arguments = [word("metadata"), Argument("--format-version=1"), platform]
+            metadata = json.loads(self._cargo(directory, arguments))
         except (FeatcheckError, ValueError):
             return None
-        found = set()
-        for package in metadata.get("packages", []) if isinstance(metadata, dict) else []:
-            if not isinstance(package, dict):
-                continue
-            label = crate_label(package.get("name"), package.get("version"))
-            kinds = {k for t in package.get("targets", []) for k in t.get("kind", [])}
-            if label in crates and "custom-build" in kinds:
-                found.add(label)
-        return tuple(sorted(found))
+        packages = metadata.get("packages", []) if isinstance(metadata, dict) else []
+        found = {
+            crate_label(package.get("name"), package.get("version"))
+            for package in packages
+            if isinstance(package, dict)
+            and "custom-build" in {k for t in package.get("targets", []) for k in t.get("kind", [])}
+        }
+        return tuple(sorted(found & crates))
 
     def build(self, plan: BuildPlan) -> BuiltProbe:
         started = time.monotonic()

@@ -184,8 +184,7 @@ def attach(result: AuditResult, trust: TrustContext) -> AuditResult:
         result.notes.append(f"--measured: no measurement is read: {error.message}")
         return result
     kept = read_measured(path)
-    findings = [_with_cost(finding, kept) for finding in result.findings]
-    return replace(result, findings=findings)
+    return replace(result, findings=[_with_cost(finding, kept) for finding in result.findings])
 
 
 def _with_cost(finding: Finding, kept: dict[str, Any]) -> Finding:
@@ -215,11 +214,8 @@ def record(report: ProbeReport, trust: TrustContext) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     kept = read_measured(path)
     today = datetime.date.today().isoformat()
-    for result in report.rules or ():
-        if not result.agree:
-            continue
-        finding = result.finding
-        best = result.headline
+    for result in [result for result in report.rules or () if result.agree]:
+        finding, best = result.finding, result.headline
         kept[measured_key(finding.code, finding.crate, finding.crate_version, report.target)] = {
             "ratio": round(best.ratio, 3),
             "workload": best.name,

@@ -110,8 +110,7 @@ def plan_matmul(
         if not changes:
             notes.append(f"featcheck has no confirmed fix for {config.member}: nothing to compare")
         else:
-            after = graph_with_changes(resolved, changes)
-            fixed = matmul_config(after, label="with featcheck's fix")
+            fixed = matmul_config(graph_with_changes(resolved, changes), "with featcheck's fix")
             if fixed.pins == config.pins:
                 notes.append(
                     f"featcheck's fix does not change {config.backend}: nothing to compare"

@@ -48,10 +48,8 @@ def find_toolset(runner: CargoRunner, target_dir: Path, timeout: float) -> Tools
     # CARGO_HOME where the user's lies inside the checkout (its registry sources are the
     # checkout's files, and the probe would compile them).
     environment = dict(runner.prepared_setup().environment)
-    cargo, rustc = "cargo", "rustc"
     toolchain = runner.toolchain
-    if toolchain is not None:
-        cargo, rustc = str(toolchain.cargo), str(toolchain.rustc)
+    cargo, rustc = (str(toolchain.cargo), str(toolchain.rustc)) if toolchain else ("cargo", "rustc")
     # A C linker on PATH (`$CC`, else `cc`), which Rust links programs with (not on Windows).
     linker = environment.get("CC") or "cc"
     if os.name != "nt" and shutil.which(linker.split()[0] if linker.split() else "cc") is None:
@@ -59,13 +57,9 @@ def find_toolset(runner: CargoRunner, target_dir: Path, timeout: float) -> Tools
             f"no C toolchain: `{linker}` is not on PATH, and Rust links programs with it; "
             "install one (Debian/Ubuntu: build-essential; macOS: xcode-select --install)"
         )
-    environment.update(
-        {
-            "CARGO_TARGET_DIR": str(target_dir),
-            "CARGO_TERM_COLOR": "never",
-            "CARGO_TERM_PROGRESS_WHEN": "never",
-        }
-    )
+    environment["CARGO_TARGET_DIR"] = str(target_dir)
+    environment["CARGO_TERM_COLOR"] = "never"
+    environment["CARGO_TERM_PROGRESS_WHEN"] = "never"
     environment.pop("CARGO_BUILD_TARGET", None)  # the probe runs here: build for the host
     environment.pop("CARGO_BUILD_BUILD_DIR", None)  # the audit's: the probe builds in its own
     output = start_process(

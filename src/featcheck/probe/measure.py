@@ -120,11 +120,8 @@ def _run_once(
 ) -> tuple[str, Load]:
     """Run a probe binary (ours, built in the cache) once: what it printed, and how busy the
     cores were meanwhile; one line saying why where it does not finish or fails."""
-    environment = dict(os.environ)
-    for name, value in setting.items():
-        environment.pop(name, None)
-        if value is not None:
-            environment[name] = value
+    environment = {name: value for name, value in os.environ.items() if name not in setting}
+    environment |= {name: value for name, value in setting.items() if value is not None}
     before, children_before = _read_cpu_times(), _children_cpu_seconds()
     started = time.monotonic()
     output = start_process(
@@ -289,11 +286,7 @@ def compare_builds(
                     raise FeatcheckError(message) from None
                 results[index][name] = result
     workloads = tuple(
-        Workload(
-            name,
-            statistics.median(samples[0][name]),
-            statistics.median(samples[1].get(name, [0.0])),
-        )
-        for name in samples[0]
+        Workload(name, statistics.median(times), statistics.median(samples[1].get(name, [0.0])))
+        for name, times in samples[0].items()
     )
     return workloads, results[0] == results[1]

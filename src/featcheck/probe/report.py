@@ -176,11 +176,8 @@ def _build_line(report: MatmulReport) -> str:
         if build.waited >= 0.5:
             how += f" (waited {build.waited:.0f} s for another build before)"
         parts.append(f"{variant.config.label}: {how}")
-    return (
-        "probe build: "
-        + "; ".join(parts)
-        + f"; timing began {report.seconds_to_timing:.1f} s after the start"
-    )
+    parts.append(f"timing began {report.seconds_to_timing:.1f} s after the start")
+    return "probe build: " + "; ".join(parts)
 
 
 # --- the rule probes ---------------------------------------------------------------------------

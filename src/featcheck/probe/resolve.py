@@ -115,12 +115,7 @@ def backend_from_graph(graph: DependencyGraph, member: str, target: str) -> Back
         {n.version for n in graph.named(FACADE) if n.package.source is None},
         key=lambda v: (v != node.version, v),
     )
-    return BackendConfig(
-        member=member,
-        target=target,
-        burn_version=facades[0] if facades else node.version,
-        pins=tuple(pins),
-    )
+    return BackendConfig(member, target, facades[0] if facades else node.version, tuple(pins))
 
 
 def pins_for(graph: DependencyGraph, crate: str, version: str) -> tuple[Pin, ...]:
@@ -165,15 +160,13 @@ def enabling_features(table: dict[str, tuple[FeatureValue, ...]], feature: str) 
     """`feature` and every feature of the same crate that turns it on, directly or through
     another (lz4_flex's `default` turns on `safe-decode`)."""
     enabling = {feature}
-    grew = True
-    while grew:
-        grew = False
-        for name, values in table.items():
-            if name not in enabling and any(
-                value.kind == FEATURE and value.name in enabling for value in values
-            ):
-                enabling.add(name)
-                grew = True
+    while more := {
+        name
+        for name, values in table.items()
+        if name not in enabling
+        and any(value.kind == FEATURE and value.name in enabling for value in values)
+    }:
+        enabling |= more
     return enabling
 
 

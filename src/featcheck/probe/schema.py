@@ -122,12 +122,11 @@ def report_json(report: MatmulReport) -> dict[str, Any]:
         base = report.current.decision.every.min_ms
         variants = [{"label": "current", **current, "vs_current": 1.0}]
         if report.fixed is not None:
-            fixed = _variant_json(report.fixed)
             variants.append(
                 {
                     "label": "with featcheck's fix",
                     "fix": report.fix_description,
-                    **fixed,
+                    **_variant_json(report.fixed),
                     "vs_current": _round(base / report.fixed.decision.every.min_ms, 3),
                 }
             )

@@ -19,6 +19,8 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
+from featcheck.severity import plural
+
 MULTI_PARALLELISM = 1.3
 """All-core parallelism at or above which the matmul certainly ran on several threads."""
 MULTI_SPEEDUP = 1.2
@@ -180,8 +182,7 @@ def decide(
     n: int = 1024,
 ) -> Decision:
     speedup = single.min_ms / every.min_ms if every.min_ms > 0 else 0.0
-    parallelism = every.parallelism
-    evidence = every.thread_evidence
+    parallelism, evidence = every.parallelism, every.thread_evidence
     other_cores = load.other_cores
     busy = "" if parallelism is None else f"{parallelism:.2f} cores busy, "
     timing = f"{busy}{speedup:.2f}x the 1-thread run"
@@ -216,19 +217,14 @@ _Outcome = tuple[Verdict, str, str]
 def _by_threads(evidence: ThreadEvidence | None, timing: str) -> _Outcome | None:
     if evidence is None or not evidence.observed:
         return None
-    if evidence.threads_used >= 2:
-        return (
-            Verdict.MULTI,
-            f"gemm splits the matmul across threads: {evidence.describe()}; timing: {timing}",
-            "threads",
-        )
-    return (
-        Verdict.SINGLE,
-        f"gemm runs the matmul on one thread: {evidence.describe()}, with "
-        f"{evidence.alive} thread{'s' if evidence.alive != 1 else ''} in the process; "
-        f"timing: {timing}",
-        "threads",
+    many = evidence.threads_used >= 2
+    how = (
+        f"splits the matmul across threads: {evidence.describe()}"
+        if many
+        else f"runs the matmul on one thread: {evidence.describe()}, with "
+        f"{plural(evidence.alive, 'thread')} in the process"
     )
+    return Verdict.MULTI if many else Verdict.SINGLE, f"gemm {how}; timing: {timing}", "threads"
 
 
 def _by_timing(
@@ -254,11 +250,7 @@ def _by_timing(
         )
     idle = load.idle_cores
     if parallelism >= MULTI_PARALLELISM and speedup >= MULTI_SPEEDUP:
-        return (
-            Verdict.MULTI,
-            f"the all-core run used several cores ({timing}; {unseen})",
-            "timing",
-        )
+        return Verdict.MULTI, f"the all-core run used several cores ({timing}; {unseen})", "timing"
     busy = idle is not None and idle < MIN_IDLE_CORES
     if parallelism < SINGLE_PARALLELISM and speedup < SINGLE_SPEEDUP and not busy:
         room = f", with {idle:.2f} cores left idle" if idle is not None else ""
