@@ -17,7 +17,7 @@ from featcheck.workspace.model import PackageRef
 # A GitHub Actions log line starts with an ISO timestamp; saved logs keep it.
 _LOG_TIMESTAMP = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z ")
 # Characters that `--prefix indent` draws, in `--charset utf8` and `--charset ascii`.
-_INDENT_CHARS = frozenset("│├└─|`- \u00a0")
+_INDENT_CHARS = "│├└─|`- \u00a0"
 _SECTION_HEADER = re.compile(r"^\[(dev|build)-dependencies\]$")
 # `name vVERSION<suffixes> [features]` with an optional ` (*)` mark for a repeated node.
 _NODE = re.compile(
@@ -66,8 +66,7 @@ class _Line:
 def _split_suffixes(text: str) -> list[str]:
     """Split ` (proc-macro) (/some/path (x))` into its top-level parenthesized groups."""
     groups: list[str] = []
-    depth = 0
-    start = 0
+    depth = start = 0
     for index, char in enumerate(text):
         if char == "(":
             if depth == 0:
@@ -85,16 +84,11 @@ def parse_node(text: str) -> tuple[Node, bool] | None:
     match = _NODE.match(text)
     if match is None:
         return None
-    source: str | None = None
-    proc_macro = False
-    for group in _split_suffixes(match["suffixes"]):
-        if group == "proc-macro":
-            proc_macro = True
-        else:
-            source = group
+    groups = _split_suffixes(match["suffixes"])
+    source = next((group for group in reversed(groups) if group != "proc-macro"), None)
     features = frozenset(f for f in match["features"].split(",") if f)
     package = PackageRef(match["name"], match["version"], source)
-    return Node(package, features, proc_macro), match["repeated"] is not None
+    return Node(package, features, "proc-macro" in groups), match["repeated"] is not None
 
 
 def _strip_prefix(raw: str) -> tuple[int | None, int, str]:
@@ -103,9 +97,7 @@ def _strip_prefix(raw: str) -> tuple[int | None, int, str]:
     if digits:
         # No graph is a billion levels deep; a longer run is not a depth (nor worth converting).
         return (int(raw[:digits]) if digits < 10 else -1), 0, raw[digits:]
-    width = 0
-    while width < len(raw) and raw[width] in _INDENT_CHARS:
-        width += 1
+    width = len(raw) - len(raw.lstrip(_INDENT_CHARS))
     # `--charset ascii` draws "|-- " and "`-- ": a crate name never starts with '-' or '`',
     # so everything up to the first name character is drawing.
     return None, width, raw[width:]
