@@ -267,8 +267,7 @@ class CargoRunner:
         with self._lock:
             setup = self.prepared_setup()
             plain = self._rustc_cfg(triple, ())
-            flags = setup.environment_rustflags
-            if flags is None:
+            if (flags := setup.environment_rustflags) is None:
                 flags = setup.config.rustflags(triple, plain)
             return self._rustc_cfg(triple, tuple(flags)) if flags else plain
 
