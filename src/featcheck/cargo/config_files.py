@@ -73,9 +73,8 @@ def _includes(document: ManifestDocument, checkout: Path | None) -> Iterator[tup
     if not isinstance(entries, list):
         return
     for index, entry in enumerate(entries):
-        optional = False
+        optional = isinstance(entry, dict) and entry.get("optional") is True
         if isinstance(entry, dict):
-            optional = entry.get("optional") is True
             entry = entry.get("path")
         if not isinstance(entry, str):
             continue
