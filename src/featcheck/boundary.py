@@ -112,8 +112,7 @@ def checkout_root(audited: Path) -> Path:
         # and a false yes only widens what is distrusted.
         if any(line.lstrip().startswith(b"[workspace") for line in text.splitlines()):
             root = directory
-    repository = repository_root(start)
-    if repository is not None and root.is_relative_to(repository):
+    if (repository := repository_root(start)) is not None and root.is_relative_to(repository):
         root = repository
     return root
 
@@ -153,8 +152,7 @@ def is_inside(path: Path | str, root: Path) -> bool:
 def default_home(environment: Mapping[str, str], variable: str) -> Path | None:
     """CARGO_HOME or RUSTUP_HOME (`variable`) as cargo and rustup find it: the environment,
     else ~/.cargo or ~/.rustup; None without a home directory."""
-    home = environment.get(variable)
-    if home:
+    if home := environment.get(variable):
         return Path(home)
     try:
         return Path.home() / ("." + variable.removesuffix("_HOME").lower())

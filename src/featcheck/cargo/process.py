@@ -98,12 +98,10 @@ class RunningProcess:
             selector.register(stdout, selectors.EVENT_READ, printed)
             selector.register(stderr, selectors.EVENT_READ, complained)
             while selector.get_map():
-                left = deadline - time.monotonic()
-                if left <= 0:
+                if (left := deadline - time.monotonic()) <= 0:
                     raise subprocess.TimeoutExpired(self._process.args, self._timeout)
                 for key, _ in selector.select(left):
-                    data = os.read(key.fd, _PIPE_BYTES)
-                    if not data:
+                    if not (data := os.read(key.fd, _PIPE_BYTES)):
                         selector.unregister(key.fileobj)
                         continue
                     key.data.append(data)
@@ -127,8 +125,7 @@ class RunningProcess:
         read the line); None when it ended, or failed, without printing a whole line. Its exit
         status still decides: the caller calls `wait` as well."""
         self._line_or_end.wait()
-        count = self._line_ends_at
-        if count is None:
+        if (count := self._line_ends_at) is None:
             return None
         text = b"".join(self._printed[:count]).decode("utf-8", errors="replace")
         self._early = (count, text)

@@ -54,8 +54,7 @@ def which(name: str) -> str | None:
     default), each directory once, the first executable file."""
     if sys.platform == "win32":
         return shutil.which(name)
-    path = os.environ.get("PATH")
-    if path is None:
+    if (path := os.environ.get("PATH")) is None:
         path = os.confstr("CS_PATH") or os.defpath
     for directory in dict.fromkeys(path.split(os.pathsep)):
         candidate = os.path.join(directory, name)
@@ -65,8 +64,7 @@ def which(name: str) -> str | None:
 
 
 def installed(name: str) -> str:
-    found = which(name)
-    if found is None:
+    if (found := which(name)) is None:
         raise FeatcheckError(
             f"{name} not found on PATH: install Rust (https://rustup.rs) or add it to PATH"
         )
@@ -189,8 +187,7 @@ def parse_toolchain_file(path: Path, root: Path | None = None) -> ToolchainReque
     if path.name == "rust-toolchain" and len(text.splitlines()) == 1:
         return ToolchainRequest(_checked_name(text.strip(), path, 1), origin=path, line=1, why=why)
     document = parse_text(path, text).data
-    table = document.get("toolchain")
-    if not isinstance(table, dict):
+    if not isinstance(table := document.get("toolchain"), dict):
         raise FeatcheckError("toolchain file without a [toolchain] table", path=path, line=1)
     channel, directory = table.get("channel"), table.get("path")
     if channel is not None and directory is not None:

@@ -81,8 +81,7 @@ def _split_suffixes(text: str) -> list[str]:
 
 def parse_node(text: str) -> tuple[Node, bool] | None:
     """Read one node (`burn-flex v0.22.1 [std]`) with its repeat mark, or None if not a node."""
-    match = _NODE.match(text)
-    if match is None:
+    if (match := _NODE.match(text)) is None:
         return None
     groups = _split_suffixes(match["suffixes"])
     source = next((group for group in reversed(groups) if group != "proc-macro"), None)
@@ -118,13 +117,11 @@ def _read_lines(text: str) -> tuple[list[_Line], bool, str]:
             sections.clear()
             continue
         depth_digits, width, rest = _strip_prefix(raw)
-        header = _SECTION_HEADER.match(rest.strip())
-        if header:
+        if header := _SECTION_HEADER.match(rest.strip()):
             saw_sections = True
             sections[width // 4 + 1] = header[1]
             continue
-        parsed = parse_node(rest)
-        if parsed is None:
+        if (parsed := parse_node(rest)) is None:
             if _FEATURELESS_NODE.match(rest):
                 raise TreeTextError(
                     "this tree has no feature lists: save it with cargo tree -f '{p} [{f}]'",
@@ -231,8 +228,7 @@ def _sides_up(printed: list[_Line]) -> list[bool] | None:
     children: list[list[int]] = [[] for _ in printed]
     end = list(range(len(printed)))
     for position in range(len(printed) - 1, -1, -1):
-        parent = printed[position].parent
-        if parent is not None:
+        if (parent := printed[position].parent) is not None:
             children[parent].append(position)
             end[parent] = max(end[parent], end[position])
     sides: list[bool] = [False] * len(printed)
