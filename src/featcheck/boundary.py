@@ -112,8 +112,7 @@ def checkout_root(audited: Path) -> Path:
         # and a false yes only widens what is distrusted.
         if any(line.lstrip().startswith(b"[workspace") for line in text.splitlines()):
             root = directory
-    repository = repository_root(start)
-    if repository is not None and root.is_relative_to(repository):
+    if (repository := repository_root(start)) is not None and root.is_relative_to(repository):
         root = repository
     return root
 
@@ -122,10 +121,8 @@ def repository_root(audited: Path) -> Path | None:
     """The nearest directory at or above `audited` that holds `.git` (a directory, or the file
     of a worktree or submodule): git's top level, found without running git, and never `~` or
     above. `audited` is walked as given (resolve it first to compare resolved)."""
-    for directory in _upward(_directory(audited)):
-        if os.path.lexists(directory / ".git"):
-            return directory
-    return None
+    upward = _upward(_directory(audited))
+    return next((directory for directory in upward if os.path.lexists(directory / ".git")), None)
 
 
 def _directory(path: Path) -> Path:
@@ -155,8 +152,7 @@ def is_inside(path: Path | str, root: Path) -> bool:
 def default_home(environment: Mapping[str, str], variable: str) -> Path | None:
     """CARGO_HOME or RUSTUP_HOME (`variable`) as cargo and rustup find it: the environment,
     else ~/.cargo or ~/.rustup; None without a home directory."""
-    home = environment.get(variable)
-    if home:
+    if home := environment.get(variable):
         return Path(home)
     try:
         return Path.home() / ("." + variable.removesuffix("_HOME").lower())
@@ -205,9 +201,7 @@ class TrustContext(NamedTuple):
         return is_inside(path, self.checkout) or is_inside(path, self.root)
 
     def _placed(self, cargo_home: Path | None) -> TrustContext:
-        cache = self.cache
-        if cache is not None and self.is_untrusted(cache):
-            cache = None
+        cache = None if self.cache is not None and self.is_untrusted(self.cache) else self.cache
         if cargo_home is not None and self.is_untrusted(cargo_home):
             return self._replace(cache=cache, cargo_home=None, untrusted_cargo_home=cargo_home)
         return self._replace(cache=cache, cargo_home=cargo_home, untrusted_cargo_home=None)
@@ -274,10 +268,8 @@ def check_within(path: Path | str, root: Path, why: str) -> Path:
 
 def read_checkout_file(path: Path | str, what: str, limit: int, root: Path | None) -> bytes:
     """`root` None: a file of no checkout (the user's own), read without the link check."""
-    if root is None:
-        return read_regular_file(path, what, limit)
-    real = check_within(path, root, f"reading a {what}")
-    return read_regular_file(path, what, limit, opened=real)
+    opened = None if root is None else check_within(path, root, f"reading a {what}")
+    return read_regular_file(path, what, limit, opened=opened)
 
 
 def configured_path_stays_inside(directory: Path, written: str, root: Path) -> bool:

@@ -26,11 +26,8 @@ class FeatcheckError(Exception):
 
     def __str__(self) -> str:
         where = ""
-        if self.path is not None:
-            where = str(self.path)
-            if self.line is not None:
-                where += f":{self.line}"
-                if self.column is not None:
-                    where += f":{self.column}"
-            where += ": "
-        return where + self.message
+        for part in (self.path, self.line, self.column):
+            if part is None:
+                break
+            where += f"{part}:"
+        return f"{where} {self.message}" if where else self.message

@@ -201,8 +201,7 @@ def _replace_from_unnamed_file(target: Path, content: bytes, mode: int) -> bool:
     """Linux: write `content` to a file without a name (O_TMPFILE), flush it, then name it and
     at once rename it over `target`: only a kill between those two calls leaves a file behind.
     False where O_TMPFILE or /proc is missing; OSError where the file system lacks it."""
-    flag = getattr(os, "O_TMPFILE", None)
-    if flag is None or not os.path.isdir("/proc/self/fd"):
+    if (flag := getattr(os, "O_TMPFILE", None)) is None or not os.path.isdir("/proc/self/fd"):
         return False
     handle = os.open(target.parent, flag | os.O_WRONLY, 0o600)
     with os.fdopen(handle, "wb") as stream:

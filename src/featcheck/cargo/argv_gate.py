@@ -242,23 +242,18 @@ def filter_rustflags(flags: list[str]) -> list[Argument]:
     that file, which featcheck neither passes on nor can ignore (they may set cfg values).
     """
     kept: list[Argument] = []
-    index = 0
-    while index < len(flags):
-        position = index
-        flag = flags[index]
-        index += 1
+    numbered = iter(enumerate(flags))
+    for position, flag in numbered:
         if flag.startswith("@"):
             raise RustflagError(
                 position,
                 f"`{flag[:60]}` is a rustc argument file: featcheck does not pass it on (it may "
                 "hold any rustc option) and cannot audit without the cfg values it may set",
             )
-        value: str | None = None
         if flag in _TAKES_VALUE:  # `--cfg X`, `-C key=value`, `-L DIR`
-            if index >= len(flags):
+            if (following := next(numbered, None)) is None:
                 break
-            name, value = flag, flags[index]
-            index += 1
+            name, value = flag, following[1]
             if value.startswith("@"):
                 raise RustflagError(
                     position + 1, f"`{value[:60]}` is a rustc argument file (after `{flag}`)"
@@ -303,8 +298,7 @@ def environment_list(environment: Mapping[str, str], name: str) -> list[Argument
 def environment_rustflags(environment: Mapping[str, str]) -> list[Argument] | None:
     """The kept flags of CARGO_ENCODED_RUSTFLAGS or RUSTFLAGS, which replace every configured
     rustflag in cargo; None when neither is set."""
-    encoded = environment.get("CARGO_ENCODED_RUSTFLAGS")
-    if encoded is not None:
+    if (encoded := environment.get("CARGO_ENCODED_RUSTFLAGS")) is not None:
         return _kept_flags("CARGO_ENCODED_RUSTFLAGS", encoded.split("\x1f") if encoded else [])
     if "RUSTFLAGS" in environment:
         return _kept_flags("RUSTFLAGS", environment["RUSTFLAGS"].split())

@@ -188,8 +188,7 @@ class _Forwarded:
                 f"more than {MAX_KEYS} cargo settings in the checkout's configuration",
                 path=file,
             )
-        if leaf.key == ("build", "rustflags"):
-            self.build_on_command_line = True
+        self.build_on_command_line |= leaf.key == ("build", "rustflags")
         self.take(leaf, file)
 
     def take(self, leaf: Leaf, file: Path) -> None:
@@ -254,8 +253,7 @@ def _user_configuration(cargo_home: Path | None, environment: Mapping[str, str])
 def _stays_offline(arguments: list[Argument], environment: Mapping[str, str]) -> bool:
     """Whether cargo runs offline whatever featcheck passes: CARGO_NET_OFFLINE, else the
     forwarded `net.offline = true` (a checkout that sets it keeps cargo off the network)."""
-    value = environment.get("CARGO_NET_OFFLINE")
-    if value is not None:
+    if (value := environment.get("CARGO_NET_OFFLINE")) is not None:
         return value.strip().lower() in ("true", "1")
     return "--config=net.offline=true" in arguments
 

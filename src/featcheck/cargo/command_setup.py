@@ -227,8 +227,7 @@ class RustcAnswers:
         key = json.dumps([self._identity, list(question)])
         if self._entries is None:
             self._entries = read_cache(self._file, _VERSION, "answers")
-        known = self._entries.get(key)
-        if isinstance(known, str):
+        if isinstance(known := self._entries.get(key), str):
             return known
         found = answer()
         if found is not None:

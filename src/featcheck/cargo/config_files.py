@@ -40,8 +40,7 @@ def setting_error(document: ManifestDocument, path: KeyPath, message: str) -> Fe
     line = column = None
     with contextlib.suppress(ValueError):  # the span index gives up on some odd layouts
         while path:
-            entry = document.spans.get(path)
-            if entry is not None:
+            if (entry := document.spans.get(path)) is not None:
                 span = entry.value or entry.key
                 line, column = span.line, span.column
                 break
@@ -73,9 +72,8 @@ def _includes(document: ManifestDocument, checkout: Path | None) -> Iterator[tup
     if not isinstance(entries, list):
         return
     for index, entry in enumerate(entries):
-        optional = False
+        optional = isinstance(entry, dict) and entry.get("optional") is True
         if isinstance(entry, dict):
-            optional = entry.get("optional") is True
             entry = entry.get("path")
         if not isinstance(entry, str):
             continue
@@ -155,8 +153,7 @@ def configuration_documents(
     root down to `workdir` (after an untrusted home's, see `config_files`). Each comes with
     the directory its relative paths start from and the file that was read (or included it).
     No file is read through a link out of the checkout `root` (the user's own home aside)."""
-    home = home_config(cargo_home)
-    if home is not None:
+    if (home := home_config(cargo_home)) is not None:
         for document, base, _ in load(home, (), home.parent.parent, None):
             yield document, base, home
     for file in config_files(workdir, cargo_home, untrusted_home):
@@ -208,24 +205,21 @@ def allowed_leaves(document: ManifestDocument, base: Path) -> Iterator[Leaf]:
     value that would reach rustc's argument vector and does not match its grammar (rustflags,
     `[patch]` features)."""
     data = document.data
-    paths = data.get("paths")
-    if isinstance(paths, list):
+    if isinstance(paths := data.get("paths"), list):
         absolute = [_absolute(p, base) for p in paths]
         if absolute and all(a is not None for a in absolute):
             yield Leaf(("paths",), absolute)
     yield from _source_leaves(data, base)
     yield from _patch_leaves(document, base)
-    net = data.get("net")
-    if isinstance(net, dict):
+    if isinstance(net := data.get("net"), dict):
         if isinstance(net.get("offline"), bool):
             yield Leaf(("net", "offline"), net["offline"])
         if isinstance(net.get("retry"), int) and not isinstance(net.get("retry"), bool):
             yield Leaf(("net", "retry"), net["retry"])
     resolver = data.get("resolver")
-    if isinstance(resolver, dict) and isinstance(resolver.get("incompatible-rust-versions"), str):
-        yield Leaf(
-            ("resolver", "incompatible-rust-versions"), resolver["incompatible-rust-versions"]
-        )
+    versions = resolver.get("incompatible-rust-versions") if isinstance(resolver, dict) else None
+    if isinstance(versions, str):
+        yield Leaf(("resolver", "incompatible-rust-versions"), versions)
     # `[resolver] feature-unification` and the `[unstable]` flag nightly cargo needs to read it
     # (cargo/unification.py). A value cargo would refuse is refused at its line: any cargo
     # refuses to start on an unknown mode, nightly cargo on a flag that is not a boolean.
@@ -233,14 +227,12 @@ def allowed_leaves(document: ManifestDocument, base: Path) -> Iterator[Leaf]:
         (MODE_KEY, '"selected", "workspace" or "package"'),
         (UNSTABLE_KEY, "true or false"),
     ):
-        table = data.get(key[0])
-        if isinstance(table, dict) and key[1] in table:
+        if isinstance(table := data.get(key[0]), dict) and key[1] in table:
             if not (table[key[1]] in MODES if key == MODE_KEY else isinstance(table[key[1]], bool)):
                 message = f"`{'.'.join(key)}` must be {expected}, as cargo reads it"
                 raise setting_error(document, key, message)
             yield Leaf(key, table[key[1]])
-    build = data.get("build")
-    if isinstance(build, dict):
+    if isinstance(build := data.get("build"), dict):
         flags: tuple[str, ...] = ("build", "rustflags")
         if (kept := _rustflags(document, flags, build.get("rustflags"))) is not None:
             yield Leaf(flags, kept)

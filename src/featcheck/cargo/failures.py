@@ -44,6 +44,7 @@ _ERROR_LINE = re.compile(r"^\s*error(\[[^\]]*\])?:\s*(?P<text>.*)$")
 _OS_ERROR = re.compile(r"\(os error \d+\)$")
 CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 _LONGEST_SHOWN = 80
+_PROGRESS = ("Updating", "Downloading", "Downloaded", "Locking", "Blocking", "Adding")
 
 
 def printable(text: object) -> str:
@@ -57,27 +58,19 @@ def summarize(stderr: str) -> str:
     """cargo's reason for failing on one line: the error, then its place or its last cause,
     control characters escaped (cargo quotes manifest text, which may hold terminal escapes)."""
     lines = [line.rstrip() for line in stderr.splitlines() if line.strip()]
-    errors = [i for i, line in enumerate(lines) if _ERROR_LINE.match(line)]
+    errors = [(i, match) for i, line in enumerate(lines) if (match := _ERROR_LINE.match(line))]
     if not errors:
-        useful = [
-            line.strip()
-            for line in lines
-            if not line.lstrip().startswith(
-                ("Updating", "Downloading", "Downloaded", "Locking", "Blocking", "Adding")
-            )
-        ]
+        useful = [line.strip() for line in lines if not line.lstrip().startswith(_PROGRESS)]
         return safe_text.printable(useful[-1]) if useful else "cargo failed without a message"
-    first = errors[0]
-    match = _ERROR_LINE.match(lines[first])
-    assert match is not None
+    first, match = errors[0]
     summary = [match["text"].strip() or lines[first].strip()]
     # "Caused by:" chains end with the most specific reason; a "-->" line names the place.
-    rest = lines[first + 1 :]
-    location = next((line.strip() for line in rest if line.strip().startswith("-->")), None)
+    rest = [line.strip() for line in lines[first + 1 :]]
+    location = next((line for line in rest if line.startswith("-->")), None)
     if location:
         summary.append(location.removeprefix("-->").strip())
-    elif "Caused by:" in (line.strip() for line in rest):
-        causes = [line.strip() for line in rest if line.strip() and line.strip() != "Caused by:"]
+    elif "Caused by:" in rest:
+        causes = [line for line in rest if line != "Caused by:"]
         if len(causes) > 1 and _OS_ERROR.search(causes[-1]):
             # `failed to read `…/helper/Cargo.toml``, then the system's error: the file is the
             # news, while the error above it names only where cargo started (the workspace

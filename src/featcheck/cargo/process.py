@@ -43,16 +43,6 @@ _PIPE_BYTES = 1 << 20
 """How much of a pipe is read at once, and how much a widened pipe holds."""
 
 
-def _widen_pipe(process: subprocess.Popen[bytes]) -> None:
-    """Let cargo's stdout pipe hold 1 MiB (Linux; 64 KiB by default): cargo writes its metadata
-    (megabytes) in one go, and each pipeful is a wake-up of the reader and of cargo (measured:
-    3 MB in 3.0 ms through 64 KiB, 0.7 ms through 1 MiB). Where the system refuses, the pipe
-    stays as it is."""
-    if sys.platform != "win32" and process.stdout is not None and hasattr(fcntl, "F_SETPIPE_SZ"):
-        with contextlib.suppress(OSError):
-            fcntl.fcntl(process.stdout.fileno(), fcntl.F_SETPIPE_SZ, _PIPE_BYTES)
-
-
 class RunningProcess:
     def __init__(
         self,
@@ -74,7 +64,13 @@ class RunningProcess:
         self._early: tuple[int, str] | None = None
         """The chunks `stdout_once_a_line_ends` decoded, and their text."""
         self._line_or_end = threading.Event()
-        _widen_pipe(process)
+        # Let cargo's stdout pipe hold 1 MiB (Linux; 64 KiB by default): cargo writes its
+        # metadata (megabytes) in one go, and each pipeful is a wake-up of the reader and of cargo
+        # (measured: 3 MB in 3.0 ms through 64 KiB, 0.7 ms through 1 MiB). Where the system
+        # refuses, the pipe stays as it is.
+        if sys.platform != "win32" and process.stdout and hasattr(fcntl, "F_SETPIPE_SZ"):
+            with contextlib.suppress(OSError):
+                fcntl.fcntl(process.stdout.fileno(), fcntl.F_SETPIPE_SZ, _PIPE_BYTES)
         # Reading both pipes while the caller works keeps the command from blocking on a full
         # pipe (cargo metadata prints megabytes) and lets it finish in the meantime.
         self._reader = threading.Thread(target=self._collect, daemon=True)
@@ -102,12 +98,10 @@ class RunningProcess:
             selector.register(stdout, selectors.EVENT_READ, printed)
             selector.register(stderr, selectors.EVENT_READ, complained)
             while selector.get_map():
-                left = deadline - time.monotonic()
-                if left <= 0:
+                if (left := deadline - time.monotonic()) <= 0:
                     raise subprocess.TimeoutExpired(self._process.args, self._timeout)
                 for key, _ in selector.select(left):
-                    data = os.read(key.fd, _PIPE_BYTES)
-                    if not data:
+                    if not (data := os.read(key.fd, _PIPE_BYTES)):
                         selector.unregister(key.fileobj)
                         continue
                     key.data.append(data)
@@ -131,8 +125,7 @@ class RunningProcess:
         read the line); None when it ended, or failed, without printing a whole line. Its exit
         status still decides: the caller calls `wait` as well."""
         self._line_or_end.wait()
-        count = self._line_ends_at
-        if count is None:
+        if (count := self._line_ends_at) is None:
             return None
         text = b"".join(self._printed[:count]).decode("utf-8", errors="replace")
         self._early = (count, text)

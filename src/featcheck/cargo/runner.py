@@ -241,8 +241,7 @@ class CargoRunner:
         return output.stdout
 
     def host_triple(self) -> str:
-        host = self._version_line("host")
-        if host is None:
+        if (host := self._version_line("host")) is None:
             raise FeatcheckError("`rustc -vV` did not name the host target")
         return host
 
@@ -267,8 +266,7 @@ class CargoRunner:
         with self._lock:
             setup = self.prepared_setup()
             plain = self._rustc_cfg(triple, ())
-            flags = setup.environment_rustflags
-            if flags is None:
+            if (flags := setup.environment_rustflags) is None:
                 flags = setup.config.rustflags(triple, plain)
             return self._rustc_cfg(triple, tuple(flags)) if flags else plain
 
@@ -331,8 +329,7 @@ class DownloadProgress:
         news = ""
         for raw in lines:
             line = raw.decode("utf-8", errors="replace").strip()
-            total = _TOTAL.fullmatch(line.split(" in ", 1)[0])
-            if total is not None:
+            if (total := _TOTAL.fullmatch(line.split(" in ", 1)[0])) is not None:
                 news = f"downloaded {total.group(1)} crates ({total.group(2)})"
             elif line.startswith("Downloaded "):
                 self._downloaded += 1

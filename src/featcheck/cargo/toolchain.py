@@ -54,14 +54,9 @@ def which(name: str) -> str | None:
     default), each directory once, the first executable file."""
     if sys.platform == "win32":
         return shutil.which(name)
-    path = os.environ.get("PATH")
-    if path is None:
+    if (path := os.environ.get("PATH")) is None:
         path = os.confstr("CS_PATH") or os.defpath
-    seen: set[str] = set()
-    for directory in path.split(os.pathsep):
-        if directory in seen:
-            continue
-        seen.add(directory)
+    for directory in dict.fromkeys(path.split(os.pathsep)):
         candidate = os.path.join(directory, name)
         if os.access(candidate, os.X_OK) and not os.path.isdir(candidate):
             return candidate
@@ -69,8 +64,7 @@ def which(name: str) -> str | None:
 
 
 def installed(name: str) -> str:
-    found = which(name)
-    if found is None:
+    if (found := which(name)) is None:
         raise FeatcheckError(
             f"{name} not found on PATH: install Rust (https://rustup.rs) or add it to PATH"
         )
@@ -179,10 +173,8 @@ class ToolchainRequest(NamedTuple):
 
 def _line_of(text: str, key: str) -> int:
     pattern = re.compile(rf"^\s*(?:{re.escape(key)}|\"{re.escape(key)}\"|'{re.escape(key)}')\s*=")
-    for number, line in enumerate(text.splitlines(), 1):
-        if pattern.match(line):
-            return number
-    return 1
+    lines = enumerate(text.splitlines(), 1)
+    return next((number for number, line in lines if pattern.match(line)), 1)
 
 
 def parse_toolchain_file(path: Path, root: Path | None = None) -> ToolchainRequest:
@@ -195,25 +187,22 @@ def parse_toolchain_file(path: Path, root: Path | None = None) -> ToolchainReque
     if path.name == "rust-toolchain" and len(text.splitlines()) == 1:
         return ToolchainRequest(_checked_name(text.strip(), path, 1), origin=path, line=1, why=why)
     document = parse_text(path, text).data
-    table = document.get("toolchain")
-    if not isinstance(table, dict):
+    if not isinstance(table := document.get("toolchain"), dict):
         raise FeatcheckError("toolchain file without a [toolchain] table", path=path, line=1)
     channel, directory = table.get("channel"), table.get("path")
     if channel is not None and directory is not None:
         raise FeatcheckError(
             "toolchain file names both a channel and a path", path=path, line=_line_of(text, "path")
         )
-    for key, value in (("path", directory), ("channel", channel)):
-        if value is None:
-            continue
-        line = _line_of(text, key)
-        if not isinstance(value, str):
-            raise FeatcheckError(f"toolchain `{key}` is not a string", path=path, line=line)
-        if key == "path":
-            return ToolchainRequest(None, path=value, origin=path, line=line, why=why)
-        return ToolchainRequest(_checked_name(value, path, line), origin=path, line=line, why=why)
-    # Only components/targets/profile: rustup uses its default toolchain.
-    return ToolchainRequest(None, origin=path, line=1, why=why)
+    key, value = ("path", directory) if directory is not None else ("channel", channel)
+    if value is None:  # only components/targets/profile: rustup uses its default toolchain
+        return ToolchainRequest(None, origin=path, line=1, why=why)
+    line = _line_of(text, key)
+    if not isinstance(value, str):
+        raise FeatcheckError(f"toolchain `{key}` is not a string", path=path, line=line)
+    if key == "path":
+        return ToolchainRequest(None, path=value, origin=path, line=line, why=why)
+    return ToolchainRequest(_checked_name(value, path, line), origin=path, line=line, why=why)
 
 
 def _checked_name(name: str, origin: Path, line: int) -> str:
@@ -287,8 +276,7 @@ def _answer(running: RunningProcess) -> str:
     return done.stdout.strip()
 
 
-class RustupError(Exception):
-    pass
+class RustupError(Exception): ...
 
 
 @functools.lru_cache(maxsize=32)

@@ -17,7 +17,7 @@ from featcheck.workspace.model import PackageRef
 # A GitHub Actions log line starts with an ISO timestamp; saved logs keep it.
 _LOG_TIMESTAMP = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z ")
 # Characters that `--prefix indent` draws, in `--charset utf8` and `--charset ascii`.
-_INDENT_CHARS = frozenset("│├└─|`- \u00a0")
+_INDENT_CHARS = "│├└─|`- \u00a0"
 _SECTION_HEADER = re.compile(r"^\[(dev|build)-dependencies\]$")
 # `name vVERSION<suffixes> [features]` with an optional ` (*)` mark for a repeated node.
 _NODE = re.compile(
@@ -66,8 +66,7 @@ class _Line:
 def _split_suffixes(text: str) -> list[str]:
     """Split ` (proc-macro) (/some/path (x))` into its top-level parenthesized groups."""
     groups: list[str] = []
-    depth = 0
-    start = 0
+    depth = start = 0
     for index, char in enumerate(text):
         if char == "(":
             if depth == 0:
@@ -82,19 +81,13 @@ def _split_suffixes(text: str) -> list[str]:
 
 def parse_node(text: str) -> tuple[Node, bool] | None:
     """Read one node (`burn-flex v0.22.1 [std]`) with its repeat mark, or None if not a node."""
-    match = _NODE.match(text)
-    if match is None:
+    if (match := _NODE.match(text)) is None:
         return None
-    source: str | None = None
-    proc_macro = False
-    for group in _split_suffixes(match["suffixes"]):
-        if group == "proc-macro":
-            proc_macro = True
-        else:
-            source = group
+    groups = _split_suffixes(match["suffixes"])
+    source = next((group for group in reversed(groups) if group != "proc-macro"), None)
     features = frozenset(f for f in match["features"].split(",") if f)
     package = PackageRef(match["name"], match["version"], source)
-    return Node(package, features, proc_macro), match["repeated"] is not None
+    return Node(package, features, "proc-macro" in groups), match["repeated"] is not None
 
 
 def _strip_prefix(raw: str) -> tuple[int | None, int, str]:
@@ -103,9 +96,7 @@ def _strip_prefix(raw: str) -> tuple[int | None, int, str]:
     if digits:
         # No graph is a billion levels deep; a longer run is not a depth (nor worth converting).
         return (int(raw[:digits]) if digits < 10 else -1), 0, raw[digits:]
-    width = 0
-    while width < len(raw) and raw[width] in _INDENT_CHARS:
-        width += 1
+    width = len(raw) - len(raw.lstrip(_INDENT_CHARS))
     # `--charset ascii` draws "|-- " and "`-- ": a crate name never starts with '-' or '`',
     # so everything up to the first name character is drawing.
     return None, width, raw[width:]
@@ -126,13 +117,11 @@ def _read_lines(text: str) -> tuple[list[_Line], bool, str]:
             sections.clear()
             continue
         depth_digits, width, rest = _strip_prefix(raw)
-        header = _SECTION_HEADER.match(rest.strip())
-        if header:
+        if header := _SECTION_HEADER.match(rest.strip()):
             saw_sections = True
             sections[width // 4 + 1] = header[1]
             continue
-        parsed = parse_node(rest)
-        if parsed is None:
+        if (parsed := parse_node(rest)) is None:
             if _FEATURELESS_NODE.match(rest):
                 raise TreeTextError(
                     "this tree has no feature lists: save it with cargo tree -f '{p} [{f}]'",
@@ -239,8 +228,7 @@ def _sides_up(printed: list[_Line]) -> list[bool] | None:
     children: list[list[int]] = [[] for _ in printed]
     end = list(range(len(printed)))
     for position in range(len(printed) - 1, -1, -1):
-        parent = printed[position].parent
-        if parent is not None:
+        if (parent := printed[position].parent) is not None:
             children[parent].append(position)
             end[parent] = max(end[parent], end[position])
     sides: list[bool] = [False] * len(printed)
