@@ -23,9 +23,10 @@ from featcheck.workspace.model import DEV, FEATURE, Declaration, Edge
 from featcheck.workspace.workspace import Workspace
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, order=True)
 class Need:
-    """A dependency a (counterfactual) build turns on that cargo's resolve has no edge for."""
+    """A dependency a (counterfactual) build turns on that cargo's resolve has no edge for
+    (ordered by package, then key)."""
 
     package: int
     """Index position of the declaring package."""
@@ -182,15 +183,8 @@ def cargo_reason(message: str) -> str:
         lowest = meets[1].lstrip("^=~>< ").split(",")[0].strip()
         parts = [*lowest.split("."), "0", "0"][:3]  # padded to three numbers
         lowest = ".".join(part if part.isdigit() else "0" for part in parts)
-        conflict = Conflict(
-            name,
-            meets[1],
-            required[1],
-            previous[2],
-            held,
-            holder is not None and semver.matches(holder[1], lowest),
-        )
-        return conflict.reason()
+        helps = holder is not None and semver.matches(holder[1], lowest)
+        return Conflict(name, meets[1], required[1], previous[2], held, helps).reason()
     lines = [line.strip() for line in message.splitlines() if line.strip()]
     first = next((line for line in lines if line.startswith("error")), lines[0] if lines else "")
     return first.removeprefix("error:").strip() or "cargo failed"
