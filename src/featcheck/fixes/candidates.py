@@ -188,8 +188,7 @@ class CandidateFinder(DirectDependencies):
                 continue
             chosen.append(options[0])
         everything = tuple(dict.fromkeys(chosen))
-        first = everything[:1]
-        return [everything] if everything == first else [everything, first]
+        return [everything] if len(everything) < 2 else [everything, everything[:1]]
 
     def _candidate(
         self,
@@ -206,14 +205,8 @@ class CandidateFinder(DirectDependencies):
         workspace entry every member inherits is met by all of them)."""
         removing = action == "remove-default-features"
         in_workspace_entry = where is not site
-        key = (
-            where.manifest.path,
-            where.path,
-            in_workspace_entry,
-            None if in_workspace_entry else owner.id,
-            action,
-            features,
-        )
+        owner_id = None if in_workspace_entry else owner.id
+        key = (where.manifest.path, where.path, in_workspace_entry, owner_id, action, features)
         known = self._models.get(key)
         if known is None:
             in_model: list[ModelEdit] = []

@@ -161,15 +161,9 @@ class DirectDependencies:
             )
         index = self.what_if.index
         position, dep = index.by_id[owner.id], index.by_id[goal.id]
-        yield Candidate(
-            tuple(edits),
-            frozenset({NewDependency(position, dep, key, requested, behind)}),
-            (1, depth, 0),
-            False,
-            len(wanted),
-            cut,
-            frozenset({index.packages[position].ref}),
-        )
+        model = frozenset({NewDependency(position, dep, key, requested, behind)})
+        touches = frozenset({index.packages[position].ref})
+        yield Candidate(tuple(edits), model, (1, depth, 0), False, len(wanted), cut, touches)
 
     def _declares(self, package: Package, key: str) -> bool:
         """Whether the package's `[dependencies]` table already has `key`, or a line naming
