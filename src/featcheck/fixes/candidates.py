@@ -74,8 +74,7 @@ class CandidateFinder(DirectDependencies):
         backend: Node,
         wanted: tuple[str, ...],
     ) -> Iterator[Candidate]:
-        goal = self.metadata.package_of(backend.package)
-        if goal is None:
+        if (goal := self.metadata.package_of(backend.package)) is None:
             return
         root = next(graph.nodes())
         distance = distances_to(graph, backend)
@@ -88,8 +87,7 @@ class CandidateFinder(DirectDependencies):
                 yield from self._declaration_candidates(
                     owner, declared, proximity, backend, goal, wanted, cfg
                 )
-        anchor = member_anchor(self.locator, member, cfg, graph, distance)
-        if anchor is None:
+        if (anchor := member_anchor(self.locator, member, cfg, graph, distance)) is None:
             return
         # Behind a feature that selects the crate before the same line without one: a library
         # keeps its backend optional (and of equal rank, the first one found wins).
@@ -139,8 +137,7 @@ class CandidateFinder(DirectDependencies):
         wanted: tuple[str, ...],
         cfg: TargetCfg,
     ) -> Iterator[Candidate]:
-        declared_info = self.metadata.package_of(declared.package)
-        if declared_info is None:
+        if (declared_info := self.metadata.package_of(declared.package)) is None:
             return
         sites = self.locator.declared_sites(owner, declared, cfg)
         bound = self.locator.bound_declarations(owner, declared)

@@ -157,10 +157,9 @@ class WhatIf:
             needs = kept.get(node)
             if needs is None:
                 position = self.index.by_id.get(node.package.id or "")
-                needs = (
+                needs = kept[node] = (
                     () if position is None else tuple(needs_of(self.index, position, node.features))
                 )
-                kept[node] = needs
             found.update(needs)
         return found
 

@@ -91,8 +91,7 @@ def _add_to_array(
 
 def _add_features(doc: _Text, spans: dict[KeyPath, Entry], edit: Edit) -> str:
     path = edit.declaration
-    declaration = spans.get(path)
-    if declaration is None:
+    if (declaration := spans.get(path)) is None:
         raise EditError(f"cannot find {'.'.join(map(str, path))}")
     features_path = (*path, "features")
     if features_path in spans and spans[features_path].value is not None:

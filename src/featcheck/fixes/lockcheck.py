@@ -108,8 +108,7 @@ class LockView:
     def _conflict(
         self, declaration: Declaration, required_by: str, locked: list[tuple[str, str]]
     ) -> Conflict | None:
-        low = _single_range(declaration.req)
-        if low is None:
+        if (low := _single_range(declaration.req)) is None:
             return None
         parsed, top = [(semver.parse_version(v), v, i) for v, i in locked], _next_range(low)
         in_range = [(v, i) for p, v, i in parsed if p is not None and _next_range(p) == top]
@@ -142,8 +141,7 @@ class LockView:
 def _single_range(requirement: str) -> semver.Version | None:
     """The lowest version `requirement` allows when every version it allows is
     semver-compatible with it (`^3.26`, `=0.2.0`, `~1.2`); None for a wider one."""
-    bounds = semver.bounds(requirement)
-    if bounds is None:
+    if (bounds := semver.bounds(requirement)) is None:
         return None
     low, high = bounds
     if high is None or high > _next_range(low):
