@@ -60,11 +60,9 @@ def plan_changes(findings: list[Finding]) -> list[FileChange]:
 
 def plan_edits(all_edits: Iterable[Edit]) -> list[FileChange]:
     """The changes `all_edits` make, one per file, each edit on what the previous ones left."""
-    edits: dict[Path, list[Edit]] = {}
+    edits: dict[Path, dict[Edit, None]] = {}
     for edit in all_edits:
-        queue = edits.setdefault(edit.manifest, [])
-        if edit not in queue:
-            queue.append(edit)
+        edits.setdefault(edit.manifest, {})[edit] = None
     changes: list[FileChange] = []
     for path, queue in edits.items():
         try:
@@ -74,20 +72,17 @@ def plan_edits(all_edits: Iterable[Edit]) -> list[FileChange]:
             raise FeatcheckError(f"cannot read: {error}", path=path) from None
         updated = text
         for edit in queue:
-            narrowed = edit
             if edit.action in ("add-features", "add-feature-values"):
-                missing = tuple(
-                    f for f in edit.features if f not in _present_features(updated, edit)
-                )
-                if not missing:
+                present = _present_features(updated, edit)
+                edit = replace(edit, features=tuple(f for f in edit.features if f not in present))
+                if not edit.features:
                     continue
-                narrowed = replace(edit, features=missing)
             try:
-                updated = apply_edit(updated, narrowed)
+                updated = apply_edit(updated, edit)
             except EditError as error:
                 raise FeatcheckError(f"cannot apply the fix: {error}", path=path) from None
         if updated != text:
-            changes.append(FileChange(path, queue[0].file or str(path), original, updated))
+            changes.append(FileChange(path, next(iter(queue)).file or str(path), original, updated))
     return changes
 
 

@@ -74,8 +74,7 @@ class CandidateFinder(DirectDependencies):
         backend: Node,
         wanted: tuple[str, ...],
     ) -> Iterator[Candidate]:
-        goal = self.metadata.package_of(backend.package)
-        if goal is None:
+        if (goal := self.metadata.package_of(backend.package)) is None:
             return
         root = next(graph.nodes())
         distance = distances_to(graph, backend)
@@ -88,8 +87,7 @@ class CandidateFinder(DirectDependencies):
                 yield from self._declaration_candidates(
                     owner, declared, proximity, backend, goal, wanted, cfg
                 )
-        anchor = member_anchor(self.locator, member, cfg, graph, distance)
-        if anchor is None:
+        if (anchor := member_anchor(self.locator, member, cfg, graph, distance)) is None:
             return
         # Behind a feature that selects the crate before the same line without one: a library
         # keeps its backend optional (and of equal rank, the first one found wins).
@@ -139,8 +137,7 @@ class CandidateFinder(DirectDependencies):
         wanted: tuple[str, ...],
         cfg: TargetCfg,
     ) -> Iterator[Candidate]:
-        declared_info = self.metadata.package_of(declared.package)
-        if declared_info is None:
+        if (declared_info := self.metadata.package_of(declared.package)) is None:
             return
         sites = self.locator.declared_sites(owner, declared, cfg)
         bound = self.locator.bound_declarations(owner, declared)
@@ -188,8 +185,7 @@ class CandidateFinder(DirectDependencies):
                 continue
             chosen.append(options[0])
         everything = tuple(dict.fromkeys(chosen))
-        first = everything[:1]
-        return [everything] if everything == first else [everything, first]
+        return [everything] if len(everything) < 2 else [everything, everything[:1]]
 
     def _candidate(
         self,
@@ -206,14 +202,8 @@ class CandidateFinder(DirectDependencies):
         workspace entry every member inherits is met by all of them)."""
         removing = action == "remove-default-features"
         in_workspace_entry = where is not site
-        key = (
-            where.manifest.path,
-            where.path,
-            in_workspace_entry,
-            None if in_workspace_entry else owner.id,
-            action,
-            features,
-        )
+        owner_id = None if in_workspace_entry else owner.id
+        key = (where.manifest.path, where.path, in_workspace_entry, owner_id, action, features)
         known = self._models.get(key)
         if known is None:
             in_model: list[ModelEdit] = []

@@ -127,9 +127,7 @@ def _resolve(
             continue
         kept.append(edits)
         last = answer
-    if last is None:
-        return together
-    return (*last, refusals)
+    return together if last is None else (*last, refusals)
 
 
 def _audit_with(
@@ -176,9 +174,7 @@ def rebased(result: AuditResult, prefix: str) -> AuditResult:
     def location(place: Location | None) -> Location | None:
         return None if place is None else replace(place, file=file(place.file))
 
-    def fix(candidate: Fix | None) -> Fix | None:
-        if candidate is None:
-            return None
+    def fix(candidate: Fix) -> Fix:
         edits = tuple(replace(edit, file=file(edit.file)) for edit in candidate.edits)
         return replace(candidate, edits=edits)
 
@@ -191,8 +187,8 @@ def rebased(result: AuditResult, prefix: str) -> AuditResult:
             member_declarations=tuple(
                 replace(place, file=file(place.file)) for place in finding.member_declarations
             ),
-            fix=fix(finding.fix),
-            alternatives=tuple(f for f in map(fix, finding.alternatives) if f is not None),
+            fix=None if finding.fix is None else fix(finding.fix),
+            alternatives=tuple(map(fix, finding.alternatives)),
         )
         for finding in result.findings
     ]

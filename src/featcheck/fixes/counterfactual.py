@@ -67,13 +67,10 @@ def _edited_features(
     features: dict[str, tuple[FeatureValue, ...]], edits: Sequence[ModelEdit]
 ) -> dict[str, tuple[FeatureValue, ...]]:
     """The feature table with `dep:KEY` added to each feature a new optional entry hides behind."""
-    gated = [e for e in edits if isinstance(e, NewDependency) and e.behind is not None]
-    if not gated:
-        return features
     edited = dict(features)
-    for edit in gated:
-        assert edit.behind is not None
-        edited[edit.behind] = (*edited.get(edit.behind, ()), FeatureValue(DEP, edit.key))
+    for edit in edits:
+        if isinstance(edit, NewDependency) and edit.behind is not None:
+            edited[edit.behind] = (*edited.get(edit.behind, ()), FeatureValue(DEP, edit.key))
     return edited
 
 
@@ -142,13 +139,13 @@ class WhatIf:
     def _all_needs(self, graph: DependencyGraph) -> list[Need]:
         parts = graph.parts
         if parts is None:
-            return sorted(self._needs_in(graph.nodes()), key=_need_order)
+            return sorted(self._needs_in(graph.nodes()))
         # Candidate fixes of many members share the graph below them: it is looked at once.
         root, below = parts
         known = self._below_needs.get(id(below))
         if known is None:
             known = self._below_needs[id(below)] = (below, frozenset(self._needs_in(below.nodes())))
-        return sorted(known[1].union(self._needs_in((root,))), key=_need_order)
+        return sorted(known[1].union(self._needs_in((root,))))
 
     def _needs_in(self, nodes: Iterable[Node]) -> set[Need]:
         """What `nodes` turn on that the resolve lacks, kept by node: it is the same in every
@@ -160,10 +157,9 @@ class WhatIf:
             needs = kept.get(node)
             if needs is None:
                 position = self.index.by_id.get(node.package.id or "")
-                needs = (
+                needs = kept[node] = (
                     () if position is None else tuple(needs_of(self.index, position, node.features))
                 )
-                kept[node] = needs
             found.update(needs)
         return found
 
@@ -208,8 +204,7 @@ class WhatIf:
                 self._unedited[target] = unedited
             edited = frozenset(edit.package for edit in edits)
             context = unedited.context.edited(edited_index(self.index, edits), edited)
-            session = TargetSession(context, unedited, edited)
-            self._sessions[(edits, target)] = session
+            session = self._sessions[(edits, target)] = TargetSession(context, unedited, edited)
         return session
 
 
@@ -226,14 +221,10 @@ def _locked_edges(index: Workspace, lock: LockView) -> Callable[[int], tuple[Edg
         found = known.get(package)
         if found is None:
             features = index.packages[package].features
-            needs = sorted(set(needs_of(index, package, features)), key=_need_order)
+            needs = sorted(set(needs_of(index, package, features)))
             verdicts = [lock.check(need) for need in needs]
             found = tuple(edge for v in verdicts if isinstance(v, Bound) for edge in v.edges)
             known[package] = found
         return found
 
     return edges
-
-
-def _need_order(need: Need) -> tuple[int, str]:
-    return need.package, need.key

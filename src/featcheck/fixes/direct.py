@@ -80,12 +80,9 @@ class DirectDependencies:
         """An optional dependency of `owner` turned on by each of its features, on in this
         build, that selects the crate (`on_the_way`: index positions of the packages between
         the member and the crate)."""
-        position = self.what_if.index.by_id.get(owner.id)
-        if position is None:
+        if (position := self.what_if.index.by_id.get(owner.id)) is None:
             return
-        for feature in sorted(owner_node.features - {"default"}):
-            if feature not in owner.features:
-                continue
+        for feature in sorted((owner_node.features - {"default"}) & owner.features.keys()):
             key = (position, feature, on_the_way)
             if key not in self._selects:
                 self._selects[key] = self._selects_crate(position, feature, on_the_way)
@@ -161,15 +158,9 @@ class DirectDependencies:
             )
         index = self.what_if.index
         position, dep = index.by_id[owner.id], index.by_id[goal.id]
-        yield Candidate(
-            tuple(edits),
-            frozenset({NewDependency(position, dep, key, requested, behind)}),
-            (1, depth, 0),
-            False,
-            len(wanted),
-            cut,
-            frozenset({index.packages[position].ref}),
-        )
+        model = frozenset({NewDependency(position, dep, key, requested, behind)})
+        touches = frozenset({index.packages[position].ref})
+        yield Candidate(tuple(edits), model, (1, depth, 0), False, len(wanted), cut, touches)
 
     def _declares(self, package: Package, key: str) -> bool:
         """Whether the package's `[dependencies]` table already has `key`, or a line naming

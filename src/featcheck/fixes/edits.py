@@ -82,20 +82,16 @@ def _add_to_array(
     close_line_start, _ = doc.line_of(close)
     if text[close_line_start:close].strip():
         raise EditError("the features array closes on a line with items; edit it by hand")
-    nl = doc.newline
+    nl, comma = doc.newline, "," if trailing_comma else ""
+    block = f",{nl}".join(indent + r for r in rendered) + comma + nl
     if trailing_comma:
-        block = "".join(f"{indent}{r},{nl}" for r in rendered)
         return text[:close_line_start] + block + text[close_line_start:]
-    block = "".join(
-        f"{indent}{r}{',' if i < len(rendered) - 1 else ''}{nl}" for i, r in enumerate(rendered)
-    )
     return text[:last_end] + "," + text[last_end:close_line_start] + block + text[close_line_start:]
 
 
 def _add_features(doc: _Text, spans: dict[KeyPath, Entry], edit: Edit) -> str:
     path = edit.declaration
-    declaration = spans.get(path)
-    if declaration is None:
+    if (declaration := spans.get(path)) is None:
         raise EditError(f"cannot find {'.'.join(map(str, path))}")
     features_path = (*path, "features")
     if features_path in spans and spans[features_path].value is not None:
@@ -118,11 +114,8 @@ def _add_features(doc: _Text, spans: dict[KeyPath, Entry], edit: Edit) -> str:
     _, line_end = doc.line_of(doc.end(end_span) - 1)
     key_line_start, _ = doc.line_of(doc.start(declaration.key))
     key_line = text[key_line_start : doc.end(declaration.key)].strip()
-    if key_line.startswith("["):
-        new_line = f"features = {listed}"
-    else:
-        new_line = f"{key_line}.features = {listed}"
-    return text[:line_end] + doc.newline + new_line + text[line_end:]
+    dotted = "" if key_line.startswith("[") else f"{key_line}."
+    return text[:line_end] + doc.newline + f"{dotted}features = {listed}" + text[line_end:]
 
 
 def _remove_default_features(doc: _Text, spans: dict[KeyPath, Entry], edit: Edit) -> str:
@@ -137,12 +130,10 @@ def _remove_default_features(doc: _Text, spans: dict[KeyPath, Entry], edit: Edit
     declaration = spans.get(path)
     if declaration is not None and declaration.value is not None:
         # Inside an inline table: take one neighbouring comma with it.
-        after = re.match(r"\s*,[ \t]*", text[end:])
-        if after:
+        if after := re.match(r"\s*,[ \t]*", text[end:]):
             return text[:start] + text[end + after.end() :]
-        before = re.search(r",\s*$", text[:start])
-        if before:
-            return text[: before.start()] + text[end:]
+        if before := re.search(r",\s*$", text[:start]):
+            start = before.start()
         return text[:start] + text[end:]
     line_start, line_end = doc.line_of(start)
     rest = re.sub(r"^\s*(#.*)?$", "", text[end:line_end])

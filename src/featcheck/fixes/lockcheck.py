@@ -23,9 +23,10 @@ from featcheck.workspace.model import DEV, FEATURE, Declaration, Edge
 from featcheck.workspace.workspace import Workspace
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, order=True)
 class Need:
-    """A dependency a (counterfactual) build turns on that cargo's resolve has no edge for."""
+    """A dependency a (counterfactual) build turns on that cargo's resolve has no edge for
+    (ordered by package, then key)."""
 
     package: int
     """Index position of the declaring package."""
@@ -107,8 +108,7 @@ class LockView:
     def _conflict(
         self, declaration: Declaration, required_by: str, locked: list[tuple[str, str]]
     ) -> Conflict | None:
-        low = _single_range(declaration.req)
-        if low is None:
+        if (low := _single_range(declaration.req)) is None:
             return None
         parsed, top = [(semver.parse_version(v), v, i) for v, i in locked], _next_range(low)
         in_range = [(v, i) for p, v, i in parsed if p is not None and _next_range(p) == top]
@@ -141,8 +141,7 @@ class LockView:
 def _single_range(requirement: str) -> semver.Version | None:
     """The lowest version `requirement` allows when every version it allows is
     semver-compatible with it (`^3.26`, `=0.2.0`, `~1.2`); None for a wider one."""
-    bounds = semver.bounds(requirement)
-    if bounds is None:
+    if (bounds := semver.bounds(requirement)) is None:
         return None
     low, high = bounds
     if high is None or high > _next_range(low):
@@ -182,15 +181,8 @@ def cargo_reason(message: str) -> str:
         lowest = meets[1].lstrip("^=~>< ").split(",")[0].strip()
         parts = [*lowest.split("."), "0", "0"][:3]  # padded to three numbers
         lowest = ".".join(part if part.isdigit() else "0" for part in parts)
-        conflict = Conflict(
-            name,
-            meets[1],
-            required[1],
-            previous[2],
-            held,
-            holder is not None and semver.matches(holder[1], lowest),
-        )
-        return conflict.reason()
+        helps = holder is not None and semver.matches(holder[1], lowest)
+        return Conflict(name, meets[1], required[1], previous[2], held, helps).reason()
     lines = [line.strip() for line in message.splitlines() if line.strip()]
     first = next((line for line in lines if line.startswith("error")), lines[0] if lines else "")
     return first.removeprefix("error:").strip() or "cargo failed"

@@ -73,8 +73,7 @@ class WorkspaceCopy:
             lockfile = copy / "Cargo.lock"
             # cargo writes the copy's lockfile: a link would let it write where it points.
             content = lockfile.read_bytes() if lockfile.is_file() else None
-            if lockfile.is_symlink() or os.path.lexists(lockfile):
-                lockfile.unlink()
+            lockfile.unlink(missing_ok=True)
             if content is not None:
                 lockfile.write_bytes(content)
             self._originals[lockfile] = content

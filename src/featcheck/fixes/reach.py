@@ -64,9 +64,6 @@ Gained = tuple[Package, Sequence[str], Sequence[str]]
 that Cargo.lock holds no version of (cargo adds those too, memory cannot say with what)."""
 
 
-NO_COST = Cost()
-
-
 def measure(gained: Iterable[Gained], asking: frozenset[str]) -> Cost:
     """The cost of what each build gained (`asking`: the ids of the members with a finding of
     the crate, which ask for what the fix adds to them)."""

@@ -24,13 +24,13 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from featcheck.featureset import DEFAULT, FeatureSelection
 from featcheck.fixes.candidates import CandidateFinder
 from featcheck.fixes.lockcheck import Conflict
-from featcheck.fixes.reach import NO_COST, Cost, WorkspaceBuilds, added_packages, safety
+from featcheck.fixes.reach import Cost, WorkspaceBuilds, added_packages, safety
 from featcheck.graph import DependencyGraph
 from featcheck.report import Fix, edit_words
 from featcheck.workspace.model import ModelEdit, Package, PackageRef, crate_key
@@ -63,7 +63,7 @@ class Verdict:
 
     cleared: bool
     """No finding of the crate is left for the member."""
-    cost: Cost = NO_COST
+    cost: Cost = field(default_factory=Cost)
     """What it adds to the workspace's builds, as far as memory can tell (`reach.py`)."""
     needs: tuple[str, ...] = ()
     """Dependencies it turns on that Cargo.lock holds no version of (cargo must pick)."""
@@ -203,16 +203,11 @@ class FixSearch(CandidateFinder):
         if verdict.conflict is not None:
             note = f"cargo cannot resolve it: {verdict.conflict.reason()}"
             return Fix(candidate.edits, note=note)
-        unsafe = self._unsafe(verdict)
+        note, listed = self._unsafe(verdict), ", ".join(verdict.needs)
         if not self._holds(verdict):
-            note = unsafe or (
-                "it turns on dependencies Cargo.lock holds no version of yet "
-                f"({', '.join(verdict.needs)})"
-            )
+            note = note or f"it turns on dependencies Cargo.lock holds no version of yet ({listed})"
             return Fix(candidate.edits, note=note)
-        note = unsafe
         if verdict.needs and not note:
-            listed = ", ".join(verdict.needs)
             note = f"Cargo.lock will gain versions of dependencies it turns on ({listed})"
         return Fix(
             candidate.edits, confirmed=True, safe=not note, note=note, added=len(verdict.cost.added)
