@@ -92,10 +92,10 @@ class FileSource:
 
 
 class _Printed(NamedTuple):
-    arch: str
+    """What `rustc --print cfg` prints for a target beyond its triple's own parts (arch, vendor,
+    env: `ARCH-VENDOR-OS[-ENV]`)."""
+
     os: str
-    env: str
-    vendor: str
     family: str
     pointer_width: str
     atomics: str
@@ -104,27 +104,13 @@ class _Printed(NamedTuple):
 
 
 _PRINTED: dict[str, _Printed] = {
-    "x86_64-unknown-linux-gnu": _Printed(
-        "x86_64", "linux", "gnu", "unknown", "unix", "64", "8 16 32 64", "fxsr sse sse2"
-    ),
-    "aarch64-unknown-linux-gnu": _Printed(
-        "aarch64", "linux", "gnu", "unknown", "unix", "64", "8 16 32 64 128", "neon"
-    ),
+    "x86_64-unknown-linux-gnu": _Printed("linux", "unix", "64", "8 16 32 64", "fxsr sse sse2"),
+    "aarch64-unknown-linux-gnu": _Printed("linux", "unix", "64", "8 16 32 64 128", "neon"),
     "x86_64-apple-darwin": _Printed(
-        "x86_64",
-        "macos",
-        "",
-        "apple",
-        "unix",
-        "64",
-        "8 16 32 64 128",
-        "cmpxchg16b fxsr sse sse2 sse3 sse4.1 ssse3",
+        "macos", "unix", "64", "8 16 32 64 128", "cmpxchg16b fxsr sse sse2 sse3 sse4.1 ssse3"
     ),
     "aarch64-apple-darwin": _Printed(
-        "aarch64",
         "macos",
-        "",
-        "apple",
         "unix",
         "64",
         "8 16 32 64 128",
@@ -132,19 +118,9 @@ _PRINTED: dict[str, _Printed] = {
         "pan pmuv3 ras rcpc rcpc2 rdm sb sha2 sha3 ssbs vh",
     ),
     "x86_64-pc-windows-msvc": _Printed(
-        "x86_64",
-        "windows",
-        "msvc",
-        "pc",
-        "windows",
-        "64",
-        "8 16 32 64 128",
-        "cmpxchg16b fxsr sse sse2 sse3",
+        "windows", "windows", "64", "8 16 32 64 128", "cmpxchg16b fxsr sse sse2 sse3"
     ),
     "wasm32-unknown-unknown": _Printed(
-        "wasm32",
-        "unknown",
-        "",
         "unknown",
         "wasm",
         "32",
@@ -166,17 +142,18 @@ def builtin_cfg(triple: str) -> TargetCfg:
             f"--no-exec does not know the cfg of target {triple!r}"
             f" (supported: {', '.join(SUPPORTED_TARGETS)}); drop --no-exec to ask rustc"
         )
+    arch, vendor, _, *env = triple.split("-")
     names = {"debug_assertions"} | ({printed.family} if printed.family != "wasm" else set())
     pairs = {
         ("panic", printed.panic),
         ("target_abi", ""),
-        ("target_arch", printed.arch),
+        ("target_arch", arch),
         ("target_endian", "little"),
-        ("target_env", printed.env),
+        ("target_env", "".join(env)),
         ("target_family", printed.family),
         ("target_os", printed.os),
         ("target_pointer_width", printed.pointer_width),
-        ("target_vendor", printed.vendor),
+        ("target_vendor", vendor),
         *(("target_feature", feature) for feature in printed.features.split()),
         *(("target_has_atomic", width) for width in [*printed.atomics.split(), "ptr"]),
     }
