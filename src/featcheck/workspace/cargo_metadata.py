@@ -88,10 +88,9 @@ class CargoPackages(PackageTable):
         ]
 
     def names(self) -> set[str]:
-        names = {str(raw.get("name", "")) for raw in self._raw}
-        for raw in self._raw:
-            names.update(str(d.get("name", "")) for d in raw.get("dependencies", ()))
-        return names
+        return {str(raw.get("name", "")) for raw in self._raw} | {
+            str(d.get("name", "")) for raw in self._raw for d in raw.get("dependencies", ())
+        }
 
     def may_hold_settings(self, position: int) -> bool:
         raw = self._raw[position]
