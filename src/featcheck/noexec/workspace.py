@@ -168,11 +168,8 @@ def discover_workspace(manifest: Path, checkout: Path | None = None) -> Workspac
     data = read_manifest(manifest, root=checkout).data
     root, root_data = _find_root(manifest, data, checkout)
     workspace = table(root_data.get("workspace"))
-    excluded = _excluded(root, workspace) if workspace else []
+    excluded = _excluded(root, workspace)  # none, and no members, without a [workspace]
     real_root = Path(os.path.realpath(root))
-    members: list[Path] = []
-    if isinstance(root_data.get("package"), Mapping):
-        members.append(root)
-    if workspace:
-        members.extend(_member_directories(root, real_root, workspace, excluded))
+    members = [root] if isinstance(root_data.get("package"), Mapping) else []
+    members += _member_directories(root, real_root, workspace, excluded)
     return WorkspaceLayout(root, root_data, tuple(members), tuple(excluded), real_root, checkout)
