@@ -71,8 +71,7 @@ class FileSource:
 
     def unification(self, show: Callable[[Path], str]) -> Unification:
         """What the configuration asks, with the toolchain's channel unknown (see `decide`)."""
-        settings = self._checkout_config().unification
-        return decide(settings, os.environ, None, show)
+        return decide(self._checkout_config().unification, os.environ, None, show)
 
     def _checkout_config(self) -> CheckoutConfig:
         """The checkout's configuration, only read (nothing goes on the network)."""
@@ -164,17 +163,15 @@ def detect_host_triple(system: str | None = None, machine: str | None = None) ->
     """The host triple guessed from the Python runtime (`sys.platform`, `platform.machine()`)."""
     system = sys.platform if system is None else system
     machine = (platform.machine() if machine is None else machine).lower()
-    arch = {"amd64": "x86_64", "x86_64": "x86_64", "arm64": "aarch64", "aarch64": "aarch64"}.get(
-        machine
-    )
+    # Any other architecture makes a triple without a table here: refused below.
+    arch = {"amd64": "x86_64", "arm64": "aarch64"}.get(machine, machine)
     triple: str | None = None
-    if arch is not None:
-        if system.startswith("linux"):
-            triple = f"{arch}-unknown-linux-gnu"
-        elif system == "darwin":
-            triple = f"{arch}-apple-darwin"
-        elif system in ("win32", "cygwin") and arch == "x86_64":
-            triple = "x86_64-pc-windows-msvc"
+    if system.startswith("linux"):
+        triple = f"{arch}-unknown-linux-gnu"
+    elif system == "darwin":
+        triple = f"{arch}-apple-darwin"
+    elif system in ("win32", "cygwin") and arch == "x86_64":
+        triple = "x86_64-pc-windows-msvc"
     if triple is None or triple not in _PRINTED:
         raise FeatcheckError(
             f"--no-exec cannot tell the host target of this machine ({system}, {machine}):"
