@@ -84,10 +84,8 @@ def _cargo_layout(text: str, deadline: Deadline = NO_DEADLINE) -> dict[str, Any]
     while index < count:
         if index % _CHECK_EVERY == 0:
             deadline.check(READING, READING_HINT)
-        line = lines[index]
+        line = lines[index].removesuffix("\r")
         index += 1
-        if line.endswith("\r"):
-            line = line[:-1]
         if not line.strip(" \t"):
             continue
         if line[0] == "#":

@@ -299,11 +299,8 @@ class ManifestCache:
 
     def get(self, manifest: Path | str) -> dict[str, Any] | None:
         """The distilled data of `manifest`, if kept and the file has not changed since."""
-        if self.directory is None:
-            return None
-        stamp = _stamp(manifest)
-        if stamp is None:
-            return None  # no manifest there: nothing to look up
+        if self.directory is None or (stamp := _stamp(manifest)) is None:
+            return None  # no cache, or no manifest there: nothing to look up
         entry = read_cache(self._file(self.directory, str(manifest)), _VERSION, "manifest")
         data = entry.get("data")
         fits = entry.get("path") == str(manifest) and entry.get("stamp") == stamp

@@ -71,8 +71,7 @@ class FileSource:
 
     def unification(self, show: Callable[[Path], str]) -> Unification:
         """What the configuration asks, with the toolchain's channel unknown (see `decide`)."""
-        settings = self._checkout_config().unification
-        return decide(settings, os.environ, None, show)
+        return decide(self._checkout_config().unification, os.environ, None, show)
 
     def _checkout_config(self) -> CheckoutConfig:
         """The checkout's configuration, only read (nothing goes on the network)."""
@@ -92,10 +91,10 @@ class FileSource:
 
 
 class _Printed(NamedTuple):
-    arch: str
+    """What `rustc --print cfg` prints for a target beyond its triple's own parts (arch, vendor,
+    env: `ARCH-VENDOR-OS[-ENV]`)."""
+
     os: str
-    env: str
-    vendor: str
     family: str
     pointer_width: str
     atomics: str
@@ -104,27 +103,13 @@ class _Printed(NamedTuple):
 
 
 _PRINTED: dict[str, _Printed] = {
-    "x86_64-unknown-linux-gnu": _Printed(
-        "x86_64", "linux", "gnu", "unknown", "unix", "64", "8 16 32 64", "fxsr sse sse2"
-    ),
-    "aarch64-unknown-linux-gnu": _Printed(
-        "aarch64", "linux", "gnu", "unknown", "unix", "64", "8 16 32 64 128", "neon"
-    ),
+    "x86_64-unknown-linux-gnu": _Printed("linux", "unix", "64", "8 16 32 64", "fxsr sse sse2"),
+    "aarch64-unknown-linux-gnu": _Printed("linux", "unix", "64", "8 16 32 64 128", "neon"),
     "x86_64-apple-darwin": _Printed(
-        "x86_64",
-        "macos",
-        "",
-        "apple",
-        "unix",
-        "64",
-        "8 16 32 64 128",
-        "cmpxchg16b fxsr sse sse2 sse3 sse4.1 ssse3",
+        "macos", "unix", "64", "8 16 32 64 128", "cmpxchg16b fxsr sse sse2 sse3 sse4.1 ssse3"
     ),
     "aarch64-apple-darwin": _Printed(
-        "aarch64",
         "macos",
-        "",
-        "apple",
         "unix",
         "64",
         "8 16 32 64 128",
@@ -132,19 +117,9 @@ _PRINTED: dict[str, _Printed] = {
         "pan pmuv3 ras rcpc rcpc2 rdm sb sha2 sha3 ssbs vh",
     ),
     "x86_64-pc-windows-msvc": _Printed(
-        "x86_64",
-        "windows",
-        "msvc",
-        "pc",
-        "windows",
-        "64",
-        "8 16 32 64 128",
-        "cmpxchg16b fxsr sse sse2 sse3",
+        "windows", "windows", "64", "8 16 32 64 128", "cmpxchg16b fxsr sse sse2 sse3"
     ),
     "wasm32-unknown-unknown": _Printed(
-        "wasm32",
-        "unknown",
-        "",
         "unknown",
         "wasm",
         "32",
@@ -166,17 +141,18 @@ def builtin_cfg(triple: str) -> TargetCfg:
             f"--no-exec does not know the cfg of target {triple!r}"
             f" (supported: {', '.join(SUPPORTED_TARGETS)}); drop --no-exec to ask rustc"
         )
+    arch, vendor, _, *env = triple.split("-")
     names = {"debug_assertions"} | ({printed.family} if printed.family != "wasm" else set())
     pairs = {
         ("panic", printed.panic),
         ("target_abi", ""),
-        ("target_arch", printed.arch),
+        ("target_arch", arch),
         ("target_endian", "little"),
-        ("target_env", printed.env),
+        ("target_env", "".join(env)),
         ("target_family", printed.family),
         ("target_os", printed.os),
         ("target_pointer_width", printed.pointer_width),
-        ("target_vendor", printed.vendor),
+        ("target_vendor", vendor),
         *(("target_feature", feature) for feature in printed.features.split()),
         *(("target_has_atomic", width) for width in [*printed.atomics.split(), "ptr"]),
     }
@@ -187,17 +163,15 @@ def detect_host_triple(system: str | None = None, machine: str | None = None) ->
     """The host triple guessed from the Python runtime (`sys.platform`, `platform.machine()`)."""
     system = sys.platform if system is None else system
     machine = (platform.machine() if machine is None else machine).lower()
-    arch = {"amd64": "x86_64", "x86_64": "x86_64", "arm64": "aarch64", "aarch64": "aarch64"}.get(
-        machine
-    )
+    # Any other architecture makes a triple without a table here: refused below.
+    arch = {"amd64": "x86_64", "arm64": "aarch64"}.get(machine, machine)
     triple: str | None = None
-    if arch is not None:
-        if system.startswith("linux"):
-            triple = f"{arch}-unknown-linux-gnu"
-        elif system == "darwin":
-            triple = f"{arch}-apple-darwin"
-        elif system in ("win32", "cygwin") and arch == "x86_64":
-            triple = "x86_64-pc-windows-msvc"
+    if system.startswith("linux"):
+        triple = f"{arch}-unknown-linux-gnu"
+    elif system == "darwin":
+        triple = f"{arch}-apple-darwin"
+    elif system in ("win32", "cygwin") and arch == "x86_64":
+        triple = "x86_64-pc-windows-msvc"
     if triple is None or triple not in _PRINTED:
         raise FeatcheckError(
             f"--no-exec cannot tell the host target of this machine ({system}, {machine}):"

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from featcheck.errors import FeatcheckError
 from featcheck.workspace.model import (
@@ -60,8 +60,7 @@ class CargoPackages(PackageTable):
         self._libraries: dict[int, str | None] = {}
 
     def _written_features(self, position: int) -> Mapping[str, list[str]]:
-        features: Mapping[str, list[str]] = self._raw[position]["features"]
-        return features
+        return cast("Mapping[str, list[str]]", self._raw[position]["features"])
 
     def _library_name(self, position: int) -> str | None:
         # Kept: asked once per edge that leads to the package.
@@ -88,10 +87,9 @@ class CargoPackages(PackageTable):
         ]
 
     def names(self) -> set[str]:
-        names = {str(raw.get("name", "")) for raw in self._raw}
-        for raw in self._raw:
-            names.update(str(d.get("name", "")) for d in raw.get("dependencies", ()))
-        return names
+        return {str(raw.get("name", "")) for raw in self._raw} | {
+            str(d.get("name", "")) for raw in self._raw for d in raw.get("dependencies", ())
+        }
 
     def may_hold_settings(self, position: int) -> bool:
         raw = self._raw[position]

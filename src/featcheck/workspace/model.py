@@ -214,12 +214,10 @@ class FeatureValue(NamedTuple):
 @cache
 def parse_feature_value(text: str) -> FeatureValue:
     """Read one feature string exactly as cargo's `FeatureValue::new` does."""
-    slash = text.find("/")
-    if slash >= 0:
-        dep_name, dep_feature = text[:slash], text[slash + 1 :]
-        if dep_name.endswith("?"):
-            return FeatureValue(DEP_FEATURE, dep_name[:-1], dep_feature, True)
-        return FeatureValue(DEP_FEATURE, dep_name, dep_feature, False)
+    dep_name, slash, dep_feature = text.partition("/")
+    if slash:
+        weak = dep_name.endswith("?")
+        return FeatureValue(DEP_FEATURE, dep_name.removesuffix("?"), dep_feature, weak)
     if text.startswith("dep:"):
         return FeatureValue(DEP, text[len("dep:") :])
     return FeatureValue(FEATURE, text)

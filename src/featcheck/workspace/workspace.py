@@ -214,10 +214,6 @@ class PackageTable(Sequence[Package]):
         """The `[features]` of the package at `position` as written (implicit ones added)."""
 
     @abstractmethod
-    def _library_name(self, position: int) -> str | None:
-        """The crate name of the package's library, None when it has none."""
-
-    @abstractmethod
     def resolved_positions(self, position: int) -> Sequence[int]:
         """Positions of the packages the resolve binds a dependency of the package at
         `position` to (every kind), read without indexing any package."""
