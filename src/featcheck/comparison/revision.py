@@ -130,18 +130,16 @@ def _package_roots(path: tuple[str, ...]) -> list[tuple[str, ...]]:
     name, directory = path[-1], path[:-1]
     if not name.endswith(".rs"):
         return []
-    roots = [directory] if name == "build.rs" else []
-    if directory[-1:] == ("src",) and name in ("lib.rs", "main.rs"):
-        roots.append(directory[:-1])
-    if directory[-1:] and directory[-1] in _TARGET_DIRECTORIES:
-        roots.append(directory[:-1])
-    if directory[-2:] == ("src", "bin"):
-        roots.append(directory[:-2])
-    if name == "main.rs" and len(directory) >= 2 and directory[-2] in _TARGET_DIRECTORIES:
-        roots.append(directory[:-2])
-    if name == "main.rs" and directory[-3:-1] == ("src", "bin"):
-        roots.append(directory[:-3])
-    return roots
+    main = name == "main.rs"
+    levels_up = (
+        (0, name == "build.rs"),
+        (1, directory[-1:] == ("src",) and name in ("lib.rs", "main.rs")),
+        (1, len(directory) >= 1 and directory[-1] in _TARGET_DIRECTORIES),
+        (2, directory[-2:] == ("src", "bin")),
+        (2, main and len(directory) >= 2 and directory[-2] in _TARGET_DIRECTORIES),
+        (3, main and directory[-3:-1] == ("src", "bin")),
+    )
+    return [directory[: len(directory) - up] for up, applies in levels_up if applies]
 
 
 def _sized(
