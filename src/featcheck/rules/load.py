@@ -127,17 +127,16 @@ def _code(table: Mapping[str, Any], *, builtin: bool) -> str:
     code = string_value(table, "code", ())
     if builtin and not BUILTIN_CODE.fullmatch(code):
         raise SpecError("a built-in rule's code is FC and three digits", ("code",))
-    if not builtin:
-        if code.upper().startswith("FC"):
-            raise SpecError(
-                "codes starting with FC are featcheck's own; give your rules another prefix "
-                "(e.g. ACME001)",
-                ("code",),
-            )
-        if not USER_CODE.fullmatch(code):
-            raise SpecError(
-                "a rule code is 2-10 capital letters and 1-4 digits, e.g. ACME001", ("code",)
-            )
+    if not builtin and code.upper().startswith("FC"):
+        raise SpecError(
+            "codes starting with FC are featcheck's own; give your rules another prefix "
+            "(e.g. ACME001)",
+            ("code",),
+        )
+    if not builtin and not USER_CODE.fullmatch(code):
+        raise SpecError(
+            "a rule code is 2-10 capital letters and 1-4 digits, e.g. ACME001", ("code",)
+        )
     return code
 
 
