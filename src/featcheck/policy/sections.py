@@ -316,20 +316,17 @@ class SectionReader:
             if text is not None and not text.strip():
                 raise self.error(f"`{key}` of an `allow` entry must not be empty", (*path, key))
             fields[key] = text.strip() if text is not None else None
-        member = fields["member"]
-        if self.member is not None:
-            if member is not None and member != self.member:
-                raise self.error(
-                    f"this `allow` entry is in {self.member}'s manifest and applies only to "
-                    f"{self.member}; move it to the workspace configuration",
-                    (*path, "member"),
-                )
-            member = self.member
+        if self.member is not None and fields["member"] not in (None, self.member):
+            raise self.error(
+                f"this `allow` entry is in {self.member}'s manifest and applies only to "
+                f"{self.member}; move it to the workspace configuration",
+                (*path, "member"),
+            )
         return Allow(
             code=code,
             reason=reason,
             crate=fields["crate"],
-            member=member,
+            member=fields["member"] if self.member is None else self.member,
             target=fields["target"],
             origin=self.origin(path),
         )
