@@ -223,9 +223,7 @@ class SectionReader:
 
     def severities(self, table: dict[str, Any]) -> dict[str, Severity]:
         path = (*self.prefix, "severity")
-        value = table.get("severity")
-        if value is None:
-            return {}
+        value = table.get("severity", {})
         if not isinstance(value, dict):
             raise self.error(
                 '`severity` must be a table of rule = "error" | "warning" | "info"', path
@@ -283,9 +281,7 @@ class SectionReader:
 
     def allows(self, table: dict[str, Any]) -> tuple[Allow, ...]:
         path = (*self.prefix, "allow")
-        value = table.get("allow")
-        if value is None:
-            return ()
+        value = table.get("allow", [])
         if not isinstance(value, list):
             raise self.error("`allow` must be an array of tables ([[allow]] entries)", path)
         return tuple(self.allow(item, (*path, index)) for index, item in enumerate(value))

@@ -290,18 +290,17 @@ def _doc(value: Any) -> RuleDoc:
     if not isinstance(value, Mapping):
         raise SpecError("`doc` must be a table of documentation sections", path)
     known_keys(value, _DOC_KEYS, path, "`doc`")
-    text: dict[str, str] = {}
-    for key in _DOC_KEYS[:-1]:
-        if key in value:
-            text[key.replace("-", "_")] = string_value(value, key, path, lines=True)
-    references: tuple[str, ...] = ()
-    if "references" in value:
-        raw = value["references"]
-        if not isinstance(raw, list):
-            message = "`references` must be an array of non-empty strings"
-            raise SpecError(message, (*path, "references"))
-        references = tuple(
-            text_value(item, "a reference", (*path, "references", index))
-            for index, item in enumerate(raw)
-        )
+    text = {
+        key.replace("-", "_"): string_value(value, key, path, lines=True)
+        for key in _DOC_KEYS[:-1]
+        if key in value
+    }
+    raw = value.get("references", [])
+    if not isinstance(raw, list):
+        message = "`references` must be an array of non-empty strings"
+        raise SpecError(message, (*path, "references"))
+    references = tuple(
+        text_value(item, "a reference", (*path, "references", index))
+        for index, item in enumerate(raw)
+    )
     return RuleDoc(**text, references=references)
