@@ -185,8 +185,9 @@ class SectionReader:
         return directory / value
 
     def strings(self, table: dict[str, Any], key: str, within: KeyPath | None = None) -> list[str]:
+        """The non-empty strings of the array `key` (none where it is not set)."""
         path = (*(self.prefix if within is None else within), key)
-        value = table[key]
+        value = table.get(key, [])
         if not isinstance(value, list):
             raise self.error(f"`{key}` must be an array of strings", path)
         for index, item in enumerate(value):
@@ -216,8 +217,6 @@ class SectionReader:
         return code
 
     def codes(self, table: dict[str, Any], key: str) -> list[str]:
-        if key not in table:
-            return []
         texts = enumerate(self.strings(table, key))
         return [self.code(text, key, (*self.prefix, key, index)) for index, text in texts]
 
@@ -265,7 +264,7 @@ class SectionReader:
                 self.known((key,), _CONFIGURATION_KEYS, "a `configurations` entry", at)
                 if key != "features" and not isinstance(item, bool):
                     raise self.error(f"`{key}` must be true or false", (*at, key))
-            features = self.strings(entry, "features", at) if "features" in entry else []
+            features = self.strings(entry, "features", at)
             for position, name in enumerate(features):
                 error = feature_value_error(name)
                 if error is not None:
