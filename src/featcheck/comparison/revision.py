@@ -107,10 +107,8 @@ def _selected(walk: Walk, commit: str) -> tuple[dict[tuple[str, ...], str], set[
     for entry in walk.entries(commit):
         if entry.kind == FILE and _read_whole(entry.path) is not None:
             contents[entry.path] = entry.object
-        elif entry.kind in (FILE, LINK):
-            roots = _package_roots(entry.path)
-            if roots:
-                candidates.append((entry.path, roots))
+        elif entry.kind in (FILE, LINK) and (roots := _package_roots(entry.path)):
+            candidates.append((entry.path, roots))
     packages = {path[:-1] for path in contents if path[-1] == "Cargo.toml"}
     empty = {path for path, roots in candidates if any(root in packages for root in roots)}
     return contents, empty

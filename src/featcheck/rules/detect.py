@@ -123,13 +123,12 @@ def covering_rules(rules: Iterable[Rule], deferred: Detection) -> list[Rule]:
     """The rules of `rules` that speak first for `deferred`'s node: they flag it for a feature
     it was deferred to, and their fix adds the deferred finding's feature too (FC001, whose
     `also-add` is `simd`, for FC003's rayon-less burn-flex)."""
-    node = deferred.node
     return [
         rule
         for rule in rules
         if rule.kind is Kind.MISSING
         and deferred.feature in rule.companions
-        and missing_feature(rule, node) in deferred.deferred_to
+        and missing_feature(rule, deferred.node) in deferred.deferred_to
     ]
 
 
