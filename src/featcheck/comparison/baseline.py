@@ -200,10 +200,9 @@ def against_baseline(
 
 def against_revision(result: AuditResult, earlier: AuditResult, label: str) -> AuditResult:
     """`result` with only what the audit of the revision `label` did not find."""
-    before: dict[str, Severity] = {}
-    for finding in earlier.findings:
-        printed = fingerprint(finding)
-        before[printed] = max(before.get(printed, finding.severity), finding.severity)
+    # Each fingerprint at its highest severity: the last of the findings in severity order.
+    ordered = sorted(earlier.findings, key=lambda finding: finding.severity)
+    before = {fingerprint(finding): finding.severity for finding in ordered}
     shown, hidden, now = _split(result.findings, before)
     absent = tuple(f for f in earlier.findings if fingerprint(f) not in now)
     comparison = Comparison("revision", label, hidden=tuple(hidden), absent=absent)

@@ -180,7 +180,10 @@ class Git:
         return status, bytes(self._buffer), self._stderr.decode("utf-8", "replace")
 
     def close(self) -> None:
-        _end(self._process)
+        if self._process.poll() is None:
+            kill_group(self._process)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self._process.wait(timeout=5)
         if self._sender is not None:
             self._sender.join(timeout=5)  # its pipe is broken now
             self._sender = None
@@ -216,13 +219,6 @@ class Git:
     def _timed_out(self) -> NoReturn:
         self.close()
         raise self._budget.spent()
-
-
-def _end(process: subprocess.Popen[bytes]) -> None:
-    if process.poll() is None:
-        kill_group(process)
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            process.wait(timeout=5)
 
 
 def start_git(

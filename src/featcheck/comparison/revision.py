@@ -107,10 +107,8 @@ def _selected(walk: Walk, commit: str) -> tuple[dict[tuple[str, ...], str], set[
     for entry in walk.entries(commit):
         if entry.kind == FILE and _read_whole(entry.path) is not None:
             contents[entry.path] = entry.object
-        elif entry.kind in (FILE, LINK):
-            roots = _package_roots(entry.path)
-            if roots:
-                candidates.append((entry.path, roots))
+        elif entry.kind in (FILE, LINK) and (roots := _package_roots(entry.path)):
+            candidates.append((entry.path, roots))
     packages = {path[:-1] for path in contents if path[-1] == "Cargo.toml"}
     empty = {path for path, roots in candidates if any(root in packages for root in roots)}
     return contents, empty
@@ -130,18 +128,16 @@ def _package_roots(path: tuple[str, ...]) -> list[tuple[str, ...]]:
     name, directory = path[-1], path[:-1]
     if not name.endswith(".rs"):
         return []
-    roots = [directory] if name == "build.rs" else []
-    if directory[-1:] == ("src",) and name in ("lib.rs", "main.rs"):
-        roots.append(directory[:-1])
-    if directory[-1:] and directory[-1] in _TARGET_DIRECTORIES:
-        roots.append(directory[:-1])
-    if directory[-2:] == ("src", "bin"):
-        roots.append(directory[:-2])
-    if name == "main.rs" and len(directory) >= 2 and directory[-2] in _TARGET_DIRECTORIES:
-        roots.append(directory[:-2])
-    if name == "main.rs" and directory[-3:-1] == ("src", "bin"):
-        roots.append(directory[:-3])
-    return roots
+    main = name == "main.rs"
+    levels_up = (
+        (0, name == "build.rs"),
+        (1, directory[-1:] == ("src",) and name in ("lib.rs", "main.rs")),
+        (1, len(directory) >= 1 and directory[-1] in _TARGET_DIRECTORIES),
+        (2, directory[-2:] == ("src", "bin")),
+        (2, main and len(directory) >= 2 and directory[-2] in _TARGET_DIRECTORIES),
+        (3, main and directory[-3:-1] == ("src", "bin")),
+    )
+    return [directory[: len(directory) - up] for up, applies in levels_up if applies]
 
 
 def _sized(

@@ -185,8 +185,9 @@ class SectionReader:
         return directory / value
 
     def strings(self, table: dict[str, Any], key: str, within: KeyPath | None = None) -> list[str]:
+        """The non-empty strings of the array `key` (none where it is not set)."""
         path = (*(self.prefix if within is None else within), key)
-        value = table[key]
+        value = table.get(key, [])
         if not isinstance(value, list):
             raise self.error(f"`{key}` must be an array of strings", path)
         for index, item in enumerate(value):
@@ -216,16 +217,12 @@ class SectionReader:
         return code
 
     def codes(self, table: dict[str, Any], key: str) -> list[str]:
-        if key not in table:
-            return []
         texts = enumerate(self.strings(table, key))
         return [self.code(text, key, (*self.prefix, key, index)) for index, text in texts]
 
     def severities(self, table: dict[str, Any]) -> dict[str, Severity]:
         path = (*self.prefix, "severity")
-        value = table.get("severity")
-        if value is None:
-            return {}
+        value = table.get("severity", {})
         if not isinstance(value, dict):
             raise self.error(
                 '`severity` must be a table of rule = "error" | "warning" | "info"', path
@@ -267,7 +264,7 @@ class SectionReader:
                 self.known((key,), _CONFIGURATION_KEYS, "a `configurations` entry", at)
                 if key != "features" and not isinstance(item, bool):
                     raise self.error(f"`{key}` must be true or false", (*at, key))
-            features = self.strings(entry, "features", at) if "features" in entry else []
+            features = self.strings(entry, "features", at)
             for position, name in enumerate(features):
                 error = feature_value_error(name)
                 if error is not None:
@@ -283,9 +280,7 @@ class SectionReader:
 
     def allows(self, table: dict[str, Any]) -> tuple[Allow, ...]:
         path = (*self.prefix, "allow")
-        value = table.get("allow")
-        if value is None:
-            return ()
+        value = table.get("allow", [])
         if not isinstance(value, list):
             raise self.error("`allow` must be an array of tables ([[allow]] entries)", path)
         return tuple(self.allow(item, (*path, index)) for index, item in enumerate(value))
@@ -316,20 +311,17 @@ class SectionReader:
             if text is not None and not text.strip():
                 raise self.error(f"`{key}` of an `allow` entry must not be empty", (*path, key))
             fields[key] = text.strip() if text is not None else None
-        member = fields["member"]
-        if self.member is not None:
-            if member is not None and member != self.member:
-                raise self.error(
-                    f"this `allow` entry is in {self.member}'s manifest and applies only to "
-                    f"{self.member}; move it to the workspace configuration",
-                    (*path, "member"),
-                )
-            member = self.member
+        if self.member is not None and fields["member"] not in (None, self.member):
+            raise self.error(
+                f"this `allow` entry is in {self.member}'s manifest and applies only to "
+                f"{self.member}; move it to the workspace configuration",
+                (*path, "member"),
+            )
         return Allow(
             code=code,
             reason=reason,
             crate=fields["crate"],
-            member=member,
+            member=fields["member"] if self.member is None else self.member,
             target=fields["target"],
             origin=self.origin(path),
         )

@@ -16,7 +16,7 @@ from featcheck.featureset import FeatureSelection
 from featcheck.manifest.document import ManifestDocument
 from featcheck.manifest.toml_lexer import Comment, scan_comments
 from featcheck.report import Location
-from featcheck.rules import UNUSED_SUPPRESSION, Catalogue, Rule
+from featcheck.rules import UNUSED_SUPPRESSION, Catalogue, Rule, find_by_code
 from featcheck.severity import FailOn, Severity
 from featcheck.workspace.model import same_crate
 
@@ -41,10 +41,7 @@ def canonical_code(text: str, catalogue: Catalogue | None = None) -> str | None:
     Knows `FC900` (`unused-suppression`) besides the catalogue (the built-in rules unless a
     project's catalogue, with its own rules, is given).
     """
-    wanted = text.strip().lower()
-    if wanted in (UNUSED_SUPPRESSION.code.lower(), UNUSED_SUPPRESSION.name):
-        return UNUSED_SUPPRESSION.code
-    rule = (catalogue or Catalogue.builtin()).find(wanted)
+    rule = find_by_code((UNUSED_SUPPRESSION, *(catalogue or Catalogue.builtin()).rules), text)
     return rule.code if rule is not None else None
 
 
@@ -204,11 +201,6 @@ _ALLOW = re.compile(r"[ \t]*allow[ \t]*\(([^)]*)\)", re.IGNORECASE)
 _REASON_LEAD = re.compile(r"[ \t]*(?:[:\-\u2013\u2014][ \t]*)?")
 
 
-def has_directive(text: str) -> bool:
-    """Whether `text` holds a `# featcheck:` directive anywhere (cheaper than parsing it)."""
-    return _DIRECTIVE.search(text) is not None
-
-
 def inline_allows(document: ManifestDocument, catalogue: Catalogue | None = None) -> list[Allow]:
     """The `# featcheck: allow(...)` comments of a manifest, one entry per code.
 
@@ -218,6 +210,10 @@ def inline_allows(document: ManifestDocument, catalogue: Catalogue | None = None
     FeatcheckError at the directive (or the bad code) for a malformed one.
     """
     allows: list[Allow] = []
+    if _DIRECTIVE.search(document.text) is None:
+        # Every directive lies in the text: a file without any needs no comment scan (hundreds
+        # of members, as many findings).
+        return allows
     for comment in scan_comments(document.text):
         directive = _DIRECTIVE.search(comment.text)
         if directive is None:

@@ -17,7 +17,6 @@ from featcheck.policy.settings import (
     ANY_CODE,
     Allow,
     Config,
-    has_directive,
     inline_allows,
     relative_file,
 )
@@ -152,16 +151,9 @@ def _inline_by_file(
     paths += [root / span.file for places in finding_spans for span in places]
     result: dict[Path, list[Allow]] = {}
     for path in dict.fromkeys(paths):
-        if not path.is_file():
-            continue
-        # Every directive lies in the text: a file without any needs no comment scan and no
-        # resolved name (hundreds of members, as many findings).
-        document = read(path)
-        if not has_directive(document.text):
-            continue
-        key = path.resolve()
-        if key not in result:
-            result[key] = inline_allows(document, catalogue)
+        # A file without any directive needs no resolved name.
+        if path.is_file() and (allows := inline_allows(read(path), catalogue)):
+            result.setdefault(path.resolve(), allows)
     return result
 
 

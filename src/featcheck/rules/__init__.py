@@ -174,10 +174,7 @@ def rule_markdown(rule: Rule, heading: str = "#") -> str:
         if not text:
             continue  # a user rule may leave sections out; built-in ones may not (tests)
         lines += ["", f"{heading}# {title}", ""]
-        if attribute == "example":
-            lines += ["```toml", text, "```"]
-        else:
-            lines.append(text)
+        lines += ["```toml", text, "```"] if attribute == "example" else [text]
         if attribute == "fix" and doc.fix_example:
             lines += ["", "```toml", doc.fix_example, "```"]
     if doc.references:
@@ -208,9 +205,6 @@ def rule_table(rules: Sequence[Rule], width: int) -> list[str]:
     for cells, rule in rows:
         start = "".join(c.ljust(w) for c, w in zip(cells, widths, strict=True))
         summary = textwrap.wrap(rule.summary, max(width - summary_at, 20))
-        if beside:
-            lines.append(start + summary[0])
-        else:
-            lines += [start.rstrip(), " " * summary_at + summary[0]]
+        lines += [start + summary[0]] if beside else [start.rstrip(), " " * summary_at + summary[0]]
         lines += [" " * summary_at + more for more in summary[1:]]
     return lines

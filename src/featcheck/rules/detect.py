@@ -123,13 +123,12 @@ def covering_rules(rules: Iterable[Rule], deferred: Detection) -> list[Rule]:
     """The rules of `rules` that speak first for `deferred`'s node: they flag it for a feature
     it was deferred to, and their fix adds the deferred finding's feature too (FC001, whose
     `also-add` is `simd`, for FC003's rayon-less burn-flex)."""
-    node = deferred.node
     return [
         rule
         for rule in rules
         if rule.kind is Kind.MISSING
         and deferred.feature in rule.companions
-        and missing_feature(rule, node) in deferred.deferred_to
+        and missing_feature(rule, deferred.node) in deferred.deferred_to
     ]
 
 
@@ -188,24 +187,18 @@ def ownership(
     declaration of the user's cut the feature on the way, the finding's chain says so.
     """
     above = view.graph.ancestors(node)
-    own_keys, avoiding_keys = _keys(own), _keys(avoiding)
+    own_keys = _keys(own)
     users = {node} | {n for n in above if crate_key(n.name) in own_keys}
     for local in sorted(n for n in above if n.package.is_local):
         for used in sorted(users & view.graph.dependencies(local)):
             if used == node:
                 return True, f"{node.name} is a direct dependency of {local.name}"
             return True, f"{local.name} depends on {used.name} directly, which uses {node.name}"
-    blocked = frozenset(n for n in view.graph.nodes() if crate_key(n.name) in avoiding_keys)
-    for root in view.roots:
-        path = view.graph.path(root, node, avoiding=blocked)
-        if path is None:
-            continue
-        via = next((n for n in path if not n.package.is_local), node)
-        return (
-            False,
-            f"{node.name} comes only through {via.name}, a crate this workspace does not own",
-        )
-    return False, f"{node.name} comes only through crates this workspace does not own"
+    found = _path_avoiding(view, node, avoiding)
+    if found is None:
+        return False, f"{node.name} comes only through crates this workspace does not own"
+    via = next((n for n in found[1] if not n.package.is_local), node)
+    return False, f"{node.name} comes only through {via.name}, a crate this workspace does not own"
 
 
 def _keys(names: tuple[str, ...]) -> frozenset[str]:
@@ -246,15 +239,21 @@ def used_evidence(used: UsedWhen, view: BuildView, node: Node) -> str | None:
 
 def _reachable(view: BuildView, node: Node, avoiding: tuple[str, ...]) -> str | None:
     """Evidence when a path package reaches `node` without going through `avoiding` crates."""
-    if not view.structured:
+    found = _path_avoiding(view, node, avoiding) if view.structured else None
+    if found is None:
         return None
+    root, path = found
+    via = path[-2].name if len(path) > 1 else root.name
+    if not avoiding:
+        return f"{node.name} is a dependency of {via}"
+    return f"{node.name} is used by {via}, not only through {', '.join(avoiding)}"
+
+
+def _path_avoiding(
+    view: BuildView, node: Node, avoiding: tuple[str, ...]
+) -> tuple[Node, list[Node]] | None:
+    """The first root with a path to `node` through none of the `avoiding` crates, and the path."""
     keys = _keys(avoiding)
     blocked = frozenset(n for n in view.graph.nodes() if crate_key(n.name) in keys)
-    for root in view.roots:
-        path = view.graph.path(root, node, avoiding=blocked)
-        if path is not None:
-            via = path[-2].name if len(path) > 1 else root.name
-            if not avoiding:
-                return f"{node.name} is a dependency of {via}"
-            return f"{node.name} is used by {via}, not only through {', '.join(avoiding)}"
-    return None
+    paths = ((root, view.graph.path(root, node, avoiding=blocked)) for root in view.roots)
+    return next(((root, path) for root, path in paths if path is not None), None)

@@ -127,17 +127,16 @@ def _code(table: Mapping[str, Any], *, builtin: bool) -> str:
     code = string_value(table, "code", ())
     if builtin and not BUILTIN_CODE.fullmatch(code):
         raise SpecError("a built-in rule's code is FC and three digits", ("code",))
-    if not builtin:
-        if code.upper().startswith("FC"):
-            raise SpecError(
-                "codes starting with FC are featcheck's own; give your rules another prefix "
-                "(e.g. ACME001)",
-                ("code",),
-            )
-        if not USER_CODE.fullmatch(code):
-            raise SpecError(
-                "a rule code is 2-10 capital letters and 1-4 digits, e.g. ACME001", ("code",)
-            )
+    if not builtin and code.upper().startswith("FC"):
+        raise SpecError(
+            "codes starting with FC are featcheck's own; give your rules another prefix "
+            "(e.g. ACME001)",
+            ("code",),
+        )
+    if not builtin and not USER_CODE.fullmatch(code):
+        raise SpecError(
+            "a rule code is 2-10 capital letters and 1-4 digits, e.g. ACME001", ("code",)
+        )
     return code
 
 
@@ -291,18 +290,17 @@ def _doc(value: Any) -> RuleDoc:
     if not isinstance(value, Mapping):
         raise SpecError("`doc` must be a table of documentation sections", path)
     known_keys(value, _DOC_KEYS, path, "`doc`")
-    text: dict[str, str] = {}
-    for key in _DOC_KEYS[:-1]:
-        if key in value:
-            text[key.replace("-", "_")] = string_value(value, key, path, lines=True)
-    references: tuple[str, ...] = ()
-    if "references" in value:
-        raw = value["references"]
-        if not isinstance(raw, list):
-            message = "`references` must be an array of non-empty strings"
-            raise SpecError(message, (*path, "references"))
-        references = tuple(
-            text_value(item, "a reference", (*path, "references", index))
-            for index, item in enumerate(raw)
-        )
+    text = {
+        key.replace("-", "_"): string_value(value, key, path, lines=True)
+        for key in _DOC_KEYS[:-1]
+        if key in value
+    }
+    raw = value.get("references", [])
+    if not isinstance(raw, list):
+        message = "`references` must be an array of non-empty strings"
+        raise SpecError(message, (*path, "references"))
+    references = tuple(
+        text_value(item, "a reference", (*path, "references", index))
+        for index, item in enumerate(raw)
+    )
     return RuleDoc(**text, references=references)

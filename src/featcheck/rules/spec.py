@@ -246,9 +246,7 @@ def text_value(value: Any, what: str, path: KeyPath, *, lines: bool = False) -> 
 
 
 def bool_value(table: Mapping[str, Any], key: str, path: KeyPath, *, default: bool) -> bool:
-    if key not in table:
-        return default
-    value = table[key]
+    value = table.get(key, default)
     if not isinstance(value, bool):
         raise SpecError(f"`{key}` must be true or false", (*path, key))
     return value
@@ -264,9 +262,7 @@ def feature_value(table: Mapping[str, Any], key: str, path: KeyPath) -> str:
 def strings_value(
     table: Mapping[str, Any], key: str, path: KeyPath, pattern: re.Pattern[str], what: str
 ) -> tuple[str, ...]:
-    if key not in table:
-        return ()
-    value = table[key]
+    value = table.get(key, [])
     if not isinstance(value, list):
         raise SpecError(f"`{key}` must be an array of strings", (*path, key))
     for index, item in enumerate(value):
