@@ -115,10 +115,7 @@ class DependencyGraph:
 
     def _changed(self) -> None:
         self._by_name = self._packages = self._dependents = self.parts = None
-        self._ancestors = {}
-        self._sorted = {}
-        self._target_side = {}
-        self._paths = {}
+        self._ancestors, self._sorted, self._target_side, self._paths = {}, {}, {}, {}
 
     def add_node(self, node: Node) -> None:
         if node not in self._dependencies:
