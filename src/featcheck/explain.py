@@ -125,15 +125,16 @@ class Explainer:
         return tuple(lines)
 
     def turned_on(
-        self, detection: Detection, member: Package, cfg: TargetCfg, selection: FeatureSelection
+        self, detection: Detection, member: Package, switching: dict[str, list[tuple[str, str]]]
     ) -> list[str]:
         """For a feature whose presence is the finding: which of the member's own declarations
-        switch it on, and how; else that crates the workspace does not own do."""
+        switch it on (`switching`, as `switching` found them), and how; else that crates the
+        workspace does not own do."""
         if not detection.feature:
             return []  # the crate itself: the finding's note says how the build reaches it
         lines = [
             f"switched on by {member.name}'s dependency {key}: {self.search.describe(path)}"
-            for key, path in self.switching(detection, member, cfg, selection).items()
+            for key, path in switching.items()
         ]
         if not lines:
             lines.append(

@@ -115,10 +115,7 @@ class DependencyGraph:
 
     def _changed(self) -> None:
         self._by_name = self._packages = self._dependents = self.parts = None
-        self._ancestors = {}
-        self._sorted = {}
-        self._target_side = {}
-        self._paths = {}
+        self._ancestors, self._sorted, self._target_side, self._paths = {}, {}, {}, {}
 
     def add_node(self, node: Node) -> None:
         if node not in self._dependencies:
@@ -198,14 +195,7 @@ class DependencyGraph:
             found = below.ancestors(target) | {root} if target in below._dependencies else EMPTY
         else:
             reverse = self.dependents_map()
-            seen: set[Node] = set()
-            queue = deque([target])
-            while queue:
-                for dependent in reverse.get(queue.popleft(), ()):
-                    if dependent not in seen:
-                        seen.add(dependent)
-                        queue.append(dependent)
-            found = frozenset(seen)
+            found = frozenset(closure(reverse.get(target, ()), lambda n: reverse.get(n, ())))
         self._ancestors[target] = found
         return found
 
@@ -221,15 +211,10 @@ class DependencyGraph:
             starts = tuple(sorted(d for d in self._dependencies[root] if not d.host))
             found = below.target_side(starts) | {root}
         else:
-            seen: set[Node] = set()
-            queue = deque(r for r in roots if not r.host)
-            seen.update(queue)
-            while queue:
-                for dependency in self.dependencies(queue.popleft()):
-                    if dependency not in seen and not dependency.host:
-                        seen.add(dependency)
-                        queue.append(dependency)
-            found = frozenset(seen)
+            targets = [r for r in roots if not r.host]
+            found = frozenset(
+                closure(targets, lambda n: (d for d in self.dependencies(n) if not d.host))
+            )
         self._target_side[roots] = found
         return found
 

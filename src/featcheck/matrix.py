@@ -220,10 +220,8 @@ def merge_configurations(findings: Sequence[Finding]) -> list[Finding]:
     merged: dict[FindingIdentity, Finding] = {}
     for finding in findings:
         key = finding.identity
-        seen = merged.get(key)
-        if seen is None:
-            merged[key] = finding
-        else:
+        seen = merged.setdefault(key, finding)
+        if seen is not finding:
             known = set(seen.configurations)  # a set: a finding may be in thousands of builds
             extra = [c for c in finding.configurations if c not in known]
             merged[key] = replace(seen, configurations=(*seen.configurations, *extra))

@@ -5,7 +5,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from contextlib import suppress
+from contextlib import AbstractContextManager, nullcontext, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -78,43 +78,39 @@ def audit_started(started: Started, meanwhile: Callable[[], object] | None = Non
 
     A `--no-exec` audit is all featcheck's own work, reading the checkout included: its
     budget runs from its start, and holds inside any one long call too (deadline.py)."""
-    if not started.options.no_exec:
-        return _audit_started(started, meanwhile, None)
-    from featcheck.noexec.source import FileSource  # loaded: the audit's source is one
-
-    source = started.source
-    assert isinstance(source, FileSource)
-    with source.deadline.bounding(READING, READING_HINT):
-        return _audit_started(started, meanwhile, source.deadline)
-
-
-def _audit_started(
-    started: Started, meanwhile: Callable[[], object] | None, deadline: Deadline | None
-) -> AuditResult:
     manifest, options, source, pending, _, lockfile = started
-    try:
-        builtin_rules()  # the rule specs, read once per process
-        manifests = ManifestCache(source.checkout)
-        manifests.get(manifest)
-        if meanwhile is not None:
-            meanwhile()
-        # Fill the source's caches of rustc answers; an error is left for the real call to raise.
-        with suppress(FeatcheckError):
-            for target in options.targets or (source.host_triple(),):
-                source.target_cfg(target)
-        if not options.no_exec:
-            _read_members(manifest, manifests, pending)
-        metadata = pending.result(parse_metadata)
-    finally:
-        pending.cancel()
-    if audit.KEPT_UNTIL_EXIT is not None:
-        audit.KEPT_UNTIL_EXIT.append(metadata)
-    try:
-        result = audit_workspace(started, metadata, manifests, deadline)
-    finally:
-        pending.settle()
-    # Resolution in memory keeps Cargo.lock's versions; cargo rewrote a stale one first.
-    return out_of_date(result) if lockfile is not None and lockfile.out_of_date() else result
+    deadline: Deadline | None = None
+    bounding: AbstractContextManager[None] = nullcontext()
+    if options.no_exec:
+        from featcheck.noexec.source import FileSource  # loaded: the audit's source is one
+
+        assert isinstance(source, FileSource)
+        deadline = source.deadline
+        bounding = deadline.bounding(READING, READING_HINT)
+    with bounding:
+        try:
+            builtin_rules()  # the rule specs, read once per process
+            manifests = ManifestCache(source.checkout)
+            manifests.get(manifest)
+            if meanwhile is not None:
+                meanwhile()
+            # Fill the source's caches of rustc answers; the real call raises any error.
+            with suppress(FeatcheckError):
+                for target in options.targets or (source.host_triple(),):
+                    source.target_cfg(target)
+            if not options.no_exec:
+                _read_members(manifest, manifests, pending)
+            metadata = pending.result(parse_metadata)
+        finally:
+            pending.cancel()
+        if audit.KEPT_UNTIL_EXIT is not None:
+            audit.KEPT_UNTIL_EXIT.append(metadata)
+        try:
+            result = audit_workspace(started, metadata, manifests, deadline)
+        finally:
+            pending.settle()
+        # Resolution in memory keeps Cargo.lock's versions; cargo rewrote a stale one first.
+        return out_of_date(result) if lockfile is not None and lockfile.out_of_date() else result
 
 
 def _read_members(manifest: Path, manifests: ManifestCache, pending: PendingMetadata) -> None:

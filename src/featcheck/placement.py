@@ -126,9 +126,7 @@ class FindingPlacer:
         primary = self.locator.declaration_of(shortest) or next(iter(declarations), None)
         if primary is None and (cut := self._fallback_cut(item)) is not None:
             primary = self.locator.location(cut)
-        finding.chain = tuple(
-            self.explainer.turned_on(item.detection, item.member, item.cfg, item.selection)
-        )
+        finding.chain = tuple(self.explainer.turned_on(item.detection, item.member, keys))
         finding.at(primary, declaration=primary)
         finding.hidden = declarations
         node, feature = item.detection.node, item.detection.feature

@@ -57,17 +57,11 @@ class DeclarationSite:
 
     @property
     def version(self) -> str | None:
-        if isinstance(self.value, str):
-            return self.value
-        if isinstance(self.value, dict) and isinstance(self.value.get("version"), str):
-            return str(self.value["version"])
-        return None
+        return self.value if isinstance(self.value, str) else _text(self.value, "version")
 
     @property
     def local_path(self) -> str | None:
-        if isinstance(self.value, dict) and isinstance(self.value.get("path"), str):
-            return str(self.value["path"])
-        return None
+        return _text(self.value, "path")
 
     def default_features_entry(self) -> tuple[KeyPath, Entry] | None:
         for key in _DEFAULT_FEATURES_KEYS:
@@ -128,10 +122,15 @@ class Cut:
         return cls(where, entry, dependency, cut_here, inheriting)
 
 
+def _text(value: Any, key: str) -> str | None:
+    """The string `value`'s table holds at `key`, if it is a table and holds one."""
+    found = value.get(key) if isinstance(value, dict) else None
+    return found if isinstance(found, str) else None
+
+
 def _package_name(key: str, value: Any) -> str:
-    if isinstance(value, dict) and isinstance(value.get("package"), str):
-        return str(value["package"])
-    return key
+    package = _text(value, "package")
+    return key if package is None else package
 
 
 def all_sites(manifest: ManifestDocument, root: ManifestDocument | None) -> list[DeclarationSite]:

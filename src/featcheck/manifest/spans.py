@@ -248,10 +248,8 @@ class _Scanner:
             raise self._error("values nested too deeply")
         start = self._pos
         char = self._peek()
-        if char == "[":
-            self._array_or_inline_table(path, depth, "]")
-        elif char == "{":
-            self._array_or_inline_table(path, depth, "}")
+        if char in ("[", "{"):
+            self._array_or_inline_table(path, depth, "]" if char == "[" else "}")
         elif char in ('"', "'"):
             self._pos = string_end(self._text, start)
         else:

@@ -27,6 +27,7 @@ class LexError(ValueError):
 # Single character classes repeated: linear time, no backtracking.
 _BASIC_CHARS = re.compile(r'[^"\\\n]*')
 _MULTILINE_BASIC_CHARS = re.compile(r'[^"\\]*')
+_NEWLINE = re.compile("\n")
 
 _SIMPLE_ESCAPES = {
     "b": "\b",
@@ -49,12 +50,7 @@ def first_offset(text: str) -> int:
 
 def line_starts(text: str) -> list[int]:
     """Offsets where each line starts; the first skips a byte order mark."""
-    starts = [first_offset(text)]
-    newline = text.find("\n")
-    while newline >= 0:
-        starts.append(newline + 1)
-        newline = text.find("\n", newline + 1)
-    return starts
+    return [first_offset(text), *(newline.end() for newline in _NEWLINE.finditer(text))]
 
 
 def string_end(text: str, pos: int) -> int:

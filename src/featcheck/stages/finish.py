@@ -199,16 +199,13 @@ def uncovered(findings: Sequence[Finding], reported: Sequence[Finding]) -> list[
     for finding in findings:
         if not finding.deferred_to:
             kept.append(finding)
-            continue
-        if not finding.configurations:  # unknown: one cover for them all
+        elif not finding.configurations:  # unknown: one cover for them all
             if not _covered(finding, None, covers):
                 kept.append(finding)
-            continue
-        left = tuple(c for c in finding.configurations if not _covered(finding, c, covers))
-        if left == finding.configurations:
-            kept.append(finding)
-        elif left:
-            kept.append(replace(finding, configurations=left))
+        elif left := tuple(c for c in finding.configurations if not _covered(finding, c, covers)):
+            kept.append(
+                finding if left == finding.configurations else replace(finding, configurations=left)
+            )
     return kept
 
 
