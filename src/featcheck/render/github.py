@@ -184,9 +184,8 @@ def _row(result: AuditResult, group: FindingGroup, workspace: str | None, links:
         finding.feature,
         ", ".join(group.targets) or "(not recorded)",
     ]
-    escaped = [escape_cell(cell) for cell in cells]
-    escaped.append(_place(result, finding, workspace, links))
-    escaped.append(escape_cell(finding.suggestion or finding.message))
+    fix = escape_cell(finding.suggestion or finding.message)
+    escaped = [*map(escape_cell, cells), _place(result, finding, workspace, links), fix]
     return "| " + " | ".join(escaped) + " |\n"
 
 
@@ -266,10 +265,9 @@ def write_github(
             except OSError as error:
                 problem = f"cannot write the step summary: {error.strerror or error}"
     # A problem is plain log text, not an annotation: it must not take a finding's warning slot.
-    annotations = render_annotations(
-        result, workspace=workspace, summary_written=written, problem=problem
+    stream.write(
+        render_annotations(result, workspace=workspace, summary_written=written, problem=problem)
     )
-    stream.write(annotations)
 
 
 def renderer(options: RenderOptions) -> Renderer:
