@@ -80,9 +80,9 @@ def repository_path(result: AuditResult, location: Location, workspace: str | No
         return location.file
 
 
-def annotation(group: FindingGroup, path: str | None) -> str:
-    """One workflow command for one finding, or for a cut repeated in several builds (`path`
-    None: without a file), saying the verdict, whose builds it is about, and the fix."""
+def annotation(group: FindingGroup, result: AuditResult, workspace: str | None) -> str:
+    """One workflow command for one finding, or for a cut repeated in several builds (on its
+    manifest line where it has one), saying the verdict, whose builds it is about, and the fix."""
     finding = group.lead
     said = [
         printable(finding.message),
@@ -92,9 +92,9 @@ def annotation(group: FindingGroup, path: str | None) -> str:
     ]
     properties: list[tuple[str, str]] = []
     location = finding.location
-    if location is not None and path is not None:
+    if location is not None:
         properties += [
-            ("file", printable(path)),
+            ("file", printable(repository_path(result, location, workspace))),
             ("line", str(location.line)),
             ("col", str(location.column)),
             ("endLine", str(location.end_line)),
@@ -130,9 +130,7 @@ def render_annotations(
         if shown[severity] >= caps[severity]:
             continue
         shown[severity] += 1
-        location = group.lead.location
-        path = repository_path(result, location, workspace) if location is not None else None
-        lines.append(annotation(group, path))
+        lines.append(annotation(group, result, workspace))
     omitted = len(groups) - sum(shown.values())
     if omitted:
         where = (
