@@ -152,15 +152,13 @@ def _audit_tree(arguments: argparse.Namespace, options: AuditOptions) -> AuditRe
     if arguments.new_since is not None:
         raise FeatcheckError("--new-since needs the project, not saved tree text")
     if arguments.tree == "-":
-        data = sys.stdin.buffer.read()
+        data, source = sys.stdin.buffer.read(), "<stdin>"
     else:
+        source = arguments.tree
         try:
-            data = Path(arguments.tree).read_bytes()
+            data = Path(source).read_bytes()
         except OSError as error:
-            raise FeatcheckError(
-                f"cannot read: {error.strerror or error}", path=arguments.tree
-            ) from None
-    source = "<stdin>" if arguments.tree == "-" else arguments.tree
+            raise FeatcheckError(f"cannot read: {error.strerror or error}", path=source) from None
     result = lazy.audit_tree_text(data.decode("utf-8", errors="replace"), source, options)
     if _compares(arguments):
         result = lazy.compare_stage()(result, arguments, None)

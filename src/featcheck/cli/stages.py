@@ -166,11 +166,10 @@ def fix_or_diff(
     with progress.working("Resolving the fixes"):
         prepared = prepare(result, path, audit_copy, trust)
     changed = plural(len(prepared.changes), "file")
-    if diff:  # what --fix would write, on stdout; nothing written
-        _print_diff(render_diff(prepared.changes), sys.stdout)
-    else:  # written, then what changed shown on stderr
+    if not diff:  # written, then what changed shown on stderr
         write_changes(prepared.changes)
-        _print_diff(render_diff(prepared.changes), sys.stderr)
+    # With `diff`, what --fix would write, on stdout; nothing written.
+    _print_diff(render_diff(prepared.changes), sys.stdout if diff else sys.stderr)
     for line in prepared.unfixable:
         print(f"featcheck: {printable(line)}", file=sys.stderr)
     if diff:  # exit 1 when there is something to fix

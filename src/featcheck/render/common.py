@@ -230,16 +230,13 @@ class FindingGroup:
 
 def group_findings(findings: Sequence[Finding]) -> list[FindingGroup]:
     """The findings in groups, in the order of each group's first finding (one pass)."""
-    grouped: dict[_GroupKey, list[Finding]] = {}
-    first: dict[_GroupKey, _GroupKey] = {}
+    # Grouped by the cut, severity and confidence, not the fix; named by the first finding's
+    # whole key: a group's id stays what it was when its findings all had the same fix.
+    grouped: dict[_GroupKey, tuple[_GroupKey, list[Finding]]] = {}
     for position, finding in enumerate(findings):
         key = _key(finding, position)
-        shared = key[:-1]  # the cut, severity and confidence: not the fix
-        grouped.setdefault(shared, []).append(finding)
-        first.setdefault(shared, key)
-    # Named by the first finding's whole key: a group's id stays what it was when its
-    # findings all had the same fix.
-    groups = [(first[shared], found) for shared, found in grouped.items()]
+        grouped.setdefault(key[:-1], (key, []))[1].append(finding)
+    groups = list(grouped.values())
     if any(finding.library for finding in findings):
         # Groups of libraries only join the first group with a binary cut at the same place.
         with_binary: dict[_GroupKey, list[Finding]] = {}

@@ -80,9 +80,9 @@ def repository_path(result: AuditResult, location: Location, workspace: str | No
         return location.file
 
 
-def annotation(group: FindingGroup, path: str | None) -> str:
-    """One workflow command for one finding, or for a cut repeated in several builds (`path`
-    None: without a file), saying the verdict, whose builds it is about, and the fix."""
+def annotation(group: FindingGroup, result: AuditResult, workspace: str | None) -> str:
+    """One workflow command for one finding, or for a cut repeated in several builds (on its
+    manifest line where it has one), saying the verdict, whose builds it is about, and the fix."""
     finding = group.lead
     said = [
         printable(finding.message),
@@ -92,9 +92,9 @@ def annotation(group: FindingGroup, path: str | None) -> str:
     ]
     properties: list[tuple[str, str]] = []
     location = finding.location
-    if location is not None and path is not None:
+    if location is not None:
         properties += [
-            ("file", printable(path)),
+            ("file", printable(repository_path(result, location, workspace))),
             ("line", str(location.line)),
             ("col", str(location.column)),
             ("endLine", str(location.end_line)),
@@ -130,9 +130,7 @@ def render_annotations(
         if shown[severity] >= caps[severity]:
             continue
         shown[severity] += 1
-        location = group.lead.location
-        path = repository_path(result, location, workspace) if location is not None else None
-        lines.append(annotation(group, path))
+        lines.append(annotation(group, result, workspace))
     omitted = len(groups) - sum(shown.values())
     if omitted:
         where = (
@@ -184,9 +182,8 @@ def _row(result: AuditResult, group: FindingGroup, workspace: str | None, links:
         finding.feature,
         ", ".join(group.targets) or "(not recorded)",
     ]
-    escaped = [escape_cell(cell) for cell in cells]
-    escaped.append(_place(result, finding, workspace, links))
-    escaped.append(escape_cell(finding.suggestion or finding.message))
+    fix = escape_cell(finding.suggestion or finding.message)
+    escaped = [*map(escape_cell, cells), _place(result, finding, workspace, links), fix]
     return "| " + " | ".join(escaped) + " |\n"
 
 
@@ -266,10 +263,9 @@ def write_github(
             except OSError as error:
                 problem = f"cannot write the step summary: {error.strerror or error}"
     # A problem is plain log text, not an annotation: it must not take a finding's warning slot.
-    annotations = render_annotations(
-        result, workspace=workspace, summary_written=written, problem=problem
+    stream.write(
+        render_annotations(result, workspace=workspace, summary_written=written, problem=problem)
     )
-    stream.write(annotations)
 
 
 def renderer(options: RenderOptions) -> Renderer:

@@ -7,7 +7,7 @@ else the audited directory; `--root`), percent-encoded, with `uriBaseId` `%SRCRO
 result carries the finding's fingerprint as `partialFingerprints` (comparison/baseline.py:
 rule, member, crate, compatible version, feature, target, configuration; no line, no patch
 version), so an alert keeps its identity when lines move or the crate takes a patch. Runs and
-`baselineState`: see `Build` below. A cut repeated in several builds (render/common.py) is
+`baselineState`: see below. A cut repeated in several builds (render/common.py) is
 one result: the members' own declarations are its `relatedLocations`, its properties list the
 members and targets.
 """
@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from itertools import product
 from typing import Any
 from urllib.parse import quote
 
@@ -176,22 +176,22 @@ def sarif_document(result: AuditResult, environ: Mapping[str, str] | None = None
     configurations: list[FeatureSelection | None] = [
         *dict.fromkeys(c for found in result.configurations.values() for c in found)
     ] or [None]
-    for build in (Build(t, c) for t in targets for c in configurations):
+    for target, configuration in product(targets, configurations):
         entries = [
             {**sarif_result(group, result, rule_index, workspace), **state}
             for findings, state in states(result)
-            for group in group_findings(build.select(findings))
+            for group in group_findings(_built(findings, target, configuration))
         ]
-        runs.append(_run(result, build, descriptors, entries))
+        shown = re.sub(r"[^A-Za-z0-9._-]", "_", target or "any-target")
+        category = f"featcheck/{shown}/{configuration_token(configuration)}/"
+        runs.append(_run(result, category, descriptors, entries))
     return {"$schema": SARIF_SCHEMA, "version": SARIF_VERSION, "runs": runs}
 
 
 def _run(
-    result: AuditResult, build: Build, descriptors: list[dict[str, Any]], entries: list[Any]
+    result: AuditResult, category: str, descriptors: list[dict[str, Any]], entries: list[Any]
 ) -> dict[str, Any]:
     invocation: dict[str, Any] = {"executionSuccessful": True}
-    target = re.sub(r"[^A-Za-z0-9._-]", "_", build.target or "any-target")
-    category = configuration_token(build.configuration)
     # An empty result list reads as clean: a run that cannot say so tells code scanning why.
     notifications = [
         *(
@@ -212,7 +212,7 @@ def _run(
                 "rules": descriptors,
             }
         },
-        "automationDetails": {"id": f"featcheck/{target}/{category}/"},
+        "automationDetails": {"id": category},
         "invocations": [invocation],
         "columnKind": "unicodeCodePoints",
         "results": entries,
@@ -233,30 +233,24 @@ def renderer(options: RenderOptions) -> Renderer:
 # each result's `baselineState` when findings were compared.
 
 
-@dataclass(frozen=True)
-class Build:
-    """One target and configuration of the audit (None: saved tree text does not say)."""
-
-    target: str | None
-    configuration: FeatureSelection | None
-
-    def select(self, findings: Sequence[Finding]) -> list[Finding]:
-        return [
-            f
-            for f in findings
-            if (self.target is None or f.target == self.target)
-            and (self.configuration is None or self.configuration in f.configurations)
-        ]
+def _built(
+    findings: Sequence[Finding], target: str | None, configuration: FeatureSelection | None
+) -> list[Finding]:
+    """The findings of one target and configuration of the audit (None: saved tree text does
+    not say)."""
+    return [
+        f
+        for f in findings
+        if (target is None or f.target == target)
+        and (configuration is None or configuration in f.configurations)
+    ]
 
 
 def states(result: AuditResult) -> list[tuple[Sequence[Finding], dict[str, Any]]]:
     """The findings to report, each set with what its results add: nothing without a
     comparison; else `baselineState` (and a suppression for what is accepted or gone)."""
-    if not result.comparisons:
-        return [(result.findings, {})]
-    sets: list[tuple[Sequence[Finding], dict[str, Any]]] = [
-        (result.findings, {"baselineState": "new"})
-    ]
+    new = {"baselineState": "new"} if result.comparisons else {}
+    sets: list[tuple[Sequence[Finding], dict[str, Any]]] = [(result.findings, new)]
     for comparison in result.comparisons:
         if comparison.kind == "baseline":
             accepted = _suppressed(f"accepted in the baseline {comparison.against}")

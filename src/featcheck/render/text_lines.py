@@ -273,11 +273,9 @@ def configuration_table(result: AuditResult) -> list[Line]:
     width = max(len(heading), *(len(label) for label, _ in rows)) + 2
     cells = [max(len(code), 3) + 2 for code in codes]
     lines: list[Line] = [[("findings by build configuration and rule:", "bold")]]
-    head = heading.ljust(width) + "".join(c.rjust(w) for c, w in zip(codes, cells, strict=True))
-    lines.append([("  " + head, "dim")])
-    for label, counts in rows:
+    for index, (label, counts) in enumerate([(heading, codes), *rows]):
         row = label.ljust(width) + "".join(c.rjust(w) for c, w in zip(counts, cells, strict=True))
-        lines.append([("  " + row, "")])
+        lines.append([("  " + row, "" if index else "dim")])
     return [*lines, []]
 
 

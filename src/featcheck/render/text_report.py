@@ -226,8 +226,7 @@ def _findings_lines(result: AuditResult, verbose: bool, width: int) -> list[Line
         else:
             blocks = [_render_group(group, verbose, width, applied) for group in shown]
         for block_lines in blocks:
-            lines.extend(block_lines)
-            lines.append([])
+            lines += [*block_lines, []]
     return lines
 
 
