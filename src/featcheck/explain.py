@@ -128,8 +128,8 @@ class Explainer:
         self, detection: Detection, member: Package, switching: dict[str, list[tuple[str, str]]]
     ) -> list[str]:
         """For a feature whose presence is the finding: which of the member's own declarations
-        switch it on (`switching`, as `switching` found them), and how; else that crates the
-        workspace does not own do."""
+        switch it on, and how (`switching`: what `Explainer.switching` found for this build);
+        else that crates the workspace does not own do."""
         if not detection.feature:
             return []  # the crate itself: the finding's note says how the build reaches it
         lines = [
