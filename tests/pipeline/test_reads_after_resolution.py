@@ -32,7 +32,8 @@ import featcheck.pipeline
 from featcheck.fixes.overlay import OverlayCheck
 
 _opened: list[str] | None = None
-"""What the hook records: None while nothing is recorded (the hook stays for the process)."""
+"""What the hook records: None while nothing is recorded."""
+_hooked: list[bool] = []
 
 
 def _hook(event: str, args: tuple[Any, ...]) -> None:
@@ -43,9 +44,6 @@ def _hook(event: str, args: tuple[Any, ...]) -> None:
         and isinstance(args[0], (str, bytes, os.PathLike))
     ):
         _opened.append(os.fsdecode(args[0]))
-
-
-sys.addaudithook(_hook)
 
 
 class Reads:
@@ -70,6 +68,9 @@ class Reads:
 
 @pytest.fixture
 def reads(monkeypatch: pytest.MonkeyPatch) -> Iterator[Reads]:
+    if not _hooked:  # an audit hook stays for the process: added by the first test that asks
+        sys.addaudithook(_hook)
+        _hooked.append(True)
     resolve, confirm, found = featcheck.pipeline.resolve, OverlayCheck.confirm, Reads()
 
     def recording(*args: Any, **kwargs: Any) -> Any:
