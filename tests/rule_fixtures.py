@@ -16,6 +16,7 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -137,19 +138,21 @@ def _command_lines(case: Path) -> dict[str, tuple[str, ...]]:
     return {kind: (*options, *pinned, case.name) for kind, options in OUTPUTS.items()}
 
 
-def replayed_outputs(case: Path, tmp_path: Path, registry: Path) -> dict[str, str]:
-    """What `case_outputs` prints, from one audit in this process, with cargo's answers
-    replayed from the case's recording (its Cargo.lock included): no process is started."""
+def replayed_outputs(
+    case: Path, tmp_path: Path, registry: Path, kinds: Iterable[str] = OUTPUTS
+) -> dict[str, str]:
+    """What `case_outputs` prints (of `kinds`), from one audit in this process, with cargo's
+    answers replayed from the case's recording (its Cargo.lock included): no process is
+    started."""
     recording = Recording.load(recording_path(case))
     assert recording.registry == registry_digest(), f"registry.toml changed: {RECORD}"
     project = tmp_path / case.name
     shutil.copytree(case, project)
     (project / "Cargo.lock").write_text(recording.lockfile, encoding="utf-8")
     places = Places(registry)
+    lines = {kind: line for kind, line in _command_lines(case).items() if kind in kinds}
     outputs = printed(
-        _command_lines(case),
-        tmp_path,
-        lambda workdir, options, trust: RecordedCargo(recording, places, trust),
+        lines, tmp_path, lambda workdir, options, trust: RecordedCargo(recording, places, trust)
     )
     return {kind: _stable(text, tmp_path) for kind, text in outputs.items()}
 

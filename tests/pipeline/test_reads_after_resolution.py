@@ -23,9 +23,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cargo_answers import Places, RecordedCargo, Recording
-from cli_in_process import printed, run_in_process
-from rule_fixtures import RULE_FIXTURES, SNAPSHOT_TARGET, recording_path
+from cli_in_process import run_in_process
+from rule_fixtures import RULE_FIXTURES, replayed_outputs
 from support import CRATES, WORKSPACES
 
 import featcheck.pipeline
@@ -33,7 +32,7 @@ from featcheck.fixes.overlay import OverlayCheck
 
 _opened: list[str] | None = None
 """What the hook records: None while nothing is recorded."""
-_hooked: list[bool] = []
+_hooked = False
 
 
 def _hook(event: str, args: tuple[Any, ...]) -> None:
@@ -68,9 +67,10 @@ class Reads:
 
 @pytest.fixture
 def reads(monkeypatch: pytest.MonkeyPatch) -> Iterator[Reads]:
+    global _hooked
     if not _hooked:  # an audit hook stays for the process: added by the first test that asks
         sys.addaudithook(_hook)
-        _hooked.append(True)
+        _hooked = True
     resolve, confirm, found = featcheck.pipeline.resolve, OverlayCheck.confirm, Reads()
 
     def recording(*args: Any, **kwargs: Any) -> Any:
@@ -124,14 +124,6 @@ def test_a_present_features_chain_is_read_off_the_record_not_the_checkout(
     """FC021's chain names the member's own line that switches the feature on: read off the
     resolver's record of that build (cargo's answers replayed, no process)."""
     case = RULE_FIXTURES / "fc021" / "bad"
-    recording = Recording.load(recording_path(case))
-    project = tmp_path / case.name
-    shutil.copytree(case, project)
-    (project / "Cargo.lock").write_text(recording.lockfile, encoding="utf-8")
-    outputs = printed(
-        {"json": ("--format", "json", "--target", SNAPSHOT_TARGET, case.name)},
-        tmp_path,
-        lambda workdir, options, trust: RecordedCargo(recording, Places(synthetic_registry), trust),
-    )
+    outputs = replayed_outputs(case, tmp_path, synthetic_registry, kinds=("json",))
     assert "switched on by fc021-bad's dependency precise-config: precise-config" in outputs["json"]
-    assert reads.in_checkout(project) == ["Cargo.lock"]
+    assert reads.in_checkout(tmp_path / case.name) == ["Cargo.lock"]
