@@ -52,7 +52,11 @@ minute. Peak RSS is the featcheck process's own (ru_maxrss of the child, which c
 it waited for). The floor column is the ratio featcheck cannot go below: the `cargo metadata` it
 waits for, timed in the same loop, over the command it is compared with (1.00x where that is
 `cargo metadata` itself; none for `--no-exec`, which starts no cargo). Beside `cargo tree`, a
-goal at or below the floor cannot be met by any work of featcheck's own.
+goal at or below the floor cannot be met by any work of featcheck's own. The Python column is the
+same for the least a Python program can do there: start, run `cargo metadata`, parse its answer
+with `json`, exit (`PYTHON_FLOOR`); what featcheck takes beyond it is its own imports and work.
+In a first run both floors' cargo gets an empty target directory, as featcheck's cargo does (its
+target directory lies in the empty user cache): cargo then asks rustc again before it answers.
 """
 
 from __future__ import annotations
@@ -81,6 +85,12 @@ BURN = 'version = "=0.22.1"'
 FEATCHECK = [sys.executable, "-m", "featcheck"]
 TREE = ["cargo", "tree", "-e", "normal", "-i", "burn-flex", "-f", "{p} [{f}]"]
 METADATA = ["cargo", "metadata", "--format-version", "1"]
+PYTHON_FLOOR = [
+    sys.executable,
+    "-c",
+    f"import json, subprocess; json.loads(subprocess.run({METADATA!r}, stdout=-1).stdout)",
+]
+"""The least a Python program that waits for `cargo metadata` and reads its answer takes."""
 SITUATIONS = ("edit", "first", "unchanged")
 GOALS = {"edit": 1.3, "first": 1.5, "unchanged": 1.2}
 EDITS = itertools.count()
@@ -197,14 +207,18 @@ def measure(case: Case, situation: str, repeat: int, scratch: Path) -> dict[str,
             case.edit(case.edited)
         return run(case.cargo, case.cwd, case.environment)
 
-    def floor_run() -> Run | None:
-        # Beside `cargo tree`, the `cargo metadata` featcheck itself waits for: the least
-        # ratio it can reach, with no time of its own (`--no-exec` waits for no cargo).
-        if case.cargo is METADATA or "--no-exec" in case.featcheck:
+    def floor_run(command: list[str]) -> Run | None:
+        # The `cargo metadata` featcheck itself waits for (`command` is that, or a Python
+        # program waiting for it): the least ratio it can reach (`--no-exec` waits for no cargo).
+        if "--no-exec" in case.featcheck or (command is METADATA and case.cargo is METADATA):
             return None
+        environment = case.environment
         if situation == "edit":
             case.edit(case.edited)
-        return run(METADATA, case.cwd, case.environment)
+        if situation == "first":  # as featcheck's cargo on an empty user cache
+            target = scratch / f"target-{case.label}-{next(caches)}"
+            environment = {**environment, "CARGO_TARGET_DIR": str(target)}
+        return run(command, case.cwd, environment)
 
     warm_cargo, warm_featcheck = cargo_run(), featcheck_run()
     if warm_cargo.returncode != 0:
@@ -213,13 +227,19 @@ def measure(case: Case, situation: str, repeat: int, scratch: Path) -> dict[str,
         raise SystemExit(
             f"{case.label}: featcheck exited {warm_featcheck.returncode}:\n{warm_featcheck.output}"
         )
-    pairs = [(cargo_run(), featcheck_run(), floor_run()) for _ in range(repeat)]
+    pairs = [
+        (cargo_run(), featcheck_run(), floor_run(METADATA), floor_run(PYTHON_FLOOR))
+        for _ in range(repeat)
+    ]
     cargo_median = statistics.median(pair[0].seconds for pair in pairs)
     featcheck_median = statistics.median(pair[1].seconds for pair in pairs)
-    floors = [pair[2].seconds for pair in pairs if pair[2] is not None]
-    floor = statistics.median(floors) / cargo_median if floors else None
-    if case.cargo is METADATA:
-        floor = 1.0
+
+    def floor(position: int) -> float | None:
+        found = [pair[position] for pair in pairs]
+        runs = [run.seconds for run in found if run is not None]
+        return statistics.median(runs) / cargo_median if runs else None
+
+    metadata_floor = 1.0 if case.cargo is METADATA else floor(2)
     return {
         "case": case.label,
         "situation": situation,
@@ -227,7 +247,8 @@ def measure(case: Case, situation: str, repeat: int, scratch: Path) -> dict[str,
         "cargo": cargo_median,
         "cargo_label": case.cargo[1],
         "ratio": featcheck_median / cargo_median,
-        "floor": floor,
+        "floor": metadata_floor,
+        "python_floor": floor(3),
         # CPU seconds (cargo's included) move less with the load of a shared machine than wall
         # seconds do: beside the ratio, they tell a change in work from a busier minute.
         "cpu_ratio": statistics.median(pair[1].cpu_seconds for pair in pairs)
@@ -348,7 +369,7 @@ PROBE_GOAL = 120.0
 def print_rows(rows: list[dict[str, object]], probe: dict[str, object] | None) -> None:
     header = (
         f"{'case':<18}{'situation':<11}{'featcheck':>10}{'compared with':>24}{'ratio':>8}"
-        f"{'floor':>7}{'goal':>8}{'CPU':>7}{'RSS':>8}"
+        f"{'floor':>7}{'Python':>8}{'goal':>8}{'CPU':>7}{'RSS':>8}"
     )
     print(header)
     print("-" * (len(header) + 8))
@@ -359,6 +380,7 @@ def print_rows(rows: list[dict[str, object]], probe: dict[str, object] | None) -
             f"{row['case']:<18}{row['situation']:<11}{row['featcheck']:>9.3f}s"
             f"{row['cargo_label'] + ' ' + format(row['cargo'], '.3f') + 's':>24}{ratio:>7.2f}x"
             f"{'' if row['floor'] is None else format(row['floor'], '.2f') + 'x':>7}"
+            f"{'' if row['python_floor'] is None else format(row['python_floor'], '.2f') + 'x':>8}"
             f"{'<=' + format(goal, '.1f') + 'x':>8}"
             f"{row['cpu_ratio']:>6.2f}x{row['rss']:>5.0f} MB  "
             f"{'MISSED' if missed else 'MET'}"
@@ -367,7 +389,7 @@ def print_rows(rows: list[dict[str, object]], probe: dict[str, object] | None) -
         wall, cpu = float(probe["wall"]), float(probe["cpu"])  # type: ignore[arg-type]
         print(
             f"{'probe, real':<18}{'first':<11}{wall:>9.1f}s{'CPU ' + format(cpu, '.1f') + 's':>24}"
-            f"{'':>15}{'<=' + format(PROBE_GOAL, '.0f') + 's':>8}{'':>15}  "
+            f"{'':>23}{'<=' + format(PROBE_GOAL, '.0f') + 's':>8}{'':>15}  "
             f"{'MISSED' if wall > PROBE_GOAL else 'MET'}"
         )
 
