@@ -54,9 +54,11 @@ waits for, timed in the same loop, over the command it is compared with (1.00x w
 `cargo metadata` itself; none for `--no-exec`, which starts no cargo). Beside `cargo tree`, a
 goal at or below the floor cannot be met by any work of featcheck's own. The Python column is the
 same for the least a Python program can do there: start, run `cargo metadata`, parse its answer
-with `json`, exit (`PYTHON_FLOOR`); what featcheck takes beyond it is its own imports and work.
-In a first run both floors' cargo gets an empty target directory, as featcheck's cargo does (its
-target directory lies in the empty user cache): cargo then asks rustc again before it answers.
+with `json`, exit (`PYTHON_FLOOR`, through the `cargo` on PATH as the other columns); what
+featcheck takes beyond it is its own imports and work. In a first run the floors' cargo gets an
+empty target directory, as featcheck's cargo does (its target directory lies in the empty user
+cache): cargo then asks rustc again before it answers. Where the row is compared with `cargo
+metadata` itself, that floor is 1.00x by definition and not run.
 """
 
 from __future__ import annotations
@@ -235,9 +237,8 @@ def measure(case: Case, situation: str, repeat: int, scratch: Path) -> dict[str,
     featcheck_median = statistics.median(pair[1].seconds for pair in pairs)
 
     def floor(position: int) -> float | None:
-        found = [pair[position] for pair in pairs]
-        runs = [run.seconds for run in found if run is not None]
-        return statistics.median(runs) / cargo_median if runs else None
+        seconds = [timed.seconds for pair in pairs if (timed := pair[position]) is not None]
+        return statistics.median(seconds) / cargo_median if seconds else None
 
     metadata_floor = 1.0 if case.cargo is METADATA else floor(2)
     return {
