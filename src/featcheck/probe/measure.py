@@ -41,8 +41,6 @@ RULE_RUNS = 5
 
 Setting = Mapping[str, str | None]
 """Environment variables set (a value) or unset (None) for a run; the rest is this process's."""
-ONE_THREAD: Setting = {"RAYON_NUM_THREADS": "1"}
-EVERY_CORE: Setting = {"RAYON_NUM_THREADS": None}
 
 
 def _usable_cpu_ids() -> set[int] | None:
@@ -206,9 +204,8 @@ def measure(
         f"matmuls each): RAYON_NUM_THREADS=1, then all {cores} cores"
     )
     arguments = ["--n", str(n), "--warmup", str(WARMUP), "--runs", str(TIMED_RUNS)]
-    outputs = run_in_turn(
-        binaries, arguments, (ONE_THREAD, EVERY_CORE), runs=1, timeout=timeout, trust=trust
-    )
+    settings = ({"RAYON_NUM_THREADS": "1"}, {"RAYON_NUM_THREADS": None})
+    outputs = run_in_turn(binaries, arguments, settings, runs=1, timeout=timeout, trust=trust)
     return [
         decide(_run_stats(single, 1, "1"), _run_stats(every, cores, None), cores, load, n=n)
         for (single, _), (every, load) in outputs

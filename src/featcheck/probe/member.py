@@ -155,13 +155,8 @@ def _run(
         raise FeatcheckError(_nothing_to_probe(resolved, options.codes, wanted))
     matmul = plan_matmul(builder, resolved, findings, options) if flex else None
     rules = _plan_rules(builder, resolved, timed)
-    confirm_build(
-        [*(matmul.plans if matmul else ()), *(plan for rule in rules for plan in rule.plans)],
-        member,
-        resolved.lockfile is not None,
-        options.confirm,
-        say,
-    )
+    plans = [*(matmul.plans if matmul else ()), *(plan for rule in rules for plan in rule.plans)]
+    confirm_build(plans, resolved, options.confirm, say)
     return ProbeReport(
         member,
         resolved.target,
@@ -222,8 +217,7 @@ def _plan_rules(
     for finding, (current, fixed, fix) in zip(findings, configured, strict=True):
         program = program_timing(finding.crate, finding.crate_version, finding.feature)
         assert program is not None  # timed_findings keeps only findings with a program
-        plans = [builder.plan(current, program), builder.plan(fixed, program)]
-        planned.append(Planned(program, plans, fix))
+        planned.append(Planned(program, [builder.plan(c, program) for c in (current, fixed)], fix))
     return planned
 
 
@@ -284,22 +278,23 @@ def rule_configurations(
 
 def confirm_build(
     plans: list[BuildPlan],
-    member: str,
-    locked: bool,
+    resolved: MemberGraph,
     confirm: Callable[[str], bool] | None,
     say: Callable[[str], None],
 ) -> None:
     """State what the builds to come compile and run, and ask before compiling anything
-    (`confirm` None: --yes); `locked`: the checkout has a Cargo.lock the builds copy."""
+    (`confirm` None: --yes)."""
     to_build = [plan for plan in plans if not plan.cached]
     if not to_build:
         return
+    # The builds copy the checkout's Cargo.lock where it has one.
+    locked = resolved.lockfile is not None
     versions = "the checkout's Cargo.lock pins" if locked else "cargo resolves now"
     try:  # the 1-minute load average: runnable work that competes with the build
         load: float | None = os.getloadavg()[0]
     except (AttributeError, OSError):
         load = None
-    statement = build_statement(to_build, member, versions, load=load)
+    statement = build_statement(to_build, resolved.member.name, versions, load=load)
     say(statement)
     if confirm is not None and not confirm(statement):
         raise FeatcheckError("nothing was built: the probe's build was not confirmed")

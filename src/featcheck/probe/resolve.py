@@ -41,9 +41,7 @@ FACADE = "burn"
 # Everything else (build-override, rustflags, debug info, ...) is left out: the probe copies
 # data only, and none of the rest changes how fast a matmul runs.
 _PROFILE_KEYS: dict[str, Callable[[object], bool]] = {
-    "opt-level": lambda v: (
-        v in (0, 1, 2, 3, "s", "z") or (isinstance(v, str) and v in ("0", "1", "2", "3"))
-    ),
+    "opt-level": lambda v: v in (0, 1, 2, 3, "0", "1", "2", "3", "s", "z"),
     "lto": lambda v: isinstance(v, bool) or v in ("fat", "thin", "off"),
     "codegen-units": lambda v: isinstance(v, int) and not isinstance(v, bool) and 0 < v < 65536,
     "panic": lambda v: v in ("unwind", "abort"),

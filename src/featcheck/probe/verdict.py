@@ -95,20 +95,16 @@ class ThreadEvidence:
 
     @property
     def shares(self) -> tuple[float, ...]:
-        """Shares of the threads that took part, busiest first."""
-        return tuple(self._share(ms) for ms in self._used())
+        """Shares of the threads that took part (see USED_FRACTION), busiest first."""
+        times = sorted((self.main_ms, *self.others_ms), reverse=True)
+        busiest = times[0]
+        return tuple(
+            self._share(ms) for ms in times if busiest > 0 and ms >= USED_FRACTION * busiest
+        )
 
     @property
     def threads_used(self) -> int:
-        """How many threads took part in the work (see USED_FRACTION)."""
-        return len(self._used())
-
-    def _used(self) -> list[float]:
-        times = sorted((self.main_ms, *self.others_ms), reverse=True)
-        busiest = times[0]
-        if busiest <= 0:
-            return []
-        return [ms for ms in times if ms >= USED_FRACTION * busiest]
+        return len(self.shares)
 
     @property
     def observed(self) -> bool:
