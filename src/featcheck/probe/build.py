@@ -106,7 +106,6 @@ class ProbeBuilder:
         self.say = say
         self.on_command = on_command
         self.toolset = find_toolset(runner, self.target_dir, timeout)
-        self.flags = [word("--offline")] if offline else []
 
     def _cargo(
         self,
@@ -116,7 +115,7 @@ class ProbeBuilder:
     ) -> str:
         """Through the audit's process runner (gated arguments, --timeout, the whole process
         group killed on expiry); `on_stderr` sees its stderr as it comes."""
-        arguments = [*args, *self.flags]
+        arguments = [*args, word("--offline")] if self.offline else args
         if self.on_command is not None:
             self.on_command(["cargo", *arguments])
         output = start_process(

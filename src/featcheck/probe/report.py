@@ -96,7 +96,9 @@ def text_lines(report: MatmulReport, fancy: bool) -> list[tuple[str, str]]:
         ("", ""),
         (f"{decision.verdict.value}: {decision.reason}", _verdict_style(decision.verdict)),
     ]
-    if decision.verdict is Verdict.SINGLE and not report.compare:
+    if report.compare:
+        lines += [("", ""), *_compare_lines(report, fancy)]
+    elif decision.verdict is Verdict.SINGLE:
         lines.append(
             (
                 "  = run `featcheck` on the project for the fix, or `featcheck probe "
@@ -104,9 +106,6 @@ def text_lines(report: MatmulReport, fancy: bool) -> list[tuple[str, str]]:
                 "",
             )
         )
-    if report.compare:
-        lines.append(("", ""))
-        lines += _compare_lines(report, fancy)
     lines += [(f"note: {note}", "dim") for note in report.notes]
     return [*lines, ("", ""), (_build_line(report), "dim")]
 

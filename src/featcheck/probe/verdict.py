@@ -111,7 +111,7 @@ class ThreadEvidence:
         return self.total_ms >= MIN_OBSERVED_MS
 
     def describe(self) -> str:
-        """'2 threads did the work (51% and 49%; main thread 0%)'."""
+        """'2 threads did the work (51%, 49% of the CPU time; main thread 0%)'."""
         shares = self.shares
         listed = ", ".join(f"{share:.0%}" for share in shares)
         if len(shares) == 1:
@@ -187,18 +187,17 @@ def decide(
             f", measured under load: other processes kept {other_cores:.1f} of {cores} cores busy"
         )
     # Inconclusive whatever the runs show: one core, or a matmul too small to split.
+    verdict, basis = Verdict.INCONCLUSIVE, "none"
     if cores < 2:
         reason = (
             "only one core is available to this process, so one thread and all threads are the "
             "same; run the probe where it may use several cores"
         )
-        verdict, basis = Verdict.INCONCLUSIVE, "none"
     elif n**3 < PARALLEL_THRESHOLD:
         reason = (
             f"a {n}x{n} matmul is below burn-flex's parallel threshold (m*n*k >= 192^3), so "
             "gemm runs it on one thread whatever the build; probe with --n 192 or more"
         )
-        verdict, basis = Verdict.INCONCLUSIVE, "none"
     else:
         verdict, reason, basis = _by_threads(evidence, timing) or _by_timing(
             evidence, parallelism, speedup, cores, load, timing
