@@ -27,7 +27,7 @@ from featcheck.deadline import NO_DEADLINE, READING, READING_HINT, Deadline
 from featcheck.errors import FeatcheckError
 from featcheck.noexec.files import is_manifest, lock_entries, lock_targets, table
 from featcheck.noexec.packages import PackageManifest, path_id, read_package
-from featcheck.noexec.registry import NOT_FETCHED, Deferred, Registry
+from featcheck.noexec.registry import Deferred, Registry
 from featcheck.noexec.workspace import WorkspaceLayout, discover_workspace
 from featcheck.semantics.semver import matches
 from featcheck.workspace.model import DEV, Declaration, Package, extern_name
@@ -36,10 +36,6 @@ from featcheck.workspace.workspace import Listed, PackageTable, Workspace, decla
 if TYPE_CHECKING:
     from featcheck.boundary import TrustContext
 
-UNTRUSTED_HOME = (
-    "CARGO_HOME lies inside the audited checkout, so its registry is the checkout's files and "
-    "is not read; set CARGO_HOME outside it"
-)
 OUTSIDE = "a path outside the workspace root, which --no-exec does not read"
 GIT = "a git dependency, which --no-exec does not read"
 NOT_FOUND = "a path package no manifest leads to"
@@ -239,13 +235,7 @@ def _read_packages(
             read.add(entry, found, found.path.parent)
             continue
         where = (registry.dirs[-1] if registry.dirs else root) / f"{name}-{version}"
-        why = (
-            GIT
-            if git
-            else registry.unread_reason(source)
-            or (UNTRUSTED_HOME if registry.untrusted_home else NOT_FETCHED)
-        )
-        read.add(entry, None, where, why)
+        read.add(entry, None, where, GIT if git else registry.unread_reason(source))
     listed = {(p.name, p.version) for _, p, _ in read.packages if p.source is None}
     for package in paths.read.values():
         if (package.name, package.version) not in listed:
