@@ -21,7 +21,6 @@ class ManifestDocument:
         self.path = path
         self.text = text
         self.data = data
-        self._lines: list[str] = []
 
     def __repr__(self) -> str:
         return f"ManifestDocument({str(self.path)!r})"
@@ -35,11 +34,9 @@ class ManifestDocument:
         return self.spans.get(path)
 
     def line_text(self, line: int) -> str:
-        """The text of a 1-based line, without its line ending."""
-        if not self._lines:
-            self._lines = [line.removesuffix("\n") for line in toml_lines(self.text)]
-        text = self._lines[line - 1] if 0 < line <= len(self._lines) else ""
-        return text.removesuffix("\r")
+        """The text of a 1-based line, without its line ending (see `toml_lines`)."""
+        lines = self.text.split("\n")
+        return lines[line - 1].removesuffix("\r") if 0 < line <= len(lines) else ""
 
     def get(self, *keys: str) -> Any:
         node: Any = self.data

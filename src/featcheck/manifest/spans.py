@@ -129,17 +129,20 @@ class _Scanner:
             raise self._error(f"expected {char!r}")
         self._pos += 1
 
-    def _define(self, path: KeyPath, key: Span, value: Span | None) -> None:
+    def _define(self, path: KeyPath, key: Span) -> None:
         # First appearance wins: later ones can only re-open implicit tables.
-        self._entries.setdefault(path, Entry(key, value))
+        self._entries.setdefault(path, Entry(key, None))
 
-    def _reserve(self, path: KeyPath) -> bool:
-        """Claim `path`, if new, before its value is read: the dict stays in document order
-        (an inline table or array ahead of its entries); the caller fills in the span."""
-        if path in self._entries:
-            return False
-        self._entries[path] = _PLACEHOLDER
-        return True
+    def _define_value(self, path: KeyPath, key: Span | None, depth: int) -> None:
+        """Read the value at `path` (`key` None: an array item, its own key). A new path is
+        claimed before its value is read: the dict stays in document order (an inline table or
+        array ahead of its entries)."""
+        is_new = path not in self._entries
+        if is_new:
+            self._entries[path] = _PLACEHOLDER
+        value = self._value(path, depth)
+        if is_new:
+            self._entries[path] = Entry(key or value, value)
 
     # -- whitespace and comments ------------------------------------------
 
@@ -210,19 +213,19 @@ class _Scanner:
         path: KeyPath = ()
         for name, key in segments[:-1]:
             path = (*path, name)
-            self._define(path, key, None)
+            self._define(path, key)
             # A header below an array of tables extends its latest item.
             size = self._table_array_sizes.get(path)
             if size is not None:
                 path = (*path, size - 1)
         name, key = segments[-1]
         path = (*path, name)
-        self._define(path, key, None)
+        self._define(path, key)
         if is_array:
             index = self._table_array_sizes.get(path, 0)
             self._table_array_sizes[path] = index + 1
             path = (*path, index)
-            self._define(path, header, None)
+            self._define(path, header)
         return path
 
     # -- key/value pairs and values ---------------------------------------
@@ -232,16 +235,13 @@ class _Scanner:
         path = table
         for name, key in segments[:-1]:
             path = (*path, name)
-            self._define(path, key, None)
+            self._define(path, key)
         name, key = segments[-1]
         path = (*path, name)
         self._skip_blank()
         self._expect("=")
         self._skip_blank()
-        is_new = self._reserve(path)
-        value = self._value(path, depth)
-        if is_new:
-            self._entries[path] = Entry(key, value)
+        self._define_value(path, key, depth)
 
     def _value(self, path: KeyPath, depth: int) -> Span:
         if depth > _MAX_DEPTH:
@@ -266,11 +266,7 @@ class _Scanner:
             if close == "}":
                 self._keyval(path, depth + 1)
             else:
-                item_path = (*path, index)
-                is_new = self._reserve(item_path)
-                item = self._value(item_path, depth + 1)
-                if is_new:
-                    self._entries[item_path] = Entry(item, item)
+                self._define_value((*path, index), None, depth + 1)
                 index += 1
             self._skip_blank_lines()
             if self._peek() == ",":

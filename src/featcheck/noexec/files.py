@@ -78,14 +78,11 @@ def _cargo_layout(text: str, deadline: Deadline = NO_DEADLINE) -> dict[str, Any]
     document: dict[str, Any] = {}
     packages: list[dict[str, Any]] = []
     current: dict[str, Any] | None = None
-    lines = text.split("\n")
-    count = len(lines)
-    index = 0
-    while index < count:
+    lines = iter(text.split("\n"))
+    for index, line in enumerate(lines):
         if index % _CHECK_EVERY == 0:
             deadline.check(READING, READING_HINT)
-        line = lines[index].removesuffix("\r")
-        index += 1
+        line = line.removesuffix("\r")
         if not line.strip(" \t"):
             continue
         if line[0] == "#":
@@ -112,11 +109,8 @@ def _cargo_layout(text: str, deadline: Deadline = NO_DEADLINE) -> dict[str, Any]
             if start is None:
                 return None
             key, items = start.group(1), []
-            while True:
-                if index >= count:
-                    return None
-                line = lines[index].removesuffix("\r")
-                index += 1
+            for line in lines:  # the array's lines
+                line = line.removesuffix("\r")
                 item = _ARRAY_ITEM.fullmatch(line)
                 if item is not None:
                     items.append(item.group(1))
@@ -124,6 +118,8 @@ def _cargo_layout(text: str, deadline: Deadline = NO_DEADLINE) -> dict[str, Any]
                     break
                 else:
                     return None
+            else:
+                return None  # the text ends inside the array
             value = items
         if key in current:
             return None  # a duplicate key: invalid, the general parser says where

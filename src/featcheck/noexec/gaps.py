@@ -78,8 +78,7 @@ class Completeness:
         else:
             in_build = {node.package for node in graph.nodes()}
             active = {i for r, i in self.unread_refs.items() if r in in_build}
-        reached = closure(active, self._below)
-        uncertain = frozenset(self.refs[i] for i in reached if i in self.refs)
+        uncertain = frozenset(self.refs[i] for i in closure(active, self._below) if i in self.refs)
         # The crates the rules look at: those they check, and those whose features select
         # them (as crates.io compares names).
         names: set[str] = set()
@@ -88,9 +87,8 @@ class Completeness:
             if rule.used_when.selected_by is not None:
                 names.update(rule.used_when.selected_by.crates)
         watched = {crate_key(name) for name in names}
-        matters = any(crate_key(self.refs[i].name) in watched for i in reached if i in self.refs)
         gap = None
-        if matters:
+        if any(crate_key(ref.name) in watched for ref in uncertain):
             gap = BuildGap(
                 member.name,
                 target,

@@ -27,7 +27,7 @@ from featcheck.deadline import NO_DEADLINE, READING, READING_HINT, Deadline
 from featcheck.errors import FeatcheckError
 from featcheck.noexec.files import is_manifest, lock_entries, lock_targets, table
 from featcheck.noexec.packages import PackageManifest, path_id, read_package
-from featcheck.noexec.registry import NOT_FETCHED, Deferred, Registry
+from featcheck.noexec.registry import Deferred, Registry
 from featcheck.noexec.workspace import WorkspaceLayout, discover_workspace
 from featcheck.semantics.semver import matches
 from featcheck.workspace.model import DEV, Declaration, Package, extern_name
@@ -36,10 +36,6 @@ from featcheck.workspace.workspace import Listed, PackageTable, Workspace, decla
 if TYPE_CHECKING:
     from featcheck.boundary import TrustContext
 
-UNTRUSTED_HOME = (
-    "CARGO_HOME lies inside the audited checkout, so its registry is the checkout's files and "
-    "is not read; set CARGO_HOME outside it"
-)
 OUTSIDE = "a path outside the workspace root, which --no-exec does not read"
 GIT = "a git dependency, which --no-exec does not read"
 NOT_FOUND = "a path package no manifest leads to"
@@ -195,57 +191,35 @@ class _LockRead:
     """Each lock entry with its package and, when found, its manifest (or where it is)."""
     unread: dict[str, str] = field(default_factory=dict)
 
-    def add(
-        self,
-        entry: dict[str, Any],
-        found: PackageManifest | Deferred | None,
-        where: Path,
-        why_unread: str = "",
-    ) -> None:
-        """The lock entry's package, found in (or, unread, looked for in) directory `where`."""
-        name, version, source = str(entry["name"]), str(entry["version"]), entry.get("source")
-        package_id = (
-            path_id(where, name, version) if source is None else f"{source}#{name}@{version}"
-        )
-        path = found.path if found is not None else where / "Cargo.toml"
-        self.packages.append((entry, Listed(package_id, name, version, source, str(path)), found))
-        if why_unread:
-            self.unread[package_id] = why_unread
-
 
 def _read_packages(
     read: _LockRead, paths: PathPackages, layout: WorkspaceLayout, registry: Registry
 ) -> None:
-    """Each package of the lockfile, read or (with the reason) unread."""
-    by_key = {(p.name, p.version): d for d, p in paths.read.items()}
-    root = layout.root
+    """Each package of the lockfile, read or (with the reason, where it was looked for) unread."""
+    by_key = {(p.name, p.version): p for p in paths.read.values()}
     for entry in read.lock:
         read.deadline.check(READING, READING_HINT)
         name, version = str(entry["name"]), str(entry["version"])
         source: str | None = entry.get("source")
+        found: PackageManifest | Deferred | None
         if source is None:
-            directory = by_key.get((name, version))
-            if directory is not None:
-                read.add(entry, paths.read[directory], directory)
-                continue
-            # Not reached from the manifests ([replace], or no longer used and pruned by
-            # cargo's next resolve): unread, so that nothing silently drops it.
+            # One not reached from the manifests ([replace], or no longer used and pruned by
+            # cargo's next resolve) stays unread, so that nothing silently drops it.
+            found = by_key.get((name, version))
+            where = paths.outside.get(name, layout.root / name)
             why = OUTSIDE if name in paths.outside else NOT_FOUND
-            read.add(entry, None, paths.outside.get(name, root / name), why)
-            continue
-        git = source.startswith("git+")
-        found = None if git else registry.lookup(name, version, source)
-        if found is not None:
-            read.add(entry, found, found.path.parent)
-            continue
-        where = (registry.dirs[-1] if registry.dirs else root) / f"{name}-{version}"
-        why = (
-            GIT
-            if git
-            else registry.unread_reason(source)
-            or (UNTRUSTED_HOME if registry.untrusted_home else NOT_FETCHED)
+        else:
+            git = source.startswith("git+")
+            found = None if git else registry.lookup(name, version, source)
+            where = (registry.dirs[-1] if registry.dirs else layout.root) / f"{name}-{version}"
+            why = GIT if git else registry.unread_reason(source)
+        path = found.path if found is not None else where / "Cargo.toml"
+        package_id = (
+            path_id(path.parent, name, version) if source is None else f"{source}#{name}@{version}"
         )
-        read.add(entry, None, where, why)
+        read.packages.append((entry, Listed(package_id, name, version, source, str(path)), found))
+        if found is None:
+            read.unread[package_id] = why
     listed = {(p.name, p.version) for _, p, _ in read.packages if p.source is None}
     for package in paths.read.values():
         if (package.name, package.version) not in listed:
@@ -273,12 +247,8 @@ class FilePackages(PackageTable):
         self._lock_targets: list[list[int]] = []
         for position, (entry, listed, found) in enumerate(last.values()):
             read.deadline.check(READING, READING_HINT)
-            targets = [
-                position_of[id(t)]
-                for t in map(lock_target, entry.get("dependencies", ()))
-                if t and id(t) in position_of
-            ]
-            self._lock_targets.append(targets)
+            dependencies = map(lock_target, entry.get("dependencies", ()))
+            self._lock_targets.append([position_of[id(t)] for t in dependencies if t])
             if listed.source is None and isinstance(found, PackageManifest):
                 self._check_listed(position, found, read.lock_path)
 

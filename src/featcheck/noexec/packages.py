@@ -248,14 +248,12 @@ def read_package(
         found = _declarations(data, manifest.parent, layout.root, root_data)
         declarations = tuple(decl for decl, _ in found)
         # cargo's refusal of a version or requirement whose number does not fit in a u64.
-        problem = number_error(version)
-        for declaration in declarations:
-            if problem is None:
-                wrong = number_error(declaration.req, requirement=True)
-                what = f"the version requirement for dependency `{declaration.name}`"
-                problem = None if wrong is None else f"failed to parse {what}: {wrong}"
-        if problem is not None:
+        if (problem := number_error(version)) is not None:
             raise FeatcheckError(problem, path=manifest)
+        for declaration in declarations:
+            if (wrong := number_error(declaration.req, requirement=True)) is not None:
+                what = f"the version requirement for dependency `{declaration.name}`"
+                raise FeatcheckError(f"failed to parse {what}: {wrong}", path=manifest)
         features = _features(data, declarations)
         kinds, library = _targets(data, files, name)
         edition = _package_field(package, "edition", root_data)

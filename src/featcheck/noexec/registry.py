@@ -66,7 +66,6 @@ class Registry:
         # "registry" package there is never read, nothing distilled there is believed.
         self.root = places.root
         self.untrusted_home = places.untrusted_cargo_home is not None
-        """Whether the cargo home was left unread for lying inside the checkout."""
         self.dirs = _registry_dirs(places.cargo_home, layout.root)
         self._places_in = [(d, os.path.join(d, "")) for d in self.dirs]
         self.archives = _registry_dirs(places.cargo_home, layout.root, "cache")
@@ -154,22 +153,25 @@ class Registry:
                     return found
             elif os.path.isfile(place.path) and _checksummed(place):
                 read = functools.partial(self._first_read, places[index:], name, version)
-                return Deferred(Path(place.path), read, self.unread_reason(source) or NOT_FETCHED)
+                return Deferred(Path(place.path), read, self.unread_reason(source))
         return None
 
-    def unread_reason(self, source: str) -> str | None:
-        """Why a package of `source` that `lookup` did not find stays unread, where
-        the configuration replaces `source` (None: it does not)."""
+    def unread_reason(self, source: str) -> str:
+        """Why a package of `source` that `lookup` did not find (or cannot read) stays unread."""
         local = self.sources.replacement(source)
         if isinstance(local, RefusedSource):
             return local.reason
         if isinstance(local, LocalSource):
             kind = "local registry" if local.local_registry else "directory source"
             return f"not in the {kind} `{printable(local.name)}` that replaces its registry"
-        return None
+        return UNTRUSTED_HOME if self.untrusted_home else NOT_FETCHED
 
 
 NOT_FETCHED = "not in the local cargo registry or vendor/"
+UNTRUSTED_HOME = (
+    "CARGO_HOME lies inside the audited checkout, so its registry is the checkout's files and "
+    "is not read; set CARGO_HOME outside it"
+)
 _CHECKSUM = ".cargo-checksum.json"
 
 

@@ -86,12 +86,10 @@ def _member_directories(
                     f"{_MAX_GLOB_DEPTH} directories down (--no-exec's limit for a pattern)",
                     path=manifest,
                 )
-            matches = sorted(
-                Path(p) for p in glob.glob(os.path.join(glob.escape(str(root)), relative))
-            )
-            candidates = [
+            matches = map(Path, glob.glob(os.path.join(glob.escape(str(root)), relative)))
+            candidates = sorted(
                 m for m in matches if m.is_dir() and not any(m.is_relative_to(e) for e in excluded)
-            ]
+            )
         else:
             candidates = [full]
         for directory in candidates:

@@ -336,16 +336,10 @@ def declarations_for_edge(
     named = [decl for decl in declarations if decl.name == name]
     if kinds is None:
         return _narrow_by_version(named, version)
-    by_kind: dict[tuple[DependencyKind, str | None], list[Declaration]] = {k: [] for k in kinds}
-    for decl in named:
-        key = (decl.kind, decl.target)
-        if key not in by_kind:
-            continue
-        written = extern_name(decl.rename) if decl.rename else library
-        if extern is not None and written != extern:
-            continue
-        by_kind[key].append(decl)
+    if extern is not None:
+        named = [d for d in named if (extern_name(d.rename) if d.rename else library) == extern]
     found: list[Declaration] = []
-    for candidates in by_kind.values():
+    for kind in dict.fromkeys(kinds):
+        candidates = [decl for decl in named if (decl.kind, decl.target) == kind]
         found.extend(candidates if len(candidates) < 2 else _narrow_by_version(candidates, version))
     return found
