@@ -61,24 +61,18 @@ class CandidateFinder(DirectDependencies):
         wanted: tuple[str, ...],
     ) -> list[Candidate]:
         """Every distinct candidate (the first of each set of edits), nearest first."""
+        if (package := self.metadata.package_of(backend.package)) is None:
+            return []
         found: dict[tuple[Edit, ...], Candidate] = {}
-        for candidate in self._candidates(member, cfg, graph, backend, wanted):
+        for candidate in self._candidates(member, cfg, graph, Goal(backend, package, wanted)):
             found.setdefault(candidate.edits, candidate)
         return sorted(found.values(), key=lambda c: c.proximity)
 
     def _candidates(
-        self,
-        member: Package,
-        cfg: TargetCfg,
-        graph: DependencyGraph,
-        backend: Node,
-        wanted: tuple[str, ...],
+        self, member: Package, cfg: TargetCfg, graph: DependencyGraph, goal: Goal
     ) -> Iterator[Candidate]:
-        if (package := self.metadata.package_of(backend.package)) is None:
-            return
-        goal = Goal(backend, package, wanted)
         root = next(graph.nodes())
-        distance = distances_to(graph, backend)
+        distance = distances_to(graph, goal.node)
         owners = self._local_owners(graph, root, distance)
         for owner_node, depth, owner in owners:
             for declared in sorted(graph.dependencies(owner_node)):
