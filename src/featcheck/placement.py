@@ -25,7 +25,6 @@ if TYPE_CHECKING:
     from featcheck.explain import Explainer
     from featcheck.fixes.direct import Candidate
     from featcheck.fixes.overlay import Answer, OverlayCheck
-    from featcheck.graph import Node
     from featcheck.locate import Locator
     from featcheck.manifest.declarations import Cut, DeclarationSite
     from featcheck.rules import BuildView, Detection, Rule
@@ -331,10 +330,8 @@ class _SameCrate:
 def _wanted(item: Flagged, same_member: list[str]) -> tuple[str, ...]:
     """Every feature the crate lacks for this member (`same_member`: what its other findings of
     the crate ask for; a fix must leave none behind)."""
-    node: Node = item.detection.node
-    wanted = [item.detection.feature]
-    wanted += [c for c in item.rule.companions if c not in node.features]
-    wanted += same_member
+    companions = [c for c in item.rule.companions if c not in item.detection.node.features]
+    wanted = [item.detection.feature, *companions, *same_member]
     # A deferred finding's fix leaves what it defers to alone (FC003's adds `simd`, not FC001's
     # `rayon`: a team that ignores FC001 means to build without it).
     return tuple(f for f in dict.fromkeys(wanted) if f not in item.detection.deferred_to)
