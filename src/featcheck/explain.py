@@ -193,10 +193,9 @@ class Explainer:
         for declaration in member.declarations:
             if declaration.kind is not kind or not cfg.applies(declaration.target):
                 continue
-            starts = [
-                *declaration.features,
-                *(["default"] if declaration.uses_default_features else []),
-            ]
+            starts = list(declaration.features)
+            if declaration.uses_default_features:
+                starts.append("default")
             # The packages this declaration resolved to (a line per `[target.X]` table).
             key, packages = declaration.key, self.metadata.packages
             resolved = {e.dep for e in member.edges if e.kind is kind and e.name_in_toml == key}
@@ -222,20 +221,17 @@ class Explainer:
         key = (node.package, feature, target)
         known = self._enabling.get(key)
         if known is None:
-            known = self._enabling[key] = sorted(
-                (
-                    (other.id, other.name)
-                    for other in self.metadata.members
-                    if any(
-                        n.package == node.package
-                        and feature in n.features
-                        and (self.sides_unify or not n.host)
-                        for n in self.builds.get((other.id, target), _EMPTY).named(node.name)
-                    )
-                ),
-                key=lambda found: found[1],
+            known = self._enabling[key] = sorted(  # by name, which no two members share
+                (other.name, other.id)
+                for other in self.metadata.members
+                if any(
+                    n.package == node.package
+                    and feature in n.features
+                    and (self.sides_unify or not n.host)
+                    for n in self.builds.get((other.id, target), _EMPTY).named(node.name)
+                )
             )
-        enabling = [name for member_id, name in known if member_id != member.id]
+        enabling = [name for name, member_id in known if member_id != member.id]
         if not enabling:
             return []
         return [

@@ -134,14 +134,11 @@ class Locator:
             return None
         key = (site.manifest.path, site.path)
         if key not in self._declarations:
-            start = site.manifest.entry(site.path)
-            self._declarations[key] = (
-                None
-                if start is None
-                else self._span_location(
-                    site, start.key, declaration_end(site.manifest.spans, site.path)
-                )
-            )
+            start, found = site.manifest.entry(site.path), None
+            if start is not None:
+                end = declaration_end(site.manifest.spans, site.path)
+                found = self._span_location(site, start.key, end)
+            self._declarations[key] = found
         return self._declarations[key]
 
     def _span_location(self, site: DeclarationSite, start: Span, end: Span) -> Location:

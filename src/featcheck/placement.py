@@ -25,7 +25,6 @@ if TYPE_CHECKING:
     from featcheck.explain import Explainer
     from featcheck.fixes.direct import Candidate
     from featcheck.fixes.overlay import Answer, OverlayCheck
-    from featcheck.graph import Node
     from featcheck.locate import Locator
     from featcheck.manifest.declarations import Cut, DeclarationSite
     from featcheck.rules import BuildView, Detection, Rule
@@ -204,25 +203,28 @@ class FindingPlacer:
             listed = (outcome.fix, *outcome.alternatives)
             fix, alternatives = None, tuple(Fix(f.edits) for f in listed if f is not None)
         finding = self._builder(item)
-        finding.fix = self._placed(fix)
-        finding.alternatives = tuple(a for a in map(self._placed, alternatives) if a is not None)
-        location = self.locator.location(cut) if cut is not None else None
-        suggestion, placed = outcome.refused, self._placed(outcome.fix)
-        if not suggestion and cut is not None and placed is not None:
+        finding.fix = None if fix is None else self._placed(fix)
+        finding.alternatives = tuple(map(self._placed, alternatives))
+        finding.chain = self.explainer.chain(
+            item.detection, cut, item.member, item.target, item.cfg
+        )
+        finding.hidden = self._locations(self._member_sites(item))
+        suggestion = outcome.refused
+        if cut is None:
+            finding.at(None)
+            return finding.build(suggestion or self.explainer.suggestion(item.detection, None))
+        finding.at(
+            self.locator.location(cut),
+            declaration=self.locator.declaration_of(cut.site),
+            inherited_by=self.locator.declaration_of(cut.inheriting),
+        )
+        if not suggestion and outcome.fix is not None:
+            placed = self._placed(outcome.fix)
             others = tuple(a for a in finding.alternatives if a.edits != placed.edits)
             suggestion = self.explainer.describe_fix(item.detection, cut, placed, others)
         elif not suggestion:
             suggestion = self.explainer.suggestion(item.detection, cut)
-        finding.chain = self.explainer.chain(
-            item.detection, cut, item.member, item.target, item.cfg
-        )
-        finding.at(
-            location,
-            declaration=self.locator.declaration_of(cut.site) if cut is not None else None,
-            inherited_by=self.locator.declaration_of(cut.inheriting) if cut is not None else None,
-        )
-        finding.hidden = self._locations(self._member_sites(item))
-        if cut is not None and finding.fix is not None:
+        if finding.fix is not None:
             packages = self.search.metadata
             finding.placement = _placement(item, cut, finding.fix, finding.alternatives, packages)
         return finding.build(suggestion)
@@ -235,10 +237,8 @@ class FindingPlacer:
         finding.configured_severity = self.configured_severity(item.member.name, item.rule.code)
         return finding
 
-    def _placed(self, fix: Fix | None) -> Fix | None:
+    def _placed(self, fix: Fix) -> Fix:
         """The fix with each edit's file and line filled in for reports."""
-        if fix is None:
-            return None
         return replace(fix, edits=tuple(self.locator.place(e) for e in fix.edits))
 
     def _fallback_cut(self, item: Flagged) -> Cut | None:
@@ -330,10 +330,8 @@ class _SameCrate:
 def _wanted(item: Flagged, same_member: list[str]) -> tuple[str, ...]:
     """Every feature the crate lacks for this member (`same_member`: what its other findings of
     the crate ask for; a fix must leave none behind)."""
-    node: Node = item.detection.node
-    wanted = [item.detection.feature]
-    wanted += [c for c in item.rule.companions if c not in node.features]
-    wanted += same_member
+    companions = [c for c in item.rule.companions if c not in item.detection.node.features]
+    wanted = [item.detection.feature, *companions, *same_member]
     # A deferred finding's fix leaves what it defers to alone (FC003's adds `simd`, not FC001's
     # `rayon`: a team that ignores FC001 means to build without it).
     return tuple(f for f in dict.fromkeys(wanted) if f not in item.detection.deferred_to)

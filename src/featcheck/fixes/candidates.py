@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from featcheck.fixes.direct import Candidate, DirectDependencies, member_anchor
+from featcheck.fixes.direct import Candidate, DirectDependencies, Goal, member_anchor
 from featcheck.manifest.declarations import Cut, DeclarationSite
 from featcheck.report import Action, Edit
 from featcheck.workspace.model import ModelEdit, MoreFeatures, Package, PackageRef
@@ -61,32 +61,25 @@ class CandidateFinder(DirectDependencies):
         wanted: tuple[str, ...],
     ) -> list[Candidate]:
         """Every distinct candidate (the first of each set of edits), nearest first."""
+        if (package := self.metadata.package_of(backend.package)) is None:
+            return []
         found: dict[tuple[Edit, ...], Candidate] = {}
-        for candidate in self._candidates(member, cfg, graph, backend, wanted):
+        for candidate in self._candidates(member, cfg, graph, Goal(backend, package, wanted)):
             found.setdefault(candidate.edits, candidate)
         return sorted(found.values(), key=lambda c: c.proximity)
 
     def _candidates(
-        self,
-        member: Package,
-        cfg: TargetCfg,
-        graph: DependencyGraph,
-        backend: Node,
-        wanted: tuple[str, ...],
+        self, member: Package, cfg: TargetCfg, graph: DependencyGraph, goal: Goal
     ) -> Iterator[Candidate]:
-        if (goal := self.metadata.package_of(backend.package)) is None:
-            return
         root = next(graph.nodes())
-        distance = distances_to(graph, backend)
+        distance = distances_to(graph, goal.node)
         owners = self._local_owners(graph, root, distance)
         for owner_node, depth, owner in owners:
             for declared in sorted(graph.dependencies(owner_node)):
                 if declared not in distance:
                     continue
                 proximity = (0, depth, distance[declared])
-                yield from self._declaration_candidates(
-                    owner, declared, proximity, backend, goal, wanted, cfg
-                )
+                yield from self._declaration_candidates(owner, declared, proximity, goal, cfg)
         if (anchor := member_anchor(self.locator, member, cfg, graph, distance)) is None:
             return
         # Behind a feature that selects the crate before the same line without one: a library
@@ -96,10 +89,8 @@ class CandidateFinder(DirectDependencies):
         by_id = self.what_if.index.by_id
         on_the_way = frozenset(by_id[p.id] for p in packages if p is not None and p.id in by_id)
         for owner_node, depth, owner in owners:
-            yield from self.behind_features(
-                owner, owner_node, depth, on_the_way, backend, goal, wanted, anchor
-            )
-        yield from self.candidate(member, None, backend, goal, wanted, anchor)
+            yield from self.behind_features(owner, owner_node, depth, on_the_way, goal, anchor)
+        yield from self.candidate(member, None, goal, anchor)
         # A workspace library on the way owns the cut: the same line there clears the finding
         # for every member built on it (`search.py` prefers it when it is as safe and small).
         for owner_node, depth, owner in owners:
@@ -107,7 +98,7 @@ class CandidateFinder(DirectDependencies):
                 continue
             owned = member_anchor(self.locator, owner, cfg, graph, distance, root=owner_node)
             if owned is not None:
-                yield from self.candidate(owner, None, backend, goal, wanted, owned, depth)
+                yield from self.candidate(owner, None, goal, owned, depth)
 
     def _local_owners(
         self, graph: DependencyGraph, root: Node, distance: dict[Node, int]
@@ -132,9 +123,7 @@ class CandidateFinder(DirectDependencies):
         owner: Package,
         declared: Node,
         proximity: tuple[int, int, int],
-        backend: Node,
-        goal: Package,
-        wanted: tuple[str, ...],
+        goal: Goal,
         cfg: TargetCfg,
     ) -> Iterator[Candidate]:
         if (declared_info := self.metadata.package_of(declared.package)) is None:
@@ -142,7 +131,7 @@ class CandidateFinder(DirectDependencies):
         sites = self.locator.declared_sites(owner, declared, cfg)
         bound = self.locator.bound_declarations(owner, declared)
         defaults_off = not any(d.uses_default_features for d in bound)
-        feature_sets = self._feature_sets(declared, declared_info, backend, goal, wanted)
+        feature_sets = self._feature_sets(declared, declared_info, goal)
         for site in sites:
             inherited = site.inherited
             editable = [s for s in (inherited, site) if s is not None]
@@ -162,21 +151,17 @@ class CandidateFinder(DirectDependencies):
                 )
 
     def _feature_sets(
-        self,
-        declared: Node,
-        declared_info: Package,
-        backend: Node,
-        goal: Package,
-        wanted: tuple[str, ...],
+        self, declared: Node, declared_info: Package, goal: Goal
     ) -> list[tuple[str, ...]]:
         """Features to add to a declaration of `declared`: all wanted ones, then the first."""
-        if declared.package == backend.package:
+        wanted = goal.wanted
+        if declared.package == goal.node.package:
             return [wanted]
         chosen: list[str] = []
         for feature in wanted:
             options = [
                 f
-                for f in self.search.enabling_features(declared_info, goal, feature)
+                for f in self.search.enabling_features(declared_info, goal.package, feature)
                 if f != "default" and f not in declared.features
             ]
             if not options:

@@ -13,6 +13,7 @@ stays byte for byte as it was and the reason is printed. `--diff` does the same 
 
 from __future__ import annotations
 
+import contextlib
 import posixpath
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -71,16 +72,13 @@ def prepare(result: AuditResult, path: Path, audit: Audit, trust: TrustContext) 
         return Prepared([], None, unfixable)
     refuse_outside(changes, trust.checkout, result.local_manifests)
     workspace = result.workspace_root or result.root
-    copy = WorkspaceCopy(workspace)
-    try:
+    with contextlib.closing(WorkspaceCopy(workspace)) as copy:
         resolved = _resolve(copy, path, fixes, audit)
-        if isinstance(resolved, str):
-            raise FeatcheckError(
-                f"--fix changed nothing: cargo cannot resolve the fixed workspace: {resolved}"
-            )
-        audited, lockfile, refusals = resolved
-    finally:
-        copy.close()
+    if isinstance(resolved, str):
+        raise FeatcheckError(
+            f"--fix changed nothing: cargo cannot resolve the fixed workspace: {resolved}"
+        )
+    audited, lockfile, refusals = resolved
     for finding in applied:  # one line per finding whose fix cargo refused, with its reason
         if finding.fix is not None and finding.fix.edits in refusals:
             who = f"{finding.member}: " if finding.member else ""

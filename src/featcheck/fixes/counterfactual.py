@@ -23,7 +23,7 @@ from dataclasses import dataclass, field, replace
 
 from featcheck.deadline import NO_DEADLINE, Deadline
 from featcheck.featureset import DEFAULT, FeatureSelection
-from featcheck.fixes.lockcheck import Bound, LockView, Need, needs_of
+from featcheck.fixes.lockcheck import LockView, Need, needs_of
 from featcheck.graph import DependencyGraph, Node
 from featcheck.resolution.context import BuildContext
 from featcheck.resolution.record import Record, record_build
@@ -134,7 +134,7 @@ class WhatIf:
         return f"{self.index.packages[need.package].ref.name}/{need.key}"
 
     def _bound(self, need: Need) -> bool:
-        return self.lock is not None and isinstance(self.lock.check(need), Bound)
+        return self.lock is not None and isinstance(self.lock.check(need), tuple)
 
     def _all_needs(self, graph: DependencyGraph) -> list[Need]:
         parts = graph.parts
@@ -223,7 +223,7 @@ def _locked_edges(index: Workspace, lock: LockView) -> Callable[[int], tuple[Edg
             features = index.packages[package].features
             needs = sorted(set(needs_of(index, package, features)))
             verdicts = [lock.check(need) for need in needs]
-            found = tuple(edge for v in verdicts if isinstance(v, Bound) for edge in v.edges)
+            found = tuple(edge for v in verdicts if isinstance(v, tuple) for edge in v)
             known[package] = found
         return found
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from featcheck.manifest.declarations import Cut, DeclarationSite, workspace_site
 from featcheck.report import Action, Edit
@@ -49,6 +49,15 @@ class Candidate:
     """Packages whose declarations change: only builds holding one can change."""
 
 
+class Goal(NamedTuple):
+    """What one finding's candidates deliver: features `wanted` of the crate at `node`, whose
+    package is `package`."""
+
+    node: Node
+    package: Package
+    wanted: tuple[str, ...]
+
+
 def new_requirement(node: Node, pinned: frozenset[str]) -> str:
     """The version requirement of a new direct dependency on `node`, as `--fix` writes it: a
     caret on the version the lockfile holds, `=` where the user pins that crate family
@@ -72,9 +81,7 @@ class DirectDependencies:
         owner_node: Node,
         depth: int,
         on_the_way: frozenset[int],
-        backend: Node,
-        goal: Package,
-        wanted: tuple[str, ...],
+        goal: Goal,
         cut: Cut,
     ) -> Iterator[Candidate]:
         """An optional dependency of `owner` turned on by each of its features, on in this
@@ -87,7 +94,7 @@ class DirectDependencies:
             if key not in self._selects:
                 self._selects[key] = self._selects_crate(position, feature, on_the_way)
             if self._selects[key]:
-                yield from self.candidate(owner, feature, backend, goal, wanted, cut, depth)
+                yield from self.candidate(owner, feature, goal, cut, depth)
 
     def _selects_crate(self, position: int, feature: str, on_the_way: frozenset[int]) -> bool:
         """Whether `feature` of the package turns on an optional dependency on the way to the
@@ -120,17 +127,11 @@ class DirectDependencies:
         return False
 
     def candidate(
-        self,
-        owner: Package,
-        behind: str | None,
-        backend: Node,
-        goal: Package,
-        wanted: tuple[str, ...],
-        cut: Cut,
-        depth: int = 0,
+        self, owner: Package, behind: str | None, goal: Goal, cut: Cut, depth: int = 0
     ) -> Iterator[Candidate]:
         """The package (the member, or a workspace library `depth` edges from it) depends on
         the crate, behind its feature `behind` (None: plainly), unless it already declares it."""
+        backend, wanted = goal.node, goal.wanted
         if self._declares(owner, backend.name):
             return
         entry = self._workspace_entry(backend) if owner.id in self.metadata.member_ids else None
@@ -146,7 +147,9 @@ class DirectDependencies:
             value = entry.value if isinstance(entry.value, dict) else {}
             inherited = [f for f in value.get("features", ()) if isinstance(f, str)]
             defaults = (
-                ["default"] if not entry.disables_defaults() and "default" in goal.features else []
+                ["default"]
+                if not entry.disables_defaults() and "default" in goal.package.features
+                else []
             )
             requested, version = (*inherited, *wanted, *defaults), ""
             action = "inherit-optional-dependency" if optional else "inherit-dependency"
@@ -157,7 +160,7 @@ class DirectDependencies:
                 Edit(manifest, ("features", behind), "add-feature-values", (f"dep:{key}",))
             )
         index = self.what_if.index
-        position, dep = index.by_id[owner.id], index.by_id[goal.id]
+        position, dep = index.by_id[owner.id], index.by_id[goal.package.id]
         model = frozenset({NewDependency(position, dep, key, requested, behind)})
         touches = frozenset({index.packages[position].ref})
         yield Candidate(tuple(edits), model, (1, depth, 0), False, len(wanted), cut, touches)

@@ -59,15 +59,9 @@ class Conflict:
         return text
 
 
-@dataclass(frozen=True)
-class Bound:
-    """The dependency bound to locked versions: one edge per declaration."""
-
-    edges: tuple[Edge, ...]
-
-
-Verdict = Bound | Conflict | None
-"""None: no locked version fits and none is in the way, so cargo must pick one."""
+Verdict = tuple[Edge, ...] | Conflict | None
+"""Edges: the dependency bound to locked versions, one edge per declaration. None: no locked
+version fits and none is in the way, so cargo must pick one."""
 
 
 class LockView:
@@ -98,7 +92,7 @@ class LockView:
             edges.append(
                 self._metadata.packages.edge(declaration, self._metadata.by_id[package_id])
             )
-        return Bound(tuple(edges)) if edges else None
+        return tuple(edges) if edges else None
 
     @functools.cached_property
     def _locked(self) -> dict[str, list[tuple[str, str]]]:

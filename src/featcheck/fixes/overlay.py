@@ -153,8 +153,6 @@ class OverlayCheck:
         self._copy.close()
 
     def confirm(self, pending: Sequence[Pending]) -> list[Answer]:
-        if not pending:
-            return []
         together = self._resolve([e for _, edits in pending for e in edits])
         groups = list(dict.fromkeys(edits for _, edits in pending))
         if isinstance(together, Workspace) or len(groups) == 1:

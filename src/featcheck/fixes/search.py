@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from featcheck.featureset import DEFAULT, FeatureSelection
+from featcheck.featureset import FeatureSelection
 from featcheck.fixes.candidates import CandidateFinder
 from featcheck.fixes.lockcheck import Conflict
 from featcheck.fixes.reach import Cost, WorkspaceBuilds, added_packages, safety
@@ -86,6 +86,23 @@ class Outcome:
     """When no candidate holds because of versions: the best one and cargo's reason."""
 
 
+@dataclass(frozen=True)
+class _Query:
+    """One finding being searched: its member's build, the crate, the features its detection
+    defers to (their findings may stay), and the members with the same finding (`group`: their
+    number, for the counts findings share)."""
+
+    member: Package
+    target: str
+    package: PackageRef
+    selection: FeatureSelection
+    excused: frozenset[str]
+    affected: Sequence[Package]
+    asking: frozenset[str]
+    """The members with a finding of the crate, which ask for its features."""
+    group: int
+
+
 @dataclass
 class FixSearch(CandidateFinder):
     """Candidate fixes for the findings of one audit (as its base class finds them), confirmed
@@ -114,8 +131,6 @@ class FixSearch(CandidateFinder):
         self._groups: dict[tuple[str, ...], int] = {}
         """Each set of affected members (by id, in order) as a number, for the keys below."""
         self._safety: dict[Cost, str] = {}
-        self._selection: FeatureSelection = DEFAULT
-        self._excused: frozenset[str] = frozenset()
 
     def find(
         self,
@@ -128,21 +143,20 @@ class FixSearch(CandidateFinder):
         leave the crate without (`WorkspaceBuilds.least_added`). A fix holds when no finding of
         the crate is left but those for the features the detection defers to."""
         member, target, backend = item.member, item.target, item.detection.node
-        selection = self._selection = item.selection
-        self._excused = frozenset(item.detection.deferred_to)
+        selection = item.selection
         group = self._groups.setdefault(tuple(m.id for m in affected), len(self._groups))
-        graph = self.builds[(member.id, target, selection)]
-        candidates = self.candidates(member, item.cfg, graph, backend, wanted)
         # Members with a finding of the crate ask for its features: only the others must
         # build nothing new (a GPU application leaving the library's CPU backend off).
         asking = frozenset((member.id, *(m.id for m in affected)))
-        required = tuple(sorted(f for f in required if f not in self._excused))
+        excused = frozenset(item.detection.deferred_to)
+        query = _Query(member, target, backend.package, selection, excused, affected, asking, group)
+        graph = self.builds[(member.id, target, selection)]
+        candidates = self.candidates(member, item.cfg, graph, backend, wanted)
+        required = tuple(sorted(f for f in required if f not in excused))
         least = functools.cache(
             lambda: self.workspace.least_added(member, backend, target, selection, required)
         )
-        verdicts, chosen = self._search(
-            candidates, member, target, backend.package, asking, affected, group, least
-        )
+        verdicts, chosen = self._search(candidates, query, least)
         best = self.rank(chosen, verdicts[chosen]) if chosen is not None else None
         pending = sorted(
             (
@@ -158,7 +172,7 @@ class FixSearch(CandidateFinder):
             key=lambda c: (
                 self.rank(c, verdicts[c], waiting=True)[:2],
                 c.proximity[0],
-                -self._coverage(c, affected, group, target, backend.package),
+                -self._coverage(c, query),
                 c.proximity,
             ),
         )
@@ -220,19 +234,11 @@ class FixSearch(CandidateFinder):
                 return f"{edit_words(c.edits[0])}: {self.candidate_fix(c, verdicts[c]).note}"
         return ""
 
-    def _verdict(
-        self,
-        candidate: Candidate,
-        member: Package,
-        target: str,
-        package: PackageRef,
-        asking: frozenset[str],
-    ) -> Verdict:
-        if not self._clears(candidate, member, target, package):
+    def _verdict(self, candidate: Candidate, query: _Query) -> Verdict:
+        if not self._clears(candidate, query.member, query):
             return Verdict(False)
-        position = self.what_if.index.by_id[member.id]
-        edited = self.what_if.graph(candidate.model, position, target, self._selection)
-        cost = self.workspace.cost(candidate, asking)
+        edited = self._edited(candidate, query)
+        cost = self.workspace.cost(candidate, query.asking)
         needs = self.what_if.needs(edited)
         lock = self.what_if.lock
         for need in needs:
@@ -243,15 +249,7 @@ class FixSearch(CandidateFinder):
         return Verdict(True, cost, described)
 
     def _search(
-        self,
-        candidates: list[Candidate],
-        member: Package,
-        target: str,
-        package: PackageRef,
-        asking: frozenset[str],
-        affected: Sequence[Package],
-        group: int,
-        least: Callable[[], int],
+        self, candidates: list[Candidate], query: _Query, least: Callable[[], int]
     ) -> tuple[dict[Candidate, Verdict], Candidate | None]:
         """The verdict of each candidate resolved, and the one that holds and comes first in the
         module docstring's order (of equals, the first listed). Without alternatives, one that
@@ -261,7 +259,7 @@ class FixSearch(CandidateFinder):
         floors: dict[Candidate, tuple[bool, int, int, int]] = {}
         if not self.with_alternatives:
             for c in candidates:
-                reach = self._reached(c, affected, target)
+                reach = self._reached(c, query)
                 floors[c] = (False, 0, c.proximity[0], -len(reach))
         listed = {c: i for i, c in enumerate(candidates)}
         # The most promising first: the sooner the best is found, the more it rules out.
@@ -270,14 +268,10 @@ class FixSearch(CandidateFinder):
         skipped: list[Candidate] = []
         chosen, best = None, None
         for c in order:
-            if (
-                floors
-                and best is not None
-                and self._behind(c, floors[c], best[:4], least, member, target)
-            ):
+            if floors and best is not None and self._behind(c, floors[c], best[:4], least, query):
                 skipped.append(c)
                 continue
-            verdict = verdicts[c] = self._verdict(c, member, target, package, asking)
+            verdict = verdicts[c] = self._verdict(c, query)
             if not self._holds(verdict):
                 continue
             # Safety, packages added, and whether a new dependency is needed: among candidates
@@ -287,7 +281,7 @@ class FixSearch(CandidateFinder):
             rank = (unsafe, added, proximity[0])
             if best is not None and rank > best[:3]:
                 continue  # coverage is counted only where it can decide
-            covered = self._coverage(c, affected, group, target, package)
+            covered = self._coverage(c, query)
             key = (*rank, -covered, c.proximity, not c.written_at_cut, c.size, listed[c])
             if best is None or key < best:
                 chosen, best = c, key
@@ -295,12 +289,12 @@ class FixSearch(CandidateFinder):
         # dependency in the member's own manifest (`placement._placement`), else whether there
         # is one (the text report's hint).
         edits = chosen.edits if chosen is not None else ()
-        own = all(e.manifest == member.manifest_path for e in edits)
+        own = all(e.manifest == query.member.manifest_path for e in edits)
         every = own and bool(edits) and edits[0].adds_declaration
         for c in skipped:
             if not every and any(v.cleared for d, v in verdicts.items() if d is not chosen):
                 break
-            verdicts[c] = self._verdict(c, member, target, package, asking)
+            verdicts[c] = self._verdict(c, query)
         return verdicts, chosen
 
     def _behind(
@@ -309,8 +303,7 @@ class FixSearch(CandidateFinder):
         floor: tuple[bool, int, int, int],
         best: tuple[bool, int, int, int],
         least: Callable[[], int],
-        member: Package,
-        target: str,
+        query: _Query,
     ) -> bool:
         """Whether the candidate ranks after the best found (the first keys of its rank) before
         it is resolved. `least` is worked out only where only adding fewer could put it first."""
@@ -318,61 +311,52 @@ class FixSearch(CandidateFinder):
             return True
         if not best[0] and floor[2:] > best[2:] and least() >= best[1]:
             return True
-        return self._own_floor(candidate, member, target) > best[:3]
+        return self._own_floor(candidate, query) > best[:3]
 
-    def _own_floor(
-        self, candidate: Candidate, member: Package, target: str
-    ) -> tuple[bool, int, int]:
+    def _own_floor(self, candidate: Candidate, query: _Query) -> tuple[bool, int, int]:
         """The least rank the candidate can have, read off the member's own build alone, where
         the workspace's cost (which holds at least what that build gains) would take a what-if
         build of other members too: 0.7 s of burn_p2p's 2.3 s after an edit went to candidates
         adding a GPU backend to a library that could never win."""
-        key = (member.id, target, self._selection)
+        key = (query.member.id, query.target, query.selection)
         reached = self.workspace.reached(candidate.touches)
         if key not in reached or len(reached) == 1 or self.workspace.knows(candidate):
             return (False, 0, candidate.proximity[0])
-        position = self.what_if.index.by_id[member.id]
-        after = self.what_if.graph(candidate.model, position, target, self._selection)
-        added = tuple(added_packages(self.builds[key], after))
+        added = tuple(added_packages(self.builds[key], self._edited(candidate, query)))
         unsafe = bool(safety(Cost(added, largest=len(added)), self.backends))
         return (unsafe, len(added), candidate.proximity[0])
 
-    def _clears(
-        self, candidate: Candidate, member: Package, target: str, package: PackageRef
-    ) -> bool:
-        selection, excused = self._selection, self._excused
-        key = (candidate.model, member.id, target, package, selection, excused)
+    def _edited(
+        self, candidate: Candidate, query: _Query, member: Package | None = None
+    ) -> DependencyGraph:
+        """The build of `member` (the query's by default) with the candidate's edits made."""
+        position = self.what_if.index.by_id[(member or query.member).id]
+        return self.what_if.graph(candidate.model, position, query.target, query.selection)
+
+    def _clears(self, candidate: Candidate, member: Package, query: _Query) -> bool:
+        """Whether the candidate clears the finding of the query's crate in `member`'s build."""
+        target, package, excused = query.target, query.package, query.excused
+        key = (candidate.model, member.id, target, package, query.selection, excused)
         known = self._cleared.get(key)
         if known is None:
-            position = self.what_if.index.by_id[member.id]
-            graph = self.what_if.graph(candidate.model, position, target, selection)
+            graph = self._edited(candidate, query, member)
             flagged = self.still_flagged(member, target, graph, package, excused)
             known = self._cleared[key] = not flagged
         return known
 
-    def _coverage(
-        self,
-        candidate: Candidate,
-        affected: Sequence[Package],
-        group: int,
-        target: str,
-        package: PackageRef,
-    ) -> int:
-        """How many of the affected members (`group`: their number) this candidate clears (asked
-        for every finding of the crate, with the same members: counted once per candidate and
-        group)."""
-        key = (candidate.model, target, package, self._selection, group)
+    def _coverage(self, candidate: Candidate, query: _Query) -> int:
+        """How many of the affected members this candidate clears (asked for every finding of
+        the crate, with the same members: counted once per candidate and group)."""
+        key = (candidate.model, query.target, query.package, query.selection, query.group)
         known = self._coverage_counts.get(key)
         if known is None:
             known = self._coverage_counts[key] = sum(
-                self._clears(candidate, other, target, package)
-                for other in self._reached(candidate, affected, target)
+                self._clears(candidate, other, query) for other in self._reached(candidate, query)
             )
         return known
 
-    def _reached(
-        self, candidate: Candidate, affected: Sequence[Package], target: str
-    ) -> list[Package]:
+    def _reached(self, candidate: Candidate, query: _Query) -> list[Package]:
         """The affected members whose build holds a package the candidate changes: only those."""
-        reached = self.workspace.members_reached(candidate.touches, target, self._selection)
-        return [m for m in affected if m.id in reached]
+        touches = candidate.touches
+        reached = self.workspace.members_reached(touches, query.target, query.selection)
+        return [m for m in query.affected if m.id in reached]
