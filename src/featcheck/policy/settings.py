@@ -209,16 +209,14 @@ def inline_allows(document: ManifestDocument, catalogue: Catalogue | None = None
     may follow other comment text (`# the CPU backend  # featcheck: allow(...) ...`). Raises
     FeatcheckError at the directive (or the bad code) for a malformed one.
     """
-    allows: list[Allow] = []
     if _DIRECTIVE.search(document.text) is None:
         # Every directive lies in the text: a file without any needs no comment scan (hundreds
         # of members, as many findings).
-        return allows
+        return []
+    allows: list[Allow] = []
     for comment in scan_comments(document.text):
-        directive = _DIRECTIVE.search(comment.text)
-        if directive is None:
-            continue
-        allows.extend(_parse_directive(document, comment, directive, catalogue))
+        if directive := _DIRECTIVE.search(comment.text):
+            allows += _parse_directive(document, comment, directive, catalogue)
     return allows
 
 
