@@ -36,11 +36,8 @@ FC900_NOT_ALLOWED = "FC900 cannot be allowed: remove the unused suppression, or 
 
 
 def canonical_code(text: str, catalogue: Catalogue | None = None) -> str | None:
-    """The rule code that `text` (a code or kebab-case name, any case) names, or None.
-
-    Knows `FC900` (`unused-suppression`) besides the catalogue (the built-in rules unless a
-    project's catalogue, with its own rules, is given).
-    """
+    """The rule code that `text` (a code or kebab-case name, any case) names, or None: FC900
+    (`unused-suppression`) or a rule of `catalogue` (by default the built-in rules)."""
     rule = find_by_code((UNUSED_SUPPRESSION, *(catalogue or Catalogue.builtin()).rules), text)
     return rule.code if rule is not None else None
 
