@@ -122,7 +122,6 @@ class Git:
             self._sender.join(timeout=max(self._budget.left(), 0.001))
             if self._sender.is_alive():
                 self._timed_out()
-            self._sender = None
         data = b"".join(request + b"\n" for request in requests)
         self._sender = threading.Thread(target=self._send, args=(data,), daemon=True)
         self._sender.start()

@@ -116,11 +116,9 @@ def _selected(walk: Walk, commit: str) -> tuple[dict[tuple[str, ...], str], set[
 
 def _read_whole(path: tuple[str, ...]) -> tuple[str, int] | None:
     """What the file is and how large featcheck reads it, where the audit reads it whole."""
-    if path[-1] in _READ_WHOLE:
-        return _READ_WHOLE[path[-1]]
-    if path[-1] in ("config", "config.toml") and len(path) > 1 and path[-2] == ".cargo":
+    if path[-1] in ("config", "config.toml") and path[-2:-1] == (".cargo",):
         return ("cargo configuration file", MAX_CONFIG_BYTES)
-    return None
+    return _READ_WHOLE.get(path[-1])
 
 
 def _package_roots(path: tuple[str, ...]) -> list[tuple[str, ...]]:

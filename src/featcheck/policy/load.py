@@ -87,7 +87,7 @@ def with_user_rules(
 ) -> Catalogue:
     """`catalogue` plus the `[[rule]]` entries of the section at `prefix` of `doc`, each checked
     strictly."""
-    table = doc.get(*prefix) if prefix else doc.data
+    table = doc.get(*prefix)
     if not isinstance(table, dict) or "rule" not in table:
         return catalogue
     reader = SectionReader(doc, prefix, None, catalogue)

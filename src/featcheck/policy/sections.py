@@ -62,7 +62,7 @@ def read_section(
 ) -> Layer:
     """The settings under `prefix` in `doc` (all of `doc` when `prefix` is empty); a path
     they name must stay inside `checkout` (the root of the checkout `doc` belongs to)."""
-    table = doc.get(*prefix) if prefix else doc.data
+    table = doc.get(*prefix)
     if table is None:
         return Layer()
     reader = SectionReader(doc, prefix, member, catalogue, checkout)
@@ -90,7 +90,7 @@ class SectionReader:
         try:
             spans = self.doc.spans
         except ValueError:
-            return FeatcheckError(message, path=self.doc.path)
+            spans = {}
         while path and path not in spans:
             path = path[:-1]
         entry = spans.get(path)

@@ -36,11 +36,8 @@ FC900_NOT_ALLOWED = "FC900 cannot be allowed: remove the unused suppression, or 
 
 
 def canonical_code(text: str, catalogue: Catalogue | None = None) -> str | None:
-    """The rule code that `text` (a code or kebab-case name, any case) names, or None.
-
-    Knows `FC900` (`unused-suppression`) besides the catalogue (the built-in rules unless a
-    project's catalogue, with its own rules, is given).
-    """
+    """The rule code that `text` (a code or kebab-case name, any case) names, or None: FC900
+    (`unused-suppression`) or a rule of `catalogue` (by default the built-in rules)."""
     rule = find_by_code((UNUSED_SUPPRESSION, *(catalogue or Catalogue.builtin()).rules), text)
     return rule.code if rule is not None else None
 
@@ -209,16 +206,14 @@ def inline_allows(document: ManifestDocument, catalogue: Catalogue | None = None
     may follow other comment text (`# the CPU backend  # featcheck: allow(...) ...`). Raises
     FeatcheckError at the directive (or the bad code) for a malformed one.
     """
-    allows: list[Allow] = []
     if _DIRECTIVE.search(document.text) is None:
         # Every directive lies in the text: a file without any needs no comment scan (hundreds
         # of members, as many findings).
-        return allows
+        return []
+    allows: list[Allow] = []
     for comment in scan_comments(document.text):
-        directive = _DIRECTIVE.search(comment.text)
-        if directive is None:
-            continue
-        allows.extend(_parse_directive(document, comment, directive, catalogue))
+        if directive := _DIRECTIVE.search(comment.text):
+            allows += _parse_directive(document, comment, directive, catalogue)
     return allows
 
 

@@ -53,7 +53,6 @@ class Detection:
 
     node: Node
     feature: str
-    """The missing feature."""
     message: str
     evidence: str = ""
     """Why the rule considers the crate in use (e.g. which feature selects the backend)."""
@@ -99,9 +98,7 @@ def detect(rule: Rule, view: BuildView, *, deferring: bool = False) -> list[Dete
         if deferred and not deferring:
             continue  # another rule reports this node (FC003 leaves rayon-less Flex to FC001)
         evidence = used_evidence(rule.used_when, view, node)
-        if evidence is None or handled_elsewhere(rule.used_when, view, node):
-            continue
-        if arrived_anyway(rule.used_when, view, node) or reported_above(rule.used_when, view, node):
+        if evidence is None or excused(rule.used_when, view, node):
             continue
         notes = () if view.structured else (UNKNOWN_SELECTION,)
         severity = None
@@ -132,48 +129,41 @@ def covering_rules(rules: Iterable[Rule], deferred: Detection) -> list[Rule]:
     ]
 
 
-def handled_elsewhere(used: UsedWhen, view: BuildView, node: Node) -> bool:
-    """Whether `UsedWhen.handled_by` holds for `node`: its dependents do the work elsewhere."""
-    if not used.handled_by or not view.structured:
-        return False
-    handlers = {(crate_key(h.crate), h.feature) for h in used.handled_by}
-    avoiding = _keys(used.avoiding)
-    built = view.target_nodes
-    dependents = [
-        d
-        for d in view.graph.dependents_map().get(node, set())
-        if crate_key(d.name) not in avoiding and d in built
-    ]
-    return bool(dependents) and all(
-        any((crate_key(d.name), f) in handlers for f in d.features) for d in dependents
-    )
-
-
-def arrived_anyway(used: UsedWhen, view: BuildView, node: Node) -> bool:
-    """Whether `UsedWhen.unless_dependency_has` holds for `node`. Without edges (saved tree
-    text), any such crate in the build counts."""
-    if not used.unless_dependency_has:
-        return False
-    wanted = {(crate_key(d.crate), d.feature) for d in used.unless_dependency_has}
-    below = (
-        view.graph.dependencies(node)
-        if view.structured
-        else {n for crate, _ in wanted for n in view.graph.named(crate)}
-    )
-    return any((crate_key(d.name), f) in wanted for d in below for f in d.features)
-
-
-def reported_above(used: UsedWhen, view: BuildView, node: Node) -> bool:
-    """Whether `UsedWhen.unless_dependent` holds for `node` in this build."""
+def excused(used: UsedWhen, view: BuildView, node: Node) -> bool:
+    """Whether one of `used`'s exceptions holds for `node`: `handled_by` (its dependents do the
+    work elsewhere), `unless_dependency_has` or `unless_dependent`. Without edges (saved tree
+    text), `handled_by` never holds, and any crate of the other two in the build counts."""
+    graph, structured = view.graph, view.structured
+    if used.handled_by and structured:
+        handlers = {(crate_key(h.crate), h.feature) for h in used.handled_by}
+        avoiding = _keys(used.avoiding)
+        dependents = [
+            d
+            for d in graph.dependents_map().get(node, set())
+            if crate_key(d.name) not in avoiding and d in view.target_nodes
+        ]
+        if dependents and all(
+            any((crate_key(d.name), f) in handlers for f in d.features) for d in dependents
+        ):
+            return True
+    if used.unless_dependency_has:
+        wanted = {(crate_key(d.crate), d.feature) for d in used.unless_dependency_has}
+        below = (
+            graph.dependencies(node)
+            if structured
+            else {n for crate, _ in wanted for n in graph.named(crate)}
+        )
+        if any((crate_key(d.name), f) in wanted for d in below for f in d.features):
+            return True
     if not used.unless_dependent:
         return False
     above = _keys(used.unless_dependent)
-    dependents = (
-        view.graph.dependents_map().get(node, set())
-        if view.structured
-        else {n for name in above for n in view.graph.named(name)}
+    users = (
+        graph.dependents_map().get(node, set())
+        if structured
+        else {n for name in above for n in graph.named(name)}
     )
-    return any(crate_key(d.name) in above for d in dependents)
+    return any(crate_key(d.name) in above for d in users)
 
 
 def ownership(
@@ -232,14 +222,9 @@ def used_evidence(used: UsedWhen, view: BuildView, node: Node) -> str | None:
     for ancestor in sorted(view.graph.ancestors(node)) if used.direct else ():
         if ancestor.package.is_local and node in view.graph.dependencies(ancestor):
             return f"{node.name} is a direct dependency of {ancestor.name}"
-    if used.reachable:
-        return _reachable(view, node, used.avoiding)
-    return None
-
-
-def _reachable(view: BuildView, node: Node, avoiding: tuple[str, ...]) -> str | None:
-    """Evidence when a path package reaches `node` without going through `avoiding` crates."""
-    found = _path_avoiding(view, node, avoiding) if view.structured else None
+    # Reachable: a path package reaches `node` without going through `avoiding` crates.
+    avoiding = used.avoiding
+    found = _path_avoiding(view, node, avoiding) if used.reachable and view.structured else None
     if found is None:
         return None
     root, path = found

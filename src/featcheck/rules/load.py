@@ -10,7 +10,6 @@ from typing import Any
 
 from featcheck.rules.spec import (
     CAPABILITIES,
-    FEATURE,
     CrateMatch,
     HandledBy,
     KeyPath,
@@ -22,13 +21,6 @@ from featcheck.rules.spec import (
     TargetScope,
     ThirdParty,
     UsedWhen,
-    bool_value,
-    feature_value,
-    known_keys,
-    shown,
-    string_value,
-    strings_value,
-    text_value,
 )
 from featcheck.semantics import semver
 from featcheck.severity import Severity
@@ -37,6 +29,7 @@ BUILTIN_CODE = re.compile(r"FC[0-9]{3}")
 """Built-in codes; the FC namespace is featcheck's alone."""
 USER_CODE = re.compile(r"[A-Z]{2,10}[0-9]{1,4}")
 """User rule codes: a team prefix and a number, e.g. `ACME001` (not starting with FC)."""
+FEATURE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_+.-]{0,63}")
 _NAME = re.compile(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)*")
 _CRATE = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,63}")
 _TRIPLE_PATTERN = re.compile(r"[A-Za-z0-9_.*?-]{1,80}")
@@ -304,3 +297,77 @@ def _doc(value: Any) -> RuleDoc:
         for index, item in enumerate(raw)
     )
     return RuleDoc(**text, references=references)
+
+
+# The values a spec is made of, each read strictly: a `SpecError` names the key path of anything
+# else, so that the caller can point at the file, line and column.
+
+
+def shown(value: object) -> str:
+    """`value` quoted for an error message, cut to 60 characters: a name or number of any size
+    still gives one readable line."""
+    text = repr(value)
+    return text if len(text) <= 60 else f"{text[:59]}…"
+
+
+def known_keys(
+    table: Mapping[str, Any],
+    known: tuple[str, ...],
+    path: KeyPath,
+    what: str,
+    required: tuple[str, ...] = (),
+) -> None:
+    for key in table:
+        if key not in known:
+            raise SpecError(
+                f"unknown key `{key}` in {what} (expected one of: {', '.join(known)})",
+                (*path, key),
+                at_key=True,
+            )
+    for key in required:
+        if key not in table:
+            raise SpecError(f"{what} needs `{key}`", path, at_key=True)
+
+
+def string_value(table: Mapping[str, Any], key: str, path: KeyPath, *, lines: bool = False) -> str:
+    return text_value(table[key], f"`{key}`", (*path, key), lines=lines)
+
+
+def text_value(value: Any, what: str, path: KeyPath, *, lines: bool = False) -> str:
+    """A non-empty string of printable characters (and line breaks where `lines`): the text
+    is the checkout's and reaches terminals (`featcheck rules`, reports)."""
+    if not isinstance(value, str) or not value.strip():
+        raise SpecError(f"{what} must be a non-empty string", path)
+    for character in value:
+        if not (character.isprintable() or (lines and character == "\n")):
+            kind = "line breaks" if character == "\n" else "control or format characters"
+            raise SpecError(f"{what} must not hold {kind} (found {character!r})", path)
+    return value.strip()
+
+
+def bool_value(table: Mapping[str, Any], key: str, path: KeyPath, *, default: bool) -> bool:
+    value = table.get(key, default)
+    if not isinstance(value, bool):
+        raise SpecError(f"`{key}` must be true or false", (*path, key))
+    return value
+
+
+def feature_value(table: Mapping[str, Any], key: str, path: KeyPath) -> str:
+    value = string_value(table, key, path)
+    if not FEATURE.fullmatch(value):
+        raise SpecError(f"`{key}` is not a feature name: {shown(value)}", (*path, key))
+    return value
+
+
+def strings_value(
+    table: Mapping[str, Any], key: str, path: KeyPath, pattern: re.Pattern[str], what: str
+) -> tuple[str, ...]:
+    value = table.get(key, [])
+    if not isinstance(value, list):
+        raise SpecError(f"`{key}` must be an array of strings", (*path, key))
+    for index, item in enumerate(value):
+        if not isinstance(item, str) or not pattern.fullmatch(item.strip()):
+            raise SpecError(
+                f"each of `{key}` must be {what}; got {shown(item)}", (*path, key, index)
+            )
+    return tuple(dict.fromkeys(item.strip() for item in value))

@@ -3,9 +3,6 @@
 The form, where specs are written and what each key means: docs/writing-rules.md. `load` reads
 a spec, `detect` evaluates it; a rule carries no code of its own.
 
-The values a spec is made of are each read strictly (below the records): a `SpecError` names
-the key path of anything else, so that the caller can point at the file, line and column.
-
 Last, what a target provides, as far as rules care: the standard library and threads. Read from
 the target's cfg values (`rustc --print cfg --target T`) where featcheck has them, else from the
 triple. A rule about rayon or threading means nothing where there are no threads: on `wasm32-*`
@@ -16,12 +13,10 @@ a thread-pool shim and a nightly build) and on targets without `std` (`thumbv7em
 
 from __future__ import annotations
 
-import re
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 from fnmatch import fnmatchcase
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from featcheck.semantics.cfg import TargetCfg
@@ -187,8 +182,6 @@ class Rule:
 
 KeyPath = tuple[str | int, ...]
 
-FEATURE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_+.-]{0,63}")
-
 
 @dataclass
 class SpecError(Exception):
@@ -201,76 +194,6 @@ class SpecError(Exception):
 
     def __str__(self) -> str:
         return self.message
-
-
-def shown(value: object) -> str:
-    """`value` quoted for an error message, cut to 60 characters: a name or number of any size
-    still gives one readable line."""
-    text = repr(value)
-    return text if len(text) <= 60 else f"{text[:59]}…"
-
-
-def known_keys(
-    table: Mapping[str, Any],
-    known: tuple[str, ...],
-    path: KeyPath,
-    what: str,
-    required: tuple[str, ...] = (),
-) -> None:
-    for key in table:
-        if key not in known:
-            raise SpecError(
-                f"unknown key `{key}` in {what} (expected one of: {', '.join(known)})",
-                (*path, key),
-                at_key=True,
-            )
-    for key in required:
-        if key not in table:
-            raise SpecError(f"{what} needs `{key}`", path, at_key=True)
-
-
-def string_value(table: Mapping[str, Any], key: str, path: KeyPath, *, lines: bool = False) -> str:
-    return text_value(table[key], f"`{key}`", (*path, key), lines=lines)
-
-
-def text_value(value: Any, what: str, path: KeyPath, *, lines: bool = False) -> str:
-    """A non-empty string of printable characters (and line breaks where `lines`): the text
-    is the checkout's and reaches terminals (`featcheck rules`, reports)."""
-    if not isinstance(value, str) or not value.strip():
-        raise SpecError(f"{what} must be a non-empty string", path)
-    for character in value:
-        if not (character.isprintable() or (lines and character == "\n")):
-            kind = "line breaks" if character == "\n" else "control or format characters"
-            raise SpecError(f"{what} must not hold {kind} (found {character!r})", path)
-    return value.strip()
-
-
-def bool_value(table: Mapping[str, Any], key: str, path: KeyPath, *, default: bool) -> bool:
-    value = table.get(key, default)
-    if not isinstance(value, bool):
-        raise SpecError(f"`{key}` must be true or false", (*path, key))
-    return value
-
-
-def feature_value(table: Mapping[str, Any], key: str, path: KeyPath) -> str:
-    value = string_value(table, key, path)
-    if not FEATURE.fullmatch(value):
-        raise SpecError(f"`{key}` is not a feature name: {shown(value)}", (*path, key))
-    return value
-
-
-def strings_value(
-    table: Mapping[str, Any], key: str, path: KeyPath, pattern: re.Pattern[str], what: str
-) -> tuple[str, ...]:
-    value = table.get(key, [])
-    if not isinstance(value, list):
-        raise SpecError(f"`{key}` must be an array of strings", (*path, key))
-    for index, item in enumerate(value):
-        if not isinstance(item, str) or not pattern.fullmatch(item.strip()):
-            raise SpecError(
-                f"each of `{key}` must be {what}; got {shown(item)}", (*path, key, index)
-            )
-    return tuple(dict.fromkeys(item.strip() for item in value))
 
 
 CAPABILITIES = ("std", "threads")

@@ -95,8 +95,11 @@ class _Evaluator:
                 self._expect("(")
                 frames.append((name, []))
                 value = None
-            else:
-                value = self._single(name)
+            elif self._peek() == "=":  # a pair: `target_os = "linux"`
+                self._next()
+                value = (name, self._next().strip('"')) in self.cfg.pairs
+            else:  # a name: `unix`
+                value = name in self.cfg.names
             while True:
                 if value is not None:
                     if not frames:
@@ -114,14 +117,6 @@ class _Evaluator:
                     raise ValueError("not(...) takes exactly one predicate")
                 else:
                     value = not values[0]
-
-    def _single(self, name: str) -> bool:
-        """A name (`unix`) or a pair (`target_os = "linux"`)."""
-        if self._peek() == "=":
-            self._next()
-            value = self._next().strip('"')
-            return (name, value) in self.cfg.pairs
-        return name in self.cfg.names
 
     def _peek(self) -> str | None:
         return self.tokens[self.position] if self.position < len(self.tokens) else None
