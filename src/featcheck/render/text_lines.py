@@ -4,8 +4,8 @@ the compact report of an audit over several build configurations.
 
 Where rich could not colour at all (not a terminal, nothing forcing colour) the runs are written as
 they are, not through rich: rich costs about a millisecond per printed finding, which a workspace
-of hundreds of members feels. rich itself is imported only where it prints (`_print_styled`): a
-hook's or CI's report, written to a pipe, never loads it (~25 ms of CPU, docs/speed.md).
+of hundreds of members feels. rich itself is imported only where it prints styles: a hook's or
+CI's report, written to a pipe, never loads it (~25 ms of CPU, docs/speed.md).
 
 A finding's manifest line is quoted as rustc quotes source: the line cut around its span, the
 span underlined, and the first line of the declaration around it where that starts earlier
@@ -92,20 +92,23 @@ def write_lines(lines: list[Line], stream: TextIO | None, colour: bool | None, w
     renders into a buffer first), None leaves it to the stream."""
     if not lines:
         return
-    lines = [_inert(wrapped) for line in lines for wrapped in wrap(line, width)]
+    shown: list[Line] = []
+    for line in lines:
+        for wrapped in wrap(line, width):
+            # Where checkout text in a line would read as a workflow command, the line becomes
+            # one unstyled run with the command broken (the runs are printable already).
+            plain = "".join(text for text, _ in wrapped)
+            safe = inert(plain)
+            shown.append(wrapped if safe == plain else [(safe, "")])
     target = sys.stdout if stream is None else stream
     if not (colour or (colour is None and _may_colour(target))):
-        target.write("".join("".join(text for text, _ in line) + "\n" for line in lines))
+        target.write("".join("".join(text for text, _ in line) + "\n" for line in shown))
         return
-    _print_styled(lines, stream, colour)
-
-
-def _print_styled(lines: list[Line], stream: TextIO | None, colour: bool | None) -> None:
     from rich.console import Console
     from rich.text import Text
 
     text = Text(end="\n")
-    for index, line in enumerate(lines):
+    for index, line in enumerate(shown):
         if index:
             text.append("\n")
         for run, style in line:
@@ -119,14 +122,6 @@ def _print_styled(lines: list[Line], stream: TextIO | None, colour: bool | None)
         force_terminal=colour,
         no_color=False if colour else None,
     ).print(text)
-
-
-def _inert(line: Line) -> Line:
-    """The line as it is, or, where checkout text in it would read as a workflow command, as
-    one unstyled run with the command broken (the runs are printable already)."""
-    plain = "".join(text for text, _ in line)
-    shown = inert(plain)
-    return line if shown == plain else [(shown, "")]
 
 
 def _may_colour(stream: TextIO) -> bool:
