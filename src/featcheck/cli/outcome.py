@@ -122,10 +122,9 @@ def write_report(path: Path, text: str) -> None:
             f"is {kind}; featcheck writes a report only to a regular file or a new name",
             path=path,
         )
-    directory = path.parent if str(path.parent) else Path(".")
     try:
-        directory.mkdir(parents=True, exist_ok=True)
-        handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=directory)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     except OSError as error:
         raise FeatcheckError(f"cannot write: {error.strerror or error}", path=path) from None
     try:

@@ -11,7 +11,7 @@ import sys
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING
 
 from featcheck.audit import find_manifest
 from featcheck.boundary import TrustContext, checkout_root, repository_root
@@ -168,8 +168,18 @@ def fix_or_diff(
     changed = plural(len(prepared.changes), "file")
     if not diff:  # written, then what changed shown on stderr
         write_changes(prepared.changes)
-    # With `diff`, what --fix would write, on stdout; nothing written.
-    _print_diff(render_diff(prepared.changes), sys.stdout if diff else sys.stderr)
+    # With `diff`, what --fix would write, on stdout; nothing written. A diff quotes manifest
+    # lines: control characters (not tabs) escaped, inert in any log. A CRLF line ending is the
+    # manifest's own style, not a hidden CR: it is shown as a line end.
+    shown = render_diff(prepared.changes).split("\n")
+    lines = [safe_line(line.removesuffix("\r"), tabs=True) for line in shown]
+    if not lines[-1]:
+        lines.pop()
+    stream = sys.stdout if diff else sys.stderr
+    if in_actions():
+        stream.write(stop_commands(lines))
+    else:
+        stream.write("".join(f"{line}\n" for line in lines))
     for line in prepared.unfixable:
         print(f"featcheck: {printable(line)}", file=sys.stderr)
     if diff:  # exit 1 when there is something to fix
@@ -177,15 +187,3 @@ def fix_or_diff(
         raise CommandExit(EXIT_FINDINGS if prepared.changes else EXIT_CLEAN)
     print(f"featcheck: fixed {changed}", file=sys.stderr)
     return prepared.result if prepared.result is not None else result
-
-
-def _print_diff(diff: str, stream: TextIO) -> None:
-    """A diff quotes manifest lines: control characters (not tabs) escaped, inert in any log."""
-    # A CRLF line ending is the manifest's own style, not a hidden CR: it is shown as a line end.
-    lines = [safe_line(line.removesuffix("\r"), tabs=True) for line in diff.split("\n")]
-    if lines and not lines[-1]:
-        lines.pop()
-    if in_actions():
-        stream.write(stop_commands(lines))
-    else:
-        stream.write("".join(f"{line}\n" for line in lines))
