@@ -18,8 +18,6 @@ if TYPE_CHECKING:
 
 
 class Format(NamedTuple):
-    """One `--format` value."""
-
     module: str
     """The module whose `renderer(options)` makes this format's `Renderer`."""
     summary: str

@@ -250,10 +250,10 @@ def several_configurations(result: AuditResult) -> bool:
 def configuration_table(result: AuditResult) -> list[Line]:
     """How many findings of each rule each audited build of each member with findings has,
     one row per build in audit order (a member's builds without findings too: they are clean),
-    one column per rule; empty when there is nothing to tabulate."""
+    one column per rule; empty when there is nothing to tabulate (one build per member)."""
     members = list(dict.fromkeys(f.member for f in result.findings if f.member is not None))
     codes = sorted({f.code for f in result.findings if f.configurations})
-    if not members or not codes:
+    if not members or not codes or not several_configurations(result):
         return []
     several = len(members) > 1
     rows: list[tuple[str, list[str]]] = []

@@ -248,8 +248,7 @@ def render_text(
     lines: list[Line] = [
         [("note:", "yellow"), (f" {printable(note)}", "")] for note in result.notes
     ]
-    if several_configurations(result):
-        lines += configuration_table(result)
+    lines += configuration_table(result)
     lines += _findings_lines(result, verbose, width)
     lines.append([(count_line(result), "green" if not result.findings else "bold")])
     fixes = fix_hint(result) if any(f.fix and f.fix.safe for f in result.findings) else None
