@@ -62,33 +62,31 @@ def rule_descriptor(rule: Rule) -> dict[str, Any]:
     (`safe_text.markdown_block`), and its only link is `helpUri`, when a reference is a plain
     `https://` URL (`safe_text.https_link`); a built-in rule's is its section in docs/rules.md
     (GitHub's anchor for "## FC001 `flex-without-rayon`")."""
-    project = not rule.builtin  # a `[[rule]]` of the audited project: the checkout's text
-    uri = (
-        next((u for u in map(https_link, rule.doc.references) if u is not None), None)
-        if project
-        else f"{RULES_DOC_URL}#{rule.code.lower()}-{rule.name}"
-    )
     text = f"{rule.summary}.\n\n{rule.why}"
-    if project:
-        help_entry = {"text": text.strip(), "markdown": markdown_block(text.strip())}
-    else:
+    tags = ["performance", "cargo-features"]
+    if rule.builtin:
+        uri: str | None = f"{RULES_DOC_URL}#{rule.code.lower()}-{rule.name}"
+        full = rule.why
         help_entry = {
             "text": f"{text}\n\nSee {uri}",
             "markdown": f"**{rule.summary}.**\n\n{rule.why}\n\n[{rule.code} in the rule reference]"
             f"({uri})",
         }
-    tags = ["performance", "cargo-features"]
+        properties: dict[str, Any] = {"tags": tags, "precision": "very-high"}
+    else:  # a `[[rule]]` of the audited project: the checkout's text
+        uri = next((u for u in map(https_link, rule.doc.references) if u is not None), None)
+        full = rule.why or rule.summary
+        help_entry = {"text": text.strip(), "markdown": markdown_block(text.strip())}
+        properties = {"tags": [*tags, "project-rule"]}
     return {
         "id": rule.code,
         "name": rule.name,
         "shortDescription": {"text": rule.summary},
-        "fullDescription": {"text": rule.why or rule.summary if project else rule.why},
+        "fullDescription": {"text": full},
         "help": help_entry,
         **({"helpUri": uri} if uri is not None else {}),
         "defaultConfiguration": {"level": LEVELS[rule.severity]},
-        "properties": {"tags": [*tags, "project-rule"]}
-        if project
-        else {"tags": tags, "precision": "very-high"},
+        "properties": properties,
     }
 
 
