@@ -123,15 +123,14 @@ def render_annotations(
     caps = dict.fromkeys(LEVELS, ANNOTATIONS_PER_LEVEL)
     if any(total > ANNOTATIONS_PER_LEVEL for total in totals.values()):
         caps[Severity.INFO] = ANNOTATIONS_PER_LEVEL - 1
-    shown = dict.fromkeys(LEVELS, 0)
+    seen: Counter[Severity] = Counter()
     lines: list[str] = []
     for group in groups:
         severity = group.lead.severity
-        if shown[severity] >= caps[severity]:
-            continue
-        shown[severity] += 1
-        lines.append(annotation(group, result, workspace))
-    omitted = len(groups) - sum(shown.values())
+        seen[severity] += 1
+        if seen[severity] <= caps[severity]:
+            lines.append(annotation(group, result, workspace))
+    omitted = len(groups) - len(lines)
     if omitted:
         where = (
             f"the job summary lists all {len(groups)}"
