@@ -86,10 +86,10 @@ def wrap(line: Line, width: int) -> list[Line]:
     return lines
 
 
-def write_lines(lines: list[Line], stream: TextIO | None, colour: bool | None, width: int) -> None:
-    """Print the lines to `stream` (stdout when None), wrapped to `width`, styled where the
-    terminal shows it; `colour` True says the text goes to a terminal by another way (the CLI
-    renders into a buffer first), None leaves it to the stream."""
+def write_lines(lines: list[Line], stream: TextIO, colour: bool | None, width: int) -> None:
+    """Print the lines to `stream`, wrapped to `width`, styled where the terminal shows it;
+    `colour` True says the text goes to a terminal by another way (the CLI renders into a buffer
+    first), None leaves it to the stream."""
     if not lines:
         return
     shown: list[Line] = []
@@ -100,9 +100,8 @@ def write_lines(lines: list[Line], stream: TextIO | None, colour: bool | None, w
             plain = "".join(text for text, _ in wrapped)
             safe = inert(plain)
             shown.append(wrapped if safe == plain else [(safe, "")])
-    target = sys.stdout if stream is None else stream
-    if not (colour or (colour is None and _may_colour(target))):
-        target.write("".join("".join(text for text, _ in line) + "\n" for line in shown))
+    if not (colour or (colour is None and _may_colour(stream))):
+        stream.write("".join("".join(text for text, _ in line) + "\n" for line in shown))
         return
     from rich.console import Console
     from rich.text import Text

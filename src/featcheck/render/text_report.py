@@ -232,15 +232,15 @@ def _findings_lines(result: AuditResult, verbose: bool, width: int) -> list[Line
 
 def render_text(
     result: AuditResult,
-    stream: TextIO | None = None,
+    stream: TextIO,
     *,
     verbose: bool = False,
     quiet: bool = False,
     colour: bool | None = None,
     width: int | None = None,
 ) -> None:
-    """Print the report to `stream` (stdout by default); `quiet`: only the findings (nothing
-    when there are none), no notes or summary line; `colour` as for `write_lines`."""
+    """Print the report to `stream`; `quiet`: only the findings (nothing when there are none),
+    no notes or summary line; `colour` as for `write_lines`."""
     width = width or WIDTH
     if quiet:
         write_lines(_findings_lines(result, verbose, width), stream, colour, width)
