@@ -7,6 +7,7 @@ instead of its own progress bar: `Updating crates.io index`, `Downloading crates
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import threading
@@ -27,7 +28,7 @@ from featcheck.cargo.argv_gate import (
 from featcheck.cargo.command_setup import CommandSetup, RustcAnswers, isolated_setup, trusted_setup
 from featcheck.cargo.failures import failure_error
 from featcheck.cargo.last_answer import NOT_RUN, LastAnswer
-from featcheck.cargo.pending_metadata import Parse, PendingMetadata, pending_cargo_metadata
+from featcheck.cargo.pending_metadata import Parse, PendingMetadata
 from featcheck.cargo.process import ProcessOutput, RunningProcess, start_process
 from featcheck.cargo.toolchain import Toolchain, installed
 from featcheck.cargo.unification import MODE_VARIABLE, PER_MEMBER, Unification, decide
@@ -199,7 +200,27 @@ class CargoRunner:
         except BaseException:
             running.cancel()
             raise
-        return pending_cargo_metadata(running, self._finish, last, manifest_path)
+
+        def answer(parse: Parse) -> Workspace:
+            # cargo prints its one line of JSON, then takes ~10 ms to free what it built and
+            # exit: the line is parsed meanwhile, and stands only if cargo then succeeds having
+            # printed nothing more. The answer is kept as `last` for the next audit.
+            line = running.stdout_once_a_line_ends()
+            early: Workspace | None = None
+            if line is not None:
+                with contextlib.suppress(FeatcheckError):
+                    early = parse(line)
+            output = self._finish(running)
+            if output.returncode != 0:
+                raise failure_error("cargo metadata", output.stderr)
+            if early is None or line is not output.stdout:
+                early = parse(output.stdout)
+            if last is not None:
+                last.keep(output.stdout, early, manifest_path)
+            return early
+
+        settle = None if last is None else last.settle
+        return PendingMetadata(answer, running.cancel, running.has_answered, settle)
 
     def _last_answer(self, args: list[Argument]) -> LastAnswer | None:
         """What `cargo ARGS` answered last, kept with the files it read (last_answer.py): only
