@@ -25,7 +25,7 @@ import os
 import stat
 import threading
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -222,8 +222,7 @@ def _member_directories(root: Path, checkout: Path | None) -> Iterator[str]:
     workspace = read_manifest(manifest, root=checkout).data.get("workspace", {})
     if not isinstance(workspace, dict):
         return
-    patterns = [*workspace.get("members", ()), *workspace.get("exclude", ())]
-    for pattern in patterns:
+    for pattern in [*workspace.get("members", ()), *workspace.get("exclude", ())]:
         if not isinstance(pattern, str):
             continue
         *above, last = Path(pattern).parts or ("",)
@@ -240,20 +239,11 @@ def _target_places(package: Path, root: Path) -> Iterator[str]:
     for name in _TARGET_DIRECTORIES:
         directory = package / name
         yield str(directory)
-        yield from _subdirectories(directory)
-    if package.is_relative_to(root):
-        for above in package.parents:
-            if above == root or not above.is_relative_to(root):
-                break
-            yield str(above)
-
-
-def _subdirectories(directory: Path) -> Iterable[str]:
-    try:
-        with os.scandir(directory) as entries:
-            return [entry.path for entry in entries if entry.is_dir(follow_symlinks=False)]
-    except OSError:
-        return ()
+        with contextlib.suppress(OSError), os.scandir(directory) as entries:
+            yield from [entry.path for entry in entries if entry.is_dir(follow_symlinks=False)]
+    yield from (
+        str(above) for above in package.parents if above.is_relative_to(root) and above != root
+    )
 
 
 def _written_by_this_user(status: os.stat_result) -> bool:

@@ -170,11 +170,11 @@ def parse_toolchain_file(path: Path, root: Path | None = None) -> ToolchainReque
     """Read a toolchain file as rustup does: a one-line `rust-toolchain` is a legacy channel
     name; anything else is TOML with a `[toolchain]` table holding `channel` or `path`."""
     text = decode_text(read_checkout_file(path, "toolchain file", MAX_CONFIG_BYTES, root), path)
-    why = f"{path.name} in {path.parent}"
+    found = ToolchainRequest(None, origin=path, line=1, why=f"{path.name} in {path.parent}")
     if not text.strip():
         raise FeatcheckError("empty toolchain file", path=path, line=1)
     if path.name == "rust-toolchain" and len(text.splitlines()) == 1:
-        return ToolchainRequest(_checked_name(text.strip(), path, 1), origin=path, line=1, why=why)
+        return found._replace(name=_checked_name(text.strip(), path, 1))
     document = parse_text(path, text).data
     if not isinstance(table := document.get("toolchain"), dict):
         raise FeatcheckError("toolchain file without a [toolchain] table", path=path, line=1)
@@ -185,13 +185,13 @@ def parse_toolchain_file(path: Path, root: Path | None = None) -> ToolchainReque
         )
     key, value = ("path", directory) if directory is not None else ("channel", channel)
     if value is None:  # only components/targets/profile: rustup uses its default toolchain
-        return ToolchainRequest(None, origin=path, line=1, why=why)
+        return found
     line = _line_of(text, key)
     if not isinstance(value, str):
         raise FeatcheckError(f"toolchain `{key}` is not a string", path=path, line=line)
     if key == "path":
-        return ToolchainRequest(None, path=value, origin=path, line=line, why=why)
-    return ToolchainRequest(_checked_name(value, path, line), origin=path, line=line, why=why)
+        return found._replace(path=value, line=line)
+    return found._replace(name=_checked_name(value, path, line), line=line)
 
 
 def _checked_name(name: str, origin: Path, line: int) -> str:
