@@ -138,20 +138,20 @@ def write_atomic(
                 "changed since featcheck read it; not overwritten (run featcheck again)", path=path
             )
     try:
-        mode: int | None = target.stat().st_mode & 0o7777
+        mode = target.stat().st_mode & 0o7777
     except FileNotFoundError:
-        mode = None
+        mode = 0o644
     except OSError as error:
         raise FeatcheckError(f"cannot write: {error.strerror or error}", path=path) from None
-    if mode is not None and not restoring and (not mode & 0o222 or not os.access(target, os.W_OK)):
-        raise FeatcheckError("is read-only; not changed", path=path)
-    final_mode = 0o644 if mode is None else mode
+    else:
+        if not restoring and (not mode & 0o222 or not os.access(target, os.W_OK)):
+            raise FeatcheckError("is read-only; not changed", path=path)
     try:
-        replaced = _replace_from_unnamed_file(target, content, final_mode)
+        replaced = _replace_from_unnamed_file(target, content, mode)
     except OSError:
         replaced = False  # the file system has no O_TMPFILE: a named temporary file instead
     if not replaced:
-        _replace_from_named_file(path, target, content, final_mode)
+        _replace_from_named_file(path, target, content, mode)
     # The rename itself made durable (a power cut after it keeps the new file); not supported
     # everywhere (some file systems, Windows).
     with contextlib.suppress(OSError):

@@ -133,7 +133,10 @@ class LastAnswer:
             contextlib.suppress(OSError, ValueError, UnicodeError, LookupError, TypeError),
             open(self.file, encoding="utf-8") as stream,
         ):
-            if not _written_by_this_user(os.fstat(stream.fileno())):
+            # An answer that stands in for cargo's is taken only from a file the user owns and
+            # no one else may write: a cache directory shared with others could hold one planted.
+            status = os.fstat(stream.fileno())
+            if hasattr(os, "getuid") and (status.st_uid != os.getuid() or status.st_mode & 0o022):
                 return None
             header = json.loads(stream.readline())
             if header["version"] != _VERSION:
@@ -244,14 +247,6 @@ def _target_places(package: Path, root: Path) -> Iterator[str]:
     yield from (
         str(above) for above in package.parents if above.is_relative_to(root) and above != root
     )
-
-
-def _written_by_this_user(status: os.stat_result) -> bool:
-    """An answer that stands in for cargo's is taken only from a file the user owns and no one
-    else may write: a cache directory shared with others could hold one they planted."""
-    if not hasattr(os, "getuid"):
-        return True
-    return status.st_uid == os.getuid() and not status.st_mode & 0o022
 
 
 def _forget_all_but_the_last(directory: Path) -> None:
