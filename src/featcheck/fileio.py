@@ -19,7 +19,7 @@ import stat
 import threading
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from featcheck.boundary import (
     LINK_OUT,
@@ -88,11 +88,10 @@ def _linked_out(entry: os.DirEntry[str], checkout: Path) -> str | None:
     if not Path(entry.path).is_relative_to(checkout):
         return None  # above the checkout: the user's own
     target = Path(os.path.realpath(entry.path))
+    manifest = entry.name in _MANIFEST_NAMES
     if target.is_relative_to(checkout):
-        if entry.name in _MANIFEST_NAMES and not target.exists():
-            return _TO_NOTHING
-        return None
-    if entry.name in _MANIFEST_NAMES or (target / "Cargo.toml").exists():
+        return _TO_NOTHING if manifest and not target.exists() else None
+    if manifest or (target / "Cargo.toml").exists():
         return f"{LINK_OUT} (cargo would read through it)"
     return None
 
@@ -252,16 +251,14 @@ def _candidate_lockfiles(manifest: Path) -> list[Path]:
     ]
 
 
-class LockfileWatch:
+class LockfileWatch(NamedTuple):
+    snapshots: dict[Path, bytes | None]
     """The lockfiles as they were before cargo ran (None: there was none)."""
-
-    def __init__(self, snapshots: dict[Path, bytes | None]) -> None:
-        self._snapshots = snapshots
 
     def out_of_date(self) -> bool:
         """Whether cargo rewrote a Cargo.lock that was there: it was out of date with the
         manifests before any fix (one cargo writes anew is not: it has no versions to keep)."""
-        for path, content in self._snapshots.items():
+        for path, content in self.snapshots.items():
             with contextlib.suppress(OSError):
                 if content is not None and path.read_bytes() != content:
                     return True
