@@ -193,18 +193,16 @@ class CargoRunner:
     ) -> PendingMetadata:
         running = self._start("cargo", args)
         try:
-            # A FIFO named Cargo.toml or Cargo.lock would keep cargo waiting until the timeout.
-            # It is looked for while cargo starts (a large workspace has thousands of
-            # directories): found, cargo is ended at once, having only read.
+            # Looked for while cargo starts (a large workspace has thousands of directories):
+            # found, cargo is ended at once, having only read.
             refuse_special_manifests(manifest_path, self.checkout)
         except BaseException:
             running.cancel()
             raise
 
         def answer(parse: Parse) -> Workspace:
-            # cargo prints its one line of JSON, then takes ~10 ms to free what it built and
-            # exit: the line is parsed meanwhile, and stands only if cargo then succeeds having
-            # printed nothing more. The answer is kept as `last` for the next audit.
+            # The line is parsed while cargo frees what it built and exits (~10 ms), and stands
+            # only if cargo then succeeds having printed nothing more. Kept as `last` if any.
             line = running.stdout_once_a_line_ends()
             early: Workspace | None = None
             if line is not None:
