@@ -56,11 +56,9 @@ def which(name: str) -> str | None:
         return shutil.which(name)
     if (path := os.environ.get("PATH")) is None:
         path = os.confstr("CS_PATH") or os.defpath
-    for directory in dict.fromkeys(path.split(os.pathsep)):
-        candidate = os.path.join(directory, name)
-        if os.access(candidate, os.X_OK) and not os.path.isdir(candidate):
-            return candidate
-    return None
+    directories = dict.fromkeys(path.split(os.pathsep))  # each once, in order
+    candidates = (os.path.join(directory, name) for directory in directories)
+    return next((c for c in candidates if os.access(c, os.X_OK) and not os.path.isdir(c)), None)
 
 
 def installed(name: str) -> str:
