@@ -72,31 +72,25 @@ class MetadataSource(Protocol):
     @property
     def checkout(self) -> Path:
         """The root of the tree it reads: no file is read through a link out of it."""
-        ...
 
     @property
     def trust(self) -> TrustContext:
         """The run's trust context, derived for the tree it reads: a runner for a copy of
         that tree (a fix checked by cargo) gets it derived again, never computed anew."""
-        ...
 
     def start_metadata(
         self, manifest_path: Path, *, all_features: bool = False, features: tuple[str, ...] = ()
     ) -> PendingMetadata:
         """The workspace of `manifest_path`, on its way while the caller does other work; its
         resolve holds the optional dependencies `all_features` and `features` turn on."""
-        ...
 
     def host_triple(self) -> str: ...
 
     def host_cfg(self) -> TargetCfg:
         """The cfg of units built for the host (build scripts, proc-macros)."""
-        ...
 
     def target_cfg(self, triple: str) -> TargetCfg:
         """The cfg of units built for `triple`, with the rustflags cargo gives it."""
-        ...
 
     def unification(self, show: Callable[[Path], str]) -> Unification:
         """Over which builds cargo unifies features here (cargo/unification.py)."""
-        ...
