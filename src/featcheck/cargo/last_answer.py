@@ -201,9 +201,8 @@ class LastAnswer:
 
 
 def _configuration_files(cwd: Path, environment: dict[str, str]) -> Iterator[str]:
-    """Every place cargo looks for its configuration, whether a file is there or not (a file
-    created there later changes the answer): `config_files.config_files` lists only those
-    that exist."""
+    """Every place cargo looks for its configuration, whether a file is there or not (one created
+    later changes the answer; `config_files.config_files` lists only files that exist)."""
     homes = [Path(environment["CARGO_HOME"])] if environment.get("CARGO_HOME") else []
     for directory in (*homes, *(place / ".cargo" for place in (cwd, *cwd.parents))):
         for name in ("config.toml", "config"):
