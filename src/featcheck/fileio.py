@@ -317,10 +317,9 @@ def refuse_lockfile_links(manifest: Path, root: Path) -> None:
 def read_cache(file: Path, version: int, key: str) -> dict[str, Any]:
     with contextlib.suppress(OSError, ValueError):
         document = json.loads(file.read_bytes())
-        if isinstance(document, dict) and document.get("version") == version:
-            entries = document.get(key)
-            if isinstance(entries, dict):
-                return entries
+        is_current = isinstance(document, dict) and document.get("version") == version
+        if is_current and isinstance(entries := document.get(key), dict):
+            return entries
     return {}
 
 

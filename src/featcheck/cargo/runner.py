@@ -122,9 +122,7 @@ class CargoRunner:
                 args = [*args, *setup.config.arguments]
         if self.on_command is not None:
             self.on_command([program, *args])
-        progress = None
-        if self.on_progress is not None and program == "cargo":
-            progress = DownloadProgress(self.on_progress).feed
+        say = self.on_progress if program == "cargo" else None
         return start_process(
             executable,
             args,
@@ -133,7 +131,7 @@ class CargoRunner:
             env=setup.environment,
             timeout=self.timeout,
             what=f"`{program} {args[0]}`",
-            on_stderr=progress,
+            on_stderr=None if say is None else DownloadProgress(say).feed,
         )
 
     def _finish(self, running: RunningProcess) -> ProcessOutput:
