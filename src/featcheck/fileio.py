@@ -64,8 +64,7 @@ def refuse_special_manifests(manifest_path: Path, checkout: Path) -> None:
                 if seen > MAX_SCANNED_ENTRIES:
                     return
                 with contextlib.suppress(OSError):
-                    why = _linked_out(entry, checkout) if entry.is_symlink() else None
-                    if why is not None:
+                    if (why := _linked_out(entry, checkout)) is not None:
                         raise FeatcheckError(why, path=Path(entry.path))
                     if entry.name in _MANIFEST_NAMES:
                         mode = os.stat(entry.path).st_mode
@@ -84,9 +83,9 @@ _TO_NOTHING = "is a symlink to nothing; cargo would create the file it names"
 
 
 def _linked_out(entry: os.DirEntry[str], checkout: Path) -> str | None:
-    """Why cargo must not follow the link `entry` (inside the walk), if it must not."""
-    if not Path(entry.path).is_relative_to(checkout):
-        return None  # above the checkout: the user's own
+    """Why cargo must not follow `entry` (inside the walk), if it is a link it must not follow."""
+    if not entry.is_symlink() or not Path(entry.path).is_relative_to(checkout):
+        return None  # not a link, or above the checkout: the user's own
     target = Path(os.path.realpath(entry.path))
     manifest = entry.name in _MANIFEST_NAMES
     if target.is_relative_to(checkout):
