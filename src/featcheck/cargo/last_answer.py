@@ -141,10 +141,8 @@ class LastAnswer:
             header = json.loads(stream.readline())
             if header["version"] != _VERSION:
                 return None
-            for path, seen in header["inputs"]:
-                if _seen(path)[0] != seen:
-                    return None
-            return stream.read()
+            if all(_seen(path)[0] == seen for path, seen in header["inputs"]):
+                return stream.read()
         return None
 
     def keep(self, text: str, metadata: Workspace, manifest_path: Path) -> None:
@@ -169,9 +167,8 @@ class LastAnswer:
                 return  # changed while cargo worked, or just before: cargo may have read either
             seen = [(path, what) for path, what, _ in inputs]
             header = json.dumps({"version": _VERSION, "inputs": seen})
-            if not replace_cache_file(self.file, header + "\n" + text):
-                return
-            _forget_all_but_the_last(self.file.parent)
+            if replace_cache_file(self.file, header + "\n" + text):
+                _forget_all_but_the_last(self.file.parent)
 
     def _maybe_since(self, changed: int) -> bool:
         """Whether a change time may be of a change after cargo started. A file system that
