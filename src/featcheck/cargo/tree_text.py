@@ -58,8 +58,7 @@ class _Line:
     depth: int
     node: Node
     repeated: bool
-    in_section: bool
-    """Under a `[dev-dependencies]`/`[build-dependencies]` header."""
+    in_section: bool  # under a `[dev-dependencies]`/`[build-dependencies]` header
     parent: int | None = None
     """Position of the line printed above it, one level up (None for a root)."""
 
