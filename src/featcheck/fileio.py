@@ -19,7 +19,7 @@ import stat
 import threading
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from featcheck.boundary import (
     LINK_OUT,
@@ -64,8 +64,7 @@ def refuse_special_manifests(manifest_path: Path, checkout: Path) -> None:
                 if seen > MAX_SCANNED_ENTRIES:
                     return
                 with contextlib.suppress(OSError):
-                    why = _linked_out(entry, checkout) if entry.is_symlink() else None
-                    if why is not None:
+                    if (why := _linked_out(entry, checkout)) is not None:
                         raise FeatcheckError(why, path=Path(entry.path))
                     if entry.name in _MANIFEST_NAMES:
                         mode = os.stat(entry.path).st_mode
@@ -84,15 +83,14 @@ _TO_NOTHING = "is a symlink to nothing; cargo would create the file it names"
 
 
 def _linked_out(entry: os.DirEntry[str], checkout: Path) -> str | None:
-    """Why cargo must not follow the link `entry` (inside the walk), if it must not."""
-    if not Path(entry.path).is_relative_to(checkout):
-        return None  # above the checkout: the user's own
+    """Why cargo must not follow `entry` (inside the walk), if it is a link it must not follow."""
+    if not entry.is_symlink() or not Path(entry.path).is_relative_to(checkout):
+        return None  # not a link, or above the checkout: the user's own
     target = Path(os.path.realpath(entry.path))
+    manifest = entry.name in _MANIFEST_NAMES
     if target.is_relative_to(checkout):
-        if entry.name in _MANIFEST_NAMES and not target.exists():
-            return _TO_NOTHING
-        return None
-    if entry.name in _MANIFEST_NAMES or (target / "Cargo.toml").exists():
+        return _TO_NOTHING if manifest and not target.exists() else None
+    if manifest or (target / "Cargo.toml").exists():
         return f"{LINK_OUT} (cargo would read through it)"
     return None
 
@@ -138,20 +136,20 @@ def write_atomic(
                 "changed since featcheck read it; not overwritten (run featcheck again)", path=path
             )
     try:
-        mode: int | None = target.stat().st_mode & 0o7777
+        mode = target.stat().st_mode & 0o7777
     except FileNotFoundError:
-        mode = None
+        mode = 0o644
     except OSError as error:
         raise FeatcheckError(f"cannot write: {error.strerror or error}", path=path) from None
-    if mode is not None and not restoring and (not mode & 0o222 or not os.access(target, os.W_OK)):
-        raise FeatcheckError("is read-only; not changed", path=path)
-    final_mode = 0o644 if mode is None else mode
+    else:
+        if not restoring and (not mode & 0o222 or not os.access(target, os.W_OK)):
+            raise FeatcheckError("is read-only; not changed", path=path)
     try:
-        replaced = _replace_from_unnamed_file(target, content, final_mode)
+        replaced = _replace_from_unnamed_file(target, content, mode)
     except OSError:
         replaced = False  # the file system has no O_TMPFILE: a named temporary file instead
     if not replaced:
-        _replace_from_named_file(path, target, content, final_mode)
+        _replace_from_named_file(path, target, content, mode)
     # The rename itself made durable (a power cut after it keeps the new file); not supported
     # everywhere (some file systems, Windows).
     with contextlib.suppress(OSError):
@@ -252,16 +250,14 @@ def _candidate_lockfiles(manifest: Path) -> list[Path]:
     ]
 
 
-class LockfileWatch:
+class LockfileWatch(NamedTuple):
+    snapshots: dict[Path, bytes | None]
     """The lockfiles as they were before cargo ran (None: there was none)."""
-
-    def __init__(self, snapshots: dict[Path, bytes | None]) -> None:
-        self._snapshots = snapshots
 
     def out_of_date(self) -> bool:
         """Whether cargo rewrote a Cargo.lock that was there: it was out of date with the
         manifests before any fix (one cargo writes anew is not: it has no versions to keep)."""
-        for path, content in self._snapshots.items():
+        for path, content in self.snapshots.items():
             with contextlib.suppress(OSError):
                 if content is not None and path.read_bytes() != content:
                     return True
@@ -320,10 +316,9 @@ def refuse_lockfile_links(manifest: Path, root: Path) -> None:
 def read_cache(file: Path, version: int, key: str) -> dict[str, Any]:
     with contextlib.suppress(OSError, ValueError):
         document = json.loads(file.read_bytes())
-        if isinstance(document, dict) and document.get("version") == version:
-            entries = document.get(key)
-            if isinstance(entries, dict):
-                return entries
+        is_current = isinstance(document, dict) and document.get("version") == version
+        if is_current and isinstance(entries := document.get(key), dict):
+            return entries
     return {}
 
 

@@ -146,8 +146,7 @@ def option(flag: str, value: str, grammar: Grammar) -> Argument:
 
 
 def refuse_unsafe(arguments: Sequence[str]) -> None:
-    """The last check before a process starts: no argument is an argument file (`@FILE`) or
-    holds a NUL."""
+    """Just before a process starts: no argument is an argument file (`@FILE`) or holds a NUL."""
     for argument in arguments:
         if not isinstance(argument, str) or argument.startswith("@") or "\x00" in argument:
             raise GateError(f"refusing to pass the argument {_shown(str(argument))}")

@@ -92,9 +92,8 @@ def _applies(table: str, cfg: TargetCfg) -> bool:
 
 
 def _toml_value(value: object) -> str:
-    """An allow-listed value (string, boolean, integer, array of strings) as TOML, on one line
-    whatever the checkout wrote: JSON's forms and escapes are TOML's, but for DEL, which JSON
-    leaves as it is."""
+    """An allow-listed value (string, boolean, integer, array of strings) as one line of TOML,
+    whatever the checkout wrote: JSON's forms and escapes are TOML's but for DEL (JSON keeps it)."""
     if not isinstance(value, (bool, int, str, list, tuple)):
         raise TypeError(f"no TOML form for {type(value).__name__}")
     return json.dumps(value, ensure_ascii=False).replace("\x7f", "\\u007F")
@@ -224,10 +223,9 @@ def _left_to_environment(key: tuple[str, ...], environment: Mapping[str, str]) -
 
 def _user_configuration(cargo_home: Path | None, environment: Mapping[str, str]) -> _Forwarded:
     """What featcheck reads of the user's own CARGO_HOME configuration, which cargo reads first
-    (lowest precedence): its rustflags and feature unification (no argument: cargo reads the
-    file itself), whether it names a rustc wrapper, and the registries it defines. A file
-    featcheck cannot take (an argument file in it, say) just adds no flags (and may name a
-    wrapper)."""
+    (lowest precedence): its rustflags and feature unification (no argument: cargo reads the file
+    itself), whether it names a rustc wrapper, and the registries it defines. A file featcheck
+    cannot take (holding an argument file, say) adds no flags and may name a wrapper."""
     kept = _Forwarded()
     registries = {
         name[len("CARGO_REGISTRIES_") : -len("_INDEX")]

@@ -232,13 +232,11 @@ def allowed_leaves(document: ManifestDocument, base: Path) -> Iterator[Leaf]:
                 message = f"`{'.'.join(key)}` must be {expected}, as cargo reads it"
                 raise setting_error(document, key, message)
             yield Leaf(key, table[key[1]])
-    if isinstance(build := data.get("build"), dict):
-        flags: tuple[str, ...] = ("build", "rustflags")
-        if (kept := _rustflags(document, flags, build.get("rustflags"))) is not None:
-            yield Leaf(flags, kept)
-    # `[target.<triple>]` and `[target.'cfg(...)']`: the table name stays a TOML key.
-    for target, table in tables(data.get("target")):
-        flags = ("target", target, "rustflags")
+    # `[build]`, then `[target.<triple>]` and `[target.'cfg(...)']` (the name stays a TOML key).
+    build = [(("build",), data["build"])] if isinstance(data.get("build"), dict) else []
+    targets = [(("target", name), table) for name, table in tables(data.get("target"))]
+    for table_key, table in [*build, *targets]:
+        flags = (*table_key, "rustflags")
         if (kept := _rustflags(document, flags, table.get("rustflags"))) is not None:
             yield Leaf(flags, kept)
 

@@ -25,7 +25,7 @@ import os
 import stat
 import threading
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -133,15 +133,16 @@ class LastAnswer:
             contextlib.suppress(OSError, ValueError, UnicodeError, LookupError, TypeError),
             open(self.file, encoding="utf-8") as stream,
         ):
-            if not _written_by_this_user(os.fstat(stream.fileno())):
+            # An answer that stands in for cargo's is taken only from a file the user owns and
+            # no one else may write: a cache directory shared with others could hold one planted.
+            status = os.fstat(stream.fileno())
+            if hasattr(os, "getuid") and (status.st_uid != os.getuid() or status.st_mode & 0o022):
                 return None
             header = json.loads(stream.readline())
             if header["version"] != _VERSION:
                 return None
-            for path, seen in header["inputs"]:
-                if _seen(path)[0] != seen:
-                    return None
-            return stream.read()
+            if all(_seen(path)[0] == seen for path, seen in header["inputs"]):
+                return stream.read()
         return None
 
     def keep(self, text: str, metadata: Workspace, manifest_path: Path) -> None:
@@ -166,9 +167,8 @@ class LastAnswer:
                 return  # changed while cargo worked, or just before: cargo may have read either
             seen = [(path, what) for path, what, _ in inputs]
             header = json.dumps({"version": _VERSION, "inputs": seen})
-            if not replace_cache_file(self.file, header + "\n" + text):
-                return
-            _forget_all_but_the_last(self.file.parent)
+            if replace_cache_file(self.file, header + "\n" + text):
+                _forget_all_but_the_last(self.file.parent)
 
     def _maybe_since(self, changed: int) -> bool:
         """Whether a change time may be of a change after cargo started. A file system that
@@ -198,9 +198,8 @@ class LastAnswer:
 
 
 def _configuration_files(cwd: Path, environment: dict[str, str]) -> Iterator[str]:
-    """Every place cargo looks for its configuration, whether a file is there or not (a file
-    created there later changes the answer): `config_files.config_files` lists only those
-    that exist."""
+    """Every place cargo looks for its configuration, whether a file is there or not (one created
+    later changes the answer; `config_files.config_files` lists only files that exist)."""
     homes = [Path(environment["CARGO_HOME"])] if environment.get("CARGO_HOME") else []
     for directory in (*homes, *(place / ".cargo" for place in (cwd, *cwd.parents))):
         for name in ("config.toml", "config"):
@@ -222,8 +221,7 @@ def _member_directories(root: Path, checkout: Path | None) -> Iterator[str]:
     workspace = read_manifest(manifest, root=checkout).data.get("workspace", {})
     if not isinstance(workspace, dict):
         return
-    patterns = [*workspace.get("members", ()), *workspace.get("exclude", ())]
-    for pattern in patterns:
+    for pattern in [*workspace.get("members", ()), *workspace.get("exclude", ())]:
         if not isinstance(pattern, str):
             continue
         *above, last = Path(pattern).parts or ("",)
@@ -240,28 +238,11 @@ def _target_places(package: Path, root: Path) -> Iterator[str]:
     for name in _TARGET_DIRECTORIES:
         directory = package / name
         yield str(directory)
-        yield from _subdirectories(directory)
-    if package.is_relative_to(root):
-        for above in package.parents:
-            if above == root or not above.is_relative_to(root):
-                break
-            yield str(above)
-
-
-def _subdirectories(directory: Path) -> Iterable[str]:
-    try:
-        with os.scandir(directory) as entries:
-            return [entry.path for entry in entries if entry.is_dir(follow_symlinks=False)]
-    except OSError:
-        return ()
-
-
-def _written_by_this_user(status: os.stat_result) -> bool:
-    """An answer that stands in for cargo's is taken only from a file the user owns and no one
-    else may write: a cache directory shared with others could hold one they planted."""
-    if not hasattr(os, "getuid"):
-        return True
-    return status.st_uid == os.getuid() and not status.st_mode & 0o022
+        with contextlib.suppress(OSError), os.scandir(directory) as entries:
+            yield from [entry.path for entry in entries if entry.is_dir(follow_symlinks=False)]
+    yield from (
+        str(above) for above in package.parents if above.is_relative_to(root) and above != root
+    )
 
 
 def _forget_all_but_the_last(directory: Path) -> None:

@@ -7,18 +7,12 @@ it here would bring `dataclasses` onto the path the user waits for before cargo 
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from featcheck.cargo.failures import failure_error
-from featcheck.cargo.process import ProcessOutput, RunningProcess
-from featcheck.errors import FeatcheckError
-
 if TYPE_CHECKING:
     from featcheck.boundary import TrustContext
-    from featcheck.cargo.last_answer import LastAnswer
     from featcheck.cargo.unification import Unification
     from featcheck.semantics.cfg import TargetCfg
     from featcheck.workspace.workspace import Workspace
@@ -63,38 +57,6 @@ class PendingMetadata:
         self._answer = None
 
 
-def pending_cargo_metadata(
-    running: RunningProcess,
-    finish: Callable[[RunningProcess], ProcessOutput],
-    last: LastAnswer | None,
-    manifest_path: Path,
-) -> PendingMetadata:
-    """The answer of the started `cargo metadata`: `finish` waits for its output, which is
-    kept as `last` for the next audit of `manifest_path`."""
-
-    def answer(parse_metadata: Parse) -> Workspace:
-        # cargo prints its one line of JSON, then takes ~10 ms to free what it built and
-        # exit: the line is parsed meanwhile, and stands only if cargo then succeeds having
-        # printed nothing more.
-        line = running.stdout_once_a_line_ends()
-        early: Workspace | None = None
-        if line is not None:
-            with contextlib.suppress(FeatcheckError):
-                early = parse_metadata(line)
-        output = finish(running)
-        if output.returncode != 0:
-            raise failure_error("cargo metadata", output.stderr)
-        if early is None or line is not output.stdout:
-            early = parse_metadata(output.stdout)
-        if last is not None:
-            last.keep(output.stdout, early, manifest_path)
-        return early
-
-    return PendingMetadata(
-        answer, running.cancel, running.has_answered, None if last is None else last.settle
-    )
-
-
 # Where an audit's workspace comes from: a `MetadataSource`. Two exist: cargo itself
 # (`cargo.runner.CargoRunner`: `cargo metadata`, `rustc --print cfg`), and the files alone
 # (`noexec.source.FileSource`, `--no-exec`), which may return a workspace with gaps
@@ -110,31 +72,25 @@ class MetadataSource(Protocol):
     @property
     def checkout(self) -> Path:
         """The root of the tree it reads: no file is read through a link out of it."""
-        ...
 
     @property
     def trust(self) -> TrustContext:
         """The run's trust context, derived for the tree it reads: a runner for a copy of
         that tree (a fix checked by cargo) gets it derived again, never computed anew."""
-        ...
 
     def start_metadata(
         self, manifest_path: Path, *, all_features: bool = False, features: tuple[str, ...] = ()
     ) -> PendingMetadata:
         """The workspace of `manifest_path`, on its way while the caller does other work; its
         resolve holds the optional dependencies `all_features` and `features` turn on."""
-        ...
 
     def host_triple(self) -> str: ...
 
     def host_cfg(self) -> TargetCfg:
         """The cfg of units built for the host (build scripts, proc-macros)."""
-        ...
 
     def target_cfg(self, triple: str) -> TargetCfg:
         """The cfg of units built for `triple`, with the rustflags cargo gives it."""
-        ...
 
     def unification(self, show: Callable[[Path], str]) -> Unification:
         """Over which builds cargo unifies features here (cargo/unification.py)."""
-        ...

@@ -140,10 +140,9 @@ class RunningProcess:
         if self._error is not None:
             process = self._process
             kill_group(process)
-            try:
-                process.communicate(timeout=5)
-            except subprocess.TimeoutExpired:  # something left the group and holds a pipe open
-                pass
+            try:  # a timeout here: something left the group and holds a pipe open
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    process.communicate(timeout=5)
             finally:
                 for stream in (process.stdout, process.stderr):
                     if stream is not None:
@@ -207,7 +206,6 @@ def open_process(
     cwd: Path,
     env: dict[str, str],
     stdin: int = subprocess.DEVNULL,
-    stdout: int = subprocess.PIPE,
 ) -> subprocess.Popen[bytes]:
     """Every process featcheck starts starts here, in the run's trust context: no program of
     the checkout (or of a tree made from it) is run, and none runs inside it, where cargo,
@@ -232,7 +230,7 @@ def open_process(
                 cwd=cwd,
                 env=env,
                 stdin=stdin,
-                stdout=stdout,
+                stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 start_new_session=os.name == "posix",
             )

@@ -7,6 +7,7 @@ instead of its own progress bar: `Updating crates.io index`, `Downloading crates
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import threading
@@ -27,7 +28,7 @@ from featcheck.cargo.argv_gate import (
 from featcheck.cargo.command_setup import CommandSetup, RustcAnswers, isolated_setup, trusted_setup
 from featcheck.cargo.failures import failure_error
 from featcheck.cargo.last_answer import NOT_RUN, LastAnswer
-from featcheck.cargo.pending_metadata import Parse, PendingMetadata, pending_cargo_metadata
+from featcheck.cargo.pending_metadata import Parse, PendingMetadata
 from featcheck.cargo.process import ProcessOutput, RunningProcess, start_process
 from featcheck.cargo.toolchain import Toolchain, installed
 from featcheck.cargo.unification import MODE_VARIABLE, PER_MEMBER, Unification, decide
@@ -121,9 +122,7 @@ class CargoRunner:
                 args = [*args, *setup.config.arguments]
         if self.on_command is not None:
             self.on_command([program, *args])
-        progress = None
-        if self.on_progress is not None and program == "cargo":
-            progress = DownloadProgress(self.on_progress).feed
+        say = self.on_progress if program == "cargo" else None
         return start_process(
             executable,
             args,
@@ -132,7 +131,7 @@ class CargoRunner:
             env=setup.environment,
             timeout=self.timeout,
             what=f"`{program} {args[0]}`",
-            on_stderr=progress,
+            on_stderr=None if say is None else DownloadProgress(say).feed,
         )
 
     def _finish(self, running: RunningProcess) -> ProcessOutput:
@@ -192,14 +191,32 @@ class CargoRunner:
     ) -> PendingMetadata:
         running = self._start("cargo", args)
         try:
-            # A FIFO named Cargo.toml or Cargo.lock would keep cargo waiting until the timeout.
-            # It is looked for while cargo starts (a large workspace has thousands of
-            # directories): found, cargo is ended at once, having only read.
+            # Looked for while cargo starts (a large workspace has thousands of directories):
+            # found, cargo is ended at once, having only read.
             refuse_special_manifests(manifest_path, self.checkout)
         except BaseException:
             running.cancel()
             raise
-        return pending_cargo_metadata(running, self._finish, last, manifest_path)
+
+        def answer(parse: Parse) -> Workspace:
+            # The line is parsed while cargo frees what it built and exits (~10 ms), and stands
+            # only if cargo then succeeds having printed nothing more. Kept as `last` if any.
+            line = running.stdout_once_a_line_ends()
+            early: Workspace | None = None
+            if line is not None:
+                with contextlib.suppress(FeatcheckError):
+                    early = parse(line)
+            output = self._finish(running)
+            if output.returncode != 0:
+                raise failure_error("cargo metadata", output.stderr)
+            if early is None or line is not output.stdout:
+                early = parse(output.stdout)
+            if last is not None:
+                last.keep(output.stdout, early, manifest_path)
+            return early
+
+        settle = None if last is None else last.settle
+        return PendingMetadata(answer, running.cancel, running.has_answered, settle)
 
     def _last_answer(self, args: list[Argument]) -> LastAnswer | None:
         """What `cargo ARGS` answered last, kept with the files it read (last_answer.py): only

@@ -56,11 +56,9 @@ def which(name: str) -> str | None:
         return shutil.which(name)
     if (path := os.environ.get("PATH")) is None:
         path = os.confstr("CS_PATH") or os.defpath
-    for directory in dict.fromkeys(path.split(os.pathsep)):
-        candidate = os.path.join(directory, name)
-        if os.access(candidate, os.X_OK) and not os.path.isdir(candidate):
-            return candidate
-    return None
+    directories = dict.fromkeys(path.split(os.pathsep))  # each once, in order
+    candidates = (os.path.join(directory, name) for directory in directories)
+    return next((c for c in candidates if os.access(c, os.X_OK) and not os.path.isdir(c)), None)
 
 
 def installed(name: str) -> str:
@@ -126,21 +124,10 @@ def resolve_toolchain(workdir: Path, timeout: float, *, trust: TrustContext) -> 
             path=request.origin,
             line=request.line,
         )
-    return _rustup_toolchain(rustup, request, default, str(home), trust, timeout)
-
-
-def _rustup_toolchain(
-    rustup: str,
-    request: ToolchainRequest,
-    default: str | None,
-    home: str,
-    trust: TrustContext,
-    timeout: float,
-) -> Toolchain:
     try:
         # rustup's settings file records its default; asking rustup costs a process start.
-        name = request.name or default or rustup_default(rustup, home, trust, timeout)
-        real_cargo, real_rustc = rustup_binaries(rustup, name, home, trust, timeout)
+        name = request.name or default or rustup_default(rustup, str(home), trust, timeout)
+        real_cargo, real_rustc = rustup_binaries(rustup, name, str(home), trust, timeout)
     except RustupError as error:
         why = "" if request.origin is not None else f" ({request.why})"
         message = f"rustup cannot provide the toolchain{why}: {error}"
@@ -181,11 +168,11 @@ def parse_toolchain_file(path: Path, root: Path | None = None) -> ToolchainReque
     """Read a toolchain file as rustup does: a one-line `rust-toolchain` is a legacy channel
     name; anything else is TOML with a `[toolchain]` table holding `channel` or `path`."""
     text = decode_text(read_checkout_file(path, "toolchain file", MAX_CONFIG_BYTES, root), path)
-    why = f"{path.name} in {path.parent}"
+    found = ToolchainRequest(None, origin=path, line=1, why=f"{path.name} in {path.parent}")
     if not text.strip():
         raise FeatcheckError("empty toolchain file", path=path, line=1)
     if path.name == "rust-toolchain" and len(text.splitlines()) == 1:
-        return ToolchainRequest(_checked_name(text.strip(), path, 1), origin=path, line=1, why=why)
+        return found._replace(name=_checked_name(text.strip(), path, 1))
     document = parse_text(path, text).data
     if not isinstance(table := document.get("toolchain"), dict):
         raise FeatcheckError("toolchain file without a [toolchain] table", path=path, line=1)
@@ -196,13 +183,13 @@ def parse_toolchain_file(path: Path, root: Path | None = None) -> ToolchainReque
         )
     key, value = ("path", directory) if directory is not None else ("channel", channel)
     if value is None:  # only components/targets/profile: rustup uses its default toolchain
-        return ToolchainRequest(None, origin=path, line=1, why=why)
+        return found
     line = _line_of(text, key)
     if not isinstance(value, str):
         raise FeatcheckError(f"toolchain `{key}` is not a string", path=path, line=line)
     if key == "path":
-        return ToolchainRequest(None, path=value, origin=path, line=line, why=why)
-    return ToolchainRequest(_checked_name(value, path, line), origin=path, line=line, why=why)
+        return found._replace(path=value, line=line)
+    return found._replace(name=_checked_name(value, path, line), line=line)
 
 
 def _checked_name(name: str, origin: Path, line: int) -> str:

@@ -58,7 +58,7 @@ class _Line:
     depth: int
     node: Node
     repeated: bool
-    section_kind: str | None
+    in_section: bool  # under a `[dev-dependencies]`/`[build-dependencies]` header
     parent: int | None = None
     """Position of the line printed above it, one level up (None for a root)."""
 
@@ -102,24 +102,24 @@ def _strip_prefix(raw: str) -> tuple[int | None, int, str]:
     return None, width, raw[width:]
 
 
-def _read_lines(text: str) -> tuple[list[_Line], bool, str]:
+def _read_lines(text: str) -> tuple[list[_Line], bool, bool]:
     """The lines that print a node, whether `[dev-dependencies]`-style headers appeared, and
-    the prefix style; a blank line (between several roots) ends every header's section."""
+    whether a prefix was drawn (not `--prefix none`); a blank line (between several roots) ends
+    every header's section."""
     lines: list[_Line] = []
-    saw_sections = False
-    prefix_style = "none"
-    # depth -> kind of a `[dev-dependencies]`/`[build-dependencies]` section whose siblings at
+    saw_sections = drawn = False
+    # The depths of a `[dev-dependencies]`/`[build-dependencies]` section whose siblings at
     # that depth are being listed; a shallower line ends it.
-    sections: dict[int, str] = {}
+    sections: set[int] = set()
     for number, raw_line in enumerate(text.splitlines(), start=1):
         raw = _LOG_TIMESTAMP.sub("", raw_line).rstrip()
         if not raw.strip():
             sections.clear()
             continue
         depth_digits, width, rest = _strip_prefix(raw)
-        if header := _SECTION_HEADER.match(rest.strip()):
+        if _SECTION_HEADER.match(rest.strip()):
             saw_sections = True
-            sections[width // 4 + 1] = header[1]
+            sections.add(width // 4 + 1)
             continue
         if (parsed := parse_node(rest)) is None:
             if _FEATURELESS_NODE.match(rest):
@@ -129,31 +129,25 @@ def _read_lines(text: str) -> tuple[list[_Line], bool, str]:
                 )
             continue  # cargo's status lines, warnings, log noise
         node, repeated = parsed
-        if depth_digits is not None:
-            if depth_digits < 0:
-                raise TreeTextError("a `--prefix depth` number of ten digits or more", number)
-            depth = depth_digits
-            prefix_style = "depth"
-        else:
-            # Without drawing a line is a root, or any line of `--prefix none`; which one is
-            # settled once all lines are read.
-            depth = width // 4
-            if width:
-                prefix_style = "indent"
-        sections = {d: k for d, k in sections.items() if d <= depth}
-        kind = sections.get(depth)
-        lines.append(_Line(number, depth, node, repeated, kind))
-    return lines, saw_sections, prefix_style
+        if depth_digits is not None and depth_digits < 0:
+            raise TreeTextError("a `--prefix depth` number of ten digits or more", number)
+        # Without drawing a line is a root, or any line of `--prefix none`; which one is
+        # settled once all lines are read.
+        depth = width // 4 if depth_digits is None else depth_digits
+        drawn |= depth_digits is not None or width > 0
+        sections = {d for d in sections if d <= depth}
+        lines.append(_Line(number, depth, node, repeated, depth in sections))
+    return lines, saw_sections, drawn
 
 
 def parse_tree_text(text: str) -> ParsedTree:
-    node_lines, saw_sections, prefix_style = _read_lines(text)
+    node_lines, saw_sections, drawn = _read_lines(text)
     if not node_lines:
         raise TreeTextError(
             "no dependency lines found: expected output of cargo tree -f '{p} [{f}]'"
         )
     graph = DependencyGraph()
-    if prefix_style == "none":
+    if not drawn:
         for line in node_lines:
             graph.add_node(line.node)
         inverted = not node_lines[0].node.package.is_local
@@ -167,7 +161,7 @@ def parse_tree_text(text: str) -> ParsedTree:
         if skipped_below is not None and line.depth > skipped_below:
             continue
         skipped_below = None
-        if line.section_kind is not None:
+        if line.in_section:
             # Dev- and build-dependency edges are not part of what `cargo build` links.
             skipped_below = line.depth
             continue

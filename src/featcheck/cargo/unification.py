@@ -74,13 +74,11 @@ def decide(
     if mode != "workspace":
         return PER_MEMBER
     asked = f'resolver.feature-unification = "workspace" in {where}'
-    unstable: bool | None = None
-    unstable_where = ""
+    unstable: tuple[bool, str] | None = None  # the unstable flag, and where it is set
     if UNSTABLE_VARIABLE in environment:
-        unstable = environment[UNSTABLE_VARIABLE].strip() == "true"
-        unstable_where = UNSTABLE_VARIABLE
+        unstable = (environment[UNSTABLE_VARIABLE].strip() == "true", UNSTABLE_VARIABLE)
     elif settings.unstable is not None:
-        unstable, unstable_where = settings.unstable[0], show(settings.unstable[1])
+        unstable = (settings.unstable[0], show(settings.unstable[1]))
     if release is None:
         return Unification(
             result_note=f"{asked} is not applied: --no-exec runs no toolchain to learn whether "
@@ -88,11 +86,11 @@ def decide(
         )
     if not nightly_release(release, environment):
         why = f"the toolchain is not nightly (rustc {release}), and only nightly cargo reads it"
-    elif not unstable:
+    elif unstable is None or not unstable[0]:
         why = (
             "nightly cargo reads it only with `[unstable] feature-unification = true` "
             f"(or {UNSTABLE_VARIABLE}=true)"
-            + (f", which {unstable_where} sets to false" if unstable is False else "")
+            + (f", which {unstable[1]} sets to false" if unstable is not None else "")
         )
     else:
         return Unification(
