@@ -124,10 +124,21 @@ def resolve_toolchain(workdir: Path, timeout: float, *, trust: TrustContext) -> 
             path=request.origin,
             line=request.line,
         )
+    return _rustup_toolchain(rustup, request, default, str(home), trust, timeout)
+
+
+def _rustup_toolchain(
+    rustup: str,
+    request: ToolchainRequest,
+    default: str | None,
+    home: str,
+    trust: TrustContext,
+    timeout: float,
+) -> Toolchain:
     try:
         # rustup's settings file records its default; asking rustup costs a process start.
-        name = request.name or default or rustup_default(rustup, str(home), trust, timeout)
-        real_cargo, real_rustc = rustup_binaries(rustup, name, str(home), trust, timeout)
+        name = request.name or default or rustup_default(rustup, home, trust, timeout)
+        real_cargo, real_rustc = rustup_binaries(rustup, name, home, trust, timeout)
     except RustupError as error:
         why = "" if request.origin is not None else f" ({request.why})"
         message = f"rustup cannot provide the toolchain{why}: {error}"
