@@ -88,8 +88,9 @@ def finish(
     # A deferred finding another reported finding covers goes before suppressions count: an
     # allow for it has matched nothing the report would show.
     standing = uncovered(merged, suppression.kept)
-    changed = len(standing) != len(merged)
-    if changed or any(a is not b for a, b in zip(standing, merged, strict=True)):
+    if len(standing) != len(merged) or any(
+        a is not b for a, b in zip(standing, merged, strict=True)
+    ):
         suppression = suppress(standing)
     kept = settled(suppression.kept, result.configurations)
     result.findings = sorted([*kept, *suppression.unused], key=finding_order)
@@ -113,11 +114,6 @@ def finding_order(finding: Finding) -> tuple[Any, ...]:
     )
 
 
-TargetCheck = Callable[[str], object]
-"""Asks rustc about a target (the runner's `target_cfg`); raises FeatcheckError for one it
-does not know."""
-
-
 @dataclass
 class KnownNames:
     """The workspace's members, every crate its dependency graph holds or declares, and the
@@ -130,8 +126,9 @@ class KnownNames:
 
     metadata: Workspace
     audited_targets: list[str]
-    target_check: TargetCheck | None
-    """None where rustc is not asked (--no-exec): no target is called unknown there."""
+    target_check: Callable[[str], object] | None
+    """Asks rustc about a target (the runner's `target_cfg`), raising FeatcheckError for one it
+    does not know; None where rustc is not asked (--no-exec): no target is called unknown there."""
 
     @functools.cached_property
     def _members(self) -> list[str]:
@@ -181,6 +178,7 @@ class KnownNames:
 # ignored, suppressed, or finds nothing, FC003 reports `simd` with its own location and fix
 # (placement.py gives it a fix that adds only `simd`); where FC001 is reported, FC003 stays out
 # of the report as before.
+
 
 _Cover = tuple[str | None, str | None, str, str, str, FeatureSelection | None]
 """A reported finding's member, target, crate, version, feature and one configuration."""
