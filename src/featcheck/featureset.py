@@ -54,15 +54,11 @@ def feature_value_error(value: str) -> str | None:
 def parse_features(texts: Iterable[str]) -> tuple[str, ...]:
     """`--features "a b,c" --features d` -> ("a", "b", "c", "d"), as cargo splits them;
     ValueError naming the first value cargo would not accept."""
-    found: list[str] = []
-    for text in texts:
-        for value in _SEPARATORS.split(text):
-            if not value:
-                continue
-            error = feature_value_error(value)
-            if error is not None:
-                raise ValueError(error)
-            found.append(value)
+    found = [value for text in texts for value in _SEPARATORS.split(text) if value]
+    for value in found:
+        error = feature_value_error(value)
+        if error is not None:
+            raise ValueError(error)
     return tuple(dict.fromkeys(found))
 
 

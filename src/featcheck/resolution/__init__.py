@@ -149,7 +149,7 @@ def resolve_configurations(
     if current is _Current.FROM_METADATA:
         current = index.resolve_root
     current_position = None if current is None else _member_index(index, current)
-    positions = [(_member_index(index, member), job) for job in jobs for member in job[:1]]
+    positions = [(_member_index(index, job[0]), job) for job in jobs]
     graphs: dict[tuple[str, str, FeatureSelection], DependencyGraph] = {}
     # Pause the cyclic garbage collector: resolving allocates many small objects and none are
     # cycles, and with a big metadata already in memory each pass would rescan all of it (it

@@ -102,10 +102,8 @@ class BuildContext:
         for edge in self.edges(key >> 1):
             if (edge.kind == DEV) != dev:
                 continue
-            if (
-                self.decoupled
-                and edge.platform is not None
-                and not self.platform_active(edge.platform, host or edge.kind == BUILD)
+            if self.decoupled and not self.platform_active(
+                edge.platform, host or edge.kind == BUILD
             ):
                 continue
             # cargo's `lib_fk`: host units stay host; build-deps and proc-macros become host.

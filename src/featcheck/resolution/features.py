@@ -244,9 +244,7 @@ class Resolver:
 
     def _follow_dependencies(self, key: int) -> None:
         """Build unit `key` (once: features added later are pushed straight to the unit)."""
-        features = self.state.features
-        if key & self.mask not in features:
-            features[key & self.mask] = set()
+        self.state.features.setdefault(key & self.mask, set())
         self.processed.add(key)
         for edge, dep_key in self.deps(key):
             if not edge.optional:

@@ -246,7 +246,6 @@ OUT_OF_DATE = (
     "Cargo.lock is out of date with the manifests (cargo rewrites it before any fix): no fix "
     "is confirmed; `--fix` asks cargo for each and applies those it accepts"
 )
-"""Said once per run."""
 
 FIX_NOTE = "`--fix` asks cargo for it first"
 """Said by each fix `--fix` would try (the run's note says why, once)."""

@@ -219,9 +219,10 @@ def resolve(run: Run, scope: Scope, plan: ConfigurationPlan) -> Resolved:
     )
     for (member, selection), error in errors.items():
         plan.refuse(member, selection, str(error))
-    builds: Builds = {}
-    for key, graph in graphs.items():
-        member_node = next(graph.nodes())  # the member comes first, as in cargo tree's output
-        builds[key] = ParsedTree(graph, False, True, False, [member_node])
+    # The member comes first, as in cargo tree's output.
+    builds = {
+        key: ParsedTree(graph, False, True, False, [next(graph.nodes())])
+        for key, graph in graphs.items()
+    }
     plan.share(builds)
     return Resolved(model, builds)
