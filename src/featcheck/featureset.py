@@ -158,9 +158,9 @@ def member_selection(
 
 def unmatched(selection: FeatureSelection, packages: Sequence[Package]) -> str | None:
     """cargo's error for the features of `selection` that none of the selected members has."""
-    missing = set(selection.features)
-    for package in packages:
-        missing &= set(member_selection(selection, package)[1])
+    missing = set(selection.features).intersection(
+        *(member_selection(selection, package)[1] for package in packages)
+    )
     if not missing:
         return None
     listed, names = ", ".join(sorted(missing)), [p.name for p in packages]

@@ -142,7 +142,6 @@ def _member_named(members: Sequence[Package], name: str) -> Package | None:
 
 def plan_builds(run: Run, scope: Scope) -> ConfigurationPlan:
     """The feature selections to resolve for each member, and those cargo would refuse."""
-    root_id = scope.metadata.resolve_root
     # Members a rule looks at themselves: their own features then decide.
     itself = frozenset(
         m.id
@@ -153,7 +152,7 @@ def plan_builds(run: Run, scope: Scope) -> ConfigurationPlan:
         scope.members,
         scope.requested,
         each=scope.each_feature,
-        legacy_root=root_id if scope.resolver == 1 else None,
+        legacy_root=scope.metadata.resolve_root if scope.resolver == 1 else None,
         self_audited=itself,
         deadline=run.deadline,
     )
