@@ -88,9 +88,8 @@ def finish(
     # A deferred finding another reported finding covers goes before suppressions count: an
     # allow for it has matched nothing the report would show.
     standing = uncovered(merged, suppression.kept)
-    if len(standing) != len(merged) or any(
-        a is not b for a, b in zip(standing, merged, strict=True)
-    ):
+    changed = len(standing) != len(merged)
+    if changed or any(a is not b for a, b in zip(standing, merged, strict=True)):
         suppression = suppress(standing)
     kept = settled(suppression.kept, result.configurations)
     result.findings = sorted([*kept, *suppression.unused], key=finding_order)
@@ -178,7 +177,6 @@ class KnownNames:
 # ignored, suppressed, or finds nothing, FC003 reports `simd` with its own location and fix
 # (placement.py gives it a fix that adds only `simd`); where FC001 is reported, FC003 stays out
 # of the report as before.
-
 
 _Cover = tuple[str | None, str | None, str, str, str, FeatureSelection | None]
 """A reported finding's member, target, crate, version, feature and one configuration."""
