@@ -218,8 +218,6 @@ def settled(
     member's base build first), as `merge_configurations` gives them."""
     revived = {f.identity for f in findings if f.deferred_to}
     merged = merge_configurations([replace(f, deferred_to=()) for f in findings])
-    if not revived:
-        return merged
     return [
         replace(f, configurations=_in_audit_order(f, audited)) if f.identity in revived else f
         for f in merged
