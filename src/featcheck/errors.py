@@ -6,6 +6,7 @@ resolve) is raised as `FeatcheckError`; every other exception is a bug in featch
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 
 
@@ -25,9 +26,6 @@ class FeatcheckError(Exception):
         self.column = column
 
     def __str__(self) -> str:
-        where = ""
-        for part in (self.path, self.line, self.column):
-            if part is None:
-                break
-            where += f"{part}:"
+        parts = itertools.takewhile(lambda p: p is not None, (self.path, self.line, self.column))
+        where = "".join(f"{part}:" for part in parts)
         return f"{where} {self.message}" if where else self.message

@@ -54,15 +54,11 @@ def feature_value_error(value: str) -> str | None:
 def parse_features(texts: Iterable[str]) -> tuple[str, ...]:
     """`--features "a b,c" --features d` -> ("a", "b", "c", "d"), as cargo splits them;
     ValueError naming the first value cargo would not accept."""
-    found: list[str] = []
-    for text in texts:
-        for value in _SEPARATORS.split(text):
-            if not value:
-                continue
-            error = feature_value_error(value)
-            if error is not None:
-                raise ValueError(error)
-            found.append(value)
+    found = [value for text in texts for value in _SEPARATORS.split(text) if value]
+    for value in found:
+        error = feature_value_error(value)
+        if error is not None:
+            raise ValueError(error)
     return tuple(dict.fromkeys(found))
 
 
@@ -162,9 +158,9 @@ def member_selection(
 
 def unmatched(selection: FeatureSelection, packages: Sequence[Package]) -> str | None:
     """cargo's error for the features of `selection` that none of the selected members has."""
-    missing = set(selection.features)
-    for package in packages:
-        missing &= set(member_selection(selection, package)[1])
+    missing = set(selection.features).intersection(
+        *(member_selection(selection, package)[1] for package in packages)
+    )
     if not missing:
         return None
     listed, names = ", ".join(sorted(missing)), [p.name for p in packages]

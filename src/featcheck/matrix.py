@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from featcheck.deadline import NO_DEADLINE, Deadline
 from featcheck.featureset import (
@@ -109,28 +109,23 @@ def plan_configurations(
                 )
             found = [DEFAULT]
         plan.selections[member.id] = list(dict.fromkeys(found))
-        if member.id not in self_audited:
-            _group_equivalent(plan, member, deadline)
-    return plan
-
-
-def _group_equivalent(plan: ConfigurationPlan, member: Package, deadline: Deadline) -> None:
-    """Record in `plan.same_as` each selection of `member` that builds what an earlier one
-    does (the same dependency values reached, the same flags)."""
-    effects = FeatureEffects(member.features)
-    first: dict[tuple[Any, ...], FeatureSelection] = {}
-    for selection in plan.selections[member.id]:
-        if selection.all_features:
+        if member.id in self_audited:
             continue
-        deadline.check("planning the build configurations")
-        seeds = list(selection.features)
-        if not selection.no_default_features:
-            seeds.append("default")
-        key = (selection.no_default_features, effects.of(seeds))
-        if key in first:
-            plan.same_as[(member.id, selection)] = first[key]
-        else:
-            first[key] = selection
+        # Each selection that builds what an earlier one does (the same dependency values
+        # reached, the same flags) is resolved as that one.
+        effects = FeatureEffects(member.features)
+        first: dict[tuple[bool, frozenset[FeatureValue]], FeatureSelection] = {}
+        for selection in plan.selections[member.id]:
+            if selection.all_features:
+                continue
+            deadline.check("planning the build configurations")
+            default = () if selection.no_default_features else ("default",)
+            key = (selection.no_default_features, effects.of((*selection.features, *default)))
+            if key in first:
+                plan.same_as[(member.id, selection)] = first[key]
+            else:
+                first[key] = selection
+    return plan
 
 
 class FeatureEffects:
@@ -156,8 +151,10 @@ class FeatureEffects:
         own: list[str] = []
         outside: set[FeatureValue] = set()
         for value in self._table.get(name, ()):
-            is_own = value.kind == FEATURE and value.name in self._table
-            (own.append(value.name) if is_own else outside.add(value))
+            if value.kind == FEATURE and value.name in self._table:
+                own.append(value.name)
+            else:
+                outside.add(value)
         return own, outside
 
     def _of_feature(self, start: str) -> frozenset[FeatureValue]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext, suppress
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from featcheck import audit
@@ -193,7 +193,7 @@ def detect_all(run: Run, scope: Scope, plan: ConfigurationPlan, builds: Builds) 
     # What packages --no-exec could not read may change, build by build (nothing otherwise).
     completeness = Completeness(scope.metadata, scope.resolver)
     found = Detections()
-    skips = _SkipLog()
+    skips: dict[tuple[str, str], TargetSkip] = {}
     first: dict[tuple[str, str, str, Node, str, tuple[str, ...]], Flagged] = {}
     # Whether a rule applies depends on the target alone: asked once per rule and target, not
     # for each of hundreds of members.
@@ -216,7 +216,7 @@ def detect_all(run: Run, scope: Scope, plan: ConfigurationPlan, builds: Builds) 
                     reason = skipped_on[on_target]
                     if reason is not None:
                         standing = [d for d in detections if not d.deferred_to]
-                        skips.add(rule, target, reason, member.name, len(standing))
+                        _log_skip(skips, rule, target, reason, member.name, len(standing))
                         continue
                     for detection in detections:
                         if reach.hides(detection.node):
@@ -242,7 +242,7 @@ def detect_all(run: Run, scope: Scope, plan: ConfigurationPlan, builds: Builds) 
                         )
                         first[key] = item
                         found.flagged.append(item)
-    found.skipped = skips.entries()
+    found.skipped = [skips[key] for key in sorted(skips)]
     found.unread_note = completeness.unread_note()
     return found
 
@@ -257,21 +257,19 @@ def _covered_here(scope: Scope, view: BuildView, deferred: Detection) -> bool:
     return not covering or any(skipped_for_target(rule, view) is not None for rule in covering)
 
 
-class _SkipLog:
-    """Findings a rule would have made on targets it does not apply to, once per rule and
+def _log_skip(
+    skips: dict[tuple[str, str], TargetSkip],
+    rule: Rule,
+    target: str,
+    reason: str,
+    member: str,
+    findings: int,
+) -> None:
+    """Findings a rule would have made on a target it does not apply to, once per rule and
     target (several members share one line)."""
-
-    def __init__(self) -> None:
-        self._seen: dict[tuple[str, str], TargetSkip] = {}
-
-    def add(self, rule: Rule, target: str, reason: str, member: str, findings: int) -> None:
-        if findings == 0:
-            return
-        key = (rule.code, target)
-        known = self._seen.get(key)
-        members = (*known.members, member) if known else (member,)
-        count = (known.findings if known else 0) + findings
-        self._seen[key] = TargetSkip(rule.code, rule.name, target, reason, members, count)
-
-    def entries(self) -> list[TargetSkip]:
-        return [self._seen[key] for key in sorted(self._seen)]
+    if findings:
+        known = skips.get((rule.code, target)) or TargetSkip(
+            rule.code, rule.name, target, reason, (), 0
+        )
+        members, count = (*known.members, member), known.findings + findings
+        skips[(rule.code, target)] = replace(known, members=members, findings=count)

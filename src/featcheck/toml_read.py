@@ -11,8 +11,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-_Loads = Callable[[str], dict[str, Any]]
-_parser: tuple[_Loads, type[Exception]]
+_parser: tuple[Callable[[str], dict[str, Any]], type[Exception]]
 if sys.version_info >= (3, 11):
     import tomllib
 

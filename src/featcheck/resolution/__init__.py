@@ -93,24 +93,22 @@ def resolve_builds(
     features: FeatureSelection = DEFAULT,
     unify_workspace: bool = False,
 ) -> dict[tuple[str, str], DependencyGraph]:
-    """The graph of `cargo build -p MEMBER --target T` for every member and target.
+    """The graph of `cargo build -p MEMBER --target T` for every member and target, keyed by
+    (member package id, target triple).
 
-    Keys are (member package id, target triple). `index` is the workspace's package table, from
-    `cargo metadata --format-version 1` run without `--filter-platform` or feature flags (its
-    resolve must hold every platform's edges) or from files (`--no-exec`).
-    `host` is the cfg of the machine cargo runs on: build scripts, proc-macros and their
-    dependencies are built for it, so their `[target.X]` tables are evaluated against it. It
-    defaults to each target's own cfg, which is exact when auditing the host target.
+    `index` is the workspace's package table: from `cargo metadata --format-version 1` without
+    `--filter-platform` or feature flags (its resolve must hold every platform's edges), or from
+    files (`--no-exec`). `host` is the cfg of the machine cargo runs on, which build scripts,
+    proc-macros and their dependencies are built for (their `[target.X]` tables are evaluated
+    against it); by default each target's own, exact when auditing the host target.
 
     `current` is the package id of the manifest cargo would run for (`--manifest-path`, or the
-    working directory's); None for a virtual manifest. It matters only for resolver 1, where
-    cargo resolves that package along with the `-p` one. By default it is metadata's
-    `resolve.root`, right whenever the builds are meant for the manifest metadata ran for.
-    `features` is the feature selection (`--features`, `--no-default-features`,
-    `--all-features`) as it applies to each member (see `featureset.member_selection`); the
-    metadata must then come from `cargo metadata --all-features`, whose resolve holds every
-    optional dependency.
-    Raises `FeatureSelectionError` when a member does not define a feature it is given.
+    working directory's), None for a virtual manifest; only resolver 1 resolves it along with
+    the `-p` one. By default metadata's `resolve.root`, right whenever the builds are meant for
+    the manifest metadata ran for. `features` is the feature selection as it applies to each
+    member (`featureset.member_selection`); the metadata must then come from `cargo metadata
+    --all-features`, whose resolve holds every optional dependency. Raises
+    `FeatureSelectionError` when a member does not define a feature it is given.
     `unify_workspace`: features unify over every workspace member's build, as cargo's
     `resolver.feature-unification = "workspace"` asks (each graph still only what the member
     reaches).
@@ -149,7 +147,7 @@ def resolve_configurations(
     if current is _Current.FROM_METADATA:
         current = index.resolve_root
     current_position = None if current is None else _member_index(index, current)
-    positions = [(_member_index(index, member), job) for job in jobs for member in job[:1]]
+    positions = [(_member_index(index, job[0]), job) for job in jobs]
     graphs: dict[tuple[str, str, FeatureSelection], DependencyGraph] = {}
     # Pause the cyclic garbage collector: resolving allocates many small objects and none are
     # cycles, and with a big metadata already in memory each pass would rescan all of it (it

@@ -102,10 +102,8 @@ class BuildContext:
         for edge in self.edges(key >> 1):
             if (edge.kind == DEV) != dev:
                 continue
-            if (
-                self.decoupled
-                and edge.platform is not None
-                and not self.platform_active(edge.platform, host or edge.kind == BUILD)
+            if self.decoupled and not self.platform_active(
+                edge.platform, host or edge.kind == BUILD
             ):
                 continue
             # cargo's `lib_fk`: host units stay host; build-deps and proc-macros become host.
@@ -121,13 +119,11 @@ class BuildContext:
             return self._unedited.tree_deps(key)
         found = self._tree_deps.get(key)
         if found is None:
-            host = bool(key & 1)
-            edges: list[tuple[Edge, int]] = []
-            for edge in self.edges(key >> 1):
-                if edge.kind != NORMAL or not self.platform_active(edge.platform, host):
-                    continue
-                # cargo tree's rule: host units stay host, proc-macros become host.
-                dep_host = host or self.index.packages[edge.dep].proc_macro
-                edges.append((edge, edge.dep * 2 + dep_host))
-            found = self._tree_deps[key] = tuple(edges)
+            host, packages = bool(key & 1), self.index.packages
+            # cargo tree's rule: host units stay host, proc-macros become host.
+            found = self._tree_deps[key] = tuple(
+                (edge, edge.dep * 2 + (host or packages[edge.dep].proc_macro))
+                for edge in self.edges(key >> 1)
+                if edge.kind == NORMAL and self.platform_active(edge.platform, host)
+            )
         return found

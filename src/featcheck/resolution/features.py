@@ -93,12 +93,11 @@ def build_requests(
     flags as they apply to it, as with `--workspace` (a plain feature where the member defines
     it, `dep/feature` where it declares `dep`).
 
-    Else, with resolver 1, `current` with its defaults (featcheck does not apply flags to it,
-    see `audit`): `current` is the package cargo runs for (the manifest in the working
-    directory or given with `--manifest-path`). With resolver 1 in a workspace whose root is a
-    package, cargo resolves that package alongside every `-p` one
-    (`members_with_features_old`), so its features and dev-dependencies count even though only
-    MEMBER is built.
+    Else, with resolver 1, `current` (the package cargo runs for: the manifest in the working
+    directory or given with `--manifest-path`) with its defaults, featcheck applying no flags
+    to it (see `audit`): in a workspace whose root is a package, cargo resolves that package
+    alongside every `-p` one (`members_with_features_old`), so its features and
+    dev-dependencies count even though only MEMBER is built.
     """
     requests = {member: requested_values(context, member, selection)}
     if context.unify_workspace:
@@ -244,9 +243,7 @@ class Resolver:
 
     def _follow_dependencies(self, key: int) -> None:
         """Build unit `key` (once: features added later are pushed straight to the unit)."""
-        features = self.state.features
-        if key & self.mask not in features:
-            features[key & self.mask] = set()
+        self.state.features.setdefault(key & self.mask, set())
         self.processed.add(key)
         for edge, dep_key in self.deps(key):
             if not edge.optional:

@@ -113,11 +113,6 @@ def finding_order(finding: Finding) -> tuple[Any, ...]:
     )
 
 
-TargetCheck = Callable[[str], object]
-"""Asks rustc about a target (the runner's `target_cfg`); raises FeatcheckError for one it
-does not know."""
-
-
 @dataclass
 class KnownNames:
     """The workspace's members, every crate its dependency graph holds or declares, and the
@@ -130,8 +125,9 @@ class KnownNames:
 
     metadata: Workspace
     audited_targets: list[str]
-    target_check: TargetCheck | None
-    """None where rustc is not asked (--no-exec): no target is called unknown there."""
+    target_check: Callable[[str], object] | None
+    """Asks rustc about a target (the runner's `target_cfg`), raising FeatcheckError for one it
+    does not know; None where rustc is not asked (--no-exec): no target is called unknown there."""
 
     @functools.cached_property
     def _members(self) -> list[str]:
@@ -222,8 +218,6 @@ def settled(
     member's base build first), as `merge_configurations` gives them."""
     revived = {f.identity for f in findings if f.deferred_to}
     merged = merge_configurations([replace(f, deferred_to=()) for f in findings])
-    if not revived:
-        return merged
     return [
         replace(f, configurations=_in_audit_order(f, audited)) if f.identity in revived else f
         for f in merged
@@ -248,7 +242,6 @@ OUT_OF_DATE = (
     "Cargo.lock is out of date with the manifests (cargo rewrites it before any fix): no fix "
     "is confirmed; `--fix` asks cargo for each and applies those it accepts"
 )
-"""Said once per run."""
 
 FIX_NOTE = "`--fix` asks cargo for it first"
 """Said by each fix `--fix` would try (the run's note says why, once)."""

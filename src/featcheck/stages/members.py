@@ -142,7 +142,6 @@ def _member_named(members: Sequence[Package], name: str) -> Package | None:
 
 def plan_builds(run: Run, scope: Scope) -> ConfigurationPlan:
     """The feature selections to resolve for each member, and those cargo would refuse."""
-    root_id = scope.metadata.resolve_root
     # Members a rule looks at themselves: their own features then decide.
     itself = frozenset(
         m.id
@@ -153,7 +152,7 @@ def plan_builds(run: Run, scope: Scope) -> ConfigurationPlan:
         scope.members,
         scope.requested,
         each=scope.each_feature,
-        legacy_root=root_id if scope.resolver == 1 else None,
+        legacy_root=scope.metadata.resolve_root if scope.resolver == 1 else None,
         self_audited=itself,
         deadline=run.deadline,
     )
@@ -219,9 +218,10 @@ def resolve(run: Run, scope: Scope, plan: ConfigurationPlan) -> Resolved:
     )
     for (member, selection), error in errors.items():
         plan.refuse(member, selection, str(error))
-    builds: Builds = {}
-    for key, graph in graphs.items():
-        member_node = next(graph.nodes())  # the member comes first, as in cargo tree's output
-        builds[key] = ParsedTree(graph, False, True, False, [member_node])
+    # The member comes first, as in cargo tree's output.
+    builds = {
+        key: ParsedTree(graph, False, True, False, [next(graph.nodes())])
+        for key, graph in graphs.items()
+    }
     plan.share(builds)
     return Resolved(model, builds)

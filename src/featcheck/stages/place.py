@@ -165,11 +165,8 @@ def offered_by_library(scope: Scope, search: FeatureSearch, item: Flagged) -> bo
     detection = item.detection
     if item.rule.kind is not Kind.MISSING or not detection.feature:
         return False
-    if not item.member.is_library_only:
-        return False
-    node = detection.node
-    goal = scope.metadata.package_of(node.package)
-    if goal is None:
+    goal = scope.metadata.package_of(detection.node.package)
+    if goal is None or not item.member.is_library_only:
         return False
     # Only a feature this build leaves off is an offer: `default` is on (or the user turned it
     # off), and one that is on reaches the feature only through a dependency that is not.
