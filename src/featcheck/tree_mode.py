@@ -29,7 +29,7 @@ def _standing(rule: Rule, rules: tuple[Rule, ...], view: BuildView) -> list[Dete
         covering = covering_rules(Catalogue.builtin().rules, detection)
         if not covering or any(skipped_for_target(c, view) is not None for c in covering):
             continue
-        run = (c for c in covering if c in rules)
+        run = [c for c in covering if c in rules]
         if any(d.node == detection.node for c in run for d in detect(c, view)):
             continue
         found.append(replace(detection, deferred_to=()))  # it stands: no deferral is reported
@@ -67,20 +67,7 @@ def audit_tree_text(
             "the proc-macro; print it with --target TRIPLE"
         )
     if len(roots) > 1:
-        # A tree of several members (cargo printed it for the whole workspace, inverted or not)
-        # shows the union of their features: each member built alone (`cargo build -p MEMBER`,
-        # `cargo install`) may lack some. A missing feature is missing for every one of them
-        # too, but "no findings" would speak for builds the tree does not show.
-        names = ", ".join(sorted({r.name for r in roots}))
-        result.notes.append(
-            f"this tree was printed for several members ({names}), so cargo unified their "
-            "features; `cargo build -p MEMBER` may get fewer: print one tree per member with "
-            "-p MEMBER"
-        )
-        result.no_verdict.append(
-            f"cargo unified {len(roots)} members in this tree; a member built alone may lack "
-            "features it shows"
-        )
+        _unified_members(result, roots)
     if not rules:
         result.no_verdict.append("no rule was run")
     for rule in rules:
@@ -106,6 +93,23 @@ def audit_tree_text(
             )
     result.findings.sort(key=finding_order)
     return result
+
+
+def _unified_members(result: AuditResult, roots: list[Node]) -> None:
+    """A tree of several members (cargo printed it for the whole workspace, inverted or not)
+    shows the union of their features: each member built alone (`cargo build -p MEMBER`,
+    `cargo install`) may lack some. A missing feature is missing for every one of them too,
+    but "no findings" would speak for builds the tree does not show."""
+    names = ", ".join(sorted({r.name for r in roots}))
+    result.notes.append(
+        f"this tree was printed for several members ({names}), so cargo unified their "
+        "features; `cargo build -p MEMBER` may get fewer: print one tree per member with "
+        "-p MEMBER"
+    )
+    result.no_verdict.append(
+        f"cargo unified {len(roots)} members in this tree; a member built alone may lack "
+        "features it shows"
+    )
 
 
 def _cargo_answer_instead_of_tree(text: str, source_name: str) -> AuditResult:
@@ -135,4 +139,5 @@ def _cargo_answer_instead_of_tree(text: str, source_name: str) -> AuditResult:
 def _owners(graph: DependencyGraph, roots: list[Node], node: Node, structured: bool) -> list[Node]:
     if not structured:
         return list(roots) if len(roots) == 1 else []
-    return [r for r in roots if r == node or r in graph.ancestors(node)]
+    ancestors = graph.ancestors(node)
+    return [r for r in roots if r in ancestors or r == node]
