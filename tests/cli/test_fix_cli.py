@@ -47,6 +47,32 @@ def test_fix_keeps_the_file_mode(tmp_path: Path, offline_cargo_for: Callable[...
     assert '"rayon", "simd"]' in manifest.read_text()
 
 
+def test_a_lockfile_cargo_creates_is_named_by_fix_and_printed_whole_by_diff(
+    tmp_path: Path, offline_cargo_for: Callable[..., Path]
+) -> None:
+    """A crate without Cargo.lock (a library's, often): --fix writes the one cargo made for the
+    fixed workspace, as `cargo add` would, and names it in one line instead of printing
+    thousands of cargo's lines; --diff, a patch, holds all of it."""
+    project = tmp_path / "app"
+    shutil.copytree(CRATES / "pitb-exec-cpu", project)
+    (project / "Cargo.lock").unlink()
+    offline_cargo_for(project)
+    shown = run_in_process(str(project), "--diff")
+    assert shown.returncode == 1 and not (project / "Cargo.lock").exists()
+    assert "--- /dev/null\n+++ b/Cargo.lock\n" in shown.stdout
+    fixed = run_in_process(str(project), "--fix")
+    assert fixed.returncode == 0
+    written = (project / "Cargo.lock").read_text()
+    packages = written.count("[[package]]")
+    assert packages > 1 and f"+{written.splitlines()[-1]}" in shown.stdout
+    assert fixed.stderr.startswith("--- a/Cargo.toml\n+++ b/Cargo.toml\n")
+    assert "Cargo.lock" not in fixed.stderr.split("featcheck: created")[0]
+    assert fixed.stderr.endswith(
+        f"featcheck: created Cargo.lock: cargo's resolution of the fixed workspace, "
+        f"{packages} packages\nfeatcheck: fixed 2 files\n"
+    )
+
+
 def test_every_fix_is_confirmed_by_cargo_before_it_is_called_safe(
     offline_cargo_for: Callable[..., Path],
 ) -> None:

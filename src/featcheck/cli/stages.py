@@ -170,8 +170,11 @@ def fix_or_diff(
         write_changes(prepared.changes)
     # With `diff`, what --fix would write, on stdout; nothing written. A diff quotes manifest
     # lines: control characters (not tabs) escaped, inert in any log. A CRLF line ending is the
-    # manifest's own style, not a hidden CR: it is shown as a line end.
-    shown = render_diff(prepared.changes).split("\n")
+    # manifest's own style, not a hidden CR: it is shown as a line end. A Cargo.lock cargo
+    # wrote where there was none is thousands of lines of cargo's: --fix names it, and only
+    # --diff, a patch, prints it whole.
+    created = [] if diff else [change for change in prepared.changes if change.created]
+    shown = render_diff([c for c in prepared.changes if c not in created]).split("\n")
     lines = [safe_line(line.removesuffix("\r"), tabs=True) for line in shown]
     if not lines[-1]:
         lines.pop()
@@ -180,6 +183,10 @@ def fix_or_diff(
         stream.write(stop_commands(lines))
     else:
         stream.write("".join(f"{line}\n" for line in lines))
+    for change in created:
+        packages = plural(change.updated.count("[[package]]"), "package")
+        what = f"cargo's resolution of the fixed workspace, {packages}"
+        print(f"featcheck: created {printable(change.display)}: {what}", file=sys.stderr)
     for line in prepared.unfixable:
         print(f"featcheck: {printable(line)}", file=sys.stderr)
     if diff:  # exit 1 when there is something to fix
