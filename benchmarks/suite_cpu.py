@@ -44,7 +44,8 @@ KINDS = (
 _FOLDER = "FEATCHECK_SUITE_CPU"
 """Where the workers leave their rows: made by the controller before the workers start, which
 inherit it through their environment."""
-_rows: list[tuple[str, float, float]] = []
+_rows: list[tuple[str, float, float, float]] = []
+"""Per test: its file, pytest's CPU, the CPU of the processes it waited for, its wall time."""
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -60,9 +61,11 @@ def _cpu(who: int) -> float:
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item: pytest.Item) -> Iterator[None]:
     own, waited = _cpu(resource.RUSAGE_SELF), _cpu(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
     yield
     own = _cpu(resource.RUSAGE_SELF) - own
-    _rows.append((item.nodeid.split("::")[0], own, _cpu(resource.RUSAGE_CHILDREN) - waited))
+    waited = _cpu(resource.RUSAGE_CHILDREN) - waited
+    _rows.append((item.nodeid.split("::")[0], own, waited, time.perf_counter() - start))
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
@@ -82,7 +85,10 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
         return
     by_kind: dict[str, list[float]] = {}
     by_file: dict[str, list[float]] = {}
-    for path, own, waited in rows:
+    idle: dict[str, float] = {}
+    for path, own, waited, wall in rows:
+        # A test that sleeps or waits on a timeout holds a worker without using a core.
+        idle[path] = idle.get(path, 0.0) + wall - own - waited
         kind = next((name for name, pattern in KINDS if re.search(pattern, path)), "the rest")
         for table, key in ((by_kind, kind), (by_file, path)):
             totals = table.setdefault(key, [0.0, 0.0, 0.0])
@@ -108,3 +114,9 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     for key, (count, own, waited) in largest:
         kind = next((name for name, pattern in KINDS if re.search(pattern, key)), "the rest")
         write(f"{key:56}{count:5.0f}{own:9.1f}{waited:11.1f}  {kind.split()[0]}")
+    total = sum(row[3] for row in rows)
+    # Wall time no CPU matches: a test sleeping or waiting on a timeout, or waiting for a core.
+    waiting = sum(idle.values())
+    write(f"\nwall seconds in tests {total:.1f}, of which waiting (wall - CPU) {waiting:.1f}")
+    for key, seconds in sorted(idle.items(), key=lambda kv: -kv[1])[:shown]:
+        write(f"{key:56}{seconds:9.1f}")
