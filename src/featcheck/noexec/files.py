@@ -51,84 +51,6 @@ def table(value: Any) -> Mapping[str, Any]:
     return value if isinstance(value, Mapping) else {}
 
 
-# Reading Cargo.lock for `--no-exec`: the `[[package]]` entries, checked.
-#
-# A lockfile is hundreds of `[[package]]` tables in the one layout cargo writes; parsing it with
-# the general TOML parser was a tenth of a --no-exec audit. `_cargo_layout` reads exactly that
-# layout, line by line, and gives up (None) at the first line outside it — a comment after a
-# value, an escape in a string, a one-line array, any other table — so the general parser then
-# reads the file, with its own error for invalid TOML. Every line it accepts is TOML whose value
-# it knows exactly, so both readers give the same data.
-
-_STRING = r'"([^"\\\x00-\x08\x0a-\x1f\x7f]*)"'
-_KEY_STRING = re.compile(rf"([A-Za-z0-9_-]+)[ \t]*=[ \t]*{_STRING}[ \t]*")
-_KEY_ARRAY_START = re.compile(r"([A-Za-z0-9_-]+)[ \t]*=[ \t]*\[[ \t]*")
-_ARRAY_ITEM = re.compile(rf"[ \t]*{_STRING}[ \t]*,[ \t]*")
-_ARRAY_END = re.compile(r"[ \t]*\][ \t]*")
-# A longer lockfile version is left to the general parser (which reads a number of any length).
-_TOP_VERSION = re.compile(r"version[ \t]*=[ \t]*(0|[1-9][0-9]{0,8})[ \t]*")
-_PACKAGE_HEADER = re.compile(r"\[\[package\]\][ \t]*")
-
-
-_CHECK_EVERY = 4096
-"""Lines read between two looks at the deadline (each look costs a clock read)."""
-
-
-def _cargo_layout(text: str, deadline: Deadline = NO_DEADLINE) -> dict[str, Any] | None:
-    document: dict[str, Any] = {}
-    packages: list[dict[str, Any]] = []
-    current: dict[str, Any] | None = None
-    lines = iter(text.split("\n"))
-    for index, line in enumerate(lines):
-        if index % _CHECK_EVERY == 0:
-            deadline.check(READING, READING_HINT)
-        line = line.removesuffix("\r")
-        if not line.strip(" \t"):
-            continue
-        if line[0] == "#":
-            if any(c in line for c in "\r\x7f") or any(c < " " and c != "\t" for c in line):
-                return None  # a control character TOML refuses in a comment
-            continue
-        if line[0] == "[":
-            if _PACKAGE_HEADER.fullmatch(line) is None:
-                return None
-            current = {}
-            packages.append(current)
-            continue
-        if current is None:
-            top = _TOP_VERSION.fullmatch(line)
-            if top is None or "version" in document:
-                return None
-            document["version"] = int(top.group(1))
-            continue
-        pair = _KEY_STRING.fullmatch(line)
-        if pair is not None:
-            key, value = pair.group(1), pair.group(2)
-        else:
-            start = _KEY_ARRAY_START.fullmatch(line)
-            if start is None:
-                return None
-            key, items = start.group(1), []
-            for line in lines:  # the array's lines
-                line = line.removesuffix("\r")
-                item = _ARRAY_ITEM.fullmatch(line)
-                if item is not None:
-                    items.append(item.group(1))
-                elif _ARRAY_END.fullmatch(line) is not None:
-                    break
-                else:
-                    return None
-            else:
-                return None  # the text ends inside the array
-            value = items
-        if key in current:
-            return None  # a duplicate key: invalid, the general parser says where
-        current[key] = value
-    if packages:
-        document["package"] = packages
-    return document
-
-
 _FILE_NAME_BYTES = 255
 """The longest file name Linux, macOS and Windows file systems take."""
 
@@ -139,13 +61,11 @@ def lock_entries(
     """The `[[package]]` entries of Cargo.lock, each with a valid name, a version, and
     string `source` and `dependencies` where present; one line naming the file otherwise
     (also where it links out of `checkout`: boundary.py). Read within `deadline`: the
-    general parsers' one long call is held to it by the audit's alarm (deadline.py)."""
+    parser's one long call is held to it by the audit's alarm (deadline.py)."""
     raw = read_checkout_file(lock_path, "Cargo.lock", MAX_LOCKFILE_BYTES, checkout)
     text = decode_text(raw, lock_path)
-    data = _cargo_layout(text, deadline)
-    if data is None:
-        deadline.check(READING, READING_HINT)
-        data = parse_text(lock_path, text).data  # invalid TOML: one line with its position
+    deadline.check(READING, READING_HINT)
+    data = parse_text(lock_path, text).data  # invalid TOML: one line with its position
     packages = data.get("package", [])
     entries: list[dict[str, Any]] = []
     if not isinstance(packages, list):
