@@ -371,6 +371,23 @@ def test_the_alarm_stops_one_long_call() -> None:
     assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
 
 
+def test_the_alarm_stops_parsing_a_large_toml_file() -> None:
+    """A compiled parser holds Python's signal handlers until it returns (seconds for a 64 MiB
+    lockfile): a text too large for it goes to a parser the alarm stops at once."""
+    from featcheck.deadline import Deadline
+    from featcheck.errors import FeatcheckError
+    from featcheck.toml_read import COMPILED_AT_MOST, toml_data
+
+    entry = '[[package]]\nname = "p{0}"\nversion = "1.0.{0}"\ndependencies = [\n "a",\n]\n\n'
+    text = "".join(entry.format(n) for n in range(400_000))
+    assert len(text) > 16 * COMPILED_AT_MOST
+    started = time.monotonic()
+    spent = r"^reading did not finish within 0.2 s"
+    with pytest.raises(FeatcheckError, match=spent), Deadline(0.2).bounding("reading"):
+        toml_data(text)
+    assert time.monotonic() - started < 1.5
+
+
 @pytest.mark.parametrize("caught", ["said otherwise", "swallowed"])
 def test_the_alarm_is_said_as_such_whatever_a_reader_makes_of_it(caught: str) -> None:
     """Readers turn an error into their own (a file outside the project is not quoted) or
