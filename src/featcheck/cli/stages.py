@@ -173,8 +173,8 @@ def fix_or_diff(
     # manifest's own style, not a hidden CR: it is shown as a line end. A Cargo.lock cargo
     # wrote where there was none is thousands of lines of cargo's: --fix names it, and only
     # --diff, a patch, prints it whole.
-    created = [] if diff else [change for change in prepared.changes if change.created]
-    shown = render_diff([c for c in prepared.changes if c not in created]).split("\n")
+    created = [change for change in prepared.changes if change.created and not diff]
+    shown = render_diff([c for c in prepared.changes if diff or not c.created]).split("\n")
     lines = [safe_line(line.removesuffix("\r"), tabs=True) for line in shown]
     if not lines[-1]:
         lines.pop()
