@@ -40,6 +40,9 @@ def write_registry(directory: Path, spec: dict[str, Any] | None = None) -> Path:
             (root / "src").mkdir(parents=True)
             (root / "src" / "lib.rs").write_text("")
             lines = ["[package]", f'name = "{name}"', f'version = "{version}"', 'edition = "2021"']
+            if "lib" in crate:  # `{"proc-macro": True}`: a crate built for the host
+                lines += ["", "[lib]"]
+                lines += [f'"{k}" = {_toml_value(v)}' for k, v in crate["lib"].items()]
             lines += ["", "[features]"]
             lines += [f'"{k}" = {_toml_value(v)}' for k, v in crate.get("features", {}).items()]
             lines += ["", "[dependencies]"]

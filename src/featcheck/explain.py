@@ -119,8 +119,9 @@ class Explainer:
         if cut is not None and declared is not None and goal is not None:
             lines.extend(self._feature_path(cut, declared, goal, detection.feature))
         if goal is not None:
+            build = self.builds.get((member.id, target), _EMPTY)
             for kind in (DEV, BUILD):
-                lines.extend(self._other_kind(kind, member, goal, detection.feature, cfg))
+                lines.extend(self._other_kind(kind, member, goal, detection.feature, cfg, build))
         lines.extend(self._other_members(detection.node, detection.feature, member, target))
         return tuple(lines)
 
@@ -176,6 +177,8 @@ class Explainer:
                     f"cut at {place}: `default-features = false` on {cut.site.key}",
                 ]
         for start in self.search.enabling_features(declared, goal, feature):
+            if start in cut.dependency.features:
+                continue  # on, and the feature is not: a weak `x?/f` on the way waits for x
             path = self.search.chain((declared.id, start), target_state)
             if path is not None:
                 return [
@@ -184,10 +187,18 @@ class Explainer:
         return [f"no feature of {declared.name} {declared.version} turns it on ({place})"]
 
     def _other_kind(
-        self, kind: DependencyKind, member: Package, goal: Package, feature: str, cfg: TargetCfg
+        self,
+        kind: DependencyKind,
+        member: Package,
+        goal: Package,
+        feature: str,
+        cfg: TargetCfg,
+        build: DependencyGraph,
     ) -> list[str]:
         """Dev- or build-dependencies of the member that turn the feature on where the build
-        of the member itself does not get it (resolver 2 and 3 keep them apart)."""
+        of the member itself does not get it (resolver 2 and 3 keep them apart). Only by what
+        they ask beyond that `build`: what it has on already leaves the feature off (a weak
+        `x?/f` on the way waits for an x that stays off)."""
         lines = []
         written = self.metadata.written[member.id]
         for declaration in member.declarations:
@@ -202,7 +213,7 @@ class Explainer:
             if not any(
                 self.search.chain((packages[dep].id, s), (goal.id, feature)) is not None
                 for dep in resolved
-                for s in starts
+                for s in set(starts) - _features_of(build, packages[dep])
             ):
                 continue
             sites = [site for site in written.of[declaration] if site.applies(cfg)]
@@ -238,3 +249,13 @@ class Explainer:
             f"enabled in the workspace-wide build by member {', '.join(enabling)}, not when "
             f"{member.name} is built alone (cargo build -p {member.name}, cargo install)"
         ]
+
+
+def _features_of(build: DependencyGraph, package: Package) -> set[str]:
+    """The features the build's target units of the package have on."""
+    return {
+        feature
+        for node in build.named(package.name)
+        if node.package.id == package.id and not node.host
+        for feature in node.features
+    }

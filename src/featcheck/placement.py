@@ -15,7 +15,7 @@ from featcheck.builder import FindingBuilder
 from featcheck.deadline import Deadline
 from featcheck.featureset import DEFAULT, FeatureSelection
 from featcheck.fixes.candidates import distances_to
-from featcheck.fixes.direct import member_anchor
+from featcheck.fixes.direct import Goal
 from featcheck.fixes.search import FixSearch, Outcome, Verdict
 from featcheck.report import Finding, Fix, Location, edit_words
 from featcheck.rules.spec import CRATE_PLACEHOLDER, Kind
@@ -243,9 +243,12 @@ class FindingPlacer:
 
     def _fallback_cut(self, item: Flagged) -> Cut | None:
         """Where to point when no fix is found: the member's nearest declaration."""
-        graph = item.view.graph
-        distance = distances_to(graph, item.detection.node)
-        return member_anchor(self.locator, item.member, item.cfg, graph, distance)
+        graph, node = item.view.graph, item.detection.node
+        package = self.search.metadata.package_of(node.package)
+        if package is None:
+            return None
+        goal = Goal(node, package, (item.detection.feature,))
+        return self.search.anchor(item.member, item.cfg, graph, goal, distances_to(graph, node))
 
     def _member_sites(self, item: Flagged) -> list[DeclarationSite]:
         """The member's own declarations on the way to the crate: where a user naturally

@@ -11,7 +11,7 @@ of frontend turns rayon on, and offered no fix through frontend.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -67,17 +67,17 @@ used-when = { reachable = true }
 """
 
 
-@pytest.fixture
-def frontend_cargo(
-    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
-) -> Iterator[Path]:
-    """Every cargo featcheck starts resolves against this test's registry, offline."""
-    yield use_registry(tmp_path_factory.mktemp("frontend-registry"), REGISTRY, monkeypatch)
-
-
+@pytest.mark.parametrize("fast", [["dep:helper"]])
 def test_a_feature_that_builds_a_dependency_passes_its_line_on(
-    frontend_cargo: Path, tmp_path: Path
+    fast: list[str],
+    tmp_path_factory: pytest.TempPathFactory,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
 ) -> None:
+    """Each way to write `fast` turns helper on."""
+    registry = {**REGISTRY, "frontend": {"0.1.0": {**REGISTRY["frontend"]["0.1.0"]}}}
+    registry["frontend"]["0.1.0"]["features"] = {"default": [], "fast": fast}
+    use_registry(tmp_path_factory.mktemp("frontend-registry"), registry, monkeypatch)
     project = tmp_path / "workspace"
     members = {"service": '"0.1"', "batch": '{ version = "0.1", features = ["fast"] }'}
     for name, declaration in members.items():
@@ -97,3 +97,112 @@ def test_a_feature_that_builds_a_dependency_passes_its_line_on(
     )
     alternatives = [fix["description"] for fix in finding["alternatives"]]
     assert 'add "fast" to the features of frontend' in alternatives
+
+
+# frontend's defaults turn on `fast` of its proc-macro, whose own gemmish gets rayon: a crate
+# built for the host. Under resolver 2 the gemmish the member links never gets it that way.
+MACRO_REGISTRY = {
+    "gemmish": REGISTRY["gemmish"],
+    "gemmish-macros": {
+        "0.1.0": {
+            "lib": {"proc-macro": True},
+            "features": {"default": [], "fast": ["gemmish/rayon"]},
+            "dependencies": {"gemmish": {"version": "0.1", "default-features": False}},
+        }
+    },
+    "frontend": {
+        "0.1.0": {
+            "features": {"default": ["gemmish-macros/fast"]},
+            "dependencies": {
+                "gemmish-macros": {"version": "0.1"},
+                "gemmish": {"version": "0.1", "default-features": False},
+            },
+        }
+    },
+}
+
+
+@pytest.mark.parametrize("resolver", ["1", "2"])
+def test_a_path_through_a_proc_macro_reaches_only_the_host_build(
+    resolver: str,
+    tmp_path_factory: pytest.TempPathFactory,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+) -> None:
+    """Resolver 1 gives host and target one feature set, so frontend's defaults are the cut;
+    with 2 nothing of frontend's reaches the linked gemmish, and the finding says so: its
+    chain follows no path through the proc-macro, and it points at frontend's key, not at a
+    `default-features = false` whose removal would change nothing the member links."""
+    use_registry(tmp_path_factory.mktemp("macro-registry"), MACRO_REGISTRY, monkeypatch)
+    project = tmp_path / "workspace"
+    (project / "service" / "src").mkdir(parents=True)
+    (project / "service" / "src" / "main.rs").write_text("fn main() {}\n")
+    declaration = '{ version = "0.1", default-features = false }'
+    (project / "service" / "Cargo.toml").write_text(
+        MEMBER.format(name="service", declaration=declaration)
+    )
+    (project / "Cargo.toml").write_text(
+        WORKSPACE.replace('"2"', f'"{resolver}"').replace(', "batch"', "")
+    )
+    (project / "featcheck.toml").write_text(RULE)
+    report = run_in_process(str(project), "--format", "json")
+    assert report.returncode == 1, report.stderr
+    [finding] = json.loads(report.stdout)["findings"]
+    location = "{file}:{line}:{column}".format(**finding["location"])
+    if resolver == "1":
+        assert finding["chain"][0] == (
+            "would arrive through frontend default → gemmish-macros/fast → gemmish/rayon"
+        )
+        assert location == "service/Cargo.toml:7:31"
+        assert finding["fix"]["edits"][0]["action"] == "remove-default-features"
+        return
+    assert finding["chain"][0] == (
+        "no feature of frontend 0.1.0 turns it on (service/Cargo.toml:7)"
+    )
+    assert location == "service/Cargo.toml:7:1"
+    assert finding["fix"]["description"] == (
+        'add gemmish = { version = "0.1.0", default-features = false, features = ["rayon"] } '
+        "to [dependencies]"
+    )
+
+
+# helper's defaults ask `gemmish?/rayon`: weak, and helper never turns its gemmish on. The
+# member has frontend's `fast` on, so helper is built, and the gemmish it links stays without
+# rayon: the feature that would carry it is on already, and nothing of frontend's delivers it.
+WEAK_REGISTRY = {
+    "gemmish": REGISTRY["gemmish"],
+    "helper": {
+        "0.1.0": {
+            "features": {"default": ["gemmish?/rayon"]},
+            "dependencies": {
+                "gemmish": {"version": "0.1", "default-features": False, "optional": True}
+            },
+        }
+    },
+    "frontend": REGISTRY["frontend"],
+}
+
+
+def test_a_feature_already_on_is_not_named_as_the_one_that_would_deliver(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    use_registry(tmp_path_factory.mktemp("weak-registry"), WEAK_REGISTRY, monkeypatch)
+    project = tmp_path / "workspace"
+    (project / "service" / "src").mkdir(parents=True)
+    (project / "service" / "src" / "main.rs").write_text("fn main() {}\n")
+    declaration = '{ version = "0.1", features = ["fast"] }'
+    (project / "service" / "Cargo.toml").write_text(
+        MEMBER.format(name="service", declaration=declaration)
+        + f"\n[dev-dependencies]\nfrontend = {declaration}\n"
+    )
+    (project / "Cargo.toml").write_text(WORKSPACE.replace(', "batch"', ""))
+    (project / "featcheck.toml").write_text(RULE)
+    report = run_in_process(str(project), "--format", "json")
+    assert report.returncode == 1, report.stderr
+    [finding] = json.loads(report.stdout)["findings"]
+    # No line says the tests' build gets rayon through the dev-dependency: cargo says it does not.
+    assert finding["chain"] == ["no feature of frontend 0.1.0 turns it on (service/Cargo.toml:7)"]
+    assert finding["fix"]["edits"][0]["declaration"] == ["dependencies", "gemmish"]
+    tree = ["cargo", "tree", "-e", "normal,dev", "-i", "gemmish", "-f", "{p} [{f}]", "--offline"]
+    shown = subprocess.run(tree, cwd=project, capture_output=True, text=True, check=True).stdout
+    assert shown.splitlines()[0] == "gemmish v0.1.0 []"

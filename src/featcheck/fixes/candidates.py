@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from featcheck.fixes.direct import Candidate, DirectDependencies, Goal, member_anchor
+from featcheck.fixes.direct import Candidate, DirectDependencies, Goal
 from featcheck.manifest.declarations import Cut, DeclarationSite
 from featcheck.report import Action, Edit
 from featcheck.workspace.model import ModelEdit, MoreFeatures, Package, PackageRef
@@ -80,7 +80,7 @@ class CandidateFinder(DirectDependencies):
                     continue
                 proximity = (0, depth, distance[declared])
                 yield from self._declaration_candidates(owner, declared, proximity, goal, cfg)
-        if (anchor := member_anchor(self.locator, member, cfg, graph, distance)) is None:
+        if (anchor := self.anchor(member, cfg, graph, goal, distance)) is None:
             return
         # Behind a feature that selects the crate before the same line without one: a library
         # keeps its backend optional (and of equal rank, the first one found wins).
@@ -96,9 +96,49 @@ class CandidateFinder(DirectDependencies):
         for owner_node, depth, owner in owners:
             if depth == 0 or owner.id not in self.metadata.member_ids:
                 continue
-            owned = member_anchor(self.locator, owner, cfg, graph, distance, root=owner_node)
+            owned = self.anchor(owner, cfg, graph, goal, distance, root=owner_node)
             if owned is not None:
                 yield from self.candidate(owner, None, goal, owned, depth)
+
+    def anchor(
+        self,
+        member: Package,
+        cfg: TargetCfg,
+        graph: DependencyGraph,
+        goal: Goal,
+        distance: dict[Node, int],
+        root: Node | None = None,
+    ) -> Cut | None:
+        """The member's own declaration nearest to the crate: where a finding points when the
+        fix is a new dependency, or when no fix is found. On its `default-features = false`
+        (the workspace entry's, where that one cuts) only where the declared package's defaults
+        would turn a wanted feature on: elsewhere the line is no cut. `root`: the member's node,
+        where the graph is another member's build (a library on the way); its first node by
+        default."""
+        root = root if root is not None else next(graph.nodes())
+        for declared in sorted(graph.dependencies(root), key=lambda n: (distance.get(n, -1), n)):
+            if declared not in distance:
+                continue
+            carries = self._defaults_carry(declared, goal)
+            for site in self.locator.declared_sites(member, declared, cfg):
+                inherited = site.inherited
+                cut_there = inherited is not None and inherited.disables_defaults() and carries
+                where = inherited if inherited is not None and cut_there else site
+                cut = Cut.at(where, site, declared, carries)
+                if cut is not None:
+                    return cut
+        return None
+
+    def _defaults_carry(self, declared: Node, goal: Goal) -> bool:
+        """Whether the defaults of the package at `declared` turn on a wanted feature of the
+        goal (on the same side of the build), or the goal is the crate itself."""
+        package = self.metadata.package_of(declared.package)
+        if package is None or not any(goal.wanted):
+            return True
+        return any(
+            "default" in self.search.enabling_features(package, goal.package, feature)
+            for feature in goal.wanted
+        )
 
     def _local_owners(
         self, graph: DependencyGraph, root: Node, distance: dict[Node, int]

@@ -25,9 +25,8 @@ from featcheck.workspace.model import DEP_FEATURE, FEATURE, NORMAL, NewDependenc
 
 if TYPE_CHECKING:  # the finders are handed these; direct.py only names their types
     from featcheck.fixes.counterfactual import WhatIf
-    from featcheck.graph import DependencyGraph, Node
+    from featcheck.graph import Node
     from featcheck.locate import Locator
-    from featcheck.semantics.cfg import TargetCfg
     from featcheck.workspace.model import ModelEdit, Package, PackageRef
     from featcheck.workspace.workspace import Workspace
 
@@ -197,27 +196,3 @@ class DirectDependencies:
                     break
         self._entry[backend.name] = found
         return found
-
-
-def member_anchor(
-    locator: Locator,
-    member: Package,
-    cfg: TargetCfg,
-    graph: DependencyGraph,
-    distance: dict[Node, int],
-    root: Node | None = None,
-) -> Cut | None:
-    """The member's own declaration nearest to the crate: where a finding points when the
-    fix is a new dependency, or when no fix is found. `root`: the member's node, where the
-    graph is another member's build (a library on the way); its first node by default."""
-    root = root if root is not None else next(graph.nodes())
-    for declared in sorted(graph.dependencies(root), key=lambda n: (distance.get(n, -1), n)):
-        if declared not in distance:
-            continue
-        for site in locator.declared_sites(member, declared, cfg):
-            inherited = site.inherited
-            where = inherited if inherited is not None and inherited.disables_defaults() else site
-            cut = Cut.at(where, site, declared)
-            if cut is not None:
-                return cut
-    return None

@@ -107,13 +107,16 @@ class Cut:
     """The member's own `workspace = true` declaration when `site` is the workspace entry."""
 
     @classmethod
-    def at(cls, where: DeclarationSite, site: DeclarationSite, dependency: Node) -> Cut | None:
+    def at(
+        cls, where: DeclarationSite, site: DeclarationSite, dependency: Node, defaults: bool = True
+    ) -> Cut | None:
         """The cut at `where`: the package's own line `site`, or the workspace entry it
         inherits; on `default-features = false` where that is written there and takes effect
-        (a `workspace = true` line's own does not), else on the key. None where the key has no
-        span."""
+        (a `workspace = true` line's own does not) and the `defaults` would deliver, else on the
+        key. None where the key has no span."""
         in_workspace_entry = where is not site
         cut_here = where.disables_defaults() and (in_workspace_entry or not where.inherits)
+        cut_here = cut_here and defaults
         written = where.default_features_entry() if cut_here else None
         entry = written[1] if written is not None else where.manifest.entry(where.path)
         if entry is None:

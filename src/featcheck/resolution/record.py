@@ -123,8 +123,11 @@ class _Everything(Record):
         # No member: only paths between features are asked of this record.
         super().__init__(resolver.context, -1, resolver.state)
         self.above = above
+        packages, split = resolver.packages, resolver.context.decoupled
         self.extend(
-            (p * 2, FeatureValue(FEATURE, f)) for p in above for f in resolver.packages[p].features
+            (p * 2 + (split and packages[p].proc_macro), FeatureValue(FEATURE, f))
+            for p in above
+            for f in packages[p].features
         )
 
     def append(self, step: Seed) -> None:
@@ -143,23 +146,34 @@ def _hands_on(taking: FeatureValue, step: FeatureValue) -> bool:
     return taking.weak and step.kind == DEP
 
 
+class _EveryPlatform(TargetCfg):
+    """A target every `[target.X]` table applies to, for features that *would* arrive."""
+
+    __slots__ = ()
+
+    def applies(self, platform: str | None) -> bool:
+        return True
+
+
 class FeatureSearch:
     """Which feature of a declared dependency would turn a missing feature on, and how.
 
     Read off the resolver's own steps, never a table of burn versions (burn 0.22 passes `rayon`
     through to burn-flex, burn 0.21 does not, and only the feature tables can say): for the
     package of the missing feature, one resolution turns on every feature of it and of every
-    package that may depend on it, recorded as in `record_build`, with resolver 1's view of
-    the edges (every declaration for every platform, host and target alike). So a weak
-    `dep?/feature` counts as if the dependency were on: the chain says how the feature *would*
-    arrive, which is what a user needs to see. A dependency is followed along the edge the
-    resolve holds for it, so the package reached is the one cargo picked.
+    package that may depend on it, recorded as in `record_build`, with every declaration for
+    every platform counted. So a weak `dep?/feature` counts as if the dependency were on: the
+    chain says how the feature *would* arrive, which is what a user needs to see. A dependency
+    is followed along the edge the resolve holds for it, so the package reached is the one
+    cargo picked. Host and target are kept apart as the workspace's resolver keeps them
+    (`split_sides`, resolver 2 and 3): a proc-macro's or a build script's dependencies are
+    other units than those the member links, and no path through them delivers a feature there.
     """
 
-    def __init__(self, index: Workspace) -> None:
+    def __init__(self, index: Workspace, split_sides: bool) -> None:
         self.index = index
-        any_target = TargetCfg("", frozenset(), frozenset())
-        self._context = BuildContext(index, any_target, any_target, 1)
+        every = _EveryPlatform("", frozenset(), frozenset())
+        self._context = BuildContext(index, every, every, 2 if split_sides else 1)
         self._records: dict[int, _Everything] = {}
         self._dependents: dict[int, list[int]] = {}
         self._chains: dict[tuple[_Feature, _Feature], list[_Feature] | None] = {}
@@ -186,8 +200,13 @@ class FeatureSearch:
         return closure([goal], lambda p: self._dependents.get(p, ()))
 
     def _state(self, feature: _Feature) -> State | None:
+        """The unit of the package's feature: the host's for a proc-macro, where that is
+        apart, else the target's (what a member's normal dependencies link)."""
         position = self.index.by_id.get(feature[0])
-        return None if position is None else (position * 2, feature[1])
+        if position is None:
+            return None
+        host = self._context.decoupled and self.index.packages[position].proc_macro
+        return position * 2 + host, feature[1]
 
     def chain(self, start: _Feature, goal: _Feature) -> list[_Feature] | None:
         """The shortest chain of features from `start` to `goal`, both included, or None.
