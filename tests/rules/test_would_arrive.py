@@ -67,14 +67,14 @@ used-when = { reachable = true }
 """
 
 
-@pytest.mark.parametrize("fast", [["dep:helper"]])
+@pytest.mark.parametrize("fast", [["dep:helper"], ["helper"]])
 def test_a_feature_that_builds_a_dependency_passes_its_line_on(
     fast: list[str],
     tmp_path_factory: pytest.TempPathFactory,
     monkeypatch: pytest.MonkeyPatch,
     tmp_path: Path,
 ) -> None:
-    """Each way to write `fast` turns helper on."""
+    """With `fast = ["helper"]` the chain passes helper's implicit feature, named once."""
     registry = {**REGISTRY, "frontend": {"0.1.0": {**REGISTRY["frontend"]["0.1.0"]}}}
     registry["frontend"]["0.1.0"]["features"] = {"default": [], "fast": fast}
     use_registry(tmp_path_factory.mktemp("frontend-registry"), registry, monkeypatch)

@@ -234,7 +234,8 @@ class FeatureSearch:
             # all is its name alone.
             name = self.index[package_id].ref.name
             if feature == BUILT:
-                parts.append(name)
+                if parts[-1] != name:  # not again after the implicit feature of an optional dep
+                    parts.append(name)
             else:
                 parts.append(feature if package_id == previous else f"{name}/{feature}")
         return " → ".join(parts)
