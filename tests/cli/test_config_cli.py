@@ -63,6 +63,17 @@ def test_allow_entry_in_workspace_metadata_and_unused_entries_are_reported(
     assert unused["location"]["file"] == "Cargo.toml"
     assert "stale" in unused["message"]
     assert result.returncode == 1
+    # As `ignore = ["FC900"]` in the configuration: the command line turns the report off.
+    for ignore in ("FC900", "unused-suppression"):
+        quiet = run_in_process(str(project), "--format", "json", "--ignore", ignore)
+        assert quiet.returncode == 0, quiet.stderr
+        assert json.loads(quiet.stdout)["findings"] == []
+    refused = run_in_process(str(project), "--select", "FC900")
+    assert (refused.returncode, refused.stdout) == (2, "")
+    assert refused.stderr == (
+        "featcheck: error: FC900 (unused-suppression) is reported unless ignored; "
+        "it cannot be selected\n"
+    )
 
 
 def test_featcheck_toml_sets_rules_targets_and_failing_level(

@@ -27,7 +27,7 @@ from featcheck.policy.settings import (
     canonical_code,
 )
 from featcheck.report import Location
-from featcheck.rules import UNUSED_SUPPRESSION, Catalogue
+from featcheck.rules import FC900_UNSELECTABLE, UNUSED_SUPPRESSION, Catalogue
 from featcheck.severity import Severity
 
 _KEYS = (
@@ -126,10 +126,7 @@ class SectionReader:
         ignore = self.codes(table, "ignore")
         if UNUSED_SUPPRESSION.code in select:
             index = select.index(UNUSED_SUPPRESSION.code)
-            raise self.error(
-                "FC900 (unused-suppression) is reported unless ignored; it cannot be selected",
-                (*p, "select", index),
-            )
+            raise self.error(FC900_UNSELECTABLE, (*p, "select", index))
         targets = tuple(self.targets(table)) if "targets" in table else None
         each_feature = table.get("each-feature")
         if each_feature is not None and not isinstance(each_feature, bool):

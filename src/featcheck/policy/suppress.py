@@ -60,6 +60,7 @@ def apply_suppressions(
     read: Callable[[Path], ManifestDocument] = read_manifest,
     misnamed: Callable[[Allow], str | None] | None = None,
     unused_confidence: Confidence = Confidence.RESOLVED,
+    report_unused: bool = True,
 ) -> SuppressionResult:
     """Split `findings` into kept and suppressed ones, and report unused suppressions.
 
@@ -68,7 +69,8 @@ def apply_suppressions(
     An unused allow entry is not reported when its member is not in `members`, its target not
     in `targets`, or its rule not in `rules` (None: everything was audited): the audit could not
     have matched it; unless `misnamed` says why it can never match (`KnownNames` in
-    stages/finish.py). `read`: the audit's parsed manifests.
+    stages/finish.py). `read`: the audit's parsed manifests. `report_unused`: False where the
+    command line ignores FC900 (the configuration's `ignore` is the config's own).
     """
     findings = list(findings)
     # Where an inline comment counts for a finding: the edited declaration (else its location),
@@ -80,7 +82,7 @@ def apply_suppressions(
     inline = _inline_by_file(finding_spans, root, manifests, read, config.catalogue)
     kept, suppressed, used = _match(findings, finding_spans, config, root, inline)
     unused: list[Finding] = []
-    if config.reports_unused:
+    if config.reports_unused and report_unused:
         severity = config.severity.get(UNUSED_SUPPRESSION.code, UNUSED_SUPPRESSION.severity)
         for allow in config.all_allows():
             why = misnamed(allow) if misnamed is not None and allow not in used else None

@@ -35,14 +35,26 @@ __all__ = [
 ]
 
 
+FC900_UNSELECTABLE = "FC900 (unused-suppression) is reported unless ignored; it cannot be selected"
+
+
 def check_builtin_codes(select: tuple[str, ...], ignore: tuple[str, ...]) -> None:
     """An unknown FC code fails before cargo runs; other names may be the project's own rules,
     known once its configuration is read."""
-    fc = tuple(c for c in (*select, *ignore) if BUILTIN_CODE.fullmatch(c.strip().upper()))
+
+    def builtin(codes: tuple[str, ...]) -> tuple[str, ...]:
+        return tuple(
+            c for c in codes if BUILTIN_CODE.fullmatch(c.strip().upper()) or names_fc900(c)
+        )
+
     try:
-        Catalogue.builtin().select(fc)
+        Catalogue.builtin().select(builtin(select), builtin(ignore))
     except ValueError as error:
         raise FeatcheckError(str(error)) from None
+
+
+def names_fc900(text: str) -> bool:
+    return find_by_code((UNUSED_SUPPRESSION,), text) is not None
 
 
 def find_by_code(entries: Iterable[Rule], text: str) -> Rule | None:
@@ -88,7 +100,10 @@ class Catalogue:
     def select(self, select: Iterable[str] = (), ignore: Iterable[str] = ()) -> tuple[Rule, ...]:
         """The rules to run: the defaults plus `select`ed ones (codes or names), minus `ignore`d;
         a ValueError names any unknown one."""
-        select, ignore = tuple(select), tuple(ignore)
+        if any(map(names_fc900, select)):
+            raise ValueError(FC900_UNSELECTABLE)
+        # Not a rule that runs: ignored, it reports nothing (`policy.suppress`).
+        select, ignore = tuple(select), tuple(c for c in ignore if not names_fc900(c))
         unknown = [c for c in (*select, *ignore) if self.find(c) is None]
         if unknown:
             raise ValueError(f"unknown rule {', '.join(unknown)} (see `featcheck rules`)")

@@ -19,6 +19,7 @@ from featcheck.noexec.gaps import gap_notes
 from featcheck.policy.settings import Allow
 from featcheck.policy.suppress import SuppressionResult, apply_suppressions
 from featcheck.report import AuditResult, Finding
+from featcheck.rules import names_fc900
 from featcheck.severity import Confidence, FailOn, Severity
 from featcheck.stages.members import Run, Scope
 from featcheck.workspace.model import crate_key
@@ -76,6 +77,7 @@ def finish(
             misnamed=misnamed,
             # A suppression may look unused only because the build was not seen whole.
             unused_confidence=Confidence.INCOMPLETE if result.incomplete else Confidence.RESOLVED,
+            report_unused=not any(map(names_fc900, run.options.ignore)),
         )
 
     # Merged across configurations, each deferred finding apart from the same finding made
