@@ -178,9 +178,15 @@ def offered_by_library(scope: Scope, search: FeatureSearch, item: Flagged) -> bo
 def _still_flagged(scope: Scope, model: WhatIf) -> StillFlagged:
     @functools.cache
     def rules_of(member: str, crate: str) -> list[Rule]:
-        """The member's rules for the crate: asked for every candidate of every finding."""
+        """The member's rules for a missing feature of the crate: asked for every candidate of
+        every finding. Not those for a crate or feature that costs when on (FC024's "burn-ndarray
+        is in the build"): a fix only adds features, and one stays as it was."""
         found = scope.rules_of[member]
-        return [rule for rule in found if any(same_crate(c.name, crate) for c in rule.crates)]
+        return [
+            rule
+            for rule in found
+            if rule.kind is Kind.MISSING and any(same_crate(c.name, crate) for c in rule.crates)
+        ]
 
     def still_flagged(
         member: Package,
