@@ -89,7 +89,9 @@ class CandidateFinder(DirectDependencies):
         by_id = self.what_if.index.by_id
         on_the_way = frozenset(by_id[p.id] for p in packages if p is not None and p.id in by_id)
         for owner_node, depth, owner in owners:
-            yield from self.behind_features(owner, owner_node, depth, on_the_way, goal, anchor)
+            yield from self.behind_features(
+                owner, owner_node, depth, on_the_way, goal, anchor, cfg.triple
+            )
         yield from self.candidate(member, None, goal, anchor)
         # A workspace library on the way owns the cut: the same line there clears the finding
         # for every member built on it (`search.py` prefers it when it is as safe and small).

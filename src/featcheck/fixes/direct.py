@@ -4,7 +4,8 @@ missing features.
 - The line goes into the member, or into a path package on the way whose own feature selects
   the crate (a library's `backend_ndarray = ["burn/ndarray"]`): there it is optional and that
   feature turns it on (`dep:KEY`), so a member that leaves the feature off (a GPU application
-  depending on the library with `default-features = false`) builds nothing new.
+  depending on the library with `default-features = false`) builds nothing new. A feature
+  selects the crate only where the package's build without it has none.
 - Where `[workspace.dependencies]` declares the crate and cargo resolves that entry to the same
   package, a member's line inherits it (`KEY = { workspace = true, features = [...] }`): the
   next bump of the entry moves it too. Otherwise the line carries its own requirement, a caret
@@ -18,6 +19,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, NamedTuple
 
+from featcheck.featureset import FeatureSelection
 from featcheck.manifest.declarations import Cut, DeclarationSite, workspace_site
 from featcheck.report import Action, Edit
 from featcheck.semantics import semver
@@ -72,7 +74,9 @@ class DirectDependencies:
     locator: Locator
     what_if: WhatIf
     _entry: dict[str, DeclarationSite | None] = field(default_factory=dict, init=False)
-    _selects: dict[tuple[int, str, frozenset[int]], bool] = field(default_factory=dict, init=False)
+    _selects: dict[tuple[int, str, frozenset[int], Node, str], bool] = field(
+        default_factory=dict, init=False
+    )
 
     def behind_features(
         self,
@@ -82,18 +86,37 @@ class DirectDependencies:
         on_the_way: frozenset[int],
         goal: Goal,
         cut: Cut,
+        target: str,
     ) -> Iterator[Candidate]:
         """An optional dependency of `owner` turned on by each of its features, on in this
         build, that selects the crate (`on_the_way`: index positions of the packages between
-        the member and the crate)."""
+        the member and the crate), where the owner's build without that feature has no crate."""
         if (position := self.what_if.index.by_id.get(owner.id)) is None:
             return
         for feature in sorted((owner_node.features - {"default"}) & owner.features.keys()):
-            key = (position, feature, on_the_way)
+            key = (position, feature, on_the_way, owner_node, target)
             if key not in self._selects:
-                self._selects[key] = self._selects_crate(position, feature, on_the_way)
+                self._selects[key] = self._selects_crate(
+                    position, feature, on_the_way
+                ) and not self._built_without(owner, owner_node, feature, goal, target)
             if self._selects[key]:
                 yield from self.candidate(owner, feature, goal, cut, depth)
+
+    def _built_without(
+        self, owner: Package, owner_node: Node, feature: str, goal: Goal, target: str
+    ) -> bool:
+        """Whether a workspace member's own build with the features it has here but `feature`
+        (and those that turn it on), without defaults, still has the crate: then the feature
+        does not select it, and a line behind the feature would leave the crate as it is in a
+        build without it (bevy_burn_human's `native`, while bevy builds flate2 anyway)."""
+        if owner.id not in self.metadata.member_ids:
+            return False
+        kept = [f for f in owner_node.features if feature not in _implied(owner, f)]
+        selection = FeatureSelection.of(kept, no_default=True)
+        position = self.what_if.index.by_id[owner.id]
+        graph = self.what_if.graph(frozenset(), position, target, selection)
+        crate = goal.node.package
+        return any(n.package == crate and not n.host for n in graph.named(crate.name))
 
     def _selects_crate(self, position: int, feature: str, on_the_way: frozenset[int]) -> bool:
         """Whether `feature` of the package turns on an optional dependency on the way to the
@@ -196,3 +219,14 @@ class DirectDependencies:
                     break
         self._entry[backend.name] = found
         return found
+
+
+def _implied(package: Package, feature: str) -> set[str]:
+    """`feature` and the features of the package it turns on, through its feature table."""
+    found, waiting = {feature}, [feature]
+    while waiting:
+        for value in package.features.get(waiting.pop(), ()):
+            if value.kind == FEATURE and value.name not in found:
+                found.add(value.name)
+                waiting.append(value.name)
+    return found

@@ -1,0 +1,90 @@
+"""A new line goes behind a feature only where that feature is what brings the crate in.
+
+`service`'s default feature `fast` turns on its optional `helper`, which depends on gemmish;
+`frontend`, a plain dependency, brings gemmish anyway. A line behind `fast` would leave gemmish
+without rayon in `cargo build --no-default-features`: the fix is a plain line (bevy_burn_human's
+flate2 behind `native`, which bevy builds anyway, was the case found). With frontend gone,
+`fast` alone brings gemmish, and the line goes behind it.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+from cli_in_process import run_in_process
+from synthetic_registry import use_registry
+
+pytestmark = [pytest.mark.usefixtures("remembered_cargo"), pytest.mark.cargo]
+
+GEMMISH = {"version": "0.1", "default-features": False}
+REGISTRY = {
+    "gemmish": {"0.1.0": {"features": {"default": [], "rayon": []}}},
+    "helper": {"0.1.0": {"dependencies": {"gemmish": GEMMISH}}},
+    "frontend": {"0.1.0": {"dependencies": {"gemmish": GEMMISH}}},
+}
+
+MANIFEST = """\
+[package]
+name = "service"
+version = "0.1.0"
+edition = "2021"
+
+[features]
+default = ["fast"]
+fast = ["dep:helper"]
+
+[dependencies]
+helper = {{ version = "0.1", optional = true }}
+{frontend}
+"""
+
+RULE = """\
+[[rule]]
+code = "ACME001"
+name = "gemmish-without-rayon"
+severity = "error"
+crates = ["gemmish"]
+feature = "rayon"
+used-when = { reachable = true }
+"""
+
+
+def _gemmish(project: Path, *flags: str) -> str:
+    tree = ["cargo", "tree", "-e", "normal", "-i", "gemmish", "-f", "{p} [{f}]", "--offline"]
+    run = subprocess.run([*tree, *flags], cwd=project, capture_output=True, text=True, check=True)
+    return run.stdout.splitlines()[0]
+
+
+@pytest.mark.parametrize("frontend", [True, False])
+def test_a_line_goes_behind_a_feature_only_where_the_feature_brings_the_crate(
+    frontend: bool,
+    tmp_path_factory: pytest.TempPathFactory,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+) -> None:
+    use_registry(tmp_path_factory.mktemp("registry"), REGISTRY, monkeypatch)
+    project = tmp_path / "service"
+    (project / "src").mkdir(parents=True)
+    (project / "src" / "main.rs").write_text("fn main() {}\n")
+    line = 'frontend = "0.1"' if frontend else ""
+    (project / "Cargo.toml").write_text(MANIFEST.format(frontend=line))
+    (project / "featcheck.toml").write_text(RULE)
+    report = run_in_process(str(project), "--format", "json")
+    assert report.returncode == 1, report.stderr
+    [finding] = json.loads(report.stdout)["findings"]
+    edits = [(e["action"], e["declaration"]) for e in finding["fix"]["edits"]]
+    if frontend:
+        assert edits == [("add-dependency", ["dependencies", "gemmish"])]
+    else:
+        assert edits == [
+            ("add-optional-dependency", ["dependencies", "gemmish"]),
+            ("add-feature-values", ["features", "fast"]),
+        ]
+    fixed = run_in_process(str(project), "--fix")
+    assert fixed.returncode == 0, fixed.stderr
+    assert _gemmish(project) == "gemmish v0.1.0 [rayon]"
+    if frontend:  # built without `fast` too, and with rayon there as well
+        assert _gemmish(project, "--no-default-features") == "gemmish v0.1.0 [rayon]"
