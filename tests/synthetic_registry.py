@@ -73,3 +73,15 @@ def use_registry(base: Path, spec: dict[str, Any], monkeypatch: pytest.MonkeyPat
     monkeypatch.setenv("CARGO_HOME", str(home))
     monkeypatch.setenv("CARGO_TARGET_DIR", str(home / "target"))
     return home
+
+
+GEMMISH_RULE = """\
+[[rule]]
+code = "ACME001"
+name = "gemmish-without-rayon"
+severity = "error"
+crates = ["gemmish"]
+feature = "rayon"
+used-when = { reachable = true }
+"""
+"""A project rule for the registries of the tests: gemmish built without `rayon`."""

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from cli_in_process import run_in_process
+from synthetic_registry import GEMMISH_RULE as RULE
 from synthetic_registry import use_registry
 
 pytestmark = [pytest.mark.usefixtures("remembered_cargo"), pytest.mark.cargo]
@@ -39,16 +40,6 @@ fast = ["dep:helper"]
 [dependencies]
 helper = {{ version = "0.1", optional = true }}
 {frontend}
-"""
-
-RULE = """\
-[[rule]]
-code = "ACME001"
-name = "gemmish-without-rayon"
-severity = "error"
-crates = ["gemmish"]
-feature = "rayon"
-used-when = { reachable = true }
 """
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from cli_in_process import run_in_process
+from synthetic_registry import GEMMISH_RULE as RULE
 from synthetic_registry import use_registry
 
 pytestmark = [pytest.mark.usefixtures("remembered_cargo"), pytest.mark.cargo]
@@ -56,16 +57,6 @@ edition = "2021"
 frontend = {declaration}
 """
 
-RULE = """\
-[[rule]]
-code = "ACME001"
-name = "gemmish-without-rayon"
-severity = "error"
-crates = ["gemmish"]
-feature = "rayon"
-used-when = { reachable = true }
-"""
-
 
 @pytest.mark.parametrize("fast", [["dep:helper"], ["helper"]])
 def test_a_feature_that_builds_a_dependency_passes_its_line_on(
@@ -97,6 +88,19 @@ def test_a_feature_that_builds_a_dependency_passes_its_line_on(
     )
     alternatives = [fix["description"] for fix in finding["alternatives"]]
     assert 'add "fast" to the features of frontend' in alternatives
+
+
+def _service(tmp_path: Path, declaration: str, more: str = "", resolver: str = "2") -> Path:
+    """A workspace of the one member `service`, which declares frontend as `declaration`."""
+    project = tmp_path / "workspace"
+    (project / "service" / "src").mkdir(parents=True)
+    (project / "service" / "src" / "main.rs").write_text("fn main() {}\n")
+    manifest = MEMBER.format(name="service", declaration=declaration) + more
+    (project / "service" / "Cargo.toml").write_text(manifest)
+    workspace = WORKSPACE.replace('"2"', f'"{resolver}"').replace(', "batch"', "")
+    (project / "Cargo.toml").write_text(workspace)
+    (project / "featcheck.toml").write_text(RULE)
+    return project
 
 
 # frontend's defaults turn on `fast` of its proc-macro, whose own gemmish gets rayon: a crate
@@ -134,17 +138,8 @@ def test_a_path_through_a_proc_macro_reaches_only_the_host_build(
     chain follows no path through the proc-macro, and it points at frontend's key, not at a
     `default-features = false` whose removal would change nothing the member links."""
     use_registry(tmp_path_factory.mktemp("macro-registry"), MACRO_REGISTRY, monkeypatch)
-    project = tmp_path / "workspace"
-    (project / "service" / "src").mkdir(parents=True)
-    (project / "service" / "src" / "main.rs").write_text("fn main() {}\n")
     declaration = '{ version = "0.1", default-features = false }'
-    (project / "service" / "Cargo.toml").write_text(
-        MEMBER.format(name="service", declaration=declaration)
-    )
-    (project / "Cargo.toml").write_text(
-        WORKSPACE.replace('"2"', f'"{resolver}"').replace(', "batch"', "")
-    )
-    (project / "featcheck.toml").write_text(RULE)
+    project = _service(tmp_path, declaration, resolver=resolver)
     report = run_in_process(str(project), "--format", "json")
     assert report.returncode == 1, report.stderr
     [finding] = json.loads(report.stdout)["findings"]
@@ -187,16 +182,8 @@ def test_a_feature_already_on_is_not_named_as_the_one_that_would_deliver(
     tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     use_registry(tmp_path_factory.mktemp("weak-registry"), WEAK_REGISTRY, monkeypatch)
-    project = tmp_path / "workspace"
-    (project / "service" / "src").mkdir(parents=True)
-    (project / "service" / "src" / "main.rs").write_text("fn main() {}\n")
     declaration = '{ version = "0.1", features = ["fast"] }'
-    (project / "service" / "Cargo.toml").write_text(
-        MEMBER.format(name="service", declaration=declaration)
-        + f"\n[dev-dependencies]\nfrontend = {declaration}\n"
-    )
-    (project / "Cargo.toml").write_text(WORKSPACE.replace(', "batch"', ""))
-    (project / "featcheck.toml").write_text(RULE)
+    project = _service(tmp_path, declaration, f"\n[dev-dependencies]\nfrontend = {declaration}\n")
     report = run_in_process(str(project), "--format", "json")
     assert report.returncode == 1, report.stderr
     [finding] = json.loads(report.stdout)["findings"]
