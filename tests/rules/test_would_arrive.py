@@ -193,3 +193,40 @@ def test_a_feature_already_on_is_not_named_as_the_one_that_would_deliver(
     tree = ["cargo", "tree", "-e", "normal,dev", "-i", "gemmish", "-f", "{p} [{f}]", "--offline"]
     shown = subprocess.run(tree, cwd=project, capture_output=True, text=True, check=True).stdout
     assert shown.splitlines()[0] == "gemmish v0.1.0 []"
+
+
+# `lib`'s feature `fast` turns on its optional turbo, whose line asks gemmish for rayon; no
+# member turns `fast` on, so `cargo metadata`'s resolve has no edge from lib to turbo, while
+# Cargo.lock has one (`app` depends on turbo itself).
+OFFER_REGISTRY = {
+    "gemmish": REGISTRY["gemmish"],
+    "turbo": {"0.1.0": {"dependencies": {"gemmish": {"version": "0.1", "features": ["rayon"]}}}},
+    "frontend": {"0.1.0": {"dependencies": {"gemmish": {"version": "0.1"}}}},
+}
+
+
+@pytest.mark.parametrize("mode", [[], ["--no-exec"]])
+def test_a_library_offering_the_feature_through_an_optional_dependency_is_left_to_its_users(
+    mode: list[str],
+    tmp_path_factory: pytest.TempPathFactory,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+) -> None:
+    """Found on tracel-ai/models: `--no-exec` left mobilenetv2-burn's half to its users (its
+    `pretrained` turns on burn-store, which asks half for `std`), cargo's model reported it."""
+    use_registry(tmp_path_factory.mktemp("offer-registry"), OFFER_REGISTRY, monkeypatch)
+    project = tmp_path / "workspace"
+    lib = '[features]\nfast = ["dep:turbo"]\n\n[dependencies]\nfrontend = "0.1"\n'
+    lib += 'turbo = { version = "0.1", optional = true }\n'
+    for name, body, source in (("lib", lib, "lib.rs"), ("app", 'turbo = "0.1"\n', "main.rs")):
+        (project / name / "src").mkdir(parents=True)
+        (project / name / "src" / source).write_text("fn main() {}\n")
+        header = f'[package]\nname = "{name}"\nversion = "0.1.0"\nedition = "2021"\n\n'
+        deps = body if body.startswith("[") else "[dependencies]\n" + body
+        (project / name / "Cargo.toml").write_text(header + deps)
+    (project / "Cargo.toml").write_text('[workspace]\nresolver = "2"\nmembers = ["lib", "app"]\n')
+    (project / "featcheck.toml").write_text(RULE)
+    subprocess.run(["cargo", "generate-lockfile", "--offline"], cwd=project, check=True)
+    report = run_in_process(str(project), "--format", "json", *mode)
+    assert report.returncode == 0, report.stdout + report.stderr
+    assert json.loads(report.stdout)["findings"] == []

@@ -122,7 +122,8 @@ class WhatIf:
         # By the identity of a shared graph, which is kept alongside so the identity stays its.
         self._below_needs: dict[int, tuple[DependencyGraph, frozenset[Need]]] = {}
         self._needs_of: dict[Node, tuple[Need, ...]] = {}
-        self._locked = None if self.lock is None else _locked_edges(self.index, self.lock)
+        self.locked = None if self.lock is None else _locked_edges(self.index, self.lock)
+        """The edges Cargo.lock binds where cargo's resolve has none (`_locked_edges`)."""
 
     def needs(self, graph: DependencyGraph) -> list[Need]:
         """Dependencies a (counterfactual) build turns on that neither the resolve nor a
@@ -198,7 +199,7 @@ class WhatIf:
                     self.host,
                     self.resolver,
                     unify_workspace=self.unify_workspace,
-                    bound=self._locked,
+                    bound=self.locked,
                 )
                 unedited = TargetSession(context, resolved=self.audited.get(target))
                 self._unedited[target] = unedited

@@ -4,7 +4,7 @@ resolver's own steps."""
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import SupportsIndex
 
 from featcheck.featureset import DEFAULT, FeatureSelection
@@ -19,7 +19,7 @@ from featcheck.resolution.features import (
     build_requests,
 )
 from featcheck.semantics.cfg import TargetCfg
-from featcheck.workspace.model import DEP, FEATURE, NORMAL, FeatureValue, Package
+from featcheck.workspace.model import DEP, FEATURE, NORMAL, Edge, FeatureValue, Package
 from featcheck.workspace.workspace import Workspace
 
 State = tuple[int, str]
@@ -170,10 +170,25 @@ class FeatureSearch:
     other units than those the member links, and no path through them delivers a feature there.
     """
 
-    def __init__(self, index: Workspace, split_sides: bool) -> None:
+    def __init__(
+        self,
+        index: Workspace,
+        split_sides: bool,
+        bound: Callable[[int], tuple[Edge, ...]] | None = None,
+    ) -> None:
         self.index = index
+        # The edges Cargo.lock binds where cargo's resolve has none, of the workspace's own
+        # packages: `cargo metadata` resolves the members' default features, and leaves out
+        # the optional dependencies another of their features turns on (a library's
+        # `pretrained = ["dep:burn-store"]`, which offers what burn-store brings), while
+        # `--no-exec` reads them off Cargo.lock. Registry packages' are left alone: binding
+        # theirs read every package of the workspace (37 ms of burn_p2p's first question,
+        # 187 ms with `--no-exec`).
+        local = {index.by_id[p.id] for p in index.unpublished() if p.id in index.by_id}
+        self._bound = None if bound is None else _only(bound, local)
         every = _EveryPlatform("", frozenset(), frozenset())
-        self._context = BuildContext(index, every, every, 2 if split_sides else 1)
+        version = 2 if split_sides else 1
+        self._context = BuildContext(index, every, every, version, bound=self._bound)
         self._records: dict[int, _Everything] = {}
         self._dependents: dict[int, list[int]] = {}
         self._chains: dict[tuple[_Feature, _Feature], list[_Feature] | None] = {}
@@ -192,11 +207,13 @@ class FeatureSearch:
         """The package at `goal` and every package that may depend on it: every package the
         resolve binds one of them to (dev-dependencies included, a few more than needed),
         found without indexing or reading the hundreds of packages that cannot lead to it."""
-        table = self.index.packages
+        table, bound = self.index.packages, self._bound
         if not self._dependents:
             for position in range(len(table)):
                 for dependency in table.resolved_positions(position):
                     self._dependents.setdefault(dependency, []).append(position)
+                for edge in bound(position) if bound is not None else ():
+                    self._dependents.setdefault(edge.dep, []).append(position)
         return closure([goal], lambda p: self._dependents.get(p, ()))
 
     def _state(self, feature: _Feature) -> State | None:
@@ -263,3 +280,9 @@ class FeatureSearch:
                         known.append(feature)
                 known.sort(key=lambda f: (f != goal_feature, f == "default", len(f), f))
         return known
+
+
+def _only(
+    bound: Callable[[int], tuple[Edge, ...]], positions: set[int]
+) -> Callable[[int], tuple[Edge, ...]]:
+    return lambda position: bound(position) if position in positions else ()

@@ -60,7 +60,7 @@ def place(
     deferred detections get no fix search."""
     options, (what_if, builds) = run.options, resolved
     locator = Locator(scope.metadata, root, run.manifests)
-    search = FeatureSearch(what_if.index, split_sides=what_if.resolver != 1)
+    search = FeatureSearch(what_if.index, what_if.resolver != 1, what_if.locked)
     flagged = [item for item in flagged if not offered_by_library(scope, search, item)]
     still_flagged = _still_flagged(scope, what_if)
     overlay = _overlay(run, scope, what_if, still_flagged)
