@@ -62,7 +62,12 @@ def check_parser(prog: str) -> Parser:
         metavar="CODES",
         help="Also run these rules (codes or names, comma-separated), e.g. the hints.",
     )
-    add("--ignore", action="append", metavar="CODES", help="Do not run these rules.")
+    add(
+        "--ignore",
+        action="append",
+        metavar="CODES",
+        help="Do not run these rules; FC900: report no unused suppressions.",
+    )
     add(
         "--fail-on",
         choices=tuple(level.value for level in FailOn),
