@@ -123,9 +123,9 @@ class CandidateFinder(DirectDependencies):
                 continue
             carries = self._defaults_carry(declared, goal)
             for site in self.locator.declared_sites(member, declared, cfg):
-                inherited = site.inherited
-                cut_there = inherited is not None and inherited.disables_defaults() and carries
-                where = inherited if inherited is not None and cut_there else site
+                where, inherited = site, site.inherited
+                if carries and inherited is not None and inherited.disables_defaults():
+                    where = inherited  # the workspace entry whose `default-features = false` cuts
                 cut = Cut.at(where, site, declared, carries)
                 if cut is not None:
                     return cut

@@ -115,8 +115,8 @@ class Cut:
         (a `workspace = true` line's own does not) and the `defaults` would deliver, else on the
         key. None where the key has no span."""
         in_workspace_entry = where is not site
-        cut_here = where.disables_defaults() and (in_workspace_entry or not where.inherits)
-        cut_here = cut_here and defaults
+        written_off = where.disables_defaults() and (in_workspace_entry or not where.inherits)
+        cut_here = defaults and written_off
         written = where.default_features_entry() if cut_here else None
         entry = written[1] if written is not None else where.manifest.entry(where.path)
         if entry is None:
