@@ -45,7 +45,7 @@ class Explainer:
         default_factory=dict, init=False, repr=False
     )
 
-    def suggestion(self, detection: Detection, cut: Cut | None) -> str:
+    def suggestion(self, detection: Detection, cut: Cut | None, cfg: TargetCfg) -> str:
         """The change to make, in words, computed from the feature tables."""
         node, feature = detection.node, detection.feature
         # The declaration `--fix` would write for this dependency (a caret, unless pinned).
@@ -60,7 +60,7 @@ class Explainer:
             return add_features([feature], cut.site.key)
         options = [
             f
-            for f in self.search.enabling_features(declared, goal, feature)
+            for f in self.search.enabling_features(declared, goal, feature, cfg)
             if f not in cut.dependency.features
         ]
         named = [f for f in options if f != "default"]
@@ -117,7 +117,7 @@ class Explainer:
         goal = self.metadata.package_of(detection.node.package)
         declared = None if cut is None else self.metadata.package_of(cut.dependency.package)
         if cut is not None and declared is not None and goal is not None:
-            lines.extend(self._feature_path(cut, declared, goal, detection.feature))
+            lines.extend(self._feature_path(cut, declared, goal, detection.feature, cfg))
         if goal is not None:
             build = self.builds.get((member.id, target), _EMPTY)
             for kind in (DEV, BUILD):
@@ -165,21 +165,23 @@ class Explainer:
                 found.setdefault(declaration.key, path)
         return found
 
-    def _feature_path(self, cut: Cut, declared: Package, goal: Package, feature: str) -> list[str]:
+    def _feature_path(
+        self, cut: Cut, declared: Package, goal: Package, feature: str, cfg: TargetCfg
+    ) -> list[str]:
         target_state = (goal.id, feature)
         where = self.locator.location(cut)
         place = f"{where.file}:{where.line}"
         if cut.disables_defaults:
-            path = self.search.chain((declared.id, "default"), target_state)
+            path = self.search.chain((declared.id, "default"), target_state, cfg)
             if path is not None:
                 return [
                     f"would arrive through {self.search.describe(path)}",
                     f"cut at {place}: `default-features = false` on {cut.site.key}",
                 ]
-        for start in self.search.enabling_features(declared, goal, feature):
+        for start in self.search.enabling_features(declared, goal, feature, cfg):
             if start in cut.dependency.features:
                 continue  # on, and the feature is not: a weak `x?/f` on the way waits for x
-            path = self.search.chain((declared.id, start), target_state)
+            path = self.search.chain((declared.id, start), target_state, cfg)
             if path is not None:
                 return [
                     f"would arrive through {self.search.describe(path)}, not enabled at {place}"
@@ -211,7 +213,7 @@ class Explainer:
             key, packages = declaration.key, self.metadata.packages
             resolved = {e.dep for e in member.edges if e.kind is kind and e.name_in_toml == key}
             if not any(
-                self.search.chain((packages[dep].id, s), (goal.id, feature)) is not None
+                self.search.chain((packages[dep].id, s), (goal.id, feature), cfg) is not None
                 for dep in resolved
                 for s in set(starts) - _features_of(build, packages[dep])
             ):

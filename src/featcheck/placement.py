@@ -212,7 +212,9 @@ class FindingPlacer:
         suggestion = outcome.refused
         if cut is None:
             finding.at(None)
-            return finding.build(suggestion or self.explainer.suggestion(item.detection, None))
+            return finding.build(
+                suggestion or self.explainer.suggestion(item.detection, None, item.cfg)
+            )
         finding.at(
             self.locator.location(cut),
             declaration=self.locator.declaration_of(cut.site),
@@ -223,7 +225,7 @@ class FindingPlacer:
             others = tuple(a for a in finding.alternatives if a.edits != placed.edits)
             suggestion = self.explainer.describe_fix(item.detection, cut, placed, others)
         elif not suggestion:
-            suggestion = self.explainer.suggestion(item.detection, cut)
+            suggestion = self.explainer.suggestion(item.detection, cut, item.cfg)
         if finding.fix is not None:
             packages = self.search.metadata
             finding.placement = _placement(item, cut, finding.fix, finding.alternatives, packages)

@@ -205,19 +205,15 @@ OFFER_REGISTRY = {
 }
 
 
-@pytest.mark.parametrize("mode", [[], ["--no-exec"]])
-def test_a_library_offering_the_feature_through_an_optional_dependency_is_left_to_its_users(
-    mode: list[str],
-    tmp_path_factory: pytest.TempPathFactory,
-    monkeypatch: pytest.MonkeyPatch,
-    tmp_path: Path,
-) -> None:
-    """Found on tracel-ai/models: `--no-exec` left mobilenetv2-burn's half to its users (its
-    `pretrained` turns on burn-store, which asks half for `std`), cargo's model reported it."""
-    use_registry(tmp_path_factory.mktemp("offer-registry"), OFFER_REGISTRY, monkeypatch)
+ANDROID = "[target.'cfg(target_os = \"android\")'.dependencies]\n"
+OFFER = '[features]\nfast = ["dep:turbo"]\n\n[dependencies]\nfrontend = "0.1"\n'
+OPTIONAL_TURBO = 'turbo = { version = "0.1", optional = true }\n'
+
+
+def _offering_workspace(lib: str, tmp_path: Path) -> Path:
+    """`lib` (a library whose `fast` may turn on turbo) beside `app`, which depends on turbo,
+    with the project rule and a lockfile."""
     project = tmp_path / "workspace"
-    lib = '[features]\nfast = ["dep:turbo"]\n\n[dependencies]\nfrontend = "0.1"\n'
-    lib += 'turbo = { version = "0.1", optional = true }\n'
     for name, body, source in (("lib", lib, "lib.rs"), ("app", 'turbo = "0.1"\n', "main.rs")):
         (project / name / "src").mkdir(parents=True)
         (project / name / "src" / source).write_text("fn main() {}\n")
@@ -227,6 +223,65 @@ def test_a_library_offering_the_feature_through_an_optional_dependency_is_left_t
     (project / "Cargo.toml").write_text('[workspace]\nresolver = "2"\nmembers = ["lib", "app"]\n')
     (project / "featcheck.toml").write_text(RULE)
     subprocess.run(["cargo", "generate-lockfile", "--offline"], cwd=project, check=True)
+    return project
+
+
+@pytest.mark.parametrize("mode", [[], ["--no-exec"]])
+@pytest.mark.parametrize(
+    "lib",
+    [
+        pytest.param(OFFER + OPTIONAL_TURBO, id="optional"),
+        # Found on reqwest's rustls-platform-verifier (its jni): on Linux `fast` turns on the
+        # plain optional line, and the Android line beside it, which the build leaves out, is
+        # the only one `cargo metadata`'s resolve binds.
+        pytest.param(OFFER + OPTIONAL_TURBO + "\n" + ANDROID + 'turbo = "0.1"\n', id="android-too"),
+    ],
+)
+def test_a_library_offering_the_feature_through_an_optional_dependency_is_left_to_its_users(
+    lib: str,
+    mode: list[str],
+    tmp_path_factory: pytest.TempPathFactory,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+) -> None:
+    """Found on tracel-ai/models: `--no-exec` left mobilenetv2-burn's half to its users (its
+    `pretrained` turns on burn-store, which asks half for `std`), cargo's model reported it."""
+    use_registry(tmp_path_factory.mktemp("offer-registry"), OFFER_REGISTRY, monkeypatch)
+    project = _offering_workspace(lib, tmp_path)
     report = run_in_process(str(project), "--format", "json", *mode)
     assert report.returncode == 0, report.stdout + report.stderr
     assert json.loads(report.stdout)["findings"] == []
+
+
+@pytest.mark.parametrize("mode", [[], ["--no-exec"]])
+def test_a_feature_that_delivers_only_on_another_platform_is_no_offer(
+    mode: list[str],
+    tmp_path_factory: pytest.TempPathFactory,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+) -> None:
+    """Found on reqwest 0.13.5: its `http3` turns simdutf8's `std` on only on Android (through
+    rustls-platform-verifier's Android-only jni), and featcheck left simdutf8 without `std` on
+    Linux to reqwest's users. Here `fast` turns on turbo only on Android: on Linux the library
+    offers nothing, and gemmish stays without rayon, as `cargo tree --features fast` says."""
+    use_registry(tmp_path_factory.mktemp("offer-registry"), OFFER_REGISTRY, monkeypatch)
+    lib = OFFER + "\n" + ANDROID + OPTIONAL_TURBO
+    project = _offering_workspace(lib, tmp_path)
+    shown = subprocess.run(
+        ["cargo", "tree", "-e", "normal", "-p", "lib", "--features", "fast", "-i", "gemmish"]
+        + ["--target", "x86_64-unknown-linux-gnu", "-f", "{p} [{f}]", "--offline"],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert shown.splitlines()[0] == "gemmish v0.1.0 [default]"
+    report = run_in_process(
+        str(project), "--format", "json", "--target", "x86_64-unknown-linux-gnu", *mode
+    )
+    # A library's finding is an info: its users' builds decide (exit 0).
+    assert report.returncode == 0, report.stdout + report.stderr
+    found = json.loads(report.stdout)["findings"]
+    assert [(f["member"], f["crate"], f["feature"], f["severity"]) for f in found] == [
+        ("lib", "gemmish", "rayon", "info")
+    ]

@@ -121,7 +121,7 @@ class CandidateFinder(DirectDependencies):
         for declared in sorted(graph.dependencies(root), key=lambda n: (distance.get(n, -1), n)):
             if declared not in distance:
                 continue
-            carries = self._defaults_carry(declared, goal)
+            carries = self._defaults_carry(declared, goal, cfg)
             for site in self.locator.declared_sites(member, declared, cfg):
                 where, inherited = site, site.inherited
                 if carries and inherited is not None and inherited.disables_defaults():
@@ -131,14 +131,14 @@ class CandidateFinder(DirectDependencies):
                     return cut
         return None
 
-    def _defaults_carry(self, declared: Node, goal: Goal) -> bool:
+    def _defaults_carry(self, declared: Node, goal: Goal, cfg: TargetCfg) -> bool:
         """Whether the defaults of the package at `declared` turn on a wanted feature of the
         goal (on the same side of the build), or the goal is the crate itself."""
         package = self.metadata.package_of(declared.package)
         if package is None or not any(goal.wanted):
             return True
         return any(
-            "default" in self.search.enabling_features(package, goal.package, feature)
+            "default" in self.search.enabling_features(package, goal.package, feature, cfg)
             for feature in goal.wanted
         )
 
@@ -173,7 +173,7 @@ class CandidateFinder(DirectDependencies):
         sites = self.locator.declared_sites(owner, declared, cfg)
         bound = self.locator.bound_declarations(owner, declared)
         defaults_off = not any(d.uses_default_features for d in bound)
-        feature_sets = self._feature_sets(declared, declared_info, goal)
+        feature_sets = self._feature_sets(declared, declared_info, goal, cfg)
         for site in sites:
             inherited = site.inherited
             editable = [s for s in (inherited, site) if s is not None]
@@ -193,7 +193,7 @@ class CandidateFinder(DirectDependencies):
                 )
 
     def _feature_sets(
-        self, declared: Node, declared_info: Package, goal: Goal
+        self, declared: Node, declared_info: Package, goal: Goal, cfg: TargetCfg
     ) -> list[tuple[str, ...]]:
         """Features to add to a declaration of `declared`: all wanted ones, then the first."""
         wanted = goal.wanted
@@ -203,7 +203,7 @@ class CandidateFinder(DirectDependencies):
         for feature in wanted:
             options = [
                 f
-                for f in self.search.enabling_features(declared_info, goal.package, feature)
+                for f in self.search.enabling_features(declared_info, goal.package, feature, cfg)
                 if f != "default" and f not in declared.features
             ]
             if not options:

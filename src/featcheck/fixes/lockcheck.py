@@ -79,7 +79,12 @@ class LockView:
 
     def _check(self, need: Need) -> Verdict:
         package = self._metadata.packages[need.package]
-        declarations = [d for d in package.declarations if d.key == need.key and d.kind is not DEV]
+        bound = {edge.declaration for edge in package.edges}
+        declarations = [
+            d
+            for d in package.declarations
+            if d.key == need.key and d.kind is not DEV and d not in bound
+        ]
         edges: list[Edge] = []
         for declaration in declarations:
             if declaration.path is not None:

@@ -146,24 +146,17 @@ def _hands_on(taking: FeatureValue, step: FeatureValue) -> bool:
     return taking.weak and step.kind == DEP
 
 
-class _EveryPlatform(TargetCfg):
-    """A target every `[target.X]` table applies to, for features that *would* arrive."""
-
-    __slots__ = ()
-
-    def applies(self, platform: str | None) -> bool:
-        return True
-
-
 class FeatureSearch:
     """Which feature of a declared dependency would turn a missing feature on, and how.
 
     Read off the resolver's own steps, never a table of burn versions (burn 0.22 passes `rayon`
     through to burn-flex, burn 0.21 does not, and only the feature tables can say): for the
     package of the missing feature, one resolution turns on every feature of it and of every
-    package that may depend on it, recorded as in `record_build`, with every declaration for
-    every platform counted. So a weak `dep?/feature` counts as if the dependency were on: the
-    chain says how the feature *would* arrive, which is what a user needs to see. A dependency
+    package that may depend on it, recorded as in `record_build`. So a weak `dep?/feature`
+    counts as if the dependency were on: the chain says how the feature *would* arrive, which
+    is what a user needs to see. Only the declarations for the finding's target take part, as
+    with cargo's resolver 2 and 3: a feature that delivers through an Android-only dependency
+    offers nothing on Linux (resolver 1 counts every platform, as cargo does). A dependency
     is followed along the edge the resolve holds for it, so the package reached is the one
     cargo picked. Host and target are kept apart as the workspace's resolver keeps them
     (`split_sides`, resolver 2 and 3): a proc-macro's or a build script's dependencies are
@@ -174,9 +167,11 @@ class FeatureSearch:
         self,
         index: Workspace,
         split_sides: bool,
+        host: TargetCfg,
         bound: Callable[[int], tuple[Edge, ...]] | None = None,
     ) -> None:
         self.index = index
+        self.host = host
         # The edges Cargo.lock binds where cargo's resolve has none, of the workspace's own
         # packages: `cargo metadata` resolves the members' default features, and leaves out
         # the optional dependencies another of their features turns on (a library's
@@ -186,22 +181,22 @@ class FeatureSearch:
         # 187 ms with `--no-exec`).
         local = {index.by_id[p.id] for p in index.unpublished() if p.id in index.by_id}
         self._bound = None if bound is None else _only(bound, local)
-        every = _EveryPlatform("", frozenset(), frozenset())
-        version = 2 if split_sides else 1
-        self._context = BuildContext(index, every, every, version, bound=self._bound)
-        self._records: dict[int, _Everything] = {}
+        self.version = 2 if split_sides else 1
+        self._records: dict[tuple[str, int], _Everything] = {}
         self._dependents: dict[int, list[int]] = {}
-        self._chains: dict[tuple[_Feature, _Feature], list[_Feature] | None] = {}
-        self._enabling: dict[tuple[str, str, str], list[str]] = {}
+        self._chains: dict[tuple[_Feature, _Feature, str], list[_Feature] | None] = {}
+        self._enabling: dict[tuple[str, str, str, str], list[str]] = {}
 
-    def _record(self, goal: int) -> _Everything:
-        """The resolution of everything that may lead to the package at `goal`, made on the
-        first question about it (most audits ask none)."""
-        if goal not in self._records:
-            resolver = Resolver(self._context, {}, split=False)
-            resolver.stack = self._records[goal] = _Everything(resolver, self._above(goal))
+    def _record(self, goal: int, cfg: TargetCfg) -> _Everything:
+        """The resolution of everything that may lead to the package at `goal` on `cfg`'s
+        target, made on the first question about it (most audits ask none)."""
+        key = (cfg.triple, goal)
+        if key not in self._records:
+            context = BuildContext(self.index, cfg, self.host, self.version, bound=self._bound)
+            resolver = Resolver(context, {}, split=False)
+            resolver.stack = self._records[key] = _Everything(resolver, self._above(goal))
             resolver.run()
-        return self._records[goal]
+        return self._records[key]
 
     def _above(self, goal: int) -> set[int]:
         """The package at `goal` and every package that may depend on it: every package the
@@ -222,19 +217,20 @@ class FeatureSearch:
         position = self.index.by_id.get(feature[0])
         if position is None:
             return None
-        host = self._context.decoupled and self.index.packages[position].proc_macro
+        host = self.version > 1 and self.index.packages[position].proc_macro
         return position * 2 + host, feature[1]
 
-    def chain(self, start: _Feature, goal: _Feature) -> list[_Feature] | None:
-        """The shortest chain of features from `start` to `goal`, both included, or None.
-        Every finding of a crate asks the same questions, so each answer is kept (callers
-        must not change it)."""
-        key = (start, goal)
+    def chain(self, start: _Feature, goal: _Feature, cfg: TargetCfg) -> list[_Feature] | None:
+        """The shortest chain of features from `start` to `goal` on `cfg`'s target, both
+        included, or None. Every finding of a crate asks the same questions, so each answer is
+        kept (callers must not change it)."""
+        key = (start, goal, cfg.triple)
         if key not in self._chains:
             first, last = self._state(start), self._state(goal)
             found = None
             if first is not None and last is not None:
-                found = breadth_first((first,), last, self._record(last[0] >> 1)._following)
+                following = self._record(last[0] >> 1, cfg)._following
+                found = breadth_first((first,), last, following)
             packages = self.index.packages
             self._chains[key] = (
                 None if found is None else [(packages[u >> 1].id, f) for u, f in found]
@@ -258,22 +254,23 @@ class FeatureSearch:
         return " → ".join(parts)
 
     def enabling_features(
-        self, declared: Package, goal_package: Package, goal_feature: str
+        self, declared: Package, goal_package: Package, goal_feature: str, cfg: TargetCfg
     ) -> list[str]:
-        """Features of `declared` that switch on `goal_feature` of `goal_package`, best first.
+        """Features of `declared` that switch on `goal_feature` of `goal_package` on `cfg`'s
+        target, best first.
 
         A feature named like the goal comes first, `default` last. Features that only get
         there by switching on `default` themselves (burn's `doc`) are left out: they are the
         defaults under another name, and advice to turn on `doc` would mislead.
         """
-        key = (declared.id, goal_package.id, goal_feature)
+        key = (declared.id, goal_package.id, goal_feature, cfg.triple)
         known = self._enabling.get(key)
         if known is None:
             goal = self._state((goal_package.id, goal_feature))
             own = self._state((declared.id, "default"))
             known = self._enabling[key] = []
             if goal is not None and own is not None:
-                following = self._record(goal[0] >> 1)._following
+                following = self._record(goal[0] >> 1, cfg)._following
                 for feature in declared.features:
                     reached = closure([(own[0], feature)], following)
                     if goal in reached and (feature == "default" or own not in reached):

@@ -60,7 +60,7 @@ def place(
     deferred detections get no fix search."""
     options, (what_if, builds) = run.options, resolved
     locator = Locator(scope.metadata, root, run.manifests)
-    search = FeatureSearch(what_if.index, what_if.resolver != 1, what_if.locked)
+    search = FeatureSearch(what_if.index, what_if.resolver != 1, what_if.host, what_if.locked)
     flagged = [item for item in flagged if not offered_by_library(scope, search, item)]
     still_flagged = _still_flagged(scope, what_if)
     overlay = _overlay(run, scope, what_if, still_flagged)
@@ -171,7 +171,7 @@ def offered_by_library(scope: Scope, search: FeatureSearch, item: Flagged) -> bo
     # Only a feature this build leaves off is an offer: `default` is on (or the user turned it
     # off), and one that is on reaches the feature only through a dependency that is not.
     on = item.view.roots[0].features | {"default"}
-    offered = search.enabling_features(item.member, goal, detection.feature)
+    offered = search.enabling_features(item.member, goal, detection.feature, item.cfg)
     return any(feature not in on for feature in offered)
 
 

@@ -130,8 +130,9 @@ class Package:
     edges: tuple[Edge, ...] = ()
     """Each bound to its declaration; empty for a package nothing in any build depends on."""
     unresolved: frozenset[str] = frozenset()
-    """Keys of normal and build dependencies the resolve holds no package for: optional ones
-    nothing in the workspace turns on, so Cargo.lock does not know which version they get."""
+    """Keys of normal and build dependencies with a declaration the resolve binds no package
+    to: optional ones nothing in the workspace turns on (beside, perhaps, a `[target.X]` line
+    of the same key that it does), so Cargo.lock does not say which version they get."""
 
     @property
     def name(self) -> str:

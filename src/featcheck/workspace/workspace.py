@@ -268,8 +268,12 @@ class PackageTable(Sequence[Package]):
                     at = self._by_directory.get((decl.name, str(PurePath(decl.path))))
                     if at is not None:
                         edges.append(self.edge(decl, at))
-            declared = {d.key for d in declarations if d.kind is not DEV}
-            unresolved = frozenset(declared - {edge.name_in_toml for edge in edges})
+            # Per declaration: the resolve binds only those its builds turn on, so an optional
+            # line beside a `[target.X]` line of the same dependency has no edge of its own.
+            bound = {edge.declaration for edge in edges}
+            unresolved = frozenset(
+                d.key for d in declarations if d.kind is not DEV and d not in bound
+            )
         return Package(
             index=position,
             id=listed.id,
