@@ -11,9 +11,10 @@ from featcheck.cargo.tree_text import TreeTextError, local_leaves, parse_tree_te
 from featcheck.errors import FeatcheckError
 from featcheck.featureset import AuditOptions
 from featcheck.graph import DependencyGraph, Node
-from featcheck.report import AuditResult
+from featcheck.report import AuditResult, TargetSkip
 from featcheck.rules import BuildView, Catalogue, Detection, Rule, detect, skipped_for_target
 from featcheck.rules.detect import covering_rules
+from featcheck.severity import plural
 from featcheck.stages.finish import finding_order
 
 
@@ -53,8 +54,12 @@ def audit_tree_text(
         raise FeatcheckError(str(error), path=source_name, line=error.line) from None
     # An inverted tree (`-i CRATE`) ends in the packages it was built for.
     roots = local_leaves(parsed.graph, parsed.graph.nodes()) if parsed.inverted else parsed.roots
-    view = BuildView(parsed.graph, tuple(roots), parsed.has_structure)
-    result = AuditResult(Path("."), members=[r.name for r in roots])
+    # The text does not say which target cargo printed it for: the user's --target does.
+    target = options.targets[0] if options.targets else None
+    view = BuildView(parsed.graph, tuple(roots), parsed.has_structure, target)
+    result = AuditResult(
+        Path("."), members=[r.name for r in roots], targets=[target] if target else []
+    )
     if parsed.saw_dev_or_build_sections:
         result.notes.append(
             "this tree was printed with dev- and build-dependency edges: the features shown may "
@@ -71,11 +76,20 @@ def audit_tree_text(
     if not rules:
         result.no_verdict.append("no rule was run")
     for rule in rules:
-        if skipped_for_target(rule, view) is not None:
-            continue  # the hints for one target; saved tree text does not say which it was
-        for detection in _standing(rule, rules, view):
+        standing = _standing(rule, rules, view)
+        reason = skipped_for_target(rule, view)
+        if reason is not None:
+            if standing:
+                members = tuple(sorted({r.name for r in roots}))
+                if target is None:
+                    reason = "saved tree text does not say which target cargo printed it for"
+                shown = target or "(unknown)"
+                skip = TargetSkip(rule.code, rule.name, shown, reason, members, len(standing))
+                result.skipped.append(skip)
+            continue
+        for detection in standing:
             owners = _owners(parsed.graph, roots, detection.node, view.structured)
-            finding = FindingBuilder(rule, detection, None, None).at(None)
+            finding = FindingBuilder(rule, detection, None, target).at(None)
             if len(owners) == 1:
                 finding.member_name = owners[0].name
             else:
@@ -92,6 +106,15 @@ def audit_tree_text(
                 )
             )
     result.findings.sort(key=finding_order)
+    if target is None and result.skipped:
+        # Never silently clean: memchr without `std` is slow on x86_64 and right elsewhere.
+        codes = ", ".join(skip.code for skip in result.skipped)
+        count = sum(skip.findings for skip in result.skipped)
+        result.notes.append(
+            f"{plural(count, 'finding')} of rules for particular targets ({codes}) not "
+            f"reported: {result.skipped[0].reason}; pass --target TRIPLE (the one given to "
+            "cargo tree, else the host's)"
+        )
     return result
 
 

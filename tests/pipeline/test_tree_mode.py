@@ -125,3 +125,41 @@ app v0.1.0 (/w/app) []
 
 
 NOM_ON_THE_TARGET_SIDE = "└── nom v8.0.0 [alloc]\n    └── memchr v2.8.3 [alloc,default,std]"
+
+
+MEMCHR_WITHOUT_STD = "app v0.1.0 (/w/app) []\n└── memchr v2.7.4 []\n"
+
+
+def test_rules_for_particular_targets_run_on_the_target_the_user_names() -> None:
+    """memchr without `std` is slow on x86_64 only, and the text does not say its target: the
+    rule runs where `--target` names one, and is never silently clean where none is named."""
+    found = {}
+    for target in ("x86_64-unknown-linux-gnu", "aarch64-apple-darwin", None):
+        named = ["--target", target] if target else []
+        result = run_in_process("--tree", "-", "--format", "json", *named, stdin=MEMCHR_WITHOUT_STD)
+        found[target] = (result.returncode, json.loads(result.stdout))
+    code, report = found["x86_64-unknown-linux-gnu"]
+    assert code == 1 and report["targets"] == ["x86_64-unknown-linux-gnu"]
+    assert [(f["code"], f["target"]) for f in report["findings"]] == [
+        ("FC012", "x86_64-unknown-linux-gnu")
+    ]
+    code, report = found["aarch64-apple-darwin"]
+    assert code == 0 and report["findings"] == [] and report["notes"] == []
+    assert [(s["code"], s["target"]) for s in report["skipped"]] == [
+        ("FC012", "aarch64-apple-darwin")
+    ]
+    code, report = found[None]
+    assert code == 0 and report["findings"] == [] and report["targets"] == []
+    assert [(s["code"], s["target"], s["findings"]) for s in report["skipped"]] == [
+        ("FC012", "(unknown)", 1)
+    ]
+    assert report["notes"] == [
+        "1 finding of rules for particular targets (FC012) not reported: saved tree text does "
+        "not say which target cargo printed it for; pass --target TRIPLE (the one given to "
+        "cargo tree, else the host's)"
+    ]
+    two = run_in_process("--tree", "-", "--target", "a", "--target", "b", stdin="")
+    assert two.returncode == 2
+    assert two.stderr == (
+        "featcheck: error: saved tree text is one build: name the one --target it was printed for\n"
+    )

@@ -151,6 +151,10 @@ def _audit_tree(arguments: argparse.Namespace, options: AuditOptions) -> AuditRe
         raise FeatcheckError("feature flags need the project: saved tree text is one build already")
     if arguments.new_since is not None:
         raise FeatcheckError("--new-since needs the project, not saved tree text")
+    if len(options.targets) > 1:
+        raise FeatcheckError(
+            "saved tree text is one build: name the one --target it was printed for"
+        )
     if arguments.tree == "-":
         data, source = sys.stdin.buffer.read(), "<stdin>"
     else:
