@@ -79,3 +79,71 @@ def test_a_line_goes_behind_a_feature_only_where_the_feature_brings_the_crate(
     assert _gemmish(project) == "gemmish v0.1.0 [rayon]"
     if frontend:  # built without `fast` too, and with rayon there as well
         assert _gemmish(project, "--no-default-features") == "gemmish v0.1.0 [rayon]"
+
+
+TWO_RULES = (
+    RULE
+    + """
+[[rule]]
+code = "ACME002"
+name = "gemmish-without-simd"
+severity = "error"
+crates = ["gemmish"]
+feature = "simd"
+used-when = { reachable = true }
+"""
+)
+
+ONLY_BEHIND_FAST = """\
+[package]
+name = "service"
+version = "0.1.0"
+edition = "2021"
+
+[features]
+fast = ["dep:helper"]
+extra = ["tool"]
+
+[dependencies]
+helper = { version = "0.1", optional = true }
+tool = { version = "0.1", optional = true }
+"""
+
+
+def test_each_feature_fixes_write_one_line_per_new_dependency_behind_written_features_only(
+    tmp_path_factory: pytest.TempPathFactory,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+) -> None:
+    """Found on burn_depth 0.4.2 with `--each-feature`: FC004 and FC005 each added burn-cpu (their
+    own feature first) and `--fix` stopped at "Key burn-cpu already exists"; FC001's line went
+    behind `burn-import`, an optional dependency's implicit feature, which [features] does not
+    write ("cannot find the feature burn-import"). Here `fast` and `extra` (written) and `tool`
+    (implicit, which `extra` names) each bring gemmish without rayon or simd."""
+    registry = {
+        "gemmish": {"0.1.0": {"features": {"default": [], "rayon": [], "simd": []}}},
+        "helper": REGISTRY["helper"],
+        "tool": {"0.1.0": {"dependencies": {"gemmish": GEMMISH}}},
+    }
+    use_registry(tmp_path_factory.mktemp("registry"), registry, monkeypatch)
+    project = tmp_path / "service"
+    (project / "src").mkdir(parents=True)
+    (project / "src" / "main.rs").write_text("fn main() {}\n")
+    (project / "Cargo.toml").write_text(ONLY_BEHIND_FAST)
+    (project / "featcheck.toml").write_text(TWO_RULES)
+    report = run_in_process(str(project), "--each-feature", "--format", "json")
+    assert report.returncode == 1, report.stderr
+    behind = {
+        tuple(e["declaration"])
+        for f in json.loads(report.stdout)["findings"]
+        for e in (f["fix"] or {}).get("edits", ())
+        if e["action"] == "add-feature-values"
+    }
+    assert ("features", "tool") not in behind
+    fixed = run_in_process(str(project), "--each-feature", "--fix")
+    assert fixed.returncode in (0, 1), fixed.stderr
+    manifest = (project / "Cargo.toml").read_text()
+    assert manifest.count("gemmish = ") == 1
+    for feature in ("fast", "extra", "tool"):
+        built = _gemmish(project, "--no-default-features", "--features", feature)
+        assert built == "gemmish v0.1.0 [rayon,simd]", feature

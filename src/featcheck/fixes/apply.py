@@ -60,11 +60,18 @@ def plan_changes(findings: list[Finding]) -> list[FileChange]:
 
 def plan_edits(all_edits: Iterable[Edit]) -> list[FileChange]:
     """The changes `all_edits` make, one per file, each edit on what the previous ones left."""
-    edits: dict[Path, dict[Edit, None]] = {}
+    edits: dict[Path, dict[object, Edit]] = {}
     for edit in all_edits:
-        edits.setdefault(edit.manifest, {})[edit] = None
+        same_file = edits.setdefault(edit.manifest, {})
+        # Two findings can add the same dependency (FC004 and FC005 each add burn-cpu under
+        # --each-feature, their own feature first): one line, with the features of both.
+        key = (edit.declaration, edit.action, edit.version) if edit.adds_declaration else edit
+        if (known := same_file.get(key)) is not None:
+            edit = replace(known, features=tuple(dict.fromkeys(known.features + edit.features)))
+        same_file[key] = edit
     changes: list[FileChange] = []
-    for path, queue in edits.items():
+    for path, by_key in edits.items():
+        queue = list(by_key.values())
         try:
             original = path.read_bytes()
             text = original.decode("utf-8")
@@ -82,7 +89,7 @@ def plan_edits(all_edits: Iterable[Edit]) -> list[FileChange]:
             except EditError as error:
                 raise FeatcheckError(f"cannot apply the fix: {error}", path=path) from None
         if updated != text:
-            changes.append(FileChange(path, next(iter(queue)).file or str(path), original, updated))
+            changes.append(FileChange(path, queue[0].file or str(path), original, updated))
     return changes
 
 

@@ -93,7 +93,11 @@ class DirectDependencies:
         the member and the crate), where the owner's build without that feature has no crate."""
         if (position := self.what_if.index.by_id.get(owner.id)) is None:
             return
-        for feature in sorted((owner_node.features - {"default"}) & owner.features.keys()):
+        # Only a feature the manifest writes can take `dep:KEY`: an optional dependency's
+        # implicit feature (burn_depth's `burn-import`) has no line in [features] to extend.
+        written = self.locator.manifests.get(owner.manifest_path).get("features")
+        named = written.keys() if isinstance(written, dict) else set()
+        for feature in sorted((owner_node.features - {"default"}) & named):
             key = (position, feature, on_the_way, owner_node, target)
             if key not in self._selects:
                 self._selects[key] = self._selects_crate(
