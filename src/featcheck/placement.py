@@ -181,6 +181,8 @@ class FindingPlacer:
             refused = outcome.refused
             if outcome.fix is None and not rest and not refused and answer.reason:
                 refused = f"{edit_words(candidate.edits[0])}: {note}"
+                # The fix line says so: not again as an alternative (`or:`).
+                alternatives = tuple(a for a in alternatives if a.edits != candidate.edits)
             return replace(outcome, alternatives=alternatives, pending=rest, refused=refused)
         # cargo answered for the member's build; memory for the other builds it changes.
         verdict = Verdict(True, cost.with_added(answer.added))
