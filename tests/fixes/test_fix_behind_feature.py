@@ -147,3 +147,50 @@ def test_each_feature_fixes_write_one_line_per_new_dependency_behind_written_fea
     for feature in ("fast", "extra", "tool"):
         built = _gemmish(project, "--no-default-features", "--features", feature)
         assert built == "gemmish v0.1.0 [rayon,simd]", feature
+
+
+TWO_WAYS_IN = """\
+[package]
+name = "service"
+version = "0.1.0"
+edition = "2021"
+
+[features]
+fast = ["dep:helper"]
+extra = ["dep:tool"]
+
+[dependencies]
+helper = { version = "0.1", optional = true }
+tool = { version = "0.1", optional = true }
+"""
+
+
+def test_a_finding_of_several_builds_gets_a_fix_that_clears_it_in_each(
+    tmp_path_factory: pytest.TempPathFactory,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+) -> None:
+    """`--features fast` and `--features extra` each bring gemmish without rayon: one finding
+    of both builds, whose fix was searched for the first alone (a line behind `extra`, after
+    which `--features fast` still lacked rayon, though the report said `--fix` applies it)."""
+    registry = {
+        "gemmish": REGISTRY["gemmish"],
+        "helper": REGISTRY["helper"],
+        "tool": {"0.1.0": {"dependencies": {"gemmish": GEMMISH}}},
+    }
+    use_registry(tmp_path_factory.mktemp("registry"), registry, monkeypatch)
+    project = tmp_path / "service"
+    (project / "src").mkdir(parents=True)
+    (project / "src" / "main.rs").write_text("fn main() {}\n")
+    (project / "Cargo.toml").write_text(TWO_WAYS_IN)
+    (project / "featcheck.toml").write_text(RULE)
+    report = run_in_process(str(project), "--each-feature", "--format", "json")
+    assert report.returncode == 1, report.stderr
+    [finding] = json.loads(report.stdout)["findings"]
+    assert [c["features"] for c in finding["configurations"]] == [["extra"], ["fast"]]
+    assert finding["fix"]["safe"]
+    fixed = run_in_process(str(project), "--each-feature", "--fix")
+    assert fixed.returncode == 0, fixed.stdout + fixed.stderr
+    for feature in ("fast", "extra"):
+        built = _gemmish(project, "--no-default-features", "--features", feature)
+        assert built == "gemmish v0.1.0 [rayon]", feature

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from featcheck.featureset import FeatureSelection
@@ -101,6 +101,8 @@ class _Query:
     asking: frozenset[str]
     """The members with a finding of the crate, which ask for its features."""
     group: int
+    others: tuple[FeatureSelection, ...] = ()
+    """The member's other builds with the same finding, placed once (`--each-feature`)."""
 
 
 @dataclass
@@ -149,7 +151,10 @@ class FixSearch(CandidateFinder):
         # build nothing new (a GPU application leaving the library's CPU backend off).
         asking = frozenset((member.id, *(m.id for m in affected)))
         excused = frozenset(item.detection.deferred_to)
-        query = _Query(member, target, backend.package, selection, excused, affected, asking, group)
+        others = tuple(item.also_in)
+        query = _Query(
+            member, target, backend.package, selection, excused, affected, asking, group, others
+        )
         graph = self.builds[(member.id, target, selection)]
         candidates = self.candidates(member, item.cfg, graph, backend, wanted)
         required = tuple(sorted(f for f in required if f not in excused))
@@ -237,6 +242,11 @@ class FixSearch(CandidateFinder):
     def _verdict(self, candidate: Candidate, query: _Query) -> Verdict:
         if not self._clears(candidate, query.member, query):
             return Verdict(False)
+        # The one finding of several builds: its fix must clear it in each (a line behind
+        # `extra` leaves `--features fast` as it was).
+        for selection in query.others:
+            if not self._clears(candidate, query.member, replace(query, selection=selection)):
+                return Verdict(False)
         edited = self._edited(candidate, query)
         cost = self.workspace.cost(candidate, query.asking)
         needs = self.what_if.needs(edited)
