@@ -63,8 +63,8 @@ class Edit:
         table["features"] = list(self.features)
         return table
 
-    def declared_value(self) -> str:
-        """The new declaration's value as written: `{ version = "1", ... }`."""
+    def declared_pairs(self) -> list[str]:
+        """The new declaration's `key = value` pairs as written."""
         parts = []
         for key, value in self.declared_table().items():
             if isinstance(value, bool):
@@ -73,7 +73,11 @@ class Edit:
                 parts.append(f"{key} = [" + ", ".join(f'"{f}"' for f in value) + "]")
             else:
                 parts.append(f'{key} = "{value}"')
-        return "{ " + ", ".join(parts) + " }"
+        return parts
+
+    def declared_value(self) -> str:
+        """The new declaration's value as written: `{ version = "1", ... }`."""
+        return "{ " + ", ".join(self.declared_pairs()) + " }"
 
 
 @dataclass(frozen=True)

@@ -124,6 +124,33 @@ def test_new_dependency_goes_at_the_end_of_the_dependencies_table() -> None:
     )
 
 
+PUBLISHED = """\
+[package]
+name = "render"
+
+[dependencies.png]
+version = "0.18"
+
+[dependencies.zune-jpeg]
+version = "0.5"
+optional = true
+
+[dev-dependencies.png]
+version = "0.18"
+"""
+
+
+def test_a_manifest_of_dependency_tables_gets_a_table_of_its_own() -> None:
+    """Found on resvg 0.49.0 (as cargo publishes manifests, one table per dependency): the
+    new line went into a `[dependencies]` appended after `[dev-dependencies.png]`."""
+    edit = Edit(MANIFEST, ("dependencies", "flate2"), "add-dependency", ("zlib-rs",), "1.1.9")
+    assert apply_edit(PUBLISHED, edit) == PUBLISHED.replace(
+        "optional = true\n",
+        'optional = true\n\n[dependencies.flate2]\nversion = "1.1.9"\n'
+        'default-features = false\nfeatures = ["zlib-rs"]\n',
+    )
+
+
 def test_crlf_files_stay_crlf() -> None:
     source = SOURCE.replace("\n", "\r\n")
     after = apply_edit(source, _edit("burn", "add-features", "rayon"))

@@ -23,6 +23,7 @@ from featcheck.report import Edit
 
 _DEPENDENCIES_HEADER = re.compile(r"^\s*\[\s*dependencies\s*\]\s*(#.*)?$")
 _ANY_HEADER = re.compile(r"^\s*\[")
+_DOTTED_DEPENDENCY_HEADER = re.compile(r"^\s*\[\s*dependencies\s*\.")
 _DEFAULT_FEATURES_KEYS = ("default-features", "default_features")
 
 
@@ -145,24 +146,31 @@ def _remove_default_features(doc: _Text, spans: dict[KeyPath, Entry], edit: Edit
 
 
 def _add_dependency(doc: _Text, edit: Edit) -> str:
-    line = f"{edit.declaration[-1]} = {edit.declared_value()}"
+    """The new line at the end of `[dependencies]`; where the manifest writes each dependency
+    as a table of its own (`[dependencies.png]`, as cargo publishes manifests), a new such
+    table after the last of them; else a new `[dependencies]` at the end."""
+    key = edit.declaration[-1]
+    added = [f"{key} = {edit.declared_value()}"]
     lines = toml_lines(doc.text)
     nl = doc.newline
-    for index, current in enumerate(lines):
-        if not _DEPENDENCIES_HEADER.match(current):
-            continue
-        end = index + 1
+    header = next((i for i, line in enumerate(lines) if _DEPENDENCIES_HEADER.match(line)), None)
+    if header is None:
+        dotted = [i for i, line in enumerate(lines) if _DOTTED_DEPENDENCY_HEADER.match(line)]
+        header = dotted[-1] if dotted else None
+        added = ["", f"[dependencies.{key}]", *edit.declared_pairs()]
+    if header is not None:
+        end = header + 1
         while end < len(lines) and not _ANY_HEADER.match(lines[end]):
             end += 1
-        while end > index + 1 and not lines[end - 1].strip():
+        while end > header + 1 and not lines[end - 1].strip():
             end -= 1  # keep the blank lines before the next table where they are
         if not lines[end - 1].endswith("\n"):
             lines[end - 1] += nl
-        lines.insert(end, line + nl)
+        lines[end:end] = [line + nl for line in added]
         return "".join(lines)
     text = doc.text
     separator = "" if text.endswith("\n") or not text else nl
-    return text + separator + nl + "[dependencies]" + nl + line + nl
+    return text + separator + nl + "[dependencies]" + nl + added[0] + nl
 
 
 def _expected(data: dict[str, Any], edit: Edit) -> dict[str, Any]:
