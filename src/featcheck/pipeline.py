@@ -221,6 +221,8 @@ def detect_all(run: Run, scope: Scope, plan: ConfigurationPlan, builds: Builds) 
                     for detection in detections:
                         if reach.hides(detection.node):
                             continue  # its manifest was not read: nothing is known of it
+                        if not _defined(scope.metadata, detection):
+                            continue
                         if detection.deferred_to and _covered_here(scope, view, detection):
                             continue
                         # A detection another configuration already flagged is placed once.
@@ -245,6 +247,17 @@ def detect_all(run: Run, scope: Scope, plan: ConfigurationPlan, builds: Builds) 
     found.skipped = [skips[key] for key in sorted(skips)]
     found.unread_note = completeness.unread_note()
     return found
+
+
+def _defined(metadata: Workspace, detection: Detection) -> bool:
+    """Whether the crate's version has the feature its detection says is missing: regex 1.2
+    has no `perf` (its lazy DFA needs no feature), memchr 2.0 calls `std` `use_std`; a version
+    without the feature is no finding, and no fix could name it. A package featcheck could not
+    read (`--no-exec`) counts as having it."""
+    package = metadata.package_of(detection.node.package)
+    if not detection.feature or package is None or package.id in metadata.unread:
+        return True
+    return detection.feature in package.features
 
 
 def _covered_here(scope: Scope, view: BuildView, deferred: Detection) -> bool:
