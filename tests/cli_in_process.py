@@ -48,13 +48,15 @@ def answered_by(source_of: SourceFactory) -> Iterator[None]:
     """Every cargo of an audit is `source_of`'s: the audit's own, `--diff`'s audit of the fixed
     copy (pipeline.audit_project) and the copy a fix is confirmed in (stages/place.py)."""
 
-    def copy_source(source: MetadataSource, copy: Path, options: AuditOptions) -> object:
+    def copy_source(
+        source: MetadataSource, copy: Path, options: AuditOptions, tree: Path | None = None
+    ) -> object:
         # What place.py's copy_source gives its runner: the audit's network and time, never
         # --locked (the copy's lockfile must change), no download progress.
         given = AuditOptions(
             offline=options.offline, timeout=options.timeout, on_command=options.on_command
         )
-        made = source_of(copy, given, source.trust.derive(copy))
+        made = source_of(copy, given, source.trust.derive(tree or copy))
         if isinstance(source, CargoRunner) and isinstance(made, CargoRunner):
             made._setup = source.prepared_setup()  # the audit's toolchain, as place.py gives it
         return made

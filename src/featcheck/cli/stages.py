@@ -160,8 +160,8 @@ def fix_or_diff(
     command; else write it and return the audit of the fixed checkout."""
     again = options._replace(update_lockfile=True)
 
-    def audit_copy(copy: Path, root: Path) -> AuditResult:
-        return audit_project(copy, again._replace(root=root), trust.derive(root))
+    def audit_copy(copy: Path, root: Path, tree: Path) -> AuditResult:
+        return audit_project(copy, again._replace(root=root), trust.derive(tree))
 
     with progress.working("Resolving the fixes"):
         prepared = prepare(result, path, audit_copy, trust)

@@ -27,9 +27,10 @@ from featcheck.fixes.overlay import WorkspaceCopy
 from featcheck.policy.settings import relative_file
 from featcheck.report import AuditResult, Edit, Finding, Fix, Location
 
-Audit = Callable[[Path, Path], AuditResult]
-"""Audits the project at a path, with paths relative to the second (the run's options,
-keeping what cargo writes to Cargo.lock)."""
+Audit = Callable[[Path, Path, Path], AuditResult]
+"""Audits the project at a path, with paths relative to the second, in the run's trust context
+derived for the third (the copy's tree), with the run's options, keeping what cargo writes to
+Cargo.lock."""
 
 
 @dataclass(frozen=True)
@@ -72,7 +73,8 @@ def prepare(result: AuditResult, path: Path, audit: Audit, trust: TrustContext) 
         return Prepared([], None, unfixable)
     refuse_outside(changes, trust.checkout, result.local_manifests)
     workspace = result.workspace_root or result.root
-    with contextlib.closing(WorkspaceCopy(workspace)) as copy:
+    beside = [manifest.parent for manifest in result.local_manifests]
+    with contextlib.closing(WorkspaceCopy(workspace, beside, trust.checkout)) as copy:
         resolved = _resolve(copy, path, fixes, audit)
     if isinstance(resolved, str):
         raise FeatcheckError(
@@ -136,13 +138,13 @@ def _audit_with(
     try:
         copy.apply(plan_edits(e for edits in fixes for e in edits))
         # Relative to the copy's workspace root, then to the user's root, which may lie above it.
-        return audit(copy.moved(path.absolute()), copy.path), copy.lockfile()
+        return audit(copy.moved(path.absolute()), copy.path, copy.tree), copy.lockfile()
     except ValueError:
         raise FeatcheckError(
             "--fix changed nothing: a file to edit lies outside the workspace"
         ) from None
     except FeatcheckError as error:
-        return cargo_reason(error.message)
+        return copy.original(cargo_reason(error.message))
 
 
 def _lock_change(workspace: Path, after: bytes | None, root: Path) -> list[FileChange]:

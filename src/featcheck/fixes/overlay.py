@@ -55,38 +55,85 @@ class Answer:
 
 
 class WorkspaceCopy:
-    """One temporary copy of a workspace, given other edits for each question asked of it."""
+    """One temporary copy of a workspace, given other edits for each question asked of it.
 
-    def __init__(self, root: Path) -> None:
+    A path package outside the workspace's directory (`../candle-core` of a crate the workspace
+    excludes) is copied beside it, where the copy's `path = "../..."` finds it, if it lies in
+    the checkout (`within`): without it cargo could resolve no fix of such a workspace."""
+
+    def __init__(self, root: Path, beside: Iterable[Path] = (), within: Path | None = None) -> None:
         self.root = root.resolve()
+        found = {Path(os.path.realpath(p)) for p in beside}
+        kept = [p for p in found if within is not None and is_inside(p, within)]
+        # The outermost directories only: one may hold another, or the workspace (`..`).
+        self.beside = sorted(
+            p
+            for p in kept
+            if not is_inside(p, self.root) and not any(p != q and is_inside(p, q) for q in kept)
+        )
+        self.base = Path(os.path.commonpath([self.root, *self.beside]))
+        """The directory whose layout the copy keeps: the workspace's, or one above it."""
         self._directory: tempfile.TemporaryDirectory[str] | None = None
         self._originals: dict[Path, bytes | None] = {}
 
     @property
-    def path(self) -> Path:
-        """The copy's workspace root (copied on first use)."""
+    def tree(self) -> Path:
+        """The directory holding the whole copy (copied on first use): what a trust context
+        for the copy is derived for."""
         if self._directory is None:
-            self._directory = tempfile.TemporaryDirectory(prefix="featcheck-fix-")
-            copy = Path(self._directory.name) / "workspace"
-            shutil.copytree(self.root, copy, ignore=_NOT_COPIED, symlinks=True)
-            _point_links_into(copy, self.root)
-            lockfile = copy / "Cargo.lock"
-            # cargo writes the copy's lockfile: a link would let it write where it points.
-            content = lockfile.read_bytes() if lockfile.is_file() else None
-            lockfile.unlink(missing_ok=True)
-            if content is not None:
-                lockfile.write_bytes(content)
-            self._originals[lockfile] = content
+            self._directory = self._make()
         return Path(self._directory.name) / "workspace"
 
+    @property
+    def path(self) -> Path:
+        """The copy's workspace root (copied on first use)."""
+        return self.tree / self.root.relative_to(self.base)
+
+    def original(self, text: str) -> str:
+        """`text` (cargo's words about the copy) with the copy's paths put back as the user's."""
+        return text.replace(str(self.tree), str(self.base)) if self._directory else text
+
+    def _make(self) -> tempfile.TemporaryDirectory[str]:
+        directory = tempfile.TemporaryDirectory(prefix="featcheck-fix-")
+        tree = Path(directory.name) / "workspace"
+        for package in self.beside:
+            destination = tree / package.relative_to(self.base)
+            shutil.copytree(package, destination, ignore=self._but_root, symlinks=True)
+            # The manifests above it, up to the copy's top: the workspace it inherits from.
+            for above in package.relative_to(self.base).parents:
+                manifest = self.base / above / "Cargo.toml"
+                if manifest.is_file() and not manifest.is_symlink():
+                    shutil.copyfile(manifest, tree / above / "Cargo.toml")
+        copy = tree / self.root.relative_to(self.base)
+        shutil.copytree(self.root, copy, ignore=_NOT_COPIED, symlinks=True)
+        _point_links_into(copy, self.root)
+        lockfile = copy / "Cargo.lock"
+        # cargo writes the copy's lockfile: a link would let it write where it points.
+        content = lockfile.read_bytes() if lockfile.is_file() else None
+        lockfile.unlink(missing_ok=True)
+        if content is not None:
+            lockfile.write_bytes(content)
+        self._originals[lockfile] = content
+        return directory
+
+    def _but_root(self, directory: str, names: list[str]) -> set[str]:
+        """What a package beside the workspace leaves to the workspace's own copy."""
+        ignored = set(_NOT_COPIED(directory, names))
+        if Path(directory) == self.root.parent:
+            ignored.add(self.root.name)
+        return ignored
+
     def moved(self, path: Path) -> Path:
-        """Where a file of the workspace lies in the copy, as a regular file of the copy's
-        own (ValueError: outside the workspace, or where the copy's links lead out of it)."""
-        relative = Path(os.path.realpath(path)).relative_to(self.root)
-        target = self.path / relative
+        """Where a file of the workspace (or of a package copied beside it) lies in the copy,
+        as a regular file of the copy's own (ValueError: outside what was copied, or where the
+        copy's links lead out of it)."""
+        real = Path(os.path.realpath(path))
+        if not any(is_inside(real, copied) for copied in (self.root, *self.beside)):
+            raise ValueError(f"{path} lies outside the copy")
+        relative = real.relative_to(self.base)
+        target = self.tree / relative
         # A link as the file itself is replaced below; any other link on the way must stay in.
-        real = Path(os.path.realpath(self.path))
-        if not is_inside(target.parent if target.is_symlink() else target, real):
+        if not is_inside(target.parent if target.is_symlink() else target, self.tree.resolve()):
             raise ValueError(f"{relative} leads out of the copy")
         if target.is_symlink():
             # A copied link still points at the user's file: the copy gets its own.
@@ -140,14 +187,18 @@ class OverlayCheck:
     """Confirms pending fixes with `cargo metadata` over one edited copy."""
 
     workspace_root: Path
-    metadata_of: Callable[[Path], Workspace]
-    """Runs cargo metadata for the manifest at the given path (the audit's cargo settings)."""
+    metadata_of: Callable[[Path, Path], Workspace]
+    """Runs cargo metadata for the manifest at the given path, in the copy at the other (the
+    audit's cargo settings)."""
     what_if: WhatIf
     """The audit's resolver settings: targets, host, resolver, feature unification."""
     still_flagged: StillFlagged
+    beside: tuple[Path, ...] = ()
+    """The path packages' directories, and the checkout they may be copied from."""
+    within: Path | None = None
 
     def __post_init__(self) -> None:
-        self._copy = WorkspaceCopy(self.workspace_root)
+        self._copy = WorkspaceCopy(self.workspace_root, self.beside, self.within)
 
     def close(self) -> None:
         self._copy.close()
@@ -164,11 +215,11 @@ class OverlayCheck:
         """cargo's metadata of the copy with `edits` made, or why there is none."""
         try:
             self._copy.apply(plan_edits(edits))
-            return self.metadata_of(self._copy.path / "Cargo.toml")
+            return self.metadata_of(self._copy.path / "Cargo.toml", self._copy.tree)
         except ValueError:
             return "a manifest to edit lies outside the workspace"
         except FeatcheckError as error:
-            return cargo_reason(error.message)
+            return self._copy.original(cargo_reason(error.message))
         except OSError as error:
             return f"the copy could not be made: {error.strerror or error}"
 

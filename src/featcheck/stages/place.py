@@ -106,14 +106,17 @@ def place(
     return Placed(findings, unsearched)
 
 
-def copy_source(source: MetadataSource, copy: Path, options: AuditOptions) -> MetadataSource:
+def copy_source(
+    source: MetadataSource, copy: Path, options: AuditOptions, tree: Path | None = None
+) -> MetadataSource:
     """cargo for a copy of the audited tree (a fix it confirms): the run's trust context
-    derived for the copy, never one computed from its path, and the audit's own cargo,
-    toolchain and configuration where cargo answered the audit. Not `--locked`: the copy's
-    lockfile must change, which is what cargo is asked about."""
+    derived for the copy (`tree`, which holds it and the path packages beside it), never one
+    computed from its path, and the audit's own cargo, toolchain and configuration where cargo
+    answered the audit. Not `--locked`: the copy's lockfile must change, which is what cargo
+    is asked about."""
     return CargoRunner(
         copy,
-        trust=source.trust.derive(copy),
+        trust=source.trust.derive(tree or copy),
         offline=options.offline,
         timeout=options.timeout,
         on_command=options.on_command,
@@ -131,8 +134,8 @@ def _overlay(
     if options.no_exec or not options.check_new_packages:
         return None
 
-    def metadata_of(copy_manifest: Path) -> Workspace:
-        copy_runner = copy_source(run.source, copy_manifest.parent, options)
+    def metadata_of(copy_manifest: Path, tree: Path) -> Workspace:
+        copy_runner = copy_source(run.source, copy_manifest.parent, options, tree)
         pending = copy_runner.start_metadata(
             copy_manifest, all_features=True, features=scope.dependency_features
         )
@@ -141,7 +144,11 @@ def _overlay(
     def check() -> OverlayCheck:
         from featcheck.fixes.overlay import OverlayCheck
 
-        return OverlayCheck(scope.metadata.root, metadata_of, what_if, still_flagged)
+        local = tuple(p.manifest_path.parent for p in scope.metadata.unpublished())
+        checkout = run.source.trust.checkout
+        return OverlayCheck(
+            scope.metadata.root, metadata_of, what_if, still_flagged, local, checkout
+        )
 
     return check
 
