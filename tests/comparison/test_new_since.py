@@ -171,3 +171,32 @@ def test_a_revisions_tree_is_kept_once_in_the_users_cache(
     with revision_tree(repository, trust_of(repository), revision) as scratch:
         assert not scratch.is_relative_to(repository) and (scratch / "Cargo.toml").is_file()
     assert not scratch.exists()
+
+
+def test_a_revision_git_cannot_find_says_how_to_get_it_only_in_a_shallow_clone(
+    home: Path, tmp_path: Path
+) -> None:
+    """Found on candle: every missing revision was told to `git fetch --depth=1 origin REV`,
+    in a full clone too, and for `HEAD~1` or a short commit, which that command cannot fetch;
+    `HEAD^{tree}` read as a repository git cannot read."""
+    repository = new_repository(
+        tmp_path / "repo", home, member("a", TRIMMED_REGEX), member("b", "")
+    )
+    write_member(repository, "b", member("b", TRIMMED_MEMCHR))
+    commit(repository, "b trims memchr")
+    with pytest.raises(FeatcheckError) as missing:
+        resolve_revision(repository, "nope", trust_of(repository))
+    assert str(missing.value) == "--new-since: `nope` is not a commit of this repository"
+    with pytest.raises(FeatcheckError) as tree:
+        resolve_revision(repository, "HEAD^{tree}", trust_of(repository))
+    assert str(tree.value).startswith("--new-since: `HEAD^{tree}` is not a commit (git: ")
+    shallow = tmp_path / "shallow"
+    subprocess.run(
+        ["git", "clone", "-q", "--depth=1", f"file://{repository}", str(shallow)], check=True
+    )
+    with pytest.raises(FeatcheckError) as beyond:
+        resolve_revision(shallow, "HEAD~1", trust_of(shallow))
+    assert str(beyond.value) == (
+        "--new-since: `HEAD~1` is not a commit of this repository (this clone is shallow: "
+        "fetch the history first, e.g. git fetch --unshallow)"
+    )

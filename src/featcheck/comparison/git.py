@@ -289,18 +289,23 @@ def resolve_revision(
 ) -> Revision:
     if not name or name.startswith("-") or "\x00" in name:
         raise FeatcheckError(f"--new-since: `{name}` is not a revision")
-    arguments = ["rev-parse", "--git-common-dir", "--verify", "--quiet", "--end-of-options"]
-    git = start_git(repository, [*arguments, f"{name}^{{commit}}"], Budget(timeout), trust)
+    arguments = ["rev-parse", "--git-common-dir", "--is-shallow-repository", "--verify"]
+    arguments += ["--quiet", "--end-of-options", f"{name}^{{commit}}"]
+    git = start_git(repository, arguments, Budget(timeout), trust)
     try:
         status, output, stderr = git.finish(1 << 16)
     finally:
         git.close()  # also when featcheck is interrupted: git has a session of its own
     lines = output.split(b"\n")
-    commit = lines[1] if len(lines) == 3 and lines[2] == b"" else b""
+    commit = lines[2] if len(lines) == 4 and lines[3] == b"" else b""
     if status == 0 and len(commit) in (40, 64) and all(c in b"0123456789abcdef" for c in commit):
         common = Path(os.path.realpath(repository / os.fsdecode(lines[0])))
         return Revision(name, commit.decode("ascii"), common)
     complaint = [line for line in stderr.splitlines() if line.startswith(("fatal:", "error:"))]
+    if any("expected commit type" in line for line in complaint):
+        raise FeatcheckError(
+            f"--new-since: `{name}` is not a commit (git: {first_line(complaint[0])})"
+        )
     if "dubious ownership" in stderr:
         raise FeatcheckError(
             "--new-since: git refuses this repository: it belongs to another user, and "
@@ -313,7 +318,9 @@ def resolve_revision(
             f"--new-since: git cannot read this repository: {first_line(complaint[0])}",
             path=repository,
         )
+    # Only a shallow clone may lack a commit the user knows: say how to get more of it.
+    shallow = len(lines) > 1 and lines[1] == b"true"
+    hint = " (this clone is shallow: fetch the history first, e.g. git fetch --unshallow)"
     raise FeatcheckError(
-        f"--new-since: `{name}` is not a commit of this repository (in a shallow clone, fetch "
-        f"it first: git fetch --depth=1 origin {name})"
+        f"--new-since: `{name}` is not a commit of this repository{hint if shallow else ''}"
     )
