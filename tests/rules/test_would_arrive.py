@@ -195,24 +195,30 @@ def test_a_feature_already_on_is_not_named_as_the_one_that_would_deliver(
     assert shown.splitlines()[0] == "gemmish v0.1.0 []"
 
 
-# `lib`'s feature `fast` turns on its optional turbo, whose line asks gemmish for rayon; no
-# member turns `fast` on, so `cargo metadata`'s resolve has no edge from lib to turbo, while
-# Cargo.lock has one (`app` depends on turbo itself).
+# `lib`'s `fast` turns on frontend's `fast`, which only passes rayon on to gemmish: an offer
+# to lib's users. Turning on its optional turbo instead (whose line asks gemmish for rayon)
+# brings a package: no offer. No member turns `fast` on, so `cargo metadata`'s resolve has no
+# edge from lib to turbo, while Cargo.lock has one (`app` depends on turbo itself).
 OFFER_REGISTRY = {
     "gemmish": REGISTRY["gemmish"],
     "turbo": {"0.1.0": {"dependencies": {"gemmish": {"version": "0.1", "features": ["rayon"]}}}},
-    "frontend": {"0.1.0": {"dependencies": {"gemmish": {"version": "0.1"}}}},
+    "frontend": {
+        "0.1.0": {
+            "features": {"fast": ["gemmish/rayon"]},
+            "dependencies": {"gemmish": {"version": "0.1"}},
+        }
+    },
 }
 
-
 ANDROID = "[target.'cfg(target_os = \"android\")'.dependencies]\n"
+PASS_ON = '[features]\nfast = ["frontend/fast"]\n\n[dependencies]\nfrontend = "0.1"\n'
 OFFER = '[features]\nfast = ["dep:turbo"]\n\n[dependencies]\nfrontend = "0.1"\n'
 OPTIONAL_TURBO = 'turbo = { version = "0.1", optional = true }\n'
 
 
 def _offering_workspace(lib: str, tmp_path: Path) -> Path:
-    """`lib` (a library whose `fast` may turn on turbo) beside `app`, which depends on turbo,
-    with the project rule and a lockfile."""
+    """`lib` (a library whose `fast` may bring gemmish's rayon) beside `app`, which depends on
+    turbo, with the project rule and a lockfile."""
     project = tmp_path / "workspace"
     for name, body, source in (("lib", lib, "lib.rs"), ("app", 'turbo = "0.1"\n', "main.rs")):
         (project / name / "src").mkdir(parents=True)
@@ -227,45 +233,43 @@ def _offering_workspace(lib: str, tmp_path: Path) -> Path:
 
 
 @pytest.mark.parametrize("mode", [[], ["--no-exec"]])
-@pytest.mark.parametrize(
-    "lib",
-    [
-        pytest.param(OFFER + OPTIONAL_TURBO, id="optional"),
-        # Found on reqwest's rustls-platform-verifier (its jni): on Linux `fast` turns on the
-        # plain optional line, and the Android line beside it, which the build leaves out, is
-        # the only one `cargo metadata`'s resolve binds.
-        pytest.param(OFFER + OPTIONAL_TURBO + "\n" + ANDROID + 'turbo = "0.1"\n', id="android-too"),
-    ],
-)
-def test_a_library_offering_the_feature_through_an_optional_dependency_is_left_to_its_users(
-    lib: str,
+def test_a_library_passing_the_feature_on_is_left_to_its_users(
     mode: list[str],
     tmp_path_factory: pytest.TempPathFactory,
     monkeypatch: pytest.MonkeyPatch,
     tmp_path: Path,
 ) -> None:
-    """Found on tracel-ai/models: `--no-exec` left mobilenetv2-burn's half to its users (its
-    `pretrained` turns on burn-store, which asks half for `std`), cargo's model reported it."""
+    """`std = ["memchr/std"]`: the library leaves the choice to its users (no_std ones)."""
     use_registry(tmp_path_factory.mktemp("offer-registry"), OFFER_REGISTRY, monkeypatch)
-    project = _offering_workspace(lib, tmp_path)
+    project = _offering_workspace(PASS_ON, tmp_path)
     report = run_in_process(str(project), "--format", "json", *mode)
     assert report.returncode == 0, report.stdout + report.stderr
     assert json.loads(report.stdout)["findings"] == []
 
 
-@pytest.mark.parametrize("mode", [[], ["--no-exec"]])
-def test_a_feature_that_delivers_only_on_another_platform_is_no_offer(
-    mode: list[str],
+@pytest.mark.parametrize(
+    "lib",
+    [
+        # rerun's re_server: its `lance` brings a database stack that happens to turn
+        # matrixmultiply's threading on; re_server's own build stays single-threaded.
+        pytest.param(OFFER + OPTIONAL_TURBO, id="optional"),
+        # reqwest's rustls-platform-verifier (its jni): on Linux `fast` turns on the plain
+        # optional line, and the Android line beside it, which the build leaves out, is the only
+        # one `cargo metadata`'s resolve binds.
+        pytest.param(OFFER + OPTIONAL_TURBO + "\n" + ANDROID + 'turbo = "0.1"\n', id="android-too"),
+        # reqwest 0.13.5: its `http3` turns simdutf8's `std` on only on Android.
+        pytest.param(OFFER + "\n" + ANDROID + OPTIONAL_TURBO, id="android-only"),
+    ],
+)
+def test_a_feature_that_brings_packages_or_delivers_elsewhere_is_no_offer(
+    lib: str,
     tmp_path_factory: pytest.TempPathFactory,
     monkeypatch: pytest.MonkeyPatch,
     tmp_path: Path,
 ) -> None:
-    """Found on reqwest 0.13.5: its `http3` turns simdutf8's `std` on only on Android (through
-    rustls-platform-verifier's Android-only jni), and featcheck left simdutf8 without `std` on
-    Linux to reqwest's users. Here `fast` turns on turbo only on Android: on Linux the library
-    offers nothing, and gemmish stays without rayon, as `cargo tree --features fast` says."""
+    """The finding stands (an info: a library's users' builds decide), with the same chain from
+    cargo's model and from the files, as `cargo tree --features fast` says on Linux."""
     use_registry(tmp_path_factory.mktemp("offer-registry"), OFFER_REGISTRY, monkeypatch)
-    lib = OFFER + "\n" + ANDROID + OPTIONAL_TURBO
     project = _offering_workspace(lib, tmp_path)
     shown = subprocess.run(
         ["cargo", "tree", "-e", "normal", "-p", "lib", "--features", "fast", "-i", "gemmish"]
@@ -275,13 +279,19 @@ def test_a_feature_that_delivers_only_on_another_platform_is_no_offer(
         text=True,
         check=True,
     ).stdout
-    assert shown.splitlines()[0] == "gemmish v0.1.0 [default]"
-    report = run_in_process(
-        str(project), "--format", "json", "--target", "x86_64-unknown-linux-gnu", *mode
-    )
-    # A library's finding is an info: its users' builds decide (exit 0).
-    assert report.returncode == 0, report.stdout + report.stderr
-    found = json.loads(report.stdout)["findings"]
-    assert [(f["member"], f["crate"], f["feature"], f["severity"]) for f in found] == [
-        ("lib", "gemmish", "rayon", "info")
-    ]
+    chains = []
+    for mode in ([], ["--no-exec"]):
+        report = run_in_process(
+            str(project), "--format", "json", "--target", "x86_64-unknown-linux-gnu", *mode
+        )
+        assert report.returncode == 0, report.stdout + report.stderr
+        found = json.loads(report.stdout)["findings"]
+        assert [(f["member"], f["crate"], f["feature"], f["severity"]) for f in found] == [
+            ("lib", "gemmish", "rayon", "info")
+        ]
+        chains.append(found[0]["chain"])
+    assert chains[0] == chains[1]
+    # On Linux `fast` brings rayon through turbo, a package the build lacks, or not at all.
+    delivers = lib.index("optional = true") < lib.find(ANDROID) or ANDROID not in lib
+    expected = "[default,rayon]" if delivers else "[default]"
+    assert shown.splitlines()[0] == f"gemmish v0.1.0 {expected}"

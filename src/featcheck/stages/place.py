@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from featcheck.cargo.runner import CargoRunner
 from featcheck.explain import Explainer
+from featcheck.featureset import FeatureSelection
 from featcheck.fixes.search import FixSearch, StillFlagged, backends_of
 from featcheck.graph import DependencyGraph, Node
 from featcheck.locate import Locator
@@ -61,7 +62,7 @@ def place(
     options, (what_if, builds) = run.options, resolved
     locator = Locator(scope.metadata, root, run.manifests)
     search = FeatureSearch(what_if.index, what_if.resolver != 1, what_if.host, what_if.locked)
-    flagged = [item for item in flagged if not offered_by_library(scope, search, item)]
+    flagged = [item for item in flagged if not offered_by_library(scope, search, what_if, item)]
     still_flagged = _still_flagged(scope, what_if)
     overlay = _overlay(run, scope, what_if, still_flagged)
     # The chain compares members' builds: each member's base configuration stands for it.
@@ -164,11 +165,13 @@ def _covers(flagged: Sequence[Flagged]) -> frozenset[Cover]:
     )
 
 
-def offered_by_library(scope: Scope, search: FeatureSearch, item: Flagged) -> bool:
+def offered_by_library(scope: Scope, search: FeatureSearch, what_if: WhatIf, item: Flagged) -> bool:
     """Whether the member is a library that offers the missing feature through a feature of
-    its own that is off (`std = ["memchr/std"]`): it leaves the choice to its users on purpose
-    (no_std ones), and a user that builds it is audited as a member of its own, where the
-    chain names that feature."""
+    its own that is off and only passes features on (`std = ["memchr/std"]`): it leaves the
+    choice to its users on purpose (no_std ones), and a user that builds it is audited as a
+    member of its own, where the chain names that feature. A feature that brings packages the
+    build lacks is no such offer: rerun's re_server has a `lance` feature, whose database
+    stack happens to turn matrixmultiply's threading on, and its build stays single-threaded."""
     detection = item.detection
     if item.rule.kind is not Kind.MISSING or not detection.feature:
         return False
@@ -179,7 +182,18 @@ def offered_by_library(scope: Scope, search: FeatureSearch, item: Flagged) -> bo
     # off), and one that is on reaches the feature only through a dependency that is not.
     on = item.view.roots[0].features | {"default"}
     offered = search.enabling_features(item.member, goal, detection.feature, item.cfg)
-    return any(feature not in on for feature in offered)
+    return any(_passes_on(what_if, item, f) for f in offered if f not in on)
+
+
+def _passes_on(what_if: WhatIf, item: Flagged, feature: str) -> bool:
+    """Whether the member's build with `feature` turned on too builds no other package."""
+    selection = item.selection
+    with_it = FeatureSelection.of(
+        (*selection.features, feature), no_default=selection.no_default_features
+    )
+    position = what_if.index.by_id[item.member.id]
+    graph = what_if.graph(frozenset(), position, item.target, with_it)
+    return graph.packages() <= item.view.graph.packages()
 
 
 def _still_flagged(scope: Scope, model: WhatIf) -> StillFlagged:
