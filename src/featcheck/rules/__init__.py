@@ -181,6 +181,8 @@ def rule_markdown(rule: Rule, heading: str = "#") -> str:
     intro = f"Default severity: **{rule.severity.label}**{opt_in}. {rule.summary}."
     scope = [", ".join(f"`{t}`" for t in rule.targets.triples)] if rule.targets.triples else []
     scope += [_CAPABILITY_WORDS[n] for n in rule.targets.needs]
+    if unless := rule.targets.unless_features:
+        scope.append(f"not where {', '.join(f'`{f}`' for f in unless)} is on at compile time")
     intro += f" Applies to {'; '.join(scope)}." if scope else ""
     lines = [f"{heading} {rule.code} `{rule.name}`", "", intro]
     doc = rule.doc

@@ -31,6 +31,7 @@ USER_CODE = re.compile(r"[A-Z]{2,10}[0-9]{1,4}")
 """User rule codes: a team prefix and a number, e.g. `ACME001` (not starting with FC)."""
 FEATURE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_+.-]{0,63}")
 _NAME = re.compile(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)*")
+_TARGET_FEATURE = re.compile(r"[a-z][a-z0-9._]*")  # as rustc prints them: avx2, sse4.2
 _CRATE = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,63}")
 _TRIPLE_PATTERN = re.compile(r"[A-Za-z0-9_.*?-]{1,80}")
 
@@ -45,6 +46,7 @@ _KEYS = (
     "used-when",
     "targets",
     "target-needs",
+    "unless-target-features",
     "requires",
     "also-add",
     "enabled",
@@ -107,6 +109,9 @@ def parse_rule(table: Any, *, builtin: bool) -> Rule:
                 table, "targets", (), _TRIPLE_PATTERN, "a target triple or pattern"
             ),
             needs=_capabilities(table),
+            unless_features=strings_value(
+                table, "unless-target-features", (), _TARGET_FEATURE, "a target feature"
+            ),
         ),
         requires=strings_value(table, "requires", (), FEATURE, "a feature name"),
         companions=strings_value(table, "also-add", (), FEATURE, "a feature name"),

@@ -106,6 +106,9 @@ class TargetScope:
     """Shell-style patterns (`x86_64-*`, `aarch64-apple-darwin`); empty: every target."""
     needs: tuple[str, ...] = ()
     """Target capabilities the rule is about: `std`, `threads` (see `not_applicable`)."""
+    unless_features: tuple[str, ...] = ()
+    """Target features that, all enabled at compile time (`-C target-feature`, `target-cpu`),
+    give the crate its fast path without the missing feature (memchr's AVX2 without `std`)."""
 
 
 @dataclass(frozen=True)
@@ -227,4 +230,10 @@ def not_applicable(scope: TargetScope, triple: str | None, cfg: TargetCfg | None
     if scope.triples and not any(fnmatchcase(triple, p) for p in scope.triples):
         return "the rule applies only to " + ", ".join(scope.triples)
     reasons = (lacks(capability, triple, cfg) for capability in scope.needs)
-    return next((reason for reason in reasons if reason is not None), None)
+    reason = next((reason for reason in reasons if reason is not None), None)
+    enabled = cfg.pairs if cfg is not None else frozenset()
+    unless = scope.unless_features
+    if reason is None and unless and all(("target_feature", f) in enabled for f in unless):
+        listed = ", ".join(f"`{f}`" for f in unless)
+        return f"the target enables {listed} at compile time"
+    return reason
