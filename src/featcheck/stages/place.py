@@ -25,8 +25,8 @@ from featcheck.matrix import ConfigurationPlan
 from featcheck.placement import Cover, FindingPlacer, Flagged, cover_keys
 from featcheck.report import Finding
 from featcheck.resolution.record import FeatureSearch
-from featcheck.rules import BuildView, Rule, detect, skipped_for_target
-from featcheck.rules.detect import missing_feature
+from featcheck.rules import BuildView, Rule, skipped_for_target
+from featcheck.rules.detect import flags, missing_feature
 from featcheck.rules.spec import Kind
 from featcheck.stages.members import Resolved, Run, Scope
 from featcheck.workspace.cargo_metadata import parse_metadata
@@ -227,10 +227,9 @@ def _still_flagged(scope: Scope, model: WhatIf) -> StillFlagged:
             return False
         view = BuildView(graph, (next(graph.nodes()),), target=target, cfg=model.cfgs[target])
         return any(
-            d.node.package == package and d.feature not in excused
+            flags(rule, view, package, excused)
             for rule in rules
             if skipped_for_target(rule, view) is None
-            for d in detect(rule, view)
         )
 
     return still_flagged
