@@ -20,7 +20,8 @@ from support import WORKSPACES
 
 import featcheck.stages.place
 from featcheck.resolution.session import TargetSession
-from featcheck.rules import BuildView, Detection, Rule
+from featcheck.rules import BuildView, Rule
+from featcheck.workspace.model import PackageRef
 
 pytestmark = pytest.mark.usefixtures("remembered_cargo")
 
@@ -40,14 +41,16 @@ def test_members_that_share_a_line_share_its_verdicts(
         return graph(session, member, *args)
 
     rerun_over: list[BuildView] = []
-    detect = featcheck.stages.place.detect
+    flags = featcheck.stages.place.flags
 
-    def recording_detect(rule: Rule, view: BuildView) -> list[Detection]:
+    def recording_flags(
+        rule: Rule, view: BuildView, package: PackageRef, excused: frozenset[str]
+    ) -> bool:
         rerun_over.append(view)
-        return detect(rule, view)
+        return flags(rule, view, package, excused)
 
     monkeypatch.setattr(TargetSession, "graph", counting_graph)
-    monkeypatch.setattr(featcheck.stages.place, "detect", recording_detect)
+    monkeypatch.setattr(featcheck.stages.place, "flags", recording_flags)
     result = run_in_process(str(project), "--format", "json", "--root", str(project))
     report: dict[str, Any] = json.loads(result.stdout)
 

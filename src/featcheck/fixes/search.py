@@ -31,7 +31,7 @@ from featcheck.featureset import FeatureSelection
 from featcheck.fixes.candidates import CandidateFinder
 from featcheck.fixes.lockcheck import Conflict
 from featcheck.fixes.reach import Cost, WorkspaceBuilds, added_packages, safety
-from featcheck.graph import DependencyGraph
+from featcheck.graph import DependencyGraph, closure
 from featcheck.report import Fix, edit_words
 from featcheck.workspace.model import ModelEdit, Package, PackageRef, crate_key
 
@@ -119,6 +119,8 @@ class FixSearch(CandidateFinder):
     """Crates that are a backend once built: a fix adding one is not safe."""
     with_alternatives: bool = True
     """False: only the best fix is wanted; candidates that cannot beat it are not resolved."""
+    audited: frozenset[str] = frozenset()
+    """The ids of the members this run audits (`-p`); empty: every member."""
 
     def __post_init__(self) -> None:
         members = {m.id: m for m in self.metadata.members}
@@ -131,6 +133,8 @@ class FixSearch(CandidateFinder):
             tuple[frozenset[ModelEdit], str, PackageRef, FeatureSelection, int], int
         ] = {}
         self._groups: dict[tuple[str, ...], int] = {}
+        self._unaudited_notes: dict[frozenset[PackageRef], str] = {}
+        self._dependents: dict[int, list[int]] = {}
         """Each set of affected members (by id, in order) as a number, for the keys below."""
         self._safety: dict[Cost, str] = {}
 
@@ -200,7 +204,8 @@ class FixSearch(CandidateFinder):
         candidate cargo still has to answer can reach: it adds at least what memory saw (and
         is unsafe when that is) and one package per dependency it turns on."""
         added = len(verdict.cost.added) + (len(verdict.needs) if waiting else 0)
-        return bool(self._unsafe(verdict)), added, candidate.proximity
+        unsafe = bool(self._unsafe(verdict) or self._unaudited(candidate))
+        return unsafe, added, candidate.proximity
 
     def _unsafe(self, verdict: Verdict) -> str:
         # Asked several times per candidate while ranking; a cost is shared by every finding
@@ -222,7 +227,8 @@ class FixSearch(CandidateFinder):
         if verdict.conflict is not None:
             note = f"cargo cannot resolve it: {verdict.conflict.reason()}"
             return Fix(candidate.edits, note=note)
-        note, listed = self._unsafe(verdict), ", ".join(verdict.needs)
+        note = self._unsafe(verdict) or self._unaudited(candidate)
+        listed = ", ".join(verdict.needs)
         if not self._holds(verdict):
             note = note or f"it turns on dependencies Cargo.lock holds no version of yet ({listed})"
             return Fix(candidate.edits, note=note)
@@ -231,6 +237,37 @@ class FixSearch(CandidateFinder):
         return Fix(
             candidate.edits, confirmed=True, safe=not note, note=note, added=len(verdict.cost.added)
         )
+
+    def _unaudited(self, candidate: Candidate) -> str:
+        """Why the candidate is not applied unasked where it changes the build of members this
+        run does not audit (`-p`): their builds were not resolved, so what it gives them is not
+        known (rerun's `-p animated_urdf` edited the workspace's ndarray, which the whole run
+        refuses for what it adds to re_server)."""
+        if not self.audited:
+            return ""
+        known = self._unaudited_notes.get(candidate.touches)
+        if known is None:
+            index = self.what_if.index
+            table = index.packages
+            if not self._dependents:
+                for position in range(len(table)):
+                    for dependency in table.resolved_positions(position):
+                        self._dependents.setdefault(dependency, []).append(position)
+            touched = [index.by_id[p.id] for p in candidate.touches if p.id in index.by_id]
+            reached = closure(touched, lambda p: self._dependents.get(p, ()))
+            names = sorted(
+                m.name
+                for m in self.metadata.members
+                if m.id not in self.audited and index.by_id.get(m.id) in reached
+            )
+            shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+            known = self._unaudited_notes[candidate.touches] = (
+                f"not applied by --fix: it changes the build of {shown}, which this run does "
+                "not audit (-p)"
+                if names
+                else ""
+            )
+        return known
 
     def _refused(self, candidates: list[Candidate], verdicts: dict[Candidate, Verdict]) -> str:
         """The one line for a finding no candidate holds for because of versions."""

@@ -86,6 +86,9 @@ def place(
             cargo_checks_new_packages=options.check_new_packages and not options.no_exec,
             backends=backends_of(r for rules in scope.rules_of.values() for r in rules),
             with_alternatives=options.search_alternatives,
+            audited=frozenset(m.id for m in scope.members)
+            if len(scope.members) < len(scope.metadata.members)
+            else frozenset(),
         ),
         overlay,
         confirm=options.confirm_fixes and not options.no_exec,
