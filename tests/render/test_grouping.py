@@ -8,6 +8,7 @@ entry per member and names the group; exit codes and `--fail-on` count findings 
 
 from __future__ import annotations
 
+import io
 import json
 import shutil
 from collections.abc import Callable
@@ -22,7 +23,8 @@ from sarif_support import validate_sarif
 from support import WORKSPACES
 
 from featcheck.render.common import group_findings
-from featcheck.report import Edit, Finding, Fix
+from featcheck.render.text_report import render_text
+from featcheck.report import AuditResult, Edit, Finding, Fix
 from featcheck.severity import Severity
 
 pytestmark = pytest.mark.usefixtures("remembered_cargo")
@@ -240,3 +242,27 @@ def test_a_library_folds_into_the_binary_that_leads_the_group() -> None:
     # Two libraries share their cut, no binary reports it: shown once, as info.
     [alone] = group_findings([library, _library("lib2")])
     assert alone.lead.severity is Severity.INFO and alone.members == ("lib", "lib2")
+
+
+def test_a_group_whose_builds_gain_different_packages_says_the_most(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """linfa: one edit of the workspace's ndarray line for 19 members, each build gaining 4 or 5
+    packages; the fix line said nothing of them, and `--fix` added them."""
+    monkeypatch.setenv("NO_COLOR", "1")
+    edit = Edit(tmp_path / "Cargo.toml", ("dependencies", "burn"), "add-features", ("rayon",))
+    findings = [
+        replace(
+            make_finding(member=member, location=manifest_location()),
+            fix=Fix((replace(edit, file="Cargo.toml"),), confirmed=True, safe=True, added=added),
+        )
+        for member, added in (("a", 4), ("b", 5), ("c", 5))
+    ]
+    stream = io.StringIO()
+    render_text(AuditResult(tmp_path, findings=findings, members=["a", "b", "c"]), stream)
+    text = " ".join(stream.getvalue().split())
+    assert "with it the build gets `rayon` and adds up to 5 packages to the build" in text
+    same = [replace(f, fix=replace(f.fix, added=5)) for f in findings if f.fix is not None]
+    stream = io.StringIO()
+    render_text(AuditResult(tmp_path, findings=same, members=["a", "b", "c"]), stream)
+    assert "and adds 5 packages to the build" in " ".join(stream.getvalue().split())

@@ -192,11 +192,14 @@ class FindingGroup:
             known = merged.get(key)
             features = (*known.features, *edit.features) if known is not None else edit.features
             merged[key] = replace(edit, features=tuple(dict.fromkeys(features)))
+        counts = [f.added for f in distinct]
         return Fix(
             tuple(merged.values()),
             confirmed=all(f.confirmed for f in distinct),
             safe=all(f.safe for f in distinct),
             note=next((f.note for f in distinct if f.note), ""),
+            # The most one build gains (linfa's 19 members: 4 or 5 each), not silence.
+            added=None if None in counts else max(c for c in counts if c is not None),
         )
 
     @property

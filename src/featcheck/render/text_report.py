@@ -65,15 +65,16 @@ def _where(fix: Fix) -> str:
 
 
 def _fix_lines(
-    finding: Finding, applied: list[Finding], features: Sequence[str] = ()
+    finding: Finding, applied: list[Finding], features: Sequence[str] = (), varies: bool = False
 ) -> list[Line]:
     """`  = placed: ...` where the fix's place was chosen, then `  = fix: ...`: the fix, the
-    features it brings (`features`, else the finding's) and what applies it."""
+    features it brings (`features`, else the finding's) and what applies it. `varies`: the
+    builds of a group gain different numbers of packages (the fix's is the most)."""
     lines = [_detail("placed", finding.placement)] if finding.placement else []
     fix = [*_EQUALS, ("fix:", "green")]
     if finding.fix is not None:
-        packages = finding.fix.added
-        added = f" and adds {plural(packages, 'package')} to the build" if packages else ""
+        packages, most = finding.fix.added, "up to " if varies else ""
+        added = f" and adds {most}{plural(packages, 'package')} to the build" if packages else ""
         if not (finding.fix.safe and finding.fix.confirmed):
             applies = printable(finding.fix.note)
         elif finding in applied:
@@ -105,6 +106,7 @@ def _render_group(
 ) -> list[Line]:
     """The lead finding, with the builds a repeated cut covers named under its quote."""
     finding = group.lead
+    counts = {f.fix.added for f in group.findings if f.fix is not None}
     if group.fix is not finding.fix:  # each member's own edit: the fix line names them all
         named = replace(finding, fix=group.fix)
         applied = [*applied, named] if finding in applied else applied
@@ -124,7 +126,7 @@ def _render_group(
         lines.append(_detail("why", why if verbose else first_sentence(why)))
     if finding.cost is not None:
         lines.append(_detail("cost", cost_text(finding.cost)))
-    lines += _fix_lines(finding, applied)
+    lines += _fix_lines(finding, applied, varies=len(counts) > 1)
     for alternative in finding.alternatives if verbose else ():  # smallest first
         state = "confirmed" if alternative.confirmed else "not confirmed"
         if alternative.note:
