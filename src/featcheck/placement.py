@@ -291,9 +291,10 @@ def _placement(
         names = ", ".join(library.name for library in libraries)
         manifests = {library.manifest_path for library in libraries}
         there = [a for a in alternatives if all(e.manifest in manifests for e in a.edits)]
-        noted = next((a for a in there if a.note), None)
-        if noted is not None:
-            return f"in {member.name}'s own manifest rather than {names}'s: there {noted.note}"
+        # A reason only where every change there has one: else one of them simply lost to
+        # the member's own line (rerun: `web_viewer`'s note was given for the flate2 line).
+        if there and all(a.note for a in there):
+            return f"in {member.name}'s own manifest rather than {names}'s: there {there[0].note}"
         if there:
             return f"in {member.name}'s own manifest, to keep {names} lean"
         return f"in {member.name}'s own manifest: no change in {names} clears it"
