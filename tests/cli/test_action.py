@@ -192,9 +192,10 @@ def test_a_path_input_that_looks_like_an_option_or_argument_file_is_a_path(
     run = run_action(tmp_path, {"path": path})
     assert run.status == 2, run.output
     [annotation] = runner_commands(run.output)
+    # On the file it names, relative to the workspace, as the runner names a repository's files.
     assert annotation == (
-        f"::error title=featcheck::featcheck: error: {run.workspace / path}: no such file or "
-        "directory"
+        f"::error file={path},title=featcheck::featcheck: error: {run.workspace / path}: no "
+        "such file or directory"
     )
 
 
@@ -213,7 +214,9 @@ def test_a_featcheck_error_is_one_annotation_and_no_sarif_to_upload(tmp_path: Pa
     assert run.status == 2, run.output
     # featcheck runs once: the error is printed once, as an annotation the job shows.
     [annotation] = runner_commands(run.output)
-    assert annotation.startswith("::error title=featcheck::featcheck: error: "), annotation
+    assert annotation.startswith(
+        "::error file=crates/missing,title=featcheck::featcheck: error: "
+    ), annotation
     assert annotation.endswith("crates/missing: no such file or directory"), annotation
     assert run.output.count("no such file or directory") == 1, run.output
     assert run.outputs["run"] == {}
@@ -362,7 +365,8 @@ def test_a_symlinked_sarif_file_is_refused_not_written_through(
     finding, error = runner_commands(run.output)
     assert finding.startswith(ANNOTATION)
     assert error.startswith(
-        f"::error title=featcheck::featcheck: error: {workspace / 'featcheck.sarif'}: is a "
+        "::error file=featcheck.sarif,title=featcheck::featcheck: error: "
+        f"{workspace / 'featcheck.sarif'}: is a "
     )
     assert "symlink; featcheck writes a report only to a regular file" in error
     assert "sarif-file" not in run.outputs["run"]

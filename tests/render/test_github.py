@@ -455,3 +455,30 @@ def test_a_hostile_member_directory_raises_only_featchecks_annotation(
     assert "featcheck: running: " in done.stderr
     assert _commands(done.stderr) == []
     assert "##[" not in "".join(_log(done.stderr))
+
+
+def test_an_error_in_a_file_is_annotated_on_its_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A bad featcheck.toml in a pull request: the annotation lands on the file and line, named
+    as the runner names the repository's files; a path's line break is the property's `%0A`,
+    never a second command."""
+    from featcheck.cli.terminal import CommandExit as _Exit
+    from featcheck.cli.terminal import fail as _fail
+    from featcheck.errors import FeatcheckError
+
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    monkeypatch.setenv("GITHUB_WORKSPACE", str(tmp_path))
+    for path, expected in (
+        (tmp_path / "featcheck.toml", "file=featcheck.toml,line=2,col=5,"),
+        (
+            tmp_path / "a,b\n::warning::x" / "Cargo.toml",
+            "file=a%2Cb%0A%3A%3Awarning%3A%3Ax/Cargo.toml,line=2,col=5,",
+        ),
+        (Path("/elsewhere/Cargo.toml"), "file=/elsewhere/Cargo.toml,line=2,col=5,"),
+    ):
+        with pytest.raises(_Exit):
+            _fail(FeatcheckError("unknown key `bogus`", path=path, line=2, column=5))
+        err = capsys.readouterr().err
+        assert _commands(err) == [err.removesuffix("\n")]
+        assert err.startswith(f"::error {expected}title=featcheck::featcheck: error: "), err

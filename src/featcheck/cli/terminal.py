@@ -21,7 +21,14 @@ from typing import TYPE_CHECKING, NoReturn, TextIO
 
 from featcheck.cargo.last_answer import NOT_RUN
 from featcheck.errors import FeatcheckError
-from featcheck.render.safe_text import error_annotation, printable_lines, safe_line, stop_commands
+from featcheck.render.safe_text import (
+    annotation_place,
+    error_annotation,
+    printable,
+    printable_lines,
+    safe_line,
+    stop_commands,
+)
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -91,18 +98,30 @@ def fail(error: FeatcheckError, *, github: bool = False) -> NoReturn:
     """The error on stderr, and exit 2; it may quote the checkout (cargo's errors quote manifest
     lines)."""
     first, *rest = printable_lines(str(error)) if str(error) else ["unknown error"]
+    place = ""
+    if error.path is not None and (github or in_actions()):
+        path = os.path.abspath(error.path)
+        # The runner names a repository's files relative to its workspace (by name: the file
+        # may be a link, or not exist at all).
+        workspace = os.path.abspath(os.environ.get("GITHUB_WORKSPACE") or os.getcwd())
+        if os.path.commonpath([path, workspace]) == workspace:
+            path = os.path.relpath(path, workspace)
+        # Line breaks are the property's to escape (%0A); other control characters are shown.
+        shown = "".join(c if c in "\r\n" else printable(c) for c in path.replace(os.sep, "/"))
+        place = annotation_place(shown, error.line, error.column)
     print_error_lines(
-        [f"featcheck: error: {first}", *(f"  {line}" for line in rest)], github=github
+        [f"featcheck: error: {first}", *(f"  {line}" for line in rest)], github=github, place=place
     )
     raise CommandExit(EXIT_ERROR)
 
 
-def print_error_lines(lines: list[str], *, github: bool = False) -> None:
+def print_error_lines(lines: list[str], *, github: bool = False, place: str = "") -> None:
     """Lines that may quote the checkout, on stderr: printable, and in GitHub Actions one
-    `::error` annotation whose message holds them all, escaped."""
+    `::error` annotation whose message holds them all, escaped (on the file and line `place`
+    names, where the error names one)."""
     shown = [safe_line(line) for line in lines]
     if github or in_actions():
-        sys.stderr.write(error_annotation(shown))
+        sys.stderr.write(error_annotation(shown, place))
     else:
         sys.stderr.write("".join(f"{line}\n" for line in shown))
     sys.stderr.flush()

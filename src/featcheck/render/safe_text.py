@@ -163,13 +163,22 @@ def stop_commands(lines: Iterable[str]) -> str:
     return f"::stop-commands::{token}\n" + "".join(f"{line}\n" for line in body) + f"::{token}::\n"
 
 
-def error_annotation(lines: Iterable[str]) -> str:
+def error_annotation(lines: Iterable[str], place: str = "") -> str:
     """featcheck's own error (exit 2) as one `::error` annotation, so that the job shows why the
     step failed instead of only "Process completed with exit code 2". The lines (each
     printable, without line breaks) may quote the checkout: each is made inert as well, then the
-    whole is escaped as the annotation's message, which the runner never reads for commands."""
+    whole is escaped as the annotation's message, which the runner never reads for commands.
+    `place`: the annotation's `file=`, `line=` and `col=` properties, escaped, with a comma after
+    each (the file and line the error names: the annotation then lands on it)."""
     message = "\n".join(inert(line) for line in lines)
-    return f"::error title=featcheck::{escape_data(message)}\n"
+    return f"::error {place}title=featcheck::{escape_data(message)}\n"
+
+
+def annotation_place(path: str, line: int | None, column: int | None) -> str:
+    """`file=PATH,line=N,col=N,` for `error_annotation`, each value escaped."""
+    parts = [f"file={escape_property(path)}"]
+    parts += [f"{key}={value}" for key, value in (("line", line), ("col", column)) if value]
+    return "".join(f"{part}," for part in parts)
 
 
 # In a JSON document: anything not printable ASCII, except the line breaks of the indentation
