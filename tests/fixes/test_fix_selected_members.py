@@ -1,7 +1,12 @@
-"""With `-p`, a fix may not change a member the run does not audit: its build was never
-resolved, so what the fix gives it is unknown. Found on rerun: `-p animated_urdf --diff`
-edited the workspace's ndarray entry, which the whole run refuses for what it adds to
-re_server. Here app1 and app2 both inherit helper from `[workspace.dependencies]`."""
+"""With `-p` (or a member's directory), a fix that changes the build of a member the run does
+not audit is judged on that build too, resolved for the purpose. Found on rerun:
+`-p animated_urdf --diff` edited the workspace's ndarray entry, which the whole run refused
+for the packages it added to re_server.
+
+app1 and app2 both inherit helper from `[workspace.dependencies]`; helper's `fast` passes
+rayon on to gemmish and turns on pool. app1 builds pool already and lacks rayon; app2 has
+rayon and no pool: `fast` on the workspace's entry would give app2 pool unasked, and `fast` on
+app1's own line gives app1 rayon and nothing else."""
 
 from __future__ import annotations
 
@@ -18,17 +23,25 @@ pytestmark = [pytest.mark.usefixtures("remembered_cargo"), pytest.mark.cargo]
 
 REGISTRY = {
     "gemmish": {"0.1.0": {"features": {"default": [], "rayon": []}}},
+    "pool": {"0.1.0": {}},
     "helper": {
         "0.1.0": {
-            "features": {"fast": ["gemmish/rayon"]},
-            "dependencies": {"gemmish": {"version": "0.1", "default-features": False}},
+            "features": {"fast": ["gemmish/rayon", "dep:pool"]},
+            "dependencies": {
+                "gemmish": {"version": "0.1", "default-features": False},
+                "pool": {"version": "0.1", "optional": True},
+            },
         }
     },
+}
+MEMBERS = {
+    "app1": 'helper = { workspace = true }\npool = "0.1"\n',
+    "app2": 'helper = { workspace = true }\ngemmish = { version = "0.1", features = ["rayon"] }\n',
 }
 
 
 @pytest.mark.parametrize("selected", [(), ("-p", "app1")])
-def test_a_fix_changes_no_member_the_run_does_not_audit(
+def test_a_fix_gives_no_member_packages_unasked_whether_the_run_audits_it_or_not(
     selected: tuple[str, ...],
     tmp_path_factory: pytest.TempPathFactory,
     monkeypatch: pytest.MonkeyPatch,
@@ -36,12 +49,12 @@ def test_a_fix_changes_no_member_the_run_does_not_audit(
 ) -> None:
     use_registry(tmp_path_factory.mktemp("registry"), REGISTRY, monkeypatch)
     project = tmp_path / "workspace"
-    for name in ("app1", "app2"):
+    for name, dependencies in MEMBERS.items():
         (project / name / "src").mkdir(parents=True)
         (project / name / "src" / "main.rs").write_text("fn main() {}\n")
         (project / name / "Cargo.toml").write_text(
             f'[package]\nname = "{name}"\nversion = "0.1.0"\nedition = "2021"\n\n'
-            "[dependencies]\nhelper = { workspace = true }\n"
+            f"[dependencies]\n{dependencies}"
         )
     (project / "Cargo.toml").write_text(
         '[workspace]\nresolver = "2"\nmembers = ["app1", "app2"]\n\n'
@@ -51,20 +64,22 @@ def test_a_fix_changes_no_member_the_run_does_not_audit(
     subprocess.run(["cargo", "generate-lockfile", "--offline"], cwd=project, check=True)
     report = run_in_process(str(project), "--format", "json", *selected)
     assert report.returncode == 1, report.stderr
-    edited = {
-        e["file"]
-        for f in json.loads(report.stdout)["findings"]
-        for e in f["fix"]["edits"]
-        if f["fix"]["safe"]
-    }
-    # Both members ask for rayon: the workspace's entry. app1 alone: its own line.
-    assert edited == ({"app1/Cargo.toml"} if selected else {"Cargo.toml"})
+    [finding] = json.loads(report.stdout)["findings"]
+    assert finding["member"] == "app1"
+    assert finding["fix"]["safe"]
+    assert [(e["file"], e["features"]) for e in finding["fix"]["edits"]] == [
+        ("app1/Cargo.toml", ["fast"])
+    ]
     before = (project / "app2" / "Cargo.toml").read_text(), (project / "Cargo.toml").read_text()
     fixed = run_in_process(str(project), "--fix", *selected)
     assert fixed.returncode == 0, fixed.stdout + fixed.stderr
-    tree = ["cargo", "tree", "-e", "normal", "-i", "gemmish", "-f", "{p} [{f}]", "--offline"]
-    shown = subprocess.run([*tree, "-p", "app1"], cwd=project, capture_output=True, text=True)
-    assert shown.stdout.splitlines()[0] == "gemmish v0.1.0 [rayon]"
-    if selected:
-        after = (project / "app2" / "Cargo.toml").read_text(), (project / "Cargo.toml").read_text()
-        assert after == before
+    tree = ["cargo", "tree", "-e", "normal", "-f", "{p} [{f}]", "--offline", "--prefix", "none"]
+    for member, gemmish in (
+        ("app1", "gemmish v0.1.0 [rayon]"),
+        ("app2", "gemmish v0.1.0 [default,rayon]"),
+    ):
+        shown = subprocess.run([*tree, "-p", member], cwd=project, capture_output=True, text=True)
+        assert gemmish in shown.stdout.splitlines(), shown.stdout
+        assert ("pool v0.1.0 []" in shown.stdout.splitlines()) == (member == "app1")
+    after = (project / "app2" / "Cargo.toml").read_text(), (project / "Cargo.toml").read_text()
+    assert after == before

@@ -52,6 +52,12 @@ class Cost:
     largest: int = 0
     """The most packages one build gains."""
 
+    def with_gained(self, gained: Iterable[Gained]) -> Cost:
+        """The cost with what more builds gain, none of whose members ask (`measure`)."""
+        more = measure(gained, frozenset())
+        added = tuple(sorted({*self.added, *more.added}))
+        return Cost(added, (*self.unasked, *more.unasked), max(self.largest, more.largest))
+
     def with_added(self, more: Iterable[str]) -> Cost:
         """The cost with what cargo found one build gains besides (`overlay.py`)."""
         more = tuple(more)

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING
 from featcheck.featureset import FeatureSelection
 from featcheck.fixes.candidates import CandidateFinder
 from featcheck.fixes.lockcheck import Conflict
-from featcheck.fixes.reach import Cost, WorkspaceBuilds, added_packages, safety
+from featcheck.fixes.reach import Cost, Gained, WorkspaceBuilds, added_packages, safety
 from featcheck.graph import DependencyGraph, closure
 from featcheck.report import Fix, edit_words
 from featcheck.workspace.model import ModelEdit, Package, PackageRef, crate_key
@@ -133,7 +133,6 @@ class FixSearch(CandidateFinder):
             tuple[frozenset[ModelEdit], str, PackageRef, FeatureSelection, int], int
         ] = {}
         self._groups: dict[tuple[str, ...], int] = {}
-        self._unaudited_notes: dict[frozenset[PackageRef], str] = {}
         self._dependents: dict[int, list[int]] = {}
         """Each set of affected members (by id, in order) as a number, for the keys below."""
         self._safety: dict[Cost, str] = {}
@@ -204,8 +203,7 @@ class FixSearch(CandidateFinder):
         candidate cargo still has to answer can reach: it adds at least what memory saw (and
         is unsafe when that is) and one package per dependency it turns on."""
         added = len(verdict.cost.added) + (len(verdict.needs) if waiting else 0)
-        unsafe = bool(self._unsafe(verdict) or self._unaudited(candidate))
-        return unsafe, added, candidate.proximity
+        return bool(self._unsafe(verdict)), added, candidate.proximity
 
     def _unsafe(self, verdict: Verdict) -> str:
         # Asked several times per candidate while ranking; a cost is shared by every finding
@@ -227,8 +225,7 @@ class FixSearch(CandidateFinder):
         if verdict.conflict is not None:
             note = f"cargo cannot resolve it: {verdict.conflict.reason()}"
             return Fix(candidate.edits, note=note)
-        note = self._unsafe(verdict) or self._unaudited(candidate)
-        listed = ", ".join(verdict.needs)
+        note, listed = self._unsafe(verdict), ", ".join(verdict.needs)
         if not self._holds(verdict):
             note = note or f"it turns on dependencies Cargo.lock holds no version of yet ({listed})"
             return Fix(candidate.edits, note=note)
@@ -238,36 +235,36 @@ class FixSearch(CandidateFinder):
             candidate.edits, confirmed=True, safe=not note, note=note, added=len(verdict.cost.added)
         )
 
-    def _unaudited(self, candidate: Candidate) -> str:
-        """Why the candidate is not applied unasked where it changes the build of members this
-        run does not audit (`-p`): their builds were not resolved, so what it gives them is not
-        known (rerun's `-p animated_urdf` edited the workspace's ndarray, which the whole run
-        refuses for what it adds to re_server)."""
+    def _unaudited(self, candidate: Candidate, query: _Query) -> list[Gained]:
+        """What the candidate gives the builds of the members this run does not audit (`-p`, a
+        member's directory), found by resolving them here: a workspace entry, or a library they
+        use, changes them too (rerun's `-p animated_urdf` edited the workspace's ndarray, which
+        adds packages to re_server). A member whose own build has the finding asks for it."""
         if not self.audited:
-            return ""
-        known = self._unaudited_notes.get(candidate.touches)
-        if known is None:
-            index = self.what_if.index
+            return []
+        index = self.what_if.index
+        if not self._dependents:
             table = index.packages
-            if not self._dependents:
-                for position in range(len(table)):
-                    for dependency in table.resolved_positions(position):
-                        self._dependents.setdefault(dependency, []).append(position)
-            touched = [index.by_id[p.id] for p in candidate.touches if p.id in index.by_id]
-            reached = closure(touched, lambda p: self._dependents.get(p, ()))
-            names = sorted(
-                m.name
-                for m in self.metadata.members
-                if m.id not in self.audited and index.by_id.get(m.id) in reached
-            )
-            shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
-            known = self._unaudited_notes[candidate.touches] = (
-                f"not applied by --fix: it changes the build of {shown}, which this run does "
-                "not audit (-p)"
-                if names
-                else ""
-            )
-        return known
+            for dependent in range(len(table)):
+                for dependency in table.resolved_positions(dependent):
+                    self._dependents.setdefault(dependency, []).append(dependent)
+        touched = [index.by_id[p.id] for p in candidate.touches if p.id in index.by_id]
+        reached = closure(touched, lambda p: self._dependents.get(p, ()))
+        gained: list[Gained] = []
+        for member in self.metadata.members:
+            position = index.by_id.get(member.id)
+            if position is None or member.id in self.audited or position not in reached:
+                continue
+            target, package = query.target, query.package
+            before = self.what_if.graph(frozenset(), position, target)
+            after = self.what_if.graph(candidate.model, position, target)
+            packages = added_packages(before, after)
+            # Its rules are the audited member's: this run read no settings of its own for it.
+            flagged = self.still_flagged(query.member, target, before, package, query.excused)
+            if packages and flagged:
+                packages = []  # it asks for the feature: what comes with it is its own
+            gained.append((member, packages, ()))
+        return gained
 
     def _refused(self, candidates: list[Candidate], verdicts: dict[Candidate, Verdict]) -> str:
         """The one line for a finding no candidate holds for because of versions."""
@@ -286,6 +283,8 @@ class FixSearch(CandidateFinder):
                 return Verdict(False)
         edited = self._edited(candidate, query)
         cost = self.workspace.cost(candidate, query.asking)
+        if unaudited := self._unaudited(candidate, query):
+            cost = cost.with_gained(unaudited)
         needs = self.what_if.needs(edited)
         lock = self.what_if.lock
         for need in needs:
