@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 from cli_in_process import run_in_process
@@ -94,7 +95,7 @@ used-when = { reachable = true }
 """
 )
 
-ONLY_BEHIND_FAST = """\
+TWO_OPTIONAL = """\
 [package]
 name = "service"
 version = "0.1.0"
@@ -102,12 +103,33 @@ edition = "2021"
 
 [features]
 fast = ["dep:helper"]
-extra = ["tool"]
+extra = [{extra}]
 
 [dependencies]
-helper = { version = "0.1", optional = true }
-tool = { version = "0.1", optional = true }
+helper = {{ version = "0.1", optional = true }}
+tool = {{ version = "0.1", optional = true }}
 """
+"""`fast` turns on helper, `extra` tool (`"tool"`: through tool's implicit feature)."""
+
+
+def _two_optional(
+    factory: pytest.TempPathFactory,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    gemmish: dict[str, Any],
+    extra: str,
+) -> Path:
+    """service with TWO_OPTIONAL's manifest (`extra` its values) and the project rule, over a
+    registry of this `gemmish`, helper and tool (each depending on gemmish without defaults)."""
+    tool = {"0.1.0": {"dependencies": {"gemmish": GEMMISH}}}
+    registry = {"gemmish": gemmish, "helper": REGISTRY["helper"], "tool": tool}
+    use_registry(factory.mktemp("registry"), registry, monkeypatch)
+    project = tmp_path / "service"
+    (project / "src").mkdir(parents=True)
+    (project / "src" / "main.rs").write_text("fn main() {}\n")
+    (project / "Cargo.toml").write_text(TWO_OPTIONAL.format(extra=extra))
+    (project / "featcheck.toml").write_text(RULE)
+    return project
 
 
 def test_each_feature_fixes_write_one_line_per_new_dependency_behind_written_features_only(
@@ -120,16 +142,8 @@ def test_each_feature_fixes_write_one_line_per_new_dependency_behind_written_fea
     behind `burn-import`, an optional dependency's implicit feature, which [features] does not
     write ("cannot find the feature burn-import"). Here `fast` and `extra` (written) and `tool`
     (implicit, which `extra` names) each bring gemmish without rayon or simd."""
-    registry = {
-        "gemmish": {"0.1.0": {"features": {"default": [], "rayon": [], "simd": []}}},
-        "helper": REGISTRY["helper"],
-        "tool": {"0.1.0": {"dependencies": {"gemmish": GEMMISH}}},
-    }
-    use_registry(tmp_path_factory.mktemp("registry"), registry, monkeypatch)
-    project = tmp_path / "service"
-    (project / "src").mkdir(parents=True)
-    (project / "src" / "main.rs").write_text("fn main() {}\n")
-    (project / "Cargo.toml").write_text(ONLY_BEHIND_FAST)
+    gemmish = {"0.1.0": {"features": {"default": [], "rayon": [], "simd": []}}}
+    project = _two_optional(tmp_path_factory, monkeypatch, tmp_path, gemmish, '"tool"')
     (project / "featcheck.toml").write_text(TWO_RULES)
     report = run_in_process(str(project), "--each-feature", "--format", "json")
     assert report.returncode == 1, report.stderr
@@ -149,22 +163,6 @@ def test_each_feature_fixes_write_one_line_per_new_dependency_behind_written_fea
         assert built == "gemmish v0.1.0 [rayon,simd]", feature
 
 
-TWO_WAYS_IN = """\
-[package]
-name = "service"
-version = "0.1.0"
-edition = "2021"
-
-[features]
-fast = ["dep:helper"]
-extra = ["dep:tool"]
-
-[dependencies]
-helper = { version = "0.1", optional = true }
-tool = { version = "0.1", optional = true }
-"""
-
-
 def test_a_finding_of_several_builds_gets_a_fix_that_clears_it_in_each(
     tmp_path_factory: pytest.TempPathFactory,
     monkeypatch: pytest.MonkeyPatch,
@@ -173,17 +171,9 @@ def test_a_finding_of_several_builds_gets_a_fix_that_clears_it_in_each(
     """`--features fast` and `--features extra` each bring gemmish without rayon: one finding
     of both builds, whose fix was searched for the first alone (a line behind `extra`, after
     which `--features fast` still lacked rayon, though the report said `--fix` applies it)."""
-    registry = {
-        "gemmish": REGISTRY["gemmish"],
-        "helper": REGISTRY["helper"],
-        "tool": {"0.1.0": {"dependencies": {"gemmish": GEMMISH}}},
-    }
-    use_registry(tmp_path_factory.mktemp("registry"), registry, monkeypatch)
-    project = tmp_path / "service"
-    (project / "src").mkdir(parents=True)
-    (project / "src" / "main.rs").write_text("fn main() {}\n")
-    (project / "Cargo.toml").write_text(TWO_WAYS_IN)
-    (project / "featcheck.toml").write_text(RULE)
+    project = _two_optional(
+        tmp_path_factory, monkeypatch, tmp_path, REGISTRY["gemmish"], '"dep:tool"'
+    )
     report = run_in_process(str(project), "--each-feature", "--format", "json")
     assert report.returncode == 1, report.stderr
     [finding] = json.loads(report.stdout)["findings"]
