@@ -11,7 +11,7 @@ from featcheck.cargo.tree_text import TreeTextError, local_leaves, parse_tree_te
 from featcheck.errors import FeatcheckError
 from featcheck.featureset import AuditOptions
 from featcheck.graph import DependencyGraph, Node
-from featcheck.report import AuditResult, TargetSkip
+from featcheck.report import AuditResult, Finding, TargetSkip
 from featcheck.rules import BuildView, Catalogue, Detection, Rule, detect, skipped_for_target
 from featcheck.rules.detect import covering_rules
 from featcheck.severity import plural
@@ -79,32 +79,11 @@ def audit_tree_text(
         standing = _standing(rule, rules, view)
         reason = skipped_for_target(rule, view)
         if reason is not None:
-            if standing:
-                members = tuple(sorted({r.name for r in roots}))
-                if target is None:
-                    reason = "saved tree text does not say which target cargo printed it for"
-                shown = target or "(unknown)"
-                skip = TargetSkip(rule.code, rule.name, shown, reason, members, len(standing))
-                result.skipped.append(skip)
+            _skipped(result, rule, target, reason, roots, len(standing))
             continue
         for detection in standing:
             owners = _owners(parsed.graph, roots, detection.node, view.structured)
-            finding = FindingBuilder(rule, detection, None, target).at(None)
-            if len(owners) == 1:
-                finding.member_name = owners[0].name
-            else:
-                names = ", ".join(sorted({o.name for o in owners}))
-                finding.notes = (
-                    "the saved tree cannot tell which member this build belongs to"
-                    + (f" (it is reached from {names})" if names else ""),
-                )
-            result.findings.append(
-                finding.build(
-                    f"enable the `{detection.feature}` feature of {detection.node.name} "
-                    f"{detection.node.version}; run featcheck on the project itself to get the "
-                    "manifest line to change"
-                )
-            )
+            result.findings.append(_finding(rule, detection, target, owners))
     result.findings.sort(key=finding_order)
     if target is None and result.skipped:
         # Never silently clean: memchr without `std` is slow on x86_64 and right elsewhere.
@@ -116,6 +95,37 @@ def audit_tree_text(
             "cargo tree, else the host's)"
         )
     return result
+
+
+def _skipped(
+    result: AuditResult, rule: Rule, target: str | None, reason: str, roots: list[Node], count: int
+) -> None:
+    """A rule the target does not take (or that the text cannot say it takes) would have made
+    `count` findings: said in `skipped`, never silently clean."""
+    if count:
+        if target is None:
+            reason = "saved tree text does not say which target cargo printed it for"
+        members = tuple(sorted({r.name for r in roots}))
+        result.skipped.append(
+            TargetSkip(rule.code, rule.name, target or "(unknown)", reason, members, count)
+        )
+
+
+def _finding(rule: Rule, detection: Detection, target: str | None, owners: list[Node]) -> Finding:
+    finding = FindingBuilder(rule, detection, None, target).at(None)
+    if len(owners) == 1:
+        finding.member_name = owners[0].name
+    else:
+        names = ", ".join(sorted({o.name for o in owners}))
+        finding.notes = (
+            "the saved tree cannot tell which member this build belongs to"
+            + (f" (it is reached from {names})" if names else ""),
+        )
+    return finding.build(
+        f"enable the `{detection.feature}` feature of {detection.node.name} "
+        f"{detection.node.version}; run featcheck on the project itself to get the manifest "
+        "line to change"
+    )
 
 
 def _unified_members(result: AuditResult, roots: list[Node]) -> None:

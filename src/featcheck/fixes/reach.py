@@ -12,12 +12,12 @@ and the members that gain any without asking (their build has no finding of the 
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from featcheck.featureset import FeatureSelection
-from featcheck.graph import DependencyGraph, Node
+from featcheck.graph import DependencyGraph, Node, closure
 from featcheck.workspace.model import ModelEdit, NewDependency, Package, PackageRef, crate_key
 
 if TYPE_CHECKING:
@@ -121,6 +121,8 @@ class WorkspaceBuilds:
     _members_reached: dict[tuple[frozenset[PackageRef], str, FeatureSelection], frozenset[str]] = (
         field(default_factory=dict, init=False)
     )
+    _dependents: dict[int, list[int]] = field(default_factory=dict, init=False)
+    """By index position, the packages the resolve binds to it (made on the first question)."""
 
     def cost(self, candidate: Candidate, asking: frozenset[str]) -> Cost:
         """Worked out once per edit: the same candidate (a workspace entry) comes up for every
@@ -183,6 +185,35 @@ class WorkspaceBuilds:
             needs = [self.what_if.describe(n) for n in self.what_if.needs(after) if n not in known]
             found.append((self.members[member_id], added_packages(before, after), needs))
         return tuple(found)
+
+    def unaudited(
+        self,
+        candidate: Candidate,
+        target: str,
+        audited: frozenset[str],
+        asks: Callable[[DependencyGraph], bool],
+    ) -> list[Gained]:
+        """What the candidate gives the default builds of the members this run does not audit
+        (`-p`, a member's directory), resolved here: a workspace entry, or a library they use,
+        changes them too (rerun's `-p animated_urdf` edited the workspace's ndarray, which adds
+        packages to re_server). A member whose build has the finding (`asks`) asks for them."""
+        index = self.what_if.index
+        if not self._dependents:
+            table = index.packages
+            for dependent in range(len(table)):
+                for dependency in table.resolved_positions(dependent):
+                    self._dependents.setdefault(dependency, []).append(dependent)
+        touched = [index.by_id[p.id] for p in candidate.touches if p.id in index.by_id]
+        reached = closure(touched, lambda p: self._dependents.get(p, ()))
+        gained: list[Gained] = []
+        for member in self.members.values():
+            position = index.by_id.get(member.id)
+            if position is None or member.id in audited or position not in reached:
+                continue
+            before = self.what_if.graph(frozenset(), position, target)
+            packages = added_packages(before, self.what_if.graph(candidate.model, position, target))
+            gained.append((member, [] if packages and asks(before) else packages, ()))
+        return gained
 
     def reached(self, touches: frozenset[PackageRef]) -> frozenset[BuildKey]:
         """The builds holding a package in `touches`: only those can change (asked for each

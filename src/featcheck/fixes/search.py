@@ -30,8 +30,8 @@ from typing import TYPE_CHECKING
 from featcheck.featureset import FeatureSelection
 from featcheck.fixes.candidates import CandidateFinder
 from featcheck.fixes.lockcheck import Conflict
-from featcheck.fixes.reach import Cost, Gained, WorkspaceBuilds, added_packages, safety
-from featcheck.graph import DependencyGraph, closure
+from featcheck.fixes.reach import Cost, WorkspaceBuilds, added_packages, safety
+from featcheck.graph import DependencyGraph
 from featcheck.report import Fix, edit_words
 from featcheck.workspace.model import ModelEdit, Package, PackageRef, crate_key
 
@@ -133,7 +133,6 @@ class FixSearch(CandidateFinder):
             tuple[frozenset[ModelEdit], str, PackageRef, FeatureSelection, int], int
         ] = {}
         self._groups: dict[tuple[str, ...], int] = {}
-        self._dependents: dict[int, list[int]] = {}
         """Each set of affected members (by id, in order) as a number, for the keys below."""
         self._safety: dict[Cost, str] = {}
 
@@ -235,37 +234,6 @@ class FixSearch(CandidateFinder):
             candidate.edits, confirmed=True, safe=not note, note=note, added=len(verdict.cost.added)
         )
 
-    def _unaudited(self, candidate: Candidate, query: _Query) -> list[Gained]:
-        """What the candidate gives the builds of the members this run does not audit (`-p`, a
-        member's directory), found by resolving them here: a workspace entry, or a library they
-        use, changes them too (rerun's `-p animated_urdf` edited the workspace's ndarray, which
-        adds packages to re_server). A member whose own build has the finding asks for it."""
-        if not self.audited:
-            return []
-        index = self.what_if.index
-        if not self._dependents:
-            table = index.packages
-            for dependent in range(len(table)):
-                for dependency in table.resolved_positions(dependent):
-                    self._dependents.setdefault(dependency, []).append(dependent)
-        touched = [index.by_id[p.id] for p in candidate.touches if p.id in index.by_id]
-        reached = closure(touched, lambda p: self._dependents.get(p, ()))
-        gained: list[Gained] = []
-        for member in self.metadata.members:
-            position = index.by_id.get(member.id)
-            if position is None or member.id in self.audited or position not in reached:
-                continue
-            target, package = query.target, query.package
-            before = self.what_if.graph(frozenset(), position, target)
-            after = self.what_if.graph(candidate.model, position, target)
-            packages = added_packages(before, after)
-            # Its rules are the audited member's: this run read no settings of its own for it.
-            flagged = self.still_flagged(query.member, target, before, package, query.excused)
-            if packages and flagged:
-                packages = []  # it asks for the feature: what comes with it is its own
-            gained.append((member, packages, ()))
-        return gained
-
     def _refused(self, candidates: list[Candidate], verdicts: dict[Candidate, Verdict]) -> str:
         """The one line for a finding no candidate holds for because of versions."""
         for c in candidates:
@@ -283,8 +251,15 @@ class FixSearch(CandidateFinder):
                 return Verdict(False)
         edited = self._edited(candidate, query)
         cost = self.workspace.cost(candidate, query.asking)
-        if unaudited := self._unaudited(candidate, query):
-            cost = cost.with_gained(unaudited)
+        if self.audited:
+
+            def asks(build: DependencyGraph) -> bool:
+                # Its rules are the audited member's: this run read no settings of the others'.
+                member, target = query.member, query.target
+                return self.still_flagged(member, target, build, query.package, query.excused)
+
+            gained = self.workspace.unaudited(candidate, query.target, self.audited, asks)
+            cost = cost.with_gained(gained)
         needs = self.what_if.needs(edited)
         lock = self.what_if.lock
         for need in needs:

@@ -86,9 +86,7 @@ def place(
             cargo_checks_new_packages=options.check_new_packages and not options.no_exec,
             backends=backends_of(r for rules in scope.rules_of.values() for r in rules),
             with_alternatives=options.search_alternatives,
-            audited=frozenset(m.id for m in scope.members)
-            if len(scope.members) < len(scope.metadata.members)
-            else frozenset(),
+            audited=_audited(scope),
         ),
         overlay,
         confirm=options.confirm_fixes and not options.no_exec,
@@ -166,6 +164,12 @@ def _covers(flagged: Sequence[Flagged]) -> frozenset[Cover]:
         for feature in (item.detection.feature,)
         if feature
     )
+
+
+def _audited(scope: Scope) -> frozenset[str]:
+    """The ids of the members this run audits, where it leaves some out (`-p`); else none."""
+    selected = frozenset(m.id for m in scope.members)
+    return selected if len(selected) < len(scope.metadata.members) else frozenset()
 
 
 def offered_by_library(scope: Scope, search: FeatureSearch, what_if: WhatIf, item: Flagged) -> bool:
