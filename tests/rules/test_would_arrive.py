@@ -272,8 +272,10 @@ def test_a_feature_that_brings_packages_or_delivers_elsewhere_is_no_offer(
     use_registry(tmp_path_factory.mktemp("offer-registry"), OFFER_REGISTRY, monkeypatch)
     project = _offering_workspace(lib, tmp_path)
     shown = subprocess.run(
-        ["cargo", "tree", "-e", "normal", "-p", "lib", "--features", "fast", "-i", "gemmish"]
-        + ["--target", "x86_64-unknown-linux-gnu", "-f", "{p} [{f}]", "--offline"],
+        [
+            *("cargo", "tree", "-e", "normal", "-p", "lib", "--features", "fast", "-i"),
+            *("gemmish", "--target", "x86_64-unknown-linux-gnu", "-f", "{p} [{f}]", "--offline"),
+        ],
         cwd=project,
         capture_output=True,
         text=True,
