@@ -24,7 +24,6 @@ from featcheck.errors import FeatcheckError
 from featcheck.render.safe_text import (
     annotation_place,
     error_annotation,
-    printable,
     printable_lines,
     safe_line,
     stop_commands,
@@ -100,15 +99,9 @@ def fail(error: FeatcheckError, *, github: bool = False) -> NoReturn:
     first, *rest = printable_lines(str(error)) if str(error) else ["unknown error"]
     place = ""
     if error.path is not None and (github or in_actions()):
-        path = os.path.abspath(error.path)
-        # The runner names a repository's files relative to its workspace (by name: the file
-        # may be a link, or not exist at all).
-        workspace = os.path.abspath(os.environ.get("GITHUB_WORKSPACE") or os.getcwd())
-        if os.path.commonpath([path, workspace]) == workspace:
-            path = os.path.relpath(path, workspace)
-        # Line breaks are the property's to escape (%0A); other control characters are shown.
-        shown = "".join(c if c in "\r\n" else printable(c) for c in path.replace(os.sep, "/"))
-        place = annotation_place(shown, error.line, error.column)
+        # The runner names a repository's files relative to its workspace.
+        workspace = os.environ.get("GITHUB_WORKSPACE") or os.getcwd()
+        place = annotation_place(error.path, workspace, error.line, error.column)
     print_error_lines(
         [f"featcheck: error: {first}", *(f"  {line}" for line in rest)], github=github, place=place
     )

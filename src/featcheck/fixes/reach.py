@@ -121,8 +121,6 @@ class WorkspaceBuilds:
     _members_reached: dict[tuple[frozenset[PackageRef], str, FeatureSelection], frozenset[str]] = (
         field(default_factory=dict, init=False)
     )
-    _dependents: dict[int, list[int]] = field(default_factory=dict, init=False)
-    """By index position, the packages the resolve binds to it (made on the first question)."""
 
     def cost(self, candidate: Candidate, asking: frozenset[str]) -> Cost:
         """Worked out once per edit: the same candidate (a workspace entry) comes up for every
@@ -198,13 +196,8 @@ class WorkspaceBuilds:
         changes them too (rerun's `-p animated_urdf` edited the workspace's ndarray, which adds
         packages to re_server). A member whose build has the finding (`asks`) asks for them."""
         index = self.what_if.index
-        if not self._dependents:
-            table = index.packages
-            for dependent in range(len(table)):
-                for dependency in table.resolved_positions(dependent):
-                    self._dependents.setdefault(dependency, []).append(dependent)
         touched = [index.by_id[p.id] for p in candidate.touches if p.id in index.by_id]
-        reached = closure(touched, lambda p: self._dependents.get(p, ()))
+        reached = closure(touched, lambda p: index.dependents_at.get(p, ()))
         gained: list[Gained] = []
         for member in self.members.values():
             position = index.by_id.get(member.id)

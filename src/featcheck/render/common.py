@@ -175,6 +175,12 @@ class FindingGroup:
     def lead(self) -> Finding:
         return self.findings[0]
 
+    @property
+    def gains_vary(self) -> bool:
+        """Whether the findings' fixes add different numbers of packages to their builds (the
+        group's fix then says the most)."""
+        return len({f.fix.added for f in self.findings if f.fix is not None}) > 1
+
     @functools.cached_property
     def fix(self) -> Fix | None:
         """What applies the group's fixes: the lead's when every finding has the same one;

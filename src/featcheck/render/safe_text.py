@@ -174,9 +174,17 @@ def error_annotation(lines: Iterable[str], place: str = "") -> str:
     return f"::error {place}title=featcheck::{escape_data(message)}\n"
 
 
-def annotation_place(path: str, line: int | None, column: int | None) -> str:
-    """`file=PATH,line=N,col=N,` for `error_annotation`, each value escaped."""
-    parts = [f"file={escape_property(path)}"]
+def annotation_place(
+    path: str | os.PathLike[str], workspace: str, line: int | None, column: int | None
+) -> str:
+    """`file=PATH,line=N,col=N,` for `error_annotation`, each value escaped; PATH relative to
+    `workspace` where it lies below it (by name: the file may be a link, or not exist)."""
+    named, workspace = os.path.abspath(path), os.path.abspath(workspace)
+    if os.path.commonpath([named, workspace]) == workspace:
+        named = os.path.relpath(named, workspace)
+    # Line breaks are the property's to escape (%0A); other control characters are shown.
+    shown = "".join(c if c in "\r\n" else printable(c) for c in named.replace(os.sep, "/"))
+    parts = [f"file={escape_property(shown)}"]
     parts += [f"{key}={value}" for key, value in (("line", line), ("col", column)) if value]
     return "".join(f"{part}," for part in parts)
 

@@ -106,7 +106,6 @@ def _render_group(
 ) -> list[Line]:
     """The lead finding, with the builds a repeated cut covers named under its quote."""
     finding = group.lead
-    counts = {f.fix.added for f in group.findings if f.fix is not None}
     if group.fix is not finding.fix:  # each member's own edit: the fix line names them all
         named = replace(finding, fix=group.fix)
         applied = [*applied, named] if finding in applied else applied
@@ -126,7 +125,7 @@ def _render_group(
         lines.append(_detail("why", why if verbose else first_sentence(why)))
     if finding.cost is not None:
         lines.append(_detail("cost", cost_text(finding.cost)))
-    lines += _fix_lines(finding, applied, varies=len(counts) > 1)
+    lines += _fix_lines(finding, applied, varies=group.gains_vary)
     for alternative in finding.alternatives if verbose else ():  # smallest first
         state = "confirmed" if alternative.confirmed else "not confirmed"
         if alternative.note:

@@ -179,11 +179,12 @@ class FeatureSearch:
         # `--no-exec` reads them off Cargo.lock. Registry packages' are left alone: binding
         # theirs read every package of the workspace (37 ms of burn_p2p's first question,
         # 187 ms with `--no-exec`).
-        local = {index.by_id[p.id] for p in index.unpublished() if p.id in index.by_id}
-        self._bound = None if bound is None else _only(bound, local)
+        self._local = {index.by_id[p.id] for p in index.unpublished() if p.id in index.by_id}
+        self._bound = None if bound is None else _only(bound, self._local)
+        self._bound_dependents: dict[int, list[int]] | None = None
+        """By position, the local packages those edges bind to it (made on the first question)."""
         self.version = 2 if split_sides else 1
         self._records: dict[tuple[str, int], _Everything] = {}
-        self._dependents: dict[int, list[int]] = {}
         self._chains: dict[tuple[_Feature, _Feature, str], list[_Feature] | None] = {}
         self._enabling: dict[tuple[str, str, str, str], list[str]] = {}
 
@@ -202,14 +203,16 @@ class FeatureSearch:
         """The package at `goal` and every package that may depend on it: every package the
         resolve binds one of them to (dev-dependencies included, a few more than needed),
         found without indexing or reading the hundreds of packages that cannot lead to it."""
-        table, bound = self.index.packages, self._bound
-        if not self._dependents:
-            for position in range(len(table)):
-                for dependency in table.resolved_positions(position):
-                    self._dependents.setdefault(dependency, []).append(position)
-                for edge in bound(position) if bound is not None else ():
-                    self._dependents.setdefault(edge.dep, []).append(position)
-        return closure([goal], lambda p: self._dependents.get(p, ()))
+        bound = self._bound_dependents
+        if bound is None:
+            bound = self._bound_dependents = {}
+            locked = self._bound
+            if locked is not None:
+                for position in sorted(self._local):
+                    for edge in locked(position):
+                        bound.setdefault(edge.dep, []).append(position)
+        resolved = self.index.dependents_at
+        return closure([goal], lambda p: (*resolved.get(p, ()), *bound.get(p, ())))
 
     def _state(self, feature: _Feature) -> State | None:
         """The unit of the package's feature: the host's for a proc-macro, where that is

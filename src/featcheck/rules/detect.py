@@ -81,13 +81,12 @@ def detect(rule: Rule, view: BuildView, *, deferring: bool = False) -> list[Dete
     A node lacking one of the rule's `requires` features is left out, or with `deferring`
     flagged with those features as `deferred_to` (see `Rule.requires`, `covering_rules`)."""
     present = rule.kind is Kind.PRESENT
-    lacking: dict[Node, str] = {}
-    for name in {crate_key(crate.name) for crate in rule.crates}:
-        for node in view.graph.named(name):
-            feature = missing_feature(rule, node)
-            # "" (kind present, no feature): the crate itself is the finding.
-            if feature is not None and (feature in node.features or not feature) is present:
-                lacking[node] = feature
+    lacking = {
+        node: feature
+        for name in {crate_key(crate.name) for crate in rule.crates}
+        for node in view.graph.named(name)
+        if (feature := flagged_feature(rule, node)) is not None
+    }
     if not lacking:
         return []  # asked for every candidate fix: most builds have the feature by now
     built = view.target_nodes
@@ -123,12 +122,9 @@ def flags(
     its verdict alone, without the evidence, ownership and message it words. Asked for every
     candidate fix of every finding (149 members: 4,300 times, a third of the audit in words)."""
     used = rule.used_when
-    present = rule.kind is Kind.PRESENT
     for node in view.graph.named(package.name):
-        feature = missing_feature(rule, node)
+        feature = flagged_feature(rule, node)
         if node.package != package or feature is None or feature in excused_features:
-            continue
-        if (feature in node.features or not feature) is not present:
             continue
         if node not in view.target_nodes or any(f not in node.features for f in rule.requires):
             continue
@@ -219,6 +215,18 @@ def ownership(
 def _keys(names: tuple[str, ...]) -> frozenset[str]:
     """Names a rule writes, as crates.io compares them."""
     return frozenset(crate_key(name) for name in names)
+
+
+def flagged_feature(rule: Rule, node: Node) -> str | None:
+    """The feature `rule` flags `node` for: missing, or (kind present) on; "" for a rule whose
+    finding is the crate itself; None where the node is as the rule wants it."""
+    feature = missing_feature(rule, node)
+    present = rule.kind is Kind.PRESENT
+    return (
+        feature
+        if feature is not None and (feature in node.features or not feature) is present
+        else None
+    )
 
 
 def missing_feature(rule: Rule, node: Node) -> str | None:

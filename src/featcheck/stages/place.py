@@ -19,14 +19,14 @@ from featcheck.cargo.runner import CargoRunner
 from featcheck.explain import Explainer
 from featcheck.featureset import FeatureSelection
 from featcheck.fixes.search import FixSearch, StillFlagged, backends_of
-from featcheck.graph import DependencyGraph, Node
+from featcheck.graph import DependencyGraph
 from featcheck.locate import Locator
 from featcheck.matrix import ConfigurationPlan
 from featcheck.placement import Cover, FindingPlacer, Flagged, cover_keys
 from featcheck.report import Finding
 from featcheck.resolution.record import FeatureSearch
 from featcheck.rules import BuildView, Rule, skipped_for_target
-from featcheck.rules.detect import flags, missing_feature
+from featcheck.rules.detect import flagged_feature, flags
 from featcheck.rules.spec import Kind
 from featcheck.stages.members import Resolved, Run, Scope
 from featcheck.workspace.cargo_metadata import parse_metadata
@@ -227,10 +227,11 @@ def _still_flagged(scope: Scope, model: WhatIf) -> StillFlagged:
         fix made, for a feature other than the `excused` ones."""
         rules = rules_of(member.id, package.name)
         # Most candidates clear the finding: a look at the package's own nodes says so without
-        # `detect`. By name: a candidate's graph shares its index of names with the graph below
+        # the rules. By name: a candidate's graph shares its index of names with the graph below
         # its member, which every candidate drawn on it looks up (`DependencyGraph.rooted`).
         nodes = [n for n in graph.named(package.name) if n.package == package]
-        if not any(_lacks(rule, node, excused) for rule in rules for node in nodes):
+        lacking = (flagged_feature(rule, node) for rule in rules for node in nodes)
+        if all(feature is None or feature in excused for feature in lacking):
             return False
         view = BuildView(graph, (next(graph.nodes()),), target=target, cfg=model.cfgs[target])
         return any(
@@ -240,12 +241,3 @@ def _still_flagged(scope: Scope, model: WhatIf) -> StillFlagged:
         )
 
     return still_flagged
-
-
-def _lacks(rule: Rule, node: Node, excused: frozenset[str]) -> bool:
-    """Whether `rule` could flag `node` for a feature other than the `excused` ones: what
-    `detect` asks of each node of the crate before it looks any further."""
-    feature = missing_feature(rule, node)
-    if feature is None or feature in excused:
-        return False
-    return (feature in node.features or not feature) is (rule.kind is Kind.PRESENT)

@@ -80,6 +80,16 @@ class Workspace(Mapping[str, Package]):
         return [table[i] for i, p in enumerate(table.listed) if not is_registry(p.source)]
 
     @cached_property
+    def dependents_at(self) -> dict[int, list[int]]:
+        """By position, the positions of the packages the resolve binds a dependency of to it
+        (every kind), read without indexing any package: what may lead to a package."""
+        table, found = self.packages, dict[int, list[int]]()
+        for dependent in range(len(table)):
+            for dependency in table.resolved_positions(dependent):
+                found.setdefault(dependency, []).append(dependent)
+        return found
+
+    @cached_property
     def pinned_families(self) -> frozenset[str]:
         """The crate families the user's manifests pin with `=X.Y.Z` (asked for every
         finding with a new dependency: computed once)."""
