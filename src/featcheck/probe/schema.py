@@ -100,15 +100,16 @@ def _build_json(build: BuiltProbe) -> dict[str, Any]:
     }
 
 
+def _head(version: int, kind: str, member: str, target: str) -> dict[str, Any]:
+    tool = {"name": "featcheck", "version": __version__}
+    return {"version": version, "kind": kind, "tool": tool, "member": member, "target": target}
+
+
 def report_json(report: MatmulReport) -> dict[str, Any]:
     current = _variant_json(report.current)
     config = report.current.config
     data: dict[str, Any] = {
-        "version": SCHEMA_VERSION,
-        "kind": "matmul",
-        "tool": {"name": "featcheck", "version": __version__},
-        "member": config.member,
-        "target": config.target,
+        **_head(SCHEMA_VERSION, "matmul", config.member, config.target),
         "n": report.n,
         "cores": report.cores,
         "rounds": 1,  # one round of runs since version 1
@@ -183,11 +184,7 @@ def render_json(report: ProbeReport) -> str:
     rules: dict[str, Any] | None = None
     if report.rules is not None:
         rules = {
-            "version": RULES_SCHEMA_VERSION,
-            "kind": "rules",
-            "tool": {"name": "featcheck", "version": __version__},
-            "member": report.member,
-            "target": report.target,
+            **_head(RULES_SCHEMA_VERSION, "rules", report.member, report.target),
             "runs": RULE_RUNS,
             "probes": [_result_json(result) for result in report.rules],
             "costs_here": report.costs_here,
