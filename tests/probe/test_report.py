@@ -8,7 +8,7 @@ from pathlib import Path
 
 from probe_support import CONFIG, runs
 
-from featcheck.probe.build import BuiltProbe
+from featcheck.probe.build import BuildPlan
 from featcheck.probe.command import MatmulReport, VariantResult
 from featcheck.probe.measure import TorchStats
 from featcheck.probe.member import ProbeReport
@@ -22,7 +22,7 @@ def _variant(config: BackendConfig, single_ms: float, all_ms: float, par: float)
     single, every = runs(single_ms, all_ms, par)
     return VariantResult(
         config,
-        BuiltProbe(Path("probe"), "0123456789abcdef", cached=False, seconds=301.0),
+        BuildPlan(config, Path("probe"), "0123456789abcdef", cached=False, seconds=301.0),
         decide(single, every, 2, Load(0.9)),
     )
 
@@ -93,7 +93,7 @@ def test_text_report_plain_and_fancy() -> None:
 
 def test_a_wait_for_another_build_is_said_apart_from_the_build_time() -> None:
     report = _report(compare=False)
-    waited = BuiltProbe(Path("probe"), "0123456789abcdef", cached=False, seconds=301.0, waited=960)
+    waited = replace(report.current.build, waited=960)
     report.current = replace(report.current, build=waited)
     plain = "\n".join(text for text, _ in text_lines(report, fancy=False))
     assert "current: built in 301 s (waited 960 s for another build before)" in plain

@@ -14,7 +14,7 @@ import re
 import shutil
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -45,7 +45,8 @@ _PLAIN = re.compile(r"[A-Za-z0-9_.+-]{1,200}")
 
 @dataclass(frozen=True)
 class BuildPlan:
-    """One configuration, prepared in the cache: what its build would compile and run."""
+    """One configuration, prepared in the cache: what its build would compile and run, and once
+    built (`ProbeBuilder.build`) what the build took."""
 
     config: BackendConfig
     directory: Path
@@ -57,19 +58,15 @@ class BuildPlan:
     build_scripts: tuple[str, ...] | None = ()
     """Those of them whose build script cargo compiles and runs (None: cargo could not say)."""
     proc_macros: tuple[str, ...] = ()
-    preparing: float = 0.0
-    """Seconds spent preparing it; a build adds its compile, not the time since planning."""
-
-
-@dataclass(frozen=True)
-class BuiltProbe:
-    binary: Path
-    key: str
-    cached: bool
-    seconds: float
-    """Seconds spent preparing and compiling it (~0 when cached), less `waited`."""
+    seconds: float = 0.0
+    """Seconds spent preparing it, and once built compiling it (~0 when cached), less `waited`;
+    a build adds its compile, not the time since planning."""
     waited: float = 0.0
     """Seconds its build waited for another build's lock in the shared cache."""
+
+    @property
+    def binary(self) -> Path:
+        return self.directory / executable(binary_name(self.key))
 
 
 def crate_label(name: object, version: object) -> str:
@@ -180,7 +177,7 @@ class ProbeBuilder:
         directory, key = self.prepare(config, program)
         binary = directory / executable(binary_name(key))
         if binary.is_file() and (directory / "built.json").is_file():
-            return BuildPlan(config, directory, key, True, preparing=time.monotonic() - started)
+            return BuildPlan(config, directory, key, True, seconds=time.monotonic() - started)
         self.say(
             f"checking that the probe reproduces {config.member}'s {config.backend} (cargo tree)"
         )
@@ -219,17 +216,16 @@ class ProbeBuilder:
         }
         return tuple(sorted(found & crates))
 
-    def build(self, plan: BuildPlan) -> BuiltProbe:
+    def build(self, plan: BuildPlan) -> BuildPlan:
         started = time.monotonic()
-        directory, key, config = plan.directory, plan.key, plan.config
-        binary = directory / executable(binary_name(key))
+        directory, key, config, binary = plan.directory, plan.key, plan.config, plan.binary
         if plan.cached:
             # Said, so that no build passes unnoticed.
             self.say(
                 f"using the probe built before for {config.backend}: nothing is compiled "
                 f"({binary.parent})"
             )
-            return BuiltProbe(binary, key, True, plan.preparing + time.monotonic() - started)
+            return replace(plan, seconds=plan.seconds + time.monotonic() - started)
         total = len(plan.crates) + 1
         self.say(
             f"building the probe for {config.backend} ({plural(total, 'crate')}, release profile; "
@@ -251,12 +247,12 @@ class ProbeBuilder:
         shutil.copy2(built, partial)
         os.replace(partial, binary)
         # Another probe's build in the same cache is its time, not this one's.
-        seconds = plan.preparing + time.monotonic() - started - waited
+        seconds = plan.seconds + time.monotonic() - started - waited
         (directory / "built.json").write_text(
             json.dumps({"key": key, "seconds": round(seconds, 1), "waited": round(waited, 1)})
             + "\n"
         )
-        return BuiltProbe(binary, key, False, seconds, waited)
+        return replace(plan, seconds=seconds, waited=waited)
 
 
 # --- the statement before building, for the consent to it ---------------------------------------

@@ -32,7 +32,7 @@ from featcheck.probe.verdict import Decision
 from featcheck.report import fix_words
 
 if TYPE_CHECKING:
-    from featcheck.probe.build import BuildPlan, BuiltProbe, ProbeBuilder
+    from featcheck.probe.build import BuildPlan, ProbeBuilder
     from featcheck.report import Finding
 
 
@@ -55,7 +55,7 @@ class ProbeOptions:
 @dataclass
 class VariantResult:
     config: BackendConfig
-    build: BuiltProbe
+    build: BuildPlan
     decision: Decision
 
 

@@ -21,7 +21,7 @@ from featcheck.errors import FeatcheckError
 from featcheck.featureset import AuditOptions
 from featcheck.fixes.apply import plan_changes
 from featcheck.manifest.document import read_manifest
-from featcheck.probe.build import BuildPlan, BuiltProbe, ProbeBuilder, build_statement
+from featcheck.probe.build import BuildPlan, ProbeBuilder, build_statement
 from featcheck.probe.command import (
     MatmulReport,
     Planned,
@@ -59,7 +59,7 @@ class RuleProbeResult:
     workloads: tuple[Workload, ...]
     agree: bool
     """Both builds computed the same results (else the ratio compares different work)."""
-    builds: tuple[BuiltProbe, BuiltProbe]
+    builds: tuple[BuildPlan, BuildPlan]
 
     @property
     def headline(self) -> Workload:

@@ -17,7 +17,7 @@ from featcheck.probe.verdict import RunStats, ThreadEvidence
 from featcheck.render.safe_text import json_document
 
 if TYPE_CHECKING:
-    from featcheck.probe.build import BuiltProbe
+    from featcheck.probe.build import BuildPlan
     from featcheck.probe.command import MatmulReport, VariantResult
     from featcheck.probe.member import ProbeReport, RuleProbeResult
 
@@ -91,7 +91,7 @@ def _variant_json(variant: VariantResult) -> dict[str, Any]:
     }
 
 
-def _build_json(build: BuiltProbe) -> dict[str, Any]:
+def _build_json(build: BuildPlan) -> dict[str, Any]:
     return {
         "key": build.key,
         "cached": build.cached,
