@@ -21,7 +21,6 @@ from featcheck.probe.verdict import Load, RunStats, Verdict, decide
 def _variant(config: BackendConfig, single_ms: float, all_ms: float, par: float) -> VariantResult:
     single, every = runs(single_ms, all_ms, par)
     return VariantResult(
-        config,
         BuildPlan(config, Path("probe"), "0123456789abcdef", cached=False, seconds=301.0),
         decide(single, every, 2, Load(0.9)),
     )

@@ -21,13 +21,7 @@ from featcheck.fixes.apply import FileChange, plan_changes
 from featcheck.fixes.overlay import WorkspaceCopy
 from featcheck.probe.measure import TorchStats, measure, measure_torch, usable_cores
 from featcheck.probe.programs import MATMUL, Program
-from featcheck.probe.resolve import (
-    BackendConfig,
-    MemberGraph,
-    matmul_config,
-    read_tree,
-    release_profile,
-)
+from featcheck.probe.resolve import MemberGraph, matmul_config, read_tree, release_profile
 from featcheck.probe.verdict import Decision
 from featcheck.report import fix_words
 
@@ -54,7 +48,6 @@ class ProbeOptions:
 
 @dataclass
 class VariantResult:
-    config: BackendConfig
     build: BuildPlan
     decision: Decision
 
@@ -140,10 +133,7 @@ def time_matmul(
         say=say,
         trust=builder.trust,
     )
-    variants = [
-        VariantResult(plan.config, b, d)
-        for plan, b, d in zip(prepared.plans, builds, decisions, strict=True)
-    ]
+    variants = [VariantResult(b, d) for b, d in zip(builds, decisions, strict=True)]
     torch = None
     if options.compare_fix and importlib.util.find_spec("torch") is not None:
         say("timing PyTorch's matmul the same way (torch is importable here)")

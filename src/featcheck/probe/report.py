@@ -55,7 +55,7 @@ def _verdict_style(verdict: Verdict) -> str:
 
 def text_lines(report: MatmulReport, fancy: bool) -> list[tuple[str, str]]:
     """(text, rich style) per line."""
-    decision, config = report.current.decision, report.current.config
+    decision, config = report.current.decision, report.current.build.config
     gemm = [str(p) for p in config.pins[1:]]
     runs = [
         ("RAYON_NUM_THREADS=1", decision.single),
@@ -137,10 +137,10 @@ def _busy(parallelism: float | None) -> str:
 
 def _compare_lines(report: MatmulReport, fancy: bool) -> list[tuple[str, str]]:
     """The matmul of the current build against featcheck's fix (and PyTorch), all cores."""
-    rows = [(f"current: {report.current.config.backend}", report.current.decision.every)]
+    rows = [(f"current: {report.current.build.config.backend}", report.current.decision.every)]
     if report.fixed is not None:
         rows.append(
-            (f"featcheck's fix: {report.fixed.config.backend}", report.fixed.decision.every)
+            (f"featcheck's fix: {report.fixed.build.config.backend}", report.fixed.decision.every)
         )
     if report.torch is not None:
         t = report.torch
@@ -174,7 +174,7 @@ def _build_line(report: MatmulReport) -> str:
         how = "cached" if build.cached else f"built in {build.seconds:.0f} s"
         if build.waited >= 0.5:
             how += f" (waited {build.waited:.0f} s for another build before)"
-        parts.append(f"{variant.config.label}: {how}")
+        parts.append(f"{build.config.label}: {how}")
     parts.append(f"timing began {report.seconds_to_timing:.1f} s after the start")
     return "probe build: " + "; ".join(parts)
 

@@ -65,7 +65,7 @@ def _run_json(stats: RunStats) -> dict[str, Any]:
 
 
 def _variant_json(variant: VariantResult) -> dict[str, Any]:
-    d, config = variant.decision, variant.config
+    d, config = variant.decision, variant.build.config
     evidence = d.every.thread_evidence
     return {
         "crate": config.backend.name,
@@ -107,7 +107,7 @@ def _head(version: int, kind: str, member: str, target: str) -> dict[str, Any]:
 
 def report_json(report: MatmulReport) -> dict[str, Any]:
     current = _variant_json(report.current)
-    config = report.current.config
+    config = report.current.build.config
     data: dict[str, Any] = {
         **_head(SCHEMA_VERSION, "matmul", config.member, config.target),
         "n": report.n,
