@@ -71,6 +71,6 @@ def test_measure_torch_the_same_way() -> None:
     )
     result = measure_torch(fake, 1024)  # type: ignore[arg-type]
     assert isinstance(result, TorchStats)
-    assert (result.version, result.threads) == ("9.9.9", 4)
+    assert (result.version, result.stats.threads) == ("9.9.9", 4)
     assert len(calls) == WARMUP + TIMED_RUNS
     assert 0 <= result.stats.min_ms <= result.stats.median_ms

@@ -36,7 +36,7 @@ def _report(compare: bool) -> MatmulReport:
         current=_variant(CONFIG, 21.4, 21.6, 1.01),
         fixed=_variant(fixed_config, 21.6, 11.8, 1.9) if compare else None,
         compare=compare,
-        torch=TorchStats("2.5.0", 2, RunStats(2, 0.8, 0.9, 1.9)) if compare else None,
+        torch=TorchStats("2.5.0", RunStats(2, 0.8, 0.9, 1.9)) if compare else None,
         fix_description='FC001: add "rayon" to the features of burn' if compare else None,
     )
 

@@ -223,7 +223,6 @@ class TorchStats:
     """PyTorch's matmul, timed the same way in this process."""
 
     version: str
-    threads: int
     stats: RunStats
 
 
@@ -242,7 +241,6 @@ def measure_torch(torch: ModuleType, n: int) -> TorchStats:
     threads = int(torch.get_num_threads())
     return TorchStats(
         str(torch.__version__),
-        threads,
         RunStats(threads, min(samples), statistics.median(samples), cpu / wall if wall else None),
     )
 

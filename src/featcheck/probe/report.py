@@ -144,7 +144,7 @@ def _compare_lines(report: MatmulReport, fancy: bool) -> list[tuple[str, str]]:
         )
     if report.torch is not None:
         t = report.torch
-        rows.append((f"PyTorch {t.version} ({plural(t.threads, 'thread')})", t.stats))
+        rows.append((f"PyTorch {t.version} ({plural(t.stats.threads, 'thread')})", t.stats))
     width = max(len(label) for label, _ in rows)
     base = rows[0][1].min_ms
     cells = []

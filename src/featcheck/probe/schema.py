@@ -138,7 +138,7 @@ def report_json(report: MatmulReport) -> dict[str, Any]:
                     "label": f"PyTorch {t.version}",
                     "crate": "torch",
                     "crate_version": t.version,
-                    "threads": t.threads,
+                    "threads": t.stats.threads,
                     "min_ms": _round(t.stats.min_ms),
                     "median_ms": _round(t.stats.median_ms),
                     "parallelism": _round(t.stats.parallelism, 3),
