@@ -220,6 +220,6 @@ def record(report: ProbeReport, trust: TrustContext) -> None:
             "ratio": round(best.ratio, 3),
             "workload": best.name,
             "measured_on": today,
-            "features": list(result.current.backend.features),
+            "features": list(result.current.config.backend.features),
         }
     write_atomic(path, (json.dumps(kept, indent=1, sort_keys=True) + "\n").encode())

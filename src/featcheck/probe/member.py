@@ -52,14 +52,13 @@ class RuleProbeResult:
 
     finding: Finding
     program: Program
-    current: BackendConfig
-    fixed: BackendConfig
+    current: BuildPlan
+    fixed: BuildPlan
     fix: str | None
     """What the second build has: featcheck's fix in words, or the feature added by hand."""
     workloads: tuple[Workload, ...]
     agree: bool
     """Both builds computed the same results (else the ratio compares different work)."""
-    builds: tuple[BuildPlan, BuildPlan]
 
     @property
     def headline(self) -> Workload:
@@ -231,20 +230,16 @@ def _time_rules(
     """Build what is planned (consent given), and run both builds of each finding in turn."""
     results = []
     for finding, rule in zip(findings, planned, strict=True):
-        builds = (builder.build(rule.plans[0]), builder.build(rule.plans[1]))
+        current, fixed = (builder.build(plan) for plan in rule.plans)
         say(
             f"timing {finding.crate} {finding.crate_version}: {rule.program.work}, "
             f"{plural(RULE_RUNS, 'run')}"
         )
         workloads, agree = compare_builds(
-            [build.binary for build in builds], timeout=options.timeout, trust=builder.trust
+            [current.binary, fixed.binary], timeout=options.timeout, trust=builder.trust
         )
-        current, fixed = (plan.config for plan in rule.plans)
-        results.append(
-            RuleProbeResult(
-                finding, rule.program, current, fixed, rule.fix, workloads, agree, builds
-            )
-        )
+        result = RuleProbeResult(finding, rule.program, current, fixed, rule.fix, workloads, agree)
+        results.append(result)
     return results
 
 

@@ -186,7 +186,7 @@ def _verdict_line(result: RuleProbeResult) -> tuple[str, str]:
     """`FC012 memchr 2.8.3 without `std`: 2.06x slower here (memchr: …)`, in the matmul
     verdict's colours: a cost red, no cost green, no ratio yellow."""
     finding, best = result.finding, result.headline
-    state = "with" if finding.feature in result.current.backend.features else "without"
+    state = "with" if finding.feature in result.current.config.backend.features else "without"
     about = f"{finding.code} {finding.crate} {finding.crate_version} {state} `{finding.feature}`"
     work = f"({best.name}: {result.program.work})"
     if not result.agree:
@@ -209,8 +209,8 @@ def _rule_lines(results: list[RuleProbeResult]) -> list[tuple[str, str]]:
         if result.program.wall:
             lines.append((f"  by wall time, on {plural(usable_cores(), 'core')}", ""))
         lines += [
-            (f"  current:  {result.current.backend}", ""),
-            (f"  fixed:    {result.fixed.backend}  ({result.fix})", ""),
+            (f"  current:  {result.current.config.backend}", ""),
+            (f"  fixed:    {result.fixed.config.backend}  ({result.fix})", ""),
             (f"  {'workload':<16}{'current':>12}{'fixed':>12}{'ratio':>9}", "dim"),
         ]
         lines += [

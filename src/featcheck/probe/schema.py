@@ -158,8 +158,8 @@ def _result_json(result: RuleProbeResult) -> dict[str, Any]:
         "crate": finding.crate,
         "crate_version": finding.crate_version,
         "feature": finding.feature,
-        "current_features": list(result.current.backend.features),
-        "fixed_features": list(result.fixed.backend.features),
+        "current_features": list(result.current.config.backend.features),
+        "fixed_features": list(result.fixed.config.backend.features),
         "fix": result.fix,
         "work": result.program.work,
         "clock": "wall" if result.program.wall else "thread-cpu",
@@ -174,7 +174,7 @@ def _result_json(result: RuleProbeResult) -> dict[str, Any]:
             }
             for w in result.workloads
         ],
-        "builds": [_build_json(build) for build in result.builds],
+        "builds": [_build_json(build) for build in (result.current, result.fixed)],
     }
 
 
