@@ -28,10 +28,9 @@ from featcheck.cargo.argv_gate import (
 from featcheck.cargo.command_setup import CommandSetup, RustcAnswers, isolated_setup, trusted_setup
 from featcheck.cargo.failures import failure_error
 from featcheck.cargo.last_answer import NOT_RUN, LastAnswer
-from featcheck.cargo.pending_metadata import Parse, PendingMetadata
+from featcheck.cargo.pending_metadata import MODE_VARIABLE, PER_MEMBER, PendingMetadata, decide
 from featcheck.cargo.process import ProcessOutput, RunningProcess, start_process
 from featcheck.cargo.toolchain import Toolchain, installed
-from featcheck.cargo.unification import MODE_VARIABLE, PER_MEMBER, Unification, decide
 from featcheck.errors import FeatcheckError
 from featcheck.featureset import DEFAULT, FeatureSelection
 from featcheck.fileio import refuse_special_manifests
@@ -39,6 +38,7 @@ from featcheck.semantics.cfg import TargetCfg
 
 if TYPE_CHECKING:
     from featcheck.boundary import TrustContext
+    from featcheck.cargo.pending_metadata import Parse, Unification
     from featcheck.workspace.workspace import Workspace
 
 # `{p} [{f}]` gives "name vX (source) [features]" per line; `--prefix depth` makes the nesting
