@@ -21,9 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from featcheck.boundary import TrustContext
-from featcheck.cargo.pending_metadata import Parse, PendingMetadata
+from featcheck.cargo.pending_metadata import PER_MEMBER, Parse, PendingMetadata, Unification
 from featcheck.cargo.runner import CargoRunner
-from featcheck.cargo.unification import PER_MEMBER, Unification
 from featcheck.semantics.cfg import TargetCfg
 from featcheck.workspace.workspace import Workspace
 

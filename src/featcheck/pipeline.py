@@ -161,7 +161,7 @@ def audit_workspace(
         finished = finished_with(place(run, scope, plan, resolved, found.flagged, root, lazy=False))
     if scope.unification.result_note is not None:
         # The unification the checkout asks for and cargo ignores, said once (each finding
-        # already says the one the audit assumed: cargo/unification.py).
+        # already says the one the audit assumed: cargo/pending_metadata.py).
         finished.notes.append(scope.unification.result_note)
     return finished
 

@@ -1,5 +1,5 @@
 """When cargo honours `resolver.feature-unification`, as measured with cargo 1.97.0-nightly and
-1.95.0 (cargo/unification.py): a nightly cargo (or RUSTC_BOOTSTRAP=1) with the unstable flag;
+1.95.0 (cargo/pending_metadata.py): a nightly cargo (or RUSTC_BOOTSTRAP=1) with the unstable flag;
 the environment's variables beat the files'. No cargo runs here."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pytest
 from hostile_support import make_checkout
 
 from featcheck.cargo.checkout_config import read_checkout_config
-from featcheck.cargo.unification import UnificationSettings, decide, nightly_release
+from featcheck.cargo.pending_metadata import UnificationSettings, decide, nightly_release
 
 CONFIG = Path("/w/.cargo/config.toml")
 WORKSPACE = UnificationSettings(("workspace", CONFIG), (True, CONFIG))

@@ -319,9 +319,8 @@ def filter_environment_rustflags(environment: dict[str, str]) -> None:
     if (encoded := environment_rustflags(environment)) is not None:
         environment.pop("RUSTFLAGS", None)
         environment["CARGO_ENCODED_RUSTFLAGS"] = "\x1f".join(encoded)
-    for name in [n for n in environment if n.startswith("CARGO_") and n.endswith("_RUSTFLAGS")]:
-        if name == "CARGO_ENCODED_RUSTFLAGS":
-            continue
+    listed = [n for n in environment if n.startswith("CARGO_") and n.endswith("_RUSTFLAGS")]
+    for name in [n for n in listed if n != "CARGO_ENCODED_RUSTFLAGS"]:
         kept = environment_list(environment, name)
         if name == "CARGO_BUILD_RUSTFLAGS" or not name.startswith("CARGO_TARGET_"):
             if kept:

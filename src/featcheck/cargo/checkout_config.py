@@ -39,8 +39,8 @@ from featcheck.cargo.config_files import (
     tables,
     unquoted_outside,
 )
+from featcheck.cargo.pending_metadata import UnificationSettings
 from featcheck.cargo.process import NEUTRAL_DIRECTORY
-from featcheck.cargo.unification import UnificationSettings
 from featcheck.errors import FeatcheckError
 from featcheck.manifest.spans import BARE_KEY
 

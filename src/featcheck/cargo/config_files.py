@@ -22,7 +22,7 @@ from featcheck.boundary import (
 )
 from featcheck.cargo.argv_gate import FEATURE, Argument, GateError, RustflagError, filter_rustflags
 from featcheck.cargo.failures import printable
-from featcheck.cargo.unification import MODE_KEY, MODES, UNSTABLE_KEY
+from featcheck.cargo.pending_metadata import MODE_KEY, MODES, UNSTABLE_KEY
 from featcheck.errors import FeatcheckError
 from featcheck.manifest.document import ManifestDocument, parse_text
 
@@ -221,7 +221,7 @@ def allowed_leaves(document: ManifestDocument, base: Path) -> Iterator[Leaf]:
     if isinstance(versions, str):
         yield Leaf(("resolver", "incompatible-rust-versions"), versions)
     # `[resolver] feature-unification` and the `[unstable]` flag nightly cargo needs to read it
-    # (cargo/unification.py). A value cargo would refuse is refused at its line: any cargo
+    # (cargo/pending_metadata.py). A value cargo would refuse is refused at its line: any cargo
     # refuses to start on an unknown mode, nightly cargo on a flag that is not a boolean.
     for key, expected in (
         (MODE_KEY, '"selected", "workspace" or "package"'),

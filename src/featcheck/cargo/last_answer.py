@@ -40,6 +40,7 @@ from featcheck.fileio import replace_cache_file
 from featcheck.manifest.document import read_manifest
 
 if TYPE_CHECKING:
+    from featcheck.cargo.command_setup import CommandSetup
     from featcheck.workspace.workspace import Workspace
 
 MAX_KEPT = 8
@@ -107,24 +108,21 @@ class LastAnswer:
 
     @classmethod
     def of_command(
-        cls,
-        cache: Path | None,
-        argv: Sequence[str],
-        rustc: str,
-        cwd: Path,
-        environment: dict[str, str],
-        checkout: Path | None,
+        cls, setup: CommandSetup, args: Sequence[str], checkout: Path
     ) -> LastAnswer | None:
-        """The kept answer of `argv` (cargo's binary first, the manifest named by its absolute
-        path) run in `cwd` with `environment`, and `rustc`'s binary: none without a cache."""
-        if cache is None:
+        """The kept answer of `cargo ARGS` (the manifest named by its absolute path) as `setup`
+        runs it: none without a cache, and only for the cargo featcheck chose, not one the
+        checkout's toolchain files name."""
+        if (toolchain := setup.toolchain) is None or setup.cache is None:
             return None
+        argv = [str(toolchain.cargo), *args, *setup.config.arguments]
+        environment = setup.environment
         key = blake2b(digest_size=16)
         settings = sorted(f"{k}={v}" for k, v in environment.items() if k not in _SHELLS_OWN)
-        for part in (*argv, str(cwd), *settings):
+        for part in (*argv, str(setup.cwd), *settings):
             key.update(part.encode("utf-8", "surrogatepass") + b"\0")
-        file = cache / "metadata" / f"{key.hexdigest()}.json"
-        return cls(file, (argv[0], rustc), cwd, environment, checkout)
+        file = setup.cache / "metadata" / f"{key.hexdigest()}.json"
+        return cls(file, (argv[0], str(toolchain.rustc)), setup.cwd, environment, checkout)
 
     def kept(self) -> str | None:
         """The kept answer, where every file it was read from is as it was then."""

@@ -1,4 +1,5 @@
-"""A `cargo metadata` answer on its way: what the audit does while cargo works, and the answer.
+"""A `cargo metadata` answer on its way: what the audit does while cargo works, and the answer;
+the sources it comes from, and over which packages cargo unifies features (below).
 
 This module loads before cargo starts, so it knows the workspace model by its type only:
 whoever takes the answer, after cargo has started, hands in the parser (pipeline.py). Importing
@@ -7,13 +8,12 @@ it here would bring `dataclasses` onto the path the user waits for before cargo 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 if TYPE_CHECKING:
     from featcheck.boundary import TrustContext
-    from featcheck.cargo.unification import Unification
     from featcheck.semantics.cfg import TargetCfg
     from featcheck.workspace.workspace import Workspace
 
@@ -93,4 +93,99 @@ class MetadataSource(Protocol):
         """The cfg of units built for `triple`, with the rustflags cargo gives it."""
 
     def unification(self, show: Callable[[Path], str]) -> Unification:
-        """Over which builds cargo unifies features here (cargo/unification.py)."""
+        """Over which builds cargo unifies features here (below)."""
+
+
+# cargo's `resolver.feature-unification` (RFC 3692): over which packages features unify.
+#
+# `workspace` resolves every build as if all workspace members were selected, so one member gets
+# the features another member asks of a shared dependency; `selected` (cargo's default) and
+# `package` resolve `cargo build -p MEMBER` for that member alone, as cargo always has. Measured
+# with cargo 1.97.0-nightly and 1.95.0: the key is honoured only by a nightly cargo (a `-nightly`
+# or `-dev` release, or any cargo with RUSTC_BOOTSTRAP=1) that is also given the unstable flag
+# (`[unstable] feature-unification = true`, CARGO_UNSTABLE_FEATURE_UNIFICATION=true or
+# `-Zfeature-unification`); otherwise cargo warns "ignoring `resolver.feature-unification`
+# without `-Zfeature-unification`" and resolves per member. A value other than the three names
+# makes every cargo refuse to start, stable included.
+
+MODE_KEY = ("resolver", "feature-unification")
+UNSTABLE_KEY = ("unstable", "feature-unification")
+MODES = ("selected", "workspace", "package")
+"""The values cargo accepts; any other makes it refuse to start."""
+MODE_VARIABLE = "CARGO_RESOLVER_FEATURE_UNIFICATION"
+UNSTABLE_VARIABLE = "CARGO_UNSTABLE_FEATURE_UNIFICATION"
+
+
+class UnificationSettings(NamedTuple):
+    """What the configuration files say, each value with the file that set it last."""
+
+    mode: tuple[str, Path] | None = None
+    unstable: tuple[bool, Path] | None = None
+
+    def taking(self, key: tuple[str, ...], value: object, file: Path) -> UnificationSettings:
+        """These settings after a later file sets `key`."""
+        if key == MODE_KEY and isinstance(value, str):
+            return self._replace(mode=(value, file))
+        if key == UNSTABLE_KEY and isinstance(value, bool):
+            return self._replace(unstable=(value, file))
+        return self
+
+
+class Unification(NamedTuple):
+    workspace: bool = False
+    """Every member's build gets the features of all members' builds (cargo's `workspace`)."""
+    finding_note: str | None = None
+    """Said in each finding when `workspace`."""
+    result_note: str | None = None
+    """Said once, when the checkout asks for a unification its cargo ignores."""
+
+
+PER_MEMBER = Unification()
+
+
+def nightly_release(release: str, environment: Mapping[str, str]) -> bool:
+    """Whether cargo of this `rustc -vV` release allows unstable features (see above)."""
+    channel = release.partition("-")[2].partition(".")[0]
+    return channel in ("nightly", "dev") or environment.get("RUSTC_BOOTSTRAP") == "1"
+
+
+def decide(
+    settings: UnificationSettings,
+    environment: Mapping[str, str],
+    release: str | None,
+    show: Callable[[Path], str],
+) -> Unification:
+    """The unification cargo applies, its toolchain's `rustc -vV` release being `release`
+    (None: no process was run). `show` names a configuration file as the notes show it."""
+    # Each value as the environment sets it, else as the files set it, and where.
+    if MODE_VARIABLE in environment:
+        mode, where = environment[MODE_VARIABLE], MODE_VARIABLE
+    else:
+        mode, where = (settings.mode[0], show(settings.mode[1])) if settings.mode else ("", "")
+    if mode != "workspace":
+        return PER_MEMBER
+    asked = f'resolver.feature-unification = "workspace" in {where}'
+    unstable: tuple[bool, str] | None = None  # the unstable flag, and where it is set
+    if UNSTABLE_VARIABLE in environment:
+        unstable = (environment[UNSTABLE_VARIABLE].strip() == "true", UNSTABLE_VARIABLE)
+    elif settings.unstable is not None:
+        unstable = (settings.unstable[0], show(settings.unstable[1]))
+    if release is None:
+        return Unification(
+            result_note=f"{asked} is not applied: --no-exec runs no toolchain to learn whether "
+            "its cargo is nightly and reads it; each member was resolved on its own"
+        )
+    if not nightly_release(release, environment):
+        why = f"the toolchain is not nightly (rustc {release}), and only nightly cargo reads it"
+    elif unstable is None or not unstable[0]:
+        why = (
+            "nightly cargo reads it only with `[unstable] feature-unification = true` "
+            f"(or {UNSTABLE_VARIABLE}=true)"
+            + (f", which {unstable[1]} sets to false" if unstable is not None else "")
+        )
+    else:
+        return Unification(
+            True, f"features unified over the whole workspace, as {asked} asks (nightly)"
+        )
+    note = f"{asked} is ignored: {why}; each member was resolved on its own, as cargo does"
+    return Unification(result_note=note)

@@ -28,10 +28,9 @@ from featcheck.cargo.argv_gate import (
 from featcheck.cargo.command_setup import CommandSetup, RustcAnswers, isolated_setup, trusted_setup
 from featcheck.cargo.failures import failure_error
 from featcheck.cargo.last_answer import NOT_RUN, LastAnswer
-from featcheck.cargo.pending_metadata import Parse, PendingMetadata
+from featcheck.cargo.pending_metadata import MODE_VARIABLE, PER_MEMBER, PendingMetadata, decide
 from featcheck.cargo.process import ProcessOutput, RunningProcess, start_process
 from featcheck.cargo.toolchain import Toolchain, installed
-from featcheck.cargo.unification import MODE_VARIABLE, PER_MEMBER, Unification, decide
 from featcheck.errors import FeatcheckError
 from featcheck.featureset import DEFAULT, FeatureSelection
 from featcheck.fileio import refuse_special_manifests
@@ -39,6 +38,7 @@ from featcheck.semantics.cfg import TargetCfg
 
 if TYPE_CHECKING:
     from featcheck.boundary import TrustContext
+    from featcheck.cargo.pending_metadata import Parse, Unification
     from featcheck.workspace.workspace import Workspace
 
 # `{p} [{f}]` gives "name vX (source) [features]" per line; `--prefix depth` makes the nesting
@@ -171,7 +171,7 @@ class CargoRunner:
             *feature_arguments(FeatureSelection.of(features, all_features=all_features)),
             *self._cargo_flags(),
         ]
-        last = self._last_answer(args)
+        last = LastAnswer.of_command(self.prepared_setup(), args, self.trust.root)
         if last is None or (kept := last.kept()) is None:
             return self._cargo_metadata(manifest_path, args, last)
         refuse_special_manifests(manifest_path, self.checkout)
@@ -217,18 +217,6 @@ class CargoRunner:
 
         settle = None if last is None else last.settle
         return PendingMetadata(answer, running.cancel, running.has_answered, settle)
-
-    def _last_answer(self, args: list[Argument]) -> LastAnswer | None:
-        """What `cargo ARGS` answered last, kept with the files it read (last_answer.py): only
-        for the cargo featcheck chose, not one the checkout's toolchain files name."""
-        setup = self.prepared_setup()
-        if setup.toolchain is None:
-            return None
-        toolchain = setup.toolchain
-        argv = [str(toolchain.cargo), *args, *setup.config.arguments]
-        return LastAnswer.of_command(
-            setup.cache, argv, str(toolchain.rustc), setup.cwd, setup.environment, self.trust.root
-        )
 
     def tree(
         self,

@@ -13,8 +13,7 @@ from typing import NamedTuple
 from featcheck.boundary import TrustContext
 from featcheck.cargo.argv_gate import environment_rustflags
 from featcheck.cargo.checkout_config import CheckoutConfig, read_checkout_config
-from featcheck.cargo.pending_metadata import PendingMetadata
-from featcheck.cargo.unification import Unification, decide
+from featcheck.cargo.pending_metadata import PendingMetadata, Unification, decide
 from featcheck.deadline import Deadline
 from featcheck.errors import FeatcheckError
 from featcheck.featureset import AuditOptions

@@ -10,9 +10,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import NamedTuple
 
-from featcheck.cargo.pending_metadata import MetadataSource
+from featcheck.cargo.pending_metadata import PER_MEMBER, MetadataSource, Unification
 from featcheck.cargo.tree_text import ParsedTree
-from featcheck.cargo.unification import PER_MEMBER, Unification
 from featcheck.deadline import Deadline
 from featcheck.errors import FeatcheckError
 from featcheck.featureset import AuditOptions, FeatureSelection, beyond_defaults
@@ -62,7 +61,7 @@ class Scope:
     dependency_features: tuple[str, ...] = ()
     """The `dependency/feature` values metadata was asked again with (`with_every_feature`)."""
     unification: Unification = PER_MEMBER
-    """Over which builds cargo unifies features here (cargo/unification.py)."""
+    """Over which builds cargo unifies features here (cargo/pending_metadata.py)."""
 
     def ran(self) -> set[str]:
         return {r.code for rules in self.rules_of.values() for r in rules}
