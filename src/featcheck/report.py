@@ -4,6 +4,7 @@ it imports only the severity levels, so renderers, rules and the orchestrator al
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -64,16 +65,12 @@ class Edit:
         return table
 
     def declared_pairs(self) -> list[str]:
-        """The new declaration's `key = value` pairs as written."""
-        parts = []
-        for key, value in self.declared_table().items():
-            if isinstance(value, bool):
-                parts.append(f"{key} = {str(value).lower()}")
-            elif isinstance(value, list):
-                parts.append(f"{key} = [" + ", ".join(f'"{f}"' for f in value) + "]")
-            else:
-                parts.append(f'{key} = "{value}"')
-        return parts
+        """The new declaration's `key = value` pairs as written: its strings, booleans and
+        arrays of strings are written as JSON writes them, which TOML reads the same."""
+        return [
+            f"{key} = {json.dumps(value, ensure_ascii=False)}"
+            for key, value in self.declared_table().items()
+        ]
 
     def declared_value(self) -> str:
         """The new declaration's value as written: `{ version = "1", ... }`."""

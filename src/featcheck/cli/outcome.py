@@ -111,32 +111,28 @@ def write_report(path: Path, text: str) -> None:
                 path=path,
             )
     try:
-        status: os.stat_result | None = os.lstat(path)
-    except FileNotFoundError:
-        status = None
-    except OSError as error:
-        raise FeatcheckError(f"cannot write: {error.strerror or error}", path=path) from None
-    if status is not None and not stat.S_ISREG(status.st_mode):
-        kind = "a symlink" if stat.S_ISLNK(status.st_mode) else "not a regular file"
-        raise FeatcheckError(
-            f"is {kind}; featcheck writes a report only to a regular file or a new name",
-            path=path,
-        )
-    try:
+        try:
+            status: os.stat_result | None = os.lstat(path)
+        except FileNotFoundError:
+            status = None
+        if status is not None and not stat.S_ISREG(status.st_mode):
+            kind = "a symlink" if stat.S_ISLNK(status.st_mode) else "not a regular file"
+            raise FeatcheckError(
+                f"is {kind}; featcheck writes a report only to a regular file or a new name",
+                path=path,
+            )
         path.parent.mkdir(parents=True, exist_ok=True)
         handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+        try:
+            with os.fdopen(handle, "w", encoding="utf-8", newline="") as stream:
+                stream.write(text)
+                # 0o666 less the umask: the mode `>` redirection would give a new file.
+                mask = os.umask(0)
+                os.umask(mask)
+                os.fchmod(stream.fileno(), 0o666 & ~mask)
+            os.replace(temporary, path)
+        except BaseException:
+            Path(temporary).unlink(missing_ok=True)
+            raise
     except OSError as error:
         raise FeatcheckError(f"cannot write: {error.strerror or error}", path=path) from None
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8", newline="") as stream:
-            stream.write(text)
-            # 0o666 less the umask: the mode `>` redirection would give a new file.
-            mask = os.umask(0)
-            os.umask(mask)
-            os.fchmod(stream.fileno(), 0o666 & ~mask)
-        os.replace(temporary, path)
-    except BaseException as error:
-        Path(temporary).unlink(missing_ok=True)
-        if isinstance(error, OSError):
-            raise FeatcheckError(f"cannot write: {error.strerror or error}", path=path) from None
-        raise

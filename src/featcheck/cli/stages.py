@@ -120,11 +120,8 @@ def compare_or_write(
     configured one)."""
     if arguments.write_baseline is not None:
         write_report(arguments.write_baseline, baseline_text(result.findings))
-        count = len(result.findings)
-        print(
-            f"featcheck: wrote {arguments.write_baseline}: {plural(count, 'finding')} accepted",
-            file=sys.stderr,
-        )
+        accepted = plural(len(result.findings), "finding")
+        print(f"featcheck: wrote {arguments.write_baseline}: {accepted} accepted", file=sys.stderr)
         raise CommandExit(EXIT_CLEAN)
     if earlier is not None:
         label, audit, notes = earlier.wait()
@@ -178,11 +175,8 @@ def fix_or_diff(
     lines = [safe_line(line.removesuffix("\r"), tabs=True) for line in shown]
     if not lines[-1]:
         lines.pop()
-    stream = sys.stdout if diff else sys.stderr
-    if in_actions():
-        stream.write(stop_commands(lines))
-    else:
-        stream.write("".join(f"{line}\n" for line in lines))
+    text = stop_commands(lines) if in_actions() else "".join(f"{line}\n" for line in lines)
+    (sys.stdout if diff else sys.stderr).write(text)
     for change in created:
         packages = plural(change.updated.count("[[package]]"), "package")
         what = f"cargo's resolution of the fixed workspace, {packages}"

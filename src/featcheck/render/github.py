@@ -24,6 +24,7 @@ from __future__ import annotations
 import os
 from collections import Counter
 from collections.abc import Mapping
+from contextlib import suppress
 from pathlib import Path, PurePosixPath
 from typing import TextIO
 from urllib.parse import quote
@@ -68,10 +69,8 @@ def repository_path(result: AuditResult, location: Location, workspace: str | No
         return location.file
     full = Path(os.path.normpath(os.path.abspath(result.root / location.file)))
     base = Path(os.path.normpath(os.path.abspath(workspace)))
-    try:
+    with suppress(ValueError):
         return full.relative_to(base).as_posix()
-    except ValueError:
-        pass
     # Only then through symlinks (a checkout under a linked directory): resolving costs a
     # system call per directory, and SARIF and the summary ask for every finding.
     try:

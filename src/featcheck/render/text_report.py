@@ -252,8 +252,7 @@ def render_text(
     lines += configuration_table(result)
     lines += _findings_lines(result, verbose, width)
     lines.append([(count_line(result), "green" if not result.findings else "bold")])
-    fixes = fix_hint(result) if any(f.fix and f.fix.safe for f in result.findings) else None
-    if fixes is not None:
+    if any(f.fix and f.fix.safe for f in result.findings) and (fixes := fix_hint(result)):
         lines.append([(fixes, "dim")])
     if not verbose and any(f.notes or f.chain or f.alternatives or f.why for f in result.findings):
         code = min(f.code for f in result.findings)
