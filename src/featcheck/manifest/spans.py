@@ -108,8 +108,6 @@ class _Scanner:
         except LexError as error:
             raise self._error(error.message, error.offset) from None
 
-    # -- positions and errors ---------------------------------------------
-
     def _location(self, offset: int) -> tuple[int, int]:
         line = bisect_right(self._line_starts, offset)
         return line, offset - self._line_starts[line - 1] + 1
@@ -144,8 +142,6 @@ class _Scanner:
         if is_new:
             self._entries[path] = Entry(key or value, value)
 
-    # -- whitespace and comments ------------------------------------------
-
     def _skip_blank(self) -> None:
         match = _BLANK.match(self._text, self._pos)
         assert match is not None  # a pattern that can match nothing always matches
@@ -166,8 +162,6 @@ class _Scanner:
             if self._peek() != "#":
                 return
             self._skip_comment()
-
-    # -- keys and headers -------------------------------------------------
 
     def _simple_key(self) -> tuple[str, Span]:
         start = self._pos
@@ -227,8 +221,6 @@ class _Scanner:
             path = (*path, index)
             self._define(path, header)
         return path
-
-    # -- key/value pairs and values ---------------------------------------
 
     def _keyval(self, table: KeyPath, depth: int) -> None:
         segments = self._dotted_key()

@@ -15,7 +15,6 @@ enables never is), and `noexec.gaps` says which verdicts it could change.
 
 from __future__ import annotations
 
-import functools
 import os
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -300,7 +299,7 @@ class FilePackages(PackageTable):
         for target in self._lock_targets[position]:
             name, version = self.listed[target].name, self.listed[target].version
             named = [d for d in declared if d.name == name]
-            fitting = [d for d in named if _matches(d.req, version)] or named
+            fitting = [d for d in named if matches(d.req, version)] or named
             if not fitting:
                 continue
             library = self._library_name(target)
@@ -350,7 +349,3 @@ class FilePackages(PackageTable):
     def names(self) -> set[str]:
         manifests = filter(None, map(self._manifest, range(len(self.listed))))
         return {p.name for p in self.listed} | {d.name for m in manifests for d in m.declarations}
-
-
-_matches = functools.lru_cache(maxsize=4096)(matches)
-"""`matches`, once per requirement and version: a lockfile repeats both many times."""

@@ -7,6 +7,7 @@ import os
 import platform
 import sys
 from collections.abc import Callable, Sequence
+from functools import cached_property
 from pathlib import Path
 from typing import NamedTuple
 
@@ -33,7 +34,6 @@ class FileSource:
         self.checkout: Path = trust.root
         self._host: str | None = None
         self._cfg_cache: dict[str, TargetCfg] = {}
-        self._config: CheckoutConfig | None = None
 
     def start_metadata(
         self,
@@ -64,26 +64,25 @@ class FileSource:
             plain = builtin_cfg(triple)
             flags = environment_rustflags(os.environ)
             if flags is None:
-                flags = self._checkout_config().rustflags(triple, plain)
+                flags = self._checkout_config.rustflags(triple, plain)
             self._cfg_cache[triple] = with_rustflags(plain, flags) if flags else plain
         return self._cfg_cache[triple]
 
     def unification(self, show: Callable[[Path], str]) -> Unification:
         """What the configuration asks, with the toolchain's channel unknown (see `decide`)."""
-        return decide(self._checkout_config().unification, os.environ, None, show)
+        return decide(self._checkout_config.unification, os.environ, None, show)
 
+    @cached_property
     def _checkout_config(self) -> CheckoutConfig:
         """The checkout's configuration, only read (nothing goes on the network)."""
-        if self._config is None:
-            self._config = read_checkout_config(
-                self.workdir,
-                os.environ,
-                self.trust.cargo_home,
-                offline=True,
-                untrusted_home=self.trust.untrusted_cargo_home,
-                root=self.checkout,
-            )
-        return self._config
+        return read_checkout_config(
+            self.workdir,
+            os.environ,
+            self.trust.cargo_home,
+            offline=True,
+            untrusted_home=self.trust.untrusted_cargo_home,
+            root=self.checkout,
+        )
 
 
 # Target cfg values and the host triple without running rustc.

@@ -180,7 +180,7 @@ class FeatureSearch:
         # theirs read every package of the workspace (37 ms of burn_p2p's first question,
         # 187 ms with `--no-exec`).
         self._local = {index.by_id[p.id] for p in index.unpublished() if p.id in index.by_id}
-        self._bound = None if bound is None else _only(bound, self._local)
+        self._bound = None if bound is None else lambda p: bound(p) if p in self._local else ()
         self._bound_dependents: dict[int, list[int]] | None = None
         """By position, the local packages those edges bind to it (made on the first question)."""
         self.version = 2 if split_sides else 1
@@ -280,9 +280,3 @@ class FeatureSearch:
                         known.append(feature)
                 known.sort(key=lambda f: (f != goal_feature, f == "default", len(f), f))
         return known
-
-
-def _only(
-    bound: Callable[[int], tuple[Edge, ...]], positions: set[int]
-) -> Callable[[int], tuple[Edge, ...]]:
-    return lambda position: bound(position) if position in positions else ()

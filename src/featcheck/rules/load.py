@@ -295,8 +295,7 @@ def _doc(value: Any) -> RuleDoc:
     }
     raw = value.get("references", [])
     if not isinstance(raw, list):
-        message = "`references` must be an array of non-empty strings"
-        raise SpecError(message, (*path, "references"))
+        raise SpecError("`references` must be an array of non-empty strings", (*path, "references"))
     references = tuple(
         text_value(item, "a reference", (*path, "references", index))
         for index, item in enumerate(raw)

@@ -229,8 +229,7 @@ def not_applicable(scope: TargetScope, triple: str | None, cfg: TargetCfg | None
         return "the target is unknown" if scope.triples else None
     if scope.triples and not any(fnmatchcase(triple, p) for p in scope.triples):
         return "the rule applies only to " + ", ".join(scope.triples)
-    reasons = (lacks(capability, triple, cfg) for capability in scope.needs)
-    reason = next((reason for reason in reasons if reason is not None), None)
+    reason = next(filter(None, (lacks(need, triple, cfg) for need in scope.needs)), None)
     enabled = cfg.pairs if cfg is not None else frozenset()
     unless = scope.unless_features
     if reason is None and unless and all(("target_feature", f) in enabled for f in unless):
