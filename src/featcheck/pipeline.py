@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext, suppress
 from dataclasses import dataclass, field, replace
+from operator import attrgetter
 from pathlib import Path
 
 from featcheck import audit
@@ -169,10 +170,7 @@ def audit_workspace(
 def _reported(result: AuditResult, placed: Placed) -> list[Finding]:
     """The reported findings that were placed as findings not deferred (a deferred one that
     stood is reported too, and covers nothing)."""
-
-    def key(f: Finding) -> tuple[object, ...]:
-        return (f.member, f.target, f.crate, f.crate_version, f.code, f.feature)
-
+    key = attrgetter("member", "target", "crate", "crate_version", "code", "feature")
     searched = {key(f) for f in placed.findings if not f.deferred_to}
     return [f for f in result.findings if key(f) in searched]
 

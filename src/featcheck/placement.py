@@ -89,11 +89,6 @@ class FindingPlacer:
     covers: frozenset[Cover]
     """What undeferred detections cover: a deferred one they cover is not searched (`skipped`)."""
     skipped: set[Cover] = field(default_factory=set)
-    _overlay: OverlayCheck | None = field(default=None, init=False)
-
-    def close(self) -> None:
-        if self._overlay is not None:
-            self._overlay.close()
 
     def place_all(self, flagged: list[Flagged]) -> list[Finding]:
         missing = [item for item in flagged if item.rule.kind is Kind.MISSING]
@@ -153,16 +148,19 @@ class FindingPlacer:
         """Let cargo answer, in one go per round, the fixes resolution in memory cannot: a
         candidate cargo refuses is dropped and the next one goes to cargo in the next round."""
         settled = list(outcomes)
-        for _ in range(_ROUNDS if self.overlay is not None and self.confirm else 0):
-            waiting = [(p, o.pending[0][0]) for p, o in enumerate(settled) if o.pending]
-            if not waiting or self.overlay is None:
-                break
-            pending = [(flagged[p], c.edits) for p, c in waiting]
-            if self._overlay is None:
-                self._overlay = self.overlay()
-            answers = self._overlay.confirm(pending)
-            for (position, candidate), answer in zip(waiting, answers, strict=True):
-                settled[position] = self._answered(settled[position], candidate, answer)
+        overlay: OverlayCheck | None = None
+        try:
+            for _ in range(_ROUNDS if self.confirm else 0):
+                waiting = [(p, o.pending[0][0]) for p, o in enumerate(settled) if o.pending]
+                if not waiting or self.overlay is None:
+                    break
+                overlay = overlay or self.overlay()
+                answers = overlay.confirm([(flagged[p], c.edits) for p, c in waiting])
+                for (position, candidate), answer in zip(waiting, answers, strict=True):
+                    settled[position] = self._answered(settled[position], candidate, answer)
+        finally:
+            if overlay is not None:
+                overlay.close()
         # Left waiting (no cargo to ask): the best of them still says where the cut is.
         return [
             replace(o, cut=o.cut or o.pending[0][0].cut, pending=()) if o.pending else o

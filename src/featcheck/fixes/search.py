@@ -242,11 +242,9 @@ class FixSearch(CandidateFinder):
         return ""
 
     def _verdict(self, candidate: Candidate, query: _Query) -> Verdict:
-        if not self._clears(candidate, query.member, query):
-            return Verdict(False)
         # The one finding of several builds: its fix must clear it in each (a line behind
         # `extra` leaves `--features fast` as it was).
-        for selection in query.others:
+        for selection in (query.selection, *query.others):
             if not self._clears(candidate, query.member, replace(query, selection=selection)):
                 return Verdict(False)
         edited = self._edited(candidate, query)

@@ -96,10 +96,7 @@ def place(
         deadline=run.deadline,
         covers=_covers(flagged) if lazy else frozenset(),
     )
-    try:
-        findings = placer.place_all(flagged)
-    finally:
-        placer.close()
+    findings = placer.place_all(flagged)
     unsearched = [
         finding
         for item, finding in zip(flagged, findings, strict=True)
