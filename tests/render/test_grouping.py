@@ -22,6 +22,7 @@ from cli_in_process import run_in_process
 from sarif_support import validate_sarif
 from support import WORKSPACES
 
+from featcheck.featureset import FeatureSelection
 from featcheck.render.common import group_findings
 from featcheck.render.text_report import render_text
 from featcheck.report import AuditResult, Edit, Finding, Fix
@@ -266,3 +267,42 @@ def test_a_group_whose_builds_gain_different_packages_says_the_most(
     stream = io.StringIO()
     render_text(AuditResult(tmp_path, findings=same, members=["a", "b", "c"]), stream)
     assert "and adds 5 packages to the build" in " ".join(stream.getvalue().split())
+
+
+@pytest.mark.parametrize("each_feature", [False, True], ids=["one-build", "each-feature"])
+def test_a_groups_fix_line_names_every_members_own_edit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, each_feature: bool
+) -> None:
+    """tracel-ai/models: three libraries inherit the root's burn line, and each gets memchr
+    added to its own manifest. `--each-feature` named only the first library's manifest."""
+    monkeypatch.setenv("NO_COLOR", "1")
+    findings = [
+        replace(
+            make_finding(member=member, severity=Severity.INFO, location=manifest_location()),
+            fix=Fix(
+                (
+                    Edit(
+                        tmp_path / member / "Cargo.toml",
+                        ("dependencies", "memchr"),
+                        "add-dependency",
+                        ("std",),
+                        version="2.8.0",
+                        file=f"{member}/Cargo.toml",
+                    ),
+                ),
+                confirmed=True,
+                safe=True,
+            ),
+        )
+        for member in ("resnet", "yolox")
+    ]
+    builds = [FeatureSelection(), FeatureSelection(no_default_features=True)]
+    configurations = {member: builds for member in ("resnet", "yolox")} if each_feature else {}
+    findings = [replace(f, configurations=tuple(builds)) for f in findings]
+    result = AuditResult(
+        tmp_path, findings=findings, members=["resnet", "yolox"], configurations=configurations
+    )
+    stream = io.StringIO()
+    render_text(result, stream)
+    text = " ".join(stream.getvalue().split())
+    assert "(resnet/Cargo.toml, yolox/Cargo.toml); with it the build gets `rayon`" in text

@@ -105,11 +105,7 @@ def _render_group(
     group: FindingGroup, verbose: bool, width: int, applied: list[Finding]
 ) -> list[Line]:
     """The lead finding, with the builds a repeated cut covers named under its quote."""
-    finding = group.lead
-    if group.fix is not finding.fix:  # each member's own edit: the fix line names them all
-        named = replace(finding, fix=group.fix)
-        applied = [*applied, named] if finding in applied else applied
-        finding = named
+    finding, applied = _with_group_fix(group, applied)
     lines = [_verdict(finding), *_place(finding, width)]
     if group.shared:  # where the cut costs, before why and fix
         lines.append(_detail("builds", builds_of_group(group)))
@@ -153,7 +149,19 @@ def _render_block(block: list[FindingGroup], width: int, applied: list[Finding])
             lines.append(_detail("why", named + first_sentence(rule_why(block, code))))
         if lead.cost is not None:
             lines.append(_detail("cost", named + cost_text(lead.cost)))
-    return lines + _fix_lines(first.lead, applied, [group.lead.feature for group in block])
+    lead, applied = _with_group_fix(first, applied)
+    features = [group.lead.feature for group in block]
+    return lines + _fix_lines(lead, applied, features, varies=first.gains_vary)
+
+
+def _with_group_fix(group: FindingGroup, applied: list[Finding]) -> tuple[Finding, list[Finding]]:
+    """The group's lead with the group's fix, which names each member's own edit, and `applied`
+    counting it where it counts the lead."""
+    lead = group.lead
+    if group.fix is lead.fix:
+        return lead, applied
+    named = replace(lead, fix=group.fix)
+    return named, [*applied, named] if lead in applied else applied
 
 
 def _verdict(finding: Finding) -> Line:
