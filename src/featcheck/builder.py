@@ -24,9 +24,16 @@ class FindingBuilder:
     """Gathers one finding of `rule` in `member`'s build on `target` (None: unknown)."""
 
     def __init__(
-        self, rule: Rule, detection: Detection, member: Package | None, target: str | None
+        self,
+        rule: Rule,
+        detection: Detection,
+        member: Package | None,
+        target: str | None,
+        library: bool = False,
     ) -> None:
         self.rule, self.detection, self.member, self.target = rule, detection, member, target
+        self.library = library
+        """The member's build makes no final artifact (`Package.is_library_only`)."""
         self.member_name = member.name if member is not None else None
         self.location: Location | None = _UNLOCATED
         self.declaration: Location | None = None
@@ -59,7 +66,7 @@ class FindingBuilder:
         if self.location is _UNLOCATED:
             raise ValueError(f"{self.rule.code}: a finding needs its primary location")
         rule, detection, member = self.rule, self.detection, self.member
-        library = member is not None and member.is_library_only
+        library = member is not None and self.library
         severity = rule.severity if detection.severity is None else detection.severity
         message = detection.message
         if member is not None and library:

@@ -56,6 +56,11 @@ class Flagged:
     def target(self) -> str:
         return self.view.target or ""
 
+    @property
+    def library(self) -> bool:
+        """The member's build makes no final artifact: its users choose its features."""
+        return self.member.is_library_only(self.view.roots[0].features)
+
 
 Cover = tuple[str, str, FeatureSelection, "PackageRef", str]
 """A build's (member id, target, configuration), a package and one of its features."""
@@ -232,7 +237,7 @@ class FindingPlacer:
         return finding.build(suggestion)
 
     def _builder(self, item: Flagged) -> FindingBuilder:
-        finding = FindingBuilder(item.rule, item.detection, item.member, item.target)
+        finding = FindingBuilder(item.rule, item.detection, item.member, item.target, item.library)
         finding.notes = self.notes
         finding.configurations = (item.selection, *item.also_in)
         finding.confidence = item.confidence

@@ -596,7 +596,15 @@ def test_registry_manifests_are_kept_between_runs_and_read_again_when_changed(
 def _model(workspace: Workspace) -> list[tuple[object, ...]]:
     """What the workspace model holds of each package, to compare two of them."""
     return [
-        (p.id, p.features, p.declarations, p.edges, p.target_kinds, p.manifest_path)
+        (
+            p.id,
+            p.features,
+            p.declarations,
+            p.edges,
+            p.target_kinds,
+            p.gated_binaries,
+            p.manifest_path,
+        )
         for p in workspace.values()
     ]
 

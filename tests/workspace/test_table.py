@@ -36,7 +36,7 @@ def test_one_record_per_package_with_edges_bound_to_their_declarations() -> None
     member = workspace.members[0]
     assert member is workspace[app]
     assert member is workspace.packages[workspace.by_id[app]]
-    assert (member.name, member.version, member.is_library_only) == ("app", "1.0.0", True)
+    assert (member.name, member.version, member.is_library_only(())) == ("app", "1.0.0", True)
     kinds = [(edge.name_in_toml, edge.kind) for edge in member.edges]
     assert kinds == [("serde", NORMAL), ("serde", DEV), ("cc", BUILD)]
     assert all(edge.declaration in member.declarations for edge in member.edges)

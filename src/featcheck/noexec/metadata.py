@@ -286,9 +286,8 @@ class FilePackages(PackageTable):
             for target, bound in self._bound(position, manifest.declarations)
             for decl in bound
         ]
-        return self._record(
-            position, manifest.edition, manifest.declarations, edges, manifest.target_kinds
-        )
+        kinds, gated = manifest.target_kinds, manifest.gated_binaries
+        return self._record(position, manifest.edition, manifest.declarations, edges, kinds, gated)
 
     def _bound(
         self, position: int, declarations: tuple[Declaration, ...]

@@ -11,6 +11,7 @@ cfg expression — is a FeatcheckError naming the file, so nothing odd reaches a
 from __future__ import annotations
 
 import os
+import posixpath
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, fields
@@ -31,6 +32,7 @@ from featcheck.workspace.model import (
     Declaration,
     DependencyKind,
     extern_name,
+    gated_binary,
 )
 
 if TYPE_CHECKING:
@@ -181,6 +183,8 @@ class PackageManifest:
     git: frozenset[Declaration] = frozenset()
     """The declarations of git dependencies: Cargo.lock pins those by commit, not by their
     version requirement."""
+    gated_binaries: tuple[frozenset[str], ...] = ()
+    """The `required-features` of its binaries that name some (`Package.gated_binaries`)."""
 
     def distilled(self) -> dict[str, Any]:
         """What the manifest cache keeps (see `noexec.registry`)."""
@@ -196,6 +200,7 @@ class PackageManifest:
             "git": [i for i, d in enumerate(self.declarations) if d in self.git],
             "features": self.features,
             "target_kinds": sorted(self.target_kinds),
+            "gated_binaries": [sorted(required) for required in self.gated_binaries],
             "library": self.library,
             "edition": self.edition,
         }
@@ -214,6 +219,7 @@ class PackageManifest:
             kept["library"],
             kept["edition"],
             frozenset(declarations[i] for i in kept["git"]),
+            tuple(map(frozenset, kept.get("gated_binaries", ()))),
         )
 
 
@@ -255,12 +261,12 @@ def read_package(
                 what = f"the version requirement for dependency `{declaration.name}`"
                 raise FeatcheckError(f"failed to parse {what}: {wrong}", path=manifest)
         features = _features(data, declarations)
-        kinds, library = _targets(data, files, name)
+        kinds, library, gated = _targets(data, files, name)
         edition = _package_field(package, "edition", root_data)
         edition = edition if isinstance(edition, str) else "2015"
         git = frozenset(decl for decl, git in found if git)
         return PackageManifest(
-            manifest, name, version, declarations, features, kinds, library, edition, git
+            manifest, name, version, declarations, features, kinds, library, edition, git, gated
         )
     except (TypeError, ValueError, AttributeError, OSError) as error:
         raise FeatcheckError(
@@ -309,23 +315,34 @@ PackageFiles: TypeAlias = DirectoryFiles | ArchiveFiles
 of the entries directly in a directory, sorted (empty when none)."""
 
 
-def _has_binary(data: Mapping[str, Any], files: PackageFiles) -> bool:
+def _binaries(
+    data: Mapping[str, Any], files: PackageFiles, name: str
+) -> list[frozenset[str] | None]:
+    """Each binary's `required-features` (None: built whatever the features); one discovered
+    under the name or at the path of a `[[bin]]` is that one, as cargo reads them."""
     declared = data.get("bin")
-    if isinstance(declared, list) and any(isinstance(table(b).get("name"), str) for b in declared):
-        return True
-    if table(data.get("package")).get("autobins", True) is False:
-        return False
-    return files.is_file("src/main.rs") or any(
-        (entry.endswith(".rs") and files.is_file(f"src/bin/{entry}"))
-        or files.is_file(f"src/bin/{entry}/main.rs")
-        for entry in files.children("src/bin")
-    )
+    explicit = [table(b) for b in (declared if isinstance(declared, list) else ())]
+    explicit = [b for b in explicit if isinstance(b.get("name"), str)]
+    taken = {b["name"] for b in explicit} | {
+        posixpath.normpath(b["path"]) for b in explicit if isinstance(b.get("path"), str)
+    }
+    found = [gated_binary(b.get("required-features")) for b in explicit]
+    if table(data.get("package")).get("autobins", True) is not False:
+        discovered = [(name, "src/main.rs")] if files.is_file("src/main.rs") else []
+        for entry in files.children("src/bin"):
+            if entry.endswith(".rs") and files.is_file(f"src/bin/{entry}"):
+                discovered.append((entry.removesuffix(".rs"), f"src/bin/{entry}"))
+            elif files.is_file(f"src/bin/{entry}/main.rs"):
+                discovered.append((entry, f"src/bin/{entry}/main.rs"))
+        found += [None for binary, path in discovered if not {binary, path} & taken]
+    return found
 
 
 def _targets(
     data: Mapping[str, Any], files: PackageFiles, name: str
-) -> tuple[frozenset[str], str | None]:
-    """The kinds of one manifest's build targets, and its library's crate name (None: none)."""
+) -> tuple[frozenset[str], str | None, tuple[frozenset[str], ...]]:
+    """The kinds of one manifest's build targets (but binaries with `required-features`), its
+    library's crate name (None: none), and those binaries' required features."""
     lib, package = table(data.get("lib")), table(data.get("package"))
     kinds: list[str] = []
     library = None
@@ -340,9 +357,10 @@ def _targets(
         lib_name = lib.get("name")
         if LIBRARY_KINDS.intersection(kinds):
             library = extern_name(lib_name if isinstance(lib_name, str) else name)
-    if _has_binary(data, files):
+    binaries = _binaries(data, files, name)
+    if None in binaries:
         kinds.append("bin")
     build = package.get("build")
     if (build is None and files.is_file("build.rs")) or isinstance(build, str):
         kinds.append("custom-build")
-    return frozenset(kinds), library
+    return frozenset(kinds), library, tuple(b for b in binaries if b is not None)

@@ -180,7 +180,7 @@ def offered_by_library(scope: Scope, search: FeatureSearch, what_if: WhatIf, ite
     if item.rule.kind is not Kind.MISSING or not detection.feature:
         return False
     goal = scope.metadata.package_of(detection.node.package)
-    if goal is None or not item.member.is_library_only:
+    if goal is None or not item.library:
         return False
     # Only a feature this build leaves off is an offer: `default` is on (or the user turned it
     # off), and one that is on reaches the feature only through a dependency that is not.

@@ -19,6 +19,7 @@ from featcheck.workspace.model import (
     Edge,
     Package,
     extern_name,
+    gated_binary,
 )
 from featcheck.workspace.workspace import Listed, PackageTable, Workspace, declarations_for_edge
 
@@ -125,10 +126,19 @@ class CargoPackages(PackageTable):
                     named.get(name, ()), name, version, kinds, extern, library
                 )
                 edges += [self.edge(decl, target) for decl in found]
+        targets = raw.get("targets", ())
+        gated = [
+            gated_binary(t.get("required-features")) if "bin" in t.get("kind", ()) else None
+            for t in targets
+        ]
         target_kinds = frozenset(
-            kind for target in raw.get("targets", ()) for kind in target.get("kind", ())
+            kind
+            for target, required in zip(targets, gated, strict=True)
+            if required is None
+            for kind in target.get("kind", ())
         )
-        return self._record(position, raw["edition"], declarations, edges, target_kinds)
+        binaries = tuple(required for required in gated if required is not None)
+        return self._record(position, raw["edition"], declarations, edges, target_kinds, binaries)
 
 
 def declaration(raw: Mapping[str, Any]) -> Declaration:

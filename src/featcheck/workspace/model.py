@@ -4,6 +4,7 @@ names as crates.io compares them."""
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from enum import Enum
 from functools import cache
@@ -17,6 +18,18 @@ CRATES_IO_SPARSE = "sparse+https://index.crates.io/"
 
 _FINAL_ARTIFACTS = frozenset({"bin", "cdylib", "staticlib"})
 """Target kinds that are built for someone to run or load, not to depend on."""
+
+
+def gated_binary(required: object) -> frozenset[str] | None:
+    """A binary's `required-features` as `Package.gated_binaries` keeps them; None for one
+    built whatever the features: it names none, or one of a dependency (`dep/feature`), which
+    is not followed here, so the binary counts as built (a warning rather than an info)."""
+    if not isinstance(required, list) or not required:
+        return None
+    names = frozenset(str(feature) for feature in required)
+    return None if any("/" in name for name in names) else names
+
+
 LIBRARY_KINDS = frozenset({"lib", "rlib", "dylib", "cdylib", "staticlib", "proc-macro"})
 """Target kinds of a library: a package with one is a crate others can link."""
 
@@ -133,6 +146,9 @@ class Package:
     """Keys of normal and build dependencies with a declaration the resolve binds no package
     to: optional ones nothing in the workspace turns on (beside, perhaps, a `[target.X]` line
     of the same key that it does), so Cargo.lock does not say which version they get."""
+    gated_binaries: tuple[frozenset[str], ...] = ()
+    """The `required-features` of each binary that names some (not in `target_kinds`): cargo
+    builds it only where all of them are on, and skips it silently elsewhere."""
 
     @property
     def name(self) -> str:
@@ -142,12 +158,15 @@ class Package:
     def version(self) -> str:
         return self.ref.version
 
-    @property
-    def is_library_only(self) -> bool:
-        """True when the package builds no final artifact (a binary, or a `cdylib`/`staticlib`
-        such as a Python extension, a wasm module or a C library): its features are chosen by
-        the packages that depend on it. Examples and tests do not count: nobody ships them."""
-        return not self.target_kinds & _FINAL_ARTIFACTS
+    def is_library_only(self, features: Collection[str]) -> bool:
+        """True when the package's build with `features` on makes no final artifact (a binary,
+        or a `cdylib`/`staticlib` such as a Python extension, a wasm module or a C library):
+        its features are chosen by the packages that depend on it. Examples and tests do not
+        count: nobody ships them. Nor does a binary whose `required-features` are off (arrow's
+        parquet: its tools need `cli`)."""
+        if self.target_kinds & _FINAL_ARTIFACTS:
+            return False
+        return not any(required <= set(features) for required in self.gated_binaries)
 
 
 # Edits of the model: what a candidate fix changes in the declarations, applied to the

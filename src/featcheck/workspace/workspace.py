@@ -261,10 +261,11 @@ class PackageTable(Sequence[Package]):
         declarations: tuple[Declaration, ...],
         edges: list[Edge] | None,
         kinds: frozenset[str],
+        gated: tuple[frozenset[str], ...] = (),
     ) -> Package:
         """The package at `position`, its resolved `edges` completed; `edges` is None for a
         package that is not in the resolve (nothing depends on it in any build). `kinds`: the
-        kinds of its build targets."""
+        kinds of its build targets but binaries with `required-features`, `gated` theirs."""
         listed = self.listed[position]
         unresolved: frozenset[str] = frozenset()
         if edges is not None:
@@ -297,6 +298,7 @@ class PackageTable(Sequence[Package]):
             declarations=declarations,
             edges=tuple(edges or ()),
             unresolved=unresolved,
+            gated_binaries=gated,
         )
 
     def edge(self, decl: Declaration, target: int) -> Edge:
