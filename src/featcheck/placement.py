@@ -166,15 +166,19 @@ class FindingPlacer:
         finally:
             if overlay is not None:
                 overlay.close()
-        # Left waiting (no cargo to ask): the best of them still says where the cut is.
+        # Left waiting: the best of them still says where the cut is where no cargo was asked
+        # (it ranks ahead of memory's fix, as `--no-exec` ranks it), else where memory has none.
         return [
-            replace(o, cut=o.cut or o.pending[0][0].cut, pending=()) if o.pending else o
-            for o in settled
+            replace(o, cut=self._waiting_cut(o), pending=()) if o.pending else o for o in settled
         ]
+
+    def _waiting_cut(self, outcome: Outcome) -> Cut | None:
+        first = outcome.pending[0][0].cut
+        return first if not self.confirm or outcome.cut is None else outcome.cut
 
     def _answered(self, outcome: Outcome, candidate: Candidate, answer: Answer) -> Outcome:
         """The outcome once cargo answered for its first pending candidate."""
-        cost, rest = outcome.pending[0][1], outcome.pending[1:]
+        waited, rest = outcome.pending[0][1], outcome.pending[1:]
         if not answer.cleared:
             note = f"cargo cannot resolve it: {answer.reason}" if answer.reason else ""
             alternatives = tuple(
@@ -188,12 +192,14 @@ class FindingPlacer:
                 alternatives = tuple(a for a in alternatives if a.edits != candidate.edits)
             return replace(outcome, alternatives=alternatives, pending=rest, refused=refused)
         # cargo answered for the member's build; memory for the other builds it changes.
-        verdict = Verdict(True, cost.with_added(answer.added))
+        verdict = Verdict(True, waited.cost.with_added(answer.added))
         fix, added = self.search.candidate_fix(candidate, verdict), len(verdict.cost.added)
         others = tuple(a for a in outcome.alternatives if a.edits != candidate.edits)
         current = outcome.fix
         smaller = current is not None and (current.added is None or added < current.added)
-        if current is not None and (not current.safe or (fix.safe and smaller)):
+        # It was waiting because, adding no more than that, it comes first.
+        ahead = smaller or added <= self.search.least_added(waited)
+        if current is not None and (not current.safe or (fix.safe and ahead)):
             others = (current, *others)
         elif current is not None:
             # Confirmed by cargo but no better than the fix memory found: an alternative.

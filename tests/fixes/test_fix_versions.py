@@ -181,8 +181,7 @@ def test_cargo_killed_or_failing_during_fix_leaves_every_file_as_it_was(
 
 
 def test_a_fix_adding_a_backend_or_dozens_of_packages_is_not_safe() -> None:
-    from featcheck.fixes.reach import MANY_PACKAGES, Cost, safety
-    from featcheck.fixes.search import backends_of
+    from featcheck.fixes.reach import MANY_PACKAGES, Cost, backends_of, safety
     from featcheck.rules import builtin_rules
     from featcheck.rules.load import parse_rule
 

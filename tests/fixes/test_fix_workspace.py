@@ -134,8 +134,10 @@ def test_the_packages_a_fix_adds_are_counted_over_every_members_build(
     after = {m: _packages(project, m) for m in members}
     gained = set().union(*(after[m] - before[m] for m in members))
     assert len(after["app"] - before["app"]) < len(gained)
-    assert removing["confirmed"] and removing["added_packages"] == len(gained)
-    assert not removing["safe"]
+    assert removing["added_packages"] == len(gained)
+    # Unsafe, and unconfirmed: burn's defaults name `burn-train?/default`, which Cargo.lock must
+    # then take in though no build does (only cargo can say whether it can).
+    assert not removing["safe"] and not removing["confirmed"]
 
 
 _DECLARED: dict[str, Any] = {}

@@ -222,7 +222,8 @@ def _locked_edges(index: Workspace, lock: LockView) -> Callable[[int], tuple[Edg
         found = known.get(package)
         if found is None:
             features = index.packages[package].features
-            needs = sorted(set(needs_of(index, package, features)))
+            # Bound as a dependency, however a feature names it.
+            needs = sorted({Need(n.package, n.key) for n in needs_of(index, package, features)})
             verdicts = [lock.check(need) for need in needs]
             found = tuple(edge for v in verdicts if isinstance(v, tuple) for edge in v)
             known[package] = found

@@ -32,6 +32,11 @@ class Need:
     """Index position of the declaring package."""
     key: str
     """The dependency's key in that package's manifest."""
+    weak: bool = False
+    """Turned on only through `dep?/feature`: cargo builds it no more than before, but the
+    resolve that writes Cargo.lock takes every such dependency in (cargo issue 10801), so the
+    lock must hold it, and cargo refuses a fix whose lock it cannot extend (whisper-burn:
+    burn's defaults bring burn-train's ratatui, whose `unicode-width` conflicts)."""
 
 
 @dataclass(frozen=True)
@@ -188,11 +193,15 @@ def cargo_reason(message: str) -> str:
 
 
 def needs_of(index: Workspace, position: int, features: Any) -> Iterator[Need]:
-    """The dependencies a package's activated `features` turn on that the resolve lacks."""
+    """The dependencies a package's activated `features` turn on that the resolve lacks, each
+    once: weak where only `dep?/feature` values name it."""
     package = index.packages[position]
     if not package.unresolved:
         return
+    weak: dict[str, bool] = {}
     for feature in features:
         for value in package.features.get(feature, ()):
-            if value.kind != FEATURE and not value.weak and value.name in package.unresolved:
-                yield Need(position, value.name)
+            if value.kind != FEATURE and value.name in package.unresolved:
+                weak[value.name] = weak.get(value.name, True) and value.weak
+    for key, only_weak in weak.items():
+        yield Need(position, key, only_weak)

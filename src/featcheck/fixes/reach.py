@@ -23,6 +23,7 @@ from featcheck.workspace.model import ModelEdit, NewDependency, Package, Package
 if TYPE_CHECKING:
     from featcheck.fixes.counterfactual import WhatIf
     from featcheck.fixes.direct import Candidate
+    from featcheck.rules import Rule
 
 BuildKey = tuple[str, str, FeatureSelection]
 """(member id, target, configuration) of one audited build."""
@@ -83,6 +84,17 @@ def measure(gained: Iterable[Gained], asking: frozenset[str]) -> Cost:
             unasked.setdefault(member.name, set()).update(packages, needs)
     listed = tuple((m, tuple(sorted(p))) for m, p in sorted(unasked.items()))
     return Cost(tuple(sorted(added)), listed, largest)
+
+
+def backends_of(rules: Iterable[Rule]) -> frozenset[str]:
+    """Crates whose rules count them as selected once built or once a feature selects them:
+    backends, which a fix must not add to a build unasked (as crates.io compares names)."""
+    return frozenset(
+        crate_key(crate.name)
+        for rule in rules
+        if rule.used_when.built or rule.used_when.selected_by is not None
+        for crate in rule.crates
+    )
 
 
 def safety(cost: Cost, backends: frozenset[str]) -> str:
@@ -180,7 +192,9 @@ class WorkspaceBuilds:
             position = self.what_if.index.by_id[member_id]
             after = self.what_if.graph(model, position, target, selection)
             known = set(self.what_if.needs(before))
-            needs = [self.what_if.describe(n) for n in self.what_if.needs(after) if n not in known]
+            # What only Cargo.lock gains is built by no member (`Need.weak`).
+            gained = (n for n in self.what_if.needs(after) if n not in known and not n.weak)
+            needs = [self.what_if.describe(n) for n in gained]
             found.append((self.members[member_id], added_packages(before, after), needs))
         return tuple(found)
 

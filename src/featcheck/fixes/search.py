@@ -33,28 +33,16 @@ from featcheck.fixes.lockcheck import Conflict
 from featcheck.fixes.reach import Cost, WorkspaceBuilds, added_packages, safety
 from featcheck.graph import DependencyGraph
 from featcheck.report import Fix, edit_words
-from featcheck.workspace.model import ModelEdit, Package, PackageRef, crate_key
+from featcheck.workspace.model import ModelEdit, Package, PackageRef
 
 if TYPE_CHECKING:
     from featcheck.fixes.direct import Candidate
     from featcheck.manifest.declarations import Cut
     from featcheck.placement import Flagged
-    from featcheck.rules import Rule
 
 StillFlagged = Callable[[Package, str, DependencyGraph, PackageRef, frozenset[str]], bool]
 """Whether a member's rules still flag the package in a (counterfactual) build of it, findings
 for the last argument's features aside (those a deferred finding leaves to their own rules)."""
-
-
-def backends_of(rules: Iterable[Rule]) -> frozenset[str]:
-    """Crates whose rules count them as selected once built or once a feature selects them:
-    backends, which a fix must not add to a build unasked (as crates.io compares names)."""
-    return frozenset(
-        crate_key(crate.name)
-        for rule in rules
-        if rule.used_when.built or rule.used_when.selected_by is not None
-        for crate in rule.crates
-    )
 
 
 @dataclass(frozen=True)
@@ -67,6 +55,8 @@ class Verdict:
     """What it adds to the workspace's builds, as far as memory can tell (`reach.py`)."""
     needs: tuple[str, ...] = ()
     """Dependencies it turns on that Cargo.lock holds no version of (cargo must pick)."""
+    lock_only: int = 0
+    """How many of `needs` only Cargo.lock gains, the build none (`lockcheck.Need.weak`)."""
     conflict: Conflict | None = None
     """A requirement it adds that Cargo.lock's versions cannot satisfy."""
 
@@ -78,7 +68,7 @@ class Outcome:
     cut: Cut | None
     fix: Fix | None
     alternatives: tuple[Fix, ...]
-    pending: tuple[tuple[Candidate, Cost], ...] = ()
+    pending: tuple[tuple[Candidate, Verdict], ...] = ()
     """Candidates that would beat `fix` but turn on dependencies Cargo.lock lacks, best first,
     for cargo to answer (`overlay.py`), each with what memory saw it add to the workspace's
     builds: cargo answers for the member's own build only."""
@@ -189,7 +179,7 @@ class FixSearch(CandidateFinder):
             if c is not chosen and c in verdicts and verdicts[c].cleared
         )
         refused = self._refused(candidates, verdicts) if chosen is None and not pending else ""
-        waiting = tuple((c, verdicts[c].cost) for c in pending)
+        waiting = tuple((c, verdicts[c]) for c in pending)
         if chosen is None:
             return Outcome(None, None, alternatives, waiting, refused)
         fix = self.candidate_fix(chosen, verdicts[chosen])
@@ -201,8 +191,15 @@ class FixSearch(CandidateFinder):
         """The first keys of the order in the module's docstring. `waiting`: the best rank a
         candidate cargo still has to answer can reach: it adds at least what memory saw (and
         is unsafe when that is) and one package per dependency it turns on."""
-        added = len(verdict.cost.added) + (len(verdict.needs) if waiting else 0)
+        added = self.least_added(verdict) if waiting else len(verdict.cost.added)
         return bool(self._unsafe(verdict)), added, candidate.proximity
+
+    @staticmethod
+    def least_added(verdict: Verdict) -> int:
+        """The fewest packages a candidate cargo still has to answer for can add: what memory
+        saw, and one per dependency it turns on that the build gets (not those only Cargo.lock
+        gains). Cargo's answer within that keeps its place ahead of the fix memory found."""
+        return len(verdict.cost.added) + len(verdict.needs) - verdict.lock_only
 
     def _unsafe(self, verdict: Verdict) -> str:
         # Asked several times per candidate while ranking; a cost is shared by every finding
@@ -220,14 +217,26 @@ class FixSearch(CandidateFinder):
             and (not verdict.needs or not self.cargo_checks_new_packages)
         )
 
+    def _lock_only(self, verdict: Verdict) -> bool:
+        """Cleared, with only dependencies Cargo.lock must take in for cargo to check."""
+        needs = verdict.needs
+        return bool(needs) and verdict.lock_only == len(needs) and self.cargo_checks_new_packages
+
     def candidate_fix(self, candidate: Candidate, verdict: Verdict) -> Fix:
         if verdict.conflict is not None:
             note = f"cargo cannot resolve it: {verdict.conflict.reason()}"
             return Fix(candidate.edits, note=note)
         note, listed = self._unsafe(verdict), ", ".join(verdict.needs)
         if not self._holds(verdict):
-            note = note or f"it turns on dependencies Cargo.lock holds no version of yet ({listed})"
-            return Fix(candidate.edits, note=note)
+            # What only Cargo.lock gains leaves the builds known: they gain what memory saw.
+            known = verdict.lock_only == len(verdict.needs)
+            unchecked = (
+                f"Cargo.lock must take in dependencies it names, unchecked by cargo ({listed})"
+                if known
+                else f"it turns on dependencies Cargo.lock holds no version of yet ({listed})"
+            )
+            added = len(verdict.cost.added) if known else None
+            return Fix(candidate.edits, note=note or unchecked, added=added)
         if verdict.needs and not note:
             note = f"Cargo.lock will gain versions of dependencies it turns on ({listed})"
         return Fix(
@@ -264,8 +273,9 @@ class FixSearch(CandidateFinder):
             verdict = lock.check(need) if lock is not None else None
             if isinstance(verdict, Conflict):
                 return Verdict(True, cost, conflict=verdict)
-        described = tuple(sorted(self.what_if.describe(n) for n in needs))
-        return Verdict(True, cost, described)
+        described = tuple(sorted({self.what_if.describe(n) for n in needs}))
+        built = {self.what_if.describe(n) for n in needs if not n.weak}
+        return Verdict(True, cost, described, len(described) - len(built))
 
     def _search(
         self, candidates: list[Candidate], query: _Query, least: Callable[[], int]
@@ -291,7 +301,10 @@ class FixSearch(CandidateFinder):
                 skipped.append(c)
                 continue
             verdict = verdicts[c] = self._verdict(c, query)
-            if not self._holds(verdict):
+            # One whose builds are known, cargo to say only whether Cargo.lock can take in what
+            # it names, rules out what ranks after it, though it waits for cargo (`find`).
+            provisional = floors and self._lock_only(verdict)
+            if not self._holds(verdict) and not provisional:
                 continue
             # Safety, packages added, and whether a new dependency is needed: among candidates
             # equal on these, the one clearing the most members wins before the nearest one
@@ -303,7 +316,7 @@ class FixSearch(CandidateFinder):
             covered = self._coverage(c, query)
             key = (*rank, -covered, c.proximity, not c.written_at_cut, c.size, listed[c])
             if best is None or key < best:
-                chosen, best = c, key
+                chosen, best = (chosen if provisional else c), key
         # What a report without alternatives still reads of them: all of them beside a new
         # dependency in the member's own manifest (`placement._placement`), else whether there
         # is one (the text report's hint).

@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING, NamedTuple
 from featcheck.cargo.runner import CargoRunner
 from featcheck.explain import Explainer
 from featcheck.featureset import FeatureSelection
-from featcheck.fixes.search import FixSearch, StillFlagged, backends_of
+from featcheck.fixes.reach import backends_of
+from featcheck.fixes.search import FixSearch, StillFlagged
 from featcheck.graph import DependencyGraph
 from featcheck.locate import Locator
 from featcheck.matrix import ConfigurationPlan

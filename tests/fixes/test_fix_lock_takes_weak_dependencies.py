@@ -1,0 +1,60 @@
+"""cargo's resolve that writes Cargo.lock takes in every optional dependency a `dep?/feature`
+names (cargo issue 10801), though no build turns it on. whisper-burn: removing burn's
+`default-features = false` turns on `burn-train?/default`, Cargo.lock must then hold
+burn-train, and its ratatui asks for a `unicode-width` the lock holds another version of, so
+cargo refuses. featcheck confirmed that fix, and `--fix` stopped at cargo's error."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+from cli_in_process import run_in_process
+from synthetic_registry import GEMMISH_RULE as RULE
+from synthetic_registry import use_registry
+
+pytestmark = [pytest.mark.usefixtures("remembered_cargo"), pytest.mark.cargo]
+
+REGISTRY = {
+    "gemmish": {"0.1.0": {"features": {"default": [], "rayon": []}}},
+    "width": {"0.2.0": {}, "0.2.2": {}},
+    # The trainer pins the width its users must not have locked otherwise.
+    "trainer": {"1.0.0": {"dependencies": {"width": "=0.2.0"}}},
+    "front": {
+        "1.0.0": {
+            "features": {"default": ["gemmish/rayon", "trainer?/default"]},
+            "dependencies": {
+                "gemmish": "0.1.0",
+                "trainer": {"version": "1.0.0", "optional": True},
+            },
+        }
+    },
+}
+
+
+def test_a_fix_whose_lock_cargo_cannot_write_is_not_chosen(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    use_registry(tmp_path_factory.mktemp("registry"), REGISTRY, monkeypatch)
+    project = tmp_path / "app"
+    (project / "src").mkdir(parents=True)
+    (project / "src" / "main.rs").write_text("fn main() {}\n")
+    (project / "Cargo.toml").write_text(
+        '[package]\nname = "app"\nversion = "0.1.0"\nedition = "2021"\n\n[dependencies]\n'
+        'front = { version = "1.0.0", default-features = false }\nwidth = "=0.2.2"\n'
+    )
+    (project / "featcheck.toml").write_text(RULE)
+    subprocess.run(["cargo", "generate-lockfile", "--offline"], cwd=project, check=True)
+
+    report = run_in_process(str(project), "--format", "json")
+    assert report.returncode == 1, report.stdout + report.stderr
+    [finding] = json.loads(report.stdout)["findings"]
+    assert finding["fix"]["description"].startswith("add gemmish = ")
+    [refused] = [a for a in finding["alternatives"] if "default-features" in a["description"]]
+    assert "cargo cannot resolve it" in refused["note"] and not refused["confirmed"]
+
+    fixed = run_in_process(str(project), "--fix")
+    assert fixed.returncode == 0, fixed.stdout + fixed.stderr
+    assert run_in_process(str(project)).returncode == 0
