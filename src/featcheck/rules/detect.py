@@ -89,9 +89,8 @@ def detect(rule: Rule, view: BuildView, *, deferring: bool = False) -> list[Dete
     }
     if not lacking:
         return []  # asked for every candidate fix: most builds have the feature by now
-    built = view.target_nodes
     found: list[Detection] = []
-    for node in sorted(n for n in lacking if n in built):
+    for node in sorted(n for n in lacking if n in view.target_nodes and not _own(rule, view, n)):
         feature = lacking[node]
         deferred = tuple(f for f in rule.requires if f not in node.features)
         if deferred and not deferring:
@@ -115,6 +114,13 @@ def detect(rule: Rule, view: BuildView, *, deferring: bool = False) -> list[Dete
     return found
 
 
+def _own(rule: Rule, view: BuildView, node: Node) -> bool:
+    """A member missing a feature of its own: its features are the build the user asked for
+    (gemm's workspace built `--no-default-features` is gemm without `rayon` by choice, with no
+    cut to fix), never a finding."""
+    return rule.kind is Kind.MISSING and view.structured and node in view.roots
+
+
 def flags(
     rule: Rule, view: BuildView, package: PackageRef, excused_features: frozenset[str]
 ) -> bool:
@@ -126,7 +132,9 @@ def flags(
         feature = flagged_feature(rule, node)
         if node.package != package or feature is None or feature in excused_features:
             continue
-        if node not in view.target_nodes or any(f not in node.features for f in rule.requires):
+        if node not in view.target_nodes or _own(rule, view, node):
+            continue
+        if any(f not in node.features for f in rule.requires):
             continue
         # A node the build holds is reached from a root: `reachable` needs no path's words.
         reached = used.reachable and not used.avoiding and view.structured
