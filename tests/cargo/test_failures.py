@@ -64,3 +64,41 @@ def test_summary_of_a_missing_file_names_the_file_first() -> None:
         "failed to read `/w/helper/Cargo.toml`: No such file or directory (os error 2) "
         "(failed to load manifest for workspace member `/w/app`)"
     )
+
+
+def test_a_version_cargo_cannot_select_is_said_with_why() -> None:
+    """cargo 1.95's own words; the first line named only the crate."""
+    feature = (
+        "error: failed to select a version for `lib`.\n"
+        "    ... required by package `app v0.1.0 (/w/app)`\n"
+        "versions that meet the requirements `*` (locked to 0.1.0) are: 0.1.0\n\n"
+        "package `app` depends on `lib` with feature `nosuch` but `lib` does not have that "
+        "feature.\n available features: real\n\n\n"
+        "failed to select a version for `lib` which could resolve this conflict\n"
+    )
+    assert summarize(feature) == (
+        "failed to select a version for `lib`: package `app` depends on `lib` with feature "
+        "`nosuch` but `lib` does not have that feature."
+    )
+    yanked = (
+        "    Updating crates.io index\n"
+        'error: failed to select a version for the requirement `ort = "^1.16.3"`\n'
+        "  version 1.16.3 is yanked\nlocation searched: crates.io index\n"
+        "required by package `rust-bert v0.23.0 (/w)`\n"
+    )
+    assert summarize(yanked) == (
+        'failed to select a version for the requirement `ort = "^1.16.3"`: version 1.16.3 is yanked'
+    )
+    conflict = (
+        "error: failed to select a version for `unicode-width`.\n"
+        "    ... required by package `ratatui v0.29.0`\n"
+        "versions that meet the requirements `=0.2.0` are: 0.2.0\n\n"
+        "all possible versions conflict with previously selected packages.\n\n"
+        "  previously selected package `unicode-width v0.2.2`\n"
+        '    ... which satisfies dependency `unicode-width = "^0.2.2"` (locked to 0.2.2)\n\n'
+        "failed to select a version for `unicode-width` which could resolve this conflict\n"
+    )
+    assert summarize(conflict) == (
+        "failed to select a version for `unicode-width`: versions that meet the requirements "
+        "`=0.2.0` are: 0.2.0: previously selected package `unicode-width v0.2.2`"
+    )

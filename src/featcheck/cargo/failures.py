@@ -47,6 +47,14 @@ _LONGEST_SHOWN = 80
 _PROGRESS = ("Updating", "Downloading", "Downloaded", "Locking", "Blocking", "Adding")
 
 
+_SELECTION_REASON = re.compile(
+    r"does not have that feature|is yanked|^versions that meet the requirements"
+    r"|^previously selected package"
+)
+"""The lines under cargo's "failed to select a version" that say why: a feature the package
+lacks, a yanked version, or the version one requirement allows and the one locked before."""
+
+
 def printable(text: object) -> str:
     shown = CONTROL.sub(lambda m: f"\\u{{{ord(m.group()):x}}}", str(text))
     if len(shown) > _LONGEST_SHOWN:
@@ -67,8 +75,15 @@ def summarize(stderr: str) -> str:
     # "Caused by:" chains end with the most specific reason; a "-->" line names the place.
     rest = [line.strip() for line in lines[first + 1 :]]
     location = next((line for line in rest if line.startswith("-->")), None)
+    # "failed to select a version" names only the crate; why, the lines below it: a missing
+    # feature or a yanked version alone, else the versions one requirement allows and the one
+    # locked.
+    reasons = [line for line in rest if _SELECTION_REASON.search(line)]
+    decisive = [line for line in reasons if not line.startswith(("versions", "previously"))]
     if location:
         summary.append(location.removeprefix("-->").strip())
+    elif reasons and summary[0].startswith("failed to select a version"):
+        summary = [summary[0].rstrip("."), *(decisive[:1] or reasons)]
     elif "Caused by:" in rest:
         causes = [line for line in rest if line != "Caused by:"]
         if len(causes) > 1 and _OS_ERROR.search(causes[-1]):
