@@ -306,3 +306,34 @@ def test_a_groups_fix_line_names_every_members_own_edit(
     render_text(result, stream)
     text = " ".join(stream.getvalue().split())
     assert "(resnet/Cargo.toml, yolox/Cargo.toml); with it the build gets `rayon`" in text
+
+
+def test_a_block_of_two_rules_names_its_builds_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """BiRefNet-Burn, `--each-feature`: FC004 and FC005 on one line for two members said
+    `= builds: 2 members: …` twice, one after the other."""
+    monkeypatch.setenv("NO_COLOR", "1")
+    builds = (FeatureSelection.of(["cpu"], no_default=True),)
+    fix = Fix(
+        (Edit(tmp_path / "Cargo.toml", ("dependencies", "burn"), "add-features", ("fusion",)),),
+        confirmed=True,
+        safe=True,
+    )
+    findings = [
+        replace(
+            make_finding(member=member, code=code, location=manifest_location()),
+            fix=fix,
+            configurations=builds,
+        )
+        for code in ("FC004", "FC005")
+        for member in ("app", "model")
+    ]
+    configurations = {m: [*builds, FeatureSelection()] for m in ("app", "model")}
+    result = AuditResult(
+        tmp_path, findings=findings, members=["app", "model"], configurations=configurations
+    )
+    stream = io.StringIO()
+    render_text(result, stream)
+    text = " ".join(stream.getvalue().split())
+    assert text.count("2 members: app, model") == 1, text

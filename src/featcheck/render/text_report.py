@@ -139,7 +139,9 @@ def _render_block(block: list[FindingGroup], width: int, applied: list[Finding])
     resolved = Confidence.RESOLVED
     lines += _confidence(next((g.confidence for g in block if g.confidence != resolved), resolved))
     several_members = len(first.members) > 1
-    builds = "; ".join(map(builds_of_group, block)) if several_members else builds_line(block)
+    # The groups of a block, one per rule, name the same builds: said once.
+    said = dict.fromkeys(map(builds_of_group, block))
+    builds = "; ".join(said) if several_members else builds_line(block)
     lines.append(_detail("builds", builds))
     codes = list(dict.fromkeys(group.lead.code for group in block))
     for code in codes:
