@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_in_process import run_in_process
 from stub_registry import lock_packages
 from support import CRATES, FIXTURES, WORKSPACES, trust_of
 
@@ -799,3 +800,35 @@ def test_checkout_rustflags_decide_cfg_tables_as_in_the_default_mode(
     without = _no_exec_audit(project, registry_home, monkeypatch)
     assert [f.code for f in with_cargo.findings] == codes
     assert _verdicts(without) == _verdicts(with_cargo)
+
+
+@pytest.mark.parametrize("asked", ["nosuch", "real"])
+def test_a_line_asking_for_a_feature_the_package_lacks_is_refused_as_cargo_does(
+    asked: str, tmp_path: Path
+) -> None:
+    """cargo: "package `app` depends on `lib` with feature `nosuch` but `lib` does not have
+    that feature". `--no-exec` audited such a workspace and exited 0."""
+    (tmp_path / "Cargo.toml").write_text('[workspace]\nmembers = ["app", "lib"]\nresolver = "2"\n')
+    for member, source in (("app", "main.rs"), ("lib", "lib.rs")):
+        (tmp_path / member / "src").mkdir(parents=True)
+        (tmp_path / member / "src" / source).write_text("")
+    header = '[package]\nname = "{}"\nversion = "0.1.0"\nedition = "2021"\n'
+    (tmp_path / "lib" / "Cargo.toml").write_text(header.format("lib") + "\n[features]\nreal = []\n")
+    (tmp_path / "app" / "Cargo.toml").write_text(
+        header.format("app")
+        + f'\n[dependencies]\nlib = {{ path = "../lib", features = ["{asked}"] }}\n'
+    )
+    (tmp_path / "Cargo.lock").write_text(
+        'version = 4\n\n[[package]]\nname = "app"\nversion = "0.1.0"\ndependencies = ["lib"]\n\n'
+        '[[package]]\nname = "lib"\nversion = "0.1.0"\n'
+    )
+    done = run_in_process(str(tmp_path), "--no-exec")
+    if asked == "real":
+        assert done.returncode == 0, done.stdout + done.stderr
+        return
+    assert done.returncode == 2 and not done.stdout
+    assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
+    assert "app/Cargo.toml" in done.stderr
+    assert "depends on `lib` with feature `nosuch` but `lib` does not have that feature" in (
+        done.stderr
+    )

@@ -281,13 +281,30 @@ class FilePackages(PackageTable):
         manifest = self._manifest(position)
         if manifest is None:
             return self._record(position, "2021", (), [], _UNREAD_KINDS)
-        edges = [
-            self.edge(decl, target)
-            for target, bound in self._bound(position, manifest.declarations)
-            for decl in bound
-        ]
+        bound = list(self._bound(position, manifest.declarations))
+        if position in self._members:
+            for target, declarations in bound:
+                self._refuse_missing_features(manifest, target, declarations)
+        edges = [self.edge(decl, target) for target, found in bound for decl in found]
         kinds, gated = manifest.target_kinds, manifest.gated_binaries
         return self._record(position, manifest.edition, manifest.declarations, edges, kinds, gated)
+
+    def _refuse_missing_features(
+        self, manifest: PackageManifest, target: int, declarations: list[Declaration]
+    ) -> None:
+        """cargo's refusal of a member's line that asks for a feature the package lacks."""
+        dependency = self._manifest(target)
+        if dependency is None:
+            return  # unread: what it has is unknown
+        for declaration in declarations:
+            asked = (f for f in declaration.features if f != "default" and "/" not in f)
+            if missing := next((f for f in asked if f not in dependency.features), None):
+                name = dependency.name
+                raise FeatcheckError(
+                    f"package `{manifest.name}` depends on `{name}` with feature `{missing}` "
+                    f"but `{name}` does not have that feature (cargo refuses this workspace)",
+                    path=manifest.path,
+                )
 
     def _bound(
         self, position: int, declarations: tuple[Declaration, ...]
