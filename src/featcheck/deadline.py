@@ -74,9 +74,13 @@ class Deadline:
         armed, fired = True, False
 
         def expire(_signal: int, _frame: FrameType | None) -> None:
-            nonlocal armed, fired
+            nonlocal fired
             if armed:  # not once the block is left: the alarm may still be on its way
-                armed, fired = False, True
+                fired = True
+                # Raised while Python runs a finalizer (a `__del__`, a weakref callback), the
+                # error is printed and dropped, and the block would run to its end: the alarm
+                # goes off again until the block is left.
+                signal.setitimer(signal.ITIMER_REAL, _AGAIN)
                 raise self.spent(*self._step)
 
         previous = signal.signal(signal.SIGALRM, expire)
@@ -94,6 +98,9 @@ class Deadline:
         if fired:
             raise self.spent(*self._step)
 
+
+_AGAIN = 0.05
+"""Seconds after which a spent budget's alarm goes off again, until its block is left."""
 
 NO_DEADLINE = Deadline(float("inf"))
 """For callers outside an audit (tests, the probe): never spent."""
