@@ -292,8 +292,10 @@ class FilePackages(PackageTable):
     def _refuse_missing_features(
         self, manifest: PackageManifest, target: int, declarations: list[Declaration]
     ) -> None:
-        """cargo's refusal of a member's line that asks for a feature the package lacks."""
-        dependency = self._manifest(target)
+        """cargo's refusal of a member's line that asks for a feature the package lacks. Not
+        for dev-dependencies: no build reads their manifests, and this check reads none more."""
+        declarations = [d for d in declarations if d.kind is not DEV]
+        dependency = self._manifest(target) if declarations else None
         if dependency is None:
             return  # unread: what it has is unknown
         for declaration in declarations:
