@@ -8,7 +8,9 @@ fixture resolves against it offline in a fraction of a second.
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -85,3 +87,17 @@ feature = "rayon"
 used-when = { reachable = true }
 """
 """A project rule for the registries of the tests: gemmish built without `rayon`."""
+
+
+PACKAGE = '[package]\nname = "{}"\nversion = "0.1.0"\nedition = "2021"\n\n'
+"""A package table, `PACKAGE.format(name)`, for the manifests of `write_project`."""
+
+
+def write_project(project: Path, files: Mapping[str, str]) -> Path:
+    """A project of `files` (a path relative to it: its text) with GEMMISH_RULE in its
+    featcheck.toml, locked by cargo over the registry `use_registry` made."""
+    for relative, text in {**files, "featcheck.toml": GEMMISH_RULE}.items():
+        (project / relative).parent.mkdir(parents=True, exist_ok=True)
+        (project / relative).write_text(text)
+    subprocess.run(["cargo", "generate-lockfile", "--offline"], cwd=project, check=True)
+    return project

@@ -7,13 +7,13 @@ cargo refuses. featcheck confirmed that fix, and `--fix` stopped at cargo's erro
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 
 import pytest
 from cli_in_process import run_in_process
-from synthetic_registry import GEMMISH_RULE as RULE
-from synthetic_registry import use_registry
+from synthetic_registry import PACKAGE, use_registry, write_project
+
+MAIN = "fn main() {}\n"
 
 pytestmark = [pytest.mark.usefixtures("remembered_cargo"), pytest.mark.cargo]
 
@@ -38,15 +38,11 @@ def test_a_fix_whose_lock_cargo_cannot_write_is_not_chosen(
     tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     use_registry(tmp_path_factory.mktemp("registry"), REGISTRY, monkeypatch)
-    project = tmp_path / "app"
-    (project / "src").mkdir(parents=True)
-    (project / "src" / "main.rs").write_text("fn main() {}\n")
-    (project / "Cargo.toml").write_text(
-        '[package]\nname = "app"\nversion = "0.1.0"\nedition = "2021"\n\n[dependencies]\n'
-        'front = { version = "1.0.0", default-features = false }\nwidth = "=0.2.2"\n'
+    manifest = PACKAGE.format("app") + (
+        '[dependencies]\nfront = { version = "1.0.0", default-features = false }\n'
+        'width = "=0.2.2"\n'
     )
-    (project / "featcheck.toml").write_text(RULE)
-    subprocess.run(["cargo", "generate-lockfile", "--offline"], cwd=project, check=True)
+    project = write_project(tmp_path / "app", {"src/main.rs": MAIN, "Cargo.toml": manifest})
 
     report = run_in_process(str(project), "--format", "json")
     assert report.returncode == 1, report.stdout + report.stderr

@@ -5,13 +5,13 @@ infos (its users choose its features). It was a warning, and failed CI."""
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 
 import pytest
 from cli_in_process import run_in_process
-from synthetic_registry import GEMMISH_RULE as RULE
-from synthetic_registry import use_registry
+from synthetic_registry import PACKAGE, use_registry, write_project
+
+MAIN = "fn main() {}\n"
 
 pytestmark = [pytest.mark.usefixtures("remembered_cargo"), pytest.mark.cargo]
 
@@ -43,18 +43,13 @@ def test_a_binary_that_requires_features_counts_only_where_they_are_on(
     tmp_path: Path,
 ) -> None:
     use_registry(tmp_path_factory.mktemp("registry"), REGISTRY, monkeypatch)
-    project = tmp_path / "app"
     binary, declared = BINARIES[layout]
-    (project / binary).parent.mkdir(parents=True)
-    (project / "src" / "lib.rs").write_text("")
-    (project / binary).write_text("fn main() {}\n")
-    (project / "Cargo.toml").write_text(
-        '[package]\nname = "app"\nversion = "0.1.0"\nedition = "2021"\n\n'
+    manifest = PACKAGE.format("app") + (
         f'[features]\ncli = []\n\n[[bin]]\n{declared}\nrequired-features = ["cli"]\n\n'
         '[dependencies]\ngemmish = "0.1.0"\n'
     )
-    (project / "featcheck.toml").write_text(RULE)
-    subprocess.run(["cargo", "generate-lockfile", "--offline"], cwd=project, check=True)
+    files = {"src/lib.rs": "", binary: MAIN, "Cargo.toml": manifest}
+    project = write_project(tmp_path / "app", files)
     report = run_in_process(str(project), "--format", "json", *features, *mode)
     assert report.returncode == returncode, report.stdout + report.stderr
     [finding] = json.loads(report.stdout)["findings"]

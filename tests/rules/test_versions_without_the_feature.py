@@ -5,13 +5,13 @@ DFA and prefilters need none), memchr 2.0 calls its `std` `use_std`. Found on ri
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 
 import pytest
 from cli_in_process import run_in_process
-from synthetic_registry import GEMMISH_RULE as RULE
-from synthetic_registry import use_registry
+from synthetic_registry import PACKAGE, use_registry, write_project
+
+MAIN = "fn main() {}\n"
 
 pytestmark = [pytest.mark.usefixtures("remembered_cargo"), pytest.mark.cargo]
 
@@ -34,15 +34,8 @@ def test_a_version_without_the_feature_is_no_finding(
     tmp_path: Path,
 ) -> None:
     use_registry(tmp_path_factory.mktemp("registry"), REGISTRY, monkeypatch)
-    project = tmp_path / "app"
-    (project / "src").mkdir(parents=True)
-    (project / "src" / "main.rs").write_text("fn main() {}\n")
-    (project / "Cargo.toml").write_text(
-        '[package]\nname = "app"\nversion = "0.1.0"\nedition = "2021"\n\n'
-        f'[dependencies]\ngemmish = "{requirement}"\n'
-    )
-    (project / "featcheck.toml").write_text(RULE)
-    subprocess.run(["cargo", "generate-lockfile", "--offline"], cwd=project, check=True)
+    manifest = PACKAGE.format("app") + f'[dependencies]\ngemmish = "{requirement}"\n'
+    project = write_project(tmp_path / "app", {"src/main.rs": MAIN, "Cargo.toml": manifest})
     report = run_in_process(str(project), "--format", "json", *mode)
     assert report.returncode == (1 if flagged else 0), report.stdout + report.stderr
     found = [(f["crate_version"], f["feature"]) for f in json.loads(report.stdout)["findings"]]
