@@ -303,7 +303,7 @@ class FixSearch(CandidateFinder):
             verdict = verdicts[c] = self._verdict(c, query)
             # One whose builds are known, cargo to say only whether Cargo.lock can take in what
             # it names, rules out what ranks after it, though it waits for cargo (`find`).
-            provisional = floors and self._lock_only(verdict)
+            provisional = bool(floors) and self._lock_only(verdict)
             if not self._holds(verdict) and not provisional:
                 continue
             # Safety, packages added, and whether a new dependency is needed: among candidates
