@@ -48,6 +48,7 @@ from featcheck.stages.members import (
 )
 from featcheck.stages.place import Placed, place
 from featcheck.workspace.cargo_metadata import parse_metadata
+from featcheck.workspace.model import PackageRef
 from featcheck.workspace.workspace import Workspace
 
 
@@ -192,7 +193,9 @@ def detect_all(run: Run, scope: Scope, plan: ConfigurationPlan, builds: Builds) 
     completeness = Completeness(scope.metadata, scope.resolver)
     found = Detections()
     skips: dict[tuple[str, str], TargetSkip] = {}
-    first: dict[tuple[str, str, str, Node, str, tuple[str, ...]], Flagged] = {}
+    first: dict[
+        tuple[str, str, str, Node, str, tuple[str, ...], frozenset[PackageRef]], Flagged
+    ] = {}
     # Whether a rule applies depends on the target alone: asked once per rule and target, not
     # for each of hundreds of members.
     skipped_on: dict[tuple[int, str], str | None] = {}
@@ -223,7 +226,10 @@ def detect_all(run: Run, scope: Scope, plan: ConfigurationPlan, builds: Builds) 
                             continue
                         if detection.deferred_to and _covered_here(scope, view, detection):
                             continue
-                        # A detection another configuration already flagged is placed once.
+                        # A detection another configuration already flagged is placed once,
+                        # unless the member reaches the crate through other dependencies there
+                        # (argmin-math's ndarray_0_15 and ndarray_0_16): one edit rarely serves
+                        # both, and the edit that does (a new direct line) adds to every build.
                         key = (
                             member.id,
                             target,
@@ -231,6 +237,7 @@ def detect_all(run: Run, scope: Scope, plan: ConfigurationPlan, builds: Builds) 
                             detection.node,
                             detection.feature,
                             detection.deferred_to,
+                            _first_hops(view, detection.node),
                         )
                         if key in first:
                             first[key].also_in.append(selection)
@@ -245,6 +252,13 @@ def detect_all(run: Run, scope: Scope, plan: ConfigurationPlan, builds: Builds) 
     found.skipped = [skips[key] for key in sorted(skips)]
     found.unread_note = completeness.unread_note()
     return found
+
+
+def _first_hops(view: BuildView, node: Node) -> frozenset[PackageRef]:
+    """The packages of the member's own dependencies through which its build reaches `node`."""
+    graph, root = view.graph, view.roots[0]
+    above = graph.ancestors(node)
+    return frozenset(d.package for d in graph.dependencies(root) if d == node or d in above)
 
 
 def _defined(metadata: Workspace, detection: Detection) -> bool:

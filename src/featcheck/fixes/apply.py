@@ -64,14 +64,23 @@ def plan_edits(all_edits: Iterable[Edit]) -> list[FileChange]:
     for edit in all_edits:
         same_file = edits.setdefault(edit.manifest, {})
         # Two findings can add the same dependency (FC004 and FC005 each add burn-cpu under
-        # --each-feature, their own feature first): one line, with the features of both.
-        key = (edit.declaration, edit.action, edit.version) if edit.adds_declaration else edit
+        # --each-feature, their own feature first): one line, with the features of both, and
+        # plain where either fix needs it plain (an optional one serves its feature's builds).
+        key = (edit.declaration, edit.version) if edit.adds_declaration else edit
         if (known := same_file.get(key)) is not None:
-            edit = replace(known, features=tuple(dict.fromkeys(known.features + edit.features)))
+            action = min(known.action, edit.action, key=lambda action: "optional" in action)
+            features = tuple(dict.fromkeys(known.features + edit.features))
+            edit = replace(known, action=action, features=features)
         same_file[key] = edit
     changes: list[FileChange] = []
     for path, by_key in edits.items():
         queue = list(by_key.values())
+        # `dep:NAME` may name an optional dependency only: no feature turns on a plain line.
+        plain = {
+            f"dep:{e.declaration[-1]}"
+            for e in queue
+            if e.adds_declaration and "optional" not in e.action
+        }
         try:
             original = path.read_bytes()
             text = original.decode("utf-8")
@@ -80,7 +89,7 @@ def plan_edits(all_edits: Iterable[Edit]) -> list[FileChange]:
         updated = text
         for edit in queue:
             if edit.action in ("add-features", "add-feature-values"):
-                present = _present_features(updated, edit)
+                present = _present_features(updated, edit) | plain
                 edit = replace(edit, features=tuple(f for f in edit.features if f not in present))
                 if not edit.features:
                     continue
