@@ -4,7 +4,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager, nullcontext, suppress
 from dataclasses import dataclass, field, replace
 from operator import attrgetter
@@ -193,9 +193,7 @@ def detect_all(run: Run, scope: Scope, plan: ConfigurationPlan, builds: Builds) 
     completeness = Completeness(scope.metadata, scope.resolver)
     found = Detections()
     skips: dict[tuple[str, str], TargetSkip] = {}
-    first: dict[
-        tuple[str, str, str, Node, str, tuple[str, ...], frozenset[PackageRef]], Flagged
-    ] = {}
+    first: dict[tuple[str, str, str, Node, str, tuple[str, ...]], list[_Hops]] = {}
     # Whether a rule applies depends on the target alone: asked once per rule and target, not
     # for each of hundreds of members.
     skipped_on: dict[tuple[int, str], str | None] = {}
@@ -226,10 +224,7 @@ def detect_all(run: Run, scope: Scope, plan: ConfigurationPlan, builds: Builds) 
                             continue
                         if detection.deferred_to and _covered_here(scope, view, detection):
                             continue
-                        # A detection another configuration already flagged is placed once,
-                        # unless the member reaches the crate through other dependencies there
-                        # (argmin-math's ndarray_0_15 and ndarray_0_16): one edit rarely serves
-                        # both, and the edit that does (a new direct line) adds to every build.
+                        # A detection another configuration already flagged is placed once.
                         key = (
                             member.id,
                             target,
@@ -237,28 +232,43 @@ def detect_all(run: Run, scope: Scope, plan: ConfigurationPlan, builds: Builds) 
                             detection.node,
                             detection.feature,
                             detection.deferred_to,
-                            _first_hops(view, detection.node),
                         )
-                        if key in first:
-                            first[key].also_in.append(selection)
+                        hops = _first_hops(view, detection.node)
+                        if (earlier := _sharing(first.get(key, ()), hops)) is not None:
+                            earlier.also_in.append(selection)
                             continue
                         uncertain = reach.is_uncertain(detection.node)
                         confidence = Confidence.INCOMPLETE if uncertain else Confidence.RESOLVED
                         item = Flagged(
                             rule, detection, member, view, cfg, selection, confidence=confidence
                         )
-                        first[key] = item
+                        first.setdefault(key, []).append((hops, item))
                         found.flagged.append(item)
     found.skipped = [skips[key] for key in sorted(skips)]
     found.unread_note = completeness.unread_note()
     return found
 
 
-def _first_hops(view: BuildView, node: Node) -> frozenset[PackageRef]:
-    """The packages of the member's own dependencies through which its build reaches `node`."""
+_Hops = tuple[set[PackageRef], Flagged]
+"""The member's dependencies through which a flagged detection's builds reach its crate."""
+
+
+def _first_hops(view: BuildView, node: Node) -> set[PackageRef]:
     graph, root = view.graph, view.roots[0]
     above = graph.ancestors(node)
-    return frozenset(d.package for d in graph.dependencies(root) if d == node or d in above)
+    return {d.package for d in graph.dependencies(root) if d == node or d in above}
+
+
+def _sharing(earlier: Iterable[_Hops], hops: set[PackageRef]) -> Flagged | None:
+    """The earlier detection whose builds reach the crate through a dependency these builds
+    share: one placement serves both. argmin-math's `ndarray_0_15` and `ndarray_0_16` builds
+    share none (two versions of ndarray): one edit rarely serves both, and the one that does, a
+    new direct line, goes into every build of the library, with or without ndarray."""
+    for through, flagged in earlier:
+        if through & hops or through == hops:
+            through |= hops
+            return flagged
+    return None
 
 
 def _defined(metadata: Workspace, detection: Detection) -> bool:
