@@ -186,7 +186,16 @@ class Explainer:
                 return [
                     f"would arrive through {self.search.describe(path)}, not enabled at {place}"
                 ]
-        return [f"no feature of {declared.name} {declared.version} turns it on ({place})"]
+        nothing = f"no feature of {declared.name} {declared.version} turns it on"
+        unfollowed = self.search.unfollowed(declared, cfg)
+        if not unfollowed:
+            return [f"{nothing} ({place})"]
+        more = f" and {len(unfollowed) - 3} more" if len(unfollowed) > 3 else ""
+        shown = ", ".join(unfollowed[:3]) + more
+        return [
+            f"{nothing} through the packages resolved here ({place}); not followed: {shown}, "
+            "which no audited build includes"
+        ]
 
     def _other_kind(
         self,

@@ -297,3 +297,60 @@ def test_a_feature_that_brings_packages_or_delivers_elsewhere_is_no_offer(
     delivers = lib.index("optional = true") < lib.find(ANDROID) or ANDROID not in lib
     expected = "[default,rayon]" if delivers else "[default]"
     assert shown.splitlines()[0] == f"gemmish v0.1.0 {expected}"
+
+
+# `mid`, a member, builds frontend (gemmish without rayon) behind `slow`, and helper (which asks
+# gemmish for rayon) behind `fast`; service asks for `slow` only, so no build turns `fast` on.
+# cargo's resolve has no helper: featcheck cannot know what helper asks, and said that no
+# feature of mid turns rayon on (rten-serialize's `npz`, through zip, was the case found).
+# `--no-exec` reads helper's manifest off Cargo.lock, which holds every optional dependency of
+# a member, and follows the chain.
+MID = """\
+[package]
+name = "mid"
+version = "0.1.0"
+edition = "2021"
+
+[features]
+slow = ["dep:frontend"]
+fast = ["dep:helper"]
+
+[dependencies]
+frontend = { version = "0.1", optional = true }
+helper = { version = "0.1", optional = true }
+"""
+UNRESOLVED_REGISTRY = {
+    "gemmish": REGISTRY["gemmish"],
+    "helper": REGISTRY["helper"],
+    "frontend": {
+        "0.1.0": {"dependencies": {"gemmish": {"version": "0.1", "default-features": False}}}
+    },
+}
+
+
+def test_a_chain_through_a_dependency_no_build_resolves_is_not_denied(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    use_registry(tmp_path_factory.mktemp("unresolved"), UNRESOLVED_REGISTRY, monkeypatch)
+    project = _service(tmp_path, '"0.1"')
+    service = MEMBER.format(name="service", declaration='"0.1"').replace(
+        'frontend = "0.1"', 'mid = { path = "../mid", features = ["slow"] }'
+    )
+    (project / "service" / "Cargo.toml").write_text(service)
+    (project / "mid" / "src").mkdir(parents=True)
+    (project / "mid" / "src" / "lib.rs").write_text("")
+    (project / "mid" / "Cargo.toml").write_text(MID)
+    (project / "Cargo.toml").write_text(WORKSPACE.replace('"batch"', '"mid"'))
+    subprocess.run(["cargo", "generate-lockfile", "--offline"], cwd=project, check=True)
+    chains = {}
+    for mode in ((), ("--no-exec",)):
+        report = run_in_process(str(project), "--format", "json", *mode)
+        assert report.returncode == 1, report.stderr
+        [finding] = json.loads(report.stdout)["findings"]
+        chains[mode] = finding["chain"][0]
+    assert chains == {
+        (): "no feature of mid 0.1.0 turns it on through the packages resolved here "
+        "(service/Cargo.toml:7); not followed: helper, which no audited build includes",
+        ("--no-exec",): "would arrive through mid fast → helper → gemmish/rayon, "
+        "not enabled at service/Cargo.toml:7",
+    }

@@ -256,6 +256,27 @@ class FeatureSearch:
                 parts.append(feature if package_id == previous else f"{name}/{feature}")
         return " → ".join(parts)
 
+    def unfollowed(self, declared: Package, cfg: TargetCfg) -> list[str]:
+        """Keys of the optional normal dependencies of `declared`, a package of the workspace's
+        own, on `cfg`'s target that no chain passes: Cargo.lock holds them (it resolves every
+        feature of the workspace's packages), but cargo's resolve binds no package to them (it
+        leaves out those no build turns on), and featcheck read no manifest of theirs. A
+        registry package's optional dependencies are the crate's published features: the rules
+        name the crates they know, and listing burn's backends under every burn finding would
+        say nothing."""
+        if not declared.unresolved or not declared.ref.is_local:
+            return []
+        bound = self._bound(self.index.by_id[declared.id]) if self._bound is not None else ()
+        followed = {edge.name_in_toml for edge in bound}
+        return sorted(
+            {
+                d.key
+                for d in declared.declarations
+                if d.kind is NORMAL and d.key in declared.unresolved and d.key not in followed
+                if cfg.applies(d.target)
+            }
+        )
+
     def enabling_features(
         self, declared: Package, goal_package: Package, goal_feature: str, cfg: TargetCfg
     ) -> list[str]:
