@@ -227,3 +227,13 @@ class AuditOptions(NamedTuple):
 
 def beyond_defaults(configurations: tuple[FeatureSelection, ...], each_feature: bool) -> bool:
     return each_feature or any(not c.is_default for c in configurations)
+
+
+def without_std(package: Package, selection: FeatureSelection) -> bool:
+    """Whether the package has a `std` feature and the build of it leaves that off: a no_std
+    build on purpose (a library's that no_std users build)."""
+    if "std" not in package.features or selection.all_features:
+        return False
+    asked = [f for f in selection.features if "/" not in f]  # `dep/f` asks another package
+    asked += [] if selection.no_default_features else ["default"]
+    return not any("std" in package.implied(feature) for feature in asked)

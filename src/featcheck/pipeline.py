@@ -16,7 +16,7 @@ from featcheck.boundary import TrustContext
 from featcheck.cargo.pending_metadata import PendingMetadata
 from featcheck.deadline import READING, READING_HINT, Deadline
 from featcheck.errors import FeatcheckError
-from featcheck.featureset import AuditOptions
+from featcheck.featureset import AuditOptions, FeatureSelection, without_std
 from featcheck.graph import Node
 from featcheck.locate import ManifestCache
 from featcheck.manifest.document import ManifestDocument
@@ -35,6 +35,7 @@ from featcheck.rules import (
     skipped_for_target,
 )
 from featcheck.rules.detect import covering_rules
+from featcheck.rules.spec import Kind
 from featcheck.severity import Confidence
 from featcheck.stages.finish import finish, new_result, out_of_date, report_root, uncovered
 from featcheck.stages.members import (
@@ -48,7 +49,7 @@ from featcheck.stages.members import (
 )
 from featcheck.stages.place import Placed, place
 from featcheck.workspace.cargo_metadata import parse_metadata
-from featcheck.workspace.model import PackageRef
+from featcheck.workspace.model import Package, PackageRef
 from featcheck.workspace.workspace import Workspace
 
 
@@ -220,7 +221,7 @@ def detect_all(run: Run, scope: Scope, plan: ConfigurationPlan, builds: Builds) 
                     for detection in detections:
                         if reach.hides(detection.node):
                             continue  # its manifest was not read: nothing is known of it
-                        if not _defined(scope.metadata, detection):
+                        if not _counts(scope, rule, member, selection, detection):
                             continue
                         if detection.deferred_to and _covered_here(scope, view, detection):
                             continue
@@ -271,6 +272,18 @@ def _sharing(earlier: Iterable[_Hops], hops: set[PackageRef]) -> Flagged | None:
     return None
 
 
+def _counts(
+    scope: Scope, rule: Rule, member: Package, selection: FeatureSelection, detection: Detection
+) -> bool:
+    """Whether a detection is a finding: not for a feature its crate's version lacks, nor for one
+    needing std in a build without the member's std."""
+    if not _defined(scope.metadata, detection):
+        return False
+    if rule.kind is not Kind.MISSING or not without_std(member, selection):
+        return True
+    return not _needs_std(scope, detection)
+
+
 def _defined(metadata: Workspace, detection: Detection) -> bool:
     """Whether the crate's version has the feature its detection says is missing: regex 1.2
     has no `perf` (its lazy DFA needs no feature), memchr 2.0 calls `std` `use_std`; a version
@@ -280,6 +293,13 @@ def _defined(metadata: Workspace, detection: Detection) -> bool:
     if not detection.feature or package is None or package.id in metadata.unread:
         return True
     return detection.feature in package.features
+
+
+def _needs_std(scope: Scope, detection: Detection) -> bool:
+    """Whether the missing feature needs its crate's `std` (matrixmultiply's `threading`): no
+    build without std can have it, and a fix giving it would force std on no_std users."""
+    package = scope.metadata.package_of(detection.node.package)
+    return package is not None and "std" in package.implied(detection.feature)
 
 
 def _covered_here(scope: Scope, view: BuildView, deferred: Detection) -> bool:

@@ -17,7 +17,13 @@ from typing import TYPE_CHECKING
 from featcheck.fixes.direct import Candidate, DirectDependencies, Goal
 from featcheck.manifest.declarations import Cut, DeclarationSite
 from featcheck.report import Action, Edit
-from featcheck.workspace.model import ModelEdit, MoreFeatures, Package, PackageRef
+from featcheck.workspace.model import (
+    ModelEdit,
+    MoreFeatures,
+    MoreFeatureValues,
+    Package,
+    PackageRef,
+)
 
 if TYPE_CHECKING:  # the finder is handed these; it only names their types
     from featcheck.graph import DependencyGraph, Node
@@ -59,27 +65,44 @@ class CandidateFinder(DirectDependencies):
         graph: DependencyGraph,
         backend: Node,
         wanted: tuple[str, ...],
+        member_std: bool = False,
     ) -> list[Candidate]:
-        """Every distinct candidate (the first of each set of edits), nearest first."""
+        """Every distinct candidate (the first of each set of edits), nearest first.
+        `member_std`: the member has a `std` feature, on in every build of the finding."""
         if (package := self.metadata.package_of(backend.package)) is None:
             return []
         found: dict[tuple[Edit, ...], Candidate] = {}
-        for candidate in self._candidates(member, cfg, graph, Goal(backend, package, wanted)):
+        goal = Goal(backend, package, wanted)
+        for candidate in self._candidates(member, cfg, graph, goal, member_std):
             found.setdefault(candidate.edits, candidate)
         return sorted(found.values(), key=lambda c: c.proximity)
 
     def _candidates(
-        self, member: Package, cfg: TargetCfg, graph: DependencyGraph, goal: Goal
+        self,
+        member: Package,
+        cfg: TargetCfg,
+        graph: DependencyGraph,
+        goal: Goal,
+        member_std: bool,
     ) -> Iterator[Candidate]:
         root = next(graph.nodes())
         distance = distances_to(graph, goal.node)
         owners = self._local_owners(graph, root, distance)
+        # A package built without std too (its own `std` feature, on here) asks for what needs
+        # the crate's std through that feature: a line would force std on every build of it.
+        with_std = {
+            owner.id: "std" in self._written_features(owner)
+            and (member_std if depth == 0 else "std" in owner_node.features)
+            for owner_node, depth, owner in owners
+        }
         for owner_node, depth, owner in owners:
             for declared in sorted(graph.dependencies(owner_node)):
                 if declared not in distance:
                     continue
                 proximity = (0, depth, distance[declared])
-                yield from self._declaration_candidates(owner, declared, proximity, goal, cfg)
+                yield from self._declaration_candidates(
+                    owner, with_std[owner.id], declared, proximity, goal, cfg
+                )
         if (anchor := self.anchor(member, cfg, graph, goal, distance)) is None:
             return
         # Behind a feature that selects the crate before the same line without one: a library
@@ -92,7 +115,8 @@ class CandidateFinder(DirectDependencies):
             yield from self.behind_features(
                 owner, owner_node, depth, on_the_way, goal, anchor, cfg.triple
             )
-        yield from self.candidate(member, None, goal, anchor)
+        needs_std = "std" in set().union(*(goal.package.implied(f) for f in goal.wanted))
+        yield from self.candidate(member, _std_if(with_std, member, needs_std), goal, anchor)
         # A workspace library on the way owns the cut: the same line there clears the finding
         # for every member built on it (`search.py` prefers it when it is as safe and small).
         for owner_node, depth, owner in owners:
@@ -100,7 +124,8 @@ class CandidateFinder(DirectDependencies):
                 continue
             owned = self.anchor(owner, cfg, graph, goal, distance, root=owner_node)
             if owned is not None:
-                yield from self.candidate(owner, None, goal, owned, depth)
+                behind = _std_if(with_std, owner, needs_std)
+                yield from self.candidate(owner, behind, goal, owned, depth)
 
     def anchor(
         self,
@@ -163,6 +188,7 @@ class CandidateFinder(DirectDependencies):
     def _declaration_candidates(
         self,
         owner: Package,
+        with_std: bool,
         declared: Node,
         proximity: tuple[int, int, int],
         goal: Goal,
@@ -178,19 +204,56 @@ class CandidateFinder(DirectDependencies):
             inherited = site.inherited
             editable = [s for s in (inherited, site) if s is not None]
             for features in feature_sets:
+                if with_std and self._needs_std(declared_info, features, goal, cfg):
+                    optional = all(d.optional for d in bound)
+                    yield self._behind_std(owner, declared, site, features, optional, proximity)
+                    continue
                 for where in editable:
                     yield self._candidate(
                         owner, declared, where, site, "add-features", features, proximity
                     )
             removable = inherited if inherited is not None else site
             if (
-                defaults_off
+                not (with_std and "std" in declared_info.implied("default"))
+                and defaults_off
                 and removable.disables_defaults()
                 and "default" in declared_info.features
             ):
                 yield self._candidate(
                     owner, declared, removable, site, "remove-default-features", (), proximity
                 )
+
+    def _written_features(self, package: Package) -> set[str]:
+        written = self.locator.manifests.get(package.manifest_path).get("features")
+        return set(written) if isinstance(written, dict) else set()
+
+    def _needs_std(
+        self, declared: Package, features: tuple[str, ...], goal: Goal, cfg: TargetCfg
+    ) -> bool:
+        """Whether adding `features` to a declaration of `declared` turns on the crate's `std`."""
+        std = (goal.package.id, "std")
+        return any(self.search.chain((declared.id, f), std, cfg) is not None for f in features)
+
+    def _behind_std(
+        self,
+        owner: Package,
+        declared: Node,
+        site: DeclarationSite,
+        features: tuple[str, ...],
+        optional: bool,
+        proximity: tuple[int, int, int],
+    ) -> Candidate:
+        """`features` of the dependency at `site` asked for by the owner's `std` feature
+        (`std = [..., "ndarray?/matrixmultiply-threading"]`, weak where the line is optional)."""
+        values = tuple(f"{site.key}{'?' if optional else ''}/{f}" for f in features)
+        index = self.what_if.index
+        position = index.by_id[owner.id]
+        edit = Edit(owner.manifest_path, ("features", "std"), "add-feature-values", values)
+        model = frozenset({MoreFeatureValues(position, "std", values)})
+        cut = Cut.at(site, site, declared)
+        assert cut is not None  # every site found in a manifest has its key's span
+        touches = frozenset({index.packages[position].ref})
+        return Candidate((edit,), model, proximity, False, len(features), cut, touches)
 
     def _feature_sets(
         self, declared: Node, declared_info: Package, goal: Goal, cfg: TargetCfg
@@ -255,3 +318,8 @@ class CandidateFinder(DirectDependencies):
         size = _REMOVING_DEFAULTS_SIZE if removing else len(features)
         written_at_cut = cut.disables_defaults or in_workspace_entry
         return Candidate(edits, model, proximity, written_at_cut, size, cut, touches)
+
+
+def _std_if(with_std: dict[str, bool], owner: Package, needs_std: bool) -> str | None:
+    """`std`, where a new line of the owner goes behind its own `std` feature; else None."""
+    return "std" if needs_std and with_std.get(owner.id, False) else None

@@ -36,6 +36,7 @@ from featcheck.workspace.model import (
     Edge,
     FeatureValue,
     ModelEdit,
+    MoreFeatureValues,
     NewDependency,
     parse_feature_values,
 )
@@ -47,6 +48,8 @@ _DEFAULT_VALUE = FeatureValue(FEATURE, "default")
 def _edited_edges(index: Workspace, package: int, edits: Sequence[ModelEdit]) -> tuple[Edge, ...]:
     edges = list(index.packages[package].edges)
     for edit in edits:
+        if isinstance(edit, MoreFeatureValues):
+            continue
         if isinstance(edit, NewDependency):
             requested = parse_feature_values(edit.features)
             optional = edit.behind is not None
@@ -66,11 +69,15 @@ def _edited_edges(index: Workspace, package: int, edits: Sequence[ModelEdit]) ->
 def _edited_features(
     features: dict[str, tuple[FeatureValue, ...]], edits: Sequence[ModelEdit]
 ) -> dict[str, tuple[FeatureValue, ...]]:
-    """The feature table with `dep:KEY` added to each feature a new optional entry hides behind."""
+    """The feature table with `dep:KEY` added to each feature a new optional entry hides behind,
+    and the values added to a feature."""
     edited = dict(features)
     for edit in edits:
         if isinstance(edit, NewDependency) and edit.behind is not None:
             edited[edit.behind] = (*edited.get(edit.behind, ()), FeatureValue(DEP, edit.key))
+        elif isinstance(edit, MoreFeatureValues):
+            values = parse_feature_values(edit.values)
+            edited[edit.feature] = (*edited.get(edit.feature, ()), *values)
     return edited
 
 

@@ -115,7 +115,7 @@ class DirectDependencies:
         build without it (bevy_burn_human's `native`, while bevy builds flate2 anyway)."""
         if owner.id not in self.metadata.member_ids:
             return False
-        kept = [f for f in owner_node.features if feature not in _implied(owner, f)]
+        kept = [f for f in owner_node.features if feature not in owner.implied(f)]
         selection = FeatureSelection.of(kept, no_default=True)
         position = self.what_if.index.by_id[owner.id]
         graph = self.what_if.graph(frozenset(), position, target, selection)
@@ -223,14 +223,3 @@ class DirectDependencies:
                     break
         self._entry[backend.name] = found
         return found
-
-
-def _implied(package: Package, feature: str) -> set[str]:
-    """`feature` and the features of the package it turns on, through its feature table."""
-    found, waiting = {feature}, [feature]
-    while waiting:
-        for value in package.features.get(waiting.pop(), ()):
-            if value.kind == FEATURE and value.name not in found:
-                found.add(value.name)
-                waiting.append(value.name)
-    return found

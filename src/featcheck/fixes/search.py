@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
-from featcheck.featureset import FeatureSelection
+from featcheck.featureset import FeatureSelection, without_std
 from featcheck.fixes.candidates import CandidateFinder
 from featcheck.fixes.lockcheck import Conflict
 from featcheck.fixes.reach import Cost, WorkspaceBuilds, added_packages, safety
@@ -148,7 +148,8 @@ class FixSearch(CandidateFinder):
             member, target, backend.package, selection, excused, affected, asking, group, others
         )
         graph = self.builds[(member.id, target, selection)]
-        candidates = self.candidates(member, item.cfg, graph, backend, wanted)
+        member_std = not any(without_std(member, s) for s in (selection, *others))
+        candidates = self.candidates(member, item.cfg, graph, backend, wanted, member_std)
         required = tuple(sorted(f for f in required if f not in excused))
         least = functools.cache(
             lambda: self.workspace.least_added(member, backend, target, selection, required)

@@ -158,6 +158,16 @@ class Package:
     def version(self) -> str:
         return self.ref.version
 
+    def implied(self, feature: str) -> set[str]:
+        """`feature` and the features of the package it turns on, through its feature table."""
+        found, waiting = {feature}, [feature]
+        while waiting:
+            for value in self.features.get(waiting.pop(), ()):
+                if value.kind == FEATURE and value.name not in found:
+                    found.add(value.name)
+                    waiting.append(value.name)
+        return found
+
     def is_library_only(self, features: Collection[str]) -> bool:
         """True when the package's build with `features` on makes no final artifact (a binary,
         or a `cdylib`/`staticlib` such as a Python extension, a wasm module or a C library):
@@ -202,7 +212,16 @@ class NewDependency:
     """The package's own feature that turns the entry on (`dep:KEY` added to it); None: required."""
 
 
-ModelEdit = MoreFeatures | NewDependency
+@dataclass(frozen=True)
+class MoreFeatureValues:
+    """Values added to one of the package's own features (`std = [..., "ndarray?/x"]`)."""
+
+    package: int
+    feature: str
+    values: tuple[str, ...]
+
+
+ModelEdit = MoreFeatures | NewDependency | MoreFeatureValues
 
 
 # Feature values: the strings of a `[features]` table or a dependency's `features` list.
