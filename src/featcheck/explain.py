@@ -87,7 +87,8 @@ class Explainer:
         where = " in [workspace.dependencies]" if edit.declaration[0] == "workspace" else ""
         if edit.adds_declaration and len(fix.edits) > 1:
             behind = str(fix.edits[1].declaration[-1])
-            text = f"depend on {node.name} behind `{behind}`, which selects it: {fix_words(fix)}"
+            why = "builds without it stay no_std" if behind == "std" else "which selects it"
+            text = f"depend on {node.name} behind `{behind}`, {why}: {fix_words(fix)}"
         elif edit.adds_declaration:
             text = f"depend on {node.name} directly: {edit_words(edit)}"
         elif edit.action == "remove-default-features":
@@ -100,7 +101,8 @@ class Explainer:
                     "through its defaults)"
                 )
         else:
-            text = add_features(edit.features, key) + where
+            # Features of the dependency, on its line or asked for by a feature (`std`).
+            text = edit_words(edit) + where
             if declared is not None and declared.name != node.name:
                 them = "them" if len(edit.features) > 1 else "it"
                 text += f" ({declared.name} {declared.version} passes {them} on to {node.name})"

@@ -111,11 +111,13 @@ class CandidateFinder(DirectDependencies):
         packages = (self.metadata.package_of(n.package) for n in distance)
         by_id = self.what_if.index.by_id
         on_the_way = frozenset(by_id[p.id] for p in packages if p is not None and p.id in by_id)
+        needs_std = "std" in set().union(*(goal.package.implied(f) for f in goal.wanted))
         for owner_node, depth, owner in owners:
+            if needs_std and with_std[owner.id]:
+                continue  # behind its `std` instead (below): a feature may be on without it
             yield from self.behind_features(
                 owner, owner_node, depth, on_the_way, goal, anchor, cfg.triple
             )
-        needs_std = "std" in set().union(*(goal.package.implied(f) for f in goal.wanted))
         yield from self.candidate(member, _std_if(with_std, member, needs_std), goal, anchor)
         # A workspace library on the way owns the cut: the same line there clears the finding
         # for every member built on it (`search.py` prefers it when it is as safe and small).
