@@ -94,13 +94,20 @@ class FindingPlacer:
     covers: frozenset[Cover]
     """What undeferred detections cover: a deferred one they cover is not searched (`skipped`)."""
     skipped: set[Cover] = field(default_factory=set)
+    _asking: dict[tuple[str, PackageRef], frozenset[str]] = field(default_factory=dict, init=False)
 
     def place_all(self, flagged: list[Flagged]) -> list[Finding]:
         missing = [item for item in flagged if item.rule.kind is Kind.MISSING]
         keys = [(item.target, item.selection, item.detection.node.package) for item in missing]
         by_crate: dict[tuple[str, FeatureSelection, PackageRef], _SameCrate] = {}
+        # Members with a finding of a crate ask for its features, in whichever configuration
+        # they have it: only the others must build nothing new (a GPU application leaving the
+        # library's CPU backend off).
+        asking: dict[tuple[str, PackageRef], set[str]] = {}
         for item, key in zip(missing, keys, strict=True):
             by_crate.setdefault(key, _SameCrate()).add(item)
+            asking.setdefault((item.target, item.detection.node.package), set()).add(item.member.id)
+        self._asking = {key: frozenset(members) for key, members in asking.items()}
         outcomes = [self._search(i, by_crate[k]) for i, k in zip(missing, keys, strict=True)]
         outcomes = self._confirm_pending(missing, outcomes)
         placed = iter([self._place(i, o) for i, o in zip(missing, outcomes, strict=True)])
@@ -147,7 +154,8 @@ class FindingPlacer:
             return Outcome(None, None, ())
         wanted = _wanted(item, same_crate.features[item.member.id])
         required = same_crate.required[item.member.id]
-        return self.search.find(item, wanted, same_crate.affected, required)
+        asking = self._asking[(item.target, item.detection.node.package)]
+        return self.search.find(item, wanted, same_crate.affected, required, asking)
 
     def _confirm_pending(self, flagged: list[Flagged], outcomes: list[Outcome]) -> list[Outcome]:
         """Let cargo answer, in one go per round, the fixes resolution in memory cannot: a

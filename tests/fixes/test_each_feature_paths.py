@@ -74,3 +74,44 @@ def test_builds_reaching_the_crate_through_other_dependencies_are_fixed_apart(
     assert "gemmish" not in (project / "Cargo.toml").read_text()
     again = run_in_process(str(project), "--each-feature", "--format", "json")
     assert json.loads(again.stdout)["findings"] == []
+
+
+# argmin's finitediff builds ndarray behind its `ndarray` feature, and its examples, binaries,
+# turn that on and have the same finding in their default builds. finitediff's fix counted them
+# as builds that lack what it adds: they ask for it, in the configuration they have it in.
+ASKING_REGISTRY = {
+    "rayonish": {"1.0.0": {}},
+    "gemmish": {
+        "0.1.0": {
+            "features": {"default": [], "rayon": ["dep:rayonish"]},
+            "dependencies": {"rayonish": {"version": "1", "optional": True}},
+        }
+    },
+    "arr": {"0.16.0": _ARRAY},
+}
+WORKSPACE = '[workspace]\nresolver = "2"\nmembers = ["diff", "example"]\n'
+DIFF = PACKAGE.format("diff") + '[dependencies]\narr = { version = "0.16", optional = true }\n'
+EXAMPLE = PACKAGE.format("example") + (
+    '[dependencies]\ndiff = { path = "../diff", features = ["arr"] }\narr = "0.16"\n'
+)
+
+
+def test_members_with_the_finding_in_another_configuration_ask_for_the_fix(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    use_registry(tmp_path_factory.mktemp("registry"), ASKING_REGISTRY, monkeypatch)
+    files = {
+        "Cargo.toml": WORKSPACE,
+        "diff/Cargo.toml": DIFF,
+        "diff/src/lib.rs": "",
+        "example/Cargo.toml": EXAMPLE,
+        "example/src/main.rs": "fn main() {}\n",
+    }
+    project = write_project(tmp_path / "argmin", files)
+    report = run_in_process(str(project), "--each-feature", "--format", "json")
+    findings = {f["member"]: f for f in json.loads(report.stdout)["findings"]}
+    library = findings["diff"]
+    assert [c["features"] for c in library["configurations"]] == [["arr"]]
+    assert findings["example"]["configurations"][0]["features"] == []
+    assert library["fix"]["description"] == 'add "threading" to the features of arr'
+    assert library["fix"]["safe"], library["fix"]["note"]

@@ -132,16 +132,15 @@ class FixSearch(CandidateFinder):
         wanted: tuple[str, ...],
         affected: Sequence[Package],
         required: Iterable[str],
+        asking: frozenset[str],
     ) -> Outcome:
         """`affected` are the members with the same finding, `required` the features no fix can
-        leave the crate without (`WorkspaceBuilds.least_added`). A fix holds when no finding of
-        the crate is left but those for the features the detection defers to."""
+        leave the crate without (`WorkspaceBuilds.least_added`), `asking` the ids of the members
+        with a finding of the crate in any build. A fix holds when no finding of the crate is
+        left but those for the features the detection defers to."""
         member, target, backend = item.member, item.target, item.detection.node
         selection = item.selection
         group = self._groups.setdefault(tuple(m.id for m in affected), len(self._groups))
-        # Members with a finding of the crate ask for its features: only the others must
-        # build nothing new (a GPU application leaving the library's CPU backend off).
-        asking = frozenset((member.id, *(m.id for m in affected)))
         excused = frozenset(item.detection.deferred_to)
         others = tuple(item.also_in)
         query = _Query(
