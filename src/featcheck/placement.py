@@ -17,7 +17,7 @@ from featcheck.featureset import DEFAULT, FeatureSelection
 from featcheck.fixes.candidates import distances_to
 from featcheck.fixes.direct import Goal
 from featcheck.fixes.search import FixSearch, Outcome, Verdict
-from featcheck.report import Finding, Fix, Location, edit_words
+from featcheck.report import Edit, Finding, Fix, Location, edit_words
 from featcheck.rules.spec import CRATE_PLACEHOLDER, Kind
 from featcheck.severity import Confidence, Severity
 
@@ -109,7 +109,7 @@ class FindingPlacer:
             asking.setdefault((item.target, item.detection.node.package), set()).add(item.member.id)
         self._asking = {key: frozenset(members) for key, members in asking.items()}
         outcomes = [self._search(i, by_crate[k]) for i, k in zip(missing, keys, strict=True)]
-        outcomes = self._confirm_pending(missing, outcomes)
+        outcomes = _one_edit_for_all(missing, self._confirm_pending(missing, outcomes))
         placed = iter([self._place(i, o) for i, o in zip(missing, outcomes, strict=True)])
         return [
             next(placed) if item.rule.kind is Kind.MISSING else self._place_present(item)
@@ -350,6 +350,35 @@ class _SameCrate:
         if not item.detection.deferred_to:
             # A deferred finding may go (stages/finish.py): the others' fixes stay as they were.
             asked.append(item.detection.feature)
+
+
+def _one_edit_for_all(flagged: list[Flagged], outcomes: list[Outcome]) -> list[Outcome]:
+    """Each finding whose alternatives hold the safe fix more findings of the crate chose takes
+    that fix: `--fix` makes that edit anyway, and it clears this finding too. tellegen's
+    benchmarks got a line of its own while the three members built on the tellegen library got
+    the library's edit, which cargo had to confirm first (`_confirm_pending`)."""
+    chosen: dict[tuple[object, tuple[Edit, ...]], list[Outcome]] = {}
+    for item, outcome in zip(flagged, outcomes, strict=True):
+        if outcome.fix is not None and outcome.fix.safe:
+            crate = (item.target, item.detection.node.package)
+            chosen.setdefault((crate, outcome.fix.edits), []).append(outcome)
+    settled = list(outcomes)
+    for position, (item, outcome) in enumerate(zip(flagged, outcomes, strict=True)):
+        crate = (item.target, item.detection.node.package)
+        own = len(chosen.get((crate, outcome.fix.edits), ())) if outcome.fix else 0
+        # The alternative most findings chose, where more chose it than this one's fix.
+        shared = max(
+            outcome.alternatives,
+            key=lambda a: len(chosen.get((crate, a.edits), ())),
+            default=None,
+        )
+        if shared is None or len(chosen.get((crate, shared.edits), ())) <= own:
+            continue
+        taken = chosen[(crate, shared.edits)][0]
+        others = [*([outcome.fix] if outcome.fix else []), *outcome.alternatives]
+        others.remove(shared)
+        settled[position] = Outcome(taken.cut, taken.fix, tuple(others))
+    return settled
 
 
 def _wanted(item: Flagged, same_member: list[str]) -> tuple[str, ...]:

@@ -1,9 +1,13 @@
-"""`--each-feature` places a finding once for the builds that reach the crate the same way.
+"""One finding's fix among the other builds of the workspace, as argmin and tellegen showed.
 
-argmin-math's `ndarray_0_15` and `ndarray_0_16` are two versions of ndarray behind two features;
-both build the same matrixmultiply without `threading`. The builds were one finding, and the
-only fix serving both was a new direct matrixmultiply line, which every build of the library
-would get, with or without ndarray. Each path is its own finding now, fixed on its own line.
+- `--each-feature` places a finding once for the builds that reach the crate the same way.
+  argmin-math's `ndarray_0_15` and `ndarray_0_16` are two versions of ndarray behind two
+  features; both build the same matrixmultiply without `threading`. The builds were one finding,
+  and the only fix serving both was a new direct matrixmultiply line, which every build of the
+  library would get, with or without ndarray. Each path is its own finding now, fixed on its own
+  line.
+- A member with the finding in another configuration asks for what a fix adds to it.
+- A finding takes the edit the other findings of the crate chose, where it clears it too.
 """
 
 from __future__ import annotations
@@ -115,3 +119,65 @@ def test_members_with_the_finding_in_another_configuration_ask_for_the_fix(
     assert findings["example"]["configurations"][0]["features"] == []
     assert library["fix"]["description"] == 'add "threading" to the features of arr'
     assert library["fix"]["safe"], library["fix"]["note"]
+
+
+# tellegen: three members built on the tellegen library took the library's faer edit, while
+# `benchmarks`, built on it too, took a faer line of its own (fewer packages over the workspace).
+# `--fix` wrote both, the second for nothing. Here `cli` also turns on gemmish's `alpha`, so
+# rayon brings beta and gamma there: the library's edit adds 2 packages and one Cargo.lock lacks
+# (cargo must confirm it), a line of bench's own 1.
+ONE_EDIT_REGISTRY = {
+    "rayonish": {"1.0.0": {}},
+    "beta": {"1.0.0": {}},
+    "gamma": {"1.0.0": {}},
+    "alpha": {
+        "1.0.0": {
+            "features": {"fast": ["dep:beta", "dep:gamma"]},
+            "dependencies": {
+                "beta": {"version": "1", "optional": True},
+                "gamma": {"version": "1", "optional": True},
+            },
+        }
+    },
+    "gemmish": {
+        "0.1.0": {
+            "features": {"default": [], "rayon": ["dep:rayonish", "alpha?/fast"]},
+            "dependencies": {
+                "rayonish": {"version": "1", "optional": True},
+                "alpha": {"version": "1", "optional": True},
+            },
+        }
+    },
+}
+ONE_EDIT_FILES = {
+    "Cargo.toml": '[workspace]\nresolver = "2"\nmembers = ["core", "cli", "bench", "other"]\n',
+    "core/Cargo.toml": PACKAGE.format("core")
+    + '[dependencies]\ngemmish = { version = "0.1", default-features = false }\n',
+    "core/src/lib.rs": "",
+    "cli/Cargo.toml": PACKAGE.format("cli")
+    + '[dependencies]\ncore = { path = "../core" }\n'
+    + 'gemmish = { version = "0.1", default-features = false, features = ["alpha"] }\n',
+    "cli/src/main.rs": "fn main() {}\n",
+    "bench/Cargo.toml": PACKAGE.format("bench") + '[dependencies]\ncore = { path = "../core" }\n',
+    "bench/src/main.rs": "fn main() {}\n",
+    # Cargo.lock holds rayonish and beta, not gamma: bench's own line needs no cargo.
+    "other/Cargo.toml": PACKAGE.format("other") + '[dependencies]\nrayonish = "1"\nbeta = "1"\n',
+    "other/src/lib.rs": "",
+}
+
+
+def test_a_finding_takes_the_edit_the_others_chose_where_it_clears_it_too(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    use_registry(tmp_path_factory.mktemp("registry"), ONE_EDIT_REGISTRY, monkeypatch)
+    project = write_project(tmp_path / "tellegen", ONE_EDIT_FILES)
+    report = run_in_process(str(project), "--format", "json")
+    assert report.returncode == 1, report.stdout + report.stderr
+    fixes = {f["member"]: f["fix"] for f in json.loads(report.stdout)["findings"]}
+    assert {m: (f["description"], f["edits"][0]["file"]) for m, f in fixes.items()} == {
+        member: ('add "rayon" to the features of gemmish', "core/Cargo.toml")
+        for member in ("core", "cli", "bench")
+    }
+    fixed = run_in_process(str(project), "--fix")
+    assert fixed.returncode == 0, fixed.stdout + fixed.stderr
+    assert (project / "bench" / "Cargo.toml").read_text() == ONE_EDIT_FILES["bench/Cargo.toml"]
