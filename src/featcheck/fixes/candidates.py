@@ -68,7 +68,7 @@ class CandidateFinder(DirectDependencies):
         member_std: bool = False,
     ) -> list[Candidate]:
         """Every distinct candidate (the first of each set of edits), nearest first.
-        `member_std`: the member has a `std` feature, on in every build of the finding."""
+        `member_std`: no build of the finding leaves the member's own `std` feature off."""
         if (package := self.metadata.package_of(backend.package)) is None:
             return []
         found: dict[tuple[Edit, ...], Candidate] = {}
@@ -91,7 +91,7 @@ class CandidateFinder(DirectDependencies):
         # A package built without std too (its own `std` feature, on here) asks for what needs
         # the crate's std through that feature: a line would force std on every build of it.
         with_std = {
-            owner.id: "std" in self._written_features(owner)
+            owner.id: "std" in self.written_features(owner)
             and (member_std if depth == 0 else "std" in owner_node.features)
             for owner_node, depth, owner in owners
         }
@@ -224,10 +224,6 @@ class CandidateFinder(DirectDependencies):
                 yield self._candidate(
                     owner, declared, removable, site, "remove-default-features", (), proximity
                 )
-
-    def _written_features(self, package: Package) -> set[str]:
-        written = self.locator.manifests.get(package.manifest_path).get("features")
-        return set(written) if isinstance(written, dict) else set()
 
     def _needs_std(
         self, declared: Package, features: tuple[str, ...], goal: Goal, cfg: TargetCfg

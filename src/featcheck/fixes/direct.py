@@ -95,8 +95,7 @@ class DirectDependencies:
             return
         # Only a feature the manifest writes can take `dep:KEY`: an optional dependency's
         # implicit feature (burn_depth's `burn-import`) has no line in [features] to extend.
-        written = self.locator.manifests.get(owner.manifest_path).get("features")
-        named = written.keys() if isinstance(written, dict) else set()
+        named = self.written_features(owner)
         for feature in sorted((owner_node.features - {"default"}) & named):
             key = (position, feature, on_the_way, owner_node, target)
             if key not in self._selects:
@@ -190,6 +189,12 @@ class DirectDependencies:
         model = frozenset({NewDependency(position, dep, key, requested, behind)})
         touches = frozenset({index.packages[position].ref})
         yield Candidate(tuple(edits), model, (1, depth, 0), False, len(wanted), cut, touches)
+
+    def written_features(self, package: Package) -> set[str]:
+        """The features the package's manifest writes in [features] (not the implicit ones of
+        its optional dependencies, which have no line to extend)."""
+        written = self.locator.manifests.get(package.manifest_path).get("features")
+        return set(written) if isinstance(written, dict) else set()
 
     def _declares(self, package: Package, key: str) -> bool:
         """Whether the package's `[dependencies]` table already has `key`, or a line naming
