@@ -7,6 +7,7 @@ they all inherit), and a fix must also carry what other findings of the same cra
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
@@ -353,30 +354,30 @@ class _SameCrate:
 
 
 def _one_edit_for_all(flagged: list[Flagged], outcomes: list[Outcome]) -> list[Outcome]:
-    """Each finding whose alternatives hold the safe fix more findings of the crate chose takes
-    that fix: `--fix` makes that edit anyway, and it clears this finding too. tellegen's
-    benchmarks got a line of its own while the three members built on the tellegen library got
-    the library's edit, which cargo had to confirm first (`_confirm_pending`)."""
-    chosen: dict[tuple[object, tuple[Edit, ...]], list[Outcome]] = {}
+    """Each finding takes, of the safe fixes some finding of the crate chose, the one that clears
+    the most findings (its own, where none clears more): `--fix` makes fewer edits, each for all
+    the builds it clears. tellegen's benchmarks got a line of its own beside the tellegen
+    library's edit, which clears it too (cargo had to confirm that one first:
+    `_confirm_pending`); argmin's examples each edited their ndarray line beside finitediff's."""
+    chosen: dict[tuple[object, tuple[Edit, ...]], Outcome] = {}
+    clearing: Counter[tuple[object, tuple[Edit, ...]]] = Counter()
     for item, outcome in zip(flagged, outcomes, strict=True):
+        crate = (item.target, item.detection.node.package)
         if outcome.fix is not None and outcome.fix.safe:
-            crate = (item.target, item.detection.node.package)
-            chosen.setdefault((crate, outcome.fix.edits), []).append(outcome)
+            chosen.setdefault((crate, outcome.fix.edits), outcome)
+        fixes = (*([outcome.fix] if outcome.fix else []), *outcome.alternatives)
+        clearing.update((crate, f.edits) for f in fixes)
     settled = list(outcomes)
     for position, (item, outcome) in enumerate(zip(flagged, outcomes, strict=True)):
         crate = (item.target, item.detection.node.package)
-        own = len(chosen.get((crate, outcome.fix.edits), ())) if outcome.fix else 0
-        # The alternative most findings chose, where more chose it than this one's fix.
-        shared = max(
-            outcome.alternatives,
-            key=lambda a: len(chosen.get((crate, a.edits), ())),
-            default=None,
-        )
-        if shared is None or len(chosen.get((crate, shared.edits), ())) <= own:
+        own = clearing[(crate, outcome.fix.edits)] if outcome.fix and outcome.fix.safe else 0
+        shared = [a for a in outcome.alternatives if (crate, a.edits) in chosen]
+        best = max(shared, key=lambda a: clearing[(crate, a.edits)], default=None)
+        if best is None or clearing[(crate, best.edits)] <= own:
             continue
-        taken = chosen[(crate, shared.edits)][0]
+        taken = chosen[(crate, best.edits)]
         others = [*([outcome.fix] if outcome.fix else []), *outcome.alternatives]
-        others.remove(shared)
+        others.remove(best)
         settled[position] = Outcome(taken.cut, taken.fix, tuple(others))
     return settled
 

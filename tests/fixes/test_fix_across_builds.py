@@ -119,6 +119,13 @@ def test_members_with_the_finding_in_another_configuration_ask_for_the_fix(
     assert findings["example"]["configurations"][0]["features"] == []
     assert library["fix"]["description"] == 'add "threading" to the features of arr'
     assert library["fix"]["safe"], library["fix"]["note"]
+    # The example takes the library's edit, which clears it too, over a line of its own.
+    assert findings["example"]["fix"]["edits"] == library["fix"]["edits"]
+    fixed = run_in_process(str(project), "--each-feature", "--fix", "--fix-level", "info")
+    assert fixed.returncode == 0, fixed.stdout + fixed.stderr
+    assert (project / "example" / "Cargo.toml").read_text() == EXAMPLE
+    again = run_in_process(str(project), "--each-feature", "--format", "json")
+    assert json.loads(again.stdout)["findings"] == []
 
 
 # tellegen: three members built on the tellegen library took the library's faer edit, while
