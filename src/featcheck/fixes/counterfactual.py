@@ -18,6 +18,7 @@ each what-if build is resolved once; what is left is cargo's question (`overlay.
 from __future__ import annotations
 
 import copy
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
@@ -43,6 +44,10 @@ from featcheck.workspace.model import (
 from featcheck.workspace.workspace import Workspace
 
 _DEFAULT_VALUE = FeatureValue(FEATURE, "default")
+_KEPT_SESSIONS = 64
+"""Edit sets whose resolutions (and graphs) are kept, the most recently asked: rerun's 149
+members kept every one, 2.3 GB at the peak; 64 keep 1.1 GB, for 5-20% more time there (32: 0.65
+GB, 20-25%). A workspace entry's edit, asked for every member, stays among them."""
 
 
 def _edited_edges(index: Workspace, package: int, edits: Sequence[ModelEdit]) -> tuple[Edge, ...]:
@@ -121,10 +126,10 @@ class WhatIf:
     """The audit's own session of each target, by triple: the unedited builds are its."""
 
     def __post_init__(self) -> None:
-        self._sessions: dict[tuple[frozenset[ModelEdit], str], TargetSession] = {}
-        self._graphs: dict[
-            tuple[frozenset[ModelEdit], str, int, FeatureSelection], DependencyGraph
-        ] = {}
+        self._sessions: OrderedDict[
+            tuple[frozenset[ModelEdit], str],
+            tuple[TargetSession, dict[tuple[int, FeatureSelection], DependencyGraph]],
+        ] = OrderedDict()
         self._unedited: dict[str, TargetSession] = {}
         # By the identity of a shared graph, which is kept alongside so the identity stays its.
         self._below_needs: dict[int, tuple[DependencyGraph, frozenset[Need]]] = {}
@@ -180,12 +185,11 @@ class WhatIf:
     ) -> DependencyGraph:
         """What `cargo build -p MEMBER --target TARGET` (with `selection`'s feature flags)
         would get with `edits` made, and what they turn on bound to locked versions."""
-        key = (edits, target, member, selection)
-        found = self._graphs.get(key)
+        session, graphs = self._session(edits, target)
+        found = graphs.get((member, selection))
         if found is None:
             self.deadline.check("resolving the builds the fixes would give")
-            found = self._session(edits, target).graph(member, self.current, selection)
-            self._graphs[key] = found
+            found = graphs[(member, selection)] = session.graph(member, self.current, selection)
         return found
 
     def record(self, member: str, cfg: TargetCfg, selection: FeatureSelection) -> Record:
@@ -195,25 +199,33 @@ class WhatIf:
         )
         return record_build(context, self.index.by_id[member], self.current, selection)
 
-    def _session(self, edits: frozenset[ModelEdit], target: str) -> TargetSession:
-        session = self._sessions.get((edits, target))
-        if session is None:
-            unedited = self._unedited.get(target)
-            if unedited is None:
-                context = BuildContext(
-                    self.index,
-                    self.cfgs[target],
-                    self.host,
-                    self.resolver,
-                    unify_workspace=self.unify_workspace,
-                    bound=self.locked,
-                )
-                unedited = TargetSession(context, resolved=self.audited.get(target))
-                self._unedited[target] = unedited
-            edited = frozenset(edit.package for edit in edits)
-            context = unedited.context.edited(edited_index(self.index, edits), edited)
-            session = self._sessions[(edits, target)] = TargetSession(context, unedited, edited)
-        return session
+    def _session(
+        self, edits: frozenset[ModelEdit], target: str
+    ) -> tuple[TargetSession, dict[tuple[int, FeatureSelection], DependencyGraph]]:
+        """The resolution under `edits`, with the graphs drawn of it (by member, selection)."""
+        known = self._sessions.get((edits, target))
+        if known is not None:
+            self._sessions.move_to_end((edits, target))
+            return known
+        unedited = self._unedited.get(target)
+        if unedited is None:
+            context = BuildContext(
+                self.index,
+                self.cfgs[target],
+                self.host,
+                self.resolver,
+                unify_workspace=self.unify_workspace,
+                bound=self.locked,
+            )
+            unedited = TargetSession(context, resolved=self.audited.get(target))
+            self._unedited[target] = unedited
+        edited = frozenset(edit.package for edit in edits)
+        context = unedited.context.edited(edited_index(self.index, edits), edited)
+        known = self._sessions[(edits, target)] = (TargetSession(context, unedited, edited), {})
+        if len(self._sessions) > _KEPT_SESSIONS:
+            self._sessions.popitem(last=False)
+            self._below_needs.clear()  # it holds the graphs below by identity
+        return known
 
 
 def _locked_edges(index: Workspace, lock: LockView) -> Callable[[int], tuple[Edge, ...]]:
