@@ -111,7 +111,7 @@ class CandidateFinder(DirectDependencies):
         packages = (self.metadata.package_of(n.package) for n in distance)
         by_id = self.what_if.index.by_id
         on_the_way = frozenset(by_id[p.id] for p in packages if p is not None and p.id in by_id)
-        needs_std = "std" in set().union(*(goal.package.implied(f) for f in goal.wanted))
+        needs_std = any("std" in goal.package.implied(f) for f in goal.wanted)
         for owner_node, depth, owner in owners:
             if needs_std and with_std[owner.id]:
                 continue  # behind its `std` instead (below): a feature may be on without it
