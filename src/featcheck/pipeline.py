@@ -193,27 +193,27 @@ def detect_all(run: Run, scope: Scope, plan: ConfigurationPlan, builds: Builds) 
     # What packages --no-exec could not read may change, build by build (nothing otherwise).
     completeness = Completeness(scope.metadata, scope.resolver)
     found = Detections()
-    skips: dict[tuple[str, str], TargetSkip] = {}
+    skips: dict[tuple[str, str, str], TargetSkip] = {}
     first: dict[tuple[str, str, str, Node, str, tuple[str, ...]], list[_Hops]] = {}
     # Whether a rule applies depends on the target alone: asked once per rule and target, not
     # for each of hundreds of members.
-    skipped_on: dict[tuple[int, str], str | None] = {}
+    skipped_on: dict[tuple[int, str, bool], str | None] = {}
     for member in scope.members:
         for selection in plan.selections[member.id]:
             for target in scope.targets:
                 run.deadline.check("running the rules over each build")
                 parsed = builds[(member.id, target, selection)]
-                cfg = run.source.target_cfg(target)
-                view = BuildView(parsed.graph, (parsed.roots[0],), target=target, cfg=cfg)
+                cfg, root = run.source.target_cfg(target), parsed.roots[0]
+                no_std = scope.built_no_std(root, cfg)
+                view = BuildView(parsed.graph, (root,), target=target, cfg=cfg, no_std=no_std)
                 reach = completeness.reach(parsed.graph, member, target, scope.rules_of[member.id])
                 if reach.gap is not None and reach.gap not in found.incomplete:
                     found.incomplete.append(reach.gap)
                 for rule in scope.rules_of[member.id]:
                     detections = detect(rule, view, deferring=True)
-                    on_target = (id(rule), target)
-                    if on_target not in skipped_on:
-                        skipped_on[on_target] = skipped_for_target(rule, view)
-                    reason = skipped_on[on_target]
+                    on_target = (id(rule), target, no_std)
+                    if (reason := skipped_on.get(on_target, "")) == "":
+                        reason = skipped_on[on_target] = skipped_for_target(rule, view)
                     if reason is not None:
                         standing = [d for d in detections if not d.deferred_to]
                         _log_skip(skips, rule, target, reason, member.name, len(standing))
@@ -313,7 +313,7 @@ def _covered_here(scope: Scope, view: BuildView, deferred: Detection) -> bool:
 
 
 def _log_skip(
-    skips: dict[tuple[str, str], TargetSkip],
+    skips: dict[tuple[str, str, str], TargetSkip],
     rule: Rule,
     target: str,
     reason: str,
@@ -323,8 +323,7 @@ def _log_skip(
     """Findings a rule would have made on a target it does not apply to, once per rule and
     target (several members share one line)."""
     if findings:
-        known = skips.get((rule.code, target)) or TargetSkip(
-            rule.code, rule.name, target, reason, (), 0
-        )
+        key = (rule.code, target, reason)
+        known = skips.get(key) or TargetSkip(rule.code, rule.name, target, reason, (), 0)
         members, count = (*known.members, member), known.findings + findings
-        skips[(rule.code, target)] = replace(known, members=members, findings=count)
+        skips[key] = replace(known, members=members, findings=count)

@@ -14,9 +14,10 @@ once:
   XDG_CACHE_HOME or RUSTUP_HOME to point inside it (see hostile_columns.py), and a hostile
   `.git` (hostile_git.py).
 - `escapes`: ways out of the checkout, each to be refused: a `Cargo.lock`, a path dependency's
-  `Cargo.toml` and a member directory that link out, report and baseline names that link to the
-  user's files, a `baseline` outside in `featcheck.toml`, an `include` and a rustflags argument
-  file outside, and a `.git` file naming the user's other repository.
+  `Cargo.toml`, a member directory and a crate root (`src/main.rs`) that link out, report and
+  baseline names that link to the user's files, a `baseline` outside in `featcheck.toml`, an
+  `include` and a rustflags argument file outside, and a `.git` file naming the user's other
+  repository.
 - `network`: hosts the checkout names (a git dependency and a `registry-index` on the attacker's
   host, where the user's git credential helper would answer), and a `cfg(not(not(...)))` 3,000
   levels deep.
@@ -88,6 +89,8 @@ def victim_files(world: World) -> None:
     for name in ("report.sarif", "report.out"):
         (victim / name).write_text(f"{VICTIM_SECRET}: the user's file\n")
     (victim / "flags").write_text(f"--print=cfg={world.markers / 'argument-file'}\n")
+    # Followed, it would make the member no_std, and its finding would go.
+    (victim / "no_std.rs").write_text(f"// {VICTIM_SECRET}\n#![no_std]\n")
     wrapper = world.marker_script(victim / "bin" / "included-wrapper")
     (victim / "evil.toml").write_text(f'[build]\nrustc-wrapper = "{wrapper}"\n')
     for name in ("member", "dep"):
@@ -115,9 +118,11 @@ def escapes(world: World, template: Path) -> Checkout:
         "featcheck.out": victim / "report.out",
         "dep/Cargo.toml": victim / "dep" / "Cargo.toml",
         "outside-member": victim / "member",
+        "app/src/main.rs": victim / "no_std.rs",
     }
     for name, target in links.items():
         (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).unlink(missing_ok=True)
         (root / name).symlink_to(target)
     (root / "dep" / "src").mkdir()
     (root / "dep" / "src" / "lib.rs").write_text("")
@@ -138,6 +143,7 @@ def escapes(world: World, template: Path) -> Checkout:
             "lockfile-links-out",
             "path-dependency-manifest-links-out",
             "member-directory-links-out",
+            "crate-root-links-out",
             "report-names-link-out",
             "baseline-outside",
             "include-outside",

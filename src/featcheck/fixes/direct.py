@@ -14,6 +14,7 @@ missing features.
 
 from __future__ import annotations
 
+import os
 from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -161,6 +162,8 @@ class DirectDependencies:
             return
         entry = self._workspace_entry(backend) if owner.id in self.metadata.member_ids else None
         optional = behind is not None
+        if entry is None and backend.package.is_local:
+            return  # a line with only a version would bring crates.io's package, not this one
         if entry is None:
             pinned = self.metadata.pinned_families
             key, requested, version = backend.name, wanted, new_requirement(backend, pinned)
@@ -207,24 +210,35 @@ class DirectDependencies:
 
     def _workspace_entry(self, backend: Node) -> DeclarationSite | None:
         """The `[workspace.dependencies]` entry cargo resolves to the crate's package: its
-        name, a requirement the locked version meets, from crates.io (no path, git or other
-        registry)."""
+        name, and either a requirement the locked version meets, from crates.io (no path, git
+        or other registry), or the path of the crate's own package in the workspace."""
         if backend.name in self._entry:
             return self._entry[backend.name]
         found = None
         path = self.metadata.root / "Cargo.toml"
         root = self.locator.manifests.get(path) if path.is_file() else None
         table = root.get("workspace", "dependencies") if root is not None else None
-        if root is not None and isinstance(table, dict) and not backend.package.is_local:
+        if root is not None and isinstance(table, dict):
             for key in table:
                 site = workspace_site(root, str(key))
-                if site is None or site.package != backend.name or site.version is None:
-                    continue
-                foreign = isinstance(site.value, dict) and any(
-                    k in site.value for k in ("path", "git", "registry", "registry-index")
-                )
-                if not foreign and semver.matches(site.version, backend.version):
+                if site is not None and site.package == backend.name and self._same(site, backend):
                     found = site
                     break
         self._entry[backend.name] = found
         return found
+
+    def _same(self, site: DeclarationSite, backend: Node) -> bool:
+        """Whether cargo resolves the workspace entry at `site` to the crate's package."""
+        value = site.value if isinstance(site.value, dict) else {}
+        if backend.package.is_local:
+            package = self.metadata.package_of(backend.package)
+            written = value.get("path")
+            return (
+                package is not None
+                and isinstance(written, str)
+                and os.path.normpath(self.metadata.root / written)
+                == os.path.normpath(package.manifest_path.parent)
+            )
+        if any(k in value for k in ("path", "git", "registry", "registry-index")):
+            return False
+        return site.version is not None and semver.matches(site.version, backend.version)

@@ -53,9 +53,9 @@ class Cost:
     largest: int = 0
     """The most packages one build gains."""
 
-    def with_gained(self, gained: Iterable[Gained]) -> Cost:
+    def with_gained(self, gained: Iterable[Gained], crate: str) -> Cost:
         """The cost with what more builds gain, none of whose members ask (`measure`)."""
-        more = measure(gained, frozenset())
+        more = measure(gained, frozenset(), crate)
         added = tuple(sorted({*self.added, *more.added}))
         return Cost(added, (*self.unasked, *more.unasked), max(self.largest, more.largest))
 
@@ -66,22 +66,45 @@ class Cost:
         return Cost(added, self.unasked, max(self.largest, len(more)))
 
 
-Gained = tuple[Package, Sequence[str], Sequence[str]]
-"""One build a fix changes: its member, the packages it gains, and the dependencies it turns on
-that Cargo.lock holds no version of (cargo adds those too, memory cannot say with what)."""
+def added_features(before: DependencyGraph, after: DependencyGraph) -> list[tuple[str, str]]:
+    """Each feature a dependency in `before` gains in `after`, on the target side: its crate (as
+    crates.io compares names) and `` `feature` of name version ``. Not the member's own: its
+    features are the configuration's, and configurations that build the same packages share one
+    graph (`--each-feature`)."""
+    member = next(before.nodes()).package
+    had = {n.package: n.features for n in before.nodes() if not n.host and n.package != member}
+    return sorted(
+        (crate_key(node.name), f"`{feature}` of {node.name} {node.version}")
+        for node in after.nodes()
+        if not node.host and node.package in had
+        for feature in node.features - had[node.package]
+    )
 
 
-def measure(gained: Iterable[Gained], asking: frozenset[str]) -> Cost:
+Gained = tuple[Package, Sequence[str], Sequence[str], Sequence[tuple[str, str]]]
+"""One build a fix changes: its member, the packages it gains, the dependencies it turns on
+that Cargo.lock holds no version of (cargo adds those too, memory cannot say with what) and, in
+a no_std build, the features its dependencies gain (`added_features`)."""
+
+NoStdBuild = Callable[[str, DependencyGraph], bool]
+"""Whether a member's build on a target (as resolved, the member first) is no_std
+(manifest/crate_root.py)."""
+
+
+def measure(gained: Iterable[Gained], asking: frozenset[str], crate: str) -> Cost:
     """The cost of what each build gained (`asking`: the ids of the members with a finding of
-    the crate, which ask for what the fix adds to them)."""
+    the crate, which ask for what the fix adds to them). A no_std build that does not ask for
+    the crate is not given its features either: its member is exempt from the rules that need
+    std or threads, and the fix is for one of those."""
     added: set[str] = set()
     unasked: dict[str, set[str]] = {}
     largest = 0
-    for member, packages, needs in gained:
+    for member, packages, needs, features in gained:
         added.update(packages)
         largest = max(largest, len(packages))
-        if (packages or needs) and member.id not in asking:
-            unasked.setdefault(member.name, set()).update(packages, needs)
+        of_crate = [shown for name, shown in features if name == crate_key(crate)]
+        if (packages or needs or of_crate) and member.id not in asking:
+            unasked.setdefault(member.name, set()).update(packages, needs, of_crate)
     listed = tuple((m, tuple(sorted(p))) for m, p in sorted(unasked.items()))
     return Cost(tuple(sorted(added)), listed, largest)
 
@@ -121,11 +144,12 @@ class WorkspaceBuilds:
     what_if: WhatIf
     members: Mapping[str, Package]
     """By id."""
+    no_std: NoStdBuild = lambda target, build: False
     _gained: dict[tuple[frozenset[ModelEdit], frozenset[PackageRef]], tuple[Gained, ...]] = field(
         default_factory=dict, init=False
     )
-    _costs: dict[tuple[frozenset[ModelEdit], frozenset[PackageRef], frozenset[str]], Cost] = field(
-        default_factory=dict, init=False
+    _costs: dict[tuple[frozenset[ModelEdit], frozenset[PackageRef], frozenset[str], str], Cost] = (
+        field(default_factory=dict, init=False)
     )
     _reached: dict[frozenset[PackageRef], frozenset[BuildKey]] = field(
         default_factory=dict, init=False
@@ -134,18 +158,18 @@ class WorkspaceBuilds:
         field(default_factory=dict, init=False)
     )
 
-    def cost(self, candidate: Candidate, asking: frozenset[str]) -> Cost:
+    def cost(self, candidate: Candidate, asking: frozenset[str], crate: str) -> Cost:
         """Worked out once per edit: the same candidate (a workspace entry) comes up for every
         member's finding, and comparing every build it changes again for each finding grew with
         the square of the members (500 members: 20 s)."""
         model, touches = candidate.model, candidate.touches
-        key = (model, touches, asking)
+        key = (model, touches, asking, crate)
         known = self._costs.get(key)
         if known is None:
             gained = self._gained.get((model, touches))
             if gained is None:
                 gained = self._gained[(model, touches)] = self._compare(model, touches)
-            known = self._costs[key] = measure(gained, asking)
+            known = self._costs[key] = measure(gained, asking, crate)
         return known
 
     def least_added(
@@ -195,7 +219,8 @@ class WorkspaceBuilds:
             # What only Cargo.lock gains is built by no member (`Need.weak`).
             gained = (n for n in self.what_if.needs(after) if n not in known and not n.weak)
             needs = [self.what_if.describe(n) for n in gained]
-            found.append((self.members[member_id], added_packages(before, after), needs))
+            features = added_features(before, after) if self.no_std(target, before) else []
+            found.append((self.members[member_id], added_packages(before, after), needs, features))
         return tuple(found)
 
     def unaudited(
@@ -218,8 +243,12 @@ class WorkspaceBuilds:
             if position is None or member.id in audited or position not in reached:
                 continue
             before = self.what_if.graph(frozenset(), position, target)
-            packages = added_packages(before, self.what_if.graph(candidate.model, position, target))
-            gained.append((member, [] if packages and asks(before) else packages, ()))
+            after = self.what_if.graph(candidate.model, position, target)
+            packages = added_packages(before, after)
+            features = added_features(before, after) if self.no_std(target, before) else []
+            if (packages or features) and asks(before):
+                packages, features = [], []
+            gained.append((member, packages, (), features))
         return gained
 
     def reached(self, touches: frozenset[PackageRef]) -> frozenset[BuildKey]:

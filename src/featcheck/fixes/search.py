@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING
 from featcheck.featureset import FeatureSelection, without_std
 from featcheck.fixes.candidates import CandidateFinder
 from featcheck.fixes.lockcheck import Conflict
-from featcheck.fixes.reach import Cost, WorkspaceBuilds, added_packages, safety
+from featcheck.fixes.reach import Cost, NoStdBuild, WorkspaceBuilds, added_packages, safety
 from featcheck.graph import DependencyGraph
 from featcheck.report import Fix, edit_words
 from featcheck.workspace.model import ModelEdit, Package, PackageRef
@@ -111,10 +111,11 @@ class FixSearch(CandidateFinder):
     """False: only the best fix is wanted; candidates that cannot beat it are not resolved."""
     audited: frozenset[str] = frozenset()
     """The ids of the members this run audits (`-p`); empty: every member."""
+    no_std: NoStdBuild = lambda target, build: False
 
     def __post_init__(self) -> None:
         members = {m.id: m for m in self.metadata.members}
-        self.workspace = WorkspaceBuilds(self.builds, self.what_if, members)
+        self.workspace = WorkspaceBuilds(self.builds, self.what_if, members, self.no_std)
         self._cleared: dict[
             tuple[frozenset[ModelEdit], str, str, PackageRef, FeatureSelection, frozenset[str]],
             bool,
@@ -257,7 +258,7 @@ class FixSearch(CandidateFinder):
             if not self._clears(candidate, query.member, replace(query, selection=selection)):
                 return Verdict(False)
         edited = self._edited(candidate, query)
-        cost = self.workspace.cost(candidate, query.asking)
+        cost = self.workspace.cost(candidate, query.asking, query.package.name)
         if self.audited:
 
             def asks(build: DependencyGraph) -> bool:
@@ -266,7 +267,7 @@ class FixSearch(CandidateFinder):
                 return self.still_flagged(member, target, build, query.package, query.excused)
 
             gained = self.workspace.unaudited(candidate, query.target, self.audited, asks)
-            cost = cost.with_gained(gained)
+            cost = cost.with_gained(gained, query.package.name)
         needs = self.what_if.needs(edited)
         lock = self.what_if.lock
         for need in needs:

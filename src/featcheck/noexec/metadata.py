@@ -287,7 +287,15 @@ class FilePackages(PackageTable):
                 self._refuse_missing_features(manifest, target, declarations)
         edges = [self.edge(decl, target) for target, found in bound for decl in found]
         kinds, gated = manifest.target_kinds, manifest.gated_binaries
-        return self._record(position, manifest.edition, manifest.declarations, edges, kinds, gated)
+        return self._record(
+            position,
+            manifest.edition,
+            manifest.declarations,
+            edges,
+            kinds,
+            gated,
+            manifest.crate_roots,
+        )
 
     def _refuse_missing_features(
         self, manifest: PackageManifest, target: int, declarations: list[Declaration]

@@ -29,6 +29,7 @@ from featcheck.semantics.semver import number_error
 from featcheck.workspace import cargo_metadata
 from featcheck.workspace.model import (
     LIBRARY_KINDS,
+    CrateRoot,
     Declaration,
     DependencyKind,
     extern_name,
@@ -185,6 +186,8 @@ class PackageManifest:
     version requirement."""
     gated_binaries: tuple[frozenset[str], ...] = ()
     """The `required-features` of its binaries that name some (`Package.gated_binaries`)."""
+    crate_roots: tuple[CrateRoot, ...] = ()
+    """A local package's (`Package.crate_roots`); never kept distilled."""
 
     def distilled(self) -> dict[str, Any]:
         """What the manifest cache keeps (see `noexec.registry`)."""
@@ -261,12 +264,23 @@ def read_package(
                 what = f"the version requirement for dependency `{declaration.name}`"
                 raise FeatcheckError(f"failed to parse {what}: {wrong}", path=manifest)
         features = _features(data, declarations)
-        kinds, library, gated = _targets(data, files, name)
+        kinds, library, gated, roots = _targets(data, files, name, manifest.parent)
         edition = _package_field(package, "edition", root_data)
         edition = edition if isinstance(edition, str) else "2015"
         git = frozenset(decl for decl, git in found if git)
+        roots = roots if local else ()
         return PackageManifest(
-            manifest, name, version, declarations, features, kinds, library, edition, git, gated
+            manifest,
+            name,
+            version,
+            declarations,
+            features,
+            kinds,
+            library,
+            edition,
+            git,
+            gated,
+            roots,
         )
     except (TypeError, ValueError, AttributeError, OSError) as error:
         raise FeatcheckError(
@@ -317,16 +331,19 @@ of the entries directly in a directory, sorted (empty when none)."""
 
 def _binaries(
     data: Mapping[str, Any], files: PackageFiles, name: str
-) -> list[frozenset[str] | None]:
-    """Each binary's `required-features` (None: built whatever the features); one discovered
-    under the name or at the path of a `[[bin]]` is that one, as cargo reads them."""
+) -> list[tuple[frozenset[str] | None, str | None]]:
+    """Each binary's `required-features` (None: built whatever the features) and file (None:
+    none found); one discovered under the name or at the path of a `[[bin]]` is that one, as
+    cargo reads them."""
     declared = data.get("bin")
     explicit = [table(b) for b in (declared if isinstance(declared, list) else ())]
     explicit = [b for b in explicit if isinstance(b.get("name"), str)]
     taken = {b["name"] for b in explicit} | {
         posixpath.normpath(b["path"]) for b in explicit if isinstance(b.get("path"), str)
     }
-    found = [gated_binary(b.get("required-features")) for b in explicit]
+    found = [
+        (gated_binary(b.get("required-features")), _bin_file(b, files, name)) for b in explicit
+    ]
     if table(data.get("package")).get("autobins", True) is not False:
         discovered = [(name, "src/main.rs")] if files.is_file("src/main.rs") else []
         for entry in files.children("src/bin"):
@@ -334,18 +351,30 @@ def _binaries(
                 discovered.append((entry.removesuffix(".rs"), f"src/bin/{entry}"))
             elif files.is_file(f"src/bin/{entry}/main.rs"):
                 discovered.append((entry, f"src/bin/{entry}/main.rs"))
-        found += [None for binary, path in discovered if not {binary, path} & taken]
+        found += [(None, path) for binary, path in discovered if not {binary, path} & taken]
     return found
 
 
+def _bin_file(binary: Mapping[str, Any], files: PackageFiles, package: str) -> str | None:
+    """Where an explicit `[[bin]]` is: its `path`, else where cargo looks for its name."""
+    if isinstance(binary.get("path"), str):
+        return str(binary["path"])
+    name = binary["name"]
+    places = [f"src/bin/{name}.rs", f"src/bin/{name}/main.rs"]
+    places += ["src/main.rs"] if name == package else []
+    return next((place for place in places if files.is_file(place)), None)
+
+
 def _targets(
-    data: Mapping[str, Any], files: PackageFiles, name: str
-) -> tuple[frozenset[str], str | None, tuple[frozenset[str], ...]]:
+    data: Mapping[str, Any], files: PackageFiles, name: str, directory: Path
+) -> tuple[frozenset[str], str | None, tuple[frozenset[str], ...], tuple[CrateRoot, ...]]:
     """The kinds of one manifest's build targets (but binaries with `required-features`), its
-    library's crate name (None: none), and those binaries' required features."""
+    library's crate name (None: none), those binaries' required features, and the crate roots
+    of its library and binaries (in `directory`)."""
     lib, package = table(data.get("lib")), table(data.get("package"))
     kinds: list[str] = []
     library = None
+    roots: list[CrateRoot] = []
     if lib or (package.get("autolib", True) is not False and files.is_file("src/lib.rs")):
         declared = lib.get("crate-type", lib.get("crate_type"))
         if lib.get("proc-macro", lib.get("proc_macro")) is True:
@@ -357,10 +386,14 @@ def _targets(
         lib_name = lib.get("name")
         if LIBRARY_KINDS.intersection(kinds):
             library = extern_name(lib_name if isinstance(lib_name, str) else name)
+        path = lib.get("path")
+        roots.append(CrateRoot(directory / (path if isinstance(path, str) else "src/lib.rs")))
     binaries = _binaries(data, files, name)
-    if None in binaries:
+    if any(required is None for required, _ in binaries):
         kinds.append("bin")
+    roots += [CrateRoot(directory / p, r or frozenset()) for r, p in binaries if p is not None]
     build = package.get("build")
     if (build is None and files.is_file("build.rs")) or isinstance(build, str):
         kinds.append("custom-build")
-    return frozenset(kinds), library, tuple(b for b in binaries if b is not None)
+    gated = tuple(required for required, _ in binaries if required is not None)
+    return frozenset(kinds), library, gated, tuple(roots)

@@ -37,6 +37,9 @@ class BuildView:
     """The target triple; None for saved tree text."""
     cfg: TargetCfg | None = None
     """The target's cfg values, where known (what it provides: std, threads)."""
+    no_std: bool = False
+    """The member is `no_std` in this build (manifest/crate_root.py): it is meant for targets
+    without `std`, whatever this one provides."""
 
     @cached_property
     def target_nodes(self) -> frozenset[Node]:
@@ -70,8 +73,15 @@ UNKNOWN_SELECTION = (
 )
 
 
+NO_STD_MEMBER = "the member's crate roots say `no_std`: it is meant for targets without `std`"
+"""Why rules that need `std` or threads do not apply to a no_std member's build."""
+
+
 def skipped_for_target(rule: Rule, view: BuildView) -> str | None:
-    return not_applicable(rule.targets, view.target, view.cfg)
+    reason = not_applicable(rule.targets, view.target, view.cfg)
+    if reason is None and view.no_std and rule.targets.needs:
+        return NO_STD_MEMBER
+    return reason
 
 
 def detect(rule: Rule, view: BuildView, *, deferring: bool = False) -> list[Detection]:

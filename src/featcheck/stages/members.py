@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import NamedTuple
 
@@ -18,14 +18,17 @@ from featcheck.featureset import AuditOptions, FeatureSelection, beyond_defaults
 from featcheck.fixes.counterfactual import WhatIf
 from featcheck.fixes.lockcheck import LockView
 from featcheck.fixes.reach import BuildKey
+from featcheck.graph import Node
 from featcheck.locate import ManifestCache, bind_declarations
+from featcheck.manifest.crate_root import NoStd, built_no_std, read_no_std
 from featcheck.matrix import ConfigurationPlan, plan_configurations
 from featcheck.policy.load import load_config, members_with_settings
 from featcheck.policy.settings import Config
 from featcheck.resolution import FeatureSelectionError, resolve_configurations, resolver_version
 from featcheck.rules import Rule
+from featcheck.semantics.cfg import TargetCfg
 from featcheck.workspace.cargo_metadata import parse_metadata
-from featcheck.workspace.model import Package, same_crate
+from featcheck.workspace.model import CrateRoot, Package, same_crate
 from featcheck.workspace.workspace import Workspace
 
 
@@ -62,9 +65,17 @@ class Scope:
     """The `dependency/feature` values metadata was asked again with (`with_every_feature`)."""
     unification: Unification = PER_MEMBER
     """Over which builds cargo unifies features here (cargo/pending_metadata.py)."""
+    no_std: dict[str, tuple[tuple[CrateRoot, NoStd], ...]] = field(default_factory=dict)
+    """Each member's crate roots, by package id, with when each is `no_std`
+    (manifest/crate_root.py): read here, before resolution, as the manifests are."""
 
     def ran(self) -> set[str]:
         return {r.code for rules in self.rules_of.values() for r in rules}
+
+    def built_no_std(self, root: Node, cfg: TargetCfg) -> bool:
+        """Whether the build of the member at `root` on the target of `cfg` is no_std."""
+        roots = self.no_std.get(root.package.id or "", ())
+        return any(no_std for _, no_std in roots) and built_no_std(roots, root.features, cfg)
 
 
 def scope_of(run: Run, metadata: Workspace) -> Scope:
@@ -99,6 +110,8 @@ def scope_of(run: Run, metadata: Workspace) -> Scope:
         requested=options.configurations or settings.configurations,
         each_feature=options.each_feature or settings.each_feature,
         unification=run.source.unification(shown),
+        # Every member's: a fix for one must not give the others' no_std builds what they lack.
+        no_std={m.id: read_no_std(m.crate_roots, run.manifests.checkout) for m in metadata.members},
     )
 
 

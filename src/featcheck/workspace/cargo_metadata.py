@@ -13,7 +13,9 @@ from typing import Any, cast
 
 from featcheck.errors import FeatcheckError
 from featcheck.workspace.model import (
+    COMPILED_KINDS,
     LIBRARY_KINDS,
+    CrateRoot,
     Declaration,
     DependencyKind,
     Edge,
@@ -138,7 +140,16 @@ class CargoPackages(PackageTable):
             for kind in target.get("kind", ())
         )
         binaries = tuple(required for required in gated if required is not None)
-        return self._record(position, raw["edition"], declarations, edges, target_kinds, binaries)
+        roots: tuple[CrateRoot, ...] = ()
+        if raw.get("source") is None:  # a local package: where it may say `#![no_std]`
+            roots = tuple(
+                CrateRoot(Path(t["src_path"]), required or frozenset())
+                for t, required in zip(targets, gated, strict=True)
+                if COMPILED_KINDS.intersection(t.get("kind", ())) and "src_path" in t
+            )
+        return self._record(
+            position, raw["edition"], declarations, edges, target_kinds, binaries, roots
+        )
 
 
 def declaration(raw: Mapping[str, Any]) -> Declaration:

@@ -33,6 +33,9 @@ def gated_binary(required: object) -> frozenset[str] | None:
 LIBRARY_KINDS = frozenset({"lib", "rlib", "dylib", "cdylib", "staticlib", "proc-macro"})
 """Target kinds of a library: a package with one is a crate others can link."""
 
+COMPILED_KINDS = LIBRARY_KINDS | {"bin"}
+"""Target kinds of a normal build (not examples, tests, benches or the build script)."""
+
 
 class DependencyKind(Enum):
     """The table a dependency is declared in."""
@@ -124,6 +127,14 @@ class Edge(NamedTuple):
     """The declaration behind the edge; None for one a counterfactual edit adds."""
 
 
+class CrateRoot(NamedTuple):
+    """The file rustc compiles first for one of a package's libraries or binaries."""
+
+    path: Path
+    required: frozenset[str] = frozenset()
+    """A binary's `required-features`: it is built only where all of them are on."""
+
+
 @dataclass(frozen=True, eq=False, slots=True)
 class Package:
     """Compared by identity: the workspace holds one record per package."""
@@ -149,6 +160,8 @@ class Package:
     gated_binaries: tuple[frozenset[str], ...] = ()
     """The `required-features` of each binary that names some (not in `target_kinds`): cargo
     builds it only where all of them are on, and skips it silently elsewhere."""
+    crate_roots: tuple[CrateRoot, ...] = ()
+    """Its libraries' and binaries' (a local package's; manifest/crate_root.py reads them)."""
 
     @property
     def name(self) -> str:

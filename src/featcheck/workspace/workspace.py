@@ -26,6 +26,7 @@ from featcheck.workspace.model import (
     CRATES_IO_SPARSE,
     DEV,
     FEATURE,
+    CrateRoot,
     Declaration,
     DependencyKind,
     Edge,
@@ -262,10 +263,12 @@ class PackageTable(Sequence[Package]):
         edges: list[Edge] | None,
         kinds: frozenset[str],
         gated: tuple[frozenset[str], ...] = (),
+        roots: tuple[CrateRoot, ...] = (),
     ) -> Package:
         """The package at `position`, its resolved `edges` completed; `edges` is None for a
         package that is not in the resolve (nothing depends on it in any build). `kinds`: the
-        kinds of its build targets but binaries with `required-features`, `gated` theirs."""
+        kinds of its build targets but binaries with `required-features`, `gated` theirs;
+        `roots`: its crate roots (a local package's)."""
         listed = self.listed[position]
         unresolved: frozenset[str] = frozenset()
         if edges is not None:
@@ -299,6 +302,7 @@ class PackageTable(Sequence[Package]):
             edges=tuple(edges or ()),
             unresolved=unresolved,
             gated_binaries=gated,
+            crate_roots=roots,
         )
 
     def edge(self, decl: Declaration, target: int) -> Edge:

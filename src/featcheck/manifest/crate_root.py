@@ -1,0 +1,161 @@
+"""Whether a member is written for builds without the standard library: `#![no_std]` or
+`#![cfg_attr(PREDICATE, no_std)]` among the inner attributes at the top of its crate roots
+(`src/lib.rs`, `src/main.rs`, each `[[bin]]`'s file).
+
+Such a member is meant for targets without `std` (embedded, wasm), even where it is audited on a
+host that has it: a feature that needs `std` or threads (rayon, a crate's own `std`) would break
+its real builds. So in a build where every crate root it compiles says `no_std`, the rules that
+need `std` or threads do not apply, as on a target without `std` (`target-needs` in
+rules/spec.py), and no fix is chosen for the findings of others that would add them to its
+build unasked. burn's own `burn-no-std-tests` is one (`#![no_std]`); its wasm examples are
+`#![cfg_attr(not(test), no_std)]`.
+
+rustc takes inner attributes only before the first item, so reading stops there. A crate root
+featcheck cannot read (a link out of the checkout, not a regular file, too large) counts as one
+that uses `std`: what featcheck assumed before it read any.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from featcheck.boundary import read_checkout_file
+from featcheck.errors import FeatcheckError
+from featcheck.semantics.cfg import TargetCfg
+from featcheck.workspace.model import CrateRoot
+
+MAX_CRATE_ROOT_BYTES = 8 << 20
+"""Larger crate roots are generated code (bindings), not a crate written to be no_std."""
+
+NoStd = tuple[str | None, ...]
+"""The cfg predicates under which one crate root is `no_std` (None: `#![no_std]`, always);
+empty when it never is."""
+
+_STRING = re.compile(r'b?"(?:[^"\\]|\\.)*"|b?r(#*)".*?"\1', re.DOTALL)
+
+
+def no_std_predicates(text: str) -> NoStd:
+    """The `no_std` attributes among the inner attributes `text` starts with."""
+    found: list[str | None] = []
+    for body in _inner_attributes(text.removeprefix("\ufeff")):
+        if body == "no_std":
+            found.append(None)
+        elif body.startswith("cfg_attr") and body[len("cfg_attr") :].lstrip().startswith("("):
+            inside = body[body.index("(") + 1 : body.rindex(")")] if ")" in body else ""
+            predicate, *attributes = _split_commas(inside)
+            if "no_std" in (a.strip() for a in attributes):
+                found.append(predicate.strip())
+    return tuple(found)
+
+
+def _inner_attributes(text: str) -> Iterable[str]:
+    """The body of each `#![...]` before the first item, comments and a shebang skipped."""
+    at = 0
+    if text.startswith("#!") and not text[2:].lstrip().startswith("["):
+        at = text.find("\n") if "\n" in text else len(text)  # a shebang line
+    while at < len(text):
+        if text[at].isspace():
+            at += 1
+        elif text.startswith("//", at):
+            end = text.find("\n", at)
+            at = len(text) if end < 0 else end
+        elif text.startswith("/*", at):
+            at = _block_comment_end(text, at)
+        elif text.startswith("#!", at) and text[at + 2 :].lstrip().startswith("["):
+            start = text.index("[", at)
+            end = _closing_bracket(text, start)
+            if end < 0:
+                return
+            yield " ".join(text[start + 1 : end].split())
+            at = end + 1
+        else:
+            return
+
+
+def _block_comment_end(text: str, at: int) -> int:
+    depth, at = 1, at + 2
+    while depth and at < len(text):
+        if text.startswith("/*", at):
+            depth, at = depth + 1, at + 2
+        elif text.startswith("*/", at):
+            depth, at = depth - 1, at + 2
+        else:
+            at += 1
+    return at
+
+
+def _closing_bracket(text: str, start: int) -> int:
+    """Where the `]` that closes the `[` at `start` is, strings skipped; -1 if none."""
+    depth, at = 0, start
+    while at < len(text):
+        string = _STRING.match(text, at)
+        if string is not None:
+            at = string.end()
+            continue
+        if text[at] in "([{":
+            depth += 1
+        elif text[at] in ")]}":
+            depth -= 1
+            if depth == 0:
+                return at
+        at += 1
+    return -1
+
+
+def _split_commas(text: str) -> list[str]:
+    """`text` split at its top-level commas (not those inside brackets or strings)."""
+    parts, depth, start, at = [], 0, 0, 0
+    while at < len(text):
+        string = _STRING.match(text, at)
+        if string is not None:
+            at = string.end()
+            continue
+        if text[at] in "([{":
+            depth += 1
+        elif text[at] in ")]}":
+            depth -= 1
+        elif text[at] == "," and depth == 0:
+            parts.append(text[start:at])
+            start = at + 1
+        at += 1
+    return [*parts, text[start:]]
+
+
+def read_no_std(
+    roots: Sequence[CrateRoot], checkout: Path | None
+) -> tuple[tuple[CrateRoot, NoStd], ...]:
+    """Each crate root with the predicates under which it is no_std."""
+    found: list[tuple[CrateRoot, NoStd]] = []
+    for root in roots:
+        try:
+            raw = read_checkout_file(root.path, "crate root", MAX_CRATE_ROOT_BYTES, checkout)
+        except FeatcheckError:
+            found.append((root, ()))
+        else:
+            found.append((root, no_std_predicates(raw.decode("utf-8", "replace"))))
+    return tuple(found)
+
+
+def built_no_std(
+    roots: Sequence[tuple[CrateRoot, NoStd]], features: Iterable[str], cfg: TargetCfg
+) -> bool:
+    """Whether every crate root a build with `features` compiles is no_std there."""
+    on = frozenset(features)
+    built = [no_std for root, no_std in roots if root.required <= on]
+    if not built or not all(built):
+        return False
+    seen = cfg._replace(pairs=cfg.pairs | {("feature", feature) for feature in on})
+    return all(any(_holds(p, seen) for p in no_std) for no_std in built)
+
+
+def _holds(predicate: str | None, cfg: TargetCfg) -> bool:
+    """A normal build's value of `predicate` (`test` and `doc` are off); one featcheck cannot
+    read counts as false: the crate uses std."""
+    if predicate is None:
+        return True
+    try:
+        return cfg.applies(f"cfg({predicate})")
+    except ValueError:
+        return False
