@@ -112,3 +112,30 @@ def test_a_new_line_that_needs_std_goes_behind_the_librarys_std(
     assert fixed.returncode == 0, fixed.stdout + fixed.stderr
     assert _gemmish(project) == "gemmish v0.1.0 [rayon,std]"
     assert _gemmish(project, "--no-default-features") == "gemmish v0.1.0 []"
+
+
+def test_a_librarys_line_is_not_given_std_by_a_build_that_leaves_its_std_off(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The application builds the workspace's no_std library without its `std` (burn's wgpu
+    examples build burn-autodiff so). The library's line, or a new plain line there, would force
+    gemmish's std into every no_std build of the library: the fix is the application's own line
+    (burn's workspace `half` entry was given `std` this way, with every crate that inherits it)."""
+    use_registry(tmp_path_factory.mktemp("registry"), REGISTRY, monkeypatch)
+    files = {
+        "Cargo.toml": '[workspace]\nresolver = "2"\nmembers = ["nostdlib", "app"]\n',
+        "nostdlib/Cargo.toml": _manifest(optional=False),
+        "nostdlib/src/lib.rs": "",
+        "app/Cargo.toml": PACKAGE.format("app")
+        + '[dependencies]\nnostdlib = { path = "../nostdlib", default-features = false }\n',
+        "app/src/main.rs": "fn main() {}\n",
+    }
+    project = write_project(tmp_path / "ws", files)
+
+    report = run_in_process(str(project), "--format", "json", "-p", "app")
+    [finding] = json.loads(report.stdout)["findings"]
+    assert [edit["file"] for edit in finding["fix"]["edits"]] == ["app/Cargo.toml"]
+    fixed = run_in_process(str(project), "--fix", "-p", "app")
+    assert fixed.returncode == 0, fixed.stdout + fixed.stderr
+    assert _gemmish(project, "-p", "app") == "gemmish v0.1.0 [rayon,std]"
+    assert _gemmish(project, "-p", "nostdlib", "--no-default-features") == "gemmish v0.1.0 []"

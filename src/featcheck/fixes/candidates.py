@@ -88,11 +88,13 @@ class CandidateFinder(DirectDependencies):
         root = next(graph.nodes())
         distance = distances_to(graph, goal.node)
         owners = self._local_owners(graph, root, distance)
-        # A package built without std too (its own `std` feature, on here) asks for what needs
-        # the crate's std through that feature: a line would force std on every build of it.
-        with_std = {
-            owner.id: "std" in self.written_features(owner)
-            and (member_std if depth == 0 else "std" in owner_node.features)
+        # A package built without std too (its own `std` feature) asks for what needs the
+        # crate's std through that feature, where it is on here: a line would force std on
+        # every build of it. Where its `std` is off here, nothing of it may ask.
+        with_std: dict[str, bool | None] = {
+            owner.id: (member_std if depth == 0 else "std" in owner_node.features)
+            if "std" in self.written_features(owner)
+            else None
             for owner_node, depth, owner in owners
         }
         for owner_node, depth, owner in owners:
@@ -113,16 +115,19 @@ class CandidateFinder(DirectDependencies):
         on_the_way = frozenset(by_id[p.id] for p in packages if p is not None and p.id in by_id)
         needs_std = any("std" in goal.package.implied(f) for f in goal.wanted)
         for owner_node, depth, owner in owners:
-            if needs_std and with_std[owner.id]:
-                continue  # behind its `std` instead (below): a feature may be on without it
+            if needs_std and with_std[owner.id] is not None:
+                continue  # behind its `std` (below): another feature may be on without it
             yield from self.behind_features(
                 owner, owner_node, depth, on_the_way, goal, anchor, cfg.triple
             )
-        yield from self.candidate(member, _std_if(with_std, member, needs_std), goal, anchor)
+        if not needs_std or with_std.get(member.id) is not False:
+            yield from self.candidate(member, _std_if(with_std, member, needs_std), goal, anchor)
         # A workspace library on the way owns the cut: the same line there clears the finding
         # for every member built on it (`search.py` prefers it when it is as safe and small).
         for owner_node, depth, owner in owners:
             if depth == 0 or owner.id not in self.metadata.member_ids:
+                continue
+            if needs_std and with_std[owner.id] is False:
                 continue
             owned = self.anchor(owner, cfg, graph, goal, distance, root=owner_node)
             if owned is not None:
@@ -190,12 +195,14 @@ class CandidateFinder(DirectDependencies):
     def _declaration_candidates(
         self,
         owner: Package,
-        with_std: bool,
+        with_std: bool | None,
         declared: Node,
         proximity: tuple[int, int, int],
         goal: Goal,
         cfg: TargetCfg,
     ) -> Iterator[Candidate]:
+        """Edits of the owner's declarations of `declared`; `with_std`: whether the owner's own
+        `std` is on in this build (None: it has none)."""
         if (declared_info := self.metadata.package_of(declared.package)) is None:
             return
         sites = self.locator.declared_sites(owner, declared, cfg)
@@ -206,9 +213,10 @@ class CandidateFinder(DirectDependencies):
             inherited = site.inherited
             editable = [s for s in (inherited, site) if s is not None]
             for features in feature_sets:
-                if with_std and self._needs_std(declared_info, features, goal, cfg):
-                    optional = all(d.optional for d in bound)
-                    yield self._behind_std(owner, declared, site, features, optional, proximity)
+                if with_std is not None and self._needs_std(declared_info, features, goal, cfg):
+                    if with_std:
+                        optional = all(d.optional for d in bound)
+                        yield self._behind_std(owner, declared, site, features, optional, proximity)
                     continue
                 for where in editable:
                     yield self._candidate(
@@ -216,7 +224,7 @@ class CandidateFinder(DirectDependencies):
                     )
             removable = inherited if inherited is not None else site
             if (
-                not (with_std and "std" in declared_info.implied("default"))
+                not (with_std is not None and "std" in declared_info.implied("default"))
                 and defaults_off
                 and removable.disables_defaults()
                 and "default" in declared_info.features
@@ -318,6 +326,6 @@ class CandidateFinder(DirectDependencies):
         return Candidate(edits, model, proximity, written_at_cut, size, cut, touches)
 
 
-def _std_if(with_std: dict[str, bool], owner: Package, needs_std: bool) -> str | None:
+def _std_if(with_std: dict[str, bool | None], owner: Package, needs_std: bool) -> str | None:
     """`std`, where a new line of the owner goes behind its own `std` feature; else None."""
-    return "std" if needs_std and with_std.get(owner.id, False) else None
+    return "std" if needs_std and with_std.get(owner.id) else None
