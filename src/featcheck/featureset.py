@@ -232,8 +232,14 @@ def beyond_defaults(configurations: tuple[FeatureSelection, ...], each_feature: 
 def without_std(package: Package, selection: FeatureSelection) -> bool:
     """Whether the package has a `std` feature and the build of it leaves that off: a no_std
     build on purpose (a library's that no_std users build)."""
-    if "std" not in package.features or selection.all_features:
-        return False
+    return "std" in package.features and "std" not in selected_features(package, selection)
+
+
+def selected_features(package: Package, selection: FeatureSelection) -> set[str]:
+    """The package's own features on in its build with `selection`'s flags (what `#[cfg(feature
+    = ...)]` sees in it)."""
+    if selection.all_features:
+        return set(package.features)
     asked = [f for f in selection.features if "/" not in f]  # `dep/f` asks another package
     asked += [] if selection.no_default_features else ["default"]
-    return not any("std" in package.implied(feature) for feature in asked)
+    return {on for feature in asked for on in package.implied(feature)}

@@ -202,10 +202,10 @@ def detect_all(run: Run, scope: Scope, plan: ConfigurationPlan, builds: Builds) 
         for selection in plan.selections[member.id]:
             for target in scope.targets:
                 run.deadline.check("running the rules over each build")
-                parsed = builds[(member.id, target, selection)]
-                cfg, root = run.source.target_cfg(target), parsed.roots[0]
-                no_std = scope.built_no_std(root, cfg)
-                view = BuildView(parsed.graph, (root,), target=target, cfg=cfg, no_std=no_std)
+                parsed, cfg = builds[(member.id, target, selection)], run.source.target_cfg(target)
+                no_std = scope.built_no_std(member.id, selection, cfg)
+                root = (parsed.roots[0],)
+                view = BuildView(parsed.graph, root, target=target, cfg=cfg, no_std=no_std)
                 reach = completeness.reach(parsed.graph, member, target, scope.rules_of[member.id])
                 if reach.gap is not None and reach.gap not in found.incomplete:
                     found.incomplete.append(reach.gap)
@@ -226,19 +226,13 @@ def detect_all(run: Run, scope: Scope, plan: ConfigurationPlan, builds: Builds) 
                         if detection.deferred_to and _covered_here(scope, view, detection):
                             continue
                         # A detection another configuration already flagged is placed once.
-                        key = (
-                            member.id,
-                            target,
-                            rule.code,
-                            detection.node,
-                            detection.feature,
-                            detection.deferred_to,
-                        )
-                        hops = _first_hops(view, detection.node)
+                        node, feature = detection.node, detection.feature
+                        key = (member.id, target, rule.code, node, feature, detection.deferred_to)
+                        hops = _first_hops(view, node)
                         if (earlier := _sharing(first.get(key, ()), hops)) is not None:
                             earlier.also_in.append(selection)
                             continue
-                        uncertain = reach.is_uncertain(detection.node)
+                        uncertain = reach.is_uncertain(node)
                         confidence = Confidence.INCOMPLETE if uncertain else Confidence.RESOLVED
                         item = Flagged(
                             rule, detection, member, view, cfg, selection, confidence=confidence
@@ -320,10 +314,11 @@ def _log_skip(
     member: str,
     findings: int,
 ) -> None:
-    """Findings a rule would have made on a target it does not apply to, once per rule and
-    target (several members share one line)."""
+    """Findings a rule would have made on a target (or a no_std build) it does not apply to,
+    once per rule, target and reason (several members, each named once, share one line)."""
     if findings:
         key = (rule.code, target, reason)
         known = skips.get(key) or TargetSkip(rule.code, rule.name, target, reason, (), 0)
-        members, count = (*known.members, member), known.findings + findings
+        members = known.members if member in known.members else (*known.members, member)
+        count = known.findings + findings
         skips[key] = replace(known, members=members, findings=count)

@@ -156,3 +156,9 @@ def test_whether_a_build_is_no_std_follows_its_features(
         assert ("embedded" in members) is (flags in flagged_with)
         no_exec = _report(root, "-p", "embedded", "-p", "app", "--no-exec", *flags)
         assert _verdicts(no_exec) == _verdicts(report)
+    # Configurations that resolve alike share one graph (`std = []` adds nothing): whether each
+    # is no_std is still its own.
+    each = run_in_process(str(root), "-p", "embedded", "--each-feature", "--format", "json")
+    findings = json.loads(each.stdout)["findings"]
+    configurations = {tuple(c["features"]) for f in findings for c in f["configurations"]}
+    assert configurations == {tuple(flags[1:]) for flags in flagged_with}

@@ -12,7 +12,8 @@ blob's size is judged before it is read: a larger one than featcheck reads from 
 refused, as in the working tree), and, in each directory that holds a `Cargo.toml`, an empty
 file at each place where cargo discovers targets (`src/lib.rs`, `src/main.rs`,
 `src/bin/*.rs`, `src/bin/*/main.rs`, `build.rs`, and `*.rs` and `*/main.rs` in `examples`,
-`tests` and `benches`), so that cargo finds the same targets without a byte of source. A link
+`tests` and `benches`), so that cargo finds the same targets without a byte of source (a
+crate root says no `#![no_std]` there: a no_std member's findings at REF are never new). A link
 at such a place is written as an empty file (it names a source); a link named like a manifest
 is not followed (that package then reads as missing at REF, its audit fails with a note and
 every finding counts as new). Submodules are left out, as in a clone that has not fetched them.

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from featcheck.featureset import FeatureSelection
+from featcheck.featureset import DEFAULT, FeatureSelection
 from featcheck.graph import DependencyGraph, Node, closure
 from featcheck.workspace.model import ModelEdit, NewDependency, Package, PackageRef, crate_key
 
@@ -86,8 +86,8 @@ Gained = tuple[Package, Sequence[str], Sequence[str], Sequence[tuple[str, str]]]
 that Cargo.lock holds no version of (cargo adds those too, memory cannot say with what) and, in
 a no_std build, the features its dependencies gain (`added_features`)."""
 
-NoStdBuild = Callable[[str, DependencyGraph], bool]
-"""Whether a member's build on a target (as resolved, the member first) is no_std
+NoStdBuild = Callable[[str, str, FeatureSelection], bool]
+"""Whether the build of a member (by id) on a target with a selection is no_std
 (manifest/crate_root.py)."""
 
 
@@ -144,7 +144,7 @@ class WorkspaceBuilds:
     what_if: WhatIf
     members: Mapping[str, Package]
     """By id."""
-    no_std: NoStdBuild = lambda target, build: False
+    no_std: NoStdBuild = lambda member, target, selection: False
     _gained: dict[tuple[frozenset[ModelEdit], frozenset[PackageRef]], tuple[Gained, ...]] = field(
         default_factory=dict, init=False
     )
@@ -219,7 +219,8 @@ class WorkspaceBuilds:
             # What only Cargo.lock gains is built by no member (`Need.weak`).
             gained = (n for n in self.what_if.needs(after) if n not in known and not n.weak)
             needs = [self.what_if.describe(n) for n in gained]
-            features = added_features(before, after) if self.no_std(target, before) else []
+            no_std = self.no_std(member_id, target, selection)
+            features = added_features(before, after) if no_std else []
             found.append((self.members[member_id], added_packages(before, after), needs, features))
         return tuple(found)
 
@@ -245,9 +246,12 @@ class WorkspaceBuilds:
             before = self.what_if.graph(frozenset(), position, target)
             after = self.what_if.graph(candidate.model, position, target)
             packages = added_packages(before, after)
-            features = added_features(before, after) if self.no_std(target, before) else []
-            if (packages or features) and asks(before):
-                packages, features = [], []
+            # A no_std build asks for nothing here: `asks` knows the audited member's rules
+            # only, and would judge this build as if it used std.
+            no_std = self.no_std(member.id, target, DEFAULT)
+            features = added_features(before, after) if no_std else []
+            if (packages or features) and not no_std and asks(before):
+                packages = []
             gained.append((member, packages, (), features))
         return gained
 

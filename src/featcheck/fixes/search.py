@@ -111,7 +111,7 @@ class FixSearch(CandidateFinder):
     """False: only the best fix is wanted; candidates that cannot beat it are not resolved."""
     audited: frozenset[str] = frozenset()
     """The ids of the members this run audits (`-p`); empty: every member."""
-    no_std: NoStdBuild = lambda target, build: False
+    no_std: NoStdBuild = lambda member, target, selection: False
 
     def __post_init__(self) -> None:
         members = {m.id: m for m in self.metadata.members}

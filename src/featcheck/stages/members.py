@@ -14,11 +14,15 @@ from featcheck.cargo.pending_metadata import PER_MEMBER, MetadataSource, Unifica
 from featcheck.cargo.tree_text import ParsedTree
 from featcheck.deadline import Deadline
 from featcheck.errors import FeatcheckError
-from featcheck.featureset import AuditOptions, FeatureSelection, beyond_defaults
+from featcheck.featureset import (
+    AuditOptions,
+    FeatureSelection,
+    beyond_defaults,
+    selected_features,
+)
 from featcheck.fixes.counterfactual import WhatIf
 from featcheck.fixes.lockcheck import LockView
 from featcheck.fixes.reach import BuildKey
-from featcheck.graph import Node
 from featcheck.locate import ManifestCache, bind_declarations
 from featcheck.manifest.crate_root import NoStd, built_no_std, read_no_std
 from featcheck.matrix import ConfigurationPlan, plan_configurations
@@ -72,10 +76,15 @@ class Scope:
     def ran(self) -> set[str]:
         return {r.code for rules in self.rules_of.values() for r in rules}
 
-    def built_no_std(self, root: Node, cfg: TargetCfg) -> bool:
-        """Whether the build of the member at `root` on the target of `cfg` is no_std."""
-        roots = self.no_std.get(root.package.id or "", ())
-        return any(no_std for _, no_std in roots) and built_no_std(roots, root.features, cfg)
+    def built_no_std(self, member: str, selection: FeatureSelection, cfg: TargetCfg) -> bool:
+        """Whether the build of the member (by id) with `selection` on `cfg`'s target is no_std.
+        Its features are read off the selection: configurations that resolve alike share one
+        graph, and its member's node shows the first one's."""
+        roots = self.no_std.get(member, ())
+        if not any(no_std for _, no_std in roots):
+            return False
+        features = selected_features(self.metadata[member], selection)
+        return built_no_std(roots, features, cfg)
 
 
 def scope_of(run: Run, metadata: Workspace) -> Scope:

@@ -88,8 +88,8 @@ def place(
             backends=backends_of(r for rules in scope.rules_of.values() for r in rules),
             with_alternatives=options.search_alternatives,
             audited=_audited(scope),
-            no_std=lambda target, build: scope.built_no_std(
-                next(build.nodes()), what_if.cfgs[target]
+            no_std=lambda member, target, selection: scope.built_no_std(
+                member, selection, what_if.cfgs[target]
             ),
         ),
         overlay,
@@ -234,9 +234,7 @@ def _still_flagged(scope: Scope, model: WhatIf) -> StillFlagged:
         lacking = (flagged_feature(rule, node) for rule in rules for node in nodes)
         if all(feature is None or feature in excused for feature in lacking):
             return False
-        root, cfg = next(graph.nodes()), model.cfgs[target]
-        no_std = scope.built_no_std(root, cfg)
-        view = BuildView(graph, (root,), target=target, cfg=cfg, no_std=no_std)
+        view = BuildView(graph, (next(graph.nodes()),), target=target, cfg=model.cfgs[target])
         return any(
             flags(rule, view, package, excused)
             for rule in rules
