@@ -20,20 +20,15 @@ from pathlib import Path
 
 import pytest
 from cli_in_process import run_in_process
-from synthetic_registry import PACKAGE, use_registry
+from synthetic_registry import GEMMISH_RULE, PACKAGE, use_registry
 
 pytestmark = [pytest.mark.usefixtures("remembered_cargo"), pytest.mark.cargo]
 
-RULE = """\
-[[rule]]
-code = "ACME001"
-name = "gemmish-without-rayon"
-severity = "error"
-crates = ["gemmish"]
-feature = "rayon"
-target-needs = ["threads"]
-used-when = { reachable = true }
-"""
+# The tests' gemmish rule, needing threads as FC001 does.
+RULE = GEMMISH_RULE.replace(
+    'feature = "rayon"\n', 'feature = "rayon"\ntarget-needs = ["threads"]\n'
+)
+assert RULE != GEMMISH_RULE
 # crates.io's gemmish, which a line with a version only would bring in.
 REGISTRY = {"gemmish": {"0.1.0": {"features": {"default": [], "rayon": []}}}}
 SKIP = "the member's crate roots say `no_std`: it is meant for targets without `std`"

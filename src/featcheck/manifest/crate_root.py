@@ -18,7 +18,8 @@ that uses `std`: what featcheck assumed before it read any.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from itertools import pairwise
 from pathlib import Path
 
 from featcheck.boundary import read_checkout_file
@@ -87,40 +88,36 @@ def _block_comment_end(text: str, at: int) -> int:
 
 
 def _closing_bracket(text: str, start: int) -> int:
-    """Where the `]` that closes the `[` at `start` is, strings skipped; -1 if none."""
-    depth, at = 0, start
-    while at < len(text):
-        string = _STRING.match(text, at)
-        if string is not None:
-            at = string.end()
-            continue
-        if text[at] in "([{":
-            depth += 1
-        elif text[at] in ")]}":
-            depth -= 1
-            if depth == 0:
-                return at
-        at += 1
+    """Where the bracket that closes the one at `start` is; -1 if none."""
+    for at, depth in _outside_strings(text, start):
+        if depth == 0 and at > start:
+            return at
     return -1
 
 
 def _split_commas(text: str) -> list[str]:
     """`text` split at its top-level commas (not those inside brackets or strings)."""
-    parts, depth, start, at = [], 0, 0, 0
+    commas = [at for at, depth in _outside_strings(text) if depth == 0 and text[at] == ","]
+    bounds = [-1, *commas, len(text)]
+    return [text[a + 1 : b] for a, b in pairwise(bounds)]
+
+
+def _outside_strings(text: str, at: int = 0) -> Iterator[tuple[int, int]]:
+    """Each position from `at` that lies outside string literals, with its bracket depth: a
+    closing bracket at the depth of the one it closes, an opening one at the depth before it."""
+    depth = 0
     while at < len(text):
-        string = _STRING.match(text, at)
-        if string is not None:
+        if (string := _STRING.match(text, at)) is not None:
             at = string.end()
             continue
+        if text[at] in ")]}":
+            depth -= 1
+            if depth < 0:
+                return
+        yield at, depth
         if text[at] in "([{":
             depth += 1
-        elif text[at] in ")]}":
-            depth -= 1
-        elif text[at] == "," and depth == 0:
-            parts.append(text[start:at])
-            start = at + 1
         at += 1
-    return [*parts, text[start:]]
 
 
 def read_no_std(
