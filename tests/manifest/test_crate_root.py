@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from featcheck.manifest.crate_root import built_no_std, no_std_predicates, read_no_std
+from featcheck.manifest.crate_root import NoStd, built_no_std, no_std_predicates, read_no_std
 from featcheck.semantics.cfg import TargetCfg
 from featcheck.workspace.model import CrateRoot
 
@@ -49,13 +49,13 @@ LINUX = TargetCfg.parse(
 def test_no_std_is_read_from_the_inner_attributes_before_the_first_item(
     text: str, expected: tuple[str | None, ...]
 ) -> None:
-    assert no_std_predicates(text) == expected
+    assert no_std_predicates(text).when == expected
 
 
 def test_a_build_is_no_std_when_every_crate_root_it_compiles_is() -> None:
     library = CrateRoot(Path("src/lib.rs"))
     tool = CrateRoot(Path("src/bin/tool.rs"), frozenset({"cli"}))
-    roots = ((library, (None,)), (tool, ()))
+    roots = ((library, NoStd((None,))), (tool, NoStd()))
     assert built_no_std(roots, ["default"], LINUX)
     # The binary uses std and is built once `cli` is on.
     assert not built_no_std(roots, ["default", "cli"], LINUX)
@@ -76,7 +76,7 @@ def test_a_build_is_no_std_when_every_crate_root_it_compiles_is() -> None:
 def test_a_cfg_attr_is_decided_for_the_builds_features_and_target(
     predicate: str, features: list[str], no_std: bool
 ) -> None:
-    roots = ((CrateRoot(Path("src/lib.rs")), (predicate,)),)
+    roots = ((CrateRoot(Path("src/lib.rs")), NoStd((predicate,))),)
     assert built_no_std(roots, features, LINUX) is no_std
 
 
@@ -89,7 +89,31 @@ def test_a_crate_root_that_cannot_be_read_counts_as_using_std(tmp_path: Path) ->
     (checkout / "src" / "lib.rs").symlink_to(outside)
     os.mkfifo(checkout / "src" / "main.rs")
     roots = [CrateRoot(checkout / "src" / "lib.rs"), CrateRoot(checkout / "src" / "main.rs")]
-    assert [no_std for _, no_std in read_no_std(roots, checkout)] == [(), ()]
+    assert [no_std for _, no_std in read_no_std(roots, checkout)] == [NoStd(), NoStd()]
     inside = checkout / "src" / "inside.rs"
     inside.write_text("#![no_std]\n")
-    assert read_no_std([CrateRoot(inside)], checkout)[0][1] == (None,)
+    assert read_no_std([CrateRoot(inside)], checkout)[0][1] == NoStd((None,))
+
+
+@pytest.mark.parametrize(
+    ("text", "features", "no_std"),
+    [
+        ('#![no_std]\n#[cfg(feature = "std")]\nextern crate std;\n', [], True),
+        ('#![no_std]\n#[cfg(feature = "std")]\nextern crate std;\n', ["std"], False),
+        (
+            '#![no_std]\n\n#[cfg(any(test, feature = "std"))]  extern crate std as core2;\n',
+            [],
+            True,
+        ),
+        ("#![no_std]\nmod a;\nextern crate std;\n", [], False),  # always std, for all it says
+        ('#![no_std]\n#[cfg(feature = "std")]\n#[macro_use]\nextern crate std;\n', [], False),
+        ("#![no_std]\n#[cfg(not(()]\nextern crate std;\n", [], False),  # unread: std
+    ],
+)
+def test_an_extern_crate_std_brings_std_back_where_its_cfg_holds(
+    text: str, features: list[str], no_std: bool
+) -> None:
+    """Crates that say `#![no_std]` and `#[cfg(feature = "std")] extern crate std;` use std
+    wherever that feature is on: their findings stand there."""
+    roots = ((CrateRoot(Path("src/lib.rs")), no_std_predicates(text)),)
+    assert built_no_std(roots, features, LINUX) is no_std

@@ -130,9 +130,10 @@ STD = ["--features", "std"]
     [
         ('#![cfg_attr(not(feature = "std"), no_std)]\n', [STD]),
         ("#![cfg_attr(not(test), no_std)]\n", []),
+        ('#![no_std]\n#[cfg(feature = "std")]\nextern crate std;\n', [STD]),
         ("// a crate that uses std\n", [[], STD]),
     ],
-    ids=["unless-std", "unless-test", "std"],
+    ids=["unless-std", "unless-test", "extern-crate-std", "std"],
 )
 def test_whether_a_build_is_no_std_follows_its_features(
     embedded_root: str,

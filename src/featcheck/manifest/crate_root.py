@@ -1,6 +1,7 @@
 """Whether a member is written for builds without the standard library: `#![no_std]` or
 `#![cfg_attr(PREDICATE, no_std)]` among the inner attributes at the top of its crate roots
-(`src/lib.rs`, `src/main.rs`, each `[[bin]]`'s file).
+(`src/lib.rs`, `src/main.rs`, each `[[bin]]`'s file), unless an `extern crate std` brings std
+back (`#[cfg(feature = "std")] extern crate std;`, where that cfg holds).
 
 Such a member is meant for targets without `std` (embedded, wasm), even where it is audited on a
 host that has it: a feature that needs `std` or threads (rayon, a crate's own `std`) would break
@@ -21,6 +22,7 @@ import re
 from collections.abc import Iterable, Iterator, Sequence
 from itertools import pairwise
 from pathlib import Path
+from typing import NamedTuple
 
 from featcheck.boundary import read_checkout_file
 from featcheck.errors import FeatcheckError
@@ -30,17 +32,27 @@ from featcheck.workspace.model import CrateRoot
 MAX_CRATE_ROOT_BYTES = 8 << 20
 """Larger crate roots are generated code (bindings), not a crate written to be no_std."""
 
-NoStd = tuple[str | None, ...]
-"""The cfg predicates under which one crate root is `no_std` (None: `#![no_std]`, always);
-empty when it never is."""
+
+class NoStd(NamedTuple):
+    """When one crate root is `no_std`: where a predicate of `when` holds (None: `#![no_std]`,
+    always) and none of `unless`, the conditions of its `extern crate std` (None: always), as
+    crates that say `#![no_std]` and `#[cfg(feature = "std")] extern crate std;` write it."""
+
+    when: tuple[str | None, ...] = ()
+    unless: tuple[str | None, ...] = ()
+
 
 _STRING = re.compile(r'b?"(?:[^"\\]|\\.)*"|b?r(#*)".*?"\1', re.DOTALL)
+_EXTERN_STD = re.compile(r"\bextern\s+crate\s+std\b")
+_CFG = re.compile(r"#\[\s*cfg\s*\(")
 
 
 def no_std_predicates(text: str) -> NoStd:
-    """The `no_std` attributes among the inner attributes `text` starts with."""
+    """The `no_std` attributes among the inner attributes `text` starts with, and where it
+    brings `std` back."""
+    text = text.removeprefix("\ufeff")
     found: list[str | None] = []
-    for body in _inner_attributes(text.removeprefix("\ufeff")):
+    for body in _inner_attributes(text):
         if body == "no_std":
             found.append(None)
         elif body.startswith("cfg_attr") and body[len("cfg_attr") :].lstrip().startswith("("):
@@ -48,7 +60,20 @@ def no_std_predicates(text: str) -> NoStd:
             predicate, *attributes = _split_commas(inside)
             if "no_std" in (a.strip() for a in attributes):
                 found.append(predicate.strip())
-    return tuple(found)
+    return NoStd(tuple(found), _extern_std(text) if found else ())
+
+
+def _extern_std(text: str) -> tuple[str | None, ...]:
+    """The condition of each `extern crate std` (its `#[cfg(...)]` right before it; None:
+    none). One in a comment counts too: it errs toward std, as before featcheck read any."""
+    ends: dict[int, str] = {}
+    for match in _CFG.finditer(text):
+        start = text.index("[", match.start())
+        end = _closing_bracket(text, start)
+        if end > 0:
+            body = text[start + 1 : end].strip()
+            ends[end + 1] = body[body.index("(") + 1 : body.rindex(")")].strip()
+    return tuple(ends.get(len(text[: m.start()].rstrip())) for m in _EXTERN_STD.finditer(text))
 
 
 def _inner_attributes(text: str) -> Iterable[str]:
@@ -129,7 +154,7 @@ def read_no_std(
         try:
             raw = read_checkout_file(root.path, "crate root", MAX_CRATE_ROOT_BYTES, checkout)
         except FeatcheckError:
-            found.append((root, ()))
+            found.append((root, NoStd()))
         else:
             found.append((root, no_std_predicates(raw.decode("utf-8", "replace"))))
     return tuple(found)
@@ -141,18 +166,22 @@ def built_no_std(
     """Whether every crate root a build with `features` compiles is no_std there."""
     on = frozenset(features)
     built = [no_std for root, no_std in roots if root.required <= on]
-    if not built or not all(built):
+    if not built or not all(no_std.when for no_std in built):
         return False
     seen = cfg._replace(pairs=cfg.pairs | {("feature", feature) for feature in on})
-    return all(any(_holds(p, seen) for p in no_std) for no_std in built)
+    return all(
+        any(_holds(p, seen) for p in no_std.when)
+        and not any(_holds(p, seen, unread=True) for p in no_std.unless)
+        for no_std in built
+    )
 
 
-def _holds(predicate: str | None, cfg: TargetCfg) -> bool:
-    """A normal build's value of `predicate` (`test` and `doc` are off); one featcheck cannot
-    read counts as false: the crate uses std."""
+def _holds(predicate: str | None, cfg: TargetCfg, *, unread: bool = False) -> bool:
+    """A normal build's value of `predicate` (`test` and `doc` are off); `unread`: the value of
+    one featcheck cannot read, which is the one that leaves the crate using std."""
     if predicate is None:
         return True
     try:
         return cfg.applies(f"cfg({predicate})")
     except ValueError:
-        return False
+        return unread

@@ -81,7 +81,7 @@ class Scope:
         Its features are read off the selection: configurations that resolve alike share one
         graph, and its member's node shows the first one's."""
         roots = self.no_std.get(member, ())
-        if not any(no_std for _, no_std in roots):
+        if not any(no_std.when for _, no_std in roots):
             return False
         features = selected_features(self.metadata[member], selection)
         return built_no_std(roots, features, cfg)
