@@ -80,8 +80,9 @@ def test_a_cfg_attr_is_decided_for_the_builds_features_and_target(
     assert built_no_std(roots, features, LINUX) is no_std
 
 
-def test_a_crate_root_that_cannot_be_read_counts_as_using_std(tmp_path: Path) -> None:
-    """A link out of the checkout is not followed, a FIFO not waited on: both count as std."""
+def test_a_crate_root_featcheck_does_not_read_counts_as_using_std(tmp_path: Path) -> None:
+    """A link out of the checkout is not followed, a FIFO not waited on, a file outside not
+    read: each counts as std."""
     checkout = tmp_path / "checkout"
     (checkout / "src").mkdir(parents=True)
     outside = tmp_path / "outside.rs"
@@ -93,6 +94,9 @@ def test_a_crate_root_that_cannot_be_read_counts_as_using_std(tmp_path: Path) ->
     inside = checkout / "src" / "inside.rs"
     inside.write_text("#![no_std]\n")
     assert read_no_std([CrateRoot(inside)], checkout)[0][1] == NoStd((None,))
+    # A `[[bin]] path` naming a file outside the checkout, no link on the way: not read either.
+    assert read_no_std([CrateRoot(outside)], checkout)[0][1] == NoStd()
+    assert read_no_std([CrateRoot(outside)], None)[0][1] == NoStd((None,))  # the user's own
 
 
 @pytest.mark.parametrize(

@@ -12,19 +12,20 @@ build unasked. burn's own `burn-no-std-tests` is one (`#![no_std]`); its wasm ex
 `#![cfg_attr(not(test), no_std)]`.
 
 rustc takes inner attributes only before the first item, so reading stops there. A crate root
-featcheck cannot read (a link out of the checkout, not a regular file, too large) counts as one
-that uses `std`: what featcheck assumed before it read any.
+featcheck does not read (outside the checkout, a link out of it, not a regular file, too large)
+counts as one that uses `std`: what featcheck assumed before it read any.
 """
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Iterable, Iterator, Sequence
 from itertools import pairwise
 from pathlib import Path
 from typing import NamedTuple
 
-from featcheck.boundary import read_checkout_file
+from featcheck.boundary import read_regular_file, resolve_within
 from featcheck.errors import FeatcheckError
 from featcheck.semantics.cfg import TargetCfg
 from featcheck.workspace.model import CrateRoot
@@ -151,12 +152,17 @@ def read_no_std(
     """Each crate root with the predicates under which it is no_std."""
     found: list[tuple[CrateRoot, NoStd]] = []
     for root in roots:
-        try:
-            raw = read_checkout_file(root.path, "crate root", MAX_CRATE_ROOT_BYTES, checkout)
-        except FeatcheckError:
-            found.append((root, NoStd()))
-        else:
-            found.append((root, no_std_predicates(raw.decode("utf-8", "replace"))))
+        no_std = NoStd()
+        opened, link = (None, None) if checkout is None else resolve_within(root.path, checkout)
+        # Only the checkout's own: a `[[bin]] path` may name any file of the machine.
+        inside = opened is None or checkout is None or opened.is_relative_to(checkout)
+        if link is None and inside:
+            with contextlib.suppress(FeatcheckError):
+                raw = read_regular_file(
+                    root.path, "crate root", MAX_CRATE_ROOT_BYTES, opened=opened
+                )
+                no_std = no_std_predicates(raw.decode("utf-8", "replace"))
+        found.append((root, no_std))
     return tuple(found)
 
 
