@@ -111,6 +111,10 @@ def test_a_no_std_member_asks_for_nothing_and_no_fix_adds_to_its_build(
         'add gemmish = { workspace = true, features = ["rayon"] } to [dependencies]'
     )
     assert findings[0]["fix"]["safe"]
+    assert {a["note"] for a in findings[0]["alternatives"]} == {
+        "not applied by --fix: it adds `rayon` of gemmish 0.1.0 to the no_std build of "
+        "embedded, which lacked them"
+    }
     assert _verdicts(_report(root, "--no-exec")) == _verdicts(report)
 
     fixed = run_in_process(str(root), "--fix")

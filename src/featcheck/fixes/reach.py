@@ -27,6 +27,8 @@ if TYPE_CHECKING:
 
 BuildKey = tuple[str, str, FeatureSelection]
 """(member id, target, configuration) of one audited build."""
+BuildCrate = tuple[str, str, FeatureSelection, PackageRef]
+"""A crate's package in one audited build: (member id, target, configuration, package)."""
 
 MANY_PACKAGES = 40
 """A fix adding this many packages to a build (dozens: a framework's worth) is not applied
@@ -130,7 +132,10 @@ def safety(cost: Cost, backends: frozenset[str]) -> str:
     if names:
         gained = sorted({p for _, packages in cost.unasked for p in packages})
         shown = ", ".join(gained[:3]) + (f" and {len(gained) - 3} more" if len(gained) > 3 else "")
-        return f"not applied by --fix: it adds {shown} to the build of {names}, which lacked them"
+        # Features count only in no_std builds (`measure`): say so where every one gains some.
+        no_std = all(any(p.startswith("`") for p in gains) for _, gains in cost.unasked)
+        build = "the no_std build" if no_std else "the build"
+        return f"not applied by --fix: it adds {shown} to {build} of {names}, which lacked them"
     if cost.largest >= MANY_PACKAGES:
         return f"not applied by --fix: it adds {cost.largest} packages to the build"
     return ""

@@ -23,14 +23,15 @@ wins in this order:
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from featcheck.featureset import FeatureSelection, without_std
+from featcheck.fixes import reach
 from featcheck.fixes.candidates import CandidateFinder
 from featcheck.fixes.lockcheck import Conflict
-from featcheck.fixes.reach import Cost, NoStdBuild, WorkspaceBuilds, added_packages, safety
+from featcheck.fixes.reach import Cost, WorkspaceBuilds, added_packages, safety
 from featcheck.graph import DependencyGraph
 from featcheck.report import Fix, edit_words
 from featcheck.workspace.model import ModelEdit, Package, PackageRef
@@ -111,7 +112,9 @@ class FixSearch(CandidateFinder):
     """False: only the best fix is wanted; candidates that cannot beat it are not resolved."""
     audited: frozenset[str] = frozenset()
     """The ids of the members this run audits (`-p`); empty: every member."""
-    no_std: NoStdBuild = lambda member, target, selection: False
+    no_std: reach.NoStdBuild = lambda member, target, selection: False
+    left_to_users: Mapping[reach.BuildCrate, frozenset[str]] = field(default_factory=dict)
+    """Features of a crate a library leaves to its users, by build (stages/place.py)."""
 
     def __post_init__(self) -> None:
         members = {m.id: m for m in self.metadata.members}
@@ -143,6 +146,7 @@ class FixSearch(CandidateFinder):
         selection = item.selection
         group = self._groups.setdefault(tuple(m.id for m in affected), len(self._groups))
         excused = frozenset(item.detection.deferred_to)
+        excused |= self.left_to_users.get((member.id, target, selection, backend.package), set())
         others = tuple(item.also_in)
         query = _Query(
             member, target, backend.package, selection, excused, affected, asking, group, others

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from featcheck.cargo.runner import CargoRunner
 from featcheck.explain import Explainer
 from featcheck.featureset import FeatureSelection
-from featcheck.fixes.reach import backends_of
+from featcheck.fixes.reach import BuildCrate, backends_of
 from featcheck.fixes.search import FixSearch, StillFlagged
 from featcheck.graph import DependencyGraph
 from featcheck.locate import Locator
@@ -63,7 +63,7 @@ def place(
     options, (what_if, builds) = run.options, resolved
     locator = Locator(scope.metadata, root, run.manifests)
     search = FeatureSearch(what_if.index, what_if.resolver != 1, what_if.host, what_if.locked)
-    flagged = [item for item in flagged if not offered_by_library(scope, search, what_if, item)]
+    flagged, left_to_users = _left_apart(scope, search, what_if, flagged)
     still_flagged = _still_flagged(scope, what_if)
     overlay = _overlay(run, scope, what_if, still_flagged)
     # The chain compares members' builds: each member's base configuration stands for it.
@@ -88,9 +88,8 @@ def place(
             backends=backends_of(r for rules in scope.rules_of.values() for r in rules),
             with_alternatives=options.search_alternatives,
             audited=_audited(scope),
-            no_std=lambda member, target, selection: scope.built_no_std(
-                member, selection, what_if.cfgs[target]
-            ),
+            left_to_users=left_to_users,
+            no_std=lambda m, t, s: scope.built_no_std(m, s, what_if.cfgs[t]),
         ),
         overlay,
         confirm=options.confirm_fixes and not options.no_exec,
@@ -191,6 +190,23 @@ def offered_by_library(scope: Scope, search: FeatureSearch, what_if: WhatIf, ite
     on = item.view.roots[0].features | {"default"}
     offered = search.enabling_features(item.member, goal, detection.feature, item.cfg)
     return any(_passes_on(what_if, item, f) for f in offered if f not in on)
+
+
+def _left_apart(
+    scope: Scope, search: FeatureSearch, what_if: WhatIf, flagged: list[Flagged]
+) -> tuple[list[Flagged], dict[BuildCrate, frozenset[str]]]:
+    """The detections but those a library leaves to its users (`offered_by_library`), and their
+    features by build and crate: a fix for another finding of the crate need not deliver them
+    (burn leaves burn-cpu's `autotune` to its users, and FC004's `fusion` alone was no fix)."""
+    kept: list[Flagged] = []
+    left: dict[BuildCrate, frozenset[str]] = {}
+    for item in flagged:
+        if not offered_by_library(scope, search, what_if, item):
+            kept.append(item)
+            continue
+        key = (item.member.id, item.target, item.selection, item.detection.node.package)
+        left[key] = left.get(key, frozenset()) | {item.detection.feature}
+    return kept, left
 
 
 def _passes_on(what_if: WhatIf, item: Flagged, feature: str) -> bool:
