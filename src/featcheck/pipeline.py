@@ -195,8 +195,8 @@ def detect_all(run: Run, scope: Scope, plan: ConfigurationPlan, builds: Builds) 
     found = Detections()
     skips: dict[tuple[str, str, str], TargetSkip] = {}
     first: dict[tuple[str, str, str, Node, str, tuple[str, ...]], list[_Hops]] = {}
-    # Whether a rule applies depends on the target alone: asked once per rule and target, not
-    # for each of hundreds of members.
+    # Whether a rule applies depends on the target and on whether the build is no_std alone:
+    # asked once per rule, target and that, not for each of hundreds of members ("": not asked).
     skipped_on: dict[tuple[int, str, bool], str | None] = {}
     for member in scope.members:
         for selection in plan.selections[member.id]:
@@ -204,8 +204,8 @@ def detect_all(run: Run, scope: Scope, plan: ConfigurationPlan, builds: Builds) 
                 run.deadline.check("running the rules over each build")
                 parsed, cfg = builds[(member.id, target, selection)], run.source.target_cfg(target)
                 no_std = scope.built_no_std(member.id, selection, cfg)
-                root = (parsed.roots[0],)
-                view = BuildView(parsed.graph, root, target=target, cfg=cfg, no_std=no_std)
+                roots = (parsed.roots[0],)
+                view = BuildView(parsed.graph, roots, target=target, cfg=cfg, no_std=no_std)
                 reach = completeness.reach(parsed.graph, member, target, scope.rules_of[member.id])
                 if reach.gap is not None and reach.gap not in found.incomplete:
                     found.incomplete.append(reach.gap)

@@ -96,8 +96,8 @@ NoStdBuild = Callable[[str, str, FeatureSelection], bool]
 def measure(gained: Iterable[Gained], asking: frozenset[str], crate: str) -> Cost:
     """The cost of what each build gained (`asking`: the ids of the members with a finding of
     the crate, which ask for what the fix adds to them). A no_std build that does not ask for
-    the crate is not given its features either: its member is exempt from the rules that need
-    std or threads, and the fix is for one of those."""
+    the crate is not given the crate's features either (`added_features`): its member is exempt
+    from the rules that need std or threads."""
     added: set[str] = set()
     unasked: dict[str, set[str]] = {}
     largest = 0
@@ -149,7 +149,7 @@ class WorkspaceBuilds:
     what_if: WhatIf
     members: Mapping[str, Package]
     """By id."""
-    no_std: NoStdBuild = lambda member, target, selection: False
+    no_std: NoStdBuild
     _gained: dict[tuple[frozenset[ModelEdit], frozenset[PackageRef]], tuple[Gained, ...]] = field(
         default_factory=dict, init=False
     )

@@ -45,7 +45,8 @@ class NoStd(NamedTuple):
 
 _STRING = re.compile(r'b?"(?:[^"\\]|\\.)*"|b?r(#*)".*?"\1', re.DOTALL)
 _EXTERN_STD = re.compile(r"\bextern\s+crate\s+std\b")
-_CFG = re.compile(r"#\[\s*cfg\s*\(")
+_ATTRIBUTE_REACH = 4096
+"""How far before an `extern crate std` its `#[cfg(...)]` is looked for."""
 
 
 def no_std_predicates(text: str) -> NoStd:
@@ -65,16 +66,18 @@ def no_std_predicates(text: str) -> NoStd:
 
 
 def _extern_std(text: str) -> tuple[str | None, ...]:
-    """The condition of each `extern crate std` (its `#[cfg(...)]` right before it; None:
-    none). One in a comment counts too: it errs toward std, as before featcheck read any."""
-    ends: dict[int, str] = {}
-    for match in _CFG.finditer(text):
-        start = text.index("[", match.start())
-        end = _closing_bracket(text, start)
-        if end > 0:
-            body = text[start + 1 : end].strip()
-            ends[end + 1] = body[body.index("(") + 1 : body.rindex(")")].strip()
-    return tuple(ends.get(len(text[: m.start()].rstrip())) for m in _EXTERN_STD.finditer(text))
+    """The condition of each `extern crate std`: the `#[cfg(...)]` right before it (None: no
+    such attribute). One in a comment counts too: it errs toward std, as before featcheck read
+    any."""
+    found: list[str | None] = []
+    for match in _EXTERN_STD.finditer(text):
+        before = text[max(0, match.start() - _ATTRIBUTE_REACH) : match.start()].rstrip()
+        attribute = before[before.rfind("#[") + 2 : -1].strip() if before.endswith("]") else ""
+        is_cfg = attribute.startswith("cfg") and attribute[3:].lstrip().startswith("(")
+        found.append(
+            attribute[attribute.index("(") + 1 : attribute.rindex(")")] if is_cfg else None
+        )
+    return tuple(found)
 
 
 def _inner_attributes(text: str) -> Iterable[str]:

@@ -286,15 +286,9 @@ class FilePackages(PackageTable):
             for target, declarations in bound:
                 self._refuse_missing_features(manifest, target, declarations)
         edges = [self.edge(decl, target) for target, found in bound for decl in found]
-        kinds, gated = manifest.target_kinds, manifest.gated_binaries
+        kinds, gated, roots = manifest.target_kinds, manifest.gated_binaries, manifest.crate_roots
         return self._record(
-            position,
-            manifest.edition,
-            manifest.declarations,
-            edges,
-            kinds,
-            gated,
-            manifest.crate_roots,
+            position, manifest.edition, manifest.declarations, edges, kinds, gated, roots
         )
 
     def _refuse_missing_features(

@@ -264,24 +264,14 @@ def read_package(
                 what = f"the version requirement for dependency `{declaration.name}`"
                 raise FeatcheckError(f"failed to parse {what}: {wrong}", path=manifest)
         features = _features(data, declarations)
-        kinds, library, gated, roots = _targets(data, files, name, manifest.parent)
+        # Crate roots of the checkout's packages only: only members' are ever read.
+        local_directory = manifest.parent if local else None
+        kinds, library, gated, roots = _targets(data, files, name, local_directory)
         edition = _package_field(package, "edition", root_data)
         edition = edition if isinstance(edition, str) else "2015"
         git = frozenset(decl for decl, git in found if git)
-        roots = roots if local else ()
-        return PackageManifest(
-            manifest,
-            name,
-            version,
-            declarations,
-            features,
-            kinds,
-            library,
-            edition,
-            git,
-            gated,
-            roots,
-        )
+        fields = (manifest, name, version, declarations, features, kinds, library, edition)
+        return PackageManifest(*fields, git, gated, roots)
     except (TypeError, ValueError, AttributeError, OSError) as error:
         raise FeatcheckError(
             f"unexpected manifest content ({printable(error)})", path=manifest
@@ -366,15 +356,15 @@ def _bin_file(binary: Mapping[str, Any], files: PackageFiles, package: str) -> s
 
 
 def _targets(
-    data: Mapping[str, Any], files: PackageFiles, name: str, directory: Path
+    data: Mapping[str, Any], files: PackageFiles, name: str, directory: Path | None
 ) -> tuple[frozenset[str], str | None, tuple[frozenset[str], ...], tuple[CrateRoot, ...]]:
     """The kinds of one manifest's build targets (but binaries with `required-features`), its
     library's crate name (None: none), those binaries' required features, and the crate roots
-    of its library and binaries (in `directory`)."""
+    of its library and binaries (in `directory`; None: none wanted)."""
     lib, package = table(data.get("lib")), table(data.get("package"))
     kinds: list[str] = []
     library = None
-    roots: list[CrateRoot] = []
+    roots: list[tuple[str, frozenset[str] | None]] = []  # (relative path, required features)
     if lib or (package.get("autolib", True) is not False and files.is_file("src/lib.rs")):
         declared = lib.get("crate-type", lib.get("crate_type"))
         if lib.get("proc-macro", lib.get("proc_macro")) is True:
@@ -387,13 +377,14 @@ def _targets(
         if LIBRARY_KINDS.intersection(kinds):
             library = extern_name(lib_name if isinstance(lib_name, str) else name)
         path = lib.get("path")
-        roots.append(CrateRoot(directory / (path if isinstance(path, str) else "src/lib.rs")))
+        roots.append((path if isinstance(path, str) else "src/lib.rs", None))
     binaries = _binaries(data, files, name)
     if any(required is None for required, _ in binaries):
         kinds.append("bin")
-    roots += [CrateRoot(directory / p, r or frozenset()) for r, p in binaries if p is not None]
+    roots += [(path, required) for required, path in binaries if path is not None]
     build = package.get("build")
     if (build is None and files.is_file("build.rs")) or isinstance(build, str):
         kinds.append("custom-build")
     gated = tuple(required for required, _ in binaries if required is not None)
-    return frozenset(kinds), library, gated, tuple(roots)
+    found = [CrateRoot(directory / p, r or frozenset()) for p, r in roots] if directory else []
+    return frozenset(kinds), library, gated, tuple(found)
