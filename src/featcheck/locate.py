@@ -14,6 +14,7 @@ from pathlib import Path
 
 from featcheck.boundary import MAX_MANIFEST_BYTES, decode_text, read_checkout_file
 from featcheck.graph import Node
+from featcheck.manifest.crate_root import NoStd, read_no_std
 from featcheck.manifest.declarations import Cut, DeclarationSite, written_in
 from featcheck.manifest.document import ManifestDocument, parse_text
 from featcheck.manifest.spans import KeyPath, Span, declaration_end
@@ -31,6 +32,7 @@ class ManifestCache:
         """The root of the audited checkout: no manifest is read through a link out of it."""
         self._documents: dict[Path, ManifestDocument] = {}
         self._resolved: dict[Path, Path] = {}
+        self._no_std: dict[Path, NoStd] = {}
 
     def get(self, path: Path) -> ManifestDocument:
         key = self._resolved.get(path)
@@ -42,6 +44,14 @@ class ManifestCache:
             raw = read_checkout_file(path, "Cargo.toml", MAX_MANIFEST_BYTES, self.checkout)
             document = self._documents[key] = parse_text(key, decode_text(raw, path))
         return document
+
+    def no_std(self, path: Path) -> NoStd:
+        """When the crate root at `path` is no_std, read once per audit: the members' own
+        `src/lib.rs` and `src/main.rs` while cargo works, as their manifests are."""
+        known = self._no_std.get(path)
+        if known is None:
+            known = self._no_std[path] = read_no_std(path, self.checkout)
+        return known
 
 
 def bind_declarations(metadata: Workspace, manifests: ManifestCache) -> Workspace:

@@ -134,6 +134,11 @@ def _read_members(manifest: Path, manifests: ManifestCache, pending: PendingMeta
             return
         with suppress(FeatcheckError, ValueError):
             _ = document.spans  # indexed now, while cargo works, not at the first `entry`
+    for document in read:  # the crate roots where cargo finds them unless told otherwise
+        for root in ("src/lib.rs", "src/main.rs"):
+            if pending.has_answered():
+                return
+            manifests.no_std(document.path.parent / root)
 
 
 def audit_workspace(

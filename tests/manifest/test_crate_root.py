@@ -89,14 +89,14 @@ def test_a_crate_root_featcheck_does_not_read_counts_as_using_std(tmp_path: Path
     outside.write_text("#![no_std]\n")
     (checkout / "src" / "lib.rs").symlink_to(outside)
     os.mkfifo(checkout / "src" / "main.rs")
-    roots = [CrateRoot(checkout / "src" / "lib.rs"), CrateRoot(checkout / "src" / "main.rs")]
-    assert [no_std for _, no_std in read_no_std(roots, checkout)] == [NoStd(), NoStd()]
+    roots = [checkout / "src" / "lib.rs", checkout / "src" / "main.rs"]
+    assert [read_no_std(root, checkout) for root in roots] == [NoStd(), NoStd()]
     inside = checkout / "src" / "inside.rs"
     inside.write_text("#![no_std]\n")
-    assert read_no_std([CrateRoot(inside)], checkout)[0][1] == NoStd((None,))
+    assert read_no_std(inside, checkout) == NoStd((None,))
     # A `[[bin]] path` naming a file outside the checkout, no link on the way: not read either.
-    assert read_no_std([CrateRoot(outside)], checkout)[0][1] == NoStd()
-    assert read_no_std([CrateRoot(outside)], None)[0][1] == NoStd((None,))  # the user's own
+    assert read_no_std(outside, checkout) == NoStd()
+    assert read_no_std(outside, None) == NoStd((None,))  # the user's own
 
 
 @pytest.mark.parametrize(

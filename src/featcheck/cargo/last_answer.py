@@ -191,7 +191,7 @@ class LastAnswer:
         for package in listed:
             if package.source is None:  # a path package (first: the one an edit changes)
                 yield package.manifest_path
-                yield from _target_places(Path(package.manifest_path).parent, root)
+                yield from _target_places(os.path.dirname(package.manifest_path), str(root))
         yield from (package.manifest_path for package in listed if package.source is not None)
 
 
@@ -228,19 +228,21 @@ def _member_directories(root: Path, checkout: Path | None) -> Iterator[str]:
         yield str(root.joinpath(*above) if _GLOB & set(last) else root / pattern)
 
 
-def _target_places(package: Path, root: Path) -> Iterator[str]:
+def _target_places(package: str, root: str) -> Iterator[str]:
     """A path package's directory and the places cargo finds its targets in; and the
-    directories between it and the workspace root (a new directory there can be a member)."""
-    yield str(package)  # build.rs
-    yield str(package / "src")  # lib.rs, main.rs
+    directories between it and the workspace root (a new directory there can be a member).
+    Strings, not Path objects: this runs for every path package after each edit."""
+    yield package  # build.rs
+    yield os.path.join(package, "src")  # lib.rs, main.rs
     for name in _TARGET_DIRECTORIES:
-        directory = package / name
-        yield str(directory)
+        directory = os.path.join(package, name)
+        yield directory
         with contextlib.suppress(OSError), os.scandir(directory) as entries:
             yield from [entry.path for entry in entries if entry.is_dir(follow_symlinks=False)]
-    yield from (
-        str(above) for above in package.parents if above.is_relative_to(root) and above != root
-    )
+    above, inside = os.path.dirname(package), os.path.join(root, "")
+    while above.startswith(inside) and above != root:
+        yield above
+        above = os.path.dirname(above)
 
 
 def _forget_all_but_the_last(directory: Path) -> None:

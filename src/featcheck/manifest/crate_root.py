@@ -149,24 +149,16 @@ def _outside_strings(text: str, at: int = 0) -> Iterator[tuple[int, int]]:
         at += 1
 
 
-def read_no_std(
-    roots: Sequence[CrateRoot], checkout: Path | None
-) -> tuple[tuple[CrateRoot, NoStd], ...]:
-    """Each crate root with the predicates under which it is no_std."""
-    found: list[tuple[CrateRoot, NoStd]] = []
-    for root in roots:
-        no_std = NoStd()
-        opened, link = (None, None) if checkout is None else resolve_within(root.path, checkout)
-        # Only the checkout's own: a `[[bin]] path` may name any file of the machine.
-        inside = opened is None or checkout is None or opened.is_relative_to(checkout)
-        if link is None and inside:
-            with contextlib.suppress(FeatcheckError):
-                raw = read_regular_file(
-                    root.path, "crate root", MAX_CRATE_ROOT_BYTES, opened=opened
-                )
-                no_std = no_std_predicates(raw.decode("utf-8", "replace"))
-        found.append((root, no_std))
-    return tuple(found)
+def read_no_std(path: Path, checkout: Path | None) -> NoStd:
+    """When the crate root at `path` is no_std."""
+    opened, link = (None, None) if checkout is None else resolve_within(path, checkout)
+    # Only the checkout's own: a `[[bin]] path` may name any file of the machine.
+    inside = opened is None or checkout is None or opened.is_relative_to(checkout)
+    if link is None and inside:
+        with contextlib.suppress(FeatcheckError):
+            raw = read_regular_file(path, "crate root", MAX_CRATE_ROOT_BYTES, opened=opened)
+            return no_std_predicates(raw.decode("utf-8", "replace"))
+    return NoStd()
 
 
 def built_no_std(

@@ -342,6 +342,8 @@ def text_value(value: Any, what: str, path: KeyPath, *, lines: bool = False) -> 
     is the checkout's and reaches terminals (`featcheck rules`, reports)."""
     if not isinstance(value, str) or not value.strip():
         raise SpecError(f"{what} must be a non-empty string", path)
+    if (value.replace("\n", "") if lines else value).isprintable():
+        return value.strip()  # every rule's docs are read on each run: no loop for them
     for character in value:
         if not (character.isprintable() or (lines and character == "\n")):
             kind = "line breaks" if character == "\n" else "control or format characters"

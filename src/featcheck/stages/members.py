@@ -24,7 +24,7 @@ from featcheck.fixes.counterfactual import WhatIf
 from featcheck.fixes.lockcheck import LockView
 from featcheck.fixes.reach import BuildKey
 from featcheck.locate import ManifestCache, bind_declarations
-from featcheck.manifest.crate_root import NoStd, built_no_std, read_no_std
+from featcheck.manifest.crate_root import NoStd, built_no_std
 from featcheck.matrix import ConfigurationPlan, plan_configurations
 from featcheck.policy.load import load_config, members_with_settings
 from featcheck.policy.settings import Config
@@ -120,7 +120,10 @@ def scope_of(run: Run, metadata: Workspace) -> Scope:
         each_feature=options.each_feature or settings.each_feature,
         unification=run.source.unification(shown),
         # Every member's: a fix for one must not give the others' no_std builds what they lack.
-        no_std={m.id: read_no_std(m.crate_roots, run.manifests.checkout) for m in metadata.members},
+        no_std={
+            m.id: tuple((root, run.manifests.no_std(root.path)) for root in m.crate_roots)
+            for m in metadata.members
+        },
     )
 
 
