@@ -23,7 +23,6 @@ import contextlib
 import json
 import os
 import stat
-import threading
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -104,7 +103,7 @@ class LastAnswer:
         self.environment = environment
         self.started = time.time_ns()
         """When cargo started (reset by `kept()`, which comes just before)."""
-        self._writer: threading.Thread | None = None
+        self._answered: tuple[str, Workspace, Path] | None = None
 
     @classmethod
     def of_command(
@@ -145,17 +144,15 @@ class LastAnswer:
 
     def keep(self, text: str, metadata: Workspace, manifest_path: Path) -> None:
         """Keep cargo's answer `text` (parsed: `metadata`) for the next audit, with the files
-        it was read from; written in the background (`settle()` waits)."""
+        it was read from: written by `settle()`, once the audit is done (on a thread beside the
+        audit it took more from the audit than writing it after takes: docs/speed.md)."""
         if len(text) <= MAX_BYTES:
-            self._writer = threading.Thread(
-                target=self._write, args=(text, metadata, manifest_path), daemon=True
-            )
-            self._writer.start()
+            self._answered = (text, metadata, manifest_path)
 
     def settle(self) -> None:
-        if self._writer is not None:
-            self._writer.join()
-            self._writer = None
+        if self._answered is not None:
+            answered, self._answered = self._answered, None
+            self._write(*answered)
 
     def _write(self, text: str, metadata: Workspace, manifest_path: Path) -> None:
         with contextlib.suppress(OSError, ValueError, FeatcheckError):
