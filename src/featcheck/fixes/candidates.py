@@ -305,12 +305,15 @@ class CandidateFinder(DirectDependencies):
             in_model: list[ModelEdit] = []
             touched: set[PackageRef] = set()
             written = [Edit(where.manifest.path, where.path, action, features)]
-            # One line, or every line that inherits the workspace entry.
+            # One line, or every line that inherits the workspace entry. The model's features
+            # in one order: two findings asking for the same ones in their own order (FC004's
+            # fusion and autotune, FC005's autotune and fusion) share every build it resolves.
             lines = self.locator.inheriting_sites(where) if in_workspace_entry else [(owner, where)]
+            asked = tuple(sorted(features))
             for package, line in lines:
                 position = self.what_if.index.by_id[package.id]
                 in_model.append(
-                    MoreFeatures(position, line.key, line.kind, line.platform, features, removing)
+                    MoreFeatures(position, line.key, line.kind, line.platform, asked, removing)
                 )
                 touched.add(self.what_if.index.packages[position].ref)
                 if removing and line is not where and line.disables_defaults():
