@@ -35,6 +35,49 @@ if TYPE_CHECKING:
     from featcheck.placement import Flagged
 
 _NOT_COPIED = shutil.ignore_patterns("target", ".git", ".hg", ".jj", "node_modules", ".venv")
+_INFERRED_FROM = frozenset({"bin", "examples", "tests", "benches"})
+
+
+def _read_by_cargo(directory: str, name: str) -> bool:
+    """Whether `cargo metadata` may read the file: a manifest, Cargo.lock, a configuration (all
+    of a `.cargo` directory), or a Rust file whose presence decides a target cargo infers
+    (`src/lib.rs`, `build.rs`, `src/bin/x.rs`, `examples/x/main.rs`; a target it is told the
+    path of, it never reads)."""
+    if (
+        name.endswith((".toml", "Cargo.lock", "rust-toolchain"))
+        or ".cargo" in Path(directory).parts
+    ):
+        return True
+    return name in ("lib.rs", "main.rs", "build.rs") or (
+        name.endswith(".rs") and os.path.basename(directory) in _INFERRED_FROM
+    )
+
+
+def _needed_by_cargo(roots: Iterable[Path]) -> Callable[[str, list[str]], set[str]]:
+    """What a copy made for cargo's resolution leaves out: every file cargo does not read, and
+    every directory holding none (a checkout's sources, data and documents: thousands of files
+    to write before cargo can start). A link is copied as it is."""
+    needed: set[str] = set()
+    for root in roots:
+        for directory, subdirectories, files in os.walk(root):
+            subdirectories[:] = set(subdirectories) - _NOT_COPIED(directory, subdirectories)
+            if any(_read_by_cargo(directory, name) for name in files):
+                while directory not in needed and directory != os.path.dirname(directory):
+                    needed.add(directory)
+                    directory = os.path.dirname(directory)
+
+    def ignored(directory: str, names: list[str]) -> set[str]:
+        skipped = set(_NOT_COPIED(directory, names))
+        for name in names:
+            path = os.path.join(directory, name)
+            if os.path.islink(path):
+                continue
+            kept = path in needed if os.path.isdir(path) else _read_by_cargo(directory, name)
+            if not kept:
+                skipped.add(name)
+        return skipped
+
+    return ignored
 
 
 Pending = tuple["Flagged", tuple[Edit, ...]]
@@ -59,10 +102,20 @@ class WorkspaceCopy:
 
     A path package outside the workspace's directory (`../candle-core` of a crate the workspace
     excludes) is copied beside it, where the copy's `path = "../..."` finds it, if it lies in
-    the checkout (`within`): without it cargo could resolve no fix of such a workspace."""
+    the checkout (`within`): without it cargo could resolve no fix of such a workspace.
+    `for_cargo`: only what cargo reads to resolve is copied (`_READ_BY_CARGO`); else all of the
+    workspace but what a build makes, for an audit of the copy (its baseline, its settings)."""
 
-    def __init__(self, root: Path, beside: Iterable[Path] = (), within: Path | None = None) -> None:
+    def __init__(
+        self,
+        root: Path,
+        beside: Iterable[Path] = (),
+        within: Path | None = None,
+        *,
+        for_cargo: bool = False,
+    ) -> None:
         self.root = root.resolve()
+        self.for_cargo = for_cargo
         found = {Path(os.path.realpath(p)) for p in beside}
         kept = [p for p in found if within is not None and is_inside(p, within)]
         # The outermost directories only: one may hold another, or the workspace (`..`).
@@ -75,6 +128,7 @@ class WorkspaceCopy:
         """The directory whose layout the copy keeps: the workspace's, or one above it."""
         self._directory: tempfile.TemporaryDirectory[str] | None = None
         self._originals: dict[Path, bytes | None] = {}
+        self._ignored: Callable[[str, list[str]], set[str]] = _NOT_COPIED
 
     @property
     def tree(self) -> Path:
@@ -94,6 +148,8 @@ class WorkspaceCopy:
         return text.replace(str(self.tree), str(self.base)) if self._directory else text
 
     def _make(self) -> tempfile.TemporaryDirectory[str]:
+        if self.for_cargo:
+            self._ignored = _needed_by_cargo([self.root, *self.beside])
         directory = tempfile.TemporaryDirectory(prefix="featcheck-fix-")
         tree = Path(directory.name) / "workspace"
         for package in self.beside:
@@ -105,7 +161,7 @@ class WorkspaceCopy:
                 if manifest.is_file() and not manifest.is_symlink():
                     shutil.copyfile(manifest, tree / above / "Cargo.toml")
         copy = tree / self.root.relative_to(self.base)
-        shutil.copytree(self.root, copy, ignore=_NOT_COPIED, symlinks=True)
+        shutil.copytree(self.root, copy, ignore=self._ignored, symlinks=True)
         _point_links_into(copy, self.root)
         lockfile = copy / "Cargo.lock"
         # cargo writes the copy's lockfile: a link would let it write where it points.
@@ -118,7 +174,7 @@ class WorkspaceCopy:
 
     def _but_root(self, directory: str, names: list[str]) -> set[str]:
         """What a package beside the workspace leaves to the workspace's own copy."""
-        ignored = set(_NOT_COPIED(directory, names))
+        ignored = set(self._ignored(directory, names))
         if Path(directory) == self.root.parent:
             ignored.add(self.root.name)
         return ignored
@@ -198,7 +254,7 @@ class OverlayCheck:
     within: Path | None = None
 
     def __post_init__(self) -> None:
-        self._copy = WorkspaceCopy(self.workspace_root, self.beside, self.within)
+        self._copy = WorkspaceCopy(self.workspace_root, self.beside, self.within, for_cargo=True)
 
     def close(self) -> None:
         self._copy.close()

@@ -158,7 +158,7 @@ def graph_with_changes(resolved: MemberGraph, changes: list[FileChange]) -> Memb
     """The member's graph after `changes`, resolved by cargo on a temporary copy of the
     workspace (the fixes' own, which writes no file of the user's through a link); the copy's
     Cargo.lock is what `--fix` would leave."""
-    with contextlib.closing(WorkspaceCopy(resolved.metadata.root)) as copy:
+    with contextlib.closing(WorkspaceCopy(resolved.metadata.root, for_cargo=True)) as copy:
         try:
             copy.apply(changes)
             manifest = copy.moved(resolved.manifest)
