@@ -3,10 +3,11 @@ chain and the rendered line are read off the model (docs/how-it-decides.md, "One
 cargo's answer to the rendered line"). What the audit still opens in the checkout is Cargo.lock,
 to tell whether cargo rewrote it (fileio.LockfileWatch).
 
-Two readers stand apart, and are not recorded: cargo's check of a fix that needs packages
-Cargo.lock lacks, which copies the workspace for cargo to resolve (fixes/overlay.py), and the
-thread that keeps cargo's answer for the next run, which notes the state of every file cargo
-read (cargo/last_answer.py). `--fix` and `--diff` edit manifests and are not audits.
+One reader stands apart, and is not recorded: cargo's check of a fix that needs packages
+Cargo.lock lacks, which copies the workspace for cargo to resolve (fixes/overlay.py). Keeping
+cargo's answer for the next run reads the root manifest's member patterns as cargo answers, and
+once the audit is done only notes the state of the files cargo read (cargo/last_answer.py).
+`--fix` and `--diff` edit manifests and are not audits.
 
 Every file Python opens passes an audit hook ("open" events: `open`, `os.open`, `Path.read_*`),
 so a read added after resolution, through any call, fails these tests.

@@ -103,7 +103,7 @@ class LastAnswer:
         self.environment = environment
         self.started = time.time_ns()
         """When cargo started (reset by `kept()`, which comes just before)."""
-        self._answered: tuple[str, Workspace, Path] | None = None
+        self._answered: tuple[str, list[str]] | None = None
 
     @classmethod
     def of_command(
@@ -144,26 +144,29 @@ class LastAnswer:
 
     def keep(self, text: str, metadata: Workspace, manifest_path: Path) -> None:
         """Keep cargo's answer `text` (parsed: `metadata`) for the next audit, with the files
-        it was read from: written by `settle()`, once the audit is done (on a thread beside the
-        audit it took more from the audit than writing it after takes: docs/speed.md)."""
-        if len(text) <= MAX_BYTES:
-            self._answered = (text, metadata, manifest_path)
+        it was read from: listed now, as cargo answered (the root manifest's member patterns
+        read again), and seen and written by `settle()`, once the audit is done (on a thread
+        beside the audit it took more from the audit than writing it after takes:
+        docs/speed.md)."""
+        with contextlib.suppress(OSError, ValueError, FeatcheckError):
+            if len(text) <= MAX_BYTES:
+                paths = list(dict.fromkeys(self._read_by_cargo(metadata, manifest_path)))
+                self._answered = (text, paths)
 
     def settle(self) -> None:
         if self._answered is not None:
-            answered, self._answered = self._answered, None
-            self._write(*answered)
+            (text, paths), self._answered = self._answered, None
+            with contextlib.suppress(OSError, ValueError):
+                self._write(text, paths)
 
-    def _write(self, text: str, metadata: Workspace, manifest_path: Path) -> None:
-        with contextlib.suppress(OSError, ValueError, FeatcheckError):
-            paths = list(dict.fromkeys(self._read_by_cargo(metadata, manifest_path)))
-            inputs = [(path, *_seen(path)) for path in paths]
-            if any(self._maybe_since(changed) for _, _, changed in inputs):
-                return  # changed while cargo worked, or just before: cargo may have read either
-            seen = [(path, what) for path, what, _ in inputs]
-            header = json.dumps({"version": _VERSION, "inputs": seen})
-            if replace_cache_file(self.file, header + "\n" + text):
-                _forget_all_but_the_last(self.file.parent)
+    def _write(self, text: str, paths: list[str]) -> None:
+        inputs = [(path, *_seen(path)) for path in paths]
+        if any(self._maybe_since(changed) for _, _, changed in inputs):
+            return  # changed while cargo worked, or just before: cargo may have read either
+        seen = [(path, what) for path, what, _ in inputs]
+        header = json.dumps({"version": _VERSION, "inputs": seen})
+        if replace_cache_file(self.file, header + "\n" + text):
+            _forget_all_but_the_last(self.file.parent)
 
     def _maybe_since(self, changed: int) -> bool:
         """Whether a change time may be of a change after cargo started. A file system that

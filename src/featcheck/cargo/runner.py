@@ -85,6 +85,9 @@ class CargoRunner:
         self._version: str | None = None
         self._lock = threading.Lock()
         self._setup = setup
+        self._keeps_answers = setup is None
+        """A runner handed another's setup works in a copy made for one question (a fix to
+        confirm): its answer is never asked for again, and is not kept (last_answer.py)."""
         self._toolchain = toolchain
         self._setup_lock = threading.Lock()
         self._answers: RustcAnswers | None = None
@@ -171,7 +174,8 @@ class CargoRunner:
             *feature_arguments(FeatureSelection.of(features, all_features=all_features)),
             *self._cargo_flags(),
         ]
-        last = LastAnswer.of_command(self.prepared_setup(), args, self.trust.root)
+        setup = self.prepared_setup()
+        last = LastAnswer.of_command(setup, args, self.trust.root) if self._keeps_answers else None
         if last is None or (kept := last.kept()) is None:
             return self._cargo_metadata(manifest_path, args, last)
         refuse_special_manifests(manifest_path, self.checkout)
