@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from featcheck.fixes.overlay import WorkspaceCopy
 
 pytestmark = pytest.mark.cargo

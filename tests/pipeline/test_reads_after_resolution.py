@@ -18,7 +18,6 @@ from __future__ import annotations
 import os
 import shutil
 import sys
-import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -37,12 +36,7 @@ _hooked = False
 
 
 def _hook(event: str, args: tuple[Any, ...]) -> None:
-    if (
-        event == "open"
-        and _opened is not None
-        and threading.current_thread() is threading.main_thread()
-        and isinstance(args[0], (str, bytes, os.PathLike))
-    ):
+    if event == "open" and _opened is not None and isinstance(args[0], (str, bytes, os.PathLike)):
         _opened.append(os.fsdecode(args[0]))
 
 
