@@ -209,9 +209,6 @@ class CandidateFinder(DirectDependencies):
         bound = self.locator.bound_declarations(owner, declared)
         defaults_off = not any(d.uses_default_features for d in bound)
         feature_sets = self._feature_sets(declared, declared_info, goal, cfg)
-        # Defaults that turn no wanted feature on cannot deliver it: rerun's 93 members each
-        # resolved sixteen such lines again (a third of its fix search), none clearing.
-        carries = self._defaults_carry(declared, goal, cfg)
         for site in sites:
             inherited = site.inherited
             editable = [s for s in (inherited, site) if s is not None]
@@ -231,7 +228,9 @@ class CandidateFinder(DirectDependencies):
                 and defaults_off
                 and removable.disables_defaults()
                 and "default" in declared_info.features
-                and carries
+                # Defaults that turn no wanted feature on cannot deliver it: rerun's 93 members
+                # each resolved sixteen such lines again (a third of its fix search), none clearing.
+                and self._defaults_carry(declared, goal, cfg)
             ):
                 yield self._candidate(
                     owner, declared, removable, site, "remove-default-features", (), proximity
