@@ -174,8 +174,9 @@ class CargoRunner:
             *feature_arguments(FeatureSelection.of(features, all_features=all_features)),
             *self._cargo_flags(),
         ]
-        setup = self.prepared_setup()
-        last = LastAnswer.of_command(setup, args, self.trust.root) if self._keeps_answers else None
+        last = None
+        if self._keeps_answers:
+            last = LastAnswer.of_command(self.prepared_setup(), args, self.trust.root)
         if last is None or (kept := last.kept()) is None:
             return self._cargo_metadata(manifest_path, args, last)
         refuse_special_manifests(manifest_path, self.checkout)

@@ -50,6 +50,7 @@ from featcheck.cargo.toolchain import TOOLCHAIN_FILES
 from featcheck.comparison.git import DEFAULT_TIMEOUT, READING, Budget, Revision
 from featcheck.comparison.listing import FILE, LINK, ObjectInfo, ObjectReader, Walk, missing_object
 from featcheck.errors import FeatcheckError
+from featcheck.manifest.crate_root import package_roots
 from featcheck.policy.settings import CONFIG_FILE
 
 MAX_CONTENT_BYTES = 4 * MAX_LOCKFILE_BYTES
@@ -60,7 +61,6 @@ _READ_WHOLE = {
     "Cargo.lock": ("lockfile", MAX_LOCKFILE_BYTES),
     CONFIG_FILE: ("featcheck configuration", MAX_MANIFEST_BYTES),
 }
-_TARGET_DIRECTORIES = frozenset({"examples", "tests", "benches"})
 
 
 def write_tree(
@@ -108,7 +108,7 @@ def _selected(walk: Walk, commit: str) -> tuple[dict[tuple[str, ...], str], set[
     for entry in walk.entries(commit):
         if entry.kind == FILE and _read_whole(entry.path) is not None:
             contents[entry.path] = entry.object
-        elif entry.kind in (FILE, LINK) and (roots := _package_roots(entry.path)):
+        elif entry.kind in (FILE, LINK) and (roots := package_roots(entry.path)):
             candidates.append((entry.path, roots))
     packages = {path[:-1] for path in contents if path[-1] == "Cargo.toml"}
     empty = {path for path, roots in candidates if any(root in packages for root in roots)}
@@ -120,23 +120,6 @@ def _read_whole(path: tuple[str, ...]) -> tuple[str, int] | None:
     if path[-1] in ("config", "config.toml") and path[-2:-1] == (".cargo",):
         return ("cargo configuration file", MAX_CONFIG_BYTES)
     return _READ_WHOLE.get(path[-1])
-
-
-def _package_roots(path: tuple[str, ...]) -> list[tuple[str, ...]]:
-    """The directories whose package would take `path` as a target cargo discovers."""
-    name, directory = path[-1], path[:-1]
-    if not name.endswith(".rs"):
-        return []
-    main = name == "main.rs"
-    levels_up = (
-        (0, name == "build.rs"),
-        (1, directory[-1:] == ("src",) and name in ("lib.rs", "main.rs")),
-        (1, len(directory) >= 1 and directory[-1] in _TARGET_DIRECTORIES),
-        (2, directory[-2:] == ("src", "bin")),
-        (2, main and len(directory) >= 2 and directory[-2] in _TARGET_DIRECTORIES),
-        (3, main and directory[-3:-1] == ("src", "bin")),
-    )
-    return [directory[: len(directory) - up] for up, applies in levels_up if applies]
 
 
 def _sized(

@@ -21,11 +21,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from featcheck.boundary import is_inside
+from featcheck.cargo.toolchain import TOOLCHAIN_FILES
 from featcheck.errors import FeatcheckError
 from featcheck.fixes.apply import FileChange, plan_edits
 from featcheck.fixes.lockcheck import cargo_reason
 from featcheck.fixes.reach import added_packages
 from featcheck.fixes.search import StillFlagged
+from featcheck.manifest.crate_root import package_roots
 from featcheck.report import Edit
 from featcheck.resolution import resolve_builds
 from featcheck.workspace.workspace import Workspace
@@ -35,45 +37,37 @@ if TYPE_CHECKING:
     from featcheck.placement import Flagged
 
 _NOT_COPIED = shutil.ignore_patterns("target", ".git", ".hg", ".jj", "node_modules", ".venv")
-_INFERRED_FROM = frozenset({"bin", "examples", "tests", "benches"})
-
-
-def _read_by_cargo(directory: str, name: str) -> bool:
-    """Whether `cargo metadata` may read the file: a manifest, Cargo.lock, a configuration (all
-    of a `.cargo` directory), or a Rust file whose presence decides a target cargo infers
-    (`src/lib.rs`, `build.rs`, `src/bin/x.rs`, `examples/x/main.rs`; a target it is told the
-    path of, it never reads)."""
-    if (
-        name.endswith((".toml", "Cargo.lock", "rust-toolchain"))
-        or ".cargo" in Path(directory).parts
-    ):
-        return True
-    return name in ("lib.rs", "main.rs", "build.rs") or (
-        name.endswith(".rs") and os.path.basename(directory) in _INFERRED_FROM
-    )
+_CONFIGURATION = frozenset({"Cargo.toml", "Cargo.lock", *TOOLCHAIN_FILES})
 
 
 def _needed_by_cargo(roots: Iterable[Path]) -> Callable[[str, list[str]], set[str]]:
-    """What a copy made for cargo's resolution leaves out: every file cargo does not read, and
-    every directory holding none (a checkout's sources, data and documents: thousands of files
-    to write before cargo can start). A link is copied as it is."""
-    needed: set[str] = set()
+    """What a copy made for cargo's resolution leaves out: every file but the manifests,
+    Cargo.lock, cargo's configuration (all of a `.cargo` directory), the toolchain files and the
+    targets cargo discovers by their presence (`crate_root.package_roots`, what `--new-since`
+    writes of a revision), and every directory holding none of them (a checkout's sources, data
+    and documents: thousands of files to write before cargo can start). A link is copied as it
+    is."""
+    kept: set[str] = set()
+    targets: list[tuple[str, list[tuple[str, ...]]]] = []
     for root in roots:
         for directory, subdirectories, files in os.walk(root):
             subdirectories[:] = set(subdirectories) - _NOT_COPIED(directory, subdirectories)
-            if any(_read_by_cargo(directory, name) for name in files):
-                while directory not in needed and directory != os.path.dirname(directory):
-                    needed.add(directory)
-                    directory = os.path.dirname(directory)
+            cargo_directory = ".cargo" in Path(directory).parts
+            for name in files:
+                path = os.path.join(directory, name)
+                if cargo_directory or name in _CONFIGURATION:
+                    kept.add(path)
+                elif packages := package_roots(Path(path).parts):
+                    targets.append((path, packages))
+    manifests = {Path(path).parts[:-1] for path in kept if path.endswith("Cargo.toml")}
+    kept.update(path for path, packages in targets if any(p in manifests for p in packages))
+    needed = {str(parent) for path in kept for parent in Path(path).parents}
 
     def ignored(directory: str, names: list[str]) -> set[str]:
         skipped = set(_NOT_COPIED(directory, names))
         for name in names:
             path = os.path.join(directory, name)
-            if os.path.islink(path):
-                continue
-            kept = path in needed if os.path.isdir(path) else _read_by_cargo(directory, name)
-            if not kept:
+            if not os.path.islink(path) and path not in kept and path not in needed:
                 skipped.add(name)
         return skipped
 
@@ -103,8 +97,8 @@ class WorkspaceCopy:
     A path package outside the workspace's directory (`../candle-core` of a crate the workspace
     excludes) is copied beside it, where the copy's `path = "../..."` finds it, if it lies in
     the checkout (`within`): without it cargo could resolve no fix of such a workspace.
-    `for_cargo`: only what cargo reads to resolve is copied (`_READ_BY_CARGO`); else all of the
-    workspace but what a build makes, for an audit of the copy (its baseline, its settings)."""
+    `for_cargo`: only what cargo reads to resolve is copied (`_needed_by_cargo`); else all of
+    the workspace but what a build makes, for an audit of the copy (its baseline, its settings)."""
 
     def __init__(
         self,

@@ -34,6 +34,28 @@ MAX_CRATE_ROOT_BYTES = 8 << 20
 """Larger crate roots are generated code (bindings), not a crate written to be no_std."""
 
 
+_TARGET_DIRECTORIES = frozenset({"examples", "tests", "benches"})
+
+
+def package_roots(path: tuple[str, ...]) -> list[tuple[str, ...]]:
+    """The directories whose package would take `path` as a target cargo discovers: cargo
+    finds targets by these files' presence (`src/lib.rs`, `src/bin/x.rs`, `build.rs`,
+    `examples/x/main.rs`), and never reads one it is told the path of."""
+    name, directory = path[-1], path[:-1]
+    if not name.endswith(".rs"):
+        return []
+    main = name == "main.rs"
+    levels_up = (
+        (0, name == "build.rs"),
+        (1, directory[-1:] == ("src",) and name in ("lib.rs", "main.rs")),
+        (1, len(directory) >= 1 and directory[-1] in _TARGET_DIRECTORIES),
+        (2, directory[-2:] == ("src", "bin")),
+        (2, main and len(directory) >= 2 and directory[-2] in _TARGET_DIRECTORIES),
+        (3, main and directory[-3:-1] == ("src", "bin")),
+    )
+    return [directory[: len(directory) - up] for up, applies in levels_up if applies]
+
+
 class NoStd(NamedTuple):
     """When one crate root is `no_std`: where a predicate of `when` holds (None: `#![no_std]`,
     always) and none of `unless`, the conditions of its `extern crate std` (None: always), as
