@@ -46,7 +46,8 @@ def _needed_by_cargo(roots: Iterable[Path]) -> Callable[[str, list[str]], set[st
     targets cargo discovers by their presence (`crate_root.package_roots`, what `--new-since`
     writes of a revision), and every directory holding none of them (a checkout's sources, data
     and documents: thousands of files to write before cargo can start). A link is copied as it
-    is."""
+    is, and what a kept one names in the workspace is kept too (a `Cargo.toml` linked to
+    `shared-model.toml`: `_point_links_into` then points it at the copy's)."""
     kept: set[str] = set()
     targets: list[tuple[str, list[tuple[str, ...]]]] = []
     for root in roots:
@@ -61,14 +62,16 @@ def _needed_by_cargo(roots: Iterable[Path]) -> Callable[[str, list[str]], set[st
                     targets.append((path, packages))
     manifests = {Path(path).parts[:-1] for path in kept if path.endswith("Cargo.toml")}
     kept.update(path for path, packages in targets if any(p in manifests for p in packages))
+    kept.update(os.path.realpath(path) for path in list(kept) if os.path.islink(path))
     needed = {str(parent) for path in kept for parent in Path(path).parents}
 
     def ignored(directory: str, names: list[str]) -> set[str]:
         skipped = set(_NOT_COPIED(directory, names))
         for name in names:
             path = os.path.join(directory, name)
-            if not os.path.islink(path) and path not in kept and path not in needed:
-                skipped.add(name)
+            if path in kept or path in needed or (os.path.isdir(path) and os.path.islink(path)):
+                continue
+            skipped.add(name)
         return skipped
 
     return ignored
