@@ -35,7 +35,9 @@ class Explainer:
     search: FeatureSearch
     locator: Locator
     builds: Mapping[tuple[str, str], DependencyGraph]
-    """Every audited (member id, target) build, to say which other member enables a feature."""
+    """Each member's base build on each target, to say which other member enables a feature."""
+    configured: Mapping[tuple[str, str, FeatureSelection], DependencyGraph]
+    """Every audited (member id, target, configuration) build: what a finding's build has on."""
     record: Callable[[str, TargetCfg, FeatureSelection], Record]
     """A build resolved again with why each step was taken: a present feature's chain is read."""
     sides_unify: bool = False
@@ -112,18 +114,24 @@ class Explainer:
         return text
 
     def chain(
-        self, detection: Detection, cut: Cut | None, member: Package, target: str, cfg: TargetCfg
+        self,
+        detection: Detection,
+        cut: Cut | None,
+        member: Package,
+        build: tuple[str, TargetCfg, FeatureSelection],
     ) -> tuple[str, ...]:
-        """The why chain, one line per link."""
+        """The why chain, one line per link, of the finding in the member's `build`: its
+        target, that target's cfg and its configuration."""
         lines: list[str] = []
+        target, cfg, selection = build
         goal = self.metadata.package_of(detection.node.package)
         declared = None if cut is None else self.metadata.package_of(cut.dependency.package)
         if cut is not None and declared is not None and goal is not None:
             lines.extend(self._feature_path(cut, declared, goal, detection.feature, cfg))
         if goal is not None:
-            build = self.builds.get((member.id, target), _EMPTY)
+            graph = self.configured.get((member.id, target, selection), _EMPTY)
             for kind in (DEV, BUILD):
-                lines.extend(self._other_kind(kind, member, goal, detection.feature, cfg, build))
+                lines.extend(self._other_kind(kind, member, goal, detection.feature, cfg, graph))
         lines.extend(self._other_members(detection.node, detection.feature, member, target))
         return tuple(lines)
 

@@ -32,7 +32,7 @@ from featcheck.featureset import (
     member_selection,
     unmatched,
 )
-from featcheck.report import Finding, FindingIdentity
+from featcheck.report import Edit, Finding, FindingIdentity
 from featcheck.workspace.model import FEATURE, FeatureValue, Package, parse_feature_value
 
 _Build = TypeVar("_Build")
@@ -212,11 +212,13 @@ class FeatureEffects:
 
 
 def merge_configurations(findings: Sequence[Finding]) -> list[Finding]:
-    """One finding per identity, in first-seen order, listing every configuration it occurs in
-    (first = the one reported: the member's base build when it is there)."""
-    merged: dict[FindingIdentity, Finding] = {}
+    """One finding per identity and fix, in first-seen order, listing every configuration it
+    occurs in (first = the one reported: the member's base build when it is there). Builds
+    whose fixes differ stay apart: a library's `wgpu` and `vulkan` builds each take the fix
+    behind their own feature, and one finding would name one of them for both."""
+    merged: dict[tuple[FindingIdentity, tuple[Edit, ...] | None], Finding] = {}
     for finding in findings:
-        key = finding.identity
+        key = (finding.identity, None if finding.fix is None else finding.fix.edits)
         seen = merged.setdefault(key, finding)
         if seen is not finding:
             known = set(seen.configurations)  # a set: a finding may be in thousands of builds

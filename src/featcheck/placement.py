@@ -225,9 +225,8 @@ class FindingPlacer:
         finding = self._builder(item)
         finding.fix = None if fix is None else self._placed(fix)
         finding.alternatives = tuple(map(self._placed, alternatives))
-        finding.chain = self.explainer.chain(
-            item.detection, cut, item.member, item.target, item.cfg
-        )
+        build = (item.target, item.cfg, item.selection)
+        finding.chain = self.explainer.chain(item.detection, cut, item.member, build)
         finding.hidden = self._locations(self._member_sites(item))
         suggestion = outcome.refused
         if cut is None:

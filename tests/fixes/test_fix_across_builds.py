@@ -8,6 +8,11 @@
   line.
 - A member with the finding in another configuration asks for what a fix adds to it.
 - A finding takes the edit the other findings of the crate chose, where it clears it too.
+- A library whose feature selects the backend (`cpu = ["burn/flex"]`) asks for the backend's
+  missing feature there (`"burn/rayon"`): a line asking for it would give its other backends'
+  builds what they do not use. Two such features (`wgpu`, `vulkan`) each get the edit.
+- A member's build that lacks the crate asks for nothing, whatever its other builds have: the
+  crate added to it is a cost (tendermint-rpc's default build got simdutf8).
 """
 
 from __future__ import annotations
@@ -188,3 +193,143 @@ def test_a_finding_takes_the_edit_the_others_chose_where_it_clears_it_too(
     fixed = run_in_process(str(project), "--fix")
     assert fixed.returncode == 0, fixed.stdout + fixed.stderr
     assert (project / "bench" / "Cargo.toml").read_text() == ONE_EDIT_FILES["bench/Cargo.toml"]
+
+
+# burn's shape: a library picks its backend with a feature of its own, burn's defaults off.
+# engine's `rayon` brings its thread pool to every build it is asked in; only the CPU backend,
+# which has the pool already, uses it.
+BACKENDS_REGISTRY = {
+    "rayonish": {"1.0.0": {}},
+    "gemmish": {"0.1.0": {"features": {"default": [], "rayon": []}}},
+    "flexy": {
+        "0.1.0": {
+            "features": {"rayon": ["gemmish/rayon"]},
+            "dependencies": {
+                "gemmish": {"version": "0.1", "default-features": False},
+                "rayonish": {"version": "1"},
+            },
+        }
+    },
+    "gpuish": {"0.1.0": {}},
+    "engine": {
+        "1.0.0": {
+            "features": {
+                "default": ["cpu", "rayon"],
+                "cpu": ["dep:flexy"],
+                "gpu": ["dep:gpuish"],
+                "rayon": ["dep:rayonish", "flexy?/rayon"],
+            },
+            "dependencies": {
+                "flexy": {"version": "0.1", "optional": True},
+                "gpuish": {"version": "0.1", "optional": True},
+                "rayonish": {"version": "1", "optional": True},
+            },
+        }
+    },
+}
+RENDER = PACKAGE.format("render") + (
+    '[dependencies]\nengine = { version = "1", default-features = false }\n'
+    '\n[features]\ndefault = ["cpu"]\ncpu = ["engine/cpu"]\ngpu = ["engine/gpu"]\n'
+)
+
+
+def _packages(project: Path, *flags: str) -> set[str]:
+    tree = ["cargo", "tree", "-e", "normal", "--prefix", "none", "-f", "{p} [{f}]", "--offline"]
+    run = subprocess.run([*tree, *flags], cwd=project, capture_output=True, text=True, check=True)
+    return {line.removesuffix(" (*)") for line in run.stdout.splitlines()}
+
+
+def test_a_library_asks_for_the_backends_feature_where_its_own_feature_selects_it(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    use_registry(tmp_path_factory.mktemp("registry"), BACKENDS_REGISTRY, monkeypatch)
+    project = write_project(tmp_path / "render", {"src/lib.rs": "", "Cargo.toml": RENDER})
+    gpu_before = _packages(project, "--no-default-features", "--features", "gpu")
+
+    report = run_in_process(str(project), "--each-feature", "--format", "json")
+    assert report.returncode == 0, report.stdout + report.stderr  # a library's are infos
+    [finding] = json.loads(report.stdout)["findings"]
+    assert [c["features"] for c in finding["configurations"]] == [[], ["cpu"]]
+    assert finding["fix"]["description"] == 'add "engine/rayon" to `cpu` in [features]'
+    assert (finding["fix"]["safe"], finding["fix"]["added_packages"]) == (True, 0)
+    # The line itself would give the GPU build a thread pool it does not use.
+    [line] = [a for a in finding["alternatives"] if a["edits"][0]["action"] == "add-features"]
+    assert (line["description"], line["added_packages"]) == (
+        'add "rayon" to the features of engine',
+        1,
+    )
+
+    fixed = run_in_process(str(project), "--each-feature", "--fix", "--fix-level", "info")
+    assert fixed.returncode == 0, fixed.stdout + fixed.stderr
+    assert 'cpu = ["engine/cpu", "engine/rayon"]' in (project / "Cargo.toml").read_text()
+    assert "gemmish v0.1.0 [rayon]" in _packages(project)
+    assert _packages(project, "--no-default-features", "--features", "gpu") == gpu_before
+    again = run_in_process(str(project), "--each-feature", "--format", "json")
+    assert json.loads(again.stdout)["findings"] == []
+
+
+VULKAN = PACKAGE.format("render") + (
+    '[dependencies]\nengine = { version = "1", default-features = false }\n'
+    '\n[features]\ndefault = []\ncpu = ["engine/cpu"]\ncpu-simd = ["engine/cpu", "engine/simd"]\n'
+)
+
+
+def test_builds_whose_fixes_differ_are_each_fixed(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The two builds have one finding at one place, each fixed behind its own feature."""
+    # `simd` reaches gemmish too: the two builds hold gemmish with other features, so their
+    # findings are placed apart and meet at one place, the engine line.
+    registry = json.loads(json.dumps(BACKENDS_REGISTRY))
+    registry["engine"]["1.0.0"]["features"]["simd"] = ["flexy?/simd"]
+    registry["flexy"]["0.1.0"]["features"]["simd"] = ["gemmish/simd"]
+    registry["gemmish"]["0.1.0"]["features"]["simd"] = []
+    use_registry(tmp_path_factory.mktemp("registry"), registry, monkeypatch)
+    project = write_project(tmp_path / "render", {"src/lib.rs": "", "Cargo.toml": VULKAN})
+
+    report = run_in_process(str(project), "--each-feature", "--format", "json")
+    fixes = {
+        tuple(c["features"][0] for c in f["configurations"]): f["fix"]["description"]
+        for f in json.loads(report.stdout)["findings"]
+    }
+    assert fixes == {
+        ("cpu",): 'add "engine/rayon" to `cpu` in [features]',
+        ("cpu-simd",): 'add "engine/rayon" to `cpu-simd` in [features]',
+    }
+    fixed = run_in_process(str(project), "--each-feature", "--fix", "--fix-level", "info")
+    assert fixed.returncode == 0, fixed.stdout + fixed.stderr
+    again = run_in_process(str(project), "--each-feature", "--format", "json")
+    assert json.loads(again.stdout)["findings"] == []
+
+
+CLIENT = PACKAGE.format("client") + (
+    '[dependencies]\narr = { version = "0.16", optional = true }\n\n[features]\nhttp = ["arr"]\n'
+)
+SERVER = PACKAGE.format("server") + (
+    '[dependencies]\nclient = { path = "../client", features = ["http"] }\n'
+)
+
+
+def test_a_build_without_the_crate_does_not_ask_for_it(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # arr passes no feature on to gemmish (encoding_rs none to simdutf8): a fix depends on it.
+    registry = json.loads(json.dumps(ASKING_REGISTRY))
+    del registry["arr"]["0.16.0"]["features"]["threading"]
+    use_registry(tmp_path_factory.mktemp("registry"), registry, monkeypatch)
+    files = {
+        "Cargo.toml": '[workspace]\nresolver = "2"\nmembers = ["client", "server"]\n',
+        "client/Cargo.toml": CLIENT,
+        "client/src/lib.rs": "",
+        "server/Cargo.toml": SERVER,
+        "server/src/main.rs": "fn main() {}",
+    }
+    project = write_project(tmp_path / "tendermint", files)
+    before = _packages(project, "-p", "client")
+    assert not any(p.startswith("gemmish") for p in before)
+
+    fixed = run_in_process(str(project), "--each-feature", "--fix", "--fix-level", "info")
+    assert fixed.returncode in (0, 1), fixed.stdout + fixed.stderr
+    # client's own default build has no arr, so no gemmish: a fix may not bring it there.
+    assert _packages(project, "-p", "client") == before
+    assert "gemmish v0.1.0 [rayon]" in _packages(project, "-p", "server")

@@ -141,7 +141,9 @@ def test_each_feature_fixes_write_one_line_per_new_dependency_behind_written_fea
     own feature first) and `--fix` stopped at "Key burn-cpu already exists"; FC001's line went
     behind `burn-import`, an optional dependency's implicit feature, which [features] does not
     write ("cannot find the feature burn-import"). Here `fast` and `extra` (written) and `tool`
-    (implicit, which `extra` names) each bring gemmish without rayon or simd."""
+    (implicit, which `extra` names) each bring gemmish without rayon or simd. A line behind
+    `extra` leaves `--features tool` as it was, and a plain line gives gemmish to the default
+    build, which has none: that finding is left to its owner."""
     gemmish = {"0.1.0": {"features": {"default": [], "rayon": [], "simd": []}}}
     project = _two_optional(tmp_path_factory, monkeypatch, tmp_path, gemmish, '"tool"')
     (project / "featcheck.toml").write_text(TWO_RULES)
@@ -154,13 +156,20 @@ def test_each_feature_fixes_write_one_line_per_new_dependency_behind_written_fea
         if e["action"] == "add-feature-values"
     }
     assert ("features", "tool") not in behind
+    unsafe = [
+        (tuple(c["features"][0] for c in f["configurations"]), f["fix"]["safe"], f["fix"]["note"])
+        for f in json.loads(report.stdout)["findings"]
+        if f["fix"]["edits"][0]["action"] == "add-dependency"
+    ]
+    plain = "not applied by --fix: it adds gemmish 0.1.0 to the build of service, which lacked them"
+    assert unsafe == [(("extra", "tool"), False, plain)] * 2, unsafe
     fixed = run_in_process(str(project), "--each-feature", "--fix")
     assert fixed.returncode in (0, 1), fixed.stderr
     manifest = (project / "Cargo.toml").read_text()
     assert manifest.count("gemmish = ") == 1
-    for feature in ("fast", "extra", "tool"):
-        built = _gemmish(project, "--no-default-features", "--features", feature)
-        assert built == "gemmish v0.1.0 [rayon,simd]", feature
+    built = _gemmish(project, "--no-default-features", "--features", "fast")
+    assert built == "gemmish v0.1.0 [rayon,simd]"
+    assert _gemmish(project, "--no-default-features", "--features", "tool") == "gemmish v0.1.0 []"
 
 
 def test_a_finding_of_several_builds_gets_a_fix_that_clears_it_in_each(

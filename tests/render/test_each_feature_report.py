@@ -46,18 +46,18 @@ def test_each_feature_prints_a_table_and_each_edit_once(
     ]
     # One heading for the member: the blocks name their builds.
     assert [line for line in lines if line.startswith("app ")] == ["app (x86_64-unknown-linux-gnu)"]
-    # Each backend's fix goes behind the feature that selects it (the other builds gain
-    # nothing): one block per edit, a backend's FC004 and FC005 together under one fix.
+    # Each backend's fix is asked of burn by the feature that selects the backend (the other
+    # builds gain nothing): one block per edit, a backend's FC004 and FC005 under one fix.
     fixes = [line for line in lines if line.startswith("  = fix:")]
     assert fixes == [
-        '  = fix: add burn-flex = { version = "=0.22.1", optional = true, default-features = false, '
-        "features",
+        '  = fix: add "burn/rayon", "burn/simd" to `flex` in [features] (Cargo.toml:14); with it '
+        "the build",
         '  = fix: add "rayon" to the features of burn (Cargo.toml:10); with it the build gets '
         "`multi-threads`",
-        '  = fix: add burn-cuda = { version = "=0.22.1", optional = true, default-features = false, '
-        "features",
-        '  = fix: add burn-wgpu = { version = "=0.22.1", optional = true, default-features = false, '
-        "features",
+        '  = fix: add "burn/fusion", "burn/autotune" to `cuda` in [features] (Cargo.toml:17); with '
+        "it the",
+        '  = fix: add "burn/fusion", "burn/autotune" to `wgpu` in [features] (Cargo.toml:16); with '
+        "it the",
     ]
     assert sum(line.startswith("  --> Cargo.toml:10:31") for line in lines) == 4
     verdicts = [line.split(" is built")[0] for line in lines if line.startswith(("error[", "warn"))]

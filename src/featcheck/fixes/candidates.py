@@ -97,29 +97,34 @@ class CandidateFinder(DirectDependencies):
             else None
             for owner_node, depth, owner in owners
         }
+        # Index positions of the packages on the way to the crate, the crate included.
+        packages = (self.metadata.package_of(n.package) for n in distance)
+        by_id = self.what_if.index.by_id
+        on_the_way = frozenset(by_id[p.id] for p in packages if p is not None and p.id in by_id)
+        # The features that select the crate (a library's `gpu = ["burn/wgpu"]`) may ask for
+        # what it lacks, and a new line may go behind them: builds without them stay as they are.
+        selecting = {
+            owner.id: self.selecting_features(owner, owner_node, on_the_way, goal, cfg.triple)
+            for owner_node, _, owner in owners
+        }
         for owner_node, depth, owner in owners:
             for declared in sorted(graph.dependencies(owner_node)):
                 if declared not in distance:
                     continue
                 proximity = (0, depth, distance[declared])
                 yield from self._declaration_candidates(
-                    owner, with_std[owner.id], declared, proximity, goal, cfg
+                    owner, (with_std[owner.id], selecting[owner.id]), declared, proximity, goal, cfg
                 )
         if (anchor := self.anchor(member, cfg, graph, goal, distance)) is None:
             return
         # Behind a feature that selects the crate before the same line without one: a library
         # keeps its backend optional (and of equal rank, the first one found wins).
-        # Index positions of the packages on the way to the crate, the crate included.
-        packages = (self.metadata.package_of(n.package) for n in distance)
-        by_id = self.what_if.index.by_id
-        on_the_way = frozenset(by_id[p.id] for p in packages if p is not None and p.id in by_id)
         needs_std = any("std" in goal.package.implied(f) for f in goal.wanted)
-        for owner_node, depth, owner in owners:
+        for _, depth, owner in owners:
             if needs_std and with_std[owner.id] is not None:
                 continue  # behind its `std` (below): another feature may be on without it
-            yield from self.behind_features(
-                owner, owner_node, depth, on_the_way, goal, anchor, cfg.triple
-            )
+            for feature in selecting[owner.id]:
+                yield from self.candidate(owner, feature, goal, anchor, depth)
         if not needs_std or with_std.get(member.id) is not False:
             yield from self.candidate(member, _std_if(with_std, member, needs_std), goal, anchor)
         # A workspace library on the way owns the cut: the same line there clears the finding
@@ -195,19 +200,22 @@ class CandidateFinder(DirectDependencies):
     def _declaration_candidates(
         self,
         owner: Package,
-        with_std: bool | None,
+        features_on: tuple[bool | None, list[str]],
         declared: Node,
         proximity: tuple[int, int, int],
         goal: Goal,
         cfg: TargetCfg,
     ) -> Iterator[Candidate]:
-        """Edits of the owner's declarations of `declared`; `with_std`: whether the owner's own
-        `std` is on in this build (None: it has none)."""
+        """Edits of the owner's declarations of `declared`, and of the owner's features that
+        ask for the dependency's; `features_on`: whether the owner's own `std` is on in this
+        build (None: it has none), and its features that select the crate."""
         if (declared_info := self.metadata.package_of(declared.package)) is None:
             return
+        with_std, selecting = features_on
         sites = self.locator.declared_sites(owner, declared, cfg)
         bound = self.locator.bound_declarations(owner, declared)
         defaults_off = not any(d.uses_default_features for d in bound)
+        optional = all(d.optional for d in bound)
         feature_sets = self._feature_sets(declared, declared_info, goal, cfg)
         for site in sites:
             inherited = site.inherited
@@ -215,12 +223,17 @@ class CandidateFinder(DirectDependencies):
             for features in feature_sets:
                 if with_std is not None and self._needs_std(declared_info, features, goal, cfg):
                     if with_std:
-                        optional = all(d.optional for d in bound)
-                        yield self._behind_std(owner, declared, site, features, optional, proximity)
+                        yield self._asked_by_feature(
+                            owner, declared, site, features, optional, proximity
+                        )
                     continue
                 for where in editable:
                     yield self._candidate(
                         owner, declared, where, site, "add-features", features, proximity
+                    )
+                for feature in selecting:
+                    yield self._asked_by_feature(
+                        owner, declared, site, features, optional, proximity, feature
                     )
             removable = inherited if inherited is not None else site
             if (
@@ -243,7 +256,7 @@ class CandidateFinder(DirectDependencies):
         std = (goal.package.id, "std")
         return any(self.search.chain((declared.id, f), std, cfg) is not None for f in features)
 
-    def _behind_std(
+    def _asked_by_feature(
         self,
         owner: Package,
         declared: Node,
@@ -251,14 +264,16 @@ class CandidateFinder(DirectDependencies):
         features: tuple[str, ...],
         optional: bool,
         proximity: tuple[int, int, int],
+        behind: str = "std",
     ) -> Candidate:
-        """`features` of the dependency at `site` asked for by the owner's `std` feature
-        (`std = [..., "ndarray?/matrixmultiply-threading"]`, weak where the line is optional)."""
+        """`features` of the dependency at `site` asked for by the owner's feature `behind`
+        (`std = [..., "ndarray?/matrixmultiply-threading"]`, weak where the line is optional;
+        `gpu = ["burn/wgpu", "burn/fusion"]`)."""
         values = tuple(f"{site.key}{'?' if optional else ''}/{f}" for f in features)
         index = self.what_if.index
         position = index.by_id[owner.id]
-        edit = Edit(owner.manifest_path, ("features", "std"), "add-feature-values", values)
-        model = frozenset({MoreFeatureValues(position, "std", values)})
+        edit = Edit(owner.manifest_path, ("features", behind), "add-feature-values", values)
+        model = frozenset({MoreFeatureValues(position, behind, values)})
         cut = Cut.at(site, site, declared)
         assert cut is not None  # every site found in a manifest has its key's span
         touches = frozenset({index.packages[position].ref})

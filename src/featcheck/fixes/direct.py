@@ -79,24 +79,23 @@ class DirectDependencies:
         default_factory=dict, init=False
     )
 
-    def behind_features(
+    def selecting_features(
         self,
         owner: Package,
         owner_node: Node,
-        depth: int,
         on_the_way: frozenset[int],
         goal: Goal,
-        cut: Cut,
         target: str,
-    ) -> Iterator[Candidate]:
-        """An optional dependency of `owner` turned on by each of its features, on in this
-        build, that selects the crate (`on_the_way`: index positions of the packages between
-        the member and the crate), where the owner's build without that feature has no crate."""
+    ) -> list[str]:
+        """The features of `owner`, on in this build, that select the crate (`on_the_way`:
+        index positions of the packages between the member and the crate): the owner's build
+        without one has no crate. What they ask for is asked only where the crate is built."""
         if (position := self.what_if.index.by_id.get(owner.id)) is None:
-            return
-        # Only a feature the manifest writes can take `dep:KEY`: an optional dependency's
+            return []
+        # Only a feature the manifest writes can take more values: an optional dependency's
         # implicit feature (burn_depth's `burn-import`) has no line in [features] to extend.
         named = self.written_features(owner)
+        selecting = []
         for feature in sorted((owner_node.features - {"default"}) & named):
             key = (position, feature, on_the_way, owner_node, target)
             if key not in self._selects:
@@ -104,7 +103,8 @@ class DirectDependencies:
                     position, feature, on_the_way
                 ) and not self._built_without(owner, owner_node, feature, goal, target)
             if self._selects[key]:
-                yield from self.candidate(owner, feature, goal, cut, depth)
+                selecting.append(feature)
+        return selecting
 
     def _built_without(
         self, owner: Package, owner_node: Node, feature: str, goal: Goal, target: str

@@ -95,8 +95,10 @@ NoStdBuild = Callable[[str, str, FeatureSelection], bool]
 
 def measure(gained: Iterable[Gained], asking: frozenset[str], crate: str) -> Cost:
     """The cost of what each build gained (`asking`: the ids of the members with a finding of
-    the crate, which ask for what the fix adds to them). A no_std build that does not ask for
-    the crate is not given the crate's features either (`added_features`): its member is exempt
+    the crate, which ask for what the fix adds to their builds of it; a build that gains the
+    crate itself had none to ask for: `--each-feature` gave tendermint-rpc's default build
+    simdutf8 for its `http-client` build's finding). A no_std build that does not ask for the
+    crate is not given the crate's features either (`added_features`): its member is exempt
     from the rules that need std or threads."""
     added: set[str] = set()
     unasked: dict[str, set[str]] = {}
@@ -105,7 +107,8 @@ def measure(gained: Iterable[Gained], asking: frozenset[str], crate: str) -> Cos
         added.update(packages)
         largest = max(largest, len(packages))
         of_crate = [shown for name, shown in features if name == crate_key(crate)]
-        if (packages or needs or of_crate) and member.id not in asking:
+        gains_crate = any(p.partition(" ")[0] == crate for p in packages)
+        if (packages or needs or of_crate) and (member.id not in asking or gains_crate):
             unasked.setdefault(member.name, set()).update(packages, needs, of_crate)
     listed = tuple((m, tuple(sorted(p))) for m, p in sorted(unasked.items()))
     return Cost(tuple(sorted(added)), listed, largest)

@@ -73,16 +73,20 @@ def place(
         for t in scope.targets
         if plan.selections[m.id]
     }
+    every_build = {key: build.graph for key, build in builds.items()}
     record = functools.cache(what_if.record)  # made once per build asked (few)
+    explainer = Explainer(
+        scope.metadata, search, locator, base_builds, every_build, record, what_if.resolver == 1
+    )
     placer = FindingPlacer(
         locator,
-        Explainer(scope.metadata, search, locator, base_builds, record, what_if.resolver == 1),
+        explainer,
         FixSearch(
             scope.metadata,
             locator,
             what_if,
             search,
-            {key: build.graph for key, build in builds.items()},
+            every_build,
             still_flagged,
             cargo_checks_new_packages=options.check_new_packages and not options.no_exec,
             backends=backends_of(r for rules in scope.rules_of.values() for r in rules),
