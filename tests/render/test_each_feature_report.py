@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from cli_in_process import run_in_process
 from support import WORKSPACES
+from synthetic_registry import PACKAGE, use_registry, write_project
 
 pytestmark = pytest.mark.usefixtures("remembered_cargo")
 
@@ -94,3 +95,37 @@ def test_each_feature_keeps_every_finding_in_json_and_with_v(
     assert verbose.startswith("findings by build configuration and rule:\n")
     assert "app (x86_64-unknown-linux-gnu) with --features cuda --no-default-features" in verbose
     assert verbose.count("  = fix:") == 6
+
+
+DEV_ONLY = PACKAGE.format("search") + (
+    '[features]\ndefault = ["fast"]\nfast = ["dep:helper"]\n\n'
+    '[dependencies]\ngemmish = { version = "0.1", default-features = false }\n'
+    'helper = { version = "0.1", optional = true }\n\n[dev-dependencies]\nhelper = "0.1"\n'
+)
+
+
+def test_a_configurations_chain_reads_that_configurations_build(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Without `fast`, only the tests' helper gives gemmish `rayon`: the chain says so. It was
+    judged by the default build, where helper is a normal dependency (lewm-rs's burn-ndarray)."""
+    registry = {
+        "gemmish": {"0.1.0": {"features": {"default": [], "rayon": []}}},
+        "helper": {
+            "0.1.0": {
+                "features": {"default": ["par"], "par": ["gemmish/rayon"]},
+                "dependencies": {"gemmish": {"version": "0.1", "default-features": False}},
+            }
+        },
+    }
+    use_registry(tmp_path_factory.mktemp("registry"), registry, monkeypatch)
+    project = write_project(
+        tmp_path / "search", {"src/main.rs": "fn main() {}", "Cargo.toml": DEV_ONLY}
+    )
+    done = run_in_process(str(project), "--each-feature", "--format", "json")
+    [finding] = json.loads(done.stdout)["findings"]
+    assert [c["features"] for c in finding["configurations"]] == [[]]
+    assert finding["chain"][-1] == (
+        "enabled only for tests and benches, through [dev-dependencies] helper (line 15): the "
+        "build itself does not get it"
+    )
