@@ -165,12 +165,12 @@ class FindingPlacer:
         overlay: OverlayCheck | None = None
         try:
             for _ in range(_ROUNDS if self.confirm else 0):
-                waiting = [(p, o.pending[0][0]) for p, o in enumerate(settled) if o.pending]
+                waiting = [(p, *o.pending[0]) for p, o in enumerate(settled) if o.pending]
                 if not waiting or self.overlay is None:
                     break
                 overlay = overlay or self.overlay()
-                answers = overlay.confirm([(flagged[p], c.edits) for p, c in waiting])
-                for (position, candidate), answer in zip(waiting, answers, strict=True):
+                answers = overlay.confirm([(flagged[p], c.edits, v.needs) for p, c, v in waiting])
+                for (position, candidate, _), answer in zip(waiting, answers, strict=True):
                     settled[position] = self._answered(settled[position], candidate, answer)
         finally:
             if overlay is not None:

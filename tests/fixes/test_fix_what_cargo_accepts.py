@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 from cli_in_process import run_in_process
 from support import WORKSPACES, trust_of
+from synthetic_registry import PACKAGE, use_registry, write_project
 
 from featcheck.cargo.runner import CargoRunner
 
@@ -116,3 +117,56 @@ def test_a_fix_cargo_refuses_keeps_no_other_fix_out(
     for member in ("app", "trainer"):
         assert "burn-ndarray = { workspace = true" in (project / member / "Cargo.toml").read_text()
     assert _cargo(project, "metadata", "--locked", "--format-version", "1").returncode == 0
+
+
+TWO_NEW = {
+    "poolish": {"1.0.0": {}},
+    "rayonish": {"1.0.0": {"dependencies": {"poolish": {"version": "1"}}}},
+    "fastish": {"1.0.0": {}},
+    "gemmish": {
+        "0.1.0": {
+            "features": {"default": [], "rayon": ["dep:rayonish"]},
+            "dependencies": {"rayonish": {"version": "1", "optional": True}},
+        }
+    },
+    "zipish": {
+        "0.1.0": {
+            "features": {"default": [], "fast": ["dep:fastish"]},
+            "dependencies": {"fastish": {"version": "1", "optional": True}},
+        }
+    },
+}
+ZIPISH_RULE = """
+[[rule]]
+code = "ACME002"
+name = "zipish-without-fast"
+severity = "error"
+crates = ["zipish"]
+feature = "fast"
+used-when = { reachable = true }
+"""
+
+
+def test_fixes_cargo_confirms_together_each_count_what_they_add(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Both fixes turn on packages Cargo.lock lacks, so cargo resolves them in one copy; each
+    said it added what both do (Kokoros: 11 packages each, against 4, 2 and 5 alone)."""
+    use_registry(tmp_path_factory.mktemp("registry"), TWO_NEW, monkeypatch)
+    manifest = PACKAGE.format("app") + (
+        '[dependencies]\ngemmish = { version = "0.1", default-features = false }\nzipish = "0.1"\n'
+    )
+    project = write_project(
+        tmp_path / "app", {"src/main.rs": "fn main() {}", "Cargo.toml": manifest}
+    )
+    rules = project / "featcheck.toml"
+    rules.write_text(rules.read_text() + ZIPISH_RULE)
+    assert "rayonish" not in (project / "Cargo.lock").read_text()
+
+    report = run_in_process(str(project), "--format", "json")
+    assert report.returncode == 1, report.stdout + report.stderr
+    added = {
+        f["crate"]: (f["fix"]["confirmed"], f["fix"]["added_packages"])
+        for f in json.loads(report.stdout)["findings"]
+    }
+    assert added == {"gemmish": (True, 2), "zipish": (True, 1)}

@@ -27,6 +27,7 @@ from featcheck.fixes.apply import FileChange, plan_edits
 from featcheck.fixes.lockcheck import cargo_reason
 from featcheck.fixes.reach import added_packages
 from featcheck.fixes.search import StillFlagged
+from featcheck.graph import DependencyGraph, Node, closure
 from featcheck.manifest.crate_root import package_roots
 from featcheck.report import Edit
 from featcheck.resolution import resolve_builds
@@ -77,9 +78,10 @@ def _needed_by_cargo(roots: Iterable[Path]) -> Callable[[str, list[str]], set[st
     return ignored
 
 
-Pending = tuple["Flagged", tuple[Edit, ...]]
+Pending = tuple["Flagged", tuple[Edit, ...], tuple[str, ...]]
 """A fix that only cargo can confirm: the detection in one member's build on one target (its
-build without the fix is what the fix's additions are counted against), and the fix's edits."""
+build without the fix is what the fix's additions are counted against), the fix's edits, and
+the dependencies they turn on that Cargo.lock holds no version of (`package/KEY`)."""
 
 
 @dataclass(frozen=True)
@@ -257,12 +259,15 @@ class OverlayCheck:
         self._copy.close()
 
     def confirm(self, pending: Sequence[Pending]) -> list[Answer]:
-        together = self._resolve([e for _, edits in pending for e in edits])
-        groups = list(dict.fromkeys(edits for _, edits in pending))
+        together = self._resolve([e for _, edits, _ in pending for e in edits])
+        groups = list(dict.fromkeys(edits for _, edits, _ in pending))
         if isinstance(together, Workspace) or len(groups) == 1:
-            return [self._answer(together, item) for item, _ in pending]
+            # Resolved with every fix made: each counts only what its own new dependencies
+            # bring (two fixes of one build each said they added what both do).
+            several = len(groups) > 1
+            return [self._answer(together, item, several, needs) for item, _, needs in pending]
         alone = {edits: self._resolve(list(edits)) for edits in groups}
-        return [self._answer(alone[edits], item) for item, edits in pending]
+        return [self._answer(alone[edits], item) for item, edits, _ in pending]
 
     def _resolve(self, edits: list[Edit]) -> Workspace | str:
         """cargo's metadata of the copy with `edits` made, or why there is none."""
@@ -276,7 +281,16 @@ class OverlayCheck:
         except OSError as error:
             return f"the copy could not be made: {error.strerror or error}"
 
-    def _answer(self, metadata: Workspace | str, item: Flagged) -> Answer:
+    def _answer(
+        self,
+        metadata: Workspace | str,
+        item: Flagged,
+        with_others: bool = False,
+        needs: tuple[str, ...] = (),
+    ) -> Answer:
+        """cargo's answer for `item`'s fix, over `metadata` with its edits made (and, where
+        `with_others`, the other pending fixes' too: the packages it adds are then those its
+        `needs` bring)."""
         if isinstance(metadata, str):
             return Answer(False, reason=metadata)
         # Path packages have other ids in the copy: find the member by name and version.
@@ -301,4 +315,25 @@ class OverlayCheck:
             crate = next((s for s in same if s.version == crate.version), crate)
         excused = frozenset(item.detection.deferred_to)
         flagged = self.still_flagged(item.member, item.target, graph, crate, excused)
-        return Answer(not flagged, tuple(added_packages(item.view.graph, graph)))
+        added = added_packages(item.view.graph, graph)
+        if with_others:
+            brought = _brought_by(metadata, graph, needs)
+            added = [package for package in added if package in brought]
+        return Answer(not flagged, tuple(added))
+
+
+def _brought_by(metadata: Workspace, graph: DependencyGraph, needs: Iterable[str]) -> set[str]:
+    """`name version` of every package in `graph` at or below the dependencies `needs` names
+    (`package/KEY`, as `WhatIf.describe` writes them) of the packages in it."""
+    starts: list[Node] = []
+    for need in needs:
+        name, _, key = need.rpartition("/")
+        for node in graph.named(name):
+            package = metadata.package_of(node.package)
+            if package is None:
+                continue
+            for edge in package.edges:
+                if edge.name_in_toml == key:
+                    dep = metadata.packages[edge.dep]
+                    starts += [n for n in graph.named(dep.name) if n.version == dep.version]
+    return {f"{n.name} {n.version}" for n in closure(starts, graph.dependencies)}
