@@ -299,14 +299,14 @@ def _placement(
     # The workspace's own packages between the member and the crate.
     graph, root = item.view.graph, item.view.roots[0]
     found = (
-        packages.get(n.package.id or "")
+        (n, packages.package_of(n.package))
         for n in sorted(graph.ancestors(item.detection.node))
         if n.package.is_local and n != root
     )
-    libraries = [package for package in found if package is not None]
+    libraries = [(node, package) for node, package in found if package is not None]
     if libraries:
-        names = ", ".join(library.name for library in libraries)
-        manifests = {library.manifest_path for library in libraries}
+        names = ", ".join(library.name for _, library in libraries)
+        manifests = {library.manifest_path for _, library in libraries}
         there = [a for a in alternatives if all(e.manifest in manifests for e in a.edits)]
         # A reason only where every change there has one: else one of them simply lost to
         # the member's own line (rerun: `web_viewer`'s note was given for the flate2 line).
@@ -314,6 +314,14 @@ def _placement(
             return f"in {member.name}'s own manifest rather than {names}'s: there {there[0].note}"
         if there:
             return f"in {member.name}'s own manifest, to keep {names} lean"
+        # A library built without its own `std` here offers no change that needs the crate's
+        # (candidates.py): bimm's `std = []`, off in resnet_finetune's build.
+        goal, wanted = packages.package_of(item.detection.node.package), item.detection.feature
+        no_std = [p.name for n, p in libraries if "std" in p.features and "std" not in n.features]
+        if no_std and goal is not None and "std" in goal.implied(wanted):
+            without = f"{', '.join(no_std)} {'are' if len(no_std) > 1 else 'is'} built without"
+            needs = f"{goal.name}'s `{wanted}` needs"
+            return f"in {member.name}'s own manifest: {without} `std` here, which {needs}"
         return f"in {member.name}'s own manifest: no change in {names} clears it"
     declared, crate = cut.dependency, item.detection.node
     if not cut.disables_defaults and declared != crate:

@@ -16,6 +16,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from cargo_tree_oracle import run_in_process_resolved_by
 from cli_in_process import run_in_process
 from synthetic_registry import PACKAGE, use_registry, write_project
 
@@ -135,6 +136,14 @@ def test_a_librarys_line_is_not_given_std_by_a_build_that_leaves_its_std_off(
     report = run_in_process(str(project), "--format", "json", "-p", "app")
     [finding] = json.loads(report.stdout)["findings"]
     assert [edit["file"] for edit in finding["fix"]["edits"]] == ["app/Cargo.toml"]
+    # Said as it is: a change in the library would need its std ("no change there clears it"
+    # was said of bimm, whose own line clears it but gives it std).
+    assert finding["placement"] == (
+        "in app's own manifest: nostdlib is built without `std` here, which gemmish's `rayon` needs"
+    )
+    # cargo tree's builds (the oracle) name the library by name and version only: the same words.
+    oracle = run_in_process_resolved_by("cargo", str(project), "--format", "json", "-p", "app")
+    assert json.loads(oracle.stdout)["findings"] == [finding]
     fixed = run_in_process(str(project), "--fix", "-p", "app")
     assert fixed.returncode == 0, fixed.stdout + fixed.stderr
     assert _gemmish(project, "-p", "app") == "gemmish v0.1.0 [rayon,std]"

@@ -364,3 +364,14 @@ def test_hints_are_opt_in_info_for_their_target_only(
     other = "x86_64-unknown-linux-gnu" if code == "FC006" else "aarch64-apple-darwin"
     elsewhere = run_in_process(crate, "--target", other, "--select", code, "--format", "json")
     assert json.loads(elsewhere.stdout)["findings"] == []
+
+
+@pytest.mark.parametrize("workspace", sorted(CASES))
+def test_the_whole_report_is_the_same_with_cargos_builds(
+    workspace: str, offline_cargo_for: Callable[..., Path]
+) -> None:
+    """Every word of each finding, not only its verdict and place: a placement note looked
+    up the workspace's libraries by cargo's package ids, which `cargo tree` text has none of."""
+    offline_cargo_for(WORKSPACES / workspace)
+    ours = json.loads(_audit(workspace).stdout)["findings"]
+    assert ours == json.loads(_audit(workspace, "cargo").stdout)["findings"]
