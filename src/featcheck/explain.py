@@ -36,7 +36,7 @@ class Explainer:
     locator: Locator
     builds: Mapping[tuple[str, str], DependencyGraph]
     """Each member's base build on each target, to say which other member enables a feature."""
-    configured: Mapping[tuple[str, str, FeatureSelection], DependencyGraph]
+    configured: dict[tuple[str, str, FeatureSelection], DependencyGraph]
     """Every audited (member id, target, configuration) build: what a finding's build has on."""
     record: Callable[[str, TargetCfg, FeatureSelection], Record]
     """A build resolved again with why each step was taken: a present feature's chain is read."""

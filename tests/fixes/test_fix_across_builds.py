@@ -333,3 +333,42 @@ def test_a_build_without_the_crate_does_not_ask_for_it(
     # client's own default build has no arr, so no gemmish: a fix may not bring it there.
     assert _packages(project, "-p", "client") == before
     assert "gemmish v0.1.0 [rayon]" in _packages(project, "-p", "server")
+
+
+SHARED_REGISTRY = {
+    "gemmish": {"0.1.0": {"features": {"default": [], "rayon": []}}},
+    "flexy": {
+        "0.1.0": {"dependencies": {"gemmish": {"version": "0.1", "default-features": False}}}
+    },
+    "burnish": {
+        "1.0.0": {
+            "features": {"default": [], "flexy": ["dep:flexy"]},
+            "dependencies": {"flexy": {"version": "0.1", "optional": True}},
+        }
+    },
+}
+
+
+def test_a_finding_points_at_the_line_that_brings_the_crate(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """`aaa` and `zzz` both reach burnish, but only `zzz`'s `cpu` picks flexy: the finding
+    points at app's `zzz` line, not at the first line as near (burn_automata's bevy_burn)."""
+    use_registry(tmp_path_factory.mktemp("registry"), SHARED_REGISTRY, monkeypatch)
+    library = '[dependencies]\nburnish = { version = "1", default-features = false }\n'
+    files = {
+        "Cargo.toml": '[workspace]\nresolver = "2"\nmembers = ["app", "aaa", "zzz"]\n',
+        "aaa/Cargo.toml": PACKAGE.format("aaa") + library,
+        "aaa/src/lib.rs": "",
+        "zzz/Cargo.toml": PACKAGE.format("zzz")
+        + library
+        + '\n[features]\ncpu = ["burnish/flexy"]\n',
+        "zzz/src/lib.rs": "",
+        "app/Cargo.toml": PACKAGE.format("app")
+        + '[dependencies]\naaa = { path = "../aaa" }\nzzz = { path = "../zzz", features = ["cpu"] }\n',
+        "app/src/main.rs": "fn main() {}",
+    }
+    project = write_project(tmp_path / "automata", files)
+    report = run_in_process(str(project), "--format", "json", "-p", "app")
+    [finding] = json.loads(report.stdout)["findings"]
+    assert (finding["location"]["file"], finding["location"]["line"]) == ("app/Cargo.toml", 8)

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from featcheck.fixes.direct import Candidate, DirectDependencies, Goal
 from featcheck.manifest.declarations import Cut, DeclarationSite
 from featcheck.report import Action, Edit
+from featcheck.resolution.features import BUILT
 from featcheck.workspace.model import (
     ModelEdit,
     MoreFeatures,
@@ -97,16 +98,7 @@ class CandidateFinder(DirectDependencies):
             else None
             for owner_node, depth, owner in owners
         }
-        # Index positions of the packages on the way to the crate, the crate included.
-        packages = (self.metadata.package_of(n.package) for n in distance)
-        by_id = self.what_if.index.by_id
-        on_the_way = frozenset(by_id[p.id] for p in packages if p is not None and p.id in by_id)
-        # The features that select the crate (a library's `gpu = ["burn/wgpu"]`) may ask for
-        # what it lacks, and a new line may go behind them: builds without them stay as they are.
-        selecting = {
-            owner.id: self.selecting_features(owner, owner_node, on_the_way, goal, cfg.triple)
-            for owner_node, _, owner in owners
-        }
+        selecting = self._selecting(owners, distance, goal, cfg)
         for owner_node, depth, owner in owners:
             for declared in sorted(graph.dependencies(owner_node)):
                 if declared not in distance:
@@ -139,6 +131,25 @@ class CandidateFinder(DirectDependencies):
                 behind = _std_if(with_std, owner, needs_std)
                 yield from self.candidate(owner, behind, goal, owned, depth)
 
+    def _selecting(
+        self,
+        owners: list[tuple[Node, int, Package]],
+        distance: dict[Node, int],
+        goal: Goal,
+        cfg: TargetCfg,
+    ) -> dict[str, list[str]]:
+        """By owner id, its features that select the crate (a library's `gpu = ["burn/wgpu"]`):
+        they may ask for what it lacks, and a new line may go behind them, leaving the builds
+        without them as they are."""
+        # Index positions of the packages on the way to the crate, the crate included.
+        packages = (self.metadata.package_of(n.package) for n in distance)
+        by_id = self.what_if.index.by_id
+        on_the_way = frozenset(by_id[p.id] for p in packages if p is not None and p.id in by_id)
+        return {
+            owner.id: self.selecting_features(owner, owner_node, on_the_way, goal, cfg.triple)
+            for owner_node, _, owner in owners
+        }
+
     def anchor(
         self,
         member: Package,
@@ -155,9 +166,12 @@ class CandidateFinder(DirectDependencies):
         where the graph is another member's build (a library on the way); its first node by
         default."""
         root = root if root is not None else next(graph.nodes())
-        for declared in sorted(graph.dependencies(root), key=lambda n: (distance.get(n, -1), n)):
-            if declared not in distance:
-                continue
+        on_the_way = [n for n in graph.dependencies(root) if n in distance]
+        # Of lines as near, first those that turn the crate on (app's `zzz`, whose `cpu` picks
+        # burn-ndarray, not its `aaa`, which only shares burn with it).
+        for declared in sorted(
+            on_the_way, key=lambda n: (distance[n], not self._brings(n, goal, cfg), n)
+        ):
             carries = self._defaults_carry(declared, goal, cfg)
             for site in self.locator.declared_sites(member, declared, cfg):
                 where, inherited = site, site.inherited
@@ -167,6 +181,16 @@ class CandidateFinder(DirectDependencies):
                 if cut is not None:
                     return cut
         return None
+
+    def _brings(self, declared: Node, goal: Goal, cfg: TargetCfg) -> bool:
+        """Whether the package at `declared`, with the features it has in this build, turns
+        the goal's crate on, through the feature tables."""
+        package = self.metadata.package_of(declared.package)
+        crate = (goal.package.id, BUILT)
+        starts = (BUILT, *sorted(declared.features))
+        return package is not None and any(
+            self.search.chain((package.id, f), crate, cfg) is not None for f in starts
+        )
 
     def _defaults_carry(self, declared: Node, goal: Goal, cfg: TargetCfg) -> bool:
         """Whether the defaults of the package at `declared` turn on a wanted feature of the

@@ -60,24 +60,13 @@ def place(
     """A finding for each detection, in the same order, but those a library leaves to its
     users on purpose (`offered_by_library`); locations relative to `root`. `lazy`: covered
     deferred detections get no fix search."""
-    options, (what_if, builds) = run.options, resolved
+    options, (what_if, _) = run.options, resolved
     locator = Locator(scope.metadata, root, run.manifests)
     search = FeatureSearch(what_if.index, what_if.resolver != 1, what_if.host, what_if.locked)
     flagged, left_to_users = _left_apart(scope, search, what_if, flagged)
     still_flagged = _still_flagged(scope, what_if)
     overlay = _overlay(run, scope, what_if, still_flagged)
-    # The chain compares members' builds: each member's base configuration stands for it.
-    base_builds = {
-        (m.id, t): builds[(m.id, t, plan.selections[m.id][0])].graph
-        for m in scope.members
-        for t in scope.targets
-        if plan.selections[m.id]
-    }
-    every_build = {key: build.graph for key, build in builds.items()}
-    record = functools.cache(what_if.record)  # made once per build asked (few)
-    explainer = Explainer(
-        scope.metadata, search, locator, base_builds, every_build, record, what_if.resolver == 1
-    )
+    explainer = _explainer(scope, plan, resolved, search, locator)
     placer = FindingPlacer(
         locator,
         explainer,
@@ -86,7 +75,7 @@ def place(
             locator,
             what_if,
             search,
-            every_build,
+            explainer.configured,
             still_flagged,
             cargo_checks_new_packages=options.check_new_packages and not options.no_exec,
             backends=backends_of(r for rules in scope.rules_of.values() for r in rules),
@@ -110,6 +99,28 @@ def place(
         if cover_keys(item) & placer.skipped
     ]
     return Placed(findings, unsearched)
+
+
+def _explainer(
+    scope: Scope,
+    plan: ConfigurationPlan,
+    resolved: Resolved,
+    search: FeatureSearch,
+    locator: Locator,
+) -> Explainer:
+    what_if, builds = resolved
+    # The chain compares members' builds: each member's base configuration stands for it.
+    base_builds = {
+        (m.id, t): builds[(m.id, t, plan.selections[m.id][0])].graph
+        for m in scope.members
+        for t in scope.targets
+        if plan.selections[m.id]
+    }
+    every_build = {key: build.graph for key, build in builds.items()}
+    record = functools.cache(what_if.record)  # made once per build asked (few)
+    return Explainer(
+        scope.metadata, search, locator, base_builds, every_build, record, what_if.resolver == 1
+    )
 
 
 def copy_source(
