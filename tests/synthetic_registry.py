@@ -77,15 +77,16 @@ def use_registry(base: Path, spec: dict[str, Any], monkeypatch: pytest.MonkeyPat
     return home
 
 
-GEMMISH_RULE = """\
-[[rule]]
-code = "ACME001"
-name = "gemmish-without-rayon"
-severity = "error"
-crates = ["gemmish"]
-feature = "rayon"
-used-when = { reachable = true }
-"""
+def project_rule(code: str, crate: str, feature: str) -> str:
+    """A project rule (featcheck.toml) for the registries of the tests: an error wherever
+    `crate` is built without `feature`."""
+    return (
+        f'[[rule]]\ncode = "{code}"\nname = "{crate}-without-{feature}"\nseverity = "error"\n'
+        f'crates = ["{crate}"]\nfeature = "{feature}"\nused-when = {{ reachable = true }}\n'
+    )
+
+
+GEMMISH_RULE = project_rule("ACME001", "gemmish", "rayon")
 """A project rule for the registries of the tests: gemmish built without `rayon`."""
 
 

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from cli_in_process import run_in_process
 from synthetic_registry import GEMMISH_RULE as RULE
-from synthetic_registry import use_registry
+from synthetic_registry import project_rule, use_registry
 
 pytestmark = [pytest.mark.usefixtures("remembered_cargo"), pytest.mark.cargo]
 
@@ -82,18 +82,7 @@ def test_a_line_goes_behind_a_feature_only_where_the_feature_brings_the_crate(
         assert _gemmish(project, "--no-default-features") == "gemmish v0.1.0 [rayon]"
 
 
-TWO_RULES = (
-    RULE
-    + """
-[[rule]]
-code = "ACME002"
-name = "gemmish-without-simd"
-severity = "error"
-crates = ["gemmish"]
-feature = "simd"
-used-when = { reachable = true }
-"""
-)
+TWO_RULES = RULE + "\n" + project_rule("ACME002", "gemmish", "simd")
 
 TWO_OPTIONAL = """\
 [package]

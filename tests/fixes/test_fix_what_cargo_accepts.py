@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from cli_in_process import run_in_process
 from support import WORKSPACES, trust_of
-from synthetic_registry import PACKAGE, use_registry, write_project
+from synthetic_registry import PACKAGE, project_rule, use_registry, write_project
 
 from featcheck.cargo.runner import CargoRunner
 
@@ -136,15 +136,6 @@ TWO_NEW = {
         }
     },
 }
-ZIPISH_RULE = """
-[[rule]]
-code = "ACME002"
-name = "zipish-without-fast"
-severity = "error"
-crates = ["zipish"]
-feature = "fast"
-used-when = { reachable = true }
-"""
 
 
 def test_fixes_cargo_confirms_together_each_count_what_they_add(
@@ -160,7 +151,7 @@ def test_fixes_cargo_confirms_together_each_count_what_they_add(
         tmp_path / "app", {"src/main.rs": "fn main() {}", "Cargo.toml": manifest}
     )
     rules = project / "featcheck.toml"
-    rules.write_text(rules.read_text() + ZIPISH_RULE)
+    rules.write_text(rules.read_text() + "\n" + project_rule("ACME002", "zipish", "fast"))
     assert "rayonish" not in (project / "Cargo.lock").read_text()
 
     report = run_in_process(str(project), "--format", "json")
