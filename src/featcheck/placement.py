@@ -21,6 +21,7 @@ from featcheck.fixes.search import FixSearch, Outcome, Verdict
 from featcheck.report import Edit, Finding, Fix, Location, edit_words
 from featcheck.rules.spec import CRATE_PLACEHOLDER, Kind
 from featcheck.severity import Confidence, Severity
+from featcheck.workspace.model import crate_key
 
 if TYPE_CHECKING:
     from featcheck.explain import Explainer
@@ -268,7 +269,8 @@ class FindingPlacer:
         package = self.search.metadata.package_of(node.package)
         if package is None:
             return None
-        goal = Goal(node, package, (item.detection.feature,))
+        avoided = frozenset(map(crate_key, item.rule.used_when.avoiding))
+        goal = Goal(node, package, (item.detection.feature,), avoided)
         return self.search.anchor(item.member, item.cfg, graph, goal, distances_to(graph, node))
 
     def _member_sites(self, item: Flagged) -> list[DeclarationSite]:
@@ -314,8 +316,7 @@ def _placement(
             return f"in {member.name}'s own manifest rather than {names}'s: there {there[0].note}"
         if there:
             return f"in {member.name}'s own manifest, to keep {names} lean"
-        # A library built without its own `std` here offers no change that needs the crate's
-        # (candidates.py): bimm's `std = []`, off in resnet_finetune's build.
+        # A library built without its `std` here offers no change that needs it (bimm's).
         goal, wanted = packages.package_of(item.detection.node.package), item.detection.feature
         no_std = [p.name for n, p in libraries if "std" in p.features and "std" not in n.features]
         if no_std and goal is not None and "std" in goal.implied(wanted):

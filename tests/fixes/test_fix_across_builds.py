@@ -372,3 +372,38 @@ def test_a_finding_points_at_the_line_that_brings_the_crate(
     report = run_in_process(str(project), "--format", "json", "-p", "app")
     [finding] = json.loads(report.stdout)["findings"]
     assert (finding["location"]["file"], finding["location"]["line"]) == ("app/Cargo.toml", 8)
+
+
+def test_a_finding_points_at_a_line_on_a_path_the_rule_counts(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The rule does not count paths through nalgebrish (FC009's nalgebra): app's `geo` line
+    reaches gemmish only that way, its `zarrish` line as the rule counts. The finding points at
+    `zarrish` (kornia-rs's apriltag pointed at kornia-3d, which said no feature of it turns
+    matrixmultiply's `threading` on)."""
+    gemmish = {"version": "0.1", "default-features": False}
+    registry = {
+        "gemmish": {"0.1.0": {"features": {"default": [], "rayon": []}}},
+        "nalgebrish": {"0.1.0": {"dependencies": {"gemmish": gemmish}}},
+        "arrmid": {"0.1.0": {"dependencies": {"gemmish": gemmish}}},
+        "zarrish": {"0.1.0": {"dependencies": {"arrmid": {"version": "0.1"}}}},
+    }
+    use_registry(tmp_path_factory.mktemp("registry"), registry, monkeypatch)
+    files = {
+        "Cargo.toml": '[workspace]\nresolver = "2"\nmembers = ["app", "geo"]\n',
+        "geo/Cargo.toml": PACKAGE.format("geo") + '[dependencies]\nnalgebrish = "0.1"\n',
+        "geo/src/lib.rs": "",
+        "app/Cargo.toml": PACKAGE.format("app")
+        + '[dependencies]\ngeo = { path = "../geo" }\nzarrish = "0.1"\n',
+        "app/src/main.rs": "fn main() {}",
+    }
+    project = write_project(tmp_path / "kornia", files)
+    rule = (project / "featcheck.toml").read_text()
+    avoiding = 'used-when = { reachable = { avoiding = ["nalgebrish"] } }'
+    (project / "featcheck.toml").write_text(
+        rule.replace("used-when = { reachable = true }", avoiding)
+    )
+    report = run_in_process(str(project), "--format", "json", "-p", "app")
+    [finding] = json.loads(report.stdout)["findings"]
+    assert (finding["location"]["file"], finding["location"]["line"]) == ("app/Cargo.toml", 8)
+    assert "no feature of zarrish 0.1.0 turns it on" in finding["chain"][0]

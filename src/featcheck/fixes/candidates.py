@@ -24,6 +24,7 @@ from featcheck.workspace.model import (
     MoreFeatureValues,
     Package,
     PackageRef,
+    crate_key,
 )
 
 if TYPE_CHECKING:  # the finder is handed these; it only names their types
@@ -35,15 +36,18 @@ _REMOVING_DEFAULTS_SIZE = 1000
 """Dropping `default-features = false` turns on every default: larger than any feature list."""
 
 
-def distances_to(graph: DependencyGraph, goal: Node) -> dict[Node, int]:
-    """Edges from each ancestor of `goal` down to it (0 for `goal` itself)."""
+def distances_to(
+    graph: DependencyGraph, goal: Node, avoiding: frozenset[str] = frozenset()
+) -> dict[Node, int]:
+    """Edges from each ancestor of `goal` down to it (0 for `goal` itself), on paths through
+    none of the crates `avoiding` names."""
     dependents = graph.dependents_map()
     distance = {goal: 0}
     queue = deque([goal])
     while queue:
         node = queue.popleft()
         for dependent in dependents.get(node, ()):
-            if dependent not in distance:
+            if dependent not in distance and crate_key(dependent.name) not in avoiding:
                 distance[dependent] = distance[node] + 1
                 queue.append(dependent)
     return distance
@@ -67,13 +71,15 @@ class CandidateFinder(DirectDependencies):
         backend: Node,
         wanted: tuple[str, ...],
         member_std: bool = False,
+        avoiding: frozenset[str] = frozenset(),
     ) -> list[Candidate]:
         """Every distinct candidate (the first of each set of edits), nearest first.
-        `member_std`: no build of the finding leaves the member's own `std` feature off."""
+        `member_std`: no build of the finding leaves the member's own `std` feature off;
+        `avoiding`: the crates whose paths to the crate the rule does not count (`Goal`)."""
         if (package := self.metadata.package_of(backend.package)) is None:
             return []
         found: dict[tuple[Edit, ...], Candidate] = {}
-        goal = Goal(backend, package, wanted)
+        goal = Goal(backend, package, wanted, avoiding)
         for candidate in self._candidates(member, cfg, graph, goal, member_std):
             found.setdefault(candidate.edits, candidate)
         return sorted(found.values(), key=lambda c: c.proximity)
@@ -167,10 +173,13 @@ class CandidateFinder(DirectDependencies):
         default."""
         root = root if root is not None else next(graph.nodes())
         on_the_way = [n for n in graph.dependencies(root) if n in distance]
-        # Of lines as near, first those that turn the crate on (app's `zzz`, whose `cpu` picks
-        # burn-ndarray, not its `aaa`, which only shares burn with it).
+        # First the lines on a path the rule counts (not kornia's through nalgebra alone, for
+        # FC009); of lines as near, first those that turn the crate on (app's `zzz`, whose
+        # `cpu` picks burn-ndarray, not its `aaa`, which only shares burn with it).
+        counted = distances_to(graph, goal.node, goal.avoiding) if goal.avoiding else distance
         for declared in sorted(
-            on_the_way, key=lambda n: (distance[n], not self._brings(n, goal, cfg), n)
+            on_the_way,
+            key=lambda n: (n not in counted, distance[n], not self._brings(n, goal, cfg), n),
         ):
             carries = self._defaults_carry(declared, goal, cfg)
             for site in self.locator.declared_sites(member, declared, cfg):

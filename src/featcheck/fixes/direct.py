@@ -58,6 +58,9 @@ class Goal(NamedTuple):
     node: Node
     package: Package
     wanted: tuple[str, ...]
+    avoiding: frozenset[str] = frozenset()
+    """Crates (as crates.io compares names) whose paths to the crate the rule does not count:
+    FC009's nalgebra."""
 
 
 def new_requirement(node: Node, pinned: frozenset[str]) -> str:

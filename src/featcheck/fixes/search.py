@@ -34,7 +34,7 @@ from featcheck.fixes.lockcheck import Conflict
 from featcheck.fixes.reach import Cost, WorkspaceBuilds, added_packages, safety
 from featcheck.graph import DependencyGraph
 from featcheck.report import Fix, edit_words
-from featcheck.workspace.model import ModelEdit, Package, PackageRef
+from featcheck.workspace.model import ModelEdit, Package, PackageRef, crate_key
 
 if TYPE_CHECKING:
     from featcheck.fixes.direct import Candidate
@@ -153,7 +153,8 @@ class FixSearch(CandidateFinder):
         )
         graph = self.builds[(member.id, target, selection)]
         member_std = not any(without_std(member, s) for s in (selection, *others))
-        candidates = self.candidates(member, item.cfg, graph, backend, wanted, member_std)
+        avoiding = frozenset(map(crate_key, item.rule.used_when.avoiding))
+        candidates = self.candidates(member, item.cfg, graph, backend, wanted, member_std, avoiding)
         required = tuple(sorted(f for f in required if f not in excused))
         least = functools.cache(
             lambda: self.workspace.least_added(member, backend, target, selection, required)
