@@ -218,7 +218,9 @@ def merge_configurations(findings: Sequence[Finding]) -> list[Finding]:
     behind their own feature, and one finding would name one of them for both."""
     merged: dict[tuple[FindingIdentity, tuple[Edit, ...] | None], Finding] = {}
     for finding in findings:
-        key = (finding.identity, None if finding.fix is None else finding.fix.edits)
+        # `--no-exec` confirms none: its first unconfirmed fix is the one its words name.
+        fix = finding.fix or next(iter(finding.alternatives), None)
+        key = (finding.identity, None if fix is None else fix.edits)
         seen = merged.setdefault(key, finding)
         if seen is not finding:
             known = set(seen.configurations)  # a set: a finding may be in thousands of builds

@@ -296,6 +296,17 @@ def test_builds_whose_fixes_differ_are_each_fixed(
         ("cpu",): 'add "engine/rayon" to `cpu` in [features]',
         ("cpu-simd",): 'add "engine/rayon" to `cpu-simd` in [features]',
     }
+    # `--no-exec` confirms no fix, and keeps them apart all the same.
+    unconfirmed = run_in_process(str(project), "--each-feature", "--no-exec", "--format", "json")
+    said = {
+        tuple(c["features"][0] for c in f["configurations"]): f["suggestion"]
+        for f in json.loads(unconfirmed.stdout)["findings"]
+    }
+    passes = '(engine 1.0.0 passes it on to gemmish), or add "rayon" to the features of engine'
+    assert said == {
+        ("cpu",): f'add "engine/rayon" to `cpu` in [features] {passes}',
+        ("cpu-simd",): f'add "engine/rayon" to `cpu-simd` in [features] {passes}',
+    }
     fixed = run_in_process(str(project), "--each-feature", "--fix", "--fix-level", "info")
     assert fixed.returncode == 0, fixed.stdout + fixed.stderr
     again = run_in_process(str(project), "--each-feature", "--format", "json")
