@@ -273,6 +273,23 @@ def breadth_first(
     return None
 
 
+def distances_to(
+    graph: DependencyGraph, goal: Node, avoiding: frozenset[str] = frozenset()
+) -> dict[Node, int]:
+    """Edges from each ancestor of `goal` down to it (0 for `goal` itself), on paths through
+    none of the crates `avoiding` names."""
+    dependents = graph.dependents_map()
+    distance = {goal: 0}
+    queue = deque([goal])
+    while queue:
+        node = queue.popleft()
+        for dependent in dependents.get(node, ()):
+            if dependent not in distance and crate_key(dependent.name) not in avoiding:
+                distance[dependent] = distance[node] + 1
+                queue.append(dependent)
+    return distance
+
+
 def closure(starts: Iterable[T], following: Callable[[T], Iterable[T]]) -> set[T]:
     """`starts` and everything reached from them."""
     found = set(starts)

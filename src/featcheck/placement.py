@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING
 from featcheck.builder import FindingBuilder
 from featcheck.deadline import Deadline
 from featcheck.featureset import DEFAULT, FeatureSelection
-from featcheck.fixes.candidates import distances_to
 from featcheck.fixes.direct import Goal
 from featcheck.fixes.search import FixSearch, Outcome, Verdict
+from featcheck.graph import distances_to
 from featcheck.report import Edit, Finding, Fix, Location, edit_words
 from featcheck.rules.spec import CRATE_PLACEHOLDER, Kind
 from featcheck.severity import Confidence, Severity

@@ -418,3 +418,38 @@ def test_a_finding_points_at_a_line_on_a_path_the_rule_counts(
     [finding] = json.loads(report.stdout)["findings"]
     assert (finding["location"]["file"], finding["location"]["line"]) == ("app/Cargo.toml", 8)
     assert "no feature of zarrish 0.1.0 turns it on" in finding["chain"][0]
+
+
+def test_one_finding_of_two_selecting_features_is_fixed_behind_both(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """`enc` and `enc2` each turn arr on: one finding of both builds, whose fix must clear both.
+    A line behind one leaves the other as it was, and a plain line gives gemmish to the default
+    build, which has none (lewm-rs's `tract-nnef` and `tract-onnx`): the new line goes behind
+    both."""
+    registry = json.loads(json.dumps(ASKING_REGISTRY))
+    del registry["arr"]["0.16.0"]["features"]["threading"]
+    use_registry(tmp_path_factory.mktemp("registry"), registry, monkeypatch)
+    manifest = PACKAGE.format("codec") + (
+        '[dependencies]\narr = { version = "0.16", optional = true }\n\n'
+        '[features]\nenc = ["dep:arr"]\nenc2 = ["dep:arr"]\n'
+    )
+    project = write_project(tmp_path / "codec", {"src/lib.rs": "", "Cargo.toml": manifest})
+    before = _packages(project)
+
+    report = run_in_process(str(project), "--each-feature", "--format", "json")
+    [finding] = json.loads(report.stdout)["findings"]
+    assert [c["features"] for c in finding["configurations"]] == [["enc"], ["enc2"]]
+    assert [(e["action"], e["declaration"]) for e in finding["fix"]["edits"]] == [
+        ("add-optional-dependency", ["dependencies", "gemmish"]),
+        ("add-feature-values", ["features", "enc"]),
+        ("add-feature-values", ["features", "enc2"]),
+    ]
+    fixed = run_in_process(str(project), "--each-feature", "--fix", "--fix-level", "info")
+    assert fixed.returncode == 0, fixed.stdout + fixed.stderr
+    assert _packages(project) == before
+    for feature in ("enc", "enc2"):
+        built = _packages(project, "--no-default-features", "--features", feature)
+        assert "gemmish v0.1.0 [rayon]" in built, feature
+    again = run_in_process(str(project), "--each-feature", "--format", "json")
+    assert json.loads(again.stdout)["findings"] == []

@@ -10,11 +10,14 @@ crate directly. Whether a candidate works is for `search.py` to find out.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from featcheck.featureset import FeatureSelection, without_std
+from featcheck.fixes.across import Elsewhere, across_builds
 from featcheck.fixes.direct import Candidate, DirectDependencies, Goal
+from featcheck.graph import Node, distances_to
 from featcheck.manifest.declarations import Cut, DeclarationSite
 from featcheck.report import Action, Edit
 from featcheck.resolution.features import BUILT
@@ -28,29 +31,12 @@ from featcheck.workspace.model import (
 )
 
 if TYPE_CHECKING:  # the finder is handed these; it only names their types
-    from featcheck.graph import DependencyGraph, Node
+    from featcheck.graph import DependencyGraph
     from featcheck.resolution.record import FeatureSearch
     from featcheck.semantics.cfg import TargetCfg
 
 _REMOVING_DEFAULTS_SIZE = 1000
 """Dropping `default-features = false` turns on every default: larger than any feature list."""
-
-
-def distances_to(
-    graph: DependencyGraph, goal: Node, avoiding: frozenset[str] = frozenset()
-) -> dict[Node, int]:
-    """Edges from each ancestor of `goal` down to it (0 for `goal` itself), on paths through
-    none of the crates `avoiding` names."""
-    dependents = graph.dependents_map()
-    distance = {goal: 0}
-    queue = deque([goal])
-    while queue:
-        node = queue.popleft()
-        for dependent in dependents.get(node, ()):
-            if dependent not in distance and crate_key(dependent.name) not in avoiding:
-                distance[dependent] = distance[node] + 1
-                queue.append(dependent)
-    return distance
 
 
 @dataclass
@@ -67,21 +53,27 @@ class CandidateFinder(DirectDependencies):
         self,
         member: Package,
         cfg: TargetCfg,
-        graph: DependencyGraph,
+        builds: Sequence[tuple[DependencyGraph, FeatureSelection]],
         backend: Node,
         wanted: tuple[str, ...],
-        member_std: bool = False,
-        avoiding: frozenset[str] = frozenset(),
+        avoiding: tuple[str, ...] = (),
     ) -> list[Candidate]:
-        """Every distinct candidate (the first of each set of edits), nearest first.
-        `member_std`: no build of the finding leaves the member's own `std` feature off;
-        `avoiding`: the crates whose paths to the crate the rule does not count (`Goal`)."""
+        """Every distinct candidate (the first of each set of edits), nearest first, for the
+        finding in the member's `builds` (each a graph and its configuration, the one the
+        finding was made in first); `avoiding`: the crates whose paths to the crate the rule
+        does not count (`Goal`)."""
         if (package := self.metadata.package_of(backend.package)) is None:
             return []
         found: dict[tuple[Edit, ...], Candidate] = {}
-        goal = Goal(backend, package, wanted, avoiding)
-        for candidate in self._candidates(member, cfg, graph, goal, member_std):
+        goal = Goal(backend, package, wanted, frozenset(map(crate_key, avoiding)))
+        # No build of the finding leaves the member's own `std` feature off.
+        member_std = not any(without_std(member, selection) for _, selection in builds)
+        for candidate in self._candidates(member, cfg, builds[0][0], goal, member_std):
             found.setdefault(candidate.edits, candidate)
+        if builds[1:] and (position := self.what_if.index.by_id.get(member.id)) is not None:
+            elsewhere = [self._member_selects(build, member, goal, cfg) for build in builds[1:]]
+            for candidate in across_builds(list(found.values()), member, position, elsewhere):
+                found.setdefault(candidate.edits, candidate)
         return sorted(found.values(), key=lambda c: c.proximity)
 
     def _candidates(
@@ -155,6 +147,23 @@ class CandidateFinder(DirectDependencies):
             owner.id: self.selecting_features(owner, owner_node, on_the_way, goal, cfg.triple)
             for owner_node, _, owner in owners
         }
+
+    def _member_selects(
+        self,
+        build: tuple[DependencyGraph, FeatureSelection],
+        member: Package,
+        goal: Goal,
+        cfg: TargetCfg,
+    ) -> Elsewhere:
+        """The member's features on in its `build` (a graph, shared by configurations that
+        build the same packages, and its configuration), and those that select the crate."""
+        graph, selection = build
+        asked = [*selection.features, *([] if selection.no_default_features else ["default"])]
+        on = frozenset(f for a in asked if "/" not in a for f in member.implied(a))
+        root = next(graph.nodes())
+        root = Node(root.package, on, root.proc_macro, root.host)
+        distance = distances_to(graph, goal.node)
+        return on, self._selecting([(root, 0, member)], distance, goal, cfg)[member.id]
 
     def anchor(
         self,

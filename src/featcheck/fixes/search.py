@@ -27,14 +27,14 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
-from featcheck.featureset import FeatureSelection, without_std
+from featcheck.featureset import FeatureSelection
 from featcheck.fixes import reach
 from featcheck.fixes.candidates import CandidateFinder
 from featcheck.fixes.lockcheck import Conflict
 from featcheck.fixes.reach import Cost, WorkspaceBuilds, added_packages, safety
 from featcheck.graph import DependencyGraph
 from featcheck.report import Fix, edit_words
-from featcheck.workspace.model import ModelEdit, Package, PackageRef, crate_key
+from featcheck.workspace.model import ModelEdit, Package, PackageRef
 
 if TYPE_CHECKING:
     from featcheck.fixes.direct import Candidate
@@ -151,10 +151,9 @@ class FixSearch(CandidateFinder):
         query = _Query(
             member, target, backend.package, selection, excused, affected, asking, group, others
         )
-        graph = self.builds[(member.id, target, selection)]
-        member_std = not any(without_std(member, s) for s in (selection, *others))
-        avoiding = frozenset(map(crate_key, item.rule.used_when.avoiding))
-        candidates = self.candidates(member, item.cfg, graph, backend, wanted, member_std, avoiding)
+        builds = [(self.builds[(member.id, target, s)], s) for s in (selection, *others)]
+        avoiding = item.rule.used_when.avoiding
+        candidates = self.candidates(member, item.cfg, builds, backend, wanted, avoiding)
         required = tuple(sorted(f for f in required if f not in excused))
         least = functools.cache(
             lambda: self.workspace.least_added(member, backend, target, selection, required)
