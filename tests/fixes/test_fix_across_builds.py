@@ -453,3 +453,21 @@ def test_one_finding_of_two_selecting_features_is_fixed_behind_both(
         assert "gemmish v0.1.0 [rayon]" in built, feature
     again = run_in_process(str(project), "--each-feature", "--format", "json")
     assert json.loads(again.stdout)["findings"] == []
+
+
+def test_a_feature_naming_the_optional_dependency_selects_it(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """`enc = ["arr"]` turns arr on through arr's implicit feature, which the build without
+    `enc` would then have kept (tendermint-rpc's `http-client = [..., "reqwest"]`)."""
+    registry = json.loads(json.dumps(ASKING_REGISTRY))
+    del registry["arr"]["0.16.0"]["features"]["threading"]
+    use_registry(tmp_path_factory.mktemp("registry"), registry, monkeypatch)
+    manifest = PACKAGE.format("codec") + (
+        '[dependencies]\narr = { version = "0.16", optional = true }\n\n[features]\nenc = ["arr"]\n'
+    )
+    project = write_project(tmp_path / "codec", {"src/lib.rs": "", "Cargo.toml": manifest})
+    report = run_in_process(str(project), "--features", "enc", "--format", "json")
+    [finding] = json.loads(report.stdout)["findings"]
+    assert finding["fix"]["safe"], finding["fix"]
+    assert finding["fix"]["edits"][1]["declaration"] == ["features", "enc"]

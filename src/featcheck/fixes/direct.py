@@ -118,7 +118,12 @@ class DirectDependencies:
         build without it (bevy_burn_human's `native`, while bevy builds flate2 anyway)."""
         if owner.id not in self.metadata.member_ids:
             return False
-        kept = [f for f in owner_node.features if feature not in owner.implied(f)]
+        # Without the features that turn it on, and those only it turns on (`enc = ["arr"]`
+        # turns on arr's implicit feature: keeping that would keep the crate).
+        implied = owner.implied(feature)
+        kept = [
+            f for f in owner_node.features if f not in implied and feature not in owner.implied(f)
+        ]
         selection = FeatureSelection.of(kept, no_default=True)
         position = self.what_if.index.by_id[owner.id]
         graph = self.what_if.graph(frozenset(), position, target, selection)
