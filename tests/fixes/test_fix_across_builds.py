@@ -471,3 +471,21 @@ def test_a_feature_naming_the_optional_dependency_selects_it(
     [finding] = json.loads(report.stdout)["findings"]
     assert finding["fix"]["safe"], finding["fix"]
     assert finding["fix"]["edits"][1]["declaration"] == ["features", "enc"]
+
+
+def test_of_two_features_that_select_the_crate_the_nearer_takes_the_fix(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """`latest` only names `v16`, which turns arr on: the line goes behind `v16`, which builds
+    may name alone (argmin-math's `ndarray_latest-nolinalg` and `ndarray_v0_16-nolinalg`)."""
+    registry = json.loads(json.dumps(ASKING_REGISTRY))
+    del registry["arr"]["0.16.0"]["features"]["threading"]
+    use_registry(tmp_path_factory.mktemp("registry"), registry, monkeypatch)
+    manifest = PACKAGE.format("math") + (
+        '[dependencies]\narr = { version = "0.16", optional = true }\n\n'
+        '[features]\nlatest = ["v16"]\nv16 = ["dep:arr"]\n'
+    )
+    project = write_project(tmp_path / "math", {"src/lib.rs": "", "Cargo.toml": manifest})
+    report = run_in_process(str(project), "--features", "latest", "--format", "json")
+    [finding] = json.loads(report.stdout)["findings"]
+    assert finding["fix"]["edits"][1]["declaration"] == ["features", "v16"]

@@ -107,7 +107,11 @@ class DirectDependencies:
                 ) and not self._built_without(owner, owner_node, feature, goal, target)
             if self._selects[key]:
                 selecting.append(feature)
-        return selecting
+        # The nearest first: one another of them turns on (argmin-math's `ndarray_v0_16-nolinalg`
+        # before `ndarray_latest-nolinalg`, which only names it), as builds may name it alone.
+        return sorted(
+            selecting, key=lambda f: not any(f in owner.implied(g) - {g} for g in selecting)
+        )
 
     def _built_without(
         self, owner: Package, owner_node: Node, feature: str, goal: Goal, target: str
