@@ -581,7 +581,8 @@ def test_registry_manifests_are_kept_between_runs_and_read_again_when_changed(
     assert flex_default() == first  # from the cache
     flex_manifest = source / "burn-flex-0.22.1" / "Cargo.toml"
     text = flex_manifest.read_text()
-    flex_manifest.write_text(text.replace("default = [", 'default = ["changed", ', 1) + "\n")
+    changed = 'changed = []\ndefault = ["changed", '
+    flex_manifest.write_text(text.replace("default = [", changed, 1) + "\n")
     assert flex_default() == sorted([*first, "changed"])
     # A file of an earlier format (declarations as `cargo metadata`'s entries) is never taken
     # for the present one: the manifest is read again.
@@ -832,3 +833,49 @@ def test_a_line_asking_for_a_feature_the_package_lacks_is_refused_as_cargo_does(
     assert "depends on `lib` with feature `nosuch` but `lib` does not have that feature" in (
         done.stderr
     )
+
+
+@pytest.mark.parametrize(
+    ("values", "cargo_says"),
+    [
+        ('["dep:nope"]', "includes `dep:nope`, but `nope` is not listed as a dependency"),
+        ('["dep:lib"]', "includes `dep:lib`, but `lib` is not an optional dependency"),
+        ('["nope/std"]', "includes `nope/std`, but `nope` is not a dependency"),
+        ('["slow"]', "includes `slow` which is neither a dependency nor another feature"),
+        ('["lib/std"]', ""),
+    ],
+)
+def test_a_feature_naming_nothing_is_refused_as_cargo_does(
+    values: str, cargo_says: str, tmp_path: Path
+) -> None:
+    """`--no-exec` audited `fast = ["dep:nope"]`, where cargo refuses the manifest (burn_dino,
+    broken by hand)."""
+    (tmp_path / "Cargo.toml").write_text('[workspace]\nmembers = ["app", "lib"]\nresolver = "2"\n')
+    for member, source in (("app", "main.rs"), ("lib", "lib.rs")):
+        (tmp_path / member / "src").mkdir(parents=True)
+        (tmp_path / member / "src" / source).write_text("")
+    header = '[package]\nname = "{}"\nversion = "0.1.0"\nedition = "2021"\n'
+    (tmp_path / "lib" / "Cargo.toml").write_text(header.format("lib") + "\n[features]\nstd = []\n")
+    (tmp_path / "app" / "Cargo.toml").write_text(
+        header.format("app")
+        + f'\n[features]\ndefault = ["fast"]\nfast = {values}\n\n'
+        + '[dependencies]\nlib = { path = "../lib" }\n'
+    )
+    (tmp_path / "Cargo.lock").write_text(
+        'version = 4\n\n[[package]]\nname = "app"\nversion = "0.1.0"\ndependencies = ["lib"]\n\n'
+        '[[package]]\nname = "lib"\nversion = "0.1.0"\n'
+    )
+    cargo = subprocess.run(
+        ["cargo", "metadata", "--format-version", "1", "--offline"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    )
+    assert (cargo_says in cargo.stderr) if cargo_says else cargo.returncode == 0, cargo.stderr
+    done = run_in_process(str(tmp_path), "--no-exec")
+    if not cargo_says:
+        assert done.returncode == 0, done.stdout + done.stderr
+        return
+    assert done.returncode == 2 and not done.stdout
+    assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
+    assert f"app/Cargo.toml: feature `fast` {cargo_says}" in done.stderr

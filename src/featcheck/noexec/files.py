@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import re
 import stat
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any, TypeGuard
 
@@ -21,6 +21,7 @@ from featcheck.deadline import NO_DEADLINE, READING, READING_HINT, Deadline
 from featcheck.errors import FeatcheckError
 from featcheck.manifest.document import parse_text
 from featcheck.semantics.semver import number_error
+from featcheck.workspace.model import Declaration
 from featcheck.workspace.workspace import is_registry
 
 _PACKAGE_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_-]*")
@@ -119,3 +120,24 @@ def lock_targets(lock: list[dict[str, Any]]) -> Callable[[str], dict[str, Any] |
         return candidates[0] if candidates else None
 
     return lock_target
+
+
+def feature_error(features: Mapping[str, list[str]], declarations: Iterable[Declaration]) -> str:
+    """What cargo says of a feature value naming no dependency or feature; empty if none. A key
+    is optional where any of its declarations is (a `[target.X]` table may add one)."""
+    keys = {decl.key for decl in declarations}
+    optional = {decl.key for decl in declarations if decl.optional}
+    for name, values in features.items():
+        for value in values:
+            dependency, slash, _ = value.removeprefix("dep:").partition("/")
+            dependency = dependency.removesuffix("?") if slash else dependency
+            said = f"feature `{printable(name)}` includes `{printable(value)}`"
+            if value.startswith("dep:") and dependency not in keys:
+                return f"{said}, but `{printable(dependency)}` is not listed as a dependency"
+            if value.startswith("dep:") and dependency not in optional:
+                return f"{said}, but `{printable(dependency)}` is not an optional dependency"
+            if slash and dependency not in keys:
+                return f"{said}, but `{printable(dependency)}` is not a dependency"
+            if not slash and not value.startswith("dep:") and value not in features:
+                return f"{said} which is neither a dependency nor another feature"
+    return ""

@@ -23,7 +23,7 @@ from featcheck.cargo.failures import CONTROL, printable
 from featcheck.errors import FeatcheckError
 from featcheck.manifest.declarations import KIND_TABLES
 from featcheck.manifest.document import read_manifest
-from featcheck.noexec.files import table, valid_package_name
+from featcheck.noexec.files import feature_error, table, valid_package_name
 from featcheck.semantics.cfg import TargetCfg
 from featcheck.semantics.semver import number_error
 from featcheck.workspace import cargo_metadata
@@ -264,6 +264,8 @@ def read_package(
                 what = f"the version requirement for dependency `{declaration.name}`"
                 raise FeatcheckError(f"failed to parse {what}: {wrong}", path=manifest)
         features = _features(data, declarations)
+        if problem := feature_error(features, declarations):
+            raise FeatcheckError(problem, path=manifest)
         # Crate roots of the checkout's packages only: only members' are ever read.
         local_directory = manifest.parent if local else None
         kinds, library, gated, roots = _targets(data, files, name, local_directory)
