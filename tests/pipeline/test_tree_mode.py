@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 from cli_in_process import run_in_process
@@ -163,3 +164,13 @@ def test_rules_for_particular_targets_run_on_the_target_the_user_names() -> None
     assert two.stderr == (
         "featcheck: error: saved tree text is one build: name the one --target it was printed for\n"
     )
+
+
+def test_a_tree_of_dev_dependencies_only_is_one_line(tmp_path: Path) -> None:
+    """Every line under a `[dev-dependencies]` heading: the fuzz test found an IndexError."""
+    saved = tmp_path / "saved.txt"
+    saved.write_text("[dev-dependencies]\n├── burn-flex v0.22.1 [std]\n")
+    done = run_in_process("--tree", str(saved))
+    assert done.returncode == 2 and not done.stdout
+    assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
+    assert "saved.txt:2: no normal dependency lines" in done.stderr

@@ -171,6 +171,9 @@ def parse_tree_text(text: str) -> ParsedTree:
         line.parent = stack[-1] if stack else None
         printed.append(line)
         stack.append(len(printed) - 1)
+    if not printed:  # every line under a `[dev-dependencies]` or `[build-dependencies]` heading
+        what = "no normal dependency lines: every line is a dev- or build-dependency"
+        raise TreeTextError(what, node_lines[0].number)
     inverted = not printed[0].node.package.is_local
     sides = _sides_up(printed) if inverted else _sides_down(printed)
     nodes = [_on_side(p.node, sides is not None and sides[i]) for i, p in enumerate(printed)]
