@@ -420,6 +420,20 @@ def test_a_finding_points_at_a_line_on_a_path_the_rule_counts(
     assert "no feature of zarrish 0.1.0 turns it on" in finding["chain"][0]
 
 
+def _arr_library(
+    factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch, project: Path, features: str
+) -> Path:
+    """A library with an optional arr, which passes nothing on to gemmish (encoding_rs nothing
+    to simdutf8), and `features` as its [features] table, locked over its registry."""
+    registry = json.loads(json.dumps(ASKING_REGISTRY))
+    del registry["arr"]["0.16.0"]["features"]["threading"]
+    use_registry(factory.mktemp("registry"), registry, monkeypatch)
+    manifest = PACKAGE.format(project.name) + (
+        f'[dependencies]\narr = {{ version = "0.16", optional = true }}\n\n[features]\n{features}'
+    )
+    return write_project(project, {"src/lib.rs": "", "Cargo.toml": manifest})
+
+
 def test_one_finding_of_two_selecting_features_is_fixed_behind_both(
     tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
@@ -427,14 +441,8 @@ def test_one_finding_of_two_selecting_features_is_fixed_behind_both(
     A line behind one leaves the other as it was, and a plain line gives gemmish to the default
     build, which has none (lewm-rs's `tract-nnef` and `tract-onnx`): the new line goes behind
     both."""
-    registry = json.loads(json.dumps(ASKING_REGISTRY))
-    del registry["arr"]["0.16.0"]["features"]["threading"]
-    use_registry(tmp_path_factory.mktemp("registry"), registry, monkeypatch)
-    manifest = PACKAGE.format("codec") + (
-        '[dependencies]\narr = { version = "0.16", optional = true }\n\n'
-        '[features]\nenc = ["dep:arr"]\nenc2 = ["dep:arr"]\n'
-    )
-    project = write_project(tmp_path / "codec", {"src/lib.rs": "", "Cargo.toml": manifest})
+    features = 'enc = ["dep:arr"]\nenc2 = ["dep:arr"]\n'
+    project = _arr_library(tmp_path_factory, monkeypatch, tmp_path / "codec", features)
     before = _packages(project)
 
     report = run_in_process(str(project), "--each-feature", "--format", "json")
@@ -460,13 +468,7 @@ def test_a_feature_naming_the_optional_dependency_selects_it(
 ) -> None:
     """`enc = ["arr"]` turns arr on through arr's implicit feature, which the build without
     `enc` would then have kept (tendermint-rpc's `http-client = [..., "reqwest"]`)."""
-    registry = json.loads(json.dumps(ASKING_REGISTRY))
-    del registry["arr"]["0.16.0"]["features"]["threading"]
-    use_registry(tmp_path_factory.mktemp("registry"), registry, monkeypatch)
-    manifest = PACKAGE.format("codec") + (
-        '[dependencies]\narr = { version = "0.16", optional = true }\n\n[features]\nenc = ["arr"]\n'
-    )
-    project = write_project(tmp_path / "codec", {"src/lib.rs": "", "Cargo.toml": manifest})
+    project = _arr_library(tmp_path_factory, monkeypatch, tmp_path / "codec", 'enc = ["arr"]\n')
     report = run_in_process(str(project), "--features", "enc", "--format", "json")
     [finding] = json.loads(report.stdout)["findings"]
     assert finding["fix"]["safe"], finding["fix"]
@@ -478,14 +480,8 @@ def test_of_two_features_that_select_the_crate_the_nearer_takes_the_fix(
 ) -> None:
     """`latest` only names `v16`, which turns arr on: the line goes behind `v16`, which builds
     may name alone (argmin-math's `ndarray_latest-nolinalg` and `ndarray_v0_16-nolinalg`)."""
-    registry = json.loads(json.dumps(ASKING_REGISTRY))
-    del registry["arr"]["0.16.0"]["features"]["threading"]
-    use_registry(tmp_path_factory.mktemp("registry"), registry, monkeypatch)
-    manifest = PACKAGE.format("math") + (
-        '[dependencies]\narr = { version = "0.16", optional = true }\n\n'
-        '[features]\nlatest = ["v16"]\nv16 = ["dep:arr"]\n'
-    )
-    project = write_project(tmp_path / "math", {"src/lib.rs": "", "Cargo.toml": manifest})
+    features = 'latest = ["v16"]\nv16 = ["dep:arr"]\n'
+    project = _arr_library(tmp_path_factory, monkeypatch, tmp_path / "math", features)
     report = run_in_process(str(project), "--features", "latest", "--format", "json")
     [finding] = json.loads(report.stdout)["findings"]
     assert finding["fix"]["edits"][1]["declaration"] == ["features", "v16"]

@@ -803,26 +803,29 @@ def test_checkout_rustflags_decide_cfg_tables_as_in_the_default_mode(
     assert _verdicts(without) == _verdicts(with_cargo)
 
 
+def _app_and_lib(root: Path, app: str, lib: str) -> None:
+    """A workspace of `app` depending on the path library `lib` and its Cargo.lock; `app` and
+    `lib`: the rest of each manifest, after its [package] table."""
+    (root / "Cargo.toml").write_text('[workspace]\nmembers = ["app", "lib"]\nresolver = "2"\n')
+    header = '[package]\nname = "{}"\nversion = "0.1.0"\nedition = "2021"\n\n'
+    for member, source, rest in (("app", "main.rs", app), ("lib", "lib.rs", lib)):
+        (root / member / "src").mkdir(parents=True)
+        (root / member / "src" / source).write_text("")
+        (root / member / "Cargo.toml").write_text(header.format(member) + rest)
+    (root / "Cargo.lock").write_text(
+        'version = 4\n\n[[package]]\nname = "app"\nversion = "0.1.0"\ndependencies = ["lib"]\n\n'
+        '[[package]]\nname = "lib"\nversion = "0.1.0"\n'
+    )
+
+
 @pytest.mark.parametrize("asked", ["nosuch", "real"])
 def test_a_line_asking_for_a_feature_the_package_lacks_is_refused_as_cargo_does(
     asked: str, tmp_path: Path
 ) -> None:
     """cargo: "package `app` depends on `lib` with feature `nosuch` but `lib` does not have
     that feature". `--no-exec` audited such a workspace and exited 0."""
-    (tmp_path / "Cargo.toml").write_text('[workspace]\nmembers = ["app", "lib"]\nresolver = "2"\n')
-    for member, source in (("app", "main.rs"), ("lib", "lib.rs")):
-        (tmp_path / member / "src").mkdir(parents=True)
-        (tmp_path / member / "src" / source).write_text("")
-    header = '[package]\nname = "{}"\nversion = "0.1.0"\nedition = "2021"\n'
-    (tmp_path / "lib" / "Cargo.toml").write_text(header.format("lib") + "\n[features]\nreal = []\n")
-    (tmp_path / "app" / "Cargo.toml").write_text(
-        header.format("app")
-        + f'\n[dependencies]\nlib = {{ path = "../lib", features = ["{asked}"] }}\n'
-    )
-    (tmp_path / "Cargo.lock").write_text(
-        'version = 4\n\n[[package]]\nname = "app"\nversion = "0.1.0"\ndependencies = ["lib"]\n\n'
-        '[[package]]\nname = "lib"\nversion = "0.1.0"\n'
-    )
+    dependency = f'[dependencies]\nlib = {{ path = "../lib", features = ["{asked}"] }}\n'
+    _app_and_lib(tmp_path, dependency, "[features]\nreal = []\n")
     done = run_in_process(str(tmp_path), "--no-exec")
     if asked == "real":
         assert done.returncode == 0, done.stdout + done.stderr
@@ -850,21 +853,8 @@ def test_a_feature_naming_nothing_is_refused_as_cargo_does(
 ) -> None:
     """`--no-exec` audited `fast = ["dep:nope"]`, where cargo refuses the manifest (burn_dino,
     broken by hand)."""
-    (tmp_path / "Cargo.toml").write_text('[workspace]\nmembers = ["app", "lib"]\nresolver = "2"\n')
-    for member, source in (("app", "main.rs"), ("lib", "lib.rs")):
-        (tmp_path / member / "src").mkdir(parents=True)
-        (tmp_path / member / "src" / source).write_text("")
-    header = '[package]\nname = "{}"\nversion = "0.1.0"\nedition = "2021"\n'
-    (tmp_path / "lib" / "Cargo.toml").write_text(header.format("lib") + "\n[features]\nstd = []\n")
-    (tmp_path / "app" / "Cargo.toml").write_text(
-        header.format("app")
-        + f'\n[features]\ndefault = ["fast"]\nfast = {values}\n\n'
-        + '[dependencies]\nlib = { path = "../lib" }\n'
-    )
-    (tmp_path / "Cargo.lock").write_text(
-        'version = 4\n\n[[package]]\nname = "app"\nversion = "0.1.0"\ndependencies = ["lib"]\n\n'
-        '[[package]]\nname = "lib"\nversion = "0.1.0"\n'
-    )
+    app = f'[features]\ndefault = ["fast"]\nfast = {values}\n\n[dependencies]\nlib = {{ path = "../lib" }}\n'
+    _app_and_lib(tmp_path, app, "[features]\nstd = []\n")
     cargo = subprocess.run(
         ["cargo", "metadata", "--format-version", "1", "--offline"],
         cwd=tmp_path,
