@@ -19,12 +19,14 @@ from featcheck.locate import Locator
 from featcheck.manifest.declarations import Cut
 from featcheck.report import Edit, Fix, add_features, edit_words, fix_words, remove_defaults
 from featcheck.resolution.record import FeatureSearch, Record
-from featcheck.rules import Detection
+from featcheck.rules import BuildView, Detection
 from featcheck.semantics.cfg import TargetCfg
 from featcheck.workspace.model import BUILD, DEV, NORMAL, DependencyKind, Package, PackageRef
 from featcheck.workspace.workspace import Workspace
 
 _EMPTY = DependencyGraph()
+_UNCHECKED = ("it turns on dependencies Cargo.lock holds", "Cargo.lock must take in dependencies")
+"""How a fix's note begins where cargo was not asked about it (`FixSearch.candidate_fix`)."""
 
 
 @dataclass
@@ -174,6 +176,66 @@ class Explainer:
             if path is not None:
                 found.setdefault(declaration.key, path)
         return found
+
+    def placement(
+        self,
+        member: Package,
+        view: BuildView,
+        detection: Detection,
+        cut: Cut,
+        fixes: tuple[Fix, ...],
+    ) -> str:
+        """Why a new dependency goes into the member's own manifest, not where the cut lies
+        (`fixes`: the fix, then the alternatives). Empty for a fix editing a declaration: that
+        edits a cut on the member's way the workspace owns."""
+        fix, alternatives = fixes[0], fixes[1:]
+        own = all(edit.manifest == member.manifest_path for edit in fix.edits)
+        if not own or not fix.edits[0].adds_declaration:
+            return ""
+        # The workspace's own packages between the member and the crate.
+        graph, root, packages = view.graph, view.roots[0], self.metadata
+        found = (
+            (n, packages.package_of(n.package))
+            for n in sorted(graph.ancestors(detection.node))
+            if n.package.is_local and n != root
+        )
+        libraries = [(node, package) for node, package in found if package is not None]
+        if libraries:
+            return self._kept_from(member, libraries, detection, alternatives)
+        declared, crate = cut.dependency, detection.node
+        if not cut.disables_defaults and declared != crate:
+            return (
+                f"in {member.name}'s own manifest: the cut lies beyond {declared.name} "
+                f"{declared.version}, in a crate the workspace does not own"
+            )
+        return ""
+
+    def _kept_from(
+        self,
+        member: Package,
+        libraries: list[tuple[Node, Package]],
+        detection: Detection,
+        alternatives: tuple[Fix, ...],
+    ) -> str:
+        """Why the new line is not in the workspace's `libraries` on the way."""
+        names = ", ".join(library.name for _, library in libraries)
+        manifests = {library.manifest_path for _, library in libraries}
+        there = [a for a in alternatives if all(e.manifest in manifests for e in a.edits)]
+        # A reason only where every change there has one: else one of them simply lost to
+        # the member's own line (rerun: `web_viewer`'s note was given for the flate2 line). An
+        # alternative cargo was not asked about has none (burn_automata's, which lost before).
+        if there and all(a.note and not a.note.startswith(_UNCHECKED) for a in there):
+            return f"in {member.name}'s own manifest rather than {names}'s: there {there[0].note}"
+        if there:
+            return f"in {member.name}'s own manifest, to keep {names} lean"
+        # A library built without its `std` here offers no change that needs it (bimm's).
+        goal, wanted = self.metadata.package_of(detection.node.package), detection.feature
+        no_std = [p.name for n, p in libraries if "std" in p.features and "std" not in n.features]
+        if no_std and goal is not None and "std" in goal.implied(wanted):
+            without = f"{', '.join(no_std)} {'are' if len(no_std) > 1 else 'is'} built without"
+            needs = f"{goal.name}'s `{wanted}` needs"
+            return f"in {member.name}'s own manifest: {without} `std` here, which {needs}"
+        return f"in {member.name}'s own manifest: no change in {names} clears it"
 
     def _feature_path(
         self, cut: Cut, declared: Package, goal: Package, feature: str, cfg: TargetCfg

@@ -32,7 +32,6 @@ if TYPE_CHECKING:
     from featcheck.rules import BuildView, Detection, Rule
     from featcheck.semantics.cfg import TargetCfg
     from featcheck.workspace.model import Package, PackageRef
-    from featcheck.workspace.workspace import Workspace
 
 _PLACING = "placing the findings and searching their fixes"
 _ROUNDS = 3
@@ -247,8 +246,9 @@ class FindingPlacer:
         elif not suggestion:
             suggestion = self.explainer.suggestion(item.detection, cut, item.cfg)
         if finding.fix is not None:
-            packages = self.search.metadata
-            finding.placement = _placement(item, cut, finding.fix, finding.alternatives, packages)
+            finding.placement = self.explainer.placement(
+                item.member, item.view, item.detection, cut, (finding.fix, *finding.alternatives)
+            )
         return finding.build(suggestion)
 
     def _builder(self, item: Flagged) -> FindingBuilder:
@@ -287,50 +287,6 @@ class FindingPlacer:
     def _locations(self, sites: list[DeclarationSite]) -> tuple[Location, ...]:
         found = (self.locator.declaration_of(site) for site in sites)
         return tuple(location for location in found if location is not None)
-
-
-def _placement(
-    item: Flagged, cut: Cut, fix: Fix, alternatives: tuple[Fix, ...], packages: Workspace
-) -> str:
-    """Why a new dependency goes into the member's own manifest, not where the cut lies. Empty
-    for a fix editing a declaration: that edits a cut on the member's way the workspace owns."""
-    member = item.member
-    own = all(edit.manifest == member.manifest_path for edit in fix.edits)
-    if not own or not fix.edits[0].adds_declaration:
-        return ""
-    # The workspace's own packages between the member and the crate.
-    graph, root = item.view.graph, item.view.roots[0]
-    found = (
-        (n, packages.package_of(n.package))
-        for n in sorted(graph.ancestors(item.detection.node))
-        if n.package.is_local and n != root
-    )
-    libraries = [(node, package) for node, package in found if package is not None]
-    if libraries:
-        names = ", ".join(library.name for _, library in libraries)
-        manifests = {library.manifest_path for _, library in libraries}
-        there = [a for a in alternatives if all(e.manifest in manifests for e in a.edits)]
-        # A reason only where every change there has one: else one of them simply lost to
-        # the member's own line (rerun: `web_viewer`'s note was given for the flate2 line).
-        if there and all(a.note for a in there):
-            return f"in {member.name}'s own manifest rather than {names}'s: there {there[0].note}"
-        if there:
-            return f"in {member.name}'s own manifest, to keep {names} lean"
-        # A library built without its `std` here offers no change that needs it (bimm's).
-        goal, wanted = packages.package_of(item.detection.node.package), item.detection.feature
-        no_std = [p.name for n, p in libraries if "std" in p.features and "std" not in n.features]
-        if no_std and goal is not None and "std" in goal.implied(wanted):
-            without = f"{', '.join(no_std)} {'are' if len(no_std) > 1 else 'is'} built without"
-            needs = f"{goal.name}'s `{wanted}` needs"
-            return f"in {member.name}'s own manifest: {without} `std` here, which {needs}"
-        return f"in {member.name}'s own manifest: no change in {names} clears it"
-    declared, crate = cut.dependency, item.detection.node
-    if not cut.disables_defaults and declared != crate:
-        return (
-            f"in {member.name}'s own manifest: the cut lies beyond {declared.name} "
-            f"{declared.version}, in a crate the workspace does not own"
-        )
-    return ""
 
 
 @dataclass

@@ -161,3 +161,27 @@ def test_fixes_cargo_confirms_together_each_count_what_they_add(
         for f in json.loads(report.stdout)["findings"]
     }
     assert added == {"gemmish": (True, 2), "zipish": (True, 1)}
+
+
+def test_a_library_cargo_was_not_asked_about_is_given_no_reason(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """app's own line comes first and cargo confirms it; lib's line, which would need rayonish
+    too, was never asked about. "there it turns on dependencies Cargo.lock holds no version of
+    yet" was given as the reason, which app's fix shares (burn_automata)."""
+    # arr passes nothing on to gemmish (burn no `multi-threads` to burn-ndarray): each fix is a
+    # new line, app's own first.
+    arr = {"0.1.0": {"dependencies": {"gemmish": {"version": "0.1", "default-features": False}}}}
+    use_registry(tmp_path_factory.mktemp("registry"), {**TWO_NEW, "arr": arr}, monkeypatch)
+    files = {
+        "Cargo.toml": '[workspace]\nresolver = "2"\nmembers = ["app", "lib"]\n',
+        "lib/Cargo.toml": PACKAGE.format("lib") + '[dependencies]\narr = "0.1"\n',
+        "lib/src/lib.rs": "",
+        "app/Cargo.toml": PACKAGE.format("app") + '[dependencies]\nlib = { path = "../lib" }\n',
+        "app/src/main.rs": "fn main() {}",
+    }
+    project = write_project(tmp_path / "app", files)
+    report = run_in_process(str(project), "--format", "json", "-p", "app")
+    [finding] = json.loads(report.stdout)["findings"]
+    assert finding["fix"]["edits"][0]["file"] == "app/Cargo.toml"
+    assert finding["placement"] == "in app's own manifest, to keep lib lean"
