@@ -110,6 +110,9 @@ class Explainer:
             if declared is not None and declared.name != node.name:
                 them = "them" if len(edit.features) > 1 else "it"
                 text += f" ({declared.name} {declared.version} passes {them} on to {node.name})"
+        files = {e.manifest for e in fix.edits}
+        if len(files) == 1 and cut.site.manifest.path not in files and edit.file:
+            text += f" ({edit.file})"  # not where the finding points: a library's manifest
         other = next((a for a in alternatives if a.edits[0].action != edit.action), None)
         if other is not None:
             text += f", or {fix_words(other)}"

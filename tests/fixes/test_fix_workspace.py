@@ -200,4 +200,8 @@ def test_one_cut_is_one_finding_whatever_each_members_edit(
     shared = [f for f in report["findings"] if f["code"] == "FC002"]
     assert [f["member"] for f in shared] == ["app", "trainer"]
     assert shared[0]["group"] == shared[1]["group"]
+    # The finding points at the workspace's line; its suggestion names where the new line goes.
+    for finding in shared:
+        assert finding["location"]["file"] == "Cargo.toml"
+        assert f"to [dependencies] ({finding['member']}/Cargo.toml), or" in finding["suggestion"]
     assert shared[0]["location"] == shared[1]["location"]
