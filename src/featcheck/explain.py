@@ -14,6 +14,7 @@ from pathlib import Path
 
 from featcheck.featureset import FeatureSelection
 from featcheck.fixes.direct import new_requirement
+from featcheck.fixes.reach import UNCHECKED
 from featcheck.graph import DependencyGraph, Node
 from featcheck.locate import Locator
 from featcheck.manifest.declarations import Cut
@@ -25,8 +26,6 @@ from featcheck.workspace.model import BUILD, DEV, NORMAL, DependencyKind, Packag
 from featcheck.workspace.workspace import Workspace
 
 _EMPTY = DependencyGraph()
-_UNCHECKED = ("it turns on dependencies Cargo.lock holds", "Cargo.lock must take in dependencies")
-"""How a fix's note begins where cargo was not asked about it (`FixSearch.candidate_fix`)."""
 
 
 @dataclass
@@ -227,7 +226,7 @@ class Explainer:
         # A reason only where every change there has one: else one of them simply lost to
         # the member's own line (rerun: `web_viewer`'s note was given for the flate2 line). An
         # alternative cargo was not asked about has none (burn_automata's, which lost before).
-        if there and all(a.note and not a.note.startswith(_UNCHECKED) for a in there):
+        if there and all(a.note and not a.note.startswith(UNCHECKED) for a in there):
             return f"in {member.name}'s own manifest rather than {names}'s: there {there[0].note}"
         if there:
             return f"in {member.name}'s own manifest, to keep {names} lean"

@@ -30,6 +30,13 @@ BuildKey = tuple[str, str, FeatureSelection]
 BuildCrate = tuple[str, str, FeatureSelection, PackageRef]
 """A crate's package in one audited build: (member id, target, configuration, package)."""
 
+UNCHECKED = (
+    "Cargo.lock must take in dependencies it names, unchecked by cargo",
+    "it turns on dependencies Cargo.lock holds no version of yet",
+)
+"""How a fix's note begins where cargo was not asked about it: lock entries only, or packages
+the builds would gain (`FixSearch.candidate_fix`). Such a note is no reason against it."""
+
 MANY_PACKAGES = 40
 """A fix adding this many packages to a build (dozens: a framework's worth) is not applied
 unasked; 73 was a new burn backend with its HTTP and TLS stack."""

@@ -235,11 +235,7 @@ class FixSearch(CandidateFinder):
         if not self._holds(verdict):
             # What only Cargo.lock gains leaves the builds known: they gain what memory saw.
             known = verdict.lock_only == len(verdict.needs)
-            unchecked = (
-                f"Cargo.lock must take in dependencies it names, unchecked by cargo ({listed})"
-                if known
-                else f"it turns on dependencies Cargo.lock holds no version of yet ({listed})"
-            )
+            unchecked = f"{reach.UNCHECKED[0 if known else 1]} ({listed})"
             added = len(verdict.cost.added) if known else None
             return Fix(candidate.edits, note=note or unchecked, added=added)
         if verdict.needs and not note:
