@@ -236,7 +236,7 @@ class ProbeBuilder:
             arguments = [word("build"), word("--release"), Argument(f"--bin={binary_name(key)}")]
             self._cargo(directory, arguments, progress.feed)
         except BaseException:
-            progress.abandon()
+            progress.clear()
             raise
         progress.done()
         waited = progress.waited

@@ -216,14 +216,16 @@ class BuildProgress:
             )
 
     def _say(self, text: str) -> None:
-        self._clear()
+        self.clear()
         self.stream.write(f"featcheck: {text}\n")
         self.stream.flush()
 
-    def _clear(self) -> None:
+    def clear(self) -> None:
+        """Erase the live line: before a message, and where the build fails."""
         if self.live and self._width:
             self.stream.write("\r" + " " * self._width + "\r")
             self._width = 0
+        self.stream.flush()
 
     def done(self) -> None:
         elapsed = self.clock() - self.started - self.waited
@@ -235,7 +237,3 @@ class BuildProgress:
             + (f", {fresh} up to date" if fresh else "")
             + ")"
         )
-
-    def abandon(self) -> None:
-        self._clear()
-        self.stream.flush()
