@@ -86,10 +86,11 @@ def _read_cpu_times() -> tuple[float, float] | None:
         return None
 
 
-def _children_cpu_seconds() -> float | None:
-    """CPU time of the waited-for children of this process so far (Unix)."""
+def _children_cpu_seconds() -> float:
+    """CPU time of the waited-for children of this process so far; 0 on Windows, which has no
+    /proc/stat either, so that no run's load is measured there."""
     if sys.platform == "win32":
-        return None
+        return 0.0
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     return usage.ru_utime + usage.ru_stime
 
@@ -136,11 +137,7 @@ def _run_once(
     if output.returncode != 0:
         message = (output.stderr.strip().splitlines() or ["no message"])[-1]
         raise FeatcheckError(f"the probe failed (exit {output.returncode}): {message}")
-    probe_cpu = (
-        children_after - children_before
-        if children_before is not None and children_after is not None
-        else None
-    )
+    probe_cpu = children_after - children_before
     return output.stdout, run_load(before, after, probe_cpu, elapsed, usable_cores())
 
 
