@@ -118,7 +118,6 @@ def time_matmul(
     builder: ProbeBuilder,
     prepared: Planned,
     options: ProbeOptions,
-    say: Callable[[str], None],
     started: float,
 ) -> MatmulReport:
     """Once the builds are consented to; `started`: when the command began (time.monotonic)."""
@@ -130,17 +129,17 @@ def time_matmul(
         options.n,
         cores=cores,
         timeout=options.timeout,
-        say=say,
+        say=builder.say,
         trust=builder.trust,
     )
     variants = [VariantResult(b, d) for b, d in zip(builds, decisions, strict=True)]
     torch = None
     if options.compare_fix and importlib.util.find_spec("torch") is not None:
-        say("timing PyTorch's matmul the same way (torch is importable here)")
+        builder.say("timing PyTorch's matmul the same way (torch is importable here)")
         try:
             torch = measure_torch(importlib.import_module("torch"), options.n)
         except Exception as error:  # a broken torch install must not sink the probe's result
-            say(f"PyTorch could not be timed: {error}")
+            builder.say(f"PyTorch could not be timed: {error}")
     return MatmulReport(
         n=options.n,
         cores=cores,

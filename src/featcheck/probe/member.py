@@ -159,8 +159,8 @@ def _run(
     return ProbeReport(
         member,
         resolved.target,
-        time_matmul(builder, matmul, options, say, started) if matmul else None,
-        _time_rules(builder, timed, rules, options, say) if timed else None,
+        time_matmul(builder, matmul, options, started) if matmul else None,
+        _time_rules(builder, timed, rules, options) if timed else None,
     )
 
 
@@ -225,13 +225,12 @@ def _time_rules(
     findings: list[Finding],
     planned: list[Planned],
     options: ProbeOptions,
-    say: Callable[[str], None],
 ) -> list[RuleProbeResult]:
     """Build what is planned (consent given), and run both builds of each finding in turn."""
     results = []
     for finding, rule in zip(findings, planned, strict=True):
         current, fixed = (builder.build(plan) for plan in rule.plans)
-        say(
+        builder.say(
             f"timing {finding.crate} {finding.crate_version}: {rule.program.work}, "
             f"{plural(RULE_RUNS, 'run')}"
         )
