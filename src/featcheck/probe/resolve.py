@@ -17,11 +17,7 @@ from typing import TYPE_CHECKING, Any
 import tomlkit
 from tomlkit.exceptions import TOMLKitError
 
-from featcheck.boundary import (
-    MAX_LOCKFILE_BYTES,
-    MAX_MANIFEST_BYTES,
-    read_checkout_file,
-)
+from featcheck.boundary import MAX_LOCKFILE_BYTES, MAX_MANIFEST_BYTES, read_checkout_file
 from featcheck.cargo.tree_text import TreeTextError, parse_tree_text
 from featcheck.errors import FeatcheckError
 from featcheck.fileio import lockfiles_kept

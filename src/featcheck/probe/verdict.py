@@ -170,12 +170,7 @@ class Decision:
 
 
 def decide(
-    single: RunStats,
-    every: RunStats,
-    cores: int,
-    load: Load = Load(),
-    *,
-    n: int = 1024,
+    single: RunStats, every: RunStats, cores: int, load: Load = Load(), *, n: int = 1024
 ) -> Decision:
     speedup = single.min_ms / every.min_ms if every.min_ms > 0 else 0.0
     parallelism, evidence = every.parallelism, every.thread_evidence
