@@ -110,8 +110,7 @@ def plan_matmul(
                 )
             else:
                 configs.append(fixed)
-    plans = [builder.plan(variant, MATMUL) for variant in configs]
-    return Planned(MATMUL, plans, fix_description, notes)
+    return Planned(MATMUL, [builder.plan(c, MATMUL) for c in configs], fix_description, notes)
 
 
 def time_matmul(

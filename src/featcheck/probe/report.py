@@ -237,9 +237,8 @@ def _rule_lines(results: list[RuleProbeResult]) -> list[tuple[str, str]]:
 def render_text(report: ProbeReport) -> None:
     """Colours and block bars on a terminal, plain in a pipe."""
     console = Console(highlight=False, soft_wrap=True, emoji=False)
-    fancy = console.is_terminal
     if report.matmul is not None:
-        lines = text_lines(report.matmul, fancy)
+        lines = text_lines(report.matmul, console.is_terminal)
     else:
         lines = [_title(report.member, report.target)]
     if report.rules is not None:
