@@ -39,12 +39,9 @@ class GateError(ValueError):
 
 # A NamedTuple, not a dataclass: made before cargo starts (see audit.py).
 class Grammar(NamedTuple):
-    what: str
-    """The kind of value, as an error message names it."""
-    pattern: str
-    """A regex the whole value matches; re compiles it at first use, as most grammars go unused."""
-    example: str
-    """A valid value, shown in the error message."""
+    what: str  # the kind of value, as an error message names it
+    pattern: str  # matched whole; re compiles it at first use, as most grammars go unused
+    example: str  # a valid value, shown in the error message
 
     def check(self, value: str) -> str:
         if not isinstance(value, str):
@@ -160,11 +157,6 @@ def checked_option(flag: str, value: str, grammar: Grammar) -> Argument:
         return option(flag, value, grammar)
     except GateError as error:
         raise FeatcheckError(f"{flag.lstrip('-')}: {error}") from None
-
-
-def constant(flag: str, value: str) -> Argument:
-    """`--flag=value` for a value that is featcheck's own constant, never checkout text."""
-    return Argument(f"{flag}={value}")
 
 
 def feature_arguments(selection: FeatureSelection) -> list[Argument]:
@@ -322,7 +314,7 @@ def filter_environment_rustflags(environment: dict[str, str]) -> None:
     listed = [n for n in environment if n.startswith("CARGO_") and n.endswith("_RUSTFLAGS")]
     for name in [n for n in listed if n != "CARGO_ENCODED_RUSTFLAGS"]:
         kept = environment_list(environment, name)
-        if name == "CARGO_BUILD_RUSTFLAGS" or not name.startswith("CARGO_TARGET_"):
+        if not name.startswith("CARGO_TARGET_"):
             if kept:
                 environment[name] = " ".join(kept)
             else:

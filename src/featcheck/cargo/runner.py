@@ -19,7 +19,6 @@ from featcheck.cargo.argv_gate import (
     PACKAGE_SPEC,
     Argument,
     checked_option,
-    constant,
     feature_arguments,
     manifest_argument,
     target_argument,
@@ -41,9 +40,6 @@ if TYPE_CHECKING:
     from featcheck.cargo.pending_metadata import Parse, Unification
     from featcheck.workspace.workspace import Workspace
 
-# `{p} [{f}]` gives "name vX (source) [features]" per line; `--prefix depth` makes the nesting
-# unambiguous and `--charset ascii` keeps the text independent of the terminal.
-TREE_FORMAT = "{p} [{f}]"
 # A `--> FILE:LINE:COL` line of cargo's stderr.
 _LOCATION = re.compile(r"^(?P<lead>\s*-->\s+)(?P<path>.+?)(?P<place>(:\d+)+)?$", re.MULTILINE)
 
@@ -169,7 +165,7 @@ class CargoRunner:
         """`metadata`, started: cargo works while the caller does, `result()` waits for it."""
         args = [
             word("metadata"),
-            constant("--format-version", "1"),
+            Argument("--format-version=1"),
             manifest_argument(manifest_path),
             *feature_arguments(FeatureSelection.of(features, all_features=all_features)),
             *self._cargo_flags(),
@@ -236,12 +232,14 @@ class CargoRunner:
         args = [
             word("tree"),
             manifest_argument(manifest_path),
-            constant("--edges", "normal"),
+            Argument("--edges=normal"),
             checked_option("--package", package_spec, PACKAGE_SPEC),
             target_argument(self.workdir, target),
-            constant("--format", TREE_FORMAT),
-            constant("--prefix", "depth"),
-            constant("--charset", "ascii"),
+            # One "name vX (source) [features]" a line; `--prefix depth` makes the nesting
+            # unambiguous and `--charset ascii` keeps the text independent of the terminal.
+            Argument("--format={p} [{f}]"),
+            Argument("--prefix=depth"),
+            Argument("--charset=ascii"),
             *feature_arguments(features),
             *self._cargo_flags(),
         ]
@@ -311,7 +309,7 @@ class CargoRunner:
         key = (triple, flags)
         if key not in self._rustc_cfg_cache:
             target = target_argument(self.workdir, triple)
-            output = self._ask_rustc([constant("--print", "cfg"), target, *flags])
+            output = self._ask_rustc([Argument("--print=cfg"), target, *flags])
             if output.returncode != 0:
                 raise FeatcheckError(
                     f"rustc does not know target {triple!r}: "
