@@ -154,19 +154,17 @@ class LastAnswer:
                 self._answered = (text, paths)
 
     def settle(self) -> None:
-        if self._answered is not None:
-            (text, paths), self._answered = self._answered, None
-            with contextlib.suppress(OSError, ValueError):
-                self._write(text, paths)
-
-    def _write(self, text: str, paths: list[str]) -> None:
-        inputs = [(path, *_seen(path)) for path in paths]
-        if any(self._maybe_since(changed) for _, _, changed in inputs):
-            return  # changed while cargo worked, or just before: cargo may have read either
-        seen = [(path, what) for path, what, _ in inputs]
-        header = json.dumps({"version": _VERSION, "inputs": seen})
-        if replace_cache_file(self.file, header + "\n" + text):
-            _forget_all_but_the_last(self.file.parent)
+        if self._answered is None:
+            return
+        (text, paths), self._answered = self._answered, None
+        with contextlib.suppress(OSError, ValueError):
+            inputs = [(path, *_seen(path)) for path in paths]
+            if any(self._maybe_since(changed) for _, _, changed in inputs):
+                return  # changed while cargo worked, or just before: cargo may have read either
+            seen = [(path, what) for path, what, _ in inputs]
+            header = json.dumps({"version": _VERSION, "inputs": seen})
+            if replace_cache_file(self.file, header + "\n" + text):
+                _forget_all_but_the_last(self.file.parent)
 
     def _maybe_since(self, changed: int) -> bool:
         """Whether a change time may be of a change after cargo started. A file system that
