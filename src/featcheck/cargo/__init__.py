@@ -1,1 +1,4 @@
-"""Talking to cargo: running it, and reading what it prints."""
+"""Talking to cargo: running it, and reading what it prints.
+
+Records of modules that load before cargo starts are NamedTuples, not dataclasses (audit.py).
+"""

@@ -37,7 +37,6 @@ class GateError(ValueError):
     """A checkout value that does not match its grammar; the caller adds file and line."""
 
 
-# A NamedTuple, not a dataclass: made before cargo starts (see audit.py).
 class Grammar(NamedTuple):
     what: str  # the kind of value, as an error message names it
     pattern: str  # matched whole; re compiles it at first use, as most grammars go unused

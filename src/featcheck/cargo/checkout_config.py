@@ -56,7 +56,6 @@ def _env_name(key: tuple[str, ...]) -> str:
     return "CARGO_" + "_".join(k.upper().replace("-", "_").replace(".", "_") for k in key)
 
 
-# A NamedTuple, not a dataclass: made before cargo starts (see audit.py).
 class CheckoutConfig(NamedTuple):
     arguments: tuple[Argument, ...] = ()
     """`--config=KEY=VALUE` arguments for cargo."""

@@ -43,7 +43,6 @@ NO_BUILD_DIRECTORY = "/dev/null/featcheck-keeps-nothing"
 cargo keeps no rustc answer at all, rather than read one kept in the checkout's target/."""
 
 
-# A NamedTuple, not a dataclass: made before cargo starts (see audit.py).
 class CommandSetup(NamedTuple):
     toolchain: Toolchain | None
     environment: dict[str, str]

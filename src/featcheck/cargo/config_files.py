@@ -166,7 +166,6 @@ _SOURCE_PATHS = {"directory", "local-registry"}
 _PATCH_STRINGS = {"git", "branch", "tag", "rev", "version", "package", "registry"}
 
 
-# A NamedTuple, not a dataclass: made before cargo starts (see audit.py).
 class Leaf(NamedTuple):
     key: tuple[str, ...]
     value: Any

@@ -31,7 +31,6 @@ class FailureKind(enum.Enum):
     OTHER = "other"
 
 
-# A NamedTuple, not a dataclass: the runner that reports failures loads before cargo starts.
 class CargoFailure(NamedTuple):
     kind: FailureKind
     summary: str

@@ -32,7 +32,6 @@ and rustup looks for toolchain files the same way; the root has no parent a user
 """
 
 
-# A NamedTuple, not a dataclass: made before cargo starts (see audit.py).
 class ProcessOutput(NamedTuple):
     returncode: int
     stdout: str

@@ -40,7 +40,6 @@ if sys.platform == "win32":
     import shutil
 
 
-# A NamedTuple, not a dataclass: made before cargo starts (see audit.py).
 class Toolchain(NamedTuple):
     cargo: Path
     rustc: Path
@@ -156,7 +155,6 @@ TOOLCHAIN_FILES = ("rust-toolchain", "rust-toolchain.toml")
 """In the order rustup prefers them when both are in one directory."""
 
 
-# A NamedTuple, not a dataclass: made before cargo starts (see audit.py).
 class ToolchainRequest(NamedTuple):
     name: str | None
     """A toolchain name (channel or custom name); None means rustup's default."""
