@@ -183,8 +183,7 @@ class _Forwarded:
             raise setting_error(document, leaf.key, message) from None
         if len(self.arguments) > MAX_KEYS:
             raise FeatcheckError(
-                f"more than {MAX_KEYS} cargo settings in the checkout's configuration",
-                path=file,
+                f"more than {MAX_KEYS} cargo settings in the checkout's configuration", path=file
             )
         self.build_on_command_line |= leaf.key == ("build", "rustflags")
         self.take(leaf, file)

@@ -156,11 +156,7 @@ class CargoRunner:
         return [word(f) for f, on in (("--offline", self.offline), ("--locked", self.locked)) if on]
 
     def start_metadata(
-        self,
-        manifest_path: Path,
-        *,
-        all_features: bool = False,
-        features: tuple[str, ...] = (),
+        self, manifest_path: Path, *, all_features: bool = False, features: tuple[str, ...] = ()
     ) -> PendingMetadata:
         """`metadata`, started: cargo works while the caller does, `result()` waits for it."""
         args = [

@@ -124,8 +124,7 @@ def _read_lines(text: str) -> tuple[list[_Line], bool, bool]:
         if (parsed := parse_node(rest)) is None:
             if _FEATURELESS_NODE.match(rest):
                 raise TreeTextError(
-                    "this tree has no feature lists: save it with cargo tree -f '{p} [{f}]'",
-                    number,
+                    "this tree has no feature lists: save it with cargo tree -f '{p} [{f}]'", number
                 )
             continue  # cargo's status lines, warnings, log noise
         node, repeated = parsed
