@@ -177,7 +177,7 @@ def parse_toolchain_file(path: Path, root: Path | None = None) -> ToolchainReque
     """Read a toolchain file as rustup does: a one-line `rust-toolchain` is a legacy channel
     name; anything else is TOML with a `[toolchain]` table holding `channel` or `path`."""
     text = decode_text(read_checkout_file(path, "toolchain file", MAX_CONFIG_BYTES, root), path)
-    found = ToolchainRequest(None, origin=path, line=1, why=f"{path.name} in {path.parent}")
+    found = ToolchainRequest(None, origin=path, line=1)
     if not text.strip():
         raise FeatcheckError("empty toolchain file", path=path, line=1)
     if path.name == "rust-toolchain" and len(text.splitlines()) == 1:
