@@ -119,8 +119,7 @@ _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*|--?[A-Za-z][A-Za-z0-9-]*")
 def target_triple(value: str) -> str:
     """A `.json` path must be relative and stay inside the project (no `..`): the runner makes it
     absolute there. (rustc 1.95 reads custom target specifications only with
-    `-Zunstable-options`, which featcheck never passes, so it refuses them itself.)
-    """
+    `-Zunstable-options`, which featcheck never passes, so it refuses them itself.)"""
     TARGET.check(value)
     if value.endswith(".json") and ".." in PurePosixPath(value).parts:
         raise GateError(f"{_shown(value)} leaves the project")
@@ -229,8 +228,7 @@ def filter_rustflags(flags: list[str]) -> list[Argument]:
 
     Raises RustflagError (with the flag's index) for a kept flag whose value does not match
     its grammar, and for an argument file (`@FILE`) anywhere: rustc would read more flags from
-    that file, which featcheck neither passes on nor can ignore (they may set cfg values).
-    """
+    that file, which featcheck neither passes on nor can ignore (they may set cfg values)."""
     kept: list[Argument] = []
     numbered = iter(enumerate(flags))
     for position, flag in numbered:

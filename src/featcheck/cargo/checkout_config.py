@@ -117,8 +117,7 @@ def read_checkout_config(
     Unless cargo stays offline (`offline`), a registry or remote source defined only by the
     checkout is refused (see `CredentialPolicy`). `untrusted_home` is a CARGO_HOME that lies
     inside the checkout: its configuration is read as the checkout's, at the lowest
-    precedence, as cargo would.
-    """
+    precedence, as cargo would."""
     forwarded = _user_configuration(cargo_home, environment)
     policy = CredentialPolicy(forwarded.registries)
     for file in config_files(workdir, cargo_home, untrusted_home):
@@ -272,8 +271,7 @@ class CredentialPolicy:
     a registry the user defines keeps the user's definition (the checkout's is dropped); one
     only the checkout defines, and a remote source of the checkout that nothing replaces, are
     refused unless cargo stays offline. Local sources (`directory`, `local-registry`: what
-    `cargo vendor` writes) and `replace-with` pass; credential providers never do.
-    """
+    `cargo vendor` writes) and `replace-with` pass; credential providers never do."""
 
     def __init__(self, user_registries: frozenset[str]) -> None:
         self._user = user_registries

@@ -200,9 +200,8 @@ def _rustflags(document: ManifestDocument, path: KeyPath, value: object) -> list
 
 
 def allowed_leaves(document: ManifestDocument, base: Path) -> Iterator[Leaf]:
-    """Paths are made absolute from `base`. Raises FeatcheckError at the offending line for a
-    value that would reach rustc's argument vector and does not match its grammar (rustflags,
-    `[patch]` features)."""
+    """Paths are made absolute from `base`. Raises FeatcheckError at the line of a value that
+    would reach rustc's argument vector and does not match its grammar (rustflags, features)."""
     data = document.data
     if isinstance(paths := data.get("paths"), list):
         absolute = [_absolute(p, base) for p in paths]

@@ -75,8 +75,7 @@ def summarize(stderr: str) -> str:
     rest = [line.strip() for line in lines[first + 1 :]]
     location = next((line for line in rest if line.startswith("-->")), None)
     # "failed to select a version" names only the crate; why, the lines below it: a missing
-    # feature or a yanked version alone, else the versions one requirement allows and the one
-    # locked.
+    # feature or a yanked version alone, else the versions a requirement allows, the one locked.
     reasons = [line for line in rest if _SELECTION_REASON.search(line)]
     decisive = [line for line in reasons if not line.startswith(("versions", "previously"))]
     if location:

@@ -64,9 +64,8 @@ _SHELLS_OWN = frozenset({"_", "OLDPWD", "PWD", "SHLVL"})
 run from a hook or a terminal, the same project keeps one answer."""
 
 Seen = list[int] | list[str] | None
-"""A file's change and modification times, size, inode and device; a directory's entries (a
-file saved by renaming a new one over it changes its directory's times, not what it holds);
-None where it is missing."""
+"""A file's change and modification times, size, inode and device; a directory's entries (a file
+saved by renaming over it changes the directory's times, not its entries); None where missing."""
 
 
 def _seen(path: str) -> tuple[Seen, int]:
@@ -145,9 +144,8 @@ class LastAnswer:
     def keep(self, text: str, metadata: Workspace, manifest_path: Path) -> None:
         """Keep cargo's answer `text` (parsed: `metadata`) for the next audit, with the files
         it was read from: listed now, as cargo answered (the root manifest's member patterns
-        read again), and seen and written by `settle()`, once the audit is done (on a thread
-        beside the audit it took more from the audit than writing it after takes:
-        docs/speed.md)."""
+        read again), seen and written by `settle()` once the audit is done (on a thread beside
+        the audit it cost the audit more than writing it after: docs/speed.md)."""
         with contextlib.suppress(OSError, ValueError, FeatcheckError):
             if len(text) <= MAX_BYTES:
                 paths = list(dict.fromkeys(self._read_by_cargo(metadata, manifest_path)))

@@ -111,7 +111,6 @@ class MetadataSource(Protocol):
 MODE_KEY = ("resolver", "feature-unification")
 UNSTABLE_KEY = ("unstable", "feature-unification")
 MODES = ("selected", "workspace", "package")
-"""The values cargo accepts; any other makes it refuse to start."""
 MODE_VARIABLE = "CARGO_RESOLVER_FEATURE_UNIFICATION"
 UNSTABLE_VARIABLE = "CARGO_UNSTABLE_FEATURE_UNIFICATION"
 

@@ -265,8 +265,7 @@ class CargoRunner:
         return decide(settings, setup.environment, self._version_line("release"), show)
 
     def target_cfg(self, triple: str) -> TargetCfg:
-        """`rustc --print cfg` with the rustflags cargo gives `triple`, as cargo's own target
-        probe asks it."""
+        """`rustc --print cfg` with the rustflags cargo gives `triple`, as its target probe asks."""
         with self._lock:
             setup = self.prepared_setup()
             plain = self._rustc_cfg(triple, ())

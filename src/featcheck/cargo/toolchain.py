@@ -71,8 +71,7 @@ def installed(name: str) -> str:
 def resolve_toolchain(workdir: Path, timeout: float, *, trust: TrustContext) -> Toolchain:
     """No program of the checkout or of a tree made from it (`trust`) is run, whether PATH finds
     it there or it is a toolchain of a rustup home that lies there, and the toolchain files may
-    not link out of the tree. `timeout`: the seconds rustup is given a call.
-    """
+    not link out of the tree. `timeout`: the seconds rustup is given a call."""
     cargo = installed("cargo")
     refuse_checkout_program(cargo, trust, "cargo")
     rustup = which("rustup")

@@ -104,8 +104,7 @@ def _strip_prefix(raw: str) -> tuple[int | None, int, str]:
 
 def _read_lines(text: str) -> tuple[list[_Line], bool, bool]:
     """The lines that print a node, whether `[dev-dependencies]`-style headers appeared, and
-    whether a prefix was drawn (not `--prefix none`); a blank line (between several roots) ends
-    every header's section."""
+    whether a prefix was drawn (not `--prefix none`); a blank line (between roots) ends them."""
     lines: list[_Line] = []
     saw_sections = drawn = False
     # The depths of a `[dev-dependencies]`/`[build-dependencies]` section whose siblings at
