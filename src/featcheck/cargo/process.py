@@ -62,7 +62,8 @@ class RunningProcess:
         """How many of the stdout chunks read end, together, with a newline."""
         self._early: tuple[int, str] | None = None
         """The chunks `stdout_once_a_line_ends` decoded, and their text."""
-        self._line_or_end = threading.Event()
+        self.line_or_end = threading.Event()
+        """Set once stdout so far ends a line, or the command ended: the line is there to take."""
         # Let cargo's stdout pipe hold 1 MiB (Linux; 64 KiB by default): cargo writes its
         # metadata (megabytes) in one go, and each pipeful is a wake-up of the reader and of cargo
         # (measured: 3 MB in 3.0 ms through 64 KiB, 0.7 ms through 1 MiB). Where the system
@@ -84,7 +85,7 @@ class RunningProcess:
         except BaseException as error:  # handed to the caller by wait()
             self._error = error
         finally:
-            self._line_or_end.set()
+            self.line_or_end.set()
 
     def _read_until_exit(self) -> tuple[bytes, bytes]:
         """Both pipes until they close, then the exit (what `communicate` does, noting when
@@ -108,22 +109,18 @@ class RunningProcess:
                         self._on_stderr(data)
                     if key.data is printed and data.endswith(b"\n"):
                         self._line_ends_at = len(printed)
-                        self._line_or_end.set()
+                        self.line_or_end.set()
         stdout.close()
         stderr.close()
         self._process.wait(timeout=max(deadline - time.monotonic(), 0.001))
         return b"".join(printed), b"".join(complained)
-
-    def has_answered(self) -> bool:
-        """Whether `stdout_once_a_line_ends` would not wait."""
-        return self._line_or_end.is_set()
 
     def stdout_once_a_line_ends(self) -> str | None:
         """What the command printed once its output so far ends a line (cargo metadata prints
         one line of JSON, then frees what it built and exits: 10 ms in which the caller can
         read the line); None when it ended, or failed, without printing a whole line. Its exit
         status still decides: the caller calls `wait` as well."""
-        self._line_or_end.wait()
+        self.line_or_end.wait()
         if (count := self._line_ends_at) is None:
             return None
         text = b"".join(self._printed[:count]).decode("utf-8", errors="replace")

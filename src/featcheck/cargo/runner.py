@@ -213,7 +213,7 @@ class CargoRunner:
             return early
 
         settle = None if last is None else last.settle
-        return PendingMetadata(answer, running.cancel, running.has_answered, settle)
+        return PendingMetadata(answer, running.cancel, running.line_or_end.is_set, settle)
 
     def tree(
         self,
