@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from featcheck.graph import DependencyGraph, Node
 from featcheck.workspace.model import PackageRef
@@ -46,7 +46,7 @@ class ParsedTree:
     """False for `--prefix none`, where no edges can be recovered."""
     saw_dev_or_build_sections: bool
     """True when `[dev-dependencies]`/`[build-dependencies]` headers appeared (default edges)."""
-    roots: list[Node] = field(default_factory=list)
+    roots: list[Node]
     """The top-level nodes in printed order (several for a workspace printed without -p)."""
     sides_merged: bool = False
     """Printed without `--target`, a unit on both sides: all but proc-macros count as target."""
