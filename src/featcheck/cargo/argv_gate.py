@@ -189,7 +189,7 @@ def target_argument(workdir: Path, target: str) -> Argument:
 #
 # Flags come from the checkout's configuration and from the environment (CI often exports them
 # from checkout content); cargo passes them to the `rustc` it runs for its target probe, where
-# `-Zcodegen-backend=LIB` would load a library. Only the flags that change cfg values pass.
+# `-Zcodegen-backend=LIB` would load a library.
 
 KEPT_CODEGEN: dict[str, Grammar] = {
     "target-feature": TARGET_FEATURES,
@@ -199,8 +199,7 @@ KEPT_CODEGEN: dict[str, Grammar] = {
         "a rustc on/off value", r"y|yes|on|true|n|no|off|false", "`yes` or `off`"
     ),
 }
-"""The `-C` options that change what `rustc --print cfg` prints (`target_feature`, `panic`,
-`debug_assertions`), with the grammar of their values."""
+"""The grammar of each `-C` option that changes `target_feature`, `panic` or `debug_assertions`."""
 
 # rustc options that take their value as the next argument (`-L DIR`, `--extern X=Y`, ...):
 # that argument is the option's value, not an option of its own.
