@@ -39,7 +39,7 @@ from featcheck.cargo.config_files import (
     tables,
     unquoted_outside,
 )
-from featcheck.cargo.pending_metadata import UnificationSettings
+from featcheck.cargo.pending_metadata import MODE_KEY, UNSTABLE_KEY, UnificationSettings
 from featcheck.cargo.process import NEUTRAL_DIRECTORY
 from featcheck.errors import FeatcheckError
 from featcheck.manifest.spans import BARE_KEY
@@ -188,8 +188,11 @@ class _Forwarded:
         self.take(leaf, file)
 
     def take(self, leaf: Leaf, file: Path) -> None:
-        self.unification = self.unification.taking(leaf.key, leaf.value, file)
-        if leaf.key == ("build", "rustflags"):
+        if leaf.key == MODE_KEY and isinstance(leaf.value, str):
+            self.unification = self.unification._replace(mode=(leaf.value, file))
+        elif leaf.key == UNSTABLE_KEY and isinstance(leaf.value, bool):
+            self.unification = self.unification._replace(unstable=(leaf.value, file))
+        elif leaf.key == ("build", "rustflags"):
             self.build += leaf.value
         elif leaf.key[0] == "target":
             self.targets.append((leaf.key[1], tuple(leaf.value)))

@@ -121,14 +121,6 @@ class UnificationSettings(NamedTuple):
     mode: tuple[str, Path] | None = None
     unstable: tuple[bool, Path] | None = None
 
-    def taking(self, key: tuple[str, ...], value: object, file: Path) -> UnificationSettings:
-        """These settings after a later file sets `key`."""
-        if key == MODE_KEY and isinstance(value, str):
-            return self._replace(mode=(value, file))
-        if key == UNSTABLE_KEY and isinstance(value, bool):
-            return self._replace(unstable=(value, file))
-        return self
-
 
 class Unification(NamedTuple):
     workspace: bool = False
