@@ -51,8 +51,7 @@ class RunningProcess:
         on_stderr: Callable[[bytes], None] | None = None,
     ) -> None:
         self._process = process
-        self._on_stderr = on_stderr
-        """Called on the reader thread with each chunk of stderr (a progress line)."""
+        self._on_stderr = on_stderr  # called on the reader thread
         self._timeout = timeout
         self._what = what
         self._output: tuple[bytes, bytes] | None = None

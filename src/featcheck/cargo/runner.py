@@ -158,7 +158,6 @@ class CargoRunner:
     def start_metadata(
         self, manifest_path: Path, *, all_features: bool = False, features: tuple[str, ...] = ()
     ) -> PendingMetadata:
-        """`metadata`, started: cargo works while the caller does, `result()` waits for it."""
         args = [
             word("metadata"),
             Argument("--format-version=1"),
@@ -281,7 +280,6 @@ class CargoRunner:
             return self._rustc_cfg(host, ())
 
     def _ask_rustc(self, args: list[Argument]) -> ProcessOutput:
-        """rustc's answer, kept between runs for the real toolchain binaries (`RustcAnswers`)."""
         setup = self.prepared_setup()
         if setup.toolchain is None:
             return self._finish(self._start("rustc", args))
