@@ -29,7 +29,6 @@ from featcheck.cargo.argv_gate import (
     option,
 )
 from featcheck.cargo.config_files import (
-    NOT_SHOWN,
     Leaf,
     allowed_leaves,
     config_files,
@@ -172,14 +171,13 @@ class _Forwarded:
         """Pass `leaf` (read from `file`, or a file it includes) to cargo. A setting cargo's
         command line cannot carry (a `cfg(...)` key longer than any value the gate passes, say)
         is one line at its place in `document`."""
-        try:
-            self.arguments.append(_config_argument(leaf.key, leaf.value))
-        except GateError as error:
-            if not within:
-                message = f"holds a setting featcheck cannot pass to cargo ({NOT_SHOWN})"
-                raise FeatcheckError(message, path=document.path) from None
-            message = f"featcheck cannot pass this setting to cargo: {error}"
-            raise setting_error(document, leaf.key, message) from None
+        refusal = "holds a setting featcheck cannot pass to cargo"
+        with unquoted_outside(within, document.path, refusal):
+            try:
+                self.arguments.append(_config_argument(leaf.key, leaf.value))
+            except GateError as error:
+                message = f"featcheck cannot pass this setting to cargo: {error}"
+                raise setting_error(document, leaf.key, message) from None
         if len(self.arguments) > MAX_KEYS:
             raise FeatcheckError(
                 f"more than {MAX_KEYS} cargo settings in the checkout's configuration", path=file
