@@ -152,15 +152,11 @@ class RunningProcess:
             raise self._error
         assert self._output is not None
         stdout, stderr = self._output
-        early = self._early
-        return ProcessOutput(
-            self._process.returncode,
-            # The very text `stdout_once_a_line_ends` gave, when nothing was printed after it.
-            early[1]
-            if early is not None and early[0] == len(self._printed)
-            else stdout.decode("utf-8", errors="replace"),
-            stderr.decode("utf-8", errors="replace"),
-        )
+        if (early := self._early) is not None and early[0] == len(self._printed):
+            text = early[1]  # the very text `stdout_once_a_line_ends` gave: nothing came after it
+        else:
+            text = stdout.decode("utf-8", errors="replace")
+        return ProcessOutput(self._process.returncode, text, stderr.decode("utf-8", "replace"))
 
     def cancel(self) -> None:
         """End it now (its answer is no longer wanted): kill its process group and reap it."""
