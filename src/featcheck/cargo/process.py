@@ -25,11 +25,9 @@ if sys.platform != "win32":
 
 
 NEUTRAL_DIRECTORY = Path(os.path.abspath(os.sep))
-"""A working directory no checkout controls: the root of the file system.
-
-cargo reads `.cargo/config.toml` from its working directory and every directory above it,
-and rustup looks for toolchain files the same way; the root has no parent a user can write.
-"""
+"""A working directory no checkout controls, the file system's root: cargo reads its configuration
+from its working directory and every directory above it, and rustup looks for toolchain files the
+same way; the root has no parent a user can write."""
 
 
 class ProcessOutput(NamedTuple):
