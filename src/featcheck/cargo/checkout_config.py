@@ -120,7 +120,7 @@ def read_checkout_config(
     forwarded = _user_configuration(cargo_home, environment)
     policy = CredentialPolicy(forwarded.registries)
     for file in config_files(workdir, cargo_home, untrusted_home):
-        for document, base, within in load(file, (), file.parent.parent, root):
+        for document, base, within in load(file, file.parent.parent, root):
             if file.parent.parent == NEUTRAL_DIRECTORY:  # cargo reads it there too
                 forwarded.names_wrapper |= _names_wrapper(document)
             with unquoted_outside(within, document.path, "holds a value featcheck refuses"):
@@ -232,7 +232,7 @@ def _user_configuration(cargo_home: Path | None, environment: Mapping[str, str])
     }
     try:
         if (file := home_config(cargo_home)) is not None:
-            for document, base, _ in load(file, (), file.parent, None):  # the user's own
+            for document, base, _ in load(file, file.parent, None):  # the user's own
                 kept.names_wrapper |= _names_wrapper(document)
                 defined = tables(document.data.get("registries"))
                 registries.update(registry_key(name) for name, _ in defined)

@@ -92,7 +92,7 @@ def _includes(document: ManifestDocument, checkout: Path | None) -> Iterator[tup
 
 
 def load(
-    path: Path, seen: tuple[Path, ...], inside: Path, root: Path | None
+    path: Path, inside: Path, root: Path | None, seen: tuple[Path, ...] = ()
 ) -> Iterator[tuple[ManifestDocument, Path, bool]]:
     """One configuration file and what it includes, lowest precedence first, each with
     whether it lies inside the project (`inside`)."""
@@ -111,7 +111,7 @@ def load(
     for included, optional in includes:
         if optional and not included.exists():
             continue
-        yield from load(included, (*seen, path), inside, root)
+        yield from load(included, inside, root, (*seen, path))
     yield document, path.parent.parent, within
 
 
@@ -154,10 +154,10 @@ def configuration_documents(
     the directory its relative paths start from and the file that was read (or included it).
     No file is read through a link out of the checkout `root` (the user's own home aside)."""
     if (home := home_config(cargo_home)) is not None:
-        for document, base, _ in load(home, (), home.parent.parent, None):
+        for document, base, _ in load(home, home.parent.parent, None):
             yield document, base, home
     for file in config_files(workdir, cargo_home, untrusted_home):
-        for document, base, _ in load(file, (), file.parent.parent, root):
+        for document, base, _ in load(file, file.parent.parent, root):
             yield document, base, file
 
 
