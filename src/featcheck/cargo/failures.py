@@ -50,8 +50,6 @@ _SELECTION_REASON = re.compile(
     r"does not have that feature|is yanked|^versions that meet the requirements"
     r"|^previously selected package"
 )
-"""The lines under cargo's "failed to select a version" that say why: a feature the package
-lacks, a yanked version, or the version one requirement allows and the one locked before."""
 
 
 def printable(text: object) -> str:
