@@ -49,8 +49,7 @@ class CommandSetup(NamedTuple):
     cwd: Path
     config: CheckoutConfig
     """The data parts of the checkout's cargo configuration (`--config=` arguments, rustflags)."""
-    environment_rustflags: list[Argument] | None
-    """The kept flags of RUSTFLAGS/CARGO_ENCODED_RUSTFLAGS, which replace the configured ones."""
+    environment_rustflags: list[Argument] | None  # argv_gate.environment_rustflags
     cache: Path | None = None
     """featcheck's cache directory, where the checkout cannot have written it (else None)."""
 

@@ -150,8 +150,7 @@ def _rustup_toolchain(
     return Toolchain(real_cargo, real_rustc, name)
 
 
-TOOLCHAIN_FILES = ("rust-toolchain", "rust-toolchain.toml")
-"""In the order rustup prefers them when both are in one directory."""
+TOOLCHAIN_FILES = ("rust-toolchain", "rust-toolchain.toml")  # in rustup's order (below)
 
 
 class ToolchainRequest(NamedTuple):
