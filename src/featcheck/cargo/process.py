@@ -55,10 +55,8 @@ class RunningProcess:
         self._output: tuple[bytes, bytes] | None = None
         self._error: BaseException | None = None
         self._printed: list[bytes] = []
-        self._line_ends_at: int | None = None
-        """How many of the stdout chunks read end, together, with a newline."""
-        self._early: tuple[int, str] | None = None
-        """The chunks `stdout_once_a_line_ends` decoded, and their text."""
+        self._line_ends_at: int | None = None  # N: stdout's first N chunks end with a newline
+        self._early: tuple[int, str] | None = None  # `stdout_once_a_line_ends`'s N and text
         self.line_or_end = threading.Event()
         """Set once stdout so far ends a line, or the command ended: the line is there to take."""
         # Let cargo's stdout pipe hold 1 MiB (Linux; 64 KiB by default): cargo writes its

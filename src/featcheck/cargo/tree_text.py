@@ -59,8 +59,7 @@ class _Line:
     node: Node
     repeated: bool
     in_section: bool  # under a `[dev-dependencies]`/`[build-dependencies]` header
-    parent: int | None = None
-    """Position of the line printed above it, one level up (None for a root)."""
+    parent: int | None = None  # the line printed above it, one level up (None for a root)
 
 
 def _split_suffixes(text: str) -> list[str]:
