@@ -40,7 +40,6 @@ if TYPE_CHECKING:
     from featcheck.cargo.pending_metadata import Parse, Unification
     from featcheck.workspace.workspace import Workspace
 
-# A `--> FILE:LINE:COL` line of cargo's stderr.
 _LOCATION = re.compile(r"^(?P<lead>\s*-->\s+)(?P<path>.+?)(?P<place>(:\d+)+)?$", re.MULTILINE)
 
 
