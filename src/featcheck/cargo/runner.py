@@ -164,9 +164,8 @@ class CargoRunner:
             *feature_arguments(FeatureSelection.of(features, all_features=all_features)),
             *self._cargo_flags(),
         ]
-        last = None
-        if self._keeps_answers:
-            last = LastAnswer.of_command(self.prepared_setup(), args, self.trust.root)
+        setup = self.prepared_setup()
+        last = LastAnswer.of_command(setup, args, self.checkout) if self._keeps_answers else None
         if last is None or (kept := last.kept()) is None:
             return self._cargo_metadata(manifest_path, args, last)
         refuse_special_manifests(manifest_path, self.checkout)
