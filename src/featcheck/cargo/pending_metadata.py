@@ -57,17 +57,15 @@ class PendingMetadata:
         self._answer = None
 
 
-# Where an audit's workspace comes from: a `MetadataSource`. Two exist: cargo itself
-# (`cargo.runner.CargoRunner`: `cargo metadata`, `rustc --print cfg`), and the files alone
-# (`noexec.source.FileSource`, `--no-exec`), which may return a workspace with gaps
-# (`Workspace.unread`) that goes through the same pipeline. The pipeline speaks to this interface
-# only; what needs cargo itself (a fix confirmed in a copy, the tests' cargo tree oracle) names
-# `CargoRunner`, and a files source never stands in for it. A Protocol, not a base class: this
-# module loads before cargo starts, and neither source inherits anything from the other.
-
-
 class MetadataSource(Protocol):
-    """The workspace model of one checkout and the cfg of the targets it is built for."""
+    """Where an audit's workspace comes from: the workspace model of one checkout and the cfg of
+    the targets it is built for. Two exist: cargo itself (`cargo.runner.CargoRunner`: `cargo
+    metadata`, `rustc --print cfg`), and the files alone (`noexec.source.FileSource`,
+    `--no-exec`), which may return a workspace with gaps (`Workspace.unread`) that goes through
+    the same pipeline. The pipeline speaks to this interface only; what needs cargo itself (a fix
+    confirmed in a copy, the tests' cargo tree oracle) names `CargoRunner`, and a files source
+    never stands in for it. A Protocol, not a base class: this module loads before cargo starts,
+    and neither source inherits anything from the other."""
 
     @property
     def checkout(self) -> Path:
