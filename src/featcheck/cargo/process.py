@@ -151,7 +151,7 @@ class RunningProcess:
         if (early := self._early) is not None and early[0] == len(self._printed):
             text = early[1]  # the very text `stdout_once_a_line_ends` gave: nothing came after it
         else:
-            text = stdout.decode("utf-8", errors="replace")
+            text = stdout.decode("utf-8", "replace")
         return ProcessOutput(self._process.returncode, text, stderr.decode("utf-8", "replace"))
 
     def cancel(self) -> None:
