@@ -15,8 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from featcheck.featureset import FeatureSelection, without_std
-from featcheck.fixes.across import Elsewhere, across_builds
-from featcheck.fixes.direct import Candidate, DirectDependencies, Goal
+from featcheck.fixes.direct import Candidate, DirectDependencies, Elsewhere, Goal, across_builds
 from featcheck.graph import Node, distances_to
 from featcheck.manifest.declarations import Cut, DeclarationSite
 from featcheck.report import Action, Edit

@@ -10,21 +10,35 @@ missing features.
   package, a member's line inherits it (`KEY = { workspace = true, features = [...] }`): the
   next bump of the entry moves it too. Otherwise the line carries its own requirement, a caret
   on the locked version, `=` where the user pins the crate's family exactly.
+
+Last, one candidate for a finding that several of a member's configurations share, where each
+configuration selects the crate through a feature of its own (`across_builds`). A library's
+`enc = ["dep:encoding_rs"]` and `enc2 = ["dep:encoding_rs"]` each bring the crate: one finding
+covers both builds, and its fix must clear both. A new line behind `enc` leaves `enc2`'s build
+as it was, and a plain line gives the crate to builds with neither (lewm-rs's `tract-nnef` and
+`tract-onnx`): so what a candidate asks of one selecting feature is asked of the other too.
 """
 
 from __future__ import annotations
 
 import os
 from collections import deque
-from collections.abc import Iterator
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, NamedTuple
 
 from featcheck.featureset import FeatureSelection
 from featcheck.manifest.declarations import Cut, DeclarationSite, workspace_site
 from featcheck.report import Action, Edit
 from featcheck.semantics import semver
-from featcheck.workspace.model import DEP_FEATURE, FEATURE, NORMAL, NewDependency, crate_family
+from featcheck.workspace.model import (
+    DEP_FEATURE,
+    FEATURE,
+    NORMAL,
+    MoreFeatureValues,
+    NewDependency,
+    crate_family,
+)
 
 if TYPE_CHECKING:  # the finders are handed these; direct.py only names their types
     from featcheck.fixes.counterfactual import WhatIf
@@ -254,3 +268,41 @@ class DirectDependencies:
         if any(k in value for k in ("path", "git", "registry", "registry-index")):
             return False
         return site.version is not None and semver.matches(site.version, backend.version)
+
+
+Elsewhere = tuple[frozenset[str], list[str]]
+"""One other build of the finding: the member's features on in it, and those of them that select
+the crate (`DirectDependencies.selecting_features`)."""
+
+
+def across_builds(
+    found: Iterable[Candidate], member: Package, position: int, elsewhere: list[Elsewhere]
+) -> Iterator[Candidate]:
+    """Each candidate asking through one feature of the member (`position` in the index), with
+    the same values asked of a feature that selects the crate in each other build without it;
+    none where some other build has no such feature."""
+    for candidate in found:
+        asked = [
+            edit
+            for edit in candidate.edits
+            if edit.action == "add-feature-values" and edit.manifest == member.manifest_path
+        ]
+        if len(asked) != 1 or asked[0].declaration[-1] == "std":  # std's builds are on purpose
+            continue
+        edit, more = asked[0], dict[str, None]()
+        for features, selecting in elsewhere:
+            if edit.declaration[-1] in features:
+                continue
+            if not selecting:
+                break
+            more.setdefault(selecting[0])
+        else:
+            if more:
+                values = edit.features
+                edits = [Edit(edit.manifest, ("features", f), edit.action, values) for f in more]
+                model = [MoreFeatureValues(position, f, values) for f in more]
+                yield replace(
+                    candidate,
+                    edits=(*candidate.edits, *edits),
+                    model=candidate.model | frozenset(model),
+                )
