@@ -140,25 +140,23 @@ class WhatIf:
     def needs(self, graph: DependencyGraph) -> list[Need]:
         """Dependencies a (counterfactual) build turns on that neither the resolve nor a
         locked version holds: cargo would first have to pick their versions (or refuse)."""
-        return [n for n in self._all_needs(graph) if not self._bound(n)]
+        parts = graph.parts
+        if parts is None:
+            found = self._needs_in(graph.nodes())
+        else:
+            # Candidate fixes of many members share the graph below them: it is looked at once.
+            root, below = parts
+            known = self._below_needs.get(id(below))
+            if known is None:
+                below_needs = frozenset(self._needs_in(below.nodes()))
+                known = self._below_needs[id(below)] = (below, below_needs)
+            found = self._needs_in((root,)) | known[1]
+        lock = self.lock
+        return [n for n in sorted(found) if lock is None or not isinstance(lock.check(n), tuple)]
 
     def describe(self, need: Need) -> str:
         """`package/dependency`, as notes name a need."""
         return f"{self.index.packages[need.package].ref.name}/{need.key}"
-
-    def _bound(self, need: Need) -> bool:
-        return self.lock is not None and isinstance(self.lock.check(need), tuple)
-
-    def _all_needs(self, graph: DependencyGraph) -> list[Need]:
-        parts = graph.parts
-        if parts is None:
-            return sorted(self._needs_in(graph.nodes()))
-        # Candidate fixes of many members share the graph below them: it is looked at once.
-        root, below = parts
-        known = self._below_needs.get(id(below))
-        if known is None:
-            known = self._below_needs[id(below)] = (below, frozenset(self._needs_in(below.nodes())))
-        return sorted(known[1].union(self._needs_in((root,))))
 
     def _needs_in(self, nodes: Iterable[Node]) -> set[Need]:
         """What `nodes` turn on that the resolve lacks, kept by node: it is the same in every
@@ -185,7 +183,26 @@ class WhatIf:
     ) -> DependencyGraph:
         """What `cargo build -p MEMBER --target TARGET` (with `selection`'s feature flags)
         would get with `edits` made, and what they turn on bound to locked versions."""
-        session, graphs = self._session(edits, target)
+        # The resolution under `edits`, with the graphs drawn of it (by member, selection).
+        known = self._sessions.get((edits, target))
+        if known is not None:
+            self._sessions.move_to_end((edits, target))
+        else:
+            unedited = self._unedited.get(target)
+            if unedited is None:
+                cfg, unify = self.cfgs[target], self.unify_workspace
+                context = BuildContext(
+                    self.index, cfg, self.host, self.resolver, unify, self.locked
+                )
+                unedited = TargetSession(context, resolved=self.audited.get(target))
+                self._unedited[target] = unedited
+            edited = frozenset(edit.package for edit in edits)
+            context = unedited.context.edited(edited_index(self.index, edits), edited)
+            known = self._sessions[(edits, target)] = (TargetSession(context, unedited, edited), {})
+            if len(self._sessions) > _KEPT_SESSIONS:
+                self._sessions.popitem(last=False)
+                self._below_needs.clear()  # it holds the graphs below by identity
+        session, graphs = known
         found = graphs.get((member, selection))
         if found is None:
             self.deadline.check("resolving the builds the fixes would give")
@@ -198,34 +215,6 @@ class WhatIf:
             self.index, cfg, self.host, self.resolver, unify_workspace=self.unify_workspace
         )
         return record_build(context, self.index.by_id[member], self.current, selection)
-
-    def _session(
-        self, edits: frozenset[ModelEdit], target: str
-    ) -> tuple[TargetSession, dict[tuple[int, FeatureSelection], DependencyGraph]]:
-        """The resolution under `edits`, with the graphs drawn of it (by member, selection)."""
-        known = self._sessions.get((edits, target))
-        if known is not None:
-            self._sessions.move_to_end((edits, target))
-            return known
-        unedited = self._unedited.get(target)
-        if unedited is None:
-            context = BuildContext(
-                self.index,
-                self.cfgs[target],
-                self.host,
-                self.resolver,
-                unify_workspace=self.unify_workspace,
-                bound=self.locked,
-            )
-            unedited = TargetSession(context, resolved=self.audited.get(target))
-            self._unedited[target] = unedited
-        edited = frozenset(edit.package for edit in edits)
-        context = unedited.context.edited(edited_index(self.index, edits), edited)
-        known = self._sessions[(edits, target)] = (TargetSession(context, unedited, edited), {})
-        if len(self._sessions) > _KEPT_SESSIONS:
-            self._sessions.popitem(last=False)
-            self._below_needs.clear()  # it holds the graphs below by identity
-        return known
 
 
 def _locked_edges(index: Workspace, lock: LockView) -> Callable[[int], tuple[Edge, ...]]:
