@@ -8,7 +8,7 @@ import pytest
 from featcheck.builder import FindingBuilder
 from featcheck.graph import Node
 from featcheck.report import Location
-from featcheck.rules import Catalogue, Detection
+from featcheck.rules import Catalogue, Detection, find_by_code
 from featcheck.workspace.model import PackageRef
 
 FLEX = Node(PackageRef("burn-flex", "0.22.1"), frozenset())
@@ -16,7 +16,7 @@ CUT = Location("Cargo.toml", 6, 1, 6, 20)
 
 
 def _builder() -> FindingBuilder:
-    rule = Catalogue.builtin().find("FC001")
+    rule = find_by_code(Catalogue.builtin().rules, "FC001")
     assert rule is not None
     return FindingBuilder(rule, Detection(FLEX, "rayon", "built without rayon"), None, "x86_64")
 

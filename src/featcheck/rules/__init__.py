@@ -94,9 +94,6 @@ class Catalogue:
     def user_rules(self) -> tuple[Rule, ...]:
         return tuple(r for r in self.rules if not r.builtin)
 
-    def find(self, text: str) -> Rule | None:
-        return find_by_code(self.rules, text)
-
     def select(self, select: Iterable[str] = (), ignore: Iterable[str] = ()) -> tuple[Rule, ...]:
         """The rules to run: the defaults plus `select`ed ones (codes or names), minus `ignore`d;
         a ValueError names any unknown one."""
@@ -104,12 +101,12 @@ class Catalogue:
             raise ValueError(FC900_UNSELECTABLE)
         # Not a rule that runs: ignored, it reports nothing (`policy.suppress`).
         select, ignore = tuple(select), tuple(c for c in ignore if not names_fc900(c))
-        unknown = [c for c in (*select, *ignore) if self.find(c) is None]
+        unknown = [c for c in (*select, *ignore) if find_by_code(self.rules, c) is None]
         if unknown:
             raise ValueError(f"unknown rule {', '.join(unknown)} (see `featcheck rules`)")
         chosen = {r.code for r in self.rules if r.enabled_by_default}
-        chosen |= {r.code for c in select if (r := self.find(c))}
-        chosen -= {r.code for c in ignore if (r := self.find(c))}
+        chosen |= {r.code for c in select if (r := find_by_code(self.rules, c))}
+        chosen -= {r.code for c in ignore if (r := find_by_code(self.rules, c))}
         return tuple(r for r in self.rules if r.code in chosen)
 
 
