@@ -67,6 +67,7 @@ def place(
     still_flagged = _still_flagged(scope, what_if)
     overlay = _overlay(run, scope, what_if, still_flagged)
     explainer = _explainer(scope, plan, resolved, search, locator)
+    audited = frozenset(m.id for m in scope.members)
     placer = FindingPlacer(
         locator,
         explainer,
@@ -80,7 +81,7 @@ def place(
             cargo_checks_new_packages=options.check_new_packages and not options.no_exec,
             backends=backends_of(r for rules in scope.rules_of.values() for r in rules),
             with_alternatives=options.search_alternatives,
-            audited=_audited(scope),
+            audited=audited if len(audited) < len(scope.metadata.members) else frozenset(),
             left_to_users=left_to_users,
             no_std=lambda m, t, s: scope.built_no_std(m, s, what_if.cfgs[t]),
         ),
@@ -179,12 +180,6 @@ def _covers(flagged: Sequence[Flagged]) -> frozenset[Cover]:
         for feature in (item.detection.feature,)
         if feature
     )
-
-
-def _audited(scope: Scope) -> frozenset[str]:
-    """The ids of the members this run audits, where it leaves some out (`-p`); else none."""
-    selected = frozenset(m.id for m in scope.members)
-    return selected if len(selected) < len(scope.metadata.members) else frozenset()
 
 
 def offered_by_library(scope: Scope, search: FeatureSearch, what_if: WhatIf, item: Flagged) -> bool:
