@@ -90,8 +90,7 @@ def finish(
     # A deferred finding another reported finding covers goes before suppressions count: an
     # allow for it has matched nothing the report would show.
     standing = uncovered(merged, suppression.kept)
-    changed = len(standing) != len(merged)
-    if changed or any(a is not b for a, b in zip(standing, merged, strict=True)):
+    if standing != merged:
         suppression = suppress(standing)
     kept = settled(suppression.kept, result.configurations)
     result.findings = sorted([*kept, *suppression.unused], key=finding_order)
@@ -250,20 +249,15 @@ FIX_NOTE = "`--fix` asks cargo for it first"
 
 
 def out_of_date(result: AuditResult) -> AuditResult:
-    return replace(
-        result,
-        findings=[_unconfirmed(finding) for finding in result.findings],
-        notes=[*result.notes, OUT_OF_DATE],
-    )
-
-
-def _unconfirmed(finding: Finding) -> Finding:
-    alternatives = tuple(replace(a, confirmed=False) for a in finding.alternatives)
-    fix = finding.fix
-    if fix is not None:
-        note = (f"{FIX_NOTE}; {fix.note}" if fix.note else FIX_NOTE) if fix.safe else fix.note
-        fix = replace(fix, confirmed=False, note=note)
-    return replace(finding, fix=fix, alternatives=alternatives)
+    findings = []
+    for finding in result.findings:
+        alternatives = tuple(replace(a, confirmed=False) for a in finding.alternatives)
+        fix = finding.fix
+        if fix is not None:
+            note = (f"{FIX_NOTE}; {fix.note}" if fix.note else FIX_NOTE) if fix.safe else fix.note
+            fix = replace(fix, confirmed=False, note=note)
+        findings.append(replace(finding, fix=fix, alternatives=alternatives))
+    return replace(result, findings=findings, notes=[*result.notes, OUT_OF_DATE])
 
 
 def report_root(audited: Path, chosen: Path | None) -> Path:
