@@ -39,6 +39,7 @@ from featcheck.workspace.model import (
     ModelEdit,
     MoreFeatureValues,
     NewDependency,
+    Package,
     parse_feature_values,
 )
 from featcheck.workspace.workspace import Workspace
@@ -50,15 +51,23 @@ members kept every one, 2.3 GB at the peak; 64 keep 1.1 GB, for 5-20% more time 
 GB, 20-25%). A workspace entry's edit, asked for every member, stays among them."""
 
 
-def _edited_edges(index: Workspace, package: int, edits: Sequence[ModelEdit]) -> tuple[Edge, ...]:
-    edges = list(index.packages[package].edges)
+def _edited(index: Workspace, package: int, edits: Sequence[ModelEdit]) -> Package:
+    """The package at `package` with `edits` made: its edges, and its feature table with the
+    values added to a feature and `dep:KEY` added to each feature a new optional entry hides
+    behind."""
+    edges, features = list(index.packages[package].edges), dict(index.packages[package].features)
     for edit in edits:
         if isinstance(edit, MoreFeatureValues):
+            values = parse_feature_values(edit.values)
+            features[edit.feature] = (*features.get(edit.feature, ()), *values)
             continue
         if isinstance(edit, NewDependency):
             requested = parse_feature_values(edit.features)
             optional = edit.behind is not None
             edges.append(Edge(edit.dep, edit.key, NORMAL, None, optional, requested))
+            if edit.behind is not None:
+                hidden = FeatureValue(DEP, edit.key)
+                features[edit.behind] = (*features.get(edit.behind, ()), hidden)
             continue
         edited = (edit.key, edit.kind, edit.platform)
         for position, edge in enumerate(edges):
@@ -68,22 +77,7 @@ def _edited_edges(index: Workspace, package: int, edits: Sequence[ModelEdit]) ->
             if edit.defaults and "default" in index.packages[edge.dep].features:
                 added += (_DEFAULT_VALUE,)
             edges[position] = edge._replace(requested=edge.requested + added)
-    return tuple(edges)
-
-
-def _edited_features(
-    features: dict[str, tuple[FeatureValue, ...]], edits: Sequence[ModelEdit]
-) -> dict[str, tuple[FeatureValue, ...]]:
-    """The feature table with `dep:KEY` added to each feature a new optional entry hides behind,
-    and the values added to a feature."""
-    edited = dict(features)
-    for edit in edits:
-        if isinstance(edit, NewDependency) and edit.behind is not None:
-            edited[edit.behind] = (*edited.get(edit.behind, ()), FeatureValue(DEP, edit.key))
-        elif isinstance(edit, MoreFeatureValues):
-            values = parse_feature_values(edit.values)
-            edited[edit.feature] = (*edited.get(edit.feature, ()), *values)
-    return edited
+    return replace(index.packages[package], edges=tuple(edges), features=features)
 
 
 def edited_index(index: Workspace, edits: Iterable[ModelEdit]) -> Workspace:
@@ -91,14 +85,7 @@ def edited_index(index: Workspace, edits: Iterable[ModelEdit]) -> Workspace:
     by_package: dict[int, list[ModelEdit]] = {}
     for edit in edits:
         by_package.setdefault(edit.package, []).append(edit)
-    changed = {
-        position: replace(
-            index.packages[position],
-            edges=_edited_edges(index, position, edits),
-            features=_edited_features(index.packages[position].features, edits),
-        )
-        for position, edits in by_package.items()
-    }
+    changed = {position: _edited(index, position, edits) for position, edits in by_package.items()}
     # A copy, not `replace`: that checks the answer again by indexing every member (a fifth
     # of a 100-member fix search). The copy's members are looked up anew if ever asked for.
     edited = copy.copy(index)
