@@ -102,16 +102,13 @@ def resolve_builds(
     proc-macros and their dependencies are built for (their `[target.X]` tables are evaluated
     against it); by default each target's own, exact when auditing the host target.
 
-    `current` is the package id of the manifest cargo would run for (`--manifest-path`, or the
-    working directory's), None for a virtual manifest; only resolver 1 resolves it along with
-    the `-p` one. By default metadata's `resolve.root`, right whenever the builds are meant for
-    the manifest metadata ran for. `features` is the feature selection as it applies to each
-    member (`featureset.member_selection`); the metadata must then come from `cargo metadata
-    --all-features`, whose resolve holds every optional dependency. Raises
+    `current` is the package id of the manifest cargo would run for, None for a virtual
+    manifest (`build_requests`); by default metadata's `resolve.root`, right whenever the builds
+    are meant for the manifest metadata ran for. `features` is the feature selection as it
+    applies to each member (`featureset.member_selection`); the metadata must then come from
+    `cargo metadata --all-features`, whose resolve holds every optional dependency. Raises
     `FeatureSelectionError` when a member does not define a feature it is given.
-    `unify_workspace`: features unify over every workspace member's build, as cargo's
-    `resolver.feature-unification = "workspace"` asks (each graph still only what the member
-    reaches).
+    `unify_workspace`: see `BuildContext`.
     """
     jobs = [(member, features) for member in members]
     graphs = resolve_configurations(
@@ -168,6 +165,7 @@ def resolve_configurations(
                 key = (index.packages[position].id, context.target.triple, selection)
                 try:
                     graphs[key] = session.graph(position, current_position, selection)
+
                 except FeatureSelectionError as error:
                     if errors is None:
                         raise
