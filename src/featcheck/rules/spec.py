@@ -155,7 +155,7 @@ class Rule:
     targets: TargetScope = field(default_factory=TargetScope)
     requires: tuple[str, ...] = ()
     """Features the crate must already have for the rule to speak; "Requires" in
-    docs/writing-rules.md says which rule then speaks first (stages/deferral.py)."""
+    docs/writing-rules.md says which rule then speaks first (stages/finish.py)."""
     companions: tuple[str, ...] = ()
     """Features the fix also adds where they are missing (FC001 adds `simd` with `rayon`)."""
     enabled_by_default: bool = True
