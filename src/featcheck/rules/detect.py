@@ -148,9 +148,8 @@ def flags(
             continue
         # A node the build holds is reached from a root: `reachable` needs no path's words.
         reached = used.reachable and not used.avoiding and view.structured
-        if (reached or used_evidence(used, view, node) is not None) and not excused(
-            used, view, node
-        ):
+        used_here = reached or used_evidence(used, view, node) is not None
+        if used_here and not excused(used, view, node):
             return True
     return False
 
