@@ -5,9 +5,8 @@ what a declaration asks of the package it names (features, or `default` when
 `default-features = false` goes), or adds a declaration, so it can be applied to the resolver's
 model directly: the edges of the declaring packages get the extra feature values, and cargo's
 feature resolver runs again over the edited model. featcheck's resolver is proven equal to
-`cargo tree -e normal -p MEMBER --target T`
-(tests/resolution/test_resolver_*.py), so this answers what cargo
-would build after the edit without copying the workspace or starting cargo.
+`cargo tree -e normal -p MEMBER --target T` (tests/resolution/test_resolver_*.py), so this
+answers what cargo would build after the edit without copying the workspace or starting cargo.
 
 An edit can turn on dependencies cargo's resolve has no edge for (an optional dependency
 nothing used before). Where Cargo.lock holds a version cargo would bind it to (`lockcheck.py`),
