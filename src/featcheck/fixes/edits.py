@@ -37,6 +37,7 @@ class _Text:
     def __init__(self, text: str) -> None:
         self.text = text
         self.starts = line_starts(text)  # no byte order mark: apply_edit keeps it apart
+        self.newline = "\r\n" if "\r\n" in text else "\n"
 
     def start(self, span: Span) -> int:
         return self.starts[span.line - 1] + span.column - 1
@@ -49,10 +50,6 @@ class _Text:
         start = self.text.rfind("\n", 0, offset) + 1
         end = self.text.find("\n", offset)
         return start, len(self.text) if end < 0 else end
-
-    @property
-    def newline(self) -> str:
-        return "\r\n" if "\r\n" in self.text else "\n"
 
 
 def _add_to_array(
