@@ -28,7 +28,6 @@ __all__ = [
     "Catalogue",
     "Detection",
     "Rule",
-    "RuleDoc",
     "builtin_rules",
     "detect",
     "skipped_for_target",
@@ -143,7 +142,6 @@ UNUSED_SUPPRESSION = Rule(
         ),
     ),
 )
-"""FC900's catalogue entry, for `featcheck rules` and docs/rules.md."""
 
 
 # Rule documentation from the specs: `featcheck rules`, `featcheck rule CODE`, docs/rules.md
