@@ -89,10 +89,6 @@ class Catalogue:
     def builtin(cls) -> Catalogue:
         return cls(builtin_rules())
 
-    @property
-    def user_rules(self) -> tuple[Rule, ...]:
-        return tuple(r for r in self.rules if not r.builtin)
-
     def select(self, select: Iterable[str] = (), ignore: Iterable[str] = ()) -> tuple[Rule, ...]:
         """The rules to run: the defaults plus `select`ed ones (codes or names), minus `ignore`d;
         a ValueError names any unknown one."""

@@ -41,7 +41,7 @@ def new_result(run: Run, scope: Scope, plan: ConfigurationPlan, root: Path) -> A
         if scope.settings.fix_level is None
         else Severity.parse(scope.settings.fix_level),
         baseline=scope.settings.baseline,
-        user_rules=scope.config.catalogue.user_rules,
+        user_rules=tuple(r for r in scope.config.catalogue.rules if not r.builtin),
         configuration_errors=plan.errors,
         configurations={m.name: list(plan.selections[m.id]) for m in members},
         # Why nothing was audited, if so: "no findings" must not stand for a run that looked
