@@ -289,8 +289,7 @@ class FixSearch(CandidateFinder):
         floors: dict[Candidate, tuple[bool, int, int, int]] = {}
         if not self.with_alternatives:
             for c in candidates:
-                reach = self._reached(c, query)
-                floors[c] = (False, 0, c.proximity[0], -len(reach))
+                floors[c] = (False, 0, c.proximity[0], -len(self._reached(c, query)))
         listed = {c: i for i, c in enumerate(candidates)}
         # The most promising first: the sooner the best is found, the more it rules out.
         order = sorted(candidates, key=floors.__getitem__) if floors else candidates
