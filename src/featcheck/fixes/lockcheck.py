@@ -85,13 +85,10 @@ class LockView:
     def _check(self, need: Need) -> Verdict:
         package = self._metadata.packages[need.package]
         bound = {edge.declaration for edge in package.edges}
-        declarations = [
-            d
-            for d in package.declarations
-            if d.key == need.key and d.kind is not DEV and d not in bound
-        ]
         edges: list[Edge] = []
-        for declaration in declarations:
+        for declaration in package.declarations:
+            if declaration.key != need.key or declaration.kind is DEV or declaration in bound:
+                continue
             if declaration.path is not None:
                 return None  # a path package not in the resolve: cargo reads it first
             locked = self._locked.get(declaration.name, [])
