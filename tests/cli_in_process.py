@@ -180,7 +180,7 @@ def _options(arguments: Any) -> AuditOptions:
 
 
 def _progress(arguments: Any) -> Progress:
-    return Progress(lazy.stderr_console, spinner=not arguments.quiet)
+    return Progress(spinner=not arguments.quiet)
 
 
 _Audited = tuple[Path, AuditOptions, TrustContext, AuditResult]

@@ -31,7 +31,7 @@ def check(arguments: argparse.Namespace) -> int:
         return EXIT_CLEAN
     output_format: str = arguments.output_format or ("github" if in_actions() else "text")
     github = output_format == "github" or in_actions()
-    progress = Progress(lazy.stderr_console, spinner=not arguments.quiet, github=github)
+    progress = Progress(spinner=not arguments.quiet, github=github)
     try:
         options = _options(arguments, progress, output_format)
         if arguments.tree is not None:

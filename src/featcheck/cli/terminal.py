@@ -14,12 +14,12 @@ import os
 import shlex
 import sys
 import threading
-from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn, TextIO
 
 from featcheck.cargo.last_answer import NOT_RUN
+from featcheck.cli import lazy
 from featcheck.errors import FeatcheckError
 from featcheck.render.safe_text import (
     annotation_place,
@@ -71,12 +71,6 @@ def help_width() -> int:
     terminal, else 80; less its margin of 2), found the same way here: given no width, every
     parser argument imports shutil, which brings the zlib, bz2 and lzma modules (2 ms)."""
     return (terminal_columns() or 80) - 2
-
-
-def report_width(output: Path | None) -> int | None:
-    """What the text report wraps to: the terminal's width (or COLUMNS); None (the report's
-    own 100 columns) for a file or a pipe."""
-    return None if output is not None else terminal_columns() or None
 
 
 def colour(output: Path | None, choice: str = "auto") -> bool | None:
@@ -132,19 +126,16 @@ class Progress:
     block, one block at a time: the checkout's values in it must not become workflow commands.
     """
 
-    def __init__(
-        self, make_console: Callable[[], Console], *, spinner: bool, github: bool = False
-    ) -> None:
+    def __init__(self, *, spinner: bool, github: bool = False) -> None:
         # Only a real terminal gets the animation (FORCE_COLOR must not put it in CI logs).
         self.spinner = spinner and sys.stderr.isatty()
         self.github = github
-        self._make_console = make_console
         self._lock = threading.Lock()
 
     @functools.cached_property
     def console(self) -> Console:
         """Made on first use: a hook's non-interactive run never pays for importing rich."""
-        return self._make_console()
+        return lazy.stderr_console()
 
     def show_command(self, command: list[str]) -> None:
         """Print one command line (called from the audit's worker threads)."""
