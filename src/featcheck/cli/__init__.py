@@ -26,7 +26,7 @@ from featcheck.cli.terminal import (
     CommandExit,
     fail,
     print_checkout_text,
-    report_width,
+    terminal_columns,
 )
 from featcheck.errors import FeatcheckError
 from featcheck.render.safe_text import safe_line
@@ -36,7 +36,7 @@ __all__ = ["cargo_main", "main", "run"]
 
 def list_rules(arguments: argparse.Namespace) -> int:
     try:
-        table = lazy.rule_table(arguments.path, report_width(None) or 100)
+        table = lazy.rule_table(arguments.path, terminal_columns() or 100)
     except FeatcheckError as error:
         fail(error)
     print_checkout_text("\n".join(table))

@@ -30,7 +30,7 @@ from featcheck.cli.terminal import (
     in_actions,
     print_checkout_text,
     print_error_lines,
-    report_width,
+    terminal_columns,
 )
 from featcheck.errors import FeatcheckError
 from featcheck.noexec.gaps import summary_line
@@ -52,7 +52,8 @@ def finish(result: AuditResult, arguments: argparse.Namespace, output_format: st
         verbose=arguments.verbose,
         quiet=arguments.quiet,
         colour=colour(output, arguments.color),
-        width=report_width(output),
+        # The terminal's width (or COLUMNS); None, the report's own, for a file or a pipe.
+        width=None if output is not None else terminal_columns() or None,
     )
     try:
         text = _rendered(render.renderer(output_format, options), result)
