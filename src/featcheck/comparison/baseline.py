@@ -27,7 +27,7 @@ from pathlib import Path
 
 from featcheck.boundary import decode_text, read_checkout_file
 from featcheck.errors import FeatcheckError
-from featcheck.featureset import DEFAULT, FeatureSelection
+from featcheck.featureset import FeatureSelection
 from featcheck.report import AuditResult, BaselineEntry, Comparison, Finding
 from featcheck.semantics.semver import parse_version
 from featcheck.severity import Severity, plural
@@ -70,17 +70,14 @@ def compatible_version(version: str) -> str:
 def configuration_token(selection: FeatureSelection | None) -> str:
     """The build configuration as one word without spaces: `default`,
     `no-default-features,features=a+b`, `all-features`."""
-    selection = selection or DEFAULT
-    if selection.is_default:
+    if selection is None or selection.is_default:
         return "default"
-    parts = []
-    if selection.no_default_features:
-        parts.append("no-default-features")
-    if selection.all_features:
-        parts.append("all-features")
-    if selection.features:
-        parts.append("features=" + "+".join(selection.features))
-    return ",".join(parts)
+    parts = (
+        "no-default-features" if selection.no_default_features else "",
+        "all-features" if selection.all_features else "",
+        "features=" + "+".join(selection.features) if selection.features else "",
+    )
+    return ",".join(part for part in parts if part)
 
 
 def fingerprint(finding: Finding) -> str:
