@@ -129,9 +129,8 @@ def _may_colour(stream: TextIO) -> bool:
     decides; everywhere else it would print the plain text."""
     if "FORCE_COLOR" in os.environ or "TTY_COMPATIBLE" in os.environ or "IPython" in sys.modules:
         return True
-    isatty = getattr(stream, "isatty", None)
     try:
-        return bool(isatty()) if isatty is not None else False
+        return stream.isatty()
     except ValueError:  # a closed stream
         return False
 
