@@ -80,8 +80,8 @@ def repository_path(result: AuditResult, location: Location, workspace: str | No
 
 
 def annotation(group: FindingGroup, result: AuditResult, workspace: str | None) -> str:
-    """One workflow command for one finding, or for a cut repeated in several builds (on its
-    manifest line where it has one), saying the verdict, whose builds it is about, and the fix."""
+    """One group's workflow command, on its manifest line where it has one: the verdict, whose
+    builds it is about, and the fix."""
     finding = group.lead
     said = [
         printable(finding.message),
@@ -102,8 +102,7 @@ def annotation(group: FindingGroup, result: AuditResult, workspace: str | None) 
     properties.append(("title", printable(f"{finding.code} {finding.rule}")))
     rendered = ",".join(f"{key}={escape_property(value)}" for key, value in properties)
     message = escape_data("\n".join(line for line in said if line))
-    command = f"::{LEVELS[finding.severity]} {rendered}::{message}"
-    return without_azure_commands(command)
+    return without_azure_commands(f"::{LEVELS[finding.severity]} {rendered}::{message}")
 
 
 def render_annotations(
@@ -169,7 +168,7 @@ def _place(result: AuditResult, finding: Finding, workspace: str | None, links: 
 
 
 def _row(result: AuditResult, group: FindingGroup, workspace: str | None, links: str | None) -> str:
-    """One finding, or a cut repeated in several builds with every member and target named."""
+    """One group, every member and target named."""
     finding = group.lead
     members = [f"{m} (library)" if m in group.libraries else m for m in group.members]
     cells = [
@@ -232,8 +231,7 @@ def render_summary(
 def write_github(
     result: AuditResult, stream: TextIO, environ: Mapping[str, str] | None = None
 ) -> None:
-    """Write the annotations to `stream` and, when GITHUB_STEP_SUMMARY is set, append the
-    summary to that file (unless it has no room left)."""
+    """The annotations on `stream`; the summary appended to GITHUB_STEP_SUMMARY where set."""
     environ = os.environ if environ is None else environ
     summary_path = environ.get("GITHUB_STEP_SUMMARY", "")
     workspace = environ.get("GITHUB_WORKSPACE")

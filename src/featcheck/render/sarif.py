@@ -6,10 +6,14 @@ relative to `GITHUB_WORKSPACE` when it is set, else to the report root (the repo
 else the audited directory; `--root`), percent-encoded, with `uriBaseId` `%SRCROOT%`. Each
 result carries the finding's fingerprint as `partialFingerprints` (comparison/baseline.py:
 rule, member, crate, compatible version, feature, target, configuration; no line, no patch
-version), so an alert keeps its identity when lines move or the crate takes a patch. Runs and
-`baselineState`: see below. A cut repeated in several builds (render/common.py) is
-one result: the members' own declarations are its `relatedLocations`, its properties list the
-members and targets.
+version), so an alert keeps its identity when lines move or the crate takes a patch. A cut
+repeated in several builds (render/common.py) is one result: the members' own declarations are
+its `relatedLocations`, its properties list the members and targets.
+
+The log is cut for GitHub code scanning (README, "In CI and in hooks"): one run per audited
+target and build configuration, since code scanning keeps one analysis per category
+(`runs[].automationDetails.id`, whose trailing slash makes the whole id the category), and each
+result has a `baselineState` when findings were compared.
 """
 
 from __future__ import annotations
@@ -93,8 +97,7 @@ def rule_descriptor(rule: Rule) -> dict[str, Any]:
 def sarif_result(
     group: FindingGroup, result: AuditResult, rule_index: Mapping[str, int], workspace: str | None
 ) -> dict[str, Any]:
-    """One SARIF result for a finding, or for a cut repeated in several builds (each member's
-    own declaration a related location); one without a manifest location gets no `locations`."""
+    """One SARIF result for a group; one without a manifest location gets no `locations`."""
     finding = group.lead
     location = finding.location
     path = repository_path(result, location, workspace) if location is not None else ""
@@ -134,8 +137,8 @@ def sarif_result(
 def _related_locations(
     group: FindingGroup, result: AuditResult, workspace: str | None
 ) -> list[dict[str, Any]]:
-    """Where each member of a shared cut takes it: its own declaration (`workspace = true`, or
-    the dependency on the way), labelled with the member and target; none for one finding."""
+    """Each member's own declaration of a shared cut (`workspace = true`, or the dependency on
+    the way), labelled with its build; none for one finding."""
     places: dict[tuple[str, int, int], tuple[Location, Finding]] = {}
     for finding in group.findings if group.shared else ():
         own = finding.inherited_by or next(iter(finding.member_declarations), None)
@@ -223,12 +226,6 @@ def render_sarif(result: AuditResult, environ: Mapping[str, str] | None = None) 
 
 def renderer(options: RenderOptions) -> Renderer:
     return lambda result, out: out.write(render_sarif(result))
-
-
-# How a SARIF log is cut for GitHub code scanning (README, "In CI and in hooks"): one run per
-# audited target and build configuration, since code scanning keeps one analysis per category
-# (`runs[].automationDetails.id`, whose trailing slash makes the whole id the category), and
-# each result's `baselineState` when findings were compared.
 
 
 def _built(
