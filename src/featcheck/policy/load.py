@@ -14,7 +14,7 @@ from featcheck.deadline import NO_DEADLINE, Deadline
 from featcheck.errors import FeatcheckError
 from featcheck.manifest.document import ManifestDocument, read_manifest
 from featcheck.noexec.workspace import discover_workspace
-from featcheck.policy.sections import SectionReader, read_section
+from featcheck.policy.sections import SectionReader
 from featcheck.policy.settings import CONFIG_FILE, Config, Layer, merged
 from featcheck.rules import UNUSED_SUPPRESSION, Catalogue, Rule, find_by_code
 from featcheck.rules.load import parse_rule
@@ -56,7 +56,8 @@ def load_config(
     for doc, prefix in sections:
         catalogue = with_user_rules(doc, prefix, catalogue)
     layers = {
-        prefix: read_section(doc, prefix, None, catalogue, checkout) for doc, prefix in sections
+        prefix: SectionReader(doc, prefix, None, catalogue, checkout).layer()
+        for doc, prefix in sections
     }
     workspace_layer = layers.get(_WORKSPACE_SECTION, Layer())
     file_layer = layers.get((), Layer())
@@ -67,7 +68,7 @@ def load_config(
         deadline.check("reading the members' settings")
         if not manifest.is_file():
             continue
-        layer = read_section(read(manifest), _MEMBER_SECTION, name, catalogue, checkout)
+        layer = SectionReader(read(manifest), _MEMBER_SECTION, name, catalogue, checkout).layer()
         if layer != Layer():
             own = Config(member=name, catalogue=catalogue)
             members[name] = merged(merged(merged(own, workspace_layer), layer), file_layer)

@@ -53,27 +53,11 @@ _WORKSPACE_ONLY = {
 }
 
 
-def read_section(
-    doc: ManifestDocument,
-    prefix: tuple[str, ...],
-    member: str | None,
-    catalogue: Catalogue,
-    checkout: Path | None = None,
-) -> Layer:
-    """The settings under `prefix` in `doc` (all of `doc` when `prefix` is empty); a path
-    they name must stay inside `checkout` (the root of the checkout `doc` belongs to)."""
-    table = doc.get(*prefix)
-    if table is None:
-        return Layer()
-    reader = SectionReader(doc, prefix, member, catalogue, checkout)
-    if not isinstance(table, dict):
-        raise reader.error(f"{reader.section} must be a table", prefix)
-    return reader.layer(table)
-
-
 @dataclass(frozen=True)
 class SectionReader:
-    """Validates one section, raising errors positioned at the offending key or value."""
+    """Validates the section at `prefix` of `doc` (all of `doc` when `prefix` is empty), raising
+    errors positioned at the offending key or value; a path it names must stay inside
+    `checkout` (the root of the checkout `doc` belongs to)."""
 
     doc: ManifestDocument
     prefix: tuple[str, ...]
@@ -116,8 +100,14 @@ class SectionReader:
             source_line=self.doc.line_text(span.line),
         )
 
-    def layer(self, table: dict[str, Any]) -> Layer:
+    def layer(self) -> Layer:
+        """The section's settings (none where it is not written)."""
         p = self.prefix
+        table = self.doc.get(*p)
+        if table is None:
+            return Layer()
+        if not isinstance(table, dict):
+            raise self.error(f"{self.section} must be a table", p)
         self.known(table, _KEYS, self.section, p)
         for key, message in _WORKSPACE_ONLY.items():
             if key in table and self.member is not None:
