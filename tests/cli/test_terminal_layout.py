@@ -17,6 +17,7 @@ from cli_in_process import run_in_process
 from support import CRATES, run_in_terminal
 
 from featcheck.cargo.runner import DownloadProgress
+from featcheck.render.common import RenderOptions
 from featcheck.render.text_report import render_text
 from featcheck.report import AuditResult, Location
 
@@ -90,7 +91,7 @@ def test_a_span_at_the_end_of_a_long_line_is_shown_with_the_start_cut(tmp_path: 
     location = Location("Cargo.toml", 3, start, 3, start + len("x = false"), source)
     result = AuditResult(tmp_path, findings=[make_finding(location=location)], members=["app"])
     stream = io.StringIO()
-    render_text(result, stream, width=60)
+    render_text(result, stream, RenderOptions(width=60))
     lines = stream.getvalue().splitlines()
     [quoted] = [line for line in lines if line.startswith("  3 | ")]
     assert quoted.startswith("  3 | ...") and quoted.endswith("x = false }")

@@ -60,8 +60,8 @@ def test_each_renderer_writes_what_its_format_writes(tmp_path: Path) -> None:
     for name, text in expected.items():
         assert _rendered(name, result, plain) == text
     text = io.StringIO()
-    render_text(result, text, verbose=True, colour=False, width=60)
+    render_text(result, text, RenderOptions(verbose=True, colour=False, width=60))
     assert _rendered("text", result, plain._replace(verbose=True, width=60)) == text.getvalue()
     findings = io.StringIO()
-    render_text(result, findings, quiet=True, colour=False)
+    render_text(result, findings, RenderOptions(quiet=True, colour=False))
     assert _rendered("text", result, plain._replace(quiet=True)) == findings.getvalue()

@@ -23,7 +23,7 @@ from sarif_support import validate_sarif
 from support import WORKSPACES
 
 from featcheck.featureset import FeatureSelection
-from featcheck.render.common import group_findings
+from featcheck.render.common import RenderOptions, group_findings
 from featcheck.render.text_report import render_text
 from featcheck.report import AuditResult, Edit, Finding, Fix
 from featcheck.severity import Severity
@@ -260,12 +260,16 @@ def test_a_group_whose_builds_gain_different_packages_says_the_most(
         for member, added in (("a", 4), ("b", 5), ("c", 5))
     ]
     stream = io.StringIO()
-    render_text(AuditResult(tmp_path, findings=findings, members=["a", "b", "c"]), stream)
+    render_text(
+        AuditResult(tmp_path, findings=findings, members=["a", "b", "c"]), stream, RenderOptions()
+    )
     text = " ".join(stream.getvalue().split())
     assert "with it the build gets `rayon` and adds up to 5 packages to the build" in text
     same = [replace(f, fix=replace(f.fix, added=5)) for f in findings if f.fix is not None]
     stream = io.StringIO()
-    render_text(AuditResult(tmp_path, findings=same, members=["a", "b", "c"]), stream)
+    render_text(
+        AuditResult(tmp_path, findings=same, members=["a", "b", "c"]), stream, RenderOptions()
+    )
     assert "and adds 5 packages to the build" in " ".join(stream.getvalue().split())
 
 
@@ -303,7 +307,7 @@ def test_a_groups_fix_line_names_every_members_own_edit(
         tmp_path, findings=findings, members=["resnet", "yolox"], configurations=configurations
     )
     stream = io.StringIO()
-    render_text(result, stream)
+    render_text(result, stream, RenderOptions())
     text = " ".join(stream.getvalue().split())
     assert "(resnet/Cargo.toml, yolox/Cargo.toml); with it the build gets `rayon`" in text
 
@@ -334,6 +338,6 @@ def test_a_block_of_two_rules_names_its_builds_once(
         tmp_path, findings=findings, members=["app", "model"], configurations=configurations
     )
     stream = io.StringIO()
-    render_text(result, stream)
+    render_text(result, stream, RenderOptions())
     text = " ".join(stream.getvalue().split())
     assert text.count("2 members: app, model") == 1, text

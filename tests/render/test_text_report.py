@@ -16,7 +16,7 @@ from support import CRATES, REPO, trust_of
 
 from featcheck.featureset import AuditOptions
 from featcheck.pipeline import audit_project
-from featcheck.render.common import first_sentence
+from featcheck.render.common import RenderOptions, first_sentence
 from featcheck.render.safe_text import printable
 from featcheck.render.text_report import render_text
 from featcheck.report import AuditResult, Location
@@ -44,7 +44,7 @@ def example_audit(offline_cargo_home: Path) -> AuditResult:
 
 def _text(result: AuditResult, *, verbose: bool = False) -> str:
     stream = io.StringIO()
-    render_text(result, stream, verbose=verbose)
+    render_text(result, stream, RenderOptions(verbose=verbose))
     return stream.getvalue()
 
 
@@ -133,7 +133,7 @@ def test_checkout_text_reaches_the_terminal_escaped(tmp_path: Path) -> None:
     for verbose in (False, True):
         text = _text(result, verbose=verbose)
         stream = io.StringIO()
-        render_text(result, stream, verbose=verbose, quiet=True)
+        render_text(result, stream, RenderOptions(verbose=verbose, quiet=True))
         for shown in (text, stream.getvalue()):
             assert not [c for c in shown if c != "\n" and not c.isprintable()], repr(shown)
             assert printable(HOSTILE) in shown

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from actions_support import clear_actions_environment, make_finding
 
+from featcheck.render.common import RenderOptions
 from featcheck.render.text_report import render_text
 from featcheck.report import AuditResult
 from featcheck.rules import Rule, builtin_rules
@@ -29,7 +30,7 @@ def _rendered_why(rule: Rule, tmp_path: Path) -> str:
     joined again."""
     finding = replace(make_finding(code=rule.code, rule=rule.name), why=rule.why)
     stream = io.StringIO()
-    render_text(AuditResult(tmp_path, findings=[finding], members=["app"]), stream)
+    render_text(AuditResult(tmp_path, findings=[finding], members=["app"]), stream, RenderOptions())
     lines = stream.getvalue().splitlines()
     start = next(i for i, line in enumerate(lines) if line.startswith("  = why: "))
     why = [lines[start].removeprefix("  = why: ")]

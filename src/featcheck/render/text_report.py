@@ -241,20 +241,12 @@ def _findings_lines(result: AuditResult, verbose: bool, width: int) -> list[Line
     return lines
 
 
-def render_text(
-    result: AuditResult,
-    stream: TextIO,
-    *,
-    verbose: bool = False,
-    quiet: bool = False,
-    colour: bool | None = None,
-    width: int | None = None,
-) -> None:
-    """Print the report to `stream`; `quiet`: only the findings (nothing when there are none),
-    no notes or summary line; `colour` as for `write_lines`."""
-    width = width or WIDTH
-    if quiet:
-        write_lines(_findings_lines(result, verbose, width), stream, colour, width)
+def render_text(result: AuditResult, stream: TextIO, options: RenderOptions) -> None:
+    """Print the report to `stream` as `options` say (nothing with `quiet` and no findings)."""
+    width = options.width or WIDTH
+    verbose = options.verbose
+    if options.quiet:
+        write_lines(_findings_lines(result, verbose, width), stream, options.colour, width)
         return
     lines: list[Line] = [
         [("note:", "yellow"), (f" {printable(note)}", "")] for note in result.notes
@@ -267,8 +259,8 @@ def render_text(
     if not verbose and any(f.notes or f.chain or f.alternatives or f.why for f in result.findings):
         code = min(f.code for f in result.findings)
         lines.append([(details_hint(code, result), "dim")])
-    write_lines(lines, stream, colour, width)
+    write_lines(lines, stream, options.colour, width)
 
 
 def renderer(options: RenderOptions) -> Renderer:
-    return partial(render_text, **options._asdict())
+    return partial(render_text, options=options)
