@@ -50,11 +50,7 @@ class Formatter(argparse.HelpFormatter):
         return f"{', '.join(action.option_strings)} {value}"
 
     def add_usage(
-        self,
-        usage: str | None,
-        actions: object,
-        groups: object,
-        prefix: str | None = None,
+        self, usage: str | None, actions: object, groups: object, prefix: str | None = None
     ) -> None:
         super().add_usage(usage, actions, groups, "Usage: " if prefix is None else prefix)  # type: ignore[arg-type]
 

@@ -111,9 +111,7 @@ class EarlierAudit:
 
 
 def compare_or_write(
-    result: AuditResult,
-    arguments: argparse.Namespace,
-    earlier: EarlierAudit | None,
+    result: AuditResult, arguments: argparse.Namespace, earlier: EarlierAudit | None
 ) -> AuditResult:
     """With `--write-baseline`, write the baseline and end the command; else `result` set
     against `--new-since`'s revision (`earlier`) and the baseline (`--baseline`, else the

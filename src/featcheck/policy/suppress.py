@@ -13,13 +13,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from featcheck.manifest.document import ManifestDocument, read_manifest
-from featcheck.policy.settings import (
-    ANY_CODE,
-    Allow,
-    Config,
-    inline_allows,
-    relative_file,
-)
+from featcheck.policy.settings import ANY_CODE, Allow, Config, inline_allows, relative_file
 from featcheck.report import Finding, Location
 from featcheck.rules import UNUSED_SUPPRESSION, Catalogue
 from featcheck.severity import Confidence, Severity
@@ -183,11 +177,7 @@ def _ran(code: str, rules: Collection[str] | None) -> bool:
 
 
 def _unused_finding(
-    item: Allow,
-    root: Path,
-    severity: Severity,
-    confidence: Confidence,
-    misnamed: str | None = None,
+    item: Allow, root: Path, severity: Severity, confidence: Confidence, misnamed: str | None = None
 ) -> Finding:
     kind = "`# featcheck: allow` comment" if item.inline else "`allow` entry"
     location = item.origin
