@@ -67,8 +67,7 @@ class EarlierAudit:
         self.thread.join()
         if self.error is not None:
             raise self.error
-        if self.result is None:
-            raise FeatcheckError(f"--new-since: the audit of {self.name} did not finish")
+        assert self.result is not None  # `_run` sets it wherever it sets no error
         return self.label, self.result, self.notes
 
     def _run(self) -> None:
