@@ -215,10 +215,8 @@ def workspace_member(
         id=f"{name}-id",
         ref=PackageRef(name, "0.1.0", f"/ws/{name}", f"{name}-id"),
         manifest_path=Path(f"/ws/{name}/Cargo.toml"),
-        is_registry=False,
         target_kinds=frozenset({"lib"}),
         proc_macro=False,
-        edition="2021",
         features={feature: parse_feature_values(values) for feature, values in features.items()},
         declarations=tuple(
             Declaration(dep, None, "*", NORMAL, None, is_optional, True, (), None)

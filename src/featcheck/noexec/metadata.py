@@ -78,7 +78,7 @@ def build_metadata(
     ids = {d: path_id(d, p.name, p.version) for d, p in paths.read.items()}
     member_ids = tuple(ids[d] for d in paths.members)
     resolve_root = ids.get(audited)  # None: a virtual manifest (every one read has [package])
-    return Workspace(layout.root, packages, packages.by_id, member_ids, resolve_root, read.unread)
+    return Workspace(layout.root, packages, member_ids, resolve_root, read.unread)
 
 
 @dataclass
@@ -280,16 +280,14 @@ class FilePackages(PackageTable):
     def _package(self, position: int) -> Package:
         manifest = self._manifest(position)
         if manifest is None:
-            return self._record(position, "2021", (), [], _UNREAD_KINDS)
+            return self._record(position, (), [], _UNREAD_KINDS)
         bound = list(self._bound(position, manifest.declarations))
         if position in self._members:
             for target, declarations in bound:
                 self._refuse_missing_features(manifest, target, declarations)
         edges = [self.edge(decl, target) for target, found in bound for decl in found]
         kinds, gated, roots = manifest.target_kinds, manifest.gated_binaries, manifest.crate_roots
-        return self._record(
-            position, manifest.edition, manifest.declarations, edges, kinds, gated, roots
-        )
+        return self._record(position, manifest.declarations, edges, kinds, gated, roots)
 
     def _refuse_missing_features(
         self, manifest: PackageManifest, target: int, declarations: list[Declaration]

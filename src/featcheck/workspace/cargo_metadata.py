@@ -38,13 +38,8 @@ def workspace_from_metadata(metadata: Mapping[str, Any]) -> Workspace:
     raw = list({p["id"]: p for p in metadata["packages"]}.values())
     nodes = {node["id"]: node for node in resolve.get("nodes", ())}
     packages = CargoPackages(raw, nodes)
-    return Workspace(
-        Path(metadata["workspace_root"]),
-        packages,
-        packages.by_id,
-        tuple(metadata.get("workspace_members", ())),
-        resolve.get("root"),
-    )
+    members = tuple(metadata.get("workspace_members", ()))
+    return Workspace(Path(metadata["workspace_root"]), packages, members, resolve.get("root"))
 
 
 class CargoPackages(PackageTable):
@@ -147,9 +142,7 @@ class CargoPackages(PackageTable):
                 for t, required in zip(targets, gated, strict=True)
                 if COMPILED_KINDS.intersection(t.get("kind", ())) and "src_path" in t
             )
-        return self._record(
-            position, raw["edition"], declarations, edges, target_kinds, binaries, roots
-        )
+        return self._record(position, declarations, edges, target_kinds, binaries, roots)
 
 
 def declaration(raw: Mapping[str, Any]) -> Declaration:

@@ -145,10 +145,8 @@ class Package:
     """cargo's package ID spec, usable with `cargo tree -p`."""
     ref: PackageRef
     manifest_path: Path
-    is_registry: bool
     target_kinds: frozenset[str]
     proc_macro: bool
-    edition: str
     features: dict[str, tuple[FeatureValue, ...]]
     declarations: tuple[Declaration, ...]
     edges: tuple[Edge, ...] = ()

@@ -46,7 +46,6 @@ if TYPE_CHECKING:
 class Workspace(Mapping[str, Package]):
     root: Path
     packages: PackageTable = field(repr=False)
-    by_id: dict[str, int] = field(repr=False)
     member_ids: tuple[str, ...]
     resolve_root: str | None = None
     """The package cargo ran for (metadata's `resolve.root`): None for a virtual manifest."""
@@ -64,6 +63,10 @@ class Workspace(Mapping[str, Package]):
     @cached_property
     def members(self) -> tuple[Package, ...]:
         return tuple(self[i] for i in self.member_ids)
+
+    @property
+    def by_id(self) -> dict[str, int]:
+        return self.packages.by_id
 
     def __getitem__(self, package_id: str) -> Package:
         return self.packages[self.by_id[package_id]]
@@ -258,7 +261,6 @@ class PackageTable(Sequence[Package]):
     def _record(
         self,
         position: int,
-        edition: str,
         declarations: tuple[Declaration, ...],
         edges: list[Edge] | None,
         kinds: frozenset[str],
@@ -293,10 +295,8 @@ class PackageTable(Sequence[Package]):
             id=listed.id,
             ref=PackageRef(listed.name, listed.version, listed.shown, listed.id),
             manifest_path=Path(listed.manifest_path),
-            is_registry=is_registry(listed.source),
             target_kinds=kinds,
             proc_macro="proc-macro" in kinds,
-            edition=edition,
             features=self.feature_table(position),
             declarations=declarations,
             edges=tuple(edges or ()),
