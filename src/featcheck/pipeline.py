@@ -224,7 +224,7 @@ def detect_all(run: Run, scope: Scope, plan: ConfigurationPlan, builds: Builds) 
                         _log_skip(skips, rule, target, reason, member.name, len(standing))
                         continue
                     for detection in detections:
-                        if reach.hides(detection.node):
+                        if detection.node.package in reach.unread_nodes:
                             continue  # its manifest was not read: nothing is known of it
                         if not _counts(scope, rule, member, selection, detection):
                             continue
@@ -237,7 +237,7 @@ def detect_all(run: Run, scope: Scope, plan: ConfigurationPlan, builds: Builds) 
                         if (earlier := _sharing(first.get(key, ()), hops)) is not None:
                             earlier.also_in.append(selection)
                             continue
-                        uncertain = reach.is_uncertain(node)
+                        uncertain = node.package in reach.uncertain
                         confidence = Confidence.INCOMPLETE if uncertain else Confidence.RESOLVED
                         item = Flagged(
                             rule, detection, member, view, cfg, selection, confidence=confidence

@@ -24,7 +24,7 @@ from featcheck.severity import plural
 from featcheck.workspace.model import crate_key
 
 if TYPE_CHECKING:
-    from featcheck.graph import DependencyGraph, Node
+    from featcheck.graph import DependencyGraph
     from featcheck.noexec.metadata import FilePackages
     from featcheck.rules import Rule
     from featcheck.workspace.model import Package, PackageRef
@@ -41,12 +41,6 @@ class BuildReach:
     """Packages whose features or presence unread packages may change."""
     gap: BuildGap | None
     """Set when a rule that ran checks a crate among `uncertain`."""
-
-    def hides(self, node: Node) -> bool:
-        return node.package in self.unread_nodes
-
-    def is_uncertain(self, node: Node) -> bool:
-        return node.package in self.uncertain
 
 
 class Completeness:
