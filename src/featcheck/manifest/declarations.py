@@ -175,9 +175,7 @@ class Written(NamedTuple):
 
 
 def written_in(
-    manifest: ManifestDocument,
-    declarations: tuple[Declaration, ...],
-    root: ManifestDocument | None,
+    manifest: ManifestDocument, declarations: tuple[Declaration, ...], root: ManifestDocument | None
 ) -> Written:
     """Each declaration bound to the sites that write it: the same kind, package and key, in
     a `[target.X]` table exactly when the declaration has a platform (cargo rewrites a cfg's

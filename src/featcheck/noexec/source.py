@@ -36,11 +36,7 @@ class FileSource:
         self._cfg_cache: dict[str, TargetCfg] = {}
 
     def start_metadata(
-        self,
-        manifest_path: Path,
-        *,
-        all_features: bool = False,
-        features: tuple[str, ...] = (),
+        self, manifest_path: Path, *, all_features: bool = False, features: tuple[str, ...] = ()
     ) -> PendingMetadata:
         """The workspace, read when the audit asks for it. Its resolve comes from Cargo.lock,
         which lists every optional dependency any feature turns on, so it serves every feature
