@@ -172,7 +172,6 @@ def _outside_strings(text: str, at: int = 0) -> Iterator[tuple[int, int]]:
 
 
 def read_no_std(path: Path, checkout: Path | None) -> NoStd:
-    """When the crate root at `path` is no_std."""
     opened, link = (None, None) if checkout is None else resolve_within(path, checkout)
     # Only the checkout's own: a `[[bin]] path` may name any file of the machine.
     inside = opened is None or checkout is None or opened.is_relative_to(checkout)

@@ -47,7 +47,6 @@ class DeclarationSite:
 
     @property
     def key(self) -> str:
-        """The key used in the manifest (a rename, if any)."""
         return str(self.path[-1])
 
     @property

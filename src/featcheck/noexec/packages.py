@@ -289,8 +289,6 @@ def read_package(
 
 
 class DirectoryFiles:
-    """A package unpacked in a directory."""
-
     def __init__(self, root: Path) -> None:
         self.root = root
 

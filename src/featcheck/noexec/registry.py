@@ -57,8 +57,6 @@ def _registry_dirs(cargo_home: Path | None, root: Path, kind: str = "src") -> li
 
 
 class Registry:
-    """Finds registry packages' manifests in vendor/ (inside the checkout) or the cargo home."""
-
     def __init__(self, layout: WorkspaceLayout, places: TrustContext, workdir: Path) -> None:
         self.layout = layout
         self.vendor = layout.root / "vendor"

@@ -106,7 +106,6 @@ class Declaration:
 
     @property
     def key(self) -> str:
-        """The name under which the dependency is declared in the manifest."""
         return self.rename or self.name
 
 
@@ -119,7 +118,6 @@ class Edge(NamedTuple):
     """The manifest key (the rename, if any): what `dep:x` and `x/feat` refer to."""
     kind: DependencyKind
     platform: str | None
-    """`cfg(...)` or triple of a `[target.X]` table; None when unconditional."""
     optional: bool
     requested: tuple[FeatureValue, ...]
     """What this declaration turns on in `dep` (cargo's `fvs_from_dependency`)."""
