@@ -99,14 +99,10 @@ def _bounds(comparator: str) -> tuple[Version, Version | None] | None:
         if patch is not None and release == 0:
             return low, (major, minor or 0, patch, 1)  # any pre-release of that patch
         return low, next_up
-    if op == ">=":
-        return low, None
-    if op == ">":
-        return next_up, None
-    if op == "<":
-        return (0, 0, 0, 0), low
-    if op == "<=":
-        return (0, 0, 0, 0), next_up
+    zero: Version = (0, 0, 0, 0)
+    ranges = {">=": (low, None), ">": (next_up, None), "<": (zero, low), "<=": (zero, next_up)}
+    if op in ranges:
+        return ranges[op]
     if op == "~":
         return low, (major + 1, 0, 0, 0) if minor is None else (major, minor + 1, 0, 0)
     # Caret: the left-most non-zero part may not change.
@@ -128,12 +124,9 @@ def matches(requirement: str, version: str) -> bool:
     if parsed is None:
         return True
     for comparator in requirement.split(","):
-        if not comparator.strip():
-            continue
-        bounds = _bounds(comparator)
-        if bounds is None:
+        if (found := bounds(comparator)) is None:
             return True
-        low, high = bounds
+        low, high = found
         if parsed < low or (high is not None and parsed >= high):
             return False
     return True
