@@ -302,7 +302,7 @@ class Explainer:
             ):
                 continue
             sites = [site for site in written.of[declaration] if site.applies(cfg)]
-            entry = sites[0].manifest.entry(sites[0].path) if sites else None
+            entry = sites[0].manifest.spans.get(sites[0].path) if sites else None
             line = f" (line {entry.key.line})" if entry is not None else ""
             who = "tests and benches" if kind is DEV else "the build script"
             lines.append(

@@ -97,7 +97,7 @@ class Locator:
         relative = self._relative(edit.manifest)
         line = 0
         if not edit.adds_declaration:
-            entry = self.manifests.get(edit.manifest).entry(edit.declaration)
+            entry = self.manifests.get(edit.manifest).spans.get(edit.declaration)
             line = entry.key.line if entry is not None else 0
         return replace(edit, file=relative, line=line)
 
@@ -144,7 +144,7 @@ class Locator:
             return None
         key = (site.manifest.path, site.path)
         if key not in self._declarations:
-            start, found = site.manifest.entry(site.path), None
+            start, found = site.manifest.spans.get(site.path), None
             if start is not None:
                 end = declaration_end(site.manifest.spans, site.path)
                 found = self._span_location(site, start.key, end)

@@ -50,7 +50,8 @@ def _declaration(name: str, **fields: Any) -> Any:
 
 def _lines(found: list[Any]) -> list[tuple[str, int]]:
     return [
-        ("/".join(map(str, site.path)), site.manifest.entry(site.path).key.line) for site in found
+        ("/".join(map(str, site.path)), site.manifest.spans.get(site.path).key.line)
+        for site in found
     ]
 
 

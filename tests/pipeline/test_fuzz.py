@@ -236,7 +236,7 @@ def check_manifest(path: Path) -> None:
         assert site.applies(HOST_CFG) in (True, False)
         site.default_features_entry()
         site.disables_defaults()
-        document.entry(site.path)
+        document.spans.get(site.path)
     workspace_site(document, "burn")
     scan_comments(document.text)
     with contextlib.suppress(FeatcheckError):

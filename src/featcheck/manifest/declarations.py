@@ -65,7 +65,7 @@ class DeclarationSite:
     def default_features_entry(self) -> tuple[KeyPath, Entry] | None:
         for key in _DEFAULT_FEATURES_KEYS:
             path = (*self.path, key)
-            entry = self.manifest.entry(path)
+            entry = self.manifest.spans.get(path)
             if entry is not None:
                 return path, entry
         return None
@@ -117,7 +117,7 @@ class Cut:
         written_off = where.disables_defaults() and (in_workspace_entry or not where.inherits)
         cut_here = defaults and written_off
         written = where.default_features_entry() if cut_here else None
-        entry = written[1] if written is not None else where.manifest.entry(where.path)
+        entry = written[1] if written is not None else where.manifest.spans.get(where.path)
         if entry is None:
             return None
         inheriting = site if in_workspace_entry else None

@@ -13,7 +13,7 @@ from featcheck.toml_read import toml_data
 
 
 class ManifestDocument:
-    """A parsed manifest; `data` is plain Python values, `entry()` gives positions. Not a
+    """A parsed manifest; `data` is plain Python values, `spans` gives positions. Not a
     dataclass (nor are the span index's records): cargo's configuration files are read before
     cargo starts (see audit.py), where that import would cost more than the whole read."""
 
@@ -29,9 +29,6 @@ class ManifestDocument:
     def spans(self) -> dict[KeyPath, Entry]:
         """Positions of every key path (computed on first use: most manifests need none)."""
         return index_spans(self.text)
-
-    def entry(self, path: KeyPath) -> Entry | None:
-        return self.spans.get(path)
 
     def line_text(self, line: int) -> str:
         """The text of a 1-based line, without its line ending (see `toml_lines`)."""
