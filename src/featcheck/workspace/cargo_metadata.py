@@ -38,13 +38,12 @@ def workspace_from_metadata(metadata: Mapping[str, Any]) -> Workspace:
     raw = list({p["id"]: p for p in metadata["packages"]}.values())
     nodes = {node["id"]: node for node in resolve.get("nodes", ())}
     packages = CargoPackages(raw, nodes)
-    members = tuple(metadata.get("workspace_members", ()))
-    return Workspace(Path(metadata["workspace_root"]), packages, members, resolve.get("root"))
+    root, members = Path(metadata["workspace_root"]), tuple(metadata.get("workspace_members", ()))
+    return Workspace(root, packages, members, resolve.get("root"))
 
 
 class CargoPackages(PackageTable):
-    """The packages of `cargo metadata`'s answer (`packages`, and `resolve.nodes` for the
-    edges), each read into the model when first asked for."""
+    """The packages of `cargo metadata`'s answer (`packages`, and `resolve.nodes` for the edges)."""
 
     def __init__(self, raw: list[Mapping[str, Any]], nodes: dict[str, Mapping[str, Any]]) -> None:
         super().__init__(
