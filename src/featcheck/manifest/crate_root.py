@@ -88,9 +88,8 @@ def no_std_predicates(text: str) -> NoStd:
 
 
 def _extern_std(text: str) -> tuple[str | None, ...]:
-    """The condition of each `extern crate std`: the `#[cfg(...)]` right before it (None: no
-    such attribute). One in a comment counts too: it errs toward std, as before featcheck read
-    any."""
+    """The condition of each `extern crate std`: the `#[cfg(...)]` right before it (None: no such
+    attribute). One in a comment counts too: it errs toward std, as before featcheck read any."""
     found: list[str | None] = []
     for match in _EXTERN_STD.finditer(text):
         before = text[max(0, match.start() - _ATTRIBUTE_REACH) : match.start()].rstrip()

@@ -141,8 +141,7 @@ class Listed(NamedTuple):
 
     @property
     def shown(self) -> str | None:
-        """The source as cargo tree's `{p}` prints it: None for crates.io, a directory for
-        paths."""
+        """The source as cargo tree's `{p}` prints it: None for crates.io, a directory for paths."""
         source = self.source
         if source is None:
             # Path packages: the id is `path+file:///dir#...`, the directory cargo prints.
