@@ -31,6 +31,25 @@ def test_a_new_name_and_a_regular_file_are_written(tmp_path: Path) -> None:
     assert [p.name for p in tmp_path.iterdir()] == ["report.sarif"]  # no temporary left
 
 
+def test_the_report_gets_the_mode_a_redirection_would_without_touching_the_umask(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The umask is the whole process's: set even for a moment, a thread starting git meanwhile
+    # (the revision audit of --new-since) would make world-writable files.
+    previous = os.umask(0o027)
+    try:
+        monkeypatch.setattr(os, "umask", _no_umask)
+        write_report(tmp_path / "report.sarif", "report\n")
+    finally:
+        monkeypatch.undo()
+        os.umask(previous)
+    assert (tmp_path / "report.sarif").stat().st_mode & 0o777 == 0o640
+
+
+def _no_umask(mask: int) -> int:
+    raise AssertionError(f"os.umask({mask:#o}) changes the umask of every thread")
+
+
 def test_a_symlink_is_refused_and_its_target_untouched(tmp_path: Path) -> None:
     victim = tmp_path / "victim"
     victim.write_text("precious\n")

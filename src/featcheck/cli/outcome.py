@@ -13,11 +13,11 @@ what a link points to, and a reader sees the old report or the new one, never ha
 from __future__ import annotations
 
 import argparse
+import contextlib
 import io
 import os
 import stat
 import sys
-import tempfile
 from pathlib import Path
 
 from featcheck import render
@@ -97,6 +97,17 @@ def _rendered(renderer: Renderer, result: AuditResult) -> str:
     return stream.getvalue()
 
 
+def _new_file(path: Path) -> tuple[int, Path]:
+    """A new file beside `path`, of mode 0o666 less the umask as the kernel applies it (what `>`
+    gives a new file). Reading the umask would set it for the whole process, threads and the
+    processes they start included."""
+    while True:
+        temporary = path.parent / f".{path.name}.{os.urandom(4).hex()}"
+        with contextlib.suppress(FileExistsError):
+            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
+            return os.open(temporary, flags, 0o666), temporary
+
+
 def write_report(path: Path, text: str) -> None:
     """A relative `path` must not pass through a symlinked directory either (a checkout could
     commit `reports` as a link to a directory outside it); an absolute one was chosen whole by
@@ -123,14 +134,10 @@ def write_report(path: Path, text: str) -> None:
                 path=path,
             )
         path.parent.mkdir(parents=True, exist_ok=True)
-        handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+        handle, temporary = _new_file(path)
         try:
             with os.fdopen(handle, "w", encoding="utf-8", newline="") as stream:
                 stream.write(text)
-                # 0o666 less the umask: the mode `>` redirection would give a new file.
-                mask = os.umask(0)
-                os.umask(mask)
-                os.fchmod(stream.fileno(), 0o666 & ~mask)
             os.replace(temporary, path)
         except BaseException:
             Path(temporary).unlink(missing_ok=True)
