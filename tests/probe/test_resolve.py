@@ -120,3 +120,21 @@ def test_compare_fix_writes_nothing_through_a_linked_manifest(
         p: p.read_bytes() for p in project.rglob("*") if p.is_file() and "target" not in p.parts
     }
     assert after == written
+
+
+def test_a_member_is_chosen_in_either_spelling_as_the_audit_chooses_it(
+    tmp_path: Path, offline_cargo_for: Callable[..., Path]
+) -> None:
+    """`featcheck probe -p my_app` times `my-app`, as `featcheck -p my_app` audits it."""
+    from featcheck.probe.resolve import member_graph
+
+    project = copy_project(tmp_path, "direct-flex", offline_cargo_for)
+    for name in ("Cargo.toml", "Cargo.lock"):
+        written = (project / name).read_text()
+        (project / name).write_text(written.replace('name = "app"', 'name = "my-app"'))
+    runner = probe_runner(project)
+    assert member_graph(runner, project / "Cargo.toml", "my_app").member.name == "my-app"
+    with pytest.raises(
+        FeatcheckError, match=r"no workspace member named my_ap \(members: my-app\)"
+    ):
+        member_graph(runner, project / "Cargo.toml", "my_ap")

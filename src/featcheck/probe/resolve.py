@@ -217,11 +217,12 @@ def member_graph(runner: CargoRunner, manifest: Path, package: str | None) -> Me
         members = list(metadata.members)
         names = sorted(m.name for m in members)
         if package:
-            members = [m for m in members if m.name == package][:1]
-            if not members:
+            chosen = metadata.member_named(package)
+            if chosen is None:
                 raise FeatcheckError(
                     f"no workspace member named {package} (members: {', '.join(names)})"
                 )
+            members = [chosen]
         elif manifest.resolve() != (metadata.root / "Cargo.toml").resolve():
             members = [m for m in members if m.manifest_path.resolve() == manifest.resolve()]
         if len(members) != 1:

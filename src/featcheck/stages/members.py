@@ -5,7 +5,6 @@ they need more than it gave; then what cargo builds for each (below)."""
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import NamedTuple
@@ -133,7 +132,7 @@ def select_members(metadata: Workspace, manifest: Path, packages: tuple[str, ...
         # A package inside a workspace: audit that member, with the workspace's lockfile.
         members = [m for m in members if m.manifest_path.resolve() == manifest.resolve()]
     if packages:
-        chosen = [_member_named(metadata.members, p) for p in packages]
+        chosen = [metadata.member_named(p) for p in packages]
         unknown = [p for p, m in zip(packages, chosen, strict=True) if m is None]
         if unknown:
             names = sorted(m.name for m in metadata.members)
@@ -155,13 +154,6 @@ def member_order(root: Path, member: Package) -> tuple[tuple[str, ...], str]:
     directory = os.path.relpath(member.manifest_path.parent, root)
     parts = () if directory == os.curdir else Path(directory).parts
     return parts, member.name
-
-
-def _member_named(members: Sequence[Package], name: str) -> Package | None:
-    """The member `-p name` means: the one cargo calls `name`, else the one crates.io would
-    (`-p my_app` for `my-app`, which plain cargo refuses with a hint)."""
-    exact = next((m for m in members if m.name == name), None)
-    return exact or next((m for m in members if same_crate(name, m.name)), None)
 
 
 def plan_builds(run: Run, scope: Scope) -> ConfigurationPlan:

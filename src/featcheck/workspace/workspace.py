@@ -36,6 +36,7 @@ from featcheck.workspace.model import (
     crate_family,
     extern_name,
     parse_feature_values,
+    same_crate,
 )
 
 if TYPE_CHECKING:
@@ -63,6 +64,12 @@ class Workspace(Mapping[str, Package]):
     @cached_property
     def members(self) -> tuple[Package, ...]:
         return tuple(self[i] for i in self.member_ids)
+
+    def member_named(self, name: str) -> Package | None:
+        """The member `-p name` means: the one cargo calls `name`, else the one crates.io would
+        (`-p my_app` for `my-app`, which plain cargo refuses with a hint)."""
+        exact = next((m for m in self.members if m.name == name), None)
+        return exact or next((m for m in self.members if same_crate(name, m.name)), None)
 
     @property
     def by_id(self) -> dict[str, int]:
