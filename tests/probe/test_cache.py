@@ -36,6 +36,16 @@ def test_cache_root_follows_xdg(monkeypatch: pytest.MonkeyPatch, tmp_path: Path)
     assert cache_root(trust_of(project)) == Path.home() / ".cache" / "featcheck" / "probe"
 
 
+def test_cache_root_is_the_one_the_trust_context_placed(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The directory the entry point judged outside the checkout, not the environment's again."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "judged"))
+    trust = trust_of(CRATES / "pitb-exec-cpu")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "later"))
+    assert cache_root(trust) == tmp_path / "judged" / "featcheck" / "probe"
+
+
 def test_a_cache_inside_the_checkout_is_refused_with_one_line(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -44,16 +44,16 @@ def cache_root(trust: TrustContext) -> Path:
     """$XDG_CACHE_HOME/featcheck/probe, or ~/.cache/featcheck/probe: never inside the checkout
     (`trust`), where a planted "probe built before" would be run as featcheck's own, and
     cargo would obey the checkout's configuration from the probe's directory upward."""
-    directory = user_cache_directory(os.environ)
+    if trust.cache is not None:
+        return trust.cache / "probe"
+    directory = user_cache_directory(os.environ)  # only to say why there is none
     if directory is None:
         raise FeatcheckError("no cache directory for the probe: set XDG_CACHE_HOME or HOME")
-    if trust.cache is None:
-        raise FeatcheckError(
-            "featcheck's cache directory lies inside the audited checkout: the probe builds "
-            "and runs nothing kept there; set XDG_CACHE_HOME outside the checkout",
-            path=directory,
-        )
-    return directory / "probe"
+    raise FeatcheckError(
+        "featcheck's cache directory lies inside the audited checkout: the probe builds "
+        "and runs nothing kept there; set XDG_CACHE_HOME outside the checkout",
+        path=directory,
+    )
 
 
 def cache_key(config: BackendConfig, program: Program, toolset: Toolset) -> str:
