@@ -156,3 +156,22 @@ def test_a_broken_baseline_line_is_one_error_naming_file_and_line(
     assert done.returncode == 2
     assert done.stderr.startswith(f"featcheck: error: {baseline}:3:1: a baseline entry is")
     assert "Traceback" not in done.stderr
+
+
+def test_a_baseline_is_not_written_against_a_revision(home: Path, tmp_path: Path) -> None:
+    """`--write-baseline` accepts every finding of the audit: with `--new-since` the revision
+    would be audited for nothing, so the two together are one usage error, and nothing is
+    written."""
+    repository = new_repository(
+        tmp_path / "repo", home, member("a", TRIMMED_REGEX), member("b", "")
+    )
+    baseline = tmp_path / "baseline.txt"
+    done = featcheck_in_process(
+        repository, home, "--write-baseline", str(baseline), "--new-since", "HEAD"
+    )
+    assert done.returncode == 2
+    assert done.stderr.splitlines() == [
+        "featcheck: error: --write-baseline cannot be used with --new-since: a baseline "
+        "accepts every finding of this audit, whatever REF had"
+    ]
+    assert not baseline.exists()

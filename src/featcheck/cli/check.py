@@ -65,6 +65,11 @@ def _options(arguments: argparse.Namespace, progress: Progress, output_format: s
             "fixed workspace with cargo, and --no-exec starts no process; drop --no-exec "
             "(featcheck then runs cargo, none of the checkout's own programs)"
         )
+    if arguments.write_baseline is not None and arguments.new_since is not None:
+        raise FeatcheckError(
+            "--write-baseline cannot be used with --new-since: a baseline accepts every finding "
+            "of this audit, whatever REF had"
+        )
     if arguments.root is not None and not arguments.root.is_dir():
         raise FeatcheckError("--root: not a directory", path=arguments.root)
     # Whether an output reads each finding's other fixes: every report but text without `-v`
