@@ -96,6 +96,8 @@ class FindingPlacer:
     """What undeferred detections cover: a deferred one they cover is not searched (`skipped`)."""
     skipped: set[Cover] = field(default_factory=set)
     _asking: dict[tuple[str, PackageRef], frozenset[str]] = field(default_factory=dict, init=False)
+    _same_crate: dict[int, _SameCrate] = field(default_factory=dict, init=False)
+    """The findings of each one's crate, by the finding's `id` (`place_all`)."""
 
     def place_all(self, flagged: list[Flagged]) -> list[Finding]:
         missing = [item for item in flagged if item.rule.kind is Kind.MISSING]
@@ -109,7 +111,8 @@ class FindingPlacer:
             by_crate.setdefault(key, _SameCrate()).add(item)
             asking.setdefault((item.target, item.detection.node.package), set()).add(item.member.id)
         self._asking = {key: frozenset(members) for key, members in asking.items()}
-        outcomes = [self._search(i, by_crate[k]) for i, k in zip(missing, keys, strict=True)]
+        self._same_crate = {id(i): by_crate[k] for i, k in zip(missing, keys, strict=True)}
+        outcomes = [self._search(i) for i in missing]
         outcomes = _one_edit_for_all(missing, self._confirm_pending(missing, outcomes))
         placed = iter([self._place(i, o) for i, o in zip(missing, outcomes, strict=True)])
         return [
@@ -145,8 +148,9 @@ class FindingPlacer:
             f"or accept the cost: `# featcheck: allow({item.rule.code}) <reason>`"
         )
 
-    def _search(self, item: Flagged, same_crate: _SameCrate) -> Outcome:
+    def _search(self, item: Flagged, exhaustive: bool = False) -> Outcome:
         self.deadline.check(_PLACING)
+        same_crate = self._same_crate[id(item)]
         if not self.search_fixes:
             return Outcome(None, None, ())
         keys = cover_keys(item)
@@ -156,7 +160,7 @@ class FindingPlacer:
         wanted = _wanted(item, same_crate.features[item.member.id])
         required = same_crate.required[item.member.id]
         asking = self._asking[(item.target, item.detection.node.package)]
-        return self.search.find(item, wanted, same_crate.affected, required, asking)
+        return self.search.find(item, wanted, same_crate.affected, required, asking, exhaustive)
 
     def _confirm_pending(self, flagged: list[Flagged], outcomes: list[Outcome]) -> list[Outcome]:
         """Let cargo answer, in one go per round, the fixes resolution in memory cannot: a
@@ -170,8 +174,16 @@ class FindingPlacer:
                     break
                 overlay = overlay or self.overlay()
                 answers = overlay.confirm([(flagged[p], c.edits, v.needs) for p, c, v in waiting])
-                for (position, candidate, _), answer in zip(waiting, answers, strict=True):
-                    settled[position] = self._answered(settled[position], candidate, answer)
+                for (position, candidate, verdict), answer in zip(waiting, answers, strict=True):
+                    outcome = self._answered(settled[position], candidate, answer)
+                    if outcome.refused and not self.search.with_alternatives:
+                        # Waiting for cargo, the candidate ruled out those ranking after it,
+                        # unresolved: they are resolved now, as a search for alternatives does.
+                        again = self._search(flagged[position], exhaustive=True)
+                        rest = [p for p in again.pending if p[0].edits != candidate.edits]
+                        waited = replace(again, pending=((candidate, verdict), *rest))
+                        outcome = self._answered(waited, candidate, answer)
+                    settled[position] = outcome
         finally:
             if overlay is not None:
                 overlay.close()

@@ -54,3 +54,27 @@ def test_a_fix_whose_lock_cargo_cannot_write_is_not_chosen(
     fixed = run_in_process(str(project), "--fix")
     assert fixed.returncode == 0, fixed.stdout + fixed.stderr
     assert run_in_process(str(project)).returncode == 0
+
+
+def test_the_plain_report_offers_the_fix_cargo_accepts_after_the_one_it_refuses(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Without `-v` the search stops at the first fix that only waits for cargo; when cargo
+    refuses it, the fixes it ruled out are searched after all: the report says what `--fix`
+    does, as `-v` and JSON say it."""
+    use_registry(tmp_path_factory.mktemp("registry"), REGISTRY, monkeypatch)
+    manifest = PACKAGE.format("app") + (
+        '[dependencies]\nfront = { version = "1.0.0", default-features = false }\n'
+        'width = "=0.2.2"\n'
+    )
+    project = write_project(tmp_path / "app", {"src/main.rs": MAIN, "Cargo.toml": manifest})
+
+    plain = run_in_process(str(project))
+    verbose = run_in_process(str(project), "-v")
+    [fix] = [line for line in plain.stdout.splitlines() if "= fix:" in line]
+    assert fix == (
+        '  = fix: add gemmish = { version = "0.1.0", default-features = false, features = '
+        '["rayon"] } to [dependencies] (Cargo.toml); with it the build gets `rayon`, `--fix` '
+        "applies it"
+    )
+    assert fix in verbose.stdout.splitlines()

@@ -137,11 +137,12 @@ class FixSearch(CandidateFinder):
         affected: Sequence[Package],
         required: Iterable[str],
         asking: frozenset[str],
+        exhaustive: bool = False,
     ) -> Outcome:
-        """`affected` are the members with the same finding, `required` the features no fix can
-        leave the crate without (`WorkspaceBuilds.least_added`), `asking` the ids of the members
-        with a finding of the crate in any build. A fix holds when no finding of the crate is
-        left but those for the features the detection defers to."""
+        """`affected`: the members with the same finding; `required`: the features no fix can
+        leave the crate without (`WorkspaceBuilds.least_added`); `asking`: the ids of the members
+        with a finding of the crate in any build; `exhaustive`: every candidate resolved, as with
+        alternatives. A fix holds when no finding of the crate is left but the deferred ones."""
         member, target, backend = item.member, item.target, item.detection.node
         selection = item.selection
         group = self._groups.setdefault(tuple(m.id for m in affected), len(self._groups))
@@ -158,7 +159,7 @@ class FixSearch(CandidateFinder):
         least = functools.cache(
             lambda: self.workspace.least_added(member, backend, target, selection, required)
         )
-        verdicts, chosen = self._search(candidates, query, least)
+        verdicts, chosen = self._search(candidates, query, least, exhaustive)
         best = self.rank(chosen, verdicts[chosen]) if chosen is not None else None
         pending = sorted(
             (
@@ -279,7 +280,7 @@ class FixSearch(CandidateFinder):
         return Verdict(True, cost, described, len(described) - len(built))
 
     def _search(
-        self, candidates: list[Candidate], query: _Query, least: Callable[[], int]
+        self, candidates: list[Candidate], query: _Query, least: Callable[[], int], every: bool
     ) -> tuple[dict[Candidate, Verdict], Candidate | None]:
         """The verdict of each candidate resolved, and the one that holds and comes first in the
         module docstring's order (of equals, the first listed). Without alternatives, one that
@@ -287,7 +288,7 @@ class FixSearch(CandidateFinder):
         clears every affected member whose build holds a package it changes (`_coverage`
         counts among those only), or adds the `least` packages any fix adds (`_behind`)."""
         floors: dict[Candidate, tuple[bool, int, int, int]] = {}
-        if not self.with_alternatives:
+        if not (self.with_alternatives or every):
             for c in candidates:
                 floors[c] = (False, 0, c.proximity[0], -len(self._reached(c, query)))
         listed = {c: i for i, c in enumerate(candidates)}
