@@ -214,7 +214,9 @@ class FindingPlacer:
             return replace(outcome, alternatives=alternatives, pending=rest, refused=refused)
         # cargo answered for the member's build; memory for the other builds it changes.
         verdict = Verdict(True, waited.cost.with_added(answer.added))
-        fix, added = self.search.candidate_fix(candidate, verdict), len(verdict.cost.added)
+        locked = None if answer.locked is None else len(answer.locked)
+        fix = replace(self.search.candidate_fix(candidate, verdict), locked=locked)
+        added = len(verdict.cost.added)
         others = tuple(a for a in outcome.alternatives if a.edits != candidate.edits)
         current = outcome.fix
         smaller = current is not None and (current.added is None or added < current.added)

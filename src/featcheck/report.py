@@ -90,6 +90,9 @@ class Fix:
     """Why it could not be confirmed, when it was not; why it is not safe, when it is not."""
     added: int | None = None
     """How many packages the fix adds to the member's build; None where that is unknown."""
+    locked: int | None = None
+    """How many packages Cargo.lock gains (every platform's, built here or not); None where
+    cargo was not asked for one that turns on what the lock lacks."""
 
 
 # A fix in words: the one place where featcheck words an edit, for every format (the text

@@ -7,6 +7,7 @@ cargo refuses. featcheck confirmed that fix, and `--fix` stopped at cargo's erro
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -78,3 +79,44 @@ def test_the_plain_report_offers_the_fix_cargo_accepts_after_the_one_it_refuses(
         "applies it"
     )
     assert fix in verbose.stdout.splitlines()
+
+
+def test_what_a_fix_adds_to_cargo_lock_beside_the_build_is_said_and_is_what_fix_writes(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """voxcpm-rs: burn's defaults add 3 packages to the build and 168 to Cargo.lock (weak
+    dependencies, other platforms'). Here front's defaults add none to the build, and trainer
+    with its width to the lock."""
+    trainer = {"features": {"default": []}, "dependencies": {"width": "=0.2.0"}}
+    use_registry(
+        tmp_path_factory.mktemp("registry"),
+        {**REGISTRY, "trainer": {"1.0.0": trainer}},
+        monkeypatch,
+    )
+    manifest = PACKAGE.format("app") + (
+        '[dependencies]\nfront = { version = "1.0.0", default-features = false }\n'
+    )
+    project = write_project(tmp_path / "app", {"src/main.rs": MAIN, "Cargo.toml": manifest})
+    before = _locked(project)
+
+    report = run_in_process(str(project), "--format", "json")
+    [finding] = json.loads(report.stdout)["findings"]
+    fix = finding["fix"]
+    assert fix["description"] == "remove `default-features = false` from front"
+    assert (fix["added_packages"], fix["lockfile_added_packages"]) == (0, 2)
+    [memory] = finding["alternatives"]  # the new line cargo need not be asked about
+    assert (memory["added_packages"], memory["lockfile_added_packages"]) == (0, 0)
+    text = " ".join(run_in_process(str(project)).stdout.split())
+    assert (
+        "with it the build gets `rayon` and adds 2 packages to Cargo.lock, none to the build, "
+        "`--fix` applies it" in text
+    )
+
+    assert run_in_process(str(project), "--fix").returncode == 0
+    gained = _locked(project) - before
+    assert sorted(gained) == [("trainer", "1.0.0"), ("width", "0.2.0")]
+
+
+def _locked(project: Path) -> set[tuple[str, str]]:
+    """Every package of the project's Cargo.lock, by name and version."""
+    return set(re.findall(r'name = "(.*)"\nversion = "(.*)"', (project / "Cargo.lock").read_text()))

@@ -13,6 +13,7 @@ refuses. The user's files are never touched.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import tempfile
 from collections.abc import Callable, Iterable, Sequence
@@ -92,6 +93,10 @@ class Answer:
     """cargo resolved the copy, and with its versions the finding is gone."""
     added: tuple[str, ...] = ()
     """Packages the fix adds to the member's build (`name version`)."""
+    locked: tuple[str, ...] | None = None
+    """Packages it adds to Cargo.lock, which holds every platform's and every optional
+    dependency a feature names, built here or not (voxcpm-rs: 3 to the build, 168 to the lock);
+    None where the workspace has no Cargo.lock."""
     reason: str = ""
     """Why cargo could not resolve it, in one line."""
 
@@ -209,9 +214,11 @@ class WorkspaceCopy:
             self._originals.setdefault(target, change.original)
             target.write_text(change.updated, encoding="utf-8")
 
-    def lockfile(self) -> bytes | None:
-        """The copy's Cargo.lock as cargo left it."""
+    def lockfile(self, *, as_copied: bool = False) -> bytes | None:
+        """The copy's Cargo.lock as cargo left it, or as it was copied."""
         lockfile = self.path / "Cargo.lock"
+        if as_copied:
+            return self._originals.get(lockfile)
         return lockfile.read_bytes() if lockfile.is_file() else None
 
     def close(self) -> None:
@@ -261,7 +268,7 @@ class OverlayCheck:
     def confirm(self, pending: Sequence[Pending]) -> list[Answer]:
         together = self._resolve([e for _, edits, _ in pending for e in edits])
         groups = list(dict.fromkeys(edits for _, edits, _ in pending))
-        if isinstance(together, Workspace) or len(groups) == 1:
+        if not isinstance(together, str) or len(groups) == 1:
             # Resolved with every fix made: each counts only what its own new dependencies
             # bring (two fixes of one build each said they added what both do).
             several = len(groups) > 1
@@ -269,11 +276,15 @@ class OverlayCheck:
         alone = {edits: self._resolve(list(edits)) for edits in groups}
         return [self._answer(alone[edits], item) for item, edits, _ in pending]
 
-    def _resolve(self, edits: list[Edit]) -> Workspace | str:
-        """cargo's metadata of the copy with `edits` made, or why there is none."""
+    def _resolve(self, edits: list[Edit]) -> _Resolved | str:
+        """cargo's metadata of the copy with `edits` made, and what its Cargo.lock gained; or
+        why there is none."""
         try:
             self._copy.apply(plan_edits(edits))
-            return self.metadata_of(self._copy.path / "Cargo.toml", self._copy.tree)
+            metadata = self.metadata_of(self._copy.path / "Cargo.toml", self._copy.tree)
+            before = self._copy.lockfile(as_copied=True)
+            gained = None if before is None else _locked(self._copy.lockfile()) - _locked(before)
+            return metadata, gained
         except ValueError:
             return "a manifest to edit lies outside the workspace"
         except FeatcheckError as error:
@@ -283,7 +294,7 @@ class OverlayCheck:
 
     def _answer(
         self,
-        metadata: Workspace | str,
+        resolved: _Resolved | str,
         item: Flagged,
         with_others: bool = False,
         needs: tuple[str, ...] = (),
@@ -291,8 +302,9 @@ class OverlayCheck:
         """cargo's answer for `item`'s fix, over `metadata` with its edits made (and, where
         `with_others`, the other pending fixes' too: the packages it adds are then those its
         `needs` bring)."""
-        if isinstance(metadata, str):
-            return Answer(False, reason=metadata)
+        if isinstance(resolved, str):
+            return Answer(False, reason=resolved)
+        metadata, gained = resolved
         # Path packages have other ids in the copy: find the member by name and version.
         wanted = (item.member.name, item.member.version)
         member = next((m for m in metadata.members if (m.name, m.version) == wanted), None)
@@ -319,7 +331,8 @@ class OverlayCheck:
         if with_others:
             brought = _brought_by(metadata, graph, needs)
             added = [package for package in added if package in brought]
-        return Answer(not flagged, tuple(added))
+        locked = None if gained is None else _locked_by(metadata, gained, with_others, needs)
+        return Answer(not flagged, tuple(added), locked)
 
 
 def _brought_by(metadata: Workspace, graph: DependencyGraph, needs: Iterable[str]) -> set[str]:
@@ -337,3 +350,36 @@ def _brought_by(metadata: Workspace, graph: DependencyGraph, needs: Iterable[str
                     dep = metadata.packages[edge.dep]
                     starts += [n for n in graph.named(dep.name) if n.version == dep.version]
     return {f"{n.name} {n.version}" for n in closure(starts, graph.dependencies)}
+
+
+_Resolved = tuple[Workspace, "set[tuple[str, str]] | None"]
+"""cargo's metadata of the edited copy, and the packages its Cargo.lock gained (`name`,
+`version`); None where there was no Cargo.lock to gain them."""
+
+_LOCKED = re.compile(r'^\[\[package\]\]\r?\nname = "([^"]*)"\r?\nversion = "([^"]*)"', re.M)
+
+
+def _locked(lockfile: bytes | None) -> set[tuple[str, str]]:
+    """The name and version of every package of a Cargo.lock, as cargo writes it."""
+    return set(_LOCKED.findall((lockfile or b"").decode("utf-8", "replace")))
+
+
+def _locked_by(
+    after: Workspace, gained: set[tuple[str, str]], with_others: bool, needs: Iterable[str]
+) -> tuple[str, ...]:
+    """`name version` of what Cargo.lock `gained`; `with_others` (fixes resolved together),
+    those at or below the dependencies `needs` names in cargo's resolution `after`."""
+    if with_others:
+        listed = after.packages.listed
+        new = {i for i, p in enumerate(listed) if (p.name, p.version) in gained}
+        starts: list[int] = []
+        for need in needs:
+            name, _, key = need.rpartition("/")
+            for i in (i for i, p in enumerate(listed) if p.name == name):
+                starts += [e.dep for e in after.packages[i].edges if e.name_in_toml == key]
+        reached = closure(
+            (i for i in starts if i in new),
+            lambda i: (d for d in after.packages.resolved_positions(i) if d in new),
+        )
+        gained = {(listed[i].name, listed[i].version) for i in reached}
+    return tuple(sorted(f"{name} {version}" for name, version in gained))

@@ -241,9 +241,8 @@ class FixSearch(CandidateFinder):
             return Fix(candidate.edits, note=note or unchecked, added=added)
         if verdict.needs and not note:
             note = f"Cargo.lock will gain versions of dependencies it turns on ({listed})"
-        return Fix(
-            candidate.edits, confirmed=True, safe=not note, note=note, added=len(verdict.cost.added)
-        )
+        added, locked = len(verdict.cost.added), None if verdict.needs else 0
+        return Fix(candidate.edits, True, not note, note, added, locked)
 
     def _refused(self, candidates: list[Candidate], verdicts: dict[Candidate, Verdict]) -> str:
         """The one line for a finding no candidate holds for because of versions."""

@@ -198,7 +198,7 @@ class FindingGroup:
             known = merged.get(key)
             features = (*known.features, *edit.features) if known is not None else edit.features
             merged[key] = replace(edit, features=tuple(dict.fromkeys(features)))
-        counts = [f.added for f in distinct]
+        counts, locked = [f.added for f in distinct], [f.locked for f in distinct]
         return Fix(
             tuple(merged.values()),
             confirmed=all(f.confirmed for f in distinct),
@@ -206,6 +206,7 @@ class FindingGroup:
             note=next((f.note for f in distinct if f.note), ""),
             # The most one build gains (linfa's 19 members: 4 or 5 each), not silence.
             added=None if None in counts else max(c for c in counts if c is not None),
+            locked=None if None in locked else max(c for c in locked if c is not None),
         )
 
     @property

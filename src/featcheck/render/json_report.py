@@ -70,6 +70,7 @@ def fix_to_dict(fix: Fix | None) -> dict[str, Any] | None:
         "confirmed": fix.confirmed,
         "note": fix.note,
         "added_packages": fix.added,
+        "lockfile_added_packages": fix.locked,
         "edits": [
             {
                 "file": edit.file,

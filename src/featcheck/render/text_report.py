@@ -73,8 +73,7 @@ def _fix_lines(
     lines = [_detail("placed", finding.placement)] if finding.placement else []
     fix = [*_EQUALS, ("fix:", "green")]
     if finding.fix is not None:
-        packages, most = finding.fix.added, "up to " if varies else ""
-        added = f" and adds {most}{plural(packages, 'package')} to the build" if packages else ""
+        added = _added(finding.fix, "up to " if varies else "")
         if not (finding.fix.safe and finding.fix.confirmed):
             applies = printable(finding.fix.note)
         elif finding in applied:
@@ -94,6 +93,16 @@ def _fix_lines(
     if finding.suggestion:
         return [*lines, [*fix, (f" {printable(finding.suggestion)}", "")]]
     return lines
+
+
+def _added(fix: Fix, most: str) -> str:
+    """What the fix adds to the build, and to Cargo.lock where that is more (the lock holds what
+    other platforms and features would build)."""
+    built, locked = fix.added or 0, fix.locked or 0
+    if locked > built:
+        lock = f"{plural(locked, 'package')} to Cargo.lock, {built or 'none'} to the build"
+        return f" and adds {most}{lock}"
+    return f" and adds {most}{plural(built, 'package')} to the build" if built else ""
 
 
 def _detail(label: str, text: str) -> Line:
