@@ -167,6 +167,9 @@ class FindingPlacer:
         candidate cargo refuses is dropped and the next one goes to cargo in the next round."""
         settled = list(outcomes)
         overlay: OverlayCheck | None = None
+        asked: dict[tuple[int, tuple[Edit, ...]], Answer] = {}
+        # A search with alternatives resolved every candidate already.
+        searched = set(range(len(outcomes)) if self.search.with_alternatives else ())
         try:
             for _ in range(_ROUNDS if self.confirm else 0):
                 waiting = [(p, *o.pending[0]) for p, o in enumerate(settled) if o.pending]
@@ -174,15 +177,19 @@ class FindingPlacer:
                     break
                 overlay = overlay or self.overlay()
                 answers = overlay.confirm([(flagged[p], c.edits, v.needs) for p, c, v in waiting])
-                for (position, candidate, verdict), answer in zip(waiting, answers, strict=True):
+                for (position, candidate, _), answer in zip(waiting, answers, strict=True):
+                    asked[(position, candidate.edits)] = answer
                     outcome = self._answered(settled[position], candidate, answer)
-                    if outcome.refused and not self.search.with_alternatives:
+                    if outcome.refused and position not in searched:
                         # Waiting for cargo, the candidate ruled out those ranking after it,
                         # unresolved: they are resolved now, as a search for alternatives does.
-                        again = self._search(flagged[position], exhaustive=True)
-                        rest = [p for p in again.pending if p[0].edits != candidate.edits]
-                        waited = replace(again, pending=((candidate, verdict), *rest))
-                        outcome = self._answered(waited, candidate, answer)
+                        searched.add(position)
+                        outcome = self._search(flagged[position], exhaustive=True)
+                    # What cargo answered already is not asked again.
+                    while outcome.pending and (
+                        known := asked.get((position, outcome.pending[0][0].edits))
+                    ):
+                        outcome = self._answered(outcome, outcome.pending[0][0], known)
                     settled[position] = outcome
         finally:
             if overlay is not None:

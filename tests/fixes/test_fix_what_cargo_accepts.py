@@ -185,3 +185,20 @@ def test_a_library_cargo_was_not_asked_about_is_given_no_reason(
     [finding] = json.loads(report.stdout)["findings"]
     assert finding["fix"]["edits"][0]["file"] == "app/Cargo.toml"
     assert finding["placement"] == "in app's own manifest, to keep lib lean"
+
+
+def test_a_plain_report_says_what_cargo_refused_as_the_verbose_one_does(
+    tmp_path: Path, offline_cargo_for: Callable[..., Path]
+) -> None:
+    """Both of faer's fixes need a package the offline registry lacks. Without `-v` the search
+    stops at the first that waits for cargo; once cargo refused it, the rest are resolved and
+    asked too, each once, and the fix line is the verbose report's, with cargo's reason."""
+    project = _copy("faer-direct", tmp_path, offline_cargo_for)
+    plain = run_in_process(str(project)).stdout.splitlines()
+    verbose = run_in_process(str(project), "-v").stdout.splitlines()
+    [fix] = [line for line in plain if line.startswith("  = fix:")]
+    assert fix in verbose
+    assert fix.startswith(
+        "  = fix: remove `default-features = false` from faer: cargo cannot resolve it: cargo "
+        "metadata failed: no matching package found"
+    )
