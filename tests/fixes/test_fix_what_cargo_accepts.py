@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 from collections.abc import Callable
@@ -202,3 +203,26 @@ def test_a_plain_report_says_what_cargo_refused_as_the_verbose_one_does(
         "  = fix: remove `default-features = false` from faer: cargo cannot resolve it: cargo "
         "metadata failed: no matching package found"
     )
+
+
+def test_fixes_cargo_confirms_together_each_count_what_cargo_lock_gains_with_them(
+    tmp_path: Path, offline_cargo_for: Callable[..., Path]
+) -> None:
+    """burn's `fusion` and `autotune` on wgpu: both findings' fixes add both features, cargo
+    confirms them in one copy, and each says what Cargo.lock gains with it, as `--fix` writes
+    it (burn-remote's tokio features too, below a package the lock already held)."""
+    project = _copy("gpu-only", tmp_path, offline_cargo_for)
+    locked = _locked(project)
+    report = json.loads(run_in_process(str(project), "--format", "json").stdout)
+    counts = [
+        (f["fix"]["added_packages"], f["fix"]["lockfile_added_packages"])
+        for f in report["findings"]
+    ]
+    assert run_in_process(str(project), "--fix").returncode == 0
+    gained = _locked(project) - locked
+    assert ("tokio-macros", "2.7.2") in gained
+    assert counts == [(2, len(gained)), (2, len(gained))]
+
+
+def _locked(project: Path) -> set[tuple[str, str]]:
+    return set(re.findall(r'name = "(.*)"\nversion = "(.*)"', (project / "Cargo.lock").read_text()))

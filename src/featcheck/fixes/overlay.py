@@ -368,7 +368,8 @@ def _locked_by(
     after: Workspace, gained: set[tuple[str, str]], with_others: bool, needs: Iterable[str]
 ) -> tuple[str, ...]:
     """`name version` of what Cargo.lock `gained`; `with_others` (fixes resolved together),
-    those at or below the dependencies `needs` names in cargo's resolution `after`."""
+    those at or below the dependencies `needs` names in cargo's resolution `after`, as
+    `_brought_by` counts a build's."""
     if with_others:
         listed = after.packages.listed
         new = {i for i, p in enumerate(listed) if (p.name, p.version) in gained}
@@ -377,9 +378,6 @@ def _locked_by(
             name, _, key = need.rpartition("/")
             for i in (i for i, p in enumerate(listed) if p.name == name):
                 starts += [e.dep for e in after.packages[i].edges if e.name_in_toml == key]
-        reached = closure(
-            (i for i in starts if i in new),
-            lambda i: (d for d in after.packages.resolved_positions(i) if d in new),
-        )
-        gained = {(listed[i].name, listed[i].version) for i in reached}
+        reached = closure(starts, after.packages.resolved_positions)
+        gained = {(listed[i].name, listed[i].version) for i in reached if i in new}
     return tuple(sorted(f"{name} {version}" for name, version in gained))
