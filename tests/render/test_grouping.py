@@ -341,3 +341,37 @@ def test_a_block_of_two_rules_names_its_builds_once(
     render_text(result, stream, RenderOptions())
     text = " ".join(stream.getvalue().split())
     assert text.count("2 members: app, model") == 1, text
+
+
+def test_a_fix_line_names_every_line_it_edits_in_one_manifest(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two members' builds of one library grouped: the fix edits its burn line and a feature of
+    its own, both in lib/Cargo.toml; the fix line named only the first of the two lines."""
+    monkeypatch.setenv("NO_COLOR", "1")
+    manifest = tmp_path / "lib" / "Cargo.toml"
+    edits = (
+        Edit(
+            manifest,
+            ("dependencies", "burn"),
+            "add-features",
+            ("rayon",),
+            file="lib/Cargo.toml",
+            line=12,
+        ),
+        Edit(
+            manifest,
+            ("features", "cpu"),
+            "add-feature-values",
+            ("burn/rayon",),
+            file="lib/Cargo.toml",
+            line=7,
+        ),
+    )
+    finding = replace(
+        make_finding(location=manifest_location()), fix=Fix(edits, confirmed=True, safe=True)
+    )
+    stream = io.StringIO()
+    render_text(AuditResult(tmp_path, findings=[finding], members=["app"]), stream, RenderOptions())
+    text = " ".join(stream.getvalue().split())
+    assert "(lib/Cargo.toml:7, lib/Cargo.toml:12); with it the build gets" in text

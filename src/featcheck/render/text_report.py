@@ -56,12 +56,14 @@ WIDTH = 100
 
 
 def _where(fix: Fix) -> str:
-    """The files the fix edits, each at its first edited line where it has one."""
-    lines: dict[str, int] = {}
+    """The files the fix edits, each at every line it edits there (none for a new line)."""
+    lines: dict[str, set[int]] = {}
     for edit in fix.edits:
-        known = lines.get(edit.file, 0)
-        lines[edit.file] = min(known, edit.line) if known and edit.line else known or edit.line
-    return ", ".join(sorted(f"{file}:{line}" if line else file for file, line in lines.items()))
+        lines.setdefault(edit.file, set()).update([edit.line] if edit.line else [])
+    said = (
+        ", ".join(f"{file}:{line}" for line in sorted(at)) or file for file, at in lines.items()
+    )
+    return ", ".join(sorted(said))
 
 
 def _fix_lines(
