@@ -299,9 +299,9 @@ class OverlayCheck:
         with_others: bool = False,
         needs: tuple[str, ...] = (),
     ) -> Answer:
-        """cargo's answer for `item`'s fix, over `metadata` with its edits made (and, where
-        `with_others`, the other pending fixes' too: the packages it adds are then those its
-        `needs` bring)."""
+        """cargo's answer for `item`'s fix, over what cargo `resolved` with its edits made (and,
+        where `with_others`, the other pending fixes' too: the packages it adds, to the build
+        and to Cargo.lock, are then those its `needs` bring)."""
         if isinstance(resolved, str):
             return Answer(False, reason=resolved)
         metadata, gained = resolved

@@ -241,8 +241,11 @@ class FixSearch(CandidateFinder):
             return Fix(candidate.edits, note=note or unchecked, added=added)
         if verdict.needs and not note:
             note = f"Cargo.lock will gain versions of dependencies it turns on ({listed})"
+        # Resolved in memory, it turns on nothing Cargo.lock lacks: the lock gains nothing.
         added, locked = len(verdict.cost.added), None if verdict.needs else 0
-        return Fix(candidate.edits, True, not note, note, added, locked)
+        return Fix(
+            candidate.edits, confirmed=True, safe=not note, note=note, added=added, locked=locked
+        )
 
     def _refused(self, candidates: list[Candidate], verdicts: dict[Candidate, Verdict]) -> str:
         """The one line for a finding no candidate holds for because of versions."""
