@@ -55,6 +55,21 @@ def test_two_configurations_are_two_runs_with_their_own_ids(home: Path, tmp_path
     assert len(prints) == 1  # one finding, in two configurations: one alert in code scanning
 
 
+def test_more_configurations_than_code_scanning_takes_are_one_run_per_target(
+    home: Path, tmp_path: Path
+) -> None:
+    """GitHub refuses a file of more than 20 runs (tendermint-rs with `--each-feature`: 35), and
+    with it every alert: past 20, the configurations of a target share one run."""
+    features = "".join(f"f{n} = []\n" for n in range(21))
+    a = member("a", TRIMMED_REGEX) + f"\n[features]\n{features}"
+    repository = new_repository(tmp_path / "repo", home, a, member("b", ""))
+    document = _sarif(repository, home, "-p", "a", "--each-feature")
+    [run] = document["runs"]
+    assert run["automationDetails"]["id"].endswith("/every-configuration/")
+    prints = {r["partialFingerprints"][FINGERPRINT_KEY] for r in run["results"]}
+    assert len(run["results"]) == len(prints) >= 1  # each finding once, as in its own run
+
+
 def test_results_say_their_baseline_state(home: Path, tmp_path: Path) -> None:
     repository = new_repository(
         tmp_path / "repo", home, member("a", TRIMMED_REGEX + TRIMMED_MEMCHR), member("b", "")

@@ -12,8 +12,9 @@ its `relatedLocations`, its properties list the members and targets.
 
 The log is cut for GitHub code scanning (README, "In CI and in hooks"): one run per audited
 target and build configuration, since code scanning keeps one analysis per category
-(`runs[].automationDetails.id`, whose trailing slash makes the whole id the category), and each
-result has a `baselineState` when findings were compared.
+(`runs[].automationDetails.id`, whose trailing slash makes the whole id the category), or per
+target past its limit of runs (`MAX_RUNS`), and each result has a `baselineState` when findings
+were compared.
 """
 
 from __future__ import annotations
@@ -165,8 +166,15 @@ def _physical(path: str, location: Location) -> dict[str, Any]:
     return {"artifactLocation": {"uri": quote(path), "uriBaseId": SOURCE_ROOT}, "region": region}
 
 
+MAX_RUNS = 20
+"""GitHub code scanning refuses a file of more runs, and with it every alert: past it, the
+configurations of each target (`--each-feature`: tendermint-rs has 35) share one run."""
+EVERY = "every-configuration"
+
+
 def sarif_document(result: AuditResult, environ: Mapping[str, str] | None = None) -> dict[str, Any]:
-    """The SARIF log as a JSON-ready dict: one run per audited target and configuration."""
+    """The SARIF log as a JSON-ready dict: one run per audited target and configuration
+    (`MAX_RUNS` at most)."""
     environ = os.environ if environ is None else environ
     workspace = environ.get("GITHUB_WORKSPACE") or None
     rules: tuple[Rule, ...] = (*builtin_rules(), *result.user_rules, UNUSED_SUPPRESSION)
@@ -177,6 +185,9 @@ def sarif_document(result: AuditResult, environ: Mapping[str, str] | None = None
     configurations: list[FeatureSelection | None] = [
         *dict.fromkeys(c for found in result.configurations.values() for c in found)
     ] or [None]
+    merged = len(targets) * len(configurations) > MAX_RUNS
+    if merged:
+        configurations = [None]  # each target's configurations share its run
     for target, configuration in product(targets, configurations):
         entries = [
             {**sarif_result(group, result, rule_index, workspace), **state}
@@ -184,7 +195,8 @@ def sarif_document(result: AuditResult, environ: Mapping[str, str] | None = None
             for group in group_findings(_built(findings, target, configuration))
         ]
         shown = re.sub(r"[^A-Za-z0-9._-]", "_", target or "any-target")
-        category = f"featcheck/{shown}/{configuration_token(configuration)}/"
+        token = EVERY if merged else configuration_token(configuration)
+        category = f"featcheck/{shown}/{token}/"
         runs.append(_run(result, category, descriptors, entries))
     return {"$schema": SARIF_SCHEMA, "version": SARIF_VERSION, "runs": runs}
 
