@@ -8,6 +8,7 @@ fixture resolves against it offline in a fraction of a second.
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from collections.abc import Mapping
@@ -102,3 +103,9 @@ def write_project(project: Path, files: Mapping[str, str]) -> Path:
         (project / relative).write_text(text)
     subprocess.run(["cargo", "generate-lockfile", "--offline"], cwd=project, check=True)
     return project
+
+
+def locked_packages(project: Path) -> set[tuple[str, str]]:
+    """The name and version of every package of the project's Cargo.lock."""
+    text = (project / "Cargo.lock").read_text()
+    return set(re.findall(r'name = "(.*)"\nversion = "(.*)"', text))

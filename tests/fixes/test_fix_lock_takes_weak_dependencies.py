@@ -7,12 +7,11 @@ cargo refuses. featcheck confirmed that fix, and `--fix` stopped at cargo's erro
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 
 import pytest
 from cli_in_process import run_in_process
-from synthetic_registry import PACKAGE, use_registry, write_project
+from synthetic_registry import PACKAGE, locked_packages, use_registry, write_project
 
 MAIN = "fn main() {}\n"
 
@@ -97,7 +96,7 @@ def test_what_a_fix_adds_to_cargo_lock_beside_the_build_is_said_and_is_what_fix_
         '[dependencies]\nfront = { version = "1.0.0", default-features = false }\n'
     )
     project = write_project(tmp_path / "app", {"src/main.rs": MAIN, "Cargo.toml": manifest})
-    before = _locked(project)
+    before = locked_packages(project)
 
     report = run_in_process(str(project), "--format", "json")
     [finding] = json.loads(report.stdout)["findings"]
@@ -113,10 +112,5 @@ def test_what_a_fix_adds_to_cargo_lock_beside_the_build_is_said_and_is_what_fix_
     )
 
     assert run_in_process(str(project), "--fix").returncode == 0
-    gained = _locked(project) - before
+    gained = locked_packages(project) - before
     assert sorted(gained) == [("trainer", "1.0.0"), ("width", "0.2.0")]
-
-
-def _locked(project: Path) -> set[tuple[str, str]]:
-    """Every package of the project's Cargo.lock, by name and version."""
-    return set(re.findall(r'name = "(.*)"\nversion = "(.*)"', (project / "Cargo.lock").read_text()))

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 import subprocess
 from collections.abc import Callable
@@ -18,7 +17,7 @@ from pathlib import Path
 import pytest
 from cli_in_process import run_in_process
 from support import WORKSPACES, trust_of
-from synthetic_registry import PACKAGE, project_rule, use_registry, write_project
+from synthetic_registry import PACKAGE, locked_packages, project_rule, use_registry, write_project
 
 from featcheck.cargo.runner import CargoRunner
 
@@ -212,17 +211,13 @@ def test_fixes_cargo_confirms_together_each_count_what_cargo_lock_gains_with_the
     confirms them in one copy, and each says what Cargo.lock gains with it, as `--fix` writes
     it (burn-remote's tokio features too, below a package the lock already held)."""
     project = _copy("gpu-only", tmp_path, offline_cargo_for)
-    locked = _locked(project)
+    locked = locked_packages(project)
     report = json.loads(run_in_process(str(project), "--format", "json").stdout)
     counts = [
         (f["fix"]["added_packages"], f["fix"]["lockfile_added_packages"])
         for f in report["findings"]
     ]
     assert run_in_process(str(project), "--fix").returncode == 0
-    gained = _locked(project) - locked
+    gained = locked_packages(project) - locked
     assert ("tokio-macros", "2.7.2") in gained
     assert counts == [(2, len(gained)), (2, len(gained))]
-
-
-def _locked(project: Path) -> set[tuple[str, str]]:
-    return set(re.findall(r'name = "(.*)"\nversion = "(.*)"', (project / "Cargo.lock").read_text()))
