@@ -17,6 +17,7 @@ each what-if build is resolved once; what is left is cargo's question (`overlay.
 from __future__ import annotations
 
 import copy
+import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
@@ -117,8 +118,9 @@ class WhatIf:
             tuple[TargetSession, dict[tuple[int, FeatureSelection], DependencyGraph]],
         ] = OrderedDict()
         self._unedited: dict[str, TargetSession] = {}
-        # By the identity of a shared graph, which is kept alongside so the identity stays its.
-        self._below_needs: dict[int, tuple[DependencyGraph, frozenset[Need]]] = {}
+        # By the identity of a shared graph, with a weak reference that tells whether the
+        # identity is still its: the graph goes with the sessions holding it, not with this.
+        self._below_needs: dict[int, tuple[weakref.ref[DependencyGraph], frozenset[Need]]] = {}
         self._needs_of: dict[Node, tuple[Need, ...]] = {}
         self.locked = None if self.lock is None else _locked_edges(self.index, self.lock)
         """The edges Cargo.lock binds where cargo's resolve has none (`_locked_edges`)."""
@@ -133,9 +135,9 @@ class WhatIf:
             # Candidate fixes of many members share the graph below them: it is looked at once.
             root, below = parts
             known = self._below_needs.get(id(below))
-            if known is None:
+            if known is None or known[0]() is not below:
                 below_needs = frozenset(self._needs_in(below.nodes()))
-                known = self._below_needs[id(below)] = (below, below_needs)
+                known = self._below_needs[id(below)] = (weakref.ref(below), below_needs)
             found = self._needs_in((root,)) | known[1]
         lock = self.lock
         return [n for n in sorted(found) if lock is None or not isinstance(lock.check(n), tuple)]
@@ -187,7 +189,6 @@ class WhatIf:
             known = self._sessions[(edits, target)] = (TargetSession(context, unedited, edited), {})
             if len(self._sessions) > _KEPT_SESSIONS:
                 self._sessions.popitem(last=False)
-                self._below_needs.clear()  # it holds the graphs below by identity
         session, graphs = known
         found = graphs.get((member, selection))
         if found is None:
