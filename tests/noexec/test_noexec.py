@@ -59,6 +59,14 @@ def _home(path: Path, only: Iterable[str] | None = None) -> Path:
     return path
 
 
+def _downloaded_home(path: Path, project: Path) -> Path:
+    """A CARGO_HOME as `cargo fetch` leaves it for `project`: every registry package of its
+    Cargo.lock. --no-exec looks a package up by the name and version the lockfile gives, never
+    by listing the registry, so it reads here what it reads in a home holding all the stubs
+    (half of them, linked in half the time)."""
+    return _home(path, lock_packages(project))
+
+
 def _env(home: Path, cache: Path | None = None) -> dict[str, str]:
     """An environment for `build_metadata`: this CARGO_HOME, and a cache kept out of ~/.cache
     (none at all unless `cache` is given)."""
@@ -566,9 +574,10 @@ def test_registry_manifests_are_kept_between_runs_and_read_again_when_changed(
     home = tmp_path / "home"
     source = home / "registry" / "src" / "index.crates.io-1949cf8c6b5b557f"
     shutil.copytree(REGISTRY / "burn-flex-0.22.1", source / "burn-flex-0.22.1")
-    _link_registry(source, {p.name for p in REGISTRY.iterdir()} - {"burn-flex-0.22.1"})
-    cache = tmp_path / "cache"
     manifest = CRATES / "pitb-exec-cpu" / "Cargo.toml"
+    # The rest of what `cargo fetch` downloads for the crate (see `_downloaded_home`).
+    _link_registry(source, lock_packages(manifest.parent) - {"burn-flex-0.22.1"})
+    cache = tmp_path / "cache"
 
     def flex_default() -> list[str]:
         built = build_metadata(manifest, TrustContext.of(manifest, _env(home, cache)))
@@ -644,12 +653,12 @@ def test_a_temporary_cargo_homes_manifests_are_taken_over_by_the_next(
     cache = tmp_path / "cache"
     manifest = CRATES / "pitb-exec-cpu" / "Cargo.toml"
     kept = cache / "featcheck" / "noexec-manifests"
-    gone = _home(tmp_path / "gone")
+    gone = _downloaded_home(tmp_path / "gone", manifest.parent)
     _model(build_metadata(manifest, TrustContext.of(manifest, _env(gone, cache))))
     count = len(list(kept.iterdir()))
     assert count and str(gone) in next(kept.iterdir()).read_text()
     shutil.rmtree(gone)
-    other = _home(tmp_path / "other")
+    other = _downloaded_home(tmp_path / "other", manifest.parent)
     _model(build_metadata(manifest, TrustContext.of(manifest, _env(other, cache))))
     files = list(kept.iterdir())
     assert len(files) == count
@@ -668,7 +677,8 @@ def test_the_files_an_earlier_featcheck_kept_are_removed(
     for file in (earlier, per_workspace):
         file.write_text('{"version": 1, "manifests": {}}')
     manifest = CRATES / "pitb-exec-cpu" / "Cargo.toml"
-    build_metadata(manifest, TrustContext.of(manifest, _env(_home(tmp_path / "home"), cache)))
+    home = _downloaded_home(tmp_path / "home", manifest.parent)
+    build_metadata(manifest, TrustContext.of(manifest, _env(home, cache)))
     assert sorted(p.name for p in (cache / "featcheck").iterdir()) == ["noexec-manifests"]
 
 
