@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -104,16 +104,23 @@ def registry_views(tmp_path_factory: pytest.TempPathFactory) -> RegistryViews:
 def offline_cargo_for(
     registry_views: RegistryViews, monkeypatch: pytest.MonkeyPatch
 ) -> Callable[..., Path]:
-    """`offline_cargo_for(workspace, lock_only=False, cached_rustc=True)`: point every cargo
-    that featcheck starts at the view of the stub registry that `workspace` needs (offline),
-    keeping what rustc answered between cargo calls unless `cached_rustc` is false (see
-    `cargo_environment`); its CARGO_HOME.
+    """`offline_cargo_for(workspace, lock_only=False, cached_rustc=True, adding=())`: point
+    every cargo that featcheck starts at the view of the stub registry that `workspace` needs
+    (offline), keeping what rustc answered between cargo calls unless `cached_rustc` is false
+    (see `cargo_environment`); its CARGO_HOME.
 
     Call it before the test removes or rewrites the workspace's Cargo.lock. A fix or edit
-    that needs a crate the view lacks makes cargo fail loudly; use `offline_cargo` there."""
+    that needs a crate the view lacks makes cargo fail loudly: name the stubs an edit adds in
+    `adding` (`NAME-VERSION`), or use `offline_cargo` there."""
 
-    def point(workspace: Path, *, lock_only: bool = False, cached_rustc: bool = True) -> Path:
-        home = registry_views.home(workspace, lock_only=lock_only)
+    def point(
+        workspace: Path,
+        *,
+        lock_only: bool = False,
+        cached_rustc: bool = True,
+        adding: Iterable[str] = (),
+    ) -> Path:
+        home = registry_views.home(workspace, lock_only=lock_only, adding=adding)
         _point_cargo_at(home, monkeypatch, cached_rustc=cached_rustc)
         return home
 

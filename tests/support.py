@@ -94,7 +94,9 @@ class RegistryViews:
         self._views: dict[frozenset[str], Path] = {}
         self._homes: dict[tuple[frozenset[str], int], Path] = {}
 
-    def _packages(self, workspace: Path, lock_only: bool) -> frozenset[str]:
+    def _packages(
+        self, workspace: Path, lock_only: bool, adding: Iterable[str] = ()
+    ) -> frozenset[str]:
         from stub_registry import find_lockfile, lock_packages, reachable_packages, write_view
 
         if find_lockfile(workspace) is None:
@@ -102,7 +104,7 @@ class RegistryViews:
             # lockfile from the whole registry, as it would on a user's machine.
             self._views[_WHOLE_REGISTRY] = FIXTURES / "registry"
             return _WHOLE_REGISTRY
-        packages = lock_packages(workspace)
+        packages = lock_packages(workspace) | frozenset(adding)
         if not lock_only:
             packages = reachable_packages(packages)
         if packages not in self._views:
@@ -117,11 +119,19 @@ class RegistryViews:
         lockfile)."""
         return self._views[self._packages(workspace, lock_only)]
 
-    def home(self, workspace: Path, *, lock_only: bool = False, slot: int = 0) -> Path:
-        """An offline CARGO_HOME over `registry(workspace, lock_only=...)`. Different `slot`s
-        give different homes over the same view: cargo serializes the processes that share a
-        CARGO_HOME."""
-        packages = self._packages(workspace, lock_only)
+    def home(
+        self,
+        workspace: Path,
+        *,
+        lock_only: bool = False,
+        slot: int = 0,
+        adding: Iterable[str] = (),
+    ) -> Path:
+        """An offline CARGO_HOME over `registry(workspace, lock_only=...)`, with the stubs
+        `adding` names (`NAME-VERSION`: what an edit of the test adds to the workspace) and,
+        unless `lock_only`, all they can select too. Different `slot`s give different homes
+        over the same view: cargo serializes the processes that share a CARGO_HOME."""
+        packages = self._packages(workspace, lock_only, adding)
         key = (packages, slot)
         if key not in self._homes:
             home = self.base / f"home-{len(self._homes)}"

@@ -47,11 +47,14 @@ def test_a_member_without_burn_flex_gets_its_findings_timed(
 
 
 def test_a_burn_member_gets_its_matmul_and_its_other_findings_timed_in_one_report(
-    tmp_path: Path, offline_cargo: Path, cache: Path
+    tmp_path: Path, offline_cargo_for: Callable[..., Path], cache: Path
 ) -> None:
     """burn-flex without rayon (FC001: the matmul) next to rustfft without `avx` (FC014: its
     rule program): both measured, one report, one exit code."""
     project = copy_project(tmp_path, "crate-feature")
+    # The view holds rustfft (the registry's only 6.x) and all it can select beside the
+    # lockfile's packages: cargo resolves the edited member as over the whole registry.
+    offline_cargo_for(project, adding=("rustfft-6.4.1",))
     manifest = project / "Cargo.toml"
     manifest.write_text(
         manifest.read_text().replace(
