@@ -138,10 +138,22 @@ def _verdicts(result: AuditResult) -> set[tuple[Any, ...]]:
 
 
 def _no_exec_audit(
-    path: Path, home: Path, monkeypatch: pytest.MonkeyPatch, targets: tuple[str, ...] = ()
+    path: Path,
+    home: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    targets: tuple[str, ...] = (),
+    kept: Path | None = None,
 ) -> AuditResult:
+    """The --no-exec audit of `path` over `home`, with the user cache `kept` where given (the
+    module's `kept_manifests`, for an audit over `registry_home` in a test that is not about
+    what featcheck keeps: the stub manifests are read once for the module, not once a test)."""
     monkeypatch.setenv("CARGO_HOME", str(home))
-    return audit_project(path, AuditOptions(targets=targets, no_exec=True), trust_of(path))
+    own = os.environ["XDG_CACHE_HOME"]
+    monkeypatch.setenv("XDG_CACHE_HOME", str(kept or own))
+    try:
+        return audit_project(path, AuditOptions(targets=targets, no_exec=True), trust_of(path))
+    finally:
+        monkeypatch.setenv("XDG_CACHE_HOME", own)  # the test's own cache again
 
 
 @dataclass(frozen=True)
@@ -199,11 +211,8 @@ def test_no_exec_equals_the_cargo_audit_and_is_never_clean_when_it_cannot_see(
         trust_of(path),
     )
     request.getfixturevalue("no_processes")
-    fresh_cache = os.environ["XDG_CACHE_HOME"]
     # Everything downloaded: the same verdicts, complete.
-    monkeypatch.setenv("XDG_CACHE_HOME", str(kept_manifests))
-    full = _no_exec_audit(path, registry_home, monkeypatch, targets or (host,))
-    monkeypatch.setenv("XDG_CACHE_HOME", fresh_cache)
+    full = _no_exec_audit(path, registry_home, monkeypatch, targets or (host,), kept=kept_manifests)
     assert _verdicts(full) == _verdicts(with_cargo)
     assert full.members == with_cargo.members
     assert full.incomplete == []
@@ -305,6 +314,7 @@ def test_packages_no_build_reaches_are_absent_not_a_gap(
     path: Path,
     tmp_path: Path,
     registry_home: Path,
+    kept_manifests: Path,
     monkeypatch: pytest.MonkeyPatch,
     no_processes: None,
 ) -> None:
@@ -313,7 +323,7 @@ def test_packages_no_build_reaches_are_absent_not_a_gap(
     needed, locked = _registry_packages(path, registry_home)
     assert needed < locked  # the lockfile holds packages no host build uses
     partial = _no_exec_audit(path, _home(tmp_path / "home", needed), monkeypatch)
-    full = _no_exec_audit(path, registry_home, monkeypatch)
+    full = _no_exec_audit(path, registry_home, monkeypatch, kept=kept_manifests)
     assert partial.incomplete == []
     assert _verdicts(partial) == _verdicts(full)
     assert any("no audited verdict depends on them" in note for note in partial.notes)
@@ -350,6 +360,7 @@ def test_configuration_and_suppressions_apply(
     tmp_path: Path,
     empty_home: Path,
     registry_home: Path,
+    kept_manifests: Path,
     monkeypatch: pytest.MonkeyPatch,
     no_processes: None,
 ) -> None:
@@ -358,19 +369,19 @@ def test_configuration_and_suppressions_apply(
     config = project / "featcheck.toml"
     # FC003 would report the missing `simd` where FC001 does not stand: both off.
     config.write_text('ignore = ["FC001", "FC003"]\ntargets = ["aarch64-apple-darwin"]\n')
-    result = _no_exec_audit(project, registry_home, monkeypatch)
+    result = _no_exec_audit(project, registry_home, monkeypatch, kept=kept_manifests)
     assert result.targets == ["aarch64-apple-darwin"]
     assert [f.code for f in result.findings] == []
     assert _exit(result) == 0
     config.write_text('severity = { FC001 = "info" }\nfail-on = "error"\n')
-    result = _no_exec_audit(project, registry_home, monkeypatch)
+    result = _no_exec_audit(project, registry_home, monkeypatch, kept=kept_manifests)
     assert [(f.code, f.severity) for f in result.findings] == [("FC001", Severity.INFO)]
     assert result.fail_on is FailOn.ERROR
     config.write_text(
         '[[allow]]\ncode = "FC001"\nreason = "measured: one core is enough"\n\n'
         '[[allow]]\ncode = "FC003"\nreason = "bit-for-bit sums"\n'
     )
-    result = _no_exec_audit(project, registry_home, monkeypatch)
+    result = _no_exec_audit(project, registry_home, monkeypatch, kept=kept_manifests)
     assert result.findings == [] and result.suppressed == {"FC001": 1, "FC003": 1}
     config.unlink()
     manifest = project / "Cargo.toml"
@@ -380,7 +391,7 @@ def test_configuration_and_suppressions_apply(
             '"optim"] }', '"optim"] }  # featcheck: allow(FC001, FC003) single-threaded host'
         )
     )
-    result = _no_exec_audit(project, registry_home, monkeypatch)
+    result = _no_exec_audit(project, registry_home, monkeypatch, kept=kept_manifests)
     assert result.findings == [] and result.suppressed == {"FC001": 1, "FC003": 1}
     # On a fresh machine featcheck.toml still decides: with every rule turned off, no verdict
     # depends on the unread burn and the audit is complete.
@@ -434,6 +445,7 @@ def test_binaries_in_src_bin_are_final_artifacts(
     tmp_path: Path,
     offline_cargo_for: Callable[..., Path],
     registry_home: Path,
+    kept_manifests: Path,
     monkeypatch: pytest.MonkeyPatch,
     request: pytest.FixtureRequest,
 ) -> None:
@@ -451,7 +463,7 @@ def test_binaries_in_src_bin_are_final_artifacts(
         trust_of(project),
     )
     request.getfixturevalue("no_processes")
-    without = _no_exec_audit(project, registry_home, monkeypatch, (host,))
+    without = _no_exec_audit(project, registry_home, monkeypatch, (host,), kept=kept_manifests)
     assert [f.severity for f in with_cargo.findings if f.code == "FC001"] == [Severity.ERROR]
     assert _verdicts(without) == _verdicts(with_cargo)
 
@@ -555,13 +567,17 @@ def test_unknown_host_asks_for_target() -> None:
 
 
 def test_member_globs_and_exclude(
-    tmp_path: Path, registry_home: Path, monkeypatch: pytest.MonkeyPatch, no_processes: None
+    tmp_path: Path,
+    registry_home: Path,
+    kept_manifests: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    no_processes: None,
 ) -> None:
     project = tmp_path / "ws"
     shutil.copytree(WORKSPACES / "workspace-unification", project)
     manifest = project / "Cargo.toml"
     manifest.write_text(manifest.read_text().replace('["app", "bench"]', '["*"]'))
-    glob = _no_exec_audit(project, registry_home, monkeypatch)
+    glob = _no_exec_audit(project, registry_home, monkeypatch, kept=kept_manifests)
     assert sorted(glob.members) == ["app", "bench"]
     manifest.write_text(manifest.read_text() + 'exclude = ["bench"]\n')
     built = build_metadata(manifest, TrustContext.of(manifest, _env(registry_home)))
@@ -701,6 +717,7 @@ def test_patched_path_package_is_read_like_cargo_reads_it(
     tmp_path: Path,
     offline_cargo_for: Callable[..., Path],
     registry_home: Path,
+    kept_manifests: Path,
     monkeypatch: pytest.MonkeyPatch,
     request: pytest.FixtureRequest,
 ) -> None:
@@ -734,7 +751,7 @@ def test_patched_path_package_is_read_like_cargo_reads_it(
     )
     assert [f.code for f in with_cargo.findings] == ["FC001"]
     request.getfixturevalue("no_processes")
-    without = _no_exec_audit(project, registry_home, monkeypatch, (host,))
+    without = _no_exec_audit(project, registry_home, monkeypatch, (host,), kept=kept_manifests)
     assert _verdicts(without) == _verdicts(with_cargo)
     assert without.incomplete == []
 
@@ -750,7 +767,11 @@ def _pack_crate(package: Path, destination: Path) -> None:
 
 
 def test_downloaded_archives_are_read_when_nothing_is_unpacked(
-    tmp_path: Path, registry_home: Path, monkeypatch: pytest.MonkeyPatch, no_processes: None
+    tmp_path: Path,
+    registry_home: Path,
+    kept_manifests: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    no_processes: None,
 ) -> None:
     """A CI cache keeps `registry/cache` (the `.crate` downloads), not `registry/src`."""
     path = CRATES / "pitb-exec-cpu"
@@ -761,7 +782,7 @@ def test_downloaded_archives_are_read_when_nothing_is_unpacked(
         _pack_crate(REGISTRY / name, cache)
     (cache / "broken-0.1.0.crate").write_bytes(b"not a gzip file")
     from_archives = _no_exec_audit(path, tmp_path / "home", monkeypatch)
-    full = _no_exec_audit(path, registry_home, monkeypatch)
+    full = _no_exec_audit(path, registry_home, monkeypatch, kept=kept_manifests)
     assert from_archives.incomplete == []
     assert _verdicts(from_archives) == _verdicts(full) != set()
     # Without the archive of burn-flex, the gap is named as before.
@@ -788,6 +809,7 @@ def test_checkout_rustflags_decide_cfg_tables_as_in_the_default_mode(
     tmp_path: Path,
     offline_cargo_for: Callable[..., Path],
     registry_home: Path,
+    kept_manifests: Path,
     monkeypatch: pytest.MonkeyPatch,
     request: pytest.FixtureRequest,
 ) -> None:
@@ -808,7 +830,7 @@ def test_checkout_rustflags_decide_cfg_tables_as_in_the_default_mode(
         project, AuditOptions(offline=True, confirm_fixes=False), trust_of(project)
     )
     request.getfixturevalue("no_processes")
-    without = _no_exec_audit(project, registry_home, monkeypatch)
+    without = _no_exec_audit(project, registry_home, monkeypatch, kept=kept_manifests)
     assert [f.code for f in with_cargo.findings] == codes
     assert _verdicts(without) == _verdicts(with_cargo)
 
