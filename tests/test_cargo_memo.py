@@ -52,11 +52,8 @@ def test_a_changed_manifest_asks_cargo_again(
         run_in_process(str(project), "--format", "json")
         asked = memo.real
         manifest = project / "Cargo.toml"
-        manifest.write_text(
-            manifest.read_text().replace(
-                '["rayon"] }', '["rayon", "matrixmultiply-threading"] }', 1
-            )
-        )
+        # Not the fix: the first run's check of the fix on a copy asked cargo about that one.
+        manifest.write_text(manifest.read_text().replace('features = ["rayon"] }', "}", 1))
         changed = run_in_process(str(project), "--format", "json")
     assert memo.real > asked
     # What cargo itself answers for the changed manifest, with no memo in between.

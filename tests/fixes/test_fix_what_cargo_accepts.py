@@ -221,3 +221,56 @@ def test_fixes_cargo_confirms_together_each_count_what_cargo_lock_gains_with_the
     gained = locked_packages(project) - locked
     assert ("tokio-macros", "2.7.2") in gained
     assert counts == [(2, len(gained)), (2, len(gained))]
+
+
+def test_a_fix_is_checked_with_the_features_the_audit_resolved(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """diffsol: its features for LLVM 15 to 21 exclude each other, so `cargo metadata
+    --all-features` fails where the default build resolves. The fix check asked cargo with
+    `--all-features` though the audit had not: each fix was "not confirmed" over that old error,
+    and `--fix` wrote none."""
+    use_registry(
+        tmp_path_factory.mktemp("registry"),
+        {
+            "pool": {"1.0.0": {}},
+            "gemmish": {
+                "0.1.0": {
+                    "features": {"default": [], "rayon": ["dep:pool"]},
+                    "dependencies": {"pool": {"version": "1.0.0", "optional": True}},
+                }
+            },
+        },
+        monkeypatch,
+    )
+    # Two names for one package: cargo refuses the build that turns both on.
+    la = PACKAGE.format("la") + (
+        '[features]\none = ["dep:leaf1"]\ntwo = ["dep:leaf2"]\n\n[dependencies]\n'
+        'leaf1 = { package = "leaf", path = "../leaf", optional = true }\n'
+        'leaf2 = { package = "leaf", path = "../leaf", optional = true }\n'
+    )
+    app = PACKAGE.format("app") + '[dependencies]\nla = { path = "../la" }\ngemmish = "0.1.0"\n'
+    project = write_project(
+        tmp_path / "ws",
+        {
+            "Cargo.toml": '[workspace]\nresolver = "2"\nmembers = ["app", "la"]\n',
+            "app/Cargo.toml": app,
+            "app/src/main.rs": "fn main() {}\n",
+            "la/Cargo.toml": la,
+            "la/src/lib.rs": "",
+            "leaf/Cargo.toml": PACKAGE.format("leaf"),
+            "leaf/src/lib.rs": "",
+        },
+    )
+    assert _cargo(project, "metadata", "--format-version", "1", "--all-features").returncode
+
+    report = json.loads(run_in_process(str(project), "--format", "json").stdout)
+    [finding] = report["findings"]
+    assert finding["fix"]["description"] == 'add "rayon" to the features of gemmish'
+    assert finding["fix"]["confirmed"], finding["fix"]
+    fixed = run_in_process(str(project), "--fix")
+    assert fixed.returncode == 0, fixed.stdout + fixed.stderr
+    assert (
+        'gemmish = { version = "0.1.0", features = ["rayon"] }'
+        in (project / "app" / "Cargo.toml").read_text()
+    )

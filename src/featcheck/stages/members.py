@@ -66,6 +66,9 @@ class Scope:
     each_feature: bool
     dependency_features: tuple[str, ...] = ()
     """The `dependency/feature` values metadata was asked again with (`with_every_feature`)."""
+    all_features: bool = False
+    """Whether metadata was asked with `--all-features`: a fix is checked on a copy asked as the
+    audit asked (diffsol's features exclude each other, and no metadata has them all on)."""
     unification: Unification = PER_MEMBER
     """Over which builds cargo unifies features here (cargo/pending_metadata.py)."""
     no_std: dict[str, tuple[tuple[CrateRoot, NoStd], ...]] = field(default_factory=dict)
@@ -189,8 +192,10 @@ def with_every_feature(
         pending = run.source.start_metadata(run.manifest, all_features=True, features=extra)
         metadata = bind_declarations(pending.result(parse_metadata), run.manifests)
         members = select_members(metadata, run.manifest, run.options.packages)
-        return replace(scope, metadata=metadata, members=members, dependency_features=extra)
-    return scope
+        return replace(
+            scope, metadata=metadata, members=members, dependency_features=extra, all_features=True
+        )
+    return replace(scope, all_features=all_features)
 
 
 # The third stage: what cargo builds for each (member, target, configuration), by featcheck's

@@ -155,7 +155,7 @@ def _overlay(
     def metadata_of(copy_manifest: Path, tree: Path) -> Workspace:
         copy_runner = copy_source(run.source, copy_manifest.parent, options, tree)
         pending = copy_runner.start_metadata(
-            copy_manifest, all_features=True, features=scope.dependency_features
+            copy_manifest, all_features=scope.all_features, features=scope.dependency_features
         )
         return pending.result(parse_metadata)
 
