@@ -263,6 +263,18 @@ def test_a_fix_is_checked_with_the_features_the_audit_resolved(
         },
     )
     assert _cargo(project, "metadata", "--format-version", "1", "--all-features").returncode
+    # Builds beyond the defaults are resolved over that metadata: the error says which it was.
+    each = run_in_process(str(project), "--each-feature")
+    assert each.returncode == 2 and each.stdout == ""
+    assert each.stderr.startswith(
+        "featcheck: error: cargo metadata --all-features failed: the crate `la v0.1.0"
+    )
+    assert each.stderr.rstrip().endswith(
+        "(to audit builds beyond the defaults featcheck asks cargo for every feature at once; "
+        "without --each-feature, --features, --no-default-features and `configurations` it "
+        "audits the default builds)"
+    )
+    assert each.stderr.count("\n") == 1
 
     report = json.loads(run_in_process(str(project), "--format", "json").stdout)
     [finding] = report["findings"]

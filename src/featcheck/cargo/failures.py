@@ -123,6 +123,8 @@ _HINTS = {
 }
 
 
-def failure_error(what: str, stderr: str) -> FeatcheckError:
+def failure_error(what: str, stderr: str, otherwise: str = "") -> FeatcheckError:
+    """`otherwise`: the hint where cargo's failure is none of those `_HINTS` knows."""
     failure = classify(stderr)
-    return FeatcheckError(f"{what} failed: {failure.summary}{_HINTS.get(failure.kind, '')}")
+    hint = _HINTS.get(failure.kind, otherwise if failure.kind is FailureKind.OTHER else "")
+    return FeatcheckError(f"{what} failed: {failure.summary}{hint}")
