@@ -19,6 +19,7 @@ import pytest
 from cargo_tree_oracle import run_in_process_resolved_by
 from cli_in_process import run_in_process
 from support import WORKSPACES
+from synthetic_registry import PACKAGE, use_registry, write_project
 
 from featcheck.rules.load import parse_rule
 from featcheck.rules.spec import HandledBy, SpecError, ThirdParty
@@ -175,6 +176,38 @@ def test_third_party_finding_says_whose_choice_it_is(
         "matrixmultiply comes only through ndarray-rand, a crate this workspace does not own"
     )
     assert notes["solver"][0] == "solver depends on ndarray directly, which uses matrixmultiply"
+
+
+@pytest.mark.cargo
+def test_a_third_party_note_names_the_path_the_rule_leaves_aside(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """diffsol's examples depend on nalgebra themselves: matrixmultiply did not come "only
+    through" the crate that brings their ndarray, as the note said."""
+    multiply = {"dependencies": {"matrixmultiply": "0.3.11"}}
+    use_registry(
+        tmp_path_factory.mktemp("registry"),
+        {
+            "matrixmultiply": {"0.3.11": {"features": {"threading": []}}},
+            "nalgebra": {"0.35.0": multiply},
+            "ndarray": {
+                "0.16.1": {
+                    **multiply,
+                    "features": {"matrixmultiply-threading": ["matrixmultiply/threading"]},
+                }
+            },
+            "ndarray-npy": {"0.9.0": {"dependencies": {"ndarray": "0.16.1"}}},
+        },
+        monkeypatch,
+    )
+    manifest = PACKAGE.format("app") + '[dependencies]\nnalgebra = "0.35"\nndarray-npy = "0.9"\n'
+    project = write_project(tmp_path / "app", {"Cargo.toml": manifest, "src/main.rs": ""})
+    [finding] = _audit(project, "--target", X86_64)["findings"]
+    assert (finding["code"], finding["severity"]) == ("FC009", "info")
+    assert finding["notes"][0] == (
+        "apart from nalgebra, which this rule does not follow, matrixmultiply comes only through "
+        "ndarray-npy, a crate this workspace does not own"
+    )
 
 
 FIXED = {

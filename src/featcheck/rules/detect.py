@@ -223,10 +223,14 @@ def ownership(
                 return True, f"{node.name} is a direct dependency of {local.name}"
             return True, f"{local.name} depends on {used.name} directly, which uses {node.name}"
     found = _path_avoiding(view, node, avoiding)
+    # A crate the rule does not follow may bring it too (diffsol's examples use nalgebra).
+    aside = sorted({n.name for n in above if crate_key(n.name) in _keys(avoiding)})
+    apart = f"apart from {', '.join(aside)}, which this rule does not follow, " if aside else ""
     if found is None:
-        return False, f"{node.name} comes only through crates this workspace does not own"
+        return False, f"{apart}{node.name} comes only through crates this workspace does not own"
     via = next((n for n in found[1] if not n.package.is_local), node)
-    return False, f"{node.name} comes only through {via.name}, a crate this workspace does not own"
+    owner = f"{via.name}, a crate this workspace does not own"
+    return False, f"{apart}{node.name} comes only through {owner}"
 
 
 def _keys(names: tuple[str, ...]) -> frozenset[str]:
