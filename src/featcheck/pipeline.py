@@ -13,6 +13,7 @@ from pathlib import Path
 from featcheck import audit
 from featcheck.audit import SourceFactory, Started, cargo_source, started_audit
 from featcheck.boundary import TrustContext
+from featcheck.cargo.failures import FeaturesRefused
 from featcheck.cargo.pending_metadata import PendingMetadata
 from featcheck.deadline import READING, READING_HINT, Deadline
 from featcheck.errors import FeatcheckError
@@ -42,6 +43,7 @@ from featcheck.stages.members import (
     Builds,
     Run,
     Scope,
+    metadata_asked,
     plan_builds,
     resolve,
     scope_of,
@@ -81,7 +83,7 @@ def audit_started(started: Started, meanwhile: Callable[[], object] | None = Non
 
     A `--no-exec` audit is all featcheck's own work, reading the checkout included: its
     budget runs from its start, and holds inside any one long call too (deadline.py)."""
-    manifest, options, source, pending, _, lockfile = started
+    manifest, options, source, pending, all_features, lockfile = started
     deadline: Deadline | None = None
     bounding: AbstractContextManager[None] = nullcontext()
     if options.no_exec:
@@ -103,13 +105,19 @@ def audit_started(started: Started, meanwhile: Callable[[], object] | None = Non
                     source.target_cfg(target)
             if not options.no_exec:
                 _read_members(manifest, manifests, pending)
-            metadata = pending.result(parse_metadata)
+            asked: FeatureSelection | None = FeatureSelection.of(all_features=all_features)
+            try:
+                metadata = pending.result(parse_metadata)
+            except FeaturesRefused:
+                # No build has every feature on (diffsol's exclude each other): the default
+                # builds' metadata, and each build's asked for apart (`with_every_feature`).
+                metadata, asked = metadata_asked(source, manifest, FeatureSelection()), None
         finally:
             pending.cancel()
         if audit.KEPT_UNTIL_EXIT is not None:
             audit.KEPT_UNTIL_EXIT.append(metadata)
         try:
-            result = audit_workspace(started, metadata, manifests, deadline)
+            result = audit_workspace(started, metadata, asked, manifests, deadline)
         finally:
             pending.settle()
         # Resolution in memory keeps Cargo.lock's versions; cargo rewrote a stale one first.
@@ -142,7 +150,11 @@ def _read_members(manifest: Path, manifests: ManifestCache, pending: PendingMeta
 
 
 def audit_workspace(
-    started: Started, metadata: Workspace, manifests: ManifestCache, deadline: Deadline | None
+    started: Started,
+    metadata: Workspace,
+    asked: FeatureSelection | None,
+    manifests: ManifestCache,
+    deadline: Deadline | None,
 ) -> AuditResult:
     """Bounded by the options' timeout as a whole (deadline.py), or by `deadline` where it
     started earlier (`--no-exec`)."""
@@ -152,7 +164,7 @@ def audit_workspace(
     )
     scope = scope_of(run, metadata)
     plan = plan_builds(run, scope)
-    scope = with_every_feature(run, scope, plan, all_features=started.all_features)
+    scope = with_every_feature(run, scope, plan, asked=asked)
     resolved = resolve(run, scope, plan)
     root = report_root(run.manifest.parent, run.options.root)
     found = detect_all(run, scope, plan, resolved.builds)

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from cargo_tree_oracle import run_in_process_resolved_by
 from cli_in_process import run_in_process
 from support import WORKSPACES, trust_of
 from synthetic_registry import PACKAGE, locked_packages, project_rule, use_registry, write_project
@@ -263,19 +264,6 @@ def test_a_fix_is_checked_with_the_features_the_audit_resolved(
         },
     )
     assert _cargo(project, "metadata", "--format-version", "1", "--all-features").returncode
-    # Builds beyond the defaults are resolved over that metadata: the error says which it was.
-    each = run_in_process(str(project), "--each-feature")
-    assert each.returncode == 2 and each.stdout == ""
-    assert each.stderr.startswith(
-        "featcheck: error: cargo metadata --all-features failed: the crate `la v0.1.0"
-    )
-    assert each.stderr.rstrip().endswith(
-        "(to audit builds beyond the defaults featcheck asks cargo for every feature at once; "
-        "without --each-feature, --features, --no-default-features and `configurations` it "
-        "audits the default builds)"
-    )
-    assert each.stderr.count("\n") == 1
-
     report = json.loads(run_in_process(str(project), "--format", "json").stdout)
     [finding] = report["findings"]
     assert finding["fix"]["description"] == 'add "rayon" to the features of gemmish'
@@ -286,3 +274,78 @@ def test_a_fix_is_checked_with_the_features_the_audit_resolved(
         'gemmish = { version = "0.1.0", features = ["rayon"] }'
         in (project / "app" / "Cargo.toml").read_text()
     )
+
+
+def test_builds_cargo_cannot_resolve_together_are_audited_apart(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """diffsol again: `cargo metadata --all-features` fails, so `--each-feature` and
+    `--features` stopped with its error. Each build is resolved over metadata asked with its
+    own features, as cargo tree resolves it; one cargo refuses even alone is said, not
+    audited."""
+    use_registry(
+        tmp_path_factory.mktemp("registry"),
+        {
+            "pool": {"1.0.0": {}},
+            "gemmish": {
+                "0.1.0": {
+                    "features": {"default": [], "rayon": ["dep:pool"]},
+                    "dependencies": {"pool": {"version": "1.0.0", "optional": True}},
+                }
+            },
+        },
+        monkeypatch,
+    )
+    # Two names for one package: cargo refuses `both`, and `--all-features`.
+    la = PACKAGE.format("la") + (
+        '[features]\none = ["dep:leaf1"]\ntwo = ["dep:leaf2", "gemmish/rayon"]\n'
+        'both = ["one", "two"]\n\n[dependencies]\ngemmish = { version = "0.1.0", optional = true }\n'
+        'leaf1 = { package = "leaf", path = "../leaf", optional = true }\n'
+        'leaf2 = { package = "leaf", path = "../leaf", optional = true }\n'
+    )
+    leaf = PACKAGE.format("leaf") + '[dependencies]\ngemmish = "0.1.0"\n'
+    project = write_project(
+        tmp_path / "ws",
+        {
+            "Cargo.toml": '[workspace]\nresolver = "2"\nmembers = ["app", "la"]\n',
+            "app/Cargo.toml": PACKAGE.format("app") + '[dependencies]\nla = { path = "../la" }\n',
+            "app/src/main.rs": "fn main() {}\n",
+            "la/Cargo.toml": la,
+            "la/src/lib.rs": "",
+            "leaf/Cargo.toml": leaf,
+            "leaf/src/lib.rs": "",
+        },
+    )
+    assert _cargo(project, "metadata", "--format-version", "1", "--all-features").returncode
+    args = (str(project), "--each-feature", "--format", "json")
+    each = run_in_process(*args)
+    refused = (
+        "configuration `--features both --no-default-features`: cargo metadata failed: the "
+        "crate `la v0.1.0 ("
+    )
+    assert each.returncode == 2
+    assert each.stderr.startswith(f"featcheck: error: {refused}") and each.stderr.count("\n") == 1
+    report = json.loads(each.stdout)
+    [error] = report["configuration_errors"]
+    assert error.startswith(refused) and error.endswith("multiple times with different names")
+    assert [c["features"] for c in report["configurations"]["la"]] == [
+        [],
+        [],
+        ["gemmish"],
+        ["one"],
+        ["two"],
+    ]
+    flagged = {(f["member"], *f["configuration"]["features"]) for f in report["findings"]}
+    assert flagged == {("la", "gemmish"), ("la", "one"), ("leaf",)}  # `two` turns `rayon` on
+    assert report == json.loads(run_in_process_resolved_by("cargo", *args).stdout)
+
+    # la offers `two` for `rayon`: its `one` build is left to its users, as with any metadata.
+    args = (str(project), "--features", "la/one", "--format", "json")
+    one = run_in_process(*args)
+    assert (one.returncode, one.stderr) == (1, ""), one.stdout + one.stderr
+    report = json.loads(one.stdout)
+    assert report["configurations"]["la"] == [
+        {"features": ["one"], "no_default_features": False, "all_features": False}
+    ]
+    assert [f["member"] for f in report["findings"]] == ["app", "leaf"]  # app: la/one too
+    assert report == json.loads(run_in_process_resolved_by("cargo", *args).stdout)

@@ -123,8 +123,15 @@ _HINTS = {
 }
 
 
-def failure_error(what: str, stderr: str, otherwise: str = "") -> FeatcheckError:
-    """`otherwise`: the hint where cargo's failure is none of those `_HINTS` knows."""
+class FeaturesRefused(FeatcheckError):
+    """cargo resolved nothing with the features featcheck chose to ask for, and none of the
+    failures above explains it: fewer features may resolve (diffsol's exclude each other)."""
+
+
+def failure_error(what: str, stderr: str, *, features_chosen: bool = False) -> FeatcheckError:
+    """`features_chosen`: featcheck, not the user, chose the features cargo was asked for."""
     failure = classify(stderr)
-    hint = _HINTS.get(failure.kind, otherwise if failure.kind is FailureKind.OTHER else "")
-    return FeatcheckError(f"{what} failed: {failure.summary}{hint}")
+    message = f"{what} failed: {failure.summary}{_HINTS.get(failure.kind, '')}"
+    if features_chosen and failure.kind is FailureKind.OTHER:
+        return FeaturesRefused(message)
+    return FeatcheckError(message)

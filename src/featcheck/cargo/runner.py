@@ -40,13 +40,6 @@ if TYPE_CHECKING:
     from featcheck.cargo.pending_metadata import Parse, Unification
     from featcheck.workspace.workspace import Workspace
 
-_ALL_FEATURES_HINT = (
-    " (to audit builds beyond the defaults featcheck asks cargo for every feature at once; "
-    "without --each-feature, --features, --no-default-features and `configurations` it audits "
-    "the default builds)"
-)
-"""Where cargo cannot resolve every feature at once (diffsol's LLVM versions exclude each
-other), though each build the user names may resolve."""
 _LOCATION = re.compile(r"^(?P<lead>\s*-->\s+)(?P<path>.+?)(?P<place>(:\d+)+)?$", re.MULTILINE)
 
 
@@ -171,10 +164,11 @@ class CargoRunner:
             *feature_arguments(FeatureSelection.of(features, all_features=all_features)),
             *self._cargo_flags(),
         ]
+        featured = all_features or bool(features)
         setup = self.prepared_setup()
         last = LastAnswer.of_command(setup, args, self.checkout) if self._keeps_answers else None
         if last is None or (kept := last.kept()) is None:
-            return self._cargo_metadata(manifest_path, args, last, all_features)
+            return self._cargo_metadata(manifest_path, args, last, featured)
         refuse_special_manifests(manifest_path, self.checkout)
         if self.on_command is not None:
             self.on_command([NOT_RUN, "cargo", *args])
@@ -183,7 +177,7 @@ class CargoRunner:
             try:
                 return parse(kept)
             except FeatcheckError:  # a kept file damaged since it was written: cargo answers
-                return self._cargo_metadata(manifest_path, args, last, all_features).result(parse)
+                return self._cargo_metadata(manifest_path, args, last, featured).result(parse)
 
         return PendingMetadata(answer, settle=last.settle)
 
@@ -192,7 +186,7 @@ class CargoRunner:
         manifest_path: Path,
         args: list[Argument],
         last: LastAnswer | None,
-        all_features: bool = False,
+        featured: bool = False,
     ) -> PendingMetadata:
         running = self._start("cargo", args)
         try:
@@ -213,11 +207,7 @@ class CargoRunner:
                     early = parse(line)
             output = self._finish(running)
             if output.returncode != 0:
-                if all_features:  # asked by featcheck, not by the user: say so (diffsol)
-                    raise failure_error(
-                        "cargo metadata --all-features", output.stderr, _ALL_FEATURES_HINT
-                    )
-                raise failure_error("cargo metadata", output.stderr)
+                raise failure_error("cargo metadata", output.stderr, features_chosen=featured)
             if early is None or line is not output.stdout:
                 early = parse(output.stdout)
             if last is not None:

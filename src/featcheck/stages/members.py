@@ -5,10 +5,12 @@ they need more than it gave; then what cargo builds for each (below)."""
 from __future__ import annotations
 
 import os
+from contextlib import suppress
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import NamedTuple
 
+from featcheck.cargo.failures import FeaturesRefused
 from featcheck.cargo.pending_metadata import PER_MEMBER, MetadataSource, Unification
 from featcheck.cargo.tree_text import ParsedTree
 from featcheck.deadline import Deadline
@@ -30,7 +32,7 @@ from featcheck.policy.settings import Config
 from featcheck.resolution import FeatureSelectionError, resolve_configurations, resolver_version
 from featcheck.rules import Rule
 from featcheck.semantics.cfg import TargetCfg
-from featcheck.workspace.cargo_metadata import parse_metadata
+from featcheck.workspace.cargo_metadata import merged_metadata, parse_metadata
 from featcheck.workspace.model import CrateRoot, Package, same_crate
 from featcheck.workspace.workspace import Workspace
 
@@ -64,11 +66,10 @@ class Scope:
     """The rules run for each member, by package id."""
     requested: tuple[FeatureSelection, ...]
     each_feature: bool
-    dependency_features: tuple[str, ...] = ()
-    """The `dependency/feature` values metadata was asked again with (`with_every_feature`)."""
-    all_features: bool = False
-    """Whether metadata was asked with `--all-features`: a fix is checked on a copy asked as the
-    audit asked (diffsol's features exclude each other, and no metadata has them all on)."""
+    asked: tuple[FeatureSelection, ...] = (FeatureSelection(),)
+    """The features of each `cargo metadata` call `metadata` merges (`with_every_feature`): a
+    fix is checked on a copy asked as the audit asked (diffsol's features exclude each other,
+    and no one call has them all on)."""
     unification: Unification = PER_MEMBER
     """Over which builds cargo unifies features here (cargo/pending_metadata.py)."""
     no_std: dict[str, tuple[tuple[CrateRoot, NoStd], ...]] = field(default_factory=dict)
@@ -178,24 +179,86 @@ def plan_builds(run: Run, scope: Scope) -> ConfigurationPlan:
 
 
 def with_every_feature(
-    run: Run, scope: Scope, plan: ConfigurationPlan, *, all_features: bool
+    run: Run, scope: Scope, plan: ConfigurationPlan, *, asked: FeatureSelection | None
 ) -> Scope:
-    """The scope over metadata that covers every package the plan's builds may use."""
+    """The scope over metadata that covers every package the plan's builds may use. `asked`:
+    the features the scope's metadata was asked with; None where cargo refused
+    `--all-features`, and it holds the default builds only."""
     # Every `dependency/feature` value of the plan, which `--all-features` does not cover (it
     # may turn on optional dependencies of dependencies).
     values = {v for found in plan.selections.values() for s in found for v in s.features}
-    extra = tuple(sorted(v for v in values if "/" in v))
-    if extra or (not all_features and beyond_defaults(scope.requested, scope.each_feature)):
-        # Plain `cargo metadata` leaves out the optional dependencies nothing enables by
-        # default, and `--all-features` those that only a `dependency/feature` value enables:
-        # ask again with both (the values were matched against the members already).
-        pending = run.source.start_metadata(run.manifest, all_features=True, features=extra)
-        metadata = bind_declarations(pending.result(parse_metadata), run.manifests)
-        members = select_members(metadata, run.manifest, run.options.packages)
-        return replace(
-            scope, metadata=metadata, members=members, dependency_features=extra, all_features=True
-        )
-    return replace(scope, all_features=all_features)
+    every = FeatureSelection.of(sorted(v for v in values if "/" in v), all_features=True)
+    needed = bool(every.features) or beyond_defaults(scope.requested, scope.each_feature)
+    if asked is not None and (asked == every or not needed):
+        return replace(scope, asked=(asked,))
+    # Plain `cargo metadata` leaves out the optional dependencies nothing enables by default,
+    # and `--all-features` those that only a `dependency/feature` value enables: ask with both
+    # (the values were matched against the members already), else each build's own apart.
+    answers: list[tuple[FeatureSelection, Workspace]] | None = None
+    if asked is not None:
+        with suppress(FeaturesRefused):
+            answers = [(every, metadata_asked(run.source, run.manifest, every))]
+    if answers is None:
+        answers = _asked_apart(run, _feature_groups(scope.metadata, plan), plan)
+    if not answers:  # the default builds alone were left to audit
+        return replace(scope, asked=(FeatureSelection(),))
+    metadata = bind_declarations(merged_metadata([a for _, a in answers]), run.manifests)
+    members = select_members(metadata, run.manifest, run.options.packages)
+    asked_all = tuple(question for question, _ in answers)
+    return replace(scope, metadata=metadata, members=members, asked=asked_all)
+
+
+def metadata_asked(source: MetadataSource, manifest: Path, asked: FeatureSelection) -> Workspace:
+    pending = source.start_metadata(
+        manifest, all_features=asked.all_features, features=asked.features
+    )
+    return pending.result(parse_metadata)
+
+
+_Jobs = list[tuple[str, FeatureSelection]]
+"""(member id, selection) pairs of a plan."""
+
+
+def _feature_groups(metadata: Workspace, plan: ConfigurationPlan) -> dict[frozenset[str], _Jobs]:
+    """The plan's builds by the values that ask cargo for their packages: a member's own
+    features named `member/feature`, `dependency/feature` as written (the defaults need none)."""
+    groups: dict[frozenset[str], _Jobs] = {}
+    for member_id, selection in plan.distinct_jobs():
+        member = metadata[member_id]
+        own = member.features if selection.all_features else selection.features
+        named = {f"{member.name}/{f}" for f in own if "/" not in f}
+        values = frozenset(named | {f for f in selection.features if "/" in f})
+        if values:
+            groups.setdefault(values, []).append((member_id, selection))
+    return groups
+
+
+def _asked_apart(
+    run: Run, groups: dict[frozenset[str], _Jobs], plan: ConfigurationPlan
+) -> list[tuple[FeatureSelection, Workspace]]:
+    """cargo's metadata for all the groups' values at once where it resolves them; else for
+    the groups of each set of feature names (diffsol's `llvm17` of every member) apart, and
+    those cargo refuses member by member. A build refused alone is dropped from the plan, with
+    cargo's words."""
+    by_name: dict[frozenset[str], list[frozenset[str]]] = {}
+    for values in sorted(groups, key=sorted):
+        by_name.setdefault(frozenset(v.partition("/")[2] for v in values), []).append(values)
+    answers: list[tuple[FeatureSelection, Workspace]] = []
+    pending = [list(groups)] if groups else []
+    while pending:
+        together = pending.pop(0)
+        asked = FeatureSelection.of(sorted(set().union(*together)))
+        try:
+            answers.append((asked, metadata_asked(run.source, run.manifest, asked)))
+        except FeaturesRefused as error:
+            if len(together) == 1:
+                for member_id, selection in groups[together[0]]:
+                    plan.refuse(member_id, selection, str(error))
+            elif len(together) == len(groups) and len(by_name) > 1:
+                pending += by_name.values()
+            else:
+                pending += [[values] for values in together]
+    return answers
 
 
 # The third stage: what cargo builds for each (member, target, configuration), by featcheck's

@@ -29,8 +29,8 @@ from featcheck.resolution.record import FeatureSearch
 from featcheck.rules import BuildView, Rule, skipped_for_target
 from featcheck.rules.detect import flagged_feature, flags
 from featcheck.rules.spec import Kind
-from featcheck.stages.members import Resolved, Run, Scope
-from featcheck.workspace.cargo_metadata import parse_metadata
+from featcheck.stages.members import Resolved, Run, Scope, metadata_asked
+from featcheck.workspace.cargo_metadata import merged_metadata
 from featcheck.workspace.model import Package, PackageRef, same_crate
 from featcheck.workspace.workspace import Workspace
 
@@ -154,10 +154,8 @@ def _overlay(
 
     def metadata_of(copy_manifest: Path, tree: Path) -> Workspace:
         copy_runner = copy_source(run.source, copy_manifest.parent, options, tree)
-        pending = copy_runner.start_metadata(
-            copy_manifest, all_features=scope.all_features, features=scope.dependency_features
-        )
-        return pending.result(parse_metadata)
+        answers = [metadata_asked(copy_runner, copy_manifest, asked) for asked in scope.asked]
+        return merged_metadata(answers)
 
     def check() -> OverlayCheck:
         from featcheck.fixes.overlay import OverlayCheck

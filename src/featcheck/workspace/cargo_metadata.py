@@ -42,6 +42,30 @@ def workspace_from_metadata(metadata: Mapping[str, Any]) -> Workspace:
     return Workspace(root, packages, members, resolve.get("root"))
 
 
+def merged_metadata(answers: Sequence[Workspace]) -> Workspace:
+    """One workspace from cargo's answers for several sets of features over one lockfile, where
+    no one set has them all (diffsol's features exclude each other): every package any answer
+    resolved, each with the edges of all (the lockfile decides where each edge leads, whatever
+    the features)."""
+    first = answers[0]
+    if len(answers) == 1:
+        return first
+    raw: dict[str, Mapping[str, Any]] = {}
+    nodes: dict[str, Any] = {}
+    for answer in answers:
+        packages = answer.packages
+        assert isinstance(packages, CargoPackages)
+        raw.update((p["id"], p) for p in packages._raw if p["id"] not in raw)
+        for node_id, node in packages._nodes.items():
+            kept = nodes.setdefault(node_id, {"id": node_id, "dependencies": [], "deps": []})
+            known = {dep["pkg"] for dep in kept["deps"]}
+            kept["deps"] += [dep for dep in node.get("deps", ()) if dep["pkg"] not in known]
+            listed = kept["dependencies"]
+            listed += [d for d in node.get("dependencies", ()) if d not in listed]
+    packages = CargoPackages(list(raw.values()), dict(nodes))
+    return Workspace(first.root, packages, first.member_ids, first.resolve_root)
+
+
 class CargoPackages(PackageTable):
     """The packages of `cargo metadata`'s answer (`packages`, and `resolve.nodes` for the edges)."""
 
