@@ -114,6 +114,9 @@ def edit_words(edit: Edit) -> str:
         return add_features(edit.features, key)
     if edit.action == "remove-default-features":
         return remove_defaults(key)
+    if edit.action == "add-feature-values" and edit.features[0] == f"dep:{key}":
+        # An optional dependency's implicit feature, written (fixes/direct.py).
+        return f"add {key} = [{_listed(edit.features)}] to [features]"
     if edit.action == "add-feature-values":
         return f"add {_listed(edit.features)} to `{key}` in [features]"
     return f"add {key} = {edit.declared_value()} to [dependencies]"

@@ -467,12 +467,51 @@ def test_a_feature_naming_the_optional_dependency_selects_it(
     tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     """`enc = ["arr"]` turns arr on through arr's implicit feature, which the build without
-    `enc` would then have kept (tendermint-rpc's `http-client = [..., "reqwest"]`)."""
+    `enc` would then have kept (tendermint-rpc's `http-client = [..., "reqwest"]`). That
+    feature is the nearer: the line goes behind it, which [features] writes for the first time
+    (`dep:arr` first keeps what it turned on), so `--features arr` gets rayon too."""
     project = _arr_library(tmp_path_factory, monkeypatch, tmp_path / "codec", 'enc = ["arr"]\n')
+    before = _packages(project)
     report = run_in_process(str(project), "--features", "enc", "--format", "json")
     [finding] = json.loads(report.stdout)["findings"]
     assert finding["fix"]["safe"], finding["fix"]
-    assert finding["fix"]["edits"][1]["declaration"] == ["features", "enc"]
+    edit = finding["fix"]["edits"][1]
+    assert (edit["declaration"], edit["features"]) == (
+        ["features", "arr"],
+        ["dep:arr", "dep:gemmish"],
+    )
+    assert finding["fix"]["description"].endswith(
+        'and add arr = ["dep:arr", "dep:gemmish"] to [features]'
+    )
+    fixed = run_in_process(str(project), "--features", "enc", "--fix", "--fix-level", "info")
+    assert fixed.returncode == 0, fixed.stdout + fixed.stderr
+    assert (
+        'enc = ["arr"]\narr = ["dep:arr", "dep:gemmish"]\n' in (project / "Cargo.toml").read_text()
+    )
+    assert _packages(project) == before
+    for feature in ("enc", "arr"):
+        built = _packages(project, "--no-default-features", "--features", feature)
+        assert "gemmish v0.1.0 [rayon]" in built, feature
+
+
+def test_an_implicit_feature_is_written_where_the_manifest_has_no_features(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """linfa's and candle's `--each-feature` findings under an optional dependency's implicit
+    feature had only a plain line, which `--fix` declines (it gives the default build the
+    crate). With no [features] table at all, the gated fix writes one."""
+    project = _arr_library(tmp_path_factory, monkeypatch, tmp_path / "codec", "")
+    manifest = project / "Cargo.toml"
+    manifest.write_text(manifest.read_text().replace("\n[features]\n", ""))
+    before = _packages(project)
+    fixed = run_in_process(str(project), "--each-feature", "--fix", "--fix-level", "info")
+    assert fixed.returncode == 0, fixed.stdout + fixed.stderr
+    assert manifest.read_text().endswith('\n[features]\narr = ["dep:arr", "dep:gemmish"]\n')
+    assert _packages(project) == before
+    built = _packages(project, "--no-default-features", "--features", "arr")
+    assert "gemmish v0.1.0 [rayon]" in built
+    again = run_in_process(str(project), "--each-feature", "--format", "json")
+    assert json.loads(again.stdout)["findings"] == []
 
 
 def test_of_two_features_that_select_the_crate_the_nearer_takes_the_fix(

@@ -121,44 +121,49 @@ def _two_optional(
     return project
 
 
-def test_each_feature_fixes_write_one_line_per_new_dependency_behind_written_features_only(
+def test_each_feature_fixes_write_one_line_per_new_dependency_even_behind_implicit_features(
     tmp_path_factory: pytest.TempPathFactory,
     monkeypatch: pytest.MonkeyPatch,
     tmp_path: Path,
 ) -> None:
     """Found on burn_depth 0.4.2 with `--each-feature`: FC004 and FC005 each added burn-cpu (their
     own feature first) and `--fix` stopped at "Key burn-cpu already exists"; FC001's line went
-    behind `burn-import`, an optional dependency's implicit feature, which [features] does not
+    behind `burn-import`, an optional dependency's implicit feature, which [features] did not
     write ("cannot find the feature burn-import"). Here `fast` and `extra` (written) and `tool`
-    (implicit, which `extra` names) each bring gemmish without rayon or simd. A line behind
-    `extra` leaves `--features tool` as it was, and a plain line gives gemmish to the default
-    build, which has none: that finding is left to its owner."""
+    (implicit, which `extra` names) each bring gemmish without rayon or simd. The line behind
+    `tool` writes that feature (`tool = ["dep:tool", "dep:gemmish"]`), and serves `extra` too;
+    the default build, which has no gemmish, keeps none."""
     gemmish = {"0.1.0": {"features": {"default": [], "rayon": [], "simd": []}}}
     project = _two_optional(tmp_path_factory, monkeypatch, tmp_path, gemmish, '"tool"')
     (project / "featcheck.toml").write_text(TWO_RULES)
     report = run_in_process(str(project), "--each-feature", "--format", "json")
     assert report.returncode == 1, report.stderr
+    fixes = [f["fix"] for f in json.loads(report.stdout)["findings"]]
+    assert all(fix["safe"] for fix in fixes), fixes
     behind = {
-        tuple(e["declaration"])
-        for f in json.loads(report.stdout)["findings"]
-        for e in (f["fix"] or {}).get("edits", ())
+        (*e["declaration"], *e["features"])
+        for fix in fixes
+        for e in fix["edits"]
         if e["action"] == "add-feature-values"
     }
-    assert ("features", "tool") not in behind
-    unsafe = [
-        (tuple(c["features"][0] for c in f["configurations"]), f["fix"]["safe"], f["fix"]["note"])
-        for f in json.loads(report.stdout)["findings"]
-        if f["fix"]["edits"][0]["action"] == "add-dependency"
-    ]
-    plain = "not applied by --fix: it adds gemmish 0.1.0 to the build of service, which lacked them"
-    assert unsafe == [(("extra", "tool"), False, plain)] * 2, unsafe
+    assert behind == {
+        ("features", "fast", "dep:gemmish"),
+        ("features", "tool", "dep:tool", "dep:gemmish"),
+    }
     fixed = run_in_process(str(project), "--each-feature", "--fix")
     assert fixed.returncode in (0, 1), fixed.stderr
     manifest = (project / "Cargo.toml").read_text()
     assert manifest.count("gemmish = ") == 1
-    built = _gemmish(project, "--no-default-features", "--features", "fast")
-    assert built == "gemmish v0.1.0 [rayon,simd]"
-    assert _gemmish(project, "--no-default-features", "--features", "tool") == "gemmish v0.1.0 []"
+    assert 'tool = ["dep:tool", "dep:gemmish"]' in manifest
+    for feature in ("fast", "tool", "extra"):
+        built = _gemmish(project, "--no-default-features", "--features", feature)
+        assert built == "gemmish v0.1.0 [rayon,simd]", feature
+    default = subprocess.run(
+        ["cargo", "tree", "-e", "normal", "-i", "gemmish", "--offline"],
+        cwd=project,
+        capture_output=True,
+    )
+    assert default.returncode != 0  # no build without those features has gemmish
 
 
 def test_a_finding_of_several_builds_gets_a_fix_that_clears_it_in_each(

@@ -71,7 +71,9 @@ class CandidateFinder(DirectDependencies):
             found.setdefault(candidate.edits, candidate)
         if builds[1:] and (position := self.what_if.index.by_id.get(member.id)) is not None:
             elsewhere = [self._member_selects(build, member, goal, cfg) for build in builds[1:]]
-            for candidate in across_builds(list(found.values()), member, position, elsewhere):
+            written = self.written_features(member)
+            candidates = across_builds(list(found.values()), member, position, elsewhere, written)
+            for candidate in candidates:
                 found.setdefault(candidate.edits, candidate)
         return sorted(found.values(), key=lambda c: c.proximity)
 
@@ -313,7 +315,7 @@ class CandidateFinder(DirectDependencies):
         values = tuple(f"{site.key}{'?' if optional else ''}/{f}" for f in features)
         index = self.what_if.index
         position = index.by_id[owner.id]
-        edit = Edit(owner.manifest_path, ("features", behind), "add-feature-values", values)
+        edit = self.feature_edit(owner, behind, values)
         model = frozenset({MoreFeatureValues(position, behind, values)})
         cut = Cut.at(site, site, declared)
         assert cut is not None  # every site found in a manifest has its key's span

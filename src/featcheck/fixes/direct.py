@@ -109,11 +109,10 @@ class DirectDependencies:
         without one has no crate. What they ask for is asked only where the crate is built."""
         if (position := self.what_if.index.by_id.get(owner.id)) is None:
             return []
-        # Only a feature the manifest writes can take more values: an optional dependency's
-        # implicit feature (burn_depth's `burn-import`) has no line in [features] to extend.
-        named = self.written_features(owner)
+        # An optional dependency's implicit feature too (burn_depth's `burn-import`): a value
+        # for it writes its line (`feature_values`).
         selecting = []
-        for feature in sorted((owner_node.features - {"default"}) & named):
+        for feature in sorted((owner_node.features - {"default"}) & set(owner.features)):
             key = (position, feature, on_the_way, owner_node, target)
             if key not in self._selects:
                 self._selects[key] = self._selects_crate(
@@ -210,9 +209,7 @@ class DirectDependencies:
         manifest = owner.manifest_path
         edits = [Edit(manifest, ("dependencies", key), action, wanted, version)]
         if behind is not None:
-            edits.append(
-                Edit(manifest, ("features", behind), "add-feature-values", (f"dep:{key}",))
-            )
+            edits.append(self.feature_edit(owner, behind, (f"dep:{key}",)))
         index = self.what_if.index
         position, dep = index.by_id[owner.id], index.by_id[goal.package.id]
         model = frozenset({NewDependency(position, dep, key, requested, behind)})
@@ -224,6 +221,11 @@ class DirectDependencies:
         its optional dependencies, which have no line to extend)."""
         written = self.locator.manifests.get(package.manifest_path).get("features")
         return set(written) if isinstance(written, dict) else set()
+
+    def feature_edit(self, package: Package, feature: str, values: tuple[str, ...]) -> Edit:
+        """`values` added to the package's `feature` (`feature_values`)."""
+        written = feature_values(self.written_features(package), feature, values)
+        return Edit(package.manifest_path, ("features", feature), "add-feature-values", written)
 
     def _declares(self, package: Package, key: str) -> bool:
         """Whether the package's `[dependencies]` table already has `key`, or a line naming
@@ -276,11 +278,16 @@ the crate (`DirectDependencies.selecting_features`)."""
 
 
 def across_builds(
-    found: Iterable[Candidate], member: Package, position: int, elsewhere: list[Elsewhere]
+    found: Iterable[Candidate],
+    member: Package,
+    position: int,
+    elsewhere: list[Elsewhere],
+    written: set[str],
 ) -> Iterator[Candidate]:
     """Each candidate asking through one feature of the member (`position` in the index), with
     the same values asked of a feature that selects the crate in each other build without it;
-    none where some other build has no such feature."""
+    none where some other build has no such feature. `written`: the features the member's
+    manifest writes."""
     for candidate in found:
         asked = [
             edit
@@ -298,11 +305,29 @@ def across_builds(
             more.setdefault(selecting[0])
         else:
             if more:
-                values = edit.features
-                edits = [Edit(edit.manifest, ("features", f), edit.action, values) for f in more]
+                values, name = edit.features, str(edit.declaration[-1])
+                if name not in written:  # after the implicit feature's `dep:NAME`
+                    values = values[1:]
+                edits = [
+                    Edit(
+                        edit.manifest,
+                        ("features", f),
+                        edit.action,
+                        feature_values(written, f, values),
+                    )
+                    for f in more
+                ]
                 model = [MoreFeatureValues(position, f, values) for f in more]
                 yield replace(
                     candidate,
                     edits=(*candidate.edits, *edits),
                     model=candidate.model | frozenset(model),
                 )
+
+
+def feature_values(written: set[str], feature: str, values: tuple[str, ...]) -> tuple[str, ...]:
+    """What an `add-feature-values` edit writes to add `values` to the package's `feature`
+    (`written`: those its manifest writes). An optional dependency's implicit feature gets its
+    line, `dep:NAME` first: that keeps what it turned on (an `x/f` value still turns on the
+    feature `x`, and cargo makes no implicit feature beside it)."""
+    return values if feature in written else (f"dep:{feature}", *values)

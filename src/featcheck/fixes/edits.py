@@ -21,7 +21,6 @@ from featcheck.manifest.spans import Entry, KeyPath, Span, declaration_end, inde
 from featcheck.manifest.toml_lexer import line_starts
 from featcheck.report import Edit
 
-_DEPENDENCIES_HEADER = re.compile(r"^\s*\[\s*dependencies\s*\]\s*(#.*)?$")
 _ANY_HEADER = re.compile(r"^\s*\[")
 _DOTTED_DEPENDENCY_HEADER = re.compile(r"^\s*\[\s*dependencies\s*\.")
 _DEFAULT_FEATURES_KEYS = ("default-features", "default_features")
@@ -142,32 +141,50 @@ def _remove_default_features(doc: _Text, spans: dict[KeyPath, Entry], edit: Edit
     return text[:line_start] + text[min(next_line, len(text)) :]
 
 
+def _array(edit: Edit) -> str:
+    return "[" + ", ".join(f'"{f}"' for f in edit.features) + "]"
+
+
 def _add_dependency(doc: _Text, edit: Edit) -> str:
     """The new line at the end of `[dependencies]`; where the manifest writes each dependency
     as a table of its own (`[dependencies.png]`, as cargo publishes manifests), a new such
     table after the last of them; else a new `[dependencies]` at the end."""
     key = edit.declaration[-1]
-    added = [f"{key} = {edit.declared_value()}"]
     lines = toml_lines(doc.text)
-    nl = doc.newline
-    header = next((i for i, line in enumerate(lines) if _DEPENDENCIES_HEADER.match(line)), None)
-    if header is None:
+    if not any(_header("dependencies").match(line) for line in lines):
         dotted = [i for i, line in enumerate(lines) if _DOTTED_DEPENDENCY_HEADER.match(line)]
-        header = dotted[-1] if dotted else None
-        added = ["", f"[dependencies.{key}]", *edit.declared_pairs()]
+        if dotted:
+            added = ["", f"[dependencies.{key}]", *edit.declared_pairs()]
+            return _insert_in_table(lines, dotted[-1], added, doc.newline)
+    return _add_line(doc, "dependencies", f"{key} = {edit.declared_value()}")
+
+
+def _add_line(doc: _Text, table: str, added: str) -> str:
+    """`added` at the end of the manifest's `[table]`, else in a new one at the end."""
+    lines = toml_lines(doc.text)
+    header = next((i for i, line in enumerate(lines) if _header(table).match(line)), None)
     if header is not None:
-        end = header + 1
-        while end < len(lines) and not _ANY_HEADER.match(lines[end]):
-            end += 1
-        while end > header + 1 and not lines[end - 1].strip():
-            end -= 1  # keep the blank lines before the next table where they are
-        if not lines[end - 1].endswith("\n"):
-            lines[end - 1] += nl
-        lines[end:end] = [line + nl for line in added]
-        return "".join(lines)
-    text = doc.text
+        return _insert_in_table(lines, header, [added], doc.newline)
+    text, nl = doc.text, doc.newline
     separator = "" if text.endswith("\n") or not text else nl
-    return text + separator + nl + "[dependencies]" + nl + added[0] + nl
+    return text + separator + nl + f"[{table}]" + nl + added + nl
+
+
+def _header(table: str) -> re.Pattern[str]:
+    return re.compile(rf"^\s*\[\s*{table}\s*\]\s*(#.*)?$")
+
+
+def _insert_in_table(lines: list[str], header: int, added: list[str], nl: str) -> str:
+    """The lines with `added` after the last line of the table whose header is at `header`."""
+    end = header + 1
+    while end < len(lines) and not _ANY_HEADER.match(lines[end]):
+        end += 1
+    while end > header + 1 and not lines[end - 1].strip():
+        end -= 1  # keep the blank lines before the next table where they are
+    if not lines[end - 1].endswith("\n"):
+        lines[end - 1] += nl
+    lines[end:end] = [line + nl for line in added]
+    return "".join(lines)
 
 
 def _expected(data: dict[str, Any], edit: Edit) -> dict[str, Any]:
@@ -181,7 +198,7 @@ def _expected(data: dict[str, Any], edit: Edit) -> dict[str, Any]:
         node[key] = edit.declared_table()
         return expected
     if edit.action == "add-feature-values":
-        node[key] = [*node[key], *edit.features]
+        node[key] = [*node.get(key, ()), *edit.features]
         return expected
     value = node[key]
     if isinstance(value, str):
@@ -209,11 +226,15 @@ def apply_edit(text: str, edit: Edit) -> str:
     elif edit.action == "remove-default-features":
         result = _remove_default_features(doc, spans, edit)
     elif edit.action == "add-feature-values":
-        # Values appended to a feature's array in `[features]` (the feature is there: it is on).
+        # Values appended to a feature's array in `[features]`, or an optional dependency's
+        # implicit feature written (`NAME = ["dep:NAME", ...]`, fixes/direct.py).
         entry = spans.get(edit.declaration)
-        if entry is None or entry.value is None or text[doc.start(entry.value)] != "[":
+        if entry is None:
+            result = _add_line(doc, "features", f"{edit.declaration[-1]} = {_array(edit)}")
+        elif entry.value is None or text[doc.start(entry.value)] != "[":
             raise EditError(f"cannot find the feature {edit.declaration[-1]} in [features]")
-        result = _add_to_array(doc, spans, edit.declaration, edit.features)
+        else:
+            result = _add_to_array(doc, spans, edit.declaration, edit.features)
     else:
         result = _add_dependency(doc, edit)
     try:
