@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from cli_in_process import run_in_process
 from synthetic_registry import GEMMISH_RULE as RULE
-from synthetic_registry import use_registry
+from synthetic_registry import PACKAGE, use_registry, write_project
 
 pytestmark = [pytest.mark.usefixtures("remembered_cargo"), pytest.mark.cargo]
 
@@ -354,3 +354,52 @@ def test_a_chain_through_a_dependency_no_build_resolves_is_not_denied(
         ("--no-exec",): "would arrive through mid fast → helper → gemmish/rayon, "
         "not enabled at service/Cargo.toml:7",
     }
+
+
+# gemmish's `rayon` brings its thread pool, a package below gemmish (matrixmultiply's
+# `threading` brings thread-tree and num_cpus).
+POOLED_REGISTRY = {
+    "pool": {"1.0.0": {}},
+    "gemmish": {
+        "0.1.0": {
+            "features": {"default": [], "rayon": ["dep:pool"]},
+            "dependencies": {"pool": {"version": "1.0.0", "optional": True}},
+        }
+    },
+}
+OFFERING_LIB = PACKAGE.format("lib") + (
+    '[features]\ndefault = ["std"]\nstd = []\nfast = ["gemmish/rayon"]\n\n'
+    '[dependencies]\ngemmish = { version = "0.1", default-features = false }\n'
+)
+
+
+def test_an_offer_that_brings_the_crates_own_dependencies_is_one_whatever_metadata_holds(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """ndarray 0.17's `matrixmultiply-threading = ["matrixmultiply/threading"]`. The feature was
+    judged an offer only while `cargo metadata` lacked the thread pool it brings: with
+    `--features std` (metadata asked with `--all-features`), or once another member turned the
+    feature on (`--fix` of that member), the library's unchanged build got the finding."""
+    use_registry(tmp_path_factory.mktemp("pooled-registry"), POOLED_REGISTRY, monkeypatch)
+    lib = write_project(tmp_path / "lib", {"Cargo.toml": OFFERING_LIB, "src/lib.rs": ""})
+    for args in ([], ["--features", "std"], ["--each-feature"]):
+        report = run_in_process(str(lib), "--format", "json", *args)
+        assert report.returncode == 0, report.stdout + report.stderr
+        assert json.loads(report.stdout)["findings"] == [], args
+
+    user = (
+        PACKAGE.format("user") + '[dependencies]\nlib = { path = "../lib", features = ["fast"] }\n'
+    )
+    project = write_project(
+        tmp_path / "workspace",
+        {
+            "Cargo.toml": '[workspace]\nresolver = "2"\nmembers = ["lib", "user"]\n',
+            "lib/Cargo.toml": OFFERING_LIB,
+            "lib/src/lib.rs": "",
+            "user/Cargo.toml": user,
+            "user/src/lib.rs": "",
+        },
+    )
+    report = run_in_process(str(project), "--format", "json")
+    assert report.returncode == 0, report.stdout + report.stderr
+    assert json.loads(report.stdout)["findings"] == []

@@ -20,7 +20,7 @@ from featcheck.explain import Explainer
 from featcheck.featureset import FeatureSelection
 from featcheck.fixes.reach import BuildCrate, backends_of
 from featcheck.fixes.search import FixSearch, StillFlagged
-from featcheck.graph import DependencyGraph
+from featcheck.graph import DependencyGraph, closure
 from featcheck.locate import Locator
 from featcheck.matrix import ConfigurationPlan
 from featcheck.placement import Cover, FindingPlacer, Flagged, cover_keys
@@ -218,14 +218,22 @@ def _left_apart(
 
 
 def _passes_on(what_if: WhatIf, item: Flagged, feature: str) -> bool:
-    """Whether the member's build with `feature` turned on too builds no other package."""
+    """Whether the member's build with `feature` turned on too builds nothing but the crate's
+    own dependencies (matrixmultiply's `threading` brings its thread pool). Whether the audit's
+    metadata holds those (`--all-features`) or not (they are needs then), the verdict is one."""
     selection = item.selection
     with_it = FeatureSelection.of(
         (*selection.features, feature), no_default=selection.no_default_features
     )
     position = what_if.index.by_id[item.member.id]
     graph = what_if.graph(frozenset(), position, item.target, with_it)
-    return graph.packages() <= item.view.graph.packages()
+    crate = item.detection.node.package
+    nodes = closure([n for n in graph.named(crate.name) if n.package == crate], graph.dependencies)
+    below = {node.package for node in nodes}
+    packages = what_if.index.packages
+    return graph.packages() <= item.view.graph.packages() | below and all(
+        packages[need.package].ref in below for need in what_if.needs(graph)
+    )
 
 
 def _still_flagged(scope: Scope, model: WhatIf) -> StillFlagged:
