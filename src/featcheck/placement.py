@@ -208,7 +208,7 @@ class FindingPlacer:
         """The outcome once cargo answered for its first pending candidate."""
         waited, rest = outcome.pending[0][1], outcome.pending[1:]
         if not answer.cleared:
-            note = f"cargo cannot resolve it: {answer.reason}" if answer.reason else ""
+            note = answer.reason
             alternatives = tuple(
                 replace(a, note=note or a.note) if a.edits == candidate.edits else a
                 for a in outcome.alternatives

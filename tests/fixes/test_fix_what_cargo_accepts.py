@@ -350,3 +350,44 @@ def test_builds_cargo_cannot_resolve_together_are_audited_apart(
     ]
     assert [f["member"] for f in report["findings"]] == ["app", "leaf"]  # app: la/one too
     assert report == json.loads(run_in_process_resolved_by("cargo", *args).stdout)
+
+
+def test_a_copy_without_a_path_package_outside_the_checkout_says_so_not_that_cargo_refused(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """tokenizers' `bindings/python`, outside a git checkout: its path dependency
+    `../../tokenizers` lies outside the checkout, which featcheck copies nothing from, so the
+    copy a fix is checked on lacked it, and every fix read "cargo cannot resolve it: cargo
+    metadata failed: failed to read `/tmp/featcheck-fix-…/Cargo.toml`"."""
+    use_registry(
+        tmp_path_factory.mktemp("registry"),
+        {
+            "pool": {"1.0.0": {}},
+            "gemmish": {
+                "0.1.0": {
+                    "features": {"default": [], "rayon": ["dep:pool"]},
+                    "dependencies": {"pool": {"version": "1.0.0", "optional": True}},
+                }
+            },
+        },
+        monkeypatch,
+    )
+    app = PACKAGE.format("app") + (
+        '[dependencies]\nhelper = { path = "../helper" }\ngemmish = "0.1.0"\n'
+    )
+    files = {
+        "Cargo.toml": app,
+        "src/main.rs": "fn main() {}\n",
+        "../helper/Cargo.toml": PACKAGE.format("helper"),
+        "../helper/src/lib.rs": "",
+    }
+    project = write_project(tmp_path / "top" / "app", files)
+    report = run_in_process(str(project))
+    assert report.returncode == 1, report.stdout + report.stderr
+    assert "featcheck-fix-" not in report.stdout
+    text = report.stdout
+    fix = " ".join(text[text.index("  = fix:") :].split("\n\n")[0].split())
+    assert fix.endswith(
+        "cargo could not check it: the copy it is checked on leaves out ../helper, a path "
+        "package outside the checkout"
+    ), report.stdout

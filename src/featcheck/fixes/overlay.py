@@ -98,7 +98,10 @@ class Answer:
     dependency a feature names, built here or not (voxcpm-rs: 3 to the build, 168 to the lock);
     None where the workspace has no Cargo.lock."""
     reason: str = ""
-    """Why cargo could not resolve it, in one line."""
+    """Why cargo could not resolve it, or not check it, in one line."""
+
+
+_UNCHECKED = "cargo could not check it: "
 
 
 class WorkspaceCopy:
@@ -122,6 +125,8 @@ class WorkspaceCopy:
         self.for_cargo = for_cargo
         found = {Path(os.path.realpath(p)) for p in beside}
         kept = [p for p in found if within is not None and is_inside(p, within)]
+        self.left_out = sorted(p for p in found if p not in kept and not is_inside(p, self.root))
+        """Path packages outside the workspace and the checkout: featcheck copies nothing there."""
         # The outermost directories only: one may hold another, or the workspace (`..`).
         self.beside = sorted(
             p
@@ -279,6 +284,10 @@ class OverlayCheck:
     def _resolve(self, edits: list[Edit]) -> _Resolved | str:
         """cargo's metadata of the copy with `edits` made, and what its Cargo.lock gained; or
         why there is none."""
+        if self._copy.left_out:
+            outside = os.path.relpath(self._copy.left_out[0], self._copy.root)
+            left_out = f"leaves out {outside}, a path package outside the checkout"
+            return f"{_UNCHECKED}the copy it is checked on {left_out}"
         try:
             self._copy.apply(plan_edits(edits))
             metadata = self.metadata_of(self._copy.path / "Cargo.toml", self._copy.tree)
@@ -286,11 +295,11 @@ class OverlayCheck:
             gained = None if before is None else _locked(self._copy.lockfile()) - _locked(before)
             return metadata, gained
         except ValueError:
-            return "a manifest to edit lies outside the workspace"
+            return f"{_UNCHECKED}a manifest to edit lies outside the workspace"
         except FeatcheckError as error:
-            return self._copy.original(cargo_reason(error.message))
+            return "cargo cannot resolve it: " + self._copy.original(cargo_reason(error.message))
         except OSError as error:
-            return f"the copy could not be made: {error.strerror or error}"
+            return f"{_UNCHECKED}the copy could not be made: {error.strerror or error}"
 
     def _answer(
         self,
@@ -309,7 +318,7 @@ class OverlayCheck:
         wanted = (item.member.name, item.member.version)
         member = next((m for m in metadata.members if (m.name, m.version) == wanted), None)
         if member is None:
-            return Answer(False, reason="the member is not in the fixed copy")
+            return Answer(False, reason=f"{_UNCHECKED}the member is not in the fixed copy")
         graphs = resolve_builds(
             metadata,
             [member.id],
