@@ -72,7 +72,10 @@ class FindingBuilder:
         if member is not None and library:
             # A library's features are chosen by the binaries that use it.
             severity = Severity.INFO
-            message += f" when {member.name} is built alone; " + (
+            # Said of the build, not of the effect after it ("never AVX2 when lib is built
+            # alone" read as if AVX2 were used otherwise).
+            what, colon, effect = message.partition(": ")
+            message = f"{what} when {member.name} is built alone{colon}{effect}; " + (
                 f"binaries that use this library must enable `{detection.feature}` themselves"
                 if rule.kind is Kind.MISSING
                 else f"binaries that use this library get `{detection.feature}` from it"

@@ -3,7 +3,7 @@ change to a file, directory, setting or program it reads, and cargo runs again.
 
 featcheck's command line runs in this process (cli_in_process.run_in_process): what one run
 keeps for the next lies in the user cache on disk, as between two runs of a user. `--verbose`
-says whether cargo ran (`running: cargo metadata`) or its kept answer stood (`not running`)."""
+says whether cargo ran (`running: cargo metadata`) or its kept answer stood (`reusing the answer of`)."""
 
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ GLOB_MEMBERS = "repeated-cut"
 """A workspace whose members are `members/*`: ten members that inherit one trimmed line."""
 
 RAN = "featcheck: running: cargo metadata"
-KEPT = "featcheck: not running: cargo metadata"
+KEPT = "featcheck: reusing the answer of: cargo metadata"
 
 
 def _copy(workspace: str, into: Path) -> Path:

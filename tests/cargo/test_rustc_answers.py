@@ -93,4 +93,4 @@ def test_a_second_audit_starts_no_rustc(
     assert "featcheck: running: rustc --print=cfg" in first.stderr
     assert "featcheck: running: rustc" not in second.stderr
     # Nothing cargo reads changed either: its kept answer stands (test_last_answer.py).
-    assert "featcheck: not running: cargo metadata" in second.stderr
+    assert "featcheck: reusing the answer of: cargo metadata" in second.stderr

@@ -106,7 +106,7 @@ CHECK_ENTRIES = (
         # none, where the copy of the checkout was written just before cargo started.
         runs=3,
         clean_says="error[FC001]",
-        last_says="featcheck: not running: cargo metadata",
+        last_says="featcheck: reusing the answer of: cargo metadata",
     ),
     Entry("sarif", ("{project}", "--format", "sarif", "-o", "{root}/featcheck.out", "-q")),
     Entry("fix", ("{project}", "--fix"), clean_exit=frozenset({0}), clean_says="fixed 2 file"),

@@ -141,7 +141,7 @@ class Progress:
         """Print one command line (called from the audit's worker threads)."""
         if command[:1] == [NOT_RUN]:
             shown = safe_line(shlex.join(command[1:]))
-            line = f"featcheck: not running: {shown}: nothing it reads has changed since its answer"
+            line = f"featcheck: reusing the answer of: {shown} (nothing it reads has changed)"
         else:
             line = f"featcheck: running: {safe_line(shlex.join(command))}"
         if self.github:
