@@ -18,7 +18,14 @@ import pytest
 from cargo_tree_oracle import run_in_process_resolved_by
 from cli_in_process import run_in_process
 from support import WORKSPACES, trust_of
-from synthetic_registry import PACKAGE, locked_packages, project_rule, use_registry, write_project
+from synthetic_registry import (
+    GEMMISH_RULE,
+    PACKAGE,
+    locked_packages,
+    project_rule,
+    use_registry,
+    write_project,
+)
 
 from featcheck.cargo.runner import CargoRunner
 
@@ -391,3 +398,48 @@ def test_a_copy_without_a_path_package_outside_the_checkout_says_so_not_that_car
         "cargo could not check it: the copy it is checked on leaves out ../helper, a path "
         "package outside the checkout"
     ), report.stdout
+
+
+def test_a_git_dependency_is_not_a_path_package_the_copy_leaves_out(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """stardist-rs: its git dependency lies in cargo's home, outside the checkout, as every git
+    checkout does; cargo finds it there for the copy as for the user. It was said to be left
+    out of the copy, and the fix cargo had confirmed before was not confirmed."""
+    use_registry(
+        tmp_path_factory.mktemp("registry"),
+        {
+            "pool": {"1.0.0": {}},
+            "gemmish": {
+                "0.1.0": {
+                    "features": {"default": [], "rayon": ["dep:pool"]},
+                    "dependencies": {"pool": {"version": "1.0.0", "optional": True}},
+                }
+            },
+        },
+        monkeypatch,
+    )
+    library = write_project(
+        tmp_path / "helper", {"Cargo.toml": PACKAGE.format("helper"), "src/lib.rs": ""}
+    )
+    identity = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@e", "GIT_COMMITTER_NAME": "t"}
+    environment = {**os.environ, **identity, "GIT_COMMITTER_EMAIL": "t@e"}
+    for arguments in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "one"]):
+        subprocess.run(["git", "-C", str(library), *arguments], check=True, env=environment)
+    app = PACKAGE.format("app") + (
+        f'[dependencies]\nhelper = {{ git = "file://{library}" }}\ngemmish = "0.1.0"\n'
+    )
+    project = tmp_path / "app"
+    (project / "src").mkdir(parents=True)
+    (project / "src" / "main.rs").write_text("fn main() {}\n")
+    (project / "Cargo.toml").write_text(app)
+    (project / "featcheck.toml").write_text(GEMMISH_RULE)
+    # Fetched once, as a user's cargo has: the audit itself runs offline.
+    fetch = ["cargo", "generate-lockfile", "--config", "net.offline=false"]
+    subprocess.run(fetch, cwd=project, check=True, capture_output=True)
+    report = json.loads(run_in_process(str(project), "--format", "json").stdout)
+    [finding] = report["findings"]
+    assert finding["fix"] is not None, finding
+    assert finding["fix"]["confirmed"] and finding["fix"]["description"] == (
+        'add "rayon" to the features of gemmish'
+    )

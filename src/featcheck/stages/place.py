@@ -160,7 +160,7 @@ def _overlay(
     def check() -> OverlayCheck:
         from featcheck.fixes.overlay import OverlayCheck
 
-        local = tuple(p.manifest_path.parent for p in scope.metadata.unpublished())
+        local = tuple(p.manifest_path.parent for p in scope.metadata.path_packages())
         checkout = run.source.trust.checkout
         return OverlayCheck(
             scope.metadata.root, metadata_of, what_if, still_flagged, local, checkout

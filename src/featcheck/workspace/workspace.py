@@ -90,6 +90,11 @@ class Workspace(Mapping[str, Package]):
         table = self.packages
         return [table[i] for i, p in enumerate(table.listed) if not is_registry(p.source)]
 
+    def path_packages(self) -> list[Package]:
+        """The members and path dependencies (no git ones: cargo fetches those)."""
+        table = self.packages
+        return [table[i] for i, p in enumerate(table.listed) if p.source is None]
+
     @cached_property
     def dependents_at(self) -> dict[int, list[int]]:
         """By position, the positions of the packages the resolve binds a dependency of to it
