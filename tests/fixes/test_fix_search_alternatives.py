@@ -45,8 +45,8 @@ def test_a_candidate_adding_a_backend_to_a_library_is_not_resolved_for_its_other
     offline_cargo: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     # app builds burn-wgpu through the library core's `gpu` feature; cli and server use core
-    # without it. The best fix adds "fusion", "autotune" to app's own burn line. Adding
-    # burn-wgpu to core's [dependencies] adds as much to app's build and is a new dependency,
+    # without it. The best fixes add "fusion" and "autotune" to app's own burn line. Adding
+    # burn-wgpu (burn-cubecl) to core's [dependencies] adds as much to app's build and is new,
     # so it ranks after that fix on app's build alone: it must not be resolved in the builds
     # of cli, core and server (the cost a report listing it shows: a new backend for each).
     project = tmp_path / "project"
@@ -64,9 +64,15 @@ def test_a_candidate_adding_a_backend_to_a_library_is_not_resolved_for_its_other
             "add-features",
         )
         assert f"= fix: {finding['fix']['description']} ({edit['file']}:{edit['line']})" in text
-        backend = [a for a in finding["alternatives"] if "new backend (burn-wgpu)" in a["note"]]
+        new = (
+            "new backend (burn-cubecl, burn-wgpu)"
+            if finding["code"] == "FC004"
+            else "(burn-cubecl)"
+        )
+        backend = [a for a in finding["alternatives"] if new in a["note"]]
         assert backend, finding["alternatives"]
-    new_backend = "adds a new backend (burn-wgpu) to the build of cli, core, server,"
+    new_backend = ") to the build of cli, core, server, which did not build it"
+    assert " ".join(verbose.split()).count("adds a new backend (burn-cubecl") == 2
     assert " ".join(verbose.split()).count(new_backend) == 2
     assert alone < listing, (alone, listing)
 

@@ -47,39 +47,44 @@ def test_each_feature_prints_a_table_and_each_edit_once(
     ]
     # One heading for the member: the blocks name their builds.
     assert [line for line in lines if line.startswith("app ")] == ["app (x86_64-unknown-linux-gnu)"]
-    # Each backend's fix is asked of burn by the feature that selects the backend (the other
-    # builds gain nothing): one block per edit, a backend's FC004 and FC005 under one fix.
+    # Each backend's `fusion` is asked of burn by the feature that selects the backend (the
+    # other builds gain nothing). `autotune` is burn-cubecl's, whose kernels both GPU builds
+    # run: one finding of both builds, and one fix (burn passes it on weakly to each backend).
     fixes = [line for line in lines if line.startswith("  = fix:")]
     assert fixes == [
         '  = fix: add "burn/rayon", "burn/simd" to `flex` in [features] (Cargo.toml:14); with it '
         "the build",
         '  = fix: add "rayon" to the features of burn (Cargo.toml:10); with it the build gets '
         "`multi-threads`",
-        '  = fix: add "burn/fusion", "burn/autotune" to `cuda` in [features] (Cargo.toml:17); with '
-        "it the",
-        '  = fix: add "burn/fusion", "burn/autotune" to `wgpu` in [features] (Cargo.toml:16); with '
-        "it the",
+        '  = fix: add "burn/fusion" to `cuda` in [features] (Cargo.toml:17); with it the build '
+        "gets `fusion`",
+        '  = fix: add "burn/fusion" to `wgpu` in [features] (Cargo.toml:16); with it the build '
+        "gets `fusion`",
+        '  = fix: add "autotune" to the features of burn (Cargo.toml:10); with it the build gets '
+        "`autotune`,",
     ]
-    assert sum(line.startswith("  --> Cargo.toml:10:31") for line in lines) == 4
+    assert sum(line.startswith("  --> Cargo.toml:10:31") for line in lines) == 5
     verdicts = [line.split(" is built")[0] for line in lines if line.startswith(("error[", "warn"))]
     assert verdicts == [
         "error[FC001] burn-flex 0.22.1",
         "error[FC002] burn-ndarray 0.22.1",
         "warning[FC004] burn-cuda 0.22.1",
-        "warning[FC005] burn-cuda 0.22.1",
         "warning[FC004] burn-wgpu 0.22.1",
-        "warning[FC005] burn-wgpu 0.22.1",
+        "warning[FC005] burn-cubecl 0.22.1",
     ]
+    assert (
+        "  = builds: --features cuda --no-default-features; --features wgpu --no-default-features"
+        in lines
+    )
     assert "  = builds: --features cuda --no-default-features" in lines
     assert (
-        "  = why: FC004: burn-cuda defaults to `fusion` and `autotune`; with its defaults cut on "
-        "the way" in lines
+        "  = why: burn-cuda defaults to `fusion` and `autotune`; with its defaults cut on the way "
+        "(burn with" in lines
     )
     assert (
-        lines[-2] == "2 errors, 4 warnings (1 member, 6 configurations, x86_64-unknown-linux-gnu)"
+        lines[-2] == "2 errors, 3 warnings (1 member, 6 configurations, x86_64-unknown-linux-gnu)"
     )
-    # Four edits, four blocks (71 lines before, one block per finding and configuration, with one
-    # edit shared by the GPU backends that no longer holds: each backend's fix is its own now).
+    # Five edits, five blocks (71 lines before, one block per finding and configuration).
     assert len(lines) <= 76, text
 
 
@@ -89,12 +94,12 @@ def test_each_feature_keeps_every_finding_in_json_and_with_v(
     offline_cargo_for(FIXTURE)
     _, json_text = _run(tmp_path, "--format", "json")
     report = json.loads(json_text)
-    assert len(report["findings"]) == 6 and report["summary"]["warning"] == 4
+    assert len(report["findings"]) == 5 and report["summary"]["warning"] == 3
     # -v shows each finding whole, under its build's heading, after the same table.
     _, verbose = _run(tmp_path, "-v")
     assert verbose.startswith("findings by build configuration and rule:\n")
     assert "app (x86_64-unknown-linux-gnu) with --features cuda --no-default-features" in verbose
-    assert verbose.count("  = fix:") == 6
+    assert verbose.count("  = fix:") == 5
 
 
 DEV_ONLY = PACKAGE.format("search") + (
