@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from cli_in_process import run_in_process
 from support import WORKSPACES
+from synthetic_registry import PACKAGE
 
 from featcheck.fixes.reach import WorkspaceBuilds
 from featcheck.resolution.session import TargetSession
@@ -176,4 +177,46 @@ def _write_workspace(root: Path, manifests: dict[str, str], libraries: set[str])
         cwd=root,
         check=True,
         capture_output=True,
+    )
+
+
+def test_a_fix_behind_a_libraries_feature_points_where_the_library_cuts(
+    offline_cargo: Path, tmp_path: Path
+) -> None:
+    """boltr_burn: mid builds burn-ndarray through the library lib's default `backend`, under
+    the workspace's `default-features = false` on burn. The fix goes behind `backend` in lib,
+    and mid's finding pointed at its own `lib = { path }` line, which the fix leaves as it is,
+    or, once the audit's metadata held more packages (`--each-feature`), at the cut."""
+    project = tmp_path / "project"
+    files = {
+        "Cargo.toml": '[workspace]\nresolver = "3"\nmembers = ["lib", "mid"]\n\n'
+        "[workspace.dependencies]\n"
+        'burn = { version = "0.21.0", default-features = false }\n',
+        "lib/Cargo.toml": PACKAGE.format("lib").replace('"2021"', '"2024"')
+        + '[features]\ndefault = ["backend"]\nbackend = ["burn/ndarray"]\nwgpu = ["burn/wgpu"]\n\n'
+        "[dependencies]\nburn = { workspace = true }\n",
+        "lib/src/lib.rs": "",
+        "mid/Cargo.toml": PACKAGE.format("mid").replace('"2021"', '"2024"')
+        + '[dependencies]\nlib = { path = "../lib" }\nitertools = "0.13"\n',
+        "mid/src/lib.rs": "",
+    }
+    for relative, text in files.items():
+        (project / relative).parent.mkdir(parents=True, exist_ok=True)
+        (project / relative).write_text(text)
+    subprocess.run(["cargo", "generate-lockfile", "--offline"], cwd=project, check=True)
+    places = []
+    for flags in ([], ["--each-feature"]):
+        report = run_in_process(str(project), "--format", "json", *flags)
+        [finding] = [
+            f
+            for f in json.loads(report.stdout)["findings"]
+            if f["member"] == "mid"
+            and f["code"] == "FC002"
+            and f["configuration"]["features"] == []
+        ]
+        assert [e["file"] for e in finding["fix"]["edits"]] == ["lib/Cargo.toml"] * 2
+        location = finding["location"]
+        places.append((location["file"], location["line"], finding["chain"][-1]))
+    assert (
+        places == [("Cargo.toml", 6, "cut at Cargo.toml:6: `default-features = false` on burn")] * 2
     )

@@ -111,11 +111,16 @@ class CandidateFinder(DirectDependencies):
         # Behind a feature that selects the crate before the same line without one: a library
         # keeps its backend optional (and of equal rank, the first one found wins).
         needs_std = any("std" in goal.package.implied(f) for f in goal.wanted)
-        for _, depth, owner in owners:
+        for owner_node, depth, owner in owners:
             if needs_std and with_std[owner.id] is not None:
                 continue  # behind its `std` (below): another feature may be on without it
+            # Behind a workspace library's feature the line points where that library cuts, as
+            # when the finding is its own (boltr's: not its users' path line, left as it is).
+            there = None
+            if depth and selecting[owner.id] and owner.id in self.metadata.member_ids:
+                there = self.anchor(owner, cfg, graph, goal, distance, root=owner_node)
             for feature in selecting[owner.id]:
-                yield from self.candidate(owner, feature, goal, anchor, depth)
+                yield from self.candidate(owner, feature, goal, there or anchor, depth)
         if not needs_std or with_std.get(member.id) is not False:
             yield from self.candidate(member, _std_if(with_std, member, needs_std), goal, anchor)
         # A workspace library on the way owns the cut: the same line there clears the finding
