@@ -91,6 +91,19 @@ GEMMISH_RULE = project_rule("ACME001", "gemmish", "rayon")
 """A project rule for the registries of the tests: gemmish built without `rayon`."""
 
 
+POOLED_REGISTRY = {
+    "pool": {"1.0.0": {}},
+    "gemmish": {
+        "0.1.0": {
+            "features": {"default": [], "rayon": ["dep:pool"]},
+            "dependencies": {"pool": {"version": "1.0.0", "optional": True}},
+        }
+    },
+}
+"""gemmish, whose `rayon` brings a package of its own (its thread pool, as matrixmultiply's
+`threading` brings thread-tree): Cargo.lock lacks it until a build turns `rayon` on."""
+
+
 PACKAGE = '[package]\nname = "{}"\nversion = "0.1.0"\nedition = "2021"\n\n'
 """A package table, `PACKAGE.format(name)`, for the manifests of `write_project`."""
 

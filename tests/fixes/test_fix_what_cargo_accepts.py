@@ -21,6 +21,7 @@ from support import WORKSPACES, trust_of
 from synthetic_registry import (
     GEMMISH_RULE,
     PACKAGE,
+    POOLED_REGISTRY,
     locked_packages,
     project_rule,
     use_registry,
@@ -239,19 +240,7 @@ def test_a_fix_is_checked_with_the_features_the_audit_resolved(
     --all-features` fails where the default build resolves. The fix check asked cargo with
     `--all-features` though the audit had not: each fix was "not confirmed" over that old error,
     and `--fix` wrote none."""
-    use_registry(
-        tmp_path_factory.mktemp("registry"),
-        {
-            "pool": {"1.0.0": {}},
-            "gemmish": {
-                "0.1.0": {
-                    "features": {"default": [], "rayon": ["dep:pool"]},
-                    "dependencies": {"pool": {"version": "1.0.0", "optional": True}},
-                }
-            },
-        },
-        monkeypatch,
-    )
+    use_registry(tmp_path_factory.mktemp("registry"), POOLED_REGISTRY, monkeypatch)
     # Two names for one package: cargo refuses the build that turns both on.
     la = PACKAGE.format("la") + (
         '[features]\none = ["dep:leaf1"]\ntwo = ["dep:leaf2"]\n\n[dependencies]\n'
@@ -291,19 +280,7 @@ def test_builds_cargo_cannot_resolve_together_are_audited_apart(
     `--features` stopped with its error. Each build is resolved over metadata asked with its
     own features, as cargo tree resolves it; one cargo refuses even alone is said, not
     audited."""
-    use_registry(
-        tmp_path_factory.mktemp("registry"),
-        {
-            "pool": {"1.0.0": {}},
-            "gemmish": {
-                "0.1.0": {
-                    "features": {"default": [], "rayon": ["dep:pool"]},
-                    "dependencies": {"pool": {"version": "1.0.0", "optional": True}},
-                }
-            },
-        },
-        monkeypatch,
-    )
+    use_registry(tmp_path_factory.mktemp("registry"), POOLED_REGISTRY, monkeypatch)
     # Two names for one package: cargo refuses `both`, and `--all-features`.
     la = PACKAGE.format("la") + (
         '[features]\none = ["dep:leaf1"]\ntwo = ["dep:leaf2", "gemmish/rayon"]\n'
@@ -367,19 +344,7 @@ def test_a_copy_without_a_path_package_outside_the_checkout_says_so_not_that_car
     `../../tokenizers` lies outside the checkout, which featcheck copies nothing from, so the
     copy a fix is checked on lacked it, and every fix read "cargo cannot resolve it: cargo
     metadata failed: failed to read `/tmp/featcheck-fix-…/Cargo.toml`"."""
-    use_registry(
-        tmp_path_factory.mktemp("registry"),
-        {
-            "pool": {"1.0.0": {}},
-            "gemmish": {
-                "0.1.0": {
-                    "features": {"default": [], "rayon": ["dep:pool"]},
-                    "dependencies": {"pool": {"version": "1.0.0", "optional": True}},
-                }
-            },
-        },
-        monkeypatch,
-    )
+    use_registry(tmp_path_factory.mktemp("registry"), POOLED_REGISTRY, monkeypatch)
     app = PACKAGE.format("app") + (
         '[dependencies]\nhelper = { path = "../helper" }\ngemmish = "0.1.0"\n'
     )
@@ -407,19 +372,7 @@ def test_a_git_dependency_is_not_a_path_package_the_copy_leaves_out(
     """stardist-rs: its git dependency lies in cargo's home, outside the checkout, as every git
     checkout does; cargo finds it there for the copy as for the user. It was said to be left
     out of the copy, and the fix cargo had confirmed before was not confirmed."""
-    use_registry(
-        tmp_path_factory.mktemp("registry"),
-        {
-            "pool": {"1.0.0": {}},
-            "gemmish": {
-                "0.1.0": {
-                    "features": {"default": [], "rayon": ["dep:pool"]},
-                    "dependencies": {"pool": {"version": "1.0.0", "optional": True}},
-                }
-            },
-        },
-        monkeypatch,
-    )
+    use_registry(tmp_path_factory.mktemp("registry"), POOLED_REGISTRY, monkeypatch)
     library = write_project(
         tmp_path / "helper", {"Cargo.toml": PACKAGE.format("helper"), "src/lib.rs": ""}
     )

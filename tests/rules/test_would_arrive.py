@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from cli_in_process import run_in_process
 from synthetic_registry import GEMMISH_RULE as RULE
-from synthetic_registry import PACKAGE, use_registry, write_project
+from synthetic_registry import PACKAGE, POOLED_REGISTRY, use_registry, write_project
 
 pytestmark = [pytest.mark.usefixtures("remembered_cargo"), pytest.mark.cargo]
 
@@ -356,17 +356,6 @@ def test_a_chain_through_a_dependency_no_build_resolves_is_not_denied(
     }
 
 
-# gemmish's `rayon` brings its thread pool, a package below gemmish (matrixmultiply's
-# `threading` brings thread-tree and num_cpus).
-POOLED_REGISTRY = {
-    "pool": {"1.0.0": {}},
-    "gemmish": {
-        "0.1.0": {
-            "features": {"default": [], "rayon": ["dep:pool"]},
-            "dependencies": {"pool": {"version": "1.0.0", "optional": True}},
-        }
-    },
-}
 OFFERING_LIB = PACKAGE.format("lib") + (
     '[features]\ndefault = ["std"]\nstd = []\nfast = ["gemmish/rayon"]\n\n'
     '[dependencies]\ngemmish = { version = "0.1", default-features = false }\n'
