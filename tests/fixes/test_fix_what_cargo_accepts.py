@@ -233,6 +233,32 @@ def test_fixes_cargo_confirms_together_each_count_what_cargo_lock_gains_with_the
     assert counts == [(2, len(gained)), (0, 0)]
 
 
+def _leaf_twice(
+    tmp_path: Path, features: str, *, app: str = "", la: str = "", leaf: str = ""
+) -> Path:
+    """diffsol's shape: app depends on la, whose `one` and `two` bring leaf under two names
+    (cargo refuses a build with both, so `cargo metadata --all-features` fails). `features`
+    follows `one` in la's [features]; `app`, `la` and `leaf` add lines to those manifests."""
+    la_manifest = PACKAGE.format("la") + (
+        f'[features]\none = ["dep:leaf1"]\n{features}\n[dependencies]\n{la}'
+        'leaf1 = { package = "leaf", path = "../leaf", optional = true }\n'
+        'leaf2 = { package = "leaf", path = "../leaf", optional = true }\n'
+    )
+    return write_project(
+        tmp_path / "ws",
+        {
+            "Cargo.toml": '[workspace]\nresolver = "2"\nmembers = ["app", "la"]\n',
+            "app/Cargo.toml": PACKAGE.format("app")
+            + f'[dependencies]\nla = {{ path = "../la" }}\n{app}',
+            "app/src/main.rs": "fn main() {}\n",
+            "la/Cargo.toml": la_manifest,
+            "la/src/lib.rs": "",
+            "leaf/Cargo.toml": PACKAGE.format("leaf") + leaf,
+            "leaf/src/lib.rs": "",
+        },
+    )
+
+
 def test_a_fix_is_checked_with_the_features_the_audit_resolved(
     tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
@@ -242,24 +268,7 @@ def test_a_fix_is_checked_with_the_features_the_audit_resolved(
     and `--fix` wrote none."""
     use_registry(tmp_path_factory.mktemp("registry"), POOLED_REGISTRY, monkeypatch)
     # Two names for one package: cargo refuses the build that turns both on.
-    la = PACKAGE.format("la") + (
-        '[features]\none = ["dep:leaf1"]\ntwo = ["dep:leaf2"]\n\n[dependencies]\n'
-        'leaf1 = { package = "leaf", path = "../leaf", optional = true }\n'
-        'leaf2 = { package = "leaf", path = "../leaf", optional = true }\n'
-    )
-    app = PACKAGE.format("app") + '[dependencies]\nla = { path = "../la" }\ngemmish = "0.1.0"\n'
-    project = write_project(
-        tmp_path / "ws",
-        {
-            "Cargo.toml": '[workspace]\nresolver = "2"\nmembers = ["app", "la"]\n',
-            "app/Cargo.toml": app,
-            "app/src/main.rs": "fn main() {}\n",
-            "la/Cargo.toml": la,
-            "la/src/lib.rs": "",
-            "leaf/Cargo.toml": PACKAGE.format("leaf"),
-            "leaf/src/lib.rs": "",
-        },
-    )
+    project = _leaf_twice(tmp_path, 'two = ["dep:leaf2"]\n', app='gemmish = "0.1.0"\n')
     assert _cargo(project, "metadata", "--format-version", "1", "--all-features").returncode
     report = json.loads(run_in_process(str(project), "--format", "json").stdout)
     [finding] = report["findings"]
@@ -282,24 +291,12 @@ def test_builds_cargo_cannot_resolve_together_are_audited_apart(
     audited."""
     use_registry(tmp_path_factory.mktemp("registry"), POOLED_REGISTRY, monkeypatch)
     # Two names for one package: cargo refuses `both`, and `--all-features`.
-    la = PACKAGE.format("la") + (
-        '[features]\none = ["dep:leaf1"]\ntwo = ["dep:leaf2", "gemmish/rayon"]\n'
-        'both = ["one", "two"]\n\n[dependencies]\ngemmish = { version = "0.1.0", optional = true }\n'
-        'leaf1 = { package = "leaf", path = "../leaf", optional = true }\n'
-        'leaf2 = { package = "leaf", path = "../leaf", optional = true }\n'
-    )
-    leaf = PACKAGE.format("leaf") + '[dependencies]\ngemmish = "0.1.0"\n'
-    project = write_project(
-        tmp_path / "ws",
-        {
-            "Cargo.toml": '[workspace]\nresolver = "2"\nmembers = ["app", "la"]\n',
-            "app/Cargo.toml": PACKAGE.format("app") + '[dependencies]\nla = { path = "../la" }\n',
-            "app/src/main.rs": "fn main() {}\n",
-            "la/Cargo.toml": la,
-            "la/src/lib.rs": "",
-            "leaf/Cargo.toml": leaf,
-            "leaf/src/lib.rs": "",
-        },
+    features = 'two = ["dep:leaf2", "gemmish/rayon"]\nboth = ["one", "two"]\n'
+    project = _leaf_twice(
+        tmp_path,
+        features,
+        la='gemmish = { version = "0.1.0", optional = true }\n',
+        leaf='[dependencies]\ngemmish = "0.1.0"\n',
     )
     assert _cargo(project, "metadata", "--format-version", "1", "--all-features").returncode
     args = (str(project), "--each-feature", "--format", "json")

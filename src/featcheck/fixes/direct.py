@@ -218,7 +218,7 @@ class DirectDependencies:
 
     def written_features(self, package: Package) -> set[str]:
         """The features the package's manifest writes in [features] (not the implicit ones of
-        its optional dependencies, which have no line to extend)."""
+        its optional dependencies, which a fix writes first: `feature_values`)."""
         written = self.locator.manifests.get(package.manifest_path).get("features")
         return set(written) if isinstance(written, dict) else set()
 
