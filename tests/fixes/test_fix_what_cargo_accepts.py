@@ -363,6 +363,33 @@ def test_a_copy_without_a_path_package_outside_the_checkout_says_so_not_that_car
     ), report.stdout
 
 
+def test_an_optional_path_package_no_audited_build_holds_is_copied_too(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """burn_jepa's shape: `ext = { path = "../ext", optional = true }`, beside the workspace in
+    one git checkout. The default build leaves ext out, so its metadata lacks it, but cargo
+    reads its manifest to load the workspace: the copy a fix is checked on lacked it, and every
+    fix read "cargo cannot resolve it: … failed to read `/tmp/featcheck-fix-…/ext/Cargo.toml`"."""
+    use_registry(tmp_path_factory.mktemp("registry"), POOLED_REGISTRY, monkeypatch)
+    app = PACKAGE.format("app") + (
+        '[features]\nwith-ext = ["dep:ext"]\n\n'
+        '[dependencies]\next = { path = "../ext", optional = true }\ngemmish = "0.1.0"\n'
+    )
+    files = {
+        "Cargo.toml": app,
+        "src/main.rs": "fn main() {}\n",
+        "../ext/Cargo.toml": PACKAGE.format("ext"),
+        "../ext/src/lib.rs": "",
+    }
+    project = write_project(tmp_path / "top" / "app", files)
+    subprocess.run(["git", "init", "-q", str(tmp_path / "top")], check=True)
+    report = json.loads(run_in_process(str(project), "--format", "json").stdout)
+    [finding] = report["findings"]
+    assert finding["fix"] is not None, finding
+    assert finding["fix"]["confirmed"], finding["fix"]
+    assert finding["fix"]["description"] == 'add "rayon" to the features of gemmish'
+
+
 def test_a_git_dependency_is_not_a_path_package_the_copy_leaves_out(
     tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:

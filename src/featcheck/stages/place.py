@@ -160,7 +160,11 @@ def _overlay(
     def check() -> OverlayCheck:
         from featcheck.fixes.overlay import OverlayCheck
 
-        local = tuple(p.manifest_path.parent for p in scope.metadata.path_packages())
+        # With the path dependencies they declare: cargo reads an optional one the audited
+        # builds leave out (so their metadata lacks it) as it loads the workspace.
+        packages = scope.metadata.path_packages()
+        declared = (Path(d.path) for p in packages for d in p.declarations if d.path)
+        local = tuple({*(p.manifest_path.parent for p in packages), *declared})
         checkout = run.source.trust.checkout
         return OverlayCheck(
             scope.metadata.root, metadata_of, what_if, still_flagged, local, checkout
