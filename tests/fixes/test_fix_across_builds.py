@@ -524,3 +524,51 @@ def test_of_two_features_that_select_the_crate_the_nearer_takes_the_fix(
     report = run_in_process(str(project), "--features", "latest", "--format", "json")
     [finding] = json.loads(report.stdout)["findings"]
     assert finding["fix"]["edits"][1]["declaration"] == ["features", "v16"]
+
+
+def test_of_two_features_that_select_the_crate_the_one_that_brings_it_takes_the_fix(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """burn_jepa: `wrap` turns on the optional wrapper, and only `wrap-arr`, which turns `wrap`
+    on too, has the wrapper bring gemmish. The finding of `direct` and `wrap-arr` asked behind
+    `wrap`, the nearer, in the second build, which gives the crate to `--features wrap`, a
+    build without it: not safe, and a worse fix won. It asks behind `wrap-arr`, whose build
+    alone has the crate."""
+    registry = json.loads(json.dumps(ASKING_REGISTRY))
+    registry["arr"]["0.16.0"] = {
+        "features": {"default": [], "threading": ["gemmish/rayon"], "gem": ["dep:gemmish"]},
+        "dependencies": {
+            "gemmish": {"version": "0.1", "optional": True, "default-features": False}
+        },
+    }
+    registry["wrapper"] = {
+        "0.1.0": {
+            "features": {"arrays": ["arr/gem"]},
+            "dependencies": {"arr": {"version": "0.16", "default-features": False}},
+        }
+    }
+    use_registry(tmp_path_factory.mktemp("registry"), registry, monkeypatch)
+    manifest = PACKAGE.format("vision") + (
+        '[dependencies]\narr = { version = "0.16", default-features = false }\n'
+        'wrapper = { version = "0.1", optional = true }\n\n'
+        '[features]\ndirect = ["arr/gem"]\nwrap = ["dep:wrapper"]\n'
+        'wrap-arr = ["wrap", "wrapper/arrays"]\n'
+    )
+    project = write_project(tmp_path / "vision", {"src/lib.rs": "", "Cargo.toml": manifest})
+    wrap = ("--no-default-features", "--features", "wrap")
+    before = _packages(project, *wrap)
+
+    report = run_in_process(str(project), "--each-feature", "--format", "json")
+    [finding] = json.loads(report.stdout)["findings"]
+    assert [c["features"] for c in finding["configurations"]] == [["direct"], ["wrap-arr"]]
+    assert finding["fix"]["safe"], finding["fix"]
+    assert [(e["declaration"], e["features"]) for e in finding["fix"]["edits"]] == [
+        (["features", "direct"], ["arr/threading"]),
+        (["features", "wrap-arr"], ["arr/threading"]),
+    ]
+    fixed = run_in_process(str(project), "--each-feature", "--fix", "--fix-level", "info")
+    assert fixed.returncode == 0, fixed.stdout + fixed.stderr
+    assert _packages(project, *wrap) == before
+    for feature in ("direct", "wrap-arr"):
+        built = _packages(project, "--no-default-features", "--features", feature)
+        assert "gemmish v0.1.0 [rayon]" in built, feature

@@ -120,10 +120,25 @@ class DirectDependencies:
                 ) and not self._built_without(owner, owner_node, feature, goal, target)
             if self._selects[key]:
                 selecting.append(feature)
-        # The nearest first: one another of them turns on (argmin-math's `ndarray_v0_16-nolinalg`
-        # before `ndarray_latest-nolinalg`, which only names it), as builds may name it alone.
+        if len(selecting) < 2:
+            return selecting
+
+        # First one whose build alone holds the crate: burn_jepa's `autogaze` turns on the
+        # optional dependency on the way, and only `autogaze-ndarray`, which turns it on too,
+        # has it bring burn-ndarray. Then the nearest: one another of them turns on
+        # (argmin-math's `ndarray_v0_16-nolinalg` before `ndarray_latest-nolinalg`, which only
+        # names it), as builds may name it alone.
+        def alone(feature: str) -> bool:
+            selection = FeatureSelection.of([feature], no_default=True)
+            graph = self.what_if.graph(frozenset(), position, target, selection)
+            return any(n.package == goal.node.package and not n.host for n in graph.nodes())
+
         return sorted(
-            selecting, key=lambda f: not any(f in owner.implied(g) - {g} for g in selecting)
+            selecting,
+            key=lambda f: (
+                not alone(f),
+                not any(f in owner.implied(g) - {g} for g in selecting),
+            ),
         )
 
     def _built_without(
