@@ -83,3 +83,32 @@ def test_a_fix_gives_no_member_packages_unasked_whether_the_run_audits_it_or_not
         assert ("pool v0.1.0 []" in shown.stdout.splitlines()) == (member == "app1")
     after = (project / "app2" / "Cargo.toml").read_text(), (project / "Cargo.toml").read_text()
     assert after == before
+
+
+def test_a_fix_is_placed_where_the_whole_workspaces_run_places_it(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """git-cliff's shape: app builds gemmish through the library lib, whose own build has the
+    same finding. The whole run edits lib's line, which clears both; `-p app` looked at app
+    alone, counted one finding cleared either way, and put a new line in app's own manifest
+    "to keep lib lean", though the edit adds nothing to lib's build but the feature it lacks."""
+    use_registry(tmp_path_factory.mktemp("registry"), REGISTRY, monkeypatch)
+    project = tmp_path / "workspace"
+    for name, dependencies in (("lib", 'helper = "0.1"\n'), ("app", 'lib = { path = "../lib" }\n')):
+        (project / name / "src").mkdir(parents=True)
+        (project / name / "src" / "lib.rs").write_text("")
+        (project / name / "Cargo.toml").write_text(
+            f'[package]\nname = "{name}"\nversion = "0.1.0"\nedition = "2021"\n\n'
+            f"[dependencies]\n{dependencies}"
+        )
+    (project / "Cargo.toml").write_text('[workspace]\nresolver = "2"\nmembers = ["lib", "app"]\n')
+    (project / "featcheck.toml").write_text(RULE)
+    subprocess.run(["cargo", "generate-lockfile", "--offline"], cwd=project, check=True)
+    whole = json.loads(run_in_process(str(project), "--format", "json").stdout)["findings"]
+    [alone] = json.loads(run_in_process(str(project), "--format", "json", "-p", "app").stdout)[
+        "findings"
+    ]
+    assert [f["member"] for f in whole] == ["app", "lib"]
+    assert alone == whole[0]
+    assert alone["location"]["file"] == "lib/Cargo.toml" and alone["placement"] == ""
+    assert [e["file"] for e in alone["fix"]["edits"]] == ["lib/Cargo.toml"]

@@ -177,16 +177,19 @@ def test_a_library_cargo_was_not_asked_about_is_given_no_reason(
 ) -> None:
     """app's own line comes first and cargo confirms it; lib's line, which would need rayonish
     too, was never asked about. "there it turns on dependencies Cargo.lock holds no version of
-    yet" was given as the reason, which app's fix shares (burn_automata)."""
+    yet" was given as the reason, which app's fix shares (burn_automata). (lib builds arr only
+    with the feature app turns on: its own build has no finding that lib's line would clear.)"""
     # arr passes nothing on to gemmish (burn no `multi-threads` to burn-ndarray): each fix is a
     # new line, app's own first.
     arr = {"0.1.0": {"dependencies": {"gemmish": {"version": "0.1", "default-features": False}}}}
     use_registry(tmp_path_factory.mktemp("registry"), {**TWO_NEW, "arr": arr}, monkeypatch)
     files = {
         "Cargo.toml": '[workspace]\nresolver = "2"\nmembers = ["app", "lib"]\n',
-        "lib/Cargo.toml": PACKAGE.format("lib") + '[dependencies]\narr = "0.1"\n',
+        "lib/Cargo.toml": PACKAGE.format("lib")
+        + '[features]\narrays = ["dep:arr"]\n\n[dependencies]\narr = { version = "0.1", optional = true }\n',
         "lib/src/lib.rs": "",
-        "app/Cargo.toml": PACKAGE.format("app") + '[dependencies]\nlib = { path = "../lib" }\n',
+        "app/Cargo.toml": PACKAGE.format("app")
+        + '[dependencies]\nlib = { path = "../lib", features = ["arrays"] }\n',
         "app/src/main.rs": "fn main() {}",
     }
     project = write_project(tmp_path / "app", files)

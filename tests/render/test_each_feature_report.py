@@ -47,15 +47,15 @@ def test_each_feature_prints_a_table_and_each_edit_once(
     ]
     # One heading for the member: the blocks name their builds.
     assert [line for line in lines if line.startswith("app ")] == ["app (x86_64-unknown-linux-gnu)"]
-    # Each backend's `fusion` is asked of burn by the feature that selects the backend (the
-    # other builds gain nothing). `autotune` is burn-cubecl's, whose kernels both GPU builds
+    # Each backend's `fusion`, and burn-ndarray's `multi-threads` (through burn's `rayon`), is
+    # asked of burn by the feature that selects the backend (the other builds gain nothing). `autotune` is burn-cubecl's, whose kernels both GPU builds
     # run: one finding of both builds, and one fix (burn passes it on weakly to each backend).
     fixes = [line for line in lines if line.startswith("  = fix:")]
     assert fixes == [
         '  = fix: add "burn/rayon", "burn/simd" to `flex` in [features] (Cargo.toml:14); with it '
         "the build",
-        '  = fix: add "rayon" to the features of burn (Cargo.toml:10); with it the build gets '
-        "`multi-threads`",
+        '  = fix: add "burn/rayon" to `ndarray` in [features] (Cargo.toml:15); with it the build '
+        "gets",
         '  = fix: add "burn/fusion" to `cuda` in [features] (Cargo.toml:17); with it the build '
         "gets `fusion`",
         '  = fix: add "burn/fusion" to `wgpu` in [features] (Cargo.toml:16); with it the build '

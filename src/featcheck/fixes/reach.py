@@ -90,10 +90,10 @@ def added_features(before: DependencyGraph, after: DependencyGraph) -> list[tupl
     )
 
 
-Gained = tuple[Package, Sequence[str], Sequence[str], Sequence[tuple[str, str]]]
+Gained = tuple[Package, Sequence[str], Sequence[str], Sequence[tuple[str, str]], DependencyGraph]
 """One build a fix changes: its member, the packages it gains, the dependencies it turns on
-that Cargo.lock holds no version of (cargo adds those too, memory cannot say with what) and, in
-a no_std build, the features its dependencies gain (`added_features`)."""
+that Cargo.lock holds no version of (cargo adds those too, memory cannot say with what), in
+a no_std build the features its dependencies gain (`added_features`), and the build before."""
 
 NoStdBuild = Callable[[str, str, FeatureSelection], bool]
 """Whether the build of a member (by id) on a target with a selection is no_std
@@ -103,18 +103,19 @@ NoStdBuild = Callable[[str, str, FeatureSelection], bool]
 def measure(gained: Iterable[Gained], asking: frozenset[str], crate: str) -> Cost:
     """The cost of what each build gained (`asking`: the ids of the members with a finding of
     the crate, which ask for what the fix adds to their builds of it; a build that gains the
-    crate itself had none to ask for: `--each-feature` gave tendermint-rpc's default build
-    simdutf8 for its `http-client` build's finding). A no_std build that does not ask for the
+    crate itself, or that holds none of it before, had none to ask for: `--each-feature` gave
+    tendermint-rpc's default build simdutf8 for its `http-client` build's finding, and
+    burn_jepa's `wgpu` build burn-fusion for its `ndarray` build's). A no_std build that does not ask for the
     crate is not given the crate's features either (`added_features`): its member is exempt
     from the rules that need std or threads."""
     added: set[str] = set()
     unasked: dict[str, set[str]] = {}
     largest = 0
-    for member, packages, needs, features in gained:
+    for member, packages, needs, features, before in gained:
         added.update(packages)
         largest = max(largest, len(packages))
         of_crate = [shown for name, shown in features if name == crate_key(crate)]
-        gains_crate = any(p.partition(" ")[0] == crate for p in packages)
+        gains_crate = any(p.partition(" ")[0] == crate for p in packages) or not before.named(crate)
         if (packages or needs or of_crate) and (member.id not in asking or gains_crate):
             unasked.setdefault(member.name, set()).update(packages, needs, of_crate)
     listed = tuple((m, tuple(sorted(p))) for m, p in sorted(unasked.items()))
@@ -236,7 +237,8 @@ class WorkspaceBuilds:
             needs = [self.what_if.describe(n) for n in gained]
             no_std = self.no_std(member_id, target, selection)
             features = added_features(before, after) if no_std else []
-            found.append((self.members[member_id], added_packages(before, after), needs, features))
+            member = self.members[member_id]
+            found.append((member, added_packages(before, after), needs, features, before))
         return tuple(found)
 
     def unaudited(
@@ -250,14 +252,8 @@ class WorkspaceBuilds:
         (`-p`, a member's directory), resolved here: a workspace entry, or a library they use,
         changes them too (rerun's `-p animated_urdf` edited the workspace's ndarray, which adds
         packages to re_server). A member whose build has the finding (`asks`) asks for them."""
-        index = self.what_if.index
-        touched = [index.by_id[p.id] for p in candidate.touches if p.id in index.by_id]
-        reached = closure(touched, lambda p: index.dependents_at.get(p, ()))
         gained: list[Gained] = []
-        for member in self.members.values():
-            position = index.by_id.get(member.id)
-            if position is None or member.id in audited or position not in reached:
-                continue
+        for member, position in self._unaudited_reached(candidate, audited):
             before = self.what_if.graph(frozenset(), position, target)
             after = self.what_if.graph(candidate.model, position, target)
             packages = added_packages(before, after)
@@ -267,8 +263,38 @@ class WorkspaceBuilds:
             features = added_features(before, after) if no_std else []
             if (packages or features) and not no_std and asks(before):
                 packages = []
-            gained.append((member, packages, (), features))
+            gained.append((member, packages, (), features, before))
         return gained
+
+    def unaudited_cleared(
+        self,
+        candidate: Candidate,
+        target: str,
+        audited: frozenset[str],
+        flagged: Callable[[DependencyGraph], bool],
+    ) -> int:
+        """How many members this run does not audit have the finding in their default build
+        and lose it with the candidate: the run over every member counts them among those the
+        edit clears (`-p app` put a fix in app's own manifest, "to keep lib lean", where the
+        whole workspace's run edits lib's line, which clears lib's own finding too)."""
+        cleared = 0
+        for _, position in self._unaudited_reached(candidate, audited):
+            if flagged(self.what_if.graph(frozenset(), position, target)):
+                cleared += not flagged(self.what_if.graph(candidate.model, position, target))
+        return cleared
+
+    def _unaudited_reached(
+        self, candidate: Candidate, audited: frozenset[str]
+    ) -> Iterable[tuple[Package, int]]:
+        """The members outside `audited` whose build may hold a package the candidate changes,
+        with their positions in the index."""
+        index = self.what_if.index
+        touched = [index.by_id[p.id] for p in candidate.touches if p.id in index.by_id]
+        reached = closure(touched, lambda p: index.dependents_at.get(p, ()))
+        for member in self.members.values():
+            position = index.by_id.get(member.id)
+            if position is not None and member.id not in audited and position in reached:
+                yield member, position
 
     def reached(self, touches: frozenset[PackageRef]) -> frozenset[BuildKey]:
         """The builds holding a package in `touches`: only those can change (asked for each

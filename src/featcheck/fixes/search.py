@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
-from featcheck.featureset import FeatureSelection
+from featcheck.featureset import DEFAULT, FeatureSelection
 from featcheck.fixes import reach
 from featcheck.fixes.candidates import CandidateFinder
 from featcheck.fixes.lockcheck import Conflict
@@ -217,11 +217,8 @@ class FixSearch(CandidateFinder):
 
     def _holds(self, verdict: Verdict) -> bool:
         """Cleared, and versions can be picked (without cargo to ask, memory is all there is)."""
-        return (
-            verdict.cleared
-            and verdict.conflict is None
-            and (not verdict.needs or not self.cargo_checks_new_packages)
-        )
+        waits_for_cargo = bool(verdict.needs) and self.cargo_checks_new_packages
+        return verdict.cleared and verdict.conflict is None and not waits_for_cargo
 
     def _lock_only(self, verdict: Verdict) -> bool:
         """Cleared, with only dependencies Cargo.lock must take in for cargo to check."""
@@ -263,12 +260,7 @@ class FixSearch(CandidateFinder):
         edited = self._edited(candidate, query)
         cost = self.workspace.cost(candidate, query.asking, query.package.name)
         if self.audited:
-
-            def asks(build: DependencyGraph) -> bool:
-                # Its rules are the audited member's: this run read no settings of the others'.
-                member, target = query.member, query.target
-                return self.still_flagged(member, target, build, query.package, query.excused)
-
+            asks = self._flagged_as_audited(query)
             gained = self.workspace.unaudited(candidate, query.target, self.audited, asks)
             cost = cost.with_gained(gained, query.package.name)
         needs = self.what_if.needs(edited)
@@ -385,10 +377,21 @@ class FixSearch(CandidateFinder):
         key = (candidate.model, query.target, query.package, query.selection, query.group)
         known = self._coverage_counts.get(key)
         if known is None:
-            known = self._coverage_counts[key] = sum(
+            known = sum(
                 self._clears(candidate, other, query) for other in self._reached(candidate, query)
             )
+            if self.audited and query.selection == DEFAULT:  # the members `-p` leaves out
+                known += self.workspace.unaudited_cleared(
+                    candidate, query.target, self.audited, self._flagged_as_audited(query)
+                )
+            self._coverage_counts[key] = known
         return known
+
+    def _flagged_as_audited(self, query: _Query) -> Callable[[DependencyGraph], bool]:
+        """Whether a build of a member this run does not audit has the query's finding, by the
+        audited member's rules: this run read no settings of the others'."""
+        member, target, package, excused = query.member, query.target, query.package, query.excused
+        return lambda build: self.still_flagged(member, target, build, package, excused)
 
     def _reached(self, candidate: Candidate, query: _Query) -> list[Package]:
         """The affected members whose build holds a package the candidate changes: only those."""
