@@ -572,3 +572,46 @@ def test_of_two_features_that_select_the_crate_the_one_that_brings_it_takes_the_
     for feature in ("direct", "wrap-arr"):
         built = _packages(project, "--no-default-features", "--features", feature)
         assert "gemmish v0.1.0 [rayon]" in built, feature
+
+
+def test_a_build_without_the_crate_gains_no_package_for_another_builds_finding(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """burn_jepa: restoring burn's defaults clears the `ndarray` build's finding, and gives the
+    `wgpu` build, which has no burn-ndarray, burn-fusion and four more packages. The member
+    has the finding in one build, which asked for what the fix adds to all of them: it was
+    called safe. A build that holds no copy of the crate asks for nothing."""
+    registry = {
+        **ASKING_REGISTRY,
+        "fusey": {"0.1.0": {}},
+        "burnish": {
+            "1.0.0": {
+                "features": {
+                    "default": ["rayon", "fusion"],
+                    "rayon": ["gemmish?/rayon"],
+                    "fusion": ["dep:fusey"],
+                    "arr": ["dep:gemmish"],
+                },
+                "dependencies": {
+                    "gemmish": {"version": "0.1", "optional": True, "default-features": False},
+                    "fusey": {"version": "0.1", "optional": True},
+                },
+            }
+        },
+    }
+    use_registry(tmp_path_factory.mktemp("registry"), registry, monkeypatch)
+    manifest = PACKAGE.format("vision") + (
+        '[dependencies]\nburnish = { version = "1", default-features = false }\n\n'
+        '[features]\narr = ["burnish/arr"]\ngpu = []\n'
+    )
+    project = write_project(tmp_path / "vision", {"src/lib.rs": "", "Cargo.toml": manifest})
+    report = run_in_process(str(project), "--each-feature", "--format", "json")
+    [finding] = json.loads(report.stdout)["findings"]
+    assert [c["features"] for c in finding["configurations"]] == [["arr"]]
+    fixes = {f["description"]: f for f in (finding["fix"], *finding["alternatives"])}
+    restored = fixes["remove `default-features = false` from burnish"]
+    assert not restored["safe"]
+    assert restored["note"] == (
+        "not applied by --fix: it adds burnish/fusey to the build of vision, which lacked them"
+    )
+    assert finding["fix"]["safe"] and "fusey" not in json.dumps(finding["fix"])
