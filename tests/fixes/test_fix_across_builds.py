@@ -239,6 +239,13 @@ def _packages(project: Path, *flags: str) -> set[str]:
     return {line.removesuffix(" (*)") for line in run.stdout.splitlines()}
 
 
+def _threaded_alone(project: Path, *features: str) -> None:
+    """Each feature's build alone (no defaults) has gemmish with rayon, as cargo resolves it."""
+    for feature in features:
+        built = _packages(project, "--no-default-features", "--features", feature)
+        assert "gemmish v0.1.0 [rayon]" in built, feature
+
+
 def test_a_library_asks_for_the_backends_feature_where_its_own_feature_selects_it(
     tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
@@ -456,9 +463,7 @@ def test_one_finding_of_two_selecting_features_is_fixed_behind_both(
     fixed = run_in_process(str(project), "--each-feature", "--fix", "--fix-level", "info")
     assert fixed.returncode == 0, fixed.stdout + fixed.stderr
     assert _packages(project) == before
-    for feature in ("enc", "enc2"):
-        built = _packages(project, "--no-default-features", "--features", feature)
-        assert "gemmish v0.1.0 [rayon]" in built, feature
+    _threaded_alone(project, *("enc", "enc2"))
     again = run_in_process(str(project), "--each-feature", "--format", "json")
     assert json.loads(again.stdout)["findings"] == []
 
@@ -489,9 +494,7 @@ def test_a_feature_naming_the_optional_dependency_selects_it(
         'enc = ["arr"]\narr = ["dep:arr", "dep:gemmish"]\n' in (project / "Cargo.toml").read_text()
     )
     assert _packages(project) == before
-    for feature in ("enc", "arr"):
-        built = _packages(project, "--no-default-features", "--features", feature)
-        assert "gemmish v0.1.0 [rayon]" in built, feature
+    _threaded_alone(project, *("enc", "arr"))
 
 
 def test_an_implicit_feature_is_written_where_the_manifest_has_no_features(
@@ -508,8 +511,7 @@ def test_an_implicit_feature_is_written_where_the_manifest_has_no_features(
     assert fixed.returncode == 0, fixed.stdout + fixed.stderr
     assert manifest.read_text().endswith('\n[features]\narr = ["dep:arr", "dep:gemmish"]\n')
     assert _packages(project) == before
-    built = _packages(project, "--no-default-features", "--features", "arr")
-    assert "gemmish v0.1.0 [rayon]" in built
+    _threaded_alone(project, "arr")
     again = run_in_process(str(project), "--each-feature", "--format", "json")
     assert json.loads(again.stdout)["findings"] == []
 
@@ -569,9 +571,7 @@ def test_of_two_features_that_select_the_crate_the_one_that_brings_it_takes_the_
     fixed = run_in_process(str(project), "--each-feature", "--fix", "--fix-level", "info")
     assert fixed.returncode == 0, fixed.stdout + fixed.stderr
     assert _packages(project, *wrap) == before
-    for feature in ("direct", "wrap-arr"):
-        built = _packages(project, "--no-default-features", "--features", feature)
-        assert "gemmish v0.1.0 [rayon]" in built, feature
+    _threaded_alone(project, *("direct", "wrap-arr"))
 
 
 def test_a_build_without_the_crate_gains_no_package_for_another_builds_finding(

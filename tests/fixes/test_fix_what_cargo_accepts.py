@@ -337,6 +337,18 @@ def test_builds_cargo_cannot_resolve_together_are_audited_apart(
     assert report == json.loads(run_in_process_resolved_by("cargo", *args).stdout)
 
 
+def _app_beside(name: str, dependencies: str, tmp_path: Path) -> Path:
+    """top/app, locked: a binary using gemmish and, as `dependencies` (its manifest's tables)
+    say, the path package top/`name` beside it."""
+    files = {
+        "Cargo.toml": PACKAGE.format("app") + dependencies + 'gemmish = "0.1.0"\n',
+        "src/main.rs": "fn main() {}\n",
+        f"../{name}/Cargo.toml": PACKAGE.format(name),
+        f"../{name}/src/lib.rs": "",
+    }
+    return write_project(tmp_path / "top" / "app", files)
+
+
 def test_a_copy_without_a_path_package_outside_the_checkout_says_so_not_that_cargo_refused(
     tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
@@ -345,16 +357,7 @@ def test_a_copy_without_a_path_package_outside_the_checkout_says_so_not_that_car
     copy a fix is checked on lacked it, and every fix read "cargo cannot resolve it: cargo
     metadata failed: failed to read `/tmp/featcheck-fix-…/Cargo.toml`"."""
     use_registry(tmp_path_factory.mktemp("registry"), POOLED_REGISTRY, monkeypatch)
-    app = PACKAGE.format("app") + (
-        '[dependencies]\nhelper = { path = "../helper" }\ngemmish = "0.1.0"\n'
-    )
-    files = {
-        "Cargo.toml": app,
-        "src/main.rs": "fn main() {}\n",
-        "../helper/Cargo.toml": PACKAGE.format("helper"),
-        "../helper/src/lib.rs": "",
-    }
-    project = write_project(tmp_path / "top" / "app", files)
+    project = _app_beside("helper", '[dependencies]\nhelper = { path = "../helper" }\n', tmp_path)
     report = run_in_process(str(project))
     assert report.returncode == 1, report.stdout + report.stderr
     assert "featcheck-fix-" not in report.stdout
@@ -374,17 +377,9 @@ def test_an_optional_path_package_no_audited_build_holds_is_copied_too(
     reads its manifest to load the workspace: the copy a fix is checked on lacked it, and every
     fix read "cargo cannot resolve it: … failed to read `/tmp/featcheck-fix-…/ext/Cargo.toml`"."""
     use_registry(tmp_path_factory.mktemp("registry"), POOLED_REGISTRY, monkeypatch)
-    app = PACKAGE.format("app") + (
-        '[features]\nwith-ext = ["dep:ext"]\n\n'
-        '[dependencies]\next = { path = "../ext", optional = true }\ngemmish = "0.1.0"\n'
-    )
-    files = {
-        "Cargo.toml": app,
-        "src/main.rs": "fn main() {}\n",
-        "../ext/Cargo.toml": PACKAGE.format("ext"),
-        "../ext/src/lib.rs": "",
-    }
-    project = write_project(tmp_path / "top" / "app", files)
+    dependencies = '[features]\nwith-ext = ["dep:ext"]\n\n[dependencies]\n'
+    dependencies += 'ext = { path = "../ext", optional = true }\n'
+    project = _app_beside("ext", dependencies, tmp_path)
     subprocess.run(["git", "init", "-q", str(tmp_path / "top")], check=True)
     report = json.loads(run_in_process(str(project), "--format", "json").stdout)
     [finding] = report["findings"]
