@@ -105,9 +105,9 @@ def measure(gained: Iterable[Gained], asking: frozenset[str], crate: str) -> Cos
     the crate, which ask for what the fix adds to their builds of it; a build that gains the
     crate itself, or that holds none of it before, had none to ask for: `--each-feature` gave
     tendermint-rpc's default build simdutf8 for its `http-client` build's finding, and
-    burn_jepa's `wgpu` build burn-fusion for its `ndarray` build's). A no_std build that does not ask for the
-    crate is not given the crate's features either (`added_features`): its member is exempt
-    from the rules that need std or threads."""
+    burn_jepa's `wgpu` build burn-fusion for its `ndarray` build's). A no_std build that does
+    not ask for the crate is not given the crate's features either (`added_features`): its
+    member is exempt from the rules that need std or threads."""
     added: set[str] = set()
     unasked: dict[str, set[str]] = {}
     largest = 0
