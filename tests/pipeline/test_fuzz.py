@@ -231,7 +231,6 @@ def check_manifest(path: Path) -> None:
     for site in all_sites(document, document):
         assert isinstance(site.key, str) and site.inherits in (True, False)
         assert site.version is None or isinstance(site.version, str)
-        assert site.local_path is None or isinstance(site.local_path, str)
         assert site.applies(None)
         assert site.applies(HOST_CFG) in (True, False)
         site.default_features_entry()

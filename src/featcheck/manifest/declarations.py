@@ -58,10 +58,6 @@ class DeclarationSite:
     def version(self) -> str | None:
         return self.value if isinstance(self.value, str) else _text(self.value, "version")
 
-    @property
-    def local_path(self) -> str | None:
-        return _text(self.value, "path")
-
     def default_features_entry(self) -> tuple[KeyPath, Entry] | None:
         for key in _DEFAULT_FEATURES_KEYS:
             path = (*self.path, key)
