@@ -580,7 +580,8 @@ def test_a_build_without_the_crate_gains_no_package_for_another_builds_finding(
     """burn_jepa: restoring burn's defaults clears the `ndarray` build's finding, and gives the
     `wgpu` build, which has no burn-ndarray, burn-fusion and four more packages. The member
     has the finding in one build, which asked for what the fix adds to all of them: it was
-    called safe. A build that holds no copy of the crate asks for nothing."""
+    called safe. A build that holds no copy of the crate asks for nothing, and the note names
+    it."""
     registry = {
         **ASKING_REGISTRY,
         "fusey": {"0.1.0": {}},
@@ -612,6 +613,7 @@ def test_a_build_without_the_crate_gains_no_package_for_another_builds_finding(
     restored = fixes["remove `default-features = false` from burnish"]
     assert not restored["safe"]
     assert restored["note"] == (
-        "not applied by --fix: it adds burnish/fusey to the build of vision, which lacked them"
+        "not applied by --fix: it adds burnish/fusey to the build of vision (--features gpu "
+        "--no-default-features; --no-default-features; default features), which lacked them"
     )
     assert finding["fix"]["safe"] and "fusey" not in json.dumps(finding["fix"])

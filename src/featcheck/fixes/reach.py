@@ -14,7 +14,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from featcheck.featureset import DEFAULT, FeatureSelection
 from featcheck.graph import DependencyGraph, Node, closure
@@ -90,10 +90,19 @@ def added_features(before: DependencyGraph, after: DependencyGraph) -> list[tupl
     )
 
 
-Gained = tuple[Package, Sequence[str], Sequence[str], Sequence[tuple[str, str]], DependencyGraph]
-"""One build a fix changes: its member, the packages it gains, the dependencies it turns on
-that Cargo.lock holds no version of (cargo adds those too, memory cannot say with what), in
-a no_std build the features its dependencies gain (`added_features`), and the build before."""
+class Gained(NamedTuple):
+    """One build a fix changes."""
+
+    member: Package
+    packages: Sequence[str]
+    needs: Sequence[str]
+    """The dependencies it turns on that Cargo.lock holds no version of (cargo adds those too,
+    memory cannot say with what)."""
+    features: Sequence[tuple[str, str]]
+    """In a no_std build, the features its dependencies gain (`added_features`)."""
+    before: DependencyGraph
+    selection: FeatureSelection
+
 
 NoStdBuild = Callable[[str, str, FeatureSelection], bool]
 """Whether the build of a member (by id) on a target with a selection is no_std
@@ -110,15 +119,19 @@ def measure(gained: Iterable[Gained], asking: frozenset[str], crate: str) -> Cos
     member is exempt from the rules that need std or threads."""
     added: set[str] = set()
     unasked: dict[str, set[str]] = {}
+    builds: dict[str, list[str]] = {}
     largest = 0
-    for member, packages, needs, features, before in gained:
+    for member, packages, needs, features, before, selection in gained:
         added.update(packages)
         largest = max(largest, len(packages))
         of_crate = [shown for name, shown in features if name == crate_key(crate)]
         gains_crate = any(p.partition(" ")[0] == crate for p in packages) or not before.named(crate)
         if (packages or needs or of_crate) and (member.id not in asking or gains_crate):
             unasked.setdefault(member.name, set()).update(packages, needs, of_crate)
-    listed = tuple((m, tuple(sorted(p))) for m, p in sorted(unasked.items()))
+            if member.id in asking:  # it has the finding in another build: these are named
+                builds.setdefault(member.name, []).append(selection.label)
+    named = {m: f"{m} ({'; '.join(sorted(builds[m]))})" if m in builds else m for m in unasked}
+    listed = tuple((named[m], tuple(sorted(p))) for m, p in sorted(unasked.items()))
     return Cost(tuple(sorted(added)), listed, largest)
 
 
@@ -237,8 +250,8 @@ class WorkspaceBuilds:
             needs = [self.what_if.describe(n) for n in gained]
             no_std = self.no_std(member_id, target, selection)
             features = added_features(before, after) if no_std else []
-            member = self.members[member_id]
-            found.append((member, added_packages(before, after), needs, features, before))
+            member, packages = self.members[member_id], added_packages(before, after)
+            found.append(Gained(member, packages, needs, features, before, selection))
         return tuple(found)
 
     def unaudited(
@@ -263,7 +276,7 @@ class WorkspaceBuilds:
             features = added_features(before, after) if no_std else []
             if (packages or features) and not no_std and asks(before):
                 packages = []
-            gained.append((member, packages, (), features, before))
+            gained.append(Gained(member, packages, (), features, before, DEFAULT))
         return gained
 
     def unaudited_cleared(
