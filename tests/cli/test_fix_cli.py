@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
@@ -34,6 +35,30 @@ def test_diff_prints_the_change_and_writes_nothing(
         '"autodiff", "optim", "rayon", "simd"] }'
     ) in result.stdout
     assert (project / "Cargo.toml").read_bytes() == before
+
+
+def test_a_diff_of_a_manifest_without_a_final_line_break_applies_as_fix_writes_it(
+    tmp_path: Path, offline_cargo_for: Callable[..., Path]
+) -> None:
+    """dl_pytorch_rust_challenge: the changed last line ran into the next file's header, with
+    no `\\ No newline at end of file`, and `git apply` called the patch corrupt."""
+    projects = []
+    for name in ("diffed", "fixed"):
+        project = tmp_path / name
+        shutil.copytree(CRATES / "pitb-exec-cpu", project)
+        manifest = project / "Cargo.toml"
+        head, burn = manifest.read_text().split("[dependencies]\n")
+        burn, profile = burn.split("\n\n")
+        manifest.write_text(f"{head}{profile}\n[dependencies]\n{burn}")  # no line break at the end
+        offline_cargo_for(project)
+        projects.append(project)
+    diffed, fixed = projects
+    diff = run_in_process(str(diffed), "--diff").stdout
+    assert '"rayon", "simd"] }\n\\ No newline at end of file\n--- a/Cargo.lock' in diff, diff
+    subprocess.run(["git", "apply"], input=diff, text=True, cwd=diffed, check=True)
+    assert run_in_process(str(fixed), "--fix").returncode == 0
+    assert (diffed / "Cargo.toml").read_bytes() == (fixed / "Cargo.toml").read_bytes()
+    assert not (fixed / "Cargo.toml").read_bytes().endswith(b"\n")
 
 
 def test_fix_keeps_the_file_mode(tmp_path: Path, offline_cargo_for: Callable[..., Path]) -> None:

@@ -103,13 +103,16 @@ def plan_edits(all_edits: Iterable[Edit]) -> list[FileChange]:
 
 
 def render_diff(changes: list[FileChange]) -> str:
-    """A unified diff of every change, with paths relative to the report root."""
+    """A unified diff of every change, with paths relative to the report root; a last line
+    without a line break is marked as `diff` and git mark it, or the next line would run on."""
     chunks: list[str] = []
     for change in changes:
         before = toml_lines(change.original.decode("utf-8"))
         after = toml_lines(change.updated)
         old = "/dev/null" if change.created else f"a/{change.display}"
-        chunks.extend(difflib.unified_diff(before, after, old, f"b/{change.display}"))
+        for line in difflib.unified_diff(before, after, old, f"b/{change.display}"):
+            ended = line.endswith("\n")
+            chunks.append(line if ended else f"{line}\n\\ No newline at end of file\n")
     return "".join(chunks)
 
 
