@@ -36,6 +36,7 @@ if TYPE_CHECKING:
 _PLACING = "placing the findings and searching their fixes"
 _ROUNDS = 3
 """Rounds of cargo checks at most: a refused candidate's successor may need cargo too."""
+_REFUSED = "cargo cannot resolve it: "
 
 
 @dataclass(frozen=True)
@@ -194,11 +195,21 @@ class FindingPlacer:
         finally:
             if overlay is not None:
                 overlay.close()
-        # Left waiting: the best of them still says where the cut is where no cargo was asked
-        # (it ranks ahead of memory's fix, as `--no-exec` ranks it), else where memory has none.
-        return [
-            replace(o, cut=self._waiting_cut(o), pending=()) if o.pending else o for o in settled
-        ]
+        return [self._left_waiting(o) if o.pending else o for o in settled]
+
+    def _left_waiting(self, outcome: Outcome) -> Outcome:
+        """An outcome still waiting for cargo once the rounds are over. The best waiting one
+        still says where the cut is where no cargo was asked (it ranks ahead of memory's fix, as
+        `--no-exec` ranks it), else where memory has none. Without a fix, the line says what
+        cargo refused, as where nothing is left waiting (dl_pytorch_rust_challenge's members
+        each read a plain "fix:" line of burn's `fusion`, which cargo had refused)."""
+        refused, alternatives = outcome.refused, outcome.alternatives
+        first = next((a for a in alternatives if a.note.startswith(_REFUSED)), None)
+        if outcome.fix is None and not refused and first is not None:
+            refused = f"{edit_words(first.edits[0])}: {first.note}"
+            alternatives = tuple(a for a in alternatives if a.edits != first.edits)
+        cut = self._waiting_cut(outcome)
+        return replace(outcome, cut=cut, pending=(), refused=refused, alternatives=alternatives)
 
     def _waiting_cut(self, outcome: Outcome) -> Cut | None:
         first = outcome.pending[0][0].cut

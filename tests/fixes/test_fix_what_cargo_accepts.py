@@ -28,6 +28,7 @@ from synthetic_registry import (
     write_project,
 )
 
+import featcheck.placement
 from featcheck.cargo.runner import CargoRunner
 
 
@@ -214,6 +215,25 @@ def test_a_plain_report_says_what_cargo_refused_as_the_verbose_one_does(
         "  = fix: remove `default-features = false` from faer: cargo cannot resolve it: cargo "
         "metadata failed: no matching package found"
     )
+
+
+def test_a_fix_line_says_what_cargo_refused_when_the_rounds_run_out(
+    tmp_path: Path, offline_cargo_for: Callable[..., Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """dl_pytorch_rust_challenge: cargo refused burn's `fusion` on the workspace entry and on
+    the members' lines, and the rounds of checks ran out with one candidate left unasked. The
+    fix line was the plain suggestion, as if nothing had been refused. With one round, faer's
+    second fix is left unasked the same way."""
+    monkeypatch.setattr(featcheck.placement, "_ROUNDS", 1)
+    project = _copy("faer-direct", tmp_path, offline_cargo_for)
+    plain = run_in_process(str(project)).stdout.splitlines()
+    [fix] = [line for line in plain if line.startswith("  = fix:")]
+    assert fix.startswith("  = fix: ") and ": cargo cannot resolve it: cargo metadata failed" in fix
+    report = json.loads(run_in_process(str(project), "--format", "json").stdout)
+    [finding] = report["findings"]
+    assert finding["fix"] is None
+    refused = fix.removeprefix("  = fix: ").split(":")[0]
+    assert refused not in [a["description"] for a in finding["alternatives"]]
 
 
 def test_fixes_cargo_confirms_together_each_count_what_cargo_lock_gains_with_them(
