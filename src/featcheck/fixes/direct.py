@@ -122,24 +122,25 @@ class DirectDependencies:
                 selecting.append(feature)
         if len(selecting) < 2:
             return selecting
-
         # First one whose build alone holds the crate: burn_jepa's `autogaze` turns on the
         # optional dependency on the way, and only `autogaze-ndarray`, which turns it on too,
         # has it bring burn-ndarray. Then the nearest: one another of them turns on
         # (argmin-math's `ndarray_v0_16-nolinalg` before `ndarray_latest-nolinalg`, which only
         # names it), as builds may name it alone.
-        def alone(feature: str) -> bool:
-            selection = FeatureSelection.of([feature], no_default=True)
-            graph = self.what_if.graph(frozenset(), position, target, selection)
-            return any(n.package == goal.node.package and not n.host for n in graph.nodes())
-
         return sorted(
             selecting,
             key=lambda f: (
-                not alone(f),
+                not self._builds(position, [f], goal, target),
                 not any(f in owner.implied(g) - {g} for g in selecting),
             ),
         )
+
+    def _builds(self, position: int, features: list[str], goal: Goal, target: str) -> bool:
+        """Whether the package at `position`, built with only `features`, holds the crate."""
+        selection = FeatureSelection.of(features, no_default=True)
+        graph = self.what_if.graph(frozenset(), position, target, selection)
+        crate = goal.node.package
+        return any(n.package == crate and not n.host for n in graph.named(crate.name))
 
     def _built_without(
         self, owner: Package, owner_node: Node, feature: str, goal: Goal, target: str
@@ -156,11 +157,7 @@ class DirectDependencies:
         kept = [
             f for f in owner_node.features if f not in implied and feature not in owner.implied(f)
         ]
-        selection = FeatureSelection.of(kept, no_default=True)
-        position = self.what_if.index.by_id[owner.id]
-        graph = self.what_if.graph(frozenset(), position, target, selection)
-        crate = goal.node.package
-        return any(n.package == crate and not n.host for n in graph.named(crate.name))
+        return self._builds(self.what_if.index.by_id[owner.id], kept, goal, target)
 
     def _selects_crate(self, position: int, feature: str, on_the_way: frozenset[int]) -> bool:
         """Whether `feature` of the package turns on an optional dependency on the way to the
