@@ -26,7 +26,7 @@ SMALL_BURN: dict[str, Any] = {
     "burn": {
         "0.22.1": {
             "features": {
-                "default": ["std"],
+                "default": ["std", "burn-flex?/default"],
                 "std": ["burn-flex?/std"],
                 "flex": ["dep:burn-flex"],
                 "autodiff": [],

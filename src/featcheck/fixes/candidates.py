@@ -265,36 +265,35 @@ class CandidateFinder(DirectDependencies):
         defaults_off = not any(d.uses_default_features for d in bound)
         optional = all(d.optional for d in bound)
         feature_sets = self._feature_sets(declared, declared_info, goal, cfg)
+        carries = self._defaults_carry(declared, goal, cfg)
         for site in sites:
-            inherited = site.inherited
-            editable = [s for s in (inherited, site) if s is not None]
+            editable = [s for s in (site.inherited, site) if s is not None]
             for features in feature_sets:
                 if with_std is not None and self._needs_std(declared_info, features, goal, cfg):
                     if with_std:
                         yield self._asked_by_feature(
-                            owner, declared, site, features, optional, proximity
+                            owner, declared, site, features, optional, carries, proximity
                         )
                     continue
                 for where in editable:
                     yield self._candidate(
-                        owner, declared, where, site, "add-features", features, proximity
+                        owner, declared, where, site, "add-features", features, proximity, carries
                     )
                 for feature in selecting:
                     yield self._asked_by_feature(
-                        owner, declared, site, features, optional, proximity, feature
+                        owner, declared, site, features, optional, carries, proximity, feature
                     )
-            removable = inherited if inherited is not None else site
             if (
                 not (with_std is not None and "std" in declared_info.implied("default"))
                 and defaults_off
-                and removable.disables_defaults()
+                and editable[0].disables_defaults()
                 and "default" in declared_info.features
                 # Defaults that turn no wanted feature on cannot deliver it: rerun's 93 members
                 # each resolved sixteen such lines again (a third of its fix search), none clearing.
-                and self._defaults_carry(declared, goal, cfg)
+                and carries
             ):
                 yield self._candidate(
-                    owner, declared, removable, site, "remove-default-features", (), proximity
+                    owner, declared, editable[0], site, "remove-default-features", (), proximity
                 )
 
     def _needs_std(
@@ -311,6 +310,7 @@ class CandidateFinder(DirectDependencies):
         site: DeclarationSite,
         features: tuple[str, ...],
         optional: bool,
+        carries: bool,
         proximity: tuple[int, int, int],
         behind: str = "std",
     ) -> Candidate:
@@ -322,7 +322,7 @@ class CandidateFinder(DirectDependencies):
         position = index.by_id[owner.id]
         edit = self.feature_edit(owner, behind, values)
         model = frozenset({MoreFeatureValues(position, behind, values)})
-        cut = Cut.at(site, site, declared)
+        cut = Cut.at(site, site, declared, carries)
         assert cut is not None  # every site found in a manifest has its key's span
         touches = frozenset({index.packages[position].ref})
         return Candidate((edit,), model, proximity, False, len(features), cut, touches)
@@ -331,18 +331,17 @@ class CandidateFinder(DirectDependencies):
         self, declared: Node, declared_info: Package, goal: Goal, cfg: TargetCfg
     ) -> list[tuple[str, ...]]:
         """Features to add to a declaration of `declared`: all wanted ones, then the first."""
-        wanted = goal.wanted
         if declared.package == goal.node.package:
-            return [wanted]
+            return [goal.wanted]
         chosen: list[str] = []
-        for feature in wanted:
+        for feature in goal.wanted:
             options = [
                 f
                 for f in self.search.enabling_features(declared_info, goal.package, feature, cfg)
                 if f != "default" and f not in declared.features
             ]
             if not options:
-                if feature == wanted[0]:
+                if feature == goal.wanted[0]:
                     return []
                 continue
             chosen.append(options[0])
@@ -358,10 +357,11 @@ class CandidateFinder(DirectDependencies):
         action: Action,
         features: tuple[str, ...],
         proximity: tuple[int, int, int],
+        carries: bool = True,
     ) -> Candidate:
         """The candidate editing `where` (the line at `site`, or the workspace entry it
-        inherits), made once: it is the same for every finding that meets the declaration (the
-        workspace entry every member inherits is met by all of them)."""
+        inherits), made once for every finding that meets it; its cut is the line's
+        `default-features = false` only where the defaults `carries` a wanted feature."""
         removing = action == "remove-default-features"
         in_workspace_entry = where is not site
         owner_id = None if in_workspace_entry else owner.id
@@ -388,7 +388,7 @@ class CandidateFinder(DirectDependencies):
                     written.append(Edit(line.manifest.path, line.path, action))
             known = self._models[key] = (frozenset(in_model), frozenset(touched), tuple(written))
         model, touches, edits = known
-        cut = Cut.at(where, site, declared)
+        cut = Cut.at(where, site, declared, carries)
         assert cut is not None  # every site found in a manifest has its key's span
         size = _REMOVING_DEFAULTS_SIZE if removing else len(features)
         written_at_cut = cut.disables_defaults or in_workspace_entry
