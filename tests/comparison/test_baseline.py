@@ -175,3 +175,56 @@ def test_a_baseline_is_not_written_against_a_revision(home: Path, tmp_path: Path
         "accepts every finding of this audit, whatever REF had"
     ]
     assert not baseline.exists()
+
+
+def test_an_entry_the_revision_hides_too_is_not_stale(home: Path, tmp_path: Path) -> None:
+    """With `--new-since`, a finding REF has too is hidden before the baseline is read: its
+    entry still matches a finding, and no note tells the user to delete it."""
+    repository = new_repository(
+        tmp_path / "repo", home, member("a", TRIMMED_REGEX), member("b", "")
+    )
+    assert (
+        featcheck_in_process(
+            repository, home, "--write-baseline", str(repository / "b.txt")
+        ).returncode
+        == 0
+    )
+    (repository / "featcheck.toml").write_text('baseline = "b.txt"\n')
+    done = featcheck_in_process(repository, home, "--new-since", "HEAD")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "matches no finding any more" not in done.stdout
+    assert "0 new, 1 also on HEAD" in done.stdout
+
+
+@pytest.mark.parametrize("accepted_by", ["baseline", "new-since"])
+def test_fix_and_diff_leave_an_accepted_finding_as_it_is(
+    home: Path, tmp_path: Path, accepted_by: str
+) -> None:
+    """A finding the baseline accepts, or the revision has too, is not shown, so `--diff` has
+    nothing to change and `--fix` writes nothing: the same as for a finding a comment allows.
+    The new finding beside it is fixed."""
+    repository = new_repository(
+        tmp_path / "repo", home, member("a", TRIMMED_REGEX), member("b", "")
+    )
+    if accepted_by == "baseline":
+        assert (
+            featcheck_in_process(
+                repository, home, "--write-baseline", str(repository / "b.txt")
+            ).returncode
+            == 0
+        )
+        accepting: tuple[str, ...] = ("--baseline", str(repository / "b.txt"))
+    else:
+        accepting = ("--new-since", "HEAD")
+    before = (repository / "a" / "Cargo.toml").read_text()
+    diff = featcheck_in_process(repository, home, "--diff", *accepting)
+    assert (diff.returncode, diff.stdout) == (0, ""), diff.stderr
+    assert "0 files would change" in diff.stderr
+
+    write_member(repository, "b", member("b", TRIMMED_MEMCHR))
+    done = featcheck_in_process(repository, home, "--fix", *accepting)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert (repository / "a" / "Cargo.toml").read_text() == before
+    assert "memchr" in (repository / "b" / "Cargo.toml").read_text()
+    assert '"std"' in (repository / "b" / "Cargo.toml").read_text()
+    assert "matches no finding any more" not in done.stdout

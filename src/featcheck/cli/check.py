@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -121,11 +122,20 @@ def _audit_project(
     with progress.working(reading):
         result = lazy.audit_project(path, options, trust, meanwhile)
     result.fix_level = _fix_level(arguments, result)
+    comparing = _compares(arguments) or result.baseline is not None
+    what = f"Auditing {arguments.new_since}" if arguments.new_since else "Comparing"
     if arguments.diff or arguments.fix:
         fixing = options._replace(setup=next(iter(setups), None))
-        result = lazy.fix_stage()(result, path, fixing, trust, progress, diff=arguments.diff)
-    if _compares(arguments) or result.baseline is not None:
-        what = f"Auditing {arguments.new_since}" if arguments.new_since else "Comparing"
+        # Only what the run shows is fixed: a finding the baseline accepts or the revision
+        # has too is kept as it is, like one a comment allows.
+        shown = result
+        if comparing and arguments.write_baseline is None:
+            with progress.working(what):
+                compared = lazy.compare_stage()(result, arguments, next(iter(earlier), None))
+            shown = replace(result, findings=compared.findings)
+        fixed = lazy.fix_stage()(shown, path, fixing, trust, progress, diff=arguments.diff)
+        result = result if fixed is shown else fixed  # the audit of the fixed checkout
+    if comparing:
         with progress.working(what):
             result = lazy.compare_stage()(result, arguments, next(iter(earlier), None))
     if arguments.measured:

@@ -9,7 +9,7 @@ import argparse
 import os
 import sys
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -122,8 +122,7 @@ def compare_or_write(
         raise CommandExit(EXIT_CLEAN)
     if earlier is not None:
         label, audit, notes = earlier.wait()
-        result.notes.extend(notes)
-        result = against_revision(result, audit, label)
+        result = against_revision(replace(result, notes=[*result.notes, *notes]), audit, label)
     # The baseline the command line names (the user's own file), else the one the project's
     # configuration names (checkout content: it may not lead out of the checkout).
     if arguments.baseline is not None:

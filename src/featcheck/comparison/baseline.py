@@ -180,6 +180,8 @@ def against_baseline(
     """`result` without the findings the baseline `file` (as reports name it) accepts; its
     stale entries said in a note each."""
     shown, hidden, now = _split(result.findings, {e.fingerprint: e.severity for e in entries})
+    # A finding `--new-since`'s revision has too is hidden already, not gone.
+    now.update(fingerprint(f) for earlier in result.comparisons for f in earlier.hidden)
     stale = [e for e in entries if e.fingerprint not in now and _covered(result, e)]
     comparison = Comparison("baseline", file, hidden=tuple(hidden), stale=tuple(stale))
     notes = [
