@@ -255,14 +255,23 @@ def test_third_party_and_handled_by_are_read_from_the_spec() -> None:
         "unless-handled-by": [{"crate": "ndarray", "feature": "blas"}],
         "unless-dependency-has": [{"crate": "curve25519-dalek", "feature": "precomputed-tables"}],
         "unless-dependent": ["regex"],
+        "unless-built-with": ["any_zlib"],
     }
     rule = parse_rule({**_SPEC, "used-when": used}, builtin=False)
     assert rule.used_when.third_party == ThirdParty(Severity.INFO, ("ndarray",))
-    assert rule.used_when.handled_by == (HandledBy("ndarray", "blas"),)
+    assert rule.used_when.handled_by == (HandledBy("ndarray", ("blas",)),)
     assert rule.used_when.unless_dependency_has == (
-        HandledBy("curve25519-dalek", "precomputed-tables"),
+        HandledBy("curve25519-dalek", ("precomputed-tables",)),
     )
     assert rule.used_when.unless_dependent == ("regex",)
+    assert rule.used_when.unless_built_with == ("any_zlib",)
+    both = [{"crate": "regex-automata", "feature": ["hybrid", "perf-literal"]}]
+    listed = parse_rule(
+        {**_SPEC, "used-when": {**used, "unless-dependency-has": both}}, builtin=False
+    )
+    assert listed.used_when.unless_dependency_has == (
+        HandledBy("regex-automata", ("hybrid", "perf-literal")),
+    )
 
 
 @pytest.mark.parametrize(
@@ -284,6 +293,12 @@ def test_third_party_and_handled_by_are_read_from_the_spec() -> None:
             "an `unless-dependency-has` entry needs `crate`",
         ),
         ({"unless-dependent": ["re gex"]}, ("unless-dependent", 0), "must be a crate name"),
+        (
+            {"unless-dependency-has": [{"crate": "regex-automata", "feature": ["hy brid"]}]},
+            ("unless-dependency-has", 0, "feature", 0),
+            "must be a feature name",
+        ),
+        ({"unless-built-with": "any_zlib"}, ("unless-built-with",), "array of strings"),
     ],
 )
 def test_malformed_third_party_or_handled_by_is_refused_at_its_key(

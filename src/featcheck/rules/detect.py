@@ -19,7 +19,7 @@ from featcheck.workspace.model import PackageRef, crate_key, same_crate
 
 if TYPE_CHECKING:
     from featcheck.graph import DependencyGraph, Node
-    from featcheck.rules.spec import Rule, UsedWhen
+    from featcheck.rules.spec import HandledBy, Rule, UsedWhen
     from featcheck.semantics.cfg import TargetCfg
     from featcheck.severity import Severity
 
@@ -172,26 +172,24 @@ def excused(used: UsedWhen, view: BuildView, node: Node) -> bool:
     work elsewhere), `unless_dependency_has` or `unless_dependent`. Without edges (saved tree
     text), `handled_by` never holds, and any crate of the other two in the build counts."""
     graph, structured = view.graph, view.structured
+    if any(f in node.features for f in used.unless_built_with):
+        return True
     if used.handled_by and structured:
-        handlers = {(crate_key(h.crate), h.feature) for h in used.handled_by}
         avoiding = _keys(used.avoiding)
         dependents = [
             d
             for d in graph.dependents_map().get(node, set())
             if crate_key(d.name) not in avoiding and d in view.target_nodes
         ]
-        if dependents and all(
-            any((crate_key(d.name), f) in handlers for f in d.features) for d in dependents
-        ):
+        if dependents and all(_has(d, used.handled_by) for d in dependents):
             return True
     if used.unless_dependency_has:
-        wanted = {(crate_key(d.crate), d.feature) for d in used.unless_dependency_has}
         below = (
             graph.dependencies(node)
             if structured
-            else {n for crate, _ in wanted for n in graph.named(crate)}
+            else {n for d in used.unless_dependency_has for n in graph.named(crate_key(d.crate))}
         )
-        if any((crate_key(d.name), f) in wanted for d in below for f in d.features):
+        if any(_has(d, used.unless_dependency_has) for d in below):
             return True
     if not used.unless_dependent:
         return False
@@ -202,6 +200,14 @@ def excused(used: UsedWhen, view: BuildView, node: Node) -> bool:
         else {n for name in above for n in graph.named(name)}
     )
     return any(crate_key(d.name) in above for d in users)
+
+
+def _has(node: Node, entries: tuple[HandledBy, ...]) -> bool:
+    """Whether `node` is one of the entries' crates, with all of that entry's features."""
+    return any(
+        crate_key(node.name) == crate_key(h.crate) and set(h.features) <= node.features
+        for h in entries
+    )
 
 
 def ownership(

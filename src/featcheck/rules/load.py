@@ -62,6 +62,7 @@ _USED_KEYS = (
     "unless-handled-by",
     "unless-dependency-has",
     "unless-dependent",
+    "unless-built-with",
     "third-party",
 )
 _SELECTED_KEYS = ("feature", "crates", "means")
@@ -210,6 +211,9 @@ def _used_when(value: Any) -> UsedWhen:
             value.get("unless-dependency-has"), (*path, "unless-dependency-has")
         ),
         unless_dependent=strings_value(value, "unless-dependent", path, _CRATE, "a crate name"),
+        unless_built_with=strings_value(
+            value, "unless-built-with", path, FEATURE, "a feature name"
+        ),
         third_party=_third_party(value.get("third-party"), (*path, "third-party")),
     )
     if not (used.built or used.selected_by or used.direct or used.reachable):
@@ -234,7 +238,9 @@ def _handled_by(value: Any, path: KeyPath) -> tuple[HandledBy, ...]:
         crate = string_value(item, "crate", where)
         if not _CRATE.fullmatch(crate):
             raise SpecError(f"not a crate name: {shown(crate)}", (*where, "crate"))
-        handled.append(HandledBy(crate, feature_value(item, "feature", where)))
+        many = isinstance(item.get("feature"), list)
+        features = strings_value(item, "feature", where, FEATURE, "a feature name") if many else ()
+        handled.append(HandledBy(crate, features or (feature_value(item, "feature", where),)))
     return tuple(handled)
 
 

@@ -60,7 +60,8 @@ class HandledBy:
     `blas` sends f32/f64 matrix products to a BLAS library instead of matrixmultiply."""
 
     crate: str
-    feature: str
+    features: tuple[str, ...]
+    """All of them (`feature` in the spec: one name, or a list)."""
 
 
 @dataclass(frozen=True)
@@ -94,6 +95,8 @@ class UsedWhen:
     """Not used where the flagged crate's dependency `crate` is built with `feature` anyway."""
     unless_dependent: tuple[str, ...] = ()
     """Not used where one of these crates depends on the flagged one: its rule reports the loss."""
+    unless_built_with: tuple[str, ...] = ()
+    """Not used where the flagged crate has one of these features: it takes another path."""
     third_party: ThirdParty | None = None
     """None: the rule's severity wherever the crate comes from."""
 
