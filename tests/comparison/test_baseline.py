@@ -228,3 +228,33 @@ def test_fix_and_diff_leave_an_accepted_finding_as_it_is(
     assert "memchr" in (repository / "b" / "Cargo.toml").read_text()
     assert '"std"' in (repository / "b" / "Cargo.toml").read_text()
     assert "matches no finding any more" not in done.stdout
+
+
+def test_a_partial_rewrite_keeps_the_entries_it_did_not_audit(home: Path, tmp_path: Path) -> None:
+    """`--write-baseline` with `-p a` keeps b's accepted entry (and says so): the next full
+    run still hides it. A file that is not a baseline is not written over."""
+    repository = new_repository(
+        tmp_path / "repo",
+        home,
+        member("a", TRIMMED_REGEX),
+        member("b", TRIMMED_MEMCHR),
+    )
+    baseline = repository / "b.txt"
+    assert featcheck_in_process(repository, home, "--write-baseline", str(baseline)).returncode == 0
+    partial = featcheck_in_process(repository, home, "-p", "a", "--write-baseline", str(baseline))
+    assert partial.returncode == 0, partial.stderr
+    assert "kept 1 entry about what this run did not audit (FC012 b)" in partial.stderr
+    assert [line.split()[2:4] for line in baseline.read_text().splitlines()[4:]] == [
+        ["FC011", "a"],
+        ["FC012", "b"],
+    ]
+    done = featcheck_in_process(repository, home, "--baseline", str(baseline))
+    assert done.returncode == 0, done.stdout
+    assert "2 in the baseline b.txt, not shown" in done.stdout
+
+    manifest = repository / "a" / "Cargo.toml"
+    before = manifest.read_text()
+    refused = featcheck_in_process(repository, home, "--write-baseline", str(manifest))
+    assert refused.returncode == 2
+    assert refused.stderr.count("\n") == 1 and "a baseline entry is" in refused.stderr
+    assert manifest.read_text() == before

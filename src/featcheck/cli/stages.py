@@ -22,6 +22,7 @@ from featcheck.comparison.baseline import (
     against_revision,
     baseline_text,
     read_baseline,
+    unaudited_entries,
 )
 from featcheck.comparison.git import resolve_revision
 from featcheck.comparison.revision import copy_toolchain_files, revision_tree
@@ -115,10 +116,20 @@ def compare_or_write(
     """With `--write-baseline`, write the baseline and end the command; else `result` set
     against `--new-since`'s revision (`earlier`) and the baseline (`--baseline`, else the
     configured one)."""
-    if arguments.write_baseline is not None:
-        write_report(arguments.write_baseline, baseline_text(result.findings))
+    if (written := arguments.write_baseline) is not None:
+        # A file that is no baseline is refused here, before anything is written over it.
+        kept = unaudited_entries(Path(written), result)
+        write_report(written, baseline_text(result.findings, kept))
         accepted = plural(len(result.findings), "finding")
-        print(f"featcheck: wrote {arguments.write_baseline}: {accepted} accepted", file=sys.stderr)
+        print(f"featcheck: wrote {written}: {accepted} accepted", file=sys.stderr)
+        if kept:
+            what = ", ".join(sorted({f"{e.code} {e.member or ''}".strip() for e in kept}))
+            noun = "entry" if len(kept) == 1 else "entries"
+            print(
+                f"featcheck: kept {len(kept)} {noun} about what this run did not audit "
+                f"({what}); delete a line that is no longer wanted",
+                file=sys.stderr,
+            )
         raise CommandExit(EXIT_CLEAN)
     if earlier is not None:
         label, audit, notes = earlier.wait()

@@ -144,14 +144,27 @@ def _entry(line: str, number: int, path: Path) -> BaselineEntry | None:
     )
 
 
-def baseline_text(findings: Iterable[Finding]) -> str:
+def baseline_text(findings: Iterable[Finding], kept: Iterable[BaselineEntry] = ()) -> str:
+    """The file accepting `findings`, with the `kept` entries of the file it replaces."""
+
     # By rule, member, target, configuration, then what it is about: a reviewer's order.
     def review_order(line: str) -> tuple[list[str], str]:
         fields, _, about = line.partition("#")
         return fields.split()[2:6], about
 
-    lines = sorted({_line(finding) for finding in findings}, key=review_order)
-    return HEADER + "".join(f"{line}\n" for line in lines)
+    written = {_line(finding) for finding in findings}
+    for e in kept:
+        fields = (e.fingerprint, e.severity.label, e.code, e.member, e.target, e.configuration)
+        written.add(f"{' '.join(f or _NONE for f in fields)}  # {e.comment}")
+    return HEADER + "".join(f"{line}\n" for line in sorted(written, key=review_order))
+
+
+def unaudited_entries(path: Path, result: AuditResult) -> list[BaselineEntry]:
+    """The entries of the baseline at `path` (where there is one) about builds or rules this
+    audit did not cover (`-p`, `--select`, `--target`): rewriting the file keeps them."""
+    if not path.exists() and not path.is_symlink():
+        return []
+    return [entry for entry in read_baseline(path, None) if not _covered(result, entry)]
 
 
 def _line(finding: Finding) -> str:
