@@ -4,8 +4,11 @@ from git's objects into a directory of featcheck's; only what REF did not have i
 from __future__ import annotations
 
 import json
+import os
 import subprocess
+import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from history_support import (
@@ -200,3 +203,44 @@ def test_a_revision_git_cannot_find_says_how_to_get_it_only_in_a_shallow_clone(
         "--new-since: `HEAD~1` is not a commit of this repository (this clone is shallow: "
         "fetch the history first, e.g. git fetch --unshallow)"
     )
+
+
+def test_a_run_never_removes_a_whole_tree_another_run_may_be_auditing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Parallel runs on one cache: a run that finds the tree written whole by another while it
+    wrote its own leaves that one in place (the other may be running cargo in it), and trees
+    used within the hour outlive the eight kept."""
+    import featcheck.comparison.revision as revision_module
+
+    repository = tmp_path / "repo"
+    repository.mkdir()
+    git(repository, "init", "-q", "-b", "main")
+    (repository / "Cargo.toml").write_text('[package]\nname = "x"\nversion = "0.1.0"\n')
+    git(repository, "add", "-A")
+    git(repository, "commit", "-q", "-m", "one")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    trust = trust_of(repository)
+    revision = resolve_revision(repository, "main", trust)
+    write = revision_module.write_tree
+
+    def other_run_finishes_first(*arguments: Any, **keywords: Any) -> None:
+        monkeypatch.setattr(revision_module, "write_tree", write)
+        write(*arguments, **keywords)
+        with revision_tree(repository, trust, revision) as others:
+            (others / "Cargo.lock").write_text("# the other run's cargo, still at work\n")
+
+    monkeypatch.setattr(revision_module, "write_tree", other_run_finishes_first)
+    with revision_tree(repository, trust, revision) as tree:
+        assert (tree / "Cargo.lock").is_file()
+
+    root = tree.parent
+    for number in range(12):
+        old = root / f"{number:040x}-0"
+        old.mkdir()
+        age = 7200 if number < 4 else 60  # four used two hours ago, eight a minute ago
+        os.utime(old, (time.time() - age, time.time() - age))
+    with revision_tree(repository, trust, revision):
+        pass
+    left = sorted(p.name for p in root.iterdir())
+    assert left == sorted([tree.name, *(f"{n:040x}-0" for n in range(4, 12))])

@@ -32,9 +32,11 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import math
 import os
 import shutil
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -261,6 +263,7 @@ class TreeWriter:
 # (a bound, the timeout) leaves nothing behind.
 
 KEPT = 8
+_IN_USE_SECONDS = 3600
 _COMPLETE = ".featcheck-complete"
 
 
@@ -289,7 +292,8 @@ def revision_tree(
             write_tree(repository, revision, partial, trust, timeout=timeout)
             with contextlib.suppress(OSError):  # another run put it there first: seen below
                 (partial / _COMPLETE).touch()
-                shutil.rmtree(tree, ignore_errors=True)  # an incomplete one, of an older version
+                if not (tree / _COMPLETE).is_file():  # another run's whole tree may be in use
+                    shutil.rmtree(tree, ignore_errors=True)  # an incomplete one, older
                 os.rename(partial, tree)
         finally:
             shutil.rmtree(partial, ignore_errors=True)
@@ -300,15 +304,20 @@ def revision_tree(
         raise FeatcheckError(
             f"--new-since: cannot keep the tree of {revision.label} in {root}"
         ) from None
-    # Keep the `KEPT` trees used last (and nothing half-written but this run's).
-    trees = sorted(
-        (p for p in root.iterdir() if not p.name.startswith(".")),
-        key=lambda p: p.stat().st_mtime,
-        reverse=True,
-    )
-    for old in trees[KEPT:]:
-        shutil.rmtree(old, ignore_errors=True)
+    # Keep the `KEPT` trees used last (and nothing half-written but this run's), and any used
+    # within the hour: another run may be auditing it (parallel jobs on one runner).
+    used = sorted((_last_used(p), p) for p in root.iterdir() if not p.name.startswith("."))
+    for when, old in used[:-KEPT]:
+        if when < time.time() - _IN_USE_SECONDS:
+            shutil.rmtree(old, ignore_errors=True)
     yield tree
+
+
+def _last_used(tree: Path) -> float:
+    try:
+        return tree.stat().st_mtime
+    except OSError:
+        return math.inf  # another run removed it already
 
 
 def cache_key(revision: Revision) -> str:
