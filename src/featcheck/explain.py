@@ -39,8 +39,9 @@ class Explainer:
     """Each member's base build on each target, to say which other member enables a feature."""
     configured: dict[tuple[str, str, FeatureSelection], DependencyGraph]
     """Every audited (member id, target, configuration) build: what a finding's build has on."""
-    record: Callable[[str, TargetCfg, FeatureSelection], Record]
-    """A build resolved again with why each step was taken: a present feature's chain is read."""
+    record: Callable[[str, TargetCfg, FeatureSelection, bool], Record]
+    """A build (or with True, its test build) resolved again with why each step was taken: a
+    present feature's chain is read."""
     sides_unify: bool = False
     """Resolver 1 gives host units (proc-macros and what they use) and target units the same
     features, so another member's host units count too; with 2 and 3 only target units do."""
@@ -130,12 +131,20 @@ class Explainer:
         target, cfg, selection = build
         goal = self.metadata.package_of(detection.node.package)
         declared = None if cut is None else self.metadata.package_of(cut.dependency.package)
+        graph = self.configured.get((member.id, target, selection), _EMPTY)
         if cut is not None and declared is not None and goal is not None:
-            lines.extend(self._feature_path(cut, declared, goal, detection.feature, cfg))
+            # Through the packages of the build where a chain goes so (not a weak
+            # `burn-cpu?/default` to a backend the build lacks).
+            packages = (self.metadata.package_of(n.package) for n in graph.nodes())
+            within = frozenset(p.id for p in packages if p is not None)
+            lines.extend(self._feature_path(cut, declared, goal, detection.feature, cfg, within))
         if goal is not None:
-            graph = self.configured.get((member.id, target, selection), _EMPTY)
             for kind in (DEV, BUILD):
-                lines.extend(self._other_kind(kind, member, goal, detection.feature, cfg, graph))
+                found = self._other_kind(kind, member, goal, detection.feature, cfg, graph)
+                # A weak `x?/f` on the way counts as if x were on: the test build says.
+                if found and kind is DEV and not self._tests_get(member, goal, detection, build):
+                    found = []
+                lines.extend(found)
         lines.extend(self._other_members(detection.node, detection.feature, member, target))
         return tuple(lines)
 
@@ -167,7 +176,7 @@ class Explainer:
         goal = self.metadata.package_of(detection.node.package)
         if goal is None or not detection.feature:
             return {}
-        record = self.record(member.id, cfg, selection)
+        record = self.record(member.id, cfg, selection, False)
         position = self.metadata.by_id[goal.id]
         unit = (position * 2 + detection.node.host) & record.context.feature_mask
         found: dict[str, list[tuple[str, str]]] = {}
@@ -240,13 +249,19 @@ class Explainer:
         return f"in {member.name}'s own manifest: no change in {names} clears it"
 
     def _feature_path(
-        self, cut: Cut, declared: Package, goal: Package, feature: str, cfg: TargetCfg
+        self,
+        cut: Cut,
+        declared: Package,
+        goal: Package,
+        feature: str,
+        cfg: TargetCfg,
+        within: frozenset[str],
     ) -> list[str]:
         target_state = (goal.id, feature)
         where = self.locator.location(cut)
         place = f"{where.file}:{where.line}"
         if cut.disables_defaults:
-            path = self.search.chain((declared.id, "default"), target_state, cfg)
+            path = self.search.chain((declared.id, "default"), target_state, cfg, within)
             if path is not None:
                 return [
                     f"would arrive through {self.search.describe(path)}",
@@ -255,7 +270,7 @@ class Explainer:
         for start in self.search.enabling_features(declared, goal, feature, cfg):
             if start in cut.dependency.features:
                 continue  # on, and the feature is not: a weak `x?/f` on the way waits for x
-            path = self.search.chain((declared.id, start), target_state, cfg)
+            path = self.search.chain((declared.id, start), target_state, cfg, within)
             if path is not None:
                 return [
                     f"would arrive through {self.search.describe(path)}, not enabled at {place}"
@@ -310,6 +325,20 @@ class Explainer:
                 f"{line}: the build itself does not get it"
             )
         return lines
+
+    def _tests_get(
+        self,
+        member: Package,
+        goal: Package,
+        detection: Detection,
+        build: tuple[str, TargetCfg, FeatureSelection],
+    ) -> bool:
+        """Whether the member's test build has the feature on the crate's unit."""
+        _, cfg, selection = build
+        tests = self.record(member.id, cfg, selection, True)
+        context = tests.context
+        unit = (context.index.by_id[goal.id] * 2 + detection.node.host) & context.feature_mask
+        return detection.feature in tests.state.features.get(unit, ())
 
     def _other_members(self, node: Node, feature: str, member: Package, target: str) -> list[str]:
         """Members whose own build has the feature: unified in a workspace-wide build only.

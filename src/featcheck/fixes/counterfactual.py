@@ -196,12 +196,15 @@ class WhatIf:
             found = graphs[(member, selection)] = session.graph(member, self.current, selection)
         return found
 
-    def record(self, member: str, cfg: TargetCfg, selection: FeatureSelection) -> Record:
-        """MEMBER's build on `cfg`'s target resolved again, recording why each step was taken."""
+    def record(
+        self, member: str, cfg: TargetCfg, selection: FeatureSelection, tests: bool = False
+    ) -> Record:
+        """MEMBER's build (with `tests`, its test build) on `cfg`'s target resolved again,
+        recording why each step was taken."""
         context = BuildContext(
             self.index, cfg, self.host, self.resolver, unify_workspace=self.unify_workspace
         )
-        return record_build(context, self.index.by_id[member], self.current, selection)
+        return record_build(context, self.index.by_id[member], self.current, selection, tests)
 
 
 def _locked_edges(index: Workspace, lock: LockView) -> Callable[[int], tuple[Edge, ...]]:

@@ -103,9 +103,12 @@ def record_build(
     member: int,
     current: int | None = None,
     selection: FeatureSelection = DEFAULT,
+    tests: bool = False,
 ) -> Record:
-    """MEMBER's build resolved again as `TargetSession.graph` resolves it, recording why."""
+    """MEMBER's build resolved again as `TargetSession.graph` resolves it, recording why;
+    with `tests`, its test build (`cargo test -p MEMBER`: its dev-dependencies too)."""
     resolver = Resolver(context, build_requests(context, member, current, selection), split=False)
+    resolver.with_dev = resolver.with_dev or tests
     record = resolver.stack = Record(context, member, resolver.state)
     resolver.run()
     return record
@@ -223,10 +226,15 @@ class FeatureSearch:
         host = self.version > 1 and self.index.packages[position].proc_macro
         return position * 2 + host, feature[1]
 
-    def chain(self, start: _Feature, goal: _Feature, cfg: TargetCfg) -> list[_Feature] | None:
+    def chain(
+        self, start: _Feature, goal: _Feature, cfg: TargetCfg, within: frozenset[str] = frozenset()
+    ) -> list[_Feature] | None:
         """The shortest chain of features from `start` to `goal` on `cfg`'s target, both
-        included, or None. Every finding of a crate asks the same questions, so each answer is
-        kept (callers must not change it)."""
+        included, or None; through the packages `within` (ids: a build's), where one is (a
+        weak `burn-cpu?/default` leads through a backend the build lacks). Every finding of a
+        crate asks the same questions, so each answer is kept (callers must not change it)."""
+        if within and (kept := self._within(start, goal, cfg, within)) is not None:
+            return kept
         key = (start, goal, cfg.triple)
         if key not in self._chains:
             first, last = self._state(start), self._state(goal)
@@ -239,6 +247,20 @@ class FeatureSearch:
                 None if found is None else [(packages[u >> 1].id, f) for u, f in found]
             )
         return self._chains[key]
+
+    def _within(
+        self, start: _Feature, goal: _Feature, cfg: TargetCfg, within: frozenset[str]
+    ) -> list[_Feature] | None:
+        first, last = self._state(start), self._state(goal)
+        if first is None or last is None:
+            return None
+        following, packages = self._record(last[0] >> 1, cfg)._following, self.index.packages
+
+        def inside(state: State) -> list[State]:
+            return [s for s in following(state) if packages[s[0] >> 1].id in within]
+
+        found = breadth_first((first,), last, inside)
+        return None if found is None else [(packages[u >> 1].id, f) for u, f in found]
 
     def describe(self, chain: list[_Feature]) -> str:
         """`burn default → burn-core/default → … → burn-flex/rayon`, naming each package once."""
