@@ -16,6 +16,7 @@ from featcheck.builder import FindingBuilder
 from featcheck.deadline import Deadline
 from featcheck.featureset import DEFAULT, FeatureSelection
 from featcheck.fixes.direct import Goal
+from featcheck.fixes.reach import LOCK_GAINS
 from featcheck.fixes.search import FixSearch, Outcome, Verdict
 from featcheck.graph import distances_to
 from featcheck.report import Edit, Finding, Fix, Location, edit_words
@@ -359,14 +360,15 @@ def _one_edit_for_all(flagged: list[Flagged], outcomes: list[Outcome]) -> list[O
     clearing: Counter[tuple[object, tuple[Edit, ...]]] = Counter()
     for item, outcome in zip(flagged, outcomes, strict=True):
         crate = (item.target, item.detection.node.package)
-        if outcome.fix is not None and outcome.fix.safe:
+        if outcome.fix is not None and _safe_but_unconfirmed(outcome.fix):
             chosen.setdefault((crate, outcome.fix.edits), outcome)
         fixes = (*([outcome.fix] if outcome.fix else []), *outcome.alternatives)
         clearing.update((crate, f.edits) for f in fixes)
     settled = list(outcomes)
     for position, (item, outcome) in enumerate(zip(flagged, outcomes, strict=True)):
         crate = (item.target, item.detection.node.package)
-        own = clearing[(crate, outcome.fix.edits)] if outcome.fix and outcome.fix.safe else 0
+        fix = outcome.fix
+        own = clearing[(crate, fix.edits)] if fix and _safe_but_unconfirmed(fix) else 0
         shared = [a for a in outcome.alternatives if (crate, a.edits) in chosen]
         best = max(shared, key=lambda a: clearing[(crate, a.edits)], default=None)
         if best is None or clearing[(crate, best.edits)] <= own:
@@ -376,6 +378,12 @@ def _one_edit_for_all(flagged: list[Flagged], outcomes: list[Outcome]) -> list[O
         others.remove(best)
         settled[position] = Outcome(taken.cut, taken.fix, tuple(others))
     return settled
+
+
+def _safe_but_unconfirmed(fix: Fix) -> bool:
+    """Safe, or safe but for the versions Cargo.lock gains, which no cargo confirmed
+    (`--no-exec`): where the findings' places are the same as where cargo confirms."""
+    return fix.safe or fix.note.startswith(LOCK_GAINS)
 
 
 def _wanted(item: Flagged, same_member: list[str]) -> tuple[str, ...]:

@@ -901,3 +901,25 @@ def test_a_feature_naming_nothing_is_refused_as_cargo_does(
     assert done.returncode == 2 and not done.stdout
     assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
     assert f"app/Cargo.toml: feature `fast` {cargo_says}" in done.stderr
+
+
+def test_a_fix_only_cargo_confirms_places_the_finding_where_cargo_does(
+    offline_cargo_for: Callable[..., Path],
+    registry_home: Path,
+    kept_manifests: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """repro-core's finding chooses the workspace entry, which clears lin's too; the fix needs
+    cargo (Cargo.lock gains thread-tree). Where cargo confirms it, lin's finding takes that one
+    edit; `--no-exec` confirms nothing and still places lin's finding there, not on lin's own
+    line (scirs: 20 of 30 findings moved)."""
+    path = WORKSPACES.parent / "noexec" / "shared-fix-lock-gain"
+    offline_cargo_for(path, adding=["thread-tree-0.3.3"])
+    host = (detect_host_triple(),)
+    confirmed = audit_project(path, AuditOptions(targets=host, offline=True), trust_of(path))
+    places = {(f.member, _where(f.location)) for f in confirmed.findings}
+    entry = "fixtures/noexec/shared-fix-lock-gain/Cargo.toml:9:1"  # [workspace.dependencies]
+    assert places == {("lin", entry), ("repro-core", entry)}
+    assert all(f.fix is not None and f.fix.safe for f in confirmed.findings)
+    unconfirmed = _no_exec_audit(path, registry_home, monkeypatch, host, kept=kept_manifests)
+    assert _verdicts(unconfirmed) == _verdicts(confirmed)

@@ -36,6 +36,8 @@ UNCHECKED = (
 )
 """How a fix's note begins where cargo was not asked about it: lock entries only, or packages
 the builds would gain (`FixSearch.candidate_fix`). Such a note is no reason against it."""
+LOCK_GAINS = "Cargo.lock will gain versions of dependencies it turns on"
+"""The note of a fix safe but for what Cargo.lock gains, unconfirmed (`--no-exec`)."""
 
 MANY_PACKAGES = 40
 """A fix adding this many packages to a build (dozens: a framework's worth) is not applied

@@ -237,7 +237,7 @@ class FixSearch(CandidateFinder):
             added = len(verdict.cost.added) if known else None
             return Fix(candidate.edits, note=note or unchecked, added=added)
         if verdict.needs and not note:
-            note = f"Cargo.lock will gain versions of dependencies it turns on ({listed})"
+            note = f"{reach.LOCK_GAINS} ({listed})"
         # Resolved in memory, it turns on nothing Cargo.lock lacks: the lock gains nothing.
         added, locked = len(verdict.cost.added), None if verdict.needs else 0
         return Fix(
