@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import shutil
 import subprocess
 import time
 from pathlib import Path
@@ -244,3 +246,36 @@ def test_a_run_never_removes_a_whole_tree_another_run_may_be_auditing(
         pass
     left = sorted(p.name for p in root.iterdir())
     assert left == sorted([tree.name, *(f"{n:040x}-0" for n in range(4, 12))])
+
+
+def test_a_vendored_revision_is_audited_and_a_broken_one_named_as_git_names_it(
+    home: Path, tmp_path: Path
+) -> None:
+    """`cargo vendor`'s crates keep their checksum files in REF's tree (cargo reads them to load
+    the crate); a revision whose manifest is broken is named by its path in the repository."""
+    repository = new_repository(
+        tmp_path / "repo", home, member("a", TRIMMED_MEMCHR), member("b", TRIMMED_REGEX)
+    )
+    locked = re.findall(
+        r'name = "([^"]+)"\nversion = "([^"]+)"\nsource', (repository / "Cargo.lock").read_text()
+    )
+    for name, version in locked:
+        shutil.copytree(
+            home.parent / "registry" / f"{name}-{version}", repository / "vendor" / name
+        )
+    (repository / ".cargo").mkdir()
+    (repository / ".cargo" / "config.toml").write_text(
+        '[source.crates-io]\nreplace-with = "vendored"\n\n[source.vendored]\ndirectory = "vendor"\n'
+    )
+    commit(repository, "vendored")
+    done = featcheck_in_process(repository, home, "--new-since", "HEAD")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "0 new, 2 also on HEAD" in done.stdout
+
+    (repository / "b" / "Cargo.toml").write_text("[package\n")
+    commit(repository, "broken")
+    write_member(repository, "b", member("b", TRIMMED_REGEX))
+    done = featcheck_in_process(repository, home, "--new-since", "HEAD")
+    assert "note: the audit of HEAD (" in done.stdout
+    assert "expected `]`: b/Cargo.toml:1:9\n" in done.stdout
+    assert "revisions" not in done.stdout

@@ -102,8 +102,10 @@ class EarlierAudit:
                 try:
                     self.result = audit_project(earlier, quiet, self.trust.derive(tree))
                 except FeatcheckError as error:
+                    # Files as the repository names them, not featcheck's copy of its tree.
+                    said = str(error).replace(f"{tree}{os.sep}", "")
                     self.notes.append(
-                        f"the audit of {self.label} failed, so every finding is new: {error}"
+                        f"the audit of {self.label} failed, so every finding is new: {said}"
                     )
                     self.result = AuditResult(earlier)
         except BaseException as error:  # raised again in the thread that waits for it

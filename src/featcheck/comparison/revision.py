@@ -62,6 +62,8 @@ _READ_WHOLE = {
     "Cargo.toml": ("manifest", MAX_MANIFEST_BYTES),
     "Cargo.lock": ("lockfile", MAX_LOCKFILE_BYTES),
     CONFIG_FILE: ("featcheck configuration", MAX_MANIFEST_BYTES),
+    # A vendored crate's (`cargo vendor`): cargo reads it beside the manifest to load it.
+    ".cargo-checksum.json": ("vendored crate's checksum file", MAX_MANIFEST_BYTES),
 }
 
 
