@@ -124,6 +124,25 @@ def test_new_dependency_goes_at_the_end_of_the_dependencies_table() -> None:
     )
 
 
+def test_a_new_line_stays_above_the_comment_of_the_next_table() -> None:
+    """bayesiangpu-core's wasm member: a comment right above the next `[target...]` header
+    is that table's; the new line goes above it, after a commented-out line of its own table."""
+    source = (
+        '[dependencies]\nfoo = "1"\n# bar = "2"\n\n'
+        "# Native GPU backends (non-WASM targets)\n"
+        '[target.\'cfg(not(target_arch = "wasm32"))\'.dependencies]\nbaz = "1"\n'
+    )
+    edit = Edit(MANIFEST, ("dependencies", "qux"), "add-dependency", ("std",), "1")
+    assert apply_edit(source, edit).splitlines()[:6] == [
+        "[dependencies]",
+        'foo = "1"',
+        '# bar = "2"',
+        'qux = { version = "1", default-features = false, features = ["std"] }',
+        "",
+        "# Native GPU backends (non-WASM targets)",
+    ]
+
+
 PUBLISHED = """\
 [package]
 name = "render"

@@ -179,6 +179,9 @@ def _insert_in_table(lines: list[str], header: int, added: list[str], nl: str) -
     end = header + 1
     while end < len(lines) and not _ANY_HEADER.match(lines[end]):
         end += 1
+    if end < len(lines):  # comment lines right above the next header are that table's
+        while end > header + 1 and lines[end - 1].lstrip().startswith("#"):
+            end -= 1
     while end > header + 1 and not lines[end - 1].strip():
         end -= 1  # keep the blank lines before the next table where they are
     if not lines[end - 1].endswith("\n"):
