@@ -61,6 +61,10 @@ def test_only_the_finding_the_second_commit_added_is_shown(home: Path, tmp_path:
     assert comparison["against"] == f"main~1 ({base[:8]})"
     assert [(f["code"], f["member"]) for f in comparison["hidden"]] == [("FC011", "a")]
     assert comparison["absent"] == []
+    # A hidden finding is what a plain run shows, field by field, its group included.
+    plain = json.loads(featcheck_in_process(repository, home, "--format", "json").stdout)
+    [shown] = [f for f in plain["findings"] if f["code"] == "FC011"]
+    assert comparison["hidden"] == [shown]
 
 
 def test_a_commit_that_only_moves_lines_adds_nothing(home: Path, tmp_path: Path) -> None:

@@ -7,6 +7,7 @@ and bumps SCHEMA_VERSION (3: files are relative to the report root, not the audi
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import asdict
 from typing import Any
 
@@ -90,8 +91,8 @@ def _comparison(comparison: Comparison) -> dict[str, Any]:
     return {
         "kind": comparison.kind,
         "against": comparison.against,
-        "hidden": [finding_to_dict(f) for f in comparison.hidden],
-        "absent": [finding_to_dict(f) for f in comparison.absent],
+        "hidden": _grouped(comparison.hidden),
+        "absent": _grouped(comparison.absent),
         "stale": [
             {"line": e.line, "fingerprint": e.fingerprint, "entry": e.describe()}
             for e in comparison.stale
@@ -99,11 +100,16 @@ def _comparison(comparison: Comparison) -> dict[str, Any]:
     }
 
 
+def _grouped(findings: Sequence[Finding]) -> list[dict[str, Any]]:
+    """The findings as `findings[]` holds them: each with the id of its group among them."""
+    groups = group_findings(findings)
+    group_of = {id(finding): group.id for group in groups for finding in group.findings}
+    return [{**finding_to_dict(f), "group": group_of[id(f)]} for f in findings]
+
+
 def render_json(result: AuditResult) -> str:
     severities = Counter(finding.severity for finding in result.findings)
     counts = {s.label: severities[s] for s in sorted(Severity, reverse=True)}
-    groups = group_findings(result.findings)
-    group_of = {id(finding): group.id for group in groups for finding in group.findings}
     document = {
         "version": SCHEMA_VERSION,
         "tool": {"name": "featcheck", "version": __version__},
@@ -119,7 +125,7 @@ def render_json(result: AuditResult) -> str:
         "suppressed": result.suppressed,
         # `skipped` and `incomplete`: each record's fields are the schema's keys, in order.
         "skipped": [asdict(skip) for skip in result.skipped],
-        "findings": [{**finding_to_dict(f), "group": group_of[id(f)]} for f in result.findings],
+        "findings": _grouped(result.findings),
         "comparisons": [_comparison(c) for c in result.comparisons],
         "complete": not result.incomplete,
         "incomplete": [asdict(gap) for gap in result.incomplete],
