@@ -128,7 +128,9 @@ CHECK_ENTRIES = (
         "new-since+fix",
         ("{project}", "--new-since", "{revision}", "--fix", "--no-default-features"),
         clean_exit=frozenset({0}),
-        clean_says="fixed 2 file",
+        # The finding is on HEAD~1 too, and --fix changes only what is shown: the revision is
+        # audited before anything is fixed, and nothing is written.
+        clean_says="fixed 0 files",
     ),
     Entry(
         "new-since+no-exec",
