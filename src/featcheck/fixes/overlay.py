@@ -17,7 +17,7 @@ import re
 import shutil
 import tempfile
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -92,7 +92,7 @@ class Answer:
     cleared: bool
     """cargo resolved the copy, and with its versions the finding is gone."""
     added: tuple[str, ...] = ()
-    """Packages the fix adds to the member's build (`name version`)."""
+    """Packages the fix adds to the flagged builds it was asked for, each once (`name version`)."""
     locked: tuple[str, ...] | None = None
     """Packages it adds to Cargo.lock, which holds every platform's and every optional
     dependency a feature names, built here or not (voxcpm-rs: 3 to the build, 168 to the lock);
@@ -277,9 +277,17 @@ class OverlayCheck:
             # Resolved with every fix made: each counts only what its own new dependencies
             # bring (two fixes of one build each said they added what both do).
             several = len(groups) > 1
-            return [self._answer(together, item, several, needs) for item, _, needs in pending]
-        alone = {edits: self._resolve(list(edits)) for edits in groups}
-        return [self._answer(alone[edits], item) for item, edits, _ in pending]
+            answers = [self._answer(together, item, several, needs) for item, _, needs in pending]
+        else:
+            alone = {edits: self._resolve(list(edits)) for edits in groups}
+            answers = [self._answer(alone[edits], item) for item, edits, _ in pending]
+        gained: dict[tuple[Edit, ...], set[str]] = {}
+        for (_, edits, _), answer in zip(pending, answers, strict=True):
+            gained.setdefault(edits, set()).update(answer.added)
+        return [
+            replace(a, added=tuple(sorted(gained[e]))) if a.cleared else a
+            for (_, e, _), a in zip(pending, answers, strict=True)
+        ]
 
     def _resolve(self, edits: list[Edit]) -> _Resolved | str:
         """cargo's metadata of the copy with `edits` made, and what its Cargo.lock gained; or
