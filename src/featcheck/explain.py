@@ -133,10 +133,8 @@ class Explainer:
         declared = None if cut is None else self.metadata.package_of(cut.dependency.package)
         graph = self.configured.get((member.id, target, selection), _EMPTY)
         if cut is not None and declared is not None and goal is not None:
-            # Through the packages of the build where a chain goes so (not a weak
-            # `burn-cpu?/default` to a backend the build lacks).
-            packages = (self.metadata.package_of(n.package) for n in graph.nodes())
-            within = frozenset(p.id for p in packages if p is not None)
+            # A weak `burn-cpu?/default` on the way leads on only to a package of this build.
+            within = frozenset(n.package for n in graph.nodes())
             lines.extend(self._feature_path(cut, declared, goal, detection.feature, cfg, within))
         if goal is not None:
             for kind in (DEV, BUILD):
@@ -255,7 +253,7 @@ class Explainer:
         goal: Package,
         feature: str,
         cfg: TargetCfg,
-        within: frozenset[str],
+        within: frozenset[PackageRef],
     ) -> list[str]:
         target_state = (goal.id, feature)
         where = self.locator.location(cut)

@@ -303,7 +303,8 @@ class FindingPlacer:
         if package is None:
             return None
         avoided = frozenset(map(crate_key, item.rule.used_when.avoiding))
-        goal = Goal(node, package, (item.detection.feature,), avoided)
+        within = frozenset(n.package for n in graph.nodes())
+        goal = Goal(node, package, (item.detection.feature,), avoided, within)
         return self.search.anchor(item.member, item.cfg, graph, goal, distances_to(graph, node))
 
     def _member_sites(self, item: Flagged) -> list[DeclarationSite]:

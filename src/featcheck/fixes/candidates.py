@@ -34,9 +34,6 @@ if TYPE_CHECKING:  # the finder is handed these; it only names their types
     from featcheck.resolution.record import FeatureSearch
     from featcheck.semantics.cfg import TargetCfg
 
-_REMOVING_DEFAULTS_SIZE = 1000
-"""Dropping `default-features = false` turns on every default: larger than any feature list."""
-
 
 @dataclass
 class CandidateFinder(DirectDependencies):
@@ -64,7 +61,8 @@ class CandidateFinder(DirectDependencies):
         if (package := self.metadata.package_of(backend.package)) is None:
             return []
         found: dict[tuple[Edit, ...], Candidate] = {}
-        goal = Goal(backend, package, wanted, frozenset(map(crate_key, avoiding)))
+        within = frozenset(n.package for n in builds[0][0].nodes())
+        goal = Goal(backend, package, wanted, frozenset(map(crate_key, avoiding)), within)
         # No build of the finding leaves the member's own `std` feature off.
         member_std = not any(without_std(member, selection) for _, selection in builds)
         for candidate in self._candidates(member, cfg, builds[0][0], goal, member_std):
@@ -218,13 +216,14 @@ class CandidateFinder(DirectDependencies):
 
     def _defaults_carry(self, declared: Node, goal: Goal, cfg: TargetCfg) -> bool:
         """Whether the defaults of the package at `declared` turn on a wanted feature of the
-        goal (on the same side of the build), or the goal is the crate itself."""
+        goal through the goal's build, or the goal is the crate itself."""
         package = self.metadata.package_of(declared.package)
         if package is None or not any(goal.wanted):
             return True
+        crate = goal.package.id
         return any(
-            "default" in self.search.enabling_features(package, goal.package, feature, cfg)
-            for feature in goal.wanted
+            self.search.chain((package.id, "default"), (crate, f), cfg, goal.within) is not None
+            for f in goal.wanted
         )
 
     def _local_owners(
@@ -390,7 +389,7 @@ class CandidateFinder(DirectDependencies):
         model, touches, edits = known
         cut = Cut.at(where, site, declared, carries)
         assert cut is not None  # every site found in a manifest has its key's span
-        size = _REMOVING_DEFAULTS_SIZE if removing else len(features)
+        size = 1000 if removing else len(features)  # every default: more than any list
         written_at_cut = cut.disables_defaults or in_workspace_entry
         return Candidate(edits, model, proximity, written_at_cut, size, cut, touches)
 

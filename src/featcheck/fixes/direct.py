@@ -75,6 +75,9 @@ class Goal(NamedTuple):
     avoiding: frozenset[str] = frozenset()
     """Crates (as crates.io compares names) whose paths to the crate the rule does not count:
     FC009's nalgebra."""
+    within: frozenset[PackageRef] | None = None
+    """The packages of the finding's build: a weak `x?/f` of the defaults leads on only to
+    them (where a cut lies). None: as if every weak one did (what a fix may turn on)."""
 
 
 def new_requirement(node: Node, pinned: frozenset[str]) -> str:

@@ -19,7 +19,7 @@ from featcheck.resolution.features import (
     build_requests,
 )
 from featcheck.semantics.cfg import TargetCfg
-from featcheck.workspace.model import DEP, FEATURE, NORMAL, Edge, FeatureValue, Package
+from featcheck.workspace.model import DEP, FEATURE, NORMAL, Edge, FeatureValue, Package, PackageRef
 from featcheck.workspace.workspace import Workspace
 
 State = tuple[int, str]
@@ -44,6 +44,8 @@ class Record(list[Seed]):
         self.next: dict[State, list[State]] = {}
         """From each feature turned on and each unit built, the states its steps turned on
         next, in the order the resolver took them."""
+        self.weakly: set[tuple[State, State]] = set()
+        """The steps of `next` taken through a weak `x?/f`, which does nothing while x is off."""
 
     def pop(self, index: SupportsIndex = -1) -> Seed:
         self.taking = super().pop(index)
@@ -60,21 +62,27 @@ class Record(list[Seed]):
     def _state(self, step: Seed) -> State:
         return step[0] & self.context.feature_mask, step[1].name
 
-    def _states(self, steps: list[Seed], seen: set[Seed]) -> Iterable[State]:
-        """The states `steps` turned on: a `dep:x` or `x/f` step stands for those its own
-        steps did."""
+    def _states(
+        self, steps: list[Seed], seen: set[Seed], weak: bool = False
+    ) -> Iterable[tuple[State, bool]]:
+        """The states `steps` turned on, each with whether a weak value led there: a `dep:x` or
+        `x/f` step stands for those its own steps did."""
         for step in steps:
             if step[1].kind in (FEATURE, ACTIVATE_VALUE.kind):
-                yield self._state(step)
+                yield self._state(step), weak
             elif step not in seen:
                 seen.add(step)
-                yield from self._states(self.gave.get(step, []), seen)
+                yield from self._states(self.gave.get(step, []), seen, weak or step[1].weak)
 
     def _following(self, state: State) -> list[State]:
         if not self.next:  # drawn once the resolution is over, on the first question
             for step, taken in self.gave.items():
                 if step is not None and step[1].kind in (FEATURE, ACTIVATE_VALUE.kind):
-                    self.next.setdefault(self._state(step), []).extend(self._states(taken, set()))
+                    here = self._state(step)
+                    for found, weak in self._states(taken, set()):
+                        self.next.setdefault(here, []).append(found)
+                        if weak:
+                            self.weakly.add((here, found))
         return self.next.get(state, [])
 
     def through_declaration(self, key: str, goal: State) -> list[tuple[str, str]] | None:
@@ -90,7 +98,8 @@ class Record(list[Seed]):
             if edge.optional and key not in turned_on:
                 continue
             asked = [(dep_key, value) for value in edge.requested]
-            for start in [*self._states(asked, set()), self._state((dep_key, ACTIVATE_VALUE))]:
+            starts = [state for state, _ in self._states(asked, set())]
+            for start in [*starts, self._state((dep_key, ACTIVATE_VALUE))]:
                 found = breadth_first((start,), goal, self._following)
                 if found is not None and (best is None or len(found) < len(best)):
                     best = found
@@ -189,6 +198,7 @@ class FeatureSearch:
         self.version = 2 if split_sides else 1
         self._records: dict[tuple[str, int], _Everything] = {}
         self._chains: dict[tuple[_Feature, _Feature, str], list[_Feature] | None] = {}
+        self._inside: dict[tuple[object, ...], list[_Feature] | None] = {}
         self._enabling: dict[tuple[str, str, str, str], list[str]] = {}
 
     def _record(self, goal: int, cfg: TargetCfg) -> _Everything:
@@ -227,14 +237,22 @@ class FeatureSearch:
         return position * 2 + host, feature[1]
 
     def chain(
-        self, start: _Feature, goal: _Feature, cfg: TargetCfg, within: frozenset[str] = frozenset()
+        self,
+        start: _Feature,
+        goal: _Feature,
+        cfg: TargetCfg,
+        within: frozenset[PackageRef] | None = None,
     ) -> list[_Feature] | None:
         """The shortest chain of features from `start` to `goal` on `cfg`'s target, both
-        included, or None; through the packages `within` (ids: a build's), where one is (a
-        weak `burn-cpu?/default` leads through a backend the build lacks). Every finding of a
-        crate asks the same questions, so each answer is kept (callers must not change it)."""
-        if within and (kept := self._within(start, goal, cfg, within)) is not None:
-            return kept
+        included, or None. With `within` (a build's packages), a weak `x?/f` leads on only
+        where x is one of them: burn's `burn-ndarray?/default` does nothing in a build without
+        burn-ndarray. Every finding of a crate asks the same questions, so each answer without
+        `within` is kept (callers must not change it)."""
+        if within is not None:
+            inside = (start, goal, cfg.triple, within)
+            if inside not in self._inside:
+                self._inside[inside] = self._within(start, goal, cfg, within)
+            return self._inside[inside]
         key = (start, goal, cfg.triple)
         if key not in self._chains:
             first, last = self._state(start), self._state(goal)
@@ -249,15 +267,19 @@ class FeatureSearch:
         return self._chains[key]
 
     def _within(
-        self, start: _Feature, goal: _Feature, cfg: TargetCfg, within: frozenset[str]
+        self, start: _Feature, goal: _Feature, cfg: TargetCfg, within: frozenset[PackageRef]
     ) -> list[_Feature] | None:
         first, last = self._state(start), self._state(goal)
         if first is None or last is None:
             return None
-        following, packages = self._record(last[0] >> 1, cfg)._following, self.index.packages
+        record, packages = self._record(last[0] >> 1, cfg), self.index.packages
 
         def inside(state: State) -> list[State]:
-            return [s for s in following(state) if packages[s[0] >> 1].id in within]
+            return [
+                s
+                for s in record._following(state)
+                if (state, s) not in record.weakly or packages[s[0] >> 1].ref in within
+            ]
 
         found = breadth_first((first,), last, inside)
         return None if found is None else [(packages[u >> 1].id, f) for u, f in found]
