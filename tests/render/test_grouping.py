@@ -375,3 +375,28 @@ def test_a_fix_line_names_every_line_it_edits_in_one_manifest(
     render_text(AuditResult(tmp_path, findings=[finding], members=["app"]), stream, RenderOptions())
     text = " ".join(stream.getvalue().split())
     assert "(lib/Cargo.toml:7, lib/Cargo.toml:12); with it the build gets" in text
+
+
+def test_a_groups_notes_name_the_members_a_note_is_about(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """feos: py_feos reaches ndarray through feos-core, feos-dft directly; the group showed
+    only py_feos's note. A note each finding says of its own member is shown once."""
+    monkeypatch.setenv("NO_COLOR", "1")
+    notes = {
+        "py_feos": ("feos-core depends on ndarray directly", "py_feos is built for Python"),
+        "feos-dft": ("feos-dft depends on ndarray directly", "feos-dft is built for Python"),
+    }
+    findings = [
+        replace(make_finding(member=member, location=manifest_location()), notes=said)
+        for member, said in notes.items()
+    ]
+    stream = io.StringIO()
+    result = AuditResult(tmp_path, findings=findings, members=list(notes))
+    render_text(result, stream, RenderOptions(verbose=True))
+    said = [line.strip() for line in stream.getvalue().splitlines() if "= note:" in line]
+    assert said == [
+        "= note: for py_feos: feos-core depends on ndarray directly",
+        "= note: py_feos is built for Python",
+        "= note: for feos-dft: feos-dft depends on ndarray directly",
+    ]

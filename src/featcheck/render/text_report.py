@@ -122,7 +122,7 @@ def _render_group(
         lines.append(_detail("builds", builds_of_group(group)))
     lines += _confidence(group.confidence)
     if verbose:  # notes and the chain; the whole why, not its first sentence
-        lines += [_detail("note", note) for note in finding.notes]
+        lines += [_detail("note", note) for note in _notes(group)]
         if len(finding.configurations) > 1:
             also = "; ".join(c.label for c in finding.configurations[1:])
             lines.append(_detail("note", f"also in the build with {also}"))
@@ -139,6 +139,23 @@ def _render_group(
             state += f": {alternative.note}"
         lines.append(_detail("or", f"{fix_words(alternative)} ({_where(alternative)}; {state})"))
     return lines
+
+
+def _notes(group: FindingGroup) -> list[str]:
+    """The notes of the group's findings, each once (the lead's words where each finding says
+    the same of its own member); one that not all of them carry names the members it is about
+    (feos: "feos-core depends on ndarray directly" is py_feos's only)."""
+    about: dict[str, tuple[str, list[str]]] = {}
+    for finding in group.findings:
+        member = finding.member or ""
+        for note in finding.notes:
+            same = note.replace(member, "\0") if member else note
+            about.setdefault(same, (note, []))[1].append(member)
+    every = len(group.findings)
+    return [
+        note if len(members) == every else f"for {', '.join(dict.fromkeys(members))}: {note}"
+        for note, members in about.values()
+    ]
 
 
 def _render_block(block: list[FindingGroup], width: int, applied: list[Finding]) -> list[Line]:
