@@ -62,8 +62,9 @@ _READ_WHOLE = {
     "Cargo.toml": ("manifest", MAX_MANIFEST_BYTES),
     "Cargo.lock": ("lockfile", MAX_LOCKFILE_BYTES),
     CONFIG_FILE: ("featcheck configuration", MAX_MANIFEST_BYTES),
-    # A vendored crate's (`cargo vendor`): cargo reads it beside the manifest to load it.
-    ".cargo-checksum.json": ("vendored crate's checksum file", MAX_MANIFEST_BYTES),
+    # A vendored crate's (`cargo vendor`): cargo reads it beside the manifest to load it. It
+    # lists every file of the crate (windows-sys: thousands), so it is bounded as a lockfile.
+    ".cargo-checksum.json": ("vendored crate's checksum file", MAX_LOCKFILE_BYTES),
 }
 
 
