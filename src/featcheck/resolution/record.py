@@ -63,26 +63,25 @@ class Record(list[Seed]):
         return step[0] & self.context.feature_mask, step[1].name
 
     def _states(
-        self, steps: list[Seed], seen: set[Seed], weak: bool = False
+        self, steps: list[Seed], seen: set[tuple[Seed, bool]], weak: bool = False
     ) -> Iterable[tuple[State, bool]]:
         """The states `steps` turned on, each with whether a weak value led there: a `dep:x` or
         `x/f` step stands for those its own steps did."""
         for step in steps:
             if step[1].kind in (FEATURE, ACTIVATE_VALUE.kind):
                 yield self._state(step), weak
-            elif step not in seen:
-                seen.add(step)
+            elif (step, weak) not in seen:
+                seen.add((step, weak))
                 yield from self._states(self.gave.get(step, []), seen, weak or step[1].weak)
 
     def _following(self, state: State) -> list[State]:
         if not self.next:  # drawn once the resolution is over, on the first question
             for step, taken in self.gave.items():
                 if step is not None and step[1].kind in (FEATURE, ACTIVATE_VALUE.kind):
-                    here = self._state(step)
-                    for found, weak in self._states(taken, set()):
-                        self.next.setdefault(here, []).append(found)
-                        if weak:
-                            self.weakly.add((here, found))
+                    here, reached = self._state(step), list(self._states(taken, set()))
+                    self.next.setdefault(here, []).extend(found for found, _ in reached)
+                    strongly = {found for found, weak in reached if not weak}
+                    self.weakly.update((here, f) for f, weak in reached if f not in strongly)
         return self.next.get(state, [])
 
     def through_declaration(self, key: str, goal: State) -> list[tuple[str, str]] | None:
