@@ -439,3 +439,40 @@ def test_a_git_dependency_is_not_a_path_package_the_copy_leaves_out(
     assert finding["fix"]["confirmed"] and finding["fix"]["description"] == (
         'add "rayon" to the features of gemmish'
     )
+
+
+SHARED_POOL = {
+    "core-pool": {"1.0.0": {}},
+    "pool": {"1.0.0": {"dependencies": {"core-pool": "1.0.0"}}},
+    "gemmish": POOLED_REGISTRY["gemmish"],
+}
+"""gemmish's `rayon` brings pool, which Cargo.lock lacks, and pool its core-pool, which the
+lock holds for member b alone."""
+
+
+def test_one_edit_for_several_members_names_one_count_of_what_it_adds(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """bayesiangpu-core: the workspace entry's edit, which cargo confirmed for each member's
+    build, read "adds 5 packages" for two members and "adds 2" for four: each counted what its
+    own build gains. One edit adds, to the builds it changes, one set of packages."""
+    use_registry(tmp_path_factory.mktemp("registry"), SHARED_POOL, monkeypatch)
+    root = (
+        '[workspace]\nmembers = ["a", "b"]\nresolver = "2"\n\n[workspace.dependencies]\n'
+        'gemmish = { version = "0.1", default-features = false }\n'
+    )
+    files = {"Cargo.toml": root, "a/src/main.rs": "fn main() {}", "b/src/main.rs": "fn main() {}"}
+    files["a/Cargo.toml"] = PACKAGE.format("a") + "[dependencies]\ngemmish.workspace = true\n"
+    files["b/Cargo.toml"] = PACKAGE.format("b") + (
+        '[dependencies]\ngemmish.workspace = true\ncore-pool = "1.0.0"\n'
+    )
+    project = write_project(tmp_path / "ws", files)
+    assert "core-pool" in (project / "Cargo.lock").read_text()
+
+    report = run_in_process(str(project), "--format", "json")
+    assert report.returncode == 1, report.stdout + report.stderr
+    fixes = {f["member"]: f["fix"] for f in json.loads(report.stdout)["findings"]}
+    assert {m: (f["edits"][0]["line"], f["added_packages"]) for m, f in fixes.items()} == {
+        "a": (6, 2),
+        "b": (6, 2),
+    }
