@@ -80,8 +80,9 @@ class Record(list[Seed]):
                 if step is not None and step[1].kind in (FEATURE, ACTIVATE_VALUE.kind):
                     here, reached = self._state(step), list(self._states(taken, set()))
                     self.next.setdefault(here, []).extend(found for found, _ in reached)
-                    strongly = {found for found, weak in reached if not weak}
-                    self.weakly.update((here, f) for f, weak in reached if f not in strongly)
+                    # A weak `x?/f` beside the step's own `dep:x` is not weak there.
+                    strongly = {unit for (unit, _), weak in reached if not weak}
+                    self.weakly.update((here, f) for f, weak in reached if f[0] not in strongly)
         return self.next.get(state, [])
 
     def through_declaration(self, key: str, goal: State) -> list[tuple[str, str]] | None:
