@@ -5,6 +5,7 @@ it imports only the severity levels, so renderers, rules and the orchestrator al
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -119,7 +120,18 @@ def edit_words(edit: Edit) -> str:
         return f"add {key} = [{_listed(edit.features)}] to [features]"
     if edit.action == "add-feature-values":
         return f"add {_listed(edit.features)} to `{key}` in [features]"
-    return f"add {key} = {edit.declared_value()} to [dependencies]"
+    table = "dependencies"
+    if edit.declaration[0] == "target":
+        table = f"target.{table_key(str(edit.declaration[1]))}.dependencies"
+    return f"add {key} = {edit.declared_value()} to [{table}]"
+
+
+def table_key(name: str) -> str:
+    """`name` as a key of a table header: bare where TOML allows (a target triple), else
+    quoted (`'cfg(unix)'`)."""
+    if re.fullmatch(r"[A-Za-z0-9_-]+", name):
+        return name
+    return f"'{name}'" if "'" not in name else json.dumps(name)
 
 
 def fix_words(fix: Fix) -> str:

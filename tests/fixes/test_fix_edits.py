@@ -143,6 +143,24 @@ def test_a_new_line_stays_above_the_comment_of_the_next_table() -> None:
     ]
 
 
+@pytest.mark.parametrize("quote", ["'", '"'])
+def test_a_new_line_goes_in_the_target_table_of_the_line_that_brings_the_crate(quote: str) -> None:
+    """iroh-dns: hickory-resolver, which brings uuid, is declared for non-wasm targets only; a
+    line in `[dependencies]` gave the wasm32 build uuid, which refuses to compile there."""
+    platform = 'cfg(not(target_arch = "wasm32"))' if quote == "'" else "cfg(unix)"
+    header = f"[target.{quote}{platform}{quote}.dependencies]"
+    source = f'[dependencies]\nfoo = "1"\n\n{header}\nbar = "1"\n\n[features]\nx = []\n'
+    declaration = ("target", platform, "dependencies", "uuid")
+    edit = Edit(MANIFEST, declaration, "add-dependency", ("fast-rng",), "1.23.4")
+    lines = apply_edit(source, edit).splitlines()
+    new = 'uuid = { version = "1.23.4", default-features = false, features = ["fast-rng"] }'
+    assert lines[lines.index(header) + 2] == new and lines.count(new) == 1
+    assert (
+        edit_words(edit)
+        == f"add uuid = {edit.declared_value()} to [target.'{platform}'.dependencies]"
+    )
+
+
 PUBLISHED = """\
 [package]
 name = "render"

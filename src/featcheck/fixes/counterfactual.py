@@ -64,7 +64,7 @@ def _edited(index: Workspace, package: int, edits: Sequence[ModelEdit]) -> Packa
         if isinstance(edit, NewDependency):
             requested = parse_feature_values(edit.features)
             optional = edit.behind is not None
-            edges.append(Edge(edit.dep, edit.key, NORMAL, None, optional, requested))
+            edges.append(Edge(edit.dep, edit.key, NORMAL, edit.platform, optional, requested))
             if edit.behind is not None:
                 hidden = FeatureValue(DEP, edit.key)
                 features[edit.behind] = (*features.get(edit.behind, ()), hidden)

@@ -222,12 +222,16 @@ class DirectDependencies:
             requested, version = (*inherited, *wanted, *defaults), ""
             action = "inherit-optional-dependency" if optional else "inherit-dependency"
         manifest = owner.manifest_path
-        edits = [Edit(manifest, ("dependencies", key), action, wanted, version)]
+        # Beside the line that brings the crate, in its `[target.X.dependencies]` table where it
+        # is one: iroh-dns's uuid came only on non-wasm targets, and a plain line gave it to wasm.
+        platform = cut.site.platform if cut.site.manifest.path == manifest else None
+        table = ("target", platform, "dependencies") if platform else ("dependencies",)
+        edits = [Edit(manifest, (*table, key), action, wanted, version)]
         if behind is not None:
             edits.append(self.feature_edit(owner, behind, (f"dep:{key}",)))
         index = self.what_if.index
         position, dep = index.by_id[owner.id], index.by_id[goal.package.id]
-        model = frozenset({NewDependency(position, dep, key, requested, behind)})
+        model = frozenset({NewDependency(position, dep, key, requested, behind, platform)})
         touches = frozenset({index.packages[position].ref})
         yield Candidate(tuple(edits), model, (1, depth, 0), False, len(wanted), cut, touches)
 

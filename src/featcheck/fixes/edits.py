@@ -19,7 +19,7 @@ import tomlkit.exceptions
 from featcheck.manifest.document import toml_lines
 from featcheck.manifest.spans import Entry, KeyPath, Span, declaration_end, index_spans
 from featcheck.manifest.toml_lexer import line_starts
-from featcheck.report import Edit
+from featcheck.report import Edit, table_key
 
 _ANY_HEADER = re.compile(r"^\s*\[")
 _DOTTED_DEPENDENCY_HEADER = re.compile(r"^\s*\[\s*dependencies\s*\.")
@@ -151,6 +151,12 @@ def _add_dependency(doc: _Text, edit: Edit) -> str:
     table after the last of them; else a new `[dependencies]` at the end."""
     key = edit.declaration[-1]
     lines = toml_lines(doc.text)
+    if edit.declaration[0] == "target":
+        platform = str(edit.declaration[1])
+        quoted = "|".join(re.escape(q) for q in (f"'{platform}'", f'"{platform}"', platform))
+        header = re.compile(rf"^\s*\[\s*target\s*\.\s*(?:{quoted})\s*\.\s*dependencies\s*\]")
+        table = f"target.{table_key(platform)}.dependencies"
+        return _add_line(doc, table, f"{key} = {edit.declared_value()}", header)
     if not any(_header("dependencies").match(line) for line in lines):
         dotted = [i for i, line in enumerate(lines) if _DOTTED_DEPENDENCY_HEADER.match(line)]
         if dotted:
@@ -159,10 +165,14 @@ def _add_dependency(doc: _Text, edit: Edit) -> str:
     return _add_line(doc, "dependencies", f"{key} = {edit.declared_value()}")
 
 
-def _add_line(doc: _Text, table: str, added: str) -> str:
-    """`added` at the end of the manifest's `[table]`, else in a new one at the end."""
+def _add_line(
+    doc: _Text, table: str, added: str, header_line: re.Pattern[str] | None = None
+) -> str:
+    """`added` at the end of the manifest's `[table]` (its header matching `header_line`, where
+    the table's name may be written more ways than one), else in a new one at the end."""
     lines = toml_lines(doc.text)
-    header = next((i for i, line in enumerate(lines) if _header(table).match(line)), None)
+    matches = header_line or _header(table)
+    header = next((i for i, line in enumerate(lines) if matches.match(line)), None)
     if header is not None:
         return _insert_in_table(lines, header, [added], doc.newline)
     text, nl = doc.text, doc.newline

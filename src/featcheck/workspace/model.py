@@ -219,6 +219,8 @@ class NewDependency:
     """What the entry asks of `dep` (`default` among them when it keeps the defaults)."""
     behind: str | None = None
     """The package's own feature that turns the entry on (`dep:KEY` added to it); None: required."""
+    platform: str | None = None
+    """The `[target.PLATFORM.dependencies]` table it is written in; None: `[dependencies]`."""
 
 
 @dataclass(frozen=True)
