@@ -923,3 +923,25 @@ def test_a_fix_only_cargo_confirms_places_the_finding_where_cargo_does(
     assert all(f.fix is not None and f.fix.safe for f in confirmed.findings)
     unconfirmed = _no_exec_audit(path, registry_home, monkeypatch, host, kept=kept_manifests)
     assert _verdicts(unconfirmed) == _verdicts(confirmed)
+
+
+@pytest.mark.parametrize(
+    "written",
+    ['default-features = "false"', 'optional = "yes"', 'workspace = "true"', "optional = true"],
+)
+def test_a_flag_that_is_no_boolean_is_refused_as_cargo_does(written: str, tmp_path: Path) -> None:
+    """cargo: "invalid type: string "false", expected a boolean". `--no-exec` read the string as
+    true and audited lib with its defaults, a build cargo refuses to make."""
+    dependency = f'[dependencies]\nlib = {{ path = "../lib", {written} }}\n'
+    if written == "optional = true":
+        dependency += '\n[features]\nwith-lib = ["dep:lib"]\n'
+    _app_and_lib(tmp_path, dependency, "")
+    done = run_in_process(str(tmp_path), "--no-exec")
+    if written == "optional = true":
+        assert done.returncode == 0, done.stdout + done.stderr
+        return
+    flag = written.split(" = ")[0]
+    assert done.returncode == 2 and not done.stdout
+    assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
+    assert "app/Cargo.toml" in done.stderr
+    assert f"`{flag}` of dependency `lib` must be true or false" in done.stderr

@@ -77,12 +77,14 @@ def _declaration(
 ) -> tuple[Declaration, bool]:
     """The declaration of `key`, and whether it is a git dependency."""
     base_dir = package_dir
+    _flags(spec, key)
     if isinstance(spec, Mapping) and spec.get("workspace") is True:
         inherited = table(table(root_data.get("workspace")).get("dependencies")).get(key)
         if isinstance(inherited, str):
             inherited = {"version": inherited}
         if not isinstance(inherited, Mapping):
             raise TypeError(f"`{key}` inherits from [workspace.dependencies], which lacks it")
+        _flags(inherited, key)
         features = [
             *_strings(inherited.get("features"), f"features of {key}"),
             *_strings(spec.get("features"), f"features of {key}"),
@@ -118,6 +120,14 @@ def _declaration(
         path=full_path,
     )
     return declaration, isinstance(spec.get("git"), str)
+
+
+def _flags(spec: Any, key: str) -> None:
+    """cargo's refusal of a flag that is no boolean: `default-features = "false"` read as
+    truthy would resolve the defaults cargo never builds."""
+    for flag in ("default-features", "default_features", "optional", "workspace"):
+        if isinstance(spec, Mapping) and flag in spec and not isinstance(spec[flag], bool):
+            raise TypeError(f"`{flag}` of dependency `{key}` must be true or false")
 
 
 def _declarations(
