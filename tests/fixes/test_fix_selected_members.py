@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from cli_in_process import run_in_process
 from synthetic_registry import GEMMISH_RULE as RULE
-from synthetic_registry import use_registry
+from synthetic_registry import POOLED_REGISTRY, use_registry
 
 pytestmark = [pytest.mark.usefixtures("remembered_cargo"), pytest.mark.cargo]
 
@@ -112,3 +112,37 @@ def test_a_fix_is_placed_where_the_whole_workspaces_run_places_it(
     assert alone == whole[0]
     assert alone["location"]["file"] == "lib/Cargo.toml" and alone["placement"] == ""
     assert [e["file"] for e in alone["fix"]["edits"]] == ["lib/Cargo.toml"]
+
+
+@pytest.mark.parametrize("selected", [(), ("-p", "nn")])
+def test_a_library_that_offers_the_feature_is_asked_nothing_whether_audited_or_not(
+    selected: tuple[str, ...],
+    tmp_path_factory: pytest.TempPathFactory,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+) -> None:
+    """rwkv-rs: the library app depends on nn and offers gemmish's rayon through a feature of
+    its own, left off. nn's fix turns rayon on and gives app's build pool: the whole run
+    refused it, while `-p nn` judged app's build by nn's finding, called it safe, and `--fix`
+    changed app's build."""
+    use_registry(tmp_path_factory.mktemp("registry"), POOLED_REGISTRY, monkeypatch)
+    project = tmp_path / "workspace"
+    members = {
+        "nn": 'gemmish = { version = "0.1", default-features = false }\n',
+        "app": 'nn = { path = "../nn" }\ngemmish = "0.1"\n\n[features]\nrayon = ["gemmish/rayon"]\n',
+    }
+    for name, dependencies in members.items():
+        (project / name / "src").mkdir(parents=True)
+        (project / name / "src" / "lib.rs").write_text("")
+        (project / name / "Cargo.toml").write_text(
+            f'[package]\nname = "{name}"\nversion = "0.1.0"\nedition = "2021"\n\n'
+            f"[dependencies]\n{dependencies}"
+        )
+    (project / "Cargo.toml").write_text('[workspace]\nresolver = "2"\nmembers = ["nn", "app"]\n')
+    (project / "featcheck.toml").write_text(RULE)
+    subprocess.run(["cargo", "generate-lockfile", "--offline"], cwd=project, check=True)
+    report = run_in_process(str(project), "--format", "json", *selected)
+    [finding] = json.loads(report.stdout)["findings"]
+    assert finding["member"] == "nn"
+    assert finding["fix"] is None or not finding["fix"]["safe"]
+    assert "to the build of app" in json.dumps(finding)

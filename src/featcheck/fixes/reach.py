@@ -272,13 +272,17 @@ class WorkspaceBuilds:
             before = self.what_if.graph(frozenset(), position, target)
             after = self.what_if.graph(candidate.model, position, target)
             packages = added_packages(before, after)
+            # What it turns on that Cargo.lock lacks, as for the audited builds (`_compare`).
+            known = set(self.what_if.needs(before))
+            new = (n for n in self.what_if.needs(after) if n not in known and not n.weak)
+            needs = [self.what_if.describe(n) for n in new]
             # A no_std build asks for nothing here: `asks` knows the audited member's rules
             # only, and would judge this build as if it used std.
             no_std = self.no_std(member.id, target, DEFAULT)
             features = added_features(before, after) if no_std else []
-            if (packages or features) and not no_std and asks(before):
-                packages = []
-            gained.append(Gained(member, packages, (), features, before, DEFAULT))
+            if (packages or needs or features) and not no_std and asks(before):
+                packages, needs = [], []
+            gained.append(Gained(member, packages, needs, features, before, DEFAULT))
         return gained
 
     def unaudited_cleared(

@@ -39,6 +39,8 @@ if TYPE_CHECKING:
     from featcheck.featureset import AuditOptions
     from featcheck.fixes.counterfactual import WhatIf
     from featcheck.fixes.overlay import OverlayCheck
+    from featcheck.graph import Node
+    from featcheck.semantics.cfg import TargetCfg
 
 
 class Placed(NamedTuple):
@@ -64,7 +66,7 @@ def place(
     locator = Locator(scope.metadata, root, run.manifests)
     search = FeatureSearch(what_if.index, what_if.resolver != 1, what_if.host, what_if.locked)
     flagged, left_to_users = _left_apart(scope, search, what_if, flagged)
-    still_flagged = _still_flagged(scope, what_if)
+    still_flagged = _still_flagged(scope, what_if, search)
     overlay = _overlay(run, scope, what_if, still_flagged)
     explainer = _explainer(scope, plan, resolved, search, locator)
     audited = frozenset(m.id for m in scope.members)
@@ -204,6 +206,30 @@ def offered_by_library(scope: Scope, search: FeatureSearch, what_if: WhatIf, ite
     return any(_passes_on(what_if, item, f) for f in offered if f not in on)
 
 
+def _offers(
+    scope: Scope,
+    search: FeatureSearch,
+    root: Node,
+    package: PackageRef,
+    lacking: set[str | None],
+    cfg: TargetCfg,
+) -> bool:
+    """Whether the library at `root` offers one of the `lacking` features of `package` through
+    a feature of its own that its build leaves off (`offered_by_library`, asked of a member a
+    `-p` run does not audit, whose build it does not resolve with that feature)."""
+    library = scope.metadata.package_of(root.package)
+    goal = scope.metadata.package_of(package)
+    if library is None or goal is None or not library.is_library_only(root.features):
+        return False
+    on = root.features | {"default"}
+    return any(
+        f not in on
+        for lack in lacking
+        if lack is not None
+        for f in search.enabling_features(library, goal, lack, cfg)
+    )
+
+
 def _left_apart(
     scope: Scope, search: FeatureSearch, what_if: WhatIf, flagged: list[Flagged]
 ) -> tuple[list[Flagged], dict[BuildCrate, frozenset[str]]]:
@@ -240,7 +266,7 @@ def _passes_on(what_if: WhatIf, item: Flagged, feature: str) -> bool:
     )
 
 
-def _still_flagged(scope: Scope, model: WhatIf) -> StillFlagged:
+def _still_flagged(scope: Scope, model: WhatIf, search: FeatureSearch) -> StillFlagged:
     @functools.cache
     def rules_of(member: str, crate: str) -> list[Rule]:
         """The member's rules for a missing feature of the crate: asked for every candidate of
@@ -267,10 +293,13 @@ def _still_flagged(scope: Scope, model: WhatIf) -> StillFlagged:
         # the rules. By name: a candidate's graph shares its index of names with the graph below
         # its member, which every candidate drawn on it looks up (`DependencyGraph.rooted`).
         nodes = [n for n in graph.named(package.name) if n.package == package]
-        lacking = (flagged_feature(rule, node) for rule in rules for node in nodes)
-        if all(feature is None or feature in excused for feature in lacking):
+        lacking = {flagged_feature(rule, node) for rule in rules for node in nodes} - {None}
+        if lacking <= excused:
             return False
-        view = BuildView(graph, (next(graph.nodes()),), target=target, cfg=model.cfgs[target])
+        root, cfg = next(graph.nodes()), model.cfgs[target]
+        if root.package != member.ref and _offers(scope, search, root, package, lacking, cfg):
+            return False  # another member's build (`-p`): a library leaving it to its users
+        view = BuildView(graph, (root,), target=target, cfg=cfg)
         return any(
             flags(rule, view, package, excused)
             for rule in rules
