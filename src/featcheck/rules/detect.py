@@ -234,9 +234,24 @@ def ownership(
     apart = f"apart from {', '.join(aside)}, which this rule does not follow, " if aside else ""
     if found is None:
         return False, f"{apart}{node.name} comes only through crates this workspace does not own"
-    via = next((n for n in found[1] if not n.package.is_local), node)
-    owner = f"{via.name}, a crate this workspace does not own"
-    return False, f"{apart}{node.name} comes only through {owner}"
+    # Every crate a package of the workspace depends on that leads there (not the first path's
+    # alone: delta-rs's half comes through buoyant_kernel and through arrow-array).
+    leads = {node, *above}
+    skipped = _keys(avoiding)
+    entries = sorted(
+        {
+            dependency.name
+            for local in above | set(view.roots)
+            if local.package.is_local
+            for dependency in view.graph.dependencies(local)
+            if dependency in leads
+            and not dependency.package.is_local
+            and crate_key(dependency.name) not in skipped
+        }
+    )
+    via = entries or [next((n for n in found[1] if not n.package.is_local), node).name]
+    owner = f"{via[0]}, a crate" if len(via) == 1 else f"{', '.join(via)}, crates"
+    return False, f"{apart}{node.name} comes only through {owner} this workspace does not own"
 
 
 def _keys(names: tuple[str, ...]) -> frozenset[str]:
