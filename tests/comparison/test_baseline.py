@@ -94,16 +94,7 @@ def test_a_finding_more_severe_than_its_entry_is_shown(home: Path, tmp_path: Pat
 
 
 def test_the_configuration_names_the_baseline(home: Path, tmp_path: Path) -> None:
-    repository = new_repository(
-        tmp_path / "repo", home, member("a", TRIMMED_REGEX), member("b", "")
-    )
-    assert (
-        featcheck_in_process(
-            repository, home, "--write-baseline", str(repository / "b.txt")
-        ).returncode
-        == 0
-    )
-    (repository / "featcheck.toml").write_text('baseline = "b.txt"\n')
+    repository = _with_configured_baseline(home, tmp_path)
     done = featcheck_in_process(repository, home)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "no findings (2 members, " in done.stdout
@@ -115,16 +106,7 @@ def test_fix_with_a_configured_baseline_compares_against_the_users_baseline(
 ) -> None:
     """After --fix writes, the fixed audit is set against the baseline the configuration names
     in the user's checkout, not a path in the temporary copy (gone by then)."""
-    repository = new_repository(
-        tmp_path / "repo", home, member("a", TRIMMED_REGEX), member("b", "")
-    )
-    assert (
-        featcheck_in_process(
-            repository, home, "--write-baseline", str(repository / "b.txt")
-        ).returncode
-        == 0
-    )
-    (repository / "featcheck.toml").write_text('baseline = "b.txt"\n')
+    repository = _with_configured_baseline(home, tmp_path)
     done = featcheck_in_process(repository, home, "--fix", "--fix-level", "info")
     assert done.returncode == 0, done.stdout + done.stderr
     assert "no such baseline file" not in done.stderr
@@ -180,16 +162,7 @@ def test_a_baseline_is_not_written_against_a_revision(home: Path, tmp_path: Path
 def test_an_entry_the_revision_hides_too_is_not_stale(home: Path, tmp_path: Path) -> None:
     """With `--new-since`, a finding REF has too is hidden before the baseline is read: its
     entry still matches a finding, and no note tells the user to delete it."""
-    repository = new_repository(
-        tmp_path / "repo", home, member("a", TRIMMED_REGEX), member("b", "")
-    )
-    assert (
-        featcheck_in_process(
-            repository, home, "--write-baseline", str(repository / "b.txt")
-        ).returncode
-        == 0
-    )
-    (repository / "featcheck.toml").write_text('baseline = "b.txt"\n')
+    repository = _with_configured_baseline(home, tmp_path)
     done = featcheck_in_process(repository, home, "--new-since", "HEAD")
     assert done.returncode == 0, done.stdout + done.stderr
     assert "matches no finding any more" not in done.stdout
@@ -258,3 +231,14 @@ def test_a_partial_rewrite_keeps_the_entries_it_did_not_audit(home: Path, tmp_pa
     assert refused.returncode == 2
     assert refused.stderr.count("\n") == 1 and "a baseline entry is" in refused.stderr
     assert manifest.read_text() == before
+
+
+def _with_configured_baseline(home: Path, tmp_path: Path) -> Path:
+    """a trims regex (FC011); the baseline b.txt accepts it, and featcheck.toml names it."""
+    repository = new_repository(
+        tmp_path / "repo", home, member("a", TRIMMED_REGEX), member("b", "")
+    )
+    baseline = str(repository / "b.txt")
+    assert featcheck_in_process(repository, home, "--write-baseline", baseline).returncode == 0
+    (repository / "featcheck.toml").write_text('baseline = "b.txt"\n')
+    return repository

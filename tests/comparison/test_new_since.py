@@ -161,12 +161,7 @@ def test_the_revision_tree_holds_manifests_and_empty_sources_only(tmp_path: Path
 def test_a_revisions_tree_is_kept_once_in_the_users_cache(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    repository = tmp_path / "repo"
-    repository.mkdir()
-    git(repository, "init", "-q", "-b", "main")
-    (repository / "Cargo.toml").write_text('[package]\nname = "x"\nversion = "0.1.0"\n')
-    git(repository, "add", "-A")
-    git(repository, "commit", "-q", "-m", "one")
+    repository = _one_commit(tmp_path / "repo")
     revision = resolve_revision(repository, "main", trust_of(repository))
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     with revision_tree(repository, trust_of(repository), revision) as first:
@@ -219,12 +214,7 @@ def test_a_run_never_removes_a_whole_tree_another_run_may_be_auditing(
     used within the hour outlive the eight kept."""
     import featcheck.comparison.revision as revision_module
 
-    repository = tmp_path / "repo"
-    repository.mkdir()
-    git(repository, "init", "-q", "-b", "main")
-    (repository / "Cargo.toml").write_text('[package]\nname = "x"\nversion = "0.1.0"\n')
-    git(repository, "add", "-A")
-    git(repository, "commit", "-q", "-m", "one")
+    repository = _one_commit(tmp_path / "repo")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     trust = trust_of(repository)
     revision = resolve_revision(repository, "main", trust)
@@ -283,3 +273,13 @@ def test_a_vendored_revision_is_audited_and_a_broken_one_named_as_git_names_it(
     assert "note: the audit of HEAD (" in done.stdout
     assert "expected `]`: b/Cargo.toml:1:9\n" in done.stdout
     assert "revisions" not in done.stdout
+
+
+def _one_commit(repository: Path) -> Path:
+    """A repository whose one commit holds a package manifest."""
+    repository.mkdir()
+    git(repository, "init", "-q", "-b", "main")
+    (repository / "Cargo.toml").write_text('[package]\nname = "x"\nversion = "0.1.0"\n')
+    git(repository, "add", "-A")
+    git(repository, "commit", "-q", "-m", "one")
+    return repository

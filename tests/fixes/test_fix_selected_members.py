@@ -94,16 +94,7 @@ def test_a_fix_is_placed_where_the_whole_workspaces_run_places_it(
     "to keep lib lean", though the edit adds nothing to lib's build but the feature it lacks."""
     use_registry(tmp_path_factory.mktemp("registry"), REGISTRY, monkeypatch)
     project = tmp_path / "workspace"
-    for name, dependencies in (("lib", 'helper = "0.1"\n'), ("app", 'lib = { path = "../lib" }\n')):
-        (project / name / "src").mkdir(parents=True)
-        (project / name / "src" / "lib.rs").write_text("")
-        (project / name / "Cargo.toml").write_text(
-            f'[package]\nname = "{name}"\nversion = "0.1.0"\nedition = "2021"\n\n'
-            f"[dependencies]\n{dependencies}"
-        )
-    (project / "Cargo.toml").write_text('[workspace]\nresolver = "2"\nmembers = ["lib", "app"]\n')
-    (project / "featcheck.toml").write_text(RULE)
-    subprocess.run(["cargo", "generate-lockfile", "--offline"], cwd=project, check=True)
+    _libraries(project, {"lib": 'helper = "0.1"\n', "app": 'lib = { path = "../lib" }\n'})
     whole = json.loads(run_in_process(str(project), "--format", "json").stdout)["findings"]
     [alone] = json.loads(run_in_process(str(project), "--format", "json", "-p", "app").stdout)[
         "findings"
@@ -131,6 +122,17 @@ def test_a_library_that_offers_the_feature_is_asked_nothing_whether_audited_or_n
         "nn": 'gemmish = { version = "0.1", default-features = false }\n',
         "app": 'nn = { path = "../nn" }\ngemmish = "0.1"\n\n[features]\nrayon = ["gemmish/rayon"]\n',
     }
+    _libraries(project, members)
+    report = run_in_process(str(project), "--format", "json", *selected)
+    [finding] = json.loads(report.stdout)["findings"]
+    assert finding["member"] == "nn"
+    assert finding["fix"] is None or not finding["fix"]["safe"]
+    assert "to the build of app" in json.dumps(finding)
+
+
+def _libraries(project: Path, members: dict[str, str]) -> None:
+    """A workspace of library members, each with its `[dependencies]` text, the project rule,
+    locked by cargo over the registry."""
     for name, dependencies in members.items():
         (project / name / "src").mkdir(parents=True)
         (project / name / "src" / "lib.rs").write_text("")
@@ -138,11 +140,7 @@ def test_a_library_that_offers_the_feature_is_asked_nothing_whether_audited_or_n
             f'[package]\nname = "{name}"\nversion = "0.1.0"\nedition = "2021"\n\n'
             f"[dependencies]\n{dependencies}"
         )
-    (project / "Cargo.toml").write_text('[workspace]\nresolver = "2"\nmembers = ["nn", "app"]\n')
+    listed = ", ".join(f'"{name}"' for name in members)
+    (project / "Cargo.toml").write_text(f'[workspace]\nresolver = "2"\nmembers = [{listed}]\n')
     (project / "featcheck.toml").write_text(RULE)
     subprocess.run(["cargo", "generate-lockfile", "--offline"], cwd=project, check=True)
-    report = run_in_process(str(project), "--format", "json", *selected)
-    [finding] = json.loads(report.stdout)["findings"]
-    assert finding["member"] == "nn"
-    assert finding["fix"] is None or not finding["fix"]["safe"]
-    assert "to the build of app" in json.dumps(finding)
