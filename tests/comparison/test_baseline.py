@@ -230,6 +230,9 @@ def test_a_partial_rewrite_keeps_the_entries_it_did_not_audit(home: Path, tmp_pa
     refused = featcheck_in_process(repository, home, "--write-baseline", str(manifest))
     assert refused.returncode == 2
     assert refused.stderr.count("\n") == 1 and "a baseline entry is" in refused.stderr
+    assert refused.stderr.endswith(
+        "no baseline file, and --write-baseline does not write over it\n"
+    )
     assert manifest.read_text() == before
 
 

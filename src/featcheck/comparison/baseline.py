@@ -164,7 +164,12 @@ def unaudited_entries(path: Path, result: AuditResult) -> list[BaselineEntry]:
     audit did not cover (`-p`, `--select`, `--target`): rewriting the file keeps them."""
     if not path.exists() and not path.is_symlink():
         return []
-    return [entry for entry in read_baseline(path, None) if not _covered(result, entry)]
+    try:
+        entries = read_baseline(path, None)
+    except FeatcheckError as error:
+        error.message += "; that is no baseline file, and --write-baseline does not write over it"
+        raise
+    return [entry for entry in entries if not _covered(result, entry)]
 
 
 def _line(finding: Finding) -> str:
