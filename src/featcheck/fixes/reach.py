@@ -32,7 +32,7 @@ BuildCrate = tuple[str, str, FeatureSelection, PackageRef]
 
 UNCHECKED = (
     "Cargo.lock must take in dependencies it names, unchecked by cargo",
-    "it turns on dependencies Cargo.lock holds no version of yet",
+    "cargo was not asked about the dependencies it turns on, which no build here holds yet",
 )
 """How a fix's note begins where cargo was not asked about it: lock entries only, or packages
 the builds would gain (`FixSearch.candidate_fix`). Such a note is no reason against it."""
