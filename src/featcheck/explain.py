@@ -134,7 +134,7 @@ class Explainer:
         graph = self.configured.get((member.id, target, selection), _EMPTY)
         if cut is not None and declared is not None and goal is not None:
             # A weak `burn-cpu?/default` on the way leads on only to a package of this build.
-            within = frozenset(n.package for n in graph.nodes())
+            within = graph.packages()
             lines.extend(self._feature_path(cut, declared, goal, detection.feature, cfg, within))
         if goal is not None:
             for kind in (DEV, BUILD):

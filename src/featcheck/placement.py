@@ -303,7 +303,7 @@ class FindingPlacer:
         if package is None:
             return None
         avoided = frozenset(map(crate_key, item.rule.used_when.avoiding))
-        within = frozenset(n.package for n in graph.nodes())
+        within = graph.packages()
         goal = Goal(node, package, (item.detection.feature,), avoided, within)
         return self.search.anchor(item.member, item.cfg, graph, goal, distances_to(graph, node))
 

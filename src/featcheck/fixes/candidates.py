@@ -61,7 +61,7 @@ class CandidateFinder(DirectDependencies):
         if (package := self.metadata.package_of(backend.package)) is None:
             return []
         found: dict[tuple[Edit, ...], Candidate] = {}
-        within = frozenset(n.package for n in builds[0][0].nodes())
+        within = builds[0][0].packages()
         goal = Goal(backend, package, wanted, frozenset(map(crate_key, avoiding)), within)
         # No build of the finding leaves the member's own `std` feature off.
         member_std = not any(without_std(member, selection) for _, selection in builds)

@@ -199,11 +199,19 @@ def offered_by_library(scope: Scope, search: FeatureSearch, what_if: WhatIf, ite
     goal = scope.metadata.package_of(detection.node.package)
     if goal is None or not item.library:
         return False
-    # Only a feature this build leaves off is an offer: `default` is on (or the user turned it
-    # off), and one that is on reaches the feature only through a dependency that is not.
-    on = item.view.roots[0].features | {"default"}
-    offered = search.enabling_features(item.member, goal, detection.feature, item.cfg)
-    return any(_passes_on(what_if, item, f) for f in offered if f not in on)
+    offered = _left_off(search, item.member, item.view.roots[0], goal, detection.feature, item.cfg)
+    return any(_passes_on(what_if, item, f) for f in offered)
+
+
+def _left_off(
+    search: FeatureSearch, library: Package, root: Node, goal: Package, feature: str, cfg: TargetCfg
+) -> list[str]:
+    """The library's own features that would turn `feature` of `goal` on and that its build
+    (at `root`) leaves off. Only such a feature is an offer: `default` is on (or the user
+    turned it off), and one that is on reaches the feature only through a dependency that
+    is not."""
+    on = root.features | {"default"}
+    return [f for f in search.enabling_features(library, goal, feature, cfg) if f not in on]
 
 
 def _offers(
@@ -214,20 +222,14 @@ def _offers(
     lacking: set[str | None],
     cfg: TargetCfg,
 ) -> bool:
-    """Whether the library at `root` offers one of the `lacking` features of `package` through
-    a feature of its own that its build leaves off (`offered_by_library`, asked of a member a
-    `-p` run does not audit, whose build it does not resolve with that feature)."""
+    """Whether the library at `root` offers one of the `lacking` features of `package`
+    (`offered_by_library`, asked of a member a `-p` run does not audit, whose build it does
+    not resolve with that feature)."""
     library = scope.metadata.package_of(root.package)
     goal = scope.metadata.package_of(package)
     if library is None or goal is None or not library.is_library_only(root.features):
         return False
-    on = root.features | {"default"}
-    return any(
-        f not in on
-        for lack in lacking
-        if lack is not None
-        for f in search.enabling_features(library, goal, lack, cfg)
-    )
+    return any(_left_off(search, library, root, goal, f, cfg) for f in lacking if f)
 
 
 def _left_apart(
