@@ -850,21 +850,46 @@ def _app_and_lib(root: Path, app: str, lib: str) -> None:
     )
 
 
+_ASKED_SHAPES = {
+    # where the line asking for the feature is written: (root's extra text, app's dependencies)
+    "member": ("", 'lib = {{ path = "../lib", features = ["{}"] }}\n'),
+    "workspace": (
+        '\n[workspace.dependencies]\nlib = {{ path = "lib", features = ["{}"] }}\n',
+        "lib = {{ workspace = true }}\n",
+    ),
+    "features-table": ("", 'lib = {{ path = "../lib" }}\n\n[features]\nfast = ["lib/{}"]\n'),
+}
+
+
+@pytest.mark.parametrize("no_exec", [True, False], ids=["no-exec", "cargo"])
+@pytest.mark.parametrize("shape", sorted(_ASKED_SHAPES))
 @pytest.mark.parametrize("asked", ["nosuch", "real"])
-def test_a_line_asking_for_a_feature_the_package_lacks_is_refused_as_cargo_does(
-    asked: str, tmp_path: Path
+def test_a_line_asking_for_a_feature_the_package_lacks_is_refused_at_that_line(
+    asked: str, shape: str, no_exec: bool, tmp_path: Path
 ) -> None:
     """cargo: "package `app` depends on `lib` with feature `nosuch` but `lib` does not have
-    that feature". `--no-exec` audited such a workspace and exited 0."""
-    dependency = f'[dependencies]\nlib = {{ path = "../lib", features = ["{asked}"] }}\n'
-    _app_and_lib(tmp_path, dependency, "[features]\nreal = []\n")
-    done = run_in_process(str(tmp_path), "--no-exec")
+    that feature", naming no file, in every build (a `[features]` value off by default too).
+    `--no-exec` audited such a workspace and exited 0; both modes named no line, or the
+    member's manifest where the line is the workspace root's."""
+    root_extra, dependencies = _ASKED_SHAPES[shape]
+    _app_and_lib(
+        tmp_path, "[dependencies]\n" + dependencies.format(asked), "[features]\nreal = []\n"
+    )
+    manifest = tmp_path / ("Cargo.toml" if shape == "workspace" else "app/Cargo.toml")
+    with (tmp_path / "Cargo.toml").open("a") as root:
+        root.write(root_extra.format(asked))
+    done = run_in_process(str(tmp_path), *(["--no-exec"] if no_exec else []))
     if asked == "real":
         assert done.returncode == 0, done.stdout + done.stderr
         return
     assert done.returncode == 2 and not done.stdout
     assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
-    assert "app/Cargo.toml" in done.stderr
+    quoted = '"lib/nosuch"' if shape == "features-table" else '"nosuch"'
+    ((line, text),) = [
+        (n, t) for n, t in enumerate(manifest.read_text().splitlines(), 1) if quoted in t
+    ]
+    column = text.index(quoted) + 1
+    assert done.stderr.startswith(f"featcheck: error: {manifest}:{line}:{column}: "), done.stderr
     assert "depends on `lib` with feature `nosuch` but `lib` does not have that feature" in (
         done.stderr
     )
