@@ -283,3 +283,40 @@ def _one_commit(repository: Path) -> Path:
     git(repository, "add", "-A")
     git(repository, "commit", "-q", "-m", "one")
     return repository
+
+
+def test_a_build_configuration_the_finding_is_new_in_is_shown_alone(
+    home: Path, tmp_path: Path
+) -> None:
+    """`--each-feature` makes one finding of the builds that show it. REF's regex finding is in
+    the default build and the one without defaults; HEAD's `other` no longer turns `perf` on,
+    so its build has it too. That build is new: it is shown, the two others hidden (the
+    finding's fingerprint was its first build's, and all three were hidden). A baseline
+    written at REF hides the same two."""
+    features = '\n[features]\nfast = ["regex/perf"]\nother = ["regex/perf"]\n'
+    a = member("a", TRIMMED_REGEX) + features
+    repository = new_repository(tmp_path / "repo", home, a, member("b", ""))
+    baseline = tmp_path / "baseline.txt"
+    options = ("-p", "a", "--each-feature", "--format", "json")
+    written = featcheck_in_process(repository, home, *options, "--write-baseline", str(baseline))
+    assert written.returncode == 0, written.stderr
+    entries = [line.split()[5] for line in baseline.read_text().splitlines() if line[0] != "#"]
+    assert sorted(entries) == ["default", "no-default-features"]
+    write_member(repository, "a", a.replace('other = ["regex/perf"]', "other = []"))
+    commit(repository, "other leaves regex's perf off")
+
+    for against in (("--new-since", "HEAD~1"), ("--baseline", str(baseline))):
+        report = json.loads(featcheck_in_process(repository, home, *options, *against).stdout)
+        [shown] = report["findings"]
+        assert (shown["code"], shown["configurations"]) == (
+            "FC011",
+            [{"features": ["other"], "no_default_features": True, "all_features": False}],
+        )
+        [comparison] = report["comparisons"]
+        assert [f["configurations"] for f in comparison["hidden"]] == [
+            [
+                {"features": [], "no_default_features": False, "all_features": False},
+                {"features": [], "no_default_features": True, "all_features": False},
+            ]
+        ]
+        assert comparison["absent"] == comparison.get("stale", []) == []

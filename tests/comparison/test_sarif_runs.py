@@ -51,8 +51,17 @@ def test_two_configurations_are_two_runs_with_their_own_ids(home: Path, tmp_path
     assert by_id[with_fast] == []
     counted = [len(results) for key, results in by_id.items() if key != with_fast]
     assert counted == [1, 1]
+    # One finding, in two configurations: an alert in each run, with that build's fingerprint,
+    # the one a baseline entry or `--new-since` compares for that build.
     prints = {r["partialFingerprints"][FINGERPRINT_KEY] for rs in by_id.values() for r in rs}
-    assert len(prints) == 1  # one finding, in two configurations: one alert in code scanning
+    assert len(prints) == 2
+    report = json.loads(
+        featcheck_in_process(repository, home, "-p", "a", "--format", "json").stdout
+    )
+    assert (
+        by_id[ids[0]][0]["partialFingerprints"][FINGERPRINT_KEY]
+        == report["findings"][0]["fingerprint"]
+    )
 
 
 def test_more_configurations_than_code_scanning_takes_are_one_run_per_target(

@@ -80,7 +80,9 @@ def configuration_token(selection: FeatureSelection | None) -> str:
     return ",".join(part for part in parts if part)
 
 
-def fingerprint(finding: Finding) -> str:
+def fingerprint(finding: Finding, configuration: FeatureSelection | None = None) -> str:
+    """The finding's fingerprint in one of its builds: `configuration`, else the one it is
+    reported for (its first)."""
     parts = (
         "featcheck-fingerprint-1",
         finding.code,
@@ -89,10 +91,17 @@ def fingerprint(finding: Finding) -> str:
         compatible_version(finding.crate_version),
         finding.feature,
         finding.target or "",
-        configuration_token(finding.configuration),
+        configuration_token(configuration or finding.configuration),
     )
     digest = hashlib.sha256("\n".join(parts).encode("utf-8")).hexdigest()
     return digest[:FINGERPRINT_LENGTH]
+
+
+def _by_build(finding: Finding) -> list[tuple[FeatureSelection | None, str]]:
+    """The finding's fingerprint in each build configuration it is in (`--each-feature` makes
+    one finding of several): each is accepted, new or gone on its own."""
+    configurations = finding.configurations or (None,)
+    return [(c, fingerprint(finding, c)) for c in configurations]
 
 
 _FINGERPRINT = re.compile(rf"[0-9a-f]{{{FINGERPRINT_LENGTH}}}")
@@ -152,7 +161,7 @@ def baseline_text(findings: Iterable[Finding], kept: Iterable[BaselineEntry] = (
         fields, _, about = line.partition("#")
         return fields.split()[2:6], about
 
-    written = {_line(finding) for finding in findings}
+    written = {_line(finding, c) for finding in findings for c, _ in _by_build(finding)}
     for e in kept:
         fields = (e.fingerprint, e.severity.label, e.code, e.member, e.target, e.configuration)
         written.add(f"{' '.join(f or _NONE for f in fields)}  # {e.comment}")
@@ -172,14 +181,14 @@ def unaudited_entries(path: Path, result: AuditResult) -> list[BaselineEntry]:
     return [entry for entry in entries if not _covered(result, entry)]
 
 
-def _line(finding: Finding) -> str:
+def _line(finding: Finding, configuration: FeatureSelection | None) -> str:
     fields = (
-        fingerprint(finding),
+        fingerprint(finding, configuration),
         finding.severity.label,
         finding.code,
         finding.member or _NONE,
         finding.target or _NONE,
-        configuration_token(finding.configuration),
+        configuration_token(configuration),
     )
     about = (
         f"{finding.crate} {compatible_version(finding.crate_version)} "
@@ -199,7 +208,9 @@ def against_baseline(
     stale entries said in a note each."""
     shown, hidden, now = _split(result.findings, {e.fingerprint: e.severity for e in entries})
     # A finding `--new-since`'s revision has too is hidden already, not gone.
-    now.update(fingerprint(f) for earlier in result.comparisons for f in earlier.hidden)
+    now.update(
+        key for earlier in result.comparisons for f in earlier.hidden for _, key in _by_build(f)
+    )
     stale = [e for e in entries if e.fingerprint not in now and _covered(result, e)]
     comparison = Comparison("baseline", file, hidden=tuple(hidden), stale=tuple(stale))
     notes = [
@@ -219,9 +230,9 @@ def against_revision(result: AuditResult, earlier: AuditResult, label: str) -> A
     """`result` with only what the audit of the revision `label` did not find."""
     # Each fingerprint at its highest severity: the last of the findings in severity order.
     ordered = sorted(earlier.findings, key=lambda finding: finding.severity)
-    before = {fingerprint(finding): finding.severity for finding in ordered}
+    before = {key: finding.severity for finding in ordered for _, key in _by_build(finding)}
     shown, hidden, now = _split(result.findings, before)
-    absent = tuple(f for f in earlier.findings if fingerprint(f) not in now)
+    absent = tuple(f for f in earlier.findings if not any(k in now for _, k in _by_build(f)))
     comparison = Comparison("revision", label, hidden=tuple(hidden), absent=absent)
     return replace(result, findings=shown, comparisons=[*result.comparisons, comparison])
 
@@ -230,14 +241,24 @@ def _split(
     findings: Sequence[Finding], accepted: dict[str, Severity]
 ) -> tuple[list[Finding], list[Finding], set[str]]:
     """The findings to show, those hidden (accepted at their severity or a higher one), and
-    every finding's fingerprint."""
+    every finding's fingerprints. A finding accepted in some of its builds only is split: the
+    builds it is new in are shown, the rest hidden."""
     shown: list[Finding] = []
     hidden: list[Finding] = []
-    printed = [fingerprint(finding) for finding in findings]
-    for finding, key in zip(findings, printed, strict=True):
-        severity = accepted.get(key)
-        (hidden if severity is not None and finding.severity <= severity else shown).append(finding)
-    return shown, hidden, set(printed)
+    now: set[str] = set()
+    for finding in findings:
+        builds = _by_build(finding)
+        builds_of = [c for c, _ in builds]
+        now.update(key for _, key in builds)
+        kept = [c for c, key in builds if key in accepted and finding.severity <= accepted[key]]
+        new = [c for c in builds_of if c not in kept]
+        for part, configurations in ((hidden, kept), (shown, new)):
+            if configurations == builds_of:
+                part.append(finding)
+            elif configurations:  # some of its several builds
+                selections = tuple(c for c in configurations if c is not None)
+                part.append(replace(finding, configurations=selections))
+    return shown, hidden, now
 
 
 def _covered(result: AuditResult, entry: BaselineEntry) -> bool:

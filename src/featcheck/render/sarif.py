@@ -96,9 +96,14 @@ def rule_descriptor(rule: Rule) -> dict[str, Any]:
 
 
 def sarif_result(
-    group: FindingGroup, result: AuditResult, rule_index: Mapping[str, int], workspace: str | None
+    group: FindingGroup,
+    result: AuditResult,
+    rule_index: Mapping[str, int],
+    workspace: str | None,
+    configuration: FeatureSelection | None = None,
 ) -> dict[str, Any]:
-    """One SARIF result for a group; one without a manifest location gets no `locations`."""
+    """One SARIF result for a group; one without a manifest location gets no `locations`.
+    `configuration`: the build configuration of the run, whose fingerprint it carries."""
     finding = group.lead
     location = finding.location
     path = repository_path(result, location, workspace) if location is not None else ""
@@ -119,7 +124,8 @@ def sarif_result(
     # The finding's own fingerprint (`comparison.fingerprint`); for a cut repeated in several
     # builds, the smallest of its findings', so that the alert keeps its identity while a member
     # is added to the cut or removed from it (but the one that carries it).
-    entry["partialFingerprints"] = {FINGERPRINT_KEY: min(map(fingerprint, group.findings))}
+    fingerprints = (fingerprint(f, configuration) for f in group.findings)
+    entry["partialFingerprints"] = {FINGERPRINT_KEY: min(fingerprints)}
     entry["properties"] = {
         "member": finding.member,
         "target": finding.target,
@@ -190,7 +196,7 @@ def sarif_document(result: AuditResult, environ: Mapping[str, str] | None = None
         configurations = [None]  # each target's configurations share its run
     for target, configuration in product(targets, configurations):
         entries = [
-            {**sarif_result(group, result, rule_index, workspace), **state}
+            {**sarif_result(group, result, rule_index, workspace, configuration), **state}
             for findings, state in states(result)
             for group in group_findings(_built(findings, target, configuration))
         ]
