@@ -37,6 +37,18 @@ UNCHECKED = (
 """How a fix's note begins where cargo was not asked about it: lock entries only, or packages
 the builds would gain (`FixSearch.candidate_fix`). Such a note is no reason against it."""
 LOCK_GAINS = "Cargo.lock will gain versions of dependencies it turns on"
+
+
+def needs_listed(needs: Sequence[str], built: Sequence[str]) -> str:
+    """What a note names of the dependencies Cargo.lock lacks: those a build turns on, then
+    those only the lock takes in (a weak `dep?/f` builds nothing: burn's defaults name every
+    backend so)."""
+    only_lock = ", ".join(n for n in needs if n not in built)
+    if not built:
+        return only_lock
+    return ", ".join(built) + (f"; Cargo.lock also takes in {only_lock}" if only_lock else "")
+
+
 """The note of a fix safe but for what Cargo.lock gains, unconfirmed (`--no-exec`)."""
 
 MANY_PACKAGES = 40

@@ -56,8 +56,8 @@ class Verdict:
     """What it adds to the workspace's builds, as far as memory can tell (`reach.py`)."""
     needs: tuple[str, ...] = ()
     """Dependencies it turns on that Cargo.lock holds no version of (cargo must pick)."""
-    lock_only: int = 0
-    """How many of `needs` only Cargo.lock gains, the build none (`lockcheck.Need.weak`)."""
+    built: tuple[str, ...] = ()
+    """Those of `needs` a build turns on; the rest only Cargo.lock gains (`lockcheck.Need.weak`)."""
     conflict: Conflict | None = None
     """A requirement it adds that Cargo.lock's versions cannot satisfy."""
 
@@ -205,7 +205,7 @@ class FixSearch(CandidateFinder):
         """The fewest packages a candidate cargo still has to answer for can add: what memory
         saw, and one per dependency it turns on that the build gets (not those only Cargo.lock
         gains). Cargo's answer within that keeps its place ahead of the fix memory found."""
-        return len(verdict.cost.added) + len(verdict.needs) - verdict.lock_only
+        return len(verdict.cost.added) + len(verdict.built)
 
     def _unsafe(self, verdict: Verdict) -> str:
         # Asked several times per candidate while ranking; a cost is shared by every finding
@@ -223,16 +223,16 @@ class FixSearch(CandidateFinder):
     def _lock_only(self, verdict: Verdict) -> bool:
         """Cleared, with only dependencies Cargo.lock must take in for cargo to check."""
         needs = verdict.needs
-        return bool(needs) and verdict.lock_only == len(needs) and self.cargo_checks_new_packages
+        return bool(needs) and not verdict.built and self.cargo_checks_new_packages
 
     def candidate_fix(self, candidate: Candidate, verdict: Verdict) -> Fix:
         if verdict.conflict is not None:
             note = f"cargo cannot resolve it: {verdict.conflict.reason()}"
             return Fix(candidate.edits, note=note)
-        note, listed = self._unsafe(verdict), ", ".join(verdict.needs)
+        note, listed = self._unsafe(verdict), reach.needs_listed(verdict.needs, verdict.built)
         if not self._holds(verdict):
             # What only Cargo.lock gains leaves the builds known: they gain what memory saw.
-            known = verdict.lock_only == len(verdict.needs)
+            known = not verdict.built
             unchecked = f"{reach.UNCHECKED[0 if known else 1]} ({listed})"
             added = len(verdict.cost.added) if known else None
             return Fix(candidate.edits, note=note or unchecked, added=added)
@@ -270,8 +270,8 @@ class FixSearch(CandidateFinder):
             if isinstance(verdict, Conflict):
                 return Verdict(True, cost, conflict=verdict)
         described = tuple(sorted({self.what_if.describe(n) for n in needs}))
-        built = {self.what_if.describe(n) for n in needs if not n.weak}
-        return Verdict(True, cost, described, len(described) - len(built))
+        built = sorted({self.what_if.describe(n) for n in needs if not n.weak})
+        return Verdict(True, cost, described, tuple(built))
 
     def _search(
         self, candidates: list[Candidate], query: _Query, least: Callable[[], int], every: bool
