@@ -160,6 +160,9 @@ class RecordedCargo:
     def host_triple(self) -> str:
         return _recorded(self.recording.host, "the host triple")
 
+    def default_targets(self) -> list[str]:
+        return [self.host_triple()]
+
     def host_cfg(self) -> TargetCfg:
         return TargetCfg.parse(self.host_triple(), _recorded(self.recording.host_cfg, "host cfg"))
 
@@ -223,6 +226,11 @@ class RecordingCargo:
     def host_triple(self) -> str:
         self.recording.host = self.runner.host_triple()
         return self.recording.host
+
+    def default_targets(self) -> list[str]:
+        targets = self.runner.default_targets()
+        self.recording.host = self.runner.host_triple()
+        return targets
 
     def host_cfg(self) -> TargetCfg:
         cfg = self.runner.host_cfg()

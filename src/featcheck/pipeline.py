@@ -103,7 +103,7 @@ def audit_started(started: Started, meanwhile: Callable[[], object] | None = Non
                 meanwhile()
             # Fill the source's caches of rustc answers; the real call raises any error.
             with suppress(FeatcheckError):
-                for target in options.targets or (source.host_triple(),):
+                for target in options.targets or source.default_targets():
                     source.target_cfg(target)
             if not options.no_exec:
                 _read_members(manifest, manifests, pending)

@@ -68,6 +68,8 @@ class CheckoutConfig(NamedTuple):
     """A file cargo reads itself (from the neutral directory, CARGO_HOME) names a rustc wrapper."""
     unification: UnificationSettings = UnificationSettings()
     """`resolver.feature-unification` and its unstable flag, as the files set them."""
+    build_targets: tuple[str, ...] = ()
+    """`build.target` (CARGO_BUILD_TARGET first): what cargo builds for without `--target`."""
 
     def rustflags(self, triple: str, cfg: TargetCfg) -> list[Argument]:
         """The kept rustflags cargo uses for `triple` (whose cfg without flags is `cfg`): those
@@ -150,6 +152,9 @@ def read_checkout_config(
         ),
         forwarded.names_wrapper,
         forwarded.unification,
+        (environment["CARGO_BUILD_TARGET"],)
+        if environment.get("CARGO_BUILD_TARGET")
+        else tuple(forwarded.build_targets),
     )
 
 
@@ -164,6 +169,7 @@ class _Forwarded:
         self.build_on_command_line = False
         self.unification = UnificationSettings()
         self.names_wrapper = False
+        self.build_targets: list[str] = []
         self.registries: frozenset[str] = frozenset()
         """The registries the user defines (CARGO_HOME, environment), named by `registry_key`."""
 
@@ -171,6 +177,9 @@ class _Forwarded:
         """Pass `leaf` (read from `file`, or a file it includes) to cargo. A setting cargo's
         command line cannot carry (a `cfg(...)` key longer than any value the gate passes, say)
         is one line at its place in `document`."""
+        if leaf.key == ("build", "target"):  # featcheck's to read: it names every target
+            self.take(leaf, file)
+            return
         refusal = "holds a setting featcheck cannot pass to cargo"
         with unquoted_outside(within, document.path, refusal):
             try:
@@ -192,6 +201,8 @@ class _Forwarded:
             self.unification = self.unification._replace(unstable=(leaf.value, file))
         elif leaf.key == ("build", "rustflags"):
             self.build += leaf.value
+        elif leaf.key == ("build", "target"):  # the nearest file's
+            self.build_targets = list(leaf.value)
         elif leaf.key[0] == "target":
             self.targets.append((leaf.key[1], tuple(leaf.value)))
 

@@ -20,7 +20,14 @@ from featcheck.boundary import (
     is_inside,
     read_checkout_file,
 )
-from featcheck.cargo.argv_gate import FEATURE, Argument, GateError, RustflagError, filter_rustflags
+from featcheck.cargo.argv_gate import (
+    FEATURE,
+    Argument,
+    GateError,
+    RustflagError,
+    filter_rustflags,
+    target_triple,
+)
 from featcheck.cargo.failures import printable
 from featcheck.cargo.pending_metadata import MODE_KEY, MODES, UNSTABLE_KEY
 from featcheck.errors import FeatcheckError
@@ -230,6 +237,12 @@ def allowed_leaves(document: ManifestDocument, base: Path) -> Iterator[Leaf]:
                 message = f"`{'.'.join(key)}` must be {expected}, as cargo reads it"
                 raise setting_error(document, key, message)
             yield Leaf(key, table[key[1]])
+    # The targets a plain `cargo build` (and `cargo tree`) builds for: featcheck's own default.
+    if isinstance(table := data.get("build"), dict) and (named := _build_targets(table)):
+        try:
+            yield Leaf(("build", "target"), [target_triple(t) for t in named])
+        except GateError as error:
+            raise setting_error(document, ("build", "target"), str(error)) from None
     # `[build]`, then `[target.<triple>]` and `[target.'cfg(...)']` (the name stays a TOML key).
     build = [(("build",), data["build"])] if isinstance(data.get("build"), dict) else []
     targets = [(("target", name), table) for name, table in tables(data.get("target"))]
@@ -237,6 +250,17 @@ def allowed_leaves(document: ManifestDocument, base: Path) -> Iterator[Leaf]:
         flags = (*table_key, "rustflags")
         if (kept := _rustflags(document, flags, table.get("rustflags"))) is not None:
             yield Leaf(flags, kept)
+
+
+def _build_targets(build: dict[str, Any]) -> list[str]:
+    """`build.target`, one target or several. Not a target file (`x.json`): the checkout's
+    configuration names only triples, which the argument gate checks; `--target FILE` audits
+    one."""
+    value = build.get("target")
+    named = [value] if isinstance(value, str) else value if isinstance(value, list) else []
+    if not named or not all(isinstance(t, str) and t and not t.endswith(".json") for t in named):
+        return []
+    return named
 
 
 def _source_leaves(data: dict[str, Any], base: Path) -> Iterator[Leaf]:

@@ -84,6 +84,10 @@ class MetadataSource(Protocol):
 
     def host_triple(self) -> str: ...
 
+    def default_targets(self) -> list[str]:
+        """What cargo builds for without `--target`: the configuration's `build.target`, else
+        the host."""
+
     def host_cfg(self) -> TargetCfg:
         """The cfg of units built for the host (build scripts, proc-macros)."""
 

@@ -251,6 +251,9 @@ class CargoRunner:
             raise FeatcheckError("`rustc -vV` did not name the host target")
         return host
 
+    def default_targets(self) -> list[str]:
+        return list(self.prepared_setup().config.build_targets) or [self.host_triple()]
+
     def _version_line(self, name: str) -> str | None:
         """A line of `rustc -vV`: `host`, or `release` (`1.97.0-nightly`)."""
         with self._lock:

@@ -50,6 +50,9 @@ class FileSource:
             self._host = detect_host_triple()
         return self._host
 
+    def default_targets(self) -> list[str]:
+        return list(self._checkout_config.build_targets) or [self.host_triple()]
+
     def host_cfg(self) -> TargetCfg:
         """The built-in cfg table of the host (host units get no rustflags, as in cargo)."""
         return builtin_cfg(self.host_triple())

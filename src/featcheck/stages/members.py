@@ -114,7 +114,7 @@ def scope_of(run: Run, metadata: Workspace) -> Scope:
         config,
         settings,
         members,
-        targets=list(options.targets or settings.targets) or [run.source.host_triple()],
+        targets=list(options.targets or settings.targets) or run.source.default_targets(),
         resolver=resolver_version(run.manifests.get(metadata.root / "Cargo.toml").data),
         rules_of={
             m.id: config.for_member(m.name).rules(options.select, options.ignore) for m in members
