@@ -14,6 +14,8 @@ from cli_in_process import run_in_process
 from support import WORKSPACES
 from synthetic_registry import PACKAGE, use_registry, write_project
 
+from featcheck.render.text_lines import wrap
+
 pytestmark = pytest.mark.usefixtures("remembered_cargo")
 
 FIXTURE = WORKSPACES / "each-feature-backends"
@@ -37,14 +39,19 @@ def test_each_feature_prints_a_table_and_each_edit_once(
     lines = text.splitlines()
     assert lines[:8] == [
         "findings by build configuration and rule:",
-        "  build                                       FC001  FC002  FC004  FC005",
-        "  default features                                .      .      .      .",
-        "  --no-default-features                           .      .      .      .",
-        "  --features cuda --no-default-features           .      .      1      1",
-        "  --features flex --no-default-features           1      .      .      .",
-        "  --features ndarray --no-default-features        .      1      .      .",
-        "  --features wgpu --no-default-features           .      .      1      1",
+        "  FC001  FC002  FC004  FC005  build",
+        "      .      .      .      .  default features",
+        "      .      .      .      .  --no-default-features",
+        "      .      .      1      1  --features cuda --no-default-features",
+        "      1      .      .      .  --features flex --no-default-features",
+        "      .      1      .      .  --features ndarray --no-default-features",
+        "      .      .      1      1  --features wgpu --no-default-features",
     ]
+    # A row is one line however long its build's name (kord's: a feature of 40 characters).
+    long_name = "--features " + "x" * 120
+    row = [("      1  " + long_name, "")]
+    assert wrap(row, 100) == [row]
+    assert wrap([("  FC001  member: build", "dim")], 10) == [[("  FC001  member: build", "dim")]]
     # One heading for the member: the blocks name their builds.
     assert [line for line in lines if line.startswith("app ")] == ["app (x86_64-unknown-linux-gnu)"]
     # Each backend's `fusion`, and burn-ndarray's `multi-threads` (through burn's `rayon`), is

@@ -49,8 +49,9 @@ Line = list[Run]
 
 _HANGING = re.compile(r"  = [a-z]+: |  --> |note: |[a-z]+\[[^\]]*\] ")
 """The label a wrapped line's continuation lines are indented past (`  = why: `, ...)."""
-_QUOTED = re.compile(r" *\d* \|")
-"""A line of the quoted manifest (`  9 | ...`): shortened to fit, never wrapped."""
+_QUOTED = re.compile(r" *\d* \|| (?: +(?:\d+|\.))+  \S| (?: +\S+)+  (?:member: )?build$")
+"""A line of the quoted manifest (`  9 | ...`), shortened to fit, or of the configuration
+table (`configuration_table`): never wrapped."""
 
 
 def wrap(line: Line, width: int) -> list[Line]:
@@ -263,12 +264,12 @@ def configuration_table(result: AuditResult) -> list[Line]:
             shown = [str(count) if count else "." for count in counted]  # ".": none
             rows.append((f"{printable(member)}: {label}" if several else label, shown))
     heading = "build" if not several else "member: build"
-    width = max(len(heading), *(len(label) for label, _ in rows)) + 2
     cells = [max(len(code), 3) + 2 for code in codes]
     lines: list[Line] = [[("findings by build configuration and rule:", "bold")]]
+    # The counts first, under their codes, the builds' names after them, whatever their length.
     for index, (label, counts) in enumerate([(heading, codes), *rows]):
-        row = label.ljust(width) + "".join(c.rjust(w) for c, w in zip(counts, cells, strict=True))
-        lines.append([("  " + row, "" if index else "dim")])
+        row = "".join(c.rjust(w) for c, w in zip(counts, cells, strict=True)) + "  " + label
+        lines.append([(row, "" if index else "dim")])
     return [*lines, []]
 
 
