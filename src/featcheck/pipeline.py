@@ -302,13 +302,13 @@ def _first_hops(view: BuildView, node: Node) -> set[PackageRef]:
 
 
 def _sharing(earlier: Iterable[_Hops], hops: set[PackageRef]) -> Flagged | None:
-    """The earlier detection whose builds reach the crate through a dependency these builds
-    share: one placement serves both. argmin-math's `ndarray_0_15` and `ndarray_0_16` builds
-    share none (two versions of ndarray): one edit rarely serves both, and the one that does, a
-    new direct line, goes into every build of the library, with or without ndarray."""
+    """The earlier detection whose builds reach the crate through every dependency these builds
+    reach it through, and maybe more: one placement serves both. Not one that reaches it through
+    a dependency these builds lack: ockam_core's build with only `tracing-subscriber` has no
+    optional `regex` line to edit, where its default build's finding is placed. (Builds placed
+    apart that come out the same are one finding again: `matrix.merge_configurations`.)"""
     for through, flagged in earlier:
-        if through & hops or through == hops:
-            through |= hops
+        if through <= hops:
             return flagged
     return None
 

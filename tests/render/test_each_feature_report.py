@@ -141,3 +141,38 @@ def test_a_configurations_chain_reads_that_configurations_build(
         "enabled only for tests and benches, through [dev-dependencies] helper (line 15): the "
         "build itself does not get it"
     )
+
+
+THROUGH_WRAPPER = PACKAGE.format("app") + (
+    '[features]\ndefault = ["gemmish", "wrapper"]\n\n[dependencies]\n'
+    'gemmish = { version = "0.1", optional = true }\n'
+    'wrapper = { version = "0.1", optional = true }\n'
+)
+
+
+def test_a_build_without_the_line_a_finding_is_placed_at_is_placed_on_its_own(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The default build reaches gemmish through the member's own optional line and through
+    wrapper; `--features wrapper` only through wrapper, where the own line is not built. That
+    build was folded into the default build's finding, placed at the own line, whose fix cannot
+    reach it (ockam_core's regex and tracing-subscriber): it is placed as when audited alone."""
+    registry = {
+        "gemmish": {"0.1.0": {"features": {"default": [], "rayon": []}}},
+        "wrapper": {"0.1.0": {"dependencies": {"gemmish": {"version": "0.1"}}}},
+    }
+    use_registry(tmp_path_factory.mktemp("registry"), registry, monkeypatch)
+    files = {"src/main.rs": "fn main() {}", "Cargo.toml": THROUGH_WRAPPER}
+    project = write_project(tmp_path / "app", files)
+
+    def placed(*flags: str) -> dict[str, int]:
+        """Where each build's finding is placed, by the build's `--features`."""
+        report = json.loads(run_in_process(str(project), *flags, "--format", "json").stdout)
+        return {
+            ",".join(c["features"]) or "default": f["location"]["line"]
+            for f in report["findings"]
+            for c in f["configurations"]
+        }
+
+    assert placed("--each-feature") == {"default": 10, "gemmish": 10, "wrapper": 11}
+    assert placed("--no-default-features", "--features", "wrapper") == {"wrapper": 11}

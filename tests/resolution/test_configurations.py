@@ -164,7 +164,7 @@ def test_each_feature_flags_every_optional_backend_in_one_run(
     text = run_in_process(str(OPTIONAL), "--each-feature", "-p", "classic").stdout
     # One heading for the member; the table and the finding's block name the build.
     assert "\nclassic (" in text and ") with --features" not in text
-    assert "\n  --features ndarray --no-default-features        1\n" in text
+    assert "\n      1  --features ndarray --no-default-features\n" in text
     assert "  = builds: --features ndarray --no-default-features\n" in text
     assert "error[FC002] burn-ndarray 0.22.1 is built without `multi-threads`" in text
     assert "1 error (1 member, 4 configurations, " in text
