@@ -381,7 +381,8 @@ def test_a_groups_notes_name_the_members_a_note_is_about(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """feos: py_feos reaches ndarray through feos-core, feos-dft directly; the group showed
-    only py_feos's note. A note each finding says of its own member is shown once."""
+    only py_feos's note. A note each finding says of its own member is shown once, naming them
+    all (ockam's group said "regex is a direct dependency of ockam_abac" for ockam_core too)."""
     monkeypatch.setenv("NO_COLOR", "1")
     notes = {
         "py_feos": ("feos-core depends on ndarray directly", "py_feos is built for Python"),
@@ -397,6 +398,6 @@ def test_a_groups_notes_name_the_members_a_note_is_about(
     said = [line.strip() for line in stream.getvalue().splitlines() if "= note:" in line]
     assert said == [
         "= note: for py_feos: feos-core depends on ndarray directly",
-        "= note: py_feos is built for Python",
+        "= note: for each of py_feos, feos-dft: the member is built for Python",
         "= note: for feos-dft: feos-dft depends on ndarray directly",
     ]

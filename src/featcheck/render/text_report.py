@@ -142,20 +142,25 @@ def _render_group(
 
 
 def _notes(group: FindingGroup) -> list[str]:
-    """The notes of the group's findings, each once (the lead's words where each finding says
-    the same of its own member); one that not all of them carry names the members it is about
-    (feos: "feos-core depends on ndarray directly" is py_feos's only)."""
+    """The notes of the group's findings, each once; one that not all of them carry names the
+    members it is about (feos: "feos-core depends on ndarray directly" is py_feos's only), and
+    one each says of its own member names them all ("for each of abac, core-lib: regex is a
+    direct dependency of the member": ockam's said only the first)."""
     about: dict[str, tuple[str, list[str]]] = {}
     for finding in group.findings:
         member = finding.member or ""
         for note in finding.notes:
             same = note.replace(member, "\0") if member else note
             about.setdefault(same, (note, []))[1].append(member)
-    every = len(group.findings)
-    return [
-        note if len(members) == every else f"for {', '.join(dict.fromkeys(members))}: {note}"
-        for note, members in about.values()
-    ]
+    every, notes = len(group.findings), []
+    for same, (note, members) in about.items():
+        named = list(dict.fromkeys(members))
+        if "\0" in same and len(named) > 1:  # each says it of its own member
+            note = same.replace("\0", "the member")
+            notes.append(f"for each of {', '.join(named)}: {note}")
+        else:
+            notes.append(note if len(members) == every else f"for {', '.join(named)}: {note}")
+    return notes
 
 
 def _render_block(block: list[FindingGroup], width: int, applied: list[Finding]) -> list[Line]:
