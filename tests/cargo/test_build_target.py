@@ -91,3 +91,17 @@ def test_a_build_target_that_is_no_triple_is_refused_at_its_line(
     assert (done.returncode, done.stdout) == (2, "")
     assert done.stderr.startswith(f"featcheck: error: {config}:2:10: `"), done.stderr
     assert "is not a target triple" in done.stderr and done.stderr.count("\n") == 1
+
+
+def test_a_build_target_no_exec_has_no_table_for_says_where_it_comes_from(
+    home: Path, tmp_path: Path
+) -> None:
+    repository = new_repository(tmp_path / "repo", home, member("a", ""), member("b", PLAIN_REGEX))
+    (repository / ".cargo").mkdir()
+    (repository / ".cargo" / "config.toml").write_text(
+        '[build]\ntarget = "xtensa-esp32-none-elf"\n'
+    )
+    done = featcheck_in_process(repository, home, "--no-exec")
+    assert (done.returncode, done.stdout, done.stderr.count("\n")) == (2, "", 1)
+    assert "does not know the cfg of target 'xtensa-esp32-none-elf'" in done.stderr
+    assert done.stderr.endswith("(it is the cargo configuration's `build.target`)\n")

@@ -60,7 +60,12 @@ class FileSource:
     def target_cfg(self, triple: str) -> TargetCfg:
         """The built-in cfg table of `triple`, with the rustflags cargo would give that target."""
         if triple not in self._cfg_cache:
-            plain = builtin_cfg(triple)
+            try:
+                plain = builtin_cfg(triple)
+            except FeatcheckError as error:
+                if triple in self._checkout_config.build_targets:
+                    error.message += " (it is the cargo configuration's `build.target`)"
+                raise
             flags = environment_rustflags(os.environ)
             if flags is None:
                 flags = self._checkout_config.rustflags(triple, plain)
