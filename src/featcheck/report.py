@@ -313,8 +313,11 @@ class BaselineEntry:
     comment: str
 
     def describe(self) -> str:
-        """The entry's own words (rule, member, crate, feature), as the file gives them."""
+        """The entry's own words (rule, member, crate, feature), as the file gives them; the
+        build configuration where it is not the default (`--each-feature` writes one a build)."""
         who = f" {self.member}" if self.member else ""
+        if self.configuration != "default":
+            who += f" ({self.configuration})"
         about = f": {self.comment}" if self.comment else ""
         return f"{self.code}{who}{about}"
 
@@ -372,6 +375,9 @@ class AuditResult:
     """The baseline file the project's configuration names (`baseline`); `--baseline` wins."""
     comparisons: list[Comparison] = field(default_factory=list)
     """What `--baseline`/`--new-since` compared `findings` with: they hold only what is new."""
+    workspace_features: dict[str, frozenset[str]] = field(default_factory=dict)
+    """Every workspace member, audited or not, with the features it defines: a baseline entry
+    about a member or feature no longer there is stale, whatever the run audited."""
 
     def applied_fix_level(self) -> Severity:
         """The least severity whose safe fixes `--fix` applies: `fix_level`, else the failing

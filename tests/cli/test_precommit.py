@@ -43,13 +43,21 @@ VERDICT_FILES = (
     "Cargo.toml",
     "crates/app/Cargo.lock",
     "featcheck.toml",
+    "featcheck-baseline.txt",  # the name the README gives the baseline `featcheck.toml` names
     ".cargo/config.toml",
     ".cargo/config",
     "crates/app/.cargo/config.toml",
     "rust-toolchain.toml",
     "rust-toolchain",
 )
-OTHER_FILES = ("src/main.rs", "xCargo.toml", "README.md", "cargo/config.toml", "rust-toolchain.md")
+OTHER_FILES = (
+    "src/main.rs",
+    "xCargo.toml",
+    "README.md",
+    "cargo/config.toml",
+    "rust-toolchain.md",
+    "featcheck-baseline.txt.orig",
+)
 
 
 def _hooks() -> dict[str, dict[str, object]]:

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from history_support import (
     PLAIN_MEMCHR,
+    ROOT_MANIFEST,
     TRIMMED_MEMCHR,
     TRIMMED_REGEX,
     commit,
@@ -245,3 +246,21 @@ def _with_configured_baseline(home: Path, tmp_path: Path) -> Path:
     assert featcheck_in_process(repository, home, "--write-baseline", baseline).returncode == 0
     (repository / "featcheck.toml").write_text('baseline = "b.txt"\n')
     return repository
+
+
+def test_an_entry_about_a_member_no_longer_in_the_workspace_is_stale(
+    home: Path, tmp_path: Path
+) -> None:
+    """It was kept as an entry about a member the run did not audit, and hid that member's
+    finding again if it came back."""
+    repository = new_repository(
+        tmp_path / "repo", home, member("a", TRIMMED_REGEX), member("b", TRIMMED_MEMCHR)
+    )
+    baseline = tmp_path / "baseline.txt"
+    assert featcheck_in_process(repository, home, "--write-baseline", str(baseline)).returncode == 0
+    (repository / "Cargo.toml").write_text(ROOT_MANIFEST.replace('"a", "b"', '"a"'))
+    done = featcheck_in_process(repository, home, "--baseline", str(baseline))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "baseline entry matches no finding any more (FC012 b:" in done.stdout
+    rewritten = featcheck_in_process(repository, home, "--write-baseline", str(baseline))
+    assert "kept" not in rewritten.stderr and " b " not in baseline.read_text()

@@ -320,3 +320,39 @@ def test_a_build_configuration_the_finding_is_new_in_is_shown_alone(
             ]
         ]
         assert comparison["absent"] == comparison.get("stale", []) == []
+
+
+def test_a_build_configuration_that_is_gone_is_absent_and_its_baseline_entry_stale(
+    home: Path, tmp_path: Path
+) -> None:
+    """REF's regex finding is in three builds; HEAD drops the feature `extra`, and with it a
+    build. That build's finding is absent (it was not, while the others stood), and its
+    baseline entry stale and dropped by a rewrite from the same full run (it was kept, as an
+    entry about a build the run did not audit)."""
+    features = '\n[features]\nfast = ["regex/perf"]\nextra = []\n'
+    a = member("a", TRIMMED_REGEX) + features
+    repository = new_repository(tmp_path / "repo", home, a, member("b", ""))
+    baseline = tmp_path / "baseline.txt"
+    options = ("--each-feature", "--format", "json")
+    written = featcheck_in_process(repository, home, *options, "--write-baseline", str(baseline))
+    assert written.returncode == 0, written.stderr
+    write_member(repository, "a", a.replace("extra = []\n", ""))
+    commit(repository, "extra goes")
+
+    report = json.loads(
+        featcheck_in_process(repository, home, *options, "--new-since", "HEAD~1").stdout
+    )
+    [comparison] = report["comparisons"]
+    assert [[c["features"] for c in f["configurations"]] for f in comparison["absent"]] == [
+        [["extra"]]
+    ]
+    report = json.loads(
+        featcheck_in_process(repository, home, *options, "--baseline", str(baseline)).stdout
+    )
+    [comparison] = report["comparisons"]
+    assert [e["entry"].split(":")[0] for e in comparison["stale"]] == [
+        "FC011 a (no-default-features,features=extra)"
+    ]
+    rewritten = featcheck_in_process(repository, home, *options, "--write-baseline", str(baseline))
+    assert "kept" not in rewritten.stderr
+    assert "features=extra" not in baseline.read_text()

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -232,9 +232,20 @@ def against_revision(result: AuditResult, earlier: AuditResult, label: str) -> A
     ordered = sorted(earlier.findings, key=lambda finding: finding.severity)
     before = {key: finding.severity for finding in ordered for _, key in _by_build(finding)}
     shown, hidden, now = _split(result.findings, before)
-    absent = tuple(f for f in earlier.findings if not any(k in now for _, k in _by_build(f)))
+    absent = tuple(_gone(earlier.findings, now))
     comparison = Comparison("revision", label, hidden=tuple(hidden), absent=absent)
     return replace(result, findings=shown, comparisons=[*result.comparisons, comparison])
+
+
+def _gone(findings: Sequence[Finding], now: set[str]) -> Iterator[Finding]:
+    """Each earlier finding with the builds it is no longer in, where there are some."""
+    for finding in findings:
+        builds = _by_build(finding)
+        gone = [c for c, key in builds if key not in now]
+        if len(gone) == len(builds):
+            yield finding
+        elif gone:
+            yield replace(finding, configurations=tuple(c for c in gone if c is not None))
 
 
 def _split(
@@ -266,6 +277,9 @@ def _covered(result: AuditResult, entry: BaselineEntry) -> bool:
     an entry that matches nothing say the finding is gone (not that it went unaudited)."""
     if result.rules and entry.code not in result.rules:
         return False
+    known = result.workspace_features
+    if entry.member is not None and known and entry.member not in known:
+        return True  # a member no longer in the workspace: its entries are gone
     if entry.member is not None and entry.member not in result.members:
         return False
     if entry.target is not None and result.targets and entry.target not in result.targets:
@@ -273,4 +287,13 @@ def _covered(result: AuditResult, entry: BaselineEntry) -> bool:
     if entry.member is None or not result.configurations:
         return entry.configuration == "default"
     audited = result.configurations.get(entry.member, [])
-    return entry.configuration in {configuration_token(c) for c in audited}
+    if entry.configuration in {configuration_token(c) for c in audited}:
+        return True
+    # A build of a feature the member no longer defines is gone, not unaudited.
+    named = {
+        name
+        for part in entry.configuration.split(",")
+        if part.startswith("features=")
+        for name in part.removeprefix("features=").split("+")
+    }
+    return bool(named - known.get(entry.member, named))

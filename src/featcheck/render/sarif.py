@@ -192,13 +192,15 @@ def sarif_document(result: AuditResult, environ: Mapping[str, str] | None = None
         *dict.fromkeys(c for found in result.configurations.values() for c in found)
     ] or [None]
     merged = len(targets) * len(configurations) > MAX_RUNS
-    if merged:
-        configurations = [None]  # each target's configurations share its run
-    for target, configuration in product(targets, configurations):
+    # Past the limit each target's configurations share its run, a result for each build of
+    # a finding as in a run of its own: its fingerprint is that build's, as baselines have it.
+    runs_of = [(None, configurations)] if merged else [(c, [c]) for c in configurations]
+    for target, (configuration, builds) in product(targets, runs_of):
         entries = [
-            {**sarif_result(group, result, rule_index, workspace, configuration), **state}
+            {**sarif_result(group, result, rule_index, workspace, build), **state}
+            for build in builds
             for findings, state in states(result)
-            for group in group_findings(_built(findings, target, configuration))
+            for group in group_findings(_built(findings, target, build))
         ]
         shown = re.sub(r"[^A-Za-z0-9._-]", "_", target or "any-target")
         token = EVERY if merged else configuration_token(configuration)

@@ -44,6 +44,7 @@ def new_result(run: Run, scope: Scope, plan: ConfigurationPlan, root: Path) -> A
         user_rules=tuple(r for r in scope.config.catalogue.rules if not r.builtin),
         configuration_errors=plan.errors,
         configurations={m.name: list(plan.selections[m.id]) for m in members},
+        workspace_features={m.name: frozenset(m.features) for m in metadata.members},
         # Why nothing was audited, if so: "no findings" must not stand for a run that looked
         # at no build (every configuration refused, e.g. `-F nope`) or ran no rule.
         no_verdict=["no build configuration could be audited"]
