@@ -100,3 +100,30 @@ def test_false_and_zero_reach_cargo_as_written(tmp_path: Path) -> None:
     assert "patch.crates-io.rayon.default-features=false" in pairs
     assert "net.retry=0" in pairs
     assert 'build.rustflags=["-Ccodegen-units=1"]' in pairs
+
+
+@pytest.mark.parametrize(
+    ("setting", "line", "column", "said"),
+    [
+        ("[build]\nrustflags = 5\n", 2, 13, "must be a string or an array of strings"),
+        ('[build]\nrustflags = ["--cfg=x", 3]\n', 2, 13, "must be a string or an array"),
+        ("[target.x86_64-unknown-linux-gnu]\nrustflags = 7\n", 2, 13, "must be a string or"),
+        ("[build]\ntarget = 5\n", 2, 10, "must be a string or an array of strings"),
+        ('[build]\ntarget = "spec.json"\n', 2, 10, "does not follow a target file"),
+        ('[build]\ntarget = ["wasm32-unknown-unknown", "--x"]\n', 2, 10, "is not a target triple"),
+    ],
+)
+def test_a_setting_cargo_refuses_for_its_type_is_refused_at_its_line(
+    setting: str, line: int, column: int, said: str, tmp_path: Path
+) -> None:
+    """cargo refuses each ("expected a string or array of strings, but found a integer"):
+    featcheck ignored the setting, audited, and `--fix` wrote the manifests."""
+    checkout = make_checkout(tmp_path)
+    config = checkout.project / ".cargo" / "config.toml"
+    config.parent.mkdir(exist_ok=True)
+    config.write_text(setting)
+    with pytest.raises(FeatcheckError) as refused:
+        read_checkout_config(checkout.project, {}, None)
+    error = refused.value
+    assert (error.line, error.column) == (line, column)
+    assert Path(str(error.path)).name == "config.toml" and said in error.message

@@ -39,6 +39,8 @@ if TYPE_CHECKING:
 
 _MAX_INCLUDE_DEPTH = 16
 
+_NOT_STRINGS = "must be a string or an array of strings, as cargo reads it"
+
 NOT_SHOWN = "its text is not shown: it lies outside the project that includes it"
 
 
@@ -196,8 +198,12 @@ def _rustflags(document: ManifestDocument, path: KeyPath, value: object) -> list
     """The kept rustflags of the setting at `path` (perhaps none of them), None when it sets
     no flag at all, or a FeatcheckError at the bad flag. A `[target]` table whose flags are all
     dropped still counts: cargo then gives that target none of `[build]`'s flags."""
+    if value is None:
+        return None
     flags = value.split() if isinstance(value, str) else value
-    if not flags or not isinstance(flags, list) or not all(isinstance(v, str) for v in flags):
+    if not isinstance(flags, list) or not all(isinstance(v, str) for v in flags):
+        raise setting_error(document, path, _NOT_STRINGS)  # cargo refuses it too
+    if not flags:
         return None
     try:
         return filter_rustflags(flags)
@@ -238,11 +244,8 @@ def allowed_leaves(document: ManifestDocument, base: Path) -> Iterator[Leaf]:
                 raise setting_error(document, key, message)
             yield Leaf(key, table[key[1]])
     # The targets a plain `cargo build` (and `cargo tree`) builds for: featcheck's own default.
-    if isinstance(table := data.get("build"), dict) and (named := _build_targets(table)):
-        try:
-            yield Leaf(("build", "target"), [target_triple(t) for t in named])
-        except GateError as error:
-            raise setting_error(document, ("build", "target"), str(error)) from None
+    if isinstance(table := data.get("build"), dict) and "target" in table:
+        yield Leaf(("build", "target"), _build_targets(document, table["target"]))
     # `[build]`, then `[target.<triple>]` and `[target.'cfg(...)']` (the name stays a TOML key).
     build = [(("build",), data["build"])] if isinstance(data.get("build"), dict) else []
     targets = [(("target", name), table) for name, table in tables(data.get("target"))]
@@ -252,15 +255,20 @@ def allowed_leaves(document: ManifestDocument, base: Path) -> Iterator[Leaf]:
             yield Leaf(flags, kept)
 
 
-def _build_targets(build: dict[str, Any]) -> list[str]:
-    """`build.target`, one target or several. Not a target file (`x.json`): the checkout's
-    configuration names only triples, which the argument gate checks; `--target FILE` audits
-    one."""
-    value = build.get("target")
-    named = [value] if isinstance(value, str) else value if isinstance(value, list) else []
-    if not named or not all(isinstance(t, str) and t and not t.endswith(".json") for t in named):
-        return []
-    return named
+def _build_targets(document: ManifestDocument, value: object) -> list[str]:
+    """`build.target`, one target or several: triples, which the argument gate checks. Not a
+    target file (`x.json`), which featcheck does not follow: `--target TRIPLE` audits another."""
+    named = [value] if isinstance(value, str) else value
+    key = ("build", "target")
+    if not isinstance(named, list) or not all(isinstance(t, str) for t in named):
+        raise setting_error(document, key, _NOT_STRINGS)
+    if any(t.endswith(".json") for t in named):
+        message = "featcheck does not follow a target file: pass --target TRIPLE to audit one"
+        raise setting_error(document, key, message)
+    try:
+        return [target_triple(t) for t in named]
+    except GateError as error:
+        raise setting_error(document, key, str(error)) from None
 
 
 def _source_leaves(data: dict[str, Any], base: Path) -> Iterator[Leaf]:
