@@ -107,7 +107,8 @@ def test_what_a_fix_adds_to_cargo_lock_beside_the_build_is_said_and_is_what_fix_
     assert (memory["added_packages"], memory["lockfile_added_packages"]) == (0, 0)
     text = " ".join(run_in_process(str(project)).stdout.split())
     assert (
-        "with it the build gets `rayon` and adds 2 packages to Cargo.lock, none to the build, "
+        "with it the build gets `rayon` and adds 2 packages to Cargo.lock, none to the workspace's "
+        "builds, "
         "`--fix` applies it" in text
     )
 

@@ -264,13 +264,15 @@ def test_a_group_whose_builds_gain_different_packages_says_the_most(
         AuditResult(tmp_path, findings=findings, members=["a", "b", "c"]), stream, RenderOptions()
     )
     text = " ".join(stream.getvalue().split())
-    assert "with it the build gets `rayon` and adds up to 5 packages to the build" in text
+    assert (
+        "with it the build gets `rayon` and adds up to 5 packages to the workspace's builds" in text
+    )
     same = [replace(f, fix=replace(f.fix, added=5)) for f in findings if f.fix is not None]
     stream = io.StringIO()
     render_text(
         AuditResult(tmp_path, findings=same, members=["a", "b", "c"]), stream, RenderOptions()
     )
-    assert "and adds 5 packages to the build" in " ".join(stream.getvalue().split())
+    assert "and adds 5 packages to the workspace's builds" in " ".join(stream.getvalue().split())
 
 
 @pytest.mark.parametrize("each_feature", [False, True], ids=["one-build", "each-feature"])

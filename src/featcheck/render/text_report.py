@@ -98,13 +98,15 @@ def _fix_lines(
 
 
 def _added(fix: Fix, most: str) -> str:
-    """What the fix adds to the build, and to Cargo.lock where that is more (the lock holds what
-    other platforms and features would build)."""
+    """What the fix adds to the workspace's builds (each package once, whichever build gains
+    it: `added_packages`), and to Cargo.lock where that is more (the lock holds what other
+    platforms and features would build)."""
     built, locked = fix.added or 0, fix.locked or 0
+    builds = "the workspace's builds"
     if locked > built:
-        lock = f"{plural(locked, 'package')} to Cargo.lock, {built or 'none'} to the build"
+        lock = f"{plural(locked, 'package')} to Cargo.lock, {built or 'none'} to {builds}"
         return f" and adds {most}{lock}"
-    return f" and adds {most}{plural(built, 'package')} to the build" if built else ""
+    return f" and adds {most}{plural(built, 'package')} to {builds}" if built else ""
 
 
 def _detail(label: str, text: str) -> Line:
