@@ -4,7 +4,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager, nullcontext, suppress
 from dataclasses import dataclass, field, replace
@@ -21,12 +20,12 @@ from featcheck.errors import FeatcheckError
 from featcheck.featureset import AuditOptions, FeatureSelection, without_std
 from featcheck.graph import Node
 from featcheck.locate import ManifestCache
-from featcheck.manifest.declarations import feature_asked
 from featcheck.manifest.document import ManifestDocument
 from featcheck.matrix import ConfigurationPlan
 from featcheck.noexec.gaps import Completeness
 from featcheck.noexec.workspace import discover_workspace
 from featcheck.placement import Flagged
+from featcheck.refusal import located
 from featcheck.report import AuditResult, BuildGap, Finding, TargetSkip
 from featcheck.rules import (
     BuildView,
@@ -115,7 +114,7 @@ def audit_started(started: Started, meanwhile: Callable[[], object] | None = Non
                 # builds' metadata, and each build's asked for apart (`with_every_feature`).
                 metadata, asked = metadata_asked(source, manifest, FeatureSelection()), None
             except FeatcheckError as error:
-                raise placed(error, manifest, manifests) from None
+                raise located(error, manifest, manifests) from None
         finally:
             pending.cancel()
         if audit.KEPT_UNTIL_EXIT is not None:
@@ -126,32 +125,6 @@ def audit_started(started: Started, meanwhile: Callable[[], object] | None = Non
             pending.settle()
         # Resolution in memory keeps Cargo.lock's versions; cargo rewrote a stale one first.
         return out_of_date(result) if lockfile is not None and lockfile.out_of_date() else result
-
-
-_MISSING_FEATURE = re.compile(r"package `([^`]+)` depends on `([^`]+)` with feature `([^`]+)` but")
-
-
-def placed(error: FeatcheckError, manifest: Path, manifests: ManifestCache) -> FeatcheckError:
-    """cargo's refusal of a feature a dependency lacks, at the line that asks for it: cargo
-    names the two packages only, and a member may inherit the line from the workspace root."""
-    match = _MISSING_FEATURE.search(error.message)
-    if match is None:
-        return error
-    package, dependency, feature = match.groups()
-    with suppress(FeatcheckError, OSError, ValueError):
-        layout = discover_workspace(manifest, manifests.checkout)
-        root_path = layout.root / "Cargo.toml"
-        root = manifests.get(root_path)
-        for member_path in (member / "Cargo.toml" for member in layout.members):
-            member = manifests.get(member_path)
-            asked = member.get("package", "name") == package
-            if asked and (found := feature_asked(member, root, dependency, feature)):
-                written, entry = found
-                path = root_path if written is root else member_path
-                return FeatcheckError(
-                    error.message, path=path, line=entry.key.line, column=entry.key.column
-                )
-    return error
 
 
 def _read_members(manifest: Path, manifests: ManifestCache, pending: PendingMetadata) -> None:

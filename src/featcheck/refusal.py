@@ -1,0 +1,84 @@
+"""cargo's refusal of a workspace, at the place in the checkout that causes it.
+
+cargo names a package, or the member whose manifests it was loading, and rarely a line: "package
+`app` depends on `memchr` with feature `nosuch`", "failed to load manifest for workspace member
+`app`" (about a path dependency of app's), "no matching package named `memchrr` found". Where
+cargo has refused, featcheck reads what it reads anyway (the workspace's members, their
+manifests, through the checkout's bounds) and names the file, line and column: its own one-line
+error for a manifest it cannot read, else cargo's words at the line they are about.
+"""
+
+from __future__ import annotations
+
+import re
+from contextlib import suppress
+from pathlib import Path
+
+from featcheck.errors import FeatcheckError
+from featcheck.locate import ManifestCache
+from featcheck.manifest.declarations import all_sites, feature_asked
+from featcheck.manifest.document import ManifestDocument
+from featcheck.manifest.spans import Entry
+from featcheck.noexec.files import lock_entries
+from featcheck.noexec.workspace import discover_workspace
+
+_MISSING_FEATURE = re.compile(r"package `([^`]+)` depends on `([^`]+)` with feature `([^`]+)` but")
+_NO_PACKAGE = re.compile(r"no matching package named `([^`]+)` found")
+_INCLUDES = re.compile(r"feature `([^`]+)` includes `([^`]+)`")
+
+
+def located(error: FeatcheckError, manifest: Path, manifests: ManifestCache) -> FeatcheckError:
+    """`error`, cargo's refusal of the workspace of `manifest`, where featcheck can place it."""
+    if error.line is not None:
+        return error
+    try:
+        layout = discover_workspace(manifest, manifests.checkout)
+        root_path = layout.root / "Cargo.toml"
+        root = manifests.get(root_path)
+        paths = [member / "Cargo.toml" for member in layout.members]
+        documents = [(path, manifests.get(path)) for path in paths]
+        if "failed to parse lock file" in error.message:  # its line and column
+            lock_entries(layout.root / "Cargo.lock", manifests.checkout)
+    except FeatcheckError as own:  # featcheck's own words, at the place, where it has one
+        return own if own.path is not None else error
+    except (OSError, ValueError):
+        return error
+    for path, document in documents:
+        with suppress(ValueError):  # the span index gives up on some odd layouts
+            found = _cause(error.message, document, root)
+            if found is not None:
+                written, entry, message = found
+                where = root_path if written is root else path
+                return FeatcheckError(
+                    message, path=where, line=entry.key.line, column=entry.key.column
+                )
+    return error
+
+
+def _cause(
+    message: str, document: ManifestDocument, root: ManifestDocument
+) -> tuple[ManifestDocument, Entry, str] | None:
+    """The line of `document` (or of the root it inherits from) cargo's `message` is about."""
+    name = document.get("package", "name")
+    if (match := _MISSING_FEATURE.search(message)) is not None:
+        package, dependency, feature = match.groups()
+        found = feature_asked(document, root, dependency, feature) if package == name else None
+        return None if found is None else (*found, message)
+    if (match := _INCLUDES.search(message)) is not None:  # `dep:nosuch` in `[features]`
+        feature, value = match.groups()
+        values = document.get("features", feature)
+        if isinstance(values, list) and value in values:
+            entry = document.spans.get(("features", feature, values.index(value)))
+            return None if entry is None else (document, entry, message)
+        return None
+    missing = _NO_PACKAGE.search(message)
+    for site in all_sites(document, root):
+        entry = document.spans.get(site.path)
+        if entry is None:
+            continue
+        if site.inherits and site.inherited is None:  # cargo: "was not found in ..."
+            said = f"`{site.key}` inherits from [workspace.dependencies], which has no `{site.key}`"
+            return document, entry, f"{said} (cargo refuses this workspace)"
+        if missing is not None and site.package == missing.group(1):
+            return document, entry, message
+    return None
