@@ -125,7 +125,8 @@ def test_a_broken_members_manifest_is_cargos_one_line(
     tmp_path: Path, offline_cargo: object
 ) -> None:
     """The members' manifests are read while cargo works (pipeline._read_members); a broken
-    one is still told as cargo tells it, once cargo has answered: its file, line and column."""
+    one is told once cargo has refused it, at its file, line and column first (refusal.py),
+    where cargo gives them as it pleases."""
     package = '[package]\nname = "{0}"\nversion = "0.1.0"\nedition = "2021"\n'
     (tmp_path / "Cargo.toml").write_text('[workspace]\nmembers = ["a", "b"]\nresolver = "2"\n')
     for name, tail in (("a", ""), ("b", "[dependencies\n")):
@@ -134,7 +135,7 @@ def test_a_broken_members_manifest_is_cargos_one_line(
         (tmp_path / name / "Cargo.toml").write_text(package.format(name) + tail)
     result = run_in_process(str(tmp_path))
     assert result.returncode == 2
-    _assert_one_clear_line(result.stderr, "cargo metadata failed", "b/Cargo.toml:5:14")
+    _assert_one_clear_line(result.stderr, f"featcheck: error: {tmp_path}/b/Cargo.toml:5:14: ")
 
 
 @pytest.mark.parametrize("mode", [(), ("--no-exec",)])
