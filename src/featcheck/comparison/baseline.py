@@ -91,7 +91,7 @@ def fingerprint(finding: Finding, configuration: FeatureSelection | None = None)
         compatible_version(finding.crate_version),
         finding.feature,
         finding.target or "",
-        configuration_token(configuration or finding.configuration),
+        configuration_token(finding.configuration if configuration is None else configuration),
     )
     digest = hashlib.sha256("\n".join(parts).encode("utf-8")).hexdigest()
     return digest[:FINGERPRINT_LENGTH]
