@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -103,4 +104,18 @@ def _located(text: str, error: Exception) -> tuple[int, int, str]:
         if lines[-1] == "" and len(lines) > 1:
             lines.pop()
         line, column, message = len(lines), len(lines[-1]) + 1, "unexpected end of file"
+    elif (duplicate := _DUPLICATE.match(message)) is not None:
+        # tomlkit is past the repeated key's line when it notices: the key's own line, the
+        # nearest at or above where it stopped.
+        key = re.escape(duplicate.group(1))
+        defines = re.compile(rf'\s*(?:\[+\s*)?(?:"{key}"|{key})\s*[\].=]')
+        lines = text.split("\n")
+        for number in range(min(line, len(lines)), 0, -1):
+            if (found := defines.match(lines[number - 1])) is not None:
+                stripped = lines[number - 1][: found.end()].lstrip(" \t[")
+                line, column = number, found.end() - len(stripped) + 1
+                break
     return line, column, message
+
+
+_DUPLICATE = re.compile(r'Key "(.+)" already exists')
