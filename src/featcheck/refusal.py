@@ -37,8 +37,8 @@ def located(error: FeatcheckError, manifest: Path, manifests: ManifestCache) -> 
         root = manifests.get(root_path)
         paths = [member / "Cargo.toml" for member in layout.members]
         documents = [(path, manifests.get(path)) for path in paths]
-        if "failed to parse lock file" in error.message:  # its line and column
-            lock_entries(layout.root / "Cargo.lock", manifests.checkout)
+        if "failed to parse lock file" in error.message:  # where its TOML breaks
+            _lock_toml(layout.root / "Cargo.lock", manifests)
     except FeatcheckError as own:  # featcheck's own words, at the place, where it has one
         return own if own.path is not None else error
     except (OSError, ValueError):
@@ -53,6 +53,33 @@ def located(error: FeatcheckError, manifest: Path, manifests: ManifestCache) -> 
                     message, path=where, line=entry.key.line, column=entry.key.column
                 )
     return error
+
+
+def _lock_toml(path: Path, manifests: ManifestCache) -> None:
+    """featcheck's one line where Cargo.lock is not TOML; nothing of what else cargo refuses."""
+    try:
+        lock_entries(path, manifests.checkout)
+    except FeatcheckError as error:
+        if error.message.startswith("invalid TOML"):
+            raise
+
+
+def _weak_on_required(
+    document: ManifestDocument, root: ManifestDocument
+) -> tuple[ManifestDocument, Entry, str] | None:
+    """A `[features]` value `key?/f` whose dependency is not optional, in cargo's first words."""
+    sites = all_sites(document, root)
+    optional = {s.key for s in sites if isinstance(s.value, dict) and s.value.get("optional")}
+    required = {s.key for s in sites} - optional
+    features = document.get("features")
+    for name, values in (features if isinstance(features, dict) else {}).items():
+        for index, value in enumerate(values if isinstance(values, list) else ()):
+            key = str(value).partition("?/")[0]
+            entry = document.spans.get(("features", name, index))
+            if "?/" in str(value) and key in required and entry is not None:
+                said = f"feature `{name}` includes `{value}` with a `?`"
+                return document, entry, f"{said}, but `{key}` is not an optional dependency"
+    return None
 
 
 def _cause(
@@ -71,6 +98,8 @@ def _cause(
             entry = document.spans.get(("features", feature, values.index(value)))
             return None if entry is None else (document, entry, message)
         return None
+    if "A non-optional dependency of the same name" in message:  # cargo's last line only
+        return _weak_on_required(document, root)
     missing = _NO_PACKAGE.search(message)
     for site in all_sites(document, root):
         entry = document.spans.get(site.path)

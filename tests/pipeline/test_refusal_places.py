@@ -31,6 +31,8 @@ SHAPES = {
     ),
     "dep-names-nothing": ("app/Cargo.toml", '"dep:nosuch"', 'x = ["dep:nosuch"]\n', "", "", LOCK),
     "no-such-package": ("app/Cargo.toml", 'memchrr = "2"', 'memchrr = "2"\n', "", "", LOCK),
+    "weak-on-required": ("app/Cargo.toml", '"lib?/std"', 'x = ["lib?/std"]\n', "", "", LOCK),
+    "lock-version": ("Cargo.lock", "version = 99", "", "", "", LOCK.replace("= 4", "= 99")),
     "lock-toml": ("Cargo.lock", 'name = "lib', "", "", "", LOCK.replace('"lib"\nv', '"lib\nv')),
 }
 
@@ -40,10 +42,17 @@ def _workspace(root: Path, shape: str) -> Path:
     (root / "Cargo.toml").write_text(
         '[workspace]\nmembers = ["app", "lib"]\nresolver = "2"\n' + extra
     )
-    table = "[features]\n" if "dep:" in app else "[dependencies]\n" if "=" in app else ""
+    # A value naming a dependency goes in `[features]`, a line of its own under app's only
+    # `[dependencies]`, anything else (a table header) after them.
     app_text = HEADER.format("app") + '[dependencies]\nlib = { path = "../lib" }\n'
-    app_text += ("\n" + table + app) if table else ("\n" + app)
-    lib_text = HEADER.format("lib") + ("[dependencies]\n" + lib if lib else "")
+    if "dep:" in app or "?/" in app:
+        app_text += "\n[features]\n" + app
+    elif "=" in app:
+        app_text += app
+    else:
+        app_text += "\n" + app
+    lib_text = HEADER.format("lib") + "[features]\nstd = []\n\n"
+    lib_text += "[dependencies]\n" + lib if lib else ""
     for member, source, text in (("app", "main.rs", app_text), ("lib", "lib.rs", lib_text)):
         (root / member / "src").mkdir(parents=True)
         (root / member / "src" / source).write_text("")
@@ -59,6 +68,8 @@ def test_a_refused_workspace_is_one_line_at_the_place_that_causes_it(
 ) -> None:
     if shape == "no-such-package" and mode:
         pytest.skip("--no-exec reads Cargo.lock, which lists no such package: it says so")
+    if shape == "lock-version" and not mode:
+        pytest.skip("cargo's own words: its version reads lock files up to its own")
     root = _workspace(tmp_path, shape)
     relative, wrong = SHAPES[shape][:2]
     file = root / relative

@@ -66,7 +66,13 @@ def lock_entries(
     raw = read_checkout_file(lock_path, "Cargo.lock", MAX_LOCKFILE_BYTES, checkout)
     text = decode_text(raw, lock_path)
     deadline.check(READING, READING_HINT)
-    data = parse_text(lock_path, text).data  # invalid TOML: one line with its position
+    document = parse_text(lock_path, text)  # invalid TOML: one line with its position
+    data = document.data
+    if isinstance(version := data.get("version"), int) and not 1 <= version <= 4:
+        place = document.spans.get(("version",))
+        line, column = (place.value or place.key)[:2] if place is not None else (None, None)
+        message = f"lock file version {version} is not one --no-exec reads (1 to 4): drop --no-exec"
+        raise FeatcheckError(message, path=lock_path, line=line, column=column)
     packages = data.get("package", [])
     entries: list[dict[str, Any]] = []
     if not isinstance(packages, list):
@@ -138,6 +144,9 @@ def feature_error(features: Mapping[str, list[str]], declarations: Iterable[Decl
                 return f"{said}, but `{printable(dependency)}` is not an optional dependency"
             if slash and dependency not in keys:
                 return f"{said}, but `{printable(dependency)}` is not a dependency"
+            if slash and value.partition("/")[0].endswith("?") and dependency not in optional:
+                named = printable(dependency)
+                return f"{said} with a `?`, but `{named}` is not an optional dependency"
             if not slash and not value.startswith("dep:") and value not in features:
                 return f"{said} which is neither a dependency nor another feature"
     return ""
