@@ -93,15 +93,18 @@ def test_a_build_target_that_is_no_triple_is_refused_at_its_line(
     assert "is not a target triple" in done.stderr and done.stderr.count("\n") == 1
 
 
-def test_a_build_target_no_exec_has_no_table_for_says_where_it_comes_from(
-    home: Path, tmp_path: Path
+@pytest.mark.parametrize(
+    ("mode", "target"), [(("--no-exec",), "xtensa-esp32-none-elf"), ((), "x86_64-linux")]
+)
+def test_a_build_target_featcheck_cannot_audit_says_where_it_comes_from(
+    mode: tuple[str, ...], target: str, home: Path, tmp_path: Path
 ) -> None:
+    """One `--no-exec` has no cfg table for, one rustc does not know (a typo): the user passed
+    no `--target`, so the line says which setting named it."""
     repository = new_repository(tmp_path / "repo", home, member("a", ""), member("b", PLAIN_REGEX))
     (repository / ".cargo").mkdir()
-    (repository / ".cargo" / "config.toml").write_text(
-        '[build]\ntarget = "xtensa-esp32-none-elf"\n'
-    )
-    done = featcheck_in_process(repository, home, "--no-exec")
+    (repository / ".cargo" / "config.toml").write_text(f'[build]\ntarget = "{target}"\n')
+    done = featcheck_in_process(repository, home, *mode)
     assert (done.returncode, done.stdout, done.stderr.count("\n")) == (2, "", 1)
-    assert "does not know the cfg of target 'xtensa-esp32-none-elf'" in done.stderr
+    assert f"target '{target}'" in done.stderr
     assert done.stderr.endswith("(it is the cargo configuration's `build.target`)\n")

@@ -310,10 +310,10 @@ class CargoRunner:
             target = target_argument(self.workdir, triple)
             output = self._ask_rustc([Argument("--print=cfg"), target, *flags])
             if output.returncode != 0:
-                raise FeatcheckError(
-                    f"rustc does not know target {triple!r}: "
-                    + (output.stderr.strip().splitlines() or ["no message"])[0]
-                )
+                said = (output.stderr.strip().splitlines() or ["no message"])[0]
+                if triple in self.prepared_setup().config.build_targets:
+                    said += " (it is the cargo configuration's `build.target`)"
+                raise FeatcheckError(f"rustc does not know target {triple!r}: {said}")
             self._rustc_cfg_cache[key] = TargetCfg.parse(triple, output.stdout)
         return self._rustc_cfg_cache[key]
 
