@@ -11,12 +11,13 @@ error for a manifest it cannot read, else cargo's words at the line they are abo
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from contextlib import suppress
 from pathlib import Path
 
 from featcheck.errors import FeatcheckError
 from featcheck.locate import ManifestCache
-from featcheck.manifest.declarations import all_sites, feature_asked
+from featcheck.manifest.declarations import all_sites
 from featcheck.manifest.document import ManifestDocument
 from featcheck.manifest.spans import Entry
 from featcheck.noexec.files import lock_entries
@@ -64,50 +65,70 @@ def _lock_toml(path: Path, manifests: ManifestCache) -> None:
             raise
 
 
-def _weak_on_required(
-    document: ManifestDocument, root: ManifestDocument
-) -> tuple[ManifestDocument, Entry, str] | None:
-    """A `[features]` value `key?/f` whose dependency is not optional, in cargo's first words."""
-    sites = all_sites(document, root)
-    optional = {s.key for s in sites if isinstance(s.value, dict) and s.value.get("optional")}
-    required = {s.key for s in sites} - optional
+Place = tuple[ManifestDocument, Entry, str]
+"""The manifest a refusal is about, the entry it points at, and the words to say."""
+
+
+def _feature_values(document: ManifestDocument) -> Iterator[tuple[str, str, Entry]]:
+    """Each `[features]` value of `document` with where it is written: (feature, value, entry)."""
     features = document.get("features")
     for name, values in (features if isinstance(features, dict) else {}).items():
         for index, value in enumerate(values if isinstance(values, list) else ()):
-            key = str(value).partition("?/")[0]
             entry = document.spans.get(("features", name, index))
-            if "?/" in str(value) and key in required and entry is not None:
-                said = f"feature `{name}` includes `{value}` with a `?`"
-                return document, entry, f"{said}, but `{key}` is not an optional dependency"
+            if isinstance(value, str) and entry is not None:
+                yield name, value, entry
+
+
+def _feature_asked(
+    document: ManifestDocument, root: ManifestDocument, dependency: str, feature: str
+) -> tuple[ManifestDocument, Entry] | None:
+    """Where `document` asks `dependency` (its real name) for `feature`: in a declaration's own
+    `features`, in the `[workspace.dependencies]` entry it inherits, or in a `[features]`
+    value `key/feature`."""
+    for site in all_sites(document, root):
+        if site.package != dependency:
+            continue
+        for written in (site, site.inherited):
+            value = None if written is None else written.value
+            asked = value.get("features") if isinstance(value, dict) else None
+            if written is not None and isinstance(asked, list) and feature in asked:
+                path = (*written.path, "features", asked.index(feature))
+                if (entry := written.manifest.spans.get(path)) is not None:
+                    return written.manifest, entry
+        prefixed = {f"{site.key}/{feature}", f"{site.key}?/{feature}"}
+        for _, value, entry in _feature_values(document):
+            if value in prefixed:
+                return document, entry
     return None
 
 
-def _cause(
-    message: str, document: ManifestDocument, root: ManifestDocument
-) -> tuple[ManifestDocument, Entry, str] | None:
+def _cause(message: str, document: ManifestDocument, root: ManifestDocument) -> Place | None:
     """The line of `document` (or of the root it inherits from) cargo's `message` is about."""
-    name = document.get("package", "name")
     if (match := _MISSING_FEATURE.search(message)) is not None:
         package, dependency, feature = match.groups()
-        found = feature_asked(document, root, dependency, feature) if package == name else None
+        mine = package == document.get("package", "name")
+        found = _feature_asked(document, root, dependency, feature) if mine else None
         return None if found is None else (*found, message)
+    sites = all_sites(document, root)
     if (match := _INCLUDES.search(message)) is not None:  # `dep:nosuch` in `[features]`
-        feature, value = match.groups()
-        values = document.get("features", feature)
-        if isinstance(values, list) and value in values:
-            entry = document.spans.get(("features", feature, values.index(value)))
-            return None if entry is None else (document, entry, message)
-        return None
+        feature, named = match.groups()
+        places = (e for f, v, e in _feature_values(document) if (f, v) == (feature, named))
+        return next(((document, entry, message) for entry in places), None)
     if "A non-optional dependency of the same name" in message:  # cargo's last line only
-        return _weak_on_required(document, root)
+        optional = {s.key for s in sites if isinstance(s.value, dict) and s.value.get("optional")}
+        for feature, value, entry in _feature_values(document):
+            key, weak, _ = value.partition("?/")
+            if weak and key in {s.key for s in sites} - optional:
+                said = f"feature `{feature}` includes `{value}` with a `?`"
+                return document, entry, f"{said}, but `{key}` is not an optional dependency"
+        return None
     missing = _NO_PACKAGE.search(message)
-    for site in all_sites(document, root):
-        entry = document.spans.get(site.path)
-        if entry is None:
+    for site in sites:
+        if (written := document.spans.get(site.path)) is None:
             continue
         if site.inherits and site.inherited is None:  # cargo: "was not found in ..."
             said = f"`{site.key}` inherits from [workspace.dependencies], which has no `{site.key}`"
-            return document, entry, f"{said} (cargo refuses this workspace)"
+            return document, written, f"{said} (cargo refuses this workspace)"
         if missing is not None and site.package == missing.group(1):
-            return document, entry, message
+            return document, written, message
     return None

@@ -194,33 +194,3 @@ def workspace_site(root: ManifestDocument, key: str) -> DeclarationSite | None:
     return DeclarationSite(
         root, ("workspace", "dependencies", key), _package_name(key, value), value, NORMAL
     )
-
-
-def feature_asked(
-    manifest: ManifestDocument, root: ManifestDocument | None, dependency: str, feature: str
-) -> tuple[ManifestDocument, Entry] | None:
-    """Where `manifest` asks `dependency` (its real name) for `feature`: in a declaration's own
-    `features`, in the `[workspace.dependencies]` entry it inherits, or in a `[features]`
-    value `key/feature`. For cargo's refusal of a feature the package lacks, which names the
-    two packages but not the line."""
-    features = manifest.get("features")
-    for site in all_sites(manifest, root):
-        if site.package != dependency:
-            continue
-        bare = {feature}
-        places = [((*site.path, "features"), site.value, site.manifest, bare)]
-        if site.inherited is not None:
-            inherited = site.inherited
-            places.append(
-                ((*inherited.path, "features"), inherited.value, inherited.manifest, bare)
-            )
-        if isinstance(features, dict):  # `[features]` values, under the declaration's key
-            prefixed = {f"{site.key}/{feature}", f"{site.key}?/{feature}"}
-            places += [(("features", name), features, manifest, prefixed) for name in features]
-        for path, table, document, wanted in places:
-            values = table.get(path[-1]) if isinstance(table, dict) else None
-            for index, value in enumerate(values if isinstance(values, list) else ()):
-                entry = document.spans.get((*path, index))
-                if value in wanted and entry is not None:
-                    return document, entry
-    return None

@@ -298,14 +298,16 @@ class FilePackages(PackageTable):
         dependency = self._manifest(target) if declarations else None
         if dependency is None:
             return  # unread: what it has is unknown
+        # `[features]` values naming a dependency, `key/f` and `key?/f`: cargo refuses those in
+        # every build, the ones that leave the feature off too.
+        named = [v.partition("/") for values in manifest.features.values() for v in values]
         for declaration in declarations:
             asked = [f for f in declaration.features if f != "default" and "/" not in f]
-            # `[features]` values naming it, `key/f` and `key?/f`: cargo refuses those in
-            # every build, the ones that leave the feature off too.
-            for value in (v for values in manifest.features.values() for v in values):
-                key, slash, feature = value.partition("/")
-                if slash and key.removesuffix("?") == declaration.key and feature != "default":
-                    asked.append(feature)
+            asked += [
+                feature
+                for key, slash, feature in named
+                if slash and key.removesuffix("?") == declaration.key and feature != "default"
+            ]
             if missing := next((f for f in asked if f not in dependency.features), None):
                 name = dependency.name
                 raise FeatcheckError(

@@ -49,7 +49,7 @@ Line = list[Run]
 
 _HANGING = re.compile(r"  = [a-z]+: |  --> |note: |[a-z]+\[[^\]]*\] ")
 """The label a wrapped line's continuation lines are indented past (`  = why: `, ...)."""
-_QUOTED = re.compile(r" *\d* \|| (?: +(?:\d+|\.))+  \S| (?: +\S+)+  (?:member: )?build$")
+_UNWRAPPED = re.compile(r" *\d* \|| (?: +(?:\d+|\.))+  \S| (?: +\S+)+  (?:member: )?build$")
 """A line of the quoted manifest (`  9 | ...`), shortened to fit, or of the configuration
 table (`configuration_table`): never wrapped."""
 
@@ -58,7 +58,7 @@ def wrap(line: Line, width: int) -> list[Line]:
     """`line` broken at spaces to `width`, each continuation indented past its label (a
     hanging indent); a word longer than a whole line is broken where it must be."""
     plain = "".join(text for text, _ in line)
-    if len(plain) <= width or _QUOTED.match(plain):
+    if len(plain) <= width or _UNWRAPPED.match(plain):
         return [line]
     label = _HANGING.match(plain)
     indent = min(len(label.group()) if label else 4, width // 2)
