@@ -108,6 +108,21 @@ SHAPES = {
         ("multi-threads",),
         ("api", "core-lib"),
     ),
+    # burn is declared twice, and only the `[target.X]` line asks for `flex`: that line brings
+    # burn-flex and takes the fix, not the plain line, which builds for wasm32 too.
+    "shape-j-target-line-turns-on": Shape(
+        "app",
+        "FC001",
+        "burn-flex",
+        "Cargo.toml:11",
+        (
+            "Cargo.toml",
+            ("target", 'cfg(not(target_arch = "wasm32"))', "dependencies", "burn"),
+            "add-features",
+            ("rayon", "simd"),
+        ),
+        ("rayon", "simd"),
+    ),
     # Only a new dependency helps (tch passes nothing on), with a caret requirement.
     "shape-g-new-dependency": Shape(
         "app",

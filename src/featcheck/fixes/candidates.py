@@ -9,7 +9,6 @@ crate directly. Whether a candidate works is for `search.py` to find out.
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -85,7 +84,7 @@ class CandidateFinder(DirectDependencies):
     ) -> Iterator[Candidate]:
         root = next(graph.nodes())
         distance = distances_to(graph, goal.node)
-        owners = self._local_owners(graph, root, distance)
+        owners = self.local_owners(graph, root, distance)
         # A package built without std too (its own `std` feature) asks for what needs the
         # crate's std through that feature, where it is on here: a line would force std on
         # every build of it. Where its `std` is off here, nothing of it may ask.
@@ -195,7 +194,7 @@ class CandidateFinder(DirectDependencies):
             key=lambda n: (n not in counted, distance[n], not self._brings(n, goal, cfg), n),
         ):
             carries = self._defaults_carry(declared, goal, cfg)
-            for site in self.locator.declared_sites(member, declared, cfg):
+            for site in self._sites(member, declared, goal, cfg):
                 where, inherited = site, site.inherited
                 if carries and inherited is not None and inherited.disables_defaults():
                     where = inherited  # the workspace entry whose `default-features = false` cuts
@@ -204,12 +203,25 @@ class CandidateFinder(DirectDependencies):
                     return cut
         return None
 
-    def _brings(self, declared: Node, goal: Goal, cfg: TargetCfg) -> bool:
-        """Whether the package at `declared`, with the features it has in this build, turns
-        the goal's crate on, through the feature tables."""
+    def _sites(
+        self, owner: Package, declared: Node, goal: Goal, cfg: TargetCfg
+    ) -> list[DeclarationSite]:
+        """The owner's lines declaring `declared`, first those whose own features turn the
+        crate on: a `[target.X]` line asking for `flex` before the plain line both share."""
+        sites = self.locator.declared_sites(owner, declared, cfg)
+        if len(sites) < 2:
+            return sites
+        return sorted(sites, key=lambda s: not self._brings(declared, goal, cfg, s))
+
+    def _brings(
+        self, declared: Node, goal: Goal, cfg: TargetCfg, site: DeclarationSite | None = None
+    ) -> bool:
+        """Whether the package at `declared`, with the features it has in this build (those
+        the line at `site` asks for, where given), turns the goal's crate on, through the
+        feature tables."""
         package = self.metadata.package_of(declared.package)
         crate = (goal.package.id, BUILT)
-        starts = (BUILT, *sorted(declared.features))
+        starts = (BUILT, *(sorted(declared.features) if site is None else site.asked_features()))
         return package is not None and any(
             self.search.chain((package.id, f), crate, cfg) is not None for f in starts
         )
@@ -226,24 +238,6 @@ class CandidateFinder(DirectDependencies):
             for f in goal.wanted
         )
 
-    def _local_owners(
-        self, graph: DependencyGraph, root: Node, distance: dict[Node, int]
-    ) -> list[tuple[Node, int, Package]]:
-        """Path packages on the way to the crate with their distance from the member."""
-        found: list[tuple[Node, int, Package]] = []
-        depth = {root: 0}
-        queue = deque([root])
-        while queue:
-            node = queue.popleft()
-            package = self.metadata.package_of(node.package) if node.package.is_local else None
-            if package is not None:
-                found.append((node, depth[node], package))
-            for dependency in sorted(graph.dependencies(node)):
-                if dependency in distance and dependency not in depth:
-                    depth[dependency] = depth[node] + 1
-                    queue.append(dependency)
-        return found
-
     def _declaration_candidates(
         self,
         owner: Package,
@@ -259,7 +253,7 @@ class CandidateFinder(DirectDependencies):
         if (declared_info := self.metadata.package_of(declared.package)) is None:
             return
         with_std, selecting = features_on
-        sites = self.locator.declared_sites(owner, declared, cfg)
+        sites = self._sites(owner, declared, goal, cfg)
         bound = self.locator.bound_declarations(owner, declared)
         defaults_off = not any(d.uses_default_features for d in bound)
         optional = all(d.optional for d in bound)

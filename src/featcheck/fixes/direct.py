@@ -42,7 +42,7 @@ from featcheck.workspace.model import (
 
 if TYPE_CHECKING:  # the finders are handed these; direct.py only names their types
     from featcheck.fixes.counterfactual import WhatIf
-    from featcheck.graph import Node
+    from featcheck.graph import DependencyGraph, Node
     from featcheck.locate import Locator
     from featcheck.workspace.model import ModelEdit, Package, PackageRef
     from featcheck.workspace.workspace import Workspace
@@ -234,6 +234,24 @@ class DirectDependencies:
         model = frozenset({NewDependency(position, dep, key, requested, behind, platform)})
         touches = frozenset({index.packages[position].ref})
         yield Candidate(tuple(edits), model, (1, depth, 0), False, len(wanted), cut, touches)
+
+    def local_owners(
+        self, graph: DependencyGraph, root: Node, distance: dict[Node, int]
+    ) -> list[tuple[Node, int, Package]]:
+        """Path packages on the way to the crate with their distance from the member."""
+        found: list[tuple[Node, int, Package]] = []
+        depth = {root: 0}
+        queue = deque([root])
+        while queue:
+            node = queue.popleft()
+            package = self.metadata.package_of(node.package) if node.package.is_local else None
+            if package is not None:
+                found.append((node, depth[node], package))
+            for dependency in sorted(graph.dependencies(node)):
+                if dependency in distance and dependency not in depth:
+                    depth[dependency] = depth[node] + 1
+                    queue.append(dependency)
+        return found
 
     def written_features(self, package: Package) -> set[str]:
         """The features the package's manifest writes in [features] (not the implicit ones of

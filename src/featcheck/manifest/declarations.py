@@ -72,6 +72,15 @@ class DeclarationSite:
             return False
         return any(self.value.get(key) is False for key in _DEFAULT_FEATURES_KEYS)
 
+    def asked_features(self) -> tuple[str, ...]:
+        """The features the line asks for (with the workspace entry's it inherits), and
+        `default` where the defaults stay on."""
+        lines = [self] if self.inherited is None else [self, self.inherited]
+        values = [line.value for line in lines if isinstance(line.value, dict)]
+        asked = [f for v in values for f in v.get("features", ()) if isinstance(f, str)]
+        cuts = self.inherited if self.inherits and self.inherited is not None else self
+        return (*asked, *(() if cuts.disables_defaults() else ("default",)))
+
     @property
     def platform(self) -> str | None:
         """The `[target.X]` table's X (a `cfg(...)` or a triple); None if unconditional."""
