@@ -16,7 +16,7 @@ from featcheck.builder import FindingBuilder
 from featcheck.deadline import Deadline
 from featcheck.featureset import DEFAULT, FeatureSelection
 from featcheck.fixes.direct import Goal
-from featcheck.fixes.reach import LOCK_GAINS
+from featcheck.fixes.reach import LOCK_GAINS, Asking
 from featcheck.fixes.search import FixSearch, Outcome, Verdict
 from featcheck.graph import distances_to
 from featcheck.report import Edit, Finding, Fix, Location, edit_words
@@ -97,7 +97,7 @@ class FindingPlacer:
     covers: frozenset[Cover]
     """What undeferred detections cover: a deferred one they cover is not searched (`skipped`)."""
     skipped: set[Cover] = field(default_factory=set)
-    _asking: dict[tuple[str, PackageRef], frozenset[str]] = field(default_factory=dict, init=False)
+    _asking: dict[PackageRef, Asking] = field(default_factory=dict, init=False)
     _same_crate: dict[int, _SameCrate] = field(default_factory=dict, init=False)
     """The findings of each one's crate, by the finding's `id` (`place_all`)."""
 
@@ -105,14 +105,14 @@ class FindingPlacer:
         missing = [item for item in flagged if item.rule.kind is Kind.MISSING]
         keys = [(item.target, item.selection, item.detection.node.package) for item in missing]
         by_crate: dict[tuple[str, FeatureSelection, PackageRef], _SameCrate] = {}
-        # Members with a finding of a crate ask for its features, in whichever configuration
-        # they have it: only the others must build nothing new (a GPU application leaving the
-        # library's CPU backend off).
-        asking: dict[tuple[str, PackageRef], set[str]] = {}
+        # Members with a finding of a crate on a target ask for its features there, in
+        # whichever configuration they have it: only the others must build nothing new (a GPU
+        # application leaving the library's CPU backend off, a wasm32 build without threads).
+        asking: dict[PackageRef, set[tuple[str, str]]] = {}
         for item, key in zip(missing, keys, strict=True):
             by_crate.setdefault(key, _SameCrate()).add(item)
-            asking.setdefault((item.target, item.detection.node.package), set()).add(item.member.id)
-        self._asking = {key: frozenset(members) for key, members in asking.items()}
+            asking.setdefault(item.detection.node.package, set()).add((item.member.id, item.target))
+        self._asking = {key: frozenset(builds) for key, builds in asking.items()}
         self._same_crate = {id(i): by_crate[k] for i, k in zip(missing, keys, strict=True)}
         outcomes = [self._search(i) for i in missing]
         outcomes = _one_edit_for_all(missing, self._confirm_pending(missing, outcomes))
@@ -161,7 +161,7 @@ class FindingPlacer:
             return Outcome(None, None, ())
         wanted = _wanted(item, same_crate.features[item.member.id])
         required = same_crate.required[item.member.id]
-        asking = self._asking[(item.target, item.detection.node.package)]
+        asking = self._asking[item.detection.node.package]
         return self.search.find(item, wanted, same_crate.affected, required, asking, exhaustive)
 
     def _confirm_pending(self, flagged: list[Flagged], outcomes: list[Outcome]) -> list[Outcome]:

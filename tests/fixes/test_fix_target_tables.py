@@ -1,9 +1,14 @@
-"""A dependency declared twice, plainly and in a `[target.X]` table, where only the target line
-asks for the feature that brings the flagged crate: the finding points at that line, and a new
-dependency the fix needs goes in that line's table, so no other platform gains the crate.
+"""A dependency declared twice, plainly and in a `[target.X]` table: the fix edits the target
+line, and a new dependency the fix needs goes in that line's table, so no other platform's
+build changes.
 
 `mid`'s `names` brings gemmish and passes no `rayon` on, so only a new line on gemmish helps.
 Written in plain `[dependencies]`, it built gemmish on wasm32, where the member never had it.
+`core` always builds gemmish and passes `rayon` on through `fast`: asked on the plain line, it
+gave wasm32 `rayon` (ndarray's `matrixmultiply-threading`: five packages more on wasm32).
+Where only a plain line is there, a fix that changes an audited target's build where the rule
+does not apply (wasm32 has no threads: gemmish's `rayon` brings its thread pool there) is not
+applied, and its note names that target.
 """
 
 from __future__ import annotations
@@ -14,16 +19,28 @@ from pathlib import Path
 
 import pytest
 from cli_in_process import run_in_process
-from synthetic_registry import PACKAGE, use_registry, write_project
+from synthetic_registry import GEMMISH_RULE, PACKAGE, use_registry, write_project
 
 pytestmark = [pytest.mark.usefixtures("remembered_cargo"), pytest.mark.cargo]
 
 REGISTRY = {
-    "gemmish": {"0.1.0": {"features": {"default": [], "rayon": []}}},
+    "pool": {"1.0.0": {}},
+    "gemmish": {
+        "0.1.0": {
+            "features": {"default": [], "rayon": ["dep:pool"]},
+            "dependencies": {"pool": {"version": "1.0.0", "optional": True}},
+        }
+    },
     "mid": {
         "0.1.0": {
             "features": {"default": [], "names": ["dep:gemmish"]},
             "dependencies": {"gemmish": {"version": "0.1", "optional": True}},
+        }
+    },
+    "core": {
+        "0.1.0": {
+            "features": {"default": [], "std": [], "fast": ["gemmish/rayon"]},
+            "dependencies": {"gemmish": {"version": "0.1"}},
         }
     },
 }
@@ -65,3 +82,52 @@ def test_the_target_line_that_brings_the_crate_takes_the_finding_and_the_new_lin
     built = _gemmish(project, "x86_64-unknown-linux-gnu")
     assert built and all("rayon" in line.rsplit("[", 1)[1] for line in built), built
     assert _gemmish(project, "wasm32-unknown-unknown") == []
+
+
+def test_a_fix_both_lines_could_take_goes_on_the_target_line(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    use_registry(tmp_path_factory.mktemp("registry"), REGISTRY, monkeypatch)
+    manifest = PACKAGE.format("app") + (
+        '[dependencies]\ncore = { version = "0.1" }\n\n'
+        f"[target.'{UNIX}'.dependencies]\n"
+        'core = { version = "0.1", features = ["std"] }\n'
+    )
+    project = write_project(tmp_path / "app", {"src/main.rs": "", "Cargo.toml": manifest})
+
+    report = run_in_process(str(project), "--format", "json")
+    [finding] = json.loads(report.stdout)["findings"]
+    assert finding["location"]["line"] == 10
+    [edit] = finding["fix"]["edits"]
+    assert (edit["declaration"], edit["features"]) == (
+        ["target", UNIX, "dependencies", "core"],
+        ["fast"],
+    )
+
+    fixed = run_in_process(str(project), "--fix")
+    assert fixed.returncode == 0, fixed.stdout + fixed.stderr
+    assert all("rayon" in line for line in _gemmish(project, "x86_64-unknown-linux-gnu"))
+    [wasm] = _gemmish(project, "wasm32-unknown-unknown")
+    assert "rayon" not in wasm
+
+
+def test_a_fix_that_changes_a_target_where_the_rule_does_not_apply_is_not_applied(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    use_registry(tmp_path_factory.mktemp("registry"), REGISTRY, monkeypatch)
+    manifest = PACKAGE.format("app") + '[dependencies]\ncore = { version = "0.1" }\n'
+    project = write_project(tmp_path / "app", {"src/main.rs": "", "Cargo.toml": manifest})
+    threads = GEMMISH_RULE + 'target-needs = ["threads"]\n'
+    (project / "featcheck.toml").write_text(threads)
+    targets = ["--target", "x86_64-unknown-linux-gnu", "--target", "wasm32-unknown-unknown"]
+
+    report = run_in_process(str(project), *targets, "-v", "--format", "json")
+    [finding] = json.loads(report.stdout)["findings"]
+    assert finding["target"] == "x86_64-unknown-linux-gnu"
+    assert not finding["fix"]["safe"]
+    assert "to the build of app (wasm32-unknown-unknown" in finding["fix"]["note"]
+
+    fixed = run_in_process(str(project), *targets, "--fix")
+    assert "no fix applied" in fixed.stderr, fixed.stderr
+    [wasm] = _gemmish(project, "wasm32-unknown-unknown")
+    assert "rayon" not in wasm

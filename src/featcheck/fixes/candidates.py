@@ -206,12 +206,16 @@ class CandidateFinder(DirectDependencies):
     def _sites(
         self, owner: Package, declared: Node, goal: Goal, cfg: TargetCfg
     ) -> list[DeclarationSite]:
-        """The owner's lines declaring `declared`, first those whose own features turn the
-        crate on: a `[target.X]` line asking for `flex` before the plain line both share."""
+        """The owner's lines declaring `declared`: `[target.X]` lines before the plain one (an
+        edit there leaves other platforms' builds as they are: ndarray's `std` line, not the
+        one wasm32 builds too), then those whose own features turn the crate on (the line
+        asking for `flex`)."""
         sites = self.locator.declared_sites(owner, declared, cfg)
         if len(sites) < 2:
             return sites
-        return sorted(sites, key=lambda s: not self._brings(declared, goal, cfg, s))
+        return sorted(
+            sites, key=lambda s: (s.platform is None, not self._brings(declared, goal, cfg, s))
+        )
 
     def _brings(
         self, declared: Node, goal: Goal, cfg: TargetCfg, site: DeclarationSite | None = None

@@ -27,6 +27,9 @@ if TYPE_CHECKING:
 
 BuildKey = tuple[str, str, FeatureSelection]
 """(member id, target, configuration) of one audited build."""
+Asking = frozenset[tuple[str, str]]
+"""(member id, target) of each member with a finding of a crate on that target, in any
+configuration: those builds ask for what a fix adds to the crate."""
 BuildCrate = tuple[str, str, FeatureSelection, PackageRef]
 """A crate's package in one audited build: (member id, target, configuration, package)."""
 
@@ -78,7 +81,7 @@ class Cost:
 
     def with_gained(self, gained: Iterable[Gained], crate: str) -> Cost:
         """The cost with what more builds gain, none of whose members ask (`measure`)."""
-        more = measure(gained, frozenset(), crate)
+        more = measure(gained, frozenset(), crate, "")
         added = tuple(sorted({*self.added, *more.added}))
         return Cost(added, (*self.unasked, *more.unasked), max(self.largest, more.largest))
 
@@ -116,6 +119,7 @@ class Gained(NamedTuple):
     """In a no_std build, the features its dependencies gain (`added_features`)."""
     before: DependencyGraph
     selection: FeatureSelection
+    target: str
 
 
 NoStdBuild = Callable[[str, str, FeatureSelection], bool]
@@ -123,27 +127,34 @@ NoStdBuild = Callable[[str, str, FeatureSelection], bool]
 (manifest/crate_root.py)."""
 
 
-def measure(gained: Iterable[Gained], asking: frozenset[str], crate: str) -> Cost:
-    """The cost of what each build gained (`asking`: the ids of the members with a finding of
-    the crate, which ask for what the fix adds to their builds of it; a build that gains the
-    crate itself, or that holds none of it before, had none to ask for: `--each-feature` gave
+def measure(gained: Iterable[Gained], asking: Asking, crate: str, target: str) -> Cost:
+    """The cost of what each build gained (`asking`: the members with a finding of the crate on
+    a target, whose builds there ask for what the fix adds to it; a build that gains the crate
+    itself, or that holds none of it before, had none to ask for: `--each-feature` gave
     tendermint-rpc's default build simdutf8 for its `http-client` build's finding, and
-    burn_jepa's `wgpu` build burn-fusion for its `ndarray` build's). A no_std build that does
-    not ask for the crate is not given the crate's features either (`added_features`): its
-    member is exempt from the rules that need std or threads."""
+    burn_jepa's `wgpu` build burn-fusion for its `ndarray` build's; nor does a target where the
+    member has no finding: tellegen's wasm32 build, where FC010 does not apply, got rayon for
+    the host's). A no_std build that does not ask for the crate is not given the crate's
+    features either (`added_features`): its member is exempt from the rules that need std or
+    threads. A build on another target than the finding's `target` is named with it."""
     added: set[str] = set()
     unasked: dict[str, set[str]] = {}
     builds: dict[str, list[str]] = {}
     largest = 0
-    for member, packages, needs, features, before, selection in gained:
+    askers = {member_id for member_id, _ in asking}
+    for member, packages, needs, features, before, selection, built_for in gained:
         added.update(packages)
         largest = max(largest, len(packages))
         of_crate = [shown for name, shown in features if name == crate_key(crate)]
         gains_crate = any(p.partition(" ")[0] == crate for p in packages) or not before.named(crate)
-        if (packages or needs or of_crate) and (member.id not in asking or gains_crate):
+        asked = (member.id, built_for) in asking
+        if (packages or needs or of_crate) and (not asked or gains_crate):
             unasked.setdefault(member.name, set()).update(packages, needs, of_crate)
-            if member.id in asking:  # it has the finding in another build: these are named
-                builds.setdefault(member.name, []).append(selection.label)
+            # Named where it has the finding in another build, or where it is another target's.
+            label = [built_for] if target and built_for != target else []
+            label += [selection.label] if member.id in askers else []
+            if label:
+                builds.setdefault(member.name, []).append(", ".join(label))
     named = {m: f"{m} ({'; '.join(sorted(builds[m]))})" if m in builds else m for m in unasked}
     listed = tuple((named[m], tuple(sorted(p))) for m, p in sorted(unasked.items()))
     return Cost(tuple(sorted(added)), listed, largest)
@@ -191,7 +202,7 @@ class WorkspaceBuilds:
     _gained: dict[tuple[frozenset[ModelEdit], frozenset[PackageRef]], tuple[Gained, ...]] = field(
         default_factory=dict, init=False
     )
-    _costs: dict[tuple[frozenset[ModelEdit], frozenset[PackageRef], frozenset[str], str], Cost] = (
+    _costs: dict[tuple[frozenset[ModelEdit], frozenset[PackageRef], Asking, str, str], Cost] = (
         field(default_factory=dict, init=False)
     )
     _reached: dict[frozenset[PackageRef], frozenset[BuildKey]] = field(
@@ -201,18 +212,18 @@ class WorkspaceBuilds:
         field(default_factory=dict, init=False)
     )
 
-    def cost(self, candidate: Candidate, asking: frozenset[str], crate: str) -> Cost:
+    def cost(self, candidate: Candidate, asking: Asking, crate: str, target: str) -> Cost:
         """Worked out once per edit: the same candidate (a workspace entry) comes up for every
         member's finding, and comparing every build it changes again for each finding grew with
         the square of the members (500 members: 20 s)."""
         model, touches = candidate.model, candidate.touches
-        key = (model, touches, asking, crate)
+        key = (model, touches, asking, crate, target)
         known = self._costs.get(key)
         if known is None:
             gained = self._gained.get((model, touches))
             if gained is None:
                 gained = self._gained[(model, touches)] = self._compare(model, touches)
-            known = self._costs[key] = measure(gained, asking, crate)
+            known = self._costs[key] = measure(gained, asking, crate, target)
         return known
 
     def least_added(
@@ -265,7 +276,7 @@ class WorkspaceBuilds:
             no_std = self.no_std(member_id, target, selection)
             features = added_features(before, after) if no_std else []
             member, packages = self.members[member_id], added_packages(before, after)
-            found.append(Gained(member, packages, needs, features, before, selection))
+            found.append(Gained(member, packages, needs, features, before, selection, target))
         return tuple(found)
 
     def unaudited(
@@ -294,7 +305,7 @@ class WorkspaceBuilds:
             features = added_features(before, after) if no_std else []
             if (packages or needs or features) and not no_std and asks(before):
                 packages, needs = [], []
-            gained.append(Gained(member, packages, needs, features, before, DEFAULT))
+            gained.append(Gained(member, packages, needs, features, before, DEFAULT, target))
         return gained
 
     def unaudited_cleared(

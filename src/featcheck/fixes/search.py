@@ -31,7 +31,7 @@ from featcheck.featureset import DEFAULT, FeatureSelection
 from featcheck.fixes import reach
 from featcheck.fixes.candidates import CandidateFinder
 from featcheck.fixes.lockcheck import Conflict
-from featcheck.fixes.reach import Cost, WorkspaceBuilds, added_packages, safety
+from featcheck.fixes.reach import Asking, Cost, WorkspaceBuilds, added_packages, safety
 from featcheck.graph import DependencyGraph
 from featcheck.report import Fix, edit_words
 from featcheck.workspace.model import ModelEdit, Package, PackageRef
@@ -89,8 +89,8 @@ class _Query:
     selection: FeatureSelection
     excused: frozenset[str]
     affected: Sequence[Package]
-    asking: frozenset[str]
-    """The members with a finding of the crate, which ask for its features."""
+    asking: Asking
+    """The members with a finding of the crate on a target, which ask for its features there."""
     group: int
     others: tuple[FeatureSelection, ...] = ()
     """The member's other builds with the same finding, placed once (`--each-feature`)."""
@@ -136,13 +136,14 @@ class FixSearch(CandidateFinder):
         wanted: tuple[str, ...],
         affected: Sequence[Package],
         required: Iterable[str],
-        asking: frozenset[str],
+        asking: Asking,
         exhaustive: bool = False,
     ) -> Outcome:
         """`affected`: the members with the same finding; `required`: the features no fix can
-        leave the crate without (`WorkspaceBuilds.least_added`); `asking`: the ids of the members
-        with a finding of the crate in any build; `exhaustive`: every candidate resolved, as with
-        alternatives. A fix holds when no finding of the crate is left but the deferred ones."""
+        leave the crate without (`WorkspaceBuilds.least_added`); `asking`: the members with a
+        finding of the crate on a target, in any build; `exhaustive`: every candidate resolved,
+        as with alternatives. A fix holds when no finding of the crate is left but the deferred
+        ones."""
         member, target, backend = item.member, item.target, item.detection.node
         selection = item.selection
         group = self._groups.setdefault(tuple(m.id for m in affected), len(self._groups))
@@ -258,7 +259,7 @@ class FixSearch(CandidateFinder):
             if not self._clears(candidate, query.member, replace(query, selection=selection)):
                 return Verdict(False)
         edited = self._edited(candidate, query)
-        cost = self.workspace.cost(candidate, query.asking, query.package.name)
+        cost = self.workspace.cost(candidate, query.asking, query.package.name, query.target)
         if self.audited:
             asks = self._flagged_as_audited(query)
             gained = self.workspace.unaudited(candidate, query.target, self.audited, asks)
