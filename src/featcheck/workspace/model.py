@@ -4,6 +4,7 @@ names as crates.io compares them."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection
 from dataclasses import dataclass, field
 from enum import Enum
@@ -53,6 +54,8 @@ class DependencyKind(Enum):
         return cls(kind or "normal") if found is None else found
 
 
+_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
+"""A URL's scheme (`https://`, `git+ssh://`, `file://`): no path package's source has one."""
 _KINDS: dict[str | None, DependencyKind] = {None: DependencyKind.NORMAL}
 _KINDS.update((kind.value, kind) for kind in DependencyKind)
 NORMAL = DependencyKind.NORMAL
@@ -74,9 +77,14 @@ class PackageRef:
 
     @property
     def is_local(self) -> bool:
-        """True for path packages: workspace members and path dependencies the user owns."""
-        return self.source is not None and not self.source.startswith(
-            ("http://", "https://", "git+", "registry+", "sparse+", "ssh://")
+        """True for path packages: workspace members and path dependencies the user owns. cargo
+        shows their source as a directory; a git source as its URL (`file://` too, a repository
+        on this machine), another registry's as "registry `URL`"."""
+        source = self.source
+        return (
+            source is not None
+            and _URL.match(source) is None
+            and not source.startswith("registry `")
         )
 
     def __str__(self) -> str:
