@@ -189,7 +189,8 @@ def excused(used: UsedWhen, view: BuildView, node: Node) -> bool:
             if structured
             else {n for d in used.unless_dependency_has for n in graph.named(crate_key(d.crate))}
         )
-        if any(_has(d, used.unless_dependency_has) for d in below):
+        # Several entries: all of them (regex's `std` only forwards to three crates).
+        if all(any(_has(d, (h,)) for d in below) for h in used.unless_dependency_has):
             return True
     if not used.unless_dependent:
         return False
