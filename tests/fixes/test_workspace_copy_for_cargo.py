@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from featcheck.fixes.overlay import WorkspaceCopy
+from featcheck.fixes.workspace_copy import WorkspaceCopy
 
 pytestmark = pytest.mark.cargo
 

@@ -4,7 +4,7 @@ cargo's answer to the rendered line"). What the audit still opens in the checkou
 to tell whether cargo rewrote it (fileio.LockfileWatch).
 
 One reader stands apart, and is not recorded: cargo's check of a fix that needs packages
-Cargo.lock lacks, which copies the workspace for cargo to resolve (fixes/overlay.py). Keeping
+Cargo.lock lacks, which copies the workspace for cargo to resolve (fixes/workspace_copy.py). Keeping
 cargo's answer for the next run reads the root manifest's member patterns as cargo answers, and
 once the audit is done only notes the state of the files cargo read (cargo/last_answer.py).
 `--fix` and `--diff` edit manifests and are not audits.

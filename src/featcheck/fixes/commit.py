@@ -23,7 +23,7 @@ from featcheck.boundary import MAX_LOCKFILE_BYTES, TrustContext, read_regular_fi
 from featcheck.errors import FeatcheckError
 from featcheck.fixes.apply import FileChange, plan_edits, refuse_outside
 from featcheck.fixes.lockcheck import cargo_reason
-from featcheck.fixes.overlay import WorkspaceCopy
+from featcheck.fixes.workspace_copy import WorkspaceCopy
 from featcheck.policy.settings import relative_file
 from featcheck.report import AuditResult, Edit, Finding, Fix, Location
 

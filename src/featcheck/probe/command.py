@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from featcheck.cargo.runner import CargoRunner
 from featcheck.errors import FeatcheckError
 from featcheck.fixes.apply import FileChange, plan_changes
-from featcheck.fixes.overlay import WorkspaceCopy
+from featcheck.fixes.workspace_copy import WorkspaceCopy
 from featcheck.probe.measure import TorchStats, measure, measure_torch, usable_cores
 from featcheck.probe.programs import MATMUL, Program
 from featcheck.probe.resolve import MemberGraph, matmul_config, read_tree, release_profile
