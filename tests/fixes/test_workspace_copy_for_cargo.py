@@ -105,3 +105,48 @@ def test_a_copy_for_an_audit_holds_the_whole_workspace(tmp_path: Path) -> None:
     with contextlib.closing(WorkspaceCopy(workspace)) as copy:
         assert (copy.path / "docs" / "guide.md").read_text() == FILES["docs/guide.md"]
         assert (copy.path / "crates" / "a" / "src" / "util" / "mod.rs").is_file()
+
+
+NESTED = {
+    "Cargo.toml": (
+        '[workspace]\nmembers = ["crates/sdk"]\nexclude = ["crates/inner"]\n\n'
+        '[workspace.dependencies]\nextra = { path = "crates/extra" }\n'
+    ),
+    "crates/extra/Cargo.toml": '[package]\nname = "extra"\nversion = "0.1.0"\nedition = "2021"\n',
+    "crates/extra/src/lib.rs": "",
+    "crates/sdk/Cargo.toml": (
+        '[package]\nname = "sdk"\nversion = "0.1.0"\nedition = "2021"\n\n'
+        "[dependencies]\nextra = { workspace = true }\n"
+    ),
+    "crates/sdk/src/lib.rs": "",
+    "crates/inner/Cargo.toml": '[workspace]\nmembers = ["app"]\n',
+    "crates/inner/app/Cargo.toml": (
+        '[package]\nname = "app"\nversion = "0.1.0"\nedition = "2021"\n\n'
+        '[dependencies]\nsdk = { path = "../../sdk" }\n'
+    ),
+    "crates/inner/app/src/main.rs": "fn main() {}\n",
+}
+
+
+def test_a_package_beside_the_workspace_finds_the_workspace_it_inherits_from(
+    tmp_path: Path,
+) -> None:
+    # crates/inner is a workspace of its own; its app uses ../../sdk, which inherits from the
+    # repository's workspace above both: the copy holds that root too, or cargo finds none.
+    checkout = tmp_path / "checkout"
+    for name, text in NESTED.items():
+        (checkout / name).parent.mkdir(parents=True, exist_ok=True)
+        (checkout / name).write_text(text)
+    inner = checkout / "crates" / "inner"
+    beside = [checkout / "crates" / "sdk", checkout / "crates" / "extra"]
+    with contextlib.closing(WorkspaceCopy(inner, beside, checkout, for_cargo=True)) as copy:
+        assert (copy.tree / "Cargo.toml").read_text() == NESTED["Cargo.toml"]
+        resolved = subprocess.run(
+            ["cargo", "metadata", "--format-version", "1", "--offline"],
+            cwd=copy.path,
+            capture_output=True,
+            text=True,
+        )
+    assert resolved.returncode == 0, resolved.stderr
+    names = sorted(p["name"] for p in json.loads(resolved.stdout)["packages"])
+    assert names == ["app", "extra", "sdk"]

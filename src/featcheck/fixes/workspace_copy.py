@@ -9,6 +9,7 @@ relative paths find them.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import tempfile
 from collections.abc import Callable, Iterable
@@ -89,7 +90,10 @@ class WorkspaceCopy:
             for p in kept
             if not is_inside(p, self.root) and not any(p != q and is_inside(p, q) for q in kept)
         )
-        self.base = Path(os.path.commonpath([self.root, *self.beside]))
+        # The workspace a package beside it inherits from may lie above them all (daemon-node's
+        # guests use ../../sdk, a member of the repository's workspace): it is copied too.
+        roots = [r for p in self.beside if (r := _workspace_above(p, within)) is not None]
+        self.base = Path(os.path.commonpath([self.root, *self.beside, *roots]))
         """The directory whose layout the copy keeps: the workspace's, or one above it."""
         self._directory: tempfile.TemporaryDirectory[str] | None = None
         self._originals: dict[Path, bytes | None] = {}
@@ -186,6 +190,22 @@ class WorkspaceCopy:
         if self._directory is not None:
             self._directory.cleanup()
             self._directory = None
+
+
+_WORKSPACE_TABLE = re.compile(r"^\s*\[\s*workspace\s*[\].]", re.M)
+
+
+def _workspace_above(package: Path, within: Path | None) -> Path | None:
+    """The directory of the nearest manifest at or above `package` with a `[workspace]` table,
+    in the checkout: where cargo looks for what the package inherits (`workspace = true`)."""
+    for directory in (package, *package.parents):
+        if within is None or not is_inside(directory, within):
+            return None
+        manifest = directory / "Cargo.toml"
+        readable = manifest.is_file() and not manifest.is_symlink()
+        if readable and _WORKSPACE_TABLE.search(manifest.read_text("utf-8", errors="replace")):
+            return directory
+    return None
 
 
 def _point_links_into(copy: Path, root: Path) -> None:
