@@ -254,6 +254,9 @@ def test_path_dependency_outside_the_checkout_is_not_read(
     result = run_in_process(str(tmp_path / "ws"), "--no-exec")
     assert result.returncode == 2
     assert "could not read secret@0.1.0 (a path outside the workspace root" in result.stdout
+    # `cargo fetch` does not read it either: only dropping --no-exec helps.
+    assert "drop --no-exec (cargo reads them)" in result.stdout
+    assert "cargo fetch" not in result.stdout + result.stderr
     assert MARKER not in result.stdout + result.stderr
     assert result.stderr.startswith("featcheck: incomplete audit:")
     assert len(result.stderr.splitlines()) == 1

@@ -23,6 +23,12 @@ from featcheck.report import BuildGap
 from featcheck.severity import plural
 from featcheck.workspace.model import crate_key
 
+OUTSIDE = "a path outside the workspace root, which --no-exec does not read"
+GIT = "a git dependency, which --no-exec does not read"
+NOT_FOUND = "a path package no manifest leads to"
+_NOT_FETCHED = frozenset({OUTSIDE, GIT, NOT_FOUND})
+"""Why a package is unread where `cargo fetch` changes nothing: only cargo itself reads it."""
+
 if TYPE_CHECKING:
     from featcheck.graph import DependencyGraph
     from featcheck.noexec.metadata import FilePackages
@@ -111,9 +117,17 @@ def gap_notes(gaps: Iterable[BuildGap]) -> list[str]:
         f"incomplete audit: --no-exec could not read {_some(unread, 10)} "
         f"({'; '.join(reasons)}), and "
         f"the verdict for {', '.join(printable(b) for b in builds)} depends on them; "
-        "run `cargo fetch` once (or drop --no-exec) for a complete audit"
+        f"{_remedy(reasons)} for a complete audit"
         for (unread, reasons), builds in grouped.items()
     ]
+
+
+def _remedy(reasons: Iterable[str]) -> str:
+    """What makes the packages readable: `cargo fetch` downloads registry crates; paths outside
+    the root and git checkouts only cargo reads."""
+    if set(reasons) <= _NOT_FETCHED:
+        return "drop --no-exec (cargo reads them)"
+    return "run `cargo fetch` once (or drop --no-exec)"
 
 
 def summary_line(gaps: Iterable[BuildGap]) -> str:
@@ -124,7 +138,7 @@ def summary_line(gaps: Iterable[BuildGap]) -> str:
     return (
         f"incomplete audit: {plural(builds, 'build')} {'depends' if builds == 1 else 'depend'} "
         "on packages --no-exec could not read "
-        f"({shown}); run `cargo fetch` once, or drop --no-exec"
+        f"({shown}); {_remedy(r for g in listed for r in g.reasons)}"
     )
 
 

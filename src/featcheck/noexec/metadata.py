@@ -25,6 +25,7 @@ from featcheck.cargo.failures import printable
 from featcheck.deadline import NO_DEADLINE, READING, READING_HINT, Deadline
 from featcheck.errors import FeatcheckError
 from featcheck.noexec.files import is_manifest, lock_entries, lock_targets, table
+from featcheck.noexec.gaps import GIT, NOT_FOUND, OUTSIDE
 from featcheck.noexec.packages import PackageManifest, path_id, read_package
 from featcheck.noexec.registry import Deferred, Registry
 from featcheck.noexec.workspace import WorkspaceLayout, discover_workspace
@@ -35,9 +36,6 @@ from featcheck.workspace.workspace import Listed, PackageTable, Workspace, decla
 if TYPE_CHECKING:
     from featcheck.boundary import TrustContext
 
-OUTSIDE = "a path outside the workspace root, which --no-exec does not read"
-GIT = "a git dependency, which --no-exec does not read"
-NOT_FOUND = "a path package no manifest leads to"
 _UNREAD_KINDS = frozenset({"lib"})
 """An unread package resolves as a library (see `noexec.gaps`)."""
 
