@@ -23,7 +23,7 @@ from sarif_support import validate_sarif
 from support import WORKSPACES
 
 from featcheck.featureset import FeatureSelection
-from featcheck.render.common import RenderOptions, group_findings
+from featcheck.render.common import RenderOptions, builds_of_group, group_findings
 from featcheck.render.text_report import render_text
 from featcheck.report import AuditResult, Edit, Finding, Fix
 from featcheck.severity import Severity
@@ -243,6 +243,25 @@ def test_a_library_folds_into_the_binary_that_leads_the_group() -> None:
     # Two libraries share their cut, no binary reports it: shown once, as info.
     [alone] = group_findings([library, _library("lib2")])
     assert alone.lead.severity is Severity.INFO and alone.members == ("lib", "lib2")
+
+
+def test_a_group_not_on_every_target_of_each_member_names_each_members_own() -> None:
+    # app's Windows build has the feature (its own target line), lib's has not: the builds line
+    # must not read as app on Windows too.
+    on = [("app", X86_64), ("lib", X86_64), ("lib", "x86_64-pc-windows-msvc")]
+    findings = [
+        make_finding(member=m, target=t, severity=Severity.WARNING, location=manifest_location())
+        for m, t in on
+    ]
+    [group] = group_findings(findings)
+    assert builds_of_group(group) == (
+        f"2 members: app on {X86_64}; lib on {X86_64}, x86_64-pc-windows-msvc"
+    )
+    # Every member on every target: the targets are said once.
+    both = [*findings, replace(findings[0], target="x86_64-pc-windows-msvc")]
+    assert builds_of_group(group_findings(both)[0]).endswith(
+        f"app, lib; targets {X86_64}, x86_64-pc-windows-msvc"
+    )
 
 
 def test_a_group_whose_builds_gain_different_packages_says_the_most(

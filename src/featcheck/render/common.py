@@ -96,10 +96,19 @@ def builds_of_group(group: FindingGroup) -> str:
         f"{printable(m)} (library)" if m in group.libraries else printable(m) for m in group.members
     ]
     targets = [printable(t) for t in group.targets]
+    built, between = {(f.member, f.target) for f in group.findings}, ", "
+    if len(built) < len(group.members) * len(group.targets):
+        # Not every member on every target: each member names its own (app's Windows build
+        # has the feature, lib's has not).
+        members = [
+            f"{shown} on {', '.join(printable(t) for t in group.targets if (m, t) in built)}"
+            for m, shown in zip(group.members, members, strict=True)
+        ]
+        targets, between = [], "; "
     configurations = group.configurations
     parts = [
         f"member {members[0]}" if len(members) == 1 else "",
-        f"{len(members)} members: {', '.join(members)}" if len(members) > 1 else "",
+        f"{len(members)} members: {between.join(members)}" if len(members) > 1 else "",
         f"{'target' if len(targets) == 1 else 'targets'} {', '.join(targets)}" if targets else "",
         f"with {'; '.join(printable(c.label) for c in configurations)}"
         if any(not c.is_default for c in configurations)
