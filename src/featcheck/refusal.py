@@ -26,6 +26,10 @@ from featcheck.noexec.workspace import discover_workspace
 _MISSING_FEATURE = re.compile(r"package `([^`]+)` depends on `([^`]+)` with feature `([^`]+)` but")
 _NO_PACKAGE = re.compile(r"no matching package named `([^`]+)` found")
 _INCLUDES = re.compile(r"feature `([^`]+)` includes `([^`]+)`")
+# cargo's words, and --no-exec's (which quote the whole key).
+_CFG = re.compile(
+    r"failed to parse `(.+?)` as a cfg expression|invalid cfg expression `cfg\((.*)\)`"
+)
 
 
 def located(error: FeatcheckError, manifest: Path, manifests: ManifestCache) -> FeatcheckError:
@@ -109,6 +113,8 @@ def _cause(message: str, document: ManifestDocument, root: ManifestDocument) -> 
         mine = package == document.get("package", "name")
         found = _feature_asked(document, root, dependency, feature) if mine else None
         return None if found is None else (*found, message)
+    if (match := _CFG.search(message)) is not None:  # a `[target.'cfg(...)']` key
+        return _cfg_key(" ".join((match.group(1) or match.group(2)).split()), document, message)
     sites = all_sites(document, root)
     if (match := _INCLUDES.search(message)) is not None:  # `dep:nosuch` in `[features]`
         feature, named = match.groups()
@@ -131,4 +137,17 @@ def _cause(message: str, document: ManifestDocument, root: ManifestDocument) -> 
             return document, written, f"{said} (cargo refuses this workspace)"
         if missing is not None and site.package == missing.group(1):
             return document, written, message
+    return None
+
+
+def _cfg_key(expression: str, document: ManifestDocument, message: str) -> Place | None:
+    """The `[target]` key whose cfg is `expression`, with cargo's words, or --no-exec's whole."""
+    targets = document.get("target")
+    for key in targets if isinstance(targets, dict) else ():
+        written = str(key)
+        inner = " ".join(written.removeprefix("cfg(").removesuffix(")").split())
+        entry = document.spans.get(("target", written))
+        if written.startswith("cfg(") and inner == expression and entry is not None:
+            own = f"`{written}`: not a cfg expression cargo reads (cargo refuses this manifest)"
+            return document, entry, message if "failed to parse" in message else own
     return None
