@@ -713,7 +713,9 @@ def test_the_checkouts_own_manifests_are_never_cached(
     assert not (cache / "featcheck").exists()
 
 
+@pytest.mark.parametrize("written_in", ["Cargo.toml", ".cargo/config.toml"])
 def test_patched_path_package_is_read_like_cargo_reads_it(
+    written_in: str,
     tmp_path: Path,
     offline_cargo_for: Callable[..., Path],
     registry_home: Path,
@@ -721,8 +723,9 @@ def test_patched_path_package_is_read_like_cargo_reads_it(
     monkeypatch: pytest.MonkeyPatch,
     request: pytest.FixtureRequest,
 ) -> None:
-    """`[patch.crates-io]` with a path inside the checkout: cargo builds the patched copy,
-    whose defaults here lack `rayon` although the member keeps burn's defaults."""
+    """`[patch.crates-io]` with a path inside the checkout, in the root manifest or in the
+    cargo configuration (stable cargo reads both): cargo builds the patched copy, whose
+    defaults here lack `rayon` although the member keeps burn's defaults."""
     project = tmp_path / "project"
     shutil.copytree(
         CRATES / "pitb-exec-cpu-default", project, ignore=shutil.ignore_patterns("target")
@@ -736,9 +739,11 @@ def test_patched_path_package_is_read_like_cargo_reads_it(
     )
     for leftover in patched.glob(".cargo*"):
         leftover.unlink()
-    manifest = project / "Cargo.toml"
-    manifest.write_text(
-        manifest.read_text() + '\n[patch.crates-io]\nburn-flex = { path = "patched/burn-flex" }\n'
+    settings = project / written_in
+    settings.parent.mkdir(exist_ok=True)
+    written = settings.read_text() if settings.exists() else ""
+    settings.write_text(
+        written + '\n[patch.crates-io]\nburn-flex = { path = "patched/burn-flex" }\n'
     )
     subprocess.run(
         ["cargo", "generate-lockfile", "--offline"], cwd=project, check=True, capture_output=True

@@ -70,6 +70,8 @@ class CheckoutConfig(NamedTuple):
     """`resolver.feature-unification` and its unstable flag, as the files set them."""
     build_targets: tuple[str, ...] = ()
     """`build.target` (CARGO_BUILD_TARGET first): what cargo builds for without `--target`."""
+    patch_paths: tuple[tuple[str, str], ...] = ()
+    """(package, directory) of each `[patch.SOURCE.CRATE] path`: `--no-exec` reads them."""
 
     def rustflags(self, triple: str, cfg: TargetCfg) -> list[Argument]:
         """The kept rustflags cargo uses for `triple` (whose cfg without flags is `cfg`): those
@@ -155,6 +157,11 @@ def read_checkout_config(
         (environment["CARGO_BUILD_TARGET"],)
         if environment.get("CARGO_BUILD_TARGET")
         else tuple(forwarded.build_targets),
+        tuple(
+            (p.get("package", crate), p["path"])
+            for crate, p in forwarded.patches.items()
+            if "path" in p
+        ),
     )
 
 
@@ -170,6 +177,8 @@ class _Forwarded:
         self.unification = UnificationSettings()
         self.names_wrapper = False
         self.build_targets: list[str] = []
+        self.patches: dict[str, dict[str, str]] = {}
+        """By crate, the `path` and `package` of its `[patch]` entries that name a path."""
         self.registries: frozenset[str] = frozenset()
         """The registries the user defines (CARGO_HOME, environment), named by `registry_key`."""
 
@@ -205,6 +214,8 @@ class _Forwarded:
             self.build_targets = list(leaf.value)
         elif leaf.key[0] == "target":
             self.targets.append((leaf.key[1], tuple(leaf.value)))
+        elif leaf.key[0] == "patch" and leaf.key[3] in ("path", "package"):
+            self.patches.setdefault(leaf.key[2], {})[leaf.key[3]] = str(leaf.value)
 
 
 def _config_argument(key: tuple[str, ...], value: object) -> Argument:

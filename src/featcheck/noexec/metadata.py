@@ -49,10 +49,14 @@ def _stale(package: str, dependency: str, lock_path: Path) -> FeatcheckError:
 
 
 def build_metadata(
-    manifest: Path, trust: TrustContext, deadline: Deadline = NO_DEADLINE
+    manifest: Path,
+    trust: TrustContext,
+    deadline: Deadline = NO_DEADLINE,
+    patches: Sequence[tuple[str, str]] = (),
 ) -> Workspace:
     """The workspace of `manifest`, from files only, none of them read through a link out of
-    the tree of the run's trust context, nor from a cargo home inside it."""
+    the tree of the run's trust context, nor from a cargo home inside it. `patches`: the
+    cargo configuration's `[patch]` paths (package, directory)."""
     layout = discover_workspace(manifest, trust.root)
     lock_path = layout.root / "Cargo.lock"
     if not is_manifest(lock_path, what="Cargo.lock"):
@@ -60,7 +64,7 @@ def build_metadata(
             "--no-exec needs a Cargo.lock (run `cargo generate-lockfile` once)", path=layout.root
         )
     lock = lock_entries(lock_path, layout.checkout, deadline)
-    paths = walk_path_packages(layout, deadline)
+    paths = walk_path_packages(layout, deadline, patches)
     refuse_cycles(paths)
     audited = Path(os.path.normpath(manifest.absolute().parent))
     if audited != layout.root and audited not in paths.members:
@@ -89,18 +93,25 @@ class PathPackages:
     """Non-dev path dependencies between read packages (for cargo's cycle check)."""
 
 
-def walk_path_packages(layout: WorkspaceLayout, deadline: Deadline = NO_DEADLINE) -> PathPackages:
+def walk_path_packages(
+    layout: WorkspaceLayout,
+    deadline: Deadline = NO_DEADLINE,
+    configured: Sequence[tuple[str, str]] = (),
+) -> PathPackages:
     """The members and every path dependency they reach, each read within `deadline`; path
     dependencies under the root (and not excluded) are members too, as in cargo."""
     found = PathPackages(members=list(layout.members))
     pending: list[tuple[Path, Path | None]] = [(m, None) for m in layout.members]
-    # `[patch.REGISTRY] name = { path = ... }` at the root puts path packages in the lockfile
-    # that no declaration names by path.
-    for patches in table(layout.root_data.get("patch")).values():
-        for key, spec in table(patches).items():
-            path, name = table(spec).get("path"), table(spec).get("package", key)
-            if not isinstance(path, str) or not isinstance(name, str):
-                continue
+    # `[patch.REGISTRY] name = { path = ... }` at the root, or in the cargo configuration
+    # (`configured`, its paths absolute), puts path packages in the lockfile that no
+    # declaration names by path.
+    written = [
+        (table(spec).get("path"), table(spec).get("package", key))
+        for patches in table(layout.root_data.get("patch")).values()
+        for key, spec in table(patches).items()
+    ]
+    for path, name in [*written, *((path, name) for name, path in configured)]:
+        if isinstance(path, str) and isinstance(name, str):
             target = Path(os.path.normpath(layout.root / path))
             if layout.is_inside(target):
                 pending.append((target, None))

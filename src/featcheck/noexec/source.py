@@ -41,8 +41,9 @@ class FileSource:
         """The workspace, read when the audit asks for it. Its resolve comes from Cargo.lock,
         which lists every optional dependency any feature turns on, so it serves every feature
         selection (the flags change nothing)."""
+        patches = self._checkout_config.patch_paths
         return PendingMetadata(
-            lambda _parse: build_metadata(manifest_path, self.trust, self.deadline)
+            lambda _parse: build_metadata(manifest_path, self.trust, self.deadline, patches)
         )
 
     def host_triple(self) -> str:
