@@ -274,6 +274,15 @@ def test_a_vendored_revision_is_audited_and_a_broken_one_named_as_git_names_it(
     assert "failed, so every finding is new: b/Cargo.toml:1:9: invalid TOML" in done.stdout
     assert "revisions" not in done.stdout
 
+    # A revision without Cargo.lock, which --no-exec needs: said of the revision, not of
+    # featcheck's copy of it (where nobody runs cargo).
+    (repository / "Cargo.lock").rename(tmp_path / "Cargo.lock")
+    commit(repository, "no lockfile")
+    (tmp_path / "Cargo.lock").rename(repository / "Cargo.lock")
+    done = featcheck_in_process(repository, home, "--no-exec", "--new-since", "HEAD")
+    assert "failed, so every finding is new: it has no Cargo.lock, which --no-exec" in done.stdout
+    assert "revisions" not in done.stdout and "generate-lockfile" not in done.stdout
+
 
 def _one_commit(repository: Path) -> Path:
     """A repository whose one commit holds a package manifest."""

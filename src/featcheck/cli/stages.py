@@ -102,8 +102,11 @@ class EarlierAudit:
                 try:
                     self.result = audit_project(earlier, quiet, self.trust.derive(tree))
                 except FeatcheckError as error:
-                    # Files as the repository names them, not featcheck's copy of its tree.
+                    # Files as the repository names them, not featcheck's copy of its tree
+                    # (where nobody runs cargo: a revision without Cargo.lock is said so).
                     said = str(error).replace(f"{tree}{os.sep}", "")
+                    if error.message.startswith("--no-exec needs a Cargo.lock"):
+                        said = "it has no Cargo.lock, which --no-exec needs"
                     self.notes.append(
                         f"the audit of {self.label} failed, so every finding is new: {said}"
                     )
