@@ -150,3 +150,33 @@ def test_a_package_beside_the_workspace_finds_the_workspace_it_inherits_from(
     assert resolved.returncode == 0, resolved.stderr
     names = sorted(p["name"] for p in json.loads(resolved.stdout)["packages"])
     assert names == ["app", "extra", "sdk"]
+
+
+@pytest.mark.parametrize("for_cargo", [True, False], ids=["for-cargo", "for-an-audit"])
+def test_special_and_huge_files_of_a_checkout_are_not_copied_as_they_are(
+    tmp_path: Path, for_cargo: bool
+) -> None:
+    # A FIFO made the copy fail with a traceback; a sparse 3 GiB file under `.cargo` (no space
+    # in the checkout) became 3 GiB written; a cargo home kept in the checkout (a CI cache) was
+    # copied whole.
+    workspace = tmp_path / "workspace"
+    for name, text in FILES.items():
+        (workspace / name).parent.mkdir(parents=True, exist_ok=True)
+        (workspace / name).write_text(text)
+    os.mkfifo(workspace / ".cargo" / "fifo")
+    (workspace / "crates" / "b" / "src" / "main.rs").unlink()
+    os.mkfifo(workspace / "crates" / "b" / "src" / "main.rs")
+    with (workspace / ".cargo" / "blob.bin").open("wb") as blob:
+        blob.truncate(3 << 30)
+    cached = workspace / ".cargo" / "registry" / "src" / "index" / "memchr-2.8.0"
+    cached.mkdir(parents=True)
+    (cached / "Cargo.toml").write_text("[package]\n")
+    expected = _metadata(workspace)
+    with contextlib.closing(WorkspaceCopy(workspace, for_cargo=for_cargo)) as copy:
+        assert _metadata(copy.path) == expected
+        main = copy.path / "crates" / "b" / "src" / "main.rs"
+        assert main.is_file() and main.read_bytes() == b""
+        assert (copy.path / ".cargo" / "fifo").read_bytes() == b""
+        assert not (copy.path / ".cargo" / "blob.bin").exists()
+        assert not (copy.path / ".cargo" / "registry").exists()
+        assert (copy.path / ".cargo" / "config.toml").read_text() == FILES[".cargo/config.toml"]

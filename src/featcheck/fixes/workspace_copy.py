@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import stat
 import tempfile
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -20,7 +21,37 @@ from featcheck.cargo.toolchain import TOOLCHAIN_FILES
 from featcheck.fixes.apply import FileChange
 from featcheck.manifest.crate_root import package_roots
 
-_NOT_COPIED = shutil.ignore_patterns("target", ".git", ".hg", ".jj", "node_modules", ".venv")
+_BUILT = shutil.ignore_patterns("target", ".git", ".hg", ".jj", "node_modules", ".venv")
+_CARGO_HOME_CACHES = frozenset({"registry", "git"})
+"""What a `.cargo` directory that is a cargo home (a CI cache: `CARGO_HOME=$CI_PROJECT_DIR/.cargo`)
+holds besides configuration: gigabytes cargo never reads as the checkout's."""
+_LARGEST_SETTING = 1 << 20
+"""A file under `.cargo` larger than this is no configuration cargo reads (a planted 3 GiB)."""
+
+
+def _not_copied(directory: str, names: list[str]) -> set[str]:
+    """What no copy holds: what builds make, and a cargo home's caches and large files under
+    a `.cargo` directory."""
+    skipped = set(_BUILT(directory, names))
+    if ".cargo" in Path(directory).parts:
+        for name in names:
+            path = os.path.join(directory, name)
+            cache = name in _CARGO_HOME_CACHES and os.path.isdir(path)
+            large = os.path.isfile(path) and os.path.getsize(path) > _LARGEST_SETTING
+            if (cache or large) and not os.path.islink(path):
+                skipped.add(name)
+    return skipped
+
+
+def _copy_file(source: str, destination: str) -> None:
+    """A regular file copied; a FIFO, socket or device becomes an empty file, which cargo
+    reads as it reads an empty one, instead of blocking on it or refusing the copy."""
+    if stat.S_ISREG(os.lstat(source).st_mode):
+        shutil.copy2(source, destination)
+    else:
+        Path(destination).touch()
+
+
 _CONFIGURATION = frozenset({"Cargo.toml", "Cargo.lock", *TOOLCHAIN_FILES})
 
 
@@ -36,7 +67,7 @@ def _needed_by_cargo(roots: Iterable[Path]) -> Callable[[str, list[str]], set[st
     targets: list[tuple[str, list[tuple[str, ...]]]] = []
     for root in roots:
         for directory, subdirectories, files in os.walk(root):
-            subdirectories[:] = set(subdirectories) - _NOT_COPIED(directory, subdirectories)
+            subdirectories[:] = set(subdirectories) - _not_copied(directory, subdirectories)
             cargo_directory = ".cargo" in Path(directory).parts
             for name in files:
                 path = os.path.join(directory, name)
@@ -50,7 +81,7 @@ def _needed_by_cargo(roots: Iterable[Path]) -> Callable[[str, list[str]], set[st
     needed = {str(parent) for path in kept for parent in Path(path).parents}
 
     def ignored(directory: str, names: list[str]) -> set[str]:
-        skipped = set(_NOT_COPIED(directory, names))
+        skipped = _not_copied(directory, names)
         for name in names:
             path = os.path.join(directory, name)
             if path in kept or path in needed or (os.path.isdir(path) and os.path.islink(path)):
@@ -97,7 +128,7 @@ class WorkspaceCopy:
         """The directory whose layout the copy keeps: the workspace's, or one above it."""
         self._directory: tempfile.TemporaryDirectory[str] | None = None
         self._originals: dict[Path, bytes | None] = {}
-        self._ignored: Callable[[str, list[str]], set[str]] = _NOT_COPIED
+        self._ignored: Callable[[str, list[str]], set[str]] = _not_copied
 
     @property
     def tree(self) -> Path:
@@ -123,14 +154,18 @@ class WorkspaceCopy:
         tree = Path(directory.name) / "workspace"
         for package in self.beside:
             destination = tree / package.relative_to(self.base)
-            shutil.copytree(package, destination, ignore=self._but_root, symlinks=True)
+            shutil.copytree(
+                package, destination, ignore=self._but_root, symlinks=True, copy_function=_copy_file
+            )
             # The manifests above it, up to the copy's top: the workspace it inherits from.
             for above in package.relative_to(self.base).parents:
                 manifest = self.base / above / "Cargo.toml"
                 if manifest.is_file() and not manifest.is_symlink():
                     shutil.copyfile(manifest, tree / above / "Cargo.toml")
         copy = tree / self.root.relative_to(self.base)
-        shutil.copytree(self.root, copy, ignore=self._ignored, symlinks=True)
+        shutil.copytree(
+            self.root, copy, ignore=self._ignored, symlinks=True, copy_function=_copy_file
+        )
         _point_links_into(copy, self.root)
         lockfile = copy / "Cargo.lock"
         # cargo writes the copy's lockfile: a link would let it write where it points.
