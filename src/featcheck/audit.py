@@ -125,7 +125,8 @@ def started_audit(
     # read it), a Cargo.lock one cargo would write through (kept or not).
     check_within(manifest, checkout, "reading a Cargo.toml")
     refuse_lockfile_links(manifest, checkout)
-    guard = nullcontext() if options.update_lockfile else lockfiles_kept(manifest, checkout)
+    kept = lockfiles_kept(manifest, checkout, cargo_writes=not options.no_exec)
+    guard = nullcontext() if options.update_lockfile else kept
     with guard as lockfile:
         all_features = beyond_defaults(options.configurations, options.each_feature)
         pending = source.start_metadata(manifest, all_features=all_features)

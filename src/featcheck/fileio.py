@@ -80,6 +80,7 @@ def refuse_special_manifests(manifest_path: Path, checkout: Path) -> None:
 
 _SPECIAL = "is not a regular file (a FIFO, device or socket); cargo would wait on it"
 _TO_NOTHING = "is a symlink to nothing; cargo would create the file it names"
+_HARD_LINKS = "is a hard link: cargo would write through it to the file's other names"
 
 
 def _linked_out(entry: os.DirEntry[str], checkout: Path) -> str | None:
@@ -265,12 +266,16 @@ class LockfileWatch(NamedTuple):
 
 
 @contextlib.contextmanager
-def lockfiles_kept(manifest: Path, checkout: Path) -> Iterator[LockfileWatch]:
+def lockfiles_kept(
+    manifest: Path, checkout: Path, *, cargo_writes: bool = True
+) -> Iterator[LockfileWatch]:
+    """Every Cargo.lock cargo may rewrite, put back as it was once the block ends.
+    `cargo_writes`: cargo runs in the block (`--no-exec` writes nothing)."""
     refuse_lockfile_links(manifest, checkout)
     snapshots: dict[Path, bytes | None] = {}
     for path in _candidate_lockfiles(manifest):
         try:
-            path.stat()
+            links = path.lstat().st_nlink if path.is_file() and not path.is_symlink() else 1
         except FileNotFoundError:
             snapshots[path] = None
             continue
@@ -278,6 +283,10 @@ def lockfiles_kept(manifest: Path, checkout: Path) -> Iterator[LockfileWatch]:
             continue  # unreadable: cargo cannot use it either
         if path.is_file() and not os.access(path, os.R_OK):
             continue
+        if cargo_writes and links > 1:
+            # cargo rewrites an out-of-date lockfile in place, and so every name of the file;
+            # putting the old state back replaces this name alone.
+            raise FeatcheckError(f"{_HARD_LINKS} ({links} names)", path=path)
         # A FIFO or device is refused at once: cargo would wait on it until the timeout.
         snapshots[path] = read_checkout_file(path, "Cargo.lock", MAX_LOCKFILE_BYTES, checkout)
     try:

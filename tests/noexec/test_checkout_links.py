@@ -12,6 +12,7 @@ name.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -238,6 +239,28 @@ def test_a_lockfile_linking_nowhere_inside_is_refused(tmp_path: Path, offline_ca
     assert result.returncode == 2
     assert "Cargo.lock: is a symlink to nothing; cargo would create the file" in result.stderr
     assert not (project / "gone.lock").exists()
+
+
+def test_a_hard_linked_lockfile_is_refused_where_cargo_may_rewrite_it(
+    tmp_path: Path, offline_cargo: Path
+) -> None:
+    """cargo rewrites an out-of-date Cargo.lock in place, so through every name of the file:
+    putting the old state back replaced the checkout's name alone, and the file's other name,
+    outside the checkout, kept cargo's rewrite."""
+    project = _project(tmp_path)
+    elsewhere = tmp_path / "elsewhere.lock"
+    stale = (project / "Cargo.lock").read_text().replace('name = "gemm"', 'name = "gemm-stale"')
+    elsewhere.write_text(stale)
+    (project / "Cargo.lock").unlink()
+    os.link(elsewhere, project / "Cargo.lock")
+    result = run_in_process(str(project))
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert len(result.stderr.splitlines()) == 1
+    assert f"{project / 'Cargo.lock'}: is a hard link: cargo would write" in result.stderr
+    assert elsewhere.read_text() == stale
+    # --no-exec writes nothing: the link is no reason to refuse it.
+    read_only = run_in_process(str(project), "--no-exec")
+    assert "hard link" not in read_only.stderr
 
 
 def test_a_toolchain_file_linking_out_is_refused(tmp_path: Path, offline_cargo: Path) -> None:
