@@ -39,7 +39,9 @@ reach. What git must not do is obey the repository, so the environment is made, 
 
 Alternates (`objects/info/alternates`) are followed only where they stay inside the checkout
 or its git directory (`revision.refuse_borrowed_objects`): elsewhere they are another
-repository of the machine, whose manifests would be written into the cache and quoted.
+repository of the machine, whose manifests would be written into the cache and quoted. So is a
+`.git` file, link or `commondir` naming one (`git_directory.py`; a linked worktree or submodule
+names the checkout back).
 Every object read is checked against its id, and the cache is kept per repository.
 """
 
@@ -57,6 +59,7 @@ from typing import NoReturn
 
 from featcheck.boundary import TrustContext
 from featcheck.cargo.process import NEUTRAL_DIRECTORY, kill_group, open_process
+from featcheck.comparison.git_directory import check_git_directory
 from featcheck.deadline import Deadline
 from featcheck.errors import FeatcheckError
 from featcheck.featureset import AuditOptions
@@ -289,6 +292,7 @@ def resolve_revision(
 ) -> Revision:
     if not name or name.startswith("-") or "\x00" in name:
         raise FeatcheckError(f"--new-since: `{name}` is not a revision")
+    check_git_directory(repository, trust)
     arguments = ["rev-parse", "--git-common-dir", "--is-shallow-repository", "--verify"]
     arguments += ["--quiet", "--end-of-options", f"{name}^{{commit}}"]
     git = start_git(repository, arguments, Budget(timeout), trust)
