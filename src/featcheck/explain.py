@@ -113,10 +113,11 @@ class Explainer:
         files = {e.manifest for e in fix.edits}
         if len(files) == 1 and cut.site.manifest.path not in files and edit.file:
             text += f" ({edit.file})"  # not where the finding points: a library's manifest
-        # Another kind of change only where nothing speaks against it (safe, or only not asked
-        # of cargo): CI's annotation shows these words alone.
+        # Another kind of change only where nothing speaks against it (safe, unjudged as with
+        # --no-exec, or only not asked of cargo): CI's annotation shows these words alone.
         kinds = (a for a in alternatives if a.edits[0].action != edit.action)
-        other = next((a for a in kinds if a.safe or a.note.startswith(UNCHECKED)), None)
+        spoken = (a for a in kinds if a.safe or not a.note or a.note.startswith(UNCHECKED))
+        other = next(spoken, None)
         if other is not None:
             text += f", or {fix_words(other)}"
         return text

@@ -275,7 +275,9 @@ def lockfiles_kept(
     snapshots: dict[Path, bytes | None] = {}
     for path in _candidate_lockfiles(manifest):
         try:
-            links = path.lstat().st_nlink if path.is_file() and not path.is_symlink() else 1
+            found = path.stat()
+            regular = stat.S_ISREG(found.st_mode) and not path.is_symlink()
+            links = found.st_nlink if regular else 1
         except FileNotFoundError:
             snapshots[path] = None
             continue

@@ -12,7 +12,7 @@ import os
 from dataclasses import replace
 from pathlib import Path
 
-from featcheck.boundary import MAX_MANIFEST_BYTES, decode_text, read_checkout_file
+from featcheck.boundary import MAX_MANIFEST_BYTES, decode_text, is_inside, read_checkout_file
 from featcheck.graph import Node
 from featcheck.manifest.crate_root import NoStd, read_no_std
 from featcheck.manifest.declarations import Cut, DeclarationSite, written_in
@@ -58,15 +58,19 @@ def bind_declarations(metadata: Workspace, manifests: ManifestCache) -> Workspac
     """The model with each local package's declarations bound to where its manifest writes
     them (members and path dependencies: all a finding points at), each site with the
     workspace entry it inherits: matched once, before resolution, for cargo's model and the
-    files' alike. A package `--no-exec` left unread stays unbound (it declares nothing)."""
+    files' alike. A package `--no-exec` left unread stays unbound (it declares nothing), and
+    so does a path package outside the checkout: cargo reads it, featcheck neither quotes nor
+    edits it (a finding points at the checkout's line that brings it)."""
     root_path = metadata.root / "Cargo.toml"
     root = manifests.get(root_path) if root_path.is_file() else None
+    checkout = manifests.checkout
     return replace(
         metadata,
         written={
             package.id: written_in(manifests.get(package.manifest_path), package.declarations, root)
             for package in metadata.unpublished()
             if package.ref.is_local and package.id not in metadata.unread
+            if checkout is None or is_inside(package.manifest_path, checkout)
         },
     )
 

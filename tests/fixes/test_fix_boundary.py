@@ -1,9 +1,10 @@
 """`--fix` writes only regular files inside the checkout root, as an attacker would test it.
 
-A pull request controls every path: a path dependency `../victim` that leaves the checkout, a
-member directory that is a link to somewhere else, a member `Cargo.toml` that is a symlink
-(even one pointing inside: an atomic write would replace the link with a file). Each is
-refused with one line and exit 2, and no file, inside or outside, is changed. featcheck runs in
+A pull request controls every path: a member directory that is a link to somewhere else, a
+member `Cargo.toml` that is a symlink (even one pointing inside: an atomic write would replace
+the link with a file). Each is refused with one line and exit 2, and no file, inside or
+outside, is changed. A path dependency `../victim` that leaves the checkout is cargo's to read
+and never featcheck's to edit: the fix is the checkout's own line. featcheck runs in
 the test's process (cli_in_process.run_in_process: the command line's own code, real cargo):
 what is tested is what it writes and prints, not how its process starts.
 """
@@ -69,12 +70,11 @@ def _manifest_link_inside(tmp_path: Path) -> tuple[Path, Path, str]:
 @pytest.mark.parametrize(
     ("make", "why"),
     [
-        (_path_dependency_outside, "lies outside the checkout"),
         # the read side refuses it first: cargo would read the member through the link
         (_member_linking_out, "leads out of the checkout"),
         (_manifest_link_inside, "is a symlink"),
     ],
-    ids=["path-dependency-outside", "member-directory-links-out", "manifest-is-a-symlink"],
+    ids=["member-directory-links-out", "manifest-is-a-symlink"],
 )
 def test_fix_refuses_to_write_where_the_checkout_points(
     make: Callable[[Path], tuple[Path, Path, str]],
@@ -94,3 +94,18 @@ def test_fix_refuses_to_write_where_the_checkout_points(
         (line,) = result.stderr.strip().splitlines()
         assert target in line and why in line, line
         assert (_digest(checkout), _digest(victim)) == before
+
+
+def test_a_path_dependency_outside_the_checkout_is_fixed_in_the_checkout(
+    tmp_path: Path, offline_cargo_for: Callable[..., Path]
+) -> None:
+    offline_cargo_for(LIB_CHAIN)
+    checkout, victim, _ = _path_dependency_outside(tmp_path)
+    victim_before = _digest(victim)
+    for flag in ("--diff", "--fix"):
+        result = run_in_process(str(checkout), flag)
+        assert result.returncode in (0, 1), result.stderr
+        headers = [line for line in result.stdout.splitlines() if line.startswith("+++ ")]
+        assert all(".." not in header for header in headers), headers
+    assert _digest(victim) == victim_before
+    assert "burn-flex" in (checkout / "cli" / "Cargo.toml").read_text()

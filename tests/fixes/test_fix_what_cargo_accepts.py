@@ -369,24 +369,26 @@ def _app_beside(name: str, dependencies: str, tmp_path: Path) -> Path:
     return write_project(tmp_path / "top" / "app", files)
 
 
-def test_a_copy_without_a_path_package_outside_the_checkout_says_so_not_that_cargo_refused(
+def test_a_path_package_outside_the_checkout_is_linked_where_cargo_checks_the_fix(
     tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     """tokenizers' `bindings/python`, outside a git checkout: its path dependency
     `../../tokenizers` lies outside the checkout, which featcheck copies nothing from, so the
     copy a fix is checked on lacked it, and every fix read "cargo cannot resolve it: cargo
-    metadata failed: failed to read `/tmp/featcheck-fix-…/Cargo.toml`"."""
+    metadata failed: failed to read `/tmp/featcheck-fix-…/Cargo.toml`"; then "cargo could not
+    check it". It is linked where the copy's `../helper` finds it: cargo reads it there, as for
+    the audit itself, and `--fix` applies the fix; nothing is written there."""
     use_registry(tmp_path_factory.mktemp("registry"), POOLED_REGISTRY, monkeypatch)
     project = _app_beside("helper", '[dependencies]\nhelper = { path = "../helper" }\n', tmp_path)
+    helper = (project.parent / "helper" / "Cargo.toml").read_text()
     report = run_in_process(str(project))
     assert report.returncode == 1, report.stdout + report.stderr
     assert "featcheck-fix-" not in report.stdout
-    text = report.stdout
-    fix = " ".join(text[text.index("  = fix:") :].split("\n\n")[0].split())
-    assert fix.endswith(
-        "cargo could not check it: the copy it is checked on leaves out ../helper, a path "
-        "package outside the checkout"
-    ), report.stdout
+    assert "`--fix` applies it" in report.stdout, report.stdout
+    fixed = run_in_process(str(project), "--fix")
+    assert fixed.returncode == 0, fixed.stdout + fixed.stderr
+    assert "featcheck: fixed" in fixed.stderr
+    assert (project.parent / "helper" / "Cargo.toml").read_text() == helper
 
 
 def test_an_optional_path_package_no_audited_build_holds_is_copied_too(
@@ -476,3 +478,30 @@ def test_one_edit_for_several_members_names_one_count_of_what_it_adds(
         "a": (6, 2),
         "b": (6, 2),
     }
+
+
+def test_a_path_package_outside_the_checkout_is_neither_quoted_nor_edited(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """cargo reads `../helper`; featcheck quoted its line (a secret beside it went into the
+    report and a PR's annotations) and offered a fix `--fix` then refused to write. The finding
+    points at the checkout's own line that brings it, and the fix is the checkout's."""
+    use_registry(tmp_path_factory.mktemp("registry"), POOLED_REGISTRY, monkeypatch)
+    secret = "# ghp_not-the-checkouts-to-quote"
+    files = {
+        "Cargo.toml": PACKAGE.format("app") + '[dependencies]\nhelper = { path = "../helper" }\n',
+        "src/main.rs": "fn main() {}\n",
+        "../helper/Cargo.toml": PACKAGE.format("helper")
+        + f'[dependencies]\ngemmish = {{ version = "0.1.0" }}  {secret}\n',
+        "../helper/src/lib.rs": "",
+    }
+    project = write_project(tmp_path / "top" / "app", files)
+    helper = (project.parent / "helper" / "Cargo.toml").read_text()
+    report = run_in_process(str(project), "--format", "json")
+    [finding] = json.loads(report.stdout)["findings"]
+    assert (finding["location"]["file"], finding["location"]["line"]) == ("Cargo.toml", 7)
+    assert secret not in report.stdout + run_in_process(str(project)).stdout
+    assert [e["file"] for e in finding["fix"]["edits"]] == ["Cargo.toml"]
+    fixed = run_in_process(str(project), "--fix")
+    assert fixed.returncode == 0, fixed.stdout + fixed.stderr
+    assert (project.parent / "helper" / "Cargo.toml").read_text() == helper

@@ -238,14 +238,15 @@ class DirectDependencies:
     def local_owners(
         self, graph: DependencyGraph, root: Node, distance: dict[Node, int]
     ) -> list[tuple[Node, int, Package]]:
-        """Path packages on the way to the crate with their distance from the member."""
+        """Path packages on the way to the crate with their distance from the member: those
+        whose declarations are bound (not one outside the checkout, nor one left unread)."""
         found: list[tuple[Node, int, Package]] = []
         depth = {root: 0}
         queue = deque([root])
         while queue:
             node = queue.popleft()
             package = self.metadata.package_of(node.package) if node.package.is_local else None
-            if package is not None:
+            if package is not None and package.id in self.metadata.written:
                 found.append((node, depth[node], package))
             for dependency in sorted(graph.dependencies(node)):
                 if dependency in distance and dependency not in depth:

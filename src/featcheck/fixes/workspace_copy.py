@@ -21,6 +21,8 @@ from featcheck.cargo.toolchain import TOOLCHAIN_FILES
 from featcheck.fixes.apply import FileChange
 from featcheck.manifest.crate_root import package_roots
 
+_TREE = "workspace"
+"""The copy's directory in its temporary one; linked packages lie beside it."""
 _BUILT = shutil.ignore_patterns("target", ".git", ".hg", ".jj", "node_modules", ".venv")
 _CARGO_HOME_CACHES = frozenset({"registry", "git"})
 """What a `.cargo` directory that is a cargo home (a CI cache: `CARGO_HOME=$CI_PROJECT_DIR/.cargo`)
@@ -114,7 +116,8 @@ class WorkspaceCopy:
         found = {Path(os.path.realpath(p)) for p in beside}
         kept = [p for p in found if within is not None and is_inside(p, within)]
         self.left_out = sorted(p for p in found if p not in kept and not is_inside(p, self.root))
-        """Path packages outside the workspace and the checkout: featcheck copies nothing there."""
+        """Path packages outside the workspace and the checkout that the copy cannot link
+        (`linked`, below): featcheck copies nothing there."""
         # The outermost directories only: one may hold another, or the workspace (`..`).
         self.beside = sorted(
             p
@@ -126,6 +129,16 @@ class WorkspaceCopy:
         roots = [r for p in self.beside if (r := _workspace_above(p, within)) is not None]
         self.base = Path(os.path.commonpath([self.root, *self.beside, *roots]))
         """The directory whose layout the copy keeps: the workspace's, or one above it."""
+        # One outside the checkout is linked where the copy's relative path finds it, if that
+        # place lies in the copy's directory: cargo reads it there as it reads it for the
+        # checkout's own audit (featcheck neither quotes nor edits it).
+        outermost = [p for p in self.left_out if not any(p != q and is_inside(p, q) for q in found)]
+        placed = (
+            (p, os.path.normpath(os.path.join(_TREE, os.path.relpath(p, self.base))))
+            for p in outermost
+        )
+        self.linked = [(p, d) for p, d in placed if not d.startswith((os.pardir, _TREE))]
+        self.left_out = [p for p in self.left_out if p not in dict(self.linked)]
         self._directory: tempfile.TemporaryDirectory[str] | None = None
         self._originals: dict[Path, bytes | None] = {}
         self._ignored: Callable[[str, list[str]], set[str]] = _not_copied
@@ -136,7 +149,7 @@ class WorkspaceCopy:
         for the copy is derived for."""
         if self._directory is None:
             self._directory = self._make()
-        return Path(self._directory.name) / "workspace"
+        return Path(self._directory.name) / _TREE
 
     @property
     def path(self) -> Path:
@@ -151,7 +164,10 @@ class WorkspaceCopy:
         if self.for_cargo:
             self._ignored = _needed_by_cargo([self.root, *self.beside])
         directory = tempfile.TemporaryDirectory(prefix="featcheck-fix-")
-        tree = Path(directory.name) / "workspace"
+        tree = Path(directory.name) / _TREE
+        for package, place in self.linked:
+            (Path(directory.name) / place).parent.mkdir(parents=True, exist_ok=True)
+            (Path(directory.name) / place).symlink_to(package, target_is_directory=True)
         for package in self.beside:
             destination = tree / package.relative_to(self.base)
             shutil.copytree(
