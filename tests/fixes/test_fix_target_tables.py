@@ -19,18 +19,18 @@ from pathlib import Path
 
 import pytest
 from cli_in_process import run_in_process
-from synthetic_registry import GEMMISH_RULE, PACKAGE, use_registry, write_project
+from synthetic_registry import (
+    GEMMISH_RULE,
+    PACKAGE,
+    POOLED_REGISTRY,
+    use_registry,
+    write_project,
+)
 
 pytestmark = [pytest.mark.usefixtures("remembered_cargo"), pytest.mark.cargo]
 
 REGISTRY = {
-    "pool": {"1.0.0": {}},
-    "gemmish": {
-        "0.1.0": {
-            "features": {"default": [], "rayon": ["dep:pool"]},
-            "dependencies": {"pool": {"version": "1.0.0", "optional": True}},
-        }
-    },
+    **POOLED_REGISTRY,  # gemmish, whose `rayon` brings its thread pool
     "mid": {
         "0.1.0": {
             "features": {"default": [], "names": ["dep:gemmish"]},
