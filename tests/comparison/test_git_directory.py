@@ -44,7 +44,7 @@ def _victim(tmp_path: Path, home: Path) -> Path:
     return victim
 
 
-@pytest.mark.parametrize("shape", ["gitdir-file", "link", "commondir"])
+@pytest.mark.parametrize("shape", ["gitdir-file", "link", "commondir", "objects-link"])
 def test_a_git_directory_of_another_repository_is_refused(
     shape: str, home: Path, tmp_path: Path
 ) -> None:
@@ -54,6 +54,11 @@ def test_a_git_directory_of_another_repository_is_refused(
     )
     if shape == "commondir":
         (checkout / ".git" / "commondir").write_text(str(victim / ".git") + "\n")
+    elif shape == "objects-link":  # and a ref naming the victim's commit
+        subprocess.run(["rm", "-rf", str(checkout / ".git" / "objects")], check=True)
+        (checkout / ".git" / "objects").symlink_to(victim / ".git" / "objects")
+        head = git(victim, "rev-parse", "HEAD").strip()
+        (checkout / ".git" / "refs" / "heads" / "main").write_text(head + "\n")
     else:
         subprocess.run(["rm", "-rf", str(checkout / ".git")], check=True)
         if shape == "link":
@@ -62,7 +67,8 @@ def test_a_git_directory_of_another_repository_is_refused(
             (checkout / ".git").write_text(f"gitdir: {victim / '.git'}\n")
     done = featcheck_in_process(checkout, home, "--new-since", "HEAD")
     assert done.returncode == 2, done.stdout + done.stderr
-    assert FOREIGN in done.stderr and len(done.stderr.splitlines()) == 1
+    assert "outside the checkout that does not name this checkout back" in done.stderr
+    assert len(done.stderr.splitlines()) == 1
     assert SECRET not in done.stdout + done.stderr
 
 

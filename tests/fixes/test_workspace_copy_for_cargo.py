@@ -168,6 +168,8 @@ def test_special_and_huge_files_of_a_checkout_are_not_copied_as_they_are(
     os.mkfifo(workspace / "crates" / "b" / "src" / "main.rs")
     with (workspace / ".cargo" / "blob.bin").open("wb") as blob:
         blob.truncate(3 << 30)
+    with (workspace / "crates" / "a" / "data" / "weights.bin").open("r+b") as weights:
+        weights.truncate(1 << 30)  # a model's weights: cargo and featcheck never read them
     cached = workspace / ".cargo" / "registry" / "src" / "index" / "memchr-2.8.0"
     cached.mkdir(parents=True)
     (cached / "Cargo.toml").write_text("[package]\n")
@@ -180,3 +182,5 @@ def test_special_and_huge_files_of_a_checkout_are_not_copied_as_they_are(
         assert not (copy.path / ".cargo" / "blob.bin").exists()
         assert not (copy.path / ".cargo" / "registry").exists()
         assert (copy.path / ".cargo" / "config.toml").read_text() == FILES[".cargo/config.toml"]
+        weights = copy.path / "crates" / "a" / "data" / "weights.bin"
+        assert not weights.exists() or weights.stat().st_size == 0

@@ -48,6 +48,8 @@ def check_git_directory(repository: Path, trust: TrustContext) -> None:
         common = Path(os.path.realpath(git_directory / _small_text(git_directory / "commondir")))
     if not (is_inside(common, trust.checkout) or _names_back(git_directory, common, dot_git)):
         raise FeatcheckError(_FOREIGN, path=dot_git)
+    if not is_inside(common / "objects", common):  # a link to another repository's objects
+        raise FeatcheckError(_FOREIGN.replace("`.git` names", "`objects` is"), path=common)
     for directory in dict.fromkeys((git_directory, common)):
         for name in _STATE:
             path = directory / name

@@ -16,7 +16,7 @@ import tempfile
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from featcheck.boundary import is_inside
+from featcheck.boundary import MAX_LOCKFILE_BYTES, is_inside
 from featcheck.cargo.toolchain import TOOLCHAIN_FILES
 from featcheck.fixes.apply import FileChange
 from featcheck.manifest.crate_root import package_roots
@@ -47,8 +47,11 @@ def _not_copied(directory: str, names: list[str]) -> set[str]:
 
 def _copy_file(source: str, destination: str) -> None:
     """A regular file copied; a FIFO, socket or device becomes an empty file, which cargo
-    reads as it reads an empty one, instead of blocking on it or refusing the copy."""
-    if stat.S_ISREG(os.lstat(source).st_mode):
+    reads as it reads an empty one, instead of blocking on it or refusing the copy; and so does
+    a file larger than anything cargo or featcheck reads to resolve (a model's weights, a
+    sparse 4 GiB `src/main.rs`): it took minutes and the temporary directory's space."""
+    found = os.lstat(source)
+    if stat.S_ISREG(found.st_mode) and found.st_size <= MAX_LOCKFILE_BYTES:
         shutil.copy2(source, destination)
     else:
         Path(destination).touch()
