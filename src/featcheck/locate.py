@@ -41,7 +41,7 @@ class ManifestCache:
         document = self._documents.get(key)
         if document is None:
             # Read by the name it was given, which boundary.py resolves link by link.
-            raw = read_checkout_file(path, "Cargo.toml", MAX_MANIFEST_BYTES, self.checkout)
+            raw = read_checkout_file(path, path.name, MAX_MANIFEST_BYTES, self.checkout)
             document = self._documents[key] = parse_text(key, decode_text(raw, path))
         return document
 

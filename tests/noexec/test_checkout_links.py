@@ -168,6 +168,8 @@ def _assert_refused(result: object, link: Path) -> None:
     lines = result.stderr.splitlines()
     assert len(lines) == 1 and lines[0].startswith("featcheck: error: "), result.stderr
     assert f"{link}: {LINK_OUT}" in lines[0], lines[0]
+    if link.name == "featcheck.toml":  # named for what it is, not as a Cargo.toml
+        assert lines[0].endswith("(reading a featcheck.toml)"), lines[0]
     assert "Traceback" not in output
     assert MARKER not in output and TARGET_NAME not in output and "victim" not in output
 

@@ -60,7 +60,7 @@ def read_manifest(path: Path, *, root: Path | None = None) -> ManifestDocument:
     """Read and parse a manifest; any problem becomes a one-line `path:line:col: message`.
     `root`: the checkout it belongs to, which a link on the way may not leave (boundary.py);
     None for a file of no checkout."""
-    raw = read_checkout_file(path, "Cargo.toml", MAX_MANIFEST_BYTES, root)
+    raw = read_checkout_file(path, path.name, MAX_MANIFEST_BYTES, root)  # featcheck.toml too
     return parse_text(path, decode_text(raw, path))
 
 
