@@ -50,6 +50,9 @@ def write_registry(directory: Path, spec: dict[str, Any] | None = None) -> Path:
             lines += [f'"{k}" = {_toml_value(v)}' for k, v in crate.get("features", {}).items()]
             lines += ["", "[dependencies]"]
             lines += [f'"{k}" = {_toml_value(v)}' for k, v in crate.get("dependencies", {}).items()]
+            for platform, table in crate.get("target", {}).items():  # {"cfg(unix)": {dep: spec}}
+                lines += ["", f"[target.'{platform}'.dependencies]"]
+                lines += [f'"{k}" = {_toml_value(v)}' for k, v in table.items()]
             (root / "Cargo.toml").write_text("\n".join(lines) + "\n")
             (root / ".cargo-checksum.json").write_text('{"files": {}, "package": null}')
     return directory

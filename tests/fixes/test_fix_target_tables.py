@@ -37,6 +37,8 @@ REGISTRY = {
             "dependencies": {"gemmish": {"version": "0.1", "optional": True}},
         }
     },
+    # encoding_rs's shape: simdutf8 only on some targets, through its own `[target.X]` table.
+    "enc": {"0.1.0": {"target": {"cfg(unix)": {"gemmish": {"version": "0.1"}}}}},
     "core": {
         "0.1.0": {
             "features": {"default": [], "std": [], "fast": ["gemmish/rayon"]},
@@ -131,3 +133,22 @@ def test_a_fix_that_changes_a_target_where_the_rule_does_not_apply_is_not_applie
     assert "no fix applied" in fixed.stderr, fixed.stderr
     [wasm] = _gemmish(project, "wasm32-unknown-unknown")
     assert "rayon" not in wasm
+
+
+def test_a_new_line_for_a_crate_a_dependency_brings_on_some_targets_goes_in_their_table(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    use_registry(tmp_path_factory.mktemp("registry"), REGISTRY, monkeypatch)
+    manifest = PACKAGE.format("app") + '[dependencies]\nenc = { version = "0.1" }\n'
+    project = write_project(tmp_path / "app", {"src/main.rs": "", "Cargo.toml": manifest})
+    assert _gemmish(project, "wasm32-unknown-unknown") == []
+
+    report = run_in_process(str(project), "--format", "json")
+    [finding] = json.loads(report.stdout)["findings"]
+    [edit] = finding["fix"]["edits"]
+    assert edit["declaration"] == ["target", UNIX, "dependencies", "gemmish"]
+
+    fixed = run_in_process(str(project), "--fix")
+    assert fixed.returncode == 0, fixed.stdout + fixed.stderr
+    assert all("rayon" in line for line in _gemmish(project, "x86_64-unknown-linux-gnu"))
+    assert _gemmish(project, "wasm32-unknown-unknown") == []

@@ -225,6 +225,7 @@ class DirectDependencies:
         # Beside the line that brings the crate, in its `[target.X.dependencies]` table where it
         # is one: iroh-dns's uuid came only on non-wasm targets, and a plain line gave it to wasm.
         platform = cut.site.platform if cut.site.manifest.path == manifest else None
+        platform = platform or self._arrives_only_on(goal)
         table = ("target", platform, "dependencies") if platform else ("dependencies",)
         edits = [Edit(manifest, (*table, key), action, wanted, version)]
         if behind is not None:
@@ -253,6 +254,21 @@ class DirectDependencies:
                     depth[dependency] = depth[node] + 1
                     queue.append(dependency)
         return found
+
+    def _arrives_only_on(self, goal: Goal) -> str | None:
+        """The one `[target.X]` table every declaration of the crate in the build's packages
+        sits in (encoding_rs declares simdutf8 for x86 and aarch64 only): a new line goes in
+        the same table, or the member would build the crate where nothing did (wasm32)."""
+        if goal.within is None:
+            return None
+        platforms = {
+            edge.platform
+            for ref in goal.within
+            if (package := self.metadata.package_of(ref)) is not None
+            for edge in package.edges
+            if edge.dep == goal.package.index and edge.kind is NORMAL
+        }
+        return platforms.pop() if len(platforms) == 1 else None
 
     def written_features(self, package: Package) -> set[str]:
         """The features the package's manifest writes in [features] (not the implicit ones of
