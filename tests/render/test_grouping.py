@@ -257,6 +257,17 @@ def test_a_group_not_on_every_target_of_each_member_names_each_members_own() -> 
     assert builds_of_group(group) == (
         f"2 members: app on {X86_64}; lib on {X86_64}, x86_64-pc-windows-msvc"
     )
+    # --each-feature: noodles' default build has no finding, noodles-cram's has.
+    cram = FeatureSelection.of(["cram"], no_default=True)
+    default = FeatureSelection()
+    each = [
+        replace(findings[0], member="noodles", configurations=(cram,)),
+        replace(findings[0], member="noodles-cram", configurations=(default, cram)),
+    ]
+    assert builds_of_group(group_findings(each)[0]) == (
+        "2 members: noodles with --features cram --no-default-features; "
+        f"noodles-cram with default features, --features cram --no-default-features; target {X86_64}"
+    )
     # Every member on every target: the targets are said once.
     both = [*findings, replace(findings[0], target="x86_64-pc-windows-msvc")]
     assert builds_of_group(group_findings(both)[0]).endswith(

@@ -157,11 +157,7 @@ def read_checkout_config(
         (environment["CARGO_BUILD_TARGET"],)
         if environment.get("CARGO_BUILD_TARGET")
         else tuple(forwarded.build_targets),
-        tuple(
-            (p.get("package", crate), p["path"])
-            for crate, p in forwarded.patches.items()
-            if "path" in p
-        ),
+        forwarded.patch_paths(),
     )
 
 
@@ -202,6 +198,11 @@ class _Forwarded:
             )
         self.build_on_command_line |= leaf.key == ("build", "rustflags")
         self.take(leaf, file)
+
+    def patch_paths(self) -> tuple[tuple[str, str], ...]:
+        """(package, directory) of each `[patch]` entry that names a path."""
+        patches = self.patches.items()
+        return tuple((p.get("package", crate), p["path"]) for crate, p in patches if "path" in p)
 
     def take(self, leaf: Leaf, file: Path) -> None:
         if leaf.key == MODE_KEY and isinstance(leaf.value, str):

@@ -141,9 +141,8 @@ class FixSearch(CandidateFinder):
     ) -> Outcome:
         """`affected`: the members with the same finding; `required`: the features no fix can
         leave the crate without (`WorkspaceBuilds.least_added`); `asking`: the members with a
-        finding of the crate on a target, in any build; `exhaustive`: every candidate resolved,
-        as with alternatives. A fix holds when no finding of the crate is left but the deferred
-        ones."""
+        finding of the crate on a target; `exhaustive`: every candidate resolved, as with
+        alternatives. A fix holds when no finding of the crate is left but the deferred ones."""
         member, target, backend = item.member, item.target, item.detection.node
         selection = item.selection
         group = self._groups.setdefault(tuple(m.id for m in affected), len(self._groups))

@@ -89,30 +89,36 @@ def build_of(finding: Finding) -> str:
 
 def builds_of_group(group: FindingGroup) -> str:
     """`build_of` for a group: `10 members: a, b, lib (library); target T`, naming every
-    member, target and (where it is not only the default) configuration the cut costs in."""
+    member, target and (where it is not only the default) configuration the cut costs in.
+    Where the members do not share them, each names its own targets and configurations (app's
+    Windows build has the feature; noodles' default build has no finding, noodles-cram's has)."""
     if not group.shared:
         return build_of(group.lead)
     members = [
         f"{printable(m)} (library)" if m in group.libraries else printable(m) for m in group.members
     ]
     targets = [printable(t) for t in group.targets]
-    built, between = {(f.member, f.target) for f in group.findings}, ", "
-    if len(built) < len(group.members) * len(group.targets):
-        # Not every member on every target: each member names its own (app's Windows build
-        # has the feature, lib's has not).
-        members = [
-            f"{shown} on {', '.join(printable(t) for t in group.targets if (m, t) in built)}"
-            for m, shown in zip(group.members, members, strict=True)
-        ]
-        targets, between = [], "; "
     configurations = group.configurations
+    shown = any(not c.is_default for c in configurations)
+    own = {m: [f for f in group.findings if f.member == m] for m in group.members}
+    kept = dict.fromkeys  # in order, once each
+    on = {m: list(kept(f.target for f in fs)) for m, fs in own.items()}
+    using = {m: list(kept(c for f in fs for c in f.configurations)) for m, fs in own.items()}
+    between = ", "
+    if any(len(on[m]) < len(targets) or len(using[m]) < len(configurations) for m in own):
+        members = [
+            name
+            + (f" on {', '.join(printable(t) for t in on[m] if t)}" if len(targets) > 1 else "")
+            + (f" with {', '.join(printable(c.label) for c in using[m])}" if shown else "")
+            for m, name in zip(group.members, members, strict=True)
+        ]
+        between, shown = "; ", False
+        targets = targets if len(targets) == 1 else []
     parts = [
         f"member {members[0]}" if len(members) == 1 else "",
         f"{len(members)} members: {between.join(members)}" if len(members) > 1 else "",
         f"{'target' if len(targets) == 1 else 'targets'} {', '.join(targets)}" if targets else "",
-        f"with {'; '.join(printable(c.label) for c in configurations)}"
-        if any(not c.is_default for c in configurations)
-        else "",
+        f"with {'; '.join(printable(c.label) for c in configurations)}" if shown else "",
     ]
     return "; ".join(part for part in parts if part)
 
