@@ -261,12 +261,14 @@ class DirectDependencies:
         the same table, or the member would build the crate where nothing did (wasm32)."""
         if goal.within is None:
             return None
+        table, crate = self.metadata.packages, goal.package.index
+        dependents = (table[at] for at in self.metadata.dependents_at.get(crate, ()))
         platforms = {
             edge.platform
-            for ref in goal.within
-            if (package := self.metadata.package_of(ref)) is not None
+            for package in dependents
+            if package.ref in goal.within
             for edge in package.edges
-            if edge.dep == goal.package.index and edge.kind is NORMAL
+            if edge.dep == crate and edge.kind is NORMAL
         }
         return platforms.pop() if len(platforms) == 1 else None
 
