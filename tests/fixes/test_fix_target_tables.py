@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -47,11 +48,29 @@ REGISTRY = {
     },
 }
 UNIX = "cfg(unix)"
-MANIFEST = PACKAGE.format("app") + (
-    '[dependencies]\nmid = { version = "0.1" }\n\n'
-    f"[target.'{UNIX}'.dependencies]\n"
-    'mid = { version = "0.1", features = ["names"] }\n'
-)
+
+
+def _twice(key: str, feature: str) -> str:
+    """`key` declared plainly, and again in the `cfg(unix)` table with `feature`."""
+    return (
+        f'[dependencies]\n{key} = {{ version = "0.1" }}\n\n'
+        f"[target.'{UNIX}'.dependencies]\n"
+        f'{key} = {{ version = "0.1", features = ["{feature}"] }}\n'
+    )
+
+
+@pytest.fixture
+def app(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> Callable[[str], Path]:
+    """Makes the binary `app` with these tables after its [package], locked over REGISTRY."""
+    use_registry(tmp_path_factory.mktemp("registry"), REGISTRY, monkeypatch)
+
+    def make(tables: str) -> Path:
+        files = {"src/main.rs": "", "Cargo.toml": PACKAGE.format("app") + tables}
+        return write_project(tmp_path / "app", files)
+
+    return make
 
 
 def _gemmish(project: Path, target: str) -> list[str]:
@@ -62,10 +81,9 @@ def _gemmish(project: Path, target: str) -> list[str]:
 
 
 def test_the_target_line_that_brings_the_crate_takes_the_finding_and_the_new_line(
-    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    app: Callable[[str], Path],
 ) -> None:
-    use_registry(tmp_path_factory.mktemp("registry"), REGISTRY, monkeypatch)
-    project = write_project(tmp_path / "app", {"src/main.rs": "", "Cargo.toml": MANIFEST})
+    project = app(_twice("mid", "names"))
     assert _gemmish(project, "wasm32-unknown-unknown") == []
 
     report = run_in_process(str(project), "--format", "json")
@@ -86,16 +104,8 @@ def test_the_target_line_that_brings_the_crate_takes_the_finding_and_the_new_lin
     assert _gemmish(project, "wasm32-unknown-unknown") == []
 
 
-def test_a_fix_both_lines_could_take_goes_on_the_target_line(
-    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
-) -> None:
-    use_registry(tmp_path_factory.mktemp("registry"), REGISTRY, monkeypatch)
-    manifest = PACKAGE.format("app") + (
-        '[dependencies]\ncore = { version = "0.1" }\n\n'
-        f"[target.'{UNIX}'.dependencies]\n"
-        'core = { version = "0.1", features = ["std"] }\n'
-    )
-    project = write_project(tmp_path / "app", {"src/main.rs": "", "Cargo.toml": manifest})
+def test_a_fix_both_lines_could_take_goes_on_the_target_line(app: Callable[[str], Path]) -> None:
+    project = app(_twice("core", "std"))
 
     report = run_in_process(str(project), "--format", "json")
     [finding] = json.loads(report.stdout)["findings"]
@@ -114,11 +124,9 @@ def test_a_fix_both_lines_could_take_goes_on_the_target_line(
 
 
 def test_a_fix_that_changes_a_target_where_the_rule_does_not_apply_is_not_applied(
-    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    app: Callable[[str], Path],
 ) -> None:
-    use_registry(tmp_path_factory.mktemp("registry"), REGISTRY, monkeypatch)
-    manifest = PACKAGE.format("app") + '[dependencies]\ncore = { version = "0.1" }\n'
-    project = write_project(tmp_path / "app", {"src/main.rs": "", "Cargo.toml": manifest})
+    project = app('[dependencies]\ncore = { version = "0.1" }\n')
     threads = GEMMISH_RULE + 'target-needs = ["threads"]\n'
     (project / "featcheck.toml").write_text(threads)
     targets = ["--target", "x86_64-unknown-linux-gnu", "--target", "wasm32-unknown-unknown"]
@@ -136,11 +144,9 @@ def test_a_fix_that_changes_a_target_where_the_rule_does_not_apply_is_not_applie
 
 
 def test_a_new_line_for_a_crate_a_dependency_brings_on_some_targets_goes_in_their_table(
-    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    app: Callable[[str], Path],
 ) -> None:
-    use_registry(tmp_path_factory.mktemp("registry"), REGISTRY, monkeypatch)
-    manifest = PACKAGE.format("app") + '[dependencies]\nenc = { version = "0.1" }\n'
-    project = write_project(tmp_path / "app", {"src/main.rs": "", "Cargo.toml": manifest})
+    project = app('[dependencies]\nenc = { version = "0.1" }\n')
     assert _gemmish(project, "wasm32-unknown-unknown") == []
 
     report = run_in_process(str(project), "--format", "json")
